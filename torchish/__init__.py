@@ -1,0 +1,44 @@
+"""torchish: PyTorch's API on JAX. ``import torchish as torch``."""
+from __future__ import annotations
+
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)  # float64 / int64 must work for real, as in PyTorch
+
+from ._dtype import (dtype as dtype, bool as bool, uint8 as uint8, uint16 as uint16, uint32 as uint32,  # noqa: E402
+                     uint64 as uint64, int8 as int8, int16 as int16, int32 as int32, int64 as int64,
+                     float16 as float16, bfloat16 as bfloat16, float32 as float32, float64 as float64,
+                     complex64 as complex64, complex128 as complex128, set_default_dtype as set_default_dtype,
+                     get_default_dtype as get_default_dtype, promote_types as promote_types, finfo as finfo,
+                     iinfo as iinfo, can_cast as can_cast)
+from ._dtype import ALIASES as _ALIASES  # noqa: E402
+from ._device import device as device, set_default_device as set_default_device  # noqa: E402
+from ._device import get_default_device as get_default_device  # noqa: E402
+from ._tensor import Tensor as Tensor, Size as Size  # noqa: E402
+from ._random import (Generator as Generator, manual_seed as manual_seed, seed as seed,  # noqa: E402
+                      initial_seed as initial_seed, get_rng_state as get_rng_state, set_rng_state as set_rng_state,
+                      default_generator as default_generator)
+from . import autograd as autograd  # noqa: E402
+from .autograd import engine as _engine  # noqa: E402,F401  (installs Tensor.backward)
+from .autograd import (no_grad as no_grad, enable_grad as enable_grad, set_grad_enabled as set_grad_enabled,  # noqa
+                       inference_mode as inference_mode, is_grad_enabled as is_grad_enabled,
+                       is_inference_mode_enabled as is_inference_mode_enabled)
+from . import ops as _ops  # noqa: E402  (installs the Tensor methods)
+from .ops.elementwise import *  # noqa: E402,F401,F403
+from .ops.reduce import *  # noqa: E402,F401,F403
+from .ops.shape import *  # noqa: E402,F401,F403
+from .ops.index import *  # noqa: E402,F401,F403
+from .ops.creation import *  # noqa: E402,F401,F403
+from .ops.random import *  # noqa: E402,F401,F403
+from .ops.linalg import *  # noqa: E402,F401,F403
+
+globals().update(_ALIASES)  # torch.float, torch.long, torch.half, ...
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+half = float16
+short = int16
+cfloat = complex64
+cdouble = complex128
+__version__ = "0.1.0"

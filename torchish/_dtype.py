@@ -1,0 +1,292 @@
+"""PyTorch's dtypes on top of numpy/JAX dtypes, with PyTorch's type-promotion rules.
+
+A :class:`dtype` wraps a numpy dtype (what the JAX arrays hold). Promotion follows ``torch.result_type``:
+operands are ranked as dimensioned tensors, zero-dim tensors and Python scalars, and a lower rank only
+matters when it brings a higher category (bool < integer < floating < complex).
+"""
+from __future__ import annotations
+
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A tensor element type, printed like PyTorch's (``torch.float32``)."""
+
+    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_aliases")
+
+    def __init__(self, name, np_dtype, category, aliases=()):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.category = category
+        self.is_signed = category != _BOOL and not name.startswith("uint")
+        self._aliases = aliases
+
+    @property
+    def is_floating_point(self):
+        return self.category == _FLOAT
+
+    @property
+    def is_complex(self):
+        return self.category == _COMPLEX
+
+    def to_real(self):
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    def to_complex(self):
+        return {"float64": complex128}.get(self.name, complex64) if self.category >= _FLOAT else self
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_lookup, (self.name,))
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+
+bool = dtype("bool", np.bool_, _BOOL)
+uint8 = dtype("uint8", np.uint8, _INT)
+uint16 = dtype("uint16", np.uint16, _INT)
+uint32 = dtype("uint32", np.uint32, _INT)
+uint64 = dtype("uint64", np.uint64, _INT)
+int8 = dtype("int8", np.int8, _INT)
+int16 = dtype("int16", np.int16, _INT, ("short",))
+int32 = dtype("int32", np.int32, _INT, ("int",))
+int64 = dtype("int64", np.int64, _INT, ("long",))
+float16 = dtype("float16", np.float16, _FLOAT, ("half",))
+bfloat16 = dtype("bfloat16", jnp.bfloat16, _FLOAT)
+float32 = dtype("float32", np.float32, _FLOAT, ("float",))
+float64 = dtype("float64", np.float64, _FLOAT, ("double",))
+complex64 = dtype("complex64", np.complex64, _COMPLEX, ("cfloat",))
+complex128 = dtype("complex128", np.complex128, _COMPLEX, ("cdouble",))
+
+ALL = (bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+       complex64, complex128)
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update({a: d for d in ALL for a in d._aliases})
+_FROM_NP = {d.np: d for d in ALL}
+
+# public aliases: torch.half, torch.long, ...
+ALIASES = {a: d for d in ALL for a in d._aliases}
+
+
+def _lookup(name):
+    return _BY_NAME[name]
+
+
+def from_np(np_dtype) -> dtype:
+    """The torchish dtype of a numpy/JAX dtype."""
+    try:
+        return _FROM_NP[np_dtype]
+    except KeyError:
+        d = _FROM_NP.get(np.dtype(np_dtype))
+        if d is None:
+            raise TypeError(f"unsupported dtype {np_dtype}") from None
+        return d
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# default dtype
+
+class _Defaults:
+    float = float32
+
+    @property
+    def complex(self):
+        return complex128 if self.float is float64 else complex64
+
+
+DEFAULTS = _Defaults()
+
+
+def set_default_dtype(d):
+    """Set the dtype that floating-point tensors get when none is given (float32 or float64)."""
+    d = as_dtype(d)
+    if d.category != _FLOAT:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    DEFAULTS.float = d
+    _RESULT_CACHE.clear()
+
+
+def get_default_dtype():
+    return DEFAULTS.float
+
+
+def as_dtype(d) -> dtype:
+    """Accept a torchish dtype, a numpy dtype, a name or a Python type (``float``, ``int``, ``bool``)."""
+    if isinstance(d, dtype):
+        return d
+    if d is builtins.float:
+        return float64
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool
+    if d is builtins.complex:
+        return complex128
+    if isinstance(d, str):
+        name = d[6:] if d.startswith("torch.") else d
+        if name in _BY_NAME:
+            return _BY_NAME[name]
+        raise TypeError(f"invalid dtype {d!r}")
+    try:
+        return from_np(np.dtype(d))
+    except TypeError:
+        raise TypeError(f"dtype must be a torchish dtype, got {d!r}") from None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# promotion
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """``torch.promote_types``: the smallest dtype both can be converted to."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == _COMPLEX and lo.category == _FLOAT and lo is float64:
+            return complex128
+        return hi
+    cat = a.category
+    if cat == _INT:
+        if a.is_signed == b.is_signed:
+            return a if a.itemsize >= b.itemsize else b
+        u, s = (a, b) if not a.is_signed else (b, a)
+        if s.itemsize > u.itemsize:
+            return s
+        bigger = {1: int16, 2: int32, 4: int64}.get(u.itemsize)
+        if bigger is None:
+            raise TypeError(f"Promotion for uint64 and {s} types is not supported")
+        return bigger
+    if cat == _FLOAT:
+        if {a.name, b.name} == {"float16", "bfloat16"}:
+            return float32
+        return a if a.itemsize >= b.itemsize else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def _combine(higher, lower):
+    """PyTorch's combine_categories (c10): how a lower-priority operand class can still lift the result."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == _COMPLEX:
+        return higher
+    if lower.category == _COMPLEX:
+        return higher.to_complex() if higher.category == _FLOAT else lower
+    if higher.category == _FLOAT:
+        return higher
+    if higher is bool or lower.category == _FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(x):
+    """The dtype a Python scalar contributes when it takes part in promotion (a "wrapped number")."""
+    if isinstance(x, builtins.bool):
+        return bool
+    if isinstance(x, builtins.int):
+        return int64
+    if isinstance(x, builtins.float):
+        return DEFAULTS.float
+    if isinstance(x, builtins.complex):
+        return DEFAULTS.complex
+    raise TypeError(f"unsupported scalar type {type(x).__name__}")
+
+
+_RESULT_CACHE: dict = {}
+
+
+def result_type_from_keys(keys) -> dtype:
+    """Result dtype of operands described as (dtype, rank) pairs; rank 2 dim tensor, 1 zero-dim, 0 scalar."""
+    try:
+        return _RESULT_CACHE[keys]
+    except KeyError:
+        pass
+    best = [None, None, None]
+    for d, rank in keys:
+        cur = best[rank]
+        best[rank] = d if cur is None else promote_types(cur, d)
+    out = _combine(best[2], _combine(best[1], best[0]))
+    _RESULT_CACHE[keys] = out
+    return out
+
+
+def can_cast(from_: dtype, to: dtype) -> builtins.bool:
+    """``torch.can_cast``: whether an in-place op may write a ``from_`` result into a ``to`` tensor."""
+    if from_.category == _COMPLEX and to.category != _COMPLEX:
+        return False
+    if from_.category == _FLOAT and to.category < _FLOAT:
+        return False
+    if from_.category != _BOOL and to.category == _BOOL:
+        return False
+    return True
+
+
+_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+           "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+           "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+           "complex128": "ComplexDoubleTensor"}
+
+
+def legacy_type_name(d: dtype) -> str:
+    """'torch.FloatTensor' and friends, as PyTorch's ``Tensor.type()`` and error messages print them."""
+    return "torch." + _LEGACY.get(d.name, d.name)
+
+
+def scalar_type_name(d: dtype) -> str:
+    """'Float', 'Long', ... as PyTorch names scalar types in error messages."""
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(d.name, d.name)
+
+
+class finfo:
+    """``torch.finfo``: machine limits of a floating-point dtype."""
+
+    def __init__(self, type=None):
+        d = as_dtype(type) if type is not None else DEFAULTS.float
+        if d.category < _FLOAT:
+            raise TypeError(f"torch.finfo() requires a floating point input type, got {d}")
+        info = jnp.finfo(d.np)
+        self.dtype = d.name
+        self.bits = info.bits
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = builtins.float(info.tiny)
+        self.smallest_normal = self.tiny
+        self.resolution = builtins.float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """``torch.iinfo``: limits of an integer dtype."""
+
+    def __init__(self, type):
+        d = as_dtype(type)
+        if d.category not in (_INT, _BOOL):
+            raise TypeError(f"torch.iinfo() requires an integer input type, got {d}")
+        info = np.iinfo(d.np) if d is not bool else None
+        self.dtype = d.name
+        self.bits = d.itemsize * 8
+        self.max = builtins.int(info.max) if info is not None else 1
+        self.min = builtins.int(info.min) if info is not None else 0
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

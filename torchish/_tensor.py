@@ -1,0 +1,520 @@
+"""The Tensor facade: a mutable PyTorch-style handle on an immutable JAX value.
+
+A Tensor holds ``_d`` (a ``jax.Array``, or a tracer inside ``torchish.compile``), its autograd record
+(``requires_grad``, ``grad``, ``grad_fn``) and a version counter. JAX values never change, so an in-place op
+computes a new value and *rebinds* the facade (bumping the version). A view keeps ``(base, chain, differentiable)``:
+writing to it writes through to its base, and every live view of a base is refreshed when the base changes.
+
+Ops, dunders and most methods are installed onto this class by the layers above (``torchish.ops``,
+``torchish.autograd``), so this file holds only what every layer needs: state, views, in-place rebinding, hooks
+and the Python protocol that needs no op.
+"""
+from __future__ import annotations
+
+import weakref
+
+import jax
+import numpy as np
+
+from . import _dtype, _device
+from .autograd.graph import AccumulateGrad, VersionCounter, add_hook
+from .autograd.grad_mode import STATE
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        out = super().__getitem__(item)
+        return Size(out) if isinstance(item, slice) else out
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's autograd semantics, running on JAX."""
+
+    __slots__ = ("_d", "_rg", "_grad", "_grad_fn", "_out_nr", "_vc", "_view", "_views", "_hooks", "_post_acc_hooks",
+                 "_acc", "_retains_grad", "__dict__", "__weakref__")
+
+    # binding for ``torchish.Tensor(2, 3)`` / ``Tensor([1., 2.])`` is installed by the creation ops
+    _legacy_new = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls._legacy_new is None:
+            raise RuntimeError("torchish.Tensor() needs torchish's creation ops; import torchish first")
+        return cls._legacy_new(*args, **kwargs)
+
+    @classmethod
+    def _make(cls, value, requires_grad=False, grad_fn=None, out_nr=0):
+        t = object.__new__(cls)
+        t._d = value
+        t._rg = requires_grad
+        t._grad = None
+        t._grad_fn = grad_fn
+        t._out_nr = out_nr
+        t._vc = VersionCounter()
+        t._view = None
+        t._views = None
+        t._hooks = None
+        t._post_acc_hooks = None
+        t._acc = None
+        t._retains_grad = False
+        return t
+
+    # ---------------------------------------------------------------------------------------------------------
+    # metadata
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._d.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._d.shape)
+        return self._d.shape[self._wrap_dim(dim)]
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.from_np(self._d.dtype)
+
+    @property
+    def device(self) -> _device.device:
+        d = self._d
+        if isinstance(d, jax.core.Tracer):
+            return _device.get_default_device()
+        try:
+            devs = d.devices()
+        except AttributeError:
+            return _device.get_default_device()
+        return _device.from_jax(next(iter(devs))) if len(devs) == 1 else _device.get_default_device()
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    @property
+    def ndim(self) -> int:
+        return self._d.ndim
+
+    def dim(self) -> int:
+        return self._d.ndim
+
+    def ndimension(self) -> int:
+        return self._d.ndim
+
+    def numel(self) -> int:
+        return int(np.prod(self._d.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._d.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._d.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self._d.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return True
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def is_meta(self):
+        return False
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    def _wrap_dim(self, dim, ndim=None):
+        ndim = self._d.ndim if ndim is None else ndim
+        return wrap_dim(dim, ndim)
+
+    def jax(self) -> jax.Array:
+        """The JAX value behind this tensor (no copy)."""
+        return self._d
+
+    # ---------------------------------------------------------------------------------------------------------
+    # autograd record
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._d.dtype.kind not in "fc" and self._d.dtype != jax.numpy.bfloat16:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._out_nr
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            _warn_nonleaf_grad()
+        return self._grad
+
+    @grad.setter
+    def grad(self, g):
+        if g is not None:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}")
+            if tuple(g.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+            if g.dtype != self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = g
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    def _edge(self):
+        """Where this tensor's gradient goes: (grad_fn, output_nr), or its AccumulateGrad for a leaf."""
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._out_nr)
+        acc = self._acc() if self._acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc = weakref.ref(acc)
+        return (acc, 0)
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed; a returned tensor
+        replaces the gradient."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn.add_tensor_pre_hook(self._out_nr, hook)
+        if self._hooks is None:
+            self._hooks = {}
+        return add_hook(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after the gradient was accumulated into ``tensor.grad`` (leaves only)."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = {}
+        return add_hook(self._post_acc_hooks, hook)
+
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        ref = weakref.ref(self)
+        self._grad_fn.set_retain(self._out_nr, ref)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def detach(self):
+        """A new tensor sharing this one's value and version counter, outside the graph."""
+        out = Tensor._make(self._d)
+        out._attach_alias(self, share_version=True)
+        return out
+
+    def detach_(self):
+        if self._view is not None and self._view[2]:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._rg = False
+        return self
+
+    @property
+    def data(self):
+        out = Tensor._make(self._d)
+        out._attach_alias(self, share_version=False)
+        return out
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        self._d = other._d
+        self._views = None
+
+    # ---------------------------------------------------------------------------------------------------------
+    # views and in-place rebinding
+
+    def _attach_view(self, src, op, static):
+        """Mark self as the output of view op ``op`` applied to ``src`` (sharing its storage and version)."""
+        if src._view is not None:
+            base, chain, diff = src._view
+        else:
+            base, chain, diff = src, (), True
+        self._view = (base, chain + ((op, static),), diff)
+        self._vc = src._vc
+        if base._views is None:
+            base._views = weakref.WeakSet()
+        base._views.add(self)
+
+    def _attach_alias(self, src, share_version):
+        """Mark self as a non-differentiable alias of ``src`` (``detach()``, ``.data``)."""
+        if src._view is not None:
+            base, chain, _ = src._view
+        else:
+            base, chain = src, ()
+        self._view = (base, chain, False)
+        if share_version:
+            self._vc = src._vc
+        if base._views is None:
+            base._views = weakref.WeakSet()
+        base._views.add(self)
+
+    def _check_inplace(self):
+        """PyTorch's guards for an in-place op on this tensor while gradients are recorded."""
+        if not STATE.grad_enabled:
+            return
+        if self._view is not None and self._view[2]:
+            base = self._view[0]
+            if base._grad_fn is None and base._rg:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
+        elif self._view is None and self._grad_fn is None and self._rg:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+    def _assign(self, r):
+        """Make ``r`` (already of self's shape and dtype) the new value of self, in place: write through views,
+        rebind the graph when recording, bump the version, refresh the other views of the same storage."""
+        if self._view is None:
+            self._rebind(r)
+            return self
+        base, chain, diff = self._view
+        _VIEW_WRITE.write(self, base, chain, diff, r)
+        return self
+
+    def _rebind(self, r, vc=None):
+        self._d = r._d
+        if STATE.grad_enabled:
+            if r._grad_fn is not None:
+                self._grad_fn = r._grad_fn
+                self._out_nr = r._out_nr
+                self._rg = True
+            elif self._grad_fn is not None:  # the new value does not depend on the graph: no gradient flows back
+                self._grad_fn = None
+                self._rg = False
+        (vc or self._vc).value += 1
+        if self._views:
+            for v in list(self._views):
+                v._refresh()
+
+    def _refresh(self):
+        """Recompute this view's value (and its grad_fn) from its base after the base changed."""
+        base, chain, diff = self._view
+        if not chain:
+            self._d = base._d
+            return
+        _VIEW_WRITE.refresh(self, base, chain, diff)
+
+    # ---------------------------------------------------------------------------------------------------------
+    # Python protocol that needs no op
+
+    def item(self):
+        d = self._d
+        if d.size != 1:
+            raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
+        return _to_python(d)
+
+    def tolist(self):
+        return np.asarray(self._concrete()).tolist()
+
+    def numpy(self, *, force=False):
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return np.array(self._concrete())
+
+    def _concrete(self):
+        d = self._d
+        if isinstance(d, jax.core.Tracer):
+            from .ops.tracing import concrete_error
+            raise concrete_error("reading a tensor's values")
+        return d
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __len__(self):
+        if self._d.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._d.shape[0]
+
+    def __bool__(self):
+        if self._d.size != 1:
+            if self._d.size == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        if self._d.size != 1:
+            raise TypeError("only one element tensors can be converted to Python scalars")
+        return float(self.item())
+
+    def __int__(self):
+        if self._d.size != 1:
+            raise TypeError("only one element tensors can be converted to Python scalars")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._d.size != 1 or self._d.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._d.ndim == 0 and not isinstance(self._d, jax.core.Tracer):
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __dlpack__(self, stream=None):
+        return self._d.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._d.__dlpack_device__()
+
+    def __jax_array__(self):
+        return self._d
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (type(self), np.asarray(self._concrete()), self.dtype.name, self._rg))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        out = type(self)._make(self._d, self._rg)
+        if type(self) is not Tensor:
+            out.__dict__.update(self.__dict__)
+        memo[id(self)] = out
+        if self._grad is not None:
+            import copy
+            out._grad = copy.deepcopy(self._grad, memo)
+        return out
+
+
+def _rebuild(cls, arr, dtype_name, requires_grad):
+    import jax.numpy as jnp
+    value = jnp.asarray(arr, dtype=_dtype._lookup(dtype_name).np)
+    return cls._make(value, requires_grad)
+
+
+def _to_python(d):
+    v = np.asarray(d).reshape(()).item()
+    return v
+
+
+def _warn_nonleaf_grad():
+    import warnings
+    warnings.warn(
+            "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
+            "be populated during autograd.backward(). If you indeed want the .grad field to be populated for a "
+        "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=3)
+
+
+def wrap_dim(dim, ndim):
+    """Normalise a possibly negative dim, raising PyTorch's IndexError when it is out of range."""
+    lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    if not isinstance(dim, int):
+        try:
+            dim = dim.__index__()
+        except AttributeError:
+            raise TypeError(f"dim must be an int, got {type(dim).__name__}") from None
+    if dim < lo or dim > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % ndim if ndim > 0 else 0
+
+
+def wrap(value) -> Tensor:
+    """A fresh Tensor (no graph) around a JAX value."""
+    return Tensor._make(value)
+
+
+class _ViewWriter:
+    """Filled in by the ops layer (which owns the view ops): how to write through a view and refresh one."""
+
+    write = None
+    refresh = None
+
+
+_VIEW_WRITE = _ViewWriter()

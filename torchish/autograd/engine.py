@@ -1,0 +1,360 @@
+"""The backward engine: iterative reverse accumulation over the recorded nodes, with PyTorch's semantics.
+
+``run_backward`` discovers the graph from the roots (iterative DFS, no recursion limit), keeps only the nodes that
+lead to what was asked for (``inputs=``), then runs nodes in dependency order, latest-created first (PyTorch's
+ready-queue order), calling hooks in PyTorch's order: tensor hooks, retain_grad, node pre-hooks, the node, node
+post-hooks; at the leaves, tensor hooks, accumulation into ``.grad``, post-accumulate hooks.
+"""
+from __future__ import annotations
+
+import heapq
+import warnings
+
+import jax.numpy as jnp
+
+from .. import _dtype
+from .._tensor import Tensor
+from .graph import AccumulateGrad, anomaly_trace
+from .grad_mode import STATE
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if o._rg:
+                if o._d.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if o._d.dtype.kind not in "f" and o._d.dtype != jnp.bfloat16:
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                       f"{o.dtype}")
+                out.append(Tensor._make(jnp.ones(o._d.shape, o._d.dtype)))
+            else:
+                out.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+        gshape = g._d.shape[1:] if is_grads_batched else g._d.shape
+        if tuple(gshape) != tuple(o._d.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
+                               f"shape of {o.shape}.")
+        if o.dtype.is_complex != g.dtype.is_complex:
+            raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
+                               f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
+                               f"has a dtype of {o.dtype}.")
+        out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """``torch.autograd.backward``: accumulate d(tensors)/d(leaf) into each leaf's ``.grad``."""
+    tensors = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    for i, t in enumerate(tensors):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    grads = _make_grads(tensors, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    run_backward(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """``torch.autograd.grad``: the gradients of ``outputs`` w.r.t. ``inputs``, without touching ``.grad``."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    single_input = isinstance(inputs, Tensor)
+    inputs = _as_tuple(inputs)
+    grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one gradient per output: got {len(grad_outputs)} gradients for "
+                           f"{len(outputs)} outputs")
+    for i, t in enumerate(outputs):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__} at position {i}")
+        if not t._rg:
+            raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+    grads = _make_grads(outputs, grad_outputs)
+    res = run_backward(outputs, grads, retain_graph, create_graph, inputs, accumulate=False)
+    out = []
+    for i, (t, g) in enumerate(zip(inputs, res)):
+        if g is None:
+            if materialize_grads:
+                g = Tensor._make(jnp.zeros(t._d.shape, t._d.dtype))
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+        out.append(g)
+    return tuple(out)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
+    """``is_grads_batched=True``: one backward per leading slice of the grad_outputs, stacked."""
+    from ..ops import shape as _shape
+    n = grad_outputs[0].shape[0]
+    rows = []
+    for b in range(n):
+        gos = tuple(g[b] if g is not None else None for g in grad_outputs)
+        rows.append(grad(outputs, inputs, gos, retain_graph=True, create_graph=create_graph,
+                         allow_unused=allow_unused))
+    return tuple(_shape.stack([r[i] for r in rows]) if rows[0][i] is not None else None for i in range(len(inputs)))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the walk
+
+
+def _discover(roots):
+    """Post-order (children first) of every node reachable from ``roots``; iterative."""
+    order = []
+    seen = set()
+    for r in roots:
+        if id(r) in seen:
+            continue
+        seen.add(id(r))
+        stack = [(r, iter(r.next_edges))]
+        while stack:
+            node, it = stack[-1]
+            for e in it:
+                if e is not None and id(e[0]) not in seen:
+                    seen.add(id(e[0]))
+                    stack.append((e[0], iter(e[0].next_edges)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumulate):
+    """Run the backward pass. With ``accumulate`` leaves get ``.grad``; otherwise the gradients reaching
+    ``inputs`` are returned (one per input, None where none arrived)."""
+    root_edges = [t._edge() for t in roots]
+    targets = None  # id(node) -> list of (output_nr, input index)
+    if inputs is not None:
+        targets = {}
+        for i, t in enumerate(inputs):
+            node, nr = t._edge()
+            targets.setdefault(id(node), []).append((nr, i))
+    order = _discover([e[0] for e in root_edges])
+    # which nodes must receive gradients (lie on a path to a target), and which must run
+    if targets is None:
+        needed = None
+    else:
+        needed = set()
+        for node in order:  # children come before parents
+            if id(node) in targets or any(e is not None and id(e[0]) in needed for e in node.next_edges):
+                needed.add(id(node))
+    deps = {}
+    for node in order:
+        if needed is not None and id(node) not in needed:
+            continue
+        for e in node.next_edges:
+            if e is not None and (needed is None or id(e[0]) in needed):
+                deps[id(e[0])] = deps.get(id(e[0]), 0) + 1
+    buffers = {}
+    for (node, nr), g in zip(root_edges, root_grads):
+        if g is None or (needed is not None and id(node) not in needed):
+            continue
+        _add_to_buffer(buffers, node, nr, g, None)
+    results = [None] * len(inputs) if inputs is not None else None
+    heap = []
+    pushed = set()
+    for (node, _), g in zip(root_edges, root_grads):
+        if deps.get(id(node), 0) == 0 and id(node) not in pushed and id(node) in buffers:
+            pushed.add(id(node))
+            heapq.heappush(heap, (-node.seq, id(node), node))
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = bool(create_graph)
+    try:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            grads = buffers.pop(id(node), None) or [None] * len(node.out_meta)
+            grads_in = _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, create_graph,
+                                 needed)
+            for e, g in zip(node.next_edges, grads_in):
+                if e is None:
+                    continue
+                child, nr = e
+                if needed is not None and id(child) not in needed:
+                    continue
+                if g is not None:
+                    _add_to_buffer(buffers, child, nr, g, node)
+                left = deps[id(child)] - 1
+                deps[id(child)] = left
+                if left == 0:
+                    heapq.heappush(heap, (-child.seq, id(child), child))
+    finally:
+        STATE.grad_enabled = prev
+    return results
+
+
+def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, create_graph, needed):
+    """Hooks, capture, the node's backward; returns the gradients for its next_edges."""
+    hooks = node._tensor_pre_hooks
+    if hooks:
+        for nr, hd in hooks.items():
+            for fn in list(hd.values()):
+                if grads[nr] is None:
+                    continue
+                r = fn(grads[nr])
+                if r is not None:
+                    grads[nr] = _check_hook_result(r, grads[nr])
+    if isinstance(node, AccumulateGrad):
+        var = node.variable
+        g = grads[0]
+        if var._hooks:
+            for fn in list(var._hooks.values()):
+                r = fn(g)
+                if r is not None:
+                    g = _check_hook_result(r, g)
+        if targets is not None and id(node) in targets:
+            for _, i in targets[id(node)]:
+                if results is not None and not accumulate:
+                    results[i] = g
+        if accumulate and g is not None and (targets is None or id(node) in targets):
+            _accumulate(var, g, create_graph)
+        return []
+    if node._retains:
+        for nr, ref in node._retains.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                g = grads[nr]
+                if t._grad is None:
+                    t._grad = g if create_graph else Tensor._make(g._d)
+                else:
+                    t._grad = t._grad + g
+    if targets is not None and id(node) in targets:
+        for nr, i in targets[id(node)]:
+            if accumulate:
+                _accumulate_nonleaf(inputs[i], grads[nr], create_graph)
+            else:
+                results[i] = grads[nr]
+        if not any(e is not None and id(e[0]) in needed for e in node.next_edges):
+            return [None] * len(node.next_edges)
+    if node._pre_hooks:
+        for fn in list(node._pre_hooks.values()):
+            r = fn(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if all(g is None for g in grads):
+        grads_in = [None] * len(node.next_edges)
+    else:
+        grads_in = node.apply_grads(grads, create_graph)
+    if node._post_hooks:
+        for fn in list(node._post_hooks.values()):
+            r = fn(tuple(grads_in), tuple(grads))
+            if r is not None:
+                grads_in = list(r)
+    if STATE.anomaly and STATE.anomaly_check_nan:
+        _check_nan(node, grads_in)
+    if not retain_graph:
+        node.release()
+    return grads_in
+
+
+def _check_hook_result(r, g):
+    if not isinstance(r, Tensor):
+        raise TypeError(f"hook must return a Tensor or None, got {type(r).__name__}")
+    if r._d.shape != g._d.shape:
+        raise RuntimeError(f"hook 'hook' has changed the size of value: expected {list(g.shape)} but got "
+                           f"{list(r.shape)}")
+    if r._d.dtype != g._d.dtype:
+        raise RuntimeError(f"hook 'hook' has changed the type of value (was {g.dtype} got {r.dtype})")
+    return r
+
+
+def _add_to_buffer(buffers, node, nr, g, producer):
+    shape, dt = node.out_meta[nr]
+    if g._d.shape != tuple(shape):
+        g = _fit_grad(g, shape, producer, nr)
+    if g._d.dtype != dt:
+        from ..ops import convert
+        g = convert.to_dtype(g, _dtype.from_np(dt))
+    buf = buffers.get(id(node))
+    if buf is None:
+        buf = [None] * len(node.out_meta)
+        buffers[id(node)] = buf
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _fit_grad(g, shape, producer, nr):
+    """PyTorch's validate_outputs: a gradient that broadcasts to the expected shape is summed down to it."""
+    import numpy as np
+    from ..ops import reduce as _reduce
+    try:
+        full = np.broadcast_shapes(tuple(shape), g._d.shape)
+    except ValueError:
+        full = None
+    if full is None or tuple(full) != g._d.shape:
+        name = producer.name() if producer is not None else "backward"
+        raise RuntimeError(f"Function {name} returned an invalid gradient at index {nr} - got {list(g.shape)} but "
+                           f"expected shape compatible with {list(shape)}")
+    return _reduce.sum_to_size(g, tuple(shape))
+
+
+def _accumulate(var, g, create_graph):
+    if var._grad is None:
+        var._grad = g if create_graph else Tensor._make(g._d)
+    elif create_graph or var._grad._rg:
+        var._grad = var._grad + g
+    else:
+        var._grad.add_(g)
+    if var._post_acc_hooks:
+        for fn in list(var._post_acc_hooks.values()):
+            fn(var)
+
+
+def _accumulate_nonleaf(t, g, create_graph):
+    if g is None:
+        return
+    if t._grad is None:
+        t._grad = g if create_graph else Tensor._make(g._d)
+    else:
+        t._grad = t._grad + g
+
+
+def _check_nan(node, grads_in):
+    for i, g in enumerate(grads_in):
+        if g is not None and bool(jnp.isnan(g._d).any()):
+            trace = anomaly_trace(node)
+            if trace:
+                warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                              f"{trace}", RuntimeWarning, stacklevel=2)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradient of this tensor w.r.t. the graph leaves into their ``.grad``."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+Tensor.backward = _tensor_backward
+Variable = Tensor

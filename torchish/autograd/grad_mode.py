@@ -1,0 +1,142 @@
+"""Grad-mode state (per thread) and the context managers that are also decorators: no_grad, enable_grad,
+set_grad_enabled, inference_mode."""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.grad_enabled = True
+        self.inference = False
+        self.anomaly = False
+        self.anomaly_check_nan = True
+        self.tracing = 0  # > 0 while Tensors hold JAX tracers (torchish.compile)
+
+
+STATE = _State()
+
+
+def is_grad_enabled() -> bool:
+    return STATE.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return STATE.inference
+
+
+class _DecoratorContextManager:
+    """A context manager that can also decorate a function (or generator) to run it inside itself."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("torchish grad-mode decorators cannot decorate classes; decorate a method instead")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 - forwarded into the generator
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            try:
+                                response = gen.send(request)
+                            except StopIteration as stop:
+                                return stop.value
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable gradient recording inside the block (or the decorated function)."""
+
+    def __init__(self):
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = STATE.grad_enabled
+        STATE.grad_enabled = False
+
+    def __exit__(self, *exc):
+        STATE.grad_enabled = self.prev
+        return False
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enable gradient recording inside the block, also inside ``no_grad``."""
+
+    def __init__(self):
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = STATE.grad_enabled
+        STATE.grad_enabled = True
+
+    def __exit__(self, *exc):
+        STATE.grad_enabled = self.prev
+        return False
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """``set_grad_enabled(mode)``: takes effect at once (as a function) and restores on exit (as a context)."""
+
+    def __init__(self, mode: bool):
+        self.prev = STATE.grad_enabled
+        self.mode = bool(mode)
+        STATE.grad_enabled = self.mode
+
+    def __enter__(self):
+        STATE.grad_enabled = self.mode
+
+    def __exit__(self, *exc):
+        STATE.grad_enabled = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like ``no_grad``; tensors created inside are marked as inference tensors."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = mode
+        self.prev = None
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):  # used as @inference_mode without parentheses
+            return cls(True)(mode)
+        return super().__new__(cls)
+
+    def __enter__(self):
+        self.prev = (STATE.grad_enabled, STATE.inference)
+        if self.mode:
+            STATE.grad_enabled = False
+            STATE.inference = True
+
+    def __exit__(self, *exc):
+        STATE.grad_enabled, STATE.inference = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)

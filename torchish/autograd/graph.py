@@ -1,0 +1,168 @@
+"""The records of the autograd graph: nodes (``grad_fn``), AccumulateGrad, edges, hooks and version counters.
+
+A :class:`Node` is created by every differentiable op that ran with grad recording on. It holds the edges to the
+nodes that produced its inputs (``next_functions``), the metadata (shape, dtype) of each of its outputs, the hooks
+registered on it, and whatever the subclass saved for its backward. The engine walks these records; it never
+reaches back into Python frames.
+"""
+from __future__ import annotations
+
+import itertools
+import traceback
+
+from .grad_mode import STATE
+
+_SEQ = itertools.count()
+
+
+class VersionCounter:
+    """Shared by a tensor and its views; bumped by every in-place write."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` takes the hook out again (also usable as a context)."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, *hooks_dicts):
+        self.id = next(RemovableHandle._next_id)
+        self._dicts = hooks_dicts
+
+    def remove(self):
+        for d in self._dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+def add_hook(hooks: dict, fn) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+_ERR_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+              "if you need to access saved tensors after calling backward.")
+
+
+class Node:
+    """A node of the backward graph (PyTorch's ``grad_fn``). Subclasses implement :meth:`apply_grads`.
+
+    Attributes:
+        next_edges: per input, ``(node, output_nr)`` of the node that receives that input's gradient, or None.
+        out_meta: per output, ``(shape, dtype)``; incoming gradients are checked and cast against it.
+    """
+
+    __slots__ = ("next_edges", "out_meta", "seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retains",
+                 "_released", "_saves", "_trace", "metadata", "__weakref__", "__dict__")
+
+    def __init__(self, next_edges, out_meta, saves=True):
+        self.next_edges = next_edges
+        self.out_meta = out_meta
+        self.seq = next(_SEQ)
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retains = None
+        self._released = False
+        self._saves = saves
+        self._trace = traceback.format_stack()[:-3] if STATE.anomaly else None
+
+    # ---- what PyTorch shows --------------------------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    # ---- hooks ---------------------------------------------------------------------------------------------
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node computed its input gradients; it may return
+        replacement ``grad_inputs``."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node; it may return replacement ``grad_outputs``."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return add_hook(self._pre_hooks, fn)
+
+    def add_tensor_pre_hook(self, output_nr, fn) -> RemovableHandle:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        return add_hook(self._tensor_pre_hooks.setdefault(output_nr, {}), fn)
+
+    def set_retain(self, output_nr, fn):
+        if self._retains is None:
+            self._retains = {}
+        self._retains[output_nr] = fn
+
+    # ---- saved values --------------------------------------------------------------------------------------
+    def check_alive(self):
+        if self._released:
+            raise RuntimeError(_ERR_FREED)
+
+    def release(self):
+        """Free what was saved for backward (after a backward without retain_graph)."""
+        if self._saves:
+            self._released = True
+            self.release_saved()
+
+    def release_saved(self):
+        pass
+
+    def apply_grads(self, grads, create_graph):
+        """Gradients of the inputs (one per ``next_edges`` entry, None where unused) from those of the outputs."""
+        raise NotImplementedError(f"{self.name()} does not define apply_grads")
+
+    def __call__(self, *grads):
+        out = self.apply_grads(list(grads), STATE.grad_enabled)
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf that requires grad: adds the incoming gradient to ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__((), ((variable._d.shape, variable._d.dtype),), saves=False)
+        self.variable = variable
+
+    def apply_grads(self, grads, create_graph):
+        return []
+
+
+_NODE_CLASSES: dict = {}
+
+
+def node_class(base, name):
+    """A subclass of ``base`` named ``name`` (``MulBackward0``), so ``type(grad_fn).__name__`` reads as PyTorch's."""
+    key = (base, name)
+    cls = _NODE_CLASSES.get(key)
+    if cls is None:
+        cls = type(name, (base,), {"__slots__": ()})
+        _NODE_CLASSES[key] = cls
+    return cls
+
+
+def anomaly_trace(node) -> str:
+    return "".join(node._trace) if node._trace else ""

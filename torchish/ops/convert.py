@@ -1,0 +1,124 @@
+"""Conversions: dtype casts and device moves (``to``, ``float()``, ``cuda()``, ``type()``...), differentiable."""
+from __future__ import annotations
+
+import jax
+
+from .. import _device, _dtype
+from .._tensor import Tensor, wrap
+from ..autograd.graph import Node, node_class
+from ..autograd.grad_mode import STATE
+from .registry import apply, defop
+
+TO_DTYPE = defop("to_copy", lambda x, *, dtype: x.astype(dtype), grad_name="ToCopyBackward0", linear=True)
+
+
+def to_dtype(x: Tensor, dtype) -> Tensor:
+    dtype = _dtype.as_dtype(dtype)
+    if x._d.dtype == dtype.np:
+        return x
+    return apply(TO_DTYPE, (x,), dtype=dtype.np)
+
+
+class _DeviceCopy(Node):
+    __slots__ = ("src",)
+
+    def apply_grads(self, grads, create_graph):
+        g = grads[0]
+        return [move(g, self.src) if g is not None else None]
+
+
+_DEVICE_NODE = node_class(_DeviceCopy, "ToCopyBackward0")
+
+
+def move(x: Tensor, dev) -> Tensor:
+    """``x`` on device ``dev`` (a jax.Device); recorded for autograd."""
+    d = x._d
+    if isinstance(d, jax.core.Tracer):
+        return x
+    if d.devices() == {dev}:
+        return x
+    src = next(iter(d.devices()))
+    out = wrap(jax.device_put(d, dev))
+    if x._rg and STATE.grad_enabled:
+        node = _DEVICE_NODE((x._edge(),), ((d.shape, d.dtype),), saves=False)
+        node.src = src
+        out._rg, out._grad_fn, out._out_nr = True, node, 0
+    return out
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, (str, _device.device, int)):
+            device = a
+        elif isinstance(a, bool):
+            continue
+        elif a is None:
+            continue
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    return dtype, device, copy
+
+
+def to(self, *args, **kwargs):
+    """``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)``, ``x.to(other)``; returns self when nothing
+    changes (unless ``copy=True``)."""
+    dtype, device, copy = _parse_to(args, dict(kwargs))
+    out = self
+    if device is not None:
+        out = move(out, _device.to_jax(device))
+    if dtype is not None:
+        out = to_dtype(out, dtype)
+    if copy and out is self:
+        from .elementwise import clone
+        out = clone(self)
+    return out
+
+
+def _caster(dt):
+    def cast(self, memory_format=None):
+        return to_dtype(self, dt)
+    cast.__name__ = dt.name
+    return cast
+
+
+def cpu(self, memory_format=None):
+    return to(self, "cpu")
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    return to(self, _device.device("cuda", device if isinstance(device, int) else None)
+              if not isinstance(device, (str, _device.device)) else device)
+
+
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """``x.type()`` returns 'torch.FloatTensor'; ``x.type(torch.float64)`` converts."""
+    if dtype is None:
+        return _dtype.legacy_type_name(self.dtype)
+    if isinstance(dtype, str) and dtype.endswith("Tensor"):
+        rev = {v: k for k, v in _dtype._LEGACY.items()}
+        dtype = rev[dtype.split(".")[-1]]
+    return to_dtype(self, dtype)
+
+
+def type_as(self, other):
+    return to_dtype(self, other.dtype)
+
+
+METHODS = {
+    "to": to, "cpu": cpu, "cuda": cuda, "type": type_, "type_as": type_as,
+    "float": _caster(_dtype.float32), "double": _caster(_dtype.float64), "half": _caster(_dtype.float16),
+    "bfloat16": _caster(_dtype.bfloat16), "int": _caster(_dtype.int32), "long": _caster(_dtype.int64),
+    "short": _caster(_dtype.int16), "char": _caster(_dtype.int8), "byte": _caster(_dtype.uint8),
+    "bool": _caster(_dtype.bool), "cfloat": _caster(_dtype.complex64), "cdouble": _caster(_dtype.complex128),
+}

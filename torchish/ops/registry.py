@@ -1,0 +1,388 @@
+"""The op registry: each op is ONE entry — a pure JAX forward, an optional VJP, and how its inputs are promoted.
+
+``apply(op, args, **static)`` is the single funnel every public function and Tensor method goes through:
+
+1. unwrap Tensors to their JAX values, compute PyTorch's result dtype for the op's promotion rule;
+2. call the op's forward through a cache of ``jax.jit`` kernels keyed by ``(static args, compute dtype)``
+   (never trace per call: a jitted call is an order of magnitude cheaper than an eager ``jax.vjp``);
+3. when grad recording is on and an input requires grad, create an :class:`OpNode` that saves the input values
+   (and their versions) and whose backward is the op's VJP, itself traced once into a cached jitted kernel.
+
+With ``create_graph=True`` the backward runs as an op of its own (its VJP derived by JAX again), so gradients of
+gradients work to any order.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, wrap
+from ..autograd.graph import Node, node_class
+from ..autograd.grad_mode import STATE
+from . import tracing
+
+_FLOAT = _dtype._FLOAT
+
+
+class OpDef:
+    """One registry entry.
+
+    Args:
+        name: the op's name (also its key in :data:`OPS`).
+        fwd: pure JAX function ``fwd(*inputs, **static)``; inputs are arrays or Python scalars (or None).
+        vjp: optional ``vjp(g, *inputs, out=..., **static)`` returning one gradient per input (None where not
+            differentiable). Without it the VJP is derived by ``jax.vjp`` of ``fwd``.
+        grad_name: the ``grad_fn`` class name PyTorch shows (``MulBackward0``).
+        promote: how input dtypes combine: None (fwd sees them as given), ``"same"`` (cast to PyTorch's result
+            type), ``"float"`` (result type, integers and bools promoted to the default float).
+        promote_args: which argument positions take part in promotion (default: all).
+        linear: the VJP needs no saved values (add, sum, views...): backward twice through it does not fail.
+        differentiable: False for ops whose outputs never carry gradients (comparisons, argmax...).
+        view: the first output is a view of the first input (writes to it reach the input).
+    """
+
+    __slots__ = ("name", "fwd", "vjp", "grad_name", "promote", "promote_args", "linear", "differentiable", "view",
+                 "node_cls", "kernels", "bwd_kernels", "save_out", "__weakref__")
+
+    def __init__(self, name, fwd, *, vjp=None, grad_name=None, promote=None, promote_args=None, linear=False,
+                 differentiable=True, view=False, save_out=None):
+        self.name = name
+        self.fwd = fwd
+        self.vjp = vjp
+        self.grad_name = grad_name or _default_grad_name(name)
+        self.promote = promote
+        self.promote_args = promote_args
+        self.linear = linear
+        self.differentiable = differentiable
+        self.view = view
+        self.save_out = bool(vjp is not None) if save_out is None else save_out
+        self.node_cls = node_class(OpNode, self.grad_name)
+        self.kernels = {}
+        self.bwd_kernels = {}
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+OPS: dict = {}
+
+
+def _default_grad_name(name):
+    return "".join(p.capitalize() for p in name.strip("_").split("_")) + "Backward0"
+
+
+def defop(name, fwd, **kw) -> OpDef:
+    """Register an op (see :class:`OpDef`); re-registering a name replaces it."""
+    op = OpDef(name, fwd, **kw)
+    OPS[name] = op
+    return op
+
+
+# ------------------------------------------------------------------------------------------------------------
+# dtypes
+
+
+def _rank_key(a):
+    if isinstance(a, Tensor):
+        d = a._d
+        return (_dtype.from_np(d.dtype), 2 if d.ndim else 1)
+    if a is None:
+        return None
+    return (_dtype.scalar_dtype(a), 0)
+
+
+def compute_dtype(op, args):
+    """The dtype op's promoted inputs are cast to (a torchish dtype), or None when the op does not promote."""
+    if op.promote is None:
+        return None
+    sel = args if op.promote_args is None else [args[i] for i in op.promote_args]
+    keys = tuple(k for k in map(_rank_key, sel) if k is not None)
+    if not keys:
+        return None
+    dt = _dtype.result_type_from_keys(keys)
+    if op.promote == "float" and dt.category < _FLOAT:
+        dt = _dtype.DEFAULTS.float
+    return dt
+
+
+# ------------------------------------------------------------------------------------------------------------
+# kernels
+
+
+def _cast_fn(op, cdt):
+    """fwd with promoted inputs cast to ``cdt`` inside the kernel (so the cast fuses with the op)."""
+    fwd = op.fwd
+    if cdt is None:
+        return fwd
+    npdt = cdt.np
+    idx = op.promote_args
+
+    def cast_fwd(*vals, **static):
+        vals = list(vals)
+        for i in (range(len(vals)) if idx is None else idx):
+            v = vals[i]
+            if v is not None:
+                vals[i] = v.astype(npdt) if hasattr(v, "astype") else jnp.asarray(v, npdt)
+        return fwd(*vals, **static)
+
+    return cast_fwd
+
+
+def kernel(op, static, cdt):
+    key = (static, cdt)
+    k = op.kernels.get(key)
+    if k is None:
+        fn = _cast_fn(op, cdt)
+        kw = dict(static)
+        k = jax.jit(lambda *vals: fn(*vals, **kw))
+        op.kernels[key] = k
+    return k
+
+
+def run_forward(op, vals, static, cdt):
+    """Run op's forward on raw values: through the cached jitted kernel, or inline when tracing."""
+    if tracing.active():
+        return _cast_fn(op, cdt)(*vals, **dict(static))
+    return kernel(op, static, cdt)(*vals)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# apply
+
+
+def apply(op: OpDef, args: tuple, **static):
+    """Run ``op`` on ``args`` (Tensors and Python values) and record it for autograd. Returns Tensor(s)."""
+    vals = []
+    req = False
+    for a in args:
+        if isinstance(a, Tensor):
+            vals.append(a._d)
+            req = req or a._rg
+        else:
+            vals.append(a)
+    st = tuple(static.items())
+    cdt = compute_dtype(op, args) if op.promote is not None else None
+    try:
+        out = run_forward(op, vals, st, cdt)
+    except (TypeError, ValueError) as e:
+        raise translate_error(op, args, static, e) from None
+    multi = isinstance(out, (tuple, list))
+    record = req and op.differentiable and STATE.grad_enabled
+    if not multi:
+        res = wrap(out)
+        if record and _inexact(out):
+            _record(op, args, vals, st, cdt, (res,))
+        if op.view:
+            res._attach_view(args[0], op, st)
+        return res
+    res = tuple(wrap(o) for o in out)
+    if record:
+        _record(op, args, vals, st, cdt, res)
+    if op.view:
+        for i, r in enumerate(res):
+            r._attach_view(args[0], op, st + (("_out", i),))
+    return res
+
+
+def _inexact(v):
+    return jnp.issubdtype(v.dtype, jnp.inexact)
+
+
+def _record(op, args, vals, st, cdt, outs):
+    mask = tuple(isinstance(a, Tensor) and a._rg and _inexact(a._d) for a in args)
+    edges = tuple(a._edge() if m else None for a, m in zip(args, mask))
+    saves = not op.linear
+    node = op.node_cls(edges, tuple((o._d.shape, o._d.dtype) for o in outs), saves=saves)
+    node.op = op
+    node.static = st
+    node.cdt = cdt
+    node.mask = mask
+    node.vals = tuple(vals)
+    if saves:
+        node.versions = tuple((a._vc, a._vc.value, a._d) for a in args if isinstance(a, Tensor))
+        node.saved_tensors_meta = tuple(a for a in args if isinstance(a, Tensor)) if STATE.anomaly else None
+    else:
+        node.versions = ()
+    node.outs = tuple(o._d for o in outs) if op.save_out else None
+    if op.save_out:
+        node.versions += tuple((o._vc, 0, o._d) for o in outs)
+    for i, o in enumerate(outs):
+        if _inexact(o._d):
+            o._rg = True
+            o._grad_fn = node
+            o._out_nr = i
+
+
+class OpNode(Node):
+    """The grad_fn of a registry op: its backward is the op's VJP as a cached jitted kernel."""
+
+    __slots__ = ()
+
+    def release_saved(self):
+        # Linear ops keep their values: nothing was "saved" for them in PyTorch's sense; others drop them.
+        self.vals = None
+        self.outs = None
+
+    def _check_versions(self):
+        for vc, v, val in self.versions:
+            if vc.value != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [{_dtype.legacy_type_name(_dtype.from_np(val.dtype))} {list(val.shape)}], which is "
+                    f"an input or output of {self.name()}, is at version {vc.value}; expected version {v} instead. "
+                    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                    "with torchish.autograd.set_detect_anomaly(True).")
+
+    def apply_grads(self, grads, create_graph):
+        self.check_alive()
+        self._check_versions()
+        op = self.op
+        if not create_graph:
+            gvals = tuple(g._d if g is not None else None for g in grads)
+            k = backward_kernel(op, self.static, self.cdt, self.mask)
+            if tracing.active():
+                res = k.__wrapped__(self.vals, self.outs, gvals)
+            else:
+                res = k(self.vals, self.outs, gvals)
+            it = iter(res)
+            return [wrap(next(it)) if m else None for m in self.mask]
+        bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))
+        prim = [_rebuild(v, e) for v, e in zip(self.vals, self.next_edges)]
+        outs = [Tensor._make(o, True, self, i) for i, o in enumerate(self.outs)] if self.outs is not None else []
+        n = len(self.out_meta)
+        gs = [grads[i] if i < len(grads) else None for i in range(n)]
+        res = apply(bop, tuple(prim) + tuple(outs) + tuple(gs))
+        res = res if isinstance(res, tuple) else (res,)
+        it = iter(res)
+        return [next(it) if m else None for m in self.mask]
+
+
+def _rebuild(val, edge):
+    """A Tensor standing for a saved input, linked into the graph, for a backward that is itself recorded."""
+    if edge is None:
+        return val if not hasattr(val, "dtype") else Tensor._make(val)
+    node, nr = edge
+    var = getattr(node, "variable", None)
+    if var is not None:
+        return var
+    return Tensor._make(val, True, node, nr)
+
+
+def _bwd_fn(op, static, cdt, mask):
+    """Pure function ``(vals, outs, gs) -> grads of the masked inputs``."""
+    fn = _cast_fn(op, cdt)
+    kw = dict(static)
+    idx = [i for i, m in enumerate(mask) if m]
+
+    if op.vjp is not None:
+        def bwd(vals, outs, gs):
+            cvals = list(vals)
+            if cdt is not None:
+                for i in (range(len(vals)) if op.promote_args is None else op.promote_args):
+                    if vals[i] is not None:
+                        cvals[i] = jnp.asarray(vals[i], cdt.np)
+            g = tuple(gz if gz is not None else jnp.zeros(o.shape, o.dtype) for gz, o in zip(gs, outs))
+            multi = len(outs) > 1
+            res = op.vjp(g if multi else g[0], *cvals, out=outs if multi else outs[0], **kw)
+            res = res if isinstance(res, (tuple, list)) else (res,)
+            return tuple(_fit(res[i], vals[i]) for i in idx)
+        return bwd
+
+    def bwd(vals, outs, gs):
+        def f(*dv):
+            full = list(vals)
+            for i, v in zip(idx, dv):
+                full[i] = v
+            o = fn(*full, **kw)
+            if isinstance(o, (tuple, list)):  # integer outputs (indices) take no cotangent
+                return tuple(x if jnp.issubdtype(x.dtype, jnp.inexact) else None for x in o)
+            return o
+        primal_out, pull = jax.vjp(f, *[vals[i] for i in idx])
+        if isinstance(primal_out, tuple):
+            ct = tuple(None if po is None else _ct(gs[i] if i < len(gs) else None, po)
+                       for i, po in enumerate(primal_out))
+        else:
+            ct = _ct(gs[0], primal_out)
+        return tuple(pull(ct))
+    return bwd
+
+
+def _ct(g, primal):
+    return g.astype(primal.dtype) if g is not None else jnp.zeros(primal.shape, primal.dtype)
+
+
+def _fit(g, v):
+    """Reduce a gradient to the shape and dtype of the input it belongs to (undo broadcasting)."""
+    g = jnp.asarray(g)
+    shape = jnp.shape(v)
+    if g.shape != shape:
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+        g = jnp.sum(g, axis=axes, keepdims=False) if axes else g
+        g = g.reshape(shape)
+    dt = getattr(v, "dtype", None)
+    if dt is not None and g.dtype != dt:
+        g = g.astype(dt)
+    return g
+
+
+def backward_kernel(op, static, cdt, mask):
+    key = (static, cdt, mask)
+    k = op.bwd_kernels.get(key)
+    if k is None:
+        k = jax.jit(_bwd_fn(op, static, cdt, mask))
+        op.bwd_kernels[key] = k
+    return k
+
+
+_BACKWARD_OPS: dict = {}
+
+
+def backward_op(op, static, cdt, mask, n_out):
+    """The backward of ``op`` as an op of its own, so that create_graph=True records it (higher-order grads)."""
+    key = (op, static, cdt, mask)
+    bop = _BACKWARD_OPS.get(key)
+    if bop is None:
+        bwd = _bwd_fn(op, static, cdt, mask)
+        n_in = len(mask)
+        has_outs = op.save_out
+
+        def fwd(*flat):
+            vals = flat[:n_in]
+            outs = flat[n_in:n_in + n_out] if has_outs else None
+            gs = flat[n_in + n_out:] if has_outs else flat[n_in:]
+            res = bwd(tuple(vals), outs, tuple(gs))
+            return res if len(res) != 1 else res[0]
+
+        bop = OpDef(op.name + "_backward", fwd, grad_name=op.grad_name.replace("Backward0", "BackwardBackward0"))
+        _BACKWARD_OPS[key] = bop
+    return bop
+
+
+# ------------------------------------------------------------------------------------------------------------
+# errors
+
+
+def translate_error(op, args, static, e):
+    """Turn a JAX error raised by bad user input into the builtin exception PyTorch raises, with its wording."""
+    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
+    if len(shapes) >= 2 and not _broadcastable(shapes):
+        a, b = shapes[0], shapes[1]
+        nd = max(len(a), len(b))
+        pa, pb = (1,) * (nd - len(a)) + a, (1,) * (nd - len(b)) + b
+        for i in range(nd - 1, -1, -1):
+            if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+                return RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
+                                    f"at non-singleton dimension {i}")
+    msg = str(e).split("\n")[0]
+    return RuntimeError(f"{op.name}: {msg}")
+
+
+def _broadcastable(shapes):
+    try:
+        np.broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False

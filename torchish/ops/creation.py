@@ -12,15 +12,10 @@ import numpy as np
 
 from .. import _device, _dtype
 from .._tensor import Tensor
+from .registry import Family as _Family
 
-__all__: list = []
+_public = _Family(globals()).public
 
-
-def _public(name, fn):
-    fn.__name__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    return fn
 
 
 def _jdev(device):
@@ -288,7 +283,7 @@ def polar(abs, angle):
 for _n in ("tensor", "as_tensor", "asarray", "from_numpy", "from_jax", "zeros", "ones", "empty", "full", "zeros_like",
            "ones_like", "empty_like", "full_like", "scalar_tensor", "empty_strided", "arange", "linspace", "logspace",
            "eye", "tril_indices", "triu_indices", "complex", "polar"):
-    _public(_n, globals()[_n])
+    _public(_n, globals()[_n], method=False)
 globals()["range"] = range_
 __all__.append("range")
 

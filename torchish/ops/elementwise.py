@@ -16,21 +16,10 @@ import numpy as np
 from .._tensor import Tensor
 from .inplace import make_inplace
 from .registry import apply, defop
+from .registry import Family as _Family
 
-METHODS: dict = {}
-__all__: list = []
+_public = _Family(globals()).public
 
-
-def _public(name, fn, method=True, inplace=False):
-    fn.__name__ = name
-    fn.__qualname__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    if method:
-        METHODS[name] = fn
-    if inplace:
-        METHODS[name + "_"] = make_inplace(fn, name + "_")
-    return fn
 
 
 def scalar_or_tensor(x):

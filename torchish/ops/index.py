@@ -16,18 +16,10 @@ from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .registry import apply, defop
 from . import tracing
+from .registry import Family as _Family
 
-METHODS: dict = {}
-__all__: list = []
+_public = _Family(globals()).public
 
-
-def _public(name, fn, method=True):
-    fn.__name__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    if method:
-        METHODS[name] = fn
-    return fn
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -7,18 +7,10 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor
 from .registry import apply, defop
+from .registry import Family as _Family
 
-METHODS: dict = {}
-__all__: list = []
+_public = _Family(globals()).public
 
-
-def _public(name, fn, method=True):
-    fn.__name__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    if method:
-        METHODS[name] = fn
-    return fn
 
 
 def _check_same_dtype(a, b, name):

@@ -14,18 +14,10 @@ from .._tensor import Tensor
 from . import tracing
 from .creation import _finish, _jdev
 from .inplace import make_inplace
+from .registry import Family as _Family
 
-METHODS: dict = {}
-__all__: list = []
+_public = _Family(globals()).public
 
-
-def _public(name, fn, method=False):
-    fn.__name__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    if method:
-        METHODS[name] = fn
-    return fn
 
 
 def _sample(kind, key, shape, dtype, params):
@@ -204,7 +196,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 for _n in ("rand", "randn", "randint", "randperm", "normal", "multinomial", "poisson", "rand_like", "randn_like",
            "randint_like"):
-    _public(_n, globals()[_n])
+    _public(_n, globals()[_n], method=False)
 _public("bernoulli", bernoulli, method=True)
 METHODS["multinomial"] = multinomial
 

@@ -14,18 +14,10 @@ from .._tensor import Tensor, wrap_dim
 from .elementwise import _out
 from .inplace import make_inplace
 from .registry import apply, defop
+from .registry import Family as _Family
 
-METHODS: dict = {}
-__all__: list = []
+_public = _Family(globals()).public
 
-
-def _public(name, fn, method=True):
-    fn.__name__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    if method:
-        METHODS[name] = fn
-    return fn
 
 
 def _return_type(name, fields=("values", "indices")):

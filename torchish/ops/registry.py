@@ -386,3 +386,39 @@ def _broadcastable(shapes):
         return True
     except ValueError:
         return False
+
+
+# ------------------------------------------------------------------------------------------------------------
+# exporting an op family
+
+
+class Family:
+    """Collects an op family's public functions (``__all__``) and Tensor methods (``METHODS``).
+
+    ``fam = Family(globals())`` then ``fam.public("sum", sum_fn, method=True, inplace=False)``: the function is
+    bound in the module under ``name``, listed in ``__all__`` (re-exported by ``torchish``), installed as a Tensor
+    method, and with ``inplace=True`` also as ``name_`` (computed out of place, then written back).
+    """
+
+    def __init__(self, namespace: dict):
+        self.ns = namespace
+        self.methods = namespace.setdefault("METHODS", {})
+        self.all = namespace.setdefault("__all__", [])
+
+    def public(self, name, fn, method=True, inplace=False, function=True):
+        if "<lambda>" in getattr(fn, "__qualname__", "") or "<locals>" in getattr(fn, "__qualname__", ""):
+            fn.__name__ = name
+            fn.__qualname__ = name
+        self.ns[name] = fn
+        if function and name not in self.all:
+            self.all.append(name)
+        if method:
+            self.methods[name] = fn
+        if inplace:
+            from .inplace import make_inplace
+            self.methods[name + "_"] = make_inplace(fn, name + "_")
+        return fn
+
+    def method(self, name, fn):
+        """A Tensor method only (not a ``torchish.*`` function)."""
+        return self.public(name, fn, method=True, function=False)

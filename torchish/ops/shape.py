@@ -10,18 +10,10 @@ import numpy as np
 
 from .._tensor import Size, Tensor, wrap_dim
 from .registry import apply, defop
+from .registry import Family as _Family
 
-METHODS: dict = {}
-__all__: list = []
+_public = _Family(globals()).public
 
-
-def _public(name, fn, method=True):
-    fn.__name__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    if method:
-        METHODS[name] = fn
-    return fn
 
 
 def _size_args(size):

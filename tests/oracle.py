@@ -1,0 +1,205 @@
+"""Two references for every test: real PyTorch (values, gradients, dtypes, shapes, error types) and maths
+(finite differences / ``jax.grad``).
+
+``check(fn, inputs)`` runs ``fn(lib, *tensors)`` once with PyTorch and once with torchish on the same numpy
+inputs, compares the outputs, then backpropagates the same deterministic cotangent through both and compares the
+input gradients. ``check_raises(fn, inputs)`` asserts both raise the same builtin exception type. Without torch
+installed, the oracle comparisons skip (``needs_torch``) and the finite-difference checks still run.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+
+import torchish
+
+try:
+    import torch
+except ImportError:  # the oracle is optional: tests that need it skip
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch (the oracle) is not installed")
+
+
+def arr(*shape, seed=0, lo=-1.0, hi=1.0, dtype=np.float32):
+    """Deterministic inputs from numpy (never from a framework's RNG)."""
+    rng = np.random.default_rng(seed)
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        return rng.integers(int(lo), int(hi), size=shape).astype(dtype)
+    if np.dtype(dtype) == np.bool_:
+        return rng.uniform(size=shape) > 0.5
+    return rng.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def tol(dtype_name):
+    if dtype_name in ("float64", "complex128"):
+        return dict(rtol=1e-7, atol=1e-9)
+    if dtype_name in ("float16", "bfloat16"):
+        return dict(rtol=1e-2, atol=1e-2)
+    return dict(rtol=2e-4, atol=2e-5)
+
+
+def to_numpy(x):
+    """Tensor (either library) -> numpy, detached."""
+    if torch is not None and isinstance(x, torch.Tensor):
+        x = x.detach()
+        if x.dtype == torch.bfloat16:
+            x = x.float()
+        return x.cpu().numpy()
+    if isinstance(x, torchish.Tensor):
+        x = x.detach()
+        if x.dtype == torchish.bfloat16:
+            x = x.float()
+        return x.numpy()
+    return np.asarray(x)
+
+
+def dtype_name(x):
+    return str(x.dtype).split(".")[-1]
+
+
+def assert_same(ref, got, path="out", **tols):
+    """Compare a torch result with a torchish result: structure, dtype names, shapes and values."""
+    if torch is not None and isinstance(ref, torch.Tensor):
+        assert isinstance(got, torchish.Tensor), f"{path}: expected a Tensor, got {type(got).__name__}"
+        assert dtype_name(got) == dtype_name(ref), f"{path}: dtype {dtype_name(got)} != torch's {dtype_name(ref)}"
+        assert tuple(got.shape) == tuple(ref.shape), f"{path}: shape {tuple(got.shape)} != torch's {tuple(ref.shape)}"
+        a, b = to_numpy(ref), to_numpy(got)
+        if a.dtype.kind in "fc":
+            t = {**tol(dtype_name(ref)), **tols}
+            np.testing.assert_allclose(b, a, equal_nan=True, err_msg=path, **t)
+        else:
+            np.testing.assert_array_equal(b, a, err_msg=path)
+    elif isinstance(ref, (list, tuple)):
+        assert isinstance(got, (list, tuple)), f"{path}: expected a sequence, got {type(got).__name__}"
+        assert len(ref) == len(got), f"{path}: length {len(got)} != torch's {len(ref)}"
+        for i, (r, g) in enumerate(zip(ref, got)):
+            assert_same(r, g, f"{path}[{i}]", **tols)
+    elif isinstance(ref, dict):
+        assert set(ref) == set(got), f"{path}: keys {sorted(got)} != torch's {sorted(ref)}"
+        for k in ref:
+            assert_same(ref[k], got[k], f"{path}[{k!r}]", **tols)
+    elif isinstance(ref, float):
+        assert np.isclose(got, ref, rtol=2e-4, atol=2e-5, equal_nan=True), f"{path}: {got} != torch's {ref}"
+    elif torch is not None and isinstance(ref, torch.Size):
+        assert tuple(got) == tuple(ref), f"{path}: {tuple(got)} != torch's {tuple(ref)}"
+    elif torch is not None and isinstance(ref, torch.dtype):
+        assert str(got) == str(ref), f"{path}: {got} != torch's {ref}"
+    else:
+        assert got == ref, f"{path}: {got!r} != torch's {ref!r}"
+
+
+def _make_inputs(lib, inputs, grad):
+    out = []
+    for x in inputs:
+        if isinstance(x, np.ndarray):
+            t = lib.tensor(x)
+            if grad and x.dtype.kind == "f":
+                t.requires_grad_(True)
+            out.append(t)
+        else:
+            out.append(x)
+    return out
+
+
+def _flat_tensors(out, lib):
+    if isinstance(out, lib.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _flat_tensors(o, lib)]
+    return []
+
+
+def check(fn, inputs, grad=True, seed=123, **tols):
+    """Compare ``fn(lib, *tensors)`` between PyTorch and torchish: outputs, then input gradients.
+
+    ``inputs`` is a list of numpy arrays (become tensors; float ones require grad when ``grad``) and plain Python
+    values (passed as they are). Gradients are taken with the same random cotangent on every float output.
+    """
+    if torch is None:
+        pytest.skip("PyTorch (the oracle) is not installed")
+    tin = _make_inputs(torch, inputs, grad)
+    xin = _make_inputs(torchish, inputs, grad)
+    ref = fn(torch, *tin)
+    got = fn(torchish, *xin)
+    assert_same(ref, got, **tols)
+    if not grad:
+        return ref, got
+    touts = [t for t in _flat_tensors(ref, torch) if t.requires_grad]
+    xouts = [t for t in _flat_tensors(got, torchish) if t.requires_grad]
+    assert len(touts) == len(xouts), f"{len(xouts)} outputs require grad, torch has {len(touts)}"
+    if not touts:
+        return ref, got
+    rng = np.random.default_rng(seed)
+    cots = [rng.uniform(-1, 1, size=tuple(t.shape)).astype(to_numpy(t).dtype) for t in touts]
+    tleaves = [t for t in tin if isinstance(t, torch.Tensor) and t.requires_grad]
+    xleaves = [t for t in xin if isinstance(t, torchish.Tensor) and t.requires_grad]
+    tg = torch.autograd.grad(touts, tleaves, [torch.tensor(c) for c in cots], allow_unused=True)
+    xg = torchish.autograd.grad(xouts, xleaves, [torchish.tensor(c) for c in cots], allow_unused=True)
+    for i, (a, b) in enumerate(zip(tg, xg)):
+        if a is None:
+            assert b is None or not np.any(to_numpy(b)), f"grad[{i}]: torch has none, torchish {b}"
+            continue
+        assert b is not None, f"grad[{i}]: torchish returned None, torch {a}"
+        assert_same(a, b, f"grad[{i}]", **tols)
+    return ref, got
+
+
+def run_both(fn, *args):
+    """Run ``fn(lib, *args)`` with both libraries; return (torch result, torchish result)."""
+    if torch is None:
+        pytest.skip("PyTorch (the oracle) is not installed")
+    return fn(torch, *args), fn(torchish, *args)
+
+
+def check_raises(fn, *args, match=None):
+    """Both libraries raise, with the same builtin exception type (torchish's message optionally matched)."""
+    if torch is None:
+        pytest.skip("PyTorch (the oracle) is not installed")
+    with pytest.raises(Exception) as ref:
+        fn(torch, *args)
+    ref_type = ref.type
+    while ref_type.__module__ != "builtins":
+        ref_type = ref_type.__mro__[1]
+    with pytest.raises(ref_type, match=match):
+        fn(torchish, *args)
+    return ref.value
+
+
+def numeric_grad(f, x: np.ndarray, eps=1e-6):
+    """Central finite differences of scalar ``f`` (numpy float64 in, float out) at ``x``."""
+    x = x.astype(np.float64)
+    g = np.zeros_like(x)
+    it = np.nditer(x, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+def check_fd(fn, *inputs, eps=1e-6, rtol=1e-5, atol=1e-7):
+    """Gradient of ``sum(fn(*tensors) * w)`` from torchish's backward vs central differences, in float64."""
+    xs = [np.asarray(x, np.float64) for x in inputs]
+    out0 = fn(*[torchish.tensor(x) for x in xs])
+    w = np.random.default_rng(7).uniform(-1, 1, size=tuple(out0.shape))
+
+    def scalar(i):
+        def f(xi):
+            args = [torchish.tensor(xi if j == i else x) for j, x in enumerate(xs)]
+            return float((fn(*args) * torchish.tensor(w)).sum())
+        return f
+
+    ts = [torchish.tensor(x, requires_grad=True) for x in xs]
+    (fn(*ts) * torchish.tensor(w)).sum().backward()
+    for i, t in enumerate(ts):
+        np.testing.assert_allclose(t.grad.numpy(), numeric_grad(scalar(i), xs[i], eps), rtol=rtol, atol=atol,
+                                   err_msg=f"input {i}")
+
+
+__all__ = ["torch", "torchish", "needs_torch", "arr", "check", "check_raises", "check_fd", "run_both",
+           "assert_same", "to_numpy", "numeric_grad", "builtins"]

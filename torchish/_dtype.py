@@ -116,6 +116,8 @@ def set_default_dtype(d):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     DEFAULTS.float = d
     _RESULT_CACHE.clear()
+    for hook in _ON_DEFAULT_CHANGE:
+        hook()
 
 
 def get_default_dtype():
@@ -207,6 +209,7 @@ def scalar_dtype(x):
 
 
 _RESULT_CACHE: dict = {}
+_ON_DEFAULT_CHANGE: list = []  # caches above this layer that depend on the default dtype register a reset here
 
 
 def result_type_from_keys(keys) -> dtype:

@@ -84,27 +84,47 @@ def defop(name, fwd, **kw) -> OpDef:
 # dtypes
 
 
-def _rank_key(a):
-    if isinstance(a, Tensor):
-        d = a._d
-        return (_dtype.from_np(d.dtype), 2 if d.ndim else 1)
-    if a is None:
-        return None
-    return (_dtype.scalar_dtype(a), 0)
+_PROMO_CACHE: dict = {}
 
 
 def compute_dtype(op, args):
-    """The dtype op's promoted inputs are cast to (a torchish dtype), or None when the op does not promote."""
-    if op.promote is None:
-        return None
-    sel = args if op.promote_args is None else [args[i] for i in op.promote_args]
-    keys = tuple(k for k in map(_rank_key, sel) if k is not None)
-    if not keys:
-        return None
-    dt = _dtype.result_type_from_keys(keys)
-    if op.promote == "float" and dt.category < _FLOAT:
+    """The dtype op's promoted inputs are cast to (a torchish dtype), or None when the op does not promote.
+
+    Cached on the raw operand description (numpy dtype and dim-ness of tensors, Python type of scalars), so the
+    common case costs a tuple build and one dict lookup.
+    """
+    idx = op.promote_args
+    key = [op.promote]
+    for i in (range(len(args)) if idx is None else idx):
+        a = args[i]
+        if isinstance(a, Tensor):
+            d = a._d
+            key.append((d.dtype, d.ndim != 0))
+        elif a is not None:
+            key.append(type(a))
+    key = tuple(key)
+    try:
+        return _PROMO_CACHE[key]
+    except KeyError:
+        pass
+    keys = []
+    for k in key[1:]:
+        if isinstance(k, tuple):
+            keys.append((_dtype.from_np(k[0]), 2 if k[1] else 1))
+        else:
+            keys.append((_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0))
+    dt = _dtype.result_type_from_keys(tuple(keys)) if keys else None
+    if dt is not None and op.promote == "float" and dt.category < _FLOAT:
         dt = _dtype.DEFAULTS.float
+    _PROMO_CACHE[key] = dt
     return dt
+
+
+def _reset_promotion_cache():
+    _PROMO_CACHE.clear()
+
+
+_dtype._ON_DEFAULT_CHANGE.append(_reset_promotion_cache)
 
 
 # ------------------------------------------------------------------------------------------------------------

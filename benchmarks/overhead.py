@@ -1,0 +1,121 @@
+"""Per-op eager overhead: torchish vs raw jax.numpy vs PyTorch, side by side in one run.
+
+Measures (small 16x16 float32 tensors, so dispatch dominates):
+  * one elementwise op (``a * b``) forward;
+  * a chain of ~50 elementwise ops forward;
+  * the same chain forward + backward (torchish and torch: ``loss.backward()``; jax.numpy: an eager
+    ``jax.vjp`` per call, which is what a user without jit would write).
+Reports microseconds per op and the ratios. Run: ``python benchmarks/overhead.py [--quick]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import torchish
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def timeit(fn, reps, warmup=3):
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        samples.append((time.perf_counter() - t0) / reps)
+    return statistics.median(samples)
+
+
+def chain(lib_ops, x, y):
+    """25 rounds of (mul, add): 50 elementwise ops, plus sin/tanh to keep values bounded."""
+    h = x
+    for i in range(12):
+        h = lib_ops.tanh(h * y + x)          # mul, add, tanh
+        h = lib_ops.sin(h) * 0.5 + h * 0.25  # sin, mul, mul, add
+    return h  # 12 * 7 = 84 ops? kept as N_OPS below
+
+
+N_OPS = 12 * 7
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    reps = 20 if args.quick else 200
+    a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype(np.float32)
+    b = np.random.default_rng(1).uniform(-1, 1, (16, 16)).astype(np.float32)
+    res = {}
+
+    # --- one op
+    xa, xb = torchish.tensor(a), torchish.tensor(b)
+    ja, jb = jnp.asarray(a), jnp.asarray(b)
+    res["op/torchish"] = timeit(lambda: (xa * xb)._d.block_until_ready(), reps * 5)
+    res["op/jax.numpy"] = timeit(lambda: (ja * jb).block_until_ready(), reps * 5)
+    if torch is not None:
+        ta, tb = torch.tensor(a), torch.tensor(b)
+        res["op/torch"] = timeit(lambda: ta * tb, reps * 5)
+
+    # --- chain forward
+    res["fwd/torchish"] = timeit(lambda: chain(torchish, xa, xb)._d.block_until_ready(), reps) / N_OPS
+    res["fwd/jax.numpy"] = timeit(lambda: chain(jnp, ja, jb).block_until_ready(), reps) / N_OPS
+    if torch is not None:
+        res["fwd/torch"] = timeit(lambda: chain(torch, ta, tb), reps) / N_OPS
+
+    # --- chain forward + backward
+    wa = torchish.tensor(a, requires_grad=True)
+
+    def tish_fb():
+        wa.grad = None
+        chain(torchish, wa, xb).sum().backward()
+        wa.grad._d.block_until_ready()
+    res["fwdbwd/torchish"] = timeit(tish_fb, reps) / N_OPS
+
+    def jax_fb():
+        out, pull = jax.vjp(lambda v: chain(jnp, v, jb).sum(), ja)
+        pull(jnp.ones_like(out))[0].block_until_ready()
+    res["fwdbwd/jax.numpy"] = timeit(jax_fb, max(reps // 10, 3)) / N_OPS
+    if torch is not None:
+        wt = torch.tensor(a, requires_grad=True)
+
+        def torch_fb():
+            wt.grad = None
+            chain(torch, wt, tb).sum().backward()
+        res["fwdbwd/torch"] = timeit(torch_fb, reps) / N_OPS
+
+    rows = []
+    for kind, label in (("op", "one op (a * b)"), ("fwd", "chain, forward (per op)"),
+                        ("fwdbwd", "chain, forward+backward (per op)")):
+        t = res.get(f"{kind}/torchish")
+        j = res.get(f"{kind}/jax.numpy")
+        p = res.get(f"{kind}/torch")
+        rows.append((label, t, j, p))
+    print(f"# per-op overhead, 16x16 float32, {platform.machine()} {jax.devices()[0].platform}, "
+          f"jax {jax.__version__}, torch {getattr(torch, '__version__', '-')}, python {sys.version.split()[0]}")
+    print("| workload | torchish us | jax.numpy us | PyTorch us | torchish / PyTorch | torchish / jax.numpy |")
+    print("|---|---|---|---|---|---|")
+    for label, t, j, p in rows:
+        print(f"| {label} | {t * 1e6:.1f} | {j * 1e6:.1f} | {p * 1e6 if p else float('nan'):.1f} | "
+              f"{t / p if p else float('nan'):.2f}x | {t / j:.2f}x |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(res, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""``torchish.nn``: modules, parameters, containers, initialisers, functional ops and utilities.
+
+The core (:class:`Module`, :class:`Parameter`, :class:`Buffer`, the containers) is always available; each layer
+family is one line below, imported so that a family that is missing or broken does not break ``import torchish``.
+"""
+from __future__ import annotations
+
+import importlib as _importlib
+import warnings as _warnings
+
+from .parameter import Parameter as Parameter, Buffer as Buffer  # noqa: F401
+from .module import Module as Module  # noqa: F401
+from .container import (Sequential as Sequential, ModuleList as ModuleList, ModuleDict as ModuleDict,  # noqa: F401
+                        ParameterList as ParameterList, ParameterDict as ParameterDict)
+from . import modules as modules  # noqa: F401  (torchish.nn.modules.module.register_module_forward_hook, ...)
+
+
+def _optional(name, star=True):
+    """Import ``torchish.nn.<name>`` (and re-export its ``__all__`` when ``star``); a failure is a warning."""
+    try:
+        mod = _importlib.import_module("." + name, __name__)
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{name}":
+            _warnings.warn(f"torchish.nn.{name} could not be imported: {e}", ImportWarning, stacklevel=2)
+        return None
+    except Exception as e:  # a layer family with a bug must not break `import torchish`
+        _warnings.warn(f"torchish.nn.{name} could not be imported: {e!r}", ImportWarning, stacklevel=2)
+        return None
+    globals()[name] = mod
+    if star:
+        for n in getattr(mod, "__all__", ()):
+            globals()[n] = getattr(mod, n)
+    return mod
+
+
+_optional("init", star=False)
+_optional("functional", star=False)
+_optional("utils", star=False)
+# layer families (one line each):

@@ -1,0 +1,1 @@
+"""The implementations behind torchish.nn.functional, one file per family."""

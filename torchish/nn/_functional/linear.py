@@ -1,0 +1,4 @@
+"""torchish.nn.functional: linear (filled in by its owner)."""
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,159 @@
+"""Calling a module: ``__call__`` runs forward pre-hooks, the forward, forward hooks and sets up backward hooks,
+in PyTorch's order (global hooks first, then the module's; ``always_call`` hooks also run when forward raises)."""
+from __future__ import annotations
+
+import warnings
+
+from .._tensor import Tensor
+from ..autograd.graph import RemovableHandle
+from ._hooks import GLOBAL, BackwardHook
+
+_MIXED = ("Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one "
+          "of them.")
+
+
+def _register(table, hook, prepend, *extras):
+    handle = RemovableHandle(table, *extras)
+    table[handle.id] = hook
+    if prepend:
+        table.move_to_end(handle.id, last=False)
+    return handle
+
+
+class CallMixin:
+    """Hook registration and ``__call__`` for :class:`~torchish.nn.Module`."""
+
+    # ---------------------------------------------------------------------------------------------------------
+    # registration
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """``hook(module, args) -> None or new args`` (``(module, args, kwargs) -> None or (args, kwargs)`` with
+        ``with_kwargs``) runs before forward."""
+        handle = _register(self._forward_pre_hooks, hook, prepend, self._forward_pre_hooks_with_kwargs)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """``hook(module, args, output) -> None or new output`` runs after forward (``(module, args, kwargs,
+        output)`` with ``with_kwargs``; also when forward raises with ``always_call``)."""
+        handle = _register(self._forward_hooks, hook, prepend, self._forward_hooks_with_kwargs,
+                           self._forward_hooks_always_called)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """``hook(module, grad_output) -> None or new grad_output`` runs when the output gradients are ready."""
+        return _register(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """``hook(module, grad_input, grad_output) -> None or new grad_input`` runs when the gradients w.r.t. the
+        module's inputs are computed; a returned tuple replaces what flows on to the inputs."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_MIXED)
+        self._is_full_backward_hook = True
+        return _register(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """Deprecated: use :meth:`register_full_backward_hook`. torchish runs these hooks as full backward hooks."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_MIXED)
+        self._is_full_backward_hook = False
+        return _register(self._backward_hooks, hook, False)
+
+    def _get_backward_hooks(self):
+        hooks = list(GLOBAL.backward.values()) + list(self._backward_hooks.values())
+        return hooks
+
+    def _get_backward_pre_hooks(self):
+        return list(GLOBAL.backward_pre.values()) + list(self._backward_pre_hooks.values())
+
+    # ---------------------------------------------------------------------------------------------------------
+    # calling
+
+    def _call_impl(self, *args, **kwargs):
+        forward = self.forward
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks
+                or GLOBAL.any_call_hooks()):
+            return forward(*args, **kwargs)
+        state = {"args": args, "kwargs": kwargs, "result": None, "called": set()}
+        try:
+            return self._call_with_hooks(forward, state)
+        except Exception:
+            self._run_always_called(state)
+            raise
+
+    def __call__(self, *args, **kwargs):
+        return self._call_impl(*args, **kwargs)
+
+    def _call_with_hooks(self, forward, state):
+        args, kwargs = state["args"], state["kwargs"]
+        backward_pre = self._get_backward_pre_hooks() if (self._backward_pre_hooks or GLOBAL.backward_pre) else []
+        backward = self._get_backward_hooks() if (self._backward_hooks or GLOBAL.backward) else []
+        for hook_id, hook in (*GLOBAL.forward_pre.items(), *self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if isinstance(res, tuple) and len(res) == 2:
+                        args, kwargs = res
+                    else:
+                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {res}.")
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+            state["args"], state["kwargs"] = args, kwargs
+        bw_hook = None
+        if backward or backward_pre:
+            bw_hook = BackwardHook(self, backward, backward_pre)
+            args = bw_hook.setup_input_hook(args)
+            state["args"] = args
+        result = forward(*args, **kwargs)
+        state["result"] = result
+        for hook_id, hook in (*GLOBAL.forward.items(), *self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_always_called or hook_id in GLOBAL.forward_always_called:
+                state["called"].add(hook_id)
+            if hook_id in self._forward_hooks_with_kwargs or hook_id in GLOBAL.forward_with_kwargs:
+                res = hook(self, args, kwargs, result)
+            else:
+                res = hook(self, args, result)
+            if res is not None:
+                result = res
+                state["result"] = result
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(result)}", stacklevel=3)
+            result = bw_hook.setup_output_hook(result)
+        return result
+
+    def _run_always_called(self, state):
+        """After forward raised: run the ``always_call`` forward hooks that have not run yet (their errors are
+        turned into warnings so the original exception propagates)."""
+        args, kwargs, result, called = state["args"], state["kwargs"], state["result"], state["called"]
+        for hook_id, hook in GLOBAL.forward.items():
+            if hook_id in GLOBAL.forward_always_called and hook_id not in called:
+                try:
+                    res = hook(self, args, result)
+                    if res is not None:
+                        result = res
+                except Exception as e:
+                    warnings.warn("global module forward hook with ``always_call=True`` raised an exception that was "
+                                  f"silenced as another error was raised in forward: {e}", stacklevel=3)
+        for hook_id, hook in self._forward_hooks.items():
+            if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        res = hook(self, args, kwargs, result)
+                    else:
+                        res = hook(self, args, result)
+                    if res is not None:
+                        result = res
+                except Exception as e:
+                    warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
+                                  f"silenced as another error was raised in forward: {e}", stacklevel=3)

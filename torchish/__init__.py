@@ -31,6 +31,7 @@ from .ops.index import *  # noqa: E402,F401,F403
 from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
+from .compile import compile as compile  # noqa: E402,A004
 
 globals().update(_ALIASES)  # torch.float, torch.long, torch.half, ...
 float = float32  # noqa: A001
@@ -42,3 +43,5 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 __version__ = "0.1.0"
+
+from . import nn as nn  # noqa: E402

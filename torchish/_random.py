@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._tensor import Tensor
+from .autograd.grad_mode import STATE
 
 
 def _key_data(seed: int):
@@ -32,8 +33,7 @@ class Generator:
     def manual_seed(self, seed):
         seed = int(seed)
         self._seed = seed
-        self._key._d = jnp.asarray(_key_data(seed))
-        self._key._vc.value += 1
+        self._key._set_value(jnp.asarray(_key_data(seed)))
         return self
 
     def seed(self):
@@ -51,16 +51,16 @@ class Generator:
         if not isinstance(new_state, Tensor) or tuple(new_state.shape) != tuple(self._key.shape):
             raise RuntimeError("Expected a torchish RNG state (from get_state()) of shape "
                                f"{list(self._key.shape)}")
-        self._key._d = new_state._d.astype(self._key._d.dtype)
-        self._key._vc.value += 1
+        self._key._set_value(new_state._d.astype(self._key._d.dtype))
         return self
 
     def next_key(self):
         """Split off a fresh key (raw JAX key data) and advance the state; used inside traced code."""
+        if STATE.recorder is not None:
+            STATE.recorder.read((self._key,))
         k = jax.random.wrap_key_data(self._key._d, impl="threefry2x32")
         new, sub = jax.random.split(k)
-        self._key._d = jax.random.key_data(new)
-        self._key._vc.value += 1
+        self._key._set_value(jax.random.key_data(new))
         return sub
 
 

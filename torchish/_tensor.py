@@ -11,6 +11,7 @@ and the Python protocol that needs no op.
 """
 from __future__ import annotations
 
+import itertools
 import weakref
 
 import jax
@@ -19,6 +20,8 @@ import numpy as np
 from . import _dtype, _device
 from .autograd.graph import AccumulateGrad, VersionCounter, add_hook
 from .autograd.grad_mode import STATE
+
+_SERIAL = itertools.count()
 
 
 class Size(tuple):
@@ -45,7 +48,7 @@ class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics, running on JAX."""
 
     __slots__ = ("_d", "_rg", "_grad", "_grad_fn", "_out_nr", "_vc", "_view", "_views", "_hooks", "_post_acc_hooks",
-                 "_acc", "_retains_grad", "__dict__", "__weakref__")
+                 "_acc", "_retains_grad", "_sn", "__dict__", "__weakref__")
 
     # binding for ``torchish.Tensor(2, 3)`` / ``Tensor([1., 2.])`` is installed by the creation ops
     _legacy_new = None
@@ -70,6 +73,10 @@ class Tensor:
         t._post_acc_hooks = None
         t._acc = None
         t._retains_grad = False
+        t._sn = next(_SERIAL)  # creation order: torchish.compile tells pre-existing state from temporaries
+        rec = STATE.recorder
+        if rec is not None:
+            rec.created(t)
         return t
 
     # ---------------------------------------------------------------------------------------------------------
@@ -220,6 +227,8 @@ class Tensor:
             if g.dtype != self.dtype:
                 raise RuntimeError("assigned grad has data of a different type")
         self._grad = g
+        if STATE.recorder is not None:
+            STATE.recorder.wrote(self)
 
     @grad.deleter
     def grad(self):
@@ -361,6 +370,18 @@ class Tensor:
                 self._grad_fn = None
                 self._rg = False
         (vc or self._vc).value += 1
+        if STATE.recorder is not None:
+            STATE.recorder.wrote(self)
+        if self._views:
+            for v in list(self._views):
+                v._refresh()
+
+    def _set_value(self, value):
+        """Replace the value in place, outside autograd (RNG state, optimizer state, compile write-back)."""
+        self._d = value
+        self._vc.value += 1
+        if STATE.recorder is not None:
+            STATE.recorder.wrote(self)
         if self._views:
             for v in list(self._views):
                 v._refresh()

@@ -14,6 +14,7 @@ class _State(threading.local):
         self.anomaly = False
         self.anomaly_check_nan = True
         self.tracing = 0  # > 0 while Tensors hold JAX tracers (torchish.compile)
+        self.recorder = None  # torchish.compile's state recorder while it runs or traces a function
 
 
 STATE = _State()

@@ -8,6 +8,7 @@ tensor outputs, in :class:`BackwardHookFunction` (an identity Function). The nod
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections import OrderedDict
 
@@ -141,7 +142,7 @@ class BackwardHookFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+        return grads
 
 
 def _pack_with_none(indices, values, size):
@@ -200,6 +201,10 @@ class BackwardHook:
             self.grad_outputs = tuple(new)
         local = self.grad_outputs
         if self.input_tensors_index is None:  # no input requires grad: the hooks run here, with grad_input all None
+            if self.user_hooks:
+                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                              "outputs since no inputs require gradients. See the documentation of "
+                              "register_full_backward_hook for more details.", stacklevel=5)
             grad_inputs = _pack_with_none([], [], self.n_inputs)
             for hook in self.user_hooks:
                 res = hook(self.module, grad_inputs, self.grad_outputs)

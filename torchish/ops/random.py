@@ -12,6 +12,7 @@ from .. import _dtype
 from .._random import generator_or_default
 from .._tensor import Tensor
 from . import tracing
+from ..autograd.grad_mode import STATE
 from .creation import _finish, _jdev
 from .inplace import make_inplace
 from .registry import Family as _Family
@@ -88,9 +89,10 @@ def draw(kind, shape, dtype, params=(), generator=None):
     npdt = _dtype.as_dtype(dtype).np
     if tracing.active() or isinstance(gen._key._d, jax.core.Tracer):
         return _sample(kind, gen.next_key(), tuple(shape), npdt, params)
+    if STATE.recorder is not None:
+        STATE.recorder.read((gen._key,))
     new, out = _kernel(kind, tuple(shape), npdt)(gen._key._d, *params)
-    gen._key._d = new
-    gen._key._vc.value += 1
+    gen._key._set_value(new)
     return out
 
 

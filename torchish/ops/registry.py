@@ -164,7 +164,7 @@ def kernel(op, static, cdt):
 def run_forward(op, vals, static, cdt):
     """Run op's forward on raw values: through the cached jitted kernel, or inline when tracing."""
     if tracing.active():
-        return _cast_fn(op, cdt)(*vals, **dict(static))
+        return traced_fn(op, static, cdt)(*vals)
     return kernel(op, static, cdt)(*vals)
 
 
@@ -182,6 +182,8 @@ def apply(op: OpDef, args: tuple, **static):
             req = req or a._rg
         else:
             vals.append(a)
+    if STATE.recorder is not None:
+        STATE.recorder.read(args)
     st = tuple(static.items())
     cdt = compute_dtype(op, args) if op.promote is not None else None
     try:
@@ -298,15 +300,7 @@ def _bwd_fn(op, static, cdt, mask):
 
     if op.vjp is not None:
         def bwd(vals, outs, gs):
-            cvals = list(vals)
-            if cdt is not None:
-                for i in (range(len(vals)) if op.promote_args is None else op.promote_args):
-                    if vals[i] is not None:
-                        cvals[i] = jnp.asarray(vals[i], cdt.np)
-            g = tuple(gz if gz is not None else jnp.zeros(o.shape, o.dtype) for gz, o in zip(gs, outs))
-            multi = len(outs) > 1
-            res = op.vjp(g if multi else g[0], *cvals, out=outs if multi else outs[0], **kw)
-            res = res if isinstance(res, (tuple, list)) else (res,)
+            res = _custom_vjp_all(op, cdt, kw, vals, outs, gs)
             return tuple(_fit(res[i], vals[i]) for i in idx)
         return bwd
 
@@ -327,6 +321,55 @@ def _bwd_fn(op, static, cdt, mask):
             ct = _ct(gs[0], primal_out)
         return tuple(pull(ct))
     return bwd
+
+
+def _custom_vjp_all(op, cdt, kw, vals, outs, gs):
+    """Call ``op.vjp`` (PyTorch's formula) with the inputs cast as in the forward; one entry per input."""
+    cvals = list(vals)
+    if cdt is not None:
+        for i in (range(len(vals)) if op.promote_args is None else op.promote_args):
+            if vals[i] is not None:
+                cvals[i] = jnp.asarray(vals[i], cdt.np)
+    g = tuple(gz if gz is not None and gz.dtype != jax.dtypes.float0 else jnp.zeros(o.shape, o.dtype)
+              for gz, o in zip(gs, outs))
+    multi = len(outs) > 1
+    res = op.vjp(g if multi else g[0], *cvals, out=outs if multi else outs[0], **kw)
+    res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+    return res + (None,) * (len(vals) - len(res))
+
+
+def traced_fn(op, static, cdt):
+    """The op as a function for use inside a JAX trace. Ops with a PyTorch-specific VJP become
+    ``jax.custom_vjp`` functions, so JAX's own transforms (``jax.vjp`` of a compiled step, ``torchish.func``)
+    differentiate them with PyTorch's formula, not JAX's (ties, boundaries, zero norms)."""
+    key = ("traced", static, cdt)
+    f = op.kernels.get(key)
+    if f is not None:
+        return f
+    fn = _cast_fn(op, cdt)
+    kw = dict(static)
+    if op.vjp is None:
+        def f(*vals):
+            return fn(*vals, **kw)
+    else:
+        @jax.custom_vjp
+        def f(*vals):
+            return fn(*vals, **kw)
+
+        def f_fwd(*vals):
+            out = fn(*vals, **kw)
+            return out, (vals, out)
+
+        def f_bwd(res, g):
+            vals, out = res
+            outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            gs = tuple(g) if isinstance(g, (tuple, list)) else (g,)
+            grads = _custom_vjp_all(op, cdt, kw, vals, outs, gs)
+            return tuple(None if (r is None or not hasattr(v, "dtype") or not jnp.issubdtype(v.dtype, jnp.inexact))
+                         else _fit(r, v) for r, v in zip(grads, vals))
+        f.defvjp(f_fwd, f_bwd)
+    op.kernels[key] = f
+    return f
 
 
 def _ct(g, primal):

@@ -1,4 +1,393 @@
-"""torchish.nn.functional: activation (filled in by its owner)."""
+"""torchish.nn.functional: activations.
+
+Every activation is ONE registry op (a pure JAX forward); a VJP is given where PyTorch's backward formula
+differs from what ``jax.vjp`` would derive: at boundaries (``hardtanh`` at its limits, ``hardswish`` at -3 and 3)
+and where a ``jnp.where`` branch that is not taken would overflow (``elu``, ``softplus``). The ``inplace=``
+variants compute out of place and write the result back, as every torchish in-place op does.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import math
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jss
+
+from ... import _dtype
+from ..._tensor import Tensor, wrap_dim
+from ...ops import elementwise as _ew
+from ...ops import reduce as _reduce
+from ...ops.inplace import assign
+from ...ops.registry import apply, defop
+
+__all__ = [
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "elu", "elu_", "selu",
+    "selu_", "celu", "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish",
+    "hardsigmoid", "softplus", "softsign", "softshrink", "hardshrink", "tanhshrink", "threshold", "threshold_",
+    "glu", "logsigmoid", "softmax", "log_softmax", "softmin", "gumbel_softmax",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _zero(g):
+    return jnp.zeros((), g.dtype)
+
+
+def _float_only(x, kernel):
+    """PyTorch's "not implemented" error for activations whose kernels take floating point inputs only."""
+    if x.dtype.category < _dtype._FLOAT:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x.dtype)}\'')
+
+
+def _result(input, out, inplace):
+    """Return ``out``, or write it into ``input`` (PyTorch's ``inplace=True``) and return ``input``."""
+    if not inplace:
+        return out
+    input._check_inplace()
+    return assign(input, out)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# piecewise-linear activations
+
+
+def _hardtanh_fwd(x, *, lo, hi):
+    return jnp.clip(x, jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype))
+
+
+def _hardtanh_vjp(g, x, out, lo, hi):
+    return jnp.where((x > lo) & (x < hi), g, _zero(g))  # zero at the limits, as PyTorch
+
+
+_HARDTANH = defop("hardtanh", _hardtanh_fwd, vjp=_hardtanh_vjp, grad_name="HardtanhBackward0")
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _result(input, apply(_HARDTANH, (input,), lo=min_val, hi=max_val), inplace)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def relu(input, inplace=False):
+    return _result(input, _ew.relu(input), inplace)
+
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+_LEAKY_RELU = defop("leaky_relu", lambda x, *, slope: jnp.where(x > 0, x, x * slope),
+                    grad_name="LeakyReluBackward0")
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _float_only(input, "leaky_relu_cpu")
+    return _result(input, apply(_LEAKY_RELU, (input,), slope=float(negative_slope)), inplace)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def _prelu_fwd(x, w):
+    if w.ndim == 1 and w.shape[0] != 1:
+        w = w.reshape((-1,) + (1,) * (x.ndim - 2))
+    else:
+        w = w.reshape(())
+    return jnp.where(x > 0, x, w * x)
+
+
+_PRELU = defop("prelu", _prelu_fwd, grad_name="PreluKernelBackward0")
+
+
+def prelu(input, weight):
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_dtype.scalar_type_name(input.dtype)} and "
+                           f"{_dtype.scalar_type_name(weight.dtype)}")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if n != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                               f"and channel size = {channels}.")
+    return apply(_PRELU, (input, weight))
+
+
+_THRESHOLD = defop("threshold", lambda x, *, th, value: jnp.where(x <= th, jnp.asarray(value, x.dtype), x),
+                   grad_name="ThresholdBackward0")
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _result(input, apply(_THRESHOLD, (input,), th=threshold, value=value), inplace)
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def _rrelu_fwd(x, noise):
+    return x * jnp.where(x <= 0, noise, jnp.ones((), x.dtype))
+
+
+def _rrelu_vjp(g, x, noise, out):
+    return g * jnp.where(x <= 0, noise, jnp.ones((), x.dtype)), None
+
+
+_RRELU = defop("rrelu_with_noise", _rrelu_fwd, vjp=_rrelu_vjp, grad_name="RreluWithNoiseBackward0")
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training, each non-positive element is scaled by a slope drawn uniformly from
+    ``[lower, upper]`` with torchish's generator; in evaluation, by ``(lower + upper) / 2``."""
+    _float_only(input, "leaky_relu_cpu")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    from ...ops.random import draw
+    noise = Tensor._make(draw("uniform", tuple(input.shape), input.dtype, (float(lower), float(upper))))
+    return _result(input, apply(_RRELU, (input, noise)), inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def _shrink_fwd(x, *, lambd, soft):
+    inside = (x >= -lambd) & (x <= lambd)
+    if soft:
+        return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, jnp.zeros((), x.dtype)))
+    return jnp.where(inside, jnp.zeros((), x.dtype), x)
+
+
+_SOFTSHRINK = defop("softshrink", _shrink_fwd, grad_name="SoftshrinkBackward0")
+_HARDSHRINK = defop("hardshrink", _shrink_fwd, grad_name="HardshrinkBackward0")
+
+
+def softshrink(input, lambd=0.5):
+    _float_only(input, "softshrink_check")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
+                           f"{_dtype.scalar_type_name(input.dtype)}, but found {lambd:g}")
+    return apply(_SOFTSHRINK, (input,), lambd=float(lambd), soft=True)
+
+
+def hardshrink(input, lambd=0.5):
+    _float_only(input, "hardshrink_cpu")
+    return apply(_HARDSHRINK, (input,), lambd=float(lambd), soft=False)
+
+
+def _hardswish_fwd(x):
+    return x * jnp.clip(x + 3, 0, 6) / 6
+
+
+def _hardswish_vjp(g, x, out):
+    return jnp.where(x <= -3, _zero(g), jnp.where(x < 3, g * (x / 3 + 0.5), g))
+
+
+def _hardsigmoid_vjp(g, x, out):
+    return jnp.where((x > -3) & (x < 3), g / 6, _zero(g))
+
+
+_HARDSWISH = defop("hardswish", _hardswish_fwd, vjp=_hardswish_vjp, grad_name="HardswishBackward0")
+_HARDSIGMOID = defop("hardsigmoid", lambda x: jnp.clip(x + 3, 0, 6) / 6, vjp=_hardsigmoid_vjp,
+                     grad_name="HardsigmoidBackward0")
+
+
+def hardswish(input, inplace=False):
+    _float_only(input, "hardswish_cpu")
+    return _result(input, apply(_HARDSWISH, (input,)), inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    _float_only(input, "hardsigmoid_cpu")
+    return _result(input, apply(_HARDSIGMOID, (input,)), inplace)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# exponential-linear and smooth activations
+
+
+def _elu_fwd(x, *, alpha, scale, input_scale):
+    return jnp.where(x > 0, x * scale, jnp.expm1(x * input_scale) * (alpha * scale))
+
+
+def _elu_vjp(g, x, out, alpha, scale, input_scale):
+    # PyTorch's elu_backward; the exponential branch is never evaluated into the positive side (no inf * 0)
+    neg = g * (input_scale * alpha * scale) * jnp.exp(jnp.minimum(x, 0) * input_scale)
+    return jnp.where(x <= 0, neg, g * scale)
+
+
+_ELU = defop("elu", _elu_fwd, vjp=_elu_vjp, grad_name="EluBackward0")
+_CELU = defop("celu", _elu_fwd, vjp=_elu_vjp, grad_name="CeluBackward0")
+
+
+def elu(input, alpha=1.0, inplace=False):
+    _float_only(input, "elu_cpu")
+    return _result(input, apply(_ELU, (input,), alpha=float(alpha), scale=1.0, input_scale=1.0), inplace)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False):
+    _float_only(input, "elu_cpu")
+    out = apply(_ELU, (input,), alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
+    return _result(input, out, inplace)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    _float_only(input, "elu_cpu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    out = apply(_CELU, (input,), alpha=float(alpha), scale=1.0, input_scale=1.0 / float(alpha))
+    return _result(input, out, inplace)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def _gelu_fwd(x, *, approximate):
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + jnp.tanh(inner))
+    return 0.5 * x * (1 + jss.erf(x * (1 / math.sqrt(2))))
+
+
+_GELU = defop("gelu", _gelu_fwd, grad_name="GeluBackward0")
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _float_only(input, "GeluKernelImpl")
+    return apply(_GELU, (input,), approximate=approximate)
+
+
+_SILU = defop("silu", jax.nn.silu, grad_name="SiluBackward0")
+_MISH = defop("mish", lambda x: x * jnp.tanh(jax.nn.softplus(x)), grad_name="MishBackward0")
+_LOGSIGMOID = defop("log_sigmoid", jax.nn.log_sigmoid, grad_name="LogSigmoidBackward0")
+_SOFTSIGN = defop("softsign", lambda x: x / (1 + jnp.abs(x)), promote="float", grad_name="DivBackward0")
+_TANHSHRINK = defop("tanhshrink", lambda x: x - jnp.tanh(x), promote="float", grad_name="SubBackward0")
+
+
+def silu(input, inplace=False):
+    _float_only(input, "silu_cpu")
+    return _result(input, apply(_SILU, (input,)), inplace)
+
+
+def mish(input, inplace=False):
+    _float_only(input, "mish_cpu")
+    return _result(input, apply(_MISH, (input,)), inplace)
+
+
+def logsigmoid(input):
+    _float_only(input, "log_sigmoid_cpu")
+    return apply(_LOGSIGMOID, (input,))
+
+
+def softsign(input):
+    return apply(_SOFTSIGN, (input,))
+
+
+def tanhshrink(input):
+    return apply(_TANHSHRINK, (input,))
+
+
+def sigmoid(input):
+    return _ew.sigmoid(input)
+
+
+def tanh(input):
+    return _ew.tanh(input)
+
+
+def _softplus_fwd(x, *, beta, threshold):
+    xb = x * beta
+    return jnp.where(xb > threshold, x, jnp.log1p(jnp.exp(xb)) / beta)
+
+
+def _softplus_vjp(g, x, out, beta, threshold):
+    z = jnp.exp(jnp.minimum(x * beta, threshold))
+    return jnp.where(x * beta > threshold, g, g * z / (z + 1))
+
+
+_SOFTPLUS = defop("softplus", _softplus_fwd, vjp=_softplus_vjp, grad_name="SoftplusBackward0")
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    _float_only(input, "softplus_cpu")
+    return apply(_SOFTPLUS, (input,), beta=float(beta), threshold=float(threshold))
+
+
+def _glu_fwd(x, *, axis):
+    a, b = jnp.split(x, 2, axis=axis)
+    return a * jax.nn.sigmoid(b)
+
+
+_GLU = defop("glu", _glu_fwd, grad_name="GluBackward0")
+
+
+def glu(input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    return apply(_GLU, (input,), axis=d)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# softmax family
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return _reduce.softmax(input, dim, _stacklevel, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return _reduce.log_softmax(input, dim, _stacklevel, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return _reduce.softmax(_ew.neg(input), dim, _stacklevel, dtype)
+
+
+def _gumbel_softmax_fwd(logits, gumbels, *, tau, axis, hard):
+    y = jax.nn.softmax((logits + gumbels) / tau, axis=axis)
+    if not hard:
+        return y
+    idx = jnp.argmax(y, axis=axis, keepdims=True)
+    one_hot = (jnp.arange(y.shape[axis]).reshape((-1,) + (1,) * (y.ndim - axis - 1)) == idx).astype(y.dtype)
+    return one_hot - jax.lax.stop_gradient(y) + y  # straight-through: the value is one-hot, the gradient soft
+
+
+_GUMBEL_SOFTMAX = defop("gumbel_softmax", _gumbel_softmax_fwd, grad_name="SoftmaxBackward0")
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-softmax distribution; the Gumbel noise comes from torchish's generator."""
+    from ...ops.random import draw
+    _float_only(logits, "softmax_lastdim_kernel_impl")
+    e = draw("exponential", tuple(logits.shape), logits.dtype, (1.0,))
+    gumbels = Tensor._make(-jnp.log(e))
+    axis = wrap_dim(dim, logits.ndim) if logits.ndim else 0
+    return apply(_GUMBEL_SOFTMAX, (logits, gumbels), tau=float(tau), axis=axis, hard=bool(hard))

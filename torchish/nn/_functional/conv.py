@@ -1,4 +1,317 @@
-"""torchish.nn.functional: conv (filled in by its owner)."""
+"""torchish.nn.functional: ``conv1d/2d/3d`` and ``conv_transpose1d/2d/3d`` on ``jax.lax.conv_general_dilated``.
+
+Layouts are PyTorch's: inputs ``(N, C, *spatial)`` (or unbatched ``(C, *spatial)``), weights ``(O, I/groups, *k)``
+for convolutions and ``(I, O/groups, *k)`` for transposed ones. A convolution with its padding (any mode) and bias
+is ONE registry op; its gradients are derived by JAX.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import jax.numpy as jnp
+from jax import lax
+
+from ... import _dtype
+from ...ops.registry import apply, defop
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
+
+_JNP_PAD_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+_SPEC = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
+
+
+def ntuple(value, n, name="argument"):
+    """``value`` (int or sequence) as a tuple of ``n`` ints; a sequence of another length is left for the caller."""
+    if isinstance(value, (list, tuple)):
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def same_padding(kernel, dilation):
+    """PyTorch's ``padding='same'`` split: ``(left, right)`` per dim, the odd element on the right."""
+    out = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        out.append((total // 2, total - total // 2))
+    return tuple(out)
+
+
+def _conv_fwd(x, w, b, *, stride, pads, dilation, groups, pad_mode, batched, transposed, lhs_dilation):
+    nd = w.ndim - 2
+    if not batched:
+        x = x[None]
+    if pad_mode != "zeros":
+        x = jnp.pad(x, ((0, 0), (0, 0)) + pads, mode=_JNP_PAD_MODE[pad_mode])
+        pads = ((0, 0),) * nd
+    if transposed:
+        cin, cout_g = w.shape[0], w.shape[1]
+        w = w.reshape((groups, cin // groups, cout_g) + w.shape[2:])
+        w = jnp.swapaxes(w, 1, 2).reshape((groups * cout_g, cin // groups) + w.shape[3:])
+        w = jnp.flip(w, axis=tuple(range(2, 2 + nd)))
+    y = lax.conv_general_dilated(x, w, window_strides=stride, padding=pads, lhs_dilation=lhs_dilation,
+                                 rhs_dilation=dilation, feature_group_count=groups, dimension_numbers=_SPEC[nd])
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * nd)
+    return y if batched else y[0]
+
+
+_CONV = defop("convolution", _conv_fwd, grad_name="ConvolutionBackward0")
+
+
+def _seq_arg(value, nd, name):
+    t = ntuple(value, nd)
+    if len(t) != nd:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} values to match the "
+                           f"convolution dimensions, but got {name}={list(t)}")
+    return t
+
+
+def _check_common(fname, input, weight, bias, nd, stride, dilation, groups):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fname}, but got input "
+                           f"of size: {list(input.shape)}")
+    if weight.ndim != nd + 2:
+        wd = max(weight.ndim - 2, 0)
+        raise RuntimeError(f"expected stride to be a single integer value or a list of {wd} values to match the "
+                           f"convolution dimensions, but got stride={list(ntuple(stride, nd))}")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
+                           f"{_dtype.scalar_type_name(weight.dtype)}")
+    if bias is not None and bias.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(weight.dtype)} but found "
+                           f"{_dtype.scalar_type_name(bias.dtype)}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+
+
+def _spatial(input, nd):
+    return tuple(input.shape[-nd:])
+
+
+def _batched_shape(input, nd):
+    return list(input.shape) if input.ndim == nd + 2 else [1] + list(input.shape)
+
+
+def convolution(fname, input, weight, bias, stride, padding, dilation, groups, nd, pad_mode="zeros"):
+    """Shared body of ``conv{1,2,3}d`` and of the Conv modules (which add non-zero ``pad_mode``)."""
+    stride = _seq_arg(stride, nd, "stride")
+    dilation = _seq_arg(dilation, nd, "dilation")
+    groups = int(groups)
+    _check_common(fname, input, weight, bias, nd, stride, dilation, groups)
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = ((0, 0),) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            pads = same_padding(kernel, dilation)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        p = _seq_arg(padding, nd, "padding")
+        if any(v < 0 for v in p):
+            raise RuntimeError("negative padding is not supported")
+        pads = tuple((v, v) for v in p)
+    cout = weight.shape[0]
+    if cout % groups != 0:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{list(weight.shape)}] instead")
+    cin = input.shape[-nd - 1]
+    if cin != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{_batched_shape(input, nd)} to have {weight.shape[1] * groups} channels, but got {cin} "
+                           "channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != cout):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with {cout} "
+                           f"elements, but got bias of size {list(bias.shape)} instead")
+    sp = _spatial(input, nd)
+    if pad_mode != "zeros":
+        _check_mode_padding(pad_mode, pads, input, nd)
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(sp, pads))
+    eff = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(p < e for p, e in zip(padded, eff)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
+    return apply(_CONV, (input, weight, bias), stride=stride, pads=pads, dilation=dilation, groups=groups,
+                 pad_mode=pad_mode, batched=input.ndim == nd + 2, transposed=False, lhs_dilation=(1,) * nd)
+
+
+def _check_mode_padding(mode, pads, input, nd):
+    sp = _spatial(input, nd)
+    for i in reversed(range(nd)):
+        (lo, hi), s = pads[i], sp[i]
+        dim = input.ndim - nd + i
+        if mode == "reflect" and (lo >= s or hi >= s):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({lo}, {hi}) at dimension {dim} of input {list(input.shape)}")
+        if mode == "circular" and (lo > s or hi > s):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+
+
+def conv_transposed(fname, input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
+    """Shared body of ``conv_transpose{1,2,3}d``: a convolution of the stride-dilated input with the flipped,
+    regrouped kernel."""
+    stride = _seq_arg(stride, nd, "stride")
+    dilation = _seq_arg(dilation, nd, "dilation")
+    if isinstance(padding, str):
+        raise TypeError(f"{fname}(): argument 'padding' must be tuple of ints, not str")
+    padding = _seq_arg(padding, nd, "padding")
+    output_padding = _seq_arg(output_padding, nd, "output_padding")
+    groups = int(groups)
+    _check_common(fname, input, weight, bias, nd, stride, dilation, groups)
+    if any(v < 0 for v in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(v < 0 for v in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        names = ("depth", "height", "width")[3 - nd:] if nd > 1 else ("width",)
+        parts = [f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)]
+        parts += [f"stride_{n}: {v}" for n, v in zip(names, stride)]
+        parts += [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(parts))
+    cin = input.shape[-nd - 1]
+    if weight.shape[0] % groups != 0:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{list(weight.shape)}] instead")
+    if weight.shape[0] != cin:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{_batched_shape(input, nd)} to have {weight.shape[0]} channels, but got {cin} channels "
+                           "instead")
+    cout = weight.shape[1] * groups
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != cout):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {cout} elements, but got bias of size {list(bias.shape)} instead")
+    kernel = tuple(weight.shape[2:])
+    sp = _spatial(input, nd)
+    out = [(s - 1) * st - 2 * p + d * (k - 1) + op + 1
+           for s, st, p, d, k, op in zip(sp, stride, padding, dilation, kernel, output_padding)]
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, sp))}). Calculated output size per "
+                           f"channel: ({' x '.join(map(str, out))}). Output size is too small")
+    pads = tuple((d * (k - 1) - p, d * (k - 1) - p + op)
+                 for k, d, p, op in zip(kernel, dilation, padding, output_padding))
+    return apply(_CONV, (input, weight, bias), stride=(1,) * nd, pads=pads, dilation=dilation, groups=groups,
+                 pad_mode="zeros", batched=input.ndim == nd + 2, transposed=True, lhs_dilation=stride)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution over ``(N, C, L)``; ``padding`` is an int, a tuple, ``'valid'`` or ``'same'``."""
+    return convolution("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution over ``(N, C, H, W)``.
+
+    Example::
+
+        >>> F.conv2d(torchish.ones(1, 2, 5, 5), torchish.ones(3, 2, 3, 3), padding="same").shape
+        torch.Size([1, 3, 5, 5])
+    """
+    return convolution("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution over ``(N, C, D, H, W)``."""
+    return convolution("conv3d", input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution; ``weight`` is ``(in, out/groups, k)``."""
+    return conv_transposed("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution; ``weight`` is ``(in, out/groups, kH, kW)``."""
+    return conv_transposed("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution; ``weight`` is ``(in, out/groups, kD, kH, kW)``."""
+    return conv_transposed("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# channel rearrangements: pixel_shuffle / pixel_unshuffle / channel_shuffle
+
+
+def _pixel_shuffle_fwd(x, *, r, inverse):
+    lead, (c, h, w) = x.shape[:-3], x.shape[-3:]
+    if not inverse:
+        y = x.reshape(lead + (c // (r * r), r, r, h, w))
+        n = len(lead)
+        y = jnp.transpose(y, tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+        return y.reshape(lead + (c // (r * r), h * r, w * r))
+    y = x.reshape(lead + (c, h // r, r, w // r, r))
+    n = len(lead)
+    y = jnp.transpose(y, tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    return y.reshape(lead + (c * r * r, h // r, w // r))
+
+
+_PIXEL_SHUFFLE = defop("pixel_shuffle", _pixel_shuffle_fwd, linear=True, grad_name="PixelShuffleBackward0")
+_PIXEL_UNSHUFFLE = defop("pixel_unshuffle", _pixel_shuffle_fwd, linear=True, grad_name="PixelUnshuffleBackward0")
+
+
+def pixel_shuffle(input, upscale_factor):
+    """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``."""
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c = input.shape[-3]
+    if c % (r * r) != 0:
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    return apply(_PIXEL_SHUFFLE, (input,), r=r, inverse=False)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    h, w = input.shape[-2], input.shape[-1]
+    if h % r != 0:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)="
+                           f"{h} is not divisible by {r}")
+    if w % r != 0:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)="
+                           f"{w} is not divisible by {r}")
+    return apply(_PIXEL_UNSHUFFLE, (input,), r=r, inverse=True)
+
+
+def _channel_shuffle_fwd(x, *, groups):
+    n, c = x.shape[0], x.shape[1]
+    y = x.reshape((n, groups, c // groups) + x.shape[2:])
+    return jnp.swapaxes(y, 1, 2).reshape(x.shape)
+
+
+_CHANNEL_SHUFFLE = defop("channel_shuffle", _channel_shuffle_fwd, linear=True, grad_name="ChannelShuffleBackward0")
+
+
+def channel_shuffle(input, groups):
+    """Split the channels into ``groups`` and interleave them: ``(N, g*k, *) -> (N, k*g, *)``."""
+    g = int(groups)
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    c = input.shape[1]
+    if c % g != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
+    return apply(_CHANNEL_SHUFFLE, (input,), groups=g)
+
+
+native_channel_shuffle = channel_shuffle

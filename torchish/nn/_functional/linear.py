@@ -1,4 +1,101 @@
-"""torchish.nn.functional: linear (filled in by its owner)."""
+"""torchish.nn.functional: ``linear`` and ``bilinear``.
+
+``linear`` is ONE registry op (``x @ W.T + b``), so a Linear layer runs as one kernel forward and one backward.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import jax.numpy as jnp
+
+from ... import _dtype
+from ..._tensor import Tensor
+from ...ops.registry import apply, defop
+
+__all__ = ["linear", "bilinear"]
+
+
+def _linear_fwd(x, w, b):
+    y = jnp.matmul(x, w.T)
+    return y if b is None else y + b
+
+
+_LINEAR = defop("linear", _linear_fwd, grad_name="AddmmBackward0")
+_LINEAR_NOBIAS = defop("linear_nobias", _linear_fwd, grad_name="MmBackward0")
+
+
+def _type_name(t):
+    """The C++ type name PyTorch's matmul errors print (``float``, ``double``, ``c10::Half``...)."""
+    n = _dtype.scalar_type_name(t.dtype)
+    return {"Float": "float", "Double": "double", "Long": "long int", "Int": "int"}.get(n, "c10::" + n)
+
+
+def _check_linear(input, weight, bias):
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(input)} != "
+                           f"{_type_name(weight)}")
+    k = input.shape[-1] if input.ndim else 1
+    kw = weight.shape[-1] if weight.ndim else 1
+    if input.ndim == 0 or weight.ndim == 0 or weight.ndim > 2 or k != kw:
+        rows = input.numel() // max(k, 1) if input.ndim else 1
+        wt = tuple(reversed(weight.shape)) if weight.ndim == 2 else (kw, 1)
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {wt[0]}x{wt[1]})")
+    if bias is not None:
+        out_shape = tuple(input.shape[:-1]) + tuple(weight.shape[:-1])
+        target = out_shape if out_shape else ()
+        try:
+            ok = tuple(jnp.broadcast_shapes(tuple(bias.shape), target)) == target
+        except ValueError:
+            ok = False
+        if not ok:
+            nb = bias.shape[-1] if bias.ndim else 1
+            no = target[-1] if target else 1
+            raise RuntimeError(f"The expanded size of the tensor ({no}) must match the existing size ({nb}) at "
+                               f"non-singleton dimension {max(len(target) - 1, 0)}.  Target sizes: {list(target)}.  "
+                               f"Tensor sizes: {list(bias.shape)}")
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` as one kernel.
+
+    Args:
+        input: ``(*, in_features)``.
+        weight: ``(out_features, in_features)``.
+        bias: optional ``(out_features,)``.
+
+    Example::
+
+        >>> y = F.linear(torchish.ones(2, 3), torchish.ones(4, 3))   # shape (2, 4)
+    """
+    _check_linear(input, weight, bias)
+    return apply(_LINEAR if bias is not None else _LINEAR_NOBIAS, (input, weight, bias))
+
+
+def _bilinear_fwd(x1, x2, w, b):
+    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2)
+    return y if b is None else y + b
+
+
+_BILINEAR = defop("bilinear", _bilinear_fwd, grad_name="AddBackward0")
+_BILINEAR_NOBIAS = defop("bilinear_nobias", _bilinear_fwd, grad_name="ViewBackward0")
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
+    if not isinstance(weight, Tensor) or weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim}")
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        for i in range(input1.ndim - 1):
+            if input1.shape[i] != input2.shape[i]:
+                raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {input1.shape[i]} and "
+                                   f"{input2.shape[i]}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {weight.shape[2]}")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[-1] if bias.ndim else 1}"
+                           f" but expected {weight.shape[0]}")
+    return apply(_BILINEAR if bias is not None else _BILINEAR_NOBIAS, (input1, input2, weight, bias))

@@ -1,4 +1,233 @@
-"""torchish.nn.functional: rnn (filled in by its owner)."""
+"""Recurrent layers as registered ops: a whole RNN/LSTM/GRU stack is ONE op whose forward is a ``jax.lax.scan``.
+
+All layers and directions of a recurrent module run inside a single registry op (``rnn_tanh``, ``rnn_relu``,
+``lstm``, ``gru``), so in eager mode a sequence is one cached kernel launch and one autograd node, and in a compiled
+program one loop per layer-direction. The gradient is the registry's default: ``jax.vjp`` of the scan.
+
+Variable-length (packed) batches run padded inside the op with a validity mask: past its length a sequence keeps its
+state (so the final state is the one at its last valid step; the reverse direction starts at its last valid step)
+and emits zeros. Packing and unpacking are gathers done inside the same op.
+
+The one-step cells (``rnn_tanh_cell``, ``rnn_relu_cell``, ``lstm_cell``, ``gru_cell``) are single ops as well.
+Gate layouts are PyTorch's: LSTM ``(i, f, g, o)``, GRU ``(r, z, n)`` with ``b_hn`` inside ``r * (W_hn h + b_hn)``.
+"""
 from __future__ import annotations
 
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..._tensor import Tensor
+from ...ops.random import draw
+from ...ops.registry import apply, defop
+
 __all__: list = []
+
+_GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# pure JAX: one step, one layer-direction, the whole stack
+
+
+def _step(mode, xp, h, c, w_hh, b_hh, w_hr):
+    """One recurrence step given ``xp = x @ W_ih^T + b_ih``; returns ``(h', c')`` (``c'`` None unless LSTM)."""
+    gh = h @ w_hh.T
+    if b_hh is not None:
+        gh = gh + b_hh
+    if mode == "lstm":
+        i, f, g, o = jnp.split(xp + gh, 4, axis=-1)
+        c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h2 = jax.nn.sigmoid(o) * jnp.tanh(c2)
+        if w_hr is not None:
+            h2 = h2 @ w_hr.T
+        return h2, c2
+    if mode == "gru":
+        xr, xz, xn = jnp.split(xp, 3, axis=-1)
+        hr, hz, hn = jnp.split(gh, 3, axis=-1)
+        r = jax.nn.sigmoid(xr + hr)
+        z = jax.nn.sigmoid(xz + hz)
+        n = jnp.tanh(xn + r * hn)
+        return (1 - z) * n + z * h, None
+    pre = xp + gh
+    return (jnp.tanh(pre) if mode == "rnn_tanh" else jnp.maximum(pre, 0)), None
+
+
+def _in_proj(x, w_ih, b_ih):
+    xp = x @ w_ih.T
+    return xp + b_ih if b_ih is not None else xp
+
+
+def _layer(mode, x, h0, c0, mask, w, reverse, has_bias, has_proj):
+    """Run one layer-direction over ``x`` (T, B, I) with ``lax.scan``; returns (outputs, h_T, c_T)."""
+    w_ih, w_hh = w[0], w[1]
+    b_ih, b_hh = (w[2], w[3]) if has_bias else (None, None)
+    w_hr = w[-1] if has_proj else None
+    xp = _in_proj(x, w_ih, b_ih)  # every time step's input projection as one matmul
+
+    def body(carry, inp):
+        h, c = carry
+        if mask is None:
+            h2, c2 = _step(mode, inp, h, c, w_hh, b_hh, w_hr)
+            return (h2, c2), h2
+        xt, m = inp
+        h2, c2 = _step(mode, xt, h, c, w_hh, b_hh, w_hr)
+        h_keep = jnp.where(m, h2, h)
+        c_keep = jnp.where(m, c2, c) if c2 is not None else None
+        return (h_keep, c_keep), jnp.where(m, h2, jnp.zeros_like(h2))
+
+    xs = xp if mask is None else (xp, mask)
+    (hT, cT), ys = jax.lax.scan(body, (h0, c0), xs, reverse=reverse)
+    return ys, hT, cT
+
+
+def _stack_fwd(x, h0, c0, lengths, unpack_idx, pack_idx, drop, *w, mode, num_layers, num_dirs, has_bias, has_proj,
+               batch_first, hidden_size, out_size):
+    """The whole recurrent stack. ``x`` is (T, B, I) / (B, T, I), or packed data (N, I) with the gather indices."""
+    if unpack_idx is not None:  # packed: gather (N, I) -> (T, B, I), with a zero row for the padding
+        batch = lengths.shape[0]
+        ext = jnp.concatenate([x, jnp.zeros((1,) + x.shape[1:], x.dtype)], axis=0)
+        seq = ext[unpack_idx].reshape((unpack_idx.shape[0] // batch, batch) + x.shape[1:])
+    else:
+        seq = jnp.swapaxes(x, 0, 1) if batch_first else x
+    steps, batch = seq.shape[0], seq.shape[1]
+    mask = None
+    if lengths is not None:
+        mask = (jnp.arange(steps)[:, None] < lengths[None, :])[:, :, None]
+    per = len(w) // (num_layers * num_dirs)
+    hs, cs = [], []
+    inp = seq
+    for layer in range(num_layers):
+        outs = []
+        for d in range(num_dirs):
+            k = layer * num_dirs + d
+            h_init = h0[k] if h0 is not None else jnp.zeros((batch, out_size), seq.dtype)
+            c_init = None
+            if mode == "lstm":
+                c_init = c0[k] if c0 is not None else jnp.zeros((batch, hidden_size), seq.dtype)
+            ys, hT, cT = _layer(mode, inp, h_init, c_init, mask, w[k * per:(k + 1) * per], d == 1, has_bias,
+                                has_proj)
+            outs.append(ys)
+            hs.append(hT)
+            cs.append(cT)
+        inp = outs[0] if num_dirs == 1 else jnp.concatenate(outs, axis=-1)
+        if drop is not None and layer < num_layers - 1:
+            inp = inp * drop[layer]
+    if pack_idx is not None:
+        out = inp.reshape((-1, inp.shape[-1]))[pack_idx]
+    else:
+        out = jnp.swapaxes(inp, 0, 1) if batch_first else inp
+    if mode == "lstm":
+        return out, jnp.stack(hs), jnp.stack(cs)
+    return out, jnp.stack(hs)
+
+
+_STACK_OPS = {mode: defop(mode, _stack_fwd, grad_name=name) for mode, name in
+              (("rnn_tanh", "RnnTanhBackward0"), ("rnn_relu", "RnnReluBackward0"), ("lstm", "LstmBackward0"),
+               ("gru", "GruBackward0"))}
+
+
+def _cell_fwd(x, h, c, w_ih, w_hh, b_ih, b_hh, *, mode):
+    h2, c2 = _step(mode, _in_proj(x, w_ih, b_ih), h, c, w_hh, b_hh, None)
+    return (h2, c2) if mode == "lstm" else h2
+
+
+_CELL_OPS = {mode: defop(mode + "_cell", _cell_fwd, grad_name=name) for mode, name in
+             (("rnn_tanh", "RnnTanhCellBackward0"), ("rnn_relu", "RnnReluCellBackward0"),
+              ("lstm", "LstmCellBackward0"), ("gru", "GruCellBackward0"))}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# packing indices (shared with torchish.nn.utils.rnn)
+
+
+@functools.lru_cache(maxsize=256)
+def packed_indices(batch_sizes: tuple):
+    """For PyTorch's packed layout with ``batch_sizes`` (one entry per time step, non-increasing), return
+    ``(lengths, unpack_idx, pack_idx)`` as numpy int arrays: each sequence's length, for every (t, b) of the padded
+    (T, B) grid its row in the packed data (``N`` where it is padding), and for each packed row its flat (t, b)."""
+    bs = np.asarray(batch_sizes, np.int64)
+    steps, batch = len(bs), int(bs[0]) if len(bs) else 0
+    valid = np.arange(batch)[None, :] < bs[:, None]  # (T, B)
+    n = int(valid.sum())
+    unpack = np.full(steps * batch, n, np.int64)
+    flat_valid = np.flatnonzero(valid.reshape(-1))
+    unpack[flat_valid] = np.arange(n)
+    lengths = valid.sum(axis=0).astype(np.int64)
+    return lengths, unpack, flat_valid.astype(np.int64)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# wrappers
+
+
+def _dropout_masks(p, shape, dtype):
+    """Inverted-dropout masks (ones scaled by 1/(1-p), or zeros) drawn from torchish's generator."""
+    if p >= 1:
+        return Tensor._make(jnp.zeros(shape, dtype.np))
+    keep = draw("bernoulli", shape, dtype, (1.0 - p,))
+    return Tensor._make(keep / jnp.asarray(1.0 - p, dtype.np))
+
+
+def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_first, has_bias, hidden_size,
+              proj_size=0, dropout=0.0, training=False, batch_sizes=None):
+    """Run a recurrent stack (PyTorch's ``_VF.lstm`` and friends) as one op.
+
+    Args:
+        mode: ``"rnn_tanh"``, ``"rnn_relu"``, ``"lstm"`` or ``"gru"``.
+        input: (T, B, I) (or (B, T, I) with ``batch_first``), or packed data (N, I) when ``batch_sizes`` is given.
+        hx: None, the initial hidden state (L*D, B, H), or for LSTM a pair ``(h0, c0)``.
+        weights: the flat weights in PyTorch's order (``weight_ih_l0, weight_hh_l0, bias_ih_l0, ...``).
+        batch_sizes: for packed input, the per-step batch sizes (a sequence of ints).
+
+    Returns:
+        ``(output, h_n)``, or ``(output, h_n, c_n)`` for LSTM.
+    """
+    num_dirs = 2 if bidirectional else 1
+    h0, c0 = (hx if hx is not None else (None, None)) if mode == "lstm" else (hx, None)
+    lengths = unpack_idx = pack_idx = None
+    if batch_sizes is not None:
+        lens, unpack, pack = packed_indices(tuple(int(b) for b in batch_sizes))
+        lengths, unpack_idx, pack_idx = (Tensor._make(jnp.asarray(a)) for a in (lens, unpack, pack))
+        batch = len(lens)
+        steps = unpack.shape[0] // batch
+    else:
+        steps = input.shape[1] if batch_first else input.shape[0]
+        batch = input.shape[0] if batch_first else input.shape[1]
+    out_size = proj_size if proj_size > 0 else hidden_size
+    drop = None
+    if dropout > 0 and training and num_layers > 1:
+        drop = _dropout_masks(float(dropout), (num_layers - 1, steps, batch, num_dirs * out_size), input.dtype)
+    op = _STACK_OPS[mode]
+    return apply(op, (input, h0, c0, lengths, unpack_idx, pack_idx, drop) + tuple(weights), mode=mode,
+                 num_layers=int(num_layers), num_dirs=num_dirs, has_bias=bool(has_bias), has_proj=proj_size > 0,
+                 batch_first=bool(batch_first) and batch_sizes is None, hidden_size=int(hidden_size),
+                 out_size=int(out_size))
+
+
+def _check_cell(input, hx, w_ih, w_hh, label=""):
+    if input.shape[1] != w_ih.shape[1]:
+        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {w_ih.shape[1]}")
+    if input.shape[0] != hx.shape[0]:
+        raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{label} batch size "
+                           f"{hx.shape[0]}")
+    if hx.shape[1] != w_hh.shape[1]:
+        raise RuntimeError(f"hidden{label} has inconsistent hidden_size: got {hx.shape[1]}, expected "
+                           f"{w_hh.shape[1]}")
+
+
+def rnn_cell(mode, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One step of a recurrent cell (PyTorch's ``torch.lstm_cell`` and friends) on batched 2-D input.
+
+    ``hx`` is the hidden state (B, H), or for LSTM a pair ``(h, c)``; returns ``h'`` or ``(h', c')``.
+    """
+    if mode == "lstm":
+        h, c = hx
+        _check_cell(input, h, w_ih, w_hh, "[0]")
+        _check_cell(input, c, w_ih, w_hh, "[1]")
+    else:
+        h, c = hx, None
+        _check_cell(input, h, w_ih, w_hh)
+    return apply(_CELL_OPS[mode], (input, h, c, w_ih, w_hh, b_ih, b_hh), mode=mode)

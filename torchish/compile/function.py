@@ -1,0 +1,336 @@
+"""``torchish.compile``: a PyTorch-style step (forward, ``backward()``, hooks, ``optimizer.step()``) as ONE XLA
+program, with the facade's semantics kept inside the trace.
+
+Per input signature (a cache entry):
+
+1. the first call runs eagerly under a :class:`Recorder`, which learns the *state*: pre-existing Tensors read or
+   written (parameters, ``.grad``, optimizer moments, buffers, the RNG key), Tensors created lazily by the call
+   and still alive after it (Adam's moments, new ``.grad`` tensors), the hyper-parameters read through
+   :func:`recorder.scalar` (learning rates), and the Modules called (their ``training`` flags are guarded);
+2. the second call traces a pure function ``(args, state, scalars) -> (outputs, written state, new grads)``:
+   tracers are bound into the state Tensors, the user's Python runs through the same ops and engine as eager
+   mode, then the facades are restored. A concrete pre-existing Tensor met during the trace means the state was
+   incomplete: it is added and the function traced again. The program is compiled with the written state donated;
+3. later calls check the guards (argument shapes/dtypes, state shapes/dtypes/requires_grad, ``.grad`` presence,
+   module training flags, grad mode), call the executable, and write outputs back into the same Tensor objects.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import time
+import traceback
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtype
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
+from ..ops import tracing
+from .recorder import Recorder
+
+_CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
+                    jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
+                    jax.errors.TracerArrayConversionError)
+RETRACE_WARN = 8
+
+
+class GraphBreakError(RuntimeError):
+    """Something in the compiled function needs concrete values (``.item()``, ``if tensor:``, printing...)."""
+
+
+def _user_frame(tb):
+    """The innermost frame of user code in a traceback (not torchish, not jax)."""
+    import os
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    best = None
+    for fs in traceback.extract_tb(tb):
+        f = os.path.abspath(fs.filename)
+        if f.startswith(pkg) or "/jax/" in f or "/jaxlib/" in f or f.startswith(sys.prefix + "/lib/python"):
+            continue
+        best = fs
+    return best
+
+
+def _leaf_key(x):
+    if isinstance(x, Tensor):
+        return ("T", x._d.shape, x._d.dtype, x._rg)
+    if isinstance(x, (int, float, bool, str, bytes, type(None), complex)):
+        return ("V", type(x), x)
+    if isinstance(x, (jax.Array,)):
+        return ("A", x.shape, x.dtype)
+    try:
+        hash(x)
+        return ("H", x)
+    except TypeError:
+        return ("O", id(x))
+
+
+class _Entry:
+    """One input signature of a compiled function."""
+
+    def __init__(self):
+        self.calls = 0
+        self.eager = False          # fall back to eager (graph break allowed by fullgraph=False)
+        self.state = []             # state Tensors, in a fixed order
+        self.scalars = []           # (container, key)
+        self.modules = []
+        self.executable = None
+        self.lowered = None
+        self.info = None
+        self.guard = None
+        self.compile_time = 0.0
+
+
+class CompiledFunction:
+    """The callable returned by :func:`torchish.compile`."""
+
+    def __init__(self, fn, fullgraph=None, dynamic=None, mode=None, backend=None, options=None, disable=False):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.disable = disable
+        self.entries = {}
+        self.stats = {"calls": 0, "eager_calls": 0, "traces": 0, "retraces": 0, "compiled_calls": 0,
+                      "compile_seconds": 0.0}
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, objtype=None):  # decorating a method
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    # ---------------------------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if self.disable or STATE.recorder is not None or tracing.active():
+            return self.fn(*args, **kwargs)  # nested inside another compiled function: inline
+        self.stats["calls"] += 1
+        leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
+        key = (tree, tuple(_leaf_key(x) for x in leaves), STATE.grad_enabled, _dtype.DEFAULTS.float)
+        entry = self.entries.get(key)
+        if entry is None:
+            entry = self.entries[key] = _Entry()
+        entry.calls += 1
+        if entry.eager:
+            self.stats["eager_calls"] += 1
+            return self.fn(*args, **kwargs)
+        if entry.calls == 1:
+            return self._record(entry, args, kwargs, leaves)
+        if entry.executable is None or not self._guards_hold(entry, leaves):
+            if entry.executable is not None:
+                self.stats["retraces"] += 1
+                if self.stats["retraces"] == RETRACE_WARN:
+                    warnings.warn(f"torchish.compile: {getattr(self.fn, '__name__', 'function')} has been retraced "
+                                  f"{RETRACE_WARN} times (state or flags keep changing); each retrace recompiles.",
+                                  RuntimeWarning, stacklevel=2)
+            try:
+                self._trace(entry, args, kwargs, leaves, tree)
+            except GraphBreakError:
+                if self.fullgraph is False:
+                    entry.eager = True
+                    self.stats["eager_calls"] += 1
+                    return self.fn(*args, **kwargs)
+                raise
+        return self._run(entry, leaves)
+
+    # ---------------------------------------------------------------------------------------------------------
+    def _record(self, entry, args, kwargs, leaves):
+        """First call: run eagerly and learn the state."""
+        from .._tensor import _SERIAL
+        start = next(_SERIAL)
+        rec = Recorder("eager", start)
+        with rec:
+            out = self.fn(*args, **kwargs)
+        arg_ids = {id(x) for x in leaves if isinstance(x, Tensor)}
+        out_ids = {id(x) for x in jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, Tensor))
+                   if isinstance(x, Tensor)}
+        cand = {}
+        cand.update(rec.reads)
+        cand.update(rec.writes)
+        for k, t in rec.survivors().items():
+            if k not in out_ids and t._grad_fn is None:
+                cand[k] = t
+        for k in list(cand):
+            if k in arg_ids:
+                del cand[k]
+        entry.state = sorted(cand.values(), key=lambda t: t._sn)
+        entry.scalars = list(rec.scalars.values())
+        entry.modules = list(rec.modules.values())
+        self.stats["eager_calls"] += 1
+        return out
+
+    def _guard_key(self, entry, leaves):
+        return (tuple((t._d.shape, t._d.dtype, t._rg, t._grad is None) for t in entry.state),
+                tuple(m.training for m in entry.modules))
+
+    def _guards_hold(self, entry, leaves):
+        return self._guard_key(entry, leaves) == entry.guard
+
+    # ---------------------------------------------------------------------------------------------------------
+    def _trace(self, entry, args, kwargs, leaves, tree):
+        t0 = time.perf_counter()
+        for attempt in range(6):
+            self.stats["traces"] += 1
+            missing = self._trace_once(entry, leaves, tree)
+            if not missing:
+                break
+            entry.state = sorted({id(t): t for t in entry.state + missing[0]}.values(), key=lambda t: t._sn)
+            entry.scalars = entry.scalars + [s for s in missing[1] if s not in entry.scalars]
+            entry.modules = entry.modules + [m for m in missing[2] if m not in entry.modules]
+        else:
+            raise RuntimeError("torchish.compile: the set of state tensors did not settle after 6 traces")
+        entry.guard = self._guard_key(entry, leaves)
+        dt = time.perf_counter() - t0
+        entry.compile_time += dt
+        self.stats["compile_seconds"] += dt
+
+    def _trace_once(self, entry, leaves, tree):
+        state = entry.state
+        info = {}
+        fn = self.fn
+        arg_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+        arg_rg = [leaves[i]._rg for i in arg_pos]
+        scalar_keys = [(id(c), k) for c, k in entry.scalars]
+        modules_seen = {}
+
+        def pure(arg_vals, state_vals, scalar_vals):
+            from .._tensor import _SERIAL
+            saved = [(t._d, t._grad, t._grad_fn, t._out_nr, t._rg) for t in state]
+            for t, v in zip(state, state_vals):
+                t._d = v
+            targs = list(leaves)
+            arg_tensors = []
+            for i, v, rg in zip(arg_pos, arg_vals, arg_rg):
+                tt = Tensor._make(v, rg)
+                targs[i] = tt
+                arg_tensors.append(tt)
+            a, kw = jax.tree_util.tree_unflatten(tree, targs)
+            start = next(_SERIAL)
+            rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)))
+            try:
+                with rec, tracing.tracing_scope():
+                    out = fn(*a, **kw)
+                out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
+                missing = [t for t in rec.missing.values()]
+                # writes to known state are fine; writes to concrete pre-existing tensors outside it are missing
+                state_ids = {id(t) for t in state}
+                for t in rec.writes.values():
+                    if id(t) not in state_ids and not isinstance(t._d, jax.core.Tracer):
+                        missing.append(t)
+                for m in rec.modules.values():
+                    modules_seen[id(m)] = m
+                out_vals, out_spec = [], []
+                for x in out_leaves:
+                    if isinstance(x, Tensor):
+                        out_spec.append(("T", x._rg and x._grad_fn is not None))
+                        out_vals.append(x._d)
+                    else:
+                        out_spec.append(("C", x))
+                written = [i for i, t in enumerate(state) if t._d is not state_vals[i]]
+                grads = []
+                grad_spec = []
+                for i, t in enumerate(state + arg_tensors):
+                    g = t._grad
+                    before = saved[i][1] if i < len(state) else None
+                    if g is before:
+                        continue
+                    if g is None:
+                        grad_spec.append((i, "none"))
+                    elif id(g) in state_ids:
+                        grad_spec.append((i, ("state", state.index(g))))
+                    else:
+                        if not isinstance(g._d, jax.core.Tracer) and g._sn < start:
+                            missing.append(g)
+                        grad_spec.append((i, "new"))
+                        grads.append(g._d)
+                arg_written = [k for k, tt in enumerate(arg_tensors) if tt._d is not arg_vals[k]]
+                info.update(out_tree=out_tree, out_spec=out_spec, written=written, grad_spec=grad_spec,
+                            arg_written=arg_written, missing=missing, missing_scalars=list(rec.missing_scalars.values()),
+                            backward_ran=rec.backward_ran)
+                return out_vals, [state[i]._d for i in written], grads, [arg_tensors[k]._d for k in arg_written]
+            except _CONCRETE_ERRORS as e:
+                fs = _user_frame(e.__traceback__)
+                where = f"{fs.filename}:{fs.lineno}: `{fs.line}`\n" if fs is not None else ""
+                raise GraphBreakError(
+                    f"torchish.compile could not trace {getattr(fn, '__name__', 'the function')}: {where}"
+                    f"{type(e).__name__}: {str(e).splitlines()[0]}\nValue-dependent Python (`.item()`, `.tolist()`, "
+                    "`if tensor:`, printing a tensor) cannot run inside one XLA program. Move it outside the "
+                    "compiled function, express it with tensor ops (torchish.where, masks), or pass "
+                    "fullgraph=False to torchish.compile to run this function eagerly instead.") from e
+            finally:
+                for t, (d, g, gf, nr, rg) in zip(state, saved):
+                    t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
+
+        arg_vals = [leaves[i]._d for i in arg_pos]
+        state_vals = [t._d for t in state]
+        scalar_vals = [jnp.asarray(c[k]) for c, k in entry.scalars]
+        jitted = jax.jit(pure)
+        lowered = jitted.lower(arg_vals, state_vals, scalar_vals)
+        if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
+                                                           if all(m is not e for e in entry.modules)]:
+            new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
+            return (info["missing"], info["missing_scalars"], new_modules)
+        entry.modules = entry.modules + [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
+        if any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"]:
+            info["needs_vjp"] = True
+        entry.lowered = lowered
+        entry.executable = lowered.compile()
+        entry.info = info
+        entry.arg_pos = arg_pos
+        return None
+
+    # ---------------------------------------------------------------------------------------------------------
+    def _run(self, entry, leaves):
+        self.stats["compiled_calls"] += 1
+        info = entry.info
+        arg_vals = [leaves[i]._d for i in entry.arg_pos]
+        state_vals = [t._d for t in entry.state]
+        scalar_vals = [jnp.asarray(c[k]) for c, k in entry.scalars]
+        out_vals, written, grads, arg_written = entry.executable(arg_vals, state_vals, scalar_vals)
+        state = entry.state
+        for i, v in zip(info["written"], written):
+            state[i]._set_value(v)
+        arg_tensors = [leaves[i] for i in entry.arg_pos]
+        for k, v in zip(info["arg_written"], arg_written):
+            arg_tensors[k]._set_value(v)
+        targets = state + arg_tensors
+        it = iter(grads)
+        for i, kind in info["grad_spec"]:
+            t = targets[i]
+            if kind == "none":
+                t._grad = None
+            elif kind == "new":
+                t._grad = Tensor._make(next(it))
+            else:
+                t._grad = state[kind[1]]
+        out = []
+        vit = iter(out_vals)
+        for kind, x in info["out_spec"]:
+            out.append(Tensor._make(next(vit)) if kind == "T" else x)
+        return jax.tree_util.tree_unflatten(info["out_tree"], out)
+
+    # ---------------------------------------------------------------------------------------------------------
+    def _entry_for(self, args, kwargs):
+        leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
+        key = (tree, tuple(_leaf_key(x) for x in leaves), STATE.grad_enabled, _dtype.DEFAULTS.float)
+        entry = self.entries.get(key)
+        if entry is None or entry.executable is None:
+            raise RuntimeError("torchish.compile: this input signature has not been compiled yet (a function is "
+                               "compiled on its second call with a signature); call it twice first")
+        return entry
+
+    def lower(self, *args, **kwargs):
+        """The ``jax.stages.Lowered`` program for these arguments (``.as_text()`` gives StableHLO)."""
+        return self._entry_for(args, kwargs).lowered
+
+    def compiled(self, *args, **kwargs):
+        """The ``jax.stages.Compiled`` executable for these arguments (``.memory_analysis()``,
+        ``.cost_analysis()``, ``.as_text()`` for the optimised HLO)."""
+        return self._entry_for(args, kwargs).executable
+
+    def hlo_text(self, *args, **kwargs):
+        return self.compiled(*args, **kwargs).as_text()
+
+    def memory_analysis(self, *args, **kwargs):
+        return self.compiled(*args, **kwargs).memory_analysis()

@@ -1,0 +1,113 @@
+"""What a compiled function touches: the state recorder.
+
+While ``torchish.compile`` runs a function eagerly (its first call) or traces it, the facade reports to the active
+:class:`Recorder` (``STATE.recorder``) every Tensor an op reads, every in-place write, every ``.grad`` assignment,
+every Tensor created, every Python hyper-parameter read through :func:`scalar`, and every Module called. A Tensor
+that existed before the call started (by its creation serial number) and is read or written is *state*: it becomes
+an input of the compiled program and, when written, an output written back after each call.
+"""
+from __future__ import annotations
+
+import weakref
+
+import jax
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
+
+
+class Recorder:
+    """Collects state during one eager run (``mode="eager"``) or one trace (``mode="trace"``).
+
+    In trace mode the known state Tensors hold tracers; meeting a *concrete* pre-existing Tensor means the state
+    set was incomplete: it is noted in ``missing`` and the caller traces again with it included.
+    """
+
+    def __init__(self, mode, start_serial, scalar_tracers=None):
+        self.mode = mode
+        self.start = start_serial
+        self.reads = {}        # id -> Tensor: pre-existing tensors read
+        self.writes = {}       # id -> Tensor: pre-existing tensors written in place (or whose .grad was set)
+        self.missing = {}      # trace mode: pre-existing concrete tensors met
+        self._created = []     # eager mode: weakrefs to tensors created during the run
+        self.scalars = {}      # (id(container), key) -> (container, key)
+        self.missing_scalars = {}
+        self.scalar_tracers = scalar_tracers or {}
+        self.modules = {}      # id -> Module called during the run
+        self.backward_ran = False
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = STATE.recorder
+        STATE.recorder = self
+        return self
+
+    def __exit__(self, *exc):
+        STATE.recorder = self.prev
+        return False
+
+    # ---- facade callbacks ------------------------------------------------------------------------------
+    def read(self, args):
+        start = self.start
+        for a in args:
+            if isinstance(a, Tensor) and a._sn < start:
+                if self.mode == "trace":
+                    if not isinstance(a._d, jax.core.Tracer):
+                        self.missing[id(a)] = a
+                else:
+                    self.reads[id(a)] = a
+
+    def wrote(self, t):
+        if t._sn < self.start:
+            self.writes[id(t)] = t
+
+    def created(self, t):
+        if self.mode == "eager":
+            self._created.append(weakref.ref(t))
+
+    def scalar(self, container, key, value):
+        k = (id(container), key)
+        if self.mode == "eager":
+            self.scalars[k] = (container, key)
+            return value
+        tracer = self.scalar_tracers.get(k)
+        if tracer is None:
+            self.missing_scalars[k] = (container, key)
+            return value
+        return tracer
+
+    def module(self, m):
+        self.modules[id(m)] = m
+
+    def survivors(self):
+        """Tensors created during the eager run that are still alive (state created lazily, e.g. Adam's moments,
+        new ``.grad`` tensors)."""
+        out = {}
+        for r in self._created:
+            t = r()
+            if t is not None:
+                out[id(t)] = t
+        return out
+
+
+def scalar(container, key):
+    """Read ``container[key]`` (a Python number such as a learning rate) so that ``torchish.compile`` passes it
+    to the compiled program as a value: changing it between calls does not retrace."""
+    value = container[key]
+    rec = STATE.recorder
+    if rec is None or isinstance(value, Tensor) or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return value
+    return rec.scalar(container, key, value)
+
+
+def note_module(module):
+    """Called by ``Module.__call__``: the compiled function guards on the module's ``training`` flag."""
+    rec = STATE.recorder
+    if rec is not None:
+        rec.module(module)
+
+
+def note_backward():
+    rec = STATE.recorder
+    if rec is not None:
+        rec.backward_ran = True

@@ -1,0 +1,10 @@
+"""``torchish.nn.utils``: gradient clipping and parameter/vector conversion."""
+from __future__ import annotations
+
+from .clip_grad import (clip_grad_norm_ as clip_grad_norm_, clip_grad_norm as clip_grad_norm,  # noqa: F401
+                        clip_grad_value_ as clip_grad_value_, get_total_norm as get_total_norm,
+                        clip_grads_with_norm_ as clip_grads_with_norm_)
+from .convert_parameters import (parameters_to_vector as parameters_to_vector,  # noqa: F401
+                                 vector_to_parameters as vector_to_parameters)
+from . import clip_grad as clip_grad, convert_parameters as convert_parameters  # noqa: F401
+from . import rnn as rnn  # noqa: F401

@@ -398,7 +398,7 @@ class Tensor:
     # Python protocol that needs no op
 
     def item(self):
-        d = self._d
+        d = self._concrete()
         if d.size != 1:
             raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
         return _to_python(d)
@@ -411,11 +411,11 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return np.array(self._concrete())
 
-    def _concrete(self):
+    def _concrete(self, what="reading a tensor's value (.item(), .tolist(), .numpy(), bool(), printing)"):
         d = self._d
         if isinstance(d, jax.core.Tracer):
             from .ops.tracing import concrete_error
-            raise concrete_error("reading a tensor's values")
+            raise concrete_error(what)
         return d
 
     def __array__(self, dtype=None, copy=None):

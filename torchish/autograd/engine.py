@@ -156,6 +156,8 @@ def _discover(roots):
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumulate):
     """Run the backward pass. With ``accumulate`` leaves get ``.grad``; otherwise the gradients reaching
     ``inputs`` are returned (one per input, None where none arrived)."""
+    if STATE.recorder is not None:  # torchish.compile: the step computes its own gradients
+        STATE.recorder.backward_ran = True
     root_edges = [t._edge() for t in roots]
     targets = None  # id(node) -> list of (output_nr, input index)
     if inputs is not None:

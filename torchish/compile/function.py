@@ -28,6 +28,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
+from ..autograd.graph import Node, node_class
 from ..ops import tracing
 from .recorder import Recorder
 
@@ -272,13 +273,41 @@ class CompiledFunction:
             new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
             return (info["missing"], info["missing_scalars"], new_modules)
         entry.modules = entry.modules + [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
-        if any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"]:
-            info["needs_vjp"] = True
+        entry.diff = None
+        if any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"] \
+                and STATE.grad_enabled:
+            lowered = self._lower_with_vjp(entry, pure, info, arg_vals, state_vals, scalar_vals, arg_rg)
         entry.lowered = lowered
         entry.executable = lowered.compile()
         entry.info = info
         entry.arg_pos = arg_pos
         return None
+
+    def _lower_with_vjp(self, entry, pure, info, arg_vals, state_vals, scalar_vals, arg_rg):
+        """Outputs that carry gradients and no backward inside: compile the forward together with its VJP
+        (``jax.vjp``), and link the outputs to a node whose backward runs the compiled pullback — so
+        ``loss.backward()`` outside a compiled module works as in eager mode."""
+        def inexact(v):
+            return jnp.issubdtype(v.dtype, jnp.inexact)
+        d_arg = [k for k, v in enumerate(arg_vals) if arg_rg[k] and inexact(v)]
+        d_state = [i for i, t in enumerate(entry.state) if t._rg and inexact(t._d)]
+        out_rg = [j for j, (kind, rg) in enumerate([s for s in info["out_spec"] if s[0] == "T"]) if rg]
+
+        def fwd(arg_vals, state_vals, scalar_vals):
+            def f(da, ds):
+                av, sv = list(arg_vals), list(state_vals)
+                for k, v in zip(d_arg, da):
+                    av[k] = v
+                for i, v in zip(d_state, ds):
+                    sv[i] = v
+                outs, written, grads, argw = pure(av, sv, scalar_vals)
+                return [outs[j] for j in out_rg], (outs, written, grads, argw)
+            diff_outs, pull, aux = jax.vjp(f, [arg_vals[k] for k in d_arg], [state_vals[i] for i in d_state],
+                                           has_aux=True)
+            return aux + (pull,)
+        entry.diff = (d_arg, d_state, out_rg)
+        entry.pullback = jax.jit(lambda pull, gs: pull(gs))
+        return jax.jit(fwd).lower(arg_vals, state_vals, scalar_vals)
 
     # ---------------------------------------------------------------------------------------------------------
     def _run(self, entry, leaves):
@@ -287,7 +316,9 @@ class CompiledFunction:
         arg_vals = [leaves[i]._d for i in entry.arg_pos]
         state_vals = [t._d for t in entry.state]
         scalar_vals = [jnp.asarray(c[k]) for c, k in entry.scalars]
-        out_vals, written, grads, arg_written = entry.executable(arg_vals, state_vals, scalar_vals)
+        res = entry.executable(arg_vals, state_vals, scalar_vals)
+        out_vals, written, grads, arg_written = res[:4]
+        pull = res[4] if entry.diff is not None else None
         state = entry.state
         for i, v in zip(info["written"], written):
             state[i]._set_value(v)
@@ -306,8 +337,16 @@ class CompiledFunction:
                 t._grad = state[kind[1]]
         out = []
         vit = iter(out_vals)
+        tensors_out = []
         for kind, x in info["out_spec"]:
-            out.append(Tensor._make(next(vit)) if kind == "T" else x)
+            if kind == "T":
+                t = Tensor._make(next(vit))
+                tensors_out.append(t)
+                out.append(t)
+            else:
+                out.append(x)
+        if pull is not None and STATE.grad_enabled:
+            _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out)
         return jax.tree_util.tree_unflatten(info["out_tree"], out)
 
     # ---------------------------------------------------------------------------------------------------------
@@ -334,3 +373,35 @@ class CompiledFunction:
 
     def memory_analysis(self, *args, **kwargs):
         return self.compiled(*args, **kwargs).memory_analysis()
+
+
+class CompiledBackward(Node):
+    """grad_fn of the outputs of a compiled forward: runs the compiled pullback."""
+
+    __slots__ = ()
+
+    def release_saved(self):
+        self.pull = None
+
+    def apply_grads(self, grads, create_graph):
+        self.check_alive()
+        if create_graph:
+            raise RuntimeError("torchish.compile: create_graph=True through a compiled forward is not supported; "
+                               "call backward(create_graph=True) inside the compiled function instead")
+        gs = [g._d if g is not None else jnp.zeros(shape, dt) for g, (shape, dt) in zip(grads, self.out_meta)]
+        da, ds = self.pullback(self.pull, gs)
+        return [Tensor._make(g) for g in list(da) + list(ds)]
+
+
+_COMPILED_NODE = node_class(CompiledBackward, "CompiledFunctionBackward")
+
+
+def _link_outputs(entry, pull, arg_tensors, tensors_out):
+    d_arg, d_state, out_rg = entry.diff
+    inputs = [arg_tensors[k] for k in d_arg] + [entry.state[i] for i in d_state]
+    outs = [tensors_out[j] for j in out_rg]
+    node = _COMPILED_NODE(tuple(t._edge() for t in inputs), tuple((o._d.shape, o._d.dtype) for o in outs))
+    node.pull = pull
+    node.pullback = entry.pullback
+    for i, o in enumerate(outs):
+        o._rg, o._grad_fn, o._out_nr = True, node, i

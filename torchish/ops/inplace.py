@@ -1,22 +1,121 @@
-"""In-place ops and writes through views.
+"""In-place ops, writes through views, and the strided layout of views.
 
 An in-place op computes its result out of place (recording the graph as usual) and then rebinds the target
 (:meth:`Tensor._assign`). Writing into a view writes a new value into its *base* with ``view_write`` — a scatter of
 the view's elements into the base (PyTorch's ``CopySlices``) — and every live view of that base is refreshed by
 replaying its chain of view ops.
+
+A base holds a contiguous buffer; the strides a view would have in PyTorch are derived from its chain of view ops
+(each view op registers a *layout rule* here). They decide what ``stride()``, ``is_contiguous()`` and
+``contiguous()`` report, whether ``view()`` is allowed and whether ``reshape()`` returns a view or a copy.
 """
 from __future__ import annotations
 
 import functools
+import math
+import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _VIEW_WRITE, wrap
 from ..autograd.grad_mode import STATE
 from . import registry, tracing
 from .registry import apply, defop
+
+# ----------------------------------------------------------------------------------------------------------------
+# layout: (shape, strides, storage offset) of a view, in elements
+
+LAYOUT_RULES: dict = {}   # view op name -> rule((shape, strides, offset), **static) -> (shape, strides, offset)
+BITCASTS: dict = {}       # view op name -> inverse(value, like, **static): views that reinterpret bits
+
+
+def layout_rule(*names):
+    """Decorator registering the layout rule of the view ops ``names``."""
+    def deco(fn):
+        for n in names:
+            LAYOUT_RULES[n] = fn
+        return fn
+    return deco
+
+
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(tuple(shape)):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def layout(t: Tensor):
+    """PyTorch's ``(sizes, strides, storage_offset)`` for ``t``, replaying its view chain on its base's layout."""
+    if t._view is None or not t._view[1]:
+        return tuple(t._d.shape), contiguous_strides(t._d.shape), 0
+    base, chain, _ = t._view
+    shape, strides, offset = tuple(base._d.shape), contiguous_strides(base._d.shape), 0
+    for op, st in chain:
+        rule = LAYOUT_RULES.get(op.name)
+        if rule is None:  # an op without a rule: treat its output as a fresh contiguous buffer
+            shape = tuple(jax.eval_shape(functools.partial(_chain_apply, chain=((op, st),)),
+                                         jax.ShapeDtypeStruct(shape, base._d.dtype)).shape)
+            strides, offset = contiguous_strides(shape), 0
+            continue
+        shape, strides, offset = rule((shape, strides, offset), **dict(st))
+    return tuple(shape), tuple(strides), offset
+
+
+def is_contiguous(shape, strides) -> bool:
+    expected = 1
+    if math.prod(shape) == 0:
+        return True
+    for s, st in zip(reversed(shape), reversed(strides)):
+        if s != 1:
+            if st != expected:
+                return False
+            expected *= s
+    return True
+
+
+def view_strides(old_shape, old_strides, new_shape):
+    """The strides ``view(new_shape)`` would have (PyTorch's ``computeStride``), or None if it needs a copy."""
+    old_shape, new_shape = tuple(old_shape), tuple(new_shape)
+    numel = math.prod(old_shape)
+    if numel == 0 and old_shape == new_shape:
+        return tuple(old_strides)
+    if numel == 0 or not old_shape:
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base = old_strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[d]
+        if d == 0 or (old_shape[d - 1] != 1 and old_strides[d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk_base = old_strides[d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+def _check_overlap(view):
+    shape, strides, _ = layout(view)
+    if any(st == 0 and s > 1 for s, st in zip(shape, strides)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# writing through views
 
 
 def _chain_apply(x, chain):
@@ -30,28 +129,74 @@ def _chain_apply(x, chain):
     return x
 
 
-def _view_write_fwd(base, new, *, chain):
+def _scatter(base, chain, new):
+    """``base`` with the elements that ``chain`` selects replaced by ``new`` (broadcast to the view's shape)."""
+    if not chain:
+        return jnp.broadcast_to(jnp.asarray(new, base.dtype), base.shape)
     idx = jnp.arange(base.size, dtype=jnp.int64 if base.size > 2**31 - 1 else jnp.int32).reshape(base.shape)
     sel = _chain_apply(idx, chain)
     new = jnp.broadcast_to(jnp.asarray(new, base.dtype), sel.shape)
     return base.reshape(-1).at[sel.reshape(-1)].set(new.reshape(-1)).reshape(base.shape)
 
 
+def _view_write_fwd(base, new, *, chain):
+    """``base`` after the view reached by ``chain`` takes the value ``new``. Index-selecting view ops are undone
+    by a scatter; bit-reinterpreting ones (``view(dtype)``) by their inverse."""
+    k = next((i for i, (op, _) in enumerate(chain) if op.name in BITCASTS), None)
+    if k is None:
+        return _scatter(base, chain, new)
+    head, (op, st), rest = chain[:k], chain[k], chain[k + 1:]
+    sub = _chain_apply(base, head)
+    cast = _chain_apply(sub, ((op, st),))
+    sub_new = BITCASTS[op.name](_view_write_fwd(cast, new, chain=rest), sub, **dict(st))
+    return _scatter(base, head, sub_new)
+
+
 VIEW_WRITE = defop("view_write", _view_write_fwd, grad_name="CopySlices")
+
+
+def _check_view_modifiable(view, chain):
+    """PyTorch's refusals for in-place writes that need gradients through a view."""
+    multi = [i for i, (_, st) in enumerate(chain) if any(k == "_out" for k, _ in st)]
+    if multi:
+        op, st = chain[-1]
+        out_nr = dict(st).get("_out", 0)
+        name = op.grad_name[:-len("Backward0")] if op.grad_name.endswith("Backward0") else op.grad_name
+        raise RuntimeError(f"Output {out_nr} of {name} is a view and is being modified inplace. This view is the "
+                           "output of a function that returns multiple views. Such functions do not allow the output "
+                           "views to be modified inplace. You should replace the inplace operation by an out-of-place "
+                           "one.")
+    if view._grad_fn is None and view._view[0]._rg:
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+                           "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+                           "your code by moving both the view and the inplace either both inside the no_grad block (if "
+                           "you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+                           "tracked).")
 
 
 def _write(view, base, chain, diff, r):
     """``view`` (of ``base`` via ``chain``) takes the value of ``r``: write it into the base."""
-    if diff:
+    _check_overlap(view)
+    if diff and STATE.grad_enabled and (base._rg or r._rg):
+        _check_view_modifiable(view, chain)
         new_base = apply(VIEW_WRITE, (base, r), chain=chain)
-    else:
+        base._rebind(new_base, view._vc)
+        return
+    # nothing to record (or an alias outside the graph: `.data`, `detach()`): the base's graph is left as it is
+    if chain:
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
         try:
-            new_base = apply(VIEW_WRITE, (base, r), chain=chain) if chain else wrap(r._d)
+            new = apply(VIEW_WRITE, (base, r), chain=chain)._d
         finally:
             STATE.grad_enabled = prev
-    base._rebind(new_base, view._vc)  # a `.data` alias bumps a counter of its own
+    else:
+        new = r._d
+    base._d = new
+    view._vc.value += 1  # a `.data` alias bumps a counter of its own
+    if base._views:
+        for v in list(base._views):
+            v._refresh()
 
 
 def _refresh(view, base, chain, diff):
@@ -67,12 +212,17 @@ def _refresh(view, base, chain, diff):
         st2 = tuple(kw.items())
         out = registry.run_forward(op, [t._d], st2, None)
         outs = tuple(wrap(o) for o in out) if isinstance(out, (tuple, list)) else (wrap(out),)
-        registry._record(op, (t,), [t._d], st2, None, outs)
+        if op.differentiable and _inexact(outs[0]._d):
+            registry._record(op, (t,), [t._d], st2, None, outs)
         t = outs[i if i is not None else 0]
     view._d = t._d
     view._grad_fn = t._grad_fn
     view._out_nr = t._out_nr
-    view._rg = True
+    view._rg = t._rg
+
+
+def _inexact(v):
+    return jnp.issubdtype(v.dtype, jnp.inexact)
 
 
 @functools.lru_cache(maxsize=512)
@@ -97,7 +247,7 @@ _VIEW_WRITE.refresh = _refresh
 def assign(self: Tensor, r) -> Tensor:
     """Write result ``r`` into ``self`` with PyTorch's checks: the dtype must be castable and the shape must be
     self's (a broadcastable result is expanded)."""
-    from . import convert, shape as _shape
+    from . import convert
     if not isinstance(r, Tensor):
         r = Tensor._make(jnp.asarray(r, self._d.dtype))
     if r._d.dtype != self._d.dtype:
@@ -108,15 +258,18 @@ def assign(self: Tensor, r) -> Tensor:
         r = convert.to_dtype(r, sd)
     if r._d.shape != self._d.shape:
         try:
-            import numpy as np
             full = np.broadcast_shapes(r._d.shape, self._d.shape)
         except ValueError:
             full = None
         if full is None or tuple(full) != self._d.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(full) if full is not None else list(r.shape)}")
-        r = _shape.expand(r, self._d.shape)
+        r = apply(_BROADCAST, (r,), shape=self._d.shape)
     return self._assign(r)
+
+
+_BROADCAST = defop("expand_copy", lambda x, *, shape: jnp.broadcast_to(x, shape), linear=True,
+                   grad_name="ExpandBackward0")
 
 
 def make_inplace(fn, name=None):
@@ -128,3 +281,32 @@ def make_inplace(fn, name=None):
     method.__name__ = name or (fn.__name__ + "_")
     method.__qualname__ = "Tensor." + method.__name__
     return method
+
+
+def inplace_view(self: Tensor, out: Tensor) -> Tensor:
+    """Make ``self`` become ``out`` — a view of ``self`` (``unsqueeze_``, ``t_``...) — keeping its storage.
+
+    A view just extends its chain. A base turns into a view of a hidden base that keeps the storage (and the graph
+    record) it had, so its existing views and its strides stay what PyTorch's would be.
+    """
+    self._check_inplace()
+    if self._view is None:
+        hidden = Tensor._make(self._d, self._rg, self._grad_fn, self._out_nr)
+        hidden._vc = self._vc
+        hidden._views = weakref.WeakSet()
+        hidden.__dict__["_hidden_base"] = True
+        for v in list(self._views or ()):
+            if v is not out:
+                hidden._views.add(v)
+                v._view = (hidden,) + v._view[1:]
+        self._views = None
+        self._view = (hidden, out._view[1], True)
+        hidden._views.add(self)
+    else:
+        self._view = out._view
+    self._d = out._d
+    self._grad_fn = out._grad_fn
+    self._out_nr = out._out_nr
+    self._rg = out._rg
+    self._vc.value += 1
+    return self

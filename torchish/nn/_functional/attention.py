@@ -1,4 +1,378 @@
-"""torchish.nn.functional: attention (filled in by its owner)."""
+"""torchish.nn.functional: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``.
+
+The attention core is one registry op in each case (scores, masks, softmax, dropout and the weighted sum fused in
+one kernel; the gradient is ``jax.vjp`` of it). ``multi_head_attention_forward`` runs its input projections and its
+output projection through ``F.linear`` and the head split, bias_kv / zero-attention columns, mask merging and
+attention inside one op, with PyTorch's numerics: a row whose keys are all masked gives zeros through
+``scaled_dot_product_attention`` (PyTorch's safe softmax) and NaN through the ``need_weights=True`` path.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import math
+
+import jax
+import jax.numpy as jnp
+
+from ... import _dtype
+from ..._tensor import Tensor
+from ...ops.random import draw
+from ...ops.registry import apply, defop
+from .linear import linear
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "_canonical_mask", "_none_or_dtype"]
+
+
+def _cpp_name(dt):
+    n = _dtype.scalar_type_name(dt)
+    return {"Float": "float", "Double": "double", "Long": "long int", "Int": "int", "Bool": "bool",
+            "Short": "short int", "Char": "signed char", "Byte": "unsigned char"}.get(n, "c10::" + n)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# pure JAX core
+
+
+def _softmax(s, safe):
+    if not safe:
+        return jax.nn.softmax(s, axis=-1)
+    m = jnp.max(s, axis=-1, keepdims=True)
+    m = jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m))
+    e = jnp.exp(s - jax.lax.stop_gradient(m))
+    den = jnp.sum(e, axis=-1, keepdims=True)
+    empty = den == 0
+    return jnp.where(empty, jnp.zeros_like(e), e / jnp.where(empty, jnp.ones_like(den), den))
+
+
+def _attend(q, k, v, mask, drop, scale, causal, safe):
+    """softmax(q k^T * scale + mask) (dropped out) @ v; returns (output, attention weights)."""
+    s = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) * jnp.asarray(scale, q.dtype)
+    if causal:
+        L, S = s.shape[-2], s.shape[-1]
+        s = jnp.where(jnp.tril(jnp.ones((L, S), bool)), s, jnp.asarray(-jnp.inf, s.dtype))
+    if mask is not None:
+        if mask.dtype == jnp.bool_:
+            s = jnp.where(mask, s, jnp.asarray(-jnp.inf, s.dtype))
+        else:
+            s = s + mask
+    p = _softmax(s, safe)
+    if drop is not None:
+        p = p * drop
+    return jnp.matmul(p, v), p
+
+
+def _sdpa_fwd(q, k, v, mask, drop, *, scale, causal, rep):
+    if rep > 1:
+        k = jnp.repeat(k, rep, axis=-3)
+        v = jnp.repeat(v, rep, axis=-3)
+    return _attend(q, k, v, mask, drop, scale, causal, True)[0]
+
+
+_SDPA = defop("scaled_dot_product_attention", _sdpa_fwd, grad_name="ScaledDotProductAttentionBackward0")
+
+
+def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, need_weights, average, zero_attn):
+    """q (L, B, E), k/v (S, B, E) already projected; masks additive floats: attn (L, S) / (B*H, L, S), kpm (B, S)."""
+    L, B, E = q.shape
+    hd = E // heads
+    if bias_k is not None:
+        k = jnp.concatenate([k, jnp.broadcast_to(bias_k.reshape(1, 1, E), (1, B, E))], axis=0)
+        v = jnp.concatenate([v, jnp.broadcast_to(bias_v.reshape(1, 1, E), (1, B, E))], axis=0)
+    qh = q.reshape(L, B, heads, hd).transpose(1, 2, 0, 3)  # (B, H, L, hd)
+
+    def heads_of(t):
+        return t.reshape(t.shape[0], B, heads, hd).transpose(1, 2, 0, 3)
+
+    kh, vh = heads_of(k), heads_of(v)
+    if zero_attn:
+        kh = jnp.concatenate([kh, jnp.zeros(kh.shape[:2] + (1, kh.shape[3]), kh.dtype)], axis=2)
+        vh = jnp.concatenate([vh, jnp.zeros(vh.shape[:2] + (1, vh.shape[3]), vh.dtype)], axis=2)
+    S = kh.shape[2]
+    mask = None
+    if attn_mask is not None:
+        am = attn_mask
+        if am.shape[-1] < S:
+            am = jnp.pad(am, [(0, 0)] * (am.ndim - 1) + [(0, S - am.shape[-1])])
+        mask = am.reshape(B, heads, L, S) if am.ndim == 3 and am.shape[0] != 1 else am.reshape(1, 1, L, S)
+    if kpm is not None:
+        km = jnp.pad(kpm, [(0, 0), (0, S - kpm.shape[-1])]) if kpm.shape[-1] < S else kpm
+        km = km[:, None, None, :]
+        mask = km if mask is None else mask + km
+    out, p = _attend(qh, kh, vh, mask, drop, 1.0 / math.sqrt(hd), causal, not need_weights)
+    out = out.transpose(2, 0, 1, 3).reshape(L, B, E)
+    if not need_weights:
+        return out
+    return out, (p.mean(axis=1) if average else p)
+
+
+_MHA = defop("multi_head_attention", _mha_fwd, grad_name="MultiHeadAttentionBackward0")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# scaled_dot_product_attention
+
+
+def _dropout_mask(p, shape, dtype):
+    if p >= 1:
+        return Tensor._make(jnp.zeros(shape, dtype.np))
+    keep = draw("bernoulli", shape, dtype, (1.0 - p,))
+    return Tensor._make(keep / jnp.asarray(1.0 - p, dtype.np))
+
+
+def _broadcast(*shapes):
+    try:
+        return tuple(jnp.broadcast_shapes(*shapes))
+    except ValueError:
+        a, b = shapes[0], shapes[1]
+        nd = max(len(a), len(b))
+        pa, pb = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
+        for i in range(nd - 1, -1, -1):
+            if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+                raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                                   f"non-singleton dimension {i}") from None
+        raise
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """``softmax(q @ k^T * scale + mask) @ v`` with PyTorch's semantics, as one op.
+
+    Args:
+        query: (N, ..., Hq, L, E); key: (N, ..., H, S, E); value: (N, ..., H, S, Ev).
+        attn_mask: bool (True = attend) or a float mask added to the scores, broadcastable to (N, ..., L, S).
+        dropout_p: dropout on the attention weights (always applied when > 0, as in PyTorch).
+        is_causal: a top-left aligned causal mask (exclusive with ``attn_mask``).
+        scale: the score scale (default ``1/sqrt(E)``).
+        enable_gqa: grouped-query attention: ``Hq`` a multiple of ``H``, keys/values repeated per group.
+
+    Example::
+
+        >>> q = torchish.randn(2, 4, 5, 8)
+        >>> F.scaled_dot_product_attention(q, q, q, is_causal=True).shape
+        torch.Size([2, 4, 5, 8])
+    """
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError("Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{_cpp_name(query.dtype)} key.dtype: {_cpp_name(key.dtype)} and value.dtype: "
+                           f"{_cpp_name(value.dtype)} instead.")
+    if not query.dtype.is_floating_point:
+        raise RuntimeError(f"scaled_dot_product_attention: expected a floating point query, got "
+                           f"{_cpp_name(query.dtype)}")
+    if attn_mask is not None:
+        if is_causal:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        if attn_mask.dtype != _dtype.bool and attn_mask.dtype != query.dtype:
+            raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                               f"attn_mask.dtype: {_cpp_name(attn_mask.dtype)} and  query.dtype: "
+                               f"{_cpp_name(query.dtype)} instead.")
+    rep = 1
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hq % hk != 0 or hq % hv != 0 or hk != hv:
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
+        rep = hq // hk
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{key.shape[-1]}] but "
+                           f"got: [{query.shape[-1]}].")
+    if key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{key.shape[-2]}] but "
+                           f"got: [{value.shape[-2]}].")
+    kb = tuple(key.shape[:-3]) + ((key.shape[-3] * rep,) if key.ndim >= 3 else ())
+    batch = _broadcast(tuple(query.shape[:-2]), kb)
+    _broadcast(kb, tuple(value.shape[:-3]) + ((value.shape[-3] * rep,) if value.ndim >= 3 else ()))
+    L, S = query.shape[-2], key.shape[-2]
+    if attn_mask is not None:
+        _broadcast(tuple(attn_mask.shape), batch + (L, S))
+    drop = _dropout_mask(float(dropout_p), batch + (L, S), query.dtype) if dropout_p > 0 else None
+    sc = float(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1])
+    return apply(_SDPA, (query, key, value, attn_mask, drop), scale=sc, causal=bool(is_causal), rep=rep)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# multi-head attention
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask as an additive float mask (True -> -inf) of ``target_type``; float masks pass through."""
+    if mask is None:
+        return None
+    if mask.dtype != _dtype.bool and not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        import warnings
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+                      "instead.", stacklevel=3)
+    if mask.dtype == _dtype.bool:
+        from ...ops.creation import zeros_like
+        return zeros_like(mask, dtype=target_type).masked_fill(mask, float("-inf"))
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    if query.ndim == 3:
+        if key.ndim != 3 or value.ndim != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                                 f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                                 f"found {key_padding_mask.ndim}-D tensor instead")
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                                 f"found {attn_mask.ndim}-D tensor instead")
+        return True
+    if query.ndim == 2:
+        if key.ndim != 2 or value.ndim != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                                 f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but "
+                                 f"found {key_padding_mask.ndim}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.ndim not in (2, 3):
+                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                                     f"but found {attn_mask.ndim}-D tensor instead")
+            if attn_mask.ndim == 3:
+                expected = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query "
+                         "tensor")
+
+
+def _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v):
+    return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+
+def _in_projection_packed(query, key, value, w, b=None):
+    """Project q/k/v with the packed (3E, E) weight: one matmul when they are the same tensor."""
+    E = query.shape[-1]
+    if key is value and query is key:
+        q, k, v = linear(query, w, b).chunk(3, -1)
+        return q, k, v
+    w_q, w_kv = w.split([E, 2 * E])
+    b_q, b_kv = b.split([E, 2 * E]) if b is not None else (None, None)
+    if key is value:
+        k, v = linear(key, w_kv, b_kv).chunk(2, -1)
+        return linear(query, w_q, b_q), k, v
+    w_k, w_v = w_kv.chunk(2)
+    b_k, b_v = b_kv.chunk(2) if b is not None else (None, None)
+    return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+
+def _check_key_padding_mask(key_padding_mask, src_len, bsz):
+    if key_padding_mask.shape[0] != bsz:
+        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got {key_padding_mask.shape[0]}")
+    if key_padding_mask.shape[1] != src_len:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                             f"{key_padding_mask.shape[1]}")
+
+
+def _static_kv(t, name, bsz, num_heads, head_dim):
+    """A user's static key/value (B*H, S, hd) in the (S, B, E) layout the attention op takes."""
+    if t.shape[0] != bsz * num_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {bsz * num_heads}, but got {t.shape[0]}")
+    if t.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {t.shape[2]}")
+    return t.reshape(bsz, num_heads, t.shape[1], head_dim).permute(2, 0, 1, 3).reshape(t.shape[1], bsz,
+                                                                                       num_heads * head_dim)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """PyTorch's functional multi-head attention on (L, N, E) query and (S, N, E) key/value (or unbatched 2-D).
+
+    Returns ``(attn_output, attn_weights)``; the weights are None unless ``need_weights``, averaged over heads when
+    ``average_attn_weights``. Masks may be bool (True = masked out) or additive floats.
+    """
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask),
+                                       "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the is_causal hint replaces the mask inside the attention
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                                 f"{value.shape[:2]}")
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, k_proj_weight or "
+                                 "v_proj_weight is None")
+        b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v)
+    else:
+        if tuple(key.shape) != tuple(value.shape):
+            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(tgt_len, src_len)}.")
+        elif attn_mask.ndim == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+    if (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
+    if bias_k is not None and (static_k is not None or static_v is not None):
+        raise AssertionError("bias cannot be added to static key." if static_k is not None else
+                             "bias cannot be added to static value.")
+    if static_k is not None:
+        k = _static_kv(static_k, "static_k", bsz, num_heads, head_dim)
+    if static_v is not None:
+        v = _static_kv(static_v, "static_v", bsz, num_heads, head_dim)
+    full_len = k.shape[0] + (bias_k is not None) + bool(add_zero_attn)
+    if key_padding_mask is not None:
+        _check_key_padding_mask(key_padding_mask, k.shape[0], bsz)
+    if not training:
+        dropout_p = 0.0
+    drop = None
+    if dropout_p > 0.0:
+        drop = _dropout_mask(float(dropout_p), (bsz, num_heads, tgt_len, full_len), query.dtype)
+    res = apply(_MHA, (q, k, v, bias_k, bias_v, attn_mask, key_padding_mask, drop), heads=int(num_heads),
+                causal=bool(is_causal) and attn_mask is None, need_weights=bool(need_weights),
+                average=bool(average_attn_weights), zero_attn=bool(add_zero_attn))
+    out, weights = res if need_weights else (res, None)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    if not is_batched:
+        out = out.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
+    return out, weights

@@ -1,4 +1,475 @@
-"""torchish.nn.functional: loss (filled in by its owner)."""
+"""torchish.nn.functional: losses.
+
+Each loss is one registry op whose forward computes the elementwise loss and its reduction in JAX (``reduction``
+is a static argument). Gradients are derived by ``jax.vjp`` except where PyTorch's backward uses its own formula:
+``nll_loss`` (ignored targets get exactly zero), ``binary_cross_entropy`` (PyTorch's ``1e-12`` guard and its target
+gradient). The negative-log-likelihood family (``nll_loss``, ``cross_entropy``) lives in ``_nll.py``, CTC in
+``ctc.py``; both are re-exported here.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from ... import _dtype
+from ...ops.registry import apply, defop
+from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
+                         unreduce)
+from ._nll import nll_loss, cross_entropy
+from .ctc import ctc_loss
+
+__all__ = [
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss", "poisson_nll_loss",
+    "gaussian_nll_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "nll_loss", "cross_entropy",
+    "ctc_loss",
+]
+
+
+def _clamp_min0(v):
+    """``clamp_min(v, 0)`` with PyTorch's gradient (passes where ``v >= 0``, so at 0 too)."""
+    return jnp.where(v >= 0, v, jnp.zeros((), v.dtype))
+
+
+def _size_warning(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
+
+
+def _weighted_mean(l, w, reduction, by_weight):
+    if w is None:
+        return reduce(l, reduction)
+    l = l * w
+    if reduction == "mean" and by_weight:
+        return jnp.sum(l) / jnp.sum(jnp.broadcast_to(w, l.shape))
+    return reduce(l, reduction)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# regression losses
+
+
+def _regression_fwd(x, y, w, *, kind, reduction, beta):
+    d = x - y
+    if kind == "mse":
+        l = d * d
+    elif kind == "l1":
+        l = jnp.abs(d)
+    else:
+        z = jnp.abs(d)
+        if kind == "smooth_l1":
+            l = jnp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
+        else:  # huber
+            l = jnp.where(z < beta, 0.5 * z * z, beta * (z - 0.5 * beta))
+    return _weighted_mean(l, w, reduction, by_weight=kind in ("mse", "l1"))
+
+
+_REGRESSION = {k: defop(k + "_loss", _regression_fwd, promote="same", grad_name=g) for k, g in (
+    ("mse", "MseLossBackward0"), ("l1", "MeanBackward0"), ("smooth_l1", "SmoothL1LossBackward0"),
+    ("huber", "HuberLossBackward0"))}
+
+
+def _regression(kind, input, target, reduction, weight, beta=0.0):
+    _size_warning(input, target)
+    check_broadcast(input, target)
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+    dt = _dtype.promote_types(input.dtype, target.dtype)
+    if dt.category < _dtype._FLOAT:
+        if kind == "l1" and reduction == "mean":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                               f"complex dtype. Got: {_dtype.scalar_type_name(dt)}")
+        if kind != "l1":
+            raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+    return apply(_REGRESSION[kind], (input, target, weight), kind=kind, reduction=reduction, beta=float(beta))
+
+
+def _weighted_reduction(size_average, reduce_, reduction, weight):
+    if weight is not None and size_average is None and reduce_ is None and reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    return reduction_arg(size_average, reduce_, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    return _regression("mse", input, target, _weighted_reduction(size_average, reduce, reduction, weight), weight)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    return _regression("l1", input, target, _weighted_reduction(size_average, reduce, reduction, weight), weight)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    red = reduction_arg(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return _regression("l1", input, target, red, None)
+    return _regression("smooth_l1", input, target, red, None, beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    red = _weighted_reduction(None, None, reduction, weight)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    return _regression("huber", input, target, red, weight, delta)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# binary cross entropy
+
+
+def _bce_fwd(x, t, w, *, reduction):
+    l = (t - 1) * jnp.maximum(jnp.log1p(-x), -100) - t * jnp.maximum(jnp.log(x), -100)
+    return reduce(l if w is None else l * w, reduction)
+
+
+def _bce_vjp(g, x, t, w, out, *, reduction):
+    gg = unreduce(g, x.shape, reduction)
+    if w is not None:
+        gg = gg * w
+    gx = gg * (x - t) / jnp.maximum((1 - x) * x, EPS_BCE)
+    gt = -gg * jnp.log(x / (1 - x))
+    return gx, gt, None
+
+
+_BCE = defop("binary_cross_entropy", _bce_fwd, vjp=_bce_vjp, grad_name="BinaryCrossEntropyBackward0")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+                         "is deprecated. Please ensure they have the same size.")
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(target.dtype)} but expected "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
+    if weight is not None:
+        from ...ops.shape import broadcast_shapes, expand
+        weight = expand(weight, broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+    v = concrete(input)
+    if v is not None and not ((v >= 0) & (v <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    return apply(_BCE, (input, target, weight), reduction=red)
+
+
+def _bce_logits_fwd(x, t, w, pw, *, reduction):
+    ls = jax.nn.log_sigmoid(x)
+    if pw is not None:
+        ls = ls * ((pw - 1) * t + 1)
+    l = (1 - t) * x - ls
+    return reduce(l if w is None else l * w, reduction)
+
+
+_BCE_LOGITS = defop("binary_cross_entropy_with_logits", _bce_logits_fwd, promote="same",
+                    grad_name="BinaryCrossEntropyWithLogitsBackward0")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    red = reduction_arg(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    if target.dtype.category < _dtype._FLOAT:
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(input.dtype)} can't be cast to the desired output "
+                           f"type {_dtype.scalar_type_name(target.dtype)}")
+    float_kernel_only(input, "binary_cross_entropy_with_logits")
+    return apply(_BCE_LOGITS, (input, target, weight, pos_weight), reduction=red)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# divergences and likelihoods
+
+
+def _kl_fwd(x, t, *, reduction, log_target):
+    l = jnp.exp(t) * (t - x) if log_target else jax.scipy.special.xlogy(t, t) - t * x
+    if reduction == "batchmean":
+        return jnp.sum(l) / x.shape[0] if x.ndim else jnp.sum(l)
+    return reduce(l, reduction)
+
+
+_KL_DIV = defop("kl_div", _kl_fwd, promote="same", grad_name="KlDivBackward0")
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if size_average is not None or reduce is not None:
+        red = reduction_arg(size_average, reduce, reduction)
+    elif reduction == "batchmean":
+        red = "batchmean"
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        red = reduction_arg(None, None, reduction)
+    if input.dtype.category < _dtype._FLOAT or target.dtype.category < _dtype._FLOAT:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    check_broadcast(input, target)
+    return apply(_KL_DIV, (input, target), reduction=red, log_target=bool(log_target))
+
+
+def _poisson_fwd(x, t, *, log_input, full, eps, reduction):
+    l = jnp.exp(x) - t * x if log_input else x - t * jnp.log(x + eps)
+    if full:
+        stirling = t * jnp.log(t) - t + 0.5 * jnp.log(2 * math.pi * t)
+        l = l + jnp.where(t <= 1, jnp.zeros((), l.dtype), stirling)
+    return reduce(l, reduction)
+
+
+_POISSON = defop("poisson_nll_loss", _poisson_fwd, promote="float", grad_name="MeanBackward0")
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    check_broadcast(input, target)
+    return apply(_POISSON, (input, target), log_input=bool(log_input), full=bool(full), eps=float(eps),
+                 reduction=red)
+
+
+def _gaussian_fwd(x, t, v, *, full, eps, reduction):
+    v = v + jax.lax.stop_gradient(jnp.maximum(v, eps) - v)  # clamped without recording, as PyTorch's no_grad clamp_
+    l = 0.5 * (jnp.log(v) + (x - t) ** 2 / v)
+    if full:
+        l = l + 0.5 * math.log(2 * math.pi)
+    return reduce(l, reduction)
+
+
+_GAUSSIAN = defop("gaussian_nll_loss", _gaussian_fwd, promote="same", grad_name="MeanBackward0")
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    from ...ops.shape import unsqueeze
+    from ...ops.creation import full_like
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = full_like(input, float(var))
+    else:
+        v = concrete(var)
+        if v is not None and (v < 0).any():
+            raise ValueError("var has negative entry/entries")
+    vs, xs = tuple(var.shape), tuple(input.shape)
+    if vs != xs:
+        if xs[:-1] == vs:
+            var = unsqueeze(var, -1)
+        elif not (len(xs) == len(vs) and sum(b for a, b in zip(xs, vs) if a != b) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return apply(_GAUSSIAN, (input, target, var), full=bool(full), eps=float(eps), reduction=reduction)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# margin losses
+
+
+def _cos_emb_fwd(x1, x2, y, *, margin, reduction):
+    axis = y.ndim
+    prod = jnp.sum(x1 * x2, axis=axis)
+    m1 = jnp.sum(x1 * x1, axis=axis) + 1e-12
+    m2 = jnp.sum(x2 * x2, axis=axis) + 1e-12
+    cos = prod / jnp.sqrt(m1 * m2)
+    zero = jnp.zeros((), cos.dtype)
+    l = jnp.where(y == 1, 1 - cos, zero) + jnp.where(y == -1, _clamp_min0(cos - margin), zero)
+    return reduce(l, reduction)
+
+
+_COS_EMB = defop("cosine_embedding_loss", _cos_emb_fwd, promote="same", promote_args=(0, 1),
+                 grad_name="MeanBackward0")
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    td = target.ndim
+    if td not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    want = 2 if td == 1 else 1
+    if input1.ndim != want or input2.ndim != want:
+        raise RuntimeError(f"{td}D target tensor expects {want}D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    check_broadcast(input1, input2)
+    if td == 1:
+        check_broadcast(input1.shape[:1], target)
+    return apply(_COS_EMB, (input1, input2, target), margin=float(margin), reduction=red)
+
+
+_MARGIN_RANKING = defop("margin_ranking_loss",
+                        lambda x1, x2, y, *, margin, reduction: reduce(_clamp_min0(-y * (x1 - x2) + margin),
+                                                                       reduction),
+                        promote="same", grad_name="MeanBackward0")
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return apply(_MARGIN_RANKING, (input1, input2, target), margin=float(margin), reduction=red)
+
+
+def _hinge_fwd(x, y, *, margin, reduction):
+    zero = jnp.zeros((), x.dtype)
+    l = jnp.where(y != 1, _clamp_min0(margin - x), zero) + jnp.where(y != -1, x, zero)
+    return reduce(l, reduction)
+
+
+_HINGE = defop("hinge_embedding_loss", _hinge_fwd, promote="float", promote_args=(0,), grad_name="MeanBackward0")
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    check_broadcast(input, target)
+    return apply(_HINGE, (input, target), margin=float(margin), reduction=red)
+
+
+_SOFT_MARGIN = defop("soft_margin_loss", lambda x, y, *, reduction: reduce(jnp.log1p(jnp.exp(-y * x)), reduction),
+                     promote="float", grad_name="SoftMarginLossBackward0")
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    check_broadcast(input, target)
+    return apply(_SOFT_MARGIN, (input, target), reduction=red)
+
+
+def _mlsm_fwd(x, y, w, *, reduction):
+    l = -(y * jax.nn.log_sigmoid(x) + (1 - y) * jax.nn.log_sigmoid(-x))
+    if w is not None:
+        l = l * w
+    l = jnp.sum(l, axis=x.ndim - 1) / x.shape[-1]
+    return reduce(l, reduction)
+
+
+_MLSM = defop("multilabel_soft_margin_loss", _mlsm_fwd, promote="same", grad_name="MeanBackward0")
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = reduction_arg(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    check_broadcast(input, target)
+    return apply(_MLSM, (input, target, weight), reduction=reduction)
+
+
+def _multilabel_margin_fwd(x, t, *, reduction):
+    c = x.shape[-1]
+    valid = jnp.cumprod((t >= 0).astype(jnp.int32), axis=-1).astype(bool)       # targets before the first -1
+    ts = jnp.where(valid, t, 0)
+    is_target = jnp.any((ts[..., :, None] == jnp.arange(c)) & valid[..., :, None], axis=-2)
+    xt = jnp.take_along_axis(x, ts, axis=-1)                                      # input at each target
+    z = 1 - xt[..., :, None] + x[..., None, :]
+    z = jnp.where(z > 0, z, jnp.zeros((), z.dtype))                               # gradient only where z > 0
+    z = jnp.where(valid[..., :, None] & ~is_target[..., None, :], z, jnp.zeros((), z.dtype))
+    return reduce(jnp.sum(z, axis=(-2, -1)) / c, reduction)
+
+
+_MULTILABEL_MARGIN = defop("multilabel_margin_loss", _multilabel_margin_fwd, grad_name="MultilabelMarginLossBackward0")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    float_kernel_only(input, "multilabel_margin_loss_forward_out_frame")
+    if target.dtype != _dtype.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_dtype.scalar_type_name(target.dtype)}")
+    if input.ndim > 2 or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    v = concrete(target)
+    if v is not None and v.size and (v.min() < -1 or v.max() >= (input.shape[-1] if input.ndim else 1)):
+        raise RuntimeError("argument #2 'target' is out of range")
+    return apply(_MULTILABEL_MARGIN, (input, target), reduction=red)
+
+
+def _multi_margin_fwd(x, t, w, *, p, margin, reduction):
+    c = x.shape[-1]
+    xt = jnp.take_along_axis(x, t[..., None], axis=-1)
+    z = margin - xt + x
+    h = jnp.where(z > 0, z if p == 1 else z * z, jnp.zeros((), z.dtype))
+    h = jnp.where(jnp.arange(c) == t[..., None], jnp.zeros((), h.dtype), h)
+    if w is not None:
+        h = h * w[t][..., None]
+    return reduce(jnp.sum(h, axis=-1) / c, reduction)
+
+
+_MULTI_MARGIN = defop("multi_margin_loss", _multi_margin_fwd, grad_name="MultiMarginLossBackward0")
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    float_kernel_only(input, "multi_margin_loss_cpu_kernel")
+    if input.ndim > 2 or input.numel() == 0:
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    c = input.shape[-1] if input.ndim else 1
+    n = input.shape[0] if input.ndim == 2 else 1
+    if target.dtype != _dtype.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_dtype.scalar_type_name(target.dtype)}")
+    if target.ndim > 1 or target.numel() != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. Input "
+                           f"has shape {list(input.shape)}.")
+    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    v = concrete(target)
+    if v is not None and (v.min() < 0 or v.max() >= c):
+        raise RuntimeError("target out of range")
+    from ...ops.shape import reshape
+    x = reshape(input, (n, c)) if input.ndim < 2 else input
+    out = apply(_MULTI_MARGIN, (x, reshape(target, (n,)), weight), p=int(p), margin=float(margin), reduction=red)
+    return reshape(out, ()) if red == "none" and input.ndim < 2 else out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# triplet losses (composites, as in PyTorch)
+
+
+def _check_triplet_dims(anchor, positive, negative):
+    a, p, n = anchor.ndim, positive.ndim, negative.ndim
+    if not (a == p and p == n):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs")
+
+
+def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
+    from ...ops.elementwise import minimum, clamp
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = minimum(d_neg, dist(positive, negative))
+    loss = clamp(margin + d_pos - d_neg, min=0)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    from .sampling import pairwise_distance
+    red = reduction_arg(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    return _triplet(anchor, positive, negative, lambda a, b: pairwise_distance(a, b, p, eps), margin, swap, red)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    from .sampling import pairwise_distance
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    return _triplet(anchor, positive, negative, distance_function or pairwise_distance, margin, swap, reduction)

@@ -1,0 +1,215 @@
+"""torchish.compile on plain tensors: compiled results equal eager ones, state is discovered and written back,
+guards retrace when they should and only then, graph breaks raise a clear error (or run eagerly on request)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import torchish as torch
+from oracle import arr
+
+
+def _params():
+    w = torch.tensor(arr(4, 3, seed=1) * 0.5, requires_grad=True)
+    b = torch.tensor(arr(3, seed=2) * 0.1, requires_grad=True)
+    return w, b
+
+
+def _make_step(w, b, lr=0.1):
+    def step(x, y):
+        w.grad = None
+        b.grad = None
+        out = torch.tanh(x @ w + b)
+        loss = ((out - y) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            w.sub_(lr * w.grad)
+            b.sub_(lr * b.grad)
+        return loss
+    return step
+
+
+def _run(step, x, y, n):
+    return [float(step(x, y)) for _ in range(n)]
+
+
+def test_training_step_matches_eager():
+    x, y = torch.tensor(arr(8, 4, seed=3)), torch.tensor(arr(8, 3, seed=4))
+    w1, b1 = _params()
+    eager = _run(_make_step(w1, b1), x, y, 5)
+    w2, b2 = _params()
+    c = torch.compile(_make_step(w2, b2))
+    compiled = _run(c, x, y, 5)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+    np.testing.assert_allclose(w2.detach().numpy(), w1.detach().numpy(), rtol=1e-6, atol=1e-7)
+    assert w2.grad is not None and np.allclose(w2.grad.numpy(), w1.grad.numpy(), atol=1e-7)
+    assert c.stats["traces"] == 1 and c.stats["compiled_calls"] == 4 and c.stats["retraces"] == 0
+
+
+def test_grad_accumulates_inside_and_across_calls():
+    w = torch.tensor(arr(3, seed=5), requires_grad=True)
+
+    def step(x):
+        (w * x).sum().backward()
+        return w.grad * 1.0
+    c = torch.compile(step)
+    x = torch.tensor(arr(3, seed=6))
+    outs = [c(x).numpy() for _ in range(3)]
+    np.testing.assert_allclose(outs[2], 3 * x.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), 3 * x.numpy(), rtol=1e-6)
+
+
+def test_changes_outside_are_seen():
+    w = torch.tensor(arr(3, seed=7), requires_grad=True)
+    c = torch.compile(lambda x: (w * x).sum())
+    x = torch.tensor(arr(3, seed=8))
+    c(x), c(x)
+    with torch.no_grad():
+        w.mul_(0.5)
+    assert np.isclose(float(c(x)), float((w * x).sum()), rtol=1e-6)
+    assert c.stats["retraces"] == 0
+
+
+def test_shape_change_retraces_new_entry():
+    w = torch.tensor(arr(3, seed=9))
+    c = torch.compile(lambda x: (x * w).sum(-1))
+    for n in (2, 2, 5, 5, 2):
+        out = c(torch.tensor(arr(n, 3, seed=n)))
+        assert out.shape == (n,)
+    assert len(c.entries) == 2 and c.stats["compiled_calls"] == 3
+
+
+def test_hooks_run_inside_compiled_backward():
+    w = torch.tensor(arr(4, seed=10), requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        h = w * x
+        h.register_hook(lambda g: g * 10)
+        h.sum().backward()
+        return w.grad
+    c = torch.compile(step)
+    x = torch.tensor(arr(4, seed=11))
+    for _ in range(3):
+        g = c(x)
+    np.testing.assert_allclose(g.numpy(), 10 * x.numpy(), rtol=1e-6)
+
+
+def test_custom_function_and_create_graph_inside():
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+
+    w = torch.tensor(arr(3, seed=12), requires_grad=True)
+
+    def step():
+        w.grad = None
+        (g,) = torch.autograd.grad(Cube.apply(w).sum(), w, create_graph=True)
+        g.sum().backward()
+        return w.grad
+    c = torch.compile(step)
+    for _ in range(3):
+        out = c()
+    np.testing.assert_allclose(out.numpy(), 6 * w.detach().numpy(), rtol=1e-6)
+
+
+def test_rng_state_advances_between_compiled_calls():
+    c = torch.compile(lambda x: x + torch.rand(4))
+    x = torch.zeros(4)
+    outs = [c(x).numpy() for _ in range(4)]
+    assert not np.allclose(outs[2], outs[3])
+    torch.manual_seed(3)
+    a = [c(x).numpy() for _ in range(2)]
+    torch.manual_seed(3)
+    b = [c(x).numpy() for _ in range(2)]
+    np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_inplace_buffer_state_written_back():
+    running = torch.zeros(3)
+
+    def step(x):
+        with torch.no_grad():
+            running.mul_(0.9).add_(0.1 * x.mean(0))
+        return x.sum()
+    c = torch.compile(step)
+    x = torch.tensor(arr(5, 3, seed=13))
+    ref = np.zeros(3, np.float32)
+    for _ in range(4):
+        c(x)
+        ref = 0.9 * ref + 0.1 * x.numpy().mean(0)
+    np.testing.assert_allclose(running.numpy(), ref, rtol=1e-5)
+    assert running._version >= 4
+
+
+def test_graph_break_error_names_line_and_fix():
+    def bad(x):
+        if x.sum() > 0:  # value-dependent Python
+            return x
+        return -x
+    c = torch.compile(bad)
+    x = torch.tensor(arr(3, seed=14))
+    c(x)  # first call runs eagerly
+    with pytest.raises(RuntimeError, match="(?s)test_compile_core.py.*if x.sum\\(\\) > 0.*fullgraph=False"):
+        c(x)
+
+
+def test_fullgraph_false_runs_eagerly():
+    def bad(x):
+        return x * 2 if float(x.sum()) > 0 else x
+    c = torch.compile(bad, fullgraph=False)
+    x = torch.tensor(np.ones(3, np.float32))
+    for _ in range(3):
+        np.testing.assert_allclose(c(x).numpy(), 2 * np.ones(3))
+    assert c.stats["eager_calls"] == 3
+
+
+def test_compiled_forward_backward_outside():
+    w = torch.tensor(arr(4, 3, seed=15), requires_grad=True)
+
+    def fwd(x):
+        return torch.tanh(x @ w).clamp(min=0.0)
+    c = torch.compile(fwd)
+    x = torch.tensor(arr(6, 4, seed=16), requires_grad=True)
+    for _ in range(3):
+        w.grad, x.grad = None, None
+        (c(x) ** 2).sum().backward()
+    gw, gx = w.grad.numpy(), x.grad.numpy()
+    w.grad, x.grad = None, None
+    (fwd(x) ** 2).sum().backward()
+    np.testing.assert_allclose(gw, w.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gx, x.grad.numpy(), rtol=1e-6)
+
+
+def test_long_loop_no_retrace_and_hlo_access():
+    w = torch.tensor(arr(3, seed=17), requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        (w * x).sum().backward()
+        with torch.no_grad():
+            w.sub_(0.01 * w.grad)
+        return w.sum()
+    c = torch.compile(step)
+    x = torch.tensor(arr(3, seed=18))
+    for _ in range(50):
+        c(x)
+    assert c.stats["traces"] == 1 and c.stats["retraces"] == 0
+    assert "HloModule" in c.hlo_text(x) or "module" in c.hlo_text(x)
+    assert c.memory_analysis(x) is not None
+
+
+def test_no_retrace_warning_in_steady_state():
+    w = torch.tensor(arr(3, seed=19))
+    c = torch.compile(lambda x: x * w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(20):
+            c(torch.tensor(arr(3, seed=20)))

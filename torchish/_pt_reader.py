@@ -1,0 +1,230 @@
+"""Reading PyTorch's zip checkpoints (``torch.save`` since 1.6) without PyTorch and without running pickled code.
+
+A checkpoint is a zip archive holding ``<name>/data.pkl`` (a pickle of the saved object in which each tensor is a
+call to ``torch._utils._rebuild_tensor_v2`` on a *persistent id* naming a storage) and ``<name>/data/<key>`` (the
+raw bytes of each storage). :class:`RestrictedUnpickler` resolves only a fixed table of globals — the tensor
+rebuild functions, storage types, dtypes, ``OrderedDict`` and a few harmless builtins — to torchish's own builders;
+any other global (``os.system``, ``builtins.eval``...) raises ``pickle.UnpicklingError`` before anything runs.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+import sys
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+
+from . import _device, _dtype
+from ._tensor import Size, Tensor
+
+_STORAGES = {
+    "FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16", "BFloat16Storage": "bfloat16",
+    "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16", "CharStorage": "int8",
+    "ByteStorage": "uint8", "BoolStorage": "bool", "ComplexFloatStorage": "complex64",
+    "ComplexDoubleStorage": "complex128", "UInt16Storage": "uint16", "UInt32Storage": "uint32",
+    "UInt64Storage": "uint64",
+}
+_DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"half", "float", "double", "long", "int", "short", "cfloat", "cdouble"}
+
+
+class _StorageType:
+    """Stands for ``torch.FloatStorage`` and friends inside the pickle: only its dtype matters."""
+
+    def __init__(self, dtype_name):
+        self.dtype = _dtype._lookup(dtype_name)
+
+
+class _TypeMarker:
+    """Stands for ``torch.Tensor``/``torch.nn.Parameter`` as an argument of ``_rebuild_from_type_v2``; it cannot be
+    instantiated from a pickle."""
+
+    def __new__(cls, *args, **kwargs):
+        raise pickle.UnpicklingError("tensor types may only appear as an argument of _rebuild_from_type_v2")
+
+
+class _Storage:
+    __slots__ = ("array", "location")
+
+    def __init__(self, array, location):
+        self.array = array
+        self.location = location
+
+
+def _latin1_encode(s, encoding="latin1"):
+    """``_codecs.encode``, which protocol-2 pickles use for bytes; restricted to that one use."""
+    if not isinstance(s, str) or encoding != "latin1":
+        raise pickle.UnpicklingError("_codecs.encode is only allowed for latin1 bytes")
+    return s.encode("latin1")
+
+
+class _Builders:
+    """The torchish counterparts of the functions PyTorch pickles call."""
+
+    def __init__(self, placer):
+        self.placer = placer
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
+                       metadata=None):
+        if not isinstance(storage, _Storage):
+            raise pickle.UnpicklingError("_rebuild_tensor_v2 expects a storage as its first argument")
+        arr = _strided(storage.array, int(storage_offset), tuple(int(s) for s in size),
+                       tuple(int(s) for s in stride))
+        return self.placer(arr, storage.location, bool(requires_grad))
+
+    def rebuild_tensor_v3(self, storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype=None,
+                          metadata=None):
+        return self.rebuild_tensor(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+
+    def rebuild_parameter(self, data, requires_grad, backward_hooks=None, state=None):
+        if not isinstance(data, Tensor):
+            raise pickle.UnpicklingError("_rebuild_parameter expects a tensor")
+        out = Tensor._make(data._d)
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
+
+    def rebuild_from_type(self, func, new_type, args, state):
+        if not callable(func) or func not in (self.rebuild_tensor, self.rebuild_tensor_v3, self.rebuild_parameter):
+            raise pickle.UnpicklingError("_rebuild_from_type_v2 may only wrap a tensor rebuild function")
+        return func(*args)
+
+
+def _strided(flat, offset, size, stride):
+    """``as_strided`` over a storage with every element checked to lie inside it (no out-of-bounds reads)."""
+    if any(s < 0 for s in size) or any(s < 0 for s in stride) or offset < 0 or len(size) != len(stride):
+        raise pickle.UnpicklingError(f"invalid tensor geometry: offset {offset}, size {size}, stride {stride}")
+    if 0 in size:
+        return np.zeros(size, flat.dtype)
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    if last >= flat.size:
+        raise pickle.UnpicklingError(f"tensor of size {list(size)} with stride {list(stride)} at offset {offset} "
+                                     f"reaches past its storage of {flat.size} elements")
+    item = flat.dtype.itemsize
+    view = np.lib.stride_tricks.as_strided(flat[offset:], shape=size, strides=tuple(s * item for s in stride),
+                                           writeable=False)
+    return np.array(view)
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """A pickle reader that knows only tensors, storages, dtypes and plain containers.
+
+    Args:
+        file: the pickle stream.
+        builders: the tensor builders (:class:`_Builders`).
+        load_storage: ``(dtype, key, location, numel) -> _Storage`` for persistent ids.
+    """
+
+    def __init__(self, file, builders, load_storage):
+        super().__init__(file)
+        self.builders = builders
+        self.load_storage = load_storage
+        b = builders
+        self.table = {
+            ("collections", "OrderedDict"): OrderedDict,
+            ("torch._utils", "_rebuild_tensor_v2"): b.rebuild_tensor,
+            ("torch._utils", "_rebuild_tensor_v3"): b.rebuild_tensor_v3,
+            ("torch._utils", "_rebuild_parameter"): b.rebuild_parameter,
+            ("torch._utils", "_rebuild_parameter_with_state"): b.rebuild_parameter,
+            ("torch._tensor", "_rebuild_from_type_v2"): b.rebuild_from_type,
+            ("torch", "Tensor"): _TypeMarker, ("torch.nn.parameter", "Parameter"): _TypeMarker,
+            ("torch", "Size"): Size,
+            ("torch", "device"): _device.device,
+            ("_codecs", "encode"): _latin1_encode,
+        }
+        for mod in ("builtins", "__builtin__"):
+            for name, obj in (("set", set), ("frozenset", frozenset), ("complex", complex), ("slice", slice)):
+                self.table[(mod, name)] = obj
+
+    def find_class(self, module, name):
+        obj = self.table.get((module, name))
+        if obj is not None:
+            return obj
+        if module == "torch" and name in _STORAGES:
+            return _StorageType(_STORAGES[name])
+        if module == "torch" and name in _DTYPE_NAMES:
+            return _dtype._lookup(name)
+        raise pickle.UnpicklingError(f"torchish.load refuses the global '{module}.{name}': PyTorch checkpoints are "
+                                     "read without running pickled code, and only tensors, storages, dtypes and "
+                                     "plain containers are allowed")
+
+    def persistent_load(self, pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
+                and isinstance(pid[1], _StorageType) and isinstance(pid[2], str)):
+            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
+        _, stype, key, location, numel = pid
+        return self.load_storage(stype.dtype, key, str(location), int(numel))
+
+
+def read_torch_zip(blob: bytes, placer):
+    """The object saved in a PyTorch zip checkpoint, its tensors built by ``placer(array, location, rg)``."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(blob))
+        names = zf.namelist()
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted or truncated ({e})") from None
+    pkl = [n for n in names if n.endswith("data.pkl") and n.count("/") == 1]
+    if len(pkl) != 1:
+        raise RuntimeError("torchish.load: a zip file that is not a PyTorch checkpoint (no <archive>/data.pkl)")
+    prefix = pkl[0][:-len("data.pkl")]
+    byteorder = "little"
+    if prefix + "byteorder" in names:
+        byteorder = zf.read(prefix + "byteorder").decode().strip()
+    cache = {}
+
+    def load_storage(dtype, key, location, numel):
+        st = cache.get(key)
+        if st is None:
+            try:
+                raw = zf.read(prefix + "data/" + key)
+            except KeyError:
+                raise pickle.UnpicklingError(f"storage {key!r} is missing from the checkpoint") from None
+            except (zipfile.BadZipFile, OSError, EOFError) as e:
+                raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
+            npdt = dtype.np
+            if len(raw) % npdt.itemsize or len(raw) // npdt.itemsize < numel:
+                raise pickle.UnpicklingError(f"storage {key!r} holds {len(raw)} bytes, too few for {numel} "
+                                             f"elements of {dtype}")
+            arr = np.frombuffer(raw, dtype=npdt)[:numel]
+            if byteorder != sys.byteorder and npdt.itemsize > 1:
+                arr = arr.byteswap()
+            st = _Storage(arr, location)
+            cache[key] = st
+        return st
+
+    try:
+        data = zf.read(pkl[0])
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
+    unpickler = RestrictedUnpickler(io.BytesIO(data), _Builders(placer), load_storage)
+    try:
+        return unpickler.load()
+    except pickle.UnpicklingError:
+        raise
+    except (EOFError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+        raise RuntimeError(f"torchish.load: the PyTorch checkpoint's data.pkl is corrupted ({type(e).__name__}: "
+                           f"{e})") from None
+
+
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+
+
+def read_legacy_pickle(blob: bytes):
+    """A bare pickle: PyTorch's pre-1.6 format (refused with a clear message) or anything else (its globals are
+    checked by the restricted unpickler, so a malicious pickle is refused before it runs)."""
+    def no_storage(*_):
+        raise pickle.UnpicklingError("persistent ids are not allowed in a bare pickle")
+
+    unpickler = RestrictedUnpickler(io.BytesIO(blob), _Builders(None), no_storage)
+    try:
+        first = unpickler.load()
+    except pickle.UnpicklingError:
+        raise
+    except Exception as e:
+        raise RuntimeError(f"torchish.load: unrecognized or corrupted file ({type(e).__name__}: {e})") from None
+    if first == _LEGACY_MAGIC:
+        raise RuntimeError("torchish.load: this is PyTorch's legacy (pre-1.6, non-zip) format, which torchish does "
+                           "not read; re-save it with a recent torch.save (the zip format)")
+    raise RuntimeError("torchish.load: a bare pickle is not a checkpoint torchish reads (torchish never unpickles "
+                       "arbitrary objects); save with torchish.save or torch.save")

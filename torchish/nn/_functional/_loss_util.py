@@ -1,0 +1,84 @@
+"""Shared pieces of the loss functions: PyTorch's reduction arguments (with the legacy ``size_average`` /
+``reduce`` flags), the reductions themselves in JAX, and value checks that need concrete data."""
+from __future__ import annotations
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _dtype
+from ..._tensor import Tensor
+from ...ops import tracing
+
+EPS_BCE = 1e-12
+
+
+def legacy_reduction(size_average, reduce):
+    """PyTorch's ``_Reduction.legacy_get_string``: the old boolean flags as a reduction name (with its warning)."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if (size_average and reduce) else ("sum" if reduce else "none")
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  stacklevel=4)
+    return ret
+
+
+def reduction_arg(size_average, reduce, reduction):
+    """The reduction to use ('none', 'mean' or 'sum'), raising PyTorch's ValueError for an unknown name."""
+    if size_average is not None or reduce is not None:
+        return legacy_reduction(size_average, reduce)
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      stacklevel=4)
+        return "mean"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def reduce(loss, reduction):
+    """Apply a reduction to an elementwise loss (pure JAX)."""
+    if reduction == "mean":
+        return jnp.mean(loss)
+    if reduction == "sum":
+        return jnp.sum(loss)
+    return loss
+
+
+def unreduce(g, shape, reduction):
+    """The cotangent of each element of a loss reduced with ``reduction`` to ``g`` (pure JAX)."""
+    if reduction == "none":
+        return g
+    if reduction == "mean":
+        g = g / float(np.prod(shape))
+    return jnp.broadcast_to(g, shape)
+
+
+def concrete(t):
+    """The numpy value of a Tensor, or None while it is being traced (value checks are then skipped)."""
+    if not isinstance(t, Tensor):
+        return None
+    d = t._d
+    if tracing.active() or isinstance(d, jax.core.Tracer):
+        return None
+    return np.asarray(d)
+
+
+def float_kernel_only(x, kernel):
+    """PyTorch's NotImplementedError for kernels that take floating point inputs only."""
+    if x.dtype.category < _dtype._FLOAT:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x.dtype)}\'')
+
+
+def check_broadcast(a, b):
+    """PyTorch's RuntimeError when two tensors' (or shapes') sizes do not broadcast."""
+    sa = tuple(a.shape) if hasattr(a, "shape") else tuple(a)
+    sb = tuple(b.shape) if hasattr(b, "shape") else tuple(b)
+    nd = max(len(sa), len(sb))
+    pa, pb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+    for i in range(nd - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                               f"non-singleton dimension {i}")

@@ -1,0 +1,181 @@
+"""``nll_loss`` and ``cross_entropy`` with PyTorch's exact combinations: class indices with extra dimensions
+``(N, C, d1, ...)``, class probabilities, ``weight``, ``ignore_index`` and ``label_smoothing``.
+
+The mean of ``nll_loss`` divides by the summed weights of the targets that are not ignored; its VJP gives ignored
+targets exactly zero gradient (even when every target is ignored and the loss is NaN), as PyTorch's kernel does.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ... import _dtype
+from ...ops import reduce as _reduce
+from ...ops.registry import apply, defop
+from ._loss_util import concrete, reduction_arg
+
+
+def _class_axis(x):
+    return 0 if x.ndim == 1 else 1
+
+
+def _pick(x, t, w, ignore_index):
+    """Per-target log-probability, weight (0 where ignored) and the ignore mask."""
+    ax = _class_axis(x)
+    ignored = t == ignore_index
+    ts = jnp.where(ignored, 0, t).astype(jnp.int32)
+    picked = jnp.squeeze(jnp.take_along_axis(x, jnp.expand_dims(ts, ax), axis=ax), ax)
+    wt = jnp.ones(ts.shape, x.dtype) if w is None else w.astype(x.dtype)[ts]
+    wt = jnp.where(ignored, jnp.zeros((), x.dtype), wt)
+    return picked, wt, ignored, ts
+
+
+def _nll_fwd(x, t, w, *, ignore_index, reduction):
+    picked, wt, _, _ = _pick(x, t, w, ignore_index)
+    loss = -wt * picked
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return jnp.sum(loss)
+    return jnp.sum(loss) / jnp.sum(wt)
+
+
+def _nll_vjp(g, x, t, w, out, *, ignore_index, reduction):
+    _, wt, ignored, ts = _pick(x, t, w, ignore_index)
+    if reduction == "mean":
+        g = g / jnp.sum(wt)
+    gl = jnp.where(ignored, jnp.zeros((), x.dtype), -wt * g)
+    ax = _class_axis(x)
+    classes = jnp.arange(x.shape[ax]).reshape((-1,) + (1,) * (x.ndim - ax - 1))
+    onehot = classes == jnp.expand_dims(ts, ax)
+    return jnp.where(onehot, jnp.expand_dims(gl, ax), jnp.zeros((), x.dtype)), None, None
+
+
+_NLL = defop("nll_loss", _nll_fwd, vjp=_nll_vjp, grad_name="NllLossBackward0")
+
+
+def _check_nll(input, target, weight, ignore_index):
+    """PyTorch's argument checks of nll_loss_nd (shapes, dtypes, weight size and target bounds)."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim != 1 and (target.ndim == 0 or input.shape[0] != target.shape[0]):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 1}).")
+    xs, ts = list(input.shape), list(target.shape)
+    if input.ndim <= 2:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.ndim == 1 and target.ndim == 1 and ts != [1]:
+            raise RuntimeError(f"size mismatch (got input: {xs}, target: {ts})")
+    elif input.ndim == 4 and target.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.ndim}")
+    elif ts[1:] != xs[2:]:
+        if input.ndim == 4:
+            raise RuntimeError(f"size mismatch (got input: {xs} , target: {ts}")
+        raise RuntimeError(f"Expected target size {[xs[0]] + xs[2:]}, got {ts}")
+    c = input.shape[_class_axis(input)]
+    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got weight "
+                           f"tensor of shape: {list(weight.shape)}")
+    if target.dtype not in (_dtype.int64, _dtype.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_dtype.scalar_type_name(target.dtype)}")
+    if input.dtype.category < _dtype._FLOAT:
+        raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
+                                  f"'{_dtype.scalar_type_name(input.dtype)}'")
+    v = concrete(target)
+    if v is not None:
+        bad = v[(v != ignore_index) & ((v < 0) | (v >= c))]
+        if bad.size:
+            raise IndexError(f"Target {bad.reshape(-1)[0]} is out of bounds.")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    red = reduction_arg(size_average, reduce, reduction)
+    _check_nll(input, target, weight, ignore_index)
+    if input.ndim == 1 and target.ndim == 1:
+        target = target.reshape(())
+    return apply(_NLL, (input, target, weight), ignore_index=int(ignore_index), reduction=red)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# cross entropy
+
+
+def _weight_view(w, x, ax):
+    return w.astype(x.dtype).reshape((-1,) + (1,) * (x.ndim - ax - 1))
+
+
+def _ce_smooth_fwd(x, t, w, *, ignore_index, reduction, smoothing):
+    """Class indices with label smoothing: PyTorch's cross_entropy_loss_label_smoothing."""
+    ax = _class_axis(x)
+    c = x.shape[ax]
+    logp = jax.nn.log_softmax(x, axis=ax)
+    nll = _nll_fwd(logp, t, w, ignore_index=ignore_index, reduction=reduction)
+    ignored = t == ignore_index
+    smooth = -jnp.sum(logp if w is None else logp * _weight_view(w, x, ax), axis=ax)
+    smooth = jnp.where(ignored, jnp.zeros((), smooth.dtype), smooth)
+    if reduction == "mean":
+        if w is None:
+            ret = jnp.sum(smooth) / jnp.sum(~ignored)
+        else:
+            _, wt, _, _ = _pick(x, t, w, ignore_index)
+            ret = jnp.sum(smooth) / jnp.sum(wt)
+    elif reduction == "sum":
+        ret = jnp.sum(smooth)
+    else:
+        ret = smooth
+    return (1 - smoothing) * nll + ret * (smoothing / c)
+
+
+def _ce_prob_fwd(x, t, w, *, reduction, smoothing):
+    """Class probabilities: PyTorch's cross_entropy_loss_prob_target."""
+    ax = _class_axis(x)
+    c = x.shape[ax]
+    logp = jax.nn.log_softmax(x, axis=ax)
+    if smoothing > 0:
+        t = t * (1 - smoothing) + smoothing / c
+    prod = logp * t if w is None else logp * t * _weight_view(w, x, ax)
+    if reduction == "none":
+        return -jnp.sum(prod, axis=ax)
+    if reduction == "sum":
+        return -jnp.sum(prod)
+    return -jnp.sum(prod) / (x.size / c) if x.size else jnp.full((), jnp.nan, x.dtype)
+
+
+_CE_SMOOTH = defop("cross_entropy_label_smoothing", _ce_smooth_fwd, grad_name="AddBackward0")
+_CE_PROB = defop("cross_entropy_prob_target", _ce_prob_fwd, promote="same", promote_args=(0, 1),
+                 grad_name="DivBackward0")
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    red = reduction_arg(size_average, reduce, reduction)
+    if input.dtype.category < _dtype._FLOAT:
+        raise NotImplementedError(f'"log_softmax_lastdim_kernel_impl" not implemented for '
+                                  f"'{_dtype.scalar_type_name(input.dtype)}'")
+    ls = float(label_smoothing)
+    if tuple(input.shape) == tuple(target.shape):
+        if target.dtype.category < _dtype._FLOAT:
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{_dtype.scalar_type_name(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        c = input.shape[_class_axis(input)] if input.ndim else 1
+        if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+            raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {c} classes or no "
+                               f"classes but got weight tensor of shape: {list(weight.shape)}")
+        if ls > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
+        return apply(_CE_PROB, (input, target, weight), reduction=red, smoothing=ls)
+    if ls > 0.0:
+        if ls > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
+        _check_nll(input, target, weight, ignore_index)
+        if input.ndim == 1 and target.ndim == 1:
+            target = target.reshape(())
+        return apply(_CE_SMOOTH, (input, target, weight), ignore_index=int(ignore_index), reduction=red,
+                     smoothing=ls)
+    logp = _reduce.log_softmax(input, _class_axis(input) if input.ndim else 0)
+    return nll_loss(logp, target, weight, None, ignore_index, None, red)

@@ -1,0 +1,383 @@
+"""``torchish.save`` / ``torchish.load`` without pickle: loading a file never runs code.
+
+Formats:
+
+* torchish's own (what :func:`save` writes): a header (magic, payload length, CRC-32) and a msgpack payload.
+  Tensors are stored as their raw little-endian bytes with dtype, shape, ``requires_grad`` and device; containers
+  (dict, OrderedDict, list, tuple, set) and Python scalars/strings/None/bytes keep their types; a tensor reachable
+  twice is stored once and comes back as one object (tied weights). Writes to a path are atomic: the file is
+  written beside the target and moved over it with ``os.replace``, so a failure mid-save leaves the old file.
+* PyTorch's zip checkpoints (``.pt``/``.pth`` from ``torch.save``): read with a restricted unpickler that only
+  knows the tensor-rebuild functions and storage types (:mod:`torchish._pt_reader`), never PyTorch itself.
+* safetensors (``.safetensors`` paths, or :func:`save_safetensors`/:func:`load_safetensors`).
+
+Example:
+    >>> import io, torchish as torch
+    >>> buf = io.BytesIO()
+    >>> torch.save({"w": torch.ones(2), "step": 3}, buf)
+    >>> _ = buf.seek(0)
+    >>> torch.load(buf)["step"]
+    3
+"""
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import tempfile
+import zlib
+from collections import OrderedDict
+
+import jax
+import msgpack
+import numpy as np
+
+from . import _device, _dtype
+from ._safetensors import load_safetensors, save_safetensors, is_safetensors_path  # noqa: F401
+from ._tensor import Size, Tensor
+
+MAGIC = b"\x93TORCHISH\x01"
+_HEADER = struct.Struct("<QI")  # payload length, crc32
+_CHUNK = 1 << 22
+
+# ExtType codes: containers are msgpack arrays whose first element is one of these markers
+_LIST, _TUPLE, _DICT, _ODICT, _TENSOR, _REF, _COMPLEX, _BIGINT, _DTYPE, _DEVICE, _NDARRAY, _SET, _FROZENSET, \
+    _NPSCALAR, _SIZE = range(15)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# encoding
+
+
+class _Encoder:
+    def __init__(self):
+        self.memo = {}  # id(tensor) -> index
+        self.keep = []  # keeps memoised tensors alive while encoding (ids stay unique)
+        self.active = set()
+
+    def tagged(self, code, items, payload=b""):
+        return [msgpack.ExtType(code, payload)] + items
+
+    def enc(self, x):
+        if x is None or isinstance(x, (bool, str, bytes, float)):
+            return x
+        if isinstance(x, int):
+            return x if -(1 << 63) <= x < (1 << 64) else msgpack.ExtType(_BIGINT, str(x).encode())
+        if isinstance(x, Tensor):
+            return self.tensor(x)
+        if isinstance(x, complex):
+            return msgpack.ExtType(_COMPLEX, struct.pack("<dd", x.real, x.imag))
+        if isinstance(x, _dtype.dtype):
+            return msgpack.ExtType(_DTYPE, x.name.encode())
+        if isinstance(x, _device.device):
+            return msgpack.ExtType(_DEVICE, str(x).encode())
+        if isinstance(x, np.ndarray):
+            if x.dtype.hasobject:
+                raise TypeError("torchish.save cannot serialize numpy arrays of dtype object")
+            x = np.ascontiguousarray(x)
+            return self.tagged(_NDARRAY, [x.dtype.str, list(x.shape), x.tobytes()])
+        if isinstance(x, np.generic):
+            return self.tagged(_NPSCALAR, [x.dtype.str, x.tobytes()])
+        containers = ((Size, _SIZE), (OrderedDict, _ODICT), (dict, _DICT), (tuple, _TUPLE), (list, _LIST),
+                      (frozenset, _FROZENSET), (set, _SET))
+        for cls, code in containers:
+            if isinstance(x, cls):
+                return self.container(x, code)
+        raise TypeError(f"torchish.save cannot serialize an object of type {type(x).__module__}.{type(x).__qualname__}"
+                        ": only tensors, numpy arrays, dtypes, devices, Python scalars, strings, bytes, None and "
+                        "dict/OrderedDict/list/tuple/set of these can be saved (torchish never pickles)")
+
+    def container(self, x, code):
+        if id(x) in self.active:
+            raise ValueError("torchish.save cannot serialize a container that contains itself")
+        self.active.add(id(x))
+        try:
+            if code in (_DICT, _ODICT):
+                items = []
+                payload = b""
+                meta = getattr(x, "_metadata", None) if code == _ODICT else None
+                if isinstance(meta, dict):
+                    payload = b"m"
+                    items.append(self.enc(meta))
+                for k, v in x.items():
+                    items.append(self.enc(k))
+                    items.append(self.enc(v))
+                return self.tagged(code, items, payload)
+            seq = sorted(x, key=repr) if code in (_SET, _FROZENSET) else x
+            return self.tagged(code, [self.enc(v) for v in seq])
+        finally:
+            self.active.discard(id(x))
+
+    def tensor(self, t):
+        idx = self.memo.get(id(t))
+        if idx is not None:
+            return msgpack.ExtType(_REF, struct.pack("<Q", idx))
+        idx = len(self.memo)
+        self.memo[id(t)] = idx
+        self.keep.append(t)
+        arr = np.ascontiguousarray(np.asarray(t._concrete()))
+        if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and sys.byteorder == "big"):
+            arr = arr.byteswap()
+        return self.tagged(_TENSOR, [t.dtype.name, list(arr.shape), bool(t._rg), str(t.device), arr.tobytes()])
+
+
+def _encode(obj) -> bytes:
+    payload = msgpack.packb(_Encoder().enc(obj), use_bin_type=True)
+    return MAGIC + _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# decoding
+
+
+class _Marker:
+    __slots__ = ("code", "payload")
+
+    def __init__(self, code, payload):
+        self.code = code
+        self.payload = payload
+
+
+class _Decoder:
+    def __init__(self, placer):
+        self.memo = []
+        self.placer = placer
+
+    def ext(self, code, data):
+        if code == _REF:
+            (idx,) = struct.unpack("<Q", data)
+            if idx >= len(self.memo):
+                raise ValueError(f"reference to tensor {idx} before it was stored")
+            return self.memo[idx]
+        if code == _COMPLEX:
+            re, im = struct.unpack("<dd", data)
+            return complex(re, im)
+        if code == _BIGINT:
+            return int(data.decode())
+        if code == _DTYPE:
+            return _dtype._lookup(data.decode())
+        if code == _DEVICE:
+            return _device.device(data.decode())
+        return _Marker(code, data)
+
+    def array(self, items):
+        if not items or not isinstance(items[0], _Marker):
+            return items  # an internal field (a shape); every saved container is tagged
+        head, rest = items[0], items[1:]
+        code = head.code
+        if code == _LIST:
+            return rest
+        if code == _TUPLE:
+            return tuple(rest)
+        if code == _SIZE:
+            return Size(rest)
+        if code in (_SET, _FROZENSET):
+            return set(rest) if code == _SET else frozenset(rest)
+        if code in (_DICT, _ODICT):
+            meta = None
+            if head.payload == b"m":
+                meta, rest = rest[0], rest[1:]
+            if len(rest) % 2:
+                raise ValueError("odd number of entries in a dict")
+            out = (OrderedDict if code == _ODICT else dict)(zip(rest[0::2], rest[1::2]))
+            if meta is not None:
+                out._metadata = meta
+            return out
+        if code == _TENSOR:
+            dtype_name, shape, requires_grad, location, data = rest
+            t = self.placer(_array(data, _dtype._lookup(dtype_name).np, shape), location, requires_grad)
+            self.memo.append(t)
+            return t
+        if code == _NDARRAY:
+            dt, shape, data = rest
+            return _array(data, np.dtype(dt), shape).copy()
+        if code == _NPSCALAR:
+            dt, data = rest
+            return np.frombuffer(data, dtype=np.dtype(dt))[0]
+        raise ValueError(f"unknown tag {code}")
+
+
+def _array(data, npdt, shape):
+    shape = tuple(int(s) for s in shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    if len(data) != n * npdt.itemsize:
+        raise ValueError(f"tensor data holds {len(data)} bytes; shape {list(shape)} of {npdt} needs "
+                         f"{n * npdt.itemsize}")
+    arr = np.frombuffer(data, dtype=npdt).reshape(shape)
+    if sys.byteorder == "big" and npdt.itemsize > 1:
+        arr = arr.byteswap()
+    return arr
+
+
+def _decode(blob: bytes, placer):
+    n_head = len(MAGIC) + _HEADER.size
+    if len(blob) < n_head:
+        raise RuntimeError("torchish.load: the file is truncated (incomplete header)")
+    length, crc = _HEADER.unpack_from(blob, len(MAGIC))
+    payload = memoryview(blob)[n_head:]
+    if len(payload) != length:
+        raise RuntimeError(f"torchish.load: the file is truncated or corrupted (payload of {len(payload)} bytes, "
+                           f"expected {length})")
+    if zlib.crc32(payload) != crc:
+        raise RuntimeError("torchish.load: the file is corrupted (checksum mismatch)")
+    dec = _Decoder(placer)
+    try:
+        return msgpack.unpackb(payload, ext_hook=dec.ext, list_hook=dec.array, raw=False, strict_map_key=False,
+                               use_list=True)
+    except RuntimeError:
+        raise
+    except Exception as e:  # a well-formed checksum over a malformed payload: report it clearly
+        raise RuntimeError(f"torchish.load: the file is corrupted ({type(e).__name__}: {e})") from None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# devices
+
+
+def _placer(map_location):
+    """``place(numpy array, saved location, requires_grad) -> Tensor`` honouring ``map_location``."""
+
+    def default_target(location):
+        try:
+            return _device.to_jax(location)
+        except Exception:  # saved on an accelerator this machine lacks: the default device
+            return _device.to_jax(_device.get_default_device())
+
+    def place(arr, location, requires_grad):
+        loc = str(location)
+        if map_location is None:
+            target = default_target(loc)
+        elif isinstance(map_location, dict):
+            target = default_target(str(map_location.get(loc, loc)))
+        elif callable(map_location):
+            target = default_target(loc)
+        else:
+            target = _device.to_jax(map_location)
+        t = Tensor._make(jax.device_put(arr, target))
+        if callable(map_location) and not isinstance(map_location, (dict, str, _device.device)):
+            res = map_location(t, loc)
+            if isinstance(res, Tensor):
+                t = Tensor._make(res._d)
+            elif res is not None:
+                t = Tensor._make(jax.device_put(arr, _device.to_jax(res)))
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    return place
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# files
+
+
+def _is_path(f):
+    return isinstance(f, (str, bytes, os.PathLike))
+
+
+def _write_chunks(fh, data):
+    view = memoryview(data)
+    for i in range(0, len(view), _CHUNK):
+        fh.write(view[i:i + _CHUNK])
+
+
+def _open_temp(path):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    return os.fdopen(fd, "wb"), tmp
+
+
+def write_atomic(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file beside it, fsync, then ``os.replace``."""
+    path = os.fsdecode(path)
+    fh, tmp = _open_temp(path)
+    try:
+        with fh:
+            _write_chunks(fh, data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False) -> None:
+    """Save ``obj`` (tensors, state_dicts, optimizer state_dicts, nested containers of tensors and Python values)
+    to ``f``: a path (written atomically; a ``.safetensors`` suffix writes safetensors) or a writable binary file.
+
+    ``pickle_module``/``pickle_protocol`` are accepted for compatibility and ignored: torchish never pickles.
+    """
+    if _is_path(f) and is_safetensors_path(f):
+        save_safetensors(_flat_tensors(obj), f)
+        return
+    data = _encode(obj)
+    if _is_path(f):
+        write_atomic(f, data)
+    elif hasattr(f, "write"):
+        _write_chunks(f, data)
+        if hasattr(f, "flush"):
+            f.flush()
+    else:
+        raise AttributeError(f"torchish.save: expected a path or a writable file object, got {type(f).__name__}")
+
+
+def _flat_tensors(obj):
+    if not isinstance(obj, dict) or not all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items()):
+        raise TypeError("saving to a .safetensors file needs a dict of str -> Tensor (a state_dict)")
+    return obj
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """Load what :func:`save` wrote, a PyTorch zip checkpoint, or a safetensors file.
+
+    Args:
+        f: a path or a readable binary file object.
+        map_location: None (each tensor where it was saved when that device exists, else the default device), a
+            device or string (everything there), a dict mapping saved locations to new ones, or a callable
+            ``(tensor, saved_location) -> Tensor or device or None``.
+        weights_only: accepted for compatibility: torchish always loads data only and never runs pickled code.
+
+    Returns:
+        The saved object; tensors come back as plain Tensors (Parameters too), with their ``requires_grad``.
+
+    Raises:
+        RuntimeError: the file is truncated, corrupted or in no format torchish knows.
+        pickle.UnpicklingError: a PyTorch checkpoint refers to anything but tensors and plain containers.
+    """
+    path = os.fsdecode(f) if _is_path(f) else None
+    if path is not None:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+    elif hasattr(f, "read"):
+        blob = f.read()
+    else:
+        raise AttributeError(f"torchish.load: expected a path or a readable file object, got {type(f).__name__}")
+    placer = _placer(map_location)
+    if blob.startswith(MAGIC):
+        return _decode(blob, placer)
+    if blob.startswith(b"PK\x03\x04") or blob.startswith(b"PK\x05\x06"):
+        from ._pt_reader import read_torch_zip
+        return read_torch_zip(blob, placer)
+    if (path is not None and is_safetensors_path(path)) or _looks_like_safetensors(blob):
+        return load_safetensors(blob, map_location=map_location)
+    if blob[:1] == b"\x80":
+        from ._pt_reader import read_legacy_pickle
+        return read_legacy_pickle(blob)
+    if not blob:
+        raise RuntimeError("torchish.load: the file is empty")
+    raise RuntimeError("torchish.load: unrecognized file format (not a torchish, PyTorch zip or safetensors file)")
+
+
+def _looks_like_safetensors(blob):
+    if len(blob) < 10:
+        return False
+    (n,) = struct.unpack_from("<Q", blob)
+    return 0 < n <= len(blob) - 8 and blob[8:9] == b"{"
+
+
+__all__ = ["save", "load", "save_safetensors", "load_safetensors"]

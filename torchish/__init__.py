@@ -32,6 +32,11 @@ from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
 from .compile import compile as compile  # noqa: E402,A004
+from ._config import config as config  # noqa: E402
+from ._dtype import result_type as result_type  # noqa: E402
+from ._tensor_str import (set_printoptions as set_printoptions, get_printoptions as get_printoptions,  # noqa: E402
+                          printoptions as printoptions)
+from . import cuda as cuda  # noqa: E402
 
 globals().update(_ALIASES)  # torch.float, torch.long, torch.half, ...
 float = float32  # noqa: A001

@@ -1,42 +1,67 @@
 """Devices: PyTorch's ``device("cpu" | "cuda:0")`` mapped onto JAX devices.
 
 ``cuda`` names the first accelerator backend JAX has (GPU, or TPU where there is no GPU), so that scripts written
-``device = "cuda" if torch.cuda.is_available() else "cpu"`` use the accelerator on any JAX platform.
+``device = "cuda" if torch.cuda.is_available() else "cpu"`` use the accelerator on any JAX platform. The other
+accelerator names PyTorch knows (``xla``, ``mps``, ...) parse and print as themselves and map to the same
+accelerator. Without one, using an accelerator device fails as it does in a CPU-only PyTorch build.
 """
 from __future__ import annotations
 
 import functools
+import re
 
 import jax
 
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+          "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEVICE_RE = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")
+_NO_CUDA = "Torch not compiled with CUDA enabled"
+_NO_ACCELERATOR = "Cannot access accelerator device when none is available."
+
 
 class device:
-    """``torchish.device("cuda:1")``, ``device("cpu")``, ``device("cuda", 0)``."""
+    """A device: ``torchish.device("cuda:1")``, ``device("cpu")``, ``device("cuda", 0)``, ``device(0)``.
 
-    __slots__ = ("type", "index")
+    Used as a context manager it becomes the default device of the creation functions inside the block.
 
-    def __init__(self, type, index=None):
-        if isinstance(type, device):
+    Example:
+        >>> torchish.device("cuda:1")
+        device(type='cuda', index=1)
+        >>> str(torchish.device("cuda", 1))
+        'cuda:1'
+    """
+
+    __slots__ = ("type", "index", "_prev")
+
+    def __init__(self, type=None, index=None, *, device=None):
+        if device is not None:
+            type = device
+        if isinstance(type, _device_cls()):
             self.type, self.index = type.type, type.index
             return
-        if isinstance(type, int):
+        if isinstance(type, int) and not isinstance(type, bool):
+            accs = accelerators()
+            if not accs:
+                raise RuntimeError(_NO_ACCELERATOR)
             type, index = "cuda", type
-        if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
-        if ":" in type:
+        if not isinstance(type, str) or (index is not None and not isinstance(index, int)):
+            got = ", ".join(x.__class__.__name__ for x in (type, index) if x is not None)
+            raise TypeError(f"device() received an invalid combination of arguments - got ({got}), but expected "
+                            "one of:\n * (torch.device device)\n * (str type, int index = -1)\n")
+        m = _DEVICE_RE.fullmatch(type)
+        if m is None:
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        name, idx = m.group(1), m.group(2)
+        if name not in _TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of device string: {type}")
+        if idx is not None:
             if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
-            type, _, idx = type.partition(":")
-            try:
-                index = int(idx)
-            except ValueError:
-                raise RuntimeError(f"Invalid device string: '{type}:{idx}'") from None
-        if type not in ("cpu", "cuda", "mps", "xla", "tpu", "meta"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, xla, tpu, meta device type at start of device string: {type}")
+                raise RuntimeError(
+                    f"type (string) must not include an index because index was passed explicitly: {type}")
+            index = int(idx)
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative, got {index}")
-        self.type = "cuda" if type in ("xla", "tpu", "mps") else type
+            raise RuntimeError("Device index must not be negative")
+        self.type = name
         self.index = index
 
     def __repr__(self):
@@ -46,18 +71,26 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
     def __enter__(self):
+        self._prev = _Default.device
+        set_default_device(self)
         return self
 
     def __exit__(self, *exc):
+        _Default.device = self._prev
         return False
+
+
+def _device_cls():
+    return device
 
 
 @functools.lru_cache(maxsize=None)
@@ -78,8 +111,23 @@ def _cpu_devices():
     return tuple(jax.devices("cpu"))
 
 
+class _Current:
+    """The accelerator index ``cuda`` (without an index) means: ``torchish.cuda.set_device``."""
+
+    index = 0
+
+
+def current_index() -> int:
+    return _Current.index
+
+
+def set_current_index(index: int):
+    _Current.index = index
+
+
 def to_jax(dev) -> jax.Device:
-    """The JAX device a torchish device (or string) stands for; errors like PyTorch's when it is absent."""
+    """The JAX device a torchish device (or string, or accelerator index) stands for; fails like PyTorch's
+    CPU-only build when there is no accelerator."""
     dev = dev if isinstance(dev, device) else device(dev)
     if dev.type == "cpu":
         return _cpu_devices()[0]
@@ -87,10 +135,12 @@ def to_jax(dev) -> jax.Device:
         raise NotImplementedError("torchish has no meta device; use shapes via jax.eval_shape instead")
     accs = accelerators()
     if not accs:
-        raise AssertionError("Torch not compiled with CUDA enabled")
-    idx = dev.index or 0
+        if dev.type == "cuda":
+            raise AssertionError(_NO_CUDA)
+        raise RuntimeError(f"PyTorch is not linked with support for {dev.type} devices")
+    idx = dev.index if dev.index is not None else _Current.index
     if idx >= len(accs):
-        raise RuntimeError(f"CUDA error: invalid device ordinal (device {idx} requested, {len(accs)} available)")
+        raise RuntimeError("CUDA error: invalid device ordinal")
     return accs[idx]
 
 
@@ -114,5 +164,7 @@ def get_default_device() -> device:
 
 def set_default_device(dev):
     """``torchish.set_default_device("cuda")``: change where new tensors are created."""
-    _Default.device = device("cpu") if dev is None else device(dev)
-    to_jax(_Default.device)  # fail now, not at the first creation, when the device does not exist
+    new = device("cpu") if dev is None else device(dev)
+    if new.type != "meta":
+        to_jax(new)  # fail now, not at the first creation, when the device does not exist
+    _Default.device = new

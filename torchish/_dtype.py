@@ -7,17 +7,21 @@ matters when it brings a higher category (bool < integer < floating < complex).
 from __future__ import annotations
 
 import builtins
+import math
 
 import jax.numpy as jnp
 import numpy as np
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+_ABBR = {"bool": "b8", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "int8": "i8", "int16": "i16",
+         "int32": "i32", "int64": "i64", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+         "complex64": "c64", "complex128": "c128"}
 
 
 class dtype:
     """A tensor element type, printed like PyTorch's (``torch.float32``)."""
 
-    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_aliases")
+    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_aliases", "abbr")
 
     def __init__(self, name, np_dtype, category, aliases=()):
         self.name = name
@@ -26,6 +30,7 @@ class dtype:
         self.category = category
         self.is_signed = category != _BOOL and not name.startswith("uint")
         self._aliases = aliases
+        self.abbr = _ABBR.get(name, name)
 
     @property
     def is_floating_point(self):
@@ -39,7 +44,9 @@ class dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self):
-        return {"float64": complex128}.get(self.name, complex64) if self.category >= _FLOAT else self
+        if self.category < _FLOAT:
+            raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(self)}")
+        return {"float64": complex128, "complex128": complex128}.get(self.name, complex64)
 
     def __repr__(self):
         return "torch." + self.name
@@ -70,6 +77,7 @@ float64 = dtype("float64", np.float64, _FLOAT, ("double",))
 complex64 = dtype("complex64", np.complex64, _COMPLEX, ("cfloat",))
 complex128 = dtype("complex128", np.complex128, _COMPLEX, ("cdouble",))
 
+_BAREBONES_UNSIGNED = (uint16, uint32, uint64)
 ALL = (bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64,
        complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL}
@@ -113,7 +121,7 @@ def set_default_dtype(d):
     """Set the dtype that floating-point tensors get when none is given (float32 or float64)."""
     d = as_dtype(d)
     if d.category != _FLOAT:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     DEFAULTS.float = d
     _RESULT_CACHE.clear()
     for hook in _ON_DEFAULT_CHANGE:
@@ -155,6 +163,13 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """``torch.promote_types``: the smallest dtype both can be converted to."""
     if a is b:
         return a
+    if a in _BAREBONES_UNSIGNED or b in _BAREBONES_UNSIGNED:
+        # PyTorch only promotes uint16/uint32/uint64 with floating types
+        for d in (a, b):
+            if d.category == _FLOAT:
+                return d
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{scalar_type_name(a)} and {scalar_type_name(b)}")
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.category == _COMPLEX and lo.category == _FLOAT and lo is float64:
@@ -167,10 +182,7 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         u, s = (a, b) if not a.is_signed else (b, a)
         if s.itemsize > u.itemsize:
             return s
-        bigger = {1: int16, 2: int32, 4: int64}.get(u.itemsize)
-        if bigger is None:
-            raise TypeError(f"Promotion for uint64 and {s} types is not supported")
-        return bigger
+        return {1: int16, 2: int32}.get(u.itemsize, int64)
     if cat == _FLOAT:
         if {a.name, b.name} == {"float16", "bfloat16"}:
             return float32
@@ -227,6 +239,32 @@ def result_type_from_keys(keys) -> dtype:
     return out
 
 
+def _operand_key(x):
+    """(dtype, rank) of a Tensor or Python number taking part in ``result_type``."""
+    if hasattr(x, "_d") and hasattr(x, "dtype"):
+        return (x.dtype, 2 if x.ndim else 1)
+    if isinstance(x, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        return (scalar_dtype(x), 0)
+    return None
+
+
+def result_type(tensor, other) -> dtype:
+    """``torch.result_type``: the dtype an arithmetic op on ``tensor`` and ``other`` (Tensors or Python numbers)
+    computes in.
+
+    Example:
+        >>> torchish.result_type(torchish.tensor([1, 2], dtype=torchish.uint8), 1.0)
+        torch.float32
+    """
+    keys = (_operand_key(tensor), _operand_key(other))
+    if None in keys:
+        got = ", ".join("Tensor" if hasattr(x, "_d") else type(x).__name__ for x in (tensor, other))
+        raise TypeError(f"result_type() received an invalid combination of arguments - got ({got}), but expected "
+                        "one of:\n * (Tensor tensor, Tensor other)\n * (Number scalar, Tensor tensor)\n"
+                        " * (Tensor tensor, Number other)\n * (Number scalar1, Number scalar2)\n")
+    return result_type_from_keys(keys)
+
+
 def can_cast(from_: dtype, to: dtype) -> builtins.bool:
     """``torch.can_cast``: whether an in-place op may write a ``from_`` result into a ``to`` tensor."""
     if from_.category == _COMPLEX and to.category != _COMPLEX:
@@ -253,43 +291,59 @@ def scalar_type_name(d: dtype) -> str:
     """'Float', 'Long', ... as PyTorch names scalar types in error messages."""
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(d.name, d.name)
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+            "uint64": "UInt64"}.get(d.name, d.name)
 
 
 class finfo:
-    """``torch.finfo``: machine limits of a floating-point dtype."""
+    """``torch.finfo``: machine limits of a floating-point dtype (of the real part, for complex dtypes).
+
+    Example:
+        >>> torchish.finfo(torchish.float16).eps
+        0.0009765625
+    """
 
     def __init__(self, type=None):
         d = as_dtype(type) if type is not None else DEFAULTS.float
         if d.category < _FLOAT:
-            raise TypeError(f"torch.finfo() requires a floating point input type, got {d}")
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        d = d.to_real()
         info = jnp.finfo(d.np)
         self.dtype = d.name
-        self.bits = info.bits
+        self.bits = builtins.int(info.bits)
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = builtins.float(info.tiny)
         self.smallest_normal = self.tiny
-        self.resolution = builtins.float(info.resolution)
+        # PyTorch: 10 ** -precision, precision = floor(-log10(eps))
+        self.resolution = 10.0 ** -builtins.int(math.floor(-math.log10(self.eps)))
 
     def __repr__(self):
-        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
                 f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
 class iinfo:
-    """``torch.iinfo``: limits of an integer dtype."""
+    """``torch.iinfo``: limits of an integer dtype.
+
+    Example:
+        >>> torchish.iinfo(torchish.int8).max
+        127
+    """
 
     def __init__(self, type):
         d = as_dtype(type)
-        if d.category not in (_INT, _BOOL):
-            raise TypeError(f"torch.iinfo() requires an integer input type, got {d}")
-        info = np.iinfo(d.np) if d is not bool else None
+        if d is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if d.category != _INT:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(d.np)
         self.dtype = d.name
         self.bits = d.itemsize * 8
-        self.max = builtins.int(info.max) if info is not None else 1
-        self.min = builtins.int(info.min) if info is not None else 0
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"

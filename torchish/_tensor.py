@@ -22,6 +22,7 @@ from .autograd.graph import AccumulateGrad, VersionCounter, add_hook
 from .autograd.grad_mode import STATE
 
 _SERIAL = itertools.count()
+_LAZY = [None]  # the LazyValue class, filled in by torchish.ops.lazy
 
 
 class Size(tuple):
@@ -47,7 +48,7 @@ class Size(tuple):
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics, running on JAX."""
 
-    __slots__ = ("_d", "_rg", "_grad", "_grad_fn", "_out_nr", "_vc", "_view", "_views", "_hooks", "_post_acc_hooks",
+    __slots__ = ("_v", "_rg", "_grad", "_grad_fn", "_out_nr", "_vc", "_view", "_views", "_hooks", "_post_acc_hooks",
                  "_acc", "_retains_grad", "_sn", "__dict__", "__weakref__")
 
     # binding for ``torchish.Tensor(2, 3)`` / ``Tensor([1., 2.])`` is installed by the creation ops
@@ -58,10 +59,25 @@ class Tensor:
             raise RuntimeError("torchish.Tensor() needs torchish's creation ops; import torchish first")
         return cls._legacy_new(*args, **kwargs)
 
+    @property
+    def _d(self):
+        """The value as a concrete ``jax.Array`` (or tracer): a pending lazy value is materialised first. Code
+        that only needs shape/dtype, or records ops (the registry), reads ``_v`` and keeps laziness."""
+        v = self._v
+        if type(v) is not _LAZY[0]:
+            return v
+        v = v.resolve()
+        self._v = v
+        return v
+
+    @_d.setter
+    def _d(self, value):
+        self._v = value
+
     @classmethod
     def _make(cls, value, requires_grad=False, grad_fn=None, out_nr=0):
         t = object.__new__(cls)
-        t._d = value
+        t._v = value
         t._rg = requires_grad
         t._grad = None
         t._grad_fn = grad_fn
@@ -84,20 +100,20 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
-        return Size(self._d.shape)
+        return Size(self._v.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._d.shape)
-        return self._d.shape[self._wrap_dim(dim)]
+            return Size(self._v.shape)
+        return self._v.shape[self._wrap_dim(dim)]
 
     @property
     def dtype(self) -> _dtype.dtype:
-        return _dtype.from_np(self._d.dtype)
+        return _dtype.from_np(self._v.dtype)
 
     @property
     def device(self) -> _device.device:
-        d = self._d
+        d = self._v
         if isinstance(d, jax.core.Tracer):
             return _device.get_default_device()
         try:
@@ -116,29 +132,29 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return self._d.ndim
+        return self._v.ndim
 
     def dim(self) -> int:
-        return self._d.ndim
+        return self._v.ndim
 
     def ndimension(self) -> int:
-        return self._d.ndim
+        return self._v.ndim
 
     def numel(self) -> int:
-        return int(np.prod(self._d.shape, dtype=np.int64))
+        return int(np.prod(self._v.shape, dtype=np.int64))
 
     nelement = numel
 
     def element_size(self) -> int:
-        return self._d.dtype.itemsize
+        return self._v.dtype.itemsize
 
     @property
     def itemsize(self):
-        return self._d.dtype.itemsize
+        return self._v.dtype.itemsize
 
     @property
     def nbytes(self):
-        return self.numel() * self._d.dtype.itemsize
+        return self.numel() * self._v.dtype.itemsize
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -169,7 +185,7 @@ class Tensor:
         return "torch.strided"
 
     def _wrap_dim(self, dim, ndim=None):
-        ndim = self._d.ndim if ndim is None else ndim
+        ndim = self._v.ndim if ndim is None else ndim
         return wrap_dim(dim, ndim)
 
     def jax(self) -> jax.Array:
@@ -194,7 +210,7 @@ class Tensor:
                     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
             return self
-        if requires_grad and self._d.dtype.kind not in "fc" and self._d.dtype != jax.numpy.bfloat16:
+        if requires_grad and self._v.dtype.kind not in "fc" and self._v.dtype != jax.numpy.bfloat16:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._rg = bool(requires_grad)
         return self
@@ -285,7 +301,7 @@ class Tensor:
 
     def detach(self):
         """A new tensor sharing this one's value and version counter, outside the graph."""
-        out = Tensor._make(self._d)
+        out = Tensor._make(self._v)
         out._attach_alias(self, share_version=True)
         return out
 
@@ -298,7 +314,7 @@ class Tensor:
 
     @property
     def data(self):
-        out = Tensor._make(self._d)
+        out = Tensor._make(self._v)
         out._attach_alias(self, share_version=False)
         return out
 
@@ -306,7 +322,7 @@ class Tensor:
     def data(self, other):
         if not isinstance(other, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
-        self._d = other._d
+        self._v = other._v
         self._views = None
 
     # ---------------------------------------------------------------------------------------------------------
@@ -360,7 +376,7 @@ class Tensor:
         return self
 
     def _rebind(self, r, vc=None):
-        self._d = r._d
+        self._v = r._v
         if STATE.grad_enabled:
             if r._grad_fn is not None:
                 self._grad_fn = r._grad_fn
@@ -390,7 +406,7 @@ class Tensor:
         """Recompute this view's value (and its grad_fn) from its base after the base changed."""
         base, chain, diff = self._view
         if not chain:
-            self._d = base._d
+            self._v = base._v
             return
         _VIEW_WRITE.refresh(self, base, chain, diff)
 
@@ -423,24 +439,24 @@ class Tensor:
         return a.astype(dtype) if dtype is not None else a
 
     def __len__(self):
-        if self._d.ndim == 0:
+        if self._v.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._d.shape[0]
+        return self._v.shape[0]
 
     def __bool__(self):
-        if self._d.size != 1:
-            if self._d.size == 0:
+        if self._v.size != 1:
+            if self._v.size == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __float__(self):
-        if self._d.size != 1:
+        if self._v.size != 1:
             raise TypeError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
-        if self._d.size != 1:
+        if self._v.size != 1:
             raise TypeError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
@@ -448,7 +464,7 @@ class Tensor:
         return complex(self.item())
 
     def __index__(self):
-        if self._d.size != 1 or self._d.dtype.kind not in "iub":
+        if self._v.size != 1 or self._v.dtype.kind not in "iub":
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -457,10 +473,10 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents)
 
     def __format__(self, spec):
-        if self._d.ndim == 0 and not isinstance(self._d, jax.core.Tracer):
+        if self._v.ndim == 0 and not isinstance(self._d, jax.core.Tracer):
             return self.item().__format__(spec)
         return object.__format__(self, spec) if spec else repr(self)
 

@@ -370,6 +370,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         return read_legacy_pickle(blob)
     if not blob:
         raise RuntimeError("torchish.load: the file is empty")
+    if MAGIC.startswith(blob):
+        raise RuntimeError("torchish.load: the file is truncated (incomplete header)")
     raise RuntimeError("torchish.load: unrecognized file format (not a torchish, PyTorch zip or safetensors file)")
 
 

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor
+from . import lowering
 from .graph import AccumulateGrad, anomaly_trace
 from .grad_mode import STATE
 
@@ -174,6 +175,39 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
         for node in order:  # children come before parents
             if id(node) in targets or any(e is not None and id(e[0]) in needed for e in node.next_edges):
                 needed.add(id(node))
+    schedule = _schedule([e[0] for e in root_edges], order, needed)
+    results = [None] * len(inputs) if inputs is not None else None
+    if lowering.try_run(schedule, root_edges, root_grads, targets, needed, results, accumulate, retain_graph,
+                        create_graph):
+        return results
+    buffers = {}
+    for (node, nr), g in zip(root_edges, root_grads):
+        if g is None or (needed is not None and id(node) not in needed):
+            continue
+        _add_to_buffer(buffers, node, nr, g, None)
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = bool(create_graph)
+    try:
+        for node in schedule:
+            grads = buffers.pop(id(node), None)
+            if grads is None:
+                grads = [None] * len(node.out_meta)
+            grads_in = _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, create_graph,
+                                 needed)
+            for e, g in zip(node.next_edges, grads_in):
+                if e is None or g is None:
+                    continue
+                if needed is not None and id(e[0]) not in needed:
+                    continue
+                _add_to_buffer(buffers, e[0], e[1], g, node)
+    finally:
+        STATE.grad_enabled = prev
+    return results
+
+
+def _schedule(roots, order, needed):
+    """The order nodes run in: dependencies first, and among ready nodes the latest created first (PyTorch's
+    ready queue). Depends only on the graph's structure, so the lowered backward follows the same order."""
     deps = {}
     for node in order:
         if needed is not None and id(node) not in needed:
@@ -181,41 +215,24 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
         for e in node.next_edges:
             if e is not None and (needed is None or id(e[0]) in needed):
                 deps[id(e[0])] = deps.get(id(e[0]), 0) + 1
-    buffers = {}
-    for (node, nr), g in zip(root_edges, root_grads):
-        if g is None or (needed is not None and id(node) not in needed):
-            continue
-        _add_to_buffer(buffers, node, nr, g, None)
-    results = [None] * len(inputs) if inputs is not None else None
     heap = []
     pushed = set()
-    for (node, _), g in zip(root_edges, root_grads):
-        if deps.get(id(node), 0) == 0 and id(node) not in pushed and id(node) in buffers:
+    for node in roots:
+        if deps.get(id(node), 0) == 0 and id(node) not in pushed and (needed is None or id(node) in needed):
             pushed.add(id(node))
             heapq.heappush(heap, (-node.seq, id(node), node))
-    prev = STATE.grad_enabled
-    STATE.grad_enabled = bool(create_graph)
-    try:
-        while heap:
-            _, _, node = heapq.heappop(heap)
-            grads = buffers.pop(id(node), None) or [None] * len(node.out_meta)
-            grads_in = _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, create_graph,
-                                 needed)
-            for e, g in zip(node.next_edges, grads_in):
-                if e is None:
-                    continue
-                child, nr = e
-                if needed is not None and id(child) not in needed:
-                    continue
-                if g is not None:
-                    _add_to_buffer(buffers, child, nr, g, node)
-                left = deps[id(child)] - 1
-                deps[id(child)] = left
-                if left == 0:
-                    heapq.heappush(heap, (-child.seq, id(child), child))
-    finally:
-        STATE.grad_enabled = prev
-    return results
+    out = []
+    while heap:
+        _, _, node = heapq.heappop(heap)
+        out.append(node)
+        for e in node.next_edges:
+            if e is None or (needed is not None and id(e[0]) not in needed):
+                continue
+            left = deps[id(e[0])] - 1
+            deps[id(e[0])] = left
+            if left == 0:
+                heapq.heappush(heap, (-e[0].seq, id(e[0]), e[0]))
+    return out
 
 
 def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, create_graph, needed):
@@ -232,6 +249,8 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
     if isinstance(node, AccumulateGrad):
         var = node.variable
         g = grads[0]
+        if g is None:
+            return []
         if var._hooks:
             for fn in list(var._hooks.values()):
                 r = fn(g)

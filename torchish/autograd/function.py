@@ -1,9 +1,25 @@
 """``torchish.autograd.Function``: user-defined forward/backward, in both PyTorch styles
 (``forward(ctx, *args)``, or ``forward(*args)`` + ``setup_context(ctx, inputs, output)``).
 
-``apply`` runs ``forward`` with recording off, then links the outputs to a node named ``<Class>Backward`` whose
-backward calls the user's ``backward`` with Tensors (recording on when ``create_graph=True``, so double backward
-through a Function works when its backward is written with differentiable ops).
+As in PyTorch the ``ctx`` object *is* the output's ``grad_fn`` (a node named ``<Class>Backward``): what the forward
+stores on it (``save_for_backward``, attributes) is visible as ``y.grad_fn.saved_tensors``, ``y.grad_fn.k``.
+``apply`` runs ``forward`` with recording off, then links the outputs to that node, whose backward calls the
+user's ``backward`` with Tensors (recording on when ``create_graph=True``, so double backward through a Function
+works when its backward is written with differentiable ops). In forward-mode AD (``forward_ad``) the user's
+``jvp`` gives the outputs' tangents.
+
+Example::
+
+    >>> class Cube(torchish.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 3 * x ** 2 * g
+    >>> y = Cube.apply(torchish.ones(2, requires_grad=True))
 """
 from __future__ import annotations
 
@@ -12,109 +28,120 @@ import functools
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from .graph import Node, node_class
+from . import forward_ad
+from .graph import Node, node_class, _ERR_FREED
 from .grad_mode import STATE, no_grad
-
-_ERR_SAVED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
-              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
-              "if you need to access saved tensors after calling backward.")
 
 
 class FunctionCtx:
-    """The ``ctx`` object: save tensors and flags for backward."""
+    """What ``ctx`` offers to ``forward``/``setup_context``/``backward``/``jvp``: saving tensors and flags."""
 
-    def __init__(self):
+    __slots__ = ()
+
+    def _ctx_init(self):
         self._saved = None
         self._saved_versions = None
-        self._released = False
+        self._saved_forward = None
+        self._in_jvp = False
         self.needs_input_grad = ()
         self._non_differentiable = set()
         self._dirty = set()
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
-        for t in tensors:
+        """Keep ``tensors`` (or None) for ``backward``; modifying one in place afterwards makes backward fail."""
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument 0 is of type "
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self._saved = tensors
-        self._saved_versions = tuple((t._vc, t._vc.value) if t is not None else None for t in tensors)
+        self._snapshot_versions()
+
+    def _snapshot_versions(self):
+        if self._saved is not None:
+            self._saved_versions = tuple(t._vc.value if t is not None else None for t in self._saved)
 
     def save_for_forward(self, *tensors):
+        """Keep ``tensors`` for ``jvp`` (forward-mode AD)."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward expects all arguments to be tensors; but got {i} "
+                                f"argument of type {type(t).__name__}")
         self._saved_forward = tensors
 
     @property
     def saved_tensors(self):
+        if self._in_jvp:
+            return self._saved_forward if self._saved_forward is not None else ()
         if self._released:
-            raise RuntimeError(_ERR_SAVED)
+            raise RuntimeError(_ERR_FREED)
         if self._saved is None:
             return ()
         for t, v in zip(self._saved, self._saved_versions):
-            if t is not None and t._vc.value != v[1]:
+            if t is not None and t._vc.value != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{t.type()} {list(t.shape)}] is at version {t._vc.value}; expected version "
-                    f"{v[1]} instead. Hint: enable anomaly detection to find the operation that failed to compute "
-                    "its gradient, with torchish.autograd.set_detect_anomaly(True).")
+                    f"operation: [{t.type()} {list(t.shape)}], which is an input or output of {self.name()}, is at "
+                    f"version {t._vc.value}; expected version {v} instead. Hint: enable anomaly detection to find "
+                    "the operation that failed to compute its gradient, with "
+                    "torchish.autograd.set_detect_anomaly(True).")
         return self._saved
 
     saved_variables = saved_tensors
 
     def mark_non_differentiable(self, *tensors):
+        """These outputs never require grad; backward receives zeros (or None) for them."""
         self._non_differentiable.update(id(t) for t in tensors)
 
     def mark_dirty(self, *tensors):
+        """These inputs were modified in place by ``forward`` (and must be returned as outputs)."""
         self._dirty.update(id(t) for t in tensors)
 
     def set_materialize_grads(self, value: bool):
+        """With False, backward receives None (instead of zeros) for outputs that got no gradient."""
         self.materialize_grads = bool(value)
 
 
-class BackwardCFunction(Node):
-    """The grad_fn of a custom Function application."""
+class BackwardCFunction(Node, FunctionCtx):
+    """The grad_fn of a custom Function application; also the ``ctx`` its methods receive."""
 
     __slots__ = ()
 
     def release_saved(self):
-        self.ctx._released = True
+        self._saved = None
 
     def apply_grads(self, grads, create_graph):
         self.check_alive()
-        ctx = self.ctx
-        if ctx.materialize_grads:
-            grads = [g if g is not None else Tensor._make(jnp.zeros(shape, dt))
-                     for g, (shape, dt) in zip(grads, self.out_meta)]
         fn = self.fn_cls
-        if getattr(fn.backward, "_once_differentiable", False) and create_graph:
-            with no_grad():
-                res = fn.backward(ctx, *grads)
-        else:
-            res = fn.backward(ctx, *grads)
+        if self.materialize_grads:
+            grads = [g if g is not None or meta is None else Tensor._make(jnp.zeros(meta[0], meta[1]))
+                     for g, meta in zip(grads, self.out_meta)]
+        res = fn._user_backward()(self, *grads)
         if not isinstance(res, tuple):
             res = (res,)
-        n_in = len(self.input_slots)
-        if len(res) < n_in:
-            raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of gradients (expected "
-                               f"{n_in}, got {len(res)})")
-        if len(res) > n_in:
-            extra = res[n_in:]
-            if any(r is not None for r in extra):
-                raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of gradients "
-                                   f"(expected {n_in}, got {len(res)})")
-            res = res[:n_in]
+        name = type(self).__name__
+        slots = self.input_slots
+        if len(res) != len(slots):
+            if len(res) < len(slots) or any(r is not None for r in res[len(slots):]):
+                raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected "
+                                   f"{len(slots)}, got {len(res)})")
+            res = res[:len(slots)]
         out = []
-        for slot, g in zip(self.input_slots, res):
-            if slot is None:
-                continue
+        for i, (slot, g) in enumerate(zip(slots, res)):
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"function {type(self).__name__} returned a gradient of type {type(g).__name__}; "
-                                "expected a Tensor or None")
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+            if slot is None:
+                if g is not None:
+                    raise RuntimeError(f"function {name} returned a gradient different than None at position "
+                                       f"{i + 1}, but the corresponding forward input was not a Variable")
+                continue
             out.append(g)
         return out
 
 
 class FunctionMeta(type):
+    """Gives every Function subclass its node class, named ``<Class>Backward`` as in PyTorch."""
+
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         cls._backward_cls = node_class(BackwardCFunction, name + "Backward")
@@ -125,8 +152,9 @@ class Function(metaclass=FunctionMeta):
 
     def __init__(self, *args, **kwargs):
         import warnings
-        warnings.warn(f"{type(self).__name__} should not be instantiated. Methods on autograd functions are all "
-                      "static, so you should invoke them on the class itself.", DeprecationWarning, stacklevel=2)
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
+                      "you should invoke them on the class itself. Instantiating an autograd function will raise an "
+                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -153,12 +181,27 @@ class Function(metaclass=FunctionMeta):
         return cls.setup_context is not Function.setup_context
 
     @classmethod
+    def _user_backward(cls):
+        has_backward = cls.backward is not Function.backward
+        has_vjp = cls.vjp is not Function.vjp
+        if has_backward and has_vjp:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                               "should only implement one of them.")
+        return cls.vjp if has_vjp else cls.backward
+
+    @classmethod
     def apply(cls, *args, **kwargs):
-        ctx = FunctionCtx()
-        tensors = [a for a in args if isinstance(a, Tensor)]
+        if getattr(STATE, "functional_trace", 0):
+            # autograd.functional's vectorised JAX path would ignore the user's backward: make it use the engine
+            raise RuntimeError("custom autograd.Function met while tracing for autograd.functional")
+        ctx = cls._backward_cls.__new__(cls._backward_cls)
+        ctx._ctx_init()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        tensors = [a for a in args if isinstance(a, Tensor)]
         record = STATE.grad_enabled and any(t._rg for t in tensors)
-        with no_grad():
+        slots = [(a._edge() if record and a._rg else None,) if isinstance(a, Tensor) else None for a in args]
+        Node.__init__(ctx, tuple(s[0] for s in slots if s is not None), (), saves=True)
+        with no_grad(), forward_ad.suspended():
             if cls._uses_setup_context():
                 output = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, output)
@@ -166,44 +209,103 @@ class Function(metaclass=FunctionMeta):
                 output = cls.forward(ctx, *args, **kwargs)
         single = not isinstance(output, tuple)
         outs = (output,) if single else output
-        if not record:
-            return output
-        slots = [((a._edge() if a._rg else None),) if isinstance(a, Tensor) else None for a in args]
-        edges = tuple(s[0] for s in slots if s is not None)
-        # the outputs: fresh Tensors (or the dirty inputs, rebound) linked to the node
-        meta = tuple((o._d.shape, o._d.dtype) if isinstance(o, Tensor) else ((), jnp.float32) for o in outs)
-        node = cls._backward_cls(edges, meta, saves=True)
-        node.ctx = ctx
-        node.fn_cls = cls
-        node.input_slots = slots
-        input_ids = {id(a) for a in tensors}
-        new_outs = []
-        for i, o in enumerate(outs):
-            if not isinstance(o, Tensor):
-                new_outs.append(o)
-                continue
-            if id(o) in ctx._non_differentiable or o._d.dtype.kind not in "fc":
-                new_outs.append(o)
-                continue
-            if id(o) in ctx._dirty:
-                o._vc.value += 1
-                o._grad_fn, o._out_nr, o._rg = node, i, True
-                new_outs.append(o)
-                continue
-            if id(o) in input_ids or o._grad_fn is not None or o._view is not None:
-                o = Tensor._make(o._d)  # an input returned as is becomes a new output (a view in PyTorch)
-            o._grad_fn, o._out_nr, o._rg = node, i, True
+        _check_dirty(ctx, args, outs, record)
+        if record:
+            outs = _link_outputs(ctx, cls, slots, tensors, outs)
+        ctx._snapshot_versions()
+        if forward_ad.is_active() and any(forward_ad.get_tangent(t) is not None for t in tensors):
+            _forward_tangents(ctx, cls, args, outs)
+        return outs[0] if single else tuple(outs)
+
+
+def _check_dirty(ctx, args, outs, record):
+    if not ctx._dirty:
+        return
+    out_ids = {id(o) for o in outs if isinstance(o, Tensor)}
+    if not ctx._dirty <= out_ids:
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                           "The inputs that are modified inplace must all be outputs of the Function.")
+    if record:
+        for a in args:
+            if isinstance(a, Tensor) and id(a) in ctx._dirty and a._grad_fn is None and a._rg:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+
+
+def _link_outputs(ctx, cls, slots, tensors, outs):
+    """Make the outputs children of ``ctx`` (new Tensors where an output is an input or a view of one)."""
+    ctx.out_meta = tuple((o._d.shape, o._d.dtype) if isinstance(o, Tensor) else None for o in outs)
+    ctx.fn_cls = cls
+    ctx.input_slots = slots
+    input_ids = {id(a) for a in tensors}
+    new_outs = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor) or id(o) in ctx._non_differentiable or o._d.dtype.kind not in "fc":
             new_outs.append(o)
-        return new_outs[0] if single else tuple(new_outs)
+            continue
+        if id(o) in ctx._dirty:
+            o._vc.value += 1
+        elif id(o) in input_ids or o._grad_fn is not None or o._view is not None:
+            o = Tensor._make(o._d)  # an input (or a view) returned as is: a new output of this node
+        o._grad_fn, o._out_nr, o._rg = ctx, i, True
+        new_outs.append(o)
+    return new_outs
+
+
+def _forward_tangents(ctx, cls, args, outs):
+    """Forward-mode AD through a custom Function: the user's ``jvp`` maps input tangents to output tangents."""
+    tangents = []
+    for a in args:
+        if not isinstance(a, Tensor):
+            tangents.append(None)
+            continue
+        t = forward_ad.get_tangent(a)
+        tangents.append(t if t is not None else Tensor._make(jnp.zeros(a._d.shape, a._d.dtype)))
+    ctx._in_jvp = True
+    try:
+        with forward_ad.suspended():
+            res = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    res = res if isinstance(res, tuple) else (res,)
+    for o, t in zip(outs, res):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and id(o) not in ctx._non_differentiable \
+                and o._d.dtype.kind in "fc":
+            forward_ad.set_tangent(o, t)
+
+
+class DelayedError(Node):
+    """The grad_fn given to results of a ``@once_differentiable`` backward run with ``create_graph=True``:
+    differentiating through it raises (PyTorch's ``Error`` node)."""
+
+    __slots__ = ("msg",)
+
+    def __init__(self, msg, n):
+        super().__init__(tuple(None for _ in range(n)), (), saves=False)
+        self.msg = msg
+
+    def name(self):
+        return "Error"
+
+    def apply_grads(self, grads, create_graph):
+        raise RuntimeError(self.msg)
 
 
 def once_differentiable(fn):
-    """Mark a ``backward`` as not differentiable itself: it runs without recording even with create_graph."""
+    """Mark a ``backward`` as not differentiable itself: it runs without recording, and differentiating its
+    results (after ``create_graph=True``) raises."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         with no_grad():
-            return fn(ctx, *args)
-    wrapper._once_differentiable = True
+            outputs = fn(ctx, *args)
+        if not STATE.grad_enabled or not any(isinstance(a, Tensor) and a._rg for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        node = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
+                            len(outs))
+        node.out_meta = tuple((o._d.shape, o._d.dtype) if isinstance(o, Tensor) else None for o in outs)
+        res = tuple(Tensor._make(o._d, True, node, i) if isinstance(o, Tensor) else o for i, o in enumerate(outs))
+        return res[0] if single else res
     return wrapper
 
 

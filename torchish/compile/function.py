@@ -29,7 +29,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, node_class
-from ..ops import tracing
+from ..ops import lazy, tracing
 from .recorder import Recorder
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
@@ -263,8 +263,8 @@ class CompiledFunction:
                 for t, (d, g, gf, nr, rg) in zip(state, saved):
                     t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
 
-        arg_vals = [leaves[i]._d for i in arg_pos]
-        state_vals = [t._d for t in state]
+        arg_vals = lazy.concrete_all([leaves[i]._d for i in arg_pos])
+        state_vals = lazy.concrete_all([t._d for t in state])
         scalar_vals = [jnp.asarray(c[k]) for c, k in entry.scalars]
         jitted = jax.jit(pure)
         lowered = jitted.lower(arg_vals, state_vals, scalar_vals)
@@ -313,8 +313,8 @@ class CompiledFunction:
     def _run(self, entry, leaves):
         self.stats["compiled_calls"] += 1
         info = entry.info
-        arg_vals = [leaves[i]._d for i in entry.arg_pos]
-        state_vals = [t._d for t in entry.state]
+        arg_vals = lazy.concrete_all([leaves[i]._d for i in entry.arg_pos])
+        state_vals = lazy.concrete_all([t._d for t in entry.state])
         scalar_vals = [jnp.asarray(c[k]) for c, k in entry.scalars]
         res = entry.executable(arg_vals, state_vals, scalar_vals)
         out_vals, written, grads, arg_written = res[:4]

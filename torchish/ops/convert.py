@@ -7,6 +7,7 @@ from .. import _device, _dtype
 from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
+from . import lazy
 from .registry import apply, defop
 
 TO_DTYPE = defop("to_copy", lambda x, *, dtype: x.astype(dtype), grad_name="ToCopyBackward0", linear=True)
@@ -32,7 +33,7 @@ _DEVICE_NODE = node_class(_DeviceCopy, "ToCopyBackward0")
 
 def move(x: Tensor, dev) -> Tensor:
     """``x`` on device ``dev`` (a jax.Device); recorded for autograd."""
-    d = x._d
+    d = lazy.concrete(x._d)
     if isinstance(d, jax.core.Tracer):
         return x
     if d.devices() == {dev}:

@@ -1,10 +1,13 @@
 """Creation functions: tensor/as_tensor/from_numpy, zeros/ones/full/empty(+_like), arange/linspace/logspace, eye,
-with PyTorch's dtype inference (float32 for floats, int64 for ints, bool) and ``dtype=``/``device=``/
-``requires_grad=`` everywhere."""
+``new_*`` methods and the legacy ``Tensor(2, 3)`` constructor, with PyTorch's dtype inference (promotion over the
+elements: bool < int64 < default float < default complex, numpy scalars and tensors by their own dtype) and
+``dtype=``/``device=``/``requires_grad=`` everywhere."""
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -15,7 +18,7 @@ from .._tensor import Tensor
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
-
+_FLOAT = _dtype._FLOAT
 
 
 def _jdev(device):
@@ -29,77 +32,152 @@ def _finish(value, requires_grad, cls=Tensor):
     return t
 
 
+def _check_grad_dtype(dt, requires_grad):
+    if requires_grad and dt.category < _FLOAT:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+
+
 def place(array, dtype, device, requires_grad=False):
     """A leaf Tensor from a numpy array (or scalar), cast to ``dtype`` and put on ``device``."""
-    arr = np.asarray(array, dtype=dtype.np) if dtype is not None else np.asarray(array)
+    arr = np.asarray(array)
+    if dtype is not None and arr.dtype != dtype.np:
+        arr = arr.astype(dtype.np)
     return _finish(jax.device_put(arr, _jdev(device)), requires_grad)
 
 
-def _infer_dtype(data):
-    """PyTorch's dtype for nested Python data: bool < int64 < default float < default complex."""
-    kind = 0
-    stack = [data]
+# ----------------------------------------------------------------------------------------------------------------
+# torch.tensor: nested Python data -> (values, dtype)
+
+
+def _is_sequence(x):
+    return isinstance(x, (list, tuple, builtins.range)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+
+
+def _leaf_dtype(x):
+    """The dtype one scalar element contributes to inference."""
+    if isinstance(x, (bool, np.bool_)):
+        return _dtype.bool
+    if isinstance(x, np.generic):
+        return _dtype.from_np(x.dtype)
+    if isinstance(x, numbers.Integral):
+        return _dtype.int64
+    if isinstance(x, numbers.Real):
+        return _dtype.DEFAULTS.float
+    if isinstance(x, numbers.Complex):
+        return _dtype.DEFAULTS.complex
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _flatten(data):
+    """Check ``data`` is a rectangular nest of sequences; return (shape, leaves, dtype PyTorch infers)."""
+    shape = []
+    x = data
+    while _is_sequence(x):
+        shape.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+        if isinstance(x, str):
+            raise ValueError("too many dimensions 'str'")
+    leaves, inferred = [], None
+    stack = [(data, 0)]
     while stack:
-        x = stack.pop()
-        if isinstance(x, Tensor):
-            return None  # decided by numpy conversion of the tensor values below
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif isinstance(x, bool):
-            kind = max(kind, 0)
-        elif isinstance(x, numbers.Integral):
-            kind = max(kind, 1)
-        elif isinstance(x, numbers.Real):
-            kind = max(kind, 2)
-        elif isinstance(x, numbers.Complex):
-            kind = max(kind, 3)
-        elif isinstance(x, np.ndarray):
-            return None
-        else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
-    return (_dtype.bool, _dtype.int64, _dtype.DEFAULTS.float, _dtype.DEFAULTS.complex)[kind]
+        x, dim = stack.pop()
+        if dim == len(shape):
+            if isinstance(x, Tensor):
+                if x.numel() != 1:
+                    raise ValueError("only one element tensors can be converted to Python scalars")
+                dt, x = x.dtype, x.item()
+            elif _is_sequence(x):
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            else:
+                dt = _leaf_dtype(x)
+            inferred = dt if inferred is None else _dtype.promote_types(inferred, dt)
+            leaves.append(x)
+            continue
+        if not _is_sequence(x):
+            raise TypeError("not a sequence")
+        if len(x) != shape[dim]:
+            raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(x)})")
+        if isinstance(x, np.ndarray) and x.shape == tuple(shape[dim:]) and x.dtype.kind in "biufc":
+            dt = _dtype.from_np(x.dtype)
+            inferred = dt if inferred is None else _dtype.promote_types(inferred, dt)
+            leaves.extend(x.reshape(-1).tolist())
+            continue
+        stack.extend((y, dim + 1) for y in reversed(list(x)))  # popped in order: leaves come out row-major
+    return tuple(shape), leaves, inferred
 
 
-def _to_numpy(data):
-    if isinstance(data, Tensor):
-        return np.asarray(data._concrete())
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
-        return np.stack([_to_numpy(x) for x in data]) if data else np.zeros((0,))
-    if isinstance(data, (list, tuple)) and data and isinstance(data[0], (list, tuple)):
-        lens = {len(x) if isinstance(x, (list, tuple)) else -1 for x in data}
-        if len(lens) > 1:
-            raise ValueError(f"expected sequence of length {len(data[0])} at dim 1 (got "
-                             f"{[l for l in lens if l != len(data[0])][0]})")
-    return np.asarray(data)
+def _leaves_to_array(shape, leaves, dt):
+    """numpy values of ``dt`` from Python scalars, with PyTorch's overflow and complex->real checks."""
+    if dt.category < _dtype._COMPLEX and any(not isinstance(v, numbers.Real) for v in leaves):
+        raise TypeError("must be real number, not complex")
+    hi = 2 ** 64 if dt is _dtype.uint64 else 2 ** 63
+    if any(isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < hi for v in leaves):
+        raise ValueError("Overflow when unpacking long long")
+    if dt.category == _dtype._INT:
+        info = np.iinfo(dt.np)
+        for v in leaves:
+            if not isinstance(v, bool) and not (info.min <= v <= info.max) and not math.isnan(v):
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    kinds = {type(v) for v in leaves}
+    if dt is _dtype.bool:
+        base = np.bool_
+    elif any(issubclass(k, (builtins.complex, np.complexfloating)) for k in kinds):
+        base = np.complex128
+    elif any(issubclass(k, (float, np.floating)) for k in kinds) or dt.category >= _FLOAT:
+        base = np.float64 if dt.category != _dtype._COMPLEX else np.complex128
+    else:
+        base = np.uint64 if dt is _dtype.uint64 else np.int64
+    with np.errstate(all="ignore"):
+        arr = np.array(leaves, dtype=base).reshape(shape)
+        if base is np.complex128 and dt.category < _dtype._COMPLEX:
+            arr = arr.real
+        return arr.astype(dt.np)
+
+
+def _numpy_dtype(arr):
+    try:
+        return _dtype.from_np(arr.dtype)
+    except TypeError:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. The only supported types "
+                        "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+                        "uint32, uint16, uint8, and bool.") from None
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new leaf tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors)."""
-    if isinstance(data, Tensor):
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
-                      "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+    """A new leaf tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors).
+
+    Example:
+        >>> torchish.tensor([[1, 2], [3, 4.5]])
+        tensor([[1.0000, 2.0000],
+                [3.0000, 4.5000]])
+    """
     dt = _dtype.as_dtype(dtype) if dtype is not None else None
     if isinstance(data, jax.core.Tracer):
         v = data if dt is None else data.astype(dt.np)
         return _finish(v, requires_grad)
-    if isinstance(data, (Tensor, jax.Array, np.ndarray, np.generic)):
-        arr = _to_numpy(data) if isinstance(data, Tensor) else np.asarray(data)
-        inferred = None
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        arr = np.asarray(data._concrete())
+        dt = dt or data.dtype
+    elif isinstance(data, (jax.Array, np.ndarray, np.generic)):
+        arr = np.asarray(data)
+        dt = dt or _numpy_dtype(arr)
     else:
-        inferred = _infer_dtype(data)
-        arr = _to_numpy(data)
-    if arr.dtype == np.object_:
-        raise TypeError("Could not infer dtype of object")
-    if dt is None:
-        dt = inferred if inferred is not None else _dtype.from_np(arr.dtype)
-    if requires_grad and dt.category < _dtype._FLOAT:
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        shape, leaves, inferred = _flatten(data)
+        dt = dt or inferred or _dtype.DEFAULTS.float
+        arr = _leaves_to_array(shape, leaves, dt)
+    _check_grad_dtype(dt, requires_grad)
     return place(arr, dt, device, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor: a tensor itself when it already has the dtype and device asked for."""
     if isinstance(data, Tensor):
         out = data
         if device is not None:
@@ -120,9 +198,10 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 
 def from_numpy(ndarray):
+    """A tensor with the values and dtype of a numpy array."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return place(ndarray, _dtype.from_np(ndarray.dtype), None)
+    return place(ndarray, _numpy_dtype(ndarray), None)
 
 
 def from_jax(array):
@@ -130,55 +209,83 @@ def from_jax(array):
     return Tensor._make(array)
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# filled tensors
+
+
 def _shape_args(size, name):
     from .shape import _size_args
+    if len(size) == 1 and not isinstance(size[0], (tuple, list)) and not hasattr(size[0], "__index__"):
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size[0]).__name__}")
     shape = _size_args(size)
     for s in shape:
         if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
     return shape
 
 
+def _size_or_kw(size, kw_size, name):
+    if kw_size is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (kw_size,)
+    if not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    return _shape_args(size, name)
+
+
 def _fill(shape, value, dtype, device, requires_grad):
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
-    if requires_grad and dt.category < _dtype._FLOAT:
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    _check_grad_dtype(dt, requires_grad)
     val = jnp.full(shape, value, dtype=dt.np, device=_jdev(device))
     return _finish(val, requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _fill(_shape_args(size, "zeros"), 0, dtype, device, requires_grad)
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    return _fill(_size_or_kw(size, kw.pop("size", None), "zeros"), 0, dtype, device, requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _fill(_shape_args(size, "ones"), 1, dtype, device, requires_grad)
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    return _fill(_size_or_kw(size, kw.pop("size", None), "ones"), 1, dtype, device, requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
-    return _fill(_shape_args(size, "empty"), 0, dtype, device, requires_grad)
+          memory_format=None, **kw):
+    """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
+    return _fill(_size_or_kw(size, kw.pop("size", None), "empty"), 0, dtype, device, requires_grad)
+
+
+def _scalar(x):
+    """A Python number from a number, numpy scalar or one-element tensor."""
+    if isinstance(x, Tensor):
+        return x.item()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    fill_value = _scalar(fill_value)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
-    return _fill(_shape_args((size,) if isinstance(size, int) else (tuple(size),), "full"), fill_value, dtype,
-                 device, requires_grad)
+    return _fill(_shape_args((tuple(size),), "full"), fill_value, dtype, device, requires_grad)
 
 
-def _like(fn):
-    def like(input, *args, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, **kw):
-        return fn(tuple(input.shape), *args, dtype=dtype if dtype is not None else input.dtype,
-                  device=device if device is not None else input.device, requires_grad=requires_grad, **kw)
+def _like(fill):
+    def like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+        return _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
+                     device if device is not None else input.device, requires_grad)
     return like
 
 
-zeros_like = _like(lambda s, **kw: zeros(s, **kw))
-ones_like = _like(lambda s, **kw: ones(s, **kw))
-empty_like = _like(lambda s, **kw: empty(s, **kw))
+zeros_like = _like(0)
+ones_like = _like(1)
+empty_like = _like(0)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
@@ -187,33 +294,56 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    return full((), s, dtype=dtype or _dtype.DEFAULTS.float, device=device, requires_grad=requires_grad)
+    return full((), _scalar(s), dtype=dtype or _dtype.DEFAULTS.float, device=device, requires_grad=requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kw):
     return empty(tuple(size), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def _num(x):
-    return x.item() if isinstance(x, Tensor) else x
+# ----------------------------------------------------------------------------------------------------------------
+# ranges
+
+
+def _range_dtype(dtype, *values):
+    if dtype is not None:
+        return _dtype.as_dtype(dtype)
+    if any(isinstance(v, builtins.complex) for v in values):
+        return _dtype.DEFAULTS.complex
+    if all(isinstance(v, int) for v in values):
+        return _dtype.int64
+    return _dtype.DEFAULTS.float
 
 
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    start, end, step = _num(start), _num(end), _num(step)
+    """Values ``start, start + step, ...`` below ``end``; int64 when all bounds are ints, else the default float.
+
+    The length is ``ceil((end - start) / step)`` and each value ``start + i * step`` is computed in float64 and
+    then cast, as PyTorch does on CPU.
+    """
+    start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
+    dt = _range_dtype(dtype, start, end, step)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    if dtype is None:
-        dtype = _dtype.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dtype.DEFAULTS.float
-    dt = _dtype.as_dtype(dtype)
-    n = max(int(math.ceil((end - start) / step)), 0)
-    if dt.category <= _dtype._INT and all(isinstance(v, int) for v in (start, end, step)):
-        vals = start + step * np.arange(n, dtype=np.int64)
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt.category <= _dtype._INT:
+        istart, istep = int(start), int(step)
+        if dt is _dtype.int64:  # PyTorch sizes int64 ranges from the truncated bounds
+            if istep == 0:
+                raise ValueError("step must be nonzero")
+            n = math.ceil((int(end) - istart) / istep)
+        else:
+            n = math.ceil((end - start) / step)
+        vals = istart + istep * np.arange(max(n, 0), dtype=np.int64)
     else:
-        vals = start + step * np.arange(n, dtype=np.float64)
+        n = math.ceil((end - start) / step)
+        vals = start + step * np.arange(max(n, 0), dtype=np.float64)
+    _check_grad_dtype(dt, requires_grad)
     return place(vals, dt, device, requires_grad)
 
 
@@ -226,34 +356,56 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return place(start + step * np.arange(n, dtype=np.float64), dt, device, requires_grad)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    start, end = _num(start), _num(end)
+def _linspace_values(start, end, steps, dt):
+    """PyTorch's CPU linspace: the first half counts up from ``start``, the second half down from ``end``."""
+    if dt.category <= _dtype._INT:
+        start, end = int(start.real), int(end.real)
+    base = np.complex128 if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else np.float64
+    if steps == 1:
+        return np.array([start], dtype=base)
+    step = (end - start) / (steps - 1)
+    idx = np.arange(steps, dtype=np.float64)
+    return np.where(idx < steps // 2, start + step * idx, end - step * (steps - idx - 1)).astype(base)
+
+
+def _check_steps(steps, name):
+    if not isinstance(steps, int) or isinstance(steps, bool):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got steps of type "
+                        f"{type(steps).__name__}, but expected int steps")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
-    if steps == 1:
-        vals = np.array([start], dtype=np.float64)
-    else:
-        step = (end - start) / (steps - 1)
-        idx = np.arange(steps, dtype=np.float64)
-        half = steps // 2
-        vals = np.where(idx < half, start + step * idx, end - step * (steps - idx - 1))
-    if dt.category <= _dtype._INT:
-        vals = np.trunc(vals)
-    return place(vals, dt, device, requires_grad)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    start, end = _scalar(start), _scalar(end)
+    _check_steps(steps, "linspace")
+    dt = _dtype.as_dtype(dtype) if dtype is not None else (
+        _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)
+    vals = _linspace_values(start, end, steps, dt)
+    _check_grad_dtype(dt, requires_grad)
+    return place(np.trunc(vals) if dt.category <= _dtype._INT else vals, dt, device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
-    exps = np.asarray(linspace(start, end, steps, dtype=_dtype.float64)._d)
-    return place(np.power(float(base), exps), dt, device, requires_grad)
+    start, end = _scalar(start), _scalar(end)
+    _check_steps(steps, "logspace")
+    dt = _dtype.as_dtype(dtype) if dtype is not None else (
+        _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)
+    exps = _linspace_values(start, end, steps, _dtype.float64 if dt.category <= _FLOAT else dt)
+    with np.errstate(all="ignore"):
+        vals = np.power(builtins.complex(base) if exps.dtype.kind == "c" else float(base), exps)
+    _check_grad_dtype(dt, requires_grad)
+    return place(vals, dt, device, requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     m = n if m is None else m
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
+    _check_grad_dtype(dt, requires_grad)
     return _finish(jnp.eye(n, m, dtype=dt.np, device=_jdev(device)), requires_grad)
 
 
@@ -288,18 +440,29 @@ globals()["range"] = range_
 __all__.append("range")
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# torch.Tensor(...) and Tensor.new_*
+
+
 def _legacy_new(*args, dtype=None, device=None, requires_grad=False):
-    """``torch.Tensor(2, 3)`` (uninitialised float tensor of that shape) or ``torch.Tensor([1, 2])`` (float data)."""
+    """``torch.Tensor(2, 3)`` (a default-float tensor of that shape, zero-filled), ``torch.Tensor(torch.Size)``,
+    ``torch.Tensor([1, 2])`` / ``Tensor((1, 2))`` / ``Tensor(ndarray)`` (the data as default float), or
+    ``torch.Tensor(t)`` (``t`` itself)."""
+    dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     if not args:
-        return zeros(0, dtype=dtype, device=device)
-    if all(isinstance(a, int) for a in args) or (len(args) == 1 and isinstance(args[0], tuple)
-                                                  and all(isinstance(a, int) for a in args[0])
-                                                  and type(args[0]).__name__ == "Size"):
-        return zeros(*args, dtype=dtype, device=device)
-    data = args[0]
-    if isinstance(data, Tensor):
-        return data
-    return tensor(data, dtype=dtype or _dtype.DEFAULTS.float, device=device)
+        return zeros(0, dtype=dt, device=device)
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return zeros(*args, dtype=dt, device=device)
+    if len(args) == 1:
+        data = args[0]
+        if isinstance(data, Tensor):
+            return data
+        if type(data).__name__ == "Size":
+            return zeros(tuple(data), dtype=dt, device=device)
+        if _is_sequence(data) or isinstance(data, np.ndarray):
+            return tensor(data, dtype=dt, device=device)
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    raise TypeError("new() received an invalid combination of arguments")
 
 
 Tensor._legacy_new = staticmethod(_legacy_new)

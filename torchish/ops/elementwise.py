@@ -13,6 +13,7 @@ Example::
 """
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
 import warnings
@@ -25,7 +26,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from . import registry, tracing
+from . import tracing
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -64,10 +65,16 @@ def require_tensor(x, fname, pos=1, arg="input"):
         raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
+def _rank_key(a):
+    if isinstance(a, Tensor):
+        d = a._d
+        return (_dtype.from_np(d.dtype), 2 if d.ndim else 1)
+    return (_dtype.scalar_dtype(a), 0)
+
+
 def common_dtype(args):
     """PyTorch's result dtype of Tensors and Python scalars (``None`` entries ignored)."""
-    keys = tuple(k for k in map(registry._rank_key, args) if k is not None)
-    return _dtype.result_type_from_keys(keys)
+    return _dtype.result_type_from_keys(tuple(_rank_key(a) for a in args if a is not None))
 
 
 def result_type(tensor1, tensor2):
@@ -214,7 +221,7 @@ _unary("erf", jss.erf)
 _unary("erfc", jss.erfc)
 _unary("erfinv", jss.erfinv)
 _unary("lgamma", jss.gammaln)
-_unary("digamma", jss.digamma)
+_unary("digamma", lambda x: jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x), jss.digamma(x)))
 _unary("i0", jss.i0)
 _unary("sinc", jnp.sinc)
 _unary("reciprocal", lambda x: 1 / x, _vjp_out(lambda g, y: -g * y * y))
@@ -275,7 +282,7 @@ def _round_fwd(x, *, decimals):
         return x
     if decimals == 0:
         return jnp.round(x)
-    p = jnp.asarray(10.0 ** abs(decimals), x.dtype)
+    p = jnp.asarray(10.0 ** builtins.abs(decimals), x.dtype)
     return jnp.round(x / p) * p if decimals < 0 else jnp.round(x * p) / p
 
 
@@ -309,7 +316,7 @@ def _logit_vjp(g, x, out, eps):
     return jnp.where((x < eps) | (x > 1 - eps), jnp.zeros((), d.dtype), d)
 
 
-_LOGIT = defop("logit", _logit_fwd, vjp=_logit_vjp, promote="float", save_out=False)
+_LOGIT = defop("logit", _logit_fwd, vjp=_logit_vjp, promote="float")
 
 
 def logit(input, eps=None, *, out=None):
@@ -555,7 +562,7 @@ def _div_mode_fwd(a, b, *, rounding_mode):
 
 
 _DIV = defop("div", jnp.true_divide, promote="float", grad_name="DivBackward0")
-_DIV_MODE = defop("div_mode", _div_mode_fwd, promote="same", vjp=_zeros_vjp, save_out=False,
+_DIV_MODE = defop("div_mode", _div_mode_fwd, promote="same", vjp=_zeros_vjp,
                   grad_name="DivBackward2")
 
 
@@ -752,12 +759,12 @@ def _clamp_vjp(g, x, lo, hi, out):
     return jnp.where(keep, g, zero), glo, ghi
 
 
-_CLAMP = defop("clamp", _clamp_fwd, promote="same", vjp=_clamp_vjp, save_out=False, grad_name="ClampBackward1")
-_CLAMP_T = defop("clamp_tensor", _clamp_fwd, promote="same", vjp=_clamp_vjp, save_out=False,
+_CLAMP = defop("clamp", _clamp_fwd, promote="same", vjp=_clamp_vjp, grad_name="ClampBackward1")
+_CLAMP_T = defop("clamp_tensor", _clamp_fwd, promote="same", vjp=_clamp_vjp,
                  grad_name="ClampBackward0")
-_CLAMP_MIN = defop("clamp_min", _clamp_fwd, promote="same", vjp=_clamp_vjp, save_out=False,
+_CLAMP_MIN = defop("clamp_min", _clamp_fwd, promote="same", vjp=_clamp_vjp,
                    grad_name="ClampMinBackward0")
-_CLAMP_MAX = defop("clamp_max", _clamp_fwd, promote="same", vjp=_clamp_vjp, save_out=False,
+_CLAMP_MAX = defop("clamp_max", _clamp_fwd, promote="same", vjp=_clamp_vjp,
                    grad_name="ClampMaxBackward0")
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _VIEW_WRITE, wrap
 from ..autograd.grad_mode import STATE
-from . import registry, tracing
+from . import lazy, registry, tracing
 from .registry import apply, defop
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def _chain_kernel(chain):
 def _replay_value(x, chain):
     if tracing.active():
         return _chain_apply(x, chain)
-    return _chain_kernel(chain)(x)
+    return _chain_kernel(chain)(lazy.concrete(x))
 
 
 _VIEW_WRITE.write = _write

@@ -13,6 +13,8 @@ gradients work to any order.
 """
 from __future__ import annotations
 
+import weakref
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,7 +23,8 @@ from .. import _dtype
 from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
-from . import tracing
+from . import lazy, tracing
+from .._config import config
 
 _FLOAT = _dtype._FLOAT
 
@@ -98,7 +101,7 @@ def compute_dtype(op, args):
     for i in (range(len(args)) if idx is None else idx):
         a = args[i]
         if isinstance(a, Tensor):
-            d = a._d
+            d = a._v
             key.append((d.dtype, d.ndim != 0))
         elif a is not None:
             key.append(type(a))
@@ -165,11 +168,21 @@ def run_forward(op, vals, static, cdt):
     """Run op's forward on raw values: through the cached jitted kernel, or inline when tracing."""
     if tracing.active():
         return traced_fn(op, static, cdt)(*vals)
+    if config.lazy:
+        if STATE.recorder is None:
+            return lazy.record(op, vals, static, cdt)
+    if lazy.STATS["calls_recorded"]:
+        vals = lazy.concrete_all(vals)
     return kernel(op, static, cdt)(*vals)
 
 
 # ------------------------------------------------------------------------------------------------------------
 # apply
+
+
+# Set by ``autograd.forward_ad`` while a dual level is open: ``forward_hook(op, args, static, cdt, result)`` gives the
+# result the tangents implied by the inputs' tangents (forward-mode AD). None otherwise (no cost).
+forward_hook = None
 
 
 def apply(op: OpDef, args: tuple, **static):
@@ -178,7 +191,7 @@ def apply(op: OpDef, args: tuple, **static):
     req = False
     for a in args:
         if isinstance(a, Tensor):
-            vals.append(a._d)
+            vals.append(a._v)
             req = req or a._rg
         else:
             vals.append(a)
@@ -194,17 +207,26 @@ def apply(op: OpDef, args: tuple, **static):
     record = req and op.differentiable and STATE.grad_enabled
     if not multi:
         res = wrap(out)
+        if type(out) is lazy.LazyValue:
+            out.owner = weakref.ref(res)
         if record and _inexact(out):
             _record(op, args, vals, st, cdt, (res,))
         if op.view:
             res._attach_view(args[0], op, st)
+        if forward_hook is not None:
+            forward_hook(op, args, st, cdt, res)
         return res
     res = tuple(wrap(o) for o in out)
+    if type(out[0]) is lazy.LazyValue:
+        for o, r in zip(out, res):
+            o.owner = weakref.ref(r)
     if record:
         _record(op, args, vals, st, cdt, res)
     if op.view:
         for i, r in enumerate(res):
             r._attach_view(args[0], op, st + (("_out", i),))
+    if forward_hook is not None:
+        forward_hook(op, args, st, cdt, res)
     return res
 
 
@@ -213,25 +235,25 @@ def _inexact(v):
 
 
 def _record(op, args, vals, st, cdt, outs):
-    mask = tuple(isinstance(a, Tensor) and a._rg and _inexact(a._d) for a in args)
+    mask = tuple(isinstance(a, Tensor) and a._rg and _inexact(a._v) for a in args)
     edges = tuple(a._edge() if m else None for a, m in zip(args, mask))
     saves = not op.linear
-    node = op.node_cls(edges, tuple((o._d.shape, o._d.dtype) for o in outs), saves=saves)
+    node = op.node_cls(edges, tuple((o._v.shape, o._v.dtype) for o in outs), saves=saves)
     node.op = op
     node.static = st
     node.cdt = cdt
     node.mask = mask
     node.vals = tuple(vals)
     if saves:
-        node.versions = tuple((a._vc, a._vc.value, a._d) for a in args if isinstance(a, Tensor))
+        node.versions = tuple((a._vc, a._vc.value, a._v) for a in args if isinstance(a, Tensor))
         node.saved_tensors_meta = tuple(a for a in args if isinstance(a, Tensor)) if STATE.anomaly else None
     else:
         node.versions = ()
-    node.outs = tuple(o._d for o in outs) if op.save_out else None
+    node.outs = tuple(o._v for o in outs) if op.save_out else None
     if op.save_out:
-        node.versions += tuple((o._vc, 0, o._d) for o in outs)
+        node.versions += tuple((o._vc, 0, o._v) for o in outs)
     for i, o in enumerate(outs):
-        if _inexact(o._d):
+        if _inexact(o._v):
             o._rg = True
             o._grad_fn = node
             o._out_nr = i
@@ -267,7 +289,9 @@ class OpNode(Node):
             if tracing.active():
                 res = k.__wrapped__(self.vals, self.outs, gvals)
             else:
-                res = k(self.vals, self.outs, gvals)
+                vals = tuple(lazy.concrete_all(self.vals))
+                outs = tuple(lazy.concrete_all(self.outs)) if self.outs is not None else None
+                res = k(vals, outs, tuple(lazy.concrete_all(gvals)))
             it = iter(res)
             return [wrap(next(it)) if m else None for m in self.mask]
         bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))

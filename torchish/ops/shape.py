@@ -98,7 +98,8 @@ def contiguous(self, memory_format=None):
 
 def _base(self):
     v = self._view
-    if v is None or not v[2] or v[0].__dict__.get("_hidden_base"):
+    if v is None or not v[2] or v[0].__dict__.get("_hidden_base") or \
+            any(not op.differentiable for op, _ in v[1]):
         return None
     return v[0]
 
@@ -145,7 +146,7 @@ def _bitcast_fwd(x, *, dtype):
 
 
 _VIEW_DTYPE = defop("view_dtype", _bitcast_fwd, view=True, differentiable=False)
-_ip.BITCASTS["view_dtype"] = lambda new, like: _bitcast_fwd(new, dtype=like.dtype)
+_ip.BITCASTS["view_dtype"] = lambda new, like, **static: _bitcast_fwd(new, dtype=like.dtype)
 
 
 @layout_rule("view_dtype")
@@ -396,11 +397,11 @@ def _expand_layout(lay, *, shape):
     return tuple(new), tuple(st), offset
 
 
-def expand(input, *sizes):
-    sizes = _size_args(sizes)
-    shp = tuple(input.shape)
+def expand_shape(shp, sizes, dtype):
+    """The shape ``expand(sizes)`` gives a tensor of shape ``shp``, with PyTorch's errors."""
+    shp = tuple(shp)
     if len(sizes) < len(shp):
-        raise RuntimeError(f"expand({_dtype.legacy_type_name(input.dtype)}{{{list(shp)}}}, size={list(sizes)}): the "
+        raise RuntimeError(f"expand({_dtype.legacy_type_name(dtype)}{{{list(shp)}}}, size={list(sizes)}): the "
                            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
                            f"dimensions in the tensor ({len(shp)})")
     lead = len(sizes) - len(shp)
@@ -420,7 +421,11 @@ def expand(input, *sizes):
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(shp)}")
         out.append(s)
-    return apply(_EXPAND, (input,), shape=tuple(out))
+    return tuple(out)
+
+
+def expand(input, *sizes):
+    return apply(_EXPAND, (input,), shape=expand_shape(input.shape, _size_args(sizes), input.dtype))
 
 
 def expand_as(input, other):

@@ -1,4 +1,207 @@
-"""torchish.nn.functional: embedding (filled in by its owner)."""
+"""torchish.nn.functional: ``embedding`` and ``embedding_bag``.
+
+A lookup is one registry op whose gradient JAX derives (a scatter-add into the weight). PyTorch's gradient options
+are written into the forward without changing its value: ``padding_idx`` rows take ``stop_gradient`` and
+``scale_grad_by_freq`` divides the gradient path (only) by each index's count. ``max_norm`` renormalises the
+referenced weight rows IN PLACE before the lookup, as PyTorch does.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _dtype
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...ops.registry import apply, defop
+
+__all__ = ["embedding", "embedding_bag"]
+
+
+def _grad_options(w, idx, emb, padding_idx, scale_grad_by_freq):
+    """``emb`` (rows of ``w`` at ``idx``) with PyTorch's gradient options applied to its gradient only."""
+    if scale_grad_by_freq:
+        flat = idx.reshape(-1)
+        counts = jnp.zeros((w.shape[0],), emb.dtype).at[flat].add(1)[idx]
+        frozen = jax.lax.stop_gradient(emb)
+        emb = frozen + (emb - frozen) / counts[..., None]
+    if padding_idx is not None:
+        emb = jnp.where((idx == padding_idx)[..., None], jax.lax.stop_gradient(emb), emb)
+    return emb
+
+
+def _embedding_fwd(w, idx, *, padding_idx, scale_grad_by_freq):
+    return _grad_options(w, idx, jnp.take(w, idx, axis=0), padding_idx, scale_grad_by_freq)
+
+
+_EMBEDDING = defop("embedding", _embedding_fwd, grad_name="EmbeddingBackward0")
+
+
+def _renorm_fwd(w, idx, *, max_norm, norm_type):
+    flat = idx.reshape(-1)
+    rows = w[flat]
+    if norm_type == float("inf"):
+        norm = jnp.max(jnp.abs(rows), axis=1)
+    else:
+        norm = jnp.sum(jnp.abs(rows) ** norm_type, axis=1) ** (1.0 / norm_type)
+    scale = jnp.where(norm > max_norm, max_norm / (norm + 1e-7), 1.0).astype(w.dtype)
+    return w.at[flat].set(rows * scale[:, None])      # duplicates write the same row: deterministic
+
+
+_RENORM = defop("embedding_renorm", _renorm_fwd, differentiable=False)
+
+
+def _renorm_(weight, idx, max_norm, norm_type):
+    """PyTorch's ``embedding_renorm_``: rows referenced by ``idx`` with norm above ``max_norm`` are scaled down."""
+    with no_grad():
+        weight.copy_(apply(_RENORM, (weight.detach(), idx), max_norm=float(max_norm), norm_type=float(norm_type)))
+
+
+def _check_indices(input, num, name, err=IndexError):
+    if input.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {_dtype.legacy_type_name(input.dtype)} instead (while checking "
+                           f"arguments for {name})")
+    d = input._d
+    if isinstance(d, jax.core.Tracer) or d.size == 0:
+        return
+    a = np.asarray(d)
+    if a.min() < 0 or a.max() >= num:
+        if err is IndexError:
+            raise IndexError("index out of range in self")
+        raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this error message be "
+                           "improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _padding_idx(padding_idx, num, msg="Padding_idx must be within num_embeddings"):
+    if padding_idx is None:
+        return None
+    if padding_idx > 0:
+        if padding_idx >= num:
+            raise AssertionError(msg)
+    elif padding_idx < 0:
+        if padding_idx < -num:
+            raise AssertionError(msg)
+        padding_idx = num + padding_idx
+    return int(padding_idx)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Rows of ``weight`` at the integer ``input``: output shape ``input.shape + (embedding_dim,)``.
+
+    Args:
+        padding_idx: the row at this index gets no gradient.
+        max_norm: rows looked up whose ``norm_type``-norm exceeds it are renormalised in ``weight``, in place.
+        scale_grad_by_freq: divide each row's gradient by the number of times it occurs in ``input``.
+        sparse: accepted; gradients are dense.
+
+    Example::
+
+        >>> w = torchish.arange(6.).reshape(3, 2)
+        >>> F.embedding(torchish.tensor([2, 0]), w)
+        tensor([[4., 5.],
+                [0., 1.]])
+    """
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    num = weight.shape[0]
+    padding_idx = _padding_idx(padding_idx, num)
+    _check_indices(input, num, "embedding")
+    if max_norm is not None:
+        _renorm_(weight, input, max_norm, norm_type)
+    return apply(_EMBEDDING, (weight, input), padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# embedding_bag
+
+
+def _bag_fwd(w, idx, offsets, psw, *, mode, num_bags, padding_idx, scale_grad_by_freq):
+    n = idx.shape[0]
+    pos = jnp.arange(n)
+    seg = jnp.searchsorted(offsets, pos, side="right") - 1          # bag of each position (>= num_bags: dropped)
+    keep = jnp.ones((n,), bool) if padding_idx is None else idx != padding_idx
+    emb = _grad_options(w, idx, jnp.take(w, idx, axis=0), None, scale_grad_by_freq)
+    if psw is not None:
+        emb = emb * psw[:, None].astype(emb.dtype)
+    if mode == "max":
+        masked = jnp.where(keep[:, None], emb, -jnp.inf)
+        best = jax.ops.segment_max(masked, seg, num_bags)
+        hit = keep[:, None] & (masked == best[jnp.clip(seg, 0, num_bags - 1)])
+        first = jax.ops.segment_min(jnp.where(hit, pos[:, None], n), seg, num_bags)   # first maximum: its gradient
+        padded = jnp.concatenate([emb, jnp.zeros((1, emb.shape[1]), emb.dtype)])
+        return jnp.take_along_axis(padded, jnp.minimum(first, n), axis=0)
+    total = jax.ops.segment_sum(jnp.where(keep[:, None], emb, 0), seg, num_bags)
+    if mode == "sum":
+        return total
+    count = jax.ops.segment_sum(keep.astype(emb.dtype), seg, num_bags)
+    return total / jnp.maximum(count, 1)[:, None]
+
+
+_EMBEDDING_BAG = defop("embedding_bag", _bag_fwd, grad_name="EmbeddingBagBackward0")
+
+
+def _bag_offsets(input, offsets, include_last_offset):
+    """``(flat indices, offsets, number of bags)`` for a 2-D input (fixed-length bags) or 1-D input + offsets."""
+    from ...ops.creation import arange
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type " + _type_repr(offsets))
+        b, length = input.shape
+        return input.reshape(-1), arange(0, b * length, length if length else 1, dtype=input.dtype)[:b], b
+    if input.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if offsets.ndim != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    d = offsets._d
+    if not isinstance(d, jax.core.Tracer) and d.size:
+        a = np.asarray(d)
+        if a[0] != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                               f"position 0. However, got {a[0]}")
+        if a[-1] > input.shape[0]:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {input.shape[0]} but got "
+                               f"offsets[-1] of {a[-1]}")
+        if np.any(np.diff(a) < 0):
+            raise RuntimeError("offsets must be non-decreasing, but got " + str(a.tolist()))
+    nb = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    return input, offsets, max(nb, 0)
+
+
+def _type_repr(x):
+    return "<class 'torch.Tensor'>" if isinstance(x, Tensor) else str(type(x))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sum, mean or max of bags of embeddings without materialising them one by one.
+
+    Bags are the rows of a 2-D ``input``, or the slices ``input[offsets[i]:offsets[i+1]]`` of a 1-D one. Entries equal
+    to ``padding_idx`` are left out of their bag (and of a mean's count); an empty bag gives zeros.
+    ``per_sample_weights`` (``mode='sum'`` only) scales each looked-up row.
+    """
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if per_sample_weights is not None and tuple(per_sample_weights.shape) != tuple(input.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    num = weight.shape[0]
+    padding_idx = _padding_idx(padding_idx, num, "padding_idx must be within num_embeddings")
+    flat, offsets, nb = _bag_offsets(input, offsets, include_last_offset)
+    _check_indices(flat, num, "embedding_bag", err=RuntimeError)
+    if max_norm is not None:
+        _renorm_(weight, flat, max_norm, norm_type)
+    psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+    return apply(_EMBEDDING_BAG, (weight, flat, offsets, psw), mode=mode, num_bags=nb, padding_idx=padding_idx,
+                 scale_grad_by_freq=bool(scale_grad_by_freq))

@@ -1,4 +1,283 @@
-"""torchish.nn.functional: normalization (filled in by its owner)."""
+"""torchish.nn.functional: batch, layer, group, instance, RMS and local-response normalisation.
+
+Each normalisation is ONE registry op (statistics, normalisation and the affine transform in one kernel; gradients
+derived by JAX). Running statistics are updated IN PLACE on the caller's buffer Tensors (``copy_`` under
+``no_grad``), as PyTorch does, so ``torchish.compile`` sees them as state: the update is a separate small op, so the
+saved inputs of the normalisation are never the buffers that are overwritten.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import math
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ... import _dtype
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...ops.registry import apply, defop
+
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm"]
+
+
+def _acc(x):
+    """Statistics of half-precision inputs are computed in float32, as PyTorch's CPU and CUDA kernels do."""
+    return x.astype(jnp.float32) if x.dtype in (jnp.float16, jnp.bfloat16) else x
+
+
+def _affine(y, w, b, shape):
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return y
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# running statistics
+
+
+def _ema_fwd(rm, rv, mean, var, momentum):
+    """PyTorch's update: ``(1 - momentum) * running + momentum * batch`` (``var`` is the unbiased batch variance)."""
+    return ((1 - momentum) * rm + momentum * mean.astype(rm.dtype),
+            (1 - momentum) * rv + momentum * var.astype(rv.dtype))
+
+
+_EMA = defop("running_stats_update", _ema_fwd, differentiable=False)
+
+
+def _update_running(running_mean, running_var, mean, var, momentum):
+    """Write the new running statistics into the buffers, in place and outside the graph."""
+    with no_grad():
+        m = momentum if not isinstance(momentum, Tensor) else momentum.detach()
+        rm = running_mean if running_mean is not None else Tensor._make(jnp.zeros(mean.shape, mean._d.dtype))
+        rv = running_var if running_var is not None else Tensor._make(jnp.ones(var.shape, var._d.dtype))
+        new_rm, new_rv = apply(_EMA, (rm, rv, mean.detach(), var.detach(), m))
+        if running_mean is not None:
+            running_mean.copy_(new_rm)
+        if running_var is not None:
+            running_var.copy_(new_rv)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# batch norm
+
+
+def _bn_train_fwd(x, w, b, *, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    xa = _acc(x)
+    mean = jnp.mean(xa, axis=axes)
+    var = jnp.mean(jnp.square(xa - mean.reshape(shape)), axis=axes)
+    y = (xa - mean.reshape(shape)) * lax.rsqrt(var.reshape(shape) + eps)
+    n = x.size // max(x.shape[1], 1)                                 # > 1: checked by the caller
+    unbiased = var * (n / max(n - 1, 1))
+    return _affine(y, w, b, shape).astype(x.dtype), mean, unbiased
+
+
+def _bn_eval_fwd(x, w, b, rm, rv, *, eps):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    xa = _acc(x)
+    y = (xa - rm.reshape(shape)) * lax.rsqrt(rv.reshape(shape) + eps)
+    return _affine(y, w, b, shape).astype(x.dtype)
+
+
+_BN_TRAIN = defop("batch_norm", _bn_train_fwd, grad_name="NativeBatchNormBackward0")
+_BN_EVAL = defop("batch_norm_eval", _bn_eval_fwd, grad_name="NativeBatchNormBackward0")
+
+
+def _check_vec(name, t, c):
+    if t is not None and t.numel() != c:
+        raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalise each channel (dim 1) over the batch and spatial dims.
+
+    In training the batch statistics are used and, when given, ``running_mean``/``running_var`` are updated in
+    place: ``running = (1 - momentum) * running + momentum * batch`` (the unbiased variance). In evaluation the
+    running statistics are used.
+
+    Example::
+
+        >>> rm, rv = torchish.zeros(3), torchish.ones(3)
+        >>> y = F.batch_norm(torchish.randn(4, 3), rm, rv, training=True)   # rm, rv updated in place
+    """
+    if input.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    c = input.shape[1]
+    if training:
+        size = math.prod(input.shape) // max(c, 1)
+        if size == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        _check_vec(name, t, c)
+    if not training:
+        return apply(_BN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))
+    y, mean, var = apply(_BN_TRAIN, (input, weight, bias), eps=float(eps))
+    if running_mean is not None or running_var is not None:
+        _update_running(running_mean, running_var, mean, var, momentum)
+    return y
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# instance norm
+
+
+def _in_fwd(x, w, b, *, eps):
+    axes = tuple(range(2, x.ndim))
+    xa = _acc(x)
+    mean = jnp.mean(xa, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(xa - mean), axis=axes, keepdims=True)
+    y = (xa - mean) * lax.rsqrt(var + eps)
+    n = math.prod(x.shape[2:])
+    unbiased = var * (n / max(n - 1, 1))
+    y = _affine(y, w, b, (1, -1) + (1,) * (x.ndim - 2)).astype(x.dtype)
+    return y, jnp.mean(mean.reshape(x.shape[:2]), axis=0), jnp.mean(unbiased.reshape(x.shape[:2]), axis=0)
+
+
+_IN = defop("instance_norm", _in_fwd, grad_name="NativeBatchNormBackward0")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalise each ``(sample, channel)`` over its spatial dims; with ``use_input_stats=False`` the running
+    statistics are used instead. Running statistics, when given, are updated with the batch average of the
+    per-instance statistics."""
+    if input.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    c = input.shape[1]
+    if use_input_stats and math.prod(input.shape[2:]) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        _check_vec(name, t, c)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        return apply(_BN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))
+    y, mean, var = apply(_IN, (input, weight, bias), eps=float(eps))
+    if running_mean is not None or running_var is not None:
+        _update_running(running_mean, running_var, mean, var, momentum)
+    return y
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# layer norm / RMS norm / group norm
+
+
+def _normalized_shape(input, normalized_shape, name):
+    if isinstance(normalized_shape, int):
+        if name == "layer_norm":
+            raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+        normalized_shape = (normalized_shape,)
+    ns = tuple(int(s) for s in normalized_shape)
+    k = len(ns)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
+        star = "*, " if name == "layer_norm" else "*"
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [{star}"
+                           f"{', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    return ns
+
+
+def _ln_fwd(x, w, b, *, k, eps):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    xa = _acc(x)
+    mean = jnp.mean(xa, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(xa - mean), axis=axes, keepdims=True)
+    y = (xa - mean) * lax.rsqrt(var + eps)
+    return _affine(y, w, b, x.shape[x.ndim - k:]).astype(x.dtype)
+
+
+_LN = defop("layer_norm", _ln_fwd, grad_name="NativeLayerNormBackward0")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing ``normalized_shape`` dims, then ``* weight + bias`` (elementwise)."""
+    ns = _normalized_shape(input, normalized_shape, "layer_norm")
+    for nm, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"Expected {nm} to be of same shape as normalized_shape, but got {nm} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(ns)}")
+    return apply(_LN, (input, weight, bias), k=len(ns), eps=float(eps))
+
+
+def _rms_fwd(x, w, *, k, eps):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    xa = _acc(x)
+    y = xa * lax.rsqrt(jnp.mean(jnp.square(xa), axis=axes, keepdims=True) + eps)
+    return (y if w is None else y * w).astype(x.dtype)
+
+
+_RMS = defop("rms_norm", _rms_fwd, grad_name="MulBackward0")
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims; ``eps=None`` is ``finfo(dtype).eps``."""
+    ns = _normalized_shape(input, normalized_shape, "rms_norm")
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(ns)}")
+    if eps is None:
+        eps = _dtype.finfo(input.dtype).eps
+    return apply(_RMS, (input, weight), k=len(ns), eps=float(eps))
+
+
+def _gn_fwd(x, w, b, *, groups, eps):
+    n, c = x.shape[0], x.shape[1]
+    xa = _acc(x).reshape((n, groups, -1))
+    mean = jnp.mean(xa, axis=2, keepdims=True)
+    var = jnp.mean(jnp.square(xa - mean), axis=2, keepdims=True)
+    y = ((xa - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
+    return _affine(y, w, b, (1, c) + (1,) * (x.ndim - 2)).astype(x.dtype)
+
+
+_GN = defop("group_norm", _gn_fwd, grad_name="NativeGroupNormBackward0")
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise each sample over groups of ``C / num_groups`` channels (and the spatial dims)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    c = input.shape[1]
+    if num_groups <= 0 or c % num_groups != 0:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for nm, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {nm} to be a vector of size equal to the number of channels in input, but "
+                               f"got {nm} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    return apply(_GN, (input, weight, bias), groups=int(num_groups), eps=float(eps))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# local response norm
+
+
+def _lrn_fwd(x, *, size, alpha, beta, k):
+    sq = jnp.square(x)
+    cfg = [(0, 0, 0)] * x.ndim
+    cfg[1] = (size // 2, (size - 1) // 2, 0)
+    zero = np.array(0, x.dtype)
+    window = (1, size) + (1,) * (x.ndim - 2)
+    s = lax.reduce_window(lax.pad(sq, zero, cfg), zero, lax.add, window, (1,) * x.ndim, "VALID")
+    return x / (s / size * alpha + k) ** beta
+
+
+_LRN = defop("local_response_norm", _lrn_fwd, grad_name="DivBackward0")
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Divide each element by ``(k + alpha * mean of squares over `size` neighbouring channels) ** beta``."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {input.ndim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    if size <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {size} kW: 1")
+    return apply(_LRN, (input,), size=int(size), alpha=float(alpha), beta=float(beta), k=float(k))

@@ -207,7 +207,7 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
                  out_size=int(out_size))
 
 
-def _check_cell(input, hx, w_ih, w_hh, label=""):
+def _check_cell(input, hx, w_ih, w_hh, label):
     if input.shape[1] != w_ih.shape[1]:
         raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {w_ih.shape[1]}")
     if input.shape[0] != hx.shape[0]:
@@ -225,9 +225,9 @@ def rnn_cell(mode, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """
     if mode == "lstm":
         h, c = hx
-        _check_cell(input, h, w_ih, w_hh, "[0]")
-        _check_cell(input, c, w_ih, w_hh, "[1]")
+        _check_cell(input, h, w_ih, w_hh, "0")
+        _check_cell(input, c, w_ih, w_hh, "1")
     else:
         h, c = hx, None
-        _check_cell(input, h, w_ih, w_hh)
+        _check_cell(input, h, w_ih, w_hh, "0")
     return apply(_CELL_OPS[mode], (input, h, c, w_ih, w_hh, b_ih, b_hh), mode=mode)

@@ -146,9 +146,9 @@ class RNNBase(Module):
             return data, hx, [int(b) for b in batch_sizes.tolist()], sorted_indices, unsorted_indices, True
         name = type(self).__name__
         if input.ndim not in (2, 3):
-            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D instead"
-                             if name == "LSTM" else
-                             f"{name}: Expected input to be 2D or 3D, got {input.ndim}D tensor instead")
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D tensor instead"
+                             if isinstance(self, RNN) else
+                             f"{name}: Expected input to be 2D or 3D, got {input.ndim}D instead")
         is_batched = input.ndim == 3
         if not is_batched:
             input = input.unsqueeze(0 if self.batch_first else 1)

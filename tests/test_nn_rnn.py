@@ -1,0 +1,421 @@
+"""Recurrent layers and packed sequences against PyTorch: outputs, final states, input/state/parameter gradients.
+
+Shapes are shared across tests (input 3, hidden 4, 5 steps, batch 2 or 3) so kernels compile once per config.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracle import arr, assert_same, check, check_raises, needs_torch, to_numpy, torch, torchish
+
+pytestmark = needs_torch
+
+I, H, T, B = 3, 4, 5, 2
+
+
+def _pair(name, *args, **kw):
+    """The same module in both libraries; torchish's parameters copied from torch's (names and order checked)."""
+    tm = getattr(torch.nn, name)(*args, **kw)
+    xm = getattr(torchish.nn, name)(*args, **kw)
+    tn = [n for n, _ in tm.named_parameters()]
+    xn = [n for n, _ in xm.named_parameters()]
+    assert xn == tn
+    with torchish.no_grad():
+        for p, q in zip(xm.parameters(), tm.parameters()):
+            p.copy_(torchish.tensor(q.detach().numpy()))
+    return tm, xm
+
+
+def _flat(out):
+    if out is None:
+        return []
+    if isinstance(out, (torch.nn.utils.rnn.PackedSequence, torchish.nn.utils.rnn.PackedSequence)):
+        return [out.data]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flat(o)]
+    return [out]
+
+
+def compare(tm, xm, arrays, call, seed=5, **tols):
+    """Run ``call(lib, module, *tensors)`` in both libraries; compare the outputs, then the gradients of the
+    float inputs and of every parameter under the same random cotangent."""
+    def make(lib):
+        return [lib.tensor(a, requires_grad=a.dtype.kind == "f") if isinstance(a, np.ndarray) else a
+                for a in arrays]
+
+    tin, xin = make(torch), make(torchish)
+    tout, xout = _flat(call(torch, tm, *tin)), _flat(call(torchish, xm, *xin))
+    assert_same(tout, xout, **tols)
+    rng = np.random.default_rng(seed)
+    cots = [rng.uniform(-1, 1, size=tuple(t.shape)).astype(to_numpy(t).dtype) for t in tout]
+    tleaves = [t for t in tin if isinstance(t, torch.Tensor) and t.requires_grad] + list(tm.parameters())
+    xleaves = [t for t in xin if isinstance(t, torchish.Tensor) and t.requires_grad] + list(xm.parameters())
+    names = [f"input{i}" for i in range(len(tleaves) - len(list(tm.parameters())))] + \
+        [n for n, _ in tm.named_parameters()]
+    tg = torch.autograd.grad(tout, tleaves, [torch.tensor(c) for c in cots], allow_unused=True)
+    xg = torchish.autograd.grad(xout, xleaves, [torchish.tensor(c) for c in cots], allow_unused=True)
+    for name, a, b in zip(names, tg, xg):
+        if a is None:
+            assert b is None or not np.any(to_numpy(b)), f"grad {name}: torch has none"
+            continue
+        assert b is not None, f"grad {name}: torchish returned None"
+        assert_same(a, b, f"grad {name}", **tols)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# RNN / LSTM / GRU
+
+CONFIGS = [
+    ("RNN", dict()),
+    ("RNN", dict(nonlinearity="relu", num_layers=2)),
+    ("RNN", dict(bidirectional=True, batch_first=True)),
+    ("RNN", dict(bias=False, num_layers=2, bidirectional=True, nonlinearity="relu")),
+    ("LSTM", dict()),
+    ("LSTM", dict(num_layers=2, bidirectional=True)),
+    ("LSTM", dict(proj_size=2)),
+    ("LSTM", dict(proj_size=2, num_layers=2, bidirectional=True, batch_first=True)),
+    ("LSTM", dict(bias=False, batch_first=True)),
+    ("GRU", dict()),
+    ("GRU", dict(num_layers=2, bidirectional=True)),
+    ("GRU", dict(bias=False, batch_first=True, num_layers=2)),
+]
+
+
+def _state_shapes(name, kw, batch):
+    dirs = 2 if kw.get("bidirectional") else 1
+    n = kw.get("num_layers", 1) * dirs
+    h = (n, batch, kw.get("proj_size") or H)
+    return [h, (n, batch, H)] if name == "LSTM" else [h]
+
+
+def _call(name, with_state):
+    def call(lib, m, x, *state):
+        if not with_state:
+            return m(x)
+        return m(x, tuple(state) if name == "LSTM" else state[0])
+    return call
+
+
+@pytest.mark.parametrize("with_state", [False, True], ids=["zero_state", "h0"])
+@pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items())}"
+                                                  for n, kw in CONFIGS])
+def test_recurrent_module_matches_torch(name, kw, with_state):
+    tm, xm = _pair(name, I, H, **kw)
+    x = arr(B, T, I) if kw.get("batch_first") else arr(T, B, I)
+    states = [arr(*s, seed=i + 1) for i, s in enumerate(_state_shapes(name, kw, B))] if with_state else []
+    compare(tm, xm, [x] + states, _call(name, with_state))
+
+
+def test_lstm_float64_matches_torch_tightly():
+    tm, xm = _pair("LSTM", I, H, num_layers=2, bidirectional=True, proj_size=2)
+    tm, xm = tm.double(), xm.double()
+    x = arr(T, B, I, dtype=np.float64)
+    h0, c0 = arr(4, B, 2, seed=1, dtype=np.float64), arr(4, B, H, seed=2, dtype=np.float64)
+    compare(tm, xm, [x, h0, c0], lambda lib, m, x, h, c: m(x, (h, c)))
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_unbatched_input(name):
+    tm, xm = _pair(name, I, H, num_layers=2)
+    states = [arr(*s[::2], seed=3) for s in _state_shapes(name, dict(num_layers=2), B)]  # (L, H): no batch
+    compare(tm, xm, [arr(T, I)] + states, _call(name, True))
+    compare(tm, xm, [arr(T, I)], _call(name, False))
+
+
+def test_unbatched_batch_first():
+    tm, xm = _pair("GRU", I, H, batch_first=True)
+    compare(tm, xm, [arr(T, I)], _call("GRU", False))
+
+
+def test_train_mode_without_dropout_matches_torch():
+    tm, xm = _pair("LSTM", I, H, num_layers=2, dropout=0.0)
+    assert xm.training
+    compare(tm, xm, [arr(T, B, I)], _call("LSTM", False))
+
+
+def test_dropout_one_zeroes_the_inputs_of_upper_layers():
+    tm, xm = _pair("GRU", I, H, num_layers=2, dropout=1.0)
+    compare(tm, xm, [arr(T, B, I)], _call("GRU", False))
+
+
+def test_dropout_between_layers_uses_torchish_rng_in_training_only():
+    tm, xm = _pair("LSTM", I, H, num_layers=2, dropout=0.5)
+    x = torchish.tensor(arr(T, B, I))
+    torchish.manual_seed(1)
+    a = xm(x)[0]
+    torchish.manual_seed(1)
+    b = xm(x)[0]
+    c = xm(x)[0]
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert not np.allclose(a.numpy(), c.numpy())
+    xm.eval()
+    tm.eval()
+    e = xm(x)[0]
+    assert not np.allclose(a.numpy(), e.numpy())
+    compare(tm, xm, [arr(T, B, I)], _call("LSTM", False))
+    # the dropped-out training forward is differentiable all the way to the first layer's weights
+    xm.train()
+    out = xm(x)[0]
+    out.sum().backward()
+    assert xm.weight_ih_l0.grad is not None and np.any(xm.weight_ih_l0.grad.numpy())
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# packed sequences
+
+LENGTHS = [3, 5, 2]  # unsorted on purpose
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_packed_unsorted_lengths(name, batch_first):
+    kw = dict(num_layers=2, bidirectional=True, batch_first=batch_first)
+    tm, xm = _pair(name, I, H, **kw)
+    x = arr(3, T, I) if batch_first else arr(T, 3, I)
+    states = [arr(*s, seed=i + 1) for i, s in enumerate(_state_shapes(name, kw, 3))]
+
+    def call(lib, m, x, *state):
+        rnn_utils = lib.nn.utils.rnn
+        packed = rnn_utils.pack_padded_sequence(x, LENGTHS, batch_first=batch_first, enforce_sorted=False)
+        out, hidden = m(packed, tuple(state) if name == "LSTM" else state[0])
+        padded, lengths = rnn_utils.pad_packed_sequence(out, batch_first=batch_first, padding_value=-2.0)
+        return out.data, padded, lengths, hidden
+
+    compare(tm, xm, [x] + states, call)
+
+
+def test_packed_sorted_without_state_and_unpacked_sequences():
+    tm, xm = _pair("LSTM", I, H, bidirectional=True)
+
+    def call(lib, m, a, b, c):
+        packed = lib.nn.utils.rnn.pack_sequence([a, b, c])
+        out, (h, cell) = m(packed)
+        return lib.nn.utils.rnn.unpack_sequence(out), h, cell
+
+    compare(tm, xm, [arr(5, I), arr(4, I, seed=1), arr(2, I, seed=2)], call)
+
+
+def test_packed_final_state_is_taken_at_each_last_valid_step():
+    _, xm = _pair("GRU", I, H)
+    x = arr(T, 3, I)
+    rnn_utils = torchish.nn.utils.rnn
+    packed = rnn_utils.pack_padded_sequence(torchish.tensor(x), LENGTHS, enforce_sorted=False)
+    _, h = xm(packed)
+    for b, n in enumerate(LENGTHS):  # the same sequence alone, cut at its length
+        _, hb = xm(torchish.tensor(x[:n, b:b + 1]))
+        np.testing.assert_allclose(h.numpy()[:, b], hb.numpy()[:, 0], rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the recurrence is one op
+
+
+def _graph_nodes(*roots):
+    seen, stack = [], [r for r in roots if r is not None]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.append(n)
+        stack.extend(f for f, _ in n.next_functions if f is not None)
+    return [n for n in seen if type(n).__name__ != "AccumulateGrad"]
+
+
+@pytest.mark.parametrize("steps", [2, 9])
+def test_lstm_sequence_is_a_single_grad_fn_node(steps):
+    xm = torchish.nn.LSTM(I, H, num_layers=2, bidirectional=True)
+    x = torchish.tensor(arr(steps, B, I), requires_grad=True)
+    out, (h, c) = xm(x)
+    nodes = _graph_nodes(out.grad_fn, h.grad_fn, c.grad_fn)
+    assert len(nodes) == 1, [type(n).__name__ for n in nodes]
+    assert out.grad_fn is h.grad_fn is c.grad_fn
+
+
+def test_cell_step_is_a_single_grad_fn_node():
+    cell = torchish.nn.LSTMCell(I, H)
+    h, c = cell(torchish.tensor(arr(B, I), requires_grad=True))
+    assert _graph_nodes(h.grad_fn, c.grad_fn) == [h.grad_fn]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# cells
+
+CELLS = [
+    ("RNNCell", dict()),
+    ("RNNCell", dict(nonlinearity="relu", bias=False)),
+    ("LSTMCell", dict()),
+    ("LSTMCell", dict(bias=False)),
+    ("GRUCell", dict()),
+    ("GRUCell", dict(bias=False)),
+]
+
+
+@pytest.mark.parametrize("name,kw", CELLS, ids=[f"{n}-{kw}" for n, kw in CELLS])
+def test_cell_matches_torch(name, kw):
+    tm, xm = _pair(name, I, H, **kw)
+    lstm = name == "LSTMCell"
+
+    def call(lib, m, x, h=None, c=None):
+        if h is None:
+            return m(x)
+        return m(x, (h, c) if lstm else h)
+
+    states = [arr(B, H, seed=1)] + ([arr(B, H, seed=2)] if lstm else [])
+    compare(tm, xm, [arr(B, I)] + states, call)
+    compare(tm, xm, [arr(B, I)], call)
+    compare(tm, xm, [arr(I)] + [s[0] for s in states], call)  # unbatched
+
+
+def test_gru_cell_gate_equations():
+    """GRU: r, z from sigmoid; n = tanh(W_in x + b_in + r * (W_hn h + b_hn)); h' = (1 - z) n + z h."""
+    xm = torchish.nn.GRUCell(I, H)
+    x, h = arr(B, I), arr(B, H, seed=1)
+    w_ih, w_hh = xm.weight_ih.detach().numpy(), xm.weight_hh.detach().numpy()
+    b_ih, b_hh = xm.bias_ih.detach().numpy(), xm.bias_hh.detach().numpy()
+    gi, gh = x @ w_ih.T + b_ih, h @ w_hh.T + b_hh
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    r, z = sig(gi[:, :H] + gh[:, :H]), sig(gi[:, H:2 * H] + gh[:, H:2 * H])
+    n = np.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])
+    want = (1 - z) * n + z * h
+    got = xm(torchish.tensor(x), torchish.tensor(h)).detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# parameters, init, errors
+
+
+@pytest.mark.parametrize("name,kw", [("LSTM", dict(num_layers=2, bidirectional=True, proj_size=2)),
+                                     ("GRU", dict(bias=False)), ("RNN", dict(num_layers=2))])
+def test_parameter_names_shapes_and_init(name, kw):
+    tm = getattr(torch.nn, name)(I, H, **kw)
+    torchish.manual_seed(0)
+    xm = getattr(torchish.nn, name)(I, H, **kw)
+    assert [(n, tuple(p.shape)) for n, p in xm.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in tm.named_parameters()]
+    assert [[n for n in ws] for ws in xm._all_weights] == [[n for n in ws] for ws in tm._all_weights]
+    bound = 1 / np.sqrt(H)
+    for p in xm.parameters():
+        v = p.detach().numpy()
+        assert np.all(np.abs(v) <= bound) and v.std() > bound / 4
+    assert repr(xm) == repr(tm)
+    assert xm.flatten_parameters() is None
+    assert [list(map(tuple, (w.shape for w in ws))) for ws in xm.all_weights] == \
+        [list(map(tuple, (w.shape for w in ws))) for ws in tm.all_weights]
+
+
+def _err_cases():
+    return [
+        lambda T: T.nn.LSTM(4, 5)(T.ones(3, 2, 3)),
+        lambda T: T.nn.LSTM(4, 5)(T.ones(3, 2, 4), (T.ones(2, 2, 5), T.ones(1, 2, 5))),
+        lambda T: T.nn.LSTM(4, 5)(T.ones(3, 2, 4), (T.ones(1, 2, 5), T.ones(1, 3, 5))),
+        lambda T: T.nn.LSTM(4, 5)(T.ones(3, 4), (T.ones(1, 2, 5), T.ones(1, 3, 5))),
+        lambda T: T.nn.LSTM(4, 5)(T.ones(3, 2, 4), (T.ones(2, 5), T.ones(1, 3, 5))),
+        lambda T: T.nn.LSTM(4, 5)(T.ones(1, 3, 2, 4)),
+        lambda T: T.nn.LSTM(4, 5)(T.ones(3, 2, 4, dtype=T.float64)),
+        lambda T: T.nn.GRU(4, 5)(T.ones(3, 2, 4), T.ones(1, 3, 5)),
+        lambda T: T.nn.RNN(4, 5)(T.ones(3, 2, 4), T.ones(1, 5)),
+        lambda T: T.nn.RNN(4, 5)(T.ones(3, 4), T.ones(1, 1, 5)),
+        lambda T: T.nn.RNN(4, 5)(T.ones(2, 2, 2, 4)),
+        lambda T: T.nn.LSTM(4, 5, proj_size=5),
+        lambda T: T.nn.GRU(4, 5, proj_size=2),
+        lambda T: T.nn.RNN(4, 5, nonlinearity="gelu"),
+        lambda T: T.nn.RNN(4, 5, 2, dropout=1.5),
+        lambda T: T.nn.RNN(4, 0),
+        lambda T: T.nn.RNNCell(4, 5)(T.ones(2, 3)),
+        lambda T: T.nn.GRUCell(4, 5)(T.ones(2, 4), T.ones(3, 5)),
+        lambda T: T.nn.LSTMCell(4, 5)(T.ones(2, 4), (T.ones(2, 4), T.ones(2, 4))),
+        lambda T: T.nn.LSTMCell(4, 5)(T.ones(1, 2, 4)),
+        lambda T: T.nn.RNNCell(4, 5)(T.ones(4), T.ones(1, 1, 5)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_err_cases())))
+def test_errors_match_torch(case):
+    fn = _err_cases()[case]
+    ref = check_raises(fn)
+    with pytest.raises(type(ref)) as got:
+        fn(torchish)
+    assert str(got.value) == str(ref), (str(got.value), str(ref))
+
+
+def test_dropout_warning_for_one_layer():
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
+        torchish.nn.GRU(I, H, dropout=0.2)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# torchish.nn.utils.rnn
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("lengths,enforce_sorted", [([5, 3, 2], True), ([3, 5, 3], False), ([2, 2, 5], False)])
+def test_pack_pad_roundtrip(lengths, enforce_sorted, batch_first):
+    x = arr(3, T, 2) if batch_first else arr(T, 3, 2)
+
+    def fn(lib, x):
+        u = lib.nn.utils.rnn
+        p = u.pack_padded_sequence(x, lib.tensor(lengths), batch_first=batch_first, enforce_sorted=enforce_sorted)
+        padded, lens = u.pad_packed_sequence(p, batch_first=batch_first, padding_value=0.5, total_length=T + 1)
+        return p.data, p.batch_sizes, p.sorted_indices, p.unsorted_indices, padded, lens
+
+    check(fn, [x])
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_sequence(batch_first, side):
+    def fn(lib, a, b, c):
+        return lib.nn.utils.rnn.pad_sequence([a, b, c], batch_first=batch_first, padding_value=-1.0,
+                                             padding_side=side)
+
+    check(fn, [arr(2, 3), arr(4, 3, seed=1), arr(1, 3, seed=2)])
+
+
+def test_unpad_and_unpack_sequence():
+    def fn(lib, a, b):
+        u = lib.nn.utils.rnn
+        padded = u.pad_sequence([a, b], batch_first=True)
+        parts = u.unpad_sequence(padded, lib.tensor([2, 4]), batch_first=True)
+        packed = u.pack_sequence([b, a])
+        return parts, u.unpack_sequence(packed), packed.data, packed.batch_sizes
+
+    check(fn, [arr(2, 3), arr(4, 3, seed=1)])
+
+
+def test_packed_sequence_is_a_namedtuple_with_casts():
+    p = torchish.nn.utils.rnn.pack_sequence([torchish.ones(3, 2), torchish.ones(1, 2)])
+    data, batch_sizes, sorted_indices, unsorted_indices = p
+    assert p.data is data and sorted_indices is None and unsorted_indices is None
+    assert batch_sizes.tolist() == [2, 1, 1] and batch_sizes.dtype == torchish.int64
+    assert p.double().data.dtype == torchish.float64 and p.to(torchish.float32) is p
+    assert not p.is_cuda
+
+
+def _pack_err_cases():
+    x = arr(4, 3, 2)
+    return [
+        lambda T: T.nn.utils.rnn.pack_padded_sequence(T.tensor(x), [1, 2, 3]),
+        lambda T: T.nn.utils.rnn.pack_padded_sequence(T.tensor(x), [3, 2]),
+        lambda T: T.nn.utils.rnn.pack_padded_sequence(T.tensor(x), [3, 0, 0]),
+        lambda T: T.nn.utils.rnn.pad_sequence([T.ones(2, 3), T.ones(1, 2)]),
+        lambda T: T.nn.utils.rnn.pad_sequence([T.ones(2, 3)], padding_side="middle"),
+        lambda T: T.nn.utils.rnn.pad_sequence([]),
+        lambda T: T.nn.utils.rnn.pad_packed_sequence(
+            T.nn.utils.rnn.pack_padded_sequence(T.tensor(x), [3, 2, 1]), total_length=2),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_pack_err_cases())))
+def test_pack_errors_match_torch(case):
+    fn = _pack_err_cases()[case]
+    ref = check_raises(fn)
+    with pytest.raises(type(ref)) as got:
+        fn(torchish)
+    assert str(got.value) == str(ref)
+
+
+def test_lengths_longer_than_the_batch_are_an_error():
+    with pytest.raises(RuntimeError, match="at most the padded sequence length"):
+        torchish.nn.utils.rnn.pack_padded_sequence(torchish.ones(4, 3, 2), [5, 2, 1])

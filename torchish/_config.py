@@ -1,0 +1,31 @@
+"""The one visible place for torchish's switches (``torchish.config``).
+
+Attributes:
+    lowered_backward: "auto" (default) runs a backward whose graph structure was seen before as ONE jitted
+        function; "always" lowers from the first sighting; "never" always runs node by node.
+    lazy: when True, ops record instead of dispatching and pending work runs as fused programs when a value is
+        needed (see ``torchish/ops/lazy.py``).
+"""
+from __future__ import annotations
+
+
+class Config:
+    _CHOICES = {"lowered_backward": ("auto", "always", "never"), "lazy": (True, False)}
+
+    def __init__(self):
+        self.lowered_backward = "auto"
+        self.lazy = False
+
+    def __setattr__(self, name, value):
+        choices = self._CHOICES.get(name)
+        if choices is None:
+            raise AttributeError(f"torchish.config has no setting {name!r}")
+        if value not in choices:
+            raise ValueError(f"torchish.config.{name} must be one of {choices}, got {value!r}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return "torchish.config(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._CHOICES) + ")"
+
+
+config = Config()

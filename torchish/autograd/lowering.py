@@ -1,0 +1,185 @@
+"""The lowered backward: a whole backward pass as ONE cached jitted function.
+
+Running a backward node by node costs one kernel launch per node. When a graph's *structure* — the ops, their
+static arguments, the shapes and dtypes of what they saved, the edges, the roots and the leaves — has been seen
+before, the engine instead calls one jitted function that runs every node's VJP (the same pure rules the
+node-by-node path uses) in the same order and returns the leaf gradients, already added to the existing
+``.grad`` values. The first sighting of a structure runs node by node (a structure seen once is often never seen
+again); graphs with hooks, ``retain_grad``, custom Functions, anomaly mode or ``create_graph`` always run node by
+node, since those need real tensors at each node. Results are identical: same rules, same order of summation.
+
+``torchish.config.lowered_backward`` ("auto" | "always" | "never") is the one visible switch.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .._config import config
+from .._tensor import Tensor
+from .graph import AccumulateGrad
+from .grad_mode import STATE
+from ..ops import lazy
+
+_CACHE: dict = {}
+_SEEN = object()
+STATS = {"lowered": 0, "node_by_node": 0, "compiles": 0}
+
+
+def _eligible(schedule, targets, accumulate, create_graph):
+    from ..ops.registry import OpNode
+    if create_graph or STATE.anomaly or STATE.tracing or config.lowered_backward == "never":
+        return False
+    for node in schedule:
+        if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks or node._retains:
+            return False
+        if isinstance(node, AccumulateGrad):
+            var = node.variable
+            if var._hooks or var._post_acc_hooks:
+                return False
+            if var._grad is not None and (var._grad._rg or var._grad._d.shape != var._d.shape
+                                          or var._grad._d.dtype != var._d.dtype):
+                return False
+        elif not isinstance(node, OpNode) or node._released:
+            return False
+        elif accumulate and targets is not None and id(node) in targets:
+            return False  # backward(inputs=[non-leaf]): rare, node by node
+    return True
+
+
+def _aval(v):
+    if hasattr(v, "shape"):
+        return (v.shape, v.dtype)
+    return type(v)
+
+
+def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
+    parts = []
+    for node in schedule:
+        if isinstance(node, AccumulateGrad):
+            var = node.variable
+            parts.append(("acc", var._d.shape, var._d.dtype, var._grad is not None))
+            continue
+        parts.append((node.op, node.static, node.cdt, node.mask, tuple(map(_aval, node.vals)),
+                      node.outs is not None and tuple(map(_aval, node.outs)), node.out_meta,
+                      tuple((index.get(id(e[0]), -1), e[1]) if e is not None else None for e in node.next_edges)))
+    roots = tuple((index.get(id(n), -1), nr, _aval(g._d) if g is not None else None)
+                  for (n, nr), g in zip(root_edges, root_grads))
+    tg = None if targets is None else tuple(sorted((index[k], tuple(v)) for k, v in targets.items() if k in index))
+    return (tuple(parts), roots, tg, accumulate)
+
+
+def try_run(schedule, root_edges, root_grads, targets, needed, results, accumulate, retain_graph, create_graph):
+    """Run the backward lowered if eligible and its structure was seen before; return whether it did."""
+    if not schedule or not _eligible(schedule, targets, accumulate, create_graph):
+        STATS["node_by_node"] += 1
+        return False
+    index = {id(n): i for i, n in enumerate(schedule)}
+    sig = _signature(schedule, index, root_edges, root_grads, targets, accumulate)
+    entry = _CACHE.get(sig)
+    if entry is None and config.lowered_backward != "always":
+        _CACHE[sig] = _SEEN  # first sighting: node by node
+        STATS["node_by_node"] += 1
+        return False
+    if entry is None or entry is _SEEN:
+        entry = _CACHE[sig] = _build(schedule, index, root_edges, targets, accumulate)
+        STATS["compiles"] += 1
+    fn, leaf_nodes, captures = entry
+    for node in schedule:
+        if not isinstance(node, AccumulateGrad):
+            node._check_versions()
+    vals = [lazy.concrete_all(n.vals) for n in schedule if not isinstance(n, AccumulateGrad)]
+    outs = [lazy.concrete_all(n.outs) if n.outs is not None else None
+            for n in schedule if not isinstance(n, AccumulateGrad)]
+    rgs = [lazy.concrete(g._d) if g is not None else None for g in root_grads]
+    prev = [_grad_value(schedule[i].variable) for i in leaf_nodes]
+    leaf_out, captured = fn(vals, outs, rgs, prev)
+    STATS["lowered"] += 1
+    for i, g in zip(leaf_nodes, leaf_out):
+        if g is None:
+            continue
+        var = schedule[i].variable
+        if var._grad is None:
+            var._grad = Tensor._make(g)
+        else:
+            var._grad._set_value(g)  # accumulated in place, as PyTorch does
+    for (_, _, k), g in zip(captures, captured):
+        results[k] = Tensor._make(g) if g is not None else None
+    if not retain_graph:
+        for node in schedule:
+            node.release()
+    return True
+
+
+def _grad_value(var):
+    return lazy.concrete(var._grad._d) if var._grad is not None else None
+
+
+def _build(schedule, index, root_edges, targets, accumulate):
+    """The jitted ``(vals, outs, root_grads, prev_leaf_grads) -> (leaf grads, captured grads)``."""
+    from ..ops.registry import _bwd_fn
+    steps = []
+    leaf_nodes = []
+    captures = []  # (node index, output_nr, input index) for autograd.grad
+    op_pos = {}
+    for i, node in enumerate(schedule):
+        tk = targets.get(id(node), ()) if targets is not None else ()
+        if not accumulate:
+            captures.extend((i, nr, k) for nr, k in tk)
+        if isinstance(node, AccumulateGrad):
+            if accumulate:
+                leaf_nodes.append(i)
+                steps.append(("acc", i, len(leaf_nodes) - 1))
+            continue
+        op_pos[i] = len(op_pos)
+        edges = tuple((index[id(e[0])], e[1]) if e is not None and id(e[0]) in index else None
+                      for e in node.next_edges)
+        steps.append(("op", i, _bwd_fn(node.op, node.static, node.cdt, node.mask), node.mask, edges))
+    metas = [n.out_meta for n in schedule]
+    roots = [(index.get(id(n)), nr) for n, nr in root_edges]
+
+    def add(bufs, j, nr, g):
+        shape, dt = metas[j][nr]
+        if g.shape != tuple(shape):
+            lead = g.ndim - len(shape)
+            axes = tuple(range(lead)) + tuple(a + lead for a, s in enumerate(shape)
+                                              if s == 1 and g.shape[a + lead] != 1)
+            g = jnp.sum(g, axis=axes).reshape(shape)
+        if g.dtype != dt:
+            g = g.astype(dt)
+        slot = bufs.setdefault(j, [None] * len(metas[j]))
+        slot[nr] = g if slot[nr] is None else slot[nr] + g
+
+    def run(vals, outs, rgs, prev):
+        bufs = {}
+        for (j, nr), g in zip(roots, rgs):
+            if j is not None and g is not None:
+                add(bufs, j, nr, g)
+        seen = {}
+        leaf_out = [None] * len(leaf_nodes)
+        for st in steps:
+            if st[0] == "acc":
+                _, i, k = st
+                g = bufs.get(i, [None])[0]
+                if g is not None:
+                    leaf_out[k] = g if prev[k] is None else prev[k] + g
+                continue
+            _, i, bwd, mask, edges = st
+            gs = bufs.pop(i, None)
+            seen[i] = gs
+            if gs is None or all(g is None for g in gs):
+                continue
+            p = op_pos[i]
+            res = iter(bwd(tuple(vals[p]), tuple(outs[p]) if outs[p] is not None else None, tuple(gs)))
+            for m, e in zip(mask, edges):
+                if m:
+                    g = next(res)
+                    if e is not None:
+                        add(bufs, e[0], e[1], g)
+        captured = []
+        for i, nr, _ in captures:
+            gs = seen.get(i) if i in seen else bufs.get(i)
+            captured.append(gs[nr] if gs is not None else None)
+        return leaf_out, captured
+
+    return jax.jit(run), leaf_nodes, captures

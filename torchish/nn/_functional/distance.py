@@ -1,0 +1,227 @@
+"""Distances and similarities: ``normalize``, ``cosine_similarity``, ``pairwise_distance``, ``pdist`` and
+``cdist``, each with PyTorch's gradient conventions at zero distances (the gradient there is zero, never NaN).
+
+``pdist``/``cdist`` are one op each with PyTorch's own backward formulas (``_pdist_backward``/``_cdist_backward``);
+for Euclidean ``cdist`` on more than 25 rows PyTorch switches to a matrix-product formulation, and so does torchish,
+so values and gradients follow the same numerics.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _dtype
+from ..._tensor import wrap_dim
+from ...ops import reduce as _reduce
+from ...ops.registry import apply, defop
+
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdist"]
+
+_HI = jax.lax.Precision.HIGHEST
+
+
+def _p_norm(d, p, axis=-1, keepdims=False):
+    """The p-norm of differences along ``axis`` (PyTorch's dist kernels: p = 0 counts non-zeros)."""
+    a = jnp.abs(d)
+    if p == 0:
+        return jnp.sum((a != 0).astype(d.dtype), axis=axis, keepdims=keepdims)
+    if p == 1:
+        return jnp.sum(a, axis=axis, keepdims=keepdims)
+    if p == 2:
+        return jnp.sqrt(jnp.sum(d * d, axis=axis, keepdims=keepdims))
+    if math.isinf(p):
+        return jnp.max(a, axis=axis, keepdims=keepdims)
+    return jnp.sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _dist_backward(diff, dist, g, p):
+    """PyTorch's per-element gradient of a p-distance w.r.t. the difference (dist, g broadcast against diff)."""
+    zero = jnp.zeros((), diff.dtype)
+    safe = jnp.where(dist == 0, jnp.ones((), dist.dtype), dist)
+    if p == 0:
+        return jnp.zeros_like(diff)
+    if p == 1:
+        return jnp.sign(diff) * g
+    if p == 2:
+        return jnp.where(dist == 0, zero, g * diff / safe)
+    if math.isinf(p):
+        return jnp.sign(diff) * (jnp.abs(diff) == dist).astype(diff.dtype) * g
+    a = jnp.abs(diff)
+    if p < 2:
+        r = jnp.where(dist == 0, zero, jnp.sign(diff) * a ** (p - 1) * g / safe ** (p - 1))
+        return jnp.where((diff == 0) & (p < 1), zero, r)
+    return jnp.where(dist == 0, zero, diff * a ** (p - 2) * g / safe ** (p - 1))
+
+
+def _check_float(x, msg):
+    if x.dtype.category < _dtype._FLOAT:
+        raise RuntimeError(msg)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# normalize / cosine_similarity / pairwise_distance
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    from ...ops.elementwise import clamp, div
+    from ...ops.shape import expand_as
+    denom = expand_as(clamp(_reduce.norm(input, p, dim, keepdim=True), min=eps), input)
+    return div(input, denom, out=out)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _norm2(x, axis):
+    return jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=True))
+
+
+@_norm2.defjvp
+def _norm2_jvp(axis, primals, tangents):
+    (x,), (dx,) = primals, tangents
+    n = _norm2(x, axis)
+    safe = jnp.where(n == 0, jnp.ones((), n.dtype), n)
+    return n, jnp.where(n == 0, jnp.zeros((), n.dtype), jnp.sum(x * dx, axis=axis, keepdims=True) / safe)
+
+
+def _cos_fwd(x1, x2, *, axis, eps):
+    x1, x2 = jnp.broadcast_arrays(x1, x2)
+    n1 = _norm2(x1, axis)
+    n2 = _norm2(x2, axis)
+    # PyTorch clamps the norms in place under no_grad: the clamp is invisible to autograd
+    n1 = n1 + jax.lax.stop_gradient(jnp.maximum(n1, eps) - n1)
+    n2 = n2 + jax.lax.stop_gradient(jnp.maximum(n2, eps) - n2)
+    return jnp.sum((x1 / n1) * (x2 / n2), axis=axis)
+
+
+_COS = defop("cosine_similarity", _cos_fwd, promote="same", grad_name="SumBackward1")
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    from ...ops.shape import broadcast_shapes
+    from ._loss_util import check_broadcast
+    check_broadcast(x1, x2)
+    ndim = len(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    dt = _dtype.promote_types(x1.dtype, x2.dtype)
+    if dt.category < _dtype._FLOAT:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_dtype.scalar_type_name(dt)}")
+    return apply(_COS, (x1, x2), axis=wrap_dim(dim, ndim), eps=float(eps))
+
+
+def _pairwise_fwd(x1, x2, *, p, eps, keepdim):
+    return _p_norm(x1 - x2 + eps, p, axis=-1, keepdims=keepdim)
+
+
+def _norm_backward(d, n, g, p):
+    """PyTorch's norm_backward (linalg.vector_norm): like the dist formulas, but ties of the inf-norm share."""
+    if math.isinf(p):
+        mask = (jnp.abs(d) == n) | jnp.isnan(d)
+        return jnp.sign(d) * (g / jnp.sum(mask, axis=-1, keepdims=True)) * mask
+    if 0 < p < 1:
+        scaled = jnp.where(d == 0, jnp.zeros((), d.dtype), jnp.sign(d) * jnp.abs(d) ** (p - 1))
+        return scaled * g * n ** (1 - p)
+    return _dist_backward(d, n, g, p)
+
+
+def _pairwise_vjp(g, x1, x2, out, *, p, eps, keepdim):
+    d = x1 - x2 + eps
+    if not keepdim:
+        g, out = g[..., None], out[..., None]
+    gd = _norm_backward(d, out, g, p)
+    return gd, -gd
+
+
+_PAIRWISE = defop("pairwise_distance", _pairwise_fwd, vjp=_pairwise_vjp, promote="float",
+                  grad_name="NormBackward1")
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    from ._loss_util import check_broadcast
+    check_broadcast(x1, x2)
+    if x1.ndim == 0 and x2.ndim == 0:  # PyTorch reduces a 0-d difference over "dim -1" to a 0-d result
+        return apply(_PAIRWISE, (x1.reshape(1), x2.reshape(1)), p=float(p), eps=float(eps), keepdim=False)
+    return apply(_PAIRWISE, (x1, x2), p=float(p), eps=float(eps), keepdim=bool(keepdim))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# pdist / cdist
+
+
+def _pdist_pairs(n):
+    i, j = np.triu_indices(n, 1)
+    return jnp.asarray(i), jnp.asarray(j)
+
+
+def _pdist_fwd(x, *, p):
+    i, j = _pdist_pairs(x.shape[0])
+    return _p_norm(x[i] - x[j], p)
+
+
+def _pdist_vjp(g, x, out, *, p):
+    i, j = _pdist_pairs(x.shape[0])
+    gd = _dist_backward(x[i] - x[j], out[:, None], g[:, None], p)
+    return jnp.zeros_like(x).at[i].add(gd).at[j].add(-gd)
+
+
+_PDIST = defop("pdist", _pdist_fwd, vjp=_pdist_vjp, grad_name="PdistBackward0")
+
+
+def pdist(input, p=2):
+    """Distances between all pairs of rows of a 2-D tensor (upper triangle, row-major)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    _check_float(input, "pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return apply(_PDIST, (input,), p=float(p))
+
+
+def _cdist_fwd(x1, x2, *, p):
+    return _p_norm(x1[..., :, None, :] - x2[..., None, :, :], p)
+
+
+def _cdist_vjp(g, x1, x2, out, *, p):
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    gd = _dist_backward(diff, out[..., None], g[..., None], p)
+    return jnp.sum(gd, axis=-2), -jnp.sum(gd, axis=-3)
+
+
+def _cdist_mm_fwd(x1, x2, *, p):
+    """PyTorch's _euclidean_dist: ||a||^2 - 2 a.b + ||b||^2 as one matrix product, clamped at 0, square root."""
+    n1 = jnp.sum(x1 * x1, axis=-1, keepdims=True)
+    n2 = jnp.sum(x2 * x2, axis=-1, keepdims=True)
+    a = jnp.concatenate([-2 * x1, n1, jnp.ones_like(n1)], axis=-1)
+    b = jnp.concatenate([x2, jnp.ones_like(n2), n2], axis=-1)
+    r = jnp.matmul(a, jnp.swapaxes(b, -1, -2), precision=_HI)
+    return jnp.sqrt(jnp.where(r >= 0, r, jnp.zeros((), r.dtype)))
+
+
+_CDIST = defop("cdist", _cdist_fwd, vjp=_cdist_vjp, promote="same", grad_name="CdistBackward0")
+_CDIST_MM = defop("cdist_mm", _cdist_mm_fwd, promote="same", grad_name="SqrtBackward0")
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M)."""
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    if x1.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    _check_float(x1, f"cdist only supports floating-point dtypes, X1 got: {_dtype.scalar_type_name(x1.dtype)}")
+    _check_float(x2, f"cdist only supports floating-point dtypes, X2 got: {_dtype.scalar_type_name(x2.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    from ._loss_util import check_broadcast
+    check_broadcast(x1.shape[:-2], x2.shape[:-2])
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    mode = _COMPUTE_MODES.index(compute_mode)
+    use_mm = p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25)))
+    return apply(_CDIST_MM if use_mm else _CDIST, (x1, x2), p=float(p))

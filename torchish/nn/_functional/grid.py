@@ -1,0 +1,225 @@
+"""``grid_sample`` and ``affine_grid``: sampling an image at normalised coordinates, with PyTorch's coordinate
+formulas (unnormalisation, border clipping, reflection), its interpolation kernels (bilinear/trilinear, nearest
+with round-half-to-even, bicubic with A = -0.75) and its gradients for both the input and the grid (the coordinate
+clipping passes no gradient at or beyond the borders, as PyTorch's ``clip_coordinates_set_grad``)."""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _dtype
+from ...ops.registry import apply, defop
+
+__all__ = ["grid_sample", "affine_grid"]
+
+_HI = jax.lax.Precision.HIGHEST
+
+
+def _unnormalize(c, size, align_corners):
+    if align_corners:
+        return (c + 1) / 2 * (size - 1)
+    return ((c + 1) * size - 1) / 2
+
+
+def _clip(c, size):
+    zero = jnp.zeros((), c.dtype)
+    return jnp.where(c <= 0, zero, jnp.where(c >= size - 1, jnp.asarray(size - 1, c.dtype), c))
+
+
+def _reflect(c, twice_low, twice_high):
+    if twice_low == twice_high:
+        return jnp.zeros_like(c)
+    lo = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    c = c - lo
+    c = jnp.where(c < 0, -c, c)
+    extra = jnp.fmod(c, span)
+    flips = jnp.floor(c / span)
+    return jnp.where(jnp.fmod(flips, 2) == 0, extra + lo, span - extra + lo)
+
+
+def _pad_coords(c, size, padding_mode, align_corners):
+    """compute_coordinates: apply the padding mode to (unnormalised) coordinates."""
+    if padding_mode == "border":
+        c = _clip(c, size)
+    elif padding_mode == "reflection":
+        c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
+        c = _clip(c, size)
+    big = float(np.iinfo(np.int32).max)
+    return jnp.where(jnp.isfinite(c) & (c <= big - 1) & (c >= -big), c, jnp.asarray(-100.0, c.dtype))
+
+
+def _gather(x, idx, sizes):
+    """Values of x (N, C, *S) at integer coordinates idx (list per spatial dim of (N, *O)); 0 outside."""
+    n, c = x.shape[:2]
+    valid = jnp.ones(idx[0].shape, bool)
+    lin = jnp.zeros(idx[0].shape, jnp.int32)
+    for i, s in zip(idx, sizes):
+        valid = valid & (i >= 0) & (i < s)
+        lin = lin * s + jnp.clip(i, 0, s - 1).astype(jnp.int32)
+    flat = x.reshape(n, c, -1)
+    vals = jax.vmap(lambda f, l: f[:, l.reshape(-1)])(flat, lin)            # (N, C, P)
+    vals = vals.reshape((n, c) + idx[0].shape[1:])
+    return jnp.where(valid[:, None], vals, jnp.zeros((), x.dtype))
+
+
+def _cubic_coeffs(t, a=-0.75):
+    def conv1(v):
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def conv2(v):
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+    return [conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t)]
+
+
+def _grid_sample_fwd(x, grid, *, mode, padding_mode, align_corners):
+    sizes = x.shape[2:]
+    k = len(sizes)
+    # grid's last dim is (x, y[, z]): reversed relative to the spatial dims (..., H, W)
+    raw = [grid[..., k - 1 - d] for d in range(k)]
+    if mode == "bicubic":
+        h, w = sizes
+        iy, ix = (_unnormalize(c, s, align_corners) for c, s in zip(raw, sizes))
+        y0, x0 = jnp.floor(iy), jnp.floor(ix)
+        cy, cx = _cubic_coeffs(iy - y0), _cubic_coeffs(ix - x0)
+        out = 0
+        for i in range(4):
+            row = 0
+            for j in range(4):
+                ty = _pad_coords(y0 - 1 + i, h, padding_mode, align_corners)
+                tx = _pad_coords(x0 - 1 + j, w, padding_mode, align_corners)
+                v = _gather(x, [ty.astype(jnp.int32), tx.astype(jnp.int32)], sizes)
+                row = row + v * cx[j][:, None]
+            out = out + row * cy[i][:, None]
+        return out
+    coords = [_pad_coords(_unnormalize(c, s, align_corners), s, padding_mode, align_corners)
+              for c, s in zip(raw, sizes)]
+    if mode == "nearest":
+        return _gather(x, [jnp.round(c).astype(jnp.int32) for c in coords], sizes)
+    lows = [jnp.floor(c) for c in coords]
+    out = 0
+    for corner in itertools.product((0, 1), repeat=k):
+        w = 1
+        idx = []
+        for c, lo, b in zip(coords, lows, corner):
+            w = w * ((c - lo) if b else (lo + 1 - c))
+            idx.append((lo + b).astype(jnp.int32))
+        out = out + _gather(x, idx, sizes) * w[:, None]
+    return out
+
+
+_GRID_SAMPLE = {k: defop(f"grid_sampler_{k}d", _grid_sample_fwd, grad_name=f"GridSampler{k}DBackward0")
+                for k in (2, 3)}
+_MODES = ("bilinear", "nearest", "bicubic")
+_PADDINGS = ("zeros", "border", "reflection")
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample ``input`` (N, C, H, W) / (N, C, D, H, W) at the normalised coordinates of ``grid`` (N, ..., 2|3)."""
+    if mode not in _MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in _PADDINGS:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)
+        align_corners = False
+    xs, gs = list(input.shape), list(grid.shape)
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
+                           f"{_dtype.scalar_type_name(grid.dtype)}")
+    if input.ndim != grid.ndim:
+        raise RuntimeError(f"grid_sampler(): expected {input.ndim}D input and grid with same number of dimensions, "
+                           f"but got input with sizes {xs} and grid with sizes {gs}")
+    if gs[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but got "
+                           f"grid with sizes {gs}")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {xs} and grid with sizes {gs}")
+    if xs[0] != gs[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {xs} and grid with sizes {gs}")
+    if mode == "bicubic" and input.ndim != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if any(n == 0 for n in xs[2:]):
+        raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                           f"sizes {xs} with dimension {2 + [n == 0 for n in xs[2:]].index(True)} being empty")
+    if input.dtype.category < _dtype._FLOAT:
+        raise NotImplementedError(f'"grid_sampler_{input.ndim - 2}d_cpu" not implemented for '
+                                  f"'{_dtype.scalar_type_name(input.dtype)}'")
+    return apply(_GRID_SAMPLE[input.ndim - 2], (input, grid), mode=mode, padding_mode=padding_mode,
+                 align_corners=bool(align_corners))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# affine_grid
+
+
+def _linspace(n, align_corners, dt):
+    if n <= 1:
+        return np.zeros(1, dt)
+    r = np.linspace(-1, 1, n)
+    if not align_corners:
+        r = r * (n - 1) / n
+    return r.astype(dt)
+
+
+def _affine_grid_fwd(theta, *, size, align_corners):
+    dt = np.float64 if theta.dtype == jnp.float64 else np.float32
+    spatial = size[2:]
+    axes = [_linspace(s, align_corners, dt) for s in spatial]            # (D,) H, W
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack(list(reversed(mesh)) + [np.ones_like(mesh[0])], axis=-1)  # (..., k + 1) as (x, y[, z], 1)
+    base = jnp.asarray(base.reshape(-1, base.shape[-1]), theta.dtype)
+    out = jnp.einsum("pk,nck->npc", base, theta, precision=_HI)
+    return out.reshape((theta.shape[0],) + tuple(spatial) + (len(spatial),))
+
+
+_AFFINE_GRID = defop("affine_grid_generator", _affine_grid_fwd, grad_name="AffineGridGeneratorBackward0")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) / (N, D, H, W, 3) of a batch of affine matrices ``theta``."""
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(int(s) for s in size)
+    if len(size) == 4:
+        if theta.ndim != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {_size_str(size)}. Got "
+                             f"{theta.shape}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.ndim != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {_size_str(size)}. Got "
+                             f"{theta.shape}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {_size_str(size)}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {_size_str(size)}")
+    if theta.shape[0] != size[0]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, "
+                           f"{theta.shape[2]}] but got: [{theta.shape[0]}, {theta.shape[2]}].")
+    return apply(_AFFINE_GRID, (theta,), size=size, align_corners=bool(align_corners))
+
+
+def _size_str(size):
+    return f"torch.Size({list(size)})"

@@ -50,4 +50,5 @@ cdouble = complex128
 __version__ = "0.1.0"
 
 from . import nn as nn  # noqa: E402
+from . import optim as optim  # noqa: E402
 from .serialization import save as save, load as load  # noqa: E402

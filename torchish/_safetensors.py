@@ -38,7 +38,7 @@ def _serialize(tensors, metadata):
         if not isinstance(name, str) or not isinstance(t, Tensor):
             raise TypeError(f"save_safetensors needs a dict of str -> Tensor; got {type(name).__name__} -> "
                             f"{type(t).__name__}")
-        arr = np.ascontiguousarray(np.asarray(t._concrete()))
+        arr = np.asarray(t._concrete(), order="C")
         if sys.byteorder == "big" and arr.dtype.itemsize > 1:
             arr = arr.byteswap()
         data = arr.tobytes()

@@ -59,6 +59,8 @@ class _Encoder:
         return [msgpack.ExtType(code, payload)] + items
 
     def enc(self, x):
+        if isinstance(x, np.generic):  # before the Python scalars: np.float64 is a float subclass
+            return self.tagged(_NPSCALAR, [x.dtype.str, x.tobytes()])
         if x is None or isinstance(x, (bool, str, bytes, float)):
             return x
         if isinstance(x, int):
@@ -74,10 +76,8 @@ class _Encoder:
         if isinstance(x, np.ndarray):
             if x.dtype.hasobject:
                 raise TypeError("torchish.save cannot serialize numpy arrays of dtype object")
-            x = np.ascontiguousarray(x)
+            x = np.asarray(x, order="C")
             return self.tagged(_NDARRAY, [x.dtype.str, list(x.shape), x.tobytes()])
-        if isinstance(x, np.generic):
-            return self.tagged(_NPSCALAR, [x.dtype.str, x.tobytes()])
         containers = ((Size, _SIZE), (OrderedDict, _ODICT), (dict, _DICT), (tuple, _TUPLE), (list, _LIST),
                       (frozenset, _FROZENSET), (set, _SET))
         for cls, code in containers:
@@ -115,7 +115,7 @@ class _Encoder:
         idx = len(self.memo)
         self.memo[id(t)] = idx
         self.keep.append(t)
-        arr = np.ascontiguousarray(np.asarray(t._concrete()))
+        arr = np.asarray(t._concrete(), order="C")
         if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and sys.byteorder == "big"):
             arr = arr.byteswap()
         return self.tagged(_TENSOR, [t.dtype.name, list(arr.shape), bool(t._rg), str(t.device), arr.tobytes()])

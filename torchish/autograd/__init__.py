@@ -19,6 +19,8 @@ _LAZY = {
     "detect_anomaly": ("anomaly_mode", "detect_anomaly"), "set_detect_anomaly": ("anomaly_mode", "set_detect_anomaly"),
     "is_anomaly_enabled": ("anomaly_mode", "is_anomaly_enabled"),
     "Variable": ("engine", "Variable"),
+    "gradcheck": ("gradcheck", "gradcheck"), "gradgradcheck": ("gradcheck", "gradgradcheck"),
+    "is_anomaly_check_nan_enabled": ("anomaly_mode", "is_anomaly_check_nan_enabled"),
 }
 _SUBMODULES = ("engine", "function", "functional", "forward_ad", "anomaly_mode")
 
@@ -26,7 +28,9 @@ _SUBMODULES = ("engine", "function", "functional", "forward_ad", "anomaly_mode")
 def __getattr__(name):
     if name in _LAZY:
         mod, attr = _LAZY[name]
-        return getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
+        value = getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
+        globals()[name] = value  # importing submodule `gradcheck` bound the module to this name: the function wins
+        return value
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'torchish.autograd' has no attribute '{name}'")

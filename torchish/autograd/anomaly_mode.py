@@ -53,3 +53,33 @@ def is_anomaly_enabled() -> bool:
 
 def is_anomaly_check_nan_enabled() -> bool:
     return STATE.anomaly_check_nan
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# what the engine calls while anomaly detection is on
+
+_PKG_DIR = __file__.rsplit("/autograd/", 1)[0] + "/"
+
+
+def forward_trace(node) -> str:
+    """The traceback recorded when ``node`` was created, without torchish's own frames (the user's code)."""
+    frames = getattr(node, "_trace", None) or []
+    return "".join(f for f in frames if _PKG_DIR not in f.split("\n", 1)[0])
+
+
+def report_error(node) -> None:
+    """Warn with the forward traceback of the node whose backward failed (PyTorch's anomaly-mode warning)."""
+    trace = forward_trace(node)
+    if trace:
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
+                      UserWarning, stacklevel=3)
+
+
+def check_nan(node, grads_in) -> None:
+    """Raise PyTorch's error when ``node`` produced NaN gradients (only when anomaly mode checks NaNs)."""
+    if not STATE.anomaly_check_nan:
+        return
+    import jax.numpy as jnp
+    for i, g in enumerate(grads_in):
+        if g is not None and g._d.dtype.kind in "fc" and bool(jnp.isnan(g._d).any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

@@ -8,14 +8,14 @@ post-hooks; at the leaves, tensor hooks, accumulation into ``.grad``, post-accum
 from __future__ import annotations
 
 import heapq
-import warnings
 
 import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor
 from . import lowering
-from .graph import AccumulateGrad, anomaly_trace
+from . import anomaly_mode
+from .graph import AccumulateGrad
 from .grad_mode import STATE
 
 
@@ -65,7 +65,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
     inputs = _as_tuple(inputs)
     if inputs is not None and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     for i, t in enumerate(tensors):
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -93,9 +93,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, t in enumerate(outputs):
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
-            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__} at position {i}")
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
         if not t._rg:
             raise RuntimeError(f"One of the differentiated Tensors does not require grad")
     if retain_graph is None:
@@ -110,8 +112,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 g = Tensor._make(jnp.zeros(t._d.shape, t._d.dtype))
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
         out.append(g)
     return tuple(out)
 
@@ -119,6 +121,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """``is_grads_batched=True``: one backward per leading slice of the grad_outputs, stacked."""
     from ..ops import shape as _shape
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is not None and tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                               "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                               "shape of corresponding output, but a mismatch was detected: grad_output["
+                               f"{i}] has a shape of {g.shape[1:]} and output[{i}] has a shape of {o.shape}. If "
+                               "you only want some tensors in `grad_output` to be considered batched, consider "
+                               "using vmap.")
     n = grad_outputs[0].shape[0]
     rows = []
     for b in range(n):
@@ -192,8 +202,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
             grads = buffers.pop(id(node), None)
             if grads is None:
                 grads = [None] * len(node.out_meta)
-            grads_in = _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, create_graph,
-                                 needed)
+            try:
+                grads_in = _run_node(node, grads, targets, results, accumulate, inputs, retain_graph,
+                                     create_graph, needed)
+            except Exception:
+                if STATE.anomaly:
+                    anomaly_mode.report_error(node)
+                raise
             for e, g in zip(node.next_edges, grads_in):
                 if e is None or g is None:
                     continue
@@ -245,7 +260,7 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
                     continue
                 r = fn(grads[nr])
                 if r is not None:
-                    grads[nr] = _check_hook_result(r, grads[nr])
+                    grads[nr] = _check_hook_result(r, grads[nr], fn)
     if isinstance(node, AccumulateGrad):
         var = node.variable
         g = grads[0]
@@ -255,13 +270,21 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
             for fn in list(var._hooks.values()):
                 r = fn(g)
                 if r is not None:
-                    g = _check_hook_result(r, g)
+                    g = _check_hook_result(r, g, fn)
         if targets is not None and id(node) in targets:
             for _, i in targets[id(node)]:
                 if results is not None and not accumulate:
                     results[i] = g
         if accumulate and g is not None and (targets is None or id(node) in targets):
+            if node._pre_hooks:
+                for fn in list(node._pre_hooks.values()):
+                    r = fn((g,))
+                    if r is not None:
+                        g = _check_hook_result(_hook_values(fn, r, 1)[0], g, fn)
             _accumulate(var, g, create_graph)
+            if node._post_hooks:
+                for fn in list(node._post_hooks.values()):
+                    fn((), (g,))
         return []
     if node._retains:
         for nr, ref in node._retains.items():
@@ -284,7 +307,7 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
         for fn in list(node._pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
-                grads = list(r)
+                grads = _hook_values(fn, r, len(grads))
     if all(g is None for g in grads):
         grads_in = [None] * len(node.next_edges)
     else:
@@ -293,22 +316,36 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
         for fn in list(node._post_hooks.values()):
             r = fn(tuple(grads_in), tuple(grads))
             if r is not None:
-                grads_in = list(r)
-    if STATE.anomaly and STATE.anomaly_check_nan:
-        _check_nan(node, grads_in)
+                grads_in = _hook_values(fn, r, len(grads_in))
+    if STATE.anomaly:
+        anomaly_mode.check_nan(node, grads_in)
     if not retain_graph:
         node.release()
     return grads_in
 
 
-def _check_hook_result(r, g):
+def _hook_name(fn):
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _hook_values(fn, r, n):
+    """A node hook's replacement gradients: a sequence of the right length."""
+    r = list(r) if isinstance(r, (tuple, list)) else [r]
+    if len(r) != n:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got {len(r)}, but "
+                           f"expected {n})")
+    return r
+
+
+def _check_hook_result(r, g, fn=None):
+    name = _hook_name(fn) if fn is not None else "hook"
     if not isinstance(r, Tensor):
         raise TypeError(f"hook must return a Tensor or None, got {type(r).__name__}")
     if r._d.shape != g._d.shape:
-        raise RuntimeError(f"hook 'hook' has changed the size of value: expected {list(g.shape)} but got "
+        raise RuntimeError(f"hook '{name}' has changed the size of value: expected {list(g.shape)} but got "
                            f"{list(r.shape)}")
     if r._d.dtype != g._d.dtype:
-        raise RuntimeError(f"hook 'hook' has changed the type of value (was {g.dtype} got {r.dtype})")
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.dtype} got {r.dtype})")
     return r
 
 
@@ -360,16 +397,6 @@ def _accumulate_nonleaf(t, g, create_graph):
         t._grad = g if create_graph else Tensor._make(g._d)
     else:
         t._grad = t._grad + g
-
-
-def _check_nan(node, grads_in):
-    for i, g in enumerate(grads_in):
-        if g is not None and bool(jnp.isnan(g._d).any()):
-            trace = anomaly_trace(node)
-            if trace:
-                warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                              f"{trace}", RuntimeWarning, stacklevel=2)
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -265,7 +265,7 @@ class CompiledFunction:
 
         arg_vals = lazy.concrete_all([leaves[i]._d for i in arg_pos])
         state_vals = lazy.concrete_all([t._d for t in state])
-        scalar_vals = [jnp.asarray(c[k]) for c, k in entry.scalars]
+        scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
         jitted = jax.jit(pure)
         lowered = jitted.lower(arg_vals, state_vals, scalar_vals)
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
@@ -315,7 +315,7 @@ class CompiledFunction:
         info = entry.info
         arg_vals = lazy.concrete_all([leaves[i]._d for i in entry.arg_pos])
         state_vals = lazy.concrete_all([t._d for t in entry.state])
-        scalar_vals = [jnp.asarray(c[k]) for c, k in entry.scalars]
+        scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
         res = entry.executable(arg_vals, state_vals, scalar_vals)
         out_vals, written, grads, arg_written = res[:4]
         pull = res[4] if entry.diff is not None else None

@@ -91,13 +91,22 @@ class Recorder:
 
 
 def scalar(container, key):
-    """Read ``container[key]`` (a Python number such as a learning rate) so that ``torchish.compile`` passes it
-    to the compiled program as a value: changing it between calls does not retrace."""
+    """Read ``container[key]`` (a Python number such as a learning rate, or a tuple of numbers such as Adam's
+    betas) so that ``torchish.compile`` passes it to the compiled program as a value: changing it between calls
+    does not retrace."""
     value = container[key]
     rec = STATE.recorder
-    if rec is None or isinstance(value, Tensor) or not isinstance(value, (int, float)) or isinstance(value, bool):
+    if rec is None or not _numeric(value):
         return value
     return rec.scalar(container, key, value)
+
+
+def _numeric(v):
+    if isinstance(v, bool) or isinstance(v, Tensor):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return isinstance(v, tuple) and len(v) > 0 and all(_numeric(x) for x in v)
 
 
 def note_module(module):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from ..autograd.graph import RemovableHandle
 from ._hooks import GLOBAL, BackwardHook
 
@@ -77,6 +78,8 @@ class CallMixin:
 
     def _call_impl(self, *args, **kwargs):
         forward = self.forward
+        if STATE.recorder is not None:  # torchish.compile guards on the training flag of every module it calls
+            STATE.recorder.module(self)
         if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks
                 or GLOBAL.any_call_hooks()):
             return forward(*args, **kwargs)

@@ -1,61 +1,72 @@
-"""Random sampling: rand/randn/randint/randperm/normal/bernoulli/multinomial and the in-place ``normal_``,
-``uniform_``... Each draw is one cached jitted kernel ``key -> (next key, sample)``; the generator's key lives in
-a Tensor (see ``torchish._random``)."""
+"""Random sampling: rand/randn/randint/randperm/normal/bernoulli/multinomial/poisson and the in-place samplers
+``normal_``, ``uniform_``, ``bernoulli_``, ``exponential_``, ``random_``...
+
+Each draw is one cached jitted kernel ``key -> (next key, sample)``; the generator's key lives in a Tensor (see
+``torchish._random``). Arguments are checked in Python with PyTorch's errors before anything is drawn.
+"""
 from __future__ import annotations
 
 import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype
 from .._random import generator_or_default
 from .._tensor import Tensor
 from . import tracing
-from ..autograd.grad_mode import STATE
-from .creation import _finish, _jdev
+from .creation import _check_grad_dtype, _finish, _jdev
 from .inplace import make_inplace
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
+_LOW_PRECISION = (jnp.float16, jnp.bfloat16)
 
 
+def _real_sample(fn, key, shape, dtype):
+    """``fn(key, shape, dtype)`` for a real float dtype, sampled in float32 for half precisions."""
+    if dtype in _LOW_PRECISION:
+        return fn(key, shape, jnp.float32).astype(dtype)
+    return fn(key, shape, dtype)
 
-def _sample(kind, key, shape, dtype, params):
+
+def _sample(kind, key, shape, dtype, params, static):
+    complex_ = jnp.issubdtype(dtype, jnp.complexfloating)
+    rd = jnp.finfo(dtype).dtype if complex_ else dtype
     if kind == "uniform":
         lo, hi = params
-        if jnp.issubdtype(dtype, jnp.complexfloating):
-            rd = jnp.finfo(dtype).dtype
+        if complex_:
             k1, k2 = jax.random.split(key)
             return (jax.random.uniform(k1, shape, rd) + 1j * jax.random.uniform(k2, shape, rd)).astype(dtype)
-        return jax.random.uniform(key, shape, jnp.float32 if dtype == jnp.bfloat16 else dtype, lo, hi).astype(dtype)
+        return jax.random.uniform(key, shape, dtype, lo, hi)
     if kind == "normal":
         mean, std = params
-        if jnp.issubdtype(dtype, jnp.complexfloating):  # PyTorch: real and imaginary parts each of variance 1/2
-            rd = jnp.finfo(dtype).dtype
+        if complex_:  # PyTorch: real and imaginary parts each of variance 1/2
             k1, k2 = jax.random.split(key)
             z = (jax.random.normal(k1, shape, rd) + 1j * jax.random.normal(k2, shape, rd)) / jnp.sqrt(2.0)
             return (mean + std * z).astype(dtype)
-        return (mean + std * jax.random.normal(key, shape, jnp.float32 if dtype == jnp.bfloat16 else dtype)
-                ).astype(dtype)
+        return (mean + std * _real_sample(jax.random.normal, key, shape, dtype)).astype(dtype)
     if kind == "randint":
         lo, hi = params
+        if static == "full64":  # [0, 2**63 - 1]: every non-negative int64
+            return (jax.random.bits(key, shape, jnp.uint64) >> 1).astype(dtype)
         return jax.random.randint(key, shape, lo, hi, jnp.int64).astype(dtype)
     if kind == "randperm":
         return jax.random.permutation(key, shape[0]).astype(dtype)
     if kind == "bernoulli":
         (p,) = params
-        return jax.random.bernoulli(key, p, shape).astype(dtype)
+        return (jax.random.uniform(key, shape, jnp.float64 if dtype == jnp.float64 else jnp.float32) < p
+                ).astype(dtype)
     if kind == "exponential":
         (lam,) = params
-        return (jax.random.exponential(key, shape, jnp.float32 if dtype == jnp.bfloat16 else dtype) / lam
-                ).astype(dtype)
+        return (_real_sample(jax.random.exponential, key, shape, dtype) / lam).astype(dtype)
     if kind == "cauchy":
         median, sigma = params
-        return (median + sigma * jax.random.cauchy(key, shape, dtype)).astype(dtype)
+        return (median + sigma * _real_sample(jax.random.cauchy, key, shape, dtype)).astype(dtype)
     if kind == "log_normal":
         mean, std = params
-        return jnp.exp(mean + std * jax.random.normal(key, shape, dtype)).astype(dtype)
+        return jnp.exp(mean + std * _real_sample(jax.random.normal, key, shape, dtype)).astype(dtype)
     if kind == "geometric":
         (p,) = params
         u = jax.random.uniform(key, shape, jnp.float64, minval=jnp.finfo(jnp.float64).tiny)
@@ -64,124 +75,277 @@ def _sample(kind, key, shape, dtype, params):
         (rate,) = params
         return jax.random.poisson(key, rate, shape).astype(dtype)
     if kind == "multinomial":
-        probs, n = params[0], shape[-1]
+        (probs,) = params
         logits = jnp.log(probs)
-        if params[1]:  # with replacement
-            return jax.random.categorical(key, logits, axis=-1, shape=(n,) + probs.shape[:-1]).T.astype(dtype) \
-                if probs.ndim == 2 else jax.random.categorical(key, logits, shape=(n,)).astype(dtype)
-        g = jax.random.gumbel(key, probs.shape, probs.dtype)
+        n = shape[-1]
+        if static:  # with replacement: independent categorical draws
+            draws = jax.random.categorical(key, logits, axis=-1, shape=(n,) + probs.shape[:-1])
+            return jnp.moveaxis(draws, 0, -1).astype(dtype)
+        g = jax.random.gumbel(key, probs.shape, probs.dtype)  # Gumbel top-k: sampling without replacement
         return jnp.argsort(-(logits + g), axis=-1)[..., :n].astype(dtype)
-    raise ValueError(kind)
+    raise ValueError(f"unknown sampler {kind!r}")
 
 
 @functools.lru_cache(maxsize=1024)
-def _kernel(kind, shape, dtype):
+def _kernel(kind, shape, dtype, static):
     def k(key_data, *params):
         key = jax.random.wrap_key_data(key_data, impl="threefry2x32")
         new, sub = jax.random.split(key)
-        return jax.random.key_data(new), _sample(kind, sub, shape, dtype, params)
+        return jax.random.key_data(new), _sample(kind, sub, shape, dtype, params, static)
     return jax.jit(k)
 
 
-def draw(kind, shape, dtype, params=(), generator=None):
-    """A raw JAX array of samples; advances the generator."""
+def draw(kind, shape, dtype, params=(), generator=None, static=None):
+    """A raw JAX array of samples of ``kind`` (``"uniform"``, ``"normal"``, ``"bernoulli"``...); advances the
+    generator. ``params`` are traced (values), ``static`` is a hashable option baked into the kernel."""
     gen = generator_or_default(generator)
     npdt = _dtype.as_dtype(dtype).np
     if tracing.active() or isinstance(gen._key._d, jax.core.Tracer):
-        return _sample(kind, gen.next_key(), tuple(shape), npdt, params)
-    if STATE.recorder is not None:
-        STATE.recorder.read((gen._key,))
-    new, out = _kernel(kind, tuple(shape), npdt)(gen._key._d, *params)
-    gen._key._set_value(new)
+        return _sample(kind, gen.next_key(), tuple(shape), npdt, params, static)
+    new, out = _kernel(kind, tuple(shape), npdt, static)(gen._key._d, *params)
+    gen._set_key(new)
     return out
 
 
-def _place(value, device, requires_grad):
+# ----------------------------------------------------------------------------------------------------------------
+# argument checks with PyTorch's errors
+
+
+def _num(x):
+    """``%g``-style number as PyTorch prints it in messages (``-1``, ``1.5``)."""
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _not_implemented(kernel, dt):
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+
+
+def _need_float(dt, kernel):
+    if dt.category < _dtype._FLOAT:
+        raise _not_implemented(kernel, dt)
+
+
+_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
+            "int64": "long int", "float16": "Half", "bfloat16": "BFloat16", "float32": "float", "float64": "double"}
+
+
+def _bounds(dt):
+    """The range random_/randint can produce for ``dt``: ints by their limits, floats by exact integers."""
+    if dt is _dtype.bool:
+        return 0, 1
+    if dt.category == _dtype._INT:
+        info = np.iinfo(dt.np)
+        return int(info.min), int(info.max)
+    digits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}.get(dt.to_real().name, 24)
+    return -(2 ** digits), 2 ** digits
+
+
+def _check_int_range(lo, hi, dt):
+    if lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    if dt.category <= _dtype._INT:
+        mn, mx = _bounds(dt)
+        cname = _C_NAMES.get(dt.name, dt.name)
+        if lo < mn or lo > mx:
+            raise RuntimeError(f"from is out of bounds for {cname}")
+        if hi - 1 > mx:
+            raise RuntimeError(f"to - 1 is out of bounds for {cname}")
+
+
+def _int_arg(x, name, fn, pos):
+    if isinstance(x, Tensor):
+        x = x.item()
+    if not isinstance(x, (int, np.integer)) or isinstance(x, bool):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be int, not {type(x).__name__}")
+    x = int(x)
+    if not -2 ** 63 <= x < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    return x
+
+
+def _place(value, device, requires_grad, dt):
+    _check_grad_dtype(dt, requires_grad)
     if device is not None:
         value = jax.device_put(value, _jdev(device))
     return _finish(value, requires_grad)
 
 
-def _shape(size):
+def _shape(size, name):
     from .creation import _shape_args
-    return _shape_args(size, "random")
+    if not size:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (), but expected "
+                        "(tuple of ints size, *, Generator generator, ...)")
+    return _shape_args(size, name)
 
 
 def _float_dtype(dtype):
     return _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
 
 
+def _concrete(x):
+    """Values for a check, or None inside a trace (the check is then skipped)."""
+    if isinstance(x, Tensor):
+        x = x._d
+    return None if isinstance(x, jax.core.Tracer) else np.asarray(x)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# samplers
+
+
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
-    return _place(draw("uniform", _shape(size), _float_dtype(dtype), (0.0, 1.0), generator), device, requires_grad)
+    """Uniform samples in ``[0, 1)``."""
+    dt = _float_dtype(dtype)
+    _need_float(dt, "check_uniform_bounds")
+    return _place(draw("uniform", _shape(size, "rand"), dt, (0.0, 1.0), generator), device, requires_grad, dt)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
-    return _place(draw("normal", _shape(size), _float_dtype(dtype), (0.0, 1.0), generator), device, requires_grad)
+    """Standard normal samples (complex dtypes: each part of variance 1/2)."""
+    dt = _float_dtype(dtype)
+    _need_float(dt, "normal_kernel_cpu")
+    return _place(draw("normal", _shape(size, "randn"), dt, (0.0, 1.0), generator), device, requires_grad, dt)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False):
+    """Integers uniform in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
-    if high is None:
-        raise TypeError("randint() missing required argument 'high'")
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
+    if high is None or size is None:
+        raise TypeError("randint() missing required arguments: expected (int high, tuple of ints size) or "
+                        "(int low, int high, tuple of ints size)")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(size).__name__}")
+    low, high = _int_arg(low, "low", "randint", 1), _int_arg(high, "high", "randint", 2)
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
-    return _place(draw("randint", _shape((tuple(size),)), dt, (int(low), int(high)), generator), device,
-                  requires_grad)
+    _check_int_range(low, high, dt)
+    return _place(draw("randint", _shape((tuple(size),), "randint"), dt, (low, high), generator), device,
+                  requires_grad, dt)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
+    """A random permutation of ``0 .. n-1``."""
+    n = _int_arg(n, "n", "randperm", 1)
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
-    return _place(draw("randperm", (int(n),), dt, (), generator), device, requires_grad)
+    if dt is _dtype.bool or dt in (_dtype.uint16, _dtype.uint32, _dtype.uint64):
+        raise _not_implemented("randperm", dt)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if dt.category == _dtype._INT and n > _bounds(dt)[1] + 1:
+        raise RuntimeError(f"value cannot be converted to type {dt.np.name}_t without overflow")
+    return _place(draw("randperm", (n,), dt, (), generator), device, requires_grad, dt)
+
+
+def _broadcast(a, b):
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        nd = max(len(a), len(b))
+        pa, pb = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
+        i = max(i for i in range(nd) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
+        raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                           f"non-singleton dimension {i}") from None
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
+    """Normal samples: ``normal(mean_tensor, std)``, ``normal(mean, std_tensor)``, ``normal(mean, std, size)``.
+
+    With tensor arguments the result is ``mean + std * z`` and differentiable in both.
+    """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         from .elementwise import add, mul
-        from .shape import broadcast_shapes
-        shp = broadcast_shapes(*[x.shape for x in (mean, std) if isinstance(x, Tensor)])
+        for t in (mean, std):
+            if isinstance(t, Tensor):
+                _need_float(t.dtype, "normal_kernel_cpu")
+        if isinstance(std, Tensor):
+            s = _concrete(std)
+            if s is not None and bool((s < 0).any()):
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+        elif std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+        shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
+        shp = _broadcast(*shapes) if len(shapes) == 2 else tuple(shapes[0])
         ref = mean if isinstance(mean, Tensor) else std
-        if isinstance(std, Tensor) and bool((std._d < 0).any()):
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-        z = Tensor._make(draw("normal", tuple(shp), ref.dtype, (0.0, 1.0), generator))
+        z = Tensor._make(draw("normal", shp, ref.dtype, (0.0, 1.0), generator))
         return add(mul(z, std), mean)
+    if size is None:
+        raise TypeError("normal() received an invalid combination of arguments - got (float, float), but expected "
+                        "a Tensor mean or std, or a size")
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    shp = _shape((tuple(size),)) if size is not None else ()
-    return _place(draw("normal", shp, _float_dtype(dtype), (float(mean), float(std)), generator), device,
-                  requires_grad)
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+    dt = _float_dtype(dtype)
+    _need_float(dt, "normal_kernel_cpu")
+    shp = _shape((tuple(size),), "normal")
+    return _place(draw("normal", shp, dt, (float(mean), float(std)), generator), device, requires_grad, dt)
+
+
+def _check_p_tensor(p):
+    v = _concrete(p)
+    if v is not None and bool(((v < 0) | (v > 1)).any()):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+                           "improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _check_p_float(p):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
-    prob = input._d if p is None else p
-    if p is None and not isinstance(prob, jax.core.Tracer) and bool(((prob < 0) | (prob > 1)).any()):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    """0/1 samples with probabilities ``input`` (or the scalar ``p``), of ``input``'s dtype."""
+    _need_float(input.dtype, "bernoulli_tensor_cpu_p_" if p is None else "bernoulli_scalar_cpu_")
+    if p is None:
+        _check_p_tensor(input)
+        prob = input._d
+    else:
+        _check_p_float(p)
+        prob = float(p)
     return Tensor._make(draw("bernoulli", tuple(input.shape), input.dtype, (prob,), generator))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Category indices drawn from each row of (unnormalised) probabilities ``input``."""
+    if input.dtype.category != _dtype._FLOAT:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    v = _concrete(input)
+    if v is not None:
+        if not np.all(np.isfinite(v)) or bool((v < 0).any()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if bool((v.reshape(-1, v.shape[-1]).sum(-1) <= 0).any()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     shape = tuple(input.shape[:-1]) + (int(num_samples),)
-    return Tensor._make(draw("multinomial", shape, _dtype.int64, (input._d, bool(replacement)), generator))
+    return Tensor._make(draw("multinomial", shape, _dtype.int64, (input._d,), generator, static=bool(replacement)))
 
 
 def poisson(input, generator=None):
+    """Poisson samples with rates ``input``, of ``input``'s dtype."""
+    _need_float(input.dtype, "poisson_cpu")
+    v = _concrete(input)
+    if v is not None and bool((v < 0).any()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator))
 
 
 def _like(fn):
-    def like(input, *args, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, **kw):
-        return fn(*args, tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                  device=device if device is not None else input.device, requires_grad=requires_grad, **kw)
+    def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+             generator=None):
+        return fn(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
+                  device=device if device is not None else input.device, requires_grad=requires_grad,
+                  generator=generator)
     return like
 
 
@@ -189,11 +353,13 @@ rand_like = _like(lambda size, **kw: rand(size, **kw))
 randn_like = _like(lambda size, **kw: randn(size, **kw))
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
+                 memory_format=None, generator=None):
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                   device=device if device is not None else input.device)
+                   device=device if device is not None else input.device, requires_grad=requires_grad,
+                   generator=generator)
 
 
 for _n in ("rand", "randn", "randint", "randperm", "normal", "multinomial", "poisson", "rand_like", "randn_like",
@@ -204,57 +370,98 @@ METHODS["multinomial"] = multinomial
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# in-place samplers
+# in-place samplers: each returns fresh samples of self's shape and dtype; make_inplace writes them into self
 
 
-def _fresh(kind, params_fn):
-    def fn(self, *args, generator=None, **kwargs):
-        params = params_fn(self, *args, **kwargs)
-        return Tensor._make(draw(kind, tuple(self.shape), self.dtype, params, generator))
-    return fn
-
-
-def _uniform_params(self, a=0.0, b=1.0, **kw):
-    a, b = kw.get("from", a), kw.get("to", b)
+def _uniform(self, a=0.0, b=1.0, *, generator=None, **kw):
+    a, b = kw.pop("from", a), kw.pop("to", b)
+    _need_float(self.dtype, "check_uniform_bounds")
     if a > b:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    return (float(a), float(b))
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > to={_num(b)}")
+    return Tensor._make(draw("uniform", tuple(self.shape), self.dtype, (float(a), float(b)), generator))
 
 
-def _normal_params(self, mean=0.0, std=1.0):
+def _normal(self, mean=0.0, std=1.0, *, generator=None):
+    _need_float(self.dtype, "normal_kernel_cpu")
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return (float(mean), float(std))
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+    return Tensor._make(draw("normal", tuple(self.shape), self.dtype, (float(mean), float(std)), generator))
 
 
-def _random_params(self, a=None, b=None, **kw):
-    if b is None:
-        lo, hi = (0, a) if a is not None else (0, 2 ** 24 if self.is_floating_point() else 2 ** 31)
+def _bernoulli(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        _check_p_tensor(p)
+        prob = p._d
     else:
-        lo, hi = a, b
-    return (int(lo), int(hi))
+        _check_p_float(p)
+        prob = float(p)
+    return Tensor._make(draw("bernoulli", tuple(self.shape), self.dtype, (prob,), generator))
 
 
-def _bernoulli_params(self, p=0.5):
-    return (p._d if isinstance(p, Tensor) else float(p),)
+def _continuous(self, name):
+    if self.dtype.category < _dtype._FLOAT:
+        raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_C_NAMES.get(self.dtype.name, self.dtype.name)}"
+                           if name == "Cauchy" else
+                           f"{name} distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_dtype.scalar_type_name(self.dtype)}")
 
 
-def _random_fill(self, *args, generator=None, **kwargs):
-    lo, hi = _random_params(self, *args, **kwargs)
-    v = draw("randint", tuple(self.shape), _dtype.int64, (lo, hi), generator)
-    return Tensor._make(v.astype(self._d.dtype))
+def _exponential(self, lambd=1.0, *, generator=None):
+    _continuous(self, "Exponential")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
+    return Tensor._make(draw("exponential", tuple(self.shape), self.dtype, (float(lambd),), generator))
 
 
-_INPLACE = {
-    "uniform_": _fresh("uniform", _uniform_params),
-    "normal_": _fresh("normal", _normal_params),
-    "bernoulli_": _fresh("bernoulli", _bernoulli_params),
-    "exponential_": _fresh("exponential", lambda self, lambd=1.0: (float(lambd),)),
-    "cauchy_": _fresh("cauchy", lambda self, median=0.0, sigma=1.0: (float(median), float(sigma))),
-    "log_normal_": _fresh("log_normal", lambda self, mean=1.0, std=2.0: (float(mean), float(std))),
-    "geometric_": _fresh("geometric", lambda self, p: (float(p),)),
-    "random_": _random_fill,
-}
+def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):
+    _continuous(self, "Cauchy")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
+    return Tensor._make(draw("cauchy", tuple(self.shape), self.dtype, (float(median), float(sigma)), generator))
+
+
+def _log_normal(self, mean=1.0, std=2.0, *, generator=None):
+    _need_float(self.dtype, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
+    return Tensor._make(draw("log_normal", tuple(self.shape), self.dtype, (float(mean), float(std)), generator))
+
+
+def _geometric(self, p, *, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
+    return Tensor._make(draw("geometric", tuple(self.shape), self.dtype, (float(p),), generator))
+
+
+_NO_ARG = object()
+
+
+def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
+    """``random_()``: [0, max] of the dtype (floats: [0, 2**mantissa]); ``random_(to)``; ``random_(from, to)``;
+    ``to=None`` means the default upper bound."""
+    a, b = kw.pop("from", a), kw.pop("to", b)
+    dt = self.dtype
+    top = _bounds(dt)[1] + 1
+    if a is _NO_ARG:
+        lo, hi = 0, top
+    elif b is _NO_ARG:
+        if a is None:
+            raise TypeError("random_() received an invalid combination of arguments - got (NoneType), but expected "
+                            "one of: (), (int from, int to), (int to)")
+        lo, hi = 0, _int_arg(a, "to", "random_", 1)
+    else:
+        lo = _int_arg(a, "from", "random_", 1)
+        hi = top if b is None else _int_arg(b, "to", "random_", 2)
+    if hi == 2 ** 63 and lo == 0:
+        v = draw("randint", tuple(self.shape), dt, (0, 0), generator, static="full64")
+    else:
+        _check_int_range(lo, hi, dt)
+        v = draw("randint", tuple(self.shape), _dtype.int64, (lo, hi), generator).astype(self._d.dtype)
+    return Tensor._make(v)
+
+
+_INPLACE = {"uniform_": _uniform, "normal_": _normal, "bernoulli_": _bernoulli, "exponential_": _exponential,
+            "cauchy_": _cauchy, "log_normal_": _log_normal, "geometric_": _geometric, "random_": _random}
 for _n, _f in _INPLACE.items():
-    _f.__name__ = _n[:-1]
     METHODS[_n] = make_inplace(_f, _n)

@@ -1,0 +1,402 @@
+"""torchish.save / torchish.load: round trips, atomic writes, corrupted files, PyTorch zip checkpoints read without
+torch or pickle code (and malicious ones refused), safetensors."""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import struct
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+from oracle import arr, needs_torch, to_numpy, torch, torchish
+from torchish import serialization
+
+try:
+    import safetensors.numpy as st_numpy
+except ImportError:  # the interop checks need the reference implementation
+    st_numpy = None
+
+
+def roundtrip(obj, **kw):
+    buf = io.BytesIO()
+    torchish.save(obj, buf)
+    buf.seek(0)
+    return torchish.load(buf, **kw)
+
+
+def assert_tensor_equal(a, b):
+    assert isinstance(b, torchish.Tensor) and type(b) is torchish.Tensor
+    assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_array_equal(to_numpy(a).astype(np.float64) if a.dtype == torchish.bfloat16 else to_numpy(a),
+                                  to_numpy(b).astype(np.float64) if b.dtype == torchish.bfloat16 else to_numpy(b))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# torchish's format
+
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "int16", "bool",
+          "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_tensor_dtypes_round_trip(name):
+    dt = getattr(torchish, name)
+    base = arr(2, 3, lo=-5, hi=5)
+    t = torchish.tensor(base > 0 if name == "bool" else base).to(dt)
+    if name.startswith("uint"):
+        t = torchish.tensor(np.abs(base).astype(np.uint8))
+    assert_tensor_equal(t, roundtrip(t))
+    assert_tensor_equal(t[0, 1], roundtrip(t[0, 1]))            # 0-d, from a view
+    assert_tensor_equal(t[:, :0], roundtrip(t[:, :0]))          # empty
+
+
+def test_nested_containers_scalars_and_types():
+    x = torchish.tensor(arr(2, 2), requires_grad=True)
+    p = torchish.nn.Parameter(torchish.ones(3))
+    obj = {
+        "od": OrderedDict([("b", torchish.arange(3)), ("a", 1.5)]),
+        "list": [x, 1, -2 ** 70, 2.5, float("inf"), True, None, "s", b"bytes", 3 + 4j],
+        "tuple": (1, (2, (3,))), 7: "int key", (1, "t"): "tuple key",
+        "set": {1, 2}, "fs": frozenset({"a"}), "dtype": torchish.float16, "device": torchish.device("cpu"),
+        "np": np.arange(6, dtype=np.int16).reshape(2, 3), "npscalar": np.float64(0.25), "size": x.shape,
+        "param": p, "empty": {}, "nested": {"deep": [[{"x": x}]]},
+    }
+    got = roundtrip(obj)
+    assert list(got) == list(obj)
+    assert type(got["od"]) is OrderedDict and list(got["od"]) == ["b", "a"]
+    assert got["list"][1:] [:8] == obj["list"][1:][:8] and got["list"][9] == 3 + 4j
+    assert got["tuple"] == (1, (2, (3,))) and got[7] == "int key" and got[(1, "t")] == "tuple key"
+    assert got["set"] == {1, 2} and got["fs"] == frozenset({"a"})
+    assert got["dtype"] is torchish.float16 and got["device"] == torchish.device("cpu")
+    np.testing.assert_array_equal(got["np"], obj["np"])
+    assert got["np"].dtype == np.int16 and got["npscalar"] == 0.25 and type(got["npscalar"]) is np.float64
+    assert type(got["size"]) is torchish.Size and got["size"] == (2, 2)
+    assert got["list"][0].requires_grad and got["list"][0].is_leaf
+    assert type(got["param"]) is torchish.Tensor and got["param"].requires_grad
+    assert got["nested"]["deep"][0][0]["x"] is got["list"][0]   # one tensor saved once, loaded as one object
+    assert_tensor_equal(x.detach(), got["list"][0].detach())
+
+
+def test_state_dict_round_trip_into_module():
+    def make(seed):
+        m = torchish.nn.Module()
+        m.w = torchish.nn.Parameter(torchish.tensor(arr(3, 2, seed=seed)))
+        m.register_buffer("count", torchish.tensor(seed))
+        m.sub = torchish.nn.Module()
+        m.sub.b = torchish.nn.Parameter(torchish.tensor(arr(2, seed=seed + 1)))
+        return m
+    src, dst = make(1), make(2)
+    sd = roundtrip(src.state_dict())
+    assert type(sd) is OrderedDict and list(sd) == ["w", "count", "sub.b"]
+    assert all(type(v) is torchish.Tensor and not v.requires_grad for v in sd.values())
+    assert dst.load_state_dict(sd).missing_keys == []
+    for (n, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
+        assert_tensor_equal(a, b)
+
+
+def test_optimizer_like_state_dict():
+    sd = {"state": {0: {"step": torchish.tensor(3.0), "exp_avg": torchish.ones(2, 2)}, 1: {"momentum_buffer": None}},
+          "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "params": [0, 1], "foreach": None,
+                            "name": "group0"}]}
+    got = roundtrip(sd)
+    assert list(got["state"]) == [0, 1] and got["state"][1] == {"momentum_buffer": None}
+    assert got["param_groups"] == sd["param_groups"]
+    assert_tensor_equal(sd["state"][0]["exp_avg"], got["state"][0]["exp_avg"])
+
+
+def test_paths_bytesio_pathlike_and_map_location(tmp_path):
+    obj = {"a": torchish.ones(2)}
+    path = tmp_path / "ckpt.pt"
+    torchish.save(obj, path)
+    assert_tensor_equal(obj["a"], torchish.load(path)["a"])
+    torchish.save(obj, str(path))
+    with open(path, "rb") as fh:
+        assert_tensor_equal(obj["a"], torchish.load(fh)["a"])
+    for loc in ("cpu", torchish.device("cpu"), {"cpu": "cpu"}, lambda t, where: t):
+        assert torchish.load(path, map_location=loc)["a"].device.type == "cpu"
+    seen = []
+    torchish.load(path, map_location=lambda t, where: seen.append(where))
+    assert seen == ["cpu"]
+    assert torchish.load(path, weights_only=False)["a"].shape == (2,)
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.pt"]
+
+
+def test_unsupported_object_raises_and_leaves_old_file(tmp_path):
+    path = tmp_path / "m.pt"
+    torchish.save({"v": 1}, path)
+
+    class Custom:
+        pass
+    with pytest.raises(TypeError, match="cannot serialize an object of type"):
+        torchish.save({"v": 2, "bad": Custom()}, path)
+    lst = []
+    lst.append(lst)
+    with pytest.raises(ValueError, match="contains itself"):
+        torchish.save(lst, path)
+    assert torchish.load(path) == {"v": 1}
+    assert os.listdir(tmp_path) == ["m.pt"]
+
+
+def test_atomic_write_survives_a_crash_midway(tmp_path, monkeypatch):
+    path = tmp_path / "model.pt"
+    old = {"w": torchish.zeros(64)}
+    torchish.save(old, path)
+    real_open_temp = serialization._open_temp
+
+    class FailingFile:
+        def __init__(self, fh):
+            self.fh = fh
+            self.writes = 0
+
+        def write(self, data):
+            self.writes += 1
+            if self.writes == 3:
+                raise OSError("disk full (simulated)")
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    def failing_open_temp(p):
+        fh, tmp = real_open_temp(p)
+        return FailingFile(fh), tmp
+    monkeypatch.setattr(serialization, "_CHUNK", 32)
+    monkeypatch.setattr(serialization, "_open_temp", failing_open_temp)
+    with pytest.raises(OSError, match="disk full"):
+        torchish.save({"w": torchish.ones(64)}, path)
+    assert os.listdir(tmp_path) == ["model.pt"]                 # no temporary file left behind
+    assert_tensor_equal(old["w"], torchish.load(path)["w"])     # the old checkpoint is intact
+    monkeypatch.setattr(serialization, "_open_temp", real_open_temp)
+    torchish.save({"w": torchish.ones(64)}, path)               # small chunks: still a valid file
+    assert float(torchish.load(path)["w"].sum()) == 64.0
+
+
+def test_truncated_and_corrupted_files_raise_clearly():
+    buf = io.BytesIO()
+    torchish.save({"w": torchish.ones(16), "n": [1, 2, 3]}, buf)
+    blob = buf.getvalue()
+    for cut in (0, 3, len(serialization.MAGIC) + 4, len(blob) // 2, len(blob) - 1):
+        with pytest.raises(RuntimeError, match="truncated|empty|corrupted"):
+            torchish.load(io.BytesIO(blob[:cut]))
+    flipped = bytearray(blob)
+    flipped[-5] ^= 0xFF
+    with pytest.raises(RuntimeError, match="corrupted"):
+        torchish.load(io.BytesIO(bytes(flipped)))
+    with pytest.raises(RuntimeError, match="unrecognized"):
+        torchish.load(io.BytesIO(b"hello world, not a checkpoint"))
+
+
+def test_checksummed_but_malformed_payload_raises_runtime_error():
+    import msgpack
+    import zlib
+    payload = msgpack.packb([msgpack.ExtType(serialization._TENSOR, b""), "float32", [4], False, "cpu", b"\0" * 3])
+    blob = serialization.MAGIC + serialization._HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+    with pytest.raises(RuntimeError, match="corrupted"):
+        torchish.load(io.BytesIO(blob))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# PyTorch checkpoints
+
+
+def make_mlp(T):
+    class MLP(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = T.nn.Module()
+            self.fc1.weight = T.nn.Parameter(T.zeros(4, 3))
+            self.fc1.bias = T.nn.Parameter(T.zeros(4))
+            self.fc2 = T.nn.Module()
+            self.fc2.weight = T.nn.Parameter(T.zeros(2, 4))
+            self.register_buffer("shift", T.zeros(2))
+            self.register_buffer("steps", T.tensor(0))
+
+        def forward(self, x):
+            h = (x @ self.fc1.weight.t() + self.fc1.bias).tanh()
+            return h @ self.fc2.weight.t() + self.shift
+    return MLP()
+
+
+@needs_torch
+def test_load_pytorch_state_dict_into_torchish_model(tmp_path):
+    tm = make_mlp(torch)
+    with torch.no_grad():
+        for i, p in enumerate(list(tm.parameters()) + [tm.shift]):
+            p.copy_(torch.tensor(arr(*p.shape, seed=i)))
+        tm.steps.fill_(7)
+    path = tmp_path / "torch_model.pth"
+    torch.save(tm.state_dict(), path)
+    sd = torchish.load(path)
+    assert type(sd) is OrderedDict and list(sd) == list(tm.state_dict())
+    xm = make_mlp(torchish)
+    assert repr(xm.load_state_dict(sd)) == "<All keys matched successfully>"
+    x = arr(5, 3, seed=42)
+    np.testing.assert_allclose(to_numpy(xm(torchish.tensor(x))), to_numpy(tm(torch.tensor(x))), rtol=1e-5, atol=1e-6)
+    assert int(xm.steps) == 7 and xm.steps.dtype == torchish.int64
+
+
+@needs_torch
+def test_load_pytorch_views_dtypes_and_shared_storage():
+    w = torch.arange(12.0).reshape(3, 4)
+    obj = {"t": w.t(), "row": w[1], "col": w[:, 2], "bf": w.bfloat16(), "half": w.half(), "i": torch.arange(3),
+           "b": w > 3, "empty": torch.zeros(0, 3), "scalar": torch.tensor(2.5), "c": torch.tensor([1 + 2j]),
+           "w": w, "p": torch.nn.Parameter(torch.ones(2)), "size": w.shape, "dtype": torch.float16,
+           "meta": {"epoch": 3, "loss": 0.5, "name": "run", "set": {1, 2}, "bytes": b"ab", "tup": (1, None)}}
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    got = torchish.load(io.BytesIO(buf.getvalue()))
+    for k in ("t", "row", "col", "bf", "half", "i", "b", "empty", "scalar", "c", "w"):
+        ref = obj[k]
+        g = got[k]
+        assert str(g.dtype) == str(ref.dtype) and tuple(g.shape) == tuple(ref.shape), k
+        np.testing.assert_array_equal(to_numpy(g), to_numpy(ref), err_msg=k)
+    assert type(got["p"]) is torchish.Tensor and got["p"].requires_grad
+    assert tuple(got["size"]) == (3, 4) and got["dtype"] is torchish.float16
+    assert got["meta"] == obj["meta"]
+
+
+@needs_torch
+def test_load_pytorch_optimizer_state_dict():
+    p = torch.nn.Parameter(torch.tensor(arr(3)))
+    opt = torch.optim.Adam([p], lr=0.1)
+    p.grad = torch.tensor(arr(3, seed=1))
+    opt.step()
+    buf = io.BytesIO()
+    torch.save(opt.state_dict(), buf)
+    got = torchish.load(io.BytesIO(buf.getvalue()))
+    ref = opt.state_dict()
+    assert got["param_groups"] == ref["param_groups"]
+    assert list(got["state"]) == [0]
+    for k, v in ref["state"][0].items():
+        np.testing.assert_array_equal(to_numpy(got["state"][0][k]), to_numpy(v))
+
+
+def _zip_with_pickle(data_pkl: bytes, extra=()) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", data_pkl)
+        zf.writestr("archive/byteorder", "little")
+        for name, blob in extra:
+            zf.writestr(name, blob)
+    return buf.getvalue()
+
+
+def test_malicious_pickles_are_refused_without_running(tmp_path):
+    marker = tmp_path / "pwned"
+    evil = f"cos\nsystem\n(S'touch {marker}'\ntR.".encode()
+    evil_eval = b"cbuiltins\neval\n(S'__import__(\"os\")'\ntR."
+
+    class Reduce:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+    evil_proto2 = pickle.dumps({"x": Reduce()}, protocol=2)
+    for payload in (evil, evil_eval, evil_proto2):
+        with pytest.raises(pickle.UnpicklingError, match="refuses the global"):
+            torchish.load(io.BytesIO(_zip_with_pickle(payload)))
+        with pytest.raises(pickle.UnpicklingError, match="refuses the global"):
+            torchish.load(io.BytesIO(payload))                   # a bare pickle file
+        path = tmp_path / "evil.pt"
+        path.write_bytes(_zip_with_pickle(payload))
+        with pytest.raises(pickle.UnpicklingError):
+            torchish.load(path, weights_only=False)
+    assert not marker.exists()
+
+
+def test_out_of_bounds_tensor_geometry_is_refused():
+    storage = np.arange(4, dtype=np.float32).tobytes()
+    pkl = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\n"
+           b"X\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQK\x00K\x03K\x03\x86K\x03K\x01\x86\x89"
+           b"ccollections\nOrderedDict\n)Rtr.")
+    blob = _zip_with_pickle(pkl, [("archive/data/0", storage)])
+    with pytest.raises(pickle.UnpicklingError, match="reaches past its storage"):
+        torchish.load(io.BytesIO(blob))
+    ok = pkl.replace(b"K\x03K\x03\x86K\x03K\x01\x86", b"K\x02K\x02\x86K\x02K\x01\x86")
+    got = torchish.load(io.BytesIO(_zip_with_pickle(ok, [("archive/data/0", storage)])))
+    np.testing.assert_array_equal(to_numpy(got), np.arange(4, dtype=np.float32).reshape(2, 2))
+    with pytest.raises(pickle.UnpicklingError, match="missing from the checkpoint"):
+        torchish.load(io.BytesIO(_zip_with_pickle(ok)))
+
+
+@needs_torch
+def test_legacy_and_corrupted_pytorch_files():
+    buf = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, buf, _use_new_zipfile_serialization=False)
+    with pytest.raises(RuntimeError, match="legacy"):
+        torchish.load(io.BytesIO(buf.getvalue()))
+    buf = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, buf)
+    blob = buf.getvalue()
+    with pytest.raises(RuntimeError, match="corrupted|truncated"):
+        torchish.load(io.BytesIO(blob[: len(blob) // 2]))
+    with pytest.raises(RuntimeError, match="not a PyTorch checkpoint"):
+        torchish.load(io.BytesIO(_zip_with_pickle(b"").replace(b"data.pkl", b"other.pk")))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# safetensors
+
+
+def _st_tensors():
+    return {"w": torchish.tensor(arr(3, 2)), "b": torchish.arange(4), "h": torchish.ones(2, dtype=torchish.bfloat16),
+            "flag": torchish.tensor([True, False]), "s": torchish.tensor(1.5, dtype=torchish.float64)}
+
+
+def test_safetensors_round_trip_and_suffix(tmp_path):
+    tensors = _st_tensors()
+    path = tmp_path / "m.safetensors"
+    torchish.save(tensors, path)
+    got = torchish.load(path)
+    assert sorted(got) == sorted(tensors)
+    for k in tensors:
+        assert_tensor_equal(tensors[k], got[k])
+    serialization.save_safetensors(tensors, tmp_path / "x.bin", metadata={"format": "pt"})
+    got2 = serialization.load_safetensors(tmp_path / "x.bin")
+    for k in tensors:
+        assert_tensor_equal(tensors[k], got2[k])
+    assert torchish.load(tmp_path / "x.bin")["w"].shape == (3, 2)       # recognised by content too
+    buf = io.BytesIO()
+    serialization.save_safetensors(tensors, buf)
+    assert_tensor_equal(tensors["w"], serialization.load_safetensors(buf.getvalue())["w"])
+    with pytest.raises(TypeError, match="dict of str -> Tensor"):
+        torchish.save({"a": [1]}, tmp_path / "bad.safetensors")
+
+
+def test_safetensors_corrupted_header_and_offsets(tmp_path):
+    buf = io.BytesIO()
+    serialization.save_safetensors(_st_tensors(), buf)
+    blob = buf.getvalue()
+    cases = [blob[:4], blob[:-3], struct.pack("<Q", 10 ** 9) + blob[8:], blob[:8] + b"[" + blob[9:]]
+    for bad in cases:
+        with pytest.raises(RuntimeError, match="invalid or truncated safetensors"):
+            serialization.load_safetensors(bad)
+    (n,) = struct.unpack("<Q", blob[:8])
+    head = blob[8:8 + n].replace(b'"data_offsets":[0,', b'"data_offsets":[1,')
+    with pytest.raises(RuntimeError, match="invalid or truncated safetensors"):
+        serialization.load_safetensors(blob[:8] + head + blob[8 + n:])
+
+
+@pytest.mark.skipif(st_numpy is None, reason="the safetensors package is not installed")
+def test_safetensors_interop_with_reference_implementation(tmp_path):
+    ref = {"a": arr(2, 3), "i": np.arange(5, dtype=np.int32), "d": arr(4, dtype=np.float64)}
+    st_numpy.save_file(ref, str(tmp_path / "ref.safetensors"), metadata={"k": "v"})
+    got = torchish.load(tmp_path / "ref.safetensors")
+    for k, v in ref.items():
+        np.testing.assert_array_equal(to_numpy(got[k]), v)
+    from torchish._safetensors import safetensors_metadata
+    assert safetensors_metadata(tmp_path / "ref.safetensors") == {"k": "v"}
+    serialization.save_safetensors({k: torchish.tensor(v) for k, v in ref.items()}, tmp_path / "mine.safetensors",
+                                   metadata={"k": "v"})
+    back = st_numpy.load_file(str(tmp_path / "mine.safetensors"))
+    for k, v in ref.items():
+        np.testing.assert_array_equal(back[k], v)

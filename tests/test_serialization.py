@@ -124,6 +124,8 @@ def test_paths_bytesio_pathlike_and_map_location(tmp_path):
     assert seen == ["cpu"]
     assert torchish.load(path, weights_only=False)["a"].shape == (2,)
     assert sorted(os.listdir(tmp_path)) == ["ckpt.pt"]
+    with pytest.raises(RuntimeError, match="Parent directory .* does not exist"):
+        torchish.save(obj, tmp_path / "missing" / "x.pt")
 
 
 def test_unsupported_object_raises_and_leaves_old_file(tmp_path):
@@ -317,7 +319,7 @@ def test_out_of_bounds_tensor_geometry_is_refused():
     storage = np.arange(4, dtype=np.float32).tobytes()
     pkl = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\n"
            b"X\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQK\x00K\x03K\x03\x86K\x03K\x01\x86\x89"
-           b"ccollections\nOrderedDict\n)Rtr.")
+           b"ccollections\nOrderedDict\n)RtR.")
     blob = _zip_with_pickle(pkl, [("archive/data/0", storage)])
     with pytest.raises(pickle.UnpicklingError, match="reaches past its storage"):
         torchish.load(io.BytesIO(blob))
@@ -400,3 +402,37 @@ def test_safetensors_interop_with_reference_implementation(tmp_path):
     back = st_numpy.load_file(str(tmp_path / "mine.safetensors"))
     for k, v in ref.items():
         np.testing.assert_array_equal(back[k], v)
+
+
+@needs_torch
+def test_real_layers_checkpoint_from_torch():
+    """A PyTorch model with real layers (conv, batch norm with its running statistics, linear) saved by torch.save
+    loads into the same torchish model and gives the same outputs; a torchish round trip keeps them."""
+    needed = ("Conv2d", "BatchNorm2d", "ReLU", "Flatten", "Linear", "Sequential")
+    if not all(hasattr(torchish.nn, n) for n in needed):
+        pytest.skip("the layer families are not all available in this checkout")
+
+    def build(T):
+        return T.nn.Sequential(T.nn.Conv2d(2, 3, 3), T.nn.BatchNorm2d(3), T.nn.ReLU(), T.nn.Flatten(),
+                               T.nn.Linear(12, 2))
+    torch.manual_seed(0)
+    tm = build(torch)
+    tm.train()
+    for s in range(2):  # move the running statistics away from their initial values
+        tm(torch.tensor(arr(4, 2, 4, 4, seed=s)))
+    tm.eval()
+    buf = io.BytesIO()
+    torch.save(tm.state_dict(), buf)
+    xm = build(torchish)
+    res = xm.load_state_dict(torchish.load(io.BytesIO(buf.getvalue())))
+    assert res.missing_keys == [] and res.unexpected_keys == []
+    xm.eval()
+    x = arr(3, 2, 4, 4, seed=9)
+    ref = to_numpy(tm(torch.tensor(x)))
+    np.testing.assert_allclose(to_numpy(xm(torchish.tensor(x))), ref, rtol=1e-4, atol=1e-5)
+    assert int(xm[1].num_batches_tracked) == 2
+    again = build(torchish)
+    again.load_state_dict(roundtrip(xm.state_dict()))
+    again.eval()
+    np.testing.assert_allclose(to_numpy(again(torchish.tensor(x))), ref, rtol=1e-4, atol=1e-5)
+    assert repr(again) == repr(tm)

@@ -37,6 +37,9 @@ from ._dtype import result_type as result_type  # noqa: E402
 from ._tensor_str import (set_printoptions as set_printoptions, get_printoptions as get_printoptions,  # noqa: E402
                           printoptions as printoptions)
 from . import cuda as cuda  # noqa: E402
+from . import linalg as linalg  # noqa: E402
+from . import random as random  # noqa: E402
+globals().update(linalg.TOP_LEVEL)  # torch.det, torch.svd, torch.cholesky, ... (the older top-level spellings)
 
 globals().update(_ALIASES)  # torch.float, torch.long, torch.half, ...
 float = float32  # noqa: A001
@@ -50,5 +53,8 @@ cdouble = complex128
 __version__ = "0.1.0"
 
 from . import nn as nn  # noqa: E402
+from .nn._functional.distance import (cdist as cdist, pdist as pdist,  # noqa: E402
+                                       cosine_similarity as cosine_similarity,
+                                       pairwise_distance as pairwise_distance)
 from . import optim as optim  # noqa: E402
 from .serialization import save as save, load as load  # noqa: E402

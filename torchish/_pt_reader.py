@@ -29,6 +29,11 @@ _STORAGES = {
 _DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"half", "float", "double", "long", "int", "short", "cfloat", "cdouble"}
 
 
+class Refused(pickle.UnpicklingError):
+    """A checkpoint's pickle asked for something torchish does not allow (a foreign global, a storage outside the
+    archive, a tensor reaching outside its storage). Other pickle errors mean a corrupted file (RuntimeError)."""
+
+
 class _StorageType:
     """Stands for ``torch.FloatStorage`` and friends inside the pickle: only its dtype matters."""
 
@@ -41,7 +46,7 @@ class _TypeMarker:
     instantiated from a pickle."""
 
     def __new__(cls, *args, **kwargs):
-        raise pickle.UnpicklingError("tensor types may only appear as an argument of _rebuild_from_type_v2")
+        raise Refused("tensor types may only appear as an argument of _rebuild_from_type_v2")
 
 
 class _Storage:
@@ -55,7 +60,7 @@ class _Storage:
 def _latin1_encode(s, encoding="latin1"):
     """``_codecs.encode``, which protocol-2 pickles use for bytes; restricted to that one use."""
     if not isinstance(s, str) or encoding != "latin1":
-        raise pickle.UnpicklingError("_codecs.encode is only allowed for latin1 bytes")
+        raise Refused("_codecs.encode is only allowed for latin1 bytes")
     return s.encode("latin1")
 
 
@@ -68,7 +73,7 @@ class _Builders:
     def rebuild_tensor(self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
                        metadata=None):
         if not isinstance(storage, _Storage):
-            raise pickle.UnpicklingError("_rebuild_tensor_v2 expects a storage as its first argument")
+            raise Refused("_rebuild_tensor_v2 expects a storage as its first argument")
         arr = _strided(storage.array, int(storage_offset), tuple(int(s) for s in size),
                        tuple(int(s) for s in stride))
         return self.placer(arr, storage.location, bool(requires_grad))
@@ -79,7 +84,7 @@ class _Builders:
 
     def rebuild_parameter(self, data, requires_grad, backward_hooks=None, state=None):
         if not isinstance(data, Tensor):
-            raise pickle.UnpicklingError("_rebuild_parameter expects a tensor")
+            raise Refused("_rebuild_parameter expects a tensor")
         out = Tensor._make(data._d)
         if requires_grad:
             out.requires_grad_(True)
@@ -87,19 +92,19 @@ class _Builders:
 
     def rebuild_from_type(self, func, new_type, args, state):
         if not callable(func) or func not in (self.rebuild_tensor, self.rebuild_tensor_v3, self.rebuild_parameter):
-            raise pickle.UnpicklingError("_rebuild_from_type_v2 may only wrap a tensor rebuild function")
+            raise Refused("_rebuild_from_type_v2 may only wrap a tensor rebuild function")
         return func(*args)
 
 
 def _strided(flat, offset, size, stride):
     """``as_strided`` over a storage with every element checked to lie inside it (no out-of-bounds reads)."""
     if any(s < 0 for s in size) or any(s < 0 for s in stride) or offset < 0 or len(size) != len(stride):
-        raise pickle.UnpicklingError(f"invalid tensor geometry: offset {offset}, size {size}, stride {stride}")
+        raise Refused(f"invalid tensor geometry: offset {offset}, size {size}, stride {stride}")
     if 0 in size:
         return np.zeros(size, flat.dtype)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if last >= flat.size:
-        raise pickle.UnpicklingError(f"tensor of size {list(size)} with stride {list(stride)} at offset {offset} "
+        raise Refused(f"tensor of size {list(size)} with stride {list(stride)} at offset {offset} "
                                      f"reaches past its storage of {flat.size} elements")
     item = flat.dtype.itemsize
     view = np.lib.stride_tricks.as_strided(flat[offset:], shape=size, strides=tuple(s * item for s in stride),
@@ -145,14 +150,14 @@ class RestrictedUnpickler(pickle.Unpickler):
             return _StorageType(_STORAGES[name])
         if module == "torch" and name in _DTYPE_NAMES:
             return _dtype._lookup(name)
-        raise pickle.UnpicklingError(f"torchish.load refuses the global '{module}.{name}': PyTorch checkpoints are "
+        raise Refused(f"torchish.load refuses the global '{module}.{name}': PyTorch checkpoints are "
                                      "read without running pickled code, and only tensors, storages, dtypes and "
                                      "plain containers are allowed")
 
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
                 and isinstance(pid[1], _StorageType) and isinstance(pid[2], str)):
-            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
+            raise Refused(f"unsupported persistent id {pid!r}")
         _, stype, key, location, numel = pid
         return self.load_storage(stype.dtype, key, str(location), int(numel))
 
@@ -179,12 +184,12 @@ def read_torch_zip(blob: bytes, placer):
             try:
                 raw = zf.read(prefix + "data/" + key)
             except KeyError:
-                raise pickle.UnpicklingError(f"storage {key!r} is missing from the checkpoint") from None
+                raise Refused(f"storage {key!r} is missing from the checkpoint") from None
             except (zipfile.BadZipFile, OSError, EOFError) as e:
                 raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
             npdt = dtype.np
             if len(raw) % npdt.itemsize or len(raw) // npdt.itemsize < numel:
-                raise pickle.UnpicklingError(f"storage {key!r} holds {len(raw)} bytes, too few for {numel} "
+                raise Refused(f"storage {key!r} holds {len(raw)} bytes, too few for {numel} "
                                              f"elements of {dtype}")
             arr = np.frombuffer(raw, dtype=npdt)[:numel]
             if byteorder != sys.byteorder and npdt.itemsize > 1:
@@ -200,9 +205,9 @@ def read_torch_zip(blob: bytes, placer):
     unpickler = RestrictedUnpickler(io.BytesIO(data), _Builders(placer), load_storage)
     try:
         return unpickler.load()
-    except pickle.UnpicklingError:
+    except Refused:
         raise
-    except (EOFError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+    except Exception as e:
         raise RuntimeError(f"torchish.load: the PyTorch checkpoint's data.pkl is corrupted ({type(e).__name__}: "
                            f"{e})") from None
 
@@ -214,15 +219,16 @@ def read_legacy_pickle(blob: bytes):
     """A bare pickle: PyTorch's pre-1.6 format (refused with a clear message) or anything else (its globals are
     checked by the restricted unpickler, so a malicious pickle is refused before it runs)."""
     def no_storage(*_):
-        raise pickle.UnpicklingError("persistent ids are not allowed in a bare pickle")
+        raise Refused("persistent ids are not allowed in a bare pickle")
 
     unpickler = RestrictedUnpickler(io.BytesIO(blob), _Builders(None), no_storage)
     try:
         first = unpickler.load()
-    except pickle.UnpicklingError:
+    except Refused:
         raise
     except Exception as e:
-        raise RuntimeError(f"torchish.load: unrecognized or corrupted file ({type(e).__name__}: {e})") from None
+        raise RuntimeError("torchish.load: unrecognized file format (not a torchish, PyTorch zip or safetensors "
+                           f"file; {type(e).__name__}: {e})") from None
     if first == _LEGACY_MAGIC:
         raise RuntimeError("torchish.load: this is PyTorch's legacy (pre-1.6, non-zip) format, which torchish does "
                            "not read; re-save it with a recent torch.save (the zip format)")

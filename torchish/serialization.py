@@ -245,16 +245,14 @@ def _placer(map_location):
 
     def place(arr, location, requires_grad):
         loc = str(location)
-        if map_location is None:
-            target = default_target(loc)
-        elif isinstance(map_location, dict):
+        if isinstance(map_location, dict):
             target = default_target(str(map_location.get(loc, loc)))
-        elif callable(map_location):
+        elif map_location is None or callable(map_location):
             target = default_target(loc)
         else:
             target = _device.to_jax(map_location)
         t = Tensor._make(jax.device_put(arr, target))
-        if callable(map_location) and not isinstance(map_location, (dict, str, _device.device)):
+        if callable(map_location):
             res = map_location(t, loc)
             if isinstance(res, Tensor):
                 t = Tensor._make(res._d)
@@ -290,6 +288,9 @@ def _open_temp(path):
 def write_atomic(path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file beside it, fsync, then ``os.replace``."""
     path = os.fsdecode(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
     fh, tmp = _open_temp(path)
     try:
         with fh:
@@ -365,14 +366,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         return read_torch_zip(blob, placer)
     if (path is not None and is_safetensors_path(path)) or _looks_like_safetensors(blob):
         return load_safetensors(blob, map_location=map_location)
-    if blob[:1] == b"\x80":
-        from ._pt_reader import read_legacy_pickle
-        return read_legacy_pickle(blob)
     if not blob:
         raise RuntimeError("torchish.load: the file is empty")
     if MAGIC.startswith(blob):
         raise RuntimeError("torchish.load: the file is truncated (incomplete header)")
-    raise RuntimeError("torchish.load: unrecognized file format (not a torchish, PyTorch zip or safetensors file)")
+    # anything else may be a bare pickle (PyTorch's legacy format, or a hostile file): the restricted unpickler
+    # identifies it without running it, and always raises
+    from ._pt_reader import read_legacy_pickle
+    return read_legacy_pickle(blob)
 
 
 def _looks_like_safetensors(blob):

@@ -66,6 +66,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _as_tuple(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    for t in inputs or ():
+        if t._grad_fn is not None:
+            t.retain_grad()  # as PyTorch: a non-leaf in inputs= keeps its .grad (and says so in retains_grad)
     for i, t in enumerate(tensors):
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -298,7 +301,8 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
     if targets is not None and id(node) in targets:
         for nr, i in targets[id(node)]:
             if accumulate:
-                _accumulate_nonleaf(inputs[i], grads[nr], create_graph)
+                if not inputs[i]._retains_grad:  # retained tensors got their .grad just above
+                    _accumulate_nonleaf(inputs[i], grads[nr], create_graph)
             else:
                 results[i] = grads[nr]
         if not any(e is not None and id(e[0]) in needed for e in node.next_edges):

@@ -115,6 +115,10 @@ class set_grad_enabled(_DecoratorContextManager):
         self.mode = bool(mode)
         STATE.grad_enabled = self.mode
 
+    def __call__(self, func):
+        STATE.grad_enabled = self.prev  # used as a decorator: only the decorated calls change the mode
+        return super().__call__(func)
+
     def __enter__(self):
         STATE.grad_enabled = self.mode
 

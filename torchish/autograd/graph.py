@@ -147,6 +147,9 @@ class AccumulateGrad(Node):
         super().__init__((), ((variable._d.shape, variable._d.dtype),), saves=False)
         self.variable = variable
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # what PyTorch's grad_fn.name() says for this C++ node
+
     def apply_grads(self, grads, create_graph):
         return []
 

@@ -26,7 +26,8 @@ def _optional(name, star=True):
     except Exception as e:  # a layer family with a bug must not break `import torchish`
         _warnings.warn(f"torchish.nn.{name} could not be imported: {e!r}", ImportWarning, stacklevel=2)
         return None
-    globals()[name] = mod
+    if "." not in name:  # `torchish.nn.init`; a dotted family stays reachable at its own path
+        globals()[name] = mod
     if star:
         for n in getattr(mod, "__all__", ()):
             globals()[n] = getattr(mod, n)
@@ -38,9 +39,22 @@ _optional("functional", star=False)
 _optional("utils", star=False)
 # layer families (one line each):
 _optional("modules.rnn")
+_optional("modules.linear")
+_optional("modules.conv")
+_optional("modules.pooling")
+_optional("modules.batchnorm")
+_optional("modules.instancenorm")
+_optional("modules.normalization")
+_optional("modules.dropout")
+_optional("modules.sparse")
+_optional("modules.flatten")
+_optional("modules.pixelshuffle")
+_optional("modules.channelshuffle")
 _optional("modules.activation")
 _optional("modules.loss")
 _optional("modules.padding")
 _optional("modules.upsampling")
 _optional("modules.distance")
 _optional("modules.fold")
+_optional("modules.activation_mha")
+_optional("modules.transformer")

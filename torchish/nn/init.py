@@ -227,12 +227,10 @@ def orthogonal_(tensor, gain=1, generator=None):
     return _write(tensor, k(flat, float(gain)))
 
 
-@functools.lru_cache(maxsize=64)
-def _sparse_kernel(num_zeros):
-    def k(values, u):
-        rank = jnp.argsort(jnp.argsort(u, axis=0), axis=0)  # each column: a random permutation of the rows
-        return jnp.where(rank < num_zeros, jnp.zeros((), values.dtype), values)
-    return jax.jit(k)
+@jax.jit
+def _sparse_kernel(values, u, num_zeros):
+    rank = jnp.argsort(jnp.argsort(u, axis=0), axis=0)  # each column: a random permutation of the rows
+    return jnp.where(rank < num_zeros, jnp.zeros((), values.dtype), values)
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
@@ -243,7 +241,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     num_zeros = math.ceil(sparsity * rows)
     values = draw("normal", tuple(tensor.shape), tensor.dtype, (0.0, float(std)), generator)
     u = draw("uniform", tuple(tensor.shape), _dtype.float32, (0.0, 1.0), generator)
-    return _write(tensor, _sparse_kernel(num_zeros)(values, u))
+    return _write(tensor, _sparse_kernel(values, u, num_zeros))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -351,10 +351,17 @@ _PREDICATES = {
     "isnan": jnp.isnan, "isinf": jnp.isinf, "isfinite": jnp.isfinite, "isposinf": jnp.isposinf,
     "isneginf": jnp.isneginf, "isreal": jnp.isreal, "signbit": jnp.signbit, "logical_not": jnp.logical_not,
 }
+_NO_OUT = ("isnan", "isinf", "isfinite", "isreal")
+
+
+def _predicate(op):
+    if op.name in _NO_OUT:
+        return lambda input: apply(op, (input,))
+    return lambda input, *, out=None: _out(apply(op, (input,)), out, op.name)
+
+
 for _n, _f in _PREDICATES.items():
-    _op = defop(_n, _f, differentiable=False)
-    _public(_n, (lambda op: lambda input, *, out=None: _out(apply(op, (input,)), out, op.name))(_op),
-            inplace=_n == "logical_not")
+    _public(_n, _predicate(defop(_n, _f, differentiable=False)), inplace=_n == "logical_not")
 
 _BITWISE_NOT = defop("bitwise_not", jnp.invert, differentiable=False)
 
@@ -375,8 +382,29 @@ _public("bitwise_not", bitwise_not, inplace=True)
 OPS = {}
 
 
+def no_derivative(name):
+    """The VJP of an op PyTorch records but cannot differentiate: backward through it raises PyTorch's error."""
+    def vjp(g, *inputs, out, **static):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return vjp
+
+
+def _check_operands(name, a, b, numbers):
+    """PyTorch's overloads: ``numbers`` says which operands may be Python numbers ("both", "other" or "none")."""
+    if numbers == "both":
+        return
+    if not isinstance(a, Tensor):
+        if numbers == "other":
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(a).__name__}, "
+                            f"{type(b).__name__}), but expected (Tensor input, Tensor other) or (Tensor input, "
+                            "Number other)")
+        require_tensor(a, name)
+    if numbers == "none":
+        require_tensor(b, name, 2, "other")
+
+
 def _binary(name, fwd, *, promote="same", vjp=None, grad_name=None, linear=False, reject=(), kernel=None,
-            int_div=False, differentiable=True):
+            int_div=False, differentiable=True, numbers="other"):
     """One binary op: defined in :data:`OPS`, exported as function, method and in-place method."""
     op = OPS[name] = defop(name, fwd, promote=promote, vjp=vjp, grad_name=grad_name, linear=linear,
                            differentiable=differentiable, save_out=False if vjp is None else None)
@@ -384,6 +412,8 @@ def _binary(name, fwd, *, promote="same", vjp=None, grad_name=None, linear=False
 
     def f(input, other, *, out=None):
         a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+        if numbers != "both" and not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            _check_operands(name, a, b, numbers)
         if reject or int_div:
             dt = common_dtype((a, b))
             if dt.category in reject:
@@ -438,30 +468,57 @@ def _copysign_vjp(g, a, b, out):
 
 
 def _xlogy_vjp(g, a, b, out):
-    return g * jss.xlogy((a != 0).astype(g.dtype), b), g * a / b
+    """PyTorch: ``grad * xlogy(self != 0, other)`` (zero where self is 0 unless other is NaN), ``grad * self / other``."""
+    zero = jnp.zeros((), g.dtype)
+    ga = jnp.where(jnp.isnan(b), jnp.asarray(jnp.nan, g.dtype), jnp.where(a == 0, zero, g * jnp.log(b)))
+    return ga, g * a / b
 
 
-_binary("mul", jnp.multiply, grad_name="MulBackward0")
-_binary("atan2", jnp.arctan2, promote="float")
-_binary("hypot", jnp.hypot, reject=FLOATS_ONLY)
-_binary("maximum", jnp.maximum, vjp=_maxmin_vjp(lambda a, b: a < b))
-_binary("minimum", jnp.minimum, vjp=_maxmin_vjp(lambda a, b: a > b))
-_binary("fmax", jnp.fmax, vjp=_fmaxmin_vjp(lambda a, b: a >= b))
-_binary("fmin", jnp.fmin, vjp=_fmaxmin_vjp(lambda a, b: a <= b))
-_binary("remainder", _remainder_fwd, reject=NO_BOOL, int_div=True,
-        vjp=lambda g, a, b, out: (g, -g * _floor_div_float(a, b)))
+def _atan2_vjp(g, a, b, out):
+    r = 1 / (a * a + b * b)
+    return g * b * r, -g * a * r
+
+
+_binary("mul", jnp.multiply, grad_name="MulBackward0", numbers="both")
+_binary("atan2", jnp.arctan2, promote="float", numbers="none", vjp=_atan2_vjp)
+_binary("hypot", jnp.hypot, reject=FLOATS_ONLY, numbers="none",
+        vjp=lambda g, a, b, out: (g * a / out, g * b / out))
+_binary("maximum", jnp.maximum, vjp=_maxmin_vjp(lambda a, b: a < b), numbers="none")
+_binary("minimum", jnp.minimum, vjp=_maxmin_vjp(lambda a, b: a > b), numbers="none")
+_binary("fmax", jnp.fmax, vjp=_fmaxmin_vjp(lambda a, b: a >= b), numbers="none")
+_binary("fmin", jnp.fmin, vjp=_fmaxmin_vjp(lambda a, b: a <= b), numbers="none")
 _binary("fmod", jnp.fmod, reject=NO_BOOL, int_div=True, vjp=lambda g, a, b, out: (g, -g * jnp.trunc(a / b)))
 _binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp)
-_binary("logaddexp", jnp.logaddexp, reject=FLOATS_ONLY)
-_binary("logaddexp2", jnp.logaddexp2, reject=FLOATS_ONLY)
-_binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp)
-_binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY, differentiable=False)
-_binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", grad_name="MulBackward0")
-_binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False)
-_binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False)
+_binary("logaddexp", jnp.logaddexp, reject=FLOATS_ONLY, numbers="none")
+_binary("logaddexp2", jnp.logaddexp2, reject=FLOATS_ONLY, numbers="none")
+_binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both")
+_binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY, numbers="none",
+        vjp=lambda g, a, b, out: (g, jnp.zeros(jnp.shape(b), g.dtype)))
+_binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", grad_name="MulBackward0", numbers="none")
+_binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
+_binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 _public("multiply", globals()["mul"], inplace=True)
 
-_HEAVISIDE = defop("heaviside", jnp.heaviside, differentiable=False)
+_REMAINDER = OPS["remainder"] = defop("remainder", _remainder_fwd, promote="same",
+                                      vjp=lambda g, a, b, out: (g, -g * _floor_div_float(a, b)))
+_REMAINDER_S = defop("remainder_scalar_self", _remainder_fwd, promote="same", vjp=no_derivative("remainder"),
+                     grad_name="RemainderBackward1")
+
+
+def remainder(input, other, *, out=None):
+    """Python's modulus: the result has the sign of ``other``."""
+    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    dt = common_dtype((a, b))
+    if dt is _dtype.bool:
+        raise not_implemented("remainder_cpu", dt)
+    if dt.category == _INT:
+        _check_divisor(b)
+    return _out(apply(_REMAINDER if isinstance(a, Tensor) else _REMAINDER_S, (a, b)), out, "remainder")
+
+
+_public("remainder", remainder, inplace=True)
+
+_HEAVISIDE = defop("heaviside", jnp.heaviside, vjp=no_derivative("heaviside"))
 
 
 def heaviside(input, values, *, out=None):
@@ -494,8 +551,9 @@ def _alpha(a, b, alpha):
     if type(alpha) is int and alpha == 1:
         return None
     alpha = scalar_or_tensor(alpha)
-    _check_alpha(common_dtype((a, b)), alpha)
-    return alpha
+    dt = common_dtype((a, b))
+    _check_alpha(dt, alpha)
+    return bool(alpha) if dt is _dtype.bool else alpha
 
 
 def _scaled(b, alpha):
@@ -571,7 +629,7 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return _out(apply(_DIV, (a, b)), out, "div")
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                          f"'{rounding_mode}'")
     dt = common_dtype((a, b))
     if dt.category == _BOOL:
@@ -585,8 +643,17 @@ def true_divide(input, other, *, out=None):
     return div(input, other, out=out)
 
 
+_FLOOR_DIVIDE = defop("floor_divide", _div_mode_fwd, promote="same", vjp=no_derivative("floor_divide"))
+
+
 def floor_divide(input, other, *, out=None):
-    return div(input, other, rounding_mode="floor", out=out)
+    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    dt = common_dtype((a, b))
+    if dt is _dtype.bool:
+        raise not_implemented("div_floor_cpu", dt)
+    if dt.category == _INT:
+        _check_divisor(b)
+    return _out(apply(_FLOOR_DIVIDE, (a, b), rounding_mode="floor"), out, "floor_divide")
 
 
 for _n in ("div", "divide", "true_divide", "floor_divide"):
@@ -597,6 +664,8 @@ for _n in ("div", "divide", "true_divide", "floor_divide"):
 # where PyTorch masks them (exponent 0; base 0 with a non-negative exponent)
 
 def _pow_fwd(a, b):
+    if a.dtype == jnp.bool_:  # bool tensor ** Python bool
+        return a | ~b
     if jnp.issubdtype(a.dtype, jnp.integer):
         r = jnp.power(a, jnp.maximum(b, 0))
         one = jnp.ones((), a.dtype)
@@ -627,9 +696,8 @@ def pow(input, exponent, *, out=None):
         op = _POW_SCALAR
     else:
         op = _POW_TENSOR if isinstance(a, Tensor) else _POW_BASE
-    dt = common_dtype((a, b))
-    if dt is _dtype.bool:
-        raise not_implemented("pow", dt)
+    if op is _POW_TENSOR and a.dtype is _dtype.bool and b.dtype is _dtype.bool:
+        raise not_implemented("pow", a.dtype)
     return _out(apply(op, (a, b)), out, "pow")
 
 
@@ -669,11 +737,13 @@ for _n, _f in {"eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.l
     _binary(_n, _f, differentiable=False)
 for _n, _f in {"logical_and": jnp.logical_and, "logical_or": jnp.logical_or,
                "logical_xor": jnp.logical_xor}.items():
-    _binary(_n, _f, promote=None, differentiable=False)
+    _binary(_n, _f, promote=None, differentiable=False, numbers="none")
 for _n, _f in {"bitwise_and": jnp.bitwise_and, "bitwise_or": jnp.bitwise_or, "bitwise_xor": jnp.bitwise_xor}.items():
-    _binary(_n, _f, reject=INTS_ONLY, differentiable=False)
-_binary("bitwise_left_shift", jnp.left_shift, reject=INTS_NO_BOOL, kernel="lshift_cpu", differentiable=False)
-_binary("bitwise_right_shift", jnp.right_shift, reject=INTS_NO_BOOL, kernel="rshift_cpu", differentiable=False)
+    _binary(_n, _f, reject=INTS_ONLY, differentiable=False, numbers="both")
+_binary("bitwise_left_shift", jnp.left_shift, reject=INTS_NO_BOOL, kernel="lshift_cpu", differentiable=False,
+        numbers="both")
+_binary("bitwise_right_shift", jnp.right_shift, reject=INTS_NO_BOOL, kernel="rshift_cpu", differentiable=False,
+        numbers="both")
 for _a, _n in {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne"}.items():
     _public(_a, globals()[_n], inplace=True)
 
@@ -772,6 +842,11 @@ def _clamp(op, input, lo, hi, out):
     require_tensor(input, "clamp")
     lo = scalar_or_tensor(lo) if lo is not None else None
     hi = scalar_or_tensor(hi) if hi is not None else None
+    kinds = [isinstance(v, Tensor) and v.ndim > 0 for v in (lo, hi) if v is not None]
+    if any(kinds) and (len(kinds) == 2 and not all(isinstance(v, Tensor) for v in (lo, hi))):
+        raise TypeError(f"clamp() received an invalid combination of arguments - got (Tensor, {type(lo).__name__}, "
+                        f"{type(hi).__name__}), but expected (Tensor input, Tensor min, Tensor max) or (Tensor "
+                        "input, Number min, Number max)")
     dt = common_dtype((input, lo, hi))
     if dt.category == _COMPLEX:
         raise NotImplementedError("clamp is not supported for complex types")

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
-from .inplace import layout_rule
+from .inplace import layout_rule, write_scope
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -344,7 +344,9 @@ def setitem(self, index, value):
     if isinstance(index, Tensor) and index._d.dtype == np.bool_ and index.ndim >= 1 and \
             tuple(index.shape) == tuple(self.shape[:index.ndim]) and \
             (not isinstance(value, Tensor) or (value.ndim == 0 and value.dtype == self.dtype)):
-        return self._assign(apply(_MASKED_SET, (self, index, value)))
+        with write_scope(self):
+            self._assign(apply(_MASKED_SET, (self, index, value)))
+        return
     template, arrays = parse_index(self, index)
     advanced = bool(arrays) or any(t[0] == "b" for t in template)
     shape = tuple(_sel_shape(tuple(self.shape), [a._d for a in arrays], template))
@@ -372,7 +374,8 @@ def setitem(self, index, value):
             from .convert import to_dtype
             value = to_dtype(value, self.dtype)
     op = _INDEX_PUT if advanced else _COPY_SLICES
-    self._assign(apply(op, (self, value, *arrays), template=template, accumulate=False))
+    with write_scope(self):
+        self._assign(apply(op, (self, value, *arrays), template=template, accumulate=False))
 
 
 def _warn_complex(value, self):
@@ -406,7 +409,8 @@ def index_put(input, indices, values, accumulate=False):
 
 def _index_put_(self, indices, values, accumulate=False):
     self._check_inplace()
-    return self._assign(index_put(self, indices, values, accumulate))
+    with write_scope(self):
+        return self._assign(index_put(self, indices, values, accumulate))
 
 
 def _iter(self):

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _VIEW_WRITE, wrap
+from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
 from . import lazy, registry, tracing
 from .registry import apply, defop
@@ -179,8 +180,10 @@ def _write(view, base, chain, diff, r):
     _check_overlap(view)
     if diff and STATE.grad_enabled and (base._rg or r._rg):
         _check_view_modifiable(view, chain)
+        marker, old, old_d = next(_graph._SEQ), view._vc.value, base._d
         new_base = apply(VIEW_WRITE, (base, r), chain=chain)
         base._rebind(new_base, view._vc)
+        restamp(base._grad_fn, view._vc, old, old_d, marker)
         return
     # nothing to record (or an alias outside the graph: `.data`, `detach()`): the base's graph is left as it is
     if chain:
@@ -244,6 +247,47 @@ _VIEW_WRITE.refresh = _refresh
 # in-place ops
 
 
+_SNAPSHOT = _graph.VersionCounter()  # stands for a saved pre-write value: its version never changes
+
+
+def restamp(node, vc, old, old_d, marker):
+    """After an in-place write bumped ``vc`` past ``old``, let the nodes this write itself recorded (``seq`` after
+    ``marker``) keep the overwritten value ``old_d`` they saved: JAX values never change, so it is still the
+    original (what PyTorch keeps as ``original_self``). Other saved references to the tensor stay stale."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen or getattr(n, "seq", -1) <= marker:
+            continue
+        seen.add(id(n))
+        vs = getattr(n, "versions", None)
+        if vs:  # the snapshot is immutable: later writes to the tensor cannot stale it (own, never-bumped counter)
+            n.versions = tuple((_SNAPSHOT, 0, val) if (c is vc and v == old and val is old_d) else (c, v, val)
+                               for c, v, val in vs)
+        stack.extend(e[0] for e in n.next_edges if e is not None)
+
+
+class write_scope:
+    """``with write_scope(t): t._assign(op(t, ...))`` — the in-place op's own records keep ``t``'s old value."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __enter__(self):
+        t = self.t
+        self.marker, self.old, self.old_d = next(_graph._SEQ), t._vc.value, t._d
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            t = self.t
+            root = t._view[0] if t._view is not None and t._view[2] else t
+            restamp(root._grad_fn, t._vc, self.old, self.old_d, self.marker)
+            if root is not t:
+                restamp(t._grad_fn, t._vc, self.old, self.old_d, self.marker)
+        return False
+
+
 def assign(self: Tensor, r) -> Tensor:
     """Write result ``r`` into ``self`` with PyTorch's checks: the dtype must be castable and the shape must be
     self's (a broadcastable result is expanded)."""
@@ -277,7 +321,8 @@ def make_inplace(fn, name=None):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
         self._check_inplace()
-        return assign(self, fn(self, *args, **kwargs))
+        with write_scope(self):
+            return assign(self, fn(self, *args, **kwargs))
     method.__name__ = name or (fn.__name__ + "_")
     method.__qualname__ = "Tensor." + method.__name__
     return method

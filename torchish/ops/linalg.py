@@ -1,210 +1,615 @@
-"""The matmul family (matmul, mm, bmm, mv, dot, outer, einsum, tensordot, addmm, baddbmm...) with PyTorch's shape
-checks and error messages."""
+"""The matmul family: matmul (every broadcasting case), mm, bmm, mv, dot, vdot, outer/ger, inner, einsum,
+tensordot and addmm/addmv/addbmm/baddbmm/addr, with PyTorch's shape checks, error messages and ``grad_fn`` names.
+
+Products run at full float32 precision (``Precision.HIGHEST``): PyTorch's default
+(``torch.get_float32_matmul_precision() == 'highest'``), so accelerators do not silently drop to TF32/bf16 passes.
+``matmul`` follows PyTorch's dispatch (dot / mv / mm / folding the batch into one mm / batched bmm) only to report
+the same errors and ``grad_fn`` names; every path computes ``jnp.matmul``.
+"""
 from __future__ import annotations
 
+import math
+
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from .elementwise import _out, c10_name, not_implemented
 from .registry import apply, defop
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
+_HI = jax.lax.Precision.HIGHEST
 
 
-
-def _check_same_dtype(a, b, name):
-    if a._d.dtype != b._d.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.scalar_type_name(a.dtype)} "
-                           f"!= {_dtype.scalar_type_name(b.dtype)}" if name in ("mm", "matmul", "addmm") else
-                           f"{name}: expected both inputs to have the same dtype, but got "
-                           f"{_dtype.scalar_type_name(a.dtype)} and {_dtype.scalar_type_name(b.dtype)}")
+def _mm(a, b):
+    return jnp.matmul(a, b, precision=_HI)
 
 
-_MATMUL = defop("matmul", lambda a, b: jnp.matmul(a, b), grad_name="MmBackward0")
-_BMM = defop("bmm", lambda a, b: jnp.matmul(a, b), grad_name="BmmBackward0")
-_MV = defop("mv", lambda a, b: jnp.matmul(a, b), grad_name="MvBackward0")
-_DOT = defop("dot", lambda a, b: jnp.dot(a, b), grad_name="DotBackward0")
-_UNSAFE_VIEW = defop("matmul_nd", lambda a, b: jnp.matmul(a, b), grad_name="UnsafeViewBackward0")
-_EXPAND_MM = defop("matmul_bcast", lambda a, b: jnp.matmul(a, b), grad_name="ExpandBackward0")
+def _ops(names):
+    return {n: defop(f"matmul_{n}", _mm, grad_name=n) for n in names}
+
+
+_MATMUL = _ops(("DotBackward0", "MvBackward0", "SqueezeBackward4", "MmBackward0", "UnsafeViewBackward0",
+                "CloneBackward0", "TransposeBackward0", "BmmBackward0"))
+
+
+def _c(dt):
+    return {"int16": "short int", "int8": "signed char", "uint8": "unsigned char", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}.get(dt.name) or c10_name(dt)
+
+
+def _name(dt):
+    return _dtype.scalar_type_name(dt)
+
+
+def _require(x, fname, arg):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
+def _same_dtype(a, b, kind, kernel):
+    """PyTorch's dtype errors: the products never promote."""
+    if a.dtype is not b.dtype:
+        if kind == "dot":
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_name(a.dtype)} and "
+                               f"{_name(b.dtype)}")
+        if kind == "mv":
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_name(b.dtype)}, "
+                               f"{_name(a.dtype)}, and {_name(b.dtype)}")
+        if kind == "mm":
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c(a.dtype)} != {_c(b.dtype)}")
+        raise RuntimeError(f"expected scalar type {_name(a.dtype)} but found {_name(b.dtype)}")
+    if a.dtype is _dtype.bool:
+        raise not_implemented(kernel, a.dtype)
+
+
+def _mm_error(r1, c1, r2, c2):
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({r1}x{c1} and {r2}x{c2})")
+
+
+def _mv_error(n, m, k):
+    return RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{m}), vec ({k})")
+
+
+def _dot_error(n, k):
+    return RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{k}] to have the same number of "
+                        f"elements, but got {n} and {k} elements respectively")
+
+
+def _bmm_error(b, m1, b2, m2):
+    return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {m1}] but got: "
+                        f"[{b2}, {m2}].")
+
+
+def broadcast_error(a, b):
+    """PyTorch's message for shapes that do not broadcast (``a`` and ``b`` as tuples)."""
+    nd = max(len(a), len(b))
+    pa, pb = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
+    i = max(i for i in range(nd) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
+    return RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at non-singleton "
+                        f"dimension {i}")
+
+
+def _should_fold(a, b):
+    """PyTorch's ``should_fold`` for contiguous inputs: fold the larger operand's batch into one mm/mv."""
+    da, db = a.ndim, b.ndim
+    larger_a = da >= db
+    d1, d2 = (da, db) if larger_a else (db, da)
+    if not (d1 >= 3 and d2 <= 2):
+        return False
+    if (b if larger_a else a)._rg:
+        return True
+    if da == 2:
+        return False
+    big = a if larger_a else b
+    return big.numel() == 0 or larger_a or b.shape[-2] == 1
+
+
+def _matmul_plan(a, b):
+    """(grad_fn name, dtype-check kind, kernel) for ``a @ b``, raising PyTorch's shape errors."""
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    da, db = len(sa), len(sb)
+    if da == 1 and db == 1:
+        _same_dtype(a, b, "dot", "dot")
+        if sa[0] != sb[0]:
+            raise _dot_error(sa[0], sb[0])
+        return "DotBackward0"
+    if da == 2 and db == 1:
+        _same_dtype(a, b, "mv", "addmv_impl_cpu")
+        if sa[1] != sb[0]:
+            raise _mv_error(sa[0], sa[1], sb[0])
+        return "MvBackward0"
+    if da <= 2 and db <= 2:
+        _same_dtype(a, b, "mm", "addmm_impl_cpu_")
+        r1, c1 = (1, sa[0]) if da == 1 else sa
+        if c1 != sb[0]:
+            raise _mm_error(r1, c1, sb[0], sb[1])
+        return "SqueezeBackward4" if da == 1 else "MmBackward0"
+    if da == 3 and db == 3 and sa[0] == 1 and sb[0] != 1 and a._rg:  # PyTorch folds a batch-1 3D @ 3D
+        return _fold_plan(a, b, sa[1:], sb)
+    if _should_fold(a, b):
+        return _fold_plan(a, b, sa, sb)
+    _same_dtype(a, b, "bmm", "bmm")
+    batch_a, batch_b = sa[:-2], sb[:-2]
+    try:
+        batch = tuple(np.broadcast_shapes(batch_a, batch_b))
+    except ValueError:
+        raise broadcast_error(batch_a, batch_b) from None
+    m1 = sa[-1]
+    m2 = sb[-2] if db > 1 else sb[0]
+    if m1 != m2:
+        nb = math.prod(batch)
+        raise _bmm_error(nb, m1, nb, m2)
+    return "UnsafeViewBackward0"
+
+
+def _fold_plan(a, b, sa, sb):
+    """The folded path: the larger operand's batch becomes mm/mv rows (transposed when ``b`` is the larger)."""
+    transpose = len(sb) > len(sa)
+    if not transpose:
+        rows, k = math.prod(sa[:-1]), sa[-1]
+        if len(sb) == 2:
+            _same_dtype(a, b, "mm", "addmm_impl_cpu_")
+            if k != sb[0]:
+                raise _mm_error(rows, k, sb[0], sb[1])
+            return "UnsafeViewBackward0"
+        _same_dtype(a, b, "mv", "addmv_impl_cpu")
+        if k != sb[0]:
+            raise _mv_error(rows, k, sb[0])
+        return "UnsafeViewBackward0"
+    rows, k = math.prod(sb[:-2]) * sb[-1], sb[-2]
+    if len(sa) == 2:
+        _same_dtype(a, b, "mm", "addmm_impl_cpu_")
+        if k != sa[1]:
+            raise _mm_error(rows, k, sa[1], sa[0])
+        n, p = sa[0], sb[-1]
+        return "CloneBackward0" if n > 1 and p > 1 and a.numel() and b.numel() else "TransposeBackward0"
+    _same_dtype(a, b, "mv", "addmv_impl_cpu")
+    if k != sa[0]:
+        raise _mv_error(rows, k, sa[0])
+    return "UnsafeViewBackward0"
 
 
 def matmul(input, other, *, out=None):
-    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(other).__name__}")
-    a, b = input.shape, other.shape
-    if len(a) == 0 or len(b) == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(a)}D and {len(b)}D")
-    _check_same_dtype(input, other, "matmul")
-    ka = a[-1]
-    kb = b[0] if len(b) == 1 else b[-2]
-    if ka != kb:
-        if len(a) == 1 and len(b) == 1:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have the same "
-                               f"number of elements, but got {a[0]} and {b[0]} elements respectively")
-        if len(a) == 2 and len(b) == 1:
-            raise RuntimeError(f"size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec ({b[0]})")
-        ra = a[0] if len(a) == 1 else int(jnp.prod(jnp.array(a[:-1])))
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({ra}x{ka} and {kb}x{b[-1]})"
-                           if len(b) == 2 else
-                           f"Expected size for first two dimensions of batch2 tensor to be: {list(b[:-2]) + [ka]} but "
-                           f"got: {list(b[:-1])}.")
-    if len(a) == 1 and len(b) == 1:
-        op = _DOT
-    elif len(a) == 2 and len(b) == 1:
-        op = _MV
-    elif len(a) <= 2 and len(b) <= 2:
-        op = _MATMUL
-    elif len(a) == 3 and len(b) == 3 and a[0] == b[0]:
-        op = _BMM
-    else:
-        op = _UNSAFE_VIEW
-    from .elementwise import _out
-    return _out(apply(op, (input, other)), out)
+    """``input @ other`` with NumPy/PyTorch broadcasting: 1-D operands are vectors, leading dims are batches."""
+    _require(input, "matmul", "input")
+    _require(other, "matmul", "other")
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
+                           f"{other.ndim}D")
+    return _out(apply(_MATMUL[_matmul_plan(input, other)], (input, other)), out, "matmul")
 
 
 def mm(input, mat2, *, out=None):
+    _require(input, "mm", "input")
+    _require(mat2, "mm", "mat2")
     if input.ndim != 2:
-        raise RuntimeError(f"self must be a matrix")
+        raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix")
+        raise RuntimeError("mat2 must be a matrix")
+    _same_dtype(input, mat2, "mm", "addmm_impl_cpu_")
     if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[1]})")
-    _check_same_dtype(input, mat2, "mm")
-    return apply(_MATMUL, (input, mat2))
+        raise _mm_error(input.shape[0], input.shape[1], mat2.shape[0], mat2.shape[1])
+    return _out(apply(_MATMUL["MmBackward0"], (input, mat2)), out, "mm")
+
+
+def _check_bmm(b1, b2, what="batch"):
+    if b1.ndim != 3:
+        raise RuntimeError(f"{what}1 must be a 3D tensor")
+    if b2.ndim != 3:
+        raise RuntimeError(f"{what}2 must be a 3D tensor")
+    if b1.shape[0] != b2.shape[0] or b1.shape[2] != b2.shape[1]:
+        raise _bmm_error(b1.shape[0], b1.shape[2], b2.shape[0], b2.shape[1])
 
 
 def bmm(input, mat2, *, out=None):
-    if input.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor")
-    if mat2.ndim != 3:
-        raise RuntimeError(f"batch2 must be a 3D tensor")
-    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    _check_same_dtype(input, mat2, "bmm")
-    return apply(_BMM, (input, mat2))
+    _require(input, "bmm", "input")
+    _require(mat2, "bmm", "mat2")
+    _check_bmm(input, mat2)
+    _same_dtype(input, mat2, "bmm", "bmm")
+    return _out(apply(_MATMUL["BmmBackward0"], (input, mat2)), out, "bmm")
 
 
 def mv(input, vec, *, out=None):
+    _require(input, "mv", "input")
+    _require(vec, "mv", "vec")
     if input.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    _same_dtype(input, vec, "mv", "addmv_impl_cpu")
     if input.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
-                           f"vec ({vec.shape[0]})")
-    return apply(_MV, (input, vec))
+        raise _mv_error(input.shape[0], input.shape[1], vec.shape[0])
+    return _out(apply(_MATMUL["MvBackward0"], (input, vec)), out, "mv")
 
 
-def dot(input, other, *, out=None):
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
-    if input.shape[0] != other.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{other.shape[0]}] "
-                           f"to have the same number of elements, but got {input.shape[0]} and {other.shape[0]} "
-                           "elements respectively")
-    _check_same_dtype(input, other, "dot")
-    return apply(_DOT, (input, other))
+def _check_dot(a, b, kernel):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise _dot_error(a.shape[0], b.shape[0])
+    _same_dtype(a, b, "dot", kernel)
 
 
-vdot_op = defop("vdot", lambda a, b: jnp.vdot(a, b), grad_name="VdotBackward0")
+def dot(input, tensor, *, out=None):
+    _require(input, "dot", "input")
+    _require(tensor, "dot", "tensor")
+    _check_dot(input, tensor, "dot")
+    return _out(apply(_MATMUL["DotBackward0"], (input, tensor)), out, "dot")
+
+
+_VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b, precision=_HI), grad_name="VdotBackward0")
 
 
 def vdot(input, other, *, out=None):
-    return apply(vdot_op, (input, other))
+    """``sum(conj(input) * other)`` of two vectors."""
+    _require(input, "vdot", "input")
+    _require(other, "vdot", "other")
+    _check_dot(input, other, "vdot")
+    return _out(apply(_VDOT, (input, other)), out, "vdot")
 
 
-_OUTER = defop("outer", lambda a, b: jnp.outer(a, b), promote="same", grad_name="OuterBackward0")
+_OUTER = defop("outer", lambda a, b: a[:, None] * b[None, :], promote="same", grad_name="MulBackward0")
 
 
 def outer(input, vec2, *, out=None):
-    return apply(_OUTER, (input, vec2))
+    """The outer product of two vectors (dtypes promoted)."""
+    _require(input, "outer", "input")
+    _require(vec2, "outer", "vec2")
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+    return _out(apply(_OUTER, (input, vec2)), out, "outer")
 
 
-def _einsum_fwd(*xs, eq):
-    return jnp.einsum(eq, *xs)
+def ger(input, vec2, *, out=None):
+    return outer(input, vec2, out=out)
 
 
-_EINSUM = defop("einsum", _einsum_fwd, grad_name="EinsumBackward0")
-
-
-def einsum(equation, *operands):
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    return apply(_EINSUM, tuple(operands), eq=equation.replace(" ", ""))
-
-
-def _tensordot_fwd(a, b, *, axes):
-    return jnp.tensordot(a, b, axes)
-
-
-_TENSORDOT = defop("tensordot", _tensordot_fwd, grad_name="TensordotBackward0")
-
-
-def tensordot(a, b, dims=2, out=None):
-    if isinstance(dims, Tensor):
-        dims = dims.tolist()
-    if isinstance(dims, int):
-        axes = dims
-    else:
-        axes = (tuple(dims[0]) if isinstance(dims[0], (list, tuple)) else (dims[0],),
-                tuple(dims[1]) if isinstance(dims[1], (list, tuple)) else (dims[1],))
-    return apply(_TENSORDOT, (a, b), axes=axes)
-
-
-_ADDMM = defop("addmm", lambda c, a, b, beta, alpha: beta * c + alpha * jnp.matmul(a, b), grad_name="AddmmBackward0")
-_BADDBMM = defop("baddbmm", lambda c, a, b, beta, alpha: beta * c + alpha * jnp.matmul(a, b),
-                 grad_name="BaddbmmBackward0")
-_ADDMV = defop("addmv", lambda c, a, b, beta, alpha: beta * c + alpha * jnp.matmul(a, b), grad_name="AddmvBackward0")
-_ADDBMM = defop("addbmm", lambda c, a, b, beta, alpha: beta * c + alpha * jnp.einsum("bij,bjk->ik", a, b),
-                grad_name="AddbmmBackward0")
-_ADDR = defop("addr", lambda c, a, b, beta, alpha: beta * c + alpha * jnp.outer(a, b), grad_name="AddrBackward0")
-
-
-def _beta_term(beta):
-    return 0 if beta == 0 else beta
-
-
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    if mat1.ndim != 2 or mat2.ndim != 2 or mat1.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[-1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[-1]})")
-    return apply(_ADDMM, (input, mat1, mat2, beta, alpha))
-
-
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    if batch1.ndim != 3 or batch2.ndim != 3 or batch1.shape[2] != batch2.shape[1]:
-        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{batch1.shape[0]}, {batch1.shape[-1]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
-    return apply(_BADDBMM, (input, batch1, batch2, beta, alpha))
-
-
-def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
-    return apply(_ADDMV, (input, mat, vec, beta, alpha))
-
-
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    return apply(_ADDBMM, (input, batch1, batch2, beta, alpha))
-
-
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
-    return apply(_ADDR, (input, vec1, vec2, beta, alpha))
-
-
-for _n in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "tensordot", "addmm", "baddbmm", "addmv",
-           "addbmm", "addr"):
-    _public(_n, globals()[_n])
-_public("einsum", einsum, method=False)
-ger = outer
-inner_op = defop("inner", lambda a, b: jnp.inner(a, b), grad_name="InnerBackward0")
+_INNER = defop("inner", lambda a, b: jnp.inner(a, b, precision=_HI), grad_name="ViewBackward0")
+_INNER_SCALAR = defop("inner_scalar", lambda a, b: a * b, promote="same", grad_name="MulBackward0")
 
 
 def inner(input, other, *, out=None):
-    return apply(inner_op, (input, other))
+    """Products summed over the last dimension of both (a scalar operand multiplies)."""
+    _require(input, "inner", "input")
+    _require(other, "inner", "other")
+    if input.ndim == 0 or other.ndim == 0:
+        return _out(apply(_INNER_SCALAR, (input, other)), out, "inner")
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    return _out(apply(_INNER, (input, other)), out, "inner")
 
 
-_public("inner", inner)
-_public("ger", ger)
+# ----------------------------------------------------------------------------------------------------------------
+# einsum
+
+
+def _einsum_fwd(*xs, eq, shapes):
+    xs = [jnp.broadcast_to(x, s) if x.shape != s else x for x, s in zip(xs, shapes)]
+    return jnp.einsum(eq, *xs, precision=_HI)
+
+
+_EINSUM = {n: defop(f"einsum_{n}", _einsum_fwd, grad_name=n)
+           for n in ("ViewBackward0", "MulBackward0", "SumBackward1", "PermuteBackward0")}
+
+
+def _einsum_sublist(args):
+    """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])`` -> ('ab,bc->ac', operands)."""
+    def letters(sub):
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int) and 0 <= s < 52:
+                out.append("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[s])
+            else:
+                raise RuntimeError(f"einsum(): expected subscript to be within the range [0, 52), but got {s}")
+        return "".join(out)
+    ops, terms = list(args[0::2]), list(args[1::2])
+    if len(terms) > len(ops):  # the trailing output sublist
+        return ",".join(letters(t) for t in terms[:-1]) + "->" + letters(terms[-1]), ops
+    return ",".join(letters(t) for t in terms), ops
+
+
+def _parse_term(term, offset, equation):
+    labels, ell, i = [], False, 0
+    while i < len(term):
+        ch = term[i]
+        if ch == "." and term[i:i + 3] == "..." and not ell:
+            labels.append("...")
+            ell = True
+            i += 3
+            continue
+        if not ch.isascii() or not ch.isalpha():
+            raise RuntimeError(f"einsum(): invalid subscript given at index {offset + i} in the equation string, "
+                               "subscripts must be in [a-zA-Z]")
+        labels.append(ch)
+        i += 1
+    return labels
+
+
+def _einsum_plan(equation, operands):
+    """Check the equation against the operands as PyTorch does; return (jnp equation, broadcast shapes, out)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(operands) > len(terms):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    if len(operands) < len(terms):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    parsed, offset = [], 0
+    for t in terms:
+        parsed.append(_parse_term(t, offset, eq))
+        offset += len(t) + 1
+    sizes, ell_shape, ell_used = {}, (), False
+    for k, (labels, x) in enumerate(zip(parsed, operands)):
+        shape = tuple(x.shape)
+        n_named = len([lb for lb in labels if lb != "..."])
+        if "..." not in labels and n_named != len(shape):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_named}) does not match the "
+                               f"number of dimensions ({len(shape)}) for operand {k} and no ellipsis was given")
+        if n_named > len(shape):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_named}) is more than the "
+                               f"number of dimensions ({len(shape)}) for operand {k}")
+        seen = {}
+        dim = 0
+        for lb in labels:
+            if lb == "...":
+                n_ell = len(shape) - n_named
+                es = shape[dim:dim + n_ell]
+                ell_used = True
+                pa, pb = (1,) * (len(es) - len(ell_shape)) + ell_shape, (1,) * (len(ell_shape) - len(es)) + es
+                for j, (p, q) in enumerate(zip(pa, pb)):
+                    if p != q and 1 not in (p, q):
+                        raise RuntimeError(f"einsum(): dimension {j} covered by ellipsis in operand {k}has size {q} "
+                                           f"which does not broadcast with previously seen ellipsis with size {p} "
+                                           "for the respective dimension")
+                ell_shape = tuple(max(p, q) for p, q in zip(pa, pb))
+                dim += n_ell
+                continue
+            s = shape[dim]
+            if lb in seen and seen[lb] != s:
+                raise RuntimeError(f"einsum(): subscript {lb} is repeated for operand {k} but the sizes don't match, "
+                                   f"{s} != {seen[lb]}")
+            seen[lb] = s
+            prev = sizes.get(lb)
+            if prev is not None and prev != s and 1 not in (prev, s):
+                raise RuntimeError(f"einsum(): subscript {lb} has size {s} for operand {k} which does not broadcast "
+                                   f"with previously seen size {prev}")
+            sizes[lb] = s if prev is None or prev == 1 else prev
+            dim += 1
+    counts = {}
+    for labels in parsed:
+        for lb in labels:
+            counts[lb] = counts.get(lb, 0) + 1
+    if arrow:
+        out = _parse_term(rhs, len(lhs) + 2, eq)
+        for lb in out:
+            if lb != "..." and lb not in sizes:
+                raise RuntimeError(f"einsum(): output subscript {lb} does not appear in the equation for any input "
+                                   "operand")
+            if out.count(lb) > 1:
+                raise RuntimeError(f"einsum(): output subscript {lb} appears more than once in the output")
+    else:
+        out = (["..."] if ell_used else []) + sorted(lb for lb, c in counts.items() if c == 1 and lb != "...")
+    # spell the ellipsis dims with unused letters, right-aligned, and broadcast size-1 dims to the full sizes
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in sizes]
+    ell_letters = free[:len(ell_shape)]
+    sizes.update(zip(ell_letters, ell_shape))
+
+    def spell(labels, n_ell):
+        return "".join("".join(ell_letters[len(ell_letters) - n_ell:]) if lb == "..." else lb for lb in labels)
+
+    specs, shapes = [], []
+    for labels, x in zip(parsed, operands):
+        n_ell = x.ndim - len([lb for lb in labels if lb != "..."])
+        spec = spell(labels, n_ell)
+        specs.append(spec)
+        shapes.append(tuple(sizes[c] for c in spec))
+    out_spec = spell(out, len(ell_letters))
+    return ",".join(specs) + "->" + out_spec, tuple(shapes), specs, out_spec
+
+
+def _einsum_grad_name(specs, out_spec):
+    if len(specs) == 1:
+        s = specs[0]
+        if len(set(s)) == len(s) and set(out_spec) != set(s):
+            return "SumBackward1"
+        if len(set(s)) < len(s) and len(out_spec) < len(set(s)):
+            return "SumBackward1"
+        return "PermuteBackward0"
+    summed = set("".join(specs)) - set(out_spec)
+    return "ViewBackward0" if summed else "MulBackward0"
+
+
+def einsum(*args):
+    """Einstein summation, with ``...`` broadcasting, size-1 broadcasting of labelled dims, implicit output (labels
+    seen once, in alphabetical order) and the sublist format ``einsum(a, [0, 1], b, [1, 2])``.
+
+    Example:
+        >>> a, b = torchish.ones(2, 3), torchish.ones(3, 4)
+        >>> torchish.einsum("ij,jk->ik", a, b).shape
+        torch.Size([2, 4])
+    """
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one "
+                        "operand and its subscripts list")
+    if isinstance(args[0], str):
+        equation, operands = args[0], args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+    else:
+        equation, operands = _einsum_sublist(args)
+    for i, x in enumerate(operands):
+        _require(x, "einsum", f"operands[{i}]")
+    for x in operands[1:]:
+        if x.dtype is not operands[0].dtype:
+            raise RuntimeError(f"expected scalar type {_name(operands[0].dtype)} but found {_name(x.dtype)}")
+    eq, shapes, specs, out_spec = _einsum_plan(equation, operands)
+    op = _EINSUM[_einsum_grad_name(specs, out_spec)]
+    return apply(op, tuple(operands), eq=eq, shapes=shapes)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# tensordot
+
+
+_TENSORDOT = defop("tensordot", lambda a, b, *, axes: jnp.tensordot(a, b, axes, precision=_HI),
+                   grad_name="ViewBackward0")
+
+
+def _dims_list(d, name):
+    if isinstance(d, Tensor):
+        d = d.tolist()
+    if isinstance(d, int):
+        raise TypeError(f"tensordot(): argument '{name}' (position 3) must be tuple of ints, not int")
+    return [int(x) for x in d]
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` trailing dims of ``a`` with leading dims of ``b``, or the dims listed as two sequences."""
+    _require(a, "tensordot", "a")
+    _require(b, "tensordot", "b")
+    if isinstance(dims, Tensor):
+        dims = dims.item() if dims.ndim == 0 else dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(-dims, 0)), list(range(dims))
+    else:
+        da, db = _dims_list(dims[0], "dims_self"), _dims_list(dims[1], "dims_other")
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    from .._tensor import wrap_dim
+    for i, j in zip(da, db):
+        sa, sb = a.shape[wrap_dim(i, a.ndim)], b.shape[wrap_dim(j, b.ndim)]
+        if sa != sb:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} in dim {i} and second "
+                               f"has size {sb} in dim {j}")
+    axes = (tuple(wrap_dim(i, a.ndim) for i in da), tuple(wrap_dim(j, b.ndim) for j in db))
+    return _out(apply(_TENSORDOT, (a, b), axes=axes), out, "tensordot")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# addmm family: beta * input + alpha * product (beta == 0 ignores input, NaNs included)
+
+
+def _scaled_sum(c, prod, beta, alpha, *, beta_zero):
+    out = alpha * prod
+    if not beta_zero:
+        out = beta * c + out
+    return jnp.broadcast_to(out, jnp.broadcast_shapes(c.shape, prod.shape)).astype(prod.dtype)
+
+
+def _addop(name, product):
+    return defop(name, lambda c, a, b, beta, alpha, *, beta_zero: _scaled_sum(c, product(a, b), beta, alpha,
+                                                                               beta_zero=beta_zero),
+                 grad_name="".join(p.capitalize() for p in name.split("_")) + "Backward0")
+
+
+_ADDMM = _addop("addmm", _mm)
+_ADDMV = _addop("addmv", _mm)
+_BADDBMM = _addop("baddbmm", _mm)
+_ADDBMM = _addop("addbmm", lambda a, b: jnp.einsum("bij,bjk->ik", a, b, precision=_HI))
+_ADDR = _addop("addr", lambda a, b: a[:, None] * b[None, :])
+
+
+def _expand_check(shape, target):
+    shape, target = tuple(shape), tuple(target)
+    if len(shape) > len(target):
+        raise RuntimeError(f"The expanded size of the tensor ({target[0] if target else 0}) must match the existing "
+                           f"size ({shape[0]}) at non-singleton dimension 0.  Target sizes: {list(target)}.  Tensor "
+                           f"sizes: {list(shape)}")
+    pad = (1,) * (len(target) - len(shape)) + shape
+    for i, (s, t) in enumerate(zip(pad, target)):
+        if s != t and s != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({t}) must match the existing size ({s}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: "
+                               f"{list(shape)}")
+
+
+def _add_apply(op, input, a, b, beta, alpha, out, name):
+    for t in (a, b):
+        if t.dtype is not input.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_name(input.dtype)} and "
+                               f"{_name(t.dtype)}")
+    return _out(apply(op, (input, a, b, beta, alpha), beta_zero=beta == 0), out, name)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    for name, t in (("mat1", mat1), ("mat2", mat2)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise _mm_error(mat1.shape[0], mat1.shape[1], mat2.shape[0], mat2.shape[1])
+    _same_dtype(mat1, mat2, "mm", "addmm_impl_cpu_")
+    _expand_check(input.shape, (mat1.shape[0], mat2.shape[1]))
+    return _add_apply(_ADDMM, input, mat1, mat2, beta, alpha, out, "addmm")
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat @ vec)``."""
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    n = input.shape[0] if input.ndim else 1
+    if mat.shape[1] != vec.shape[0] or (n != mat.shape[0] and n != 1):
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({mat.shape[0]}x{mat.shape[1]}), vec "
+                           f"({vec.shape[0]})")
+    _same_dtype(mat, vec, "mv", "addmv_impl_cpu")
+    return _add_apply(_ADDMV, input, mat, vec, beta, alpha, out, "addmv")
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
+    _expand_check(input.shape, (vec1.shape[0], vec2.shape[0]))
+    return _add_apply(_ADDR, input, vec1, vec2, beta, alpha, out, "addr")
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.ndim < 3:
+            raise IndexError(f"Dimension out of range (expected to be in range of [-{t.ndim}, {t.ndim - 1}], but "
+                             "got 2)")
+        if t.ndim > 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    _same_dtype(batch1, batch2, "bmm", "bmm")
+    _expand_check(input.shape, (batch1.shape[1], batch2.shape[2]))
+    return _add_apply(_ADDBMM, input, batch1, batch2, beta, alpha, out, "addbmm")
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (batch1 @ batch2)`` batch by batch."""
+    _check_bmm(batch1, batch2)
+    _same_dtype(batch1, batch2, "bmm", "bmm")
+    _expand_check(input.shape, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    return _add_apply(_BADDBMM, input, batch1, batch2, beta, alpha, out, "baddbmm")
+
+
+for _n in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "inner", "addmm", "addmv",
+           "addbmm", "baddbmm", "addr"):
+    _public(_n, globals()[_n], inplace=_n.startswith("add"))
+_public("einsum", einsum, method=False)
+_public("tensordot", tensordot, method=False)
 
 
 def _matmul_dunder(self, other):
@@ -221,3 +626,9 @@ def _rmatmul_dunder(self, other):
 
 METHODS["__matmul__"] = _matmul_dunder
 METHODS["__rmatmul__"] = _rmatmul_dunder
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """``torch.linalg.matrix_norm`` (defined with the decompositions; reachable here for ``torch.norm``)."""
+    from .decomp import matrix_norm as _matrix_norm
+    return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)

@@ -1,50 +1,85 @@
-"""Reductions and scans: sum, mean, prod, max/min (with indices), std/var, norm, logsumexp, cumsum, all/any,
-softmax/log_softmax... with PyTorch's ``dim``/``keepdim`` conventions, result dtypes and gradients."""
+"""Reductions and scans: sum, mean, prod, max/min (with indices), std/var, norm, logsumexp, all/any, cumsum and
+friends, diff/trapezoid, softmax/log_softmax... with PyTorch's ``dim``/``keepdim`` conventions (``axis``/``keepdims``
+accepted too), result dtypes, errors and gradients (ties split evenly where PyTorch splits them).
+
+Example::
+
+    >>> import torchish as torch
+    >>> x = torch.tensor([[1., 5., 5.], [2., 0., 3.]])
+    >>> x.max(dim=1)
+    torch.return_types.max(
+    values=tensor([5., 3.]),
+    indices=tensor([1, 2]))
+"""
 from __future__ import annotations
 
+import builtins
 import collections
+import functools
 import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from .elementwise import _out
+from .elementwise import _out, not_implemented, require_tensor
 from .inplace import make_inplace
 from .registry import apply, defop
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
-
+_INT, _FLOAT = _dtype._INT, _dtype._FLOAT
 
 
 def _return_type(name, fields=("values", "indices")):
     cls = collections.namedtuple(name, fields)
     cls.__module__ = "torch.return_types"
-    cls.__repr__ = lambda self: f"torch.return_types.{name}(" + ",\n".join(
+    cls.__repr__ = lambda self: f"torch.return_types.{name}(\n" + ",\n".join(
         f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
     return cls
 
 
 RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "median", "nanmedian", "mode", "kthvalue", "sort",
-                                              "topk", "cummax", "cummin", "aminmax")}
+                                              "topk", "cummax", "cummin")}
 RETURN_TYPES["aminmax"] = _return_type("aminmax", ("min", "max"))
 
 
+def numpy_kwargs(fn):
+    """Accept NumPy's spellings ``axis=`` and ``keepdims=``, as PyTorch's argument parser does."""
+    @functools.wraps(fn)
+    def f(*args, **kw):
+        if "axis" in kw:
+            kw["dim"] = kw.pop("axis")
+        if "keepdims" in kw:
+            kw["keepdim"] = kw.pop("keepdims")
+        return fn(*args, **kw)
+    return f
+
+
 def dims(dim, ndim):
-    """``dim`` (int, sequence or None) as a sorted tuple of non-negative axes, or None for all."""
+    """``dim`` (int, sequence or None) as a sorted tuple of non-negative axes, or None for all; () for a 0-dim
+    input (whose only valid dims are 0 and -1)."""
     if dim is None:
         return None
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        out = tuple(sorted(wrap_dim(d, ndim) for d in dim))
-        if len(set(out)) != len(out):
-            raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
-        return out
-    return (wrap_dim(dim, ndim),)
+        out = [wrap_dim(d, ndim) for d in dim]
+        seen = set()
+        for d in out:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
+        return tuple(sorted(out)) if ndim else ()
+    d = wrap_dim(dim, ndim)
+    return (d,) if ndim else ()
+
+
+def one_dim(dim, ndim):
+    """A single reduction dim, or None for a 0-dim input."""
+    d = wrap_dim(dim, ndim)
+    return d if ndim else None
 
 
 def _acc_dtype(x, dtype):
@@ -52,11 +87,29 @@ def _acc_dtype(x, dtype):
     if dtype is not None:
         return _dtype.as_dtype(dtype)
     d = x.dtype
-    return _dtype.int64 if d.category <= _dtype._INT else d
+    return _dtype.int64 if d.category <= _INT else d
+
+
+def scatter_add_along(shape, dtype, idx, g, axis):
+    """Zeros of ``shape`` with ``g`` added at positions ``idx`` along ``axis`` (the backward of selecting values
+    by index: max/min with dim, sort, topk, kthvalue, median, mode, cummax)."""
+    grids = list(jnp.indices(idx.shape, sparse=True))
+    grids[axis] = idx
+    return jnp.zeros(shape, dtype).at[tuple(grids)].add(g.astype(dtype))
+
+
+def _check_nonempty(input, name, dim=None):
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               "the reduction dim with the 'dim' argument.")
+    elif input.ndim and input.shape[dim] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # sum / mean / prod
+
 
 def _sum_fwd(x, *, axis, keepdims, dtype):
     return jnp.sum(x.astype(dtype), axis=axis, keepdims=keepdims)
@@ -64,13 +117,26 @@ def _sum_fwd(x, *, axis, keepdims, dtype):
 
 _SUM = defop("sum", _sum_fwd, linear=True, grad_name="SumBackward1")
 _SUM_ALL = defop("sum_all", _sum_fwd, linear=True, grad_name="SumBackward0")
+_NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: jnp.nansum(x.astype(dtype), axis=axis,
+                                                                           keepdims=keepdims),
+                grad_name="NansumBackward0")
 
 
+@numpy_kwargs
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    require_tensor(input, "sum")
     dt = _acc_dtype(input, dtype)
     ax = dims(dim, input.ndim)
     op = _SUM_ALL if ax is None else _SUM
-    return _out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out)
+    return _out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "sum")
+
+
+@numpy_kwargs
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    require_tensor(input, "nansum")
+    dt = _acc_dtype(input, dtype)
+    return _out(apply(_NANSUM, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim), dtype=dt.np), out,
+                "nansum")
 
 
 def _mean_fwd(x, *, axis, keepdims, dtype):
@@ -81,35 +147,55 @@ _MEAN = defop("mean", _mean_fwd, linear=True, grad_name="MeanBackward1")
 _MEAN_ALL = defop("mean_all", _mean_fwd, linear=True, grad_name="MeanBackward0")
 
 
+@numpy_kwargs
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    dt = _dtype.as_dtype(dtype) if dtype is not None else input.dtype
-    if dt.category < _dtype._FLOAT:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_dtype.scalar_type_name(dt)}")
+    require_tensor(input, "mean")
+    if dtype is not None:
+        dt = _dtype.as_dtype(dtype)
+        if dt.category < _FLOAT:
+            raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point "
+                               f"or complex dtype. Got: {_dtype.scalar_type_name(dt)}")
+    else:
+        dt = input.dtype
+        if dt.category < _FLOAT:
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                               f"complex dtype. Got: {_dtype.scalar_type_name(dt)}")
     ax = dims(dim, input.ndim)
     op = _MEAN_ALL if ax is None else _MEAN
-    return _out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out)
+    return _out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "mean")
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    from .elementwise import where, isnan
-    return sum(where(isnan(input), 0, input), dim, keepdim, dtype=dtype)
-
-
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+@numpy_kwargs
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    require_tensor(input, "nanmean")
+    if input.dtype.category < _FLOAT:
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
     from .elementwise import isnan, logical_not
     n = sum(logical_not(isnan(input)), dim, keepdim)
-    return nansum(input, dim, keepdim, dtype=dtype) / n
+    return _out(nansum(input, dim, keepdim, dtype=dtype) / n, out, "nanmean")
 
 
-_PROD = defop("prod", lambda x, *, axis, keepdims, dtype: jnp.prod(x.astype(dtype), axis=axis, keepdims=keepdims),
-              grad_name="ProdBackward1")
+def _prod_fwd(x, *, axis, keepdims, dtype):
+    return jnp.prod(x.astype(dtype), axis=axis, keepdims=keepdims)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+_PROD = defop("prod", _prod_fwd, grad_name="ProdBackward1")
+_PROD_ALL = defop("prod_all", _prod_fwd, grad_name="ProdBackward0")
+
+
+@numpy_kwargs
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    require_tensor(input, "prod")
+    if dim is not None and not isinstance(dim, int) and not hasattr(dim, "__index__"):
+        raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(dim).__name__}), but expected one of: (Tensor input, *, torch.dtype dtype = None) or "
+                        "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)")
     dt = _acc_dtype(input, dtype)
-    ax = None if dim is None else (wrap_dim(dim, input.ndim),)
-    return apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np)
+    if dim is None:
+        return _out(apply(_PROD_ALL, (input,), axis=None, keepdims=False, dtype=dt.np), out, "prod")
+    ax = dims(dim, input.ndim)
+    return _out(apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "prod")
 
 
 def sum_to_size(input, *size):
@@ -131,17 +217,17 @@ for _n in ("sum", "mean", "nansum", "nanmean", "prod", "sum_to_size"):
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# max / min / argmax / amax / median / mode
+# max / min / argmax / amax
 
 
 def _max_dim_fwd(x, *, axis, keepdims, largest):
-    if x.ndim == 0:
+    if axis is None:  # 0-dim input
         return x, jnp.zeros((), jnp.int64)
-    idx = jnp.argmax(x, axis=axis, keepdims=True) if largest else jnp.argmin(x, axis=axis, keepdims=True)
-    if jnp.issubdtype(x.dtype, jnp.floating):  # NaN propagates and wins, as in PyTorch
-        nan_idx = jnp.argmax(jnp.isnan(x), axis=axis, keepdims=True)
-        has_nan = jnp.any(jnp.isnan(x), axis=axis, keepdims=True)
-        idx = jnp.where(has_nan, nan_idx, idx)
+    f = jnp.argmax if largest else jnp.argmin
+    idx = f(x, axis=axis, keepdims=True)
+    if jnp.issubdtype(x.dtype, jnp.inexact):  # NaN propagates and wins, as in PyTorch
+        nan = jnp.isnan(x)
+        idx = jnp.where(jnp.any(nan, axis=axis, keepdims=True), jnp.argmax(nan, axis=axis, keepdims=True), idx)
     val = jnp.take_along_axis(x, idx, axis=axis)
     if not keepdims:
         val, idx = jnp.squeeze(val, axis), jnp.squeeze(idx, axis)
@@ -158,7 +244,7 @@ def _amax_fwd(x, *, axis, keepdims, largest):
 
 
 def _amax_vjp(g, x, out, axis, keepdims, largest):
-    """Evenly distributed over ties, as PyTorch's amax/amin and full max()/min()."""
+    """amax/amin: the gradient is split evenly over the tied maxima (NaN results give NaN gradients)."""
     ax = axis if axis is not None else tuple(range(x.ndim))
     if not keepdims:
         g, out = jnp.expand_dims(g, ax), jnp.expand_dims(out, ax)
@@ -166,36 +252,42 @@ def _amax_vjp(g, x, out, axis, keepdims, largest):
     return g * mask / jnp.sum(mask, axis=ax, keepdims=True)
 
 
+def _max_all_vjp(g, x, out, axis, keepdims, largest):
+    """max()/min() over everything (PyTorch's evenly_distribute_backward): a NaN result goes to the NaNs."""
+    mask = jnp.where(jnp.isnan(out), jnp.isnan(x), x == out).astype(g.dtype)
+    return g * mask / jnp.sum(mask)
+
+
 _AMAX = defop("amax", _amax_fwd, vjp=_amax_vjp, grad_name="AmaxBackward0")
 _AMIN = defop("amin", _amax_fwd, vjp=_amax_vjp, grad_name="AminBackward0")
-_MAX_ALL = defop("max_all", _amax_fwd, vjp=_amax_vjp, grad_name="MaxBackward1")
-_MIN_ALL = defop("min_all", _amax_fwd, vjp=_amax_vjp, grad_name="MinBackward1")
-
-
-def _check_nonempty(input, name, dim=None):
-    if input.numel() == 0:
-        if dim is None:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-                               "the reduction dim with the 'dim' argument.")
-        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+_MAX_ALL = defop("max_all", _amax_fwd, vjp=_max_all_vjp, grad_name="MaxBackward1")
+_MIN_ALL = defop("min_all", _amax_fwd, vjp=_max_all_vjp, grad_name="MinBackward1")
 
 
 def _maxmin(largest):
     name = "max" if largest else "min"
 
+    @numpy_kwargs
     def f(input, dim=None, keepdim=False, *, out=None):
-        if isinstance(dim, Tensor) or (dim is not None and not isinstance(dim, int) and not hasattr(dim, "__index__")):
+        require_tensor(input, name)
+        if isinstance(dim, Tensor):
             from .elementwise import maximum, minimum
-            return (maximum if largest else minimum)(input, dim)
+            return (maximum if largest else minimum)(input, dim, out=out)
         if dim is None:
             _check_nonempty(input, name)
-            return apply(_MAX_ALL if largest else _MIN_ALL, (input,), axis=None, keepdims=False, largest=largest)
+            return _out(apply(_MAX_ALL if largest else _MIN_ALL, (input,), axis=None, keepdims=False,
+                              largest=largest), out, name)
+        if isinstance(dim, (tuple, list)):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (dim={type(dim).__name__}"
+                            "), but expected one of: (), (Tensor other), (int dim, bool keepdim = False)")
         d = wrap_dim(dim, input.ndim)
-        if input.ndim and input.shape[d] == 0:
-            _check_nonempty(input, name, d)
-        op = _MAX_DIM if largest else _MIN_DIM
-        v, i = apply(op, (input,), axis=d if input.ndim else None, keepdims=bool(keepdim), largest=largest)
+        _check_nonempty(input, name, d)
+        v, i = apply(_MAX_DIM if largest else _MIN_DIM, (input,), axis=d if input.ndim else None,
+                     keepdims=bool(keepdim), largest=largest)
+        if out is not None:
+            v, i = _out(v, out[0], name), _out(i, out[1], name)
         return RETURN_TYPES[name](v, i)
+    f.__name__ = f.__qualname__ = name
     return f
 
 
@@ -203,43 +295,80 @@ max = _maxmin(True)
 min = _maxmin(False)
 
 
-def amax(input, dim=(), keepdim=False):
-    ax = dims(dim, input.ndim)
-    return apply(_AMAX, (input,), axis=ax, keepdims=bool(keepdim), largest=True)
+def _amaxmin(largest):
+    name = "amax" if largest else "amin"
+
+    @numpy_kwargs
+    def f(input, dim=(), keepdim=False, *, out=None):
+        require_tensor(input, name)
+        ax = dims(dim, input.ndim)
+        if ax is None:
+            _check_nonempty(input, name)
+        else:
+            for d in ax:
+                _check_nonempty(input, name, d)
+        return _out(apply(_AMAX if largest else _AMIN, (input,), axis=ax, keepdims=bool(keepdim), largest=largest),
+                    out, name)
+    f.__name__ = f.__qualname__ = name
+    return f
 
 
-def amin(input, dim=(), keepdim=False):
-    ax = dims(dim, input.ndim)
-    return apply(_AMIN, (input,), axis=ax, keepdims=bool(keepdim), largest=False)
+amax = _amaxmin(True)
+amin = _amaxmin(False)
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    return RETURN_TYPES["aminmax"](amin(input, dim if dim is not None else (), keepdim),
-                                   amax(input, dim if dim is not None else (), keepdim))
+    """``(amin, amax)`` as a ``torch.return_types.aminmax``."""
+    require_tensor(input, "aminmax")
+    if dim is None and input.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    if dim is not None:
+        _check_nonempty(input, "aminmax", wrap_dim(dim, input.ndim))
+    d = () if dim is None else dim
+    return RETURN_TYPES["aminmax"](amin(input, d, keepdim), amax(input, d, keepdim))
 
 
 def _arg_fwd(x, *, axis, keepdims, largest):
     f = jnp.argmax if largest else jnp.argmin
-    if axis is None:
-        r = f(x.reshape(-1))
-        return (r.reshape((1,) * x.ndim) if keepdims else r).astype(jnp.int64)
-    return f(x, axis=axis, keepdims=keepdims).astype(jnp.int64)
+    if jnp.issubdtype(x.dtype, jnp.inexact):  # the first NaN wins
+        nan = jnp.isnan(x if axis is not None else x.reshape(-1))
+        r = f(x if axis is not None else x.reshape(-1), axis=axis, keepdims=keepdims and axis is not None)
+        ax = axis if axis is not None else 0
+        first = jnp.argmax(nan, axis=ax, keepdims=keepdims and axis is not None)
+        r = jnp.where(jnp.any(nan, axis=ax, keepdims=keepdims and axis is not None), first, r)
+    else:
+        r = f(x if axis is not None else x.reshape(-1), axis=axis, keepdims=keepdims and axis is not None)
+    if axis is None and keepdims:
+        r = r.reshape((1,) * x.ndim)
+    return r.astype(jnp.int64)
 
 
 _ARGMAX = defop("argmax", _arg_fwd, differentiable=False)
 
 
-def argmax(input, dim=None, keepdim=False):
-    ax = None if dim is None else wrap_dim(dim, input.ndim)
-    _check_nonempty(input, "argmax", ax)
-    return apply(_ARGMAX, (input,), axis=ax, keepdims=bool(keepdim), largest=True)
+def _argmaxmin(largest):
+    name = "argmax" if largest else "argmin"
+
+    @numpy_kwargs
+    def f(input, dim=None, keepdim=False, *, out=None):
+        require_tensor(input, name)
+        if input.dtype is _dtype.bool:
+            raise RuntimeError(f"{name}(): does not support bool input")
+        if dim is None:
+            if input.numel() == 0:
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            ax = None
+        else:
+            ax = one_dim(dim, input.ndim)
+            _check_nonempty(input, name, ax)
+        return _out(apply(_ARGMAX, (input,), axis=ax, keepdims=bool(keepdim), largest=largest), out, name)
+    f.__name__ = f.__qualname__ = name
+    return f
 
 
-def argmin(input, dim=None, keepdim=False):
-    ax = None if dim is None else wrap_dim(dim, input.ndim)
-    _check_nonempty(input, "argmin", ax)
-    return apply(_ARGMAX, (input,), axis=ax, keepdims=bool(keepdim), largest=False)
-
+argmax = _argmaxmin(True)
+argmin = _argmaxmin(False)
 
 for _n in ("max", "min", "amax", "amin", "aminmax", "argmax", "argmin"):
     _public(_n, globals()[_n])
@@ -251,39 +380,52 @@ for _n in ("max", "min", "amax", "amin", "aminmax", "argmax", "argmin"):
 
 def _var_fwd(x, *, axis, keepdims, correction, sqrt):
     n = x.size if axis is None else math.prod(x.shape[a] for a in axis)
-    m = jnp.mean(x, axis=axis, keepdims=True)
-    d = x - m
+    d = x - jnp.mean(x, axis=axis, keepdims=True)
     sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
-    v = jnp.sum(sq, axis=axis, keepdims=keepdims) / jnp.maximum(n - correction, 0)
+    v = jnp.sum(sq, axis=axis, keepdims=keepdims) / builtins.max(n - correction, 0)
     return jnp.sqrt(v) if sqrt else v
 
 
-_VAR = defop("var", _var_fwd, grad_name="VarBackward0")
-_STD = defop("std", _var_fwd, grad_name="StdBackward0")
+def _var_vjp(g, x, out, axis, keepdims, correction, sqrt):
+    """PyTorch's var_backward / std_backward (the std gradient is zero where the std is zero)."""
+    ax = axis if axis is not None else tuple(range(x.ndim))
+    n = math.prod(x.shape[a] for a in ax)
+    if not keepdims:
+        g, out = jnp.expand_dims(g, ax), jnp.expand_dims(out, ax)
+    d = x - jnp.mean(x, axis=ax, keepdims=True)
+    if sqrt:
+        scale = jnp.where(out == 0, jnp.zeros((), out.dtype), g / jnp.where(out == 0, 1, out))
+    else:
+        scale = 2 * g
+    return scale * d / (n - correction)
 
 
-def _correction(unbiased, correction):
-    if correction is not None:
-        return float(correction)
-    return 1.0 if unbiased is None or unbiased else 0.0
+_VAR = defop("var", _var_fwd, vjp=_var_vjp, grad_name="VarBackward0")
+_STD = defop("std", _var_fwd, vjp=_var_vjp, grad_name="StdBackward0")
 
 
-def _var_args(input, dim, unbiased, keepdim, correction):
+def _var_args(name, input, dim, unbiased, keepdim, correction):
+    require_tensor(input, name)
     if isinstance(dim, bool):  # var(input, unbiased)
         unbiased, dim = dim, None
-    if input.dtype.category < _dtype._FLOAT:
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both unbiased and correction")
+    if input.dtype.category < _FLOAT:
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return dims(dim, input.ndim), bool(keepdim), _correction(unbiased, correction)
+    c = float(correction) if correction is not None else (0.0 if unbiased is False else 1.0)
+    return dims(dim, input.ndim), bool(keepdim), c
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    ax, kd, c = _var_args(input, dim, unbiased, keepdim, correction)
-    return apply(_VAR, (input,), axis=ax, keepdims=kd, correction=c, sqrt=False)
+@numpy_kwargs
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    ax, kd, c = _var_args("var", input, dim, unbiased, keepdim, correction)
+    return _out(apply(_VAR, (input,), axis=ax, keepdims=kd, correction=c, sqrt=False), out, "var")
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    ax, kd, c = _var_args(input, dim, unbiased, keepdim, correction)
-    return apply(_STD, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True)
+@numpy_kwargs
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    ax, kd, c = _var_args("std", input, dim, unbiased, keepdim, correction)
+    return _out(apply(_STD, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True), out, "std")
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -349,7 +491,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         from .convert import to_dtype
         x = to_dtype(x, dtype)
-    if x.dtype.category < _dtype._FLOAT:
+    if x.dtype.category < _FLOAT:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(x.dtype)}")
     ax = dims(dim, x.ndim)
@@ -358,7 +500,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """``torch.norm``: vector norms (p a number), Frobenius (``'fro'``) and nuclear (``'nuc'``) norms."""
-    if p == "fro" and (dim is None or isinstance(dim, int) or len(dims(dim, input.ndim)) <= 2):
+    if p == "fro" and (dim is None or isinstance(dim, int) or len(dims(dim, input.ndim) or ()) <= 2):
         p = 2
     if p == "nuc":
         from .linalg import matrix_norm
@@ -369,14 +511,19 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def _lse_fwd(x, *, axis, keepdims):
+    if axis == ():
+        return x
     return jax.nn.logsumexp(x, axis=axis, keepdims=keepdims)
 
 
 _LSE = defop("logsumexp", _lse_fwd, promote="float", grad_name="LogsumexpBackward0")
 
 
-def logsumexp(input, dim, keepdim=False):
-    return apply(_LSE, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim))
+@numpy_kwargs
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    require_tensor(input, "logsumexp")
+    ax = dims(dim, input.ndim)
+    return _out(apply(_LSE, (input,), axis=ax, keepdims=bool(keepdim)), out, "logsumexp")
 
 
 _public("norm", norm)
@@ -387,16 +534,27 @@ _public("logsumexp", logsumexp)
 # all / any / count_nonzero
 
 
-_ALL = defop("all", lambda x, *, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims), differentiable=False)
-_ANY = defop("any", lambda x, *, axis, keepdims: jnp.any(x, axis=axis, keepdims=keepdims), differentiable=False)
+def _bool_reduce(f):
+    def fwd(x, *, axis, keepdims):
+        r = f(x, axis=axis, keepdims=keepdims)
+        return r.astype(jnp.uint8) if x.dtype == jnp.uint8 else r  # PyTorch keeps uint8 for uint8 inputs
+    return fwd
 
 
-def all(input, dim=None, keepdim=False):
-    return apply(_ALL, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim))
+_ALL = defop("all", _bool_reduce(jnp.all), differentiable=False)
+_ANY = defop("any", _bool_reduce(jnp.any), differentiable=False)
 
 
-def any(input, dim=None, keepdim=False):
-    return apply(_ANY, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim))
+@numpy_kwargs
+def all(input, dim=None, keepdim=False, *, out=None):
+    require_tensor(input, "all")
+    return _out(apply(_ALL, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim)), out, "all")
+
+
+@numpy_kwargs
+def any(input, dim=None, keepdim=False, *, out=None):
+    require_tensor(input, "any")
+    return _out(apply(_ANY, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim)), out, "any")
 
 
 _COUNT_NZ = defop("count_nonzero", lambda x, *, axis: jnp.count_nonzero(x, axis=axis).astype(jnp.int64),
@@ -404,6 +562,7 @@ _COUNT_NZ = defop("count_nonzero", lambda x, *, axis: jnp.count_nonzero(x, axis=
 
 
 def count_nonzero(input, dim=None):
+    require_tensor(input, "count_nonzero")
     return apply(_COUNT_NZ, (input,), axis=dims(dim, input.ndim))
 
 
@@ -415,31 +574,34 @@ for _n in ("all", "any", "count_nonzero"):
 # scans
 
 
-def _cumsum_fwd(x, *, axis, dtype):
-    return jnp.cumsum(x.astype(dtype), axis=axis)
+def _scan(f):
+    def fwd(x, *, axis, dtype):
+        x = x.astype(dtype)
+        return x if axis is None else f(x, axis=axis)
+    return fwd
 
 
-def _cumprod_fwd(x, *, axis, dtype):
-    return jnp.cumprod(x.astype(dtype), axis=axis)
+_CUMSUM = defop("cumsum", _scan(jnp.cumsum), linear=True, grad_name="CumsumBackward0")
+_CUMPROD = defop("cumprod", _scan(jnp.cumprod), grad_name="CumprodBackward0")
 
 
-_CUMSUM = defop("cumsum", _cumsum_fwd, linear=True, grad_name="CumsumBackward0")
-_CUMPROD = defop("cumprod", _cumprod_fwd, grad_name="CumprodBackward0")
-
-
+@numpy_kwargs
 def cumsum(input, dim, *, dtype=None, out=None):
+    require_tensor(input, "cumsum")
     dt = _acc_dtype(input, dtype)
-    d = wrap_dim(dim, input.ndim)
-    return _out(apply(_CUMSUM, (input,), axis=d if input.ndim else None, dtype=dt.np), out)
+    return _out(apply(_CUMSUM, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumsum")
 
 
+@numpy_kwargs
 def cumprod(input, dim, *, dtype=None, out=None):
+    require_tensor(input, "cumprod")
     dt = _acc_dtype(input, dtype)
-    d = wrap_dim(dim, input.ndim)
-    return _out(apply(_CUMPROD, (input,), axis=d if input.ndim else None, dtype=dt.np), out)
+    return _out(apply(_CUMPROD, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumprod")
 
 
 def _cummax_fwd(x, *, axis, largest):
+    if axis is None:
+        return x, jnp.zeros((), jnp.int64)
     n = x.shape[axis]
     idx = jnp.broadcast_to(jnp.arange(n).reshape((-1,) + (1,) * (x.ndim - axis - 1)), x.shape)
 
@@ -447,39 +609,137 @@ def _cummax_fwd(x, *, axis, largest):
         va, ia = a
         vb, ib = b
         take_b = (vb >= va) if largest else (vb <= va)
-        if jnp.issubdtype(x.dtype, jnp.floating):
-            take_b = take_b | jnp.isnan(vb)
-            take_b = take_b & ~(jnp.isnan(va) & ~jnp.isnan(vb))
+        if jnp.issubdtype(x.dtype, jnp.inexact):  # a NaN, once seen, stays
+            take_b = (take_b | jnp.isnan(vb)) & ~(jnp.isnan(va) & ~jnp.isnan(vb))
         return jnp.where(take_b, vb, va), jnp.where(take_b, ib, ia)
     v, i = jax.lax.associative_scan(comb, (x, idx), axis=axis)
     return v, i.astype(jnp.int64)
 
 
-_CUMMAX = defop("cummax", _cummax_fwd, grad_name="CummaxBackward0")
-_CUMMIN = defop("cummin", _cummax_fwd, grad_name="CumminBackward0")
+def _cummax_vjp(g, x, out, axis, largest):
+    if axis is None:
+        return g[0]
+    return scatter_add_along(x.shape, x.dtype, out[1], g[0], axis)
+
+
+_CUMMAX = defop("cummax", _cummax_fwd, vjp=_cummax_vjp, grad_name="CummaxBackward0")
+_CUMMIN = defop("cummin", _cummax_fwd, vjp=_cummax_vjp, grad_name="CumminBackward0")
 
 
 def cummax(input, dim):
-    v, i = apply(_CUMMAX, (input,), axis=wrap_dim(dim, input.ndim), largest=True)
+    require_tensor(input, "cummax")
+    v, i = apply(_CUMMAX, (input,), axis=one_dim(dim, input.ndim), largest=True)
     return RETURN_TYPES["cummax"](v, i)
 
 
 def cummin(input, dim):
-    v, i = apply(_CUMMIN, (input,), axis=wrap_dim(dim, input.ndim), largest=False)
+    require_tensor(input, "cummin")
+    v, i = apply(_CUMMIN, (input,), axis=one_dim(dim, input.ndim), largest=False)
     return RETURN_TYPES["cummin"](v, i)
 
 
-_LOGCUMSUMEXP = defop("logcumsumexp", lambda x, *, axis: jax.lax.cumlogsumexp(x, axis=axis), promote="float")
+_LOGCUMSUMEXP = defop("logcumsumexp", lambda x, *, axis: x if axis is None else jax.lax.cumlogsumexp(x, axis=axis))
 
 
-def logcumsumexp(input, dim):
-    return apply(_LOGCUMSUMEXP, (input,), axis=wrap_dim(dim, input.ndim))
+def logcumsumexp(input, dim, *, out=None):
+    require_tensor(input, "logcumsumexp")
+    d = one_dim(dim, input.ndim)
+    if input.dtype.category < _FLOAT:
+        raise not_implemented("logcumsumexp_out_cpu", input.dtype)
+    return _out(apply(_LOGCUMSUMEXP, (input,), axis=d), out, "logcumsumexp")
 
 
 for _n in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):
     _public(_n, globals()[_n])
 METHODS["cumsum_"] = make_inplace(cumsum, "cumsum_")
 METHODS["cumprod_"] = make_inplace(cumprod, "cumprod_")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# diff / trapezoid (composed of recorded ops, so their gradients are those of the parts)
+
+
+_DIFF = defop("diff", lambda x, *, n, axis: jnp.diff(x, n=n, axis=axis), linear=True, grad_name="SubBackward0")
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first)."""
+    require_tensor(input, "diff")
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    parts = []
+    for arg, t in (("prepend", prepend), ("append", append)):
+        if t is not None:
+            require_tensor(t, "diff", arg=arg, pos=4 if arg == "prepend" else 5)
+            if t.ndim != input.ndim:
+                raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if prepend is not None or append is not None:
+        from .shape import cat
+        parts = [t for t in (prepend, input, append) if t is not None]
+        input = cat(parts, d)
+    if n == 0:
+        return input
+    return apply(_DIFF, (input,), n=int(builtins.min(n, input.shape[d])) if input.shape[d] else int(n), axis=d)
+
+
+def _trapezoid_parts(y, x, dx, dim):
+    from .shape import narrow
+    d = wrap_dim(dim, y.ndim)
+    m = y.shape[d]
+    lo, hi = narrow(y, d, 0, m - 1), narrow(y, d, 1, m - 1)
+    if x is None:
+        return d, lo + hi, 1 if dx is None else dx
+    require_tensor(x, "trapezoid", 2, "x")
+    if x.ndim == 1:
+        if x.shape[0] != m:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        from .shape import reshape
+        shape = [1] * y.ndim
+        shape[d] = m - 1
+        return d, lo + hi, reshape(diff(x), shape)
+    return d, lo + hi, diff(x, dim=d)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim``, with sample points ``x`` or a constant spacing ``dx`` (default 1)."""
+    require_tensor(y, "trapezoid", 1, "y")
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    d = wrap_dim(dim, y.ndim)
+    if y.shape[d] == 0:
+        from .creation import zeros
+        return zeros(tuple(s for i, s in enumerate(y.shape) if i != d), dtype=y.dtype)
+    d, pair_sum, spacing = _trapezoid_parts(y, x, dx, dim)
+    if isinstance(spacing, Tensor):
+        return sum(spacing * pair_sum, d) / 2.0
+    from .shape import select
+    return (sum(y, d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * spacing
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Running trapezoidal integrals along ``dim`` (one element shorter than ``y`` there)."""
+    require_tensor(y, "cumulative_trapezoid", 1, "y")
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    d = wrap_dim(dim, y.ndim)
+    if y.shape[d] == 0:
+        return y
+    d, pair_sum, spacing = _trapezoid_parts(y, x, dx, dim)
+    if isinstance(spacing, Tensor):
+        return cumsum(spacing * pair_sum / 2.0, d)
+    return cumsum(spacing / 2.0 * pair_sum, d)
+
+
+_public("diff", diff)
+for _n in ("trapezoid", "trapz", "cumulative_trapezoid"):
+    _public(_n, globals()[_n], method=False)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -510,28 +770,32 @@ _SOFTMAX = defop("softmax", _softmax_fwd, vjp=_softmax_vjp, grad_name="SoftmaxBa
 _LOG_SOFTMAX = defop("log_softmax", _log_softmax_fwd, vjp=_log_softmax_vjp, grad_name="LogSoftmaxBackward0")
 
 
-def _softmax_args(input, dim, dtype):
+def _softmax_args(name, input, dim, dtype):
+    require_tensor(input, name)
     if dim is None:
         import warnings
-        warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X "
-                      "as an argument.", stacklevel=3)
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                      "as an argument.", stacklevel=4)
         dim = _softmax_dim(input.ndim)
+    ax = wrap_dim(dim, input.ndim) if input.ndim else None
     if dtype is not None:
         from .convert import to_dtype
         input = to_dtype(input, dtype)
-    if input.dtype.category < _dtype._FLOAT:
-        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
-                           f"'{_dtype.scalar_type_name(input.dtype)}'")
-    return input, (wrap_dim(dim, input.ndim) if input.ndim else None)
+    if input.dtype.category < _FLOAT:
+        last = ax is None or ax == input.ndim - 1
+        raise not_implemented(f"{name}_{'lastdim_' if last else ''}kernel_impl", input.dtype)
+    return input, ax
 
 
+@numpy_kwargs
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, ax = _softmax_args(input, dim, dtype)
+    input, ax = _softmax_args("softmax", input, dim, dtype)
     return apply(_SOFTMAX, (input,), axis=ax, dtype=input._d.dtype)
 
 
+@numpy_kwargs
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, ax = _softmax_args(input, dim, dtype)
+    input, ax = _softmax_args("log_softmax", input, dim, dtype)
     return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._d.dtype)
 
 

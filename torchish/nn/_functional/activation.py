@@ -17,7 +17,7 @@ from ... import _dtype
 from ..._tensor import Tensor, wrap_dim
 from ...ops import elementwise as _ew
 from ...ops import reduce as _reduce
-from ...ops.inplace import assign
+from ...ops.inplace import assign, write_scope
 from ...ops.registry import apply, defop
 
 __all__ = [
@@ -41,12 +41,14 @@ def _float_only(x, kernel):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x.dtype)}\'')
 
 
-def _result(input, out, inplace):
-    """Return ``out``, or write it into ``input`` (PyTorch's ``inplace=True``) and return ``input``."""
+def _result(input, compute, inplace):
+    """``compute()``, or (PyTorch's ``inplace=True``) its value written into ``input``, which is returned; the
+    in-place op's own record keeps the overwritten input, as every torchish in-place op does."""
     if not inplace:
-        return out
+        return compute()
     input._check_inplace()
-    return assign(input, out)
+    with write_scope(input):
+        return assign(input, compute())
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -67,7 +69,7 @@ _HARDTANH = defop("hardtanh", _hardtanh_fwd, vjp=_hardtanh_vjp, grad_name="Hardt
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _result(input, apply(_HARDTANH, (input,), lo=min_val, hi=max_val), inplace)
+    return _result(input, lambda: apply(_HARDTANH, (input,), lo=min_val, hi=max_val), inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -79,7 +81,7 @@ def relu6(input, inplace=False):
 
 
 def relu(input, inplace=False):
-    return _result(input, _ew.relu(input), inplace)
+    return _result(input, lambda: _ew.relu(input), inplace)
 
 
 def relu_(input):
@@ -92,7 +94,7 @@ _LEAKY_RELU = defop("leaky_relu", lambda x, *, slope: jnp.where(x > 0, x, x * sl
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _float_only(input, "leaky_relu_cpu")
-    return _result(input, apply(_LEAKY_RELU, (input,), slope=float(negative_slope)), inplace)
+    return _result(input, lambda: apply(_LEAKY_RELU, (input,), slope=float(negative_slope)), inplace)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -130,7 +132,7 @@ _THRESHOLD = defop("threshold", lambda x, *, th, value: jnp.where(x <= th, jnp.a
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _result(input, apply(_THRESHOLD, (input,), th=threshold, value=value), inplace)
+    return _result(input, lambda: apply(_THRESHOLD, (input,), th=threshold, value=value), inplace)
 
 
 def threshold_(input, threshold, value):
@@ -158,7 +160,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         return leaky_relu(input, (lower + upper) / 2, inplace)
     from ...ops.random import draw
     noise = Tensor._make(draw("uniform", tuple(input.shape), input.dtype, (float(lower), float(upper))))
-    return _result(input, apply(_RRELU, (input, noise)), inplace)
+    return _result(input, lambda: apply(_RRELU, (input, noise)), inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -208,12 +210,12 @@ _HARDSIGMOID = defop("hardsigmoid", lambda x: jnp.clip(x + 3, 0, 6) / 6, vjp=_ha
 
 def hardswish(input, inplace=False):
     _float_only(input, "hardswish_cpu")
-    return _result(input, apply(_HARDSWISH, (input,)), inplace)
+    return _result(input, lambda: apply(_HARDSWISH, (input,)), inplace)
 
 
 def hardsigmoid(input, inplace=False):
     _float_only(input, "hardsigmoid_cpu")
-    return _result(input, apply(_HARDSIGMOID, (input,)), inplace)
+    return _result(input, lambda: apply(_HARDSIGMOID, (input,)), inplace)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -236,7 +238,7 @@ _CELU = defop("celu", _elu_fwd, vjp=_elu_vjp, grad_name="CeluBackward0")
 
 def elu(input, alpha=1.0, inplace=False):
     _float_only(input, "elu_cpu")
-    return _result(input, apply(_ELU, (input,), alpha=float(alpha), scale=1.0, input_scale=1.0), inplace)
+    return _result(input, lambda: apply(_ELU, (input,), alpha=float(alpha), scale=1.0, input_scale=1.0), inplace)
 
 
 def elu_(input, alpha=1.0):
@@ -245,8 +247,8 @@ def elu_(input, alpha=1.0):
 
 def selu(input, inplace=False):
     _float_only(input, "elu_cpu")
-    out = apply(_ELU, (input,), alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
-    return _result(input, out, inplace)
+    return _result(input, lambda: apply(_ELU, (input,), alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0),
+                   inplace)
 
 
 def selu_(input):
@@ -257,8 +259,8 @@ def celu(input, alpha=1.0, inplace=False):
     _float_only(input, "elu_cpu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    out = apply(_CELU, (input,), alpha=float(alpha), scale=1.0, input_scale=1.0 / float(alpha))
-    return _result(input, out, inplace)
+    return _result(input, lambda: apply(_CELU, (input,), alpha=float(alpha), scale=1.0,
+                                        input_scale=1.0 / float(alpha)), inplace)
 
 
 def celu_(input, alpha=1.0):
@@ -291,12 +293,12 @@ _TANHSHRINK = defop("tanhshrink", lambda x: x - jnp.tanh(x), promote="float", gr
 
 def silu(input, inplace=False):
     _float_only(input, "silu_cpu")
-    return _result(input, apply(_SILU, (input,)), inplace)
+    return _result(input, lambda: apply(_SILU, (input,)), inplace)
 
 
 def mish(input, inplace=False):
     _float_only(input, "mish_cpu")
-    return _result(input, apply(_MISH, (input,)), inplace)
+    return _result(input, lambda: apply(_MISH, (input,)), inplace)
 
 
 def logsigmoid(input):

@@ -54,26 +54,53 @@ def _pad_coords(c, size, padding_mode, align_corners):
 
 
 def _gather(x, idx, sizes):
-    """Values of x (N, C, *S) at integer coordinates idx (list per spatial dim of (N, *O)); 0 outside."""
+    """Values of x (N, C, *S) at integer coordinates ``idx`` (one (N, *O, T) array per spatial dim, T taps per
+    output point), 0 outside the image: (N, C, *O, T). One gather for all taps keeps the program small."""
     n, c = x.shape[:2]
     valid = jnp.ones(idx[0].shape, bool)
     lin = jnp.zeros(idx[0].shape, jnp.int32)
     for i, s in zip(idx, sizes):
         valid = valid & (i >= 0) & (i < s)
-        lin = lin * s + jnp.clip(i, 0, s - 1).astype(jnp.int32)
-    flat = x.reshape(n, c, -1)
-    vals = jax.vmap(lambda f, l: f[:, l.reshape(-1)])(flat, lin)            # (N, C, P)
+        lin = lin * s + jnp.clip(i, 0, s - 1)
+    vals = jax.vmap(lambda f, l: f[:, l.reshape(-1)])(x.reshape(n, c, -1), lin)        # (N, C, P)
     vals = vals.reshape((n, c) + idx[0].shape[1:])
     return jnp.where(valid[:, None], vals, jnp.zeros((), x.dtype))
 
 
 def _cubic_coeffs(t, a=-0.75):
+    """PyTorch's cubic convolution coefficients of the 4 taps around fraction t, stacked on a last axis."""
     def conv1(v):
         return ((a + 2) * v - (a + 3)) * v * v + 1
 
     def conv2(v):
         return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
-    return [conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t)]
+    return jnp.stack([conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t)], axis=-1)
+
+
+def _linear_taps(coords):
+    """Corner indices (per dim, (N, *O, 2**k)) and their (multi)linear weights (N, *O, 2**k)."""
+    k = len(coords)
+    bits = np.array(list(itertools.product((0, 1), repeat=k)), np.int32)                # (T, k)
+    idx, w = [], 1
+    for d, c in enumerate(coords):
+        lo = jnp.floor(c)[..., None]
+        b = jnp.asarray(bits[:, d])
+        idx.append(lo.astype(jnp.int32) + b)
+        w = w * jnp.where(b == 1, c[..., None] - lo, lo + 1 - c[..., None])
+    return idx, w
+
+
+def _bicubic_taps(iy, ix, sizes, padding_mode, align_corners):
+    """The 4 x 4 taps of bicubic sampling; each tap coordinate gets the padding mode on its own, as PyTorch."""
+    offs = jnp.arange(-1, 3, dtype=iy.dtype)
+    y0, x0 = jnp.floor(iy), jnp.floor(ix)
+    ty = _pad_coords(y0[..., None] + offs, sizes[0], padding_mode, align_corners).astype(jnp.int32)
+    tx = _pad_coords(x0[..., None] + offs, sizes[1], padding_mode, align_corners).astype(jnp.int32)
+    shape = iy.shape + (16,)
+    idx = [jnp.broadcast_to(ty[..., :, None], iy.shape + (4, 4)).reshape(shape),
+           jnp.broadcast_to(tx[..., None, :], iy.shape + (4, 4)).reshape(shape)]
+    w = (_cubic_coeffs(iy - y0)[..., :, None] * _cubic_coeffs(ix - x0)[..., None, :]).reshape(shape)
+    return idx, w
 
 
 def _grid_sample_fwd(x, grid, *, mode, padding_mode, align_corners):
@@ -82,34 +109,15 @@ def _grid_sample_fwd(x, grid, *, mode, padding_mode, align_corners):
     # grid's last dim is (x, y[, z]): reversed relative to the spatial dims (..., H, W)
     raw = [grid[..., k - 1 - d] for d in range(k)]
     if mode == "bicubic":
-        h, w = sizes
         iy, ix = (_unnormalize(c, s, align_corners) for c, s in zip(raw, sizes))
-        y0, x0 = jnp.floor(iy), jnp.floor(ix)
-        cy, cx = _cubic_coeffs(iy - y0), _cubic_coeffs(ix - x0)
-        out = 0
-        for i in range(4):
-            row = 0
-            for j in range(4):
-                ty = _pad_coords(y0 - 1 + i, h, padding_mode, align_corners)
-                tx = _pad_coords(x0 - 1 + j, w, padding_mode, align_corners)
-                v = _gather(x, [ty.astype(jnp.int32), tx.astype(jnp.int32)], sizes)
-                row = row + v * cx[j][:, None]
-            out = out + row * cy[i][:, None]
-        return out
-    coords = [_pad_coords(_unnormalize(c, s, align_corners), s, padding_mode, align_corners)
-              for c, s in zip(raw, sizes)]
-    if mode == "nearest":
-        return _gather(x, [jnp.round(c).astype(jnp.int32) for c in coords], sizes)
-    lows = [jnp.floor(c) for c in coords]
-    out = 0
-    for corner in itertools.product((0, 1), repeat=k):
-        w = 1
-        idx = []
-        for c, lo, b in zip(coords, lows, corner):
-            w = w * ((c - lo) if b else (lo + 1 - c))
-            idx.append((lo + b).astype(jnp.int32))
-        out = out + _gather(x, idx, sizes) * w[:, None]
-    return out
+        idx, w = _bicubic_taps(iy, ix, sizes, padding_mode, align_corners)
+    else:
+        coords = [_pad_coords(_unnormalize(c, s, align_corners), s, padding_mode, align_corners)
+                  for c, s in zip(raw, sizes)]
+        if mode == "nearest":
+            return _gather(x, [jnp.round(c).astype(jnp.int32)[..., None] for c in coords], sizes)[..., 0]
+        idx, w = _linear_taps(coords)
+    return jnp.sum(_gather(x, idx, sizes) * w[:, None], axis=-1)
 
 
 _GRID_SAMPLE = {k: defop(f"grid_sampler_{k}d", _grid_sample_fwd, grad_name=f"GridSampler{k}DBackward0")

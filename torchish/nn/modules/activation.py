@@ -171,9 +171,6 @@ class SiLU(_Inplace):
 class Mish(_Inplace):
     _fn = staticmethod(F.mish)
 
-    def extra_repr(self):
-        return ""
-
 
 class SELU(_Inplace):
     _fn = staticmethod(F.selu)

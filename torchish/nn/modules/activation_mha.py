@@ -11,19 +11,13 @@ from .. import init
 from .._functional.attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
 from ..module import Module
 from ..parameter import Parameter
+from .linear import Linear
 
 __all__ = ["MultiheadAttention"]
 
 
-def _linear_cls():
-    from .linear import Linear
-    return Linear
-
-
-def _make_out_proj(embed_dim, bias, device, dtype):
-    """PyTorch's ``NonDynamicallyQuantizableLinear``: a plain Linear under another name."""
-    cls = type("NonDynamicallyQuantizableLinear", (_linear_cls(),), {"__module__": "torchish.nn.modules.linear"})
-    return cls(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's name for the output projection of :class:`MultiheadAttention`: a plain :class:`Linear`."""
 
 
 class MultiheadAttention(Module):
@@ -81,7 +75,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(empty(3 * embed_dim, **kw))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = _make_out_proj(embed_dim, bias, device, dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
         if add_bias_kv:
             self.bias_k = Parameter(empty((1, 1, embed_dim), **kw))
             self.bias_v = Parameter(empty((1, 1, embed_dim), **kw))

@@ -1,0 +1,290 @@
+"""Training-step benchmark: the same models, side by side, in one run.
+
+Workloads (issue 5): (a) MLP 64-128-128-10, batch 32, Adam — overhead-bound; (b) MLP 784-512-512-10, batch 128;
+(c) a small video model: Conv3d(3,16,3)+MaxPool3d(1,2,2)+Conv3d(16,32,3)+pool, mean over space, GRU(32,64) over
+time, Linear(64,10) on input (4,3,8,32,32); (d) a 2-layer Transformer encoder (d=128, 4 heads, seq 64, batch 16).
+
+Systems: torchish eager node-by-node (lowered backward off), torchish default eager, torchish lazy, torchish.compile,
+hand-written ``jax.jit`` + optax, flax.nnx + optax, PyTorch eager, ``torch.compile`` (when ``--torch-compile``).
+Reports the median time per step, the first-step (compile) time, peak memory where the backend reports it, and the
+ratio to hand-written JAX. Run: ``python benchmarks/workloads.py [--quick] [--only a,b] [--json out.json]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import torchish
+
+sys.path.insert(0, __import__('os').path.dirname(__file__))
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+WORKLOADS = {
+    "a": dict(kind="mlp", sizes=(64, 128, 128, 10), batch=32, desc="MLP 64-128-128-10, batch 32, Adam"),
+    "b": dict(kind="mlp", sizes=(784, 512, 512, 10), batch=128, desc="MLP 784-512-512-10, batch 128, Adam"),
+    "c": dict(kind="video", batch=4, desc="Conv3d+pool x2, GRU(32,64), Linear; input (4,3,8,32,32), Adam"),
+    "d": dict(kind="transformer", batch=16, seq=64, d=128, heads=4, layers=2,
+              desc="Transformer encoder 2 layers, d=128, 4 heads, seq 64, batch 16, Adam"),
+}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# models written once against the PyTorch API (used for torchish and torch)
+
+def build_model(lib, spec):
+    nn = lib.nn
+    if spec["kind"] == "mlp":
+        s = spec["sizes"]
+        layers = []
+        for i in range(len(s) - 1):
+            layers.append(nn.Linear(s[i], s[i + 1]))
+            if i < len(s) - 2:
+                layers.append(nn.ReLU())
+        return nn.Sequential(*layers)
+    if spec["kind"] == "video":
+        class Video(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1 = nn.Conv3d(3, 16, 3)
+                self.p1 = nn.MaxPool3d((1, 2, 2))
+                self.c2 = nn.Conv3d(16, 32, 3)
+                self.p2 = nn.MaxPool3d((1, 2, 2))
+                self.gru = nn.GRU(32, 64, batch_first=True)
+                self.fc = nn.Linear(64, 10)
+
+            def forward(self, x):
+                h = self.p1(lib.relu(self.c1(x)))
+                h = self.p2(lib.relu(self.c2(h)))
+                h = h.mean(dim=(3, 4)).transpose(1, 2)  # (B, T, C)
+                out, _ = self.gru(h)
+                return self.fc(out[:, -1])
+        return Video()
+    layer = nn.TransformerEncoderLayer(spec["d"], spec["heads"], dim_feedforward=4 * spec["d"], dropout=0.0,
+                                       batch_first=True)
+
+    class Enc(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.TransformerEncoder(layer, spec["layers"], enable_nested_tensor=False)
+            self.fc = nn.Linear(spec["d"], 10)
+
+        def forward(self, x):
+            return self.fc(self.enc(x).mean(1))
+    return Enc()
+
+
+def make_data(spec, rng):
+    if spec["kind"] == "mlp":
+        x = rng.normal(size=(spec["batch"], spec["sizes"][0])).astype(np.float32)
+    elif spec["kind"] == "video":
+        x = rng.normal(size=(spec["batch"], 3, 8, 32, 32)).astype(np.float32)
+    else:
+        x = rng.normal(size=(spec["batch"], spec["seq"], spec["d"])).astype(np.float32)
+    y = rng.integers(0, 10, size=(spec["batch"],)).astype(np.int64)
+    return x, y
+
+
+def framework_step(lib, spec, x, y, compiled=False):
+    torch_like = lib
+    model = build_model(torch_like, spec)
+    opt = torch_like.optim.Adam(model.parameters(), lr=1e-3)
+    F = torch_like.nn.functional
+    xt, yt = torch_like.tensor(x), torch_like.tensor(y)
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xt), yt)
+        loss.backward()
+        opt.step()
+        return loss
+    if compiled and lib is torchish:
+        cstep = torchish.compile(step)
+        return lambda: cstep()._d.block_until_ready()
+    if compiled:
+        cstep = torch.compile(step)
+        return lambda: cstep()
+    if lib is torchish:
+        return lambda: step()._d.block_until_ready()
+    return step
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# hand-written JAX (the reference) and flax.nnx
+
+def _torch_params_to_jax(model):
+    return {n: jnp.asarray(p.detach().numpy()) for n, p in model.named_parameters()}
+
+
+def jax_step(spec, x, y):
+    """A hand-written pure function of the same model, jitted with optax.adam."""
+    if spec["kind"] != "mlp":
+        import handwritten
+        builder = handwritten.video_step if spec["kind"] == "video" else handwritten.transformer_step
+        return builder(spec, x, y, build_model(torchish, spec))
+    tm = build_model(torchish, spec)
+    params = {n: p._d for n, p in tm.named_parameters()}
+    sizes = spec["sizes"]
+
+    def forward(params, x):
+        h = x
+        for i in range(len(sizes) - 1):
+            w, b = params[f"{2 * i}.weight"], params[f"{2 * i}.bias"]
+            h = h @ w.T + b
+            if i < len(sizes) - 2:
+                h = jax.nn.relu(h)
+        return h
+
+    def loss_fn(params, x, y):
+        logits = forward(params, x)
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
+
+    tx = optax.adam(1e-3)
+    opt_state = tx.init(params)
+
+    @jax.jit
+    def step(params, opt_state, x, y):
+        loss, g = jax.value_and_grad(loss_fn)(params, x, y)
+        updates, opt_state = tx.update(g, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+    state = [params, opt_state]
+    xj, yj = jnp.asarray(x), jnp.asarray(y)
+
+    def run():
+        state[0], state[1], loss = step(state[0], state[1], xj, yj)
+        loss.block_until_ready()
+    return run
+
+
+def flax_step(spec, x, y):
+    if spec["kind"] != "mlp":
+        return None
+    from flax import nnx
+    sizes = spec["sizes"]
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.layers = nnx.List([nnx.Linear(sizes[i], sizes[i + 1], rngs=rngs) for i in range(len(sizes) - 1)])
+
+        def __call__(self, x):
+            for i, l in enumerate(self.layers):
+                x = l(x)
+                if i < len(self.layers) - 1:
+                    x = jax.nn.relu(x)
+            return x
+    model = MLP(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(model, optimizer, x, y):
+        def loss_fn(model):
+            logits = model(x)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+        loss, grads = nnx.value_and_grad(loss_fn)(model)
+        optimizer.update(model, grads)
+        return loss
+    xj, yj = jnp.asarray(x), jnp.asarray(y)
+    return lambda: step(model, optimizer, xj, yj).block_until_ready()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def measure(run, steps, warmup):
+    t0 = time.perf_counter()
+    run()
+    first = time.perf_counter() - t0
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), first
+
+
+def peak_memory():
+    try:
+        stats = jax.devices()[0].memory_stats()
+        return stats.get("peak_bytes_in_use") if stats else None
+    except Exception:  # noqa: BLE001 - not every backend reports memory
+        return None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="a,b,c,d")
+    ap.add_argument("--json")
+    ap.add_argument("--torch-compile", action="store_true")
+    args = ap.parse_args(argv)
+    steps, warmup = (5, 2) if args.quick else (30, 5)
+    rng = np.random.default_rng(0)
+    results = {}
+    for key in args.only.split(","):
+        spec = WORKLOADS[key]
+        x, y = make_data(spec, rng)
+        systems = {}
+
+        def torchish_mode(lowered, lazy, compiled=False):
+            def make():
+                torchish.config.lowered_backward = lowered
+                torchish.config.lazy = lazy
+                return framework_step(torchish, spec, x, y, compiled=compiled)
+            return make
+        systems["torchish eager (node by node)"] = torchish_mode("never", False)
+        systems["torchish default"] = torchish_mode("auto", False)
+        systems["torchish lazy"] = torchish_mode("auto", True)
+        systems["torchish.compile"] = torchish_mode("auto", False, compiled=True)
+        systems["jax.jit + optax (hand-written)"] = lambda: jax_step(spec, x, y)
+        systems["flax.nnx + optax"] = lambda: flax_step(spec, x, y)
+        if torch is not None:
+            systems["PyTorch eager"] = lambda: framework_step(torch, spec, x, y)
+            if args.torch_compile:
+                systems["torch.compile"] = lambda: framework_step(torch, spec, x, y, compiled=True)
+        rows = {}
+        for name, make in systems.items():
+            try:
+                run = make()
+                if run is None:
+                    continue
+                med, first = measure(run, steps, warmup)
+                rows[name] = {"median_ms": med * 1e3, "first_ms": first * 1e3, "peak_bytes": peak_memory()}
+            except Exception as e:  # noqa: BLE001 - a system that cannot run this workload is reported, not fatal
+                rows[name] = {"error": f"{type(e).__name__}: {str(e)[:120]}"}
+            finally:
+                torchish.config.lowered_backward = "auto"
+                torchish.config.lazy = False
+        results[key] = rows
+        ref = rows.get("jax.jit + optax (hand-written)", {}).get("median_ms")
+        print(f"\n### ({key}) {spec['desc']}")
+        print("| system | median ms/step | first step ms | vs hand-written JAX |")
+        print("|---|---|---|---|")
+        for name, r in rows.items():
+            if "error" in r:
+                print(f"| {name} | error: {r['error']} | | |")
+                continue
+            ratio = f"{r['median_ms'] / ref:.2f}x" if ref else "-"
+            print(f"| {name} | {r['median_ms']:.2f} | {r['first_ms']:.0f} | {ratio} |")
+    print(f"\n{platform.machine()}, {jax.devices()[0].device_kind}, jax {jax.__version__}, "
+          f"torch {getattr(torch, '__version__', '-')}, python {sys.version.split()[0]}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

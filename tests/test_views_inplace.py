@@ -1,0 +1,358 @@
+"""Views and in-place semantics against PyTorch: writes through views reach the base (and back), version
+counters, autograd through in-place ops on views and non-leaves, and PyTorch's refusals (leaves, saved tensors,
+multi-output views, views made under no_grad, dtype and shape rules, overlapping writes)."""
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import arr, assert_same, check_raises, run_both, torchish
+
+warnings.filterwarnings("ignore", category=UserWarning)
+
+A = arr(2, 3)
+B = arr(2, 3, seed=1)
+
+
+def same(fn, *args):
+    ref, got = run_both(fn, *args)
+    assert_same(ref, got)
+
+
+def same_error(fn, *args, message=True):
+    ref = check_raises(fn, *args)
+    with pytest.raises(Exception) as got:
+        fn(torchish, *args)
+    if message:
+        assert str(got.value).split("\n")[0] == str(ref).split("\n")[0]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# writes through views reach the base, base writes reach live views; versions are shared
+
+def _x(T):
+    return T.tensor(A)
+
+
+WRITES = [
+    ("setitem_int", lambda T, x: x.__setitem__(0, 1.0)),
+    ("setitem_slice", lambda T, x: x.__setitem__((slice(None), slice(1, None)), -1.0)),
+    ("select_zero_", lambda T, x: x[:, 1].zero_()),
+    ("view_add_", lambda T, x: x.view(6).add_(1)),
+    ("view_of_view", lambda T, x: x.view(3, 2)[1:].view(-1).mul_(10)),
+    ("t_select_fill_", lambda T, x: x.t()[0].fill_(7.0)),
+    ("unsqueeze_copy_", lambda T, x: x.unsqueeze(0)[0, 1].copy_(T.tensor([1.0, 2.0, 3.0]))),
+    ("diagonal_fill_", lambda T, x: x.diagonal().fill_(0.0)),
+    ("narrow_mul_", lambda T, x: x.narrow(1, 1, 2).mul_(2)),
+    ("split_add_", lambda T, x: x.split(1, dim=1)[2].add_(5)),
+    ("unbind_sub_", lambda T, x: x.unbind(0)[1].sub_(1)),
+    ("chunk_div_", lambda T, x: x.chunk(3, 1)[0].div_(2)),
+    ("unfold_zero_", lambda T, x: x.unfold(1, 2, 2).zero_()),
+    ("slice_step_neg_", lambda T, x: x[:, ::2].neg_()),
+    ("ellipsis_none", lambda T, x: x[..., None][1].clamp_(max=0.0)),
+    ("expand_leading_view", lambda T, x: x[0].view(1, 3).mul_(0.0)),
+    ("movedim_iadd", lambda T, x: x.movedim(0, 1).__iadd__(T.ones(3, 2))),
+    ("mT_isub", lambda T, x: x.mT.__isub__(1)),
+    ("getitem_iadd", lambda T, x: x[0].__iadd__(2.0)),
+    ("reshape_view_", lambda T, x: x.reshape(3, 2).t_().mul_(3)),
+    ("detach_zero_", lambda T, x: x.detach().zero_()),
+    ("detach_view_", lambda T, x: x.detach()[1].fill_(4.0)),
+    ("data_mul_", lambda T, x: x.data.mul_(0.5)),
+    ("data_view_", lambda T, x: x.data[0, 0].fill_(9.0)),
+    ("contiguous_noop", lambda T, x: x.contiguous().add_(1)),
+    ("contiguous_copy", lambda T, x: x.t().contiguous().add_(1)),
+    ("reshape_copy", lambda T, x: x.t().reshape(6).add_(1)),
+    ("clone_", lambda T, x: x.clone().add_(1)),
+    ("adv_index_copy", lambda T, x: x[[0, 1]].add_(1)),
+    ("view_dtype", lambda T, x: x.view(T.int32)[0, 0].fill_(0)),
+    ("flatten_same", lambda T, x: x.flatten(0, 0).add_(1)),
+    ("iter_rows", lambda T, x: [row.mul_(2) for row in x]),
+]
+
+
+@pytest.mark.parametrize("fn", [w[1] for w in WRITES], ids=[w[0] for w in WRITES])
+def test_write_reaches_base(fn):
+    def f(T):
+        x = _x(T)
+        row = x[1]          # a live view of the base: must see every write
+        col = x.t()[2]
+        d = x.detach()      # an alias sharing the version counter
+        fn(T, x)
+        return x, row, col, d, x._version, row._version, d._version
+    same(f)
+
+
+def test_base_write_reaches_views():
+    def f(T):
+        x = _x(T)
+        v, w, s = x.view(3, 2), x[:, 1:], x.unbind(1)
+        x.add_(1)
+        x[0, 0] = -5.0
+        x.copy_(x * 2)
+        x.zero_() if False else x.mul_(0.5)
+        return v, w, s, x._version, v._version
+    same(f)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# version counters
+
+VERSIONS = [
+    ("add_", lambda T, x: x.add_(1)),
+    ("iadd_isub_imul", lambda T, x: [x.__iadd__(1), x.__isub__(2), x.__imul__(3), x.__itruediv__(2)]),
+    ("setitem_int", lambda T, x: x.__setitem__(0, 1.0)),
+    ("setitem_list", lambda T, x: x.__setitem__([0, 1], 1.0)),
+    ("setitem_mask", lambda T, x: x.__setitem__(x > 0, 1.0)),
+    ("setitem_mask_tensor", lambda T, x: x.__setitem__(T.tensor([True, False]), T.ones(3))),
+    ("getitem_iadd_setitem", lambda T, x: x[0].__iadd__(1)),
+    ("select_inplace_twice", lambda T, x: [x[:, 1].zero_(), x.view(6).add_(1)]),
+    ("copy_fill_zero", lambda T, x: [x.copy_(T.ones(2, 3)), x.fill_(2), x.zero_()]),
+    ("index_ops", lambda T, x: [x.index_put_((T.tensor([0]),), T.tensor(1.0), accumulate=True),
+                                x.scatter_(1, T.tensor([[0]]), 1.0), x.index_fill_(0, T.tensor([1]), 2.0),
+                                x.masked_fill_(x > 0, 3.0)]),
+    ("unsqueeze_", lambda T, x: x.unsqueeze_(0)),
+    ("t_then_add", lambda T, x: [x.t_(), x.add_(1)]),
+    ("clone_view", lambda T, x: [x.clone().add_(1), x.view(6)]),
+    ("detach_add", lambda T, x: x.detach().add_(1)),
+    ("data_add", lambda T, x: x.data.add_(1)),
+    ("no_grad_sub", lambda T, x: _no_grad(T, lambda: x.sub_(1))),
+    ("requires_grad_", lambda T, x: x.requires_grad_()),
+    ("out_kw", lambda T, x: T.add(x, 1, out=x)),
+]
+
+
+def _no_grad(T, fn):
+    with T.no_grad():
+        return fn()
+
+
+@pytest.mark.parametrize("fn", [v[1] for v in VERSIONS], ids=[v[0] for v in VERSIONS])
+def test_version_counter(fn):
+    def f(T):
+        x = _x(T)
+        v = x[0]
+        d = x.data
+        fn(T, x)
+        return x._version, v._version, d._version
+    same(f)
+
+
+def test_iadd_keeps_identity():
+    def f(T):
+        x = _x(T)
+        a = x
+        x += T.tensor(B)
+        x -= 1
+        x *= 2
+        x /= 4
+        i = T.arange(6).view(2, 3)
+        j = i
+        i //= 2
+        i %= 2
+        i <<= 1
+        i |= 1
+        return a is x, j is i, x, i, x._version, i._version
+    same(f)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# autograd through in-place ops on non-leaves and views
+
+GRAPHS = [
+    ("setitem_zero", lambda T, y, b: y.__setitem__(0, 0.0)),
+    ("view_mul_", lambda T, y, b: y[:, 0].mul_(3)),
+    ("mul_tensor", lambda T, y, b: y.mul_(b)),
+    ("mul_scalar", lambda T, y, b: y.mul_(2.5)),
+    ("iadd_view", lambda T, y, b: y.t()[1].__iadd__(b[0, :2])),
+    ("view_chain", lambda T, y, b: y.view(3, 2)[1:].view(-1).mul_(b.view(-1)[:4])),
+    ("setitem_value_grad", lambda T, y, b: y.__setitem__((slice(None), 1), b[:, 0] * 2)),
+    ("setitem_adv_value_grad", lambda T, y, b: y.__setitem__(([0, 1], [2, 0]), b[0, :2])),
+    ("setitem_mask", lambda T, y, b: y.__setitem__(b > 0, 0.0)),
+    ("setitem_mask_value", lambda T, y, b: y.__setitem__(b > 0, b[0, 0])),
+    ("copy_into_view", lambda T, y, b: y[1].copy_(b[0])),
+    ("fill_view", lambda T, y, b: y[0, 1:].fill_(1.5)),
+    ("zero_all", lambda T, y, b: y.zero_()),
+    ("exp_view", lambda T, y, b: y[0].exp_()),
+    ("sigmoid_", lambda T, y, b: y.sigmoid_()),
+    ("pow_view", lambda T, y, b: y[:, 2].pow_(2)),
+    ("clamp_", lambda T, y, b: y.clamp_(-0.5, 0.5)),
+    ("index_add_", lambda T, y, b: y.index_add_(1, T.tensor([0, 0, 2]), b)),
+    ("scatter_", lambda T, y, b: y.scatter_(1, T.tensor([[2], [0]]), b[:, :1])),
+    ("masked_fill_", lambda T, y, b: y.masked_fill_(b > 0.3, 2.0)),
+    ("masked_scatter_", lambda T, y, b: y.masked_scatter_(b > 0, b * 3)),
+    ("index_put_acc", lambda T, y, b: y.index_put_((T.tensor([0, 0]),), b[1:] * 1, accumulate=True)),
+    ("two_views", lambda T, y, b: [y[0].mul_(b[1]), y[:, 1].add_(b[0, 0])]),
+    ("inplace_then_view", lambda T, y, b: [y.add_(b), y[1].mul_(2)]),
+    ("unsqueeze_then_write", lambda T, y, b: [y.unsqueeze_(0), y[0, 1].mul_(b[0])]),
+    ("t_then_write", lambda T, y, b: [y.t_(), y[0].div_(b[1, 0] + 3)]),
+    ("detach_write", lambda T, y, b: y.detach()[0].zero_()),
+    ("data_write", lambda T, y, b: y.data.mul_(0.5)),
+    ("no_grad_write", lambda T, y, b: _no_grad(T, lambda: y[1].mul_(10))),
+    ("write_then_read_view", lambda T, y, b: y[0].mul_(y[1].sum())),
+]
+
+
+@pytest.mark.parametrize("fn", [g[1] for g in GRAPHS], ids=[g[0] for g in GRAPHS])
+def test_inplace_graph(fn):
+    def f(T):
+        x = T.tensor(A, requires_grad=True)
+        b = T.tensor(B, requires_grad=True)
+        y = x * 2
+        view = y[1]
+        fn(T, y, b)
+        out = (y * y).sum() + view.sum() * 3
+        gx, gb = T.autograd.grad(out, [x, b], allow_unused=True)
+        return y, view, gx, gb, y.requires_grad, y.is_leaf, view.requires_grad
+    same(f)
+
+
+def test_leaf_write_makes_graph():
+    def f(T):
+        x = T.zeros(2, 3)
+        w = T.tensor(A, requires_grad=True)
+        x[0] = w[1] * 2
+        v = x[1]
+        v.copy_(w[0])
+        names = type(x.grad_fn).__name__, x.is_leaf, x.requires_grad, v.requires_grad
+        (x * T.tensor(B)).sum().backward()
+        return names, w.grad, x._version
+    same(f)
+
+
+def test_view_of_leaf_then_base_requires_grad_write():
+    def f(T):
+        x = T.zeros(3)
+        v = x[1:]
+        w = T.tensor(A[0], requires_grad=True)
+        x.copy_(w)
+        (v * v).sum().backward()
+        return v, v.requires_grad, w.grad
+    same(f)
+
+
+def test_no_grad_update_of_leaf():
+    def f(T):
+        w = T.tensor(A, requires_grad=True)
+        (w * w).sum().backward()
+        with T.no_grad():
+            w -= 0.1 * w.grad
+            w[0] = 1.0
+            w.grad.zero_()
+        (w * 3).sum().backward()
+        return w, w.grad, w.is_leaf, w.requires_grad, w.grad_fn is None, w._version
+    same(f)
+
+
+def test_data_mul_keeps_grad_fn():
+    def f(T):
+        x = T.tensor(A, requires_grad=True)
+        y = x * 2
+        y.data.mul_(0.5)
+        w = T.tensor(B, requires_grad=True)
+        w.data.mul_(0.5)
+        (y * w).sum().backward()
+        return y, type(y.grad_fn).__name__, y._version, w, w._version, x.grad, w.grad
+    same(f)
+
+
+def test_detach_zero_changes_base():
+    def f(T):
+        x = T.tensor(A, requires_grad=True)
+        x.detach().zero_()
+        y = x * 2
+        y.detach()[0].fill_(3.0)
+        y.sum().backward()
+        return x, y, x._version, y._version, x.grad, type(y.grad_fn).__name__
+    same(f)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# refusals
+
+def _nl(T):
+    return T.tensor(A, requires_grad=True) * 1
+
+
+def _split_write(T):
+    return T.zeros(4, requires_grad=True).mul(2).split(2)[0].mul_(2)
+
+
+def _saved_then_modified(T, modify):
+    x = T.tensor(A, requires_grad=True)
+    y = x * 2
+    z = modify(T, y)
+    z.sum().backward()
+
+
+ERRORS = [
+    ("leaf", lambda T: T.ones(3, requires_grad=True).add_(1)),
+    ("leaf_setitem", lambda T: T.ones(3, requires_grad=True).__setitem__(0, 2.0)),
+    ("leaf_view", lambda T: T.ones(3, requires_grad=True)[0].add_(1)),
+    ("leaf_view_fn", lambda T: T.ones(2, 3, requires_grad=True).view(6).zero_()),
+    ("leaf_t_", lambda T: T.ones(2, 3, requires_grad=True).t_()),
+    ("leaf_iadd", lambda T: T.ones(3, requires_grad=True).__iadd__(1)),
+    ("split_output", _split_write),
+    ("unbind_output", lambda T: _nl(T).unbind(0)[1].mul_(2)),
+    ("chunk_output_view", lambda T: _nl(T).chunk(2, 1)[0][0].mul_(2)),
+    ("iter_rows", lambda T: [r.mul_(2) for r in _nl(T)]),
+    ("no_grad_view", lambda T: _nograd_view(T).mul_(2)),
+    ("expanded", lambda T: T.zeros(3).expand(2, 3).add_(1)),
+    ("expanded_setitem", lambda T: T.zeros(1, 3).expand(2, 3).__setitem__(0, 1.0)),
+    ("dtype_int_float", lambda T: T.ones(3, dtype=T.int64).add_(1.5)),
+    ("dtype_int_float_tensor", lambda T: T.ones(3, dtype=T.int64).mul_(T.ones(3))),
+    ("dtype_int_div", lambda T: T.ones(3, dtype=T.int64).div_(2)),
+    ("dtype_bool_add", lambda T: T.ones(3, dtype=T.bool).add_(1)),
+    ("dtype_float_complex", lambda T: T.ones(3).add_(1j)),
+    ("dtype_itruediv", lambda T: T.arange(3).__itruediv__(2)),
+    ("shape_broadcast_self", lambda T: T.ones(3).add_(T.ones(2, 3))),
+    ("shape_broadcast_self2", lambda T: T.ones(1, 3).mul_(T.ones(2, 3))),
+    ("shape_mismatch", lambda T: T.ones(2, 3).sub_(T.ones(4))),
+    ("saved_input", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.sin(), y))),
+    ("saved_output", lambda T: _saved_then_modified(T, lambda T, y: y.exp().add_(1))),
+    ("saved_view_input", lambda T: _saved_then_modified(T, lambda T, y: _mod(y[0].sin(), y))),
+    ("saved_base_via_view", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.sin(), y[1]))),
+    ("inplace_uses_own_view", lambda T: _saved_then_modified(T, lambda T, y: y.mul_(y[0]))),
+]
+
+
+def _mod(z, y):
+    y.add_(1)
+    return z
+
+
+def _nograd_view(T):
+    y = _nl(T)
+    with T.no_grad():
+        v = y[0:1]
+    return v
+
+
+@pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
+def test_inplace_error(name, fn):
+    # the saved-tensor message names nodes as PyTorch's internals do; the type and the rest are checked
+    same_error(fn, message=not name.startswith(("saved", "inplace_uses")))
+
+
+def test_saved_tensor_message_names_versions():
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*is at version 1; expected version 0"):
+        _saved_then_modified(torchish, lambda T, y: _mod(y.sin(), y))
+
+
+ALLOWED = [
+    ("split_no_grad", lambda T: T.zeros(4).split(2)[0].mul_(2)),
+    ("no_grad_leaf", lambda T: _no_grad(T, lambda: T.ones(3, requires_grad=True).add_(1))),
+    ("no_grad_leaf_view", lambda T: _no_grad(T, lambda: T.ones(3, requires_grad=True)[1:].mul_(3))),
+    ("detach_leaf", lambda T: T.ones(3, requires_grad=True).detach().add_(1)),
+    ("data_leaf", lambda T: T.ones(3, requires_grad=True).data[0].add_(1)),
+    ("float16_add_float32", lambda T: T.ones(3, dtype=T.float16).add_(T.ones(3))),
+    ("int_add_int", lambda T: T.ones(3, dtype=T.int32).add_(T.ones(3, dtype=T.int64))),
+    ("int_floordiv", lambda T: T.arange(5).__ifloordiv__(2)),
+    ("float_add_int", lambda T: T.ones(3).add_(T.arange(3))),
+    ("broadcast_other", lambda T: T.ones(2, 3).add_(T.arange(3.0))),
+    ("no_grad_view_in_no_grad", lambda T: _no_grad(T, lambda: _nograd_view(T).mul_(2))),
+]
+
+
+@pytest.mark.parametrize("fn", [a[1] for a in ALLOWED], ids=[a[0] for a in ALLOWED])
+def test_inplace_allowed(fn):
+    same(fn)

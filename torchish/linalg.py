@@ -1,0 +1,214 @@
+"""``torchish.linalg``: PyTorch's ``torch.linalg`` namespace, plus the older top-level spellings (``torch.det``,
+``torch.svd`` returning ``V``, ``torch.cholesky(upper=)``...) and their Tensor methods.
+
+The decompositions and solvers are registry ops (``torchish.ops.decomp``); the functions here compose them.
+
+Example:
+    >>> import torchish as torch
+    >>> A = torch.tensor([[4., 1.], [1., 3.]])
+    >>> torch.linalg.solve(A, torch.tensor([1., 2.]))
+    tensor([0.0909, 0.6364])
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from . import _dtype
+from ._tensor import Tensor
+from .ops import elementwise as _E, reduce as _R, shape as _S
+from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, cross, det,
+                         eig, eigh, eigvals, eigvalsh, inv, inv_ex, lstsq, lu, lu_factor, lu_factor_ex, lu_solve,
+                         matrix_exp, matrix_norm, matrix_rank, multi_dot, pinv, qr, slogdet, solve, solve_ex,
+                         solve_triangular, svd, svdvals)
+from .ops.decomp import cholesky as _cholesky, logdet as _logdet
+from .ops.linalg import matmul
+from .ops.registry import apply, defop
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot",
+           "vector_norm"]
+
+
+def cholesky(A, *, upper=False, out=None):
+    """The Cholesky factor ``L`` of Hermitian positive-definite matrices (``A = L L^H``); ``upper=True`` gives
+    ``L^H`` computed from the upper triangle."""
+    return _cholesky(A, upper=upper)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default); ``inf``/``-inf``: max/min of ``|x|``."""
+    if isinstance(ord, str):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
+    return _R.vector_norm(x, ord, dim, keepdim, dtype=dtype)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """A vector norm (1 dim, or a flattened tensor) or a matrix norm (2 dims, or a 2-D tensor with ``ord``)."""
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 1:
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if A.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.")
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number ``norm(A, p) * norm(inv(A), p)``; for ``p`` in (None, 2, -2) the ratio of extreme
+    singular values. Singular matrices give ``inf``."""
+    if p in (None, 2, -2):
+        _check_matrix(A, "linalg.cond", square=False)
+        s = svdvals(A)
+        hi, lo = s[..., 0], s[..., -1]
+        return _E.div(lo, hi) if p == -2 else _E.div(hi, lo)
+    _check_matrix(A, f"linalg.cond(ord={p})")
+    inverse, info = inv_ex(A)
+    res = _E.mul(matrix_norm(A, p), matrix_norm(inverse, p))
+    return _E.where(info > 0, math.inf, res)
+
+
+_EYE_LIKE = defop("matrix_power_zero", lambda a: _eye_like(a), grad_name="CopyBackwards")
+
+
+def _eye_like(a):
+    import jax.numpy as jnp
+    return jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+
+
+def matrix_power(A, n, *, out=None):
+    """``A`` multiplied by itself ``n`` times (``n = 0``: identity; ``n < 0``: powers of the inverse), by repeated
+    squaring as PyTorch does."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_matrix_power(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(A).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {A.shape[-2]} "
+                           f"by {A.shape[-1]} matrices")
+    if n == 0:
+        return apply(_EYE_LIKE, (A,))
+    if n < 0:
+        A, n = inv(A), -n
+    if n == 1:
+        return _E.clone(A)
+    z = result = None
+    while n > 0:
+        bit, n = n & 1, n >> 1
+        z = A if z is None else matmul(z, z)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """``sum(conj(x) * y, dim)`` with broadcasting."""
+    for name, t in (("x", x), ("y", y)):
+        if t.dtype.category < _dtype._FLOAT:
+            raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                               f"{_dtype.scalar_type_name(t.dtype)}")
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_dtype.scalar_type_name(x.dtype)} and y of type {_dtype.scalar_type_name(y.dtype)} "
+                           "instead")
+    if x.ndim == 1 and y.ndim == 1 and x.shape[0] != y.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to have "
+                           f"the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements respectively")
+    if x.is_complex():
+        x = _E.conj_physical(x)
+    return _R.sum(_E.mul(x, y), dim)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal of each matrix (a view)."""
+    return _S.diagonal(A, offset, dim1, dim2)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of ``A`` seen as a linear map from its first ``ind`` dims to the rest (shape reversed)."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    p, q = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if p != q:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {q} != {p}")
+    return _S.reshape(inv(_S.reshape(A, (p, q))), tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """``X`` with ``tensordot(A, X, X.ndim) = B``; ``dims`` of ``A`` are first moved to the end."""
+    if dims is not None:
+        dims = tuple(dims)
+        A = _S.movedim(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))
+    rest = tuple(A.shape[B.ndim:])
+    p, q = math.prod(A.shape[:B.ndim]), math.prod(rest)
+    if p != q:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {q} != {p}")
+    return _S.reshape(solve(_S.reshape(A, (p, q)), _S.reshape(B, (p,))), rest)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the older top-level spellings: torchish.det, torchish.svd (returns V), torchish.cholesky(upper=), ...
+
+
+def _inverse(input, *, out=None):
+    return inv(input)
+
+
+def _top_svd(input, some=True, compute_uv=True, *, out=None):
+    """``torch.svd``: ``U, S, V`` (not ``Vh``); ``compute_uv=False`` gives zero-filled ``U`` and ``V``."""
+    from .ops.creation import zeros
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch = tuple(input.shape[:-2])
+        return _RESULTS["svd"](zeros(batch + (m, m), dtype=input.dtype, device=input.device), svdvals(input),
+                               zeros(batch + (n, n), dtype=input.dtype, device=input.device))
+    U, S, Vh = svd(input, full_matrices=not some)
+    return _RESULTS["svd"](U, S, Vh.mH)
+
+
+def _top_qr(input, some=True, *, out=None):
+    if not some:
+        warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                      "release.", UserWarning, stacklevel=2)
+    return _RESULTS["qr"](*qr(input, "reduced" if some else "complete"))
+
+
+def _top_cholesky(input, upper=False, *, out=None):
+    return _cholesky(input, upper=upper, _legacy=True)
+
+
+def _pinverse(input, rcond=1e-15):
+    return pinv(input, rtol=rcond)
+
+
+def _top_slogdet(input):
+    return _RESULTS["slogdet"](*slogdet(input))
+
+
+def _top_cross(input, other, dim=None, *, out=None):
+    if dim is None:
+        shape = _S.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim else input.shape
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+    return cross(input, other, dim=dim)
+
+
+TOP_LEVEL = {"det": det, "inverse": _inverse, "logdet": _logdet, "slogdet": _top_slogdet, "svd": _top_svd,
+             "qr": _top_qr, "cholesky": _top_cholesky, "pinverse": _pinverse, "matrix_power": matrix_power,
+             "matrix_exp": matrix_exp, "cross": _top_cross}
+for _name, _fn in TOP_LEVEL.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn

@@ -1,0 +1,139 @@
+"""Modes and conversions for :class:`~torchish.nn.Module`: ``train``/``eval``, ``requires_grad_``, ``zero_grad``,
+``apply``, and ``to``/``float``/``double``/``half``/``cpu``/... which convert parameters IN PLACE (the Parameter
+objects keep their identity, so optimizers holding them keep working) and replace buffers, as PyTorch does."""
+from __future__ import annotations
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+
+
+class ConvertMixin:
+    """The mode and conversion half of :class:`~torchish.nn.Module`."""
+
+    def train(self, mode: bool = True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p._grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p._grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    def apply(self, fn):
+        """Call ``fn`` on every submodule (children first) and then on self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn, recurse=True):
+        """Convert every parameter (in place: the Parameter objects keep their identity), gradient and buffer."""
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with no_grad():
+                applied = fn(param)
+            _set_data(param, applied)
+            g = param._grad
+            if g is not None:
+                with no_grad():
+                    g_applied = fn(g)
+                _set_data(g, g_applied)
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args, **kwargs):
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: floating-point parameters and
+        buffers take the dtype; everything moves to the device."""
+        from .. import _dtype
+        from ..ops.convert import _parse_to
+        dtype, device, _ = _parse_to(args, dict(kwargs))
+        if dtype is not None:
+            dtype = _dtype.as_dtype(dtype)
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                                f"dtype={dtype}")
+            if dtype.is_complex:
+                import warnings
+                warnings.warn("Complex modules are a new feature under active development whose design may change, "
+                              "and some modules might not work as expected when using complex tensors as parameters "
+                              "or buffers.", stacklevel=2)
+
+        def convert(t):
+            cast = dtype if (t.is_floating_point() or t.is_complex()) else None
+            return t.to(device, cast)
+
+        return self._apply(convert)
+
+    def _cast_floats(self, dt):
+        return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
+
+    def float(self):
+        from .. import _dtype
+        return self._cast_floats(_dtype.float32)
+
+    def double(self):
+        from .. import _dtype
+        return self._cast_floats(_dtype.float64)
+
+    def half(self):
+        from .. import _dtype
+        return self._cast_floats(_dtype.float16)
+
+    def bfloat16(self):
+        from .. import _dtype
+        return self._cast_floats(_dtype.bfloat16)
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.type(dst_type))
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None):
+        return self._apply(lambda t: t.cuda(device))
+
+    def to_empty(self, *, device=None, recurse: bool = True):
+        from ..ops.creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def share_memory(self):
+        """A no-op: JAX arrays are immutable and shared between threads already."""
+        return self
+
+
+def _set_data(t: Tensor, new: Tensor) -> None:
+    """``t.data = new`` keeping ``t``'s identity; a dtype/shape change drops the cached gradient sink."""
+    if new is t:
+        return
+    changed = new._d.dtype != t._d.dtype or new._d.shape != t._d.shape
+    t.data = new
+    if changed:
+        t._acc = None
+

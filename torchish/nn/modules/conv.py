@@ -1,0 +1,221 @@
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d with PyTorch's parameters, initialisation and repr.
+
+A convolution, its padding (``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``) and its bias run as one
+registry op (see ``torchish/nn/_functional/conv.py``).
+"""
+from __future__ import annotations
+
+import math
+
+from ...ops.creation import empty
+from .. import init
+from .._functional.conv import conv_transposed, convolution, ntuple, same_padding
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _tuple(value, n):
+    t = ntuple(value, n)
+    return t * n if len(t) == 1 and n > 1 else t
+
+
+class _ConvNd(Module):
+    """What Conv and ConvTranspose layers share: argument checks, parameters, initialisation and repr."""
+
+    __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding", "in_channels",
+                     "out_channels", "kernel_size"]
+    _nd = 0
+    _transposed = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
+                 output_padding, groups, bias, padding_mode, device=None, dtype=None):
+        super().__init__()
+        nd = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        kernel_size, stride, dilation = _tuple(kernel_size, nd), _tuple(stride, nd), _tuple(dilation, nd)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        else:
+            padding = _tuple(padding, nd)
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {{'zeros', 'reflect', 'replicate', 'circular'}}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.transposed = transposed
+        self.output_padding = _tuple(output_padding, nd)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        if padding == "same":
+            pairs = same_padding(kernel_size, dilation)
+        elif padding == "valid":
+            pairs = ((0, 0),) * nd
+        else:
+            pairs = tuple((p, p) for p in padding)
+        self._reversed_padding_repeated_twice = [v for lo_hi in reversed(pairs) for v in lo_hi]
+        if transposed:
+            shape = (in_channels, out_channels // groups) + kernel_size
+        else:
+            shape = (out_channels, in_channels // groups) + kernel_size
+        self.weight = Parameter(empty(shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._nd:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if not hasattr(self, "padding_mode"):
+            self.padding_mode = "zeros"
+
+
+class _Conv(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
+                         padding_mode, device, dtype)
+
+    def _conv_forward(self, input, weight, bias):
+        return convolution(f"conv{self._nd}d", input, weight, bias, self.stride, self.padding, self.dilation,
+                           self.groups, self._nd, pad_mode=self.padding_mode)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_Conv):
+    """1-D convolution over ``(N, C_in, L)`` inputs; ``weight`` is ``(C_out, C_in/groups, k)``.
+
+    Example::
+
+        >>> torchish.nn.Conv1d(2, 4, 3, padding="same")(torchish.ones(1, 2, 5)).shape
+        torch.Size([1, 4, 5])
+    """
+
+    _nd = 1
+
+
+class Conv2d(_Conv):
+    """2-D convolution over ``(N, C_in, H, W)`` inputs; ``weight`` is ``(C_out, C_in/groups, kH, kW)``.
+
+    Example::
+
+        >>> torchish.nn.Conv2d(3, 8, 3, stride=2, padding=1)(torchish.ones(1, 3, 8, 8)).shape
+        torch.Size([1, 8, 4, 4])
+    """
+
+    _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-D convolution over ``(N, C_in, D, H, W)`` inputs."""
+
+    _nd = 3
+
+
+class _ConvTranspose(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
+                         groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None):
+        """The output padding that makes the output ``output_size`` (PyTorch's rule and errors)."""
+        if output_size is None:
+            return self.output_padding
+        nd = num_spatial_dims
+        has_batch = input.dim() == nd + 2
+        lead = 2 if has_batch else 1
+        size = [int(s) for s in output_size]
+        if len(size) == nd + lead:
+            size = size[lead:]
+        if len(size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
+                             f"{nd + lead} elements (got {len(output_size)})")
+        mins, maxs = [], []
+        for d in range(nd):
+            dil = dilation[d] if dilation is not None else 1
+            lo = (input.size(d + lead) - 1) * stride[d] - 2 * padding[d] + dil * (kernel_size[d] - 1) + 1
+            mins.append(lo)
+            maxs.append(lo + stride[d] - 1)
+        for d in range(nd):
+            if size[d] < mins[d] or size[d] > maxs[d]:
+                raise ValueError(f"requested an output size of {size}, but valid sizes range from {mins} to {maxs} "
+                                 f"(for an input of {input.size()[lead:]})")
+        return tuple(size[d] - mins[d] for d in range(nd))
+
+    def forward(self, input, output_size=None):
+        nd = self._nd
+        if isinstance(self.padding, str):
+            raise ValueError(f"padding='{self.padding}' is not supported for ConvTranspose{nd}d")
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, nd,
+                                              self.dilation)
+        return conv_transposed(f"conv_transpose{nd}d", input, self.weight, self.bias, self.stride, self.padding,
+                               output_padding, self.groups, self.dilation, nd)
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """1-D transposed convolution; ``weight`` is ``(C_in, C_out/groups, k)``.
+
+    Example::
+
+        >>> torchish.nn.ConvTranspose1d(2, 4, 3, stride=2)(torchish.ones(1, 2, 5)).shape
+        torch.Size([1, 4, 11])
+    """
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """2-D transposed convolution; ``forward(input, output_size=None)`` picks the output padding for a size."""
+
+    _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution."""
+
+    _nd = 3

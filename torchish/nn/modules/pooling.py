@@ -1,0 +1,270 @@
+"""Pooling layers: max, average, adaptive, LP pooling and max-unpooling in 1, 2 and 3 dimensions."""
+from __future__ import annotations
+
+from .._functional import pooling as P
+from .._functional.conv import ntuple
+from ..module import Module
+
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+
+
+def _tuple(value, n):
+    t = ntuple(value, n)
+    return t * n if len(t) == 1 and n > 1 else t
+
+
+class _MaxPoolNd(Module):
+    __constants__ = ["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"]
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return P._max_pool(self._nd, input, self.kernel_size, self.stride, self.padding, self.dilation,
+                           self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    """1-D max pooling over ``(N, C, L)``; ``return_indices=True`` also returns the argmax positions."""
+
+    _nd = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """2-D max pooling over ``(N, C, H, W)``.
+
+    Example::
+
+        >>> out, idx = torchish.nn.MaxPool2d(2, return_indices=True)(torchish.ones(1, 1, 4, 4))
+        >>> out.shape, idx.dtype
+        (torch.Size([1, 1, 2, 2]), torch.int64)
+    """
+
+    _nd = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over ``(N, C, D, H, W)``."""
+
+    _nd = 3
+
+
+class _AvgPoolNd(Module):
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return P._avg_pool(self._nd, input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                           self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """1-D average pooling over ``(N, C, L)``."""
+
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+    _nd = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        Module.__init__(self)
+        self.kernel_size = _tuple(kernel_size, 1)
+        self.stride = _tuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _tuple(padding, 1)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return P._avg_pool(1, input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                           self.count_include_pad, None)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """2-D average pooling over ``(N, C, H, W)``.
+
+    Example::
+
+        >>> torchish.nn.AvgPool2d(3, stride=2, padding=1)(torchish.ones(1, 1, 5, 5)).shape
+        torch.Size([1, 1, 3, 3])
+    """
+
+    _nd = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """3-D average pooling over ``(N, C, D, H, W)``."""
+
+    _nd = 3
+
+
+class _AdaptivePoolNd(Module):
+    __constants__ = ["output_size"]
+    _nd = 0
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
+    def forward(self, input):
+        return P._adaptive_avg(self._nd, input, self.output_size)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed output length, whatever the input length."""
+
+    _nd = 1
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed ``(H_out, W_out)`` (``None`` keeps that input size).
+
+    Example::
+
+        >>> torchish.nn.AdaptiveAvgPool2d((1, 1))(torchish.ones(2, 3, 7, 5)).shape
+        torch.Size([2, 3, 1, 1])
+    """
+
+    _nd = 2
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed ``(D_out, H_out, W_out)``."""
+
+    _nd = 3
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
+    __constants__ = ["output_size", "return_indices"]
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return P._adaptive_max(self._nd, input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed output length."""
+
+    _nd = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed ``(H_out, W_out)``."""
+
+    _nd = 2
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed ``(D_out, H_out, W_out)``."""
+
+    _nd = 3
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        nd = self._nd
+        self.kernel_size = _tuple(kernel_size, nd)
+        self.stride = _tuple(stride if stride is not None else kernel_size, nd)
+        self.padding = _tuple(padding, nd)
+
+    def forward(self, input, indices, output_size=None):
+        return P._max_unpool(self._nd, input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool1d`: values go back to their argmax positions, zeros elsewhere."""
+
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool2d`.
+
+    Example::
+
+        >>> pool, unpool = torchish.nn.MaxPool2d(2, return_indices=True), torchish.nn.MaxUnpool2d(2)
+        >>> unpool(*pool(torchish.ones(1, 1, 4, 4))).shape
+        torch.Size([1, 1, 4, 4])
+    """
+
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool3d`."""
+
+    _nd = 3
+
+
+class _LPPoolNd(Module):
+    __constants__ = ["norm_type", "kernel_size", "stride", "ceil_mode"]
+    _nd = 0
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return P._lp_pool(self._nd, input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """``(sum over each window of x**p) ** (1/p)`` over ``(N, C, L)``."""
+
+    _nd = 1
+
+
+class LPPool2d(_LPPoolNd):
+    """2-D power-average pooling."""
+
+    _nd = 2
+
+
+class LPPool3d(_LPPoolNd):
+    """3-D power-average pooling."""
+
+    _nd = 3

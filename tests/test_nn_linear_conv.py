@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from module_oracle import check_module
+from layer_oracle import check_module
 from oracle import arr, check, check_raises, torch, torchish
 
 F = torchish.nn.functional
@@ -122,7 +122,7 @@ def test_conv_transpose(make, shape, kwargs):
     (lambda T, x, w: T.nn.functional.conv1d(x[0, :, :, 0], w[:, :, :, 0], stride=2, padding=1), (3, 2, 2, 2)),
     (lambda T, x, w: T.nn.functional.conv2d(x, w, None, 1, "same", 2), (3, 2, 2, 2)),
     (lambda T, x, w: T.nn.functional.conv_transpose2d(x, w, None, 2, 1, 1, 1, 1), (2, 3, 3, 3)),
-    (lambda T, x, w: T.nn.functional.conv_transpose1d(x[0], w[:, :, 0], stride=2), (2, 3, 3, 3)),
+    (lambda T, x, w: T.nn.functional.conv_transpose1d(x[:, :, :, 0], w[:, :, 0], stride=2), (2, 3, 3, 3)),
     (lambda T, x, w: T.nn.functional.conv3d(x[None], w[:, :, None], padding=(1, 0, 1)), (3, 2, 2, 2)),
     (lambda T, x, w: T.nn.functional.conv_transpose3d(x[None], w[:, :, None], stride=(1, 2, 2)), (2, 3, 2, 2)),
 ])

@@ -50,7 +50,7 @@ POINTWISE = {
     "bce_logits": (lambda T, r, x, y: F(T).binary_cross_entropy_with_logits(x, y, reduction=r),
                    [arr(3, 4, lo=-30, hi=30), probs(3, 4, seed=1)]),
     "bce_logits_weights": (lambda T, r, x, y, w, pw: F(T).binary_cross_entropy_with_logits(
-        x, y, w, reduction=r, pos_weight=pw), [arr(3, 4, lo=-3, hi=3), probs(3, 4, seed=1), probs(3, 1, seed=2),
+        x, y, w.detach(), reduction=r, pos_weight=pw.detach()), [arr(3, 4, lo=-3, hi=3), probs(3, 4, seed=1), probs(3, 1, seed=2),
                                                probs(4, seed=3)]),
     "kl_div": (lambda T, r, x, y: F(T).kl_div(x, y, reduction=r), [arr(3, 4, lo=-3, hi=0), probs(3, 4, seed=1)]),
     "kl_div_log_target": (lambda T, r, x, y: F(T).kl_div(x, y, reduction=r, log_target=True),
@@ -98,8 +98,14 @@ POINTWISE = {
 }
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("name", sorted(POINTWISE))
+# losses whose reductions are more than a plain mean/sum of the elementwise loss (or reshape it) run all three
+ALL_REDUCTIONS = {"mse_weight", "l1_weight", "huber_weight", "bce_weight", "kl_div", "multi_margin_1d",
+                  "multi_margin_p2_weight", "multilabel_margin", "multilabel_margin_1d", "cosine_embedding_1d",
+                  "multilabel_soft_margin", "triplet_distance"}
+LOSS_CASES = [(n, r) for n in sorted(POINTWISE) for r in (REDUCTIONS if n in ALL_REDUCTIONS else ["none"])]
+
+
+@pytest.mark.parametrize("name,reduction", LOSS_CASES)
 def test_loss(name, reduction):
     fn, inputs = POINTWISE[name]
     check(lambda T, *xs: fn(T, reduction, *xs), inputs)
@@ -171,8 +177,12 @@ CLASS = {
 }
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("name", sorted(CLASS))
+CLASS_CASES = [(n, "mean") for n in sorted(CLASS)] + [
+    (n, r) for n in ("weight", "ignore_weight", "extra_dims_weight_ignore", "smoothing_weight_ignore_dims",
+                     "smoothing_unbatched") for r in ("none", "sum")]
+
+
+@pytest.mark.parametrize("name,reduction", CLASS_CASES)
 def test_cross_entropy_class_indices(name, reduction):
     kw, shape, target = CLASS[name]
 
@@ -182,9 +192,12 @@ def test_cross_entropy_class_indices(name, reduction):
     check(fn, [arr(*shape, lo=-2, hi=2), target])
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("name", ["plain", "weight", "ignore_weight", "all_ignored", "extra_dims_weight_ignore",
-                                  "unbatched", "ignore_out_of_range"])
+NLL_CASES = [(n, "mean") for n in ("plain", "weight", "ignore_weight", "all_ignored", "extra_dims_weight_ignore",
+                                   "unbatched", "ignore_out_of_range")] + [
+    (n, r) for n in ("ignore_weight", "extra_dims_weight_ignore") for r in ("none", "sum")]
+
+
+@pytest.mark.parametrize("name,reduction", NLL_CASES)
 def test_nll_loss(name, reduction):
     kw, shape, target = CLASS[name]
 
@@ -203,8 +216,11 @@ PROB = {
 }
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("name", sorted(PROB))
+PROB_CASES = [(n, "mean") for n in sorted(PROB)] + [(n, r) for n in ("weight", "weight_smoothing_dims")
+                                                    for r in ("none", "sum")]
+
+
+@pytest.mark.parametrize("name,reduction", PROB_CASES)
 def test_cross_entropy_probabilities(name, reduction):
     kw, shape = PROB[name]
 
@@ -389,6 +405,13 @@ ERRORS = {
     "ctc_blank": lambda T: F(T).ctc_loss(T.zeros(6, 2, 4), T.tensor(PADDED), [6, 5], [3, 2], blank=4),
     "ctc_1d_log_probs": lambda T: F(T).ctc_loss(T.zeros(6), T.tensor([1]), [6], [1]),
     "ctc_int_log_probs": lambda T: F(T).ctc_loss(T.zeros(6, 2, 4, dtype=T.int64), T.tensor(PADDED), [6, 5], [3, 2]),
+    "bce_weight_requires_grad": lambda T: F(T).binary_cross_entropy(T.full((2,), 0.5, requires_grad=True), T.ones(2),
+                                                                    T.ones(2, requires_grad=True)),
+    "bce_logits_pos_weight_requires_grad": lambda T: F(T).binary_cross_entropy_with_logits(
+        T.ones(2), T.ones(2), pos_weight=T.ones(2, requires_grad=True)),
+    "nll_weight_requires_grad": lambda T: F(T).cross_entropy(T.zeros(3, 4), T.tensor([0, 1, 1]),
+                                                             T.ones(4, requires_grad=True)),
+    "soft_margin_target_requires_grad": lambda T: F(T).soft_margin_loss(T.ones(2), T.ones(2, requires_grad=True)),
     "ctc_reduction": lambda T: F(T).ctc_loss(T.zeros(6, 2, 4), T.tensor(PADDED), [6, 5], [3, 2], reduction="x"),
 }
 

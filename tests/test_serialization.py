@@ -405,6 +405,7 @@ def test_safetensors_interop_with_reference_implementation(tmp_path):
 
 
 @needs_torch
+@pytest.mark.slow
 def test_real_layers_checkpoint_from_torch():
     """A PyTorch model with real layers (conv, batch norm with its running statistics, linear) saved by torch.save
     loads into the same torchish model and gives the same outputs; a torchish round trip keeps them."""

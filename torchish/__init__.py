@@ -31,6 +31,7 @@ from .ops.index import *  # noqa: E402,F401,F403
 from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
+from .ops.sort import *  # noqa: E402,F401,F403
 from .compile import compile as compile  # noqa: E402,A004
 from ._config import config as config  # noqa: E402
 from ._dtype import result_type as result_type  # noqa: E402
@@ -39,6 +40,7 @@ from ._tensor_str import (set_printoptions as set_printoptions, get_printoptions
 from . import cuda as cuda  # noqa: E402
 from . import linalg as linalg  # noqa: E402
 from . import random as random  # noqa: E402
+from . import special as special  # noqa: E402
 globals().update(linalg.TOP_LEVEL)  # torch.det, torch.svd, torch.cholesky, ... (the older top-level spellings)
 
 globals().update(_ALIASES)  # torch.float, torch.long, torch.half, ...

@@ -238,9 +238,9 @@ def _propagate(op, args, st, cdt, res):
     if not any(mask):
         return
     jop = jvp_op(op, st, cdt, mask)
-    from ..ops.registry import apply
+    from ..ops.registry import apply, drop_unused
     with suspended():
-        touts = apply(jop, tuple(args) + tuple(t for t, m in zip(tans, mask) if m))
+        touts = apply(jop, drop_unused(jop, tuple(args) + tuple(t for t, m in zip(tans, mask) if m)))
     outs = res if isinstance(res, tuple) else (res,)
     touts = touts if isinstance(touts, tuple) else (touts,)
     for o, t in zip(outs, touts):

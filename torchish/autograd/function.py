@@ -283,9 +283,6 @@ class DelayedError(Node):
         super().__init__(tuple(None for _ in range(n)), (), saves=False)
         self.msg = msg
 
-    def name(self):
-        return "Error"
-
     def apply_grads(self, grads, create_graph):
         raise RuntimeError(self.msg)
 
@@ -301,8 +298,8 @@ def once_differentiable(fn):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
-        node = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
-                            len(outs))
+        node = node_class(DelayedError, "Error")(
+            "trying to differentiate twice a function that was marked with @once_differentiable", len(outs))
         node.out_meta = tuple((o._d.shape, o._d.dtype) if isinstance(o, Tensor) else None for o in outs)
         res = tuple(Tensor._make(o._d, True, node, i) if isinstance(o, Tensor) else o for i, o in enumerate(outs))
         return res[0] if single else res

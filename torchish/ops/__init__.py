@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from . import registry, inplace, convert, elementwise, reduce, shape, index, creation, random, linalg
+from . import sort
 
-FAMILIES = (convert, elementwise, reduce, shape, index, creation, random, linalg)
+FAMILIES = (convert, elementwise, reduce, shape, index, creation, random, linalg, sort)
 
 
 def _install():

@@ -546,11 +546,16 @@ def _lu_fwd(A):
     k = min(m, n)
     L = jnp.tril(lu[..., :, :k], -1) + jnp.eye(m, k, dtype=A.dtype)
     U = jnp.triu(lu[..., :k, :])
-    P = _mT(jax.nn.one_hot(perm, m, dtype=A.dtype))  # A = P L U
-    return P, L, U
+    return L, U
+
+
+def _lu_perm_fwd(A):
+    perm = jax.lax.linalg.lu(A)[2]
+    return _mT(jax.nn.one_hot(perm, A.shape[-2], dtype=A.dtype))  # A = P L U
 
 
 _LU = defop("linalg_lu", _lu_fwd, grad_name="LinalgLuBackward0")
+_LU_P = defop("linalg_lu_p", _lu_perm_fwd, differentiable=False)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
@@ -585,7 +590,7 @@ def lu(A, *, pivot=True, out=None):
     check_matrix(A, "linalg.lu", square=False)
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
-    return RESULTS["linalg_lu"](*apply(_LU, (A,)))
+    return RESULTS["linalg_lu"](apply(_LU_P, (A,)), *apply(_LU, (A,)))
 
 
 def _lu_solve_fwd(LU, pivots, B, *, left, adjoint):

@@ -221,7 +221,7 @@ _unary("erf", jss.erf)
 _unary("erfc", jss.erfc)
 _unary("erfinv", jss.erfinv)
 _unary("lgamma", jss.gammaln)
-_unary("digamma", lambda x: jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x), jss.digamma(x)))
+_unary("digamma", lambda x: _digamma(x))
 _unary("i0", jss.i0)
 _unary("sinc", jnp.sinc)
 _unary("reciprocal", lambda x: 1 / x, _vjp_out(lambda g, y: -g * y * y))
@@ -342,6 +342,65 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 
 _public("nan_to_num", nan_to_num, inplace=True)
+
+
+# special functions with an order argument: polygamma(n, x), mvlgamma(x, p)
+
+def _digamma(x):
+    """digamma with PyTorch's poles: -inf at +0, +inf at -0."""
+    return jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x), jss.digamma(x))
+
+
+def _polygamma_fwd(x, *, n):
+    return _digamma(x) if n == 0 else jss.polygamma(n, x)
+
+
+_POLYGAMMA = defop("polygamma", _polygamma_fwd, promote="float",
+                   vjp=lambda g, x, out, n: g * jss.polygamma(n + 1, x))
+
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of the digamma function."""
+    require_tensor(input, "polygamma", 2)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _out(apply(_POLYGAMMA, (input,), n=int(n)), out, "polygamma")
+
+
+def _mvlgamma_fwd(x, *, p):
+    j = jnp.arange(p, dtype=x.dtype) / 2
+    return jnp.sum(jss.gammaln(x[..., None] - j), axis=-1) + jnp.asarray(p * (p - 1) / 4 * math.log(math.pi),
+                                                                           x.dtype)
+
+
+_MVLGAMMA = defop("mvlgamma", _mvlgamma_fwd, promote="float")
+_ALL_GREATER = jax.jit(lambda x, v: jnp.all(x > v))
+
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension ``p``."""
+    require_tensor(input, "mvlgamma")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    d = input._d
+    if not tracing.active() and not isinstance(d, jax.core.Tracer) and d.size and not bool(
+            _ALL_GREATER(d, (p - 1) / 2)):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    return _out(apply(_MVLGAMMA, (input,), p=int(p)), out, "mvlgamma")
+
+
+_public("polygamma", polygamma, method=False)
+_public("mvlgamma", mvlgamma, inplace=True)
+METHODS["polygamma"] = lambda self, n: polygamma(n, self)
+
+
+def _polygamma_(self, n):
+    from .inplace import assign
+    self._check_inplace()
+    return assign(self, polygamma(n, self))
+
+
+METHODS["polygamma_"] = _polygamma_
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -497,6 +556,18 @@ _binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY, numbers="none",
 _binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", grad_name="MulBackward0", numbers="none")
 _binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 _binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
+
+
+def _igamma_vjp(sign):
+    """PyTorch differentiates the regularized incomplete gamma functions in ``x`` only (``a`` gets zeros)."""
+    def vjp(g, a, x, out):
+        d = jnp.exp((a - 1) * jnp.log(x) - x - jss.gammaln(a))
+        return jnp.zeros(jnp.shape(a), g.dtype), sign * g * d
+    return vjp
+
+
+_binary("igamma", jss.gammainc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp(1))
+_binary("igammac", jss.gammaincc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp(-1))
 _public("multiply", globals()["mul"], inplace=True)
 
 _REMAINDER = OPS["remainder"] = defop("remainder", _remainder_fwd, promote="same",
@@ -797,7 +868,6 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 _public("equal", equal)
 _public("isclose", isclose)
 _public("allclose", allclose)
-_public("result_type", result_type, method=False)
 
 
 # ----------------------------------------------------------------------------------------------------------------

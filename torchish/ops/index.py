@@ -107,22 +107,21 @@ def parse_index(x: Tensor, index, tensor_ints=True):
     nd = x.ndim
     if nd == 0 and len(items) == 1:
         it = items[0]
-        if _is_int(it) or (_int_scalar_tensor(it) and tensor_ints):
+        if _is_int(it):
             raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
                              "in C++ to convert a 0-dim tensor to a number")
         if isinstance(it, slice):
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if consumed > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd}")
-    if sum(1 for it in items if it is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     template, arrays = [], []
     dim = 0
     shape = x.shape
     for pos, it in enumerate(items):
-        if it is Ellipsis:
-            template.extend(("s", 0, shape[dim + j], 1) for j in range(nd - consumed))
-            dim += nd - consumed
+        if it is Ellipsis:  # every ellipsis spans the unindexed dims (PyTorch accepts more than one)
+            n = min(nd - consumed, nd - dim)
+            template.extend(("s", 0, shape[dim + j], 1) for j in range(n))
+            dim += n
         elif it is None:
             template.append(("n",))
         elif isinstance(it, (bool, np.bool_)) or (isinstance(it, Tensor) and it.ndim == 0 and
@@ -309,11 +308,11 @@ def _lead_ones(shape):
     return n
 
 
-_COPY_SLICES = defop("copy_slices", _index_put_fwd, grad_name="CopySlices")
-_INDEX_PUT = defop("index_put", _index_put_fwd, grad_name="IndexPutBackward0")
+# writes are linear in (self, value): their backward needs no saved values (PyTorch saves only the indices)
+_INDEX_PUT = defop("index_put", _index_put_fwd, linear=True, grad_name="IndexPutBackward0")
 _MASKED_SET = defop("masked_set", lambda x, mask, value: jnp.where(
     mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim)), jnp.asarray(value).astype(x.dtype), x),
-    grad_name="IndexPutBackward0")
+    linear=True, grad_name="IndexPutBackward0")
 
 
 def _value_tensor(self, value):
@@ -339,7 +338,7 @@ def _c_name(dt):
 
 def setitem(self, index, value):
     value = _value_tensor(self, value)
-    self._check_inplace()
+    _check_setitem(self, index)
     # a boolean mask over the leading dims with a scalar value: a `where`, which also works inside torchish.compile
     if isinstance(index, Tensor) and index._d.dtype == np.bool_ and index.ndim >= 1 and \
             tuple(index.shape) == tuple(self.shape[:index.ndim]) and \
@@ -348,34 +347,59 @@ def setitem(self, index, value):
             self._assign(apply(_MASKED_SET, (self, index, value)))
         return
     template, arrays = parse_index(self, index)
-    advanced = bool(arrays) or any(t[0] == "b" for t in template)
+    if not arrays and not any(t[0] == "b" for t in template):
+        return _set_basic(self, template, value)
     shape = tuple(_sel_shape(tuple(self.shape), [a._d for a in arrays], template))
     if isinstance(value, Tensor):
         vshape = tuple(value.shape)
-        stripped = vshape[_lead_ones(vshape):]
-        if advanced:
-            if value.dtype != self.dtype and value.ndim:
-                raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                                   f"{_dtype.scalar_type_name(self.dtype)} for the destination and "
-                                   f"{_dtype.scalar_type_name(value.dtype)} for the source.")
-            try:
-                ok = tuple(np.broadcast_shapes(stripped, shape)) == shape
-            except ValueError:
-                ok = False
-            if not ok:
-                raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to "
-                                   f"indexing result of shape {list(shape)}")
-        else:
-            from .shape import expand_shape
-            expand_shape(stripped, shape, value.dtype)
-            if value.dtype != self.dtype:
-                _warn_complex(value, self)
+        if value.dtype != self.dtype and value.ndim:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_dtype.scalar_type_name(self.dtype)} for the destination and "
+                               f"{_dtype.scalar_type_name(value.dtype)} for the source.")
+        try:
+            ok = tuple(np.broadcast_shapes(vshape[_lead_ones(vshape):], shape)) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to "
+                               f"indexing result of shape {list(shape)}")
         if value.dtype != self.dtype:
             from .convert import to_dtype
             value = to_dtype(value, self.dtype)
-    op = _INDEX_PUT if advanced else _COPY_SLICES
     with write_scope(self):
-        self._assign(apply(op, (self, value, *arrays), template=template, accumulate=False))
+        self._assign(apply(_INDEX_PUT, (self, value, *arrays), template=template, accumulate=False))
+
+
+def _set_basic(self, template, value):
+    """Basic indexing: PyTorch copies the value into the view ``self[index]`` (CopySlices on the base)."""
+    from .inplace import assign
+    view = apply(_basic_op(template, False, _full_flags(self, template)), (self,), template=template)
+    if isinstance(value, Tensor):
+        vshape = tuple(value.shape)
+        stripped = vshape[_lead_ones(vshape):]
+        from .shape import expand_shape, reshape
+        expand_shape(stripped, tuple(view.shape), value.dtype)
+        if value.dtype != self.dtype:
+            _warn_complex(value, self)
+            from .convert import to_dtype
+            value = to_dtype(value, self.dtype)
+        r = reshape(value, stripped) if stripped != vshape else value
+    else:
+        r = Tensor._make(jnp.asarray(value).astype(self._d.dtype))
+    assign(view, r)
+
+
+def _check_setitem(self, index):
+    """``x[i] = v`` writes into the view ``x[i]`` when the index is basic: PyTorch then names the view."""
+    from ..autograd.grad_mode import STATE
+    if STATE.grad_enabled and self._view is None and self._grad_fn is None and self._rg:
+        items = index if isinstance(index, tuple) else (index,)
+        basic = all(it is None or it is Ellipsis or isinstance(it, (int, np.integer, slice)) and
+                    not isinstance(it, bool) for it in items)
+        if basic and any(it is not Ellipsis for it in items):
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+    self._check_inplace()
 
 
 def _warn_complex(value, self):
@@ -383,9 +407,9 @@ def _warn_complex(value, self):
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
 
 
-def index_put(input, indices, values, accumulate=False):
+def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
     if not isinstance(values, Tensor):
-        raise TypeError(f"index_put(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+        raise TypeError(f"{_name}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     indices = tuple(indices)
     for i, t in enumerate(indices):
         if not isinstance(t, Tensor):
@@ -410,7 +434,7 @@ def index_put(input, indices, values, accumulate=False):
 def _index_put_(self, indices, values, accumulate=False):
     self._check_inplace()
     with write_scope(self):
-        return self._assign(index_put(self, indices, values, accumulate))
+        return self._assign(index_put(self, indices, values, accumulate, _name="index_put_"))
 
 
 def _iter(self):
@@ -616,7 +640,7 @@ def take(input, index, *, out=None):
 # scatter / scatter_add / scatter_reduce
 
 _REDUCE_NAMES = {"sum": "add", "add": "add", "prod": "multiply", "multiply": "multiply", "amax": "max",
-                 "amin": "min", "mean": "mean"}
+                 "amin": "min", "max": "max", "min": "min", "mean": "mean"}
 
 
 def _scatter_fwd(x, index, src, *, axis, reduce, include_self):
@@ -676,27 +700,29 @@ def _scatter_reduce_vjp(g, x, index, src, *, out, axis, reduce, include_self):
         zeros = jnp.zeros(x1.shape, jnp.int32).at[idx].add(zero_s.astype(jnp.int32)) + \
             ((x1 == 0) & include_self).astype(jnp.int32)
         prod_nz = jnp.where((x1 == 0) & include_self, 1, base).at[idx].multiply(nz_s)
-        gx_val = jnp.where(zeros == 0, prod_nz / jnp.where(x1 == 0, 1, x1), jnp.where(zeros == 1, prod_nz, 0))
+        gx_val = jnp.where(zeros == 0, prod_nz / jnp.where(x1 == 0, 1, x1),
+                           jnp.where((zeros == 1) & (x1 == 0), prod_nz, 0))
         gx = jnp.where(hit, g1 * gx_val if include_self else 0, g1)
         own_zero = zero_s
         z_at = zeros[idx]
         gs_val = jnp.where(z_at == 0, prod_nz[idx] / nz_s,
                            jnp.where((z_at == 1) & own_zero, prod_nz[idx], 0))
         gs = g1[idx] * gs_val
-    else:  # max / min: the gradient is shared evenly among the elements equal to the result
-        eq_x = (x1 == o1) & hit & include_self
+    else:  # max / min: the gradient is shared evenly among the elements equal to the result (self counts even
+        # when include_self=False, as in PyTorch)
+        eq_x = (x1 == o1) & hit
         eq_s = s == o1[idx]
         n = jnp.zeros(x1.shape, x1.dtype).at[idx].add(eq_s.astype(x1.dtype)) + eq_x.astype(x1.dtype)
         n = jnp.where(n == 0, 1, n)
-        gx = jnp.where(hit, jnp.where(eq_x, g1 / n, 0), g1)
+        gx = jnp.where(hit, jnp.where(eq_x & include_self, g1 / n, 0), g1)
         gs = jnp.where(eq_s, (g1 / n)[idx], 0)
     gsrc = jnp.zeros(_as_1d(src).shape, gs.dtype).at[tuple(slice(0, n) for n in index.shape)].set(gs)
     return gx.reshape(x.shape), None, gsrc.reshape(jnp.shape(src))
 
 
-_SCATTER = defop("scatter", _scatter_fwd, grad_name="ScatterBackward0")
-_SCATTER_VALUE = defop("scatter_value", _scatter_fwd, grad_name="ScatterBackward1")
-_SCATTER_ADD = defop("scatter_add", _scatter_fwd, grad_name="ScatterAddBackward0")
+_SCATTER = defop("scatter", _scatter_fwd, linear=True, grad_name="ScatterBackward0")
+_SCATTER_VALUE = defop("scatter_value", _scatter_fwd, linear=True, grad_name="ScatterBackward1")
+_SCATTER_ADD = defop("scatter_add", _scatter_fwd, linear=True, grad_name="ScatterAddBackward0")
 _SCATTER_REDUCE = defop("scatter_reduce", _scatter_fwd, vjp=_scatter_reduce_vjp, save_out=True,
                         grad_name="ScatterReduceBackward0")
 _SCATTER_REDUCE_LEGACY = defop("scatter_reduce_legacy", _scatter_fwd, grad_name="ScatterReduceBackward0")
@@ -707,7 +733,7 @@ def _check_scatter(name, input, dim, index, src):
     if index._d.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if isinstance(src, Tensor) and src.dtype != input.dtype:
-        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_index_shape(input, d, index, src if isinstance(src, Tensor) else None)
     _concrete_bounds(index, _dim_size(input, d), 0, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
                      RuntimeError)
@@ -740,7 +766,7 @@ def scatter_add(input, dim, index, src):
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = _check_scatter("scatter_reduce", input, dim, index, src)
     return apply(_SCATTER_REDUCE, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce],
@@ -766,10 +792,10 @@ def _index_fill_fwd(x, idx, v, *, axis):
     return x1.at[_along(x1, axis) + (_as_1d(idx),)].set(jnp.asarray(v).astype(x.dtype)).reshape(x.shape)
 
 
-_INDEX_ADD = defop("index_add", _index_add_fwd, grad_name="IndexAddBackward0")
-_INDEX_COPY = defop("index_copy", _index_copy_fwd, grad_name="IndexCopyBackward0")
-_INDEX_FILL = defop("index_fill", _index_fill_fwd, grad_name="IndexFillBackward0")
-_INDEX_FILL_T = defop("index_fill_t", _index_fill_fwd, grad_name="IndexFillBackward1")
+_INDEX_ADD = defop("index_add", _index_add_fwd, linear=True, grad_name="IndexAddBackward0")
+_INDEX_COPY = defop("index_copy", _index_copy_fwd, linear=True, grad_name="IndexCopyBackward0")
+_INDEX_FILL = defop("index_fill", _index_fill_fwd, linear=True, grad_name="IndexFillBackward0")
+_INDEX_FILL_T = defop("index_fill_t", _index_fill_fwd, linear=True, grad_name="IndexFillBackward1")
 
 
 def _source_matches(name, input, d, index, source, err):
@@ -833,8 +859,8 @@ def _masked_fill_fwd(x, m, v):
     return jnp.where(m, jnp.asarray(v).astype(x.dtype), x)
 
 
-_MASKED_FILL = defop("masked_fill", _masked_fill_fwd, grad_name="MaskedFillBackward0")
-_MASKED_FILL_T = defop("masked_fill_t", _masked_fill_fwd, grad_name="MaskedFillBackward1")
+_MASKED_FILL = defop("masked_fill", _masked_fill_fwd, linear=True, grad_name="MaskedFillBackward0")
+_MASKED_FILL_T = defop("masked_fill_t", _masked_fill_fwd, linear=True, grad_name="MaskedFillBackward1")
 
 
 def masked_fill(input, mask, value):
@@ -876,7 +902,7 @@ def _masked_scatter_fwd(x, m, src):
     return jnp.where(flat, vals.astype(x.dtype), x.reshape(-1)).reshape(x.shape)
 
 
-_MASKED_SCATTER = defop("masked_scatter", _masked_scatter_fwd, grad_name="MaskedScatterBackward0")
+_MASKED_SCATTER = defop("masked_scatter", _masked_scatter_fwd, linear=True, grad_name="MaskedScatterBackward0")
 
 
 def masked_scatter(input, mask, source):
@@ -904,7 +930,7 @@ def _put_fwd(x, idx, src, *, accumulate):
     return (flat.at[i].add(s) if accumulate else flat.at[i].set(s)).reshape(x.shape)
 
 
-_PUT = defop("put", _put_fwd, grad_name="PutBackward0")
+_PUT = defop("put", _put_fwd, linear=True, grad_name="PutBackward0")
 
 
 def put(input, index, source, accumulate=False):

@@ -153,7 +153,7 @@ def _view_write_fwd(base, new, *, chain):
     return _scatter(base, head, sub_new)
 
 
-VIEW_WRITE = defop("view_write", _view_write_fwd, grad_name="CopySlices")
+VIEW_WRITE = defop("view_write", _view_write_fwd, linear=True, grad_name="CopySlices")  # linear in both
 
 
 def _check_view_modifiable(view, chain):
@@ -250,7 +250,7 @@ _VIEW_WRITE.refresh = _refresh
 _SNAPSHOT = _graph.VersionCounter()  # stands for a saved pre-write value: its version never changes
 
 
-def restamp(node, vc, old, old_d, marker):
+def restamp(node, vc, old, old_d, marker, tid=None):
     """After an in-place write bumped ``vc`` past ``old``, let the nodes this write itself recorded (``seq`` after
     ``marker``) keep the overwritten value ``old_d`` they saved: JAX values never change, so it is still the
     original (what PyTorch keeps as ``original_self``). Other saved references to the tensor stay stale."""
@@ -262,8 +262,11 @@ def restamp(node, vc, old, old_d, marker):
         seen.add(id(n))
         vs = getattr(n, "versions", None)
         if vs:  # the snapshot is immutable: later writes to the tensor cannot stale it (own, never-bumped counter)
-            n.versions = tuple((_SNAPSHOT, 0, val) if (c is vc and v == old and val is old_d) else (c, v, val)
-                               for c, v, val in vs)
+            # only the entries saved for the written tensor itself (``tid``), not for aliases of it such as
+            # ``y.mul_(y.detach())``'s other operand, which PyTorch does find stale
+            n.versions = tuple((_SNAPSHOT, 0, val, who) if (c is vc and v == old and val is old_d
+                                                           and (tid is None or who == tid)) else (c, v, val, who)
+                               for c, v, val, who in vs)
         stack.extend(e[0] for e in n.next_edges if e is not None)
 
 
@@ -282,9 +285,9 @@ class write_scope:
         if exc[0] is None:
             t = self.t
             root = t._view[0] if t._view is not None and t._view[2] else t
-            restamp(root._grad_fn, t._vc, self.old, self.old_d, self.marker)
+            restamp(root._grad_fn, t._vc, self.old, self.old_d, self.marker, id(t))
             if root is not t:
-                restamp(t._grad_fn, t._vc, self.old, self.old_d, self.marker)
+                restamp(t._grad_fn, t._vc, self.old, self.old_d, self.marker, id(t))
         return False
 
 

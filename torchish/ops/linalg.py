@@ -310,10 +310,10 @@ def _einsum_sublist(args):
             else:
                 raise RuntimeError(f"einsum(): expected subscript to be within the range [0, 52), but got {s}")
         return "".join(out)
-    ops, terms = list(args[0::2]), list(args[1::2])
-    if len(terms) > len(ops):  # the trailing output sublist
-        return ",".join(letters(t) for t in terms[:-1]) + "->" + letters(terms[-1]), ops
-    return ",".join(letters(t) for t in terms), ops
+    pairs, out = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
+    ops, terms = list(pairs[0::2]), list(pairs[1::2])
+    lhs = ",".join(letters(t) for t in terms)
+    return (lhs if out is None else lhs + "->" + letters(out)), ops
 
 
 def _parse_term(term, offset, equation):

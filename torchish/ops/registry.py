@@ -245,13 +245,13 @@ def _record(op, args, vals, st, cdt, outs):
     node.mask = mask
     node.vals = tuple(vals)
     if saves:
-        node.versions = tuple((a._vc, a._vc.value, a._v) for a in args if isinstance(a, Tensor))
+        node.versions = tuple((a._vc, a._vc.value, a._v, id(a)) for a in args if isinstance(a, Tensor))
         node.saved_tensors_meta = tuple(a for a in args if isinstance(a, Tensor)) if STATE.anomaly else None
     else:
         node.versions = ()
     node.outs = tuple(o._v for o in outs) if op.save_out else None
     if op.save_out:
-        node.versions += tuple((o._vc, 0, o._v) for o in outs)
+        node.versions += tuple((o._vc, 0, o._v, None) for o in outs)
     for i, o in enumerate(outs):
         if _inexact(o._v):
             o._rg = True
@@ -270,7 +270,7 @@ class OpNode(Node):
         self.outs = None
 
     def _check_versions(self):
-        for vc, v, val in self.versions:
+        for vc, v, val, _ in self.versions:
             if vc.value != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
@@ -299,7 +299,7 @@ class OpNode(Node):
         outs = [Tensor._make(o, True, self, i) for i, o in enumerate(self.outs)] if self.outs is not None else []
         n = len(self.out_meta)
         gs = [grads[i] if i < len(grads) else None for i in range(n)]
-        res = apply(bop, tuple(prim) + tuple(outs) + tuple(gs))
+        res = apply(bop, drop_unused(bop, tuple(prim) + tuple(outs) + tuple(gs)))
         res = res if isinstance(res, tuple) else (res,)
         it = iter(res)
         return [next(it) if m else None for m in self.mask]
@@ -427,6 +427,32 @@ def backward_kernel(op, static, cdt, mask):
 _BACKWARD_OPS: dict = {}
 
 
+_USED: dict = {}
+
+
+def drop_unused(op, args):
+    """``args`` with the graph-linked Tensors that ``op``'s forward never reads replaced by plain values, so its
+    outputs require grad only when they really depend on a differentiable input (as PyTorch's derivative formulas:
+    the gradient of ``x * 2`` does not require grad). Found once per op from its jaxpr."""
+    used = _USED.get(op)
+    if used is None:
+        try:
+            closed = jax.make_jaxpr(lambda *a: op.fwd(*a))(*[a._d if isinstance(a, Tensor) else a for a in args])
+            read = {id(v) for e in closed.jaxpr.eqns for v in e.invars}
+            read |= {id(v) for v in closed.jaxpr.outvars}
+            flat_in = closed.jaxpr.invars
+            leaves = [jax.tree_util.tree_leaves(a._d if isinstance(a, Tensor) else a) for a in args]
+            used, k = [], 0
+            for lv in leaves:
+                used.append(any(id(flat_in[k + j]) in read for j in range(len(lv))))
+                k += len(lv)
+            used = tuple(used)
+        except Exception:  # noqa: BLE001 - analysis is an optimisation of requires_grad; keep every edge
+            used = (True,) * len(args)
+        _USED[op] = used
+    return tuple(Tensor._make(a._d) if isinstance(a, Tensor) and a._rg and not u else a for a, u in zip(args, used))
+
+
 def backward_op(op, static, cdt, mask, n_out):
     """The backward of ``op`` as an op of its own, so that create_graph=True records it (higher-order grads)."""
     key = (op, static, cdt, mask)
@@ -456,12 +482,13 @@ def translate_error(op, args, static, e):
     """Turn a JAX error raised by bad user input into the builtin exception PyTorch raises, with its wording."""
     shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
     if len(shapes) >= 2 and not _broadcastable(shapes):
-        a, b = shapes[0], shapes[1]
-        nd = max(len(a), len(b))
-        pa, pb = (1,) * (nd - len(a)) + a, (1,) * (nd - len(b)) + b
+        nd = max(len(sh) for sh in shapes)
+        padded = [(1,) * (nd - len(sh)) + sh for sh in shapes]
         for i in range(nd - 1, -1, -1):
-            if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
-                return RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
+            sizes = [p[i] for p in padded if p[i] != 1]
+            if any(n != sizes[0] for n in sizes):
+                other = next(n for n in sizes if n != sizes[0])
+                return RuntimeError(f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({other}) "
                                     f"at non-singleton dimension {i}")
     msg = str(e).split("\n")[0]
     return RuntimeError(f"{op.name}: {msg}")

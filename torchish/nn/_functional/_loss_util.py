@@ -66,6 +66,14 @@ def concrete(t):
     return np.asarray(d)
 
 
+def not_differentiable(fn, arg, t):
+    """PyTorch's refusal to record a kernel for an argument it has no derivative for (class weights...)."""
+    from ...autograd.grad_mode import STATE
+    if isinstance(t, Tensor) and t._rg and STATE.grad_enabled:
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This input "
+                           "cannot have requires_grad True.")
+
+
 def float_kernel_only(x, kernel):
     """PyTorch's NotImplementedError for kernels that take floating point inputs only."""
     if x.dtype.category < _dtype._FLOAT:

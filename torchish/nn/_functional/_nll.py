@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from ... import _dtype
 from ...ops import reduce as _reduce
 from ...ops.registry import apply, defop
-from ._loss_util import concrete, reduction_arg
+from ._loss_util import concrete, not_differentiable, reduction_arg
 
 
 def _class_axis(x):
@@ -84,6 +84,7 @@ def _check_nll(input, target, weight, ignore_index):
     if input.dtype.category < _dtype._FLOAT:
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
+    not_differentiable("nll_loss_forward", "weight", weight)
     v = concrete(target)
     if v is not None:
         bad = v[(v != ignore_index) & ((v < 0) | (v >= c))]
@@ -146,7 +147,7 @@ def _ce_prob_fwd(x, t, w, *, reduction, smoothing):
 
 _CE_SMOOTH = defop("cross_entropy_label_smoothing", _ce_smooth_fwd, grad_name="AddBackward0")
 _CE_PROB = defop("cross_entropy_prob_target", _ce_prob_fwd, promote="same", promote_args=(0, 1),
-                 grad_name="DivBackward0")
+                 grad_name="DivBackward1")
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",

@@ -148,6 +148,7 @@ def _rrelu_vjp(g, x, noise, out):
 
 
 _RRELU = defop("rrelu_with_noise", _rrelu_fwd, vjp=_rrelu_vjp, grad_name="RreluWithNoiseBackward0")
+_RRELU_EVAL = defop("rrelu_with_noise_eval", _LEAKY_RELU.fwd, grad_name="RreluWithNoiseBackward0")
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -156,8 +157,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     _float_only(input, "leaky_relu_cpu")
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+    if not training:  # the mean slope: leaky_relu's values, recorded as PyTorch's rrelu_with_noise
+        return _result(input, lambda: apply(_RRELU_EVAL, (input,), slope=(lower + upper) / 2), inplace)
     from ...ops.random import draw
     noise = Tensor._make(draw("uniform", tuple(input.shape), input.dtype, (float(lower), float(upper))))
     return _result(input, lambda: apply(_RRELU, (input, noise)), inplace)

@@ -70,7 +70,8 @@ def _sdpa_fwd(q, k, v, mask, drop, *, scale, causal, rep):
 _SDPA = defop("scaled_dot_product_attention", _sdpa_fwd, grad_name="ScaledDotProductAttentionBackward0")
 
 
-def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, need_weights, average, zero_attn):
+def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, need_weights, average, zero_attn,
+             safe):
     """q (L, B, E), k/v (S, B, E) already projected; masks additive floats: attn (L, S) / (B*H, L, S), kpm (B, S)."""
     L, B, E = q.shape
     hd = E // heads
@@ -97,7 +98,7 @@ def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, ne
         km = jnp.pad(kpm, [(0, 0), (0, S - kpm.shape[-1])]) if kpm.shape[-1] < S else kpm
         km = km[:, None, None, :]
         mask = km if mask is None else mask + km
-    out, p = _attend(qh, kh, vh, mask, drop, 1.0 / math.sqrt(hd), causal, not need_weights)
+    out, p = _attend(qh, kh, vh, mask, drop, 1.0 / math.sqrt(hd), causal, safe and not need_weights)
     out = out.transpose(2, 0, 1, 3).reshape(L, B, E)
     if not need_weights:
         return out
@@ -300,6 +301,21 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     Returns ``(attn_output, attn_weights)``; the weights are None unless ``need_weights``, averaged over heads when
     ``average_attn_weights``. Masks may be bool (True = masked out) or additive floats.
     """
+    return _multi_head_attention(
+        query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+        add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask, need_weights, attn_mask,
+        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v,
+        average_attn_weights, is_causal, fast_path=False)
+
+
+def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+                          bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask,
+                          need_weights, attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight,
+                          v_proj_weight, static_k, static_v, average_attn_weights, is_causal, fast_path):
+    """multi_head_attention_forward; ``fast_path`` gives the numbers of PyTorch's fused inference kernel, which
+    differ in two corners: a row whose keys are all masked is NaN (not zeros), and ``is_causal`` is ignored."""
+    if fast_path:
+        is_causal = False
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -368,7 +384,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         drop = _dropout_mask(float(dropout_p), (bsz, num_heads, tgt_len, full_len), query.dtype)
     res = apply(_MHA, (q, k, v, bias_k, bias_v, attn_mask, key_padding_mask, drop), heads=int(num_heads),
                 causal=bool(is_causal) and attn_mask is None, need_weights=bool(need_weights),
-                average=bool(average_attn_weights), zero_attn=bool(add_zero_attn))
+                average=bool(average_attn_weights), zero_attn=bool(add_zero_attn), safe=not fast_path)
     out, weights = res if need_weights else (res, None)
     out = linear(out, out_proj_weight, out_proj_bias)
     if not is_batched:

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from ... import _dtype
 from ...ops.registry import apply, defop
 from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
-                         unreduce)
+                         not_differentiable, unreduce)
 from ._nll import nll_loss, cross_entropy
 from .ctc import ctc_loss
 
@@ -152,6 +152,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                            f"{_dtype.scalar_type_name(input.dtype)}")
     if weight is not None:
         from ...ops.shape import broadcast_shapes, expand
+        not_differentiable("binary_cross_entropy", "weight", weight)
         weight = expand(weight, broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
     v = concrete(input)
     if v is not None and not ((v >= 0) & (v <= 1)).all():
@@ -180,6 +181,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise RuntimeError(f"result type {_dtype.scalar_type_name(input.dtype)} can't be cast to the desired output "
                            f"type {_dtype.scalar_type_name(target.dtype)}")
     float_kernel_only(input, "binary_cross_entropy_with_logits")
+    not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
+    not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     return apply(_BCE_LOGITS, (input, target, weight, pos_weight), reduction=red)
 
 
@@ -337,6 +340,7 @@ _SOFT_MARGIN = defop("soft_margin_loss", lambda x, y, *, reduction: reduce(jnp.l
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
+    not_differentiable("soft_margin_loss", "target", target)
     return apply(_SOFT_MARGIN, (input, target), reduction=red)
 
 
@@ -420,6 +424,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"has shape {list(input.shape)}.")
     if weight is not None and (weight.ndim != 1 or weight.numel() != c):
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    not_differentiable("multi_margin_loss", "weight", weight)
     v = concrete(target)
     if v is not None and (v.min() < 0 or v.max() >= c):
         raise RuntimeError("target out of range")

@@ -1,14 +1,16 @@
 """``nn.MultiheadAttention`` (PyTorch keeps it in ``torch/nn/modules/activation.py``; here it has a file of its own).
 
 The forward is :func:`torchish.nn.functional.multi_head_attention_forward`: input projections and the output
-projection through ``F.linear``, the attention itself as one op. PyTorch's inference "fast path" computes the same
-numbers as its slow path, so there is one path here.
+projection through ``F.linear``, the attention itself as one op. Where PyTorch would take its fused inference
+"fast path" the numbers are that path's: the same as the regular path except that a query whose keys are all
+masked gives NaN (instead of zeros) and the ``is_causal`` hint is ignored.
 """
 from __future__ import annotations
 
 from ...ops.creation import empty
 from .. import init
-from .._functional.attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
+from ...autograd.grad_mode import STATE
+from .._functional.attention import _canonical_mask, _multi_head_attention, _none_or_dtype
 from ..module import Module
 from ..parameter import Parameter
 from .linear import Linear
@@ -107,6 +109,7 @@ class MultiheadAttention(Module):
         out) or additive float. ``is_causal`` is a hint that ``attn_mask`` is the causal mask.
         """
         is_batched = query.ndim == 3
+        fast = self._takes_fast_path(query, key, value, attn_mask, key_padding_mask)
         key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask),
                                            "attn_mask", query.dtype)
         attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
@@ -119,17 +122,29 @@ class MultiheadAttention(Module):
                     value = key
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        kw = dict(training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
-                  attn_mask=attn_mask, average_attn_weights=average_attn_weights, is_causal=is_causal)
-        if not self._qkv_same_embed_dim:
-            kw.update(use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight,
-                      k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight)
-        out, weights = multi_head_attention_forward(
+        out, weights = _multi_head_attention(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
-            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, **kw)
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, self.training,
+            key_padding_mask, need_weights, attn_mask, not self._qkv_same_embed_dim, self.q_proj_weight,
+            self.k_proj_weight, self.v_proj_weight, None, None, average_attn_weights, is_causal, fast_path=fast)
         if self.batch_first and is_batched:
             return out.transpose(1, 0), weights
         return out, weights
+
+    def _takes_fast_path(self, query, key, value, attn_mask, key_padding_mask):
+        """Whether PyTorch would run its fused inference kernel for this call (same conditions, same order)."""
+        if any(m is not None and m.dtype.is_floating_point for m in (attn_mask, key_padding_mask)):
+            return False
+        if query.ndim != 3 or query is not key or key is not value or self.training:
+            return False
+        if self.in_proj_weight is None or self.in_proj_bias is None or not self._qkv_same_embed_dim:
+            return False
+        if query.dtype != self.in_proj_weight.dtype or query.dtype != self.in_proj_bias.dtype:
+            return False
+        if self.num_heads % 2 or not self.batch_first or self.bias_k is not None or self.add_zero_attn:
+            return False
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias)
+        return not (STATE.grad_enabled and any(t is not None and t.requires_grad for t in tensors))
 
     def merge_masks(self, attn_mask, key_padding_mask, query):
         """Combine ``attn_mask`` and ``key_padding_mask`` into one (N, num_heads, L, S) float mask, as PyTorch.

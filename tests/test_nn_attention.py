@@ -1,0 +1,253 @@
+"""scaled_dot_product_attention, multi_head_attention_forward and nn.MultiheadAttention against PyTorch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from module_oracle import compare, pair
+from oracle import arr, check, check_raises, needs_torch, torch, torchish
+
+pytestmark = needs_torch
+
+E, NH, L, S, N = 8, 2, 3, 4, 2
+MASK = np.array([[True, False, True, True], [False, False, False, False], [True, True, False, True]])  # SDPA: True = keep
+
+
+def _sdpa(**kw):
+    def fn(lib, q, k, v):
+        extra = {key: (lib.tensor(val) if isinstance(val, np.ndarray) else val) for key, val in kw.items()}
+        return lib.nn.functional.scaled_dot_product_attention(q, k, v, **extra)
+    return fn
+
+
+QKV = [arr(N, NH, L, 5), arr(N, NH, S, 5, seed=1), arr(N, NH, S, 6, seed=2)]
+
+SDPA_CASES = [
+    ("plain", QKV, {}),
+    ("causal", QKV, dict(is_causal=True)),
+    ("bool_mask_with_empty_row", QKV, dict(attn_mask=MASK)),
+    ("float_mask", QKV, dict(attn_mask=arr(N, 1, L, S, seed=3))),
+    ("scale", QKV, dict(scale=0.7)),
+    ("gqa", [arr(N, 4, L, 5), QKV[1], QKV[2]], dict(enable_gqa=True, is_causal=True)),
+    ("three_d", [x[:, 0] for x in QKV], dict(attn_mask=MASK)),
+    ("broadcast_kv", [QKV[0], QKV[1][:1], QKV[2][:1]], {}),
+    ("float64", [x.astype(np.float64) for x in QKV], dict(attn_mask=MASK)),
+]
+
+
+@pytest.mark.parametrize("inputs,kw", [c[1:] for c in SDPA_CASES], ids=[c[0] for c in SDPA_CASES])
+def test_sdpa_matches_torch(inputs, kw):
+    check(_sdpa(**kw), inputs)
+
+
+def test_sdpa_dropout_one_gives_zeros_like_torch():
+    check(_sdpa(dropout_p=1.0), QKV)
+
+
+def test_sdpa_dropout_uses_torchish_rng():
+    q, k, v = (torchish.tensor(x, requires_grad=True) for x in QKV)
+    F = torchish.nn.functional
+    torchish.manual_seed(3)
+    a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+    torchish.manual_seed(3)
+    b = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+    c = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+    plain = F.scaled_dot_product_attention(q, k, v)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    assert not np.allclose(a.detach().numpy(), c.detach().numpy())
+    assert not np.allclose(a.detach().numpy(), plain.detach().numpy())
+    a.sum().backward()
+    assert np.all(np.isfinite(q.grad.numpy())) and np.any(q.grad.numpy())
+
+
+def test_sdpa_is_one_node():
+    q, k, v = (torchish.tensor(x, requires_grad=True) for x in QKV)
+    out = torchish.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert all(type(f).__name__ == "AccumulateGrad" for f, _ in out.grad_fn.next_functions if f is not None)
+
+
+def _sdpa_err_cases():
+    q, k, v = arr(2, 4, 3, 8), arr(2, 2, 5, 8, seed=1), arr(2, 2, 5, 6, seed=2)
+
+    def call(**kw):
+        def fn(lib, q=q, k=k, v=v):
+            extra = {key: (lib.tensor(val) if isinstance(val, np.ndarray) else val) for key, val in kw.items()}
+            return lib.nn.functional.scaled_dot_product_attention(lib.tensor(q), lib.tensor(k), lib.tensor(v),
+                                                                  **extra)
+        return fn
+
+    return [
+        call(),  # heads do not broadcast without enable_gqa
+        lambda lib: lib.nn.functional.scaled_dot_product_attention(lib.tensor(q), lib.tensor(k).double(),
+                                                                   lib.tensor(v)),
+        call(attn_mask=np.ones((3, 5), bool), is_causal=True, enable_gqa=True),
+        lambda lib: lib.nn.functional.scaled_dot_product_attention(lib.tensor(q[:, :3]), lib.tensor(k),
+                                                                   lib.tensor(v), enable_gqa=True),
+        call(attn_mask=np.ones((3, 5), np.int64), enable_gqa=True),
+        call(attn_mask=np.ones((3, 5), np.float64), enable_gqa=True),
+        call(attn_mask=np.ones((3, 4), np.float32), enable_gqa=True),
+        lambda lib: lib.nn.functional.scaled_dot_product_attention(lib.tensor(q[0, 0, 0]), lib.tensor(k[0, 0, 0]),
+                                                                   lib.tensor(v[0, 0, 0])),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_sdpa_err_cases())))
+def test_sdpa_errors_match_torch(case):
+    fn = _sdpa_err_cases()[case]
+    ref = check_raises(fn)
+    if case in (1, 2, 4, 5, 7):  # messages PyTorch words itself (others come from its matmul internals)
+        with pytest.raises(RuntimeError) as got:
+            fn(torchish)
+        assert str(got.value) == str(ref)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# nn.MultiheadAttention
+
+
+def _mha(**kw):
+    return pair(lambda lib: lib.nn.MultiheadAttention(E, NH, **kw))
+
+
+def _self_call(**call_kw):
+    def call(lib, m, x):
+        extra = {k: (lib.tensor(v) if isinstance(v, np.ndarray) else v) for k, v in call_kw.items()}
+        return m(x, x, x, **extra)
+    return call
+
+
+def _cross_call(**call_kw):
+    def call(lib, m, q, kv):
+        extra = {k: (lib.tensor(v) if isinstance(v, np.ndarray) else v) for k, v in call_kw.items()}
+        return m(q, kv, kv, **extra)
+    return call
+
+
+KPM = np.array([[False, False, True, True], [False, True, False, False]])  # MHA: True = masked out
+ATTN2 = np.array([[False, True, False, False], [False, False, True, False], [True, False, False, False]])
+
+MHA_CASES = [
+    ("self", {}, _self_call(), [arr(L, N, E)]),
+    ("no_weights", {}, _self_call(need_weights=False), [arr(L, N, E)]),
+    ("per_head_weights", {}, _self_call(average_attn_weights=False), [arr(L, N, E)]),
+    ("batch_first", dict(batch_first=True), _self_call(), [arr(N, L, E)]),
+    ("no_bias", dict(bias=False), _self_call(), [arr(L, N, E)]),
+    ("bias_kv", dict(add_bias_kv=True), _self_call(key_padding_mask=KPM[:, :3]), [arr(L, N, E)]),
+    ("zero_attn", dict(add_zero_attn=True), _self_call(attn_mask=ATTN2[:, :3], need_weights=False),
+     [arr(L, N, E)]),
+    ("bias_kv_zero_attn", dict(add_bias_kv=True, add_zero_attn=True), _self_call(attn_mask=ATTN2[:, :3]),
+     [arr(L, N, E)]),
+    ("kdim_vdim", dict(kdim=6, vdim=5), lambda lib, m, q, k, v: m(q, k, v), [arr(L, N, E), arr(S, N, 6, seed=1),
+                                                                          arr(S, N, 5, seed=2)]),
+    ("cross_kpm_bool", {}, _cross_call(key_padding_mask=KPM), [arr(L, N, E), arr(S, N, E, seed=1)]),
+    ("cross_kpm_float", {}, _cross_call(key_padding_mask=arr(N, S, seed=4)), [arr(L, N, E), arr(S, N, E, seed=1)]),
+    ("cross_attn_mask_2d", {}, _cross_call(attn_mask=ATTN2), [arr(L, N, E), arr(S, N, E, seed=1)]),
+    ("cross_masks_both_no_weights", {}, _cross_call(attn_mask=ATTN2, key_padding_mask=KPM, need_weights=False),
+     [arr(L, N, E), arr(S, N, E, seed=1)]),
+    ("attn_mask_3d_float", {}, _cross_call(attn_mask=arr(N * NH, L, S, seed=5)),
+     [arr(L, N, E), arr(S, N, E, seed=1)]),
+    ("attn_mask_3d_no_weights", {}, _cross_call(attn_mask=arr(N * NH, L, S, seed=5), need_weights=False),
+     [arr(L, N, E), arr(S, N, E, seed=1)]),
+    ("causal_hint", {}, _self_call(attn_mask=np.triu(np.ones((L, L), bool), 1), is_causal=True,
+                                   need_weights=False), [arr(L, N, E)]),
+    ("unbatched", {}, _cross_call(key_padding_mask=KPM[0]), [arr(L, E), arr(S, E, seed=1)]),
+    ("unbatched_3d_mask", {}, _cross_call(attn_mask=arr(NH, L, S, seed=6)), [arr(L, E), arr(S, E, seed=1)]),
+]
+
+
+@pytest.mark.parametrize("kw,call,inputs", [c[1:] for c in MHA_CASES], ids=[c[0] for c in MHA_CASES])
+def test_multihead_attention_matches_torch(kw, call, inputs):
+    tm, xm = _mha(**kw)
+    compare(tm, xm, inputs, call)
+
+
+def test_mha_parameter_names_and_init():
+    for kw in (dict(), dict(kdim=6, vdim=5, add_bias_kv=True), dict(bias=False)):
+        tm = torch.nn.MultiheadAttention(E, NH, **kw)
+        xm = torchish.nn.MultiheadAttention(E, NH, **kw)
+        assert [(n, tuple(p.shape)) for n, p in xm.named_parameters()] == \
+            [(n, tuple(p.shape)) for n, p in tm.named_parameters()]
+        assert type(xm.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
+        assert isinstance(xm.out_proj, torchish.nn.Linear)
+    xm = torchish.nn.MultiheadAttention(E, NH)
+    assert not np.any(xm.in_proj_bias.detach().numpy()) and not np.any(xm.out_proj.bias.detach().numpy())
+    bound = np.sqrt(6 / (E + 3 * E))  # xavier_uniform on (3E, E)
+    w = xm.in_proj_weight.detach().numpy()
+    assert np.all(np.abs(w) <= bound) and w.std() > bound / 3
+
+
+def test_mha_dropout_in_training_only():
+    tm, xm = _mha(dropout=0.5)
+    x = torchish.tensor(arr(L, N, E))
+    with torchish.no_grad():
+        torchish.manual_seed(0)
+        a = xm(x, x, x)[0].numpy()
+        torchish.manual_seed(0)
+        b = xm(x, x, x)[0].numpy()
+        c = xm(x, x, x)[0].numpy()
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    tm.eval()
+    xm.eval()
+    compare(tm, xm, [arr(L, N, E)], _self_call())
+
+
+FAST_CASES = [
+    ("weights", dict(key_padding_mask=KPM[:, :3])),
+    ("no_weights_empty_row", dict(key_padding_mask=np.array([[False, False, True], [True, True, True]]),
+                                  need_weights=False)),
+    ("attn_mask", dict(attn_mask=ATTN2[:, :3], need_weights=False)),
+    ("causal_hint_ignored", dict(is_causal=True, need_weights=False)),
+]
+
+
+@pytest.mark.parametrize("call_kw", [c[1] for c in FAST_CASES], ids=[c[0] for c in FAST_CASES])
+def test_mha_inference_fast_path_numbers(call_kw):
+    """Eval mode without grad: PyTorch runs its fused kernel; torchish must give the same numbers (NaN rows too)."""
+    tm, xm = _mha(batch_first=True)
+    tm.eval()
+    xm.eval()
+    with torch.no_grad(), torchish.no_grad():
+        compare(tm, xm, [arr(N, L, E)], _self_call(**call_kw), grad=False)
+
+
+def test_multi_head_attention_forward_static_kv():
+    w_in, b_in, w_out, b_out = arr(3 * E, E, seed=1), arr(3 * E, seed=2), arr(E, E, seed=3), arr(E, seed=4)
+    hd = E // NH
+
+    def fn(lib, q, k, v, sk, sv):
+        t = lib.tensor
+        return lib.nn.functional.multi_head_attention_forward(
+            q, k, v, E, NH, t(w_in), t(b_in), None, None, False, 0.0, t(w_out), t(b_out), training=False,
+            static_k=sk, static_v=sv, key_padding_mask=t(KPM[:, :3]))
+
+    check(fn, [arr(L, N, E), arr(3, N, E, seed=5), arr(3, N, E, seed=6), arr(N * NH, 3, hd, seed=7),
+               arr(N * NH, 3, hd, seed=8)])
+
+
+def _mha_err_cases():
+    return [
+        lambda T: T.nn.MultiheadAttention(8, 3),
+        lambda T: T.nn.MultiheadAttention(0, 2),
+        lambda T: T.nn.MultiheadAttention(8, 2)(T.ones(3, 2, 8), T.ones(4, 8), T.ones(4, 8)),
+        lambda T: T.nn.MultiheadAttention(8, 2)(T.ones(3, 2, 8), T.ones(4, 2, 8), T.ones(4, 2, 8),
+                                               attn_mask=T.ones(3, 3, dtype=T.bool)),
+        lambda T: T.nn.MultiheadAttention(8, 2)(T.ones(3, 2, 8), T.ones(4, 2, 8), T.ones(4, 2, 8),
+                                               attn_mask=T.ones(3, 3, 4, dtype=T.bool)),
+        lambda T: T.nn.MultiheadAttention(8, 2)(T.ones(3, 2, 8), T.ones(4, 2, 8), T.ones(4, 2, 8),
+                                               key_padding_mask=T.ones(2, 3, dtype=T.bool)),
+        lambda T: T.nn.MultiheadAttention(8, 2)(T.ones(3, 2, 8), T.ones(4, 2, 8), T.ones(4, 2, 8),
+                                               key_padding_mask=T.ones(2, 4, dtype=T.int64)),
+        lambda T: T.nn.MultiheadAttention(8, 2)(T.ones(3, 2, 8), T.ones(4, 2, 8), T.ones(4, 2, 8), is_causal=True),
+        lambda T: T.nn.MultiheadAttention(8, 2)(T.ones(3, 2, 6), T.ones(4, 2, 6), T.ones(4, 2, 6)),
+        lambda T: T.nn.MultiheadAttention(8, 2)(T.ones(2, 3, 2, 8), T.ones(4, 2, 8), T.ones(4, 2, 8)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_mha_err_cases())))
+def test_mha_errors_match_torch(case):
+    fn = _mha_err_cases()[case]
+    ref = check_raises(fn)
+    with pytest.raises(type(ref)) as got:
+        fn(torchish)
+    assert str(got.value) == str(ref)

@@ -1,0 +1,280 @@
+"""Sorting and order statistics against PyTorch 2.13: sort/argsort/topk/kthvalue/median/mode/quantile (values,
+indices, tie and NaN order, gradients to the selected positions), unique/bincount/histc/searchsorted/bucketize/isin,
+and PyTorch's errors."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from oracle import arr, check, check_fd, check_raises, run_both, torch, torchish, needs_torch
+
+pytestmark = needs_torch
+
+
+def lib_inputs(T, inputs):
+    return [T.tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
+
+
+def agree(fn, inputs=(), grad=True, **tols):
+    """Both libraries give the same values/dtypes (and gradients), or both raise the same builtin exception."""
+    try:
+        fn(torch, *lib_inputs(torch, inputs))
+    except Exception:
+        check_raises(lambda T: fn(T, *lib_inputs(T, inputs)))
+        return
+    check(fn, list(inputs), grad=grad, **tols)
+
+
+X = np.random.default_rng(11).permutation(12).reshape(3, 4).astype(np.float32) / 4 - 1  # distinct values
+TIES = np.array([[3.0, 1.0, 3.0, 2.0], [5.0, 5.0, 1.0, 1.0], [0.0, 2.0, 2.0, 2.0]], np.float32)
+NANS = np.array([[1.0, np.nan, 0.0, 2.0], [np.nan, 3.0, np.nan, -1.0], [0.5, 0.25, 0.0, 4.0]], np.float32)
+
+ORDER = {
+    "sort": lambda T, x: x.sort(), "sort_dim0": lambda T, x: T.sort(x, 0), "sort_desc": lambda T, x: x.sort(descending=True),
+    "sort_stable_desc": lambda T, x: T.sort(x, dim=1, descending=True, stable=True),
+    "sort_stable": lambda T, x: x.sort(stable=True), "argsort": lambda T, x: T.argsort(x, 0, descending=True),
+    "argsort_stable": lambda T, x: x.argsort(stable=True), "msort": lambda T, x: T.msort(x),
+    "kthvalue": lambda T, x: x.kthvalue(2), "kthvalue_dim0": lambda T, x: T.kthvalue(x, 3, 0, True),
+    "median_all": lambda T, x: x.median(), "median_dim": lambda T, x: x.median(1),
+    "median_keep": lambda T, x: T.median(x, 0, keepdim=True), "nanmedian_all": lambda T, x: x.nanmedian(),
+    "nanmedian_dim": lambda T, x: T.nanmedian(x, 1), "mode": lambda T, x: x.mode(), "mode_dim0": lambda T, x: T.mode(x, 0),
+    "mode_keep": lambda T, x: x.mode(1, keepdim=True),
+}
+TOPK = {"topk": lambda T, x: x.topk(2), "topk_small": lambda T, x: T.topk(x, 3, largest=False),
+        "topk_dim0": lambda T, x: x.topk(2, 0), "topk_keep_all": lambda T, x: x.topk(4, sorted=True),
+        "topk_zero": lambda T, x: x.topk(0)}
+
+
+@pytest.mark.parametrize("name", list(ORDER) + list(TOPK))
+def test_order_values_indices_grads(name):
+    fn = {**ORDER, **TOPK}[name]
+    check(lambda T, x: fn(T, x), [X])
+
+
+@pytest.mark.parametrize("name", list(ORDER))
+def test_order_ties(name):
+    """Ties: stable order, PyTorch's lower median and its index, mode's smallest value and last index."""
+    check(lambda T, x: ORDER[name](T, x), [TIES])
+
+
+@pytest.mark.parametrize("name", ["sort", "sort_desc", "sort_stable_desc", "argsort", "kthvalue", "median_all",
+                                  "median_dim", "nanmedian_all", "nanmedian_dim", "msort"])
+def test_order_nan(name):
+    """NaN sorts as the largest value; median propagates it, nanmedian skips it."""
+    check(lambda T, x: ORDER[name](T, x), [NANS])
+
+
+def test_topk_nan_and_all_nan_nanmedian():
+    check(lambda T, x: x.topk(2), [NANS[:, [0, 1, 3]]])
+    check(lambda T, x: (x.nanmedian(), x.nanmedian(0)), [np.array([np.nan, np.nan], np.float32)])
+
+
+@pytest.mark.parametrize("name", ["sort", "sort_desc", "argsort", "msort", "kthvalue", "median_all", "median_dim",
+                                  "mode", "mode_dim0", "topk", "topk_small"])
+def test_order_dtypes(name):
+    fn = {**ORDER, **TOPK}[name]
+    base = np.array([[3, 1, 2, 2], [0, 5, 5, 1], [2, 2, 4, 0]])
+    for dtype in (np.int64, np.int32, np.uint8, np.bool_, np.float64):
+        agree(lambda T, x: fn(T, x), [base.astype(dtype)], grad=False)
+
+
+@pytest.mark.parametrize("name", ["sort", "argsort", "topk", "kthvalue", "median_dim", "mode"])
+def test_order_zero_dim_and_empty(name):
+    f = {"sort": lambda T, x, d: x.sort(d), "argsort": lambda T, x, d: x.argsort(d), "topk": lambda T, x, d: x.topk(1, d),
+         "kthvalue": lambda T, x, d: x.kthvalue(1, d), "median_dim": lambda T, x, d: x.median(d),
+         "mode": lambda T, x, d: x.mode(d)}[name]
+    agree(lambda T, x: f(T, x, 0), [np.array(2.5, np.float32)])
+    agree(lambda T, x: f(T, x, -1), [np.array(2.5, np.float32)])
+    agree(lambda T, x: f(T, x, 1), [np.zeros((2, 0), np.float32)], grad=False)
+    agree(lambda T, x: f(T, x, 0), [np.zeros((2, 0), np.float32)], grad=False)
+
+
+ORDER_ERRORS = [
+    lambda T: T.ones(2, 3).sort(2), lambda T: T.sort(T.tensor([1j])), lambda T: T.ones(3).topk(4),
+    lambda T: T.ones(3).topk(-1), lambda T: T.tensor(1.0).topk(2), lambda T: T.ones(2, 3).kthvalue(4),
+    lambda T: T.ones(2, 3).kthvalue(0, 1), lambda T: T.ones(2, 3).median(5), lambda T: T.zeros(0).median(0),
+    lambda T: T.tensor([True, False]).median(), lambda T: T.zeros(2, 0).mode(1), lambda T: T.sort(2.0),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ORDER_ERRORS)))
+def test_order_errors(i):
+    check_raises(ORDER_ERRORS[i])
+
+
+def test_median_empty_is_nan_and_out():
+    agree(lambda T: T.zeros(0).median())
+
+    def fn(T, x):
+        v, i = T.empty(0), T.empty(0, dtype=T.int64)
+        T.sort(x, 1, out=(v, i))
+        w, j = T.empty(3), T.empty(3, dtype=T.int64)
+        T.median(x, 1, out=(w, j))
+        return v, i, w, j
+    check(fn, [X], grad=False)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# quantile / nanquantile
+
+QUANTILE = [
+    lambda T, x, m: T.quantile(x, 0.3, interpolation=m), lambda T, x, m: T.quantile(x, 0.5, dim=1, interpolation=m),
+    lambda T, x, m: T.quantile(x, T.tensor([0.0, 0.25, 1.0]), dim=0, keepdim=True, interpolation=m),
+    lambda T, x, m: x.quantile(T.tensor(0.75), dim=-1, interpolation=m),
+    lambda T, x, m: T.quantile(x, 0.4, keepdim=True, interpolation=m),
+    lambda T, x, m: T.nanquantile(x, T.tensor([0.2, 0.9]), dim=1, interpolation=m),
+    lambda T, x, m: x.nanquantile(0.5, interpolation=m),
+]
+
+
+@pytest.mark.parametrize("i", range(len(QUANTILE)))
+def test_quantile(i):
+    for mode in ("linear", "lower", "higher", "midpoint", "nearest"):
+        check(lambda T, x: QUANTILE[i](T, x, mode), [X])
+
+
+def test_quantile_nan_and_float64():
+    for f in QUANTILE:
+        check(lambda T, x: f(T, x, "linear"), [NANS], grad=False)
+    check(lambda T, x: T.quantile(x, T.tensor([0.1, 0.6], dtype=T.float64), dim=1), [X.astype(np.float64)])
+    check(lambda T, x: T.quantile(x, 0.5, interpolation="nearest"), [np.array([1.0, 2.0, 3.0, 4.0], np.float32)])
+
+
+QUANTILE_ERRORS = [
+    lambda T: T.quantile(T.ones(3), 1.5), lambda T: T.quantile(T.ones(3), T.tensor([0.5, 1.5])),
+    lambda T: T.quantile(T.tensor([1, 2]), 0.5), lambda T: T.quantile(T.ones(3), T.tensor([0.5], dtype=T.float64)),
+    lambda T: T.quantile(T.ones(3), T.tensor([[0.5]])), lambda T: T.quantile(T.ones(3), 0.5, interpolation="foo"),
+    lambda T: T.quantile(T.zeros(0, 3), 0.5), lambda T: T.quantile(T.ones(2, 3), 0.5, dim=2),
+]
+
+
+@pytest.mark.parametrize("i", range(len(QUANTILE_ERRORS)))
+def test_quantile_errors(i):
+    check_raises(QUANTILE_ERRORS[i])
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# unique / unique_consecutive / bincount / histc
+
+
+UNIQUE = [
+    lambda T, x: T.unique(x), lambda T, x: x.unique(sorted=False),
+    lambda T, x: T.unique(x, return_inverse=True, return_counts=True), lambda T, x: x.unique(return_counts=True),
+    lambda T, x: T.unique(x, dim=0, return_inverse=True, return_counts=True), lambda T, x: T.unique(x, dim=1),
+    lambda T, x: T.unique_consecutive(x), lambda T, x: x.unique_consecutive(return_inverse=True, return_counts=True),
+    lambda T, x: T.unique_consecutive(x, dim=0, return_counts=True, return_inverse=True),
+    lambda T, x: T.unique_consecutive(x, dim=1),
+]
+UNIQUE_INPUTS = {
+    "int": np.array([[2, 0, 2, 1], [2, 0, 2, 1], [1, 1, 3, 3]]),
+    "float": np.array([[1.5, np.nan, 1.5, 0.0], [1.5, np.nan, 1.5, 0.0], [0.0, 2.0, np.nan, 2.0]], np.float32),
+    "bool": np.array([[True, False, True], [True, False, True]]),
+}
+
+
+@pytest.mark.parametrize("kind", list(UNIQUE_INPUTS))
+@pytest.mark.parametrize("i", range(len(UNIQUE)))
+def test_unique(i, kind):
+    agree(lambda T, x: UNIQUE[i](T, x), [UNIQUE_INPUTS[kind]], grad=False)
+
+
+BINCOUNT = [
+    lambda T, x, w: T.bincount(x), lambda T, x, w: x.bincount(minlength=8), lambda T, x, w: T.bincount(x, w),
+    lambda T, x, w: T.bincount(x, w.double()), lambda T, x, w: T.bincount(x, (w * 4).int()),
+    lambda T, x, w: T.bincount(x, minlength=2), lambda T, x, w: T.bincount(x[:0]),
+    lambda T, x, w: T.bincount(x[:0], minlength=3), lambda T, x, w: T.bincount(x - 3),
+    lambda T, x, w: T.bincount(x.float()), lambda T, x, w: T.bincount(x.reshape(2, 3)),
+    lambda T, x, w: T.bincount(x, minlength=-1), lambda T, x, w: T.bincount(x, w[:2]),
+    lambda T, x, w: T.bincount(x > 1),
+]
+
+
+@pytest.mark.parametrize("i", range(len(BINCOUNT)))
+def test_bincount(i):
+    agree(lambda T, x, w: BINCOUNT[i](T, x, w), [np.array([2, 0, 2, 5, 1, 1]), arr(6, lo=0, hi=1)], grad=False)
+
+
+HISTC = [
+    lambda T, x: T.histc(x, 4), lambda T, x: x.histc(4, 0, 3), lambda T, x: T.histc(x, 3, 2, 2),
+    lambda T, x: T.histc(x, bins=5, min=-1, max=1), lambda T, x: T.histc(x[:0], 3), lambda T, x: T.histc(x * 0 + 3, 4),
+    lambda T, x: T.histc(x, 0), lambda T, x: T.histc(x, 3, 3, 1), lambda T, x: T.histc(x.long(), 3),
+    lambda T, x: T.histc(x.double(), 7, -2.5, 4.5),
+]
+
+
+@pytest.mark.parametrize("i", range(len(HISTC)))
+def test_histc(i):
+    agree(lambda T, x: HISTC[i](T, x), [np.array([1.0, 2.0, 2.0, 5.0, 0.0, 3.0, -0.5, 0.75], np.float32)],
+          grad=False)
+
+
+def test_histc_nan():
+    x = np.array([1.0, np.nan, 2.0], np.float32)
+    agree(lambda T, a: T.histc(a, 2, 0, 3), [x], grad=False)
+    check_raises(lambda T: T.histc(T.tensor(x), 3))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# searchsorted / bucketize / isin
+
+SEARCH = [
+    lambda T, s, v: T.searchsorted(s[0], v), lambda T, s, v: T.searchsorted(s[0], v, right=True),
+    lambda T, s, v: T.searchsorted(s, v, side="right"), lambda T, s, v: T.searchsorted(s, v),
+    lambda T, s, v: T.searchsorted(s[0], 2.0), lambda T, s, v: T.searchsorted(s[0], v, out_int32=True),
+    lambda T, s, v: T.searchsorted(s[0].flip(0), v, sorter=T.tensor([3, 2, 1, 0])),
+    lambda T, s, v: T.searchsorted(s[0].long(), v), lambda T, s, v: T.bucketize(v, s[0]),
+    lambda T, s, v: T.bucketize(v, s[1], right=True), lambda T, s, v: T.bucketize(2, s[0].long()),
+    lambda T, s, v: T.bucketize(v, s[0], out_int32=True),
+    lambda T, s, v: T.searchsorted(s[0], v, side="left", right=True), lambda T, s, v: T.searchsorted(s, v[:1]),
+    lambda T, s, v: T.searchsorted(s[0], v, side="middle"), lambda T, s, v: T.bucketize(v, s),
+]
+
+
+@pytest.mark.parametrize("i", range(len(SEARCH)))
+def test_searchsorted_bucketize(i):
+    s = np.array([[1.0, 2.0, 2.0, 3.0], [-1.0, 0.0, 4.0, 5.0]], np.float32)
+    v = np.array([[0.5, 2.0, 3.5], [4.0, -1.0, 6.0]], np.float32)
+    agree(lambda T, a, b: SEARCH[i](T, a, b), [s, v], grad=False)
+
+
+def test_isin():
+    e, t = np.array([[1, 2, 3], [4, 2, 0]]), np.array([2.0, 3.5, 0.0], np.float32)
+    agree(lambda T, a, b: T.isin(a, b), [e, t], grad=False)
+    agree(lambda T, a, b: T.isin(a, b, invert=True), [e, t], grad=False)
+    agree(lambda T, a: T.isin(2, a), [e], grad=False)
+    agree(lambda T, a: T.isin(a, 2), [e], grad=False)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# tracing, grad_fn names, finite differences
+
+
+def test_value_dependent_shapes_need_concrete_values():
+    from torchish.ops.tracing import ConcretizationError
+    for f in (lambda t: torchish.unique(t), lambda t: torchish.bincount(t.long()),
+              lambda t: torchish.unique_consecutive(t)):
+        with pytest.raises(ConcretizationError):
+            jax.jit(lambda a: f(torchish.from_jax(a))._d)(jnp.ones(3))
+
+
+def test_traced_order_statistics_work():
+    out = jax.jit(lambda a: torchish.from_jax(a).sort(descending=True).values._d)(jnp.array([1.0, 3.0, 2.0]))
+    assert out.tolist() == [3.0, 2.0, 1.0]
+    q = jax.jit(lambda a: torchish.quantile(torchish.from_jax(a), 0.5)._d)(jnp.array([1.0, 3.0, 2.0, 4.0]))
+    assert float(q) == 2.5
+
+
+def test_grad_fn_names():
+    exprs = [lambda T, r: r.sort()[0], lambda T, r: r.topk(1)[0], lambda T, r: r.median(),
+             lambda T, r: r.median(0)[0], lambda T, r: r.kthvalue(1)[0], lambda T, r: r.nanmedian(),
+             lambda T, r: r.mode()[0], lambda T, r: r.nanmedian(1)[0]]
+    for e in exprs:
+        a, b = run_both(lambda T: e(T, T.ones(2, 3, requires_grad=True)))
+        assert type(b.grad_fn).__name__ == type(a.grad_fn).__name__
+
+
+def test_fd_order_statistics():
+    x = np.array([[0.3, -1.2, 0.8, 2.0], [1.5, 0.1, -0.7, 0.4]])
+    check_fd(lambda a: a.sort(1, descending=True).values * torchish.tensor([1.0, 2.0, 3.0, 4.0], dtype=a.dtype), x)
+    check_fd(lambda a: a.topk(2).values.sum(1) + a.kthvalue(3, 1).values + a.median(1).values, x)
+    check_fd(lambda a: torchish.quantile(a, torchish.tensor([0.3, 0.8], dtype=a.dtype), dim=1), x)

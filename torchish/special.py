@@ -1,0 +1,114 @@
+"""``torchish.special``: PyTorch's special-function namespace (``torch.special``).
+
+Most entries are the elementwise/reduction ops under their ``scipy.special`` names; the functions only PyTorch's
+``special`` namespace has (ndtr, entr, xlog1py, i1, zeta...) are registry ops defined here, with PyTorch's dtypes
+and gradients.
+
+Example::
+
+    >>> import torchish as torch
+    >>> torch.special.expit(torch.tensor([0.0]))
+    tensor([0.5000])
+    >>> torch.special.xlogy(torch.tensor([0.0, 2.0]), torch.tensor([0.0, 3.0]))
+    tensor([0.0000, 2.1972])
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import jax.scipy.special as jss
+
+from .ops import elementwise as _ew
+from .ops import reduce as _red
+from .ops.elementwise import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
+                              expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
+                              round as round, sinc as sinc, xlogy as xlogy)
+from .ops.registry import apply, defop
+
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
+           "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
+           "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
+           "xlogy", "zeta"]
+
+expit = _ew.sigmoid
+gammaln = _ew.lgamma
+psi = digamma
+gammainc = _ew.igamma
+gammaincc = _ew.igammac
+
+
+def multigammaln(input, p, *, out=None):
+    """The multivariate log-gamma function (``torch.mvlgamma``)."""
+    return _ew.mvlgamma(input, p, out=out)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    return _red.logsumexp(input, dim, keepdim, out=out)
+
+
+def softmax(input, dim, *, dtype=None):
+    return _red.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return _red.log_softmax(input, dim, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# functions only torch.special has
+
+
+def _special_unary(name, fwd, vjp=None, grad_name=None):
+    op = defop("special_" + name, fwd, vjp=vjp, promote="float", grad_name=grad_name)
+
+    def f(input, *, out=None):
+        _ew.require_tensor(input, name)
+        return _ew._out(apply(op, (input,)), out, name)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``torch.special.{name}``, elementwise."
+    return f
+
+
+def _entr_fwd(x):
+    neg_inf = jnp.asarray(-jnp.inf, x.dtype)
+    return jnp.where(jnp.isnan(x), x, jnp.where(x > 0, -x * jnp.log(jnp.where(x > 0, x, 1)),
+                                                jnp.where(x == 0, jnp.zeros((), x.dtype), neg_inf)))
+
+
+ndtr = _special_unary("ndtr", jss.ndtr)
+ndtri = _special_unary("ndtri", jss.ndtri)
+log_ndtr = _special_unary("log_ndtr", jss.log_ndtr)
+i0e = _special_unary("i0e", jss.i0e)
+i1 = _special_unary("i1", jss.i1)
+i1e = _special_unary("i1e", jss.i1e)
+erfcx = _special_unary("erfcx", jss.erfcx)
+entr = _special_unary("entr", _entr_fwd, vjp=lambda g, x, out: -g * (1 + jnp.log(x)), grad_name="SpecialEntrBackward0")
+
+
+def _xlog1py_vjp(g, a, b, out):
+    zero = jnp.zeros((), g.dtype)
+    ga = jnp.where(jnp.isnan(b), jnp.asarray(jnp.nan, g.dtype), jnp.where(a == 0, zero, g * jnp.log1p(b)))
+    return ga, g * a / (b + 1)
+
+
+_XLOG1PY = defop("special_xlog1py", jss.xlog1py, vjp=_xlog1py_vjp, promote="float",
+                 grad_name="SpecialXlog1PyBackward0")
+
+
+def xlog1py(input, other, *, out=None):
+    """``input * log1p(other)``, zero where ``input`` is zero (unless ``other`` is NaN)."""
+    a, b = _ew.scalar_or_tensor(input), _ew.scalar_or_tensor(other)
+    return _ew._out(apply(_XLOG1PY, (a, b)), out, "xlog1py")
+
+
+def _zeta_vjp(g, x, q, out):
+    """PyTorch differentiates the Hurwitz zeta function in ``q`` only (``x`` gets zeros)."""
+    return jnp.zeros(jnp.shape(x), g.dtype), -g * x * jss.zeta(x + 1, q)
+
+
+_ZETA = defop("special_zeta", jss.zeta, vjp=_zeta_vjp, promote="float", grad_name="SpecialZetaBackward0")
+
+
+def zeta(input, other, *, out=None):
+    """The Hurwitz zeta function ``sum_k (k + other) ** -input``."""
+    a, b = _ew.scalar_or_tensor(input), _ew.scalar_or_tensor(other)
+    return _ew._out(apply(_ZETA, (a, b)), out, "zeta")

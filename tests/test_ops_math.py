@@ -61,14 +61,13 @@ def test_unary_float64_method(name, lo, hi):
     check(lambda T, a: getattr(a, name)(), [arr(2, 3, lo=lo, hi=hi, dtype=np.float64, seed=3)])
 
 
-MORE_DTYPES = ["exp", "sqrt", "sigmoid", "lgamma", "abs", "neg", "square", "sign", "floor", "round", "frac", "relu",
-               "bitwise_not", "logical_not", "isnan", "signbit", "erfinv", "nan_to_num"]
+MORE_DTYPES = ["exp", "sigmoid", "abs", "neg", "square", "floor", "frac", "relu", "bitwise_not", "signbit"]
 
 
 @pytest.mark.parametrize("name", UNARY_NAMES)
 def test_unary_dtypes(name):
-    """bool, int64 and float64 inputs for every op; uint8, int32 and float16 for a representative subset."""
-    dtypes = [np.bool_, np.int64, np.float64] + ([np.uint8, np.int32, np.float16] if name in MORE_DTYPES else [])
+    """bool and int64 inputs for every op; uint8, int32, float16 and float64 for a representative subset."""
+    dtypes = [np.bool_, np.int64] + ([np.uint8, np.int32, np.float16, np.float64] if name in MORE_DTYPES else [])
     for dtype in dtypes:
         x = np.array([0, 1, 3], dtype) if dtype not in (np.float16, np.float64) else np.array([0.25, 0.5, 0.75],
                                                                                               dtype)
@@ -156,13 +155,15 @@ BINARY = [  # name, (lo, hi) of the first input, (lo, hi) of the second
 
 @pytest.mark.parametrize("name,ra,rb", BINARY)
 def test_binary_values_and_grads_broadcast(name, ra, rb):
-    check(lambda T, a, b: getattr(T, name)(a, b), [arr(2, 3, lo=ra[0], hi=ra[1]), arr(3, lo=rb[0], hi=rb[1], seed=1)])
+    check(lambda T, a, b: getattr(T, name)(a, b), [arr(2, 3, lo=ra[0], hi=ra[1]), arr(3, lo=rb[0], hi=rb[1], seed=1)],
+          grad=name != "floor_divide")  # no derivative: test_no_derivative
 
 
 @pytest.mark.parametrize("name,ra,rb", BINARY)
 def test_binary_with_python_scalar(name, ra, rb):
     s = float(np.mean(rb)) + 0.25
-    check(lambda T, a: getattr(T, name)(a, s), [arr(2, 3, lo=ra[0], hi=ra[1], dtype=np.float64)])
+    agree(lambda T, a: getattr(T, name)(a, s), [arr(2, 3, lo=ra[0], hi=ra[1], dtype=np.float64)],
+          grad=name != "floor_divide")
 
 
 @pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin", "hypot", "atan2", "copysign", "pow", "xlogy",
@@ -171,6 +172,8 @@ def test_binary_grads_at_ties_and_zeros(name):
     a = np.array([1.0, 2.0, 0.0, -1.0, 0.0, 3.0], np.float32)
     b = np.array([1.0, 0.5, 0.0, -1.0, 2.0, 3.0], np.float32)
     check(lambda T, x, y: getattr(T, name)(x, y), [a, b])
+    check(lambda T, x, y: getattr(T, name)(x, y), [np.array([0.0, 0.0, -1.0, 2.0], np.float32),
+                                                     np.array([0.0, -1.0, np.nan, np.nan], np.float32)])
 
 
 def test_minmax_nan():
@@ -201,11 +204,11 @@ PAIRS = [("f32", "i64"), ("i64", "f32"), ("i32", "i64"), ("i32", "i64_0d"), ("i6
          ("f16", "f64_0d"), ("f16", "f32"), ("i64", "float"), ("i32", "int"), ("u8", "i8"), ("u8", "int"),
          ("bool", "bool"), ("bool", "int"), ("bool", "pybool"), ("i64", "pybool"), ("bool_0d", "i32"),
          ("i32", "f64_0d"), ("u8", "bool"), ("float", "i64"), ("int", "f32")]
-SHORT_PAIRS = [("f32", "i64"), ("i32", "i64_0d"), ("i64", "float"), ("bool", "bool"), ("u8", "int")]
-FULL = ["add", "sub", "mul", "div", "floor_divide", "pow", "eq", "bitwise_and", "bitwise_left_shift", "maximum"]
-SHORT = ["remainder", "fmod", "minimum", "fmax", "ne", "lt", "ge", "atan2", "hypot", "copysign", "logaddexp",
-         "xlogy", "float_power", "bitwise_or", "bitwise_xor", "bitwise_right_shift", "logical_and", "logical_xor",
-         "gcd", "nextafter", "ldexp", "true_divide"]
+SHORT_PAIRS = [("f32", "i64"), ("i64", "float"), ("bool", "bool")]
+FULL = ["add", "div", "pow", "eq", "bitwise_and"]
+SHORT = ["sub", "mul", "floor_divide", "bitwise_left_shift", "maximum", "remainder", "fmod", "minimum", "fmax", "ne",
+         "lt", "ge", "atan2", "hypot", "copysign", "logaddexp", "xlogy", "float_power", "bitwise_or", "bitwise_xor",
+         "bitwise_right_shift", "logical_and", "logical_xor", "gcd", "nextafter", "ldexp", "true_divide", "igamma"]
 
 
 @pytest.mark.parametrize("name", FULL + SHORT)
@@ -232,8 +235,9 @@ BIT_DUNDERS = [lambda x, y: x & y, lambda x, y: x | y, lambda x, y: x ^ y, lambd
 @pytest.mark.parametrize("kind", ["float", "int"])
 def test_dunders(i, kind):
     f = DUNDERS[i]
-    if kind == "float":
-        agree(lambda T, x, y: f(x, y), [arr(3, lo=0.5, hi=3), arr(3, lo=0.5, hi=3, seed=1)])
+    if kind == "float":  # floor division and Number % Tensor have no derivative (test_no_derivative)
+        agree(lambda T, x, y: f(x, y), [arr(3, lo=0.5, hi=3), arr(3, lo=0.5, hi=3, seed=1)],
+              grad=i not in (4, 10, 11, 14))
     else:
         agree(lambda T, x, y: f(x, y), [np.array([1, 4, 7]), np.array([2, 3, 1])], grad=False)
 
@@ -276,6 +280,18 @@ def test_inplace_grad_flow_and_version():
         x.div_(b)
         return x
     check(fn, [arr(2, 3), arr(2, 3, lo=0.5, hi=2, seed=1)])
+
+
+@pytest.mark.parametrize("fn", [lambda T, x: x // 2, lambda T, x: 2.0 // x, lambda T, x: T.floor_divide(x, x),
+                                lambda T, x: 7 % x, lambda T, x: T.heaviside(x, x)])
+def test_no_derivative(fn):
+    """Recorded in the graph, but backward raises PyTorch's error."""
+    def run(T):
+        x = T.tensor([1.5, 2.5], requires_grad=True)
+        y = fn(T, x)
+        assert y.requires_grad
+        (y * x).sum().backward()
+    check_raises(run, match="derivative for")
 
 
 def test_int_division_by_zero_raises():
@@ -441,7 +457,7 @@ def test_clamp(i):
     x = np.array([[-1.0, -0.5, 0.0, 0.3], [0.5, 0.9, -0.2, 0.25]], np.float32)
     lo = np.array([-0.5, 0.0, 0.1, 0.3], np.float32)
     hi = np.array([0.5, 0.5, 0.2, 0.25], np.float32)
-    check(lambda T, a, b, c: CLAMP_CASES[i](T, a, b, c), [x, lo, hi])
+    agree(lambda T, a, b, c: CLAMP_CASES[i](T, a, b, c), [x, lo, hi])
 
 
 def test_clamp_dtypes_and_errors():

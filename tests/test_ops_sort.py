@@ -175,7 +175,10 @@ UNIQUE_INPUTS = {
 @pytest.mark.parametrize("kind", list(UNIQUE_INPUTS))
 @pytest.mark.parametrize("i", range(len(UNIQUE)))
 def test_unique(i, kind):
-    agree(lambda T, x: UNIQUE[i](T, x), [UNIQUE_INPUTS[kind]], grad=False)
+    x = UNIQUE_INPUTS[kind]
+    if kind == "float" and i in (4, 5, 8, 9):  # PyTorch's order of slices holding NaN is unspecified
+        x = np.nan_to_num(x, nan=-3.0)
+    agree(lambda T, a: UNIQUE[i](T, a), [x], grad=False)
 
 
 BINCOUNT = [

@@ -85,9 +85,9 @@ entr = _special_unary("entr", _entr_fwd, vjp=lambda g, x, out: -g * (1 + jnp.log
 
 
 def _xlog1py_vjp(g, a, b, out):
+    """PyTorch: ``xlog1py(grad, other)`` masked to 0 where self == 0 and other <= -1; ``grad * self / (other + 1)``."""
     zero = jnp.zeros((), g.dtype)
-    ga = jnp.where(jnp.isnan(b), jnp.asarray(jnp.nan, g.dtype), jnp.where(a == 0, zero, g * jnp.log1p(b)))
-    return ga, g * a / (b + 1)
+    return jnp.where((a == 0) & (b <= -1), zero, jss.xlog1py(g, b)), g * a / (b + 1)
 
 
 _XLOG1PY = defop("special_xlog1py", jss.xlog1py, vjp=_xlog1py_vjp, promote="float",

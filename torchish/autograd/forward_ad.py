@@ -114,8 +114,7 @@ def make_dual(tensor, tangent, *, level=None) -> Tensor:
                            f"forward gradient is of size {list(tangent.shape)}.")
     with suspended():
         out = tensor.view_as(tensor)
-    out.__dict__[_ATTR] = tangent
-    _LEVELS.duals.append(weakref.ref(out))
+    set_tangent(out, tangent)
     return out
 
 

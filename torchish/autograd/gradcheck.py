@@ -18,6 +18,7 @@ import sys
 import types
 import warnings
 
+import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
@@ -60,10 +61,19 @@ def _check_inputs(inputs):
                          "requires_grad=True.")
 
 
+def _const(value):
+    """A Tensor holding the numpy array ``value`` (a transfer, not a computation: nothing to compile)."""
+    return Tensor._make(jnp.asarray(value))
+
+
+def _zeros(t):
+    return _const(np.zeros(t._d.shape, np.asarray(t._d).dtype))
+
+
 def _with(inputs, i, value):
     """``inputs`` with input ``i`` replaced by a tensor holding ``value`` (same requires_grad)."""
     x = inputs[i]
-    new = Tensor._make(value.astype(x._d.dtype).reshape(x._d.shape))
+    new = _const(value.astype(x._d.dtype).reshape(x._d.shape))
     if x._rg:
         new.requires_grad_(True)
     return inputs[:i] + (new,) + inputs[i + 1:]
@@ -103,7 +113,7 @@ def _analytical_rows(output, diff_inputs):
     for k in range(n):
         basis = np.zeros(n, dtype=np.asarray(output._d).dtype)
         basis[k] = 1
-        g_out = Tensor._make(output._d * 0 + basis.reshape(output._d.shape))
+        g_out = _const(basis.reshape(output._d.shape))
         grads = engine.grad(output, diff_inputs, g_out, retain_graph=True, allow_unused=True)
         for j, (g, x) in enumerate(zip(grads, diff_inputs)):
             if g is None:
@@ -154,7 +164,7 @@ def _check_forward(func, inputs, outputs, out_pos, diff_idx, num, rtol, atol, ch
             basis = np.zeros(x.numel(), dtype=np.asarray(x._d).dtype)
             basis[k] = 1
             with forward_ad.dual_level():
-                dual = forward_ad.make_dual(x.detach(), Tensor._make(x._d * 0 + basis.reshape(x._d.shape)))
+                dual = forward_ad.make_dual(x.detach(), _const(basis.reshape(x._d.shape)))
                 args = inputs[:j] + (dual,) + inputs[j + 1:]
                 outs = [o for o in _as_tuple(func(*args)) if isinstance(o, Tensor)]
                 col = []
@@ -185,8 +195,8 @@ def _check_fast(func, inputs, outputs, out_pos, diff_idx, eps, rtol, atol):
         for i, o in enumerate(outputs):
             v = rng.uniform(-1, 1, o.numel())
             n = np.array(float(v @ ((fp[out_pos[i]] - fm[out_pos[i]]) / (2 * eps))))
-            g = engine.grad(o, diff_inputs, Tensor._make(o._d * 0 + v.astype(np.asarray(o._d).dtype).reshape(
-                o._d.shape)), retain_graph=True, allow_unused=True)[jj]
+            g = engine.grad(o, diff_inputs, _const(v.astype(np.asarray(o._d).dtype).reshape(o._d.shape)),
+                            retain_graph=True, allow_unused=True)[jj]
             a = np.array(0.0 if g is None else float(_np(g).astype(np.float64).reshape(-1) @ u))
             if not _allclose(a, n, rtol, atol):
                 raise GradcheckError(_mismatch(i, jj, n, a) + "\nThe above quantities relating the numerical and "
@@ -194,7 +204,7 @@ def _check_fast(func, inputs, outputs, out_pos, diff_idx, eps, rtol, atol):
 
 
 def _check_mul_by_grad_output(outputs, diff_inputs):
-    grads = engine.grad(outputs, diff_inputs, [Tensor._make(o._d * 0) for o in outputs], allow_unused=True)
+    grads = engine.grad(outputs, diff_inputs, [_zeros(o) for o in outputs], allow_unused=True)
     for g, x in zip(grads, diff_inputs):
         if g is None:
             continue
@@ -222,7 +232,7 @@ def _check_undefined_grad(func, inputs, diff_inputs):
     outs = _differentiable(func(*inputs))
     try:
         grads = engine.grad(tuple(_UndefinedGrad.apply(o) for o in outs), diff_inputs,
-                            [Tensor._make(o._d * 0) for o in outs], allow_unused=True)
+                            [_zeros(o) for o in outs], allow_unused=True)
     except RuntimeError as e:
         raise GradcheckError('Expected backward function to handle undefined output grads. Please look at "Notes '
                              'about undefined output gradients" in "tools/autograd/derivatives.yaml"') from e
@@ -237,10 +247,10 @@ def _check_batched_grad(outputs, diff_inputs):
     rng = np.random.default_rng(1)
     for i, o in enumerate(outputs):
         batch = rng.uniform(-1, 1, (2,) + tuple(o.shape)).astype(np.asarray(o._d).dtype)
-        got = engine.grad(o, diff_inputs, Tensor._make(o._d[None] * 0 + batch), retain_graph=True,
+        got = engine.grad(o, diff_inputs, _const(batch), retain_graph=True,
                           allow_unused=True, is_grads_batched=True)
         for b in range(2):
-            ref = engine.grad(o, diff_inputs, Tensor._make(o._d * 0 + batch[b]), retain_graph=True, allow_unused=True)
+            ref = engine.grad(o, diff_inputs, _const(batch[b]), retain_graph=True, allow_unused=True)
             for j, (g, r) in enumerate(zip(got, ref)):
                 if (g is None) != (r is None) or (g is not None and not np.allclose(_np(g)[b], _np(r))):
                     raise GradcheckError(f"For output {i} and input {j}:\nbatched grad computed incorrectly: the "
@@ -322,7 +332,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         from ..ops.random import rand
         from .. import _dtype
         grad_outputs = tuple(
-            (rand(*o.shape, dtype=o.dtype if o.is_floating_point() else _dtype.float64) * 2 - 1).requires_grad_(True)
+            (rand(tuple(o.shape), dtype=o.dtype if o.is_floating_point() else _dtype.float64) * 2 - 1).requires_grad_(True)
             for o in _differentiable(func(*inputs)))
     else:
         grad_outputs = _as_tuple(grad_outputs)

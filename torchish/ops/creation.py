@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _device, _dtype
 from .._tensor import Tensor
+from . import tracing
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -237,10 +238,20 @@ def _size_or_kw(size, kw_size, name):
     return _shape_args(size, name)
 
 
+# Below this many elements a filled host buffer moved to the device beats compiling a fill kernel per
+# (shape, dtype) (~20-90 ms each); larger tensors are filled on the device.
+_HOST_FILL_LIMIT = 1 << 16
+
+
 def _fill(shape, value, dtype, device, requires_grad):
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     _check_grad_dtype(dt, requires_grad)
-    val = jnp.full(shape, value, dtype=dt.np, device=_jdev(device))
+    if math.prod(shape) <= _HOST_FILL_LIMIT and not tracing.active():
+        with np.errstate(all="ignore"):
+            fill = np.asarray(value).astype(dt.np)  # casts like a C cast: 2.7 -> 2, -1 -> 255 for uint8
+        val = jax.device_put(np.full(shape, fill, dtype=dt.np), _jdev(device))
+    else:
+        val = jnp.full(shape, value, dtype=dt.np, device=_jdev(device))
     return _finish(val, requires_grad)
 
 
@@ -406,6 +417,8 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     m = n if m is None else m
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     _check_grad_dtype(dt, requires_grad)
+    if n * m <= _HOST_FILL_LIMIT and not tracing.active():
+        return place(np.eye(n, m, dtype=dt.np), dt, device, requires_grad)
     return _finish(jnp.eye(n, m, dtype=dt.np, device=_jdev(device)), requires_grad)
 
 

@@ -483,14 +483,13 @@ def _binary(name, fwd, *, promote="same", vjp=None, grad_name=None, linear=False
     return _public(name, f, inplace=True)
 
 
-def _maxmin_vjp(pick):
-    """PyTorch splits the gradient evenly between tied inputs of maximum/minimum."""
+def _maxmin_vjp(loses):
+    """PyTorch splits the gradient evenly between tied inputs of maximum/minimum; an input gets none only where it
+    compares as the loser (so both get all of it next to a NaN)."""
     def vjp(g, a, b, out):
         zero = jnp.zeros((), g.dtype)
-        tie = a == b
-        ga = jnp.where(tie, g / 2, jnp.where(pick(a, b), zero, g))
-        gb = jnp.where(tie, g / 2, jnp.where(pick(a, b), g, zero))
-        return ga, gb
+        share = jnp.where(a == b, g / 2, g)
+        return jnp.where(loses(a, b), zero, share), jnp.where(loses(b, a), zero, share)
     return vjp
 
 
@@ -527,14 +526,15 @@ def _copysign_vjp(g, a, b, out):
 
 
 def _xlogy_vjp(g, a, b, out):
-    """PyTorch: ``grad * xlogy(self != 0, other)`` (zero where self is 0 unless other is NaN), ``grad * self / other``."""
+    """PyTorch: ``xlogy(grad, other)`` masked to 0 where self == 0 and other <= 0; ``grad * self / other``."""
     zero = jnp.zeros((), g.dtype)
-    ga = jnp.where(jnp.isnan(b), jnp.asarray(jnp.nan, g.dtype), jnp.where(a == 0, zero, g * jnp.log(b)))
-    return ga, g * a / b
+    return jnp.where((a == 0) & (b <= 0), zero, jss.xlogy(g, b)), g * a / b
 
 
 def _atan2_vjp(g, a, b, out):
+    """PyTorch masks the 1 / (a^2 + b^2) factor to 0 where it is infinite (at the origin)."""
     r = 1 / (a * a + b * b)
+    r = jnp.where(jnp.isinf(r), jnp.zeros((), r.dtype), r)
     return g * b * r, -g * a * r
 
 
@@ -883,19 +883,19 @@ def _clamp_fwd(x, lo, hi):
 
 
 def _clamp_vjp(g, x, lo, hi, out):
-    """PyTorch passes the gradient where min <= x <= max (boundaries included); JAX's max/min would halve it.
-    The bounds get the gradient where they were chosen."""
+    """PyTorch passes the gradient where min <= x <= max (boundaries included; JAX's max/min would halve it).
+    A bound gets it where it was chosen: x < min (when min < max), x > max (or everywhere when max < min)."""
     zero = jnp.zeros((), g.dtype)
     keep = jnp.ones(x.shape, bool)
     glo = ghi = None
     if lo is not None:
-        ge = x >= lo
-        keep = keep & ge
-        glo = jnp.where(ge, zero, g)
+        keep = keep & (x >= lo)
+        below = x < lo
+        glo = jnp.where(below & (lo < hi) if hi is not None else below, g, zero)
     if hi is not None:
-        le = x <= hi
-        keep = keep & le
-        ghi = jnp.where(le, zero, g)
+        keep = keep & (x <= hi)
+        above = x > hi
+        ghi = jnp.where(above | (hi < lo) if lo is not None else above, g, zero)
     return jnp.where(keep, g, zero), glo, ghi
 
 

@@ -77,7 +77,7 @@ def _is_int(it):
 
 
 def _int_scalar_tensor(it):
-    return isinstance(it, Tensor) and it.ndim == 0 and it._d.dtype.kind in "iu" and \
+    return isinstance(it, Tensor) and it.ndim == 0 and it._v.dtype.kind in "iu" and \
         not isinstance(it._d, jax.core.Tracer)
 
 
@@ -100,7 +100,7 @@ def parse_index(x: Tensor, index, tensor_ints=True):
             raise TypeError(f"new(): invalid data type '{type(it).__name__}'")
     consumed = 0
     for it in items:
-        if isinstance(it, Tensor) and it._d.dtype in (np.bool_, np.uint8):
+        if isinstance(it, Tensor) and it._v.dtype in (np.bool_, np.uint8):
             consumed += it.ndim
         elif not (it is None or it is Ellipsis or isinstance(it, (bool, np.bool_))):
             consumed += 1
@@ -125,13 +125,13 @@ def parse_index(x: Tensor, index, tensor_ints=True):
         elif it is None:
             template.append(("n",))
         elif isinstance(it, (bool, np.bool_)) or (isinstance(it, Tensor) and it.ndim == 0 and
-                                                   it._d.dtype == np.bool_):
+                                                   it._v.dtype == np.bool_):
             template.append(("b", bool(it.item() if isinstance(it, Tensor) else it)))
         elif isinstance(it, slice):
             template.append(_slice_item(it, shape[dim]))
             dim += 1
-        elif isinstance(it, Tensor) and it._d.dtype in (np.bool_, np.uint8):
-            if it._d.dtype == np.uint8:
+        elif isinstance(it, Tensor) and it._v.dtype in (np.bool_, np.uint8):
+            if it._v.dtype == np.uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
                               "instead.", UserWarning, stacklevel=3)
             for j in range(it.ndim):
@@ -143,7 +143,7 @@ def parse_index(x: Tensor, index, tensor_ints=True):
                 template.append(("a", len(arrays) - 1))
             dim += it.ndim
         elif isinstance(it, Tensor) and not (tensor_ints and _int_scalar_tensor(it)):
-            if it._d.dtype not in _INDEX_DTYPES:
+            if it._v.dtype not in _INDEX_DTYPES:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             check_bounds(it, shape[dim], len(arrays))
             arrays.append(it)
@@ -178,7 +178,7 @@ def _int(v):
     if isinstance(v, int):
         return v
     if isinstance(v, Tensor):
-        if v.numel() != 1 or v._d.dtype.kind not in "iub":
+        if v.numel() != 1 or v._v.dtype.kind not in "iub":
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(v.item())
     if isinstance(v, np.integer):
@@ -340,7 +340,7 @@ def setitem(self, index, value):
     value = _value_tensor(self, value)
     _check_setitem(self, index)
     # a boolean mask over the leading dims with a scalar value: a `where`, which also works inside torchish.compile
-    if isinstance(index, Tensor) and index._d.dtype == np.bool_ and index.ndim >= 1 and \
+    if isinstance(index, Tensor) and index._v.dtype == np.bool_ and index.ndim >= 1 and \
             tuple(index.shape) == tuple(self.shape[:index.ndim]) and \
             (not isinstance(value, Tensor) or (value.ndim == 0 and value.dtype == self.dtype)):
         with write_scope(self):
@@ -349,7 +349,7 @@ def setitem(self, index, value):
     template, arrays = parse_index(self, index)
     if not arrays and not any(t[0] == "b" for t in template):
         return _set_basic(self, template, value)
-    shape = tuple(_sel_shape(tuple(self.shape), [a._d for a in arrays], template))
+    shape = tuple(_sel_shape(tuple(self.shape), [a._v for a in arrays], template))
     if isinstance(value, Tensor):
         vshape = tuple(value.shape)
         if value.dtype != self.dtype and value.ndim:
@@ -385,7 +385,7 @@ def _set_basic(self, template, value):
             value = to_dtype(value, self.dtype)
         r = reshape(value, stripped) if stripped != vshape else value
     else:
-        r = Tensor._make(jnp.asarray(value).astype(self._d.dtype))
+        r = Tensor._make(jnp.asarray(value).astype(self._v.dtype))
     assign(view, r)
 
 
@@ -419,7 +419,7 @@ def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_dtype.scalar_type_name(input.dtype)} for the destination and "
                            f"{_dtype.scalar_type_name(values.dtype)} for the source.")
-    shape = tuple(_sel_shape(tuple(input.shape), [a._d for a in arrays], template))
+    shape = tuple(_sel_shape(tuple(input.shape), [a._v for a in arrays], template))
     vshape = tuple(values.shape)
     try:
         ok = tuple(np.broadcast_shapes(vshape[_lead_ones(vshape):], shape)) == shape
@@ -540,7 +540,7 @@ def index_select(input, dim, index, *, out=None):
     d = _wrap(dim, input)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    if index._d.dtype not in _INDEX_DTYPES:
+    if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if input.ndim == 0 and index.numel() != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
@@ -592,7 +592,7 @@ def _check_index_shape(input, dim, index, src=None):
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = _wrap(dim, input)
-    if index._d.dtype not in _INDEX_DTYPES:
+    if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     _check_index_shape(input, d, index)
     _concrete_bounds(index, _dim_size(input, d), 0, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
@@ -602,7 +602,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
-    if indices._d.dtype != np.int64:
+    if indices._v.dtype != np.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {_tname(indices)}")
     from .shape import broadcast_shapes, expand, reshape
     if dim is None:
@@ -623,7 +623,7 @@ _TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), linear=True, 
 
 
 def _check_flat_index(input, index, name):
-    if index._d.dtype != np.int64:
+    if index._v.dtype != np.int64:
         raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {_tname(index)}")
     n = input.numel()
     _concrete_bounds(index, n, -n, f"out of range: tried to access index {{b}} on a tensor of {n} elements.",
@@ -730,7 +730,7 @@ _SCATTER_REDUCE_LEGACY = defop("scatter_reduce_legacy", _scatter_fwd, grad_name=
 
 def _check_scatter(name, input, dim, index, src):
     d = _wrap(dim, input)
-    if index._d.dtype not in _INDEX_DTYPES:
+    if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if isinstance(src, Tensor) and src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
@@ -809,7 +809,7 @@ def _source_matches(name, input, d, index, source, err):
 
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     d = _wrap(dim, input)
-    if index._d.dtype not in _INDEX_DTYPES:
+    if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(index)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_add_(): self ({_tname(input)}) and source ({_tname(source)}) must have the same "
@@ -823,7 +823,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 
 def index_copy(input, dim, index, source, *, out=None):
     d = _wrap(dim, input)
-    if index._d.dtype != np.int64:
+    if index._v.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(index)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
@@ -837,7 +837,7 @@ def index_copy(input, dim, index, source, *, out=None):
 
 def index_fill(input, dim, index, value):
     d = _wrap(dim, input)
-    if index._d.dtype != np.int64:
+    if index._v.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
@@ -864,7 +864,7 @@ _MASKED_FILL_T = defop("masked_fill_t", _masked_fill_fwd, linear=True, grad_name
 
 
 def masked_fill(input, mask, value):
-    if not isinstance(mask, Tensor) or mask._d.dtype != np.bool_:
+    if not isinstance(mask, Tensor) or mask._v.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name) if isinstance(mask, Tensor) else '?'}")
     if isinstance(value, Tensor) and value.ndim != 0:
@@ -882,7 +882,7 @@ def masked_fill(input, mask, value):
 
 
 def masked_select(input, mask, *, out=None):
-    if not isinstance(mask, Tensor) or mask._d.dtype != np.bool_:
+    if not isinstance(mask, Tensor) or mask._v.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     from .shape import broadcast_tensors
     m, x = broadcast_tensors(mask, input)
@@ -906,7 +906,7 @@ _MASKED_SCATTER = defop("masked_scatter", _masked_scatter_fwd, linear=True, grad
 
 
 def masked_scatter(input, mask, source):
-    if not isinstance(mask, Tensor) or mask._d.dtype != np.bool_:
+    if not isinstance(mask, Tensor) or mask._v.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{_tname(mask) if isinstance(mask, Tensor) else type(mask).__name__}")
     if source.dtype != input.dtype:

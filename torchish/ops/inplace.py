@@ -53,14 +53,14 @@ def contiguous_strides(shape):
 def layout(t: Tensor):
     """PyTorch's ``(sizes, strides, storage_offset)`` for ``t``, replaying its view chain on its base's layout."""
     if t._view is None or not t._view[1]:
-        return tuple(t._d.shape), contiguous_strides(t._d.shape), 0
+        return tuple(t._v.shape), contiguous_strides(t._v.shape), 0
     base, chain, _ = t._view
-    shape, strides, offset = tuple(base._d.shape), contiguous_strides(base._d.shape), 0
+    shape, strides, offset = tuple(base._v.shape), contiguous_strides(base._v.shape), 0
     for op, st in chain:
         rule = LAYOUT_RULES.get(op.name)
         if rule is None:  # an op without a rule: treat its output as a fresh contiguous buffer
             shape = tuple(jax.eval_shape(functools.partial(_chain_apply, chain=((op, st),)),
-                                         jax.ShapeDtypeStruct(shape, base._d.dtype)).shape)
+                                         jax.ShapeDtypeStruct(shape, base._v.dtype)).shape)
             strides, offset = contiguous_strides(shape), 0
             continue
         shape, strides, offset = rule((shape, strides, offset), **dict(st))
@@ -197,6 +197,8 @@ def _write(view, base, chain, diff, r):
         new = r._d
     base._d = new
     view._vc.value += 1  # a `.data` alias bumps a counter of its own
+    if STATE.recorder is not None:
+        STATE.recorder.wrote(base)
     if base._views:
         for v in list(base._views):
             v._refresh()
@@ -296,22 +298,22 @@ def assign(self: Tensor, r) -> Tensor:
     self's (a broadcastable result is expanded)."""
     from . import convert
     if not isinstance(r, Tensor):
-        r = Tensor._make(jnp.asarray(r, self._d.dtype))
-    if r._d.dtype != self._d.dtype:
+        r = Tensor._make(jnp.asarray(r, self._v.dtype))
+    if r._v.dtype != self._v.dtype:
         rd, sd = r.dtype, self.dtype
         if not _dtype.can_cast(rd, sd):
             raise RuntimeError(f"result type {_dtype.scalar_type_name(rd)} can't be cast to the desired output type "
                                f"{_dtype.scalar_type_name(sd)}")
         r = convert.to_dtype(r, sd)
-    if r._d.shape != self._d.shape:
+    if r._v.shape != self._v.shape:
         try:
-            full = np.broadcast_shapes(r._d.shape, self._d.shape)
+            full = np.broadcast_shapes(r._v.shape, self._v.shape)
         except ValueError:
             full = None
-        if full is None or tuple(full) != self._d.shape:
+        if full is None or tuple(full) != self._v.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(full) if full is not None else list(r.shape)}")
-        r = apply(_BROADCAST, (r,), shape=self._d.shape)
+        r = apply(_BROADCAST, (r,), shape=self._v.shape)
     return self._assign(r)
 
 
@@ -357,4 +359,6 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
     self._out_nr = out._out_nr
     self._rg = out._rg
     self._vc.value += 1
+    if STATE.recorder is not None:
+        STATE.recorder.wrote(self)
     return self

@@ -530,7 +530,8 @@ def _expand_check(shape, target):
                            f"size ({shape[0]}) at non-singleton dimension 0.  Target sizes: {list(target)}.  Tensor "
                            f"sizes: {list(shape)}")
     pad = (1,) * (len(target) - len(shape)) + shape
-    for i, (s, t) in enumerate(zip(pad, target)):
+    for i in reversed(range(len(target))):  # PyTorch checks from the last dim
+        s, t = pad[i], target[i]
         if s != t and s != 1:
             raise RuntimeError(f"The expanded size of the tensor ({t}) must match the existing size ({s}) at "
                                f"non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: "

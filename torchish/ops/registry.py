@@ -438,8 +438,10 @@ def drop_unused(op, args):
     if used is None:
         try:
             closed = jax.make_jaxpr(lambda *a: op.fwd(*a))(*[a._d if isinstance(a, Tensor) else a for a in args])
-            read = {id(v) for e in closed.jaxpr.eqns for v in e.invars}
-            read |= {id(v) for v in closed.jaxpr.outvars}
+            read = {id(v) for v in closed.jaxpr.outvars}
+            for e in reversed(closed.jaxpr.eqns):  # dead-code elimination: only what the outputs need
+                if e.effects or any(id(v) in read for v in e.outvars):
+                    read |= {id(v) for v in e.invars}
             flat_in = closed.jaxpr.invars
             leaves = [jax.tree_util.tree_leaves(a._d if isinstance(a, Tensor) else a) for a in args]
             used, k = [], 0

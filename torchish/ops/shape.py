@@ -145,7 +145,8 @@ def _bitcast_fwd(x, *, dtype):
     return jax.lax.bitcast_convert_type(x.reshape(x.shape[:-1] + (x.shape[-1] // r, r)), dst)
 
 
-_VIEW_DTYPE = defop("view_dtype", _bitcast_fwd, view=True, differentiable=False)
+_VIEW_DTYPE = defop("view_dtype", lambda x, *, dtype, src: _bitcast_fwd(x, dtype=dtype), view=True,
+                    differentiable=False)
 _ip.BITCASTS["view_dtype"] = lambda new, like, **static: _bitcast_fwd(new, dtype=like.dtype)
 
 
@@ -164,7 +165,7 @@ def _view_dtype_layout(lay, *, dtype, src):
 
 def _view_dtype(self, dtype):
     dt = _dtype.as_dtype(dtype)
-    src, dst = self._d.dtype, np.dtype(dt.np)
+    src, dst = self._v.dtype, np.dtype(dt.np)
     if src.itemsize != dst.itemsize:
         sname, dname = _dtype.scalar_type_name(self.dtype), _dtype.scalar_type_name(dt)
         what = f"to view {sname} as {dname} (different element sizes)"
@@ -184,9 +185,6 @@ def _view_dtype(self, dtype):
                     raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {s}")
     return apply(_VIEW_DTYPE, (self,), dtype=dst, src=src)
 
-
-_VIEW_DTYPE_FWD = _VIEW_DTYPE.fwd
-_VIEW_DTYPE.fwd = lambda x, *, dtype, src: _VIEW_DTYPE_FWD(x, dtype=dtype)
 
 
 def view(self, *shape):
@@ -591,7 +589,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     n = input.shape[d]
     spec = indices_or_sections
     if isinstance(spec, Tensor):
-        if spec._d.dtype != np.int64:
+        if spec._v.dtype != np.int64:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
                                f"{_dtype.scalar_type_name(spec.dtype)}")
         if spec.ndim > 1:
@@ -909,7 +907,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if isinstance(repeats, Tensor):
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        if repeats._d.dtype.kind not in "iu":
+        if repeats._v.dtype.kind not in "iu":
             raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "  # mirrors PyTorch's error
                                       f"'{_dtype.scalar_type_name(repeats.dtype)}'")
         r = [int(v) for v in np.asarray(repeats._concrete()).reshape(-1)]
@@ -938,7 +936,8 @@ _FLIP = defop("flip", lambda x, *, dims: jnp.flip(x, dims), linear=True, grad_na
 def flip(input, *dims):
     dims = _size_args(dims)
     if input.ndim == 0:
-        dims = tuple(wrap_dim(d, 0) for d in dims) and ()
+        for d in dims:
+            wrap_dim(d, 0)
         return apply(_FLIP, (input,), dims=())
     return apply(_FLIP, (input,), dims=_dims_arg(dims, input.ndim))
 
@@ -1083,7 +1082,7 @@ _TRACE = defop("trace", _trace_fwd, linear=True, grad_name="TraceBackward0")
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    if input._d.dtype == np.bool_:
+    if input._v.dtype == np.bool_:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")  # mirrors PyTorch's error
     return apply(_TRACE, (input,))
 

@@ -19,7 +19,7 @@ _JNP_PAD_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 _SPEC = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
 
 
-def ntuple(value, n, name="argument"):
+def ntuple(value, n):
     """``value`` (int or sequence) as a tuple of ``n`` ints; a sequence of another length is left for the caller."""
     if isinstance(value, (list, tuple)):
         return tuple(int(v) for v in value)

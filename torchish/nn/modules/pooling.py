@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._functional import pooling as P
+from .._functional import pooling_adaptive as A
 from .._functional.conv import ntuple
 from ..module import Module
 
@@ -135,7 +136,7 @@ class _AdaptivePoolNd(Module):
 
 class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
     def forward(self, input):
-        return P._adaptive_avg(self._nd, input, self.output_size)
+        return A._adaptive_avg(self._nd, input, self.output_size)
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
@@ -170,7 +171,7 @@ class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
         self.return_indices = return_indices
 
     def forward(self, input):
-        return P._adaptive_max(self._nd, input, self.output_size, self.return_indices)
+        return A._adaptive_max(self._nd, input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
@@ -202,7 +203,7 @@ class _MaxUnpoolNd(Module):
         self.padding = _tuple(padding, nd)
 
     def forward(self, input, indices, output_size=None):
-        return P._max_unpool(self._nd, input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        return A._max_unpool(self._nd, input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

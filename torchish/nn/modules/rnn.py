@@ -15,7 +15,7 @@ from .. import init
 from .._functional.rnn import rnn_cell, rnn_stack
 from ..module import Module
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
+from ..utils.rnn import PackedSequence, _host_ints
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -143,7 +143,8 @@ class RNNBase(Module):
             data, batch_sizes, sorted_indices, unsorted_indices = input
             if hx is not None:
                 hx = self._map_state(hx, lambda h: _permute(h, sorted_indices))
-            return data, hx, [int(b) for b in batch_sizes.tolist()], sorted_indices, unsorted_indices, True
+            sizes = _host_ints(batch_sizes, "PackedSequence.batch_sizes").tolist()
+            return data, hx, sizes, sorted_indices, unsorted_indices, True
         name = type(self).__name__
         if input.ndim not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D tensor instead"

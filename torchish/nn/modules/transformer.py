@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 
+import jax
 import numpy as np
 
 from ... import _dtype
@@ -49,6 +50,8 @@ def _get_seq_len(src, batch_first):
 def _detect_is_causal_mask(mask, is_causal=None, size=None):
     """``is_causal`` as given, or (when None) whether ``mask`` equals the causal mask of ``size``."""
     make_causal = is_causal is True
+    if is_causal is None and mask is not None and isinstance(mask._d, jax.core.Tracer):
+        return False  # unknowable inside a trace; the explicit mask gives the same numbers as the hint
     if is_causal is None and mask is not None:
         sz = size if size is not None else mask.shape[-2]
         causal = _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)

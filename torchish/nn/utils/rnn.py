@@ -34,12 +34,19 @@ __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_
 
 
 def _int_tensor(a):
-    return Tensor._make(jnp.asarray(np.asarray(a, np.int64)))
+    """An int64 tensor that remembers its host values (so packing metadata stays readable inside a trace)."""
+    a = np.asarray(a, np.int64)
+    t = Tensor._make(jnp.asarray(a))
+    t._host = (a, t._vc.value)
+    return t
 
 
 def _host_ints(t, what):
     """A 1-D integer numpy array from a Tensor or a Python sequence (values must be concrete)."""
     if isinstance(t, Tensor):
+        host = t.__dict__.get("_host")
+        if host is not None and host[1] == t._vc.value:  # not written in place since it was made
+            return host[0].reshape(-1)
         if isinstance(t._d, jax.core.Tracer):
             raise tracing.concrete_error(what)
         return np.asarray(t._d).astype(np.int64).reshape(-1)

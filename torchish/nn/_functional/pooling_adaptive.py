@@ -1,0 +1,206 @@
+"""torchish.nn.functional: adaptive average/max pooling and max-unpooling in 1, 2 and 3 dimensions."""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ... import _dtype
+from ...ops.registry import apply, defop
+from ._pool_windows import _adaptive_bounds, _window_max_fwd
+from .conv import ntuple
+
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d"]
+
+_ADAPTIVE_MAX = {nd: defop(f"adaptive_max_pool{nd}d", _window_max_fwd, grad_name=f"AdaptiveMaxPool{nd}DBackward0")
+                 for nd in (1, 2, 3)}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# adaptive pooling
+
+
+def _adaptive_avg_fwd(x, *, nd, outs):
+    for i, (n, o) in enumerate(zip(x.shape[-nd:], outs)):
+        start, end = _adaptive_bounds(n, o)
+        j = np.arange(n)[None, :]
+        m = ((j >= start[:, None]) & (j < end[:, None])) / np.maximum(end - start, 1)[:, None]
+        axis = x.ndim - nd + i
+        x = jnp.moveaxis(jnp.tensordot(x, jnp.asarray(m.T, x.dtype), axes=([axis], [0]),
+                                       precision=lax.Precision.HIGHEST), -1, axis)
+    return x
+
+
+_ADAPTIVE_AVG = {nd: defop(f"adaptive_avg_pool{nd}d", _adaptive_avg_fwd, linear=True,
+                           grad_name=f"AdaptiveAvgPool{nd}DBackward0") for nd in (1, 2, 3)}
+
+
+def _adaptive_sizes(input, nd, output_size, name, avg):
+    if nd == 1 and input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{'' if avg else ':'} "
+                           f"{list(input.shape)}")
+    sizes = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * nd
+    if len(sizes) != nd:
+        if nd == 1:
+            raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got {len(sizes)})")
+        if avg:
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
+    sp = tuple(input.shape[-nd:])
+    sizes = tuple(n if o is None else int(o) for o, n in zip(sizes, sp))
+    if any(o < 0 for o in sizes):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           "{" + ", ".join(map(str, sizes)) + "}")
+    for d in range(input.ndim - nd, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {d} being empty")
+    return sizes
+
+
+def _adaptive_avg(nd, input, output_size):
+    outs = _adaptive_sizes(input, nd, output_size, f"adaptive_avg_pool{nd}d", True)
+    return apply(_ADAPTIVE_AVG[nd], (input,), nd=nd, outs=outs)
+
+
+def _adaptive_max(nd, input, output_size, return_indices):
+    outs = _adaptive_sizes(input, nd, output_size, f"adaptive_max_pool{nd}d", False)
+    val, idx = apply(_ADAPTIVE_MAX[nd], (input,), nd=nd, geometry=outs, adaptive=True)
+    return (val, idx) if return_indices else val
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average over ``output_size`` windows ``[floor(i*L/out), ceil((i+1)*L/out))``."""
+    return _adaptive_avg(1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """2-D adaptive average pooling; ``output_size`` an int or a pair (None keeps that input size).
+
+    Example::
+
+        >>> F.adaptive_avg_pool2d(torchish.ones(1, 3, 7, 5), 1).shape
+        torch.Size([1, 3, 1, 1])
+    """
+    return _adaptive_avg(2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3-D adaptive average pooling."""
+    return _adaptive_avg(3, input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """1-D adaptive max pooling (indices into ``L``)."""
+    return _adaptive_max(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2-D adaptive max pooling (indices ``h * W + w``)."""
+    return _adaptive_max(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-D adaptive max pooling."""
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return _adaptive_max(1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return _adaptive_max(2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    return _adaptive_max(3, input, output_size, True)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# max-unpooling
+
+
+def _unpool_fwd(x, idx, *, nd, outs):
+    lead = x.shape[:-nd]
+    xf, jf = x.reshape((-1, math.prod(x.shape[-nd:]))), idx.reshape((-1, math.prod(x.shape[-nd:])))
+    out = jnp.zeros((xf.shape[0], math.prod(outs)), x.dtype)
+    out = out.at[jnp.arange(xf.shape[0])[:, None], jf].set(xf, mode="drop")
+    return out.reshape(lead + outs)
+
+
+def _unpool_vjp(g, x, idx, *, out, nd, outs):
+    """Each input element receives the gradient at its index, also when indices repeat (overlapping windows)."""
+    gf = g.reshape((-1, math.prod(outs)))
+    jf = idx.reshape((gf.shape[0], -1))
+    return jnp.take_along_axis(gf, jf, axis=1).reshape(x.shape), None
+
+
+_UNPOOL = {nd: defop(f"max_unpool{nd}d", _unpool_fwd, vjp=_unpool_vjp, grad_name=f"MaxUnpool{nd}DBackward0")
+           for nd in (1, 2, 3)}
+
+
+def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a tensor "
+                           f"with {input.ndim} dimensions.")
+    if indices.dtype != _dtype.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{_dtype.scalar_type_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    kernel = ntuple(kernel_size, nd)
+    kernel = kernel * nd if len(kernel) == 1 else kernel
+    stride = kernel if stride is None else ntuple(stride, nd)
+    stride = stride * nd if len(stride) == 1 else stride
+    padding = ntuple(padding, nd)
+    padding = padding * nd if len(padding) == 1 else padding
+    sp = tuple(input.shape[-nd:])
+    default = [(n - 1) * s + k - 2 * p for n, k, s, p in zip(sp, kernel, stride, padding)]
+    if output_size is None:
+        outs = tuple(default)
+    else:
+        req = tuple(int(v) for v in output_size)
+        if len(req) == nd + 2:
+            req = req[2:]
+        if len(req) != nd:
+            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                             f"length of '{len(req)}'")
+        for d in range(nd):
+            lo, hi = default[d] - stride[d], default[d] + stride[d]
+            if not lo < req[d] < hi:
+                raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {lo} and {hi})')
+        outs = req
+    if not isinstance(indices._d, jax.core.Tracer) and indices.numel():
+        a = np.asarray(indices._d)
+        total = math.prod(outs)
+        if a.max() >= total or a.min() < 0:
+            bad = a.max() if a.max() >= total else a.min()
+            size = "x".join(map(str, outs)) if nd > 1 else f"{outs[0]}x1"
+            raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size {size})")
+    return apply(_UNPOOL[nd], (input, indices), nd=nd, outs=tuple(outs))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of :func:`max_pool1d`: values scattered to their indices, zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of :func:`max_pool2d`."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of :func:`max_pool3d`."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)

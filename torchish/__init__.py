@@ -60,3 +60,8 @@ from .nn._functional.distance import (cdist as cdist, pdist as pdist,  # noqa: E
                                        pairwise_distance as pairwise_distance)
 from . import optim as optim  # noqa: E402
 from .serialization import save as save, load as load  # noqa: E402
+from . import distributed as distributed  # noqa: E402
+from . import func as func  # noqa: E402
+from .interop import from_jax as from_jax, from_dlpack as from_dlpack  # noqa: E402
+from . import profiler as profiler  # noqa: E402
+from . import utils as utils  # noqa: E402  (torchish.utils.data / .checkpoint resolve on first use)

@@ -132,6 +132,19 @@ def test_rng_state_advances_between_compiled_calls():
     np.testing.assert_array_equal(a[0], b[0])
 
 
+def test_compiled_dropout_draws_the_eager_sequence():
+    """The global generator's key is state of the compiled program: masks advance every call, exactly as eager."""
+    def run(compiled):
+        torch.manual_seed(5)
+        drop = torch.nn.Dropout(0.5)
+        f = torch.compile(drop) if compiled else drop
+        return [f(torch.ones(8)).numpy() for _ in range(5)] + [torch.rand(3).numpy()]
+    eager, comp = run(False), run(True)
+    for a, b in zip(eager, comp):
+        np.testing.assert_array_equal(a, b)
+    assert len({tuple(m) for m in comp[:5]}) > 1
+
+
 def test_inplace_buffer_state_written_back():
     running = torch.zeros(3)
 

@@ -16,6 +16,16 @@ ARITH = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat1
 SCALARS = [True, 2, 2.5, 1.5j]
 
 
+def no_complex32(ref):
+    """PyTorch promotes float16 with complex to complex32 (ComplexHalf), a dtype JAX does not have; torchish gives
+    complex64 there (documented under "Not supported" in the README). Every other entry must match exactly."""
+    if isinstance(ref, dict):
+        return {k: no_complex32(v) for k, v in ref.items()}
+    if isinstance(ref, list):
+        return [no_complex32(v) for v in ref]
+    return "torch.complex64" if ref == "torch.complex32" else ref
+
+
 def outcome(f):
     """str(result) or the builtin exception type name."""
     try:
@@ -65,7 +75,7 @@ def test_result_type_all_pairs():
         out.append(outcome(lambda: T.result_type(T.ones(1), [1])))
         return out
     ref, got = run_both(table)
-    assert got == ref
+    assert got == no_complex32(ref)
 
 
 @pytest.mark.parametrize("a", ARITH)
@@ -79,18 +89,16 @@ def test_arithmetic_result_dtypes(a):
                 for y in ("dim", "zero"):
                     out[(b, x, y)] = outcome(lambda: (oa[x] + ob[y]).dtype)
         for s in SCALARS:
-            if a == "float16" and isinstance(s, complex):
-                continue  # PyTorch gives complex32, a dtype JAX (and so torchish) does not have
             out[(s, "dim")] = outcome(lambda: (_operands(T, a)["dim"] * s).dtype)
             out[(s, "zero")] = outcome(lambda: (s * _operands(T, a)["zero"]).dtype)
         return out
     ref, got = run_both(table)
-    assert got == ref
+    assert got == no_complex32(ref)
 
 
 def test_true_division_and_comparison_dtypes():
     ref, got = run_both(lambda T: [str((T.ones(2, dtype=getattr(T, a)) / 2).dtype) for a in ARITH[:6]] +
-                        [str((T.ones(2, dtype=getattr(T, a)) < 2).dtype) for a in ARITH])
+                        [outcome(lambda: (T.ones(2, dtype=getattr(T, a)) < 2).dtype) for a in ARITH])
     assert got == ref
 
 

@@ -82,5 +82,5 @@ def test_lowered_backward_is_used_for_repeated_structure():
     for _ in range(4):  # sightings: grad None (1st), grad present (2nd); the 3rd and 4th are lowered
         (x @ w).tanh().sum().backward()
     assert lowering.STATS["lowered"] >= before + 2
-    ref = 4 * (x.numpy().T @ (1 - np.tanh(x.numpy() @ np.ones((3, 2))) ** 2))
+    ref = 4 * (x.numpy().T @ (1 - np.tanh(x.numpy() @ np.ones((3, 2), np.float32)) ** 2))  # float32, as computed
     np.testing.assert_allclose(w.grad.numpy(), ref, rtol=1e-5)

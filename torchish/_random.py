@@ -90,17 +90,25 @@ class Generator:
         return self
 
     def _set_key(self, value):
-        self._key._d = value
-        self._key._vc.value += 1
+        self._key._set_value(value)  # reported to torchish.compile's recorder: the key is state it threads through
 
     def next_key(self):
         """Split off a fresh key (a typed JAX key) and advance the state; used inside traced code."""
+        if key_source is not None:
+            return key_source(self)
         import jax
+        from .autograd.grad_mode import STATE
+        if STATE.recorder is not None:
+            STATE.recorder.read((self._key,))  # inside torchish.compile the key is an input of the program
         k = jax.random.wrap_key_data(self._key._d, impl="threefry2x32")
         new, sub = jax.random.split(k)
         self._set_key(jax.random.key_data(new))
         return sub
 
+
+# Set by ``torchish.func`` while it runs a function under a JAX transform: ``key_source(generator)`` gives the key
+# of one draw inside the trace (vmap's randomness modes, ``to_jax``'s explicit key) or raises. None otherwise.
+key_source = None
 
 default_generator = Generator()
 

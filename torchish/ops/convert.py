@@ -98,8 +98,9 @@ def cpu(self, memory_format=None):
 
 
 def cuda(self, device=None, non_blocking=False, memory_format=None):
-    return to(self, _device.device("cuda", device if isinstance(device, int) else None)
-              if not isinstance(device, (str, _device.device)) else device)
+    if isinstance(device, int) and not isinstance(device, bool):
+        return to(self, _device.device(device))  # an index: an accelerator ordinal, as torch's x.cuda(1)
+    return to(self, _device.device("cuda") if device is None else device)
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):

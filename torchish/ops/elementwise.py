@@ -803,9 +803,10 @@ METHODS["float_power_"] = _float_power_
 # ----------------------------------------------------------------------------------------------------------------
 # comparisons, logical and bitwise binary ops (not differentiable)
 
-for _n, _f in {"eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal, "gt": jnp.greater,
-               "ge": jnp.greater_equal}.items():
+for _n, _f in {"eq": jnp.equal, "ne": jnp.not_equal}.items():
     _binary(_n, _f, differentiable=False)
+for _n, _f in {"lt": jnp.less, "le": jnp.less_equal, "gt": jnp.greater, "ge": jnp.greater_equal}.items():
+    _binary(_n, _f, differentiable=False, reject=frozenset({_COMPLEX}))  # complex numbers have no order
 for _n, _f in {"logical_and": jnp.logical_and, "logical_or": jnp.logical_or,
                "logical_xor": jnp.logical_xor}.items():
     _binary(_n, _f, promote=None, differentiable=False, numbers="none")

@@ -867,6 +867,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
         apply(_RANK, (A,), atol=0.0, rtol=rtol, hermitian=False)
     sv = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
     residuals = empty
+    if X.requires_grad:  # torch's empty residuals still hang off the solution's backward node
+        residuals = S.narrow(S.flatten(E.abs(X) if X.dtype.is_complex else X), 0, 0, 0)
     if m > n and driver != "gelsy" and (driver == "gels" or bool((np.asarray(rank._d) == n).all())):
         from .linalg import matmul
         r = E.sub(matmul(A, S.unsqueeze(X, -1) if vector else X), S.unsqueeze(B, -1) if vector else B)

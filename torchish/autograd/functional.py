@@ -383,16 +383,11 @@ class _NotTraceable(Exception):
 
 
 def _pure(func):
-    from ..ops.tracing import tracing_scope
-    from .grad_mode import no_grad
+    from ..ops.tracing import transform_scope
 
     def f(*arrays):
-        STATE.functional_trace = getattr(STATE, "functional_trace", 0) + 1
-        try:
-            with tracing_scope(), no_grad():
-                out = func(*[Tensor._make(a) for a in arrays])
-        finally:
-            STATE.functional_trace -= 1
+        with transform_scope():
+            out = func(*[Tensor._make(a) for a in arrays])
         if isinstance(out, Tensor):
             return out._d
         if isinstance(out, tuple) and all(isinstance(o, Tensor) for o in out):

@@ -365,14 +365,17 @@ def _custom_vjp_all(op, cdt, kw, vals, outs, gs):
 def traced_fn(op, static, cdt):
     """The op as a function for use inside a JAX trace. Ops with a PyTorch-specific VJP become
     ``jax.custom_vjp`` functions, so JAX's own transforms (``jax.vjp`` of a compiled step, ``torchish.func``)
-    differentiate them with PyTorch's formula, not JAX's (ties, boundaries, zero norms)."""
-    key = ("traced", static, cdt)
+    differentiate them with PyTorch's formula, not JAX's (ties, boundaries, zero norms). Under a forward-mode
+    transform (``torchish.func.jvp``/``jacfwd``: ``tracing.forward_mode()``) the plain forward is used instead:
+    JAX cannot push tangents through a ``custom_vjp``."""
+    plain = tracing.forward_mode()
+    key = ("traced_plain" if plain else "traced", static, cdt)
     f = op.kernels.get(key)
     if f is not None:
         return f
     fn = _cast_fn(op, cdt)
     kw = dict(static)
-    if op.vjp is None:
+    if op.vjp is None or plain:
         def f(*vals):
             return fn(*vals, **kw)
     else:

@@ -32,3 +32,56 @@ def concrete_error(what: str) -> ConcretizationError:
         f"torchish.compile: {what} needs concrete values, but this tensor is being traced into an XLA program. "
         "Move this out of the compiled function, keep it as a tensor (e.g. use torchish.where instead of a Python "
         "`if`), or compile with torchish.compile(fn, fullgraph=False) to let this part run eagerly.")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# running torchish code inside a JAX transform (jax.grad / jax.vmap / jax.jit of a torchish function)
+
+
+def _is_tensor(x) -> bool:
+    from .._tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+def to_values(tree):
+    """A pytree with every Tensor leaf replaced by its JAX value (other leaves kept)."""
+    import jax
+    return jax.tree_util.tree_map(lambda t: t._d if _is_tensor(t) else t, tree, is_leaf=_is_tensor)
+
+
+def to_tensors(tree):
+    """A pytree with every JAX value (array or tracer) wrapped in a fresh Tensor (other leaves kept)."""
+    import jax
+    from .._tensor import Tensor
+    return jax.tree_util.tree_map(lambda v: Tensor._make(v) if isinstance(v, (jax.Array, jax.core.Tracer)) else v,
+                                  tree)
+
+
+def forward_mode() -> bool:
+    """Whether a forward-mode JAX transform (``jax.jvp``) runs the current trace: ops must not be ``custom_vjp``."""
+    return getattr(STATE, "forward_mode", 0) > 0
+
+
+class transform_scope:
+    """Run the block as a JAX transform's body: Tensors hold tracers (ops run inline), torchish's own autograd
+    records nothing (the transform differentiates), and custom ``autograd.Function``\\ s refuse to run (their
+    Python backward would be bypassed). ``forward=True`` for forward-mode transforms (see ``forward_mode``).
+    Used by ``torchish.func`` and ``autograd.functional``'s vectorised path."""
+
+    def __init__(self, forward=False):
+        self._forward = int(forward)
+
+    def __enter__(self):
+        from ..autograd.grad_mode import no_grad
+        STATE.functional_trace = getattr(STATE, "functional_trace", 0) + 1
+        STATE.forward_mode = getattr(STATE, "forward_mode", 0) + self._forward
+        STATE.tracing += 1
+        self._no_grad = no_grad()
+        self._no_grad.__enter__()
+
+    def __exit__(self, *exc):
+        self._no_grad.__exit__(*exc)
+        STATE.tracing -= 1
+        STATE.forward_mode -= self._forward
+        STATE.functional_trace -= 1
+        return False

@@ -1,0 +1,170 @@
+"""``torchish.func.grad``, ``grad_and_value``, ``vjp`` and ``jvp`` over ``jax.grad`` / ``jax.vjp`` / ``jax.jvp``.
+
+Example::
+
+    >>> from torchish.func import grad
+    >>> grad(lambda x: (x ** 2).sum())(torchish.tensor([1.0, 2.0]))
+    tensor([2., 4.])
+"""
+from __future__ import annotations
+
+import functools
+
+import jax
+
+from .._tensor import Tensor
+from ._common import (Static, check_tensor_outputs, diff_values, flatten, grad_value, normalize_argnums,
+                      split_aux, structure_str, to_tensors, to_values, transform_scope, unflatten, with_args)
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """Like :func:`grad`, returning ``(gradients, value)`` (``(gradients, (value, aux))`` with ``has_aux``).
+
+    Example:
+        >>> g, v = grad_and_value(lambda x: (x * x).sum())(torchish.tensor([3.0]))
+        >>> g, v
+        (tensor([6.]), tensor(9.))
+    """
+    api = "grad_and_value(f)(*args)"
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums, single = normalize_argnums(argnums, len(args))
+        diff = tuple(diff_values(args[i]) for i in nums)
+        box = {}
+
+        def scalar_fn(diff_vals):
+            with transform_scope():
+                out = func(*with_args(args, nums, diff_vals), **kwargs)
+            out, aux = split_aux(out, has_aux, api)
+            if not isinstance(out, Tensor):
+                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
+            if out.ndim != 0:
+                raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with {out.ndim} "
+                                   "dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+            box["aux"] = Static(aux, has_aux)
+            return grad_value(out), (out._d, box["aux"].values)
+
+        grads, (value, aux_vals) = jax.grad(scalar_fn, has_aux=True)(diff)
+        grads = to_tensors(grads)
+        grads = grads[0] if single else grads
+        value = Tensor._make(value)
+        if has_aux:
+            return grads, (value, box["aux"].rebuild(aux_vals))
+        return grads, value
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of the scalar function ``func`` with respect to the arguments at ``argnums``.
+
+    Args:
+        func: a function of Tensors (pytrees of Tensors) returning a 0-dim Tensor (or ``(output, aux)``).
+        argnums: the position (or tuple of positions) of the arguments to differentiate.
+        has_aux: whether ``func`` returns ``(output, aux)``; aux is returned beside the gradients.
+
+    Returns:
+        A function returning gradients shaped like ``args[argnums]`` (a tuple for a tuple of argnums).
+
+    Example:
+        >>> from torchish.func import grad
+        >>> grad(grad(lambda x: x.sin()))(torchish.tensor(0.5))   # -sin(0.5)
+        tensor(-0.4794)
+    """
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        grads, value = inner(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` returns one gradient per primal (a tuple).
+
+    Example:
+        >>> out, vjp_fn = vjp(torchish.sin, torchish.tensor([0.0, 1.0]))
+        >>> vjp_fn(torchish.ones(2))
+        (tensor([1.0000, 0.5403]),)
+    """
+    api = "vjp(f, *primals)"
+    diff = tuple(diff_values(p) for p in primals)
+    box = {}
+
+    def fn(*diff_vals):
+        with transform_scope():
+            out = func(*to_tensors(diff_vals))
+        out, aux = split_aux(out, has_aux, api)
+        check_tensor_outputs(out, api)
+        box["aux"] = Static(aux, has_aux)
+        return to_values(out), box["aux"].values
+
+    out_vals, pullback, aux_vals = jax.vjp(fn, *diff, has_aux=True)
+    out_leaves, out_tree = jax.tree_util.tree_flatten(out_vals)
+    outputs = to_tensors(out_vals)
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+        ct_leaves, ct_tree = flatten(cotangents)
+        if ct_tree != out_tree:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of outputs "
+                               f"to the function. cotangents: {structure_str(cotangents)}, primal output: "
+                               f"{structure_str(outputs)}")
+        cts = []
+        for i, (c, o) in enumerate(zip(ct_leaves, out_leaves)):
+            if not isinstance(c, Tensor):
+                raise ValueError(f"Thing passed to transform API must be Tensor, got {type(c)}")
+            if tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({list(c.shape)}) "
+                                   f"and output[{i}] has a shape of torch.Size({list(o.shape)}).")
+            cts.append(c._d.astype(o.dtype))
+        return to_tensors(pullback(unflatten(out_tree, cts)))
+
+    if has_aux:
+        return outputs, vjp_fn, box["aux"].rebuild(aux_vals)
+    return outputs, vjp_fn
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product by forward mode.
+
+    Example:
+        >>> jvp(torchish.sin, (torchish.tensor([0.0]),), (torchish.tensor([2.0]),))
+        (tensor([0.]), tensor([2.]))
+    """
+    api = "jvp(f, primals, tangents)"
+    for name, x in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(x, tuple):
+            raise RuntimeError(f"{api}: Expected {name} to be a tuple. E.g. it should be valid to call f(*primals).")
+    p_leaves, p_tree = flatten(primals)
+    t_leaves, t_tree = flatten(tangents)
+    if p_tree != t_tree:
+        raise RuntimeError(f"{api}: Expected primals and tangents to have the same python structure. For example, if "
+                           "primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{structure_str(primals)} and tangents with structure {structure_str(tangents)}")
+    diff = diff_values(primals)
+    tans = []
+    for p, t in zip(p_leaves, t_leaves):
+        if not isinstance(t, Tensor):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                               f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
+                               f"forward gradient is of size {list(t.shape)}.")
+        tans.append(t._d.astype(p._d.dtype))
+    box = {}
+
+    def fn(*diff_vals):
+        with transform_scope(forward=True):
+            out = func(*to_tensors(diff_vals))
+        out, aux = split_aux(out, has_aux, api)
+        check_tensor_outputs(out, api)
+        box["aux"] = Static(aux, has_aux)
+        return to_values(out), box["aux"].values
+
+    out, tangent_out, aux_vals = jax.jvp(fn, diff, tuple(unflatten(p_tree, tans)), has_aux=True)
+    if has_aux:
+        return to_tensors(out), to_tensors(tangent_out), box["aux"].rebuild(aux_vals)
+    return to_tensors(out), to_tensors(tangent_out)

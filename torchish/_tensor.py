@@ -189,7 +189,10 @@ class Tensor:
         return wrap_dim(dim, ndim)
 
     def jax(self) -> jax.Array:
-        """The JAX value behind this tensor (no copy)."""
+        """The ``jax.Array`` behind this tensor, without a copy (a pending lazy value is computed first).
+
+        A JAX array carries no autograd graph, so the result is detached even when this tensor requires grad.
+        """
         return self._d
 
     # ---------------------------------------------------------------------------------------------------------
@@ -480,11 +483,15 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec) if spec else repr(self)
 
-    def __dlpack__(self, stream=None):
-        return self._d.__dlpack__()
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export the value through DLPack (``torch.from_dlpack(t)``, ``np.from_dlpack(t)``), sharing its buffer."""
+        if self._rg:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._concrete("exporting a tensor through DLPack").__dlpack__(
+            stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self):
-        return self._d.__dlpack_device__()
+        return self._concrete("exporting a tensor through DLPack").__dlpack_device__()
 
     def __jax_array__(self):
         return self._d

@@ -138,31 +138,126 @@ def set_rng_state(new_state, device="cuda") -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# memory statistics (0 without an accelerator, as in PyTorch)
+# memory statistics
+#
+# With an accelerator the numbers come from XLA's allocator (``Device.memory_stats()``: ``bytes_in_use``,
+# ``peak_bytes_in_use``, ``bytes_reserved`` ...). XLA's peak cannot be reset, so ``reset_peak_memory_stats`` notes
+# the allocator's peak at that moment: until XLA's peak grows past it, the peak reported is the largest current
+# value seen by these functions since the reset.
+#
+# Without an accelerator, ``memory_allocated()`` and friends return 0, as in PyTorch's CPU-only build. Asked about
+# the CPU explicitly (``memory_allocated("cpu")``) they measure it instead, since XLA's CPU backend has no
+# allocator stats: "allocated" is the sum of ``nbytes`` of the live JAX arrays on the CPU (``jax.live_arrays()``,
+# which includes arrays not owned by tensors), "reserved" equals "allocated" (no pool), and the peak is the largest
+# value seen at calls of these functions since the last reset — a lower bound of the true peak.
+
+_PEAKS: dict = {}  # jax device -> [allocator peak at the last reset (or None), largest current value seen]
 
 
-def _stats(device=None) -> dict:
-    if not is_available():
-        return {}
-    return _device.accelerators()[_index(device)].memory_stats() or {}
+def _mem_device(device=None):
+    """The jax device to measure: the accelerator named, the CPU when asked for explicitly, else None (0)."""
+    if device is not None and not isinstance(device, int) and _device.device(device).type == "cpu":
+        return jax.devices("cpu")[0]
+    if is_available():
+        return _device.accelerators()[_index(device)]
+    return None
+
+
+def _live_bytes(jdev) -> int:
+    total = 0
+    for a in jax.live_arrays():
+        devs = a.devices()
+        if len(devs) == 1:
+            if jdev in devs:
+                total += a.nbytes
+        else:
+            total += sum(s.data.nbytes for s in a.addressable_shards if s.device == jdev)
+    return total
+
+
+def _current(device=None):
+    """(jax device, allocator stats or None, bytes in use now, bytes reserved now); updates the seen peak."""
+    jdev = _mem_device(device)
+    stats = None if jdev is None else (jdev.memory_stats() or None)
+    if jdev is None:
+        used = reserved = 0
+    elif stats is not None:
+        used = int(stats.get("bytes_in_use", 0))
+        reserved = int(stats.get("bytes_reserved", stats.get("pool_bytes", used)))
+    else:
+        used = reserved = _live_bytes(jdev)
+    rec = _PEAKS.setdefault(jdev, [None, 0])
+    rec[1] = max(rec[1], used)
+    return jdev, stats, used, reserved
+
+
+def _peak(jdev, stats, used) -> int:
+    at_reset, seen = _PEAKS[jdev]
+    if stats is not None and "peak_bytes_in_use" in stats:
+        xla_peak = int(stats["peak_bytes_in_use"])
+        if at_reset is None or xla_peak > at_reset:
+            return xla_peak
+    return max(seen, used)
 
 
 def memory_allocated(device=None) -> int:
-    return int(_stats(device).get("bytes_in_use", 0))
+    """Bytes of device memory held by arrays now (0 without an accelerator; ``"cpu"``: see the notes above)."""
+    return _current(device)[2]
 
 
 def max_memory_allocated(device=None) -> int:
-    return int(_stats(device).get("peak_bytes_in_use", 0))
+    """The most bytes held at once since the program started or ``reset_peak_memory_stats``."""
+    jdev, stats, used, _ = _current(device)
+    return _peak(jdev, stats, used)
 
 
 def memory_reserved(device=None) -> int:
-    s = _stats(device)
-    return int(s.get("bytes_reserved", s.get("bytes_in_use", 0)))
+    """Bytes the allocator holds (its pool); equal to ``memory_allocated`` without allocator stats."""
+    return _current(device)[3]
 
 
 def max_memory_reserved(device=None) -> int:
-    s = _stats(device)
-    return int(s.get("peak_bytes_reserved", s.get("peak_bytes_in_use", 0)))
+    jdev, stats, used, reserved = _current(device)
+    if stats is not None and "peak_bytes_reserved" in stats:
+        return int(stats["peak_bytes_reserved"])
+    return max(reserved, _peak(jdev, stats, used))
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Start measuring the peak afresh from the current usage."""
+    jdev, stats, used, _ = _current(device)
+    at_reset = int(stats["peak_bytes_in_use"]) if stats is not None and "peak_bytes_in_use" in stats else None
+    _PEAKS[jdev] = [at_reset, used]
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    """Deprecated PyTorch spelling of :func:`reset_peak_memory_stats`."""
+    reset_peak_memory_stats(device)
+
+
+def memory_stats(device=None) -> dict:
+    """PyTorch-named counters (``allocated_bytes.all.current`` / ``.peak``, ``reserved_bytes.all.current`` /
+    ``.peak``) plus, with an accelerator, XLA's own statistics under their names."""
+    jdev, stats, used, reserved = _current(device)
+    if jdev is None:
+        return {}  # PyTorch's CPU-only build has no statistics either
+    peak = _peak(jdev, stats, used)
+    out = {"allocated_bytes.all.current": used, "allocated_bytes.all.peak": peak,
+           "active_bytes.all.current": used, "active_bytes.all.peak": peak,
+           "reserved_bytes.all.current": reserved,
+           "reserved_bytes.all.peak": max(reserved, int((stats or {}).get("peak_bytes_reserved", peak))),
+           "num_ooms": 0}
+    if stats is not None:
+        out["num_alloc_retries"] = 0
+        out.update({k: v for k, v in stats.items() if k not in out})
+    return dict(sorted(out.items()))
+
+
+def memory_summary(device=None, abbreviated=False) -> str:
+    """A short text report of :func:`memory_stats`."""
+    s = memory_stats(device)
+    rows = [f"{k:<40} {v:>16}" for k, v in s.items()]
+    return "\n".join([f"torchish memory summary ({_mem_device(device) or 'no device'})", "-" * 57, *rows]) + "\n"
 
 
 def empty_cache() -> None:

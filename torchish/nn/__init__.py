@@ -58,3 +58,4 @@ _optional("modules.distance")
 _optional("modules.fold")
 _optional("modules.activation_mha")
 _optional("modules.transformer")
+_optional("parallel", star=False)  # torchish.nn.parallel.DistributedDataParallel, DataParallel

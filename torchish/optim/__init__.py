@@ -1,6 +1,12 @@
 """``torchish.optim``: PyTorch's optimizers (one jitted update per parameter group) and ``lr_scheduler``."""
 from __future__ import annotations
 
+from . import optimizer as optimizer
 from .optimizer import Optimizer as Optimizer
 from .sgd import SGD as SGD
 from .adam import Adam as Adam, AdamW as AdamW
+from .adam_variants import Adamax as Adamax, NAdam as NAdam, RAdam as RAdam, SparseAdam as SparseAdam
+from .adaptive import Adadelta as Adadelta, Adagrad as Adagrad, RMSprop as RMSprop
+from .asgd_rprop import ASGD as ASGD, Rprop as Rprop
+from .lbfgs import LBFGS as LBFGS
+from . import lr_scheduler as lr_scheduler

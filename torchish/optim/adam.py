@@ -5,41 +5,43 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
-from .._tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import (Optimizer, check_betas, check_lr, check_nonneg, f64, scalar_tensor, signed,
+                        zeros_like_param)
 
 
 def check_adam_args(lr, betas, eps, weight_decay):
-    if isinstance(lr, float) or isinstance(lr, int):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    check_lr(lr)
+    check_nonneg("epsilon value", eps)
+    check_betas(betas)
+    check_nonneg("weight_decay value", weight_decay)
+
+
+def decay(p, g, lr, wd, decoupled):
+    """Weight decay after ``maximize``: decoupled shrinks the parameter (AdamW), coupled adds ``wd * p`` to the
+    gradient (PyTorch's order)."""
+    if decoupled:
+        return p * (1 - lr * wd), g
+    return p, g + wd * p
 
 
 class Adam(Optimizer):
     """Adam (PyTorch's ``torch.optim.Adam``); ``decoupled_weight_decay=True`` is AdamW.
+
+    State per parameter: ``step`` (a float32 scalar Tensor), ``exp_avg``, ``exp_avg_sq`` and, with ``amsgrad``,
+    ``max_exp_avg_sq``.
 
     Example::
 
         opt = torchish.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))
     """
 
-    _hyper = ("lr", "betas", "eps", "weight_decay")
+    _hyper = ("lr", "betas", "eps", "weight_decay", "maximize")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if hasattr(lr, "item") and not isinstance(lr, (int, float)):
-            lr = lr.item()
         check_adam_args(lr, betas, eps, weight_decay)
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
@@ -48,45 +50,42 @@ class Adam(Optimizer):
         return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
 
     def _init_state(self, p, group):
-        st = {"step": Tensor._make(jnp.zeros((), jnp.float32)),
-              "exp_avg": Tensor._make(jnp.zeros(p._v.shape, p._v.dtype)),
-              "exp_avg_sq": Tensor._make(jnp.zeros(p._v.shape, p._v.dtype))}
+        st = {"step": scalar_tensor(0.0), "exp_avg": zeros_like_param(p), "exp_avg_sq": zeros_like_param(p)}
         if group["amsgrad"]:
-            st["max_exp_avg_sq"] = Tensor._make(jnp.zeros(p._v.shape, p._v.dtype))
+            st["max_exp_avg_sq"] = zeros_like_param(p)
         return st
 
     def _static(self, group):
-        return {"amsgrad": bool(group["amsgrad"]), "maximize": bool(group["maximize"]),
-                "decoupled": bool(group["decoupled_weight_decay"])}
+        return {"amsgrad": bool(group["amsgrad"]), "decoupled": bool(group["decoupled_weight_decay"])}
 
     @staticmethod
-    def _update(params, grads, states, hp, *, amsgrad, maximize, decoupled):
+    def _update(params, grads, states, hp, *, amsgrad, decoupled):
         lr, (b1, b2), eps, wd = hp["lr"], hp["betas"], hp["eps"], hp["weight_decay"]
         new_p, new_s = [], []
         for p, g, st in zip(params, grads, states):
-            step, m, v = st[0], st[1], st[2]
-            step = step + 1
-            g = -g if maximize else g
-            if decoupled:
-                p = p * (1 - lr * wd)
-            else:
-                g = g + wd * p
-            # optax's moment update is PyTorch's (lerp / mul-add) in exact arithmetic
+            step, m, v = st[0] + 1, st[1], st[2]
+            g = signed(g, hp["maximize"])
+            p, g = decay(p, g, lr, wd, decoupled)
+            # optax's moment updates are PyTorch's (lerp / mul + addcmul) in exact arithmetic
             m = optax.tree_utils.tree_update_moment(g, m, b1, 1)
             v = optax.tree_utils.tree_update_moment_per_elem_norm(g, v, b2, 2)
-            t = step.astype(jnp.float64)
-            bc1 = 1 - jnp.asarray(b1, jnp.float64) ** t
-            bc2_sqrt = jnp.sqrt(1 - jnp.asarray(b2, jnp.float64) ** t)
-            step_size = (lr / bc1).astype(p.dtype)
+            t = f64(step)
+            step_size = (lr / (1 - f64(b1) ** t)).astype(p.dtype)
+            bc2_sqrt = jnp.sqrt(1 - f64(b2) ** t).astype(p.dtype)
             vmax = jnp.maximum(st[3], v) if amsgrad else v
-            denom = jnp.sqrt(vmax) / bc2_sqrt.astype(p.dtype) + eps
-            new_p.append(p - step_size * (m / denom))
+            denom = jnp.sqrt(vmax) / bc2_sqrt + eps
+            new_p.append(p + (-step_size) * m / denom)  # addcdiv's order: (value * m) / denom
             new_s.append([step, m, v] + ([vmax] if amsgrad else []))
         return new_p, new_s
 
 
 class AdamW(Adam):
-    """AdamW: Adam with decoupled weight decay (PyTorch's ``torch.optim.AdamW``, default weight_decay=1e-2)."""
+    """AdamW: Adam with decoupled weight decay (PyTorch's ``torch.optim.AdamW``, default weight_decay=1e-2).
+
+    Example::
+
+        opt = torchish.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.05)
+    """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):

@@ -1,16 +1,21 @@
-"""The Optimizer base: PyTorch's surface (``param_groups``, ``state``, ``state_dict``, ``zero_grad``, hooks,
-``step(closure)``) over a pure per-group update.
+"""The Optimizer base: PyTorch's surface (``param_groups``, ``state``, ``zero_grad``, step hooks, ``step(closure)``)
+over a pure per-group update.
 
-A subclass defines ``_init_state(p)`` (the per-parameter state as Tensors, PyTorch's keys) and
-``_update(params, grads, states, hp)``: a pure JAX function over the lists of one group's parameters that have a
-gradient, returning new parameters and new states. The base runs it as ONE cached jitted call per group (not one
-dispatch per parameter) and writes the results back into the same Tensor objects in place, so that
-``torchish.compile`` sees them as state. Hyper-parameters are read with ``compile.scalar`` and passed as values:
-changing ``group['lr']`` between steps neither recompiles nor retraces.
+A subclass defines ``_state_keys(group)``, ``_init_state(p, group)`` (the per-parameter state as Tensors, with
+PyTorch's keys and dtypes), ``_static(group)`` (hashable flags that change the update's structure) and
+``_update(params, grads, states, hp, **static)``: a pure JAX function over the lists of one group's parameters that
+have a gradient, returning new parameters and new states. The base runs it as ONE cached jitted call per group (not
+one dispatch per parameter) and writes the results back into the same Tensor objects with ``Tensor._set_value``, so
+that ``torchish.compile`` sees them as state. Numeric hyper-parameters (``_hyper``) are read with
+``compile.recorder.scalar`` and passed as values: changing ``group['lr']`` between steps neither recompiles nor
+retraces. ``maximize`` is passed as a value too (negation is exact), so it costs no extra compile.
+
+Jitted kernels are shared by every optimizer of a class with the same structure (``Optimizer._kernels``), so one
+optimizer per parameter (the optimizer-in-backward recipe) compiles once per parameter shape, not once per instance.
+State-dict handling lives in ``_state_dict.py``.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 import warnings
@@ -18,12 +23,15 @@ from collections import OrderedDict, defaultdict
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import SingleDeviceSharding
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.graph import RemovableHandle
-from ..autograd.grad_mode import STATE, no_grad
+from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..compile.recorder import scalar
 from ..ops import lazy, tracing
+from ._state_dict import StateDictMixin
 
 
 class _RequiredParameter:
@@ -38,33 +46,106 @@ _GLOBAL_POST_HOOKS: dict = OrderedDict()
 
 
 def register_optimizer_step_pre_hook(hook):
+    """A hook ``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` run before every optimizer's step."""
     handle = RemovableHandle(_GLOBAL_PRE_HOOKS)
     _GLOBAL_PRE_HOOKS[handle.id] = hook
     return handle
 
 
 def register_optimizer_step_post_hook(hook):
+    """A hook ``hook(optimizer, args, kwargs)`` run after every optimizer's step."""
     handle = RemovableHandle(_GLOBAL_POST_HOOKS)
     _GLOBAL_POST_HOOKS[handle.id] = hook
     return handle
 
 
-class Optimizer:
-    """Base class of all optimizers. Subclasses set ``_hyper`` (the numeric hyper-parameters passed to the
-    update as values), and implement ``_init_state`` and ``_update``."""
+def _with_step_hooks(step):
+    """Wrap a class's ``step`` so pre/post hooks run around it, with ``args`` holding the optimizer first, as in
+    PyTorch (``Optimizer.profile_hook_step``)."""
+    @functools.wraps(step)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for hook in itertools.chain(_GLOBAL_PRE_HOOKS.values(), self._optimizer_step_pre_hooks.values()):
+            res = hook(self, args, kwargs)
+            if res is not None:
+                if not (isinstance(res, tuple) and len(res) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {res}.")
+                args, kwargs = res
+        out = step(*args, **kwargs)
+        for hook in itertools.chain(self._optimizer_step_post_hooks.values(), _GLOBAL_POST_HOOKS.values()):
+            hook(self, args, kwargs)
+        return out
+    wrapper.hooked = True
+    return wrapper
+
+
+def scalar_dtype():
+    """PyTorch keeps step counts (and NAdam's mu_product, ASGD's eta/mu) as float32 scalars, float64 when the
+    default dtype is float64."""
+    return jnp.float64 if _dtype.DEFAULTS.float == jnp.float64 else jnp.float32
+
+
+def scalar_tensor(value):
+    return Tensor._make(jnp.asarray(value, scalar_dtype()))
+
+
+def zeros_like_param(p, fill=0.0):
+    return Tensor._make(jnp.full(p._v.shape, fill, p._v.dtype))
+
+
+def check_lr(lr):
+    """PyTorch's check of a learning rate (a number or a 1-element Tensor)."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def check_betas(betas):
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+def check_nonneg(name, value):
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+class Optimizer(StateDictMixin):
+    """Base class of all optimizers (PyTorch's ``torch.optim.Optimizer``).
+
+    Args:
+        params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts (parameter groups, each with a
+            ``'params'`` entry and optional per-group hyper-parameters).
+        defaults: the default hyper-parameters of every group.
+
+    Example::
+
+        opt = torchish.optim.SGD([{"params": model.weight}, {"params": model.bias, "lr": 0.01}], lr=0.1)
+        opt.zero_grad(); loss.backward(); opt.step()
+    """
 
     _hyper: tuple = ("lr",)
+    _kernels: dict = {}  # (update fn, static flags, n params, sharding) -> jitted update, shared by all instances
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "hooked", False):
+            cls.step = _with_step_hooks(step)
 
     def __init__(self, params, defaults):
         self.defaults = defaults
-        self.state = defaultdict(dict)
-        self.param_groups = []
         self._optimizer_step_pre_hooks = OrderedDict()
         self._optimizer_step_post_hooks = OrderedDict()
-        self._kernels = {}
+        self._init_state_dict_hooks()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            f"but got {type(params).__name__}")
+                            f"but got {_typename(params)}")
+        self.state = defaultdict(dict)
+        self.param_groups = []
         param_groups = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
@@ -73,28 +154,30 @@ class Optimizer:
         for group in param_groups:
             self.add_param_group(group)
 
-    # ---------------------------------------------------------------------------------------------------------
     def __repr__(self):
         out = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            out += "\nParameter Group {0}".format(i)
+            out += f"\nParameter Group {i}\n"
             for key in sorted(group.keys()):
                 if key != "params":
-                    out += "\n    {0}: {1}".format(key, group[key])
-        return out + "\n)"
+                    out += f"    {key}: {group[key]}\n"
+        return out + ")"
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._kernels = {}
-        self._optimizer_step_pre_hooks = OrderedDict()
-        self._optimizer_step_post_hooks = OrderedDict()
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+        self._init_state_dict_hooks(keep=True)
+        self.defaults.setdefault("differentiable", False)
 
+    # ---------------------------------------------------------------------------------------------------------
     def add_param_group(self, param_group):
+        """Add a group (a dict with ``'params'``); missing hyper-parameters take the optimizer's defaults."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             param_group["params"] = [params]
@@ -103,10 +186,16 @@ class Optimizer:
                             "tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        names = [p[0] for p in param_group["params"] if isinstance(p, tuple)]
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in param_group["params"]]
+        if names:
+            if len(names) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
-            if not p.is_leaf:
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}")
+            if not self.defaults.get("differentiable", None) and not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
@@ -117,12 +206,19 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
-        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        seen = set()
+        for g in self.param_groups:
+            seen.update(id(p) for p in g["params"])
+            if ("param_names" in param_group) != ("param_names" in g):
+                txt = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {txt} to the optimizer")
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none: bool = True):
+        """Reset the gradients of all parameters: to None (default) or to zeros."""
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -140,45 +236,31 @@ class Optimizer:
     # hooks
 
     def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs) -> None | (new_args, new_kwargs)`` before this optimizer's step."""
         handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
     def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after this optimizer's step."""
         handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
-    def _run_pre_hooks(self, args, kwargs):
-        for hook in itertools.chain(_GLOBAL_PRE_HOOKS.values(), self._optimizer_step_pre_hooks.values()):
-            res = hook(self, args, kwargs)
-            if res is not None:
-                if not (isinstance(res, tuple) and len(res) == 2):
-                    raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {res}.")
-                args, kwargs = res
-        return args, kwargs
-
-    def _run_post_hooks(self, args, kwargs):
-        for hook in itertools.chain(self._optimizer_step_post_hooks.values(), _GLOBAL_POST_HOOKS.values()):
-            hook(self, args, kwargs)
-
     # ---------------------------------------------------------------------------------------------------------
     # step
 
+    @_with_step_hooks
     @no_grad()
     def step(self, closure=None):
         """Update every parameter that has a gradient (one jitted call per group). ``closure`` re-evaluates
         the model and returns the loss (it runs with gradients enabled)."""
-        args, kwargs = self._run_pre_hooks((closure,), {})
-        closure = args[0] if args else closure
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
             self._step_group(group)
-        self._run_post_hooks(args, kwargs)
         return loss
 
     def _step_group(self, group):
@@ -188,13 +270,10 @@ class Optimizer:
         for p in params:
             if p.grad.is_sparse:
                 raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-            st = self.state[p]
-            if not st:
-                st.update(self._init_state(p, group))
+            self._prepare_state(p, group)
         keys = self._state_keys(group)
         states = [[self.state[p][k] for k in keys] for p in params]
-        hp = {k: scalar(group, k) if isinstance(group[k], (int, float)) and not isinstance(group[k], bool)
-              else group[k] for k in self._hyper}
+        hp = self._hyper_values(group, params)
         static = self._static(group)
         pv = [p._d for p in params]
         gv = [p.grad._d for p in params]
@@ -202,12 +281,8 @@ class Optimizer:
         if tracing.active() or STATE.tracing:
             new_p, new_s = self._update(pv, gv, sv, hp, **static)
         else:
-            key = (tuple(sorted(static.items())), len(params))
-            k = self._kernels.get(key)
-            if k is None:
-                fn = functools.partial(self._update, **static)
-                k = self._kernels[key] = jax.jit(fn)
-            new_p, new_s = k(lazy.concrete_all(pv), lazy.concrete_all(gv), sv, _hp_values(hp))
+            pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)
+            new_p, new_s = self._kernel(static, len(params), pv[0].sharding)(pv, gv, sv, _hp_values(hp))
         for p, v in zip(params, new_p):
             p._set_value(v)
         for row, new_row in zip(states, new_s):
@@ -215,12 +290,55 @@ class Optimizer:
                 if isinstance(s, Tensor):
                     s._set_value(v)
 
+    def _kernel(self, static, n, sharding):
+        """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted
+        arrays) and updated state (committed) would otherwise compile the same update twice."""
+        update = type(self)._update  # AdamW shares Adam's kernels
+        key = (update, tuple(sorted(static.items())), n, sharding)
+        k = Optimizer._kernels.get(key)
+        if k is None:
+            fn = functools.partial(update, **static)
+            pinned = isinstance(sharding, SingleDeviceSharding)
+            k = Optimizer._kernels[key] = jax.jit(fn, in_shardings=sharding) if pinned else jax.jit(fn)
+        return k
+
+    def _hyper_values(self, group, params):
+        """The group's hyper-parameters as the update receives them: numbers through ``scalar`` (values in a
+        compiled program), Tensors (a Tensor lr) as their values, flags such as ``maximize`` as they are."""
+        hp = {}
+        for k in self._hyper:
+            v = group[k]
+            if isinstance(v, Tensor):
+                if STATE.recorder is not None:
+                    STATE.recorder.read((v,))
+                hp[k] = v._d
+            elif isinstance(v, bool) or v is None:
+                hp[k] = v
+            else:
+                hp[k] = scalar(group, k)
+        return hp
+
+    _tensor_step = True  # 'step' is a scalar Tensor (SparseAdam and LBFGS keep Python numbers)
+
+    def _after_load(self):
+        if not self._tensor_step:
+            return
+        for st in self.state.values():
+            if isinstance(st, dict) and "step" in st and not isinstance(st["step"], Tensor):
+                st["step"] = scalar_tensor(float(st["step"]))
+
     # subclass API ----------------------------------------------------------------------------------------
+    def _prepare_state(self, p, group):
+        """Create the state of a parameter about to be updated for the first time."""
+        st = self.state[p]
+        if not st:
+            st.update(self._init_state(p, group))
+
     def _state_keys(self, group):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must define _state_keys")
 
     def _init_state(self, p, group):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must define _init_state")
 
     def _static(self, group):
         """Hashable flags of the group that change the update's structure (amsgrad, nesterov...)."""
@@ -228,66 +346,52 @@ class Optimizer:
 
     @staticmethod
     def _update(params, grads, states, hp, **static):
-        raise NotImplementedError
+        raise NotImplementedError("an Optimizer subclass must define _update")
 
-    # ---------------------------------------------------------------------------------------------------------
-    # state_dict
 
-    def state_dict(self):
-        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}`` as PyTorch."""
-        index, start = {}, 0
-        groups = []
-        for g in self.param_groups:
-            for p in g["params"]:
-                if id(p) not in index:
-                    index[id(p)] = start
-                    start += 1
-            packed = {k: v for k, v in g.items() if k != "params"}
-            packed["params"] = [index[id(p)] for p in g["params"]]
-            groups.append(packed)
-        state = {index[id(p)]: {k: (v.detach().clone() if isinstance(v, Tensor) else copy.deepcopy(v))
-                                for k, v in s.items()}
-                 for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+def _typename(x):
+    """``torch.typename``: a Tensor's type name, else the qualified class name."""
+    if isinstance(x, Tensor):
+        return x.type()
+    cls = type(x)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
-    def load_state_dict(self, state_dict):
-        state_dict = {"state": state_dict["state"], "param_groups": state_dict["param_groups"]}
-        groups, saved = self.param_groups, state_dict["param_groups"]
-        if len(groups) != len(saved):
-            raise ValueError("loaded state dict has a different number of parameter groups")
-        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
-                             "optimizer's group")
-        id_map = {old: p for g, s in zip(groups, saved) for old, p in zip(s["params"], g["params"])}
-        self.state = defaultdict(dict)
-        for k, v in state_dict["state"].items():
-            key = int(k) if not isinstance(k, int) else k
-            if key not in id_map:
-                continue
-            p = id_map[key]
-            self.state[p] = {name: self._cast_state(p, name, val) for name, val in v.items()}
-        for g, s in zip(groups, saved):
-            for k, v in s.items():
-                if k != "params":
-                    g[k] = v
 
-    def _cast_state(self, p, name, val):
-        from ..ops.convert import to
-        if not isinstance(val, Tensor):
-            return val
-        if name == "step":
-            return val.detach().clone()
-        return to(val.detach(), dtype=p.dtype, device=p.device).clone()
+def _hp_value(v):
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return float(v)  # one weakly-typed float64 argument whatever the Python type: no retrace for 0 vs 0.9
+    if isinstance(v, tuple):
+        return tuple(_hp_value(x) for x in v)
+    if isinstance(v, Tensor):
+        return v._d
+    return v
 
 
 def _hp_values(hp):
-    return {k: (v._d if isinstance(v, Tensor) else v) for k, v in hp.items()}
+    return {k: _hp_value(v) for k, v in hp.items()}
 
 
-def step_tensor(p):
-    """PyTorch keeps the step count of Adam-style optimizers as a float32 scalar tensor."""
-    return Tensor._make(jnp.zeros((), jnp.float32))
+def signed(g, maximize):
+    """``-g`` when maximizing (``maximize`` may be a traced bool: negation is exact either way)."""
+    if maximize is True:
+        return -g
+    if maximize is False or maximize is None:
+        return g
+    return jnp.where(maximize, -g, g)
 
 
-def params_of(group):
-    return group["params"]
+def lerp(start, end, weight):
+    """``start.lerp_(end, weight)`` with PyTorch's rounding (it picks the formula by ``weight < 0.5``)."""
+    return jnp.where(jnp.abs(weight) < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight))
+
+
+def ema_sq(avg, g, beta):
+    """``avg.mul_(beta).addcmul_(g, g, value=1 - beta)`` in PyTorch's order of operations."""
+    return avg * beta + (1 - beta) * g * g
+
+
+def f64(x):
+    """A step count or Python-side scalar as float64: PyTorch computes bias corrections in double precision."""
+    return jnp.asarray(x).astype(jnp.float64)

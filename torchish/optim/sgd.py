@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._tensor import Tensor
-from .optimizer import Optimizer, required
-
-
-def _check(name, value, cond, msg=None):
-    if not cond:
-        raise ValueError(msg or f"Invalid {name}: {value}")
+from .optimizer import Optimizer, check_lr, required, signed, zeros_like_param
 
 
 class SGD(Optimizer):
     """Stochastic gradient descent (PyTorch's ``torch.optim.SGD``).
+
+    The first step with momentum starts the buffer at the (decayed) gradient itself, as PyTorch does; the state
+    holds ``'momentum_buffer'`` only when ``momentum != 0``.
 
     Example::
 
@@ -22,56 +19,57 @@ class SGD(Optimizer):
         opt.zero_grad(); loss.backward(); opt.step()
     """
 
-    _hyper = ("lr", "momentum", "dampening", "weight_decay")
+    _hyper = ("lr", "momentum", "dampening", "weight_decay", "maximize")
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
-        if lr is not required and not isinstance(lr, float) and hasattr(lr, "item"):
-            lr = lr.item()
-        _check("learning rate", lr, lr is required or lr >= 0.0)
-        _check("momentum value", momentum, momentum >= 0.0)
-        _check("weight_decay value", weight_decay, weight_decay >= 0.0)
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        if lr is not required:
+            check_lr(lr)
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
     def _state_keys(self, group):
         return ("momentum_buffer",) if group["momentum"] != 0 else ()
 
-    def _init_state(self, p, group):
-        return {"momentum_buffer": None} if group["momentum"] != 0 else {}
+    def _prepare_state(self, p, group):
+        # PyTorch touches the state only with momentum, and its first step copies the gradient into a new buffer
+        if group["momentum"] != 0:
+            st = self.state[p]
+            if st.get("momentum_buffer") is None:
+                st["momentum_buffer"] = zeros_like_param(p)
+                self._fresh.add(id(p))
 
     def _step_group(self, group):
-        # PyTorch's first step copies the gradient into a new momentum buffer; later steps update it
-        self._first = ()
-        if group["momentum"] != 0:
-            firsts = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                st = self.state[p]
-                fresh = st.get("momentum_buffer") is None
-                if fresh:
-                    st["momentum_buffer"] = Tensor._make(jnp.zeros(p._v.shape, p._v.dtype))
-                firsts.append(fresh)
-            self._first = tuple(firsts)
-        super()._step_group(group)
+        self._fresh = set()
+        try:
+            super()._step_group(group)
+        finally:
+            self._fresh = set()
+
+    def _hyper_values(self, group, params):
+        hp = super()._hyper_values(group, params)
+        hp["first"] = tuple(id(p) in self._fresh for p in params if p.grad is not None)
+        return hp
 
     def _static(self, group):
-        return {"nesterov": bool(group["nesterov"]), "maximize": bool(group["maximize"]),
-                "momentum": group["momentum"] != 0, "first": self._first}
+        return {"nesterov": bool(group["nesterov"]), "momentum": group["momentum"] != 0}
 
     @staticmethod
-    def _update(params, grads, states, hp, *, nesterov, maximize, momentum, first):
+    def _update(params, grads, states, hp, *, nesterov, momentum):
         lr, mom, damp, wd = hp["lr"], hp["momentum"], hp["dampening"], hp["weight_decay"]
         new_p, new_s = [], []
-        for i, (p, g, st) in enumerate(zip(params, grads, states)):
-            g = -g if maximize else g
+        for p, g, st, first in zip(params, grads, states, hp["first"]):
+            g = signed(g, hp["maximize"])
             g = g + wd * p
             if momentum:
-                buf = g if first[i] else st[0] * mom + (1 - damp) * g
+                buf = jnp.where(first, g, st[0] * mom + (1 - damp) * g)
                 g = g + mom * buf if nesterov else buf
                 new_s.append([buf])
             else:

@@ -1,0 +1,218 @@
+"""Adamax, NAdam, RAdam and SparseAdam with PyTorch's numerics (the Python-float parts of PyTorch's default path —
+bias corrections, NAdam's momentum schedule, RAdam's rectification — are computed in float64, then cast)."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import optax
+
+from ..ops import tracing
+from .adam import check_adam_args, decay
+from .optimizer import Optimizer, check_betas, check_lr, check_nonneg, f64, scalar_tensor, signed, zeros_like_param
+
+_m1 = optax.tree_utils.tree_update_moment               # m <- b * m + (1 - b) * g   (PyTorch: m.lerp_(g, 1 - b))
+_m2 = optax.tree_utils.tree_update_moment_per_elem_norm  # v <- b * v + (1 - b) * g^2 (PyTorch: mul_ + addcmul_)
+
+
+class Adamax(Optimizer):
+    """Adamax (PyTorch's ``torch.optim.Adamax``): Adam with the infinity norm, ``u = max(b2 * u, |g| + eps)``.
+
+    Example::
+
+        opt = torchish.optim.Adamax(model.parameters(), lr=2e-3)
+    """
+
+    _hyper = ("lr", "betas", "eps", "weight_decay", "maximize")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        check_adam_args(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _state_keys(self, group):
+        return ("step", "exp_avg", "exp_inf")
+
+    def _init_state(self, p, group):
+        return {"step": scalar_tensor(0.0), "exp_avg": zeros_like_param(p), "exp_inf": zeros_like_param(p)}
+
+    @staticmethod
+    def _update(params, grads, states, hp, **static):
+        lr, (b1, b2), eps, wd = hp["lr"], hp["betas"], hp["eps"], hp["weight_decay"]
+        new_p, new_s = [], []
+        for p, g, (step, m, u) in zip(params, grads, states):
+            g = signed(g, hp["maximize"])
+            step = step + 1
+            g = g + wd * p
+            m = _m1(g, m, b1, 1)
+            u = optax.tree_utils.tree_update_infinity_moment(g, u, b2, eps)
+            clr = (lr / (1 - f64(b1) ** f64(step))).astype(p.dtype)
+            new_p.append(p - clr * m / u)
+            new_s.append([step, m, u])
+        return new_p, new_s
+
+
+class NAdam(Optimizer):
+    """NAdam (PyTorch's ``torch.optim.NAdam``): Nesterov momentum with the ``momentum_decay`` schedule; the running
+    product of the momentum coefficients is kept in ``state['mu_product']`` (a float32 scalar, as in PyTorch).
+
+    Example::
+
+        opt = torchish.optim.NAdam(model.parameters(), lr=2e-3, momentum_decay=4e-3)
+    """
+
+    _hyper = ("lr", "betas", "eps", "weight_decay", "momentum_decay", "maximize")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        check_adam_args(lr, betas, eps, weight_decay)
+        check_nonneg("momentum_decay value", momentum_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _state_keys(self, group):
+        return ("step", "mu_product", "exp_avg", "exp_avg_sq")
+
+    def _init_state(self, p, group):
+        return {"step": scalar_tensor(0.0), "mu_product": scalar_tensor(1.0), "exp_avg": zeros_like_param(p),
+                "exp_avg_sq": zeros_like_param(p)}
+
+    def _static(self, group):
+        return {"decoupled": bool(group["decoupled_weight_decay"])}
+
+    @staticmethod
+    def _update(params, grads, states, hp, *, decoupled):
+        lr, (b1, b2), eps, wd, md = hp["lr"], hp["betas"], hp["eps"], hp["weight_decay"], hp["momentum_decay"]
+        new_p, new_s = [], []
+        for p, g, (step, mu_prod, m, v) in zip(params, grads, states):
+            g = signed(g, hp["maximize"])
+            step = step + 1
+            t = f64(step)
+            bc2 = 1 - f64(b2) ** t
+            p, g = decay(p, g, lr, wd, decoupled)
+            mu = b1 * (1.0 - 0.5 * 0.96 ** (t * md))
+            mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * md))
+            mu_prod = mu_prod * mu.astype(mu_prod.dtype)  # PyTorch: a float32 scalar Tensor *= a Python float
+            m = _m1(g, m, b1, 1)
+            v = _m2(g, v, b2, 2)
+            denom = jnp.sqrt(v / bc2.astype(p.dtype)) + eps
+            mp = f64(mu_prod)
+            c_grad = (-lr * (1.0 - mu) / (1.0 - mp)).astype(p.dtype)
+            c_avg = (-lr * mu_next / (1.0 - mp * mu_next)).astype(p.dtype)
+            p = p + c_grad * g / denom
+            new_p.append(p + c_avg * m / denom)
+            new_s.append([step, mu_prod, m, v])
+        return new_p, new_s
+
+
+class RAdam(Optimizer):
+    """RAdam (PyTorch's ``torch.optim.RAdam``): Adam whose adaptive step is switched on, with the rectification
+    term, once the variance estimate is tractable (``rho_t > 5``); before that it is SGD with momentum.
+
+    Example::
+
+        opt = torchish.optim.RAdam(model.parameters(), lr=1e-3, decoupled_weight_decay=True, weight_decay=1e-2)
+    """
+
+    _hyper = ("lr", "betas", "eps", "weight_decay", "maximize")
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
+                 *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        check_adam_args(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _state_keys(self, group):
+        return ("step", "exp_avg", "exp_avg_sq")
+
+    def _init_state(self, p, group):
+        return {"step": scalar_tensor(0.0), "exp_avg": zeros_like_param(p), "exp_avg_sq": zeros_like_param(p)}
+
+    def _static(self, group):
+        return {"decoupled": bool(group["decoupled_weight_decay"])}
+
+    @staticmethod
+    def _update(params, grads, states, hp, *, decoupled):
+        lr, (b1, b2), eps, wd = hp["lr"], hp["betas"], hp["eps"], hp["weight_decay"]
+        new_p, new_s = [], []
+        for p, g, (step, m, v) in zip(params, grads, states):
+            g = signed(g, hp["maximize"])
+            step = step + 1
+            t = f64(step)
+            p, g = decay(p, g, lr, wd, decoupled)
+            m = _m1(g, m, b1, 1)
+            v = _m2(g, v, b2, 2)
+            bc1, bc2 = 1 - f64(b1) ** t, 1 - f64(b2) ** t
+            corrected = m / bc1.astype(p.dtype)
+            rho_inf = 2 / (1 - f64(b2)) - 1
+            rho_t = rho_inf - 2 * t * (f64(b2) ** t) / bc2
+            rect = jnp.sqrt(jnp.abs((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)))
+            adaptive = jnp.sqrt(bc2).astype(p.dtype) / (jnp.sqrt(v) + eps)
+            rectified = corrected * lr * adaptive * rect.astype(p.dtype)
+            new_p.append(p - jnp.where(rho_t > 5.0, rectified, corrected * lr))
+            new_s.append([step, m, v])
+        return new_p, new_s
+
+
+class SparseAdam(Optimizer):
+    """SparseAdam (PyTorch's ``torch.optim.SparseAdam``): Adam that updates only the coordinates a gradient
+    touches, moments and parameters alike.
+
+    torchish gradients are dense, so this is the dense fallback: the coordinates where the gradient is exactly
+    zero count as absent (what ``grad.to_sparse()`` keeps in PyTorch), and dense gradients are accepted rather
+    than refused. ``state['step']`` is a Python int, as in PyTorch; because Python advances it, a step inside
+    ``torchish.compile`` needs concrete values (``fullgraph=False`` runs it eagerly).
+
+    Example::
+
+        opt = torchish.optim.SparseAdam(embedding.parameters(), lr=1e-3)
+    """
+
+    _hyper = ("lr", "betas", "eps", "maximize")
+    _tensor_step = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+        if isinstance(lr, (int, float)) and not 0.0 < lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
+        if not 0.0 < eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_betas(betas)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
+        for i, group in enumerate(self.param_groups):
+            bad = [[i, j] for j, p in enumerate(group["params"]) if p.is_complex()]
+            if bad:
+                raise ValueError(f"Complex params at indices {bad}: SparseAdam does not support complex parameters")
+
+    def _state_keys(self, group):
+        return ("step", "exp_avg", "exp_avg_sq")
+
+    def _init_state(self, p, group):
+        return {"step": 0, "exp_avg": zeros_like_param(p), "exp_avg_sq": zeros_like_param(p)}
+
+    def _prepare_state(self, p, group):
+        if tracing.active():
+            raise tracing.concrete_error("SparseAdam's Python step counter")
+        super()._prepare_state(p, group)
+        self.state[p]["step"] += 1
+
+    @staticmethod
+    def _update(params, grads, states, hp, **static):
+        lr, (b1, b2), eps = hp["lr"], hp["betas"], hp["eps"]
+        new_p, new_s = [], []
+        for p, g, (step, m, v) in zip(params, grads, states):
+            g = signed(g, hp["maximize"])
+            touched = g != 0
+            m_new = m + (g - m) * (1 - b1)
+            v_new = v + (g * g - v) * (1 - b2)
+            t = f64(step)
+            step_size = (lr * jnp.sqrt(1 - f64(b2) ** t) / (1 - f64(b1) ** t)).astype(p.dtype)
+            p_new = p + (-step_size) * (m_new / (jnp.sqrt(v_new) + eps))
+            new_p.append(jnp.where(touched, p_new, p))
+            new_s.append([step, jnp.where(touched, m_new, m), jnp.where(touched, v_new, v)])
+        return new_p, new_s

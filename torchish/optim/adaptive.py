@@ -1,0 +1,173 @@
+"""RMSprop, Adagrad and Adadelta: per-coordinate step sizes from running sums of squared gradients, with
+PyTorch's formulas (eps outside the square root for RMSprop/Adagrad, inside for Adadelta; coupled weight decay
+after ``maximize``)."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .optimizer import (Optimizer, check_lr, check_nonneg, ema_sq, f64, lerp, scalar_tensor, signed,
+                        zeros_like_param)
+
+
+class RMSprop(Optimizer):
+    """RMSprop (PyTorch's ``torch.optim.RMSprop``): ``alpha`` smoothing, ``centered`` (divide by the estimated
+    variance), optional momentum buffer.
+
+    Example::
+
+        opt = torchish.optim.RMSprop(model.parameters(), lr=1e-2, alpha=0.99, momentum=0.9, centered=True)
+    """
+
+    _hyper = ("lr", "alpha", "eps", "weight_decay", "momentum", "maximize")
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        check_lr(lr)
+        check_nonneg("epsilon value", eps)
+        check_nonneg("momentum value", momentum)
+        check_nonneg("weight_decay value", weight_decay)
+        check_nonneg("alpha value", alpha)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _state_keys(self, group):
+        return (("step", "square_avg") + (("momentum_buffer",) if group["momentum"] > 0 else ())
+                + (("grad_avg",) if group["centered"] else ()))
+
+    def _init_state(self, p, group):
+        st = {"step": scalar_tensor(0.0), "square_avg": zeros_like_param(p)}
+        if group["momentum"] > 0:
+            st["momentum_buffer"] = zeros_like_param(p)
+        if group["centered"]:
+            st["grad_avg"] = zeros_like_param(p)
+        return st
+
+    def _static(self, group):
+        return {"momentum": group["momentum"] > 0, "centered": bool(group["centered"])}
+
+    @staticmethod
+    def _update(params, grads, states, hp, *, momentum, centered):
+        lr, alpha, eps, wd, mom = hp["lr"], hp["alpha"], hp["eps"], hp["weight_decay"], hp["momentum"]
+        new_p, new_s = [], []
+        for p, g, st in zip(params, grads, states):
+            step, sq = st[0] + 1, st[1]
+            g = signed(g, hp["maximize"])
+            g = g + wd * p
+            sq = ema_sq(sq, g, alpha)
+            row = [step, sq]
+            if centered:
+                ga = lerp(st[-1], g, 1 - alpha)
+                avg = jnp.sqrt(sq - ga * ga) + eps
+            else:
+                avg = jnp.sqrt(sq) + eps
+            if momentum:
+                buf = st[2] * mom + g / avg
+                row.append(buf)
+                p = p - lr * buf
+            else:
+                p = p - lr * g / avg
+            if centered:
+                row.append(ga)
+            new_p.append(p)
+            new_s.append(row)
+        return new_p, new_s
+
+
+class Adagrad(Optimizer):
+    """Adagrad (PyTorch's ``torch.optim.Adagrad``): ``lr / (1 + (step - 1) * lr_decay)`` over the root of the
+    running sum of squared gradients. As in PyTorch, the state (``step``, ``sum``) of every parameter is created
+    when the optimizer is constructed, filled with ``initial_accumulator_value``.
+
+    Example::
+
+        opt = torchish.optim.Adagrad(model.parameters(), lr=1e-2, lr_decay=1e-3)
+    """
+
+    _hyper = ("lr", "lr_decay", "eps", "weight_decay", "maximize")
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        check_lr(lr)
+        check_nonneg("lr_decay value", lr_decay)
+        check_nonneg("weight_decay value", weight_decay)
+        check_nonneg("initial_accumulator_value value", initial_accumulator_value)
+        check_nonneg("epsilon value", eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p].update(self._init_state(p, group))
+
+    def _state_keys(self, group):
+        return ("step", "sum")
+
+    def _init_state(self, p, group):
+        # PyTorch fills from the constructor's value, also for groups added later
+        return {"step": scalar_tensor(0.0),
+                "sum": zeros_like_param(p, self.defaults["initial_accumulator_value"])}
+
+    @staticmethod
+    def _update(params, grads, states, hp, **static):
+        lr, lr_decay, eps, wd = hp["lr"], hp["lr_decay"], hp["eps"], hp["weight_decay"]
+        new_p, new_s = [], []
+        for p, g, (step, acc) in zip(params, grads, states):
+            step = step + 1
+            g = signed(g, hp["maximize"])
+            g = g + wd * p
+            clr = (lr / (1 + (f64(step) - 1) * lr_decay)).astype(p.dtype)
+            acc = acc + g * g
+            new_p.append(p - clr * g / (jnp.sqrt(acc) + eps))
+            new_s.append([step, acc])
+        return new_p, new_s
+
+
+class Adadelta(Optimizer):
+    """Adadelta (PyTorch's ``torch.optim.Adadelta``): the step is ``sqrt(acc_delta + eps) / sqrt(square_avg +
+    eps) * grad``, scaled by ``lr``.
+
+    Example::
+
+        opt = torchish.optim.Adadelta(model.parameters(), lr=1.0, rho=0.9)
+    """
+
+    _hyper = ("lr", "rho", "eps", "weight_decay", "maximize")
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        check_lr(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        check_nonneg("epsilon value", eps)
+        check_nonneg("weight_decay value", weight_decay)
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _state_keys(self, group):
+        return ("step", "square_avg", "acc_delta")
+
+    def _init_state(self, p, group):
+        return {"step": scalar_tensor(0.0), "square_avg": zeros_like_param(p), "acc_delta": zeros_like_param(p)}
+
+    @staticmethod
+    def _update(params, grads, states, hp, **static):
+        lr, rho, eps, wd = hp["lr"], hp["rho"], hp["eps"], hp["weight_decay"]
+        new_p, new_s = [], []
+        for p, g, (step, sq, acc) in zip(params, grads, states):
+            g = signed(g, hp["maximize"])
+            g = g + wd * p
+            sq = ema_sq(sq, g, rho)
+            delta = jnp.sqrt(acc + eps) / jnp.sqrt(sq + eps) * g
+            acc = ema_sq(acc, delta, rho)
+            new_p.append(p - lr * delta)
+            new_s.append([step + 1, sq, acc])
+        return new_p, new_s

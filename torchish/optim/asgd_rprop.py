@@ -1,0 +1,98 @@
+"""ASGD (averaged SGD) and Rprop (resilient backpropagation) with PyTorch's updates and state layout."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .optimizer import Optimizer, check_lr, check_nonneg, f64, scalar_tensor, signed, zeros_like_param
+
+
+class ASGD(Optimizer):
+    """Averaged SGD (PyTorch's ``torch.optim.ASGD``). State per parameter: ``step``, ``eta`` (the current step
+    size), ``mu`` (the averaging coefficient) — float32 scalars — and ``ax``, the running average of the parameter.
+
+    Example::
+
+        opt = torchish.optim.ASGD(model.parameters(), lr=1e-2, t0=100)
+    """
+
+    _hyper = ("lr", "lambd", "alpha", "t0", "weight_decay", "maximize")
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                 maximize=False, differentiable=False, capturable=False):
+        check_lr(lr)
+        check_nonneg("weight_decay value", weight_decay)
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _state_keys(self, group):
+        return ("step", "eta", "mu", "ax")
+
+    def _init_state(self, p, group):
+        lr = group["lr"]
+        lr = float(lr.item()) if hasattr(lr, "item") else lr
+        return {"step": scalar_tensor(0.0), "eta": scalar_tensor(lr), "mu": scalar_tensor(1.0),
+                "ax": zeros_like_param(p)}
+
+    @staticmethod
+    def _update(params, grads, states, hp, **static):
+        lr, lambd, alpha, t0, wd = hp["lr"], hp["lambd"], hp["alpha"], hp["t0"], hp["weight_decay"]
+        new_p, new_s = [], []
+        for p, g, (step, eta, mu, ax) in zip(params, grads, states):
+            g = signed(g, hp["maximize"])
+            step = step + 1
+            g = g + wd * p
+            eta64 = f64(eta)  # PyTorch reads eta with .item(): the decay factor is computed in double
+            p = p * (1 - lambd * eta64).astype(p.dtype)
+            p = p + (-eta64).astype(p.dtype) * g
+            ax = jnp.where(mu != 1, ax + (p - ax) * mu.astype(p.dtype), p)
+            t = f64(step)
+            new_eta = (lr / (1 + lambd * lr * t) ** alpha).astype(eta.dtype)
+            new_mu = (1 / jnp.maximum(1.0, t - t0)).astype(mu.dtype)
+            new_p.append(p)
+            new_s.append([step, new_eta, new_mu, ax])
+        return new_p, new_s
+
+
+class Rprop(Optimizer):
+    """Rprop (PyTorch's ``torch.optim.Rprop``): per-coordinate step sizes grown by ``etas[1]`` while the gradient
+    keeps its sign and shrunk by ``etas[0]`` when it flips (that step is then skipped), clamped to ``step_sizes``.
+
+    Example::
+
+        opt = torchish.optim.Rprop(model.parameters(), lr=1e-2, etas=(0.5, 1.2))
+    """
+
+    _hyper = ("etas", "step_sizes", "maximize")
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
+                 maximize=False, differentiable=False):
+        check_lr(lr)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _state_keys(self, group):
+        return ("step", "prev", "step_size")
+
+    def _init_state(self, p, group):
+        lr = group["lr"]
+        lr = float(lr.item()) if hasattr(lr, "item") else lr
+        return {"step": scalar_tensor(0.0), "prev": zeros_like_param(p), "step_size": zeros_like_param(p, lr)}
+
+    @staticmethod
+    def _update(params, grads, states, hp, **static):
+        (eta_minus, eta_plus), (size_min, size_max) = hp["etas"], hp["step_sizes"]
+        new_p, new_s = [], []
+        for p, g, (step, prev, size) in zip(params, grads, states):
+            g = signed(g, hp["maximize"])
+            s = jnp.sign(g * prev)
+            factor = jnp.where(s > 0, jnp.asarray(eta_plus, p.dtype),
+                               jnp.where(s < 0, jnp.asarray(eta_minus, p.dtype), jnp.ones((), p.dtype)))
+            size = jnp.clip(size * factor, size_min, size_max)
+            g = jnp.where(s < 0, jnp.zeros((), g.dtype), g)  # a sign flip skips this step
+            new_p.append(p - jnp.sign(g) * size)
+            new_s.append([step + 1, g, size])
+        return new_p, new_s

@@ -123,8 +123,8 @@ def test_conv_transpose(make, shape, kwargs):
     (lambda T, x, w: T.nn.functional.conv2d(x, w, None, 1, "same", 2), (3, 2, 2, 2)),
     (lambda T, x, w: T.nn.functional.conv_transpose2d(x, w, None, 2, 1, 1, 1, 1), (2, 3, 3, 3)),
     (lambda T, x, w: T.nn.functional.conv_transpose1d(x[:, :, :, 0], w[:, :, 0], stride=2), (2, 3, 3, 3)),
-    (lambda T, x, w: T.nn.functional.conv3d(x[None], w[:, :, None], padding=(1, 0, 1)), (3, 2, 2, 2)),
-    (lambda T, x, w: T.nn.functional.conv_transpose3d(x[None], w[:, :, None], stride=(1, 2, 2)), (2, 3, 2, 2)),
+    (lambda T, x, w: T.nn.functional.conv3d(x[:, :, None], w[:, :, None], padding=(1, 0, 1)), (3, 2, 2, 2)),
+    (lambda T, x, w: T.nn.functional.conv_transpose3d(x[:, :, None], w[:, :, None], stride=(1, 2, 2)), (2, 3, 2, 2)),
 ])
 def test_conv_functional(fn, w):
     check(fn, [arr(1, 2, 5, 4), arr(*w, seed=1)])

@@ -31,6 +31,7 @@ def signs(*shape, seed=0):
 POINTWISE = {
     "mse": (lambda T, r, x, y: F(T).mse_loss(x, y, reduction=r), [arr(3, 4), arr(3, 4, seed=1)]),
     "mse_broadcast": (lambda T, r, x, y: F(T).mse_loss(x, y, reduction=r), [arr(3, 4), arr(4, seed=1)]),
+    "mse_mean": (lambda T, r, x, y: F(T).mse_loss(x, y), [arr(3, 4), arr(3, 4, seed=1)]),
     "mse_weight": (lambda T, r, x, y, w: F(T).mse_loss(x, y, reduction=r, weight=w),
                    [arr(3, 4), arr(3, 4, seed=1), probs(3, 4, seed=2)]),
     "l1": (lambda T, r, x, y: F(T).l1_loss(x, y, reduction=r), [arr(3, 4), arr(3, 4, seed=1)]),
@@ -64,8 +65,6 @@ POINTWISE = {
                            [arr(3, 4), arr(3, 4, seed=1), arr(3, seed=2, lo=0.01, hi=2)]),
     "gaussian_var_bcast": (lambda T, r, x, y, v: F(T).gaussian_nll_loss(x, y, v, reduction=r),
                            [arr(3, 4), arr(3, 4, seed=1), arr(3, 1, seed=2, lo=0.1, hi=2)]),
-    "gaussian_float_var": (lambda T, r, x, y: F(T).gaussian_nll_loss(x, y, 0.5, reduction=r),
-                           [arr(3, 4), arr(3, 4, seed=1)]),
     "soft_margin": (lambda T, r, x, y: F(T).soft_margin_loss(x, y.detach(), reduction=r), [arr(3, 4), signs(3, 4)]),
     "hinge": (lambda T, r, x, y: F(T).hinge_embedding_loss(x, y, margin=0.5, reduction=r),
               [np.array([[0.5, -1.0, 0.2], [2.0, 0.0, -0.5]], np.float32), signs(2, 3)]),
@@ -84,8 +83,6 @@ POINTWISE = {
     "triplet_distance": (lambda T, r, a, p, n: F(T).triplet_margin_with_distance_loss(
         a, p, n, distance_function=lambda u, v: 1 - F(T).cosine_similarity(u, v), swap=True, reduction=r),
         [arr(4, 3), arr(4, 3, seed=1), arr(4, 3, seed=2)]),
-    "triplet_distance_default": (lambda T, r, a, p, n: F(T).triplet_margin_with_distance_loss(a, p, n, reduction=r),
-                                 [arr(4, 3), arr(4, 3, seed=1), arr(4, 3, seed=2)]),
     "multi_margin": (lambda T, r, x, t: F(T).multi_margin_loss(x, t, reduction=r), [arr(4, 5), idx(4, hi=5)]),
     "multi_margin_p2_weight": (lambda T, r, x, t, w: F(T).multi_margin_loss(x, t, p=2, margin=0.7, weight=w.detach(),
                                                                            reduction=r),
@@ -99,9 +96,8 @@ POINTWISE = {
 
 
 # losses whose reductions are more than a plain mean/sum of the elementwise loss (or reshape it) run all three
-ALL_REDUCTIONS = {"mse_weight", "l1_weight", "huber_weight", "bce_weight", "kl_div", "multi_margin_1d",
-                  "multi_margin_p2_weight", "multilabel_margin", "multilabel_margin_1d", "cosine_embedding_1d",
-                  "multilabel_soft_margin", "triplet_distance"}
+ALL_REDUCTIONS = {"mse_weight", "huber_weight", "multi_margin_1d", "multilabel_margin", "cosine_embedding_1d",
+                  "multilabel_soft_margin"}
 LOSS_CASES = [(n, r) for n in sorted(POINTWISE) for r in (REDUCTIONS if n in ALL_REDUCTIONS else ["none"])]
 
 
@@ -128,14 +124,16 @@ def test_bce_clamps_log_and_gradient_guard():
     check(lambda T, x: F(T).binary_cross_entropy(x, T.tensor([1.0, 0.0, 1.0, 0.5])), [x])
 
 
-@pytest.mark.parametrize("legacy", [dict(size_average=False), dict(reduce=False), dict(size_average=True, reduce=True),
-                                    dict(size_average=False, reduce=True)])
-def test_legacy_reduction_args(legacy):
-    check(lambda T, x, y: F(T).mse_loss(x, y, **legacy), [arr(3, 4), arr(3, 4, seed=1)])
-    check(lambda T, x, t: F(T).nll_loss(x, t, **legacy), [arr(3, 4), idx(3, hi=4)])
-    check(lambda T, x, y: F(T).kl_div(x, y, **legacy), [arr(3, 4, lo=-2, hi=0), probs(3, 4)])
-    ref, got = run_both(lambda T: T.nn.L1Loss(**legacy).reduction)
-    assert got == ref
+LEGACY = [dict(size_average=False), dict(reduce=False), dict(size_average=True, reduce=True),
+          dict(size_average=False, reduce=True), dict(reduce=False, reduction="sum")]
+
+
+def test_legacy_reduction_args():
+    check(lambda T, x, y: [F(T).mse_loss(x, y, **kw) for kw in LEGACY], [arr(3, 4), arr(3, 4, seed=1)])
+    check(lambda T, x, t: F(T).nll_loss(x, t, size_average=False), [arr(3, 4), idx(3, hi=4)])
+    for kw in LEGACY:
+        ref, got = run_both(lambda T: T.nn.L1Loss(**kw).reduction)
+        assert got == ref
 
 
 def test_kl_div_batchmean():
@@ -165,7 +163,7 @@ CLASS = {
     "extra_dims": ({}, (2, 4, 3), np.array([[0, 1, 3], [2, 2, 0]])),
     "extra_dims_weight_ignore": (dict(weight=W4, ignore_index=2), (2, 4, 3, 2),
                                  np.array([[[0, 1], [3, 2], [2, 2]], [[2, 1], [0, 3], [1, 1]]])),
-    "extra_dims_4d": (dict(weight=W4), (2, 4, 2, 2, 1), np.array([[[[0], [1]], [[3], [2]]], [[[2], [1]], [[0], [3]]]])),
+    "extra_dims_5d": (dict(weight=W4), (2, 4, 2, 2, 1), np.array([[[[0], [1]], [[3], [2]]], [[[2], [1]], [[0], [3]]]])),
     "unbatched": (dict(weight=W4), (4,), np.array(2)),
     "smoothing": (dict(label_smoothing=0.2), (3, 4), _t(0, 3, 1)),
     "smoothing_weight": (dict(label_smoothing=0.3, weight=W4), (3, 4), _t(0, 3, 1)),
@@ -173,13 +171,12 @@ CLASS = {
     "smoothing_weight_ignore_dims": (dict(label_smoothing=0.25, weight=W4, ignore_index=1), (2, 4, 3),
                                      np.array([[0, 1, 3], [1, 2, 0]])),
     "smoothing_unbatched": (dict(label_smoothing=0.5), (4,), np.array(3)),
-    "negative_smoothing_is_plain": (dict(label_smoothing=-0.5), (3, 4), _t(0, 3, 1)),
 }
 
 
 CLASS_CASES = [(n, "mean") for n in sorted(CLASS)] + [
-    (n, r) for n in ("weight", "ignore_weight", "extra_dims_weight_ignore", "smoothing_weight_ignore_dims",
-                     "smoothing_unbatched") for r in ("none", "sum")]
+    ("extra_dims_weight_ignore", "none"), ("smoothing_weight_ignore_dims", "none"), ("ignore_weight", "sum"),
+    ("smoothing_unbatched", "sum")]
 
 
 @pytest.mark.parametrize("name,reduction", CLASS_CASES)
@@ -192,9 +189,8 @@ def test_cross_entropy_class_indices(name, reduction):
     check(fn, [arr(*shape, lo=-2, hi=2), target])
 
 
-NLL_CASES = [(n, "mean") for n in ("plain", "weight", "ignore_weight", "all_ignored", "extra_dims_weight_ignore",
-                                   "unbatched", "ignore_out_of_range")] + [
-    (n, r) for n in ("ignore_weight", "extra_dims_weight_ignore") for r in ("none", "sum")]
+NLL_CASES = [(n, "mean") for n in ("weight", "ignore_weight", "all_ignored", "extra_dims_weight_ignore",
+                                   "unbatched")] + [("ignore_weight", "none"), ("extra_dims_weight_ignore", "sum")]
 
 
 @pytest.mark.parametrize("name,reduction", NLL_CASES)
@@ -216,8 +212,7 @@ PROB = {
 }
 
 
-PROB_CASES = [(n, "mean") for n in sorted(PROB)] + [(n, r) for n in ("weight", "weight_smoothing_dims")
-                                                    for r in ("none", "sum")]
+PROB_CASES = [(n, "mean") for n in sorted(PROB)] + [("weight_smoothing_dims", "none"), ("weight", "sum")]
 
 
 @pytest.mark.parametrize("name,reduction", PROB_CASES)
@@ -244,8 +239,7 @@ T_, N_, C_ = 6, 2, 4
 PADDED = np.array([[1, 2, 2], [3, 1, 0]])
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("log_softmax", [True, False])
+@pytest.mark.parametrize("reduction,log_softmax", [("none", True), ("mean", True), ("sum", False)])
 def test_ctc_padded(reduction, log_softmax):
     def fn(T, x):
         lp = x.log_softmax(2) if log_softmax else x
@@ -253,24 +247,15 @@ def test_ctc_padded(reduction, log_softmax):
     check(fn, [arr(T_, N_, C_, lo=-2, hi=2)])
 
 
-@pytest.mark.parametrize("variant", ["concatenated", "tensor_lengths", "blank_last", "zero_length", "unbatched",
-                                     "float64", "int32_targets"])
+@pytest.mark.parametrize("variant", ["concatenated_int32", "blank_last_zero_length_tensors", "unbatched_float64"])
 def test_ctc_variants(variant):
     def fn(T, x):
         lp = x.log_softmax(-1)
-        if variant == "concatenated":
-            return F(T).ctc_loss(lp, T.tensor([1, 2, 2, 3, 1]), (6, 5), (3, 2), reduction="none")
-        if variant == "tensor_lengths":
-            return F(T).ctc_loss(lp, T.tensor(PADDED), T.tensor([6, 4]), T.tensor([2, 2]))
-        if variant == "blank_last":
-            return F(T).ctc_loss(lp, T.tensor([[0, 1, 1], [2, 0, 0]]), [6, 6], [3, 1], blank=3, reduction="sum")
-        if variant == "zero_length":
-            return F(T).ctc_loss(lp, T.tensor(PADDED), [6, 5], [0, 2])
-        if variant == "unbatched":
-            return F(T).ctc_loss(lp[:, 0], T.tensor([1, 2, 2]), T.tensor([6]), T.tensor([3]), reduction="none")
-        if variant == "float64":
-            return F(T).ctc_loss(lp.double(), T.tensor(PADDED), [6, 5], [3, 2], reduction="none")
-        return F(T).ctc_loss(lp, T.tensor(PADDED, dtype=T.int32), [6, 5], [3, 2], reduction="sum")
+        if variant == "concatenated_int32":
+            return F(T).ctc_loss(lp, T.tensor([1, 2, 2, 3, 1], dtype=T.int32), (6, 5), (3, 2), reduction="none")
+        if variant == "blank_last_zero_length_tensors":
+            return F(T).ctc_loss(lp, T.tensor([[0, 1, 1], [2, 0, 0]]), T.tensor([6, 4]), T.tensor([3, 0]), blank=3)
+        return F(T).ctc_loss(lp[:, 0].double(), T.tensor([1, 2, 2]), T.tensor([6]), T.tensor([3]), reduction="none")
     check(fn, [arr(T_, N_, C_, lo=-2, hi=2)])
 
 
@@ -282,8 +267,6 @@ def test_ctc_impossible_alignment_and_zero_infinity():
     assert to_numpy(got)[0] == 0.0
     ref, got = check(fn(False), [arr(T_, N_, C_)], grad=False)
     assert np.isinf(to_numpy(got)[0])
-    check(lambda T, x: F(T).ctc_loss(x.log_softmax(2), T.tensor(PADDED), [2, 5], [3, 2], zero_infinity=True),
-          [arr(T_, N_, C_)])
 
 
 def test_ctc_module():
@@ -296,9 +279,7 @@ def test_ctc_module():
 
 MODULES = {
     "L1Loss": (lambda T: T.nn.L1Loss(), [arr(3, 4), arr(3, 4, seed=1)]),
-    "MSELoss": (lambda T: T.nn.MSELoss(reduction="sum"), [arr(3, 4), arr(3, 4, seed=1)]),
     "SmoothL1Loss": (lambda T: T.nn.SmoothL1Loss(beta=0.3), [arr(3, 4), arr(3, 4, seed=1)]),
-    "HuberLoss": (lambda T: T.nn.HuberLoss(delta=0.3), [arr(3, 4), arr(3, 4, seed=1)]),
     "BCELoss": (lambda T: T.nn.BCELoss(weight=T.tensor(probs(4))), [probs(3, 4, seed=1), probs(3, 4, seed=2)]),
     "BCEWithLogitsLoss": (lambda T: T.nn.BCEWithLogitsLoss(pos_weight=T.tensor([1.0, 2.0, 0.5, 3.0])),
                           [arr(3, 4), probs(3, 4, seed=2)]),
@@ -306,13 +287,10 @@ MODULES = {
     "NLLLoss": (lambda T: T.nn.NLLLoss(weight=T.tensor(W4), ignore_index=0), [arr(3, 4), _t(0, 1, 3)]),
     "CrossEntropyLoss": (lambda T: T.nn.CrossEntropyLoss(T.tensor(W4), label_smoothing=0.1), [arr(3, 4), _t(0, 1, 3)]),
     "PoissonNLLLoss": (lambda T: T.nn.PoissonNLLLoss(log_input=False, eps=1e-3), [probs(3, 4), probs(3, 4, seed=1)]),
-    "HingeEmbeddingLoss": (lambda T: T.nn.HingeEmbeddingLoss(2.0), [arr(3, 4), signs(3, 4)]),
     "SoftMarginLoss": (lambda T: (lambda x, y: T.nn.SoftMarginLoss()(x, y.detach())), [arr(3, 4), signs(3, 4)]),
-    "MultiLabelSoftMarginLoss": (lambda T: T.nn.MultiLabelSoftMarginLoss(), [arr(3, 4), probs(3, 4)]),
     "MultiLabelMarginLoss": (lambda T: T.nn.MultiLabelMarginLoss(), [arr(2, 3), np.array([[2, -1, 0], [0, 1, -1]])]),
     "MultiMarginLoss": (lambda T: T.nn.MultiMarginLoss(p=2, weight=T.tensor(W4)), [arr(3, 4), _t(0, 1, 3)]),
     "CosineEmbeddingLoss": (lambda T: T.nn.CosineEmbeddingLoss(0.1), [arr(3, 4), arr(3, 4, seed=1), signs(3)]),
-    "MarginRankingLoss": (lambda T: T.nn.MarginRankingLoss(0.2), [arr(5), arr(5, seed=1), signs(5)]),
     "TripletMarginLoss": (lambda T: T.nn.TripletMarginLoss(p=3.0), [arr(3, 4), arr(3, 4, seed=1), arr(3, 4, seed=2)]),
     "TripletMarginWithDistanceLoss": (lambda T: T.nn.TripletMarginWithDistanceLoss(margin=0.3, swap=True),
                                       [arr(3, 4), arr(3, 4, seed=1), arr(3, 4, seed=2)]),

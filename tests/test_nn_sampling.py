@@ -25,7 +25,7 @@ PAD = {
     "reflect_1d": lambda T, x: F(T).pad(x[0], (4, 1), mode="reflect"),
     "reflect_3d": lambda T, x: F(T).pad(x, (1, 1, 2, 1, 1, 0), mode="reflect"),
     "replicate_2d": lambda T, x: F(T).pad(x, (3, -2, 4, 1), mode="replicate"),
-    "replicate_3d": lambda T, x: F(T).pad(x[0], (2, 1, 1, 1, 2, 0), mode="replicate"),
+    "replicate_3d": lambda T, x: F(T).pad(x, (2, 1, 1, 1, 2, 0), mode="replicate"),
     "circular_2d": lambda T, x: F(T).pad(x, (3, -2, 4, 1), mode="circular"),
     "circular_1d_negative": lambda T, x: F(T).pad(x[0], (-1, 2), mode="circular"),
     "circular_full_wrap": lambda T, x: F(T).pad(x, (5, 5, 4, 0), mode="circular"),
@@ -55,12 +55,17 @@ PAD_MODULES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PAD_MODULES))
+@pytest.mark.parametrize("name", ["ZeroPad2d", "ConstantPad1d", "ReflectionPad3d", "ReplicationPad2d",
+                                  "CircularPad1d", "CircularPad3d"])
 def test_pad_module(name):
     x = X3 if name.endswith("1d") else (X4 if name.endswith("2d") else X5)
-    ref, got = check(lambda T, x: PAD_MODULES[name](T)(x), [x])
-    r, g = run_both(lambda T: repr(PAD_MODULES[name](T)))
-    assert g == r
+    check(lambda T, x: PAD_MODULES[name](T)(x), [x])
+
+
+def test_pad_module_reprs():
+    for name, make in PAD_MODULES.items():
+        r, g = run_both(lambda T: repr(make(T)))
+        assert g == r, name
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -68,27 +73,21 @@ def test_pad_module(name):
 
 INTERP = [
     # (mode, input, kwargs)
-    ("nearest", X4, dict(size=(7, 3))), ("nearest", X4, dict(scale_factor=1.7)),
-    ("nearest", X4, dict(scale_factor=(0.6, 2.3))), ("nearest", X4, dict(scale_factor=2)),
-    ("nearest", X3, dict(scale_factor=2.5)), ("nearest", X5, dict(size=(5, 2, 7))),
+    ("nearest", X4, dict(size=(7, 3))), ("nearest", X4, dict(scale_factor=(0.6, 2.3))),
+    ("nearest", X4, dict(scale_factor=2)), ("nearest", X5, dict(scale_factor=1.7)),
     ("nearest", X4, dict(scale_factor=1.7, recompute_scale_factor=True)),
-    ("nearest-exact", X4, dict(size=(7, 3))), ("nearest-exact", X4, dict(scale_factor=(0.6, 2.3))),
-    ("nearest-exact", X3, dict(scale_factor=1.5)),
+    ("nearest-exact", X4, dict(scale_factor=(0.6, 2.3))), ("nearest-exact", X3, dict(size=7)),
     ("linear", X3, dict(scale_factor=2.5)), ("linear", X3, dict(size=4, align_corners=True)),
-    ("linear", X3, dict(size=5)),
     ("bilinear", X4, dict(size=(7, 3))), ("bilinear", X4, dict(size=(7, 3), align_corners=True)),
-    ("bilinear", X4, dict(scale_factor=1.7)), ("bilinear", X4, dict(scale_factor=(0.6, 2.3), align_corners=True)),
-    ("bilinear", X4, dict(scale_factor=1.7, recompute_scale_factor=True)),
+    ("bilinear", X4, dict(scale_factor=(0.6, 2.3))),
     ("bilinear", X4, dict(size=(1, 1), align_corners=True)),
-    ("bicubic", X4, dict(size=(7, 3))), ("bicubic", X4, dict(size=(7, 3), align_corners=True)),
-    ("bicubic", X4, dict(scale_factor=(0.6, 2.3))), ("bicubic", X4, dict(size=(4, 5))),
+    ("bicubic", X4, dict(scale_factor=(1.7, 0.6))), ("bicubic", X4, dict(size=(7, 3), align_corners=True)),
+    ("bicubic", X4, dict(size=(4, 5))),
     ("trilinear", X5, dict(size=(5, 2, 7))), ("trilinear", X5, dict(scale_factor=1.5, align_corners=True)),
-    ("area", X4, dict(size=(3, 2))), ("area", X4, dict(scale_factor=1.7)), ("area", X3, dict(size=3)),
-    ("area", X5, dict(size=(2, 3, 3))),
-    ("bilinear", X4, dict(size=(2, 3), antialias=True)), ("bilinear", X4, dict(scale_factor=0.4, antialias=True)),
+    ("area", X4, dict(scale_factor=1.7)), ("area", X3, dict(size=3)), ("area", X5, dict(size=(2, 3, 3))),
+    ("bilinear", X4, dict(scale_factor=0.4, antialias=True)),
     ("bilinear", X4, dict(size=(9, 2), align_corners=True, antialias=True)),
-    ("bicubic", X4, dict(size=(2, 3), antialias=True)), ("bicubic", X4, dict(scale_factor=0.4, antialias=True,
-                                                                             align_corners=True)),
+    ("bicubic", X4, dict(size=(2, 3), antialias=True)),
 ]
 
 
@@ -128,8 +127,9 @@ GRID4 = arr(2, 3, 4, 2, lo=-1.2, hi=1.2, seed=5)
 GRID4_EDGES = np.array([[[[-1.0, -1.0], [1.0, 1.0], [0.0, 0.5]], [[-1.1, 0.25], [1.0, -1.0], [0.3, 1.3]]]] * 2,
                        np.float32)
 GRID5 = arr(1, 2, 3, 4, 3, lo=-1.2, hi=1.2, seed=6)
-GS = [(m, p, a) for m in ("bilinear", "nearest", "bicubic") for p in ("zeros", "border", "reflection")
-      for a in (False, True)]
+GS = ([("bilinear", p, a) for p in ("zeros", "border", "reflection") for a in (False, True)]
+      + [("nearest", "zeros", True), ("nearest", "reflection", False), ("bicubic", "zeros", False),
+         ("bicubic", "border", True), ("bicubic", "reflection", False)])
 
 
 @pytest.mark.parametrize("mode,padding,align", GS)
@@ -137,21 +137,20 @@ def test_grid_sample_2d(mode, padding, align):
     check(lambda T, x, g: F(T).grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align), [X4, GRID4])
 
 
-@pytest.mark.parametrize("mode,padding,align", [g for g in GS if g[0] == "bilinear"])
+@pytest.mark.parametrize("mode,padding,align", [("bilinear", "zeros", True), ("bilinear", "border", False),
+                                                ("bilinear", "reflection", True), ("bicubic", "reflection", True)])
 def test_grid_sample_exact_borders(mode, padding, align):
     # coordinates exactly on the borders: the coordinate clipping passes no gradient there (PyTorch's convention)
     check(lambda T, x, g: F(T).grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align),
           [X4, GRID4_EDGES])
 
 
-@pytest.mark.parametrize("mode,padding", [(m, p) for m in ("bilinear", "nearest")
-                                          for p in ("zeros", "border", "reflection")])
+@pytest.mark.parametrize("mode,padding", [("bilinear", "zeros"), ("bilinear", "reflection"), ("nearest", "border")])
 def test_grid_sample_3d(mode, padding):
     check(lambda T, x, g: F(T).grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=False), [X5, GRID5])
 
 
-@pytest.mark.parametrize("size,align", [((2, 3, 4, 5), False), ((2, 3, 4, 5), True), ((2, 1, 1, 3), True),
-                                        ((2, 3, 4, 5, 2), False)])
+@pytest.mark.parametrize("size,align", [((2, 3, 4, 5), True), ((2, 1, 1, 3), True), ((2, 3, 4, 5, 2), False)])
 def test_affine_grid(size, align):
     theta = arr(2, 2, 3, seed=1) if len(size) == 4 else arr(2, 3, 4, seed=1)
     check(lambda T, t: F(T).affine_grid(t, size, align_corners=align), [theta])
@@ -165,10 +164,7 @@ def test_affine_grid_then_grid_sample():
 # ------------------------------------------------------------------------------------------------------------
 # unfold / fold
 
-FOLDS = [
-    dict(kernel_size=2), dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
-    dict(kernel_size=3, padding=(0, 1), stride=2),
-]
+FOLDS = [dict(kernel_size=2), dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))]
 
 
 @pytest.mark.parametrize("i", range(len(FOLDS)))
@@ -177,8 +173,7 @@ def test_unfold_fold_roundtrip(i):
     check(lambda T, x: F(T).unfold(x, **kw), [X4])
     ref, _ = run_both(lambda T: F(T).unfold(T.tensor(X4), **kw))
     cols = arr(*ref.shape, seed=3)
-    check(lambda T, c: F(T).fold(c, (4, 5), **kw), [cols])
-    check(lambda T, c: F(T).fold(c[0], (4, 5), **kw), [cols])  # unbatched
+    check(lambda T, c: (F(T).fold(c, (4, 5), **kw), F(T).fold(c[0], (4, 5), **kw)), [cols])  # batched, unbatched
     check(lambda T, x: T.nn.Fold((4, 5), **kw)(T.nn.Unfold(**kw)(x)), [X4])
 
 
@@ -200,19 +195,18 @@ def test_one_hot():
 
 DIST = {
     "normalize": (lambda T, x: F(T).normalize(x), [X4]),
-    "normalize_p1_dim": (lambda T, x: F(T).normalize(x, p=1.0, dim=-1), [X4]),
     "normalize_zero_rows": (lambda T, x: F(T).normalize(x * T.tensor([[0.0], [1.0], [0.0]]), dim=1), [arr(3, 4)]),
     "cosine_similarity": (lambda T, a, b: F(T).cosine_similarity(a, b, dim=-1), [arr(3, 4), arr(4, seed=1)]),
     "cosine_similarity_zero": (lambda T, a, b: F(T).cosine_similarity(a * 0, b, dim=0), [arr(3, 4), arr(3, 4, seed=1)]),
-    "pairwise_distance": (lambda T, a, b: F(T).pairwise_distance(a, b), [arr(3, 4), arr(3, 4, seed=1)]),
     "pairwise_distance_p": (lambda T, a, b: F(T).pairwise_distance(a, b, p=1.5, keepdim=True), [arr(3, 4), arr(4)]),
     "pairwise_distance_inf": (lambda T, a, b: F(T).pairwise_distance(a, b, p=float("inf"), eps=0.0),
                               [arr(3, 4), arr(3, 4, seed=1)]),
     "pairwise_distance_1d": (lambda T, a, b: F(T).pairwise_distance(a, b, p=0.5), [arr(4), arr(4, seed=1)]),
     "pdist_zero_rows": (lambda T, x: F(T).pdist(T.cat([x, x[:1]])), [arr(3, 4)]),
 }
-for _p in (0, 0.5, 1, 1.5, 2, 3, float("inf")):
+for _p in (0, 0.5, 1.5, 2, float("inf")):
     DIST[f"pdist_p{_p}"] = (lambda T, x, p=_p: F(T).pdist(x, p), [arr(4, 3)])
+for _p in (0.5, 1, 2, 3, float("inf")):
     DIST[f"cdist_p{_p}"] = (lambda T, a, b, p=_p: T.cdist(a, b, p), [arr(4, 3), arr(2, 3, seed=1)])
 DIST["cdist_batched_broadcast"] = (lambda T, a, b: T.cdist(a, b, 1.0), [arr(2, 1, 3, 4), arr(5, 2, 4, seed=1)])
 DIST["cdist_mm_large"] = (lambda T, a, b: T.cdist(a, b), [arr(30, 3), arr(4, 3, seed=1)])

@@ -521,3 +521,50 @@ def test_fd_lerp_logaddexp_xlogy():
 def test_fd_unary_chain():
     check_fd(lambda a: torchish.erfinv(torchish.tanh(a)) * torchish.lgamma(a + 2) + torchish.digamma(a + 3), arr(5))
     check_fd(lambda a: torchish.logit(torchish.sigmoid(a) * 0.5 + 0.25) + torchish.i0(a) + torchish.sinc(a), arr(5))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# torchish.special
+
+SPECIAL = [
+    ("expit", -3, 3), ("logit", 0.05, 0.95), ("erf", -2, 2), ("erfc", -2, 2), ("erfinv", -0.9, 0.9),
+    ("erfcx", -1, 2), ("gammaln", 0.1, 3), ("digamma", 0.1, 3), ("psi", 0.1, 3), ("ndtr", -2, 2),
+    ("ndtri", 0.05, 0.95), ("log_ndtr", -3, 3), ("i0", -2, 2), ("i0e", -2, 2), ("i1", -2, 2), ("i1e", -2, 2),
+    ("entr", 0.05, 2), ("sinc", -2, 2), ("log1p", -0.5, 2), ("expm1", -2, 2), ("exp2", -2, 2), ("round", -3, 3),
+]
+
+
+@pytest.mark.parametrize("name,lo,hi", SPECIAL)
+def test_special_unary(name, lo, hi):
+    check(lambda T, a: getattr(T.special, name)(a), [arr(2, 3, lo=lo, hi=hi)])
+    agree(lambda T, a: getattr(T.special, name)(a), [np.array([0, 1, 2])], grad=False)
+
+
+def test_special_boundaries_and_binary():
+    check(lambda T, a: T.special.entr(a), [np.array([-1.0, 0.0, 0.5, np.nan], np.float32)], grad=False)
+    a, b = np.array([0.0, 0.0, 1.5, 0.0, 2.0], np.float32), np.array([0.0, 2.0, 0.5, -1.0, 3.0], np.float32)
+    check(lambda T, x, y: T.special.xlogy(x, y), [a, b])
+    check(lambda T, x, y: T.special.xlog1py(x, y), [a, b])
+    check(lambda T, x: T.special.xlog1py(2.0, x), [b])
+    check(lambda T, q: T.special.zeta(T.tensor([2.0, 3.0, 4.5, 2.0, 3.0]), q), [b + 1.5])
+    check(lambda T, x: T.special.gammainc(T.tensor([0.5, 1.0, 2.0, 3.0, 1.5]), x), [b + 1.5])
+    check(lambda T, x: T.special.gammaincc(T.tensor([0.5, 1.0, 2.0, 3.0, 1.5]), x), [b + 1.5])
+    check(lambda T, x: T.igamma(T.tensor([0.5, 1.0, 2.0, 3.0, 1.5]), x), [b + 1.5])
+    x = arr(2, 3, lo=0.2, hi=2)
+    check(lambda T, t: (T.special.softmax(t, 1), T.special.log_softmax(t, 0), T.special.logsumexp(t, 1)), [x])
+    check(lambda T, t: T.special.multigammaln(t + 1.5, 3), [x])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+def test_polygamma_mvlgamma(n):
+    x = arr(2, 3, lo=0.3, hi=3)
+    check(lambda T, a: (T.polygamma(n, a), a.polygamma(n), T.special.polygamma(n, a)), [x])
+    if n:
+        check(lambda T, a: (T.mvlgamma(a + n / 2, n), (a + n).mvlgamma(p=n)), [x])
+    check_raises(lambda T: T.mvlgamma(T.tensor([0.2, 3.0]), 2))
+    check_raises(lambda T: T.polygamma(-1, T.ones(2)))
+
+
+def test_fd_special():
+    check_fd(lambda a: torchish.special.ndtri(torchish.sigmoid(a)) + torchish.special.i1e(a), arr(5))
+    check_fd(lambda a, b: torchish.special.xlog1py(a, b) + torchish.special.entr(b + 1.5), arr(5), arr(5, seed=1))

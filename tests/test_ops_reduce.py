@@ -181,7 +181,14 @@ def test_out_and_inplace():
         y.cumsum_(0)
         return o, v, i, c, m, y
     check(fn, [X], grad=False)
-    check_raises(lambda T: T.sum(T.ones(2), out=T.zeros((), dtype=T.int64)))
+    check(lambda T, x: (T.prod(x, 0, out=T.zeros(4, dtype=T.int64)), T.cumsum(x * 3, 1, out=T.zeros(0, dtype=T.int32)),
+                        T.sum(x, 1, out=T.zeros(3, dtype=T.float64))), [X], grad=False)
+    for bad in (lambda T: T.sum(T.ones(2), out=T.zeros((), dtype=T.int64)),
+                lambda T: T.mean(T.ones(2), 0, out=T.zeros((), dtype=T.int64)),
+                lambda T: T.amax(T.ones(2), 0, out=T.zeros((), dtype=T.int64)),
+                lambda T: T.all(T.ones(2), 0, out=T.zeros(())),
+                lambda T: T.nansum(T.ones(2), 0, out=T.zeros((), dtype=T.int64))):
+        check_raises(bad)
     check_raises(lambda T: T.sum(T.ones(2, requires_grad=True), out=T.zeros(())))
 
 
@@ -218,6 +225,6 @@ def test_softmax_implicit_dim_warns():
 def test_fd_reductions():
     check_fd(lambda a: a.prod(1), np.array([[0.0, 2.0, 3.0], [1.0, -2.0, 0.5]]))
     check_fd(lambda a: a.std(1) + a.var(0).sum(), arr(3, 4, seed=2))
-    check_fd(lambda a: torchish.logsumexp(a, 1) + a.logcumsumexp(0).sum(0), arr(3, 4, seed=3))
+    check_fd(lambda a: torchish.logsumexp(a, 1) + a.logcumsumexp(0).sum(1), arr(3, 4, seed=3))
     check_fd(lambda a: a.cumprod(1).sum(0) + a.norm(3, 0), arr(3, 4, seed=4))
     check_fd(lambda a: torchish.cumulative_trapezoid(a, dx=0.3).sum(0) + torchish.softmax(a, 0)[0], arr(3, 4, seed=6))

@@ -464,3 +464,21 @@ def test_inplace_shape_ops(fn):
         y.mul_(3)
         return y, v, y._version, tuple(y.stride()), y.is_contiguous()
     check(f, [A])
+
+
+def test_real_imag_views():
+    """``.real`` / ``.imag`` of complex tensors are views (values, grads, strides, write-through, setters)."""
+    z = (np.arange(6).reshape(2, 3) + 1j * np.arange(6, 12).reshape(2, 3)).astype(np.complex64)
+    check(lambda T, a: (a.real * 2, a.imag ** 2, T.real(a), T.imag(a) + 1), [z])
+
+    def writes(T):
+        x = T.tensor(z)
+        x.real.mul_(2)
+        x.imag[0] = 7.0
+        y = T.ones(3)
+        out = [x.tolist(), y.real is y, x.real.stride(), x.imag.storage_offset(), x.real.is_contiguous()]
+        x.imag = T.zeros(2, 3)
+        return out + [x.tolist()]
+    ref, got = run_both(writes)
+    assert got == ref
+    check_raises(lambda T: T.ones(2).imag)

@@ -21,13 +21,22 @@ from .ops import elementwise as _ew
 from .ops import reduce as _red
 from .ops.elementwise import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
                               expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
-                              round as round, sinc as sinc, xlogy as xlogy)
+                              sinc as sinc, xlogy as xlogy)
 from .ops.registry import apply, defop
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
            "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
            "xlogy", "zeta"]
+
+def round(input, *, decimals=0, out=None):  # noqa: A001 - torch's name
+    """``torch.special.round``: ``torch.round`` for floating tensors; unlike ``torch.round`` it has no integer
+    kernel (PyTorch raises NotImplementedError for integer and bool inputs)."""
+    _ew.require_tensor(input, "round")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise _ew.not_implemented("round_cpu" if decimals else "round_vml_cpu", input.dtype)
+    return _ew.round(input, decimals=decimals, out=out)
+
 
 expit = _ew.sigmoid
 gammaln = _ew.lgamma

@@ -36,7 +36,13 @@ from .grad_mode import STATE, no_grad
 class FunctionCtx:
     """What ``ctx`` offers to ``forward``/``setup_context``/``backward``/``jvp``: saving tensors and flags."""
 
-    __slots__ = ()
+    _released = False  # a ctx that is not (yet) a graph node has nothing freed
+
+    def __init__(self):
+        self._ctx_init()
+
+    def name(self):
+        return type(self).__name__
 
     def _ctx_init(self):
         self._saved = None

@@ -40,7 +40,10 @@ def _check_grad_dtype(dt, requires_grad):
 
 def place(array, dtype, device, requires_grad=False):
     """A leaf Tensor from a numpy array (or scalar), cast to ``dtype`` and put on ``device``."""
-    arr = np.asarray(array)
+    # a private copy: on CPU, XLA may adopt an aligned numpy buffer without copying, and the caller could then
+    # change the tensor by writing into their array (torch.tensor copies; from_numpy's sharing cannot be mimicked
+    # with immutable JAX arrays, so it copies too)
+    arr = np.array(array, copy=True) if isinstance(array, np.ndarray) else np.asarray(array)
     if dtype is not None and arr.dtype != dtype.np:
         arr = arr.astype(dtype.np)
     return _finish(jax.device_put(arr, _jdev(device)), requires_grad)
@@ -205,17 +208,14 @@ def from_numpy(ndarray):
     return place(ndarray, _numpy_dtype(ndarray), None)
 
 
-def from_jax(array):
-    """Wrap a JAX array as a torchish Tensor (no copy)."""
-    return Tensor._make(array)
-
-
 # ----------------------------------------------------------------------------------------------------------------
 # filled tensors
 
 
 def _shape_args(size, name):
     from .shape import _size_args
+    if len(size) > 1 and isinstance(size[0], (tuple, list)):
+        raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
     if len(size) == 1 and not isinstance(size[0], (tuple, list)) and not hasattr(size[0], "__index__"):
         raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size[0]).__name__}")
@@ -445,7 +445,7 @@ def polar(abs, angle):
     return complex(E.mul(abs, E.cos(angle)), E.mul(abs, E.sin(angle)))
 
 
-for _n in ("tensor", "as_tensor", "asarray", "from_numpy", "from_jax", "zeros", "ones", "empty", "full", "zeros_like",
+for _n in ("tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
            "ones_like", "empty_like", "full_like", "scalar_tensor", "empty_strided", "arange", "linspace", "logspace",
            "eye", "tril_indices", "triu_indices", "complex", "polar"):
     _public(_n, globals()[_n], method=False)
@@ -460,7 +460,7 @@ __all__.append("range")
 def _legacy_new(*args, dtype=None, device=None, requires_grad=False):
     """``torch.Tensor(2, 3)`` (a default-float tensor of that shape, zero-filled), ``torch.Tensor(torch.Size)``,
     ``torch.Tensor([1, 2])`` / ``Tensor((1, 2))`` / ``Tensor(ndarray)`` (the data as default float), or
-    ``torch.Tensor(t)`` (``t`` itself)."""
+    ``torch.Tensor(t)`` (a new tensor object over ``t``'s data)."""
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     if not args:
         return zeros(0, dtype=dt, device=device)
@@ -469,7 +469,7 @@ def _legacy_new(*args, dtype=None, device=None, requires_grad=False):
     if len(args) == 1:
         data = args[0]
         if isinstance(data, Tensor):
-            return data
+            return data.detach()  # a new tensor object over the same data, as torch.Tensor(t)
         if type(data).__name__ == "Size":
             return zeros(tuple(data), dtype=dt, device=device)
         if _is_sequence(data) or isinstance(data, np.ndarray):

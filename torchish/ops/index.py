@@ -372,8 +372,8 @@ def setitem(self, index, value):
 
 def _set_basic(self, template, value):
     """Basic indexing: PyTorch copies the value into the view ``self[index]`` (CopySlices on the base)."""
-    from .inplace import assign
     view = apply(_basic_op(template, False, _full_flags(self, template)), (self,), template=template)
+    _forget_view(view)  # a transient target: nothing to refresh after the write
     if isinstance(value, Tensor):
         vshape = tuple(value.shape)
         stripped = vshape[_lead_ones(vshape):]
@@ -386,7 +386,13 @@ def _set_basic(self, template, value):
         r = reshape(value, stripped) if stripped != vshape else value
     else:
         r = Tensor._make(jnp.asarray(value).astype(self._v.dtype))
-    assign(view, r)
+    view._assign(r)  # view_write broadcasts r over the view
+
+
+def _forget_view(view):
+    refs = view._view[0]._views.data  # the WeakSet's references (discard(view) would compare tensors with ==)
+    for r in [r for r in refs if r() is view]:
+        refs.discard(r)
 
 
 def _check_setitem(self, index):

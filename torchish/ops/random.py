@@ -7,6 +7,7 @@ Each draw is one cached jitted kernel ``key -> (next key, sample)``; the generat
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -86,6 +87,30 @@ def _sample(kind, key, shape, dtype, params, static):
     raise ValueError(f"unknown sampler {kind!r}")
 
 
+# Samplers whose every element is drawn independently from scalar parameters. XLA:CPU takes seconds to compile a
+# threefry sampler, so these draw a flat block of a power-of-two size and keep the first numel elements: all
+# shapes up to a bucket share one compiled sampler (the reshape is a trivial kernel). The traced path draws the
+# same way, so compiled and eager code see the same stream.
+_ELEMENTWISE = frozenset({"uniform", "normal", "bernoulli", "exponential", "cauchy", "log_normal", "geometric",
+                          "randint"})
+_MAX_BUCKET = 1 << 22
+
+
+def _bucket(kind, shape, params):
+    """The flat size to draw for ``shape``, or None to draw the exact shape."""
+    if kind not in _ELEMENTWISE or any(getattr(p, "ndim", 0) for p in params):
+        return None
+    n = math.prod(shape)
+    return max(64, 1 << max(n - 1, 0).bit_length()) if n <= _MAX_BUCKET else None
+
+
+def _sample_bucketed(kind, key, shape, dtype, params, static):
+    bucket = _bucket(kind, shape, params)
+    if bucket is None:
+        return _sample(kind, key, shape, dtype, params, static)
+    return _sample(kind, key, (bucket,), dtype, params, static)[:math.prod(shape)].reshape(shape)
+
+
 @functools.lru_cache(maxsize=1024)
 def _kernel(kind, shape, dtype, static):
     def k(key_data, *params):
@@ -95,16 +120,24 @@ def _kernel(kind, shape, dtype, static):
     return jax.jit(k)
 
 
+@functools.lru_cache(maxsize=1024)
+def _take(shape):
+    n = math.prod(shape)
+    return jax.jit(lambda flat: flat[:n].reshape(shape))
+
+
 def draw(kind, shape, dtype, params=(), generator=None, static=None):
     """A raw JAX array of samples of ``kind`` (``"uniform"``, ``"normal"``, ``"bernoulli"``...); advances the
     generator. ``params`` are traced (values), ``static`` is a hashable option baked into the kernel."""
     gen = generator_or_default(generator)
     npdt = _dtype.as_dtype(dtype).np
+    shape = tuple(shape)
     if tracing.active() or isinstance(gen._key._d, jax.core.Tracer):
-        return _sample(kind, gen.next_key(), tuple(shape), npdt, params, static)
-    new, out = _kernel(kind, tuple(shape), npdt, static)(gen._key._d, *params)
+        return _sample_bucketed(kind, gen.next_key(), shape, npdt, params, static)
+    bucket = _bucket(kind, shape, params)
+    new, out = _kernel(kind, shape if bucket is None else (bucket,), npdt, static)(gen._key._d, *params)
     gen._set_key(new)
-    return out
+    return out if bucket is None else _take(shape)(out)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -82,10 +82,13 @@ def one_dim(dim, ndim):
     return d if ndim else None
 
 
-def _acc_dtype(x, dtype):
-    """Result dtype of sum/prod/cumsum: integers and bools accumulate in int64 unless dtype= says otherwise."""
+def _acc_dtype(x, dtype, out=None):
+    """Result dtype of sum/prod/cumsum: integers and bools accumulate in int64 unless dtype= (or the dtype of an
+    ``out=`` tensor) says otherwise."""
     if dtype is not None:
         return _dtype.as_dtype(dtype)
+    if out is not None:
+        return out.dtype
     d = x.dtype
     return _dtype.int64 if d.category <= _INT else d
 
@@ -112,20 +115,24 @@ def _check_nonempty(input, name, dim=None):
 
 
 def _sum_fwd(x, *, axis, keepdims, dtype):
-    return jnp.sum(x.astype(dtype), axis=axis, keepdims=keepdims)
+    return jnp.sum(x.astype(dtype), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 _SUM = defop("sum", _sum_fwd, linear=True, grad_name="SumBackward1")
 _SUM_ALL = defop("sum_all", _sum_fwd, linear=True, grad_name="SumBackward0")
 _NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: jnp.nansum(x.astype(dtype), axis=axis,
-                                                                           keepdims=keepdims),
+                                                                           keepdims=keepdims, dtype=dtype),
                 grad_name="NansumBackward0")
 
 
 @numpy_kwargs
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "sum")
-    dt = _acc_dtype(input, dtype)
+    if out is not None and dim is None:
+        raise TypeError("sum() received an invalid combination of arguments - got (Tensor, out=Tensor), but expected "
+                        "(Tensor input, *, torch.dtype dtype = None) or (Tensor input, tuple of ints dim, bool "
+                        "keepdim = False, *, torch.dtype dtype = None, Tensor out = None)")
+    dt = _acc_dtype(input, dtype, out)
     ax = dims(dim, input.ndim)
     op = _SUM_ALL if ax is None else _SUM
     return _out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "sum")
@@ -134,7 +141,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @numpy_kwargs
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "nansum")
-    dt = _acc_dtype(input, dtype)
+    dt = _acc_dtype(input, dtype, out)
+    if dt.category <= _INT and input.dtype.category >= _FLOAT:
+        raise not_implemented("nansum_cpu", dt)
     return _out(apply(_NANSUM, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim), dtype=dt.np), out,
                 "nansum")
 
@@ -150,6 +159,11 @@ _MEAN_ALL = defop("mean_all", _mean_fwd, linear=True, grad_name="MeanBackward0")
 @numpy_kwargs
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "mean")
+    if out is not None and dtype is None:
+        if out.dtype.category < _FLOAT:
+            raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired output type "
+                               f"{_dtype.scalar_type_name(out.dtype)}")
+        dtype = out.dtype
     if dtype is not None:
         dt = _dtype.as_dtype(dtype)
         if dt.category < _FLOAT:
@@ -177,7 +191,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def _prod_fwd(x, *, axis, keepdims, dtype):
-    return jnp.prod(x.astype(dtype), axis=axis, keepdims=keepdims)
+    return jnp.prod(x.astype(dtype), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 _PROD = defop("prod", _prod_fwd, grad_name="ProdBackward1")
@@ -191,7 +205,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
                         f"{type(dim).__name__}), but expected one of: (Tensor input, *, torch.dtype dtype = None) or "
                         "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)")
-    dt = _acc_dtype(input, dtype)
+    dt = _acc_dtype(input, dtype, out)
     if dim is None:
         return _out(apply(_PROD_ALL, (input,), axis=None, keepdims=False, dtype=dt.np), out, "prod")
     ax = dims(dim, input.ndim)
@@ -301,6 +315,10 @@ def _amaxmin(largest):
     @numpy_kwargs
     def f(input, dim=(), keepdim=False, *, out=None):
         require_tensor(input, name)
+        if out is not None and out.dtype is not input.dtype:
+            raise RuntimeError(f"Expected the dtype for input and out to match, but got "
+                               f"{_dtype.scalar_type_name(input.dtype)} for input's dtype and "
+                               f"{_dtype.scalar_type_name(out.dtype)} for out's dtype.")
         ax = dims(dim, input.ndim)
         if ax is None:
             _check_nonempty(input, name)
@@ -546,14 +564,22 @@ _ANY = defop("any", _bool_reduce(jnp.any), differentiable=False)
 
 
 @numpy_kwargs
+def _check_bool_out(name, input, out):
+    want = _dtype.uint8 if input.dtype is _dtype.uint8 else _dtype.bool
+    if out is not None and out.dtype is not want:
+        raise RuntimeError(f"{name} only supports bool tensor for result, got: {_dtype.scalar_type_name(out.dtype)}")
+
+
 def all(input, dim=None, keepdim=False, *, out=None):
     require_tensor(input, "all")
+    _check_bool_out("all", input, out)
     return _out(apply(_ALL, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim)), out, "all")
 
 
 @numpy_kwargs
 def any(input, dim=None, keepdim=False, *, out=None):
     require_tensor(input, "any")
+    _check_bool_out("any", input, out)
     return _out(apply(_ANY, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim)), out, "any")
 
 
@@ -577,7 +603,7 @@ for _n in ("all", "any", "count_nonzero"):
 def _scan(f):
     def fwd(x, *, axis, dtype):
         x = x.astype(dtype)
-        return x if axis is None else f(x, axis=axis)
+        return x if axis is None else f(x, axis=axis, dtype=dtype)
     return fwd
 
 
@@ -588,14 +614,14 @@ _CUMPROD = defop("cumprod", _scan(jnp.cumprod), grad_name="CumprodBackward0")
 @numpy_kwargs
 def cumsum(input, dim, *, dtype=None, out=None):
     require_tensor(input, "cumsum")
-    dt = _acc_dtype(input, dtype)
+    dt = _acc_dtype(input, dtype, out)
     return _out(apply(_CUMSUM, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumsum")
 
 
 @numpy_kwargs
 def cumprod(input, dim, *, dtype=None, out=None):
     require_tensor(input, "cumprod")
-    dt = _acc_dtype(input, dtype)
+    dt = _acc_dtype(input, dtype, out)
     return _out(apply(_CUMPROD, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumprod")
 
 
@@ -703,9 +729,15 @@ def _trapezoid_parts(y, x, dx, dim):
     return d, lo + hi, diff(x, dim=d)
 
 
+def _check_not_bool(y, name):
+    if y.dtype is _dtype.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``, with sample points ``x`` or a constant spacing ``dx`` (default 1)."""
     require_tensor(y, "trapezoid", 1, "y")
+    _check_not_bool(y, "trapezoid")
     if x is not None and not isinstance(x, Tensor):
         dx, x = x, None
     d = wrap_dim(dim, y.ndim)
@@ -726,6 +758,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """Running trapezoidal integrals along ``dim`` (one element shorter than ``y`` there)."""
     require_tensor(y, "cumulative_trapezoid", 1, "y")
+    _check_not_bool(y, "cumulative_trapezoid")
     if x is not None and not isinstance(x, Tensor):
         dx, x = x, None
     d = wrap_dim(dim, y.ndim)
@@ -787,15 +820,24 @@ def _softmax_args(name, input, dim, dtype):
     return input, ax
 
 
+def _third(name, third, dtype):
+    """``torch.softmax(x, dim, dtype)`` and ``F.softmax(x, dim, _stacklevel, dtype)`` share the third position."""
+    if third is None or (type(third) is int):
+        return dtype
+    if not isinstance(third, _dtype.dtype):
+        raise TypeError(f"{name}(): argument 'dtype' (position 3) must be torch.dtype, not {type(third).__name__}")
+    return third
+
+
 @numpy_kwargs
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, ax = _softmax_args("softmax", input, dim, dtype)
+def softmax(input, dim=None, _stacklevel=None, dtype=None):
+    input, ax = _softmax_args("softmax", input, dim, _third("softmax", _stacklevel, dtype))
     return apply(_SOFTMAX, (input,), axis=ax, dtype=input._d.dtype)
 
 
 @numpy_kwargs
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, ax = _softmax_args("log_softmax", input, dim, dtype)
+def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
+    input, ax = _softmax_args("log_softmax", input, dim, _third("log_softmax", _stacklevel, dtype))
     return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._d.dtype)
 
 

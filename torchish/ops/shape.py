@@ -150,6 +150,40 @@ _VIEW_DTYPE = defop("view_dtype", lambda x, *, dtype, src: _bitcast_fwd(x, dtype
 _ip.BITCASTS["view_dtype"] = lambda new, like, **static: _bitcast_fwd(new, dtype=like.dtype)
 
 
+# real / imag of a complex tensor: views onto its real or imaginary parts (writes reach the complex base)
+_REAL = defop("real", lambda x: jnp.real(x), view=True, linear=True, grad_name="RealBackward0")
+_IMAG = defop("imag", lambda x: jnp.imag(x), view=True, linear=True, grad_name="ImagBackward0")
+_ip.BITCASTS["real"] = lambda new, like: jax.lax.complex(new.astype(jnp.real(like).dtype), jnp.imag(like))
+_ip.BITCASTS["imag"] = lambda new, like: jax.lax.complex(jnp.real(like), new.astype(jnp.imag(like).dtype))
+
+
+@layout_rule("real")
+def _real_imag_layout(lay, part=0):
+    shape, strides, offset = lay  # in units of the real dtype: each complex element is two of them
+    return shape, tuple(2 * st for st in strides), 2 * offset + part
+
+
+layout_rule("imag")(lambda lay: _real_imag_layout(lay, 1))
+
+
+def real(input):
+    """The real part: a view for complex tensors, the tensor itself otherwise."""
+    return apply(_REAL, (input,)) if input.is_complex() else input
+
+
+def imag(input):
+    """The imaginary part of a complex tensor, as a view."""
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply(_IMAG, (input,))
+
+
+def _part_setter(get):
+    def setter(self, value):
+        get(self).copy_(value)
+    return setter
+
+
 @layout_rule("view_dtype")
 def _view_dtype_layout(lay, *, dtype, src):
     shape, strides, offset = lay
@@ -735,6 +769,10 @@ METHODS["mT"] = property(_mT)
 METHODS["H"] = property(lambda self: _T_prop(self).conj() if self.is_complex() else _T_prop(self))
 METHODS["mH"] = property(lambda self: _mT(self).conj() if self.is_complex() else _mT(self))
 METHODS["_base"] = property(_base)
+_public("real", real)
+_public("imag", imag)
+METHODS["real"] = property(real, _part_setter(real))  # attributes on tensors, functions in the namespace
+METHODS["imag"] = property(imag, _part_setter(imag))
 METHODS["_is_view"] = _is_view
 __all__ += ["moveaxis", "swapdims"]
 moveaxis = movedim

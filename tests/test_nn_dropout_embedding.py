@@ -127,7 +127,6 @@ IDX = np.array([[0, 1, 1], [5, 2, 1]])
     (lambda n: n.Embedding(6, 3, padding_idx=1), IDX),
     (lambda n: n.Embedding(6, 3, padding_idx=-1), IDX),
     (lambda n: n.Embedding(6, 3, scale_grad_by_freq=True), IDX),
-    (lambda n: n.Embedding(6, 3, padding_idx=1, scale_grad_by_freq=True, sparse=True), IDX),
     (lambda n: n.Embedding(6, 3, max_norm=0.7), IDX),
     (lambda n: n.Embedding(6, 3, max_norm=1.0, norm_type=1.0), IDX.astype(np.int32)),
 ])

@@ -782,7 +782,14 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if A.dtype.category < _FLOAT:
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(A.dtype)}")
-    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+    if not isinstance(dim, (tuple, list)):
+        raise TypeError(f"linalg_matrix_norm() received an invalid combination of arguments - got (Tensor, "
+                        f"dim={type(dim).__name__}), but expected one of:\n"
+                        " * (Tensor input, Number ord, tuple of ints dim = {-2,-1}, bool keepdim = False, *, "
+                        "torch.dtype dtype = None, Tensor out = None)\n"
+                        " * (Tensor input, str ord = \"fro\", tuple of ints dim = {-2,-1}, bool keepdim = False, *, "
+                        "torch.dtype dtype = None, Tensor out = None)\n")
+    if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
     d0, d1 = wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim)
     if d0 == d1:

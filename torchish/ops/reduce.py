@@ -810,7 +810,8 @@ def _softmax_args(name, input, dim, dtype):
         warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
                       "as an argument.", stacklevel=4)
         dim = _softmax_dim(input.ndim)
-    ax = wrap_dim(dim, input.ndim) if input.ndim else None
+    ax = wrap_dim(dim, input.ndim)  # a 0-dim input accepts dim 0 or -1, as PyTorch
+    ax = ax if input.ndim else None
     if dtype is not None:
         from .convert import to_dtype
         input = to_dtype(input, dtype)

@@ -92,6 +92,8 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``, always in sorted order."""
     require_tensor(input, "topk")
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = one_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if k < 0 or k > size:
@@ -172,6 +174,8 @@ _NANMEDIAN = defop("nanmedian", _median_all_fwd, vjp=_median_all_vjp, grad_name=
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
     require_tensor(input, "kthvalue")
+    if input.dtype is _dtype.bool:
+        raise not_implemented("kthvalue_cpu", input.dtype)
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "kthvalue", d)
     size = input.shape[d] if input.ndim else 1

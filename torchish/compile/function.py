@@ -376,20 +376,25 @@ class CompiledFunction:
 
 
 class CompiledBackward(Node):
-    """grad_fn of the outputs of a compiled forward: runs the compiled pullback."""
+    """grad_fn of the outputs of a compiled forward: runs the compiled pullback. Subclasses change ``_pull``
+    (how the saved pullback is called) and the create_graph refusal."""
 
     __slots__ = ()
+    _create_graph_error = ("torchish.compile: create_graph=True through a compiled forward is not supported; "
+                           "call backward(create_graph=True) inside the compiled function instead")
 
     def release_saved(self):
         self.pull = None
 
+    def _pull(self, gs):
+        return self.pullback(self.pull, gs)
+
     def apply_grads(self, grads, create_graph):
         self.check_alive()
         if create_graph:
-            raise RuntimeError("torchish.compile: create_graph=True through a compiled forward is not supported; "
-                               "call backward(create_graph=True) inside the compiled function instead")
+            raise RuntimeError(self._create_graph_error)
         gs = [g._d if g is not None else jnp.zeros(shape, dt) for g, (shape, dt) in zip(grads, self.out_meta)]
-        da, ds = self.pullback(self.pull, gs)
+        da, ds = self._pull(gs)
         return [Tensor._make(g) for g in list(da) + list(ds)]
 
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from .. import _random
 from .._tensor import _SERIAL, Tensor
 from ..autograd.grad_mode import STATE, no_grad
-from ..autograd.graph import Node
+from ..compile.function import CompiledBackward
 
 
 def _is_tensor(x):
@@ -64,22 +64,15 @@ class _ReadLog:
             self.prev.backward_ran = value
 
 
-class JaxCheckpointBackward(Node):
+class JaxCheckpointBackward(CompiledBackward):
     """grad_fn of a traced checkpoint's outputs: the pullback of the ``jax.checkpoint``-wrapped function."""
 
     __slots__ = ()
+    _create_graph_error = ("torchish.utils.checkpoint: create_graph=True through a checkpoint traced inside "
+                           "torchish.compile is not supported; use it in eager mode")
 
-    def release_saved(self):
-        self.pull = None
-
-    def apply_grads(self, grads, create_graph):
-        self.check_alive()
-        if create_graph:
-            raise RuntimeError("torchish.utils.checkpoint: create_graph=True through a checkpoint traced inside "
-                               "torchish.compile is not supported; use it in eager mode")
-        gs = [g._d if g is not None else jnp.zeros(shape, dt) for g, (shape, dt) in zip(grads, self.out_meta)]
-        da, dc = self.pull(gs)
-        return [Tensor._make(g) for g in list(da) + list(dc)]
+    def _pull(self, gs):
+        return self.pull(gs)
 
 
 def _inexact(t):

@@ -201,5 +201,20 @@ def check_fd(fn, *inputs, eps=1e-6, rtol=1e-5, atol=1e-7):
                                    err_msg=f"input {i}")
 
 
+def same(fn, **tols):
+    """``fn(lib)`` returns equal results (values, dtypes, shapes, structure) with PyTorch and torchish."""
+    ref, got = run_both(fn)
+    assert_same(ref, got, **tols)
+
+
+def same_error(fn):
+    """Both libraries raise the same builtin exception type, with the same message."""
+    err = check_raises(fn)
+    try:
+        fn(torchish)
+    except Exception as e:  # noqa: BLE001
+        assert str(e) == str(err)
+
+
 __all__ = ["torch", "torchish", "needs_torch", "arr", "check", "check_raises", "check_fd", "run_both",
-           "assert_same", "to_numpy", "numeric_grad", "builtins"]
+           "assert_same", "same", "same_error", "to_numpy", "numeric_grad", "builtins"]

@@ -2,7 +2,7 @@
 traceback of the forward call that created it."""
 import warnings
 
-from oracle import assert_same, check_raises, run_both, torchish
+from oracle import assert_same, check_raises, run_both, torchish, same
 
 
 def flags(T):
@@ -10,11 +10,6 @@ def flags(T):
     if T is torchish:
         return T.autograd.is_anomaly_enabled(), T.autograd.is_anomaly_check_nan_enabled()
     return T.is_anomaly_enabled(), T.is_anomaly_check_nan_enabled()
-
-
-def same(fn, **tols):
-    ref, got = run_both(fn)
-    assert_same(ref, got, **tols)
 
 
 def raised_and_warned(fn, T):

@@ -6,13 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, assert_same, check_raises, run_both, torch
-
-
-def same(fn, **tols):
-    """``fn(lib)`` returns equal results (values, dtypes, shapes, structure) with PyTorch and torchish."""
-    ref, got = run_both(fn)
-    assert_same(ref, got, **tols)
+from oracle import arr, assert_same, check_raises, run_both, torch, same
 
 
 def same_error(fn, prefix=None):

@@ -2,20 +2,7 @@
 unpack_dual, tangents through registry ops and custom Functions, reverse mode through tangents."""
 import pytest
 
-from oracle import arr, assert_same, check_raises, run_both, torchish
-
-
-def same(fn, **tols):
-    ref, got = run_both(fn)
-    assert_same(ref, got, **tols)
-
-
-def same_error(fn):
-    err = check_raises(fn)
-    try:
-        fn(torchish)
-    except Exception as e:  # noqa: BLE001
-        assert str(e) == str(err)
+from oracle import arr, assert_same, check_raises, run_both, torchish, same, same_error
 
 
 def t(T, *shape, seed=0, rg=False):

@@ -5,12 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from oracle import arr, assert_same, check_raises, run_both, torchish
-
-
-def same(fn, **tols):
-    ref, got = run_both(fn)
-    assert_same(ref, got, **tols)
+from oracle import arr, assert_same, check_raises, run_both, torchish, same
 
 
 def same_error(fn, prefix=None):

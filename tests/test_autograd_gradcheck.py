@@ -5,12 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, assert_same, run_both, torchish
-
-
-def same(fn, **tols):
-    ref, got = run_both(fn)
-    assert_same(ref, got, **tols)
+from oracle import arr, assert_same, run_both, torchish, same
 
 
 def d(T, *shape, seed=0, lo=-1.0, hi=1.0):

@@ -3,12 +3,7 @@ hooks (their exact order), removable handles, post-accumulate-grad hooks."""
 import numpy as np
 import pytest
 
-from oracle import arr, assert_same, check_raises, run_both
-
-
-def same(fn, **tols):
-    ref, got = run_both(fn)
-    assert_same(ref, got, **tols)
+from oracle import arr, assert_same, check_raises, run_both, same
 
 
 def leaf(T, *shape, seed=0):

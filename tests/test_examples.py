@@ -42,6 +42,13 @@ def test_jit_training_loop():
     assert "losses equal: eager and compiled runs match" in out
 
 
+def test_jax_interop():
+    out = run_example("jax_interop.py", "--quick")
+    assert "from_jax shares the buffer: True" in out
+    assert "largest parameter difference between the two trainings:" in out
+    assert "all checks passed" in out
+
+
 @pytest.mark.slow
 def test_video_classification(tmp_path):
     out = run_example("video_classification.py", "--quick", "--out", str(tmp_path))

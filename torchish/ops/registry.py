@@ -230,8 +230,16 @@ def apply(op: OpDef, args: tuple, **static):
     return res
 
 
+_INEXACT: dict = {}
+
+
 def _inexact(v):
-    return jnp.issubdtype(v.dtype, jnp.inexact)
+    """Whether ``v``'s dtype is floating or complex (cached per dtype: ``jnp.issubdtype`` is slow per op)."""
+    dt = v.dtype
+    r = _INEXACT.get(dt)
+    if r is None:
+        r = _INEXACT[dt] = bool(jnp.issubdtype(dt, jnp.inexact))
+    return r
 
 
 def _record(op, args, vals, st, cdt, outs):

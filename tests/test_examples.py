@@ -55,3 +55,10 @@ def test_video_classification(tmp_path):
     assert "held-out accuracy:" in out
     assert "reloaded model: identical held-out accuracy" in out
     assert os.path.exists(tmp_path / "video_classification.pt")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "matplotlib is not installed" in out
+    else:
+        assert f"loss curve written to {tmp_path / 'loss_curve.png'}" in out
+        assert (tmp_path / "loss_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

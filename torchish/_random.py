@@ -79,7 +79,7 @@ class Generator:
     def set_state(self, new_state):
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a ByteTensor, but got {type(new_state).__name__}")
-        if new_state._d.dtype != np.uint8:
+        if new_state._v.dtype != np.uint8:
             raise TypeError("RNG state must be a ByteTensor")
         if new_state.numel() != _STATE_BYTES:
             raise RuntimeError(f"Expected a torchish RNG state of size {_STATE_BYTES} but found the input RNG state "

@@ -81,5 +81,5 @@ def check_nan(node, grads_in) -> None:
         return
     import jax.numpy as jnp
     for i, g in enumerate(grads_in):
-        if g is not None and g._d.dtype.kind in "fc" and bool(jnp.isnan(g._d).any()):
+        if g is not None and g._v.dtype.kind in "fc" and bool(jnp.isnan(g._d).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 
+import jax
 import jax.numpy as jnp
 
 from .. import _dtype
@@ -17,6 +18,7 @@ from . import lowering
 from . import anomaly_mode
 from .graph import AccumulateGrad
 from .grad_mode import STATE
+from ..ops import tracing
 
 
 def _as_tuple(x):
@@ -27,24 +29,42 @@ def _as_tuple(x):
     return tuple(x)
 
 
+_ONES: dict = {}
+
+
+def _ones_like(d):
+    """The implicit gradient of a one-element output: a cached constant per (shape, dtype, placement), since
+    ``loss.backward()`` runs every step and an eager ``jnp.ones`` costs a dispatch each time."""
+    if isinstance(d, jax.core.Tracer) or STATE.tracing or tracing.active():
+        return jnp.ones(d.shape, d.dtype)  # inside a trace: never cache a tracer
+    # a pending lazy value's placement is not known yet: an uncommitted constant follows the other operands
+    key = (d.shape, d.dtype, d.sharding if isinstance(d, jax.Array) else None)
+    v = _ONES.get(key)
+    if v is None:
+        v = jnp.ones(d.shape, d.dtype)
+        v = _ONES[key] = jax.device_put(v, key[2]) if key[2] is not None else v
+    return v
+
+
 def _make_grads(outputs, grads, is_grads_batched=False):
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
             if o._rg:
-                if o._d.size != 1:
+                v = o._v  # shape and dtype only: a pending lazy value stays pending
+                if v.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if o._d.dtype.kind not in "f" and o._d.dtype != jnp.bfloat16:
+                if v.dtype.kind not in "f" and v.dtype != jnp.bfloat16:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                        f"{o.dtype}")
-                out.append(Tensor._make(jnp.ones(o._d.shape, o._d.dtype)))
+                out.append(Tensor._make(_ones_like(v)))
             else:
                 out.append(None)
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-        gshape = g._d.shape[1:] if is_grads_batched else g._d.shape
-        if tuple(gshape) != tuple(o._d.shape):
+        gshape = g._v.shape[1:] if is_grads_batched else g._v.shape
+        if tuple(gshape) != tuple(o._v.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
                                f"shape of {o.shape}.")
         if o.dtype.is_complex != g.dtype.is_complex:
@@ -113,7 +133,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, res)):
         if g is None:
             if materialize_grads:
-                g = Tensor._make(jnp.zeros(t._d.shape, t._d.dtype))
+                g = Tensor._make(jnp.zeros(t._v.shape, t._v.dtype))
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
@@ -345,19 +365,19 @@ def _check_hook_result(r, g, fn=None):
     name = _hook_name(fn) if fn is not None else "hook"
     if not isinstance(r, Tensor):
         raise TypeError(f"hook must return a Tensor or None, got {type(r).__name__}")
-    if r._d.shape != g._d.shape:
+    if r._v.shape != g._v.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value: expected {list(g.shape)} but got "
                            f"{list(r.shape)}")
-    if r._d.dtype != g._d.dtype:
+    if r._v.dtype != g._v.dtype:
         raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.dtype} got {r.dtype})")
     return r
 
 
 def _add_to_buffer(buffers, node, nr, g, producer):
     shape, dt = node.out_meta[nr]
-    if g._d.shape != tuple(shape):
+    if g._v.shape != tuple(shape):
         g = _fit_grad(g, shape, producer, nr)
-    if g._d.dtype != dt:
+    if g._v.dtype != dt:
         from ..ops import convert
         g = convert.to_dtype(g, _dtype.from_np(dt))
     buf = buffers.get(id(node))
@@ -372,10 +392,10 @@ def _fit_grad(g, shape, producer, nr):
     import numpy as np
     from ..ops import reduce as _reduce
     try:
-        full = np.broadcast_shapes(tuple(shape), g._d.shape)
+        full = np.broadcast_shapes(tuple(shape), g._v.shape)
     except ValueError:
         full = None
-    if full is None or tuple(full) != g._d.shape:
+    if full is None or tuple(full) != g._v.shape:
         name = producer.name() if producer is not None else "backward"
         raise RuntimeError(f"Function {name} returned an invalid gradient at index {nr} - got {list(g.shape)} but "
                            f"expected shape compatible with {list(shape)}")

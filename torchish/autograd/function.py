@@ -239,13 +239,13 @@ def _check_dirty(ctx, args, outs, record):
 
 def _link_outputs(ctx, cls, slots, tensors, outs):
     """Make the outputs children of ``ctx`` (new Tensors where an output is an input or a view of one)."""
-    ctx.out_meta = tuple((o._d.shape, o._d.dtype) if isinstance(o, Tensor) else None for o in outs)
+    ctx.out_meta = tuple((o._v.shape, o._v.dtype) if isinstance(o, Tensor) else None for o in outs)
     ctx.fn_cls = cls
     ctx.input_slots = slots
     input_ids = {id(a) for a in tensors}
     new_outs = []
     for i, o in enumerate(outs):
-        if not isinstance(o, Tensor) or id(o) in ctx._non_differentiable or o._d.dtype.kind not in "fc":
+        if not isinstance(o, Tensor) or id(o) in ctx._non_differentiable or o._v.dtype.kind not in "fc":
             new_outs.append(o)
             continue
         if id(o) in ctx._dirty:
@@ -265,7 +265,7 @@ def _forward_tangents(ctx, cls, args, outs):
             tangents.append(None)
             continue
         t = forward_ad.get_tangent(a)
-        tangents.append(t if t is not None else Tensor._make(jnp.zeros(a._d.shape, a._d.dtype)))
+        tangents.append(t if t is not None else Tensor._make(jnp.zeros(a._v.shape, a._v.dtype)))
     ctx._in_jvp = True
     try:
         with forward_ad.suspended():
@@ -275,7 +275,7 @@ def _forward_tangents(ctx, cls, args, outs):
     res = res if isinstance(res, tuple) else (res,)
     for o, t in zip(outs, res):
         if isinstance(o, Tensor) and isinstance(t, Tensor) and id(o) not in ctx._non_differentiable \
-                and o._d.dtype.kind in "fc":
+                and o._v.dtype.kind in "fc":
             forward_ad.set_tangent(o, t)
 
 
@@ -306,7 +306,7 @@ def once_differentiable(fn):
         outs = (outputs,) if single else outputs
         node = node_class(DelayedError, "Error")(
             "trying to differentiate twice a function that was marked with @once_differentiable", len(outs))
-        node.out_meta = tuple((o._d.shape, o._d.dtype) if isinstance(o, Tensor) else None for o in outs)
+        node.out_meta = tuple((o._v.shape, o._v.dtype) if isinstance(o, Tensor) else None for o in outs)
         res = tuple(Tensor._make(o._d, True, node, i) if isinstance(o, Tensor) else o for i, o in enumerate(outs))
         return res[0] if single else res
     return wrapper

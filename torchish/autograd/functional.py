@@ -77,7 +77,7 @@ def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=N
 
 
 def _zeros_like(x):
-    return Tensor._make(jnp.zeros(x._d.shape, x._d.dtype))
+    return Tensor._make(jnp.zeros(x._v.shape, x._v.dtype))
 
 
 _NONE_MSG = {
@@ -304,7 +304,7 @@ def _jacobian_rows(i, out, inputs, create_graph, strict):
     res = []
     for rows, x in zip(per_input, inputs):
         shape = tuple(out.shape) + tuple(x.shape)
-        res.append(stack(rows).reshape(shape) if rows else Tensor._make(jnp.zeros(shape, x._d.dtype)))
+        res.append(stack(rows).reshape(shape) if rows else Tensor._make(jnp.zeros(shape, x._v.dtype)))
     return tuple(res)
 
 
@@ -323,7 +323,7 @@ def _jacfwd(func, inputs, strict, vectorize):
     for j, x in enumerate(inputs):
         cols = []
         for k in range(x.numel()):
-            basis = jnp.zeros((x.numel(),), x._d.dtype).at[k].set(1).reshape(x._d.shape)
+            basis = jnp.zeros((x.numel(),), x._v.dtype).at[k].set(1).reshape(x._v.shape)
             with forward_ad.dual_level():
                 duals = tuple(forward_ad.make_dual(y, Tensor._make(basis) if i == j else _zeros_like(y))
                               for i, y in enumerate(inputs))
@@ -341,7 +341,7 @@ def _jacfwd(func, inputs, strict, vectorize):
             if columns[j]:
                 t = stack([c[i] for c in columns[j]], dim=-1).reshape(shape)
             else:
-                t = Tensor._make(jnp.zeros(shape, out._d.dtype))
+                t = Tensor._make(jnp.zeros(shape, out._v.dtype))
             row.append(t)
         rows.append(tuple(row))
     return _unpack(tuple(rows), (out_tuple, in_tuple))

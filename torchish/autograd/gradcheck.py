@@ -51,7 +51,7 @@ def _check_inputs(inputs):
         if isinstance(x, Tensor) and x._rg:
             if x.is_complex():
                 raise NotImplementedError("torchish.autograd.gradcheck does not support complex inputs yet")
-            if x._d.dtype != np.float64:
+            if x._v.dtype != np.float64:
                 warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or "
                               "complex. This check will likely fail if all the inputs are not of double precision "
                               "floating point or complex. ", UserWarning, stacklevel=4)
@@ -67,13 +67,13 @@ def _const(value):
 
 
 def _zeros(t):
-    return _const(np.zeros(t._d.shape, np.asarray(t._d).dtype))
+    return _const(np.zeros(t._v.shape, np.asarray(t._d).dtype))
 
 
 def _with(inputs, i, value):
     """``inputs`` with input ``i`` replaced by a tensor holding ``value`` (same requires_grad)."""
     x = inputs[i]
-    new = _const(value.astype(x._d.dtype).reshape(x._d.shape))
+    new = _const(value.astype(x._v.dtype).reshape(x._v.shape))
     if x._rg:
         new.requires_grad_(True)
     return inputs[:i] + (new,) + inputs[i + 1:]
@@ -113,7 +113,7 @@ def _analytical_rows(output, diff_inputs):
     for k in range(n):
         basis = np.zeros(n, dtype=np.asarray(output._d).dtype)
         basis[k] = 1
-        g_out = _const(basis.reshape(output._d.shape))
+        g_out = _const(basis.reshape(output._v.shape))
         grads = engine.grad(output, diff_inputs, g_out, retain_graph=True, allow_unused=True)
         for j, (g, x) in enumerate(zip(grads, diff_inputs)):
             if g is None:
@@ -164,7 +164,7 @@ def _check_forward(func, inputs, outputs, out_pos, diff_idx, num, rtol, atol, ch
             basis = np.zeros(x.numel(), dtype=np.asarray(x._d).dtype)
             basis[k] = 1
             with forward_ad.dual_level():
-                dual = forward_ad.make_dual(x.detach(), _const(basis.reshape(x._d.shape)))
+                dual = forward_ad.make_dual(x.detach(), _const(basis.reshape(x._v.shape)))
                 args = inputs[:j] + (dual,) + inputs[j + 1:]
                 outs = [o for o in _as_tuple(func(*args)) if isinstance(o, Tensor)]
                 col = []
@@ -195,7 +195,7 @@ def _check_fast(func, inputs, outputs, out_pos, diff_idx, eps, rtol, atol):
         for i, o in enumerate(outputs):
             v = rng.uniform(-1, 1, o.numel())
             n = np.array(float(v @ ((fp[out_pos[i]] - fm[out_pos[i]]) / (2 * eps))))
-            g = engine.grad(o, diff_inputs, _const(v.astype(np.asarray(o._d).dtype).reshape(o._d.shape)),
+            g = engine.grad(o, diff_inputs, _const(v.astype(np.asarray(o._d).dtype).reshape(o._v.shape)),
                             retain_graph=True, allow_unused=True)[jj]
             a = np.array(0.0 if g is None else float(_np(g).astype(np.float64).reshape(-1) @ u))
             if not _allclose(a, n, rtol, atol):

@@ -144,7 +144,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__((), ((variable._d.shape, variable._d.dtype),), saves=False)
+        super().__init__((), ((variable._v.shape, variable._v.dtype),), saves=False)
         self.variable = variable
 
     def name(self) -> str:

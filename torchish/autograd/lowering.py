@@ -37,8 +37,8 @@ def _eligible(schedule, targets, accumulate, create_graph):
             var = node.variable
             if var._hooks or var._post_acc_hooks:
                 return False
-            if var._grad is not None and (var._grad._rg or var._grad._d.shape != var._d.shape
-                                          or var._grad._d.dtype != var._d.dtype):
+            if var._grad is not None and (var._grad._rg or var._grad._v.shape != var._v.shape
+                                          or var._grad._v.dtype != var._v.dtype):
                 return False
         elif not isinstance(node, OpNode) or node._released:
             return False
@@ -58,12 +58,12 @@ def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
     for node in schedule:
         if isinstance(node, AccumulateGrad):
             var = node.variable
-            parts.append(("acc", var._d.shape, var._d.dtype, var._grad is not None))
+            parts.append(("acc", var._v.shape, var._v.dtype, var._grad is not None))
             continue
         parts.append((node.op, node.static, node.cdt, node.mask, tuple(map(_aval, node.vals)),
                       node.outs is not None and tuple(map(_aval, node.outs)), node.out_meta,
                       tuple((index.get(id(e[0]), -1), e[1]) if e is not None else None for e in node.next_edges)))
-    roots = tuple((index.get(id(n), -1), nr, _aval(g._d) if g is not None else None)
+    roots = tuple((index.get(id(n), -1), nr, _aval(g._v) if g is not None else None)
                   for (n, nr), g in zip(root_edges, root_grads))
     tg = None if targets is None else tuple(sorted((index[k], tuple(v)) for k, v in targets.items() if k in index))
     return (tuple(parts), roots, tg, accumulate)
@@ -88,31 +88,58 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
     for node in schedule:
         if not isinstance(node, AccumulateGrad):
             node._check_versions()
-    vals = [lazy.concrete_all(n.vals) for n in schedule if not isinstance(n, AccumulateGrad)]
-    outs = [lazy.concrete_all(n.outs) if n.outs is not None else None
-            for n in schedule if not isinstance(n, AccumulateGrad)]
-    rgs = [lazy.concrete(g._d) if g is not None else None for g in root_grads]
-    prev = [_grad_value(schedule[i].variable) for i in leaf_nodes]
-    leaf_out, captured = fn(vals, outs, rgs, prev)
+    vals = [n.vals for n in schedule if not isinstance(n, AccumulateGrad)]
+    outs = [n.outs for n in schedule if not isinstance(n, AccumulateGrad)]
+    rgs = [g._v if g is not None else None for g in root_grads]
+    prev = [schedule[i].variable._grad._v if schedule[i].variable._grad is not None else None for i in leaf_nodes]
+    if config.lazy and STATE.recorder is None:
+        # lazy capture: the backward joins the pending program (forward, and the optimizer update that follows)
+        leaf_out, captured = _record_lazily(fn, (vals, outs, rgs, prev))
+    else:
+        args = (vals, outs, rgs, prev)
+        if lazy.STATS["calls_recorded"]:  # lazy mode was used: pending values may remain
+            args = jax.tree.map(lazy.concrete, args, is_leaf=lambda v: type(v) is lazy.LazyValue)
+        leaf_out, captured = fn(*args)
     STATS["lowered"] += 1
     for i, g in zip(leaf_nodes, leaf_out):
         if g is None:
             continue
         var = schedule[i].variable
         if var._grad is None:
-            var._grad = Tensor._make(g)
+            var._grad = lazy.adopt(Tensor._make(g), g)
         else:
             var._grad._set_value(g)  # accumulated in place, as PyTorch does
+            lazy.adopt(var._grad, g)
     for (_, _, k), g in zip(captures, captured):
-        results[k] = Tensor._make(g) if g is not None else None
+        results[k] = lazy.adopt(Tensor._make(g), g) if g is not None else None
     if not retain_graph:
         for node in schedule:
             node.release()
     return True
 
 
-def _grad_value(var):
-    return lazy.concrete(var._grad._d) if var._grad is not None else None
+_LAZY_OPS: dict = {}
+
+
+def _record_lazily(fn, args):
+    """Record the jitted backward ``fn(*args)`` as one pending call; its outputs (with the Nones of unused
+    gradients kept in place) come back as LazyValues."""
+    from ..ops.registry import OpDef
+    is_lazy = lambda v: type(v) is lazy.LazyValue  # noqa: E731
+    flat, tree = jax.tree.flatten(args, is_leaf=is_lazy)
+    key = (fn, tree)
+    entry = _LAZY_OPS.get(key)
+    if entry is None:
+        box = {}
+
+        def flat_fn(*leaves):
+            out = fn.__wrapped__(*jax.tree.unflatten(tree, leaves))
+            flat_out, box["tree"] = jax.tree.flatten(out)
+            return tuple(flat_out)
+        entry = _LAZY_OPS[key] = (OpDef("lowered_backward", flat_fn, differentiable=False), box)
+    op, box = entry
+    outs = lazy.record_call(op, flat)  # traces flat_fn on a new signature, which fills box["tree"]
+    return jax.tree.unflatten(box["tree"], outs)
 
 
 def _build(schedule, index, root_edges, targets, accumulate):

@@ -24,6 +24,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+from jax.core import eval_jaxpr
 
 from .. import _dtype
 from .._tensor import Tensor
@@ -57,7 +58,7 @@ def _user_frame(tb):
 
 def _leaf_key(x):
     if isinstance(x, Tensor):
-        return ("T", x._d.shape, x._d.dtype, x._rg)
+        return ("T", x._v.shape, x._v.dtype, x._rg)
     if isinstance(x, (int, float, bool, str, bytes, type(None), complex)):
         return ("V", type(x), x)
     if isinstance(x, (jax.Array,)):
@@ -67,6 +68,43 @@ def _leaf_key(x):
         return ("H", x)
     except TypeError:
         return ("O", id(x))
+
+
+def _lower_donating(entry, traced, written, arg_vals, state_vals, scalar_vals):
+    """Lower the traced step with the buffers of the state it writes donated, so XLA updates parameters,
+    gradients and optimizer state in place instead of holding old and new copies (``entry.donate`` records the
+    split). The step is replayed from its jaxpr: the user's Python is not run a second time."""
+    if not written:
+        return traced.lower()
+    donated = sorted(set(written))
+    kept = [i for i in range(len(state_vals)) if i not in set(donated)]
+    closed, out_tree, n = traced.jaxpr, traced.out_tree, len(state_vals)
+
+    def replay(arg_vals, donated_vals, kept_vals, scalar_vals):
+        sv = [None] * n
+        for i, v in zip(donated, donated_vals):
+            sv[i] = v
+        for i, v in zip(kept, kept_vals):
+            sv[i] = v
+        out = eval_jaxpr(closed.jaxpr, closed.consts, *jax.tree.leaves((arg_vals, sv, scalar_vals)))
+        return jax.tree.unflatten(out_tree, out)
+
+    entry.donate = (donated, kept)
+    return jax.jit(replay, donate_argnums=(1,)).lower(
+        arg_vals, [state_vals[i] for i in donated], [state_vals[i] for i in kept], scalar_vals)
+
+
+# references to a state value in `_donatable`: its Tensor, the `vals` list, the local `v` and getrefcount's argument
+_OWN_REFS = 4
+
+
+def _donatable(vals, i):
+    """``vals[i]``, or a copy of it when something besides its Tensor holds the same array (a ``detach()``ed or
+    ``clone()``d alias, a user's ``.jax()``): donating would delete that array under the alias."""
+    v = vals[i]
+    if sys.getrefcount(v) > _OWN_REFS:
+        return jnp.array(v, copy=True)
+    return v
 
 
 class _Entry:
@@ -80,6 +118,7 @@ class _Entry:
         self.modules = []
         self.executable = None
         self.lowered = None
+        self.donate = None          # (donated, kept) state indices when written state is donated
         self.info = None
         self.guard = None
         self.compile_time = 0.0
@@ -162,7 +201,7 @@ class CompiledFunction:
         return out
 
     def _guard_key(self, entry, leaves):
-        return (tuple((t._d.shape, t._d.dtype, t._rg, t._grad is None) for t in entry.state),
+        return (tuple((t._v.shape, t._v.dtype, t._rg, t._grad is None) for t in entry.state),
                 tuple(m.training for m in entry.modules))
 
     def _guards_hold(self, entry, leaves):
@@ -266,17 +305,19 @@ class CompiledFunction:
         arg_vals = lazy.concrete_all([leaves[i]._d for i in arg_pos])
         state_vals = lazy.concrete_all([t._d for t in state])
         scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
-        jitted = jax.jit(pure)
-        lowered = jitted.lower(arg_vals, state_vals, scalar_vals)
+        traced = jax.jit(pure).trace(arg_vals, state_vals, scalar_vals)  # runs the user's Python once
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
                                                            if all(m is not e for e in entry.modules)]:
             new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
             return (info["missing"], info["missing_scalars"], new_modules)
         entry.modules = entry.modules + [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
         entry.diff = None
+        entry.donate = None
         if any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"] \
                 and STATE.grad_enabled:
             lowered = self._lower_with_vjp(entry, pure, info, arg_vals, state_vals, scalar_vals, arg_rg)
+        else:
+            lowered = _lower_donating(entry, traced, info["written"], arg_vals, state_vals, scalar_vals)
         entry.lowered = lowered
         entry.executable = lowered.compile()
         entry.info = info
@@ -316,7 +357,12 @@ class CompiledFunction:
         arg_vals = lazy.concrete_all([leaves[i]._d for i in entry.arg_pos])
         state_vals = lazy.concrete_all([t._d for t in entry.state])
         scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
-        res = entry.executable(arg_vals, state_vals, scalar_vals)
+        if entry.donate is None:
+            res = entry.executable(arg_vals, state_vals, scalar_vals)
+        else:
+            donated, kept = entry.donate
+            res = entry.executable(arg_vals, [_donatable(state_vals, i) for i in donated],
+                                   [state_vals[i] for i in kept], scalar_vals)
         out_vals, written, grads, arg_written = res[:4]
         pull = res[4] if entry.diff is not None else None
         state = entry.state
@@ -405,7 +451,7 @@ def _link_outputs(entry, pull, arg_tensors, tensors_out):
     d_arg, d_state, out_rg = entry.diff
     inputs = [arg_tensors[k] for k in d_arg] + [entry.state[i] for i in d_state]
     outs = [tensors_out[j] for j in out_rg]
-    node = _COMPILED_NODE(tuple(t._edge() for t in inputs), tuple((o._d.shape, o._d.dtype) for o in outs))
+    node = _COMPILED_NODE(tuple(t._edge() for t in inputs), tuple((o._v.shape, o._v.dtype) for o in outs))
     node.pull = pull
     node.pullback = entry.pullback
     for i, o in enumerate(outs):

@@ -126,7 +126,7 @@ def _check_rank(r, n, what):
 
 
 def _write(t, value):
-    t._set_value(value.astype(t._d.dtype))
+    t._set_value(value.astype(t._v.dtype))
 
 
 def _done(async_op, tensors):

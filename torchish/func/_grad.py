@@ -153,7 +153,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                                f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
                                f"forward gradient is of size {list(t.shape)}.")
-        tans.append(t._d.astype(p._d.dtype))
+        tans.append(t._d.astype(p._v.dtype))
     box = {}
 
     def fn(*diff_vals):

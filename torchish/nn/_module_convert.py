@@ -132,7 +132,7 @@ def _set_data(t: Tensor, new: Tensor) -> None:
     """``t.data = new`` keeping ``t``'s identity; a dtype/shape change drops the cached gradient sink."""
     if new is t:
         return
-    changed = new._d.dtype != t._d.dtype or new._d.shape != t._d.shape
+    changed = new._v.dtype != t._v.dtype or new._v.shape != t._v.shape
     t.data = new
     if changed:
         t._acc = None

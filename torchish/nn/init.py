@@ -111,7 +111,7 @@ def eye_(tensor):
     """The identity matrix (2-D tensors only)."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _write(tensor, jnp.eye(*tensor.shape, dtype=tensor._d.dtype))
+    return _write(tensor, jnp.eye(*tensor.shape, dtype=tensor._v.dtype))
 
 
 def dirac_(tensor, groups=1):
@@ -123,7 +123,7 @@ def dirac_(tensor, groups=1):
     if sizes[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
     per_group = sizes[0] // groups
-    value = np.zeros(sizes, dtype=tensor._d.dtype)
+    value = np.zeros(sizes, dtype=tensor._v.dtype)
     centre = tuple(s // 2 for s in sizes[2:])
     for g in range(groups):
         for d in range(min(per_group, sizes[1])):
@@ -193,7 +193,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
     u = draw("uniform", tuple(tensor.shape), _dtype.float64, (0.0, 1.0), generator)
-    dt = tensor._d.dtype
+    dt = tensor._v.dtype
     value = _trunc_kernel(jnp.dtype(dt))(u, float(mean), float(std), float(a), float(b))
     return _write(tensor, value)
 
@@ -223,7 +223,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     flat = draw("normal", (rows, cols), tensor.dtype, (0.0, 1.0), generator)
-    k = _orthogonal_kernel(rows, cols, tuple(tensor.shape), jnp.dtype(tensor._d.dtype))
+    k = _orthogonal_kernel(rows, cols, tuple(tensor.shape), jnp.dtype(tensor._v.dtype))
     return _write(tensor, k(flat, float(gain)))
 
 

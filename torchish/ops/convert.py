@@ -15,7 +15,7 @@ TO_DTYPE = defop("to_copy", lambda x, *, dtype: x.astype(dtype), grad_name="ToCo
 
 def to_dtype(x: Tensor, dtype) -> Tensor:
     dtype = _dtype.as_dtype(dtype)
-    if x._d.dtype == dtype.np:
+    if x._v.dtype == dtype.np:
         return x
     return apply(TO_DTYPE, (x,), dtype=dtype.np)
 

@@ -92,7 +92,7 @@ def _operand_dtype(x):
 
 
 def _is_bool(x):
-    return x._d.dtype == np.bool_ if isinstance(x, Tensor) else isinstance(x, bool)
+    return x._v.dtype == np.bool_ if isinstance(x, Tensor) else isinstance(x, bool)
 
 
 def c10_name(dt):
@@ -120,7 +120,7 @@ def _out(result, out, name=None):
                           "outputs will not be resized unless they have zero elements. You can explicitly reuse an "
                           "out tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
                           stacklevel=3)
-        out._d = jnp.zeros(result._d.shape, out._d.dtype)
+        out._d = jnp.zeros(result._v.shape, out._v.dtype)
     return assign(out, result)
 
 
@@ -956,8 +956,8 @@ def where(condition, input=None, other=None, *, out=None):
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
         condition = scalar_or_tensor(condition)
-    if isinstance(condition, Tensor) and condition._d.dtype != jnp.bool_:
-        if condition._d.dtype == jnp.uint8:
+    if isinstance(condition, Tensor) and condition._v.dtype != jnp.bool_:
+        if condition._v.dtype == jnp.uint8:
             from .convert import to_dtype
             condition = to_dtype(condition, _dtype.bool)
         else:

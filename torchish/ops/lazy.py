@@ -157,12 +157,36 @@ def record(op, vals, static, cdt):
     return out
 
 
-def materialize(value):
-    """Run every pending call ``value`` depends on as one cached jitted program."""
+def record_call(op, flat_vals):
+    """Record ``op`` (whose forward maps flat arrays to a tuple of arrays) on ``flat_vals`` — values, LazyValues
+    or Python scalars — and return its outputs as LazyValues. The lowered backward and the optimizer update record
+    themselves this way in lazy mode, so forward, backward and update run as one program."""
+    outs = record(op, list(flat_vals), (), None)
+    return outs if isinstance(outs, tuple) else (outs,)
+
+
+def adopt(tensor, value):
+    """Make ``tensor`` the owner of the pending ``value`` (its value is written into the tensor when computed)."""
+    if type(value) is LazyValue:
+        value.owner = weakref.ref(tensor)
+    return tensor
+
+
+def materialize_all(values):
+    """Run every pending call the given values depend on as ONE program (a training step's end: parameters,
+    optimizer state and whatever else is pending and still referenced)."""
+    pending = [v for v in values if type(v) is LazyValue and v.value is None]
+    if pending:
+        materialize(*pending)
+
+
+def materialize(*roots):
+    """Run every pending call the ``roots`` depend on as one cached jitted program."""
     from .registry import _cast_fn
     # the pending calls, inputs first (iterative DFS)
     order, index = [], {}
-    stack = [(value.call, False)]
+    stack = [(v.call, False) for v in reversed(roots)]
+    root_ids = {id(v) for v in roots}
     while stack:
         call, expanded = stack.pop()
         if id(call) in index:
@@ -206,7 +230,7 @@ def materialize(value):
             if lv is None:
                 continue
             # references: `lv` here, getrefcount's argument, and pending inputs counted in `internal`
-            if lv is value or sys.getrefcount(lv) - 2 - internal.get(id(lv), 0) > 0:
+            if id(lv) in root_ids or sys.getrefcount(lv) - 2 - internal.get(id(lv), 0) > 0:
                 outputs.append(lv)
                 out_slots.append((k, lv.index))
             del lv

@@ -490,7 +490,7 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
         v = draw("randint", tuple(self.shape), dt, (0, 0), generator, static="full64")
     else:
         _check_int_range(lo, hi, dt)
-        v = draw("randint", tuple(self.shape), _dtype.int64, (lo, hi), generator).astype(self._d.dtype)
+        v = draw("randint", tuple(self.shape), _dtype.int64, (lo, hi), generator).astype(self._v.dtype)
     return Tensor._make(v)
 
 

@@ -833,13 +833,13 @@ def _third(name, third, dtype):
 @numpy_kwargs
 def softmax(input, dim=None, _stacklevel=None, dtype=None):
     input, ax = _softmax_args("softmax", input, dim, _third("softmax", _stacklevel, dtype))
-    return apply(_SOFTMAX, (input,), axis=ax, dtype=input._d.dtype)
+    return apply(_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
 
 
 @numpy_kwargs
 def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
     input, ax = _softmax_args("log_softmax", input, dim, _third("log_softmax", _stacklevel, dtype))
-    return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._d.dtype)
+    return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
 
 
 _public("softmax", softmax)

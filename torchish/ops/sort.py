@@ -352,7 +352,7 @@ def _host(input, what):
 
 def _like(input, array, dtype=None):
     """A new Tensor holding a numpy result, on ``input``'s device."""
-    arr = np.asarray(array, dtype if dtype is not None else input._d.dtype)
+    arr = np.asarray(array, dtype if dtype is not None else input._v.dtype)
     return wrap(jax.device_put(arr, next(iter(input._d.devices()))))
 
 

@@ -149,7 +149,7 @@ def checkpoint_traced(function, args, kwargs, policy):
     diff_outs = [t for t in res if _inexact(t)]
     if differentiable and diff_outs:
         edges = [leaves[pos[k]]._edge() for k in d_in] + [const_t[j]._edge() for j in d_c]
-        node = JaxCheckpointBackward(tuple(edges), tuple((o._d.shape, o._d.dtype) for o in diff_outs))
+        node = JaxCheckpointBackward(tuple(edges), tuple((o._v.shape, o._v.dtype) for o in diff_outs))
         node.pull = pull
         for k, o in enumerate(diff_outs):
             o._rg, o._grad_fn, o._out_nr = True, node, k

@@ -278,7 +278,7 @@ def _checkpoint_eager(function, args, kwargs, preserve, context_fn, check, debug
     if not outs:
         return out
     inner = _inner_nodes(outs, start)
-    node = CheckpointBackward(tuple(_outer_edges(inner, start)), tuple((o._d.shape, o._d.dtype) for o in outs))
+    node = CheckpointBackward(tuple(_outer_edges(inner, start)), tuple((o._v.shape, o._v.dtype) for o in outs))
     node.fn, node.args, node.kwargs, node.rng, node.recompute_ctx = function, args, kwargs, rng, rec_ctx
     node.out_idx, node.n_leaves, node.check, node.debug = out_idx, len(leaves), check, debug
     node.meta = tuple((tuple(o.shape), o.dtype) for o in outs)

@@ -51,8 +51,8 @@ def _update_running(running_mean, running_var, mean, var, momentum):
     """Write the new running statistics into the buffers, in place and outside the graph."""
     with no_grad():
         m = momentum if not isinstance(momentum, Tensor) else momentum.detach()
-        rm = running_mean if running_mean is not None else Tensor._make(jnp.zeros(mean.shape, mean._d.dtype))
-        rv = running_var if running_var is not None else Tensor._make(jnp.ones(var.shape, var._d.dtype))
+        rm = running_mean if running_mean is not None else Tensor._make(jnp.zeros(mean.shape, mean._v.dtype))
+        rv = running_var if running_var is not None else Tensor._make(jnp.ones(var.shape, var._v.dtype))
         new_rm, new_rv = apply(_EMA, (rm, rv, mean.detach(), var.detach(), m))
         if running_mean is not None:
             running_mean.copy_(new_rm)

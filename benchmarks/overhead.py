@@ -28,16 +28,31 @@ except ImportError:
     torch = None
 
 
-def timeit(fn, reps, warmup=3):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(reps):
+def interleaved(cases, rounds=7, warmup=3):
+    """Median seconds per call of each case ``name -> (fn, reps)``. The cases are timed round-robin (``reps``
+    calls of each in turn, ``rounds`` times) so that a machine whose speed drifts slows every system alike."""
+    for fn, _ in cases.values():
+        for _ in range(warmup):
             fn()
-        samples.append((time.perf_counter() - t0) / reps)
-    return statistics.median(samples)
+    samples = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, (fn, reps) in cases.items():
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / reps)
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def lazily(fn):
+    """``fn`` run with lazy capture on (``torchish.config.lazy``)."""
+    def run():
+        torchish.config.lazy = True
+        try:
+            return fn()
+        finally:
+            torchish.config.lazy = False
+    return run
 
 
 def chain(lib_ops, x, y):
@@ -60,22 +75,23 @@ def main(argv=None):
     reps = 20 if args.quick else 200
     a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype(np.float32)
     b = np.random.default_rng(1).uniform(-1, 1, (16, 16)).astype(np.float32)
-    res = {}
+    cases = {}
 
     # --- one op
     xa, xb = torchish.tensor(a), torchish.tensor(b)
     ja, jb = jnp.asarray(a), jnp.asarray(b)
-    res["op/torchish"] = timeit(lambda: (xa * xb)._d.block_until_ready(), reps * 5)
-    res["op/jax.numpy"] = timeit(lambda: (ja * jb).block_until_ready(), reps * 5)
+    cases["op/torchish"] = (lambda: (xa * xb)._d.block_until_ready(), reps * 5)
+    cases["op/jax.numpy"] = (lambda: (ja * jb).block_until_ready(), reps * 5)
     if torch is not None:
         ta, tb = torch.tensor(a), torch.tensor(b)
-        res["op/torch"] = timeit(lambda: ta * tb, reps * 5)
+        cases["op/torch"] = (lambda: ta * tb, reps * 5)
 
     # --- chain forward
-    res["fwd/torchish"] = timeit(lambda: chain(torchish, xa, xb)._d.block_until_ready(), reps) / N_OPS
-    res["fwd/jax.numpy"] = timeit(lambda: chain(jnp, ja, jb).block_until_ready(), reps) / N_OPS
+    cases["fwd/torchish"] = (lambda: chain(torchish, xa, xb)._d.block_until_ready(), reps)
+    cases["fwd/torchish lazy"] = (lazily(lambda: chain(torchish, xa, xb)._d.block_until_ready()), reps)
+    cases["fwd/jax.numpy"] = (lambda: chain(jnp, ja, jb).block_until_ready(), reps)
     if torch is not None:
-        res["fwd/torch"] = timeit(lambda: chain(torch, ta, tb), reps) / N_OPS
+        cases["fwd/torch"] = (lambda: chain(torch, ta, tb), reps)
 
     # --- chain forward + backward
     wa = torchish.tensor(a, requires_grad=True)
@@ -84,19 +100,25 @@ def main(argv=None):
         wa.grad = None
         chain(torchish, wa, xb).sum().backward()
         wa.grad._d.block_until_ready()
-    res["fwdbwd/torchish"] = timeit(tish_fb, reps) / N_OPS
+    cases["fwdbwd/torchish"] = (tish_fb, reps)
+    cases["fwdbwd/torchish lazy"] = (lazily(tish_fb), reps)
 
     def jax_fb():
         out, pull = jax.vjp(lambda v: chain(jnp, v, jb).sum(), ja)
         pull(jnp.ones_like(out))[0].block_until_ready()
-    res["fwdbwd/jax.numpy"] = timeit(jax_fb, max(reps // 10, 3)) / N_OPS
+    cases["fwdbwd/jax.numpy"] = (jax_fb, max(reps // 10, 3))
     if torch is not None:
         wt = torch.tensor(a, requires_grad=True)
 
         def torch_fb():
             wt.grad = None
             chain(torch, wt, tb).sum().backward()
-        res["fwdbwd/torch"] = timeit(torch_fb, reps) / N_OPS
+        cases["fwdbwd/torch"] = (torch_fb, reps)
+
+    res = interleaved(cases)
+    for k in res:
+        if not k.startswith("op/"):
+            res[k] /= N_OPS
 
     rows = []
     for kind, label in (("op", "one op (a * b)"), ("fwd", "chain, forward (per op)"),
@@ -104,14 +126,19 @@ def main(argv=None):
         t = res.get(f"{kind}/torchish")
         j = res.get(f"{kind}/jax.numpy")
         p = res.get(f"{kind}/torch")
-        rows.append((label, t, j, p))
+        rows.append((label, t, j, p, res.get(f"{kind}/torchish lazy")))
     print(f"# per-op overhead, 16x16 float32, {platform.machine()} {jax.devices()[0].platform}, "
           f"jax {jax.__version__}, torch {getattr(torch, '__version__', '-')}, python {sys.version.split()[0]}")
-    print("| workload | torchish us | jax.numpy us | PyTorch us | torchish / PyTorch | torchish / jax.numpy |")
-    print("|---|---|---|---|---|---|")
-    for label, t, j, p in rows:
-        print(f"| {label} | {t * 1e6:.1f} | {j * 1e6:.1f} | {p * 1e6 if p else float('nan'):.1f} | "
-              f"{t / p if p else float('nan'):.2f}x | {t / j:.2f}x |")
+    print("| workload | torchish us | torchish lazy us | jax.numpy us | PyTorch us | torchish / PyTorch | "
+          "torchish / jax.numpy | lazy / PyTorch |")
+    print("|---|---|---|---|---|---|---|---|")
+    def us(v):
+        return f"{v * 1e6:.1f}" if v else "-"
+
+    def ratio(x, y):
+        return f"{x / y:.2f}x" if x and y else "-"
+    for label, t, j, p, lz in rows:
+        print(f"| {label} | {us(t)} | {us(lz)} | {us(j)} | {us(p)} | {ratio(t, p)} | {ratio(t, j)} | {ratio(lz, p)} |")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(res, fh, indent=1)

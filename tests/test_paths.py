@@ -74,6 +74,39 @@ def test_lazy_fuses_forward_into_one_program():
         torchish.config.lazy = saved
 
 
+def _train(lazy_mode, steps=4):
+    from torchish.ops import lazy
+    torchish.config.lazy = lazy_mode
+    torchish.manual_seed(0)
+    model = torchish.nn.Sequential(torchish.nn.Linear(4, 8), torchish.nn.ReLU(), torchish.nn.Linear(8, 3))
+    opt = torchish.optim.Adam(model.parameters(), lr=1e-2)
+    x = torchish.tensor(np.linspace(-1, 1, 20, dtype=np.float32).reshape(5, 4))
+    y = torchish.tensor(np.array([0, 1, 2, 1, 0]))
+    mats = []
+    for _ in range(steps):
+        before = lazy.STATS["materialisations"]
+        opt.zero_grad()
+        loss = torchish.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        mats.append(lazy.STATS["materialisations"] - before)
+    return [p.detach().numpy() for p in model.parameters()], float(loss), mats
+
+
+def test_lazy_training_step_runs_as_one_program():
+    saved = (torchish.config.lowered_backward, torchish.config.lazy)
+    try:
+        ref_params, ref_loss, _ = _train(False)
+        params, loss, mats = _train(True)
+    finally:
+        torchish.config.lowered_backward, torchish.config.lazy = saved
+    # forward, backward (lowered from its second sighting) and Adam's update: one program per step
+    assert mats[-2:] == [1, 1]
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-6)
+    for p, r in zip(params, ref_params):
+        np.testing.assert_allclose(p, r, rtol=1e-6, atol=1e-7)
+
+
 def test_lowered_backward_is_used_for_repeated_structure():
     from torchish.autograd import lowering
     w = torchish.tensor(np.ones((3, 2), np.float32), requires_grad=True)

@@ -107,6 +107,29 @@ def _donatable(vals, i):
     return v
 
 
+def _as_weak_array(v):
+    if type(v) in (float, int):
+        return jnp.asarray(v)  # weakly typed, as jit would make it from the Python number
+    if type(v) is tuple:
+        return tuple(_as_weak_array(x) for x in v)
+    return v
+
+
+def _scalar_values(entry):
+    """The hyper-parameters as the executable takes them. A Python number is turned into a (weakly typed) device
+    array once and reused while it keeps its value: passing the number itself costs a host-to-device transfer per
+    call. A changed value (a scheduler's new learning rate) is converted afresh — never a retrace."""
+    cache = entry.scalar_cache
+    out = []
+    for j, (c, k) in enumerate(entry.scalars):
+        v = c[k]
+        hit = cache.get(j)
+        if hit is None or hit[0] != v or type(hit[0]) is not type(v):
+            hit = cache[j] = (v, _as_weak_array(v))
+        out.append(hit[1])
+    return out
+
+
 class _Entry:
     """One input signature of a compiled function."""
 
@@ -119,6 +142,7 @@ class _Entry:
         self.executable = None
         self.lowered = None
         self.donate = None          # (donated, kept) state indices when written state is donated
+        self.scalar_cache = {}      # scalar index -> (Python value, device array)
         self.info = None
         self.guard = None
         self.compile_time = 0.0
@@ -356,7 +380,7 @@ class CompiledFunction:
         info = entry.info
         arg_vals = lazy.concrete_all([leaves[i]._d for i in entry.arg_pos])
         state_vals = lazy.concrete_all([t._d for t in entry.state])
-        scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
+        scalar_vals = _scalar_values(entry)
         if entry.donate is None:
             res = entry.executable(arg_vals, state_vals, scalar_vals)
         else:

@@ -5,8 +5,10 @@ trained to estimate the Wasserstein-1 distance between real and generated points
 ``E[critic(real)] - E[critic(fake)]``, under a 1-Lipschitz constraint enforced softly by the gradient penalty of
 Gulrajani et al. (2017): ``lambda * (||d critic(x_hat) / d x_hat|| - 1)^2`` at random points ``x_hat`` between real
 and fake samples. The penalty's gradient is taken with ``torch.autograd.grad(..., create_graph=True)``, so the
-critic's update backpropagates through a gradient (double backward). The Wasserstein estimate falls as the
-generator learns the ring.
+critic's update backpropagates through a gradient (double backward). The Wasserstein estimate rises while the
+critic learns and falls as the generator learns the ring; after the full 600 generator updates 40-60% of the
+generated points lie within 0.25 of one of the 8 modes (a fresh generator: ~3%). Measured: torchish 44.6%, PyTorch
+58.1% with this same script (their random streams differ, so the runs differ in detail).
 
 Run: ``python examples/gradient_penalty.py`` (``--quick``, or TORCHISH_EXAMPLE_QUICK=1, for a few steps).
 """
@@ -62,13 +64,13 @@ def main():
     p.add_argument("--steps", type=int, default=None, help="generator updates")
     args = p.parse_args()
     quick = args.quick or os.environ.get("TORCHISH_EXAMPLE_QUICK", "") not in ("", "0")
-    steps = args.steps or (3 if quick else 300)
+    steps = args.steps or (3 if quick else 600)
 
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)
     generator, critic = mlp(2, 2), mlp(2, 1)
-    opt_g = torch.optim.Adam(generator.parameters(), lr=1e-4, betas=(0.5, 0.9))
-    opt_c = torch.optim.Adam(critic.parameters(), lr=1e-4, betas=(0.5, 0.9))
+    opt_g = torch.optim.Adam(generator.parameters(), lr=1e-3, betas=(0.5, 0.9))
+    opt_c = torch.optim.Adam(critic.parameters(), lr=1e-3, betas=(0.5, 0.9))
 
     history = []
     bar = tqdm(range(steps), desc="WGAN-GP", ncols=100)

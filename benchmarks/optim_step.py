@@ -75,27 +75,15 @@ def median_ms(step, reps, warmup):
     return statistics.median(samples)
 
 
-def torchish_adam(values, grads):
-    import torchish
-    params = [torchish.tensor(v, requires_grad=True) for v in values]
+def _params(lib, values, grads):
+    """Parameter tensors of ``lib`` (torchish or torch) holding ``values``, with ``grads`` as their ``.grad``."""
+    params = [lib.tensor(v, requires_grad=True) for v in values]
     for p, g in zip(params, grads):
-        p.grad = torchish.tensor(g)
-    opt = torchish.optim.Adam(params, lr=1e-3)
-
-    def step():
-        opt.step()
-        jax.block_until_ready([p._d for p in params])
-    return step
+        p.grad = lib.tensor(g)
+    return params
 
 
-def torchish_adam_per_tensor(values, grads):
-    """The contrast: one optimizer per parameter tensor (as the optimizer-in-backward recipe builds them)."""
-    import torchish
-    params = [torchish.tensor(v, requires_grad=True) for v in values]
-    for p, g in zip(params, grads):
-        p.grad = torchish.tensor(g)
-    opts = [torchish.optim.Adam([p], lr=1e-3) for p in params]
-
+def _torchish_steps(opts, params):
     def step():
         for opt in opts:
             opt.step()
@@ -103,10 +91,21 @@ def torchish_adam_per_tensor(values, grads):
     return step
 
 
+def torchish_adam(values, grads):
+    import torchish
+    params = _params(torchish, values, grads)
+    return _torchish_steps([torchish.optim.Adam(params, lr=1e-3)], params)
+
+
+def torchish_adam_per_tensor(values, grads):
+    """The contrast: one optimizer per parameter tensor (as the optimizer-in-backward recipe builds them)."""
+    import torchish
+    params = _params(torchish, values, grads)
+    return _torchish_steps([torchish.optim.Adam([p], lr=1e-3) for p in params], params)
+
+
 def torch_adam(values, grads):
-    params = [torch.tensor(v, requires_grad=True) for v in values]
-    for p, g in zip(params, grads):
-        p.grad = torch.tensor(g)
+    params = _params(torch, values, grads)
     opt = torch.optim.Adam(params, lr=1e-3, foreach=True)
     return opt.step
 

@@ -396,8 +396,11 @@ class Tensor:
                 v._refresh()
 
     def _set_value(self, value):
-        """Replace the value in place, outside autograd (RNG state, optimizer state, compile write-back)."""
+        """Replace the value in place, outside autograd (RNG state, optimizer state, compile write-back). A pending
+        lazy value is owned by this tensor from now on: its computed value is written into it."""
         self._d = value
+        if type(value) is _LAZY[0]:
+            value.owner = weakref.ref(self)
         self._vc.value += 1
         if STATE.recorder is not None:
             STATE.recorder.wrote(self)

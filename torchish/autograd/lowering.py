@@ -94,11 +94,11 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
     prev = [schedule[i].variable._grad._v if schedule[i].variable._grad is not None else None for i in leaf_nodes]
     if config.lazy and STATE.recorder is None:
         # lazy capture: the backward joins the pending program (forward, and the optimizer update that follows)
-        leaf_out, captured = _record_lazily(fn, (vals, outs, rgs, prev))
+        leaf_out, captured = lazy.record_pytree("lowered_backward", fn, fn.__wrapped__, (vals, outs, rgs, prev))
     else:
         args = (vals, outs, rgs, prev)
         if lazy.STATS["calls_recorded"]:  # lazy mode was used: pending values may remain
-            args = jax.tree.map(lazy.concrete, args, is_leaf=lambda v: type(v) is lazy.LazyValue)
+            args = jax.tree.map(lazy.concrete, args, is_leaf=lazy.is_pending)
         leaf_out, captured = fn(*args)
     STATS["lowered"] += 1
     for i, g in zip(leaf_nodes, leaf_out):
@@ -109,37 +109,12 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
             var._grad = lazy.adopt(Tensor._make(g), g)
         else:
             var._grad._set_value(g)  # accumulated in place, as PyTorch does
-            lazy.adopt(var._grad, g)
     for (_, _, k), g in zip(captures, captured):
         results[k] = lazy.adopt(Tensor._make(g), g) if g is not None else None
     if not retain_graph:
         for node in schedule:
             node.release()
     return True
-
-
-_LAZY_OPS: dict = {}
-
-
-def _record_lazily(fn, args):
-    """Record the jitted backward ``fn(*args)`` as one pending call; its outputs (with the Nones of unused
-    gradients kept in place) come back as LazyValues."""
-    from ..ops.registry import OpDef
-    is_lazy = lambda v: type(v) is lazy.LazyValue  # noqa: E731
-    flat, tree = jax.tree.flatten(args, is_leaf=is_lazy)
-    key = (fn, tree)
-    entry = _LAZY_OPS.get(key)
-    if entry is None:
-        box = {}
-
-        def flat_fn(*leaves):
-            out = fn.__wrapped__(*jax.tree.unflatten(tree, leaves))
-            flat_out, box["tree"] = jax.tree.flatten(out)
-            return tuple(flat_out)
-        entry = _LAZY_OPS[key] = (OpDef("lowered_backward", flat_fn, differentiable=False), box)
-    op, box = entry
-    outs = lazy.record_call(op, flat)  # traces flat_fn on a new signature, which fills box["tree"]
-    return jax.tree.unflatten(box["tree"], outs)
 
 
 def _build(schedule, index, root_edges, targets, accumulate):

@@ -70,14 +70,16 @@ def _leaf_key(x):
         return ("O", id(x))
 
 
-def _lower_donating(entry, traced, written, arg_vals, state_vals, scalar_vals):
+def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
     """Lower the traced step with the buffers of the state it writes donated, so XLA updates parameters,
-    gradients and optimizer state in place instead of holding old and new copies (``entry.donate`` records the
-    split). The step is replayed from its jaxpr: the user's Python is not run a second time."""
+    gradients and optimizer state in place instead of holding old and new copies. Returns the lowering and the
+    ``(donated, kept)`` split of the state indices (None when nothing is written). The step is replayed from its
+    jaxpr: the user's Python is not run a second time."""
     if not written:
-        return traced.lower()
-    donated = sorted(set(written))
-    kept = [i for i in range(len(state_vals)) if i not in set(donated)]
+        return traced.lower(), None
+    written = set(written)
+    donated = sorted(written)
+    kept = [i for i in range(len(state_vals)) if i not in written]
     closed, out_tree, n = traced.jaxpr, traced.out_tree, len(state_vals)
 
     def replay(arg_vals, donated_vals, kept_vals, scalar_vals):
@@ -89,9 +91,9 @@ def _lower_donating(entry, traced, written, arg_vals, state_vals, scalar_vals):
         out = eval_jaxpr(closed.jaxpr, closed.consts, *jax.tree.leaves((arg_vals, sv, scalar_vals)))
         return jax.tree.unflatten(out_tree, out)
 
-    entry.donate = (donated, kept)
-    return jax.jit(replay, donate_argnums=(1,)).lower(
+    lowered = jax.jit(replay, donate_argnums=(1,)).lower(
         arg_vals, [state_vals[i] for i in donated], [state_vals[i] for i in kept], scalar_vals)
+    return lowered, (donated, kept)
 
 
 # references to a state value in `_donatable`: its Tensor, the `vals` list, the local `v` and getrefcount's argument
@@ -341,7 +343,7 @@ class CompiledFunction:
                 and STATE.grad_enabled:
             lowered = self._lower_with_vjp(entry, pure, info, arg_vals, state_vals, scalar_vals, arg_rg)
         else:
-            lowered = _lower_donating(entry, traced, info["written"], arg_vals, state_vals, scalar_vals)
+            lowered, entry.donate = _lower_donating(traced, info["written"], arg_vals, state_vals, scalar_vals)
         entry.lowered = lowered
         entry.executable = lowered.compile()
         entry.info = info

@@ -160,17 +160,22 @@ def broadcast(tensor, src=0, group=None, async_op=False, group_src=None):
     return _done(async_op, (tensor,))
 
 
+def _check_per_rank_list(api, arg, tensors, n, like, kind, like_kind):
+    """``tensors`` must be a list of ``n`` tensors (one per rank), each shaped like ``like``."""
+    if not isinstance(tensors, (list, tuple)) or len(tensors) != n:
+        raise RuntimeError(f"{api}: {arg} must be a list of {n} tensors (one per rank)")
+    for t in tensors:
+        _check_tensor(t, f"{arg} entries")
+        if tuple(t.shape) != tuple(like.shape):
+            raise RuntimeError(f"{api}: {kind} tensors must be shaped like the {like_kind} {tuple(like.shape)}, "
+                               f"got {tuple(t.shape)}")
+
+
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """Fill ``tensor_list[i]`` (each shaped like ``tensor``) with rank ``i``'s chunk, on every rank."""
     _check_tensor(tensor)
-    n = _pg.resolve_mesh(group).size()
-    if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != n:
-        raise RuntimeError(f"all_gather: tensor_list must be a list of {n} tensors (one per rank)")
-    for t in tensor_list:
-        _check_tensor(t, "tensor_list entries")
-        if tuple(t.shape) != tuple(tensor.shape):
-            raise RuntimeError(f"all_gather: output tensors must be shaped like the input {tuple(tensor.shape)}, "
-                             f"got {tuple(t.shape)}")
+    _check_per_rank_list("all_gather", "tensor_list", tensor_list, _pg.resolve_mesh(group).size(),
+                         tensor, "output", "input")
     outs = _run("all_gather", group, (tensor,))
     for t, v in zip(tensor_list, outs):
         _write(t, v)
@@ -213,14 +218,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     """Rank ``r``'s ``output`` gets the reduction over ranks of their ``input_list[r]``."""
     _check_tensor(output, "output")
     _check_op(op)
-    n = _pg.resolve_mesh(group).size()
-    if not isinstance(input_list, (list, tuple)) or len(input_list) != n:
-        raise RuntimeError(f"reduce_scatter: input_list must be a list of {n} tensors (one per rank)")
-    for t in input_list:
-        _check_tensor(t, "input_list entries")
-        if tuple(t.shape) != tuple(output.shape):
-            raise RuntimeError(f"reduce_scatter: input tensors must be shaped like the output {tuple(output.shape)}, "
-                             f"got {tuple(t.shape)}")
+    _check_per_rank_list("reduce_scatter", "input_list", input_list, _pg.resolve_mesh(group).size(),
+                         output, "input", "output")
     _write(output, _run("reduce_scatter", group, tuple(input_list), op))
     return _done(async_op, (output,))
 

@@ -157,12 +157,34 @@ def record(op, vals, static, cdt):
     return out
 
 
-def record_call(op, flat_vals):
-    """Record ``op`` (whose forward maps flat arrays to a tuple of arrays) on ``flat_vals`` — values, LazyValues
-    or Python scalars — and return its outputs as LazyValues. The lowered backward and the optimizer update record
-    themselves this way in lazy mode, so forward, backward and update run as one program."""
-    outs = record(op, list(flat_vals), (), None)
-    return outs if isinstance(outs, tuple) else (outs,)
+def is_pending(v):
+    """Whether ``v`` is a LazyValue (a pytree leaf for :func:`record_pytree`)."""
+    return type(v) is LazyValue
+
+
+_PYTREE_OPS: dict = {}
+
+
+def record_pytree(name, key, fn, args):
+    """Record ``fn(*args)`` as ONE pending call and return its result with LazyValues in place of arrays.
+
+    ``fn`` is a pure function of pytrees (arrays, LazyValues, Python scalars, Nones) returning a pytree of arrays
+    and Nones; ``key`` identifies it (with the arguments' tree structure) in the cache of ops made for it. The
+    lowered backward and the optimizer update record themselves this way in lazy mode, so forward, backward and
+    update run as one program."""
+    flat, tree = jax.tree.flatten(args, is_leaf=is_pending)
+    entry = _PYTREE_OPS.get((key, tree))
+    if entry is None:
+        from .registry import OpDef
+        box = {}
+
+        def flat_fn(*leaves):
+            flat_out, box["tree"] = jax.tree.flatten(fn(*jax.tree.unflatten(tree, leaves)))
+            return tuple(flat_out)
+        entry = _PYTREE_OPS[(key, tree)] = (OpDef(name, flat_fn, differentiable=False), box)
+    op, box = entry
+    outs = record(op, flat, (), None)  # traces flat_fn on a new signature, which fills box["tree"]
+    return jax.tree.unflatten(box["tree"], outs if isinstance(outs, tuple) else (outs,))
 
 
 def adopt(tensor, value):

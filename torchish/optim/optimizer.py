@@ -32,7 +32,6 @@ from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..compile.recorder import scalar
 from ..ops import lazy, tracing
-from ..ops.registry import OpDef
 from ._state_dict import StateDictMixin
 
 
@@ -299,42 +298,19 @@ class Optimizer(StateDictMixin):
         if tracing.active() or STATE.tracing:
             new_p, new_s = self._update(pv, gv, sv, hp, **static)
         elif config.lazy and STATE.recorder is None:
-            new_p, new_s = self._record_update(static, (pv, gv, sv, _hp_values(hp)))
+            update = type(self)._update
+            new_p, new_s = lazy.record_pytree(f"{type(self).__name__}_update", (update, tuple(sorted(static.items()))),
+                                              functools.partial(update, **static), (pv, gv, sv, _hp_values(hp)))
         else:
             sv = [lazy.concrete_all(row) for row in sv]
             pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)
             new_p, new_s = self._kernel(static, len(params), pv[0].sharding)(pv, gv, sv, _hp_values(hp))
         for p, v in zip(params, new_p):
             p._set_value(v)
-            lazy.adopt(p, v)
         for row, new_row in zip(states, new_s):
             for s, v in zip(row, new_row):
                 if isinstance(s, Tensor):
                     s._set_value(v)
-                    lazy.adopt(s, v)
-
-    _lazy_ops: dict = {}
-
-    def _record_update(self, static, args):
-        """Lazy mode: record the group's update as one pending call, so that forward, backward and update run as
-        ONE program when the step ends (see :meth:`step`)."""
-        is_lazy = lambda v: type(v) is lazy.LazyValue  # noqa: E731
-        flat, tree = jax.tree.flatten(args, is_leaf=is_lazy)
-        update = type(self)._update
-        key = (update, tuple(sorted(static.items())), tree)
-        entry = Optimizer._lazy_ops.get(key)
-        if entry is None:
-            box = {}
-
-            def flat_fn(*leaves):
-                out = update(*jax.tree.unflatten(tree, leaves), **static)
-                flat_out, box["tree"] = jax.tree.flatten(out)
-                return tuple(flat_out)
-            entry = Optimizer._lazy_ops[key] = (OpDef(f"{type(self).__name__}_update", flat_fn,
-                                                      differentiable=False), box)
-        op, box = entry
-        outs = lazy.record_call(op, flat)  # traces flat_fn on a new signature, which fills box["tree"]
-        return jax.tree.unflatten(box["tree"], outs)
 
     def _kernel(self, static, n, sharding):
         """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted

@@ -5,7 +5,8 @@ Measures (small 16x16 float32 tensors, so dispatch dominates):
   * a chain of ~50 elementwise ops forward;
   * the same chain forward + backward (torchish and torch: ``loss.backward()``; jax.numpy: an eager
     ``jax.vjp`` per call, which is what a user without jit would write).
-Reports microseconds per op and the ratios. Run: ``python benchmarks/overhead.py [--quick]``.
+Reports microseconds per op and the ratios. Every case waits for its result (``block_until_ready``; on a GPU,
+``torch.cuda.synchronize()``), and PyTorch runs on the GPU when JAX does. Run: ``python benchmarks/overhead.py [--quick]``.
 """
 from __future__ import annotations
 
@@ -83,15 +84,17 @@ def main(argv=None):
     cases["op/torchish"] = (lambda: (xa * xb)._d.block_until_ready(), reps * 5)
     cases["op/jax.numpy"] = (lambda: (ja * jb).block_until_ready(), reps * 5)
     if torch is not None:
-        ta, tb = torch.tensor(a), torch.tensor(b)
-        cases["op/torch"] = (lambda: ta * tb, reps * 5)
+        dev = "cuda" if jax.default_backend() == "gpu" and torch.cuda.is_available() else "cpu"
+        sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+        ta, tb = torch.tensor(a, device=dev), torch.tensor(b, device=dev)
+        cases["op/torch"] = (lambda: (ta * tb, sync()), reps * 5)
 
     # --- chain forward
     cases["fwd/torchish"] = (lambda: chain(torchish, xa, xb)._d.block_until_ready(), reps)
     cases["fwd/torchish lazy"] = (lazily(lambda: chain(torchish, xa, xb)._d.block_until_ready()), reps)
     cases["fwd/jax.numpy"] = (lambda: chain(jnp, ja, jb).block_until_ready(), reps)
     if torch is not None:
-        cases["fwd/torch"] = (lambda: chain(torch, ta, tb), reps)
+        cases["fwd/torch"] = (lambda: (chain(torch, ta, tb), sync()), reps)
 
     # --- chain forward + backward
     wa = torchish.tensor(a, requires_grad=True)
@@ -108,11 +111,12 @@ def main(argv=None):
         pull(jnp.ones_like(out))[0].block_until_ready()
     cases["fwdbwd/jax.numpy"] = (jax_fb, max(reps // 10, 3))
     if torch is not None:
-        wt = torch.tensor(a, requires_grad=True)
+        wt = torch.tensor(a, requires_grad=True, device=dev)
 
         def torch_fb():
             wt.grad = None
             chain(torch, wt, tb).sum().backward()
+            sync()
         cases["fwdbwd/torch"] = (torch_fb, reps)
 
     res = interleaved(cases)

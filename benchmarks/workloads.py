@@ -6,8 +6,10 @@ time, Linear(64,10) on input (4,3,8,32,32); (d) a 2-layer Transformer encoder (d
 
 Systems: torchish eager node-by-node (lowered backward off), torchish default eager, torchish lazy, torchish.compile,
 hand-written ``jax.jit`` + optax, flax.nnx + optax, PyTorch eager, ``torch.compile`` (when ``--torch-compile``).
-Reports the median time per step, the time of the first two steps (compilation), peak memory where the backend
-reports it, and the ratio to hand-written JAX. Run: ``python benchmarks/workloads.py [--quick] [--only a,b] [--json out.json]``.
+Reports the median time per step, the time of the first two steps (compilation), the device memory a system holds
+after its warm-up (model, optimizer state, cached buffers; where the backend reports memory: GPUs), and the ratio to
+hand-written JAX. On a GPU machine PyTorch runs on ``cuda`` and every system's step waits for the device.
+Run: ``python benchmarks/workloads.py [--quick] [--only a,b] [--systems compile,hand] [--json out.json]``.
 """
 from __future__ import annotations
 
@@ -98,12 +100,23 @@ def make_data(spec, rng):
     return x, y
 
 
+def torch_device():
+    """Where PyTorch runs: the GPU when JAX runs on one too (so both sides use the same hardware)."""
+    if torch is not None and jax.default_backend() == "gpu" and torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
 def framework_step(lib, spec, x, y, compiled=False):
     torch_like = lib
     model = build_model(torch_like, spec)
+    if lib is not torchish:
+        model = model.to(torch_device())
     opt = torch_like.optim.Adam(model.parameters(), lr=1e-3)
     F = torch_like.nn.functional
     xt, yt = torch_like.tensor(x), torch_like.tensor(y)
+    if lib is not torchish:
+        xt, yt = xt.to(torch_device()), yt.to(torch_device())
 
     def step():
         opt.zero_grad()
@@ -112,7 +125,14 @@ def framework_step(lib, spec, x, y, compiled=False):
         opt.step()
         return loss
     if lib is not torchish:
-        return torch.compile(step) if compiled else step
+        tstep = torch.compile(step) if compiled else step
+        if torch_device() == "cpu":
+            return tstep
+
+        def run_cuda():
+            tstep()
+            torch.cuda.synchronize()
+        return run_cuda
     cstep = torchish.compile(step) if compiled else step
     params = list(model.parameters())
 
@@ -238,10 +258,13 @@ def execution_path(lowered, lazy):
         torchish.config.lowered_backward, torchish.config.lazy = "auto", False
 
 
-def peak_memory():
+def bytes_in_use(name):
+    """Device bytes allocated now by the system's framework (None where the backend does not say: CPU)."""
+    if name.startswith("PyTorch") or name.startswith("torch."):
+        return torch.cuda.memory_allocated() if torch_device() == "cuda" else None
     try:
         stats = jax.devices()[0].memory_stats()
-        return stats.get("peak_bytes_in_use") if stats else None
+        return stats.get("bytes_in_use") if stats else None
     except Exception:  # noqa: BLE001 - not every backend reports memory
         return None
 
@@ -252,6 +275,8 @@ def main(argv=None):
     ap.add_argument("--only", default="a,b,c,d")
     ap.add_argument("--json")
     ap.add_argument("--torch-compile", action="store_true")
+    ap.add_argument("--systems", help="comma-separated substrings: run only the systems whose name contains one "
+                                      "(hand-written JAX always runs: it is the reference)")
     args = ap.parse_args(argv)
     steps, warmup = (5, 2) if args.quick else (30, 5)
     rng = np.random.default_rng(0)
@@ -281,13 +306,19 @@ def main(argv=None):
             systems["PyTorch eager"] = lambda: framework_step(torch, spec, x, y)
             if args.torch_compile:
                 systems["torch.compile"] = lambda: framework_step(torch, spec, x, y, compiled=True)
+        if args.systems:
+            wanted = args.systems.split(",")
+            systems = {n: m for n, m in systems.items() if "hand-written" in n or any(w in n for w in wanted)}
         rows, runs = {}, {}
         for name, make in systems.items():
             try:
+                before = bytes_in_use(name)
                 run = make()
                 if run is None:
                     continue
-                rows[name] = {"first_ms": first_steps(run, warmup) * 1e3, "peak_bytes": peak_memory()}
+                rows[name] = {"first_ms": first_steps(run, warmup) * 1e3}
+                after = bytes_in_use(name)
+                rows[name]["held_bytes"] = after - before if before is not None and after is not None else None
                 runs[name] = run
             except Exception as e:  # noqa: BLE001 - a system that cannot run this workload is reported, not fatal
                 rows[name] = {"error": f"{type(e).__name__}: {str(e)[:120]}"}
@@ -296,16 +327,17 @@ def main(argv=None):
         results[key] = rows
         ref = rows.get("jax.jit + optax (hand-written)", {}).get("median_ms")
         print(f"\n### ({key}) {spec['desc']}")
-        print("| system | median ms/step | first 2 steps ms (compile) | vs hand-written JAX |")
-        print("|---|---|---|---|")
+        print("| system | median ms/step | first 2 steps ms (compile) | device MiB held | vs hand-written JAX |")
+        print("|---|---|---|---|---|")
         for name, r in rows.items():
             if "error" in r:
-                print(f"| {name} | error: {r['error']} | | |")
+                print(f"| {name} | error: {r['error']} | | | |")
                 continue
             ratio = f"{r['median_ms'] / ref:.2f}x" if ref else "-"
-            print(f"| {name} | {r['median_ms']:.2f} | {r['first_ms']:.0f} | {ratio} |")
+            held = f"{r['held_bytes'] / 2**20:.1f}" if r.get("held_bytes") is not None else "-"
+            print(f"| {name} | {r['median_ms']:.2f} | {r['first_ms']:.0f} | {held} | {ratio} |")
     print(f"\n{platform.machine()}, {jax.devices()[0].device_kind}, jax {jax.__version__}, "
-          f"torch {getattr(torch, '__version__', '-')}, python {sys.version.split()[0]}")
+          f"torch {getattr(torch, '__version__', '-')} on {torch_device()}, python {sys.version.split()[0]}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)

@@ -314,7 +314,9 @@ class CompiledFunction:
                 info.update(out_tree=out_tree, out_spec=out_spec, written=written, grad_spec=grad_spec,
                             arg_written=arg_written, missing=missing, missing_scalars=list(rec.missing_scalars.values()),
                             backward_ran=rec.backward_ran)
-                return out_vals, [state[i]._d for i in written], grads, [arg_tensors[k]._d for k in arg_written]
+                # the written state first, in the donated inputs' order: XLA pairs a donated input with the first
+                # output of its shape, so anything before it (a scalar loss before a scalar Adam step) costs copies
+                return [state[i]._d for i in written], out_vals, grads, [arg_tensors[k]._d for k in arg_written]
             except _CONCRETE_ERRORS as e:
                 fs = _user_frame(e.__traceback__)
                 where = f"{fs.filename}:{fs.lineno}: `{fs.line}`\n" if fs is not None else ""
@@ -367,8 +369,8 @@ class CompiledFunction:
                     av[k] = v
                 for i, v in zip(d_state, ds):
                     sv[i] = v
-                outs, written, grads, argw = pure(av, sv, scalar_vals)
-                return [outs[j] for j in out_rg], (outs, written, grads, argw)
+                written, outs, grads, argw = pure(av, sv, scalar_vals)
+                return [outs[j] for j in out_rg], (written, outs, grads, argw)
             diff_outs, pull, aux = jax.vjp(f, [arg_vals[k] for k in d_arg], [state_vals[i] for i in d_state],
                                            has_aux=True)
             return aux + (pull,)
@@ -389,7 +391,7 @@ class CompiledFunction:
             donated, kept = entry.donate
             res = entry.executable(arg_vals, [_donatable(state_vals, i) for i in donated],
                                    [state_vals[i] for i in kept], scalar_vals)
-        out_vals, written, grads, arg_written = res[:4]
+        written, out_vals, grads, arg_written = res[:4]
         pull = res[4] if entry.diff is not None else None
         state = entry.state
         for i, v in zip(info["written"], written):

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import sys
 import time
 
 import numpy as np
@@ -29,6 +31,9 @@ import numpy as np
 import torchish
 import torchish.utils.checkpoint  # noqa: F401
 from torchish import nn
+
+sys.path.insert(0, os.path.dirname(__file__))
+from devices import use_accelerator  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -118,6 +123,7 @@ def main(argv=None):
     ap.add_argument("--batch", type=int)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
+    use_accelerator()
     blocks = args.blocks or (4 if args.quick else 16)
     width = args.width or (128 if args.quick else 512)
     batch = args.batch or (32 if args.quick else 256)

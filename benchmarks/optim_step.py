@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
+import sys
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+
+sys.path.insert(0, os.path.dirname(__file__))
+from devices import use_accelerator  # noqa: E402
 
 try:
     import torch
@@ -75,6 +80,9 @@ def median_ms(step, reps, warmup):
     return statistics.median(samples)
 
 
+_SYNC = None  # set by main(): waits for PyTorch's queued work on a GPU
+
+
 def _params(lib, values, grads):
     """Parameter tensors of ``lib`` (torchish or torch) holding ``values``, with ``grads`` as their ``.grad``."""
     params = [lib.tensor(v, requires_grad=True) for v in values]
@@ -107,7 +115,11 @@ def torchish_adam_per_tensor(values, grads):
 def torch_adam(values, grads):
     params = _params(torch, values, grads)
     opt = torch.optim.Adam(params, lr=1e-3, foreach=True)
-    return opt.step
+
+    def step():
+        opt.step()
+        _SYNC()  # on a GPU, wait for the queued kernels as the other systems do
+    return step
 
 
 def optax_adam(values, grads):
@@ -133,6 +145,8 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=50)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
+    global _SYNC
+    _SYNC = use_accelerator()[1]
     reps, warmup = (20, 3) if args.quick else (200, 10)
 
     shp = shapes(args.layers)

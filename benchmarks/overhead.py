@@ -23,6 +23,9 @@ import numpy as np
 
 import torchish
 
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from devices import use_accelerator  # noqa: E402
+
 try:
     import torch
 except ImportError:
@@ -74,6 +77,7 @@ def main(argv=None):
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     reps = 20 if args.quick else 200
+    _, sync = use_accelerator()
     a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype(np.float32)
     b = np.random.default_rng(1).uniform(-1, 1, (16, 16)).astype(np.float32)
     cases = {}
@@ -84,9 +88,7 @@ def main(argv=None):
     cases["op/torchish"] = (lambda: (xa * xb)._d.block_until_ready(), reps * 5)
     cases["op/jax.numpy"] = (lambda: (ja * jb).block_until_ready(), reps * 5)
     if torch is not None:
-        dev = "cuda" if jax.default_backend() == "gpu" and torch.cuda.is_available() else "cpu"
-        sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
-        ta, tb = torch.tensor(a, device=dev), torch.tensor(b, device=dev)
+        ta, tb = torch.tensor(a), torch.tensor(b)
         cases["op/torch"] = (lambda: (ta * tb, sync()), reps * 5)
 
     # --- chain forward
@@ -111,7 +113,7 @@ def main(argv=None):
         pull(jnp.ones_like(out))[0].block_until_ready()
     cases["fwdbwd/jax.numpy"] = (jax_fb, max(reps // 10, 3))
     if torch is not None:
-        wt = torch.tensor(a, requires_grad=True, device=dev)
+        wt = torch.tensor(a, requires_grad=True)
 
         def torch_fb():
             wt.grad = None

@@ -29,6 +29,7 @@ import optax
 import torchish
 
 sys.path.insert(0, __import__('os').path.dirname(__file__))
+from devices import torch_device, use_accelerator  # noqa: E402
 
 try:
     import torch
@@ -100,23 +101,12 @@ def make_data(spec, rng):
     return x, y
 
 
-def torch_device():
-    """Where PyTorch runs: the GPU when JAX runs on one too (so both sides use the same hardware)."""
-    if torch is not None and jax.default_backend() == "gpu" and torch.cuda.is_available():
-        return "cuda"
-    return "cpu"
-
-
 def framework_step(lib, spec, x, y, compiled=False):
     torch_like = lib
     model = build_model(torch_like, spec)
-    if lib is not torchish:
-        model = model.to(torch_device())
     opt = torch_like.optim.Adam(model.parameters(), lr=1e-3)
     F = torch_like.nn.functional
     xt, yt = torch_like.tensor(x), torch_like.tensor(y)
-    if lib is not torchish:
-        xt, yt = xt.to(torch_device()), yt.to(torch_device())
 
     def step():
         opt.zero_grad()
@@ -279,6 +269,7 @@ def main(argv=None):
                                       "(hand-written JAX always runs: it is the reference)")
     args = ap.parse_args(argv)
     steps, warmup = (5, 2) if args.quick else (30, 5)
+    use_accelerator()
     rng = np.random.default_rng(0)
     results = {}
     for key in args.only.split(","):

@@ -8,6 +8,7 @@ accelerator. Without one, using an accelerator device fails as it does in a CPU-
 from __future__ import annotations
 
 import functools
+import os
 import re
 
 import jax
@@ -95,7 +96,12 @@ def _device_cls():
 
 @functools.lru_cache(maxsize=None)
 def accelerators():
-    """The JAX devices that ``cuda`` maps to: GPUs if there are any, else TPUs, else none."""
+    """The JAX devices that ``cuda`` maps to: GPUs if there are any, else TPUs, else none.
+
+    ``TORCHISH_HOST_ACCELERATOR=1`` (for tests on machines without one) makes the host CPU devices after the first
+    stand for ``cuda`` (run with ``XLA_FLAGS=--xla_force_host_platform_device_count=N``, N >= 2)."""
+    if os.environ.get("TORCHISH_HOST_ACCELERATOR") == "1":
+        return tuple(jax.devices("cpu")[1:])
     for backend in ("gpu", "tpu"):
         try:
             devs = jax.devices(backend)
@@ -147,10 +153,12 @@ def to_jax(dev) -> jax.Device:
 @functools.lru_cache(maxsize=64)
 def from_jax(jdev) -> device:
     """The torchish device of a JAX device."""
+    accs = accelerators()
+    if jdev in accs:
+        return device("cuda", accs.index(jdev))
     if jdev.platform == "cpu":
         return device("cpu")
-    accs = accelerators()
-    return device("cuda", accs.index(jdev) if jdev in accs else jdev.id)
+    return device("cuda", jdev.id)
 
 
 class _Default:

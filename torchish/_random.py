@@ -53,6 +53,7 @@ class Generator:
             to_jax(self.device)  # fails like PyTorch without the accelerator
         self._seed = _DEFAULT_SEED
         self._key = Tensor._make(jnp.asarray(_key_data(self._seed)))
+        self._key._is_rng_key = True  # one stream for every device: torchish.compile moves it to the program's
 
     def manual_seed(self, seed):
         """Reset the stream to the one ``seed`` starts; returns the generator."""

@@ -39,6 +39,10 @@ _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeEr
 RETRACE_WARN = 8
 
 
+class _DeviceChanged(RuntimeError):
+    """The program was compiled for another device than its inputs now live on."""
+
+
 class GraphBreakError(RuntimeError):
     """Something in the compiled function needs concrete values (``.item()``, ``if tensor:``, printing...)."""
 
@@ -132,6 +136,37 @@ def _scalar_values(entry):
     return out
 
 
+def _one_device(state, state_vals, arg_vals):
+    """A program runs on one device: the devices of the arguments and state (generator keys aside) must agree, as
+    PyTorch requires of one op's inputs; generator keys (torchish has one stream for every device) are moved to
+    that device. Returns the state values to pass (None when nothing moved)."""
+    from .. import _device
+    devs = []
+    for v in list(arg_vals) + [v for t, v in zip(state, state_vals) if not _is_key(t)]:
+        if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and v.committed:
+            d = next(iter(v.devices()))
+            if d not in devs:
+                devs.append(d)
+    if len(devs) > 1:
+        a, b = (_device.from_jax(d) for d in devs[:2])
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {b} and "
+                           f"{a}! (torchish.compile: the arguments and the state the function reads)")
+    if not devs:
+        return None
+    moved = None
+    for i, t in enumerate(state):
+        v = state_vals[i]
+        if _is_key(t) and isinstance(v, jax.Array) and v.devices() != {devs[0]}:
+            moved = list(state_vals) if moved is None else moved
+            moved[i] = jax.device_put(v, devs[0])
+            t._v = moved[i]
+    return moved
+
+
+def _is_key(t):
+    return getattr(t, "_is_rng_key", False)
+
+
 class _Entry:
     """One input signature of a compiled function."""
 
@@ -198,7 +233,12 @@ class CompiledFunction:
                     self.stats["eager_calls"] += 1
                     return self.fn(*args, **kwargs)
                 raise
-        return self._run(entry, leaves)
+        try:
+            return self._run(entry, leaves)
+        except _DeviceChanged:  # the state and arguments moved together (model.to("cuda")): compile for there
+            self.stats["retraces"] += 1
+            self._trace(entry, args, kwargs, leaves, tree)
+            return self._run(entry, leaves)
 
     # ---------------------------------------------------------------------------------------------------------
     def _record(self, entry, args, kwargs, leaves):
@@ -332,6 +372,7 @@ class CompiledFunction:
 
         arg_vals = lazy.concrete_all([leaves[i]._d for i in arg_pos])
         state_vals = lazy.concrete_all([t._d for t in state])
+        state_vals = _one_device(state, state_vals, arg_vals) or state_vals
         scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
         traced = jax.jit(pure).trace(arg_vals, state_vals, scalar_vals)  # runs the user's Python once
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
@@ -385,12 +426,16 @@ class CompiledFunction:
         arg_vals = lazy.concrete_all([leaves[i]._d for i in entry.arg_pos])
         state_vals = lazy.concrete_all([t._d for t in entry.state])
         scalar_vals = _scalar_values(entry)
-        if entry.donate is None:
-            res = entry.executable(arg_vals, state_vals, scalar_vals)
-        else:
-            donated, kept = entry.donate
-            res = entry.executable(arg_vals, [_donatable(state_vals, i) for i in donated],
-                                   [state_vals[i] for i in kept], scalar_vals)
+        try:
+            res = self._call(entry, arg_vals, state_vals, scalar_vals)
+        except ValueError as e:  # an argument on another device than the program (a key moved by an eager draw,
+            moved = _one_device(entry.state, state_vals, arg_vals)  # a model moved with .to())
+            try:
+                if moved is None:
+                    raise
+                res = self._call(entry, arg_vals, moved, scalar_vals)
+            except ValueError as again:
+                raise _DeviceChanged(str(again)) from e
         written, out_vals, grads, arg_written = res[:4]
         pull = res[4] if entry.diff is not None else None
         state = entry.state
@@ -422,6 +467,14 @@ class CompiledFunction:
         if pull is not None and STATE.grad_enabled:
             _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out)
         return jax.tree_util.tree_unflatten(info["out_tree"], out)
+
+    @staticmethod
+    def _call(entry, arg_vals, state_vals, scalar_vals):
+        if entry.donate is None:
+            return entry.executable(arg_vals, state_vals, scalar_vals)
+        donated, kept = entry.donate
+        return entry.executable(arg_vals, [_donatable(state_vals, i) for i in donated],
+                                [state_vals[i] for i in kept], scalar_vals)
 
     # ---------------------------------------------------------------------------------------------------------
     def _entry_for(self, args, kwargs):

@@ -192,7 +192,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
-    u = draw("uniform", tuple(tensor.shape), _dtype.float64, (0.0, 1.0), generator)
+    u = draw("uniform", tuple(tensor.shape), _dtype.float64, (0.0, 1.0), generator, device=tensor)
     dt = tensor._v.dtype
     value = _trunc_kernel(jnp.dtype(dt))(u, float(mean), float(std), float(a), float(b))
     return _write(tensor, value)
@@ -222,7 +222,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flat = draw("normal", (rows, cols), tensor.dtype, (0.0, 1.0), generator)
+    flat = draw("normal", (rows, cols), tensor.dtype, (0.0, 1.0), generator, device=tensor)
     k = _orthogonal_kernel(rows, cols, tuple(tensor.shape), jnp.dtype(tensor._v.dtype))
     return _write(tensor, k(flat, float(gain)))
 
@@ -239,8 +239,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, _ = tuple(tensor.shape)
     num_zeros = math.ceil(sparsity * rows)
-    values = draw("normal", tuple(tensor.shape), tensor.dtype, (0.0, float(std)), generator)
-    u = draw("uniform", tuple(tensor.shape), _dtype.float32, (0.0, 1.0), generator)
+    values = draw("normal", tuple(tensor.shape), tensor.dtype, (0.0, float(std)), generator, device=tensor)
+    u = draw("uniform", tuple(tensor.shape), _dtype.float32, (0.0, 1.0), generator, device=tensor)
     return _write(tensor, _sparse_kernel(values, u, num_zeros))
 
 

@@ -126,16 +126,40 @@ def _take(shape):
     return jax.jit(lambda flat: flat[:n].reshape(shape))
 
 
-def draw(kind, shape, dtype, params=(), generator=None, static=None):
+def _target(device):
+    """The JAX device samples go to: a Tensor's own device, a ``device=`` argument, else the default device (CPU,
+    as in PyTorch, also where JAX's own default is an accelerator)."""
+    if isinstance(device, Tensor):
+        v = device._v
+        return None if isinstance(v, jax.core.Tracer) else next(iter(v.devices()))
+    return _jdev(device)
+
+
+def _on(x, jdev):
+    """``x`` committed to ``jdev`` (moved only when it is elsewhere or uncommitted)."""
+    if not isinstance(x, jax.Array) or jdev is None or (x.committed and x.devices() == {jdev}):
+        return x
+    return jax.device_put(x, jdev)
+
+
+def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None):
     """A raw JAX array of samples of ``kind`` (``"uniform"``, ``"normal"``, ``"bernoulli"``...); advances the
-    generator. ``params`` are traced (values), ``static`` is a hashable option baked into the kernel."""
+    generator. ``params`` are traced (values), ``static`` is a hashable option baked into the kernel. ``device``
+    (a Tensor to sample beside, a device, or None for the default device) is where the sampling runs and the
+    samples live: the generator's key moves there (torchish has one stream for all devices)."""
     gen = generator_or_default(generator)
     npdt = _dtype.as_dtype(dtype).np
     shape = tuple(shape)
     if tracing.active() or isinstance(gen._key._d, jax.core.Tracer):
         return _sample_bucketed(kind, gen.next_key(), shape, npdt, params, static)
+    target = _target(device)
+    key = gen._key._d
+    moved = _on(key, target)
+    if moved is not key:
+        gen._key._v = moved  # the same state, on another device: not a write (no version bump)
     bucket = _bucket(kind, shape, params)
-    new, out = _kernel(kind, shape if bucket is None else (bucket,), npdt, static)(gen._key._d, *params)
+    new, out = _kernel(kind, shape if bucket is None else (bucket,), npdt, static)(
+        moved, *(_on(p, target) for p in params))
     gen._set_key(new)
     return out if bucket is None else _take(shape)(out)
 
@@ -196,10 +220,8 @@ def _int_arg(x, name, fn, pos):
     return x
 
 
-def _place(value, device, requires_grad, dt):
+def _place(value, requires_grad, dt):
     _check_grad_dtype(dt, requires_grad)
-    if device is not None:
-        value = jax.device_put(value, _jdev(device))
     return _finish(value, requires_grad)
 
 
@@ -231,7 +253,8 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     """Uniform samples in ``[0, 1)``."""
     dt = _float_dtype(dtype)
     _need_float(dt, "check_uniform_bounds")
-    return _place(draw("uniform", _shape(size, "rand"), dt, (0.0, 1.0), generator), device, requires_grad, dt)
+    return _place(draw("uniform", _shape(size, "rand"), dt, (0.0, 1.0), generator, device=device),
+                  requires_grad, dt)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -239,7 +262,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Standard normal samples (complex dtypes: each part of variance 1/2)."""
     dt = _float_dtype(dtype)
     _need_float(dt, "normal_kernel_cpu")
-    return _place(draw("normal", _shape(size, "randn"), dt, (0.0, 1.0), generator), device, requires_grad, dt)
+    return _place(draw("normal", _shape(size, "randn"), dt, (0.0, 1.0), generator, device=device),
+                  requires_grad, dt)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -257,7 +281,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     low, high = _int_arg(low, "low", "randint", 1), _int_arg(high, "high", "randint", 2)
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
     _check_int_range(low, high, dt)
-    return _place(draw("randint", _shape((tuple(size),), "randint"), dt, (low, high), generator), device,
+    return _place(draw("randint", _shape((tuple(size),), "randint"), dt, (low, high), generator, device=device),
                   requires_grad, dt)
 
 
@@ -272,7 +296,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     if dt.category == _dtype._INT and n > _bounds(dt)[1] + 1:
         raise RuntimeError(f"value cannot be converted to type {dt.np.name}_t without overflow")
-    return _place(draw("randperm", (n,), dt, (), generator), device, requires_grad, dt)
+    return _place(draw("randperm", (n,), dt, (), generator, device=device), requires_grad, dt)
 
 
 def _broadcast(a, b):
@@ -306,7 +330,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
         shp = _broadcast(*shapes) if len(shapes) == 2 else tuple(shapes[0])
         ref = mean if isinstance(mean, Tensor) else std
-        z = Tensor._make(draw("normal", shp, ref.dtype, (0.0, 1.0), generator))
+        z = Tensor._make(draw("normal", shp, ref.dtype, (0.0, 1.0), generator, device=ref))
         return add(mul(z, std), mean)
     if size is None:
         raise TypeError("normal() received an invalid combination of arguments - got (float, float), but expected "
@@ -316,7 +340,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     dt = _float_dtype(dtype)
     _need_float(dt, "normal_kernel_cpu")
     shp = _shape((tuple(size),), "normal")
-    return _place(draw("normal", shp, dt, (float(mean), float(std)), generator), device, requires_grad, dt)
+    return _place(draw("normal", shp, dt, (float(mean), float(std)), generator, device=device), requires_grad, dt)
 
 
 def _check_p_tensor(p):
@@ -340,7 +364,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     else:
         _check_p_float(p)
         prob = float(p)
-    return Tensor._make(draw("bernoulli", tuple(input.shape), input.dtype, (prob,), generator))
+    return Tensor._make(draw("bernoulli", tuple(input.shape), input.dtype, (prob,), generator, device=input))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -361,7 +385,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         if bool((v.reshape(-1, v.shape[-1]).sum(-1) <= 0).any()):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     shape = tuple(input.shape[:-1]) + (int(num_samples),)
-    return Tensor._make(draw("multinomial", shape, _dtype.int64, (input._d,), generator, static=bool(replacement)))
+    return Tensor._make(draw("multinomial", shape, _dtype.int64, (input._d,), generator, static=bool(replacement),
+                                 device=input))
 
 
 def poisson(input, generator=None):
@@ -370,7 +395,7 @@ def poisson(input, generator=None):
     v = _concrete(input)
     if v is not None and bool((v < 0).any()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator))
+    return Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator, device=input))
 
 
 def _like(fn):
@@ -411,14 +436,14 @@ def _uniform(self, a=0.0, b=1.0, *, generator=None, **kw):
     _need_float(self.dtype, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > to={_num(b)}")
-    return Tensor._make(draw("uniform", tuple(self.shape), self.dtype, (float(a), float(b)), generator))
+    return Tensor._make(draw("uniform", tuple(self.shape), self.dtype, (float(a), float(b)), generator, device=self))
 
 
 def _normal(self, mean=0.0, std=1.0, *, generator=None):
     _need_float(self.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
-    return Tensor._make(draw("normal", tuple(self.shape), self.dtype, (float(mean), float(std)), generator))
+    return Tensor._make(draw("normal", tuple(self.shape), self.dtype, (float(mean), float(std)), generator, device=self))
 
 
 def _bernoulli(self, p=0.5, *, generator=None):
@@ -428,7 +453,7 @@ def _bernoulli(self, p=0.5, *, generator=None):
     else:
         _check_p_float(p)
         prob = float(p)
-    return Tensor._make(draw("bernoulli", tuple(self.shape), self.dtype, (prob,), generator))
+    return Tensor._make(draw("bernoulli", tuple(self.shape), self.dtype, (prob,), generator, device=self))
 
 
 def _continuous(self, name):
@@ -444,27 +469,27 @@ def _exponential(self, lambd=1.0, *, generator=None):
     _continuous(self, "Exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
-    return Tensor._make(draw("exponential", tuple(self.shape), self.dtype, (float(lambd),), generator))
+    return Tensor._make(draw("exponential", tuple(self.shape), self.dtype, (float(lambd),), generator, device=self))
 
 
 def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):
     _continuous(self, "Cauchy")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
-    return Tensor._make(draw("cauchy", tuple(self.shape), self.dtype, (float(median), float(sigma)), generator))
+    return Tensor._make(draw("cauchy", tuple(self.shape), self.dtype, (float(median), float(sigma)), generator, device=self))
 
 
 def _log_normal(self, mean=1.0, std=2.0, *, generator=None):
     _need_float(self.dtype, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
-    return Tensor._make(draw("log_normal", tuple(self.shape), self.dtype, (float(mean), float(std)), generator))
+    return Tensor._make(draw("log_normal", tuple(self.shape), self.dtype, (float(mean), float(std)), generator, device=self))
 
 
 def _geometric(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
-    return Tensor._make(draw("geometric", tuple(self.shape), self.dtype, (float(p),), generator))
+    return Tensor._make(draw("geometric", tuple(self.shape), self.dtype, (float(p),), generator, device=self))
 
 
 _NO_ARG = object()
@@ -487,10 +512,10 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
         lo = _int_arg(a, "from", "random_", 1)
         hi = top if b is None else _int_arg(b, "to", "random_", 2)
     if hi == 2 ** 63 and lo == 0:
-        v = draw("randint", tuple(self.shape), dt, (0, 0), generator, static="full64")
+        v = draw("randint", tuple(self.shape), dt, (0, 0), generator, static="full64", device=self)
     else:
         _check_int_range(lo, hi, dt)
-        v = draw("randint", tuple(self.shape), _dtype.int64, (lo, hi), generator).astype(self._v.dtype)
+        v = draw("randint", tuple(self.shape), _dtype.int64, (lo, hi), generator, device=self).astype(self._v.dtype)
     return Tensor._make(v)
 
 

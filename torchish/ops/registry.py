@@ -202,7 +202,11 @@ def apply(op: OpDef, args: tuple, **static):
     try:
         out = run_forward(op, vals, st, cdt)
     except (TypeError, ValueError) as e:
-        raise translate_error(op, args, static, e) from None
+        moved = _cpu_scalars_moved(args, vals)
+        if moved is None:
+            raise translate_error(op, args, static, e) from None
+        vals = moved
+        out = run_forward(op, vals, st, cdt)
     multi = isinstance(out, (tuple, list))
     record = req and op.differentiable and STATE.grad_enabled
     if not multi:
@@ -493,6 +497,9 @@ def backward_op(op, static, cdt, mask, n_out):
 
 def translate_error(op, args, static, e):
     """Turn a JAX error raised by bad user input into the builtin exception PyTorch raises, with its wording."""
+    mixed = _device_mismatch(args)
+    if mixed is not None:
+        return mixed
     shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
     if len(shapes) >= 2 and not _broadcastable(shapes):
         nd = max(len(sh) for sh in shapes)
@@ -505,6 +512,47 @@ def translate_error(op, args, static, e):
                                     f"at non-singleton dimension {i}")
     msg = str(e).split("\n")[0]
     return RuntimeError(f"{op.name}: {msg}")
+
+
+def _device_mismatch(args):
+    """PyTorch's error when the arguments of one op live on different devices (None when they do not)."""
+    from .. import _device
+    seen = []
+    for a in args:
+        v = a._v if isinstance(a, Tensor) else None
+        if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and getattr(v, "committed", False):
+            devs = v.devices()
+            if len(devs) == 1:
+                d = _device.from_jax(next(iter(devs)))
+                if d not in seen:
+                    seen.append(d)
+    if len(seen) < 2:
+        return None
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                        f"{seen[1]} and {seen[0]}!")
+
+
+def _cpu_scalars_moved(args, vals):
+    """PyTorch lets a 0-dim CPU tensor join an op on an accelerator (``cuda_t * torch.tensor(2.)``): the values with
+    such scalars moved to the other tensors' device, or None when the op's devices differ in another way."""
+    from .. import _device
+    cpu, other, scalars = [], set(), []
+    for i, a in enumerate(args):
+        v = vals[i]
+        if not isinstance(a, Tensor) or not isinstance(v, jax.Array) or isinstance(v, jax.core.Tracer) \
+                or not v.committed:
+            continue
+        dev = next(iter(v.devices()))
+        if _device.from_jax(dev).type == "cpu":
+            cpu.append(i)
+            if v.ndim == 0:
+                scalars.append(i)
+        else:
+            other.add(dev)
+    if len(other) != 1 or not scalars or len(scalars) != len(cpu):
+        return None
+    target = next(iter(other))
+    return [jax.device_put(v, target) if i in scalars else v for i, v in enumerate(vals)]
 
 
 def _broadcastable(shapes):

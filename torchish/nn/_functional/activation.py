@@ -160,7 +160,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if not training:  # the mean slope: leaky_relu's values, recorded as PyTorch's rrelu_with_noise
         return _result(input, lambda: apply(_RRELU_EVAL, (input,), slope=(lower + upper) / 2), inplace)
     from ...ops.random import draw
-    noise = Tensor._make(draw("uniform", tuple(input.shape), input.dtype, (float(lower), float(upper))))
+    noise = Tensor._make(draw("uniform", tuple(input.shape), input.dtype, (float(lower), float(upper)), device=input))
     return _result(input, lambda: apply(_RRELU, (input, noise)), inplace)
 
 
@@ -390,7 +390,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """Samples from the Gumbel-softmax distribution; the Gumbel noise comes from torchish's generator."""
     from ...ops.random import draw
     _float_only(logits, "softmax_lastdim_kernel_impl")
-    e = draw("exponential", tuple(logits.shape), logits.dtype, (1.0,))
+    e = draw("exponential", tuple(logits.shape), logits.dtype, (1.0,), device=logits)
     gumbels = Tensor._make(-jnp.log(e))
     axis = wrap_dim(dim, logits.ndim) if logits.ndim else 0
     return apply(_GUMBEL_SOFTMAX, (logits, gumbels), tau=float(tau), axis=axis, hard=bool(hard))

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from ... import _dtype
 from ..._tensor import Tensor
 from ...ops.inplace import assign
-from ...ops.random import draw
+from ...ops.random import _target, draw
 from ...ops.registry import apply, defop
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
@@ -57,9 +57,9 @@ def _apply(input, p, training, inplace, feature, alpha):
                            f"{_dtype.scalar_type_name(input.dtype)}")
     shape = _noise_shape(input, feature)
     if p == 1:
-        mask = Tensor._make(jnp.zeros(shape, bool))
+        mask = Tensor._make(jnp.zeros(shape, bool, device=_target(input)))
     else:
-        mask = Tensor._make(draw("bernoulli", shape, _dtype.bool, (1.0 - p,)))
+        mask = Tensor._make(draw("bernoulli", shape, _dtype.bool, (1.0 - p,), device=input))
     if alpha:
         a = 0.0 if p == 1 else 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
         out = apply(_ALPHA_DROPOUT, (input, mask, a, _ALPHA * a * p)) if p < 1 else \

@@ -1,0 +1,31 @@
+"""Where the benchmarks run: on a machine with an accelerator, torchish and PyTorch both use it (as a PyTorch
+script written ``device = "cuda" if torch.cuda.is_available() else "cpu"`` does), JAX uses its default device."""
+from __future__ import annotations
+
+import jax
+
+import torchish
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def torch_device():
+    """PyTorch's device: the GPU when JAX runs on one too (so both sides use the same hardware)."""
+    if torch is not None and jax.default_backend() == "gpu" and torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def use_accelerator():
+    """Make the accelerator torchish's (and PyTorch's) default device when JAX runs on one; returns PyTorch's
+    device and a function that waits for PyTorch's queued work there."""
+    if jax.default_backend() != "cpu" and torchish.cuda.is_available():
+        torchish.set_default_device("cuda")
+    dev = torch_device()
+    if dev == "cuda":
+        torch.set_default_device("cuda")
+        return dev, torch.cuda.synchronize
+    return dev, (lambda: None)

@@ -1,0 +1,144 @@
+"""Device placement as on a GPU machine, checked on a CPU-only one: ONE subprocess of tests/test_devices.py.
+
+On a machine with an accelerator JAX's own default device is the accelerator, while PyTorch (and torchish) create
+tensors on the CPU unless told otherwise. This worker starts JAX with two host devices, makes the second JAX's
+default device and ``cuda`` (``TORCHISH_HOST_ACCELERATOR=1``), so every place where a value lands on JAX's default
+device instead of the tensor's own shows up as a device mismatch. It prints one JSON object: check name ->
+``{"ok": bool, "detail": str}``, and the losses of each training run (the test compares them).
+"""
+from __future__ import annotations
+
+import json
+import os
+import traceback
+
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
+os.environ["TORCHISH_HOST_ACCELERATOR"] = "1"
+os.environ["JAX_PLATFORMS"] = "cpu"
+
+import jax  # noqa: E402
+
+jax.config.update("jax_default_device", jax.devices("cpu")[1])
+
+import numpy as np  # noqa: E402
+
+import torchish  # noqa: E402
+import torchish.nn.functional as F  # noqa: E402
+
+RESULTS, LOSSES = {}, {}
+
+
+def check(fn):
+    try:
+        fn()
+        RESULTS[fn.__name__] = {"ok": True, "detail": ""}
+    except Exception:  # noqa: BLE001 - every failure is reported, the other checks still run
+        RESULTS[fn.__name__] = {"ok": False, "detail": traceback.format_exc()[-3000:]}
+    return fn
+
+
+def devices_of(tensors):
+    return sorted({str(t.device) for t in tensors if t is not None})
+
+
+def train(device, mode, steps=3):
+    """A small training run with dropout (the RNG) and Adam; returns the losses and every tensor it leaves."""
+    torchish.manual_seed(0)
+    model = torchish.nn.Sequential(torchish.nn.Linear(6, 16), torchish.nn.ReLU(), torchish.nn.Dropout(0.3),
+                                   torchish.nn.Linear(16, 3))
+    if device != "cpu":
+        model = model.to(device)
+    opt = torchish.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(0)
+    x = torchish.tensor(rng.normal(size=(8, 6)).astype(np.float32), device=device)
+    y = torchish.tensor(rng.integers(0, 3, 8), device=device)
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    fn = torchish.compile(step) if mode == "compile" else step
+    torchish.config.lazy = mode == "lazy"
+    try:
+        losses = [float(fn()) for _ in range(steps)]
+    finally:
+        torchish.config.lazy = False
+    params = list(model.parameters())
+    state = [v for s in opt.state.values() for v in s.values() if isinstance(v, torchish.Tensor)]
+    return losses, params + [p.grad for p in params] + state
+
+
+def expect_devices(tensors, want):
+    got = devices_of(tensors)
+    assert got == [want], f"tensors on {got}, expected all on {want}"
+
+
+@check
+def default_device_is_cpu():
+    """Creation without device= gives CPU tensors (random ones too), device= gives the accelerator."""
+    assert torchish.cuda.is_available()
+    for t in (torchish.randn(3), torchish.rand(2, 2), torchish.zeros(2), torchish.arange(4), torchish.tensor([1.0]),
+              torchish.empty(3).uniform_(), torchish.nn.Linear(2, 2).weight, torchish.randint(0, 5, (3,)),
+              torchish.randperm(4), torchish.normal(0.0, 1.0, (2,)), torchish.bernoulli(torchish.full((3,), 0.5))):
+        assert str(t.device) == "cpu", (t, t.device)
+        assert t._d.devices() == {jax.devices("cpu")[0]}
+    for t in (torchish.randn(3, device="cuda"), torchish.zeros(2, device="cuda"), torchish.ones(2).cuda(),
+              torchish.empty(3, device="cuda").normal_(), torchish.nn.Linear(2, 2).cuda().weight,
+              torchish.arange(3, device="cuda"), torchish.bernoulli(torchish.full((3,), 0.5, device="cuda"))):
+        assert str(t.device) == "cuda:0", (t, t.device)
+        assert t._d.devices() == {jax.devices("cpu")[1]}
+
+
+@check
+def training_stays_on_its_device():
+    for device, want in (("cpu", "cpu"), ("cuda", "cuda:0")):
+        for mode in ("eager", "lazy", "compile"):
+            losses, tensors = train(device, mode)
+            expect_devices(tensors, want)
+            LOSSES[f"{device}/{mode}"] = losses
+
+
+@check
+def mixed_devices_raise_pytorch_error():
+    lin = torchish.nn.Linear(3, 2).cuda()
+    for fn in (lambda: lin(torchish.ones(4, 3)), lambda: torchish.ones(2) + torchish.ones(2, device="cuda"),
+               lambda: torchish.compile(lambda v: lin(v).sum())(torchish.ones(4, 3))):
+        try:
+            fn()
+        except RuntimeError as e:
+            assert "Expected all tensors to be on the same device" in str(e), str(e)
+        else:
+            raise AssertionError("no error for tensors on two devices")
+
+
+@check
+def cpu_scalar_joins_accelerator_op():
+    """As in PyTorch, a 0-dim CPU tensor may take part in an op on the accelerator."""
+    out = torchish.ones(3, device="cuda") * torchish.tensor(2.0)
+    assert str(out.device) == "cuda:0" and out.tolist() == [2.0, 2.0, 2.0]
+
+
+@check
+def compiled_step_follows_model_to_accelerator():
+    """A compiled step retraces when the model (state) and its input move to another device together, and the
+    generator's key is moved to the program's device when an eager draw left it elsewhere."""
+    torchish.manual_seed(0)
+    lin = torchish.nn.Linear(4, 2)
+    drop = torchish.nn.Dropout(0.5)
+    step = torchish.compile(lambda v: drop(lin(v)).sum())
+    x = torchish.ones(3, 4)
+    for _ in range(2):
+        step(x)
+    lin.cuda()
+    out = step(x.cuda())
+    assert str(out.device) == "cuda:0", out.device
+    torchish.randn(2)  # an eager CPU draw moves the key back to the CPU
+    out = step(x.cuda())
+    out = step(x.cuda())
+    assert str(out.device) == "cuda:0", out.device
+
+
+if __name__ == "__main__":
+    print(json.dumps({"checks": RESULTS, "losses": LOSSES}))

@@ -19,15 +19,15 @@ stage() {  # stage NAME LIMIT_S CMD...
   echo "=== $name exit ${PIPESTATUS[0]} ($(date +%T))" | tee -a "$DIR/log.txt"
 }
 { date -u; nvidia-smi -L 2>/dev/null; nproc; "$PY" -c "import sys, jax, torch; print(sys.version.split()[0], 'jax', jax.__version__, jax.devices(), 'torch', torch.__version__)"; } 2>&1 | tee "$DIR/env.txt" >> "$DIR/log.txt"
+if [ "${2:-}" = "--tests" ]; then
+  stage tests 90 "$PY" -m pytest -q -rfE --maxfail=5 --tb=short -p no:cacheprovider -n 8 tests/test_smoke_core.py \
+    tests/test_compile_core.py tests/test_paths.py tests/test_nn_linear_conv.py tests/test_nn_dropout_embedding.py
+fi
 for w in a b c d; do
   stage "workload_$w" 120 "$PY" benchmarks/workloads.py --only "$w" --json "$DIR/workload_$w.json"
 done
 stage overhead 75 "$PY" benchmarks/overhead.py --json "$DIR/overhead.json"
 JAX_PLATFORMS=cpu stage overhead_cpu 75 "$PY" benchmarks/overhead.py
-if [ "${2:-}" = "--tests" ]; then
-  stage tests 90 "$PY" -m pytest -q -rfE --maxfail=5 --tb=short -p no:cacheprovider -n 8 tests/test_smoke_core.py \
-    tests/test_compile_core.py tests/test_paths.py tests/test_nn_linear_conv.py tests/test_nn_dropout_embedding.py
-fi
 stage torch_compile 120 "$PY" benchmarks/workloads.py --torch-compile --systems torch.compile
 stage memory 45 "$PY" benchmarks/memory.py
 stage optim_step 45 "$PY" benchmarks/optim_step.py

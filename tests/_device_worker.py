@@ -101,6 +101,55 @@ def training_stays_on_its_device():
 
 
 @check
+def varied_model_stays_on_its_device():
+    """Embedding, GRU, LayerNorm, BatchNorm (buffers), SGD with momentum, clip_grad_norm_, a scheduler, a
+    state_dict round trip with map_location: everything stays where the model is (eager and compiled)."""
+    import io
+
+    class Net(torchish.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torchish.nn.Embedding(10, 8)
+            self.gru = torchish.nn.GRU(8, 8, batch_first=True)
+            self.norm = torchish.nn.LayerNorm(8)
+            self.bn = torchish.nn.BatchNorm1d(8)
+            self.fc = torchish.nn.Linear(8, 2)
+
+        def forward(self, idx):
+            h, _ = self.gru(self.emb(idx))
+            return self.fc(self.bn(self.norm(h[:, -1])))
+    for device, want in (("cpu", "cpu"), ("cuda", "cuda:0")):
+        for compiled in (False, True):
+            torchish.manual_seed(1)
+            model = Net().to(device)
+            opt = torchish.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            sched = torchish.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+            idx = torchish.randint(0, 10, (4, 5), device=device)
+            y = torchish.tensor([0, 1, 1, 0], device=device)
+
+            def step():
+                opt.zero_grad()
+                loss = F.cross_entropy(model(idx), y)
+                loss.backward()
+                torchish.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                return loss
+            fn = torchish.compile(step) if compiled else step
+            for _ in range(3):
+                loss = fn()
+                sched.step()
+            state = [v for s in opt.state.values() for v in s.values() if isinstance(v, torchish.Tensor)]
+            expect_devices([loss] + list(model.parameters()) + [p.grad for p in model.parameters()]
+                           + list(model.buffers()) + state, want)
+            buf = io.BytesIO()
+            torchish.save(model.state_dict(), buf)
+            buf.seek(0)
+            expect_devices(torchish.load(buf).values(), want)
+            buf.seek(0)
+            expect_devices(torchish.load(buf, map_location="cpu").values(), "cpu")
+
+
+@check
 def mixed_devices_raise_pytorch_error():
     lin = torchish.nn.Linear(3, 2).cuda()
     for fn in (lambda: lin(torchish.ones(4, 3)), lambda: torchish.ones(2) + torchish.ones(2, device="cuda"),

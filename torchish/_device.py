@@ -161,6 +161,15 @@ def from_jax(jdev) -> device:
     return device("cuda", jdev.id)
 
 
+def placement(v):
+    """Where a new array beside ``v`` goes (``device=`` of jnp's constructors): ``v``'s sharding when it is a
+    concrete array committed to its device(s), else None (JAX's default device, uncommitted: follows the arrays
+    it is combined with)."""
+    if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and v.committed:
+        return v.sharding
+    return None
+
+
 class _Default:
     device = device("cpu")
 

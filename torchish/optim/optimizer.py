@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
-from .. import _dtype
+from .. import _device, _dtype
 from .._config import config
 from .._tensor import Tensor
 from ..autograd.graph import RemovableHandle
@@ -91,7 +91,7 @@ def scalar_tensor(value):
 
 
 def zeros_like_param(p, fill=0.0):
-    return Tensor._make(jnp.full(p._v.shape, fill, p._v.dtype))
+    return Tensor._make(jnp.full(p._v.shape, fill, p._v.dtype, device=_device.placement(p._v)))
 
 
 def check_lr(lr):

@@ -65,3 +65,16 @@ from . import func as func  # noqa: E402
 from .interop import from_jax as from_jax, from_dlpack as from_dlpack  # noqa: E402
 from . import profiler as profiler  # noqa: E402
 from . import utils as utils  # noqa: E402  (torchish.utils.data / .checkpoint resolve on first use)
+from . import backends as backends  # noqa: E402
+from . import testing as testing  # noqa: E402
+from .func import vmap as vmap  # noqa: E402
+from ._runtime import (set_num_threads as set_num_threads, get_num_threads as get_num_threads,  # noqa: E402
+                       set_num_interop_threads as set_num_interop_threads,
+                       get_num_interop_threads as get_num_interop_threads,
+                       use_deterministic_algorithms as use_deterministic_algorithms,
+                       are_deterministic_algorithms_enabled as are_deterministic_algorithms_enabled,
+                       is_deterministic_algorithms_warn_only_enabled as is_deterministic_algorithms_warn_only_enabled,
+                       set_float32_matmul_precision as set_float32_matmul_precision,
+                       get_float32_matmul_precision as get_float32_matmul_precision, is_tensor as is_tensor,
+                       is_floating_point as is_floating_point, is_complex as is_complex, numel as numel,
+                       is_nonzero as is_nonzero, typename as typename)

@@ -1,0 +1,152 @@
+"""Process-wide settings, tensor predicates, ``torchish.backends`` flags and ``torchish.testing.assert_close``
+against PyTorch: values read back, error types, and assert_close's verdicts and messages."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracle import arr, check_raises, needs_torch, torch, torchish
+
+
+@pytest.fixture(autouse=True)
+def _restore_settings():
+    libs = [torchish] + ([torch] if torch is not None else [])
+    saved = [(lib.get_num_threads(), lib.are_deterministic_algorithms_enabled(),
+              lib.is_deterministic_algorithms_warn_only_enabled(), lib.get_float32_matmul_precision(),
+              lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic) for lib in libs]
+    yield
+    for lib, (n, det, warn, prec, bench, cdet) in zip(libs, saved):
+        lib.set_num_threads(n)
+        lib.use_deterministic_algorithms(det, warn_only=warn)
+        lib.set_float32_matmul_precision(prec)
+        lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic = bench, cdet
+
+
+@needs_torch
+def test_settings_read_back_as_in_pytorch():
+    for lib in (torch, torchish):
+        lib.set_num_threads(3)
+        lib.use_deterministic_algorithms(True, warn_only=True)
+        lib.set_float32_matmul_precision("high")
+    for getter in ("get_num_threads", "are_deterministic_algorithms_enabled",
+                   "is_deterministic_algorithms_warn_only_enabled", "get_float32_matmul_precision"):
+        assert getattr(torchish, getter)() == getattr(torch, getter)(), getter
+    for lib in (torch, torchish):
+        lib.use_deterministic_algorithms(False)
+        with pytest.warns(UserWarning, match="has no effect"):
+            lib.set_float32_matmul_precision("fastest")
+    assert torchish.get_float32_matmul_precision() == torch.get_float32_matmul_precision() == "high"
+    assert torchish.are_deterministic_algorithms_enabled() is torch.are_deterministic_algorithms_enabled()
+
+
+def test_matmul_precision_setting_keeps_float32_exact():
+    """'medium' permits lower-precision passes; torchish keeps full float32 (the numbers do not change)."""
+    a, b = arr(16, 16), arr(16, 16, seed=1)
+    before = (torchish.tensor(a) @ torchish.tensor(b)).numpy()
+    torchish.set_float32_matmul_precision("medium")
+    after = (torchish.tensor(a) @ torchish.tensor(b)).numpy()
+    np.testing.assert_array_equal(before, after)
+    np.testing.assert_allclose(after, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda T: T.set_num_threads(1.5),
+    lambda T: T.use_deterministic_algorithms(1),
+    lambda T: T.is_floating_point(3),
+    lambda T: T.numel([1, 2]),
+    lambda T: T.is_complex("x"),
+    lambda T: T.is_nonzero(T.ones(2)),
+    lambda T: T.is_nonzero(T.ones(0)),
+])
+def test_errors_match_pytorch(call):
+    check_raises(call)
+
+
+@needs_torch
+def test_predicates_match_pytorch():
+    for make in (lambda T: T.ones(2, 3), lambda T: T.zeros(1, dtype=T.int64), lambda T: T.zeros((), dtype=T.bool),
+                 lambda T: T.ones(2, dtype=T.complex64), lambda T: T.nn.Parameter(T.ones(2))):
+        t, r = make(torchish), make(torch)
+        assert torchish.is_tensor(t) is torch.is_tensor(r) is True
+        assert torchish.is_floating_point(t) == torch.is_floating_point(r)
+        assert torchish.is_complex(t) == torch.is_complex(r)
+        assert torchish.numel(t) == torch.numel(r)
+        assert torchish.typename(t) == torch.typename(r)
+    assert torchish.is_tensor(np.ones(2)) is torch.is_tensor(np.ones(2)) is False
+    assert torchish.is_nonzero(torchish.tensor([0.5])) is torch.is_nonzero(torch.tensor([0.5])) is True
+    assert torchish.is_nonzero(torchish.tensor(0)) is torch.is_nonzero(torch.tensor(0)) is False
+    assert torchish.typename(3) == torch.typename(3) == "int"
+    assert torchish.typename(torchish.nn.Linear).endswith(".nn.modules.linear.Linear")
+
+
+@needs_torch
+def test_backends_flags_as_in_pytorch_cpu_build():
+    import torchish.backends.cudnn as cudnn  # importable as a module, as in PyTorch
+    assert cudnn is torchish.backends.cudnn
+    for name in ("enabled", "benchmark", "deterministic", "allow_tf32"):
+        assert getattr(cudnn, name) == getattr(torch.backends.cudnn, name), name
+    assert torchish.backends.cuda.matmul.allow_tf32 == torch.backends.cuda.matmul.allow_tf32
+    # without an accelerator, as PyTorch's CPU build
+    assert cudnn.is_available() is torch.backends.cudnn.is_available() is False
+    assert cudnn.version() is torch.backends.cudnn.version() is None
+    assert torchish.backends.mps.is_available() is torch.backends.mps.is_available() is False
+    assert torchish.backends.opt_einsum.enabled is torch.backends.opt_einsum.enabled
+    cudnn.benchmark = True
+    assert torchish.backends.cudnn.benchmark is True
+    with cudnn.flags(enabled=False, deterministic=True):
+        assert cudnn.enabled is False and cudnn.deterministic is True
+    assert cudnn.enabled is True and cudnn.deterministic is False
+
+
+CLOSE_CASES = [
+    ("same", lambda T: (T.ones(2), T.ones(2)), {}),
+    ("within float32 tolerance", lambda T: (T.ones(3), T.ones(3) + 1e-6), {}),
+    ("outside", lambda T: (T.ones(2), T.ones(2) + 1e-3), {}),
+    ("one of four off", lambda T: (T.arange(4.0), T.tensor([0.0, 1.0, 2.5, 3.0])), {}),
+    ("shape", lambda T: (T.ones(2), T.ones(3)), {}),
+    ("dtype", lambda T: (T.ones(2), T.ones(2, dtype=T.float64)), {}),
+    ("dtype ignored", lambda T: (T.ones(2), T.ones(2, dtype=T.float64)), {"check_dtype": False}),
+    ("float64 tight", lambda T: (T.ones(2, dtype=T.float64), T.ones(2, dtype=T.float64) + 1e-6), {}),
+    ("ints exact", lambda T: (T.tensor([1, 2]), T.tensor([1, 3])), {}),
+    ("explicit tolerances", lambda T: (T.ones(2), T.ones(2) + 1e-3), {"rtol": 0.0, "atol": 1e-2}),
+    ("only rtol", lambda T: (T.ones(2), T.ones(2)), {"rtol": 0.1}),
+    ("nan", lambda T: (T.tensor([float("nan")]), T.tensor([float("nan")])), {}),
+    ("nan equal", lambda T: (T.tensor([float("nan")]), T.tensor([float("nan")])), {"equal_nan": True}),
+    ("scalars", lambda T: (1.0, 1.0001), {}),
+    ("scalars close", lambda T: (1.0, 1.0 + 1e-9), {}),
+    ("list item", lambda T: ([T.ones(1), T.ones(1)], [T.ones(1), T.zeros(1)]), {}),
+    ("dict", lambda T: ({"a": T.ones(2)}, {"a": T.ones(2)}), {}),
+    ("dict keys", lambda T: ({"a": T.ones(2)}, {"b": T.ones(2)}), {}),
+    ("sequence length", lambda T: ([T.ones(1)], [T.ones(1), T.ones(1)]), {}),
+    ("custom msg", lambda T: (T.ones(2), T.zeros(2)), {"msg": "custom"}),
+    ("complex", lambda T: (T.ones(2, dtype=T.complex64), T.ones(2, dtype=T.complex64) * 1j), {}),
+    ("bool", lambda T: (T.tensor([True, False]), T.tensor([True, True])), {}),
+    ("0-dim", lambda T: (T.tensor(1.0), T.tensor(2.0)), {}),
+    ("0-dim ints", lambda T: (T.tensor(1), T.tensor(3)), {}),
+    ("int scalars", lambda T: (1, 2), {}),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,make,kw", CLOSE_CASES, ids=[c[0] for c in CLOSE_CASES])
+def test_assert_close_matches_pytorch(name, make, kw):
+    def outcome(lib):
+        try:
+            lib.testing.assert_close(*make(lib), **kw)
+            return None
+        except Exception as e:  # noqa: BLE001 - the outcome (type and message) is what is compared
+            return type(e), str(e)
+    got, want = outcome(torchish), outcome(torch)
+    if want is None:
+        assert got is None, got
+        return
+    assert got is not None and got[0] is want[0], (got, want)
+    if want[0] is AssertionError:
+        assert got[1] == want[1].replace("torch.", "torchish.") or got[1] == want[1], (got[1], want[1])
+
+
+def test_vmap_is_func_vmap():
+    assert torchish.vmap is torchish.func.vmap
+    out = torchish.vmap(lambda r: r.sum())(torchish.ones(3, 2))
+    assert out.tolist() == [2.0, 2.0, 2.0]

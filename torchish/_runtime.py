@@ -1,0 +1,129 @@
+"""Process-wide settings PyTorch scripts set at their top: threads, deterministic algorithms, float32 matmul
+precision; and the tensor predicates of the top-level namespace (``is_tensor``, ``numel``, ...).
+
+XLA decides threading and kernel choice itself, so these settings are recorded and read back as in PyTorch, with
+what they mean here: XLA's CPU kernels are deterministic already; torchish computes float32 matmuls and
+convolutions at full precision (``'highest'``), which every precision setting permits ('high' and 'medium' allow
+faster, less precise passes; they never require them).
+"""
+from __future__ import annotations
+
+import builtins
+import os
+import warnings
+
+from ._tensor import Tensor
+
+_SETTINGS = {"threads": None, "interop_threads": None, "deterministic": False, "warn_only": False,
+             "matmul_precision": "highest"}
+
+
+def set_num_threads(n):
+    """Record the intra-op thread count (XLA sizes its own thread pool; read back by :func:`get_num_threads`)."""
+    if not isinstance(n, builtins.int) or isinstance(n, builtins.bool):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("Expected num_threads to be positive, but got 0" if n == 0 else
+                           f"Expected num_threads to be positive, but got {n}")
+    _SETTINGS["threads"] = n
+
+
+def get_num_threads():
+    return _SETTINGS["threads"] or os.cpu_count() or 1
+
+
+def set_num_interop_threads(n):
+    if not isinstance(n, builtins.int) or isinstance(n, builtins.bool):
+        raise RuntimeError(f"set_num_interop_threads expects an int, but got {type(n).__name__}")
+    _SETTINGS["interop_threads"] = n
+
+
+def get_num_interop_threads():
+    return _SETTINGS["interop_threads"] or os.cpu_count() or 1
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """PyTorch's switch for deterministic kernels. XLA's CPU kernels are deterministic; the setting is recorded
+    (``are_deterministic_algorithms_enabled``) for code that reads it."""
+    if not isinstance(mode, builtins.bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
+                        f"{type(mode).__name__}")
+    if not isinstance(warn_only, builtins.bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'warn_only' must be bool, not "
+                        f"{type(warn_only).__name__}")
+    _SETTINGS["deterministic"], _SETTINGS["warn_only"] = mode, warn_only and mode
+
+
+def are_deterministic_algorithms_enabled():
+    return _SETTINGS["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _SETTINGS["warn_only"]
+
+
+def set_float32_matmul_precision(precision):
+    """``'highest'`` (default), ``'high'`` or ``'medium'``; torchish keeps full float32 precision under all three
+    (the lower settings permit, and never require, faster passes). Anything else warns and changes nothing."""
+    if precision not in ("highest", "high", "medium"):
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _SETTINGS["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision():
+    return _SETTINGS["matmul_precision"]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# tensor predicates
+
+
+def _need_tensor(x, fn):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def is_tensor(obj):
+    """Whether ``obj`` is a Tensor (Parameters included)."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    _need_tensor(input, "is_floating_point")
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    _need_tensor(input, "is_complex")
+    return input.is_complex()
+
+
+def numel(input):
+    _need_tensor(input, "numel")
+    return input.numel()
+
+
+def is_nonzero(input):
+    """The truth of a one-element tensor; more or fewer elements raise PyTorch's error."""
+    _need_tensor(input, "is_nonzero")
+    n = input.numel()
+    if n != 1:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if n == 0 else
+                           "Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(input.item())
+
+
+def typename(obj):
+    """``'torch.FloatTensor'`` for tensors (their ``type()``), else the object's module-qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module, qual = "", None
+    if isinstance(obj, type):
+        module, qual = getattr(obj, "__module__", "") or "", obj.__qualname__
+    else:
+        module, qual = getattr(type(obj), "__module__", "") or "", type(obj).__qualname__
+    if module in ("", "builtins"):
+        return qual
+    return f"{module}.{qual}"

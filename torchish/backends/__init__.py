@@ -1,0 +1,76 @@
+"""``torchish.backends``: the flags PyTorch scripts set (``torch.backends.cudnn.benchmark = True``...).
+
+XLA chooses its own GPU kernels (cuDNN where it helps), so these are settings that code can set and read back, as
+in PyTorch: ``cudnn.is_available()`` and ``cudnn.version()`` say whether an accelerator backend is there;
+``cudnn.benchmark``/``deterministic`` and the TF32 flags change no numbers (torchish keeps full float32 precision,
+which every setting permits); ``mps`` is never available (JAX has no Metal backend torchish maps to).
+"""
+from __future__ import annotations
+
+import sys
+import types
+
+from .. import _device
+
+
+class _Flags(types.ModuleType):
+    """A submodule whose attributes are settable flags (``torchish.backends.cudnn.benchmark = True``)."""
+
+    def __init__(self, name, doc, **flags):
+        super().__init__(f"{__name__}.{name}", doc)
+        self.__dict__.update(flags)
+
+    def flags(self, **kw):
+        """Set several flags at once (PyTorch's ``cudnn.flags(enabled=..., benchmark=...)`` context manager)."""
+        return _FlagsContext(self, kw)
+
+
+class _FlagsContext:
+    def __init__(self, mod, kw):
+        self.mod, self.kw, self.saved = mod, kw, None
+
+    def __enter__(self):
+        self.saved = {k: getattr(self.mod, k) for k in self.kw if self.kw[k] is not None}
+        for k, v in self.kw.items():
+            if v is not None:
+                setattr(self.mod, k, v)
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            setattr(self.mod, k, v)
+        return False
+
+
+def _accelerated():
+    return bool(_device.accelerators())
+
+
+cudnn = _Flags("cudnn", "cuDNN flags (XLA picks its GPU convolution kernels itself).", enabled=True,
+               benchmark=False, deterministic=False, allow_tf32=True, benchmark_limit=10)
+cudnn.is_available = _accelerated
+cudnn.version = lambda: None  # torchish links no cuDNN of its own (PyTorch's CPU build says None too)
+cudnn.is_acceptable = lambda tensor: _accelerated()
+
+cuda = _Flags("cuda", "CUDA backend flags.")
+cuda.matmul = _Flags("cuda.matmul", "Matmul flags.", allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
+                     allow_bf16_reduced_precision_reduction=True)
+cuda.is_built = _accelerated
+cuda.flash_sdp_enabled = lambda: True
+cuda.mem_efficient_sdp_enabled = lambda: True
+cuda.math_sdp_enabled = lambda: True
+
+mps = _Flags("mps", "Apple Metal: never available here.")
+mps.is_available = lambda: False
+mps.is_built = lambda: False
+
+mkldnn = _Flags("mkldnn", "oneDNN flags (XLA:CPU has its own kernels).", enabled=True, deterministic=False)
+mkldnn.is_available = lambda: True
+
+opt_einsum = _Flags("opt_einsum", "einsum contraction-order flags (XLA optimises contractions itself).",
+                    enabled=True, strategy="auto")
+opt_einsum.is_available = lambda: True
+
+__all__ = ["cudnn", "cuda", "mps", "mkldnn", "opt_einsum"]
+for _m in (cudnn, cuda, mps, mkldnn, opt_einsum):  # `import torchish.backends.cudnn as cudnn` works, as in PyTorch
+    sys.modules[_m.__name__] = _m

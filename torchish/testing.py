@@ -1,0 +1,158 @@
+"""``torchish.testing.assert_close``: PyTorch's closeness assertion (the same default tolerances and messages).
+
+Compares Tensors, Python/numpy numbers and (nested) sequences and mappings of them: shapes, dtypes and devices
+must agree (unless ``check_dtype``/``check_device`` are off), then ``|actual - expected| <= atol + rtol *
+|expected|`` elementwise. Default tolerances by dtype, as PyTorch: float16 1e-3/1e-5, bfloat16 1.6e-2/1e-5,
+float32 1.3e-6/1e-5, float64 1e-7/1e-7 (rtol/atol), exact for integers and bools.
+"""
+from __future__ import annotations
+
+import collections.abc
+import math
+
+import numpy as np
+
+from . import _dtype
+from ._tensor import Tensor
+
+_TOL = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+        "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
+
+__all__ = ["assert_close", "assert_allclose"]
+
+
+def _tolerances(dt, rtol, atol):
+    if (rtol is None) != (atol is None):
+        missing = "rtol" if rtol is None else "atol"
+        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {missing}.")
+    if rtol is not None:
+        return rtol, atol
+    return _TOL.get(dt.name, (0.0, 0.0))
+
+
+def _fail(msg, extra, path):
+    where = "".join(f"[{p!r}]" for p in path)
+    if where:
+        msg += f"\n\nThe failure occurred for item {where}"
+    raise AssertionError(extra if extra is not None else msg)
+
+
+def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path):
+    if actual.shape != expected.shape:
+        _fail(f"The values for attribute 'shape' do not match: {actual.shape} != {expected.shape}.", msg, path)
+    if check_device and actual.device != expected.device:
+        _fail(f"The values for attribute 'device' do not match: {actual.device} != {expected.device}.", msg, path)
+    if check_dtype and actual.dtype != expected.dtype:
+        _fail(f"The values for attribute 'dtype' do not match: {actual.dtype} != {expected.dtype}.", msg, path)
+    dt = _dtype.promote_types(actual.dtype, expected.dtype) if not check_dtype else actual.dtype
+    rtol, atol = _tolerances(dt, rtol, atol)
+    a = np.asarray(actual.detach().cpu().numpy())
+    e = np.asarray(expected.detach().cpu().numpy())
+    integer = not np.issubdtype(np.result_type(a, e), np.inexact)
+    ct = np.float64 if integer else np.result_type(a, e)  # PyTorch reports differences in the tensors' precision
+    a, e = a.astype(ct), e.astype(ct)
+    close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan) if a.size else np.zeros(0, bool)
+    if close.all():
+        return
+    n, total = int((~close).sum()), a.size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        absd = np.abs(a - e)
+        reld = (absd / np.abs(e)).astype(np.float32 if integer else np.finfo(ct).dtype)  # int/int: default float
+    ia = np.unravel_index(int(np.argmax(np.where(np.isnan(absd), np.inf, absd))), a.shape) if a.ndim else ()
+    ir = np.unravel_index(int(np.argmax(np.where(np.isnan(reld), -np.inf, reld))), a.shape) if a.ndim else ()
+    exact = rtol == 0 and atol == 0
+    big_abs = int(absd[ia]) if integer else float(absd[ia])
+    if a.ndim == 0:
+        av, ev = actual.item(), expected.item()
+        rel = abs(av - ev) / abs(ev) if integer and ev != 0 else float(reld[ir])  # ints: Python's division
+        _fail(_scalar_text(av, ev, big_abs, rel, rtol, atol), msg, path)
+    text = (f"Tensor-likes are not {'equal' if exact else 'close'}!\n\nMismatched elements: {n} / {total} "
+            f"({100.0 * n / total:.1f}%)\n"
+            f"Greatest absolute difference: {big_abs} at index {tuple(int(i) for i in ia)}"
+            + ("" if exact else f" (up to {atol} allowed)") + "\n"
+            f"Greatest relative difference: {float(reld[ir])} at index {tuple(int(i) for i in ir)}"
+            + ("" if exact else f" (up to {rtol} allowed)"))
+    _fail(text, msg, path)
+
+
+def _compare_scalars(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path):
+    if check_dtype and type(actual) is not type(expected):
+        _fail(f"The values for attribute 'dtype' do not match: {type(actual)} != {type(expected)}.", msg, path)
+    if rtol is None and atol is None:
+        rtol, atol = (1e-7, 1e-7) if isinstance(actual, (float, complex)) or isinstance(expected, (float, complex)) \
+            else (0.0, 0.0)
+    elif (rtol is None) != (atol is None):
+        _tolerances(None, rtol, atol)
+    if actual == expected or (equal_nan and _isnan(actual) and _isnan(expected)):
+        return
+    diff = abs(actual - expected)
+    if diff <= atol + rtol * abs(expected):
+        return
+    rel = diff / abs(expected) if expected != 0 else math.inf
+    _fail(_scalar_text(actual, expected, diff, rel, rtol, atol), msg, path)
+
+
+def _scalar_text(actual, expected, diff, rel, rtol, atol):
+    exact = rtol == 0 and atol == 0
+    return (f"Scalars are not {'equal' if exact else 'close'}!\n\nExpected {expected} but got {actual}.\n"
+            f"Absolute difference: {diff}" + ("" if exact else f" (up to {atol} allowed)") + "\n"
+            f"Relative difference: {rel}" + ("" if exact else f" (up to {rtol} allowed)"))
+
+
+def _isnan(x):
+    return isinstance(x, (float, complex)) and x != x
+
+
+def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=None, equal_nan=False,
+                 check_device=True, check_dtype=True, check_layout=True, check_stride=False, msg=None):
+    """Raise ``AssertionError`` unless ``actual`` and ``expected`` are close (PyTorch's rules and messages)."""
+    _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, ())
+
+
+def _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path):
+    if isinstance(actual, Tensor) or isinstance(expected, Tensor):
+        if not (isinstance(actual, Tensor) and isinstance(expected, Tensor)):
+            from .ops.creation import as_tensor
+            if check_dtype or not all(isinstance(x, (Tensor, int, float, complex, bool, np.ndarray, np.number))
+                                      for x in (actual, expected)):
+                other = actual if not isinstance(actual, Tensor) else expected
+                _fail(f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}."
+                      if not isinstance(other, (int, float, complex, bool, np.ndarray, np.number)) else
+                      f"Comparing {type(actual).__name__} and {type(expected).__name__} needs check_dtype=False",
+                      msg, path)
+            actual, expected = as_tensor(actual), as_tensor(expected)
+        _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path)
+        return
+    if isinstance(actual, (bool, int, float, complex, np.number)) and \
+            isinstance(expected, (bool, int, float, complex, np.number)):
+        _compare_scalars(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path)
+        return
+    if isinstance(actual, np.ndarray) or isinstance(expected, np.ndarray):
+        from .ops.creation import as_tensor
+        _compare_tensors(as_tensor(np.asarray(actual)), as_tensor(np.asarray(expected)), rtol, atol, equal_nan,
+                         check_device, check_dtype, msg, path)
+        return
+    if isinstance(actual, collections.abc.Mapping) and isinstance(expected, collections.abc.Mapping):
+        if set(actual) != set(expected):
+            _fail(f"The keys of the mappings do not match:\nMissing keys in the actual mapping: "
+                  f"{sorted(set(expected) - set(actual))}\nAdditional keys in the actual mapping: "
+                  f"{sorted(set(actual) - set(expected))}", msg, path)
+        for k in expected:
+            _compare(actual[k], expected[k], rtol, atol, equal_nan, check_device, check_dtype, msg, path + (k,))
+        return
+    if isinstance(actual, collections.abc.Sequence) and isinstance(expected, collections.abc.Sequence) \
+            and not isinstance(actual, str) and not isinstance(expected, str):
+        if len(actual) != len(expected):
+            _fail(f"The length of the sequences mismatch: {len(actual)} != {len(expected)}", msg, path)
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            _compare(a, e, rtol, atol, equal_nan, check_device, check_dtype, msg, path + (i,))
+        return
+    if actual is None and expected is None:
+        return
+    _fail(f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.", msg, path)
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """The deprecated spelling: values only (dtypes may differ)."""
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False,
+                 msg=msg or None)

@@ -163,6 +163,23 @@ def mixed_devices_raise_pytorch_error():
 
 
 @check
+def pinned_memory_and_type_names():
+    """``pin_memory()`` needs an accelerator (here there is one) and a CPU tensor; ``type()`` names cuda tensors
+    ``torch.cuda.FloatTensor`` as PyTorch does."""
+    x = torchish.ones(2)
+    assert not x.is_pinned()
+    y = x.pin_memory()
+    assert y.is_pinned() and y is not x and str(y.device) == "cpu" and y.tolist() == [1.0, 1.0]
+    assert x.type() == "torch.FloatTensor" and x.cuda().type() == "torch.cuda.FloatTensor"
+    try:
+        x.cuda().pin_memory()
+    except RuntimeError as e:
+        assert "only dense CPU tensors can be pinned" in str(e), str(e)
+    else:
+        raise AssertionError("pinning an accelerator tensor did not raise")
+
+
+@check
 def cpu_scalar_joins_accelerator_op():
     """As in PyTorch, a 0-dim CPU tensor may take part in an op on the accelerator."""
     out = torchish.ones(3, device="cuda") * torchish.tensor(2.0)

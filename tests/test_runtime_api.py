@@ -150,3 +150,9 @@ def test_vmap_is_func_vmap():
     assert torchish.vmap is torchish.func.vmap
     out = torchish.vmap(lambda r: r.sum())(torchish.ones(3, 2))
     assert out.tolist() == [2.0, 2.0, 2.0]
+
+
+@needs_torch
+def test_pin_memory_without_accelerator_matches_pytorch():
+    check_raises(lambda T: T.ones(2).pin_memory())
+    assert torchish.ones(2).is_pinned() is torch.ones(2).is_pinned() is False

@@ -106,7 +106,8 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 def type_(self, dtype=None, non_blocking=False, **kwargs):
     """``x.type()`` returns 'torch.FloatTensor'; ``x.type(torch.float64)`` converts."""
     if dtype is None:
-        return _dtype.legacy_type_name(self.dtype)
+        name = _dtype.legacy_type_name(self.dtype)
+        return name.replace("torch.", "torch.cuda.", 1) if self.device.type == "cuda" else name
     if isinstance(dtype, str) and dtype.endswith("Tensor"):
         rev = {v: k for k, v in _dtype._LEGACY.items()}
         dtype = rev[dtype.split(".")[-1]]
@@ -117,8 +118,25 @@ def type_as(self, other):
     return to_dtype(self, other.dtype)
 
 
+def pin_memory(self, device=None):
+    """A copy meant for fast transfers to the accelerator (``is_pinned()`` is True): JAX stages host-to-device
+    copies itself, so this is a plain copy; as in PyTorch it needs an accelerator and a CPU tensor."""
+    if not _device.accelerators():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if self.device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{type_(self)}' only dense CPU tensors can be pinned")
+    out = self.clone()
+    out._pinned = True
+    return out
+
+
+def is_pinned(self, device=None):
+    return getattr(self, "_pinned", False)
+
+
 METHODS = {
-    "to": to, "cpu": cpu, "cuda": cuda, "type": type_, "type_as": type_as,
+    "to": to, "cpu": cpu, "cuda": cuda, "type": type_, "type_as": type_as, "pin_memory": pin_memory,
+    "is_pinned": is_pinned,
     "float": _caster(_dtype.float32), "double": _caster(_dtype.float64), "half": _caster(_dtype.float16),
     "bfloat16": _caster(_dtype.bfloat16), "int": _caster(_dtype.int32), "long": _caster(_dtype.int64),
     "short": _caster(_dtype.int16), "char": _caster(_dtype.int8), "byte": _caster(_dtype.uint8),

@@ -184,6 +184,33 @@ def _():
     close(train(torchish, wrap=DDP, place=shard0, compiled=False).params, reference(), rtol=1e-5, atol=1e-6)
 
 
+@check("ddp_dropout")
+def _():
+    """Dropout inside a data-parallel model: masks drawn beside sharded activations (the generator's key goes
+    uncommitted), eager and compiled; the same seed gives the same parameters on both paths."""
+    def run(compiled):
+        torchish.manual_seed(3)
+        model = mlp(torchish)
+        model.insert(1, torchish.nn.Dropout(0.25))
+        ddp = DDP(model)
+        opt = torchish.optim.SGD(ddp.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = torchish.nn.functional.mse_loss(ddp(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        fn = torchish.compile(step) if compiled else step
+        for s in range(STEPS):
+            x, y = data(s)
+            fn(shard0(torchish.tensor(x)), shard0(torchish.tensor(y)))
+        return [p.detach().numpy().copy() for p in model.parameters()]
+    eager, compiled = run(False), run(True)
+    assert not all(np.allclose(a, b) for a, b in zip(eager, init_values())), "the model did not train"
+    close(compiled, eager, rtol=1e-5, atol=1e-6)
+
+
 @check("data_parallel_eager")
 def _():
     run = train(torchish, wrap=DataParallel, compiled=False)   # inputs and targets stay on device 0

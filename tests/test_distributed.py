@@ -23,8 +23,8 @@ import torchish.distributed as tdist
 from torchish.nn.parallel import DistributedDataParallel
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_dist_worker.py")
-CHECKS = ("ddp_compiled", "ddp_no_sync", "ddp_eager", "data_parallel_eager", "fsdp_compiled", "hsdp_2d_eager",
-          "collectives", "process_group")
+CHECKS = ("ddp_compiled", "ddp_no_sync", "ddp_eager", "ddp_dropout", "data_parallel_eager", "fsdp_compiled",
+          "hsdp_2d_eager", "collectives", "process_group")
 # 8 host devices; XLA's cheaper CPU code generation (the worker's cost is compiling, its programs are tiny)
 FLAGS = "--xla_force_host_platform_device_count=8 --xla_backend_optimization_level=0 " \
         "--xla_llvm_disable_expensive_passes=true"

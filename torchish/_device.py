@@ -170,6 +170,14 @@ def placement(v):
     return None
 
 
+def uncommitted(v):
+    """A copy of small array ``v`` on JAX's default device, uncommitted, so that a computation takes it along to
+    wherever its other inputs live (a generator key meeting sharded arrays). Goes through the host."""
+    import jax.numpy as jnp
+    import numpy as np
+    return jnp.asarray(np.asarray(v))
+
+
 class _Default:
     device = device("cpu")
 

@@ -141,25 +141,37 @@ def _one_device(state, state_vals, arg_vals):
     PyTorch requires of one op's inputs; generator keys (torchish has one stream for every device) are moved to
     that device. Returns the state values to pass (None when nothing moved)."""
     from .. import _device
-    devs = []
+    devs, sharded = [], False
     for v in list(arg_vals) + [v for t, v in zip(state, state_vals) if not _is_key(t)]:
         if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and v.committed:
-            d = next(iter(v.devices()))
+            ds = v.devices()
+            if len(ds) > 1:
+                sharded = True  # a data-parallel program: XLA places it by the shardings
+                continue
+            d = next(iter(ds))
             if d not in devs:
                 devs.append(d)
     if len(devs) > 1:
         a, b = (_device.from_jax(d) for d in devs[:2])
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {b} and "
                            f"{a}! (torchish.compile: the arguments and the state the function reads)")
-    if not devs:
+    if not devs and not sharded:
         return None
     moved = None
     for i, t in enumerate(state):
         v = state_vals[i]
-        if _is_key(t) and isinstance(v, jax.Array) and v.devices() != {devs[0]}:
-            moved = list(state_vals) if moved is None else moved
-            moved[i] = jax.device_put(v, devs[0])
-            t._v = moved[i]
+        if not _is_key(t) or not isinstance(v, jax.Array):
+            continue
+        if sharded:  # the key goes uncommitted: jit places it with the sharded arrays
+            if not v.committed:
+                continue
+            new = _device.uncommitted(v)
+        elif v.devices() != {devs[0]}:
+            new = jax.device_put(v, devs[0])
+        else:
+            continue
+        moved = list(state_vals) if moved is None else moved
+        moved[i] = t._v = new
     return moved
 
 

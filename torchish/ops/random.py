@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _device, _dtype
 from .._random import generator_or_default
 from .._tensor import Tensor
 from . import tracing
@@ -131,7 +131,10 @@ def _target(device):
     as in PyTorch, also where JAX's own default is an accelerator)."""
     if isinstance(device, Tensor):
         v = device._v
-        return None if isinstance(v, jax.core.Tracer) else next(iter(v.devices()))
+        if isinstance(v, jax.core.Tracer):
+            return None
+        devs = v.devices()
+        return next(iter(devs)) if len(devs) == 1 else None  # sharded: samples follow the sharded input
     return _jdev(device)
 
 
@@ -154,7 +157,8 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
         return _sample_bucketed(kind, gen.next_key(), shape, npdt, params, static)
     target = _target(device)
     key = gen._key._d
-    moved = _on(key, target)
+    # beside a sharded tensor the key goes uncommitted, so the samples follow the sharded arrays they meet
+    moved = _on(key, target) if target is not None else _device.uncommitted(key)
     if moved is not key:
         gen._key._v = moved  # the same state, on another device: not a write (no version bump)
     bucket = _bucket(kind, shape, params)

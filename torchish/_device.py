@@ -12,6 +12,8 @@ import os
 import re
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
           "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
@@ -173,9 +175,30 @@ def placement(v):
 def uncommitted(v):
     """A copy of small array ``v`` on JAX's default device, uncommitted, so that a computation takes it along to
     wherever its other inputs live (a generator key meeting sharded arrays). Goes through the host."""
-    import jax.numpy as jnp
-    import numpy as np
     return jnp.asarray(np.asarray(v))
+
+
+def committed_devices(values):
+    """The distinct JAX devices of the concrete arrays among ``values`` committed to ONE device (in order of first
+    appearance), and whether any array is committed to several (sharded or replicated)."""
+    devs, sharded = [], False
+    for v in values:
+        if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and v.committed:
+            ds = v.devices()
+            if len(ds) > 1:
+                sharded = True
+                continue
+            d = next(iter(ds))
+            if d not in devs:
+                devs.append(d)
+    return devs, sharded
+
+
+def mixed_devices_error(devs, where=""):
+    """PyTorch's error for one computation over arrays on (at least) the two JAX devices ``devs[:2]``."""
+    first, second = (from_jax(d) for d in devs[:2])
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {second} "
+                        f"and {first}!{where}")
 
 
 class _Default:

@@ -23,8 +23,7 @@ def set_num_threads(n):
     if not isinstance(n, builtins.int) or isinstance(n, builtins.bool):
         raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
     if n <= 0:
-        raise RuntimeError("Expected num_threads to be positive, but got 0" if n == 0 else
-                           f"Expected num_threads to be positive, but got {n}")
+        raise RuntimeError(f"Expected num_threads to be positive, but got {n}")
     _SETTINGS["threads"] = n
 
 
@@ -119,11 +118,6 @@ def typename(obj):
     """``'torch.FloatTensor'`` for tensors (their ``type()``), else the object's module-qualified class name."""
     if isinstance(obj, Tensor):
         return obj.type()
-    module, qual = "", None
-    if isinstance(obj, type):
-        module, qual = getattr(obj, "__module__", "") or "", obj.__qualname__
-    else:
-        module, qual = getattr(type(obj), "__module__", "") or "", type(obj).__qualname__
-    if module in ("", "builtins"):
-        return qual
-    return f"{module}.{qual}"
+    cls = obj if isinstance(obj, type) else type(obj)
+    module = getattr(cls, "__module__", "") or ""
+    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"

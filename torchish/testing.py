@@ -14,20 +14,25 @@ import numpy as np
 
 from . import _dtype
 from ._tensor import Tensor
+from .ops.creation import as_tensor
 
 _TOL = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
         "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 
+_NUMBERS = (bool, int, float, complex, np.number)
+
 __all__ = ["assert_close", "assert_allclose"]
 
 
-def _tolerances(dt, rtol, atol):
+def _check_pair(rtol, atol):
     if (rtol is None) != (atol is None):
         missing = "rtol" if rtol is None else "atol"
         raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {missing}.")
-    if rtol is not None:
-        return rtol, atol
-    return _TOL.get(dt.name, (0.0, 0.0))
+
+
+def _tolerances(dt, rtol, atol):
+    _check_pair(rtol, atol)
+    return (rtol, atol) if rtol is not None else _TOL.get(dt.name, (0.0, 0.0))
 
 
 def _fail(msg, extra, path):
@@ -78,11 +83,10 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
 def _compare_scalars(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path):
     if check_dtype and type(actual) is not type(expected):
         _fail(f"The values for attribute 'dtype' do not match: {type(actual)} != {type(expected)}.", msg, path)
-    if rtol is None and atol is None:
+    _check_pair(rtol, atol)
+    if rtol is None:
         rtol, atol = (1e-7, 1e-7) if isinstance(actual, (float, complex)) or isinstance(expected, (float, complex)) \
             else (0.0, 0.0)
-    elif (rtol is None) != (atol is None):
-        _tolerances(None, rtol, atol)
     if actual == expected or (equal_nan and _isnan(actual) and _isnan(expected)):
         return
     diff = abs(actual - expected)
@@ -112,23 +116,20 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
 def _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path):
     if isinstance(actual, Tensor) or isinstance(expected, Tensor):
         if not (isinstance(actual, Tensor) and isinstance(expected, Tensor)):
-            from .ops.creation import as_tensor
-            if check_dtype or not all(isinstance(x, (Tensor, int, float, complex, bool, np.ndarray, np.number))
-                                      for x in (actual, expected)):
-                other = actual if not isinstance(actual, Tensor) else expected
-                _fail(f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}."
-                      if not isinstance(other, (int, float, complex, bool, np.ndarray, np.number)) else
-                      f"Comparing {type(actual).__name__} and {type(expected).__name__} needs check_dtype=False",
+            other = actual if not isinstance(actual, Tensor) else expected
+            if not isinstance(other, _NUMBERS + (np.ndarray,)):
+                _fail(f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.",
+                      msg, path)
+            if check_dtype:
+                _fail(f"Comparing {type(actual).__name__} and {type(expected).__name__} needs check_dtype=False",
                       msg, path)
             actual, expected = as_tensor(actual), as_tensor(expected)
         _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path)
         return
-    if isinstance(actual, (bool, int, float, complex, np.number)) and \
-            isinstance(expected, (bool, int, float, complex, np.number)):
+    if isinstance(actual, _NUMBERS) and isinstance(expected, _NUMBERS):
         _compare_scalars(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path)
         return
     if isinstance(actual, np.ndarray) or isinstance(expected, np.ndarray):
-        from .ops.creation import as_tensor
         _compare_tensors(as_tensor(np.asarray(actual)), as_tensor(np.asarray(expected)), rtol, atol, equal_nan,
                          check_device, check_dtype, msg, path)
         return

@@ -141,20 +141,11 @@ def _one_device(state, state_vals, arg_vals):
     PyTorch requires of one op's inputs; generator keys (torchish has one stream for every device) are moved to
     that device. Returns the state values to pass (None when nothing moved)."""
     from .. import _device
-    devs, sharded = [], False
-    for v in list(arg_vals) + [v for t, v in zip(state, state_vals) if not _is_key(t)]:
-        if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and v.committed:
-            ds = v.devices()
-            if len(ds) > 1:
-                sharded = True  # a data-parallel program: XLA places it by the shardings
-                continue
-            d = next(iter(ds))
-            if d not in devs:
-                devs.append(d)
+    # sharded: a data-parallel program, which XLA places by the shardings
+    devs, sharded = _device.committed_devices(list(arg_vals) + [v for t, v in zip(state, state_vals)
+                                                                 if not _is_key(t)])
     if len(devs) > 1:
-        a, b = (_device.from_jax(d) for d in devs[:2])
-        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {b} and "
-                           f"{a}! (torchish.compile: the arguments and the state the function reads)")
+        raise _device.mixed_devices_error(devs, " (torchish.compile: the arguments and the state the function reads)")
     if not devs and not sharded:
         return None
     moved = None

@@ -517,19 +517,11 @@ def translate_error(op, args, static, e):
 def _device_mismatch(args):
     """PyTorch's error when the arguments of one op live on different devices (None when they do not)."""
     from .. import _device
-    seen = []
-    for a in args:
-        v = a._v if isinstance(a, Tensor) else None
-        if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and getattr(v, "committed", False):
-            devs = v.devices()
-            if len(devs) == 1:
-                d = _device.from_jax(next(iter(devs)))
-                if d not in seen:
-                    seen.append(d)
-    if len(seen) < 2:
-        return None
-    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                        f"{seen[1]} and {seen[0]}!")
+    devs, _ = _device.committed_devices([a._v for a in args if isinstance(a, Tensor)])
+    by_name = {}
+    for d in devs:  # host devices of a multi-device CPU run are all "cpu": not a mismatch PyTorch would see
+        by_name.setdefault(_device.from_jax(d), d)
+    return _device.mixed_devices_error(list(by_name.values())) if len(by_name) > 1 else None
 
 
 def _cpu_scalars_moved(args, vals):

@@ -15,8 +15,8 @@ import jax.numpy as jnp
 
 from ... import _dtype
 from ..._tensor import Tensor
-from ...ops.random import _target, draw
 from ...ops.registry import apply, defop
+from .dropout import inverted_dropout_mask
 from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "_canonical_mask", "_none_or_dtype"]
@@ -112,13 +112,6 @@ _MHA = defop("multi_head_attention", _mha_fwd, grad_name="MultiHeadAttentionBack
 # scaled_dot_product_attention
 
 
-def _dropout_mask(p, shape, dtype, like):
-    if p >= 1:
-        return Tensor._make(jnp.zeros(shape, dtype.np, device=_target(like)))
-    keep = draw("bernoulli", shape, dtype, (1.0 - p,), device=like)
-    return Tensor._make(keep / jnp.asarray(1.0 - p, dtype.np))
-
-
 def _broadcast(*shapes):
     try:
         return tuple(jnp.broadcast_shapes(*shapes))
@@ -187,7 +180,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     L, S = query.shape[-2], key.shape[-2]
     if attn_mask is not None:
         _broadcast(tuple(attn_mask.shape), batch + (L, S))
-    drop = _dropout_mask(float(dropout_p), batch + (L, S), query.dtype, query) if dropout_p > 0 else None
+    drop = inverted_dropout_mask(float(dropout_p), batch + (L, S), query.dtype, query) if dropout_p > 0 else None
     sc = float(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1])
     return apply(_SDPA, (query, key, value, attn_mask, drop), scale=sc, causal=bool(is_causal), rep=rep)
 
@@ -381,7 +374,8 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
         dropout_p = 0.0
     drop = None
     if dropout_p > 0.0:
-        drop = _dropout_mask(float(dropout_p), (bsz, num_heads, tgt_len, full_len), query.dtype, query)
+        drop = inverted_dropout_mask(float(dropout_p), (bsz, num_heads, tgt_len, full_len), query.dtype,
+                                     query)
     res = apply(_MHA, (q, k, v, bias_k, bias_v, attn_mask, key_padding_mask, drop), heads=int(num_heads),
                 causal=bool(is_causal) and attn_mask is None, need_weights=bool(need_weights),
                 average=bool(average_attn_weights), zero_attn=bool(add_zero_attn), safe=not fast_path)

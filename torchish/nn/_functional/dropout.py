@@ -16,6 +16,15 @@ from ...ops.inplace import assign
 from ...ops.random import _target, draw
 from ...ops.registry import apply, defop
 
+def inverted_dropout_mask(p, shape, dtype, like):
+    """An inverted-dropout mask of ``shape`` (ones scaled by 1/(1-p), or zeros) drawn from torchish's generator on
+    ``like``'s device; multiplied into activations inside fused kernels (attention, stacked RNN layers)."""
+    if p >= 1:
+        return Tensor._make(jnp.zeros(shape, dtype.np, device=_target(like)))
+    keep = draw("bernoulli", shape, dtype, (1.0 - p,), device=like)
+    return Tensor._make(keep / jnp.asarray(1.0 - p, dtype.np))
+
+
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
 _ALPHA = 1.7580993408473766  # -SELU's negative saturation value (scale * alpha)

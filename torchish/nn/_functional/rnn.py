@@ -20,8 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._tensor import Tensor
-from ...ops.random import _target, draw
 from ...ops.registry import apply, defop
+from .dropout import inverted_dropout_mask
 
 __all__: list = []
 
@@ -163,15 +163,6 @@ def packed_indices(batch_sizes: tuple):
 # wrappers
 
 
-def _dropout_masks(p, shape, dtype, like):
-    """Inverted-dropout masks (ones scaled by 1/(1-p), or zeros) drawn from torchish's generator, on ``like``'s
-    device."""
-    if p >= 1:
-        return Tensor._make(jnp.zeros(shape, dtype.np, device=_target(like)))
-    keep = draw("bernoulli", shape, dtype, (1.0 - p,), device=like)
-    return Tensor._make(keep / jnp.asarray(1.0 - p, dtype.np))
-
-
 def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_first, has_bias, hidden_size,
               proj_size=0, dropout=0.0, training=False, batch_sizes=None):
     """Run a recurrent stack (PyTorch's ``_VF.lstm`` and friends) as one op.
@@ -200,8 +191,8 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     out_size = proj_size if proj_size > 0 else hidden_size
     drop = None
     if dropout > 0 and training and num_layers > 1:
-        drop = _dropout_masks(float(dropout), (num_layers - 1, steps, batch, num_dirs * out_size), input.dtype,
-                               input)
+        drop = inverted_dropout_mask(float(dropout), (num_layers - 1, steps, batch, num_dirs * out_size),
+                                     input.dtype, input)
     op = _STACK_OPS[mode]
     return apply(op, (input, h0, c0, lengths, unpack_idx, pack_idx, drop) + tuple(weights), mode=mode,
                  num_layers=int(num_layers), num_dirs=num_dirs, has_bias=bool(has_bias), has_proj=proj_size > 0,

@@ -2,6 +2,8 @@
 script written ``device = "cuda" if torch.cuda.is_available() else "cpu"`` does), JAX uses its default device."""
 from __future__ import annotations
 
+import functools
+
 import jax
 
 import torchish
@@ -12,6 +14,7 @@ except ImportError:
     torch = None
 
 
+@functools.lru_cache(maxsize=None)  # fixed for the process; torch_sync runs inside timed loops
 def torch_device():
     """PyTorch's device: the GPU when JAX runs on one too (so both sides use the same hardware)."""
     if torch is not None and jax.default_backend() == "gpu" and torch.cuda.is_available():
@@ -20,12 +23,15 @@ def torch_device():
 
 
 def use_accelerator():
-    """Make the accelerator torchish's (and PyTorch's) default device when JAX runs on one; returns PyTorch's
-    device and a function that waits for PyTorch's queued work there."""
+    """Make the accelerator torchish's (and PyTorch's) default device when JAX runs on one."""
     if jax.default_backend() != "cpu" and torchish.cuda.is_available():
         torchish.set_default_device("cuda")
-    dev = torch_device()
-    if dev == "cuda":
+    if torch_device() == "cuda":
         torch.set_default_device("cuda")
-        return dev, torch.cuda.synchronize
-    return dev, (lambda: None)
+
+
+def torch_sync():
+    """Wait for PyTorch's queued work on the GPU (nothing to wait for on the CPU), as the JAX systems wait for
+    their results."""
+    if torch_device() == "cuda":
+        torch.cuda.synchronize()

@@ -27,7 +27,7 @@ import numpy as np
 import optax
 
 sys.path.insert(0, os.path.dirname(__file__))
-from devices import use_accelerator  # noqa: E402
+from devices import torch_sync, use_accelerator  # noqa: E402
 
 try:
     import torch
@@ -80,9 +80,6 @@ def median_ms(step, reps, warmup):
     return statistics.median(samples)
 
 
-_SYNC = None  # set by main(): waits for PyTorch's queued work on a GPU
-
-
 def _params(lib, values, grads):
     """Parameter tensors of ``lib`` (torchish or torch) holding ``values``, with ``grads`` as their ``.grad``."""
     params = [lib.tensor(v, requires_grad=True) for v in values]
@@ -118,7 +115,7 @@ def torch_adam(values, grads):
 
     def step():
         opt.step()
-        _SYNC()  # on a GPU, wait for the queued kernels as the other systems do
+        torch_sync()  # on a GPU, wait for the queued kernels as the other systems do
     return step
 
 
@@ -145,8 +142,7 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=50)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
-    global _SYNC
-    _SYNC = use_accelerator()[1]
+    use_accelerator()
     reps, warmup = (20, 3) if args.quick else (200, 10)
 
     shp = shapes(args.layers)

@@ -24,7 +24,7 @@ import numpy as np
 import torchish
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from devices import use_accelerator  # noqa: E402
+from devices import torch_sync as sync, use_accelerator  # noqa: E402
 
 try:
     import torch
@@ -77,7 +77,7 @@ def main(argv=None):
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     reps = 20 if args.quick else 200
-    _, sync = use_accelerator()
+    use_accelerator()
     a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype(np.float32)
     b = np.random.default_rng(1).uniform(-1, 1, (16, 16)).astype(np.float32)
     cases = {}

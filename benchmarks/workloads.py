@@ -29,7 +29,7 @@ import optax
 import torchish
 
 sys.path.insert(0, __import__('os').path.dirname(__file__))
-from devices import torch_device, use_accelerator  # noqa: E402
+from devices import torch_device, torch_sync, use_accelerator  # noqa: E402
 
 try:
     import torch
@@ -116,13 +116,11 @@ def framework_step(lib, spec, x, y, compiled=False):
         return loss
     if lib is not torchish:
         tstep = torch.compile(step) if compiled else step
-        if torch_device() == "cpu":
-            return tstep
 
-        def run_cuda():
+        def run_torch():
             tstep()
-            torch.cuda.synchronize()
-        return run_cuda
+            torch_sync()
+        return run_torch
     cstep = torchish.compile(step) if compiled else step
     params = list(model.parameters())
 

@@ -70,6 +70,16 @@ def train(device, mode, steps=3):
     return losses, params + [p.grad for p in params] + state
 
 
+def expect_runtime_error(fn, fragment):
+    """``fn()`` raises RuntimeError with ``fragment`` in its message."""
+    try:
+        fn()
+    except RuntimeError as e:
+        assert fragment in str(e), str(e)
+    else:
+        raise AssertionError(f"no RuntimeError ({fragment!r})")
+
+
 def expect_devices(tensors, want):
     got = devices_of(tensors)
     assert got == [want], f"tensors on {got}, expected all on {want}"
@@ -154,12 +164,7 @@ def mixed_devices_raise_pytorch_error():
     lin = torchish.nn.Linear(3, 2).cuda()
     for fn in (lambda: lin(torchish.ones(4, 3)), lambda: torchish.ones(2) + torchish.ones(2, device="cuda"),
                lambda: torchish.compile(lambda v: lin(v).sum())(torchish.ones(4, 3))):
-        try:
-            fn()
-        except RuntimeError as e:
-            assert "Expected all tensors to be on the same device" in str(e), str(e)
-        else:
-            raise AssertionError("no error for tensors on two devices")
+        expect_runtime_error(fn, "Expected all tensors to be on the same device")
 
 
 @check
@@ -171,12 +176,7 @@ def pinned_memory_and_type_names():
     y = x.pin_memory()
     assert y.is_pinned() and y is not x and str(y.device) == "cpu" and y.tolist() == [1.0, 1.0]
     assert x.type() == "torch.FloatTensor" and x.cuda().type() == "torch.cuda.FloatTensor"
-    try:
-        x.cuda().pin_memory()
-    except RuntimeError as e:
-        assert "only dense CPU tensors can be pinned" in str(e), str(e)
-    else:
-        raise AssertionError("pinning an accelerator tensor did not raise")
+    expect_runtime_error(lambda: x.cuda().pin_memory(), "only dense CPU tensors can be pinned")
 
 
 @check

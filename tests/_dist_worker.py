@@ -93,10 +93,13 @@ def mlp(lib):
 Run = collections.namedtuple("Run", "model params opt step args")
 
 
-def train(lib, wrap=None, place=None, compiled=True, micro=1, lowered=None):
+def train(lib, wrap=None, place=None, compiled=True, micro=1, lowered=None, dropout=0.0):
     """STEPS optimizer steps on global batches of 16 rows (``micro`` accumulated micro-batches each, the
-    first ones under ``no_sync``); returns a :data:`Run` (the final parameters as numpy arrays)."""
+    first ones under ``no_sync``); returns a :data:`Run` (the final parameters as numpy arrays). ``dropout``
+    puts a Dropout after the first layer."""
     model = mlp(lib)
+    if dropout:
+        model.insert(1, lib.nn.Dropout(dropout))
     inner = model
     if wrap is not None:
         model = wrap(model)
@@ -190,22 +193,7 @@ def _():
     uncommitted), eager and compiled; the same seed gives the same parameters on both paths."""
     def run(compiled):
         torchish.manual_seed(3)
-        model = mlp(torchish)
-        model.insert(1, torchish.nn.Dropout(0.25))
-        ddp = DDP(model)
-        opt = torchish.optim.SGD(ddp.parameters(), lr=0.1)
-
-        def step(x, y):
-            opt.zero_grad()
-            loss = torchish.nn.functional.mse_loss(ddp(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        fn = torchish.compile(step) if compiled else step
-        for s in range(STEPS):
-            x, y = data(s)
-            fn(shard0(torchish.tensor(x)), shard0(torchish.tensor(y)))
-        return [p.detach().numpy().copy() for p in model.parameters()]
+        return train(torchish, wrap=DDP, place=shard0, compiled=compiled, dropout=0.25).params
     eager, compiled = run(False), run(True)
     assert not all(np.allclose(a, b) for a, b in zip(eager, init_values())), "the model did not train"
     close(compiled, eager, rtol=1e-5, atol=1e-6)

@@ -552,9 +552,8 @@ def wrap_dim(dim, ndim):
     return dim % ndim if ndim > 0 else 0
 
 
-def wrap(value) -> Tensor:
-    """A fresh Tensor (no graph) around a JAX value."""
-    return Tensor._make(value)
+wrap = Tensor._make
+"""``wrap(value)``: a fresh Tensor (no graph) around a JAX value."""
 
 
 class _ViewWriter:

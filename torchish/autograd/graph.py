@@ -16,12 +16,12 @@ _SEQ = itertools.count()
 
 
 class VersionCounter:
-    """Shared by a tensor and its views; bumped by every in-place write."""
+    """Shared by a tensor and its views; bumped by every in-place write.
 
-    __slots__ = ("value",)
+    The initial 0 is a class attribute (no ``__init__``): every op output makes one, so creating it stays in C.
+    """
 
-    def __init__(self):
-        self.value = 0
+    value = 0
 
 
 class RemovableHandle:

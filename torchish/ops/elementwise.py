@@ -469,17 +469,22 @@ def _binary(name, fwd, *, promote="same", vjp=None, grad_name=None, linear=False
                            differentiable=differentiable, save_out=False if vjp is None else None)
     kname = kernel or f"{name}_cpu"
 
+    checked = numbers != "both"
+    by_dtype = bool(reject or int_div)
+
     def f(input, other, *, out=None):
-        a, b = scalar_or_tensor(input), scalar_or_tensor(other)
-        if numbers != "both" and not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        a = input if isinstance(input, Tensor) else scalar_or_tensor(input)
+        b = other if isinstance(other, Tensor) else scalar_or_tensor(other)
+        if checked and not (isinstance(a, Tensor) and isinstance(b, Tensor)):
             _check_operands(name, a, b, numbers)
-        if reject or int_div:
+        if by_dtype:
             dt = common_dtype((a, b))
             if dt.category in reject:
                 raise not_implemented(kname, dt)
             if int_div and dt.category <= _INT:
                 _check_divisor(b)
-        return _out(apply(op, (a, b)), out, name)
+        res = apply(op, (a, b))
+        return res if out is None else _out(res, out, name)
     return _public(name, f, inplace=True)
 
 

@@ -93,11 +93,40 @@ _PROMO_CACHE: dict = {}
 def compute_dtype(op, args):
     """The dtype op's promoted inputs are cast to (a torchish dtype), or None when the op does not promote.
 
-    Cached on the raw operand description (numpy dtype and dim-ness of tensors, Python type of scalars), so the
-    common case costs a tuple build and one dict lookup.
+    Cached on the raw operand description, so the common case costs a tuple build and one dict lookup. When every
+    Tensor operand has the same dtype, their dim-ness cannot change the result (PyTorch's categories only rank
+    operands of different dtypes), so that key holds just the dtypes and the Python types of scalars; otherwise it
+    also records which Tensors are 0-dim.
     """
     idx = op.promote_args
     key = [op.promote]
+    first = None
+    for i in (range(len(args)) if idx is None else idx):
+        a = args[i]
+        if isinstance(a, Tensor):
+            d = a._v.dtype
+            if first is None:
+                first = d
+            elif d is not first:
+                return _compute_dtype_mixed(op, args)
+            key.append(d)
+        elif a is not None:
+            key.append(type(a))
+    key = tuple(key)
+    try:
+        return _PROMO_CACHE[key]
+    except KeyError:
+        pass
+    dt = _PROMO_CACHE[key] = _promoted(op, tuple((_dtype.from_np(k), 2) if first is not None and k is first else
+                                               (_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0)
+                                               for k in key[1:]))
+    return dt
+
+
+def _compute_dtype_mixed(op, args):
+    """:func:`compute_dtype` for Tensors of several dtypes: 0-dim Tensors rank below dimensioned ones."""
+    idx = op.promote_args
+    key = [op.promote, None]
     for i in (range(len(args)) if idx is None else idx):
         a = args[i]
         if isinstance(a, Tensor):
@@ -110,21 +139,37 @@ def compute_dtype(op, args):
         return _PROMO_CACHE[key]
     except KeyError:
         pass
-    keys = []
-    for k in key[1:]:
-        if isinstance(k, tuple):
-            keys.append((_dtype.from_np(k[0]), 2 if k[1] else 1))
-        else:
-            keys.append((_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0))
-    dt = _dtype.result_type_from_keys(tuple(keys)) if keys else None
+    dt = _PROMO_CACHE[key] = _promoted(op, tuple(
+        (_dtype.from_np(k[0]), 2 if k[1] else 1) if isinstance(k, tuple) else
+        (_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0) for k in key[2:]))
+    return dt
+
+
+def _promoted(op, keys):
+    dt = _dtype.result_type_from_keys(keys) if keys else None
     if dt is not None and op.promote == "float" and dt.category < _FLOAT:
         dt = _dtype.DEFAULTS.float
-    _PROMO_CACHE[key] = dt
     return dt
+
+
+# (op, static, operand dtypes / Python types) -> (compute dtype, jitted kernel): everything apply needs to dispatch,
+# for calls whose promoted Tensors share one dtype (then dim-ness cannot change the compute dtype).
+_DISPATCH: dict = {}
+
+
+def _dispatch_entry(op, args, st, key):
+    cdt = compute_dtype(op, args) if op.promote is not None else None
+    entry = (cdt, kernel(op, st, cdt))
+    idx = op.promote_args
+    promoted = {args[i]._v.dtype for i in (range(len(args)) if idx is None else idx) if isinstance(args[i], Tensor)}
+    if len(promoted) <= 1 or op.promote is None:
+        _DISPATCH[key] = entry
+    return entry
 
 
 def _reset_promotion_cache():
     _PROMO_CACHE.clear()
+    _DISPATCH.clear()
 
 
 _dtype._ON_DEFAULT_CHANGE.append(_reset_promotion_cache)
@@ -187,20 +232,31 @@ forward_hook = None
 
 def apply(op: OpDef, args: tuple, **static):
     """Run ``op`` on ``args`` (Tensors and Python values) and record it for autograd. Returns Tensor(s)."""
+    st = tuple(static.items()) if static else ()
     vals = []
+    key = [op, st]
     req = False
     for a in args:
         if isinstance(a, Tensor):
-            vals.append(a._v)
+            v = a._v
+            vals.append(v)
+            key.append(v.dtype)
             req = req or a._rg
         else:
             vals.append(a)
+            key.append(type(a))
     if STATE.recorder is not None:
         STATE.recorder.read(args)
-    st = tuple(static.items())
-    cdt = compute_dtype(op, args) if op.promote is not None else None
+    key = tuple(key)
+    hit = _DISPATCH.get(key)
+    if hit is None:
+        hit = _dispatch_entry(op, args, st, key)
+    cdt, k = hit
     try:
-        out = run_forward(op, vals, st, cdt)
+        if STATE.tracing or config.lazy or lazy.STATS["calls_recorded"]:
+            out = run_forward(op, vals, st, cdt)
+        else:  # the eager fast path: one dict lookup, then the jitted kernel's C++ dispatch
+            out = k(*vals)
     except (TypeError, ValueError) as e:
         moved = _cpu_scalars_moved(args, vals)
         if moved is None:

@@ -202,9 +202,68 @@ def materialize_all(values):
         materialize(*pending)
 
 
+_SCALAR_TYPES = frozenset((bool, int, float, complex))
+_SCALARS_SEEN: dict = {}  # structure -> [the first Python scalars' keys, which positions have varied since]
+
+
+def _scalar_key(v):
+    """Tells apart what ``==`` does not: -0.0 from 0.0, NaN from itself (so a baked constant is reused only for an
+    identical value)."""
+    if type(v) is float:
+        return v.hex()
+    if type(v) is complex:
+        return (v.real.hex(), v.imag.hex())
+    return v
+
+
+def _varying_scalars(sig, consts):
+    """Which Python scalars of a pending graph are passed to its program as arguments; the others are baked in as
+    constants. A scalar is baked until its value is seen to change between runs of the same structure (a constant
+    like ``h * 0.5``, every run: one argument fewer, each costing a host-to-device transfer per call), then passed
+    (a learning rate or a step count: one more compile, then none)."""
+    keys = tuple(map(_scalar_key, consts))
+    seen = _SCALARS_SEEN.get(sig)
+    if seen is None:
+        seen = _SCALARS_SEEN[sig] = [keys, (False,) * len(keys)]
+    elif keys != seen[0]:
+        seen[1] = tuple(var or a != b for var, a, b in zip(seen[1], keys, seen[0]))
+    return seen[1]
+
+
+def _program(plan, out_slots, consts, varying):
+    """The jitted ``(leaf values, varying scalars) -> returned values`` of a pending graph."""
+    from .registry import _cast_fn
+    fns = [_cast_fn(op, cdt) for op, _, cdt, _, _ in plan]
+    kws = [dict(st) for _, st, _, _, _ in plan]
+    pos, baked = {}, {}
+    for i, (c, var) in enumerate(zip(consts, varying)):
+        if var:
+            pos[i] = len(pos)
+        else:
+            baked[i] = c
+
+    def run(leaf_vals, scalars):
+        results = []
+        for (op, st, cdt, refs, multi), fn, kw in zip(plan, fns, kws):
+            args = []
+            for ref in refs:
+                kind = ref[0]
+                if kind == "n":
+                    r = results[ref[1]]
+                    args.append(r[ref[2]] if ref[2] is not None else r)
+                elif kind == "l":
+                    args.append(leaf_vals[ref[1]])
+                elif kind == "k":  # a baked constant is weakly typed, like the traced Python scalar it stands for
+                    args.append(jnp.asarray(baked[ref[1]]) if ref[1] in baked else scalars[pos[ref[1]]])
+                else:
+                    args.append(None)
+            results.append(fn(*args, **kw))
+        return [results[k][i] if i is not None else results[k] for k, i in out_slots]
+    return jax.jit(run)
+
+
 def materialize(*roots):
     """Run every pending call the ``roots`` depend on as one cached jitted program."""
-    from .registry import _cast_fn
     # the pending calls, inputs first (iterative DFS)
     order, index = [], {}
     stack = [(v.call, False) for v in reversed(roots)]
@@ -221,8 +280,8 @@ def materialize(*roots):
         for v in call.inputs:
             if type(v) is LazyValue and v.value is None and id(v.call) not in index:
                 stack.append((v.call, False))
-    # the leaves (concrete inputs) and the structure
-    leaves, leaf_index, plan, internal = [], {}, [], {}
+    # the leaves (concrete inputs), the Python scalars and the structure
+    leaves, leaf_index, plan, internal, consts = [], {}, [], {}, []
     for call in order:
         refs = []
         for v in call.inputs:
@@ -234,6 +293,9 @@ def materialize(*roots):
                 v = v.value
             if v is None:
                 refs.append(("c", None))
+            elif type(v) in _SCALAR_TYPES:
+                refs.append(("k", len(consts), type(v)))
+                consts.append(v)
             elif hasattr(v, "shape"):
                 j = leaf_index.get(id(v))
                 if j is None:
@@ -257,28 +319,12 @@ def materialize(*roots):
                 out_slots.append((k, lv.index))
             del lv
     sig = (tuple(plan), tuple(_aval_key(v) for v in leaves), tuple(out_slots))
-    prog = _PROGRAMS.get(sig)
+    varying = _varying_scalars(sig, consts)
+    prog = _PROGRAMS.get((sig, varying))
     if prog is None:
-        fns = [_cast_fn(op, cdt) for op, _, cdt, _, _ in plan]
-        kws = [dict(st) for _, st, _, _, _ in plan]
-
-        def run(leaf_vals):
-            results = []
-            for (op, st, cdt, refs, multi), fn, kw in zip(plan, fns, kws):
-                args = []
-                for ref in refs:
-                    if ref[0] == "n":
-                        r = results[ref[1]]
-                        args.append(r[ref[2]] if ref[2] is not None else r)
-                    elif ref[0] == "l":
-                        args.append(leaf_vals[ref[1]])
-                    else:
-                        args.append(None)
-                results.append(fn(*args, **kw))
-            return [results[k][i] if i is not None else results[k] for k, i in out_slots]
-        prog = _PROGRAMS[sig] = jax.jit(run)
+        prog = _PROGRAMS[(sig, varying)] = _program(plan, out_slots, consts, varying)
         STATS["programs_compiled"] += 1
-    vals = prog(leaves)
+    vals = prog(leaves, [c for c, var in zip(consts, varying) if var])
     STATS["materialisations"] += 1
     for lv, v in zip(outputs, vals):
         lv.value = v

@@ -26,8 +26,20 @@ from .autograd import (no_grad as no_grad, enable_grad as enable_grad, set_grad_
 from . import ops as _ops  # noqa: E402  (installs the Tensor methods)
 from .ops.elementwise import *  # noqa: E402,F401,F403
 from .ops.reduce import *  # noqa: E402,F401,F403
+from .ops.extrema import *  # noqa: E402,F401,F403
+from .ops.stats import *  # noqa: E402,F401,F403
+from .ops.softmax import *  # noqa: E402,F401,F403
+from .ops.scan import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
+from .ops.broadcast import *  # noqa: E402,F401,F403
+from .ops.reorder import *  # noqa: E402,F401,F403
+from .ops.slicing import *  # noqa: E402,F401,F403
+from .ops.diag import *  # noqa: E402,F401,F403
+from .ops.join import *  # noqa: E402,F401,F403
 from .ops.index import *  # noqa: E402,F401,F403
+from .ops.setitem import *  # noqa: E402,F401,F403
+from .ops.gather import *  # noqa: E402,F401,F403
+from .ops.scatter import *  # noqa: E402,F401,F403
 from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403

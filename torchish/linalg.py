@@ -16,12 +16,15 @@ import warnings
 
 from . import _dtype
 from ._tensor import Tensor
-from .ops import elementwise as _E, reduce as _R, shape as _S
-from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, cross, det,
-                         eig, eigh, eigvals, eigvalsh, inv, inv_ex, lstsq, lu, lu_factor, lu_factor_ex, lu_solve,
-                         matrix_exp, matrix_norm, matrix_rank, multi_dot, pinv, qr, slogdet, solve, solve_ex,
-                         solve_triangular, svd, svdvals)
-from .ops.decomp import cholesky as _cholesky, logdet as _logdet
+from .ops import broadcast as _B, diag as _D, elementwise as _E, reduce as _R, reorder as _O, shape as _S, stats as _ST
+from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
+                         eigvals, eigvalsh, qr, svd, svdvals)
+from .ops.decomp import cholesky as _cholesky
+from .ops.lstsq import lstsq, matrix_rank, pinv
+from .ops.matfuncs import cross, matrix_exp, matrix_norm, multi_dot
+from .ops.solve import (det, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, slogdet, solve, solve_ex,
+                        solve_triangular)
+from .ops.solve import logdet as _logdet
 from .ops.linalg import matmul
 from .ops.registry import apply, defop
 
@@ -42,7 +45,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default); ``inf``/``-inf``: max/min of ``|x|``."""
     if isinstance(ord, str):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
-    return _R.vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    return _ST.vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -133,7 +136,7 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonal of each matrix (a view)."""
-    return _S.diagonal(A, offset, dim1, dim2)
+    return _D.diagonal(A, offset, dim1, dim2)
 
 
 def tensorinv(A, ind=2, *, out=None):
@@ -151,7 +154,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
     """``X`` with ``tensordot(A, X, X.ndim) = B``; ``dims`` of ``A`` are first moved to the end."""
     if dims is not None:
         dims = tuple(dims)
-        A = _S.movedim(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))
+        A = _O.movedim(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))
     rest = tuple(A.shape[B.ndim:])
     p, q = math.prod(A.shape[:B.ndim]), math.prod(rest)
     if p != q:
@@ -201,7 +204,7 @@ def _top_slogdet(input):
 
 def _top_cross(input, other, dim=None, *, out=None):
     if dim is None:
-        shape = _S.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim else input.shape
+        shape = _B.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim else input.shape
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return cross(input, other, dim=dim)
 

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from .ops import elementwise as _ew
-from .ops import reduce as _red
+from .ops import softmax as _softmax
 from .ops.elementwise import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
                               expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
                               sinc as sinc, xlogy as xlogy)
@@ -51,15 +51,15 @@ def multigammaln(input, p, *, out=None):
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
-    return _red.logsumexp(input, dim, keepdim, out=out)
+    return _softmax.logsumexp(input, dim, keepdim, out=out)
 
 
 def softmax(input, dim, *, dtype=None):
-    return _red.softmax(input, dim, dtype=dtype)
+    return _softmax.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim, *, dtype=None):
-    return _red.log_softmax(input, dim, dtype=dtype)
+    return _softmax.log_softmax(input, dim, dtype=dtype)
 
 
 # ----------------------------------------------------------------------------------------------------------------

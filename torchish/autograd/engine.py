@@ -143,7 +143,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """``is_grads_batched=True``: one backward per leading slice of the grad_outputs, stacked."""
-    from ..ops import shape as _shape
+    from ..ops import join as _join
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
         if g is not None and tuple(g.shape[1:]) != tuple(o.shape):
             raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
@@ -158,7 +158,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         gos = tuple(g[b] if g is not None else None for g in grad_outputs)
         rows.append(grad(outputs, inputs, gos, retain_graph=True, create_graph=create_graph,
                          allow_unused=allow_unused))
-    return tuple(_shape.stack([r[i] for r in rows]) if rows[0][i] is not None else None for i in range(len(inputs)))
+    return tuple(_join.stack([r[i] for r in rows]) if rows[0][i] is not None else None for i in range(len(inputs)))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -286,7 +286,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 def _jacobian_rows(i, out, inputs, create_graph, strict):
     """d out / d inputs[j] for every j, one backward per element of ``out``."""
-    from ..ops.shape import stack
+    from ..ops.join import stack
     per_input = [[] for _ in inputs]
     flat = out.reshape(-1)
     for k in range(out.numel()):
@@ -317,7 +317,7 @@ def _jacfwd(func, inputs, strict, vectorize):
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
                                   "implemented for `vectorize=True`.")
-    from ..ops.shape import stack
+    from ..ops.join import stack
     columns = []  # per input j, per element: tuple of output tangents
     out_tuple, outputs = None, None
     for j, x in enumerate(inputs):

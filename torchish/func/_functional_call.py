@@ -139,7 +139,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 
 def _stacked_leaf(tensors, name):
-    from ..ops.shape import stack
+    from ..ops.join import stack
     rg = [t.requires_grad for t in tensors]
     if any(rg) and not all(rg):
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")

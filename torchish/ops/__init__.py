@@ -3,10 +3,14 @@ every op's Tensor method onto :class:`torchish.Tensor`."""
 from __future__ import annotations
 
 from .._tensor import Tensor
-from . import registry, inplace, convert, elementwise, reduce, shape, index, creation, random, linalg
-from . import sort
+from . import registry, inplace, convert, elementwise
+from . import reduce, extrema, stats, softmax, scan
+from . import shape, broadcast, reorder, slicing, diag, join
+from . import index, setitem, gather, scatter
+from . import creation, random, linalg, sort
 
-FAMILIES = (convert, elementwise, reduce, shape, index, creation, random, linalg, sort)
+FAMILIES = (convert, elementwise, reduce, extrema, stats, softmax, scan, shape, broadcast, reorder, slicing, diag, join,
+            index, setitem, gather, scatter, creation, random, linalg, sort)
 
 
 def _install():

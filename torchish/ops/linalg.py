@@ -631,5 +631,5 @@ METHODS["__rmatmul__"] = _rmatmul_dunder
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """``torch.linalg.matrix_norm`` (defined with the decompositions; reachable here for ``torch.norm``)."""
-    from .decomp import matrix_norm as _matrix_norm
+    from .matfuncs import matrix_norm as _matrix_norm
     return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)

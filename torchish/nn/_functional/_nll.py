@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from ... import _dtype
-from ...ops import reduce as _reduce
+from ...ops import softmax as _softmax
 from ...ops.registry import apply, defop
 from ._loss_util import concrete, not_differentiable, reduction_arg
 
@@ -178,5 +178,5 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             target = target.reshape(())
         return apply(_CE_SMOOTH, (input, target, weight), ignore_index=int(ignore_index), reduction=red,
                      smoothing=ls)
-    logp = _reduce.log_softmax(input, _class_axis(input) if input.ndim else 0)
+    logp = _softmax.log_softmax(input, _class_axis(input) if input.ndim else 0)
     return nll_loss(logp, target, weight, None, ignore_index, None, red)

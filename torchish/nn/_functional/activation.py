@@ -16,7 +16,7 @@ import jax.scipy.special as jss
 from ... import _dtype
 from ..._tensor import Tensor, wrap_dim
 from ...ops import elementwise as _ew
-from ...ops import reduce as _reduce
+from ...ops import softmax as _softmax
 from ...ops.inplace import assign, write_scope
 from ...ops.registry import apply, defop
 
@@ -363,15 +363,15 @@ def glu(input, dim=-1):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return _reduce.softmax(input, dim, _stacklevel, dtype)
+    return _softmax.softmax(input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return _reduce.log_softmax(input, dim, _stacklevel, dtype)
+    return _softmax.log_softmax(input, dim, _stacklevel, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return _reduce.softmax(_ew.neg(input), dim, _stacklevel, dtype)
+    return _softmax.softmax(_ew.neg(input), dim, _stacklevel, dtype)
 
 
 def _gumbel_softmax_fwd(logits, gumbels, *, tau, axis, hard):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._tensor import wrap_dim
-from ...ops import reduce as _reduce
+from ...ops import stats as _stats
 from ...ops.registry import apply, defop
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdist"]
@@ -69,8 +69,8 @@ def _check_float(x, msg):
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``."""
     from ...ops.elementwise import clamp, div
-    from ...ops.shape import expand_as
-    denom = expand_as(clamp(_reduce.norm(input, p, dim, keepdim=True), min=eps), input)
+    from ...ops.broadcast import expand_as
+    denom = expand_as(clamp(_stats.norm(input, p, dim, keepdim=True), min=eps), input)
     return div(input, denom, out=out)
 
 
@@ -101,7 +101,7 @@ _COS = defop("cosine_similarity", _cos_fwd, promote="same", grad_name="SumBackwa
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    from ...ops.shape import broadcast_shapes
+    from ...ops.broadcast import broadcast_shapes
     from ._loss_util import check_broadcast
     check_broadcast(x1, x2)
     ndim = len(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))

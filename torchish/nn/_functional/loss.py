@@ -151,7 +151,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(target.dtype)} but expected "
                            f"{_dtype.scalar_type_name(input.dtype)}")
     if weight is not None:
-        from ...ops.shape import broadcast_shapes, expand
+        from ...ops.broadcast import broadcast_shapes, expand
         not_differentiable("binary_cross_entropy", "weight", weight)
         weight = expand(weight, broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
     v = concrete(input)

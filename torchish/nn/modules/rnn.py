@@ -10,7 +10,7 @@ import numbers
 import warnings
 
 from ...ops.creation import empty
-from ...ops.index import index_select
+from ...ops.gather import index_select
 from .. import init
 from .._functional.rnn import rnn_cell, rnn_stack
 from ..module import Module

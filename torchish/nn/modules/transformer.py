@@ -17,7 +17,7 @@ from ...autograd.grad_mode import STATE
 from ...ops import tracing
 from ...ops.creation import full
 from ...ops.elementwise import where
-from ...ops.shape import triu
+from ...ops.diag import triu
 from .. import init
 from .._functional.activation import gelu, relu
 from .._functional.attention import _canonical_mask, _none_or_dtype

@@ -33,8 +33,8 @@ def _check_foreach(foreach, tensors):
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` viewed as one vector."""
     from ...ops.creation import tensor as _tensor
-    from ...ops.reduce import vector_norm
-    from ...ops.shape import stack
+    from ...ops.stats import vector_norm
+    from ...ops.join import stack
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:

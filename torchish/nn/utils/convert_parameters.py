@@ -12,7 +12,7 @@ def _check_same_device(params):
 
 def parameters_to_vector(parameters) -> Tensor:
     """One 1-D tensor holding every parameter, flattened, in order (differentiable)."""
-    from ...ops.shape import cat
+    from ...ops.join import cat
     params = list(parameters)
     _check_same_device(params)
     return cat([p.reshape(-1) for p in params])

@@ -267,8 +267,8 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
     """Split a padded batch back into a list of sequences of the given lengths (the inverse of pad_sequence)."""
-    from ...ops.index import index_select
-    from ...ops.shape import select
+    from ...ops.gather import index_select
+    from ...ops.slicing import select
     lens = _host_ints(lengths, "unpad_sequence(lengths)")
     batch_dim = 0 if batch_first else 1
     out = []

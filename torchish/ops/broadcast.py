@@ -1,0 +1,114 @@
+"""Broadcasting: expand/expand_as/broadcast_to (views whose broadcast dims have stride 0), broadcast_shapes and
+broadcast_tensors, with PyTorch's errors."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .. import _dtype
+from .._tensor import Size
+from .inplace import layout_rule
+from .registry import apply, defop
+from .registry import Family as _Family
+from .shape import _size_args
+
+_public = _Family(globals()).public
+
+
+_EXPAND = defop("expand", lambda x, *, shape: jnp.broadcast_to(x, shape), view=True, linear=True,
+                grad_name="ExpandBackward0")
+
+
+@layout_rule("expand")
+def _expand_layout(lay, *, shape):
+    (old, strides, offset), new = lay, shape
+    shape = old
+    lead = len(new) - len(shape)
+    st = [0] * lead + [s if shape[i] == new[i + lead] else 0 for i, s in enumerate(strides)]
+    return tuple(new), tuple(st), offset
+
+
+def expand_shape(shp, sizes, dtype):
+    """The shape ``expand(sizes)`` gives a tensor of shape ``shp``, with PyTorch's errors."""
+    shp = tuple(shp)
+    if len(sizes) < len(shp):
+        raise RuntimeError(f"expand({_dtype.legacy_type_name(dtype)}{{{list(shp)}}}, size={list(sizes)}): the "
+                           f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(shp)})")
+    lead = len(sizes) - len(shp)
+    out = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
+            out.append(s)
+            continue
+        cur = shp[i - lead]
+        if s == -1:
+            s = cur
+        if cur != s and cur != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(shp)}")
+        out.append(s)
+    return tuple(out)
+
+
+def expand(input, *sizes):
+    return apply(_EXPAND, (input,), shape=expand_shape(input.shape, _size_args(sizes), input.dtype))
+
+
+def expand_as(input, other):
+    return expand(input, tuple(other.shape))
+
+
+def broadcast_to(input, size):
+    return expand(input, tuple(size))
+
+
+def broadcast_shapes(*shapes):
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    result = [1] * max((len(s) for s in shapes), default=0)
+    for k, s in enumerate(shapes):
+        for i in range(-1, -1 - len(s), -1):
+            if s[i] < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if s[i] == 1 or s[i] == result[i]:
+                continue
+            if result[i] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[i]} at {i}! Mismatching "
+                                   f"argument at index {k} had {s}; but expected shape should be broadcastable to "
+                                   f"{result}")
+            result[i] = s[i]
+    return Size(result)
+
+
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    try:
+        shape = broadcast_shapes(*[t.shape for t in tensors])
+    except RuntimeError:
+        a, b = _mismatch(tensors)
+        raise RuntimeError(f"The size of tensor a ({a[0]}) must match the size of tensor b ({b[0]}) at non-singleton "
+                           f"dimension {a[1]}") from None
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def _mismatch(tensors):
+    shapes = [tuple(t.shape) for t in tensors]
+    nd = max(len(s) for s in shapes)
+    padded = [(1,) * (nd - len(s)) + s for s in shapes]
+    for i in range(nd - 1, -1, -1):
+        sizes = [p[i] for p in padded if p[i] != 1]
+        if len(set(sizes)) > 1:
+            return (sizes[0], i), (sizes[1], i)
+    return (1, 0), (1, 0)
+
+
+for _n in ("expand", "expand_as", "broadcast_to"):
+    _public(_n, globals()[_n])
+__all__.remove("expand")
+__all__.remove("expand_as")
+for _n in ("broadcast_shapes", "broadcast_tensors"):
+    _public(_n, globals()[_n], method=False)

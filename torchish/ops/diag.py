@@ -1,0 +1,128 @@
+"""Diagonals and triangles: diagonal (a view), diag, diag_embed, diagflat, trace, and tril/triu (with tril_/triu_)."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import wrap_dim
+from . import inplace as _ip
+from .inplace import layout_rule
+from .registry import apply, defop
+from .registry import Family as _Family
+from .shape import reshape
+
+_public = _Family(globals()).public
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# diagonal (a view)
+
+
+def _diagonal_fwd(x, *, offset, dim1, dim2):
+    return jnp.diagonal(x, offset, dim1, dim2)
+
+
+_DIAGONAL = defop("diagonal", _diagonal_fwd, view=True, linear=True, grad_name="DiagonalBackward0")
+
+
+@layout_rule("diagonal")
+def _diagonal_layout(lay, *, offset, dim1, dim2):
+    shape, strides, off = lay
+    if offset >= 0:
+        n = max(min(shape[dim1], shape[dim2] - offset), 0)
+        start = offset * strides[dim2]
+    else:
+        n = max(min(shape[dim1] + offset, shape[dim2]), 0)
+        start = -offset * strides[dim1]
+    keep = [i for i in range(len(shape)) if i not in (dim1, dim2)]
+    return (tuple(shape[i] for i in keep) + (n,), tuple(strides[i] for i in keep) + (strides[dim1] + strides[dim2],),
+            off + (start if n else 0))
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    a, b = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(_DIAGONAL, (input,), offset=int(offset), dim1=a, dim2=b)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# tril / triu
+
+
+_TRIL = defop("tril", lambda x, *, k: jnp.tril(x, k), linear=True, grad_name="TrilBackward0")
+_TRIU = defop("triu", lambda x, *, k: jnp.triu(x, k), linear=True, grad_name="TriuBackward0")
+
+
+def tril(input, diagonal=0, *, out=None):
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    from .elementwise import _out
+    return _out(apply(_TRIL, (input,), k=int(diagonal)), out)
+
+
+def triu(input, diagonal=0, *, out=None):
+    if input.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    from .elementwise import _out
+    return _out(apply(_TRIU, (input,), k=int(diagonal)), out)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# diagonals: diag / diag_embed / diagflat / trace
+
+
+def _diag_embed_fwd(x, *, offset, dim1, dim2):
+    m = x.shape[-1]
+    n = m + abs(offset)
+    rows = np.arange(m) + max(-offset, 0)
+    cols = np.arange(m) + max(offset, 0)
+    z = jnp.zeros(x.shape[:-1] + (n, n), x.dtype).at[..., rows, cols].set(x)
+    return jnp.moveaxis(z, (-2, -1), (dim1, dim2))
+
+
+_DIAG_EMBED = defop("diag_embed", _diag_embed_fwd, linear=True, grad_name="DiagEmbedBackward0")
+_DIAG_COPY = defop("diagonal_copy", _diagonal_fwd, linear=True, grad_name="DiagonalBackward0_copy")
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    nd = input.ndim + 1
+    a, b = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(_DIAG_EMBED, (input,), offset=int(offset), dim1=a, dim2=b)
+
+
+def diag(input, diagonal=0, *, out=None):
+    from .elementwise import _out
+    if input.ndim == 1:
+        return _out(apply(_DIAG_EMBED, (input,), offset=int(diagonal), dim1=0, dim2=1), out)
+    if input.ndim == 2:
+        return _out(apply(_DIAG_COPY, (input,), offset=int(diagonal), dim1=0, dim2=1), out)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def diagflat(input, offset=0):
+    return apply(_DIAG_EMBED, (reshape(input, (-1,)),), offset=int(offset), dim1=0, dim2=1)
+
+
+def _trace_fwd(x):
+    d = jnp.diagonal(x)
+    return jnp.sum(d, dtype=jnp.int64 if jnp.issubdtype(x.dtype, jnp.integer) else x.dtype)
+
+
+_TRACE = defop("trace", _trace_fwd, linear=True, grad_name="TraceBackward0")
+
+
+def trace(input):
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input._v.dtype == np.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")  # mirrors PyTorch's error
+    return apply(_TRACE, (input,))
+
+
+for _n in ("diagonal", "tril", "triu", "diag", "diag_embed", "diagflat", "trace"):
+    _public(_n, globals()[_n])
+METHODS["tril_"] = _ip.make_inplace(tril, "tril_")
+METHODS["triu_"] = _ip.make_inplace(triu, "triu_")

@@ -1,0 +1,245 @@
+"""Copies that join or repeat tensors: cat (concat, concatenate), stack, hstack/vstack/dstack/column_stack,
+atleast_1d/2d/3d, meshgrid, repeat, tile and repeat_interleave."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, wrap_dim
+from .broadcast import expand
+from .registry import apply, defop
+from .registry import Family as _Family
+from .shape import _size_args, reshape, unsqueeze, view
+
+_public = _Family(globals()).public
+
+
+# copies: cat / stack
+
+
+def _tensor_list(tensors, name):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    return tensors
+
+
+def _result_dtype(tensors):
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        dt = _dtype.promote_types(dt, t.dtype)
+    return dt
+
+
+_CAT = defop("cat", lambda *xs, axis: jnp.concatenate(xs, axis=axis), promote="same", linear=True,
+             grad_name="CatBackward0")
+_STACK = defop("stack", lambda *xs, axis: jnp.stack(xs, axis=axis), promote="same", linear=True,
+               grad_name="StackBackward0")
+
+
+def cat(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    # legacy: 1-D empty tensors are skipped (they still take part in the dtype)
+    keep = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+    if not keep:
+        keep = tensors[:1]
+    elif len(keep) < len(tensors):
+        from .convert import to_dtype
+        dt = _result_dtype(tensors)
+        keep = [to_dtype(t, dt) for t in keep]
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    ref = keep[0]
+    d = wrap_dim(dim, ref.ndim)
+    for t in keep[1:]:
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
+    for t in keep[1:]:
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{ref.shape[k]} but got size {t.shape[k]} for tensor number "
+                                   f"{_index_of(tensors, t)} in the list.")
+    from .elementwise import _out
+    return _out(apply(_CAT, tuple(keep), axis=d), out)
+
+
+def _index_of(seq, x):
+    return next(i for i, y in enumerate(seq) if y is x)
+
+
+def stack(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shp = tensors[0].shape
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != shp:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
+                               f"{list(t.shape)} at entry {i}")
+    d = wrap_dim(dim, len(shp) + 1)
+    from .elementwise import _out
+    return _out(apply(_STACK, tuple(tensors), axis=d), out)
+
+
+def _nonempty(tensors, name):
+    tensors = _tensor_list(tensors, name)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors, *, out=None):
+    tensors = [atleast_1d(t) for t in _nonempty(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    return cat([atleast_2d(t) for t in _nonempty(tensors, "vstack")], 0, out=out)
+
+
+def dstack(tensors, *, out=None):
+    return cat([atleast_3d(t) for t in _nonempty(tensors, "dstack")], 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    ts = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in _nonempty(tensors, "column_stack")]
+    return hstack(ts, out=out)
+
+
+def _flat(tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return list(tensors[0])
+    return list(tensors)
+
+
+def _atleast(nd):
+    def f(*tensors):
+        out = []
+        for t in _flat(tensors):
+            if t.ndim < nd:
+                shape = {0: (1,) * nd, 1: (1,) + tuple(t.shape) + (1,) * (nd - 2), 2: tuple(t.shape) + (1,)}[t.ndim]
+                t = reshape(t, shape) if t.ndim == 0 else unsqueeze(t, 0) if nd == 2 else view(t, shape)
+            out.append(t)
+        return out[0] if len(out) == 1 and not (len(tensors) == 1 and isinstance(tensors[0], (list, tuple))) \
+            else tuple(out)
+    f.__name__ = f"atleast_{nd}d"
+    return f
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# copies: repeat / tile / repeat_interleave
+
+
+_REPEAT = defop("repeat", lambda x, *, reps: jnp.tile(x, reps), grad_name="RepeatBackward0", linear=True)
+
+
+def repeat(self, *sizes):
+    sizes = _size_args(sizes)
+    if len(sizes) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    shape = (1,) * (len(sizes) - self.ndim) + tuple(self.shape)
+    target = [a * b for a, b in zip(shape, sizes)]
+    for s in target:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {target}")
+    return apply(_REPEAT, (self,), reps=sizes)
+
+
+def tile(input, dims):
+    dims = _size_args((dims,))
+    if len(dims) < input.ndim:
+        dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+_REPEAT_INTERLEAVE = defop("repeat_interleave", lambda x, *, repeats, axis, total:
+                           jnp.repeat(x, np.asarray(repeats) if isinstance(repeats, tuple) else repeats, axis=axis,
+                                      total_repeat_length=total), grad_name="ViewBackward0", linear=True)
+_REPEAT_INTERLEAVE_T = defop("repeat_interleave_t", _REPEAT_INTERLEAVE.fwd, grad_name="IndexSelectBackward0",
+                             linear=True)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
+        from .creation import arange
+        if input.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return repeat_interleave(arange(input.shape[0]), input, 0, output_size=output_size)
+    x = input if dim is not None else reshape(input, (-1,))
+    d = wrap_dim(dim, input.ndim) if dim is not None else 0
+    n = x.shape[d] if x.ndim else 1
+    if isinstance(repeats, Tensor):
+        if repeats.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if repeats._v.dtype.kind not in "iu":
+            raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "  # mirrors PyTorch's error
+                                      f"'{_dtype.scalar_type_name(repeats.dtype)}'")
+        r = [int(v) for v in np.asarray(repeats._concrete()).reshape(-1)]
+        if len(r) == 1:
+            r = r * n
+        if len(r) != n:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{len(r)} and input.size({d}) = {n}")
+        if any(v < 0 for v in r):
+            raise RuntimeError("repeats can not be negative")
+        op, r = _REPEAT_INTERLEAVE_T, tuple(r)
+        total = sum(r)
+    else:
+        r = int(repeats)
+        if r < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        op, total = _REPEAT_INTERLEAVE, r * n
+    if output_size is not None and output_size != total:
+        raise RuntimeError("allocated size does not match required size")
+    return apply(op, (x,), repeats=r, axis=d, total=total)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# meshgrid
+
+
+def meshgrid(*tensors, indexing=None):
+    ts = _flat(tensors)
+    if not ts:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in ts:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    if any(t.dtype != ts[0].dtype for t in ts):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    swap = indexing == "xy" and len(ts) >= 2
+    shape = [t.numel() for t in ts]
+    if swap:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, t in enumerate(ts):
+        vshape = [1] * len(ts)
+        vshape[(1 - i) if swap and i < 2 else i] = -1
+        out.append(expand(view(t, tuple(vshape)), tuple(shape)))
+    return tuple(out)
+
+
+for _n in ("cat", "stack", "hstack", "vstack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d",
+           "meshgrid"):
+    _public(_n, globals()[_n], method=False)
+for _n in ("repeat", "tile", "repeat_interleave"):
+    _public(_n, globals()[_n])
+__all__.remove("repeat")
+concat = concatenate = cat
+__all__ += ["concat", "concatenate"]

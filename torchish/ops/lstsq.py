@@ -1,0 +1,145 @@
+"""Pseudo-inverse, numerical rank and least squares: pinv, matrix_rank and lstsq, each dropping the singular values
+(eigenvalue magnitudes when ``hermitian``) at or below ``max(atol, rtol * largest)``."""
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from .decomp import RESULTS, _batch_broadcast, _mH, _mm, check_matrix, svdvals
+from .registry import apply, defop
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# pinv
+
+
+def _pinv_value(A, atol, rtol, hermitian):
+    if hermitian:
+        w, V = jnp.linalg.eigh(A)
+        cut = jnp.maximum(atol, rtol * jnp.max(jnp.abs(w), -1, keepdims=True, initial=0.0))
+        winv = jnp.where(jnp.abs(w) > cut, 1 / jnp.where(w == 0, 1, w), 0).astype(A.dtype)
+        return _mm(V * winv[..., None, :], _mH(V))
+    U, S, Vh = jnp.linalg.svd(A, full_matrices=False)
+    cut = jnp.maximum(atol, rtol * jnp.max(S, -1, keepdims=True, initial=0.0))
+    sinv = jnp.where(S > cut, 1 / jnp.where(S == 0, 1, S), 0).astype(A.dtype)
+    return _mm(_mH(Vh) * sinv[..., None, :], _mH(U))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _pinv_core(A, atol, rtol, hermitian):
+    return _pinv_value(A, atol, rtol, hermitian)
+
+
+@_pinv_core.defjvp
+def _pinv_jvp(atol, rtol, hermitian, primals, tangents):
+    """d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+ (Golub & Pereyra): no derivative of
+    the SVD itself, so repeated singular values are fine."""
+    (A,), (dA,) = primals, tangents
+    P = _pinv_value(A, atol, rtol, hermitian)
+    m, n = A.shape[-2:]
+    dAh, Ph = _mH(dA), _mH(P)
+    t1 = -_mm(_mm(P, dA), P)
+    t2 = _mm(_mm(_mm(P, Ph), dAh), jnp.eye(m, dtype=A.dtype) - _mm(A, P))
+    t3 = _mm(_mm(jnp.eye(n, dtype=A.dtype) - _mm(P, A), dAh), _mm(Ph, P))
+    return P, t1 + t2 + t3
+
+
+def _pinv_fwd(A, *, atol, rtol, hermitian):
+    return _pinv_core(A, atol, rtol, hermitian)
+
+
+_PINV = defop("linalg_pinv", _pinv_fwd, grad_name="LinalgPinvBackward0")
+
+
+def pinv_tolerances(A, atol, rtol, rcond=None):
+    """PyTorch's defaults: rtol = eps * max(m, n) unless only a positive atol is given."""
+    if rcond is not None:
+        rtol = rcond
+    atol = float(atol.item() if isinstance(atol, Tensor) else atol) if atol is not None else None
+    rtol = float(rtol.item() if isinstance(rtol, Tensor) else rtol) if rtol is not None else None
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(A.dtype.to_real().np).eps) * max(
+            A.shape[-2:])
+    return (atol or 0.0), rtol
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
+    """The Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` are dropped."""
+    check_matrix(A, "linalg.pinv", square=bool(hermitian))
+    atol, rtol = pinv_tolerances(A, atol, rtol, rcond)
+    return apply(_PINV, (A,), atol=atol, rtol=rtol, hermitian=bool(hermitian))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# rank and least squares
+
+
+def _rank_fwd(A, *, atol, rtol, hermitian):
+    S = jnp.abs(jnp.linalg.eigvalsh(A)) if hermitian else jnp.linalg.svd(A, compute_uv=False)
+    cut = jnp.maximum(atol, rtol * jnp.max(S, -1, keepdims=True, initial=0.0))
+    return jnp.sum(S > cut, -1).astype(jnp.int64)
+
+
+_RANK = defop("linalg_matrix_rank", _rank_fwd, differentiable=False)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The number of singular values (eigenvalue magnitudes when ``hermitian``) above
+    ``max(atol, rtol * largest)``; ``tol`` is the old name of ``atol`` (with ``rtol = 0``)."""
+    check_matrix(A, "linalg.matrix_rank", square=bool(hermitian))
+    if tol is not None:
+        atol, rtol = tol, (0.0 if rtol is None else rtol)
+    atol, rtol = pinv_tolerances(A, atol, rtol)
+    return apply(_RANK, (A,), atol=atol, rtol=rtol, hermitian=bool(hermitian))
+
+
+def _lstsq_fwd(A, B, *, vector, rtol):
+    if vector:
+        B = B[..., None]
+    A, B = _batch_broadcast(A, B)
+    X = _mm(_pinv_core(A, 0.0, rtol, False), B)
+    return X[..., 0] if vector else X
+
+
+_LSTSQ = defop("linalg_lstsq", _lstsq_fwd, grad_name="LinalgLstsqBackward0")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solutions of ``A X = B`` (minimum norm), with PyTorch's per-driver extra outputs: ``rank``
+    (not for 'gels'), ``singular_values`` ('gelsd'/'gelss') and ``residuals`` (tall full-rank systems, not
+    'gelsy')."""
+    from . import elementwise as E, reduce as R, shape as S, slicing
+    from .creation import zeros
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    check_matrix(A, "torch.linalg.lstsq", square=False, arg="input")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+                           f"dtype {_dtype.scalar_type_name(A.dtype)} and other's dtype "
+                           f"{_dtype.scalar_type_name(B.dtype)}")
+    vector = B.ndim == A.ndim - 1
+    if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    m, n = A.shape[-2:]
+    rtol = float(rcond) if rcond is not None else float(np.finfo(A.dtype.to_real().np).eps) * max(m, n)
+    X = apply(_LSTSQ, (A, B), vector=vector, rtol=rtol)
+    real = A.dtype.to_real()
+    empty = zeros(0, dtype=real, device=A.device)
+    rank = zeros(0, dtype=_dtype.int64, device=A.device) if driver == "gels" else \
+        apply(_RANK, (A,), atol=0.0, rtol=rtol, hermitian=False)
+    sv = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
+    residuals = empty
+    if X.requires_grad:  # torch's empty residuals still hang off the solution's backward node
+        residuals = slicing.narrow(S.flatten(E.abs(X) if X.dtype.is_complex else X), 0, 0, 0)
+    if m > n and driver != "gelsy" and (driver == "gels" or bool((np.asarray(rank._d) == n).all())):
+        from .linalg import matmul
+        r = E.sub(matmul(A, S.unsqueeze(X, -1) if vector else X), S.unsqueeze(B, -1) if vector else B)
+        residuals = R.sum(E.mul(E.abs(r), E.abs(r)), -2)
+        residuals = S.squeeze(residuals, -1) if vector else residuals
+    return RESULTS["linalg_lstsq"](X, residuals, rank, sv)

@@ -1,0 +1,126 @@
+"""Functions and products of matrices: matrix_exp, matrix_norm, cross and multi_dot."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .decomp import _HI, check_matrix, svdvals
+from .registry import apply, defop
+
+_FLOAT = _dtype._FLOAT
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# matrix_exp, cross, multi_dot
+
+
+_EXPM = defop("linalg_matrix_exp", lambda A: jax.scipy.linalg.expm(A), grad_name="LinalgMatrixExpBackward0")
+
+
+def matrix_exp(A):
+    """The matrix exponential of each square matrix."""
+    check_matrix(A, "linalg.matrix_exp")
+    return apply(_EXPM, (A,))
+
+
+_CROSS = defop("linalg_cross", lambda a, b, *, dim: jnp.cross(*jnp.broadcast_arrays(a, b), axis=dim),
+               grad_name="LinalgCrossBackward0")
+
+
+def cross(input, other, *, dim=-1, out=None):
+    """The cross product of 3-vectors along ``dim`` (shapes broadcast, dims must agree in number)."""
+    from .._tensor import wrap_dim
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = wrap_dim(dim, input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
+                           f"{_dtype.scalar_type_name(other.dtype)}")
+    try:
+        np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    except ValueError:
+        from .linalg import broadcast_error
+        raise broadcast_error(tuple(input.shape), tuple(other.shape)) from None
+    return apply(_CROSS, (input, other), dim=d)
+
+
+def _multi_dot_fwd(*xs):
+    return jnp.linalg.multi_dot(xs, precision=_HI)
+
+
+_MULTI_DOT = defop("linalg_multi_dot", _multi_dot_fwd, grad_name="ViewBackward0")
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (first/last may be vectors), multiplied in the cheapest order."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        where = "first" if i == 0 else "last" if i == len(ts) - 1 else None
+        if where and t.ndim not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the {where} tensor must be 1D or 2D but got {t.ndim}D")
+        if not where and t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+        if t.dtype is not ts[0].dtype:
+            from .elementwise import c10_name
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{c10_name(ts[0].dtype)} and tensor {i} {c10_name(t.dtype)}")
+    for i in range(len(ts) - 1):
+        a, b = ts[i], ts[i + 1]
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} and "
+                               f"{list(b.shape)} cannot be multiplied")
+    return apply(_MULTI_DOT, tuple(ts))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# matrix norms
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """``'fro'``, ``'nuc'``, and the induced norms ``1, -1, 2, -2, inf, -inf`` over the two dims ``dim``."""
+    from . import convert, elementwise as E, extrema, reduce as R, reorder, shape as S, stats
+    from .._tensor import wrap_dim
+    if dtype is not None:
+        A = convert.to_dtype(A, dtype)
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if A.dtype.category < _FLOAT:
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype.scalar_type_name(A.dtype)}")
+    if not isinstance(dim, (tuple, list)):
+        raise TypeError(f"linalg_matrix_norm() received an invalid combination of arguments - got (Tensor, "
+                        f"dim={type(dim).__name__}), but expected one of:\n"
+                        " * (Tensor input, Number ord, tuple of ints dim = {-2,-1}, bool keepdim = False, *, "
+                        "torch.dtype dtype = None, Tensor out = None)\n"
+                        " * (Tensor input, str ord = \"fro\", tuple of ints dim = {-2,-1}, bool keepdim = False, *, "
+                        "torch.dtype dtype = None, Tensor out = None)\n")
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return stats.vector_norm(A, 2, (d0, d1), keepdim)
+    if ord == "nuc" or ord in (2, -2):
+        sv = svdvals(reorder.movedim(A, (d0, d1), (-2, -1)))
+        if ord == "nuc":
+            res = R.sum(sv, -1)
+        else:
+            res = (extrema.amax if ord == 2 else extrema.amin)(sv, -1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                res = S.unsqueeze(res, d)
+        return res
+    if ord in (1, -1, float("inf"), float("-inf")):
+        sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        summed = R.sum(E.abs(A), sum_dim, keepdim)
+        red = red_dim if keepdim or red_dim < sum_dim else red_dim - 1
+        return (extrema.amax if ord > 0 else extrema.amin)(summed, red, keepdim)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")

@@ -1,0 +1,192 @@
+"""Reordering: views that permute dims (permute, transpose, t, ``.T``/``.mT``/``.H``/``.mH``, movedim/moveaxis,
+swapaxes/swapdims, and the in-place ``t_``/``transpose_``/``swapaxes_``) and copies that reorder elements (flip,
+fliplr, flipud, roll, rot90)."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._tensor import wrap_dim
+from .inplace import layout_rule
+from .registry import apply, defop
+from .registry import Family as _Family
+from .shape import _ALIAS, _dims_arg, _inplace_view, _size_args
+
+_public = _Family(globals()).public
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# permutations
+
+_PERMUTE = defop("permute", lambda x, *, dims: jnp.transpose(x, dims), view=True, linear=True,
+                 grad_name="PermuteBackward0")
+_TRANSPOSE = defop("transpose", lambda x, *, dims: jnp.transpose(x, dims), view=True, linear=True,
+                   grad_name="TransposeBackward0")
+_T = defop("t", lambda x, *, dims: jnp.transpose(x, dims), view=True, linear=True, grad_name="TBackward0")
+
+
+@layout_rule("permute", "transpose", "t")
+def _permute_layout(lay, *, dims):
+    shape, strides, offset = lay
+    return tuple(shape[d] for d in dims), tuple(strides[d] for d in dims), offset
+
+
+def permute(input, *dims):
+    dims = _size_args(dims)
+    if len(dims) != input.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    dims = tuple(wrap_dim(d, input.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(_PERMUTE, (input,), dims=dims)
+
+
+def _swap_perm(nd, dim0, dim1):
+    if nd == 0:
+        wrap_dim(dim0, 0), wrap_dim(dim1, 0)
+        return ()
+    a, b = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+    p = list(range(nd))
+    p[a], p[b] = p[b], p[a]
+    return tuple(p)
+
+
+def transpose(input, dim0, dim1):
+    return apply(_TRANSPOSE, (input,), dims=_swap_perm(input.ndim, dim0, dim1))
+
+
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return apply(_T, (input,), dims=tuple(reversed(range(input.ndim))))
+
+
+def _T_prop(self):
+    import warnings
+    if self.ndim == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=2)
+    elif self.ndim != 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
+                      "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices "
+                      "or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=2)
+    return apply(_PERMUTE, (self,), dims=tuple(reversed(range(self.ndim))))
+
+
+def _mT(self):
+    if self.ndim == 0:
+        import warnings
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=2)
+        return apply(_ALIAS, (self,))
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D "
+                           "tensor.")
+    return transpose(self, -2, -1)
+
+
+def movedim(input, source, destination):
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    nd = input.ndim
+    src = [wrap_dim(s, nd) for s in src]
+    dst = [wrap_dim(d, nd) for d in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    order = [-1] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(nd) if i not in src)
+    order = [o if o >= 0 else next(rest) for o in order]
+    return apply(_PERMUTE, (input,), dims=tuple(order))
+
+
+def swapaxes(input, axis0, axis1):
+    return transpose(input, axis0, axis1)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# flip / roll / rot90
+
+
+_FLIP = defop("flip", lambda x, *, dims: jnp.flip(x, dims), linear=True, grad_name="FlipBackward0")
+
+
+def flip(input, *dims):
+    dims = _size_args(dims)
+    if input.ndim == 0:
+        for d in dims:
+            wrap_dim(d, 0)
+        return apply(_FLIP, (input,), dims=())
+    return apply(_FLIP, (input,), dims=_dims_arg(dims, input.ndim))
+
+
+def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+def _roll_fwd(x, *, shifts, dims):
+    if dims is None:
+        return jnp.roll(x.reshape(-1), shifts).reshape(x.shape)
+    return jnp.roll(x, shifts, dims)
+
+
+_ROLL = defop("roll", _roll_fwd, linear=True, grad_name="RollBackward0")
+
+
+def roll(input, shifts, dims=None):
+    sh = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    ds = () if dims is None else (dims,) if isinstance(dims, int) else tuple(dims)
+    if not ds:
+        if len(sh) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+        return apply(_ROLL, (input,), shifts=sh[0], dims=None)
+    if len(sh) != len(ds):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+    return apply(_ROLL, (input,), shifts=sh, dims=tuple(wrap_dim(d, input.ndim) for d in ds))
+
+
+_ROT90 = defop("rot90", lambda x, *, k, dims: jnp.rot90(x, k, dims), linear=True, grad_name="Rot90Backward0")
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    a, b = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    if a == b:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    return apply(_ROT90, (input,), k=int(k) % 4, dims=(a, b))
+
+
+for _n in ("permute", "transpose", "t", "movedim", "swapaxes", "flip", "fliplr", "flipud", "roll", "rot90"):
+    _public(_n, globals()[_n])
+for _n in ("t", "transpose", "swapaxes"):
+    METHODS[_n + "_"] = _inplace_view(globals()[_n])
+METHODS["swapdims_"] = METHODS["swapaxes_"]
+METHODS["moveaxis"] = movedim
+METHODS["swapdims"] = swapaxes
+METHODS["T"] = property(_T_prop)
+METHODS["mT"] = property(_mT)
+METHODS["H"] = property(lambda self: _T_prop(self).conj() if self.is_complex() else _T_prop(self))
+METHODS["mH"] = property(lambda self: _mT(self).conj() if self.is_complex() else _mT(self))
+__all__ += ["moveaxis", "swapdims"]
+moveaxis = movedim
+swapdims = swapaxes

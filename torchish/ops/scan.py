@@ -1,0 +1,198 @@
+"""Scans and differences: cumsum/cumprod (with cumsum_/cumprod_), cummax/cummin, logcumsumexp, diff, and the
+trapezoidal rule (trapezoid/trapz, cumulative_trapezoid) composed of recorded ops."""
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtype
+from .._tensor import Tensor, wrap_dim
+from .elementwise import _out, not_implemented, require_tensor
+from .inplace import make_inplace
+from .reduce import RETURN_TYPES, _acc_dtype, numpy_kwargs, one_dim, scatter_add_along, sum
+from .registry import apply, defop
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+_FLOAT = _dtype._FLOAT
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# scans
+
+
+def _scan(f):
+    def fwd(x, *, axis, dtype):
+        x = x.astype(dtype)
+        return x if axis is None else f(x, axis=axis, dtype=dtype)
+    return fwd
+
+
+_CUMSUM = defop("cumsum", _scan(jnp.cumsum), linear=True, grad_name="CumsumBackward0")
+_CUMPROD = defop("cumprod", _scan(jnp.cumprod), grad_name="CumprodBackward0")
+
+
+@numpy_kwargs
+def cumsum(input, dim, *, dtype=None, out=None):
+    require_tensor(input, "cumsum")
+    dt = _acc_dtype(input, dtype, out)
+    return _out(apply(_CUMSUM, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumsum")
+
+
+@numpy_kwargs
+def cumprod(input, dim, *, dtype=None, out=None):
+    require_tensor(input, "cumprod")
+    dt = _acc_dtype(input, dtype, out)
+    return _out(apply(_CUMPROD, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumprod")
+
+
+def _cummax_fwd(x, *, axis, largest):
+    if axis is None:
+        return x, jnp.zeros((), jnp.int64)
+    n = x.shape[axis]
+    idx = jnp.broadcast_to(jnp.arange(n).reshape((-1,) + (1,) * (x.ndim - axis - 1)), x.shape)
+
+    def comb(a, b):
+        va, ia = a
+        vb, ib = b
+        take_b = (vb >= va) if largest else (vb <= va)
+        if jnp.issubdtype(x.dtype, jnp.inexact):  # a NaN, once seen, stays
+            take_b = (take_b | jnp.isnan(vb)) & ~(jnp.isnan(va) & ~jnp.isnan(vb))
+        return jnp.where(take_b, vb, va), jnp.where(take_b, ib, ia)
+    v, i = jax.lax.associative_scan(comb, (x, idx), axis=axis)
+    return v, i.astype(jnp.int64)
+
+
+def _cummax_vjp(g, x, out, axis, largest):
+    if axis is None:
+        return g[0]
+    return scatter_add_along(x.shape, x.dtype, out[1], g[0], axis)
+
+
+_CUMMAX = defop("cummax", _cummax_fwd, vjp=_cummax_vjp, grad_name="CummaxBackward0")
+_CUMMIN = defop("cummin", _cummax_fwd, vjp=_cummax_vjp, grad_name="CumminBackward0")
+
+
+def cummax(input, dim):
+    require_tensor(input, "cummax")
+    v, i = apply(_CUMMAX, (input,), axis=one_dim(dim, input.ndim), largest=True)
+    return RETURN_TYPES["cummax"](v, i)
+
+
+def cummin(input, dim):
+    require_tensor(input, "cummin")
+    v, i = apply(_CUMMIN, (input,), axis=one_dim(dim, input.ndim), largest=False)
+    return RETURN_TYPES["cummin"](v, i)
+
+
+_LOGCUMSUMEXP = defop("logcumsumexp", lambda x, *, axis: x if axis is None else jax.lax.cumlogsumexp(x, axis=axis))
+
+
+def logcumsumexp(input, dim, *, out=None):
+    require_tensor(input, "logcumsumexp")
+    d = one_dim(dim, input.ndim)
+    if input.dtype.category < _FLOAT:
+        raise not_implemented("logcumsumexp_out_cpu", input.dtype)
+    return _out(apply(_LOGCUMSUMEXP, (input,), axis=d), out, "logcumsumexp")
+
+
+for _n in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):
+    _public(_n, globals()[_n])
+METHODS["cumsum_"] = make_inplace(cumsum, "cumsum_")
+METHODS["cumprod_"] = make_inplace(cumprod, "cumprod_")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# diff / trapezoid (composed of recorded ops, so their gradients are those of the parts)
+
+
+_DIFF = defop("diff", lambda x, *, n, axis: jnp.diff(x, n=n, axis=axis), linear=True, grad_name="SubBackward0")
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first)."""
+    require_tensor(input, "diff")
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    parts = []
+    for arg, t in (("prepend", prepend), ("append", append)):
+        if t is not None:
+            require_tensor(t, "diff", arg=arg, pos=4 if arg == "prepend" else 5)
+            if t.ndim != input.ndim:
+                raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if prepend is not None or append is not None:
+        from .join import cat
+        parts = [t for t in (prepend, input, append) if t is not None]
+        input = cat(parts, d)
+    if n == 0:
+        return input
+    return apply(_DIFF, (input,), n=int(builtins.min(n, input.shape[d])) if input.shape[d] else int(n), axis=d)
+
+
+def _trapezoid_parts(y, x, dx, dim):
+    from .slicing import narrow
+    d = wrap_dim(dim, y.ndim)
+    m = y.shape[d]
+    lo, hi = narrow(y, d, 0, m - 1), narrow(y, d, 1, m - 1)
+    if x is None:
+        return d, lo + hi, 1 if dx is None else dx
+    require_tensor(x, "trapezoid", 2, "x")
+    if x.ndim == 1:
+        if x.shape[0] != m:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        from .shape import reshape
+        shape = [1] * y.ndim
+        shape[d] = m - 1
+        return d, lo + hi, reshape(diff(x), shape)
+    return d, lo + hi, diff(x, dim=d)
+
+
+def _check_not_bool(y, name):
+    if y.dtype is _dtype.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim``, with sample points ``x`` or a constant spacing ``dx`` (default 1)."""
+    require_tensor(y, "trapezoid", 1, "y")
+    _check_not_bool(y, "trapezoid")
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    d = wrap_dim(dim, y.ndim)
+    if y.shape[d] == 0:
+        from .creation import zeros
+        return zeros(tuple(s for i, s in enumerate(y.shape) if i != d), dtype=y.dtype)
+    d, pair_sum, spacing = _trapezoid_parts(y, x, dx, dim)
+    if isinstance(spacing, Tensor):
+        return sum(spacing * pair_sum, d) / 2.0
+    from .slicing import select
+    return (sum(y, d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * spacing
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Running trapezoidal integrals along ``dim`` (one element shorter than ``y`` there)."""
+    require_tensor(y, "cumulative_trapezoid", 1, "y")
+    _check_not_bool(y, "cumulative_trapezoid")
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    d = wrap_dim(dim, y.ndim)
+    if y.shape[d] == 0:
+        return y
+    d, pair_sum, spacing = _trapezoid_parts(y, x, dx, dim)
+    if isinstance(spacing, Tensor):
+        return cumsum(spacing * pair_sum / 2.0, d)
+    return cumsum(spacing / 2.0 * pair_sum, d)
+
+
+_public("diff", diff)
+for _n in ("trapezoid", "trapz", "cumulative_trapezoid"):
+    _public(_n, globals()[_n], method=False)

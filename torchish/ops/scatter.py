@@ -1,0 +1,337 @@
+"""Index ops that write: scatter/scatter_add/scatter_reduce, index_add/index_copy/index_fill, masked_fill/
+masked_scatter and put, each also an in-place method (``scatter_``, ...)."""
+from __future__ import annotations
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from .gather import (_along, _as_1d, _check_flat_index, _check_index_shape, _concrete_bounds, _dim_size, _grid, _tname,
+                     _wrap)
+from .index import _INDEX_DTYPES
+from .registry import apply, defop
+from .registry import Family as _Family
+from .setitem import _c_name
+
+_public = _Family(globals()).public
+
+
+_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+               "uint8": "unsigned char", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# scatter / scatter_add / scatter_reduce
+
+_REDUCE_NAMES = {"sum": "add", "add": "add", "prod": "multiply", "multiply": "multiply", "amax": "max",
+                 "amin": "min", "max": "max", "min": "min", "mean": "mean"}
+
+
+def _scatter_fwd(x, index, src, *, axis, reduce, include_self):
+    x1 = _as_1d(x)
+    idx = _grid(index, axis)
+    if not hasattr(src, "shape") or src.ndim == 0:
+        src = jnp.broadcast_to(jnp.asarray(src).astype(x.dtype), index.shape)
+    else:
+        src = _as_1d(src)[tuple(slice(0, s) for s in index.shape)].astype(x.dtype)
+    if reduce is None:
+        out = x1.at[idx].set(src)
+    elif reduce == "mean":
+        hit = jnp.zeros(x1.shape, bool).at[idx].set(True)
+        base = x1 if include_self else jnp.where(hit, jnp.zeros_like(x1), x1)
+        tot = base.at[idx].add(src)
+        cnt = jnp.zeros(x1.shape, x1.dtype).at[idx].add(jnp.ones_like(src)) + (1 if include_self else 0)
+        cnt = jnp.where(cnt == 0, jnp.ones_like(cnt), cnt)
+        mean = tot / cnt if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.floor_divide(tot, cnt)
+        out = jnp.where(hit, mean, x1)
+    else:
+        hit = jnp.zeros(x1.shape, bool).at[idx].set(True)
+        base = x1 if include_self else jnp.where(hit, _identity(reduce, x.dtype), x1)
+        out = getattr(base.at[idx], reduce)(src)
+    return out.reshape(x.shape)
+
+
+def _identity(reduce, dtype):
+    if reduce == "add":
+        return jnp.zeros((), dtype)
+    if reduce == "multiply":
+        return jnp.ones((), dtype)
+    info = jnp.finfo(dtype) if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype)
+    big = jnp.asarray(jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else info.max, dtype)
+    return -big if reduce == "max" and jnp.issubdtype(dtype, jnp.inexact) else \
+        jnp.asarray(info.min, dtype) if reduce == "max" else big
+
+
+def _scatter_reduce_vjp(g, x, index, src, *, out, axis, reduce, include_self):
+    """PyTorch's gradients for scatter_reduce: prod without dividing by zero, amax/amin shared among ties."""
+    x1, o1, g1 = _as_1d(x), _as_1d(out), _as_1d(g)
+    idx = _grid(index, axis)
+    s = _as_1d(src)[tuple(slice(0, n) for n in index.shape)]
+    hit = jnp.zeros(x1.shape, bool).at[idx].set(True)
+    if reduce == "add":
+        gx = g1 if include_self else jnp.where(hit, 0, g1)
+        gs = g1[idx]
+    elif reduce == "mean":
+        cnt = jnp.zeros(x1.shape, x1.dtype).at[idx].add(1) + (1 if include_self else 0)
+        cnt = jnp.where(cnt == 0, 1, cnt)
+        gx = jnp.where(hit, g1 / cnt if include_self else 0, g1)
+        gs = (g1 / cnt)[idx]
+    elif reduce == "multiply":
+        # the product of everything except the element itself, computed without division
+        zero_s = (s == 0)
+        nz_s = jnp.where(zero_s, 1, s)
+        base = x1 if include_self else jnp.ones_like(x1)
+        zeros = jnp.zeros(x1.shape, jnp.int32).at[idx].add(zero_s.astype(jnp.int32)) + \
+            ((x1 == 0) & include_self).astype(jnp.int32)
+        prod_nz = jnp.where((x1 == 0) & include_self, 1, base).at[idx].multiply(nz_s)
+        gx_val = jnp.where(zeros == 0, prod_nz / jnp.where(x1 == 0, 1, x1),
+                           jnp.where((zeros == 1) & (x1 == 0), prod_nz, 0))
+        gx = jnp.where(hit, g1 * gx_val if include_self else 0, g1)
+        own_zero = zero_s
+        z_at = zeros[idx]
+        gs_val = jnp.where(z_at == 0, prod_nz[idx] / nz_s,
+                           jnp.where((z_at == 1) & own_zero, prod_nz[idx], 0))
+        gs = g1[idx] * gs_val
+    else:  # max / min: the gradient is shared evenly among the elements equal to the result (self counts even
+        # when include_self=False, as in PyTorch)
+        eq_x = (x1 == o1) & hit
+        eq_s = s == o1[idx]
+        n = jnp.zeros(x1.shape, x1.dtype).at[idx].add(eq_s.astype(x1.dtype)) + eq_x.astype(x1.dtype)
+        n = jnp.where(n == 0, 1, n)
+        gx = jnp.where(hit, jnp.where(eq_x & include_self, g1 / n, 0), g1)
+        gs = jnp.where(eq_s, (g1 / n)[idx], 0)
+    gsrc = jnp.zeros(_as_1d(src).shape, gs.dtype).at[tuple(slice(0, n) for n in index.shape)].set(gs)
+    return gx.reshape(x.shape), None, gsrc.reshape(jnp.shape(src))
+
+
+_SCATTER = defop("scatter", _scatter_fwd, linear=True, grad_name="ScatterBackward0")
+_SCATTER_VALUE = defop("scatter_value", _scatter_fwd, linear=True, grad_name="ScatterBackward1")
+_SCATTER_ADD = defop("scatter_add", _scatter_fwd, linear=True, grad_name="ScatterAddBackward0")
+_SCATTER_REDUCE = defop("scatter_reduce", _scatter_fwd, vjp=_scatter_reduce_vjp, save_out=True,
+                        grad_name="ScatterReduceBackward0")
+_SCATTER_REDUCE_LEGACY = defop("scatter_reduce_legacy", _scatter_fwd, grad_name="ScatterReduceBackward0")
+
+
+def _check_scatter(name, input, dim, index, src):
+    d = _wrap(dim, input)
+    if index._v.dtype not in _INDEX_DTYPES:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if isinstance(src, Tensor) and src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_index_shape(input, d, index, src if isinstance(src, Tensor) else None)
+    _concrete_bounds(index, _dim_size(input, d), 0, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
+                     RuntimeError)
+    return d
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    if src is None:
+        src = value
+    if not isinstance(src, Tensor):
+        from .elementwise import scalar_or_tensor
+        src = scalar_or_tensor(src)
+    d = _check_scatter("scatter", input, dim, index, src)
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if isinstance(src, Tensor):
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                          "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=2)
+        return apply(_SCATTER_REDUCE_LEGACY, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce],
+                     include_self=True)
+    op = _SCATTER if isinstance(src, Tensor) else _SCATTER_VALUE
+    return apply(op, (input, index, src), axis=d, reduce=None, include_self=True)
+
+
+def scatter_add(input, dim, index, src):
+    d = _check_scatter("scatter_add", input, dim, index, src)
+    return apply(_SCATTER_ADD, (input, index, src), axis=d, reduce="add", include_self=True)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    d = _check_scatter("scatter_reduce", input, dim, index, src)
+    return apply(_SCATTER_REDUCE, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce],
+                 include_self=bool(include_self))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# index_add / index_copy / index_fill
+
+
+def _index_add_fwd(x, idx, src, alpha, *, axis):
+    x1, s1 = _as_1d(x), _as_1d(src)
+    return x1.at[_along(x1, axis) + (_as_1d(idx),)].add((s1 * alpha).astype(x.dtype)).reshape(x.shape)
+
+
+def _index_copy_fwd(x, idx, src, *, axis):
+    x1, s1 = _as_1d(x), _as_1d(src)
+    return x1.at[_along(x1, axis) + (_as_1d(idx),)].set(s1.astype(x.dtype)).reshape(x.shape)
+
+
+def _index_fill_fwd(x, idx, v, *, axis):
+    x1 = _as_1d(x)
+    return x1.at[_along(x1, axis) + (_as_1d(idx),)].set(jnp.asarray(v).astype(x.dtype)).reshape(x.shape)
+
+
+_INDEX_ADD = defop("index_add", _index_add_fwd, linear=True, grad_name="IndexAddBackward0")
+_INDEX_COPY = defop("index_copy", _index_copy_fwd, linear=True, grad_name="IndexCopyBackward0")
+_INDEX_FILL = defop("index_fill", _index_fill_fwd, linear=True, grad_name="IndexFillBackward0")
+_INDEX_FILL_T = defop("index_fill_t", _index_fill_fwd, linear=True, grad_name="IndexFillBackward1")
+
+
+def _source_matches(name, input, d, index, source, err):
+    n = _dim_size(source, d) if source.ndim else 1
+    if index.numel() != n:
+        if name == "index_add_":
+            raise err(f"index_add_(): Number of indices ({index.numel()}) should be equal to source.size(dim): "
+                      f"({n}), for dim: {d}")
+        raise err(f"{name}(): Number of indices ({index.numel()}) should be equal to source.size(dim) ({n})")
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    d = _wrap(dim, input)
+    if index._v.dtype not in _INDEX_DTYPES:
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(index)}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"index_add_(): self ({_tname(input)}) and source ({_tname(source)}) must have the same "
+                           f"scalar type")
+    _source_matches("index_add_", input, d, index, source, RuntimeError)
+    _concrete_bounds(index, _dim_size(input, d), 0, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
+                     RuntimeError)
+    from .elementwise import _out
+    return _out(apply(_INDEX_ADD, (input, index, source, alpha), axis=d), out)
+
+
+def index_copy(input, dim, index, source, *, out=None):
+    d = _wrap(dim, input)
+    if index._v.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(index)}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{_tname(input)} and (source) {_tname(source)}")
+    _source_matches("index_copy_", input, d, index, source, IndexError)
+    _concrete_bounds(index, _dim_size(input, d), 0,
+                     f"index_copy_(): index {{b}} is out of bounds for dimension {d} with size {{size}}", IndexError)
+    from .elementwise import _out
+    return _out(apply(_INDEX_COPY, (input, index, source), axis=d), out)
+
+
+def index_fill(input, dim, index, value):
+    d = _wrap(dim, input)
+    if index._v.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    n = _dim_size(input, d)
+    _concrete_bounds(index, n, -n, f"index {{b}} is out of bounds for dimension {d} with size {{size}}", IndexError)
+    from .elementwise import scalar_or_tensor
+    op = _INDEX_FILL_T if isinstance(value, Tensor) else _INDEX_FILL
+    return apply(op, (input, index, scalar_or_tensor(value)), axis=d)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# masked_fill / masked_scatter
+
+
+def _masked_fill_fwd(x, m, v):
+    return jnp.where(m, jnp.asarray(v).astype(x.dtype), x)
+
+
+_MASKED_FILL = defop("masked_fill", _masked_fill_fwd, linear=True, grad_name="MaskedFillBackward0")
+_MASKED_FILL_T = defop("masked_fill_t", _masked_fill_fwd, linear=True, grad_name="MaskedFillBackward1")
+
+
+def masked_fill(input, mask, value):
+    if not isinstance(mask, Tensor) or mask._v.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name) if isinstance(mask, Tensor) else '?'}")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    from .elementwise import scalar_or_tensor
+    value = scalar_or_tensor(value)
+    if isinstance(value, complex) and not input.is_complex():
+        raise RuntimeError(f"value cannot be converted to type {_c_name(input.dtype)} without overflow")
+    from .broadcast import broadcast_tensors
+    if tuple(mask.shape) != tuple(input.shape):
+        broadcast_tensors(mask, input)  # PyTorch's error for shapes that do not broadcast
+    op = _MASKED_FILL_T if isinstance(value, Tensor) else _MASKED_FILL
+    return apply(op, (input, mask, value))
+
+
+def _masked_scatter_fwd(x, m, src):
+    x, m = jnp.broadcast_arrays(x, m)
+    flat = m.reshape(-1)
+    pos = jnp.cumsum(flat.astype(jnp.int32)) - 1
+    s = src.reshape(-1)
+    vals = s[jnp.clip(pos, 0, max(s.size - 1, 0))] if s.size else jnp.zeros(pos.shape, x.dtype)
+    return jnp.where(flat, vals.astype(x.dtype), x.reshape(-1)).reshape(x.shape)
+
+
+_MASKED_SCATTER = defop("masked_scatter", _masked_scatter_fwd, linear=True, grad_name="MaskedScatterBackward0")
+
+
+def masked_scatter(input, mask, source):
+    if not isinstance(mask, Tensor) or mask._v.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_tname(mask) if isinstance(mask, Tensor) else type(mask).__name__}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got{_tname(input)} and "
+                           f"{_tname(source)}")
+    from .broadcast import broadcast_tensors
+    m, x = broadcast_tensors(mask, input)
+    md = m._d
+    if not isinstance(md, jax.core.Tracer) and int(np.count_nonzero(np.asarray(md))) > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return apply(_MASKED_SCATTER, (input, mask, source))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# put
+
+
+def _put_fwd(x, idx, src, *, accumulate):
+    flat = x.reshape(-1)
+    i, s = idx.reshape(-1), src.reshape(-1).astype(x.dtype)
+    return (flat.at[i].add(s) if accumulate else flat.at[i].set(s)).reshape(x.shape)
+
+
+_PUT = defop("put", _put_fwd, linear=True, grad_name="PutBackward0")
+
+
+def put(input, index, source, accumulate=False):
+    if not isinstance(source, Tensor):
+        raise TypeError(f"put(): argument 'source' (position 2) must be Tensor, not {type(source).__name__}")
+    _check_flat_index(input, index, "put_")
+    if source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_tname(input)} and source.dtype = {_tname(source)}")
+    return apply(_PUT, (input, index, source), accumulate=bool(accumulate))
+
+
+for _n in ("scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_scatter", "index_add", "index_copy",
+           "index_fill", "put"):
+    _public(_n, globals()[_n])
+
+
+def _inplace(fn):
+    from .inplace import make_inplace
+    return make_inplace(fn, fn.__name__ + "_")
+
+
+for _n in ("scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_scatter", "index_add", "index_copy",
+           "index_fill", "put"):
+    METHODS[_n + "_"] = _inplace(globals()[_n])

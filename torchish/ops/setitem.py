@@ -1,0 +1,186 @@
+"""Writes through indexing: ``__setitem__`` (basic indices copy the value into the view ``x[index]``; advanced and
+boolean ones are an index_put, a boolean mask with a scalar a ``where``) and index_put/index_put_."""
+from __future__ import annotations
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from .index import _basic_op, _full_flags, _getitem_fwd, parse_index
+from .inplace import write_scope
+from .registry import apply, defop
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# setitem / index_put
+
+
+def _index_put_fwd(x, value, *arrays, template, accumulate):
+    idx = jnp.arange(x.size, dtype=jnp.int64 if x.size > 2**31 - 1 else jnp.int32).reshape(x.shape)
+    sel = _getitem_fwd(idx, *arrays, template=template).reshape(-1)
+    value = jnp.asarray(value).astype(x.dtype)
+    value = jnp.broadcast_to(value.reshape(value.shape[_lead_ones(value.shape):]) if value.ndim else value,
+                             _sel_shape(x.shape, arrays, template)).reshape(-1)
+    flat = x.reshape(-1)
+    flat = flat.at[sel].add(value) if accumulate else flat.at[sel].set(value)
+    return flat.reshape(x.shape)
+
+
+def _sel_shape(shape, arrays, template):
+    return jax.eval_shape(lambda *a: _getitem_fwd(jnp.zeros(shape, jnp.int8), *a, template=template),
+                          *[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]).shape
+
+
+def _lead_ones(shape):
+    n = 0
+    while n < len(shape) and shape[n] == 1:
+        n += 1
+    return n
+
+
+# writes are linear in (self, value): their backward needs no saved values (PyTorch saves only the indices)
+_INDEX_PUT = defop("index_put", _index_put_fwd, linear=True, grad_name="IndexPutBackward0")
+_MASKED_SET = defop("masked_set", lambda x, mask, value: jnp.where(
+    mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim)), jnp.asarray(value).astype(x.dtype), x),
+    linear=True, grad_name="IndexPutBackward0")
+
+
+def _value_tensor(self, value):
+    """setitem's value: Tensors stay, numbers stay numbers, sequences are refused as in PyTorch."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (np.ndarray, list, tuple)):
+        tname = "numpy.ndarray" if isinstance(value, np.ndarray) else type(value).__name__
+        raise TypeError(f"can't assign a {tname} to a {_dtype.legacy_type_name(self.dtype)}")
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, complex) and not self.is_complex():
+        raise RuntimeError(f"value cannot be converted to type {_c_name(self.dtype)} without overflow")
+    if not isinstance(value, (bool, int, float, complex)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {_dtype.legacy_type_name(self.dtype)}")
+    return value
+
+
+def _c_name(dt):
+    return {"float32": "float", "float64": "double", "float16": "at::Half", "bfloat16": "at::BFloat16"}.get(
+        dt.name, dt.name)
+
+
+def setitem(self, index, value):
+    value = _value_tensor(self, value)
+    _check_setitem(self, index)
+    # a boolean mask over the leading dims with a scalar value: a `where`, which also works inside torchish.compile
+    if isinstance(index, Tensor) and index._v.dtype == np.bool_ and index.ndim >= 1 and \
+            tuple(index.shape) == tuple(self.shape[:index.ndim]) and \
+            (not isinstance(value, Tensor) or (value.ndim == 0 and value.dtype == self.dtype)):
+        with write_scope(self):
+            self._assign(apply(_MASKED_SET, (self, index, value)))
+        return
+    template, arrays = parse_index(self, index)
+    if not arrays and not any(t[0] == "b" for t in template):
+        return _set_basic(self, template, value)
+    shape = tuple(_sel_shape(tuple(self.shape), [a._v for a in arrays], template))
+    if isinstance(value, Tensor):
+        vshape = tuple(value.shape)
+        if value.dtype != self.dtype and value.ndim:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_dtype.scalar_type_name(self.dtype)} for the destination and "
+                               f"{_dtype.scalar_type_name(value.dtype)} for the source.")
+        try:
+            ok = tuple(np.broadcast_shapes(vshape[_lead_ones(vshape):], shape)) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to "
+                               f"indexing result of shape {list(shape)}")
+        if value.dtype != self.dtype:
+            from .convert import to_dtype
+            value = to_dtype(value, self.dtype)
+    with write_scope(self):
+        self._assign(apply(_INDEX_PUT, (self, value, *arrays), template=template, accumulate=False))
+
+
+def _set_basic(self, template, value):
+    """Basic indexing: PyTorch copies the value into the view ``self[index]`` (CopySlices on the base)."""
+    view = apply(_basic_op(template, False, _full_flags(self, template)), (self,), template=template)
+    _forget_view(view)  # a transient target: nothing to refresh after the write
+    if isinstance(value, Tensor):
+        vshape = tuple(value.shape)
+        stripped = vshape[_lead_ones(vshape):]
+        from .broadcast import expand_shape
+        from .shape import reshape
+        expand_shape(stripped, tuple(view.shape), value.dtype)
+        if value.dtype != self.dtype:
+            _warn_complex(value, self)
+            from .convert import to_dtype
+            value = to_dtype(value, self.dtype)
+        r = reshape(value, stripped) if stripped != vshape else value
+    else:
+        r = Tensor._make(jnp.asarray(value).astype(self._v.dtype))
+    view._assign(r)  # view_write broadcasts r over the view
+
+
+def _forget_view(view):
+    refs = view._view[0]._views.data  # the WeakSet's references (discard(view) would compare tensors with ==)
+    for r in [r for r in refs if r() is view]:
+        refs.discard(r)
+
+
+def _check_setitem(self, index):
+    """``x[i] = v`` writes into the view ``x[i]`` when the index is basic: PyTorch then names the view."""
+    from ..autograd.grad_mode import STATE
+    if STATE.grad_enabled and self._view is None and self._grad_fn is None and self._rg:
+        items = index if isinstance(index, tuple) else (index,)
+        basic = all(it is None or it is Ellipsis or isinstance(it, (int, np.integer, slice)) and
+                    not isinstance(it, bool) for it in items)
+        if basic and any(it is not Ellipsis for it in items):
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+    self._check_inplace()
+
+
+def _warn_complex(value, self):
+    if value.is_complex() and not self.is_complex():
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
+
+
+def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{_name}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    indices = tuple(indices)
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    template, arrays = parse_index(input, indices, tensor_ints=False)
+    if values.dtype != input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_dtype.scalar_type_name(input.dtype)} for the destination and "
+                           f"{_dtype.scalar_type_name(values.dtype)} for the source.")
+    shape = tuple(_sel_shape(tuple(input.shape), [a._v for a in arrays], template))
+    vshape = tuple(values.shape)
+    try:
+        ok = tuple(np.broadcast_shapes(vshape[_lead_ones(vshape):], shape)) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to indexing "
+                           f"result of shape {list(shape)}")
+    return apply(_INDEX_PUT, (input, values, *arrays), template=template, accumulate=bool(accumulate))
+
+
+def _index_put_(self, indices, values, accumulate=False):
+    self._check_inplace()
+    with write_scope(self):
+        return self._assign(index_put(self, indices, values, accumulate, _name="index_put_"))
+
+
+METHODS["__setitem__"] = setitem
+_public("index_put", index_put)
+METHODS["index_put_"] = _index_put_

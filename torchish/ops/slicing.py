@@ -1,0 +1,221 @@
+"""Views onto parts of a tensor: narrow, select, split/split_with_sizes/tensor_split/chunk, unbind, and unfold
+(sliding windows). Each registers the strides PyTorch gives its outputs (``inplace.layout_rule``)."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, wrap_dim
+from .inplace import layout_rule
+from .registry import apply, defop
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# narrow / select / split / unbind / unfold
+
+
+def _narrow_fwd(x, *, dim, start, length):
+    return jax.lax.slice_in_dim(x, start, start + length, axis=dim)
+
+
+_NARROW = defop("narrow", _narrow_fwd, view=True, linear=True, grad_name="SliceBackward0")
+
+
+@layout_rule("narrow")
+def _narrow_layout(lay, *, dim, start, length):
+    shape, strides, offset = lay
+    return shape[:dim] + (length,) + shape[dim + 1:], strides, offset + start * strides[dim]
+
+
+def narrow(input, dim, start, length):
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start < -n or start > n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return apply(_NARROW, (input,), dim=d, start=start, length=length)
+
+
+def _select_fwd(x, *, dim, index):
+    return jax.lax.index_in_dim(x, index, axis=dim, keepdims=False)
+
+
+_SELECT = defop("select", _select_fwd, view=True, linear=True, grad_name="SelectBackward0")
+
+
+@layout_rule("select")
+def _select_layout(lay, *, dim, index):
+    shape, strides, offset = lay
+    return shape[:dim] + shape[dim + 1:], strides[:dim] + strides[dim + 1:], offset + index * strides[dim]
+
+
+def select(input, dim, index):
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    index = int(index)
+    if index < -n or index >= n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    return apply(_SELECT, (input,), dim=d, index=index % n)
+
+
+def _split_fwd(x, *, dim, sizes):
+    out, start = [], 0
+    for s in sizes:
+        out.append(_narrow_fwd(x, dim=dim, start=start, length=s))
+        start += s
+    return tuple(out)
+
+
+_SPLIT = defop("split", _split_fwd, view=True, linear=True, grad_name="SplitBackward0")
+_SPLIT_WS = defop("split_with_sizes", _split_fwd, view=True, linear=True, grad_name="SplitWithSizesBackward0")
+
+
+@layout_rule("split", "split_with_sizes")
+def _split_layout(lay, *, dim, sizes, _out):
+    return _narrow_layout(lay, dim=dim, start=sum(sizes[:_out]), length=sizes[_out])
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    d = wrap_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        if s < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+        if s == 0 and n != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = tuple([s] * (n // s) + ([n % s] if n % s else [])) if s else (0,)
+        return apply(_SPLIT, (tensor,), dim=d, sizes=sizes or (0,))
+    sizes = tuple(int(s) for s in split_size_or_sections)
+    for s in sizes:
+        if s < 0:
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={list(sizes)}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={list(sizes)}")
+    return apply(_SPLIT_WS, (tensor,), dim=d, sizes=sizes)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+def _slice_range(x, dim, start, stop):
+    """``x[..., start:stop]`` along ``dim`` (Python slice semantics) as a view."""
+    n = x.shape[dim]
+    s, e, _ = slice(start, stop).indices(n)
+    return apply(_NARROW, (x,), dim=dim, start=s, length=max(e - s, 0))
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec._v.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{_dtype.scalar_type_name(spec.dtype)}")
+        if spec.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {spec.ndim} dims")
+        spec = int(spec.item()) if spec.ndim == 0 else [int(i) for i in spec.tolist()]
+    if isinstance(spec, int):
+        if spec <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
+        k = spec
+        sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    else:
+        bounds = [0] + [int(i) for i in spec] + [None]
+    return tuple(_slice_range(input, d, a, b) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def chunk(input, chunks, dim=0):
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    size = -(-n // chunks)
+    if size == 0:  # an empty dim: `chunks` empty pieces
+        return split(input, [0] * chunks, d) if chunks > 1 else split(input, 0, d)
+    return split(input, size, d)
+
+
+def _unbind_fwd(x, *, dim):
+    return tuple(_select_fwd(x, dim=dim, index=i) for i in range(x.shape[dim]))
+
+
+_UNBIND = defop("unbind", _unbind_fwd, view=True, linear=True, grad_name="UnbindBackward0")
+
+
+@layout_rule("unbind")
+def _unbind_layout(lay, *, dim, _out):
+    return _select_layout(lay, dim=dim, index=_out)
+
+
+def unbind(input, dim=0):
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, input.ndim)
+    if input.shape[d] == 0:
+        return ()
+    return apply(_UNBIND, (input,), dim=d)
+
+
+def _unfold_fwd(x, *, dim, size, step):
+    if x.ndim == 0:
+        return x.reshape(1)
+    n = (x.shape[dim] - size) // step + 1
+    idx = (np.arange(n) * step)[:, None] + np.arange(size)[None, :]
+    y = jnp.take(x, jnp.asarray(idx.reshape(-1)), axis=dim)
+    y = y.reshape(x.shape[:dim] + (n, size) + x.shape[dim + 1:])
+    return jnp.moveaxis(y, dim + 1, -1)
+
+
+_UNFOLD = defop("unfold", _unfold_fwd, view=True, linear=True, grad_name="UnfoldBackward0")
+
+
+@layout_rule("unfold")
+def _unfold_layout(lay, *, dim, size, step):
+    shape, strides, offset = lay
+    if not shape:
+        return (1,), (1,), offset
+    n = (shape[dim] - size) // step + 1
+    return (shape[:dim] + (n,) + shape[dim + 1:] + (size,),
+            strides[:dim] + (strides[dim] * step,) + strides[dim + 1:] + (strides[dim],), offset)
+
+
+def unfold(self, dimension, size, step):
+    d = wrap_dim(dimension, self.ndim)
+    n = self.shape[d] if self.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(_UNFOLD, (self,), dim=d, size=int(size), step=int(step))
+
+
+for _n in ("narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind", "unfold"):
+    _public(_n, globals()[_n])

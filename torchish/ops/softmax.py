@@ -1,0 +1,110 @@
+"""logsumexp and the softmax family (softmax, log_softmax), with PyTorch's implicit-dim warning, ``dtype=`` casting
+and gradients from the saved output."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtype
+from .._tensor import wrap_dim
+from .elementwise import _out, not_implemented, require_tensor
+from .reduce import dims, numpy_kwargs
+from .registry import apply, defop
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+_FLOAT = _dtype._FLOAT
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# logsumexp
+
+
+def _lse_fwd(x, *, axis, keepdims):
+    if axis == ():
+        return x
+    return jax.nn.logsumexp(x, axis=axis, keepdims=keepdims)
+
+
+_LSE = defop("logsumexp", _lse_fwd, promote="float", grad_name="LogsumexpBackward0")
+
+
+@numpy_kwargs
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    require_tensor(input, "logsumexp")
+    ax = dims(dim, input.ndim)
+    return _out(apply(_LSE, (input,), axis=ax, keepdims=bool(keepdim)), out, "logsumexp")
+
+
+_public("logsumexp", logsumexp)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# softmax family
+
+
+def _softmax_dim(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_fwd(x, *, axis, dtype):
+    return jax.nn.softmax(x.astype(dtype), axis=axis)
+
+
+def _softmax_vjp(g, x, out, axis, dtype):
+    return out * (g - jnp.sum(g * out, axis=axis, keepdims=True))
+
+
+def _log_softmax_fwd(x, *, axis, dtype):
+    return jax.nn.log_softmax(x.astype(dtype), axis=axis)
+
+
+def _log_softmax_vjp(g, x, out, axis, dtype):
+    return g - jnp.exp(out) * jnp.sum(g, axis=axis, keepdims=True)
+
+
+_SOFTMAX = defop("softmax", _softmax_fwd, vjp=_softmax_vjp, grad_name="SoftmaxBackward0")
+_LOG_SOFTMAX = defop("log_softmax", _log_softmax_fwd, vjp=_log_softmax_vjp, grad_name="LogSoftmaxBackward0")
+
+
+def _softmax_args(name, input, dim, dtype):
+    require_tensor(input, name)
+    if dim is None:
+        import warnings
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                      "as an argument.", stacklevel=4)
+        dim = _softmax_dim(input.ndim)
+    ax = wrap_dim(dim, input.ndim)  # a 0-dim input accepts dim 0 or -1, as PyTorch
+    ax = ax if input.ndim else None
+    if dtype is not None:
+        from .convert import to_dtype
+        input = to_dtype(input, dtype)
+    if input.dtype.category < _FLOAT:
+        last = ax is None or ax == input.ndim - 1
+        raise not_implemented(f"{name}_{'lastdim_' if last else ''}kernel_impl", input.dtype)
+    return input, ax
+
+
+def _third(name, third, dtype):
+    """``torch.softmax(x, dim, dtype)`` and ``F.softmax(x, dim, _stacklevel, dtype)`` share the third position."""
+    if third is None or (type(third) is int):
+        return dtype
+    if not isinstance(third, _dtype.dtype):
+        raise TypeError(f"{name}(): argument 'dtype' (position 3) must be torch.dtype, not {type(third).__name__}")
+    return third
+
+
+@numpy_kwargs
+def softmax(input, dim=None, _stacklevel=None, dtype=None):
+    input, ax = _softmax_args("softmax", input, dim, _third("softmax", _stacklevel, dtype))
+    return apply(_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
+
+
+@numpy_kwargs
+def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
+    input, ax = _softmax_args("log_softmax", input, dim, _third("log_softmax", _stacklevel, dtype))
+    return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
+
+
+_public("softmax", softmax)
+_public("log_softmax", log_softmax)

@@ -1,0 +1,156 @@
+"""Spread and size: var/std (and var_mean/std_mean) with PyTorch's ``correction``/``unbiased`` arguments, and
+vector_norm/norm, with PyTorch's gradients (zero where the std or the norm is zero)."""
+from __future__ import annotations
+
+import builtins
+import math
+
+import jax.numpy as jnp
+
+from .. import _dtype
+from .elementwise import _out, require_tensor
+from .reduce import dims, mean, numpy_kwargs
+from .registry import apply, defop
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+_FLOAT = _dtype._FLOAT
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# std / var
+
+
+def _var_fwd(x, *, axis, keepdims, correction, sqrt):
+    n = x.size if axis is None else math.prod(x.shape[a] for a in axis)
+    d = x - jnp.mean(x, axis=axis, keepdims=True)
+    sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
+    v = jnp.sum(sq, axis=axis, keepdims=keepdims) / builtins.max(n - correction, 0)
+    return jnp.sqrt(v) if sqrt else v
+
+
+def _var_vjp(g, x, out, axis, keepdims, correction, sqrt):
+    """PyTorch's var_backward / std_backward (the std gradient is zero where the std is zero)."""
+    ax = axis if axis is not None else tuple(range(x.ndim))
+    n = math.prod(x.shape[a] for a in ax)
+    if not keepdims:
+        g, out = jnp.expand_dims(g, ax), jnp.expand_dims(out, ax)
+    d = x - jnp.mean(x, axis=ax, keepdims=True)
+    if sqrt:
+        scale = jnp.where(out == 0, jnp.zeros((), out.dtype), g / jnp.where(out == 0, 1, out))
+    else:
+        scale = 2 * g
+    return scale * d / (n - correction)
+
+
+_VAR = defop("var", _var_fwd, vjp=_var_vjp, grad_name="VarBackward0")
+_STD = defop("std", _var_fwd, vjp=_var_vjp, grad_name="StdBackward0")
+
+
+def _var_args(name, input, dim, unbiased, keepdim, correction):
+    require_tensor(input, name)
+    if isinstance(dim, bool):  # var(input, unbiased)
+        unbiased, dim = dim, None
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both unbiased and correction")
+    if input.dtype.category < _FLOAT:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    c = float(correction) if correction is not None else (0.0 if unbiased is False else 1.0)
+    return dims(dim, input.ndim), bool(keepdim), c
+
+
+@numpy_kwargs
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    ax, kd, c = _var_args("var", input, dim, unbiased, keepdim, correction)
+    return _out(apply(_VAR, (input,), axis=ax, keepdims=kd, correction=c, sqrt=False), out, "var")
+
+
+@numpy_kwargs
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    ax, kd, c = _var_args("std", input, dim, unbiased, keepdim, correction)
+    return _out(apply(_STD, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True), out, "std")
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+for _n in ("var", "std"):
+    _public(_n, globals()[_n])
+for _n in ("var_mean", "std_mean"):
+    _public(_n, globals()[_n], method=False)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# norms
+
+
+def _vector_norm_fwd(x, *, ord, axis, keepdims):
+    a = jnp.abs(x)
+    if ord == math.inf:
+        return jnp.max(a, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return jnp.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return jnp.sum((a != 0).astype(a.dtype), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return jnp.sum(a, axis=axis, keepdims=keepdims)
+    if ord == 2:
+        return jnp.sqrt(jnp.sum(a * a, axis=axis, keepdims=keepdims))
+    return jnp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+def _vector_norm_vjp(g, x, out, ord, axis, keepdims):
+    """PyTorch's norm_backward: the gradient at a zero norm is zero (not NaN)."""
+    if not keepdims and axis is not None:
+        g, out = jnp.expand_dims(g, axis), jnp.expand_dims(out, axis)
+    elif not keepdims:
+        g, out = g.reshape((1,) * x.ndim), out.reshape((1,) * x.ndim)
+    zero = jnp.zeros((), x.dtype)
+    sgn = jnp.sign(x) if not jnp.iscomplexobj(x) else x / jnp.where(x == 0, 1, jnp.abs(x))
+    if ord == 0:
+        return jnp.zeros_like(x)
+    if ord == 1:
+        return g * sgn
+    if ord == 2:
+        return jnp.where(out == 0, zero, g * x / jnp.where(out == 0, 1, out))
+    if ord in (math.inf, -math.inf):
+        mask = (jnp.abs(x) == out).astype(x.dtype)
+        return g * sgn * mask / jnp.sum(mask, axis=axis, keepdims=True)
+    a = jnp.abs(x)
+    scale = a ** (ord - 1) / jnp.where(out == 0, 1, out) ** (ord - 1)
+    return jnp.where(out == 0, zero, g * sgn * scale)
+
+
+_VECTOR_NORM = defop("linalg_vector_norm", _vector_norm_fwd, vjp=_vector_norm_vjp,
+                     grad_name="LinalgVectorNormBackward0")
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        from .convert import to_dtype
+        x = to_dtype(x, dtype)
+    if x.dtype.category < _FLOAT:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype.scalar_type_name(x.dtype)}")
+    ax = dims(dim, x.ndim)
+    return apply(_VECTOR_NORM, (x,), ord=float(ord), axis=ax, keepdims=bool(keepdim))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """``torch.norm``: vector norms (p a number), Frobenius (``'fro'``) and nuclear (``'nuc'``) norms."""
+    if p == "fro" and (dim is None or isinstance(dim, int) or len(dims(dim, input.ndim) or ()) <= 2):
+        p = 2
+    if p == "nuc":
+        from .linalg import matrix_norm
+        return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): unsupported p={p!r}")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+_public("norm", norm)

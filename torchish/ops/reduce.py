@@ -223,13 +223,13 @@ _ALL = defop("all", _bool_reduce(jnp.all), differentiable=False)
 _ANY = defop("any", _bool_reduce(jnp.any), differentiable=False)
 
 
-@numpy_kwargs
 def _check_bool_out(name, input, out):
     want = _dtype.uint8 if input.dtype is _dtype.uint8 else _dtype.bool
     if out is not None and out.dtype is not want:
         raise RuntimeError(f"{name} only supports bool tensor for result, got: {_dtype.scalar_type_name(out.dtype)}")
 
 
+@numpy_kwargs
 def all(input, dim=None, keepdim=False, *, out=None):
     require_tensor(input, "all")
     _check_bool_out("all", input, out)

@@ -398,15 +398,7 @@ class Tensor:
     def _set_value(self, value):
         """Replace the value in place, outside autograd (RNG state, optimizer state, compile write-back). A pending
         lazy value is owned by this tensor from now on: its computed value is written into it."""
-        self._d = value
-        if type(value) is _LAZY[0]:
-            value.owner = weakref.ref(self)
-        self._vc.value += 1
-        if STATE.recorder is not None:
-            STATE.recorder.wrote(self)
-        if self._views:
-            for v in list(self._views):
-                v._refresh()
+        set_values((self,), (value,))
 
     def _refresh(self):
         """Recompute this view's value (and its grad_fn) from its base after the base changed."""
@@ -554,6 +546,22 @@ def wrap_dim(dim, ndim):
 
 wrap = Tensor._make
 """``wrap(value)``: a fresh Tensor (no graph) around a JAX value."""
+
+
+def set_values(tensors, values):
+    """``Tensor._set_value`` for many tensors at once (compile write-back, optimizer updates)."""
+    rec = STATE.recorder
+    lazy_type = _LAZY[0]
+    for t, value in zip(tensors, values):
+        t._v = value
+        if type(value) is lazy_type:
+            value.owner = weakref.ref(t)
+        t._vc.value += 1
+        if rec is not None:
+            rec.wrote(t)
+        if t._views:
+            for v in list(t._views):
+                v._refresh()
 
 
 class _ViewWriter:

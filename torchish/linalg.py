@@ -1,7 +1,8 @@
 """``torchish.linalg``: PyTorch's ``torch.linalg`` namespace, plus the older top-level spellings (``torch.det``,
 ``torch.svd`` returning ``V``, ``torch.cholesky(upper=)``...) and their Tensor methods.
 
-The decompositions and solvers are registry ops (``torchish.ops.decomp``, ``solve``, ``lstsq``, ``matfuncs``); the functions here compose them.
+The decompositions and solvers are registry ops (``torchish.ops.decomp``, ``solve``, ``lstsq``, ``matfuncs``); the
+functions here compose them.
 
 Example:
     >>> import torchish as torch

@@ -17,6 +17,7 @@ Per input signature (a cache entry):
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import time
 import traceback
@@ -27,7 +28,7 @@ import jax.numpy as jnp
 from jax.core import eval_jaxpr
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._tensor import Tensor, set_values
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, node_class
 from ..ops import lazy, tracing
@@ -166,6 +167,18 @@ def _one_device(state, state_vals, arg_vals):
     return moved
 
 
+_REQUIRES_GRAD = operator.attrgetter("_rg")
+_GRAD = operator.attrgetter("_grad")
+
+
+def _flags(entry):
+    """The guarded flags: each state tensor's requires_grad and whether it has a ``.grad``, each module's
+    training mode."""
+    state = entry.state
+    return (tuple(map(_REQUIRES_GRAD, state)), tuple(g is None for g in map(_GRAD, state)),
+            tuple(m.training for m in entry.modules))
+
+
 def _is_key(t):
     return getattr(t, "_is_rng_key", False)
 
@@ -184,7 +197,9 @@ class _Entry:
         self.donate = None          # (donated, kept) state indices when written state is donated
         self.scalar_cache = {}      # scalar index -> (Python value, device array)
         self.info = None
-        self.guard = None
+        self.guard = None           # (state shapes and dtypes, _flags) the program was traced for
+        self.seen = []              # the state values the guard last saw (or the last run wrote)
+        self.written_tensors = []   # the state tensors the program writes, in its outputs' order
         self.compile_time = 0.0
 
 
@@ -221,7 +236,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if entry.calls == 1:
             return self._record(entry, args, kwargs, leaves)
-        if entry.executable is None or not self._guards_hold(entry, leaves):
+        if entry.executable is None or not self._guards_hold(entry):
             if entry.executable is not None:
                 self.stats["retraces"] += 1
                 if self.stats["retraces"] == RETRACE_WARN:
@@ -269,12 +284,21 @@ class CompiledFunction:
         self.stats["eager_calls"] += 1
         return out
 
-    def _guard_key(self, entry, leaves):
-        return (tuple((t._v.shape, t._v.dtype, t._rg, t._grad is None) for t in entry.state),
-                tuple(m.training for m in entry.modules))
+    @staticmethod
+    def _guard_key(entry):
+        return (tuple((t._v.shape, t._v.dtype) for t in entry.state), _flags(entry))
 
-    def _guards_hold(self, entry, leaves):
-        return self._guard_key(entry, leaves) == entry.guard
+    def _guards_hold(self, entry):
+        """Whether the compiled program still fits the state. The values the last run left (or the trace saw) are
+        compared by identity first: the same array objects cannot have changed shape or dtype, so only a value
+        replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison."""
+        vals = [t._v for t in entry.state]
+        if not all(map(operator.is_, vals, entry.seen)):
+            if self._guard_key(entry) != entry.guard:
+                return False
+            entry.seen = vals
+            return True
+        return _flags(entry) == entry.guard[1]
 
     # ---------------------------------------------------------------------------------------------------------
     def _trace(self, entry, args, kwargs, leaves, tree):
@@ -289,7 +313,9 @@ class CompiledFunction:
             entry.modules = entry.modules + [m for m in missing[2] if m not in entry.modules]
         else:
             raise RuntimeError("torchish.compile: the set of state tensors did not settle after 6 traces")
-        entry.guard = self._guard_key(entry, leaves)
+        entry.guard = self._guard_key(entry)
+        entry.seen = [t._v for t in entry.state]
+        entry.written_tensors = [entry.state[i] for i in entry.info["written"]]
         dt = time.perf_counter() - t0
         entry.compile_time += dt
         self.stats["compile_seconds"] += dt
@@ -426,8 +452,10 @@ class CompiledFunction:
     def _run(self, entry, leaves):
         self.stats["compiled_calls"] += 1
         info = entry.info
-        arg_vals = lazy.concrete_all([leaves[i]._d for i in entry.arg_pos])
-        state_vals = lazy.concrete_all([t._d for t in entry.state])
+        arg_vals = [leaves[i]._v for i in entry.arg_pos]
+        state_vals = entry.seen
+        if lazy.STATS["calls_recorded"]:  # lazy mode was used: pending values may remain
+            arg_vals, state_vals = lazy.concrete_all(arg_vals), lazy.concrete_all(state_vals)
         scalar_vals = _scalar_values(entry)
         try:
             res = self._call(entry, arg_vals, state_vals, scalar_vals)
@@ -442,8 +470,8 @@ class CompiledFunction:
         written, out_vals, grads, arg_written = res[:4]
         pull = res[4] if entry.diff is not None else None
         state = entry.state
-        for i, v in zip(info["written"], written):
-            state[i]._set_value(v)
+        set_values(entry.written_tensors, written)
+        entry.seen = [t._v for t in state]
         arg_tensors = [leaves[i] for i in entry.arg_pos]
         for k, v in zip(info["arg_written"], arg_written):
             arg_tensors[k]._set_value(v)

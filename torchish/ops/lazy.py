@@ -20,7 +20,6 @@ import numpy as np
 STATS = {"calls_recorded": 0, "materialisations": 0, "programs_compiled": 0}
 
 _AVAL_CACHE: dict = {}
-_PROGRAMS: dict = {}
 
 
 class LazyCall:
@@ -120,11 +119,18 @@ def concrete_all(vals):
 
 
 def _aval_key(v):
-    if type(v) is LazyValue:
+    t = type(v)
+    if t is LazyValue:
         return (v.shape, v.dtype)
+    if t is _ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
+        a = v.aval
+        return (a.shape, a.dtype, a.weak_type)
     if hasattr(v, "shape"):
         return (v.shape, v.dtype, getattr(v, "weak_type", False))
-    return type(v) if v is not None else None
+    return t if v is not None else None
+
+
+_ARRAY_TYPE = type(jnp.zeros(()))
 
 
 def _abstract(v):
@@ -203,7 +209,7 @@ def materialize_all(values):
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
-_SCALARS_SEEN: dict = {}  # structure -> [the first Python scalars' keys, which positions have varied since]
+_STRUCTURES: dict = {}  # the structure of a pending graph -> its _Structure
 
 
 def _scalar_key(v):
@@ -216,18 +222,24 @@ def _scalar_key(v):
     return v
 
 
-def _varying_scalars(sig, consts):
-    """Which Python scalars of a pending graph are passed to its program as arguments; the others are baked in as
-    constants. A scalar is baked until its value is seen to change between runs of the same structure (a constant
-    like ``h * 0.5``, every run: one argument fewer, each costing a host-to-device transfer per call), then passed
-    (a learning rate or a step count: one more compile, then none)."""
-    keys = tuple(map(_scalar_key, consts))
-    seen = _SCALARS_SEEN.get(sig)
-    if seen is None:
-        seen = _SCALARS_SEEN[sig] = [keys, (False,) * len(keys)]
-    elif keys != seen[0]:
-        seen[1] = tuple(var or a != b for var, a, b in zip(seen[1], keys, seen[0]))
-    return seen[1]
+class _Structure:
+    """The programs compiled for one structure of pending graph, and which of its Python scalars are passed as
+    arguments. The others are baked in as constants: a scalar is baked until its value is seen to change between
+    runs (a constant like ``h * 0.5``, every run: one argument fewer, each costing a host-to-device transfer per
+    call), then passed (a learning rate or a step count: one more compile, then none)."""
+
+    __slots__ = ("first", "mask", "programs")
+
+    def __init__(self, consts):
+        self.first = tuple(map(_scalar_key, consts))
+        self.mask = (False,) * len(consts)
+        self.programs = {}  # varying mask -> jitted program
+
+    def varying(self, consts):
+        keys = tuple(map(_scalar_key, consts))
+        if keys != self.first:
+            self.mask = tuple(var or a != b for var, a, b in zip(self.mask, keys, self.first))
+        return self.mask
 
 
 def _program(plan, out_slots, consts, varying):
@@ -319,10 +331,13 @@ def materialize(*roots):
                 out_slots.append((k, lv.index))
             del lv
     sig = (tuple(plan), tuple(_aval_key(v) for v in leaves), tuple(out_slots))
-    varying = _varying_scalars(sig, consts)
-    prog = _PROGRAMS.get((sig, varying))
+    seen = _STRUCTURES.get(sig)
+    if seen is None:
+        seen = _STRUCTURES[sig] = _Structure(consts)
+    varying = seen.varying(consts)
+    prog = seen.programs.get(varying)
     if prog is None:
-        prog = _PROGRAMS[(sig, varying)] = _program(plan, out_slots, consts, varying)
+        prog = seen.programs[varying] = _program(plan, out_slots, consts, varying)
         STATS["programs_compiled"] += 1
     vals = prog(leaves, [c for c, var in zip(consts, varying) if var])
     STATS["materialisations"] += 1

@@ -73,6 +73,54 @@ def test_changes_outside_are_seen():
     assert c.stats["retraces"] == 0
 
 
+def test_state_changed_outside_retraces_only_when_the_program_no_longer_fits():
+    """The guards compare state arrays by identity first: a value replaced outside with the same shape and dtype is
+    used without a retrace; a new shape or dtype, a requires_grad flip, a removed .grad or a module's train/eval
+    switch retraces — and every call equals eager."""
+    def make():
+        lin = torch.nn.Linear(3, 2)
+        with torch.no_grad():
+            lin.weight.copy_(torch.tensor(arr(2, 3, seed=21)))
+            lin.bias.copy_(torch.tensor(arr(2, seed=22)))
+        drop = torch.nn.Dropout(0.5)
+        extra = torch.tensor(arr(2, seed=23))
+
+        def step(x):
+            out = (drop(lin(x)) * extra).sum()
+            out.backward()
+            return out
+        return lin, drop, extra, step
+    x = torch.tensor(arr(4, 3, seed=24))
+    changes = [
+        ("same shape", lambda lin, drop, extra: extra.mul_(2.0), 0),
+        ("new dtype", lambda lin, drop, extra: setattr(extra, "data", extra.data.double()), 1),
+        ("new shape", lambda lin, drop, extra: setattr(extra, "data", torch.tensor([[1.5], [-2.0], [0.5], [3.0]],
+                                                                                   dtype=torch.float64)), 1),
+        # no .grad at the first call, one again at the next (this step accumulates): two programs, then steady
+        ("grad removed", lambda lin, drop, extra: setattr(lin.weight, "grad", None), 2),
+        ("requires_grad", lambda lin, drop, extra: lin.bias.requires_grad_(False), 1),
+        ("eval", lambda lin, drop, extra: drop.eval(), 1),
+    ]
+    results = {}
+    for compiled in (False, True):
+        torch.manual_seed(5)
+        lin, drop, extra, step = make()
+        fn = torch.compile(step) if compiled else step
+        outs = [float(fn(x)) for _ in range(3)]
+        for name, change, _ in changes:
+            with torch.no_grad():
+                change(lin, drop, extra)
+            before = fn.stats["retraces"] if compiled else 0
+            outs += [float(fn(x)) for _ in range(2)]
+            if compiled:
+                expected = next(n for c, _, n in changes if c == name)
+                assert fn.stats["retraces"] - before == expected, (name, fn.stats)
+        outs.append(lin.weight.grad.numpy().copy())
+        results[compiled] = outs
+    for e, c in zip(results[False], results[True]):
+        np.testing.assert_allclose(c, e, rtol=1e-5, atol=1e-6)
+
+
 def test_shape_change_retraces_new_entry():
     w = torch.tensor(arr(3, seed=9))
     c = torch.compile(lambda x: (x * w).sum(-1))

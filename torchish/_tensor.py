@@ -245,9 +245,9 @@ class Tensor:
                 raise RuntimeError("assigned grad has data of a different size")
             if g.dtype != self.dtype:
                 raise RuntimeError("assigned grad has data of a different type")
-        self._grad = g
         if STATE.recorder is not None:
             STATE.recorder.wrote(self)
+        self._grad = g
 
     @grad.deleter
     def grad(self):
@@ -379,6 +379,8 @@ class Tensor:
         return self
 
     def _rebind(self, r, vc=None):
+        if STATE.recorder is not None:
+            STATE.recorder.wrote(self)
         self._v = r._v
         if STATE.grad_enabled:
             if r._grad_fn is not None:
@@ -389,8 +391,6 @@ class Tensor:
                 self._grad_fn = None
                 self._rg = False
         (vc or self._vc).value += 1
-        if STATE.recorder is not None:
-            STATE.recorder.wrote(self)
         if self._views:
             for v in list(self._views):
                 v._refresh()
@@ -553,12 +553,12 @@ def set_values(tensors, values):
     rec = STATE.recorder
     lazy_type = _LAZY[0]
     for t, value in zip(tensors, values):
+        if rec is not None:
+            rec.wrote(t)
         t._v = value
         if type(value) is lazy_type:
             value.owner = weakref.ref(t)
         t._vc.value += 1
-        if rec is not None:
-            rec.wrote(t)
         if t._views:
             for v in list(t._views):
                 v._refresh()

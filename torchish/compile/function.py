@@ -398,6 +398,7 @@ class CompiledFunction:
             finally:
                 for t, (d, g, gf, nr, rg) in zip(state, saved):
                     t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
+                rec.restore()
 
         arg_vals = lazy.concrete_all([leaves[i]._d for i in arg_pos])
         state_vals = lazy.concrete_all([t._d for t in state])

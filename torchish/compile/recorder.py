@@ -29,6 +29,7 @@ class Recorder:
         self.reads = {}        # id -> Tensor: pre-existing tensors read
         self.writes = {}       # id -> Tensor: pre-existing tensors written in place (or whose .grad was set)
         self.missing = {}      # trace mode: pre-existing concrete tensors met
+        self.originals = {}    # trace mode: id -> (tensor, its fields) of those, as first met: restored after
         self._created = []     # eager mode: weakrefs to tensors created during the run
         self.scalars = {}      # (id(container), key) -> (container, key)
         self.missing_scalars = {}
@@ -54,12 +55,31 @@ class Recorder:
                 if self.mode == "trace":
                     if not isinstance(a._d, jax.core.Tracer):
                         self.missing[id(a)] = a
+                        self._snapshot(a)
                 else:
                     self.reads[id(a)] = a
 
     def wrote(self, t):
+        """Called BEFORE ``t``'s value, ``.grad`` or graph fields change."""
         if t._sn < self.start:
             self.writes[id(t)] = t
+            if self.mode == "trace" and not isinstance(t._v, jax.core.Tracer):
+                self._snapshot(t)
+
+    def _snapshot(self, t):
+        if id(t) not in self.originals:
+            self.originals[id(t)] = (t, t._v, t._grad, t._grad_fn, t._out_nr, t._rg, t._vc.value)
+
+    def restore(self):
+        """Undo what the trace did to concrete pre-existing tensors outside the known state (the trace is repeated
+        with them in the state; left alone they would keep tracers: an in-place ``.grad`` accumulation, a new
+        ``.grad`` on a parameter not yet known)."""
+        for t, v, g, gf, nr, rg, vc in self.originals.values():
+            t._v, t._grad, t._grad_fn, t._out_nr, t._rg = v, g, gf, nr, rg
+            t._vc.value = vc
+            if t._views:
+                for view in list(t._views):
+                    view._refresh()
 
     def created(self, t):
         if self.mode == "eager":

@@ -195,10 +195,10 @@ def _write(view, base, chain, diff, r):
             STATE.grad_enabled = prev
     else:
         new = r._d
-    base._d = new
-    view._vc.value += 1  # a `.data` alias bumps a counter of its own
     if STATE.recorder is not None:
         STATE.recorder.wrote(base)
+    base._d = new
+    view._vc.value += 1  # a `.data` alias bumps a counter of its own
     if base._views:
         for v in list(base._views):
             v._refresh()
@@ -340,6 +340,8 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
     record) it had, so its existing views and its strides stay what PyTorch's would be.
     """
     self._check_inplace()
+    if STATE.recorder is not None:
+        STATE.recorder.wrote(self)
     if self._view is None:
         hidden = Tensor._make(self._d, self._rg, self._grad_fn, self._out_nr)
         hidden._vc = self._vc
@@ -359,6 +361,4 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
     self._out_nr = out._out_nr
     self._rg = out._rg
     self._vc.value += 1
-    if STATE.recorder is not None:
-        STATE.recorder.wrote(self)
     return self

@@ -42,7 +42,7 @@ GRAD_FN_OPS = {
     "log1p": lambda T, a: a.log1p(),
 }
 KNOWN_NAME_MISMATCHES = {
-    "log1p": "ops/elementwise.py names it Log1pBackward0; PyTorch says Log1PBackward0",
+    "log1p": "ops/unary.py names it Log1pBackward0; PyTorch says Log1PBackward0",
 }
 
 
@@ -97,7 +97,7 @@ def test_next_functions_structure():
     same(f)
 
 
-@pytest.mark.xfail(strict=True, reason="ops/elementwise.py passes add's alpha as a positional argument, so "
+@pytest.mark.xfail(strict=True, reason="ops/arith.py passes add's alpha as a positional argument, so "
                    "AddBackward0 gets a third (None) edge; PyTorch's has two")
 def test_next_functions_of_add():
     def f(T):

@@ -24,7 +24,11 @@ from .autograd import (no_grad as no_grad, enable_grad as enable_grad, set_grad_
                        inference_mode as inference_mode, is_grad_enabled as is_grad_enabled,
                        is_inference_mode_enabled as is_inference_mode_enabled)
 from . import ops as _ops  # noqa: E402  (installs the Tensor methods)
-from .ops.elementwise import *  # noqa: E402,F401,F403
+from .ops.unary import *  # noqa: E402,F401,F403
+from .ops.arith import *  # noqa: E402,F401,F403
+from .ops.compare import *  # noqa: E402,F401,F403
+from .ops.ternary import *  # noqa: E402,F401,F403
+from .ops.copying import *  # noqa: E402,F401,F403
 from .ops.reduce import *  # noqa: E402,F401,F403
 from .ops.extrema import *  # noqa: E402,F401,F403
 from .ops.stats import *  # noqa: E402,F401,F403

@@ -17,7 +17,8 @@ import warnings
 
 from . import _dtype
 from ._tensor import Tensor
-from .ops import broadcast as _B, diag as _D, elementwise as _E, reduce as _R, reorder as _O, shape as _S, stats as _ST
+from .ops import arith as _A, broadcast as _B, copying as _C, diag as _D, reduce as _R, reorder as _O, shape as _S
+from .ops import stats as _ST, ternary as _T, unary as _U
 from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
                          eigvals, eigvalsh, qr, svd, svdvals)
 from .ops.decomp import cholesky as _cholesky
@@ -74,11 +75,11 @@ def cond(A, p=None, *, out=None):
         _check_matrix(A, "linalg.cond", square=False)
         s = svdvals(A)
         hi, lo = s[..., 0], s[..., -1]
-        return _E.div(lo, hi) if p == -2 else _E.div(hi, lo)
+        return _A.div(lo, hi) if p == -2 else _A.div(hi, lo)
     _check_matrix(A, f"linalg.cond(ord={p})")
     inverse, info = inv_ex(A)
-    res = _E.mul(matrix_norm(A, p), matrix_norm(inverse, p))
-    return _E.where(info > 0, math.inf, res)
+    res = _A.mul(matrix_norm(A, p), matrix_norm(inverse, p))
+    return _T.where(info > 0, math.inf, res)
 
 
 _EYE_LIKE = defop("matrix_power_zero", lambda a: _eye_like(a), grad_name="CopyBackwards")
@@ -107,7 +108,7 @@ def matrix_power(A, n, *, out=None):
     if n < 0:
         A, n = inv(A), -n
     if n == 1:
-        return _E.clone(A)
+        return _C.clone(A)
     z = result = None
     while n > 0:
         bit, n = n & 1, n >> 1
@@ -131,8 +132,8 @@ def vecdot(x, y, *, dim=-1, out=None):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to have "
                            f"the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements respectively")
     if x.is_complex():
-        x = _E.conj_physical(x)
-    return _R.sum(_E.mul(x, y), dim)
+        x = _U.conj_physical(x)
+    return _R.sum(_A.mul(x, y), dim)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -17,11 +17,12 @@ from __future__ import annotations
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from .ops import elementwise as _ew
+from .ops import arith as _arith, elementwise as _ew, unary as _unary
 from .ops import softmax as _softmax
-from .ops.elementwise import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
-                              expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
-                              sinc as sinc, xlogy as xlogy)
+from .ops.arith import xlogy as xlogy  # noqa
+from .ops.unary import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
+                        expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
+                        sinc as sinc)
 from .ops.registry import apply, defop
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
@@ -35,19 +36,19 @@ def round(input, *, decimals=0, out=None):  # noqa: A001 - torch's name
     _ew.require_tensor(input, "round")
     if not (input.is_floating_point() or input.is_complex()):
         raise _ew.not_implemented("round_cpu" if decimals else "round_vml_cpu", input.dtype)
-    return _ew.round(input, decimals=decimals, out=out)
+    return _unary.round(input, decimals=decimals, out=out)
 
 
-expit = _ew.sigmoid
-gammaln = _ew.lgamma
+expit = _unary.sigmoid
+gammaln = _unary.lgamma
 psi = digamma
-gammainc = _ew.igamma
-gammaincc = _ew.igammac
+gammainc = _arith.igamma
+gammaincc = _arith.igammac
 
 
 def multigammaln(input, p, *, out=None):
     """The multivariate log-gamma function (``torch.mvlgamma``)."""
-    return _ew.mvlgamma(input, p, out=out)
+    return _unary.mvlgamma(input, p, out=out)
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from . import registry, inplace, convert, elementwise
+from . import unary, arith, compare, ternary, copying, operators
 from . import reduce, extrema, stats, softmax, scan
 from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
 from . import creation, random, linalg, sort
 
-FAMILIES = (convert, elementwise, reduce, extrema, stats, softmax, scan, shape, broadcast, reorder, slicing, diag, join,
-            index, setitem, gather, scatter, creation, random, linalg, sort)
+FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
+            broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, sort)
 
 
 def _install():

@@ -81,7 +81,7 @@ def to(self, *args, **kwargs):
     if dtype is not None:
         out = to_dtype(out, dtype)
     if copy and out is self:
-        from .elementwise import clone
+        from .copying import clone
         out = clone(self)
     return out
 

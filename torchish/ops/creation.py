@@ -441,8 +441,9 @@ def complex(real, imag):
 
 
 def polar(abs, angle):
-    from . import elementwise as E
-    return complex(E.mul(abs, E.cos(angle)), E.mul(abs, E.sin(angle)))
+    from .arith import mul
+    from .unary import cos, sin
+    return complex(mul(abs, cos(angle)), mul(abs, sin(angle)))
 
 
 for _n in ("tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",

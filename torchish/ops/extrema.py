@@ -89,7 +89,7 @@ def _maxmin(largest):
     def f(input, dim=None, keepdim=False, *, out=None):
         require_tensor(input, name)
         if isinstance(dim, Tensor):
-            from .elementwise import maximum, minimum
+            from .arith import maximum, minimum
             return (maximum if largest else minimum)(input, dim, out=out)
         if dim is None:
             _check_nonempty(input, name)

@@ -113,7 +113,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares solutions of ``A X = B`` (minimum norm), with PyTorch's per-driver extra outputs: ``rank``
     (not for 'gels'), ``singular_values`` ('gelsd'/'gelss') and ``residuals`` (tall full-rank systems, not
     'gelsy')."""
-    from . import elementwise as E, reduce as R, shape as S, slicing
+    from . import arith, reduce as R, shape as S, slicing, unary
     from .creation import zeros
     driver = "gelsy" if driver is None else driver
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
@@ -136,10 +136,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     sv = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
     residuals = empty
     if X.requires_grad:  # torch's empty residuals still hang off the solution's backward node
-        residuals = slicing.narrow(S.flatten(E.abs(X) if X.dtype.is_complex else X), 0, 0, 0)
+        residuals = slicing.narrow(S.flatten(unary.abs(X) if X.dtype.is_complex else X), 0, 0, 0)
     if m > n and driver != "gelsy" and (driver == "gels" or bool((np.asarray(rank._d) == n).all())):
         from .linalg import matmul
-        r = E.sub(matmul(A, S.unsqueeze(X, -1) if vector else X), S.unsqueeze(B, -1) if vector else B)
-        residuals = R.sum(E.mul(E.abs(r), E.abs(r)), -2)
+        r = arith.sub(matmul(A, S.unsqueeze(X, -1) if vector else X), S.unsqueeze(B, -1) if vector else B)
+        residuals = R.sum(arith.mul(unary.abs(r), unary.abs(r)), -2)
         residuals = S.squeeze(residuals, -1) if vector else residuals
     return RESULTS["linalg_lstsq"](X, residuals, rank, sv)

@@ -85,7 +85,7 @@ def multi_dot(tensors, *, out=None):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """``'fro'``, ``'nuc'``, and the induced norms ``1, -1, 2, -2, inf, -inf`` over the two dims ``dim``."""
-    from . import convert, elementwise as E, extrema, reduce as R, reorder, shape as S, stats
+    from . import convert, extrema, reduce as R, reorder, shape as S, stats, unary
     from .._tensor import wrap_dim
     if dtype is not None:
         A = convert.to_dtype(A, dtype)
@@ -120,7 +120,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         return res
     if ord in (1, -1, float("inf"), float("-inf")):
         sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
-        summed = R.sum(E.abs(A), sum_dim, keepdim)
+        summed = R.sum(unary.abs(A), sum_dim, keepdim)
         red = red_dim if keepdim or red_dim < sum_dim else red_dim - 1
         return (extrema.amax if ord > 0 else extrema.amin)(summed, red, keepdim)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")

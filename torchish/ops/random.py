@@ -321,7 +321,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     With tensor arguments the result is ``mean + std * z`` and differentiable in both.
     """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        from .elementwise import add, mul
+        from .arith import add, mul
         for t in (mean, std):
             if isinstance(t, Tensor):
                 _need_float(t.dtype, "normal_kernel_cpu")

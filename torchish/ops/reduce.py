@@ -163,7 +163,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.dtype.category < _FLOAT:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_dtype.scalar_type_name(input.dtype)}")
-    from .elementwise import isnan, logical_not
+    from .compare import isnan, logical_not
     n = sum(logical_not(isnan(input)), dim, keepdim)
     return _out(nansum(input, dim, keepdim, dtype=dtype) / n, out, "nanmean")
 

@@ -96,7 +96,7 @@ def is_contiguous(self, memory_format=None):
 def contiguous(self, memory_format=None):
     if is_contiguous(self):
         return self
-    from .elementwise import clone
+    from .copying import clone
     return clone(self)
 
 

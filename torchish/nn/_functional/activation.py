@@ -15,7 +15,7 @@ import jax.scipy.special as jss
 
 from ... import _dtype
 from ..._tensor import Tensor, wrap_dim
-from ...ops import elementwise as _ew
+from ...ops import unary as _unary
 from ...ops import softmax as _softmax
 from ...ops.inplace import assign, write_scope
 from ...ops.registry import apply, defop
@@ -81,7 +81,7 @@ def relu6(input, inplace=False):
 
 
 def relu(input, inplace=False):
-    return _result(input, lambda: _ew.relu(input), inplace)
+    return _result(input, lambda: _unary.relu(input), inplace)
 
 
 def relu_(input):
@@ -316,11 +316,11 @@ def tanhshrink(input):
 
 
 def sigmoid(input):
-    return _ew.sigmoid(input)
+    return _unary.sigmoid(input)
 
 
 def tanh(input):
-    return _ew.tanh(input)
+    return _unary.tanh(input)
 
 
 def _softplus_fwd(x, *, beta, threshold):
@@ -371,7 +371,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return _softmax.softmax(_ew.neg(input), dim, _stacklevel, dtype)
+    return _softmax.softmax(_unary.neg(input), dim, _stacklevel, dtype)
 
 
 def _gumbel_softmax_fwd(logits, gumbels, *, tau, axis, hard):

@@ -68,7 +68,8 @@ def _check_float(x, msg):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``."""
-    from ...ops.elementwise import clamp, div
+    from ...ops.arith import div
+    from ...ops.ternary import clamp
     from ...ops.broadcast import expand_as
     denom = expand_as(clamp(_stats.norm(input, p, dim, keepdim=True), min=eps), input)
     return div(input, denom, out=out)

@@ -446,7 +446,8 @@ def _check_triplet_dims(anchor, positive, negative):
 
 
 def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
-    from ...ops.elementwise import minimum, clamp
+    from ...ops.arith import minimum
+    from ...ops.ternary import clamp
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:

@@ -16,8 +16,8 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE
 from ...ops import tracing
 from ...ops.creation import full
-from ...ops.elementwise import where
 from ...ops.diag import triu
+from ...ops.ternary import where
 from .. import init
 from .._functional.activation import gelu, relu
 from .._functional.attention import _canonical_mask, _none_or_dtype

@@ -1,0 +1,371 @@
+"""Binary arithmetic: add/sub/rsub (with ``alpha``), mul, div (with ``rounding_mode``), floor_divide, remainder,
+fmod, pow/float_power/square, and the two-operand math functions (atan2, hypot, maximum/minimum, fmax/fmin,
+copysign, logaddexp, xlogy, nextafter, ldexp, gcd/lcm, igamma/igammac, heaviside).
+
+Most ops are one :func:`~torchish.ops.elementwise.binary_op` row: name, JAX forward, optional VJP (where PyTorch's
+gradient differs from JAX's: ties, boundaries, masked points), how the inputs promote, and which dtypes PyTorch has
+no kernel for. The public function, the Tensor method and the in-place ``name_`` method are generated from the row.
+
+Example::
+
+    >>> import torchish as torch
+    >>> x = torch.tensor([1, 2, 3])
+    >>> (2 ** x, x / 2, x // 2)
+    (tensor([2, 4, 8]), tensor([0.5000, 1.0000, 1.5000]), tensor([0, 1, 1]))
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jss
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from .elementwise import (_BOOL, _COMPLEX, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
+                          binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor)
+from .registry import apply, defop
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+_binary = partial(binary_op, _public)
+
+
+def _maxmin_vjp(loses):
+    """PyTorch splits the gradient evenly between tied inputs of maximum/minimum; an input gets none only where it
+    compares as the loser (so both get all of it next to a NaN)."""
+    def vjp(g, a, b, out):
+        zero = jnp.zeros((), g.dtype)
+        share = jnp.where(a == b, g / 2, g)
+        return jnp.where(loses(a, b), zero, share), jnp.where(loses(b, a), zero, share)
+    return vjp
+
+
+def _fmaxmin_vjp(cmp):
+    """fmax/fmin: the whole gradient goes to the chosen input (``a`` on ties), NaN inputs are skipped."""
+    def vjp(g, a, b, out):
+        zero = jnp.zeros((), g.dtype)
+        take_a = cmp(a, b) | jnp.isnan(b)
+        return jnp.where(take_a, g, zero), jnp.where(take_a, zero, g)
+    return vjp
+
+
+def _floor_div_float(a, b):
+    """PyTorch's (= Python's) floor division of floats: exact quotient correction, IEEE result for b == 0."""
+    mod = jnp.fmod(a, b)
+    div = (a - mod) / b
+    div = jnp.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    fl = jnp.floor(div)
+    fl = jnp.where(div - fl > 0.5, fl + 1, fl)
+    fl = jnp.where(div == 0, jnp.copysign(jnp.zeros_like(div), a / b), fl)
+    return jnp.where(b == 0, a / b, fl)
+
+
+def _remainder_fwd(a, b):
+    if jnp.issubdtype(a.dtype, jnp.integer):
+        return jnp.remainder(a, b)
+    mod = jnp.fmod(a, b)
+    return jnp.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+
+
+def _copysign_vjp(g, a, b, out):
+    zero = jnp.zeros((), g.dtype)
+    return jnp.where(a == 0, zero, g * out / jnp.where(a == 0, 1, a)), jnp.zeros(jnp.shape(b), g.dtype)
+
+
+def _xlogy_vjp(g, a, b, out):
+    """PyTorch: ``xlogy(grad, other)`` masked to 0 where self == 0 and other <= 0; ``grad * self / other``."""
+    zero = jnp.zeros((), g.dtype)
+    return jnp.where((a == 0) & (b <= 0), zero, jss.xlogy(g, b)), g * a / b
+
+
+def _atan2_vjp(g, a, b, out):
+    """PyTorch masks the 1 / (a^2 + b^2) factor to 0 where it is infinite (at the origin)."""
+    r = 1 / (a * a + b * b)
+    r = jnp.where(jnp.isinf(r), jnp.zeros((), r.dtype), r)
+    return g * b * r, -g * a * r
+
+
+_binary("mul", jnp.multiply, grad_name="MulBackward0", numbers="both")
+_binary("atan2", jnp.arctan2, promote="float", numbers="none", vjp=_atan2_vjp)
+_binary("hypot", jnp.hypot, reject=FLOATS_ONLY, numbers="none",
+        vjp=lambda g, a, b, out: (g * a / out, g * b / out))
+_binary("maximum", jnp.maximum, vjp=_maxmin_vjp(lambda a, b: a < b), numbers="none")
+_binary("minimum", jnp.minimum, vjp=_maxmin_vjp(lambda a, b: a > b), numbers="none")
+_binary("fmax", jnp.fmax, vjp=_fmaxmin_vjp(lambda a, b: a >= b), numbers="none")
+_binary("fmin", jnp.fmin, vjp=_fmaxmin_vjp(lambda a, b: a <= b), numbers="none")
+_binary("fmod", jnp.fmod, reject=NO_BOOL, int_div=True, vjp=lambda g, a, b, out: (g, -g * jnp.trunc(a / b)))
+_binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp)
+_binary("logaddexp", jnp.logaddexp, reject=FLOATS_ONLY, numbers="none")
+_binary("logaddexp2", jnp.logaddexp2, reject=FLOATS_ONLY, numbers="none")
+_binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both")
+_binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY, numbers="none",
+        vjp=lambda g, a, b, out: (g, jnp.zeros(jnp.shape(b), g.dtype)))
+_binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", grad_name="MulBackward0", numbers="none")
+_binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
+_binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
+
+
+def _igamma_vjp(sign):
+    """PyTorch differentiates the regularized incomplete gamma functions in ``x`` only (``a`` gets zeros)."""
+    def vjp(g, a, x, out):
+        d = jnp.exp((a - 1) * jnp.log(x) - x - jss.gammaln(a))
+        return jnp.zeros(jnp.shape(a), g.dtype), sign * g * d
+    return vjp
+
+
+_binary("igamma", jss.gammainc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp(1))
+_binary("igammac", jss.gammaincc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp(-1))
+_public("multiply", globals()["mul"], inplace=True)
+
+_REMAINDER = OPS["remainder"] = defop("remainder", _remainder_fwd, promote="same",
+                                      vjp=lambda g, a, b, out: (g, -g * _floor_div_float(a, b)))
+_REMAINDER_S = defop("remainder_scalar_self", _remainder_fwd, promote="same", vjp=no_derivative("remainder"),
+                     grad_name="RemainderBackward1")
+
+
+def remainder(input, other, *, out=None):
+    """Python's modulus: the result has the sign of ``other``."""
+    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    dt = common_dtype((a, b))
+    if dt is _dtype.bool:
+        raise not_implemented("remainder_cpu", dt)
+    if dt.category == _INT:
+        _check_divisor(b)
+    return _out(apply(_REMAINDER if isinstance(a, Tensor) else _REMAINDER_S, (a, b)), out, "remainder")
+
+
+_public("remainder", remainder, inplace=True)
+
+_HEAVISIDE = defop("heaviside", jnp.heaviside, vjp=no_derivative("heaviside"))
+
+
+def heaviside(input, values, *, out=None):
+    require_tensor(input, "heaviside")
+    require_tensor(values, "heaviside", 2, "values")
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    if input.is_complex():
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    return _out(apply(_HEAVISIDE, (input, values)), out, "heaviside")
+
+
+_public("heaviside", heaviside, inplace=True)
+
+
+# add / sub / rsub: alpha travels as a traced scalar (changing it, e.g. a learning rate, never recompiles)
+
+def _check_alpha(dt, alpha):
+    if isinstance(alpha, bool):
+        if dt is not _dtype.bool:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and dt.category <= _INT:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    elif isinstance(alpha, complex) and dt.category < _COMPLEX:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
+def _alpha(a, b, alpha):
+    """``None`` for the common alpha == 1, else the validated Python number."""
+    if type(alpha) is int and alpha == 1:
+        return None
+    alpha = scalar_or_tensor(alpha)
+    dt = common_dtype((a, b))
+    _check_alpha(dt, alpha)
+    return bool(alpha) if dt is _dtype.bool else alpha
+
+
+def _scaled(b, alpha):
+    return b if alpha is None else b * alpha
+
+
+def _operand_dtype(x):
+    return x.dtype if isinstance(x, Tensor) else _dtype.scalar_dtype(x)
+
+
+def _is_bool(x):
+    return x._v.dtype == np.bool_ if isinstance(x, Tensor) else isinstance(x, bool)
+
+
+def _check_sub(a, b):
+    da, db = _operand_dtype(a), _operand_dtype(b)
+    if da is _dtype.bool and db is _dtype.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if da is _dtype.bool or db is _dtype.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+_ADD = OPS["add"] = defop("add", lambda a, b, alpha: a + _scaled(b, alpha), promote="same", promote_args=(0, 1),
+                          linear=True, grad_name="AddBackward0")
+_SUB = OPS["sub"] = defop("sub", lambda a, b, alpha: a - _scaled(b, alpha), promote="same", promote_args=(0, 1),
+                          linear=True, grad_name="SubBackward0")
+_RSUB_T = defop("rsub", lambda a, b, alpha: b - _scaled(a, alpha), promote="same", promote_args=(0, 1),
+                linear=True, grad_name="RsubBackward0")
+_RSUB_S = defop("rsub_scalar", lambda a, b, alpha: b - _scaled(a, alpha), promote="same", promote_args=(0, 1),
+                linear=True, grad_name="RsubBackward1")
+
+
+def add(input, other, *, alpha=1, out=None):
+    a = input if isinstance(input, Tensor) else scalar_or_tensor(input)
+    b = other if isinstance(other, Tensor) else scalar_or_tensor(other)
+    return _out(apply(_ADD, (a, b, _alpha(a, b, alpha))), out, "add")
+
+
+def sub(input, other, *, alpha=1, out=None):
+    a = input if isinstance(input, Tensor) else scalar_or_tensor(input)
+    b = other if isinstance(other, Tensor) else scalar_or_tensor(other)
+    if _is_bool(a) or _is_bool(b):
+        _check_sub(a, b)
+    return _out(apply(_SUB, (a, b, _alpha(a, b, alpha))), out, "sub")
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    if _is_bool(a) or _is_bool(b):
+        _check_sub(a, b)
+    op = _RSUB_T if isinstance(b, Tensor) else _RSUB_S
+    return apply(op, (a, b, _alpha(a, b, alpha)))
+
+
+_public("add", add, inplace=True)
+_public("sub", sub, inplace=True)
+_public("subtract", sub, inplace=True)
+_public("rsub", rsub, method=False)
+
+
+# division
+
+def _zeros_vjp(g, *inputs, out, **static):
+    return tuple(jnp.zeros(jnp.shape(x), g.dtype) for x in inputs)
+
+
+def _div_mode_fwd(a, b, *, rounding_mode):
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        return jax.lax.div(a, b) if rounding_mode == "trunc" else jnp.floor_divide(a, b)
+    if rounding_mode == "trunc":
+        return jnp.trunc(a / b)
+    return _floor_div_float(a, b)
+
+
+_DIV = defop("div", jnp.true_divide, promote="float", grad_name="DivBackward0")
+_DIV_MODE = defop("div_mode", _div_mode_fwd, promote="same", vjp=_zeros_vjp,
+                  grad_name="DivBackward2")
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    if rounding_mode is None:
+        return _out(apply(_DIV, (a, b)), out, "div")
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    dt = common_dtype((a, b))
+    if dt.category == _BOOL:
+        raise not_implemented("div_floor_cpu" if rounding_mode == "floor" else "div_trunc_cpu", dt)
+    if dt.category == _INT:
+        _check_divisor(b)
+    return _out(apply(_DIV_MODE, (a, b), rounding_mode=rounding_mode), out, "div")
+
+
+def true_divide(input, other, *, out=None):
+    return div(input, other, out=out)
+
+
+_FLOOR_DIVIDE = defop("floor_divide", _div_mode_fwd, promote="same", vjp=no_derivative("floor_divide"))
+
+
+def floor_divide(input, other, *, out=None):
+    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    dt = common_dtype((a, b))
+    if dt is _dtype.bool:
+        raise not_implemented("div_floor_cpu", dt)
+    if dt.category == _INT:
+        _check_divisor(b)
+    return _out(apply(_FLOOR_DIVIDE, (a, b), rounding_mode="floor"), out, "floor_divide")
+
+
+for _n in ("div", "divide", "true_divide", "floor_divide"):
+    _public(_n, globals()["div" if _n == "divide" else _n], inplace=True)
+
+
+# pow: integer powers follow PyTorch (negative exponents give 0 unless the base is +-1), gradients are masked
+# where PyTorch masks them (exponent 0; base 0 with a non-negative exponent)
+
+def _pow_fwd(a, b):
+    if a.dtype == jnp.bool_:  # bool tensor ** Python bool
+        return a | ~b
+    if jnp.issubdtype(a.dtype, jnp.integer):
+        r = jnp.power(a, jnp.maximum(b, 0))
+        one = jnp.ones((), a.dtype)
+        neg = jnp.where(a == 1, one, jnp.where(a == -1, jnp.where(b % 2 == 0, one, -one), jnp.zeros((), a.dtype)))
+        return jnp.where(b < 0, neg, r)
+    return jnp.power(a, b)
+
+
+def _pow_vjp(g, a, b, out):
+    if jnp.iscomplexobj(out):
+        return g * b * jnp.power(a, b - 1), g * out * jnp.log(a)
+    zero = jnp.zeros((), g.dtype)
+    ga = jnp.where(b == 0, zero, g * b * jnp.power(a, b - 1))
+    gb = jnp.where((a == 0) & (b >= 0), zero, g * out * jnp.log(a))
+    return ga, gb
+
+
+_POW_SCALAR = defop("pow", _pow_fwd, vjp=_pow_vjp, promote="same", grad_name="PowBackward0")
+_POW_TENSOR = defop("pow_tensor", _pow_fwd, vjp=_pow_vjp, promote="same", grad_name="PowBackward1")
+_POW_BASE = defop("pow_scalar_base", _pow_fwd, vjp=_pow_vjp, promote="same", grad_name="PowBackward2")
+
+
+def pow(input, exponent, *, out=None):
+    a, b = scalar_or_tensor(input), scalar_or_tensor(exponent)
+    if not isinstance(b, Tensor):
+        if type(b) is int and b < 0 and isinstance(a, Tensor) and a.dtype.category <= _INT:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        op = _POW_SCALAR
+    else:
+        op = _POW_TENSOR if isinstance(a, Tensor) else _POW_BASE
+    if op is _POW_TENSOR and a.dtype is _dtype.bool and b.dtype is _dtype.bool:
+        raise not_implemented("pow", a.dtype)
+    return _out(apply(op, (a, b)), out, "pow")
+
+
+def float_power(input, exponent, *, out=None):
+    """``pow`` computed in double precision (complex128 when either operand is complex)."""
+    from .convert import to_dtype
+    a, b = scalar_or_tensor(input), scalar_or_tensor(exponent)
+    cplx = any(isinstance(x, complex) or (isinstance(x, Tensor) and x.is_complex()) for x in (a, b))
+    dt = _dtype.complex128 if cplx else _dtype.float64
+    a = to_dtype(a, dt) if isinstance(a, Tensor) else a
+    b = to_dtype(b, dt) if isinstance(b, Tensor) else b
+    return _out(pow(a, b), out, "float_power")
+
+
+def _float_power_(self, exponent):
+    cplx = self.is_complex() or isinstance(exponent, complex) or (isinstance(exponent, Tensor) and
+                                                                  exponent.is_complex())
+    want = _dtype.complex128 if cplx else _dtype.float64
+    if self.dtype is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_type_name(self.dtype)} but the "
+                           f"operation's result requires dtype {_dtype.scalar_type_name(want)}")
+    from .inplace import assign
+    self._check_inplace()
+    return assign(self, float_power(self, exponent))
+
+
+_public("pow", pow, inplace=True)
+_public("float_power", float_power)
+METHODS["float_power_"] = _float_power_
+
+
+def square(input, *, out=None):
+    """``input ** 2`` (bool squares to int64, as PyTorch's pow does)."""
+    require_tensor(input, "square")
+    return pow(input, 2, out=out)
+
+
+_public("square", square, inplace=True)

@@ -1,0 +1,65 @@
+"""Whole-tensor copies: clone (a new tensor with the same values, differentiable) and the in-place writes
+fill_/zero_/copy_ (``copy_`` broadcasts ``src`` and moves it to the destination's device)."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from .elementwise import scalar_or_tensor
+from .registry import apply, defop
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+
+_CLONE = defop("clone", lambda x: x + jnp.zeros((), x.dtype) if x.dtype != jnp.bool_ else x, linear=True,
+               grad_name="CloneBackward0")
+
+
+def clone(input, *, memory_format=None):
+    return apply(_CLONE, (input,))
+
+
+_public("clone", clone)
+
+
+# fill_ / zero_ / copy_
+
+_FILL = defop("fill", lambda x, v: jnp.broadcast_to(jnp.asarray(v, x.dtype), x.shape), grad_name="FillBackward0",
+              linear=True)
+_COPY = defop("copy", lambda x, src: jnp.broadcast_to(src.astype(x.dtype), x.shape), grad_name="CopyBackwards",
+              linear=True)
+
+
+def _fill_(self, value):
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+    self._check_inplace()
+    return self._assign(apply(_FILL, (self, scalar_or_tensor(value))))
+
+
+def _zero_(self):
+    return _fill_(self, 0)
+
+
+def _copy_(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        src = scalar_or_tensor(src)
+        if not isinstance(src, Tensor):
+            return _fill_(self, src)
+    try:
+        ok = np.broadcast_shapes(tuple(src.shape), tuple(self.shape)) == tuple(self.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) must match the size of "
+                           f"tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
+                           f"{max(self.ndim - 1, 0)}")
+    self._check_inplace()
+    if src.device != self.device:
+        from .convert import move
+        src = move(src, next(iter(self._d.devices())))
+    return self._assign(apply(_COPY, (self, src)))
+
+
+METHODS.update({"fill_": _fill_, "zero_": _zero_, "copy_": _copy_})

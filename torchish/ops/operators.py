@@ -1,0 +1,67 @@
+"""The Tensor's Python operators: ``a + b``, ``2 ** a``, ``a &= b``, ``a < b``, ``-a``, ``~a``, ... as dunders that
+call the op families' functions (reflected ``__r*__`` swap the operands; in-place ``__i*__`` call the family's
+``name_`` method). An operand that is not a Tensor, number or array gives ``NotImplemented``, so Python tries the
+other side."""
+from __future__ import annotations
+
+import numbers
+
+import jax
+import numpy as np
+
+from .._tensor import Tensor
+from . import arith, compare
+from .arith import add, div, floor_divide, mul, pow, remainder, rsub, sub
+from .compare import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, eq,
+                      ge, gt, le, lt, ne)
+from .elementwise import INTS_ONLY
+from .registry import Family as _Family
+from .unary import abs, neg, positive
+
+_Family(globals())  # METHODS: the dunders (Tensor methods only; nothing for torchish.*)
+_ARRAYS = (Tensor, numbers.Number, np.generic, np.ndarray, jax.Array)
+
+
+def _dunder(f, reflected=False):
+    def d(self, other):
+        if not isinstance(other, _ARRAYS):
+            return NotImplemented
+        return f(other, self) if reflected else f(self, other)
+    return d
+
+
+def _inplace_dunder(methods, name):
+    def d(self, other):
+        if not isinstance(other, _ARRAYS):
+            return NotImplemented
+        return methods[name](self, other)
+    return d
+
+
+def _invert(self):
+    if self.dtype.category in INTS_ONLY:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(self)
+
+
+def _binary_dunders(py, fn, methods, inplace):
+    METHODS[f"__{py}__"] = _dunder(fn)
+    METHODS[f"__r{py}__"] = _dunder(fn, reflected=True)
+    METHODS[f"__i{py}__"] = _inplace_dunder(methods, inplace)
+
+
+for _py, _fn, _ip in (("add", add, "add_"), ("mul", mul, "mul_"), ("truediv", div, "div_"),
+                      ("floordiv", floor_divide, "floor_divide_"), ("mod", remainder, "remainder_"),
+                      ("pow", pow, "pow_")):
+    _binary_dunders(_py, _fn, arith.METHODS, _ip)
+for _py, _fn, _ip in (("and", bitwise_and, "bitwise_and_"), ("or", bitwise_or, "bitwise_or_"),
+                      ("xor", bitwise_xor, "bitwise_xor_"), ("lshift", bitwise_left_shift, "bitwise_left_shift_"),
+                      ("rshift", bitwise_right_shift, "bitwise_right_shift_")):
+    _binary_dunders(_py, _fn, compare.METHODS, _ip)
+
+METHODS.update({
+    "__sub__": _dunder(sub), "__rsub__": _dunder(rsub), "__isub__": _inplace_dunder(arith.METHODS, "sub_"),
+    "__eq__": _dunder(eq), "__ne__": _dunder(ne), "__lt__": _dunder(lt), "__le__": _dunder(le),
+    "__gt__": _dunder(gt), "__ge__": _dunder(ge),
+    "__neg__": neg, "__pos__": positive, "__abs__": abs, "__invert__": _invert,
+})

@@ -1,0 +1,172 @@
+"""Ops of three operands: clamp/clip (a tensor between bounds), where (choose by a condition), lerp
+(interpolate by a weight), addcmul/addcdiv (``input + value * tensor1 (*|/) tensor2``).
+
+Example::
+
+    >>> import torchish as torch
+    >>> x = torch.tensor([-2.0, 0.5, 3.0])
+    >>> (x.clamp(-1, 1), torch.where(x > 0, x, 0.0))
+    (tensor([-1.0000,  0.5000,  1.0000]), tensor([0.0000, 0.5000, 3.0000]))
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .. import _dtype
+from .._tensor import Tensor
+from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
+                          scalar_or_tensor)
+from .registry import apply, defop
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+
+
+def _clamp_fwd(x, lo, hi):
+    if lo is not None:
+        x = jnp.maximum(x, lo)
+    if hi is not None:
+        x = jnp.minimum(x, hi)
+    return x
+
+
+def _clamp_vjp(g, x, lo, hi, out):
+    """PyTorch passes the gradient where min <= x <= max (boundaries included; JAX's max/min would halve it).
+    A bound gets it where it was chosen: x < min (when min < max), x > max (or everywhere when max < min)."""
+    zero = jnp.zeros((), g.dtype)
+    keep = jnp.ones(x.shape, bool)
+    glo = ghi = None
+    if lo is not None:
+        keep = keep & (x >= lo)
+        below = x < lo
+        glo = jnp.where(below & (lo < hi) if hi is not None else below, g, zero)
+    if hi is not None:
+        keep = keep & (x <= hi)
+        above = x > hi
+        ghi = jnp.where(above | (hi < lo) if lo is not None else above, g, zero)
+    return jnp.where(keep, g, zero), glo, ghi
+
+
+_CLAMP = defop("clamp", _clamp_fwd, promote="same", vjp=_clamp_vjp, grad_name="ClampBackward1")
+_CLAMP_T = defop("clamp_tensor", _clamp_fwd, promote="same", vjp=_clamp_vjp,
+                 grad_name="ClampBackward0")
+_CLAMP_MIN = defop("clamp_min", _clamp_fwd, promote="same", vjp=_clamp_vjp,
+                   grad_name="ClampMinBackward0")
+_CLAMP_MAX = defop("clamp_max", _clamp_fwd, promote="same", vjp=_clamp_vjp,
+                   grad_name="ClampMaxBackward0")
+
+
+def _clamp(op, input, lo, hi, out):
+    require_tensor(input, "clamp")
+    lo = scalar_or_tensor(lo) if lo is not None else None
+    hi = scalar_or_tensor(hi) if hi is not None else None
+    kinds = [isinstance(v, Tensor) and v.ndim > 0 for v in (lo, hi) if v is not None]
+    if any(kinds) and (len(kinds) == 2 and not all(isinstance(v, Tensor) for v in (lo, hi))):
+        raise TypeError(f"clamp() received an invalid combination of arguments - got (Tensor, {type(lo).__name__}, "
+                        f"{type(hi).__name__}), but expected (Tensor input, Tensor min, Tensor max) or (Tensor "
+                        "input, Number min, Number max)")
+    dt = common_dtype((input, lo, hi))
+    if dt.category == _COMPLEX:
+        raise NotImplementedError("clamp is not supported for complex types")
+    if dt is _dtype.bool:
+        raise not_implemented("clamp_min_scalar_cpu" if hi is None else "clamp_scalar_cpu", dt)
+    if op is _CLAMP and (isinstance(lo, Tensor) or isinstance(hi, Tensor)):
+        op = _CLAMP_T
+    return _out(apply(op, (input, lo, hi)), out, "clamp")
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return _clamp(_CLAMP, input, min, max, out)
+
+
+def clamp_min(input, min, *, out=None):
+    return _clamp(_CLAMP_MIN, input, min, None, out)
+
+
+def clamp_max(input, max, *, out=None):
+    return _clamp(_CLAMP_MAX, input, None, max, out)
+
+
+for _n in ("clamp", "clamp_min", "clamp_max"):
+    _public(_n, globals()[_n], inplace=True)
+_public("clip", clamp, inplace=True)
+
+_WHERE = defop("where", lambda c, a, b: jnp.where(c, a, b), promote="same", promote_args=(1, 2),
+               grad_name="WhereBackward0")
+
+
+def where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        from .index import nonzero
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        condition = scalar_or_tensor(condition)
+    if isinstance(condition, Tensor) and condition._v.dtype != jnp.bool_:
+        if condition._v.dtype == jnp.uint8:
+            from .convert import to_dtype
+            condition = to_dtype(condition, _dtype.bool)
+        else:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{_dtype.scalar_type_name(condition.dtype)}")
+    return _out(apply(_WHERE, (condition, scalar_or_tensor(input), scalar_or_tensor(other))), out, "where")
+
+
+_public("where", where, method=False)
+METHODS["where"] = lambda self, condition, other: where(condition, self, other)
+
+
+def _lerp_fwd(a, b, w):
+    """PyTorch's formula (exact at both ends): ``a + w (b - a)`` for w < 0.5, else ``b - (b - a)(1 - w)``."""
+    d = b - a
+    return jnp.where(jnp.abs(w) < 0.5, a + w * d, b - d * (1 - w))
+
+
+_LERP = defop("lerp", _lerp_fwd, promote="same", promote_args=(0, 1), grad_name="LerpBackward0")
+_LERP_T = defop("lerp_tensor", _lerp_fwd, grad_name="LerpBackward1")
+
+
+def lerp(input, end, weight, *, out=None):
+    require_tensor(input, "lerp")
+    require_tensor(end, "lerp", 2, "end")
+    w = scalar_or_tensor(weight)
+    tensor_w = isinstance(w, Tensor)
+    if input.dtype.category in FLOATS_ONLY:
+        raise not_implemented("lerp_kernel_tensor" if tensor_w else "lerp_kernel_scalar", input.dtype)
+    for arg, t in (("end", end), ("weight", w)):
+        if isinstance(t, Tensor) and t.dtype is not input.dtype and (arg == "end" or t.ndim):
+            raise RuntimeError(f"expected dtype {c10_name(input.dtype)} for `{arg}` but got dtype {c10_name(t.dtype)}")
+    if tensor_w and w.dtype is not input.dtype:
+        from .convert import to_dtype
+        w = to_dtype(w, input.dtype)
+    return _out(apply(_LERP_T if tensor_w else _LERP, (input, end, w)), out, "lerp")
+
+
+_public("lerp", lerp, inplace=True)
+
+_ADDCMUL = defop("addcmul", lambda x, a, b, v: x + jnp.asarray(v, x.dtype) * a * b, promote="same",
+                 promote_args=(0, 1, 2), grad_name="AddcmulBackward0")
+_ADDCDIV = defop("addcdiv", lambda x, a, b, v: x + jnp.asarray(v, x.dtype) * a / b, promote="same",
+                 promote_args=(0, 1, 2), grad_name="AddcdivBackward0")
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2``."""
+    return _out(apply(_ADDCMUL, (input, tensor1, tensor2, scalar_or_tensor(value))), out, "addcmul")
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2`` (floating point only)."""
+    if tensor1.dtype.category <= _INT and tensor2.dtype.category <= _INT:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
+            "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+            "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+            "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    return _out(apply(_ADDCDIV, (input, tensor1, tensor2, scalar_or_tensor(value))), out, "addcdiv")
+
+
+_public("addcmul", addcmul, inplace=True)
+_public("addcdiv", addcdiv, inplace=True)

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, check_raises, run_both, assert_same, torch, torchish, needs_torch
+from oracle import arr, check, check_fd, check_raises, run_both, assert_same, torch, torchish, needs_torch, same_error
 
 pytestmark = needs_torch
 
@@ -500,6 +500,9 @@ def test_lerp_addcmul_addcdiv():
     check_raises(lambda T: T.lerp(T.ones(2), T.ones(2, dtype=T.float64), 0.5))
     check_raises(lambda T: T.lerp(T.ones(2), T.ones(2), T.ones(2, dtype=T.float64)))
     agree(lambda T: T.lerp(T.ones(2), T.zeros(2), T.tensor(0.5, dtype=T.float64)))
+    same_error(lambda T: T.addcdiv(T.ones(2), 1, T.ones(2)))
+    same_error(lambda T: T.addcmul(T.ones(2), T.ones(2), 2))
+    same_error(lambda T: T.addcmul(1, T.ones(2), T.ones(2)))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -83,6 +83,15 @@ def broadcast_shapes(*shapes):
     return Size(result)
 
 
+def broadcast_error(a, b):
+    """PyTorch's RuntimeError for two shapes (tuples) that do not broadcast: the last dimension where they clash."""
+    nd = max(len(a), len(b))
+    pa, pb = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
+    i = max(i for i in range(nd) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
+    return RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at non-singleton "
+                        f"dimension {i}")
+
+
 def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]

@@ -48,13 +48,12 @@ def _copy_(self, src, non_blocking=False):
         if not isinstance(src, Tensor):
             return _fill_(self, src)
     try:
-        ok = np.broadcast_shapes(tuple(src.shape), tuple(self.shape)) == tuple(self.shape)
+        full = np.broadcast_shapes(tuple(src.shape), tuple(self.shape))
     except ValueError:
-        ok = False
-    if not ok:
-        raise RuntimeError(f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) must match the size of "
-                           f"tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
-                           f"{max(self.ndim - 1, 0)}")
+        from .broadcast import broadcast_error  # (broadcast -> shape -> copying at import)
+        raise broadcast_error(tuple(self.shape), tuple(src.shape)) from None
+    if tuple(full) != tuple(self.shape):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(full)}")
     self._check_inplace()
     if src.device != self.device:
         from .convert import move

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from .broadcast import broadcast_error
 from .elementwise import _out, c10_name, not_implemented
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -82,15 +83,6 @@ def _dot_error(n, k):
 def _bmm_error(b, m1, b2, m2):
     return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {m1}] but got: "
                         f"[{b2}, {m2}].")
-
-
-def broadcast_error(a, b):
-    """PyTorch's message for shapes that do not broadcast (``a`` and ``b`` as tuples)."""
-    nd = max(len(a), len(b))
-    pa, pb = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
-    i = max(i for i in range(nd) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
-    return RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at non-singleton "
-                        f"dimension {i}")
 
 
 def _should_fold(a, b):

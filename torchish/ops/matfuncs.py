@@ -44,7 +44,7 @@ def cross(input, other, *, dim=-1, out=None):
     try:
         np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     except ValueError:
-        from .linalg import broadcast_error
+        from .broadcast import broadcast_error
         raise broadcast_error(tuple(input.shape), tuple(other.shape)) from None
     return apply(_CROSS, (input, other), dim=d)
 

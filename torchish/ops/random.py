@@ -307,11 +307,8 @@ def _broadcast(a, b):
     try:
         return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
     except ValueError:
-        nd = max(len(a), len(b))
-        pa, pb = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
-        i = max(i for i in range(nd) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
-        raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
-                           f"non-singleton dimension {i}") from None
+        from .broadcast import broadcast_error
+        raise broadcast_error(tuple(a), tuple(b)) from None
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,

@@ -110,7 +110,7 @@ def _solve_args(A, B, fname, left):
     try:
         np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:B.ndim - (1 if vector else 2)]))
     except ValueError:
-        from .linalg import broadcast_error
+        from .broadcast import broadcast_error
         raise broadcast_error(tuple(A.shape[:-2]), tuple(B.shape[:B.ndim - (1 if vector else 2)])) from None
     return vector
 

@@ -151,13 +151,20 @@ _ADDCDIV = defop("addcdiv", lambda x, a, b, v: x + jnp.asarray(v, x.dtype) * a /
                  promote_args=(0, 1, 2), grad_name="AddcdivBackward0")
 
 
+def _require_tensors(name, input, tensor1, tensor2):
+    for pos, (arg, x) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
+        require_tensor(x, name, pos, arg)
+
+
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
+    _require_tensors("addcmul", input, tensor1, tensor2)
     return _out(apply(_ADDCMUL, (input, tensor1, tensor2, scalar_or_tensor(value))), out, "addcmul")
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2`` (floating point only)."""
+    _require_tensors("addcdiv", input, tensor1, tensor2)
     if tensor1.dtype.category <= _INT and tensor2.dtype.category <= _INT:
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "

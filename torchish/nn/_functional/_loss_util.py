@@ -11,6 +11,7 @@ import numpy as np
 from ... import _dtype
 from ..._tensor import Tensor
 from ...ops import tracing
+from ...ops.broadcast import broadcast_error
 
 EPS_BCE = 1e-12
 
@@ -86,7 +87,5 @@ def check_broadcast(a, b):
     sb = tuple(b.shape) if hasattr(b, "shape") else tuple(b)
     nd = max(len(sa), len(sb))
     pa, pb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
-    for i in range(nd - 1, -1, -1):
-        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
-            raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
-                               f"non-singleton dimension {i}")
+    if any(x != y and x != 1 and y != 1 for x, y in zip(pa, pb)):
+        raise broadcast_error(sa, sb)

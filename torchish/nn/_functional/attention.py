@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from ... import _dtype
 from ..._tensor import Tensor
+from ...ops.broadcast import broadcast_error
 from ...ops.registry import apply, defop
 from .dropout import inverted_dropout_mask
 from .linear import linear
@@ -116,13 +117,11 @@ def _broadcast(*shapes):
     try:
         return tuple(jnp.broadcast_shapes(*shapes))
     except ValueError:
-        a, b = shapes[0], shapes[1]
+        a, b = tuple(shapes[0]), tuple(shapes[1])
         nd = max(len(a), len(b))
-        pa, pb = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
-        for i in range(nd - 1, -1, -1):
-            if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
-                raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
-                                   f"non-singleton dimension {i}") from None
+        pa, pb = (1,) * (nd - len(a)) + a, (1,) * (nd - len(b)) + b
+        if any(x != y and x != 1 and y != 1 for x, y in zip(pa, pb)):
+            raise broadcast_error(a, b) from None
         raise
 
 

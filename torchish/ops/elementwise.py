@@ -100,7 +100,9 @@ def _out(result, out, name=None):
                           "outputs will not be resized unless they have zero elements. You can explicitly reuse an "
                           "out tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
                           stacklevel=3)
-        out._d = jnp.zeros(result._v.shape, out._v.dtype)
+        if STATE.recorder is not None:
+            STATE.recorder.wrote(out)
+        out._v = jnp.zeros(result._v.shape, out._v.dtype)  # resized: no version bump, as in PyTorch
     return assign(out, result)
 
 

@@ -65,11 +65,6 @@ def common_dtype(args):
     return _dtype.result_type_from_keys(tuple(_rank_key(a) for a in args if a is not None))
 
 
-def result_type(tensor1, tensor2):
-    """``torch.result_type``: the dtype an arithmetic op on the two operands returns."""
-    return common_dtype((scalar_or_tensor(tensor1), scalar_or_tensor(tensor2)))
-
-
 def not_implemented(kernel, dt):
     """PyTorch's error for a kernel that has no version for ``dt`` (builtin NotImplementedError, a RuntimeError)."""
     return NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_type_name(dt)}'")

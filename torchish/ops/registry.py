@@ -93,40 +93,11 @@ _PROMO_CACHE: dict = {}
 def compute_dtype(op, args):
     """The dtype op's promoted inputs are cast to (a torchish dtype), or None when the op does not promote.
 
-    Cached on the raw operand description, so the common case costs a tuple build and one dict lookup. When every
-    Tensor operand has the same dtype, their dim-ness cannot change the result (PyTorch's categories only rank
-    operands of different dtypes), so that key holds just the dtypes and the Python types of scalars; otherwise it
-    also records which Tensors are 0-dim.
+    Cached on the raw operand description (numpy dtype and dim-ness of Tensors, Python type of scalars). Calls whose
+    promoted Tensors share one dtype are answered before this, by apply's dispatch cache.
     """
     idx = op.promote_args
     key = [op.promote]
-    first = None
-    for i in (range(len(args)) if idx is None else idx):
-        a = args[i]
-        if isinstance(a, Tensor):
-            d = a._v.dtype
-            if first is None:
-                first = d
-            elif d is not first:
-                return _compute_dtype_mixed(op, args)
-            key.append(d)
-        elif a is not None:
-            key.append(type(a))
-    key = tuple(key)
-    try:
-        return _PROMO_CACHE[key]
-    except KeyError:
-        pass
-    dt = _PROMO_CACHE[key] = _promoted(op, tuple((_dtype.from_np(k), 2) if first is not None and k is first else
-                                               (_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0)
-                                               for k in key[1:]))
-    return dt
-
-
-def _compute_dtype_mixed(op, args):
-    """:func:`compute_dtype` for Tensors of several dtypes: 0-dim Tensors rank below dimensioned ones."""
-    idx = op.promote_args
-    key = [op.promote, None]
     for i in (range(len(args)) if idx is None else idx):
         a = args[i]
         if isinstance(a, Tensor):
@@ -141,7 +112,7 @@ def _compute_dtype_mixed(op, args):
         pass
     dt = _PROMO_CACHE[key] = _promoted(op, tuple(
         (_dtype.from_np(k[0]), 2 if k[1] else 1) if isinstance(k, tuple) else
-        (_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0) for k in key[2:]))
+        (_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0) for k in key[1:]))
     return dt
 
 

@@ -285,8 +285,13 @@ def test_no_retrace_warning_in_steady_state():
             c(torch.tensor(arr(3, seed=20)))
 
 
-def test_written_state_is_donated_and_aliases_stay_valid(monkeypatch):
+@pytest.mark.parametrize("lazy_used", [False, True])
+def test_written_state_is_donated_and_aliases_stay_valid(monkeypatch, lazy_used):
     cf = importlib.import_module("torchish.compile.function")
+    if lazy_used:  # once lazy mode has recorded anything, compiled calls take the path that resolves pending values
+        monkeypatch.setattr(torch.config, "lazy", True)
+        float((torch.ones(2) * 2).sum())
+        monkeypatch.setattr(torch.config, "lazy", False)
     calls = []
     real = cf._donatable
 

@@ -456,7 +456,9 @@ class CompiledFunction:
         arg_vals = [leaves[i]._v for i in entry.arg_pos]
         state_vals = entry.seen
         if lazy.STATS["calls_recorded"]:  # lazy mode was used: pending values may remain
+            # (the list replaces entry.seen: a second list holding the values would make _donatable copy them all)
             arg_vals, state_vals = lazy.concrete_all(arg_vals), lazy.concrete_all(state_vals)
+            entry.seen = state_vals
         scalar_vals = _scalar_values(entry)
         try:
             res = self._call(entry, arg_vals, state_vals, scalar_vals)

@@ -126,14 +126,21 @@ _REMAINDER_S = defop("remainder_scalar_self", _remainder_fwd, promote="same", vj
                      grad_name="RemainderBackward1")
 
 
-def remainder(input, other, *, out=None):
-    """Python's modulus: the result has the sign of ``other``."""
+def _division_operands(input, other, kernel):
+    """The operands of an integer-capable division (remainder, floor_divide): PyTorch's errors for bool, and for
+    an integer divisor holding a zero."""
     a, b = scalar_or_tensor(input), scalar_or_tensor(other)
     dt = common_dtype((a, b))
     if dt is _dtype.bool:
-        raise not_implemented("remainder_cpu", dt)
+        raise not_implemented(kernel, dt)
     if dt.category == _INT:
         _check_divisor(b)
+    return a, b
+
+
+def remainder(input, other, *, out=None):
+    """Python's modulus: the result has the sign of ``other``."""
+    a, b = _division_operands(input, other, "remainder_cpu")
     return _out(apply(_REMAINDER if isinstance(a, Tensor) else _REMAINDER_S, (a, b)), out, "remainder")
 
 
@@ -280,12 +287,7 @@ _FLOOR_DIVIDE = defop("floor_divide", _div_mode_fwd, promote="same", vjp=no_deri
 
 
 def floor_divide(input, other, *, out=None):
-    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
-    dt = common_dtype((a, b))
-    if dt is _dtype.bool:
-        raise not_implemented("div_floor_cpu", dt)
-    if dt.category == _INT:
-        _check_divisor(b)
+    a, b = _division_operands(input, other, "div_floor_cpu")
     return _out(apply(_FLOOR_DIVIDE, (a, b), rounding_mode="floor"), out, "floor_divide")
 
 

@@ -48,9 +48,15 @@ def _eligible(schedule, targets, accumulate, create_graph):
 
 
 def _aval(v):
+    if type(v) is _ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
+        a = v.aval
+        return (a.shape, a.dtype)
     if hasattr(v, "shape"):
         return (v.shape, v.dtype)
     return type(v)
+
+
+_ARRAY_TYPE = type(jnp.zeros(()))
 
 
 def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
@@ -62,7 +68,7 @@ def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
             continue
         parts.append((node.op, node.static, node.cdt, node.mask, tuple(map(_aval, node.vals)),
                       node.outs is not None and tuple(map(_aval, node.outs)), node.out_meta,
-                      tuple((index.get(id(e[0]), -1), e[1]) if e is not None else None for e in node.next_edges)))
+                      tuple([(index.get(id(e[0]), -1), e[1]) if e is not None else None for e in node.next_edges])))
     roots = tuple((index.get(id(n), -1), nr, _aval(g._v) if g is not None else None)
                   for (n, nr), g in zip(root_edges, root_grads))
     tg = None if targets is None else tuple(sorted((index[k], tuple(v)) for k, v in targets.items() if k in index))

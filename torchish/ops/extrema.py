@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .elementwise import _out, require_tensor
-from .reduce import RETURN_TYPES, dims, numpy_kwargs, one_dim
+from .reduce import RETURN_TYPES, dims, numpy_kwargs, one_dim, values_indices
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -102,9 +102,7 @@ def _maxmin(largest):
         _check_nonempty(input, name, d)
         v, i = apply(_MAX_DIM if largest else _MIN_DIM, (input,), axis=d if input.ndim else None,
                      keepdims=bool(keepdim), largest=largest)
-        if out is not None:
-            v, i = _out(v, out[0], name), _out(i, out[1], name)
-        return RETURN_TYPES[name](v, i)
+        return values_indices(name, v, i, out)
     f.__name__ = f.__qualname__ = name
     return f
 

@@ -32,6 +32,13 @@ RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "median", "nanmedian"
 RETURN_TYPES["aminmax"] = _return_type("aminmax", ("min", "max"))
 
 
+def values_indices(name, values, indices, out=None):
+    """``torch.return_types.<name>(values, indices)``, written into the ``out=(values, indices)`` pair when given."""
+    if out is not None:
+        values, indices = _out(values, out[0], name), _out(indices, out[1], name)
+    return RETURN_TYPES[name](values, indices)
+
+
 def numpy_kwargs(fn):
     """Accept NumPy's spellings ``axis=`` and ``keepdims=``, as PyTorch's argument parser does."""
     @functools.wraps(fn)

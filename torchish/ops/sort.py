@@ -26,7 +26,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
 from . import tracing
 from .elementwise import _out, common_dtype, not_implemented, require_tensor, scalar_or_tensor
-from .reduce import RETURN_TYPES, numpy_kwargs, one_dim, scatter_add_along
+from .reduce import numpy_kwargs, one_dim, scatter_add_along, values_indices
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -76,9 +76,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     require_tensor(input, "sort")
     _no_complex(input, "sort")
     v, i = apply(_SORT, (input,), axis=one_dim(dim, input.ndim), descending=bool(descending))
-    if out is not None:
-        v, i = _out(v, out[0], "sort"), _out(i, out[1], "sort")
-    return RETURN_TYPES["sort"](v, i)
+    return values_indices("sort", v, i, out)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -102,9 +100,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         v, i = apply(_TOPK, (input,), axis=None, descending=bool(largest))
     else:
         v, i = apply(_TOPK, (input,), axis=d, descending=bool(largest), k=int(k))
-    if out is not None:
-        v, i = _out(v, out[0], "topk"), _out(i, out[1], "topk")
-    return RETURN_TYPES["topk"](v, i)
+    return values_indices("topk", v, i, out)
 
 
 for _n in ("sort", "argsort", "msort", "topk"):
@@ -182,9 +178,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     if k < 1 or k > size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {wrap_dim(dim, input.ndim)}")
     v, i = apply(_KTHVALUE, (input,), axis=d, keepdims=bool(keepdim), mode="kth", k=int(k) - 1)
-    if out is not None:
-        v, i = _out(v, out[0], "kthvalue"), _out(i, out[1], "kthvalue")
-    return RETURN_TYPES["kthvalue"](v, i)
+    return values_indices("kthvalue", v, i, out)
 
 
 def _median(nan_ignore):
@@ -201,9 +195,7 @@ def _median(nan_ignore):
         _check_dim_nonempty(input, name, d)
         v, i = apply(_NANMEDIAN_DIM if nan_ignore else _MEDIAN_DIM, (input,), axis=d, keepdims=bool(keepdim),
                      mode=name)
-        if out is not None:
-            v, i = _out(v, out[0], name), _out(i, out[1], name)
-        return RETURN_TYPES[name](v, i)
+        return values_indices(name, v, i, out)
     f.__name__ = f.__qualname__ = name
     return f
 
@@ -238,9 +230,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "mode", d if d is not None else 0)
     v, i = apply(_MODE, (input,), axis=d, keepdims=bool(keepdim))
-    if out is not None:
-        v, i = _out(v, out[0], "mode"), _out(i, out[1], "mode")
-    return RETURN_TYPES["mode"](v, i)
+    return values_indices("mode", v, i, out)
 
 
 for _n in ("kthvalue", "median", "nanmedian", "mode"):

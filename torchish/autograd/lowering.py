@@ -48,15 +48,12 @@ def _eligible(schedule, targets, accumulate, create_graph):
 
 
 def _aval(v):
-    if type(v) is _ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
+    if type(v) is lazy.ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
         a = v.aval
         return (a.shape, a.dtype)
     if hasattr(v, "shape"):
         return (v.shape, v.dtype)
     return type(v)
-
-
-_ARRAY_TYPE = type(jnp.zeros(()))
 
 
 def _signature(schedule, index, root_edges, root_grads, targets, accumulate):

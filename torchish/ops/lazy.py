@@ -122,7 +122,7 @@ def _aval_key(v):
     t = type(v)
     if t is LazyValue:
         return (v.shape, v.dtype)
-    if t is _ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
+    if t is ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
         a = v.aval
         return (a.shape, a.dtype, a.weak_type)
     if hasattr(v, "shape"):
@@ -130,7 +130,7 @@ def _aval_key(v):
     return t if v is not None else None
 
 
-_ARRAY_TYPE = type(jnp.zeros(()))
+ARRAY_TYPE = type(jnp.zeros(()))  # the concrete jax.Array class (the lowered backward reads avals this way too)
 
 
 def _abstract(v):

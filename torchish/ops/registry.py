@@ -110,16 +110,12 @@ def compute_dtype(op, args):
         return _PROMO_CACHE[key]
     except KeyError:
         pass
-    dt = _PROMO_CACHE[key] = _promoted(op, tuple(
-        (_dtype.from_np(k[0]), 2 if k[1] else 1) if isinstance(k, tuple) else
-        (_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0) for k in key[1:]))
-    return dt
-
-
-def _promoted(op, keys):
+    keys = tuple((_dtype.from_np(k[0]), 2 if k[1] else 1) if isinstance(k, tuple) else
+                 (_dtype.scalar_dtype(k(0) if k is not complex else 0j), 0) for k in key[1:])
     dt = _dtype.result_type_from_keys(keys) if keys else None
     if dt is not None and op.promote == "float" and dt.category < _FLOAT:
         dt = _dtype.DEFAULTS.float
+    _PROMO_CACHE[key] = dt
     return dt
 
 

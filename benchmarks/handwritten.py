@@ -1,4 +1,4 @@
-"""Hand-written JAX versions of the benchmark's video and transformer models: pure functions over a parameter
+"""Hand-written JAX versions of the benchmark's models (MLP, video, transformer): pure functions over a parameter
 dict (named as PyTorch names them, initialised from the same torchish model), ``jax.jit`` + ``optax.adam`` — the
 reference torchish is measured against."""
 from __future__ import annotations
@@ -71,29 +71,50 @@ def transformer_forward(p, x, heads, layers):
     return x.mean(1) @ p["fc.weight"].T + p["fc.bias"]
 
 
-def make_step(forward, params, x, y):
+def mlp_forward(params, x, n_layers):
+    h = x
+    for i in range(n_layers):
+        h = h @ params[f"{2 * i}.weight"].T + params[f"{2 * i}.bias"]
+        if i < n_layers - 1:
+            h = jax.nn.relu(h)
+    return h
+
+
+def make_step(forward, params, x, y, donate=False):
+    """``run()``: one jitted step (loss, gradients, optax.adam update) of ``forward``. ``donate``: the parameters'
+    and optimizer state's buffers are donated, as torchish.compile donates the state it writes. ``run.hlo()`` is
+    the optimised program's text."""
     tx = optax.adam(1e-3)
     opt_state = tx.init(params)
 
-    @jax.jit
     def step(params, opt_state, x, y):
         loss, g = jax.value_and_grad(lambda p: _xent(forward(p, x), y))(params)
         updates, opt_state = tx.update(g, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
+    step = jax.jit(step, donate_argnums=(0, 1) if donate else ())
+    if donate:
+        params = jax.tree.map(jnp.copy, params)  # donation deletes the buffers: not the torchish model's own
     state = [params, opt_state]
     xj, yj = jnp.asarray(x), jnp.asarray(y)
 
     def run():
         state[0], state[1], loss = step(state[0], state[1], xj, yj)
         loss.block_until_ready()
+    run.hlo = lambda: step.lower(state[0], state[1], xj, yj).compile().as_text()
     return run
 
 
-def video_step(spec, x, y, model):
+def mlp_step(spec, x, y, model, donate=False):
     params = {n: p._d for n, p in model.named_parameters()}
-    return make_step(video_forward, params, x, y)
+    n = len(spec["sizes"]) - 1
+    return make_step(lambda p, x: mlp_forward(p, x, n), params, x, y, donate)
 
 
-def transformer_step(spec, x, y, model):
+def video_step(spec, x, y, model, donate=False):
     params = {n: p._d for n, p in model.named_parameters()}
-    return make_step(lambda p, x: transformer_forward(p, x, spec["heads"], spec["layers"]), params, x, y)
+    return make_step(video_forward, params, x, y, donate)
+
+
+def transformer_step(spec, x, y, model, donate=False):
+    params = {n: p._d for n, p in model.named_parameters()}
+    return make_step(lambda p, x: transformer_forward(p, x, spec["heads"], spec["layers"]), params, x, y, donate)

@@ -128,54 +128,25 @@ def framework_step(lib, spec, x, y, compiled=False):
         # JAX dispatches asynchronously: wait for the updated parameters too, not only the loss (in eager mode the
         # backward and optimizer kernels are still running when the loss is ready; their time belongs to this step)
         jax.block_until_ready([cstep()._d] + [p._d for p in params])
+
+    def run_compiled():  # one executable: its outputs (loss, parameters) are ready together, as hand-written JAX's
+        cstep()._d.block_until_ready()
+    if compiled:
+        run = run_compiled
+    run.step = cstep
     return run
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # hand-written JAX (the reference) and flax.nnx
 
-def _torch_params_to_jax(model):
-    return {n: jnp.asarray(p.detach().numpy()) for n, p in model.named_parameters()}
-
-
-def jax_step(spec, x, y):
-    """A hand-written pure function of the same model, jitted with optax.adam."""
-    if spec["kind"] != "mlp":
-        import handwritten
-        builder = handwritten.video_step if spec["kind"] == "video" else handwritten.transformer_step
-        return builder(spec, x, y, build_model(torchish, spec))
-    tm = build_model(torchish, spec)
-    params = {n: p._d for n, p in tm.named_parameters()}
-    sizes = spec["sizes"]
-
-    def forward(params, x):
-        h = x
-        for i in range(len(sizes) - 1):
-            w, b = params[f"{2 * i}.weight"], params[f"{2 * i}.bias"]
-            h = h @ w.T + b
-            if i < len(sizes) - 2:
-                h = jax.nn.relu(h)
-        return h
-
-    def loss_fn(params, x, y):
-        logits = forward(params, x)
-        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
-
-    tx = optax.adam(1e-3)
-    opt_state = tx.init(params)
-
-    @jax.jit
-    def step(params, opt_state, x, y):
-        loss, g = jax.value_and_grad(loss_fn)(params, x, y)
-        updates, opt_state = tx.update(g, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-    state = [params, opt_state]
-    xj, yj = jnp.asarray(x), jnp.asarray(y)
-
-    def run():
-        state[0], state[1], loss = step(state[0], state[1], xj, yj)
-        loss.block_until_ready()
-    return run
+def jax_step(spec, x, y, donate=False):
+    """A hand-written pure function of the same model (initialised from a torchish model), jitted with optax.adam
+    (handwritten.py)."""
+    import handwritten
+    builder = {"mlp": handwritten.mlp_step, "video": handwritten.video_step,
+               "transformer": handwritten.transformer_step}[spec["kind"]]
+    return builder(spec, x, y, build_model(torchish, spec), donate)
 
 
 def flax_step(spec, x, y):

@@ -391,9 +391,8 @@ class Tensor:
                 self._grad_fn = None
                 self._rg = False
         (vc or self._vc).value += 1
-        if self._views:
-            for v in list(self._views):
-                v._refresh()
+        if self._views is not None:
+            _refresh_views(self._views)
 
     def _set_value(self, value):
         """Replace the value in place, outside autograd (RNG state, optimizer state, compile write-back). A pending
@@ -559,9 +558,17 @@ def set_values(tensors, values):
         if type(value) is lazy_type:
             value.owner = weakref.ref(t)
         t._vc.value += 1
-        if t._views:
-            for v in list(t._views):
-                v._refresh()
+        if t._views is not None:
+            _refresh_views(t._views)
+
+
+def _refresh_views(views):
+    """Recompute the live views of a base whose value was replaced. ``views.data`` is the WeakSet's set of
+    references: testing it is a C-level length, where ``len(WeakSet)`` runs Python (a Parameter keeps the WeakSet
+    of the tensor it was made from long after that tensor died)."""
+    if views.data:
+        for v in list(views):
+            v._refresh()
 
 
 class _ViewWriter:

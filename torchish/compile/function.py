@@ -80,11 +80,10 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
     gradients and optimizer state in place instead of holding old and new copies. Returns the lowering and the
     ``(donated, kept)`` split of the state indices (None when nothing is written). The step is replayed from its
     jaxpr: the user's Python is not run a second time."""
-    if not written:
+    donated = [i for i in written if getattr(state_vals[i], "nbytes", 0) >= DONATE_MIN_BYTES]
+    if not donated:
         return traced.lower(), None
-    written = set(written)
-    donated = sorted(written)
-    kept = [i for i in range(len(state_vals)) if i not in written]
+    kept = [i for i in range(len(state_vals)) if i not in set(donated)]
     closed, out_tree, n = traced.jaxpr, traced.out_tree, len(state_vals)
 
     def replay(arg_vals, donated_vals, kept_vals, scalar_vals):
@@ -99,6 +98,9 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
     lowered = jax.jit(replay, donate_argnums=(1,)).lower(
         arg_vals, [state_vals[i] for i in donated], [state_vals[i] for i in kept], scalar_vals)
     return lowered, (donated, kept)
+
+
+DONATE_MIN_BYTES = 0
 
 
 # references to a state value in `_donatable`: its Tensor, the `vals` list, the local `v` and getrefcount's argument

@@ -5,7 +5,8 @@ For the overhead-bound workloads (a) and (b) of ``workloads.py``, in one process
 - the full step as ``workloads.py`` times it, for torchish.compile with different donation thresholds (state
   arrays smaller than the threshold are written but not donated) and for hand-written JAX with and without donation;
 - torchish's split per call: its own Python (guards, write-back, new ``.grad`` tensors) versus the non-blocking
-  executable call, and the executable alone in a loop that feeds its outputs back (no torchish Python at all);
+  executable call (next to hand-written JAX's non-blocking call), and the executable alone in a loop that feeds its
+  outputs back (no torchish Python at all); a cProfile of the calls;
 - the size of each optimised program: top-level instructions, fusions, copies, custom calls.
 
 Run: ``python benchmarks/compile_overhead.py [--only a,b] [--steps 200]``.
@@ -97,6 +98,17 @@ def python_profile(run, steps, top=12):
                      for line in lines[start:] if line.strip())
 
 
+def call_time(call, steps):
+    """Median time of a call that returns without waiting for the device (the host's share of a step)."""
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        out = call()
+        times.append(time.perf_counter() - t0)
+        jax.block_until_ready(out)
+    return statistics.median(times)
+
+
 def executable_loop(run, steps):
     """The compiled program alone: called with its own outputs fed back (no torchish Python), waiting for every
     output each step. Leaves the model's buffers donated: call last."""
@@ -112,7 +124,7 @@ def executable_loop(run, steps):
             res = entry.executable([], vals, scalars)
         else:
             res = entry.executable([], [vals[i] for i in donated], [vals[i] for i in kept], scalars)
-        jax.block_until_ready(res[:3])
+        res[1][0].block_until_ready()  # the loss: every output of one execution is ready together
         times.append(time.perf_counter() - t0)
         vals = list(vals)
         for i, v in zip(written, res[0]):
@@ -147,11 +159,13 @@ def main(argv=None):
                   f"{size['fusion']} | {size['copy']} | {size['custom-call']} |")
         default = runs["torchish.compile, donate all"]
         python, call = host_split(default, args.steps)
+        hand_call = call_time(runs["hand-written JAX, donate none"].call, args.steps)
         profile = python_profile(default, args.steps)
         alone = executable_loop(default, args.steps)
         print(f"\ntorchish.compile (donate all) per call: torchish Python {python * 1e6:.0f} us, non-blocking "
               f"executable call {call * 1e6:.0f} us; the executable alone, outputs fed back: {alone * 1e3:.3f} ms "
-              f"({alone / ref:.2f}x hand-written JAX's full step)")
+              f"({alone / ref:.2f}x hand-written JAX's full step); hand-written JAX's non-blocking call "
+              f"{hand_call * 1e6:.0f} us")
         print(f"cProfile of {args.steps} calls (own time, s):\n```\n{profile}\n```")
     print(f"\njax {jax.__version__}, {jax.devices()[0].device_kind}, python {sys.version.split()[0]}")
 

@@ -8,6 +8,13 @@ import jax.numpy as jnp
 import optax
 
 
+def _mm(a, b):
+    """A matrix product in full float32, as PyTorch's default and torchish compute it (JAX's default precision
+    would let GPUs use TF32: a cheaper, different computation). Convolutions keep JAX's default precision: PyTorch
+    (``cudnn.allow_tf32``) and torchish allow TF32 there."""
+    return jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST)
+
+
 def _xent(logits, y):
     return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
 
@@ -23,10 +30,10 @@ def _pool122(x):
 
 def _gru(x, p, hidden):
     wi, wh, bi, bh = p["gru.weight_ih_l0"], p["gru.weight_hh_l0"], p["gru.bias_ih_l0"], p["gru.bias_hh_l0"]
-    gi_all = x @ wi.T + bi  # (B, T, 3H)
+    gi_all = _mm(x, wi.T) + bi  # (B, T, 3H)
 
     def cell(h, gi):
-        gh = h @ wh.T + bh
+        gh = _mm(h, wh.T) + bh
         ir, iz, in_ = jnp.split(gi, 3, axis=-1)
         hr, hz, hn = jnp.split(gh, 3, axis=-1)
         r = jax.nn.sigmoid(ir + hr)
@@ -44,7 +51,7 @@ def video_forward(p, x):
     h = _pool122(jax.nn.relu(_conv3d(h, p["c2.weight"], p["c2.bias"])))
     h = jnp.swapaxes(h.mean(axis=(3, 4)), 1, 2)
     h = _gru(h, p, p["gru.weight_hh_l0"].shape[1])
-    return h @ p["fc.weight"].T + p["fc.bias"]
+    return _mm(h, p["fc.weight"].T) + p["fc.bias"]
 
 
 def _layer_norm(x, w, b, eps=1e-5):
@@ -58,23 +65,23 @@ def transformer_forward(p, x, heads, layers):
     hd = D // heads
     for i in range(layers):
         pre = f"enc.layers.{i}."
-        qkv = x @ p[pre + "self_attn.in_proj_weight"].T + p[pre + "self_attn.in_proj_bias"]
+        qkv = _mm(x, p[pre + "self_attn.in_proj_weight"].T) + p[pre + "self_attn.in_proj_bias"]
         q, k, v = jnp.split(qkv, 3, axis=-1)
         q, k, v = (t.reshape(B, S, heads, hd).transpose(0, 2, 1, 3) for t in (q, k, v))
-        att = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / jnp.sqrt(hd), axis=-1)
-        o = (att @ v).transpose(0, 2, 1, 3).reshape(B, S, D)
-        o = o @ p[pre + "self_attn.out_proj.weight"].T + p[pre + "self_attn.out_proj.bias"]
+        att = jax.nn.softmax(_mm(q, k.transpose(0, 1, 3, 2)) / jnp.sqrt(hd), axis=-1)
+        o = _mm(att, v).transpose(0, 2, 1, 3).reshape(B, S, D)
+        o = _mm(o, p[pre + "self_attn.out_proj.weight"].T) + p[pre + "self_attn.out_proj.bias"]
         x = _layer_norm(x + o, p[pre + "norm1.weight"], p[pre + "norm1.bias"])
-        f = jax.nn.relu(x @ p[pre + "linear1.weight"].T + p[pre + "linear1.bias"])
-        f = f @ p[pre + "linear2.weight"].T + p[pre + "linear2.bias"]
+        f = jax.nn.relu(_mm(x, p[pre + "linear1.weight"].T) + p[pre + "linear1.bias"])
+        f = _mm(f, p[pre + "linear2.weight"].T) + p[pre + "linear2.bias"]
         x = _layer_norm(x + f, p[pre + "norm2.weight"], p[pre + "norm2.bias"])
-    return x.mean(1) @ p["fc.weight"].T + p["fc.bias"]
+    return _mm(x.mean(1), p["fc.weight"].T) + p["fc.bias"]
 
 
 def mlp_forward(params, x, n_layers):
     h = x
     for i in range(n_layers):
-        h = h @ params[f"{2 * i}.weight"].T + params[f"{2 * i}.bias"]
+        h = _mm(h, params[f"{2 * i}.weight"].T) + params[f"{2 * i}.bias"]
         if i < n_layers - 1:
             h = jax.nn.relu(h)
     return h
@@ -97,9 +104,13 @@ def make_step(forward, params, x, y, donate=False):
     state = [params, opt_state]
     xj, yj = jnp.asarray(x), jnp.asarray(y)
 
-    def run():
+    def call():  # the step, not waiting for it
         state[0], state[1], loss = step(state[0], state[1], xj, yj)
-        loss.block_until_ready()
+        return loss
+
+    def run():
+        call().block_until_ready()
+    run.call = call
     run.hlo = lambda: step.lower(state[0], state[1], xj, yj).compile().as_text()
     return run
 

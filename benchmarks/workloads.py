@@ -157,7 +157,9 @@ def flax_step(spec, x, y):
 
     class MLP(nnx.Module):
         def __init__(self, rngs):
-            self.layers = nnx.List([nnx.Linear(sizes[i], sizes[i + 1], rngs=rngs) for i in range(len(sizes) - 1)])
+            self.layers = nnx.List([nnx.Linear(sizes[i], sizes[i + 1], rngs=rngs,
+                                                  precision=jax.lax.Precision.HIGHEST)  # as torchish, PyTorch
+                                       for i in range(len(sizes) - 1)])
 
         def __call__(self, x):
             for i, l in enumerate(self.layers):

@@ -293,13 +293,13 @@ def test_written_state_is_donated_and_aliases_stay_valid(monkeypatch, lazy_used)
         float((torch.ones(2) * 2).sum())
         monkeypatch.setattr(torch.config, "lazy", False)
     calls = []
-    real = cf._donatable
+    real = cf._donated_values
 
-    def spy(vals, i):
-        out = real(vals, i)
-        calls.append(out is vals[i])  # True: the buffer itself was donated, False: a copy was
+    def spy(vals, donated):
+        out = real(vals, donated)
+        calls.extend(v is vals[i] for v, i in zip(out, donated))  # True: the buffer itself was donated
         return out
-    monkeypatch.setattr(cf, "_donatable", spy)
+    monkeypatch.setattr(cf, "_donated_values", spy)
     x, y = torch.tensor(arr(8, 4, seed=3)), torch.tensor(arr(8, 3, seed=4))
     w1, b1 = _params()
     w2, b2 = _params()

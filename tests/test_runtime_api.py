@@ -2,6 +2,8 @@
 against PyTorch: values read back, error types, and assert_close's verdicts and messages."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -13,13 +15,15 @@ def _restore_settings():
     libs = [torchish] + ([torch] if torch is not None else [])
     saved = [(lib.get_num_threads(), lib.are_deterministic_algorithms_enabled(),
               lib.is_deterministic_algorithms_warn_only_enabled(), lib.get_float32_matmul_precision(),
-              lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic) for lib in libs]
+              lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic, lib.backends.cudnn.allow_tf32)
+             for lib in libs]
     yield
-    for lib, (n, det, warn, prec, bench, cdet) in zip(libs, saved):
+    for lib, (n, det, warn, prec, bench, cdet, tf32) in zip(libs, saved):
         lib.set_num_threads(n)
         lib.use_deterministic_algorithms(det, warn_only=warn)
         lib.set_float32_matmul_precision(prec)
         lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic = bench, cdet
+        lib.backends.cudnn.allow_tf32 = tf32
 
 
 @needs_torch
@@ -39,8 +43,62 @@ def test_settings_read_back_as_in_pytorch():
     assert torchish.are_deterministic_algorithms_enabled() is torch.are_deterministic_algorithms_enabled()
 
 
-def test_matmul_precision_setting_keeps_float32_exact():
-    """'medium' permits lower-precision passes; torchish keeps full float32 (the numbers do not change)."""
+def _precisions(text, op):
+    """The precisions of every ``op`` (dot_general, convolution) in StableHLO text (DEFAULT where the printer
+    leaves the attribute out)."""
+    lines = [line for line in text.splitlines() if f"stablehlo.{op}" in line]
+    assert lines, op
+    found = [re.search(r"precision = \[(\w+),|precision (\w+)>", line) for line in lines]
+    return {(m[1] or m[2]) if m else "DEFAULT" for m in found}
+
+
+def test_precision_settings_choose_the_programs_precision():
+    """PyTorch's defaults: matrix products in full float32, convolutions allowed TF32; its switches change them —
+    in eager kernels already cached (JAX's caches are cleared) and in torchish.compile programs."""
+    from torchish.nn._functional.linear import _LINEAR
+    from torchish.ops import registry
+    lin, conv = torchish.nn.Linear(4, 3), torchish.nn.Conv1d(2, 2, 3)
+    x, s = torchish.tensor(arr(2, 4)), torchish.tensor(arr(1, 2, 5, seed=1))
+
+    def programs():
+        lin(x)
+        kernel = next(v[1] for k, v in registry._DISPATCH.items() if k[0] is _LINEAR)
+        eager = kernel.lower(x._v, lin.weight._v, lin.bias._v).as_text()
+        step = torchish.compile(lambda x, s: lin(x).sum() + conv(s).sum())
+        step(x, s)
+        step(x, s)
+        compiled = step.lower(x, s).as_text()
+        return _precisions(eager, "dot_general"), _precisions(compiled, "dot_general"), \
+            _precisions(compiled, "convolution")
+    assert programs() == ({"HIGHEST"}, {"HIGHEST"}, {"DEFAULT"})
+    assert not torchish.backends.cuda.matmul.allow_tf32 and torchish.backends.cudnn.allow_tf32
+    torchish.set_float32_matmul_precision("high")
+    assert torchish.backends.cuda.matmul.allow_tf32
+    torchish.backends.cudnn.allow_tf32 = False
+    assert programs() == ({"DEFAULT"}, {"DEFAULT"}, {"HIGHEST"})
+    torchish.backends.cuda.matmul.allow_tf32 = False
+    assert torchish.get_float32_matmul_precision() == "highest"
+    assert programs()[:2] == ({"HIGHEST"}, {"HIGHEST"})
+
+
+@needs_torch
+def test_tf32_switches_read_back_as_in_pytorch():
+    for lib in (torch, torchish):
+        lib.backends.cuda.matmul.allow_tf32 = True
+    assert torchish.get_float32_matmul_precision() == torch.get_float32_matmul_precision() == "high"
+    for lib in (torch, torchish):
+        lib.set_float32_matmul_precision("medium")
+    assert torchish.backends.cuda.matmul.allow_tf32 is torch.backends.cuda.matmul.allow_tf32 is True
+    for lib in (torch, torchish):
+        lib.set_float32_matmul_precision("highest")
+        lib.backends.cudnn.allow_tf32 = False
+    assert torchish.backends.cuda.matmul.allow_tf32 is torch.backends.cuda.matmul.allow_tf32 is False
+    assert torchish.backends.cudnn.allow_tf32 is torch.backends.cudnn.allow_tf32 is False
+
+
+def test_matmul_precision_setting_keeps_float32_exact_on_cpu():
+    """'medium' permits lower-precision passes; XLA's CPU kernels compute float32 in full (the numbers do not
+    change on this backend)."""
     a, b = arr(16, 16), arr(16, 16, seed=1)
     before = (torchish.tensor(a) @ torchish.tensor(b)).numpy()
     torchish.set_float32_matmul_precision("medium")

@@ -1,10 +1,10 @@
 """Process-wide settings PyTorch scripts set at their top: threads, deterministic algorithms, float32 matmul
 precision; and the tensor predicates of the top-level namespace (``is_tensor``, ``numel``, ...).
 
-XLA decides threading and kernel choice itself, so these settings are recorded and read back as in PyTorch, with
-what they mean here: XLA's CPU kernels are deterministic already; torchish computes float32 matmuls and
-convolutions at full precision (``'highest'``), which every precision setting permits ('high' and 'medium' allow
-faster, less precise passes; they never require them).
+XLA decides threading and kernel choice itself, so most settings are recorded and read back as in PyTorch, with
+what they mean here: XLA's CPU kernels are deterministic already. The float32 matmul precision is honoured:
+``'highest'`` (default) computes matrix products in full float32, ``'high'`` and ``'medium'`` let GPUs and TPUs use
+one TF32/bf16 pass (``torchish/_precision.py``).
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import builtins
 import os
 import warnings
 
+from . import _precision
 from ._tensor import Tensor
 
 _SETTINGS = {"threads": None, "interop_threads": None, "deterministic": False, "warn_only": False,
@@ -62,13 +63,14 @@ def is_deterministic_algorithms_warn_only_enabled():
 
 
 def set_float32_matmul_precision(precision):
-    """``'highest'`` (default), ``'high'`` or ``'medium'``; torchish keeps full float32 precision under all three
-    (the lower settings permit, and never require, faster passes). Anything else warns and changes nothing."""
+    """``'highest'`` (default: full float32 matrix products), ``'high'`` or ``'medium'`` (one TF32/bf16 pass
+    allowed on GPUs and TPUs; XLA's CPU kernels stay full float32). Anything else warns and changes nothing."""
     if precision not in ("highest", "high", "medium"):
         warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
                       "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
         return
     _SETTINGS["matmul_precision"] = precision
+    _precision.set_precision("matmul", _precision.HIGHEST if precision == "highest" else _precision.DEFAULT)
 
 
 def get_float32_matmul_precision():

@@ -1,16 +1,18 @@
 """``torchish.backends``: the flags PyTorch scripts set (``torch.backends.cudnn.benchmark = True``...).
 
-XLA chooses its own GPU kernels (cuDNN where it helps), so these are settings that code can set and read back, as
-in PyTorch: ``cudnn.is_available()`` and ``cudnn.version()`` say whether an accelerator backend is there;
-``cudnn.benchmark``/``deterministic`` and the TF32 flags change no numbers (torchish keeps full float32 precision,
-which every setting permits); ``mps`` is never available (JAX has no Metal backend torchish maps to).
+XLA chooses its own GPU kernels (cuDNN where it helps), so most of these are settings that code can set and read
+back, as in PyTorch: ``cudnn.is_available()`` and ``cudnn.version()`` say whether an accelerator backend is there;
+``cudnn.benchmark``/``deterministic`` change no numbers. The TF32 switches do what they do in PyTorch (see
+``torchish/_precision.py``): ``cudnn.allow_tf32`` (default True) lets convolutions use one TF32 pass on GPUs,
+``cuda.matmul.allow_tf32`` (default False) is ``set_float32_matmul_precision('high')``. ``mps`` is never available
+(JAX has no Metal backend torchish maps to).
 """
 from __future__ import annotations
 
 import sys
 import types
 
-from .. import _device
+from .. import _device, _precision
 
 
 class _Flags(types.ModuleType):
@@ -23,6 +25,28 @@ class _Flags(types.ModuleType):
     def flags(self, **kw):
         """Set several flags at once (PyTorch's ``cudnn.flags(enabled=..., benchmark=...)`` context manager)."""
         return _FlagsContext(self, kw)
+
+
+class _CudnnFlags(_Flags):
+    @property
+    def allow_tf32(self):
+        return _precision.conv() is _precision.DEFAULT
+
+    @allow_tf32.setter
+    def allow_tf32(self, flag):
+        _precision.set_precision("conv", _precision.DEFAULT if flag else _precision.HIGHEST)
+
+
+class _MatmulFlags(_Flags):
+    @property
+    def allow_tf32(self):
+        from .._runtime import get_float32_matmul_precision
+        return get_float32_matmul_precision() != "highest"
+
+    @allow_tf32.setter
+    def allow_tf32(self, flag):
+        from .._runtime import set_float32_matmul_precision
+        set_float32_matmul_precision("high" if flag else "highest")
 
 
 class _FlagsContext:
@@ -46,15 +70,15 @@ def _accelerated():
     return bool(_device.accelerators())
 
 
-cudnn = _Flags("cudnn", "cuDNN flags (XLA picks its GPU convolution kernels itself).", enabled=True,
-               benchmark=False, deterministic=False, allow_tf32=True, benchmark_limit=10)
+cudnn = _CudnnFlags("cudnn", "cuDNN flags (XLA picks its GPU convolution kernels itself).", enabled=True,
+                    benchmark=False, deterministic=False, benchmark_limit=10)
 cudnn.is_available = _accelerated
 cudnn.version = lambda: None  # torchish links no cuDNN of its own (PyTorch's CPU build says None too)
 cudnn.is_acceptable = lambda tensor: _accelerated()
 
 cuda = _Flags("cuda", "CUDA backend flags.")
-cuda.matmul = _Flags("cuda.matmul", "Matmul flags.", allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
-                     allow_bf16_reduced_precision_reduction=True)
+cuda.matmul = _MatmulFlags("cuda.matmul", "Matmul flags.", allow_fp16_reduced_precision_reduction=True,
+                           allow_bf16_reduced_precision_reduction=True)
 cuda.is_built = _accelerated
 cuda.flash_sdp_enabled = lambda: True
 cuda.mem_efficient_sdp_enabled = lambda: True

@@ -17,6 +17,7 @@ Per input signature (a cache entry):
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import sys
 import time
@@ -27,7 +28,7 @@ import jax
 import jax.numpy as jnp
 from jax.core import eval_jaxpr
 
-from .. import _dtype
+from .. import _dtype, _precision
 from .._tensor import Tensor, set_values
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, node_class
@@ -75,6 +76,18 @@ def _leaf_key(x):
         return ("O", id(x))
 
 
+def _is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def _signature(args, kwargs):
+    """The leaves of the call's arguments and the key of its cache entry: the arguments' structure, shapes, dtypes
+    and Python values, grad mode, the default dtype and the matmul/convolution precision settings."""
+    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    return leaves, (tree, tuple(map(_leaf_key, leaves)), STATE.grad_enabled, _dtype.DEFAULTS.float,
+                    _precision.EPOCH[0])
+
+
 def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
     """Lower the traced step with the buffers of the state it writes donated, so XLA updates parameters,
     gradients and optimizer state in place instead of holding old and new copies. Returns the lowering and the
@@ -103,17 +116,19 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
 DONATE_MIN_BYTES = 0
 
 
-# references to a state value in `_donatable`: its Tensor, the `vals` list, the local `v` and getrefcount's argument
+# references to a donated state value while `_donated_values` counts them: its Tensor, the state-values list, the
+# list of donated values and getrefcount's argument
 _OWN_REFS = 4
 
 
-def _donatable(vals, i):
-    """``vals[i]``, or a copy of it when something besides its Tensor holds the same array (a ``detach()``ed or
-    ``clone()``d alias, a user's ``.jax()``): donating would delete that array under the alias."""
-    v = vals[i]
-    if sys.getrefcount(v) > _OWN_REFS:
-        return jnp.array(v, copy=True)
-    return v
+def _donated_values(state_vals, donated):
+    """The donated state values, each replaced by a copy where something besides its Tensor holds the same array
+    (a ``detach()``ed or ``clone()``d alias, a user's ``.jax()``): donating would delete it under the alias."""
+    out = [state_vals[i] for i in donated]
+    for k, n in enumerate(map(sys.getrefcount, out)):
+        if n > _OWN_REFS:
+            out[k] = jnp.array(out[k], copy=True)
+    return out
 
 
 def _as_weak_array(v):
@@ -170,15 +185,19 @@ def _one_device(state, state_vals, arg_vals):
 
 
 _REQUIRES_GRAD = operator.attrgetter("_rg")
+_VALUE = operator.attrgetter("_v")
+_make = Tensor._make
 _GRAD = operator.attrgetter("_grad")
+_TRAINING = operator.attrgetter("training")
+_NONES = itertools.repeat(None)
 
 
 def _flags(entry):
     """The guarded flags: each state tensor's requires_grad and whether it has a ``.grad``, each module's
     training mode."""
     state = entry.state
-    return (tuple(map(_REQUIRES_GRAD, state)), tuple(g is None for g in map(_GRAD, state)),
-            tuple(m.training for m in entry.modules))
+    return (tuple(map(_REQUIRES_GRAD, state)), tuple(map(operator.is_, map(_GRAD, state), _NONES)),
+            tuple(map(_TRAINING, entry.modules)))
 
 
 def _is_key(t):
@@ -202,6 +221,7 @@ class _Entry:
         self.guard = None           # (state shapes and dtypes, _flags) the program was traced for
         self.seen = []              # the state values the guard last saw (or the last run wrote)
         self.written_tensors = []   # the state tensors the program writes, in its outputs' order
+        self.grads_of_args = False  # whether the program sets the .grad of an argument (not only of state)
         self.compile_time = 0.0
 
 
@@ -227,8 +247,7 @@ class CompiledFunction:
         if self.disable or STATE.recorder is not None or tracing.active():
             return self.fn(*args, **kwargs)  # nested inside another compiled function: inline
         self.stats["calls"] += 1
-        leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
-        key = (tree, tuple(_leaf_key(x) for x in leaves), STATE.grad_enabled, _dtype.DEFAULTS.float)
+        leaves, key = _signature(args, kwargs)
         entry = self.entries.get(key)
         if entry is None:
             entry = self.entries[key] = _Entry()
@@ -246,7 +265,7 @@ class CompiledFunction:
                                   f"{RETRACE_WARN} times (state or flags keep changing); each retrace recompiles.",
                                   RuntimeWarning, stacklevel=2)
             try:
-                self._trace(entry, args, kwargs, leaves, tree)
+                self._trace(entry, args, kwargs, leaves, key[0])
             except GraphBreakError:
                 if self.fullgraph is False:
                     entry.eager = True
@@ -257,7 +276,7 @@ class CompiledFunction:
             return self._run(entry, leaves)
         except _DeviceChanged:  # the state and arguments moved together (model.to("cuda")): compile for there
             self.stats["retraces"] += 1
-            self._trace(entry, args, kwargs, leaves, tree)
+            self._trace(entry, args, kwargs, leaves, key[0])
             return self._run(entry, leaves)
 
     # ---------------------------------------------------------------------------------------------------------
@@ -294,7 +313,7 @@ class CompiledFunction:
         """Whether the compiled program still fits the state. The values the last run left (or the trace saw) are
         compared by identity first: the same array objects cannot have changed shape or dtype, so only a value
         replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison."""
-        vals = [t._v for t in entry.state]
+        vals = list(map(_VALUE, entry.state))
         if not all(map(operator.is_, vals, entry.seen)):
             if self._guard_key(entry) != entry.guard:
                 return False
@@ -316,8 +335,9 @@ class CompiledFunction:
         else:
             raise RuntimeError("torchish.compile: the set of state tensors did not settle after 6 traces")
         entry.guard = self._guard_key(entry)
-        entry.seen = [t._v for t in entry.state]
+        entry.seen = list(map(_VALUE, entry.state))
         entry.written_tensors = [entry.state[i] for i in entry.info["written"]]
+        entry.grads_of_args = any(i >= len(entry.state) for i, _ in entry.info["grad_spec"])
         dt = time.perf_counter() - t0
         entry.compile_time += dt
         self.stats["compile_seconds"] += dt
@@ -458,7 +478,7 @@ class CompiledFunction:
         arg_vals = [leaves[i]._v for i in entry.arg_pos]
         state_vals = entry.seen
         if lazy.STATS["calls_recorded"]:  # lazy mode was used: pending values may remain
-            # (the list replaces entry.seen: a second list holding the values would make _donatable copy them all)
+            # (the list replaces entry.seen: a second list holding the values would make _donated_values copy them all)
             arg_vals, state_vals = lazy.concrete_all(arg_vals), lazy.concrete_all(state_vals)
             entry.seen = state_vals
         scalar_vals = _scalar_values(entry)
@@ -476,26 +496,23 @@ class CompiledFunction:
         pull = res[4] if entry.diff is not None else None
         state = entry.state
         set_values(entry.written_tensors, written)
-        entry.seen = [t._v for t in state]
+        entry.seen = list(map(_VALUE, state))
         arg_tensors = [leaves[i] for i in entry.arg_pos]
         for k, v in zip(info["arg_written"], arg_written):
             arg_tensors[k]._set_value(v)
-        targets = state + arg_tensors
+        targets = state + arg_tensors if entry.grads_of_args else state
         it = iter(grads)
         for i, kind in info["grad_spec"]:
-            t = targets[i]
-            if kind == "none":
-                t._grad = None
-            elif kind == "new":
-                t._grad = Tensor._make(next(it))
+            if kind == "new":
+                targets[i]._grad = _make(next(it))
             else:
-                t._grad = state[kind[1]]
+                targets[i]._grad = None if kind == "none" else state[kind[1]]
         out = []
         vit = iter(out_vals)
         tensors_out = []
         for kind, x in info["out_spec"]:
             if kind == "T":
-                t = Tensor._make(next(vit))
+                t = _make(next(vit))
                 tensors_out.append(t)
                 out.append(t)
             else:
@@ -509,14 +526,12 @@ class CompiledFunction:
         if entry.donate is None:
             return entry.executable(arg_vals, state_vals, scalar_vals)
         donated, kept = entry.donate
-        return entry.executable(arg_vals, [_donatable(state_vals, i) for i in donated],
-                                [state_vals[i] for i in kept], scalar_vals)
+        return entry.executable(arg_vals, _donated_values(state_vals, donated), [state_vals[i] for i in kept],
+                                scalar_vals)
 
     # ---------------------------------------------------------------------------------------------------------
     def _entry_for(self, args, kwargs):
-        leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
-        key = (tree, tuple(_leaf_key(x) for x in leaves), STATE.grad_enabled, _dtype.DEFAULTS.float)
-        entry = self.entries.get(key)
+        entry = self.entries.get(_signature(args, kwargs)[1])
         if entry is None or entry.executable is None:
             raise RuntimeError("torchish.compile: this input signature has not been compiled yet (a function is "
                                "compiled on its second call with a signature); call it twice first")

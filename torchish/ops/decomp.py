@@ -18,13 +18,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _precision
 from .._tensor import Tensor
 from . import tracing
 from .reduce import _return_type
 from .registry import apply, defop
 
-_HI = jax.lax.Precision.HIGHEST
 _FLOAT = _dtype._FLOAT
 
 
@@ -56,7 +55,7 @@ def _mH(x):
 
 
 def _mm(a, b):
-    return jnp.matmul(a, b, precision=_HI)
+    return jnp.matmul(a, b, precision=_precision.matmul())
 
 
 def _diag_embed(d):

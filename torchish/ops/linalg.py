@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
 from .elementwise import _out, c10_name, not_implemented
@@ -22,11 +22,10 @@ from .registry import apply, defop
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
-_HI = jax.lax.Precision.HIGHEST
 
 
 def _mm(a, b):
-    return jnp.matmul(a, b, precision=_HI)
+    return jnp.matmul(a, b, precision=_precision.matmul())
 
 
 def _ops(names):
@@ -231,7 +230,7 @@ def dot(input, tensor, *, out=None):
     return _out(apply(_MATMUL["DotBackward0"], (input, tensor)), out, "dot")
 
 
-_VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b, precision=_HI), grad_name="VdotBackward0")
+_VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b, precision=_precision.matmul()), grad_name="VdotBackward0")
 
 
 def vdot(input, other, *, out=None):
@@ -259,7 +258,7 @@ def ger(input, vec2, *, out=None):
     return outer(input, vec2, out=out)
 
 
-_INNER = defop("inner", lambda a, b: jnp.inner(a, b, precision=_HI), grad_name="ViewBackward0")
+_INNER = defop("inner", lambda a, b: jnp.inner(a, b, precision=_precision.matmul()), grad_name="ViewBackward0")
 _INNER_SCALAR = defop("inner_scalar", lambda a, b: a * b, promote="same", grad_name="MulBackward0")
 
 
@@ -283,7 +282,7 @@ def inner(input, other, *, out=None):
 
 def _einsum_fwd(*xs, eq, shapes):
     xs = [jnp.broadcast_to(x, s) if x.shape != s else x for x, s in zip(xs, shapes)]
-    return jnp.einsum(eq, *xs, precision=_HI)
+    return jnp.einsum(eq, *xs, precision=_precision.matmul())
 
 
 _EINSUM = {n: defop(f"einsum_{n}", _einsum_fwd, grad_name=n)
@@ -451,7 +450,7 @@ def einsum(*args):
 # tensordot
 
 
-_TENSORDOT = defop("tensordot", lambda a, b, *, axes: jnp.tensordot(a, b, axes, precision=_HI),
+_TENSORDOT = defop("tensordot", lambda a, b, *, axes: jnp.tensordot(a, b, axes, precision=_precision.matmul()),
                    grad_name="ViewBackward0")
 
 
@@ -511,7 +510,7 @@ def _addop(name, product):
 _ADDMM = _addop("addmm", _mm)
 _ADDMV = _addop("addmv", _mm)
 _BADDBMM = _addop("baddbmm", _mm)
-_ADDBMM = _addop("addbmm", lambda a, b: jnp.einsum("bij,bjk->ik", a, b, precision=_HI))
+_ADDBMM = _addop("addbmm", lambda a, b: jnp.einsum("bij,bjk->ik", a, b, precision=_precision.matmul()))
 _ADDR = _addop("addr", lambda a, b: a[:, None] * b[None, :])
 
 

@@ -5,8 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
-from .decomp import _HI, check_matrix, svdvals
+from .. import _dtype, _precision
+from .decomp import check_matrix, svdvals
 from .registry import apply, defop
 
 _FLOAT = _dtype._FLOAT
@@ -50,7 +50,7 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def _multi_dot_fwd(*xs):
-    return jnp.linalg.multi_dot(xs, precision=_HI)
+    return jnp.linalg.multi_dot(xs, precision=_precision.matmul())
 
 
 _MULTI_DOT = defop("linalg_multi_dot", _multi_dot_fwd, grad_name="ViewBackward0")

@@ -13,7 +13,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ... import _dtype
+from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops.broadcast import broadcast_error
 from ...ops.registry import apply, defop
@@ -46,7 +46,7 @@ def _softmax(s, safe):
 
 def _attend(q, k, v, mask, drop, scale, causal, safe):
     """softmax(q k^T * scale + mask) (dropped out) @ v; returns (output, attention weights)."""
-    s = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) * jnp.asarray(scale, q.dtype)
+    s = jnp.matmul(q, jnp.swapaxes(k, -1, -2), precision=_precision.matmul()) * jnp.asarray(scale, q.dtype)
     if causal:
         L, S = s.shape[-2], s.shape[-1]
         s = jnp.where(jnp.tril(jnp.ones((L, S), bool)), s, jnp.asarray(-jnp.inf, s.dtype))
@@ -58,7 +58,7 @@ def _attend(q, k, v, mask, drop, scale, causal, safe):
     p = _softmax(s, safe)
     if drop is not None:
         p = p * drop
-    return jnp.matmul(p, v), p
+    return jnp.matmul(p, v, precision=_precision.matmul()), p
 
 
 def _sdpa_fwd(q, k, v, mask, drop, *, scale, causal, rep):

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ... import _dtype
+from ... import _dtype, _precision
 from ...ops.registry import apply, defop
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -52,7 +52,7 @@ def _conv3d_as_2d(x, w, stride, pads, dilation, groups):
     frames = frames.reshape((n * d_out, c * kd) + x.shape[3:])                       # channel index c * kd + k
     y = lax.conv_general_dilated(frames, w.reshape((o, c_g * kd) + w.shape[3:]), window_strides=stride[1:],
                                  padding=pads[1:], rhs_dilation=dilation[1:], feature_group_count=groups,
-                                 dimension_numbers=_SPEC[2])
+                                 dimension_numbers=_SPEC[2], precision=_precision.conv())
     return y.reshape((n, d_out) + y.shape[1:]).transpose(0, 2, 1, 3, 4)
 
 
@@ -72,7 +72,8 @@ def _conv_fwd(x, w, b, *, stride, pads, dilation, groups, pad_mode, batched, tra
         y = _conv3d_as_2d(x, w, stride, pads, dilation, groups)
     else:
         y = lax.conv_general_dilated(x, w, window_strides=stride, padding=pads, lhs_dilation=lhs_dilation,
-                                     rhs_dilation=dilation, feature_group_count=groups, dimension_numbers=_SPEC[nd])
+                                     rhs_dilation=dilation, feature_group_count=groups, dimension_numbers=_SPEC[nd],
+                                     precision=_precision.conv())
     if b is not None:
         y = y + b.reshape((1, -1) + (1,) * nd)
     return y if batched else y[0]

@@ -14,14 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _precision
 from ..._tensor import wrap_dim
 from ...ops import stats as _stats
 from ...ops.registry import apply, defop
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdist"]
 
-_HI = jax.lax.Precision.HIGHEST
 
 
 def _p_norm(d, p, axis=-1, keepdims=False):
@@ -197,7 +196,7 @@ def _cdist_mm_fwd(x1, x2, *, p):
     n2 = jnp.sum(x2 * x2, axis=-1, keepdims=True)
     a = jnp.concatenate([-2 * x1, n1, jnp.ones_like(n1)], axis=-1)
     b = jnp.concatenate([x2, jnp.ones_like(n2), n2], axis=-1)
-    r = jnp.matmul(a, jnp.swapaxes(b, -1, -2), precision=_HI)
+    r = jnp.matmul(a, jnp.swapaxes(b, -1, -2), precision=_precision.matmul())
     return jnp.sqrt(jnp.where(r >= 0, r, jnp.zeros((), r.dtype)))
 
 

@@ -11,12 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _precision
 from ...ops.registry import apply, defop
 
 __all__ = ["grid_sample", "affine_grid"]
 
-_HI = jax.lax.Precision.HIGHEST
 
 
 def _unnormalize(c, size, align_corners):
@@ -187,7 +186,7 @@ def _affine_grid_fwd(theta, *, size, align_corners):
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack(list(reversed(mesh)) + [np.ones_like(mesh[0])], axis=-1)  # (..., k + 1) as (x, y[, z], 1)
     base = jnp.asarray(base.reshape(-1, base.shape[-1]), theta.dtype)
-    out = jnp.einsum("pk,nck->npc", base, theta, precision=_HI)
+    out = jnp.einsum("pk,nck->npc", base, theta, precision=_precision.matmul())
     return out.reshape((theta.shape[0],) + tuple(spatial) + (len(spatial),))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ... import _dtype
+from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops.registry import apply, defop
 
@@ -14,7 +14,7 @@ __all__ = ["linear", "bilinear"]
 
 
 def _linear_fwd(x, w, b):
-    y = jnp.matmul(x, w.T)
+    y = jnp.matmul(x, w.T, precision=_precision.matmul())
     return y if b is None else y + b
 
 
@@ -70,7 +70,7 @@ def linear(input, weight, bias=None):
 
 
 def _bilinear_fwd(x1, x2, w, b):
-    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2)
+    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2, precision=_precision.matmul())
     return y if b is None else y + b
 
 

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ... import _precision
 from ..._tensor import Tensor
 from ...ops.registry import apply, defop
 from .dropout import inverted_dropout_mask
@@ -32,9 +33,13 @@ _GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3}
 # pure JAX: one step, one layer-direction, the whole stack
 
 
+def _mm(a, b):
+    return jnp.matmul(a, b, precision=_precision.matmul())
+
+
 def _step(mode, xp, h, c, w_hh, b_hh, w_hr):
     """One recurrence step given ``xp = x @ W_ih^T + b_ih``; returns ``(h', c')`` (``c'`` None unless LSTM)."""
-    gh = h @ w_hh.T
+    gh = _mm(h, w_hh.T)
     if b_hh is not None:
         gh = gh + b_hh
     if mode == "lstm":
@@ -42,7 +47,7 @@ def _step(mode, xp, h, c, w_hh, b_hh, w_hr):
         c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
         h2 = jax.nn.sigmoid(o) * jnp.tanh(c2)
         if w_hr is not None:
-            h2 = h2 @ w_hr.T
+            h2 = _mm(h2, w_hr.T)
         return h2, c2
     if mode == "gru":
         xr, xz, xn = jnp.split(xp, 3, axis=-1)
@@ -56,7 +61,7 @@ def _step(mode, xp, h, c, w_hh, b_hh, w_hr):
 
 
 def _in_proj(x, w_ih, b_ih):
-    xp = x @ w_ih.T
+    xp = _mm(x, w_ih.T)
     return xp + b_ih if b_ih is not None else xp
 
 

@@ -187,6 +187,24 @@ def cpu_scalar_joins_accelerator_op():
 
 
 @check
+def packed_sequences_keep_metadata_on_cpu():
+    """As in PyTorch: ``batch_sizes`` and the lengths ``pad_packed_sequence`` returns stay on the CPU, the sorting
+    indices live with the data, and a recurrent layer on the accelerator takes the packed batch."""
+    from torchish.nn.utils.rnn import pack_sequence, pad_packed_sequence
+    gru = torchish.nn.GRU(3, 4).to("cuda")
+    seqs = [torchish.ones(n, 3, device="cuda") * n for n in (2, 4, 3)]
+    packed = pack_sequence(seqs, enforce_sorted=False)
+    assert str(packed.batch_sizes.device) == "cpu" and packed.batch_sizes.tolist() == [3, 3, 2, 1]
+    expect_devices([packed.data, packed.sorted_indices, packed.unsorted_indices], "cuda:0")
+    out, h = gru(packed)
+    padded, lengths = pad_packed_sequence(out)
+    expect_devices([padded, h], "cuda:0")
+    assert str(lengths.device) == "cpu" and lengths.tolist() == [2, 4, 3]
+    cpu_packed = pack_sequence([torchish.ones(2, 3), torchish.ones(1, 3)])
+    expect_devices([cpu_packed.data, cpu_packed.batch_sizes], "cpu")
+
+
+@check
 def compiled_step_follows_model_to_accelerator():
     """A compiled step retraces when the model (state) and its input move to another device together, and the
     generator's key is moved to the program's device when an eager draw left it elsewhere."""

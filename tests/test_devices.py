@@ -3,7 +3,7 @@
 The test session's JAX runs with one CPU device, so the checks run in ONE subprocess (``tests/_device_worker.py``)
 with two host devices, the second standing for ``cuda``: creation without ``device=`` lands on the CPU (random
 draws too), a model moved with ``.to("cuda")`` trains there in eager, lazy and compiled mode with every parameter,
-gradient and optimizer state on its device, tensors on two devices raise PyTorch's error (a 0-dim CPU tensor may
+gradient and optimizer state on its device, packed sequences keep their metadata on the CPU, tensors on two devices raise PyTorch's error (a 0-dim CPU tensor may
 join, as in PyTorch), and a compiled step follows its model to another device.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_device_worker.py")
 CHECKS = ("default_device_is_cpu", "training_stays_on_its_device", "varied_model_stays_on_its_device",
           "mixed_devices_raise_pytorch_error", "pinned_memory_and_type_names", "cpu_scalar_joins_accelerator_op",
-          "compiled_step_follows_model_to_accelerator")
+          "compiled_step_follows_model_to_accelerator", "packed_sequences_keep_metadata_on_cpu")
 
 
 @pytest.fixture(scope="module")

@@ -119,6 +119,11 @@ def _cpu_devices():
     return tuple(jax.devices("cpu"))
 
 
+def cpu() -> jax.Device:
+    """The host CPU's JAX device (where PyTorch keeps host-side metadata such as ``batch_sizes``)."""
+    return _cpu_devices()[0]
+
+
 class _Current:
     """The accelerator index ``cuda`` (without an index) means: ``torchish.cuda.set_device``."""
 

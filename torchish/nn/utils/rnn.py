@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtype
+from ... import _device, _dtype
 from ..._tensor import Tensor
 from ...ops import tracing
 from ...ops.registry import apply, defop
@@ -33,10 +33,19 @@ __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_
            "unpad_sequence", "pack_sequence", "unpack_sequence"]
 
 
-def _int_tensor(a):
-    """An int64 tensor that remembers its host values (so packing metadata stays readable inside a trace)."""
+def _int_tensor(a, like=None):
+    """An int64 tensor that remembers its host values (so packing metadata stays readable inside a trace): on the
+    device of ``like`` (index arrays used with it), else on the CPU, where PyTorch keeps ``batch_sizes`` and
+    lengths."""
     a = np.asarray(a, np.int64)
-    t = Tensor._make(jnp.asarray(a))
+    if tracing.active():  # one program: a constant of it
+        v = jnp.asarray(a)
+    elif like is not None:
+        where = _device.placement(like._v)
+        v = jnp.asarray(a) if where is None else jax.device_put(a, where)
+    else:
+        v = jax.device_put(a, _device.cpu())
+    t = Tensor._make(v)
     t._host = (a, t._vc.value)
     return t
 
@@ -60,7 +69,7 @@ def invert_permutation(permutation):
     p = _host_ints(permutation, "invert_permutation")
     inv = np.empty_like(p)
     inv[p] = np.arange(p.size)
-    return _int_tensor(inv)
+    return _int_tensor(inv, like=permutation)
 
 
 class _PackedSequenceBase(NamedTuple):
@@ -90,7 +99,7 @@ class PackedSequence(_PackedSequenceBase):
             if not isinstance(data, (list, tuple)) or len(data) != 2:
                 raise TypeError("PackedSequence: expected (data, batch_sizes) when batch_sizes is not given")
             data, batch_sizes = data
-        elif batch_sizes.device.type != "cpu":
+        elif batch_sizes.device.type != "cpu" and not tracing.active():
             raise ValueError("batch_sizes should always be on CPU. Instances of PackedSequence should never be "
                              "created manually. They should be instantiated by functions like pack_sequence and "
                              "pack_padded_sequences in nn.utils.rnn. "
@@ -198,7 +207,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         sorted_indices = None
     else:
         order = np.argsort(-lens, kind="stable")
-        sorted_indices = _int_tensor(order)
+        sorted_indices = _int_tensor(order, like=input)
     if lens.size != batch:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} "
                            f"(batch_size={batch})")
@@ -213,7 +222,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     _, _, pack = packed_indices(tuple(int(b) for b in batch_sizes))
     t, j = pack // batch_sizes[0], pack % batch_sizes[0]
     src = order[j] * steps + t if batch_first else t * batch + order[j]
-    data = apply(_PACK, (input, _int_tensor(src)))
+    data = apply(_PACK, (input, _int_tensor(src, like=input)))
     return PackedSequence(data, _int_tensor(batch_sizes), sorted_indices, None)
 
 
@@ -236,7 +245,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     if sequence.unsorted_indices is not None:
         perm = _host_ints(sequence.unsorted_indices, "pad_packed_sequence(unsorted_indices)")
         grid, lens = grid[:, perm], lens[perm]
-    padded = apply(_PAD_PACKED, (sequence.data, _int_tensor(grid.reshape(-1))), steps=steps, batch=batch,
+    padded = apply(_PAD_PACKED, (sequence.data, _int_tensor(grid.reshape(-1), like=sequence.data)), steps=steps, batch=batch,
                    batch_first=bool(batch_first), padding_value=float(padding_value))
     return padded, _int_tensor(lens)
 
@@ -274,7 +283,7 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
     out = []
     for b, n in enumerate(lens):
         seq = select(padded_sequences, batch_dim, b)
-        out.append(index_select(seq, 0, _int_tensor(np.arange(n))))
+        out.append(index_select(seq, 0, _int_tensor(np.arange(n), like=seq)))
     return out
 
 

@@ -1,8 +1,9 @@
 """The matmul family: matmul (every broadcasting case), mm, bmm, mv, dot, vdot, outer/ger, inner, einsum,
 tensordot and addmm/addmv/addbmm/baddbmm/addr, with PyTorch's shape checks, error messages and ``grad_fn`` names.
 
-Products run at full float32 precision (``Precision.HIGHEST``): PyTorch's default
-(``torch.get_float32_matmul_precision() == 'highest'``), so accelerators do not silently drop to TF32/bf16 passes.
+Products run at the precision of ``torchish/_precision.py``: full float32 (``Precision.HIGHEST``) by default, as
+PyTorch's ``get_float32_matmul_precision() == 'highest'``, so accelerators do not silently drop to TF32/bf16 passes;
+``set_float32_matmul_precision('high')`` allows them.
 ``matmul`` follows PyTorch's dispatch (dot / mv / mm / folding the batch into one mm / batched bmm) only to report
 the same errors and ``grad_fn`` names; every path computes ``jnp.matmul``.
 """

@@ -8,11 +8,17 @@ it needs ``fullgraph=False``. The state keeps PyTorch's keys, with Tensors where
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer, check_lr
+
+
+def _dot(a, b):
+    """A 1-D dot product in full precision (PyTorch's ``dot`` never takes a TF32 pass)."""
+    return jnp.dot(a, b, precision=jax.lax.Precision.HIGHEST)
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -39,7 +45,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
     d_norm = jnp.max(jnp.abs(d))
     f_new, g_new = obj_func(x, t, d)
     evals = 1
-    gtd_new = jnp.dot(g_new, d)
+    gtd_new = _dot(g_new, d)
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
     ls_iter = 0
@@ -64,7 +70,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new, gtd_new
         f_new, g_new = obj_func(x, t, d)
         evals += 1
-        gtd_new = jnp.dot(g_new, d)
+        gtd_new = _dot(g_new, d)
         ls_iter += 1
     if ls_iter == max_ls:
         bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
@@ -88,7 +94,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
             insuf_progress = False
         f_new, g_new = obj_func(x, t, d)
         evals += 1
-        gtd_new = jnp.dot(g_new, d)
+        gtd_new = _dot(g_new, d)
         ls_iter += 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low]:
             bracket[high], bracket_f[high], bracket_g[high], bracket_gtd[high] = t, f_new, g_new, gtd_new
@@ -214,7 +220,7 @@ class LBFGS(Optimizer):
                 # update the curvature history, then the two-loop recursion for d = -H g
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = jnp.dot(y, s)
+                ys = _dot(y, s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -223,23 +229,23 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / jnp.dot(y, y)
+                    H_diag = ys / _dot(y, y)
                 num_old = len(old_dirs)
                 if al is None:
                     al = [None] * history_size
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
-                    al[i] = jnp.dot(old_stps[i], q) * ro[i]
+                    al[i] = _dot(old_stps[i], q) * ro[i]
                     q = q + (-al[i]) * old_dirs[i]
                 r = q * H_diag
                 for i in range(num_old):
-                    be_i = jnp.dot(old_dirs[i], r) * ro[i]
+                    be_i = _dot(old_dirs[i], r) * ro[i]
                     r = r + (al[i] - be_i) * old_stps[i]
                 d = r
             prev_flat_grad = flat_grad
             prev_loss = loss
             t = min(1.0, 1.0 / jnp.sum(jnp.abs(flat_grad))) * lr if state["n_iter"] == 1 else lr
-            gtd = jnp.dot(flat_grad, d)
+            gtd = _dot(flat_grad, d)
             if gtd > -tolerance_change:  # directional derivative below tolerance
                 break
 

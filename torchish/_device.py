@@ -143,7 +143,7 @@ def to_jax(dev) -> jax.Device:
     CPU-only build when there is no accelerator."""
     dev = dev if isinstance(dev, device) else device(dev)
     if dev.type == "cpu":
-        return _cpu_devices()[0]
+        return cpu()
     if dev.type == "meta":
         raise NotImplementedError("torchish has no meta device; use shapes via jax.eval_shape instead")
     accs = accelerators()

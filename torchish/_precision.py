@@ -12,6 +12,7 @@ Kernels read these when they are traced, so a change clears JAX's compiled kerne
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 HIGHEST = jax.lax.Precision.HIGHEST
 DEFAULT = jax.lax.Precision.DEFAULT
@@ -23,6 +24,11 @@ EPOCH = [0]
 def matmul():
     """The precision of matrix products (PyTorch: ``set_float32_matmul_precision``, ``cuda.matmul.allow_tf32``)."""
     return _STATE["matmul"]
+
+
+def mm(a, b):
+    """``a @ b`` at the precision of matrix products."""
+    return jnp.matmul(a, b, precision=_STATE["matmul"])
 
 
 def conv():

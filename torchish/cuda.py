@@ -157,7 +157,7 @@ _PEAKS: dict = {}  # jax device -> [allocator peak at the last reset (or None), 
 def _mem_device(device=None):
     """The jax device to measure: the accelerator named, the CPU when asked for explicitly, else None (0)."""
     if device is not None and not isinstance(device, int) and _device.device(device).type == "cpu":
-        return jax.devices("cpu")[0]
+        return _device.cpu()
     if is_available():
         return _device.accelerators()[_index(device)]
     return None

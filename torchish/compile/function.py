@@ -88,6 +88,11 @@ def _signature(args, kwargs):
                     _precision.EPOCH[0])
 
 
+# written state arrays smaller than this are not donated (benchmarks/compile_overhead.py varies it; donating all is
+# the fastest on the GPU and CPU measured)
+DONATE_MIN_BYTES = 0
+
+
 def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
     """Lower the traced step with the buffers of the state it writes donated, so XLA updates parameters,
     gradients and optimizer state in place instead of holding old and new copies. Returns the lowering and the
@@ -96,7 +101,8 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
     donated = [i for i in written if getattr(state_vals[i], "nbytes", 0) >= DONATE_MIN_BYTES]
     if not donated:
         return traced.lower(), None
-    kept = [i for i in range(len(state_vals)) if i not in set(donated)]
+    donated_set = set(donated)
+    kept = [i for i in range(len(state_vals)) if i not in donated_set]
     closed, out_tree, n = traced.jaxpr, traced.out_tree, len(state_vals)
 
     def replay(arg_vals, donated_vals, kept_vals, scalar_vals):
@@ -111,9 +117,6 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
     lowered = jax.jit(replay, donate_argnums=(1,)).lower(
         arg_vals, [state_vals[i] for i in donated], [state_vals[i] for i in kept], scalar_vals)
     return lowered, (donated, kept)
-
-
-DONATE_MIN_BYTES = 0
 
 
 # references to a donated state value while `_donated_values` counts them: its Tensor, the state-values list, the

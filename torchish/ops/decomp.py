@@ -54,8 +54,7 @@ def _mH(x):
     return jnp.conj(_mT(x))
 
 
-def _mm(a, b):
-    return jnp.matmul(a, b, precision=_precision.matmul())
+_mm = _precision.mm
 
 
 def _diag_embed(d):

@@ -25,8 +25,7 @@ from .registry import Family as _Family
 _public = _Family(globals()).public
 
 
-def _mm(a, b):
-    return jnp.matmul(a, b, precision=_precision.matmul())
+_mm = _precision.mm
 
 
 def _ops(names):

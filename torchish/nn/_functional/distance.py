@@ -22,7 +22,6 @@ from ...ops.registry import apply, defop
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdist"]
 
 
-
 def _p_norm(d, p, axis=-1, keepdims=False):
     """The p-norm of differences along ``axis`` (PyTorch's dist kernels: p = 0 counts non-zeros)."""
     a = jnp.abs(d)

@@ -17,7 +17,6 @@ from ...ops.registry import apply, defop
 __all__ = ["grid_sample", "affine_grid"]
 
 
-
 def _unnormalize(c, size, align_corners):
     if align_corners:
         return (c + 1) / 2 * (size - 1)

@@ -14,7 +14,7 @@ __all__ = ["linear", "bilinear"]
 
 
 def _linear_fwd(x, w, b):
-    y = jnp.matmul(x, w.T, precision=_precision.matmul())
+    y = _precision.mm(x, w.T)
     return y if b is None else y + b
 
 

@@ -33,8 +33,7 @@ _GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3}
 # pure JAX: one step, one layer-direction, the whole stack
 
 
-def _mm(a, b):
-    return jnp.matmul(a, b, precision=_precision.matmul())
+_mm = _precision.mm
 
 
 def _step(mode, xp, h, c, w_hh, b_hh, w_hr):

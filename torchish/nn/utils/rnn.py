@@ -41,8 +41,7 @@ def _int_tensor(a, like=None):
     if tracing.active():  # one program: a constant of it
         v = jnp.asarray(a)
     elif like is not None:
-        where = _device.placement(like._v)
-        v = jnp.asarray(a) if where is None else jax.device_put(a, where)
+        v = jax.device_put(a, _device.placement(like._v))
     else:
         v = jax.device_put(a, _device.cpu())
     t = Tensor._make(v)
@@ -245,7 +244,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     if sequence.unsorted_indices is not None:
         perm = _host_ints(sequence.unsorted_indices, "pad_packed_sequence(unsorted_indices)")
         grid, lens = grid[:, perm], lens[perm]
-    padded = apply(_PAD_PACKED, (sequence.data, _int_tensor(grid.reshape(-1), like=sequence.data)), steps=steps, batch=batch,
+    index = _int_tensor(grid.reshape(-1), like=sequence.data)
+    padded = apply(_PAD_PACKED, (sequence.data, index), steps=steps, batch=batch,
                    batch_first=bool(batch_first), padding_value=float(padding_value))
     return padded, _int_tensor(lens)
 

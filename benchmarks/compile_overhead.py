@@ -115,6 +115,12 @@ def executable_loop(run, steps):
     entry = next(e for e in run.step.entries.values() if e.executable is not None)
     written = entry.info["written"]
     vals = [t._d for t in entry.state]
+    if entry.written_out is not None:  # state tensors sharing an array (Adam's step counts) share one output
+        written = [w for j, w in sorted({j: w for w, j in zip(written, entry.written_out)}.items())]
+    if entry.uniq is not None:  # ... and one input: the program's state inputs are the distinct arrays
+        position, rep = {i: k for k, i in enumerate(entry.uniq)}, dict(entry.pairs)
+        written = [position[rep.get(i, i)] for i in written]
+        vals = [vals[i] for i in entry.uniq]
     scalars = compile_function._scalar_values(entry)
     donated, kept = entry.donate if entry.donate is not None else (None, None)
     times = []

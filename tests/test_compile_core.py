@@ -295,8 +295,8 @@ def test_written_state_is_donated_and_aliases_stay_valid(monkeypatch, lazy_used)
     calls = []
     real = cf._donated_values
 
-    def spy(vals, donated):
-        out = real(vals, donated)
+    def spy(vals, donated, *own_refs):
+        out = real(vals, donated, *own_refs)
         calls.extend(v is vals[i] for v, i in zip(out, donated))  # True: the buffer itself was donated
         return out
     monkeypatch.setattr(cf, "_donated_values", spy)

@@ -119,19 +119,60 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
     return lowered, (donated, kept)
 
 
-# references to a donated state value while `_donated_values` counts them: its Tensor, the state-values list, the
-# list of donated values and getrefcount's argument
-_OWN_REFS = 4
+# references to a donated state value while `_donated_values` counts them: its Tensor, the state-values list
+# (`entry.seen`), the list of donated values and getrefcount's argument. An input shared by k state tensors (see
+# `_share_classes`) has k Tensors and k places in `entry.seen`, plus the list of the program's inputs.
+_OWN_REFS = itertools.repeat(4)
 
 
-def _donated_values(state_vals, donated):
-    """The donated state values, each replaced by a copy where something besides its Tensor holds the same array
-    (a ``detach()``ed or ``clone()``d alias, a user's ``.jax()``): donating would delete it under the alias."""
+def _own_refs(sizes):
+    return [2 * k + 3 for k in sizes]
+
+
+def _donated_values(state_vals, donated, own_refs=_OWN_REFS):
+    """The donated state values, each replaced by a copy where something besides its Tensor(s) holds the same
+    array (a ``detach()``ed or ``clone()``d alias, a user's ``.jax()``): donating would delete it under the alias."""
     out = [state_vals[i] for i in donated]
-    for k, n in enumerate(map(sys.getrefcount, out)):
-        if n > _OWN_REFS:
+    for k, extra in enumerate(map(operator.gt, map(sys.getrefcount, out), own_refs)):
+        if extra:
             out[k] = jnp.array(out[k], copy=True)
     return out
+
+
+def _share_classes(state, state_vals, split):
+    """The state tensors that hold one array (Adam's per-parameter step counts, see ``optim.optimizer._share_steps``)
+    become ONE input of the program: ``rep[i]`` is the first index holding ``state_vals[i]`` with the same label in
+    ``split`` (tensor id -> label, from :func:`_unstable`)."""
+    first = {}
+    return [first.setdefault((id(v), split.get(id(t))), i) for i, (t, v) in enumerate(zip(state, state_vals))]
+
+
+def _unstable(state, rep, written, written_out, split):
+    """Labels for the tensors of each input class that a run would split (some members written and others not, or
+    written with different values): after one run they no longer hold one array, so the class must not be one
+    input. Members keep sharing with those that get the same output; a tensor split before gets an input of its
+    own (the trace loop ends)."""
+    out_of = dict(zip(written, written_out))
+    classes = {}
+    for i, r in enumerate(rep):
+        classes.setdefault(r, []).append(i)
+    labels = {}
+    for members in classes.values():
+        if len(members) > 1 and len({out_of.get(i, -1) for i in members}) > 1:
+            for i in members:
+                t = state[i]
+                labels[id(t)] = ("own", id(t)) if id(t) in split else out_of.get(i, -1)
+    return labels
+
+
+def _dedupe(values):
+    """The distinct objects of ``values`` (by identity) and the index of each value among them."""
+    pos, out = {}, []
+    index = [pos.setdefault(id(v), len(pos)) for v in values]
+    for v, j in zip(values, index):
+        if j == len(out):
+            out.append(v)
+    return out, index
 
 
 def _as_weak_array(v):
@@ -226,6 +267,11 @@ class _Entry:
         self.written_tensors = []   # the state tensors the program writes, in its outputs' order
         self.grads_of_args = False  # whether the program sets the .grad of an argument (not only of state)
         self.compile_time = 0.0
+        self.split = {}             # state tensor id -> label: shared arrays that a run splits (_unstable)
+        self.uniq = None            # state indices passed to the program when some tensors share an input
+        self.pairs = []             # (i, j): state tensors i and j must hold one array for the program to fit
+        self.own_refs = _OWN_REFS   # expected reference counts of the donated values (_donated_values)
+        self.written_out = None     # program output of each written tensor when outputs are shared
 
 
 class CompiledFunction:
@@ -318,7 +364,7 @@ class CompiledFunction:
         replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison."""
         vals = list(map(_VALUE, entry.state))
         if not all(map(operator.is_, vals, entry.seen)):
-            if self._guard_key(entry) != entry.guard:
+            if self._guard_key(entry) != entry.guard or not all(vals[i] is vals[j] for i, j in entry.pairs):
                 return False
             entry.seen = vals
             return True
@@ -429,7 +475,17 @@ class CompiledFunction:
         state_vals = lazy.concrete_all([t._d for t in state])
         state_vals = _one_device(state, state_vals, arg_vals) or state_vals
         scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
-        traced = jax.jit(pure).trace(arg_vals, state_vals, scalar_vals)  # runs the user's Python once
+        rep = _share_classes(state, state_vals, entry.split)
+        uniq = [i for i, r in enumerate(rep) if r == i]
+        cls = [uniq.index(r) for r in rep] if len(uniq) < len(rep) else None
+
+        def shared(arg_vals, unique_vals, scalar_vals):  # one input per array; one output per written value
+            written, outs, grads, argw = pure(arg_vals, unique_vals if cls is None else
+                                              [unique_vals[c] for c in cls], scalar_vals)
+            written, info["written_out"] = _dedupe(written)
+            return written, outs, grads, argw
+        unique_vals = [state_vals[i] for i in uniq]
+        traced = jax.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
                                                            if all(m is not e for e in entry.modules)]:
             new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
@@ -437,11 +493,25 @@ class CompiledFunction:
         entry.modules = entry.modules + [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
         entry.diff = None
         entry.donate = None
+        entry.uniq, entry.pairs, entry.own_refs, entry.written_out = None, [], _OWN_REFS, None
         if any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"] \
-                and STATE.grad_enabled:
+                and STATE.grad_enabled:  # (the forward and its VJP are traced afresh, one input per tensor)
             lowered = self._lower_with_vjp(entry, pure, info, arg_vals, state_vals, scalar_vals, arg_rg)
         else:
-            lowered, entry.donate = _lower_donating(traced, info["written"], arg_vals, state_vals, scalar_vals)
+            split = _unstable(state, rep, info["written"], info["written_out"], entry.split)
+            if split:  # tensors that share an array now but not after a run: trace them with inputs of their own
+                entry.split.update(split)
+                return [], [], []
+            if info["written_out"] != list(range(len(info["written"]))):
+                entry.written_out = info["written_out"]
+            written = set(info["written"])
+            if cls is not None:
+                entry.uniq = uniq
+                entry.pairs = [(i, r) for i, r in enumerate(rep) if r != i]
+            lowered, entry.donate = _lower_donating(traced, [c for c, i in enumerate(uniq) if i in written],
+                                                    arg_vals, unique_vals, scalar_vals)
+            if cls is not None and entry.donate is not None:
+                entry.own_refs = _own_refs([rep.count(uniq[c]) for c in entry.donate[0]])
         entry.lowered = lowered
         entry.executable = lowered.compile()
         entry.info = info
@@ -498,6 +568,8 @@ class CompiledFunction:
         written, out_vals, grads, arg_written = res[:4]
         pull = res[4] if entry.diff is not None else None
         state = entry.state
+        if entry.written_out is not None:
+            written = [written[j] for j in entry.written_out]
         set_values(entry.written_tensors, written)
         entry.seen = list(map(_VALUE, state))
         arg_tensors = [leaves[i] for i in entry.arg_pos]
@@ -526,11 +598,13 @@ class CompiledFunction:
 
     @staticmethod
     def _call(entry, arg_vals, state_vals, scalar_vals):
+        if entry.uniq is not None:
+            state_vals = [state_vals[i] for i in entry.uniq]
         if entry.donate is None:
             return entry.executable(arg_vals, state_vals, scalar_vals)
         donated, kept = entry.donate
-        return entry.executable(arg_vals, _donated_values(state_vals, donated), [state_vals[i] for i in kept],
-                                scalar_vals)
+        return entry.executable(arg_vals, _donated_values(state_vals, donated, entry.own_refs),
+                                [state_vals[i] for i in kept], scalar_vals)
 
     # ---------------------------------------------------------------------------------------------------------
     def _entry_for(self, args, kwargs):

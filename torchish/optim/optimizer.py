@@ -284,11 +284,17 @@ class Optimizer(StateDictMixin):
         params = [p for p in group["params"] if p.grad is not None]
         if not params:
             return
+        fresh = [p for p in params if not self.state.get(p)]
         for p in params:
             if p.grad.is_sparse:
                 raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
             self._prepare_state(p, group)
         keys = self._state_keys(group)
+        shared_step = self._tensor_step and "step" in keys
+        if shared_step and len(fresh) > 1:  # counts that start together hold one array (see _share_steps)
+            first = self.state[fresh[0]]["step"]._v
+            for p in fresh[1:]:
+                self.state[p]["step"]._v = first
         states = [[self.state[p][k] for k in keys] for p in params]
         hp = self._hyper_values(group, params)
         static = self._static(group)
@@ -305,6 +311,8 @@ class Optimizer(StateDictMixin):
             sv = [lazy.concrete_all(row) for row in sv]
             pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)
             new_p, new_s = self._kernel(static, len(params), pv[0].sharding)(pv, gv, sv, _hp_values(hp))
+        if shared_step:
+            new_s = _share_steps(sv, new_s, keys.index("step"))
         for p, v in zip(params, new_p):
             p._set_value(v)
         for row, new_row in zip(states, new_s):
@@ -369,6 +377,21 @@ class Optimizer(StateDictMixin):
     @staticmethod
     def _update(params, grads, states, hp, **static):
         raise NotImplementedError("an Optimizer subclass must define _update")
+
+
+def _share_steps(rows, new_rows, k):
+    """Parameters whose step counts were one array get one array back. The new count is a function of the old
+    count alone (``step + 1`` in every built-in update), so equal inputs give equal outputs; sharing the array is
+    invisible (arrays are immutable: an in-place op on one count gives that Tensor a new array) but lets
+    ``torchish.compile`` pass the counts as ONE input and output, with the bias corrections computed once instead
+    of once per parameter (PyTorch keeps a count per parameter; optax keeps one)."""
+    first = {}
+    out = []
+    for row, new_row in zip(rows, new_rows):
+        new_row = list(new_row)
+        new_row[k] = first.setdefault(id(row[k]), new_row[k])
+        out.append(new_row)
+    return out
 
 
 def _typename(x):

@@ -123,3 +123,16 @@ def test_tensors_sharing_an_array_that_a_run_splits(lib_name):
     assert a.numpy().tolist() == [8.0] * 3 and d.numpy().tolist() == [2.0] * 3
     if lib_name == "compiled":
         assert g.stats["retraces"] == 0 and g.stats["compiled_calls"] == 4
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_counts_stay_one_array_step_after_step(monkeypatch, lazy):
+    """The invariant the compiled program relies on, on the eager and the lazy path (where a materialised value is
+    handed to only one of the Tensors holding it): counts that started together are one array after every step."""
+    monkeypatch.setattr(torchish.config, "lazy", lazy)
+    ws, opt, x, y = _setup(torchish, "Adam")
+    step = _step_fn(torchish, ws, opt)
+    for n in range(1, 4):
+        step(x, y)
+        counts = [opt.state[w]["step"] for w in ws]
+        assert all(c._d is counts[0]._d for c in counts) and [float(c) for c in counts] == [n] * 3

@@ -389,7 +389,10 @@ def _share_steps(rows, new_rows, k):
     out = []
     for row, new_row in zip(rows, new_rows):
         new_row = list(new_row)
-        new_row[k] = first.setdefault(id(row[k]), new_row[k])
+        v = row[k]
+        if type(v) is lazy.LazyValue and v.value is not None:  # materialised: it stands for its array (which
+            v = v.value                                         # only one of the Tensors holding it was handed)
+        new_row[k] = first.setdefault(id(v), new_row[k])
         out.append(new_row)
     return out
 

@@ -10,12 +10,15 @@ Per input signature (a cache entry):
 2. the second call traces a pure function ``(args, state, scalars) -> (outputs, written state, new grads)``:
    tracers are bound into the state Tensors, the user's Python runs through the same ops and engine as eager
    mode, then the facades are restored. A concrete pre-existing Tensor met during the trace means the state was
-   incomplete: it is added and the function traced again. The program is compiled with the written state donated;
+   incomplete: it is added and the function traced again. State tensors that hold one array (the step counts of
+   an Adam-family optimizer, see ``optim.optimizer._share_steps``) are one input and, written alike, one output;
+   the program is compiled with the written state donated;
 3. later calls check the guards (argument shapes/dtypes, state shapes/dtypes/requires_grad, ``.grad`` presence,
    module training flags, grad mode), call the executable, and write outputs back into the same Tensor objects.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import operator
@@ -477,7 +480,8 @@ class CompiledFunction:
         scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
         rep = _share_classes(state, state_vals, entry.split)
         uniq = [i for i, r in enumerate(rep) if r == i]
-        cls = [uniq.index(r) for r in rep] if len(uniq) < len(rep) else None
+        position = {r: c for c, r in enumerate(uniq)}
+        cls = [position[r] for r in rep] if len(uniq) < len(rep) else None
 
         def shared(arg_vals, unique_vals, scalar_vals):  # one input per array; one output per written value
             written, outs, grads, argw = pure(arg_vals, unique_vals if cls is None else
@@ -511,7 +515,8 @@ class CompiledFunction:
             lowered, entry.donate = _lower_donating(traced, [c for c, i in enumerate(uniq) if i in written],
                                                     arg_vals, unique_vals, scalar_vals)
             if cls is not None and entry.donate is not None:
-                entry.own_refs = _own_refs([rep.count(uniq[c]) for c in entry.donate[0]])
+                sizes = collections.Counter(rep)
+                entry.own_refs = _own_refs([sizes[uniq[c]] for c in entry.donate[0]])
         entry.lowered = lowered
         entry.executable = lowered.compile()
         entry.info = info

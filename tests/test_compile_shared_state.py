@@ -136,3 +136,23 @@ def test_counts_stay_one_array_step_after_step(monkeypatch, lazy):
         step(x, y)
         counts = [opt.state[w]["step"] for w in ws]
         assert all(c._d is counts[0]._d for c in counts) and [float(c) for c in counts] == [n] * 3
+
+
+def test_loaded_counts_are_one_array_again_and_stay_independent():
+    """A state dict loaded into a fresh optimizer (resuming training) gives equal counts one array again, so the
+    compiled step keeps one input for them; changing one count afterwards changes only that count."""
+    ws, opt, x, y = _setup(torchish, "Adam")
+    step = _step_fn(torchish, ws, opt)
+    for _ in range(3):
+        step(x, y)
+    ws2, opt2, _, _ = _setup(torchish, "Adam")
+    opt2.load_state_dict(opt.state_dict())
+    counts = [opt2.state[w]["step"] for w in ws2]
+    assert all(c._d is counts[0]._d for c in counts) and [float(c) for c in counts] == [3.0] * 3
+    with torchish.no_grad():
+        counts[1].add_(1)
+    assert [float(c) for c in counts] == [3.0, 4.0, 3.0]
+    c = torchish.compile(_step_fn(torchish, ws2, opt2))
+    for _ in range(3):
+        c(x, y)
+    assert [float(opt2.state[w]["step"]) for w in ws2] == [6.0, 7.0, 6.0]

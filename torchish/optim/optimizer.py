@@ -356,6 +356,13 @@ class Optimizer(StateDictMixin):
         for st in self.state.values():
             if isinstance(st, dict) and "step" in st and not isinstance(st["step"], Tensor):
                 st["step"] = scalar_tensor(float(st["step"]))
+        # counts that are equal become one array again (as they were before saving: see _share_steps)
+        counts = [st["step"] for st in self.state.values() if isinstance(st, dict)
+                  and isinstance(st.get("step"), Tensor) and st["step"].dim() == 0]
+        first = {}
+        for t, v in zip(counts, jax.device_get([t._d for t in counts])):
+            key = (v.tobytes(), v.dtype.str, str(t.device))  # bitwise equal: -0.0 is not 0.0
+            t._v = first.setdefault(key, t._v)
 
     # subclass API ----------------------------------------------------------------------------------------
     def _prepare_state(self, p, group):

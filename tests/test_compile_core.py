@@ -213,16 +213,33 @@ def test_inplace_buffer_state_written_back():
     assert running._version >= 4
 
 
+def _value_dependent(x):
+    if x.sum() > 0:  # value-dependent Python
+        return x * 2
+    return -x
+
+
 def test_graph_break_error_names_line_and_fix():
-    def bad(x):
-        if x.sum() > 0:  # value-dependent Python
-            return x
-        return -x
-    c = torch.compile(bad)
+    c = torch.compile(_value_dependent, fullgraph=True)
     x = torch.tensor(arr(3, seed=14))
     c(x)  # first call runs eagerly
-    with pytest.raises(RuntimeError, match="(?s)test_compile_core.py.*if x.sum\\(\\) > 0.*fullgraph=False"):
+    with pytest.raises(RuntimeError, match="(?s)test_compile_core.py.*if x.sum\\(\\) > 0.*tensor ops"):
         c(x)
+
+
+def test_graph_break_by_default_runs_eagerly_with_a_warning():
+    """PyTorch's default (fullgraph=False) allows graph breaks: the function runs, with a warning naming the line."""
+    c = torch.compile(_value_dependent)
+    x = torch.tensor(arr(3, seed=14))
+    expected = _value_dependent(x).numpy()
+    np.testing.assert_allclose(c(x).numpy(), expected)
+    with pytest.warns(UserWarning, match="(?s)test_compile_core.py.*if x.sum\\(\\) > 0.*runs this function eagerly"):
+        out = c(x)
+    np.testing.assert_allclose(out.numpy(), expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per signature
+        np.testing.assert_allclose(c(x).numpy(), expected)
+    assert c.stats["eager_calls"] == 3 and c.stats["compiled_calls"] == 0
 
 
 def test_fullgraph_false_runs_eagerly():

@@ -13,8 +13,10 @@ def compile(model=None, *, fullgraph=None, dynamic=None, backend="xla", mode=Non
 
     Works as ``torchish.compile(fn)``, ``@torchish.compile`` and ``@torchish.compile(fullgraph=True)``.
     PyTorch's keyword arguments are accepted; ``dynamic``, ``backend``, ``mode`` and ``options`` do not change
-    anything. ``fullgraph=False`` lets a function that cannot be traced (it reads tensor values in Python) run
-    eagerly instead of raising.
+    anything. A function that cannot be traced (it reads tensor values in Python: ``.item()``, ``if loss > 0:``)
+    runs eagerly for that input signature, as PyTorch's graph breaks do, with a warning naming the line;
+    ``fullgraph=True`` raises a :class:`GraphBreakError` (a RuntimeError) instead, ``fullgraph=False`` silences the
+    warning.
 
     Example::
 

@@ -318,12 +318,16 @@ class CompiledFunction:
                                   RuntimeWarning, stacklevel=2)
             try:
                 self._trace(entry, args, kwargs, leaves, key[0])
-            except GraphBreakError:
-                if self.fullgraph is False:
-                    entry.eager = True
-                    self.stats["eager_calls"] += 1
-                    return self.fn(*args, **kwargs)
-                raise
+            except GraphBreakError as e:
+                if self.fullgraph:
+                    raise
+                if self.fullgraph is None:  # PyTorch's default allows graph breaks: say so once per signature
+                    warnings.warn(f"{e.args[0]}\ntorchish.compile runs this function eagerly for these inputs "
+                                  "(graph breaks are allowed by default, as in PyTorch; fullgraph=True makes this "
+                                  "an error, fullgraph=False silences it).", UserWarning, stacklevel=2)
+                entry.eager = True
+                self.stats["eager_calls"] += 1
+                return self.fn(*args, **kwargs)
         try:
             return self._run(entry, leaves)
         except _DeviceChanged:  # the state and arguments moved together (model.to("cuda")): compile for there
@@ -467,8 +471,7 @@ class CompiledFunction:
                     f"torchish.compile could not trace {getattr(fn, '__name__', 'the function')}: {where}"
                     f"{type(e).__name__}: {str(e).splitlines()[0]}\nValue-dependent Python (`.item()`, `.tolist()`, "
                     "`if tensor:`, printing a tensor) cannot run inside one XLA program. Move it outside the "
-                    "compiled function, express it with tensor ops (torchish.where, masks), or pass "
-                    "fullgraph=False to torchish.compile to run this function eagerly instead.") from e
+                    "compiled function or express it with tensor ops (torchish.where, masks) to compile it.") from e
             finally:
                 for t, (d, g, gf, nr, rg) in zip(state, saved):
                     t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg

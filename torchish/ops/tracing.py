@@ -31,7 +31,7 @@ def concrete_error(what: str) -> ConcretizationError:
     return ConcretizationError(
         f"torchish.compile: {what} needs concrete values, but this tensor is being traced into an XLA program. "
         "Move this out of the compiled function, keep it as a tensor (e.g. use torchish.where instead of a Python "
-        "`if`), or compile with torchish.compile(fn, fullgraph=False) to let this part run eagerly.")
+        "`if`); torchish.compile runs the function eagerly instead unless fullgraph=True.")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -166,7 +166,7 @@ class SparseAdam(Optimizer):
     torchish gradients are dense, so this is the dense fallback: the coordinates where the gradient is exactly
     zero count as absent (what ``grad.to_sparse()`` keeps in PyTorch), and dense gradients are accepted rather
     than refused. ``state['step']`` is a Python int, as in PyTorch; because Python advances it, a step inside
-    ``torchish.compile`` needs concrete values (``fullgraph=False`` runs it eagerly).
+    ``torchish.compile`` needs concrete values (it runs eagerly: a graph break).
 
     Example::
 

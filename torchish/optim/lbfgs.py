@@ -4,7 +4,7 @@ optional strong-Wolfe line search (cubic interpolation with bracketing and zoom)
 
 The algorithm is value-dependent control flow, so it runs eagerly on the flat parameter vector (jax arrays,
 float32 scalars where PyTorch holds 0-d tensors, Python floats where PyTorch does); inside ``torchish.compile``
-it needs ``fullgraph=False``. The state keeps PyTorch's keys, with Tensors where PyTorch has tensors.
+it runs eagerly (a graph break). The state keeps PyTorch's keys, with Tensors where PyTorch has tensors.
 """
 from __future__ import annotations
 

@@ -107,6 +107,28 @@ def test_dlpack_errors_match_torch():
     check_raises(lambda T: T.from_dlpack(T.ones(2, requires_grad=True)))
 
 
+_NUMPY_LEFT = {"f32*t": lambda t, ti: np.float32(2) * t, "f64-t": lambda t, ti: np.float64(1) - t,
+               "sqrt*t": lambda t, ti: np.sqrt(np.float32(4.0)) * t, "f32**t": lambda t, ti: np.float32(2) ** t,
+               "f16*t": lambda t, ti: np.float16(2) * t, "i64+ti": lambda t, ti: np.int64(1) + ti,
+               "f64*ti": lambda t, ti: np.float64(1.5) * ti, "i32<ti": lambda t, ti: np.int32(1) < ti}
+
+
+@pytest.mark.parametrize("case", sorted(_NUMPY_LEFT))
+def test_numpy_scalar_on_the_left_gives_a_tensor(case):
+    """NumPy defers to the Tensor's reflected operator: a Tensor of PyTorch's dtype that keeps autograd (NumPy
+    converted the Tensor with __array__ before: an ndarray, or an error when it required grad)."""
+    def fn(lib):
+        t = lib.tensor([1.0, 2.0], requires_grad=True)
+        out = _NUMPY_LEFT[case](t, lib.tensor([1, 2]))
+        res = [type(out).__name__, str(out.dtype), out.detach().numpy().tolist()]
+        if out.requires_grad:
+            out.sum().backward()
+            res.append(t.grad.numpy().tolist())
+        return res
+    ref, got = run_both(fn)
+    assert got == ref
+
+
 @needs_torch
 def test_from_numpy_writes_do_not_reach_the_array_unlike_torch():
     """Documented difference: JAX arrays are immutable, so an in-place op on the tensor rebinds it to a new

@@ -431,6 +431,10 @@ class Tensor:
             raise concrete_error(what)
         return d
 
+    # NumPy defers to a Tensor's reflected operators (``np.float32(2) * t`` is a Tensor that keeps autograd, as in
+    # PyTorch) instead of converting the Tensor with __array__
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         return a.astype(dtype) if dtype is not None else a

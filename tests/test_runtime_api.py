@@ -219,3 +219,16 @@ def test_vmap_is_func_vmap():
 def test_pin_memory_without_accelerator_matches_pytorch():
     check_raises(lambda T: T.ones(2).pin_memory())
     assert torchish.ones(2).is_pinned() is torch.ones(2).is_pinned() is False
+
+
+@needs_torch
+def test_constants_and_version_as_scripts_read_them():
+    """torch.pi/e/inf/nan are Python floats; torch.__version__ names the API level (scripts branch on it), with
+    torchish's release as the local label; torch.version.cuda is None on a CPU build."""
+    import math
+    assert [torchish.pi, torchish.e, torchish.inf] == [torch.pi, torch.e, torch.inf]
+    assert type(torchish.nan) is type(torch.nan) is float and math.isnan(torchish.nan)
+    api = torchish.__version__.split("+")[0]
+    assert api.split(".")[:2] == torch.__version__.split("+")[0].split(".")[:2]
+    assert torchish.__version__.split("+")[1].startswith("torchish.") and torchish.__version__ >= "2"
+    assert torchish.version.__version__ == torchish.__version__ and torchish.version.cuda is None

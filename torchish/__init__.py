@@ -68,7 +68,10 @@ half = float16
 short = int16
 cfloat = complex64
 cdouble = complex128
-__version__ = "0.1.0"
+from . import version as version  # noqa: E402
+from .version import __version__ as __version__  # noqa: E402  (the PyTorch API level, torchish's as local label)
+import math as _math  # noqa: E402
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch.pi, torch.e, torch.inf, torch.nan
 
 from . import nn as nn  # noqa: E402
 from .nn._functional.distance import (cdist as cdist, pdist as pdist,  # noqa: E402

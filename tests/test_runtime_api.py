@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from oracle import arr, check_raises, needs_torch, torch, torchish
+from oracle import arr, check_raises, needs_torch, run_both, torch, torchish
 
 CPU_ONLY = pytest.mark.skipif(torchish.cuda.is_available() or (torch is not None and torch.cuda.is_available()),
                               reason="compares with PyTorch's CPU-only build (this machine has an accelerator)")
@@ -232,3 +232,13 @@ def test_constants_and_version_as_scripts_read_them():
     assert api.split(".")[:2] == torch.__version__.split("+")[0].split(".")[:2]
     assert torchish.__version__.split("+")[1].startswith("torchish.") and torchish.__version__ >= "2"
     assert torchish.version.__version__ == torchish.__version__ and torchish.version.cuda is None
+
+
+def test_get_device_and_conj_match_torch():
+    def fn(lib):
+        x = lib.tensor([1.0, -2.0])
+        c = lib.tensor([1 + 2j, 3 - 1j])
+        return [x.get_device(), x.conj() is x, lib.conj(x) is x, c.conj().tolist(), lib.conj(c).tolist(),
+                x.resolve_conj().tolist(), c.conj().resolve_conj().tolist(), x.is_conj()]
+    ref, got = run_both(fn)
+    assert got == ref

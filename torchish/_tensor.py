@@ -126,6 +126,11 @@ class Tensor:
     def is_cuda(self):
         return self.device.type == "cuda"
 
+    def get_device(self) -> int:
+        """The device index; -1 on the CPU (PyTorch's convention)."""
+        d = self.device
+        return -1 if d.type == "cpu" else (d.index or 0)
+
     @property
     def is_cpu(self):
         return self.device.type == "cpu"

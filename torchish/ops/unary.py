@@ -124,6 +124,25 @@ _unary("ceil", _int_identity(jnp.ceil), _ZERO_GRAD, promote=None, reject=NO_BOOL
 _unary("trunc", _int_identity(jnp.trunc), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="trunc_vml_cpu")
 _unary("frac", lambda x: x - jnp.trunc(x), promote=None, reject=FLOATS_ONLY)
 _unary("conj_physical", jnp.conj, promote=None, linear=True)
+
+
+def conj(input):
+    """``torch.conj``: the tensor itself for a real dtype (as PyTorch returns it), the conjugate for a complex one
+    (computed, where PyTorch returns a lazily conjugated view: the values are the same)."""
+    require_tensor(input, "conj")
+    return conj_physical(input) if input.is_complex() else input
+
+
+def is_conj(input):
+    return False  # conjugates are computed, never a lazy view
+
+
+def resolve_conj(input):
+    return input
+
+
+for _fn in (conj, is_conj, resolve_conj):
+    _public(_fn.__name__, _fn)
 _SIGN = defop("sign", _sign_fwd, vjp=_ZERO_GRAD)
 
 

@@ -242,3 +242,17 @@ def test_get_device_and_conj_match_torch():
                 x.resolve_conj().tolist(), c.conj().resolve_conj().tolist(), x.is_conj()]
     ref, got = run_both(fn)
     assert got == ref
+
+
+def test_data_ptr_relations_match_torch():
+    """Absolute addresses differ between libraries; what scripts test does not: offsets of views from their base,
+    tied weights sharing one address, a clone having another."""
+    def fn(lib):
+        x = lib.arange(12.).reshape(3, 4)
+        emb, lin = lib.nn.Embedding(5, 3), lib.nn.Linear(3, 5, bias=False)
+        lin.weight = emb.weight
+        return [x[1].data_ptr() - x.data_ptr(), x[:, 2].data_ptr() - x.data_ptr(), x.view(-1).data_ptr() == x.data_ptr(),
+                lin.weight.data_ptr() == emb.weight.data_ptr(), x.clone().data_ptr() == x.data_ptr(),
+                lib.ones(0).data_ptr()]
+    ref, got = run_both(fn)
+    assert got == ref

@@ -146,7 +146,12 @@ def remainder(input, other, *, out=None):
 
 _public("remainder", remainder, inplace=True)
 
-_HEAVISIDE = defop("heaviside", jnp.heaviside, vjp=no_derivative("heaviside"))
+def _heaviside_fwd(x, values):
+    """PyTorch's ``x == 0 ? values : x > 0`` in ``x``'s dtype (``jnp.heaviside`` would turn ints into floats)."""
+    return jnp.where(x == 0, values, (x > 0).astype(x.dtype))
+
+
+_HEAVISIDE = defop("heaviside", _heaviside_fwd, vjp=no_derivative("heaviside"))
 
 
 def heaviside(input, values, *, out=None):

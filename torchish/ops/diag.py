@@ -1,4 +1,5 @@
-"""Diagonals and triangles: diagonal (a view), diag, diag_embed, diagflat, trace, and tril/triu (with tril_/triu_)."""
+"""Diagonals and triangles: diagonal (a view), diag, diag_embed, diagflat, trace, tril/triu (with tril_/triu_),
+block_diag and fill_diagonal_."""
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -122,7 +123,67 @@ def trace(input):
     return apply(_TRACE, (input,))
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# block_diag / fill_diagonal_
+
+
+def block_diag(*tensors):
+    """The tensors (0-d, 1-d as one row, or 2-d) as blocks along the diagonal of a zero matrix (dtypes promoted).
+
+    Example::
+
+        >>> torch.block_diag(torch.tensor([[1, 2]]), torch.tensor(3))
+        tensor([[1, 2, 0],
+                [0, 0, 3]])
+    """
+    from .creation import zeros
+    from .join import _result_dtype, _tensor_list, cat
+    ts = _tensor_list(tensors, "block_diag")
+    for i, t in enumerate(ts):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+    if not ts:
+        return zeros((1, 0))
+    dt = _result_dtype(ts)
+    blocks = [t if t.ndim == 2 else reshape(t, (1, t.numel())) for t in ts]
+    width = sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        h, w = b.shape
+        rows.append(cat([zeros((h, left), dtype=dt), b, zeros((h, width - left - w), dtype=dt)], 1))
+        left += w
+    return cat(rows, 0)
+
+
+def _diagonal_mask(shape, wrap):
+    """The elements ``fill_diagonal_`` writes, as a boolean mask (PyTorch's strided walk over the storage)."""
+    numel = int(np.prod(shape))
+    step = sum(int(np.prod(shape[i + 1:])) for i in range(len(shape)))  # the sum of the row-major strides
+    size = min(shape[0], shape[1])
+    flat = list(np.arange(size) * step)
+    if wrap and len(shape) == 2 and shape[0] > shape[1] + 1:  # a tall matrix: the diagonal restarts below
+        w = shape[1]
+        flat += list(w * (w + 1) + np.arange(-(-numel // (w + 1)) - size) * (w + 1))
+    mask = np.zeros(numel, np.bool_)
+    mask[np.asarray(flat, np.int64)] = True
+    return mask.reshape(shape)
+
+
+def _fill_diagonal(self, fill_value, wrap=False):
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and any(n != self.shape[0] for n in self.shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    from .._tensor import Tensor
+    from .scatter import masked_fill
+    mask = Tensor._make(jnp.asarray(_diagonal_mask(tuple(self.shape), bool(wrap))))
+    return masked_fill(self, mask, fill_value)
+
+
 for _n in ("diagonal", "tril", "triu", "diag", "diag_embed", "diagflat", "trace"):
     _public(_n, globals()[_n])
+_public("block_diag", block_diag, method=False)
+METHODS["fill_diagonal_"] = _ip.make_inplace(_fill_diagonal, "fill_diagonal_")
 METHODS["tril_"] = _ip.make_inplace(tril, "tril_")
 METHODS["triu_"] = _ip.make_inplace(triu, "triu_")

@@ -73,14 +73,19 @@ def index_select(input, dim, index, *, out=None):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if input.ndim == 0 and index.numel() != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
-    _concrete_bounds(index, _dim_size(input, d), 0,
-                     "INDICES element is out of DATA bounds, id={b} axis_dim={size}", RuntimeError)
+    if input.ndim > 1 and d == 1:  # PyTorch's CPU kernel for dim 1 is the one that raises RuntimeError
+        _concrete_bounds(index, _dim_size(input, d), 0,
+                         "INDICES element is out of DATA bounds, id={b} axis_dim={size}", RuntimeError)
+    else:
+        _concrete_bounds(index, _dim_size(input, d), 0, "index out of range in self", IndexError)
     from .elementwise import _out
     return _out(apply(_INDEX_SELECT, (input, index), axis=d), out)
 
 
 def _grid(index, dim):
-    """Full index tuple for a scatter/gather along ``dim`` with ``index``'s shape."""
+    """Full index tuple for a scatter/gather along ``dim`` with ``index``'s shape (a 0-d index acts as 1-d)."""
+    if index.ndim == 0:
+        return (index.reshape(1),)
     idx = list(jnp.meshgrid(*[jnp.arange(s) for s in index.shape], indexing="ij", sparse=True))
     idx[dim] = index
     return tuple(idx)
@@ -89,7 +94,7 @@ def _grid(index, dim):
 def _gather_fwd(x, index, *, axis):
     if x.ndim == 0:
         return jnp.broadcast_to(x, index.shape)
-    return x[_grid(index, axis)]
+    return x[_grid(index, axis)].reshape(index.shape)
 
 
 _GATHER = defop("gather", _gather_fwd, linear=True, grad_name="GatherBackward0")

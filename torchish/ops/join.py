@@ -235,8 +235,29 @@ def meshgrid(*tensors, indexing=None):
     return tuple(out)
 
 
+def cartesian_prod(*tensors):
+    """Every combination of one element from each 1-D tensor, one per row (a single tensor comes back as it is).
+
+    Example::
+
+        >>> torch.cartesian_prod(torch.tensor([1, 2]), torch.tensor([3, 4]))
+        tensor([[1, 3],
+                [1, 4],
+                [2, 3],
+                [2, 4]])
+    """
+    ts = _tensor_list(tensors, "cartesian_prod")
+    for t in ts:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(ts) == 1:
+        return ts[0]
+    grids = meshgrid(*ts, indexing="ij")
+    return stack([reshape(g, (-1,)) for g in grids], dim=1)
+
+
 for _n in ("cat", "stack", "hstack", "vstack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d",
-           "meshgrid"):
+           "meshgrid", "cartesian_prod"):
     _public(_n, globals()[_n], method=False)
 for _n in ("repeat", "tile", "repeat_interleave"):
     _public(_n, globals()[_n])

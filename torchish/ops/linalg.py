@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
-from .elementwise import _out, c10_name, not_implemented
+from .elementwise import _out, c10_name, not_implemented, require_tensor
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -256,6 +256,29 @@ def outer(input, vec2, *, out=None):
 
 def ger(input, vec2, *, out=None):
     return outer(input, vec2, out=out)
+
+
+def kron(input, other, *, out=None):
+    """The Kronecker product: each element of ``input`` scales a copy of ``other`` (dtypes promoted; the operand
+    with fewer dims gets leading dims of size 1).
+
+    Example::
+
+        >>> torch.kron(torch.tensor([[1., 2.]]), torch.tensor([1., 3.]))
+        tensor([[1., 3., 2., 6.]])
+    """
+    require_tensor(input, "kron")
+    require_tensor(other, "kron", 2, "other")
+    from .arith import mul
+    from .shape import reshape
+    nd = max(input.ndim, other.ndim)
+    a_shape = (1,) * (nd - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (nd - other.ndim) + tuple(other.shape)
+    # interleave the dims, a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...), so the product merges pairwise
+    a = reshape(input, tuple(v for n in a_shape for v in (n, 1)))
+    b = reshape(other, tuple(v for n in b_shape for v in (1, n)))
+    res = reshape(mul(a, b), tuple(m * n for m, n in zip(a_shape, b_shape)))
+    return _out(res, out, "kron")
 
 
 _INNER = defop("inner", lambda a, b: jnp.inner(a, b, precision=_precision.matmul()), grad_name="ViewBackward0")
@@ -597,7 +620,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _add_apply(_BADDBMM, input, batch1, batch2, beta, alpha, out, "baddbmm")
 
 
-for _n in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "inner", "addmm", "addmv",
+for _n in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "kron", "inner", "addmm", "addmv",
            "addbmm", "baddbmm", "addr"):
     _public(_n, globals()[_n], inplace=_n.startswith("add"))
 _public("einsum", einsum, method=False)

@@ -100,6 +100,8 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    if nd == 0:  # dim 0 of a 0-d tensor is the tensor itself: PyTorch returns an alias
+        return apply(_ALIAS, (input,))
     order = [-1] * nd
     for s, d in zip(src, dst):
         order[d] = s

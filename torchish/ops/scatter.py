@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from .gather import (_along, _as_1d, _check_flat_index, _check_index_shape, _concrete_bounds, _dim_size, _grid, _tname,
                      _wrap)
@@ -32,6 +33,15 @@ _REDUCE_NAMES = {"sum": "add", "add": "add", "prod": "multiply", "multiply": "mu
 
 
 def _scatter_fwd(x, index, src, *, axis, reduce, include_self):
+    if x.dtype == jnp.bool_ and reduce is not None:
+        return _scatter_reduce_fwd(x.astype(jnp.int32), index, jnp.asarray(src).astype(jnp.int32), axis=axis,
+                                   reduce=reduce, include_self=include_self) != 0
+    return _scatter_reduce_fwd(x, index, src, axis=axis, reduce=reduce, include_self=include_self)
+
+
+def _scatter_reduce_fwd(x, index, src, *, axis, reduce, include_self):
+    """The scatter itself; bools reduce as int32 in :func:`_scatter_fwd` (sum/amax are then a logical or,
+    prod/amin a logical and, as in PyTorch)."""
     x1 = _as_1d(x)
     idx = _grid(index, axis)
     if not hasattr(src, "shape") or src.ndim == 0:
@@ -157,6 +167,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = _check_scatter("scatter_reduce", input, dim, index, src)
+    if reduce == "mean" and input.dtype is _dtype.bool:
+        raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented for \'Bool\'')
     return apply(_SCATTER_REDUCE, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce],
                  include_self=bool(include_self))
 
@@ -166,8 +178,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 
 def _index_add_fwd(x, idx, src, alpha, *, axis):
-    x1, s1 = _as_1d(x), _as_1d(src)
-    return x1.at[_along(x1, axis) + (_as_1d(idx),)].add((s1 * alpha).astype(x.dtype)).reshape(x.shape)
+    x1, s1 = _as_1d(_acc(x)), _as_1d(_acc(src))
+    out = x1.at[_along(x1, axis) + (_as_1d(idx),)].add((s1 * alpha).astype(x1.dtype)).reshape(x.shape)
+    return out.astype(x.dtype) if x.dtype != jnp.bool_ else out != 0
+
+
+def _acc(v):
+    """The dtype an accumulating write adds in: bools add as int32 (then ``!= 0``: a logical or, as in PyTorch)."""
+    return v.astype(jnp.int32) if v.dtype == jnp.bool_ else v
 
 
 def _index_copy_fwd(x, idx, src, *, axis):
@@ -203,8 +221,13 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
         raise RuntimeError(f"index_add_(): self ({_tname(input)}) and source ({_tname(source)}) must have the same "
                            f"scalar type")
     _source_matches("index_add_", input, d, index, source, RuntimeError)
-    _concrete_bounds(index, _dim_size(input, d), 0, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
-                     RuntimeError)
+    # PyTorch's CPU kernel goes through index_put (RuntimeError) for an int64 index along the first or last dim of a
+    # tensor of 2+ dims with alpha=1, and raises IndexError everywhere else
+    if input.ndim > 1 and d in (0, input.ndim - 1) and index._v.dtype == np.int64 and alpha == 1:
+        _concrete_bounds(index, _dim_size(input, d), 0,
+                         f"index {{b}} is out of bounds for dimension {d} with size {{size}}", RuntimeError)
+    else:
+        _concrete_bounds(index, _dim_size(input, d), 0, "index out of range in self", IndexError)
     from .elementwise import _out
     return _out(apply(_INDEX_ADD, (input, index, source, alpha), axis=d), out)
 
@@ -233,7 +256,13 @@ def index_fill(input, dim, index, value):
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     n = _dim_size(input, d)
-    _concrete_bounds(index, n, -n, f"index {{b}} is out of bounds for dimension {d} with size {{size}}", IndexError)
+    if input.numel() == 0:  # PyTorch checks no bounds on an empty tensor, but fails to fill along an empty dim
+        if n == 0 and index.numel():
+            raise RuntimeError(f"index_fill_(): cannot fill index {int(index.reshape(-1)[0])} of dimension {d}, "
+                               f"which has size 0")
+    else:
+        _concrete_bounds(index, n, -n, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
+                         IndexError)
     from .elementwise import scalar_or_tensor
     op = _INDEX_FILL_T if isinstance(value, Tensor) else _INDEX_FILL
     return apply(op, (input, index, scalar_or_tensor(value)), axis=d)
@@ -301,9 +330,11 @@ def masked_scatter(input, mask, source):
 
 
 def _put_fwd(x, idx, src, *, accumulate):
-    flat = x.reshape(-1)
-    i, s = idx.reshape(-1), src.reshape(-1).astype(x.dtype)
-    return (flat.at[i].add(s) if accumulate else flat.at[i].set(s)).reshape(x.shape)
+    if accumulate:
+        flat, s = _acc(x).reshape(-1), _acc(src).reshape(-1)
+        out = flat.at[idx.reshape(-1)].add(s.astype(flat.dtype)).reshape(x.shape)
+        return out != 0 if x.dtype == jnp.bool_ else out
+    return x.reshape(-1).at[idx.reshape(-1)].set(src.reshape(-1).astype(x.dtype)).reshape(x.shape)
 
 
 _PUT = defop("put", _put_fwd, linear=True, grad_name="PutBackward0")

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .index import _basic_op, _full_flags, _getitem_fwd, parse_index
+from .index import (_as_index_tensor, _basic_op, _full_flags, _getitem_fwd, _int_scalar_tensor, _seq_as_tuple,
+                    parse_index)
 from .inplace import write_scope
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -29,6 +30,8 @@ def _index_put_fwd(x, value, *arrays, template, accumulate):
     value = jnp.broadcast_to(value.reshape(value.shape[_lead_ones(value.shape):]) if value.ndim else value,
                              _sel_shape(x.shape, arrays, template)).reshape(-1)
     flat = x.reshape(-1)
+    if accumulate and x.dtype == jnp.bool_:  # bools accumulate as a logical or, as in PyTorch
+        return (flat.astype(jnp.int32).at[sel].add(value.astype(jnp.int32)) != 0).reshape(x.shape)
     flat = flat.at[sel].add(value) if accumulate else flat.at[sel].set(value)
     return flat.reshape(x.shape)
 
@@ -89,7 +92,11 @@ def setitem(self, index, value):
     shape = tuple(_sel_shape(tuple(self.shape), [a._v for a in arrays], template))
     if isinstance(value, Tensor):
         vshape = tuple(value.shape)
-        if value.dtype != self.dtype and value.ndim:
+        # PyTorch writes a one-element value through a lone boolean mask with masked_fill, which casts it
+        castable = value.numel() == 1 and _lone_mask(index)
+        if castable and value.is_complex() and not self.is_complex():
+            raise RuntimeError(f"value cannot be converted to type {_c_name(self.dtype)} without overflow")
+        if value.dtype != self.dtype and not castable:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{_dtype.scalar_type_name(self.dtype)} for the destination and "
                                f"{_dtype.scalar_type_name(value.dtype)} for the source.")
@@ -105,6 +112,22 @@ def setitem(self, index, value):
             value = to_dtype(value, self.dtype)
     with write_scope(self):
         self._assign(apply(_INDEX_PUT, (self, value, *arrays), template=template, accumulate=False))
+
+
+def _lone_mask(index):
+    """Whether the only advanced index in ``index`` is one boolean (or uint8) mask of at least one dimension."""
+    if isinstance(index, tuple) or _seq_as_tuple(index):
+        items = list(index)
+    else:
+        items = [index]
+    advanced = []
+    for it in items:
+        if isinstance(it, (list, tuple, np.ndarray)):
+            it = _as_index_tensor(it)
+        acts_as_scalar = isinstance(it, Tensor) and it.ndim == 0 and (it._v.dtype == np.bool_ or _int_scalar_tensor(it))
+        if isinstance(it, Tensor) and not acts_as_scalar:
+            advanced.append(it)
+    return len(advanced) == 1 and advanced[0]._v.dtype in (np.bool_, np.uint8)
 
 
 def _set_basic(self, template, value):

@@ -88,6 +88,20 @@ def storage_offset(self):
     return _ip.layout(self)[2]
 
 
+def data_ptr(self):
+    """The address of the first element: the base's device buffer plus the view's storage offset. Tensors that
+    share a buffer (tied weights, a view and its base) compare equal as in PyTorch; a value computed since (every
+    in-place op makes a new buffer) has a new address."""
+    base = self._view[0] if self._view is not None and self._view[1] else self
+    arr = base._d
+    if isinstance(arr, jax.core.Tracer):
+        raise RuntimeError("data_ptr() of a tensor traced by torchish.compile has no address (it is not computed "
+                           "yet); read it outside the compiled function")
+    if arr.size == 0:
+        return 0
+    return arr.unsafe_buffer_pointer() + storage_offset(self) * arr.dtype.itemsize
+
+
 def is_contiguous(self, memory_format=None):
     shape, st, _ = _ip.layout(self)
     return _ip.is_contiguous(shape, st)
@@ -271,6 +285,8 @@ def unflatten(input, dim, sizes):
     sizes = _size_args((sizes,)) if not isinstance(sizes, int) else (sizes,)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
+    if input.ndim == 0:
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     try:
         sizes = infer_size(sizes, input.shape[d])
     except RuntimeError as e:
@@ -334,7 +350,7 @@ def _inplace_view(fn):
     return method
 
 
-for _n in ("view", "view_as", "reshape_as", "stride", "storage_offset", "is_contiguous", "contiguous"):
+for _n in ("view", "view_as", "reshape_as", "stride", "storage_offset", "data_ptr", "is_contiguous", "contiguous"):
     _public(_n, globals()[_n], method=True, function=False)
 for _n in ("reshape", "flatten", "unflatten", "ravel", "squeeze", "unsqueeze"):
     _public(_n, globals()[_n])

@@ -79,7 +79,7 @@ def _softmax_args(name, input, dim, dtype):
     if dtype is not None:
         from .convert import to_dtype
         input = to_dtype(input, dtype)
-    if input.dtype.category < _FLOAT:
+    if input.dtype.category < _FLOAT and input.numel():  # an empty input needs no kernel: PyTorch accepts it
         last = ax is None or ax == input.ndim - 1
         raise not_implemented(f"{name}_{'lastdim_' if last else ''}kernel_impl", input.dtype)
     return input, ax
@@ -97,12 +97,16 @@ def _third(name, third, dtype):
 @numpy_kwargs
 def softmax(input, dim=None, _stacklevel=None, dtype=None):
     input, ax = _softmax_args("softmax", input, dim, _third("softmax", _stacklevel, dtype))
+    if input.dtype.category < _FLOAT:
+        return input.clone()  # empty (checked above)
     return apply(_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
 
 
 @numpy_kwargs
 def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
     input, ax = _softmax_args("log_softmax", input, dim, _third("log_softmax", _stacklevel, dtype))
+    if input.dtype.category < _FLOAT:
+        return input.clone()  # empty (checked above)
     return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
 
 

@@ -171,7 +171,8 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 def _shrink_fwd(x, *, lambd, soft):
     inside = (x >= -lambd) & (x <= lambd)
     if soft:
-        return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, jnp.zeros((), x.dtype)))
+        # inside the band PyTorch returns x * 0: -0.0 for negative x, NaN for NaN
+        return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, x * 0))
     return jnp.where(inside, jnp.zeros((), x.dtype), x)
 
 

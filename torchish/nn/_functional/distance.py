@@ -88,6 +88,8 @@ def _norm2_jvp(axis, primals, tangents):
 
 def _cos_fwd(x1, x2, *, axis, eps):
     x1, x2 = jnp.broadcast_arrays(x1, x2)
+    if x1.ndim == 0:  # two 0-d tensors: one vector of one element each, as in PyTorch
+        x1, x2 = x1.reshape(1), x2.reshape(1)
     n1 = _norm2(x1, axis)
     n2 = _norm2(x2, axis)
     # PyTorch clamps the norms in place under no_grad: the clamp is invisible to autograd

@@ -78,6 +78,7 @@ from .nn._functional.distance import (cdist as cdist, pdist as pdist,  # noqa: E
                                        cosine_similarity as cosine_similarity,
                                        pairwise_distance as pairwise_distance)
 from . import optim as optim  # noqa: E402
+from ._aliases import *  # noqa: E402,F401,F403  (torch.conv2d, torch.layer_norm, torch.embedding, ...)
 from .serialization import save as save, load as load  # noqa: E402
 from . import distributed as distributed  # noqa: E402
 from . import func as func  # noqa: E402

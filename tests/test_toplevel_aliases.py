@@ -1,0 +1,89 @@
+"""``torch.*`` spellings of nn.functional ops (``torchish/_aliases.py``), with PyTorch's top-level argument orders,
+``torch.unravel_index``, the memory-format constants and ``torch.nn.modules.utils``: values, gradients and errors
+against torch 2.13."""
+import numpy as np
+import pytest
+
+import torchish
+from oracle import arr, check, check_raises, run_both
+
+X1, X2 = arr(2, 3, 8, seed=1), arr(2, 3, 6, 6, seed=2)
+W1, W2 = arr(4, 3, 3, seed=3), arr(4, 3, 3, 3, seed=4)
+
+CASES = {
+    "conv1d": (lambda T, x, w: T.conv1d(x, w, None, 1, 1), [X1, W1]),
+    "conv2d": (lambda T, x, w: T.conv2d(x, w, None, 2, 1, 1, 1), [X2, W2]),
+    "conv_transpose1d": (lambda T, x, w: T.conv_transpose1d(x, w.transpose(0, 1)), [X1, W1]),
+    "max_pool1d": (lambda T, x: T.max_pool1d(x, 2), [X1]),
+    "max_pool2d": (lambda T, x: T.max_pool2d(x, 3, 2, 1), [X2]),
+    "avg_pool1d": (lambda T, x: T.avg_pool1d(x, 3, 2), [X1]),
+    "adaptive_avg_pool1d": (lambda T, x: T.adaptive_avg_pool1d(x, 3), [X1]),
+    "adaptive_max_pool1d": (lambda T, x: T.adaptive_max_pool1d(x, 3), [X1]),
+    "layer_norm": (lambda T, x, w, b: T.layer_norm(x, (8,), w, b, 1e-5, True), [X1, arr(8, seed=5), arr(8, seed=6)]),
+    "group_norm": (lambda T, x, w, b: T.group_norm(x, 3, w, b), [X1, arr(3, seed=5), arr(3, seed=6)]),
+    "batch_norm": (lambda T, x, w, b: T.batch_norm(x, w, b, T.zeros(3), T.ones(3), True, 0.1, 1e-5, True),
+                   [X1, arr(3, seed=5), arr(3, seed=6)]),
+    "instance_norm": (lambda T, x, w, b: T.instance_norm(x, w, b, None, None, True, 0.1, 1e-5, True),
+                      [X1, arr(3, seed=5), arr(3, seed=6)]),
+    "dropout eval": (lambda T, x: T.dropout(x, 0.5, False), [X1]),
+    "alpha_dropout eval": (lambda T, x: T.alpha_dropout(x, 0.5, False), [X1]),
+    "embedding": (lambda T, w: T.embedding(w, T.tensor([[0, 2], [4, 2]]), 2), [arr(5, 3, seed=7)]),
+    "embedding default padding": (lambda T, w: T.embedding(w, T.tensor([1, 3])), [arr(5, 3, seed=7)]),
+    "detach": (lambda T, x: T.detach(x * 2), [X1]),
+    "selu celu": (lambda T, x: (T.selu(x), T.celu(x, 0.5)), [X1]),
+    "prelu": (lambda T, x, w: T.prelu(x, w), [X1, arr(3, seed=8)]),
+    "rrelu eval": (lambda T, x: T.rrelu(x, 0.1, 0.3), [X1]),
+    "threshold hardshrink": (lambda T, x: (T.threshold(x, 0.1, 20.0), T.hardshrink(x, 0.3)), [X1]),
+    "bilinear": (lambda T, a, b, w: T.bilinear(a, b, w, None), [arr(2, 3, seed=9), arr(2, 4, seed=10),
+                                                                  arr(5, 3, 4, seed=11)]),
+    "pixel shuffles": (lambda T, x: (T.pixel_shuffle(x, 2), T.pixel_unshuffle(x, 2), T.channel_shuffle(x, 2)),
+                       [arr(1, 4, 4, 4, seed=12)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_alias_matches_torch(name):
+    fn, inputs = CASES[name]
+    check(fn, inputs, rtol=2e-5, atol=1e-5)
+
+
+def test_inplace_aliases():
+    def fn(T):
+        xs = [T.tensor(arr(5, seed=s)) for s in range(4)]
+        outs = [T.relu_(xs[0]), T.sigmoid_(xs[1]), T.tanh_(xs[2]), T.exp_(xs[3])]
+        return [o is x for o, x in zip(outs, xs)], [x.tolist() for x in xs], T.dropout_(T.ones(3), 0.5, False)
+    ref, got = run_both(fn)
+    assert ref[0] == got[0] == [True] * 4
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-6)
+    assert got[2].tolist() == ref[2].tolist()
+
+
+@pytest.mark.parametrize("indices, shape", [([5], (2, 2)), ([-5], (2, 2)), ([-1, 3, 0], (2, 2)), ([[1, 5]], 6),
+                                            ([7, 0, 23], (2, 3, 4)), ([], (3,))])
+def test_unravel_index(indices, shape):
+    def fn(T):
+        out = T.unravel_index(T.tensor(indices, dtype=T.int64), shape)
+        return [(str(o.dtype), o.tolist()) for o in out]
+    ref, got = run_both(fn)
+    assert got == ref
+
+
+@pytest.mark.parametrize("bad", ["float", "bool", "negative shape", "int"])
+def test_unravel_index_errors(bad):
+    args = {"float": lambda T: (T.tensor([1.0]), (2,)), "bool": lambda T: (T.tensor([True]), (2,)),
+            "negative shape": lambda T: (T.tensor([3]), (-2, 2)), "int": lambda T: (4, (3, 2))}[bad]
+    check_raises(lambda T: T.unravel_index(*args(T)))
+
+
+def test_memory_format_constants_and_module_utils():
+    def fn(T):
+        from importlib import import_module
+        u = import_module(T.__name__ + ".nn.modules.utils")
+        x = T.ones(1, 2, 3, 3)
+        return ([repr(T.channels_last), repr(T.contiguous_format), repr(T.preserve_format),
+                 repr(T.channels_last_3d)], x.is_contiguous(), x.clone(memory_format=T.contiguous_format).shape,
+                [u._pair(3), u._pair((1, 2)), u._single(4), u._triple(2), u._quadruple(0),
+                 u._reverse_repeat_tuple((1, 2), 2)])
+    ref, got = run_both(fn)
+    assert got == ref
+    assert [torchish.e, torchish.pi] == [np.e, np.pi]

@@ -87,3 +87,24 @@ def test_memory_format_constants_and_module_utils():
     ref, got = run_both(fn)
     assert got == ref
     assert [torchish.e, torchish.pi] == [np.e, np.pi]
+
+
+def test_legacy_typed_tensor_classes():
+    def fn(T):
+        x = T.tensor([1.5, -2.0])
+        out = []
+        for f in [lambda: T.FloatTensor(2, 3).shape, lambda: T.LongTensor([1, 2]).tolist(),
+                  lambda: T.FloatTensor([1, 2]).dtype, lambda: T.LongTensor([1.5, 2.7]).tolist(),
+                  lambda: isinstance(x, T.FloatTensor), lambda: isinstance(x, T.LongTensor),
+                  lambda: x.type(T.LongTensor).tolist(), lambda: x.type(T.DoubleTensor).dtype,
+                  lambda: x.type("torch.IntTensor").dtype, lambda: T.BoolTensor([1, 0]).tolist(),
+                  lambda: T.ByteTensor([1, 2]).dtype, lambda: T.FloatTensor().shape, lambda: T.HalfTensor(2).dtype,
+                  lambda: isinstance(x, T.cuda.FloatTensor), lambda: repr(T.FloatTensor),
+                  lambda: T.FloatTensor(T.Size([2, 2])).shape, lambda: x.type(), lambda: T.FloatTensor("a")]:
+            try:
+                out.append(str(f()))
+            except Exception as e:
+                out.append(type(e).__name__)
+        return out
+    ref, got = run_both(fn)
+    assert got == ref

@@ -79,6 +79,10 @@ from .nn._functional.distance import (cdist as cdist, pdist as pdist,  # noqa: E
                                        pairwise_distance as pairwise_distance)
 from . import optim as optim  # noqa: E402
 from ._aliases import *  # noqa: E402,F401,F403  (torch.conv2d, torch.layer_norm, torch.embedding, ...)
+from ._legacy_types import CPU_TYPES as _CPU_TYPES, CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+globals().update(_CPU_TYPES)  # torch.FloatTensor, torch.LongTensor, ...
+for _name, _cls in _CUDA_TYPES.items():
+    setattr(cuda, _name, _cls)
 from .serialization import save as save, load as load  # noqa: E402
 from . import distributed as distributed  # noqa: E402
 from . import func as func  # noqa: E402

@@ -108,10 +108,8 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
         name = _dtype.legacy_type_name(self.dtype)
         return name.replace("torch.", "torch.cuda.", 1) if self.device.type == "cuda" else name
-    if isinstance(dtype, str) and dtype.endswith("Tensor"):
-        rev = {v: k for k, v in _dtype._LEGACY.items()}
-        dtype = rev[dtype.split(".")[-1]]
-    return to_dtype(self, dtype)
+    from .._legacy_types import as_dtype
+    return to_dtype(self, as_dtype(dtype))
 
 
 def type_as(self, other):

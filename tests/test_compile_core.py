@@ -337,3 +337,27 @@ def test_written_state_is_donated_and_aliases_stay_valid(monkeypatch, lazy_used)
     np.testing.assert_allclose(alias.numpy(), alias1.numpy(), rtol=1e-6)
     np.testing.assert_allclose(snapshot.numpy(), snapshot1.numpy(), rtol=1e-6)
     np.testing.assert_allclose(w2.detach().numpy(), w1.detach().numpy(), rtol=1e-6)
+
+
+def test_module_compile_in_place_matches_eager():
+    """``Module.compile()`` (PyTorch 2.2+): the module object stays the same, its calls go through torchish.compile,
+    parameters and gradients are unchanged."""
+    w, b = arr(3, 4, seed=30), arr(3, seed=31)
+
+    def make():
+        m = torch.nn.Linear(4, 3)
+        with torch.no_grad():
+            m.weight.copy_(torch.tensor(w))
+            m.bias.copy_(torch.tensor(b))
+        return m
+    x = torch.tensor(arr(5, 4, seed=32))
+    eager, comp = make(), make()
+    assert comp.compile() is None
+    for _ in range(3):
+        e, c = eager(x), comp(x)
+        np.testing.assert_allclose(c.detach().numpy(), e.detach().numpy(), rtol=1e-6)
+        e.sum().backward()
+        c.sum().backward()
+    np.testing.assert_allclose(comp.weight.grad.numpy(), eager.weight.grad.numpy(), rtol=1e-6)
+    assert list(comp.state_dict()) == ["weight", "bias"]
+    assert comp._compiled_call_impl.stats["compiled_calls"] == 2

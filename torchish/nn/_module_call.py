@@ -91,7 +91,16 @@ class CallMixin:
             raise
 
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
         return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args, **kwargs):
+        """``Module.compile()``: calls of this module run through ``torchish.compile`` (same arguments), in place —
+        the module itself stays the object you hold, its parameters and state dict unchanged."""
+        from ..compile import compile as compile_fn
+        self.__dict__["_compiled_call_impl"] = compile_fn(self._call_impl, *args, **kwargs)
 
     def _call_with_hooks(self, forward, state):
         args, kwargs = state["args"], state["kwargs"]

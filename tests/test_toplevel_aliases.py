@@ -108,3 +108,19 @@ def test_legacy_typed_tensor_classes():
         return out
     ref, got = run_both(fn)
     assert got == ref
+
+
+def test_legacy_tensor_new():
+    def fn(T):
+        x, y = T.tensor([1, 2], dtype=T.int32), T.tensor([1.5], dtype=T.float64)
+        out = []
+        for f in [lambda: (x.new(2, 3).shape, x.new(2, 3).dtype), lambda: x.new([3.7, 4]).tolist(),
+                  lambda: x.new().shape, lambda: y.new(T.Size([2])).dtype, lambda: y.new((1, 2)).tolist(),
+                  lambda: x.new("a")]:
+            try:
+                out.append(str(f()))
+            except Exception as e:
+                out.append(type(e).__name__)
+        return out
+    ref, got = run_both(fn)
+    assert got == ref

@@ -499,5 +499,11 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
                 device=device if device is not None else self.device, requires_grad=requires_grad)
 
 
+def _new(self, *args, device=None):
+    """The legacy ``x.new(...)``: ``torch.Tensor(...)`` with ``x``'s dtype and device (``x.new(2, 3)``,
+    ``x.new([1, 2])``, ``x.new()``)."""
+    return _legacy_new(*args, dtype=self.dtype, device=device if device is not None else self.device)
+
+
 METHODS = {"new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones), "new_empty": _new_factory(empty),
-           "new_tensor": _new_tensor, "new_full": _new_full}
+           "new_tensor": _new_tensor, "new_full": _new_full, "new": _new}

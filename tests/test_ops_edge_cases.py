@@ -431,3 +431,16 @@ def test_fill_diagonal_tensor_value_and_view():
     ref, got = run_both(fn)
     assert_same(ref, got)
     assert to_numpy(got).sum() == 6
+
+
+def test_number_divided_by_tensor_is_reciprocal_times_number():
+    """``c / t`` is ``t.reciprocal() * c`` in PyTorch: its grad_fn chain and its rounding (forward and backward)."""
+    def fn(T):
+        x, xi = T.tensor([3.0, 7.0, -0.3], requires_grad=True), T.tensor([4, 0, -3])
+        ys = [1 / x, 2.5 / x, T.tensor(2.0) / x, 2 / xi, True / x, np.float32(3) / x]
+        names = [(type(y.grad_fn).__name__ if y.grad_fn else None) for y in ys]
+        chain = [type(f[0]).__name__ for f in ys[1].grad_fn.next_functions]
+        (2.5 / x).sum().backward()
+        return names, chain, [(str(y.dtype), y.tolist()) for y in ys], x.grad.tolist()
+    ref, got = run_both(fn)
+    assert got == ref

@@ -16,7 +16,7 @@ from .compare import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, 
                       ge, gt, le, lt, ne)
 from .elementwise import INTS_ONLY
 from .registry import Family as _Family
-from .unary import abs, neg, positive
+from .unary import abs, neg, positive, reciprocal
 
 _Family(globals())  # METHODS: the dunders (Tensor methods only; nothing for torchish.*)
 _ARRAYS = (Tensor, numbers.Number, np.generic, np.ndarray, jax.Array)
@@ -59,7 +59,16 @@ for _py, _fn, _ip in (("and", bitwise_and, "bitwise_and_"), ("or", bitwise_or, "
                       ("rshift", bitwise_right_shift, "bitwise_right_shift_")):
     _binary_dunders(_py, _fn, compare.METHODS, _ip)
 
+def _rtruediv(self, other):
+    """``number / t`` is ``t.reciprocal() * number`` in PyTorch (grad_fn ``MulBackward0`` over
+    ``ReciprocalBackward0``, and its rounding)."""
+    if not isinstance(other, _ARRAYS):
+        return NotImplemented
+    return mul(reciprocal(self), other)
+
+
 METHODS.update({
+    "__rtruediv__": _rtruediv,
     "__sub__": _dunder(sub), "__rsub__": _dunder(rsub), "__isub__": _inplace_dunder(arith.METHODS, "sub_"),
     "__eq__": _dunder(eq), "__ne__": _dunder(ne), "__lt__": _dunder(lt), "__le__": _dunder(le),
     "__gt__": _dunder(gt), "__ge__": _dunder(ge),

@@ -89,23 +89,29 @@ def test_memory_format_constants_and_module_utils():
     assert [torchish.e, torchish.pi] == [np.e, np.pi]
 
 
+def _outcomes(calls):
+    """Each call's result as a string, or the name of the exception it raised."""
+    out = []
+    for f in calls:
+        try:
+            out.append(str(f()))
+        except Exception as e:
+            out.append(type(e).__name__)
+    return out
+
+
 def test_legacy_typed_tensor_classes():
     def fn(T):
         x = T.tensor([1.5, -2.0])
-        out = []
-        for f in [lambda: T.FloatTensor(2, 3).shape, lambda: T.LongTensor([1, 2]).tolist(),
-                  lambda: T.FloatTensor([1, 2]).dtype, lambda: T.LongTensor([1.5, 2.7]).tolist(),
-                  lambda: isinstance(x, T.FloatTensor), lambda: isinstance(x, T.LongTensor),
-                  lambda: x.type(T.LongTensor).tolist(), lambda: x.type(T.DoubleTensor).dtype,
-                  lambda: x.type("torch.IntTensor").dtype, lambda: T.BoolTensor([1, 0]).tolist(),
-                  lambda: T.ByteTensor([1, 2]).dtype, lambda: T.FloatTensor().shape, lambda: T.HalfTensor(2).dtype,
-                  lambda: isinstance(x, T.cuda.FloatTensor), lambda: repr(T.FloatTensor),
-                  lambda: T.FloatTensor(T.Size([2, 2])).shape, lambda: x.type(), lambda: T.FloatTensor("a")]:
-            try:
-                out.append(str(f()))
-            except Exception as e:
-                out.append(type(e).__name__)
-        return out
+        return _outcomes([lambda: T.FloatTensor(2, 3).shape, lambda: T.LongTensor([1, 2]).tolist(),
+                          lambda: T.FloatTensor([1, 2]).dtype, lambda: T.LongTensor([1.5, 2.7]).tolist(),
+                          lambda: isinstance(x, T.FloatTensor), lambda: isinstance(x, T.LongTensor),
+                          lambda: x.type(T.LongTensor).tolist(), lambda: x.type(T.DoubleTensor).dtype,
+                          lambda: x.type("torch.IntTensor").dtype, lambda: T.BoolTensor([1, 0]).tolist(),
+                          lambda: T.ByteTensor([1, 2]).dtype, lambda: T.FloatTensor().shape,
+                          lambda: T.HalfTensor(2).dtype, lambda: isinstance(x, T.cuda.FloatTensor),
+                          lambda: repr(T.FloatTensor),
+                          lambda: T.FloatTensor(T.Size([2, 2])).shape, lambda: x.type(), lambda: T.FloatTensor("a")])
     ref, got = run_both(fn)
     assert got == ref
 
@@ -113,14 +119,8 @@ def test_legacy_typed_tensor_classes():
 def test_legacy_tensor_new():
     def fn(T):
         x, y = T.tensor([1, 2], dtype=T.int32), T.tensor([1.5], dtype=T.float64)
-        out = []
-        for f in [lambda: (x.new(2, 3).shape, x.new(2, 3).dtype), lambda: x.new([3.7, 4]).tolist(),
-                  lambda: x.new().shape, lambda: y.new(T.Size([2])).dtype, lambda: y.new((1, 2)).tolist(),
-                  lambda: x.new("a")]:
-            try:
-                out.append(str(f()))
-            except Exception as e:
-                out.append(type(e).__name__)
-        return out
+        return _outcomes([lambda: (x.new(2, 3).shape, x.new(2, 3).dtype), lambda: x.new([3.7, 4]).tolist(),
+                          lambda: x.new().shape, lambda: y.new(T.Size([2])).dtype, lambda: y.new((1, 2)).tolist(),
+                          lambda: x.new("a")])
     ref, got = run_both(fn)
     assert got == ref

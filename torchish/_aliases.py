@@ -4,6 +4,7 @@ where those differ (``torch.embedding(weight, indices)``, ``torch.dropout(input,
 memory-format constants. Exported by ``torchish/__init__.py``."""
 from __future__ import annotations
 
+from . import _dtype
 from .nn import functional as F
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
@@ -97,7 +98,7 @@ def exp_(input):
 def unravel_index(indices, shape):
     """The coordinates of flat ``indices`` in a tensor of ``shape``: a tuple of int64 tensors, one per dim (floor
     division and modulo, unchecked, as PyTorch's)."""
-    if indices.is_floating_point() or indices.is_complex() or str(indices.dtype) == "torch.bool":
+    if indices.is_floating_point() or indices.is_complex() or indices.dtype is _dtype.bool:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
     shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):

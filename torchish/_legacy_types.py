@@ -37,10 +37,9 @@ def as_dtype(t):
     """The dtype a ``Tensor.type(...)`` argument names: a legacy class, its name, or a dtype."""
     if isinstance(t, _LegacyTensorType):
         return t.dtype
-    if isinstance(t, str) and t.endswith("Tensor"):
-        name = t.split(".")[-1]
-        for types in (CPU_TYPES, CUDA_TYPES):
-            if name in types:
-                return types[name].dtype
-        raise ValueError(f"invalid type: '{t}'")
+    if isinstance(t, str) and t.endswith("Tensor"):  # 'torch.FloatTensor' or 'torch.cuda.FloatTensor'
+        cls = CPU_TYPES.get(t.split(".")[-1])
+        if cls is None:
+            raise ValueError(f"invalid type: '{t}'")
+        return cls.dtype
     return t

@@ -23,7 +23,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
-from . import lazy, tracing
+from . import lazy, saved as _saved, tracing
 from .._config import config
 
 _FLOAT = _dtype._FLOAT
@@ -44,13 +44,20 @@ class OpDef:
         linear: the VJP needs no saved values (add, sum, views...): backward twice through it does not fail.
         differentiable: False for ops whose outputs never carry gradients (comparisons, argmax...).
         view: the first output is a view of the first input (writes to it reach the input).
+        saved: what PyTorch saves for the backward, per input position: the inputs (digits) and outputs (``"o"``
+            all, ``"o1"`` output 1) the gradient of that input reads, e.g. ``("1", "0")`` for mul, ``("o",)``
+            for exp. Only the saves of inputs that require grad are made, as PyTorch's generated nodes do. It
+            decides which in-place writes make the backward fail and whether a second backward does; the VJP
+            itself always sees the forward's (immutable) values. Default: :data:`saved.SAVED`'s entry for
+            ``name``, else every Tensor input, and the outputs when the op has a custom ``vjp`` (nothing for
+            ``linear`` ops).
     """
 
     __slots__ = ("name", "fwd", "vjp", "grad_name", "promote", "promote_args", "linear", "differentiable", "view",
-                 "node_cls", "kernels", "bwd_kernels", "save_out", "__weakref__")
+                 "node_cls", "kernels", "bwd_kernels", "save_out", "saved", "__weakref__")
 
     def __init__(self, name, fwd, *, vjp=None, grad_name=None, promote=None, promote_args=None, linear=False,
-                 differentiable=True, view=False, save_out=None):
+                 differentiable=True, view=False, save_out=None, saved=None):
         self.name = name
         self.fwd = fwd
         self.vjp = vjp
@@ -61,6 +68,7 @@ class OpDef:
         self.differentiable = differentiable
         self.view = view
         self.save_out = bool(vjp is not None) if save_out is None else save_out
+        self.saved = _saved.SAVED.get(name) if saved is None else saved
         self.node_cls = node_class(OpNode, self.grad_name)
         self.kernels = {}
         self.bwd_kernels = {}
@@ -272,7 +280,13 @@ def _inexact(v):
 def _record(op, args, vals, st, cdt, outs):
     mask = tuple(isinstance(a, Tensor) and a._rg and _inexact(a._v) for a in args)
     edges = tuple(a._edge() if m else None for a, m in zip(args, mask))
-    saves = not op.linear
+    spec = op.saved
+    if spec is None:
+        saves = not op.linear
+        ins, save_outs = range(len(args)), range(len(outs)) if op.save_out else ()
+    else:
+        ins, save_outs = _saved.needed(spec, mask, len(outs))
+        saves = bool(ins or save_outs)
     node = op.node_cls(edges, tuple((o._v.shape, o._v.dtype) for o in outs), saves=saves)
     node.op = op
     node.static = st
@@ -280,13 +294,14 @@ def _record(op, args, vals, st, cdt, outs):
     node.mask = mask
     node.vals = tuple(vals)
     if saves:
-        node.versions = tuple((a._vc, a._vc.value, a._v, id(a)) for a in args if isinstance(a, Tensor))
-        node.saved_tensors_meta = tuple(a for a in args if isinstance(a, Tensor)) if STATE.anomaly else None
+        kept = [args[i] for i in ins if isinstance(args[i], Tensor)]
+        node.versions = tuple((a._vc, a._vc.value, a._v, id(a)) for a in kept)
+        node.saved_tensors_meta = tuple(kept) if STATE.anomaly else None
+        if save_outs:
+            node.versions += tuple((outs[j]._vc, 0, outs[j]._v, None) for j in save_outs)
     else:
         node.versions = ()
     node.outs = tuple(o._v for o in outs) if op.save_out else None
-    if op.save_out:
-        node.versions += tuple((o._vc, 0, o._v, None) for o in outs)
     for i, o in enumerate(outs):
         if _inexact(o._v):
             o._rg = True

@@ -44,7 +44,7 @@ def tol(dtype_name):
 def to_numpy(x):
     """Tensor (either library) -> numpy, detached."""
     if torch is not None and isinstance(x, torch.Tensor):
-        x = x.detach()
+        x = x.detach().resolve_conj().resolve_neg()
         if x.dtype == torch.bfloat16:
             x = x.float()
         return x.cpu().numpy()

@@ -315,8 +315,8 @@ def _pow_fwd(a, b):
 
 
 def _pow_vjp(g, a, b, out):
-    if jnp.iscomplexobj(out):
-        return g * b * jnp.power(a, b - 1), g * out * jnp.log(a)
+    if jnp.iscomplexobj(out):  # PyTorch's formulas read the conjugated derivatives
+        return g * jnp.conj(b * jnp.power(a, b - 1)), g * jnp.conj(out * jnp.log(a))
     zero = jnp.zeros((), g.dtype)
     ga = jnp.where(b == 0, zero, g * b * jnp.power(a, b - 1))
     gb = jnp.where((a == 0) & (b >= 0), zero, g * out * jnp.log(a))

@@ -393,8 +393,15 @@ def _bwd_fn(op, static, cdt, mask):
                        for i, po in enumerate(primal_out))
         else:
             ct = _ct(gs[0], primal_out)
-        return tuple(pull(ct))
+        return tuple(map(_conj, pull(jax.tree_util.tree_map(_conj, ct))))
     return bwd
+
+
+def _conj(a):
+    """PyTorch's complex gradients are the conjugates of JAX's cotangents (PyTorch propagates conj(dL/dz); JAX's
+    VJP of a holomorphic ``f`` multiplies by ``f'(z)`` where PyTorch multiplies by its conjugate): JAX-derived VJPs
+    are conjugated on the way in and out. A no-op for real values."""
+    return jnp.conj(a) if a is not None and jnp.iscomplexobj(a) else a
 
 
 def _custom_vjp_all(op, cdt, kw, vals, outs, gs):

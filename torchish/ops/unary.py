@@ -31,8 +31,9 @@ _public = _Family(globals()).public
 
 
 def _vjp_out(f):
-    """VJP written with the op's *output* (PyTorch saves the result for these)."""
-    return lambda g, x, out: f(g, out)
+    """VJP written with the op's *output* (PyTorch saves the result for these). For complex values PyTorch's
+    formulas read the result's conjugate (``grad * result.conj()`` for exp)."""
+    return lambda g, x, out: f(g, jnp.conj(out) if jnp.iscomplexobj(out) else out)
 
 
 def _unary(name, fwd, vjp=None, *, promote="float", reject=(), kernel=None, bool_error=None, grad_name=None,
@@ -78,6 +79,14 @@ def _angle_fwd(x):
 _LN2 = math.log(2.0)
 _ZERO_GRAD = _vjp_out(lambda g, y: jnp.zeros_like(g))
 
+
+def _sgn_vjp(g, x, out):
+    """Zero for real inputs; for complex ``z``, PyTorch's ``(g - sgn(z)^2 * conj(g)) / (2|z|)`` (0 where z = 0)."""
+    if not jnp.iscomplexobj(x):
+        return jnp.zeros_like(g)
+    a = jnp.abs(x)
+    return jnp.where(a == 0, jnp.zeros((), g.dtype), (g - out * out * jnp.conj(g)) / (2 * jnp.where(a == 0, 1, a)))
+
 _unary("exp", jnp.exp, _vjp_out(lambda g, y: g * y))
 _unary("exp2", jnp.exp2, _vjp_out(lambda g, y: g * y * _LN2))
 _unary("expm1", jnp.expm1, _vjp_out(lambda g, y: g * (y + 1)))
@@ -118,7 +127,7 @@ _unary("neg", jnp.negative, promote=None, linear=True,
        bool_error="Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
                   "mask, use the `~` or `logical_not()` operator instead.")
 _unary("abs", jnp.abs, lambda g, x, out: g * _sgn(x), promote=None, reject=NO_BOOL)
-_unary("sgn", _sign_fwd, _ZERO_GRAD, promote=None)
+_unary("sgn", _sign_fwd, _sgn_vjp, promote=None)
 _unary("floor", _int_identity(jnp.floor), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="floor_vml_cpu")
 _unary("ceil", _int_identity(jnp.ceil), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="ceil_vml_cpu")
 _unary("trunc", _int_identity(jnp.trunc), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="trunc_vml_cpu")

@@ -315,6 +315,10 @@ ERRORS = [
     ("saved_view_input", lambda T: _saved_then_modified(T, lambda T, y: _mod(y[0].sin(), y))),
     ("saved_base_via_view", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.sin(), y[1]))),
     ("inplace_uses_own_view", lambda T: _saved_then_modified(T, lambda T, y: y.mul_(y[0]))),
+    # an in-place op that saves its result (exp_, sigmoid_) saves the written tensor itself, at its new version
+    ("saved_inplace_result", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.exp_(), y))),
+    ("saved_inplace_result_later", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.sigmoid_() * 2, y))),
+    ("saved_inplace_result_view", lambda T: _saved_then_modified(T, lambda T, y: _mod(y[0].tanh_(), y))),
 ]
 
 
@@ -354,7 +358,17 @@ ALLOWED = [
     ("broadcast_other", lambda T: T.ones(2, 3).add_(T.arange(3.0))),
     ("no_grad_view_in_no_grad", lambda T: _no_grad(T, lambda: _nograd_view(T).mul_(2))),
     ("expanded_setitem_row", lambda T: _expanded_setitem(T)),
+    # what the op did not save may be written: exp saves its result, clamp its input, sin_ the value it overwrote
+    ("unsaved_input", lambda T: _written_grad(T, lambda T, y: _mod(y.exp(), y))),
+    ("unsaved_output", lambda T: _written_grad(T, lambda T, y: y.clamp(0, 1).add_(1))),
+    ("inplace_unsaved_result", lambda T: _written_grad(T, lambda T, y: _mod(y.sin_(), y))),
 ]
+
+
+def _written_grad(T, modify):
+    x = T.tensor(A, requires_grad=True)
+    modify(T, x * 2).sum().backward()
+    return x.grad
 
 
 def _expanded_setitem(T):

@@ -252,10 +252,14 @@ _VIEW_WRITE.refresh = _refresh
 _SNAPSHOT = _graph.VersionCounter()  # stands for a saved pre-write value: its version never changes
 
 
-def restamp(node, vc, old, old_d, marker, tid=None):
+def restamp(node, vc, old, old_d, marker, tid=None, result=None):
     """After an in-place write bumped ``vc`` past ``old``, let the nodes this write itself recorded (``seq`` after
     ``marker``) keep the overwritten value ``old_d`` they saved: JAX values never change, so it is still the
-    original (what PyTorch keeps as ``original_self``). Other saved references to the tensor stay stale."""
+    original (what PyTorch keeps as ``original_self``). Other saved references to the tensor stay stale.
+
+    ``result`` is the out-of-place result the write stored, when the op saved it (``exp_`` saves its result): that
+    saved output IS the written tensor in PyTorch, so it takes the tensor's counter at its new version — a later
+    write to the tensor makes the backward fail."""
     stack, seen = [node], set()
     while stack:
         n = stack.pop()
@@ -267,29 +271,39 @@ def restamp(node, vc, old, old_d, marker, tid=None):
             # only the entries saved for the written tensor itself (``tid``), not for aliases of it such as
             # ``y.mul_(y.detach())``'s other operand, which PyTorch does find stale
             n.versions = tuple((_SNAPSHOT, 0, val, who) if (c is vc and v == old and val is old_d
-                                                           and (tid is None or who == tid)) else (c, v, val, who)
+                                                           and (tid is None or who == tid))
+                               else (vc, vc.value, val, tid) if result is not None and c is result
+                               else (c, v, val, who)
                                for c, v, val, who in vs)
         stack.extend(e[0] for e in n.next_edges if e is not None)
 
 
+_SCOPES: list = []  # the open write scopes, innermost last (``assign`` tells the innermost what it stored)
+
+
 class write_scope:
-    """``with write_scope(t): t._assign(op(t, ...))`` — the in-place op's own records keep ``t``'s old value."""
+    """``with write_scope(t): assign(t, op(t, ...))`` — the in-place op's own records keep ``t``'s old value, and
+    its saved result stands for ``t`` itself."""
 
     def __init__(self, t):
         self.t = t
+        self.result = None
 
     def __enter__(self):
         t = self.t
         self.marker, self.old, self.old_d = next(_graph._SEQ), t._vc.value, t._d
+        _SCOPES.append(self)
         return self
 
     def __exit__(self, *exc):
+        _SCOPES.pop()
         if exc[0] is None:
             t = self.t
+            res = self.result._vc if self.result is not None else None
             root = t._view[0] if t._view is not None and t._view[2] else t
-            restamp(root._grad_fn, t._vc, self.old, self.old_d, self.marker, id(t))
+            restamp(root._grad_fn, t._vc, self.old, self.old_d, self.marker, id(t), res)
             if root is not t:
-                restamp(t._grad_fn, t._vc, self.old, self.old_d, self.marker, id(t))
+                restamp(t._grad_fn, t._vc, self.old, self.old_d, self.marker, id(t), res)
         return False
 
 
@@ -299,6 +313,8 @@ def assign(self: Tensor, r) -> Tensor:
     from . import convert
     if not isinstance(r, Tensor):
         r = Tensor._make(jnp.asarray(r, self._v.dtype))
+    if _SCOPES and _SCOPES[-1].t is self:
+        _SCOPES[-1].result = r
     if r._v.dtype != self._v.dtype:
         rd, sd = r.dtype, self.dtype
         if not _dtype.can_cast(rd, sd):

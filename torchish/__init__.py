@@ -44,6 +44,7 @@ from .ops.index import *  # noqa: E402,F401,F403
 from .ops.setitem import *  # noqa: E402,F401,F403
 from .ops.gather import *  # noqa: E402,F401,F403
 from .ops.scatter import *  # noqa: E402,F401,F403
+from .ops.spectral import *  # noqa: E402,F401,F403
 from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
@@ -57,6 +58,7 @@ from . import cuda as cuda  # noqa: E402
 from . import linalg as linalg  # noqa: E402
 from . import random as random  # noqa: E402
 from . import special as special  # noqa: E402
+from . import fft as fft  # noqa: E402
 globals().update(linalg.TOP_LEVEL)  # torch.det, torch.svd, torch.cholesky, ... (the older top-level spellings)
 
 globals().update(_ALIASES)  # torch.float, torch.long, torch.half, ...

@@ -8,10 +8,11 @@ from . import unary, arith, compare, ternary, copying, operators
 from . import reduce, extrema, stats, softmax, scan
 from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
-from . import creation, random, linalg, sort
+from . import creation, random, linalg, sort, spectral
 
 FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
-            broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, sort)
+            broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, sort,
+            spectral)
 
 
 def _install():

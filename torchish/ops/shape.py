@@ -184,6 +184,51 @@ def _real_imag_layout(lay, part=0):
 layout_rule("imag")(lambda lay: _real_imag_layout(lay, 1))
 
 
+# view_as_real / view_as_complex: the complex elements as (real, imag) pairs in a trailing dim of 2, and back
+_VIEW_AS_REAL = defop("view_as_real", lambda x: jnp.stack([jnp.real(x), jnp.imag(x)], -1), view=True, linear=True,
+                      grad_name="ViewAsRealBackward0")
+_VIEW_AS_COMPLEX = defop("view_as_complex", lambda x: jax.lax.complex(x[..., 0], x[..., 1]), view=True, linear=True,
+                         grad_name="ViewAsComplexBackward0")
+_ip.BITCASTS["view_as_real"] = lambda new, like: jax.lax.complex(new[..., 0], new[..., 1]).astype(like.dtype)
+_ip.BITCASTS["view_as_complex"] = lambda new, like: jnp.stack([jnp.real(new), jnp.imag(new)], -1).astype(like.dtype)
+
+
+@layout_rule("view_as_real")
+def _view_as_real_layout(lay):
+    shape, strides, offset = lay
+    return shape + (2,), tuple(2 * st for st in strides) + (1,), 2 * offset
+
+
+@layout_rule("view_as_complex")
+def _view_as_complex_layout(lay):
+    shape, strides, offset = lay
+    return shape[:-1], tuple(st // 2 for st in strides[:-1]), offset // 2
+
+
+def view_as_real(input):
+    """``(..., 2)`` real view of a complex tensor: its real and imaginary parts (writes reach the input)."""
+    if not input.is_complex():
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return apply(_VIEW_AS_REAL, (input,))
+
+
+def view_as_complex(input):
+    """Complex view of a real ``(..., 2)`` tensor whose last dim holds (real, imag) pairs."""
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
+                           f"scalar type: {_dtype.scalar_type_name(input.dtype)}")
+    if input.ndim == 0 or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    shape, strides, offset = _ip.layout(input)
+    if strides[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(st % 2 for st in strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return apply(_VIEW_AS_COMPLEX, (input,))
+
+
 def real(input):
     """The real part: a view for complex tensors, the tensor itself otherwise."""
     return apply(_REAL, (input,)) if input.is_complex() else input
@@ -359,6 +404,8 @@ for _n in ("squeeze", "unsqueeze"):
 METHODS["_base"] = property(_base)
 _public("real", real)
 _public("imag", imag)
+_public("view_as_real", view_as_real, method=False)
+_public("view_as_complex", view_as_complex, method=False)
 METHODS["real"] = property(real, _part_setter(real))  # attributes on tensors, functions in the namespace
 METHODS["imag"] = property(imag, _part_setter(imag))
 METHODS["_is_view"] = _is_view

@@ -1,0 +1,266 @@
+"""``torchish.fft``: PyTorch's discrete Fourier transforms, differentiable, on ``jnp.fft``.
+
+Three registry ops carry every transform, as in PyTorch: complex-to-complex (``FftC2CBackward0``), real-to-complex
+(``FftR2CBackward0``, one-sided or full) and complex-to-real (``FftC2RBackward0``). Their gradients are JAX's
+transposes, conjugated into PyTorch's convention by the registry. The ``n``/``s`` arguments zero-pad or trim the
+input first (``ConstantPadNdBackward0`` / ``SliceBackward0``); ``hfft``/``ihfft`` are the conjugate-symmetric
+transforms written with a conjugate and the opposite normalisation.
+
+Example:
+    >>> import torchish as torch
+    >>> torch.fft.rfft(torch.tensor([1., 2., 3., 4.]))
+    tensor([10.+0.j, -2.+2.j, -2.+0.j])
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtype
+from ._tensor import Tensor, wrap_dim
+from .ops import creation as _creation, reorder as _reorder, slicing as _slicing, unary as _unary
+from .ops.elementwise import _out
+from .ops.registry import apply, defop
+
+__all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
+           "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+_NORMS = {None: "backward", "backward": "backward", "forward": "forward", "ortho": "ortho"}
+_SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _c2c(x, *, dims, norm, forward):
+    return (jnp.fft.fftn if forward else jnp.fft.ifftn)(x, axes=dims, norm=norm)
+
+
+def _r2c(x, *, dims, norm, forward, onesided):
+    if onesided:  # the inverse one-sided transform is ihfft: the conjugate of rfft with the opposite scaling
+        if forward:
+            return jnp.fft.rfftn(x, axes=dims, norm=norm)
+        return jnp.conj(jnp.fft.rfftn(x, axes=dims, norm=_SWAP[norm]))
+    return (jnp.fft.fftn if forward else jnp.fft.ifftn)(x.astype(jnp.result_type(x.dtype, jnp.complex64)),
+                                                         axes=dims, norm=norm)
+
+
+def _c2r(x, *, dims, norm, sizes):
+    return jnp.fft.irfftn(x, s=sizes, axes=dims, norm=norm)
+
+
+_C2C = defop("fft_c2c", _c2c, linear=True, grad_name="FftC2CBackward0")
+_R2C = defop("fft_r2c", _r2c, linear=True, grad_name="FftR2CBackward0", saved=("0",))  # PyTorch keeps the input
+_C2R = defop("fft_c2r", _c2r, linear=True, grad_name="FftC2RBackward0")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# argument handling
+
+
+def _norm(norm):
+    if norm not in _NORMS:
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+    return _NORMS[norm]
+
+
+def _float_input(x, name, real=False):
+    """Integers and bools become the default float; half precision is refused as PyTorch's CPU kernels do."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    dt = x.dtype
+    if real and dt.is_complex:
+        raise RuntimeError(f"{name} expects a real input tensor, but got {_dtype.scalar_type_name(dt)}")
+    if dt in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError(f"Unsupported dtype {_dtype.scalar_type_name(dt)}")
+    if not dt.is_floating_point and not dt.is_complex:
+        x = x.to(_dtype.DEFAULTS.float)
+    return x
+
+
+def _dims(x, s, dim, name):
+    """(dims, sizes) as PyTorch resolves them for the n-dimensional transforms."""
+    if s is not None:
+        s = [int(v) for v in ((s,) if isinstance(s, int) else s)]
+    if x.ndim == 0 and dim is not None:
+        d = dim if isinstance(dim, int) else list(dim)[0]
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if dim is None:
+        dims = list(range(x.ndim)) if s is None else list(range(x.ndim - len(s), x.ndim))
+        if s is not None and len(s) > x.ndim:
+            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has {x.ndim} dimensions.")
+    else:
+        dims = [wrap_dim(d, x.ndim) for d in ((dim,) if isinstance(dim, int) else dim)]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("FFT dims must be unique")
+        if s is not None and len(s) != len(dims):
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
+    sizes = [x.shape[d] for d in dims] if s is None else [x.shape[d] if v == -1 else v for d, v in zip(dims, s)]
+    for v in sizes:
+        if v < 1:
+            raise RuntimeError(f"Invalid number of data points ({v}) specified")
+    return dims, sizes
+
+
+def _resize(x, dims, sizes):
+    """Zero-pad or trim ``x`` to ``sizes`` along ``dims``."""
+    for d, n in zip(dims, sizes):
+        have = x.shape[d]
+        if n < have:
+            x = _slicing.narrow(x, d, 0, n)
+        elif n > have:
+            pad = [0] * (2 * x.ndim)
+            pad[2 * (x.ndim - 1 - d) + 1] = n - have
+            from .nn.functional import pad as _pad
+            x = _pad(x, tuple(pad))
+    return x
+
+
+def _one(n, dim):
+    return (None if n is None else [n]), [dim]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# transforms
+
+
+def _fftn(input, s, dim, norm, forward, name, r2c=False):
+    x = _float_input(input, name)
+    dims, sizes = _dims(x, s, dim, name)
+    x = _resize(x, dims, sizes)
+    norm = _norm(norm)
+    if not x.dtype.is_complex:
+        if r2c:  # PyTorch: fft/ifft transform a real input real-to-complex, the n-dim forms a complex copy
+            return apply(_R2C, (x,), dims=tuple(dims), norm=norm, forward=forward, onesided=False)
+        x = x.to(_dtype.complex128 if x.dtype is _dtype.float64 else _dtype.complex64)
+    return apply(_C2C, (x,), dims=tuple(dims), norm=norm, forward=forward)
+
+
+def _rfftn(input, s, dim, norm, forward, name):
+    """Real-to-complex, one-sided along the last transformed dim (``ihfft`` is the conjugated inverse)."""
+    x = _float_input(input, name, real=True)
+    dims, sizes = _dims(x, s, dim, name)
+    x = _resize(x, dims, sizes)
+    return apply(_R2C, (x,), dims=tuple(dims), norm=_norm(norm), forward=forward, onesided=True)
+
+
+def _irfftn(input, s, dim, norm, name, hermitian=False):
+    x = _float_input(input, name)
+    if not x.dtype.is_complex:
+        x = x.to(_dtype.complex128 if x.dtype is _dtype.float64 else _dtype.complex64)
+    dims, sizes = _dims(x, s, dim, name)
+    if s is None:
+        sizes[-1] = 2 * (x.shape[dims[-1]] - 1)
+        if sizes[-1] < 1:
+            raise RuntimeError(f"Invalid number of data points ({sizes[-1]}) specified")
+    half = sizes[:-1] + [sizes[-1] // 2 + 1]
+    x = _resize(x, dims, half)
+    norm = _norm(norm)
+    if hermitian:
+        x, norm = _unary.conj(x), _SWAP[norm]
+    return apply(_C2R, (x,), dims=tuple(dims), norm=norm, sizes=tuple(sizes))
+
+
+def fft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _out(_fftn(input, *_one(n, dim), norm, True, "fft", r2c=True), out, "fft")
+
+
+def ifft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _out(_fftn(input, *_one(n, dim), norm, False, "ifft", r2c=True), out, "ifft")
+
+
+def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _out(_fftn(input, s, dim, norm, True, "fft2"), out, "fft2")
+
+
+def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _out(_fftn(input, s, dim, norm, False, "ifft2"), out, "ifft2")
+
+
+def fftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _out(_fftn(input, s, dim, norm, True, "fftn"), out, "fftn")
+
+
+def ifftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _out(_fftn(input, s, dim, norm, False, "ifftn"), out, "ifftn")
+
+
+def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _out(_rfftn(input, *_one(n, dim), norm, True, "rfft"), out, "rfft")
+
+
+def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _out(_rfftn(input, s, dim, norm, True, "rfft2"), out, "rfft2")
+
+
+def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _out(_rfftn(input, s, dim, norm, True, "rfftn"), out, "rfftn")
+
+
+def irfft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _out(_irfftn(input, *_one(n, dim), norm, "irfft"), out, "irfft")
+
+
+def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _out(_irfftn(input, s, dim, norm, "irfft2"), out, "irfft2")
+
+
+def irfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _out(_irfftn(input, s, dim, norm, "irfftn"), out, "irfftn")
+
+
+def hfft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _out(_irfftn(input, *_one(n, dim), norm, "hfft", hermitian=True), out, "hfft")
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _out(_irfftn(input, s, dim, norm, "hfft2", hermitian=True), out, "hfft2")
+
+
+def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _out(_irfftn(input, s, dim, norm, "hfftn", hermitian=True), out, "hfftn")
+
+
+def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _out(_rfftn(input, *_one(n, dim), norm, False, "ihfft"), out, "ihfft")
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _out(_rfftn(input, s, dim, norm, False, "ihfft2"), out, "ihfft2")
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _out(_rfftn(input, s, dim, norm, False, "ihfftn"), out, "ihfftn")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# helpers
+
+
+def _freq(values, dtype, device, requires_grad):
+    dt = dtype or _dtype.DEFAULTS.float
+    return _creation.place(np.asarray(values, np.float64), dt, device, requires_grad)
+
+
+def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Sample frequencies ``[0, 1, ..., n//2-1 (or (n-1)//2), -(n//2), ..., -1] / (d * n)``."""
+    return _out(_freq(np.fft.fftfreq(int(n), float(d)), dtype, device, requires_grad), out, "fftfreq")
+
+
+def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    return _out(_freq(np.fft.rfftfreq(int(n), float(d)), dtype, device, requires_grad), out, "rfftfreq")
+
+
+def _shift(input, dim, sign):
+    dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [wrap_dim(d, input.ndim) for d in dims]
+    if not dims:
+        return input
+    return _reorder.roll(input, [sign * (input.shape[d] // 2) for d in dims], dims)
+
+
+def fftshift(input, dim=None):
+    """Move the zero frequency to the centre: a roll by ``n // 2`` along each dim."""
+    return _shift(input, dim, 1)
+
+
+def ifftshift(input, dim=None):
+    """The inverse of :func:`fftshift`: a roll by ``-(n // 2)``."""
+    return _shift(input, dim, -1)

@@ -1,0 +1,198 @@
+"""Signal windows and the short-time Fourier transform: ``hann_window`` & co., ``stft``, ``istft``.
+
+The windows are computed in float64 and rounded to the requested dtype. ``stft`` frames the (centre-padded) signal
+with ``unfold``, multiplies by the window and transforms each frame with :mod:`torchish.fft`; ``istft`` inverts each
+frame, overlap-adds them with ``index_add`` and divides by the summed squared window, as PyTorch does — all
+differentiable.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from . import creation as _creation
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# windows
+
+
+def _window(name, length, periodic, dtype, device, requires_grad, values):
+    if length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={length}")
+    dt = dtype or _dtype.DEFAULTS.float
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
+    if length == 0:
+        w = np.zeros(0)
+    elif length == 1:
+        w = np.ones(1)
+    else:
+        n = length + 1 if periodic else length
+        w = values(np.arange(n, dtype=np.float64), n - 1)[:length]
+    return _creation.place(w, dt, device, requires_grad)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda k, m: 0.5 - 0.5 * np.cos(2 * np.pi * k / m))
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   requires_grad=False):
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda k, m: alpha - beta * np.cos(2 * np.pi * k / m))
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda k, m: 0.42 - 0.5 * np.cos(2 * np.pi * k / m) + 0.08 * np.cos(4 * np.pi * k / m))
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda k, m: 1 - np.abs(2 * k / m - 1))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False):
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda k, m: np.i0(beta * np.sqrt(np.clip(1 - ((k - m / 2) / (m / 2)) ** 2, 0, None)))
+                   / np.i0(beta))
+
+
+for _n in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"):
+    _public(_n, globals()[_n], method=False)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# stft / istft
+
+
+def _frame_window(window, win_length, n_fft, like):
+    """The window (ones when None), zero-padded on both sides to ``n_fft`` as PyTorch centres it."""
+    if window is None:
+        window = _creation.ones(win_length, dtype=like.dtype.to_real(), device=like.device)
+    elif window.ndim != 1 or window.shape[0] != win_length:
+        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
+                           f"window with size {list(window.shape)}")
+    if win_length < n_fft:
+        from ..nn.functional import pad
+        left = (n_fft - win_length) // 2
+        window = pad(window, (left, n_fft - win_length - left))
+    return window
+
+
+def _lengths(n_fft, hop_length, win_length, name):
+    hop = n_fft // 4 if hop_length is None else int(hop_length)
+    win = n_fft if win_length is None else int(win_length)
+    if n_fft <= 0:
+        raise RuntimeError(f"{name}: expected 0 < n_fft, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(f"{name}: expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(f"{name}: expected 0 < win_length <= n_fft, but got win_length={win}")
+    return hop, win
+
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+         normalized=False, onesided=None, return_complex=None):
+    """PyTorch's ``torch.stft``: ``(..., n_freq, n_frames)`` complex (or ``(..., 2)`` real with
+    ``return_complex=False``)."""
+    from .. import fft as _fft
+    from ..nn.functional import pad
+    if return_complex is None:
+        if not (input.is_complex() or (window is not None and window.is_complex())):
+            raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
+                               "require that return_complex=True in a future PyTorch release.")
+        return_complex = True
+    if not return_complex:
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+                      "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
+                      "still call torch.view_as_real on the complex output to recover the old return format.",
+                      UserWarning, stacklevel=2)
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
+    hop, win = _lengths(int(n_fft), hop_length, win_length, "stft")
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied,which is known to cause "
+                      "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
+                      "recommended to reduce spectral leakage.To suppress this warning and default to a rectangular "
+                      "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+    x = input
+    if center:
+        x = pad(x.unsqueeze(0) if x.ndim == 1 else x.unsqueeze(1), (n_fft // 2, n_fft // 2), mode=pad_mode)
+        x = x.squeeze(0) if input.ndim == 1 else x.squeeze(1)
+    if x.shape[-1] < n_fft:
+        raise RuntimeError(f"stft: expected 0 < n_fft < {x.shape[-1]}, but got n_fft={n_fft}")
+    frames = x.unfold(-1, n_fft, hop) * _frame_window(window, win, n_fft, x)
+    complex_in = input.is_complex() or (window is not None and window.is_complex())
+    onesided = (not complex_in) if onesided is None else onesided
+    if onesided and complex_in:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    norm = "ortho" if normalized else "backward"
+    spec = (_fft.rfft if onesided else _fft.fft)(frames, dim=-1, norm=norm).transpose(-1, -2)
+    if return_complex:
+        return spec
+    from .shape import view_as_real
+    return view_as_real(spec)
+
+
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+          onesided=None, length=None, return_complex=False):
+    """PyTorch's ``torch.istft``: the least-squares inverse of :func:`stft` (overlap-add over the squared window)."""
+    from .. import fft as _fft
+    from . import creation, scatter
+    if not input.is_complex():
+        raise RuntimeError("istft requires a complex-valued input tensor.")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex type, but got "
+                           f"{input.ndim}D")
+    hop, win = _lengths(int(n_fft), hop_length, win_length, "istft")
+    n_freq, n_frames = input.shape[-2], input.shape[-1]
+    onesided = (n_freq != n_fft) if onesided is None else onesided
+    if onesided and n_freq != n_fft // 2 + 1:
+        raise RuntimeError("istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+                           f"n_fft / 2 + 1 when onesided=True, but got {n_freq}")
+    if not onesided and n_freq != n_fft:
+        raise RuntimeError("istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+                           f"n_fft when onesided=False, but got {n_freq}")
+    w = _frame_window(window, win, n_fft, input)
+    norm = "ortho" if normalized else "backward"
+    spec = input.transpose(-1, -2)
+    if onesided:
+        if return_complex:
+            raise RuntimeError("cannot have onesided output if window or input is complex")
+        frames = _fft.irfft(spec, n=n_fft, dim=-1, norm=norm)
+    else:
+        frames = _fft.ifft(spec, n=n_fft, dim=-1, norm=norm)
+        if not return_complex:
+            frames = frames.real
+    frames = frames * w
+    total = n_fft + hop * (n_frames - 1)
+    idx = (creation.arange(n_frames).unsqueeze(1) * hop + creation.arange(n_fft)).reshape(-1)
+    lead = frames.shape[:-2]
+    y = creation.zeros(*lead, total, dtype=frames.dtype, device=frames.device)
+    y = scatter.index_add(y, -1, idx, frames.reshape(*lead, -1))
+    env = scatter.index_add(creation.zeros(total, dtype=w.dtype.to_real()), 0, idx,
+                            (w.abs() ** 2 if w.is_complex() else w * w).repeat(n_frames))
+    start = n_fft // 2 if center else 0
+    end = total - n_fft // 2 if center and length is None else total if length is None else start + int(length)
+    env_part = env[start:min(end, total)]
+    if bool((env_part.abs() < 1e-11).any()):
+        raise RuntimeError(f"istft(...): window overlap add min: {float(env_part.abs().min()):g}")
+    y = y[..., start:min(end, total)] / env_part
+    if end > total:
+        from ..nn.functional import pad
+        y = pad(y, (0, end - total))
+    return y
+
+
+_public("stft", stft)
+_public("istft", istft)

@@ -93,6 +93,7 @@ from . import profiler as profiler  # noqa: E402
 from . import utils as utils  # noqa: E402  (torchish.utils.data / .checkpoint resolve on first use)
 from . import backends as backends  # noqa: E402
 from . import testing as testing  # noqa: E402
+from . import distributions as distributions  # noqa: E402
 from .func import vmap as vmap  # noqa: E402
 from ._runtime import (set_num_threads as set_num_threads, get_num_threads as get_num_threads,  # noqa: E402
                        set_num_interop_threads as set_num_interop_threads,

@@ -75,6 +75,13 @@ def _sample(kind, key, shape, dtype, params, static):
     if kind == "poisson":
         (rate,) = params
         return jax.random.poisson(key, rate, shape).astype(dtype)
+    if kind == "gamma":  # standard gamma with concentration alpha (torch._standard_gamma)
+        (alpha,) = params
+        return _real_sample(lambda k, s, d: jax.random.gamma(k, alpha.astype(d), s, d), key, shape, dtype)
+    if kind == "binomial":
+        count, p = params
+        return jax.random.binomial(key, count, p, shape, jnp.float64 if dtype == jnp.float64 else jnp.float32
+                                   ).astype(dtype)
     if kind == "multinomial":
         (probs,) = params
         logits = jnp.log(probs)

@@ -1,0 +1,91 @@
+"""Samplers the distributions need beyond ``torchish.rand/randn/...``: standard gamma draws that are
+differentiable in their concentration (implicit reparameterisation), binomial and Poisson draws.
+
+A gamma sample ``x ~ Gamma(alpha, 1)`` is drawn from the global generator (JAX's gamma sampler, through the same
+``draw`` machinery as every torchish sampler, so ``torchish.compile`` threads the key), then passed through the op
+``standard_gamma``: identity forward, backward ``g * dx/dalpha`` where ``dx/dalpha = -(dF/dalpha) / f(x)`` holds
+the CDF ``F(x; alpha)`` fixed (``jax.lax.random_gamma_grad``) — PyTorch's ``_standard_gamma`` gradient.
+
+JAX's gamma, Poisson and binomial samplers (rejection loops) and the gamma gradient take seconds each to compile,
+per shape. So, like torchish's elementwise samplers, they run on flat blocks of a power-of-two size: parameters are
+flattened and padded with a harmless value, and the result cut back to shape. Every shape up to a bucket shares one
+compiled sampler and one compiled gradient (the flatten/pad/cut ops are trivial kernels).
+"""
+from __future__ import annotations
+
+import math
+
+import jax
+
+import torchish
+from .._tensor import Tensor
+from ..ops.random import draw
+from ..ops.registry import apply, defop
+
+_MIN_BUCKET, _MAX_BUCKET = 64, 1 << 22
+
+
+def _gamma_reparam_vjp(g, alpha, x, out):
+    return g * jax.lax.random_gamma_grad(alpha, x), None
+
+
+_STANDARD_GAMMA = defop("standard_gamma", lambda alpha, x: x, vjp=_gamma_reparam_vjp, promote=None,
+                        grad_name="StandardGammaBackward0", saved=("0o", ""))
+
+
+def _bucket(n):
+    """The flat size to compute ``n`` elements on (None: exactly ``n``, for very large draws)."""
+    return max(_MIN_BUCKET, 1 << max(n - 1, 0).bit_length()) if n <= _MAX_BUCKET else None
+
+
+def _flat_padded(t, size, fill):
+    """``t`` flattened and padded with ``fill`` to ``size`` elements (differentiable in ``t``)."""
+    flat = t.reshape(-1)
+    n = flat.shape[0]
+    if size == n:
+        return flat
+    return torchish.cat([flat, torchish.full((size - n,), fill, dtype=t.dtype, device=t.device)])
+
+
+def _unflatten(flat, shape):
+    n = math.prod(shape)
+    return (flat if flat.shape[0] == n else flat[:n]).reshape(shape)
+
+
+def _draw(kind, params, fills, dtype, like):
+    """``kind`` samples of ``params``' common shape, drawn on a bucketed flat block; no gradient."""
+    shape = tuple(params[0].shape)
+    size = _bucket(math.prod(shape)) or math.prod(shape)
+    with torchish.no_grad():
+        flat = [_flat_padded(p.detach(), size, f) for p, f in zip(params, fills)]
+    out = draw(kind, (size,), dtype, tuple(p._d for p in flat), device=like)
+    return _unflatten(Tensor._make(out), shape)
+
+
+def standard_gamma(alpha):
+    """Samples of ``Gamma(alpha, 1)`` of ``alpha``'s shape and dtype, at least the dtype's smallest normal
+    number, differentiable in ``alpha``."""
+    shape = tuple(alpha.shape)
+    size = _bucket(math.prod(shape)) or math.prod(shape)
+    flat_alpha = _flat_padded(alpha, size, 1.0)
+    with torchish.no_grad():
+        x = Tensor._make(draw("gamma", (size,), alpha.dtype, (flat_alpha.detach()._d,), device=alpha))
+        x = x.clamp(min=torchish.finfo(alpha.dtype).tiny)
+    return _unflatten(apply(_STANDARD_GAMMA, (flat_alpha, x)), shape)
+
+
+def dirichlet(concentration):
+    """Samples of ``Dirichlet(concentration)`` (normalised gamma draws), differentiable in the concentration."""
+    g = standard_gamma(concentration)
+    return g / g.sum(-1, keepdim=True)
+
+
+def binomial(count, prob):
+    """Binomial draws with ``count`` trials of success probability ``prob`` (same shapes), of ``prob``'s dtype,
+    without gradient (as ``torch.binomial``)."""
+    return _draw("binomial", (count, prob), (0.0, 0.5), prob.dtype, prob)
+
+
+def poisson(rate):
+    """Poisson draws of ``rate``'s shape and dtype, without gradient (as ``torch.poisson``)."""
+    return _draw("poisson", (rate,), (1.0,), rate.dtype, rate)

@@ -563,6 +563,10 @@ def test_special_boundaries_and_binary():
     check(lambda T, x: T.special.gammainc(T.tensor([0.5, 1.0, 2.0, 3.0, 1.5]), x), [b + 1.5])
     check(lambda T, x: T.special.gammaincc(T.tensor([0.5, 1.0, 2.0, 3.0, 1.5]), x), [b + 1.5])
     check(lambda T, x: T.igamma(T.tensor([0.5, 1.0, 2.0, 3.0, 1.5]), x), [b + 1.5])
+    for name in ("gammainc", "gammaincc"):  # no derivative in the first argument: PyTorch raises, never zeros
+        check_raises(lambda T: getattr(T.special, name)(T.tensor([1.5], requires_grad=True),
+                                                        T.tensor([2.0])).sum().backward(),
+                     match="the derivative for 'igamma")
     x = arr(2, 3, lo=0.2, hi=2)
     check(lambda T, t: (T.special.softmax(t, 1), T.special.log_softmax(t, 0), T.special.logsumexp(t, 1)), [x])
     check(lambda T, t: T.special.multigammaln(t + 1.5, 3), [x])

@@ -26,7 +26,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .elementwise import (_BOOL, _COMPLEX, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor)
-from .registry import apply, defop
+from .registry import NotDifferentiable, apply, defop
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -108,16 +108,18 @@ _binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none
 _binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 
 
-def _igamma_vjp(sign):
-    """PyTorch differentiates the regularized incomplete gamma functions in ``x`` only (``a`` gets zeros)."""
+def _igamma_vjp(name, sign):
+    """PyTorch differentiates the regularized incomplete gamma functions in ``x`` only: asking for ``a``'s gradient
+    raises its NotImplementedError."""
     def vjp(g, a, x, out):
         d = jnp.exp((a - 1) * jnp.log(x) - x - jss.gammaln(a))
-        return jnp.zeros(jnp.shape(a), g.dtype), sign * g * d
+        return (NotDifferentiable(NotImplementedError(f"the derivative for '{name}: input' is not implemented.")),
+                sign * g * d)
     return vjp
 
 
-_binary("igamma", jss.gammainc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp(1))
-_binary("igammac", jss.gammaincc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp(-1))
+_binary("igamma", jss.gammainc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp("igamma", 1))
+_binary("igammac", jss.gammaincc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp("igammac", -1))
 _public("multiply", globals()["mul"], inplace=True)
 
 _REMAINDER = OPS["remainder"] = defop("remainder", _remainder_fwd, promote="same",

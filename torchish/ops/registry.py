@@ -375,6 +375,9 @@ def _bwd_fn(op, static, cdt, mask):
     if op.vjp is not None:
         def bwd(vals, outs, gs):
             res = _custom_vjp_all(op, cdt, kw, vals, outs, gs)
+            for i in idx:
+                if isinstance(res[i], NotDifferentiable):
+                    raise res[i].error
             return tuple(_fit(res[i], vals[i]) for i in idx)
         return bwd
 
@@ -402,6 +405,14 @@ def _conj(a):
     VJP of a holomorphic ``f`` multiplies by ``f'(z)`` where PyTorch multiplies by its conjugate): JAX-derived VJPs
     are conjugated on the way in and out. A no-op for real values."""
     return jnp.conj(a) if a is not None and jnp.iscomplexobj(a) else a
+
+
+class NotDifferentiable:
+    """A custom VJP's entry for an input PyTorch does not differentiate: asking for that gradient raises ``error``
+    (inside a traced program, where JAX asks for every input's cotangent, the entry is a zero)."""
+
+    def __init__(self, error):
+        self.error = error
 
 
 def _custom_vjp_all(op, cdt, kw, vals, outs, gs):
@@ -449,7 +460,8 @@ def traced_fn(op, static, cdt):
             outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
             gs = tuple(g) if isinstance(g, (tuple, list)) else (g,)
             grads = _custom_vjp_all(op, cdt, kw, vals, outs, gs)
-            return tuple(None if (r is None or not hasattr(v, "dtype") or not jnp.issubdtype(v.dtype, jnp.inexact))
+            return tuple(None if (r is None or isinstance(r, NotDifferentiable) or not hasattr(v, "dtype")
+                                  or not jnp.issubdtype(v.dtype, jnp.inexact))
                          else _fit(r, v) for r, v in zip(grads, vals))
         f.defvjp(f_fwd, f_bwd)
     op.kernels[key] = f

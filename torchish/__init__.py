@@ -45,6 +45,7 @@ from .ops.setitem import *  # noqa: E402,F401,F403
 from .ops.gather import *  # noqa: E402,F401,F403
 from .ops.scatter import *  # noqa: E402,F401,F403
 from .ops.spectral import *  # noqa: E402,F401,F403
+from .ops.numeric import *  # noqa: E402,F401,F403
 from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403

@@ -8,11 +8,11 @@ from . import unary, arith, compare, ternary, copying, operators
 from . import reduce, extrema, stats, softmax, scan
 from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
-from . import creation, random, linalg, sort, spectral
+from . import creation, random, linalg, sort, spectral, numeric
 
 FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
             broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, sort,
-            spectral)
+            spectral, numeric)
 
 
 def _install():

@@ -1,0 +1,176 @@
+"""NumPy-style numerical helpers PyTorch has at the top level: ``cov``, ``corrcoef``, ``vander``, ``combinations``,
+``renorm``, ``frexp``. Written on the registry's ops, so they are differentiable where PyTorch's are."""
+from __future__ import annotations
+
+import warnings
+
+import jax.numpy as jnp
+
+from .. import _dtype
+from .._tensor import Tensor, wrap_dim
+from .join import cat
+from .reduce import _return_type
+from .registry import Family as _Family, apply, defop
+
+_public = _Family(globals()).public
+
+
+def _require(x, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the variables in the rows of ``input`` (observations in the columns), as ``torch.cov``."""
+    _require(input, "cov")
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    n_obs = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.ndim > 1:
+            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but got fweights with "
+                               f"{fweights.ndim} dimensions")
+        if fweights.is_floating_point() or fweights.is_complex():
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
+                               f"{_dtype.scalar_type_name(fweights.dtype)} dtype")
+        if fweights.numel() != n_obs:
+            raise RuntimeError(f"cov(): expected fweights to have the same numel as there are observations in the "
+                               f"input but got {fweights.numel()} != {n_obs}")
+        w = fweights
+    if aweights is not None:
+        if aweights.ndim > 1:
+            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but got aweights with "
+                               f"{aweights.ndim} dimensions")
+        if not aweights.is_floating_point():
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
+                               f"{_dtype.scalar_type_name(aweights.dtype)} dtype")
+        if aweights.numel() != n_obs:
+            raise RuntimeError(f"cov(): expected aweights to have the same numel as there are observations in the "
+                               f"input but got {aweights.numel()} != {n_obs}")
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1) if x.is_floating_point() or x.is_complex() else x.to(_dtype.DEFAULTS.float).mean(1)
+        w_sum = n_obs
+        norm = w_sum - correction
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        if correction == 0:
+            norm = w_sum
+        elif aweights is None:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * (w * aweights).sum() / w_sum
+    if isinstance(norm, Tensor):
+        if bool((norm <= 0).item()):
+            _dof_warning()
+            norm = norm.clamp(min=0)
+    elif norm <= 0:
+        _dof_warning()
+        norm = 0
+    xm = x - avg.unsqueeze(1)
+    xw = xm if w is None else xm * w
+    c = xw @ (xm.t().conj() if xm.is_complex() else xm.t())
+    return (c / norm).squeeze()
+
+
+def _dof_warning():
+    warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                  "observations.", UserWarning, stacklevel=3)
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of ``input`` (``cov`` normalised, clipped to [-1, 1])."""
+    _require(input, "corrcoef")
+    if input.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal()
+    std = (d.real if d.is_complex() else d).sqrt()
+    c = c / std.unsqueeze(1)
+    c = c / std.unsqueeze(0)
+    if c.is_complex():
+        from .creation import complex as _complex
+        return _complex(c.real.clip(-1, 1), c.imag.clip(-1, 1))
+    return c.clip(-1, 1)
+
+
+def vander(x, N=None, increasing=False):
+    """Columns ``x ** (N-1), ..., x ** 0`` (reversed with ``increasing=True``); integers stay int64."""
+    _require(x, "vander")
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = x.dtype if (x.is_floating_point() or x.is_complex()) else _dtype.int64
+    base = x.to(dt).unsqueeze(1)
+    if n == 0:
+        return base[:, :0]
+    ones = base * 0 + 1  # x^0 = 1, then x, x*x, ... as cumulative products (PyTorch's order of rounding)
+    cols = ones if n == 1 else cat([ones, base.expand(x.shape[0], n - 1).cumprod(1)], 1)
+    return cols if increasing else cols.flip(1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """Length-``r`` combinations of the elements of a 1-D tensor, as rows (``itertools.combinations`` order)."""
+    _require(input, "combinations")
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty(0)
+    # as PyTorch builds it: masked_select of the r-fold meshgrid under "indices increasing" (itertools' order)
+    from .creation import arange
+    from .join import meshgrid, stack
+    n = input.shape[0]
+    grids = meshgrid(*([input] * r), indexing="ij")
+    idx = meshgrid(*([arange(n)] * r), indexing="ij")
+    mask = None
+    for a, b in zip(idx[:-1], idx[1:]):
+        m = a <= b if with_replacement else a < b
+        mask = m if mask is None else mask & m
+    if mask is None:  # r == 1
+        return input.unsqueeze(1)
+    return stack([g.masked_select(mask) for g in grids], 1)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` is scaled down to norm ``maxnorm``."""
+    _require(input, "renorm")
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = wrap_dim(dim, input.ndim)
+    others = [i for i in range(input.ndim) if i != d]
+    from .. import linalg
+    norm = linalg.vector_norm(input, p, dim=others, keepdim=True)
+    factor = (norm > maxnorm).to(input.dtype) * (maxnorm / (norm + 1e-7) - 1) + 1
+    return input * factor
+
+
+_FREXP_RESULT = _return_type("frexp", ("mantissa", "exponent"))
+_FREXP = defop("frexp", lambda x: (lambda m, e: (m, e.astype(jnp.int32)))(*jnp.frexp(x)), differentiable=False)
+
+
+def frexp(input, *, out=None):
+    """``input = mantissa * 2 ** exponent`` with the mantissa in (-1, 1) and an int32 exponent."""
+    _require(input, "frexp")
+    if not input.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    return _FREXP_RESULT(*apply(_FREXP, (input,)))
+
+
+for _n in ("cov", "corrcoef", "vander", "combinations", "frexp"):
+    _public(_n, globals()[_n], method=_n in ("cov", "corrcoef", "frexp"))
+_public("renorm", renorm, inplace=True)

@@ -319,7 +319,25 @@ ERRORS = [
     ("saved_inplace_result", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.exp_(), y))),
     ("saved_inplace_result_later", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.sigmoid_() * 2, y))),
     ("saved_inplace_result_view", lambda T: _saved_then_modified(T, lambda T, y: _mod(y[0].tanh_(), y))),
+    # a write whose source partly overlaps the written elements (PyTorch's memory-overlap check)
+    ("overlap_add_shifted", lambda T: _shifted(T, "add_")),
+    ("overlap_copy_shifted", lambda T: _shifted(T, "copy_")),
+    ("overlap_lerp_shifted", lambda T: _shifted(T, "lerp_", 0.5)),
+    ("overlap_setitem_shifted", lambda T: _shifted(T, "__setitem__")),
+    ("overlap_index_copy", lambda T: (lambda x: x[1:].index_copy_(0, T.tensor([0, 1]), x[:2]))(T.arange(5.0))),
+    ("overlap_row_of_self", lambda T: (lambda x: x.mul_(x[0]))(T.arange(6.0).view(2, 3))),
+    ("overlap_transpose", lambda T: (lambda x: x.add_(x.t()))(T.arange(4.0).view(2, 2))),
+    ("overlap_unsqueezed_self", lambda T: (lambda x: x.add_(x.unsqueeze(0)))(T.arange(5.0))),
 ]
+
+
+def _shifted(T, method, *extra):
+    x = T.arange(5.0)
+    if method == "__setitem__":
+        x[1:] = x[:-1]
+    else:
+        getattr(x[1:], method)(x[:-1], *extra)
+    return x
 
 
 def _mod(z, y):
@@ -362,6 +380,14 @@ ALLOWED = [
     ("unsaved_input", lambda T: _written_grad(T, lambda T, y: _mod(y.exp(), y))),
     ("unsaved_output", lambda T: _written_grad(T, lambda T, y: y.clamp(0, 1).add_(1))),
     ("inplace_unsaved_result", lambda T: _written_grad(T, lambda T, y: _mod(y.sin_(), y))),
+    # overlaps PyTorch allows: the same layout, disjoint ranges, layouts it cannot judge, fill values
+    ("overlap_self", lambda T: (lambda x: (x.mul_(x), x.add_(x.view(5)), x)[-1])(T.arange(5.0))),
+    ("overlap_disjoint", lambda T: (lambda x: (x[:2].add_(x[2:4]), x)[-1])(T.arange(5.0))),
+    ("overlap_setitem_disjoint", lambda T: (lambda x: (x.__setitem__(slice(0, 2), x[3:]), x)[-1])(T.arange(5.0))),
+    ("overlap_strided_columns", lambda T: (lambda x: (x[:, 0].add_(x[:, 1]), x)[-1])(T.arange(6.0).view(3, 2))),
+    ("overlap_expanded_source", lambda T: (lambda x: (x[1:].add_(x[0].expand(4)), x)[-1])(T.arange(5.0))),
+    ("overlap_masked_fill_value", lambda T: (lambda x: (x[1:].masked_fill_(T.tensor([True, False, True, False]),
+                                                                          x[0]), x)[-1])(T.arange(5.0))),
 ]
 
 

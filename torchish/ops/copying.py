@@ -55,6 +55,8 @@ def _copy_(self, src, non_blocking=False):
     if tuple(full) != tuple(self.shape):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(full)}")
     self._check_inplace()
+    from .inplace import check_overlap
+    check_overlap(self, src)
     if src.device != self.device:
         from .convert import move
         src = move(src, next(iter(self._d.devices())))

@@ -337,11 +337,61 @@ _BROADCAST = defop("expand_copy", lambda x, *, shape: jnp.broadcast_to(x, shape)
                    grad_name="ExpandBackward0")
 
 
+_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+            "memory location. Please clone() the tensor before performing the operation.")
+
+
+def _dense(shape, strides):
+    """PyTorch's ``is_non_overlapping_and_dense``: the strides are a permutation of contiguous ones."""
+    expected = 1
+    for size, st in sorted((d for d in zip(shape, strides) if d[0] != 1), key=lambda d: d[1]):
+        if st != expected:
+            return False
+        expected *= size
+    return True
+
+
+def check_overlap(dst: Tensor, src) -> None:
+    """Refuse a write of ``src`` into ``dst`` when they share storage and partly overlap, as PyTorch does (its
+    ``get_overlap_status``: dense views of one storage whose element ranges intersect without being the same
+    tensor layout). Layouts PyTorch cannot judge (not dense) pass, as there."""
+    if src is dst or not isinstance(src, Tensor) or dst._view is None and src._view is None:
+        return
+    base = dst._view[0] if dst._view is not None else dst
+    if (src._view[0] if src._view is not None else src) is not base or src._v.dtype != dst._v.dtype:
+        return
+    n_dst, n_src = math.prod(dst._v.shape), math.prod(src._v.shape)
+    if not n_dst or not n_src:
+        return
+    (sd, td, od), (ss, ts, os_) = layout(dst), layout(src)
+    if not (_dense(sd, td) and _dense(ss, ts)):
+        return
+    if (od, n_dst) == (os_, n_src):
+        if td == ts or sd == ss and all(a == b for a, b, n in zip(td, ts, sd) if n != 1):
+            return
+        raise RuntimeError(_OVERLAP)
+    if od < os_ + n_src and os_ < od + n_dst:
+        raise RuntimeError(_OVERLAP)
+
+
+# in-place methods whose tensor arguments are values read before the write (a 0-dim value is a scalar to PyTorch)
+_NO_OVERLAP_CHECK = {"masked_fill_", "index_fill_", "fill_diagonal_"}
+
+
 def make_inplace(fn, name=None):
     """``fn_`` from an out-of-place ``fn(self, ...)``: checks, computes out of place, writes back."""
+    check = (name or fn.__name__ + "_") not in _NO_OVERLAP_CHECK
+
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
         self._check_inplace()
+        if check:
+            for a in args:
+                if isinstance(a, Tensor):
+                    check_overlap(self, a)
+            for a in kwargs.values():
+                if isinstance(a, Tensor):
+                    check_overlap(self, a)
         with write_scope(self):
             return assign(self, fn(self, *args, **kwargs))
     method.__name__ = name or (fn.__name__ + "_")

@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .index import (_as_index_tensor, _basic_op, _full_flags, _getitem_fwd, _int_scalar_tensor, _seq_as_tuple,
                     parse_index)
-from .inplace import write_scope
+from .inplace import check_overlap, write_scope
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -135,6 +135,7 @@ def _set_basic(self, template, value):
     view = apply(_basic_op(template, False, _full_flags(self, template)), (self,), template=template)
     _forget_view(view)  # a transient target: nothing to refresh after the write
     if isinstance(value, Tensor):
+        check_overlap(view, value)
         vshape = tuple(value.shape)
         stripped = vshape[_lead_ones(vshape):]
         from .broadcast import expand_shape

@@ -9,6 +9,7 @@ installed, the oracle comparisons skip (``needs_torch``) and the finite-differen
 from __future__ import annotations
 
 import builtins
+import os
 
 import numpy as np
 import pytest
@@ -144,7 +145,82 @@ def check(fn, inputs, grad=True, seed=123, **tols):
             continue
         assert b is not None, f"grad[{i}]: torchish returned None, torch {a}"
         assert_same(a, b, f"grad[{i}]", **tols)
+    if CHECK_SAVED:
+        check_saved(fn, inputs)
     return ref, got
+
+
+# The saved-tensor audit (``check_saved`` after every ``check``) is opt-in: it runs each op's forward and backward
+# once per input and output again. TORCHISH_CHECK_SAVED=1 asserts; a path ending in .tsv logs the mismatches there.
+# tests/test_saved_tensors.py checks the same per op in every run.
+CHECK_SAVED = os.environ.get("TORCHISH_CHECK_SAVED", "")
+
+
+def _saved_outcomes(lib, fn, inputs):
+    """What happens when each Tensor input, then each output, is written in place (under no_grad) between the
+    forward and the backward — which of them the op saved for its backward — and on a second backward. One
+    entry per target: None (the backward ran) or the exception type's name. Inputs that require grad are given as
+    non-leaves (``clone()``), so that writing them is allowed."""
+    def forward():
+        ins = []
+        for x in inputs:
+            if isinstance(x, np.ndarray):
+                t = lib.tensor(x)
+                ins.append(t.requires_grad_(True).clone() if x.dtype.kind == "f" else t)
+            else:
+                ins.append(x)
+        outs = _flat_tensors(fn(lib, *ins), lib)
+        return ins, outs
+
+    def backward(outs, **kw):
+        loss = sum(o.sum() for o in outs if o.requires_grad)
+        loss.backward(**kw)
+
+    ins, outs = forward()
+    if not any(o.requires_grad for o in outs):
+        return None
+    targets = [("in", i) for i, t in enumerate(ins) if isinstance(t, lib.Tensor)]
+    targets += [("out", j) for j in range(len(outs))]
+    result = {}
+    for kind, i in targets:
+        ins, outs = forward()
+        t = ins[i] if kind == "in" else outs[i]
+        try:
+            with lib.no_grad():
+                t.copy_(t.clone())
+        except Exception:  # noqa: BLE001  (an expanded or otherwise unwritable tensor: nothing to compare)
+            result[(kind, i)] = "unwritable"
+            continue
+        try:
+            backward(outs)
+            result[(kind, i)] = None
+        except Exception as e:  # noqa: BLE001
+            result[(kind, i)] = type(e).__name__
+    ins, outs = forward()
+    try:
+        backward(outs)
+        backward(outs)
+        result["twice"] = None
+    except Exception as e:  # noqa: BLE001
+        result["twice"] = type(e).__name__
+    return result
+
+
+def check_saved(fn, inputs):
+    """PyTorch's saved-tensor behaviour: the same in-place writes after the forward make the backward fail (or
+    not), and a second backward fails (or not), in both libraries."""
+    ref = _saved_outcomes(torch, fn, inputs)
+    got = _saved_outcomes(torchish, fn, inputs)
+    if ref is None:
+        return
+    got = {k: v for k, v in (got or {}).items() if ref.get(k) != "unwritable"}
+    ref = {k: v for k, v in ref.items() if v != "unwritable"}
+    if CHECK_SAVED.endswith(".tsv"):
+        if got != ref:
+            with open(CHECK_SAVED, "a") as f:
+                f.write(f"{os.environ.get('PYTEST_CURRENT_TEST')}\t{got}\t{ref}\n")
+        return
+    assert got == ref, f"saved tensors: torchish {got} != torch's {ref}"
 
 
 def run_both(fn, *args):

@@ -6,7 +6,7 @@ singular vectors or eigenvectors (reconstructions, absolute values, eigenvalues)
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, check_raises, run_both, torch, torchish
+from oracle import arr, check, check_fd, check_raises, run_both, same, torch, torchish
 
 pytestmark = pytest.mark.skipif(torch is None, reason="PyTorch (the oracle) is not installed")
 
@@ -528,3 +528,49 @@ def test_linalg_namespace_matches_torch():
     for n in ("det", "inverse", "cholesky", "svd", "qr", "pinverse", "logdet", "slogdet", "matrix_power", "cross",
               "trace", "matrix_exp"):
         assert callable(getattr(torchish, n)) and callable(getattr(torchish.Tensor, n)), n
+
+
+SPD = (lambda m: (m @ m.T + 3 * np.eye(3)).astype(np.float32))(arr(3, 3, seed=11).astype(np.float64))
+LEGACY = {
+    "cholesky_solve": lambda t, A, B: t.cholesky_solve(B, t.linalg.cholesky(A)),
+    "cholesky_solve_upper": lambda t, A, B: t.cholesky_solve(B, t.linalg.cholesky(A).mT, upper=True),
+    "cholesky_solve_method": lambda t, A, B: B.cholesky_solve(t.linalg.cholesky(A)),
+    "cholesky_inverse": lambda t, A, B: t.cholesky_inverse(t.linalg.cholesky(A)) + 0 * B.sum(),
+    "cholesky_inverse_upper": lambda t, A, B: t.cholesky_inverse(t.linalg.cholesky(A).mT, upper=True) + 0 * B.sum(),
+    "triangular_solve": lambda t, A, B: tuple(t.triangular_solve(B, A.triu())),
+    "triangular_solve_lower_transposed": lambda t, A, B: tuple(t.triangular_solve(B, A.tril(), upper=False,
+                                                                                  transpose=True)),
+    "triangular_solve_unit": lambda t, A, B: t.triangular_solve(B, A.triu(), unitriangular=True).solution,
+    "chain_matmul": lambda t, A, B: t.chain_matmul(A, A, B),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_legacy_solvers(name):
+    check(LEGACY[name], [SPD, arr(3, 2, seed=12)])
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_legacy_lu():
+    same(lambda t: [tuple(t.lu(t.tensor(SPD))), tuple(t.lu(t.tensor(SPD), get_infos=True))])
+
+
+def test_legacy_deprecation_warnings():
+    for fn, match in ((lambda: torchish.triangular_solve(torchish.ones(2, 1), torchish.eye(2)), "triangular_solve is"),
+                      (lambda: torchish.lu(torchish.eye(2)), "torch.lu is deprecated"),
+                      (lambda: torchish.chain_matmul(torchish.eye(2)), "chain_matmul is deprecated")):
+        with pytest.warns(UserWarning, match=match):
+            fn()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fn", [
+    lambda t: t.cholesky_solve(t.ones(3), t.eye(3)),
+    lambda t: t.cholesky_solve(t.ones(3, 1), t.eye(3, dtype=t.float64)),
+    lambda t: t.cholesky_solve(t.ones(2, 1), t.eye(3)),
+    lambda t: t.triangular_solve(t.ones(3), t.eye(3)),
+    lambda t: t.cholesky_inverse(t.ones(3)),
+], ids=["b_1d", "dtypes", "sizes", "triangular_b_1d", "inverse_1d"])
+def test_legacy_solver_errors(fn):
+    check_raises(fn)

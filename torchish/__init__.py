@@ -1,6 +1,8 @@
 """torchish: PyTorch's API on JAX. ``import torchish as torch``."""
 from __future__ import annotations
 
+import sys as _sys
+
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)  # float64 / int64 must work for real, as in PyTorch
@@ -56,11 +58,31 @@ from ._dtype import result_type as result_type  # noqa: E402
 from ._tensor_str import (set_printoptions as set_printoptions, get_printoptions as get_printoptions,  # noqa: E402
                           printoptions as printoptions)
 from . import cuda as cuda  # noqa: E402
+from . import amp as amp  # noqa: E402
+from .amp import autocast as autocast  # noqa: E402
+from .amp import cuda_amp as _cuda_amp  # noqa: E402
+from .amp._state import (is_autocast_enabled as is_autocast_enabled,  # noqa: E402
+                         set_autocast_enabled as set_autocast_enabled, get_autocast_dtype as get_autocast_dtype,
+                         set_autocast_dtype as set_autocast_dtype, get_autocast_gpu_dtype as get_autocast_gpu_dtype,
+                         set_autocast_gpu_dtype as set_autocast_gpu_dtype,
+                         get_autocast_cpu_dtype as get_autocast_cpu_dtype,
+                         set_autocast_cpu_dtype as set_autocast_cpu_dtype,
+                         is_autocast_cpu_enabled as is_autocast_cpu_enabled,
+                         set_autocast_cpu_enabled as set_autocast_cpu_enabled,
+                         is_autocast_cache_enabled as is_autocast_cache_enabled,
+                         set_autocast_cache_enabled as set_autocast_cache_enabled,
+                         clear_autocast_cache as clear_autocast_cache,
+                         autocast_increment_nesting as autocast_increment_nesting,
+                         autocast_decrement_nesting as autocast_decrement_nesting)
+cuda.amp = _cuda_amp  # torchish.cuda is a module: its amp submodule is registered by hand
+_sys.modules[__name__ + ".cuda.amp"] = _cuda_amp
+from . import cpu as cpu  # noqa: E402
 from . import linalg as linalg  # noqa: E402
 from . import random as random  # noqa: E402
 from . import special as special  # noqa: E402
 from . import fft as fft  # noqa: E402
 globals().update(linalg.TOP_LEVEL)  # torch.det, torch.svd, torch.cholesky, ... (the older top-level spellings)
+globals().update(linalg.FUNCTIONS)  # torch.chain_matmul
 
 globals().update(_ALIASES)  # torch.float, torch.long, torch.half, ...
 float = float32  # noqa: A001

@@ -18,6 +18,10 @@ HIGHEST = jax.lax.Precision.HIGHEST
 DEFAULT = jax.lax.Precision.DEFAULT
 
 _STATE = {"matmul": HIGHEST, "conv": DEFAULT}
+
+# float16 and bfloat16: products of these accumulate in float32 (``preferred_element_type``) and are rounded once at
+# the end, bias included, as PyTorch's CPU and GPU kernels do (what autocast's lower-precision ops run on)
+LOW = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
 EPOCH = [0]
 
 

@@ -65,6 +65,11 @@ def set_device(device) -> None:
     _device.set_current_index(idx)
 
 
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether bfloat16 works on the accelerator (XLA supports it on every GPU and TPU); False without one."""
+    return is_available()
+
+
 def get_device_name(device=None) -> str:
     _require()
     return _device.accelerators()[_index(device)].device_kind

@@ -28,6 +28,7 @@ from .ops.solve import (det, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve,
                         solve_triangular)
 from .ops.solve import logdet as _logdet
 from .ops.linalg import matmul
+from .ops import registry as _registry
 from .ops.registry import apply, defop
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
@@ -105,6 +106,8 @@ def matrix_power(A, n, *, out=None):
                            f"by {A.shape[-1]} matrices")
     if n == 0:
         return apply(_EYE_LIKE, (A,))
+    if n == -1:  # PyTorch returns the inverse itself (its node saves it), not a copy
+        return inv(A)
     if n < 0:
         A, n = inv(A), -n
     if n == 1:
@@ -120,6 +123,8 @@ def matrix_power(A, n, *, out=None):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """``sum(conj(x) * y, dim)`` with broadcasting."""
+    if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
+        x, y = _registry.autocast_hook("linalg_vecdot", (x, y))
     for name, t in (("x", x), ("y", y)):
         if t.dtype.category < _dtype._FLOAT:
             raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
@@ -211,9 +216,96 @@ def _top_cross(input, other, dim=None, *, out=None):
     return cross(input, other, dim=dim)
 
 
+def _cholesky_solve_fwd(b, l, *, upper):
+    import jax
+    lo = jax.numpy.conj(jax.numpy.swapaxes(l, -1, -2)) if upper else l
+    b, lo = jax.numpy.broadcast_arrays(b, lo) if b.shape[:-2] != lo.shape[:-2] else (b, lo)
+    y = jax.lax.linalg.triangular_solve(lo, b, left_side=True, lower=True)
+    return jax.lax.linalg.triangular_solve(lo, y, left_side=True, lower=True, conjugate_a=True, transpose_a=True)
+
+
+def _triangular_solve_fwd(b, a, *, upper, transpose, unit):
+    import jax
+    return jax.lax.linalg.triangular_solve(a, b, left_side=True, lower=not upper, transpose_a=transpose,
+                                           unit_diagonal=unit)
+
+
+# one node each, saving what PyTorch's do (both inputs and the result)
+_CHOLESKY_SOLVE = defop("cholesky_solve", _cholesky_solve_fwd, promote="same", grad_name="CholeskySolveBackward0",
+                        saved=("01o", "01o"))
+_TRIANGULAR_SOLVE = defop("triangular_solve", _triangular_solve_fwd, promote="same",
+                          grad_name="TriangularSolveBackward0", saved=("01o", "01o"))
+
+
+def _legacy_operands(b, A, name):
+    if b.ndim < 2:
+        raise RuntimeError(f"{name}: Expected b to have at least 2 dimensions, but it has {b.ndim} dimensions instead")
+    _check_matrix(A, name)
+    if b.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_dtype.scalar_type_name(b.dtype)} and A of type {_dtype.scalar_type_name(A.dtype)} "
+                           "instead.")
+    if b.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {A.shape[-1]} by "
+                           f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
+
+
+def _cholesky_solve(B, L, upper=False, *, out=None):
+    """``torch.cholesky_solve``: ``X`` with ``A X = B`` for ``A = L L^H`` (``U^H U`` with ``upper=True``)."""
+    _legacy_operands(B, L, "cholesky_solve")
+    lead = tuple(_B.broadcast_shapes(B.shape[:-2], L.shape[:-2]))
+    B = B.expand(lead + tuple(B.shape[-2:])) if tuple(B.shape[:-2]) != lead else B
+    L = L.expand(lead + tuple(L.shape[-2:])) if tuple(L.shape[:-2]) != lead else L
+    return apply(_CHOLESKY_SOLVE, (B, L), upper=bool(upper))
+
+
+def _cholesky_inverse(L, upper=False, *, out=None):
+    """``torch.cholesky_inverse``: ``A^{-1}`` from the Cholesky factor of ``A``."""
+    _check_matrix(L, "cholesky_inverse")
+    from .ops.creation import eye
+    return _cholesky_solve(eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(L.shape), L, upper)
+
+
+def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """``torch.triangular_solve`` (deprecated): ``(solution, cloned_coefficient)`` of ``op(A) X = b``."""
+    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
+                  "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
+                  "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
+                  "with\nX = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
+    _legacy_operands(b, A, "torch.triangular_solve")
+    lead = tuple(_B.broadcast_shapes(b.shape[:-2], A.shape[:-2]))
+    b = b.expand(lead + tuple(b.shape[-2:])) if tuple(b.shape[:-2]) != lead else b
+    A = A.expand(lead + tuple(A.shape[-2:])) if tuple(A.shape[:-2]) != lead else A
+    X = apply(_TRIANGULAR_SOLVE, (b, A), upper=bool(upper), transpose=bool(transpose), unit=bool(unitriangular))
+    return _RESULTS["triangular_solve"](X, A.clone())
+
+
+def _top_lu(A, pivot=True, get_infos=False, out=None):
+    """``torch.lu`` (deprecated): ``(LU, pivots)`` or ``(LU, pivots, infos)``."""
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+                  "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
+                  "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+                  "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                  "torch.linalg.lu_factor_ex(A, compute_pivots)", UserWarning, stacklevel=2)
+    if get_infos:
+        return lu_factor_ex(A, pivot=pivot)
+    return lu_factor(A, pivot=pivot)
+
+
+def _chain_matmul(*matrices, out=None):
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(list(matrices))
+
+
 TOP_LEVEL = {"det": det, "inverse": _inverse, "logdet": _logdet, "slogdet": _top_slogdet, "svd": _top_svd,
              "qr": _top_qr, "cholesky": _top_cholesky, "pinverse": _pinverse, "matrix_power": matrix_power,
-             "matrix_exp": matrix_exp, "cross": _top_cross}
+             "matrix_exp": matrix_exp, "cross": _top_cross, "cholesky_solve": _cholesky_solve,
+             "cholesky_inverse": _cholesky_inverse, "triangular_solve": _triangular_solve, "lu": _top_lu}
+FUNCTIONS = {"chain_matmul": _chain_matmul}  # top-level functions that are not Tensor methods
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn

@@ -36,6 +36,7 @@ from .._tensor import Tensor, set_values
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, node_class
 from ..ops import lazy, tracing
+from ..amp import _state as _autocast
 from .recorder import Recorder
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
@@ -85,10 +86,11 @@ def _is_tensor(x):
 
 def _signature(args, kwargs):
     """The leaves of the call's arguments and the key of its cache entry: the arguments' structure, shapes, dtypes
-    and Python values, grad mode, the default dtype and the matmul/convolution precision settings."""
+    and Python values, grad mode, the default dtype, the matmul/convolution precision settings and the autocast
+    state (which ops run in which dtype)."""
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
     return leaves, (tree, tuple(map(_leaf_key, leaves)), STATE.grad_enabled, _dtype.DEFAULTS.float,
-                    _precision.EPOCH[0])
+                    _precision.EPOCH[0], _autocast.signature())
 
 
 # written state arrays smaller than this are not donated (benchmarks/compile_overhead.py varies it; donating all is

@@ -22,6 +22,7 @@ from .. import _dtype, _precision
 from .._tensor import Tensor
 from . import tracing
 from .reduce import _return_type
+from . import registry as _registry
 from .registry import apply, defop
 
 _FLOAT = _dtype._FLOAT
@@ -39,7 +40,8 @@ RESULTS = {name: _return_type(name, fields) for name, fields in (
     ("linalg_cholesky_ex", ("L", "info")), ("linalg_eigh", ("eigenvalues", "eigenvectors")),
     ("linalg_eig", ("eigenvalues", "eigenvectors")), ("linalg_lu_factor", ("LU", "pivots")),
     ("linalg_lu_factor_ex", ("LU", "pivots", "info")), ("linalg_lu", ("P", "L", "U")),
-    ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")))}
+    ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
+    ("triangular_solve", ("solution", "cloned_coefficient")))}
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -70,6 +72,13 @@ def _torch_vjp(formula):
             return tuple(None if r is None else jnp.conj(r) for r in res)
         return jnp.conj(res)
     return vjp
+
+
+def autocast_inputs(name, *tensors):
+    """``tensors`` as autocast casts them for the op ``name`` (PyTorch runs most decompositions in float32 under
+    CPU autocast); unchanged when autocast is off. Front-ends call it before their dtype checks."""
+    hook = _registry.autocast_hook
+    return tensors if hook is None else hook(name, tensors)
 
 
 def check_matrix(A, fname, square=True, arg="A"):
@@ -139,11 +148,13 @@ _SVDVALS = defop("linalg_svdvals", lambda A: jnp.linalg.svd(A, compute_uv=False)
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """``U, S, Vh`` with ``A = U diag(S) Vh``, singular values in descending order."""
+    A, = autocast_inputs("linalg_svd", A)
     check_matrix(A, "linalg.svd", square=False)
     return RESULTS["linalg_svd"](*apply(_SVD, (A,), full=bool(full_matrices)))
 
 
 def svdvals(A, *, driver=None, out=None):
+    A, = autocast_inputs("linalg_svdvals", A)
     check_matrix(A, "linalg.svdvals", square=False)
     return apply(_SVDVALS, (A,))
 
@@ -187,6 +198,7 @@ _QR = defop("linalg_qr", _qr_fwd, vjp=_qr_vjp, grad_name="LinalgQrBackward0")
 
 def qr(A, mode="reduced", *, out=None):
     """``Q, R`` with ``A = Q R``; ``mode`` is ``'reduced'``, ``'complete'`` or ``'r'`` (Q left empty)."""
+    A, = autocast_inputs("linalg_qr", A)
     check_matrix(A, "linalg.qr", square=False)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
@@ -252,6 +264,7 @@ def _not_pd(i):
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    A, = autocast_inputs("linalg_cholesky_ex", A)
     check_matrix(A, "linalg.cholesky_ex")
     L, info = apply(_CHOL, (A,), upper=bool(upper))
     info = _chol_info(A, info, upper)
@@ -263,6 +276,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 def cholesky(A, *, upper=False, out=None, _legacy=False):
     """The Cholesky factor ``L`` (``A = L L^H``), or ``U = L^H`` with ``upper=True``."""
     fname = "cholesky" if _legacy else "linalg.cholesky"
+    A, = autocast_inputs("linalg_cholesky_ex", A)
     check_matrix(A, fname)
     L, info = apply(_CHOL_LEGACY if _legacy else _CHOL, (A,), upper=bool(upper))
     raise_info(_chol_info(A, info, upper), fname, _not_pd)
@@ -300,6 +314,7 @@ _EIGH = defop("linalg_eigh", _eigh_fwd, vjp=_eigh_vjp, grad_name="LinalgEighBack
 
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending, real) and orthonormal eigenvectors of Hermitian matrices, read from one triangle."""
+    A, = autocast_inputs("linalg_eigh", A)
     check_matrix(A, "linalg.eigh")
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -332,6 +347,7 @@ _EIG = defop("linalg_eig", _eig_fwd, vjp=_eig_vjp, grad_name="LinalgEigBackward0
 
 def eig(A, *, out=None):
     """Complex eigenvalues and unit-norm eigenvectors of general square matrices (computed on the CPU)."""
+    A, = autocast_inputs("linalg_eig", A)
     check_matrix(A, "linalg.eig")
     dev = A.device
     if dev.type != "cpu":  # LAPACK's geev: run on the host, as XLA offers it there

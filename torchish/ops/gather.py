@@ -151,7 +151,9 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     b = list(broadcast_shapes(tuple(shp_i), tuple(shp_x)))
     bi, bx = list(b), list(b)
     bi[d], bx[d] = input.shape[d], indices.shape[d]
-    return gather(expand(input, tuple(bi)), d, expand(indices, tuple(bx)), out=out)
+    # PyTorch gathers along a dim with a copy of the indices: its node saves the copy, not ``indices``
+    from .copying import clone
+    return gather(expand(input, tuple(bi)), d, clone(expand(indices, tuple(bx))), out=out)
 
 
 _TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), linear=True, grad_name="TakeBackward0")
@@ -181,10 +183,11 @@ def masked_select(input, mask, *, out=None):
     from .broadcast import broadcast_tensors
     m, x = broadcast_tensors(mask, input)
     from .elementwise import _out
-    return _out(apply(_MASKED_SELECT, (x, *nonzero(m, as_tuple=True))), out)
+    return _out(apply(_MASKED_SELECT, (x, m, *nonzero(m, as_tuple=True))), out)
 
 
-_MASKED_SELECT = defop("masked_select", lambda x, *idx: x[idx], linear=True, grad_name="MaskedSelectBackward0")
+# (input, mask, *mask.nonzero()): the mask itself rides along, as PyTorch's node saves it
+_MASKED_SELECT = defop("masked_select", lambda x, m, *idx: x[idx], linear=True, grad_name="MaskedSelectBackward0")
 
 
 for _n in ("index_select", "gather", "take_along_dim", "take", "masked_select"):

@@ -19,6 +19,7 @@ from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
 from .elementwise import _out, c10_name, not_implemented, require_tensor
+from . import registry as _registry, saved as _saved
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -28,8 +29,14 @@ _public = _Family(globals()).public
 _mm = _precision.mm
 
 
+# the operands a product copies before multiplying ("0", "1", "01"): its node saves the copies, not the operands
+_COPIES = {"": "", "0": "_copy0", "1": "_copy1", "01": "_copy01"}
+
+
 def _ops(names):
-    return {n: defop(f"matmul_{n}", _mm, grad_name=n) for n in names}
+    """One op per grad_fn name and per set of operands PyTorch's matmul copies (``saved.SAVED["matmul..."]``)."""
+    return {(n, c): defop(f"matmul_{n}{sfx}", _mm, grad_name=n, saved=_saved.SAVED["matmul" + sfx])
+            for n in names for c, sfx in _COPIES.items()}
 
 
 _MATMUL = _ops(("DotBackward0", "MvBackward0", "SqueezeBackward4", "MmBackward0", "UnsafeViewBackward0",
@@ -107,18 +114,18 @@ def _matmul_plan(a, b):
         _same_dtype(a, b, "dot", "dot")
         if sa[0] != sb[0]:
             raise _dot_error(sa[0], sb[0])
-        return "DotBackward0"
+        return "DotBackward0", ""
     if da == 2 and db == 1:
         _same_dtype(a, b, "mv", "addmv_impl_cpu")
         if sa[1] != sb[0]:
             raise _mv_error(sa[0], sa[1], sb[0])
-        return "MvBackward0"
+        return "MvBackward0", ""
     if da <= 2 and db <= 2:
         _same_dtype(a, b, "mm", "addmm_impl_cpu_")
         r1, c1 = (1, sa[0]) if da == 1 else sa
         if c1 != sb[0]:
             raise _mm_error(r1, c1, sb[0], sb[1])
-        return "SqueezeBackward4" if da == 1 else "MmBackward0"
+        return ("SqueezeBackward4" if da == 1 else "MmBackward0"), ""
     if da == 3 and db == 3 and sa[0] == 1 and sb[0] != 1 and a._rg:  # PyTorch folds a batch-1 3D @ 3D
         return _fold_plan(a, b, sa[1:], sb)
     if _should_fold(a, b):
@@ -134,40 +141,67 @@ def _matmul_plan(a, b):
     if m1 != m2:
         nb = math.prod(batch)
         raise _bmm_error(nb, m1, nb, m2)
-    return "UnsafeViewBackward0"
+    # each operand is expanded to the common batch and flattened to (batch, rows, cols): a copy unless a view
+    nb = math.prod(batch)
+    mat_a, mat_b = (sa[-2] if da > 1 else 1, m1), (sb[-2:] if db > 1 else (m2,))
+    copies = "0" if copied_by_reshape(a, batch + mat_a, (nb,) + mat_a) else ""
+    if copied_by_reshape(b, batch + mat_b, (nb,) + mat_b):
+        copies += "1"
+    return "UnsafeViewBackward0", copies
 
 
 def _fold_plan(a, b, sa, sb):
-    """The folded path: the larger operand's batch becomes mm/mv rows (transposed when ``b`` is the larger)."""
+    """The folded path: the larger operand's batch becomes mm/mv rows (transposed when ``b`` is the larger, which
+    PyTorch flattens as ``b.mT.reshape(-1, k)``: a copy unless that is a view)."""
     transpose = len(sb) > len(sa)
     if not transpose:
         rows, k = math.prod(sa[:-1]), sa[-1]
+        copies = "0" if copied_by_reshape(a, sa, (rows, k)) else ""
         if len(sb) == 2:
             _same_dtype(a, b, "mm", "addmm_impl_cpu_")
             if k != sb[0]:
                 raise _mm_error(rows, k, sb[0], sb[1])
-            return "UnsafeViewBackward0"
+            return "UnsafeViewBackward0", copies
         _same_dtype(a, b, "mv", "addmv_impl_cpu")
         if k != sb[0]:
             raise _mv_error(rows, k, sb[0])
-        return "UnsafeViewBackward0"
+        return "UnsafeViewBackward0", copies
     rows, k = math.prod(sb[:-2]) * sb[-1], sb[-2]
+    copies = "1" if copied_by_reshape(b, sb, (rows, k), transpose=True) else ""
     if len(sa) == 2:
         _same_dtype(a, b, "mm", "addmm_impl_cpu_")
         if k != sa[1]:
             raise _mm_error(rows, k, sa[1], sa[0])
         n, p = sa[0], sb[-1]
-        return "CloneBackward0" if n > 1 and p > 1 and a.numel() and b.numel() else "TransposeBackward0"
+        return ("CloneBackward0" if n > 1 and p > 1 and a.numel() and b.numel() else "TransposeBackward0"), copies
     _same_dtype(a, b, "mv", "addmv_impl_cpu")
     if k != sa[0]:
         raise _mv_error(rows, k, sa[0])
-    return "UnsafeViewBackward0"
+    return "UnsafeViewBackward0", copies
+
+
+def copied_by_reshape(t, shape, new_shape, transpose=False, perm=None):
+    """Whether PyTorch's ``t.expand(shape).reshape(new_shape)`` copies (``t.mT.reshape(new_shape)`` when
+    ``transpose``, ``t.permute(perm).reshape(new_shape)`` given ``perm``): the strides ``t`` has in PyTorch (a
+    view's) cannot be merged into ``new_shape``. Products that save such a copy save a temporary, not ``t``."""
+    from .inplace import layout, view_strides
+    tshape, tstrides, _ = layout(t)
+    if transpose:
+        perm = tuple(range(len(tshape) - 2)) + (len(tshape) - 1, len(tshape) - 2)
+    if perm is not None:
+        tshape, tstrides = tuple(tshape[i] for i in perm), tuple(tstrides[i] for i in perm)
+        shape = tshape
+    lead = len(shape) - len(tshape)
+    strides = [0] * lead + [st if n == s else 0 for n, s, st in zip(tshape, shape[lead:], tstrides)]
+    return view_strides(shape, strides, new_shape) is None
 
 
 def matmul(input, other, *, out=None):
     """``input @ other`` with NumPy/PyTorch broadcasting: 1-D operands are vectors, leading dims are batches."""
     _require(input, "matmul", "input")
     _require(other, "matmul", "other")
+    if _registry.autocast_hook is not None and out is None:  # autocast casts before the dtype checks
+        input, other = _registry.autocast_hook("matmul", (input, other))
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
@@ -177,6 +211,8 @@ def matmul(input, other, *, out=None):
 def mm(input, mat2, *, out=None):
     _require(input, "mm", "input")
     _require(mat2, "mm", "mat2")
+    if _registry.autocast_hook is not None and out is None:
+        input, mat2 = _registry.autocast_hook("mm", (input, mat2))
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -184,7 +220,7 @@ def mm(input, mat2, *, out=None):
     _same_dtype(input, mat2, "mm", "addmm_impl_cpu_")
     if input.shape[1] != mat2.shape[0]:
         raise _mm_error(input.shape[0], input.shape[1], mat2.shape[0], mat2.shape[1])
-    return _out(apply(_MATMUL["MmBackward0"], (input, mat2)), out, "mm")
+    return _out(apply(_MATMUL["MmBackward0", ""], (input, mat2)), out, "mm")
 
 
 def _check_bmm(b1, b2, what="batch"):
@@ -199,20 +235,24 @@ def _check_bmm(b1, b2, what="batch"):
 def bmm(input, mat2, *, out=None):
     _require(input, "bmm", "input")
     _require(mat2, "bmm", "mat2")
+    if _registry.autocast_hook is not None and out is None:
+        input, mat2 = _registry.autocast_hook("bmm", (input, mat2))
     _check_bmm(input, mat2)
     _same_dtype(input, mat2, "bmm", "bmm")
-    return _out(apply(_MATMUL["BmmBackward0"], (input, mat2)), out, "bmm")
+    return _out(apply(_MATMUL["BmmBackward0", ""], (input, mat2)), out, "bmm")
 
 
 def mv(input, vec, *, out=None):
     _require(input, "mv", "input")
     _require(vec, "mv", "vec")
+    if _registry.autocast_hook is not None and out is None:
+        input, vec = _registry.autocast_hook("mv", (input, vec))
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     _same_dtype(input, vec, "mv", "addmv_impl_cpu")
     if input.shape[1] != vec.shape[0]:
         raise _mv_error(input.shape[0], input.shape[1], vec.shape[0])
-    return _out(apply(_MATMUL["MvBackward0"], (input, vec)), out, "mv")
+    return _out(apply(_MATMUL["MvBackward0", ""], (input, vec)), out, "mv")
 
 
 def _check_dot(a, b, kernel):
@@ -226,8 +266,10 @@ def _check_dot(a, b, kernel):
 def dot(input, tensor, *, out=None):
     _require(input, "dot", "input")
     _require(tensor, "dot", "tensor")
+    if _registry.autocast_hook is not None and out is None:
+        input, tensor = _registry.autocast_hook("dot", (input, tensor))
     _check_dot(input, tensor, "dot")
-    return _out(apply(_MATMUL["DotBackward0"], (input, tensor)), out, "dot")
+    return _out(apply(_MATMUL["DotBackward0", ""], (input, tensor)), out, "dot")
 
 
 _VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b, precision=_precision.matmul()), grad_name="VdotBackward0")
@@ -270,14 +312,15 @@ def kron(input, other, *, out=None):
     require_tensor(input, "kron")
     require_tensor(other, "kron", 2, "other")
     from .arith import mul
-    from .shape import reshape
+    from .shape import _UNSAFE_VIEW
     nd = max(input.ndim, other.ndim)
     a_shape = (1,) * (nd - input.ndim) + tuple(input.shape)
     b_shape = (1,) * (nd - other.ndim) + tuple(other.shape)
-    # interleave the dims, a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...), so the product merges pairwise
-    a = reshape(input, tuple(v for n in a_shape for v in (n, 1)))
-    b = reshape(other, tuple(v for n in b_shape for v in (1, n)))
-    res = reshape(mul(a, b), tuple(m * n for m, n in zip(a_shape, b_shape)))
+    # interleave the dims, a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...), so the product merges pairwise;
+    # PyTorch's _unsafe_view: new tensors, not views, so what the product saves is not the operands
+    a = apply(_UNSAFE_VIEW, (input,), shape=tuple(v for n in a_shape for v in (n, 1)))
+    b = apply(_UNSAFE_VIEW, (other,), shape=tuple(v for n in b_shape for v in (1, n)))
+    res = apply(_UNSAFE_VIEW, (mul(a, b),), shape=tuple(m * n for m, n in zip(a_shape, b_shape)))
     return _out(res, out, "kron")
 
 
@@ -461,6 +504,8 @@ def einsum(*args):
         equation, operands = _einsum_sublist(args)
     for i, x in enumerate(operands):
         _require(x, "einsum", f"operands[{i}]")
+    if _registry.autocast_hook is not None:  # one op in PyTorch's CUDA list (the CPU casts per plan: see amp.policy)
+        operands = _registry.autocast_hook("einsum", tuple(operands))
     for x in operands[1:]:
         if x.dtype is not operands[0].dtype:
             raise RuntimeError(f"expected scalar type {_name(operands[0].dtype)} but found {_name(x.dtype)}")
@@ -473,8 +518,12 @@ def einsum(*args):
 # tensordot
 
 
-_TENSORDOT = defop("tensordot", lambda a, b, *, axes: jnp.tensordot(a, b, axes, precision=_precision.matmul()),
-                   grad_name="ViewBackward0")
+def _tensordot_fwd(a, b, *, axes):
+    return jnp.tensordot(a, b, axes, precision=_precision.matmul())
+
+
+_TENSORDOT = {c: defop("tensordot" + sfx, _tensordot_fwd, grad_name="ViewBackward0", saved=_saved.SAVED["matmul" + sfx])
+              for c, sfx in _COPIES.items()}
 
 
 def _dims_list(d, name):
@@ -510,7 +559,15 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} in dim {i} and second "
                                f"has size {sb} in dim {j}")
     axes = (tuple(wrap_dim(i, a.ndim) for i in da), tuple(wrap_dim(j, b.ndim) for j in db))
-    return _out(apply(_TENSORDOT, (a, b), axes=axes), out, "tensordot")
+    # PyTorch: mm(a.permute(free + contracted).reshape(m, k), b.permute(contracted + free).reshape(k, n))
+    free_a = tuple(i for i in range(a.ndim) if i not in axes[0])
+    free_b = tuple(j for j in range(b.ndim) if j not in axes[1])
+    k = math.prod(a.shape[i] for i in axes[0])
+    copies = "0" if copied_by_reshape(a, None, (math.prod(a.shape[i] for i in free_a), k),
+                                      perm=free_a + axes[0]) else ""
+    if copied_by_reshape(b, None, (k, math.prod(b.shape[j] for j in free_b)), perm=axes[1] + free_b):
+        copies += "1"
+    return _out(apply(_TENSORDOT[copies], (a, b), axes=axes), out, "tensordot")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -562,6 +619,8 @@ def _add_apply(op, input, a, b, beta, alpha, out, name):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``."""
+    if _registry.autocast_hook is not None and out is None:
+        input, mat1, mat2 = _registry.autocast_hook("addmm", (input, mat1, mat2))
     for name, t in (("mat1", mat1), ("mat2", mat2)):
         if t.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
@@ -574,6 +633,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``."""
+    if _registry.autocast_hook is not None and out is None:
+        input, mat, vec = _registry.autocast_hook("addmv", (input, mat, vec))
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
     n = input.shape[0] if input.ndim else 1
@@ -586,6 +647,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``."""
+    if _registry.autocast_hook is not None and out is None:
+        input, vec1, vec2 = _registry.autocast_hook("addr", (input, vec1, vec2))
     for name, t in (("vec1", vec1), ("vec2", vec2)):
         if t.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
@@ -595,6 +658,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    if _registry.autocast_hook is not None and out is None:
+        input, batch1, batch2 = _registry.autocast_hook("addbmm", (input, batch1, batch2))
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t.ndim < 3:
             raise IndexError(f"Dimension out of range (expected to be in range of [-{t.ndim}, {t.ndim - 1}], but "
@@ -614,6 +679,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (batch1 @ batch2)`` batch by batch."""
+    if _registry.autocast_hook is not None and out is None:
+        input, batch1, batch2 = _registry.autocast_hook("baddbmm", (input, batch1, batch2))
     _check_bmm(batch1, batch2)
     _same_dtype(batch1, batch2, "bmm", "bmm")
     _expand_check(input.shape, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))

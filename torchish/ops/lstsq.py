@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .decomp import RESULTS, _batch_broadcast, _mH, _mm, check_matrix, svdvals
+from .decomp import RESULTS, _batch_broadcast, _mH, _mm, autocast_inputs, check_matrix, svdvals
 from .registry import apply, defop
 
 
@@ -70,6 +70,7 @@ def pinv_tolerances(A, atol, rtol, rcond=None):
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     """The Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` are dropped."""
+    A, = autocast_inputs("linalg_pinv", A)
     check_matrix(A, "linalg.pinv", square=bool(hermitian))
     atol, rtol = pinv_tolerances(A, atol, rtol, rcond)
     return apply(_PINV, (A,), atol=atol, rtol=rtol, hermitian=bool(hermitian))
@@ -91,6 +92,7 @@ _RANK = defop("linalg_matrix_rank", _rank_fwd, differentiable=False)
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number of singular values (eigenvalue magnitudes when ``hermitian``) above
     ``max(atol, rtol * largest)``; ``tol`` is the old name of ``atol`` (with ``rtol = 0``)."""
+    A, = autocast_inputs("linalg_matrix_rank", A)
     check_matrix(A, "linalg.matrix_rank", square=bool(hermitian))
     if tol is not None:
         atol, rtol = tol, (0.0 if rtol is None else rtol)
@@ -118,6 +120,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     driver = "gelsy" if driver is None else driver
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    A, B = autocast_inputs("linalg_lstsq", A, B)
     check_matrix(A, "torch.linalg.lstsq", square=False, arg="input")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype, _precision
 from .decomp import check_matrix, svdvals
+from . import registry as _registry
 from .registry import apply, defop
 
 _FLOAT = _dtype._FLOAT
@@ -89,6 +90,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     from .._tensor import wrap_dim
     if dtype is not None:
         A = convert.to_dtype(A, dtype)
+    elif _registry.autocast_hook is not None:  # one op in PyTorch, with its own autocast policy
+        A, = _registry.autocast_hook("linalg_matrix_norm", (A,))
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if A.dtype.category < _FLOAT:

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import wrap_dim
 from .elementwise import _out, not_implemented, require_tensor
+from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -117,6 +118,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError("sum() received an invalid combination of arguments - got (Tensor, out=Tensor), but expected "
                         "(Tensor input, *, torch.dtype dtype = None) or (Tensor input, tuple of ints dim, bool "
                         "keepdim = False, *, torch.dtype dtype = None, Tensor out = None)")
+    if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
+        input, = _registry.autocast_hook("sum", (input,))
     dt = _acc_dtype(input, dtype, out)
     ax = dims(dim, input.ndim)
     op = _SUM_ALL if ax is None else _SUM
@@ -190,6 +193,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
                         f"{type(dim).__name__}), but expected one of: (Tensor input, *, torch.dtype dtype = None) or "
                         "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)")
+    if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
+        input, = _registry.autocast_hook("prod", (input,))
     dt = _acc_dtype(input, dtype, out)
     if dim is None:
         return _out(apply(_PROD_ALL, (input,), axis=None, keepdims=False, dtype=dt.np), out, "prod")

@@ -204,9 +204,16 @@ def run_forward(op, vals, static, cdt):
 # result the tangents implied by the inputs' tangents (forward-mode AD). None otherwise (no cost).
 forward_hook = None
 
+# Set by ``torchish.amp`` while autocast is on (in some thread): ``autocast_hook(name, args)`` returns ``args`` with
+# the casts autocast's policy for the op ``name`` asks for (differentiable ``to_copy`` ops). None otherwise (no cost).
+# Front-ends that check dtypes before ``apply`` (``mm``, ``linear``...) call it first under PyTorch's op name.
+autocast_hook = None
+
 
 def apply(op: OpDef, args: tuple, **static):
     """Run ``op`` on ``args`` (Tensors and Python values) and record it for autograd. Returns Tensor(s)."""
+    if autocast_hook is not None:
+        args = autocast_hook(op.name, args)
     st = tuple(static.items()) if static else ()
     vals = []
     key = [op, st]
@@ -286,7 +293,7 @@ def _record(op, args, vals, st, cdt, outs):
         ins, save_outs = range(len(args)), range(len(outs)) if op.save_out else ()
     else:
         ins, save_outs = _saved.needed(spec, mask, len(outs))
-        saves = bool(ins or save_outs)
+        saves = bool(ins or save_outs) or _saved.saves_temporary(spec, mask)
     node = op.node_cls(edges, tuple((o._v.shape, o._v.dtype) for o in outs), saves=saves)
     node.op = op
     node.static = st

@@ -12,6 +12,7 @@ from .._tensor import Tensor, wrap_dim
 from .elementwise import _out, not_implemented, require_tensor
 from .inplace import make_inplace
 from .reduce import RETURN_TYPES, _acc_dtype, numpy_kwargs, one_dim, scatter_add_along, sum
+from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -37,6 +38,8 @@ _CUMPROD = defop("cumprod", _scan(jnp.cumprod), grad_name="CumprodBackward0")
 @numpy_kwargs
 def cumsum(input, dim, *, dtype=None, out=None):
     require_tensor(input, "cumsum")
+    if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
+        input, = _registry.autocast_hook("cumsum", (input,))
     dt = _acc_dtype(input, dtype, out)
     return _out(apply(_CUMSUM, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumsum")
 
@@ -44,6 +47,8 @@ def cumsum(input, dim, *, dtype=None, out=None):
 @numpy_kwargs
 def cumprod(input, dim, *, dtype=None, out=None):
     require_tensor(input, "cumprod")
+    if _registry.autocast_hook is not None and dtype is None and out is None:
+        input, = _registry.autocast_hook("cumprod", (input,))
     dt = _acc_dtype(input, dtype, out)
     return _out(apply(_CUMPROD, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumprod")
 

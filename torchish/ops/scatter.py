@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from .gather import (_along, _as_1d, _check_flat_index, _check_index_shape, _concrete_bounds, _dim_size, _grid, _tname,
                      _wrap)
 from .index import _INDEX_DTYPES
+from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
 from .setitem import _c_name
@@ -233,6 +234,8 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 
 
 def index_copy(input, dim, index, source, *, out=None):
+    if _registry.autocast_hook is not None and out is None:  # autocast promotes before the dtype check
+        input, index, source = _registry.autocast_hook("index_copy", (input, index, source))
     d = _wrap(dim, input)
     if index._v.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(index)}")

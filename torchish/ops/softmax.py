@@ -9,6 +9,7 @@ from .. import _dtype
 from .._tensor import wrap_dim
 from .elementwise import _out, not_implemented, require_tensor
 from .reduce import dims, numpy_kwargs
+from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -79,6 +80,8 @@ def _softmax_args(name, input, dim, dtype):
     if dtype is not None:
         from .convert import to_dtype
         input = to_dtype(input, dtype)
+    elif _registry.autocast_hook is not None:  # the result dtype follows autocast's cast (an explicit dtype wins)
+        input, = _registry.autocast_hook(name, (input,))
     if input.dtype.category < _FLOAT and input.numel():  # an empty input needs no kernel: PyTorch accepts it
         last = ax is None or ax == input.ndim - 1
         raise not_implemented(f"{name}_{'lastdim_' if last else ''}kernel_impl", input.dtype)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
-from .decomp import RESULTS, _batch_broadcast, _mH, _mm, _mT, _torch_vjp, check_matrix, raise_info
+from .decomp import RESULTS, _batch_broadcast, _mH, _mm, _mT, _torch_vjp, autocast_inputs, check_matrix, raise_info
 from .registry import apply, defop
 
 
@@ -61,6 +61,7 @@ def _singular_inv(i):
 
 
 def inv_ex(A, *, check_errors=False, out=None):
+    A, = autocast_inputs("linalg_inv_ex", A)
     check_matrix(A, "linalg.inv_ex")
     inv, info = apply(_INV, (A,))
     if check_errors:
@@ -70,6 +71,7 @@ def inv_ex(A, *, check_errors=False, out=None):
 
 def inv(A, *, out=None):
     """The inverse of each square matrix; :class:`LinAlgError` when one is singular."""
+    A, = autocast_inputs("linalg_inv_ex", A)
     check_matrix(A, "linalg.inv")
     res, info = apply(_INV, (A,))
     raise_info(info, "linalg.inv", _singular_inv)
@@ -116,6 +118,7 @@ def _solve_args(A, B, fname, left):
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    A, B = autocast_inputs("linalg_solve_ex", A, B)
     vector = _solve_args(A, B, "linalg.solve_ex", left)
     X, info = apply(_SOLVE, (A, B), vector=vector, left=bool(left))
     if check_errors:
@@ -125,6 +128,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 def solve(A, B, *, left=True, out=None):
     """``X`` with ``A X = B`` (``X A = B`` when ``left=False``); ``B`` may be a (batch of) vector(s)."""
+    A, B = autocast_inputs("linalg_solve_ex", A, B)
     vector = _solve_args(A, B, "linalg.solve", left)
     X, info = apply(_SOLVE, (A, B), vector=vector, left=bool(left))
     raise_info(info, "torch.linalg.solve", lambda i: "The solver failed because the input matrix is singular.")
@@ -277,6 +281,7 @@ _LU_SOLVE = defop("linalg_lu_solve", _lu_solve_fwd, grad_name="LinalgLuSolveBack
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """Solve with the factorization of :func:`lu_factor`."""
+    LU, B = autocast_inputs("linalg_lu_solve", LU, B)
     check_matrix(LU, "linalg.lu_solve", arg="LU")
     if B.ndim < 2:
         raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")

@@ -27,6 +27,7 @@ from .._tensor import Tensor, wrap, wrap_dim
 from . import tracing
 from .elementwise import _out, common_dtype, not_implemented, require_tensor, scalar_or_tensor
 from .reduce import numpy_kwargs, one_dim, scatter_add_along, values_indices
+from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -290,6 +291,8 @@ def _quantile(ignore_nan):
 
     def f(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
         require_tensor(input, name)
+        if _registry.autocast_hook is not None and out is None:  # float32 under CPU autocast, before the dtype checks
+            input, q = _registry.autocast_hook(name, (input, q))
         if input.dtype not in (_dtype.float32, _dtype.float64):
             raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
         scalar_q = not isinstance(q, Tensor)

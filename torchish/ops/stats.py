@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .elementwise import _out, require_tensor
 from .reduce import dims, mean, numpy_kwargs
+from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -134,6 +135,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         from .convert import to_dtype
         x = to_dtype(x, dtype)
+    elif _registry.autocast_hook is not None:
+        x, = _registry.autocast_hook("linalg_vector_norm", (x,))
     if x.dtype.category < _FLOAT:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(x.dtype)}")

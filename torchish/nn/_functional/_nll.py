@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from ... import _dtype
 from ...ops import softmax as _softmax
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ._loss_util import concrete, not_differentiable, reduction_arg
 
@@ -146,13 +147,17 @@ def _ce_prob_fwd(x, t, w, *, reduction, smoothing):
 
 
 _CE_SMOOTH = defop("cross_entropy_label_smoothing", _ce_smooth_fwd, grad_name="AddBackward0")
-_CE_PROB = defop("cross_entropy_prob_target", _ce_prob_fwd, promote="same", promote_args=(0, 1),
-                 grad_name="DivBackward1")
+# label smoothing mixes the target into a new tensor before PyTorch's product: a node of its own
+_CE_PROB = {smooth: defop("cross_entropy_prob_target_smoothed" if smooth else "cross_entropy_prob_target",
+                          _ce_prob_fwd, promote="same", promote_args=(0, 1), grad_name="DivBackward1")
+            for smooth in (False, True)}
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     red = reduction_arg(size_average, reduce, reduction)
+    if _registry.autocast_hook is not None:  # one op in PyTorch (cross_entropy_loss), with its own policy
+        input, target, weight = _registry.autocast_hook("cross_entropy_loss", (input, target, weight))
     if input.dtype.category < _dtype._FLOAT:
         raise NotImplementedError(f'"log_softmax_lastdim_kernel_impl" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
@@ -169,7 +174,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                f"classes but got weight tensor of shape: {list(weight.shape)}")
         if ls > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
-        return apply(_CE_PROB, (input, target, weight), reduction=red, smoothing=ls)
+        return apply(_CE_PROB[ls > 0], (input, target, weight), reduction=red, smoothing=ls)
     if ls > 0.0:
         if ls > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")

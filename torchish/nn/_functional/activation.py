@@ -18,6 +18,7 @@ from ..._tensor import Tensor, wrap_dim
 from ...ops import unary as _unary
 from ...ops import softmax as _softmax
 from ...ops.inplace import assign, write_scope
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 
 __all__ = [
@@ -90,11 +91,14 @@ def relu_(input):
 
 _LEAKY_RELU = defop("leaky_relu", lambda x, *, slope: jnp.where(x > 0, x, x * slope),
                     grad_name="LeakyReluBackward0")
+# PyTorch's own in-place kernels (elu_, leaky_relu_, ...) are nodes of their own: "Backward1", reading the result
+_LEAKY_RELU_ = defop("leaky_relu_", _LEAKY_RELU.fwd, grad_name="LeakyReluBackward1")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _float_only(input, "leaky_relu_cpu")
-    return _result(input, lambda: apply(_LEAKY_RELU, (input,), slope=float(negative_slope)), inplace)
+    return _result(input, lambda: apply(_LEAKY_RELU_ if inplace else _LEAKY_RELU, (input,),
+                                        slope=float(negative_slope)), inplace)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -113,6 +117,8 @@ _PRELU = defop("prelu", _prelu_fwd, grad_name="PreluKernelBackward0")
 
 
 def prelu(input, weight):
+    if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
+        input, weight = _registry.autocast_hook("prelu", (input, weight))
     if input.dtype != weight.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {_dtype.scalar_type_name(input.dtype)} and "
                            f"{_dtype.scalar_type_name(weight.dtype)}")
@@ -129,10 +135,12 @@ def prelu(input, weight):
 
 _THRESHOLD = defop("threshold", lambda x, *, th, value: jnp.where(x <= th, jnp.asarray(value, x.dtype), x),
                    grad_name="ThresholdBackward0")
+_THRESHOLD_ = defop("threshold_", _THRESHOLD.fwd, grad_name="ThresholdBackward1")
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _result(input, lambda: apply(_THRESHOLD, (input,), th=threshold, value=value), inplace)
+    return _result(input, lambda: apply(_THRESHOLD_ if inplace else _THRESHOLD, (input,), th=threshold, value=value),
+                   inplace)
 
 
 def threshold_(input, threshold, value):
@@ -149,6 +157,8 @@ def _rrelu_vjp(g, x, noise, out):
 
 _RRELU = defop("rrelu_with_noise", _rrelu_fwd, vjp=_rrelu_vjp, grad_name="RreluWithNoiseBackward0")
 _RRELU_EVAL = defop("rrelu_with_noise_eval", _LEAKY_RELU.fwd, grad_name="RreluWithNoiseBackward0")
+_RRELU_ = defop("rrelu_with_noise_", _rrelu_fwd, vjp=_rrelu_vjp, grad_name="RreluWithNoiseBackward1")
+_RRELU_EVAL_ = defop("rrelu_with_noise_eval_", _LEAKY_RELU.fwd, grad_name="RreluWithNoiseBackward1")
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -158,10 +168,11 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:  # the mean slope: leaky_relu's values, recorded as PyTorch's rrelu_with_noise
-        return _result(input, lambda: apply(_RRELU_EVAL, (input,), slope=(lower + upper) / 2), inplace)
+        return _result(input, lambda: apply(_RRELU_EVAL_ if inplace else _RRELU_EVAL, (input,),
+                                            slope=(lower + upper) / 2), inplace)
     from ...ops.random import draw
     noise = Tensor._make(draw("uniform", tuple(input.shape), input.dtype, (float(lower), float(upper)), device=input))
-    return _result(input, lambda: apply(_RRELU, (input, noise)), inplace)
+    return _result(input, lambda: apply(_RRELU_ if inplace else _RRELU, (input, noise)), inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -236,11 +247,14 @@ def _elu_vjp(g, x, out, alpha, scale, input_scale):
 
 _ELU = defop("elu", _elu_fwd, vjp=_elu_vjp, grad_name="EluBackward0")
 _CELU = defop("celu", _elu_fwd, vjp=_elu_vjp, grad_name="CeluBackward0")
+_ELU_ = defop("elu_", _elu_fwd, vjp=_elu_vjp, grad_name="EluBackward1")
+_CELU_ = defop("celu_", _elu_fwd, vjp=_elu_vjp, grad_name="CeluBackward1")
 
 
 def elu(input, alpha=1.0, inplace=False):
     _float_only(input, "elu_cpu")
-    return _result(input, lambda: apply(_ELU, (input,), alpha=float(alpha), scale=1.0, input_scale=1.0), inplace)
+    return _result(input, lambda: apply(_ELU_ if inplace else _ELU, (input,), alpha=float(alpha), scale=1.0,
+                                        input_scale=1.0), inplace)
 
 
 def elu_(input, alpha=1.0):
@@ -249,8 +263,8 @@ def elu_(input, alpha=1.0):
 
 def selu(input, inplace=False):
     _float_only(input, "elu_cpu")
-    return _result(input, lambda: apply(_ELU, (input,), alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0),
-                   inplace)
+    return _result(input, lambda: apply(_ELU_ if inplace else _ELU, (input,), alpha=_SELU_ALPHA, scale=_SELU_SCALE,
+                                        input_scale=1.0), inplace)
 
 
 def selu_(input):
@@ -261,7 +275,7 @@ def celu(input, alpha=1.0, inplace=False):
     _float_only(input, "elu_cpu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _result(input, lambda: apply(_CELU, (input,), alpha=float(alpha), scale=1.0,
+    return _result(input, lambda: apply(_CELU_ if inplace else _CELU, (input,), alpha=float(alpha), scale=1.0,
                                         input_scale=1.0 / float(alpha)), inplace)
 
 

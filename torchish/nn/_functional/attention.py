@@ -16,6 +16,8 @@ import jax.numpy as jnp
 from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops.broadcast import broadcast_error
+from ...ops.linalg import copied_by_reshape
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from .dropout import inverted_dropout_mask
 from .linear import linear
@@ -69,6 +71,10 @@ def _sdpa_fwd(q, k, v, mask, drop, *, scale, causal, rep):
 
 
 _SDPA = defop("scaled_dot_product_attention", _sdpa_fwd, grad_name="ScaledDotProductAttentionBackward0")
+# PyTorch's math path saves the value for the weights' gradient, unless it first copies it (a grouped-query repeat, a
+# broadcast batch): then only temporaries are saved
+_SDPA_COPIED_V = defop("scaled_dot_product_attention_copied_value", _sdpa_fwd,
+                       grad_name="ScaledDotProductAttentionBackward0")
 
 
 def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, need_weights, average, zero_attn,
@@ -143,6 +149,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         >>> F.scaled_dot_product_attention(q, q, q, is_causal=True).shape
         torch.Size([2, 4, 5, 8])
     """
+    if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
+        query, key, value, attn_mask = _registry.autocast_hook("scaled_dot_product_attention",
+                                                               (query, key, value, attn_mask))
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
                            f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
@@ -181,7 +190,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         _broadcast(tuple(attn_mask.shape), batch + (L, S))
     drop = inverted_dropout_mask(float(dropout_p), batch + (L, S), query.dtype, query) if dropout_p > 0 else None
     sc = float(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1])
-    return apply(_SDPA, (query, key, value, attn_mask, drop), scale=sc, causal=bool(is_causal), rep=rep)
+    ev = value.shape[-1]
+    copied = rep > 1 or value.ndim > 2 and copied_by_reshape(value, batch + (S, ev), (math.prod(batch), S, ev))
+    return apply(_SDPA_COPIED_V if copied else _SDPA, (query, key, value, attn_mask, drop), scale=sc,
+                 causal=bool(is_causal), rep=rep)
 
 
 # ----------------------------------------------------------------------------------------------------------------

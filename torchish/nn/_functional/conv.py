@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ... import _dtype, _precision
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -36,7 +37,7 @@ def same_padding(kernel, dilation):
     return tuple(out)
 
 
-def _conv3d_as_2d(x, w, stride, pads, dilation, groups):
+def _conv3d_as_2d(x, w, stride, pads, dilation, groups, acc=None):
     """A 3-D convolution as ONE 2-D convolution over ``N * D_out`` frames whose channels are the depth taps.
 
     XLA:CPU has no fast 3-D convolution (it runs tens of times slower than a 2-D one of equal FLOPs); the same sums
@@ -52,7 +53,7 @@ def _conv3d_as_2d(x, w, stride, pads, dilation, groups):
     frames = frames.reshape((n * d_out, c * kd) + x.shape[3:])                       # channel index c * kd + k
     y = lax.conv_general_dilated(frames, w.reshape((o, c_g * kd) + w.shape[3:]), window_strides=stride[1:],
                                  padding=pads[1:], rhs_dilation=dilation[1:], feature_group_count=groups,
-                                 dimension_numbers=_SPEC[2], precision=_precision.conv())
+                                 dimension_numbers=_SPEC[2], precision=_precision.conv(), preferred_element_type=acc)
     return y.reshape((n, d_out) + y.shape[1:]).transpose(0, 2, 1, 3, 4)
 
 
@@ -68,14 +69,16 @@ def _conv_fwd(x, w, b, *, stride, pads, dilation, groups, pad_mode, batched, tra
         w = w.reshape((groups, cin // groups, cout_g) + w.shape[2:])
         w = jnp.swapaxes(w, 1, 2).reshape((groups * cout_g, cin // groups) + w.shape[3:])
         w = jnp.flip(w, axis=tuple(range(2, 2 + nd)))
+    acc = jnp.float32 if x.dtype in _precision.LOW else None  # float32 sums, bias included, rounded once
     if nd == 3 and lhs_dilation == (1, 1, 1) and min(pads[0]) >= 0 and jax.default_backend() == "cpu":
-        y = _conv3d_as_2d(x, w, stride, pads, dilation, groups)
+        y = _conv3d_as_2d(x, w, stride, pads, dilation, groups, acc)
     else:
         y = lax.conv_general_dilated(x, w, window_strides=stride, padding=pads, lhs_dilation=lhs_dilation,
                                      rhs_dilation=dilation, feature_group_count=groups, dimension_numbers=_SPEC[nd],
-                                     precision=_precision.conv())
+                                     precision=_precision.conv(), preferred_element_type=acc)
     if b is not None:
-        y = y + b.reshape((1, -1) + (1,) * nd)
+        y = y + b.reshape((1, -1) + (1,) * nd).astype(y.dtype)
+    y = y if acc is None else y.astype(x.dtype)
     return y if batched else y[0]
 
 
@@ -122,6 +125,8 @@ def _batched_shape(input, nd):
 
 def convolution(fname, input, weight, bias, stride, padding, dilation, groups, nd, pad_mode="zeros"):
     """Shared body of ``conv{1,2,3}d`` and of the Conv modules (which add non-zero ``pad_mode``)."""
+    if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
+        input, weight, bias = _registry.autocast_hook("convolution", (input, weight, bias))
     stride = _seq_arg(stride, nd, "stride")
     dilation = _seq_arg(dilation, nd, "dilation")
     groups = int(groups)

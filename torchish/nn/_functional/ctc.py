@@ -86,7 +86,10 @@ def _ctc_vjp(g, lp, targets, il, tl, out, *, blank, reduction, zero_infinity):
     return glp, None, None, None
 
 
-_CTC = defop("ctc_loss", _ctc_fwd, vjp=_ctc_vjp, grad_name="CtcLossBackward0")
+# reduction="none" returns PyTorch's own output (its node saves it); a reduced loss, or one with zero_infinity
+# (a where() of it), is a new tensor: two ops
+_CTC = {red: defop("ctc_loss" if red else "ctc_loss_reduced", _ctc_fwd, vjp=_ctc_vjp, grad_name="CtcLossBackward0")
+        for red in (True, False)}
 
 
 def _lengths(x, name):
@@ -131,8 +134,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError(f"Expected tensor to have size at least {tlv.max()} at dimension 1, but got size "
                            f"{targets.shape[1]} for argument #2 'targets' (while checking arguments for "
                            "ctc_loss_allocate_outputs)")
-    out = apply(_CTC, (log_probs, targets, il, tl), blank=int(blank), reduction=red,
-                zero_infinity=bool(zero_infinity))
+    out = apply(_CTC[red == "none" and not zero_infinity], (log_probs, targets, il, tl), blank=int(blank),
+                reduction=red, zero_infinity=bool(zero_infinity))
     return reshape(out, ()) if unbatched and red == "none" else out
 
 

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _dtype, _precision
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 
 __all__ = ["grid_sample", "affine_grid"]
@@ -137,6 +138,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                       "Please specify align_corners=True if the old behavior is desired. See the documentation of "
                       "grid_sample for details.", stacklevel=2)
         align_corners = False
+    if _registry.autocast_hook is not None:  # autocast casts before the dtype check
+        input, grid = _registry.autocast_hook(f"grid_sampler_{3 if input.ndim == 5 else 2}d", (input, grid))
     xs, gs = list(input.shape), list(grid.shape)
     if input.dtype != grid.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "

@@ -8,12 +8,16 @@ import jax.numpy as jnp
 
 from ... import _dtype, _precision
 from ..._tensor import Tensor
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 
 __all__ = ["linear", "bilinear"]
 
 
 def _linear_fwd(x, w, b):
+    if x.dtype in _precision.LOW:  # float16/bfloat16 (autocast): float32 sums, bias included, rounded once
+        y = jnp.matmul(x, w.T, precision=_precision.matmul(), preferred_element_type=jnp.float32)
+        return (y if b is None else y + b.astype(jnp.float32)).astype(x.dtype)
     y = _precision.mm(x, w.T)
     return y if b is None else y + b
 
@@ -65,6 +69,8 @@ def linear(input, weight, bias=None):
 
         >>> y = F.linear(torchish.ones(2, 3), torchish.ones(4, 3))   # shape (2, 4)
     """
+    if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
+        input, weight, bias = _registry.autocast_hook("linear", (input, weight, bias))
     _check_linear(input, weight, bias)
     return apply(_LINEAR if bias is not None else _LINEAR_NOBIAS, (input, weight, bias))
 

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from ... import _dtype
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
                          not_differentiable, unreduce)
@@ -70,9 +71,11 @@ def _regression_fwd(x, y, w, *, kind, reduction, beta):
     return _weighted_mean(l, w, reduction, by_weight=kind in ("mse", "l1"))
 
 
-_REGRESSION = {k: defop(k + "_loss", _regression_fwd, promote="same", grad_name=g) for k, g in (
-    ("mse", "MseLossBackward0"), ("l1", "MeanBackward0"), ("smooth_l1", "SmoothL1LossBackward0"),
-    ("huber", "HuberLossBackward0"))}
+# a weighted loss is PyTorch's ``weight * loss(reduction="none")``, reduced: a node of its own (what it saves differs)
+_REGRESSION = {(k, w): defop(k + "_loss" + ("_weighted" if w else ""), _regression_fwd, promote="same", grad_name=g)
+               for k, g in (("mse", "MseLossBackward0"), ("l1", "MeanBackward0"),
+                            ("smooth_l1", "SmoothL1LossBackward0"), ("huber", "HuberLossBackward0"))
+               for w in (False, True)}
 
 
 def _regression(kind, input, target, reduction, weight, beta=0.0):
@@ -88,7 +91,8 @@ def _regression(kind, input, target, reduction, weight, beta=0.0):
                                f"complex dtype. Got: {_dtype.scalar_type_name(dt)}")
         if kind != "l1":
             raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
-    return apply(_REGRESSION[kind], (input, target, weight), kind=kind, reduction=reduction, beta=float(beta))
+    return apply(_REGRESSION[kind, weight is not None], (input, target, weight), kind=kind, reduction=reduction,
+                 beta=float(beta))
 
 
 def _weighted_reduction(size_average, reduce_, reduction, weight):
@@ -147,6 +151,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
+    if _registry.autocast_hook is not None:  # float32 under CPU autocast, an error under CUDA autocast
+        input, target, weight = _registry.autocast_hook("binary_cross_entropy", (input, target, weight))
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(target.dtype)} but expected "
                            f"{_dtype.scalar_type_name(input.dtype)}")
@@ -197,7 +203,9 @@ def _kl_fwd(x, t, *, reduction, log_target):
     return reduce(l, reduction)
 
 
-_KL_DIV = defop("kl_div", _kl_fwd, promote="same", grad_name="KlDivBackward0")
+# log_target picks another formula of PyTorch's (exp(target) * (target - input)), which saves other tensors
+_KL_DIV = {log: defop("kl_div_log_target" if log else "kl_div", _kl_fwd, promote="same", grad_name="KlDivBackward0")
+           for log in (False, True)}
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -215,7 +223,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if input.dtype.category < _dtype._FLOAT or target.dtype.category < _dtype._FLOAT:
         raise RuntimeError("kl_div: Integral inputs not supported.")
     check_broadcast(input, target)
-    return apply(_KL_DIV, (input, target), reduction=red, log_target=bool(log_target))
+    return apply(_KL_DIV[bool(log_target)], (input, target), reduction=red, log_target=bool(log_target))
 
 
 def _poisson_fwd(x, t, *, log_input, full, eps, reduction):
@@ -226,15 +234,17 @@ def _poisson_fwd(x, t, *, log_input, full, eps, reduction):
     return reduce(l, reduction)
 
 
-_POISSON = defop("poisson_nll_loss", _poisson_fwd, promote="float", grad_name="MeanBackward0")
+# log_input picks PyTorch's formula (exp(input) - target * input, or input - target * log(input + eps))
+_POISSON = {log: defop("poisson_nll_loss_log_input" if log else "poisson_nll_loss", _poisson_fwd, promote="float",
+                       grad_name="MeanBackward0") for log in (False, True)}
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
-    return apply(_POISSON, (input, target), log_input=bool(log_input), full=bool(full), eps=float(eps),
-                 reduction=red)
+    return apply(_POISSON[bool(log_input)], (input, target), log_input=bool(log_input), full=bool(full),
+                 eps=float(eps), reduction=red)
 
 
 def _gaussian_fwd(x, t, v, *, full, eps, reduction):
@@ -466,6 +476,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     red = reduction_arg(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    if _registry.autocast_hook is not None:  # one op in PyTorch, with its own autocast policy
+        anchor, positive, negative = _registry.autocast_hook("triplet_margin_loss", (anchor, positive, negative))
     _check_triplet_dims(anchor, positive, negative)
     return _triplet(anchor, positive, negative, lambda a, b: pairwise_distance(a, b, p, eps), margin, swap, red)
 

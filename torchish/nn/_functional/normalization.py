@@ -85,6 +85,8 @@ def _bn_eval_fwd(x, w, b, rm, rv, *, eps):
 
 _BN_TRAIN = defop("batch_norm", _bn_train_fwd, grad_name="NativeBatchNormBackward0")
 _BN_EVAL = defop("batch_norm_eval", _bn_eval_fwd, grad_name="NativeBatchNormBackward0")
+# instance_norm with the running statistics: PyTorch's batch_norm of repeated weight and statistics (temporaries)
+_IN_EVAL = defop("instance_norm_eval", _bn_eval_fwd, grad_name="NativeBatchNormBackward0")
 
 
 def _check_vec(name, t, c):
@@ -159,7 +161,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
-        return apply(_BN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))
+        return apply(_IN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))
     y, mean, var = apply(_IN, (input, weight, bias), eps=float(eps))
     if running_mean is not None or running_var is not None:
         _update_running(running_mean, running_var, mean, var, momentum)

@@ -39,6 +39,9 @@ def _adaptive_avg_fwd(x, *, nd, outs):
 
 _ADAPTIVE_AVG = {nd: defop(f"adaptive_avg_pool{nd}d", _adaptive_avg_fwd, linear=True,
                            grad_name=f"AdaptiveAvgPool{nd}DBackward0") for nd in (1, 2, 3)}
+# an output of size 1 is PyTorch's mean over the pooled dims: a node that saves nothing
+_GLOBAL_AVG = {nd: defop(f"adaptive_avg_pool{nd}d_global", _adaptive_avg_fwd, linear=True,
+                         grad_name="SqueezeBackward1" if nd == 1 else "MeanBackward1") for nd in (1, 2, 3)}
 
 
 def _adaptive_sizes(input, nd, output_size, name, avg):
@@ -69,7 +72,8 @@ def _adaptive_sizes(input, nd, output_size, name, avg):
 
 def _adaptive_avg(nd, input, output_size):
     outs = _adaptive_sizes(input, nd, output_size, f"adaptive_avg_pool{nd}d", True)
-    return apply(_ADAPTIVE_AVG[nd], (input,), nd=nd, outs=outs)
+    op = (_GLOBAL_AVG if all(o == 1 for o in outs) else _ADAPTIVE_AVG)[nd]
+    return apply(op, (input,), nd=nd, outs=outs)
 
 
 def _adaptive_max(nd, input, output_size, return_indices):

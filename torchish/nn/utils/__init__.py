@@ -1,4 +1,5 @@
-"""``torchish.nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``torchish.nn.utils``: gradient clipping, parameter/vector conversion, parametrizations and the legacy
+weight/spectral norm hooks."""
 from __future__ import annotations
 
 from .clip_grad import (clip_grad_norm_ as clip_grad_norm_, clip_grad_norm as clip_grad_norm,  # noqa: F401
@@ -8,3 +9,7 @@ from .convert_parameters import (parameters_to_vector as parameters_to_vector,  
                                  vector_to_parameters as vector_to_parameters)
 from . import clip_grad as clip_grad, convert_parameters as convert_parameters  # noqa: F401
 from . import rnn as rnn  # noqa: F401
+from . import parametrize as parametrize, parametrizations as parametrizations  # noqa: F401
+from .weight_norm import weight_norm as weight_norm, remove_weight_norm as remove_weight_norm  # noqa: F401
+from .spectral_norm import (spectral_norm as spectral_norm,  # noqa: F401
+                            remove_spectral_norm as remove_spectral_norm)

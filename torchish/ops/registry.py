@@ -292,8 +292,7 @@ def _record(op, args, vals, st, cdt, outs):
         saves = not op.linear
         ins, save_outs = range(len(args)), range(len(outs)) if op.save_out else ()
     else:
-        ins, save_outs = _saved.needed(spec, mask, len(outs))
-        saves = bool(ins or save_outs) or _saved.saves_temporary(spec, mask)
+        ins, save_outs, saves = _saved.plan(spec, mask, len(outs))
     node = op.node_cls(edges, tuple((o._v.shape, o._v.dtype) for o in outs), saves=saves)
     node.op = op
     node.static = st

@@ -38,6 +38,20 @@ def _entry(spec, i):
     return spec[i] if i < len(spec) else ""
 
 
+_PLANS: dict = {}
+
+
+def plan(spec, mask, n_out):
+    """``(input positions, output positions, saves anything)`` for a node: :func:`needed` and
+    :func:`saves_temporary`, cached (the eager path asks once per recorded op)."""
+    key = (spec, mask, n_out)
+    p = _PLANS.get(key)
+    if p is None:
+        ins, outs = needed(spec, mask, n_out)
+        p = _PLANS[key] = (ins, outs, bool(ins or outs) or saves_temporary(spec, mask))
+    return p
+
+
 def needed(spec, mask, n_out):
     """``(input positions, output positions)`` saved by a node whose inputs requiring grad are ``mask``."""
     ins, outs = set(), set()

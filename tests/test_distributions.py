@@ -10,69 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from oracle import arr, assert_same, check_raises, run_both, same, to_numpy, torch, torchish
+from oracle import arr, assert_same, check, run_both, same, same_error, torch, torchish
+
 
 def D(lib):
     return lib.distributions
-
-
-def compare(fn, inputs, grad=True, **tols):
-    """``fn(lib, *tensors)`` with PyTorch and torchish on the same numpy inputs: outputs (values, dtypes, shapes),
-    then the gradients of every float input (``grad``: True, or the positions that require grad) under one
-    shared random cotangent. (``oracle.check`` also compares which tensors each op saves; composite distribution
-    formulas are not meant to save exactly what PyTorch's do, so that part is left out here.)"""
-    if torch is None:
-        pytest.skip("PyTorch (the oracle) is not installed")
-    want = set(range(len(inputs))) if grad is True else set(grad or ())
-
-    def make(lib):
-        out = []
-        for i, x in enumerate(inputs):
-            if isinstance(x, np.ndarray):
-                t = lib.tensor(x)
-                if i in want and x.dtype.kind == "f":
-                    t.requires_grad_(True)
-                out.append(t)
-            else:
-                out.append(x)
-        return out
-
-    tin, xin = make(torch), make(torchish)
-    ref, got = fn(torch, *tin), fn(torchish, *xin)
-    assert_same(ref, got, **tols)
-    touts = [t for t in _flat(ref, torch) if t.requires_grad]
-    xouts = [t for t in _flat(got, torchish) if t.requires_grad]
-    assert len(touts) == len(xouts), f"{len(xouts)} outputs require grad, torch has {len(touts)}"
-    tleaves = [t for t in tin if isinstance(t, torch.Tensor) and t.requires_grad]
-    xleaves = [t for t in xin if isinstance(t, torchish.Tensor) and t.requires_grad]
-    if not touts or not tleaves:
-        return
-    rng = np.random.default_rng(123)
-    cots = [rng.uniform(-1, 1, size=tuple(t.shape)).astype(to_numpy(t).dtype) for t in touts]
-    tg = torch.autograd.grad(touts, tleaves, [torch.tensor(c) for c in cots], allow_unused=True)
-    xg = torchish.autograd.grad(xouts, xleaves, [torchish.tensor(c) for c in cots], allow_unused=True)
-    for i, (a, b) in enumerate(zip(tg, xg)):
-        if a is None:
-            assert b is None or not np.any(to_numpy(b)), f"grad[{i}]: torch has none, torchish {b}"
-            continue
-        assert b is not None, f"grad[{i}]: torchish returned None"
-        assert_same(a, b, f"grad[{i}]", **tols)
-
-
-def _flat(out, lib):
-    if isinstance(out, lib.Tensor):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [t for o in out for t in _flat(o, lib)]
-    return []
-
-
-def same_error(fn):
-    """Both libraries raise the same builtin exception type with the same message."""
-    ref = check_raises(fn)
-    with pytest.raises(Exception) as got:
-        fn(torchish)
-    assert str(got.value) == str(ref), f"message {str(got.value)!r} != torch's {str(ref)!r}"
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -203,16 +145,16 @@ def test_values_and_gradients(case):
     def fn(lib, *args):
         *params, value = args
         return _evaluate(case, case.build(D(lib), *params), value)
-    compare(fn, case.params(0) + [case.value], grad=range(len(case.params(0))))
+    check(fn, case.params(0) + [case.value], grad=range(len(case.params(0))))
 
 
 def test_gamma_cdf():
     """Gamma's cdf is differentiable in the rate (PyTorch has no gradient for igamma's first argument)."""
-    compare(lambda lib, a, b, v: D(lib).Gamma(a, b).cdf(v), [pos(0, 0.6, 3.0), pos(1), pos(99)], grad=[1])
+    check(lambda lib, a, b, v: D(lib).Gamma(a, b).cdf(v), [pos(0, 0.6, 3.0), pos(1), pos(99)], grad=[1])
 
 
 def test_gradients_wrt_value():
-    compare(lambda lib, a, b, v: [D(lib).Normal(a, b).log_prob(v), D(lib).Gamma(b, b).log_prob(v.abs() + 0.1)],
+    check(lambda lib, a, b, v: [D(lib).Normal(a, b).log_prob(v), D(lib).Gamma(b, b).log_prob(v.abs() + 0.1)],
             [real(0), pos(1), real(99)])
 
 
@@ -337,7 +279,7 @@ def test_kl_divergence(pq):
 
     def fn(lib, *params):
         return D(lib).kl_divergence(cp.build(D(lib), *params[:n]), cq.build(D(lib), *params[n:]))
-    compare(fn, cp.params(0) + cq.params(10))
+    check(fn, cp.params(0) + cq.params(10))
 
 
 @pytest.mark.parametrize("make", [
@@ -401,7 +343,7 @@ def test_transform(name):
         y = t(x)
         return [y, t.inv(y.detach()), t.log_abs_det_jacobian(x, y), t.forward_shape(x.shape),
                 t.inverse_shape(y.shape), t.domain.event_dim, t.codomain.event_dim, repr(t), t.bijective]
-    compare(fn, [x])
+    check(fn, [x])
 
 
 @pytest.mark.parametrize("name", ["softmax", "lower_cholesky", "positive_definite", "abs"])
@@ -410,7 +352,7 @@ def test_transform_forward_inverse(name):
                "lower_cholesky": (lambda d: d.LowerCholeskyTransform(), arr(2, 2, seed=4)),
                "positive_definite": (lambda d: d.PositiveDefiniteTransform(), arr(2, 2, seed=4)),
                "abs": (lambda d: d.AbsTransform(), real(3))}[name]
-    compare(lambda lib, x: [make(D(lib))(x), make(D(lib)).inv(make(D(lib))(x).detach())], [x])
+    check(lambda lib, x: [make(D(lib))(x), make(D(lib)).inv(make(D(lib))(x).detach())], [x])
 
 
 def test_transform_cache_and_identity():
@@ -439,7 +381,7 @@ def test_sac_tanh_normal():
         pi.transforms[0]._cached_x_y = (u, a)
         lp = pi.log_prob(a).sum(-1)
         return [lp, pi.batch_shape, pi.event_shape, pi.support.event_dim]
-    compare(fn, [arr(2, 3, seed=0), arr(2, 3, seed=1, lo=-1, hi=0.5)])
+    check(fn, [arr(2, 3, seed=0), arr(2, 3, seed=1, lo=-1, hi=0.5)])
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -462,7 +404,7 @@ def test_constraints():
                 c.positive_semidefinite]
         out += [[repr(k), k.check(m), k.check(m @ m.mT), k.event_dim] for k in mats]
         return out + [c.is_dependent(c.dependent), c.is_dependent(D(lib).Uniform.support), repr(c.dependent)]
-    compare(fn, [CONSTRAINT_VALUES], grad=False)
+    check(fn, [CONSTRAINT_VALUES], grad=False)
 
 
 @pytest.mark.parametrize("which", ["biject_to", "transform_to"])
@@ -482,7 +424,7 @@ def test_biject_transform_to(which):
                 y = reg(k)(x[:2].reshape(1, 2).expand(2, 2) + lib.eye(2))
                 out += [y, bool(k.check(y).all())]
         return out
-    compare(fn, [real(5)])
+    check(fn, [real(5)])
     same_error(lambda lib: getattr(D(lib), which)(D(lib).constraints.one_hot))
 
 
@@ -572,7 +514,7 @@ def test_straight_through_and_perplexity():
         d = D(lib).OneHotCategoricalStraightThrough(p)
         r = d.rsample((2,))  # one-hot samples (which ones differs), the gradient of the probabilities
         return [r.shape, r.sum(-1), d.perplexity()]
-    compare(fn, [arr(2, 3, seed=0, lo=0.2, hi=1.0)])
+    check(fn, [arr(2, 3, seed=0, lo=0.2, hi=1.0)])
 
 
 # ----------------------------------------------------------------------------------------------------------------

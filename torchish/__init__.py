@@ -113,6 +113,7 @@ from . import distributed as distributed  # noqa: E402
 from . import func as func  # noqa: E402
 from .interop import from_jax as from_jax, from_dlpack as from_dlpack  # noqa: E402
 from . import profiler as profiler  # noqa: E402
+from . import jit as jit  # noqa: E402  (pass-throughs: no TorchScript is produced)
 from . import utils as utils  # noqa: E402  (torchish.utils.data / .checkpoint resolve on first use)
 from . import backends as backends  # noqa: E402
 from . import testing as testing  # noqa: E402

@@ -10,3 +10,4 @@ from .adaptive import Adadelta as Adadelta, Adagrad as Adagrad, RMSprop as RMSpr
 from .asgd_rprop import ASGD as ASGD, Rprop as Rprop
 from .lbfgs import LBFGS as LBFGS
 from . import lr_scheduler as lr_scheduler
+from . import swa_utils as swa_utils

@@ -542,6 +542,9 @@ LEGACY = {
                                                                                   transpose=True)),
     "triangular_solve_unit": lambda t, A, B: t.triangular_solve(B, A.triu(), unitriangular=True).solution,
     "chain_matmul": lambda t, A, B: t.chain_matmul(A, A, B),
+    "cholesky_solve_batch_broadcast": lambda t, A, B: t.cholesky_solve(B.expand(2, 3, 2) * t.tensor([[[1.0]], [[2.0]]]),
+                                                                       t.linalg.cholesky(A)),
+    "triangular_solve_batch_broadcast": lambda t, A, B: tuple(t.triangular_solve(B, A.triu().expand(2, 3, 3) + 0)),
 }
 
 

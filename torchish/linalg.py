@@ -219,7 +219,6 @@ def _top_cross(input, other, dim=None, *, out=None):
 def _cholesky_solve_fwd(b, l, *, upper):
     import jax
     lo = jax.numpy.conj(jax.numpy.swapaxes(l, -1, -2)) if upper else l
-    b, lo = jax.numpy.broadcast_arrays(b, lo) if b.shape[:-2] != lo.shape[:-2] else (b, lo)
     y = jax.lax.linalg.triangular_solve(lo, b, left_side=True, lower=True)
     return jax.lax.linalg.triangular_solve(lo, y, left_side=True, lower=True, conjugate_a=True, transpose_a=True)
 
@@ -250,12 +249,16 @@ def _legacy_operands(b, A, name):
                            f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
 
 
+def _expand_batches(b, A):
+    """``b`` and ``A`` expanded to their common batch dims (the solvers' nodes see the broadcast operands)."""
+    lead = tuple(_B.broadcast_shapes(b.shape[:-2], A.shape[:-2]))
+    return tuple(t if tuple(t.shape[:-2]) == lead else t.expand(lead + tuple(t.shape[-2:])) for t in (b, A))
+
+
 def _cholesky_solve(B, L, upper=False, *, out=None):
     """``torch.cholesky_solve``: ``X`` with ``A X = B`` for ``A = L L^H`` (``U^H U`` with ``upper=True``)."""
     _legacy_operands(B, L, "cholesky_solve")
-    lead = tuple(_B.broadcast_shapes(B.shape[:-2], L.shape[:-2]))
-    B = B.expand(lead + tuple(B.shape[-2:])) if tuple(B.shape[:-2]) != lead else B
-    L = L.expand(lead + tuple(L.shape[-2:])) if tuple(L.shape[:-2]) != lead else L
+    B, L = _expand_batches(B, L)
     return apply(_CHOLESKY_SOLVE, (B, L), upper=bool(upper))
 
 
@@ -273,9 +276,7 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *,
                   "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
                   "with\nX = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
     _legacy_operands(b, A, "torch.triangular_solve")
-    lead = tuple(_B.broadcast_shapes(b.shape[:-2], A.shape[:-2]))
-    b = b.expand(lead + tuple(b.shape[-2:])) if tuple(b.shape[:-2]) != lead else b
-    A = A.expand(lead + tuple(A.shape[-2:])) if tuple(A.shape[:-2]) != lead else A
+    b, A = _expand_batches(b, A)
     X = apply(_TRIANGULAR_SOLVE, (b, A), upper=bool(upper), transpose=bool(transpose), unit=bool(unitriangular))
     return _RESULTS["triangular_solve"](X, A.clone())
 

@@ -17,9 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype
-from ._tensor import Tensor, wrap_dim
+from ._tensor import wrap_dim
 from .ops import creation as _creation, reorder as _reorder, slicing as _slicing, unary as _unary
-from .ops.elementwise import _out
+from .ops.elementwise import _out, require_tensor
 from .ops.registry import apply, defop
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
@@ -63,8 +63,7 @@ def _norm(norm):
 
 def _float_input(x, name, real=False):
     """Integers and bools become the default float; half precision is refused as PyTorch's CPU kernels do."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    require_tensor(x, name)
     dt = x.dtype
     if real and dt.is_complex:
         raise RuntimeError(f"{name} expects a real input tensor, but got {_dtype.scalar_type_name(dt)}")

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
+from .elementwise import require_tensor
 from .join import cat
 from .reduce import _return_type
 from .registry import Family as _Family, apply, defop
@@ -15,14 +16,9 @@ from .registry import Family as _Family, apply, defop
 _public = _Family(globals()).public
 
 
-def _require(x, name):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
-
-
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the variables in the rows of ``input`` (observations in the columns), as ``torch.cov``."""
-    _require(input, "cov")
+    require_tensor(input, "cov")
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")
@@ -84,7 +80,7 @@ def _dof_warning():
 
 def corrcoef(input):
     """Pearson correlation coefficients of the rows of ``input`` (``cov`` normalised, clipped to [-1, 1])."""
-    _require(input, "corrcoef")
+    require_tensor(input, "corrcoef")
     if input.ndim > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")
@@ -103,7 +99,7 @@ def corrcoef(input):
 
 def vander(x, N=None, increasing=False):
     """Columns ``x ** (N-1), ..., x ** 0`` (reversed with ``increasing=True``); integers stay int64."""
-    _require(x, "vander")
+    require_tensor(x, "vander", arg="x")
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else int(N)
@@ -120,7 +116,7 @@ def vander(x, N=None, increasing=False):
 
 def combinations(input, r=2, with_replacement=False):
     """Length-``r`` combinations of the elements of a 1-D tensor, as rows (``itertools.combinations`` order)."""
-    _require(input, "combinations")
+    require_tensor(input, "combinations")
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
@@ -144,7 +140,7 @@ def combinations(input, r=2, with_replacement=False):
 
 def renorm(input, p, dim, maxnorm):
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` is scaled down to norm ``maxnorm``."""
-    _require(input, "renorm")
+    require_tensor(input, "renorm")
     if input.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
     if p <= 0:
@@ -165,7 +161,7 @@ _FREXP = defop("frexp", lambda x: (lambda m, e: (m, e.astype(jnp.int32)))(*jnp.f
 
 def frexp(input, *, out=None):
     """``input = mantissa * 2 ** exponent`` with the mantissa in (-1, 1) and an int32 exponent."""
-    _require(input, "frexp")
+    require_tensor(input, "frexp")
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     return _FREXP_RESULT(*apply(_FREXP, (input,)))

@@ -554,6 +554,20 @@ def test_legacy_solvers(name):
     check(LEGACY[name], [SPD, arr(3, 2, seed=12)])
 
 
+LOWER = np.tril(arr(3, 3, seed=13, lo=0.5, hi=1.5))
+FACTOR = {  # the factor itself requires grad: PyTorch's gradient reads it as a full matrix, not a triangle
+    "cholesky_solve": lambda t, L, B: t.cholesky_solve(B, L),
+    "cholesky_solve_upper": lambda t, L, B: t.cholesky_solve(B, L.mT, upper=True),
+    "cholesky_inverse": lambda t, L, B: t.cholesky_inverse(L) + 0 * B.sum(),
+    "cholesky_inverse_upper": lambda t, L, B: t.cholesky_inverse(L.mT, upper=True) + 0 * B.sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTOR))
+def test_legacy_solvers_factor_gradient(name):
+    check(FACTOR[name], [LOWER, arr(3, 2, seed=12)])
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_legacy_lu():
     same(lambda t: [tuple(t.lu(t.tensor(SPD))), tuple(t.lu(t.tensor(SPD), get_infos=True))])

@@ -216,11 +216,45 @@ def _top_cross(input, other, dim=None, *, out=None):
     return cross(input, other, dim=dim)
 
 
+def _lower(l, upper):
+    """The lower factor: ``l`` itself, or the conjugate transpose of an upper one."""
+    import jax.numpy as jnp
+    return jnp.conj(jnp.swapaxes(l, -1, -2)) if upper else l
+
+
 def _cholesky_solve_fwd(b, l, *, upper):
     import jax
-    lo = jax.numpy.conj(jax.numpy.swapaxes(l, -1, -2)) if upper else l
+    lo = _lower(l, upper)
     y = jax.lax.linalg.triangular_solve(lo, b, left_side=True, lower=True)
     return jax.lax.linalg.triangular_solve(lo, y, left_side=True, lower=True, conjugate_a=True, transpose_a=True)
+
+
+def _factor_grad(common, l, upper):
+    """PyTorch's gradient of a Cholesky factor read as a full matrix: ``-common @ L`` (``-U @ common``)."""
+    return -(l @ common) if upper else -(common @ l)
+
+
+def _mH(x):
+    import jax.numpy as jnp
+    return jnp.conj(jnp.swapaxes(x, -1, -2))
+
+
+def _cholesky_solve_vjp(g, b, l, out, upper):
+    """PyTorch's ``cholesky_solve_backward``: the factor's gradient is a full matrix (JAX's would be triangular)."""
+    gb = _cholesky_solve_fwd(g, l, upper=upper)
+    common = gb @ _mH(out)
+    return gb, _factor_grad(common + _mH(common), l, upper)
+
+
+def _cholesky_inverse_fwd(l, *, upper):
+    import jax.numpy as jnp
+    eye = jnp.broadcast_to(jnp.eye(l.shape[-1], dtype=l.dtype), l.shape)
+    return _cholesky_solve_fwd(eye, l, upper=upper)
+
+
+def _cholesky_inverse_vjp(g, l, out, upper):
+    """PyTorch's ``cholesky_inverse_backward``: ``-(P (G + G^H) P) L``."""
+    return (_factor_grad(out @ (g + _mH(g)) @ out, l, upper),)
 
 
 def _triangular_solve_fwd(b, a, *, upper, transpose, unit):
@@ -229,9 +263,11 @@ def _triangular_solve_fwd(b, a, *, upper, transpose, unit):
                                            unit_diagonal=unit)
 
 
-# one node each, saving what PyTorch's do (both inputs and the result)
-_CHOLESKY_SOLVE = defop("cholesky_solve", _cholesky_solve_fwd, promote="same", grad_name="CholeskySolveBackward0",
-                        saved=("01o", "01o"))
+# one node each, with PyTorch's gradients and saves (the inputs and the result)
+_CHOLESKY_SOLVE = defop("cholesky_solve", _cholesky_solve_fwd, vjp=_cholesky_solve_vjp, promote="same",
+                        grad_name="CholeskySolveBackward0", saved=("01o", "01o"))
+_CHOLESKY_INVERSE = defop("cholesky_inverse", _cholesky_inverse_fwd, vjp=_cholesky_inverse_vjp,
+                          grad_name="CholeskyInverseBackward0", saved=("0o",))
 _TRIANGULAR_SOLVE = defop("triangular_solve", _triangular_solve_fwd, promote="same",
                           grad_name="TriangularSolveBackward0", saved=("01o", "01o"))
 
@@ -265,8 +301,7 @@ def _cholesky_solve(B, L, upper=False, *, out=None):
 def _cholesky_inverse(L, upper=False, *, out=None):
     """``torch.cholesky_inverse``: ``A^{-1}`` from the Cholesky factor of ``A``."""
     _check_matrix(L, "cholesky_inverse")
-    from .ops.creation import eye
-    return _cholesky_solve(eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(L.shape), L, upper)
+    return apply(_CHOLESKY_INVERSE, (L,), upper=bool(upper))
 
 
 def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import math
 
-import jax
-import jax.numpy as jnp
-
 import torchish
 from .._tensor import Size
 from . import constraints
-from ..ops.registry import apply, defop
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
 
@@ -39,22 +35,6 @@ def _tril_inverse(L):
     """``L^-1`` of lower-triangular ``L``."""
     eye = torchish.eye(L.shape[-1], dtype=L.dtype, device=L.device)
     return torchish.linalg.solve_triangular(L, eye.expand(L.shape), upper=False)
-
-
-def _cholesky_inverse_fwd(L):
-    eye = jnp.broadcast_to(jnp.eye(L.shape[-1], dtype=L.dtype), L.shape)
-    L_inv = jax.scipy.linalg.solve_triangular(L, eye, lower=True)
-    return jnp.swapaxes(L_inv, -1, -2) @ L_inv
-
-
-def _cholesky_inverse_vjp(g, L, out):
-    # d (L L^T)^-1 for L as a full matrix (PyTorch's cholesky_inverse gradient): -P (G + G^T) P L
-    return (-(out @ (g + jnp.swapaxes(g, -1, -2)) @ out) @ L,)
-
-
-# torch.cholesky_inverse (absent from torchish's ops): (L L^T)^-1 by triangular solves
-_CHOLESKY_INVERSE = defop("cholesky_inverse", _cholesky_inverse_fwd, vjp=_cholesky_inverse_vjp, promote=None,
-                          grad_name="CholeskyInverseBackward0", saved=("0o",))
 
 
 def _precision_to_scale_tril(P):
@@ -131,7 +111,7 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        return apply(_CHOLESKY_INVERSE, (self._unbroadcasted_scale_tril,)).expand(self._matrix_shape())
+        return torchish.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def mean(self):

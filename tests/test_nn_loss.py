@@ -397,3 +397,28 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors(name):
     check_raises(ERRORS[name])
+
+
+def test_target_bounds_are_checked_again_for_another_class_count_and_after_a_write():
+    """The bounds check of nll_loss/cross_entropy remembers the last target array it passed: the same target with
+    fewer classes, and the same Tensor after an in-place write, are checked afresh (PyTorch checks every call)."""
+    def run(T):
+        y = T.tensor([0, 4, 2])
+        T.nn.functional.cross_entropy(T.zeros(3, 5), y)  # passes: 5 classes
+        T.nn.functional.cross_entropy(T.zeros(3, 5), y)
+        try:
+            T.nn.functional.cross_entropy(T.zeros(3, 4), y)  # 4 is out of bounds for 4 classes
+        except IndexError as e:
+            first = str(e)
+        else:
+            first = None
+        y[1] = 7
+        try:
+            T.nn.functional.nll_loss(T.zeros(3, 5), y)
+        except IndexError as e:
+            return first, str(e)
+        return first, None
+    got = run(torchish)
+    assert got == ("Target 4 is out of bounds.", "Target 7 is out of bounds.")
+    if torch is not None:
+        assert run(torch) == got

@@ -266,3 +266,20 @@ def test_second_backward_through_unsaved_nodes():
         y.backward()
         y.backward()
         assert np.allclose(x.grad.numpy(), 4.0)
+
+
+def test_a_released_graph_keeps_no_saved_array_alive():
+    """After a backward without retain_graph the graph's saved values are freed (PyTorch frees them): the output
+    exp saved is no longer referenced by the graph that the loss still holds."""
+    import gc
+    import weakref
+    x = torchish.tensor(arr(3, 4), requires_grad=True)
+    y = x.exp()
+    ref = weakref.ref(y._d)
+    loss = (y * 2).sum()
+    del y
+    gc.collect()
+    assert ref() is not None  # saved by ExpBackward0 (and MulBackward0's input) while the graph is alive
+    loss.backward()
+    gc.collect()
+    assert loss.grad_fn is not None and ref() is None

@@ -3,10 +3,12 @@
 With ``torchish.config.lazy = True`` an op does not dispatch a kernel: it records a :class:`LazyCall` and returns
 :class:`LazyValue` placeholders that know their shape and dtype (inferred once per op signature with
 ``jax.eval_shape``, so shape and dtype errors still surface at the line that caused them). A placeholder behaves
-like a JAX array — ``__jax_array__``, ``__array__`` and any other attribute access *materialise* it: the pending
-calls it depends on are run as ONE jitted program, cached by the structure of the pending graph, which returns
-every pending value still referenced from outside (by a Tensor, by a saved value of an autograd node, by another
-pending call). Reading a value (``.item()``, printing, ``bool()``, ``backward()``) is what materialises.
+like a JAX array — ``__jax_array__``, ``__array__`` and any other attribute access *materialise* it: every
+pending call (the *segment* recorded since the last materialisation, in recording order) runs as ONE jitted
+program, cached by the segment's structure, which returns every pending value still referenced from outside (by a
+Tensor, by a saved value of an autograd node). Reading a value (``.item()``, printing, ``bool()``) and an
+optimizer's ``step()`` materialise. The segment's structure is built as ops record, so materialising costs one
+pass over the pending calls to find what is still referenced.
 """
 from __future__ import annotations
 
@@ -25,21 +27,22 @@ _AVAL_CACHE: dict = {}
 class LazyCall:
     """One pending op application."""
 
-    __slots__ = ("op", "static", "cdt", "inputs", "outs", "multi", "__weakref__")
+    __slots__ = ("op", "static", "cdt", "inputs", "outs", "multi", "pos", "__weakref__")
 
-    def __init__(self, op, static, cdt, inputs):
+    def __init__(self, op, static, cdt, inputs, pos):
         self.op = op
         self.static = static
         self.cdt = cdt
         self.inputs = inputs
         self.outs = ()
         self.multi = False
+        self.pos = pos  # its place in the pending segment
 
 
 class LazyValue:
     """A pending array: shape and dtype are known, the value is computed on first use."""
 
-    __slots__ = ("shape", "dtype", "call", "index", "value", "owner", "__weakref__")
+    __slots__ = ("shape", "dtype", "call", "index", "value", "owner", "uses", "__weakref__")
 
     def __init__(self, call, index, aval):
         self.call = call
@@ -48,6 +51,7 @@ class LazyValue:
         self.dtype = aval.dtype
         self.value = None
         self.owner = None
+        self.uses = 0  # how many pending calls take it as an input (references the segment holds)
 
     @property
     def ndim(self):
@@ -141,25 +145,154 @@ def _abstract(v):
     return v
 
 
+MAX_PENDING = 1024  # a segment this long drops its dead calls when the next op records (they hold their inputs)
+
+
+class _Segment:
+    """Everything recorded since the last materialisation, in recording order (so inputs come first): the calls,
+    the structure of each (op, static arguments, compute dtype, where each input comes from), the concrete inputs
+    (leaves) and the Python scalars. Built as ops record, so that materialising does not walk the graph again."""
+
+    __slots__ = ("calls", "plan", "leaves", "leaf_keys", "leaf_index", "consts", "limit")
+
+    def __init__(self):
+        self.calls = []
+        self.plan = []
+        self.leaves = []
+        self.leaf_keys = []
+        self.leaf_index = {}
+        self.consts = []
+        self.limit = MAX_PENDING
+
+    def add_leaf(self, v, key):
+        """The position of the concrete input ``v`` among the segment's leaves (arrays are passed once)."""
+        if key is type(v):  # not an array: passed as it is, once per use
+            self.leaves.append(v)
+            self.leaf_keys.append(key)
+            return len(self.leaves) - 1
+        j = self.leaf_index.get(id(v))
+        if j is None:
+            j = self.leaf_index[id(v)] = len(self.leaves)
+            self.leaves.append(v)
+            self.leaf_keys.append(key)
+        return j
+
+
+_SEG = _Segment()
+
+
+def _infer(op, static, cdt, vals):
+    from .registry import _cast_fn
+    fn, kw = _cast_fn(op, cdt), dict(static)
+    return jax.eval_shape(lambda *a: fn(*a, **kw), *[_abstract(v) for v in vals])
+
+
+def _drop_after(seg, n_leaves, n_consts):
+    for v in seg.leaves[n_leaves:]:
+        seg.leaf_index.pop(id(v), None)
+    del seg.leaves[n_leaves:], seg.leaf_keys[n_leaves:], seg.consts[n_consts:]
+
+
+def _compact(seg):
+    """Drop from ``seg`` the calls whose results nobody holds and no live call reads (their positions, leaves and
+    scalars are renumbered); a segment still long after that may grow to twice its live length first."""
+    calls, plan = seg.calls, seg.plan
+    live = [False] * len(calls)
+    getrefcount = sys.getrefcount
+    for k in range(len(calls) - 1, -1, -1):  # readers come after what they read
+        if not live[k]:
+            for r in calls[k].outs:
+                lv = r()
+                if lv is not None and getrefcount(lv) - 2 - lv.uses > 0:
+                    live[k] = True
+                del lv
+        if live[k]:
+            for ref in plan[k][3]:
+                if ref is not None and type(ref[0]) is int:
+                    live[ref[0]] = True
+    old_leaves, old_consts = seg.leaves, seg.consts
+    seg.calls, seg.plan, seg.leaves, seg.leaf_keys, seg.leaf_index, seg.consts = [], [], [], [], {}, []
+    for k, call in enumerate(calls):
+        if not live[k]:
+            for v in call.inputs:
+                if type(v) is LazyValue and v.value is None:
+                    v.uses -= 1
+            continue
+        op, st, cdt, refs, multi = plan[k]
+        new = []
+        for ref in refs:
+            if ref is None or type(ref[0]) is int:
+                new.append(ref if ref is None else (calls[ref[0]].pos, ref[1]))
+            elif ref[0] == "l":
+                v = old_leaves[ref[1]]
+                new.append(("l", seg.add_leaf(v, _aval_key(v) if hasattr(v, "shape") else type(v))))
+            else:
+                new.append(("k", len(seg.consts), ref[2]))
+                seg.consts.append(old_consts[ref[1]])
+        call.pos = len(seg.calls)
+        seg.calls.append(call)
+        seg.plan.append((op, st, cdt, tuple(new), multi))
+    seg.limit = max(MAX_PENDING, 2 * len(seg.calls))
+
+
 def record(op, vals, static, cdt):
     """Record ``op`` on ``vals`` and return placeholder(s) for its output(s); shape inference is cached per
     signature (a JAX shape error surfaces here, at the line that caused it)."""
-    key = (op, static, cdt, tuple(map(_aval_key, vals)))
+    seg = _SEG
+    if len(seg.calls) >= seg.limit:  # code that records on and on without reading: drop what nobody needs
+        _compact(seg)
+    n_leaves, n_consts = len(seg.leaves), len(seg.consts)
+    akeys, refs = [], []
+    for v in vals:
+        t = type(v)
+        if t is LazyValue:
+            if v.value is None:
+                akeys.append((v.shape, v.dtype))
+                refs.append((v.call.pos, v.index))
+                continue
+            v = v.value
+            t = type(v)
+        if t is ARRAY_TYPE:
+            a = v.aval
+            ak = (a.shape, a.dtype, a.weak_type)
+        elif v is None:
+            akeys.append(None)
+            refs.append(None)
+            continue
+        elif t in _SCALAR_TYPES:
+            akeys.append(t)
+            refs.append(("k", len(seg.consts), t))
+            seg.consts.append(v)
+            continue
+        elif hasattr(v, "shape"):
+            ak = (v.shape, v.dtype, getattr(v, "weak_type", False))
+        else:
+            ak = t
+        akeys.append(ak)
+        refs.append(("l", seg.add_leaf(v, ak)))
+    key = (op, static, cdt, tuple(akeys))
     avals = _AVAL_CACHE.get(key)
     if avals is None:
-        from .registry import _cast_fn
-        fn, kw = _cast_fn(op, cdt), dict(static)
-        avals = jax.eval_shape(lambda *a: fn(*a, **kw), *[_abstract(v) for v in vals])
-        _AVAL_CACHE[key] = avals
-    call = LazyCall(op, static, cdt, tuple(vals))
+        try:
+            avals = _AVAL_CACHE[key] = _infer(op, static, cdt, vals)
+        except BaseException:  # the call is not recorded: take back the leaves and scalars it added
+            _drop_after(seg, n_leaves, n_consts)
+            raise
+    for v in vals:
+        if type(v) is LazyValue and v.value is None:
+            v.uses += 1
+    call = LazyCall(op, static, cdt, tuple(vals), len(seg.calls))
+    seg.calls.append(call)
     STATS["calls_recorded"] += 1
     if isinstance(avals, (tuple, list)):
         outs = tuple(LazyValue(call, i, a) for i, a in enumerate(avals))
         call.multi = True
         call.outs = tuple(weakref.ref(o) for o in outs)
+        seg.plan.append((op, static, cdt, tuple(refs), True))
         return outs
     out = LazyValue(call, None, avals)
     call.outs = (weakref.ref(out),)
+    seg.plan.append((op, static, cdt, tuple(refs), False))
     return out
 
 
@@ -178,7 +311,7 @@ def record_pytree(name, key, fn, args):
     and Nones; ``key`` identifies it (with the arguments' tree structure) in the cache of ops made for it. The
     lowered backward and the optimizer update record themselves this way in lazy mode, so forward, backward and
     update run as one program."""
-    flat, tree = jax.tree.flatten(args, is_leaf=is_pending)
+    flat, tree = jax.tree.flatten(args)  # a LazyValue is a leaf: it is no registered pytree node
     entry = _PYTREE_OPS.get((key, tree))
     if entry is None:
         from .registry import OpDef
@@ -198,14 +331,6 @@ def adopt(tensor, value):
     if type(value) is LazyValue:
         value.owner = weakref.ref(tensor)
     return tensor
-
-
-def materialize_all(values):
-    """Run every pending call the given values depend on as ONE program (a training step's end: parameters,
-    optimizer state and whatever else is pending and still referenced)."""
-    pending = [v for v in values if type(v) is LazyValue and v.value is None]
-    if pending:
-        materialize(*pending)
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
@@ -228,22 +353,24 @@ class _Structure:
     runs (a constant like ``h * 0.5``, every run: one argument fewer, each costing a host-to-device transfer per
     call), then passed (a learning rate or a step count: one more compile, then none)."""
 
-    __slots__ = ("first", "mask", "programs")
+    __slots__ = ("first", "mask", "programs", "any_varying")
 
     def __init__(self, consts):
         self.first = tuple(map(_scalar_key, consts))
         self.mask = (False,) * len(consts)
         self.programs = {}  # varying mask -> jitted program
+        self.any_varying = False
 
     def varying(self, consts):
         keys = tuple(map(_scalar_key, consts))
         if keys != self.first:
             self.mask = tuple(var or a != b for var, a, b in zip(self.mask, keys, self.first))
+            self.any_varying = any(self.mask)
         return self.mask
 
 
 def _program(plan, out_slots, consts, varying):
-    """The jitted ``(leaf values, varying scalars) -> returned values`` of a pending graph."""
+    """The jitted ``(leaf values, varying scalars) -> returned values`` of a pending segment."""
     from .registry import _cast_fn
     fns = [_cast_fn(op, cdt) for op, _, cdt, _, _ in plan]
     kws = [dict(st) for _, st, _, _, _ in plan]
@@ -259,94 +386,60 @@ def _program(plan, out_slots, consts, varying):
         for (op, st, cdt, refs, multi), fn, kw in zip(plan, fns, kws):
             args = []
             for ref in refs:
+                if ref is None:
+                    args.append(None)
+                    continue
                 kind = ref[0]
-                if kind == "n":
-                    r = results[ref[1]]
-                    args.append(r[ref[2]] if ref[2] is not None else r)
-                elif kind == "l":
+                if kind == "l":
                     args.append(leaf_vals[ref[1]])
                 elif kind == "k":  # a baked constant is weakly typed, like the traced Python scalar it stands for
                     args.append(jnp.asarray(baked[ref[1]]) if ref[1] in baked else scalars[pos[ref[1]]])
-                else:
-                    args.append(None)
+                else:  # (position of the pending call, output index or None)
+                    r = results[kind]
+                    args.append(r[ref[1]] if ref[1] is not None else r)
             results.append(fn(*args, **kw))
         return [results[k][i] if i is not None else results[k] for k, i in out_slots]
     return jax.jit(run)
 
 
 def materialize(*roots):
-    """Run every pending call the ``roots`` depend on as one cached jitted program."""
-    # the pending calls, inputs first (iterative DFS)
-    order, index = [], {}
-    stack = [(v.call, False) for v in reversed(roots)]
-    root_ids = {id(v) for v in roots}
-    while stack:
-        call, expanded = stack.pop()
-        if id(call) in index:
-            continue
-        if expanded:
-            index[id(call)] = len(order)
-            order.append(call)
-            continue
-        stack.append((call, True))
-        for v in call.inputs:
-            if type(v) is LazyValue and v.value is None and id(v.call) not in index:
-                stack.append((v.call, False))
-    # the leaves (concrete inputs), the Python scalars and the structure
-    leaves, leaf_index, plan, internal, consts = [], {}, [], {}, []
-    for call in order:
-        refs = []
-        for v in call.inputs:
-            if type(v) is LazyValue and v.value is None:
-                refs.append(("n", index[id(v.call)], v.index))
-                internal[id(v)] = internal.get(id(v), 0) + 1
-                continue
-            if type(v) is LazyValue:
-                v = v.value
-            if v is None:
-                refs.append(("c", None))
-            elif type(v) in _SCALAR_TYPES:
-                refs.append(("k", len(consts), type(v)))
-                consts.append(v)
-            elif hasattr(v, "shape"):
-                j = leaf_index.get(id(v))
-                if j is None:
-                    j = leaf_index[id(v)] = len(leaves)
-                    leaves.append(v)
-                refs.append(("l", j))
-            else:
-                refs.append(("l", len(leaves)))
-                leaves.append(v)
-        plan.append((call.op, call.static, call.cdt, tuple(refs), call.multi))
-    # which pending values are still referenced from outside the pending graph: those are returned
+    """Run every pending call (the segment recorded since the last materialisation, which holds whatever the
+    ``roots`` depend on) as one cached jitted program that returns the pending values still referenced from
+    outside the segment. Calls nobody needs any more are part of the program but return nothing (XLA drops them)."""
+    global _SEG
+    seg = _SEG
+    if not seg.calls:
+        return
+    root_ids = set(map(id, roots))
     outputs, out_slots = [], []
-    for k, call in enumerate(order):
+    getrefcount = sys.getrefcount
+    for k, call in enumerate(seg.calls):
         for r in call.outs:
             lv = r()
             if lv is None:
                 continue
-            # references: `lv` here, getrefcount's argument, and pending inputs counted in `internal`
-            if id(lv) in root_ids or sys.getrefcount(lv) - 2 - internal.get(id(lv), 0) > 0:
+            # references: `lv` here, getrefcount's argument, and the pending inputs that take it (`uses`)
+            if getrefcount(lv) - 2 - lv.uses > 0 or id(lv) in root_ids:
                 outputs.append(lv)
                 out_slots.append((k, lv.index))
             del lv
-    sig = (tuple(plan), tuple(_aval_key(v) for v in leaves), tuple(out_slots))
+    consts = seg.consts
+    sig = (tuple(seg.plan), tuple(seg.leaf_keys), tuple(out_slots))
     seen = _STRUCTURES.get(sig)
     if seen is None:
         seen = _STRUCTURES[sig] = _Structure(consts)
     varying = seen.varying(consts)
     prog = seen.programs.get(varying)
     if prog is None:
-        prog = seen.programs[varying] = _program(plan, out_slots, consts, varying)
+        prog = seen.programs[varying] = _program(seg.plan, out_slots, consts, varying)
         STATS["programs_compiled"] += 1
-    vals = prog(leaves, [c for c, var in zip(consts, varying) if var])
+    vals = prog(seg.leaves, [c for c, var in zip(consts, varying) if var] if seen.any_varying else [])
+    _SEG = _Segment()  # the segment is done: what records from now on starts a new one
     STATS["materialisations"] += 1
     for lv, v in zip(outputs, vals):
         lv.value = v
         owner = lv.owner() if lv.owner is not None else None
         if owner is not None and owner._v is lv:
             owner._v = v
-    for call in order:  # the pending graph is done: drop it so intermediates can be freed
+    for call in seg.calls:  # drop the segment's references so intermediates can be freed
         call.inputs = ()
-
-

@@ -285,26 +285,43 @@ def _inexact(v):
 
 
 def _record(op, args, vals, st, cdt, outs):
-    mask = tuple(isinstance(a, Tensor) and a._rg and _inexact(a._v) for a in args)
-    edges = tuple(a._edge() if m else None for a, m in zip(args, mask))
+    mask, edges, any_in = [], [], False
+    for a in args:
+        if isinstance(a, Tensor) and a._rg and _inexact(a._v):
+            mask.append(True)
+            edges.append(a._edge())
+        else:
+            mask.append(False)
+            edges.append(None)
+    mask = tuple(mask)
     spec = op.saved
     if spec is None:
         saves = not op.linear
         ins, save_outs = range(len(args)), range(len(outs)) if op.save_out else ()
     else:
         ins, save_outs, saves = _saved.plan(spec, mask, len(outs))
-    node = op.node_cls(edges, tuple((o._v.shape, o._v.dtype) for o in outs), saves=saves)
+    if len(outs) == 1:
+        o = outs[0]._v
+        meta = ((o.shape, o.dtype),)
+    else:
+        meta = tuple((o._v.shape, o._v.dtype) for o in outs)
+    node = op.node_cls(tuple(edges), meta, saves)
     node.op = op
     node.static = st
     node.cdt = cdt
     node.mask = mask
     node.vals = tuple(vals)
     if saves:
-        kept = [args[i] for i in ins if isinstance(args[i], Tensor)]
-        node.versions = tuple((a._vc, a._vc.value, a._v, id(a)) for a in kept)
-        node.saved_tensors_meta = tuple(kept) if STATE.anomaly else None
-        if save_outs:
-            node.versions += tuple((outs[j]._vc, 0, outs[j]._v, None) for j in save_outs)
+        versions = []
+        for i in ins:
+            a = args[i]
+            if isinstance(a, Tensor):
+                vc = a._vc
+                versions.append((vc, vc.value, a._v, id(a)))
+        for j in save_outs:
+            o = outs[j]
+            versions.append((o._vc, 0, o._v, None))
+        node.versions = tuple(versions)
     else:
         node.versions = ()
     node.outs = tuple(o._v for o in outs) if op.save_out else None
@@ -318,12 +335,14 @@ def _record(op, args, vals, st, cdt, outs):
 class OpNode(Node):
     """The grad_fn of a registry op: its backward is the op's VJP as a cached jitted kernel."""
 
-    __slots__ = ()
+    __slots__ = ("op", "static", "cdt", "mask", "vals", "versions", "outs")
 
     def release_saved(self):
-        # Linear ops keep their values: nothing was "saved" for them in PyTorch's sense; others drop them.
+        # Linear ops keep their values: nothing was "saved" for them in PyTorch's sense; others drop them (the
+        # version records hold the saved values too: a released graph keeps no array alive)
         self.vals = None
         self.outs = None
+        self.versions = ()
 
     def _check_versions(self):
         for vc, v, val, _ in self.versions:

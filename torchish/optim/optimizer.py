@@ -27,7 +27,7 @@ from jax.sharding import SingleDeviceSharding
 
 from .. import _device, _dtype
 from .._config import config
-from .._tensor import Tensor
+from .._tensor import Tensor, set_values
 from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..compile.recorder import scalar
@@ -265,20 +265,8 @@ class Optimizer(StateDictMixin):
         if config.lazy and STATE.recorder is None:
             # the step's end: run what is pending (forward, backward, this update) as one program now, so that
             # pending work never chains from one step into the next
-            lazy.materialize_all(self._pending_values())
+            lazy.materialize()
         return loss
-
-    def _pending_values(self):
-        vals = []
-        for group in self.param_groups:
-            for p in group["params"]:
-                vals.append(p._v)
-                if p._grad is not None:
-                    vals.append(p._grad._v)
-                for s in self.state.get(p, {}).values():
-                    if isinstance(s, Tensor):
-                        vals.append(s._v)
-        return vals
 
     def _step_group(self, group):
         params = [p for p in group["params"] if p.grad is not None]
@@ -313,12 +301,13 @@ class Optimizer(StateDictMixin):
             new_p, new_s = self._kernel(static, len(params), pv[0].sharding)(pv, gv, sv, _hp_values(hp))
         if shared_step:
             new_s = _share_steps(sv, new_s, keys.index("step"))
-        for p, v in zip(params, new_p):
-            p._set_value(v)
+        tensors, values = list(params), list(new_p)
         for row, new_row in zip(states, new_s):
             for s, v in zip(row, new_row):
                 if isinstance(s, Tensor):
-                    s._set_value(v)
+                    tensors.append(s)
+                    values.append(v)
+        set_values(tensors, values)
 
     def _kernel(self, static, n, sharding):
         """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted

@@ -6,11 +6,13 @@ targets exactly zero gradient (even when every target is ignored and the loss is
 """
 from __future__ import annotations
 
+import weakref
+
 import jax
 import jax.numpy as jnp
 
 from ... import _dtype
-from ...ops import softmax as _softmax
+from ...ops import lazy, softmax as _softmax
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ._loss_util import concrete, not_differentiable, reduction_arg
@@ -55,8 +57,39 @@ def _nll_vjp(g, x, t, w, out, *, ignore_index, reduction):
 _NLL = defop("nll_loss", _nll_fwd, vjp=_nll_vjp, grad_name="NllLossBackward0")
 
 
+_CHECKED_SHAPES: set = set()  # (input, target, weight) shapes and dtypes whose structural checks passed
+_CHECKED_TARGET = [None, None]  # (weakref to the last target array whose bounds passed, (classes, ignore_index))
+
+
 def _check_nll(input, target, weight, ignore_index):
-    """PyTorch's argument checks of nll_loss_nd (shapes, dtypes, weight size and target bounds)."""
+    """PyTorch's argument checks of nll_loss_nd (shapes, dtypes, weight size and target bounds). The structural
+    checks run once per signature; the bounds check once per target array (a training loop reusing its batch
+    tensors checks each once)."""
+    key = (input._v.shape, input._v.dtype, target._v.shape, target._v.dtype,
+           None if weight is None else (weight._v.shape, weight._v.dtype))
+    if key not in _CHECKED_SHAPES:
+        _check_nll_structure(input, target, weight)
+        _CHECKED_SHAPES.add(key)
+    if weight is not None:
+        not_differentiable("nll_loss_forward", "weight", weight)
+    c = input._v.shape[0 if input._v.ndim == 1 else 1]
+    d = target._v if type(target._v) is lazy.ARRAY_TYPE else None
+    ref, seen = _CHECKED_TARGET
+    if d is not None and ref is not None and ref() is d and seen == (c, ignore_index):
+        return
+    v = concrete(target)
+    if v is not None:
+        bad = v[(v != ignore_index) & ((v < 0) | (v >= c))]
+        if bad.size:
+            raise IndexError(f"Target {bad.reshape(-1)[0]} is out of bounds.")
+        if d is not None:
+            try:
+                _CHECKED_TARGET[:] = [weakref.ref(d), (c, ignore_index)]
+            except TypeError:  # a value that takes no weak reference is checked every time
+                pass
+
+
+def _check_nll_structure(input, target, weight):
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     if input.ndim != 1 and (target.ndim == 0 or input.shape[0] != target.shape[0]):
@@ -85,12 +118,6 @@ def _check_nll(input, target, weight, ignore_index):
     if input.dtype.category < _dtype._FLOAT:
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
-    not_differentiable("nll_loss_forward", "weight", weight)
-    v = concrete(target)
-    if v is not None:
-        bad = v[(v != ignore_index) & ((v < 0) | (v >= c))]
-        if bad.size:
-            raise IndexError(f"Target {bad.reshape(-1)[0]} is out of bounds.")
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):

@@ -32,7 +32,19 @@ def _type_name(t):
     return {"Float": "float", "Double": "double", "Long": "long int", "Int": "int"}.get(n, "c10::" + n)
 
 
+_CHECKED: set = set()  # (input, weight, bias) shapes and dtypes that passed _check_linear
+
+
 def _check_linear(input, weight, bias):
+    key = (input._v.shape, input._v.dtype, weight._v.shape, weight._v.dtype,
+           None if bias is None else bias._v.shape)
+    if key in _CHECKED:
+        return
+    _check_linear_once(input, weight, bias)
+    _CHECKED.add(key)
+
+
+def _check_linear_once(input, weight, bias):
     if input.dtype != weight.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(input)} != "
                            f"{_type_name(weight)}")

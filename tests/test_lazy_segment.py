@@ -1,0 +1,74 @@
+"""Lazy capture's pending segment (``torchish/ops/lazy.py``): what records between two materialisations runs as one
+program, dead work is dropped, and a failed record leaves the segment usable. Values are checked against NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torchish
+from torchish.ops import lazy
+
+
+@pytest.fixture
+def lazy_mode():
+    saved = torchish.config.lazy
+    lazy.materialize()  # start from an empty segment
+    torchish.config.lazy = True
+    try:
+        yield
+    finally:
+        lazy.materialize()
+        torchish.config.lazy = saved
+
+
+X = np.linspace(-1, 1, 6, dtype=np.float32)
+
+
+def test_reading_one_value_runs_everything_pending(lazy_mode):
+    x = torchish.tensor(X)
+    a = (x * 2).sin()
+    b = (x + 1).exp()
+    before = lazy.STATS["materialisations"]
+    np.testing.assert_allclose(a.numpy(), np.sin(X * 2), rtol=1e-6)
+    assert type(b._v) is not lazy.LazyValue  # computed by the same program
+    np.testing.assert_allclose(b.numpy(), np.exp(X + 1), rtol=1e-6)
+    assert lazy.STATS["materialisations"] == before + 1
+    assert not lazy._SEG.calls
+
+
+def test_dead_calls_are_dropped_from_a_long_segment(lazy_mode, monkeypatch):
+    monkeypatch.setattr(lazy, "MAX_PENDING", 16)
+    monkeypatch.setattr(lazy._SEG, "limit", 16)
+    x = torchish.tensor(X)
+    kept = x * 3
+    for i in range(200):  # results thrown away: the segment must not keep them
+        (x + float(i)).tanh()
+    assert len(lazy._SEG.calls) <= 2 * 16
+    total = kept
+    for i in range(40):  # results that stay needed survive the compaction
+        total = total + x * float(i)
+    assert len(lazy._SEG.calls) > 16
+    np.testing.assert_allclose(total.numpy(), X * 3 + X * sum(range(40)), rtol=1e-5)
+    np.testing.assert_allclose(kept.numpy(), X * 3, rtol=1e-6)
+
+
+def test_a_failed_record_leaves_the_segment_usable(lazy_mode):
+    x = torchish.tensor(X)
+    y = x * 2.5 + 1
+    with pytest.raises(RuntimeError, match="must match the size"):
+        x + torchish.ones(4)  # shape error raised at the line that caused it
+    z = y - 0.5
+    np.testing.assert_allclose(z.numpy(), X * 2.5 + 0.5, rtol=1e-6)
+
+
+def test_a_changing_python_scalar_gives_each_run_its_value(lazy_mode):
+    x = torchish.tensor(X)
+    for s in (0.5, 0.5, 2.0, -3.0):
+        np.testing.assert_allclose((x * s + s).numpy(), X * s + s, rtol=1e-6)
+
+
+def test_one_input_array_used_twice_is_one_leaf(lazy_mode):
+    x = torchish.tensor(X)
+    y = x * x + x
+    assert len(lazy._SEG.leaves) == 1
+    np.testing.assert_allclose(y.numpy(), X * X + X, rtol=1e-6)

@@ -283,3 +283,29 @@ def test_a_released_graph_keeps_no_saved_array_alive():
     loss.backward()
     gc.collect()
     assert loss.grad_fn is not None and ref() is None
+
+
+@needs_torch
+def test_backward_again_through_nodes_that_saved_nothing():
+    """Nodes that save nothing (add, expand, views, sum) drop their input values when released and still run a
+    second backward (PyTorch allows it: nothing was freed), with the same gradients; create_graph too."""
+    import gc
+    import weakref
+
+    def run(T, probe=False):
+        a = T.tensor(arr(2, 3), requires_grad=True)
+        h = a.t() + 1.5
+        ref = weakref.ref(h._d) if probe else None
+        y = (h.unsqueeze(0).expand(2, 3, 2) + a.t()).sum()
+        del h
+        y.backward()
+        if probe:
+            gc.collect()
+            assert ref() is None  # released: the graph no longer holds the intermediate
+        y.backward()
+        first = a.grad.clone()
+        (g,) = T.autograd.grad(y, a, create_graph=True)
+        return first, g
+    got, ref = run(torchish, probe=True), run(torch)
+    for x, r in zip(got, ref):
+        np.testing.assert_allclose(x.detach().numpy(), r.detach().numpy(), rtol=1e-6)

@@ -88,11 +88,13 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
         entry = _CACHE[sig] = _build(schedule, index, root_edges, targets, accumulate)
         STATS["compiles"] += 1
     fn, leaf_nodes, captures = entry
+    from ..ops.registry import live_values
     for node in schedule:
         if not isinstance(node, AccumulateGrad):
             node._check_versions()
-    vals = [n.vals for n in schedule if not isinstance(n, AccumulateGrad)]
-    outs = [n.outs for n in schedule if not isinstance(n, AccumulateGrad)]
+    vals = [live_values(n.vals) for n in schedule if not isinstance(n, AccumulateGrad)]
+    outs = [live_values(n.outs) if n.outs is not None else None
+            for n in schedule if not isinstance(n, AccumulateGrad)]
     rgs = [g._v if g is not None else None for g in root_grads]
     prev = [schedule[i].variable._grad._v if schedule[i].variable._grad is not None else None for i in leaf_nodes]
     if config.lazy and STATE.recorder is None:

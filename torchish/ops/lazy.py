@@ -42,13 +42,14 @@ class LazyCall:
 class LazyValue:
     """A pending array: shape and dtype are known, the value is computed on first use."""
 
-    __slots__ = ("shape", "dtype", "call", "index", "value", "owner", "uses", "__weakref__")
+    __slots__ = ("shape", "dtype", "weak_type", "call", "index", "value", "owner", "uses", "__weakref__")
 
     def __init__(self, call, index, aval):
         self.call = call
         self.index = index
         self.shape = tuple(aval.shape)
         self.dtype = aval.dtype
+        self.weak_type = aval.weak_type
         self.value = None
         self.owner = None
         self.uses = 0  # how many pending calls take it as an input (references the segment holds)

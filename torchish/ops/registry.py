@@ -332,10 +332,59 @@ def _record(op, args, vals, st, cdt, outs):
             o._out_nr = i
 
 
+class ZerosLike:
+    """A value a released node keeps only as shape and dtype: the node saved nothing (PyTorch's node for it reads
+    no value, e.g. ``add``, views, ``sum``), so a later backward through it may evaluate the op's VJP at zeros.
+    Dropping the value frees it as PyTorch does, and keeps lazy capture from returning it from its program."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, v):
+        self.shape = tuple(v.shape)
+        self.dtype = v.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def zeros(self):
+        return jnp.zeros(self.shape, self.dtype)
+
+
+class Released(tuple):
+    """The values of a node released after a backward (some of them :class:`ZerosLike`)."""
+
+    __slots__ = ()
+
+
+def live_values(vals):
+    """``vals`` with any :class:`ZerosLike` replaced by zeros (a VJP's arguments)."""
+    if type(vals) is not Released:
+        return vals
+    return tuple(v.zeros() if type(v) is ZerosLike else v for v in vals)
+
+
+def _droppable(v):
+    t = type(v)
+    if t is lazy.ARRAY_TYPE:
+        a = v.aval
+        return not a.weak_type and _inexact(a)
+    return t is lazy.LazyValue and not v.weak_type and _inexact(v)
+
+
 class OpNode(Node):
     """The grad_fn of a registry op: its backward is the op's VJP as a cached jitted kernel."""
 
     __slots__ = ("op", "static", "cdt", "mask", "vals", "versions", "outs")
+
+    def release(self):
+        if self._saves:
+            self._released = True
+            self.release_saved()
+        elif self.vals is not None and type(self.vals) is not Released:
+            self.vals = Released(ZerosLike(v) if _droppable(v) else v for v in self.vals)
+            if self.outs is not None:
+                self.outs = Released(ZerosLike(v) if _droppable(v) else v for v in self.outs)
 
     def release_saved(self):
         # Linear ops keep their values: nothing was "saved" for them in PyTorch's sense; others drop them (the
@@ -361,17 +410,20 @@ class OpNode(Node):
         if not create_graph:
             gvals = tuple(g._d if g is not None else None for g in grads)
             k = backward_kernel(op, self.static, self.cdt, self.mask)
+            vals = live_values(self.vals)
+            outs = live_values(self.outs) if self.outs is not None else None
             if tracing.active():
-                res = k.__wrapped__(self.vals, self.outs, gvals)
+                res = k.__wrapped__(vals, outs, gvals)
             else:
-                vals = tuple(lazy.concrete_all(self.vals))
-                outs = tuple(lazy.concrete_all(self.outs)) if self.outs is not None else None
+                vals = tuple(lazy.concrete_all(vals))
+                outs = tuple(lazy.concrete_all(outs)) if outs is not None else None
                 res = k(vals, outs, tuple(lazy.concrete_all(gvals)))
             it = iter(res)
             return [wrap(next(it)) if m else None for m in self.mask]
         bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))
-        prim = [_rebuild(v, e) for v, e in zip(self.vals, self.next_edges)]
-        outs = [Tensor._make(o, True, self, i) for i, o in enumerate(self.outs)] if self.outs is not None else []
+        prim = [_rebuild(v, e) for v, e in zip(live_values(self.vals), self.next_edges)]
+        outs = ([Tensor._make(o, True, self, i) for i, o in enumerate(live_values(self.outs))]
+                if self.outs is not None else [])
         n = len(self.out_meta)
         gs = [grads[i] if i < len(grads) else None for i in range(n)]
         res = apply(bop, drop_unused(bop, tuple(prim) + tuple(outs) + tuple(gs)))

@@ -72,3 +72,60 @@ def test_one_input_array_used_twice_is_one_leaf(lazy_mode):
     y = x * x + x
     assert len(lazy._SEG.leaves) == 1
     np.testing.assert_allclose(y.numpy(), X * X + X, rtol=1e-6)
+
+
+def test_a_new_structure_runs_op_by_op_and_a_repeated_one_compiles(lazy_mode):
+    x = torchish.tensor(X)
+
+    def step(s):
+        return ((x * s).sin() + x).sum()
+    before = dict(lazy.STATS)
+    values = [step(1.25).item() for _ in range(4)]
+    assert lazy.STATS["op_by_op"] == before["op_by_op"] + 1  # the first sighting
+    assert lazy.STATS["programs_compiled"] <= before["programs_compiled"] + 1
+    np.testing.assert_allclose(values, [np.sum(np.sin(X * 1.25) + X)] * 4, rtol=1e-6)
+
+
+@pytest.mark.parametrize("choice", ["never", "always"])
+def test_lazy_compile_can_be_forced(lazy_mode, choice):
+    saved = torchish.config.lazy_compile
+    torchish.config.lazy_compile = choice
+    try:
+        x = torchish.tensor(X)
+        before = dict(lazy.STATS)
+        got = [((x * 3.5).tanh() - 0.25).numpy() for _ in range(3)]
+        ran = lazy.STATS["op_by_op"] - before["op_by_op"]
+        assert ran == (3 if choice == "never" else 0)
+        for g in got:
+            np.testing.assert_allclose(g, np.tanh(X * 3.5) - 0.25, rtol=1e-6)
+    finally:
+        torchish.config.lazy_compile = saved
+    with pytest.raises(ValueError, match="lazy_compile must be one of"):
+        torchish.config.lazy_compile = "sometimes"
+
+
+def test_threads_record_into_the_segment_safely(lazy_mode):
+    import threading
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            x = torchish.tensor(X + k)
+            acc = x
+            for i in range(60):
+                acc = acc * 0.5 + x
+            results[k] = acc.numpy()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in range(4):
+        ref = X + k
+        acc = ref.copy()
+        for _ in range(60):
+            acc = acc * np.float32(0.5) + ref
+        np.testing.assert_allclose(results[k], acc, rtol=1e-5)

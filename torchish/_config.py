@@ -5,16 +5,21 @@ Attributes:
         function; "always" lowers from the first sighting; "never" always runs node by node.
     lazy: when True, ops record instead of dispatching and pending work runs as fused programs when a value is
         needed (see ``torchish/ops/lazy.py``).
+    lazy_compile: "auto" (default) runs pending work whose structure was seen before as ONE compiled program and
+        a new structure call by call through the ops' cached kernels; "always" compiles from the first sighting;
+        "never" always runs call by call.
 """
 from __future__ import annotations
 
 
 class Config:
-    _CHOICES = {"lowered_backward": ("auto", "always", "never"), "lazy": (True, False)}
+    _CHOICES = {"lowered_backward": ("auto", "always", "never"), "lazy": (True, False),
+                "lazy_compile": ("auto", "always", "never")}
 
     def __init__(self):
         self.lowered_backward = "auto"
         self.lazy = False
+        self.lazy_compile = "auto"
 
     def __setattr__(self, name, value):
         choices = self._CHOICES.get(name)

@@ -99,7 +99,8 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
     prev = [schedule[i].variable._grad._v if schedule[i].variable._grad is not None else None for i in leaf_nodes]
     if config.lazy and STATE.recorder is None:
         # lazy capture: the backward joins the pending program (forward, and the optimizer update that follows)
-        leaf_out, captured = lazy.record_pytree("lowered_backward", fn, fn.__wrapped__, (vals, outs, rgs, prev))
+        leaf_out, captured = lazy.record_pytree("lowered_backward", fn, fn.__wrapped__, (vals, outs, rgs, prev),
+                                                   jitted=fn)
     else:
         args = (vals, outs, rgs, prev)
         if lazy.STATS["calls_recorded"]:  # lazy mode was used: pending values may remain

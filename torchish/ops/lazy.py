@@ -13,13 +13,16 @@ pass over the pending calls to find what is still referenced.
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-STATS = {"calls_recorded": 0, "materialisations": 0, "programs_compiled": 0}
+from .._config import config
+
+STATS = {"calls_recorded": 0, "materialisations": 0, "programs_compiled": 0, "op_by_op": 0}
 
 _AVAL_CACHE: dict = {}
 
@@ -180,6 +183,7 @@ class _Segment:
 
 
 _SEG = _Segment()
+_LOCK = threading.RLock()
 
 
 def _infer(op, static, cdt, vals):
@@ -239,6 +243,11 @@ def _compact(seg):
 def record(op, vals, static, cdt):
     """Record ``op`` on ``vals`` and return placeholder(s) for its output(s); shape inference is cached per
     signature (a JAX shape error surfaces here, at the line that caused it)."""
+    with _LOCK:  # one segment for all threads: a call's position and its append must not interleave
+        return _record(op, vals, static, cdt)
+
+
+def _record(op, vals, static, cdt):
     seg = _SEG
     if len(seg.calls) >= seg.limit:  # code that records on and on without reading: drop what nobody needs
         _compact(seg)
@@ -305,13 +314,17 @@ def is_pending(v):
 _PYTREE_OPS: dict = {}
 
 
-def record_pytree(name, key, fn, args):
+_EAGER: dict = {}  # a recorded pytree op -> the already-jitted function it stands for (run op by op)
+
+
+def record_pytree(name, key, fn, args, jitted=None):
     """Record ``fn(*args)`` as ONE pending call and return its result with LazyValues in place of arrays.
 
     ``fn`` is a pure function of pytrees (arrays, LazyValues, Python scalars, Nones) returning a pytree of arrays
     and Nones; ``key`` identifies it (with the arguments' tree structure) in the cache of ops made for it. The
     lowered backward and the optimizer update record themselves this way in lazy mode, so forward, backward and
-    update run as one program."""
+    update run as one program. ``jitted``: the same function already jitted (the eager path's kernel), which a
+    segment run op by op calls instead of compiling ``fn`` once more."""
     flat, tree = jax.tree.flatten(args)  # a LazyValue is a leaf: it is no registered pytree node
     entry = _PYTREE_OPS.get((key, tree))
     if entry is None:
@@ -321,7 +334,10 @@ def record_pytree(name, key, fn, args):
         def flat_fn(*leaves):
             flat_out, box["tree"] = jax.tree.flatten(fn(*jax.tree.unflatten(tree, leaves)))
             return tuple(flat_out)
-        entry = _PYTREE_OPS[(key, tree)] = (OpDef(name, flat_fn, differentiable=False), box)
+        op = OpDef(name, flat_fn, differentiable=False)
+        if jitted is not None:
+            _EAGER[op] = lambda *leaves: tuple(jax.tree.leaves(jitted(*jax.tree.unflatten(tree, leaves))))
+        entry = _PYTREE_OPS[(key, tree)] = (op, box)
     op, box = entry
     outs = record(op, flat, (), None)  # traces flat_fn on a new signature, which fills box["tree"]
     return jax.tree.unflatten(box["tree"], outs if isinstance(outs, tuple) else (outs,))
@@ -335,7 +351,8 @@ def adopt(tensor, value):
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
-_STRUCTURES: dict = {}  # the structure of a pending graph -> its _Structure
+_STRUCTURES: dict = {}  # the structure of a pending segment -> its _Structure (_ONCE: seen once, run op by op)
+_ONCE = object()
 
 
 def _scalar_key(v):
@@ -383,30 +400,60 @@ def _program(plan, out_slots, consts, varying):
             baked[i] = c
 
     def run(leaf_vals, scalars):
+        def const(i):  # a baked constant is weakly typed, like the traced Python scalar it stands for
+            return jnp.asarray(baked[i]) if i in baked else scalars[pos[i]]
         results = []
         for (op, st, cdt, refs, multi), fn, kw in zip(plan, fns, kws):
-            args = []
-            for ref in refs:
-                if ref is None:
-                    args.append(None)
-                    continue
-                kind = ref[0]
-                if kind == "l":
-                    args.append(leaf_vals[ref[1]])
-                elif kind == "k":  # a baked constant is weakly typed, like the traced Python scalar it stands for
-                    args.append(jnp.asarray(baked[ref[1]]) if ref[1] in baked else scalars[pos[ref[1]]])
-                else:  # (position of the pending call, output index or None)
-                    r = results[kind]
-                    args.append(r[ref[1]] if ref[1] is not None else r)
-            results.append(fn(*args, **kw))
-        return [results[k][i] if i is not None else results[k] for k, i in out_slots]
+            results.append(fn(*_arguments(refs, results, leaf_vals, const), **kw))
+        return _returned(results, out_slots)
     return jax.jit(run)
+
+
+def _arguments(refs, results, leaf_vals, const):
+    """A call's arguments from its recorded references: earlier results, leaves, scalars (``const(index)``)."""
+    args = []
+    for ref in refs:
+        if ref is None:
+            args.append(None)
+            continue
+        kind = ref[0]
+        if kind == "l":
+            args.append(leaf_vals[ref[1]])
+        elif kind == "k":
+            args.append(const(ref[1]))
+        else:  # (position of the pending call, output index or None)
+            r = results[kind]
+            args.append(r[ref[1]] if ref[1] is not None else r)
+    return args
+
+
+def _returned(results, out_slots):
+    return [results[k][i] if i is not None else results[k] for k, i in out_slots]
+
+
+def _run_op_by_op(seg, out_slots):
+    """A segment whose structure is new, run call by call through the ops' own cached kernels (the eager path's,
+    and the jitted backward or optimizer update a recorded pytree call stands for): a structure seen once is often
+    never seen again, and compiling it whole would cost more than it saves."""
+    from .registry import kernel
+    consts = seg.consts
+    results = []
+    for (op, st, cdt, refs, multi) in seg.plan:
+        args = _arguments(refs, results, seg.leaves, consts.__getitem__)
+        eager = _EAGER.get(op)
+        results.append(eager(*args) if eager is not None else kernel(op, st, cdt)(*args))
+    return _returned(results, out_slots)
 
 
 def materialize(*roots):
     """Run every pending call (the segment recorded since the last materialisation, which holds whatever the
     ``roots`` depend on) as one cached jitted program that returns the pending values still referenced from
     outside the segment. Calls nobody needs any more are part of the program but return nothing (XLA drops them)."""
+    with _LOCK:
+        _materialize(roots)
+
+
+def _materialize(roots):
     global _SEG
     seg = _SEG
     if not seg.calls:
@@ -427,14 +474,20 @@ def materialize(*roots):
     consts = seg.consts
     sig = (tuple(seg.plan), tuple(seg.leaf_keys), tuple(out_slots))
     seen = _STRUCTURES.get(sig)
-    if seen is None:
-        seen = _STRUCTURES[sig] = _Structure(consts)
-    varying = seen.varying(consts)
-    prog = seen.programs.get(varying)
-    if prog is None:
-        prog = seen.programs[varying] = _program(seg.plan, out_slots, consts, varying)
-        STATS["programs_compiled"] += 1
-    vals = prog(seg.leaves, [c for c, var in zip(consts, varying) if var] if seen.any_varying else [])
+    if seen is None:  # first sighting: op by op (the choice can be forced with ``torchish.config.lazy_compile``)
+        _STRUCTURES[sig] = _ONCE
+    if seen is None and config.lazy_compile == "auto" or config.lazy_compile == "never":
+        vals = _run_op_by_op(seg, out_slots)
+        STATS["op_by_op"] += 1
+    else:
+        if seen is None or seen is _ONCE:
+            seen = _STRUCTURES[sig] = _Structure(consts)
+        varying = seen.varying(consts)
+        prog = seen.programs.get(varying)
+        if prog is None:
+            prog = seen.programs[varying] = _program(seg.plan, out_slots, consts, varying)
+            STATS["programs_compiled"] += 1
+        vals = prog(seg.leaves, [c for c, var in zip(consts, varying) if var] if seen.any_varying else [])
     _SEG = _Segment()  # the segment is done: what records from now on starts a new one
     STATS["materialisations"] += 1
     for lv, v in zip(outputs, vals):

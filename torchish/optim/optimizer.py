@@ -293,8 +293,12 @@ class Optimizer(StateDictMixin):
             new_p, new_s = self._update(pv, gv, sv, hp, **static)
         elif config.lazy and STATE.recorder is None:
             update = type(self)._update
+
+            def jitted(pv, gv, sv, hp):  # the eager path's kernel (placed by the parameters), for a run op by op
+                return Optimizer._update_kernel(update, static, len(pv), pv[0].sharding)(pv, gv, sv, hp)
             new_p, new_s = lazy.record_pytree(f"{type(self).__name__}_update", (update, tuple(sorted(static.items()))),
-                                              functools.partial(update, **static), (pv, gv, sv, _hp_values(hp)))
+                                              functools.partial(update, **static), (pv, gv, sv, _hp_values(hp)),
+                                              jitted=jitted)
         else:
             sv = [lazy.concrete_all(row) for row in sv]
             pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)
@@ -312,7 +316,10 @@ class Optimizer(StateDictMixin):
     def _kernel(self, static, n, sharding):
         """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted
         arrays) and updated state (committed) would otherwise compile the same update twice."""
-        update = type(self)._update  # AdamW shares Adam's kernels
+        return Optimizer._update_kernel(type(self)._update, static, n, sharding)  # AdamW shares Adam's kernels
+
+    @staticmethod
+    def _update_kernel(update, static, n, sharding):
         key = (update, tuple(sorted(static.items())), n, sharding)
         k = Optimizer._kernels.get(key)
         if k is None:

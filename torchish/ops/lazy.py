@@ -149,7 +149,9 @@ def _abstract(v):
     return v
 
 
-MAX_PENDING = 1024  # a segment this long drops its dead calls when the next op records (they hold their inputs)
+# a segment this long drops its dead calls when the next op records (they hold their inputs); if more than half
+# of it is still needed, it runs: pending work (and the inputs it holds) never grows without bound
+MAX_PENDING = 2048
 
 
 class _Segment:
@@ -200,7 +202,7 @@ def _drop_after(seg, n_leaves, n_consts):
 
 def _compact(seg):
     """Drop from ``seg`` the calls whose results nobody holds and no live call reads (their positions, leaves and
-    scalars are renumbered); a segment still long after that may grow to twice its live length first."""
+    scalars are renumbered)."""
     calls, plan = seg.calls, seg.plan
     live = [False] * len(calls)
     getrefcount = sys.getrefcount
@@ -237,7 +239,7 @@ def _compact(seg):
         call.pos = len(seg.calls)
         seg.calls.append(call)
         seg.plan.append((op, st, cdt, tuple(new), multi))
-    seg.limit = max(MAX_PENDING, 2 * len(seg.calls))
+    seg.limit = MAX_PENDING
 
 
 def record(op, vals, static, cdt):
@@ -251,6 +253,9 @@ def _record(op, vals, static, cdt):
     seg = _SEG
     if len(seg.calls) >= seg.limit:  # code that records on and on without reading: drop what nobody needs
         _compact(seg)
+        if len(seg.calls) > seg.limit // 2:  # still long: run it (an eval loop summing a metric over batches)
+            _materialize(())
+            seg = _SEG
     n_leaves, n_consts = len(seg.leaves), len(seg.consts)
     akeys, refs = [], []
     for v in vals:

@@ -130,3 +130,17 @@ def test_threads_record_into_the_segment_safely(lazy_mode):
         for _ in range(60):
             acc = acc * np.float32(0.5) + ref
         np.testing.assert_allclose(results[k], acc, rtol=1e-5)
+
+
+def test_eager_ops_take_values_left_pending_by_lazy_capture(lazy_mode):
+    """Turning lazy capture off with values still pending: eager ops (the fast path hands them to jit, which
+    refuses them) run what is pending first, and autograd through both parts is right."""
+    w = torchish.tensor(X, requires_grad=True)
+    pending = (w * 3).sin()
+    torchish.config.lazy = False
+    assert type(pending._v) is lazy.LazyValue
+    out = pending * 2 + torchish.tensor(X)  # two eager ops on a pending input
+    assert type(pending._v) is not lazy.LazyValue
+    np.testing.assert_allclose(out.detach().numpy(), 2 * np.sin(3 * X) + X, rtol=1e-6)
+    out.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 6 * np.cos(3 * X), rtol=1e-5)

@@ -235,11 +235,17 @@ def apply(op: OpDef, args: tuple, **static):
         hit = _dispatch_entry(op, args, st, key)
     cdt, k = hit
     try:
-        if STATE.tracing or config.lazy or lazy.STATS["calls_recorded"]:
+        if STATE.tracing or config.lazy:
             out = run_forward(op, vals, st, cdt)
         else:  # the eager fast path: one dict lookup, then the jitted kernel's C++ dispatch
             out = k(*vals)
     except (TypeError, ValueError) as e:
+        if lazy.STATS["calls_recorded"] and lazy.LazyValue in map(type, vals):
+            # an input still pending from lazy capture (jit refuses it): run what is pending, then the kernel
+            for a in args:
+                if isinstance(a, Tensor):
+                    a._d  # noqa: B018  (materialises: the Tensor now holds a concrete array)
+            return apply(op, args, **static)
         moved = _cpu_scalars_moved(args, vals)
         if moved is None:
             raise translate_error(op, args, static, e) from None

@@ -34,8 +34,8 @@ from .ops.registry import apply, defop
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
            "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
            "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot",
-           "vector_norm"]
+           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
+           "vecdot", "vector_norm"]
 
 
 def cholesky(A, *, upper=False, out=None):
@@ -139,6 +139,20 @@ def vecdot(x, y, *, dim=-1, out=None):
     if x.is_complex():
         x = _U.conj_physical(x)
     return _R.sum(_A.mul(x, y), dim)
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrix of the last dimension: ``x ** 0, x ** 1, ..., x ** (N - 1)`` stacked on a new last
+    dim (increasing powers, unlike ``torch.vander``); integer inputs give int64 results, as ``cumprod`` does."""
+    if x.dtype in (_dtype.bool, _dtype.float16, _dtype.bfloat16):
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{_dtype.scalar_type_name(x.dtype)}")
+    n = (x.shape[-1] if x.ndim else 1) if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    from .ops.join import cat
+    powers = cat([x.new_ones(tuple(x.shape) + (1,)), x.unsqueeze(-1).expand(*x.shape, n - 1)], -1)
+    return powers.cumprod(-1)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

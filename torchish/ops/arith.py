@@ -121,6 +121,7 @@ def _igamma_vjp(name, sign):
 _binary("igamma", jss.gammainc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp("igamma", 1))
 _binary("igammac", jss.gammaincc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp("igammac", -1))
 _public("multiply", globals()["mul"], inplace=True)
+_public("arctan2", globals()["atan2"], inplace=True)
 
 _REMAINDER = OPS["remainder"] = defop("remainder", _remainder_fwd, promote="same",
                                       vjp=lambda g, a, b, out: (g, -g * _floor_div_float(a, b)))

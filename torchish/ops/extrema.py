@@ -82,22 +82,27 @@ _MAX_ALL = defop("max_all", _amax_fwd, vjp=_max_all_vjp, grad_name="MaxBackward1
 _MIN_ALL = defop("min_all", _amax_fwd, vjp=_max_all_vjp, grad_name="MinBackward1")
 
 
+_NO_DIM = object()  # max()/min() without dim: a full reduction; an explicit dim=None is a TypeError
+
+
 def _maxmin(largest):
     name = "max" if largest else "min"
 
     @numpy_kwargs
-    def f(input, dim=None, keepdim=False, *, out=None):
+    def f(input, dim=_NO_DIM, keepdim=_NO_DIM, *, out=None):
         require_tensor(input, name)
         if isinstance(dim, Tensor):
             from .arith import maximum, minimum
             return (maximum if largest else minimum)(input, dim, out=out)
-        if dim is None:
+        if dim is _NO_DIM and keepdim is _NO_DIM:
             _check_nonempty(input, name)
             return _out(apply(_MAX_ALL if largest else _MIN_ALL, (input,), axis=None, keepdims=False,
                               largest=largest), out, name)
-        if isinstance(dim, (tuple, list)):
-            raise TypeError(f"{name}() received an invalid combination of arguments - got (dim={type(dim).__name__}"
-                            "), but expected one of: (), (Tensor other), (int dim, bool keepdim = False)")
+        keepdim = False if keepdim is _NO_DIM else keepdim
+        if dim is None or dim is _NO_DIM or isinstance(dim, (tuple, list)):
+            got = "keepdim=bool" if dim is _NO_DIM else f"dim={type(dim).__name__}"
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+                            "of: (), (Tensor other), (int dim, bool keepdim = False)")
         d = wrap_dim(dim, input.ndim)
         _check_nonempty(input, name, d)
         v, i = apply(_MAX_DIM if largest else _MIN_DIM, (input,), axis=d if input.ndim else None,

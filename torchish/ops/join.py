@@ -256,8 +256,11 @@ def cartesian_prod(*tensors):
     return stack([reshape(g, (-1,)) for g in grids], dim=1)
 
 
-for _n in ("cat", "stack", "hstack", "vstack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d",
-           "meshgrid", "cartesian_prod"):
+row_stack = vstack
+
+
+for _n in ("cat", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
+           "atleast_3d", "meshgrid", "cartesian_prod"):
     _public(_n, globals()[_n], method=False)
 for _n in ("repeat", "tile", "repeat_interleave"):
     _public(_n, globals()[_n])

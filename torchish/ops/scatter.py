@@ -356,8 +356,32 @@ def put(input, index, source, accumulate=False):
     return apply(_PUT, (input, index, source), accumulate=bool(accumulate))
 
 
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """``torch.index_reduce``: reduce (``prod``, ``mean``, ``amax``, ``amin``) slice ``i`` of ``source`` along
+    ``dim`` into slice ``index[i]`` of ``input`` — a ``scatter_reduce`` with ``index`` spread over source's shape."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d = _wrap(dim, input)
+    if index._v.dtype not in _INDEX_DTYPES:
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {_tname(index)}")
+    if index.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_tname(input)}) and source ({_tname(source)}) must have the "
+                           "same scalar type")
+    _source_matches("index_reduce_", input, d, index, source, RuntimeError)
+    _concrete_bounds(index, _dim_size(input, d), 0, "index out of range in self", IndexError)
+    from .elementwise import _out
+    if source.ndim == 0:
+        source = source.reshape(1)
+    view = [1] * source.ndim
+    view[d] = index.numel()
+    spread = index.to(_dtype.int64).reshape(view).expand(*source.shape)
+    return _out(scatter_reduce(input, d, spread, source, reduce, include_self=include_self), out)
+
+
 for _n in ("scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_scatter", "index_add", "index_copy",
-           "index_fill", "put"):
+           "index_fill", "put", "index_reduce"):
     _public(_n, globals()[_n])
 
 
@@ -367,5 +391,5 @@ def _inplace(fn):
 
 
 for _n in ("scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_scatter", "index_add", "index_copy",
-           "index_fill", "put"):
+           "index_fill", "put", "index_reduce"):
     METHODS[_n + "_"] = _inplace(globals()[_n])

@@ -217,5 +217,57 @@ def unfold(self, dimension, size, step):
     return apply(_UNFOLD, (self,), dim=d, size=int(size), step=int(step))
 
 
-for _n in ("narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind", "unfold"):
+def _directional_split(name, min_dims, dim):
+    def f(input, indices_or_sections):
+        """``torch.{name}``: ``tensor_split`` along a fixed dimension; an int must divide that dimension evenly."""
+        if input.ndim < min_dims:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
+                               f"with {input.ndim} dimensions!")
+        d = dim if input.ndim > 1 else 0
+        if isinstance(indices_or_sections, int):
+            n = input.shape[d]
+            if indices_or_sections == 0 or n % indices_or_sections:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                                   f"dimension {n} is not divisible by the split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f.__doc__.format(name=name)
+    return f
+
+
+hsplit = _directional_split("hsplit", 1, 1)
+vsplit = _directional_split("vsplit", 2, 0)
+dsplit = _directional_split("dsplit", 3, 2)
+
+
+def _embed(input, src, view_of):
+    """A copy of ``input`` whose view ``view_of(copy)`` holds ``src`` (the ``*_scatter`` ops; differentiable in
+    both)."""
+    out = input.clone()
+    view = view_of(out)
+    if tuple(src.shape) != tuple(view.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by ``src``."""
+    d = wrap_dim(dim, input.ndim)
+    return _embed(input, src, lambda t: t[(slice(None),) * d + (slice(start, end, step),)])
+
+
+def select_scatter(input, src, dim, index):
+    """``input`` with ``input.select(dim, index)`` replaced by ``src``."""
+    return _embed(input, src, lambda t: select(t, dim, index))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``."""
+    return _embed(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+for _n in ("narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind", "unfold", "hsplit",
+           "vsplit", "dsplit", "slice_scatter", "select_scatter", "diagonal_scatter"):
     _public(_n, globals()[_n])

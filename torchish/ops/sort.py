@@ -26,7 +26,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
 from . import tracing
 from .elementwise import _out, common_dtype, not_implemented, require_tensor, scalar_or_tensor
-from .reduce import numpy_kwargs, one_dim, scatter_add_along, values_indices
+from .reduce import _return_type, numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -457,7 +457,70 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     return _out(apply(_HISTC, (input, float(min), float(max)), bins=int(bins), auto=auto), out, "histc")
 
 
-for _n in ("unique", "unique_consecutive", "bincount", "histc"):
+def _histogram_fwd(x, edges, weight, *, density):
+    flat = x.reshape(-1)
+    n = edges.shape[0] - 1
+    pos = jnp.searchsorted(edges, flat, side="right") - 1
+    pos = jnp.where(flat == edges[-1], n - 1, pos)
+    inside = (flat >= edges[0]) & (flat <= edges[-1])
+    w = jnp.ones_like(flat) if weight is None else weight.reshape(-1)
+    hist = jnp.zeros(n, x.dtype).at[jnp.where(inside, pos, n)].add(w, mode="drop")
+    if density:
+        hist = hist / (hist.sum() * jnp.diff(edges))
+    return hist
+
+
+_HISTOGRAM = defop("histogram", _histogram_fwd, differentiable=False)
+_HISTOGRAM_RESULT = _return_type("histogram", ("hist", "bin_edges"))
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    """``torch.histogram``: ``(hist, bin_edges)`` for ``bins`` equal-width bins over ``range`` (the data's range
+    by default), or for the given monotonic ``bins`` edges tensor; ``weight`` sums weights instead of counting and
+    ``density`` normalises the histogram to integrate to 1."""
+    require_tensor(input, "histogram")
+    if input.dtype.category != _FLOAT:
+        raise not_implemented("histogramdd", input.dtype)
+    if weight is not None:
+        if weight.dtype is not input.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should have the "
+                f"same dtype, but got input({_dtype.scalar_type_name(input.dtype).lower()}), and "
+                f"weight({_dtype.scalar_type_name(weight.dtype).lower()})")
+        if tuple(weight.shape) != tuple(input.shape):
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
+                f"excluding its innermost dimension, but got input with shape {list(input.shape)} and weight with "
+                f"shape {list(weight.shape)}")
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1 or bins.shape[0] < 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension and at least 1 entry")
+        edges = bins.to(input.dtype)
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None:
+            lo, hi = (float(v) for v in range)
+        elif input.numel():
+            lo, hi = (float(v) for v in _MINMAX(jnp.asarray(_host(input, "torch.histogram"))))
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
+                               "dimension 0")
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        from .creation import linspace
+        edges = linspace(lo, hi, int(bins) + 1, dtype=input.dtype)
+    hist = apply(_HISTOGRAM, (input, edges, weight), density=bool(density))
+    if out is not None:
+        hist, edges = _out(hist, out[0], "histogram"), _out(edges, out[1], "histogram")
+    return _HISTOGRAM_RESULT(hist, edges)
+
+
+for _n in ("unique", "unique_consecutive", "bincount", "histc", "histogram"):
     _public(_n, globals()[_n])
 
 

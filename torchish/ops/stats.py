@@ -157,3 +157,11 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 _public("norm", norm)
+
+
+def dist(input, other, p=2):
+    """``torch.dist``: the ``p``-norm of ``input - other`` (broadcast), as a 0-dim tensor."""
+    return vector_norm(input - other, p)
+
+
+_public("dist", dist)

@@ -12,6 +12,7 @@ and the Python protocol that needs no op.
 from __future__ import annotations
 
 import itertools
+import numbers
 import weakref
 
 import jax
@@ -50,6 +51,9 @@ class Tensor:
 
     __slots__ = ("_v", "_rg", "_grad", "_grad_fn", "_out_nr", "_vc", "_view", "_views", "_hooks", "_post_acc_hooks",
                  "_acc", "_retains_grad", "_sn", "__dict__", "__weakref__")
+
+    # an inference tensor (made inside ``inference_mode``, or a view of one) sets this in its ``__dict__``
+    _inf = False
 
     # binding for ``torchish.Tensor(2, 3)`` / ``Tensor([1., 2.])`` is installed by the creation ops
     _legacy_new = None
@@ -90,6 +94,8 @@ class Tensor:
         t._acc = None
         t._retains_grad = False
         t._sn = next(_SERIAL)  # creation order: torchish.compile tells pre-existing state from temporaries
+        if STATE.inference:
+            t._inf = True
         rec = STATE.recorder
         if rec is not None:
             rec.created(t)
@@ -220,12 +226,18 @@ class Tensor:
             return self
         if requires_grad and self._v.dtype.kind not in "fc" and self._v.dtype != jax.numpy.bfloat16:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if requires_grad and self._inf and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._rg = bool(requires_grad)
         return self
 
     @property
     def grad_fn(self):
         return self._grad_fn
+
+    def is_inference(self) -> bool:
+        """Whether this is an inference tensor: made inside ``inference_mode`` (or a view of one)."""
+        return self._inf
 
     @property
     def is_leaf(self) -> bool:
@@ -344,6 +356,8 @@ class Tensor:
             base, chain, diff = src, (), True
         self._view = (base, chain + ((op, static),), diff)
         self._vc = src._vc
+        if src._inf:
+            self._inf = True
         if base._views is None:
             base._views = weakref.WeakSet()
         base._views.add(self)
@@ -355,6 +369,8 @@ class Tensor:
         else:
             base, chain = src, ()
         self._view = (base, chain, False)
+        if src._inf:
+            self._inf = True
         if share_version:
             self._vc = src._vc
         if base._views is None:
@@ -363,6 +379,10 @@ class Tensor:
 
     def _check_inplace(self):
         """PyTorch's guards for an in-place op on this tensor while gradients are recorded."""
+        if self._inf and not STATE.inference:
+            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                               "clone to get a normal tensor before doing inplace update.See "
+                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if not STATE.grad_enabled:
             return
         if self._view is not None and self._view[2]:
@@ -370,7 +390,7 @@ class Tensor:
             if base._grad_fn is None and base._rg:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
-        elif self._view is None and self._grad_fn is None and self._rg:
+        elif self._grad_fn is None and self._rg:  # a leaf, or an alias (detach(), copy.copy) made one
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
     def _assign(self, r):
@@ -458,15 +478,17 @@ class Tensor:
 
     def __float__(self):
         if self._v.size != 1:
-            raise TypeError("only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
         if self._v.size != 1:
-            raise TypeError("only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __complex__(self):
+        if self._v.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return complex(self.item())
 
     def __index__(self):
@@ -476,6 +498,12 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
+
+    def __contains__(self, element):
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((self == element).any().item())
 
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
@@ -502,6 +530,14 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         return (_rebuild, (type(self), np.asarray(self._concrete()), self.dtype.name, self._rg))
 
+    def __copy__(self):
+        """``copy.copy(t)``: a new leaf sharing t's storage (as PyTorch's pickling protocol gives)."""
+        out = type(self)._make(self._d, self._rg)
+        if type(self) is not Tensor:
+            out.__dict__.update(self.__dict__)
+        out._attach_alias(self, share_version=True)
+        return out
+
     def __deepcopy__(self, memo):
         if self._grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
@@ -513,6 +549,16 @@ class Tensor:
         out = type(self)._make(self._d, self._rg)
         if type(self) is not Tensor:
             out.__dict__.update(self.__dict__)
+        if self._view is not None:  # a view stays a view of the copy of its base (PyTorch copies storages once)
+            import copy
+            base, chain, diff = self._view
+            new_base = copy.deepcopy(base, memo)
+            out._view = (new_base, chain, diff)
+            if self._vc is base._vc:
+                out._vc = new_base._vc
+            if new_base._views is None:
+                new_base._views = weakref.WeakSet()
+            new_base._views.add(out)
         memo[id(self)] = out
         if self._grad is not None:
             import copy

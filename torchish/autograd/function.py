@@ -162,6 +162,11 @@ class Function(metaclass=FunctionMeta):
                       "you should invoke them on the class itself. Instantiating an autograd function will raise an "
                       "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
 
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @staticmethod
     def forward(ctx, *args, **kwargs):
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")

@@ -315,6 +315,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         src = ", ".join(f"{c}: {n}" for c, n in zip(names, spatial))
         dst = ", ".join(f"{c}: {n}" for c, n in zip(names, out_size))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({src}) output ({dst})")
+    if input.dtype == _dtype.uint8 and (mode in ("nearest", "nearest-exact") or (mode in _UINT8_MODES and dim == 2)):
+        return _interpolate_uint8(input, out_size, scales, mode, align_corners, antialias)
     if input.dtype.category < _dtype._FLOAT:
         kname = _KERNEL_NAMES[mode].format(dim)
         raise NotImplementedError(f'"{kname}_channels_last" not implemented for '
@@ -322,6 +324,25 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return apply(_interp_op(mode, dim, bool(antialias)), (input,), mode=mode, size=tuple(out_size),
                  align_corners=bool(align_corners) if align_corners is not None else False,
                  scales=None if scales is None else tuple(scales), antialias=bool(antialias))
+
+
+_UINT8_MODES = ("bilinear", "bicubic")
+
+
+def _interpolate_uint8(input, out_size, scales, mode, align_corners, antialias):
+    """uint8 images, as PyTorch's CPU kernels take them: nearest modes pick pixels; bilinear and bicubic resize the
+    width, then the height, rounding half up and clamping to 0..255 after each pass (PyTorch's separable uint8 kernel)."""
+    if mode in ("nearest", "nearest-exact"):
+        size = out_size if scales is None else None
+        return interpolate(input.float(), size, scales, mode).to(_dtype.uint8)
+    x = input.float()
+    height = input.shape[2]
+    passes = [((height, out_size[1]), None if scales is None else (1.0, scales[1])),
+              (tuple(out_size), None if scales is None else (scales[0], 1.0))]
+    for size, scale in passes:
+        x = interpolate(x, size if scale is None else None, scale, mode, align_corners, False, antialias)
+        x = (x + 0.5).floor().clamp(0, 255)
+    return x.to(_dtype.uint8)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -154,7 +154,8 @@ def test_state_dict_round_trip_and_loading_torch_state(name, kw):
     torch_sd = copy.deepcopy(topt.state_dict())  # torch's load aliases the loaded tensors and updates them
     ref, _ = _continue(torch, name, kw, values, topt.state_dict(), 4)
     # torchish's own state dict: the loaded optimizer continues exactly as the original would
-    own, loaded = _continue(torchish, name, kw, xvalues, xopt.state_dict(), 4)
+    # (a deep copy: loading shares the state dict's tensors, as torch's does, and the original continues below)
+    own, loaded = _continue(torchish, name, kw, xvalues, copy.deepcopy(xopt.state_dict()), 4)
     orig = []
     w, b = xopt.param_groups[0]["params"]
     for _ in range(4):
@@ -169,7 +170,8 @@ def test_state_dict_round_trip_and_loading_torch_state(name, kw):
     np.testing.assert_allclose(from_torch, ref, **TOL)
 
 
-def test_loaded_state_is_copied_not_aliased_and_groups_restored():
+def test_loaded_groups_restored():
+    # (whether loaded state tensors are shared with the source, as torch shares them: test_probe_optim.py)
     w, b = _model(torchish)
     opt = torchish.optim.Adam([w, b], lr=0.05)
     _loss(torchish, w, b).backward()
@@ -179,10 +181,7 @@ def test_loaded_state_is_copied_not_aliased_and_groups_restored():
     opt2 = torchish.optim.Adam([w2, b2], lr=0.5)
     opt2.load_state_dict(sd)
     assert opt2.param_groups[0]["lr"] == 0.05 and opt2.param_groups[0]["params"][0] is w2
-    assert opt2.state[w2]["exp_avg"] is not opt.state[w]["exp_avg"]
-    before = to_numpy(opt.state[w]["exp_avg"]).copy()
-    opt2.step()  # the loaded copy advances; the original's state does not
-    np.testing.assert_array_equal(to_numpy(opt.state[w]["exp_avg"]), before)
+    assert set(opt2.state[w2]) == set(opt.state[w])
 
 
 def test_load_state_dict_mismatch_raises():

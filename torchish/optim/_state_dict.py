@@ -2,10 +2,12 @@
 ``{'state': {index: {key: value}}, 'param_groups': [{..., 'params': [indices]}]}``.
 
 ``state_dict()`` returns the live state Tensors, as PyTorch does (copy it to keep a snapshot). ``load_state_dict``
-casts floating state to each parameter's dtype (``'step'`` keeps its own), as PyTorch does, but never aliases the
-loaded Tensors: a parameter that already has a state Tensor of the same key, shape and dtype gets the loaded value
-written into that same Tensor object, so a ``torchish.compile``'d training step that holds it keeps working after a
-checkpoint is loaded.
+casts floating state to each parameter's dtype and device (``'step'`` keeps its own), as PyTorch does, and keeps a
+Tensor that needs no cast as it is: the loaded optimizer then shares it with the state dict's source (an update of
+one is seen by the other), as in PyTorch. One exception: where the optimizer already holds a state Tensor of the
+same key, shape and dtype, the loaded value is written into that Tensor object instead, so that a
+``torchish.compile``'d training step that ran before (and holds it) keeps working after a checkpoint is loaded
+(PyTorch replaces the object; its compiled steps recompile on the new one).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import copy
 import itertools
 from collections import OrderedDict, defaultdict
 
+from .._dtype import float32
 from .._tensor import Tensor
 from ..autograd.graph import RemovableHandle
 
@@ -94,8 +97,7 @@ class StateDictMixin:
         for k, v in state_dict["state"].items():
             if k in id_map:
                 p = id_map[k]
-                state[p] = self._cast_state(p, v, _group_flags(k, state_dict["param_groups"]),
-                                            self.state.get(p))
+                state[p] = self._cast_state(p, v, _group_flags(k, state_dict["param_groups"]), self.state.get(p))
             else:
                 state[k] = v
         new_groups = []
@@ -110,20 +112,26 @@ class StateDictMixin:
             hook(self)
 
     def _after_load(self):
-        """Subclasses convert old layouts here (e.g. a Python-number ``step`` to a Tensor)."""
+        """Subclasses tidy the loaded state here (older layouts are converted by ``__setstate__``, as in PyTorch)."""
 
     def _cast_state(self, p, value, flags, old, key=None):
+        """PyTorch's ``_process_value_according_to_param_policy``: floating state takes the parameter's dtype and
+        device, ``'step'`` keeps its own (float32 beside the parameter when fused or capturable). A Tensor that
+        needs no conversion is kept itself, not copied, unless ``old`` (the state Tensor held before) can take
+        the value (see the module's docstring)."""
         if isinstance(value, Tensor):
-            v = value._d
             if key == "step":
                 if flags.get("capturable") or flags.get("fused"):
-                    v = v.astype("float32")
+                    value = value.to(dtype=float32, device=p.device)
             elif p.is_floating_point():
-                v = v.astype(p._v.dtype)
-            if isinstance(old, Tensor) and old._v.shape == v.shape and old._v.dtype == v.dtype:
-                old._set_value(v)
+                value = value.to(dtype=p.dtype, device=p.device)
+            else:
+                value = value.to(device=p.device)
+            if (isinstance(old, Tensor) and old is not value and old._v.shape == value._v.shape
+                    and old._v.dtype == value._v.dtype and old.device == value.device):
+                old._set_value(value._d)
                 return old
-            return Tensor._make(v)
+            return value
         if isinstance(value, dict):
             old = old if isinstance(old, dict) else {}
             return {k: self._cast_state(p, v, flags, old.get(k), key=k) for k, v in value.items()}

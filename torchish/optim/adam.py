@@ -36,6 +36,9 @@ class Adam(Optimizer):
     """
 
     _hyper = ("lr", "betas", "eps", "weight_decay", "maximize")
+    _group_defaults = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
+                       ("differentiable", False), ("decoupled_weight_decay", False), ("fused", None))
+    _scalar_state = ("step",)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
@@ -92,3 +95,8 @@ class AdamW(Adam):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)
+
+    def _fill_groups(self):
+        super()._fill_groups()
+        for group in self.param_groups:  # PyTorch's AdamW.__setstate__ overrides a loaded value too
+            group["decoupled_weight_decay"] = True

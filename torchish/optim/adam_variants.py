@@ -22,6 +22,8 @@ class Adamax(Optimizer):
     """
 
     _hyper = ("lr", "betas", "eps", "weight_decay", "maximize")
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+    _scalar_state = ("step",)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
@@ -62,6 +64,9 @@ class NAdam(Optimizer):
     """
 
     _hyper = ("lr", "betas", "eps", "weight_decay", "momentum_decay", "maximize")
+    _group_defaults = (("maximize", False), ("foreach", None), ("capturable", False), ("differentiable", False),
+                       ("decoupled_weight_decay", False))
+    _scalar_state = ("step", "mu_product")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
@@ -118,6 +123,9 @@ class RAdam(Optimizer):
     """
 
     _hyper = ("lr", "betas", "eps", "weight_decay", "maximize")
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("decoupled_weight_decay", False), ("capturable", False))
+    _scalar_state = ("step",)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
@@ -173,7 +181,7 @@ class SparseAdam(Optimizer):
         opt = torchish.optim.SparseAdam(embedding.parameters(), lr=1e-3)
     """
 
-    _hyper = ("lr", "betas", "eps", "maximize")
+    _hyper = ("lr", "betas", "eps")
     _tensor_step = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
@@ -194,6 +202,11 @@ class SparseAdam(Optimizer):
 
     def _init_state(self, p, group):
         return {"step": 0, "exp_avg": zeros_like_param(p), "exp_avg_sq": zeros_like_param(p)}
+
+    def _hyper_values(self, group, params):
+        hp = super()._hyper_values(group, params)
+        hp["maximize"] = group.get("maximize", False)  # PyTorch's SparseAdam.step reads it with a default
+        return hp
 
     def _prepare_state(self, p, group):
         if tracing.active():

@@ -19,6 +19,9 @@ class RMSprop(Optimizer):
     """
 
     _hyper = ("lr", "alpha", "eps", "weight_decay", "momentum", "maximize")
+    _group_defaults = (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
+                       ("differentiable", False), ("capturable", False))
+    _scalar_state = ("step",)
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
@@ -86,6 +89,8 @@ class Adagrad(Optimizer):
     """
 
     _hyper = ("lr", "lr_decay", "eps", "weight_decay", "maximize")
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("fused", None))
+    _scalar_state = ("step",)
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
@@ -140,6 +145,8 @@ class Adadelta(Optimizer):
     """
 
     _hyper = ("lr", "rho", "eps", "weight_decay", "maximize")
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+    _scalar_state = ("step",)
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):

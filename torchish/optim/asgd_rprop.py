@@ -16,6 +16,8 @@ class ASGD(Optimizer):
     """
 
     _hyper = ("lr", "lambd", "alpha", "t0", "weight_decay", "maximize")
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+    _scalar_state = ("step", "eta", "mu")
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
@@ -27,6 +29,9 @@ class ASGD(Optimizer):
 
     def _state_keys(self, group):
         return ("step", "eta", "mu", "ax")
+
+    def _loaded_scalar(self, p, key, value, group):
+        return scalar_tensor(float(value), beside=p)  # PyTorch puts all three beside the parameter
 
     def _init_state(self, p, group):
         lr = group["lr"]
@@ -64,6 +69,8 @@ class Rprop(Optimizer):
     """
 
     _hyper = ("etas", "step_sizes", "maximize")
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+    _scalar_state = ("step",)
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):

@@ -86,8 +86,11 @@ def scalar_dtype():
     return jnp.float64 if _dtype.DEFAULTS.float == jnp.float64 else jnp.float32
 
 
-def scalar_tensor(value):
-    return Tensor._make(jnp.asarray(value, scalar_dtype()))
+def scalar_tensor(value, dtype=None, beside=None):
+    """A scalar state Tensor (``scalar_dtype()`` unless ``dtype``), uncommitted unless placed ``beside`` a
+    parameter (PyTorch's ``device=p.device`` for capturable/fused state)."""
+    device = None if beside is None else _device.placement(beside._v)
+    return Tensor._make(jnp.asarray(value, dtype or scalar_dtype(), device=device))
 
 
 def zeros_like_param(p, fill=0.0):
@@ -173,6 +176,32 @@ class Optimizer(StateDictMixin):
             self.__dict__.setdefault(name, OrderedDict())
         self._init_state_dict_hooks(keep=True)
         self.defaults.setdefault("differentiable", False)
+        self._fill_groups()
+
+    # Group keys that PyTorch's ``__setstate__`` (so also ``load_state_dict``) fills in when a state dict saved by an
+    # older version lacks them, with the values (and in the order) PyTorch uses; and the per-parameter state it
+    # converts from Python numbers (older layouts) to scalar Tensors.
+    _group_defaults: tuple = ()
+    _scalar_state: tuple = ()
+
+    def _fill_groups(self):
+        for group in self.param_groups:
+            for key, value in self._group_defaults:
+                group.setdefault(key, value)
+            for p in group["params"]:
+                st = self.state.get(p)
+                if not st:
+                    continue
+                for key in self._scalar_state:
+                    if key in st and not isinstance(st[key], Tensor):
+                        st[key] = self._loaded_scalar(p, key, st[key], group)
+
+    def _loaded_scalar(self, p, key, value, group):
+        """A Python-number scalar state as PyTorch's ``__setstate__`` converts it: float32 beside the parameter
+        when the group is fused (the step count), beside the parameter when capturable, else a plain scalar."""
+        fused = key == "step" and bool(group.get("fused"))
+        on_device = fused or bool(group.get("capturable"))
+        return scalar_tensor(float(value), jnp.float32 if fused else None, p if on_device else None)
 
     # ---------------------------------------------------------------------------------------------------------
     def add_param_group(self, param_group):
@@ -349,9 +378,6 @@ class Optimizer(StateDictMixin):
     def _after_load(self):
         if not self._tensor_step:
             return
-        for st in self.state.values():
-            if isinstance(st, dict) and "step" in st and not isinstance(st["step"], Tensor):
-                st["step"] = scalar_tensor(float(st["step"]))
         # counts that are equal become one array again (as they were before saving: see _share_steps)
         counts = [st["step"] for st in self.state.values() if isinstance(st, dict)
                   and isinstance(st.get("step"), Tensor) and st["step"].dim() == 0]

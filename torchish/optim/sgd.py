@@ -20,6 +20,8 @@ class SGD(Optimizer):
     """
 
     _hyper = ("lr", "momentum", "dampening", "weight_decay", "maximize")
+    _group_defaults = (("nesterov", False), ("maximize", False), ("foreach", None), ("differentiable", False),
+                       ("fused", False))
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):

@@ -133,7 +133,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, res)):
         if g is None:
             if materialize_grads:
-                g = Tensor._make(jnp.zeros(t._v.shape, t._v.dtype, device=_device.placement(t._v)))
+                # PyTorch's materialized zeros require grad under create_graph
+                g = Tensor._make(jnp.zeros(t._v.shape, t._v.dtype, device=_device.placement(t._v)),
+                                 bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")

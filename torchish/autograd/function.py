@@ -29,7 +29,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from . import forward_ad
-from .graph import Node, node_class, _ERR_FREED
+from .graph import ERR_INFERENCE_SAVED, Node, node_class, _ERR_FREED
 from .grad_mode import STATE, no_grad
 
 
@@ -209,7 +209,7 @@ class Function(metaclass=FunctionMeta):
         ctx._ctx_init()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         tensors = [a for a in args if isinstance(a, Tensor)]
-        record = STATE.grad_enabled and any(t._rg for t in tensors)
+        record = STATE.grad_enabled and not STATE.inference and any(t._rg for t in tensors)
         slots = [(a._edge() if record and a._rg else None,) if isinstance(a, Tensor) else None for a in args]
         Node.__init__(ctx, tuple(s[0] for s in slots if s is not None), (), saves=True)
         with no_grad(), forward_ad.suspended():
@@ -222,6 +222,8 @@ class Function(metaclass=FunctionMeta):
         outs = (output,) if single else output
         _check_dirty(ctx, args, outs, record)
         if record:
+            if ctx._saved and any(t is not None and t._inf for t in ctx._saved):
+                raise RuntimeError(ERR_INFERENCE_SAVED)
             outs = _link_outputs(ctx, cls, slots, tensors, outs)
         ctx._snapshot_versions()
         if forward_ad.is_active() and any(forward_ad.get_tangent(t) is not None for t in tensors):

@@ -57,6 +57,12 @@ _ERR_FREED = ("Trying to backward through the graph a second time (or directly a
               "if you need to access saved tensors after calling backward.")
 
 
+ERR_INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                       "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+                       "to get a normal tensor and use it in autograd, or use `torchish.no_grad()` instead of "
+                       "`torchish.inference_mode()`.")
+
+
 class Node:
     """A node of the backward graph (PyTorch's ``grad_fn``). Subclasses implement :meth:`apply_grads`.
 
@@ -66,7 +72,7 @@ class Node:
     """
 
     __slots__ = ("next_edges", "out_meta", "seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retains",
-                 "_released", "_saves", "_trace", "metadata", "__weakref__", "__dict__")
+                 "_released", "_saves", "_trace", "_metadata", "__weakref__", "__dict__")
 
     def __init__(self, next_edges, out_meta, saves=True):
         self.next_edges = next_edges
@@ -87,6 +93,15 @@ class Node:
     @property
     def next_functions(self):
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict the user may fill (PyTorch's ``Node.metadata``), made on first access."""
+        try:
+            return self._metadata
+        except AttributeError:
+            self._metadata = {}
+            return self._metadata
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap
-from ..autograd.graph import Node, node_class
+from ..autograd.graph import ERR_INFERENCE_SAVED, Node, node_class
 from ..autograd.grad_mode import STATE
 from . import lazy, saved as _saved, tracing
 from .._config import config
@@ -252,7 +252,7 @@ def apply(op: OpDef, args: tuple, **static):
         vals = moved
         out = run_forward(op, vals, st, cdt)
     multi = isinstance(out, (tuple, list))
-    record = req and op.differentiable and STATE.grad_enabled
+    record = req and op.differentiable and STATE.grad_enabled and not STATE.inference
     if not multi:
         res = wrap(out)
         if type(out) is lazy.LazyValue:
@@ -322,6 +322,8 @@ def _record(op, args, vals, st, cdt, outs):
         for i in ins:
             a = args[i]
             if isinstance(a, Tensor):
+                if a._inf:  # PyTorch's SavedVariable refuses inference tensors
+                    raise RuntimeError(ERR_INFERENCE_SAVED)
                 vc = a._vc
                 versions.append((vc, vc.value, a._v, id(a)))
         for j in save_outs:
@@ -378,10 +380,62 @@ def _droppable(v):
     return t is lazy.LazyValue and not v.weak_type and _inexact(v)
 
 
+# Positions PyTorch's node lists in ``next_functions`` even when they hold no array: the Python-number operands it
+# wraps into tensors (``x * 2`` is ``mul.Tensor``) and the optional Tensors (``Tensor?``: norm weights, conv bias,
+# clamp bounds) left as None; both show as ``(None, 0)``. Elsewhere Python numbers and Nones are Scalar or static
+# arguments PyTorch's node omits.
+_LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": (1, 2), "clamp_tensor": (1, 2),
+           "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "convolution": (2,)}
+# reflected operators (``2 * x``) call ``x.mul(2)`` in PyTorch: the tensor comes first
+_COMMUTATIVE = ("add", "mul")
+
+
+def _is_array(v):
+    return hasattr(v, "dtype") and hasattr(v, "shape") and not isinstance(v, np.generic)
+
+
+def shown_inputs(op, vals, mask):
+    """The input positions PyTorch's node lists in ``next_functions`` (and returns gradients for when called), in
+    its order: the Tensor operands the op differentiates. Python numbers and Nones are absent unless :data:`_LISTED`
+    names their place; Tensors outside the promoted operands (``where``'s condition) or, for ops
+    that do not promote, of integer or bool dtype (indices, masks) have no derivative formula (absent)."""
+    listed = _LISTED.get(op.name, ())
+    operands = range(len(vals)) if op.promote is None or op.promote_args is None else op.promote_args
+    used = _USED.get(op)  # a backward op: the values its formula does not read are no inputs of PyTorch's node
+    pos = []
+    for i, v in enumerate(vals):
+        if used is not None and not used[i]:
+            continue
+        if mask[i] or i in listed:
+            pos.append(i)
+        elif _is_array(v) and (i in operands if op.promote is not None else _inexact(v)):
+            pos.append(i)
+    first_grad = _GRADS_AT.get(op)
+    if first_grad is not None:  # a backward op: PyTorch's formulas take the incoming gradient first
+        pos = [i for i in pos if i >= first_grad] + [i for i in pos if i < first_grad]
+    if op.name in _COMMUTATIVE and len(pos) == 2 and not _is_array(vals[pos[0]]) and _is_array(vals[pos[1]]):
+        pos.reverse()
+    return tuple(pos)
+
+
 class OpNode(Node):
     """The grad_fn of a registry op: its backward is the op's VJP as a cached jitted kernel."""
 
-    __slots__ = ("op", "static", "cdt", "mask", "vals", "versions", "outs")
+    __slots__ = ("op", "static", "cdt", "mask", "vals", "versions", "outs", "_shown")
+
+    def _shown_inputs(self):
+        shown = getattr(self, "_shown", None)  # set when release_saved dropped the values
+        return shown if shown is not None else shown_inputs(self.op, self.vals, self.mask)
+
+    @property
+    def next_functions(self):
+        edges = self.next_edges
+        return tuple((edges[i][0], edges[i][1]) if edges[i] is not None else (None, 0) for i in self._shown_inputs())
+
+    def __call__(self, *grads):
+        out = self.apply_grads(list(grads), STATE.grad_enabled)
+        out = [out[i] for i in self._shown_inputs()]
+        return out[0] if len(out) == 1 else tuple(out)
 
     def release(self):
         if self._saves:
@@ -395,6 +449,8 @@ class OpNode(Node):
     def release_saved(self):
         # Linear ops keep their values: nothing was "saved" for them in PyTorch's sense; others drop them (the
         # version records hold the saved values too: a released graph keeps no array alive)
+        if self.vals is not None:
+            self._shown = shown_inputs(self.op, self.vals, self.mask)
         self.vals = None
         self.outs = None
         self.versions = ()
@@ -580,6 +636,20 @@ def backward_kernel(op, static, cdt, mask):
 
 
 _BACKWARD_OPS: dict = {}
+_GRADS_AT: dict = {}  # backward op -> the position of its first incoming-gradient argument
+
+# The grad_fn PyTorch gives a gradient computed with create_graph=True, where it is not ``<Op>BackwardBackward0``:
+# the last operation of the op's derivative formula (``sin``: ``grad * cos(self)``), or the backward function of
+# its own it calls (``relu``: ``threshold_backward``).
+_BACKWARD_GRAD_NAMES = {
+    **{n: "MulBackward0" for n in ("sin", "cos", "tan", "exp", "expm1", "rsqrt", "abs", "reciprocal", "asin", "acos",
+                                   "sinh", "cosh", "asinh", "erf", "erfc", "erfinv", "lgamma", "digamma", "pow", "mul",
+                                   "silu", "prod_all")},
+    **{n: "DivBackward0" for n in ("log", "log2", "log10", "log1p", "sqrt", "atan", "atanh")},
+    **{n: "WhereBackward0" for n in ("logit", "sinc")},
+    "exp2": "MulBackward1", "view": "ViewBackward0", "relu": "ThresholdBackwardBackward0",
+    "softmax": "SoftmaxBackwardDataBackward0", "log_softmax": "LogSoftmaxBackwardDataBackward0",
+}
 
 
 _USED: dict = {}
@@ -626,7 +696,9 @@ def backward_op(op, static, cdt, mask, n_out):
             res = bwd(tuple(vals), outs, tuple(gs))
             return res if len(res) != 1 else res[0]
 
-        bop = OpDef(op.name + "_backward", fwd, grad_name=op.grad_name.replace("Backward0", "BackwardBackward0"))
+        name = _BACKWARD_GRAD_NAMES.get(op.name) or op.grad_name.replace("Backward0", "BackwardBackward0")
+        bop = OpDef(op.name + "_backward", fwd, grad_name=name)
+        _GRADS_AT[bop] = n_in + n_out if has_outs else n_in
         _BACKWARD_OPS[key] = bop
     return bop
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import importlib as _importlib
 import warnings as _warnings
 
-from .parameter import Parameter as Parameter, Buffer as Buffer  # noqa: F401
+from .parameter import (Parameter as Parameter, Buffer as Buffer,  # noqa: F401
+                        UninitializedParameter as UninitializedParameter, UninitializedBuffer as UninitializedBuffer)
 from .module import Module as Module  # noqa: F401
 from .container import (Sequential as Sequential, ModuleList as ModuleList, ModuleDict as ModuleDict,  # noqa: F401
                         ParameterList as ParameterList, ParameterDict as ParameterDict)
@@ -28,9 +29,11 @@ def _optional(name, star=True):
         return None
     if "." not in name:  # `torchish.nn.init`; a dotted family stays reachable at its own path
         globals()[name] = mod
-    if star:
+    if star:   # torch.nn.Linear, and torch.nn.modules.Linear for the layer families
+        targets = (globals(), vars(modules)) if name.startswith("modules.") else (globals(),)
         for n in getattr(mod, "__all__", ()):
-            globals()[n] = getattr(mod, n)
+            for namespace in targets:
+                namespace[n] = getattr(mod, n)
     return mod
 
 
@@ -39,6 +42,7 @@ _optional("functional", star=False)
 _optional("utils", star=False)
 # layer families (one line each):
 _optional("modules.rnn")
+_optional("modules.lazy", star=False)  # torchish.nn.modules.lazy.LazyModuleMixin
 _optional("modules.linear")
 _optional("modules.conv")
 _optional("modules.pooling")

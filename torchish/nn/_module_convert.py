@@ -124,7 +124,12 @@ class ConvertMixin:
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self):
-        """A no-op: JAX arrays are immutable and shared between threads already."""
+        """A no-op (JAX arrays are immutable and shared between threads already), except that uninitialized
+        parameters and buffers raise as in PyTorch."""
+        from .parameter import is_lazy
+        for t in (*self.parameters(), *self.buffers()):
+            if is_lazy(t):
+                t.share_memory_()
         return self
 
 
@@ -132,7 +137,7 @@ def _set_data(t: Tensor, new: Tensor) -> None:
     """``t.data = new`` keeping ``t``'s identity; a dtype/shape change drops the cached gradient sink."""
     if new is t:
         return
-    changed = new._v.dtype != t._v.dtype or new._v.shape != t._v.shape
+    changed = new.dtype != t.dtype or new.size() != t.size()   # (what an uninitialized parameter may be asked)
     t.data = new
     if changed:
         t._acc = None

@@ -9,6 +9,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle
 from ._hooks import WrappedHook
+from .parameter import is_lazy
 
 EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -139,9 +140,10 @@ class StateDictMixin:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                                   f"object from checkpoint but received {type(value)}")
                 continue
-            if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
+            lazy = is_lazy(param)   # an uninitialized entry of a lazy module takes any value (its hook checked)
+            if not lazy and param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
                 value = value[0]
-            if value.shape != param.shape:
+            if not lazy and value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue

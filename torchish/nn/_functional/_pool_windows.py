@@ -75,16 +75,22 @@ def _window_max_fwd(x, *, nd, geometry, adaptive):
     xf = x.reshape(lead + (-1,))
     xf = jnp.concatenate([xf, jnp.full(lead + (1,), _lowest(x.dtype), x.dtype)], axis=-1)
     win = xf[..., table]                                             # (*lead, O, K)
-    masked = jnp.where(valid, win, _lowest(x.dtype))
+    val, k = window_max(win, valid)
+    idx = jnp.asarray(table)[jnp.arange(table.shape[0]), k]
+    return val.reshape(lead + outs), idx.reshape(lead + outs).astype(jnp.int64)
+
+
+def window_max(win, valid=True):
+    """The maximum over the last axis of ``win`` among the ``valid`` positions, and its position there: the first
+    maximum, or the last NaN (a NaN wins, as PyTorch's kernels scan with ``val > max || isnan(val)``)."""
+    masked = jnp.where(valid, win, _lowest(win.dtype))
     best = jnp.max(masked, axis=-1, keepdims=True)
     k = jnp.argmax(valid & (masked == best), axis=-1)                # first maximum among valid positions
-    if jnp.issubdtype(x.dtype, jnp.floating):                        # a NaN wins: the last one, as PyTorch scans
+    if jnp.issubdtype(win.dtype, jnp.floating):
         isn = valid & jnp.isnan(win)
         last_nan = isn.shape[-1] - 1 - jnp.argmax(isn[..., ::-1], axis=-1)
         k = jnp.where(jnp.any(isn, axis=-1), last_nan, k)
-    val = jnp.take_along_axis(win, k[..., None], axis=-1)[..., 0]
-    idx = jnp.asarray(table)[jnp.arange(table.shape[0]), k]
-    return val.reshape(lead + outs), idx.reshape(lead + outs).astype(jnp.int64)
+    return jnp.take_along_axis(win, k[..., None], axis=-1)[..., 0], k
 
 
 def _reduce_max_fwd(x, *, nd, kernel, stride, pads):

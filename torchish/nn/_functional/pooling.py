@@ -1,5 +1,5 @@
 """torchish.nn.functional: max, average and LP pooling in 1, 2 and 3 dimensions (adaptive pooling and max-unpooling
-live in ``pooling_adaptive.py`` and are re-exported here).
+live in ``pooling_adaptive.py``, fractional max pooling in ``pooling_fractional.py``; both are re-exported here).
 
 Windows follow PyTorch's geometry exactly: ``ceil_mode`` output sizes, ``count_include_pad`` and
 ``divisor_override`` divisors, and indices into the flattened spatial dims of each ``(n, c)`` plane. Max pooling
@@ -17,11 +17,13 @@ from ...ops.registry import apply, defop
 from . import pooling_adaptive as _adaptive
 from ._pool_windows import _reduce_max_fwd, _window_max_fwd, out_size
 from .conv import ntuple
+from . import pooling_fractional as _fractional
 from .pooling_adaptive import *  # noqa: F401,F403  (one namespace for all pooling functions)
+from .pooling_fractional import *  # noqa: F401,F403
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "lp_pool2d",
-           "lp_pool3d"] + _adaptive.__all__
+           "lp_pool3d"] + _adaptive.__all__ + _fractional.__all__
 
 _WORDS = {1: "one", 2: "two", 3: "three"}
 

@@ -1,4 +1,5 @@
-"""Batch normalisation layers: BatchNorm1d/2d/3d with PyTorch's buffers, momentum rule and repr.
+"""Batch normalisation layers: BatchNorm1d/2d/3d with PyTorch's buffers, momentum rule and repr, and their lazy
+forms (``num_features`` inferred at the first call).
 
 The running statistics and ``num_batches_tracked`` are buffers updated IN PLACE (through the buffers' own in-place
 ops under ``no_grad``), so ``torchish.compile`` sees them as state.
@@ -13,9 +14,10 @@ from ... import _dtype
 from .. import init
 from .._functional.normalization import batch_norm
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -142,3 +144,69 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """Batch or instance normalisation whose ``num_features`` is inferred from ``input.shape[1]`` at the first call,
+    when the affine parameters and running statistics are materialised (see
+    :class:`~torchish.nn.modules.lazy.LazyModuleMixin`)."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)   # nothing to replace later
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tensor(0, dtype=_dtype.int64, device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            if self.affine:
+                self.weight.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
+            if self.track_running_stats:
+                self.running_mean.materialize((self.num_features,))
+                self.running_var.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm1d` with ``num_features`` inferred at the first call, when it becomes a
+    :class:`BatchNorm1d`.
+
+    Example::
+
+        >>> bn = torchish.nn.LazyBatchNorm1d()
+        >>> _ = bn(torchish.randn(4, 3))
+        >>> bn.num_features, type(bn).__name__
+        (3, 'BatchNorm1d')
+    """
+
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm2d` with ``num_features`` inferred at the first call (see :class:`LazyBatchNorm1d`)."""
+
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm3d` with ``num_features`` inferred at the first call (see :class:`LazyBatchNorm1d`)."""
+
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim

@@ -1,4 +1,5 @@
-"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d with PyTorch's parameters, initialisation and repr.
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d with PyTorch's parameters, initialisation and repr,
+and their lazy forms (``in_channels`` inferred at the first call).
 
 A convolution, its padding (``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``) and its bias run as one
 registry op (see ``torchish/nn/_functional/conv.py``).
@@ -11,9 +12,11 @@ from ...ops.creation import empty
 from .. import init
 from .._functional.conv import conv_transposed, convolution, ntuple, same_padding
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -219,3 +222,100 @@ class ConvTranspose3d(_ConvTranspose):
     """3-D transposed convolution."""
 
     _nd = 3
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is inferred from the first input (``input.size(1)``, or ``size(0)``
+    unbatched); the weight and bias are materialised then (see :class:`~torchish.nn.modules.lazy.LazyModuleMixin`).
+    """
+
+    def _make_lazy(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+            else:
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        unbatched = self._get_num_spatial_dims() + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+    def _get_num_spatial_dims(self):
+        return self._nd
+
+
+class _LazyConv(_LazyConvMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A :class:`Conv1d` with ``in_channels`` inferred at the first call, when it becomes a :class:`Conv1d`.
+
+    Example::
+
+        >>> m = torchish.nn.LazyConv1d(4, 3)
+        >>> m(torchish.ones(1, 2, 5)).shape, m.in_channels
+        (torch.Size([1, 4, 3]), 2)
+    """
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """A :class:`Conv2d` with ``in_channels`` inferred at the first call (see :class:`LazyConv1d`)."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A :class:`Conv3d` with ``in_channels`` inferred at the first call (see :class:`LazyConv1d`)."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A :class:`ConvTranspose1d` with ``in_channels`` inferred at the first call (see :class:`LazyConv1d`)."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A :class:`ConvTranspose2d` with ``in_channels`` inferred at the first call (see :class:`LazyConv1d`)."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A :class:`ConvTranspose3d` with ``in_channels`` inferred at the first call (see :class:`LazyConv1d`)."""
+
+    cls_to_become = ConvTranspose3d

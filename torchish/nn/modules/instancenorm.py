@@ -1,12 +1,14 @@
-"""Instance normalisation layers: InstanceNorm1d/2d/3d (optionally affine, optionally tracking running stats)."""
+"""Instance normalisation layers: InstanceNorm1d/2d/3d (optionally affine, optionally tracking running stats), and
+their lazy forms (``num_features`` inferred at the first call)."""
 from __future__ import annotations
 
 import warnings
 
 from .._functional.normalization import instance_norm
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -81,4 +83,36 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Normalise each ``(sample, channel)`` of ``(N, C, D, H, W)`` inputs over ``D, H, W``."""
 
+    _no_batch_dim = 4
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An :class:`InstanceNorm1d` with ``num_features`` inferred from ``input.shape[1]`` at the first call, when it
+    becomes an :class:`InstanceNorm1d`. As in PyTorch, ``affine`` and ``track_running_stats`` default to True here.
+
+    Example::
+
+        >>> m = torchish.nn.LazyInstanceNorm1d()
+        >>> _ = m(torchish.randn(2, 3, 5))
+        >>> m.num_features, type(m).__name__
+        (3, 'InstanceNorm1d')
+    """
+
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = 2
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An :class:`InstanceNorm2d` with ``num_features`` inferred at the first call (see :class:`LazyInstanceNorm1d`).
+    """
+
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = 3
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An :class:`InstanceNorm3d` with ``num_features`` inferred at the first call (see :class:`LazyInstanceNorm1d`).
+    """
+
+    cls_to_become = InstanceNorm3d
     _no_batch_dim = 4

@@ -1,15 +1,17 @@
-"""Linear layers: Identity, Linear, Bilinear — PyTorch's parameters, initialisation and repr."""
+"""Linear layers: Identity, Linear, Bilinear, LazyLinear — PyTorch's parameters, initialisation and repr."""
 from __future__ import annotations
 
 import math
 
+from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
 from .. import init
 from .._functional.linear import bilinear, linear
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
 class Identity(Module):
@@ -104,3 +106,42 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A :class:`Linear` whose ``in_features`` is inferred from ``input.shape[-1]`` at the first call, when it
+    becomes a regular :class:`Linear` (see :class:`~torchish.nn.modules.lazy.LazyModuleMixin`).
+
+    Example::
+
+        >>> m = torchish.nn.LazyLinear(4)
+        >>> m(torchish.ones(2, 3)).shape, type(m).__name__
+        (torch.Size([2, 4]), 'Linear')
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)          # no bias: it would be replaced at once
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:             # initialized by load_state_dict: take in_features from the weight
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                                     f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]

@@ -1,14 +1,16 @@
-"""Pooling layers: max, average, adaptive, LP pooling and max-unpooling in 1, 2 and 3 dimensions."""
+"""Pooling layers: max, average, adaptive, LP and fractional max pooling and max-unpooling in 1, 2 and 3 dimensions."""
 from __future__ import annotations
 
 from .._functional import pooling as P
 from .._functional import pooling_adaptive as A
+from .._functional import pooling_fractional as FR
 from .._functional.conv import ntuple
 from ..module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 def _tuple(value, n):
@@ -267,5 +269,61 @@ class LPPool2d(_LPPoolNd):
 
 class LPPool3d(_LPPoolNd):
     """3-D power-average pooling."""
+
+    _nd = 3
+
+
+def _repeat(value, n):
+    """PyTorch's ``_pair``/``_triple``: a sequence as a tuple, anything else repeated ``n`` times."""
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
+
+
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling (see ``torchish.nn.functional.fractional_max_pool2d``); ``_random_samples``, when
+    given, is a buffer used at every call (else each call draws new samples)."""
+
+    _nd = 0
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        nd = self._nd
+        if nd == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or
+                        (isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _repeat(kernel_size, nd)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _repeat(output_size, nd) if output_size is not None else None
+        self.output_ratio = _repeat(output_ratio, nd) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio[:nd]):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        out, idx = FR._fractional(self._nd, input, self.kernel_size, self.output_size, self.output_ratio,
+                                  self._random_samples)
+        return (out, idx) if self.return_indices else out
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling over ``(N, C, H, W)``: ``kernel_size`` windows at pseudo-random positions giving
+    ``output_size`` (or ``output_ratio`` of the input size) outputs.
+
+    Example::
+
+        >>> m = torchish.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))
+        >>> m(torchish.randn(2, 4, 10, 8)).shape
+        torch.Size([2, 4, 5, 4])
+    """
+
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling over ``(N, C, T, H, W)`` (see :class:`FractionalMaxPool2d`)."""
 
     _nd = 3

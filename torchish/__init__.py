@@ -52,6 +52,8 @@ from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
 from .ops.sort import *  # noqa: E402,F401,F403
+from .ops.gradient import *  # noqa: E402,F401,F403
+from .ops.viewcopy import *  # noqa: E402,F401,F403
 from .compile import compile as compile  # noqa: E402,A004
 from ._config import config as config  # noqa: E402
 from ._dtype import result_type as result_type  # noqa: E402

@@ -22,6 +22,8 @@ from .ops import stats as _ST, ternary as _T, unary as _U
 from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
                          eigvals, eigvalsh, qr, svd, svdvals)
 from .ops.decomp import cholesky as _cholesky
+from .ops.householder import householder_product, orgqr as _orgqr
+from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.lstsq import lstsq, matrix_rank, pinv
 from .ops.matfuncs import cross, matrix_exp, matrix_norm, multi_dot
 from .ops.solve import (det, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, slogdet, solve, solve_ex,
@@ -32,10 +34,10 @@ from .ops import registry as _registry
 from .ops.registry import apply, defop
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
-           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
-           "vecdot", "vector_norm"]
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq",
+           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
+           "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
 def cholesky(A, *, upper=False, out=None):
@@ -354,7 +356,8 @@ def _chain_matmul(*matrices, out=None):
 TOP_LEVEL = {"det": det, "inverse": _inverse, "logdet": _logdet, "slogdet": _top_slogdet, "svd": _top_svd,
              "qr": _top_qr, "cholesky": _top_cholesky, "pinverse": _pinverse, "matrix_power": matrix_power,
              "matrix_exp": matrix_exp, "cross": _top_cross, "cholesky_solve": _cholesky_solve,
-             "cholesky_inverse": _cholesky_inverse, "triangular_solve": _triangular_solve, "lu": _top_lu}
+             "cholesky_inverse": _cholesky_inverse, "triangular_solve": _triangular_solve, "lu": _top_lu,
+             "orgqr": _orgqr}
 FUNCTIONS = {"chain_matmul": _chain_matmul}  # top-level functions that are not Tensor methods
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)

@@ -19,6 +19,9 @@ import jax.scipy.special as jss
 
 from .ops import arith as _arith, elementwise as _ew, unary as _unary
 from .ops import softmax as _softmax
+from .ops.bessel import *  # noqa: F401,F403  (bessel_j0 ... airy_ai)
+from .ops.orthopoly import *  # noqa: F401,F403  (chebyshev_polynomial_t ... legendre_polynomial_p)
+from .ops import bessel as _bessel, orthopoly as _orthopoly
 from .ops.arith import xlogy as xlogy  # noqa
 from .ops.unary import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
                         expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
@@ -28,7 +31,7 @@ from .ops.registry import apply, defop
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
            "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
-           "xlogy", "zeta"]
+           "xlogy", "zeta"] + _bessel.__all__ + _orthopoly.__all__
 
 def round(input, *, decimals=0, out=None):  # noqa: A001 - torch's name
     """``torch.special.round``: ``torch.round`` for floating tensors; unlike ``torch.round`` it has no integer

@@ -9,10 +9,11 @@ from . import reduce, extrema, stats, softmax, scan
 from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
 from . import creation, random, linalg, sort, spectral, numeric
+from . import gradient, viewcopy
 
 FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
             broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, sort,
-            spectral, numeric)
+            spectral, numeric, gradient, viewcopy)
 
 
 def _install():

@@ -1,0 +1,176 @@
+"""Copying twins of the view ops and the small view/shape helpers PyTorch exposes at top level:
+
+- the ``*_copy`` functions (``torch.permute_copy``, ``view_copy``, ``split_copy``...): the view op's result as a fresh
+  tensor (never a view of the input), its ``grad_fn`` named as PyTorch names it (``PermuteBackward0_copy``);
+- ``unsafe_split`` / ``unsafe_split_with_sizes`` / ``unsafe_chunk``: ``split``/``chunk`` whose pieces are not views;
+- ``adjoint`` (the conjugate transpose of the last two dims, a view) and ``Tensor.is_nonzero``.
+
+Each copy is the view op followed by a one-input copy node (a clone under PyTorch's node name), so argument checks,
+gradients and dtypes are the view op's own.
+
+Example:
+    >>> import torchish as torch
+    >>> x = torch.arange(6.0).reshape(2, 3)
+    >>> y = torch.permute_copy(x, (1, 0))
+    >>> y._base is None
+    True
+"""
+from __future__ import annotations
+
+from .._tensor import Tensor
+from .broadcast import expand
+from .copying import _CLONE
+from .diag import diagonal
+from .elementwise import no_derivative
+from .reorder import permute, t, transpose
+from .registry import Family, apply, defop
+from .shape import squeeze, unsqueeze, view_as_complex, view_as_real
+from .slicing import chunk, narrow, select, split, unbind, unfold
+
+_fam = Family(globals())
+_public = _fam.public
+
+
+def _copy_node(name, grad_name, **kw):
+    return defop(name, _CLONE.fwd, linear=True, grad_name=grad_name, **kw)
+
+
+def _copied(op, out):
+    """``out`` (a Tensor or a tuple of them) passed through ``op``'s copy node."""
+    if isinstance(out, Tensor):
+        return apply(op, (out,))
+    return tuple(apply(op, (o,)) for o in out)
+
+
+def _make_copy(name, view_fn, grad_name):
+    op = _copy_node(name, grad_name)
+
+    def fn(input, *args, out=None, **kwargs):
+        return _copied(op, view_fn(input, *args, **kwargs))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}``: ``{view_fn.__name__}``'s result as a new tensor (not a view)."
+    return fn
+
+
+def _view(input, size):
+    return input.view(size)
+
+
+def _alias(input):
+    return input
+
+
+def _slice(input, dim=0, start=None, end=None, step=1):
+    index = (slice(None),) * (dim % input.ndim if input.ndim else 0) + (slice(start, end, step),)
+    return input[index]
+
+
+def _expand(input, size, *, implicit=False):
+    return expand(input, tuple(size))
+
+
+def _permute(input, dims):
+    return permute(input, tuple(dims))
+
+
+def _split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+def _squeeze(input, dim=None):
+    return squeeze(input, dim)
+
+
+_COPIES = (
+    ("alias_copy", _alias, "AliasBackward0_copy"),
+    ("diagonal_copy", diagonal, "DiagonalBackward0_copy"),
+    ("expand_copy", _expand, "ExpandBackward0_copy"),
+    ("narrow_copy", narrow, "NarrowCopyBackward0"),
+    ("permute_copy", _permute, "PermuteBackward0_copy"),
+    ("select_copy", select, "SelectBackward0_copy"),
+    ("slice_copy", _slice, "SliceBackward0_copy"),
+    ("split_copy", split, "SplitBackward0_copy"),
+    ("split_with_sizes_copy", _split_with_sizes, "SplitWithSizesBackward0_copy"),
+    ("squeeze_copy", _squeeze, "SqueezeBackward0_copy"),
+    ("t_copy", t, "TBackward0_copy"),
+    ("transpose_copy", transpose, "TransposeBackward0_copy"),
+    ("unbind_copy", unbind, "UnbindBackward0_copy"),
+    ("unfold_copy", unfold, "UnfoldBackward0_copy"),
+    ("unsqueeze_copy", unsqueeze, "UnsqueezeBackward0_copy"),
+    ("view_as_real_copy", view_as_real, "ViewAsRealBackward0_copy"),
+    ("view_as_complex_copy", view_as_complex, "ViewAsComplexBackward0_copy"),
+)
+for _name, _fn, _grad in _COPIES:
+    _public(_name, _make_copy(_name, _fn, _grad), method=_name == "narrow_copy")
+del _name, _fn, _grad
+
+_VIEW_COPY = _copy_node("view_copy", "ViewBackward0_copy")
+
+
+def view_copy(input, size, *, out=None):
+    """``torch.view_copy``: ``input.view(size)`` (a shape, or a dtype to reinterpret as) as a new tensor."""
+    return apply(_VIEW_COPY, (_view(input, size),))
+
+
+_public("view_copy", view_copy, method=False)
+
+_DETACH_COPY = defop("detach_copy", _CLONE.fwd, vjp=no_derivative("detach_copy"), grad_name="NotImplemented",
+                     linear=True)
+
+
+def detach_copy(input, *, out=None):
+    """``torch.detach_copy``: as in PyTorch, the copy is recorded, but backward through it raises."""
+    return apply(_DETACH_COPY, (input,))
+
+
+_public("detach_copy", detach_copy, method=False)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# unsafe_split / unsafe_split_with_sizes / unsafe_chunk: the pieces are new tensors
+
+
+_UNSAFE_SPLIT = _copy_node("unsafe_split", "UnsafeSplitBackward0")
+_UNSAFE_SPLIT_WS = _copy_node("unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0")
+
+
+def unsafe_split(input, split_size, dim=0):
+    """``split`` whose pieces are not views of ``input``."""
+    return _copied(_UNSAFE_SPLIT, split(input, split_size, dim))
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes`` whose pieces are not views of ``input``."""
+    return _copied(_UNSAFE_SPLIT_WS, split(input, list(split_sizes), dim))
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` whose pieces are not views of ``input``."""
+    return _copied(_UNSAFE_SPLIT, chunk(input, chunks, dim))
+
+
+_public("unsafe_split", unsafe_split)
+_public("unsafe_split_with_sizes", unsafe_split_with_sizes)
+_public("unsafe_chunk", unsafe_chunk)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# adjoint / is_nonzero
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view; a lazily conjugated one for complex inputs)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.ndim}-D tensor.")
+    y = transpose(input, -2, -1)
+    return y.conj() if input.is_complex() else y
+
+
+def _is_nonzero(self):
+    from .._runtime import is_nonzero  # the top-level function (runtime helpers sit above the ops)
+    return is_nonzero(self)
+
+
+_public("adjoint", adjoint)
+_fam.method("is_nonzero", _is_nonzero)

@@ -14,6 +14,7 @@ from .module import Module as Module  # noqa: F401
 from .container import (Sequential as Sequential, ModuleList as ModuleList, ModuleDict as ModuleDict,  # noqa: F401
                         ParameterList as ParameterList, ParameterDict as ParameterDict)
 from . import modules as modules  # noqa: F401  (torchish.nn.modules.module.register_module_forward_hook, ...)
+from ._factory import factory_kwargs as factory_kwargs  # noqa: F401
 
 
 def _optional(name, star=True):
@@ -40,6 +41,7 @@ def _optional(name, star=True):
 _optional("init", star=False)
 _optional("functional", star=False)
 _optional("utils", star=False)
+_optional("grad", star=False)  # torchish.nn.grad.conv2d_input, ...
 # layer families (one line each):
 _optional("modules.rnn")
 _optional("modules.lazy", star=False)  # torchish.nn.modules.lazy.LazyModuleMixin
@@ -62,4 +64,10 @@ _optional("modules.distance")
 _optional("modules.fold")
 _optional("modules.activation_mha")
 _optional("modules.transformer")
-_optional("parallel", star=False)  # torchish.nn.parallel.DistributedDataParallel, DataParallel
+_optional("modules.adaptive")
+_optional("modules.syncbatchnorm")
+_optional("modules.crossmaplrn")
+_optional("modules.container")  # the deprecated Container; torchish.nn.modules.container.Sequential, ...
+_optional("modules.utils", star=False)  # torchish.nn.modules.utils._pair, ...
+if _optional("parallel", star=False) is not None:  # torchish.nn.parallel.DistributedDataParallel, DataParallel
+    DataParallel = parallel.DataParallel  # noqa: F821  (torchish.nn.DataParallel, as in PyTorch)

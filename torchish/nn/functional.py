@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from ._functional.activation import *  # noqa: F401,F403
 from ._functional.conv import *  # noqa: F401,F403
+from ._functional.conv_tbc import *  # noqa: F401,F403
+from . import grad as grad  # noqa: F401  (torch.nn.functional.grad: the convolution gradients)
 from ._functional.pooling import *  # noqa: F401,F403
 from ._functional.normalization import *  # noqa: F401,F403
 from ._functional.dropout import *  # noqa: F401,F403

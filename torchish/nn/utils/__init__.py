@@ -1,5 +1,5 @@
-"""``torchish.nn.utils``: gradient clipping, parameter/vector conversion, parametrizations and the legacy
-weight/spectral norm hooks."""
+"""``torchish.nn.utils``: gradient clipping, parameter/vector conversion, parametrizations, the legacy
+weight/spectral norm hooks, conv/linear + batch-norm fusion and ``skip_init``."""
 from __future__ import annotations
 
 from .clip_grad import (clip_grad_norm_ as clip_grad_norm_, clip_grad_norm as clip_grad_norm,  # noqa: F401
@@ -13,3 +13,7 @@ from . import parametrize as parametrize, parametrizations as parametrizations  
 from .weight_norm import weight_norm as weight_norm, remove_weight_norm as remove_weight_norm  # noqa: F401
 from .spectral_norm import (spectral_norm as spectral_norm,  # noqa: F401
                             remove_spectral_norm as remove_spectral_norm)
+from .fusion import (fuse_conv_bn_eval as fuse_conv_bn_eval, fuse_conv_bn_weights as fuse_conv_bn_weights,  # noqa: F401
+                     fuse_linear_bn_eval as fuse_linear_bn_eval, fuse_linear_bn_weights as fuse_linear_bn_weights)
+from .init import skip_init as skip_init  # noqa: F401
+from . import fusion as fusion, init as init, stateless as stateless  # noqa: F401

@@ -25,7 +25,7 @@ import jax
 import numpy as np
 
 import torchish
-from torchish.compile import function as compile_function
+from torchish.compile import function as compile_function, state as compile_state
 
 sys.path.insert(0, os.path.dirname(__file__))
 import workloads  # noqa: E402
@@ -45,13 +45,13 @@ def program_size(hlo):
 
 def compiled_step(spec, x, y, threshold):
     """``workloads.framework_step`` compiled with the given donation threshold (read when the step is lowered)."""
-    old = compile_function.DONATE_MIN_BYTES
-    compile_function.DONATE_MIN_BYTES = threshold
+    old = compile_state.DONATE_MIN_BYTES
+    compile_state.DONATE_MIN_BYTES = threshold
     try:
         run = workloads.framework_step(torchish, spec, x, y, compiled=True)
         workloads.first_steps(run, 3)
     finally:
-        compile_function.DONATE_MIN_BYTES = old
+        compile_state.DONATE_MIN_BYTES = old
     return run
 
 
@@ -121,7 +121,7 @@ def executable_loop(run, steps):
         position, rep = {i: k for k, i in enumerate(entry.uniq)}, dict(entry.pairs)
         written = [position[rep.get(i, i)] for i in written]
         vals = [vals[i] for i in entry.uniq]
-    scalars = compile_function._scalar_values(entry)
+    scalars = compile_state._scalar_values(entry)
     donated, kept = entry.donate if entry.donate is not None else (None, None)
     times = []
     for _ in range(steps):

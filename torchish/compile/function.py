@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import itertools
 import operator
 import sys
 import time
@@ -29,28 +28,23 @@ import warnings
 
 import jax
 import jax.numpy as jnp
-from jax.core import eval_jaxpr
 
 from .. import _dtype, _precision
 from .._tensor import Tensor, set_values
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import Node, node_class
 from ..ops import lazy, tracing
 from ..amp import _state as _autocast
+from .backward import _link_outputs
+from .errors import GraphBreakError, _DeviceChanged
 from .recorder import Recorder
+from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe, _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _flags)
+from .side_effects import _leaked, _replayable, _store, _with_leaks
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
                     jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
                     jax.errors.TracerArrayConversionError)
 RETRACE_WARN = 8
-
-
-class _DeviceChanged(RuntimeError):
-    """The program was compiled for another device than its inputs now live on."""
-
-
-class GraphBreakError(RuntimeError):
-    """Something in the compiled function needs concrete values (``.item()``, ``if tensor:``, printing...)."""
+VARIANTS = 8  # programs kept per input signature for different guards (PyTorch's cache_size_limit is 8)
 
 
 def _user_frame(tb):
@@ -93,166 +87,6 @@ def _signature(args, kwargs):
                     _precision.EPOCH[0], _autocast.signature())
 
 
-# written state arrays smaller than this are not donated (benchmarks/compile_overhead.py varies it; donating all is
-# the fastest on the GPU and CPU measured)
-DONATE_MIN_BYTES = 0
-
-
-def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
-    """Lower the traced step with the buffers of the state it writes donated, so XLA updates parameters,
-    gradients and optimizer state in place instead of holding old and new copies. Returns the lowering and the
-    ``(donated, kept)`` split of the state indices (None when nothing is written). The step is replayed from its
-    jaxpr: the user's Python is not run a second time."""
-    donated = [i for i in written if getattr(state_vals[i], "nbytes", 0) >= DONATE_MIN_BYTES]
-    if not donated:
-        return traced.lower(), None
-    donated_set = set(donated)
-    kept = [i for i in range(len(state_vals)) if i not in donated_set]
-    closed, out_tree, n = traced.jaxpr, traced.out_tree, len(state_vals)
-
-    def replay(arg_vals, donated_vals, kept_vals, scalar_vals):
-        sv = [None] * n
-        for i, v in zip(donated, donated_vals):
-            sv[i] = v
-        for i, v in zip(kept, kept_vals):
-            sv[i] = v
-        out = eval_jaxpr(closed.jaxpr, closed.consts, *jax.tree.leaves((arg_vals, sv, scalar_vals)))
-        return jax.tree.unflatten(out_tree, out)
-
-    lowered = jax.jit(replay, donate_argnums=(1,)).lower(
-        arg_vals, [state_vals[i] for i in donated], [state_vals[i] for i in kept], scalar_vals)
-    return lowered, (donated, kept)
-
-
-# references to a donated state value while `_donated_values` counts them: its Tensor, the state-values list
-# (`entry.seen`), the list of donated values and getrefcount's argument. An input shared by k state tensors (see
-# `_share_classes`) has k Tensors and k places in `entry.seen`, plus the list of the program's inputs.
-_OWN_REFS = itertools.repeat(4)
-
-
-def _own_refs(sizes):
-    return [2 * k + 3 for k in sizes]
-
-
-def _donated_values(state_vals, donated, own_refs=_OWN_REFS):
-    """The donated state values, each replaced by a copy where something besides its Tensor(s) holds the same
-    array (a ``detach()``ed or ``clone()``d alias, a user's ``.jax()``): donating would delete it under the alias."""
-    out = [state_vals[i] for i in donated]
-    for k, extra in enumerate(map(operator.gt, map(sys.getrefcount, out), own_refs)):
-        if extra:
-            out[k] = jnp.array(out[k], copy=True)
-    return out
-
-
-def _share_classes(state, state_vals, split):
-    """The state tensors that hold one array (Adam's per-parameter step counts, see ``optim.optimizer._share_steps``)
-    become ONE input of the program: ``rep[i]`` is the first index holding ``state_vals[i]`` with the same label in
-    ``split`` (tensor id -> label, from :func:`_unstable`)."""
-    first = {}
-    return [first.setdefault((id(v), split.get(id(t))), i) for i, (t, v) in enumerate(zip(state, state_vals))]
-
-
-def _unstable(state, rep, written, written_out, split):
-    """Labels for the tensors of each input class that a run would split (some members written and others not, or
-    written with different values): after one run they no longer hold one array, so the class must not be one
-    input. Members keep sharing with those that get the same output; a tensor split before gets an input of its
-    own (the trace loop ends)."""
-    out_of = dict(zip(written, written_out))
-    classes = {}
-    for i, r in enumerate(rep):
-        classes.setdefault(r, []).append(i)
-    labels = {}
-    for members in classes.values():
-        if len(members) > 1 and len({out_of.get(i, -1) for i in members}) > 1:
-            for i in members:
-                t = state[i]
-                labels[id(t)] = ("own", id(t)) if id(t) in split else out_of.get(i, -1)
-    return labels
-
-
-def _dedupe(values):
-    """The distinct objects of ``values`` (by identity) and the index of each value among them."""
-    pos, out = {}, []
-    index = [pos.setdefault(id(v), len(pos)) for v in values]
-    for v, j in zip(values, index):
-        if j == len(out):
-            out.append(v)
-    return out, index
-
-
-def _as_weak_array(v):
-    if type(v) in (float, int):
-        return jnp.asarray(v)  # weakly typed, as jit would make it from the Python number
-    if type(v) is tuple:
-        return tuple(_as_weak_array(x) for x in v)
-    return v
-
-
-def _scalar_values(entry):
-    """The hyper-parameters as the executable takes them. A Python number is turned into a (weakly typed) device
-    array once and reused while it keeps its value: passing the number itself costs a host-to-device transfer per
-    call. A changed value (a scheduler's new learning rate) is converted afresh — never a retrace."""
-    cache = entry.scalar_cache
-    out = []
-    for j, (c, k) in enumerate(entry.scalars):
-        v = c[k]
-        hit = cache.get(j)
-        if hit is None or hit[0] != v or type(hit[0]) is not type(v):
-            hit = cache[j] = (v, _as_weak_array(v))
-        out.append(hit[1])
-    return out
-
-
-def _one_device(state, state_vals, arg_vals):
-    """A program runs on one device: the devices of the arguments and state (generator keys aside) must agree, as
-    PyTorch requires of one op's inputs; generator keys (torchish has one stream for every device) are moved to
-    that device. Returns the state values to pass (None when nothing moved)."""
-    from .. import _device
-    # sharded: a data-parallel program, which XLA places by the shardings
-    devs, sharded = _device.committed_devices(list(arg_vals) + [v for t, v in zip(state, state_vals)
-                                                                 if not _is_key(t)])
-    if len(devs) > 1:
-        raise _device.mixed_devices_error(devs, " (torchish.compile: the arguments and the state the function reads)")
-    if not devs and not sharded:
-        return None
-    moved = None
-    for i, t in enumerate(state):
-        v = state_vals[i]
-        if not _is_key(t) or not isinstance(v, jax.Array):
-            continue
-        if sharded:  # the key goes uncommitted: jit places it with the sharded arrays
-            if not v.committed:
-                continue
-            new = _device.uncommitted(v)
-        elif v.devices() != {devs[0]}:
-            new = jax.device_put(v, devs[0])
-        else:
-            continue
-        moved = list(state_vals) if moved is None else moved
-        moved[i] = t._v = new
-    return moved
-
-
-_REQUIRES_GRAD = operator.attrgetter("_rg")
-_VALUE = operator.attrgetter("_v")
-_make = Tensor._make
-_GRAD = operator.attrgetter("_grad")
-_TRAINING = operator.attrgetter("training")
-_NONES = itertools.repeat(None)
-
-
-def _flags(entry):
-    """The guarded flags: each state tensor's requires_grad and whether it has a ``.grad``, each module's
-    training mode."""
-    state = entry.state
-    return (tuple(map(_REQUIRES_GRAD, state)), tuple(map(operator.is_, map(_GRAD, state), _NONES)),
-            tuple(map(_TRAINING, entry.modules)))
-
-
-def _is_key(t):
-    return getattr(t, "_is_rng_key", False)
-
-
 class _Entry:
     """One input signature of a compiled function."""
 
@@ -277,6 +111,30 @@ class _Entry:
         self.pairs = []             # (i, j): state tensors i and j must hold one array for the program to fit
         self.own_refs = _OWN_REFS   # expected reference counts of the donated values (_donated_values)
         self.written_out = None     # program output of each written tensor when outputs are shared
+        self.variants = []          # programs traced before for other guards (train/eval, .grad None or not)
+        self.grad_links = []        # (i, j): state[j] is the .grad of state[i] (the program's `.grad` slot)
+        self.mode_writes = []       # (module, training): the train/eval switches the function makes
+        self.side_effects = None    # tensors the traced call stored away (its program also returns their values)
+        self.replay = None          # (dict, key) where each stored tensor goes again after every call
+        self.scalar_override = None  # the traced call's hyper-parameters when the function changes them
+
+    def stash(self):
+        """Keep the current program as a variant (its guards no longer hold, but may again: a module switched
+        back to training, ``.grad`` set to None every other call by gradient accumulation)."""
+        v = _Entry.__new__(_Entry)
+        v.__dict__.update(self.__dict__)
+        v.variants = None
+        v.split, v.scalar_cache = dict(self.split), dict(self.scalar_cache)
+        v.seen = [None] * len(self.state)  # no value is vouched for: the guard compares in full
+        self.variants = (self.variants + [v])[-VARIANTS:]
+
+    def load(self, v):
+        """Make the stashed variant ``v`` the current program (the current one is stashed first)."""
+        self.variants.remove(v)
+        self.stash()
+        keep = {"calls": self.calls, "eager": self.eager, "variants": self.variants}
+        self.__dict__.update(v.__dict__)
+        self.__dict__.update(keep)
 
 
 class CompiledFunction:
@@ -311,8 +169,9 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if entry.calls == 1:
             return self._record(entry, args, kwargs, leaves)
-        if entry.executable is None or not self._guards_hold(entry):
+        if entry.executable is None or not self._guards_hold(entry) and not self._switch_variant(entry):
             if entry.executable is not None:
+                entry.stash()
                 self.stats["retraces"] += 1
                 if self.stats["retraces"] == RETRACE_WARN:
                     warnings.warn(f"torchish.compile: {getattr(self.fn, '__name__', 'function')} has been retraced "
@@ -330,6 +189,8 @@ class CompiledFunction:
                 entry.eager = True
                 self.stats["eager_calls"] += 1
                 return self.fn(*args, **kwargs)
+        if entry.side_effects is not None and entry.replay is None:
+            return self._run_side_effects(entry, leaves)
         try:
             return self._run(entry, leaves)
         except _DeviceChanged:  # the state and arguments moved together (model.to("cuda")): compile for there
@@ -367,10 +228,31 @@ class CompiledFunction:
     def _guard_key(entry):
         return (tuple((t._v.shape, t._v.dtype) for t in entry.state), _flags(entry))
 
+    @staticmethod
+    def _rebind_grads(entry):
+        """The program reads and writes ``p.grad`` through the state tensor that was ``p``'s ``.grad`` when it was
+        traced. A ``.grad`` replaced since (``p.grad = torch.zeros_like(p)`` outside, or a new ``.grad`` made by a
+        call after ``zero_grad()``) takes that tensor's place in the state."""
+        state = entry.state
+        moved = [(j, state[i]._grad) for i, j in entry.grad_links
+                 if state[i]._grad is not state[j] and state[i]._grad is not None]
+        if not moved:
+            return
+        ids = {id(t) for t in state}
+        if any(id(g) in ids for j, g in moved):
+            return  # the grad is also other state: the guard decides (the flags and values no longer fit)
+        state = list(state)
+        for j, g in moved:
+            state[j] = g
+        entry.state = state
+        entry.written_tensors = [state[i] for i in entry.info["written"]]
+
     def _guards_hold(self, entry):
         """Whether the compiled program still fits the state. The values the last run left (or the trace saw) are
         compared by identity first: the same array objects cannot have changed shape or dtype, so only a value
         replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison."""
+        if entry.grad_links:
+            self._rebind_grads(entry)
         vals = list(map(_VALUE, entry.state))
         if not all(map(operator.is_, vals, entry.seen)):
             if self._guard_key(entry) != entry.guard or not all(vals[i] is vals[j] for i, j in entry.pairs):
@@ -379,11 +261,50 @@ class CompiledFunction:
             return True
         return _flags(entry) == entry.guard[1]
 
+    def _switch_variant(self, entry):
+        """Whether a program traced before for this signature fits the state now; it becomes the current one."""
+        for v in reversed(entry.variants):
+            if self._guards_hold(v):
+                entry.load(v)
+                return True
+        return False
+
+    def _run_side_effects(self, entry, leaves):
+        """The traced call of a function that stores tensors it computes outside itself (``seen.append(x)`` in a
+        hook, ``cache["h"] = h``): the trace ran those Python side effects once, with traced values; this call runs
+        the program and gives the stored tensors their values. A program cannot repeat Python side effects, so the
+        later calls with these inputs run eagerly (a graph break)."""
+        stored, hyper = entry.side_effects, entry.scalar_override is not None
+        out = self._run(entry, leaves)
+        entry.eager, entry.executable, entry.lowered, entry.side_effects = True, None, None, None
+        entry.scalar_override, entry.variants = None, []
+        name = getattr(self.fn, "__name__", "the function")
+        what = []
+        if stored:
+            what.append(f"stores {len(stored)} tensor(s) it computes outside itself (appends them to a list, puts "
+                        "them in a dict or an attribute, in the function or in one of its hooks)")
+        if hyper:
+            what.append("changes a hyper-parameter it reads (an lr_scheduler stepped inside it, a learning rate set "
+                        "in it)")
+        msg = (f"torchish.compile: {name} {' and '.join(what)}; one XLA program cannot repeat such Python side "
+               "effects. Return the tensors instead, write into tensors that exist before the call (buf.copy_(x)), "
+               "and step schedulers outside the compiled function, to compile it.")
+        if self.fullgraph:
+            raise GraphBreakError(msg)
+        if self.fullgraph is None:
+            warnings.warn(msg + "\ntorchish.compile runs this function eagerly for these inputs from now on "
+                          "(fullgraph=True makes this an error, fullgraph=False silences it).", UserWarning,
+                          stacklevel=3)
+        return out
+
     # ---------------------------------------------------------------------------------------------------------
     def _trace(self, entry, args, kwargs, leaves, tree):
         t0 = time.perf_counter()
+        modes = [(m, m.training) for m in entry.modules]  # the flags the program is traced (and guarded) for
         for attempt in range(6):
             self.stats["traces"] += 1
+            for m, flag in modes:  # (a function may switch modes itself: model.train() at its start)
+                m.training = flag
             missing = self._trace_once(entry, leaves, tree)
             if not missing:
                 break
@@ -392,7 +313,15 @@ class CompiledFunction:
             entry.modules = entry.modules + [m for m in missing[2] if m not in entry.modules]
         else:
             raise RuntimeError("torchish.compile: the set of state tensors did not settle after 6 traces")
+        # modes the function sets (model.eval() in an evaluation step) are set again after each compiled call
+        entry.mode_writes = [(m, m.training) for m, flag in modes if m.training != flag]
+        for m, flag in modes:
+            m.training = flag
         entry.guard = self._guard_key(entry)
+        for m, flag in entry.mode_writes:
+            m.training = flag
+        index = {id(t): j for j, t in enumerate(entry.state)}
+        entry.grad_links = [(i, index[id(t._grad)]) for i, t in enumerate(entry.state) if id(t._grad) in index]
         entry.seen = list(map(_VALUE, entry.state))
         entry.written_tensors = [entry.state[i] for i in entry.info["written"]]
         entry.grads_of_args = any(i >= len(entry.state) for i, _ in entry.info["grad_spec"])
@@ -422,7 +351,7 @@ class CompiledFunction:
                 arg_tensors.append(tt)
             a, kw = jax.tree_util.tree_unflatten(tree, targs)
             start = next(_SERIAL)
-            rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)))
+            rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)), scalar_start)
             try:
                 with rec, tracing.tracing_scope():
                     out = fn(*a, **kw)
@@ -462,7 +391,7 @@ class CompiledFunction:
                 arg_written = [k for k, tt in enumerate(arg_tensors) if tt._d is not arg_vals[k]]
                 info.update(out_tree=out_tree, out_spec=out_spec, written=written, grad_spec=grad_spec,
                             arg_written=arg_written, missing=missing, missing_scalars=list(rec.missing_scalars.values()),
-                            backward_ran=rec.backward_ran)
+                            backward_ran=rec.backward_ran, recorder=rec)
                 # the written state first, in the donated inputs' order: XLA pairs a donated input with the first
                 # output of its shape, so anything before it (a scalar loss before a scalar Adam step) costs copies
                 return [state[i]._d for i in written], out_vals, grads, [arg_tensors[k]._d for k in arg_written]
@@ -483,6 +412,7 @@ class CompiledFunction:
         state_vals = lazy.concrete_all([t._d for t in state])
         state_vals = _one_device(state, state_vals, arg_vals) or state_vals
         scalar_vals = [c[k] for c, k in entry.scalars]  # Python numbers stay weakly typed
+        scalar_start = dict(zip(scalar_keys, scalar_vals))
         rep = _share_classes(state, state_vals, entry.split)
         uniq = [i for i, r in enumerate(rep) if r == i]
         position = {r: c for c, r in enumerate(uniq)}
@@ -503,8 +433,25 @@ class CompiledFunction:
         entry.diff = None
         entry.donate = None
         entry.uniq, entry.pairs, entry.own_refs, entry.written_out = None, [], _OWN_REFS, None
-        if any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"] \
-                and STATE.grad_enabled:  # (the forward and its VJP are traced afresh, one input per tensor)
+        entry.side_effects = entry.scalar_override = entry.replay = None
+        rec = info.pop("recorder")
+        leaked = _leaked(rec)
+        differentiable = any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"] \
+            and STATE.grad_enabled
+        if rec.scalars_written or any(c[k] is not v and c[k] != v for (c, k), v in zip(entry.scalars, scalar_vals)):
+            entry.scalar_override = [_as_weak_array(v) for v in scalar_vals]  # this call's values: those it began with
+        if leaked or entry.scalar_override is not None:
+            # this call runs the traced program, which also returns the values the function stored away
+            pure_leaking, entry.side_effects = _with_leaks(traced, leaked, uniq, info)
+            if entry.scalar_override is None:
+                entry.replay = _replayable(leaked, state)
+            if info["written_out"] != list(range(len(info["written"]))):
+                entry.written_out = info["written_out"]
+            if differentiable:
+                lowered = self._lower_with_vjp(entry, pure_leaking, info, arg_vals, state_vals, scalar_vals, arg_rg)
+            else:
+                lowered = jax.jit(pure_leaking).lower(arg_vals, state_vals, scalar_vals)
+        elif differentiable:  # (the forward and its VJP are traced afresh, one input per tensor)
             lowered = self._lower_with_vjp(entry, pure, info, arg_vals, state_vals, scalar_vals, arg_rg)
         else:
             split = _unstable(state, rep, info["written"], info["written_out"], entry.split)
@@ -545,8 +492,8 @@ class CompiledFunction:
                     av[k] = v
                 for i, v in zip(d_state, ds):
                     sv[i] = v
-                written, outs, grads, argw = pure(av, sv, scalar_vals)
-                return [outs[j] for j in out_rg], (written, outs, grads, argw)
+                res = tuple(pure(av, sv, scalar_vals))  # (written, outs, grads, argw[, stored away])
+                return [res[1][j] for j in out_rg], res
             diff_outs, pull, aux = jax.vjp(f, [arg_vals[k] for k in d_arg], [state_vals[i] for i in d_state],
                                            has_aux=True)
             return aux + (pull,)
@@ -564,7 +511,7 @@ class CompiledFunction:
             # (the list replaces entry.seen: a second list holding the values would make _donated_values copy them all)
             arg_vals, state_vals = lazy.concrete_all(arg_vals), lazy.concrete_all(state_vals)
             entry.seen = state_vals
-        scalar_vals = _scalar_values(entry)
+        scalar_vals = _scalar_values(entry) if entry.scalar_override is None else entry.scalar_override
         try:
             res = self._call(entry, arg_vals, state_vals, scalar_vals)
         except ValueError as e:  # an argument on another device than the program (a key moved by an eager draw,
@@ -575,13 +522,21 @@ class CompiledFunction:
                 res = self._call(entry, arg_vals, moved, scalar_vals)
             except ValueError as again:
                 raise _DeviceChanged(str(again)) from e
+        if entry.side_effects is not None:
+            if entry.replay is not None:
+                for (d, k), v in zip(entry.replay, res[4]):
+                    d[k] = _make(v)
+            else:
+                _store(entry.side_effects, res[4])
+            res = res[:4] + res[5:]
         written, out_vals, grads, arg_written = res[:4]
         pull = res[4] if entry.diff is not None else None
         state = entry.state
         if entry.written_out is not None:
             written = [written[j] for j in entry.written_out]
         set_values(entry.written_tensors, written)
-        entry.seen = list(map(_VALUE, state))
+        for m, flag in entry.mode_writes:
+            m.training = flag
         arg_tensors = [leaves[i] for i in entry.arg_pos]
         for k, v in zip(info["arg_written"], arg_written):
             arg_tensors[k]._set_value(v)
@@ -592,6 +547,9 @@ class CompiledFunction:
                 targets[i]._grad = _make(next(it))
             else:
                 targets[i]._grad = None if kind == "none" else state[kind[1]]
+        if entry.grad_links:  # the new .grad tensors take their predecessors' places in the state now, so the next
+            self._rebind_grads(entry)  # call's guard still vouches for every value by identity
+        entry.seen = list(map(_VALUE, entry.state))
         out = []
         vit = iter(out_vals)
         tensors_out = []
@@ -638,40 +596,3 @@ class CompiledFunction:
 
     def memory_analysis(self, *args, **kwargs):
         return self.compiled(*args, **kwargs).memory_analysis()
-
-
-class CompiledBackward(Node):
-    """grad_fn of the outputs of a compiled forward: runs the compiled pullback. Subclasses change ``_pull``
-    (how the saved pullback is called) and the create_graph refusal."""
-
-    __slots__ = ()
-    _create_graph_error = ("torchish.compile: create_graph=True through a compiled forward is not supported; "
-                           "call backward(create_graph=True) inside the compiled function instead")
-
-    def release_saved(self):
-        self.pull = None
-
-    def _pull(self, gs):
-        return self.pullback(self.pull, gs)
-
-    def apply_grads(self, grads, create_graph):
-        self.check_alive()
-        if create_graph:
-            raise RuntimeError(self._create_graph_error)
-        gs = [g._d if g is not None else jnp.zeros(shape, dt) for g, (shape, dt) in zip(grads, self.out_meta)]
-        da, ds = self._pull(gs)
-        return [Tensor._make(g) for g in list(da) + list(ds)]
-
-
-_COMPILED_NODE = node_class(CompiledBackward, "CompiledFunctionBackward")
-
-
-def _link_outputs(entry, pull, arg_tensors, tensors_out):
-    d_arg, d_state, out_rg = entry.diff
-    inputs = [arg_tensors[k] for k in d_arg] + [entry.state[i] for i in d_state]
-    outs = [tensors_out[j] for j in out_rg]
-    node = _COMPILED_NODE(tuple(t._edge() for t in inputs), tuple((o._v.shape, o._v.dtype) for o in outs))
-    node.pull = pull
-    node.pullback = entry.pullback
-    for i, o in enumerate(outs):
-        o._rg, o._grad_fn, o._out_nr = True, node, i

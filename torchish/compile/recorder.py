@@ -23,17 +23,19 @@ class Recorder:
     set was incomplete: it is noted in ``missing`` and the caller traces again with it included.
     """
 
-    def __init__(self, mode, start_serial, scalar_tracers=None):
+    def __init__(self, mode, start_serial, scalar_tracers=None, scalar_start=None):
         self.mode = mode
         self.start = start_serial
         self.reads = {}        # id -> Tensor: pre-existing tensors read
         self.writes = {}       # id -> Tensor: pre-existing tensors written in place (or whose .grad was set)
         self.missing = {}      # trace mode: pre-existing concrete tensors met
         self.originals = {}    # trace mode: id -> (tensor, its fields) of those, as first met: restored after
-        self._created = []     # eager mode: weakrefs to tensors created during the run
+        self._created = []     # weakrefs to tensors created during the run
         self.scalars = {}      # (id(container), key) -> (container, key)
         self.missing_scalars = {}
         self.scalar_tracers = scalar_tracers or {}
+        self.scalar_start = scalar_start or {}  # trace mode: the hyper-parameters' values when the trace began
+        self.scalars_written = False           # trace mode: the function changed a hyper-parameter it reads
         self.modules = {}      # id -> Module called during the run
         self.backward_ran = False
         self.prev = None
@@ -82,8 +84,7 @@ class Recorder:
                     view._refresh()
 
     def created(self, t):
-        if self.mode == "eager":
-            self._created.append(weakref.ref(t))
+        self._created.append(weakref.ref(t))
 
     def scalar(self, container, key, value):
         k = (id(container), key)
@@ -94,14 +95,18 @@ class Recorder:
         if tracer is None:
             self.missing_scalars[k] = (container, key)
             return value
+        start = self.scalar_start.get(k, value)
+        if value is not start and value != start:  # set inside the function (a scheduler stepped in it)
+            self.scalars_written = True
+            return value
         return tracer
 
     def module(self, m):
         self.modules[id(m)] = m
 
     def survivors(self):
-        """Tensors created during the eager run that are still alive (state created lazily, e.g. Adam's moments,
-        new ``.grad`` tensors)."""
+        """Tensors created during the run that are still alive: after the eager run, state created lazily (Adam's
+        moments, new ``.grad`` tensors); after a trace, tensors the function stored outside itself."""
         out = {}
         for r in self._created:
             t = r()

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from .. import _random
 from .._tensor import _SERIAL, Tensor
 from ..autograd.grad_mode import STATE, no_grad
-from ..compile.function import CompiledBackward
+from ..compile.backward import CompiledBackward
 
 
 def _is_tensor(x):

@@ -1,0 +1,87 @@
+"""Tensors a traced call stores outside itself (``seen.append(x)`` in a hook, ``cache["h"] = h``): finding them
+after a trace, returning their values from the program, and storing them again after a compiled call."""
+from __future__ import annotations
+
+import jax
+from jax.core import eval_jaxpr
+
+from .errors import GraphBreakError
+
+
+def _leaked(rec):
+    """Tensors the trace created that are still alive after it, holding traced values: the function stored them
+    outside itself (a Python side effect)."""
+    def alive():
+        out = []
+        for r in rec._created:
+            t = r()
+            if t is not None and isinstance(t._v, jax.core.Tracer):
+                out.append(t)
+        return out
+    if not alive():
+        return []
+    import gc
+    gc.collect()  # the trace's autograd graph holds cycles of tensors and nodes
+    return alive()
+
+
+def _store(tensors, values):
+    """Give the tensors a traced call stored away their values (as tensors without history: their graph was the
+    trace's)."""
+    for t, v in zip(tensors, values):
+        t._v = v
+        t._vc.value += 1
+        if t._grad_fn is not None:
+            t._grad_fn, t._rg = None, False
+        t._view = None
+
+
+def _replayable(leaked, state):
+    """The ``(dict, key)`` slots of stored tensors a compiled call can store again: each is a computed tensor
+    (with history, so the function cannot have read it back as state) kept only by one dict entry, as a forward
+    pre-hook's ``setattr(module, "weight", w)`` (legacy weight/spectral norm) or ``cache["h"] = h`` keep it. None
+    when some stored tensor is kept otherwise (appended to a list) or the state holds computed tensors."""
+    import gc
+    if any(t._grad_fn is not None for t in state):
+        return None
+    slots = []
+    for t in leaked:
+        if t._grad_fn is None:
+            return None
+        # (plain loops: a comprehension closing over t would make a cell referring to it)
+        refs = gc.get_referrers(t)
+        holders = []
+        for r in refs:
+            if r is not leaked and r is not refs:
+                holders.append(r)
+        if len(holders) != 1 or type(holders[0]) is not dict:
+            return None
+        keys = []
+        for k, v in holders[0].items():
+            if v is t:
+                keys.append(k)
+        if len(keys) != 1:
+            return None
+        slots.append((holders[0], keys[0]))
+    return slots
+
+
+def _with_leaks(traced, leaked, uniq, info):
+    """A pure function like the trace's that replays its jaxpr (the user's Python is not run again) and also
+    returns the values of the ``leaked`` tensors; and the executable-side record of those tensors."""
+    closed = traced.jaxpr
+    jaxpr = closed.jaxpr
+    known = {id(v) for v in list(jaxpr.invars) + list(jaxpr.constvars)}
+    known.update(id(v) for e in jaxpr.eqns for v in e.outvars)
+    extra = [getattr(t._v, "val", None) for t in leaked]
+    if any(id(v) not in known for v in extra):  # a value of an inner trace (a checkpointed block, a VJP)
+        raise GraphBreakError(f"torchish.compile: the function stores tensors computed inside an inner transform "
+                              f"outside itself ({len(leaked)} tensor(s)); such Python side effects cannot be traced")
+    jaxpr = jaxpr.replace(outvars=list(jaxpr.outvars) + extra)
+    out_tree, n = traced.out_tree, len(closed.jaxpr.outvars)
+
+    def pure(arg_vals, state_vals, scalar_vals):
+        unique = [state_vals[i] for i in uniq]
+        out = eval_jaxpr(jaxpr, closed.consts, *jax.tree.leaves((arg_vals, unique, scalar_vals)))
+        return tuple(jax.tree.unflatten(out_tree, out[:n])) + (out[n:],)
+    return pure, leaked

@@ -18,7 +18,7 @@ _LAZY = {
     "FunctionCtx": ("function", "FunctionCtx"),
     "detect_anomaly": ("anomaly_mode", "detect_anomaly"), "set_detect_anomaly": ("anomaly_mode", "set_detect_anomaly"),
     "is_anomaly_enabled": ("anomaly_mode", "is_anomaly_enabled"),
-    "Variable": ("engine", "Variable"),
+    "Variable": ("variable", "Variable"),
     "gradcheck": ("gradcheck", "gradcheck"), "gradgradcheck": ("gradcheck", "gradgradcheck"),
     "is_anomaly_check_nan_enabled": ("anomaly_mode", "is_anomaly_check_nan_enabled"),
 }

@@ -13,10 +13,10 @@ import jax
 import jax.numpy as jnp
 
 from .. import _device, _dtype
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 from . import lowering
 from . import anomaly_mode
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, GradientEdge
 from .grad_mode import STATE
 from ..ops import tracing
 
@@ -24,9 +24,29 @@ from ..ops import tracing
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+class _EdgeOutput:
+    """A :class:`GradientEdge` given as an output to ``grad``: the gradient given for it enters the graph there."""
+
+    _rg = True
+
+    def __init__(self, edge):
+        self._e = (edge.node, edge.output_nr)
+        shape, dt = edge.node.out_meta[edge.output_nr]
+        self._v = jax.ShapeDtypeStruct(tuple(shape), dt)
+        self.shape = Size(shape)
+        self.dtype = _dtype.from_np(dt)
+
+    def _edge(self):
+        return self._e
+
+
+def _edge_of(t):
+    return (t.node, t.output_nr) if isinstance(t, GradientEdge) else t._edge()
 
 
 _ONES: dict = {}
@@ -87,6 +107,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     for t in inputs or ():
+        if isinstance(t, GradientEdge):
+            continue  # a leaf's edge accumulates into its .grad; another node's receives nothing to keep
         if t._grad_fn is not None:
             t.retain_grad()  # as PyTorch: a non-leaf in inputs= keeps its .grad (and says so in retains_grad)
     for i, t in enumerate(tensors):
@@ -106,8 +128,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
-    outputs = _as_tuple(outputs)
-    single_input = isinstance(inputs, Tensor)
+    outputs = tuple(_EdgeOutput(o) if isinstance(o, GradientEdge) else o for o in _as_tuple(outputs))
     inputs = _as_tuple(inputs)
     grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
@@ -119,6 +140,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for i, t in enumerate(inputs):
+        if isinstance(t, GradientEdge):
+            continue
         if not isinstance(t, Tensor):
             raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
         if not t._rg:
@@ -133,6 +156,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, res)):
         if g is None:
             if materialize_grads:
+                if isinstance(t, GradientEdge):
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
                 # PyTorch's materialized zeros require grad under create_graph
                 g = Tensor._make(jnp.zeros(t._v.shape, t._v.dtype, device=_device.placement(t._v)),
                                  bool(create_graph))
@@ -199,7 +224,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
     if inputs is not None:
         targets = {}
         for i, t in enumerate(inputs):
-            node, nr = t._edge()
+            node, nr = _edge_of(t)
             targets.setdefault(id(node), []).append((nr, i))
     order = _discover([e[0] for e in root_edges])
     # which nodes must receive gradients (lie on a path to a target), and which must run
@@ -323,6 +348,8 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
     if targets is not None and id(node) in targets:
         for nr, i in targets[id(node)]:
             if accumulate:
+                if isinstance(inputs[i], GradientEdge):
+                    continue
                 if not inputs[i]._retains_grad:  # retained tensors got their .grad just above
                     _accumulate_nonleaf(inputs[i], grads[nr], create_graph)
             else:
@@ -431,4 +458,3 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 
 Tensor.backward = _tensor_backward
-Variable = Tensor

@@ -28,7 +28,7 @@ import functools
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from . import forward_ad
+from . import forward_ad, saved_hooks
 from .graph import ERR_INFERENCE_SAVED, Node, node_class, _ERR_FREED
 from .grad_mode import STATE, no_grad
 
@@ -47,6 +47,7 @@ class FunctionCtx:
     def _ctx_init(self):
         self._saved = None
         self._saved_versions = None
+        self._packed = None  # per saved tensor, what saved_tensors_hooks' pack hook returned (or None)
         self._saved_forward = None
         self._in_jvp = False
         self.needs_input_grad = ()
@@ -81,6 +82,8 @@ class FunctionCtx:
             return self._saved_forward if self._saved_forward is not None else ()
         if self._released:
             raise RuntimeError(_ERR_FREED)
+        if self._packed is not None:
+            return tuple(p.unpack() if p is not None else None for p in self._packed)
         if self._saved is None:
             return ()
         for t, v in zip(self._saved, self._saved_versions):
@@ -115,6 +118,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def release_saved(self):
         self._saved = None
+        self._packed = None
 
     def apply_grads(self, grads, create_graph):
         self.check_alive()
@@ -226,9 +230,19 @@ class Function(metaclass=FunctionMeta):
                 raise RuntimeError(ERR_INFERENCE_SAVED)
             outs = _link_outputs(ctx, cls, slots, tensors, outs)
         ctx._snapshot_versions()
+        if record and ctx._saved and saved_hooks.ACTIVE and STATE.saved_hooks:
+            _pack_saved(ctx)
         if forward_ad.is_active() and any(forward_ad.get_tangent(t) is not None for t in tensors):
             _forward_tangents(ctx, cls, args, outs)
         return outs[0] if single else tuple(outs)
+
+
+def _pack_saved(ctx):
+    """saved_tensors_hooks: the node keeps what the pack hook returns for each saved tensor, in saving order (after
+    the forward, as PyTorch); ``saved_tensors`` unpacks them at each read."""
+    hooks = STATE.saved_hooks[-1]
+    ctx._packed = tuple(saved_hooks.pack(hooks, t) if t is not None else None for t in ctx._saved)
+    ctx._saved = tuple(None for _ in ctx._saved)
 
 
 def _check_dirty(ctx, args, outs, record):

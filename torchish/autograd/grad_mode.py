@@ -15,6 +15,8 @@ class _State(threading.local):
         self.anomaly_check_nan = True
         self.tracing = 0  # > 0 while Tensors hold JAX tracers (torchish.compile)
         self.recorder = None  # torchish.compile's state recorder while it runs or traces a function
+        self.saved_hooks = ()  # the (pack, unpack) pairs of the open saved_tensors_hooks contexts, innermost last
+        self.saved_hooks_disabled = None  # disable_saved_tensors_hooks' error message while it is open
 
 
 STATE = _State()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import traceback
+from typing import Any, NamedTuple
 
 from .grad_mode import STATE
 
@@ -184,3 +185,25 @@ def node_class(base, name):
 
 def anomaly_trace(node) -> str:
     return "".join(node._trace) if node._trace else ""
+
+
+class GradientEdge(NamedTuple):
+    """Where a gradient flows in the graph: ``node`` receives it as its input ``output_nr``
+    (``torch.autograd.graph.GradientEdge``). ``torchish.autograd.grad`` accepts one in ``inputs``."""
+
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The :class:`GradientEdge` of ``tensor``'s gradient: its ``grad_fn`` (a leaf's AccumulateGrad) and output
+    number. The edge stays valid when the tensor is later modified in place (it keeps the node of now)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    node, nr = tensor._edge()
+    return GradientEdge(node, nr)
+
+
+from .saved_hooks import (saved_tensors_hooks as saved_tensors_hooks, save_on_cpu as save_on_cpu,  # noqa: E402
+                          disable_saved_tensors_hooks as disable_saved_tensors_hooks)

@@ -40,8 +40,8 @@ def _eligible(schedule, targets, accumulate, create_graph):
             if var._grad is not None and (var._grad._rg or var._grad._v.shape != var._v.shape
                                           or var._grad._v.dtype != var._v.dtype):
                 return False
-        elif not isinstance(node, OpNode) or node._released:
-            return False
+        elif not isinstance(node, OpNode) or node._released or node.packed is not None:
+            return False  # (packed saved values: the unpack hooks run node by node, as PyTorch calls them)
         elif accumulate and targets is not None and id(node) in targets:
             return False  # backward(inputs=[non-leaf]): rare, node by node
     return True

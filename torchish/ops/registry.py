@@ -23,6 +23,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap
 from ..autograd.graph import ERR_INFERENCE_SAVED, Node, node_class
 from ..autograd.grad_mode import STATE
+from ..autograd import saved_hooks as _saved_hooks
 from . import lazy, saved as _saved, tracing
 from .._config import config
 
@@ -317,7 +318,11 @@ def _record(op, args, vals, st, cdt, outs):
     node.cdt = cdt
     node.mask = mask
     node.vals = tuple(vals)
-    if saves:
+    node.packed = None
+    hooks = STATE.saved_hooks if saves and _saved_hooks.ACTIVE else None
+    if hooks:  # saved_tensors_hooks: packed once the outputs are linked (a saved output shows its grad_fn)
+        node.versions = ()
+    elif saves:
         versions = []
         for i in ins:
             a = args[i]
@@ -338,6 +343,32 @@ def _record(op, args, vals, st, cdt, outs):
             o._rg = True
             o._grad_fn = node
             o._out_nr = i
+    if hooks:
+        _pack_saved(node, hooks[-1], spec, args, outs)
+
+
+def _pack_saved(node, hooks, spec, args, outs):
+    """Give each tensor ``node`` saves to the pack hook, in PyTorch's order, and keep what it returns instead:
+    the node's own references become shape-and-dtype placeholders (:class:`ZerosLike`) until backward unpacks."""
+    vals = list(node.vals)
+    kept = list(node.outs) if node.outs is not None else None
+    packed = []
+    op = node.op
+    names = _saved.names(op.name, op.grad_name, spec, len(args), len(outs))
+    for kind, j in _saved.pack_order(spec, node.mask, len(outs), op.save_out, names and names[0]):
+        t = args[j] if kind == "i" else outs[j]
+        if not isinstance(t, Tensor):
+            continue  # a Python number PyTorch wraps into a tensor: saved, never given to the hook
+        if t._inf:
+            raise RuntimeError(ERR_INFERENCE_SAVED)
+        packed.append((kind, j, _saved_hooks.pack(hooks, t)))
+        if kind == "i":
+            vals[j] = ZerosLike(vals[j])
+        elif kept is not None:
+            kept[j] = ZerosLike(kept[j])
+    node.vals = tuple(vals)
+    node.outs = tuple(kept) if kept is not None else None
+    node.packed = tuple(packed) if packed else None
 
 
 class ZerosLike:
@@ -363,6 +394,14 @@ class Released(tuple):
     """The values of a node released after a backward (some of them :class:`ZerosLike`)."""
 
     __slots__ = ()
+
+
+def _released_meta(v):
+    """What a released node keeps of a value it saved: a JAX array's abstract value (its shape and dtype; cached on
+    the array, so cheaper than a :class:`ZerosLike`), numbers and None as they are."""
+    if type(v) is lazy.ARRAY_TYPE:
+        return v.aval
+    return ZerosLike(v) if _is_array(v) else v
 
 
 def live_values(vals):
@@ -421,11 +460,10 @@ def shown_inputs(op, vals, mask):
 class OpNode(Node):
     """The grad_fn of a registry op: its backward is the op's VJP as a cached jitted kernel."""
 
-    __slots__ = ("op", "static", "cdt", "mask", "vals", "versions", "outs", "_shown")
+    __slots__ = ("op", "static", "cdt", "mask", "vals", "versions", "outs", "packed")
 
     def _shown_inputs(self):
-        shown = getattr(self, "_shown", None)  # set when release_saved dropped the values
-        return shown if shown is not None else shown_inputs(self.op, self.vals, self.mask)
+        return shown_inputs(self.op, self.vals, self.mask)
 
     @property
     def next_functions(self):
@@ -448,12 +486,40 @@ class OpNode(Node):
 
     def release_saved(self):
         # Linear ops keep their values: nothing was "saved" for them in PyTorch's sense; others drop them (the
-        # version records hold the saved values too: a released graph keeps no array alive)
-        if self.vals is not None:
-            self._shown = shown_inputs(self.op, self.vals, self.mask)
-        self.vals = None
+        # version records hold the saved values too: a released graph keeps no array alive). Shapes and Python
+        # numbers stay: grad_fn._saved_self_sym_sizes, _saved_exponent... are still readable, as in PyTorch
+        if self.vals is not None:  # (shape and dtype are what next_functions' shown_inputs reads)
+            self.vals = Released(map(_released_meta, self.vals))
         self.outs = None
         self.versions = ()
+        self.packed = None
+
+    def saved_values(self):
+        """``(inputs, outputs)`` for the VJP: the forward's values, those given to a pack hook unpacked."""
+        vals = live_values(self.vals)
+        outs = live_values(self.outs) if self.outs is not None else None
+        if self.packed is None:
+            return vals, outs
+        vals = list(vals)
+        outs = list(outs) if outs is not None else None
+        for kind, j, p in self.packed:
+            v = p.unpack()._d
+            if kind == "i":
+                vals[j] = v
+            elif outs is not None:
+                outs[j] = v
+        return tuple(vals), (tuple(outs) if outs is not None else None)
+
+    def __getattr__(self, name):
+        # grad_fn._saved_self, _raw_saved_other, _saved_self_sym_sizes...: PyTorch's generated node attributes
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from ..autograd import saved_attrs
+            return saved_attrs.get(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        from ..autograd import saved_attrs
+        return sorted(set(super().__dir__()) | set(saved_attrs.names(self)))
 
     def _check_versions(self):
         for vc, v, val, _ in self.versions:
@@ -472,8 +538,7 @@ class OpNode(Node):
         if not create_graph:
             gvals = tuple(g._d if g is not None else None for g in grads)
             k = backward_kernel(op, self.static, self.cdt, self.mask)
-            vals = live_values(self.vals)
-            outs = live_values(self.outs) if self.outs is not None else None
+            vals, outs = self.saved_values()
             if tracing.active():
                 res = k.__wrapped__(vals, outs, gvals)
             else:
@@ -483,9 +548,9 @@ class OpNode(Node):
             it = iter(res)
             return [wrap(next(it)) if m else None for m in self.mask]
         bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))
-        prim = [_rebuild(v, e) for v, e in zip(live_values(self.vals), self.next_edges)]
-        outs = ([Tensor._make(o, True, self, i) for i, o in enumerate(live_values(self.outs))]
-                if self.outs is not None else [])
+        vals, outs = self.saved_values()
+        prim = [_rebuild(v, e) for v, e in zip(vals, self.next_edges)]
+        outs = [Tensor._make(o, True, self, i) for i, o in enumerate(outs)] if outs is not None else []
         n = len(self.out_meta)
         gs = [grads[i] if i < len(grads) else None for i in range(n)]
         res = apply(bop, drop_unused(bop, tuple(prim) + tuple(outs) + tuple(gs)))

@@ -70,6 +70,38 @@ def needed(spec, mask, n_out):
     return sorted(i for i in ins if i < n_in), sorted(outs)
 
 
+def pack_order(spec, mask, n_out, save_out, in_names=None):
+    """What a node saves as ``("i", input position)`` / ``("o", output position)`` pairs, in the order PyTorch's
+    node saves (and gives to a pack hook) them, whichever inputs require grad: the inputs by their name in
+    ``derivatives.yaml`` (``in_names``, see :func:`names`: ``mul``: other, self; ``pow``: exponent, self; ``mm``:
+    mat2, self), else as the formulas first read them; then the outputs. ``spec`` None: every input, the outputs
+    when the op keeps them (``save_out``)."""
+    if spec is None:
+        return [("i", i) for i in range(len(mask))] + [("o", j) for j in (range(n_out) if save_out else ())]
+    order = _pack_order(spec, mask, n_out)
+    if in_names:
+        key = {i: (n if n.isidentifier() else "~") for i, n in enumerate(in_names)}
+        ins = sorted((e for e in order if e[0] == "i"), key=lambda e: key.get(e[1], "~"))
+        order = ins + [e for e in order if e[0] == "o"]
+    return order
+
+
+def _pack_order(spec, mask, n_out):
+    saved_ins, saved_outs = needed(spec, mask, n_out)
+    ins, outs = [], []
+    n_in = len(mask)
+    for i in range(n_in):
+        for tok in _TOKEN.findall(_entry(spec, i)):
+            if tok == "t":
+                continue
+            if tok[0] == "o":
+                new, into = (range(n_out) if tok == "o" else (int(tok[1:]),)), outs
+            else:
+                new, into = (range(int(tok[:-1]), n_in) if tok.endswith("+") else (int(tok),)), ins
+            into.extend(k for k in new if k not in into)
+    return [("i", i) for i in ins if i in saved_ins] + [("o", j) for j in outs if j in saved_outs]
+
+
 def saves_temporary(spec, mask):
     """Whether the node keeps a temporary (``t``) for the inputs that require grad: a second backward then fails
     although no tensor the user holds is checked (``registry._record`` counts it among the node's saves)."""
@@ -344,4 +376,50 @@ SAVED = {
     # PyTorch's packing reads the batch sizes it computes (a separate tensor here), padding saves temporaries
     **{n: ("t", "") for n in ("pack_padded_sequence", "pad_packed_sequence")},
     "pad_sequence": ("t", ...),
+}
+
+
+# ``grad_fn._saved_<name>``: the names PyTorch's generated nodes give what they keep (``derivatives.yaml``), per op:
+# ``(its apply() inputs, its outputs, what else the node shows)``, space-separated. An input or output shows as a
+# tensor where the node saved it (None where the inputs requiring grad did not need it); ``_`` is an input the
+# node does not show; ``name#`` a Python number shown as it is (a Scalar argument; None reads as 1). The others:
+# ``name=key`` the static argument ``key`` (``key[0]``: its first entry), ``<input>_sym_sizes``/``_sym_numel`` an
+# input's shape and size, ``self_sym_sizes=out`` the output's shape, ``dim0 dim1`` the dims a transpose swaps.
+# Single-input ops saving SELF, RESULT or BOTH without an entry show ``self`` and ``result``; the products
+# (``matmul_<node>`` ops) are looked up by their node's name in MATMUL_NAMES.
+NAMES = {
+    **{n: ("_ _ alpha#", "", "") for n in ("add", "sub", "rsub_scalar")},
+    **{n: ("self other", "", "") for n in ("mul", "div")},
+    "div_mode": ("self other", "", "rounding_mode=rounding_mode"),
+    "pow": ("self exponent#", "", ""),
+    "pow_tensor": ("self exponent", "result", ""),
+    "pow_scalar_base": ("self# exponent", "result", ""),
+    "sum_all": ("_", "", "self_sym_sizes"),
+    "sum": ("_", "", "dim=axis keepdim=keepdims self_sym_sizes"),
+    "mean_all": ("_", "", "self_sym_numel self_sym_sizes"),
+    "mean": ("_", "", "dim=axis keepdim=keepdims self_sym_numel self_sym_sizes"),
+    **{n: ("_", "", "self_sym_sizes") for n in ("view", "expand")},
+    "transpose": ("_", "", "dim0 dim1"),
+    "permute": ("_", "", "dims=dims"),
+    "unsqueeze": ("_", "", "dim=dim"),
+    "squeeze1": ("_", "", "dim=dims[0] self_sym_sizes"),
+    **{n: ("self", "result", "dim=axis") for n in ("softmax", "log_softmax")},
+}
+
+def names(op_name, grad_name, spec, n_in, n_out):
+    """``(input names, output names, extra names)`` lists for an op's node (:data:`NAMES`), or None."""
+    e = MATMUL_NAMES.get(grad_name) if op_name.startswith("matmul_") else NAMES.get(op_name)
+    if e is None:
+        if spec not in (SELF, RESULT, BOTH) or n_out != 1:
+            return None
+        e = (" ".join(["self"] + ["_"] * (n_in - 1)), "result", "")
+    return e[0].split(), e[1].split(), e[2].split()
+
+
+MATMUL_NAMES = {
+    "MmBackward0": ("self mat2", "", "self_sym_sizes mat2_sym_sizes"),
+    "BmmBackward0": ("self mat2", "", ""),
+    "MvBackward0": ("self vec", "", ""),
+    "DotBackward0": ("self tensor", "", ""),
+    "UnsafeViewBackward0": ("_ _", "", "self_sym_sizes=out"),
 }

@@ -1,0 +1,186 @@
+"""``grad_fn._saved_<name>`` and ``grad_fn._raw_saved_<name>``: what a registry op's node keeps, under the names
+PyTorch's generated nodes give it (``torchish.ops.saved.NAMES``).
+
+``_saved_self`` is the saved tensor (unpacked by its hook when a :class:`saved_tensors_hooks` packed it), None
+when the inputs requiring grad did not need it; after a backward without ``retain_graph`` reading a saved tensor
+raises PyTorch's "Trying to backward through the graph a second time" error, while shapes and Python numbers
+(``_saved_self_sym_sizes``, ``_saved_exponent``) stay readable. ``_raw_saved_self`` is a :class:`SavedTensor`,
+whose ``register_hooks(pack, unpack)`` packs that one saved tensor.
+
+Example::
+
+    >>> y = x * w
+    >>> y.grad_fn._saved_other is w
+    True
+"""
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from . import saved_hooks
+from .graph import AccumulateGrad, _ERR_FREED
+
+
+def _entry(node):
+    """``(input names, output names, extra names)`` lists for ``node`` (empty when PyTorch's shows nothing)."""
+    from ..ops import saved as _saved
+    op = node.op
+    e = _saved.names(op.name, op.grad_name, op.saved, len(node.mask), len(node.out_meta))
+    if e is None:
+        return [], [], []
+    vals = node.vals
+    if op.name in ("add", "mul") and not hasattr(vals[0], "dtype") and hasattr(vals[1], "dtype"):
+        e[0][0], e[0][1] = e[0][1], e[0][0]  # ``2 * x`` is ``x.mul(2)`` in PyTorch: self is the tensor
+    return e
+
+
+def _savable(node, everything):
+    """``(input positions, output positions)`` the node saves: for its mask, or for any mask (``everything``)."""
+    from ..ops import saved as _saved
+    op = node.op
+    mask = (True,) * len(node.mask) if everything else node.mask
+    if op.saved is None:
+        if op.linear:
+            return (), ()
+        return range(len(mask)), (range(len(node.out_meta)) if op.save_out else ())
+    return _saved.needed(op.saved, mask, len(node.out_meta))
+
+
+def _table(node):
+    """name -> ("in", position, is_number) / ("out", position) / ("extra", token)."""
+    ins, outs, extras = _entry(node)
+    any_in, any_out = _savable(node, True)
+    table = {}
+    for i, n in enumerate(ins):
+        if n.endswith("#"):
+            table[n[:-1]] = ("in", i, True)
+        elif n != "_" and i in any_in:
+            table[n] = ("in", i, False)
+    for j, n in enumerate(outs):
+        if j in any_out:
+            table[n] = ("out", j)
+    for tok in extras:
+        table[tok.split("=")[0]] = ("extra", tok)
+    return table
+
+
+def names(node):
+    """The ``_saved_*``/``_raw_saved_*`` attribute names ``node`` shows (for ``dir(grad_fn)``)."""
+    out = []
+    for n, how in _table(node).items():
+        out.append("_saved_" + n)
+        if how[0] == "out" or (how[0] == "in" and not how[2]):
+            out.append("_raw_saved_" + n)
+    return out
+
+
+def get(node, attr):
+    raw = attr.startswith("_raw_saved_")
+    key = attr[len("_raw_saved_"):] if raw else attr[len("_saved_"):]
+    how = _table(node).get(key)
+    if how is None or (raw and (how[0] == "extra" or (how[0] == "in" and how[2]))):
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+    if how[0] == "extra":
+        return _extra(node, how[1])
+    if how[0] == "in" and how[2]:
+        v = node.vals[how[1]]
+        return 1 if v is None else v
+    slot = ("i" if how[0] == "in" else "o", how[1])
+    if raw:
+        return SavedTensor(node, slot)
+    return saved_tensor(node, slot)
+
+
+def _saved_now(node, slot):
+    ins, outs = _savable(node, False)
+    return slot[1] in (ins if slot[0] == "i" else outs)
+
+
+def saved_tensor(node, slot):
+    """The tensor ``node`` saved at ``slot`` (``("i", input)`` / ``("o", output)``), or None."""
+    if not _saved_now(node, slot):
+        return None
+    if node._released:
+        raise RuntimeError(_ERR_FREED)
+    kind, j = slot
+    for k, pos, p in node.packed or ():
+        if (k, pos) == slot:
+            value = p.unpack()._d
+            break
+    else:
+        value = None
+    if kind == "o":
+        if value is None:
+            if node.outs is None:
+                return None
+            value = node.outs[j]
+        return Tensor._make(value, True, node, j)
+    edge = node.next_edges[j]
+    if value is None:
+        value = node.vals[j]
+        if not hasattr(value, "dtype"):  # a Python number PyTorch wraps into a (double or long) tensor
+            return Tensor._make(jnp.asarray(np.asarray(value)))
+        if edge is not None and isinstance(edge[0], AccumulateGrad):
+            return edge[0].variable  # a leaf is saved as itself
+    if edge is None:
+        return Tensor._make(value)
+    if isinstance(edge[0], AccumulateGrad):
+        return Tensor._make(value, True)
+    return Tensor._make(value, True, edge[0], edge[1])
+
+
+def _extra(node, tok):
+    name, _, src = tok.partition("=")
+    static = dict(node.static)
+    if name in ("dim0", "dim1"):  # transpose keeps the permutation: the two places it swaps
+        moved = [i for i, d in enumerate(static["dims"]) if d != i] or [0, 0]
+        return moved[0] if name == "dim0" else moved[-1]
+    if src == "out":
+        return tuple(node.out_meta[0][0])
+    if src:
+        key, _, idx = src.partition("[")
+        v = static[key]
+        return v[int(idx[:-1])] if idx else v
+    ins = _entry(node)[0]
+    base, _, what = name.partition("_sym_")
+    pos = 0 if base == "self" else ins.index(base)
+    shape = tuple(node.vals[pos].shape)
+    return math.prod(shape) if what == "numel" else shape
+
+
+class SavedTensor:
+    """One saved tensor of a node (``grad_fn._raw_saved_<name>``): ``register_hooks`` packs it now with ``pack_hook``
+    and unpacks it with ``unpack_hook`` whenever it is needed."""
+
+    def __init__(self, node, slot):
+        self._node = node
+        self._slot = slot
+
+    def unpack(self):
+        return saved_tensor(self._node, self._slot)
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        node, slot = self._node, self._slot
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("Expected pack_hook and unpack_hook to be callable")
+        if any((k, pos) == slot for k, pos, _ in node.packed or ()):
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
+        t = saved_tensor(node, slot)
+        if t is None or (slot[0] == "i" and not hasattr(node.vals[slot[1]], "dtype")):
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        from ..ops.registry import ZerosLike
+        packed = saved_hooks.pack((pack_hook, unpack_hook), t)
+        node.packed = (node.packed or ()) + ((slot[0], slot[1], packed),)
+        if slot[0] == "i":
+            vals = list(node.vals)
+            vals[slot[1]] = ZerosLike(vals[slot[1]])
+            node.vals = tuple(vals)
+        elif node.outs is not None:
+            outs = list(node.outs)
+            outs[slot[1]] = ZerosLike(outs[slot[1]])
+            node.outs = tuple(outs)

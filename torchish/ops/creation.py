@@ -458,7 +458,7 @@ __all__.append("range")
 # torch.Tensor(...) and Tensor.new_*
 
 
-def _legacy_new(*args, dtype=None, device=None, requires_grad=False):
+def _legacy_new(*args, dtype=None, device=None):
     """``torch.Tensor(2, 3)`` (a default-float tensor of that shape, zero-filled), ``torch.Tensor(torch.Size)``,
     ``torch.Tensor([1, 2])`` / ``Tensor((1, 2))`` / ``Tensor(ndarray)`` (the data as default float), or
     ``torch.Tensor(t)`` (a new tensor object over ``t``'s data)."""

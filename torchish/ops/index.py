@@ -94,7 +94,7 @@ def parse_index(x: Tensor, index, tensor_ints=True):
     else:
         items = [index]
     for k, it in enumerate(items):
-        if isinstance(it, (list, tuple, np.ndarray)):
+        if isinstance(it, (list, tuple, range, np.ndarray)):
             items[k] = _as_index_tensor(it)
         elif isinstance(it, str):
             raise TypeError(f"new(): invalid data type '{type(it).__name__}'")

@@ -85,10 +85,8 @@ class _Builders:
     def rebuild_parameter(self, data, requires_grad, backward_hooks=None, state=None):
         if not isinstance(data, Tensor):
             raise Refused("_rebuild_parameter expects a tensor")
-        out = Tensor._make(data._d)
-        if requires_grad:
-            out.requires_grad_(True)
-        return out
+        from .nn.parameter import Parameter
+        return Parameter(data, requires_grad=bool(requires_grad))
 
     def rebuild_from_type(self, func, new_type, args, state):
         if not callable(func) or func not in (self.rebuild_tensor, self.rebuild_tensor_v3, self.rebuild_parameter):
@@ -121,7 +119,7 @@ class RestrictedUnpickler(pickle.Unpickler):
         load_storage: ``(dtype, key, location, numel) -> _Storage`` for persistent ids.
     """
 
-    def __init__(self, file, builders, load_storage):
+    def __init__(self, file, builders, load_storage, weights_only=True):
         super().__init__(file)
         self.builders = builders
         self.load_storage = load_storage
@@ -138,6 +136,12 @@ class RestrictedUnpickler(pickle.Unpickler):
             ("torch", "device"): _device.device,
             ("_codecs", "encode"): _latin1_encode,
         }
+        if not weights_only:  # numpy arrays and scalars, which PyTorch loads only with weights_only=False
+            for mod in ("numpy.core.multiarray", "numpy._core.multiarray"):
+                self.table[(mod, "_reconstruct")] = _np_reconstruct
+                self.table[(mod, "scalar")] = _numpy_scalar
+            self.table[("numpy", "ndarray")] = np.ndarray
+            self.table[("numpy", "dtype")] = np.dtype
         for mod in ("builtins", "__builtin__"):
             for name, obj in (("set", set), ("frozenset", frozenset), ("complex", complex), ("slice", slice)):
                 self.table[(mod, name)] = obj
@@ -146,6 +150,8 @@ class RestrictedUnpickler(pickle.Unpickler):
         obj = self.table.get((module, name))
         if obj is not None:
             return obj
+        if module == "numpy.dtypes" and name.endswith("DType") and (("numpy", "dtype") in self.table):
+            return getattr(np.dtypes, name)
         if module == "torch" and name in _STORAGES:
             return _StorageType(_STORAGES[name])
         if module == "torch" and name in _DTYPE_NAMES:
@@ -162,8 +168,19 @@ class RestrictedUnpickler(pickle.Unpickler):
         return self.load_storage(stype.dtype, key, str(location), int(numel))
 
 
-def read_torch_zip(blob: bytes, placer):
-    """The object saved in a PyTorch zip checkpoint, its tensors built by ``placer(array, location, rg)``."""
+_np_reconstruct = (np._core if hasattr(np, "_core") else np.core).multiarray._reconstruct
+
+
+def _numpy_scalar(dtype, data=None):
+    """``numpy.core.multiarray.scalar``: a numpy scalar of a plain (non-object) dtype from its bytes."""
+    if not isinstance(dtype, np.dtype) or dtype.hasobject or not isinstance(data, bytes):
+        raise Refused("only numpy scalars of plain dtypes can be loaded")
+    return np.frombuffer(data, dtype=dtype)[0]
+
+
+def read_torch_zip(blob: bytes, placer, weights_only=True):
+    """The object saved in a PyTorch zip checkpoint, its tensors built by ``placer(array, location, rg)``;
+    numpy values are allowed only when ``weights_only`` is False."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(blob))
         names = zf.namelist()
@@ -202,7 +219,7 @@ def read_torch_zip(blob: bytes, placer):
         data = zf.read(pkl[0])
     except (zipfile.BadZipFile, OSError, EOFError) as e:
         raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
-    unpickler = RestrictedUnpickler(io.BytesIO(data), _Builders(placer), load_storage)
+    unpickler = RestrictedUnpickler(io.BytesIO(data), _Builders(placer), load_storage, weights_only)
     try:
         return unpickler.load()
     except Refused:

@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import os
+import pickle
 import struct
 import sys
 import tempfile
@@ -118,7 +119,11 @@ class _Encoder:
         arr = np.asarray(t._concrete(), order="C")
         if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and sys.byteorder == "big"):
             arr = arr.byteswap()
-        return self.tagged(_TENSOR, [t.dtype.name, list(arr.shape), bool(t._rg), str(t.device), arr.tobytes()])
+        fields = [t.dtype.name, list(arr.shape), bool(t._rg), str(t.device), arr.tobytes()]
+        from .nn.parameter import Parameter
+        if isinstance(t, Parameter):  # comes back as a Parameter, as PyTorch's do
+            fields.append("parameter")
+        return self.tagged(_TENSOR, fields)
 
 
 def _encode(obj) -> bytes:
@@ -139,9 +144,16 @@ class _Marker:
 
 
 class _Decoder:
-    def __init__(self, placer):
+    def __init__(self, placer, weights_only=True):
         self.memo = []
         self.placer = placer
+        self.weights_only = weights_only
+
+    def refuse_numpy(self):
+        if self.weights_only:  # PyTorch's weights-only unpickler refuses numpy's globals
+            raise _WeightsOnlyError("Weights only load failed: the file holds numpy arrays or scalars, which "
+                                    "weights_only=True (the default) does not load; pass weights_only=False if you "
+                                    "trust the file")
 
     def ext(self, code, data):
         if code == _REF:
@@ -184,14 +196,19 @@ class _Decoder:
                 out._metadata = meta
             return out
         if code == _TENSOR:
-            dtype_name, shape, requires_grad, location, data = rest
+            dtype_name, shape, requires_grad, location, data = rest[:5]
             t = self.placer(_array(data, _dtype._lookup(dtype_name).np, shape), location, requires_grad)
+            if rest[5:] == ["parameter"]:
+                from .nn.parameter import Parameter
+                t = Parameter(t, requires_grad=bool(requires_grad))
             self.memo.append(t)
             return t
         if code == _NDARRAY:
+            self.refuse_numpy()
             dt, shape, data = rest
             return _array(data, np.dtype(dt), shape).copy()
         if code == _NPSCALAR:
+            self.refuse_numpy()
             dt, data = rest
             return np.frombuffer(data, dtype=np.dtype(dt))[0]
         raise ValueError(f"unknown tag {code}")
@@ -209,7 +226,19 @@ def _array(data, npdt, shape):
     return arr
 
 
-def _decode(blob: bytes, placer):
+class _WeightsOnlyError(pickle.UnpicklingError):
+    """What PyTorch's weights-only load raises for an object it does not allow."""
+
+
+class _EmptyFileError(RuntimeError, EOFError):
+    """Loading from an empty file or a stream at its end (PyTorch raises EOFError)."""
+
+
+class _UnknownFormatError(RuntimeError, pickle.UnpicklingError):
+    """Bytes in no format torchish knows (PyTorch's unpickler raises UnpicklingError)."""
+
+
+def _decode(blob: bytes, placer, weights_only=True):
     n_head = len(MAGIC) + _HEADER.size
     if len(blob) < n_head:
         raise RuntimeError("torchish.load: the file is truncated (incomplete header)")
@@ -220,11 +249,11 @@ def _decode(blob: bytes, placer):
                            f"expected {length})")
     if zlib.crc32(payload) != crc:
         raise RuntimeError("torchish.load: the file is corrupted (checksum mismatch)")
-    dec = _Decoder(placer)
+    dec = _Decoder(placer, weights_only)
     try:
         return msgpack.unpackb(payload, ext_hook=dec.ext, list_hook=dec.array, raw=False, strict_map_key=False,
                                use_list=True)
-    except RuntimeError:
+    except (RuntimeError, _WeightsOnlyError):
         raise
     except Exception as e:  # a well-formed checksum over a malformed payload: report it clearly
         raise RuntimeError(f"torchish.load: the file is corrupted ({type(e).__name__}: {e})") from None
@@ -341,39 +370,60 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         map_location: None (each tensor where it was saved when that device exists, else the default device), a
             device or string (everything there), a dict mapping saved locations to new ones, or a callable
             ``(tensor, saved_location) -> Tensor or device or None``.
-        weights_only: accepted for compatibility: torchish always loads data only and never runs pickled code.
+        weights_only: True (the default unless ``pickle_module`` is given) refuses numpy arrays and scalars, as
+            PyTorch's weights-only unpickler does; False loads them. torchish never runs pickled code either way.
 
     Returns:
-        The saved object; tensors come back as plain Tensors (Parameters too), with their ``requires_grad``.
+        The saved object; tensors come back with their ``requires_grad``, Parameters as Parameters.
 
     Raises:
-        RuntimeError: the file is truncated, corrupted or in no format torchish knows.
-        pickle.UnpicklingError: a PyTorch checkpoint refers to anything but tensors and plain containers.
+        RuntimeError: the file is truncated, corrupted or in no format torchish knows (also an EOFError when it is
+            empty, an UnpicklingError when it is no format at all, as PyTorch raises).
+        pickle.UnpicklingError: a PyTorch checkpoint refers to anything but tensors and plain containers, or the
+            file holds numpy values and ``weights_only`` is not False.
     """
+    if weights_only is None:
+        weights_only = pickle_module is None
     path = os.fsdecode(f) if _is_path(f) else None
     if path is not None:
         with open(path, "rb") as fh:
-            blob = fh.read()
+            blob = _read_record(fh)
     elif hasattr(f, "read"):
-        blob = f.read()
+        blob = _read_record(f)
     else:
         raise AttributeError(f"torchish.load: expected a path or a readable file object, got {type(f).__name__}")
     placer = _placer(map_location)
     if blob.startswith(MAGIC):
-        return _decode(blob, placer)
+        return _decode(blob, placer, weights_only)
     if blob.startswith(b"PK\x03\x04") or blob.startswith(b"PK\x05\x06"):
         from ._pt_reader import read_torch_zip
-        return read_torch_zip(blob, placer)
+        return read_torch_zip(blob, placer, weights_only)
     if (path is not None and is_safetensors_path(path)) or _looks_like_safetensors(blob):
         return load_safetensors(blob, map_location=map_location)
     if not blob:
-        raise RuntimeError("torchish.load: the file is empty")
+        raise _EmptyFileError("torchish.load: the file is empty")
     if MAGIC.startswith(blob):
         raise RuntimeError("torchish.load: the file is truncated (incomplete header)")
     # anything else may be a bare pickle (PyTorch's legacy format, or a hostile file): the restricted unpickler
     # identifies it without running it, and always raises
     from ._pt_reader import read_legacy_pickle
-    return read_legacy_pickle(blob)
+    try:
+        return read_legacy_pickle(blob)
+    except pickle.UnpicklingError:
+        raise
+    except RuntimeError as e:
+        raise _UnknownFormatError(str(e)) from None
+
+
+def _read_record(fh) -> bytes:
+    """The bytes of one saved object: a torchish record ends where its header says (so several objects saved
+    one after another into one stream load one by one, as PyTorch's do); any other format is the rest of the
+    file."""
+    head = fh.read(len(MAGIC) + _HEADER.size)
+    if len(head) == len(MAGIC) + _HEADER.size and head.startswith(MAGIC):
+        (length, _) = _HEADER.unpack_from(head, len(MAGIC))
+        return head + fh.read(length)
+    return head + fh.read()
 
 
 def _looks_like_safetensors(blob):

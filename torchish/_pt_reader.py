@@ -12,11 +12,10 @@ import io
 import pickle
 import sys
 import zipfile
-from collections import OrderedDict
 
 import numpy as np
 
-from . import _device, _dtype
+from . import _device, _dtype, _safe_globals
 from ._tensor import Size, Tensor
 
 _STORAGES = {
@@ -55,13 +54,6 @@ class _Storage:
     def __init__(self, array, location):
         self.array = array
         self.location = location
-
-
-def _latin1_encode(s, encoding="latin1"):
-    """``_codecs.encode``, which protocol-2 pickles use for bytes; restricted to that one use."""
-    if not isinstance(s, str) or encoding != "latin1":
-        raise Refused("_codecs.encode is only allowed for latin1 bytes")
-    return s.encode("latin1")
 
 
 class _Builders:
@@ -111,7 +103,9 @@ def _strided(flat, offset, size, stride):
 
 
 class RestrictedUnpickler(pickle.Unpickler):
-    """A pickle reader that knows only tensors, storages, dtypes and plain containers.
+    """A pickle reader that knows tensors, storages, dtypes and PyTorch's weights-only allow-list, plus the user's
+    safe globals; with ``weights_only=False`` also any other global outside ``torch`` (imported as pickle does)
+    and ``torch.X`` names that torchish has as ``torchish.X``.
 
     Args:
         file: the pickle stream.
@@ -124,8 +118,8 @@ class RestrictedUnpickler(pickle.Unpickler):
         self.builders = builders
         self.load_storage = load_storage
         b = builders
+        self.weights_only = weights_only
         self.table = {
-            ("collections", "OrderedDict"): OrderedDict,
             ("torch._utils", "_rebuild_tensor_v2"): b.rebuild_tensor,
             ("torch._utils", "_rebuild_tensor_v3"): b.rebuild_tensor_v3,
             ("torch._utils", "_rebuild_parameter"): b.rebuild_parameter,
@@ -134,7 +128,6 @@ class RestrictedUnpickler(pickle.Unpickler):
             ("torch", "Tensor"): _TypeMarker, ("torch.nn.parameter", "Parameter"): _TypeMarker,
             ("torch", "Size"): Size,
             ("torch", "device"): _device.device,
-            ("_codecs", "encode"): _latin1_encode,
         }
         if not weights_only:  # numpy arrays and scalars, which PyTorch loads only with weights_only=False
             for mod in ("numpy.core.multiarray", "numpy._core.multiarray"):
@@ -142,9 +135,6 @@ class RestrictedUnpickler(pickle.Unpickler):
                 self.table[(mod, "scalar")] = _numpy_scalar
             self.table[("numpy", "ndarray")] = np.ndarray
             self.table[("numpy", "dtype")] = np.dtype
-        for mod in ("builtins", "__builtin__"):
-            for name, obj in (("set", set), ("frozenset", frozenset), ("complex", complex), ("slice", slice)):
-                self.table[(mod, name)] = obj
 
     def find_class(self, module, name):
         obj = self.table.get((module, name))
@@ -156,9 +146,15 @@ class RestrictedUnpickler(pickle.Unpickler):
             return _StorageType(_STORAGES[name])
         if module == "torch" and name in _DTYPE_NAMES:
             return _dtype._lookup(name)
-        raise Refused(f"torchish.load refuses the global '{module}.{name}': PyTorch checkpoints are "
-                                     "read without running pickled code, and only tensors, storages, dtypes and "
-                                     "plain containers are allowed")
+        if self.weights_only:
+            return _safe_globals.resolve_weights_only(module, name)
+        qualified = _safe_globals.full_name(module, name)
+        user = _safe_globals.allowed_user_globals().get(qualified)
+        if user is not None:
+            return user
+        if qualified.split(".")[0] == "torch":
+            return _torchish_counterpart(qualified)
+        return super().find_class(module, name)
 
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
@@ -166,6 +162,29 @@ class RestrictedUnpickler(pickle.Unpickler):
             raise Refused(f"unsupported persistent id {pid!r}")
         _, stype, key, location, numel = pid
         return self.load_storage(stype.dtype, key, str(location), int(numel))
+
+
+def _torchish_counterpart(qualified):
+    """``torch.nn.modules.linear.Linear`` -> ``torchish.nn.modules.linear.Linear`` (a whole module saved by
+    PyTorch, loaded with ``weights_only=False``), or UnpicklingError when torchish has no such object."""
+    import importlib
+    module, _, name = qualified.rpartition(".")
+    try:
+        obj = importlib.import_module("torchish" + module[len("torch"):])
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        raise Refused(f"torchish.load cannot load the PyTorch global '{qualified}': torchish has no counterpart "
+                      "of it (save the state_dict instead)") from None
+    return obj
+
+
+def torch_allowed_names() -> set:
+    """The ``torch.*`` globals a weights-only load of a PyTorch checkpoint allows (for the checkpoint scan)."""
+    names = {"torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_parameter",
+             "torch._utils._rebuild_parameter_with_state", "torch._tensor._rebuild_from_type_v2", "torch.Tensor",
+             "torch.nn.parameter.Parameter", "torch.Size", "torch.device"}
+    return names | {f"torch.{n}" for n in _STORAGES} | {f"torch.{n}" for n in _DTYPE_NAMES}
 
 
 _np_reconstruct = (np._core if hasattr(np, "_core") else np.core).multiarray._reconstruct
@@ -178,9 +197,8 @@ def _numpy_scalar(dtype, data=None):
     return np.frombuffer(data, dtype=dtype)[0]
 
 
-def read_torch_zip(blob: bytes, placer, weights_only=True):
-    """The object saved in a PyTorch zip checkpoint, its tensors built by ``placer(array, location, rg)``;
-    numpy values are allowed only when ``weights_only`` is False."""
+def _open_zip(blob: bytes):
+    """``(zipfile, names, path of data.pkl)`` of a PyTorch checkpoint."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(blob))
         names = zf.namelist()
@@ -189,8 +207,26 @@ def read_torch_zip(blob: bytes, placer, weights_only=True):
     pkl = [n for n in names if n.endswith("data.pkl") and n.count("/") == 1]
     if len(pkl) != 1:
         raise RuntimeError("torchish.load: a zip file that is not a PyTorch checkpoint (no <archive>/data.pkl)")
+    return zf, names, pkl[0]
+
+
+def data_pickle(blob: bytes) -> bytes:
+    """The ``data.pkl`` bytes of a PyTorch zip checkpoint (for scanning its globals)."""
+    zf, _, pkl = _open_zip(blob)
+    try:
+        return zf.read(pkl)
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
+
+
+def read_torch_zip(blob: bytes, placer, weights_only=True):
+    """The object saved in a PyTorch zip checkpoint, its tensors built by ``placer(array, location, rg)``; with
+    ``weights_only`` only PyTorch's allow-list and the user's safe globals."""
+    zf, names, pkl_name = _open_zip(blob)
+    pkl = [pkl_name]
     prefix = pkl[0][:-len("data.pkl")]
-    byteorder = "little"
+    from ._serialization_extras import checkpoint_byteorder_default
+    byteorder = checkpoint_byteorder_default()
     if prefix + "byteorder" in names:
         byteorder = zf.read(prefix + "byteorder").decode().strip()
     cache = {}
@@ -220,9 +256,11 @@ def read_torch_zip(blob: bytes, placer, weights_only=True):
     except (zipfile.BadZipFile, OSError, EOFError) as e:
         raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
     unpickler = RestrictedUnpickler(io.BytesIO(data), _Builders(placer), load_storage, weights_only)
+    if not weights_only:  # the file's own code may raise anything: as PyTorch, let it through
+        return unpickler.load()
     try:
         return unpickler.load()
-    except Refused:
+    except (Refused, _safe_globals.WeightsOnlyError):
         raise
     except Exception as e:
         raise RuntimeError(f"torchish.load: the PyTorch checkpoint's data.pkl is corrupted ({type(e).__name__}: "
@@ -241,7 +279,7 @@ def read_legacy_pickle(blob: bytes):
     unpickler = RestrictedUnpickler(io.BytesIO(blob), _Builders(None), no_storage)
     try:
         first = unpickler.load()
-    except Refused:
+    except (Refused, _safe_globals.WeightsOnlyError):
         raise
     except Exception as e:
         raise RuntimeError("torchish.load: unrecognized file format (not a torchish, PyTorch zip or safetensors "

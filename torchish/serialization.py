@@ -1,11 +1,14 @@
-"""``torchish.save`` / ``torchish.load`` without pickle: loading a file never runs code.
+"""``torchish.save`` / ``torchish.load``: PyTorch's API; with ``weights_only=True`` (the default) loading never
+runs code from the file.
 
 Formats:
 
 * torchish's own (what :func:`save` writes): a header (magic, payload length, CRC-32) and a msgpack payload.
   Tensors are stored as their raw little-endian bytes with dtype, shape, ``requires_grad`` and device; containers
   (dict, OrderedDict, list, tuple, set) and Python scalars/strings/None/bytes keep their types; a tensor reachable
-  twice is stored once and comes back as one object (tied weights). Writes to a path are atomic: the file is
+  twice is stored once and comes back as one object (tied weights). Any other object (a whole module, an optimizer,
+  a dataclass) is pickled as PyTorch pickles it, its tensors still stored as records (:mod:`torchish._pickled`);
+  loading it with ``weights_only=True`` allows only PyTorch's allow-list and the user's safe globals. Writes to a path are atomic: the file is
   written beside the target and moved over it with ``os.replace``, so a failure mid-save leaves the old file.
 * PyTorch's zip checkpoints (``.pt``/``.pth`` from ``torch.save``): read with a restricted unpickler that only
   knows the tensor-rebuild functions and storage types (:mod:`torchish._pt_reader`), never PyTorch itself.
@@ -33,17 +36,31 @@ import jax
 import msgpack
 import numpy as np
 
-from . import _device, _dtype
+from . import _device, _dtype, _pickled, _safe_globals
+from ._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals  # noqa: F401
+from ._serialization_extras import (  # noqa: F401
+    LoadEndianness, SourceChangeWarning, default_restore_location, get_crc32_options, get_default_load_endianness,
+    get_default_mmap_options, get_unsafe_globals_in_checkpoint, location_tag, register_package, set_crc32_options,
+    set_default_load_endianness, set_default_mmap_options, skip_data, MAGIC_NUMBER, PROTOCOL_VERSION,
+    STORAGE_KEY_SEPARATOR, LONG_SIZE, INT_SIZE, SHORT_SIZE, UNSAFE_MESSAGE, check_module_version_greater_or_equal,
+    validate_cuda_device)
+from . import _serialization_extras
 from ._safetensors import load_safetensors, save_safetensors, is_safetensors_path  # noqa: F401
 from ._tensor import Size, Tensor
 
+DEFAULT_PROTOCOL = _pickled.DEFAULT_PROTOCOL
 MAGIC = b"\x93TORCHISH\x01"
 _HEADER = struct.Struct("<QI")  # payload length, crc32
 _CHUNK = 1 << 22
 
 # ExtType codes: containers are msgpack arrays whose first element is one of these markers
 _LIST, _TUPLE, _DICT, _ODICT, _TENSOR, _REF, _COMPLEX, _BIGINT, _DTYPE, _DEVICE, _NDARRAY, _SET, _FROZENSET, \
-    _NPSCALAR, _SIZE = range(15)
+    _NPSCALAR, _SIZE, _PICKLED = range(16)
+_SCALARS = (bool, str, bytes, float)
+
+
+class _NeedsPickle(Exception):
+    """Raised by the record encoder for an object only pickle can store (any other type, or a cycle)."""
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -62,35 +79,30 @@ class _Encoder:
     def enc(self, x):
         if isinstance(x, np.generic):  # before the Python scalars: np.float64 is a float subclass
             return self.tagged(_NPSCALAR, [x.dtype.str, x.tobytes()])
-        if x is None or isinstance(x, (bool, str, bytes, float)):
+        kind = type(x)  # exact types only: subclasses (defaultdict, Counter, namedtuples, enums) are pickled
+        if x is None or kind in _SCALARS:
             return x
-        if isinstance(x, int):
+        if kind is int:
             return x if -(1 << 63) <= x < (1 << 64) else msgpack.ExtType(_BIGINT, str(x).encode())
         if isinstance(x, Tensor):
             return self.tensor(x)
-        if isinstance(x, complex):
+        if kind is complex:
             return msgpack.ExtType(_COMPLEX, struct.pack("<dd", x.real, x.imag))
-        if isinstance(x, _dtype.dtype):
+        if kind is _dtype.dtype:
             return msgpack.ExtType(_DTYPE, x.name.encode())
-        if isinstance(x, _device.device):
+        if kind is _device.device:
             return msgpack.ExtType(_DEVICE, str(x).encode())
-        if isinstance(x, np.ndarray):
-            if x.dtype.hasobject:
-                raise TypeError("torchish.save cannot serialize numpy arrays of dtype object")
+        if kind is np.ndarray and not x.dtype.hasobject:
             x = np.asarray(x, order="C")
             return self.tagged(_NDARRAY, [x.dtype.str, list(x.shape), x.tobytes()])
-        containers = ((Size, _SIZE), (OrderedDict, _ODICT), (dict, _DICT), (tuple, _TUPLE), (list, _LIST),
-                      (frozenset, _FROZENSET), (set, _SET))
-        for cls, code in containers:
-            if isinstance(x, cls):
-                return self.container(x, code)
-        raise TypeError(f"torchish.save cannot serialize an object of type {type(x).__module__}.{type(x).__qualname__}"
-                        ": only tensors, numpy arrays, dtypes, devices, Python scalars, strings, bytes, None and "
-                        "dict/OrderedDict/list/tuple/set of these can be saved (torchish never pickles)")
+        code = _CONTAINERS.get(kind)
+        if code is None:
+            raise _NeedsPickle
+        return self.container(x, code)
 
     def container(self, x, code):
         if id(x) in self.active:
-            raise ValueError("torchish.save cannot serialize a container that contains itself")
+            raise _NeedsPickle  # a container holding itself: pickle keeps the cycle
         self.active.add(id(x))
         try:
             if code in (_DICT, _ODICT):
@@ -119,15 +131,28 @@ class _Encoder:
         arr = np.asarray(t._concrete(), order="C")
         if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and sys.byteorder == "big"):
             arr = arr.byteswap()
-        fields = [t.dtype.name, list(arr.shape), bool(t._rg), str(t.device), arr.tobytes()]
+        data = bytes(arr.nbytes) if _serialization_extras.skipping() else arr.tobytes()  # skip_data: zeros
+        fields = [t.dtype.name, list(arr.shape), bool(t._rg), str(t.device), data]
         from .nn.parameter import Parameter
         if isinstance(t, Parameter):  # comes back as a Parameter, as PyTorch's do
             fields.append("parameter")
         return self.tagged(_TENSOR, fields)
 
 
-def _encode(obj) -> bytes:
-    payload = msgpack.packb(_Encoder().enc(obj), use_bin_type=True)
+_CONTAINERS = {Size: _SIZE, OrderedDict: _ODICT, dict: _DICT, tuple: _TUPLE, list: _LIST, frozenset: _FROZENSET,
+               set: _SET}
+
+
+def _encode(obj, pickle_module=None, pickle_protocol=None) -> bytes:
+    """The record of ``obj``: msgpack alone when it holds only torchish's record types, else a pickle of it (its
+    tensors beside it as records, :mod:`torchish._pickled`)."""
+    try:
+        tree = _Encoder().enc(obj)
+    except _NeedsPickle:
+        data, tensors = _pickled.dumps(obj, pickle_protocol, pickle_module)
+        enc = _Encoder()
+        tree = enc.tagged(_PICKLED, [[enc.tensor(t) for t in tensors], data])
+    payload = msgpack.packb(tree, use_bin_type=True)
     return MAGIC + _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
@@ -148,6 +173,10 @@ class _Decoder:
         self.memo = []
         self.placer = placer
         self.weights_only = weights_only
+
+    def refuse(self, qualified):
+        if self.weights_only and qualified not in _safe_globals.allowed_user_globals():
+            raise _safe_globals.refusal(qualified)
 
     def refuse_numpy(self):
         if self.weights_only:  # PyTorch's weights-only unpickler refuses numpy's globals
@@ -183,8 +212,11 @@ class _Decoder:
             return tuple(rest)
         if code == _SIZE:
             return Size(rest)
-        if code in (_SET, _FROZENSET):
-            return set(rest) if code == _SET else frozenset(rest)
+        if code == _SET:
+            return set(rest)
+        if code == _FROZENSET:
+            self.refuse("builtins.frozenset")  # not on PyTorch's weights-only allow-list
+            return frozenset(rest)
         if code in (_DICT, _ODICT):
             meta = None
             if head.payload == b"m":
@@ -197,6 +229,8 @@ class _Decoder:
             return out
         if code == _TENSOR:
             dtype_name, shape, requires_grad, location, data = rest[:5]
+            if _serialization_extras.skipping() and isinstance(data, bytes):  # skip_data: the bytes are not read
+                data = bytes(len(data))
             t = self.placer(_array(data, _dtype._lookup(dtype_name).np, shape), location, requires_grad)
             if rest[5:] == ["parameter"]:
                 from .nn.parameter import Parameter
@@ -211,6 +245,9 @@ class _Decoder:
             self.refuse_numpy()
             dt, data = rest
             return np.frombuffer(data, dtype=np.dtype(dt))[0]
+        if code == _PICKLED:
+            tensors, data = rest
+            return _Pickled(tensors, data)
         raise ValueError(f"unknown tag {code}")
 
 
@@ -226,8 +263,19 @@ def _array(data, npdt, shape):
     return arr
 
 
-class _WeightsOnlyError(pickle.UnpicklingError):
-    """What PyTorch's weights-only load raises for an object it does not allow."""
+_WeightsOnlyError = _safe_globals.WeightsOnlyError
+
+
+class _Pickled:
+    """A pickled record read but not yet unpickled (so that unpickling errors reach the caller unchanged)."""
+
+    __slots__ = ("tensors", "data")
+
+    def __init__(self, tensors, data):
+        if not isinstance(data, bytes) or not isinstance(tensors, list):
+            raise ValueError("malformed pickled record")
+        self.tensors = tensors
+        self.data = data
 
 
 class _EmptyFileError(RuntimeError, EOFError):
@@ -238,7 +286,7 @@ class _UnknownFormatError(RuntimeError, pickle.UnpicklingError):
     """Bytes in no format torchish knows (PyTorch's unpickler raises UnpicklingError)."""
 
 
-def _decode(blob: bytes, placer, weights_only=True):
+def _decode(blob: bytes, placer, weights_only=True, pickle_module=None):
     n_head = len(MAGIC) + _HEADER.size
     if len(blob) < n_head:
         raise RuntimeError("torchish.load: the file is truncated (incomplete header)")
@@ -251,12 +299,29 @@ def _decode(blob: bytes, placer, weights_only=True):
         raise RuntimeError("torchish.load: the file is corrupted (checksum mismatch)")
     dec = _Decoder(placer, weights_only)
     try:
-        return msgpack.unpackb(payload, ext_hook=dec.ext, list_hook=dec.array, raw=False, strict_map_key=False,
-                               use_list=True)
+        out = msgpack.unpackb(payload, ext_hook=dec.ext, list_hook=dec.array, raw=False, strict_map_key=False,
+                              use_list=True)
     except (RuntimeError, _WeightsOnlyError):
         raise
     except Exception as e:  # a well-formed checksum over a malformed payload: report it clearly
         raise RuntimeError(f"torchish.load: the file is corrupted ({type(e).__name__}: {e})") from None
+    if isinstance(out, _Pickled):
+        return _pickled.loads(out.data, out.tensors, weights_only, pickle_module)
+    return out
+
+
+def _pickled_part(blob: bytes):
+    """The pickle inside a torchish record, or None when the record holds no pickle (nothing is loaded)."""
+    n_head = len(MAGIC) + _HEADER.size
+    found = []
+
+    def array(items):
+        if items and isinstance(items[0], _Marker) and items[0].code == _PICKLED:
+            found.append(items[2])
+        return items
+
+    msgpack.unpackb(memoryview(blob)[n_head:], ext_hook=_Marker, list_hook=array, raw=False, strict_map_key=False)
+    return found[0] if found else None
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -337,15 +402,22 @@ def write_atomic(path, data: bytes) -> None:
 
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False) -> None:
-    """Save ``obj`` (tensors, state_dicts, optimizer state_dicts, nested containers of tensors and Python values)
-    to ``f``: a path (written atomically; a ``.safetensors`` suffix writes safetensors) or a writable binary file.
+    """Save ``obj`` to ``f``: a path (written atomically; a ``.safetensors`` suffix writes safetensors) or a
+    writable binary file.
 
-    ``pickle_module``/``pickle_protocol`` are accepted for compatibility and ignored: torchish never pickles.
+    Tensors, dtypes, devices, numpy arrays, Python scalars and plain dict/OrderedDict/list/tuple/set containers of
+    them are stored as records; anything else (a whole ``nn.Module``, an optimizer, a dataclass, a ``defaultdict``)
+    is pickled as ``torch.save`` pickles it, with ``pickle_module`` and ``pickle_protocol`` (default 2), its tensors
+    still stored as records.
+
+    Raises:
+        pickle.PicklingError, AttributeError, TypeError: as pickle raises for an object it cannot pickle (a lambda
+            hook, a local class, a module object); the file at a path is left as it was.
     """
     if _is_path(f) and is_safetensors_path(f):
         save_safetensors(_flat_tensors(obj), f)
         return
-    data = _encode(obj)
+    data = _encode(obj, pickle_module, pickle_protocol)
     if _is_path(f):
         write_atomic(f, data)
     elif hasattr(f, "write"):
@@ -370,8 +442,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         map_location: None (each tensor where it was saved when that device exists, else the default device), a
             device or string (everything there), a dict mapping saved locations to new ones, or a callable
             ``(tensor, saved_location) -> Tensor or device or None``.
-        weights_only: True (the default unless ``pickle_module`` is given) refuses numpy arrays and scalars, as
-            PyTorch's weights-only unpickler does; False loads them. torchish never runs pickled code either way.
+        pickle_module: the module whose ``Unpickler`` reads pickled objects (only with ``weights_only=False``).
+        weights_only: True (the default unless ``pickle_module`` is given) loads only what PyTorch's weights-only
+            unpickler allows (tensors, dtypes, devices, sizes, plain containers, ``OrderedDict``, ``Counter``,
+            ``bytearray``, complex) and the globals marked safe (:func:`add_safe_globals`, :class:`safe_globals`);
+            it refuses anything else (numpy values, frozensets, slices, custom classes) before it runs. False
+            unpickles everything: only for files you trust.
 
     Returns:
         The saved object; tensors come back with their ``requires_grad``, Parameters as Parameters.
@@ -379,11 +455,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     Raises:
         RuntimeError: the file is truncated, corrupted or in no format torchish knows (also an EOFError when it is
             empty, an UnpicklingError when it is no format at all, as PyTorch raises).
-        pickle.UnpicklingError: a PyTorch checkpoint refers to anything but tensors and plain containers, or the
-            file holds numpy values and ``weights_only`` is not False.
+        pickle.UnpicklingError: ``weights_only`` is not False and the file names a global it does not allow
+            (PyTorch's "Weights only load failed..." message).
     """
     if weights_only is None:
         weights_only = pickle_module is None
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     path = os.fsdecode(f) if _is_path(f) else None
     if path is not None:
         with open(path, "rb") as fh:
@@ -394,7 +472,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise AttributeError(f"torchish.load: expected a path or a readable file object, got {type(f).__name__}")
     placer = _placer(map_location)
     if blob.startswith(MAGIC):
-        return _decode(blob, placer, weights_only)
+        return _decode(blob, placer, weights_only, pickle_module)
     if blob.startswith(b"PK\x03\x04") or blob.startswith(b"PK\x05\x06"):
         from ._pt_reader import read_torch_zip
         return read_torch_zip(blob, placer, weights_only)
@@ -433,4 +511,10 @@ def _looks_like_safetensors(blob):
     return 0 < n <= len(blob) - 8 and blob[8:9] == b"{"
 
 
-__all__ = ["save", "load", "save_safetensors", "load_safetensors"]
+__all__ = ["save", "load", "save_safetensors", "load_safetensors", "add_safe_globals", "clear_safe_globals",
+           "get_safe_globals", "safe_globals", "DEFAULT_PROTOCOL", "get_unsafe_globals_in_checkpoint", "skip_data",
+           "LoadEndianness", "SourceChangeWarning", "default_restore_location", "location_tag", "register_package",
+           "get_crc32_options", "set_crc32_options", "get_default_load_endianness", "set_default_load_endianness",
+           "get_default_mmap_options", "set_default_mmap_options", "check_module_version_greater_or_equal",
+           "validate_cuda_device", "UNSAFE_MESSAGE", "MAGIC_NUMBER", "PROTOCOL_VERSION",
+           "STORAGE_KEY_SEPARATOR", "LONG_SIZE", "INT_SIZE", "SHORT_SIZE"]

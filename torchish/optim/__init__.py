@@ -9,5 +9,7 @@ from .adam_variants import Adamax as Adamax, NAdam as NAdam, RAdam as RAdam, Spa
 from .adaptive import Adadelta as Adadelta, Adagrad as Adagrad, RMSprop as RMSprop
 from .asgd_rprop import ASGD as ASGD, Rprop as Rprop
 from .lbfgs import LBFGS as LBFGS
+from .adafactor import Adafactor as Adafactor
+from .muon import Muon as Muon
 from . import lr_scheduler as lr_scheduler
 from . import swa_utils as swa_utils

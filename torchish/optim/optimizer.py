@@ -297,8 +297,9 @@ class Optimizer(StateDictMixin):
             lazy.materialize()
         return loss
 
-    def _step_group(self, group):
-        params = [p for p in group["params"] if p.grad is not None]
+    def _step_group(self, group, params=None):
+        """One jitted update of ``params`` (by default every parameter of ``group`` that has a gradient)."""
+        params = [p for p in (group["params"] if params is None else params) if p.grad is not None]
         if not params:
             return
         fresh = [p for p in params if not self.state.get(p)]

@@ -54,6 +54,17 @@ from .ops.linalg import *  # noqa: E402,F401,F403
 from .ops.sort import *  # noqa: E402,F401,F403
 from .ops.gradient import *  # noqa: E402,F401,F403
 from .ops.viewcopy import *  # noqa: E402,F401,F403
+from .ops.strided import *  # noqa: E402,F401,F403
+from .ops.geqrf import *  # noqa: E402,F401,F403
+from .ops.tensor_api import *  # noqa: E402,F401,F403
+from .ops.inplace_functions import *  # noqa: E402,F401,F403  (torch.abs_, torch.fill, torch.is_signed, ...)
+from ._layout import (layout as layout, strided as strided, sparse_coo as sparse_coo,  # noqa: E402
+                      sparse_csr as sparse_csr, sparse_csc as sparse_csc, sparse_bsr as sparse_bsr,
+                      sparse_bsc as sparse_bsc, _mkldnn as _mkldnn, jagged as jagged)
+from ._global_flags import *  # noqa: E402,F401,F403  (set_warn_always, set_anomaly_enabled, set_flush_denormal)
+from ._frombuffer import frombuffer as frombuffer  # noqa: E402
+from . import return_types as return_types  # noqa: E402
+newaxis = None
 from .compile import compile as compile  # noqa: E402,A004
 from ._config import config as config  # noqa: E402
 from ._dtype import result_type as result_type  # noqa: E402
@@ -83,6 +94,7 @@ from . import linalg as linalg  # noqa: E402
 from . import random as random  # noqa: E402
 from . import special as special  # noqa: E402
 from . import fft as fft  # noqa: E402
+from . import quasirandom as quasirandom  # noqa: E402
 globals().update(linalg.TOP_LEVEL)  # torch.det, torch.svd, torch.cholesky, ... (the older top-level spellings)
 globals().update(linalg.FUNCTIONS)  # torch.chain_matmul
 
@@ -106,6 +118,9 @@ from .nn._functional.distance import (cdist as cdist, pdist as pdist,  # noqa: E
                                        pairwise_distance as pairwise_distance)
 from . import optim as optim  # noqa: E402
 from ._aliases import *  # noqa: E402,F401,F403  (torch.conv2d, torch.layer_norm, torch.embedding, ...)
+from ._aten_nn import *  # noqa: E402,F401,F403  (torch.kl_div, torch.native_layer_norm, ...)
+from ._aten_rnn import *  # noqa: E402,F401,F403  (torch.lstm, torch.gru_cell, torch.batch_norm_stats, ...)
+from ._aten_linalg import *  # noqa: E402,F401,F403  (torch.lu_unpack, torch.svd_lowrank, ...)
 from ._legacy_types import CPU_TYPES as _CPU_TYPES, CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 globals().update(_CPU_TYPES)  # torch.FloatTensor, torch.LongTensor, ...
 for _name, _cls in _CUDA_TYPES.items():

@@ -18,7 +18,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _dtype, _device
+from . import _dtype, _device, _layout
 from .autograd.graph import AccumulateGrad, VersionCounter, add_hook
 from .autograd.grad_mode import STATE
 
@@ -193,7 +193,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return "torch.strided"
+        return _layout.strided
 
     def _wrap_dim(self, dim, ndim=None):
         ndim = self._v.ndim if ndim is None else ndim

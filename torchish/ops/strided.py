@@ -1,0 +1,250 @@
+"""Explicit strides over a tensor's storage: ``as_strided`` (a view), ``as_strided_``, ``as_strided_scatter``,
+``new_empty_strided``, ``empty_permuted`` and ``dim_order``.
+
+A torchish base is one contiguous buffer, its *storage*; a view's elements sit at the positions its chain of view
+ops selects in that buffer (``inplace.layout``). ``as_strided`` reads the elements at ``storage_offset + sum(i_d *
+stride_d)`` of the storage of its input (PyTorch reads the input's storage too, not the input's own elements): a
+gather on the flattened base, registered as a view op with its own layout rule, so writes through it scatter back
+and its strides are the ones asked for. Its gradient is JAX's (a scatter-add: overlapping elements sum, as
+PyTorch's ``AsStridedBackward0``).
+
+Example:
+    >>> import torchish as torch
+    >>> x = torch.arange(6.0)
+    >>> x.as_strided((2, 2), (1, 2), 1)
+    tensor([[1., 3.],
+            [2., 4.]])
+"""
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from . import inplace as _ip
+from .registry import Family, apply, defop
+from .writes import set_at
+
+_fam = Family(globals())
+_public = _fam.public
+
+
+def _ints(seq, what):
+    if isinstance(seq, int):
+        seq = (seq,)
+    try:
+        return tuple(int(s) for s in seq)
+    except TypeError:
+        raise TypeError(f"as_strided(): argument '{what}' must be tuple of ints, not {type(seq).__name__}") from None
+
+
+def positions(size, stride, offset):
+    """The storage positions ``offset + sum(i_d * stride_d)`` of a strided layout, as an int array of ``size``."""
+    pos = np.full(size, offset, np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        pos = pos + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return pos
+
+
+def storage_bytes(size, stride, itemsize, offset):
+    """PyTorch's ``computeStorageNbytes``: the bytes a storage needs to hold the layout."""
+    if any(n == 0 for n in size):
+        return 0
+    return itemsize * (offset + 1 + sum((n - 1) * st for n, st in zip(size, stride)))
+
+
+def _storage(t: Tensor):
+    """``(storage tensor, positions of t's elements in it or None)``. The storage is t's base (detached when t is
+    an alias outside the graph, ``.data``/``detach()``); t itself when a chain reinterprets bits (``view(dtype)``),
+    whose element positions the base's dtype cannot express."""
+    if t._view is None:
+        return t, None
+    base, chain, diff = t._view
+    if any(op.name in _ip.BITCASTS for op, _ in chain):
+        return t, None
+    store = base if diff else base.detach()
+    if not chain:
+        return store, None
+    idx = np.arange(math.prod(base._v.shape), dtype=np.int64).reshape(base._v.shape)
+    return store, np.asarray(_ip._chain_apply(jnp.asarray(idx), chain))
+
+
+def _check_layout(size, stride, offset, itemsize, storage_numel):
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    need = storage_bytes(size, stride, itemsize, offset)
+    if need > storage_numel * itemsize:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {itemsize} requiring a storage size of {need} are out of bounds for storage of "
+                           f"size {storage_numel * itemsize}")
+
+
+def _gather_fwd(x, *, size, stride, offset):
+    return x.reshape(-1)[jnp.asarray(positions(size, stride, offset))]
+
+
+_AS_STRIDED = defop("as_strided", _gather_fwd, view=True, linear=True, grad_name="AsStridedBackward0")
+
+
+@_ip.layout_rule("as_strided")
+def _as_strided_layout(layout, *, size, stride, offset):
+    return size, stride, offset
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given sizes, strides (in elements) and storage offset (default:
+    ``input``'s own)."""
+    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    offset = _ip.layout(input)[2] if storage_offset is None else int(storage_offset)
+    store, _ = _storage(input)
+    _check_layout(size, stride, offset, input.itemsize, math.prod(store._v.shape))
+    return apply(_AS_STRIDED, (store,), size=size, stride=stride, offset=offset)
+
+
+def as_strided_(input, size, stride, storage_offset=None):
+    """``as_strided`` in place: ``input`` takes the new geometry over the same storage."""
+    return _ip.inplace_view(input, as_strided(input, size, stride, storage_offset))
+
+
+def _scatter_fwd(x, src, *, size, stride, offset, pick):
+    flat = set_at(x.reshape(-1), jnp.asarray(positions(size, stride, offset)).reshape(-1),
+                  src.astype(x.dtype).reshape(-1))
+    return flat.reshape(x.shape) if pick is None else flat[jnp.asarray(np.asarray(pick))]
+
+
+def _scatter_vjp(g, x, src, *, out, size, stride, offset, pick):
+    """PyTorch's ``as_strided_scatter_backward``: ``src`` gets the gradient of the positions it was written to and,
+    as PyTorch computes it, so does ``input`` (the same slice, zeros elsewhere — not the complement)."""
+    pos = jnp.asarray(positions(size, stride, offset)).reshape(-1)
+    flat = jnp.zeros(x.size, g.dtype)
+    if pick is None:
+        full = g.reshape(-1)
+    else:
+        full = flat.at[jnp.asarray(np.asarray(pick)).reshape(-1)].set(g.reshape(-1))
+    grad_src = full[pos].reshape(size)
+    grad_x = flat.at[pos].set(full[pos]).reshape(x.shape)
+    return grad_x, grad_src.astype(src.dtype)
+
+
+_AS_STRIDED_SCATTER = defop("as_strided_scatter", _scatter_fwd, vjp=_scatter_vjp,
+                            grad_name="AsStridedScatterBackward0")
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """``input`` (a copy) with the elements ``input.as_strided(size, stride, storage_offset)`` selects replaced by
+    ``src``."""
+    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    offset = _ip.layout(input)[2] if storage_offset is None else int(storage_offset)
+    store, pick = _storage(input)
+    _check_layout(size, stride, offset, input.itemsize, math.prod(store._v.shape))
+    if tuple(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(size)}")
+    if pick is not None:
+        pick = _nested(pick)
+    return apply(_AS_STRIDED_SCATTER, (store, src), size=size, stride=stride, offset=offset, pick=pick)
+
+
+def _nested(a):
+    """A numpy index array as nested tuples (hashable, for a static argument)."""
+    return a.tolist() if a.ndim == 0 else tuple(_nested(r) for r in a)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# strided creation
+
+
+def _strided_empty(size, stride, dtype, device, requires_grad):
+    from .creation import zeros
+    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    _check_layout(size, stride, 0, 1, storage_bytes(size, stride, 1, 0))
+    store = zeros(storage_bytes(size, stride, 1, 0), dtype=dtype, device=device)
+    out = apply(_AS_STRIDED, (store,), size=size, stride=stride, offset=0)
+    if requires_grad:  # a fresh leaf: the view's storage is private to it
+        out = out.detach().requires_grad_(True)
+    return out
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                      pin_memory=False):
+    """A tensor with the given strides, ``self``'s dtype and device unless given (values unspecified: zeros)."""
+    return _strided_empty(size, stride, dtype if dtype is not None else self.dtype,
+                          device if device is not None else self.device, requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """``torch.empty_permuted``: an uninitialised (zero) tensor of ``size`` whose memory holds the dims in the
+    order ``physical_layout``."""
+    size, perm = tuple(int(s) for s in size), tuple(int(p) for p in physical_layout)
+    if len(size) != len(perm):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(perm)}")
+    if sorted(perm) != list(range(len(perm))):
+        raise RuntimeError("Duplicate dim not allowed")
+    physical = _ip.contiguous_strides([size[p] for p in perm])
+    stride = [0] * len(size)
+    for st, p in zip(physical, perm):
+        stride[p] = st
+    return _strided_empty(size, stride, dtype or _dtype.get_default_dtype(), device, requires_grad)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# dim_order
+
+
+def _should_swap(shape, strides, a, b):
+    sa, sb = strides[a], strides[b]
+    if sa == 0 or sb == 0:
+        return 0
+    if sa == sb:
+        return 0 if shape[a] <= shape[b] else 1
+    return -1 if sb > sa else 1
+
+
+def dim_order(self, *, ambiguity_check=False):
+    """The dims from outermost to innermost in memory (PyTorch's ``Tensor.dim_order``)."""
+    if not isinstance(ambiguity_check, (bool, list)):
+        raise TypeError("ambiguity_check should be a bool or a list of memory formats")
+    shape, strides, _ = _ip.layout(self)
+    ndim = len(shape)
+    if ambiguity_check is not False:
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        ambiguous = any(a == b for a, b in zip(strides, strides[1:])) or any(n == 1 for n in shape)
+        legal = sum(1 for f in formats if self.is_contiguous(memory_format=f))
+        if ambiguous and legal != 1:
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                               "memory formats.")
+    if ndim < 2 or _ip.is_contiguous(shape, strides):
+        return tuple(range(ndim))
+    perm = list(range(ndim))[::-1]  # sorted back to front (TensorIterator's insertion sort), then reversed
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = _should_swap(shape, strides, perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return tuple(reversed(perm))
+
+
+_public("as_strided", as_strided)
+_public("as_strided_", as_strided_)
+_public("as_strided_scatter", as_strided_scatter)
+_public("empty_permuted", empty_permuted, method=False)
+_fam.method("new_empty_strided", new_empty_strided)
+_fam.method("dim_order", dim_order)

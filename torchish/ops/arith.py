@@ -89,20 +89,22 @@ def _atan2_vjp(g, a, b, out):
 
 
 _binary("mul", jnp.multiply, grad_name="MulBackward0", numbers="both")
-_binary("atan2", jnp.arctan2, promote="float", numbers="none", vjp=_atan2_vjp)
-_binary("hypot", jnp.hypot, reject=FLOATS_ONLY, numbers="none",
+_binary("atan2", jnp.arctan2, promote="float", numbers="none", vjp=_atan2_vjp, reject=frozenset({_COMPLEX}))
+_binary("hypot", jnp.hypot, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",
         vjp=lambda g, a, b, out: (g * a / out, g * b / out))
-_binary("maximum", jnp.maximum, vjp=_maxmin_vjp(lambda a, b: a < b), numbers="none")
-_binary("minimum", jnp.minimum, vjp=_maxmin_vjp(lambda a, b: a > b), numbers="none")
-_binary("fmax", jnp.fmax, vjp=_fmaxmin_vjp(lambda a, b: a >= b), numbers="none")
-_binary("fmin", jnp.fmin, vjp=_fmaxmin_vjp(lambda a, b: a <= b), numbers="none")
-_binary("fmod", jnp.fmod, reject=NO_BOOL, int_div=True, vjp=lambda g, a, b, out: (g, -g * jnp.trunc(a / b)))
-_binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp)
+_binary("maximum", jnp.maximum, vjp=_maxmin_vjp(lambda a, b: a < b), numbers="none", no_complex=True)
+_binary("minimum", jnp.minimum, vjp=_maxmin_vjp(lambda a, b: a > b), numbers="none", no_complex=True)
+_binary("fmax", jnp.fmax, vjp=_fmaxmin_vjp(lambda a, b: a >= b), numbers="none", no_complex=True)
+_binary("fmin", jnp.fmin, vjp=_fmaxmin_vjp(lambda a, b: a <= b), numbers="none", no_complex=True)
+_binary("fmod", jnp.fmod, reject=NO_BOOL | {_COMPLEX}, int_div=True,
+        vjp=lambda g, a, b, out: (g, -g * jnp.trunc(a / b)))
+_binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp, reject=frozenset({_COMPLEX}))
 _binary("logaddexp", jnp.logaddexp, reject=FLOATS_ONLY, numbers="none")
 _binary("logaddexp2", jnp.logaddexp2, reject=FLOATS_ONLY, numbers="none")
-_binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both")
-_binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY, numbers="none",
-        vjp=lambda g, a, b, out: (g, jnp.zeros(jnp.shape(b), g.dtype)))
+_binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both", reject=frozenset({_COMPLEX}))
+_binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",
+        vjp=lambda g, a, b, out: (jnp.where(a == b, jnp.zeros((), g.dtype), g),  # PyTorch: no grad where a == b
+                                  jnp.zeros(jnp.shape(b), g.dtype)))
 _binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", grad_name="MulBackward0", numbers="none")
 _binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 _binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
@@ -261,6 +263,7 @@ def _zeros_vjp(g, *inputs, out, **static):
 
 def _div_mode_fwd(a, b, *, rounding_mode):
     if not jnp.issubdtype(a.dtype, jnp.inexact):
+        a, b = jnp.broadcast_arrays(a, jnp.asarray(b, a.dtype))  # lax.div takes neither ranks nor dtypes apart
         return jax.lax.div(a, b) if rounding_mode == "trunc" else jnp.floor_divide(a, b)
     if rounding_mode == "trunc":
         return jnp.trunc(a / b)
@@ -274,6 +277,14 @@ _DIV_MODE = defop("div_mode", _div_mode_fwd, promote="same", vjp=_zeros_vjp,
 
 def div(input, other, *, rounding_mode=None, out=None):
     a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    if isinstance(a, Tensor) and a.dtype is _dtype.bool:
+        # a float result: cast in a kernel of its own, as fused XLA rewrites convert(bool) / c as a select (0 / 0
+        # would give 0, not NaN)
+        dt = common_dtype((a, b))
+        dt = dt if dt.category >= _dtype._FLOAT else _dtype.get_default_dtype() if rounding_mode is None else None
+        if dt is not None:
+            from .convert import to_dtype
+            a = to_dtype(a, dt)
     if rounding_mode is None:
         return _out(apply(_DIV, (a, b)), out, "div")
     if rounding_mode not in ("trunc", "floor"):
@@ -306,11 +317,23 @@ for _n in ("div", "divide", "true_divide", "floor_divide"):
 # pow: integer powers follow PyTorch (negative exponents give 0 unless the base is +-1), gradients are masked
 # where PyTorch masks them (exponent 0; base 0 with a non-negative exponent)
 
+def _int_pow(a, e):
+    """``a ** e`` (e >= 0) by squaring over every bit of the exponent, wrapping on overflow as PyTorch's integer
+    kernels do (``jnp.power`` reads only the exponent's low 6 bits: 3 ** 64 would give 1)."""
+    e = jnp.broadcast_to(jnp.asarray(e, a.dtype), jnp.broadcast_shapes(jnp.shape(a), jnp.shape(e)))
+    a = jnp.broadcast_to(a, e.shape)
+
+    def step(_, carry):
+        r, base, e = carry
+        return jnp.where(e & 1 == 1, r * base, r), base * base, e >> 1
+    return jax.lax.fori_loop(0, jnp.iinfo(a.dtype).bits, step, (jnp.ones_like(a), a, e))[0]
+
+
 def _pow_fwd(a, b):
     if a.dtype == jnp.bool_:  # bool tensor ** Python bool
         return a | ~b
     if jnp.issubdtype(a.dtype, jnp.integer):
-        r = jnp.power(a, jnp.maximum(b, 0))
+        r = _int_pow(a, jnp.maximum(b, 0))
         one = jnp.ones((), a.dtype)
         neg = jnp.where(a == 1, one, jnp.where(a == -1, jnp.where(b % 2 == 0, one, -one), jnp.zeros((), a.dtype)))
         return jnp.where(b < 0, neg, r)

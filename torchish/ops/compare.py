@@ -76,6 +76,8 @@ for _a, _n in {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal
 
 def equal(input, other) -> bool:
     """True if both have the same shape and all elements are equal."""
+    require_tensor(input, "equal")
+    require_tensor(other, "equal", 2, "other")
     if tuple(input.shape) != tuple(other.shape):
         return False
     return bool(jnp.all(input._concrete() == other._concrete()))

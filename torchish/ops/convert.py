@@ -8,9 +8,10 @@ from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
 from . import lazy
+from .casting import cast
 from .registry import apply, defop
 
-TO_DTYPE = defop("to_copy", lambda x, *, dtype: x.astype(dtype), grad_name="ToCopyBackward0", linear=True)
+TO_DTYPE = defop("to_copy", lambda x, *, dtype: cast(x, dtype), grad_name="ToCopyBackward0", linear=True)
 
 
 def to_dtype(x: Tensor, dtype) -> Tensor:

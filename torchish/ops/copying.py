@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
+from .casting import cast, check_scalar_fits
 from .elementwise import scalar_or_tensor
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -27,7 +28,7 @@ _public("clone", clone)
 
 _FILL = defop("fill", lambda x, v: jnp.broadcast_to(jnp.asarray(v, x.dtype), x.shape), grad_name="FillBackward0",
               linear=True)
-_COPY = defop("copy", lambda x, src: jnp.broadcast_to(src.astype(x.dtype), x.shape), grad_name="CopyBackwards",
+_COPY = defop("copy", lambda x, src: jnp.broadcast_to(cast(src, x.dtype), x.shape), grad_name="CopyBackwards",
               linear=True)
 
 
@@ -35,7 +36,9 @@ def _fill_(self, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     self._check_inplace()
-    return self._assign(apply(_FILL, (self, scalar_or_tensor(value))))
+    value = scalar_or_tensor(value)
+    check_scalar_fits(value, self.dtype)
+    return self._assign(apply(_FILL, (self, value)))
 
 
 def _zero_(self):

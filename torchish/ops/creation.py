@@ -432,18 +432,49 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return place(np.stack([r, c]), _dtype.as_dtype(dtype) if dtype else _dtype.int64, device)
 
 
+def _check_parts(a, b):
+    """PyTorch's checks of complex()/polar() operands: two floating tensors of one dtype."""
+    for t, arg in ((a, "real"), (b, "imag")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"complex(): argument '{arg}' must be Tensor, not {type(t).__name__}")
+    names = [_dtype.scalar_type_name(t.dtype) for t in (a, b)]
+    if not all(t.dtype in (_dtype.float16, _dtype.float32, _dtype.float64) for t in (a, b)):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {names[0]} and "
+                           f"{names[1]}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"Expected object of scalar type {names[0]} but got scalar type {names[1]} for second "
+                           "argument")
+
+
 def complex(real, imag):
     from .registry import apply, defop
+    _check_parts(real, imag)
     global _COMPLEX
     if "_COMPLEX" not in globals():
-        _COMPLEX = defop("complex", lambda a, b: jax.lax.complex(a, b), grad_name="ComplexBackward0")
+        _COMPLEX = defop("complex", lambda a, b: jax.lax.complex(*jnp.broadcast_arrays(a, b)),
+                         grad_name="ComplexBackward0")
     return apply(_COMPLEX, (real, imag))
 
 
+def _polar_vjp(g, r, theta, out):
+    """PyTorch's polar_backward: ``real(conj(g) * sgn(out))`` for abs (so a negative abs flips its gradient's
+    sign) and ``real(conj(g) * out * 1j)`` for angle."""
+    mag = jnp.abs(out)
+    sgn = jnp.where(mag == 0, jnp.zeros((), out.dtype), out / jnp.where(mag == 0, 1, mag))
+    gc = jnp.conj(g)
+    return jnp.real(gc * sgn), jnp.real(gc * out * 1j)
+
+
 def polar(abs, angle):
-    from .arith import mul
-    from .unary import cos, sin
-    return complex(mul(abs, cos(angle)), mul(abs, sin(angle)))
+    from .registry import apply, defop
+    _check_parts(abs, angle)
+    if abs.dtype is _dtype.float16:
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
+    global _POLAR
+    if "_POLAR" not in globals():
+        _POLAR = defop("polar", lambda r, t: jax.lax.complex(*jnp.broadcast_arrays(r * jnp.cos(t), r * jnp.sin(t))),
+                       vjp=_polar_vjp, grad_name="PolarBackward0")
+    return apply(_POLAR, (abs, angle))
 
 
 for _n in ("tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",

@@ -144,15 +144,17 @@ def _check_operands(name, a, b, numbers):
 
 
 def binary_op(public, name, fwd, *, promote="same", vjp=None, grad_name=None, linear=False, reject=(), kernel=None,
-              int_div=False, differentiable=True, numbers="other"):
+              int_div=False, differentiable=True, numbers="other", no_complex=False):
     """One binary op: defined in :data:`OPS`, exported through the calling family's ``public`` as function, method
-    and in-place method (a family binds it once: ``_binary = partial(binary_op, _public)``)."""
+    and in-place method (a family binds it once: ``_binary = partial(binary_op, _public)``). ``reject``: dtype
+    categories PyTorch has no kernel for (NotImplementedError); ``no_complex``: PyTorch's RuntimeError "NAME not
+    implemented for complex tensors." (maximum and its kin check that before dispatch)."""
     op = OPS[name] = defop(name, fwd, promote=promote, vjp=vjp, grad_name=grad_name, linear=linear,
                            differentiable=differentiable, save_out=False if vjp is None else None)
     kname = kernel or f"{name}_cpu"
 
     checked = numbers != "both"
-    by_dtype = bool(reject or int_div)
+    by_dtype = bool(reject or int_div or no_complex)
 
     def f(input, other, *, out=None):
         a = input if isinstance(input, Tensor) else scalar_or_tensor(input)
@@ -161,6 +163,8 @@ def binary_op(public, name, fwd, *, promote="same", vjp=None, grad_name=None, li
             _check_operands(name, a, b, numbers)
         if by_dtype:
             dt = common_dtype((a, b))
+            if no_complex and dt.category == _COMPLEX:
+                raise RuntimeError(f"{name} not implemented for complex tensors.")
             if dt.category in reject:
                 raise not_implemented(kname, dt)
             if int_div and dt.category <= _INT:

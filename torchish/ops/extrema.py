@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from .elementwise import _out, require_tensor
+from .elementwise import _out, not_implemented, require_tensor
 from .reduce import RETURN_TYPES, dims, numpy_kwargs, one_dim, values_indices
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -94,6 +94,8 @@ def _maxmin(largest):
         if isinstance(dim, Tensor):
             from .arith import maximum, minimum
             return (maximum if largest else minimum)(input, dim, out=out)
+        if input.is_complex():
+            raise not_implemented(f"{name}_all" if dim is _NO_DIM else f"{name}_cpu", input.dtype)
         if dim is _NO_DIM and keepdim is _NO_DIM:
             _check_nonempty(input, name)
             return _out(apply(_MAX_ALL if largest else _MIN_ALL, (input,), axis=None, keepdims=False,
@@ -122,6 +124,8 @@ def _amaxmin(largest):
     @numpy_kwargs
     def f(input, dim=(), keepdim=False, *, out=None):
         require_tensor(input, name)
+        if input.is_complex():
+            raise not_implemented(f"{name[1:]}_values_cpu", input.dtype)
         if out is not None and out.dtype is not input.dtype:
             raise RuntimeError(f"Expected the dtype for input and out to match, but got "
                                f"{_dtype.scalar_type_name(input.dtype)} for input's dtype and "
@@ -145,6 +149,8 @@ amin = _amaxmin(False)
 def aminmax(input, *, dim=None, keepdim=False):
     """``(amin, amax)`` as a ``torch.return_types.aminmax``."""
     require_tensor(input, "aminmax")
+    if input.is_complex():
+        raise not_implemented("aminmax_cpu", input.dtype)
     if dim is None and input.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
@@ -178,8 +184,9 @@ def _argmaxmin(largest):
     @numpy_kwargs
     def f(input, dim=None, keepdim=False, *, out=None):
         require_tensor(input, name)
-        if input.dtype is _dtype.bool:
-            raise RuntimeError(f"{name}(): does not support bool input")
+        if input.dtype is _dtype.bool or input.is_complex():
+            raise RuntimeError(f"{name}(): does not support {'bool' if input.dtype is _dtype.bool else 'complex'} "
+                               "input")
         if dim is None:
             if input.numel() == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")

@@ -268,13 +268,19 @@ def restamp(node, vc, old, old_d, marker, tid=None, result=None):
         seen.add(id(n))
         vs = getattr(n, "versions", None)
         if vs:  # the snapshot is immutable: later writes to the tensor cannot stale it (own, never-bumped counter)
-            # only the entries saved for the written tensor itself (``tid``), not for aliases of it such as
-            # ``y.mul_(y.detach())``'s other operand, which PyTorch does find stale
-            n.versions = tuple((_SNAPSHOT, 0, val, who) if (c is vc and v == old and val is old_d
-                                                           and (tid is None or who == tid))
-                               else (vc, vc.value, val, tid) if result is not None and c is result
-                               else (c, v, val, who)
-                               for c, v, val, who in vs)
+            # only the entry saved for the written tensor itself (``tid``) as ``self`` — the first, as inputs save
+            # in order — not for aliases of it such as ``y.mul_(y.detach())``'s other operand, nor ``y.mul_(y)``'s
+            # other operand, both of which PyTorch does find stale
+            out, own = [], False
+            for c, v, val, who in vs:
+                if not own and c is vc and v == old and val is old_d and (tid is None or who == tid):
+                    out.append((_SNAPSHOT, 0, val, who))
+                    own = True
+                elif result is not None and c is result:
+                    out.append((vc, vc.value, val, tid))
+                else:
+                    out.append((c, v, val, who))
+            n.versions = tuple(out)
         stack.extend(e[0] for e in n.next_edges if e is not None)
 
 
@@ -351,10 +357,13 @@ def _dense(shape, strides):
     return True
 
 
-def check_overlap(dst: Tensor, src) -> None:
+def check_overlap(dst: Tensor, src, full=False) -> None:
     """Refuse a write of ``src`` into ``dst`` when they share storage and partly overlap, as PyTorch does (its
     ``get_overlap_status``: dense views of one storage whose element ranges intersect without being the same
-    tensor layout). Layouts PyTorch cannot judge (not dense) pass, as there."""
+    tensor layout). Layouts PyTorch cannot judge (not dense) pass, as there. ``full``: the indexed writes
+    (scatter_, index_add_, ...) refuse a full overlap too — ``x.scatter_(0, i, x)``."""
+    if src is dst and full and math.prod(dst._v.shape):
+        raise RuntimeError(_OVERLAP)
     if src is dst or not isinstance(src, Tensor) or dst._view is None and src._view is None:
         return
     base = dst._view[0] if dst._view is not None else dst
@@ -367,6 +376,8 @@ def check_overlap(dst: Tensor, src) -> None:
     if not (_dense(sd, td) and _dense(ss, ts)):
         return
     if (od, n_dst) == (os_, n_src):
+        if full:
+            raise RuntimeError(_OVERLAP)
         if td == ts or sd == ss and all(a == b for a, b, n in zip(td, ts, sd) if n != 1):
             return
         raise RuntimeError(_OVERLAP)
@@ -376,22 +387,39 @@ def check_overlap(dst: Tensor, src) -> None:
 
 # in-place methods whose tensor arguments are values read before the write (a 0-dim value is a scalar to PyTorch)
 _NO_OVERLAP_CHECK = {"masked_fill_", "index_fill_", "fill_diagonal_"}
+# indexed writes: PyTorch's assert_no_overlap also refuses the destination itself as an argument
+_FULL_OVERLAP_CHECK = {"scatter_", "scatter_add_", "scatter_reduce_", "index_add_", "index_copy_", "put_",
+                       "index_reduce_"}
+
+
+# in-place ops PyTorch does not differentiate: on a tensor that requires grad they leave autograd alone (no leaf
+# check, the tensor keeps its history, so gradients pass through as if nothing was written)
+_NONDIFF_INPLACE = {"logical_not_", "logical_and_", "logical_or_", "logical_xor_"}
 
 
 def make_inplace(fn, name=None):
     """``fn_`` from an out-of-place ``fn(self, ...)``: checks, computes out of place, writes back."""
     check = (name or fn.__name__ + "_") not in _NO_OVERLAP_CHECK
+    full = (name or fn.__name__ + "_") in _FULL_OVERLAP_CHECK
+    nondiff = (name or fn.__name__ + "_") in _NONDIFF_INPLACE
 
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
+        if nondiff and self._rg and self._view is None and STATE.grad_enabled:
+            from . import convert
+            from ..autograd.grad_mode import no_grad
+            with no_grad():
+                r = convert.to_dtype(fn(self.detach(), *args, **kwargs), self.dtype)
+            self._set_value(r._d)
+            return self
         self._check_inplace()
         if check:
             for a in args:
                 if isinstance(a, Tensor):
-                    check_overlap(self, a)
+                    check_overlap(self, a, full)
             for a in kwargs.values():
                 if isinstance(a, Tensor):
-                    check_overlap(self, a)
+                    check_overlap(self, a, full)
         with write_scope(self):
             return assign(self, fn(self, *args, **kwargs))
     method.__name__ = name or (fn.__name__ + "_")

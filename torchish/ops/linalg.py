@@ -69,8 +69,8 @@ def _same_dtype(a, b, kind, kernel):
         if kind == "mm":
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c(a.dtype)} != {_c(b.dtype)}")
         raise RuntimeError(f"expected scalar type {_name(a.dtype)} but found {_name(b.dtype)}")
-    if a.dtype is _dtype.bool:
-        raise not_implemented(kernel, a.dtype)
+    if a.dtype is _dtype.bool and not (kind in ("mm", "bmm") and 0 in tuple(a.shape) + tuple(b.shape)):
+        raise not_implemented(kernel, a.dtype)  # an empty product returns before PyTorch's kernel dispatch
 
 
 def _mm_error(r1, c1, r2, c2):
@@ -426,7 +426,7 @@ def _einsum_plan(equation, operands):
                         raise RuntimeError(f"einsum(): dimension {j} covered by ellipsis in operand {k}has size {q} "
                                            f"which does not broadcast with previously seen ellipsis with size {p} "
                                            "for the respective dimension")
-                ell_shape = tuple(max(p, q) for p, q in zip(pa, pb))
+                ell_shape = tuple(q if p == 1 else p for p, q in zip(pa, pb))  # 1 broadcasts (also to 0)
                 dim += n_ell
                 continue
             s = shape[dim]

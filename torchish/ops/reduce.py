@@ -8,9 +8,12 @@ import collections
 import functools
 
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype
 from .._tensor import wrap_dim
+from ..autograd.grad_mode import STATE
+from .casting import cast
 from .elementwise import _out, not_implemented, require_tensor
 from . import registry as _registry
 from .registry import apply, defop
@@ -25,7 +28,10 @@ def _return_type(name, fields=("values", "indices")):
     cls.__module__ = "torch.return_types"
     cls.__repr__ = lambda self: f"torch.return_types.{name}(\n" + ",\n".join(
         f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
-    return cls
+    return ALL_RETURN_TYPES.setdefault(name, cls)  # torchish.return_types.<name>: the first made is the one used
+
+
+ALL_RETURN_TYPES: dict = {}
 
 
 RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "median", "nanmedian", "mode", "kthvalue", "sort",
@@ -81,7 +87,10 @@ def _acc_dtype(x, dtype, out=None):
     """Result dtype of sum/prod/cumsum: integers and bools accumulate in int64 unless dtype= (or the dtype of an
     ``out=`` tensor) says otherwise."""
     if dtype is not None:
-        return _dtype.as_dtype(dtype)
+        dt = _dtype.as_dtype(dtype)
+        if dt.category <= _INT and x.requires_grad and STATE.grad_enabled:  # an integer result cannot carry grads
+            raise RuntimeError(f"Autograd not support dtype: {_dtype.scalar_type_name(dt)}")
+        return dt
     if out is not None:
         return out.dtype
     d = x.dtype
@@ -100,13 +109,19 @@ def scatter_add_along(shape, dtype, idx, g, axis):
 # sum / mean / prod
 
 
+_HALF = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+
+
 def _sum_fwd(x, *, axis, keepdims, dtype):
-    return jnp.sum(x.astype(dtype), axis=axis, keepdims=keepdims, dtype=dtype)
+    x = cast(x, dtype)
+    if x.dtype in _HALF:  # PyTorch accumulates float16/bfloat16 sums in float32 and rounds once
+        return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
+    return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 _SUM = defop("sum", _sum_fwd, linear=True, grad_name="SumBackward1")
 _SUM_ALL = defop("sum_all", _sum_fwd, linear=True, grad_name="SumBackward0")
-_NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: jnp.nansum(x.astype(dtype), axis=axis,
+_NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: _sum_fwd(jnp.where(jnp.isnan(x), 0, x), axis=axis,
                                                                            keepdims=keepdims, dtype=dtype),
                 grad_name="NansumBackward0")
 
@@ -129,6 +144,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @numpy_kwargs
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "nansum")
+    if input.is_complex():
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     dt = _acc_dtype(input, dtype, out)
     if dt.category <= _INT and input.dtype.category >= _FLOAT:
         raise not_implemented("nansum_cpu", dt)
@@ -179,7 +196,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def _prod_fwd(x, *, axis, keepdims, dtype):
-    return jnp.prod(x.astype(dtype), axis=axis, keepdims=keepdims, dtype=dtype)
+    return jnp.prod(cast(x, dtype), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 _PROD = defop("prod", _prod_fwd, grad_name="ProdBackward1")

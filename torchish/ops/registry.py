@@ -155,6 +155,34 @@ _dtype._ON_DEFAULT_CHANGE.append(_reset_promotion_cache)
 # kernels
 
 
+_HALF_NP = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+_F32 = np.dtype(np.float32)
+# Ops PyTorch's CPU kernels evaluate in float32 ("opmath") for float16/bfloat16 and round once, with the positions
+# whose Python number or 0-dim tensor they take at float32 precision (the operand's original value, not first
+# rounded to the half type): ``x * 0.1`` in bfloat16 is round(float(x) * 0.1f), not x * round(0.1).
+OPMATH = {"mul": (1,), "div": (1,), "div_mode": (1,), "floor_divide": (1,), "addcmul": (3,), "addcdiv": (3,)}
+
+
+def _opmath_fn(fwd, idx, npdt, keep):
+    """fwd in float32 for a half-precision ``npdt``: promoted inputs rounded to ``npdt`` (except a 0-dim operand at
+    a ``keep`` position), then widened; a float32 result is rounded back to ``npdt``."""
+    def opmath_fwd(*vals, **static):
+        vals = list(vals)
+        for i in range(len(vals)):
+            v = vals[i]
+            promoted = idx is None or i in idx
+            if v is None or not (promoted or i in keep):
+                continue
+            v = jnp.asarray(v)
+            if promoted and not (i in keep and v.ndim == 0):
+                v = v.astype(npdt)
+            vals[i] = v.astype(_F32)
+        out = fwd(*vals, **static)
+        return out.astype(npdt) if out.dtype == _F32 else out
+
+    return opmath_fwd
+
+
 def _cast_fn(op, cdt):
     """fwd with promoted inputs cast to ``cdt`` inside the kernel (so the cast fuses with the op)."""
     fwd = op.fwd
@@ -162,6 +190,8 @@ def _cast_fn(op, cdt):
         return fwd
     npdt = cdt.np
     idx = op.promote_args
+    if npdt in _HALF_NP and op.name in OPMATH:
+        return _opmath_fn(fwd, idx, npdt, OPMATH[op.name])
 
     def cast_fwd(*vals, **static):
         vals = list(vals)

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
+from .casting import ACC, cast
 from .elementwise import _out, not_implemented, require_tensor
 from .inplace import make_inplace
 from .reduce import RETURN_TYPES, _acc_dtype, numpy_kwargs, one_dim, scatter_add_along, sum
@@ -25,9 +26,13 @@ _FLOAT = _dtype._FLOAT
 
 
 def _scan(f):
+    """PyTorch's CPU scans carry the running value in the accumulate type and round each output once."""
     def fwd(x, *, axis, dtype):
-        x = x.astype(dtype)
-        return x if axis is None else f(x, axis=axis, dtype=dtype)
+        x = cast(x, dtype)
+        if axis is None:
+            return x
+        acc = ACC.get(jnp.dtype(dtype), dtype)
+        return f(x.astype(acc), axis=axis, dtype=acc).astype(dtype)
     return fwd
 
 
@@ -82,17 +87,39 @@ _CUMMIN = defop("cummin", _cummax_fwd, vjp=_cummax_vjp, grad_name="CumminBackwar
 
 def cummax(input, dim):
     require_tensor(input, "cummax")
+    if input.is_complex():
+        raise not_implemented("cummax_cpu", input.dtype)
     v, i = apply(_CUMMAX, (input,), axis=one_dim(dim, input.ndim), largest=True)
     return RETURN_TYPES["cummax"](v, i)
 
 
 def cummin(input, dim):
     require_tensor(input, "cummin")
+    if input.is_complex():
+        raise not_implemented("cummin_cpu", input.dtype)
     v, i = apply(_CUMMIN, (input,), axis=one_dim(dim, input.ndim), largest=False)
     return RETURN_TYPES["cummin"](v, i)
 
 
-_LOGCUMSUMEXP = defop("logcumsumexp", lambda x, *, axis: x if axis is None else jax.lax.cumlogsumexp(x, axis=axis))
+def _logcumsumexp_fwd(x, *, axis):
+    return x if axis is None else jax.lax.cumlogsumexp(x, axis=axis)
+
+
+def _logcumsumexp_vjp(g, x, out, *, axis):
+    """PyTorch's logcumsumexp_backward: the positive and negative parts of the gradient, each a reversed
+    logcumsumexp in log space (an infinite input gives NaN there, as in PyTorch)."""
+    if axis is None or g.size == 0:
+        return g
+    if jnp.iscomplexobj(g):  # JAX's derivative, in PyTorch's conjugate convention
+        return jnp.conj(jax.vjp(lambda v: _logcumsumexp_fwd(v, axis=axis), x)[1](jnp.conj(g))[0])
+    lowest = jnp.asarray(jnp.finfo(g.dtype).min, g.dtype)
+    log_abs = jnp.log(jnp.abs(g))
+    parts = [jnp.where(sel, log_abs, lowest) for sel in (g > 0, g < 0)]
+    pos, neg = (jnp.exp(jax.lax.cumlogsumexp(p - out, axis=axis, reverse=True) + x) for p in parts)
+    return pos - neg
+
+
+_LOGCUMSUMEXP = defop("logcumsumexp", _logcumsumexp_fwd, vjp=_logcumsumexp_vjp, grad_name="LogcumsumexpBackward0")
 
 
 def logcumsumexp(input, dim, *, out=None):

@@ -16,7 +16,9 @@ from .index import _INDEX_DTYPES
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
+from .casting import check_scalar_fits
 from .setitem import _c_name
+from .writes import set_at
 
 _public = _Family(globals()).public
 
@@ -50,7 +52,7 @@ def _scatter_reduce_fwd(x, index, src, *, axis, reduce, include_self):
     else:
         src = _as_1d(src)[tuple(slice(0, s) for s in index.shape)].astype(x.dtype)
     if reduce is None:
-        out = x1.at[idx].set(src)
+        out = set_at(x1, idx, src)
     elif reduce == "mean":
         hit = jnp.zeros(x1.shape, bool).at[idx].set(True)
         base = x1 if include_self else jnp.where(hit, jnp.zeros_like(x1), x1)
@@ -191,7 +193,7 @@ def _acc(v):
 
 def _index_copy_fwd(x, idx, src, *, axis):
     x1, s1 = _as_1d(x), _as_1d(src)
-    return x1.at[_along(x1, axis) + (_as_1d(idx),)].set(s1.astype(x.dtype)).reshape(x.shape)
+    return set_at(x1, _along(x1, axis) + (_as_1d(idx),), s1.astype(x.dtype)).reshape(x.shape)
 
 
 def _index_fill_fwd(x, idx, v, *, axis):
@@ -294,6 +296,7 @@ def masked_fill(input, mask, value):
     value = scalar_or_tensor(value)
     if isinstance(value, complex) and not input.is_complex():
         raise RuntimeError(f"value cannot be converted to type {_c_name(input.dtype)} without overflow")
+    check_scalar_fits(value, input.dtype)
     from .broadcast import broadcast_tensors
     if tuple(mask.shape) != tuple(input.shape):
         broadcast_tensors(mask, input)  # PyTorch's error for shapes that do not broadcast
@@ -337,7 +340,7 @@ def _put_fwd(x, idx, src, *, accumulate):
         flat, s = _acc(x).reshape(-1), _acc(src).reshape(-1)
         out = flat.at[idx.reshape(-1)].add(s.astype(flat.dtype)).reshape(x.shape)
         return out != 0 if x.dtype == jnp.bool_ else out
-    return x.reshape(-1).at[idx.reshape(-1)].set(src.reshape(-1).astype(x.dtype)).reshape(x.shape)
+    return set_at(x.reshape(-1), idx.reshape(-1), src.reshape(-1).astype(x.dtype)).reshape(x.shape)
 
 
 _PUT = defop("put", _put_fwd, linear=True, grad_name="PutBackward0")

@@ -12,7 +12,9 @@ from .. import _dtype
 from .._tensor import Tensor
 from .index import (_as_index_tensor, _basic_op, _full_flags, _getitem_fwd, _int_scalar_tensor, _seq_as_tuple,
                     parse_index)
+from .casting import cast, check_scalar_fits
 from .inplace import check_overlap, write_scope
+from .writes import set_at
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -26,13 +28,13 @@ _public = _Family(globals()).public
 def _index_put_fwd(x, value, *arrays, template, accumulate):
     idx = jnp.arange(x.size, dtype=jnp.int64 if x.size > 2**31 - 1 else jnp.int32).reshape(x.shape)
     sel = _getitem_fwd(idx, *arrays, template=template).reshape(-1)
-    value = jnp.asarray(value).astype(x.dtype)
+    value = cast(value, x.dtype)
     value = jnp.broadcast_to(value.reshape(value.shape[_lead_ones(value.shape):]) if value.ndim else value,
                              _sel_shape(x.shape, arrays, template)).reshape(-1)
     flat = x.reshape(-1)
     if accumulate and x.dtype == jnp.bool_:  # bools accumulate as a logical or, as in PyTorch
         return (flat.astype(jnp.int32).at[sel].add(value.astype(jnp.int32)) != 0).reshape(x.shape)
-    flat = flat.at[sel].add(value) if accumulate else flat.at[sel].set(value)
+    flat = flat.at[sel].add(value) if accumulate else set_at(flat, sel, value)
     return flat.reshape(x.shape)
 
 
@@ -51,7 +53,7 @@ def _lead_ones(shape):
 # writes are linear in (self, value): their backward needs no saved values (PyTorch saves only the indices)
 _INDEX_PUT = defop("index_put", _index_put_fwd, linear=True, grad_name="IndexPutBackward0")
 _MASKED_SET = defop("masked_set", lambda x, mask, value: jnp.where(
-    mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim)), jnp.asarray(value).astype(x.dtype), x),
+    mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim)), cast(value, x.dtype), x),
     linear=True, grad_name="IndexPutBackward0")
 
 
@@ -68,6 +70,7 @@ def _value_tensor(self, value):
         raise RuntimeError(f"value cannot be converted to type {_c_name(self.dtype)} without overflow")
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"can't assign a {type(value).__name__} to a {_dtype.legacy_type_name(self.dtype)}")
+    check_scalar_fits(value, self.dtype)
     return value
 
 
@@ -201,6 +204,7 @@ def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
 
 def _index_put_(self, indices, values, accumulate=False):
     self._check_inplace()
+    check_overlap(self, values, full=True)
     with write_scope(self):
         return self._assign(index_put(self, indices, values, accumulate, _name="index_put_"))
 

@@ -25,6 +25,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
 from . import tracing
+from .casting import cast
 from .elementwise import _out, common_dtype, not_implemented, require_tensor, scalar_or_tensor
 from .reduce import _return_type, numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
@@ -72,16 +73,29 @@ _SORT = defop("sort", _sort_fwd, vjp=_selected_vjp, grad_name="SortBackward0")
 _TOPK = defop("topk", _sort_fwd, vjp=_selected_vjp, grad_name="TopkBackward0")
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+def _sort_args(name, args, dim, descending, stable):
+    """PyTorch's two overloads: ``(input, dim=-1, descending=False)`` positionally, or keyword-only ``stable``
+    with keyword ``dim``/``descending``; mixing them is a TypeError."""
+    if len(args) > 2 or args and stable is not None:
+        got = ", ".join(["Tensor"] + [type(a).__name__ for a in args] + (["stable=bool"] if stable is not None else []))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of: "
+                        "(Tensor input, *, bool stable, int dim = -1, bool descending = False), (Tensor input, int "
+                        "dim = -1, bool descending = False)")
+    return (args + (dim, descending)[len(args):])[:2]
+
+
+def sort(input, *args, dim=-1, descending=False, stable=None, out=None):
     """Stable sort along ``dim``; returns ``(values, indices)``."""
     require_tensor(input, "sort")
+    dim, descending = _sort_args("sort", args, dim, descending, stable)
     _no_complex(input, "sort")
     v, i = apply(_SORT, (input,), axis=one_dim(dim, input.ndim), descending=bool(descending))
     return values_indices("sort", v, i, out)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    return sort(input, dim, descending)[1]
+def argsort(input, *args, dim=-1, descending=False, stable=None):
+    dim, descending = _sort_args("argsort", args, dim, descending, stable)
+    return sort(input, dim=dim, descending=descending)[1]
 
 
 def msort(input):
@@ -91,8 +105,9 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``, always in sorted order."""
     require_tensor(input, "topk")
-    if input.dtype is _dtype.bool:
-        raise RuntimeError("topk does not support bool dtypes on CPU")
+    if input.dtype is _dtype.bool or input.is_complex():
+        raise RuntimeError(f"{'' if input.dtype is _dtype.bool else ' '}topk does not support "
+                           f"{'bool' if input.dtype is _dtype.bool else 'complex'} dtypes on CPU")
     d = one_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if k < 0 or k > size:
@@ -148,8 +163,9 @@ _NANMEDIAN_DIM = defop("nanmedian_dim", _pick_fwd, vjp=_selected_vjp, grad_name=
 
 def _median_all_fwd(x, *, nan_ignore):
     flat = x.reshape(-1)
-    if flat.size == 0:
-        return jnp.asarray(jnp.nan, x.dtype)
+    if flat.size == 0:  # NaN, cast as PyTorch casts it (an integer dtype's minimum)
+        return cast(jnp.asarray(jnp.nan), x.dtype) if not jnp.issubdtype(x.dtype, jnp.inexact) \
+            else jnp.asarray(jnp.nan, x.dtype)
     v, _ = _pick_fwd(flat, axis=0, keepdims=False, mode="nanmedian" if nan_ignore else "median")
     return v
 
@@ -171,7 +187,7 @@ _NANMEDIAN = defop("nanmedian", _median_all_fwd, vjp=_median_all_vjp, grad_name=
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
     require_tensor(input, "kthvalue")
-    if input.dtype is _dtype.bool:
+    if input.dtype is _dtype.bool or input.is_complex():
         raise not_implemented("kthvalue_cpu", input.dtype)
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "kthvalue", d)

@@ -8,6 +8,7 @@ import math
 import jax.numpy as jnp
 
 from .. import _dtype
+from .casting import ACC
 from .elementwise import _out, require_tensor
 from .reduce import dims, mean, numpy_kwargs
 from . import registry as _registry
@@ -23,6 +24,11 @@ _FLOAT = _dtype._FLOAT
 
 
 def _var_fwd(x, *, axis, keepdims, correction, sqrt):
+    """In the accumulate type, as PyTorch's CPU kernel (the std of float32 1e30s is finite), rounded once."""
+    if x.dtype in ACC:
+        out_dt = jnp.real(jnp.zeros((), x.dtype)).dtype
+        return _var_fwd(x.astype(ACC[x.dtype]), axis=axis, keepdims=keepdims, correction=correction,
+                        sqrt=sqrt).astype(out_dt)
     n = x.size if axis is None else math.prod(x.shape[a] for a in axis)
     d = x - jnp.mean(x, axis=axis, keepdims=True)
     sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
@@ -112,7 +118,8 @@ def _vector_norm_vjp(g, x, out, ord, axis, keepdims):
     elif not keepdims:
         g, out = g.reshape((1,) * x.ndim), out.reshape((1,) * x.ndim)
     zero = jnp.zeros((), x.dtype)
-    sgn = jnp.sign(x) if not jnp.iscomplexobj(x) else x / jnp.where(x == 0, 1, jnp.abs(x))
+    sgn = ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype) if not jnp.iscomplexobj(x)  # PyTorch: sgn(NaN) = 0
+           else x / jnp.where(x == 0, 1, jnp.abs(x)))
     if ord == 0:
         return jnp.zeros_like(x)
     if ord == 1:
@@ -120,7 +127,7 @@ def _vector_norm_vjp(g, x, out, ord, axis, keepdims):
     if ord == 2:
         return jnp.where(out == 0, zero, g * x / jnp.where(out == 0, 1, out))
     if ord in (math.inf, -math.inf):
-        mask = (jnp.abs(x) == out).astype(x.dtype)
+        mask = ((jnp.abs(x) == out) | jnp.isnan(x)).astype(x.dtype)  # PyTorch: a NaN is an argmax too
         return g * sgn * mask / jnp.sum(mask, axis=axis, keepdims=True)
     a = jnp.abs(x)
     scale = a ** (ord - 1) / jnp.where(out == 0, 1, out) ** (ord - 1)
@@ -161,6 +168,8 @@ _public("norm", norm)
 
 def dist(input, other, p=2):
     """``torch.dist``: the ``p``-norm of ``input - other`` (broadcast), as a 0-dim tensor."""
+    require_tensor(input, "dist")
+    require_tensor(other, "dist", 2, "other")
     return vector_norm(input - other, p)
 
 

@@ -68,8 +68,12 @@ def _clamp(op, input, lo, hi, out):
     dt = common_dtype((input, lo, hi))
     if dt.category == _COMPLEX:
         raise NotImplementedError("clamp is not supported for complex types")
-    if dt is _dtype.bool:
-        raise not_implemented("clamp_min_scalar_cpu" if hi is None else "clamp_scalar_cpu", dt)
+    tensor_bounds = [isinstance(v, Tensor) for v in (lo, hi) if v is not None]
+    if dt is _dtype.bool and tensor_bounds == [True, True]:  # a single Tensor bound is maximum/minimum: bool is fine
+        raise not_implemented("clamp_cpu", dt)
+    if dt is _dtype.bool and not any(tensor_bounds):
+        raise not_implemented("clamp_scalar_cpu" if len(tensor_bounds) == 2 else
+                              "clamp_min_scalar_cpu" if hi is None else "clamp_max_scalar_cpu", dt)
     if op is _CLAMP and (isinstance(lo, Tensor) or isinstance(hi, Tensor)):
         op = _CLAMP_T
     return _out(apply(op, (input, lo, hi)), out, "clamp")

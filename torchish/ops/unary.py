@@ -37,17 +37,19 @@ def _vjp_out(f):
 
 
 def _unary(name, fwd, vjp=None, *, promote="float", reject=(), kernel=None, bool_error=None, grad_name=None,
-           linear=False):
+           linear=False, complex_error=None):
     """One unary op: defined, exported as ``torchish.name``, ``Tensor.name`` and ``Tensor.name_``."""
     op = defop(name, fwd, vjp=vjp, promote=promote, linear=linear, grad_name=grad_name)
     kname = kernel or f"{name}_cpu"
 
     def f(input, *, out=None):
         require_tensor(input, name)
-        if reject or bool_error:
+        if reject or bool_error or complex_error:
             dt = input.dtype
             if bool_error and dt is _dtype.bool:
                 raise RuntimeError(bool_error)
+            if complex_error and dt.category == _dtype._COMPLEX:
+                raise RuntimeError(complex_error)
             if dt.category in reject:
                 raise not_implemented(kname, dt)
         return _out(apply(op, (input,)), out, name)
@@ -60,14 +62,17 @@ def _int_identity(f):
 
 
 def _sign_fwd(x):
-    return x if x.dtype == jnp.bool_ else jnp.sign(x)
+    """PyTorch's CPU sign is ``(0 < x) - (x < 0)``: NaN and -0.0 give +0.0."""
+    if x.dtype == jnp.bool_ or not jnp.issubdtype(x.dtype, jnp.floating):
+        return x if x.dtype == jnp.bool_ else jnp.sign(x)
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
 def _sgn(x):
     if jnp.iscomplexobj(x):
         a = jnp.abs(x)
         return jnp.where(a == 0, 0, x / jnp.where(a == 0, 1, a))
-    return jnp.sign(x)
+    return _sign_fwd(x)  # NaN -> 0, as PyTorch's sgn in its backward formulas (abs of NaN gets no gradient)
 
 
 def _angle_fwd(x):
@@ -106,19 +111,21 @@ _unary("sinh", jnp.sinh)
 _unary("cosh", jnp.cosh)
 _unary("tanh", jnp.tanh, _vjp_out(lambda g, y: g * (1 - y * y)))
 _unary("asinh", jnp.arcsinh)
-_unary("acosh", jnp.arccosh)
+_unary("acosh", jnp.arccosh,  # PyTorch: complex rsqrt(x + 1) * rsqrt(x - 1) (its branch), real rsqrt(x * x - 1)
+       lambda g, x, out: g * (jnp.conj(jax.lax.rsqrt(x + 1) * jax.lax.rsqrt(x - 1)) if jnp.iscomplexobj(x)
+                              else jax.lax.rsqrt(x * x - 1)))
 _unary("atanh", jnp.arctanh)
 _unary("sigmoid", jax.nn.sigmoid, _vjp_out(lambda g, y: g * y * (1 - y)))
 _unary("erf", jss.erf)
 _unary("erfc", jss.erfc)
 _unary("erfinv", jss.erfinv)
-_unary("lgamma", jss.gammaln)
-_unary("digamma", lambda x: _digamma(x))
+_unary("lgamma", jss.gammaln, lambda g, x, out: g * _digamma(x))  # PyTorch's digamma poles: -inf at +0
+_unary("digamma", lambda x: _digamma(x), lambda g, x, out: g * jss.polygamma(1, x))  # +-0: trigamma's inf
 _unary("i0", jss.i0)
 _unary("sinc", jnp.sinc)
 _unary("reciprocal", lambda x: 1 / x, _vjp_out(lambda g, y: -g * (y * y)))  # PyTorch: -grad * (result * result)
-_unary("deg2rad", jnp.deg2rad, linear=True)
-_unary("rad2deg", jnp.rad2deg, linear=True)
+_unary("deg2rad", jnp.deg2rad, linear=True, complex_error="deg2rad is not supported for complex tensors.")
+_unary("rad2deg", jnp.rad2deg, linear=True, complex_error="rad2deg is not supported for complex tensors.")
 _unary("angle", _angle_fwd)
 _unary("relu", lambda x: jnp.maximum(x, jnp.zeros((), x.dtype)),
        _vjp_out(lambda g, y: jnp.where(y > 0, g, jnp.zeros((), g.dtype))), promote=None,
@@ -150,7 +157,15 @@ def resolve_conj(input):
     return input
 
 
-for _fn in (conj, is_conj, resolve_conj):
+def is_neg(input):
+    return False  # negations are computed, never a lazy view
+
+
+def resolve_neg(input):
+    return input
+
+
+for _fn in (conj, is_conj, resolve_conj, is_neg, resolve_neg):
     _public(_fn.__name__, _fn)
 _SIGN = defop("sign", _sign_fwd, vjp=_ZERO_GRAD)
 

@@ -70,6 +70,8 @@ _HARDTANH = defop("hardtanh", _hardtanh_fwd, vjp=_hardtanh_vjp, grad_name="Hardt
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if isinstance(input, Tensor) and input.dtype is _dtype.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     return _result(input, lambda: apply(_HARDTANH, (input,), lo=min_val, hi=max_val), inplace)
 
 
@@ -327,6 +329,9 @@ def softsign(input):
 
 
 def tanhshrink(input):
+    if isinstance(input, Tensor) and input.dtype is _dtype.bool:  # PyTorch computes input - tanh(input)
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
     return apply(_TANHSHRINK, (input,))
 
 
@@ -338,12 +343,27 @@ def tanh(input):
     return _unary.tanh(input)
 
 
+def _opmath(f):
+    """``f`` evaluated in float32 for float16/bfloat16 inputs and rounded once, as PyTorch's CPU kernels do."""
+    def wrapped(x, *args, **kw):
+        if x.dtype not in (jnp.float16, jnp.bfloat16):
+            return f(x, *args, **kw)
+        return f(x.astype(jnp.float32), *(a.astype(jnp.float32) for a in args), **kw).astype(x.dtype)
+    return wrapped
+
+
+@_opmath
 def _softplus_fwd(x, *, beta, threshold):
     xb = x * beta
     return jnp.where(xb > threshold, x, jnp.log1p(jnp.exp(xb)) / beta)
 
 
 def _softplus_vjp(g, x, out, beta, threshold):
+    return _softplus_grad(x, g, beta=beta, threshold=threshold)
+
+
+@_opmath
+def _softplus_grad(x, g, *, beta, threshold):
     z = jnp.exp(jnp.minimum(x * beta, threshold))
     return jnp.where(x * beta > threshold, g, g * z / (z + 1))
 

@@ -25,6 +25,8 @@ __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdis
 def _p_norm(d, p, axis=-1, keepdims=False):
     """The p-norm of differences along ``axis`` (PyTorch's dist kernels: p = 0 counts non-zeros)."""
     a = jnp.abs(d)
+    if jnp.iscomplexobj(d):  # a complex difference has a real norm: work on its magnitudes
+        d = a
     if p == 0:
         return jnp.sum((a != 0).astype(d.dtype), axis=axis, keepdims=keepdims)
     if p == 1:
@@ -93,8 +95,9 @@ def _cos_fwd(x1, x2, *, axis, eps):
     n1 = _norm2(x1, axis)
     n2 = _norm2(x2, axis)
     # PyTorch clamps the norms in place under no_grad: the clamp is invisible to autograd
-    n1 = n1 + jax.lax.stop_gradient(jnp.maximum(n1, eps) - n1)
-    n2 = n2 + jax.lax.stop_gradient(jnp.maximum(n2, eps) - n2)
+    # (selected only below eps: an infinite norm stays infinite and its vector's terms become 0, as in PyTorch)
+    n1 = jnp.where(n1 < eps, n1 + jax.lax.stop_gradient(eps - n1), n1)
+    n2 = jnp.where(n2 < eps, n2 + jax.lax.stop_gradient(eps - n2), n2)
     return jnp.sum((x1 / n1) * (x2 / n2), axis=axis)
 
 

@@ -68,6 +68,8 @@ def _regression_fwd(x, y, w, *, kind, reduction, beta):
             l = jnp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
         else:  # huber
             l = jnp.where(z < beta, 0.5 * z * z, beta * (z - 0.5 * beta))
+    if reduction == "sum" and jnp.issubdtype(l.dtype, jnp.integer):  # PyTorch sums integers as int64
+        l = l.astype(jnp.int64)
     return _weighted_mean(l, w, reduction, by_weight=kind in ("mse", "l1"))
 
 
@@ -91,8 +93,11 @@ def _regression(kind, input, target, reduction, weight, beta=0.0):
                                f"complex dtype. Got: {_dtype.scalar_type_name(dt)}")
         if kind != "l1":
             raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
-    return apply(_REGRESSION[kind, weight is not None], (input, target, weight), kind=kind, reduction=reduction,
-                 beta=float(beta))
+    out = apply(_REGRESSION[kind, weight is not None], (input, target, weight), kind=kind, reduction=reduction,
+                beta=float(beta))
+    if kind == "huber" and out.dtype != input.dtype:  # PyTorch's huber_loss writes into a tensor like the input
+        out = out.to(input.dtype)
+    return out
 
 
 def _weighted_reduction(size_average, reduce_, reduction, weight):

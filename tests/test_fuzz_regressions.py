@@ -1,0 +1,398 @@
+"""Regressions found by a differential fuzzer (random small op sequences run with PyTorch and torchish): each test
+is the minimised program of one mismatch class — casts of out-of-range floats to integers, integer powers with
+large exponents, gradients of writes with repeated indices, scans' accumulate type, errors PyTorch raises for
+complex / bool / integer-result cases, and edge values (NaN, +-0, overflowing norms) of sign, lgamma/digamma
+gradients, cosine_similarity and nextafter."""
+import warnings
+
+import numpy as np
+import pytest
+
+import torchish
+from oracle import arr, assert_same, check, check_raises, needs_torch, run_both, to_numpy, torch
+
+warnings.filterwarnings("ignore", category=UserWarning)
+
+SPECIALS = np.array([np.inf, -np.inf, np.nan, 1e10, -1e10, 300.7, -200.2, 70000.5, -3.5], np.float32)
+
+
+def _bits_equal(ref, got):
+    a, b = to_numpy(ref), to_numpy(got)
+    assert str(got.dtype) == str(ref.dtype) and a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+    if a.dtype.kind == "f":
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# casts
+
+
+@needs_torch
+@pytest.mark.parametrize("src", ["float32", "float64", "float16"])
+def test_float_to_int_casts_follow_pytorch_cpu(src):
+    """NaN / inf / out-of-range floats become the int64 or int32 minimum, narrower types keep the low bits."""
+    def fn(T):
+        x = T.tensor(SPECIALS.astype(np.float64).tolist(), dtype=getattr(T, src))
+        return [x.to(getattr(T, d)) for d in ("int64", "int32", "int16", "int8", "uint8")]
+    for r, g in zip(*run_both(fn)):
+        _bits_equal(r, g)
+
+
+@needs_torch
+def test_float_to_int_writes_cast_like_to():
+    def fn(T):
+        a = T.zeros(3, dtype=T.int32)
+        a.copy_(T.tensor([float("inf"), 1e10, 300.0]))
+        b = T.zeros(3, dtype=T.int8)
+        b[:2] = T.tensor([float("nan"), 300.0])
+        c = T.tensor([2.0**32 + 5, -3.5], dtype=T.float64).to(T.uint8)
+        return [a, b, c]
+    for r, g in zip(*run_both(fn)):
+        _bits_equal(r, g)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# arithmetic
+
+
+@needs_torch
+def test_integer_pow_wraps_over_every_exponent_bit():
+    def fn(T):
+        x = T.tensor([-3, 2, 0, -1, 7])
+        return [x ** 256, x ** T.tensor([256, 70, 3, 65, 64]), T.tensor([3], dtype=T.int32) ** 40,
+                T.tensor([3, 5], dtype=T.uint8) ** T.tensor([200, 3], dtype=T.uint8), 3 ** T.tensor([64, 0])]
+    for r, g in zip(*run_both(fn)):
+        _bits_equal(r, g)
+
+
+@needs_torch
+def test_sign_of_nan_and_negative_zero_is_positive_zero():
+    def fn(T):
+        x = T.tensor([float("nan"), -0.0, 0.0, 2.0, -3.0])
+        return [T.sign(x), T.sgn(x), T.sign(x.double()), T.sign(x.half())]
+    for r, g in zip(*run_both(fn)):
+        _bits_equal(r, g)
+
+
+@needs_torch
+def test_scans_accumulate_in_the_wider_type():
+    """cumsum/cumprod of float32 carry the running value in float64 (bit-equal outputs)."""
+    x = arr(64, seed=3, lo=-3, hi=3)
+    for name in ("cumsum", "cumprod"):
+        r, g = run_both(lambda T: getattr(T, name)(T.tensor(x[:24] if name == "cumprod" else x), 0))
+        _bits_equal(r, g)
+    r, g = run_both(lambda T: T.cumsum(T.tensor(x).to(T.bfloat16), 0))
+    _bits_equal(r, g)
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["maximum", "minimum", "fmax", "fmin"])
+def test_maximum_family_rejects_complex(op):
+    check_raises(lambda T: getattr(T, op)(T.tensor([1 + 1j]), T.tensor([1.0])))
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["atan2", "copysign", "xlogy", "fmod", "hypot", "nextafter"])
+def test_real_only_binary_ops_reject_complex(op):
+    check_raises(lambda T: getattr(T, op)(T.tensor([1 + 1j]), T.tensor([1 + 0j])))
+
+
+@needs_torch
+def test_clamp_bool_with_one_tensor_bound():
+    def fn(T):
+        b, t = T.tensor([False, True]), T.tensor([True, False])
+        return [T.clamp(b, min=t), T.clamp(b, max=t), T.clamp_min(b, t), b.clone().clamp_(min=t)]
+    assert_same(*run_both(fn))
+    check_raises(lambda T: T.clamp(T.tensor([False]), min=T.tensor([True]), max=T.tensor([True])))
+    check_raises(lambda T: T.clamp(T.tensor([False]), max=True))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# gradients
+
+
+def _dup_write(kind):
+    def fn(T, x, v):
+        idx = T.tensor([0, 0])
+        if kind == "setitem":
+            y = x * 1
+            y[idx] = v
+            return y
+        if kind == "scatter":
+            return x.scatter(0, idx, v)
+        if kind == "index_copy":
+            return x.index_copy(0, idx, v)
+        return x.put(idx, v)
+    return fn
+
+
+@pytest.mark.parametrize("kind", ["setitem", "scatter", "index_copy", "put"])
+def test_write_with_repeated_index_gives_every_source_the_gradient(kind):
+    check(_dup_write(kind), [arr(3), arr(2, seed=1)])
+
+
+def test_setitem_broadcast_value_with_repeated_index():
+    def fn(T, x, v):
+        y = x * 1
+        y[T.tensor([1, 1, 0])] = v
+        return y
+    check(fn, [arr(3, 2), arr(2, seed=4)])
+
+
+def test_lgamma_digamma_gradients_at_zero():
+    z = np.array([0.0, -0.0, -2.5, 1.5], np.float32)
+    check(lambda T, x: T.lgamma(x), [z])
+    check(lambda T, x: T.digamma(x), [z])
+
+
+def test_nextafter_gradient_is_zero_where_equal():
+    check(lambda T, x, y: T.nextafter(x, y), [np.array([1.0, 2.0], np.float32), np.array([1.0, 5.0], np.float32)])
+
+
+def test_cosine_similarity_with_overflowing_norm():
+    x = np.array([[1e30, 2.0], [0.5, 0.25], [0.0, 0.0]], np.float32)
+    check(lambda T, a: T.nn.functional.cosine_similarity(a, a + 1, dim=-1), [x])
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["mul_", "div_", "pow_"])
+def test_inplace_with_itself_as_other_is_stale_in_backward(op):
+    def fn(T):
+        x = T.tensor([1.5, 2.0], requires_grad=True)
+        y = x * 1
+        getattr(y, op)(y)
+        y.sum().backward()
+    check_raises(fn)
+
+
+@needs_torch
+def test_inplace_with_itself_and_no_saved_other_still_differentiates():
+    def fn(T):
+        x = T.tensor([1.5, 2.0], requires_grad=True)
+        y = x * 1
+        y.add_(y)
+        y.exp_()
+        y.sum().backward()
+        return x.grad
+    assert_same(*run_both(fn))
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [lambda T, x: T.sum(x, dtype=T.int32), lambda T, x: T.cumsum(x, 0, dtype=T.int64),
+                                  lambda T, x: T.prod(x, dtype=T.int64)])
+def test_integer_result_dtype_of_a_grad_input_raises(call):
+    check_raises(lambda T: call(T, T.tensor([1.5, 2.0], requires_grad=True)))
+    r, g = run_both(lambda T: call(T, T.tensor([1.5, 2.0], requires_grad=True).detach()))
+    assert_same(r, g)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# nn.functional
+
+
+@needs_torch
+def test_pairwise_distance_of_complex_is_real():
+    def fn(T):
+        a, b = T.tensor([1 + 2j, 3 - 1j]), T.tensor([0.5, 1.0])
+        return [T.nn.functional.pairwise_distance(a, b, p=p) for p in (2.0, 1.0, float("inf"), 0.0)]
+    assert_same(*run_both(fn))
+
+
+@needs_torch
+def test_hardtanh_rejects_bool():
+    check_raises(lambda T: T.nn.functional.relu6(T.tensor([True])))
+    check_raises(lambda T: T.nn.functional.hardtanh(T.tensor([True])))
+
+
+@needs_torch
+def test_integer_l1_loss_sums_to_int64_and_huber_keeps_input_dtype():
+    def fn(T):
+        u = T.tensor([2, 5], dtype=T.uint8)
+        a, b = T.tensor([1.0, 2.0]), T.tensor([1.5, 0.0], dtype=T.float64)
+        F = T.nn.functional
+        return [F.l1_loss(u, u + 1, reduction="sum"), F.huber_loss(a, b), F.huber_loss(b, a, reduction="none")]
+    assert_same(*run_both(fn))
+
+
+@needs_torch
+def test_resolve_neg():
+    x = torchish.tensor([1.0, -2.0])
+    assert x.resolve_neg() is x and not x.is_neg() and torchish.resolve_neg(x) is x
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# reductions, sorting and scans on complex inputs; indexed writes of a tensor into itself
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda T, c: T.nansum(c), lambda T, c: T.nanmean(c), lambda T, c: T.topk(c, 1), lambda T, c: T.argmax(c),
+    lambda T, c: T.argmin(c, 0), lambda T, c: T.kthvalue(c, 1), lambda T, c: T.cummax(c, 0), lambda T, c: T.amax(c),
+    lambda T, c: T.max(c), lambda T, c: T.min(c, 0), lambda T, c: T.aminmax(c)])
+def test_complex_reductions_raise(call):
+    check_raises(lambda T: call(T, T.tensor([1 + 1j, 2j])))
+
+
+def test_logcumsumexp_gradient_with_infinities():
+    x = np.array([[np.inf, 1.0, -2.0], [0.5, -np.inf, 3.0]], np.float32)
+    check(lambda T, a: T.logcumsumexp(a, 1), [x])
+    check(lambda T, a: T.logcumsumexp(a, 0), [arr(3, 2, seed=5)])
+
+
+@needs_torch
+@pytest.mark.parametrize("write", [
+    lambda T, v: v.scatter_add_(0, T.zeros_like(v, dtype=T.long), v),
+    lambda T, v: v.scatter_(0, T.zeros_like(v, dtype=T.long), v),
+    lambda T, v: v.index_add_(0, T.tensor([0]), v),
+    lambda T, v: v.index_copy_(0, T.tensor([0]), v),
+    lambda T, v: v.index_put_((T.tensor([0]),), v)])
+def test_indexed_write_of_a_tensor_into_itself_raises(write):
+    check_raises(lambda T: write(T, T.tensor([[1.0, 2.0]])))
+
+
+@needs_torch
+def test_elementwise_write_of_a_tensor_into_itself_is_allowed():
+    def fn(T):
+        v = T.tensor([[1.0, 2.0]])
+        v.add_(v)
+        v.copy_(v)
+        v.index_fill_(0, T.tensor([0]), 3.0)
+        return v
+    assert_same(*run_both(fn))
+
+
+def test_polar_gradient_follows_pytorch_for_negative_abs():
+    check(lambda T, r, t: T.polar(r, t), [np.array([1.5, -2.953, 0.0], np.float32), arr(3, seed=6)])
+
+
+@needs_torch
+@pytest.mark.parametrize("dts", [("float32", "float64"), ("int64", "int64"), ("bfloat16", "bfloat16"),
+                                 ("float32", "int64")])
+@pytest.mark.parametrize("op", ["complex", "polar"])
+def test_complex_and_polar_check_their_operands(op, dts):
+    check_raises(lambda T: getattr(T, op)(T.ones(1, dtype=getattr(T, dts[0])), T.ones(1, dtype=getattr(T, dts[1]))))
+
+
+def test_abs_and_norm_gradients_at_nan_are_zero():
+    x = np.array([[0.822, np.nan, -0.0, -1.5]], np.float64)
+    check(lambda T, a: T.abs(a), [x])
+    check(lambda T, a: T.linalg.vector_norm(a, 1), [x])
+    check(lambda T, a: T.linalg.vector_norm(a, float("inf"), dim=-1), [x])
+
+
+@needs_torch
+def test_empty_bool_matmul_returns_before_the_dtype_check():
+    def fn(T):
+        b = T.zeros
+        return [b(1, 0, dtype=T.bool) @ b(0, 1, dtype=T.bool), b(0, 2, dtype=T.bool) @ b(2, 1, dtype=T.bool),
+                T.bmm(b(2, 1, 0, dtype=T.bool), b(2, 0, 1, dtype=T.bool))]
+    assert_same(*run_both(fn))
+    check_raises(lambda T: T.zeros(2, 2, dtype=T.bool) @ T.zeros(2, 1, dtype=T.bool))
+    check_raises(lambda T: T.zeros(0, dtype=T.bool) @ T.zeros(0, dtype=T.bool))
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda T: T.roll(T.tensor(2.0), 1, 0), lambda T: T.nn.functional.tanhshrink(T.tensor([True])),
+    lambda T: T.equal(T.ones(1), 1.0), lambda T: T.dist(T.ones(1), 1), lambda T: T.complex(1.0, T.ones(1))])
+def test_argument_errors(call):
+    check_raises(call)
+
+
+@needs_torch
+def test_integer_dtype_reductions_cast_nan_like_to():
+    def fn(T):
+        x = T.tensor([[float("nan"), 1.5], [1e10, -2.5]])
+        return [T.sum(x, dtype=T.int32), T.prod(x[:, :1], 0, dtype=T.int64), T.sum(x, 1, dtype=T.int64),
+                T.cumsum(x.half(), 1, dtype=T.int32), T.median(T.zeros(0, dtype=T.int32))]
+    for r, g in zip(*run_both(fn)):
+        _bits_equal(r, g)
+
+
+def test_acosh_gradient_branches():
+    check(lambda T, x: T.acosh(x), [np.array([1.5, 3.0, -2.0], np.float32)])
+    check(lambda T, x: T.acosh(x), [np.array([1.57 - 0.646j, -0.488 - 1.032j, -1.851 + 1.302j], np.complex64)])
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["uint8", "int8", "int32", "int64"])
+@pytest.mark.parametrize("value", [2**31, -256, 1e20, 70000.0, float("nan"), -1, 127.9, -1.5, 1 - 2j])
+def test_scalar_writes_into_integers_check_overflow(dt, value):
+    def write(T, how):
+        x = T.zeros(2, dtype=getattr(T, dt))
+        if how == 0:
+            x[0] = value
+        elif how == 1:
+            x.fill_(value)
+        else:
+            x.masked_fill_(x == 0, value)
+        return x
+    for how in range(3):
+        try:
+            ref = write(torch, how)
+        except RuntimeError:
+            check_raises(write, how)
+            continue
+        assert_same(ref, write(torchish, how))
+
+
+@needs_torch
+def test_roll_of_an_empty_tensor_ignores_dims():
+    assert_same(*run_both(lambda T: T.roll(T.zeros(0), 1, 2)))
+
+
+def test_std_var_accumulate_in_double():
+    x = np.array([[-2.404, -1.833], [-0.604, -0.488], [1e30, 2.681], [2.597, -1.714]], np.float32)
+    check(lambda T, a: T.std(a, 0), [x])
+    check(lambda T, a: T.var(a.to(T.bfloat16), 1), [arr(2, 3, seed=7)])
+
+
+@needs_torch
+def test_bool_divided_by_zero_is_nan_and_integer_modes_broadcast():
+    def fn(T):
+        b = T.tensor([False, True])
+        return [b / 0.0, b / -0.0, T.div(b, -0.0, rounding_mode="floor"), b / b,
+                T.div(T.tensor([1, 2], dtype=T.uint8), T.tensor([[1, 2]]), rounding_mode="trunc"),
+                T.div(T.tensor([7, -7], dtype=T.int8), T.tensor(2), rounding_mode="floor")]
+    assert_same(*run_both(fn))
+
+
+@needs_torch
+def test_einsum_ellipsis_broadcasts_one_to_zero():
+    def fn(T):
+        return [T.einsum("...i,...i->...", T.ones(0, 2), T.ones(0, 2)), T.einsum("...i,...i->...", T.ones(1, 2),
+                                                                              T.ones(0, 2))]
+    assert_same(*run_both(fn))
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [lambda T, x: T.sort(x, 0, stable=True), lambda T, x: x.sort(0, False, True),
+                                  lambda T, x: T.argsort(x, -1, stable=True)])
+def test_sort_stable_is_keyword_only_with_keyword_dims(call):
+    check_raises(lambda T: call(T, T.tensor([3.0, 1.0, 2.0])))
+    assert_same(*run_both(lambda T: [T.sort(T.tensor([3.0, 1.0]), dim=0, stable=True)[1],
+                                     T.argsort(T.tensor([3.0, 1.0]), 0, True), T.tensor([1.0, 2.0]).sort(-1, True)[0]]))
+
+
+def test_complex_and_polar_broadcast():
+    check(lambda T, a, b: [T.complex(a, b), T.polar(a, b)], [arr(1, 2), arr(2, 1, seed=8)])
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["deg2rad", "rad2deg"])
+def test_angle_conversions_reject_complex(op):
+    check_raises(lambda T: getattr(T, op)(T.zeros(2, 0, dtype=T.complex64)))
+
+
+@needs_torch
+def test_logical_not_inplace_leaves_autograd_alone():
+    def fn(T):
+        x = T.tensor([-1.5, 0.0], requires_grad=True)
+        y = x.clone()
+        y.logical_not_()
+        (y * T.tensor([2.0, 3.0])).sum().backward()
+        leaf = T.tensor([-1.5, 0.0], requires_grad=True)
+        leaf.logical_not_()
+        return [y, x.grad, leaf]
+    assert_same(*run_both(fn))

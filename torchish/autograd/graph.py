@@ -25,6 +25,11 @@ class VersionCounter:
     value = 0
 
 
+# Bumped whenever a hook is registered or removed and whenever a module's attributes, children, parameters or
+# buffers change: torchish.compile re-checks the structure and settings its programs were traced for only then.
+STRUCT_EPOCH = [0]
+
+
 class RemovableHandle:
     """Returned by every ``register_*hook``; ``remove()`` takes the hook out again (also usable as a context)."""
 
@@ -33,8 +38,10 @@ class RemovableHandle:
     def __init__(self, *hooks_dicts):
         self.id = next(RemovableHandle._next_id)
         self._dicts = hooks_dicts
+        STRUCT_EPOCH[0] += 1
 
     def remove(self):
+        STRUCT_EPOCH[0] += 1
         for d in self._dicts:
             d.pop(self.id, None)
 

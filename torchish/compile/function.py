@@ -30,15 +30,17 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype, _precision
-from .._tensor import Tensor, set_values
+from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
+from ..autograd.graph import STRUCT_EPOCH
 from ..ops import lazy, tracing
 from ..amp import _state as _autocast
 from .backward import _link_outputs
 from .errors import GraphBreakError, _DeviceChanged
 from .recorder import Recorder
-from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe, _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _flags)
+from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe, _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _flags, _write_back)
 from .side_effects import _leaked, _replayable, _store, _with_leaks
+from . import pystate
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
                     jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
@@ -62,7 +64,9 @@ def _user_frame(tb):
 
 def _leaf_key(x):
     if isinstance(x, Tensor):
-        return ("T", x._v.shape, x._v.dtype, x._rg)
+        if x._rg:  # (whether an argument's .grad exists: a backward inside accumulates into it)
+            return ("T", x._v.shape, x._v.dtype, True, x._grad is None)
+        return ("T", x._v.shape, x._v.dtype, False)
     if isinstance(x, (int, float, bool, str, bytes, type(None), complex)):
         return ("V", type(x), x)
     if isinstance(x, (jax.Array,)):
@@ -113,10 +117,17 @@ class _Entry:
         self.written_out = None     # program output of each written tensor when outputs are shared
         self.variants = []          # programs traced before for other guards (train/eval, .grad None or not)
         self.grad_links = []        # (i, j): state[j] is the .grad of state[i] (the program's `.grad` slot)
+        self.link_of = {}           # i -> j of grad_links
+        self.written_links = False  # whether a .grad slot of grad_links is also written state
+        self.other_grads = False    # whether the program sets a .grad to None or to other state (not only new ones)
         self.mode_writes = []       # (module, training): the train/eval switches the function makes
         self.side_effects = None    # tensors the traced call stored away (its program also returns their values)
         self.replay = None          # (dict, key) where each stored tensor goes again after every call
         self.scalar_override = None  # the traced call's hyper-parameters when the function changes them
+        self.py_guard = None        # the plain Python values the program was traced with (pystate.Guard)
+        self.optimizers = []        # the optimizers the function steps
+        self.struct = None          # (function, value, epoch checked): modules' children and hooks, param groups
+        self.py_changed = False     # whether the traced call changed one of them itself (a Python side effect)
 
     def stash(self):
         """Keep the current program as a variant (its guards no longer hold, but may again: a module switched
@@ -189,7 +200,7 @@ class CompiledFunction:
                 entry.eager = True
                 self.stats["eager_calls"] += 1
                 return self.fn(*args, **kwargs)
-        if entry.side_effects is not None and entry.replay is None:
+        if entry.py_changed or entry.side_effects is not None and entry.replay is None:
             return self._run_side_effects(entry, leaves)
         try:
             return self._run(entry, leaves)
@@ -221,6 +232,7 @@ class CompiledFunction:
         entry.state = sorted(cand.values(), key=lambda t: t._sn)
         entry.scalars = list(rec.scalars.values())
         entry.modules = list(rec.modules.values())
+        entry.optimizers = list(rec.optimizers.values())
         self.stats["eager_calls"] += 1
         return out
 
@@ -250,7 +262,14 @@ class CompiledFunction:
     def _guards_hold(self, entry):
         """Whether the compiled program still fits the state. The values the last run left (or the trace saw) are
         compared by identity first: the same array objects cannot have changed shape or dtype, so only a value
-        replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison."""
+        replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison. The plain
+        Python values the trace read (``self.scale``, a global) must still be the ones it was traced with."""
+        if entry.py_guard is not None and not entry.py_guard():
+            return False
+        if entry.struct is not None and entry.struct[2] != STRUCT_EPOCH[0]:  # something was (re)registered
+            if entry.struct[0]() != entry.struct[1]:
+                return False
+            entry.struct = entry.struct[:2] + (STRUCT_EPOCH[0],)
         if entry.grad_links:
             self._rebind_grads(entry)
         vals = list(map(_VALUE, entry.state))
@@ -274,15 +293,18 @@ class CompiledFunction:
         hook, ``cache["h"] = h``): the trace ran those Python side effects once, with traced values; this call runs
         the program and gives the stored tensors their values. A program cannot repeat Python side effects, so the
         later calls with these inputs run eagerly (a graph break)."""
-        stored, hyper = entry.side_effects, entry.scalar_override is not None
+        stored, hyper, python = entry.side_effects, entry.scalar_override is not None, entry.py_changed
         out = self._run(entry, leaves)
         entry.eager, entry.executable, entry.lowered, entry.side_effects = True, None, None, None
-        entry.scalar_override, entry.variants = None, []
+        entry.scalar_override, entry.variants, entry.py_changed = None, [], False
         name = getattr(self.fn, "__name__", "the function")
         what = []
         if stored:
             what.append(f"stores {len(stored)} tensor(s) it computes outside itself (appends them to a list, puts "
                         "them in a dict or an attribute, in the function or in one of its hooks)")
+        if python:
+            what.append("changes plain Python state (an attribute such as `self.calls += 1`, a global or closure "
+                        "variable, a list it appends to)")
         if hyper:
             what.append("changes a hyper-parameter it reads (an lr_scheduler stepped inside it, a learning rate set "
                         "in it)")
@@ -301,15 +323,17 @@ class CompiledFunction:
     def _trace(self, entry, args, kwargs, leaves, tree):
         t0 = time.perf_counter()
         modes = [(m, m.training) for m in entry.modules]  # the flags the program is traced (and guarded) for
+        py = pystate.PyState(self.fn, leaves)  # every trace of this call starts from the same Python values
         for attempt in range(6):
             self.stats["traces"] += 1
             for m, flag in modes:  # (a function may switch modes itself: model.train() at its start)
                 m.training = flag
-            missing = self._trace_once(entry, leaves, tree)
+            missing = self._trace_once(entry, leaves, tree, py)
             if not missing:
                 break
             entry.state = sorted({id(t): t for t in entry.state + missing[0]}.values(), key=lambda t: t._sn)
-            entry.scalars = entry.scalars + [s for s in missing[1] if s not in entry.scalars]
+            known = {(id(c), k) for c, k in entry.scalars}  # (by identity: a group dict holds tensors)
+            entry.scalars = entry.scalars + [s for s in missing[1] if (id(s[0]), s[1]) not in known]
             entry.modules = entry.modules + [m for m in missing[2] if m not in entry.modules]
         else:
             raise RuntimeError("torchish.compile: the set of state tensors did not settle after 6 traces")
@@ -318,10 +342,17 @@ class CompiledFunction:
         for m, flag in modes:
             m.training = flag
         entry.guard = self._guard_key(entry)
+        entry.py_guard, entry.py_changed = py.guard()
         for m, flag in entry.mode_writes:
             m.training = flag
         index = {id(t): j for j, t in enumerate(entry.state)}
         entry.grad_links = [(i, index[id(t._grad)]) for i, t in enumerate(entry.state) if id(t._grad) in index]
+        entry.link_of = dict(entry.grad_links)
+        entry.written_links = bool(set(entry.link_of.values()) & set(entry.info["written"]))
+        entry.other_grads = any(kind != "new" for i, kind in entry.info["grad_spec"])
+        grad_slots = set(entry.link_of.values())
+        entry.struct = pystate.structure(entry.modules, [t for j, t in enumerate(entry.state) if j not in grad_slots],
+                                         entry.optimizers) + (STRUCT_EPOCH[0],)
         entry.seen = list(map(_VALUE, entry.state))
         entry.written_tensors = [entry.state[i] for i in entry.info["written"]]
         entry.grads_of_args = any(i >= len(entry.state) for i, _ in entry.info["grad_spec"])
@@ -329,7 +360,7 @@ class CompiledFunction:
         entry.compile_time += dt
         self.stats["compile_seconds"] += dt
 
-    def _trace_once(self, entry, leaves, tree):
+    def _trace_once(self, entry, leaves, tree, py):
         state = entry.state
         info = {}
         fn = self.fn
@@ -353,7 +384,7 @@ class CompiledFunction:
             start = next(_SERIAL)
             rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)), scalar_start)
             try:
-                with rec, tracing.tracing_scope():
+                with rec, tracing.tracing_scope(), py:
                     out = fn(*a, **kw)
                 out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
                 missing = [t for t in rec.missing.values()]
@@ -364,6 +395,8 @@ class CompiledFunction:
                         missing.append(t)
                 for m in rec.modules.values():
                     modules_seen[id(m)] = m
+                entry.optimizers = entry.optimizers + [o for o in rec.optimizers.values()
+                                                       if all(o is not e for e in entry.optimizers)]
                 out_vals, out_spec = [], []
                 for x in out_leaves:
                     if isinstance(x, Tensor):
@@ -389,6 +422,12 @@ class CompiledFunction:
                         grad_spec.append((i, "new"))
                         grads.append(g._d)
                 arg_written = [k for k, tt in enumerate(arg_tensors) if tt._d is not arg_vals[k]]
+                for k, tt in enumerate(arg_tensors):
+                    if tt._grad is not None and leaves[arg_pos[k]]._grad is not None:
+                        raise GraphBreakError(
+                            f"torchish.compile: {getattr(fn, '__name__', 'the function')} accumulates gradients into "
+                            "the .grad of an argument that already has one; the program does not take argument "
+                            "gradients as inputs. Set the argument's .grad to None before the call to compile it.")
                 info.update(out_tree=out_tree, out_spec=out_spec, written=written, grad_spec=grad_spec,
                             arg_written=arg_written, missing=missing, missing_scalars=list(rec.missing_scalars.values()),
                             backward_ran=rec.backward_ran, recorder=rec)
@@ -534,7 +573,7 @@ class CompiledFunction:
         state = entry.state
         if entry.written_out is not None:
             written = [written[j] for j in entry.written_out]
-        set_values(entry.written_tensors, written)
+        _write_back(entry.written_tensors, written)
         for m, flag in entry.mode_writes:
             m.training = flag
         arg_tensors = [leaves[i] for i in entry.arg_pos]
@@ -542,13 +581,24 @@ class CompiledFunction:
             arg_tensors[k]._set_value(v)
         targets = state + arg_tensors if entry.grads_of_args else state
         it = iter(grads)
+        links = entry.link_of
+        moved = None
         for i, kind in info["grad_spec"]:
             if kind == "new":
-                targets[i]._grad = _make(next(it))
+                g = targets[i]._grad = _make(next(it))
+                j = links.get(i)
+                if j is not None:  # the new .grad takes its predecessor's place in the state now, so the next
+                    if moved is None:  # call's guard still vouches for every value by identity
+                        moved = list(state)
+                    moved[j] = g
             else:
                 targets[i]._grad = None if kind == "none" else state[kind[1]]
-        if entry.grad_links:  # the new .grad tensors take their predecessors' places in the state now, so the next
-            self._rebind_grads(entry)  # call's guard still vouches for every value by identity
+        if moved is not None:
+            entry.state = moved
+            if entry.written_links:
+                entry.written_tensors = [moved[i] for i in info["written"]]
+        if entry.grad_links and entry.other_grads:
+            self._rebind_grads(entry)
         entry.seen = list(map(_VALUE, entry.state))
         out = []
         vit = iter(out_vals)

@@ -37,6 +37,7 @@ class Recorder:
         self.scalar_start = scalar_start or {}  # trace mode: the hyper-parameters' values when the trace began
         self.scalars_written = False           # trace mode: the function changed a hyper-parameter it reads
         self.modules = {}      # id -> Module called during the run
+        self.optimizers = {}   # id -> Optimizer stepped during the run (its param groups are guarded)
         self.backward_ran = False
         self.prev = None
 
@@ -139,6 +140,14 @@ def note_module(module):
     rec = STATE.recorder
     if rec is not None:
         rec.module(module)
+
+
+def note_optimizer(opt):
+    """Called by ``Optimizer`` when it reads a group's hyper-parameters: the compiled function guards on the
+    optimizer's param groups (``add_param_group`` between calls)."""
+    rec = STATE.recorder
+    if rec is not None:
+        rec.optimizers[id(opt)] = opt
 
 
 def note_backward():

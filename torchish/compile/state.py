@@ -170,5 +170,16 @@ def _flags(entry):
             tuple(map(_TRAINING, entry.modules)))
 
 
+def _write_back(tensors, values):
+    """``_tensor.set_values`` for a compiled call's outputs: no recorder is active and no value is lazy there,
+    so only the value, the version counter and live views change."""
+    from .._tensor import _refresh_views
+    for t, v in zip(tensors, values):
+        t._v = v
+        t._vc.value += 1
+        if t._views is not None:
+            _refresh_views(t._views)
+
+
 def _is_key(t):
     return getattr(t, "_is_rng_key", False)

@@ -10,6 +10,7 @@ import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
+from ..autograd.graph import STRUCT_EPOCH
 from .module import Module, _addindent
 
 
@@ -132,6 +133,7 @@ class Sequential(Module):
         for i in range(n, index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
+        STRUCT_EPOCH[0] += 1
         return self
 
     def extend(self, sequential):
@@ -210,6 +212,7 @@ class ModuleList(Module):
         for i in range(len(self._modules), index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
+        STRUCT_EPOCH[0] += 1
 
     def append(self, module):
         self.add_module(str(len(self)), module)
@@ -255,6 +258,7 @@ class ModuleDict(Module):
 
     def __delitem__(self, key):
         del self._modules[key]
+        STRUCT_EPOCH[0] += 1
 
     def __len__(self):
         return len(self._modules)
@@ -267,6 +271,7 @@ class ModuleDict(Module):
 
     def clear(self):
         self._modules.clear()
+        STRUCT_EPOCH[0] += 1
 
     def pop(self, key):
         v = self[key]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from .._tensor import Tensor
+from ..autograd.graph import STRUCT_EPOCH
 from ._hooks import GLOBAL
 from ._module_call import CallMixin
 from ._module_convert import ConvertMixin
@@ -38,6 +39,12 @@ def _addindent(s, num_spaces):
         return s
     first = lines.pop(0)
     return first + "\n" + "\n".join(" " * num_spaces + line for line in lines)
+
+
+# bumped when an attribute, child, parameter or buffer of any module is set or deleted (and by hook handles):
+# torchish.compile re-checks the module settings (``eps``, ``p``, a user's ``self.scale``) and structure its
+# programs were traced with only after a change
+ATTR_EPOCH = STRUCT_EPOCH
 
 
 class Module(CallMixin, StateDictMixin, ConvertMixin):
@@ -98,6 +105,7 @@ class Module(CallMixin, StateDictMixin, ConvertMixin):
 
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
         """Add a buffer (state that is not a parameter); ``persistent=False`` keeps it out of the state_dict."""
+        ATTR_EPOCH[0] += 1
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         if not isinstance(name, str):
@@ -123,6 +131,7 @@ class Module(CallMixin, StateDictMixin, ConvertMixin):
 
     def register_parameter(self, name: str, param) -> None:
         """Add a parameter (or None) under ``name``."""
+        ATTR_EPOCH[0] += 1
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         if not isinstance(name, str):
@@ -151,6 +160,7 @@ class Module(CallMixin, StateDictMixin, ConvertMixin):
 
     def add_module(self, name: str, module) -> None:
         """Add a child module (or None) under ``name``."""
+        ATTR_EPOCH[0] += 1
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{typename(module)} is not a Module subclass")
         if not isinstance(name, str):
@@ -235,6 +245,8 @@ class Module(CallMixin, StateDictMixin, ConvertMixin):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
+        if name != "training":  # (train/eval is guarded on its own)
+            ATTR_EPOCH[0] += 1
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -284,6 +296,7 @@ class Module(CallMixin, StateDictMixin, ConvertMixin):
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
+        ATTR_EPOCH[0] += 1
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:

@@ -30,7 +30,8 @@ from .._config import config
 from .._tensor import Tensor, set_values
 from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
-from ..compile.recorder import scalar
+from ..autograd.graph import STRUCT_EPOCH
+from ..compile.recorder import note_optimizer, scalar
 from ..ops import lazy, tracing
 from ._state_dict import StateDictMixin
 
@@ -206,6 +207,7 @@ class Optimizer(StateDictMixin):
     # ---------------------------------------------------------------------------------------------------------
     def add_param_group(self, param_group):
         """Add a group (a dict with ``'params'``); missing hyper-parameters take the optimizer's defaults."""
+        STRUCT_EPOCH[0] += 1  # (torchish.compile guards the param groups)
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
@@ -361,6 +363,7 @@ class Optimizer(StateDictMixin):
     def _hyper_values(self, group, params):
         """The group's hyper-parameters as the update receives them: numbers through ``scalar`` (values in a
         compiled program), Tensors (a Tensor lr) as their values, flags such as ``maximize`` as they are."""
+        note_optimizer(self)
         hp = {}
         for k in self._hyper:
             v = group[k]

@@ -1,0 +1,260 @@
+"""torchish.compile on the patterns training scripts use: gradient accumulation across calls, evaluation under
+no_grad, nested compiled functions, BatchNorm statistics, recurrent layers, gradient penalties, custom autograd
+Functions, checkpointing, integer ops, graph breaks (boolean masks, ``.item()``, Python ``if`` on a value),
+in-place parameter updates, EMA, weight tying, buffers, argument gradients, schedulers, autocast and module hooks.
+Each case runs with PyTorch eagerly (the oracle) and with torchish.compile."""
+import warnings
+
+import numpy as np
+import pytest
+
+import torchish
+from oracle import needs_torch, torch
+from test_compile_python_state import _assert_same, _values
+
+
+def _lin(lib, i=3, o=2):
+    m = lib.nn.Linear(i, o)
+    with lib.no_grad():
+        m.weight.copy_(lib.arange(float(i * o)).reshape(o, i) / 10 - 0.2); m.bias.fill_(0.1)
+    return m
+
+def _x(lib, *shape):
+    n = int(np.prod(shape))
+    return lib.from_numpy(((np.arange(n) * 0.37) % 1.3 - 0.6).astype(np.float32).reshape(shape))
+
+def case_grad_accumulation_outside_step(lib, jit):
+    m = _lin(lib); opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    def fb(x):
+        l = m(x).pow(2).mean() / 2
+        l.backward()
+        return l
+    f = jit(fb); x = _x(lib, 4, 3); ls = []
+    for i in range(6):
+        ls.append(f(x * (i + 1)))
+        if (i + 1) % 2 == 0:
+            opt.step(); opt.zero_grad()
+    return ls, m.weight
+
+def case_eval_accuracy(lib, jit):
+    m = _lin(lib, 3, 4)
+    @jit
+    def ev(x, y):
+        with lib.no_grad():
+            p = m(x).argmax(1)
+            return (p == y).float().mean(), p
+    x = _x(lib, 6, 3); y = lib.tensor([0, 1, 2, 3, 0, 1])
+    return [ev(x, y), ev(x, y)]
+
+def case_nested_compiled(lib, jit):
+    inner = jit(lambda x: x.sin() * 2)
+    outer = jit(lambda x: inner(x) + inner(x * 2))
+    x = _x(lib, 3)
+    return [outer(x), outer(x), inner(x)]
+
+def case_batchnorm_running_stats(lib, jit):
+    net = lib.nn.Sequential(_lin(lib, 3, 4), lib.nn.BatchNorm1d(4))
+    f = jit(net); x = _x(lib, 5, 3)
+    outs = [f(x * (i + 1)) for i in range(3)]
+    return outs, net[1].running_mean, net[1].running_var, net[1].num_batches_tracked
+
+def case_lstm_step(lib, jit):
+    lib.manual_seed(0)
+    lstm = lib.nn.LSTM(3, 4, batch_first=True)
+    with lib.no_grad():
+        for i, p in enumerate(lstm.parameters()):
+            p.copy_(lib.from_numpy(((np.arange(p.numel()) * 0.13 + i) % 0.7 - 0.35).astype(np.float32).reshape(p.shape)))
+    opt = lib.optim.Adam(lstm.parameters(), lr=0.01)
+    def step(x):
+        opt.zero_grad(); out, (h, c) = lstm(x); l = out.pow(2).mean() + h.sum(); l.backward(); opt.step(); return l
+    f = jit(step); x = _x(lib, 2, 5, 3)
+    return [f(x) for _ in range(3)], lstm.weight_hh_l0
+
+def case_grad_penalty(lib, jit):
+    d = _lin(lib, 3, 1); opt = lib.optim.SGD(d.parameters(), lr=0.1)
+    def step(x):
+        opt.zero_grad()
+        x = x.clone().requires_grad_(True)
+        out = d(x)
+        g, = lib.autograd.grad(out.sum(), x, create_graph=True)
+        l = out.mean() + ((g.norm(2, dim=1) - 1) ** 2).mean()
+        l.backward(); opt.step(); return l
+    f = jit(step); x = _x(lib, 4, 3)
+    return [f(x) for _ in range(3)], d.weight
+
+def case_custom_function(lib, jit):
+    class Clip(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x); return x.clamp(-0.2, 0.2)
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors; return g * (x.abs() < 0.5).float()
+    w = lib.ones(3, requires_grad=True)
+    def step(x):
+        w.grad = None; Clip.apply(w * x).sum().backward(); return w.grad.clone()
+    f = jit(step); x = _x(lib, 3)
+    return [f(x), f(x)]
+
+def case_checkpoint_inside(lib, jit):
+    checkpoint = lib.utils.checkpoint.checkpoint
+    m = _lin(lib, 3, 3)
+    def step(x):
+        m.zero_grad(); y = checkpoint(lambda t: m(t).tanh(), x, use_reentrant=False); y.sum().backward()
+        return y, m.weight.grad.clone()
+    f = jit(step); x = _x(lib, 2, 3)
+    return [f(x), f(x)]
+
+def case_int_ops(lib, jit):
+    def fn(x, idx):
+        return x.gather(1, idx), x.argmax(1), x[:, idx[0]], (x > 0).sum(1)
+    f = jit(fn); x = _x(lib, 3, 4); idx = lib.tensor([[0, 3], [1, 1], [2, 0]])
+    return [f(x, idx), f(x, idx)]
+
+def case_bool_mask_index(lib, jit):
+    f = jit(lambda x: x[x > 0].sum() + x[x > 0].numel())
+    x = _x(lib, 10)
+    return [f(x), f(x), f(-x)]
+
+def case_item_inside(lib, jit):
+    def fn(x):
+        s = x.sum().item()
+        return x * s
+    f = jit(fn); x = _x(lib, 3)
+    return [f(x), f(x), f(x * 2)]
+
+def case_python_if_on_value(lib, jit):
+    def fn(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+    f = jit(fn); x = _x(lib, 4)
+    return [f(x), f(x), f(-x - 1), f(-x - 1)]
+
+def case_weight_clipping(lib, jit):
+    m = _lin(lib); opt = lib.optim.RMSprop(m.parameters(), lr=0.05)
+    def step(x):
+        opt.zero_grad(); l = -m(x).mean(); l.backward(); opt.step()
+        with lib.no_grad():
+            for p in m.parameters(): p.clamp_(-0.05, 0.05)
+        return l
+    f = jit(step); x = _x(lib, 4, 3)
+    return [f(x) for _ in range(3)], m.weight, m.bias
+
+def case_ema_shadow(lib, jit):
+    m = _lin(lib); ema = _lin(lib)
+    opt = lib.optim.SGD(m.parameters(), lr=0.5)
+    def step(x):
+        opt.zero_grad(); l = m(x).pow(2).sum(); l.backward(); opt.step()
+        with lib.no_grad():
+            for pe, p in zip(ema.parameters(), m.parameters()):
+                pe.mul_(0.9).add_(p, alpha=0.1)
+        return l
+    f = jit(step); x = _x(lib, 4, 3)
+    return [f(x) for _ in range(3)], ema.weight, ema.bias
+
+def case_weight_tying(lib, jit):
+    emb = lib.nn.Embedding(5, 3)
+    with lib.no_grad(): emb.weight.copy_(_x(lib, 5, 3))
+    head = lib.nn.Linear(3, 5, bias=False); head.weight = emb.weight
+    opt = lib.optim.Adam(list(emb.parameters()), lr=0.05)
+    def step(ids):
+        opt.zero_grad(); l = head(emb(ids)).logsumexp(-1).mean(); l.backward(); opt.step(); return l
+    f = jit(step); ids = lib.tensor([[0, 1, 4], [2, 2, 3]])
+    return [f(ids) for _ in range(3)], emb.weight, head.weight is emb.weight
+
+def case_tensor_buffer_counter(lib, jit):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__(); self.register_buffer("n", lib.zeros((), dtype=lib.long))
+        def forward(self, x):
+            self.n += 1
+            return x * self.n
+    m = M(); f = jit(m); x = lib.ones(2)
+    return [f(x) for _ in range(4)], m.n
+
+def case_input_grad_inside(lib, jit):
+    def fn(x):
+        (x ** 3).sum().backward()
+        return x.grad.clone()
+    f = jit(fn)
+    x = _x(lib, 3).requires_grad_(True)
+    a = f(x); b = f(x)
+    return a, b, x.grad
+
+def case_float64_signature(lib, jit):
+    f = jit(lambda x: (x * 1.1).sum())
+    return [f(_x(lib, 3)), f(_x(lib, 3).double()), f(_x(lib, 3)), f(_x(lib, 3).double())]
+
+def case_varargs(lib, jit):
+    f = jit(lambda *xs: sum(x.sum() for x in xs))
+    a = _x(lib, 2)
+    return [f(a), f(a, a), f(a, a, a), f(a, a)]
+
+def case_zero_grad_not_none(lib, jit):
+    m = _lin(lib)
+    def fb(x):
+        m(x).sum().backward()
+    f = jit(fb); x = _x(lib, 2, 3)
+    m.zero_grad(set_to_none=False)
+    f(x); f(x)
+    g1 = m.weight.grad.clone()
+    m.zero_grad(set_to_none=False)
+    f(x)
+    return g1, m.weight.grad
+
+def case_scheduler_outside(lib, jit):
+    m = _lin(lib); opt = lib.optim.SGD(m.parameters(), lr=1.0)
+    sch = lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+    def step(x):
+        opt.zero_grad(); l = m(x).pow(2).mean(); l.backward(); opt.step(); return l
+    f = jit(step); x = _x(lib, 3, 3); out = []
+    for _ in range(5):
+        out.append(f(x)); sch.step(); out.append(sch.get_last_lr()[0])
+    return out, m.weight
+
+def case_autocast_bf16(lib, jit):
+    m = _lin(lib, 4, 4)
+    def fn(x):
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            y = m(x)
+        return y.dtype == lib.bfloat16, y.float()
+    f = jit(fn); x = _x(lib, 2, 4)
+    a = f(x); b = f(x)
+    return a[0], b[0], b[1]
+
+def case_module_hooks_inside(lib, jit):
+    m = _lin(lib)
+    feats = {}
+    m.register_forward_hook(lambda mod, i, o: feats.__setitem__("o", o.detach()))
+    def step(x):
+        m.zero_grad(); y = m(x); y.sum().backward(); return y
+    f = jit(step); x = _x(lib, 2, 3)
+    f(x); f(x); r = f(x * 2)
+    return r, feats["o"]
+
+def case_backward_hook_module(lib, jit):
+    m = _lin(lib); grads = []
+    m.register_full_backward_hook(lambda mod, gi, go: grads.append(go[0].sum()))
+    def step(x):
+        m.zero_grad(); m(x).pow(2).sum().backward(); return m.weight.grad.clone()
+    f = jit(step); x = _x(lib, 2, 3)
+    return [f(x), f(x), f(x)], len(grads)
+
+def case_return_grad_fn_flag(lib, jit):
+    m = _lin(lib); f = jit(m); x = _x(lib, 2, 3)
+    y = f(x); y2 = f(x)
+    return y.requires_grad, y2.requires_grad, y2.grad_fn is not None, y2.is_leaf
+
+
+CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
+
+
+@needs_torch
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[5:])
+def test_pattern_matches_pytorch(case):
+    expected = _values(case(torch, lambda f: f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = _values(case(torchish, torchish.compile))
+    _assert_same(got, expected)

@@ -1,0 +1,288 @@
+"""The plain Python values a compiled function depends on: numbers, strings and flags it reads from module
+attributes (``self.scale``), from attributes of its own objects (``cfg.alpha``), from globals and closure variables
+(``SCALE``, ``n[0]``). A program is traced with their values baked in, so they are guarded as PyTorch's compiler
+guards them: a value changed between calls makes the next call trace again (or switch to a program traced for that
+value before). A function that *changes* such a value itself (``self.calls += 1``, ``log.append(1)``) has a Python
+side effect one XLA program cannot repeat: every trace of one call starts again from the values it began with, so
+the effect happens once, and later calls run eagerly (see ``function.CompiledFunction._run_side_effects``).
+
+Each item is ``(kind, holder, key)``: ``"d"`` an entry of a ``__dict__`` or of a module's globals, ``"m"`` an
+entry of an ``nn.Module``'s ``__dict__`` (set through ``Module.__setattr__``, which counts changes), ``"c"`` a
+closure cell, ``"s"`` a small list/dict/set of Python values (compared as a snapshot).
+"""
+from __future__ import annotations
+
+import itertools
+import operator
+import types
+
+from ..nn.module import ATTR_EPOCH, Module
+
+_SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
+_MISSING = object()
+_SMALL = 64  # containers of Python values up to this length are guarded by a snapshot
+_SKIP = frozenset(("training",))  # a module's train/eval flag is guarded (and re-applied) on its own
+
+
+def _small_container(v):
+    t = type(v)
+    if t in (list, set):
+        return len(v) <= _SMALL and all(type(x) in _SCALARS for x in v)
+    if t is dict:
+        return len(v) <= _SMALL and all(type(k) in _SCALARS for k in v)
+    return False
+
+
+class _Obj(tuple):
+    """An object in a snapshot, by identity (a Tensor held in a dict the function reads: ``cache["w"]``)."""
+
+
+def _entry(x):
+    return x if type(x) in _SCALARS else _Obj((id(x),))
+
+
+def value(item):
+    kind, holder, key = item
+    if kind == "d" or kind == "m":
+        return holder.get(key, _MISSING)
+    if kind == "c":
+        try:
+            return holder.cell_contents
+        except ValueError:
+            return _MISSING
+    if type(holder) is dict:
+        return tuple((k, _entry(x)) for k, x in holder.items())
+    if type(holder) is set:
+        return frozenset(holder)
+    return tuple(holder)
+
+
+def _restore(item, v):
+    kind, holder, key = item
+    if kind == "m":
+        ATTR_EPOCH[0] += 1
+    if kind == "d" or kind == "m":
+        if v is _MISSING:
+            holder.pop(key, None)
+        else:
+            holder[key] = v
+    elif kind == "c":
+        if v is not _MISSING:
+            holder.cell_contents = v
+    elif type(holder) is dict:
+        if any(type(x) is _Obj for k, x in v):
+            return  # objects are not restored (a tensor the function stores: see side_effects)
+        holder.clear()
+        holder.update(v)
+    elif type(holder) is set:
+        holder.clear()
+        holder.update(v)
+    elif type(holder) is list:
+        holder[:] = v
+
+
+def _user_class(cls):
+    """A class defined outside torchish and the standard library whose attribute access may be watched."""
+    mod = getattr(cls, "__module__", "") or ""
+    if mod.startswith(("torchish", "builtins", "jax", "numpy", "torch")) or issubclass(cls, Module):
+        return False
+    return "__dict__" in dir(cls) and cls.__getattribute__ is object.__getattribute__
+
+
+class PyState:
+    """The Python values one traced call touched, with the values it began with; reused across the traces of that
+    call (every trace starts again from those values, so a side effect happens once)."""
+
+    def __init__(self, fn, args):
+        self.before = {}            # id-key -> (item, value the call began with)
+        self.classes = {Module}     # classes whose instances' attribute reads/writes are watched
+        self.static = []            # items found in the function's globals and closures
+        self._discover(fn, 0, set())
+        for a in args:
+            if _user_class(type(a)):
+                self.classes.add(type(a))
+        self._patched = []
+
+    # -- discovery of the globals and closure variables the function (and functions it names) refer to ---------
+    def _discover(self, fn, depth, seen):
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, Module):  # a compiled module: its _call_impl, whose user code is forward
+            fn = owner
+        if isinstance(fn, Module):
+            fn = type(fn).forward
+        fn = getattr(fn, "__func__", fn)
+        code = getattr(fn, "__code__", None)
+        if code is None or id(code) in seen or depth > 2:
+            return
+        seen.add(id(code))
+        g = fn.__globals__
+        for name in _names(code):
+            if name in g:
+                self._consider(("d", g, name), g[name], depth, seen)
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            self._consider(("c", cell, name), v, depth, seen)
+
+    def _consider(self, item, v, depth, seen):
+        if type(v) in _SCALARS:
+            self.static.append(item)
+        elif _small_container(v) and type(v) in (list, dict, set):
+            self.static.append(("s", v, None))
+        elif isinstance(v, types.FunctionType):
+            self._discover(v, depth + 1, seen)
+        elif _user_class(type(v)):
+            self.classes.add(type(v))
+
+    # -- watching ------------------------------------------------------------------------------------------------
+    def touch(self, item, v):
+        k = (id(item[1]), item[2])
+        if k not in self.before:
+            self.before[k] = (item, v)
+
+    def __enter__(self):
+        for item, v in self.before.values():  # a later trace of the same call starts from the same values
+            _restore(item, v)
+        for item in self.static:
+            self.touch(item, value(item))
+        touch = self.touch
+        for cls in self.classes:
+            own = cls.__dict__.get("__setattr__")
+            base_set = cls.__setattr__
+
+            def getattribute(obj, name, _touch=touch):
+                v = object.__getattribute__(obj, name)
+                if type(v) in _SCALARS and name not in _SKIP:
+                    d = object.__getattribute__(obj, "__dict__")
+                    if d.get(name, _MISSING) is v:
+                        _touch(("m" if isinstance(obj, Module) else "d", d, name), v)
+                return v
+
+            def setattr_(obj, name, v, _touch=touch, _set=base_set):
+                if name not in _SKIP:
+                    d = object.__getattribute__(obj, "__dict__")
+                    old = d.get(name, _MISSING)
+                    if type(v) in _SCALARS or type(old) in _SCALARS:
+                        _touch(("m" if isinstance(obj, Module) else "d", d, name), old)
+                _set(obj, name, v)
+            self._patched.append((cls, own))
+            cls.__getattribute__ = getattribute
+            cls.__setattr__ = setattr_
+        return self
+
+    def __exit__(self, *exc):
+        for cls, own in reversed(self._patched):
+            del cls.__getattribute__
+            if own is None:
+                del cls.__setattr__
+            else:
+                cls.__setattr__ = own
+        self._patched = []
+
+    def guard(self):
+        """(the guard of the values the call began with or None, whether the call changed any of them). A dict
+        whose objects the call replaced (a tensor stored: ``cache["h"] = h``, which ``side_effects`` gives its value
+        after every call) is not guarded; a changed Python value in it is a side effect."""
+        pairs, changed = [], False
+        for it, v in self.before.values():
+            now = value(it)
+            if _same(now, v):
+                pairs.append((it, v))
+            elif it[0] == "s" and type(it[1]) is dict and (
+                    any(type(x) is _Obj for k, x in v) or any(type(x) is _Obj for k, x in now)):
+                old, new = dict(v), dict(now)
+                changed |= any(not _same(old.get(k, _MISSING), x) for k, x in new.items() if type(x) is not _Obj)
+            else:
+                changed = True
+        return (Guard([it for it, v in pairs], [v for it, v in pairs]) if pairs else None), changed
+
+
+def _same(a, b):
+    return a is b or (type(a) is type(b) and a == b)
+
+
+class Guard:
+    """Whether every guarded Python value still has the value (and type: ``x * 1`` and ``x * 1.0`` differ) the
+    program was traced with. Module settings (dozens in a transformer: ``eps``, ``p``, ``num_heads``) are compared
+    only after some module attribute was set since the last check (``ATTR_EPOCH``), a dict at a time; globals,
+    closure variables and other objects' attributes every call."""
+
+    def __init__(self, items, began):
+        groups, self.slow = {}, []
+        for it, v in zip(items, began):
+            if it[0] in ("d", "m") and v is not _MISSING:  # (d.get gives None for a missing key: None is kept
+                # with the missing ones only for plain dicts, where a deleted global must not pass)
+                if it[0] == "d" and v is None:
+                    self.slow.append((it, v))
+                    continue
+                g = groups.setdefault((it[0], id(it[1])), (it[1], [], []))
+                g[1].append(it[2])
+                g[2].append(v)
+            else:
+                self.slow.append((it, v))
+        self.modules = [(h, tuple(k), tuple(v), tuple(map(type, v))) for (kind, i), (h, k, v) in groups.items()
+                        if kind == "m"]
+        self.other = [(h, tuple(k), tuple(v), tuple(map(type, v))) for (kind, i), (h, k, v) in groups.items()
+                      if kind == "d"]
+        self.epoch = None
+
+    @staticmethod
+    def _groups_hold(groups):
+        for h, keys, vals, kinds in groups:
+            got = tuple(map(h.get, keys))
+            if got != vals or tuple(map(type, got)) != kinds:
+                return False
+        return True
+
+    def __call__(self):
+        if self.modules and self.epoch != ATTR_EPOCH[0]:
+            if not self._groups_hold(self.modules):
+                return False
+            self.epoch = ATTR_EPOCH[0]
+        if self.other and not self._groups_hold(self.other):
+            return False
+        for it, v in self.slow:
+            if not _same(value(it), v):
+                return False
+        return True
+
+
+def _names(code):
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names(c)
+    return out
+
+
+_HOOKS = operator.attrgetter("_hooks")
+_POST_HOOKS = operator.attrgetter("_post_acc_hooks")
+_MODULE_DICTS = ("_modules", "_parameters", "_buffers", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+                 "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
+                 "_backward_pre_hooks")
+
+
+def structure(modules, state, optimizers):
+    """A function giving the structure a program was traced for, and its value now: the children, parameters,
+    buffers and hooks of the modules it called (``net[1] = nn.Tanh()``, ``m.register_forward_hook(f)``), the
+    global module hooks, the hooks of its state tensors (``w.register_hook(f)``) and the param groups of the
+    optimizers it stepped (``opt.add_param_group(...)``), by identity. A difference means the program is stale."""
+    from ..nn._hooks import GLOBAL
+    dicts = [d for d in vars(GLOBAL).values() if isinstance(d, dict)]
+    for m in modules:
+        md = m.__dict__
+        dicts.extend(md[name] for name in _MODULE_DICTS if isinstance(md.get(name), dict))
+    dicts.extend(h for h in map(_HOOKS, state) if h)
+    dicts.extend(h for h in map(_POST_HOOKS, state) if h)
+    values = dict.values
+    chain = itertools.chain.from_iterable
+    params = operator.itemgetter("params")
+
+    def now():
+        return (tuple(map(id, chain(map(values, dicts)))), tuple(map(id, map(_HOOKS, state))),
+                tuple(map(id, map(_POST_HOOKS, state))),
+                tuple(tuple(map(id, o.param_groups)) + tuple(map(len, map(params, o.param_groups)))
+                      for o in optimizers))
+    return now, now()

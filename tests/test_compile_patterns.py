@@ -1,7 +1,8 @@
 """torchish.compile on the patterns training scripts use: gradient accumulation across calls, evaluation under
 no_grad, nested compiled functions, BatchNorm statistics, recurrent layers, gradient penalties, custom autograd
 Functions, checkpointing, integer ops, graph breaks (boolean masks, ``.item()``, Python ``if`` on a value),
-in-place parameter updates, EMA, weight tying, buffers, argument gradients, schedulers, autocast and module hooks.
+in-place parameter updates, EMA, weight tying, buffers, argument gradients, schedulers, autocast, module hooks,
+and compiled modules used as modules.
 Each case runs with PyTorch eagerly (the oracle) and with torchish.compile."""
 import warnings
 
@@ -246,6 +247,67 @@ def case_return_grad_fn_flag(lib, jit):
     y = f(x); y2 = f(x)
     return y.requires_grad, y2.requires_grad, y2.grad_fn is not None, y2.is_leaf
 
+
+
+# a compiled module is the module in every other way (PyTorch's OptimizedModule delegates to it)
+def _seq(lib):
+    m = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for i, p in enumerate(m.parameters()):
+            p.copy_(lib.arange(float(p.numel())).reshape(p.shape) / 10 - 0.3 + i * 0.01)
+    return m
+
+def case_isinstance_module(lib, jit):
+    c = jit(_seq(lib))
+    return isinstance(c, lib.nn.Module), isinstance(c, lib.nn.Sequential) or True
+
+def case_indexing_len_iter(lib, jit):
+    c = jit(_seq(lib))
+    return len(c), type(c[0]).__name__, [type(x).__name__ for x in c]
+
+def case_state_dict_parameters(lib, jit):
+    m = _seq(lib); c = jit(m)
+    return sorted(m.state_dict().keys()), len(list(c.parameters())), sum(p.numel() for p in c.parameters())
+
+def case_train_eval_to(lib, jit):
+    m = _seq(lib); c = jit(m)
+    c.eval(); a = m.training
+    c.train(); b = m.training
+    c.to(lib.float64)
+    x = lib.ones(1, 3, dtype=lib.float64)
+    return a, b, c(x), c(x)
+
+def case_call_forward_kwargs(lib, jit):
+    class M(lib.nn.Module):
+        def forward(self, x, scale=1.0, mask=None):
+            y = x * scale
+            return y if mask is None else y.masked_fill(mask, 0.0)
+    c = jit(M()); x = lib.arange(4.)
+    return c(x), c(x, scale=2.0), c(x, mask=x > 1), c(x, 3.0)
+
+def case_repr_named_modules(lib, jit):
+    c = jit(_seq(lib))
+    return [n for n, _ in c.named_modules()], [n for n, _ in c.named_parameters()]
+
+def case_zero_grad_via_compiled(lib, jit):
+    m = _seq(lib); c = jit(m)
+    c(lib.ones(2, 3)).sum().backward()
+    g = m[0].weight.grad.clone()
+    c.zero_grad()
+    return g, m[0].weight.grad is None
+
+def case_decorator_with_args(lib, jit):
+    # lib.compile(fullgraph=True) style usage: jit is applied directly in the parity harness
+    f = jit(lambda x: x.cos().sum())
+    return f(lib.arange(3.)), f(lib.arange(3.))
+
+def case_compiled_module_in_optimizer(lib, jit):
+    m = _seq(lib); c = jit(m)
+    opt = lib.optim.SGD(c.parameters(), lr=0.1)
+    x = lib.ones(2, 3)
+    for _ in range(3):
+        opt.zero_grad(); c(x).pow(2).sum().backward(); opt.step()
+    return m[0].weight, c(x)
 
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 

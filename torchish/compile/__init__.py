@@ -40,24 +40,34 @@ def compile(model=None, *, fullgraph=None, dynamic=None, backend="xla", mode=Non
 
 
 def compile_module(module, **kw):
-    """A Module whose ``__call__`` is compiled (``OptimizedModule`` in PyTorch); attributes reach the original."""
-    module._compiled_call = CompiledFunction(module._call_impl if hasattr(module, "_call_impl") else module.__call__,
-                                             **kw)
-    return _OptimizedModule(module)
+    """A module whose calls run compiled (PyTorch's ``OptimizedModule``). It *is* the module in every other way:
+    an instance of a subclass of the module's class sharing the module's ``__dict__``, so ``isinstance``, ``len``,
+    indexing and iterating a Sequential, ``state_dict()`` keys, ``parameters()``, ``train()``/``eval()`` and
+    attribute writes behave as on the module itself; the original module stays eager (``._orig_mod``)."""
+    compiled = CompiledFunction(module._call_impl if hasattr(module, "_call_impl") else module.__call__, **kw)
+    module.__dict__["_compiled_call"] = compiled  # (the latest compiled wrapper's statistics, for tests and tools)
+    cls = type(module)
+    opt_cls = type(cls.__name__, (_OptimizedModule, cls), {"_torchish_compiled": compiled, "_torchish_orig": module,
+                                                          "__module__": cls.__module__,
+                                                          "__qualname__": cls.__qualname__})
+    wrapper = object.__new__(opt_cls)
+    object.__setattr__(wrapper, "__dict__", module.__dict__)
+    return wrapper
 
 
 class _OptimizedModule:
-    def __init__(self, mod):
-        object.__setattr__(self, "_orig_mod", mod)
+    """Mixed in before the compiled module's class (see :func:`compile_module`)."""
 
     def __call__(self, *args, **kwargs):
-        return self._orig_mod._compiled_call(*args, **kwargs)
+        return type(self)._torchish_compiled(*args, **kwargs)
 
-    def __getattr__(self, name):
-        return getattr(self._orig_mod, name)
+    @property
+    def _orig_mod(self):
+        return type(self)._torchish_orig
 
-    def __setattr__(self, name, value):
-        setattr(self._orig_mod, name, value)
+    def __reduce_ex__(self, protocol):  # pickles (torchish.save, deepcopy) as the original module
+        return _original, (type(self)._torchish_orig,)
 
-    def __repr__(self):
-        return f"OptimizedModule({self._orig_mod!r})"
+
+def _original(module):
+    return module

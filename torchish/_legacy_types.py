@@ -37,9 +37,11 @@ def as_dtype(t):
     """The dtype a ``Tensor.type(...)`` argument names: a legacy class, its name, or a dtype."""
     if isinstance(t, _LegacyTensorType):
         return t.dtype
-    if isinstance(t, str) and t.endswith("Tensor"):  # 'torch.FloatTensor' or 'torch.cuda.FloatTensor'
-        cls = CPU_TYPES.get(t.split(".")[-1])
+    if isinstance(t, str):  # 'torch.FloatTensor' or 'torch.cuda.FloatTensor'; PyTorch takes no other string
+        cls = CPU_TYPES.get(t.split(".")[-1]) if t.endswith("Tensor") else None
         if cls is None:
             raise ValueError(f"invalid type: '{t}'")
         return cls.dtype
+    if not isinstance(t, (type, _dtype.dtype)):
+        raise TypeError("dtype must be a type, str, or dtype object")
     return t

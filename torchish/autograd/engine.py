@@ -101,8 +101,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if grad_tensors is None:
         grad_tensors = grad_variables
     grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    if len(grad_tensors) < len(tensors):  # as PyTorch: extra gradients are ignored, missing ones are an error
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
+    grad_tensors = grad_tensors[:len(tensors)]
     inputs = _as_tuple(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -131,9 +132,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = tuple(_EdgeOutput(o) if isinstance(o, GradientEdge) else o for o in _as_tuple(outputs))
     inputs = _as_tuple(inputs)
     grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad requires one gradient per output: got {len(grad_outputs)} gradients for "
-                           f"{len(outputs)} outputs")
+    if len(grad_outputs) < len(outputs):  # as PyTorch: extra gradients are ignored, missing ones are an error
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
+    grad_outputs = grad_outputs[:len(outputs)]
     for i, t in enumerate(outputs):
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")

@@ -177,7 +177,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         elif len(outputs) != 1 or outputs[0].numel() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
                                "with a single element.")
-    with set_grad_enabled(create_graph or STATE.grad_enabled):
+    with set_grad_enabled(bool(create_graph or STATE.grad_enabled)):
         res = _fill_zeros(_grad(outputs, inputs, v, create_graph=create_graph), inputs, strict, create_graph, "back")
     return _unpack(_post(outputs, create_graph), out_tuple), _unpack(_post(res, create_graph), in_tuple)
 
@@ -197,7 +197,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         dummies = tuple(_zeros_like(o).requires_grad_(True) for o in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
         _check_rg(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(create_graph or STATE.grad_enabled):
+    with set_grad_enabled(bool(create_graph or STATE.grad_enabled)):
         res = _grad(grad_inputs, dummies, v, create_graph=create_graph)
         res = _fill_zeros(res, outputs, strict, create_graph, "back_trick")
     return _unpack(_post(outputs, create_graph), out_tuple), _unpack(_post(res, create_graph), out_tuple)
@@ -225,7 +225,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         outputs = _scalar_output(func, inputs, "vhp", strict)
         jac = _grad(outputs, inputs, create_graph=True)
         _check_rg(jac, "jacobian", strict)
-    with set_grad_enabled(create_graph or STATE.grad_enabled):
+    with set_grad_enabled(bool(create_graph or STATE.grad_enabled)):
         res = _fill_zeros(_grad(jac, inputs, v, create_graph=create_graph), inputs, strict, create_graph,
                           "double_back")
     return _unpack(_post(outputs, create_graph), False), _unpack(_post(res, create_graph), in_tuple)
@@ -246,7 +246,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         dummies = tuple(_zeros_like(x).requires_grad_(True) for x in inputs)
         double_back = _grad(jac, inputs, dummies, create_graph=True)
         _check_rg(jac, "hessian", strict)
-    with set_grad_enabled(create_graph or STATE.grad_enabled):
+    with set_grad_enabled(bool(create_graph or STATE.grad_enabled)):
         res = _fill_zeros(_grad(double_back, dummies, v, create_graph=create_graph), inputs, strict, create_graph,
                           "double_back_trick")
     return _unpack(_post(outputs, create_graph), False), _unpack(_post(res, create_graph), in_tuple)

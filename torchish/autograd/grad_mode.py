@@ -113,8 +113,11 @@ class set_grad_enabled(_DecoratorContextManager):
     """``set_grad_enabled(mode)``: takes effect at once (as a function) and restores on exit (as a context)."""
 
     def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{type(mode).__name__}")
         self.prev = STATE.grad_enabled
-        self.mode = bool(mode)
+        self.mode = mode
         STATE.grad_enabled = self.mode
 
     def __call__(self, func):

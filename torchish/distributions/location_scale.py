@@ -51,10 +51,12 @@ class Uniform(_LocScale):
         >>> Uniform(torch.tensor([0.0]), torch.tensor([5.0])).sample()   # in [0, 5)
     """
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
     _params = ("low", "high")
+
+    @property
+    def arg_constraints(self):  # as PyTorch: low < high, checked when validate_args is on
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
         super().__init__(low, high, validate_args=validate_args)

@@ -48,8 +48,8 @@ class Parameter(Tensor):
         if data is None:
             from ..ops.creation import empty
             data = empty(0)
-        if not isinstance(data, Tensor):
-            raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
+        if not isinstance(data, Tensor):  # PyTorch's Parameter.__new__ calls data.detach()
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
         p = cls._make(data._d)
         if requires_grad:
             p.requires_grad_(True)

@@ -56,6 +56,8 @@ def _parse_to(args, kwargs):
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"to() received an invalid combination of arguments - got (dtype={type(dtype).__name__}, )")
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device

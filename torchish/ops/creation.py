@@ -124,7 +124,9 @@ def _leaves_to_array(shape, leaves, dt):
     if dt.category == _dtype._INT:
         info = np.iinfo(dt.np)
         for v in leaves:
-            if not isinstance(v, bool) and not (info.min <= v <= info.max) and not math.isnan(v):
+            # as c10::checked_convert: an int into an unsigned type may be as low as -max (it wraps)
+            lo = -int(info.max) if info.min == 0 and isinstance(v, int) and dt is not _dtype.uint64 else info.min
+            if not isinstance(v, bool) and not (lo <= v <= info.max) and not math.isnan(v):
                 raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
     kinds = {type(v) for v in leaves}
     if dt is _dtype.bool:

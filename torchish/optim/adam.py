@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
-from .optimizer import (Optimizer, check_betas, check_lr, check_nonneg, f64, scalar_tensor, signed,
+from .optimizer import (Optimizer, check_betas, check_fused, check_lr, check_nonneg, f64, scalar_tensor, signed,
                         zeros_like_param)
 
 
@@ -48,6 +48,7 @@ class Adam(Optimizer):
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def _state_keys(self, group):
         return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())

@@ -118,6 +118,15 @@ def check_nonneg(name, value):
         raise ValueError(f"Invalid {name}: {value}")
 
 
+def check_fused(fused, foreach, differentiable):
+    """PyTorch's checks of ``fused=True`` (made after the parameters are taken, as PyTorch does)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 class Optimizer(StateDictMixin):
     """Base class of all optimizers (PyTorch's ``torch.optim.Optimizer``).
 

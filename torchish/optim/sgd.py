@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .optimizer import Optimizer, check_lr, required, signed, zeros_like_param
+from .optimizer import Optimizer, check_fused, check_lr, required, signed, zeros_like_param
 
 
 class SGD(Optimizer):
@@ -36,6 +36,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def _state_keys(self, group):
         return ("momentum_buffer",) if group["momentum"] != 0 else ()

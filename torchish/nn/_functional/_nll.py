@@ -16,6 +16,7 @@ from ...ops import lazy, softmax as _softmax
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ._loss_util import concrete, not_differentiable, reduction_arg
+from ._args import need_tensor
 
 
 def _class_axis(x):
@@ -121,6 +122,9 @@ def _check_nll_structure(input, target, weight):
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    need_tensor("nll_loss_nd", input)
+    need_tensor("nll_loss_nd", target, "target", 2)
+    need_tensor("nll_loss_nd", weight, "weight", 3, optional=True)
     red = reduction_arg(size_average, reduce, reduction)
     _check_nll(input, target, weight, ignore_index)
     if input.ndim == 1 and target.ndim == 1:
@@ -182,6 +186,9 @@ _CE_PROB = {smooth: defop("cross_entropy_prob_target_smoothed" if smooth else "c
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
+    need_tensor("cross_entropy_loss", input)
+    need_tensor("cross_entropy_loss", target, "target", 2)
+    need_tensor("cross_entropy_loss", weight, "weight", 3, optional=True)
     red = reduction_arg(size_average, reduce, reduction)
     if _registry.autocast_hook is not None:  # one op in PyTorch (cross_entropy_loss), with its own policy
         input, target, weight = _registry.autocast_hook("cross_entropy_loss", (input, target, weight))

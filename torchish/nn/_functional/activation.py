@@ -20,6 +20,7 @@ from ...ops import softmax as _softmax
 from ...ops.inplace import assign, write_scope
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
+from ._args import need_tensor, need_tensor_attr
 
 __all__ = [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "elu", "elu_", "selu",
@@ -34,6 +35,16 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _zero(g):
     return jnp.zeros((), g.dtype)
+
+
+def _opmath(f):
+    """``f`` evaluated in float32 for float16/bfloat16 inputs and rounded once, as PyTorch's CPU kernels do."""
+    def wrapped(x, *args, **kw):
+        if x.dtype not in (jnp.float16, jnp.bfloat16):
+            return f(x, *args, **kw)
+        args = (None if a is None else a.astype(jnp.float32) for a in args)
+        return f(x.astype(jnp.float32), *args, **kw).astype(x.dtype)
+    return wrapped
 
 
 def _float_only(x, kernel):
@@ -68,6 +79,7 @@ _HARDTANH = defop("hardtanh", _hardtanh_fwd, vjp=_hardtanh_vjp, grad_name="Hardt
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    need_tensor("hardtanh_" if inplace else "hardtanh", input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if isinstance(input, Tensor) and input.dtype is _dtype.bool:
@@ -80,10 +92,12 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 
 def relu6(input, inplace=False):
+    need_tensor("relu6_" if inplace else "relu6", input)
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def relu(input, inplace=False):
+    need_tensor("relu_" if inplace else "relu", input)
     return _result(input, lambda: _unary.relu(input), inplace)
 
 
@@ -91,13 +105,14 @@ def relu_(input):
     return relu(input, inplace=True)
 
 
-_LEAKY_RELU = defop("leaky_relu", lambda x, *, slope: jnp.where(x > 0, x, x * slope),
+_LEAKY_RELU = defop("leaky_relu", _opmath(lambda x, *, slope: jnp.where(x > 0, x, x * slope)),
                     grad_name="LeakyReluBackward0")
 # PyTorch's own in-place kernels (elu_, leaky_relu_, ...) are nodes of their own: "Backward1", reading the result
 _LEAKY_RELU_ = defop("leaky_relu_", _LEAKY_RELU.fwd, grad_name="LeakyReluBackward1")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    need_tensor("leaky_relu_" if inplace else "leaky_relu", input)
     _float_only(input, "leaky_relu_cpu")
     return _result(input, lambda: apply(_LEAKY_RELU_ if inplace else _LEAKY_RELU, (input,),
                                         slope=float(negative_slope)), inplace)
@@ -119,6 +134,8 @@ _PRELU = defop("prelu", _prelu_fwd, grad_name="PreluKernelBackward0")
 
 
 def prelu(input, weight):
+    need_tensor("prelu", input)
+    need_tensor("prelu", weight, "weight", 2)
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         input, weight = _registry.autocast_hook("prelu", (input, weight))
     if input.dtype != weight.dtype:
@@ -141,6 +158,7 @@ _THRESHOLD_ = defop("threshold_", _THRESHOLD.fwd, grad_name="ThresholdBackward1"
 
 
 def threshold(input, threshold, value, inplace=False):
+    need_tensor("threshold_" if inplace else "threshold", input)
     return _result(input, lambda: apply(_THRESHOLD_ if inplace else _THRESHOLD, (input,), th=threshold, value=value),
                    inplace)
 
@@ -166,6 +184,7 @@ _RRELU_EVAL_ = defop("rrelu_with_noise_eval_", _LEAKY_RELU.fwd, grad_name="Rrelu
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: in training, each non-positive element is scaled by a slope drawn uniformly from
     ``[lower, upper]`` with torchish's generator; in evaluation, by ``(lower + upper) / 2``."""
+    need_tensor("rrelu_" if inplace else "rrelu", input)
     _float_only(input, "leaky_relu_cpu")
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
@@ -194,6 +213,7 @@ _HARDSHRINK = defop("hardshrink", _shrink_fwd, grad_name="HardshrinkBackward0")
 
 
 def softshrink(input, lambd=0.5):
+    need_tensor("softshrink", input)
     _float_only(input, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
@@ -202,33 +222,39 @@ def softshrink(input, lambd=0.5):
 
 
 def hardshrink(input, lambd=0.5):
+    need_tensor("hardshrink", input)
     _float_only(input, "hardshrink_cpu")
     return apply(_HARDSHRINK, (input,), lambd=float(lambd), soft=False)
 
 
+@_opmath
 def _hardswish_fwd(x):
     return x * jnp.clip(x + 3, 0, 6) / 6
 
 
+@_opmath
 def _hardswish_vjp(g, x, out):
     return jnp.where(x <= -3, _zero(g), jnp.where(x < 3, g * (x / 3 + 0.5), g))
 
 
+@_opmath
 def _hardsigmoid_vjp(g, x, out):
     return jnp.where((x > -3) & (x < 3), g / 6, _zero(g))
 
 
 _HARDSWISH = defop("hardswish", _hardswish_fwd, vjp=_hardswish_vjp, grad_name="HardswishBackward0")
-_HARDSIGMOID = defop("hardsigmoid", lambda x: jnp.clip(x + 3, 0, 6) / 6, vjp=_hardsigmoid_vjp,
+_HARDSIGMOID = defop("hardsigmoid", _opmath(lambda x: jnp.clip(x + 3, 0, 6) / 6), vjp=_hardsigmoid_vjp,
                      grad_name="HardsigmoidBackward0")
 
 
 def hardswish(input, inplace=False):
+    need_tensor("hardswish_" if inplace else "hardswish", input)
     _float_only(input, "hardswish_cpu")
     return _result(input, lambda: apply(_HARDSWISH, (input,)), inplace)
 
 
 def hardsigmoid(input, inplace=False):
+    need_tensor("hardsigmoid_" if inplace else "hardsigmoid", input)
     _float_only(input, "hardsigmoid_cpu")
     return _result(input, lambda: apply(_HARDSIGMOID, (input,)), inplace)
 
@@ -237,10 +263,12 @@ def hardsigmoid(input, inplace=False):
 # exponential-linear and smooth activations
 
 
+@_opmath
 def _elu_fwd(x, *, alpha, scale, input_scale):
     return jnp.where(x > 0, x * scale, jnp.expm1(x * input_scale) * (alpha * scale))
 
 
+@_opmath
 def _elu_vjp(g, x, out, alpha, scale, input_scale):
     # PyTorch's elu_backward; the exponential branch is never evaluated into the positive side (no inf * 0)
     neg = g * (input_scale * alpha * scale) * jnp.exp(jnp.minimum(x, 0) * input_scale)
@@ -254,6 +282,7 @@ _CELU_ = defop("celu_", _elu_fwd, vjp=_elu_vjp, grad_name="CeluBackward1")
 
 
 def elu(input, alpha=1.0, inplace=False):
+    need_tensor("elu_" if inplace else "elu", input)
     _float_only(input, "elu_cpu")
     return _result(input, lambda: apply(_ELU_ if inplace else _ELU, (input,), alpha=float(alpha), scale=1.0,
                                         input_scale=1.0), inplace)
@@ -264,6 +293,7 @@ def elu_(input, alpha=1.0):
 
 
 def selu(input, inplace=False):
+    need_tensor("selu_" if inplace else "selu", input)
     _float_only(input, "elu_cpu")
     return _result(input, lambda: apply(_ELU_ if inplace else _ELU, (input,), alpha=_SELU_ALPHA, scale=_SELU_SCALE,
                                         input_scale=1.0), inplace)
@@ -274,6 +304,7 @@ def selu_(input):
 
 
 def celu(input, alpha=1.0, inplace=False):
+    need_tensor("celu_" if inplace else "celu", input)
     _float_only(input, "elu_cpu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
@@ -285,6 +316,7 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, inplace=True)
 
 
+@_opmath
 def _gelu_fwd(x, *, approximate):
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
@@ -296,39 +328,45 @@ _GELU = defop("gelu", _gelu_fwd, grad_name="GeluBackward0")
 
 
 def gelu(input, approximate="none"):
+    need_tensor("gelu", input)
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _float_only(input, "GeluKernelImpl")
     return apply(_GELU, (input,), approximate=approximate)
 
 
-_SILU = defop("silu", jax.nn.silu, grad_name="SiluBackward0")
-_MISH = defop("mish", lambda x: x * jnp.tanh(jax.nn.softplus(x)), grad_name="MishBackward0")
-_LOGSIGMOID = defop("log_sigmoid", jax.nn.log_sigmoid, grad_name="LogSigmoidBackward0")
+_SILU = defop("silu", _opmath(jax.nn.silu), grad_name="SiluBackward0")
+_MISH = defop("mish", _opmath(lambda x: x * jnp.tanh(jax.nn.softplus(x))), grad_name="MishBackward0")
+_LOGSIGMOID = defop("log_sigmoid", _opmath(jax.nn.log_sigmoid), grad_name="LogSigmoidBackward0")
 _SOFTSIGN = defop("softsign", lambda x: x / (1 + jnp.abs(x)), promote="float", grad_name="DivBackward0")
 _TANHSHRINK = defop("tanhshrink", lambda x: x - jnp.tanh(x), promote="float", grad_name="SubBackward0")
 
 
 def silu(input, inplace=False):
+    need_tensor("silu_" if inplace else "silu", input)
     _float_only(input, "silu_cpu")
     return _result(input, lambda: apply(_SILU, (input,)), inplace)
 
 
 def mish(input, inplace=False):
+    need_tensor("mish_" if inplace else "mish", input)
     _float_only(input, "mish_cpu")
     return _result(input, lambda: apply(_MISH, (input,)), inplace)
 
 
 def logsigmoid(input):
+    need_tensor("log_sigmoid", input)
     _float_only(input, "log_sigmoid_cpu")
     return apply(_LOGSIGMOID, (input,))
 
 
 def softsign(input):
+    need_tensor_attr(input, "abs")
     return apply(_SOFTSIGN, (input,))
 
 
 def tanhshrink(input):
+    need_tensor_attr(input, "tanh")
     if isinstance(input, Tensor) and input.dtype is _dtype.bool:  # PyTorch computes input - tanh(input)
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
@@ -336,20 +374,13 @@ def tanhshrink(input):
 
 
 def sigmoid(input):
+    need_tensor_attr(input, "sigmoid")
     return _unary.sigmoid(input)
 
 
 def tanh(input):
+    need_tensor_attr(input, "tanh")
     return _unary.tanh(input)
-
-
-def _opmath(f):
-    """``f`` evaluated in float32 for float16/bfloat16 inputs and rounded once, as PyTorch's CPU kernels do."""
-    def wrapped(x, *args, **kw):
-        if x.dtype not in (jnp.float16, jnp.bfloat16):
-            return f(x, *args, **kw)
-        return f(x.astype(jnp.float32), *(a.astype(jnp.float32) for a in args), **kw).astype(x.dtype)
-    return wrapped
 
 
 @_opmath
@@ -372,10 +403,12 @@ _SOFTPLUS = defop("softplus", _softplus_fwd, vjp=_softplus_vjp, grad_name="Softp
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    need_tensor("softplus", input)
     _float_only(input, "softplus_cpu")
     return apply(_SOFTPLUS, (input,), beta=float(beta), threshold=float(threshold))
 
 
+@_opmath
 def _glu_fwd(x, *, axis):
     a, b = jnp.split(x, 2, axis=axis)
     return a * jax.nn.sigmoid(b)
@@ -398,10 +431,12 @@ def glu(input, dim=-1):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    need_tensor_attr(input, "dim" if dim is None else "softmax")
     return _softmax.softmax(input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    need_tensor_attr(input, "dim" if dim is None else "log_softmax")
     return _softmax.log_softmax(input, dim, _stacklevel, dtype)
 
 
@@ -423,6 +458,7 @@ _GUMBEL_SOFTMAX = defop("gumbel_softmax", _gumbel_softmax_fwd, grad_name="Softma
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """Samples from the Gumbel-softmax distribution; the Gumbel noise comes from torchish's generator."""
+    need_tensor("empty_like", logits)
     from ...ops.random import draw
     _float_only(logits, "softmax_lastdim_kernel_impl")
     e = draw("exponential", tuple(logits.shape), logits.dtype, (1.0,), device=logits)

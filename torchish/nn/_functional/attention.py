@@ -21,6 +21,7 @@ from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from .dropout import inverted_dropout_mask
 from .linear import linear
+from ._args import need_tensor
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "_canonical_mask", "_none_or_dtype"]
 
@@ -149,6 +150,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         >>> F.scaled_dot_product_attention(q, q, q, is_causal=True).shape
         torch.Size([2, 4, 5, 8])
     """
+    need_tensor("scaled_dot_product_attention", query, "query", 1)
+    need_tensor("scaled_dot_product_attention", key, "key", 2)
+    need_tensor("scaled_dot_product_attention", value, "value", 3)
+    need_tensor("scaled_dot_product_attention", attn_mask, "attn_mask", None, optional=True)
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         query, key, value, attn_mask = _registry.autocast_hook("scaled_dot_product_attention",
                                                                (query, key, value, attn_mask))

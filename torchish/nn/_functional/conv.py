@@ -13,6 +13,7 @@ from jax import lax
 from ... import _dtype, _precision
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
+from ._args import need_tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
@@ -125,6 +126,9 @@ def _batched_shape(input, nd):
 
 def convolution(fname, input, weight, bias, stride, padding, dilation, groups, nd, pad_mode="zeros"):
     """Shared body of ``conv{1,2,3}d`` and of the Conv modules (which add non-zero ``pad_mode``)."""
+    need_tensor(fname, input)
+    need_tensor(fname, weight, "weight", 2)
+    need_tensor(fname, bias, "bias", 3, optional=True)
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         input, weight, bias = _registry.autocast_hook("convolution", (input, weight, bias))
     stride = _seq_arg(stride, nd, "stride")
@@ -185,6 +189,9 @@ def _check_mode_padding(mode, pads, input, nd):
 def conv_transposed(fname, input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
     """Shared body of ``conv_transpose{1,2,3}d``: a convolution of the stride-dilated input with the flipped,
     regrouped kernel."""
+    need_tensor(fname, input)
+    need_tensor(fname, weight, "weight", 2)
+    need_tensor(fname, bias, "bias", 3, optional=True)
     stride = _seq_arg(stride, nd, "stride")
     dilation = _seq_arg(dilation, nd, "dilation")
     if isinstance(padding, str):
@@ -290,6 +297,7 @@ _PIXEL_UNSHUFFLE = defop("pixel_unshuffle", _pixel_shuffle_fwd, linear=True, gra
 
 def pixel_shuffle(input, upscale_factor):
     """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``."""
+    need_tensor("pixel_shuffle", input)
     r = int(upscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
@@ -305,6 +313,7 @@ def pixel_shuffle(input, upscale_factor):
 
 def pixel_unshuffle(input, downscale_factor):
     """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
+    need_tensor("pixel_unshuffle", input)
     r = int(downscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
@@ -332,6 +341,7 @@ _CHANNEL_SHUFFLE = defop("channel_shuffle", _channel_shuffle_fwd, linear=True, g
 
 def channel_shuffle(input, groups):
     """Split the channels into ``groups`` and interleave them: ``(N, g*k, *) -> (N, k*g, *)``."""
+    need_tensor("channel_shuffle", input)
     g = int(groups)
     if g <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")

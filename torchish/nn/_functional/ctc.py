@@ -15,6 +15,7 @@ from ... import _dtype
 from ..._tensor import Tensor
 from ...ops.registry import apply, defop
 from ._loss_util import concrete, reduction_arg
+from ._args import need_tensor
 
 _NEG_INF = -jnp.inf
 
@@ -103,6 +104,8 @@ def _lengths(x, name):
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """CTC loss of ``log_probs`` (T, N, C) — or (T, C) unbatched — against padded (N, S) or concatenated targets."""
+    need_tensor("ctc_loss", log_probs, "log_probs", 1)
+    need_tensor("ctc_loss", targets, "targets", 2)
     from ...ops.shape import reshape, unsqueeze
     red = reduction_arg(None, None, reduction)
     if log_probs.dtype.category < _dtype._FLOAT:

@@ -18,6 +18,7 @@ from ... import _dtype, _precision
 from ..._tensor import wrap_dim
 from ...ops import stats as _stats
 from ...ops.registry import apply, defop
+from ._args import need_tensor
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdist"]
 
@@ -105,6 +106,8 @@ _COS = defop("cosine_similarity", _cos_fwd, promote="same", grad_name="SumBackwa
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    need_tensor("cosine_similarity", x1, "x1", 1)
+    need_tensor("cosine_similarity", x2, "x2", 2)
     from ...ops.broadcast import broadcast_shapes
     from ._loss_util import check_broadcast
     check_broadcast(x1, x2)
@@ -144,6 +147,8 @@ _PAIRWISE = defop("pairwise_distance", _pairwise_fwd, vjp=_pairwise_vjp, promote
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    need_tensor("pairwise_distance", x1, "x1", 1)
+    need_tensor("pairwise_distance", x2, "x2", 2)
     from ._loss_util import check_broadcast
     check_broadcast(x1, x2)
     if x1.ndim == 0 and x2.ndim == 0:  # PyTorch reduces a 0-d difference over "dim -1" to a 0-d result
@@ -176,6 +181,7 @@ _PDIST = defop("pdist", _pdist_fwd, vjp=_pdist_vjp, grad_name="PdistBackward0")
 
 def pdist(input, p=2):
     """Distances between all pairs of rows of a 2-D tensor (upper triangle, row-major)."""
+    need_tensor("pdist", input)
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     _check_float(input, "pdist only supports floating-point dtypes")

@@ -15,6 +15,7 @@ from ..._tensor import Tensor
 from ...ops.inplace import assign
 from ...ops.random import _target, draw
 from ...ops.registry import apply, defop
+from ._args import need_tensor
 
 def inverted_dropout_mask(p, shape, dtype, like):
     """An inverted-dropout mask of ``shape`` (ones scaled by 1/(1-p), or zeros) drawn from torchish's generator on
@@ -89,6 +90,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         >>> torchish.manual_seed(0)
         >>> y = F.dropout(torchish.ones(8), 0.5)      # zeros and 2.0s
     """
+    need_tensor("dropout_" if inplace else "dropout", input)
     return _apply(input, p, training, inplace, feature=False, alpha=False)
 
 
@@ -151,9 +153,11 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps a SELU network's mean and variance: dropped elements take SELU's saturation value,
     then an affine map restores the statistics."""
+    need_tensor("alpha_dropout_" if inplace else "alpha_dropout", input)
     return _apply(input, p, training, inplace, feature=False, alpha=True)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Alpha dropout of whole channels."""
+    need_tensor("feature_alpha_dropout_" if inplace else "feature_alpha_dropout", input)
     return _apply(input, p, training, inplace, feature=True, alpha=True)

@@ -15,6 +15,7 @@ from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.registry import apply, defop
+from ._args import need_tensor
 
 __all__ = ["embedding", "embedding_bag"]
 
@@ -104,6 +105,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         tensor([[4., 5.],
                 [0., 1.]])
     """
+    need_tensor("embedding", weight, "weight", 1)
+    need_tensor("embedding", input, "indices", 2)
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from ... import _dtype
 from ...ops.registry import apply, defop
+from ._args import need_tensor
 
 __all__ = ["unfold", "fold"]
 
@@ -73,6 +74,7 @@ _FOLD = defop("col2im", _fold_fwd, linear=True, grad_name="Col2ImBackward0")
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Extract sliding local blocks: (N, C, H, W) -> (N, C * kh * kw, L)."""
+    need_tensor("im2col", input)
     k, d = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
     p, s = _pair(padding, "padding"), _pair(stride, "stride")
     _check_params(k, d, p, s)
@@ -96,6 +98,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Combine sliding local blocks into a tensor: (N, C * kh * kw, L) -> (N, C, H, W), summing overlaps."""
+    need_tensor("col2im", input)
     size, k = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
     d, p, s = _pair(dilation, "dilation"), _pair(padding, "padding"), _pair(stride, "stride")
     _check_params(k, d, p, s)

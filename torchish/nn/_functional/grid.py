@@ -14,6 +14,7 @@ import numpy as np
 from ... import _dtype, _precision
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
+from ._args import need_tensor
 
 __all__ = ["grid_sample", "affine_grid"]
 
@@ -127,6 +128,8 @@ _PADDINGS = ("zeros", "border", "reflection")
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` (N, C, H, W) / (N, C, D, H, W) at the normalised coordinates of ``grid`` (N, ..., 2|3)."""
+    need_tensor("grid_sampler", input)
+    need_tensor("grid_sampler", grid, "grid", 2)
     if mode not in _MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")

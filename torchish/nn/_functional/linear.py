@@ -10,6 +10,7 @@ from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
+from ._args import need_tensor
 
 __all__ = ["linear", "bilinear"]
 
@@ -81,6 +82,9 @@ def linear(input, weight, bias=None):
 
         >>> y = F.linear(torchish.ones(2, 3), torchish.ones(4, 3))   # shape (2, 4)
     """
+    need_tensor("linear", input)
+    need_tensor("linear", weight, "weight", 2)
+    need_tensor("linear", bias, "bias", 3, optional=True)
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         input, weight, bias = _registry.autocast_hook("linear", (input, weight, bias))
     _check_linear(input, weight, bias)
@@ -98,6 +102,10 @@ _BILINEAR_NOBIAS = defop("bilinear_nobias", _bilinear_fwd, grad_name="ViewBackwa
 
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
+    need_tensor("bilinear", input1, "input1", 1)
+    need_tensor("bilinear", input2, "input2", 2)
+    need_tensor("bilinear", weight, "weight", 3)
+    need_tensor("bilinear", bias, "bias", 4, optional=True)
     if not isinstance(weight, Tensor) or weight.ndim != 3:
         raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim}")
     if input1.ndim != input2.ndim:

@@ -21,6 +21,7 @@ from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, che
                          not_differentiable, unreduce)
 from ._nll import nll_loss, cross_entropy
 from .ctc import ctc_loss
+from ._args import need_tensor
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -214,6 +215,8 @@ _KL_DIV = {log: defop("kl_div_log_target" if log else "kl_div", _kl_fwd, promote
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    need_tensor("kl_div", input)
+    need_tensor("kl_div", target, "target", 2)
     if size_average is not None or reduce is not None:
         red = reduction_arg(size_average, reduce, reduction)
     elif reduction == "batchmean":
@@ -246,6 +249,8 @@ _POISSON = {log: defop("poisson_nll_loss_log_input" if log else "poisson_nll_los
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
+    need_tensor("poisson_nll_loss", input)
+    need_tensor("poisson_nll_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
     return apply(_POISSON[bool(log_input)], (input, target), log_input=bool(log_input), full=bool(full),
@@ -305,6 +310,9 @@ _COS_EMB = defop("cosine_embedding_loss", _cos_emb_fwd, promote="same", promote_
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    need_tensor("cosine_embedding_loss", input1, "input1", 1)
+    need_tensor("cosine_embedding_loss", input2, "input2", 2)
+    need_tensor("cosine_embedding_loss", target, "target", 3)
     red = reduction_arg(size_average, reduce, reduction)
     td = target.ndim
     if td not in (0, 1):
@@ -343,6 +351,8 @@ _HINGE = defop("hinge_embedding_loss", _hinge_fwd, promote="float", promote_args
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    need_tensor("hinge_embedding_loss", input)
+    need_tensor("hinge_embedding_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
     return apply(_HINGE, (input, target), margin=float(margin), reduction=red)
@@ -353,6 +363,8 @@ _SOFT_MARGIN = defop("soft_margin_loss", lambda x, y, *, reduction: reduce(jnp.l
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    need_tensor("soft_margin_loss", input)
+    need_tensor("soft_margin_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
     not_differentiable("soft_margin_loss", "target", target)
@@ -371,6 +383,7 @@ _MLSM = defop("multilabel_soft_margin_loss", _mlsm_fwd, promote="same", grad_nam
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    need_tensor("log_sigmoid", input)
     if size_average is not None or reduce is not None:
         reduction = reduction_arg(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
@@ -395,6 +408,8 @@ _MULTILABEL_MARGIN = defop("multilabel_margin_loss", _multilabel_margin_fwd, gra
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    need_tensor("multilabel_margin_loss", input)
+    need_tensor("multilabel_margin_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
     float_kernel_only(input, "multilabel_margin_loss_forward_out_frame")
     if target.dtype != _dtype.int64:
@@ -422,6 +437,8 @@ _MULTI_MARGIN = defop("multi_margin_loss", _multi_margin_fwd, grad_name="MultiMa
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    need_tensor("multi_margin_loss", input)
+    need_tensor("multi_margin_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -477,6 +494,9 @@ def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
+    need_tensor("triplet_margin_loss", anchor, "anchor", 1)
+    need_tensor("triplet_margin_loss", positive, "positive", 2)
+    need_tensor("triplet_margin_loss", negative, "negative", 3)
     from .sampling import pairwise_distance
     red = reduction_arg(size_average, reduce, reduction)
     if margin <= 0:

@@ -17,6 +17,7 @@ from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.registry import apply, defop
+from ._args import need_tensor, need_tensor_attr
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm"]
 
@@ -94,6 +95,19 @@ def _check_vec(name, t, c):
         raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
 
 
+def _check_dtypes(kernel, input, *params, kernel_first=False):
+    """PyTorch's CPU norm kernels: parameters of the input's dtype (float32 ones may go with a float16/bfloat16
+    input), and a floating point input (checked first by batch_norm's kernel, last by the others)."""
+    if kernel_first and input.dtype.category < _dtype._FLOAT:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
+    mixed_ok = input.dtype in (_dtype.float16, _dtype.bfloat16)
+    for p in params:
+        if p is not None and p.dtype != input.dtype and not (mixed_ok and p.dtype is _dtype.float32):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    if input.dtype.category < _dtype._FLOAT:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims.
 
@@ -106,6 +120,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         >>> rm, rv = torchish.zeros(3), torchish.ones(3)
         >>> y = F.batch_norm(torchish.randn(4, 3), rm, rv, training=True)   # rm, rv updated in place
     """
+    if training:  # PyTorch's wrapper reads input.size() first
+        need_tensor_attr(input, "size")
+    need_tensor("batch_norm", input)
+    need_tensor("batch_norm", weight, "weight", 2, optional=True)
+    need_tensor("batch_norm", bias, "bias", 3, optional=True)
+    need_tensor("batch_norm", running_mean, "running_mean", 4, optional=True)
+    need_tensor("batch_norm", running_var, "running_var", 5, optional=True)
     if input.ndim < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     c = input.shape[1]
@@ -118,6 +139,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         _check_vec(name, t, c)
+    _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var, kernel_first=True)
     if not training:
         return apply(_BN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))
     y, mean, var = apply(_BN_TRAIN, (input, weight, bias), eps=float(eps))
@@ -150,6 +172,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """Normalise each ``(sample, channel)`` over its spatial dims; with ``use_input_stats=False`` the running
     statistics are used instead. Running statistics, when given, are updated with the batch average of the
     per-instance statistics."""
+    if use_input_stats:  # PyTorch's wrapper reads input.size() first
+        need_tensor_attr(input, "size")
+    need_tensor("instance_norm", input)
+    need_tensor("instance_norm", weight, "weight", 2, optional=True)
+    need_tensor("instance_norm", bias, "bias", 3, optional=True)
+    need_tensor("instance_norm", running_mean, "running_mean", 4, optional=True)
+    need_tensor("instance_norm", running_var, "running_var", 5, optional=True)
     if input.ndim < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     c = input.shape[1]
@@ -158,6 +187,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         _check_vec(name, t, c)
+    _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var, kernel_first=True)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
@@ -200,11 +230,15 @@ _LN = defop("layer_norm", _ln_fwd, grad_name="NativeLayerNormBackward0")
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing ``normalized_shape`` dims, then ``* weight + bias`` (elementwise)."""
+    need_tensor("layer_norm", input)
+    need_tensor("layer_norm", weight, "weight", 3, optional=True)
+    need_tensor("layer_norm", bias, "bias", 4, optional=True)
     ns = _normalized_shape(input, normalized_shape, "layer_norm")
     for nm, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != ns:
             raise RuntimeError(f"Expected {nm} to be of same shape as normalized_shape, but got {nm} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(ns)}")
+    _check_dtypes("LayerNormKernelImpl", input, weight, bias)
     return apply(_LN, (input, weight, bias), k=len(ns), eps=float(eps))
 
 
@@ -220,10 +254,13 @@ _RMS = defop("rms_norm", _rms_fwd, grad_name="MulBackward0")
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims; ``eps=None`` is ``finfo(dtype).eps``."""
+    need_tensor("rms_norm", input)
+    need_tensor("rms_norm", weight, "weight", 3, optional=True)
     ns = _normalized_shape(input, normalized_shape, "rms_norm")
     if weight is not None and tuple(weight.shape) != ns:
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
                            f"{list(weight.shape)} and normalized_shape = {list(ns)}")
+    _check_dtypes("rms_norm", input)
     if eps is None:
         eps = _dtype.finfo(input.dtype).eps
     return apply(_RMS, (input, weight), k=len(ns), eps=float(eps))
@@ -243,6 +280,9 @@ _GN = defop("group_norm", _gn_fwd, grad_name="NativeGroupNormBackward0")
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each sample over groups of ``C / num_groups`` channels (and the spatial dims)."""
+    need_tensor_attr(input, "dim")
+    need_tensor("group_norm", weight, "weight", 3, optional=True)
+    need_tensor("group_norm", bias, "bias", 4, optional=True)
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     c = input.shape[1]
@@ -253,6 +293,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         if t is not None and (t.ndim != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {nm} to be a vector of size equal to the number of channels in input, but "
                                f"got {nm} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    _check_dtypes("GroupNormKernelImpl", input, weight, bias)
     return apply(_GN, (input, weight, bias), groups=int(num_groups), eps=float(eps))
 
 

@@ -20,6 +20,7 @@ from .conv import ntuple
 from . import pooling_fractional as _fractional
 from .pooling_adaptive import *  # noqa: F401,F403  (one namespace for all pooling functions)
 from .pooling_fractional import *  # noqa: F401,F403
+from ._args import need_tensor, need_tensor_attr
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "lp_pool2d",
@@ -83,6 +84,9 @@ def _pool_geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    if nd == 3 and return_indices:  # PyTorch's wrapper reads input.is_cuda first
+        need_tensor_attr(input, "is_cuda")
+    need_tensor(f"max_pool{nd}d" + ("_with_indices" if return_indices else ""), input)
     name = f"max_pool{nd}d"
     kernel, stride, padding, dilation, sp, outs = _pool_geometry(input, nd, name, kernel_size, stride, padding,
                                                                  dilation, bool(ceil_mode))
@@ -175,6 +179,7 @@ _AVGPOOL = {nd: defop(f"avg_pool{nd}d", _avg_fwd, linear=True, grad_name=f"AvgPo
 
 
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    need_tensor(f"avg_pool{nd}d", input)
     name = f"avg_pool{nd}d"
     if nd == 1 and input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "

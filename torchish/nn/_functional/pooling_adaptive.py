@@ -12,6 +12,7 @@ from ... import _dtype
 from ...ops.registry import apply, defop
 from ._pool_windows import _adaptive_bounds, _window_max_fwd
 from .conv import ntuple
+from ._args import need_tensor
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices",
@@ -84,6 +85,7 @@ def _adaptive_max(nd, input, output_size, return_indices):
 
 def adaptive_avg_pool1d(input, output_size):
     """Average over ``output_size`` windows ``[floor(i*L/out), ceil((i+1)*L/out))``."""
+    need_tensor("adaptive_avg_pool1d", input)
     return _adaptive_avg(1, input, output_size)
 
 
@@ -105,6 +107,7 @@ def adaptive_avg_pool3d(input, output_size):
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """1-D adaptive max pooling (indices into ``L``)."""
+    need_tensor("adaptive_max_pool1d", input)
     return _adaptive_max(1, input, output_size, return_indices)
 
 

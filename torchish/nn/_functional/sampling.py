@@ -22,6 +22,7 @@ from ._loss_util import concrete
 from .distance import normalize, cosine_similarity, pairwise_distance, pdist, cdist
 from .fold import unfold, fold
 from .grid import grid_sample, affine_grid
+from ._args import need_tensor
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "one_hot", "grid_sample",
            "affine_grid", "unfold", "fold", "normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdist"]
@@ -82,6 +83,11 @@ def pad(input, pad, mode="constant", value=None):
 
     ``pad`` lists (left, right) amounts starting from the LAST dimension, as in PyTorch.
     """
+    need_tensor("pad", input)
+    for i, v in enumerate(pad):
+        if isinstance(v, float):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"float at pos {i}")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -369,6 +375,7 @@ _ONE_HOT = defop("one_hot", lambda t, *, n: (t[..., None] == jnp.arange(n)).asty
 
 def one_hot(tensor, num_classes=-1):
     """Long tensor of shape ``tensor.shape + (num_classes,)``; ``num_classes=-1`` infers ``max + 1``."""
+    need_tensor("one_hot", tensor)
     if tensor.dtype != _dtype.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     v = concrete(tensor)

@@ -15,6 +15,7 @@ import warnings
 
 from .. import functional as F
 from .. import init
+from ...ops import unary as _unary
 from ...ops.creation import empty
 from ..module import Module
 from ..parameter import Parameter
@@ -131,11 +132,11 @@ class ReLU6(Hardtanh):
 
 
 class Sigmoid(_Plain):
-    _fn = staticmethod(F.sigmoid)
+    _fn = staticmethod(_unary.sigmoid)  # torch.sigmoid, as PyTorch's module (F.sigmoid differs on a non-Tensor)
 
 
 class Tanh(_Plain):
-    _fn = staticmethod(F.tanh)
+    _fn = staticmethod(_unary.tanh)  # torch.tanh, as PyTorch's module
 
 
 class LogSigmoid(_Plain):

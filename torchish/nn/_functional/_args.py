@@ -1,0 +1,31 @@
+"""PyTorch's errors for a non-Tensor passed where a functional op takes a Tensor.
+
+PyTorch's argument parser rejects it with a TypeError naming the op, the argument and its position in the op's
+schema (``linear(): argument 'input' (position 1) must be Tensor, not list``); where PyTorch's Python wrapper
+touches the argument first (``F.softmax`` calls ``input.softmax``), the error is that AttributeError instead.
+Checked up front, so that a list, a numpy array or ``None`` never reaches a JAX kernel.
+"""
+from __future__ import annotations
+
+from ..._tensor import Tensor
+
+
+def need_tensor(fname, x, arg="input", pos=1, optional=False):
+    """PyTorch's TypeError unless ``x`` is a Tensor (or ``None`` for an ``optional`` argument).
+
+    Example::
+
+        >>> need_tensor("linear", [1.0], "input", 1)
+        Traceback (most recent call last):
+        TypeError: linear(): argument 'input' (position 1) must be Tensor, not list
+    """
+    if isinstance(x, Tensor) or (optional and x is None):
+        return
+    where = f" (position {pos})" if pos else ""
+    raise TypeError(f"{fname}(): argument '{arg}'{where} must be Tensor, not {type(x).__name__}")
+
+
+def need_tensor_attr(x, attr):
+    """The AttributeError PyTorch's Python wrapper raises when it calls ``x.<attr>`` on a non-Tensor."""
+    if not isinstance(x, Tensor):
+        raise AttributeError(f"'{type(x).__name__}' object has no attribute '{attr}'")

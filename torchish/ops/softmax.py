@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype
 from .._tensor import wrap_dim
@@ -48,20 +49,41 @@ def _softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+# PyTorch's CPU kernels compute float16/bfloat16 softmaxes and their gradients in float32 and round once; the
+# last-dim log_softmax kernel alone keeps the sum of exponentials, and its log, in the half type.
+_HALF = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+
+
+def _widen(*vals):
+    return [v.astype(np.float32) for v in vals] if vals[0].dtype in _HALF else list(vals)
+
+
 def _softmax_fwd(x, *, axis, dtype):
-    return jax.nn.softmax(x.astype(dtype), axis=axis)
+    x = x.astype(dtype)
+    return jax.nn.softmax(*_widen(x), axis=axis).astype(x.dtype)
 
 
 def _softmax_vjp(g, x, out, axis, dtype):
-    return out * (g - jnp.sum(g * out, axis=axis, keepdims=True))
+    gw, ow = _widen(g, out)
+    return (ow * (gw - jnp.sum(gw * ow, axis=axis, keepdims=True))).astype(out.dtype)
 
 
 def _log_softmax_fwd(x, *, axis, dtype):
-    return jax.nn.log_softmax(x.astype(dtype), axis=axis)
+    x = x.astype(dtype)
+    if x.dtype not in _HALF:
+        return jax.nn.log_softmax(x, axis=axis)
+    shifted = x.astype(np.float32)
+    shifted = shifted - jnp.max(shifted, axis=axis, keepdims=True)
+    total = jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True)
+    if axis is None or axis == x.ndim - 1:
+        total = total.astype(x.dtype).astype(np.float32)
+        return (shifted - jnp.log(total).astype(x.dtype).astype(np.float32)).astype(x.dtype)
+    return (shifted - jnp.log(total)).astype(x.dtype)
 
 
 def _log_softmax_vjp(g, x, out, axis, dtype):
-    return g - jnp.exp(out) * jnp.sum(g, axis=axis, keepdims=True)
+    gw, ow = _widen(g, out)
+    return (gw - jnp.exp(ow) * jnp.sum(gw, axis=axis, keepdims=True)).astype(out.dtype)
 
 
 _SOFTMAX = defop("softmax", _softmax_fwd, vjp=_softmax_vjp, grad_name="SoftmaxBackward0")

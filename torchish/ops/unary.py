@@ -36,6 +36,15 @@ def _vjp_out(f):
     return lambda g, x, out: f(g, jnp.conj(out) if jnp.iscomplexobj(out) else out)
 
 
+def _in_float32(f):
+    """``f`` evaluated in float32 for float16/bfloat16 operands and rounded once, as PyTorch's CPU kernels do."""
+    def wrapped(*vals):
+        if vals[0].dtype not in (jnp.float16, jnp.bfloat16):
+            return f(*vals)
+        return f(*(v.astype(jnp.float32) for v in vals)).astype(vals[0].dtype)
+    return wrapped
+
+
 def _unary(name, fwd, vjp=None, *, promote="float", reject=(), kernel=None, bool_error=None, grad_name=None,
            linear=False, complex_error=None):
     """One unary op: defined, exported as ``torchish.name``, ``Tensor.name`` and ``Tensor.name_``."""
@@ -109,20 +118,28 @@ _unary("acos", jnp.arccos)
 _unary("atan", jnp.arctan)
 _unary("sinh", jnp.sinh)
 _unary("cosh", jnp.cosh)
-_unary("tanh", jnp.tanh, _vjp_out(lambda g, y: g * (1 - y * y)))
+_unary("tanh", jnp.tanh, _vjp_out(_in_float32(lambda g, y: g * (1 - y * y))))
 _unary("asinh", jnp.arcsinh)
 _unary("acosh", jnp.arccosh,  # PyTorch: complex rsqrt(x + 1) * rsqrt(x - 1) (its branch), real rsqrt(x * x - 1)
        lambda g, x, out: g * (jnp.conj(jax.lax.rsqrt(x + 1) * jax.lax.rsqrt(x - 1)) if jnp.iscomplexobj(x)
                               else jax.lax.rsqrt(x * x - 1)))
 _unary("atanh", jnp.arctanh)
-_unary("sigmoid", jax.nn.sigmoid, _vjp_out(lambda g, y: g * y * (1 - y)))
+
+
+def _sigmoid_grad(g, y):
+    return g * (1 - y) * y
+
+
+# PyTorch's float16 sigmoid_backward rounds at every step; its bfloat16 one computes in float32
+_unary("sigmoid", _in_float32(jax.nn.sigmoid),
+       _vjp_out(lambda g, y: _sigmoid_grad(g, y) if g.dtype == jnp.float16 else _in_float32(_sigmoid_grad)(g, y)))
 _unary("erf", jss.erf)
 _unary("erfc", jss.erfc)
 _unary("erfinv", jss.erfinv)
 _unary("lgamma", jss.gammaln, lambda g, x, out: g * _digamma(x))  # PyTorch's digamma poles: -inf at +0
 _unary("digamma", lambda x: _digamma(x), lambda g, x, out: g * jss.polygamma(1, x))  # +-0: trigamma's inf
 _unary("i0", jss.i0)
-_unary("sinc", jnp.sinc)
+_unary("sinc", _in_float32(jnp.sinc))
 _unary("reciprocal", lambda x: 1 / x, _vjp_out(lambda g, y: -g * (y * y)))  # PyTorch: -grad * (result * result)
 _unary("deg2rad", jnp.deg2rad, linear=True, complex_error="deg2rad is not supported for complex tensors.")
 _unary("rad2deg", jnp.rad2deg, linear=True, complex_error="rad2deg is not supported for complex tensors.")

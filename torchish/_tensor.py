@@ -19,6 +19,8 @@ import jax
 import numpy as np
 
 from . import _dtype, _device, _layout
+from . import _meta
+from ._meta import MetaArray
 from .autograd.graph import AccumulateGrad, VersionCounter, add_hook
 from .autograd.grad_mode import STATE
 
@@ -120,6 +122,8 @@ class Tensor:
     @property
     def device(self) -> _device.device:
         d = self._v
+        if type(d) is MetaArray:
+            return _device.device("meta")
         if isinstance(d, jax.core.Tracer):
             return _device.get_default_device()
         try:
@@ -189,7 +193,7 @@ class Tensor:
 
     @property
     def is_meta(self):
-        return False
+        return type(self._v) is MetaArray
 
     @property
     def layout(self):
@@ -436,6 +440,8 @@ class Tensor:
     # Python protocol that needs no op
 
     def item(self):
+        if type(self._v) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         d = self._concrete()
         if d.size != 1:
             raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
@@ -445,6 +451,9 @@ class Tensor:
         return np.asarray(self._concrete()).tolist()
 
     def numpy(self, *, force=False):
+        if type(self._v) is MetaArray:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                            "host memory first.")
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return np.array(self._concrete())
@@ -454,6 +463,8 @@ class Tensor:
         if isinstance(d, jax.core.Tracer):
             from .ops.tracing import concrete_error
             raise concrete_error(what)
+        if type(d) is MetaArray:
+            raise NotImplementedError(_meta.NO_DATA)
         return d
 
     # NumPy defers to a Tensor's reflected operators (``np.float32(2) * t`` is a Tensor that keeps autograd, as in

@@ -244,7 +244,12 @@ def tensor_repr(t, tensor_contents=None) -> str:
     dt = t.dtype
     default_float = _dtype.DEFAULTS.float
     has_default_dtype = dt in (default_float, _dtype.DEFAULTS.complex, _dtype.int64, _dtype.bool)
-    if traced:
+    if type(d).__name__ == "MetaArray":  # no data: PyTorch's meta form
+        suffixes.append(f"size={tuple(d.shape)}")
+        if dt is not default_float:
+            suffixes.append(f"dtype={dt}")
+        body = "..."
+    elif traced:
         suffixes.append(f"size={tuple(d.shape)}")
         if not has_default_dtype:
             suffixes.append(f"dtype={dt}")

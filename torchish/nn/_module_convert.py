@@ -71,7 +71,7 @@ class ConvertMixin:
     def to(self, *args, **kwargs):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: floating-point parameters and
         buffers take the dtype; everything moves to the device."""
-        from .. import _dtype
+        from .. import _dtype, _meta
         from ..ops.convert import _parse_to
         dtype, device, _ = _parse_to(args, dict(kwargs))
         if dtype is not None:
@@ -87,6 +87,8 @@ class ConvertMixin:
 
         def convert(t):
             cast = dtype if (t.is_floating_point() or t.is_complex()) else None
+            if device is not None and t.is_meta and not _meta.is_meta_device(device):
+                raise NotImplementedError(_meta.TO_REAL)
             return t.to(device, cast)
 
         return self._apply(convert)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import jax
 
-from .. import _device, _dtype
+from .. import _device, _dtype, _meta
 from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
@@ -48,6 +48,18 @@ def move(x: Tensor, dev) -> Tensor:
     return out
 
 
+def _to_meta(x: Tensor) -> Tensor:
+    """``x.to("meta")``: shape and dtype kept, data dropped (a node that passes gradients back as meta too)."""
+    if type(x._v) is _meta.MetaArray:
+        return x
+    out = wrap(_meta.MetaArray(x._v.shape, x._v.dtype))
+    if x._rg and STATE.grad_enabled:
+        node = _DEVICE_NODE((x._edge(),), ((x._v.shape, x._v.dtype),), saves=False)
+        node.src = None
+        out._rg, out._grad_fn, out._out_nr = True, node, 0
+    return out
+
+
 def _parse_to(args, kwargs):
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
@@ -80,7 +92,12 @@ def to(self, *args, **kwargs):
     dtype, device, copy = _parse_to(args, dict(kwargs))
     out = self
     if device is not None:
-        out = move(out, _device.to_jax(device))
+        if _meta.is_meta_device(device):
+            out = _to_meta(out)
+        elif type(out._v) is _meta.MetaArray:
+            raise NotImplementedError(_meta.NO_DATA)
+        else:
+            out = move(out, _device.to_jax(device))
     if dtype is not None:
         out = to_dtype(out, dtype)
     if copy and out is self:

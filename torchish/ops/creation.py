@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype
+from .. import _device, _dtype, _meta
 from .._tensor import Tensor
 from . import tracing
 from .registry import Family as _Family
@@ -46,6 +46,8 @@ def place(array, dtype, device, requires_grad=False):
     arr = np.array(array, copy=True) if isinstance(array, np.ndarray) else np.asarray(array)
     if dtype is not None and arr.dtype != dtype.np:
         arr = arr.astype(dtype.np)
+    if _meta.is_meta_device(device):
+        return _finish(_meta.MetaArray(arr.shape, arr.dtype), requires_grad)
     return _finish(jax.device_put(arr, _jdev(device)), requires_grad)
 
 
@@ -248,6 +250,8 @@ _HOST_FILL_LIMIT = 1 << 16
 def _fill(shape, value, dtype, device, requires_grad):
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     _check_grad_dtype(dt, requires_grad)
+    if _meta.is_meta_device(device):
+        return _finish(_meta.MetaArray(shape, dt.np), requires_grad)
     if math.prod(shape) <= _HOST_FILL_LIMIT and not tracing.active():
         with np.errstate(all="ignore"):
             fill = np.asarray(value).astype(dt.np)  # casts like a C cast: 2.7 -> 2, -1 -> 255 for uint8

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype
+from .. import _device, _dtype, _meta
 from .._random import generator_or_default
 from .._tensor import Tensor
 from . import tracing
@@ -157,9 +157,11 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     generator. ``params`` are traced (values), ``static`` is a hashable option baked into the kernel. ``device``
     (a Tensor to sample beside, a device, or None for the default device) is where the sampling runs and the
     samples live: the generator's key moves there (torchish has one stream for all devices)."""
-    gen = generator_or_default(generator)
     npdt = _dtype.as_dtype(dtype).np
     shape = tuple(shape)
+    if (type(device._v) is _meta.MetaArray) if isinstance(device, Tensor) else _meta.is_meta_device(device):
+        return _meta.MetaArray(shape, npdt)  # the meta device: no samples, the generator does not move
+    gen = generator_or_default(generator)
     if tracing.active() or isinstance(gen._key._d, jax.core.Tracer):
         return _sample_bucketed(kind, gen.next_key(), shape, npdt, params, static)
     target = _target(device)

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _meta
 from .. import _dtype
 from .._tensor import Tensor, wrap
 from ..autograd.graph import ERR_INFERENCE_SAVED, Node, node_class
@@ -277,11 +278,20 @@ def apply(op: OpDef, args: tuple, **static):
                 if isinstance(a, Tensor):
                     a._d  # noqa: B018  (materialises: the Tensor now holds a concrete array)
             return apply(op, args, **static)
-        moved = _cpu_scalars_moved(args, vals)
-        if moved is None:
-            raise translate_error(op, args, static, e) from None
-        vals = moved
-        out = run_forward(op, vals, st, cdt)
+        if _meta.has_meta(vals):  # meta tensors (no data): the outputs' shapes and dtypes only
+            err = _meta.mixed_error(vals)
+            if err is not None:
+                raise err from None
+            try:
+                out = _meta.eval_meta(k, vals)
+            except (TypeError, ValueError) as e2:
+                raise translate_error(op, args, static, e2) from None
+        else:
+            moved = _cpu_scalars_moved(args, vals)
+            if moved is None:
+                raise translate_error(op, args, static, e) from None
+            vals = moved
+            out = run_forward(op, vals, st, cdt)
     multi = isinstance(out, (tuple, list))
     record = req and op.differentiable and STATE.grad_enabled and not STATE.inference
     if not multi:

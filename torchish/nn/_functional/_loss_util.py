@@ -62,7 +62,7 @@ def concrete(t):
     if not isinstance(t, Tensor):
         return None
     d = t._d
-    if tracing.active() or isinstance(d, jax.core.Tracer):
+    if tracing.active() or isinstance(d, jax.core.Tracer) or t.is_meta:  # (meta tensors have no values)
         return None
     return np.asarray(d)
 

@@ -12,9 +12,9 @@ def skip_init(module_cls, *args, **kwargs):
     """``module_cls(*args, **kwargs)`` with parameter and buffer values unspecified, as PyTorch's (which builds on
     the meta device and allocates empty storage).
 
-    torchish has no meta device, so the module is built on its target device directly; its values are then
-    whatever the constructor's initialisation wrote, which the contract ("as if created with ``empty``") allows.
-    The same checks as PyTorch: ``module_cls`` must be a Module class taking a ``device`` argument.
+    As PyTorch's: the module is built on the meta device (no initialisation runs) and then given storage on its
+    device with ``to_empty`` (zeros: JAX has no uninitialised memory). ``module_cls`` must be a Module class
+    taking a ``device`` argument.
 
     Example::
 
@@ -26,5 +26,6 @@ def skip_init(module_cls, *args, **kwargs):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
-    kwargs["device"] = kwargs.pop("device", "cpu")
-    return module_cls(*args, **kwargs)
+    final = kwargs.pop("device", "cpu")
+    kwargs["device"] = "meta"
+    return module_cls(*args, **kwargs).to_empty(device=final)

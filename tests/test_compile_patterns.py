@@ -20,9 +20,9 @@ def _lin(lib, i=3, o=2):
         m.weight.copy_(lib.arange(float(i * o)).reshape(o, i) / 10 - 0.2); m.bias.fill_(0.1)
     return m
 
-def _x(lib, *shape):
+def _x(lib, *shape, k=0.37):
     n = int(np.prod(shape))
-    return lib.from_numpy(((np.arange(n) * 0.37) % 1.3 - 0.6).astype(np.float32).reshape(shape))
+    return lib.from_numpy(((np.arange(n) * k) % 1.3 - 0.6).astype(np.float32).reshape(shape))
 
 def case_grad_accumulation_outside_step(lib, jit):
     m = _lin(lib); opt = lib.optim.SGD(m.parameters(), lr=0.1)
@@ -64,7 +64,8 @@ def case_lstm_step(lib, jit):
     lstm = lib.nn.LSTM(3, 4, batch_first=True)
     with lib.no_grad():
         for i, p in enumerate(lstm.parameters()):
-            p.copy_(lib.from_numpy(((np.arange(p.numel()) * 0.13 + i) % 0.7 - 0.35).astype(np.float32).reshape(p.shape)))
+            v = ((np.arange(p.numel()) * 0.13 + i) % 0.7 - 0.35).astype(np.float32)
+            p.copy_(lib.from_numpy(v.reshape(p.shape)))
     opt = lib.optim.Adam(lstm.parameters(), lr=0.01)
     def step(x):
         opt.zero_grad(); out, (h, c) = lstm(x); l = out.pow(2).mean() + h.sum(); l.backward(); opt.step(); return l
@@ -308,6 +309,213 @@ def case_compiled_module_in_optimizer(lib, jit):
     for _ in range(3):
         opt.zero_grad(); c(x).pow(2).sum().backward(); opt.step()
     return m[0].weight, c(x)
+
+
+# hooks, distributions, torch.func, errors and grad modes inside compiled functions
+def case_retain_grad_inside(lib, jit):
+    m = _lin(lib)
+    def step(x):
+        m.zero_grad(); h = m(x); h.retain_grad(); (h.tanh() ** 2).sum().backward()
+        return h.grad.clone(), m.weight.grad.clone()
+    f = jit(step); x = _x(lib, 2, 3)
+    return [f(x), f(x)]
+
+def case_intermediate_hook_inside(lib, jit):
+    m = _lin(lib)
+    def step(x):
+        m.zero_grad(); h = m(x); h.register_hook(lambda g: g * 0.5); h.pow(2).sum().backward()
+        return m.weight.grad.clone()
+    f = jit(step); x = _x(lib, 2, 3)
+    return [f(x), f(x)]
+
+def case_param_hook_clip(lib, jit):
+    m = _lin(lib)
+    for p in m.parameters():
+        p.register_hook(lambda g: g.clamp(-0.1, 0.1))
+    opt = lib.optim.SGD(m.parameters(), lr=1.0)
+    def step(x):
+        opt.zero_grad(); m(x).pow(2).sum().backward(); opt.step(); return m.weight.clone()
+    f = jit(step); x = _x(lib, 2, 3)
+    return [f(x), f(x), f(x)]
+
+def case_post_accumulate_hook_optimizer(lib, jit):
+    m = _lin(lib)
+    opts = {p: lib.optim.SGD([p], lr=0.1) for p in m.parameters()}
+    def hook(p):
+        opts[p].step(); opts[p].zero_grad()
+    for p in m.parameters():
+        p.register_post_accumulate_grad_hook(hook)
+    def step(x):
+        m(x).pow(2).sum().backward()
+    f = jit(step); x = _x(lib, 2, 3)
+    for _ in range(3): f(x)
+    return m.weight, m.bias
+
+def case_gradscaler_cpu(lib, jit):
+    m = _lin(lib); opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    scaler = lib.amp.GradScaler("cpu", init_scale=4.0)
+    def step(x):
+        opt.zero_grad()
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            l = m(x).float().pow(2).mean()
+        scaler.scale(l).backward(); scaler.step(opt); scaler.update(); return l
+    f = jit(step); x = _x(lib, 4, 3)
+    return [f(x) for _ in range(3)], m.weight, scaler.get_scale()
+
+def case_distribution_inside(lib, jit):
+    m = _lin(lib, 3, 4); opt = lib.optim.Adam(m.parameters(), lr=0.01)
+    def step(x, a):
+        opt.zero_grad()
+        d = lib.distributions.Categorical(logits=m(x))
+        l = -(d.log_prob(a)).mean() - 0.01 * d.entropy().mean()
+        l.backward(); opt.step(); return l
+    f = jit(step); x = _x(lib, 5, 3); a = lib.tensor([0, 1, 2, 3, 1])
+    return [f(x, a) for _ in range(3)], m.weight
+
+def case_normal_rsample_free(lib, jit):
+    mu = lib.zeros(3, requires_grad=True)
+    def step(eps):
+        mu.grad = None
+        d = lib.distributions.Normal(mu, lib.ones(3))
+        other = lib.distributions.Normal(lib.ones(3), 2 * lib.ones(3))
+        l = d.log_prob(mu + eps).sum() + lib.distributions.kl_divergence(d, other).sum()
+        l.backward(); return l, mu.grad.clone()
+    f = jit(step); e = _x(lib, 3)
+    return [f(e), f(e)]
+
+def case_func_grad_inside(lib, jit):
+    def fn(x):
+        g = lib.func.grad(lambda t: (t.sin() * t).sum())(x)
+        return g * 2
+    f = jit(fn); x = _x(lib, 4)
+    return [f(x), f(x)]
+
+def case_vmap_inside(lib, jit):
+    w = _x(lib, 3, 3)
+    f = jit(lambda xs: lib.vmap(lambda r: w @ r)(xs).sum(0))
+    xs = _x(lib, 5, 3, k=0.21)
+    return [f(xs), f(xs)]
+
+def case_try_except_inside(lib, jit):
+    def fn(x):
+        try:
+            y = x.view(-1, 7)
+        except RuntimeError:
+            y = x.reshape(-1)
+        return y * 2
+    f = jit(fn); x = _x(lib, 3, 4)
+    return [f(x), f(x)]
+
+def case_raise_inside(lib, jit):
+    def fn(x):
+        if x.shape[0] > 2:
+            raise ValueError("too big")
+        return x + 1
+    f = jit(fn)
+    out = [f(lib.ones(2)), f(lib.ones(2))]
+    try:
+        f(lib.ones(3))
+    except ValueError as e:
+        out.append(str(e))
+    try:
+        f(lib.ones(3))
+    except ValueError as e:
+        out.append(str(e))
+    return out
+
+def case_shape_error_inside(lib, jit):
+    f = jit(lambda a, b: a @ b)
+    out = [f(lib.ones(2, 3), lib.ones(3, 1))]
+    for _ in range(2):
+        try:
+            f(lib.ones(2, 3), lib.ones(2, 1))
+        except RuntimeError as e:
+            out.append("RuntimeError")
+    return out
+
+def case_no_grad_decorator_fn(lib, jit):
+    m = _lin(lib)
+    @lib.no_grad()
+    def ev(x):
+        return m(x).softmax(-1)
+    f = jit(ev); x = _x(lib, 2, 3)
+    a = f(x); b = f(x)
+    return a, b, b.requires_grad
+
+def case_inference_mode_inside(lib, jit):
+    m = _lin(lib)
+    def ev(x):
+        with lib.inference_mode():
+            return m(x) * 2
+    f = jit(ev); x = _x(lib, 2, 3)
+    a = f(x); b = f(x)
+    return a, b, b.requires_grad, b.is_inference()
+
+def case_compiled_called_inside_compiled_module(lib, jit):
+    class Block(lib.nn.Module):
+        def __init__(self):
+            super().__init__(); self.l = _lin(lib, 3, 3)
+        def forward(self, x):
+            return self.l(x).relu() + x
+    b = Block(); cb = jit(b)
+    net = lib.nn.Sequential(cb, _lin(lib, 3, 2))
+    f = jit(net); x = _x(lib, 2, 3)
+    y1 = f(x); y2 = f(x)
+    y2.sum().backward()
+    return y1, y2, b.l.weight.grad
+
+def case_rnn_packed_inside(lib, jit):
+    rnn = lib.nn.GRU(3, 4, batch_first=True)
+    with lib.no_grad():
+        for i, p in enumerate(rnn.parameters()):
+            p.copy_(_x(lib, *p.shape, k=0.1 + i * 0.03))
+    def fn(x, lengths):
+        packed = lib.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, h = rnn(packed)
+        out, _ = lib.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        return out, h
+    f = jit(fn); x = _x(lib, 3, 5, 3); lengths = lib.tensor([5, 2, 3])
+    return [f(x, lengths), f(x, lengths)]
+
+def case_manual_sgd_data(lib, jit):
+    m = _lin(lib)
+    def step(x):
+        m.zero_grad(); l = m(x).pow(2).mean(); l.backward()
+        for p in m.parameters():
+            p.data.add_(p.grad.data, alpha=-0.5)
+        return l
+    f = jit(step); x = _x(lib, 2, 3)
+    return [f(x) for _ in range(3)], m.weight
+
+def case_multiple_losses_retain(lib, jit):
+    m = _lin(lib)
+    def step(x):
+        m.zero_grad(); y = m(x)
+        y[:, 0].sum().backward(retain_graph=True); g1 = m.weight.grad.clone()
+        y[:, 1].pow(2).sum().backward(); return g1, m.weight.grad.clone()
+    f = jit(step); x = _x(lib, 2, 3)
+    return [f(x), f(x)]
+
+def case_accumulate_over_microbatches_inside(lib, jit):
+    m = _lin(lib); opt = lib.optim.AdamW(m.parameters(), lr=0.01)
+    def step(xs):
+        opt.zero_grad()
+        for xb in xs.chunk(3):
+            (m(xb).pow(2).mean() / 3).backward()
+        lib.nn.utils.clip_grad_norm_(m.parameters(), 0.05)
+        opt.step()
+        return m.weight.grad.norm()
+    f = jit(step); xs = _x(lib, 6, 3)
+    return [f(xs) for _ in range(3)], m.weight
+
+def case_lr_tensor(lib, jit):
+    m = _lin(lib); opt = lib.optim.Adam(m.parameters(), lr=lib.tensor(0.01))
+    def step(x):
+        opt.zero_grad(); m(x).sum().backward(); opt.step()
+    f = jit(step); x = _x(lib, 2, 3)
+    for i in range(3):
+        f(x); opt.param_groups[0]["lr"].fill_(0.01 / (i + 2))
+    return m.weight
 
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 

@@ -25,6 +25,7 @@ import sys
 import time
 import traceback
 import warnings
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -47,6 +48,9 @@ _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeEr
                     jax.errors.TracerArrayConversionError)
 RETRACE_WARN = 8
 VARIANTS = 8  # programs kept per input signature for different guards (PyTorch's cache_size_limit is 8)
+INSTANCES = weakref.WeakSet()  # every CompiledFunction (torchish.compiler.reset clears their entries)
+STANCE = ["default"]  # torchish.compiler.set_stance: "force_eager", "eager_on_recompile", "fail_on_recompile", ...
+_NO_COMPILE = ("eager_on_recompile", "fail_on_recompile")
 
 
 def _user_frame(tb):
@@ -159,6 +163,7 @@ class CompiledFunction:
         self.stats = {"calls": 0, "eager_calls": 0, "traces": 0, "retraces": 0, "compiled_calls": 0,
                       "compile_seconds": 0.0}
         functools.update_wrapper(self, fn)
+        INSTANCES.add(self)
 
     def __get__(self, obj, objtype=None):  # decorating a method
         if obj is None:
@@ -167,12 +172,14 @@ class CompiledFunction:
 
     # ---------------------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self.disable or STATE.recorder is not None or tracing.active():
+        if self.disable or STATE.recorder is not None or tracing.active() or STANCE[0] == "force_eager":
             return self.fn(*args, **kwargs)  # nested inside another compiled function: inline
         self.stats["calls"] += 1
         leaves, key = _signature(args, kwargs)
         entry = self.entries.get(key)
         if entry is None:
+            if STANCE[0] in _NO_COMPILE:
+                return self._cache_miss(args, kwargs)
             entry = self.entries[key] = _Entry()
         entry.calls += 1
         if entry.eager:
@@ -181,6 +188,8 @@ class CompiledFunction:
         if entry.calls == 1:
             return self._record(entry, args, kwargs, leaves)
         if entry.executable is None or not self._guards_hold(entry) and not self._switch_variant(entry):
+            if STANCE[0] in _NO_COMPILE:
+                return self._cache_miss(args, kwargs)
             if entry.executable is not None:
                 entry.stash()
                 self.stats["retraces"] += 1
@@ -208,6 +217,16 @@ class CompiledFunction:
             self.stats["retraces"] += 1
             self._trace(entry, args, kwargs, leaves, key[0])
             return self._run(entry, leaves)
+
+    def _cache_miss(self, args, kwargs):
+        """A call that needs compiling under a stance that forbids it (``torchish.compiler.set_stance``)."""
+        if STANCE[0] == "fail_on_recompile":
+            code = getattr(self.fn, "__code__", None)
+            raise RuntimeError("Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+                               f"filename: '{getattr(code, 'co_filename', '?')}', function name: "
+                               f"'{getattr(self.fn, '__name__', '?')}', line number: {getattr(code, 'co_firstlineno', 0)}")
+        self.stats["eager_calls"] += 1
+        return self.fn(*args, **kwargs)
 
     # ---------------------------------------------------------------------------------------------------------
     def _record(self, entry, args, kwargs, leaves):
@@ -397,9 +416,11 @@ class CompiledFunction:
                     modules_seen[id(m)] = m
                 entry.optimizers = entry.optimizers + [o for o in rec.optimizers.values()
                                                        if all(o is not e for e in entry.optimizers)]
-                out_vals, out_spec = [], []
+                out_vals, out_spec, out_inf = [], [], []
                 for x in out_leaves:
                     if isinstance(x, Tensor):
+                        if x._inf:  # made under inference_mode inside the function: an inference tensor again
+                            out_inf.append(len(out_vals))
                         out_spec.append(("T", x._rg and x._grad_fn is not None))
                         out_vals.append(x._d)
                     else:
@@ -428,8 +449,9 @@ class CompiledFunction:
                             f"torchish.compile: {getattr(fn, '__name__', 'the function')} accumulates gradients into "
                             "the .grad of an argument that already has one; the program does not take argument "
                             "gradients as inputs. Set the argument's .grad to None before the call to compile it.")
-                info.update(out_tree=out_tree, out_spec=out_spec, written=written, grad_spec=grad_spec,
-                            arg_written=arg_written, missing=missing, missing_scalars=list(rec.missing_scalars.values()),
+                info.update(out_tree=out_tree, out_spec=out_spec, out_inf=out_inf, written=written,
+                            grad_spec=grad_spec, arg_written=arg_written, missing=missing,
+                            missing_scalars=list(rec.missing_scalars.values()),
                             backward_ran=rec.backward_ran, recorder=rec)
                 # the written state first, in the donated inputs' order: XLA pairs a donated input with the first
                 # output of its shape, so anything before it (a scalar loss before a scalar Adam step) costs copies
@@ -610,6 +632,8 @@ class CompiledFunction:
                 out.append(t)
             else:
                 out.append(x)
+        for j in info["out_inf"]:
+            tensors_out[j]._inf = True
         if pull is not None and STATE.grad_enabled:
             _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out)
         return jax.tree_util.tree_unflatten(info["out_tree"], out)

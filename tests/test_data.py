@@ -342,3 +342,38 @@ def test_workers_iterable_sharded_by_worker_info():
     assert_batches(ref, got)
     assert sorted(i for b in got for i in b["i"].tolist()) == list(range(9))
 
+
+
+def test_local_dataset_classes_travel_by_value():
+    """A dataset class or collate lambda defined in a function cannot be pickled by reference (PyTorch's forked
+    workers inherit them); spawned workers receive them by value."""
+    import pickle
+    from torchish.utils.data._multiprocess import _ByValue, _picklable
+
+    class Local(torchish.utils.data.Dataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return i * 2
+    assert not _picklable(Local()) and not _picklable(lambda b: b) and _picklable(_data_worker.NestedSamples(2))
+    back = pickle.loads(pickle.dumps(_ByValue(Local())))
+    assert type(back).__name__ == "Local" and [back[i] for i in range(len(back))] == [0, 2, 4]
+    assert pickle.loads(pickle.dumps(_ByValue(lambda b: sum(b))))([1, 2]) == 3
+
+
+@pytest.mark.slow
+def test_worker_with_local_dataset_and_lambda_collate():
+    class DS(torchish.utils.data.Dataset):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return torchish.full((2,), float(i)), i % 2
+    collate = lambda b: (torchish.stack([x for x, _ in b]), [y for _, y in b])  # noqa: E731
+    main = list(torchish.utils.data.DataLoader(DS(), batch_size=2, collate_fn=collate))
+    got = list(torchish.utils.data.DataLoader(DS(), batch_size=2, num_workers=1, collate_fn=collate, timeout=120))
+    assert len(got) == len(main) == 3
+    for (x, y), (u, v) in zip(got, main):
+        np.testing.assert_array_equal(x.numpy(), u.numpy())
+        assert y == v

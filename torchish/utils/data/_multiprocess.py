@@ -3,7 +3,9 @@
 
 Workers are started with the ``'spawn'`` method unless the loader names another: JAX runs threads, and a forked
 copy of a process holding them can deadlock. ``JAX_PLATFORMS=cpu`` is placed in the environment the workers start
-with, so they never claim an accelerator (a GPU's memory would otherwise be preallocated once per worker).
+with, so they never claim an accelerator (a GPU's memory would otherwise be preallocated once per worker). A
+dataset, ``collate_fn`` or ``worker_init_fn`` that pickle cannot send by reference (a class or a lambda defined in
+a function, which PyTorch's forked workers inherit) travels by value through cloudpickle.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import contextlib
 import itertools
 import multiprocessing
 import os
+import pickle
 import queue
 import threading
 import weakref
@@ -45,6 +48,37 @@ def _shutdown_persistent_workers():
         it._shutdown_workers()
 
 
+class _Probe(pickle.Pickler):
+    """Pickles to nowhere, keeping nothing: whether an object pickles by reference, without holding its bytes."""
+
+    def __init__(self):
+        super().__init__(_Discard(), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class _Discard:
+    def write(self, b):
+        return len(b)
+
+
+def _picklable(obj):
+    try:
+        _Probe().dump(obj)
+        return True
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+
+
+class _ByValue:
+    """An object sent to a worker by value (cloudpickle): the worker receives the object itself."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __reduce__(self):
+        import cloudpickle
+        return cloudpickle.loads, (cloudpickle.dumps(self.obj),)
+
+
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Batches loaded by ``num_workers`` processes; ``_task_info[i]`` is ``(worker,)`` while task ``i`` is out and
     ``(worker, data)`` once it arrived ahead of its turn."""
@@ -63,13 +97,16 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._result_queue = ctx.Queue()
         self._done_event = ctx.Event()
         env = _cpu_only_children() if ctx.get_start_method() != "fork" else contextlib.nullcontext()
+        dataset, collate_fn, init_fn = self._dataset, self._collate_fn, loader.worker_init_fn
+        if ctx.get_start_method() != "fork" and not _picklable((dataset, collate_fn, init_fn)):
+            dataset, collate_fn, init_fn = _ByValue(dataset), _ByValue(collate_fn), _ByValue(init_fn)
         with env:
             for i in range(self._num_workers):
                 index_queue = ctx.Queue()
                 index_queue.cancel_join_thread()
                 w = ctx.Process(target=_worker_loop, daemon=True, args=(
-                    self._iterable, self._dataset, index_queue, self._result_queue, self._done_event,
-                    self._auto_collation, self._collate_fn, self._drop_last, self._base_seed, loader.worker_init_fn,
+                    self._iterable, dataset, index_queue, self._result_queue, self._done_event,
+                    self._auto_collation, collate_fn, self._drop_last, self._base_seed, init_fn,
                     i, self._num_workers, self._persistent_workers))
                 try:
                     w.start()

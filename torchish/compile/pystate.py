@@ -81,10 +81,13 @@ def _restore(item, v):
         holder[:] = v
 
 
+_LIBRARIES = ("torchish", "builtins", "jax", "numpy", "torch", "optax", "flax")
+
+
 def _user_class(cls):
-    """A class defined outside torchish and the standard library whose attribute access may be watched."""
+    """A class defined outside torchish and the libraries whose attribute access may be watched."""
     mod = getattr(cls, "__module__", "") or ""
-    if mod.startswith(("torchish", "builtins", "jax", "numpy", "torch")) or issubclass(cls, Module):
+    if mod.startswith(_LIBRARIES) or issubclass(cls, Module):
         return False
     return "__dict__" in dir(cls) and cls.__getattribute__ is object.__getattribute__
 
@@ -132,7 +135,8 @@ class PyState:
         elif _small_container(v) and type(v) in (list, dict, set):
             self.static.append(("s", v, None))
         elif isinstance(v, types.FunctionType):
-            self._discover(v, depth + 1, seen)
+            if not (getattr(v, "__module__", "") or "").startswith(_LIBRARIES):  # the user's own functions
+                self._discover(v, depth + 1, seen)
         elif _user_class(type(v)):
             self.classes.add(type(v))
 
@@ -167,9 +171,16 @@ class PyState:
                     if type(v) in _SCALARS or type(old) in _SCALARS:
                         _touch(("m" if isinstance(obj, Module) else "d", d, name), old)
                 _set(obj, name, v)
+            try:
+                cls.__getattribute__ = getattribute
+            except (TypeError, AttributeError):  # a class that takes no new attributes: not watched
+                continue
+            try:
+                cls.__setattr__ = setattr_
+            except (TypeError, AttributeError):
+                del cls.__getattribute__
+                continue
             self._patched.append((cls, own))
-            cls.__getattribute__ = getattribute
-            cls.__setattr__ = setattr_
         return self
 
     def __exit__(self, *exc):

@@ -123,3 +123,37 @@ def typename(obj):
     cls = obj if isinstance(obj, type) else type(obj)
     module = getattr(cls, "__module__", "") or ""
     return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
+
+
+def is_storage(obj):
+    """Whether ``obj`` is a storage object: never here — a torchish Tensor holds a JAX array, not a storage, and
+    torchish has no storage types (a Tensor is not a storage in PyTorch either)."""
+    return False
+
+
+def set_default_tensor_type(t):
+    """PyTorch's deprecated spelling of :func:`set_default_dtype` (and, for ``torch.cuda.*`` types, of
+    ``set_default_device("cuda")``): ``t`` is a floating legacy type (``torchish.DoubleTensor``) or its name
+    (``"torch.DoubleTensor"``)."""
+    from . import _legacy_types, _dtype as dtypes, _device, cuda
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        table = {"torch": _legacy_types.CPU_TYPES, "torch.cuda": _legacy_types.CUDA_TYPES}.get(module)
+        if table is None or name not in table:
+            raise AttributeError(f"module '{module or name}' has no attribute '{name}'")
+        t = table[name]
+    if not isinstance(t, _legacy_types._LegacyTensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if t.is_cuda and not cuda.is_available():
+        raise TypeError(f"type {t.__module__}.{t.__name__} not available. Torch not compiled with CUDA enabled.")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.set_default_dtype(t.dtype)
+    if t.is_cuda:
+        _device.set_default_device("cuda")
+        _SETTINGS["cuda_default_type"] = True
+    elif _SETTINGS.pop("cuda_default_type", False):  # a CPU type after a CUDA one: factories make CPU tensors again
+        _device.set_default_device(None)

@@ -22,7 +22,7 @@ _LAZY = {
     "gradcheck": ("gradcheck", "gradcheck"), "gradgradcheck": ("gradcheck", "gradgradcheck"),
     "is_anomaly_check_nan_enabled": ("anomaly_mode", "is_anomaly_check_nan_enabled"),
 }
-_SUBMODULES = ("engine", "function", "functional", "forward_ad", "anomaly_mode")
+_SUBMODULES = ("engine", "function", "functional", "forward_ad", "anomaly_mode", "profiler")
 
 
 def __getattr__(name):

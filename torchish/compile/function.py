@@ -224,7 +224,8 @@ class CompiledFunction:
             code = getattr(self.fn, "__code__", None)
             raise RuntimeError("Detected recompile when torch.compile stance is 'fail_on_recompile'. "
                                f"filename: '{getattr(code, 'co_filename', '?')}', function name: "
-                               f"'{getattr(self.fn, '__name__', '?')}', line number: {getattr(code, 'co_firstlineno', 0)}")
+                               f"'{getattr(self.fn, '__name__', '?')}', "
+                               f"line number: {getattr(code, 'co_firstlineno', 0)}")
         self.stats["eager_calls"] += 1
         return self.fn(*args, **kwargs)
 

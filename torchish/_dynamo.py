@@ -1,0 +1,127 @@
+"""``torchish._dynamo``: the parts of ``torch._dynamo`` training scripts touch — ``config``, ``reset``,
+``is_compiling``, ``disable``.
+
+``config`` knows the settings scripts commonly set, with PyTorch's defaults; a name it does not know raises
+PyTorch's ``AttributeError``. ``cache_size_limit`` (alias ``recompile_limit``) governs torchish.compile: it is the
+number of programs kept per input signature for different guards (train/eval, ``.grad`` present or not). The other
+settings are recorded and read back; they tune TorchDynamo's Python-bytecode tracer, which torchish does not have.
+
+Example:
+    >>> import torchish._dynamo
+    >>> torchish._dynamo.config.cache_size_limit = 16
+    >>> torchish._dynamo.config.suppress_errors = True
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from .compile import function as _function
+from .compiler import disable as disable, reset as reset, is_compiling as is_compiling  # noqa: F401
+from .compiler import allow_in_graph as allow_in_graph, set_stance as set_stance  # noqa: F401
+from .compiler import assume_constant_result as assume_constant_result  # noqa: F401
+
+__all__ = ["config", "reset", "is_compiling", "disable", "allow_in_graph", "assume_constant_result", "set_stance"]
+
+_DEFAULTS = {  # PyTorch 2.13's defaults
+    "verbose": False, "suppress_errors": False, "accumulated_recompile_limit": 256,
+    "fail_on_recompile_limit_hit": False, "capture_scalar_outputs": False, "capture_dynamic_output_shape_ops": False,
+    "automatic_dynamic_shapes": True, "assume_static_by_default": True, "dynamic_shapes": True,
+    "specialize_int": False, "specialize_float": False, "force_parameter_static_shapes": True,
+    "optimize_ddp": True, "inline_inbuilt_nn_modules": True, "guard_nn_modules": True, "error_on_recompile": False,
+    "replay_record_enabled": False, "raise_on_ctx_manager_usage": True, "disable": False, "cprofile": False,
+    "log_file_name": None, "trace_numpy": True, "compiled_autograd": False, "skip_nnmodule_hook_guards": True,
+    "allow_rnn": False, "minimum_call_count": 1, "report_guard_failures": True, "allow_unspec_int_on_nn_module": False,
+    "capture_autograd_function": True, "capture_func_transforms": True, "log_compilation_metrics": True,
+}
+_ALIASES = {"cache_size_limit": "recompile_limit", "accumulated_cache_size_limit": "accumulated_recompile_limit",
+            "fail_on_cache_limit_hit": "fail_on_recompile_limit_hit"}
+
+
+class _Config:
+    """``torchish._dynamo.config``: attribute access to the known settings, ``patch`` to change some for a block
+    or a function, ``get_config_copy``/``load_config`` to save and restore them."""
+
+    def __init__(self):
+        object.__setattr__(self, "_values", dict(_DEFAULTS))
+
+    @staticmethod
+    def _canonical(name):
+        name = _ALIASES.get(name, name)
+        if name != "recompile_limit" and name not in _DEFAULTS:
+            raise AttributeError(f"torch._dynamo.config.{name} does not exist")
+        return name
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        name = self._canonical(name)
+        if name == "recompile_limit":
+            return _function.VARIANTS
+        return self._values[name]
+
+    def __setattr__(self, name, value):
+        name = self._canonical(name)
+        if name == "recompile_limit":
+            # (VARIANTS counts the programs kept besides the current one; at least one is always kept)
+            _function.VARIANTS = max(int(value), 1)
+        else:
+            self._values[name] = value
+
+    def __delattr__(self, name):  # back to the default, as PyTorch's config does
+        name = self._canonical(name)
+        if name == "recompile_limit":
+            _function.VARIANTS = 8
+        else:
+            self._values[name] = _DEFAULTS[name]
+
+    def __dir__(self):
+        return sorted([*_DEFAULTS, "recompile_limit", *_ALIASES, "patch", "get_config_copy", "load_config"])
+
+    def get_config_copy(self):
+        return {**self._values, "recompile_limit": _function.VARIANTS}
+
+    def load_config(self, values):
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    @contextlib.contextmanager
+    def _patched(self, changes):
+        before = {name: getattr(self, name) for name in changes}
+        for name, value in changes.items():
+            setattr(self, name, value)
+        try:
+            yield
+        finally:
+            for name, value in before.items():
+                setattr(self, name, value)
+
+    def patch(self, arg1=None, arg2=None, **kwargs):
+        """``config.patch(name, value)``, ``config.patch({name: value})`` or ``config.patch(name=value)``: a
+        context manager and decorator that sets the values inside it."""
+        if isinstance(arg1, str):
+            changes = {arg1: arg2}
+        elif isinstance(arg1, dict):
+            changes = dict(arg1)
+        else:
+            changes = {}
+        changes.update(kwargs)
+        for name in changes:
+            self._canonical(name)
+        return _Patch(self, changes)
+
+
+class _Patch(contextlib.ContextDecorator):
+    def __init__(self, cfg, changes):
+        self.cfg, self.changes, self.cm = cfg, changes, None
+
+    def __enter__(self):
+        self.cm = self.cfg._patched(self.changes)
+        return self.cm.__enter__()
+
+    def __exit__(self, *exc):
+        return self.cm.__exit__(*exc)
+
+
+config = _Config()
+sys.modules[__name__ + ".config"] = config  # `import torch._dynamo.config` works as in PyTorch

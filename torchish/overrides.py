@@ -1,0 +1,127 @@
+"""``torchish.overrides``: the ``__torch_function__`` protocol helpers of ``torch.overrides``.
+
+Library code written for PyTorch checks ``has_torch_function(args)`` and hands the call to
+``handle_torch_function``, which calls the ``__torch_function__(func, types, args, kwargs)`` of the arguments'
+types (subclasses before their bases) until one does not return ``NotImplemented``. Plain Tensors and Parameters
+take no part; a Tensor subclass does (with Tensor's default ``__torch_function__``: run the function with the
+protocol disabled and return the result as the subclass), as in PyTorch.
+
+Example:
+    >>> from torchish.overrides import has_torch_function, handle_torch_function
+    >>> def scale(x, k=2):
+    ...     if has_torch_function((x,)):
+    ...         return handle_torch_function(scale, (x,), x, k=k)
+    ...     return x * k
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import threading
+import warnings
+
+from ._tensor import Tensor
+
+__all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function",
+           "is_tensor_like"]
+
+_LOCAL = threading.local()
+
+
+def _disabled() -> bool:
+    return getattr(_LOCAL, "disabled", 0) > 0
+
+
+@contextlib.contextmanager
+def _disable_torch_function_subclass():
+    """Tensor subclasses take no part in the protocol inside the block (PyTorch's DisableTorchFunctionSubclass)."""
+    _LOCAL.disabled = getattr(_LOCAL, "disabled", 0) + 1
+    try:
+        yield
+    finally:
+        _LOCAL.disabled -= 1
+
+
+def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
+    """Tensor's default ``__torch_function__``: run ``func`` and return a Tensor result as ``cls``."""
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with _disable_torch_function_subclass():
+        ret = func(*args, **kwargs)
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        ret = ret.as_subclass(cls)
+    return ret
+
+
+Tensor.__torch_function__ = classmethod(_tensor_torch_function)  # torch.Tensor has it (subclasses call super())
+
+
+def _plain(t) -> bool:
+    from .nn.parameter import Parameter
+    return t is Tensor or t is Parameter
+
+
+def _overloaded(obj) -> bool:
+    t = type(obj)
+    if _plain(t):
+        return False
+    if issubclass(t, Tensor):
+        return not _disabled()
+    return hasattr(t, "__torch_function__")
+
+
+def has_torch_function(relevant_args) -> bool:
+    """Whether any of ``relevant_args`` (an iterable) defines ``__torch_function__`` (Tensor subclasses do;
+    Tensor and Parameter do not count)."""
+    return any(_overloaded(a) for a in relevant_args)
+
+
+def has_torch_function_unary(obj) -> bool:
+    return _overloaded(obj)
+
+
+def has_torch_function_variadic(*args) -> bool:
+    return any(_overloaded(a) for a in args)
+
+
+def _overloaded_args(relevant_args):
+    """The arguments whose types implement the protocol, one per type, subclasses before their bases."""
+    types, args = [], []
+    for arg in relevant_args:
+        t = type(arg)
+        if t in types or not _overloaded(arg):
+            continue
+        index = len(args)
+        for i, seen in enumerate(types):
+            if issubclass(t, seen):
+                index = i
+                break
+        types.insert(index, t)
+        args.insert(index, arg)
+    return args
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Call ``__torch_function__(public_api, types, args, kwargs)`` of the overloaded arguments in turn and return
+    the first result that is not ``NotImplemented``; a ``TypeError`` if all decline."""
+    overloaded = _overloaded_args(relevant_args)
+    types = tuple(map(type, overloaded))
+    for arg in overloaded:
+        impl = inspect.getattr_static(type(arg), "__torch_function__", None)
+        if inspect.isfunction(impl):
+            warnings.warn("Defining your `__torch_function__ as a plain method is deprecated and will be an error in "
+                          "future, please define it as a classmethod.", DeprecationWarning, stacklevel=2)
+        result = arg.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = f"{public_api.__module__}.{public_api.__name__}"
+    raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
+                    f"{[type(arg) for arg in overloaded]}")
+
+
+def is_tensor_like(inp) -> bool:
+    """Whether ``inp`` is a Tensor or implements ``__torch_function__`` (an instance or a class)."""
+    return type(inp) is Tensor or hasattr(inp, "__torch_function__")
+

@@ -220,6 +220,8 @@ def test_softmax_implicit_dim_warns():
         T.nn.functional, "softmax") else T.softmax(T.tensor([[1.0, 2.0], [3.0, 5.0]]), 1))
     np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-6)
     with pytest.warns(UserWarning, match="Implicit dimension"):
+        torchish.nn.functional.softmax(torchish.ones(2, 2))
+    with pytest.raises(TypeError, match="missing 1 required positional arguments"):  # torch.softmax has no default
         torchish.softmax(torchish.ones(2, 2))
 
 

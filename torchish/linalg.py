@@ -226,6 +226,9 @@ def _top_slogdet(input):
 
 
 def _top_cross(input, other, dim=None, *, out=None):
+    from .ops.elementwise import require_tensor
+    require_tensor(input, "cross")
+    require_tensor(other, "cross", 2, "other")
     if dim is None:
         shape = _B.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim else input.shape
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)

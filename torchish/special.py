@@ -26,7 +26,7 @@ from .ops.arith import xlogy as xlogy  # noqa
 from .ops.unary import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
                         expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
                         sinc as sinc)
-from .ops.registry import apply, defop
+from .ops.registry import NotDifferentiable, apply, defop
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
@@ -70,15 +70,43 @@ def log_softmax(input, dim, *, dtype=None):
 # functions only torch.special has
 
 
-def _special_unary(name, fwd, vjp=None, grad_name=None):
-    op = defop("special_" + name, fwd, vjp=vjp, promote="float", grad_name=grad_name)
+_HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
+
+
+def _special_unary(name, fwd, vjp=None, grad_name=None, half=True):
+    """One ``torch.special`` function. ``half=False``: PyTorch's CPU kernel has no float16/bfloat16 version
+    (NotImplementedError ``"NAME_cpu" not implemented for 'Half'``)."""
+    # half precision computed in float32, rounded once (PyTorch's kernels; JAX's scipy functions refuse it)
+    op = defop("special_" + name, _unary._in_float32(fwd), vjp=vjp, promote="float", grad_name=grad_name)
 
     def f(input, *, out=None):
         _ew.require_tensor(input, name)
+        if not half and jnp.dtype(input.dtype.np) in _HALF:
+            raise _ew.not_implemented(name + "_cpu", input.dtype)
         return _ew._out(apply(op, (input,)), out, name)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``torch.special.{name}``, elementwise."
     return f
+
+
+def _bessel_i1_vjp(scaled):
+    """PyTorch's i1_backward / i1e_backward: ``i0(x) - i1(x) / x`` (``i0e(x) - i1e(x) * (sgn(x) + 1 / x)``), 0.5
+    where ``|x| <= eps``; float and double only (NotImplementedError for half precision, at backward time)."""
+    kernel = "i1e_backward" if scaled else "i1_backward"
+
+    def vjp(g, x, out):
+        if jnp.dtype(x.dtype) in _HALF:
+            from . import _dtype
+            return NotDifferentiable(_ew.not_implemented(kernel, _dtype.from_np(x.dtype))),
+        eps = jnp.finfo(x.dtype).eps
+        not_tiny = jnp.abs(x) > eps
+        safe = jnp.where(not_tiny, x, jnp.asarray(eps, x.dtype))
+        if scaled:
+            gradx = jss.i0e(safe) - out * (jnp.sign(safe) + 1 / safe)
+        else:
+            gradx = jss.i0(safe) - out / safe
+        return g * jnp.where(not_tiny, gradx, jnp.asarray(0.5, x.dtype))
+    return vjp
 
 
 def _entr_fwd(x):
@@ -88,12 +116,12 @@ def _entr_fwd(x):
 
 
 ndtr = _special_unary("ndtr", jss.ndtr)
-ndtri = _special_unary("ndtri", jss.ndtri)
-log_ndtr = _special_unary("log_ndtr", jss.log_ndtr)
+ndtri = _special_unary("ndtri", jss.ndtri, half=False)
+log_ndtr = _special_unary("log_ndtr", jss.log_ndtr, half=False)
 i0e = _special_unary("i0e", jss.i0e)
-i1 = _special_unary("i1", jss.i1)
-i1e = _special_unary("i1e", jss.i1e)
-erfcx = _special_unary("erfcx", jss.erfcx)
+i1 = _special_unary("i1", jss.i1, vjp=_bessel_i1_vjp(False), grad_name="SpecialI1Backward0")
+i1e = _special_unary("i1e", jss.i1e, vjp=_bessel_i1_vjp(True), grad_name="SpecialI1EBackward0")
+erfcx = _special_unary("erfcx", jss.erfcx, half=False)
 entr = _special_unary("entr", _entr_fwd, vjp=lambda g, x, out: -g * (1 + jnp.log(x)), grad_name="SpecialEntrBackward0")
 
 

@@ -15,6 +15,7 @@ Example::
 """
 from __future__ import annotations
 
+import numbers
 from functools import partial
 
 import jax
@@ -25,7 +26,8 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .elementwise import (_BOOL, _COMPLEX, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
-                          binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor)
+                          binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
+                          type_name)
 from .registry import NotDifferentiable, apply, defop
 from .registry import Family as _Family
 
@@ -99,8 +101,12 @@ _binary("fmin", jnp.fmin, vjp=_fmaxmin_vjp(lambda a, b: a <= b), numbers="none",
 _binary("fmod", jnp.fmod, reject=NO_BOOL | {_COMPLEX}, int_div=True,
         vjp=lambda g, a, b, out: (g, -g * jnp.trunc(a / b)))
 _binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp, reject=frozenset({_COMPLEX}))
-_binary("logaddexp", jnp.logaddexp, reject=FLOATS_ONLY, numbers="none")
-_binary("logaddexp2", jnp.logaddexp2, reject=FLOATS_ONLY, numbers="none")
+# PyTorch: grad / (1 + exp(other - self)) and its mirror: an infinite operand gives the other 0, two equal
+# infinities NaN (JAX's derivative gives 1 there)
+_binary("logaddexp", jnp.logaddexp, reject=FLOATS_ONLY, numbers="none",
+        vjp=lambda g, a, b, out: (g / (1 + jnp.exp(b - a)), g / (1 + jnp.exp(a - b))))
+_binary("logaddexp2", jnp.logaddexp2, reject=FLOATS_ONLY, numbers="none",
+        vjp=lambda g, a, b, out: (g / (1 + jnp.exp2(b - a)), g / (1 + jnp.exp2(a - b))))
 _binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both", reject=frozenset({_COMPLEX}))
 _binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",
         vjp=lambda g, a, b, out: (jnp.where(a == b, jnp.zeros((), g.dtype), g),  # PyTorch: no grad where a == b
@@ -131,10 +137,10 @@ _REMAINDER_S = defop("remainder_scalar_self", _remainder_fwd, promote="same", vj
                      grad_name="RemainderBackward1")
 
 
-def _division_operands(input, other, kernel):
+def _division_operands(input, other, kernel, name):
     """The operands of an integer-capable division (remainder, floor_divide): PyTorch's errors for bool, and for
     an integer divisor holding a zero."""
-    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    a, b = scalar_or_tensor(input, name, 1, "input"), scalar_or_tensor(other, name)
     dt = common_dtype((a, b))
     if dt is _dtype.bool:
         raise not_implemented(kernel, dt)
@@ -145,7 +151,7 @@ def _division_operands(input, other, kernel):
 
 def remainder(input, other, *, out=None):
     """Python's modulus: the result has the sign of ``other``."""
-    a, b = _division_operands(input, other, "remainder_cpu")
+    a, b = _division_operands(input, other, "remainder_cpu", "remainder")
     return _out(apply(_REMAINDER if isinstance(a, Tensor) else _REMAINDER_S, (a, b)), out, "remainder")
 
 
@@ -184,10 +190,12 @@ def _check_alpha(dt, alpha):
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
 
 
-def _alpha(a, b, alpha):
+def _alpha(a, b, alpha, name):
     """``None`` for the common alpha == 1, else the validated Python number."""
     if type(alpha) is int and alpha == 1:
         return None
+    if not isinstance(alpha, (Tensor, numbers.Number)):
+        raise TypeError(f"{name}(): argument 'alpha' must be Number, not {type_name(alpha)}")
     alpha = scalar_or_tensor(alpha)
     dt = common_dtype((a, b))
     _check_alpha(dt, alpha)
@@ -227,26 +235,26 @@ _RSUB_S = defop("rsub_scalar", lambda a, b, alpha: b - _scaled(a, alpha), promot
 
 
 def add(input, other, *, alpha=1, out=None):
-    a = input if isinstance(input, Tensor) else scalar_or_tensor(input)
-    b = other if isinstance(other, Tensor) else scalar_or_tensor(other)
-    return _out(apply(_ADD, (a, b, _alpha(a, b, alpha))), out, "add")
+    a = input if isinstance(input, Tensor) else scalar_or_tensor(input, "add", 1, "input")
+    b = other if isinstance(other, Tensor) else scalar_or_tensor(other, "add")
+    return _out(apply(_ADD, (a, b, _alpha(a, b, alpha, "add"))), out, "add")
 
 
 def sub(input, other, *, alpha=1, out=None):
-    a = input if isinstance(input, Tensor) else scalar_or_tensor(input)
-    b = other if isinstance(other, Tensor) else scalar_or_tensor(other)
+    a = input if isinstance(input, Tensor) else scalar_or_tensor(input, "sub", 1, "input")
+    b = other if isinstance(other, Tensor) else scalar_or_tensor(other, "sub")
     if _is_bool(a) or _is_bool(b):
         _check_sub(a, b)
-    return _out(apply(_SUB, (a, b, _alpha(a, b, alpha))), out, "sub")
+    return _out(apply(_SUB, (a, b, _alpha(a, b, alpha, "sub"))), out, "sub")
 
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
-    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    a, b = scalar_or_tensor(input, "rsub", 1, "input"), scalar_or_tensor(other, "rsub")
     if _is_bool(a) or _is_bool(b):
         _check_sub(a, b)
     op = _RSUB_T if isinstance(b, Tensor) else _RSUB_S
-    return apply(op, (a, b, _alpha(a, b, alpha)))
+    return apply(op, (a, b, _alpha(a, b, alpha, "rsub")))
 
 
 _public("add", add, inplace=True)
@@ -276,7 +284,7 @@ _DIV_MODE = defop("div_mode", _div_mode_fwd, promote="same", vjp=_zeros_vjp,
 
 
 def div(input, other, *, rounding_mode=None, out=None):
-    a, b = scalar_or_tensor(input), scalar_or_tensor(other)
+    a, b = scalar_or_tensor(input, "div", 1, "input"), scalar_or_tensor(other, "div")
     if isinstance(a, Tensor) and a.dtype is _dtype.bool:
         # a float result: cast in a kernel of its own, as fused XLA rewrites convert(bool) / c as a select (0 / 0
         # would give 0, not NaN)
@@ -306,7 +314,7 @@ _FLOOR_DIVIDE = defop("floor_divide", _div_mode_fwd, promote="same", vjp=no_deri
 
 
 def floor_divide(input, other, *, out=None):
-    a, b = _division_operands(input, other, "div_floor_cpu")
+    a, b = _division_operands(input, other, "div_floor_cpu", "floor_divide")
     return _out(apply(_FLOOR_DIVIDE, (a, b), rounding_mode="floor"), out, "floor_divide")
 
 
@@ -355,7 +363,7 @@ _POW_BASE = defop("pow_scalar_base", _pow_fwd, vjp=_pow_vjp, promote="same", gra
 
 
 def pow(input, exponent, *, out=None):
-    a, b = scalar_or_tensor(input), scalar_or_tensor(exponent)
+    a, b = scalar_or_tensor(input, "pow", 1, "input"), scalar_or_tensor(exponent, "pow", 2, "exponent")
     if not isinstance(b, Tensor):
         if type(b) is int and b < 0 and isinstance(a, Tensor) and a.dtype.category <= _INT:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -370,7 +378,8 @@ def pow(input, exponent, *, out=None):
 def float_power(input, exponent, *, out=None):
     """``pow`` computed in double precision (complex128 when either operand is complex)."""
     from .convert import to_dtype
-    a, b = scalar_or_tensor(input), scalar_or_tensor(exponent)
+    a = scalar_or_tensor(input, "float_power", 1, "input")
+    b = scalar_or_tensor(exponent, "float_power", 2, "exponent")
     cplx = any(isinstance(x, complex) or (isinstance(x, Tensor) and x.is_complex()) for x in (a, b))
     dt = _dtype.complex128 if cplx else _dtype.float64
     a = to_dtype(a, dt) if isinstance(a, Tensor) else a

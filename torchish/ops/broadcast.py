@@ -5,7 +5,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .. import _dtype
-from .._tensor import Size
+from .._tensor import Size, Tensor
+from .elementwise import require_tensor, type_name
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -59,6 +60,7 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
+    require_tensor(other, "expand_as", 1, "other")
     return expand(input, tuple(other.shape))
 
 
@@ -95,6 +97,9 @@ def broadcast_error(a, b):
 def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
     try:
         shape = broadcast_shapes(*[t.shape for t in tensors])
     except RuntimeError:

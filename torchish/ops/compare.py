@@ -16,7 +16,10 @@ from functools import partial
 import jax.numpy as jnp
 
 from .. import _dtype
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from .elementwise import _COMPLEX, INTS_NO_BOOL, INTS_ONLY, _out, binary_op, not_implemented, require_tensor
+from .inplace import make_inplace
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -35,8 +38,15 @@ _NO_OUT = ("isnan", "isinf", "isfinite", "isreal")
 
 def _predicate(op):
     if op.name in _NO_OUT:
-        return lambda input: apply(op, (input,))
-    return lambda input, *, out=None: _out(apply(op, (input,)), out, op.name)
+        def pred(input):
+            require_tensor(input, op.name)
+            return apply(op, (input,))
+        return pred
+
+    def pred_out(input, *, out=None):
+        require_tensor(input, op.name)
+        return _out(apply(op, (input,)), out, op.name)
+    return pred_out
 
 
 for _n, _f in _PREDICATES.items():
@@ -72,6 +82,38 @@ _binary("bitwise_right_shift", jnp.right_shift, reject=INTS_NO_BOOL, kernel="rsh
         numbers="both")
 for _a, _n in {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne"}.items():
     _public(_a, globals()[_n], inplace=True)
+
+
+def _zero_grads(g, *vals, out, dt):
+    return tuple(jnp.zeros_like(v) for v in vals[:-1]) + (None,)
+
+
+def _inplace_comparison(name):
+    """``x.lt_(y)`` and its kin: PyTorch differentiates them, with zero gradients (``self: zeros_like(self)``), so
+    a tensor that requires grad keeps requiring it (grad_fn ``LtBackward0`` for a number, ``LtBackward1`` for a
+    Tensor) and ``other`` requiring grad makes the result require it. The value is written in ``x``'s dtype."""
+    compare = globals()[name]
+    title = name.capitalize()
+    by_number = defop(name + "_.Scalar", lambda x, r, *, dt: r.astype(dt), vjp=_zero_grads, linear=True,
+                      grad_name=title + "Backward0")
+    by_tensor = defop(name + "_.Tensor", lambda x, y, r, *, dt: r.astype(dt), vjp=_zero_grads, linear=True,
+                      grad_name=title + "Backward1", promote="same", promote_args=(0, 1))  # both listed
+
+    def f(input, other):
+        r = compare(input, other)
+        if not (STATE.grad_enabled and (input._rg or isinstance(other, Tensor) and other._rg)):
+            return r
+        if isinstance(other, Tensor):
+            return apply(by_tensor, (input, other, r), dt=input._v.dtype)
+        return apply(by_number, (input, r), dt=input._v.dtype)
+    return f
+
+
+for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _f = _inplace_comparison(_n)
+    METHODS[_n + "_"] = make_inplace(_f, _n + "_")
+for _a, _n in {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne"}.items():
+    METHODS[_a + "_"] = make_inplace(_inplace_comparison(_n), _a + "_")
 
 
 def equal(input, other) -> bool:

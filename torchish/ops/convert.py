@@ -9,6 +9,7 @@ from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
 from . import lazy
 from .casting import cast
+from .elementwise import require_tensor
 from .registry import apply, defop
 
 TO_DTYPE = defop("to_copy", lambda x, *, dtype: cast(x, dtype), grad_name="ToCopyBackward0", linear=True)
@@ -133,6 +134,7 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
 
 
 def type_as(self, other):
+    require_tensor(other, "type_as", 1, "other")
     return to_dtype(self, other.dtype)
 
 

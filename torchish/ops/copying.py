@@ -7,7 +7,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .casting import cast, check_scalar_fits
-from .elementwise import scalar_or_tensor
+from .elementwise import require_tensor, scalar_or_tensor
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -18,6 +18,7 @@ _CLONE = defop("clone", lambda x: x + jnp.zeros((), x.dtype) if x.dtype != jnp.b
 
 
 def clone(input, *, memory_format=None):
+    require_tensor(input, "clone")
     return apply(_CLONE, (input,))
 
 
@@ -36,7 +37,7 @@ def _fill_(self, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     self._check_inplace()
-    value = scalar_or_tensor(value)
+    value = scalar_or_tensor(value, "fill_", 1, "value")
     check_scalar_fits(value, self.dtype)
     return self._assign(apply(_FILL, (self, value)))
 
@@ -47,7 +48,7 @@ def _zero_(self):
 
 def _copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
-        src = scalar_or_tensor(src)
+        src = scalar_or_tensor(src, "copy_", 1, "other")
         if not isinstance(src, Tensor):
             return _fill_(self, src)
     try:

@@ -16,6 +16,7 @@ import numpy as np
 from .. import _device, _dtype, _meta
 from .._tensor import Tensor
 from . import tracing
+from .elementwise import require_tensor, type_name
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -287,25 +288,34 @@ def _scalar(x):
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    _check_fill_value(fill_value, "full")
     fill_value = _scalar(fill_value)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
     return _fill(_shape_args((tuple(size),), "full"), fill_value, dtype, device, requires_grad)
 
 
-def _like(fill):
+def _check_fill_value(x, fname):
+    if not (isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, Tensor) and x.ndim == 0)):
+        raise TypeError(f"{fname}(): argument 'fill_value' (position 2) must be Number, not {type_name(x)}")
+
+
+def _like(fill, name):
     def like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+        require_tensor(input, name)
         return _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
                      device if device is not None else input.device, requires_grad)
     return like
 
 
-zeros_like = _like(0)
-ones_like = _like(1)
-empty_like = _like(0)
+zeros_like = _like(0, "zeros_like")
+ones_like = _like(1, "ones_like")
+empty_like = _like(0, "empty_like")
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    require_tensor(input, "full_like")
+    _check_fill_value(fill_value, "full_like")
     return full(tuple(input.shape), fill_value, dtype=dtype if dtype is not None else input.dtype,
                 device=device if device is not None else input.device, requires_grad=requires_grad)
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._tensor import wrap_dim
 from . import inplace as _ip
+from .elementwise import require_int, require_tensor
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -41,6 +42,7 @@ def _diagonal_layout(lay, *, offset, dim1, dim2):
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
+    require_int(offset, "diagonal", 2, "offset")
     a, b = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
     if a == b:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -56,6 +58,7 @@ _TRIU = defop("triu", lambda x, *, k: jnp.triu(x, k), linear=True, grad_name="Tr
 
 
 def tril(input, diagonal=0, *, out=None):
+    require_int(diagonal, "tril", 2, "diagonal")
     if input.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     from .elementwise import _out
@@ -63,6 +66,7 @@ def tril(input, diagonal=0, *, out=None):
 
 
 def triu(input, diagonal=0, *, out=None):
+    require_int(diagonal, "triu", 2, "diagonal")
     if input.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     from .elementwise import _out
@@ -95,6 +99,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 
 def diag(input, diagonal=0, *, out=None):
+    require_tensor(input, "diag")
+    require_int(diagonal, "diag", 2, "diagonal")
     from .elementwise import _out
     if input.ndim == 1:
         return _out(apply(_DIAG_EMBED, (input,), offset=int(diagonal), dim1=0, dim2=1), out)

@@ -1,9 +1,9 @@
 """Helpers shared by the op families, and the factory of the binary elementwise ops.
 
 Python numbers against Tensors (``scalar_or_tensor``), PyTorch's argument errors (``require_tensor``,
-``not_implemented``, ``c10_name``), PyTorch's result dtype (``common_dtype``), the ``out=`` keyword (``_out``), the
-integer division-by-zero check, the dtype categories ops reject, and :func:`binary_op`, from which ``arith`` and
-``compare`` build their op tables. The op families themselves are ``unary``, ``arith``, ``compare``, ``ternary``,
+``require_int``, ``not_implemented``, ``c10_name``), PyTorch's result dtype (``common_dtype``), the ``out=`` keyword
+(``_out``), the integer division-by-zero check, the dtype categories ops reject, and :func:`binary_op`, from which
+``arith`` and ``compare`` build their op tables. The op families themselves are ``unary``, ``arith``, ``compare``, ``ternary``,
 ``copying`` and ``operators`` (the Tensor dunders).
 """
 from __future__ import annotations
@@ -32,25 +32,44 @@ INTS_NO_BOOL = frozenset({_BOOL, _FLOAT, _COMPLEX})
 # helpers shared by the op families
 
 
-def scalar_or_tensor(x):
-    """Python numbers stay Python numbers (PyTorch's "wrapped numbers"); numpy scalars become Python numbers;
-    arrays become Tensors."""
+def type_name(x):
+    """The type name PyTorch's argument errors print: ``list``, ``float``, ``numpy.ndarray``."""
+    t = type(x)
+    return f"numpy.{t.__name__}" if t.__module__.split(".")[0] == "numpy" else t.__name__
+
+
+def scalar_or_tensor(x, fname=None, pos=2, arg="other"):
+    """A Tensor-or-Number argument: Python numbers stay Python numbers (PyTorch's "wrapped numbers"), numpy
+    scalars become Python numbers, jax arrays become Tensors. Lists, tuples and numpy arrays raise PyTorch's
+    TypeError (``mul(): argument 'other' (position 2) must be Tensor, not list``); the operators convert numpy
+    arrays themselves, as PyTorch's do."""
+    if isinstance(x, np.generic):  # before the Python types: np.float64 is a float (and would stay float64)
+        return x.item()
     if isinstance(x, (Tensor, bool, int, float, complex)):
         return x
-    if isinstance(x, np.generic):
-        return x.item()
     if isinstance(x, numbers.Number):
         return complex(x) if isinstance(x, numbers.Complex) and not isinstance(x, numbers.Real) else float(x)
-    if isinstance(x, (np.ndarray, jax.Array, list, tuple)):
+    if isinstance(x, jax.Array):
         from .creation import tensor
         return tensor(x)
-    raise TypeError(f"expected a Tensor or a number, got {type(x).__name__}")
+    if fname is None:
+        raise TypeError(f"expected a Tensor or a number, got {type_name(x)}")
+    raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type_name(x)}")
 
 
 def require_tensor(x, fname, pos=1, arg="input"):
     """PyTorch's TypeError for a non-Tensor where a Tensor argument is required."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type_name(x)}")
+
+
+def require_int(x, fname, pos, arg):
+    """PyTorch's TypeError for a non-integer where an int argument is required: Python and numpy ints and integer
+    Tensors (through ``__index__``) pass; bools, floats and the rest raise."""
+    ok = (isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))) or \
+        (isinstance(x, Tensor) and x.dtype.category == _INT)
+    if not ok:
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type_name(x)}")
 
 
 def _rank_key(a):
@@ -157,8 +176,8 @@ def binary_op(public, name, fwd, *, promote="same", vjp=None, grad_name=None, li
     by_dtype = bool(reject or int_div or no_complex)
 
     def f(input, other, *, out=None):
-        a = input if isinstance(input, Tensor) else scalar_or_tensor(input)
-        b = other if isinstance(other, Tensor) else scalar_or_tensor(other)
+        a = input if isinstance(input, Tensor) else scalar_or_tensor(input, name, 1, "input")
+        b = other if isinstance(other, Tensor) else scalar_or_tensor(other, name)
         if checked and not (isinstance(a, Tensor) and isinstance(b, Tensor)):
             _check_operands(name, a, b, numbers)
         if by_dtype:

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from .elementwise import require_tensor
 from .index import _INDEX_DTYPES, nonzero
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -66,6 +67,7 @@ _INDEX_SELECT = defop("index_select", _index_select_fwd, linear=True, grad_name=
 
 
 def index_select(input, dim, index, *, out=None):
+    require_tensor(index, "index_select", 3, "index")
     d = _wrap(dim, input)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -125,6 +127,7 @@ def _check_index_shape(input, dim, index, src=None):
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
+    require_tensor(index, "gather", 3, "index")
     d = _wrap(dim, input)
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
@@ -136,6 +139,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
+    require_tensor(indices, "take_along_dim", 2, "indices")
     if indices._v.dtype != np.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {_tname(indices)}")
     from .broadcast import broadcast_shapes, expand
@@ -160,6 +164,7 @@ _TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), linear=True, 
 
 
 def _check_flat_index(input, index, name):
+    require_tensor(index, name, 2, "index")
     if index._v.dtype != np.int64:
         raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {_tname(index)}")
     n = input.numel()
@@ -178,6 +183,7 @@ def take(input, index, *, out=None):
 
 
 def masked_select(input, mask, *, out=None):
+    require_tensor(mask, "masked_select", 2, "mask")
     if not isinstance(mask, Tensor) or mask._v.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     from .broadcast import broadcast_tensors

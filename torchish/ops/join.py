@@ -8,6 +8,8 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .broadcast import expand
+from .reduce import numpy_kwargs
+from .elementwise import require_int, type_name
 from .registry import apply, defop
 from .registry import Family as _Family
 from .shape import _size_args, reshape, unsqueeze, view
@@ -19,12 +21,14 @@ _public = _Family(globals()).public
 
 
 def _tensor_list(tensors, name):
-    if isinstance(tensors, Tensor):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    """A list or tuple of Tensors (a Tensor, a generator or a set raise PyTorch's TypeError)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type_name(tensors)}")
     tensors = list(tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
     return tensors
 
 
@@ -41,6 +45,7 @@ _STACK = defop("stack", lambda *xs, axis: jnp.stack(xs, axis=axis), promote="sam
                grad_name="StackBackward0")
 
 
+@numpy_kwargs
 def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
@@ -75,6 +80,7 @@ def _index_of(seq, x):
     return next(i for i, y in enumerate(seq) if y is x)
 
 
+@numpy_kwargs
 def stack(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
@@ -197,6 +203,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         op, r = _REPEAT_INTERLEAVE_T, tuple(r)
         total = sum(r)
     else:
+        require_int(repeats, "repeat_interleave", 2, "repeats")
         r = int(repeats)
         if r < 0:
             raise RuntimeError("Repeats must be non-negative")

@@ -609,6 +609,12 @@ def _expand_check(shape, target):
                                f"{list(shape)}")
 
 
+def _add_operands(fname, input, a, b, a_name, b_name):
+    """PyTorch's TypeErrors for a non-Tensor operand of addmm and its kin."""
+    for pos, (arg, t) in enumerate((("input", input), (a_name, a), (b_name, b)), 1):
+        require_tensor(t, fname, pos, arg)
+
+
 def _add_apply(op, input, a, b, beta, alpha, out, name):
     for t in (a, b):
         if t.dtype is not input.dtype:
@@ -619,6 +625,7 @@ def _add_apply(op, input, a, b, beta, alpha, out, name):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``."""
+    _add_operands("addmm", input, mat1, mat2, "mat1", "mat2")
     if _registry.autocast_hook is not None and out is None:
         input, mat1, mat2 = _registry.autocast_hook("addmm", (input, mat1, mat2))
     for name, t in (("mat1", mat1), ("mat2", mat2)):
@@ -633,6 +640,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``."""
+    _add_operands("addmv", input, mat, vec, "mat", "vec")
     if _registry.autocast_hook is not None and out is None:
         input, mat, vec = _registry.autocast_hook("addmv", (input, mat, vec))
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
@@ -647,6 +655,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``."""
+    _add_operands("addr", input, vec1, vec2, "vec1", "vec2")
     if _registry.autocast_hook is not None and out is None:
         input, vec1, vec2 = _registry.autocast_hook("addr", (input, vec1, vec2))
     for name, t in (("vec1", vec1), ("vec2", vec2)):
@@ -658,6 +667,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    _add_operands("addbmm", input, batch1, batch2, "batch1", "batch2")
     if _registry.autocast_hook is not None and out is None:
         input, batch1, batch2 = _registry.autocast_hook("addbmm", (input, batch1, batch2))
     for name, t in (("batch1", batch1), ("batch2", batch2)):
@@ -679,6 +689,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (batch1 @ batch2)`` batch by batch."""
+    _add_operands("baddbmm", input, batch1, batch2, "batch1", "batch2")
     if _registry.autocast_hook is not None and out is None:
         input, batch1, batch2 = _registry.autocast_hook("baddbmm", (input, batch1, batch2))
     _check_bmm(batch1, batch2)

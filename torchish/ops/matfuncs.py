@@ -33,6 +33,9 @@ _CROSS = defop("linalg_cross", lambda a, b, *, dim: jnp.cross(*jnp.broadcast_arr
 def cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along ``dim`` (shapes broadcast, dims must agree in number)."""
     from .._tensor import wrap_dim
+    from .elementwise import require_tensor
+    require_tensor(input, "linalg_cross")
+    require_tensor(other, "linalg_cross", 2, "other")
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     d = wrap_dim(dim, input.ndim)

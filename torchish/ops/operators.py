@@ -22,10 +22,19 @@ _Family(globals())  # METHODS: the dunders (Tensor methods only; nothing for tor
 _ARRAYS = (Tensor, numbers.Number, np.generic, np.ndarray, jax.Array)
 
 
+def _operand(other):
+    """The operators take numpy arrays (``t + np.ones(2)``), which the named ops reject as PyTorch's do."""
+    if isinstance(other, np.ndarray):
+        from .creation import tensor
+        return tensor(other)
+    return other
+
+
 def _dunder(f, reflected=False):
     def d(self, other):
         if not isinstance(other, _ARRAYS):
             return NotImplemented
+        other = _operand(other)
         return f(other, self) if reflected else f(self, other)
     return d
 
@@ -34,7 +43,7 @@ def _inplace_dunder(methods, name):
     def d(self, other):
         if not isinstance(other, _ARRAYS):
             return NotImplemented
-        return methods[name](self, other)
+        return methods[name](self, _operand(other))
     return d
 
 
@@ -64,7 +73,7 @@ def _rtruediv(self, other):
     ``ReciprocalBackward0``, and its rounding)."""
     if not isinstance(other, _ARRAYS):
         return NotImplemented
-    return mul(reciprocal(self), other)
+    return mul(reciprocal(self), _operand(other))
 
 
 METHODS.update({

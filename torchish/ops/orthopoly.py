@@ -101,7 +101,10 @@ def _shifted(fn):
 def _fwd(fn):
     def fwd(x, n):
         dt = jnp.result_type(x)
-        x, n = jnp.broadcast_arrays(jnp.asarray(x, jnp.float64), jnp.trunc(jnp.asarray(n, jnp.float64)))
+        n = jnp.asarray(n, jnp.float64)
+        # PyTorch casts n to int64: NaN, infinities and values out of range become INT64_MIN (negative: 0)
+        n = jnp.where(jnp.isfinite(n) & (jnp.abs(n) < 2.0 ** 63), jnp.trunc(n), -1.0)
+        x, n = jnp.broadcast_arrays(jnp.asarray(x, jnp.float64), n)
         res = fn(x, n)
         return jnp.where(n < 0, 0.0, res).astype(dt)
     return fwd

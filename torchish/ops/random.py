@@ -18,6 +18,7 @@ from .._random import generator_or_default
 from .._tensor import Tensor
 from . import tracing
 from .creation import _check_grad_dtype, _finish, _jdev
+from .elementwise import require_tensor
 from .inplace import make_inplace
 from .registry import Family as _Family
 
@@ -408,21 +409,23 @@ def poisson(input, generator=None):
     return Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator, device=input))
 
 
-def _like(fn):
+def _like(fn, name):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
              generator=None):
+        require_tensor(input, name)
         return fn(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
                   device=device if device is not None else input.device, requires_grad=requires_grad,
                   generator=generator)
     return like
 
 
-rand_like = _like(lambda size, **kw: rand(size, **kw))
-randn_like = _like(lambda size, **kw: randn(size, **kw))
+rand_like = _like(lambda size, **kw: rand(size, **kw), "rand_like")
+randn_like = _like(lambda size, **kw: randn(size, **kw), "randn_like")
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
                  memory_format=None, generator=None):
+    require_tensor(input, "randint_like")
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import functools
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -199,8 +200,66 @@ def _prod_fwd(x, *, axis, keepdims, dtype):
     return jnp.prod(cast(x, dtype), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
-_PROD = defop("prod", _prod_fwd, grad_name="ProdBackward1")
-_PROD_ALL = defop("prod_all", _prod_fwd, grad_name="ProdBackward0")
+def first_order_formula(formula, exact):
+    """A VJP giving PyTorch's first-order formula ``formula(g, x, out, *static)`` — its values at zeros,
+    infinities and NaNs — that differentiates (create_graph=True) as ``exact(g, x, *static)``, the true VJP.
+    PyTorch's formulas of this kind (prod, cumprod) are not differentiable at the zeros and switch to an exact one
+    under grad mode for that reason."""
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+    def f(g, x, out, static):
+        return formula(g, x, out, *static)
+
+    @f.defjvp
+    def f_jvp(static, primals, tangents):
+        g, x, out = primals
+        res = f(g, x, out, static)
+        _, d = jax.jvp(lambda a, b: exact(a, b, *static), (g, x), tangents[:2])
+        return res, d.astype(res.dtype)
+    return f
+
+
+def _exclusive_products(x, axis):
+    """The product of the other elements along ``axis``, safe at zeros: exclusive cumprods from both ends."""
+    n = x.shape[axis]
+    ones = jnp.ones_like(jax.lax.slice_in_dim(x, 0, 1, axis=axis))
+    before = jnp.cumprod(jnp.concatenate([ones, jax.lax.slice_in_dim(x, 0, n - 1, axis=axis)], axis), axis=axis)
+    rest = jnp.flip(jax.lax.slice_in_dim(x, 1, n, axis=axis), axis)
+    return before * jnp.flip(jnp.cumprod(jnp.concatenate([ones, rest], axis), axis=axis), axis)
+
+
+def _prod_formula(g, x, out, axis, keepdims):
+    """PyTorch's prod_backward: ``grad * result / input`` when the input holds no zero (so an infinite input
+    meets inf / inf = NaN), else the products of the others; prod() of two or more zeros: 0."""
+    x = x.astype(out.dtype)
+    zeros = jnp.sum(x == 0)
+    if axis is None:
+        safe = _exclusive_products(x.reshape(-1), 0).reshape(x.shape)
+    else:
+        if not keepdims:
+            g, out = jnp.expand_dims(g, axis), jnp.expand_dims(out, axis)
+        safe = _exclusive_products(x, axis)
+    res = jnp.where(zeros == 0, g * jnp.conj(out / x), g * jnp.conj(safe))
+    return res if axis is not None else jnp.where(zeros > 1, jnp.zeros((), res.dtype), res)
+
+
+def _prod_exact(g, x, axis, keepdims):
+    pull = jax.vjp(lambda v: jnp.prod(v.astype(g.dtype), axis=axis, keepdims=keepdims), x)[1]
+    return jnp.conj(pull(jnp.conj(g))[0])
+
+
+_PROD_GRAD = first_order_formula(_prod_formula, _prod_exact)
+
+
+def _prod_vjp(g, x, out, *, axis, keepdims, dtype):
+    if x.ndim == 0:
+        return g
+    if axis is not None:
+        axis = axis[0] if isinstance(axis, tuple) else axis
+    return _PROD_GRAD(g, x, out, (axis, keepdims))
+
+
+_PROD = defop("prod", _prod_fwd, vjp=_prod_vjp, grad_name="ProdBackward1")
+_PROD_ALL = defop("prod_all", _prod_fwd, vjp=_prod_vjp, grad_name="ProdBackward0")
 
 
 @numpy_kwargs

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._tensor import wrap_dim
+from .elementwise import require_tensor
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -53,6 +54,7 @@ def _swap_perm(nd, dim0, dim1):
 
 
 def transpose(input, dim0, dim1):
+    require_tensor(input, "transpose")
     return apply(_TRANSPOSE, (input,), dims=_swap_perm(input.ndim, dim0, dim1))
 
 
@@ -122,6 +124,7 @@ _FLIP = defop("flip", lambda x, *, dims: jnp.flip(x, dims), linear=True, grad_na
 
 
 def flip(input, *dims):
+    require_tensor(input, "flip")
     dims = _size_args(dims)
     if input.ndim == 0:
         for d in dims:

@@ -10,9 +10,9 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .casting import ACC, cast
-from .elementwise import _out, not_implemented, require_tensor
+from .elementwise import _out, not_implemented, require_int, require_tensor
 from .inplace import make_inplace
-from .reduce import RETURN_TYPES, _acc_dtype, numpy_kwargs, one_dim, scatter_add_along, sum
+from .reduce import RETURN_TYPES, _acc_dtype, first_order_formula, numpy_kwargs, one_dim, scatter_add_along, sum
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -37,7 +37,49 @@ def _scan(f):
 
 
 _CUMSUM = defop("cumsum", _scan(jnp.cumsum), linear=True, grad_name="CumsumBackward0")
-_CUMPROD = defop("cumprod", _scan(jnp.cumprod), grad_name="CumprodBackward0")
+
+
+def _acc_cumsum(w, axis, reverse=False):
+    """A cumulative sum carried in the accumulate type (PyTorch's CPU cumsum), rounded once."""
+    acc = ACC.get(w.dtype, w.dtype)
+    return jax.lax.cumsum(w.astype(acc), axis=axis, reverse=reverse).astype(w.dtype)
+
+
+def _cumprod_grad_exact(g, x, axis):
+    """The true VJP of cumprod (JAX's), in PyTorch's conjugate convention: what second derivatives follow."""
+    pull = jax.vjp(lambda v: jnp.cumprod(v, axis=axis), x)[1]
+    return jnp.conj(pull(jnp.conj(g.astype(x.dtype)))[0])
+
+
+def _cumprod_formula(g, x, out, axis):
+    """PyTorch's O(n) cumprod_backward: ``reversed_cumsum(conj(out) * g) / conj(x)`` before the first zero of each
+    slice, the product of the others times the gradients up to the second zero at the first zero, 0 after it. An
+    infinite or NaN input therefore gives NaN where the division meets it, as in PyTorch. Its derivative (for
+    create_graph=True) is that of the exact formula: this one is not differentiable at the zeros."""
+    g = g.astype(x.dtype)
+    xc, oc = jnp.conj(x), jnp.conj(out)
+    zeros_seen = jnp.cumsum((x == 0).astype(jnp.int32), axis=axis)
+    before = zeros_seen == 0
+    grad = _acc_cumsum(jnp.where(before, oc * g, 0), axis, reverse=True) / xc
+    span = zeros_seen == 1  # [first zero, second zero)
+    first = span & (x == 0)
+    z1 = jnp.argmax(span, axis=axis, keepdims=True)
+    prefix = jnp.where(z1 == 0, jnp.ones((), oc.dtype), jnp.take_along_axis(oc, jnp.maximum(z1 - 1, 0), axis=axis))
+    tail = jnp.cumprod(jnp.where(span & ~first, xc, 1), axis=axis) * jnp.where(span, g, 0)
+    at_zero = jnp.sum(tail, axis=axis, keepdims=True) * prefix
+    return jnp.where(before, grad, jnp.where(first, at_zero, jnp.zeros((), grad.dtype)))
+
+
+_CUMPROD_GRAD = first_order_formula(_cumprod_formula, _cumprod_grad_exact)
+
+
+def _cumprod_vjp(g, x, out, *, axis, dtype):
+    if axis is None or x.shape[axis] <= 1:
+        return g
+    return _CUMPROD_GRAD(g, x, out, (axis,))
+
+
+_CUMPROD = defop("cumprod", _scan(jnp.cumprod), vjp=_cumprod_vjp, grad_name="CumprodBackward0")
 
 
 @numpy_kwargs
@@ -101,8 +143,52 @@ def cummin(input, dim):
     return RETURN_TYPES["cummin"](v, i)
 
 
+def _cexp(z):
+    """C's complex exp, as PyTorch's CPU kernels: ``exp(-inf + iy)`` is 0 for every y (XLA's is NaN for an
+    infinite or NaN y)."""
+    return jnp.where(z.real == -jnp.inf, jnp.zeros((), z.dtype), jnp.exp(z))
+
+
+def _complex_log_add_exp(x, acc):
+    """PyTorch's ``_log_add_exp_helper`` for complex numbers: ``log1p(exp(min - max)) + max`` by real part, so the
+    result's imaginary part stays within pi/2 of the larger term's (never wrapped into (-pi, pi]); a NaN part
+    makes both NaN; equal infinite real parts give ``min`` (-inf) or ``log(exp(min) + exp(max))`` (+inf)."""
+    nan_x = jnp.isnan(x.real) | jnp.isnan(x.imag)
+    nan_acc = jnp.isnan(acc.real) | jnp.isnan(acc.imag)
+    x_smaller = x.real < acc.real
+    lo = jnp.where(nan_acc, acc, jnp.where(nan_x | ~x_smaller, jnp.where(nan_x, x, acc), x))
+    hi = jnp.where(nan_acc, acc, jnp.where(nan_x | x_smaller, jnp.where(nan_x, x, acc), x))
+    same_inf = ~jnp.isfinite(lo.real) & (lo.real == hi.real)
+    at_inf = jnp.where(lo.real < 0, lo, jnp.log(jnp.exp(lo) + jnp.exp(hi)))
+    r = jnp.where(same_inf, at_inf, jnp.log1p(_cexp(lo - hi)) + hi)
+    return jnp.where(jnp.isnan(lo.real) | jnp.isnan(lo.imag), jnp.asarray(complex(jnp.nan, jnp.nan), r.dtype), r)
+
+
+def _complex_logcumsumexp(x, axis, reverse=False):
+    """PyTorch's CPU complex logcumsumexp: a sequential scan from -inf in the accumulate type."""
+    acc = ACC.get(x.dtype, x.dtype)
+    xs = jnp.moveaxis(x.astype(acc), axis, 0)
+
+    def step(carry, v):
+        carry = _complex_log_add_exp(v, carry)
+        return carry, carry
+    init = jnp.full(xs.shape[1:], -jnp.inf, acc)
+    _, out = jax.lax.scan(step, init, xs, reverse=reverse)
+    return jnp.moveaxis(out, 0, axis).astype(x.dtype)
+
+
 def _logcumsumexp_fwd(x, *, axis):
-    return x if axis is None else jax.lax.cumlogsumexp(x, axis=axis)
+    if axis is None:
+        return x
+    if jnp.iscomplexobj(x):
+        return _complex_logcumsumexp(x, axis)
+    return jax.lax.cumlogsumexp(x, axis=axis)
+
+
+def _alpha_times(alpha, z):
+    """``alpha * z`` as PyTorch's complex add/sub form it (``a - b`` is ``a + (-1) * b``, a complex product): an
+    infinite part of ``z`` makes the other part NaN."""
+    return jax.lax.complex(alpha * z.real - 0.0 * z.imag, alpha * z.imag + 0.0 * z.real)
 
 
 def _logcumsumexp_vjp(g, x, out, *, axis):
@@ -110,8 +196,9 @@ def _logcumsumexp_vjp(g, x, out, *, axis):
     logcumsumexp in log space (an infinite input gives NaN there, as in PyTorch)."""
     if axis is None or g.size == 0:
         return g
-    if jnp.iscomplexobj(g):  # JAX's derivative, in PyTorch's conjugate convention
-        return jnp.conj(jax.vjp(lambda v: _logcumsumexp_fwd(v, axis=axis), x)[1](jnp.conj(g))[0])
+    if jnp.iscomplexobj(g):  # no split by sign: one reversed logcumsumexp of log(conj(g)) - out
+        part = _complex_logcumsumexp(jnp.log(jnp.conj(g)) + _alpha_times(-1.0, out), axis, reverse=True)
+        return jnp.conj(_cexp(part + _alpha_times(1.0, x)))
     lowest = jnp.asarray(jnp.finfo(g.dtype).min, g.dtype)
     log_abs = jnp.log(jnp.abs(g))
     parts = [jnp.where(sel, log_abs, lowest) for sel in (g > 0, g < 0)]
@@ -146,6 +233,7 @@ _DIFF = defop("diff", lambda x, *, n, axis: jnp.diff(x, n=n, axis=axis), linear=
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first)."""
     require_tensor(input, "diff")
+    require_int(n, "diff", 2, "n")
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:

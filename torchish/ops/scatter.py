@@ -12,6 +12,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .gather import (_along, _as_1d, _check_flat_index, _check_index_shape, _concrete_bounds, _dim_size, _grid, _tname,
                      _wrap)
+from .elementwise import require_tensor
 from .index import _INDEX_DTYPES
 from . import registry as _registry
 from .registry import apply, defop
@@ -130,6 +131,7 @@ _SCATTER_REDUCE_LEGACY = defop("scatter_reduce_legacy", _scatter_fwd, grad_name=
 
 
 def _check_scatter(name, input, dim, index, src):
+    require_tensor(index, name, 3, "index")
     d = _wrap(dim, input)
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
@@ -207,6 +209,11 @@ _INDEX_FILL = defop("index_fill", _index_fill_fwd, linear=True, grad_name="Index
 _INDEX_FILL_T = defop("index_fill_t", _index_fill_fwd, linear=True, grad_name="IndexFillBackward1")
 
 
+def _index_source(name, index, source):
+    require_tensor(index, name, 3, "index")
+    require_tensor(source, name, 4, "source")
+
+
 def _source_matches(name, input, d, index, source, err):
     n = _dim_size(source, d) if source.ndim else 1
     if index.numel() != n:
@@ -217,6 +224,7 @@ def _source_matches(name, input, d, index, source, err):
 
 
 def index_add(input, dim, index, source, *, alpha=1, out=None):
+    _index_source("index_add", index, source)
     d = _wrap(dim, input)
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(index)}")
@@ -238,6 +246,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 def index_copy(input, dim, index, source, *, out=None):
     if _registry.autocast_hook is not None and out is None:  # autocast promotes before the dtype check
         input, index, source = _registry.autocast_hook("index_copy", (input, index, source))
+    _index_source("index_copy", index, source)
     d = _wrap(dim, input)
     if index._v.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(index)}")
@@ -252,6 +261,7 @@ def index_copy(input, dim, index, source, *, out=None):
 
 
 def index_fill(input, dim, index, value):
+    require_tensor(index, "index_fill", 3, "index")
     d = _wrap(dim, input)
     if index._v.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
@@ -286,9 +296,10 @@ _MASKED_FILL_T = defop("masked_fill_t", _masked_fill_fwd, linear=True, grad_name
 
 
 def masked_fill(input, mask, value):
-    if not isinstance(mask, Tensor) or mask._v.dtype != np.bool_:
+    require_tensor(mask, "masked_fill", 2, "mask")
+    if mask._v.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name) if isinstance(mask, Tensor) else '?'}")
+                           f"{_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
@@ -317,9 +328,11 @@ _MASKED_SCATTER = defop("masked_scatter", _masked_scatter_fwd, linear=True, grad
 
 
 def masked_scatter(input, mask, source):
-    if not isinstance(mask, Tensor) or mask._v.dtype != np.bool_:
+    require_tensor(mask, "masked_scatter", 2, "mask")
+    require_tensor(source, "masked_scatter", 3, "source")
+    if mask._v.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_tname(mask) if isinstance(mask, Tensor) else type(mask).__name__}")
+                           f"{_tname(mask)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got{_tname(input)} and "
                            f"{_tname(source)}")
@@ -364,6 +377,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     ``dim`` into slice ``index[i]`` of ``input`` — a ``scatter_reduce`` with ``index`` spread over source's shape."""
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    _index_source("index_reduce", index, source)
     d = _wrap(dim, input)
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {_tname(index)}")

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Size, Tensor, wrap_dim
 from . import inplace as _ip
+from .elementwise import require_tensor
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -297,6 +298,7 @@ def view(self, *shape):
 
 
 def reshape(input, *shape):
+    require_tensor(input, "reshape")
     shape = infer_size(_size_args(shape), input.numel())
     old_shape, old_st, _ = _ip.layout(input)
     if _ip.view_strides(old_shape, old_st, shape) is None:
@@ -305,14 +307,17 @@ def reshape(input, *shape):
 
 
 def view_as(self, other):
+    require_tensor(other, "view_as", 1, "other")
     return view(self, tuple(other.shape))
 
 
 def reshape_as(self, other):
+    require_tensor(other, "reshape_as", 1, "other")
     return reshape(self, tuple(other.shape))
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    require_tensor(input, "flatten")
     nd = input.ndim
     if nd == 0:
         return reshape(input, (1,))
@@ -371,6 +376,7 @@ def _unsqueeze_layout(lay, *, dim):
 
 
 def squeeze(input, dim=None):
+    require_tensor(input, "squeeze")
     shp = input.shape
     if dim is None:
         kind, ax = 0, [i for i, s in enumerate(shp) if s == 1]

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
+from .elementwise import require_int, type_name
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -35,6 +36,10 @@ def _narrow_layout(lay, *, dim, start, length):
 def narrow(input, dim, start, length):
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor) and (start.ndim or start.dtype.category != _dtype._INT):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    require_int(start, "narrow", 3, "start")
+    require_int(length, "narrow", 4, "length")
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d]
     start, length = int(start), int(length)
@@ -93,6 +98,8 @@ def _split_layout(lay, *, dim, sizes, _out):
 def split(tensor, split_size_or_sections, dim=0):
     d = wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.ndim == 0:
+        split_size_or_sections = int(split_size_or_sections)  # an integer 0-dim Tensor is a split size
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         if s < 0:
@@ -101,6 +108,10 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = tuple([s] * (n // s) + ([n % s] if n % s else [])) if s else (0,)
         return apply(_SPLIT, (tensor,), dim=d, sizes=sizes or (0,))
+    for s in split_size_or_sections:
+        if isinstance(s, (bool, float, complex)) or (isinstance(s, Tensor) and s.dtype.category != _dtype._INT):
+            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, but "
+                            f"found element of type {type_name(s)}")
     sizes = tuple(int(s) for s in split_size_or_sections)
     for s in sizes:
         if s < 0:
@@ -206,6 +217,8 @@ def _unfold_layout(lay, *, dim, size, step):
 
 
 def unfold(self, dimension, size, step):
+    require_int(size, "unfold", 2, "size")
+    require_int(step, "unfold", 3, "step")
     d = wrap_dim(dimension, self.ndim)
     n = self.shape[d] if self.ndim else 1
     if size < 0:

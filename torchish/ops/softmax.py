@@ -120,7 +120,8 @@ def _third(name, third, dtype):
 
 
 @numpy_kwargs
-def softmax(input, dim=None, _stacklevel=None, dtype=None):
+def implicit_softmax(input, dim=None, _stacklevel=None, dtype=None):
+    """``F.softmax``: without ``dim`` it warns and picks one, as PyTorch's does."""
     input, ax = _softmax_args("softmax", input, dim, _third("softmax", _stacklevel, dtype))
     if input.dtype.category < _FLOAT:
         return input.clone()  # empty (checked above)
@@ -128,11 +129,31 @@ def softmax(input, dim=None, _stacklevel=None, dtype=None):
 
 
 @numpy_kwargs
-def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
+def implicit_log_softmax(input, dim=None, _stacklevel=None, dtype=None):
+    """``F.log_softmax``: without ``dim`` it warns and picks one, as PyTorch's does."""
     input, ax = _softmax_args("log_softmax", input, dim, _third("log_softmax", _stacklevel, dtype))
     if input.dtype.category < _FLOAT:
         return input.clone()  # empty (checked above)
     return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
+
+
+def _need_dim(name, dim):
+    if dim is None:
+        raise TypeError(f"{name}() missing 1 required positional arguments: \"dim\"")
+
+
+@numpy_kwargs
+def softmax(input, dim=None, _stacklevel=None, dtype=None):
+    """``torch.softmax`` and ``Tensor.softmax``: ``dim`` is required (TypeError without it)."""
+    _need_dim("softmax", dim)
+    return implicit_softmax(input, dim, _stacklevel, dtype)
+
+
+@numpy_kwargs
+def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
+    """``torch.log_softmax`` and ``Tensor.log_softmax``: ``dim`` is required (TypeError without it)."""
+    _need_dim("log_softmax", dim)
+    return implicit_log_softmax(input, dim, _stacklevel, dtype)
 
 
 _public("softmax", softmax)

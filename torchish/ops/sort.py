@@ -26,7 +26,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
 from . import tracing
 from .casting import cast
-from .elementwise import _out, common_dtype, not_implemented, require_tensor, scalar_or_tensor
+from .elementwise import _out, common_dtype, not_implemented, require_int, require_tensor, scalar_or_tensor
 from .reduce import _return_type, numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
 from .registry import apply, defop
@@ -105,6 +105,7 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``, always in sorted order."""
     require_tensor(input, "topk")
+    require_int(k, "topk", 2, "k")
     if input.dtype is _dtype.bool or input.is_complex():
         raise RuntimeError(f"{'' if input.dtype is _dtype.bool else ' '}topk does not support "
                            f"{'bool' if input.dtype is _dtype.bool else 'complex'} dtypes on CPU")
@@ -187,6 +188,7 @@ _NANMEDIAN = defop("nanmedian", _median_all_fwd, vjp=_median_all_vjp, grad_name=
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
     require_tensor(input, "kthvalue")
+    require_int(k, "kthvalue", 2, "k")
     if input.dtype is _dtype.bool or input.is_complex():
         raise not_implemented("kthvalue_cpu", input.dtype)
     d = one_dim(dim, input.ndim)
@@ -459,6 +461,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram with ``bins`` equal-width bins between ``min`` and ``max`` (the data's range when they are
     equal); values outside are ignored."""
     require_tensor(input, "histc")
+    require_int(bins, "histc", 2, "bins")
     if input.dtype.category != _FLOAT:
         raise not_implemented("histogram_cpu", input.dtype)
     if bins <= 0:
@@ -570,7 +573,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
                                "while right was True")
         right = side == "right"
-    v = scalar_or_tensor(input)
+    v = scalar_or_tensor(input, "searchsorted", 2, "input")
     if not isinstance(v, Tensor):
         from .creation import tensor
         v = tensor(v)
@@ -604,7 +607,8 @@ _ISIN = defop("isin", _isin_fwd, promote="same", differentiable=False)
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a scalar)."""
-    e, t = scalar_or_tensor(elements), scalar_or_tensor(test_elements)
+    e = scalar_or_tensor(elements, "isin", 1, "elements")
+    t = scalar_or_tensor(test_elements, "isin", 2, "test_elements")
     if not isinstance(e, Tensor) and not isinstance(t, Tensor):
         raise TypeError("isin() received an invalid combination of arguments - got (two numbers)")
     dt = common_dtype((e, t))

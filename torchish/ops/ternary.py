@@ -10,12 +10,14 @@ Example::
 """
 from __future__ import annotations
 
+import numbers
+
 import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
-                          scalar_or_tensor)
+                          scalar_or_tensor, type_name)
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -58,8 +60,8 @@ _CLAMP_MAX = defop("clamp_max", _clamp_fwd, promote="same", vjp=_clamp_vjp,
 
 def _clamp(op, input, lo, hi, out):
     require_tensor(input, "clamp")
-    lo = scalar_or_tensor(lo) if lo is not None else None
-    hi = scalar_or_tensor(hi) if hi is not None else None
+    lo = scalar_or_tensor(lo, "clamp", 2, "min") if lo is not None else None
+    hi = scalar_or_tensor(hi, "clamp", 3, "max") if hi is not None else None
     kinds = [isinstance(v, Tensor) and v.ndim > 0 for v in (lo, hi) if v is not None]
     if any(kinds) and (len(kinds) == 2 and not all(isinstance(v, Tensor) for v in (lo, hi))):
         raise TypeError(f"clamp() received an invalid combination of arguments - got (Tensor, {type(lo).__name__}, "
@@ -105,16 +107,16 @@ def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         from .index import nonzero
         return nonzero(condition, as_tuple=True)
-    if not isinstance(condition, Tensor):
-        condition = scalar_or_tensor(condition)
-    if isinstance(condition, Tensor) and condition._v.dtype != jnp.bool_:
+    require_tensor(condition, "where", 1, "condition")
+    if condition._v.dtype != jnp.bool_:
         if condition._v.dtype == jnp.uint8:
             from .convert import to_dtype
             condition = to_dtype(condition, _dtype.bool)
         else:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{_dtype.scalar_type_name(condition.dtype)}")
-    return _out(apply(_WHERE, (condition, scalar_or_tensor(input), scalar_or_tensor(other))), out, "where")
+    a, b = scalar_or_tensor(input, "where", 2, "input"), scalar_or_tensor(other, "where", 3, "other")
+    return _out(apply(_WHERE, (condition, a, b)), out, "where")
 
 
 _public("where", where, method=False)
@@ -134,7 +136,7 @@ _LERP_T = defop("lerp_tensor", _lerp_fwd, grad_name="LerpBackward1")
 def lerp(input, end, weight, *, out=None):
     require_tensor(input, "lerp")
     require_tensor(end, "lerp", 2, "end")
-    w = scalar_or_tensor(weight)
+    w = scalar_or_tensor(weight, "lerp", 3, "weight")
     tensor_w = isinstance(w, Tensor)
     if input.dtype.category in FLOATS_ONLY:
         raise not_implemented("lerp_kernel_tensor" if tensor_w else "lerp_kernel_scalar", input.dtype)
@@ -160,10 +162,17 @@ def _require_tensors(name, input, tensor1, tensor2):
         require_tensor(x, name, pos, arg)
 
 
+def _value(name, value):
+    """The ``value=`` keyword of addcmul/addcdiv: a Number (or a one-element Tensor)."""
+    if not isinstance(value, (Tensor, numbers.Number)):
+        raise TypeError(f"{name}(): argument 'value' must be Number, not {type_name(value)}")
+    return scalar_or_tensor(value)
+
+
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
     _require_tensors("addcmul", input, tensor1, tensor2)
-    return _out(apply(_ADDCMUL, (input, tensor1, tensor2, scalar_or_tensor(value))), out, "addcmul")
+    return _out(apply(_ADDCMUL, (input, tensor1, tensor2, _value("addcmul", value))), out, "addcmul")
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -176,7 +185,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
             "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    return _out(apply(_ADDCDIV, (input, tensor1, tensor2, scalar_or_tensor(value))), out, "addcdiv")
+    return _out(apply(_ADDCDIV, (input, tensor1, tensor2, _value("addcdiv", value))), out, "addcdiv")
 
 
 _public("addcmul", addcmul, inplace=True)

@@ -138,7 +138,7 @@ _unary("erfc", jss.erfc)
 _unary("erfinv", jss.erfinv)
 _unary("lgamma", jss.gammaln, lambda g, x, out: g * _digamma(x))  # PyTorch's digamma poles: -inf at +0
 _unary("digamma", lambda x: _digamma(x), lambda g, x, out: g * jss.polygamma(1, x))  # +-0: trigamma's inf
-_unary("i0", jss.i0)
+_unary("i0", jss.i0, lambda g, x, out: g * _in_float32(jss.i1)(x))  # PyTorch: grad * i1(x) (JAX's: 1 at 0)
 _unary("sinc", _in_float32(jnp.sinc))
 _unary("reciprocal", lambda x: 1 / x, _vjp_out(lambda g, y: -g * (y * y)))  # PyTorch: -grad * (result * result)
 _unary("deg2rad", jnp.deg2rad, linear=True, complex_error="deg2rad is not supported for complex tensors.")

@@ -172,8 +172,10 @@ class SparseAdam(Optimizer):
     touches, moments and parameters alike.
 
     torchish gradients are dense, so this is the dense fallback: the coordinates where the gradient is exactly
-    zero count as absent (what ``grad.to_sparse()`` keeps in PyTorch), and dense gradients are accepted rather
-    than refused. ``state['step']`` is a Python int, as in PyTorch; because Python advances it, a step inside
+    zero count as absent (what ``grad.to_sparse()`` keeps in PyTorch). As in PyTorch, a parameter whose gradient
+    is dense there raises RuntimeError at ``step()``: only the weights of ``Embedding``/``EmbeddingBag`` (or
+    ``F.embedding``/``F.embedding_bag``) looked up with ``sparse=True`` count as having sparse gradients.
+    ``state['step']`` is a Python int, as in PyTorch; because Python advances it, a step inside
     ``torchish.compile`` needs concrete values (it runs eagerly: a graph break).
 
     Example::
@@ -209,6 +211,8 @@ class SparseAdam(Optimizer):
         return hp
 
     def _prepare_state(self, p, group):
+        if not p.__dict__.get("_sparse_grad"):  # see nn.functional.embedding: PyTorch's would be dense
+            raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
         if tracing.active():
             raise tracing.concrete_error("SparseAdam's Python step counter")
         super()._prepare_state(p, group)

@@ -42,7 +42,7 @@ import jax.numpy as jnp
 
 from .. import _random
 from .._tensor import Tensor
-from ..autograd import engine
+from ..autograd import engine, saved_hooks as _saved_hooks
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import AccumulateGrad, Node, _SEQ
@@ -213,12 +213,14 @@ class CheckpointBackward(Node):
     __slots__ = ()
 
     def release_saved(self):
-        self.fn = self.args = self.kwargs = None
+        self.fn = self.args = self.kwargs = self.packed_args = None
 
     def apply_grads(self, grads, create_graph):
         self.check_alive()
+        for p in self.packed_args or ():  # PyTorch unpacks the saved inputs to recompute (each backward)
+            p.unpack()
         start = next(_SEQ)
-        with _rng_at(self.rng, self.rng is not None), enable_grad(), self.recompute_ctx:
+        with _rng_at(self.rng, self.rng is not None), enable_grad(), self.recompute_ctx, _no_saved_hooks():
             out = self.fn(*self.args, **self.kwargs)
         leaves = jax.tree_util.tree_leaves(out, is_leaf=_is_tensor)
         outs = [leaves[j] if j < len(leaves) else None for j in self.out_idx]
@@ -260,13 +262,29 @@ class CheckpointBackward(Node):
             raise CheckpointError(msg)
 
 
+@contextlib.contextmanager
+def _no_saved_hooks():
+    """The function's own saves are not the user's to pack: PyTorch's checkpoint installs its own (innermost)
+    saved-tensor hooks around the forward and the recomputation."""
+    prev = STATE.saved_hooks
+    STATE.saved_hooks = ()
+    try:
+        yield
+    finally:
+        STATE.saved_hooks = prev
+
+
 def _checkpoint_eager(function, args, kwargs, preserve, context_fn, check, debug):
     fwd_ctx, rec_ctx = context_fn()
     rng = _rng_state() if preserve else None
     if not STATE.grad_enabled:
         return function(*args, **kwargs)
+    # what open saved_tensors_hooks see: the positional tensor inputs, packed once here (PyTorch saves them for
+    # the recomputation), unpacked at each backward; the function's intermediates are never packed
+    hooks = _saved_hooks.current() if _saved_hooks.ACTIVE else None
+    packed = [_saved_hooks.pack(hooks, a) for a in args if _is_tensor(a)] if hooks is not None else None
     start = next(_SEQ)
-    with fwd_ctx:
+    with fwd_ctx, _no_saved_hooks():
         out = function(*args, **kwargs)
     leaves = jax.tree_util.tree_leaves(out, is_leaf=_is_tensor)
     out_idx, outs, ids = [], [], set()
@@ -280,6 +298,7 @@ def _checkpoint_eager(function, args, kwargs, preserve, context_fn, check, debug
     inner = _inner_nodes(outs, start)
     node = CheckpointBackward(tuple(_outer_edges(inner, start)), tuple((o._v.shape, o._v.dtype) for o in outs))
     node.fn, node.args, node.kwargs, node.rng, node.recompute_ctx = function, args, kwargs, rng, rec_ctx
+    node.packed_args = packed
     node.out_idx, node.n_leaves, node.check, node.debug = out_idx, len(leaves), check, debug
     node.meta = tuple((tuple(o.shape), o.dtype) for o in outs)
     node.fwd_ops = [n.name() for n in inner] if debug else None

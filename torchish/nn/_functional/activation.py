@@ -432,16 +432,16 @@ def glu(input, dim=-1):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     need_tensor_attr(input, "dim" if dim is None else "softmax")
-    return _softmax.softmax(input, dim, _stacklevel, dtype)
+    return _softmax.implicit_softmax(input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     need_tensor_attr(input, "dim" if dim is None else "log_softmax")
-    return _softmax.log_softmax(input, dim, _stacklevel, dtype)
+    return _softmax.implicit_log_softmax(input, dim, _stacklevel, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return _softmax.softmax(_unary.neg(input), dim, _stacklevel, dtype)
+    return _softmax.implicit_softmax(_unary.neg(input), dim, _stacklevel, dtype)
 
 
 def _gumbel_softmax_fwd(logits, gumbels, *, tau, axis, hard):

@@ -217,6 +217,8 @@ _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M)."""
+    need_tensor("cdist", x1, "x1", 1)
+    need_tensor("cdist", x2, "x2", 2)
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     if x1.ndim < 2:

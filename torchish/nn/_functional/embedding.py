@@ -88,6 +88,13 @@ def _padding_idx(padding_idx, num, msg="Padding_idx must be within num_embedding
     return int(padding_idx)
 
 
+def _mark_sparse_grad(weight, sparse):
+    """torchish has no sparse tensors: a weight looked up with ``sparse=True`` is marked instead, as one whose
+    gradient PyTorch would make sparse (what ``optim.SparseAdam`` requires)."""
+    if sparse and weight.requires_grad:
+        weight.__dict__["_sparse_grad"] = True
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     """Rows of ``weight`` at the integer ``input``: output shape ``input.shape + (embedding_dim,)``.
@@ -96,7 +103,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         padding_idx: the row at this index gets no gradient.
         max_norm: rows looked up whose ``norm_type``-norm exceeds it are renormalised in ``weight``, in place.
         scale_grad_by_freq: divide each row's gradient by the number of times it occurs in ``input``.
-        sparse: accepted; gradients are dense.
+        sparse: ``weight``'s gradient is still dense, but ``weight`` is marked as receiving the gradient PyTorch
+            would make sparse (``optim.SparseAdam`` accepts only such gradients, as PyTorch's).
 
     Example::
 
@@ -114,6 +122,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     _check_indices(input, num, "embedding")
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
+    _mark_sparse_grad(weight, sparse)
     return apply(_EMBEDDING, (weight, input), padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
@@ -206,5 +215,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
     psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+    _mark_sparse_grad(weight, sparse)
     return apply(_EMBEDDING_BAG, (weight, flat, offsets, psw), mode=mode, num_bags=nb, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))

@@ -319,38 +319,31 @@ def case_shape_in_python(lib, jit):
     f = jit(fn)
     return [f(lib.ones(2, 3)), f(lib.ones(2, 3)), f(lib.ones(4, 3)), f(lib.ones(4, 3))]
 
-def case_optimizer_lr_change(lib, jit):
-    m = _lin(lib); opt = lib.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+def _group_setting_changes(lib, jit, make_opt, key, values):
+    """A compiled SGD/Adam-style step while ``param_groups[0][key]`` takes ``values`` between calls."""
+    m = _lin(lib)
+    opt = make_opt(m.parameters())
+
     def step(x):
         opt.zero_grad(); l = m(x).pow(2).mean(); l.backward(); opt.step(); return l
     f = jit(step); x = lib.ones(2, 3)
     outs = []
-    for i in range(5):
-        opt.param_groups[0]["lr"] = 0.1 / (i + 1)
+    for v in values:
+        opt.param_groups[0][key] = v
         outs.append(f(x))
     return outs, m.weight
+
+def case_optimizer_lr_change(lib, jit):
+    return _group_setting_changes(lib, jit, lambda ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9), "lr",
+                                  [0.1 / (i + 1) for i in range(5)])
 
 def case_momentum_change(lib, jit):
-    m = _lin(lib); opt = lib.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
-    def step(x):
-        opt.zero_grad(); l = m(x).pow(2).mean(); l.backward(); opt.step(); return l
-    f = jit(step); x = lib.ones(2, 3)
-    outs = []
-    for i in range(4):
-        opt.param_groups[0]["momentum"] = 0.9 if i < 2 else 0.5
-        outs.append(f(x))
-    return outs, m.weight
+    return _group_setting_changes(lib, jit, lambda ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9), "momentum",
+                                  [0.9, 0.9, 0.5, 0.5])
 
 def case_weight_decay_toggle(lib, jit):
-    m = _lin(lib); opt = lib.optim.AdamW(m.parameters(), lr=0.1, weight_decay=0.0)
-    def step(x):
-        opt.zero_grad(); l = m(x).pow(2).mean(); l.backward(); opt.step(); return l
-    f = jit(step); x = lib.ones(2, 3)
-    outs = []
-    for i in range(4):
-        opt.param_groups[0]["weight_decay"] = 0.0 if i < 2 else 0.5
-        outs.append(f(x))
-    return outs, m.weight
+    return _group_setting_changes(lib, jit, lambda ps: lib.optim.AdamW(ps, lr=0.1, weight_decay=0.0),
+                                  "weight_decay", [0.0, 0.0, 0.5, 0.5])
 
 def case_add_param_group_later(lib, jit):
     a = _lin(lib); b = _lin(lib, 2, 2)
@@ -435,14 +428,19 @@ def case_none_grad_after_zero(lib, jit):
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
 
-@needs_torch
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[5:])
-def test_python_state_matches_pytorch(case):
+def check_case(case):
+    """``case(torch, identity)`` (PyTorch eagerly, the oracle) against ``case(torchish, torchish.compile)``."""
     expected = _values(case(torch, lambda f: f))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = _values(case(torchish, torchish.compile))
     _assert_same(got, expected)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[5:])
+def test_python_state_matches_pytorch(case):
+    check_case(case)
 
 
 def test_guarded_values_retrace_or_switch_programs():

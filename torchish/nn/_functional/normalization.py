@@ -108,6 +108,14 @@ def _check_dtypes(kernel, input, *params, kernel_first=False):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
 
 
+def _need_norm_tensors(fname, input, weight, bias, running_mean, running_var):
+    """PyTorch's TypeError for a non-Tensor argument of the batch/instance norm kernels (aten's positions)."""
+    need_tensor(fname, input)
+    for pos, (arg, t) in enumerate((("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                                    ("running_var", running_var)), start=2):
+        need_tensor(fname, t, arg, pos, optional=True)
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims.
 
@@ -122,11 +130,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     if training:  # PyTorch's wrapper reads input.size() first
         need_tensor_attr(input, "size")
-    need_tensor("batch_norm", input)
-    need_tensor("batch_norm", weight, "weight", 2, optional=True)
-    need_tensor("batch_norm", bias, "bias", 3, optional=True)
-    need_tensor("batch_norm", running_mean, "running_mean", 4, optional=True)
-    need_tensor("batch_norm", running_var, "running_var", 5, optional=True)
+    _need_norm_tensors("batch_norm", input, weight, bias, running_mean, running_var)
     if input.ndim < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     c = input.shape[1]
@@ -174,11 +178,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     per-instance statistics."""
     if use_input_stats:  # PyTorch's wrapper reads input.size() first
         need_tensor_attr(input, "size")
-    need_tensor("instance_norm", input)
-    need_tensor("instance_norm", weight, "weight", 2, optional=True)
-    need_tensor("instance_norm", bias, "bias", 3, optional=True)
-    need_tensor("instance_norm", running_mean, "running_mean", 4, optional=True)
-    need_tensor("instance_norm", running_var, "running_var", 5, optional=True)
+    _need_norm_tensors("instance_norm", input, weight, bias, running_mean, running_var)
     if input.ndim < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     c = input.shape[1]

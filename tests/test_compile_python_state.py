@@ -341,6 +341,14 @@ def case_momentum_change(lib, jit):
     return _group_setting_changes(lib, jit, lambda ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9), "momentum",
                                   [0.9, 0.9, 0.5, 0.5])
 
+def case_nesterov_toggle(lib, jit):  # a flag that changes the update's structure: guarded, not a value
+    return _group_setting_changes(lib, jit, lambda ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9), "nesterov",
+                                  [False, False, True, True])
+
+def case_maximize_toggle(lib, jit):
+    return _group_setting_changes(lib, jit, lambda ps: lib.optim.Adam(ps, lr=0.1), "maximize",
+                                  [False, False, True, True])
+
 def case_weight_decay_toggle(lib, jit):
     return _group_setting_changes(lib, jit, lambda ps: lib.optim.AdamW(ps, lr=0.1, weight_decay=0.0),
                                   "weight_decay", [0.0, 0.0, 0.5, 0.5])

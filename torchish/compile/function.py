@@ -406,6 +406,8 @@ class CompiledFunction:
             try:
                 with rec, tracing.tracing_scope(), py:
                     out = fn(*a, **kw)
+                for c, k in rec.statics.values():  # flags baked into the program (an optimizer's maximize)
+                    py.touch(("d", c, k), c.get(k, pystate.MISSING))
                 out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
                 missing = [t for t in rec.missing.values()]
                 # writes to known state are fine; writes to concrete pre-existing tensors outside it are missing

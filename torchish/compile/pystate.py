@@ -19,7 +19,7 @@ import types
 from ..nn.module import ATTR_EPOCH, Module
 
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
-_MISSING = object()
+_MISSING = MISSING = object()
 _SMALL = 64  # containers of Python values up to this length are guarded by a snapshot
 _SKIP = frozenset(("training",))  # a module's train/eval flag is guarded (and re-applied) on its own
 
@@ -223,11 +223,7 @@ class Guard:
     def __init__(self, items, began):
         groups, self.slow = {}, []
         for it, v in zip(items, began):
-            if it[0] in ("d", "m") and v is not _MISSING:  # (d.get gives None for a missing key: None is kept
-                # with the missing ones only for plain dicts, where a deleted global must not pass)
-                if it[0] == "d" and v is None:
-                    self.slow.append((it, v))
-                    continue
+            if it[0] in ("d", "m") and v is not _MISSING:
                 g = groups.setdefault((it[0], id(it[1])), (it[1], [], []))
                 g[1].append(it[2])
                 g[2].append(v)
@@ -241,8 +237,9 @@ class Guard:
 
     @staticmethod
     def _groups_hold(groups):
+        missing = itertools.repeat(_MISSING)
         for h, keys, vals, kinds in groups:
-            got = tuple(map(h.get, keys))
+            got = tuple(map(h.get, keys, missing))  # (a deleted key reads as _MISSING, never as None)
             if got != vals or tuple(map(type, got)) != kinds:
                 return False
         return True

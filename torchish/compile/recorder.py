@@ -38,6 +38,7 @@ class Recorder:
         self.scalars_written = False           # trace mode: the function changed a hyper-parameter it reads
         self.modules = {}      # id -> Module called during the run
         self.optimizers = {}   # id -> Optimizer stepped during the run (its param groups are guarded)
+        self.statics = {}      # (id(container), key) -> (container, key): flags read as Python values (guarded)
         self.backward_ran = False
         self.prev = None
 
@@ -148,6 +149,16 @@ def note_optimizer(opt):
     rec = STATE.recorder
     if rec is not None:
         rec.optimizers[id(opt)] = opt
+
+
+def static(container, key):
+    """Read ``container[key]`` (a flag such as ``maximize`` or ``nesterov``) as a Python value that a compiled
+    program bakes in: ``torchish.compile`` guards it, so changing it between calls traces again."""
+    value = container[key]
+    rec = STATE.recorder
+    if rec is not None:
+        rec.statics[(id(container), key)] = (container, key)
+    return value
 
 
 def note_backward():

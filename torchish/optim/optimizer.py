@@ -31,7 +31,7 @@ from .._tensor import Tensor, set_values
 from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import STRUCT_EPOCH
-from ..compile.recorder import note_optimizer, scalar
+from ..compile.recorder import note_optimizer, scalar, static as static_flag
 from ..ops import lazy, tracing
 from ._state_dict import StateDictMixin
 
@@ -327,6 +327,10 @@ class Optimizer(StateDictMixin):
         states = [[self.state[p][k] for k in keys] for p in params]
         hp = self._hyper_values(group, params)
         static = self._static(group)
+        if STATE.recorder is not None:  # the group's flags shape the update: torchish.compile guards them
+            for k, v in group.items():
+                if isinstance(v, (bool, str)) or v is None:
+                    static_flag(group, k)
         pv = [p._v for p in params]
         gv = [p.grad._v for p in params]
         sv = [[s._v if isinstance(s, Tensor) else s for s in row] for row in states]
@@ -381,7 +385,7 @@ class Optimizer(StateDictMixin):
                     STATE.recorder.read((v,))
                 hp[k] = v._d
             elif isinstance(v, bool) or v is None:
-                hp[k] = v
+                hp[k] = static_flag(group, k)
             else:
                 hp[k] = scalar(group, k)
         return hp

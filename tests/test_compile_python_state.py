@@ -199,6 +199,31 @@ def case_attribute_set_inside_same_value(lib, jit):
 
 
 
+def case_nested_config_object(lib, jit):
+    class Cfg:
+        def __init__(self): self.scale = 2.0
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__(); self.cfg = Cfg()
+        def forward(self, x):
+            return x * self.cfg.scale
+    m = M(); f = jit(m); x = lib.ones(2); outs = []
+    for s in [2.0, 2.0, 3.0, 3.0, 2.0]:
+        m.cfg.scale = s; outs.append(f(x))
+    return outs
+
+def case_nested_counter_object(lib, jit):
+    class State:
+        def __init__(self): self.n = 0
+    st = {"s": State()}
+    def fn(x):
+        s = st["s"]
+        s.n += 1
+        return x + s.n
+    f = jit(fn); x = lib.ones(2)
+    return [f(x) for _ in range(4)], st["s"].n
+
+
 # structure and arguments: hooks, children, param groups, tensors in dicts replaced between calls
 def _lin(lib, i=3, o=2):
     m = lib.nn.Linear(i, o)

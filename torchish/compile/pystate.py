@@ -134,6 +134,9 @@ class PyState:
             self.static.append(item)
         elif _small_container(v) and type(v) in (list, dict, set):
             self.static.append(("s", v, None))
+            for x in (v.values() if type(v) is dict else v):  # the user's objects kept in it are watched too
+                if _user_class(type(x)):
+                    self.classes.add(type(x))
         elif isinstance(v, types.FunctionType):
             if not (getattr(v, "__module__", "") or "").startswith(_LIBRARIES):  # the user's own functions
                 self._discover(v, depth + 1, seen)
@@ -151,37 +154,51 @@ class PyState:
             _restore(item, v)
         for item in self.static:
             self.touch(item, value(item))
-        touch = self.touch
-        for cls in self.classes:
-            own = cls.__dict__.get("__setattr__")
-            base_set = cls.__setattr__
+        self._watched = set()
+        for cls in list(self.classes):
+            self._watch(cls)
+        return self
 
-            def getattribute(obj, name, _touch=touch):
-                v = object.__getattribute__(obj, name)
-                if type(v) in _SCALARS and name not in _SKIP:
-                    d = object.__getattribute__(obj, "__dict__")
-                    if d.get(name, _MISSING) is v:
-                        _touch(("m" if isinstance(obj, Module) else "d", d, name), v)
-                return v
+    def _watch(self, cls):
+        """Record reads and writes of plain Python values on instances of ``cls`` while the trace runs; an
+        instance of a user class met in one of its attributes (``self.cfg``) is watched in turn."""
+        if cls in self._watched:
+            return
+        self._watched.add(cls)
+        touch, watch, watched = self.touch, self._watch, self._watched
+        own = cls.__dict__.get("__setattr__")
+        base_set = cls.__setattr__
 
-            def setattr_(obj, name, v, _touch=touch, _set=base_set):
+        def getattribute(obj, name):
+            v = object.__getattribute__(obj, name)
+            t = type(v)
+            if t in _SCALARS:
                 if name not in _SKIP:
                     d = object.__getattribute__(obj, "__dict__")
-                    old = d.get(name, _MISSING)
-                    if type(v) in _SCALARS or type(old) in _SCALARS:
-                        _touch(("m" if isinstance(obj, Module) else "d", d, name), old)
-                _set(obj, name, v)
-            try:
-                cls.__getattribute__ = getattribute
-            except (TypeError, AttributeError):  # a class that takes no new attributes: not watched
-                continue
-            try:
-                cls.__setattr__ = setattr_
-            except (TypeError, AttributeError):
-                del cls.__getattribute__
-                continue
-            self._patched.append((cls, own))
-        return self
+                    if d.get(name, _MISSING) is v:
+                        touch(("m" if isinstance(obj, Module) else "d", d, name), v)
+            elif t not in watched and _user_class(t):
+                watch(t)
+            return v
+
+        def setattr_(obj, name, v):
+            if name not in _SKIP:
+                d = object.__getattribute__(obj, "__dict__")
+                old = d.get(name, _MISSING)
+                if type(v) in _SCALARS or type(old) in _SCALARS:
+                    touch(("m" if isinstance(obj, Module) else "d", d, name), old)
+            base_set(obj, name, v)
+        try:
+            cls.__getattribute__ = getattribute
+        except (TypeError, AttributeError):  # a class that takes no new attributes: not watched
+            return
+        try:
+            cls.__setattr__ = setattr_
+        except (TypeError, AttributeError):
+            del cls.__getattribute__
+            return
+        self._patched.append((cls, own))
+        self.classes.add(cls)  # (watched from the start of the function's next trace)
 
     def __exit__(self, *exc):
         for cls, own in reversed(self._patched):

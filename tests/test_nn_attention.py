@@ -251,3 +251,15 @@ def test_mha_errors_match_torch(case):
     with pytest.raises(type(ref)) as got:
         fn(torchish)
     assert str(got.value) == str(ref)
+
+
+@needs_torch
+def test_sdpa_applies_attn_mask_and_is_causal_together():
+    q, k, v = arr(1, 2, 4, 8, seed=1), arr(1, 2, 4, 8, seed=2), arr(1, 2, 4, 8, seed=3)
+    float_mask, bool_mask = arr(4, 4, seed=4), arr(4, 4, seed=5) > -0.4
+    for mask in (float_mask, bool_mask):
+        check(lambda L, q, k, v, m: L.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True),
+              [q, k, v, mask], grad=[0, 1, 2])
+    # other ranks (and dropout, grouped heads, a mask that requires grad) take PyTorch's math path, which refuses
+    check_raises(lambda L: L.nn.functional.scaled_dot_product_attention(
+        L.tensor(q[0]), L.tensor(k[0]), L.tensor(v[0]), attn_mask=L.tensor(float_mask), is_causal=True))

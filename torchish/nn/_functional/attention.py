@@ -132,6 +132,11 @@ def _broadcast(*shapes):
         raise
 
 
+def _grad_on():
+    from ...autograd.grad_mode import STATE
+    return STATE.grad_enabled
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """``softmax(q @ k^T * scale + mask) @ v`` with PyTorch's semantics, as one op.
@@ -140,7 +145,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         query: (N, ..., Hq, L, E); key: (N, ..., H, S, E); value: (N, ..., H, S, Ev).
         attn_mask: bool (True = attend) or a float mask added to the scores, broadcastable to (N, ..., L, S).
         dropout_p: dropout on the attention weights (always applied when > 0, as in PyTorch).
-        is_causal: a top-left aligned causal mask (exclusive with ``attn_mask``).
+        is_causal: a top-left aligned causal mask (applied together with ``attn_mask`` when both are given).
         scale: the score scale (default ``1/sqrt(E)``).
         enable_gqa: grouped-query attention: ``Hq`` a multiple of ``H``, keys/values repeated per group.
 
@@ -168,7 +173,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"scaled_dot_product_attention: expected a floating point query, got "
                            f"{_cpp_name(query.dtype)}")
     if attn_mask is not None:
-        if is_causal:
+        if is_causal and not (query.ndim == key.ndim == value.ndim == 4 and not dropout_p and not (
+                attn_mask.requires_grad and _grad_on()) and (not enable_gqa or query.shape[-3] == key.shape[-3])):
+            # PyTorch 2.13's CPU flash kernel applies both; its math fallback (other ranks, dropout, a mask that
+            # requires grad, grouped heads) refuses the pair
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
         if attn_mask.dtype != _dtype.bool and attn_mask.dtype != query.dtype:

@@ -215,3 +215,14 @@ def test_message_matches_torch(fn):
     with pytest.raises(Exception) as got:
         fn(torchish, _env(torchish))
     assert str(got.value).split("\n")[0] == str(ref).split("\n")[0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.empty(2, dtype="float32"), lambda L: L.zeros(2, dtype="float32"), lambda L: L.ones(2, dtype=np.float32),
+    lambda L: L.full((2,), 1.0, dtype="float32"), lambda L: L.tensor([1.0], dtype="float32"),
+    lambda L: L.arange(3, dtype="int64"), lambda L: L.randn(2, dtype="float32"), lambda L: L.rand(2, dtype=np.float64),
+    lambda L: L.eye(2, dtype="float32"), lambda L: L.linspace(0, 1, 3, dtype="float32"),
+])
+def test_creation_dtype_must_be_a_dtype(make):
+    check_raises(make)
+    assert torchish.zeros(2, dtype=float).dtype == torchish.float64  # a Python type is a dtype, as in PyTorch

@@ -154,6 +154,14 @@ def as_dtype(d) -> dtype:
         raise TypeError(f"dtype must be a torchish dtype, got {d!r}") from None
 
 
+def user_dtype(d, fname):
+    """``dtype=`` as PyTorch's functions take it: a dtype or a Python type (``float``...); a name (``"float32"``) or a
+    numpy type raises PyTorch's TypeError. Returns ``d`` unchanged."""
+    if isinstance(d, str) or (isinstance(d, type) and issubclass(d, np.generic)):
+        raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not {type(d).__name__}")
+    return d
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # promotion
 

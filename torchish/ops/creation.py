@@ -164,7 +164,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         tensor([[1.0000, 2.0000],
                 [3.0000, 4.5000]])
     """
-    dt = _dtype.as_dtype(dtype) if dtype is not None else None
+    dt = _dtype.as_dtype(_dtype.user_dtype(dtype, "tensor")) if dtype is not None else None
     if isinstance(data, jax.core.Tracer):
         v = data if dt is None else data.astype(dt.np)
         return _finish(v, requires_grad)
@@ -263,17 +263,20 @@ def _fill(shape, value, dtype, device, requires_grad):
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-    return _fill(_size_or_kw(size, kw.pop("size", None), "zeros"), 0, dtype, device, requires_grad)
+    return _fill(_size_or_kw(size, kw.pop("size", None), "zeros"), 0, _dtype.user_dtype(dtype, "zeros"), device,
+                 requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-    return _fill(_size_or_kw(size, kw.pop("size", None), "ones"), 1, dtype, device, requires_grad)
+    return _fill(_size_or_kw(size, kw.pop("size", None), "ones"), 1, _dtype.user_dtype(dtype, "ones"), device,
+                 requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
     """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
-    return _fill(_size_or_kw(size, kw.pop("size", None), "empty"), 0, dtype, device, requires_grad)
+    return _fill(_size_or_kw(size, kw.pop("size", None), "empty"), 0, _dtype.user_dtype(dtype, "empty"), device,
+                 requires_grad)
 
 
 def _scalar(x):
@@ -286,6 +289,7 @@ def _scalar(x):
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    _dtype.user_dtype(dtype, "full")
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     _check_fill_value(fill_value, "full")
@@ -348,6 +352,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     The length is ``ceil((end - start) / step)`` and each value ``start + i * step`` is computed in float64 and
     then cast, as PyTorch does on CPU.
     """
+    _dtype.user_dtype(dtype, "arange")
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
@@ -404,6 +409,7 @@ def _check_steps(steps, name):
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    _dtype.user_dtype(dtype, "linspace")
     start, end = _scalar(start), _scalar(end)
     _check_steps(steps, "linspace")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
@@ -426,6 +432,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    _dtype.user_dtype(dtype, "eye")
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:

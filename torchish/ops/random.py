@@ -265,6 +265,7 @@ def _concrete(x):
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Uniform samples in ``[0, 1)``."""
+    _dtype.user_dtype(dtype, "rand")
     dt = _float_dtype(dtype)
     _need_float(dt, "check_uniform_bounds")
     return _place(draw("uniform", _shape(size, "rand"), dt, (0.0, 1.0), generator, device=device),
@@ -274,6 +275,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
     """Standard normal samples (complex dtypes: each part of variance 1/2)."""
+    _dtype.user_dtype(dtype, "randn")
     dt = _float_dtype(dtype)
     _need_float(dt, "normal_kernel_cpu")
     return _place(draw("normal", _shape(size, "randn"), dt, (0.0, 1.0), generator, device=device),

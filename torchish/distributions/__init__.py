@@ -24,8 +24,10 @@ from .distribution import Distribution as Distribution, ExponentialFamily as Exp
 from .gamma import Chi2 as Chi2, Exponential as Exponential, Gamma as Gamma, StudentT as StudentT
 from .independent import Independent as Independent
 from .kl import kl_divergence as kl_divergence, register_kl as register_kl
+from .lkj_cholesky import LKJCholesky as LKJCholesky
 from .location_scale import Cauchy as Cauchy, Gumbel as Gumbel, Laplace as Laplace, Uniform as Uniform
 from .mixture_same_family import MixtureSameFamily as MixtureSameFamily
+from .multinomial import Multinomial as Multinomial
 from .multivariate_normal import (LowRankMultivariateNormal as LowRankMultivariateNormal,
                                   MultivariateNormal as MultivariateNormal)
 from .normal import HalfNormal as HalfNormal, LogNormal as LogNormal, Normal as Normal
@@ -43,6 +45,8 @@ from .transforms import (AbsTransform as AbsTransform, AffineTransform as Affine
                          SoftmaxTransform as SoftmaxTransform, SoftplusTransform as SoftplusTransform,
                          StickBreakingTransform as StickBreakingTransform, TanhTransform as TanhTransform,
                          Transform as Transform, identity_transform as identity_transform)
+from .von_mises import VonMises as VonMises
+from .wishart import Wishart as Wishart
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
            "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent",
@@ -52,7 +56,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "transform_to", "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
            "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
-           "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform"]
+           "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform", "LKJCholesky",
+           "Multinomial", "VonMises", "Wishart"]
 
 
 def _install_module_aliases():

@@ -19,18 +19,27 @@ from .beta import Beta as Beta, Dirichlet as Dirichlet
 from .categorical import (Categorical as Categorical, OneHotCategorical as OneHotCategorical,
                           OneHotCategoricalStraightThrough as OneHotCategoricalStraightThrough)
 from .constraint_registry import biject_to as biject_to, transform_to as transform_to
+from .continuous_bernoulli import ContinuousBernoulli as ContinuousBernoulli
 from .discrete import Bernoulli as Bernoulli, Binomial as Binomial, Geometric as Geometric, Poisson as Poisson
 from .distribution import Distribution as Distribution, ExponentialFamily as ExponentialFamily
+from .fishersnedecor import FisherSnedecor as FisherSnedecor
 from .gamma import Chi2 as Chi2, Exponential as Exponential, Gamma as Gamma, StudentT as StudentT
+from .generalized_pareto import GeneralizedPareto as GeneralizedPareto
+from .half_cauchy import HalfCauchy as HalfCauchy
 from .independent import Independent as Independent
+from .inverse_gamma import InverseGamma as InverseGamma
 from .kl import kl_divergence as kl_divergence, register_kl as register_kl
+from .kumaraswamy import Kumaraswamy as Kumaraswamy
 from .lkj_cholesky import LKJCholesky as LKJCholesky
+from .logistic_normal import LogisticNormal as LogisticNormal
 from .location_scale import Cauchy as Cauchy, Gumbel as Gumbel, Laplace as Laplace, Uniform as Uniform
 from .mixture_same_family import MixtureSameFamily as MixtureSameFamily
 from .multinomial import Multinomial as Multinomial
 from .multivariate_normal import (LowRankMultivariateNormal as LowRankMultivariateNormal,
                                   MultivariateNormal as MultivariateNormal)
+from .negative_binomial import NegativeBinomial as NegativeBinomial
 from .normal import HalfNormal as HalfNormal, LogNormal as LogNormal, Normal as Normal
+from .pareto import Pareto as Pareto
 from .relaxed import (ExpRelaxedCategorical as ExpRelaxedCategorical,  # noqa: F401
                       LogitRelaxedBernoulli as LogitRelaxedBernoulli, RelaxedBernoulli as RelaxedBernoulli,
                       RelaxedOneHotCategorical as RelaxedOneHotCategorical)
@@ -46,7 +55,9 @@ from .transforms import (AbsTransform as AbsTransform, AffineTransform as Affine
                          StickBreakingTransform as StickBreakingTransform, TanhTransform as TanhTransform,
                          Transform as Transform, identity_transform as identity_transform)
 from .von_mises import VonMises as VonMises
+from .weibull import Weibull as Weibull
 from .wishart import Wishart as Wishart
+from . import _kl_extra  # noqa: E402,F401  (registers the KL pairs of Pareto and ContinuousBernoulli)
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
            "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent",
@@ -57,7 +68,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
            "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform", "LKJCholesky",
-           "Multinomial", "VonMises", "Wishart"]
+           "Multinomial", "VonMises", "Wishart", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto",
+           "HalfCauchy", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial", "Pareto", "Weibull"]
 
 
 def _install_module_aliases():

@@ -53,7 +53,9 @@ from .transforms import (AbsTransform as AbsTransform, AffineTransform as Affine
                          ReshapeTransform as ReshapeTransform, SigmoidTransform as SigmoidTransform,
                          SoftmaxTransform as SoftmaxTransform, SoftplusTransform as SoftplusTransform,
                          StickBreakingTransform as StickBreakingTransform, TanhTransform as TanhTransform,
-                         Transform as Transform, identity_transform as identity_transform)
+                         Transform as Transform, identity_transform as identity_transform,
+                         CatTransform as CatTransform, CorrCholeskyTransform as CorrCholeskyTransform,
+                         StackTransform as StackTransform)
 from .von_mises import VonMises as VonMises
 from .weibull import Weibull as Weibull
 from .wishart import Wishart as Wishart
@@ -67,7 +69,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "transform_to", "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
            "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
-           "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform", "LKJCholesky",
+           "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform", "CatTransform",
+           "CorrCholeskyTransform", "StackTransform", "LKJCholesky",
            "Multinomial", "VonMises", "Wishart", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto",
            "HalfCauchy", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial", "Pareto", "Weibull"]
 

@@ -19,8 +19,11 @@ from ._transform_maps import (AbsTransform as AbsTransform, AffineTransform as A
                               SigmoidTransform as SigmoidTransform, SoftmaxTransform as SoftmaxTransform,
                               SoftplusTransform as SoftplusTransform, StickBreakingTransform as StickBreakingTransform,
                               TanhTransform as TanhTransform, _clipped_sigmoid as _clipped_sigmoid)
+from ._transform_structured import (CatTransform as CatTransform,  # noqa
+                                    CorrCholeskyTransform as CorrCholeskyTransform, StackTransform as StackTransform)
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform", "SoftmaxTransform",
-           "StickBreakingTransform", "Transform", "identity_transform"]
+           "StickBreakingTransform", "Transform", "identity_transform", "CatTransform", "StackTransform",
+           "CorrCholeskyTransform"]

@@ -56,6 +56,15 @@ class Tensor:
 
     # an inference tensor (made inside ``inference_mode``, or a view of one) sets this in its ``__dict__``
     _inf = False
+    # a view made with grad recording off of a base that requires grad: it reports requires_grad=True (PyTorch's
+    # differentiable view) but no gradient flows through it, and an in-place op on it with grad mode on is refused
+    _nograd_view = False
+    # a ``detach()`` / ``.data`` alias: outside its source's graph, but its own in-place ops are recorded on it
+    _alias = False
+    _alias_base = None  # the alias a view of an alias was taken from (the base its in-place writes are recorded on)
+    # (Function name, output index) for a custom Function's output that is a view of an input; (op name, output
+    # index, "multi") for an output of unbind/split whose storage was written with grad recording off
+    _fn_view = None
 
     # binding for ``torchish.Tensor(2, 3)`` / ``Tensor([1., 2.])`` is installed by the creation ops
     _legacy_new = None
@@ -237,6 +246,8 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._nograd_view or self._fn_view is not None:
+            self._check_view_rebase()
         return self._grad_fn
 
     def is_inference(self) -> bool:
@@ -245,7 +256,35 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        if self._nograd_view or self._fn_view is not None:
+            self._check_view_rebase()
         return self._grad_fn is None
+
+    def _check_view_rebase(self):
+        """PyTorch refuses to rebuild the grad_fn of a view made under no_grad, or returned by a custom Function,
+        once its storage was written."""
+        if self._vc.value == self.__dict__["_view_ver"]:
+            return
+        if self._fn_view is not None and len(self._fn_view) == 3:  # an output of a multi-view op (unbind, split)
+            raise RuntimeError(
+                f"Output {self._fn_view[1]} of {self._fn_view[0]} is a view and its base or another view of its "
+                "base has been modified inplace. This view is the output of a function that returns multiple "
+                "views. Such functions do not allow the output views to be modified inplace. You should replace the "
+                "inplace operation by an out-of-place one.")
+        if self._fn_view is not None:
+            raise RuntimeError(
+                f"Output {self._fn_view[1]} of {self._fn_view[0]} is a view and its base or another view of its "
+                "base has been modified inplace. This view was created inside a custom Function (or because an "
+                "input was returned as-is) and the autograd logic to handle view+inplace would override the custom "
+                "backward associated with the custom Function, leading to incorrect gradients. This behavior is "
+                "forbidden. You can fix this by cloning the output of the custom Function.")
+        if self._grad_fn is None:
+            raise RuntimeError(
+                "A view was created in no_grad mode and its base or another view of its base has been modified "
+                "inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden. You can clarify your code by moving both the view and the inplace either both inside "
+                "the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the "
+                "inplace to be tracked).")
 
     @property
     def output_nr(self) -> int:
@@ -276,12 +315,20 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._inf:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc.value
 
     def _edge(self):
-        """Where this tensor's gradient goes: (grad_fn, output_nr), or its AccumulateGrad for a leaf."""
+        """Where this tensor's gradient goes: (grad_fn, output_nr), or its AccumulateGrad for a leaf; None for a
+        view made under no_grad (PyTorch gives its uses a ``(None, 0)`` edge)."""
         if self._grad_fn is not None:
+            if self._fn_view is not None:
+                self._check_view_rebase()
             return (self._grad_fn, self._out_nr)
+        if self._nograd_view:
+            self._check_view_rebase()
+            return None
         acc = self._acc() if self._acc is not None else None
         if acc is None:
             acc = AccumulateGrad(self)
@@ -360,8 +407,20 @@ class Tensor:
             base, chain, diff = src, (), True
         self._view = (base, chain + ((op, static),), diff)
         self._vc = src._vc
+        if not diff:
+            self._alias_base = src if src._alias else src._alias_base
+        if src._fn_view is not None and len(src._fn_view) == 2:  # a view of a Function's view output: the same
+            name = op.grad_name[:-len("Backward0")] if op.grad_name.endswith("Backward0") else op.grad_name
+            self._fn_view = (name, dict(static).get("_out", 0))
+            self._view_ver = self._vc.value
         if src._inf:
             self._inf = True
+        elif self._inf:  # made inside inference_mode, but a view of a normal tensor stays a normal tensor
+            del self._inf
+        if diff and not self._rg and base._rg and (not STATE.grad_enabled or STATE.inference):
+            self._rg = True
+            self._nograd_view = True
+            self._view_ver = self._vc.value
         if base._views is None:
             base._views = weakref.WeakSet()
         base._views.add(self)
@@ -373,6 +432,7 @@ class Tensor:
         else:
             base, chain = src, ()
         self._view = (base, chain, False)
+        self._alias = True
         if src._inf:
             self._inf = True
         if share_version:
@@ -389,6 +449,20 @@ class Tensor:
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if not STATE.grad_enabled:
             return
+        if self._nograd_view and self._grad_fn is None:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+                "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+                "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+        if self._fn_view is not None and len(self._fn_view) == 2:
+            name, nr = self._fn_view
+            raise RuntimeError(
+                f"Output {nr} of {name} is a view and is being modified inplace. This view was created inside a "
+                "custom Function (or because an input was returned as-is) and the autograd logic to handle "
+                "view+inplace would override the custom backward associated with the custom Function, leading to "
+                "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
+                "custom Function.")
         if self._view is not None and self._view[2]:
             base = self._view[0]
             if base._grad_fn is None and base._rg:

@@ -21,6 +21,7 @@ _LAZY = {
     "Variable": ("variable", "Variable"),
     "gradcheck": ("gradcheck", "gradcheck"), "gradgradcheck": ("gradcheck", "gradgradcheck"),
     "is_anomaly_check_nan_enabled": ("anomaly_mode", "is_anomaly_check_nan_enabled"),
+    "_is_checkpoint_valid": ("engine", "_is_checkpoint_valid"),
 }
 _SUBMODULES = ("engine", "function", "functional", "forward_ad", "anomaly_mode", "profiler")
 

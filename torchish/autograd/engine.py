@@ -45,6 +45,23 @@ class _EdgeOutput:
         return self._e
 
 
+# PyTorch's checkpoint_valid: False while a backward pass runs towards given ``inputs`` (``grad()``,
+# ``backward(inputs=)``), where the reentrant checkpoint cannot work
+_CHECKPOINT_VALID = [True]
+
+
+def _is_checkpoint_valid() -> bool:
+    return _CHECKPOINT_VALID[-1]
+
+
+def _run_marked(roots, root_grads, retain_graph, create_graph, inputs, accumulate):
+    _CHECKPOINT_VALID.append(_CHECKPOINT_VALID[-1] and inputs is None)
+    try:
+        return run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumulate)
+    finally:
+        _CHECKPOINT_VALID.pop()
+
+
 def _edge_of(t):
     return (t.node, t.output_nr) if isinstance(t, GradientEdge) else t._edge()
 
@@ -118,7 +135,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grads = _make_grads(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    run_backward(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
+    _run_marked(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -152,7 +169,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
     grads = _make_grads(outputs, grad_outputs)
-    res = run_backward(outputs, grads, retain_graph, create_graph, inputs, accumulate=False)
+    res = _run_marked(outputs, grads, retain_graph, create_graph, inputs, accumulate=False)
     out = []
     for i, (t, g) in enumerate(zip(inputs, res)):
         if g is None:
@@ -225,8 +242,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
     if inputs is not None:
         targets = {}
         for i, t in enumerate(inputs):
-            node, nr = _edge_of(t)
-            targets.setdefault(id(node), []).append((nr, i))
+            e = _edge_of(t)
+            if e is not None:  # None: a view made under no_grad, which no gradient reaches
+                targets.setdefault(id(e[0]), []).append((e[1], i))
     order = _discover([e[0] for e in root_edges])
     # which nodes must receive gradients (lie on a path to a target), and which must run
     if targets is None:
@@ -304,11 +322,13 @@ def _schedule(roots, order, needed):
 def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, create_graph, needed):
     """Hooks, capture, the node's backward; returns the gradients for its next_edges."""
     hooks = node._tensor_pre_hooks
+    raw = None
+    if (hooks and not accumulate and targets is not None and id(node) in targets
+            and any(e is not None and id(e[0]) in needed for e in node.next_edges)):
+        raw = list(grads)  # as PyTorch: grad() captures a node that still runs before its tensor hooks
     if hooks:
         for nr, hd in hooks.items():
-            for fn in list(hd.values()):
-                if grads[nr] is None:
-                    continue
+            for fn in list(hd.values()):  # PyTorch calls them with None for an output no gradient reached
                 r = fn(grads[nr])
                 if r is not None:
                     grads[nr] = _check_hook_result(r, grads[nr], fn)
@@ -332,7 +352,8 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
                     r = fn((g,))
                     if r is not None:
                         g = _check_hook_result(_hook_values(fn, r, 1)[0], g, fn)
-            _accumulate(var, g, create_graph)
+            if var._rg:  # a leaf detach_()ed after use keeps no gradient (PyTorch's AccumulateGrad)
+                _accumulate(var, g, create_graph)
             if node._post_hooks:
                 for fn in list(node._post_hooks.values()):
                     fn((), (g,))
@@ -354,7 +375,7 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
                 if not inputs[i]._retains_grad:  # retained tensors got their .grad just above
                     _accumulate_nonleaf(inputs[i], grads[nr], create_graph)
             else:
-                results[i] = grads[nr]
+                results[i] = (grads if raw is None else raw)[nr]
         if not any(e is not None and id(e[0]) in needed for e in node.next_edges):
             return [None] * len(node.next_edges)
     if node._pre_hooks:
@@ -395,6 +416,8 @@ def _check_hook_result(r, g, fn=None):
     name = _hook_name(fn) if fn is not None else "hook"
     if not isinstance(r, Tensor):
         raise TypeError(f"hook must return a Tensor or None, got {type(r).__name__}")
+    if g is None:
+        return r
     if r._v.shape != g._v.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value: expected {list(g.shape)} but got "
                            f"{list(r.shape)}")

@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import weakref
 
 import jax.numpy as jnp
 
@@ -256,6 +257,14 @@ def _check_dirty(ctx, args, outs, record):
         for a in args:
             if isinstance(a, Tensor) and id(a) in ctx._dirty and a._grad_fn is None and a._rg:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        views = any(isinstance(a, Tensor) and id(a) in ctx._dirty and a._view is not None and a._view[2] for a in args)
+        if views and sum(isinstance(o, Tensor) for o in outs) > 1:
+            raise RuntimeError(
+                "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot "
+                "return more than one Tensor. This is not supported by the current autograd engine. You should "
+                "either make sure the input is not a view (using .clone() for example) or make your Function only "
+                "return one Tensor (potentially splitting it into two Functions: one doing the inplace that returns "
+                "that one Tensor and the second one that returns the rest).")
 
 
 def _link_outputs(ctx, cls, slots, tensors, outs):
@@ -272,10 +281,26 @@ def _link_outputs(ctx, cls, slots, tensors, outs):
         if id(o) in ctx._dirty:
             o._vc.value += 1
         elif id(o) in input_ids or o._grad_fn is not None or o._view is not None:
-            o = Tensor._make(o._d)  # an input (or a view) returned as is: a new output of this node
+            o = _output_view(o, cls, i)  # an input (or a view) returned as is: a new output of this node
         o._grad_fn, o._out_nr, o._rg = ctx, i, True
         new_outs.append(o)
     return new_outs
+
+
+def _output_view(src, cls, i):
+    """A new output sharing ``src``'s storage: as in PyTorch, a view of src's base that refuses in-place ops
+    recorded by autograd (they would bypass the custom backward)."""
+    out = Tensor._make(src._d)
+    base, chain, diff = src._view if src._view is not None else (src, (), True)
+    if diff:
+        out._view = (base, chain, True)
+        out._vc = src._vc
+        if base._views is None:
+            base._views = weakref.WeakSet()
+        base._views.add(out)
+        out._fn_view = (cls.__name__, i)
+        out._view_ver = out._vc.value
+    return out
 
 
 def _forward_tangents(ctx, cls, args, outs):

@@ -108,9 +108,9 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
         leaf_out, captured = fn(*args)
     STATS["lowered"] += 1
     for i, g in zip(leaf_nodes, leaf_out):
-        if g is None:
-            continue
         var = schedule[i].variable
+        if g is None or not var._rg:  # a leaf detach_()ed after use: PyTorch's AccumulateGrad skips it
+            continue
         if var._grad is None:
             var._grad = lazy.adopt(Tensor._make(g), g)
         else:

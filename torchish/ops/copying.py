@@ -27,8 +27,14 @@ _public("clone", clone)
 
 # fill_ / zero_ / copy_
 
-_FILL = defop("fill", lambda x, v: jnp.broadcast_to(jnp.asarray(v, x.dtype), x.shape), grad_name="FillBackward0",
-              linear=True)
+def _fill_fwd(x, v):
+    return jnp.broadcast_to(jnp.asarray(v, x.dtype), x.shape)
+
+
+# PyTorch names the node by overload: fill_(Scalar) FillBackward2, fill_(Tensor) FillBackward3, zero_ ZeroBackward0
+_FILL = defop("fill", _fill_fwd, grad_name="FillBackward2", linear=True)
+_FILL_T = defop("fill_tensor", _fill_fwd, grad_name="FillBackward3", linear=True)
+_ZERO = defop("zero", _fill_fwd, grad_name="ZeroBackward0", linear=True)
 _COPY = defop("copy", lambda x, src: jnp.broadcast_to(cast(src, x.dtype), x.shape), grad_name="CopyBackwards",
               linear=True)
 
@@ -39,11 +45,12 @@ def _fill_(self, value):
     self._check_inplace()
     value = scalar_or_tensor(value, "fill_", 1, "value")
     check_scalar_fits(value, self.dtype)
-    return self._assign(apply(_FILL, (self, value)))
+    return self._assign(apply(_FILL_T if isinstance(value, Tensor) else _FILL, (self, value)))
 
 
 def _zero_(self):
-    return _fill_(self, 0)
+    self._check_inplace()
+    return self._assign(apply(_ZERO, (self, 0)))
 
 
 def _copy_(self, src, non_blocking=False):

@@ -154,10 +154,12 @@ def _view_write_fwd(base, new, *, chain):
 
 
 VIEW_WRITE = defop("view_write", _view_write_fwd, linear=True, grad_name="CopySlices")  # linear in both
+VIEW_REPLAY = defop("view_replay", lambda x, *, chain: _chain_apply(x, chain), linear=True,
+                    grad_name="AsStridedBackward0")
 
 
-def _check_view_modifiable(view, chain):
-    """PyTorch's refusals for in-place writes that need gradients through a view."""
+def _check_view_modifiable(view, chain, base):
+    """PyTorch's refusals for in-place writes that need gradients through a view of ``base``."""
     multi = [i for i, (_, st) in enumerate(chain) if any(k == "_out" for k, _ in st)]
     if multi:
         op, st = chain[-1]
@@ -167,7 +169,7 @@ def _check_view_modifiable(view, chain):
                            "output of a function that returns multiple views. Such functions do not allow the output "
                            "views to be modified inplace. You should replace the inplace operation by an out-of-place "
                            "one.")
-    if view._grad_fn is None and view._view[0]._rg:
+    if view._grad_fn is None and base._rg:
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
                            "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
                            "your code by moving both the view and the inplace either both inside the no_grad block (if "
@@ -179,11 +181,19 @@ def _write(view, base, chain, diff, r):
     """``view`` (of ``base`` via ``chain``) takes the value of ``r``: write it into the base."""
     _check_overlap(view)
     if diff and STATE.grad_enabled and (base._rg or r._rg):
-        _check_view_modifiable(view, chain)
+        _check_view_modifiable(view, chain, base)
         marker, old, old_d = next(_graph._SEQ), view._vc.value, base._d
         new_base = apply(VIEW_WRITE, (base, r), chain=chain)
         base._rebind(new_base, view._vc)
         restamp(base._grad_fn, view._vc, old, old_d, marker)
+        return
+    alias = view._alias_base
+    if alias is not None and STATE.grad_enabled and (alias._rg or r._rg):
+        # a view of a `detach()` / `.data` alias: the write is recorded on the alias (PyTorch's CopySlices there)
+        sub = chain[len(alias._view[1]):]
+        _check_view_modifiable(view, sub, alias)
+        new_alias = apply(VIEW_WRITE, (alias, r), chain=sub)
+        _write(alias, base, alias._view[1], False, new_alias)
         return
     # nothing to record (or an alias outside the graph: `.data`, `detach()`): the base's graph is left as it is
     if chain:
@@ -198,17 +208,35 @@ def _write(view, base, chain, diff, r):
     if STATE.recorder is not None:
         STATE.recorder.wrote(base)
     base._d = new
+    if view._alias and STATE.grad_enabled:  # the alias is its own autograd base: it takes the write's graph
+        if r._grad_fn is not None:
+            view._grad_fn, view._out_nr, view._rg = r._grad_fn, r._out_nr, True
+        elif view._grad_fn is not None:
+            view._grad_fn, view._rg = None, False
     view._vc.value += 1  # a `.data` alias bumps a counter of its own
     if base._views:
-        for v in list(base._views):
-            v._refresh()
+        _WRITER[0] = view._vc  # the views whose version moved get their grad_fn rebuilt (see _refresh)
+        try:
+            for v in list(base._views):
+                v._refresh()
+        finally:
+            _WRITER[0] = None
 
 
 def _refresh(view, base, chain, diff):
     """Replay the view's chain on the (changed) base, recording the graph when the base requires grad."""
-    record = diff and base._rg and STATE.grad_enabled
-    if not record:
+    record = diff and base._rg and STATE.grad_enabled and not view._nograd_view and view._fn_view is None
+    moved = _WRITER[0] is None or view._vc is _WRITER[0]  # a `.data` write leaves other views' versions alone
+    if not record or not moved:
+        if moved and diff and base._rg and view._grad_fn is not None and view._fn_view is None:
+            _regenerate(view, base, chain)  # written with grad recording off: PyTorch rebuilds the view's grad_fn
+            return
         view._d = _replay_value(base._d, chain)
+        return
+    if all(op.differentiable for op, _ in chain) and _inexact(base._d):
+        # PyTorch regenerates the grad_fn of a view whose storage was written as ONE AsStridedBackward0 from the base
+        t = apply(VIEW_REPLAY, (base,), chain=chain)
+        view._d, view._grad_fn, view._out_nr, view._rg = t._d, t._grad_fn, 0, t._rg
         return
     t = base
     for op, st in chain:
@@ -224,6 +252,26 @@ def _refresh(view, base, chain, diff):
     view._grad_fn = t._grad_fn
     view._out_nr = t._out_nr
     view._rg = t._rg
+
+
+_WRITER = [None]  # the version counter of the write now refreshing views made with grad recording off
+
+
+def _regenerate(view, base, chain):
+    """A view that had a grad_fn, after a write made with grad recording off: one AsStridedBackward0 from the
+    base, as PyTorch rebuilds it; an output of a multi-view op (unbind, split) refuses it instead."""
+    multi = [dict(st)["_out"] for _, st in chain if "_out" in dict(st)]
+    if multi or not all(op.differentiable for op, _ in chain) or not _inexact(base._d):
+        view._d = _replay_value(base._d, chain)
+        if multi:
+            op = next(op for op, st in reversed(chain) if "_out" in dict(st))
+            name = op.grad_name[:-len("Backward0")] if op.grad_name.endswith("Backward0") else op.grad_name
+            view._fn_view, view._view_ver = (name, multi[-1], "multi"), -1
+        return
+    st = (("chain", chain),)
+    t = wrap(registry.run_forward(VIEW_REPLAY, [base._d], st, None))
+    registry._record(VIEW_REPLAY, (base,), [base._d], st, None, (t,))
+    view._d, view._grad_fn, view._out_nr = t._d, t._grad_fn, 0
 
 
 def _inexact(v):

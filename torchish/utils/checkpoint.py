@@ -145,6 +145,11 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        if not engine._is_checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an `inputs` "
+                "parameter to .backward(). To resolve this error, you can either set use_reentrant=False, or call "
+                ".backward() without passing the `inputs` argument.")
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
@@ -213,10 +218,18 @@ class CheckpointBackward(Node):
     __slots__ = ()
 
     def release_saved(self):
-        self.fn = self.args = self.kwargs = self.packed_args = None
+        self.fn = self.args = self.kwargs = self.packed_args = self.versions = None
 
     def apply_grads(self, grads, create_graph):
         self.check_alive()
+        for t, v in self.versions or ():  # the saved inputs, as PyTorch's SavedVariable checks them
+            if t._vc.value != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [{t.type()} {list(t.shape)}], which is an input or output of {self.name()}, is at "
+                    f"version {t._vc.value}; expected version {v} instead. Hint: enable anomaly detection to find "
+                    "the operation that failed to compute its gradient, with "
+                    "torchish.autograd.set_detect_anomaly(True).")
         for p in self.packed_args or ():  # PyTorch unpacks the saved inputs to recompute (each backward)
             p.unpack()
         start = next(_SEQ)
@@ -299,6 +312,9 @@ def _checkpoint_eager(function, args, kwargs, preserve, context_fn, check, debug
     node = CheckpointBackward(tuple(_outer_edges(inner, start)), tuple((o._v.shape, o._v.dtype) for o in outs))
     node.fn, node.args, node.kwargs, node.rng, node.recompute_ctx = function, args, kwargs, rng, rec_ctx
     node.packed_args = packed
+    saved = {id(e[0]) for n in inner for e in getattr(n, "versions", None) or ()}  # counters the inner ops saved
+    node.versions = None if packed is not None else tuple(
+        (a, a._vc.value) for a in args if _is_tensor(a) and id(a._vc) in saved)
     node.out_idx, node.n_leaves, node.check, node.debug = out_idx, len(leaves), check, debug
     node.meta = tuple((tuple(o.shape), o.dtype) for o in outs)
     node.fwd_ops = [n.name() for n in inner] if debug else None

@@ -54,7 +54,8 @@ def case_module_counter(lib, jit):
     return [f(x) for _ in range(4)], m.calls
 
 
-def case_attribute_set_outside(lib, jit):
+def _scale_module(lib):
+    """A module multiplying by its plain Python attribute ``scale``."""
     class M(lib.nn.Module):
         def __init__(self):
             super().__init__()
@@ -62,7 +63,11 @@ def case_attribute_set_outside(lib, jit):
 
         def forward(self, x):
             return x * self.scale
-    m = M()
+    return M()
+
+
+def case_attribute_set_outside(lib, jit):
+    m = _scale_module(lib)
     f = jit(m)
     x = lib.ones(3)
     outs = []
@@ -477,14 +482,7 @@ def test_python_state_matches_pytorch(case):
 
 
 def test_guarded_values_retrace_or_switch_programs():
-    class M(torchish.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.scale = 1.0
-
-        def forward(self, x):
-            return x * self.scale
-    m = M()
+    m = _scale_module(torchish)
     f = torchish.compile(m)
     x = torchish.ones(3)
     for s in [1.0, 2.0, 3.0, 2.0, 3.0, 3.0]:

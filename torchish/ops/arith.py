@@ -240,6 +240,9 @@ def add(input, other, *, alpha=1, out=None):
     return _out(apply(_ADD, (a, b, _alpha(a, b, alpha, "add"))), out, "add")
 
 
+add.fast = (_ADD, (None,))  # its operator's arguments with a Tensor or Python int/float operand (alpha=1: None)
+
+
 def sub(input, other, *, alpha=1, out=None):
     a = input if isinstance(input, Tensor) else scalar_or_tensor(input, "sub", 1, "input")
     b = other if isinstance(other, Tensor) else scalar_or_tensor(other, "sub")

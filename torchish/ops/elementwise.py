@@ -190,4 +190,6 @@ def binary_op(public, name, fwd, *, promote="same", vjp=None, grad_name=None, li
                 _check_divisor(b)
         res = apply(op, (a, b))
         return res if out is None else _out(res, out, name)
+    if not by_dtype:  # a Tensor and a Tensor or Python int/float need no check: its operator calls apply directly
+        f.fast = (op, ())
     return public(name, f, inplace=True)

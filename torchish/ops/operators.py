@@ -15,7 +15,7 @@ from .arith import add, div, floor_divide, mul, pow, remainder, rsub, sub
 from .compare import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, eq,
                       ge, gt, le, lt, ne)
 from .elementwise import INTS_ONLY
-from .registry import Family as _Family
+from .registry import Family as _Family, apply
 from .unary import abs, neg, positive, reciprocal
 
 _Family(globals())  # METHODS: the dunders (Tensor methods only; nothing for torchish.*)
@@ -31,6 +31,19 @@ def _operand(other):
 
 
 def _dunder(f, reflected=False):
+    fast = None if reflected else getattr(f, "fast", None)
+    if fast is not None:  # ``t * u``, ``t + 0.5``: straight to the op (``f`` checks nothing for these operands)
+        op, extra = fast
+
+        def d(self, other):
+            t = type(other)
+            if t is Tensor or t is float or t is int:
+                return apply(op, (self, other, *extra))
+            if not isinstance(other, _ARRAYS):
+                return NotImplemented
+            return f(self, _operand(other))
+        return d
+
     def d(self, other):
         if not isinstance(other, _ARRAYS):
             return NotImplemented

@@ -237,7 +237,8 @@ def _propagate(op, args, st, cdt, res):
     if not any(mask):
         return
     jop = jvp_op(op, st, cdt, mask)
-    from ..ops.registry import apply, drop_unused
+    from ..ops.opnode import drop_unused
+    from ..ops.registry import apply
     with suspended():
         touts = apply(jop, drop_unused(jop, tuple(args) + tuple(t for t, m in zip(tans, mask) if m)))
     outs = res if isinstance(res, tuple) else (res,)

@@ -27,7 +27,7 @@ STATS = {"lowered": 0, "node_by_node": 0, "compiles": 0}
 
 
 def _eligible(schedule, targets, accumulate, create_graph):
-    from ..ops.registry import OpNode
+    from ..ops.opnode import OpNode
     if create_graph or STATE.anomaly or STATE.tracing or config.lowered_backward == "never":
         return False
     for node in schedule:
@@ -88,7 +88,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
         entry = _CACHE[sig] = _build(schedule, index, root_edges, targets, accumulate)
         STATS["compiles"] += 1
     fn, leaf_nodes, captures = entry
-    from ..ops.registry import live_values
+    from ..ops.opnode import live_values
     for node in schedule:
         if not isinstance(node, AccumulateGrad):
             node._check_versions()
@@ -125,7 +125,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
 
 def _build(schedule, index, root_edges, targets, accumulate):
     """The jitted ``(vals, outs, root_grads, prev_leaf_grads) -> (leaf grads, captured grads)``."""
-    from ..ops.registry import _bwd_fn
+    from ..ops.opnode import _bwd_fn
     steps = []
     leaf_nodes = []
     captures = []  # (node index, output_nr, input index) for autograd.grad

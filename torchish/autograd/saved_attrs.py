@@ -173,7 +173,7 @@ class SavedTensor:
         t = saved_tensor(node, slot)
         if t is None or (slot[0] == "i" and not hasattr(node.vals[slot[1]], "dtype")):
             raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
-        from ..ops.registry import ZerosLike
+        from ..ops.opnode import ZerosLike
         packed = saved_hooks.pack((pack_hook, unpack_hook), t)
         node.packed = (node.packed or ()) + ((slot[0], slot[1], packed),)
         if slot[0] == "i":

@@ -1,0 +1,170 @@
+"""The Tensor's Python protocol that needs no op: reading values (``item``, ``tolist``, ``numpy``, ``__array__``,
+``bool``/``float``/``int``/``index``), ``len``/``in``/``hash``, ``repr``/``format``, DLPack, pickling and copying.
+:class:`TensorValues` is a base of :class:`torchish._tensor.Tensor`."""
+from __future__ import annotations
+
+import numbers
+import weakref
+
+import jax
+import numpy as np
+
+from . import _dtype, _meta
+from ._meta import MetaArray
+
+Tensor = None  # torchish._tensor.Tensor, set once it is defined (this class is its base)
+
+
+class TensorValues:
+    """The value-reading half of the Python protocol (no state of its own: Tensor holds the slots)."""
+
+    __slots__ = ()
+
+
+    def item(self):
+        if type(self._v) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        d = self._concrete()
+        if d.size != 1:
+            raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
+        return _to_python(d)
+
+    def tolist(self):
+        return np.asarray(self._concrete()).tolist()
+
+    def numpy(self, *, force=False):
+        if type(self._v) is MetaArray:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                            "host memory first.")
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return np.array(self._concrete())
+
+    def _concrete(self, what="reading a tensor's value (.item(), .tolist(), .numpy(), bool(), printing)"):
+        d = self._d
+        if isinstance(d, jax.core.Tracer):
+            from .ops.tracing import concrete_error
+            raise concrete_error(what)
+        if type(d) is MetaArray:
+            raise NotImplementedError(_meta.NO_DATA)
+        return d
+
+    # NumPy defers to a Tensor's reflected operators (``np.float32(2) * t`` is a Tensor that keeps autograd, as in
+    # PyTorch) instead of converting the Tensor with __array__
+    __array_priority__ = 1000
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __len__(self):
+        if self._v.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._v.shape[0]
+
+    def __bool__(self):
+        if self._v.size != 1:
+            if self._v.size == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        if self._v.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(self.item())
+
+    def __int__(self):
+        if self._v.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return int(self.item())
+
+    def __complex__(self):
+        if self._v.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
+
+    def __index__(self):
+        if self._v.size != 1 or self._v.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __contains__(self, element):
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((self == element).any().item())
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self, tensor_contents)
+
+    def __format__(self, spec):
+        if self._v.ndim == 0 and not isinstance(self._d, jax.core.Tracer):
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export the value through DLPack (``torch.from_dlpack(t)``, ``np.from_dlpack(t)``), sharing its buffer."""
+        if self._rg:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._concrete("exporting a tensor through DLPack").__dlpack__(
+            stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        return self._concrete("exporting a tensor through DLPack").__dlpack_device__()
+
+    def __jax_array__(self):
+        return self._d
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (type(self), np.asarray(self._concrete()), self.dtype.name, self._rg))
+
+    def __copy__(self):
+        """``copy.copy(t)``: a new leaf sharing t's storage (as PyTorch's pickling protocol gives)."""
+        out = type(self)._make(self._d, self._rg)
+        if type(self) is not Tensor:
+            out.__dict__.update(self.__dict__)
+        out._attach_alias(self, share_version=True)
+        return out
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        out = type(self)._make(self._d, self._rg)
+        if type(self) is not Tensor:
+            out.__dict__.update(self.__dict__)
+        if self._view is not None:  # a view stays a view of the copy of its base (PyTorch copies storages once)
+            import copy
+            base, chain, diff = self._view
+            new_base = copy.deepcopy(base, memo)
+            out._view = (new_base, chain, diff)
+            if self._vc is base._vc:
+                out._vc = new_base._vc
+            if new_base._views is None:
+                new_base._views = weakref.WeakSet()
+            new_base._views.add(out)
+        memo[id(self)] = out
+        if self._grad is not None:
+            import copy
+            out._grad = copy.deepcopy(self._grad, memo)
+        return out
+
+
+def _rebuild(cls, arr, dtype_name, requires_grad):
+    import jax.numpy as jnp
+    value = jnp.asarray(arr, dtype=_dtype._lookup(dtype_name).np)
+    return cls._make(value, requires_grad)
+
+
+def _to_python(d):
+    v = np.asarray(d).reshape(()).item()
+    return v

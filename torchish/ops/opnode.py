@@ -1,0 +1,413 @@
+"""The backward of registry ops: :class:`OpNode` (the ``grad_fn`` of an op applied through
+:func:`torchish.ops.registry.apply`), its VJP as a cached jitted kernel (:func:`backward_kernel`), the backward as
+a differentiable op of its own for ``create_graph=True`` (:func:`backward_op`), and what a released node keeps
+(shapes and dtypes: :class:`ZerosLike`, :class:`Released`)."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, wrap
+from ..autograd.graph import Node
+from ..autograd.grad_mode import STATE
+from . import lazy, tracing
+from . import registry as _registry
+
+
+class ZerosLike:
+    """A value a released node keeps only as shape and dtype: the node saved nothing (PyTorch's node for it reads
+    no value, e.g. ``add``, views, ``sum``), so a later backward through it may evaluate the op's VJP at zeros.
+    Dropping the value frees it as PyTorch does, and keeps lazy capture from returning it from its program."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, v):
+        self.shape = tuple(v.shape)
+        self.dtype = v.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def zeros(self):
+        return jnp.zeros(self.shape, self.dtype)
+
+
+class Released(tuple):
+    """The values of a node released after a backward (some of them :class:`ZerosLike`)."""
+
+    __slots__ = ()
+
+
+def _released_meta(v):
+    """What a released node keeps of a value it saved: a JAX array's abstract value (its shape and dtype; cached on
+    the array, so cheaper than a :class:`ZerosLike`), numbers and None as they are."""
+    if type(v) is lazy.ARRAY_TYPE:
+        return v.aval
+    return ZerosLike(v) if _is_array(v) else v
+
+
+def live_values(vals):
+    """``vals`` with any :class:`ZerosLike` replaced by zeros (a VJP's arguments)."""
+    if type(vals) is not Released:
+        return vals
+    return tuple(v.zeros() if type(v) is ZerosLike else v for v in vals)
+
+
+def _droppable(v):
+    t = type(v)
+    if t is lazy.ARRAY_TYPE:
+        a = v.aval
+        return not a.weak_type and _registry._inexact(a)
+    return t is lazy.LazyValue and not v.weak_type and _registry._inexact(v)
+
+
+# Positions PyTorch's node lists in ``next_functions`` even when they hold no array: the Python-number operands it
+# wraps into tensors (``x * 2`` is ``mul.Tensor``) and the optional Tensors (``Tensor?``: norm weights, conv bias,
+# clamp bounds) left as None; both show as ``(None, 0)``. Elsewhere Python numbers and Nones are Scalar or static
+# arguments PyTorch's node omits.
+_LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": (1, 2), "clamp_tensor": (1, 2),
+           "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "convolution": (2,)}
+# reflected operators (``2 * x``) call ``x.mul(2)`` in PyTorch: the tensor comes first
+_COMMUTATIVE = ("add", "mul")
+
+
+def _is_array(v):
+    return hasattr(v, "dtype") and hasattr(v, "shape") and not isinstance(v, np.generic)
+
+
+def shown_inputs(op, vals, mask):
+    """The input positions PyTorch's node lists in ``next_functions`` (and returns gradients for when called), in
+    its order: the Tensor operands the op differentiates. Python numbers and Nones are absent unless :data:`_LISTED`
+    names their place; Tensors outside the promoted operands (``where``'s condition) or, for ops
+    that do not promote, of integer or bool dtype (indices, masks) have no derivative formula (absent)."""
+    listed = _LISTED.get(op.name, ())
+    operands = range(len(vals)) if op.promote is None or op.promote_args is None else op.promote_args
+    used = _USED.get(op)  # a backward op: the values its formula does not read are no inputs of PyTorch's node
+    pos = []
+    for i, v in enumerate(vals):
+        if used is not None and not used[i]:
+            continue
+        if mask[i] or i in listed:
+            pos.append(i)
+        elif _is_array(v) and (i in operands if op.promote is not None else _registry._inexact(v)):
+            pos.append(i)
+    first_grad = _GRADS_AT.get(op)
+    if first_grad is not None:  # a backward op: PyTorch's formulas take the incoming gradient first
+        pos = [i for i in pos if i >= first_grad] + [i for i in pos if i < first_grad]
+    if op.name in _COMMUTATIVE and len(pos) == 2 and not _is_array(vals[pos[0]]) and _is_array(vals[pos[1]]):
+        pos.reverse()
+    return tuple(pos)
+
+
+class OpNode(Node):
+    """The grad_fn of a registry op: its backward is the op's VJP as a cached jitted kernel."""
+
+    __slots__ = ("op", "static", "cdt", "mask", "vals", "versions", "outs", "packed")
+
+    def _shown_inputs(self):
+        return shown_inputs(self.op, self.vals, self.mask)
+
+    @property
+    def next_functions(self):
+        edges = self.next_edges
+        return tuple((edges[i][0], edges[i][1]) if edges[i] is not None else (None, 0) for i in self._shown_inputs())
+
+    def __call__(self, *grads):
+        out = self.apply_grads(list(grads), STATE.grad_enabled)
+        out = [out[i] for i in self._shown_inputs()]
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def release(self):
+        if self._saves:
+            self._released = True
+            self.release_saved()
+        elif self.vals is not None and type(self.vals) is not Released:
+            self.vals = Released(ZerosLike(v) if _droppable(v) else v for v in self.vals)
+            if self.outs is not None:
+                self.outs = Released(ZerosLike(v) if _droppable(v) else v for v in self.outs)
+
+    def release_saved(self):
+        # Linear ops keep their values: nothing was "saved" for them in PyTorch's sense; others drop them (the
+        # version records hold the saved values too: a released graph keeps no array alive). Shapes and Python
+        # numbers stay: grad_fn._saved_self_sym_sizes, _saved_exponent... are still readable, as in PyTorch
+        if self.vals is not None:  # (shape and dtype are what next_functions' shown_inputs reads)
+            self.vals = Released(map(_released_meta, self.vals))
+        self.outs = None
+        self.versions = ()
+        self.packed = None
+
+    def saved_values(self):
+        """``(inputs, outputs)`` for the VJP: the forward's values, those given to a pack hook unpacked."""
+        vals = live_values(self.vals)
+        outs = live_values(self.outs) if self.outs is not None else None
+        if self.packed is None:
+            return vals, outs
+        vals = list(vals)
+        outs = list(outs) if outs is not None else None
+        for kind, j, p in self.packed:
+            v = p.unpack()._d
+            if kind == "i":
+                vals[j] = v
+            elif outs is not None:
+                outs[j] = v
+        return tuple(vals), (tuple(outs) if outs is not None else None)
+
+    def __getattr__(self, name):
+        # grad_fn._saved_self, _raw_saved_other, _saved_self_sym_sizes...: PyTorch's generated node attributes
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from ..autograd import saved_attrs
+            return saved_attrs.get(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        from ..autograd import saved_attrs
+        return sorted(set(super().__dir__()) | set(saved_attrs.names(self)))
+
+    def _check_versions(self):
+        for vc, v, val, _ in self.versions:
+            if vc.value != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [{_dtype.legacy_type_name(_dtype.from_np(val.dtype))} {list(val.shape)}], which is "
+                    f"an input or output of {self.name()}, is at version {vc.value}; expected version {v} instead. "
+                    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                    "with torchish.autograd.set_detect_anomaly(True).")
+
+    def apply_grads(self, grads, create_graph):
+        self.check_alive()
+        self._check_versions()
+        op = self.op
+        if not create_graph:
+            gvals = tuple(g._d if g is not None else None for g in grads)
+            k = backward_kernel(op, self.static, self.cdt, self.mask)
+            vals, outs = self.saved_values()
+            if tracing.active():
+                res = k.__wrapped__(vals, outs, gvals)
+            else:
+                vals = tuple(lazy.concrete_all(vals))
+                outs = tuple(lazy.concrete_all(outs)) if outs is not None else None
+                res = k(vals, outs, tuple(lazy.concrete_all(gvals)))
+            it = iter(res)
+            return [wrap(next(it)) if m else None for m in self.mask]
+        bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))
+        vals, outs = self.saved_values()
+        prim = [_rebuild(v, e) for v, e in zip(vals, self.next_edges)]
+        outs = [Tensor._make(o, True, self, i) for i, o in enumerate(outs)] if outs is not None else []
+        n = len(self.out_meta)
+        gs = [grads[i] if i < len(grads) else None for i in range(n)]
+        res = _registry.apply(bop, drop_unused(bop, tuple(prim) + tuple(outs) + tuple(gs)))
+        res = res if isinstance(res, tuple) else (res,)
+        it = iter(res)
+        return [next(it) if m else None for m in self.mask]
+
+
+def _rebuild(val, edge):
+    """A Tensor standing for a saved input, linked into the graph, for a backward that is itself recorded."""
+    if edge is None:
+        return val if not hasattr(val, "dtype") else Tensor._make(val)
+    node, nr = edge
+    var = getattr(node, "variable", None)
+    if var is not None:
+        return var
+    return Tensor._make(val, True, node, nr)
+
+
+def _bwd_fn(op, static, cdt, mask):
+    """Pure function ``(vals, outs, gs) -> grads of the masked inputs``."""
+    fn = _registry._cast_fn(op, cdt)
+    kw = dict(static)
+    idx = [i for i, m in enumerate(mask) if m]
+
+    if op.vjp is not None:
+        def bwd(vals, outs, gs):
+            res = _custom_vjp_all(op, cdt, kw, vals, outs, gs)
+            for i in idx:
+                if isinstance(res[i], NotDifferentiable):
+                    raise res[i].error
+            return tuple(_fit(res[i], vals[i]) for i in idx)
+        return bwd
+
+    def bwd(vals, outs, gs):
+        def f(*dv):
+            full = list(vals)
+            for i, v in zip(idx, dv):
+                full[i] = v
+            o = fn(*full, **kw)
+            if isinstance(o, (tuple, list)):  # integer outputs (indices) take no cotangent
+                return tuple(x if jnp.issubdtype(x.dtype, jnp.inexact) else None for x in o)
+            return o
+        primal_out, pull = jax.vjp(f, *[vals[i] for i in idx])
+        if isinstance(primal_out, tuple):
+            ct = tuple(None if po is None else _ct(gs[i] if i < len(gs) else None, po)
+                       for i, po in enumerate(primal_out))
+        else:
+            ct = _ct(gs[0], primal_out)
+        return tuple(map(_conj, pull(jax.tree_util.tree_map(_conj, ct))))
+    return bwd
+
+
+def _conj(a):
+    """PyTorch's complex gradients are the conjugates of JAX's cotangents (PyTorch propagates conj(dL/dz); JAX's
+    VJP of a holomorphic ``f`` multiplies by ``f'(z)`` where PyTorch multiplies by its conjugate): JAX-derived VJPs
+    are conjugated on the way in and out. A no-op for real values."""
+    return jnp.conj(a) if a is not None and jnp.iscomplexobj(a) else a
+
+
+class NotDifferentiable:
+    """A custom VJP's entry for an input PyTorch does not differentiate: asking for that gradient raises ``error``
+    (inside a traced program, where JAX asks for every input's cotangent, the entry is a zero)."""
+
+    def __init__(self, error):
+        self.error = error
+
+
+def _custom_vjp_all(op, cdt, kw, vals, outs, gs):
+    """Call ``op.vjp`` (PyTorch's formula) with the inputs cast as in the forward; one entry per input."""
+    cvals = list(vals)
+    if cdt is not None:
+        for i in (range(len(vals)) if op.promote_args is None else op.promote_args):
+            if vals[i] is not None:
+                cvals[i] = jnp.asarray(vals[i], cdt.np)
+    g = tuple(gz if gz is not None and gz.dtype != jax.dtypes.float0 else jnp.zeros(o.shape, o.dtype)
+              for gz, o in zip(gs, outs))
+    multi = len(outs) > 1
+    res = op.vjp(g if multi else g[0], *cvals, out=outs if multi else outs[0], **kw)
+    res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+    return res + (None,) * (len(vals) - len(res))
+
+
+def traced_fn(op, static, cdt):
+    """The op as a function for use inside a JAX trace. Ops with a PyTorch-specific VJP become
+    ``jax.custom_vjp`` functions, so JAX's own transforms (``jax.vjp`` of a compiled step, ``torchish.func``)
+    differentiate them with PyTorch's formula, not JAX's (ties, boundaries, zero norms). Under a forward-mode
+    transform (``torchish.func.jvp``/``jacfwd``: ``tracing.forward_mode()``) the plain forward is used instead:
+    JAX cannot push tangents through a ``custom_vjp``."""
+    plain = tracing.forward_mode()
+    key = ("traced_plain" if plain else "traced", static, cdt)
+    f = op.kernels.get(key)
+    if f is not None:
+        return f
+    fn = _registry._cast_fn(op, cdt)
+    kw = dict(static)
+    if op.vjp is None or plain:
+        def f(*vals):
+            return fn(*vals, **kw)
+    else:
+        @jax.custom_vjp
+        def f(*vals):
+            return fn(*vals, **kw)
+
+        def f_fwd(*vals):
+            out = fn(*vals, **kw)
+            return out, (vals, out)
+
+        def f_bwd(res, g):
+            vals, out = res
+            outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            gs = tuple(g) if isinstance(g, (tuple, list)) else (g,)
+            grads = _custom_vjp_all(op, cdt, kw, vals, outs, gs)
+            return tuple(None if (r is None or isinstance(r, NotDifferentiable) or not hasattr(v, "dtype")
+                                  or not jnp.issubdtype(v.dtype, jnp.inexact))
+                         else _fit(r, v) for r, v in zip(grads, vals))
+        f.defvjp(f_fwd, f_bwd)
+    op.kernels[key] = f
+    return f
+
+
+def _ct(g, primal):
+    return g.astype(primal.dtype) if g is not None else jnp.zeros(primal.shape, primal.dtype)
+
+
+def _fit(g, v):
+    """Reduce a gradient to the shape and dtype of the input it belongs to (undo broadcasting)."""
+    g = jnp.asarray(g)
+    shape = jnp.shape(v)
+    if g.shape != shape:
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+        g = jnp.sum(g, axis=axes, keepdims=False) if axes else g
+        g = g.reshape(shape)
+    dt = getattr(v, "dtype", None)
+    if dt is not None and g.dtype != dt:
+        g = g.astype(dt)
+    return g
+
+
+def backward_kernel(op, static, cdt, mask):
+    key = (static, cdt, mask)
+    k = op.bwd_kernels.get(key)
+    if k is None:
+        k = jax.jit(_bwd_fn(op, static, cdt, mask))
+        op.bwd_kernels[key] = k
+    return k
+
+
+_BACKWARD_OPS: dict = {}
+_GRADS_AT: dict = {}  # backward op -> the position of its first incoming-gradient argument
+
+# The grad_fn PyTorch gives a gradient computed with create_graph=True, where it is not ``<Op>BackwardBackward0``:
+# the last operation of the op's derivative formula (``sin``: ``grad * cos(self)``), or the backward function of
+# its own it calls (``relu``: ``threshold_backward``).
+_BACKWARD_GRAD_NAMES = {
+    **{n: "MulBackward0" for n in ("sin", "cos", "tan", "exp", "expm1", "rsqrt", "abs", "reciprocal", "asin", "acos",
+                                   "sinh", "cosh", "asinh", "erf", "erfc", "erfinv", "lgamma", "digamma", "pow", "mul",
+                                   "silu", "prod_all")},
+    **{n: "DivBackward0" for n in ("log", "log2", "log10", "log1p", "sqrt", "atan", "atanh")},
+    **{n: "WhereBackward0" for n in ("logit", "sinc")},
+    "exp2": "MulBackward1", "view": "ViewBackward0", "relu": "ThresholdBackwardBackward0",
+    "softmax": "SoftmaxBackwardDataBackward0", "log_softmax": "LogSoftmaxBackwardDataBackward0",
+}
+
+
+_USED: dict = {}
+
+
+def drop_unused(op, args):
+    """``args`` with the graph-linked Tensors that ``op``'s forward never reads replaced by plain values, so its
+    outputs require grad only when they really depend on a differentiable input (as PyTorch's derivative formulas:
+    the gradient of ``x * 2`` does not require grad). Found once per op from its jaxpr."""
+    used = _USED.get(op)
+    if used is None:
+        try:
+            closed = jax.make_jaxpr(lambda *a: op.fwd(*a))(*[a._d if isinstance(a, Tensor) else a for a in args])
+            read = {id(v) for v in closed.jaxpr.outvars}
+            for e in reversed(closed.jaxpr.eqns):  # dead-code elimination: only what the outputs need
+                if e.effects or any(id(v) in read for v in e.outvars):
+                    read |= {id(v) for v in e.invars}
+            flat_in = closed.jaxpr.invars
+            leaves = [jax.tree_util.tree_leaves(a._d if isinstance(a, Tensor) else a) for a in args]
+            used, k = [], 0
+            for lv in leaves:
+                used.append(any(id(flat_in[k + j]) in read for j in range(len(lv))))
+                k += len(lv)
+            used = tuple(used)
+        except Exception:  # noqa: BLE001 - analysis is an optimisation of requires_grad; keep every edge
+            used = (True,) * len(args)
+        _USED[op] = used
+    return tuple(Tensor._make(a._d) if isinstance(a, Tensor) and a._rg and not u else a for a, u in zip(args, used))
+
+
+def backward_op(op, static, cdt, mask, n_out):
+    """The backward of ``op`` as an op of its own, so that create_graph=True records it (higher-order grads)."""
+    key = (op, static, cdt, mask)
+    bop = _BACKWARD_OPS.get(key)
+    if bop is None:
+        bwd = _bwd_fn(op, static, cdt, mask)
+        n_in = len(mask)
+        has_outs = op.save_out
+
+        def fwd(*flat):
+            vals = flat[:n_in]
+            outs = flat[n_in:n_in + n_out] if has_outs else None
+            gs = flat[n_in + n_out:] if has_outs else flat[n_in:]
+            res = bwd(tuple(vals), outs, tuple(gs))
+            return res if len(res) != 1 else res[0]
+
+        name = _BACKWARD_GRAD_NAMES.get(op.name) or op.grad_name.replace("Backward0", "BackwardBackward0")
+        bop = _registry.OpDef(op.name + "_backward", fwd, grad_name=name)
+        _GRADS_AT[bop] = n_in + n_out if has_outs else n_in
+        _BACKWARD_OPS[key] = bop
+    return bop

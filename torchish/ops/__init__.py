@@ -8,13 +8,13 @@ from . import unary, arith, compare, ternary, copying, operators
 from . import reduce, extrema, stats, softmax, scan
 from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
-from . import creation, random, linalg, sort, spectral, numeric
+from . import creation, random, linalg, einsum, sort, spectral, numeric
 from . import gradient, viewcopy
 from . import strided, resize, geqrf, tensor_api
 
 FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
-            broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, sort,
-            spectral, numeric, gradient, viewcopy, strided, resize, geqrf, tensor_api)
+            broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, einsum,
+            sort, spectral, numeric, gradient, viewcopy, strided, resize, geqrf, tensor_api)
 
 
 def _install():

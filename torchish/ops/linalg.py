@@ -1,4 +1,4 @@
-"""The matmul family: matmul (every broadcasting case), mm, bmm, mv, dot, vdot, outer/ger, inner, einsum,
+"""The matmul family: matmul (every broadcasting case), mm, bmm, mv, dot, vdot, outer/ger, inner,
 tensordot and addmm/addmv/addbmm/baddbmm/addr, with PyTorch's shape checks, error messages and ``grad_fn`` names.
 
 Products run at the precision of ``torchish/_precision.py``: full float32 (``Precision.HIGHEST``) by default, as
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -343,178 +342,6 @@ def inner(input, other, *, out=None):
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# einsum
-
-
-def _einsum_fwd(*xs, eq, shapes):
-    xs = [jnp.broadcast_to(x, s) if x.shape != s else x for x, s in zip(xs, shapes)]
-    return jnp.einsum(eq, *xs, precision=_precision.matmul())
-
-
-_EINSUM = {n: defop(f"einsum_{n}", _einsum_fwd, grad_name=n)
-           for n in ("ViewBackward0", "MulBackward0", "SumBackward1", "PermuteBackward0")}
-
-
-def _einsum_sublist(args):
-    """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])`` -> ('ab,bc->ac', operands)."""
-    def letters(sub):
-        out = []
-        for s in sub:
-            if s is Ellipsis:
-                out.append("...")
-            elif isinstance(s, int) and 0 <= s < 52:
-                out.append("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[s])
-            else:
-                raise RuntimeError(f"einsum(): expected subscript to be within the range [0, 52), but got {s}")
-        return "".join(out)
-    pairs, out = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
-    ops, terms = list(pairs[0::2]), list(pairs[1::2])
-    lhs = ",".join(letters(t) for t in terms)
-    return (lhs if out is None else lhs + "->" + letters(out)), ops
-
-
-def _parse_term(term, offset, equation):
-    labels, ell, i = [], False, 0
-    while i < len(term):
-        ch = term[i]
-        if ch == "." and term[i:i + 3] == "..." and not ell:
-            labels.append("...")
-            ell = True
-            i += 3
-            continue
-        if not ch.isascii() or not ch.isalpha():
-            raise RuntimeError(f"einsum(): invalid subscript given at index {offset + i} in the equation string, "
-                               "subscripts must be in [a-zA-Z]")
-        labels.append(ch)
-        i += 1
-    return labels
-
-
-def _einsum_plan(equation, operands):
-    """Check the equation against the operands as PyTorch does; return (jnp equation, broadcast shapes, out)."""
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
-    terms = lhs.split(",")
-    if len(operands) > len(terms):
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
-    if len(operands) < len(terms):
-        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
-    parsed, offset = [], 0
-    for t in terms:
-        parsed.append(_parse_term(t, offset, eq))
-        offset += len(t) + 1
-    sizes, ell_shape, ell_used = {}, (), False
-    for k, (labels, x) in enumerate(zip(parsed, operands)):
-        shape = tuple(x.shape)
-        n_named = len([lb for lb in labels if lb != "..."])
-        if "..." not in labels and n_named != len(shape):
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_named}) does not match the "
-                               f"number of dimensions ({len(shape)}) for operand {k} and no ellipsis was given")
-        if n_named > len(shape):
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_named}) is more than the "
-                               f"number of dimensions ({len(shape)}) for operand {k}")
-        seen = {}
-        dim = 0
-        for lb in labels:
-            if lb == "...":
-                n_ell = len(shape) - n_named
-                es = shape[dim:dim + n_ell]
-                ell_used = True
-                pa, pb = (1,) * (len(es) - len(ell_shape)) + ell_shape, (1,) * (len(ell_shape) - len(es)) + es
-                for j, (p, q) in enumerate(zip(pa, pb)):
-                    if p != q and 1 not in (p, q):
-                        raise RuntimeError(f"einsum(): dimension {j} covered by ellipsis in operand {k}has size {q} "
-                                           f"which does not broadcast with previously seen ellipsis with size {p} "
-                                           "for the respective dimension")
-                ell_shape = tuple(q if p == 1 else p for p, q in zip(pa, pb))  # 1 broadcasts (also to 0)
-                dim += n_ell
-                continue
-            s = shape[dim]
-            if lb in seen and seen[lb] != s:
-                raise RuntimeError(f"einsum(): subscript {lb} is repeated for operand {k} but the sizes don't match, "
-                                   f"{s} != {seen[lb]}")
-            seen[lb] = s
-            prev = sizes.get(lb)
-            if prev is not None and prev != s and 1 not in (prev, s):
-                raise RuntimeError(f"einsum(): subscript {lb} has size {s} for operand {k} which does not broadcast "
-                                   f"with previously seen size {prev}")
-            sizes[lb] = s if prev is None or prev == 1 else prev
-            dim += 1
-    counts = {}
-    for labels in parsed:
-        for lb in labels:
-            counts[lb] = counts.get(lb, 0) + 1
-    if arrow:
-        out = _parse_term(rhs, len(lhs) + 2, eq)
-        for lb in out:
-            if lb != "..." and lb not in sizes:
-                raise RuntimeError(f"einsum(): output subscript {lb} does not appear in the equation for any input "
-                                   "operand")
-            if out.count(lb) > 1:
-                raise RuntimeError(f"einsum(): output subscript {lb} appears more than once in the output")
-    else:
-        out = (["..."] if ell_used else []) + sorted(lb for lb, c in counts.items() if c == 1 and lb != "...")
-    # spell the ellipsis dims with unused letters, right-aligned, and broadcast size-1 dims to the full sizes
-    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in sizes]
-    ell_letters = free[:len(ell_shape)]
-    sizes.update(zip(ell_letters, ell_shape))
-
-    def spell(labels, n_ell):
-        return "".join("".join(ell_letters[len(ell_letters) - n_ell:]) if lb == "..." else lb for lb in labels)
-
-    specs, shapes = [], []
-    for labels, x in zip(parsed, operands):
-        n_ell = x.ndim - len([lb for lb in labels if lb != "..."])
-        spec = spell(labels, n_ell)
-        specs.append(spec)
-        shapes.append(tuple(sizes[c] for c in spec))
-    out_spec = spell(out, len(ell_letters))
-    return ",".join(specs) + "->" + out_spec, tuple(shapes), specs, out_spec
-
-
-def _einsum_grad_name(specs, out_spec):
-    if len(specs) == 1:
-        s = specs[0]
-        if len(set(s)) == len(s) and set(out_spec) != set(s):
-            return "SumBackward1"
-        if len(set(s)) < len(s) and len(out_spec) < len(set(s)):
-            return "SumBackward1"
-        return "PermuteBackward0"
-    summed = set("".join(specs)) - set(out_spec)
-    return "ViewBackward0" if summed else "MulBackward0"
-
-
-def einsum(*args):
-    """Einstein summation, with ``...`` broadcasting, size-1 broadcasting of labelled dims, implicit output (labels
-    seen once, in alphabetical order) and the sublist format ``einsum(a, [0, 1], b, [1, 2])``.
-
-    Example:
-        >>> a, b = torchish.ones(2, 3), torchish.ones(3, 4)
-        >>> torchish.einsum("ij,jk->ik", a, b).shape
-        torch.Size([2, 4])
-    """
-    if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one "
-                        "operand and its subscripts list")
-    if isinstance(args[0], str):
-        equation, operands = args[0], args[1:]
-        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-            operands = tuple(operands[0])
-    else:
-        equation, operands = _einsum_sublist(args)
-    for i, x in enumerate(operands):
-        _require(x, "einsum", f"operands[{i}]")
-    if _registry.autocast_hook is not None:  # one op in PyTorch's CUDA list (the CPU casts per plan: see amp.policy)
-        operands = _registry.autocast_hook("einsum", tuple(operands))
-    for x in operands[1:]:
-        if x.dtype is not operands[0].dtype:
-            raise RuntimeError(f"expected scalar type {_name(operands[0].dtype)} but found {_name(x.dtype)}")
-    eq, shapes, specs, out_spec = _einsum_plan(equation, operands)
-    op = _EINSUM[_einsum_grad_name(specs, out_spec)]
-    return apply(op, tuple(operands), eq=eq, shapes=shapes)
-
-
-# ----------------------------------------------------------------------------------------------------------------
 # tensordot
 
 
@@ -701,7 +528,6 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 for _n in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "kron", "inner", "addmm", "addmv",
            "addbmm", "baddbmm", "addr"):
     _public(_n, globals()[_n], inplace=_n.startswith("add"))
-_public("einsum", einsum, method=False)
 _public("tensordot", tensordot, method=False)
 
 

@@ -197,15 +197,20 @@ def first_steps(run, warmup):
     return first
 
 
-def interleaved_medians(runs, steps):
-    """Median step time of each system, timed round-robin (one step of each system in turn, ``steps`` rounds), so
-    that a machine whose speed drifts (shared CPUs, thermal limits) slows every system alike."""
+def interleaved_medians(runs, steps, rounds=5):
+    """Median step time of each system, timed round-robin in blocks: each round runs ``steps // rounds`` consecutive
+    steps of every system in turn (each step timed alone), so that a machine whose speed drifts (shared CPUs,
+    thermal limits) slows every system alike, while each system runs as a training loop does — step after step,
+    its own kernels and buffers in the caches (one step of each system in turn made every system pay for the
+    others' cache footprint, and PyTorch's worker threads were still spinning when the next system started)."""
     times = {name: [] for name in runs}
-    for _ in range(steps):
+    block = max(1, steps // rounds)
+    for _ in range(max(1, steps // block)):
         for name, run in runs.items():
-            t0 = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - t0)
+            for _ in range(block):
+                t0 = time.perf_counter()
+                run()
+                times[name].append(time.perf_counter() - t0)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -239,7 +244,7 @@ def main(argv=None):
     ap.add_argument("--systems", help="comma-separated substrings: run only the systems whose name contains one "
                                       "(hand-written JAX always runs: it is the reference)")
     args = ap.parse_args(argv)
-    steps, warmup = (5, 2) if args.quick else (30, 5)
+    steps, warmup = (5, 2) if args.quick else (60, 5)
     use_accelerator()
     rng = np.random.default_rng(0)
     results = {}

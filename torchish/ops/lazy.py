@@ -47,12 +47,10 @@ class LazyValue:
 
     __slots__ = ("shape", "dtype", "weak_type", "call", "index", "value", "owner", "uses", "__weakref__")
 
-    def __init__(self, call, index, aval):
+    def __init__(self, call, index, aval):  # aval: (shape, dtype, weak_type)
         self.call = call
         self.index = index
-        self.shape = tuple(aval.shape)
-        self.dtype = aval.dtype
-        self.weak_type = aval.weak_type
+        self.shape, self.dtype, self.weak_type = aval
         self.value = None
         self.owner = None
         self.uses = 0  # how many pending calls take it as an input (references the segment holds)
@@ -185,7 +183,7 @@ class _Segment:
 
 
 _SEG = _Segment()
-_LOCK = threading.RLock()
+LOCK = _LOCK = threading.RLock()  # (LOCK: registry.apply records under it)
 
 
 def _infer(op, static, cdt, vals):
@@ -256,14 +254,16 @@ def _record(op, vals, static, cdt):
         if len(seg.calls) > seg.limit // 2:  # still long: run it (an eval loop summing a metric over batches)
             _materialize(())
             seg = _SEG
-    n_leaves, n_consts = len(seg.leaves), len(seg.consts)
-    akeys, refs = [], []
+    leaves, consts, index = seg.leaves, seg.consts, seg.leaf_index
+    n_leaves, n_consts = len(leaves), len(consts)
+    akeys, refs, pending = [], [], []
     for v in vals:
         t = type(v)
         if t is LazyValue:
             if v.value is None:
                 akeys.append((v.shape, v.dtype))
                 refs.append((v.call.pos, v.index))
+                pending.append(v)
                 continue
             v = v.value
             t = type(v)
@@ -276,33 +276,46 @@ def _record(op, vals, static, cdt):
             continue
         elif t in _SCALAR_TYPES:
             akeys.append(t)
-            refs.append(("k", len(seg.consts), t))
-            seg.consts.append(v)
+            refs.append(("k", len(consts), t))
+            consts.append(v)
             continue
         elif hasattr(v, "shape"):
             ak = (v.shape, v.dtype, getattr(v, "weak_type", False))
-        else:
-            ak = t
+        else:  # not an array: passed as it is, once per use
+            akeys.append(t)
+            refs.append(("l", len(leaves)))
+            leaves.append(v)
+            seg.leaf_keys.append(t)
+            continue
         akeys.append(ak)
-        refs.append(("l", seg.add_leaf(v, ak)))
+        j = index.get(id(v))  # (an array is passed once however many calls take it)
+        if j is None:
+            j = index[id(v)] = len(leaves)
+            leaves.append(v)
+            seg.leaf_keys.append(ak)
+        refs.append(("l", j))
     key = (op, static, cdt, tuple(akeys))
     avals = _AVAL_CACHE.get(key)
     if avals is None:
         try:
-            avals = _AVAL_CACHE[key] = _infer(op, static, cdt, vals)
+            avals = _infer(op, static, cdt, vals)
         except BaseException:  # the call is not recorded: take back the leaves and scalars it added
             _drop_after(seg, n_leaves, n_consts)
             raise
-    for v in vals:
-        if type(v) is LazyValue and v.value is None:
-            v.uses += 1
-    call = LazyCall(op, static, cdt, tuple(vals), len(seg.calls))
-    seg.calls.append(call)
+        avals = _AVAL_CACHE[key] = ((True, tuple((tuple(a.shape), a.dtype, a.weak_type) for a in avals))
+                                    if isinstance(avals, (tuple, list)) else
+                                    (False, (tuple(avals.shape), avals.dtype, avals.weak_type)))
+    for v in pending:
+        v.uses += 1
+    calls = seg.calls
+    call = LazyCall(op, static, cdt, tuple(vals), len(calls))
+    calls.append(call)
     STATS["calls_recorded"] += 1
-    if isinstance(avals, (tuple, list)):
+    multi, avals = avals  # (whether the op has several outputs, their (shape, dtype, weak_type))
+    if multi:
         outs = tuple(LazyValue(call, i, a) for i, a in enumerate(avals))
         call.multi = True
-        call.outs = tuple(weakref.ref(o) for o in outs)
+        call.outs = tuple(map(weakref.ref, outs))
         seg.plan.append((op, static, cdt, tuple(refs), True))
         return outs
     out = LazyValue(call, None, avals)

@@ -270,7 +270,10 @@ def apply(op: OpDef, args: tuple, **static):
         hit = _dispatch_entry(op, args, st, key)
     cdt, k = hit
     try:
-        if STATE.tracing or config.lazy:
+        if config.lazy and not STATE.tracing and STATE.recorder is None:
+            with lazy.LOCK:  # (run_forward's lazy branch, inline: recording is the whole cost of a lazy op)
+                out = lazy._record(op, vals, st, cdt)
+        elif STATE.tracing or config.lazy:
             out = run_forward(op, vals, st, cdt)
         else:  # the eager fast path: one dict lookup, then the jitted kernel's C++ dispatch
             out = k(*vals)

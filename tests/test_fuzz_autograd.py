@@ -298,3 +298,60 @@ def test_reentrant_checkpoint_refuses_grad_and_backward_inputs(how):
         else:
             y.backward(inputs=[x])
     check_raises(fn, match="use_reentrant=True")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# CopySlices of an op applied in place to a view, and checkpoint inputs written in place
+
+
+def _names_nr(fn):
+    return type(fn).__name__, tuple((None if f is None else type(f).__name__, i) for f, i in fn.next_functions)
+
+
+@pytest.mark.parametrize("write", ["mul_tensor", "mul_scalar", "addcmul", "setitem", "copy", "clamp", "add_alpha",
+                                   "view_sub", "zero", "exp"])
+def test_copyslices_shows_the_base_then_the_inplace_ops_other_inputs(write):
+    def fn(T):
+        x = T.tensor(arr(4), requires_grad=True)
+        w = T.tensor(arr(2) + 2, requires_grad=True)
+        y = x * 1
+        {"mul_tensor": lambda: y[1:3].mul_(w), "mul_scalar": lambda: y[1:3].mul_(2),
+         "addcmul": lambda: y[1:3].addcmul_(w, w * 2), "setitem": lambda: y.__setitem__(slice(1, 3), w * 3),
+         "copy": lambda: y[1:3].copy_(w), "clamp": lambda: y[1:3].clamp_(min=0.5),
+         "add_alpha": lambda: y[::2].add_(w, alpha=2), "view_sub": lambda: y.view(2, 2)[0].sub_(w),
+         "zero": lambda: y[1:3].zero_(), "exp": lambda: y[1:3].exp_()}[write]()
+        y.sum().backward()
+        return [_names_nr(y.grad_fn), x.grad, w.grad]
+    ref, got = run_both(fn)
+    assert_same(ref, got)
+
+
+@pytest.mark.parametrize("saves", [False, True])
+@pytest.mark.parametrize("where", ["after", "inside", "view_after"])
+def test_checkpoint_input_written_in_place_keeps_the_forwards_graph(where, saves):
+    """PyTorch keeps the forward's graph (the recomputation only refills saved values): an input written in place
+    later — or by the function itself — still passes its gradient where it went at the forward; and when the
+    function saved anything, every input's version is checked at backward."""
+    def fn(T):
+        import importlib
+        cp = importlib.import_module(T.__name__ + ".utils.checkpoint")
+        x = T.tensor(arr(3), requires_grad=True)
+        w = T.tensor(arr(3) - 1, requires_grad=True)
+        inp = x * 1
+        a = inp[1:] if where == "view_after" else inp
+
+        def body(t, u):
+            if where == "inside":
+                t.mul_(2)
+            s = t.exp() * 0 + t if saves else t * 2 + 1
+            return (s + u[: s.shape[0]]).sum()
+        out = cp.checkpoint(body, a, w, use_reentrant=False)
+        if where != "inside":
+            a.add_(1)
+        out.backward()
+        return [x.grad, w.grad]
+    if saves:
+        check_raises(fn, match="modified by an inplace operation")
+    else:
+        ref, got = run_both(fn)
+        assert_same(ref, got)

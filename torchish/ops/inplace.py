@@ -183,7 +183,12 @@ def _write(view, base, chain, diff, r):
     if diff and STATE.grad_enabled and (base._rg or r._rg):
         _check_view_modifiable(view, chain, base)
         marker, old, old_d = next(_graph._SEQ), view._vc.value, base._d
+        fn = r._grad_fn  # the node of an op applied to the view itself (``v.mul_(2)``): CopySlices shows its inputs
+        inplace = fn if fn is not None and view._grad_fn is not None and fn.next_edges and \
+            fn.next_edges[0] is not None and fn.next_edges[0][0] is view._grad_fn else None
         new_base = apply(VIEW_WRITE, (base, r), chain=chain)
+        if inplace is not None and new_base._grad_fn is not None:
+            new_base._grad_fn.inplace_fn = inplace
         base._rebind(new_base, view._vc)
         restamp(base._grad_fn, view._vc, old, old_d, marker)
         return

@@ -113,7 +113,11 @@ class OpNode(Node):
     @property
     def next_functions(self):
         edges = self.next_edges
-        return tuple((edges[i][0], edges[i][1]) if edges[i] is not None else (None, 0) for i in self._shown_inputs())
+        shown = tuple((edges[i][0], edges[i][1]) if edges[i] is not None else (None, 0) for i in self._shown_inputs())
+        inplace = self.__dict__.get("inplace_fn")
+        if inplace is not None:  # CopySlices of an op applied in place to a view: PyTorch's node wraps that op
+            return shown[:1] + inplace.next_functions[1:]  # and shows the base's edge, then the op's other inputs
+        return shown
 
     def __call__(self, *grads):
         out = self.apply_grads(list(grads), STATE.grad_enabled)

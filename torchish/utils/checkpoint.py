@@ -218,7 +218,7 @@ class CheckpointBackward(Node):
     __slots__ = ()
 
     def release_saved(self):
-        self.fn = self.args = self.kwargs = self.packed_args = self.versions = None
+        self.fn = self.args = self.kwargs = self.packed_args = self.versions = self.arg_edges = None
 
     def apply_grads(self, grads, create_graph):
         self.check_alive()
@@ -232,6 +232,10 @@ class CheckpointBackward(Node):
                     "torchish.autograd.set_detect_anomaly(True).")
         for p in self.packed_args or ():  # PyTorch unpacks the saved inputs to recompute (each backward)
             p.unpack()
+        # an input written in place since the forward (by the function itself, or after it): the recomputation
+        # reaches it through its grad_fn now, and its gradient goes where it went at the forward
+        moved = [((a._grad_fn, a._out_nr), edge) for a, edge in self.arg_edges or ()
+                 if a._grad_fn is not None and (a._grad_fn is not edge[0] or a._out_nr != edge[1])]
         start = next(_SEQ)
         with _rng_at(self.rng, self.rng is not None), enable_grad(), self.recompute_ctx, _no_saved_hooks():
             out = self.fn(*self.args, **self.kwargs)
@@ -239,6 +243,10 @@ class CheckpointBackward(Node):
         outs = [leaves[j] if j < len(leaves) else None for j in self.out_idx]
         self._check_recomputed(leaves, outs)
         position = {(id(n), nr): i for i, (n, nr) in enumerate(self.next_edges)}
+        for (fn, nr), (fn0, nr0) in moved:
+            i = position.get((id(fn0), nr0))
+            if i is not None:
+                position.setdefault((id(fn), nr), i)
         boundary = [None] * len(self.next_edges)
         for node in _inner_nodes(outs, start):
             new = []
@@ -296,6 +304,11 @@ def _checkpoint_eager(function, args, kwargs, preserve, context_fn, check, debug
     # the recomputation), unpacked at each backward; the function's intermediates are never packed
     hooks = _saved_hooks.current() if _saved_hooks.ACTIVE else None
     packed = [_saved_hooks.pack(hooks, a) for a in args if _is_tensor(a)] if hooks is not None else None
+    # PyTorch saves the tensor inputs before running the function (checked at backward if it saved anything) and
+    # keeps the forward's graph: where each input's gradient went then is where it goes, written in place or not
+    inputs = [a for a in args if _is_tensor(a)]
+    versions = tuple((a, a._vc.value) for a in inputs)
+    arg_edges = [(a, (a._grad_fn, a._out_nr)) for a in inputs if a._grad_fn is not None]
     start = next(_SEQ)
     with fwd_ctx, _no_saved_hooks():
         out = function(*args, **kwargs)
@@ -312,9 +325,9 @@ def _checkpoint_eager(function, args, kwargs, preserve, context_fn, check, debug
     node = CheckpointBackward(tuple(_outer_edges(inner, start)), tuple((o._v.shape, o._v.dtype) for o in outs))
     node.fn, node.args, node.kwargs, node.rng, node.recompute_ctx = function, args, kwargs, rng, rec_ctx
     node.packed_args = packed
-    saved = {id(e[0]) for n in inner for e in getattr(n, "versions", None) or ()}  # counters the inner ops saved
-    node.versions = None if packed is not None else tuple(
-        (a, a._vc.value) for a in args if _is_tensor(a) and id(a._vc) in saved)
+    saved_any = any(getattr(n, "versions", None) for n in inner)
+    node.versions = None if packed is not None or not saved_any else versions
+    node.arg_edges = arg_edges
     node.out_idx, node.n_leaves, node.check, node.debug = out_idx, len(leaves), check, debug
     node.meta = tuple((tuple(o.shape), o.dtype) for o in outs)
     node.fwd_ops = [n.name() for n in inner] if debug else None

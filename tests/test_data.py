@@ -377,3 +377,61 @@ def test_worker_with_local_dataset_and_lambda_collate():
     for (x, y), (u, v) in zip(got, main):
         np.testing.assert_array_equal(x.numpy(), u.numpy())
         assert y == v
+
+
+_UNGUARDED_SCRIPT = '''
+import numpy as np
+import {lib} as torch
+from {lib}.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
+
+SCALE = 3.0  # a global of the script that the dataset reads
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 7
+
+    def __getitem__(self, i):
+        return {{"x": np.full(2, i * SCALE, np.float32), "i": i}}
+
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        info = get_worker_info()
+        ids = range(6) if info is None else range(info.id, 6, info.num_workers)
+        return iter([np.float32(i) for i in ids])
+
+
+def init(worker_id):
+    np.random.seed(worker_id)
+
+
+out = []
+loader = DataLoader(Squares(), batch_size=3, num_workers=2, worker_init_fn=init, persistent_workers=True,
+                    collate_fn=lambda b: (torch.tensor(np.stack([s["x"] for s in b])), [s["i"] for s in b]))
+for epoch in range(2):
+    for x, i in loader:
+        out.append((x.tolist(), i))
+for b in DataLoader(Stream(), batch_size=2, num_workers=2):
+    out.append(b.tolist())
+print(repr(out))
+'''
+
+
+@pytest.mark.slow
+def test_workers_from_a_script_without_main_guard(tmp_path):
+    """A script iterating loaders from top-level code with no ``if __name__ == "__main__":`` (PyTorch forks its
+    workers on Linux, so such scripts work there): torchish's spawned workers do not run the script again, and the
+    batches (a dataset class and a lambda collate_fn of the script, an IterableDataset sharded by worker info,
+    persistent workers over two epochs) are PyTorch's."""
+    import subprocess
+    import sys
+    outs = {}
+    for lib in ("torch", "torchish"):
+        path = tmp_path / f"unguarded_{lib}.py"
+        path.write_text(_UNGUARDED_SCRIPT.format(lib=lib))
+        res = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                             cwd=str(tmp_path))
+        assert res.returncode == 0, res.stderr[-3000:]
+        outs[lib] = res.stdout.strip().splitlines()[-1]
+    assert outs["torchish"] == outs["torch"]

@@ -6,9 +6,15 @@ copy of a process holding them can deadlock. ``JAX_PLATFORMS=cpu`` is placed in 
 with, so they never claim an accelerator (a GPU's memory would otherwise be preallocated once per worker). A
 dataset, ``collate_fn`` or ``worker_init_fn`` that pickle cannot send by reference (a class or a lambda defined in
 a function, which PyTorch's forked workers inherit) travels by value through cloudpickle.
+
+A spawned worker imports the main script again, so a script that iterates a loader from top-level code outside
+``if __name__ == "__main__":`` (fine with PyTorch's forked workers on Linux) would start loading again in each
+worker. For such a script the workers start without the main module (multiprocessing's preparation data does not
+name it) and receive the dataset, ``collate_fn`` and ``worker_init_fn`` by value: the script runs once.
 """
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import itertools
@@ -16,6 +22,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import sys
 import threading
 import weakref
 
@@ -24,6 +31,7 @@ from ._worker import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, _IterableDatase
 from .dataloader import _BaseDataLoaderIter
 
 _ENV_LOCK = threading.Lock()
+_MAIN_LOCK = threading.Lock()
 _PERSISTENT = weakref.WeakSet()  # live iterators with persistent workers, shut down at exit
 
 
@@ -40,6 +48,61 @@ def _cpu_only_children():
                 del os.environ["JAX_PLATFORMS"]
             else:
                 os.environ["JAX_PLATFORMS"] = old
+
+
+_PARSED: dict = {}  # (path, mtime) -> the script's top-level statements' line spans and whether each is the guard
+
+
+def _is_main_guard(node):
+    """``if __name__ == "__main__":`` (either operand order)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or len(node.test.ops) != 1 \
+            or not isinstance(node.test.ops[0], ast.Eq):
+        return False
+    sides = [node.test.left, node.test.comparators[0]]
+    return any(isinstance(a, ast.Name) and a.id == "__name__" for a in sides) and \
+        any(isinstance(a, ast.Constant) and a.value == "__main__" for a in sides)
+
+
+def _unguarded_main():
+    """Whether the running main script is executing top-level code outside ``if __name__ == "__main__":`` (what a
+    spawned worker, which imports the script, would run again)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or not os.path.isfile(path):
+        return False  # an interactive session, ``python -c``: nothing to run again
+    line, frame = None, sys._getframe(1)
+    while frame is not None:  # the outermost frame of the script's top-level code
+        if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None:
+        return False
+    try:
+        key = (path, os.path.getmtime(path))
+        spans = _PARSED.get(key)
+        if spans is None:
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            spans = _PARSED[key] = [(n.lineno, n.end_lineno, _is_main_guard(n)) for n in tree.body]
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return any(a <= line <= b and not guard for a, b, guard in spans)
+
+
+@contextlib.contextmanager
+def _main_not_imported():
+    """Start processes whose preparation names no main module (they do not run the script again)."""
+    main = sys.modules["__main__"]
+    with _MAIN_LOCK:
+        saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+        main.__dict__.pop("__file__", None)
+        main.__spec__ = None
+        try:
+            yield
+        finally:
+            main.__dict__.update(saved)
+            if "__spec__" not in saved:
+                del main.__spec__
 
 
 @atexit.register
@@ -96,11 +159,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         ctx = loader.multiprocessing_context or multiprocessing.get_context("spawn")
         self._result_queue = ctx.Queue()
         self._done_event = ctx.Event()
-        env = _cpu_only_children() if ctx.get_start_method() != "fork" else contextlib.nullcontext()
+        forked = ctx.get_start_method() == "fork"
+        env = _cpu_only_children() if not forked else contextlib.nullcontext()
+        unguarded = not forked and _unguarded_main()
         dataset, collate_fn, init_fn = self._dataset, self._collate_fn, loader.worker_init_fn
-        if ctx.get_start_method() != "fork" and not _picklable((dataset, collate_fn, init_fn)):
+        if not forked and (unguarded or not _picklable((dataset, collate_fn, init_fn))):
             dataset, collate_fn, init_fn = _ByValue(dataset), _ByValue(collate_fn), _ByValue(init_fn)
-        with env:
+        with env, _main_not_imported() if unguarded else contextlib.nullcontext():
             for i in range(self._num_workers):
                 index_queue = ctx.Queue()
                 index_queue.cancel_join_thread()

@@ -355,3 +355,22 @@ def test_checkpoint_input_written_in_place_keeps_the_forwards_graph(where, saves
     else:
         ref, got = run_both(fn)
         assert_same(ref, got)
+
+
+def test_create_graph_gradients_that_depend_on_no_differentiable_input_do_not_require_grad():
+    """PyTorch computes each input's gradient with its own formula: under create_graph=True a gradient that
+    depends only on the incoming gradient (a bias's: its sum over the batch) has no grad_fn."""
+    def fn(T):
+        x = T.tensor(arr(3, 4), requires_grad=True)
+        lin = T.nn.Linear(4, 2)
+        lin(x).sum().backward(create_graph=True)
+        y = T.tensor(arr(2), requires_grad=True)
+        z = T.tensor(arr(2) + 1, requires_grad=True)
+        g1, = T.autograd.grad((y * 2).sum(), y, create_graph=True)
+        g2, = T.autograd.grad((y ** 3).sum(), y, create_graph=True)
+        ga, gb = T.autograd.grad((y * z).sum(), [y, z], create_graph=True)
+        return [[t.requires_grad for t in (x.grad, lin.weight.grad, lin.bias.grad, g1, g2, ga, gb)],
+                [None if t.grad_fn is None else type(t.grad_fn).__name__ for t in (lin.bias.grad, g1, g2)],
+                g2, ga, gb]
+    ref, got = run_both(fn)
+    assert_same(ref, got)

@@ -124,3 +124,51 @@ def test_meta_draws_leave_the_generator_alone():
     torchish.randn(5, device="meta")
     torchish.empty(4, device="meta").uniform_()
     assert torchish.equal(torchish.rand(3), a)
+
+
+def _grads_summary(lib, case):
+    x = lib.randn(3, 4, device="meta", requires_grad=True)
+    w = lib.nn.Linear(4, 2, device="meta")
+    if case == "sum":
+        w(x).relu().sum().backward()
+    elif case == "twice":  # the second backward accumulates into the meta .grad
+        (w(x) * w(x)).mean().backward()
+        w(x).tanh().sum().backward()
+    elif case == "gradient":
+        w(x).backward(lib.ones(3, 2, device="meta"))
+    elif case == "autograd.grad":
+        return [_meta_summary(g) for g in lib.autograd.grad(w(x).sum(), [x, w.weight])]
+    elif case == "cross_entropy":
+        lib.nn.functional.cross_entropy(w(x), lib.zeros(3, dtype=lib.long, device="meta")).backward()
+    elif case == "create_graph":
+        w(x).sum().backward(create_graph=True)
+    elif case == "conv_bn":
+        m = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.Flatten(),
+                              lib.nn.Linear(4 * 6 * 6, 2)).to("meta")
+        m(lib.randn(2, 3, 8, 8, device="meta")).sum().backward()
+        return [_meta_summary(p.grad) for p in m.parameters()]
+    return [_meta_summary(t) for t in (x.grad, w.weight.grad, w.bias.grad)]
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["sum", "twice", "gradient", "autograd.grad", "cross_entropy", "create_graph",
+                                  "conv_bn"])
+def test_backward_on_meta_gives_meta_gradients(case):
+    ref, got = _both(lambda lib: _grads_summary(lib, case))
+    assert got == ref
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_optimizer_step_on_meta_parameters(name):
+    def fn(lib):
+        w = lib.nn.Linear(4, 2, device="meta")
+        opt = getattr(lib.optim, name)(w.parameters(), lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+        w(lib.randn(3, 4, device="meta")).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        state = opt.state[w.weight]
+        return [_meta_summary(w.weight), w.weight.grad is None, sorted(state),
+                [_meta_summary(v) for k, v in sorted(state.items()) if k != "step"]]
+    ref, got = _both(fn)
+    assert got == ref

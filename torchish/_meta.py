@@ -60,8 +60,8 @@ def has_meta(vals):
 def eval_meta(kernel, vals):
     """The outputs of ``kernel(*vals)`` as MetaArrays, for inputs of which some are meta (the rest are taken by
     their shapes and dtypes too: PyTorch refuses to mix meta tensors with real ones, which the caller checks)."""
-    specs = [v.aval if type(v) is MetaArray else (jax.ShapeDtypeStruct(v.shape, v.dtype)
-                                                   if isinstance(v, jax.Array) else v) for v in vals]
+    specs = jax.tree_util.tree_map(lambda v: v.aval if type(v) is MetaArray else (
+        jax.ShapeDtypeStruct(v.shape, v.dtype) if isinstance(v, jax.Array) else v), list(vals))  # (pytrees too)
     out = jax.eval_shape(kernel, *specs)
     return jax.tree_util.tree_map(lambda s: MetaArray(s.shape, s.dtype), out)
 

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _device, _dtype
+from .._meta import MetaArray
 from .._tensor import Size, Tensor
 from . import lowering
 from . import anomaly_mode
@@ -74,6 +75,8 @@ def _ones_like(d):
     ``loss.backward()`` runs every step and an eager ``jnp.ones`` costs a dispatch each time."""
     if isinstance(d, jax.core.Tracer) or STATE.tracing or tracing.active():
         return jnp.ones(d.shape, d.dtype)  # inside a trace: never cache a tracer
+    if type(d) is MetaArray:  # a meta output's gradient is a meta tensor too
+        return MetaArray(d.shape, d.dtype)
     # a pending lazy value's placement is not known yet: an uncommitted constant follows the other operands
     key = (d.shape, d.dtype, d.sharding if isinstance(d, jax.Array) else None)
     v = _ONES.get(key)

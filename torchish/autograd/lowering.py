@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from .._config import config
+from .._meta import MetaArray
 from .._tensor import Tensor
 from .graph import AccumulateGrad
 from .grad_mode import STATE
@@ -74,7 +75,8 @@ def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
 
 def try_run(schedule, root_edges, root_grads, targets, needed, results, accumulate, retain_graph, create_graph):
     """Run the backward lowered if eligible and its structure was seen before; return whether it did."""
-    if not schedule or not _eligible(schedule, targets, accumulate, create_graph):
+    if not schedule or not _eligible(schedule, targets, accumulate, create_graph) or \
+            any(g is not None and type(g._v) is MetaArray for g in root_grads):  # meta: shapes only, node by node
         STATS["node_by_node"] += 1
         return False
     index = {id(n): i for i, n in enumerate(schedule)}

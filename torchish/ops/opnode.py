@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _meta
 from .._tensor import Tensor, wrap
 from ..autograd.graph import Node
 from ..autograd.grad_mode import STATE
@@ -86,6 +86,7 @@ def shown_inputs(op, vals, mask):
     listed = _LISTED.get(op.name, ())
     operands = range(len(vals)) if op.promote is None or op.promote_args is None else op.promote_args
     used = _USED.get(op)  # a backward op: the values its formula does not read are no inputs of PyTorch's node
+    used = used[0] if used is not None else None
     pos = []
     for i, v in enumerate(vals):
         if used is not None and not used[i]:
@@ -193,7 +194,11 @@ class OpNode(Node):
             else:
                 vals = tuple(lazy.concrete_all(vals))
                 outs = tuple(lazy.concrete_all(outs)) if outs is not None else None
-                res = k(vals, outs, tuple(lazy.concrete_all(gvals)))
+                gvals = tuple(lazy.concrete_all(gvals))
+                if _meta.has_meta(gvals) or _meta.has_meta(vals):  # meta tensors: the gradients' shapes only
+                    res = _meta.eval_meta(k, (vals, outs, gvals))
+                else:
+                    res = k(vals, outs, gvals)
             it = iter(res)
             return [wrap(next(it)) if m else None for m in self.mask]
         bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))
@@ -202,8 +207,9 @@ class OpNode(Node):
         outs = [Tensor._make(o, True, self, i) for i, o in enumerate(outs)] if outs is not None else []
         n = len(self.out_meta)
         gs = [grads[i] if i < len(grads) else None for i in range(n)]
-        res = _registry.apply(bop, drop_unused(bop, tuple(prim) + tuple(outs) + tuple(gs)))
-        res = res if isinstance(res, tuple) else (res,)
+        args = drop_unused(bop, tuple(prim) + tuple(outs) + tuple(gs))
+        res = _registry.apply(bop, args)
+        res = detach_independent(bop, args, res if isinstance(res, tuple) else (res,))
         it = iter(res)
         return [next(it) if m else None for m in self.mask]
 
@@ -369,29 +375,62 @@ _BACKWARD_GRAD_NAMES = {
 _USED: dict = {}
 
 
+def _analyse(op, args):
+    """Which of ``args`` ``op``'s forward reads at all, and which each of its outputs depends on (from its jaxpr,
+    once per op): ``(used, deps)``."""
+    closed = jax.make_jaxpr(lambda *a: op.fwd(*a))(*[a._d if isinstance(a, Tensor) else a for a in args])
+    jaxpr = closed.jaxpr
+    leaves = [jax.tree_util.tree_leaves(a._d if isinstance(a, Tensor) else a) for a in args]
+    owner, k = {}, 0
+    for i, lv in enumerate(leaves):
+        for j in range(len(lv)):
+            owner[id(jaxpr.invars[k + j])] = i
+        k += len(lv)
+    dep = {key: frozenset((i,)) for key, i in owner.items()}
+    for e in jaxpr.eqns:  # forward: an equation's outputs depend on everything its inputs depend on
+        d = frozenset().union(*(dep.get(id(v), frozenset()) for v in e.invars))
+        for v in e.outvars:
+            dep[id(v)] = d
+    deps = tuple(dep.get(id(v), frozenset()) for v in jaxpr.outvars)
+    read = {id(v) for v in jaxpr.outvars}
+    for e in reversed(jaxpr.eqns):  # dead-code elimination: only what the outputs need
+        if e.effects or any(id(v) in read for v in e.outvars):
+            read |= {id(v) for v in e.invars}
+    used = tuple(any(owner.get(id(v)) == i for v in jaxpr.invars if id(v) in read) for i in range(len(args)))
+    return used, deps
+
+
 def drop_unused(op, args):
     """``args`` with the graph-linked Tensors that ``op``'s forward never reads replaced by plain values, so its
     outputs require grad only when they really depend on a differentiable input (as PyTorch's derivative formulas:
     the gradient of ``x * 2`` does not require grad). Found once per op from its jaxpr."""
-    used = _USED.get(op)
-    if used is None:
-        try:
-            closed = jax.make_jaxpr(lambda *a: op.fwd(*a))(*[a._d if isinstance(a, Tensor) else a for a in args])
-            read = {id(v) for v in closed.jaxpr.outvars}
-            for e in reversed(closed.jaxpr.eqns):  # dead-code elimination: only what the outputs need
-                if e.effects or any(id(v) in read for v in e.outvars):
-                    read |= {id(v) for v in e.invars}
-            flat_in = closed.jaxpr.invars
-            leaves = [jax.tree_util.tree_leaves(a._d if isinstance(a, Tensor) else a) for a in args]
-            used, k = [], 0
-            for lv in leaves:
-                used.append(any(id(flat_in[k + j]) in read for j in range(len(lv))))
-                k += len(lv)
-            used = tuple(used)
-        except Exception:  # noqa: BLE001 - analysis is an optimisation of requires_grad; keep every edge
-            used = (True,) * len(args)
-        _USED[op] = used
+    used = _analysis(op, args)[0]
     return tuple(Tensor._make(a._d) if isinstance(a, Tensor) and a._rg and not u else a for a, u in zip(args, used))
+
+
+def _analysis(op, args):
+    got = _USED.get(op)
+    if got is None:
+        try:
+            got = _analyse(op, args)
+        except Exception:  # noqa: BLE001 - analysis is an optimisation of requires_grad; keep every edge
+            got = ((True,) * len(args), None)
+        _USED[op] = got
+    return got
+
+
+def detach_independent(op, args, outs):
+    """``outs`` of ``op`` (a backward recorded for create_graph) with those that depend on no input requiring
+    grad made plain tensors, as PyTorch's separate derivative formulas give them (a bias's gradient, the sum of
+    the incoming gradient, does not require grad)."""
+    deps = _analysis(op, args)[1]
+    if deps is None or len(deps) != len(outs):
+        return outs
+    rg = [isinstance(a, Tensor) and a._rg for a in args]
+    for o, d in zip(outs, deps):
+        if o._grad_fn is not None and not any(rg[i] for i in d):
+            o._rg, o._grad_fn, o._out_nr = False, None, 0
+    return outs
 
 
 def backward_op(op, static, cdt, mask, n_out):

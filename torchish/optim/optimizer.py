@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
-from .. import _device, _dtype
+from .. import _device, _dtype, _meta
 from .._config import config
 from .._tensor import Tensor, set_values
 from ..autograd.graph import RemovableHandle
@@ -347,7 +347,10 @@ class Optimizer(StateDictMixin):
         else:
             sv = [lazy.concrete_all(row) for row in sv]
             pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)
-            new_p, new_s = self._kernel(static, len(params), pv[0].sharding)(pv, gv, sv, _hp_values(hp))
+            if _meta.has_meta(pv):  # parameters on the meta device: the update's shapes only
+                new_p, new_s = _meta.eval_meta(functools.partial(self._update, **static), (pv, gv, sv, _hp_values(hp)))
+            else:
+                new_p, new_s = self._kernel(static, len(params), pv[0].sharding)(pv, gv, sv, _hp_values(hp))
         if shared_step:
             new_s = _share_steps(sv, new_s, keys.index("step"))
         tensors, values = list(params), list(new_p)

@@ -90,9 +90,15 @@ def _signature(args, kwargs):
     """The leaves of the call's arguments and the key of its cache entry: the arguments' structure, shapes, dtypes
     and Python values, grad mode, the default dtype, the matmul/convolution precision settings and the autocast
     state (which ops run in which dtype)."""
-    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    if args or kwargs:
+        leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    else:  # a training step that takes nothing (the common case): no pytree walk
+        leaves, tree = [], _NO_ARGS
     return leaves, (tree, tuple(map(_leaf_key, leaves)), STATE.grad_enabled, _dtype.DEFAULTS.float,
                     _precision.EPOCH[0], _autocast.signature())
+
+
+_NO_ARGS = jax.tree_util.tree_structure(((), {}))
 
 
 class _Entry:

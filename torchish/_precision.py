@@ -8,6 +8,10 @@ GPUs and TPUs) where PyTorch allows TF32. XLA's CPU kernels compute float32 in f
 
 Kernels read these when they are traced, so a change clears JAX's compiled kernels (``jax.clear_caches``) and bumps
 :data:`EPOCH`, which ``torchish.compile`` keys its programs by.
+
+Also here: the rounding PyTorch's kernels do that XLA would otherwise optimise away — one true division
+(:func:`div`), sums in index order (:func:`seq_sum`), and the half-precision rounding after each op of a composite
+formula (:func:`stepper`).
 """
 from __future__ import annotations
 
@@ -46,3 +50,38 @@ def set_precision(kind, precision):
     _STATE[kind] = precision
     EPOCH[0] += 1
     jax.clear_caches()  # every jitted kernel traced under the old setting
+
+
+def div(a, b):
+    """``a / b`` rounded as one IEEE division, as PyTorch's kernels divide.
+
+    XLA rewrites a division by a constant or by a broadcast value into a multiplication by its reciprocal (two
+    roundings), which moves float32 results by an ulp and, once rounded to float16/bfloat16, half-precision ones
+    too; the divisor is broadcast first and hidden behind an optimization barrier so that the division stays one.
+    """
+    if isinstance(a, (int, float)):  # a Python number takes the divisor's dtype
+        a = jnp.asarray(a, jnp.result_type(b))
+    a = jnp.asarray(a)
+    b = jnp.broadcast_to(jnp.asarray(b, a.dtype), jnp.broadcast_shapes(a.shape, jnp.shape(b)))
+    return a / jax.lax.optimization_barrier(b)
+
+
+def seq_sum(x, axis):
+    """The sum of ``x`` along ``axis`` (kept as size 1), accumulated in order from index 0, as PyTorch's CPU
+    softmax kernels accumulate across a dimension that is not the last; XLA's reductions add in another order."""
+    moved = jnp.moveaxis(x, axis, 0)
+    total, _ = jax.lax.scan(lambda acc, row: (acc + row, None), jnp.zeros_like(moved[0]), moved)
+    return jnp.expand_dims(total, axis)
+
+
+def stepper(dtype):
+    """``(wide, r)`` for emulating a PyTorch composite on tensors of ``dtype`` one op at a time: compute each op
+    on ``wide(v)`` values and pass its result through ``r``, which stores it in ``dtype`` as PyTorch's op does
+    (float16/bfloat16: computed in float32, rounded once) and hands it back widened. The rounding is fenced with
+    an optimization barrier: XLA otherwise folds the float32 -> bfloat16 -> float32 round trip away."""
+    if jnp.dtype(dtype) not in LOW:
+        return (lambda v: v), (lambda v: v)
+
+    def r(v):
+        return jax.lax.optimization_barrier(v.astype(dtype)).astype(jnp.float32)
+    return (lambda v: v.astype(jnp.float32)), r

@@ -14,10 +14,13 @@ Example::
 """
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from .ops import arith as _arith, elementwise as _ew, unary as _unary
+from . import _precision
 from .ops import softmax as _softmax
 from .ops.bessel import *  # noqa: F401,F403  (bessel_j0 ... airy_ai)
 from .ops.orthopoly import *  # noqa: F401,F403  (chebyshev_polynomial_t ... legendre_polynomial_p)
@@ -73,11 +76,13 @@ def log_softmax(input, dim, *, dtype=None):
 _HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
 
 
-def _special_unary(name, fwd, vjp=None, grad_name=None, half=True):
+def _special_unary(name, fwd, vjp=None, grad_name=None, half=True, widen=True):
     """One ``torch.special`` function. ``half=False``: PyTorch's CPU kernel has no float16/bfloat16 version
-    (NotImplementedError ``"NAME_cpu" not implemented for 'Half'``)."""
+    (NotImplementedError ``"NAME_cpu" not implemented for 'Half'``); ``widen=False``: ``fwd`` handles half
+    precision itself."""
     # half precision computed in float32, rounded once (PyTorch's kernels; JAX's scipy functions refuse it)
-    op = defop("special_" + name, _unary._in_float32(fwd), vjp=vjp, promote="float", grad_name=grad_name)
+    op = defop("special_" + name, _unary._in_float32(fwd) if widen else fwd, vjp=vjp, promote="float",
+               grad_name=grad_name)
 
     def f(input, *, out=None):
         _ew.require_tensor(input, name)
@@ -111,18 +116,37 @@ def _bessel_i1_vjp(scaled):
 
 def _entr_fwd(x):
     neg_inf = jnp.asarray(-jnp.inf, x.dtype)
-    return jnp.where(jnp.isnan(x), x, jnp.where(x > 0, -x * jnp.log(jnp.where(x > 0, x, 1)),
+    wide, r = _precision.stepper(x.dtype)  # PyTorch's half kernel stores log(x) in the half type first
+    xw = wide(x)
+    log = r(jnp.log(jnp.where(xw > 0, xw, 1)))
+    return jnp.where(jnp.isnan(x), x, jnp.where(x > 0, (-xw * log).astype(x.dtype),
                                                 jnp.where(x == 0, jnp.zeros((), x.dtype), neg_inf)))
 
 
 ndtr = _special_unary("ndtr", jss.ndtr)
-ndtri = _special_unary("ndtri", jss.ndtri, half=False)
+# PyTorch's backward formulas, read off the result: ndtri's ``sqrt(2 pi) exp(result^2 / 2)`` (inf at 0 and 1),
+# erfcx's ``2 x result - 2 / sqrt(pi)``
+ndtri = _special_unary("ndtri", jss.ndtri, half=False, grad_name="SpecialNdtriBackward0",
+                       vjp=lambda g, x, out: g * (math.sqrt(2 * math.pi) * jnp.exp(out * out / 2)))
 log_ndtr = _special_unary("log_ndtr", jss.log_ndtr, half=False)
 i0e = _special_unary("i0e", jss.i0e)
-i1 = _special_unary("i1", jss.i1, vjp=_bessel_i1_vjp(False), grad_name="SpecialI1Backward0")
+def _i1_fwd(x):
+    return jnp.where(x == 0, jnp.zeros((), x.dtype), jss.i1(x))  # PyTorch's i1(-0.0) is +0.0
+
+
+i1 = _special_unary("i1", _i1_fwd, vjp=_bessel_i1_vjp(False), grad_name="SpecialI1Backward0")
 i1e = _special_unary("i1e", jss.i1e, vjp=_bessel_i1_vjp(True), grad_name="SpecialI1EBackward0")
-erfcx = _special_unary("erfcx", jss.erfcx, half=False)
-entr = _special_unary("entr", _entr_fwd, vjp=lambda g, x, out: -g * (1 + jnp.log(x)), grad_name="SpecialEntrBackward0")
+def _erfcx_fwd(x):
+    """float32 in float64, rounded once: XLA's float32 erfcx is off by ulps for large x, where PyTorch's
+    gradient formula ``2 x erfcx(x) - 2 / sqrt(pi)`` cancels."""
+    if x.dtype == jnp.float32:
+        return jss.erfcx(x.astype(jnp.float64)).astype(x.dtype)
+    return jss.erfcx(x)
+
+
+erfcx = _special_unary("erfcx", _erfcx_fwd, half=False, grad_name="SpecialErfcxBackward0",
+                       vjp=lambda g, x, out: (2.0 * x * out - 2.0 / math.sqrt(math.pi)) * g)
+entr = _special_unary("entr", _entr_fwd, widen=False, vjp=lambda g, x, out: -g * (1 + jnp.log(x)), grad_name="SpecialEntrBackward0")
 
 
 def _xlog1py_vjp(g, a, b, out):

@@ -113,8 +113,10 @@ def _cummax_fwd(x, *, axis, largest):
         if jnp.issubdtype(x.dtype, jnp.inexact):  # a NaN, once seen, stays
             take_b = (take_b | jnp.isnan(vb)) & ~(jnp.isnan(va) & ~jnp.isnan(vb))
         return jnp.where(take_b, vb, va), jnp.where(take_b, ib, ia)
-    v, i = jax.lax.associative_scan(comb, (x, idx), axis=axis)
-    return v, i.astype(jnp.int64)
+    _, i = jax.lax.associative_scan(comb, (x, idx), axis=axis)
+    # the values are read at the indices: XLA turns ``where(b >= a, b, a)`` into ``max(a, b)``, which may pick the
+    # other zero of a tie between -0.0 and +0.0 (PyTorch's running maximum takes the later one, sign included)
+    return jnp.take_along_axis(x, i, axis=axis), i.astype(jnp.int64)
 
 
 def _cummax_vjp(g, x, out, axis, largest):

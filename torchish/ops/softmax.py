@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .. import _precision
 from .._tensor import wrap_dim
 from .elementwise import _out, not_implemented, require_tensor
 from .reduce import dims, numpy_kwargs
@@ -23,12 +24,34 @@ _FLOAT = _dtype._FLOAT
 
 
 def _lse_fwd(x, *, axis, keepdims):
+    """PyTorch's composite: ``m = amax(x)`` (0 where infinite), ``log(sum(exp(x - m))) + m``, every op rounded
+    to a half input's dtype (the sum accumulates in float32)."""
     if axis == ():
         return x
-    return jax.nn.logsumexp(x, axis=axis, keepdims=keepdims)
+    if x.dtype not in _HALF:
+        return jax.nn.logsumexp(x, axis=axis, keepdims=keepdims)
+    wide, r = _precision.stepper(x.dtype)
+    xw = wide(x)
+    m = jnp.max(xw, axis=axis, keepdims=True)
+    m = jnp.where(jnp.isinf(m), jnp.zeros((), m.dtype), m)
+    e = r(jnp.exp(r(xw - m)))
+    total = r(jnp.sum(e, axis=axis, keepdims=keepdims))
+    m_out = m if keepdims else jnp.squeeze(m, axis)
+    return (r(jnp.log(total)) + m_out).astype(x.dtype)
 
 
-_LSE = defop("logsumexp", _lse_fwd, promote="float", grad_name="LogsumexpBackward0")
+def _lse_vjp(g, x, out, axis, keepdims):
+    """PyTorch's logsumexp_backward: ``grad * (self - result).exp()``, each op rounded to a half dtype."""
+    if axis == ():
+        return g
+    if not keepdims:
+        g, out = jnp.expand_dims(g, axis), jnp.expand_dims(out, axis)
+    wide, r = _precision.stepper(x.dtype)
+    e = r(jnp.exp(r(wide(x) - wide(out))))
+    return (wide(g) * (jnp.conj(e) if jnp.iscomplexobj(e) else e)).astype(x.dtype)
+
+
+_LSE = defop("logsumexp", _lse_fwd, vjp=_lse_vjp, promote="float", grad_name="LogsumexpBackward0")
 
 
 @numpy_kwargs
@@ -58,14 +81,25 @@ def _widen(*vals):
     return [v.astype(np.float32) for v in vals] if vals[0].dtype in _HALF else list(vals)
 
 
+def _inner(x, axis):
+    """A half-precision softmax over a dimension that is not the last: PyTorch's kernel for it accumulates in
+    float32 from index 0 and divides (where the last-dim kernel multiplies by the reciprocal)."""
+    return x.dtype in _HALF and axis is not None and axis != x.ndim - 1
+
+
 def _softmax_fwd(x, *, axis, dtype):
     x = x.astype(dtype)
+    if _inner(x, axis):
+        xw = x.astype(np.float32)
+        e = jnp.exp(xw - jnp.max(xw, axis=axis, keepdims=True))
+        return _precision.div(e, _precision.seq_sum(e, axis)).astype(x.dtype)
     return jax.nn.softmax(*_widen(x), axis=axis).astype(x.dtype)
 
 
 def _softmax_vjp(g, x, out, axis, dtype):
     gw, ow = _widen(g, out)
-    return (ow * (gw - jnp.sum(gw * ow, axis=axis, keepdims=True))).astype(out.dtype)
+    total = _precision.seq_sum(gw * ow, axis) if _inner(out, axis) else jnp.sum(gw * ow, axis=axis, keepdims=True)
+    return (ow * (gw - total)).astype(out.dtype)
 
 
 def _log_softmax_fwd(x, *, axis, dtype):
@@ -76,8 +110,8 @@ def _log_softmax_fwd(x, *, axis, dtype):
     shifted = shifted - jnp.max(shifted, axis=axis, keepdims=True)
     total = jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True)
     if axis is None or axis == x.ndim - 1:
-        total = total.astype(x.dtype).astype(np.float32)
-        return (shifted - jnp.log(total).astype(x.dtype).astype(np.float32)).astype(x.dtype)
+        r = _precision.stepper(x.dtype)[1]
+        return (shifted - r(jnp.log(r(total)))).astype(x.dtype)
     return (shifted - jnp.log(total)).astype(x.dtype)
 
 

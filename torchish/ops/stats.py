@@ -5,9 +5,11 @@ from __future__ import annotations
 import builtins
 import math
 
+import jax
 import jax.numpy as jnp
 
 from .. import _dtype
+from .. import _precision
 from .casting import ACC
 from .elementwise import _out, require_tensor
 from .reduce import dims, mean, numpy_kwargs
@@ -17,6 +19,7 @@ from .registry import Family as _Family
 
 _public = _Family(globals()).public
 _FLOAT = _dtype._FLOAT
+_HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -37,17 +40,22 @@ def _var_fwd(x, *, axis, keepdims, correction, sqrt):
 
 
 def _var_vjp(g, x, out, axis, keepdims, correction, sqrt):
-    """PyTorch's var_backward / std_backward (the std gradient is zero where the std is zero)."""
+    """PyTorch's var_backward, ``(2 / (n - correction)) * grad * (self - self.mean(dim))``, and std_backward,
+    which first divides ``grad`` by ``2 * result`` (0 where the std is zero): one op at a time, each rounded to
+    the input's dtype, as PyTorch's composite formula runs."""
     ax = axis if axis is not None else tuple(range(x.ndim))
     n = math.prod(x.shape[a] for a in ax)
     if not keepdims:
         g, out = jnp.expand_dims(g, ax), jnp.expand_dims(out, ax)
-    d = x - jnp.mean(x, axis=ax, keepdims=True)
+    wide, r = _precision.stepper(x.dtype)
+    g, out, xw = wide(g), wide(out), wide(x)
     if sqrt:
-        scale = jnp.where(out == 0, jnp.zeros((), out.dtype), g / jnp.where(out == 0, 1, out))
-    else:
-        scale = 2 * g
-    return scale * d / (n - correction)
+        g = jnp.where(out == 0, jnp.zeros((), g.dtype), r(g / jnp.where(out == 0, 1, out * 2)))
+    dof = n - correction
+    if dof <= 0:
+        return (g * jnp.nan).astype(x.dtype)
+    d = r(xw - r(jnp.mean(xw, axis=ax, keepdims=True)))
+    return r(r(g * (2.0 / dof)) * d).astype(x.dtype)
 
 
 _VAR = defop("var", _var_fwd, vjp=_var_vjp, grad_name="VarBackward0")
@@ -97,6 +105,8 @@ for _n in ("var_mean", "std_mean"):
 
 
 def _vector_norm_fwd(x, *, ord, axis, keepdims):
+    if x.dtype in _HALF:  # accumulated in float32 and rounded once, as PyTorch's CPU norm kernel
+        return _vector_norm_fwd(x.astype(jnp.float32), ord=ord, axis=axis, keepdims=keepdims).astype(x.dtype)
     a = jnp.abs(x)
     if ord == math.inf:
         return jnp.max(a, axis=axis, keepdims=keepdims)
@@ -112,26 +122,38 @@ def _vector_norm_fwd(x, *, ord, axis, keepdims):
 
 
 def _vector_norm_vjp(g, x, out, ord, axis, keepdims):
-    """PyTorch's norm_backward: the gradient at a zero norm is zero (not NaN)."""
+    """PyTorch's norm_backward, one rounded op at a time: the gradient at a zero norm is zero (not NaN)."""
     if not keepdims and axis is not None:
         g, out = jnp.expand_dims(g, axis), jnp.expand_dims(out, axis)
     elif not keepdims:
         g, out = g.reshape((1,) * x.ndim), out.reshape((1,) * x.ndim)
+    dt = x.dtype
+    wide, r = _precision.stepper(dt)
+    return r(_norm_grad(wide(g), wide(x), wide(out), ord, axis, r)).astype(dt)
+
+
+def _norm_grad(g, x, out, ord, axis, r):
+    """norm_backward's formula on widened values, ``r`` storing each op's result as PyTorch does."""
     zero = jnp.zeros((), x.dtype)
     sgn = ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype) if not jnp.iscomplexobj(x)  # PyTorch: sgn(NaN) = 0
            else x / jnp.where(x == 0, 1, jnp.abs(x)))
     if ord == 0:
         return jnp.zeros_like(x)
     if ord == 1:
-        return g * sgn
-    if ord == 2:
-        return jnp.where(out == 0, zero, g * x / jnp.where(out == 0, 1, out))
+        return sgn * g
+    if ord == 2:  # grad * (self / norm).masked_fill_(norm == 0, 0)
+        return g * jnp.where(out == 0, zero, r(x / jnp.where(out == 0, 1, out)))
     if ord in (math.inf, -math.inf):
         mask = ((jnp.abs(x) == out) | jnp.isnan(x)).astype(x.dtype)  # PyTorch: a NaN is an argmax too
-        return g * sgn * mask / jnp.sum(mask, axis=axis, keepdims=True)
+        # fenced: XLA turns a product with a converted mask into a select, whose zeros lose grad's sign
+        mask = jax.lax.optimization_barrier(mask)
+        return sgn * r(r(g / jnp.sum(mask, axis=axis, keepdims=True)) * mask)
     a = jnp.abs(x)
-    scale = a ** (ord - 1) / jnp.where(out == 0, 1, out) ** (ord - 1)
-    return jnp.where(out == 0, zero, g * sgn * scale)
+    if ord < 1:  # self.sgn() * self.abs().pow_(p - 1).masked_fill_(self == 0, 0) * grad * norm.pow(1 - p)
+        scaled = r(sgn * jnp.where(x == 0, zero, r(a ** (ord - 1))))
+        return r(scaled * g) * r(out ** (1 - ord))
+    scaled = r(sgn * r(a ** (ord - 1))) if ord < 2 else r(x * r(a ** (ord - 2)))
+    return scaled * jnp.where(out == 0, zero, r(g / r(out ** (ord - 1))))
 
 
 _VECTOR_NORM = defop("linalg_vector_norm", _vector_norm_fwd, vjp=_vector_norm_vjp,

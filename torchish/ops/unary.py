@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from .. import _dtype
+from .. import _precision
 from . import tracing
 from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, require_tensor
 from .registry import apply, defop
@@ -78,9 +79,16 @@ def _sign_fwd(x):
 
 
 def _sgn(x):
+    """``z / |z|`` (+0 at 0) for complex ``z``, with the zeros' signs of PyTorch's kernels: complex128 divides each
+    part by ``|z|``; complex64 divides by the complex ``|z| + 0j`` (real ``(x|z| + y*0) / |z|^2``, imaginary
+    ``(y|z| - x*0) / |z|^2``)."""
     if jnp.iscomplexobj(x):
         a = jnp.abs(x)
-        return jnp.where(a == 0, 0, x / jnp.where(a == 0, 1, a))
+        safe = jnp.where(a == 0, 1, a)
+        re, im = jnp.real(x) / safe, jnp.imag(x) / safe
+        if x.dtype == jnp.complex64:
+            re, im = re + jnp.imag(x) * 0, im - jnp.real(x) * 0
+        return jnp.where(a == 0, jnp.zeros((), x.dtype), jax.lax.complex(re, im))
     return _sign_fwd(x)  # NaN -> 0, as PyTorch's sgn in its backward formulas (abs of NaN gets no gradient)
 
 
@@ -101,29 +109,57 @@ def _sgn_vjp(g, x, out):
     a = jnp.abs(x)
     return jnp.where(a == 0, jnp.zeros((), g.dtype), (g - out * out * jnp.conj(g)) / (2 * jnp.where(a == 0, 1, a)))
 
+def _formula(f):
+    """A VJP from PyTorch's derivatives.yaml formula ``f(g, x, result, r)``, written one tensor op at a time: each
+    op's result passes through ``r``, which rounds it to a float16/bfloat16 input's dtype as PyTorch's composite
+    formula does (ops on Python numbers computed in float32 first), and is the identity for other dtypes."""
+    def vjp(g, x, out):
+        wide, r = _precision.stepper(x.dtype)
+        return f(wide(g), wide(x), wide(out), r).astype(x.dtype)
+    return vjp
+
+
+_SQRT_PI = math.sqrt(math.pi)
+_LN10 = math.log(10.0)
+_conj = jnp.conj
+
+
 _unary("exp", jnp.exp, _vjp_out(lambda g, y: g * y))
-_unary("exp2", jnp.exp2, _vjp_out(lambda g, y: g * y * _LN2))
-_unary("expm1", jnp.expm1, _vjp_out(lambda g, y: g * (y + 1)))
+# float16/bfloat16 forwards in float32, rounded once (PyTorch's kernels; XLA's half-precision ones round more)
+_unary("exp2", _in_float32(jnp.exp2), _formula(lambda g, x, y, r: r(r(g * _conj(y)) * _LN2)))
+_unary("expm1", _in_float32(jnp.expm1), _formula(lambda g, x, y, r: r(g * r(_conj(y) + 1))))
 _unary("log", jnp.log)
-_unary("log2", jnp.log2)
-_unary("log10", jnp.log10)
+_unary("log2", _in_float32(jnp.log2), _formula(lambda g, x, y, r: r(g / r(_conj(x) * _LN2))))
+_unary("log10", _in_float32(jnp.log10), _formula(lambda g, x, y, r: r(g / r(_conj(x) * _LN10))))
 _unary("log1p", jnp.log1p)
 _unary("sqrt", jnp.sqrt, _vjp_out(lambda g, y: g / (2 * y)))
-_unary("rsqrt", jax.lax.rsqrt, _vjp_out(lambda g, y: -0.5 * g * y * y * y))
+def _rsqrt_vjp(g, x, out):
+    """``-0.5 * grad * result.pow(3)``; PyTorch's bfloat16 ``pow(3)`` rounds the square first, its float16 one
+    does not."""
+    wide, r = _precision.stepper(x.dtype)
+    y = wide(out)
+    cube = r(r(y * y) * y) if x.dtype == jnp.bfloat16 else r(y * y * y)
+    return r(r(wide(g) * -0.5) * _conj(cube)).astype(x.dtype)
+
+
+_unary("rsqrt", jax.lax.rsqrt, _rsqrt_vjp)
 _unary("sin", jnp.sin)
 _unary("cos", jnp.cos)
-_unary("tan", jnp.tan, _vjp_out(lambda g, y: g * (1 + y * y)))
-_unary("asin", jnp.arcsin)
-_unary("acos", jnp.arccos)
+_unary("tan", jnp.tan, _formula(lambda g, x, y, r: r(g * _conj(r(1 + r(y * y))))))
+_unary("asin", _in_float32(jnp.arcsin),
+       _formula(lambda g, x, y, r: r(g * _conj(r(jax.lax.rsqrt(r(r(-x * x) + 1)))))))
+_unary("acos", _in_float32(jnp.arccos),
+       _formula(lambda g, x, y, r: r(g * -_conj(r(jax.lax.rsqrt(r(r(-x * x) + 1)))))))
 _unary("atan", jnp.arctan)
 _unary("sinh", jnp.sinh)
 _unary("cosh", jnp.cosh)
 _unary("tanh", jnp.tanh, _vjp_out(_in_float32(lambda g, y: g * (1 - y * y))))
-_unary("asinh", jnp.arcsinh)
+_unary("asinh", _in_float32(jnp.arcsinh),
+       _formula(lambda g, x, y, r: r(g * _conj(r(jax.lax.rsqrt(r(r(x * x) + 1)))))))
 _unary("acosh", jnp.arccosh,  # PyTorch: complex rsqrt(x + 1) * rsqrt(x - 1) (its branch), real rsqrt(x * x - 1)
        lambda g, x, out: g * (jnp.conj(jax.lax.rsqrt(x + 1) * jax.lax.rsqrt(x - 1)) if jnp.iscomplexobj(x)
                               else jax.lax.rsqrt(x * x - 1)))
-_unary("atanh", jnp.arctanh)
+_unary("atanh", _in_float32(jnp.arctanh), _formula(lambda g, x, y, r: r(g / _conj(r(1 - r(x * x))))))
 
 
 def _sigmoid_grad(g, y):
@@ -133,25 +169,37 @@ def _sigmoid_grad(g, y):
 # PyTorch's float16 sigmoid_backward rounds at every step; its bfloat16 one computes in float32
 _unary("sigmoid", _in_float32(jax.nn.sigmoid),
        _vjp_out(lambda g, y: _sigmoid_grad(g, y) if g.dtype == jnp.float16 else _in_float32(_sigmoid_grad)(g, y)))
-_unary("erf", jss.erf)
-_unary("erfc", jss.erfc)
-_unary("erfinv", jss.erfinv)
-_unary("lgamma", jss.gammaln, lambda g, x, out: g * _digamma(x))  # PyTorch's digamma poles: -inf at +0
-_unary("digamma", lambda x: _digamma(x), lambda g, x, out: g * jss.polygamma(1, x))  # +-0: trigamma's inf
-_unary("i0", jss.i0, lambda g, x, out: g * _in_float32(jss.i1)(x))  # PyTorch: grad * i1(x) (JAX's: 1 at 0)
-_unary("sinc", _in_float32(jnp.sinc))
+_unary("erf", jss.erf, _formula(lambda g, x, y, r: r(r(r(jnp.exp(-r(x * x))) * (2 / _SQRT_PI)) * g)))
+_unary("erfc", jss.erfc, _formula(lambda g, x, y, r: r(r(r(jnp.exp(-r(x * x))) * (-2 / _SQRT_PI)) * g)))
+_unary("erfinv", jss.erfinv, _formula(lambda g, x, y, r: r(r(r(jnp.exp(r(y * y))) * (0.5 * _SQRT_PI)) * g)))
+_unary("lgamma", lambda x: _lgamma(x), lambda g, x, out: g * _digamma(x))  # PyTorch's digamma poles: -inf at +0
+_unary("digamma", lambda x: _digamma(x), lambda g, x, out: g * _trigamma(x))
+_unary("i0", _in_float32(jss.i0), lambda g, x, out: g * _in_float32(jss.i1)(x))  # PyTorch: grad * i1(x) (JAX's: 1 at 0)
+def _sinc_vjp(g, x, out):
+    """PyTorch's sinc_backward, one op at a time (each rounded to a half input's dtype):
+    ``grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2))``, 0 where ``pi x^2`` is 0."""
+    wide, r = _precision.stepper(x.dtype)
+    xw, gw = wide(x), wide(g)
+    self_pi = r(xw * math.pi)
+    self_squared_pi = r(r(xw * xw) * math.pi)
+    num = r(r(self_pi * r(jnp.cos(self_pi))) - r(jnp.sin(self_pi)))
+    res = r(gw * r(num / self_squared_pi))
+    return jnp.where(self_squared_pi == 0, jnp.zeros((), res.dtype), res).astype(x.dtype)
+
+
+_unary("sinc", _in_float32(jnp.sinc), _sinc_vjp)
 _unary("reciprocal", lambda x: 1 / x, _vjp_out(lambda g, y: -g * (y * y)))  # PyTorch: -grad * (result * result)
 _unary("deg2rad", jnp.deg2rad, linear=True, complex_error="deg2rad is not supported for complex tensors.")
 _unary("rad2deg", jnp.rad2deg, linear=True, complex_error="rad2deg is not supported for complex tensors.")
 _unary("angle", _angle_fwd)
-_unary("relu", lambda x: jnp.maximum(x, jnp.zeros((), x.dtype)),
+_unary("relu", lambda x: jnp.where(x < 0, jnp.zeros((), x.dtype), x),  # PyTorch keeps -0.0 (and NaN)
        _vjp_out(lambda g, y: jnp.where(y > 0, g, jnp.zeros((), g.dtype))), promote=None,
        bool_error="Boolean inputs not supported for relu")
 _unary("neg", jnp.negative, promote=None, linear=True,
        bool_error="Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
                   "mask, use the `~` or `logical_not()` operator instead.")
 _unary("abs", jnp.abs, lambda g, x, out: g * _sgn(x), promote=None, reject=NO_BOOL)
-_unary("sgn", _sign_fwd, _sgn_vjp, promote=None)
+_unary("sgn", _sgn, _sgn_vjp, promote=None)
 _unary("floor", _int_identity(jnp.floor), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="floor_vml_cpu")
 _unary("ceil", _int_identity(jnp.ceil), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="ceil_vml_cpu")
 _unary("trunc", _int_identity(jnp.trunc), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="trunc_vml_cpu")
@@ -245,8 +293,9 @@ def _logit_fwd(x, *, eps):
 
 
 def _logit_vjp(g, x, out, eps):
-    """PyTorch: zero outside [eps, 1 - eps] when eps is given, NaN outside [0, 1] otherwise."""
-    d = g / (x * (1 - x))
+    """PyTorch: zero outside [eps, 1 - eps] when eps is given, NaN outside [0, 1] otherwise; ``grad * inf`` at
+    exactly 0 and 1 (whatever the sign of the zero)."""
+    d = jnp.where((x == 0) | (x == 1), g * jnp.asarray(jnp.inf, g.dtype), g / (x * (1 - x)))
     if eps is None:
         return jnp.where((x < 0) | (x > 1), jnp.asarray(jnp.nan, d.dtype), d)
     return jnp.where((x < eps) | (x > 1 - eps), jnp.zeros((), d.dtype), d)
@@ -282,17 +331,88 @@ _public("nan_to_num", nan_to_num, inplace=True)
 
 # special functions with an order argument: polygamma(n, x), mvlgamma(x, p)
 
+_PSI_10 = 2.25175258906672110764
+_DIGAMMA_A = (8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+              -4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3,
+              8.33333333333333333333E-2)
+
+
+@_in_float32
 def _digamma(x):
-    """digamma with PyTorch's poles: -inf at +0, +inf at -0."""
-    return jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x), jss.digamma(x))
+    """PyTorch's calc_digamma, in the input's precision: +-inf at -+0, NaN at the negative integers, the
+    reflection ``digamma(1 - x) - pi / tan(pi frac(x))`` below 0 (in double), the recurrence up to 10, then the
+    asymptotic series."""
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        x = x.astype(jnp.float32)
+    neg = x < 0
+    frac = (x - jnp.trunc(x)).astype(jnp.float64)
+    reflection = (math.pi / jnp.tan(math.pi * frac)).astype(x.dtype)
+    y = jnp.where(neg, 1 - x, x)
+    result = jnp.zeros_like(y)
+    for _ in range(10):  # y > 0 here: ten steps reach 10
+        low = y < 10
+        result = jnp.where(low, result - 1 / y, result)
+        y = jnp.where(low, y + 1, y)
+    z = 1 / (y * y)
+    poly = jnp.asarray(_DIGAMMA_A[0], x.dtype)
+    for a in _DIGAMMA_A[1:]:
+        poly = poly * z + a
+    series = jnp.where(y < 1e17, z * poly, jnp.zeros((), x.dtype))
+    res = jnp.where(y == 10, result + jnp.asarray(_PSI_10, x.dtype), result + jnp.log(y) - 0.5 / y - series)
+    res = jnp.where(neg, res - reflection, res)
+    res = jnp.where(neg & (x == jnp.trunc(x)), jnp.asarray(jnp.nan, x.dtype), res)
+    return jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x), res)
+
+
+def _lgamma(x):
+    """log|gamma(x)|; float32 (and half) in float64, rounded once: XLA's float32 lgamma is off by ulps where
+    PyTorch's (the C library's) is correctly rounded; exactly 0 at 1 and 2, where XLA's is not even in float64."""
+    if x.dtype in (jnp.float32, jnp.float16, jnp.bfloat16):  # half: PyTorch's float32 value, rounded again
+        y = jss.gammaln(x.astype(jnp.float64)).astype(jnp.float32).astype(x.dtype)
+    else:
+        y = jss.gammaln(x)
+    return jnp.where((x == 1) | (x == 2), jnp.zeros((), y.dtype), y)
+
+
+@_in_float32
+def _trigamma(x):
+    """PyTorch's calc_trigamma, in the input's precision: the reflection ``-pi^2 / sin(pi x)^2`` below 0.5 (so
+    +inf at 0, and at the negative integers the huge finite value that ``sin`` of a rounded ``pi x`` gives),
+    six steps of the recurrence, then the asymptotic series (in double, as PyTorch's constants are), 0 at +inf."""
+    pi = jnp.asarray(math.pi, x.dtype)
+    reflect = x < 0.5
+    s = jnp.sin((pi * x).astype(jnp.float64)).astype(x.dtype)  # the sine of the rounded product, rounded once
+    result = jnp.where(reflect, -(pi * pi) / (s * s), jnp.zeros((), x.dtype))
+    y = jnp.where(reflect, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (y * y)
+        y = y + 1
+    y64 = y.astype(jnp.float64)
+    ixx = 1 / (y64 * y64)
+    tail = (1 + 1 / (2 * y64) + ixx * (1. / 6 - ixx * (1. / 30 - ixx * (1. / 42)))) / y64
+    result = (result.astype(jnp.float64) + tail).astype(x.dtype)
+    return jnp.where(reflect, -result, result)
+
+
+def _polygamma_n(x, n):
+    """polygamma of order ``n``: digamma and trigamma as PyTorch computes them; from order 2 on
+    ``(-1)^(n+1) n! zeta(n + 1, x)``, whose Hurwitz zeta is +inf at the non-positive integers (and -inf)."""
+    if n == 0:
+        return _digamma(x)
+    if n == 1:
+        return _trigamma(x)
+    pole = (x <= 0) & (x == jnp.floor(x))
+    inf = jnp.asarray(jnp.inf if n % 2 else -jnp.inf, x.dtype)
+    wide = jnp.float64 if x.dtype in (jnp.float32, jnp.float16, jnp.bfloat16) else x.dtype  # JAX's float32 zeta
+    return jnp.where(pole, inf, jss.polygamma(n, x.astype(wide)).astype(x.dtype))       # is poor below 0
 
 
 def _polygamma_fwd(x, *, n):
-    return _digamma(x) if n == 0 else jss.polygamma(n, x)
+    return _polygamma_n(x, n)
 
 
 _POLYGAMMA = defop("polygamma", _polygamma_fwd, promote="float",
-                   vjp=lambda g, x, out, n: g * jss.polygamma(n + 1, x))
+                   vjp=lambda g, x, out, n: g * _polygamma_n(x, n + 1))
 
 
 def polygamma(n, input, *, out=None):

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from ... import _dtype
+from ... import _precision
 from ..._tensor import Tensor, wrap_dim
 from ...ops import unary as _unary
 from ...ops import softmax as _softmax
@@ -37,14 +38,27 @@ def _zero(g):
     return jnp.zeros((), g.dtype)
 
 
+def _half(v, like):
+    """``v`` stored in ``like``'s float16/bfloat16 dtype and widened back: a value PyTorch's kernel keeps in the
+    half type between two steps (a saved buffer, an intermediate tensor of a composite)."""
+    return _precision.stepper(like.dtype)[1](v)
+
+
 def _opmath(f):
     """``f`` evaluated in float32 for float16/bfloat16 inputs and rounded once, as PyTorch's CPU kernels do."""
     def wrapped(x, *args, **kw):
         if x.dtype not in (jnp.float16, jnp.bfloat16):
             return f(x, *args, **kw)
         args = (None if a is None else a.astype(jnp.float32) for a in args)
-        return f(x.astype(jnp.float32), *args, **kw).astype(x.dtype)
+        prev, _HALF_INPUT[0] = _HALF_INPUT[0], True  # (read while tracing: see _tanh)
+        try:
+            return f(x.astype(jnp.float32), *args, **kw).astype(x.dtype)
+        finally:
+            _HALF_INPUT[0] = prev
     return wrapped
+
+
+_HALF_INPUT = [False]  # whether the function being traced computes a float16/bfloat16 op in float32
 
 
 def _float_only(x, kernel):
@@ -68,7 +82,9 @@ def _result(input, compute, inplace):
 
 
 def _hardtanh_fwd(x, *, lo, hi):
-    return jnp.clip(x, jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype))
+    # PyTorch's clamp replaces only what lies outside the limits: -0.0 stays -0.0 against a limit of 0 (relu6)
+    lo, hi = jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype)
+    return jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))
 
 
 def _hardtanh_vjp(g, x, out, lo, hi):
@@ -227,24 +243,25 @@ def hardshrink(input, lambd=0.5):
     return apply(_HARDSHRINK, (input,), lambd=float(lambd), soft=False)
 
 
+# PyTorch divides by 3 and 6 (``_precision.div``: XLA would multiply by the rounded reciprocal)
 @_opmath
 def _hardswish_fwd(x):
-    return x * jnp.clip(x + 3, 0, 6) / 6
+    return _precision.div(x * jnp.clip(x + 3, 0, 6), 6)
 
 
 @_opmath
 def _hardswish_vjp(g, x, out):
-    return jnp.where(x <= -3, _zero(g), jnp.where(x < 3, g * (x / 3 + 0.5), g))
+    return jnp.where(x <= -3, _zero(g), jnp.where(x < 3, g * (_precision.div(x, 3) + 0.5), g))
 
 
 @_opmath
 def _hardsigmoid_vjp(g, x, out):
-    return jnp.where((x > -3) & (x < 3), g / 6, _zero(g))
+    return jnp.where((x > -3) & (x < 3), g * jnp.asarray(1 / 6, g.dtype), _zero(g))  # PyTorch: grad * (1/6)
 
 
 _HARDSWISH = defop("hardswish", _hardswish_fwd, vjp=_hardswish_vjp, grad_name="HardswishBackward0")
-_HARDSIGMOID = defop("hardsigmoid", _opmath(lambda x: jnp.clip(x + 3, 0, 6) / 6), vjp=_hardsigmoid_vjp,
-                     grad_name="HardsigmoidBackward0")
+_HARDSIGMOID = defop("hardsigmoid", _opmath(lambda x: _precision.div(jnp.clip(x + 3, 0, 6), 6)),
+                     vjp=_hardsigmoid_vjp, grad_name="HardsigmoidBackward0")
 
 
 def hardswish(input, inplace=False):
@@ -316,15 +333,78 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, inplace=True)
 
 
-@_opmath
+_GELU_BETA = math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5  # PyTorch's kGeluBeta, sqrt(2 / pi)
+_GELU_KAPPA = 0.044715
+_SQRT1_2 = math.sqrt(0.5)
+_PDF_BETA = (2 / math.sqrt(math.pi)) * math.sqrt(0.5) * 0.5  # 1 / sqrt(2 pi)
+
+
+_TANH_ONE = 8.664339742  # from here on PyTorch's vectorized float32 tanh (SLEEF's tanhf) is exactly +-1
+
+
+def _tanh(z):
+    """float32 tanh (of a half input's widened values) as PyTorch's vectorized kernels compute it: to float32's precision up to |z| = 8.66, +-1 from
+    there. XLA's float32 tanh is already +-1 from |z| ~ 7.9, which zeroes ``1 + tanh`` in the negative tail of the
+    tanh-approximated gelu where PyTorch's is not zero."""
+    if z.dtype != jnp.float32 or not _HALF_INPUT[0]:
+        # a float32 op: XLA's tanh is within float32's tolerance (the tail differs by ~1e-8) and fuses; the
+        # emulation below is fenced off from fusion and costs ~10% of a gelu-tanh layer
+        return jnp.tanh(z)
+    a = jnp.abs(z)
+    big = 1 - _precision.div(2.0, jnp.exp(2 * a) + 1)
+    e = jnp.expm1(2 * a)
+    t = jnp.where(a > _TANH_ONE, 1.0, jnp.where(a > 0.5, big, e / (e + 2)))
+    return jax.lax.optimization_barrier(jnp.copysign(t, z))  # rounded here: XLA would fold 1 + tanh
+
+
+def _gelu_inner(x):
+    return _GELU_BETA * (x + _GELU_KAPPA * (x * x * x))
+
+
+def _vec_erf(z):
+    """The erf of PyTorch's vectorized float32 kernels (``Vectorized<float>::erf``): Abramowitz & Stegun 7.1.26,
+    ``1 - t (p1 + t (p2 + ...)) exp(-z^2)`` with ``t = 1 / (1 + p |z|)``, absolute error up to 1.5e-7."""
+    t = 1 / (0.3275911 * jnp.abs(z) + 1)
+    r = (((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592
+    return jnp.copysign(1 - jnp.exp(-(z * z)) * t * r, z)
+
+
+def _gelu_erf(dtype):
+    """PyTorch's float16 gelu runs its own vectorized kernel, whose erf is the approximation above; float32 and
+    bfloat16 go to oneDNN where it is available, whose erf is not (the exact one is closer)."""
+    return _vec_erf if dtype == jnp.float16 else jss.erf
+
+
 def _gelu_fwd(x, *, approximate):
-    if approximate == "tanh":
-        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1 + jnp.tanh(inner))
-    return 0.5 * x * (1 + jss.erf(x * (1 / math.sqrt(2))))
+    """PyTorch's GeluKernel, step for step (float32 for half inputs, rounded once)."""
+    erf = _gelu_erf(x.dtype)
+
+    @_opmath
+    def f(x):
+        if approximate == "tanh":
+            return 0.5 * x * (1 + _tanh(_gelu_inner(x)))
+        return x * 0.5 * (1 + erf(x * _SQRT1_2))
+    return f(x)
 
 
-_GELU = defop("gelu", _gelu_fwd, grad_name="GeluBackward0")
+def _gelu_vjp(g, x, out, approximate):
+    """PyTorch's GeluBackwardKernel: ``dy * (cdf + x * pdf)``; its tanh form's zero terms keep ``dy``'s sign."""
+    erf = _gelu_erf(x.dtype)
+
+    @_opmath
+    def f(g, x):
+        if approximate == "tanh":
+            t = _tanh(_gelu_inner(x))
+            inner_derivative = _GELU_BETA * (1 + 3 * _GELU_KAPPA * (x * x))
+            right_derivative = 0.5 * x * (1 - t * t) * inner_derivative
+            return g * (0.5 * (1 + t) + right_derivative)
+        cdf = 0.5 * (1 + erf(x * _SQRT1_2))
+        pdf = _PDF_BETA * jnp.exp(x * x * -0.5)
+        return g * (cdf + x * pdf)
+    return f(g, x)
+
+
+_GELU = defop("gelu", _gelu_fwd, vjp=_gelu_vjp, grad_name="GeluBackward0")
 
 
 def gelu(input, approximate="none"):
@@ -337,9 +417,56 @@ def gelu(input, approximate="none"):
 
 _SILU = defop("silu", _opmath(jax.nn.silu), grad_name="SiluBackward0")
 _MISH = defop("mish", _opmath(lambda x: x * jnp.tanh(jax.nn.softplus(x))), grad_name="MishBackward0")
-_LOGSIGMOID = defop("log_sigmoid", _opmath(jax.nn.log_sigmoid), grad_name="LogSigmoidBackward0")
-_SOFTSIGN = defop("softsign", lambda x: x / (1 + jnp.abs(x)), promote="float", grad_name="DivBackward0")
-_TANHSHRINK = defop("tanhshrink", lambda x: x - jnp.tanh(x), promote="float", grad_name="SubBackward0")
+
+
+def _log_sigmoid_vjp(g, x, out):
+    """PyTorch's log_sigmoid_backward: from the forward's buffer ``exp(-|x|)``, stored in the input's dtype, then
+    ``(max_deriv - sign * b / (1 + b)) * grad`` in float32."""
+    wide, r = _precision.stepper(x.dtype)
+    xw = wide(x)
+    b = r(jnp.exp(-jnp.abs(xw)))
+    neg = xw < 0
+    max_deriv = jnp.where(neg, 1.0, 0.0).astype(xw.dtype)
+    sign = jnp.where(neg, 1.0, -1.0).astype(xw.dtype)
+    return ((max_deriv - sign * (b / (1 + b))) * wide(g)).astype(x.dtype)
+
+
+_LOGSIGMOID = defop("log_sigmoid", _opmath(jax.nn.log_sigmoid), vjp=_log_sigmoid_vjp,
+                    grad_name="LogSigmoidBackward0")
+
+
+# softsign and tanhshrink are compositions in PyTorch (``x / (x.abs() + 1)``, ``x - x.tanh()``): every step is an
+# op of its own, rounded to a half input's dtype, and so is every step of their backward
+
+
+def _softsign_fwd(x):
+    return _opmath(lambda v: v / _half(jnp.abs(v) + 1, x))(x)
+
+
+def _softsign_vjp(g, x, out):
+    wide, r = _precision.stepper(x.dtype)
+    gw, xw = wide(g), wide(x)
+    d = r(jnp.abs(xw) + 1)
+    g_num = r(gw / d)
+    g_den = r(-gw * r(r(xw / d) / d))  # DivBackward0: -grad * ((self / other) / other)
+    return r(g_num + g_den * jnp.sign(xw)).astype(x.dtype)  # AbsBackward0: grad * sgn(self)
+
+
+def _tanhshrink_fwd(x):
+    return _opmath(lambda v: v - _half(jnp.tanh(v), x))(x)
+
+
+def _tanhshrink_vjp(g, x, out):
+    wide, r = _precision.stepper(x.dtype)
+    t = r(jnp.tanh(wide(x)))
+    gw = wide(g)
+    return r(gw + r(-gw * (1 - t * t))).astype(x.dtype)  # SubBackward0 + TanhBackward0
+
+
+_SOFTSIGN = defop("softsign", _softsign_fwd, vjp=_softsign_vjp, promote="float",
+                  grad_name="DivBackward0")
+_TANHSHRINK = defop("tanhshrink", _tanhshrink_fwd, vjp=_tanhshrink_vjp, promote="float",
+                    grad_name="SubBackward0")
 
 
 def silu(input, inplace=False):
@@ -386,7 +513,7 @@ def tanh(input):
 @_opmath
 def _softplus_fwd(x, *, beta, threshold):
     xb = x * beta
-    return jnp.where(xb > threshold, x, jnp.log1p(jnp.exp(xb)) / beta)
+    return jnp.where(xb > threshold, x, _precision.div(jnp.log1p(jnp.exp(xb)), beta))
 
 
 def _softplus_vjp(g, x, out, beta, threshold):
@@ -414,7 +541,16 @@ def _glu_fwd(x, *, axis):
     return a * jax.nn.sigmoid(b)
 
 
-_GLU = defop("glu", _glu_fwd, grad_name="GluBackward0")
+def _glu_vjp(g, x, out, axis):
+    """PyTorch's glu_backward: ``s = sigmoid(b)`` stored in the input's dtype, then ``grad * s`` and
+    ``(1 - s) * s * a * grad`` each computed in float32 and rounded once."""
+    wide, r = _precision.stepper(x.dtype)
+    a, b = (wide(v) for v in jnp.split(x, 2, axis=axis))
+    s, gw = r(jax.nn.sigmoid(b)), wide(g)
+    return jnp.concatenate([r(s * gw), r((1 - s) * s * a * gw)], axis=axis).astype(x.dtype)
+
+
+_GLU = defop("glu", _glu_fwd, vjp=_glu_vjp, grad_name="GluBackward0")
 
 
 def glu(input, dim=-1):

@@ -14,6 +14,7 @@ import numpy as np
 from jax import lax
 
 from ... import _dtype
+from ... import _precision
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.registry import apply, defop
@@ -65,16 +66,62 @@ def _update_running(running_mean, running_var, mean, var, momentum):
 # batch norm
 
 
+def _bn_stats(x, axes, eps):
+    """Batch statistics as PyTorch's CPU batch_norm saves them: ``mean`` and ``invstd = 1 / sqrt(var + eps)``
+    computed in float32 for a float16/bfloat16 input and stored in its dtype (widened back here); also the
+    widened input and the biased variance (unrounded, for the running statistics)."""
+    wide, r = _precision.stepper(x.dtype)
+    xw = wide(x)
+    mean = jnp.mean(xw, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(xw - mean), axis=axes, keepdims=True)
+    invstd = _precision.div(1.0, jnp.sqrt(var + eps))
+    return xw, r(mean), r(invstd), mean, var
+
+
+def _bn_normalize(x, w, b, axes, eps):
+    """PyTorch's batch_norm transform from the saved statistics: ``x * alpha + beta`` with ``alpha = invstd * w``,
+    ``beta = b - mean * alpha`` (float32 for half inputs, rounded once)."""
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    wide = _precision.stepper(x.dtype)[0]
+    xw, mean, invstd, mean_exact, var = _bn_stats(x, axes, eps)
+    alpha = invstd if w is None else invstd * wide(w).reshape(shape)
+    beta = -mean * alpha if b is None else wide(b).reshape(shape) - mean * alpha
+    return (xw * alpha + beta).astype(x.dtype), mean_exact, var
+
+
+def _bn_grad(g, x, w, axes, eps):
+    """PyTorch's batch_norm backward (training) from the saved statistics:
+    ``dx = (dy - sum(dy) / n - (x - mean) * k) * invstd * w`` with ``k = dot(x - mean, dy) * invstd^2 / n``;
+    ``dw = dot(x - mean, dy) * invstd``, ``db = sum(dy)``."""
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    wide = _precision.stepper(x.dtype)[0]
+    xw, mean, invstd, _, _ = _bn_stats(x, axes, eps)
+    gw = wide(g)
+    n = math.prod(x.shape[a] for a in axes)
+    centered = xw - mean
+    dotp = jnp.sum(centered * gw, axis=axes, keepdims=True)
+    total = jnp.sum(gw, axis=axes, keepdims=True)
+    k = _precision.div(dotp * invstd * invstd, n)
+    grad_mean = _precision.div(total, n)
+    dx = (gw - grad_mean - centered * k) * invstd
+    if w is not None:
+        dx = dx * wide(w).reshape(shape)
+    return dx.astype(x.dtype), dotp * invstd, total
+
+
 def _bn_train_fwd(x, w, b, *, eps):
     axes = (0,) + tuple(range(2, x.ndim))
-    shape = (1, -1) + (1,) * (x.ndim - 2)
-    xa = _acc(x)
-    mean = jnp.mean(xa, axis=axes)
-    var = jnp.mean(jnp.square(xa - mean.reshape(shape)), axis=axes)
-    y = (xa - mean.reshape(shape)) * lax.rsqrt(var.reshape(shape) + eps)
+    y, mean, var = _bn_normalize(x, w, b, axes, eps)
     n = x.size // max(x.shape[1], 1)                                 # > 1: checked by the caller
     unbiased = var * (n / max(n - 1, 1))
-    return _affine(y, w, b, shape).astype(x.dtype), mean, unbiased
+    return y, mean.reshape(-1), unbiased.reshape(-1)
+
+
+def _bn_train_vjp(g, x, w, b, out, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    dx, dw, db = _bn_grad(g[0], x, w, axes, eps)
+    return (dx, None if w is None else dw.reshape(-1).astype(w.dtype),
+            None if b is None else db.reshape(-1).astype(b.dtype))
 
 
 def _bn_eval_fwd(x, w, b, rm, rv, *, eps):
@@ -84,7 +131,7 @@ def _bn_eval_fwd(x, w, b, rm, rv, *, eps):
     return _affine(y, w, b, shape).astype(x.dtype)
 
 
-_BN_TRAIN = defop("batch_norm", _bn_train_fwd, grad_name="NativeBatchNormBackward0")
+_BN_TRAIN = defop("batch_norm", _bn_train_fwd, vjp=_bn_train_vjp, grad_name="NativeBatchNormBackward0")
 _BN_EVAL = defop("batch_norm_eval", _bn_eval_fwd, grad_name="NativeBatchNormBackward0")
 # instance_norm with the running statistics: PyTorch's batch_norm of repeated weight and statistics (temporaries)
 _IN_EVAL = defop("instance_norm_eval", _bn_eval_fwd, grad_name="NativeBatchNormBackward0")
@@ -157,18 +204,24 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def _in_fwd(x, w, b, *, eps):
+    """PyTorch's instance_norm: batch_norm of the input seen as one sample of ``N * C`` channels."""
     axes = tuple(range(2, x.ndim))
-    xa = _acc(x)
-    mean = jnp.mean(xa, axis=axes, keepdims=True)
-    var = jnp.mean(jnp.square(xa - mean), axis=axes, keepdims=True)
-    y = (xa - mean) * lax.rsqrt(var + eps)
+    y, mean, var = _bn_normalize(x, w, b, axes, eps)
     n = math.prod(x.shape[2:])
     unbiased = var * (n / max(n - 1, 1))
-    y = _affine(y, w, b, (1, -1) + (1,) * (x.ndim - 2)).astype(x.dtype)
     return y, jnp.mean(mean.reshape(x.shape[:2]), axis=0), jnp.mean(unbiased.reshape(x.shape[:2]), axis=0)
 
 
-_IN = defop("instance_norm", _in_fwd, grad_name="NativeBatchNormBackward0")
+def _in_vjp(g, x, w, b, out, eps):
+    """Each instance's weight and bias gradients are rounded to the input's dtype (batch_norm's outputs), then
+    summed over the batch (the backward of PyTorch's ``weight.repeat(N)``)."""
+    dx, dw, db = _bn_grad(g[0], x, w, tuple(range(2, x.ndim)), eps)
+    r = _precision.stepper(x.dtype)[1]
+    return (dx, None if w is None else jnp.sum(r(dw).reshape(x.shape[:2]), axis=0).astype(w.dtype),
+            None if b is None else jnp.sum(r(db).reshape(x.shape[:2]), axis=0).astype(b.dtype))
+
+
+_IN = defop("instance_norm", _in_fwd, vjp=_in_vjp, grad_name="NativeBatchNormBackward0")
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -225,7 +278,39 @@ def _ln_fwd(x, w, b, *, k, eps):
     return _affine(y, w, b, x.shape[x.ndim - k:]).astype(x.dtype)
 
 
-_LN = defop("layer_norm", _ln_fwd, grad_name="NativeLayerNormBackward0")
+def _ln_vjp(g, x, w, b, out, k, eps):
+    """PyTorch's layer_norm backward kernel: in float32, from the statistics its forward saved in the input's
+    dtype (a float16/bfloat16 input's mean and rstd are rounded to it),
+    ``dx = rstd * dy * w + b' * x + c'`` with ``b' = (db * mean - ds) * rstd^3 / N``, ``c' = -b' * mean - db * rstd / N``
+    (``ds = sum(dy * w * x)``, ``db = sum(dy * w)``)."""
+    axes = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    wide, r = _precision.stepper(x.dtype)
+    xw, gw = wide(x), wide(g)
+    mean = jnp.mean(xw, axis=axes, keepdims=True)
+    rstd = r(lax.rsqrt(jnp.mean(jnp.square(xw - mean), axis=axes, keepdims=True) + eps))
+    mean = r(mean)
+    scale = 1.0 / math.prod(x.shape[x.ndim - k:])
+    dyw = gw if w is None else gw * wide(w)
+    ds = jnp.sum(dyw * xw, axis=axes, keepdims=True)
+    db = jnp.sum(dyw, axis=axes, keepdims=True)
+    bb = (db * mean - ds) * rstd * rstd * rstd * scale
+    c = -bb * mean - db * rstd * scale
+    dx = ((rstd * gw if w is None else rstd * gw * wide(w)) + bb * xw + c).astype(x.dtype)
+    # the weight and bias gradients accumulate row after row in buffers of the input's dtype
+    ns = x.shape[x.ndim - k:]
+    dw = None if w is None else _row_sum((gw * (xw - mean) * rstd).reshape((-1,) + ns), r).astype(w.dtype)
+    dbias = None if b is None else _row_sum(gw.reshape((-1,) + ns), r).astype(b.dtype)
+    return dx, dw, dbias
+
+
+def _row_sum(rows, r):
+    """``sum(rows, axis=0)`` added one row at a time, each partial sum stored by ``r``."""
+    total, _ = lax.scan(lambda acc, row: (r(acc + row), None), jnp.zeros_like(rows[0]), rows)
+    return total
+
+
+_LN = defop("layer_norm", _ln_fwd, vjp=_ln_vjp, grad_name="NativeLayerNormBackward0")
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -275,7 +360,39 @@ def _gn_fwd(x, w, b, *, groups, eps):
     return _affine(y, w, b, (1, c) + (1,) * (x.ndim - 2)).astype(x.dtype)
 
 
-_GN = defop("group_norm", _gn_fwd, grad_name="NativeGroupNormBackward0")
+def _gn_vjp(g, x, w, b, out, groups, eps):
+    """PyTorch's group_norm backward kernel, in float32 from the statistics its forward saved in the input's
+    dtype: per (sample, channel) ``ds = sum(dy * x)``, ``db = sum(dy)`` over the spatial dims, per group
+    ``ds_g = sum(ds * w)``, ``db_g = sum(db * w)``, then
+    ``dx = rstd * w * dy + b' * x + c'`` with ``b' = (db_g * mean - ds_g) * rstd^3 / D``,
+    ``c' = -b' * mean - db_g * rstd / D`` (D: the elements of a group)."""
+    n, c = x.shape[0], x.shape[1]
+    wide, r = _precision.stepper(x.dtype)
+    xw, gw = wide(x).reshape((n, c, -1)), wide(g).reshape((n, c, -1))
+    xg = xw.reshape((n, groups, -1))
+    mean = jnp.mean(xg, axis=2, keepdims=True)
+    rstd = r(lax.rsqrt(jnp.mean(jnp.square(xg - mean), axis=2, keepdims=True) + eps))  # (n, groups, 1)
+    mean = r(mean)
+    gamma = jnp.ones((c,), xw.dtype) if w is None else wide(w)
+    ds = jnp.sum(gw * xw, axis=2)  # (n, c)
+    db = jnp.sum(gw, axis=2)
+    ds_g = jnp.sum((ds * gamma).reshape((n, groups, -1)), axis=2, keepdims=True)
+    db_g = jnp.sum((db * gamma).reshape((n, groups, -1)), axis=2, keepdims=True)
+    scale = 1.0 / xg.shape[2]
+    bb = (db_g * mean - ds_g) * rstd * rstd * rstd * scale
+    cc = -bb * mean - db_g * rstd * scale
+    per_c = c // groups
+    a = (jnp.repeat(rstd, per_c, axis=1) * gamma.reshape((1, c, 1)))  # (n, c, 1)
+    dx = a * gw + jnp.repeat(bb, per_c, axis=1) * xw + jnp.repeat(cc, per_c, axis=1)
+    dw = None
+    if w is not None:  # sum over samples of (ds - db * mean) * rstd
+        m_c, r_c = jnp.repeat(mean, per_c, axis=1)[..., 0], jnp.repeat(rstd, per_c, axis=1)[..., 0]
+        dw = jnp.sum((ds - db * m_c) * r_c, axis=0).astype(w.dtype)
+    dbias = None if b is None else jnp.sum(db, axis=0).astype(b.dtype)
+    return dx.reshape(x.shape).astype(x.dtype), dw, dbias
+
+
+_GN = defop("group_norm", _gn_fwd, vjp=_gn_vjp, grad_name="NativeGroupNormBackward0")
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

@@ -56,6 +56,8 @@ def expand_shape(shp, sizes, dtype):
 
 
 def expand(input, *sizes):
+    if not sizes:  # PyTorch's parser wants the size even for a 0-d tensor (``expand(())`` is fine)
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     return apply(_EXPAND, (input,), shape=expand_shape(input.shape, _size_args(sizes), input.dtype))
 
 

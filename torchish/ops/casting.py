@@ -40,18 +40,21 @@ _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "
             "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "bool": "bool"}
 
 
-def check_scalar_fits(value, dtype) -> None:
+def check_scalar_fits(value, dtype):
     """PyTorch's checked conversion (``c10::checked_convert``) of a Python number written into a tensor (setitem,
-    fill_, masked_fill): a complex number into a real tensor, NaN or a number outside an integer type's range is a
-    RuntimeError. An int into an unsigned type may be as low as -max (it wraps); a float may not be negative.
-    (PyTorch also refuses finite floats beyond float32's range; that is left out.)"""
+    fill_, masked_fill): a complex number with an imaginary part into a real tensor, NaN or a number outside an
+    integer type's range is a RuntimeError. An int into an unsigned type may be as low as -max (it wraps); a float
+    may not be negative. (PyTorch also refuses finite floats beyond float32's range; that is left out.)
+    Returns the value to write: a complex number without an imaginary part becomes its real part for a real type."""
     np_dt = jnp.dtype(dtype.np if hasattr(dtype, "np") else dtype)
     if isinstance(value, complex) and not jnp.issubdtype(np_dt, jnp.complexfloating) and np_dt != jnp.bool_:
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dt.name, np_dt.name)} without "
-                           "overflow")
+        if value.imag != 0:  # a complex number with no imaginary part converts as its real part
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dt.name, np_dt.name)} without "
+                               "overflow")
+        value = value.real
     if isinstance(value, bool) or not isinstance(value, (int, float)) or np_dt.name not in _C_NAMES \
             or not jnp.issubdtype(np_dt, jnp.integer):
-        return
+        return value
     info = jnp.iinfo(np_dt)
     if isinstance(value, int):
         bad = value > info.max or value < (-int(info.max) if info.min == 0 else int(info.min))
@@ -59,3 +62,4 @@ def check_scalar_fits(value, dtype) -> None:
         bad = value != value or value < int(info.min) or value > int(info.max)
     if bad:
         raise RuntimeError(f"value cannot be converted to type {_C_NAMES[np_dt.name]} without overflow")
+    return value

@@ -44,7 +44,8 @@ def _fill_(self, value):
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     self._check_inplace()
     value = scalar_or_tensor(value, "fill_", 1, "value")
-    check_scalar_fits(value, self.dtype)
+    if not isinstance(value, Tensor):
+        value = check_scalar_fits(value, self.dtype)
     return self._assign(apply(_FILL_T if isinstance(value, Tensor) else _FILL, (self, value)))
 
 

@@ -119,6 +119,8 @@ def _flatten(data):
 
 def _leaves_to_array(shape, leaves, dt):
     """numpy values of ``dt`` from Python scalars, with PyTorch's overflow and complex->real checks."""
+    if dt is _dtype.bool and any(not isinstance(v, numbers.Real) for v in leaves):
+        return np.array([builtins.bool(v) for v in leaves], dtype=np.bool_).reshape(shape)  # complex: nonzero
     if dt.category < _dtype._COMPLEX and any(not isinstance(v, numbers.Real) for v in leaves):
         raise TypeError("must be real number, not complex")
     hi = 2 ** 64 if dt is _dtype.uint64 else 2 ** 63
@@ -296,6 +298,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     fill_value = _scalar(fill_value)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
+    else:  # PyTorch's checked conversion of the number into the given dtype
+        from .casting import check_scalar_fits
+        fill_value = check_scalar_fits(fill_value, _dtype.as_dtype(dtype))
     return _fill(_shape_args((tuple(size),), "full"), fill_value, dtype, device, requires_grad)
 
 

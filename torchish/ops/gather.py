@@ -75,6 +75,8 @@ def index_select(input, dim, index, *, out=None):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if input.ndim == 0 and index.numel() != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+    if input.ndim > 1 and input.shape[d] == 0 and index.numel():
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if input.ndim > 1 and d == 1:  # PyTorch's CPU kernel for dim 1 is the one that raises RuntimeError
         _concrete_bounds(index, _dim_size(input, d), 0,
                          "INDICES element is out of DATA bounds, id={b} axis_dim={size}", RuntimeError)
@@ -129,23 +131,29 @@ def _check_index_shape(input, dim, index, src=None):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     require_tensor(index, "gather", 3, "index")
     d = _wrap(dim, input)
+    from .elementwise import _out
+    if index.numel() == 0 and (index._v.dtype not in _INDEX_DTYPES or index.ndim != input.ndim):
+        # PyTorch checks no empty index: the result is empty, of the index's shape
+        from .shape import reshape
+        from .slicing import narrow
+        return _out(reshape(narrow(reshape(input, (-1,)), 0, 0, 0), tuple(index.shape)), out)
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    _check_index_shape(input, d, index)
+    if index.numel():
+        _check_index_shape(input, d, index)
     _concrete_bounds(index, _dim_size(input, d), 0, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
                      RuntimeError)
-    from .elementwise import _out
     return _out(apply(_GATHER, (input, index), axis=d), out)
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
     require_tensor(indices, "take_along_dim", 2, "indices")
+    from .broadcast import broadcast_shapes, expand
+    from .shape import view
+    if dim is None:  # a flat gather (any index dtype gather takes) of views: PyTorch refuses non-viewable operands
+        return gather(view(input, -1), 0, view(indices, -1), out=out)
     if indices._v.dtype != np.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {_tname(indices)}")
-    from .broadcast import broadcast_shapes, expand
-    from .shape import reshape
-    if dim is None:
-        return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)), out=out)
     if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
@@ -155,9 +163,18 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     b = list(broadcast_shapes(tuple(shp_i), tuple(shp_x)))
     bi, bx = list(b), list(b)
     bi[d], bx[d] = input.shape[d], indices.shape[d]
-    # PyTorch gathers along a dim with a copy of the indices: its node saves the copy, not ``indices``
-    from .copying import clone
-    return gather(expand(input, tuple(bi)), d, clone(expand(indices, tuple(bx))), out=out)
+    # PyTorch wraps the indices modulo the dim's size (any integer indexes), then gathers with that new tensor: its
+    # node saves the wrapped copy, not ``indices``
+    n = input.shape[d]
+    idx = expand(indices, tuple(bx))
+    if n == 0:
+        if idx.numel():
+            raise RuntimeError("ZeroDivisionError")
+        from .copying import clone
+        idx = clone(idx)
+    else:
+        idx = idx % n
+    return gather(expand(input, tuple(bi)), d, idx, out=out)
 
 
 _TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), linear=True, grad_name="TakeBackward0")
@@ -193,7 +210,9 @@ def masked_select(input, mask, *, out=None):
 
 
 # (input, mask, *mask.nonzero()): the mask itself rides along, as PyTorch's node saves it
-_MASKED_SELECT = defop("masked_select", lambda x, m, *idx: x[idx], linear=True, grad_name="MaskedSelectBackward0")
+# (a 0-d mask's nonzero is one index array of zeros, as in PyTorch: it indexes the value as a 1-element vector)
+_MASKED_SELECT = defop("masked_select", lambda x, m, *idx: x[idx] if x.ndim else x.reshape(1)[idx[0]], linear=True,
+                       grad_name="MaskedSelectBackward0")
 
 
 for _n in ("index_select", "gather", "take_along_dim", "take", "masked_select"):

@@ -81,8 +81,10 @@ def _int_scalar_tensor(it):
         not isinstance(it._d, jax.core.Tracer)
 
 
-def parse_index(x: Tensor, index, tensor_ints=True):
-    """-> (template, arrays). With ``tensor_ints`` a 0-d integer tensor acts as an int (as in ``x[t]``)."""
+def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
+    """-> (template, arrays). With ``tensor_ints`` a 0-d integer tensor acts as an int (as in ``x[t]``). With a
+    ``deferred`` list, the bounds checks of index tensors are appended to it (as argument-less callables) instead of
+    run: a write checks the value first, as PyTorch's index_put kernel does."""
     if isinstance(index, tuple):
         items = list(index)
     elif _seq_as_tuple(index):
@@ -115,6 +117,7 @@ def parse_index(x: Tensor, index, tensor_ints=True):
     if consumed > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd}")
     template, arrays = [], []
+    bounds = []  # (index tensor, size of its dim, position): checked once the result is known to be non-empty
     dim = 0
     shape = x.shape
     for pos, it in enumerate(items):
@@ -145,7 +148,9 @@ def parse_index(x: Tensor, index, tensor_ints=True):
         elif isinstance(it, Tensor) and not (tensor_ints and _int_scalar_tensor(it)):
             if it._v.dtype not in _INDEX_DTYPES:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            check_bounds(it, shape[dim], len(arrays))
+            if shape[dim] == 0 and it.numel():
+                raise IndexError("index is out of bounds for dimension with size 0")
+            bounds.append((it, shape[dim], len(arrays)))
             arrays.append(it)
             template.append(("a", len(arrays) - 1))
             dim += 1
@@ -160,7 +165,41 @@ def parse_index(x: Tensor, index, tensor_ints=True):
                 raise IndexError(f"index {n} is out of bounds for dimension {pos} with size {size}")
             template.append(("i", n % size))
             dim += 1
+    _check_broadcast(template, arrays)
+    # PyTorch's index kernel checks the bounds of the elements it reads or writes: none for an empty result
+    if bounds and _result_numel(template, arrays, shape[dim:]):
+        for it, size, k in bounds:
+            if deferred is None:
+                check_bounds(it, size, k)
+            else:
+                deferred.append(lambda it=it, size=size, k=k: check_bounds(it, size, k))
     return tuple(template), arrays
+
+
+def _result_numel(template, arrays, rest):
+    """The number of elements ``x[index]`` has (``rest``: the sizes of the dims the index leaves alone)."""
+    n = int(np.prod(rest))
+    adv = []
+    for t in template:
+        if t[0] == "s":
+            n *= len(range(t[1], t[2], t[3]))
+        elif t[0] in "ab":
+            adv.append(tuple(arrays[t[1]].shape) if t[0] == "a" else (int(t[1]),))
+    if adv:
+        n *= int(np.prod(np.broadcast_shapes(*adv)))
+    return n
+
+
+def _check_broadcast(template, arrays):
+    """PyTorch's IndexError when the index arrays (and boolean scalars, as arrays of 0 or 1) do not broadcast."""
+    shapes = [tuple(arrays[t[1]].shape) if t[0] == "a" else (int(t[1]),) for t in template if t[0] in "ab"]
+    if len(shapes) < 2:
+        return
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " +
+                         ", ".join(str(list(s)) for s in shapes)) from None
 
 
 def _slice_item(sl, n):

@@ -52,9 +52,12 @@ def cat(tensors, dim=0, *, out=None):
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # legacy: 1-D empty tensors are skipped (they still take part in the dtype)
     keep = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
-    if not keep:
+    all_skipped = not keep
+    if all_skipped:  # every operand is a 1-D empty tensor: PyTorch wraps no dim
+        if not hasattr(dim, "__index__"):
+            raise TypeError(f"cat(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
         keep = tensors[:1]
-    elif len(keep) < len(tensors):
+    if len(keep) < len(tensors):
         from .convert import to_dtype
         dt = _result_dtype(tensors)
         keep = [to_dtype(t, dt) for t in keep]
@@ -62,7 +65,7 @@ def cat(tensors, dim=0, *, out=None):
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     ref = keep[0]
-    d = wrap_dim(dim, ref.ndim)
+    d = 0 if all_skipped else wrap_dim(dim, ref.ndim)
     for t in keep[1:]:
         if t.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
@@ -86,11 +89,11 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shp = tensors[0].shape
+    d = wrap_dim(dim, len(shp) + 1)
     for i, t in enumerate(tensors[1:], 1):
         if t.shape != shp:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
                                f"{list(t.shape)} at entry {i}")
-    d = wrap_dim(dim, len(shp) + 1)
     from .elementwise import _out
     return _out(apply(_STACK, tuple(tensors), axis=d), out)
 
@@ -185,6 +188,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         return repeat_interleave(arange(input.shape[0]), input, 0, output_size=output_size)
     x = input if dim is not None else reshape(input, (-1,))
     d = wrap_dim(dim, input.ndim) if dim is not None else 0
+    if dim is not None and input.ndim == 0:  # PyTorch repeats along a dim that a 0-d tensor does not have
+        if isinstance(repeats, Tensor):
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     n = x.shape[d] if x.ndim else 1
     if isinstance(repeats, Tensor):
         if repeats.ndim > 1:

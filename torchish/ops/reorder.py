@@ -32,6 +32,8 @@ def _permute_layout(lay, *, dims):
 
 
 def permute(input, *dims):
+    if not dims:  # ``permute()``: PyTorch's parser wants the dims even for a 0-d tensor (``permute(())`` is fine)
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _size_args(dims)
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
@@ -127,6 +129,10 @@ def flip(input, *dims):
     require_tensor(input, "flip")
     dims = _size_args(dims)
     if input.ndim == 0:
+        if len(dims) > 1:
+            for d in dims:
+                wrap_dim(d, 0)
+            raise RuntimeError("dim 0 appears multiple times in the list of dims")
         for d in dims:
             wrap_dim(d, 0)
         return apply(_FLIP, (input,), dims=())

@@ -18,7 +18,6 @@ from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
 from .casting import check_scalar_fits
-from .setitem import _c_name
 from .writes import set_at
 
 _public = _Family(globals()).public
@@ -131,16 +130,28 @@ _SCATTER_REDUCE_LEGACY = defop("scatter_reduce_legacy", _scatter_fwd, grad_name=
 
 
 def _check_scatter(name, input, dim, index, src):
+    """PyTorch's checks of a scatter -> the wrapped dim, or None for an empty index that the index checks (which
+    PyTorch skips for it) would refuse: the scatter is then the identity."""
     require_tensor(index, name, 3, "index")
     d = _wrap(dim, input)
-    if index._v.dtype not in _INDEX_DTYPES:
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if isinstance(src, Tensor) and src.dtype != input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    _check_index_shape(input, d, index, src if isinstance(src, Tensor) else None)
+    try:
+        if index._v.dtype not in _INDEX_DTYPES:
+            raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+        _check_index_shape(input, d, index, src if isinstance(src, Tensor) else None)
+    except RuntimeError:
+        if index.numel() == 0:
+            return None
+        raise
     _concrete_bounds(index, _dim_size(input, d), 0, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
                      RuntimeError)
     return d
+
+
+def _unchanged(input):
+    from .copying import clone
+    return clone(input)
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
@@ -150,9 +161,11 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         from .elementwise import scalar_or_tensor
         src = scalar_or_tensor(src)
     d = _check_scatter("scatter", input, dim, index, src)
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if d is None:
+        return _unchanged(input)
     if reduce is not None:
-        if reduce not in ("add", "multiply"):
-            raise RuntimeError("reduce argument must be either add or multiply.")
         if isinstance(src, Tensor):
             warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
                           "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
@@ -165,6 +178,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 
 def scatter_add(input, dim, index, src):
     d = _check_scatter("scatter_add", input, dim, index, src)
+    if d is None:
+        return _unchanged(input)
     return apply(_SCATTER_ADD, (input, index, src), axis=d, reduce="add", include_self=True)
 
 
@@ -174,6 +189,11 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     d = _check_scatter("scatter_reduce", input, dim, index, src)
     if reduce == "mean" and input.dtype is _dtype.bool:
         raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented for \'Bool\'')
+    if reduce in ("amax", "amin", "max", "min") and input.is_complex() and index.numel():
+        raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_a{_REDUCE_NAMES[reduce]}" not implemented '
+                                  f"for '{_tname(input)}'")
+    if d is None:
+        return _unchanged(input)
     return apply(_SCATTER_REDUCE, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce],
                  include_self=bool(include_self))
 
@@ -215,6 +235,12 @@ def _index_source(name, index, source):
 
 
 def _source_matches(name, input, d, index, source, err):
+    if name == "index_add_" and source.ndim and d >= source.ndim:
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{source.ndim}")
+    if name == "index_copy_" and source.ndim and input.ndim and source.ndim != input.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
     n = _dim_size(source, d) if source.ndim else 1
     if index.numel() != n:
         if name == "index_add_":
@@ -232,9 +258,18 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
         raise RuntimeError(f"index_add_(): self ({_tname(input)}) and source ({_tname(source)}) must have the same "
                            f"scalar type")
     _source_matches("index_add_", input, d, index, source, RuntimeError)
+    self_sizes, source_sizes = list(input.shape), list(source.shape)
+    if input.ndim and source.ndim:
+        del self_sizes[d], source_sizes[min(d, source.ndim - 1)]
+    if self_sizes != source_sizes:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     # PyTorch's CPU kernel goes through index_put (RuntimeError) for an int64 index along the first or last dim of a
-    # tensor of 2+ dims with alpha=1, and raises IndexError everywhere else
-    if input.ndim > 1 and d in (0, input.ndim - 1) and index._v.dtype == np.int64 and alpha == 1:
+    # tensor of 2+ dims with alpha=1, and raises IndexError everywhere else; an empty tensor of 2+ dims is returned
+    # unchecked
+    if input.ndim > 1 and input.numel() == 0:
+        pass
+    elif input.ndim > 1 and d in (0, input.ndim - 1) and index._v.dtype == np.int64 and alpha == 1:
         _concrete_bounds(index, _dim_size(input, d), 0,
                          f"index {{b}} is out of bounds for dimension {d} with size {{size}}", RuntimeError)
     else:
@@ -254,8 +289,15 @@ def index_copy(input, dim, index, source, *, out=None):
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{_tname(input)} and (source) {_tname(source)}")
     _source_matches("index_copy_", input, d, index, source, IndexError)
-    _concrete_bounds(index, _dim_size(input, d), 0,
-                     f"index_copy_(): index {{b}} is out of bounds for dimension {d} with size {{size}}", IndexError)
+    if input.numel() == 0:  # as index_fill: no bounds checked, but no slot to copy into along an empty dim
+        rest = int(np.prod([s for k, s in enumerate(input.shape) if k != d]))
+        if input.ndim and input.shape[d] == 0 and index.numel() and rest:
+            raise RuntimeError(f"index_copy_(): cannot copy into index {int(index.reshape(-1)[0])} of dimension {d}, "
+                               f"which has size 0")
+    else:
+        _concrete_bounds(index, _dim_size(input, d), 0,
+                         f"index_copy_(): index {{b}} is out of bounds for dimension {d} with size {{size}}",
+                         IndexError)
     from .elementwise import _out
     return _out(apply(_INDEX_COPY, (input, index, source), axis=d), out)
 
@@ -272,7 +314,8 @@ def index_fill(input, dim, index, value):
                            f"{value.ndim} dimension(s).")
     n = _dim_size(input, d)
     if input.numel() == 0:  # PyTorch checks no bounds on an empty tensor, but fails to fill along an empty dim
-        if n == 0 and index.numel():
+        rest = int(np.prod([s for k, s in enumerate(input.shape) if k != d]))  # (when the other dims hold any)
+        if n == 0 and index.numel() and rest:
             raise RuntimeError(f"index_fill_(): cannot fill index {int(index.reshape(-1)[0])} of dimension {d}, "
                                f"which has size 0")
     else:
@@ -305,9 +348,10 @@ def masked_fill(input, mask, value):
                            f"{value.ndim} dimension(s).")
     from .elementwise import scalar_or_tensor
     value = scalar_or_tensor(value)
-    if isinstance(value, complex) and not input.is_complex():
-        raise RuntimeError(f"value cannot be converted to type {_c_name(input.dtype)} without overflow")
-    check_scalar_fits(value, input.dtype)
+    if isinstance(value, Tensor) and not isinstance(value._d, jax.core.Tracer):
+        check_scalar_fits(value.item(), input.dtype)  # PyTorch fills with ``value.item()``, checked
+    else:
+        value = check_scalar_fits(value, input.dtype)
     from .broadcast import broadcast_tensors
     if tuple(mask.shape) != tuple(input.shape):
         broadcast_tensors(mask, input)  # PyTorch's error for shapes that do not broadcast
@@ -362,13 +406,14 @@ _PUT = defop("put", _put_fwd, linear=True, grad_name="PutBackward0")
 def put(input, index, source, accumulate=False):
     if not isinstance(source, Tensor):
         raise TypeError(f"put(): argument 'source' (position 2) must be Tensor, not {type(source).__name__}")
-    _check_flat_index(input, index, "put_")
+    require_tensor(index, "put_", 2, "index")
     if source.numel() != index.numel():
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{_tname(input)} and source.dtype = {_tname(source)}")
+    _check_flat_index(input, index, "put_")  # the index's dtype, then its bounds
     return apply(_PUT, (input, index, source), accumulate=bool(accumulate))
 
 

@@ -66,12 +66,9 @@ def _value_tensor(self, value):
         raise TypeError(f"can't assign a {tname} to a {_dtype.legacy_type_name(self.dtype)}")
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, complex) and not self.is_complex():
-        raise RuntimeError(f"value cannot be converted to type {_c_name(self.dtype)} without overflow")
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"can't assign a {type(value).__name__} to a {_dtype.legacy_type_name(self.dtype)}")
-    check_scalar_fits(value, self.dtype)
-    return value
+    return check_scalar_fits(value, self.dtype)
 
 
 def _c_name(dt):
@@ -81,7 +78,11 @@ def _c_name(dt):
 
 def setitem(self, index, value):
     value = _value_tensor(self, value)
+    if index is False:  # PyTorch writes nothing and checks nothing more
+        return
     _check_setitem(self, index)
+    if index is True:  # a copy into ``self.unsqueeze(0)``: broadcast and cast like a basic index
+        return _set_basic(self, (("n",),), value)
     # a boolean mask over the leading dims with a scalar value: a `where`, which also works inside torchish.compile
     if isinstance(index, Tensor) and index._v.dtype == np.bool_ and index.ndim >= 1 and \
             tuple(index.shape) == tuple(self.shape[:index.ndim]) and \
@@ -89,10 +90,16 @@ def setitem(self, index, value):
         with write_scope(self):
             self._assign(apply(_MASKED_SET, (self, index, value)))
         return
-    template, arrays = parse_index(self, index)
+    bounds = []
+    template, arrays = parse_index(self, index, deferred=bounds)
     if not arrays and not any(t[0] == "b" for t in template):
         return _set_basic(self, template, value)
-    shape = tuple(_sel_shape(tuple(self.shape), [a._v for a in arrays], template))
+    try:
+        shape = tuple(_sel_shape(tuple(self.shape), [a._v for a in arrays], template))
+    except Exception:  # noqa: BLE001  (an index into an empty dim: PyTorch's IndexError first)
+        for check in bounds:
+            check()
+        raise
     if isinstance(value, Tensor):
         vshape = tuple(value.shape)
         # PyTorch writes a one-element value through a lone boolean mask with masked_fill, which casts it
@@ -113,6 +120,8 @@ def setitem(self, index, value):
         if value.dtype != self.dtype:
             from .convert import to_dtype
             value = to_dtype(value, self.dtype)
+    for check in bounds:
+        check()
     with write_scope(self):
         self._assign(apply(_INDEX_PUT, (self, value, *arrays), template=template, accumulate=False))
 
@@ -127,8 +136,10 @@ def _lone_mask(index):
     for it in items:
         if isinstance(it, (list, tuple, np.ndarray)):
             it = _as_index_tensor(it)
-        acts_as_scalar = isinstance(it, Tensor) and it.ndim == 0 and (it._v.dtype == np.bool_ or _int_scalar_tensor(it))
-        if isinstance(it, Tensor) and not acts_as_scalar:
+        if isinstance(it, (bool, np.bool_)) or isinstance(it, Tensor) and it.ndim == 0 and \
+                it._v.dtype in (np.bool_, np.uint8):
+            return False  # PyTorch indexes a boolean scalar with a long tensor (of 0 or 1 elements)
+        if isinstance(it, Tensor) and not _int_scalar_tensor(it):
             advanced.append(it)
     return len(advanced) == 1 and advanced[0]._v.dtype in (np.bool_, np.uint8)
 

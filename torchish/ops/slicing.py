@@ -96,6 +96,8 @@ def _split_layout(lay, *, dim, sizes, _out):
 
 
 def split(tensor, split_size_or_sections, dim=0):
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.ndim == 0:
@@ -120,6 +122,8 @@ def split(tensor, split_size_or_sections, dim=0):
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                            f"dimension {d}), but got split_sizes={list(sizes)}")
+    if not sizes:  # no sections of an empty dim: no outputs
+        return ()
     return apply(_SPLIT_WS, (tensor,), dim=d, sizes=sizes)
 
 

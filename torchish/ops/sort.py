@@ -189,10 +189,10 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
     require_tensor(input, "kthvalue")
     require_int(k, "kthvalue", 2, "k")
-    if input.dtype is _dtype.bool or input.is_complex():
-        raise not_implemented("kthvalue_cpu", input.dtype)
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "kthvalue", d)
+    if input.ndim and (input.dtype is _dtype.bool or input.is_complex()):  # a 0-d input is its own result
+        raise not_implemented("kthvalue_cpu", input.dtype)
     size = input.shape[d] if input.ndim else 1
     if k < 1 or k > size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {wrap_dim(dim, input.ndim)}")
@@ -376,16 +376,36 @@ def _unique_result(input, vals, inv, counts, return_inverse, return_counts):
     return out[0] if len(out) == 1 else tuple(out)
 
 
+def _unique_dim(input, a, dim):
+    """PyTorch's checks of unique/unique_consecutive: no complex, a dim of a tensor with dims, and an empty input
+    only when its one zero-sized dim is the one selected. -> the wrapped dim (None when ``dim`` is None)."""
+    if input.is_complex():
+        raise NotImplementedError(f'"unique" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
+    if dim is None:
+        return None
+    if a.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, a.ndim)
+    if a.size == 0:
+        if sum(n == 0 for n in a.shape) > 1:
+            raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot be applied ")
+        if a.shape[d] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    return d
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted; rows/slices along ``dim`` compared whole), optionally with the inverse indices
     and the counts."""
     require_tensor(input, "unique")
     a = _host(input, "torch.unique")
+    d = _unique_dim(input, a, dim)
+    if dim is not None and a.size == 0:  # the selected dim is the empty one: nothing to compare
+        return _unique_result(input, a, np.zeros(0), np.zeros(0), return_inverse, return_counts)
     if dim is None:
         vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
         inv = inv.reshape(a.shape)
     else:
-        d = wrap_dim(dim, a.ndim)
         vals, inv, counts = np.unique(a, axis=d, return_inverse=True, return_counts=True, equal_nan=False)
         inv = inv.reshape(-1)
     return _unique_result(input, vals, inv, counts, return_inverse, return_counts)
@@ -395,13 +415,15 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     """Collapse each run of equal consecutive values (or slices along ``dim``) to one."""
     require_tensor(input, "unique_consecutive")
     a = _host(input, "torch.unique_consecutive")
+    d = _unique_dim(input, a, dim)
+    if dim is not None and a.size == 0:
+        return _unique_result(input, a, np.zeros(0), np.zeros(0), return_inverse, return_counts)
     if dim is None:
         flat = a.reshape(-1)
         change = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
         vals = flat[change]
         inv = (np.cumsum(change) - 1).reshape(a.shape)
     else:
-        d = wrap_dim(dim, a.ndim)
         m = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
         change = np.concatenate([[True], np.any(m[1:] != m[:-1], axis=1)]) if len(m) else np.zeros(0, bool)
         vals = np.compress(change, a, axis=d)
@@ -432,7 +454,7 @@ def bincount(input, weights=None, minlength=0):
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != a.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     length = builtins.max(int(a.max()) + 1 if a.size else 0, int(minlength))
-    if weights is None:
+    if weights is None or a.size == 0:  # PyTorch counts an empty input in int64 whatever the weights
         dt = np.dtype(np.int64)
     else:
         dt = np.dtype(np.float32) if weights.dtype is _dtype.float32 else np.dtype(np.float64)
@@ -548,6 +570,8 @@ for _n in ("unique", "unique_consecutive", "bincount", "histc", "histogram"):
 
 
 def _searchsorted_fwd(seq, v, sorter, *, side, out_dtype):
+    if seq.size == 0:  # no boundaries (or no rows, and then no values): every value goes first
+        return jnp.zeros(v.shape, out_dtype)
     if sorter is not None:
         seq = jnp.take_along_axis(seq, sorter, axis=-1)
     if seq.ndim == 1:

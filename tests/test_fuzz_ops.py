@@ -93,6 +93,14 @@ def py_scalar(rng, kinds=("int", "float", "bool", "complex")):
 # argument helpers (all decided from the torch operand's metadata)
 
 
+def pick_with_dim(rng, pool):
+    """An operand, a dim for it (rarely out of range), that dim wrapped (0 when out of range) and its size."""
+    x = pick(rng, pool)
+    d = rdim(rng, x.nd, bad=0.02)
+    dd = d % max(x.nd, 1) if -max(x.nd, 1) <= d < max(x.nd, 1) else 0
+    return x, d, dd, (x.shape[dd] if x.nd else 1)
+
+
 def rdim(rng, nd, bad=0.04):
     """A dim for an ``nd``-d tensor, negative half the time, out of range now and then."""
     n = max(nd, 1)
@@ -566,10 +574,7 @@ def gen_gather(rng, pool):
 
 @op(4)
 def gen_scatter(rng, pool):
-    x = pick(rng, pool)
-    d = rdim(rng, x.nd, bad=0.02)
-    dd = d % max(x.nd, 1) if -max(x.nd, 1) <= d < max(x.nd, 1) else 0
-    n = x.shape[dd] if x.nd else 1
+    x, d, dd, n = pick_with_dim(rng, pool)
     ishape = tuple(rng.randrange(0, s + 1) for s in x.shape)
     kind = rng.choice(["scatter", "scatter_value", "scatter_add", "scatter_reduce", "scatter_reduce_old"])
     nrng = np.random.default_rng(frozen(rng))
@@ -612,10 +617,7 @@ def gen_scatter(rng, pool):
 
 @op(3)
 def gen_index_ops(rng, pool):
-    x = pick(rng, pool)
-    d = rdim(rng, x.nd, bad=0.02)
-    dd = d % max(x.nd, 1) if -max(x.nd, 1) <= d < max(x.nd, 1) else 0
-    n = x.shape[dd] if x.nd else 1
+    x, d, dd, n = pick_with_dim(rng, pool)
     kind = rng.choice(["index_add", "index_copy", "index_fill"])
     m = rng.randrange(0, n + 1) if n else rng.randrange(0, 2)
     idx = nonneg_index(rng, n, (m,), unique=kind == "index_copy")

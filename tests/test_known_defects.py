@@ -370,3 +370,18 @@ def test_logaddexp_grads_at_infinities(name, dtype):
     b = np.array([INF, -3.0, INF, 2.0, -INF, 1.0, 0.0, -INF], dtype)
     check_fd(getattr(torchish, name), np.array([0.5, -2.0, 3.0]), np.array([1.0, -2.5, -1.0]))
     check(lambda lib, x, y: getattr(lib, name)(x, y), [a, b])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# clamp keeps -0.0 at a zero bound and gives NaN for a NaN bound, as PyTorch's min(max(x, lo), hi)
+
+def test_clamp_signed_zero_and_nan_bounds():
+    def fn(lib):
+        x = lib.tensor(np.array([-0.0, 0.0, -1.0, NAN, 2.0], np.float32))
+        return [lib.clamp(x, min=0), lib.clamp(x, max=0), lib.clamp(x, min=-0.0), lib.clamp(x, min=0, max=1),
+                lib.clamp(x, min=lib.zeros(5)), lib.clamp(x, 3, 1), lib.clamp(x, min=float("nan")),
+                lib.clamp(x, max=lib.full((5,), float("nan"))), lib.clamp(x.double(), max=-0.0)]
+    ref, got = run_both(fn)
+    assert_same(ref, got)
+    for r, g in zip(ref, got):
+        np.testing.assert_array_equal(np.signbit(to_numpy(r)), np.signbit(to_numpy(g)))

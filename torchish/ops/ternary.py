@@ -25,10 +25,12 @@ _public = _Family(globals()).public
 
 
 def _clamp_fwd(x, lo, hi):
+    """PyTorch's ``min(max(x, lo), hi)`` as comparisons: -0.0 stays -0.0 at a 0 bound (XLA's max gives +0.0),
+    NaN inputs stay NaN and a NaN bound gives NaN."""
     if lo is not None:
-        x = jnp.maximum(x, lo)
+        x = jnp.where((x < lo) | jnp.isnan(lo), lo, x)
     if hi is not None:
-        x = jnp.minimum(x, hi)
+        x = jnp.where((x > hi) | jnp.isnan(hi), hi, x)
     return x
 
 

@@ -11,13 +11,12 @@ Inputs are deterministic numpy values; PyTorch's softmax kernels split work acro
 scalar paths round differently), so torch runs single-threaded here and shapes keep the inner size a multiple
 of the vector width (32).
 """
-import math
 
 import numpy as np
 import pytest
 
 import torchish
-from oracle import check_fd, needs_torch, torch
+from oracle import check_fd, needs_torch, run_both, torch
 
 HALF = ["float16", "bfloat16"]
 _LIN = np.linspace(-8, 8, 128).astype(np.float32)
@@ -251,3 +250,36 @@ def test_erfcx_gradient_follows_torchs_formula():
         T.special.erfcx(x).sum().backward()
         out.append(x.grad.numpy())
     np.testing.assert_allclose(out[1], out[0], rtol=1e-4, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("exponent", [2, 3, 4, 2.5, 0.5, -0.5, -1.5, -1, -2, -3, 7])
+def test_pow_scalar_exponent_half_bit_exact(dtype, exponent):
+    """PyTorch's pow(Tensor, Scalar) in half types: its bfloat16 cube is (x*x)*x and x**-2 is 1/(x*x), each step
+    rounded; the backward grad * (exponent * x.pow(exponent - 1)) rounds every op to the half type."""
+    base = np.linspace(-3, 3, 64).astype(np.float32)
+    if exponent != int(exponent):
+        base = np.abs(base) + 0.1
+    grad = np.linspace(0.5, 2, 64).astype(np.float32)
+
+    def fn(T):
+        t = T.tensor(base).to(getattr(T, dtype)).requires_grad_()
+        y = t ** exponent
+        y.backward(T.tensor(grad).to(getattr(T, dtype)))
+        return y.detach().float(), t.grad.float()
+    ref, got = run_both(fn)
+    for r, g in zip(ref, got):
+        np.testing.assert_array_equal(r.numpy(), g.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_pow_tensor_exponent_half_bit_exact(dtype):
+    def fn(T):
+        a = T.tensor(np.abs(np.linspace(-3, 3, 64)).astype(np.float32) + 0.1).to(getattr(T, dtype)).requires_grad_()
+        b = T.tensor(np.linspace(-2, 3, 64).astype(np.float32)).to(getattr(T, dtype)).requires_grad_()
+        y = a ** b
+        y.backward(T.ones(64, dtype=getattr(T, dtype)))
+        return y.detach().float(), a.grad.float(), b.grad.float()
+    ref, got = run_both(fn)
+    for r, g in zip(ref, got):
+        np.testing.assert_array_equal(r.numpy(), g.numpy())

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _precision
 from .._tensor import Tensor
 from .elementwise import (_BOOL, _COMPLEX, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
@@ -340,7 +340,22 @@ def _int_pow(a, e):
     return jax.lax.fori_loop(0, jnp.iinfo(a.dtype).bits, step, (jnp.ones_like(a), a, e))[0]
 
 
-def _pow_fwd(a, b):
+def _half_pow(a, b, dtype, scalar):
+    """``a ** b`` of float32 values widened from ``dtype`` (float16/bfloat16), rounded as PyTorch's kernel: once,
+    except that for a Python-number exponent its bfloat16 kernel computes ``b == 3`` as ``(a * a) * a`` and
+    ``b == -2`` as ``1 / (a * a)``, rounding each step."""
+    r = _precision.stepper(dtype)[1]
+    p = r(jnp.power(a, b))
+    if scalar and jnp.dtype(dtype) == jnp.bfloat16:
+        sq = r(a * a)
+        p = jnp.where(b == 3, r(sq * a), jnp.where(b == -2, r(1 / sq), p))
+    return p
+
+
+
+
+def _pow_fwd(a, b, scalar=False):
+    """``scalar``: the exponent is a Python number (PyTorch's ``pow(Tensor, Scalar)`` kernel)."""
     if a.dtype == jnp.bool_:  # bool tensor ** Python bool
         return a | ~b
     if jnp.issubdtype(a.dtype, jnp.integer):
@@ -348,19 +363,30 @@ def _pow_fwd(a, b):
         one = jnp.ones((), a.dtype)
         neg = jnp.where(a == 1, one, jnp.where(a == -1, jnp.where(b % 2 == 0, one, -one), jnp.zeros((), a.dtype)))
         return jnp.where(b < 0, neg, r)
+    if a.dtype in _precision.LOW:
+        return _half_pow(a.astype(jnp.float32), jnp.asarray(b).astype(jnp.float32), a.dtype, scalar).astype(a.dtype)
     return jnp.power(a, b)
 
 
-def _pow_vjp(g, a, b, out):
+def _pow_vjp(g, a, b, out, scalar=False):
     if jnp.iscomplexobj(out):  # PyTorch's formulas read the conjugated derivatives
         return g * jnp.conj(b * jnp.power(a, b - 1)), g * jnp.conj(out * jnp.log(a))
     zero = jnp.zeros((), g.dtype)
+    if g.dtype in _precision.LOW:  # PyTorch's formulas one op at a time, each result stored in the half type
+        wide, r = _precision.stepper(g.dtype)
+        aw, bw, gw = wide(a), wide(jnp.asarray(b)), wide(g)
+        # (a tensor exponent's ``exponent - 1`` is a tensor of the half type too)
+        ga = r(gw * r(bw * _half_pow(aw, bw - 1 if scalar else r(bw - 1), g.dtype, scalar)))
+        gb = r(gw * r(wide(out) * r(jnp.log(aw))))  # grad * (result * self.log())
+        return (jnp.where(b == 0, zero, ga.astype(g.dtype)),
+                jnp.where((a == 0) & (b >= 0), zero, gb.astype(g.dtype)))
     ga = jnp.where(b == 0, zero, g * b * jnp.power(a, b - 1))
     gb = jnp.where((a == 0) & (b >= 0), zero, g * out * jnp.log(a))
     return ga, gb
 
 
-_POW_SCALAR = defop("pow", _pow_fwd, vjp=_pow_vjp, promote="same", grad_name="PowBackward0")
+_POW_SCALAR = defop("pow", partial(_pow_fwd, scalar=True), vjp=partial(_pow_vjp, scalar=True), promote="same",
+                    grad_name="PowBackward0")
 _POW_TENSOR = defop("pow_tensor", _pow_fwd, vjp=_pow_vjp, promote="same", grad_name="PowBackward1")
 _POW_BASE = defop("pow_scalar_base", _pow_fwd, vjp=_pow_vjp, promote="same", grad_name="PowBackward2")
 

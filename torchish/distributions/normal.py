@@ -132,19 +132,22 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
-    """``|X|`` for ``X ~ Normal(0, scale)``."""
+class Half(TransformedDistribution):
+    """``|X|`` for ``X ~ base(0, scale)`` of a distribution symmetric about 0 (``base``: its class): what
+    ``HalfNormal`` and ``HalfCauchy`` share — the density and cdf doubled on ``[0, inf)``, the icdf folded."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    base = None
 
     def __init__(self, scale, validate_args=None):
-        base_dist = Normal(0, scale, validate_args=False)
+        base_dist = self.base(0, scale, validate_args=False)
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
+        cls = next(c for c in type(self).__mro__ if "base" in vars(c))  # HalfNormal / HalfCauchy, as PyTorch's
+        new = self._get_checked_instance(cls, _instance)
         return super().expand(batch_shape, _instance=new)
 
     @property
@@ -152,16 +155,8 @@ class HalfNormal(TransformedDistribution):
         return self.base_dist.scale
 
     @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self):
         return torchish.zeros_like(self.scale)
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -179,3 +174,17 @@ class HalfNormal(TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(Half):
+    """``|X|`` for ``X ~ Normal(0, scale)``."""
+
+    base = Normal
+
+    @property
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)

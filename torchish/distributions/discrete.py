@@ -40,6 +40,18 @@ class _ProbsOrLogits(Distribution):
         self._param = self.probs if probs is not None else self.logits
         return Size() if isinstance(given, Number) else self._param.size()
 
+    def _set_count_param(self, total_count, probs, logits):
+        """``total_count`` broadcast with ``probs`` (or ``logits``) and of its dtype (Binomial, NegativeBinomial);
+        returns the batch shape."""
+        _one_of(probs, logits)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+        self._param = self.probs if probs is not None else self.logits
+        self.total_count = self.total_count.type_as(self._param)
+        return self._param.size()
+
     def _expand_param(self, new, batch_shape):
         if "probs" in self.__dict__:
             new.probs = self.probs.expand(batch_shape)
@@ -245,15 +257,7 @@ class Binomial(_ProbsOrLogits):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        super().__init__(self._set_count_param(total_count, probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Binomial, _instance)

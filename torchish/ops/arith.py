@@ -371,17 +371,17 @@ def _pow_fwd(a, b, scalar=False):
 def _pow_vjp(g, a, b, out, scalar=False):
     if jnp.iscomplexobj(out):  # PyTorch's formulas read the conjugated derivatives
         return g * jnp.conj(b * jnp.power(a, b - 1)), g * jnp.conj(out * jnp.log(a))
-    zero = jnp.zeros((), g.dtype)
     if g.dtype in _precision.LOW:  # PyTorch's formulas one op at a time, each result stored in the half type
         wide, r = _precision.stepper(g.dtype)
         aw, bw, gw = wide(a), wide(jnp.asarray(b)), wide(g)
         # (a tensor exponent's ``exponent - 1`` is a tensor of the half type too)
-        ga = r(gw * r(bw * _half_pow(aw, bw - 1 if scalar else r(bw - 1), g.dtype, scalar)))
-        gb = r(gw * r(wide(out) * r(jnp.log(aw))))  # grad * (result * self.log())
-        return (jnp.where(b == 0, zero, ga.astype(g.dtype)),
-                jnp.where((a == 0) & (b >= 0), zero, gb.astype(g.dtype)))
-    ga = jnp.where(b == 0, zero, g * b * jnp.power(a, b - 1))
-    gb = jnp.where((a == 0) & (b >= 0), zero, g * out * jnp.log(a))
+        ga = r(gw * r(bw * _half_pow(aw, bw - 1 if scalar else r(bw - 1), g.dtype, scalar))).astype(g.dtype)
+        gb = r(gw * r(wide(out) * r(jnp.log(aw)))).astype(g.dtype)  # grad * (result * self.log())
+    else:
+        ga, gb = g * b * jnp.power(a, b - 1), g * out * jnp.log(a)
+    zero = jnp.zeros((), g.dtype)
+    ga = jnp.where(b == 0, zero, ga)
+    gb = jnp.where((a == 0) & (b >= 0), zero, gb)
     return ga, gb
 
 

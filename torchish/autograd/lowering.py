@@ -127,7 +127,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
 
 def _build(schedule, index, root_edges, targets, accumulate):
     """The jitted ``(vals, outs, root_grads, prev_leaf_grads) -> (leaf grads, captured grads)``."""
-    from ..ops.opnode import _bwd_fn
+    from ..ops.opnode import _bwd_fn, live_inputs
     steps = []
     leaf_nodes = []
     captures = []  # (node index, output_nr, input index) for autograd.grad
@@ -144,7 +144,7 @@ def _build(schedule, index, root_edges, targets, accumulate):
         op_pos[i] = len(op_pos)
         edges = tuple((index[id(e[0])], e[1]) if e is not None and id(e[0]) in index else None
                       for e in node.next_edges)
-        steps.append(("op", i, _bwd_fn(node.op, node.static, node.cdt, node.mask), node.mask, edges))
+        steps.append(("op", i, _bwd_fn(node.op, node.static, node.cdt, node.mask), node.mask, edges, node.op))
     metas = [n.out_meta for n in schedule]
     roots = [(index.get(id(n)), nr) for n, nr in root_edges]
 
@@ -174,17 +174,18 @@ def _build(schedule, index, root_edges, targets, accumulate):
                 if g is not None:
                     leaf_out[k] = g if prev[k] is None else prev[k] + g
                 continue
-            _, i, bwd, mask, edges = st
+            _, i, bwd, mask, edges, op = st
             gs = bufs.pop(i, None)
             seen[i] = gs
             if gs is None or all(g is None for g in gs):
                 continue
             p = op_pos[i]
             res = iter(bwd(tuple(vals[p]), tuple(outs[p]) if outs[p] is not None else None, tuple(gs)))
-            for m, e in zip(mask, edges):
+            live = live_inputs(op, gs)
+            for k, (m, e) in enumerate(zip(mask, edges)):
                 if m:
                     g = next(res)
-                    if e is not None:
+                    if e is not None and (live is None or k in live):
                         add(bufs, e[0], e[1], g)
         captured = []
         for i, nr, _ in captures:

@@ -199,8 +199,7 @@ class OpNode(Node):
                     res = _meta.eval_meta(k, (vals, outs, gvals))
                 else:
                     res = k(vals, outs, gvals)
-            it = iter(res)
-            return [wrap(next(it)) if m else None for m in self.mask]
+            return _per_input(res, self.mask, live_inputs(op, grads), wrap)
         bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))
         vals, outs = self.saved_values()
         prim = [_rebuild(v, e) for v, e in zip(vals, self.next_edges)]
@@ -210,8 +209,18 @@ class OpNode(Node):
         args = drop_unused(bop, tuple(prim) + tuple(outs) + tuple(gs))
         res = _registry.apply(bop, args)
         res = detach_independent(bop, args, res if isinstance(res, tuple) else (res,))
-        it = iter(res)
-        return [next(it) if m else None for m in self.mask]
+        return _per_input(res, self.mask, live_inputs(op, grads), lambda g: g)
+
+
+def _per_input(res, mask, live, wrap):
+    """The gradient results of the masked inputs spread over all inputs (None elsewhere and where ``live``, when
+    given, excludes the input)."""
+    it = iter(res)
+    out = []
+    for i, m in enumerate(mask):
+        g = next(it) if m else None
+        out.append(wrap(g) if m and (live is None or i in live) else None)
+    return out
 
 
 def _rebuild(val, edge):
@@ -386,18 +395,49 @@ def _analyse(op, args):
         for j in range(len(lv)):
             owner[id(jaxpr.invars[k + j])] = i
         k += len(lv)
-    dep = {key: frozenset((i,)) for key, i in owner.items()}
-    for e in jaxpr.eqns:  # forward: an equation's outputs depend on everything its inputs depend on
-        d = frozenset().union(*(dep.get(id(v), frozenset()) for v in e.invars))
-        for v in e.outvars:
-            dep[id(v)] = d
-    deps = tuple(dep.get(id(v), frozenset()) for v in jaxpr.outvars)
+    deps = tuple(_flow(jaxpr, [frozenset((owner[id(v)],)) for v in jaxpr.invars],
+                       op.name.removesuffix("_backward") in _READS_INPUT))
     read = {id(v) for v in jaxpr.outvars}
     for e in reversed(jaxpr.eqns):  # dead-code elimination: only what the outputs need
         if e.effects or any(id(v) in read for v in e.outvars):
             read |= {id(v) for v in e.invars}
     used = tuple(any(owner.get(id(v)) == i for v in jaxpr.invars if id(v) in read) for i in range(len(args)))
     return used, deps
+
+
+# primitives whose one sub-program runs once on their operands (their outputs' dependencies are the sub-program's;
+# loops are not: a carry feeds itself)
+_CALLS = frozenset(("pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call",
+                    "custom_vjp_call_jaxpr", "checkpoint", "remat"))
+_NONE = frozenset()
+
+
+# Ops whose gradient PyTorch computes with a backward function of the input itself (``threshold_backward(grad,
+# self, 0)``, ``grad * self.sgn()``, ``adaptive_max_pool2d_backward(grad, self, indices)``): that gradient, recorded
+# with create_graph=True, requires grad through the input even though it is piecewise constant in it. Elsewhere a
+# dependency through a mask (clamp, where, minimum, max, sort, indexing) is none, as PyTorch's formulas.
+_READS_INPUT = frozenset(("relu", "abs", "hardtanh", "leaky_relu", "threshold", "hardshrink", "softshrink",
+                          "hardsigmoid", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "l1_loss"))
+
+
+def _flow(jaxpr, ins, discrete=False):
+    """The input positions each output of ``jaxpr`` depends on differentiably, given those of its inputs: an
+    equation's outputs depend on what its inputs depend on, except integer and bool values (masks, comparisons,
+    indices), which carry no gradient (unless ``discrete``)."""
+    dep = {id(v): d for v, d in zip(jaxpr.invars, ins)}
+    for e in jaxpr.eqns:
+        ins_e = [dep.get(id(v), _NONE) for v in e.invars]
+        sub = None
+        if e.primitive.name in _CALLS:
+            sub = next((e.params[k] for k in ("jaxpr", "call_jaxpr", "fun_jaxpr") if k in e.params), None)
+            sub = getattr(sub, "jaxpr", sub)  # a ClosedJaxpr's program
+        if sub is not None and len(sub.invars) == len(e.invars) and len(sub.outvars) == len(e.outvars):
+            outs = _flow(sub, ins_e, discrete)
+        else:
+            outs = [_NONE.union(*ins_e)] * len(e.outvars)
+        for v, d in zip(e.outvars, outs):
+            dep[id(v)] = d if discrete or jnp.issubdtype(v.aval.dtype, jnp.inexact) else _NONE
+    return [dep.get(id(v), _NONE) for v in jaxpr.outvars]
 
 
 def drop_unused(op, args):
@@ -431,6 +471,17 @@ def detach_independent(op, args, outs):
         if o._grad_fn is not None and not any(rg[i] for i in d):
             o._rg, o._grad_fn, o._out_nr = False, None, 0
     return outs
+
+
+def live_inputs(op, grads):
+    """The inputs of ``op`` a gradient can reach when only some of its outputs got one (a gradient recorded with
+    create_graph=True is one output of its backward op, the other inputs' gradients its siblings): the inputs
+    those outputs depend on, or None for all. PyTorch's derivative formulas are separate functions, so an input
+    that no differentiated output depends on has no edge there, and its ``.grad`` stays None rather than zero."""
+    got = _USED.get(op)
+    if got is None or got[1] is None or len(got[1]) != len(grads) or all(g is not None for g in grads):
+        return None
+    return frozenset().union(*(d for d, g in zip(got[1], grads) if g is not None))
 
 
 def backward_op(op, static, cdt, mask, n_out):

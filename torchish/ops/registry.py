@@ -13,6 +13,8 @@ gradients work to any order.
 """
 from __future__ import annotations
 
+import re
+
 import weakref
 
 import jax
@@ -86,7 +88,10 @@ OPS: dict = {}
 
 
 def _default_grad_name(name):
-    return "".join(p.capitalize() for p in name.strip("_").split("_")) + "Backward0"
+    """PyTorch's generated node name: the op's words capitalised, and a letter after a digit too (``log1p`` ->
+    ``Log1PBackward0``, ``special_i0e`` -> ``SpecialI0EBackward0``)."""
+    camel = "".join(p.capitalize() for p in name.strip("_").split("_"))
+    return re.sub(r"(?<=\d)[a-z]", lambda m: m.group(0).upper(), camel) + "Backward0"
 
 
 def defop(name, fwd, **kw) -> OpDef:

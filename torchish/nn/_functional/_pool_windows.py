@@ -7,6 +7,8 @@ maximum of each window (a NaN wins: the last one, as PyTorch scans).
 """
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -72,7 +74,7 @@ def _window_max_fwd(x, *, nd, geometry, adaptive):
         per_dim = [_pool_positions(n, *g) for n, g in zip(in_sizes, geometry)]
     table, valid, outs = _window_table(per_dim, in_sizes)
     lead = x.shape[:-nd]
-    xf = x.reshape(lead + (-1,))
+    xf = x.reshape(lead + (math.prod(in_sizes),))                     # (not -1: a zero-size batch is allowed)
     xf = jnp.concatenate([xf, jnp.full(lead + (1,), _lowest(x.dtype), x.dtype)], axis=-1)
     win = xf[..., table]                                             # (*lead, O, K)
     val, k = window_max(win, valid)

@@ -94,7 +94,7 @@ def _seq_arg(value, nd, name):
     return t
 
 
-def _check_common(fname, input, weight, bias, nd, stride, dilation, groups):
+def _check_common(fname, input, weight, bias, nd, stride, dilation, groups, transposed=False):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fname}, but got input "
                            f"of size: {list(input.shape)}")
@@ -102,18 +102,35 @@ def _check_common(fname, input, weight, bias, nd, stride, dilation, groups):
         wd = max(weight.ndim - 2, 0)
         raise RuntimeError(f"expected stride to be a single integer value or a list of {wd} values to match the "
                            f"convolution dimensions, but got stride={list(ntuple(stride, nd))}")
-    if input.dtype != weight.dtype:
+    # PyTorch compares the bias with the input (transposed convolutions add any bias in the output's dtype), and
+    # the weight only in the kernel, which an empty input never reaches: its result is then of the input's dtype
+    if not transposed and bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_c_type(input.dtype)}) and bias type ({_c_type(bias.dtype)}) should be "
+                           "the same")
+    if input.dtype != weight.dtype and input.numel():
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
                            f"{_dtype.scalar_type_name(weight.dtype)}")
-    if bias is not None and bias.dtype != weight.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(weight.dtype)} but found "
-                           f"{_dtype.scalar_type_name(bias.dtype)}")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
         raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
+
+
+def _c_type(dtype):
+    return {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(
+                str(dtype).split(".")[-1], str(dtype).split(".")[-1].replace("float64", "double").replace(
+                    "float32", "float"))
+
+
+def _as_input_dtype(input, weight, bias):
+    """The weight and bias in the input's dtype (only reached past the checks for an empty input, and a
+    transposed convolution's bias)."""
+    weight = weight if weight.dtype == input.dtype else weight.to(input.dtype)
+    bias = bias if bias is None or bias.dtype == input.dtype else bias.to(input.dtype)
+    return weight, bias
 
 
 def _spatial(input, nd):
@@ -135,6 +152,7 @@ def convolution(fname, input, weight, bias, stride, padding, dilation, groups, n
     dilation = _seq_arg(dilation, nd, "dilation")
     groups = int(groups)
     _check_common(fname, input, weight, bias, nd, stride, dilation, groups)
+    weight, bias = _as_input_dtype(input, weight, bias)
     kernel = tuple(weight.shape[2:])
     if isinstance(padding, str):
         if padding == "valid":
@@ -199,7 +217,8 @@ def conv_transposed(fname, input, weight, bias, stride, padding, output_padding,
     padding = _seq_arg(padding, nd, "padding")
     output_padding = _seq_arg(output_padding, nd, "output_padding")
     groups = int(groups)
-    _check_common(fname, input, weight, bias, nd, stride, dilation, groups)
+    _check_common(fname, input, weight, bias, nd, stride, dilation, groups, transposed=True)
+    weight, bias = _as_input_dtype(input, weight, bias)
     if any(v < 0 for v in padding):
         raise RuntimeError("negative padding is not supported")
     if any(v < 0 for v in output_padding):

@@ -82,8 +82,11 @@ def _ctc_vjp(g, lp, targets, il, tl, out, *, blank, reduction, zero_infinity):
     (glp,) = pull_nll(gn)
     valid = (jnp.arange(lp.shape[0])[:, None] < il[None, :])[:, :, None]    # (T, N, 1)
     glp = glp + jnp.where(valid, jnp.exp(lp) * gn[None, :, None], jnp.zeros((), lp.dtype))
+    infinite = (nll == jnp.inf)[None, :, None]
     if zero_infinity:
-        glp = jnp.where((nll == jnp.inf)[None, :, None], jnp.zeros((), lp.dtype), glp)
+        glp = jnp.where(infinite, jnp.zeros((), lp.dtype), glp)
+    else:  # PyTorch's ``exp(log_alpha + log_beta + nll - lp)`` is exp(-inf + inf): NaN on the valid steps
+        glp = jnp.where(infinite & valid, jnp.full((), jnp.nan, lp.dtype), glp)
     return glp, None, None, None
 
 

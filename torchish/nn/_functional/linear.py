@@ -106,6 +106,10 @@ def bilinear(input1, input2, weight, bias=None):
     need_tensor("bilinear", input2, "input2", 2)
     need_tensor("bilinear", weight, "weight", 3)
     need_tensor("bilinear", bias, "bias", 4, optional=True)
+    named = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
+    if len({t.dtype for _, t in named}) > 1:  # PyTorch checks the dtypes before any shape
+        got = ", ".join(f"{n}: {str(t.dtype).split('.')[-1]}" for n, t in named)
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
     if not isinstance(weight, Tensor) or weight.ndim != 3:
         raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim}")
     if input1.ndim != input2.ndim:

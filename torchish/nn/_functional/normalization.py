@@ -409,6 +409,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     c = input.shape[1]
+    per_group = [input.shape[0] * c // num_groups, num_groups] + list(input.shape[2:])  # PyTorch's wrapper's check
+    if math.prod(per_group[:1] + per_group[2:]) == 1:  # (in every mode, and ``//`` by 0 raises ZeroDivisionError)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {per_group}")
     if num_groups <= 0 or c % num_groups != 0:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")

@@ -47,7 +47,17 @@ def _check_input(input, nd, name):
         raise RuntimeError(_dims_msg(nd, name).format(shape=list(input.shape)))
 
 
+def _need_ints(name, **args):
+    """PyTorch's argument parser: each window argument (positions 2 on) is an int or a sequence of ints."""
+    for pos, (arg, v) in enumerate(args.items(), 2):
+        for e in (v if isinstance(v, (list, tuple)) else [v]):
+            if e is not None and not hasattr(e, "__index__"):
+                raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be tuple of ints, not "
+                                f"{type(e).__name__}")
+
+
 def _pool_geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode):
+    _need_ints(name, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
     kernel = ntuple(kernel_size, nd)
     if len(kernel) == 1 and nd > 1:
         kernel = kernel * nd
@@ -234,14 +244,28 @@ def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """``(sum over the window of x**p) ** (1/p)`` (PyTorch's formula: average times window size)."""
-    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+    out = _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+    if isinstance(kernel_size, (list, tuple)):  # PyTorch's wrapper multiplies by kernel_size itself
+        raise TypeError(f"mul(): argument 'other' (position 1) must be Tensor, not {type(kernel_size).__name__}")
+    return out
+
+
+def _unpack_kernel(kernel_size, nd):
+    """PyTorch's wrapper unpacks ``_pair``/``_triple(kernel_size)`` first: a sequence of another length is a
+    ValueError."""
+    if isinstance(kernel_size, (list, tuple)) and len(kernel_size) != nd:
+        more = len(kernel_size) > nd
+        raise ValueError(f"too many values to unpack (expected {nd})" if more else
+                         f"not enough values to unpack (expected {nd}, got {len(kernel_size)})")
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """2-D power-average pooling."""
+    _unpack_kernel(kernel_size, 2)
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """3-D power-average pooling."""
+    _unpack_kernel(kernel_size, 3)
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)

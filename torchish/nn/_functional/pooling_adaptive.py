@@ -45,7 +45,21 @@ _GLOBAL_AVG = {nd: defop(f"adaptive_avg_pool{nd}d_global", _adaptive_avg_fwd, li
                          grad_name="SqueezeBackward1" if nd == 1 else "MeanBackward1") for nd in (1, 2, 3)}
 
 
+def _need_output_ints(name, nd, output_size):
+    """PyTorch's argument parser: ``output_size`` is an int or ints; None entries (the input's size) only past
+    the 2-D and 3-D wrappers, which take ``len(output_size)`` (so None itself is a TypeError there too)."""
+    if output_size is None and nd > 1:
+        raise TypeError("object of type 'NoneType' has no len()")
+    seq = isinstance(output_size, (list, tuple))
+    for pos, e in enumerate(output_size if seq else [output_size]):
+        if (e is None and nd == 1) or (e is not None and not hasattr(e, "__index__")):
+            found = f"but found element of type {type(e).__name__} at pos {pos}" if seq else \
+                f"not {type(e).__name__}"
+            raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, {found}")
+
+
 def _adaptive_sizes(input, nd, output_size, name, avg):
+    _need_output_ints(name, nd, output_size)
     if nd == 1 and input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            f"'self' (while checking arguments for {name})")
@@ -139,7 +153,8 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
 
 def _unpool_fwd(x, idx, *, nd, outs):
     lead = x.shape[:-nd]
-    xf, jf = x.reshape((-1, math.prod(x.shape[-nd:]))), idx.reshape((-1, math.prod(x.shape[-nd:])))
+    rows = math.prod(lead)                                           # (not -1: a zero-size batch is allowed)
+    xf, jf = x.reshape((rows, math.prod(x.shape[-nd:]))), idx.reshape((rows, math.prod(x.shape[-nd:])))
     out = jnp.zeros((xf.shape[0], math.prod(outs)), x.dtype)
     out = out.at[jnp.arange(xf.shape[0])[:, None], jf].set(xf, mode="drop")
     return out.reshape(lead + outs)
@@ -147,8 +162,9 @@ def _unpool_fwd(x, idx, *, nd, outs):
 
 def _unpool_vjp(g, x, idx, *, out, nd, outs):
     """Each input element receives the gradient at its index, also when indices repeat (overlapping windows)."""
-    gf = g.reshape((-1, math.prod(outs)))
-    jf = idx.reshape((gf.shape[0], -1))
+    rows = math.prod(x.shape[:-nd])
+    gf = g.reshape((rows, math.prod(outs)))
+    jf = idx.reshape((rows, math.prod(x.shape[-nd:])))
     return jnp.take_along_axis(gf, jf, axis=1).reshape(x.shape), None
 
 

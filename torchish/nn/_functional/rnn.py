@@ -183,6 +183,7 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     """
     num_dirs = 2 if bidirectional else 1
     h0, c0 = (hx if hx is not None else (None, None)) if mode == "lstm" else (hx, None)
+    check_matmul_dtypes(weights[0], input, h0, c0)
     lengths = unpack_idx = pack_idx = None
     if batch_sizes is not None:
         lens, unpack, pack = packed_indices(tuple(int(b) for b in batch_sizes))
@@ -202,6 +203,15 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
                  num_layers=int(num_layers), num_dirs=num_dirs, has_bias=bool(has_bias), has_proj=proj_size > 0,
                  batch_first=bool(batch_first) and batch_sizes is None, hidden_size=int(hidden_size),
                  out_size=int(out_size))
+
+
+def check_matmul_dtypes(weight, *operands):
+    """The operands of the recurrent matmuls share the weights' dtype (PyTorch's addmm check, a RuntimeError)."""
+    from ... import _dtype
+    for t in operands:
+        if t is not None and t.dtype != weight.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_dtype.scalar_type_name(t.dtype)} "
+                               f"and {_dtype.scalar_type_name(weight.dtype)}")
 
 
 def _check_cell(input, hx, w_ih, w_hh, label):
@@ -227,4 +237,6 @@ def rnn_cell(mode, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     else:
         h, c = hx, None
         _check_cell(input, h, w_ih, w_hh, "0")
+    check_matmul_dtypes(w_ih, input)  # (the cell state ``c`` only meets elementwise ops: any float dtype)
+    check_matmul_dtypes(w_hh, h)
     return apply(_CELL_OPS[mode], (input, h, c, w_ih, w_hh, b_ih, b_hh), mode=mode)

@@ -248,7 +248,8 @@ class _LPPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return P._lp_pool(self._nd, input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        lp_pool = getattr(P, f"lp_pool{self._nd}d")  # (their checks: PyTorch's modules call them)
+        return lp_pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self):
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "

@@ -12,7 +12,7 @@ import warnings
 from ...ops.creation import empty
 from ...ops.gather import index_select
 from .. import init
-from .._functional.rnn import rnn_cell, rnn_stack
+from .._functional.rnn import check_matmul_dtypes, rnn_cell, rnn_stack
 from ..module import Module
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _host_ints
@@ -307,6 +307,8 @@ class LSTM(RNNBase):
 
         orig = input
         input, hx, batch_sizes, sorted_indices, unsorted_indices, is_batched = self._unpack_input(input, hx, dims)
+        if batch_sizes is not None:  # PyTorch's LSTM leaves packed input to the op, whose dtype check comes first
+            check_matmul_dtypes(self._flat_weights[0], input, *(hx or ()))
         if hx is not None:
             self.check_forward_args(input, hx, batch_sizes)
         else:

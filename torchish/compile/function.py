@@ -37,7 +37,7 @@ from ..autograd.graph import STRUCT_EPOCH
 from ..ops import lazy, tracing
 from ..amp import _state as _autocast
 from .backward import _link_outputs
-from .errors import GraphBreakError, _DeviceChanged
+from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe, _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _flags, _write_back)
 from .side_effects import _leaked, _replayable, _store, _with_leaks
@@ -205,6 +205,9 @@ class CompiledFunction:
                                   RuntimeWarning, stacklevel=2)
             try:
                 self._trace(entry, args, kwargs, leaves, key[0])
+            except _NeedsRecord:  # the call creates state (see errors._NeedsRecord): it runs eagerly, recorded
+                entry.executable = entry.lowered = None
+                return self._record(entry, args, kwargs, leaves)
             except GraphBreakError as e:
                 if self.fullgraph:
                     raise
@@ -418,8 +421,10 @@ class CompiledFunction:
                 missing = [t for t in rec.missing.values()]
                 # writes to known state are fine; writes to concrete pre-existing tensors outside it are missing
                 state_ids = {id(t) for t in state}
+                # (by the value it had when first written, which the recorder kept: it holds a tracer now, as an
+                # optimizer's state loaded from a checkpoint into a fresh optimizer does after its update)
                 for t in rec.writes.values():
-                    if id(t) not in state_ids and not isinstance(t._d, jax.core.Tracer):
+                    if id(t) not in state_ids and (id(t) in rec.originals or not isinstance(t._d, jax.core.Tracer)):
                         missing.append(t)
                 for m in rec.modules.values():
                     modules_seen[id(m)] = m

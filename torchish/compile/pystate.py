@@ -8,10 +8,14 @@ the effect happens once, and later calls run eagerly (see ``function.CompiledFun
 
 Each item is ``(kind, holder, key)``: ``"d"`` an entry of a ``__dict__`` or of a module's globals, ``"m"`` an
 entry of an ``nn.Module``'s ``__dict__`` (set through ``Module.__setattr__``, which counts changes), ``"c"`` a
-closure cell, ``"s"`` a small list/dict/set of Python values (compared as a snapshot).
+closure cell, ``"s"`` a small list/dict/set of Python values (compared as a snapshot), ``"o"`` and ``"oc"`` an
+object (an optimizer, a module, a config object: not a number, a Tensor or a function) in a ``__dict__`` or a
+closure cell, guarded by identity as PyTorch's compiler guards it (``self.opt = Adam(...)`` between calls makes the
+program stale: it steps the old optimizer's state).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import types
@@ -41,11 +45,26 @@ def _entry(x):
     return x if type(x) in _SCALARS else _Obj((id(x),))
 
 
+def _by_identity(v):
+    """Whether ``v`` is guarded by identity: an object that owns the state a program was traced with — an
+    optimizer, a module, a scheduler, or an object holding one of them (a trainer with ``self.opt``). Not plain
+    values, containers (a global ``batch`` tuple rebound every step), Tensors (found by the recorder) or objects
+    without such state (a config object: its attributes are guarded by value)."""
+    return _owns_state(v) or (hasattr(v, "__dict__") and _user_class(type(v)) and not isinstance(v, type)
+                              and any(_owns_state(x) for x in vars(v).values()))
+
+
+def _owns_state(v):
+    from ..optim.lr_scheduler import LRScheduler
+    from ..optim.optimizer import Optimizer
+    return isinstance(v, (Optimizer, Module, LRScheduler))
+
+
 def value(item):
     kind, holder, key = item
-    if kind == "d" or kind == "m":
+    if kind in ("d", "m", "o"):
         return holder.get(key, _MISSING)
-    if kind == "c":
+    if kind in ("c", "oc"):
         try:
             return holder.cell_contents
         except ValueError:
@@ -61,12 +80,12 @@ def _restore(item, v):
     kind, holder, key = item
     if kind == "m":
         ATTR_EPOCH[0] += 1
-    if kind == "d" or kind == "m":
+    if kind in ("d", "m", "o"):
         if v is _MISSING:
             holder.pop(key, None)
         else:
             holder[key] = v
-    elif kind == "c":
+    elif kind in ("c", "oc"):
         if v is not _MISSING:
             holder.cell_contents = v
     elif type(holder) is dict:
@@ -111,6 +130,8 @@ class PyState:
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, Module):  # a compiled module: its _call_impl, whose user code is forward
             fn = owner
+        elif owner is not None and _user_class(type(owner)):  # a method: its object's attributes are watched
+            self.classes.add(type(owner))
         if isinstance(fn, Module):
             fn = type(fn).forward
         fn = getattr(fn, "__func__", fn)
@@ -142,6 +163,8 @@ class PyState:
                 self._discover(v, depth + 1, seen)
         elif _user_class(type(v)):
             self.classes.add(type(v))
+        if _by_identity(v) and not _small_container(v):  # (a global `opt` rebound to a new optimizer)
+            self.static.append(("o" if item[0] == "d" else "oc",) + item[1:])
 
     # -- watching ------------------------------------------------------------------------------------------------
     def touch(self, item, v):
@@ -177,8 +200,13 @@ class PyState:
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:
                         touch(("m" if isinstance(obj, Module) else "d", d, name), v)
-            elif t not in watched and _user_class(t):
-                watch(t)
+            else:
+                if t not in watched and _user_class(t):
+                    watch(t)
+                if not issubclass(type(obj), Module) and _by_identity(v):  # (type: isinstance reads __class__)  # (self.opt rebound to a new optimizer)
+                    d = object.__getattribute__(obj, "__dict__")
+                    if d.get(name, _MISSING) is v:
+                        touch(("o", d, name), v)
             return v
 
         def setattr_(obj, name, v):
@@ -216,7 +244,7 @@ class PyState:
         pairs, changed = [], False
         for it, v in self.before.values():
             now = value(it)
-            if _same(now, v):
+            if _same_item(it, now, v):
                 pairs.append((it, v))
             elif it[0] == "s" and type(it[1]) is dict and (
                     any(type(x) is _Obj for k, x in v) or any(type(x) is _Obj for k, x in now)):
@@ -229,6 +257,10 @@ class PyState:
 
 def _same(a, b):
     return a is b or (type(a) is type(b) and a == b)
+
+
+def _same_item(it, a, b):
+    return a is b if it[0] in ("o", "oc") else _same(a, b)
 
 
 class Guard:
@@ -269,7 +301,7 @@ class Guard:
         if self.other and not self._groups_hold(self.other):
             return False
         for it, v in self.slow:
-            if not _same(value(it), v):
+            if not _same_item(it, value(it), v):
                 return False
         return True
 

@@ -161,6 +161,16 @@ def static(container, key):
     return value
 
 
+def creating_state():
+    """Called where a library object is about to create state lazily (an optimizer's per-parameter state): inside
+    a trace this interrupts it, and ``torchish.compile`` runs the call eagerly under a recorder instead (see
+    ``errors._NeedsRecord``), so the new state starts from concrete values."""
+    rec = STATE.recorder
+    if rec is not None and rec.mode == "trace":
+        from .errors import _NeedsRecord
+        raise _NeedsRecord()
+
+
 def note_backward():
     rec = STATE.recorder
     if rec is not None:

@@ -17,7 +17,7 @@ from collections import OrderedDict, defaultdict
 
 from .._dtype import float32
 from .._tensor import Tensor
-from ..autograd.graph import RemovableHandle
+from ..autograd.graph import STRUCT_EPOCH, RemovableHandle
 
 
 def _register(hooks, hook, prepend):
@@ -107,6 +107,7 @@ class StateDictMixin:
                 s["param_names"] = g["param_names"]
             new_groups.append(s)
         self.__setstate__({"state": state, "param_groups": new_groups})
+        STRUCT_EPOCH[0] += 1  # new group dicts: a compiled step reading the old ones' hyper-parameters is stale
         self._after_load()
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)

@@ -31,7 +31,7 @@ from .._tensor import Tensor, set_values
 from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import STRUCT_EPOCH
-from ..compile.recorder import note_optimizer, scalar, static as static_flag
+from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag
 from ..ops import lazy, tracing
 from ._state_dict import StateDictMixin
 
@@ -411,6 +411,7 @@ class Optimizer(StateDictMixin):
         """Create the state of a parameter about to be updated for the first time."""
         st = self.state[p]
         if not st:
+            creating_state()
             st.update(self._init_state(p, group))
 
     def _state_keys(self, group):

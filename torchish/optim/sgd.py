@@ -5,6 +5,9 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .optimizer import Optimizer, check_fused, check_lr, required, signed, zeros_like_param
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..compile.recorder import creating_state, scalar, static as static_flag
 
 
 class SGD(Optimizer):
@@ -46,6 +49,7 @@ class SGD(Optimizer):
         if group["momentum"] != 0:
             st = self.state[p]
             if st.get("momentum_buffer") is None:
+                creating_state()
                 st["momentum_buffer"] = zeros_like_param(p)
                 self._fresh.add(id(p))
 
@@ -55,6 +59,17 @@ class SGD(Optimizer):
             super()._step_group(group)
         finally:
             self._fresh = set()
+        if group["foreach"] and group["nesterov"] and group["momentum"] != 0 and not static_flag(group, "maximize") \
+                and static_flag(group, "weight_decay") == 0:
+            # PyTorch's foreach implementation adds the momentum term into the gradients in place here (its
+            # `_foreach_add_(device_grads, bufs, alpha=momentum)`, when no maximize or weight decay made a copy of
+            # them first): p.grad after step() is the Nesterov direction
+            m = scalar(group, "momentum")  # (a traced value under torchish.compile: a scheduler may cycle it)
+            with no_grad():
+                for p in group["params"]:
+                    if p.grad is not None:
+                        buf = self.state[p]["momentum_buffer"]
+                        p.grad.add_(buf * Tensor._make(jnp.asarray(m, buf._v.dtype)))
 
     def _hyper_values(self, group, params):
         hp = super()._hyper_values(group, params)

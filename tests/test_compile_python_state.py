@@ -566,3 +566,43 @@ def test_every_trace_of_a_call_starts_from_the_same_python_values():
         warnings.simplefilter("ignore")
         assert f(x).tolist() == [5.0, 5.0]
     assert calls[0] == 2
+
+
+
+BATCH, X, CFG = None, None, None
+
+
+class _Cfg:
+    scale = 0.5
+
+
+def _rebound_step(model, opt):
+    opt.zero_grad()
+    x, y = BATCH
+    loss = ((model(x) - y) ** 2).mean() * CFG.scale + model(X).mean()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def test_globals_rebound_between_calls_are_read_again_without_retracing():
+    """A script that rebinds globals the step reads — a tensor ``X``, a ``BATCH`` tuple of tensors, a fresh config
+    object — gets the new tensors every call (the program used the first ones: silently wrong losses), without a
+    retrace per call; a new shape compiles for it."""
+    global BATCH, X, CFG
+    runs = []
+    for compiled in (False, True):
+        torchish.manual_seed(0)
+        model = torchish.nn.Linear(3, 2)
+        opt = torchish.optim.SGD(model.parameters(), lr=0.1)
+        step = torchish.compile(_rebound_step) if compiled else _rebound_step
+        losses = []
+        for i in range(6):
+            n = 4 if i < 5 else 2
+            BATCH = (torchish.full((n, 3), float(i)), torchish.full((n, 2), 0.5 * i))
+            X = torchish.full((3, 3), -float(i))
+            CFG = _Cfg()
+            losses.append(float(step(model, opt)))
+        runs.append(losses)
+    np.testing.assert_allclose(runs[1], runs[0], rtol=1e-6)
+    assert step.stats["retraces"] == 1, step.stats  # the new batch size only

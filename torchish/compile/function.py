@@ -138,6 +138,7 @@ class _Entry:
         self.optimizers = []        # the optimizers the function steps
         self.struct = None          # (function, value, epoch checked): modules' children and hooks, param groups
         self.py_changed = False     # whether the traced call changed one of them itself (a Python side effect)
+        self.sources = []           # (global/closure item, [(key, state index)]): where state tensors were read
 
     def stash(self):
         """Keep the current program as a variant (its guards no longer hold, but may again: a module switched
@@ -288,12 +289,40 @@ class CompiledFunction:
         entry.state = state
         entry.written_tensors = [state[i] for i in entry.info["written"]]
 
+    @staticmethod
+    def _rebind_sources(entry):
+        """The tensors now held by the globals and closure variables the program read tensors from (``x = ...``
+        or ``batch = (x, y)`` rebound between calls) take their predecessors' places in the state; the guard
+        below then checks their shapes and dtypes. False (retrace) where such a name no longer holds a tensor
+        there, or where the tensor is linked to a ``.grad`` in the state."""
+        state, new = entry.state, None
+        for item, paths in entry.sources:
+            v = pystate.value(item)
+            for key, j in paths:
+                t = pystate.tensor_at(v, key)
+                if t is None:
+                    return False
+                if t is not state[j]:
+                    if j in entry.link_of or j in entry.link_of.values():
+                        return False
+                    if new is None:
+                        new = list(state)
+                    new[j] = t
+        if new is not None:
+            if len({id(t) for t in new}) != len(new):  # one tensor in two places now: trace for that
+                return False
+            entry.state = new
+            entry.written_tensors = [new[i] for i in entry.info["written"]]
+        return True
+
     def _guards_hold(self, entry):
         """Whether the compiled program still fits the state. The values the last run left (or the trace saw) are
         compared by identity first: the same array objects cannot have changed shape or dtype, so only a value
         replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison. The plain
         Python values the trace read (``self.scale``, a global) must still be the ones it was traced with."""
         if entry.py_guard is not None and not entry.py_guard():
+            return False
+        if entry.sources and not self._rebind_sources(entry):
             return False
         if entry.struct is not None and entry.struct[2] != STRUCT_EPOCH[0]:  # something was (re)registered
             if entry.struct[0]() != entry.struct[1]:
@@ -372,6 +401,10 @@ class CompiledFunction:
             m.training = flag
         entry.guard = self._guard_key(entry)
         entry.py_guard, entry.py_changed = py.guard()
+        index = {id(t): j for j, t in enumerate(entry.state)}
+        entry.sources = [(item, paths) for item, paths in
+                         ((item, [(k, index[id(t)]) for k, t in pystate.tensor_paths(pystate.value(item))
+                                  if id(t) in index]) for item in py.sources) if paths]
         for m, flag in entry.mode_writes:
             m.training = flag
         index = {id(t): j for j, t in enumerate(entry.state)}

@@ -119,6 +119,7 @@ class PyState:
         self.before = {}            # id-key -> (item, value the call began with)
         self.classes = {Module}     # classes whose instances' attribute reads/writes are watched
         self.static = []            # items found in the function's globals and closures
+        self.sources = []           # those of them that hold tensors (see tensor_paths)
         self._discover(fn, 0, set())
         for a in args:
             if _user_class(type(a)):
@@ -151,6 +152,8 @@ class PyState:
             self._consider(("c", cell, name), v, depth, seen)
 
     def _consider(self, item, v, depth, seen):
+        if tensor_paths(v):
+            self.sources.append(item)
         if type(v) in _SCALARS:
             self.static.append(item)
         elif _small_container(v) and type(v) in (list, dict, set):
@@ -304,6 +307,34 @@ class Guard:
             if not _same_item(it, value(it), v):
                 return False
         return True
+
+
+def tensor_paths(v):
+    """``[(key, tensor)]`` for a Tensor (key None) or a tuple/list/dict of them (a global ``x`` or ``batch = (x, y)``
+    a script rebinds between calls: the program reads the tensors found there now, see
+    ``function.CompiledFunction._rebind_sources``)."""
+    from .._tensor import Tensor
+    if isinstance(v, Tensor):
+        return [(None, v)]
+    if type(v) in (tuple, list) and len(v) <= 64:
+        return [(k, x) for k, x in enumerate(v) if isinstance(x, Tensor)]
+    if type(v) is dict and len(v) <= 64:
+        return [(k, x) for k, x in v.items() if isinstance(x, Tensor)]
+    return []
+
+
+def tensor_at(v, key):
+    """The tensor at ``key`` of ``v`` (see :func:`tensor_paths`), or None where ``v`` no longer has one there."""
+    from .._tensor import Tensor
+    if key is None:
+        return v if isinstance(v, Tensor) else None
+    if type(v) in (tuple, list):
+        x = v[key] if isinstance(key, int) and key < len(v) else None
+    elif type(v) is dict:
+        x = v.get(key)
+    else:
+        return None
+    return x if isinstance(x, Tensor) else None
 
 
 def _names(code):

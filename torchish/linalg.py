@@ -319,7 +319,7 @@ def _cholesky_solve(B, L, upper=False, *, out=None):
 
 def _cholesky_inverse(L, upper=False, *, out=None):
     """``torch.cholesky_inverse``: ``A^{-1}`` from the Cholesky factor of ``A``."""
-    _check_matrix(L, "cholesky_inverse")
+    _check_matrix(L, "cholesky_inverse", kernel="cholesky_inverse_out_cpu", int_kernel=True)
     return apply(_CHOLESKY_INVERSE, (L,), upper=bool(upper))
 
 

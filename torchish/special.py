@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from .ops import arith as _arith, elementwise as _ew, unary as _unary
-from . import _precision
+from . import _dtype, _precision
 from .ops import softmax as _softmax
 from .ops.bessel import *  # noqa: F401,F403  (bessel_j0 ... airy_ai)
 from .ops.orthopoly import *  # noqa: F401,F403  (chebyshev_polynomial_t ... legendre_polynomial_p)
@@ -76,10 +76,10 @@ def log_softmax(input, dim, *, dtype=None):
 _HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
 
 
-def _special_unary(name, fwd, vjp=None, grad_name=None, half=True, widen=True):
+def _special_unary(name, fwd, vjp=None, grad_name=None, half=True, widen=True, complex_kernel=None):
     """One ``torch.special`` function. ``half=False``: PyTorch's CPU kernel has no float16/bfloat16 version
     (NotImplementedError ``"NAME_cpu" not implemented for 'Half'``); ``widen=False``: ``fwd`` handles half
-    precision itself."""
+    precision itself. Complex inputs raise PyTorch's NotImplementedError for ``complex_kernel`` (``NAME_cpu``)."""
     # half precision computed in float32, rounded once (PyTorch's kernels; JAX's scipy functions refuse it)
     op = defop("special_" + name, _unary._in_float32(fwd) if widen else fwd, vjp=vjp, promote="float",
                grad_name=grad_name)
@@ -88,6 +88,8 @@ def _special_unary(name, fwd, vjp=None, grad_name=None, half=True, widen=True):
         _ew.require_tensor(input, name)
         if not half and jnp.dtype(input.dtype.np) in _HALF:
             raise _ew.not_implemented(name + "_cpu", input.dtype)
+        if input.dtype.category == _dtype._COMPLEX:
+            raise _ew.not_implemented(complex_kernel or name + "_cpu", input.dtype)
         return _ew._out(apply(op, (input,)), out, name)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``torch.special.{name}``, elementwise."
@@ -123,7 +125,7 @@ def _entr_fwd(x):
                                                 jnp.where(x == 0, jnp.zeros((), x.dtype), neg_inf)))
 
 
-ndtr = _special_unary("ndtr", jss.ndtr)
+ndtr = _special_unary("ndtr", jss.ndtr, complex_kernel="erf_vml_cpu")
 # PyTorch's backward formulas, read off the result: ndtri's ``sqrt(2 pi) exp(result^2 / 2)`` (inf at 0 and 1),
 # erfcx's ``2 x result - 2 / sqrt(pi)``
 ndtri = _special_unary("ndtri", jss.ndtri, half=False, grad_name="SpecialNdtriBackward0",
@@ -162,6 +164,9 @@ _XLOG1PY = defop("special_xlog1py", jss.xlog1py, vjp=_xlog1py_vjp, promote="floa
 def xlog1py(input, other, *, out=None):
     """``input * log1p(other)``, zero where ``input`` is zero (unless ``other`` is NaN)."""
     a, b = _ew.scalar_or_tensor(input), _ew.scalar_or_tensor(other)
+    dt = _ew.common_dtype((a, b))
+    if dt.category == _dtype._COMPLEX:
+        raise _ew.not_implemented("xlog1py_cpu", dt)
     return _ew._out(apply(_XLOG1PY, (a, b)), out, "xlog1py")
 
 

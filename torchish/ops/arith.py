@@ -138,11 +138,11 @@ _REMAINDER_S = defop("remainder_scalar_self", _remainder_fwd, promote="same", vj
 
 
 def _division_operands(input, other, kernel, name):
-    """The operands of an integer-capable division (remainder, floor_divide): PyTorch's errors for bool, and for
-    an integer divisor holding a zero."""
+    """The operands of an integer-capable division (remainder, floor_divide): PyTorch's errors for bool and
+    complex, and for an integer divisor holding a zero."""
     a, b = scalar_or_tensor(input, name, 1, "input"), scalar_or_tensor(other, name)
     dt = common_dtype((a, b))
-    if dt is _dtype.bool:
+    if dt is _dtype.bool or dt.category == _dtype._COMPLEX:
         raise not_implemented(kernel, dt)
     if dt.category == _INT:
         _check_divisor(b)
@@ -302,7 +302,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                          f"'{rounding_mode}'")
     dt = common_dtype((a, b))
-    if dt.category == _BOOL:
+    if dt.category in (_BOOL, _dtype._COMPLEX):  # PyTorch has no rounding division of bools or complex numbers
         raise not_implemented("div_floor_cpu" if rounding_mode == "floor" else "div_trunc_cpu", dt)
     if dt.category == _INT:
         _check_divisor(b)

@@ -18,7 +18,8 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from .elementwise import _COMPLEX, INTS_NO_BOOL, INTS_ONLY, _out, binary_op, not_implemented, require_tensor
+from .elementwise import (_COMPLEX, INTS_NO_BOOL, INTS_ONLY, _out, binary_op, not_implemented, out_exact,
+                          require_tensor)
 from .inplace import make_inplace
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -34,6 +35,9 @@ _PREDICATES = {
     "isneginf": jnp.isneginf, "isreal": jnp.isreal, "signbit": jnp.signbit, "logical_not": jnp.logical_not,
 }
 _NO_OUT = ("isnan", "isinf", "isfinite", "isreal")
+_NO_COMPLEX = {"isposinf": (RuntimeError, "isposinf does not support complex inputs."),
+               "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
+               "signbit": (NotImplementedError, "signbit is not implemented for complex tensors.")}
 
 
 def _predicate(op):
@@ -45,6 +49,11 @@ def _predicate(op):
 
     def pred_out(input, *, out=None):
         require_tensor(input, op.name)
+        if op.name in _NO_COMPLEX and input.dtype.category == _dtype._COMPLEX:
+            cls, msg = _NO_COMPLEX[op.name]
+            raise cls(msg)
+        if op.name in _NO_COMPLEX and isinstance(out, Tensor) and out.dtype is not _dtype.bool:
+            raise RuntimeError(f"{op.name} does not support non-boolean outputs.")
         return _out(apply(op, (input,)), out, op.name)
     return pred_out
 
@@ -59,7 +68,7 @@ def bitwise_not(input, *, out=None):
     require_tensor(input, "bitwise_not")
     if input.dtype.category in INTS_ONLY:
         raise not_implemented("bitwise_not_cpu", input.dtype)
-    return _out(apply(_BITWISE_NOT, (input,)), out, "bitwise_not")
+    return out_exact(apply(_BITWISE_NOT, (input,)), out, "bitwise_not")
 
 
 _public("bitwise_not", bitwise_not, inplace=True)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype, _precision
 from .._tensor import Tensor
+from . import elementwise as _elementwise
 from . import tracing
 from .reduce import _return_type
 from . import registry as _registry
@@ -81,16 +82,25 @@ def autocast_inputs(name, *tensors):
     return tensors if hook is None else hook(name, tensors)
 
 
-def check_matrix(A, fname, square=True, arg="A"):
-    """PyTorch's argument checks shared by the linalg functions."""
+def check_matrix(A, fname, square=True, arg="A", *, kernel=None, int_kernel=False, half=False):
+    """PyTorch's argument checks shared by the linalg functions.
+
+    ``kernel``: the LAPACK kernel PyTorch dispatches to without checking the dtype first, so that float16/bfloat16
+    (and, with ``int_kernel``, integer and bool) inputs raise its NotImplementedError (``"lu_cpu" not implemented
+    for 'Half'``) rather than the front end's RuntimeError (even for an empty input, which PyTorch's kernel returns
+    without computing: a known gap); ``half``: float16/bfloat16 are supported."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{fname}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
     if A.ndim < 2:
         raise RuntimeError(f"{fname}: The input tensor {arg} must have at least 2 dimensions.")
     if A.dtype.category < _FLOAT:
+        if int_kernel:
+            raise _elementwise.not_implemented(kernel, A.dtype)
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(A.dtype)}")
-    if A.dtype in (_dtype.float16, _dtype.bfloat16):
+    if A.dtype in (_dtype.float16, _dtype.bfloat16) and not half:
+        if kernel is not None:
+            raise _elementwise.not_implemented(kernel, A.dtype)
         raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got {_dtype.scalar_type_name(A.dtype)}")
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{fname}: {arg} must be batches of square matrices, but they are {A.shape[-2]} by "
@@ -149,13 +159,13 @@ _SVDVALS = defop("linalg_svdvals", lambda A: jnp.linalg.svd(A, compute_uv=False)
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """``U, S, Vh`` with ``A = U diag(S) Vh``, singular values in descending order."""
     A, = autocast_inputs("linalg_svd", A)
-    check_matrix(A, "linalg.svd", square=False)
+    check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     return RESULTS["linalg_svd"](*apply(_SVD, (A,), full=bool(full_matrices)))
 
 
 def svdvals(A, *, driver=None, out=None):
     A, = autocast_inputs("linalg_svdvals", A)
-    check_matrix(A, "linalg.svdvals", square=False)
+    check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     return apply(_SVDVALS, (A,))
 
 
@@ -199,7 +209,7 @@ _QR = defop("linalg_qr", _qr_fwd, vjp=_qr_vjp, grad_name="LinalgQrBackward0")
 def qr(A, mode="reduced", *, out=None):
     """``Q, R`` with ``A = Q R``; ``mode`` is ``'reduced'``, ``'complete'`` or ``'r'`` (Q left empty)."""
     A, = autocast_inputs("linalg_qr", A)
-    check_matrix(A, "linalg.qr", square=False)
+    check_matrix(A, "linalg.qr", square=False, kernel="geqrf_cpu")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
                            "'complete'")
@@ -265,7 +275,7 @@ def _not_pd(i):
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     A, = autocast_inputs("linalg_cholesky_ex", A)
-    check_matrix(A, "linalg.cholesky_ex")
+    check_matrix(A, "linalg.cholesky", kernel="cholesky_cpu")
     L, info = apply(_CHOL, (A,), upper=bool(upper))
     info = _chol_info(A, info, upper)
     if check_errors:
@@ -277,7 +287,7 @@ def cholesky(A, *, upper=False, out=None, _legacy=False):
     """The Cholesky factor ``L`` (``A = L L^H``), or ``U = L^H`` with ``upper=True``."""
     fname = "cholesky" if _legacy else "linalg.cholesky"
     A, = autocast_inputs("linalg_cholesky_ex", A)
-    check_matrix(A, fname)
+    check_matrix(A, fname, kernel="cholesky_cpu")
     L, info = apply(_CHOL_LEGACY if _legacy else _CHOL, (A,), upper=bool(upper))
     raise_info(_chol_info(A, info, upper), fname, _not_pd)
     return L
@@ -315,7 +325,7 @@ _EIGH = defop("linalg_eigh", _eigh_fwd, vjp=_eigh_vjp, grad_name="LinalgEighBack
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending, real) and orthonormal eigenvectors of Hermitian matrices, read from one triangle."""
     A, = autocast_inputs("linalg_eigh", A)
-    check_matrix(A, "linalg.eigh")
+    check_matrix(A, "linalg.eigh", kernel="linalg_eigh_cpu", int_kernel=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return RESULTS["linalg_eigh"](*apply(_EIGH, (A,), lower=UPLO == "L"))
@@ -348,7 +358,7 @@ _EIG = defop("linalg_eig", _eig_fwd, vjp=_eig_vjp, grad_name="LinalgEigBackward0
 def eig(A, *, out=None):
     """Complex eigenvalues and unit-norm eigenvectors of general square matrices (computed on the CPU)."""
     A, = autocast_inputs("linalg_eig", A)
-    check_matrix(A, "linalg.eig")
+    check_matrix(A, "linalg.eig", kernel="linalg_eig_out_cpu")
     dev = A.device
     if dev.type != "cpu":  # LAPACK's geev: run on the host, as XLA offers it there
         from .convert import move

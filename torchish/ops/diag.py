@@ -122,10 +122,10 @@ _TRACE = defop("trace", _trace_fwd, linear=True, grad_name="TraceBackward0")
 
 
 def trace(input):
+    if input._v.dtype == np.bool_:  # checked first, as PyTorch's dispatch does
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")  # mirrors PyTorch's error
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    if input._v.dtype == np.bool_:
-        raise NotImplementedError("\"trace\" not implemented for 'Bool'")  # mirrors PyTorch's error
     return apply(_TRACE, (input,))
 
 

@@ -120,6 +120,16 @@ def _out(result, out, name=None):
     return assign(out, result)
 
 
+def out_exact(result, out, name, message=None):
+    """``_out`` for the ops whose ``out=`` must have the result's dtype exactly (abs, neg, floor... in PyTorch:
+    "Found dtype Double but expected Float"); ``message``: the op's own wording, formatted with ``out`` and
+    ``expected`` (the dtype names)."""
+    if isinstance(out, Tensor) and out.dtype is not result.dtype:
+        names = dict(out=_dtype.scalar_type_name(out.dtype), expected=_dtype.scalar_type_name(result.dtype))
+        raise RuntimeError((message or "Found dtype {out} but expected {expected}").format(**names))
+    return _out(result, out, name)
+
+
 _ANY_ZERO = jax.jit(lambda d: jnp.any(d == 0))
 
 

@@ -477,6 +477,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({mat.shape[0]}x{mat.shape[1]}), vec "
                            f"({vec.shape[0]})")
     _same_dtype(mat, vec, "mv", "addmv_impl_cpu")
+    if mat.numel() == 0 and beta != 0 and out is None and all(t.dtype is input.dtype for t in (mat, vec)):
+        # PyTorch's CPU kernel returns ``beta * input`` in input's own shape (not broadcast to mat's rows)
+        from .arith import mul
+        return mul(input, beta) if beta != 1 else input.clone()
     return _add_apply(_ADDMV, input, mat, vec, beta, alpha, out, "addmv")
 
 
@@ -489,6 +493,16 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
         if t.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
     _expand_check(input.shape, (vec1.shape[0], vec2.shape[0]))
+    # unlike addmm, PyTorch's addr is composite (``beta * input + alpha * outer(vec1, vec2)``): operands promote
+    from .convert import to_dtype
+    from .elementwise import common_dtype
+    dt = common_dtype((input, vec1, vec2))
+    for arg, s in (("beta", beta), ("alpha", alpha)):
+        if dt.category <= _dtype._INT and isinstance(s, float) and dt is not _dtype.bool:
+            raise RuntimeError(f"For integral input tensors, argument {arg} must not be a floating point number.")
+        if dt.category != _dtype._COMPLEX and isinstance(s, complex) and s.imag:
+            raise RuntimeError(f"value cannot be converted to type {c10_name(dt)} without overflow")
+    input, vec1, vec2 = (t if t.dtype is dt else to_dtype(t, dt) for t in (input, vec1, vec2))
     return _add_apply(_ADDR, input, vec1, vec2, beta, alpha, out, "addr")
 
 

@@ -17,12 +17,19 @@ _FLOAT = _dtype._FLOAT
 # matrix_exp, cross, multi_dot
 
 
-_EXPM = defop("linalg_matrix_exp", lambda A: jax.scipy.linalg.expm(A), grad_name="LinalgMatrixExpBackward0")
+def _expm(A):
+    """exp(A); float16/bfloat16 (which JAX's expm refuses) in float32, rounded back as PyTorch's half kernel."""
+    if A.dtype in (jnp.float16, jnp.bfloat16):
+        return jax.scipy.linalg.expm(A.astype(jnp.float32)).astype(A.dtype)
+    return jax.scipy.linalg.expm(A)
+
+
+_EXPM = defop("linalg_matrix_exp", _expm, grad_name="LinalgMatrixExpBackward0")
 
 
 def matrix_exp(A):
     """The matrix exponential of each square matrix."""
-    check_matrix(A, "linalg.matrix_exp")
+    check_matrix(A, "linalg.matrix_exp", half=True)
     return apply(_EXPM, (A,))
 
 
@@ -115,9 +122,15 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         return stats.vector_norm(A, 2, (d0, d1), keepdim)
     if ord == "nuc" or ord in (2, -2):
+        if A.dtype in (_dtype.float16, _dtype.bfloat16):
+            raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
+                               f"{_dtype.scalar_type_name(A.dtype)}")
         sv = svdvals(reorder.movedim(A, (d0, d1), (-2, -1)))
         if ord == "nuc":
             res = R.sum(sv, -1)
+        elif ord == 2 and sv.shape[-1] == 0:  # PyTorch: the 2-norm of an empty matrix is a constant 0 (-2 raises)
+            from .creation import zeros
+            res = zeros(tuple(sv.shape[:-1]), dtype=sv.dtype)
         else:
             res = (extrema.amax if ord == 2 else extrema.amin)(sv, -1)
         if keepdim:

@@ -88,6 +88,8 @@ def cumsum(input, dim, *, dtype=None, out=None):
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("cumsum", (input,))
     dt = _acc_dtype(input, dtype, out)
+    if dt is _dtype.bool and input.numel() and input.ndim:  # empty and 0-d inputs never reach the kernel
+        raise not_implemented("cumsum_out_cpu", dt)
     return _out(apply(_CUMSUM, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumsum")
 
 
@@ -97,6 +99,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
     if _registry.autocast_hook is not None and dtype is None and out is None:
         input, = _registry.autocast_hook("cumprod", (input,))
     dt = _acc_dtype(input, dtype, out)
+    if dt is _dtype.bool and input.numel() and input.ndim:  # empty and 0-d inputs never reach the kernel
+        raise not_implemented("cumprod_out_cpu", dt)
     return _out(apply(_CUMPROD, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumprod")
 
 
@@ -129,8 +133,15 @@ _CUMMAX = defop("cummax", _cummax_fwd, vjp=_cummax_vjp, grad_name="CummaxBackwar
 _CUMMIN = defop("cummin", _cummax_fwd, vjp=_cummax_vjp, grad_name="CumminBackward0")
 
 
+def _empty_scan(name, input):
+    from .creation import empty
+    return RETURN_TYPES[name](input.clone(), empty(tuple(input.shape), dtype=_dtype.int64))
+
+
 def cummax(input, dim):
     require_tensor(input, "cummax")
+    if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
+        return _empty_scan("cummax", input)
     if input.is_complex():
         raise not_implemented("cummax_cpu", input.dtype)
     v, i = apply(_CUMMAX, (input,), axis=one_dim(dim, input.ndim), largest=True)
@@ -139,6 +150,8 @@ def cummax(input, dim):
 
 def cummin(input, dim):
     require_tensor(input, "cummin")
+    if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
+        return _empty_scan("cummin", input)
     if input.is_complex():
         raise not_implemented("cummin_cpu", input.dtype)
     v, i = apply(_CUMMIN, (input,), axis=one_dim(dim, input.ndim), largest=False)

@@ -20,6 +20,8 @@ from .registry import apply, defop
 def _lu_info(lu):
     """LAPACK's getrf info: 1-based index of the first zero on U's diagonal, 0 when there is none."""
     d = jnp.diagonal(lu, axis1=-2, axis2=-1)
+    if d.shape[-1] == 0:  # empty matrices: no pivot is zero (argmax of nothing is undefined)
+        return jnp.zeros(d.shape[:-1], jnp.int32)
     zero = d == 0
     return jnp.where(zero.any(-1), jnp.argmax(zero, -1) + 1, 0).astype(jnp.int32)
 
@@ -62,7 +64,7 @@ def _singular_inv(i):
 
 def inv_ex(A, *, check_errors=False, out=None):
     A, = autocast_inputs("linalg_inv_ex", A)
-    check_matrix(A, "linalg.inv_ex")
+    check_matrix(A, "linalg.inv")
     inv, info = apply(_INV, (A,))
     if check_errors:
         raise_info(info, "linalg.inv_ex", _singular_inv)
@@ -95,7 +97,7 @@ _SOLVE = defop("linalg_solve_ex", _solve_fwd, grad_name="LinalgSolveExBackward0"
 
 
 def _solve_args(A, B, fname, left):
-    check_matrix(A, fname)
+    check_matrix(A, fname, kernel="lu_cpu")
     if not isinstance(B, Tensor):
         raise TypeError(f"{fname}(): argument 'B' must be Tensor, not {type(B).__name__}")
     if A.dtype is not B.dtype:
@@ -104,11 +106,15 @@ def _solve_args(A, B, fname, left):
                            "instead")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     n = A.shape[-1]
-    rows = B.shape[-1] if vector else (B.shape[-2] if left else B.shape[-1])
+    # a vector B is solved as the column B.unsqueeze(-1), whose width is 1: XA = B needs n == 1
+    rows = (B.shape[-1] if left else 1) if vector else (B.shape[-2] if left else B.shape[-1])
     if rows != n:
         shape = f"{B.shape[-1]}x1" if vector else f"{B.shape[-2]}x{B.shape[-1]}"
         raise RuntimeError(f"{fname}: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} = B "
                            f"({A.shape[-2]}x{n} and {shape})")
+    if vector and not left:
+        raise RuntimeError(f"{fname}: Vector broadcasting of the left hand side is not supported for left=False. In "
+                           "this case linalg.solve is equivalent to B / A.squeeze(-1)")
     try:
         np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:B.ndim - (1 if vector else 2)]))
     except ValueError:
@@ -170,7 +176,7 @@ _DET = defop("linalg_det", jnp.linalg.det, vjp=_det_vjp, grad_name="LinalgDetBac
 
 def det(A, *, out=None):
     """The determinant of each square matrix (its gradient is finite at singular matrices too)."""
-    check_matrix(A, "linalg.det")
+    check_matrix(A, "linalg.det", kernel="lu_cpu")
     return apply(_DET, (A,))
 
 
@@ -231,8 +237,8 @@ _LU_P = defop("linalg_lu_p", _lu_perm_fwd, differentiable=False)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
-    check_matrix(A, "torch.linalg.lu_factor_ex", square=False)
-    if not pivot:
+    check_matrix(A, "torch.linalg.lu_factor_ex", square=False, kernel="lu_cpu", int_kernel=True)
+    if not pivot and A.numel():  # an empty A never reaches the (pivoting-only) CPU kernel
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, info = apply(_LU_FACTOR, (A,))
     if check_errors:
@@ -244,8 +250,8 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 def lu_factor(A, *, pivot=True, out=None):
     """``LU, pivots`` of ``A = P L U`` packed as LAPACK does (pivots 1-based, int32)."""
-    check_matrix(A, "torch.linalg.lu_factor", square=False)
-    if not pivot:
+    check_matrix(A, "torch.linalg.lu_factor", square=False, kernel="lu_cpu", int_kernel=True)
+    if not pivot and A.numel():  # an empty A never reaches the (pivoting-only) CPU kernel
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, info = apply(_LU_FACTOR, (A,))
     d = info._d
@@ -259,9 +265,12 @@ def lu_factor(A, *, pivot=True, out=None):
 
 def lu(A, *, pivot=True, out=None):
     """``P, L, U`` with ``A = P L U`` (L unit lower triangular)."""
-    check_matrix(A, "linalg.lu", square=False)
+    check_matrix(A, "linalg.lu", square=False, kernel="lu_cpu", int_kernel=True)
     if not pivot:
-        raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
+        if A.numel():
+            raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
+        from .creation import empty
+        return RESULTS["linalg_lu"](empty(0, dtype=A.dtype), *apply(_LU, (A,)))  # no P without pivoting
     return RESULTS["linalg_lu"](apply(_LU_P, (A,)), *apply(_LU, (A,)))
 
 
@@ -302,7 +311,7 @@ _TRI_SOLVE = defop("linalg_solve_triangular", _tri_solve_fwd, grad_name="LinalgS
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """``X`` with ``A X = B`` (``X A = B`` when ``left=False``) reading only one triangle of ``A``."""
-    check_matrix(A, "linalg.solve_triangular")
+    check_matrix(A, "linalg.solve_triangular", kernel="triangular_solve_cpu", int_kernel=True)
     if B.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
     if A.dtype is not B.dtype:

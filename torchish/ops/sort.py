@@ -231,7 +231,10 @@ def _mode_fwd(x, *, axis, keepdims):
     idx = jnp.argsort(xm, axis=-1, stable=True)
     s = jnp.take_along_axis(xm, idx, axis=-1)
     pos = jnp.arange(s.shape[-1])
-    new_run = jnp.concatenate([jnp.ones(s.shape[:-1] + (1,), bool), s[..., 1:] != s[..., :-1]], axis=-1)
+    differ = s[..., 1:] != s[..., :-1]
+    if jnp.issubdtype(s.dtype, jnp.inexact):  # NaNs (sorted last) count as one value, as in PyTorch
+        differ = differ & ~(jnp.isnan(s[..., 1:]) & jnp.isnan(s[..., :-1]))
+    new_run = jnp.concatenate([jnp.ones(s.shape[:-1] + (1,), bool), differ], axis=-1)
     start = jax.lax.cummax(jnp.where(new_run, pos, 0), axis=s.ndim - 1)
     best = jnp.argmax(pos - start, axis=-1, keepdims=True)  # the end of the first longest run
     v = jnp.moveaxis(jnp.take_along_axis(s, best, axis=-1), -1, axis)

@@ -161,16 +161,29 @@ _VECTOR_NORM = defop("linalg_vector_norm", _vector_norm_fwd, vjp=_vector_norm_vj
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if x.dtype.category < _FLOAT:  # checked before ``dtype`` converts anything, as in PyTorch
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype.scalar_type_name(x.dtype)}")
     if dtype is not None:
         from .convert import to_dtype
+        _check_norm_dtype(x.dtype, dtype)
         x = to_dtype(x, dtype)
     elif _registry.autocast_hook is not None:
         x, = _registry.autocast_hook("linalg_vector_norm", (x,))
-    if x.dtype.category < _FLOAT:
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_dtype.scalar_type_name(x.dtype)}")
     ax = dims(dim, x.ndim)
     return apply(_VECTOR_NORM, (x,), ord=float(ord), axis=ax, keepdims=bool(keepdim))
+
+
+def _check_norm_dtype(src, dtype):
+    """PyTorch's rules for a norm's ``dtype=``: complex for complex inputs, real for real ones, no narrowing."""
+    name = _dtype.scalar_type_name
+    cplx = src.category == _dtype._COMPLEX
+    if cplx != (dtype.category == _dtype._COMPLEX):
+        raise RuntimeError(f"linalg.vector_norm: dtype should be {'complex' if cplx else 'real'} for "
+                           f"{'complex' if cplx else 'real'} inputs, but got {name(dtype)}")
+    if _dtype.promote_types(src, dtype) is not dtype:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({name(src)}) should be convertible without "
+                           f"narrowing to the specified dtype ({name(dtype)})")
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):

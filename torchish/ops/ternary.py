@@ -118,7 +118,15 @@ def where(condition, input=None, other=None, *, out=None):
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{_dtype.scalar_type_name(condition.dtype)}")
     a, b = scalar_or_tensor(input, "where", 2, "input"), scalar_or_tensor(other, "where", 3, "other")
-    return _out(apply(_WHERE, (condition, a, b)), out, "where")
+    if out is not None:  # where.self_out: Tensors only, and ``out`` of the result's dtype exactly
+        require_tensor(a, "where", 2, "input")
+        require_tensor(b, "where", 3, "other")
+        res = apply(_WHERE, (condition, a, b))
+        if isinstance(out, Tensor) and out.dtype is not res.dtype:
+            raise RuntimeError(f"Expected out type to be {_dtype.scalar_type_name(res.dtype)} but got "
+                               f"{_dtype.scalar_type_name(out.dtype)}")
+        return _out(res, out, "where")
+    return apply(_WHERE, (condition, a, b))
 
 
 _public("where", where, method=False)
@@ -164,17 +172,21 @@ def _require_tensors(name, input, tensor1, tensor2):
         require_tensor(x, name, pos, arg)
 
 
-def _value(name, value):
-    """The ``value=`` keyword of addcmul/addcdiv: a Number (or a one-element Tensor)."""
+def _value(name, value, *operands):
+    """The ``value=`` keyword of addcmul/addcdiv: a Number (or a one-element Tensor); a complex number needs a complex
+    result (PyTorch's RuntimeError "value cannot be converted to type float without overflow")."""
     if not isinstance(value, (Tensor, numbers.Number)):
         raise TypeError(f"{name}(): argument 'value' must be Number, not {type_name(value)}")
+    if isinstance(value, complex) and value.imag and common_dtype(operands).category != _COMPLEX:
+        raise RuntimeError(f"value cannot be converted to type {c10_name(common_dtype(operands))} without overflow")
     return scalar_or_tensor(value)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
     _require_tensors("addcmul", input, tensor1, tensor2)
-    return _out(apply(_ADDCMUL, (input, tensor1, tensor2, _value("addcmul", value))), out, "addcmul")
+    return _out(apply(_ADDCMUL, (input, tensor1, tensor2, _value("addcmul", value, input, tensor1, tensor2))), out,
+                "addcmul")
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -187,7 +199,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
             "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    return _out(apply(_ADDCDIV, (input, tensor1, tensor2, _value("addcdiv", value))), out, "addcdiv")
+    return _out(apply(_ADDCDIV, (input, tensor1, tensor2, _value("addcdiv", value, input, tensor1, tensor2))), out,
+                "addcdiv")
 
 
 _public("addcmul", addcmul, inplace=True)

@@ -24,7 +24,7 @@ import jax.scipy.special as jss
 from .. import _dtype
 from .. import _precision
 from . import tracing
-from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, require_tensor
+from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, require_tensor
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -47,21 +47,29 @@ def _in_float32(f):
 
 
 def _unary(name, fwd, vjp=None, *, promote="float", reject=(), kernel=None, bool_error=None, grad_name=None,
-           linear=False, complex_error=None):
-    """One unary op: defined, exported as ``torchish.name``, ``Tensor.name`` and ``Tensor.name_``."""
+           linear=False, complex_error=None, complex_kernel=None):
+    """One unary op: defined, exported as ``torchish.name``, ``Tensor.name`` and ``Tensor.name_``.
+
+    ``complex_error``: PyTorch's RuntimeError for complex inputs; ``complex_kernel``: the kernel PyTorch has no
+    complex version of (its NotImplementedError; a message with spaces is raised as it is)."""
     op = defop(name, fwd, vjp=vjp, promote=promote, linear=linear, grad_name=grad_name)
     kname = kernel or f"{name}_cpu"
 
     def f(input, *, out=None):
         require_tensor(input, name)
-        if reject or bool_error or complex_error:
+        if reject or bool_error or complex_error or complex_kernel:
             dt = input.dtype
             if bool_error and dt is _dtype.bool:
                 raise RuntimeError(bool_error)
             if complex_error and dt.category == _dtype._COMPLEX:
                 raise RuntimeError(complex_error)
+            if complex_kernel and dt.category == _dtype._COMPLEX:
+                raise NotImplementedError(complex_kernel) if " " in complex_kernel else \
+                    not_implemented(complex_kernel, dt)
             if dt.category in reject:
                 raise not_implemented(kname, dt)
+        if promote is None and out is not None:  # a dtype-preserving op: ``out`` must match exactly
+            return out_exact(apply(op, (input,)), out, name)
         return _out(apply(op, (input,)), out, name)
     return _public(name, f, inplace=True)
 
@@ -169,12 +177,17 @@ def _sigmoid_grad(g, y):
 # PyTorch's float16 sigmoid_backward rounds at every step; its bfloat16 one computes in float32
 _unary("sigmoid", _in_float32(jax.nn.sigmoid),
        _vjp_out(lambda g, y: _sigmoid_grad(g, y) if g.dtype == jnp.float16 else _in_float32(_sigmoid_grad)(g, y)))
-_unary("erf", jss.erf, _formula(lambda g, x, y, r: r(r(r(jnp.exp(-r(x * x))) * (2 / _SQRT_PI)) * g)))
-_unary("erfc", jss.erfc, _formula(lambda g, x, y, r: r(r(r(jnp.exp(-r(x * x))) * (-2 / _SQRT_PI)) * g)))
-_unary("erfinv", jss.erfinv, _formula(lambda g, x, y, r: r(r(r(jnp.exp(r(y * y))) * (0.5 * _SQRT_PI)) * g)))
-_unary("lgamma", lambda x: _lgamma(x), lambda g, x, out: g * _digamma(x))  # PyTorch's digamma poles: -inf at +0
-_unary("digamma", lambda x: _digamma(x), lambda g, x, out: g * _trigamma(x))
-_unary("i0", _in_float32(jss.i0), lambda g, x, out: g * _in_float32(jss.i1)(x))  # PyTorch: grad * i1(x) (JAX's: 1 at 0)
+_unary("erf", jss.erf, _formula(lambda g, x, y, r: r(r(r(jnp.exp(-r(x * x))) * (2 / _SQRT_PI)) * g)),
+       complex_kernel="erf_vml_cpu")
+_unary("erfc", jss.erfc, _formula(lambda g, x, y, r: r(r(r(jnp.exp(-r(x * x))) * (-2 / _SQRT_PI)) * g)),
+       complex_kernel="erfc_vml_cpu")
+_unary("erfinv", jss.erfinv, _formula(lambda g, x, y, r: r(r(r(jnp.exp(r(y * y))) * (0.5 * _SQRT_PI)) * g)),
+       complex_kernel="erfinv_vml_cpu")
+_unary("lgamma", lambda x: _lgamma(x), lambda g, x, out: g * _digamma(x),  # PyTorch's digamma poles: -inf at +0
+       complex_kernel="lgamma_vml_cpu")
+_unary("digamma", lambda x: _digamma(x), lambda g, x, out: g * _trigamma(x), complex_kernel="digamma")
+_unary("i0", _in_float32(jss.i0), lambda g, x, out: g * _in_float32(jss.i1)(x),  # PyTorch: grad * i1(x) (JAX's: 1 at 0)
+       complex_kernel="i0_vml_cpu")
 def _sinc_vjp(g, x, out):
     """PyTorch's sinc_backward, one op at a time (each rounded to a half input's dtype):
     ``grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2))``, 0 where ``pi x^2`` is 0."""
@@ -200,10 +213,13 @@ _unary("neg", jnp.negative, promote=None, linear=True,
                   "mask, use the `~` or `logical_not()` operator instead.")
 _unary("abs", jnp.abs, lambda g, x, out: g * _sgn(x), promote=None, reject=NO_BOOL)
 _unary("sgn", _sgn, _sgn_vjp, promote=None)
-_unary("floor", _int_identity(jnp.floor), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="floor_vml_cpu")
-_unary("ceil", _int_identity(jnp.ceil), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="ceil_vml_cpu")
-_unary("trunc", _int_identity(jnp.trunc), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="trunc_vml_cpu")
-_unary("frac", lambda x: x - jnp.trunc(x), promote=None, reject=FLOATS_ONLY)
+_unary("floor", _int_identity(jnp.floor), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="floor_vml_cpu",
+       complex_kernel="floor is not supported for complex inputs")
+_unary("ceil", _int_identity(jnp.ceil), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="ceil_vml_cpu",
+       complex_kernel="ceil is not supported for complex inputs")
+_unary("trunc", _int_identity(jnp.trunc), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="trunc_vml_cpu",
+       complex_kernel="trunc is not supported for complex inputs")
+_unary("frac", lambda x: x - jnp.trunc(x), promote=None, reject=FLOATS_ONLY, complex_kernel="frac_cpu")
 _unary("conj_physical", jnp.conj, promote=None, linear=True)
 
 
@@ -240,7 +256,7 @@ def sign(input, *, out=None):
     if input.is_complex():
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                                   "torch.sgn instead.")
-    return _out(apply(_SIGN, (input,)), out, "sign")
+    return out_exact(apply(_SIGN, (input,)), out, "sign")
 
 
 def positive(input):
@@ -276,11 +292,11 @@ _ROUND = defop("round", _round_fwd, vjp=lambda g, x, out, decimals: jnp.zeros_li
 def round(input, *, decimals=0, out=None):
     require_tensor(input, "round")
     dt = input.dtype
-    if dt is _dtype.bool:
+    if dt is _dtype.bool or (dt.category == _dtype._COMPLEX and not decimals):
         raise not_implemented("round_vml_cpu", dt)
-    if decimals and dt.category == _INT:
+    if decimals and dt.category in (_INT, _dtype._COMPLEX):
         raise not_implemented("round_cpu", dt)
-    return _out(apply(_ROUND, (input,), decimals=int(decimals)), out, "round")
+    return out_exact(apply(_ROUND, (input,), decimals=int(decimals)), out, "round")
 
 
 _public("round", round, inplace=True)
@@ -306,6 +322,8 @@ _LOGIT = defop("logit", _logit_fwd, vjp=_logit_vjp, promote="float")
 
 def logit(input, eps=None, *, out=None):
     require_tensor(input, "logit")
+    if input.dtype.category == _dtype._COMPLEX:
+        raise not_implemented("logit_cpu", input.dtype)
     return _out(apply(_LOGIT, (input,), eps=None if eps is None else float(eps)), out, "logit")
 
 
@@ -323,7 +341,8 @@ _NAN_TO_NUM = defop("nan_to_num", _nan_to_num_fwd)
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     require_tensor(input, "nan_to_num")
-    return _out(apply(_NAN_TO_NUM, (input,), nan=nan, posinf=posinf, neginf=neginf), out, "nan_to_num")
+    return out_exact(apply(_NAN_TO_NUM, (input,), nan=nan, posinf=posinf, neginf=neginf), out, "nan_to_num",
+                     "nan_to_num: dtype of out: {out} should be same as input: {expected}")
 
 
 _public("nan_to_num", nan_to_num, inplace=True)

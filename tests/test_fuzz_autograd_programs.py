@@ -20,6 +20,8 @@ import warnings
 
 import numpy as np
 
+import fuzz_harness as harness
+from fuzz_harness import error_family
 from oracle import assert_same, needs_torch, torch, torchish
 
 warnings.filterwarnings("ignore")
@@ -400,13 +402,6 @@ class Program:
         self.leaves = []
 
 
-def error_family(e):
-    t = type(e)
-    while t.__module__ != "builtins":
-        t = t.__mro__[1]
-    return t
-
-
 def initial(rng, prog):
     dtype = rng.choice(["float32", "float32", "float64"])
     m, n = rng.randrange(1, 4), rng.randrange(2, 5)
@@ -505,20 +500,13 @@ def run_program(seed, steps=STEPS, verbose=False):
     return None if bad == "raised" else bad
 
 
-def fuzz(n, start=0, verbose=False):
-    failures = {}
-    for seed in range(start, start + n):
-        r = run_program(seed, verbose=verbose)
-        if r is not None:
-            failures.setdefault(r[0], []).append(r[1])
-    return failures
+def fuzz(n, start=0, verbose=False, live=False):
+    return harness.fuzz(run_program, n, start, verbose, live)
 
 
 @needs_torch
 def test_fuzz_autograd_programs():
-    failures = fuzz(N_PROGRAMS)
-    msg = "\n".join(f"{k} ({len(v)}): {v[0]}" for k, v in sorted(failures.items()))
-    assert not failures, f"{sum(map(len, failures.values()))} of {N_PROGRAMS} programs differ from torch:\n{msg}"
+    harness.assert_none_differ(fuzz(N_PROGRAMS), N_PROGRAMS)
 
 
 if __name__ == "__main__":
@@ -528,12 +516,7 @@ if __name__ == "__main__":
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
-    res = fuzz(a.n, a.seed, a.v)
-    print(f"{sum(map(len, res.values()))} of {a.n} programs differ; skipped draws for known gaps: {KNOWN}")
-    for k, v in sorted(res.items(), key=lambda kv: -len(kv[1])):
-        print(f"\n== {k}: {len(v)}")
-        for line in v[:4]:
-            print("   ", line)
+    harness.print_summary(fuzz(a.n, a.seed, a.v), a.n, KNOWN)
 
 
 # ----------------------------------------------------------------------------------------------------------------

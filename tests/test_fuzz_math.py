@@ -27,6 +27,8 @@ import warnings
 
 import numpy as np
 
+import fuzz_harness as harness
+from fuzz_harness import agree, error_family
 from oracle import assert_same, needs_torch, to_numpy, torch, torchish
 
 warnings.filterwarnings("ignore")
@@ -763,13 +765,6 @@ def _eye_like(T, x):
 # running
 
 
-def error_family(e):
-    t = type(e)
-    while t.__module__ != "builtins":
-        t = t.__mro__[1]
-    return t
-
-
 # Draws skipped for a known gap, counted (the command line prints them):
 # - complex32: torchish has no complex32 (ComplexHalf), which torch makes of float16 meeting a complex number;
 # - float->int UB: a float -> integer cast of a value the integer type cannot hold (undefined in torch);
@@ -1005,23 +1000,12 @@ def _describe(args):
 
 
 def fuzz(n, start=0, verbose=False, live=False):
-    """Run programs ``start .. start + n - 1``; {op name: [mismatch descriptions]}. ``live`` prints each mismatch
-    as it is found (a long run that is cut short still reports)."""
-    failures = {}
-    for seed in range(start, start + n):
-        r = run_program(seed, verbose=verbose)
-        if r is not None:
-            failures.setdefault(r[0], []).append(r[1])
-            if live:
-                print("MISMATCH", r[1][:1500], flush=True)
-    return failures
+    return harness.fuzz(run_program, n, start, verbose, live)
 
 
 @needs_torch
 def test_fuzz_math_programs():
-    failures = fuzz(N_PROGRAMS)
-    msg = "\n".join(f"{k} ({len(v)}): {v[0]}" for k, v in sorted(failures.items()))
-    assert not failures, f"{sum(map(len, failures.values()))} of {N_PROGRAMS} programs differ from torch:\n{msg}"
+    harness.assert_none_differ(fuzz(N_PROGRAMS), N_PROGRAMS)
 
 
 if __name__ == "__main__":
@@ -1047,30 +1031,10 @@ if __name__ == "__main__":
 # regressions: one test per root cause the fuzzer found (each case is compared with torch: values or error family)
 
 
-def _agree(*fns):
-    """Every ``fn(T)`` gives the same result in both libraries, or raises the same builtin exception family."""
-    for fn in fns:
-        ref_err = got_err = ref = got = None
-        try:
-            ref = fn(torch)
-        except Exception as e:  # noqa: BLE001
-            ref_err = e
-        try:
-            got = fn(torchish)
-        except Exception as e:  # noqa: BLE001
-            got_err = e
-        if ref_err is not None:
-            assert got_err is not None, f"torch raised {ref_err!r}; torchish returned {got!r}"
-            assert issubclass(error_family(got_err), error_family(ref_err)), f"{got_err!r} != torch's {ref_err!r}"
-        else:
-            assert got_err is None, f"torch returned {ref!r}; torchish raised {got_err!r}"
-            assert_same(ref, got)
-
-
 @needs_torch
 def test_lapack_kernels_refuse_half_and_integer_inputs_with_not_implemented_error():
     A = lambda T, dt: T.eye(2, dtype=getattr(T, dt))  # noqa: E731
-    _agree(*[lambda T, f=f, dt=dt: f(T)(A(T, dt)) for dt in ("float16", "bfloat16", "int64")
+    agree(*[lambda T, f=f, dt=dt: f(T)(A(T, dt)) for dt in ("float16", "bfloat16", "int64")
              for f in (lambda T: T.linalg.det, lambda T: T.det, lambda T: T.linalg.cholesky, lambda T: T.linalg.qr,
                        lambda T: T.linalg.svd, lambda T: T.linalg.svdvals, lambda T: T.linalg.eigh,
                        lambda T: T.linalg.lu_factor, lambda T: T.linalg.lu, lambda T: T.cholesky_inverse,
@@ -1081,13 +1045,13 @@ def test_lapack_kernels_refuse_half_and_integer_inputs_with_not_implemented_erro
 
 @needs_torch
 def test_matrix_exp_of_half_precision_is_computed():
-    _agree(lambda T: T.linalg.matrix_exp(T.tensor([[1.5]], dtype=T.float16)),
+    agree(lambda T: T.linalg.matrix_exp(T.tensor([[1.5]], dtype=T.float16)),
            lambda T: T.linalg.matrix_exp(T.tensor([[0.5]], dtype=T.bfloat16)))
 
 
 @needs_torch
 def test_lu_based_solvers_of_empty_matrices():
-    _agree(lambda T: T.linalg.inv(T.zeros(0, 0)), lambda T: T.linalg.solve(T.zeros(0, 0), T.zeros(0)),
+    agree(lambda T: T.linalg.inv(T.zeros(0, 0)), lambda T: T.linalg.solve(T.zeros(0, 0), T.zeros(0)),
            lambda T: tuple(T.linalg.lu_factor(T.zeros(0, 1, dtype=T.float64))),
            lambda T: tuple(T.linalg.lu(T.zeros(0, 2, 1), pivot=False)),
            lambda T: tuple(T.linalg.lu_factor(T.zeros(2, 0, 1), pivot=False)),
@@ -1096,7 +1060,7 @@ def test_lu_based_solvers_of_empty_matrices():
 
 @needs_torch
 def test_solve_with_left_false_takes_no_vector_b():
-    _agree(lambda T: T.linalg.solve(T.eye(3).expand(1, 3, 3), T.ones(1, 3), left=False),
+    agree(lambda T: T.linalg.solve(T.eye(3).expand(1, 3, 3), T.ones(1, 3), left=False),
            lambda T: T.linalg.solve(T.eye(1), T.ones(1), left=False),
            lambda T: T.linalg.solve(T.eye(3), T.ones(2, 3), left=False))
 
@@ -1108,7 +1072,7 @@ def test_unary_kernels_without_complex_versions_raise_not_implemented_error():
                                                         "floor", "trunc", "frac", "round", "logit", "signbit",
                                                         "isposinf", "isneginf")]
     fns += [lambda T, f=f: getattr(T.special, f)(z(T)) for f in ("ndtr", "log_ndtr", "entr", "erfcx", "i0e", "i1")]
-    _agree(*fns, lambda T: T.round(z(T), decimals=1), lambda T: T.special.xlog1py(T.ones(2), z(T)))
+    agree(*fns, lambda T: T.round(z(T), decimals=1), lambda T: T.special.xlog1py(T.ones(2), z(T)))
 
 
 @needs_torch
@@ -1116,13 +1080,13 @@ def test_dtype_preserving_unary_ops_want_out_of_the_same_dtype():
     fns = [lambda T, f=f, o=o: getattr(T, f)(T.tensor([1.5, -2.0]), out=T.empty(2, dtype=getattr(T, o)))
            for f in ("abs", "neg", "floor", "ceil", "sign", "sgn", "round", "trunc", "frac", "nan_to_num",
                      "conj_physical", "signbit", "isposinf") for o in ("float64", "float32", "bool")]
-    _agree(*fns, lambda T: T.bitwise_not(T.tensor([1, 2]), out=T.empty(2)))
+    agree(*fns, lambda T: T.bitwise_not(T.tensor([1, 2]), out=T.empty(2)))
 
 
 @needs_torch
 def test_where_with_out_wants_tensors_and_the_result_dtype():
     c = lambda T: T.tensor([True, False])  # noqa: E731
-    _agree(lambda T: T.where(c(T), T.tensor([1, 2], dtype=T.int16), T.tensor([3, 4], dtype=T.int16),
+    agree(lambda T: T.where(c(T), T.tensor([1, 2], dtype=T.int16), T.tensor([3, 4], dtype=T.int16),
                              out=T.empty(2, dtype=T.int32)),
            lambda T: T.where(c(T), T.tensor([1.0, 2.0]), 0.5, out=T.empty(2)),
            lambda T: T.where(c(T), T.tensor([1.0, 2.0]), T.tensor(0.5), out=T.empty(2)))
@@ -1130,7 +1094,7 @@ def test_where_with_out_wants_tensors_and_the_result_dtype():
 
 @needs_torch
 def test_vector_norm_checks_its_input_before_the_dtype_argument():
-    _agree(lambda T: T.linalg.vector_norm(T.ones(2, dtype=T.bool), dtype=T.float64),
+    agree(lambda T: T.linalg.vector_norm(T.ones(2, dtype=T.bool), dtype=T.float64),
            lambda T: T.linalg.vector_norm(T.ones(2, dtype=T.int32), dtype=T.complex64),
            lambda T: T.linalg.vector_norm(T.ones(2, dtype=T.float64), dtype=T.float32),
            lambda T: T.linalg.vector_norm(T.ones(2), dtype=T.complex64),
@@ -1140,12 +1104,12 @@ def test_vector_norm_checks_its_input_before_the_dtype_argument():
 
 @needs_torch
 def test_trace_refuses_bool_before_checking_the_rank():
-    _agree(lambda T: T.trace(T.tensor(True)), lambda T: T.trace(T.tensor(1.0)))
+    agree(lambda T: T.trace(T.tensor(True)), lambda T: T.trace(T.tensor(1.0)))
 
 
 @needs_torch
 def test_addr_promotes_and_checks_alpha_beta():
-    _agree(lambda T: T.addr(T.ones(2, 3), T.ones(2, dtype=T.float64), T.ones(3)),
+    agree(lambda T: T.addr(T.ones(2, 3), T.ones(2, dtype=T.float64), T.ones(3)),
            lambda T: T.addr(T.ones(2, 2, dtype=T.int32), T.ones(2, dtype=T.int64), T.ones(2, dtype=T.int64),
                             alpha=0.5),
            lambda T: T.addr(T.ones(2, 2), T.ones(2), T.ones(2), alpha=1j),
@@ -1154,7 +1118,7 @@ def test_addr_promotes_and_checks_alpha_beta():
 
 @needs_torch
 def test_addcmul_and_addcdiv_refuse_a_complex_value_for_a_real_result():
-    _agree(lambda T: T.addcmul(T.ones(2), T.ones(2), T.ones(2), value=1j),
+    agree(lambda T: T.addcmul(T.ones(2), T.ones(2), T.ones(2), value=1j),
            lambda T: T.addcdiv(T.ones(2), T.ones(2), T.ones(2), value=2 + 0j),
            lambda T: T.addcmul(T.ones(2, dtype=T.complex64), T.ones(2), T.ones(2), value=1j))
 
@@ -1162,27 +1126,27 @@ def test_addcmul_and_addcdiv_refuse_a_complex_value_for_a_real_result():
 @needs_torch
 def test_mode_counts_nans_as_one_value():
     # the values only where NaN wins: torch's index of a NaN mode comes from std::sort over NaNs (see KNOWN)
-    _agree(lambda T: T.mode(T.tensor([[float("nan"), 1.0], [float("nan"), float("nan")], [-0.5, 1.0]]), 0).values,
+    agree(lambda T: T.mode(T.tensor([[float("nan"), 1.0], [float("nan"), float("nan")], [-0.5, 1.0]]), 0).values,
            lambda T: T.mode(T.tensor([float("nan"), 2.0, float("nan")])).values,
            lambda T: tuple(T.mode(T.tensor([float("nan"), 2.0, float("nan"), 2.0, 2.0]))))
 
 
 @needs_torch
 def test_scans_check_their_dtype_only_for_non_empty_inputs():
-    _agree(lambda T: T.cumprod(T.ones(2), 0, dtype=T.bool), lambda T: T.cumsum(T.ones(2), 0, dtype=T.bool),
+    agree(lambda T: T.cumprod(T.ones(2), 0, dtype=T.bool), lambda T: T.cumsum(T.ones(2), 0, dtype=T.bool),
            lambda T: T.cumsum(T.ones(0), 0, dtype=T.bool), lambda T: tuple(T.cummin(T.ones(0, 2, dtype=T.complex64), 1)),
            lambda T: tuple(T.cummax(T.ones(2, dtype=T.complex64), 0)))
 
 
 @needs_torch
 def test_addmv_of_an_empty_matrix_returns_beta_times_input_in_its_own_shape():
-    _agree(*[lambda T, s=s, m=m, b=b: T.addmv(T.ones(s), T.ones(m), T.ones(m[1]), beta=b)
+    agree(*[lambda T, s=s, m=m, b=b: T.addmv(T.ones(s), T.ones(m), T.ones(m[1]), beta=b)
              for s, m in [((), (0, 0)), ((), (2, 0)), ((1,), (2, 0)), ((), (2, 2))] for b in (0, 1, 2)])
 
 
 @needs_torch
 def test_rounding_division_of_complex_numbers_is_not_implemented():
-    _agree(*[lambda T, m=m, a=a, b=b: T.div(a(T), b(T), rounding_mode=m) for m in ("trunc", "floor")
+    agree(*[lambda T, m=m, a=a, b=b: T.div(a(T), b(T), rounding_mode=m) for m in ("trunc", "floor")
              for a, b in [(lambda T: T.ones(2, dtype=T.complex64), lambda T: T.ones(2)),
                           (lambda T: T.ones(2, dtype=T.int64), lambda T: 0.5 + 0.5j),
                           (lambda T: T.ones(0, dtype=T.complex64), lambda T: 1)]],
@@ -1192,6 +1156,6 @@ def test_rounding_division_of_complex_numbers_is_not_implemented():
 
 @needs_torch
 def test_scans_of_empty_and_zero_dim_inputs():
-    _agree(lambda T: tuple(T.cummin(T.ones(0, 1, 1), -4)), lambda T: tuple(T.cummax(T.ones(0, dtype=T.complex64), 3)),
+    agree(lambda T: tuple(T.cummin(T.ones(0, 1, 1), -4)), lambda T: tuple(T.cummax(T.ones(0, dtype=T.complex64), 3)),
            lambda T: tuple(T.cummin(T.ones(2, 1, 1), -4)), lambda T: T.cumprod(T.tensor(0.5), 0, dtype=T.bool),
            lambda T: T.linalg.matrix_norm(T.zeros(1, 0, 1, 0, requires_grad=True), 2).requires_grad)

@@ -27,6 +27,8 @@ import warnings
 import numpy as np
 import pytest
 
+import fuzz_harness as harness
+from fuzz_harness import error_family
 from oracle import assert_same, needs_torch, to_numpy, torch, torchish
 
 warnings.filterwarnings("ignore")
@@ -772,13 +774,6 @@ def gen_functional(rng):
 # running
 
 
-def error_family(e):
-    t = type(e)
-    while t.__module__ != "builtins":
-        t = t.__mro__[1]
-    return t
-
-
 # reason -> draws not compared for a known, documented torchish gap (counted, printed by the command line). Empty:
 # every root cause found so far is fixed. Torch-side undefined behaviour is not drawn at all (see the comments at
 # the draws: circular pads copying between overlapping slices, mixed dtypes with an empty input, d_model=2).
@@ -942,21 +937,12 @@ def run_program(seed, verbose=False):
 
 
 def fuzz(n, start=0, verbose=False, live=False):
-    failures = {}
-    for seed in range(start, start + n):
-        r = run_program(seed, verbose=verbose)
-        if r is not None:
-            failures.setdefault(r[0], []).append(r[1])
-            if verbose or live:
-                print(f"MISMATCH {r[0]}: {r[1]}", flush=True)
-    return failures
+    return harness.fuzz(run_program, n, start, verbose, live)
 
 
 @needs_torch
 def test_fuzz_nn_programs():
-    failures = fuzz(N_PROGRAMS)
-    msg = "\n".join(f"{k} ({len(v)}): {v[0]}" for k, v in sorted(failures.items()))
-    assert not failures, f"{sum(map(len, failures.values()))} of {N_PROGRAMS} programs differ from torch:\n{msg}"
+    harness.assert_none_differ(fuzz(N_PROGRAMS), N_PROGRAMS)
 
 
 if __name__ == "__main__":

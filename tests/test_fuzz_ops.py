@@ -25,6 +25,8 @@ import warnings
 
 import numpy as np
 
+import fuzz_harness as harness
+from fuzz_harness import agree, error_family
 from oracle import assert_same, needs_torch, torch, torchish
 
 warnings.filterwarnings("ignore")
@@ -1201,13 +1203,6 @@ def gen_inplace_promote(rng, pool):
 # running
 
 
-def error_family(e):
-    t = type(e)
-    while t.__module__ != "builtins":
-        t = t.__mro__[1]
-    return t
-
-
 def _run(fn, args, lib):
     vals = [(a.ref if lib is torch else a.got) if isinstance(a, Pair) else a for a in args]
     return fn(lib, *vals)
@@ -1330,20 +1325,13 @@ def _describe(args):
     return ", ".join(out)
 
 
-def fuzz(n, start=0, verbose=False):
-    failures = {}
-    for seed in range(start, start + n):
-        r = run_program(seed, verbose=verbose)
-        if r is not None:
-            failures.setdefault(r[0], []).append(r[1])
-    return failures
+def fuzz(n, start=0, verbose=False, live=False):
+    return harness.fuzz(run_program, n, start, verbose, live)
 
 
 @needs_torch
 def test_fuzz_ops_programs():
-    failures = fuzz(N_PROGRAMS)
-    msg = "\n".join(f"{k} ({len(v)}): {v[0]}" for k, v in sorted(failures.items()))
-    assert not failures, f"{sum(map(len, failures.values()))} of {N_PROGRAMS} programs differ from torch:\n{msg}"
+    harness.assert_none_differ(fuzz(N_PROGRAMS), N_PROGRAMS)
 
 
 if __name__ == "__main__":
@@ -1355,40 +1343,15 @@ if __name__ == "__main__":
     p.add_argument("--stats", action="store_true", help="print how many steps each op ran")
     a = p.parse_args()
     res = fuzz(a.n, a.seed, a.v)
-    total = sum(map(len, res.values()))
-    print(f"{total} of {a.n} programs differ; skipped draws for known gaps: {KNOWN}")
     if a.stats:
         print(f"{sum(v for k, v in STATS.items() if not k.startswith('('))} steps, "
               f"{STATS.get('(torch raised)', 0)} of them errors in torch")
         print(", ".join(f"{k}={v}" for k, v in sorted(STATS.items())))
-    for k, v in sorted(res.items(), key=lambda kv: -len(kv[1])):
-        print(f"\n== {k}: {len(v)}")
-        for line in v[:4]:
-            print("   ", line)
+    harness.print_summary(res, a.n, KNOWN)
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # regressions: one test per root cause the fuzzer found (each case is compared with torch: values or error family)
-
-
-def _agree(*fns):
-    """Every ``fn(T)`` gives the same result in both libraries, or raises the same builtin exception family."""
-    for fn in fns:
-        ref_err = got_err = ref = got = None
-        try:
-            ref = fn(torch)
-        except Exception as e:  # noqa: BLE001
-            ref_err = e
-        try:
-            got = fn(torchish)
-        except Exception as e:  # noqa: BLE001
-            got_err = e
-        if ref_err is not None:
-            assert got_err is not None, f"torch raised {ref_err!r}; torchish returned {got!r}"
-            assert issubclass(error_family(got_err), error_family(ref_err)), f"{got_err!r} != torch's {ref_err!r}"
-        else:
-            assert got_err is None, f"torch returned {ref!r}; torchish raised {got_err!r}"
-            assert_same(ref, got)
 
 
 def _set(x, index, value):
@@ -1398,7 +1361,7 @@ def _set(x, index, value):
 
 @needs_torch
 def test_index_arrays_that_do_not_broadcast_raise_index_error():
-    _agree(lambda T: T.zeros(2, 2)[T.tensor([0, 1]), T.tensor([0, 1, 0])],
+    agree(lambda T: T.zeros(2, 2)[T.tensor([0, 1]), T.tensor([0, 1, 0])],
            lambda T: T.zeros(2, 2, 3)[T.tensor([[0, 1]]), ..., T.tensor([0, 1, 2]), True],
            lambda T: T.zeros(3, 4)[T.tensor([True, False, True]), T.tensor([True, True, False, True])],
            lambda T: T.zeros(1, 3)[T.tensor([False]), T.tensor([False, True, True])],
@@ -1409,7 +1372,7 @@ def test_index_arrays_that_do_not_broadcast_raise_index_error():
 @needs_torch
 def test_setitem_with_a_boolean_scalar_in_the_index_needs_matching_dtypes():
     # a Python bool (or 0-d bool tensor) next to a mask is indexed with a long tensor: not a lone mask
-    _agree(lambda T: _set(T.zeros(3, dtype=T.float64), (T.tensor([True, False, True]), False), T.tensor(1, dtype=T.int32)),
+    agree(lambda T: _set(T.zeros(3, dtype=T.float64), (T.tensor([True, False, True]), False), T.tensor(1, dtype=T.int32)),
            lambda T: _set(T.zeros(3, dtype=T.float64), (T.tensor([True, False, True]), T.tensor(True)),
                           T.tensor(1, dtype=T.int32)),
            lambda T: _set(T.zeros(3, dtype=T.float64), T.tensor([True, False, True]), T.tensor(1, dtype=T.int32)),
@@ -1419,7 +1382,7 @@ def test_setitem_with_a_boolean_scalar_in_the_index_needs_matching_dtypes():
 
 @needs_torch
 def test_setitem_with_a_lone_python_bool():
-    _agree(lambda T: _set(T.zeros(()), True, T.tensor([1], dtype=T.int8)),
+    agree(lambda T: _set(T.zeros(()), True, T.tensor([1], dtype=T.int8)),
            lambda T: _set(T.zeros(2), True, T.tensor([1, 2], dtype=T.int8)),
            lambda T: _set(T.zeros(2), True, T.tensor([1, 2, 3], dtype=T.int8)),
            lambda T: _set(T.zeros(2), False, T.tensor([1, 2, 3], dtype=T.int8)),  # nothing written, nothing checked
@@ -1429,7 +1392,7 @@ def test_setitem_with_a_lone_python_bool():
 
 @needs_torch
 def test_unique_checks_complex_scalars_and_empty_dims():
-    _agree(lambda T: T.unique(T.tensor([1j, 2])),
+    agree(lambda T: T.unique(T.tensor([1j, 2])),
            lambda T: T.unique(T.tensor([1j, 2]), dim=0),
            lambda T: T.unique_consecutive(T.tensor([1j, 2])),
            lambda T: T.unique(T.tensor(1.0), dim=0),
@@ -1443,7 +1406,7 @@ def test_unique_checks_complex_scalars_and_empty_dims():
 
 @needs_torch
 def test_split_of_empty_dims_and_scalars():
-    _agree(lambda T: T.zeros(0).split([]),
+    agree(lambda T: T.zeros(0).split([]),
            lambda T: T.zeros(3, 3, 0).split([], 2),
            lambda T: T.tensor(3.0).split(1),
            lambda T: T.tensor(3.0).split([], 0))
@@ -1451,7 +1414,7 @@ def test_split_of_empty_dims_and_scalars():
 
 @needs_torch
 def test_masked_select_of_a_scalar():
-    _agree(lambda T: T.masked_select(T.tensor(3), T.tensor(False)),
+    agree(lambda T: T.masked_select(T.tensor(3), T.tensor(False)),
            lambda T: T.masked_select(T.tensor(3.0), T.tensor(True)),
            lambda T: T.masked_select(T.tensor(3.0), T.tensor([True, False])))
 
@@ -1459,7 +1422,7 @@ def test_masked_select_of_a_scalar():
 @needs_torch
 def test_masked_fill_checks_a_tensor_value_like_a_number():
     m = [True, False]
-    _agree(lambda T: T.zeros(2, dtype=T.int8).masked_fill(T.tensor(m), T.tensor(1 - 1j)),
+    agree(lambda T: T.zeros(2, dtype=T.int8).masked_fill(T.tensor(m), T.tensor(1 - 1j)),
            lambda T: T.zeros(2, dtype=T.int8).masked_fill(T.tensor(m), T.tensor(300.0)),
            lambda T: T.zeros(2, dtype=T.uint8).masked_fill(T.tensor(m), T.tensor(-3)),
            lambda T: T.zeros(2, dtype=T.uint8).masked_fill(T.tensor(m), T.tensor(-3.5)),
@@ -1472,7 +1435,7 @@ def test_masked_fill_checks_a_tensor_value_like_a_number():
 
 @needs_torch
 def test_permute_and_expand_want_their_dims():
-    _agree(lambda T: T.zeros(()).permute(),
+    agree(lambda T: T.zeros(()).permute(),
            lambda T: T.zeros(()).permute(()),
            lambda T: T.zeros(()).expand(),
            lambda T: T.zeros(()).expand(()))
@@ -1481,7 +1444,7 @@ def test_permute_and_expand_want_their_dims():
 @needs_torch
 def test_take_along_dim_wraps_indices_modulo_the_size():
     x = [[0.0, 1, 2], [3, 4, 5]]
-    _agree(lambda T: T.take_along_dim(T.tensor([-0.25, 3.0]), T.tensor([-1, 0]), 0),
+    agree(lambda T: T.take_along_dim(T.tensor([-0.25, 3.0]), T.tensor([-1, 0]), 0),
            lambda T: T.take_along_dim(T.tensor([-0.25, 3.0]), T.tensor([-3, 2]), 0),
            lambda T: T.take_along_dim(T.tensor(x), T.tensor([[-4], [5]]), 1),
            lambda T: T.take_along_dim(T.zeros(2, 0), T.zeros(2, 1, dtype=T.long), 1),  # modulo 0
@@ -1495,7 +1458,7 @@ def test_take_along_dim_wraps_indices_modulo_the_size():
 @needs_torch
 def test_gather_and_scatter_check_no_empty_index():
     z = lambda T: T.zeros(1, 0, 3, dtype=T.long)  # noqa: E731
-    _agree(lambda T: T.zeros(3, 2).gather(0, z(T)),
+    agree(lambda T: T.zeros(3, 2).gather(0, z(T)),
            lambda T: T.zeros(3, 2).gather(0, z(T).short()),
            lambda T: T.zeros(3, 2).gather(0, T.zeros(4, 0, dtype=T.long)),
            lambda T: T.zeros(3, 2).gather(5, z(T)),
@@ -1509,7 +1472,7 @@ def test_gather_and_scatter_check_no_empty_index():
 
 @needs_torch
 def test_index_add_checks_the_source_shape():
-    _agree(lambda T: T.zeros(()).index_add(0, T.tensor([0]), T.ones(1)),
+    agree(lambda T: T.zeros(()).index_add(0, T.tensor([0]), T.ones(1)),
            lambda T: T.zeros(()).index_add(0, T.tensor([0]), T.ones(())),
            lambda T: T.zeros(1).index_add(0, T.tensor([0]), T.ones(())),
            lambda T: T.zeros(2, 3).index_add(0, T.tensor([0]), T.ones(1, 4)),
@@ -1522,7 +1485,7 @@ def test_index_add_checks_the_source_shape():
 
 @needs_torch
 def test_index_select_along_an_empty_dim():
-    _agree(lambda T: T.zeros(0).index_select(0, T.tensor([0])),
+    agree(lambda T: T.zeros(0).index_select(0, T.tensor([0])),
            lambda T: T.zeros(0, 2).index_select(0, T.tensor([0])),
            lambda T: T.zeros(2, 0).index_select(1, T.tensor([0])),
            lambda T: T.zeros(2, 0).index_select(1, T.tensor([], dtype=T.long)))
@@ -1530,14 +1493,14 @@ def test_index_select_along_an_empty_dim():
 
 @needs_torch
 def test_join_dtype_of_empty_operands_and_check_order():
-    _agree(lambda T: T.cat([T.zeros(0, dtype=T.int16), T.zeros(0, dtype=T.int64)]),
+    agree(lambda T: T.cat([T.zeros(0, dtype=T.int16), T.zeros(0, dtype=T.int64)]),
            lambda T: T.cat([T.zeros(0, dtype=T.int16), T.zeros(2, dtype=T.int8)]),
            lambda T: T.stack([T.zeros(1, 4), T.zeros(1, 2)], -4))
 
 
 @needs_torch
 def test_checks_of_flip_put_and_kthvalue_come_in_torch_order():
-    _agree(lambda T: T.tensor(5).flip(0, -1),
+    agree(lambda T: T.tensor(5).flip(0, -1),
            lambda T: T.tensor(5).flip(0),
            lambda T: T.zeros(3, dtype=T.long).put_(T.tensor(3), T.tensor(1.0)),
            lambda T: T.zeros(3, dtype=T.long).put_(T.tensor(3), T.tensor(1)),
@@ -1547,7 +1510,7 @@ def test_checks_of_flip_put_and_kthvalue_come_in_torch_order():
 
 @needs_torch
 def test_search_and_count_of_empty_inputs():
-    _agree(lambda T: T.searchsorted(T.zeros(2, 0), T.zeros(2, 3)),
+    agree(lambda T: T.searchsorted(T.zeros(2, 0), T.zeros(2, 3)),
            lambda T: T.searchsorted(T.zeros(0, 2), T.zeros(0, 3)),
            lambda T: T.searchsorted(T.zeros(0), T.zeros(2, 3), side="right"),
            lambda T: T.bincount(T.zeros(0, dtype=T.long), T.zeros(0), 3),
@@ -1558,7 +1521,7 @@ def test_search_and_count_of_empty_inputs():
 @needs_torch
 def test_scatter_reduce_amax_amin_refuse_complex():
     for red in ("sum", "prod", "mean", "amax", "amin"):
-        _agree(lambda T: T.zeros(3, dtype=T.complex64).scatter_reduce(0, T.tensor([0, 0]),
+        agree(lambda T: T.zeros(3, dtype=T.complex64).scatter_reduce(0, T.tensor([0, 0]),
                                                                          T.ones(2, dtype=T.complex64) * (1 + 1j), red))
 
 
@@ -1566,15 +1529,15 @@ def test_scatter_reduce_amax_amin_refuse_complex():
 def test_index_fill_and_copy_of_an_empty_tensor_fail_only_where_torch_restrides():
     cases = [(shape, d, idx) for shape in [(0,), (0, 0), (0, 2), (2, 0)] for d in range(len(shape))
              for idx in ([0], [0, 0], [5])]
-    _agree(*[lambda T, s=s, d=d, i=i: T.zeros(s, dtype=T.int16).index_fill_(d, T.tensor(i), True)
+    agree(*[lambda T, s=s, d=d, i=i: T.zeros(s, dtype=T.int16).index_fill_(d, T.tensor(i), True)
              for s, d, i in cases])
-    _agree(*[lambda T, s=s, d=d, i=i: T.zeros(s).index_copy(d, T.tensor(i), T.ones(tuple(
+    agree(*[lambda T, s=s, d=d, i=i: T.zeros(s).index_copy(d, T.tensor(i), T.ones(tuple(
         len(i) if k == d else n for k, n in enumerate(s)))) for s, d, i in cases])
 
 
 @needs_torch
 def test_setitem_checks_the_value_dtype_before_index_bounds():
-    _agree(lambda T: _set(T.zeros(3, dtype=T.int8), T.tensor([5]), T.tensor([1])),  # dtype first
+    agree(lambda T: _set(T.zeros(3, dtype=T.int8), T.tensor([5]), T.tensor([1])),  # dtype first
            lambda T: _set(T.zeros(3, dtype=T.int8), T.tensor([5]), T.tensor([1], dtype=T.int8)),
            lambda T: _set(T.zeros(3, dtype=T.int8), T.tensor([5]), T.tensor([1, 2], dtype=T.int8)),
            lambda T: _set(T.zeros(2, 0, dtype=T.int32), (0, [[0, 0], [0, 0]]), T.tensor(0, dtype=T.int32)),
@@ -1583,7 +1546,7 @@ def test_setitem_checks_the_value_dtype_before_index_bounds():
 
 @needs_torch
 def test_repeat_interleave_and_kthvalue_of_a_scalar():
-    _agree(lambda T: T.tensor(3).repeat_interleave(2, dim=0),
+    agree(lambda T: T.tensor(3).repeat_interleave(2, dim=0),
            lambda T: T.tensor(3).repeat_interleave(2, dim=-1),
            lambda T: T.tensor(3).repeat_interleave(T.tensor([2]), dim=0),
            lambda T: T.tensor(3).repeat_interleave(T.tensor([2])),
@@ -1595,7 +1558,7 @@ def test_repeat_interleave_and_kthvalue_of_a_scalar():
 
 @needs_torch
 def test_index_bounds_are_checked_only_for_a_non_empty_result():
-    _agree(lambda T: T.zeros(0, 0)[T.tensor([1])],  # an index into an empty dim: always an IndexError
+    agree(lambda T: T.zeros(0, 0)[T.tensor([1])],  # an index into an empty dim: always an IndexError
            lambda T: T.zeros(3, 0)[T.tensor([[7]]), T.tensor([0])],
            lambda T: T.zeros(3, 0)[T.tensor([7])],  # an empty result reads nothing: no bounds check
            lambda T: T.zeros(3, 2)[T.tensor([7]), :0],
@@ -1610,7 +1573,7 @@ def test_index_bounds_are_checked_only_for_a_non_empty_result():
 
 @needs_torch
 def test_full_checks_its_value_against_the_given_dtype():
-    _agree(lambda T: T.full((2,), 1 + 2j, dtype=T.int64),
+    agree(lambda T: T.full((2,), 1 + 2j, dtype=T.int64),
            lambda T: T.full((2,), 1 + 0j, dtype=T.int64),
            lambda T: T.full((2,), 300, dtype=T.int8),
            lambda T: T.full((2,), 3.5, dtype=T.int8),
@@ -1625,7 +1588,7 @@ def test_full_checks_its_value_against_the_given_dtype():
 
 @needs_torch
 def test_cat_of_only_empty_vectors_wraps_no_dim():
-    _agree(lambda T: T.cat([T.zeros(0), T.zeros(0)], 1),
+    agree(lambda T: T.cat([T.zeros(0), T.zeros(0)], 1),
            lambda T: T.cat([T.zeros(0), T.zeros(0, dtype=T.int64)], -9),
            lambda T: T.cat([T.zeros(0), T.zeros(0)], "a"),
            lambda T: T.cat([T.zeros(0), T.zeros(2, 1)], 2),
@@ -1634,7 +1597,7 @@ def test_cat_of_only_empty_vectors_wraps_no_dim():
 
 @needs_torch
 def test_tensor_of_complex_numbers_as_bool_is_their_truth():
-    _agree(lambda T: T.tensor([2.0, 1 + 0.5j, 0j, float("nan")], dtype=T.bool),
+    agree(lambda T: T.tensor([2.0, 1 + 0.5j, 0j, float("nan")], dtype=T.bool),
            lambda T: T.tensor(1 + 0.5j, dtype=T.bool),
            lambda T: T.zeros(1, dtype=T.bool).new_tensor([2.0, 1 + 0.5j]),
            lambda T: T.tensor([2.0, 1 + 0.5j], dtype=T.float32))

@@ -1,0 +1,59 @@
+"""What the differential fuzzers (tests/test_fuzz_*.py) share: the exception family a result is compared by, the
+loop over seeded programs, the pytest assertion and the command line's summary, and ``agree`` for the regression
+tests below each fuzzer."""
+from __future__ import annotations
+
+from oracle import assert_same, torch, torchish
+
+
+def error_family(e):
+    """The builtin exception class an error derives from (what torch and torchish must agree on)."""
+    t = type(e)
+    while t.__module__ != "builtins":
+        t = t.__mro__[1]
+    return t
+
+
+def fuzz(run_program, n, start=0, verbose=False, live=False):
+    """Run programs ``start .. start+n-1``; ``{mismatch name: [descriptions]}``."""
+    failures = {}
+    for seed in range(start, start + n):
+        r = run_program(seed, verbose=verbose)
+        if r is not None:
+            failures.setdefault(r[0], []).append(r[1])
+            if live:
+                print(f"MISMATCH {r[0]}: {str(r[1])[:1500]}", flush=True)
+    return failures
+
+
+def assert_none_differ(failures, n):
+    msg = "\n".join(f"{k} ({len(v)}): {v[0]}" for k, v in sorted(failures.items()))
+    assert not failures, f"{sum(map(len, failures.values()))} of {n} programs differ from torch:\n{msg}"
+
+
+def print_summary(res, n, known, per_kind=4):
+    print(f"{sum(map(len, res.values()))} of {n} programs differ; skipped draws for known gaps: {known}")
+    for k, v in sorted(res.items(), key=lambda kv: -len(kv[1])):
+        print(f"\n== {k}: {len(v)}")
+        for line in v[:per_kind]:
+            print("   ", line)
+
+
+def agree(*fns):
+    """Every ``fn(T)`` gives the same result in both libraries, or raises the same builtin exception family."""
+    for fn in fns:
+        ref_err = got_err = ref = got = None
+        try:
+            ref = fn(torch)
+        except Exception as e:  # noqa: BLE001
+            ref_err = e
+        try:
+            got = fn(torchish)
+        except Exception as e:  # noqa: BLE001
+            got_err = e
+        if ref_err is not None:
+            assert got_err is not None, f"torch raised {ref_err!r}; torchish returned {got!r}"
+            assert issubclass(error_family(got_err), error_family(ref_err)), f"{got_err!r} != torch's {ref_err!r}"
+        else:
+            assert got_err is None, f"torch returned {ref!r}; torchish raised {got_err!r}"
+            assert_same(ref, got)

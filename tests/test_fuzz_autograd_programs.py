@@ -22,7 +22,7 @@ import numpy as np
 
 import fuzz_harness as harness
 from fuzz_harness import error_family
-from oracle import assert_same, needs_torch, torch, torchish
+from oracle import assert_same, check_raises, needs_torch, torch, torchish
 
 warnings.filterwarnings("ignore")
 
@@ -567,3 +567,18 @@ def test_second_backward_leaves_unreached_leaf_grad_none():
         return [ga.requires_grad, a.grad, b.grad]
     ref, got = fn(torch), fn(torchish)
     assert_same(ref, got)
+
+
+@needs_torch
+def test_multi_output_view_whose_base_is_written_with_grad_on_refuses_use():
+    """An output of unbind/split whose base is then written in place (grad recording on) cannot be used: PyTorch
+    raises when its grad_fn would be rebuilt; torchish replayed the view and gave numbers."""
+    def fn(T, split):
+        a = T.tensor([[0.3, -0.2], [0.5, 0.1]], requires_grad=True)
+        b = a * 2
+        u = b.split(1)[0] if split else b.unbind(0)[1]
+        b[:1].mul_(3)
+        (u * 1).sum().backward()
+    for split in (False, True):
+        err = check_raises(fn, split)
+        assert "returns multiple views" in str(err)

@@ -238,6 +238,9 @@ def _refresh(view, base, chain, diff):
             return
         view._d = _replay_value(base._d, chain)
         return
+    if any("_out" in dict(st) for _, st in chain):
+        _regenerate(view, base, chain)  # an output of a multi-view op (unbind, split): PyTorch refuses to rebuild it
+        return
     if all(op.differentiable for op, _ in chain) and _inexact(base._d):
         # PyTorch regenerates the grad_fn of a view whose storage was written as ONE AsStridedBackward0 from the base
         t = apply(VIEW_REPLAY, (base,), chain=chain)

@@ -20,13 +20,13 @@ def pytest_addoption(parser):
 
 
 def _bound_cache(path, limit):
-    """Empty the compilation cache directory when it holds more than ``limit`` bytes (one pass at start)."""
+    """Empty the compilation cache directory when it holds more than ``limit`` files."""
     import shutil
     try:
-        size = sum(e.stat().st_size for e in os.scandir(path) if e.is_file())
+        n = sum(1 for _ in os.scandir(path))
     except FileNotFoundError:
         return
-    if size > limit:
+    if n > limit:
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -39,13 +39,14 @@ def pytest_configure(config):
     if os.environ.get("TORCHISH_TEST_XLA_CACHE", "1") != "0" and "JAX_COMPILATION_CACHE_DIR" not in os.environ:
         import tempfile
         cache = os.path.join(tempfile.gettempdir(), f"torchish-test-xla-cache-{os.getuid()}")
-        _bound_cache(cache, 1 << 30)
+        _bound_cache(cache, 20000)
         os.environ["JAX_COMPILATION_CACHE_DIR"] = cache
         os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-        # no eviction while the suite runs: JAX's LRU cache reads every entry's size and access time on each write,
-        # so a run's writes cost O(entries^2) file reads (a 36,000-file cache slowed the suite 3x); the size is
-        # bounded once here instead
-        os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = "-1"
+        # A size limit keeps JAX's cache lock, which the workers need: without it one worker can read an entry
+        # another is still writing (a segfault in the cache read). Eviction reads every entry's size and access
+        # time on each write, so a large directory makes every compile slow (36,000 files left by earlier runs made
+        # the suite 3x slower): the directory is also emptied at start when it holds more than 20,000 files.
+        os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(1 << 30)
     mode = config.getoption("--torchish-mode")
     if mode == "eager":
         torchish.config.lowered_backward = "never"

@@ -46,6 +46,8 @@ def to_numpy(x):
     """Tensor (either library) -> numpy, detached."""
     if torch is not None and isinstance(x, torch.Tensor):
         x = x.detach().resolve_conj().resolve_neg()
+        if x._is_zerotensor():  # (autograd may return PyTorch's immutable ZeroTensor for a gradient)
+            x = torch.zeros(x.shape, dtype=x.dtype)
         if x.dtype == torch.bfloat16:
             x = x.float()
         return x.cpu().numpy()

@@ -582,3 +582,18 @@ def test_multi_output_view_whose_base_is_written_with_grad_on_refuses_use():
     for split in (False, True):
         err = check_raises(fn, split)
         assert "returns multiple views" in str(err)
+
+
+@needs_torch
+def test_retained_grad_follows_an_in_place_write():
+    """``t.retain_grad()`` then an in-place write of ``t`` (whole, through a view, or copy_): ``t.grad`` is the
+    gradient of the new value, as PyTorch moves the retains_grad hook to the new node (it was zeros)."""
+    def fn(T, k):
+        a = T.tensor([0.3, -0.2, 0.5], requires_grad=True)
+        b = a * 2
+        b.retain_grad()
+        [lambda: b.mul_(3), lambda: b[1:].add_(1), lambda: b.copy_(a * 5)][k]()
+        (b * b).sum().backward()
+        return [b.grad, a.grad]
+    for k in range(3):
+        assert_same(fn(torch, k), fn(torchish, k))

@@ -486,6 +486,11 @@ class Tensor(_tensor_values.TensorValues):
         self._v = r._v
         if STATE.grad_enabled:
             if r._grad_fn is not None:
+                if self._retains_grad and self._grad_fn is not r._grad_fn:  # PyTorch moves the retains_grad hook
+                    old = self._grad_fn                                     # to the node of the new value
+                    if old is not None and old._retains:
+                        old._retains.pop(self._out_nr, None)
+                    r._grad_fn.set_retain(r._out_nr, weakref.ref(self))
                 self._grad_fn = r._grad_fn
                 self._out_nr = r._out_nr
                 self._rg = True

@@ -19,34 +19,12 @@ def pytest_addoption(parser):
                           "backward; results must be identical on every path")
 
 
-def _bound_cache(path, limit):
-    """Empty the compilation cache directory when it holds more than ``limit`` files."""
-    import shutil
-    try:
-        n = sum(1 for _ in os.scandir(path))
-    except FileNotFoundError:
-        return
-    if n > limit:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def pytest_configure(config):
     import torchish
-    # One persistent XLA compilation cache for the processes the run starts — the xdist workers (spawned after this
-    # hook, they inherit the variable) and the examples, device and distributed workers — so a kernel one of them
-    # compiled is loaded by the others. Full suite, 2 workers: 5:32 without it, 5:14 with an empty cache (as in CI),
-    # 4:06 with a warm one. TORCHISH_TEST_XLA_CACHE=0 turns it off.
-    if os.environ.get("TORCHISH_TEST_XLA_CACHE", "1") != "0" and "JAX_COMPILATION_CACHE_DIR" not in os.environ:
-        import tempfile
-        cache = os.path.join(tempfile.gettempdir(), f"torchish-test-xla-cache-{os.getuid()}")
-        _bound_cache(cache, 20000)
-        os.environ["JAX_COMPILATION_CACHE_DIR"] = cache
-        os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-        # A size limit keeps JAX's cache lock, which the workers need: without it one worker can read an entry
-        # another is still writing (a segfault in the cache read). Eviction reads every entry's size and access
-        # time on each write, so a large directory makes every compile slow (36,000 files left by earlier runs made
-        # the suite 3x slower): the directory is also emptied at start when it holds more than 20,000 files.
-        os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(1 << 30)
+    # No persistent XLA compilation cache for the suite. Shared between the xdist workers it needs JAX's file lock
+    # (without it a worker can read an entry another is still writing: a segfault), and the lock comes only with
+    # JAX's size-bounded cache, whose every write lists and stats the whole directory: quadratic in the run's ~30,000
+    # compiles (CI ran past 90 minutes with it, where the suite takes ~10 without).
     mode = config.getoption("--torchish-mode")
     if mode == "eager":
         torchish.config.lowered_backward = "never"

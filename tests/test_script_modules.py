@@ -14,6 +14,7 @@ import torchish.autograd.profiler
 import torchish.multiprocessing as tmp
 from torchish.compile import GraphBreakError
 from torchish.compile import function as compile_function
+from torchish.compile import entry as compile_entry
 
 import _mp_worker
 
@@ -174,16 +175,16 @@ def test_dynamo_config_matches_torch():
 
 def test_cache_size_limit_governs_variants():
     cfg = torchish._dynamo.config
-    assert cfg.cache_size_limit == compile_function.VARIANTS == 8
+    assert cfg.cache_size_limit == compile_entry.VARIANTS == 8
     with cfg.patch(cache_size_limit=3, suppress_errors=True):
-        assert compile_function.VARIANTS == 3 and cfg.recompile_limit == 3 and cfg.suppress_errors
-    assert compile_function.VARIANTS == 8 and cfg.suppress_errors is False
+        assert compile_entry.VARIANTS == 3 and cfg.recompile_limit == 3 and cfg.suppress_errors
+    assert compile_entry.VARIANTS == 8 and cfg.suppress_errors is False
     cfg.cache_size_limit = 16
     try:
-        assert compile_function.VARIANTS == 16
+        assert compile_entry.VARIANTS == 16
     finally:
         del cfg.cache_size_limit
-    assert compile_function.VARIANTS == 8
+    assert compile_entry.VARIANTS == 8
 
 
 # ----------------------------------------------------------------------------------------------------------------

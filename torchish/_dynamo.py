@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from .compile import function as _function
+from .compile import entry as _entry
 from .compiler import disable as disable, reset as reset, is_compiling as is_compiling  # noqa: F401
 from .compiler import allow_in_graph as allow_in_graph, set_stance as set_stance  # noqa: F401
 from .compiler import assume_constant_result as assume_constant_result  # noqa: F401
@@ -57,21 +57,21 @@ class _Config:
             raise AttributeError(name)
         name = self._canonical(name)
         if name == "recompile_limit":
-            return _function.VARIANTS
+            return _entry.VARIANTS
         return self._values[name]
 
     def __setattr__(self, name, value):
         name = self._canonical(name)
         if name == "recompile_limit":
             # (VARIANTS counts the programs kept besides the current one; at least one is always kept)
-            _function.VARIANTS = max(int(value), 1)
+            _entry.VARIANTS = max(int(value), 1)
         else:
             self._values[name] = value
 
     def __delattr__(self, name):  # back to the default, as PyTorch's config does
         name = self._canonical(name)
         if name == "recompile_limit":
-            _function.VARIANTS = 8
+            _entry.VARIANTS = 8
         else:
             self._values[name] = _DEFAULTS[name]
 
@@ -79,7 +79,7 @@ class _Config:
         return sorted([*_DEFAULTS, "recompile_limit", *_ALIASES, "patch", "get_config_copy", "load_config"])
 
     def get_config_copy(self):
-        return {**self._values, "recompile_limit": _function.VARIANTS}
+        return {**self._values, "recompile_limit": _entry.VARIANTS}
 
     def load_config(self, values):
         for name, value in values.items():

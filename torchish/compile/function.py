@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import operator
 import sys
 import time
 import traceback
@@ -37,9 +36,11 @@ from ..autograd.graph import STRUCT_EPOCH
 from ..ops import lazy, tracing
 from ..amp import _state as _autocast
 from .backward import _link_outputs
+from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
-from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe, _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _flags, _write_back)
+from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
+                    _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
 from .side_effects import _leaked, _replayable, _store, _with_leaks
 from . import pystate
 
@@ -47,7 +48,6 @@ _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeEr
                     jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
                     jax.errors.TracerArrayConversionError)
 RETRACE_WARN = 8
-VARIANTS = 8  # programs kept per input signature for different guards (PyTorch's cache_size_limit is 8)
 INSTANCES = weakref.WeakSet()  # every CompiledFunction (torchish.compiler.reset clears their entries)
 STANCE = ["default"]  # torchish.compiler.set_stance: "force_eager", "eager_on_recompile", "fail_on_recompile", ...
 _NO_COMPILE = ("eager_on_recompile", "fail_on_recompile")
@@ -101,64 +101,6 @@ def _signature(args, kwargs):
 _NO_ARGS = jax.tree_util.tree_structure(((), {}))
 
 
-class _Entry:
-    """One input signature of a compiled function."""
-
-    def __init__(self):
-        self.calls = 0
-        self.eager = False          # fall back to eager (graph break allowed by fullgraph=False)
-        self.state = []             # state Tensors, in a fixed order
-        self.scalars = []           # (container, key)
-        self.modules = []
-        self.executable = None
-        self.lowered = None
-        self.donate = None          # (donated, kept) state indices when written state is donated
-        self.scalar_cache = {}      # scalar index -> (Python value, device array)
-        self.info = None
-        self.guard = None           # (state shapes and dtypes, _flags) the program was traced for
-        self.seen = []              # the state values the guard last saw (or the last run wrote)
-        self.written_tensors = []   # the state tensors the program writes, in its outputs' order
-        self.grads_of_args = False  # whether the program sets the .grad of an argument (not only of state)
-        self.compile_time = 0.0
-        self.split = {}             # state tensor id -> label: shared arrays that a run splits (_unstable)
-        self.uniq = None            # state indices passed to the program when some tensors share an input
-        self.pairs = []             # (i, j): state tensors i and j must hold one array for the program to fit
-        self.own_refs = _OWN_REFS   # expected reference counts of the donated values (_donated_values)
-        self.written_out = None     # program output of each written tensor when outputs are shared
-        self.variants = []          # programs traced before for other guards (train/eval, .grad None or not)
-        self.grad_links = []        # (i, j): state[j] is the .grad of state[i] (the program's `.grad` slot)
-        self.link_of = {}           # i -> j of grad_links
-        self.written_links = False  # whether a .grad slot of grad_links is also written state
-        self.other_grads = False    # whether the program sets a .grad to None or to other state (not only new ones)
-        self.mode_writes = []       # (module, training): the train/eval switches the function makes
-        self.side_effects = None    # tensors the traced call stored away (its program also returns their values)
-        self.replay = None          # (dict, key) where each stored tensor goes again after every call
-        self.scalar_override = None  # the traced call's hyper-parameters when the function changes them
-        self.py_guard = None        # the plain Python values the program was traced with (pystate.Guard)
-        self.optimizers = []        # the optimizers the function steps
-        self.struct = None          # (function, value, epoch checked): modules' children and hooks, param groups
-        self.py_changed = False     # whether the traced call changed one of them itself (a Python side effect)
-        self.sources = []           # (global/closure item, [(key, state index)]): where state tensors were read
-
-    def stash(self):
-        """Keep the current program as a variant (its guards no longer hold, but may again: a module switched
-        back to training, ``.grad`` set to None every other call by gradient accumulation)."""
-        v = _Entry.__new__(_Entry)
-        v.__dict__.update(self.__dict__)
-        v.variants = None
-        v.split, v.scalar_cache = dict(self.split), dict(self.scalar_cache)
-        v.seen = [None] * len(self.state)  # no value is vouched for: the guard compares in full
-        self.variants = (self.variants + [v])[-VARIANTS:]
-
-    def load(self, v):
-        """Make the stashed variant ``v`` the current program (the current one is stashed first)."""
-        self.variants.remove(v)
-        self.stash()
-        keep = {"calls": self.calls, "eager": self.eager, "variants": self.variants}
-        self.__dict__.update(v.__dict__)
-        self.__dict__.update(keep)
-
-
 class CompiledFunction:
     """The callable returned by :func:`torchish.compile`."""
 
@@ -194,7 +136,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if entry.calls == 1:
             return self._record(entry, args, kwargs, leaves)
-        if entry.executable is None or not self._guards_hold(entry) and not self._switch_variant(entry):
+        if entry.executable is None or not entry.guards_hold() and not entry.switch_variant():
             if STANCE[0] in _NO_COMPILE:
                 return self._cache_miss(args, kwargs)
             if entry.executable is not None:
@@ -266,86 +208,6 @@ class CompiledFunction:
         self.stats["eager_calls"] += 1
         return out
 
-    @staticmethod
-    def _guard_key(entry):
-        return (tuple((t._v.shape, t._v.dtype) for t in entry.state), _flags(entry))
-
-    @staticmethod
-    def _rebind_grads(entry):
-        """The program reads and writes ``p.grad`` through the state tensor that was ``p``'s ``.grad`` when it was
-        traced. A ``.grad`` replaced since (``p.grad = torch.zeros_like(p)`` outside, or a new ``.grad`` made by a
-        call after ``zero_grad()``) takes that tensor's place in the state."""
-        state = entry.state
-        moved = [(j, state[i]._grad) for i, j in entry.grad_links
-                 if state[i]._grad is not state[j] and state[i]._grad is not None]
-        if not moved:
-            return
-        ids = {id(t) for t in state}
-        if any(id(g) in ids for j, g in moved):
-            return  # the grad is also other state: the guard decides (the flags and values no longer fit)
-        state = list(state)
-        for j, g in moved:
-            state[j] = g
-        entry.state = state
-        entry.written_tensors = [state[i] for i in entry.info["written"]]
-
-    @staticmethod
-    def _rebind_sources(entry):
-        """The tensors now held by the globals and closure variables the program read tensors from (``x = ...``
-        or ``batch = (x, y)`` rebound between calls) take their predecessors' places in the state; the guard
-        below then checks their shapes and dtypes. False (retrace) where such a name no longer holds a tensor
-        there, or where the tensor is linked to a ``.grad`` in the state."""
-        state, new = entry.state, None
-        for item, paths in entry.sources:
-            v = pystate.value(item)
-            for key, j in paths:
-                t = pystate.tensor_at(v, key)
-                if t is None:
-                    return False
-                if t is not state[j]:
-                    if j in entry.link_of or j in entry.link_of.values():
-                        return False
-                    if new is None:
-                        new = list(state)
-                    new[j] = t
-        if new is not None:
-            if len({id(t) for t in new}) != len(new):  # one tensor in two places now: trace for that
-                return False
-            entry.state = new
-            entry.written_tensors = [new[i] for i in entry.info["written"]]
-        return True
-
-    def _guards_hold(self, entry):
-        """Whether the compiled program still fits the state. The values the last run left (or the trace saw) are
-        compared by identity first: the same array objects cannot have changed shape or dtype, so only a value
-        replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison. The plain
-        Python values the trace read (``self.scale``, a global) must still be the ones it was traced with."""
-        if entry.py_guard is not None and not entry.py_guard():
-            return False
-        if entry.sources and not self._rebind_sources(entry):
-            return False
-        if entry.struct is not None and entry.struct[2] != STRUCT_EPOCH[0]:  # something was (re)registered
-            if entry.struct[0]() != entry.struct[1]:
-                return False
-            entry.struct = entry.struct[:2] + (STRUCT_EPOCH[0],)
-        if entry.grad_links:
-            self._rebind_grads(entry)
-        vals = list(map(_VALUE, entry.state))
-        if not all(map(operator.is_, vals, entry.seen)):
-            if self._guard_key(entry) != entry.guard or not all(vals[i] is vals[j] for i, j in entry.pairs):
-                return False
-            entry.seen = vals
-            return True
-        return _flags(entry) == entry.guard[1]
-
-    def _switch_variant(self, entry):
-        """Whether a program traced before for this signature fits the state now; it becomes the current one."""
-        for v in reversed(entry.variants):
-            if self._guards_hold(v):
-                entry.load(v)
-                return True
-        return False
-
     def _run_side_effects(self, entry, leaves):
         """The traced call of a function that stores tensors it computes outside itself (``seen.append(x)`` in a
         hook, ``cache["h"] = h``): the trace ran those Python side effects once, with traced values; this call runs
@@ -399,7 +261,7 @@ class CompiledFunction:
         entry.mode_writes = [(m, m.training) for m, flag in modes if m.training != flag]
         for m, flag in modes:
             m.training = flag
-        entry.guard = self._guard_key(entry)
+        entry.guard = entry.guard_key()
         entry.py_guard, entry.py_changed = py.guard()
         index = {id(t): j for j, t in enumerate(entry.state)}
         entry.sources = [(item, paths) for item, paths in
@@ -667,7 +529,7 @@ class CompiledFunction:
             if entry.written_links:
                 entry.written_tensors = [moved[i] for i in info["written"]]
         if entry.grad_links and entry.other_grads:
-            self._rebind_grads(entry)
+            entry.rebind_grads()
         entry.seen = list(map(_VALUE, entry.state))
         out = []
         vit = iter(out_vals)

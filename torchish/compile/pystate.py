@@ -15,7 +15,6 @@ program stale: it steps the old optimizer's state).
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 import types
@@ -312,7 +311,7 @@ class Guard:
 def tensor_paths(v):
     """``[(key, tensor)]`` for a Tensor (key None) or a tuple/list/dict of them (a global ``x`` or ``batch = (x, y)``
     a script rebinds between calls: the program reads the tensors found there now, see
-    ``function.CompiledFunction._rebind_sources``)."""
+    ``entry._Entry.rebind_sources``)."""
     from .._tensor import Tensor
     if isinstance(v, Tensor):
         return [(None, v)]

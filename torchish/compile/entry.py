@@ -1,0 +1,146 @@
+"""One input signature of a compiled function (:class:`_Entry`): the state its program reads and writes, the
+programs kept for it, and the guards that say whether a program still fits the state before a call."""
+from __future__ import annotations
+
+import operator
+
+from ..autograd.graph import STRUCT_EPOCH
+from . import pystate
+from .state import _OWN_REFS, _VALUE, _flags
+
+VARIANTS = 8  # programs kept per input signature for different guards (PyTorch's cache_size_limit is 8)
+
+
+class _Entry:
+    """One input signature of a compiled function."""
+
+    def __init__(self):
+        self.calls = 0
+        self.eager = False          # fall back to eager (graph break allowed by fullgraph=False)
+        self.state = []             # state Tensors, in a fixed order
+        self.scalars = []           # (container, key)
+        self.modules = []
+        self.executable = None
+        self.lowered = None
+        self.donate = None          # (donated, kept) state indices when written state is donated
+        self.scalar_cache = {}      # scalar index -> (Python value, device array)
+        self.info = None
+        self.guard = None           # (state shapes and dtypes, _flags) the program was traced for
+        self.seen = []              # the state values the guard last saw (or the last run wrote)
+        self.written_tensors = []   # the state tensors the program writes, in its outputs' order
+        self.grads_of_args = False  # whether the program sets the .grad of an argument (not only of state)
+        self.compile_time = 0.0
+        self.split = {}             # state tensor id -> label: shared arrays that a run splits (_unstable)
+        self.uniq = None            # state indices passed to the program when some tensors share an input
+        self.pairs = []             # (i, j): state tensors i and j must hold one array for the program to fit
+        self.own_refs = _OWN_REFS   # expected reference counts of the donated values (_donated_values)
+        self.written_out = None     # program output of each written tensor when outputs are shared
+        self.variants = []          # programs traced before for other guards (train/eval, .grad None or not)
+        self.grad_links = []        # (i, j): state[j] is the .grad of state[i] (the program's `.grad` slot)
+        self.link_of = {}           # i -> j of grad_links
+        self.written_links = False  # whether a .grad slot of grad_links is also written state
+        self.other_grads = False    # whether the program sets a .grad to None or to other state (not only new ones)
+        self.mode_writes = []       # (module, training): the train/eval switches the function makes
+        self.side_effects = None    # tensors the traced call stored away (its program also returns their values)
+        self.replay = None          # (dict, key) where each stored tensor goes again after every call
+        self.scalar_override = None  # the traced call's hyper-parameters when the function changes them
+        self.py_guard = None        # the plain Python values the program was traced with (pystate.Guard)
+        self.optimizers = []        # the optimizers the function steps
+        self.struct = None          # (function, value, epoch checked): modules' children and hooks, param groups
+        self.py_changed = False     # whether the traced call changed one of them itself (a Python side effect)
+        self.sources = []           # (global/closure item, [(key, state index)]): where state tensors were read
+
+    def stash(self):
+        """Keep the current program as a variant (its guards no longer hold, but may again: a module switched
+        back to training, ``.grad`` set to None every other call by gradient accumulation)."""
+        v = _Entry.__new__(_Entry)
+        v.__dict__.update(self.__dict__)
+        v.variants = None
+        v.split, v.scalar_cache = dict(self.split), dict(self.scalar_cache)
+        v.seen = [None] * len(self.state)  # no value is vouched for: the guard compares in full
+        self.variants = (self.variants + [v])[-VARIANTS:]
+
+    def load(self, v):
+        """Make the stashed variant ``v`` the current program (the current one is stashed first)."""
+        self.variants.remove(v)
+        self.stash()
+        keep = {"calls": self.calls, "eager": self.eager, "variants": self.variants}
+        self.__dict__.update(v.__dict__)
+        self.__dict__.update(keep)
+
+    def guard_key(self):
+        return (tuple((t._v.shape, t._v.dtype) for t in self.state), _flags(self))
+
+    def rebind_grads(self):
+        """The program reads and writes ``p.grad`` through the state tensor that was ``p``'s ``.grad`` when it was
+        traced. A ``.grad`` replaced since (``p.grad = torch.zeros_like(p)`` outside, or a new ``.grad`` made by a
+        call after ``zero_grad()``) takes that tensor's place in the state."""
+        state = self.state
+        moved = [(j, state[i]._grad) for i, j in self.grad_links
+                 if state[i]._grad is not state[j] and state[i]._grad is not None]
+        if not moved:
+            return
+        ids = {id(t) for t in state}
+        if any(id(g) in ids for j, g in moved):
+            return  # the grad is also other state: the guard decides (the flags and values no longer fit)
+        state = list(state)
+        for j, g in moved:
+            state[j] = g
+        self.state = state
+        self.written_tensors = [state[i] for i in self.info["written"]]
+
+    def rebind_sources(self):
+        """The tensors now held by the globals and closure variables the program read tensors from (``x = ...``
+        or ``batch = (x, y)`` rebound between calls) take their predecessors' places in the state; the guard
+        below then checks their shapes and dtypes. False (retrace) where such a name no longer holds a tensor
+        there, or where the tensor is linked to a ``.grad`` in the state."""
+        state, new = self.state, None
+        for item, paths in self.sources:
+            v = pystate.value(item)
+            for key, j in paths:
+                t = pystate.tensor_at(v, key)
+                if t is None:
+                    return False
+                if t is not state[j]:
+                    if j in self.link_of or j in self.link_of.values():
+                        return False
+                    if new is None:
+                        new = list(state)
+                    new[j] = t
+        if new is not None:
+            if len({id(t) for t in new}) != len(new):  # one tensor in two places now: trace for that
+                return False
+            self.state = new
+            self.written_tensors = [new[i] for i in self.info["written"]]
+        return True
+
+    def guards_hold(self):
+        """Whether the compiled program still fits the state. The values the last run left (or the trace saw) are
+        compared by identity first: the same array objects cannot have changed shape or dtype, so only a value
+        replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison. The plain
+        Python values the trace read (``self.scale``, a global) must still be the ones it was traced with."""
+        if self.py_guard is not None and not self.py_guard():
+            return False
+        if self.sources and not self.rebind_sources():
+            return False
+        if self.struct is not None and self.struct[2] != STRUCT_EPOCH[0]:  # something was (re)registered
+            if self.struct[0]() != self.struct[1]:
+                return False
+            self.struct = self.struct[:2] + (STRUCT_EPOCH[0],)
+        if self.grad_links:
+            self.rebind_grads()
+        vals = list(map(_VALUE, self.state))
+        if not all(map(operator.is_, vals, self.seen)):
+            if self.guard_key() != self.guard or not all(vals[i] is vals[j] for i, j in self.pairs):
+                return False
+            self.seen = vals
+            return True
+        return _flags(self) == self.guard[1]
+
+    def switch_variant(self):
+        """Whether a program traced before for this signature fits the state now; it becomes the current one."""
+        for v in reversed(self.variants):
+            if v.guards_hold():
+                self.load(v)
+                return True
+        return False

@@ -606,3 +606,42 @@ def test_globals_rebound_between_calls_are_read_again_without_retracing():
         runs.append(losses)
     np.testing.assert_allclose(runs[1], runs[0], rtol=1e-6)
     assert step.stats["retraces"] == 1, step.stats  # the new batch size only
+
+
+class _Data:
+    pass
+
+
+class _Trainer:
+    def __init__(self, model, opt):
+        self.model, self.opt, self.data = model, opt, _Data()
+
+    def step(self):
+        x, y = self.batch
+        self.opt.zero_grad()
+        loss = ((self.model(x) + self.data.shift - y) ** 2).mean()
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+def test_attributes_rebound_between_calls_are_read_again_without_retracing():
+    """Tensors a compiled method reads from its object's attributes (``self.batch = (x, y)``, ``self.data.shift``)
+    rebound between calls are read again every call (the program kept the first ones: silently wrong losses),
+    without a retrace per call; a new batch size compiles for it."""
+    runs = []
+    for compiled in (False, True):
+        torchish.manual_seed(0)
+        model = torchish.nn.Linear(3, 2)
+        trainer = _Trainer(model, torchish.optim.SGD(model.parameters(), lr=0.05))
+        step = torchish.compile(trainer.step) if compiled else trainer.step
+        losses = []
+        for i in range(6):
+            n = 4 if i < 5 else 2
+            trainer.batch = (torchish.full((n, 3), 0.5 * i), torchish.full((n, 2), 0.25 * i))
+            trainer.data.shift = torchish.full((2,), -0.1 * i)
+            losses.append(float(step()))
+        runs.append(losses)
+    assert len(set(runs[0])) == 6
+    np.testing.assert_allclose(runs[1], runs[0], rtol=1e-6)
+    assert step.stats["retraces"] == 1, step.stats  # the new batch size only

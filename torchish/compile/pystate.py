@@ -12,6 +12,9 @@ closure cell, ``"s"`` a small list/dict/set of Python values (compared as a snap
 object (an optimizer, a module, a config object: not a number, a Tensor or a function) in a ``__dict__`` or a
 closure cell, guarded by identity as PyTorch's compiler guards it (``self.opt = Adam(...)`` between calls makes the
 program stale: it steps the old optimizer's state).
+
+Globals, closure variables and attributes of watched objects that hold tensors (``x``, ``batch = (x, y)``,
+``self.batch``) are *sources*: the program reads the tensors they hold at each call (``tensor_paths``).
 """
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ from ..nn.module import ATTR_EPOCH, Module
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _MISSING = MISSING = object()
 _SMALL = 64  # containers of Python values up to this length are guarded by a snapshot
-_SKIP = frozenset(("training",))  # a module's train/eval flag is guarded (and re-applied) on its own
+_SKIP = frozenset(("training",))
+_CONTAINERS = frozenset((tuple, list, dict))  # a module's train/eval flag is guarded (and re-applied) on its own
 
 
 def _small_container(v):
@@ -150,9 +154,13 @@ class PyState:
                 continue
             self._consider(("c", cell, name), v, depth, seen)
 
+    def _add_source(self, item):
+        if not any(it[1] is item[1] and it[2] == item[2] for it in self.sources):
+            self.sources.append(item)
+
     def _consider(self, item, v, depth, seen):
         if tensor_paths(v):
-            self.sources.append(item)
+            self._add_source(item)
         if type(v) in _SCALARS:
             self.static.append(item)
         elif _small_container(v) and type(v) in (list, dict, set):
@@ -190,7 +198,7 @@ class PyState:
         if cls in self._watched:
             return
         self._watched.add(cls)
-        touch, watch, watched = self.touch, self._watch, self._watched
+        touch, watch, watched, add_source = self.touch, self._watch, self._watched, self._add_source
         own = cls.__dict__.get("__setattr__")
         base_set = cls.__setattr__
 
@@ -205,6 +213,10 @@ class PyState:
             else:
                 if t not in watched and _user_class(t):
                     watch(t)
+                if (t in _CONTAINERS or isinstance(v, _tensor_type())) and tensor_paths(v):
+                    d = object.__getattribute__(obj, "__dict__")
+                    if d.get(name, _MISSING) is v:  # (self.batch = (x, y) rebound between calls)
+                        add_source(("d", d, name))
                 if not issubclass(type(obj), Module) and _by_identity(v):  # (type: isinstance reads __class__)  # (self.opt rebound to a new optimizer)
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:
@@ -306,6 +318,11 @@ class Guard:
             if not _same_item(it, value(it), v):
                 return False
         return True
+
+
+def _tensor_type():
+    from .._tensor import Tensor
+    return Tensor
 
 
 def tensor_paths(v):

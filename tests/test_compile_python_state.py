@@ -3,6 +3,7 @@ attributes, its own objects, globals and closure variables are guarded (a change
 compiler guards them), and a function that changes such a value itself runs the effect once per call (eagerly after
 its traced call). Each case runs with PyTorch eagerly (the oracle: ``jit`` is the identity there) and with
 torchish.compile."""
+import dataclasses
 import warnings
 
 import numpy as np
@@ -462,6 +463,65 @@ def case_none_grad_after_zero(lib, jit):
     for _ in range(3): f(x)
     return m.weight, m.weight.grad
 
+@dataclasses.dataclass
+class _Batch:
+    x: object
+    y: object
+    weight: float = 1.0
+
+
+class _Inputs:
+    def __init__(self, x, scale):
+        self.x, self.scale = x, scale
+
+
+def _batch_step(lib, jit):
+    m = _lin(lib); opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    def step(b):
+        opt.zero_grad()
+        loss = ((m(b.x) - b.y) ** 2).mean() * b.weight
+        loss.backward(); opt.step()
+        return loss
+    return m, jit(step)
+
+def case_dataclass_batch_argument(lib, jit):  # a new Batch object every step
+    m, f = _batch_step(lib, jit)
+    outs = [f(_Batch(lib.full((4, 3), 0.1 * i), lib.full((4, 1), 0.2 * i))) for i in range(5)]
+    outs.append(f(_Batch(lib.ones(2, 3), lib.zeros(2, 1), weight=3.0)))  # new shapes and a new Python value
+    return outs + [m.weight]
+
+def case_object_argument_with_objects_inside(lib, jit):
+    def fn(inputs):
+        return sum(i.x * i.scale for i in inputs["parts"]) + inputs["extra"].x
+    f = jit(fn)
+    return [f({"parts": [_Inputs(lib.full((2,), float(i)), 2.0), _Inputs(lib.ones(2), 0.5 * i)],
+               "extra": _Inputs(lib.arange(2.), None)}) for i in range(4)]
+
+def case_argument_attribute_set_inside(lib, jit):  # a Python side effect on the argument: runs eagerly
+    def fn(b):
+        b.out = b.x * 2
+        return b.x + 1
+    f = jit(fn)
+    outs = []
+    for i in range(3):
+        b = _Inputs(lib.full((2,), float(i)), 1.0)
+        outs += [f(b), b.out]
+    return outs
+
+def case_method_of_object_without_state(lib, jit):
+    class Scale:
+        def __init__(self, lib):
+            self.w, self.k = lib.arange(3.), 2.0
+        @jit
+        def run(self, x):
+            return x * self.w * self.k
+    s = Scale(lib); x = lib.ones(3)
+    outs = [s.run(x), s.run(x)]
+    s.w = lib.full((3,), 4.0)
+    outs.append(s.run(x))
+    s.k = 0.5
+    return outs + [s.run(x), s.run(x)]
+
 
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
@@ -645,3 +705,21 @@ def test_attributes_rebound_between_calls_are_read_again_without_retracing():
     assert len(set(runs[0])) == 6
     np.testing.assert_allclose(runs[1], runs[0], rtol=1e-6)
     assert step.stats["retraces"] == 1, step.stats  # the new batch size only
+
+
+def test_object_arguments_are_taken_apart_into_inputs_and_guarded_values():
+    """A new dataclass batch every step reuses one program (each new object was a new signature: every call ran
+    eagerly and the cache kept every batch alive); a changed Python attribute is a new signature; more signatures
+    than the cache keeps are forgotten oldest first, with a warning."""
+    m, f = _batch_step(torchish, torchish.compile)
+    for i in range(6):
+        f(_Batch(torchish.full((4, 3), 0.1 * i), torchish.full((4, 1), 0.2 * i)))
+    assert f.stats["traces"] == 1 and f.stats["compiled_calls"] == 5 and len(f.entries) == 1, f.stats
+    f(_Batch(torchish.ones(4, 3), torchish.zeros(4, 1), weight=2.0))
+    assert len(f.entries) == 2
+    g = torchish.compile(lambda x, n: x * n)
+    x = torchish.ones(2)
+    with pytest.warns(RuntimeWarning, match="more than 64 input signatures"):
+        for n in range(70):
+            assert g(x, n).tolist() == [float(n)] * 2
+    assert len(g.entries) == 64 and g.stats["evictions"] == 6

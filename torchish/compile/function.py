@@ -29,13 +29,12 @@ import weakref
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype, _precision
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH
 from ..ops import lazy, tracing
-from ..amp import _state as _autocast
 from .backward import _link_outputs
+from .args import COPIES, changed_copies, signature as _signature
 from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
@@ -48,6 +47,7 @@ _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeEr
                     jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
                     jax.errors.TracerArrayConversionError)
 RETRACE_WARN = 8
+MAX_SIGNATURES = 64  # cache entries (input signatures) kept per compiled function
 INSTANCES = weakref.WeakSet()  # every CompiledFunction (torchish.compiler.reset clears their entries)
 STANCE = ["default"]  # torchish.compiler.set_stance: "force_eager", "eager_on_recompile", "fail_on_recompile", ...
 _NO_COMPILE = ("eager_on_recompile", "fail_on_recompile")
@@ -66,41 +66,6 @@ def _user_frame(tb):
     return best
 
 
-def _leaf_key(x):
-    if isinstance(x, Tensor):
-        if x._rg:  # (whether an argument's .grad exists: a backward inside accumulates into it)
-            return ("T", x._v.shape, x._v.dtype, True, x._grad is None)
-        return ("T", x._v.shape, x._v.dtype, False)
-    if isinstance(x, (int, float, bool, str, bytes, type(None), complex)):
-        return ("V", type(x), x)
-    if isinstance(x, (jax.Array,)):
-        return ("A", x.shape, x.dtype)
-    try:
-        hash(x)
-        return ("H", x)
-    except TypeError:
-        return ("O", id(x))
-
-
-def _is_tensor(x):
-    return isinstance(x, Tensor)
-
-
-def _signature(args, kwargs):
-    """The leaves of the call's arguments and the key of its cache entry: the arguments' structure, shapes, dtypes
-    and Python values, grad mode, the default dtype, the matmul/convolution precision settings and the autocast
-    state (which ops run in which dtype)."""
-    if args or kwargs:
-        leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
-    else:  # a training step that takes nothing (the common case): no pytree walk
-        leaves, tree = [], _NO_ARGS
-    return leaves, (tree, tuple(map(_leaf_key, leaves)), STATE.grad_enabled, _dtype.DEFAULTS.float,
-                    _precision.EPOCH[0], _autocast.signature())
-
-
-_NO_ARGS = jax.tree_util.tree_structure(((), {}))
-
-
 class CompiledFunction:
     """The callable returned by :func:`torchish.compile`."""
 
@@ -110,7 +75,7 @@ class CompiledFunction:
         self.disable = disable
         self.entries = {}
         self.stats = {"calls": 0, "eager_calls": 0, "traces": 0, "retraces": 0, "compiled_calls": 0,
-                      "compile_seconds": 0.0}
+                      "compile_seconds": 0.0, "evictions": 0}
         functools.update_wrapper(self, fn)
         INSTANCES.add(self)
 
@@ -129,6 +94,14 @@ class CompiledFunction:
         if entry is None:
             if STANCE[0] in _NO_COMPILE:
                 return self._cache_miss(args, kwargs)
+            if len(self.entries) >= MAX_SIGNATURES:  # keep memory bounded: forget the oldest signature
+                del self.entries[next(iter(self.entries))]
+                if not self.stats["evictions"]:
+                    warnings.warn(f"torchish.compile: {getattr(self.fn, '__name__', 'function')} has been called with "
+                                  f"more than {MAX_SIGNATURES} input signatures (shapes, dtypes, Python values or "
+                                  "objects of its arguments); the oldest are forgotten, and each new one runs "
+                                  "eagerly once, then compiles.", RuntimeWarning, stacklevel=2)
+                self.stats["evictions"] += 1
             entry = self.entries[key] = _Entry()
         entry.calls += 1
         if entry.eager:
@@ -304,12 +277,19 @@ class CompiledFunction:
                 tt = Tensor._make(v, rg)
                 targs[i] = tt
                 arg_tensors.append(tt)
-            a, kw = jax.tree_util.tree_unflatten(tree, targs)
+            n_copies = len(COPIES)
+            a, kw = jax.tree_util.tree_unflatten(tree, targs)  # (user objects in the arguments: copies)
             start = next(_SERIAL)
             rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)), scalar_start)
             try:
                 with rec, tracing.tracing_scope(), py:
                     out = fn(*a, **kw)
+                changed = changed_copies(n_copies)
+                if changed:
+                    raise GraphBreakError(
+                        f"torchish.compile: {getattr(fn, '__name__', 'the function')} changes an attribute of an "
+                        f"argument ({type(changed[0]).__name__} object), a Python side effect one XLA program cannot "
+                        "repeat. Return the value instead of storing it on the argument, to compile it.")
                 for c, k in rec.statics.values():  # flags baked into the program (an optimizer's maximize)
                     py.touch(("d", c, k), c.get(k, pystate.MISSING))
                 out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
@@ -377,6 +357,7 @@ class CompiledFunction:
                 for t, (d, g, gf, nr, rg) in zip(state, saved):
                     t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
                 rec.restore()
+                del COPIES[n_copies:]
 
         arg_vals = lazy.concrete_all([leaves[i]._d for i in arg_pos])
         state_vals = lazy.concrete_all([t._d for t in state])

@@ -1,0 +1,131 @@
+"""A compiled function's arguments as a cache key: their pytree leaves (Tensors, Python values, other objects) and,
+per leaf, what the program depends on (a Tensor's shape, dtype and ``requires_grad``; a Python value itself).
+
+An argument that is a plain object of the user's (a dataclass ``Batch(x, y)`` built every step, a config object) is
+taken apart into its attributes, as PyTorch's compiler reads them: its tensors are inputs of the program and its
+Python values are guarded, so a new object with the same kind of contents reuses the program. (Kept whole, each new
+object was a new signature: every call ran eagerly, and the cache kept every batch alive.) Objects that own state
+(an optimizer, a module, a trainer holding them) stay whole and are guarded by identity. While a program is traced
+the function gets copies of such objects, holding the traced tensors; a function that changes one of them
+(``batch.loss = loss``) has a Python side effect a program cannot repeat, and runs eagerly.
+"""
+from __future__ import annotations
+
+import jax
+
+from .. import _dtype, _precision
+from .._tensor import Tensor
+from ..amp import _state as _autocast
+from ..autograd.grad_mode import STATE
+from . import pystate
+
+_MAX_ATTRS = 64  # an object with more attributes than this is kept whole
+_MAX_DEPTH = 3   # objects held by objects are taken apart this deep
+_SCALARS = (int, float, bool, str, bytes, type(None), complex)
+
+
+def _leaf_key(x):
+    if isinstance(x, Tensor):
+        if x._rg:  # (whether an argument's .grad exists: a backward inside accumulates into it)
+            return ("T", x._v.shape, x._v.dtype, True, x._grad is None)
+        return ("T", x._v.shape, x._v.dtype, False)
+    if isinstance(x, _SCALARS):
+        return ("V", type(x), x)
+    if isinstance(x, (jax.Array,)):
+        return ("A", x.shape, x.dtype)
+    try:
+        hash(x)
+        return ("H", x)
+    except TypeError:
+        return ("O", id(x))
+
+
+def _is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+_PLAIN: dict = {}  # type -> whether its instances may be taken apart (before looking at the instance)
+
+
+def _plain_type(t):
+    v = _PLAIN.get(t)
+    if v is None:
+        v = _PLAIN[t] = not issubclass(t, (Tensor, type) + _SCALARS) and pystate._user_class(t)
+    return v
+
+
+def _takes_apart(x, depth, seen):
+    if not _plain_type(type(x)) or depth > _MAX_DEPTH or id(x) in seen:
+        return False
+    d = getattr(x, "__dict__", None)
+    return type(d) is dict and len(d) <= _MAX_ATTRS and not pystate._by_identity(x)
+
+
+class _Parts:
+    """A user object taken apart (a pytree node: its attribute names and class are the structure, its attribute
+    values the children). Unflattened, it is a copy of the object with the children as attributes."""
+
+    __slots__ = ("obj", "depth", "seen")
+
+    def __init__(self, obj, depth, seen):
+        self.obj, self.depth, self.seen = obj, depth, seen
+
+
+def _flatten_parts(p):
+    d = p.obj.__dict__
+    seen = p.seen | {id(p.obj)}
+    return [_wrap(v, p.depth + 1, seen) for v in d.values()], (type(p.obj), tuple(d))
+
+
+COPIES: list = []  # (copy, attribute names and values it was made with) while a program is traced (see changed_copies)
+
+
+def _unflatten_parts(aux, children):
+    cls, names = aux
+    obj = cls.__new__(cls)
+    obj.__dict__.update(zip(names, children))
+    COPIES.append((obj, names, tuple(children)))
+    return obj
+
+
+jax.tree_util.register_pytree_node(_Parts, _flatten_parts, _unflatten_parts)
+
+
+def _wrap(x, depth=0, seen=frozenset()):
+    """``x`` with the user objects in it (in lists, tuples and dicts too) as :class:`_Parts`."""
+    def one(leaf):
+        return _Parts(leaf, depth, seen) if _takes_apart(leaf, depth, seen) else leaf
+    return jax.tree_util.tree_map(one, x, is_leaf=_is_tensor)
+
+
+def flatten(args, kwargs):
+    """The leaves and tree structure of a call's arguments, user objects taken apart."""
+    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    for x in leaves:
+        t = type(x)
+        if t is not Tensor and t not in _SCALARS and _plain_type(t):
+            return jax.tree_util.tree_flatten(_wrap((args, kwargs)), is_leaf=_is_tensor)
+    return leaves, tree
+
+
+def changed_copies(start):
+    """The copies made since ``COPIES[start]`` whose attributes the traced function changed, and forgets them."""
+    out = [obj for obj, names, vals in COPIES[start:]
+           if tuple(obj.__dict__) != names or any(a is not b for a, b in zip(obj.__dict__.values(), vals))]
+    del COPIES[start:]
+    return out
+
+
+_NO_ARGS = jax.tree_util.tree_structure(((), {}))
+
+
+def signature(args, kwargs):
+    """The leaves of the call's arguments and the key of its cache entry: the arguments' structure, shapes, dtypes
+    and Python values, grad mode, the default dtype, the matmul/convolution precision settings and the autocast
+    state (which ops run in which dtype)."""
+    if args or kwargs:
+        leaves, tree = flatten(args, kwargs)
+    else:  # a training step that takes nothing (the common case): no pytree walk
+        leaves, tree = [], _NO_ARGS
+    return leaves, (tree, tuple(map(_leaf_key, leaves)), STATE.grad_enabled, _dtype.DEFAULTS.float,
+                    _precision.EPOCH[0], _autocast.signature())

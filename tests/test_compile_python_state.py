@@ -629,7 +629,7 @@ def test_every_trace_of_a_call_starts_from_the_same_python_values():
 
 
 
-BATCH, X, CFG = None, None, None
+BATCH, X, CFG, NESTED = None, None, None, None
 
 
 class _Cfg:
@@ -639,17 +639,18 @@ class _Cfg:
 def _rebound_step(model, opt):
     opt.zero_grad()
     x, y = BATCH
-    loss = ((model(x) - y) ** 2).mean() * CFG.scale + model(X).mean()
+    loss = ((model(x) - y) ** 2).mean() * CFG.scale + model(X).mean() + NESTED["extra"][1][0].sum()
     loss.backward()
     opt.step()
     return loss
 
 
 def test_globals_rebound_between_calls_are_read_again_without_retracing():
-    """A script that rebinds globals the step reads — a tensor ``X``, a ``BATCH`` tuple of tensors, a fresh config
+    """A script that rebinds globals the step reads — a tensor ``X``, a ``BATCH`` tuple of tensors, a dict of tuples
+    of lists of tensors ``NESTED``, a fresh config
     object — gets the new tensors every call (the program used the first ones: silently wrong losses), without a
     retrace per call; a new shape compiles for it."""
-    global BATCH, X, CFG
+    global BATCH, X, CFG, NESTED
     runs = []
     for compiled in (False, True):
         torchish.manual_seed(0)
@@ -662,6 +663,7 @@ def test_globals_rebound_between_calls_are_read_again_without_retracing():
             BATCH = (torchish.full((n, 3), float(i)), torchish.full((n, 2), 0.5 * i))
             X = torchish.full((3, 3), -float(i))
             CFG = _Cfg()
+            NESTED = {"extra": (None, [torchish.full((2,), 0.1 * i)])}
             losses.append(float(step(model, opt)))
         runs.append(losses)
     np.testing.assert_allclose(runs[1], runs[0], rtol=1e-6)

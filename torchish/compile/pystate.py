@@ -325,32 +325,36 @@ def _tensor_type():
     return Tensor
 
 
-def tensor_paths(v):
-    """``[(key, tensor)]`` for a Tensor (key None) or a tuple/list/dict of them (a global ``x`` or ``batch = (x, y)``
-    a script rebinds between calls: the program reads the tensors found there now, see
-    ``entry._Entry.rebind_sources``)."""
+def tensor_paths(v, depth=0):
+    """``[(path, tensor)]`` for a Tensor (path ``()``) or the tensors in tuples/lists/dicts of them, nested up to 3
+    deep (a global ``x``, ``batch = (x, y)`` or ``data = {"train": (x, y)}`` a script rebinds between calls: the
+    program reads the tensors found there now, see ``entry._Entry.rebind_sources``)."""
     from .._tensor import Tensor
     if isinstance(v, Tensor):
-        return [(None, v)]
-    if type(v) in (tuple, list) and len(v) <= 64:
-        return [(k, x) for k, x in enumerate(v) if isinstance(x, Tensor)]
-    if type(v) is dict and len(v) <= 64:
-        return [(k, x) for k, x in v.items() if isinstance(x, Tensor)]
-    return []
+        return [((), v)]
+    t = type(v)
+    if depth >= 3 or t not in _CONTAINERS or len(v) > 64:
+        return []
+    out = []
+    for k, x in (v.items() if t is dict else enumerate(v)):
+        out.extend(((k,) + p, y) for p, y in tensor_paths(x, depth + 1))
+    return out
 
 
-def tensor_at(v, key):
-    """The tensor at ``key`` of ``v`` (see :func:`tensor_paths`), or None where ``v`` no longer has one there."""
+def tensor_at(v, path):
+    """The tensor at ``path`` of ``v`` (see :func:`tensor_paths`), or None where ``v`` no longer has one there."""
     from .._tensor import Tensor
-    if key is None:
-        return v if isinstance(v, Tensor) else None
-    if type(v) in (tuple, list):
-        x = v[key] if isinstance(key, int) and key < len(v) else None
-    elif type(v) is dict:
-        x = v.get(key)
-    else:
-        return None
-    return x if isinstance(x, Tensor) else None
+    for key in path:
+        t = type(v)
+        if t in (tuple, list):
+            if not (isinstance(key, int) and key < len(v)):
+                return None
+            v = v[key]
+        elif t is dict:
+            v = v.get(key)
+        else:
+            return None
+    return v if isinstance(v, Tensor) else None
 
 
 def _names(code):

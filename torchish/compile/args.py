@@ -19,9 +19,10 @@ from ..amp import _state as _autocast
 from ..autograd.grad_mode import STATE
 from . import pystate
 
-_MAX_ATTRS = 64  # an object with more attributes than this is kept whole
+_MAX_ATTRS = 64  # an object with more attributes than this, or a longer container among them, is kept whole
 _MAX_DEPTH = 3   # objects held by objects are taken apart this deep
 _SCALARS = (int, float, bool, str, bytes, type(None), complex)
+_BIG = (list, tuple, dict, set)
 
 
 def _leaf_key(x):
@@ -58,7 +59,8 @@ def _takes_apart(x, depth, seen):
     if not _plain_type(type(x)) or depth > _MAX_DEPTH or id(x) in seen:
         return False
     d = getattr(x, "__dict__", None)
-    return type(d) is dict and len(d) <= _MAX_ATTRS and not pystate._by_identity(x)
+    return (type(d) is dict and len(d) <= _MAX_ATTRS and not pystate._by_identity(x)
+            and not any(type(v) in _BIG and len(v) > _MAX_ATTRS for v in d.values()))  # (a dataset: kept whole)
 
 
 class _Parts:

@@ -55,18 +55,19 @@ F64_TOL = dict(rtol=1e-7, atol=1e-9)
 
 # Known gaps: draws that hit one are not compared; each is counted (printed by the CLI) with its reason.
 KNOWN_REASONS = {
-    "lbfgs_wolfe_scheduled_lr": "LBFGS(line_search_fn='strong_wolfe') whose lr a scheduler changes between steps: "
-                                "parameters and grads differ from torch from the second step (the same program "
-                                "without the scheduler agrees). Root cause not found in time: "
-                                "torchish/optim/lbfgs.py reads group['lr'] each step as torch does; suspect the "
-                                "strong-Wolfe bracketing with a small initial t.",
+    "lbfgs_wolfe_scheduled_lr": "float32 LBFGS(line_search_fn='strong_wolfe') whose lr a scheduler shrinks: the "
+                                "line search's cubic interpolation takes the sign of d1**2 - g1*g2, which is ~1e-6 "
+                                "there, computed from losses and directional derivatives that differ from torch's "
+                                "at float32 rounding (summation order); the sign picks the clamped minimiser or the "
+                                "bracket's midpoint and the paths part. The same programs in float64 agree to "
+                                "1e-14 (compared).",
 }
 KNOWN = {k: 0 for k in KNOWN_REASONS}
 
 
 def known_gap(s):
     """The KNOWN_REASONS entry a spec hits, or None."""
-    if s.opt == "LBFGS" and s.opt_kw.get("line_search_fn") and s.sched:
+    if s.opt == "LBFGS" and s.opt_kw.get("line_search_fn") and s.sched and s.dtype == "float32":
         return "lbfgs_wolfe_scheduled_lr"
     return None
 
@@ -879,15 +880,18 @@ def _tiny(T, seed=0):
 
 
 @needs_torch
-def test_compiled_step_after_add_param_group_creates_the_new_state_eagerly():
+@pytest.mark.parametrize("first_group", ["w", "empty"])
+def test_compiled_step_after_add_param_group_creates_the_new_state_eagerly(first_group):
     """Root cause: a compiled step traced after ``add_param_group`` created the new group's optimizer state inside
     the trace; a retrace (for state found missing) then read those tracers as constants of a dead trace (`foreach()
     argument 2 is shorter than argument 1`). Creating optimizer state now interrupts the trace and the call runs
-    eagerly under the recorder; the next call traces with the state known."""
+    eagerly under the recorder; the next call traces with the state known. An optimizer whose groups held no
+    parameter yet was not guarded at all (it reads no hyper-parameter): the group added later was never stepped
+    (seed 2223)."""
     results = []
     for T, compiled in ((torch, False), (torchish, True)):
         w, b, loss_fn = _tiny(T)
-        opt = T.optim.Adam([w], lr=0.05, amsgrad=True)
+        opt = T.optim.Adam([w] if first_group == "w" else [{"params": []}], lr=0.05, amsgrad=True)
 
         def step():
             opt.zero_grad()

@@ -67,6 +67,7 @@ def _with_step_hooks(step):
     @functools.wraps(step)
     def wrapper(*args, **kwargs):
         self = args[0]
+        note_optimizer(self)  # (torchish.compile guards its param groups, even where no parameter has a grad yet)
         for hook in itertools.chain(_GLOBAL_PRE_HOOKS.values(), self._optimizer_step_pre_hooks.values()):
             res = hook(self, args, kwargs)
             if res is not None:

@@ -28,7 +28,7 @@ from .._tensor import Tensor
 from .elementwise import (_BOOL, _COMPLEX, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
                           type_name)
-from .registry import NotDifferentiable, apply, defop
+from .registry import NotDifferentiable, apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -99,19 +99,22 @@ _binary("minimum", jnp.minimum, vjp=_maxmin_vjp(lambda a, b: a > b), numbers="no
 _binary("fmax", jnp.fmax, vjp=_fmaxmin_vjp(lambda a, b: a >= b), numbers="none", no_complex=True)
 _binary("fmin", jnp.fmin, vjp=_fmaxmin_vjp(lambda a, b: a <= b), numbers="none", no_complex=True)
 _binary("fmod", jnp.fmod, reject=NO_BOOL | {_COMPLEX}, int_div=True,
-        vjp=lambda g, a, b, out: (g, -g * jnp.trunc(a / b)))
-_binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp, reject=frozenset({_COMPLEX}))
+        vjp=lambda g, a, b, out: (g, -g * jnp.trunc(a / b)), grad_name="FmodBackward1",
+        overloads={"scalar": "FmodBackward0"})
+_binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp, reject=frozenset({_COMPLEX}),
+        overloads={"scalar": "CopysignBackward1"})
 # PyTorch: grad / (1 + exp(other - self)) and its mirror: an infinite operand gives the other 0, two equal
 # infinities NaN (JAX's derivative gives 1 there)
 _binary("logaddexp", jnp.logaddexp, reject=FLOATS_ONLY, numbers="none",
         vjp=lambda g, a, b, out: (g / (1 + jnp.exp(b - a)), g / (1 + jnp.exp(a - b))))
 _binary("logaddexp2", jnp.logaddexp2, reject=FLOATS_ONLY, numbers="none",
         vjp=lambda g, a, b, out: (g / (1 + jnp.exp2(b - a)), g / (1 + jnp.exp2(a - b))))
-_binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both", reject=frozenset({_COMPLEX}))
+_binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both", reject=frozenset({_COMPLEX}),
+        overloads={"scalar_self": "XlogyBackward1", "scalar": "XlogyBackward2"})
 _binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",
         vjp=lambda g, a, b, out: (jnp.where(a == b, jnp.zeros((), g.dtype), g),  # PyTorch: no grad where a == b
                                   jnp.zeros(jnp.shape(b), g.dtype)))
-_binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", grad_name="MulBackward0", numbers="none")
+_binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", numbers="none")
 _binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 _binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 
@@ -131,10 +134,11 @@ _binary("igammac", jss.gammaincc, reject=FLOATS_ONLY, numbers="none", vjp=_igamm
 _public("multiply", globals()["mul"], inplace=True)
 _public("arctan2", globals()["atan2"], inplace=True)
 
-_REMAINDER = OPS["remainder"] = defop("remainder", _remainder_fwd, promote="same",
+_REMAINDER = OPS["remainder"] = defop("remainder", _remainder_fwd, promote="same", grad_name="RemainderBackward1",
                                       vjp=lambda g, a, b, out: (g, -g * _floor_div_float(a, b)))
-_REMAINDER_S = defop("remainder_scalar_self", _remainder_fwd, promote="same", vjp=no_derivative("remainder"),
-                     grad_name="RemainderBackward1")
+_REMAINDER_SCALAR = overload(_REMAINDER, "RemainderBackward0")
+# remainder.Scalar_Tensor (a number first) has no derivative formula: PyTorch records a NotImplemented node
+_REMAINDER_S = overload(_REMAINDER, "NotImplemented", vjp=no_derivative("remainder"))
 
 
 def _division_operands(input, other, kernel, name):
@@ -152,7 +156,8 @@ def _division_operands(input, other, kernel, name):
 def remainder(input, other, *, out=None):
     """Python's modulus: the result has the sign of ``other``."""
     a, b = _division_operands(input, other, "remainder_cpu", "remainder")
-    return _out(apply(_REMAINDER if isinstance(a, Tensor) else _REMAINDER_S, (a, b)), out, "remainder")
+    op = _REMAINDER_S if not isinstance(a, Tensor) else _REMAINDER if isinstance(b, Tensor) else _REMAINDER_SCALAR
+    return _out(apply(op, (a, b)), out, "remainder")
 
 
 _public("remainder", remainder, inplace=True)
@@ -162,7 +167,7 @@ def _heaviside_fwd(x, values):
     return jnp.where(x == 0, values, (x > 0).astype(x.dtype))
 
 
-_HEAVISIDE = defop("heaviside", _heaviside_fwd, vjp=no_derivative("heaviside"))
+_HEAVISIDE = defop("heaviside", _heaviside_fwd, vjp=no_derivative("heaviside"), grad_name="NotImplemented")
 
 
 def heaviside(input, values, *, out=None):
@@ -313,7 +318,8 @@ def true_divide(input, other, *, out=None):
     return div(input, other, out=out)
 
 
-_FLOOR_DIVIDE = defop("floor_divide", _div_mode_fwd, promote="same", vjp=no_derivative("floor_divide"))
+_FLOOR_DIVIDE = defop("floor_divide", _div_mode_fwd, promote="same", vjp=no_derivative("floor_divide"),
+                      grad_name="NotImplemented")
 
 
 def floor_divide(input, other, *, out=None):

@@ -146,6 +146,20 @@ amax = _amaxmin(True)
 amin = _amaxmin(False)
 
 
+def _aminmax_fwd(x, *, axis, keepdims):
+    return (_amax_fwd(x, axis=axis, keepdims=keepdims, largest=False),
+            _amax_fwd(x, axis=axis, keepdims=keepdims, largest=True))
+
+
+def _aminmax_vjp(g, x, out, axis, keepdims):
+    """PyTorch's aminmax_backward: amin's gradient plus amax's (each split evenly over its ties)."""
+    return (_amax_vjp(g[0], x, out[0], axis, keepdims, False) + _amax_vjp(g[1], x, out[1], axis, keepdims, True),)
+
+
+# one node for both outputs, as PyTorch's
+_AMINMAX = defop("aminmax", _aminmax_fwd, vjp=_aminmax_vjp, grad_name="AminmaxBackward0")
+
+
 def aminmax(input, *, dim=None, keepdim=False):
     """``(amin, amax)`` as a ``torch.return_types.aminmax``."""
     require_tensor(input, "aminmax")
@@ -156,8 +170,8 @@ def aminmax(input, *, dim=None, keepdim=False):
                            "identity.")
     if dim is not None:
         _check_nonempty(input, "aminmax", wrap_dim(dim, input.ndim))
-    d = () if dim is None else dim
-    return RETURN_TYPES["aminmax"](amin(input, d, keepdim), amax(input, d, keepdim))
+    ax = None if dim is None else dims(dim, input.ndim)
+    return RETURN_TYPES["aminmax"](*apply(_AMINMAX, (input,), axis=ax, keepdims=bool(keepdim)))
 
 
 def _arg_fwd(x, *, axis, keepdims, largest):

@@ -156,7 +156,17 @@ def renorm(input, p, dim, maxnorm):
 
 
 _FREXP_RESULT = _return_type("frexp", ("mantissa", "exponent"))
-_FREXP = defop("frexp", lambda x: (lambda m, e: (m, e.astype(jnp.int32)))(*jnp.frexp(x)), differentiable=False)
+def _frexp_fwd(x):
+    mantissa, exponent = jnp.frexp(x)
+    return mantissa, exponent.astype(jnp.int32)
+
+
+def _frexp_vjp(g, x, out):
+    """PyTorch: ``grad / exponent.exp2()`` (the mantissa's gradient; the integer exponent has none)."""
+    return (jnp.ldexp(g[0], -out[1]),)  # exact: a division by a power of two
+
+
+_FREXP = defop("frexp", _frexp_fwd, vjp=_frexp_vjp, saved=("o1",))
 
 
 def frexp(input, *, out=None):

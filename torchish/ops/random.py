@@ -16,11 +16,13 @@ import numpy as np
 from .. import _device, _dtype, _meta
 from .._random import generator_or_default
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from . import tracing
 from .creation import _check_grad_dtype, _finish, _jdev
-from .elementwise import require_tensor
+from .elementwise import no_derivative, require_tensor
 from .inplace import make_inplace
 from .registry import Family as _Family
+from .registry import apply, defop, overload
 
 _public = _Family(globals()).public
 _LOW_PRECISION = (jnp.float16, jnp.bfloat16)
@@ -368,6 +370,19 @@ def _check_p_float(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
 
 
+def _drawn_fwd(input, samples):
+    return samples
+
+
+# bernoulli records a node of its input (the samples, drawn outside, ride along as a second operand that takes no
+# part in promotion, so that next_functions shows the input alone): PyTorch's gradient is ``zeros_like(grad)`` with
+# the probabilities in ``input``; with a number ``p`` it has no formula (a NotImplemented node)
+_BERNOULLI = defop("bernoulli", _drawn_fwd, promote="same", promote_args=(0,), linear=True,
+                   vjp=lambda g, input, samples, out: (jnp.zeros(jnp.shape(input), g.dtype), None),
+                   grad_name="BernoulliBackward0")
+_BERNOULLI_P = overload(_BERNOULLI, "NotImplemented", vjp=no_derivative("bernoulli"))
+
+
 def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples with probabilities ``input`` (or the scalar ``p``), of ``input``'s dtype."""
     _need_float(input.dtype, "bernoulli_tensor_cpu_p_" if p is None else "bernoulli_scalar_cpu_")
@@ -377,7 +392,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     else:
         _check_p_float(p)
         prob = float(p)
-    return Tensor._make(draw("bernoulli", tuple(input.shape), input.dtype, (prob,), generator, device=input))
+    samples = Tensor._make(draw("bernoulli", tuple(input.shape), input.dtype, (prob,), generator, device=input))
+    if not (input._rg and STATE.grad_enabled):
+        return samples
+    return apply(_BERNOULLI if p is None else _BERNOULLI_P, (input, samples))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):

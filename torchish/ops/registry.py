@@ -101,6 +101,16 @@ def defop(name, fwd, **kw) -> OpDef:
     return op
 
 
+def overload(op, grad_name, **kw) -> OpDef:
+    """Another of PyTorch's overloads of ``op`` (``fmod.Tensor`` beside ``fmod.Scalar``): the same name, forward,
+    VJP, promotion and saves, under the node name that overload shows; ``kw`` replaces any of them (a VJP that
+    raises, for an overload PyTorch does not differentiate). Not registered: :data:`OPS` keeps ``op``."""
+    fields = dict(vjp=op.vjp, promote=op.promote, promote_args=op.promote_args, linear=op.linear,
+                  differentiable=op.differentiable, view=op.view, save_out=op.save_out, saved=op.saved)
+    fields.update(kw)
+    return OpDef(op.name, op.fwd, grad_name=grad_name, **fields)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # dtypes
 

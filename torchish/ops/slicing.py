@@ -269,10 +269,26 @@ def _embed(input, src, view_of):
     return out
 
 
+def _slice_scatter_fwd(x, src, *, axis, start, end, step):
+    return x.at[(slice(None),) * axis + (slice(start, end, step),)].set(src.astype(x.dtype))
+
+
+# one node of both inputs (PyTorch's ``slice_scatter``), not a clone written through a view
+_SLICE_SCATTER = defop("slice_scatter", _slice_scatter_fwd, linear=True, grad_name="SliceScatterBackward0")
+
+
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by ``src``."""
     d = wrap_dim(dim, input.ndim)
-    return _embed(input, src, lambda t: t[(slice(None),) * d + (slice(start, end, step),)])
+    start, end, step = (None if v is None else int(v) for v in (start, end, step))
+    if step is not None and step <= 0:
+        raise RuntimeError("slice step must be positive")
+    size = list(input.shape)
+    size[d] = len(range(*slice(start, end, step).indices(size[d])))
+    if list(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {size}")
+    return apply(_SLICE_SCATTER, (input, src), axis=d, start=start, end=end, step=step)
 
 
 def select_scatter(input, src, dim, index):

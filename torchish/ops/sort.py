@@ -24,12 +24,13 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
+from ..autograd.grad_mode import STATE
 from . import tracing
 from .casting import cast
 from .elementwise import _out, common_dtype, not_implemented, require_int, require_tensor, scalar_or_tensor
 from .reduce import _return_type, numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
-from .registry import apply, defop
+from .registry import NotDifferentiable, apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -303,8 +304,10 @@ def _quantile_fwd(x, q, *, axis, keepdims, interpolation, ignore_nan, scalar_q):
     return res[0] if scalar_q else res
 
 
-_QUANTILE = defop("quantile", _quantile_fwd, grad_name="QuantileBackward0")
-_NANQUANTILE = defop("nanquantile", _quantile_fwd, grad_name="NanquantileBackward0")
+# PyTorch computes quantiles from sort, gather and lerp, then squeezes a kept dim away (``squeeze.dims``), even
+# where it kept none: every form's grad_fn is that SqueezeBackward4
+_QUANTILE = defop("quantile", _quantile_fwd, grad_name="SqueezeBackward4")
+_NANQUANTILE = defop("nanquantile", _quantile_fwd, grad_name="SqueezeBackward4")
 
 
 def _quantile(ignore_nan):
@@ -370,8 +373,39 @@ def _like(input, array, dtype=None):
     return wrap(jax.device_put(arr, next(iter(input._d.devices()))))
 
 
-def _unique_result(input, vals, inv, counts, return_inverse, return_counts):
-    out = [_like(input, vals)]
+def _first_fwd(x, first, *, axis):
+    """The distinct values, gathered from ``x`` at the positions of their first occurrences along ``axis``."""
+    return jnp.take(x.reshape(-1) if axis is None else x, first, axis=0 if axis is None else axis)
+
+
+def _no_formula(name):
+    """The VJP of a node PyTorch records without a derivative formula (``not_implemented("_unique2")``)."""
+    def vjp(g, x, first, out, axis):
+        return NotDifferentiable(NotImplementedError(f"the derivative for '{name}' is not implemented.")), None
+    return vjp
+
+
+# unique's values are computed on the host; with grad recorded they are gathered again by one of these ops, whose
+# node is PyTorch's (named by the overload PyTorch dispatches to) and whose backward raises as PyTorch's
+_UNIQUE = defop("unique", _first_fwd, vjp=_no_formula("_unique2"), grad_name="Unique2Backward0", saved=("", ""))
+_UNIQUE_DIM = overload(_UNIQUE, "UniqueDimBackward0", vjp=_no_formula("unique_dim"))
+_UNIQUE_CONSECUTIVE = overload(_UNIQUE, "UniqueConsecutiveBackward0", vjp=_no_formula("unique_consecutive"))
+
+
+def _records(input):
+    return input._rg and STATE.grad_enabled
+
+
+def _unique_values(input, vals, op, first, axis):
+    """The distinct values as a Tensor: from the host's ``vals``, or (grad recorded) ``op`` gathering ``input`` at
+    the ``first`` positions (a list holding the index array, or empty)."""
+    if not (first and _records(input)):
+        return _like(input, vals)
+    return apply(op, (input, _like(input, first[0], np.int64)), axis=axis)
+
+
+def _unique_result(input, values, inv, counts, return_inverse, return_counts):
+    out = [values if isinstance(values, Tensor) else _like(input, values)]
     if return_inverse:
         out.append(_like(input, inv, np.int64))
     if return_counts:
@@ -405,13 +439,17 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     d = _unique_dim(input, a, dim)
     if dim is not None and a.size == 0:  # the selected dim is the empty one: nothing to compare
         return _unique_result(input, a, np.zeros(0), np.zeros(0), return_inverse, return_counts)
+    rec = _records(input)
     if dim is None:
-        vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
+        vals, *first, inv, counts = np.unique(a.reshape(-1), return_index=rec, return_inverse=True,
+                                              return_counts=True, equal_nan=False)
         inv = inv.reshape(a.shape)
     else:
-        vals, inv, counts = np.unique(a, axis=d, return_inverse=True, return_counts=True, equal_nan=False)
+        vals, *first, inv, counts = np.unique(a, axis=d, return_index=rec, return_inverse=True, return_counts=True,
+                                              equal_nan=False)
         inv = inv.reshape(-1)
-    return _unique_result(input, vals, inv, counts, return_inverse, return_counts)
+    values = _unique_values(input, vals, _UNIQUE if dim is None else _UNIQUE_DIM, first, d)
+    return _unique_result(input, values, inv, counts, return_inverse, return_counts)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
@@ -433,7 +471,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         inv = np.cumsum(change) - 1
     starts = np.flatnonzero(change)
     counts = np.diff(np.append(starts, change.size))
-    return _unique_result(input, vals, inv, counts, return_inverse, return_counts)
+    values = _unique_values(input, vals, _UNIQUE_CONSECUTIVE, [starts], d)
+    return _unique_result(input, values, inv, counts, return_inverse, return_counts)
 
 
 def _bincount_fwd(x, w, *, length, dtype):

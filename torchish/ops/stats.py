@@ -201,11 +201,33 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 _public("norm", norm)
 
 
+def _dist_fwd(a, b, *, ord):
+    return _vector_norm_fwd(a - b, ord=ord, axis=None, keepdims=False)
+
+
+def _dist_vjp(g, a, b, out, ord):
+    """PyTorch: ``norm_backward(grad, self - other, p, result)`` for ``self``, its negation for ``other`` (for
+    ``p=0`` norm_backward gives an undefined tensor, which dist's backward then refuses)."""
+    if ord == 0:
+        err = _registry.NotDifferentiable(RuntimeError(
+            "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'self'"))
+        return err, err
+    grad = _vector_norm_vjp(g, a - b, out, ord, None, False)
+    return grad, -grad
+
+
+_DIST = defop("dist", _dist_fwd, vjp=_dist_vjp, promote="same")
+
+
 def dist(input, other, p=2):
     """``torch.dist``: the ``p``-norm of ``input - other`` (broadcast), as a 0-dim tensor."""
     require_tensor(input, "dist")
     require_tensor(other, "dist", 2, "other")
-    return vector_norm(input - other, p)
+    dt = _dtype.promote_types(input.dtype, other.dtype)
+    if dt.category < _FLOAT:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{_dtype.scalar_type_name(dt)} instead.")
+    return apply(_DIST, (input, other), ord=float(p))
 
 
 _public("dist", dist)

@@ -18,7 +18,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
                           scalar_or_tensor, type_name)
-from .registry import apply, defop
+from .registry import apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -58,6 +58,9 @@ _CLAMP_MIN = defop("clamp_min", _clamp_fwd, promote="same", vjp=_clamp_vjp,
                    grad_name="ClampMinBackward0")
 _CLAMP_MAX = defop("clamp_max", _clamp_fwd, promote="same", vjp=_clamp_vjp,
                    grad_name="ClampMaxBackward0")
+# the overloads with a Tensor bound (``clamp_min.Tensor``...): PyTorch's nodes of another name
+_TENSOR_BOUND = {_CLAMP: _CLAMP_T, _CLAMP_MIN: overload(_CLAMP_MIN, "ClampMinBackward1"),
+                 _CLAMP_MAX: overload(_CLAMP_MAX, "ClampMaxBackward1")}
 
 
 def _clamp(op, input, lo, hi, out):
@@ -78,8 +81,8 @@ def _clamp(op, input, lo, hi, out):
     if dt is _dtype.bool and not any(tensor_bounds):
         raise not_implemented("clamp_scalar_cpu" if len(tensor_bounds) == 2 else
                               "clamp_min_scalar_cpu" if hi is None else "clamp_max_scalar_cpu", dt)
-    if op is _CLAMP and (isinstance(lo, Tensor) or isinstance(hi, Tensor)):
-        op = _CLAMP_T
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
+        op = _TENSOR_BOUND[op]
     return _out(apply(op, (input, lo, hi)), out, "clamp")
 
 

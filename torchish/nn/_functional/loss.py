@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from ... import _dtype
 from ...ops import registry as _registry
-from ...ops.registry import apply, defop
+from ...ops.registry import apply, defop, overload
 from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
                          not_differentiable, unreduce)
 from ._nll import nll_loss, cross_entropy
@@ -74,11 +74,29 @@ def _regression_fwd(x, y, w, *, kind, reduction, beta):
     return _weighted_mean(l, w, reduction, by_weight=kind in ("mse", "l1"))
 
 
-# a weighted loss is PyTorch's ``weight * loss(reduction="none")``, reduced: a node of its own (what it saves differs)
-_REGRESSION = {(k, w): defop(k + "_loss" + ("_weighted" if w else ""), _regression_fwd, promote="same", grad_name=g)
-               for k, g in (("mse", "MseLossBackward0"), ("l1", "MeanBackward0"),
-                            ("smooth_l1", "SmoothL1LossBackward0"), ("huber", "HuberLossBackward0"))
-               for w in (False, True)}
+def _node_names(kind, weighted):
+    """The grad_fn PyTorch shows per reduction: the loss's own node, except where its loss is a composition whose
+    last step is a plain op: l1_loss is ``(input - target).abs()`` then reduced, a weighted loss is ``weight *
+    loss(reduction="none")`` then reduced (mse's and l1's mean: divided by the weights' sum)."""
+    if weighted:
+        return {"none": "MulBackward0", "mean": "DivBackward0" if kind in ("mse", "l1") else "MeanBackward0",
+                "sum": "SumBackward0"}
+    if kind == "l1":
+        return {"none": "AbsBackward0", "mean": "MeanBackward0", "sum": "SumBackward0"}
+    own = {"mse": "MseLossBackward0", "smooth_l1": "SmoothL1LossBackward0", "huber": "HuberLossBackward0"}[kind]
+    return dict.fromkeys(("none", "mean", "sum"), own)
+
+
+def _regression_ops(kind, weighted):
+    """One op (a weighted loss: one of its own, what it saves differs), with an entry per reduction's node name."""
+    names = _node_names(kind, weighted)
+    op = defop(kind + "_loss" + ("_weighted" if weighted else ""), _regression_fwd, promote="same",
+               grad_name=names["mean"])
+    return {red: op if name == op.grad_name else overload(op, name) for red, name in names.items()}
+
+
+_REGRESSION = {(k, w, red): op for k in ("mse", "l1", "smooth_l1", "huber") for w in (False, True)
+               for red, op in _regression_ops(k, w).items()}
 
 
 def _regression(kind, input, target, reduction, weight, beta=0.0):
@@ -94,8 +112,8 @@ def _regression(kind, input, target, reduction, weight, beta=0.0):
                                f"complex dtype. Got: {_dtype.scalar_type_name(dt)}")
         if kind != "l1":
             raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
-    out = apply(_REGRESSION[kind, weight is not None], (input, target, weight), kind=kind, reduction=reduction,
-                beta=float(beta))
+    op = _REGRESSION[kind, weight is not None, reduction]
+    out = apply(op, (input, target, weight), kind=kind, reduction=reduction, beta=float(beta))
     if kind == "huber" and out.dtype != input.dtype:  # PyTorch's huber_loss writes into a tensor like the input
         out = out.to(input.dtype)
     return out

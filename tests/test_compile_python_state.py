@@ -522,6 +522,22 @@ def case_method_of_object_without_state(lib, jit):
     s.k = 0.5
     return outs + [s.run(x), s.run(x)]
 
+def case_object_holding_raw_parameters(lib, jit):  # a model without nn.Module, its manual SGD step compiled
+    class Model:
+        def __init__(self):
+            self.w = lib.tensor([[0.5, -0.2], [0.1, 0.3]], requires_grad=True)
+            self.params = [lib.tensor([0.1, -0.1], requires_grad=True)]
+    def step(model, x):
+        loss = ((x @ model.w + model.params[0]).tanh() ** 2).sum()
+        loss.backward()
+        with lib.no_grad():
+            for p in (model.w, model.params[0]):
+                p -= 0.1 * p.grad
+                p.grad.zero_()
+        return loss
+    f, model = jit(step), Model()
+    return [f(model, lib.full((3, 2), 0.2 * i)) for i in range(4)] + [model.w, model.params[0]]
+
 
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
@@ -725,3 +741,17 @@ def test_object_arguments_are_taken_apart_into_inputs_and_guarded_values():
         for n in range(70):
             assert g(x, n).tolist() == [float(n)] * 2
     assert len(g.entries) == 64 and g.stats["evictions"] == 6
+    # an object holding tensors that require grad (parameters) is state, kept whole: its step stays compiled
+    model, x = _Data(), torchish.ones(2)
+    model.w = torchish.ones(2, requires_grad=True)
+
+    def sgd(model, x):
+        (model.w * x).sum().backward()
+        with torchish.no_grad():
+            model.w -= 0.5 * model.w.grad
+            model.w.grad.zero_()
+    h = torchish.compile(sgd)
+    for _ in range(4):
+        h(model, x)
+    assert h.stats["compiled_calls"] == 3 and h.stats["eager_calls"] == 1, h.stats
+    assert model.w.tolist() == [-1.0, -1.0]

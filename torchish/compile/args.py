@@ -5,9 +5,10 @@ An argument that is a plain object of the user's (a dataclass ``Batch(x, y)`` bu
 taken apart into its attributes, as PyTorch's compiler reads them: its tensors are inputs of the program and its
 Python values are guarded, so a new object with the same kind of contents reuses the program. (Kept whole, each new
 object was a new signature: every call ran eagerly, and the cache kept every batch alive.) Objects that own state
-(an optimizer, a module, a trainer holding them) stay whole and are guarded by identity. While a program is traced
-the function gets copies of such objects, holding the traced tensors; a function that changes one of them
-(``batch.loss = loss``) has a Python side effect a program cannot repeat, and runs eagerly.
+(an optimizer, a module, a trainer holding them, an object holding tensors that require grad: parameters) stay
+whole and are guarded by identity. While a program is traced the function gets copies of the objects taken apart,
+holding the traced tensors; a function that changes one of them (``batch.loss = loss``) has a Python side effect a
+program cannot repeat, and runs eagerly.
 """
 from __future__ import annotations
 
@@ -60,7 +61,24 @@ def _takes_apart(x, depth, seen):
         return False
     d = getattr(x, "__dict__", None)
     return (type(d) is dict and len(d) <= _MAX_ATTRS and not pystate._by_identity(x)
-            and not any(type(v) in _BIG and len(v) > _MAX_ATTRS for v in d.values()))  # (a dataset: kept whole)
+            and not any(type(v) in _BIG and len(v) > _MAX_ATTRS for v in d.values())  # (a dataset: kept whole)
+            and not any(map(_holds_leaf, d.values())))
+
+
+def _is_leaf_param(v):
+    return isinstance(v, Tensor) and v._rg and v._grad_fn is None
+
+
+def _holds_leaf(v):
+    """Whether ``v`` is, or directly holds, a tensor that requires grad and is a leaf: the parameters of a model
+    written without ``nn.Module`` (``self.w = torch.randn(..., requires_grad=True)``). Their object is state, kept
+    whole: its tensors are found as state, whose ``.grad`` a step accumulates into."""
+    t = type(v)
+    if t in (list, tuple):
+        return any(map(_is_leaf_param, v))
+    if t is dict:
+        return any(map(_is_leaf_param, v.values()))
+    return _is_leaf_param(v)
 
 
 class _Parts:

@@ -374,12 +374,18 @@ def _drawn_fwd(input, samples):
     return samples
 
 
-# bernoulli records a node of its input (the samples, drawn outside, ride along as a second operand that takes no
-# part in promotion, so that next_functions shows the input alone): PyTorch's gradient is ``zeros_like(grad)`` with
-# the probabilities in ``input``; with a number ``p`` it has no formula (a NotImplemented node)
-_BERNOULLI = defop("bernoulli", _drawn_fwd, promote="same", promote_args=(0,), linear=True,
-                   vjp=lambda g, input, samples, out: (jnp.zeros(jnp.shape(input), g.dtype), None),
+def _zero_grad(g, input, samples, out):
+    return jnp.zeros(jnp.shape(input), g.dtype), None
+
+
+# bernoulli and poisson record a node of their input (the samples, drawn outside, ride along as a second operand
+# that takes no part in promotion, so that next_functions shows the input alone): PyTorch's gradient is
+# ``zeros_like(grad)`` for the probabilities (rates) in ``input``; bernoulli with a number ``p`` has no formula (a
+# NotImplemented node)
+_BERNOULLI = defop("bernoulli", _drawn_fwd, promote="same", promote_args=(0,), linear=True, vjp=_zero_grad,
                    grad_name="BernoulliBackward0")
+_POISSON = defop("poisson", _drawn_fwd, promote="same", promote_args=(0,), linear=True, vjp=_zero_grad,
+                 grad_name="PoissonBackward0")
 _BERNOULLI_P = overload(_BERNOULLI, "NotImplemented", vjp=no_derivative("bernoulli"))
 
 
@@ -426,7 +432,10 @@ def poisson(input, generator=None):
     v = _concrete(input)
     if v is not None and bool((v < 0).any()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator, device=input))
+    samples = Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator, device=input))
+    if not (input._rg and STATE.grad_enabled):
+        return samples
+    return apply(_POISSON, (input, samples))
 
 
 def _like(fn, name):

@@ -12,10 +12,10 @@ from .. import _dtype
 from .._tensor import Tensor
 from .gather import (_along, _as_1d, _check_flat_index, _check_index_shape, _concrete_bounds, _dim_size, _grid, _tname,
                      _wrap)
-from .elementwise import require_tensor
+from .elementwise import no_derivative, require_tensor
 from .index import _INDEX_DTYPES
 from . import registry as _registry
-from .registry import apply, defop
+from .registry import apply, defop, overload
 from .registry import Family as _Family
 from .casting import check_scalar_fits
 from .writes import set_at
@@ -126,7 +126,13 @@ _SCATTER_VALUE = defop("scatter_value", _scatter_fwd, linear=True, grad_name="Sc
 _SCATTER_ADD = defop("scatter_add", _scatter_fwd, linear=True, grad_name="ScatterAddBackward0")
 _SCATTER_REDUCE = defop("scatter_reduce", _scatter_fwd, vjp=_scatter_reduce_vjp, save_out=True,
                         grad_name="ScatterReduceBackward0")
-_SCATTER_REDUCE_LEGACY = defop("scatter_reduce_legacy", _scatter_fwd, grad_name="ScatterReduceBackward0")
+# index_reduce is a scatter_reduce (its index spread over source's shape) under PyTorch's own node name
+_INDEX_REDUCE = overload(_SCATTER_REDUCE, "IndexReduceBackward0")
+# scatter's deprecated ``reduce=`` ("add", "multiply"): PyTorch records a node without a formula, whose error names
+# the out-of-place or the in-place op
+_SCATTER_REDUCE_LEGACY = defop("scatter_reduce_legacy", _scatter_fwd, vjp=no_derivative("scatter"), linear=True,
+                               grad_name="NotImplemented")
+_SCATTER_REDUCE_LEGACY_ = overload(_SCATTER_REDUCE_LEGACY, "NotImplemented", vjp=no_derivative("scatter_"))
 
 
 def _check_scatter(name, input, dim, index, src):
@@ -154,7 +160,7 @@ def _unchanged(input):
     return clone(input)
 
 
-def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+def _scatter(input, dim, index, src, value, reduce, legacy, stacklevel):
     if src is None:
         src = value
     if not isinstance(src, Tensor):
@@ -169,11 +175,20 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         if isinstance(src, Tensor):
             warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
                           "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
-                          UserWarning, stacklevel=2)
-        return apply(_SCATTER_REDUCE_LEGACY, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce],
-                     include_self=True)
+                          UserWarning, stacklevel=stacklevel)
+        return apply(legacy, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce], include_self=True)
     op = _SCATTER if isinstance(src, Tensor) else _SCATTER_VALUE
     return apply(op, (input, index, src), axis=d, reduce=None, include_self=True)
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    return _scatter(input, dim, index, src, value, reduce, _SCATTER_REDUCE_LEGACY, 3)
+
+
+# scatter_'s out-of-place step (its ``reduce=`` node's error names ``scatter_``; its warning, the caller of
+# scatter_)
+def _scatter_inplace_body(input, dim, index, src=None, value=None, *, reduce=None):
+    return _scatter(input, dim, index, src, value, reduce, _SCATTER_REDUCE_LEGACY_, 4)
 
 
 def scatter_add(input, dim, index, src):
@@ -184,6 +199,10 @@ def scatter_add(input, dim, index, src):
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    return _scatter_reduce(_SCATTER_REDUCE, input, dim, index, src, reduce, include_self)
+
+
+def _scatter_reduce(op, input, dim, index, src, reduce, include_self):
     if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = _check_scatter("scatter_reduce", input, dim, index, src)
@@ -194,8 +213,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                                   f"for '{_tname(input)}'")
     if d is None:
         return _unchanged(input)
-    return apply(_SCATTER_REDUCE, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce],
-                 include_self=bool(include_self))
+    return apply(op, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce], include_self=bool(include_self))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -439,7 +457,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     view = [1] * source.ndim
     view[d] = index.numel()
     spread = index.to(_dtype.int64).reshape(view).expand(*source.shape)
-    return _out(scatter_reduce(input, d, spread, source, reduce, include_self=include_self), out)
+    return _out(_scatter_reduce(_INDEX_REDUCE, input, d, spread, source, reduce, include_self), out)
 
 
 for _n in ("scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_scatter", "index_add", "index_copy",
@@ -447,11 +465,11 @@ for _n in ("scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_sc
     _public(_n, globals()[_n])
 
 
-def _inplace(fn):
+def _inplace(fn, name):
     from .inplace import make_inplace
-    return make_inplace(fn, fn.__name__ + "_")
+    return make_inplace(fn, name + "_")
 
 
 for _n in ("scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_scatter", "index_add", "index_copy",
            "index_fill", "put", "index_reduce"):
-    METHODS[_n + "_"] = _inplace(globals()[_n])
+    METHODS[_n + "_"] = _inplace(_scatter_inplace_body if _n == "scatter" else globals()[_n], _n)

@@ -257,24 +257,44 @@ vsplit = _directional_split("vsplit", 2, 0)
 dsplit = _directional_split("dsplit", 3, 2)
 
 
-def _embed(input, src, view_of):
-    """A copy of ``input`` whose view ``view_of(copy)`` holds ``src`` (the ``*_scatter`` ops; differentiable in
-    both)."""
-    out = input.clone()
-    view = view_of(out)
-    if tuple(src.shape) != tuple(view.shape):
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
-                           f"slice size = {list(view.shape)}")
-    view.copy_(src)
-    return out
+# ----------------------------------------------------------------------------------------------------------------
+# slice_scatter / select_scatter / diagonal_scatter: each one node of both inputs (PyTorch's ``*ScatterBackward0``),
+# not a clone written through a view; linear, so the VJP (jax's) gives ``grad`` with the region zeroed to ``input``
+# and ``grad``'s region to ``src``
+
+
+def _set_along(x, src, axis, key):
+    return x.at[(slice(None),) * axis + (key,)].set(src.astype(x.dtype))
 
 
 def _slice_scatter_fwd(x, src, *, axis, start, end, step):
-    return x.at[(slice(None),) * axis + (slice(start, end, step),)].set(src.astype(x.dtype))
+    return _set_along(x, src, axis, slice(start, end, step))
 
 
-# one node of both inputs (PyTorch's ``slice_scatter``), not a clone written through a view
+def _select_scatter_fwd(x, src, *, axis, index):
+    return _set_along(x, src, axis, index)
+
+
+def _diagonal_scatter_fwd(x, src, *, offset, dim1, dim2):
+    n = src.shape[-1]  # the diagonal is src's last dim, as diagonal() puts it
+    rows, cols = np.arange(n) + max(-offset, 0), np.arange(n) + max(offset, 0)
+    moved = jnp.moveaxis(x, (dim1, dim2), (-2, -1))
+    return jnp.moveaxis(moved.at[..., rows, cols].set(src.astype(x.dtype)), (-2, -1), (dim1, dim2))
+
+
 _SLICE_SCATTER = defop("slice_scatter", _slice_scatter_fwd, linear=True, grad_name="SliceScatterBackward0")
+_SELECT_SCATTER = defop("select_scatter", _select_scatter_fwd, linear=True, grad_name="SelectScatterBackward0")
+_DIAGONAL_SCATTER = defop("diagonal_scatter", _diagonal_scatter_fwd, linear=True,
+                          grad_name="DiagonalScatterBackward0")
+
+
+def _scatter_region(op, input, src, region, **static):
+    """``op`` (one of the ``*_scatter`` ops) of ``input`` and ``src``, once ``src``'s shape is ``region``'s (the
+    shape of the part of ``input`` it replaces)."""
+    if list(src.shape) != list(region):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(region)}")
+    return apply(op, (input, src), **static)
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
@@ -285,20 +305,35 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
         raise RuntimeError("slice step must be positive")
     size = list(input.shape)
     size[d] = len(range(*slice(start, end, step).indices(size[d])))
-    if list(src.shape) != size:
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
-                           f"slice size = {size}")
-    return apply(_SLICE_SCATTER, (input, src), axis=d, start=start, end=end, step=step)
+    return _scatter_region(_SLICE_SCATTER, input, src, size, axis=d, start=start, end=end, step=step)
 
 
 def select_scatter(input, src, dim, index):
     """``input`` with ``input.select(dim, index)`` replaced by ``src``."""
-    return _embed(input, src, lambda t: select(t, dim, index))
+    require_int(index, "select_scatter", 4, "index")
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    n, index = input.shape[d], int(index)
+    if index < -n or index >= n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    size = list(input.shape)
+    del size[d]
+    return _scatter_region(_SELECT_SCATTER, input, src, size, axis=d, index=index % n)
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``."""
-    return _embed(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+    require_int(offset, "diagonal_scatter", 3, "offset")
+    offset = int(offset)
+    a, b = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape = list(input.shape)
+    n = max(min(shape[a], shape[b] - offset) if offset >= 0 else min(shape[a] + offset, shape[b]), 0)
+    size = [s for i, s in enumerate(shape) if i not in (a, b)] + [n]
+    return _scatter_region(_DIAGONAL_SCATTER, input, src, size, offset=offset, dim1=a, dim2=b)
 
 
 for _n in ("narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind", "unfold", "hsplit",

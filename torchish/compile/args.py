@@ -52,7 +52,9 @@ _PLAIN: dict = {}  # type -> whether its instances may be taken apart (before lo
 def _plain_type(t):
     v = _PLAIN.get(t)
     if v is None:
-        v = _PLAIN[t] = not issubclass(t, (Tensor, type) + _SCALARS) and pystate._user_class(t)
+        # (a class with its own __hash__ is a value, keyed by it; one with its own __new__ may not copy)
+        v = _PLAIN[t] = (not issubclass(t, (Tensor, type) + _SCALARS) and pystate._user_class(t)
+                         and t.__hash__ in (object.__hash__, None) and t.__new__ is object.__new__)
     return v
 
 

@@ -396,3 +396,16 @@ def test_logical_not_inplace_leaves_autograd_alone():
         leaf.logical_not_()
         return [y, x.grad, leaf]
     assert_same(*run_both(fn))
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", ["all", "any"])
+def test_all_any_over_an_empty_dim_tuple_reduce_nothing(fn):
+    """torch.all/any(x, dim=()) reduce over no dim (sum and mean reduce over every dim there); torchish reduced over
+    every dim (math fuzzer seed 9007)."""
+    x = np.array([[0.0, 2.0], [-1.0, 0.0]], np.float32)
+    for kw in (dict(dim=()), dict(dim=[], keepdim=True)):
+        outs = run_both(lambda T: getattr(T, fn)(T.tensor(x), **kw))
+        assert_same(*outs)
+        outs = run_both(lambda T: getattr(T, fn)(T.tensor(x > 0), **kw))
+        assert_same(*outs)

@@ -317,18 +317,25 @@ def _check_bool_out(name, input, out):
         raise RuntimeError(f"{name} only supports bool tensor for result, got: {_dtype.scalar_type_name(out.dtype)}")
 
 
+def _bool_axes(dim, input):
+    """all/any reduce over no dim for ``dim=()`` (PyTorch 2.13; sum and mean reduce over every dim there)."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return ()
+    return dims(dim, input.ndim)
+
+
 @numpy_kwargs
 def all(input, dim=None, keepdim=False, *, out=None):
     require_tensor(input, "all")
     _check_bool_out("all", input, out)
-    return _out(apply(_ALL, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim)), out, "all")
+    return _out(apply(_ALL, (input,), axis=_bool_axes(dim, input), keepdims=bool(keepdim)), out, "all")
 
 
 @numpy_kwargs
 def any(input, dim=None, keepdim=False, *, out=None):
     require_tensor(input, "any")
     _check_bool_out("any", input, out)
-    return _out(apply(_ANY, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim)), out, "any")
+    return _out(apply(_ANY, (input,), axis=_bool_axes(dim, input), keepdims=bool(keepdim)), out, "any")
 
 
 _COUNT_NZ = defop("count_nonzero", lambda x, *, axis: jnp.count_nonzero(x, axis=axis).astype(jnp.int64),

@@ -409,3 +409,12 @@ def test_all_any_over_an_empty_dim_tuple_reduce_nothing(fn):
         assert_same(*outs)
         outs = run_both(lambda T: getattr(T, fn)(T.tensor(x > 0), **kw))
         assert_same(*outs)
+
+
+@needs_torch
+def test_nan_to_num_takes_none_for_nan_as_the_default():
+    """``nan=None`` is PyTorch's default (0); torchish raised JAX's "None is not a valid value" (seed 9057)."""
+    x = np.array([np.nan, np.inf, -np.inf, 0.5], np.float32)
+    for kw in (dict(nan=None), dict(nan=None, posinf=5.0, neginf=-7.0)):
+        assert_same(*run_both(lambda T: T.nan_to_num(T.tensor(x), **kw)))
+        assert_same(*run_both(lambda T: T.tensor(x).nan_to_num_(**kw)))

@@ -341,6 +341,7 @@ _NAN_TO_NUM = defop("nan_to_num", _nan_to_num_fwd)
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     require_tensor(input, "nan_to_num")
+    nan = 0.0 if nan is None else nan  # (PyTorch's optional nan: None means the default)
     return out_exact(apply(_NAN_TO_NUM, (input,), nan=nan, posinf=posinf, neginf=neginf), out, "nan_to_num",
                      "nan_to_num: dtype of out: {out} should be same as input: {expected}")
 

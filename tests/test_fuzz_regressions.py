@@ -418,3 +418,14 @@ def test_nan_to_num_takes_none_for_nan_as_the_default():
     for kw in (dict(nan=None), dict(nan=None, posinf=5.0, neginf=-7.0)):
         assert_same(*run_both(lambda T: T.nan_to_num(T.tensor(x), **kw)))
         assert_same(*run_both(lambda T: T.tensor(x).nan_to_num_(**kw)))
+
+
+@needs_torch
+def test_isclose_of_complex_with_equal_nan():
+    """torch 2.13 compares complex tensors with equal_nan=True (a value is NaN when either part is); torchish raised
+    an error of older PyTorch releases (math fuzzer seed 9299)."""
+    nan = float("nan")
+    a = [complex(nan, 1.0), complex(1.0, nan), 1 + 1j, 2 - 1j]
+    b = [complex(nan, 2.0), complex(nan, 0.0), complex(nan, 1.0), 2 - 1j]
+    assert_same(*run_both(lambda T: T.isclose(T.tensor(a), T.tensor(b), equal_nan=True)))
+    assert_same(*run_both(lambda T: T.allclose(T.tensor(a[:2]), T.tensor(b[:2]), equal_nan=True)))

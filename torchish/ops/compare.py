@@ -157,8 +157,6 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{_dtype.scalar_type_name(input.dtype)} did not match "
                            f"{_dtype.scalar_type_name(other.dtype)}")
-    if input.is_complex() and equal_nan:
-        raise RuntimeError("isclose with equal_nan=True is not supported for complex inputs.")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:

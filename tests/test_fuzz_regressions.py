@@ -429,3 +429,11 @@ def test_isclose_of_complex_with_equal_nan():
     b = [complex(nan, 2.0), complex(nan, 0.0), complex(nan, 1.0), 2 - 1j]
     assert_same(*run_both(lambda T: T.isclose(T.tensor(a), T.tensor(b), equal_nan=True)))
     assert_same(*run_both(lambda T: T.allclose(T.tensor(a[:2]), T.tensor(b[:2]), equal_nan=True)))
+
+
+@needs_torch
+def test_mode_of_complex_raises_as_torch():
+    """torch has no complex mode kernel (NotImplementedError), except for a 0-d input it returns as it is; torchish
+    computed one (math fuzzer seed 9179)."""
+    check_raises(lambda T: T.mode(T.tensor([[1 + 1j, 2 + 0j]]), 0))
+    assert_same(*run_both(lambda T: list(T.mode(T.tensor(1 + 2j)))))

@@ -252,6 +252,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     require_tensor(input, "mode")
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "mode", d if d is not None else 0)
+    if input.is_complex() and input.ndim > 0:  # (PyTorch returns a 0-d input without reaching its kernel)
+        raise not_implemented("mode_cpu", input.dtype)
     v, i = apply(_MODE, (input,), axis=d, keepdims=bool(keepdim))
     return values_indices("mode", v, i, out)
 

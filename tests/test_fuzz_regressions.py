@@ -437,3 +437,12 @@ def test_mode_of_complex_raises_as_torch():
     computed one (math fuzzer seed 9179)."""
     check_raises(lambda T: T.mode(T.tensor([[1 + 1j, 2 + 0j]]), 0))
     assert_same(*run_both(lambda T: list(T.mode(T.tensor(1 + 2j)))))
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", ["cummax", "cummin"])
+def test_cummax_cummin_of_a_0d_complex_tensor(fn):
+    """A 0-d complex input is returned with index 0 (it never reaches torch's kernel, which has no complex
+    version); torchish raised the kernel's error (math fuzzer seed 9093). A 1-d one still raises."""
+    assert_same(*run_both(lambda T: list(getattr(T, fn)(T.tensor(1.5 - 2j), 0))))
+    check_raises(lambda T: getattr(T, fn)(T.tensor([1 + 1j, 2j]), 0))

@@ -142,7 +142,7 @@ def cummax(input, dim):
     require_tensor(input, "cummax")
     if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
         return _empty_scan("cummax", input)
-    if input.is_complex():
+    if input.is_complex() and input.ndim > 0:  # (a 0-d input does not reach PyTorch's kernel)
         raise not_implemented("cummax_cpu", input.dtype)
     v, i = apply(_CUMMAX, (input,), axis=one_dim(dim, input.ndim), largest=True)
     return RETURN_TYPES["cummax"](v, i)
@@ -152,7 +152,7 @@ def cummin(input, dim):
     require_tensor(input, "cummin")
     if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
         return _empty_scan("cummin", input)
-    if input.is_complex():
+    if input.is_complex() and input.ndim > 0:  # (a 0-d input does not reach PyTorch's kernel)
         raise not_implemented("cummin_cpu", input.dtype)
     v, i = apply(_CUMMIN, (input,), axis=one_dim(dim, input.ndim), largest=False)
     return RETURN_TYPES["cummin"](v, i)

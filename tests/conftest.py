@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))  # `from oracle import ...`
 
 # The suite compiles thousands of tiny XLA programs, and LLVM's optimisation passes are most of each compile's cost
@@ -32,3 +34,17 @@ def pytest_configure(config):
         torchish.config.lazy = True
     elif mode == "lowered":
         torchish.config.lowered_backward = "always"
+
+
+_CRASH_RERUNS: dict = {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """A test whose xdist worker died (a rare segfault inside XLA's CPU compiler, twice in six full runs, both in
+    test_saved_hooks right after torch ran the same program) runs once more on a fresh worker; a second crash
+    fails it."""
+    if _CRASH_RERUNS.get(crashitem, 0) < 1:
+        _CRASH_RERUNS[crashitem] = _CRASH_RERUNS.get(crashitem, 0) + 1
+        sched.mark_test_pending(crashitem)
+        report.outcome = "rerun"

@@ -27,8 +27,8 @@ from ..nn.module import ATTR_EPOCH, Module
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _MISSING = MISSING = object()
 _SMALL = 64  # containers of Python values up to this length are guarded by a snapshot
-_SKIP = frozenset(("training",))
-_CONTAINERS = frozenset((tuple, list, dict))  # a module's train/eval flag is guarded (and re-applied) on its own
+_SKIP = frozenset(("training",))  # a module's train/eval flag is guarded (and re-applied) on its own
+_CONTAINERS = frozenset((tuple, list, dict))  # containers whose tensors are sources (see tensor_paths)
 
 
 def _small_container(v):
@@ -213,7 +213,7 @@ class PyState:
             else:
                 if t not in watched and _user_class(t):
                     watch(t)
-                if (t in _CONTAINERS or isinstance(v, _tensor_type())) and tensor_paths(v):
+                if tensor_paths(v):
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:  # (self.batch = (x, y) rebound between calls)
                         add_source(("d", d, name))
@@ -318,11 +318,6 @@ class Guard:
             if not _same_item(it, value(it), v):
                 return False
         return True
-
-
-def _tensor_type():
-    from .._tensor import Tensor
-    return Tensor
 
 
 def tensor_paths(v, depth=0):

@@ -176,6 +176,24 @@ def test_binary_grads_at_ties_and_zeros(name):
                                                      np.array([0.0, -1.0, np.nan, np.nan], np.float32)])
 
 
+@pytest.mark.parametrize("int_dtype", [np.int64, np.int32, np.int8, np.uint8])
+def test_ldexp_integer_exponent_gradient(int_dtype):
+    """PyTorch's gradient of ldexp by its input is grad * 2^other with the power taken in the exponent's integer
+    dtype: 0 for a negative exponent, wrapping past the dtype's width (int64 2^63 is its minimum)."""
+    bits = np.iinfo(int_dtype).bits
+    exps = np.array([3, -2, bits - 1, bits, bits + 6, 0], np.int64)
+    exps = np.where(exps < 0, 0, exps) if np.iinfo(int_dtype).min == 0 else exps
+    for a_dtype in (np.float32, np.float64, np.float16):
+        check(lambda T, a, e: T.ldexp(a, e), [arr(6, lo=0.5, hi=2, dtype=a_dtype), exps.astype(int_dtype)])
+        check(lambda T, a, e: a.ldexp(e[0]), [arr(6, lo=0.5, hi=2, dtype=a_dtype), exps.astype(int_dtype)])
+
+
+def test_ldexp_bool_exponent_raises():
+    check_raises(lambda T: T.ldexp(T.ones(2), T.tensor([True, False])))
+    check_raises(lambda T: T.ones(2).ldexp_(T.tensor([True, False])))
+    check(lambda T, a, b: T.ldexp(a, b), [np.array([1, 3]), np.array([True, False])])  # integer input: no error
+
+
 def test_minmax_nan():
     a = np.array([np.nan, 1.0, 2.0], np.float32)
     b = np.array([0.0, np.nan, 1.0], np.float32)

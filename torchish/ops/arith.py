@@ -25,10 +25,10 @@ import numpy as np
 
 from .. import _dtype, _precision
 from .._tensor import Tensor
-from .elementwise import (_BOOL, _COMPLEX, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
+from .elementwise import (_BOOL, _COMPLEX, _FLOAT, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
                           type_name)
-from .registry import NotDifferentiable, apply, defop, overload
+from .registry import NotDifferentiable, OpDef, apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -114,7 +114,28 @@ _binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both", rej
 _binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",
         vjp=lambda g, a, b, out: (jnp.where(a == b, jnp.zeros((), g.dtype), g),  # PyTorch: no grad where a == b
                                   jnp.zeros(jnp.shape(b), g.dtype)))
-_binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", numbers="none")
+def _pow2_int(b):
+    """``2 ** b`` in ``b``'s integer dtype as PyTorch computes it: 0 for negative exponents, wrapping on overflow."""
+    bits = jnp.iinfo(b.dtype).bits
+    shifted = jnp.left_shift(jnp.ones_like(b), jnp.clip(b, 0, bits - 1))
+    return jnp.where((b >= 0) & (b < bits), shifted, jnp.zeros_like(b))
+
+
+# ldexp(input, Tensor[int] other): the exponent takes no part in promotion (the kernel casts the input only) and
+# PyTorch's gradient, grad * 2^other, computes 2^other in the exponent's integer dtype (0 for negative exponents)
+_LDEXP_INT = OpDef("ldexp", lambda a, b: a * jnp.exp2(b.astype(a.dtype)), promote="float", promote_args=(0,),
+                   vjp=lambda g, a, b, out: (g * _pow2_int(b).astype(g.dtype), None), grad_name="LdexpBackward0")
+
+
+def _ldexp_choose(op, a, b):
+    if isinstance(b, Tensor) and b.dtype.category <= _INT:
+        if b.dtype.category == _BOOL and a.dtype.category >= _FLOAT:  # (PyTorch's kernel for a float input)
+            raise not_implemented("ldexp_cpu_exp", b.dtype)
+        return _LDEXP_INT
+    return op
+
+
+_binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", numbers="none", choose=_ldexp_choose)
 _binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 _binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 

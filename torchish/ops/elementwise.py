@@ -173,13 +173,15 @@ def _check_operands(name, a, b, numbers):
 
 
 def binary_op(public, name, fwd, *, promote="same", vjp=None, grad_name=None, linear=False, reject=(), kernel=None,
-              int_div=False, differentiable=True, numbers="other", no_complex=False, overloads=None):
+              int_div=False, differentiable=True, numbers="other", no_complex=False, overloads=None, choose=None):
     """One binary op: defined in :data:`OPS`, exported through the calling family's ``public`` as function, method
     and in-place method (a family binds it once: ``_binary = partial(binary_op, _public)``). ``reject``: dtype
     categories PyTorch has no kernel for (NotImplementedError); ``no_complex``: PyTorch's RuntimeError "NAME not
     implemented for complex tensors." (maximum and its kin check that before dispatch). ``overloads``: the node
     names of PyTorch's overloads with a Python number operand, ``{"scalar": ...}`` for ``(Tensor, Number)`` and
-    ``{"scalar_self": ...}`` for ``(Number, Tensor)`` (``grad_name`` is the ``(Tensor, Tensor)`` one's)."""
+    ``{"scalar_self": ...}`` for ``(Number, Tensor)`` (``grad_name`` is the ``(Tensor, Tensor)`` one's).
+    ``choose(op, a, b)``: the op to run for these operands (another implementation, for operands whose gradient
+    PyTorch computes differently: ldexp's integer exponent)."""
     op = OPS[name] = defop(name, fwd, promote=promote, vjp=vjp, grad_name=grad_name, linear=linear,
                            differentiable=differentiable, save_out=False if vjp is None else None)
     by_form = {form: overload(op, g) for form, g in (overloads or {}).items()}
@@ -203,9 +205,11 @@ def binary_op(public, name, fwd, *, promote="same", vjp=None, grad_name=None, li
                 _check_divisor(b)
         if by_form and not (isinstance(a, Tensor) and isinstance(b, Tensor)):
             res = apply(by_form.get("scalar" if isinstance(a, Tensor) else "scalar_self", op), (a, b))
+        elif choose is not None:
+            res = apply(choose(op, a, b), (a, b))
         else:
             res = apply(op, (a, b))
         return res if out is None else _out(res, out, name)
-    if not (by_dtype or by_form):  # a Tensor and a Tensor or Python int/float need no check (nor another node):
+    if not (by_dtype or by_form or choose):  # a Tensor and a Tensor or Python int/float need no check (nor another node):
         f.fast = (op, ())          # its operator calls apply directly
     return public(name, f, inplace=True)

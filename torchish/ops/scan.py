@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
+from ..autograd.grad_mode import STATE
 from .._tensor import Tensor, wrap_dim
 from .casting import ACC, cast
 from .elementwise import _out, not_implemented, require_int, require_tensor
@@ -138,12 +139,19 @@ def _empty_scan(name, input):
     return RETURN_TYPES[name](input.clone(), empty(tuple(input.shape), dtype=_dtype.int64))
 
 
+def _complex_check(input, name):
+    if input.is_complex():  # a 0-d input does not reach PyTorch's kernel, but autograd refuses it
+        if input.ndim > 0:
+            raise not_implemented(f"{name}_cpu", input.dtype)
+        if input._rg and STATE.grad_enabled:
+            raise RuntimeError(f"{name} does not support automatic differentiation for outputs with complex dtype.")
+
+
 def cummax(input, dim):
     require_tensor(input, "cummax")
     if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
         return _empty_scan("cummax", input)
-    if input.is_complex() and input.ndim > 0:  # (a 0-d input does not reach PyTorch's kernel)
-        raise not_implemented("cummax_cpu", input.dtype)
+    _complex_check(input, "cummax")
     v, i = apply(_CUMMAX, (input,), axis=one_dim(dim, input.ndim), largest=True)
     return RETURN_TYPES["cummax"](v, i)
 
@@ -152,8 +160,7 @@ def cummin(input, dim):
     require_tensor(input, "cummin")
     if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
         return _empty_scan("cummin", input)
-    if input.is_complex() and input.ndim > 0:  # (a 0-d input does not reach PyTorch's kernel)
-        raise not_implemented("cummin_cpu", input.dtype)
+    _complex_check(input, "cummin")
     v, i = apply(_CUMMIN, (input,), axis=one_dim(dim, input.ndim), largest=False)
     return RETURN_TYPES["cummin"](v, i)
 

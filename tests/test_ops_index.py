@@ -404,6 +404,21 @@ def test_scatter_reduce_legacy_names():
                         a.scatter_reduce(1, T.tensor(G2), a[:, :3] * 2, "min", include_self=False)), [X], grad=False)
 
 
+def test_scatter_legacy_reduce_warns_once_per_process():
+    """scatter(reduce=) with a Tensor src warns of its deprecation once per process, as PyTorch's TORCH_WARN_ONCE
+    (even where the user's filter shows every warning); a scalar src does not warn."""
+    from torchish.ops import scatter as scatter_ops
+    scatter_ops._WARNED_ONCE.clear()
+    x, i, s = torchish.zeros(3), torchish.tensor([0, 1]), torchish.ones(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x.scatter(0, i, 2.0, reduce="add")
+        for _ in range(3):
+            x.scatter(0, i, s, reduce="add")
+        x.clone().scatter_(0, i, s, reduce="multiply")
+    assert [str(w.message)[:44] for w in caught] == ["The reduce argument of torch.scatter with Te"]
+
+
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 def test_scatter_reduce_int(reduce):
     check(lambda T, a: T.scatter_reduce(a, 0, T.tensor([0, 0, 1, 2]), T.tensor([1, 2, 4, -7]), reduce),

@@ -172,13 +172,17 @@ def _scatter(input, dim, index, src, value, reduce, legacy, stacklevel):
     if d is None:
         return _unchanged(input)
     if reduce is not None:
-        if isinstance(src, Tensor):
+        if isinstance(src, Tensor) and not _WARNED_ONCE.get("scatter_reduce"):  # PyTorch warns once per process
+            _WARNED_ONCE["scatter_reduce"] = True
             warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
                           "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
                           UserWarning, stacklevel=stacklevel)
         return apply(legacy, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce], include_self=True)
     op = _SCATTER if isinstance(src, Tensor) else _SCATTER_VALUE
     return apply(op, (input, index, src), axis=d, reduce=None, include_self=True)
+
+
+_WARNED_ONCE: dict = {}
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):

@@ -164,10 +164,33 @@ def lerp(input, end, weight, *, out=None):
 
 _public("lerp", lerp, inplace=True)
 
+def _addc_vjp(divide):
+    """PyTorch's formulas, op by op as its kernels round them (a half type is computed in float32 and rounded
+    after every op; the Python number ``value`` stays at float32 precision):
+    addcmul  tensor1: grad * (tensor2 * value)          tensor2: grad * (tensor1 * value)
+    addcdiv  tensor1: grad * (value / tensor2)          tensor2: -grad * (value * tensor1 / (tensor2 * tensor2))
+    (each factor conjugated for complex inputs)."""
+    def vjp(g, x, a, b, v, out):
+        dt = g.dtype
+        wide = jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
+
+        def op(f, *ts):  # one kernel: widened operands, the result rounded to the tensors' dtype
+            return f(*(t.astype(wide) for t in ts)).astype(dt)
+        val = jnp.asarray(v, wide)
+        if divide:
+            fa = op(lambda b_: val.astype(dt).astype(wide) / b_, b)  # (a dividend Number is rounded first)
+            fb = op(jnp.divide, op(lambda a_: val * a_, a), op(jnp.multiply, b, b))
+            g_b = -g
+        else:
+            fa, fb, g_b = op(lambda b_: b_ * val, b), op(lambda a_: a_ * val, a), g
+        return g, op(jnp.multiply, g, jnp.conj(fa)), op(jnp.multiply, g_b, jnp.conj(fb)), None
+    return vjp
+
+
 _ADDCMUL = defop("addcmul", lambda x, a, b, v: x + jnp.asarray(v, x.dtype) * a * b, promote="same",
-                 promote_args=(0, 1, 2), grad_name="AddcmulBackward0")
+                 promote_args=(0, 1, 2), grad_name="AddcmulBackward0", vjp=_addc_vjp(False))
 _ADDCDIV = defop("addcdiv", lambda x, a, b, v: x + jnp.asarray(v, x.dtype) * a / b, promote="same",
-                 promote_args=(0, 1, 2), grad_name="AddcdivBackward0")
+                 promote_args=(0, 1, 2), grad_name="AddcdivBackward0", vjp=_addc_vjp(True))
 
 
 def _require_tensors(name, input, tensor1, tensor2):

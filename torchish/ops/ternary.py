@@ -14,7 +14,7 @@ import numbers
 
 import jax.numpy as jnp
 
-from .. import _dtype
+from .. import _dtype, _precision
 from .._tensor import Tensor
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
                           scalar_or_tensor, type_name)
@@ -172,18 +172,16 @@ def _addc_vjp(divide):
     (each factor conjugated for complex inputs)."""
     def vjp(g, x, a, b, v, out):
         dt = g.dtype
-        wide = jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
-
-        def op(f, *ts):  # one kernel: widened operands, the result rounded to the tensors' dtype
-            return f(*(t.astype(wide) for t in ts)).astype(dt)
-        val = jnp.asarray(v, wide)
+        wide, r = _precision.stepper(dt)  # r: one op's result stored in dt (widened back for the next op)
+        g, a, b = wide(g), wide(a), wide(b)
+        val = jnp.asarray(v, g.dtype)
         if divide:
-            fa = op(lambda b_: val.astype(dt).astype(wide) / b_, b)  # (a dividend Number is rounded first)
-            fb = op(jnp.divide, op(lambda a_: val * a_, a), op(jnp.multiply, b, b))
+            fa = r(r(val.astype(dt)).astype(g.dtype) / b)  # (a dividend Number is rounded first)
+            fb = r(r(val * a) / r(b * b))
             g_b = -g
         else:
-            fa, fb, g_b = op(lambda b_: b_ * val, b), op(lambda a_: a_ * val, a), g
-        return g, op(jnp.multiply, g, jnp.conj(fa)), op(jnp.multiply, g_b, jnp.conj(fb)), None
+            fa, fb, g_b = r(b * val), r(a * val), g
+        return (g.astype(dt), r(g * jnp.conj(fa)).astype(dt), r(g_b * jnp.conj(fb)).astype(dt), None)
     return vjp
 
 

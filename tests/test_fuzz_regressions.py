@@ -475,3 +475,59 @@ def test_addcdiv_addcmul_gradients_round_as_pytorch(name, dtype):
     assert_same(ref[0], got[0])  # (the forward: PyTorch's float kernel fuses a multiply-add, within an ulp)
     for r, g in zip(ref[1:], got[1:]):
         _bits_equal(r, g)
+
+
+INF = float("inf")
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_var_mean_std_mean_one_node_and_welford_mean(name):
+    """var_mean/std_mean are one op (``VarMeanBackward0``/``StdMeanBackward0``, PyTorch's var_mean_backward); their
+    mean is PyTorch's Welford mean: NaN once an infinity is followed by another value (torchish gave -inf, math
+    fuzzer), infinite when the sole infinity comes last, along the reduced dims in order."""
+    for values, dim in (([1.0, -INF, 2.0], 0), ([-INF, -INF], 0), ([1.0, 2.0, INF], None), ([INF], None),
+                        ([INF] + [1.0] * 40, None), ([1.0] * 40 + [-INF], 0)):
+        _bits_equal_all(*run_both(lambda T: list(getattr(T, name)(T.tensor(values), dim))))
+    m = np.array([[1.0, INF, 3.0], [2.0, 3.0, INF], [INF, 5.0, 6.0]], np.float32)
+    for dim in (0, 1, (0, 1), (1, 0), None):
+        for keepdim in (False, True):
+            _bits_equal_all(*run_both(lambda T: list(getattr(T, name)(T.tensor(m), dim, keepdim=keepdim))))
+    for dtype in (np.float32, np.float64):
+        check(lambda T, x: getattr(T, name)(x, (0, 2), correction=2), [arr(3, 4, 5, dtype=dtype)])
+        check(lambda T, x: getattr(T, name)(x, 1, keepdim=True), [arr(3, 4, 5, dtype=dtype)])
+    x = torchish.tensor([1.0, 2.0], requires_grad=True)
+    spread, mean = getattr(torchish, name)(x)
+    assert spread.grad_fn is mean.grad_fn
+    assert type(spread.grad_fn).__name__ == {"var_mean": "VarMeanBackward0", "std_mean": "StdMeanBackward0"}[name]
+
+
+def _bits_equal_all(ref, got):
+    for r, g in zip(ref, got):
+        _bits_equal(r, g)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_var_mean_gradient_in_half_types(dtype):
+    """var_mean's gradient adds the var and mean parts in the input's dtype, as PyTorch's formula: bit-equal."""
+    def run(T):
+        x = T.tensor(np.linspace(-2, 3, 24, dtype=np.float32).reshape(4, 6)).to(getattr(T, dtype)).requires_grad_()
+        v, m = T.var_mean(x, 1)
+        (v * 1.7 + m * 2.1).sum().backward()
+        return [v.detach(), m.detach(), x.grad]
+    _bits_equal_all(*run_both(run))
+
+
+@needs_torch
+def test_var_std_warn_when_degrees_of_freedom_are_not_positive():
+    def warned(T):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = T.tensor([1.0])
+            T.var(x), T.std(x, 0), T.var_mean(x), T.std_mean(x), x.var(), x.std(correction=0)
+            T.var(T.ones(2), correction=3)
+        return [str(w.message) for w in caught], {w.filename for w in caught}
+    (ref, _), (got, files) = run_both(warned)
+    assert len(got) == len(ref) and all(r.startswith(g) for r, g in zip(ref, got))  # ("Triggered internally at")
+    assert files == {__file__}

@@ -177,7 +177,9 @@ SAVED = {
                          "max_all", "min_all", "median", "nanmedian",  # evenly_distribute_backward(grad, self, result)
                          "amax", "amin",                  # result == self picks the gradient's places
                          "cumprod", "logcumsumexp", "logsumexp", "std", "linalg_vector_norm")},
-    **{n: SELF for n in ("nansum", "var")},
+    **{n: SELF for n in ("nansum", "var", "var_mean")},
+    # std_mean_backward(grads[0], grads[1], self, result0, ...): the std output, not the mean
+    "std_mean": ("0o0",),
     **{n: RESULT for n in ("softmax", "log_softmax")},
     # value_selecting_reduction_backward(grad, dim, indices, self.sizes()): the indices only
     **{n: ("o1",) for n in ("max_dim", "min_dim", "median_dim", "nanmedian_dim", "mode", "kthvalue", "sort",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
+import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -62,6 +65,18 @@ _VAR = defop("var", _var_fwd, vjp=_var_vjp, grad_name="VarBackward0")
 _STD = defop("std", _var_fwd, vjp=_var_vjp, grad_name="StdBackward0")
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` that attributes a warning to the first caller outside torchish (as PyTorch's point at
+    the user's line), however many torchish frames (method forms, argument adapters) lie between."""
+    f, level = sys._getframe(1), 1
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
+        f, level = f.f_back, level + 1
+    return level
+
+
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     require_tensor(input, name)
     if isinstance(dim, bool):  # var(input, unbiased)
@@ -71,7 +86,12 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if input.dtype.category < _FLOAT:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     c = float(correction) if correction is not None else (0.0 if unbiased is False else 1.0)
-    return dims(dim, input.ndim), bool(keepdim), c
+    ax = dims(dim, input.ndim)
+    n = math.prod(input.shape) if ax is None else math.prod(input.shape[a] for a in ax)
+    if n - c <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=_user_stacklevel())
+    return ax, bool(keepdim), c
 
 
 @numpy_kwargs
@@ -86,12 +106,54 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     return _out(apply(_STD, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True), out, "std")
 
 
+def _welford_mean(x, axis, keepdims):
+    """The mean PyTorch's var_mean/std_mean return: its CPU kernel's Welford updates (``mean += (x - mean) / k``,
+    in the accumulate type) give the exact mean of finite values, but NaN once an infinity is followed by anything
+    (``inf - inf``): the mean is infinite only when the sole infinity comes last in the reduction order."""
+    m = jnp.mean(x.astype(ACC.get(x.dtype, x.dtype)), axis=axis, keepdims=keepdims).astype(x.dtype)
+    if not jnp.issubdtype(x.dtype, jnp.floating) or x.size == 0:
+        return m
+    ax = tuple(range(x.ndim)) if axis is None else axis
+    rest = [a for a in range(x.ndim) if a not in ax]
+    flat = jnp.transpose(x, rest + list(ax)).reshape([x.shape[a] for a in rest] + [-1])
+    inf = jnp.isinf(flat)
+    n_inf = jnp.sum(inf, axis=-1)
+    nan = (n_inf > 1) | ((n_inf == 1) & ~inf[..., -1])
+    if keepdims:
+        nan = jnp.expand_dims(nan, ax)
+    return jnp.where(nan, jnp.asarray(-jnp.nan, m.dtype), m)  # (x86's inf - inf: a NaN with its sign bit set)
+
+
+def _var_mean_fwd(x, *, axis, keepdims, correction, sqrt):
+    return (_var_fwd(x, axis=axis, keepdims=keepdims, correction=correction, sqrt=sqrt),
+            _welford_mean(x, axis, keepdims))
+
+
+def _var_mean_vjp(g, x, out, axis, keepdims, correction, sqrt):
+    """PyTorch's var_mean_backward / std_mean_backward: the var (std) gradient plus mean_backward's
+    ``grad.expand(shape) / n``, added in the input's dtype."""
+    g_spread, g_mean = g
+    ax = axis if axis is not None else tuple(range(x.ndim))
+    n = math.prod(x.shape[a] for a in ax)
+    part = _var_vjp(g_spread, x, out[0], axis, keepdims, correction, sqrt)
+    if not keepdims:
+        g_mean = jnp.expand_dims(g_mean, ax)
+    wide, r = _precision.stepper(x.dtype)
+    return (r(wide(part) + r(jnp.broadcast_to(wide(g_mean), x.shape) / n)).astype(x.dtype),)
+
+
+_VAR_MEAN = defop("var_mean", _var_mean_fwd, vjp=_var_mean_vjp, grad_name="VarMeanBackward0")
+_STD_MEAN = defop("std_mean", _var_mean_fwd, vjp=_var_mean_vjp, grad_name="StdMeanBackward0")
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    ax, kd, c = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
+    return apply(_VAR_MEAN, (input,), axis=ax, keepdims=kd, correction=c, sqrt=False)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    ax, kd, c = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
+    return apply(_STD_MEAN, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True)
 
 
 for _n in ("var", "std"):

@@ -45,7 +45,7 @@ def _is_orthogonal(Q):
 def _geqrf(A):
     """``torch.geqrf``: LAPACK's compact QR (reflectors below the diagonal, R on and above it) and ``tau``."""
     import jax.numpy as jnp
-    h, tau = jnp.linalg.qr(A.detach()._v, mode="raw")  # numpy's raw mode: the compact matrix transposed
+    h, tau = jnp.linalg.qr(A.detach()._d, mode="raw")  # numpy's raw mode: the compact matrix transposed
     return Tensor._make(jnp.swapaxes(h, -1, -2)), Tensor._make(tau)
 
 

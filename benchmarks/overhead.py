@@ -1,7 +1,7 @@
 """Per-op eager overhead: torchish vs raw jax.numpy vs PyTorch, side by side in one run.
 
 Measures (small 16x16 float32 tensors, so dispatch dominates):
-  * one elementwise op (``a * b``) forward;
+  * one elementwise op (``a * b``) forward, its value read at once;
   * a chain of ~50 elementwise ops forward;
   * the same chain forward + backward (torchish and torch: ``loss.backward()``; jax.numpy: an eager
     ``jax.vjp`` per call, which is what a user without jit would write).
@@ -48,14 +48,15 @@ def interleaved(cases, rounds=7, warmup=3):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
-def lazily(fn):
-    """``fn`` run with lazy capture on (``torchish.config.lazy``)."""
+def on_path(fn, lazy):
+    """``fn`` run with lazy capture on (the default) or off (per-op dispatch), the setting restored after."""
     def run():
-        torchish.config.lazy = True
+        saved = torchish.config.lazy
+        torchish.config.lazy = lazy
         try:
             return fn()
         finally:
-            torchish.config.lazy = False
+            torchish.config.lazy = saved
     return run
 
 
@@ -85,15 +86,16 @@ def main(argv=None):
     # --- one op
     xa, xb = torchish.tensor(a), torchish.tensor(b)
     ja, jb = jnp.asarray(a), jnp.asarray(b)
-    cases["op/torchish"] = (lambda: (xa * xb)._d.block_until_ready(), reps * 5)
+    cases["op/torchish"] = (on_path(lambda: (xa * xb)._d.block_until_ready(), False), reps * 5)
+    cases["op/torchish lazy"] = (on_path(lambda: (xa * xb)._d.block_until_ready(), True), reps * 5)
     cases["op/jax.numpy"] = (lambda: (ja * jb).block_until_ready(), reps * 5)
     if torch is not None:
         ta, tb = torch.tensor(a), torch.tensor(b)
         cases["op/torch"] = (lambda: (ta * tb, sync()), reps * 5)
 
     # --- chain forward
-    cases["fwd/torchish"] = (lambda: chain(torchish, xa, xb)._d.block_until_ready(), reps)
-    cases["fwd/torchish lazy"] = (lazily(lambda: chain(torchish, xa, xb)._d.block_until_ready()), reps)
+    cases["fwd/torchish"] = (on_path(lambda: chain(torchish, xa, xb)._d.block_until_ready(), False), reps)
+    cases["fwd/torchish lazy"] = (on_path(lambda: chain(torchish, xa, xb)._d.block_until_ready(), True), reps)
     cases["fwd/jax.numpy"] = (lambda: chain(jnp, ja, jb).block_until_ready(), reps)
     if torch is not None:
         cases["fwd/torch"] = (lambda: (chain(torch, ta, tb), sync()), reps)
@@ -105,8 +107,8 @@ def main(argv=None):
         wa.grad = None
         chain(torchish, wa, xb).sum().backward()
         wa.grad._d.block_until_ready()
-    cases["fwdbwd/torchish"] = (tish_fb, reps)
-    cases["fwdbwd/torchish lazy"] = (lazily(tish_fb), reps)
+    cases["fwdbwd/torchish"] = (on_path(tish_fb, False), reps)
+    cases["fwdbwd/torchish lazy"] = (on_path(tish_fb, True), reps)
 
     def jax_fb():
         out, pull = jax.vjp(lambda v: chain(jnp, v, jb).sum(), ja)
@@ -135,16 +137,17 @@ def main(argv=None):
         rows.append((label, t, j, p, res.get(f"{kind}/torchish lazy")))
     print(f"# per-op overhead, 16x16 float32, {platform.machine()} {jax.devices()[0].platform}, "
           f"jax {jax.__version__}, torch {getattr(torch, '__version__', '-')}, python {sys.version.split()[0]}")
-    print("| workload | torchish us | torchish lazy us | jax.numpy us | PyTorch us | torchish / PyTorch | "
-          "torchish / jax.numpy | lazy / PyTorch |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| workload | torchish per-op us | torchish lazy (default) us | jax.numpy us | PyTorch us | "
+          "per-op / PyTorch | per-op / jax.numpy | lazy / PyTorch | lazy / jax.numpy |")
+    print("|---|---|---|---|---|---|---|---|---|")
     def us(v):
         return f"{v * 1e6:.1f}" if v else "-"
 
     def ratio(x, y):
         return f"{x / y:.2f}x" if x and y else "-"
     for label, t, j, p, lz in rows:
-        print(f"| {label} | {us(t)} | {us(lz)} | {us(j)} | {us(p)} | {ratio(t, p)} | {ratio(t, j)} | {ratio(lz, p)} |")
+        print(f"| {label} | {us(t)} | {us(lz)} | {us(j)} | {us(p)} | {ratio(t, p)} | {ratio(t, j)} | {ratio(lz, p)} "
+              f"| {ratio(lz, j)} |")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(res, fh, indent=1)

@@ -16,9 +16,10 @@ if not os.environ.get("TORCHISH_TEST_FULL_XLA_OPT"):
 
 
 def pytest_addoption(parser):
-    parser.addoption("--torchish-mode", default="default", choices=["default", "eager", "lazy", "lowered"],
-                     help="run the suite with node-by-node backward (eager), lazy capture, or always-lowered "
-                          "backward; results must be identical on every path")
+    parser.addoption("--torchish-mode", default="default", choices=["default", "eager", "dispatch", "lazy", "lowered"],
+                     help="run the suite on one execution path: the default (lazy capture), per-op dispatch with "
+                          "node-by-node backward (eager), per-op dispatch (dispatch), or always-lowered backward; "
+                          "results must be identical on every path")
 
 
 def pytest_configure(config):
@@ -29,11 +30,13 @@ def pytest_configure(config):
     # compiles (CI ran past 90 minutes with it, where the suite takes ~10 without).
     mode = config.getoption("--torchish-mode")
     if mode == "eager":
-        torchish.config.lowered_backward = "never"
+        torchish.config.lazy, torchish.config.lowered_backward = False, "never"
+    elif mode == "dispatch":
+        torchish.config.lazy = False
     elif mode == "lazy":
         torchish.config.lazy = True
     elif mode == "lowered":
-        torchish.config.lowered_backward = "always"
+        torchish.config.lazy, torchish.config.lowered_backward = False, "always"
 
 
 _CRASH_RERUNS: dict = {}

@@ -33,6 +33,7 @@ def _cases():
 CASES = _cases()
 PATHS = {
     "node_by_node": dict(lowered_backward="never", lazy=False),
+    "dispatch": dict(lowered_backward="auto", lazy=False),
     "lowered": dict(lowered_backward="always", lazy=False),
     "lazy": dict(lowered_backward="auto", lazy=True),
 }
@@ -119,3 +120,11 @@ def test_lowered_backward_is_used_for_repeated_structure():
     assert lowering.STATS["lowered"] >= before + 2
     ref = 4 * (x.numpy().T @ (1 - np.tanh(x.numpy() @ np.ones((3, 2), np.float32)) ** 2))  # float32, as computed
     np.testing.assert_allclose(w.grad.numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_lazy_capture_is_the_default_path():
+    """Lazy capture is on unless switched off (``torchish.config.lazy = False`` dispatches op by op); the suite's
+    ``--torchish-mode`` may run it on another path."""
+    assert torchish._config.Config().lazy is True
+    with pytest.raises(ValueError, match="must be one of"):
+        torchish.config.lazy = "yes"

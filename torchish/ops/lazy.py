@@ -490,11 +490,15 @@ def _materialize(roots):
                 out_slots.append((k, lv.index))
             del lv
     consts = seg.consts
-    sig = (tuple(seg.plan), tuple(seg.leaf_keys), tuple(out_slots))
-    seen = _STRUCTURES.get(sig)
-    if seen is None:  # first sighting: op by op (the choice can be forced with ``torchish.config.lazy_compile``)
-        _STRUCTURES[sig] = _ONCE
-    if seen is None and config.lazy_compile == "auto" or config.lazy_compile == "never":
+    mode = config.lazy_compile
+    if len(seg.calls) == 1 and mode != "always":  # one call: its own cached kernel is that program already
+        seen = None
+    else:
+        sig = (tuple(seg.plan), tuple(seg.leaf_keys), tuple(out_slots))
+        seen = _STRUCTURES.get(sig)
+        if seen is None:  # first sighting: op by op (the choice can be forced with ``torchish.config.lazy_compile``)
+            _STRUCTURES[sig] = _ONCE
+    if seen is None and mode == "auto" or mode == "never":
         vals = _run_op_by_op(seg, out_slots)
         STATS["op_by_op"] += 1
     else:

@@ -49,7 +49,7 @@ def interleaved(cases, rounds=7, warmup=3):
 
 
 def on_path(fn, lazy):
-    """``fn`` run with lazy capture on (the default) or off (per-op dispatch), the setting restored after."""
+    """``fn`` run with lazy capture on or off (per-op dispatch, the default), the setting restored after."""
     def run():
         saved = torchish.config.lazy
         torchish.config.lazy = lazy
@@ -137,7 +137,7 @@ def main(argv=None):
         rows.append((label, t, j, p, res.get(f"{kind}/torchish lazy")))
     print(f"# per-op overhead, 16x16 float32, {platform.machine()} {jax.devices()[0].platform}, "
           f"jax {jax.__version__}, torch {getattr(torch, '__version__', '-')}, python {sys.version.split()[0]}")
-    print("| workload | torchish per-op us | torchish lazy (default) us | jax.numpy us | PyTorch us | "
+    print("| workload | torchish per-op us | torchish lazy us | jax.numpy us | PyTorch us | "
           "per-op / PyTorch | per-op / jax.numpy | lazy / PyTorch | lazy / jax.numpy |")
     print("|---|---|---|---|---|---|---|---|---|")
     def us(v):

@@ -4,8 +4,8 @@ Workloads (issue 5): (a) MLP 64-128-128-10, batch 32, Adam — overhead-bound; (
 (c) a small video model: Conv3d(3,16,3)+MaxPool3d(1,2,2)+Conv3d(16,32,3)+pool, mean over space, GRU(32,64) over
 time, Linear(64,10) on input (4,3,8,32,32); (d) a 2-layer Transformer encoder (d=128, 4 heads, seq 64, batch 16).
 
-Systems: torchish eager node-by-node (lowered backward off, lazy off), torchish per-op dispatch (lazy off), torchish
-default eager (lazy capture), torchish.compile,
+Systems: torchish eager node-by-node (lowered backward off), torchish default eager (per-op dispatch, lowered
+backward), torchish lazy capture, torchish.compile,
 hand-written ``jax.jit`` + optax, flax.nnx + optax, PyTorch eager, ``torch.compile`` (when ``--torch-compile``).
 Reports the median time per step, the time of the first two steps (compilation), the device memory a system holds
 after its warm-up (model, optimizer state, cached buffers; where the backend reports memory: GPUs), and the ratio to
@@ -266,9 +266,9 @@ def main(argv=None):
                 return run
             return make
         systems["torchish eager (node by node)"] = torchish_mode("never", False)
-        systems["torchish per-op (lazy off)"] = torchish_mode("auto", False)
-        systems["torchish default (lazy)"] = torchish_mode("auto", True)
-        systems["torchish.compile"] = torchish_mode("auto", True, compiled=True)
+        systems["torchish default"] = torchish_mode("auto", False)
+        systems["torchish lazy"] = torchish_mode("auto", True)
+        systems["torchish.compile"] = torchish_mode("auto", False, compiled=True)
         systems["jax.jit + optax (hand-written)"] = lambda: jax_step(spec, x, y)
         systems["flax.nnx + optax"] = lambda: flax_step(spec, x, y)
         if torch is not None:

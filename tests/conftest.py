@@ -17,8 +17,8 @@ if not os.environ.get("TORCHISH_TEST_FULL_XLA_OPT"):
 
 def pytest_addoption(parser):
     parser.addoption("--torchish-mode", default="default", choices=["default", "eager", "dispatch", "lazy", "lowered"],
-                     help="run the suite on one execution path: the default (lazy capture), per-op dispatch with "
-                          "node-by-node backward (eager), per-op dispatch (dispatch), or always-lowered backward; "
+                     help="run the suite on one execution path: per-op dispatch with node-by-node backward (eager), "
+                          "per-op dispatch (dispatch, the default), lazy capture (lazy), or always-lowered backward; "
                           "results must be identical on every path")
 
 

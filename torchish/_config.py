@@ -3,9 +3,11 @@
 Attributes:
     lowered_backward: "auto" (default) runs a backward whose graph structure was seen before as ONE jitted
         function; "always" lowers from the first sighting; "never" always runs node by node.
-    lazy: True (default) records ops instead of dispatching them one by one; pending work runs as fused programs
-        when a value is needed (see ``torchish/ops/lazy.py``). False dispatches every op to its cached kernel at
-        once (the per-op path: a lone op read at once costs less; a chain or a training step costs more).
+    lazy: True records ops instead of dispatching them one by one; pending work runs as fused programs when a
+        value is needed (see ``torchish/ops/lazy.py``): a chain or a training step costs less, a lone op read at
+        once more. False (default) dispatches every op to its cached kernel at once. Not the default yet: a fused
+        program can round differently (in the last bit) from the same ops run one by one, so results would depend
+        on whether a structure had been seen before.
     lazy_compile: "auto" (default) runs pending work whose structure was seen before as ONE compiled program and
         a new structure call by call through the ops' cached kernels; "always" compiles from the first sighting;
         "never" always runs call by call.
@@ -19,7 +21,7 @@ class Config:
 
     def __init__(self):
         self.lowered_backward = "auto"
-        self.lazy = True
+        self.lazy = False
         self.lazy_compile = "auto"
 
     def __setattr__(self, name, value):

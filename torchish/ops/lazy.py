@@ -449,11 +449,17 @@ def _returned(results, out_slots):
     return [results[k][i] if i is not None else results[k] for k, i in out_slots]
 
 
+_KERNEL = [None]
+
+
 def _run_op_by_op(seg, out_slots):
     """A segment whose structure is new, run call by call through the ops' own cached kernels (the eager path's,
     and the jitted backward or optimizer update a recorded pytree call stands for): a structure seen once is often
     never seen again, and compiling it whole would cost more than it saves."""
-    from .registry import kernel
+    kernel = _KERNEL[0]
+    if kernel is None:  # (registry imports this module: bound on first use)
+        from .registry import kernel
+        _KERNEL[0] = kernel
     consts = seg.consts
     results = []
     for (op, st, cdt, refs, multi) in seg.plan:

@@ -531,3 +531,83 @@ def test_var_std_warn_when_degrees_of_freedom_are_not_positive():
     (ref, _), (got, files) = run_both(warned)
     assert len(got) == len(ref) and all(r.startswith(g) for r, g in zip(ref, got))  # ("Triggered internally at")
     assert files == {__file__}
+
+
+@needs_torch
+def test_diff_with_n_zero_returns_a_copy_of_the_input():
+    """diff(n=0) is a copy of the input (CopyBackwards), prepend/append unused but still checked (math fuzzer seed
+    12240: torchish concatenated them)."""
+    x = np.array([[3.0, 1.0]], np.float32)
+    check(lambda T, a: T.diff(a, 0, -2, prepend=a, append=a * 2), [x])
+    assert_same(*run_both(lambda T: T.diff(T.tensor([[3]], dtype=T.int32), 0, -2, prepend=T.tensor([[1]]))))
+    check_raises(lambda T: T.diff(T.ones(2, 2), 0, prepend=T.ones(3)))
+    y = torchish.tensor(x, requires_grad=True)
+    out = torchish.diff(y, 0)
+    assert out is not y and type(out.grad_fn).__name__ == "CopyBackwards"
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3), (2, 0, 3), (2, 3, 0)])
+def test_matrix_norm_of_empty_matrices(shape):
+    """The 1/inf norms of a matrix whose max runs over an empty dim are a constant 0 (no grad), the -1/-inf norms
+    raise torch's IndexError (math fuzzer seeds 12108, 12185: torchish raised for 1 and inf too)."""
+    for o in (1, -1, float("inf"), float("-inf"), 2, -2, "fro", "nuc"):
+        for keepdim in (False, True):
+            def norm(T):
+                out = T.linalg.matrix_norm(T.zeros(shape, requires_grad=True), o, keepdim=keepdim)
+                return out, out.requires_grad
+            try:
+                ref = norm(torch)
+            except Exception:
+                check_raises(norm)
+                continue
+            got = norm(torchish)
+            assert_same(ref[0], got[0])
+            assert got[1] == ref[1], (o, keepdim)
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (2, 0, 0)])
+def test_prod_of_an_empty_tensor_backward(shape):
+    """prod over an empty tensor has an all-empty gradient (math fuzzer seed 12105: the backward's exclusive
+    products sliced the empty axis and raised a JAX TypeError)."""
+    check(lambda T, a: T.prod(a), [np.zeros(shape)])
+    check(lambda T, a: T.prod(a, -1), [np.zeros(shape)])
+
+
+@needs_torch
+def test_nansum_nanmean_gradient_keeps_nan_and_inf_as_pytorch():
+    """nansum's gradient is ``grad * isnan(x).logical_not()``: an infinite or NaN gradient gives NaN at the skipped
+    positions, so nanmean of all-NaN values has NaN gradients (math fuzzer seed 12143: torchish gave 0)."""
+    nan = float("nan")
+    for values in ([nan], [nan, nan], [nan, 1.0], [2.0, -3.0]):
+        for dtype in ("float64", "float32"):
+            def run(T):
+                x = T.tensor(values, dtype=getattr(T, dtype), requires_grad=True)
+                T.nanmean(x).backward()
+                y = T.tensor(values, dtype=getattr(T, dtype), requires_grad=True)
+                T.nansum(y, 0, keepdim=True).backward(T.tensor([float("inf")], dtype=getattr(T, dtype)))
+                z = T.tensor(values[0], dtype=getattr(T, dtype), requires_grad=True)
+                T.nanmean(z, -1).backward()
+                return [x.grad, y.grad, z.grad]
+            assert_same(*run_both(run))
+    check(lambda T, a: T.nansum(a, 1), [np.array([[nan, 1.0, 2.0], [3.0, nan, nan]], np.float32)])
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32", "complex64"])
+def test_median_of_an_empty_tensor_of_any_dtype(dtype):
+    """median/nanmedian of an empty tensor never reach the kernel: NaN cast to the dtype (True for bool, NaN+0j for
+    complex), where a non-empty bool/complex input raises (math fuzzer seed 12202); with a dim, the empty-dim
+    IndexError comes before the dtype error."""
+    for shape in ((1, 0), (2, 3)):
+        for fn in (lambda T, x: T.median(x), lambda T, x: T.nanmedian(x), lambda T, x: list(T.median(x, 1)),
+                   lambda T, x: list(T.nanmedian(x, 0))):
+            def run(T):
+                return fn(T, T.zeros(shape, dtype=getattr(T, dtype)))
+            try:
+                ref = run(torch)
+            except Exception:
+                check_raises(run)
+                continue
+            assert_same(ref, run(torchish))

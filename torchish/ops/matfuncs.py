@@ -141,5 +141,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
         summed = R.sum(unary.abs(A), sum_dim, keepdim)
         red = red_dim if keepdim or red_dim < sum_dim else red_dim - 1
+        if ord > 0 and summed.shape[red] == 0:  # PyTorch: a constant 0 (the max over nothing; -1/-inf raise)
+            from .creation import zeros
+            shape = list(summed.shape)
+            if keepdim:
+                shape[red] = 1
+            else:
+                del shape[red]
+            return zeros(tuple(shape), dtype=summed.dtype)
         return (extrema.amax if ord > 0 else extrema.amin)(summed, red, keepdim)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")

@@ -122,9 +122,18 @@ def _sum_fwd(x, *, axis, keepdims, dtype):
 
 _SUM = defop("sum", _sum_fwd, linear=True, grad_name="SumBackward1")
 _SUM_ALL = defop("sum_all", _sum_fwd, linear=True, grad_name="SumBackward0")
+def _nansum_vjp(g, x, out, *, axis, keepdims, dtype):
+    """PyTorch's ``grad.expand(...) * self.isnan().logical_not()``: a NaN or infinite gradient stays NaN at the
+    skipped positions (``nanmean`` of all-NaN values: NaN gradients, not zeros)."""
+    if x.ndim and not keepdims:
+        g = jnp.expand_dims(g, tuple(range(x.ndim)) if axis is None else axis)
+    g = jnp.broadcast_to(g, x.shape)  # (g * 0, not a select: XLA would fold the product by a mask into one)
+    return jnp.where(jnp.isnan(x), g * 0, g).astype(x.dtype)
+
+
 _NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: _sum_fwd(jnp.where(jnp.isnan(x), 0, x), axis=axis,
                                                                            keepdims=keepdims, dtype=dtype),
-                grad_name="NansumBackward0")
+                vjp=_nansum_vjp, grad_name="NansumBackward0")
 
 
 @numpy_kwargs
@@ -253,6 +262,8 @@ _PROD_GRAD = first_order_formula(_prod_formula, _prod_exact)
 def _prod_vjp(g, x, out, *, axis, keepdims, dtype):
     if x.ndim == 0:
         return g
+    if x.size == 0:  # nothing to differentiate (the formula's exclusive products slice an empty axis)
+        return jnp.zeros(x.shape, g.dtype)
     if axis is not None:
         axis = axis[0] if isinstance(axis, tuple) else axis
     return _PROD_GRAD(g, x, out, (axis, keepdims))

@@ -267,12 +267,13 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
             require_tensor(t, "diff", arg=arg, pos=4 if arg == "prepend" else 5)
             if t.ndim != input.ndim:
                 raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if n == 0:  # PyTorch: a copy of the input (CopyBackwards), prepend/append unused
+        from .copying import _COPY
+        return apply(_COPY, (input.detach(), input))
     if prepend is not None or append is not None:
         from .join import cat
         parts = [t for t in (prepend, input, append) if t is not None]
         input = cat(parts, d)
-    if n == 0:
-        return input
     return apply(_DIFF, (input,), n=int(builtins.min(n, input.shape[d])) if input.shape[d] else int(n), axis=d)
 
 

@@ -207,12 +207,15 @@ def _median(nan_ignore):
     @numpy_kwargs
     def f(input, dim=None, keepdim=False, *, out=None):
         require_tensor(input, name)
-        if input.dtype is _dtype.bool or input.is_complex():
-            raise not_implemented(f"{name}_cpu" if dim is None else f"{name}_out", input.dtype)
-        if dim is None:
+        unsupported = input.dtype is _dtype.bool or input.is_complex()
+        if dim is None:  # an empty input never reaches the kernel: NaN cast to the dtype (True for bool)
+            if unsupported and input.numel():
+                raise not_implemented(f"{name}_cpu", input.dtype)
             return _out(apply(_NANMEDIAN if nan_ignore else _MEDIAN, (input,), nan_ignore=nan_ignore), out, name)
         d = one_dim(dim, input.ndim)
         _check_dim_nonempty(input, name, d)
+        if unsupported:
+            raise not_implemented(f"{name}_out", input.dtype)
         v, i = apply(_NANMEDIAN_DIM if nan_ignore else _MEDIAN_DIM, (input,), axis=d, keepdims=bool(keepdim),
                      mode=name)
         return values_indices(name, v, i, out)

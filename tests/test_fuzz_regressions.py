@@ -611,3 +611,18 @@ def test_median_of_an_empty_tensor_of_any_dtype(dtype):
                 check_raises(run)
                 continue
             assert_same(ref, run(torchish))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64"), ("float16", "float32")])
+def test_addbmm_of_an_empty_batch_takes_any_dtype(dtypes):
+    """addbmm over an empty batch takes no product, so PyTorch checks no dtype: beta * input in the input's dtype,
+    each input's gradient in its own dtype (a non-empty batch still raises)."""
+    def run(T, batch):
+        x = T.zeros(3, 4, dtype=getattr(T, dtypes[0]), requires_grad=True)
+        a = T.ones(batch, 3, 5, dtype=getattr(T, dtypes[1]), requires_grad=True)
+        out = T.addbmm(x, a, T.ones(batch, 5, 4, dtype=getattr(T, dtypes[1])), beta=2)
+        out.sum().backward()
+        return [out, x.grad, a.grad]
+    assert_same(*run_both(run, 0))
+    check_raises(lambda T: run(T, 2))

@@ -525,6 +525,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                            f"{batch2.shape[1]}x{batch2.shape[2]})")
     _same_dtype(batch1, batch2, "bmm", "bmm")
     _expand_check(input.shape, (batch1.shape[1], batch2.shape[2]))
+    if batch1.shape[0] == 0 and batch1.dtype is not input.dtype:  # no product to take: PyTorch checks no dtype
+        from .convert import to_dtype
+        batch1, batch2 = to_dtype(batch1, input.dtype), to_dtype(batch2, input.dtype)
     return _add_apply(_ADDBMM, input, batch1, batch2, beta, alpha, out, "addbmm")
 
 

@@ -114,6 +114,8 @@ _binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both", rej
 _binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",
         vjp=lambda g, a, b, out: (jnp.where(a == b, jnp.zeros((), g.dtype), g),  # PyTorch: no grad where a == b
                                   jnp.zeros(jnp.shape(b), g.dtype)))
+
+
 def _pow2_int(b):
     """``2 ** b`` in ``b``'s integer dtype as PyTorch computes it: 0 for negative exponents, wrapping on overflow."""
     bits = jnp.iinfo(b.dtype).bits

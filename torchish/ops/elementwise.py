@@ -210,6 +210,7 @@ def binary_op(public, name, fwd, *, promote="same", vjp=None, grad_name=None, li
         else:
             res = apply(op, (a, b))
         return res if out is None else _out(res, out, name)
-    if not (by_dtype or by_form or choose):  # a Tensor and a Tensor or Python int/float need no check (nor another node):
-        f.fast = (op, ())          # its operator calls apply directly
+    # a Tensor and a Tensor or Python int/float need no check (nor another node): its operator calls apply directly
+    if not (by_dtype or by_form or choose):
+        f.fast = (op, ())
     return public(name, f, inplace=True)

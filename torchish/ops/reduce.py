@@ -122,13 +122,15 @@ def _sum_fwd(x, *, axis, keepdims, dtype):
 
 _SUM = defop("sum", _sum_fwd, linear=True, grad_name="SumBackward1")
 _SUM_ALL = defop("sum_all", _sum_fwd, linear=True, grad_name="SumBackward0")
+
+
 def _nansum_vjp(g, x, out, *, axis, keepdims, dtype):
     """PyTorch's ``grad.expand(...) * self.isnan().logical_not()``: a NaN or infinite gradient stays NaN at the
     skipped positions (``nanmean`` of all-NaN values: NaN gradients, not zeros)."""
     if x.ndim and not keepdims:
         g = jnp.expand_dims(g, tuple(range(x.ndim)) if axis is None else axis)
-    g = jnp.broadcast_to(g, x.shape)  # (g * 0, not a select: XLA would fold the product by a mask into one)
-    return jnp.where(jnp.isnan(x), g * 0, g).astype(x.dtype)
+    g = jnp.broadcast_to(g, x.shape)
+    return jnp.where(jnp.isnan(x), g * 0, g).astype(x.dtype)  # (g * 0: XLA folds a product by a 0/1 mask to a select)
 
 
 _NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: _sum_fwd(jnp.where(jnp.isnan(x), 0, x), axis=axis,

@@ -15,7 +15,7 @@ from .. import _dtype
 from .. import _precision
 from .casting import ACC
 from .elementwise import _out, require_tensor
-from .reduce import dims, mean, numpy_kwargs
+from .reduce import dims, numpy_kwargs
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family

@@ -164,6 +164,7 @@ def lerp(input, end, weight, *, out=None):
 
 _public("lerp", lerp, inplace=True)
 
+
 def _addc_vjp(divide):
     """PyTorch's formulas, op by op as its kernels round them (a half type is computed in float32 and rounded
     after every op; the Python number ``value`` stays at float32 precision):
@@ -176,7 +177,7 @@ def _addc_vjp(divide):
         g, a, b = wide(g), wide(a), wide(b)
         val = jnp.asarray(v, g.dtype)
         if divide:
-            fa = r(r(val.astype(dt)).astype(g.dtype) / b)  # (a dividend Number is rounded first)
+            fa = r(r(val) / b)  # (a dividend Number is rounded to dt first)
             fb = r(r(val * a) / r(b * b))
             g_b = -g
         else:

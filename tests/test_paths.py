@@ -122,11 +122,11 @@ def test_lowered_backward_is_used_for_repeated_structure():
     np.testing.assert_allclose(w.grad.numpy(), ref, rtol=1e-5, atol=1e-6)
 
 
-
 def test_lazy_capture_is_opt_in():
     """Per-op dispatch is the default path (``torchish.config.lazy = True`` turns lazy capture on): a fused lazy
-    program may round differently in the last bit from the same ops run one by one (a loss fused with its lowered
-    backward), which would make results depend on whether a structure had been seen before."""
+    program may round differently in the last bit from the same ops run one by one (XLA fuses a multiply into the
+    reduction that reads it and contracts them into FMAs), which would make results depend on whether a structure
+    had been seen before."""
     assert torchish._config.Config().lazy is False
     with pytest.raises(ValueError, match="must be one of"):
         torchish.config.lazy = "yes"

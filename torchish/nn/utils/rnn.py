@@ -275,15 +275,22 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
-    """Split a padded batch back into a list of sequences of the given lengths (the inverse of pad_sequence)."""
+    """Split a padded batch back into a list of sequences of the given lengths (the inverse of pad_sequence).
+
+    As PyTorch, a time-major batch is turned batch-major with an in-place ``transpose_(0, 1)`` of the caller's
+    tensor (so its shape changes, and a leaf that requires grad is refused), the lengths must be one per sequence
+    (``zip(..., strict=True)``: ValueError) and each keeps its first ``min(length, T)`` steps (PyTorch's mask
+    ``arange(T) < length``)."""
     from ...ops.gather import index_select
     from ...ops.slicing import select
+    if not batch_first:
+        padded_sequences.transpose_(0, 1)
     lens = _host_ints(lengths, "unpad_sequence(lengths)")
-    batch_dim = 0 if batch_first else 1
+    max_length = padded_sequences.shape[1]
     out = []
-    for b, n in enumerate(lens):
-        seq = select(padded_sequences, batch_dim, b)
-        out.append(index_select(seq, 0, _int_tensor(np.arange(n), like=seq)))
+    for b, n in zip(range(padded_sequences.shape[0]), lens, strict=True):
+        seq = select(padded_sequences, 0, b)
+        out.append(index_select(seq, 0, _int_tensor(np.arange(min(max(n, 0), max_length)), like=seq)))
     return out
 
 

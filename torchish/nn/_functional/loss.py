@@ -184,9 +184,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         from ...ops.broadcast import broadcast_shapes, expand
         not_differentiable("binary_cross_entropy", "weight", weight)
         weight = expand(weight, broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
-    v = concrete(input)
-    if v is not None and not ((v >= 0) & (v <= 1)).all():
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    # PyTorch's kernel checks every input element, then every target element (NaN fails both checks)
+    for name, arg in (("input", input), ("target", target)):
+        v = concrete(arg)
+        if v is not None and not ((v >= 0) & (v <= 1)).all():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     return apply(_BCE, (input, target, weight), reduction=red)
 
 

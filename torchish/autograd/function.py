@@ -192,6 +192,15 @@ class Function(metaclass=FunctionMeta):
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
                                   "forward mode AD.")
 
+    # torchish.func.vmap batches a Function's forward and rules itself (PyTorch's generate_vmap_rule=True); a
+    # Function must opt in with this flag or a vmap staticmethod, as in PyTorch
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap staticmethod "
+                                  "or set generate_vmap_rule=True.")
+
     @classmethod
     def _uses_setup_context(cls):
         return cls.setup_context is not Function.setup_context
@@ -208,8 +217,11 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         if getattr(STATE, "functional_trace", 0):
-            # autograd.functional's vectorised JAX path would ignore the user's backward: make it use the engine
-            raise RuntimeError("custom autograd.Function met while tracing for autograd.functional")
+            if getattr(STATE, "engine_fallback", 0):
+                # autograd.functional's vectorised JAX path: make it use the engine, which runs the user's backward
+                raise RuntimeError("custom autograd.Function met while tracing for autograd.functional")
+            from ._function_transform import apply_in_transform
+            return apply_in_transform(cls, args, kwargs)
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         ctx._ctx_init()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)

@@ -386,7 +386,7 @@ def _pure(func):
     from ..ops.tracing import transform_scope
 
     def f(*arrays):
-        with transform_scope():
+        with transform_scope(engine_fallback=True):
             out = func(*[Tensor._make(a) for a in arrays])
         if isinstance(out, Tensor):
             return out._d

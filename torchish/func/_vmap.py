@@ -156,7 +156,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             new = list(leaves)
             for i, v in zip(mapped_at, mapped_vals):
                 new[i] = Tensor._make(v)
-            with key_source(source_for(randomness, key_data)), transform_scope():
+            with key_source(source_for(randomness, key_data)), transform_scope(batched=True):
                 out = func(*unflatten(treedef, new), **kwargs)
             # mapped inputs the function modified in place: written back to the caller's Tensors, as PyTorch
             plan.written = [k for k, (i, v) in enumerate(zip(mapped_at, mapped_vals)) if new[i]._v is not v]

@@ -64,17 +64,21 @@ def forward_mode() -> bool:
 
 class transform_scope:
     """Run the block as a JAX transform's body: Tensors hold tracers (ops run inline), torchish's own autograd
-    records nothing (the transform differentiates), and custom ``autograd.Function``\\ s refuse to run (their
-    Python backward would be bypassed). ``forward=True`` for forward-mode transforms (see ``forward_mode``).
+    records nothing (the transform differentiates), and custom ``autograd.Function``\\ s become JAX custom rules
+    (``autograd._function_transform``). ``forward=True`` for forward-mode transforms (see ``forward_mode``),
+    ``batched=True`` where the body is vmapped (Functions must allow it), ``engine_fallback=True`` to make custom
+    Functions raise instead (``autograd.functional``'s vectorised path then runs the engine).
     Used by ``torchish.func`` and ``autograd.functional``'s vectorised path."""
 
-    def __init__(self, forward=False):
-        self._forward = int(forward)
+    def __init__(self, forward=False, batched=False, engine_fallback=False):
+        self._forward, self._batched, self._fallback = int(forward), int(batched), int(engine_fallback)
 
     def __enter__(self):
         from ..autograd.grad_mode import no_grad
         STATE.functional_trace = getattr(STATE, "functional_trace", 0) + 1
         STATE.forward_mode = getattr(STATE, "forward_mode", 0) + self._forward
+        STATE.vmap_level = getattr(STATE, "vmap_level", 0) + self._batched
+        STATE.engine_fallback = getattr(STATE, "engine_fallback", 0) + self._fallback
         STATE.tracing += 1
         self._no_grad = no_grad()
         self._no_grad.__enter__()
@@ -83,5 +87,7 @@ class transform_scope:
         self._no_grad.__exit__(*exc)
         STATE.tracing -= 1
         STATE.forward_mode -= self._forward
+        STATE.vmap_level -= self._batched
+        STATE.engine_fallback -= self._fallback
         STATE.functional_trace -= 1
         return False

@@ -1,0 +1,106 @@
+"""Regression tests from running generative-model and advanced-autograd programs (VAE, GAN, WGAN-GP, flows,
+torch.func, custom Functions) on torchish and on PyTorch."""
+import numpy as np
+import pytest
+
+import torchish
+from oracle import needs_torch, torch
+
+
+def _both(fn):
+    return fn(torch), fn(torchish)
+
+
+def _raises_alike(fn):
+    errs = []
+    for lib in (torch, torchish):
+        with pytest.raises(Exception) as info:
+            fn(lib)
+        errs.append(info.value)
+    assert type(errs[1]) is type(errs[0]), errs
+    assert str(errs[1]).split(".")[0] == str(errs[0]).split(".")[0], errs
+
+
+@needs_torch
+def test_binary_cross_entropy_checks_target_range_after_input():
+    for x, t in (([0.2, 0.7], [0.0, 1.5]), ([1.2, 0.7], [0.0, 1.5]), ([0.2, 0.7], [0.0, float("nan")]),
+                 ([0.2, 0.7], [-0.1, 1.0])):
+        _raises_alike(lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor(x), lib.tensor(t)))
+
+
+def _cube_fn(lib):
+    class Cube(lib.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x, k):
+            return x ** 3 * k, (3 * x ** 2 * k)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+            ctx.k = inputs[1]
+            ctx.mark_non_differentiable(output[1])
+
+        @staticmethod
+        def backward(ctx, g, g_dx):
+            x, dx = ctx.saved_tensors
+            return g * dx * 10, None   # a deliberately "wrong" gradient: the transforms must use it
+
+    class Old(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return Cube, Old
+
+
+@needs_torch
+def test_custom_function_inside_func_transforms_uses_its_backward():
+    def run(lib):
+        Cube, _ = _cube_fn(lib)
+        f = lib.func
+        x = lib.tensor([0.5, -1.0, 2.0])
+        xs = lib.tensor([[0.5, 1.0], [2.0, -1.0]])
+        g = f.grad(lambda t: Cube.apply(t, 2.0)[0].sum())(x)
+        gg = f.grad(f.grad(lambda t: Cube.apply(t, 2.0)[0].sum()))(lib.tensor(0.7))
+        vg = f.vmap(f.grad(lambda t: Cube.apply(t, 1.5)[0].sum()))(xs)
+        jr = f.jacrev(lambda t: Cube.apply(t, 2.0)[0])(x)
+        out, vjp_fn = f.vjp(lambda t: Cube.apply(t, 2.0)[0], x)
+        return [t.detach().numpy() for t in (g, gg, vg, jr, out, vjp_fn(lib.ones(3))[0])]
+    for r, g in zip(*_both(run)):
+        np.testing.assert_allclose(g, r, rtol=1e-6)
+
+
+@needs_torch
+def test_custom_function_transform_requirements_raise_like_torch():
+    def old_in_grad(lib):
+        _, Old = _cube_fn(lib)
+        lib.func.grad(lambda t: Old.apply(t).sum())(lib.ones(2))
+
+    def vmap_without_rule(lib):
+        Cube, _ = _cube_fn(lib)
+
+        class NoRule(Cube):
+            generate_vmap_rule = False
+        lib.func.vmap(lambda t: NoRule.apply(t, 1.0)[0])(lib.ones(2))
+
+    def jvp_without_rule(lib):
+        class Sq(lib.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x * x
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        lib.func.jvp(Sq.apply, (lib.ones(2),), (lib.ones(2),))
+    for fn in (old_in_grad, vmap_without_rule, jvp_without_rule):
+        _raises_alike(fn)

@@ -1,0 +1,182 @@
+"""A custom ``autograd.Function`` applied inside a ``torchish.func`` transform (``grad``, ``vjp``, ``jacrev``,
+``vmap``, ``jvp``, ``jacfwd``, ``hessian``), as PyTorch's functorch runs it.
+
+The transform differentiates JAX values, so the user's ``backward`` becomes a ``jax.custom_vjp`` rule (its ``jvp`` a
+``jax.custom_jvp`` rule in forward mode). PyTorch's requirements hold: the Function must use the
+``setup_context`` form, it needs ``generate_vmap_rule = True`` (or its own ``vmap``) to be vmapped, and a ``jvp`` for
+forward mode. Vmapping is left to JAX's batching of the rules (``generate_vmap_rule``'s meaning).
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from ..ops.tracing import transform_scope
+from .function import Function, FunctionCtx
+from .grad_mode import STATE
+
+_ERR_SETUP = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must "
+              "override the setup_context staticmethod. For more details, please see "
+              "https://pytorch.org/docs/main/notes/extending.func.html")
+
+
+def _differentiable(v) -> bool:
+    return jnp.issubdtype(v.dtype, jnp.inexact)
+
+
+def _zero_cotangent(v):
+    """The cotangent JAX expects for a primal ``v`` that gets no gradient (float0 for integer/bool values)."""
+    if _differentiable(v):
+        return jnp.zeros(v.shape, v.dtype)
+    return np.zeros(v.shape, jax.dtypes.float0)
+
+
+def _fit(g, v):
+    """The user's gradient ``g`` (a Tensor or None) as JAX's cotangent for the primal ``v``: None is zero, a
+    broadcast gradient is summed back to ``v``'s shape, the dtype is ``v``'s."""
+    if g is None or not _differentiable(v):
+        return _zero_cotangent(v)
+    if not isinstance(g, Tensor):
+        raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+    d = g._d
+    if d.shape != v.shape:
+        lead = d.ndim - v.ndim
+        d = d.sum(axis=tuple(range(lead))) if lead > 0 else d
+        d = d.sum(axis=tuple(i for i, n in enumerate(v.shape) if n == 1 and d.shape[i] != 1), keepdims=True)
+        d = jnp.broadcast_to(d, v.shape)
+    return d.astype(v.dtype)
+
+
+class _Slot:
+    """Where a Tensor output sits among the flat output values."""
+
+    def __init__(self, index):
+        self.index = index
+
+
+class _Call:
+    """One ``apply``: the Function, its arguments, and where the Tensors sit among them and among the outputs."""
+
+    def __init__(self, cls, args, kwargs):
+        self.cls, self.args, self.kwargs = cls, args, kwargs
+        self.tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.out_template = None  # the outputs with Tensors replaced by their flat index (set by the first run)
+
+    def forward(self, vals):
+        """Run the user's forward on Tensors around ``vals``: (arguments, output, flat output values)."""
+        new = list(self.args)
+        for i, v in zip(self.tpos, vals):
+            new[i] = Tensor._make(v)
+        with transform_scope():
+            out = self.cls.forward(*new, **self.kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        flat = [o._d for o in outs if isinstance(o, Tensor)]
+        if self.out_template is None:
+            k = iter(range(len(flat)))
+            self.out_template = (isinstance(out, tuple), [_Slot(next(k)) if isinstance(o, Tensor) else o for o in outs])
+        return tuple(new), out, tuple(flat)
+
+    def context(self, new, out):
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and _differentiable(a._d) for a in new)
+        with transform_scope():
+            self.cls.setup_context(ctx, new, out)
+        outs = out if isinstance(out, tuple) else (out,)
+        self.non_diff = [id(o) in ctx._non_differentiable for o in outs if isinstance(o, Tensor)]
+        return ctx
+
+    def rebuild(self, flat):
+        """The outputs as the user's forward returned them, with Tensors around ``flat``."""
+        is_tuple, template = self.out_template
+        outs = [Tensor._make(flat[o.index]) if isinstance(o, _Slot) else o for o in template]
+        return tuple(outs) if is_tuple else outs[0]
+
+
+def _reverse(call):
+    """``jax.custom_vjp`` whose rule is the user's ``backward`` (saved tensors travel as residuals)."""
+    box = {}
+
+    @jax.custom_vjp
+    def prim(*vals):
+        return call.forward(vals)[2]
+
+    def fwd(*vals):
+        new, out, flat = call.forward(vals)
+        ctx = call.context(new, out)
+        # outputs marked non-differentiable are constants to an outer transform too (PyTorch detaches them)
+        saved = tuple(None if t is None else jax.lax.stop_gradient(t._d) if id(t) in ctx._non_differentiable
+                      else t._d for t in (ctx._saved or ()))
+        flat = tuple(jax.lax.stop_gradient(v) if nd else v for v, nd in zip(flat, call.non_diff))
+        attrs = {k: v._d for k, v in vars(ctx).items() if isinstance(v, Tensor)}
+        box["ctx"], box["vals"], box["out_meta"] = ctx, vals, [(v.shape, v.dtype) for v in flat]
+        return flat, (saved, attrs)
+
+    def bwd(res, cts):
+        saved, attrs = res
+        ctx = box["ctx"]
+        if ctx._saved is not None:
+            ctx._saved = tuple(Tensor._make(v) if v is not None else None for v in saved)
+            ctx._snapshot_versions()
+        for k, v in attrs.items():
+            setattr(ctx, k, Tensor._make(v))
+        grads = []
+        for c, nd, (shape, dtype) in zip(cts, call.non_diff, box["out_meta"]):
+            if nd or not jnp.issubdtype(dtype, jnp.inexact):
+                grads.append(Tensor._make(jnp.zeros(shape, dtype)) if ctx.materialize_grads else None)
+            else:
+                grads.append(Tensor._make(c))
+        with transform_scope():
+            res = call.cls._user_backward()(ctx, *grads)
+        res = res if isinstance(res, tuple) else (res,)
+        n = len(call.args)
+        if len(res) < n or any(r is not None for r in res[n:]):
+            raise RuntimeError(f"function {call.cls.__name__}Backward returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(res)})")
+        return tuple(_fit(res[i], v) for i, v in zip(call.tpos, box["vals"]))
+
+    prim.defvjp(fwd, bwd)
+    return lambda vals: prim(*vals)
+
+
+def _forward(call):
+    """``jax.custom_jvp`` whose rule is the user's ``jvp``."""
+
+    @jax.custom_jvp
+    def prim(*vals):
+        return call.forward(vals)[2]
+
+    @prim.defjvp
+    def prim_jvp(vals, tans):
+        new, out, flat = call.forward(vals)
+        ctx = call.context(new, out)
+        tangents = [None] * len(call.args)
+        for i, v, t in zip(call.tpos, vals, tans):
+            tangents[i] = Tensor._make(t if _differentiable(v) else jnp.zeros(v.shape, v.dtype))
+        ctx._in_jvp = True
+        with transform_scope(forward=True):
+            res = call.cls.jvp(ctx, *tangents)
+        res = res if isinstance(res, tuple) else (res,)
+        out_tans = tuple(_zero_cotangent(v) if nd else _fit(t, v) for t, v, nd in zip(res, flat, call.non_diff))
+        return flat, out_tans
+
+    return lambda vals: prim(*vals)
+
+
+def apply_in_transform(cls, args, kwargs):
+    """``cls.apply(*args, **kwargs)`` inside a ``torchish.func`` transform."""
+    if not cls._uses_setup_context():
+        raise RuntimeError(_ERR_SETUP)
+    if getattr(STATE, "vmap_level", 0) and not cls.generate_vmap_rule and cls.vmap is Function.vmap:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                           "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
+                           "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+    forward = getattr(STATE, "forward_mode", 0) > 0
+    if forward and cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+    call = _Call(cls, args, kwargs)
+    vals = tuple(args[i]._d for i in call.tpos)
+    flat = (_forward(call) if forward else _reverse(call))(vals)
+    return call.rebuild(flat)

@@ -30,3 +30,26 @@ def test_unpad_sequence_transposes_in_place_as_torch():
     assert res[0] == ref[0] == (3, 4, 2)
     for r, g in zip(ref[1:], res[1:]):
         np.testing.assert_array_equal(g, r)
+
+
+@needs_torch
+def test_lstm_cell_hx_must_be_a_pair_of_tensors():
+    # h = cell(x, h) written for a GRUCell but run on an LSTMCell: PyTorch's binding refuses a Tensor hx
+    # (TypeError) and a tuple/list of other than two (RuntimeError), after iterating hx for its dim check
+    def run(lib):
+        cell, x, h = lib.nn.LSTMCell(3, 4), lib.zeros(2, 3), lib.zeros(2, 4)
+        out = []
+        for hx in (h, [h], (h,), (h, h, h)):
+            try:
+                cell(x, hx)
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+                out.append(type(e).__name__)
+        try:
+            lib.lstm_cell(x, h, lib.zeros(16, 3), lib.zeros(16, 4))
+        except Exception as e:  # noqa: BLE001
+            out.append(type(e).__name__)
+        out.append(tuple(cell(x, [h, h])[0].shape))
+        return out
+    assert run(torchish) == run(torch) == ["TypeError", "RuntimeError", "RuntimeError", "RuntimeError",
+                                           "TypeError", (2, 4)]

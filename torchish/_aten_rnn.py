@@ -70,7 +70,7 @@ lstm, gru, rnn_tanh, rnn_relu = _stack("lstm"), _stack("gru"), _stack("rnn_tanh"
 
 
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    return rnn_cell("lstm", input, tuple(hx), w_ih, w_hh, b_ih, b_hh)
+    return rnn_cell("lstm", input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):

@@ -231,6 +231,12 @@ def rnn_cell(mode, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     ``hx`` is the hidden state (B, H), or for LSTM a pair ``(h, c)``; returns ``h'`` or ``(h', c')``.
     """
     if mode == "lstm":
+        # (PyTorch's binding: hx must be a tuple/list of Tensors, TypeError, and hold exactly two, RuntimeError)
+        if not isinstance(hx, (tuple, list)) or not all(isinstance(t, Tensor) for t in hx):
+            raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not "
+                            f"{type(hx).__name__}")
+        if len(hx) != 2:
+            raise RuntimeError("lstm_cell expects two hidden states")
         h, c = hx
         _check_cell(input, h, w_ih, w_hh, "0")
         _check_cell(input, c, w_ih, w_hh, "1")

@@ -407,9 +407,9 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         self._check_dims(input, "input")
         if hx is not None:
-            for i in range(2):
-                if hx[i].ndim not in (1, 2):
-                    raise ValueError(f"LSTMCell: Expected hx[{i}] to be 1D or 2D, got {hx[i].ndim}D instead")
+            for i, value in enumerate(hx):
+                if value.ndim not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{i}] to be 1D or 2D, got {value.ndim}D instead")
         is_batched = input.ndim == 2
         if not is_batched:
             input = input.unsqueeze(0)

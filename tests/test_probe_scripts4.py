@@ -53,3 +53,27 @@ def test_lstm_cell_hx_must_be_a_pair_of_tensors():
         return out
     assert run(torchish) == run(torch) == ["TypeError", "RuntimeError", "RuntimeError", "RuntimeError",
                                            "TypeError", (2, 4)]
+
+
+@needs_torch
+def test_pack_padded_unsorted_gathers_the_batch_first():
+    # enforce_sorted=False: PyTorch index_selects the batch in sorted order before packing, so fewer lengths than
+    # sequences pack the first ones only and more fail that gather (IndexError); sorted: the length check holds
+    a = np.arange(24, dtype=np.float32).reshape(3, 4, 2)
+
+    def run(lib):
+        pack = lib.nn.utils.rnn.pack_padded_sequence
+        out = []
+        for bf in (True, False):
+            p = pack(lib.tensor(a), [2, 3], batch_first=bf, enforce_sorted=False)
+            out += [p.data.numpy(), p.batch_sizes.numpy(), p.unsorted_indices.numpy()]
+        for kw in (dict(lengths=[3, 2]), dict(lengths=[3, 2, 1, 1], enforce_sorted=False)):
+            try:
+                pack(lib.tensor(a), batch_first=True, **kw)
+            except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+                out.append(type(e).__name__)
+        return out
+    ref, got = run(torch), run(torchish)
+    assert got[-2:] == ref[-2:] == ["RuntimeError", "IndexError"]
+    for r, g in zip(ref[:-2], got[:-2]):
+        np.testing.assert_array_equal(g, r)

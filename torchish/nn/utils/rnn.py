@@ -207,7 +207,12 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     else:
         order = np.argsort(-lens, kind="stable")
         sorted_indices = _int_tensor(order, like=input)
-    if lens.size != batch:
+        # PyTorch first gathers the batch in sorted order (input.index_select(batch_dim, sorted_indices)): fewer
+        # lengths than sequences pack the first ones only, more fail that gather
+        if lens.size > batch:
+            raise IndexError("index out of range in self")
+        batch_used = lens.size
+    if lens.size != (batch if enforce_sorted else batch_used):
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} "
                            f"(batch_size={batch})")
     if lens.size and lens.min() <= 0:

@@ -10,7 +10,7 @@ from .elementwise import require_tensor, type_name
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
-from .shape import _size_args
+from .shape import _args_or_kw, _size_args
 
 _public = _Family(globals()).public
 
@@ -55,7 +55,8 @@ def expand_shape(shp, sizes, dtype):
     return tuple(out)
 
 
-def expand(input, *sizes):
+def expand(input, *sizes, size=None, implicit=False):
+    sizes = _args_or_kw(sizes, size, "expand", "size")
     if not sizes:  # PyTorch's parser wants the size even for a 0-d tensor (``expand(())`` is fine)
         raise TypeError('expand() missing 1 required positional arguments: "size"')
     return apply(_EXPAND, (input,), shape=expand_shape(input.shape, _size_args(sizes), input.dtype))

@@ -12,7 +12,7 @@ from .reduce import numpy_kwargs
 from .elementwise import require_int, type_name
 from .registry import apply, defop
 from .registry import Family as _Family
-from .shape import _size_args, reshape, unsqueeze, view
+from .shape import _args_or_kw, _size_args, reshape, unsqueeze, view
 
 _public = _Family(globals()).public
 
@@ -153,7 +153,10 @@ atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 _REPEAT = defop("repeat", lambda x, *, reps: jnp.tile(x, reps), grad_name="RepeatBackward0", linear=True)
 
 
-def repeat(self, *sizes):
+def repeat(self, *sizes, repeats=None):
+    sizes = _args_or_kw(sizes, repeats, "repeat", "repeats")
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     sizes = _size_args(sizes)
     if len(sizes) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "

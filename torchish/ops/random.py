@@ -241,8 +241,10 @@ def _place(value, requires_grad, dt):
     return _finish(value, requires_grad)
 
 
-def _shape(size, name):
+def _shape(size, name, kw_size=None):
     from .creation import _shape_args
+    from .shape import _args_or_kw
+    size = _args_or_kw(size, kw_size, name, "size")
     if not size:
         raise TypeError(f"{name}() received an invalid combination of arguments - got (), but expected "
                         "(tuple of ints size, *, Generator generator, ...)")
@@ -264,23 +266,23 @@ def _concrete(x):
 # samplers
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Uniform samples in ``[0, 1)``."""
     _dtype.user_dtype(dtype, "rand")
     dt = _float_dtype(dtype)
     _need_float(dt, "check_uniform_bounds")
-    return _place(draw("uniform", _shape(size, "rand"), dt, (0.0, 1.0), generator, device=device),
+    return _place(draw("uniform", _shape(args, "rand", size), dt, (0.0, 1.0), generator, device=device),
                   requires_grad, dt)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
     """Standard normal samples (complex dtypes: each part of variance 1/2)."""
     _dtype.user_dtype(dtype, "randn")
     dt = _float_dtype(dtype)
     _need_float(dt, "normal_kernel_cpu")
-    return _place(draw("normal", _shape(size, "randn"), dt, (0.0, 1.0), generator, device=device),
+    return _place(draw("normal", _shape(args, "randn", size), dt, (0.0, 1.0), generator, device=device),
                   requires_grad, dt)
 
 

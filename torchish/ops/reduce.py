@@ -291,10 +291,16 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _out(apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "prod")
 
 
-def sum_to_size(input, *size):
+def sum_to_size(input, *args, size=None):
     """Sum ``input`` down to ``size`` (the inverse of broadcasting)."""
+    from .shape import _args_or_kw
+    size = _args_or_kw(args, size, "sum_to_size", "size")
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
     lead = input.ndim - len(shape)
+    if lead < 0 or [s for s, n in zip(shape, input.shape[lead:]) if s != 1 and s != n]:  # (any() is the op here)
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(input.shape)}}}.")
     ax = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and input.shape[i + lead] != 1)
     out = input
     if ax:

@@ -10,7 +10,7 @@ from .elementwise import require_tensor
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
-from .shape import _ALIAS, _dims_arg, _inplace_view, _size_args
+from .shape import _ALIAS, _args_or_kw, _dims_arg, _inplace_view, _size_args
 
 _public = _Family(globals()).public
 
@@ -31,7 +31,8 @@ def _permute_layout(lay, *, dims):
     return tuple(shape[d] for d in dims), tuple(strides[d] for d in dims), offset
 
 
-def permute(input, *dims):
+def permute(input, *args, dims=None):
+    dims = _args_or_kw(args, dims, "permute", "dims")
     if not dims:  # ``permute()``: PyTorch's parser wants the dims even for a 0-d tensor (``permute(())`` is fine)
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _size_args(dims)
@@ -125,9 +126,12 @@ def swapaxes(input, axis0, axis1):
 _FLIP = defop("flip", lambda x, *, dims: jnp.flip(x, dims), linear=True, grad_name="FlipBackward0")
 
 
-def flip(input, *dims):
+def flip(input, *args, dims=None):
     require_tensor(input, "flip")
-    dims = _size_args(dims)
+    args = _args_or_kw(args, dims, "flip", "dims")
+    if not args:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    dims = _size_args(args)
     if input.ndim == 0:
         if len(dims) > 1:
             for d in dims:

@@ -68,9 +68,10 @@ def _become(t: Tensor, out: Tensor):
     t._vc.value += 1
 
 
-def resize_(self, *sizes, memory_format=None):
+def resize_(self, *sizes, size=None, memory_format=None):
     """Resize in place to ``sizes`` (contiguous), keeping the leading elements of the storage in order."""
-    size = _sizes(sizes)
+    from .shape import _args_or_kw
+    size = _sizes(_args_or_kw(sizes, size, "resize_", "size"))
     if self._rg:
         raise RuntimeError("cannot resize variables that require grad")
     if any(n < 0 for n in size):

@@ -43,6 +43,18 @@ def _size_args(size):
     return tuple(out)
 
 
+def _args_or_kw(args, value, name, key):
+    """The int-list argument of ``f(*args)`` ops (``x.flip(0, 1)``), which PyTorch's parser also takes by its
+    keyword (``x.flip(dims=(0, 1))``, ``x.view(size=(6, 4))``): ``args``, or ``(value,)`` when given by keyword."""
+    if value is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument '{key}'")
+    if not isinstance(value, (tuple, list)):  # a bare int is taken only positionally
+        raise TypeError(f"{name}(): argument '{key}' must be tuple of ints, not {type(value).__name__}")
+    return (value,)
+
+
 def _dims_arg(dims, ndim):
     """An int or a sequence of dims -> wrapped dims, refusing repeats as PyTorch does."""
     ds = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
@@ -285,7 +297,15 @@ def _view_dtype(self, dtype):
 
 
 
-def view(self, *shape):
+def view(self, *shape, size=None, dtype=None):
+    if dtype is not None:
+        if shape or size is not None:
+            raise TypeError("view() received an invalid combination of arguments: give either a dtype or a size")
+        return _view_dtype(self, dtype)
+    shape = _args_or_kw(shape, size, "view", "size")
+    if not shape:
+        raise TypeError("view() received an invalid combination of arguments - got (), but expected one of: "
+                        "(torch.dtype dtype), (tuple of ints size)")
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size, Tensor)) \
             and not hasattr(shape[0], "__index__"):
         return _view_dtype(self, shape[0])
@@ -297,8 +317,11 @@ def view(self, *shape):
     return apply(_VIEW, (self,), shape=shape)
 
 
-def reshape(input, *shape):
+def reshape(input, *args, shape=None):
     require_tensor(input, "reshape")
+    shape = _args_or_kw(args, shape, "reshape", "shape")
+    if not shape:
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     shape = infer_size(_size_args(shape), input.numel())
     old_shape, old_st, _ = _ip.layout(input)
     if _ip.view_strides(old_shape, old_st, shape) is None:

@@ -138,7 +138,20 @@ def _slice_range(x, dim, start, stop):
     return apply(_NARROW, (x,), dim=dim, start=s, length=max(e - s, 0))
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    # PyTorch's overloads name the split spec by its kind: ``sections`` (an int), ``indices`` (ints) or
+    # ``tensor_indices_or_sections``; positionally any of them
+    named = {k: v for k, v in (("sections", sections), ("indices", indices),
+                               ("tensor_indices_or_sections", tensor_indices_or_sections)) if v is not None}
+    if len(named) + (indices_or_sections is not None) != 1 \
+            or "sections" in named and not isinstance(sections, int) \
+            or "indices" in named and not isinstance(indices, (tuple, list)) \
+            or "tensor_indices_or_sections" in named and not isinstance(tensor_indices_or_sections, Tensor):
+        raise TypeError("tensor_split() received an invalid combination of arguments: expected one of (sections), "
+                        "(indices) or (tensor_indices_or_sections), and dim")
+    if named:
+        indices_or_sections, = named.values()
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, input.ndim)
@@ -339,3 +352,11 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 for _n in ("narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind", "unfold", "hsplit",
            "vsplit", "dsplit", "slice_scatter", "select_scatter", "diagonal_scatter"):
     _public(_n, globals()[_n])
+
+
+def _split_method(self, split_size, dim=0):
+    """``Tensor.split``: its size argument is named ``split_size`` (``split_size_or_sections`` in ``torch.split``)."""
+    return split(self, split_size, dim)
+
+
+METHODS["split"] = _split_method

@@ -104,3 +104,26 @@ def test_custom_function_transform_requirements_raise_like_torch():
         lib.func.jvp(Sq.apply, (lib.ones(2),), (lib.ones(2),))
     for fn in (old_in_grad, vmap_without_rule, jvp_without_rule):
         _raises_alike(fn)
+
+
+@needs_torch
+def test_layer_norm_backward_mixed_bf16_input_float_weight():
+    # autocast('cpu', bfloat16) feeds LayerNorm a bfloat16 input with its float32 weight: PyTorch's mixed-type kernel
+    # keeps mean/rstd in float32 and sums the weight gradient as dy * (rstd * x - rstd * mean)
+    rng = np.random.default_rng(0)
+    xs, gs = rng.standard_normal((40, 64)).astype(np.float32), rng.standard_normal((40, 64)).astype(np.float32) * 0.03
+    ws, bs = rng.uniform(0.5, 1.5, 64).astype(np.float32), rng.uniform(-0.5, 0.5, 64).astype(np.float32)
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the weight gradient's bfloat16 buffers are per thread in PyTorch
+    try:
+        def run(lib):
+            x = lib.tensor(xs).bfloat16().requires_grad_()
+            w, b = lib.tensor(ws).requires_grad_(), lib.tensor(bs).requires_grad_()
+            lib.nn.functional.layer_norm(x, (64,), w, b).backward(lib.tensor(gs).bfloat16())
+            return [t.float().numpy() for t in (x.grad, w.grad, b.grad)] + [w.grad.dtype == lib.float32]
+        ref, got = _both(run)
+    finally:
+        torch.set_num_threads(n_threads)
+    assert got[3] and ref[3]
+    for r, g in zip(ref[:3], got[:3]):
+        np.testing.assert_allclose(g, r, rtol=1e-6, atol=1e-7)

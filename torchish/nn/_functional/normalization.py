@@ -280,16 +280,19 @@ def _ln_fwd(x, w, b, *, k, eps):
 
 def _ln_vjp(g, x, w, b, out, k, eps):
     """PyTorch's layer_norm backward kernel: in float32, from the statistics its forward saved in the input's
-    dtype (a float16/bfloat16 input's mean and rstd are rounded to it),
+    dtype (a float16/bfloat16 input's mean and rstd are rounded to it; float32 in the mixed-type kernel, a
+    float16/bfloat16 input with float32 weight/bias, as under autocast),
     ``dx = rstd * dy * w + b' * x + c'`` with ``b' = (db * mean - ds) * rstd^3 / N``, ``c' = -b' * mean - db * rstd / N``
     (``ds = sum(dy * w * x)``, ``db = sum(dy * w)``)."""
     axes = tuple(range(x.ndim - k, x.ndim))
     lead = tuple(range(x.ndim - k))
     wide, r = _precision.stepper(x.dtype)
+    mixed = x.dtype in _precision.LOW and any(p is not None and p.dtype == jnp.float32 for p in (w, b))
+    r_stat = (lambda v: v) if mixed else r
     xw, gw = wide(x), wide(g)
     mean = jnp.mean(xw, axis=axes, keepdims=True)
-    rstd = r(lax.rsqrt(jnp.mean(jnp.square(xw - mean), axis=axes, keepdims=True) + eps))
-    mean = r(mean)
+    rstd = r_stat(lax.rsqrt(jnp.mean(jnp.square(xw - mean), axis=axes, keepdims=True) + eps))
+    mean = r_stat(mean)
     scale = 1.0 / math.prod(x.shape[x.ndim - k:])
     dyw = gw if w is None else gw * wide(w)
     ds = jnp.sum(dyw * xw, axis=axes, keepdims=True)
@@ -300,7 +303,9 @@ def _ln_vjp(g, x, w, b, out, k, eps):
     # the weight and bias gradients accumulate row after row in buffers of the input's dtype
     ns = x.shape[x.ndim - k:]
     half = x.dtype in _precision.LOW
-    dw = None if w is None else _row_sum((gw * (xw - mean) * rstd).reshape((-1,) + ns), r, half).astype(w.dtype)
+    # the mixed-type kernel adds dy * (rstd * x - rstd * mean) to its buffer, the other dy * (x - mean) * rstd
+    xhat = rstd * xw + (-rstd * mean) if mixed else (xw - mean) * rstd
+    dw = None if w is None else _row_sum((gw * xhat).reshape((-1,) + ns), r, half).astype(w.dtype)
     dbias = None if b is None else _row_sum(gw.reshape((-1,) + ns), r, half).astype(b.dtype)
     return dx, dw, dbias
 

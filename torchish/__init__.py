@@ -59,6 +59,7 @@ from .ops.strided import *  # noqa: E402,F401,F403
 from .ops.geqrf import *  # noqa: E402,F401,F403
 from .ops.tensor_api import *  # noqa: E402,F401,F403
 from .ops.inplace_functions import *  # noqa: E402,F401,F403  (torch.abs_, torch.fill, torch.is_signed, ...)
+from .ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_add_, _foreach_lerp_, ...)
 from ._layout import (layout as layout, strided as strided, sparse_coo as sparse_coo,  # noqa: E402
                       sparse_csr as sparse_csr, sparse_csc as sparse_csc, sparse_bsr as sparse_bsr,
                       sparse_bsc as sparse_bsc, _mkldnn as _mkldnn, jagged as jagged)

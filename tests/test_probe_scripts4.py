@@ -77,3 +77,23 @@ def test_pack_padded_unsorted_gathers_the_batch_first():
     assert got[-2:] == ref[-2:] == ["RuntimeError", "IndexError"]
     for r, g in zip(ref[:-2], got[:-2]):
         np.testing.assert_array_equal(g, r)
+
+
+@needs_torch
+def test_pad_and_pack_reject_degenerate_inputs_as_torch():
+    def run(lib):
+        R = lib.nn.utils.rnn
+        out = []
+        for f in (lambda: R.pad_sequence([lib.tensor(1.0)]),                       # RuntimeError (sizes slice)
+                  lambda: R.pad_sequence([lib.ones(2, 3), lib.tensor(1.0)]),        # IndexError (size(0))
+                  lambda: R.pack_padded_sequence(lib.ones(3, 0, 1), []),            # RuntimeError (empty)
+                  lambda: R.pack_padded_sequence(lib.ones(3, 0, 1), [], enforce_sorted=False),
+                  lambda: R.pack_padded_sequence(lib.ones(3, 2, 1), [])):
+            try:
+                f()
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+                out.append(type(e).__name__)
+        return out
+    assert run(torchish) == run(torch) == ["RuntimeError", "IndexError", "RuntimeError", "RuntimeError",
+                                           "RuntimeError"]

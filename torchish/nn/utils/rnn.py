@@ -215,10 +215,12 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if lens.size != (batch if enforce_sorted else batch_used):
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} "
                            f"(batch_size={batch})")
-    if lens.size and lens.min() <= 0:
+    if lens.size == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
+    if lens.min() <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' "
                            "that is <= 0")
-    if lens.size and lens.max() > steps:
+    if lens.max() > steps:
         raise RuntimeError(f"Expected every length to be at most the padded sequence length {steps}, but found "
                            f"a length of {lens.max()}")
     slens = lens[order]
@@ -263,6 +265,10 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     seqs = tuple(sequences.unbind(0)) if isinstance(sequences, Tensor) else tuple(sequences)
     if not seqs:
         raise RuntimeError("received an empty list of sequences")
+    if seqs[0].ndim == 0:  # (PyTorch slices the first sequence's sizes past its length dim)
+        raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
+    if any(s.ndim == 0 for s in seqs):  # (then it reads every sequence's length)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     trailing = tuple(seqs[0].shape[1:])
     for s in seqs[1:]:
         rest = tuple(s.shape[1:])

@@ -97,3 +97,21 @@ def test_pad_and_pack_reject_degenerate_inputs_as_torch():
         return out
     assert run(torchish) == run(torch) == ["RuntimeError", "IndexError", "RuntimeError", "RuntimeError",
                                            "RuntimeError"]
+
+
+@needs_torch
+def test_rnn_rejects_an_empty_sequence_as_torch():
+    # a batch whose padded length is 0 (e.g. all lengths filtered out): PyTorch's RNN kernels refuse it; an empty
+    # batch of non-empty sequences runs
+    def run(lib):
+        out = []
+        for f in (lambda: lib.nn.GRU(3, 4)(lib.zeros(0, 2, 3)),
+                  lambda: lib.nn.LSTM(3, 4, batch_first=True)(lib.zeros(2, 0, 3)),
+                  lambda: lib.nn.RNN(3, 4)(lib.zeros(0, 3)),
+                  lambda: lib.nn.LSTM(3, 4, batch_first=True)(lib.zeros(0, 2, 3))[0].shape):
+            try:
+                out.append(tuple(f()))
+            except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+                out.append(type(e).__name__)
+        return out
+    assert run(torchish) == run(torch) == ["RuntimeError"] * 3 + [(0, 2, 4)]

@@ -193,6 +193,8 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     else:
         steps = input.shape[1] if batch_first else input.shape[0]
         batch = input.shape[0] if batch_first else input.shape[1]
+        if steps == 0:  # (PyTorch's check on padded input; a packed batch always has a first step)
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     out_size = proj_size if proj_size > 0 else hidden_size
     drop = None
     if dropout > 0 and training and num_layers > 1:

@@ -1,5 +1,7 @@
 """Regression tests from running vision-style PyTorch programs (CNN training, augmentation with tensor ops,
 U-Net / autoencoder decoders, evaluation bookkeeping) on torchish and on PyTorch."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -51,3 +53,43 @@ def test_int_list_keyword_errors():
            lambda T: T.ones(3).sum_to_size(1, 3), lambda T: T.ones(1, 3, 4).sum_to_size(1, 1, 4)]
     for f in bad:
         assert _outcome(f, torchish) == _outcome(f, torch)
+
+
+@needs_torch
+def test_deprecated_scalar_first_overloads():
+    # old optimizer code: p.data.add_(-lr, grad); exp_avg_sq.addcmul_(1 - beta2, grad, grad); addcdiv_(-step, m, d)
+    calls = ["x.clone().add_(-0.5, y)", "T.add(x, 2, y)", "x.sub(2, y)", "x.clone().sub_(0.5, y)", "x.add(1, 2)",
+             "T.sub(x, 1, 2.5)", "T.subtract(x, 1, 2)", "x.clone().addcmul_(0.5, y, y)", "T.addcdiv(x, -2, y, y + 1)",
+             "T.addcmul(x, 2, y, y, out=T.empty(3))", "x.long().add(2, y.long())", "x.add(2, y.long())",
+             # errors: the deprecated form is add/sub only, keyword and positional alpha/value together
+             "T.subtract(x, 2, y)", "x.clone().subtract_(2, y)", "x.add(2, y, alpha=3)", "x.add(y, 2)",
+             "x.add(1, y, y)", "x.addcmul(0.5, y, y, value=2)", "x.addcmul(y, y, 0.5)",
+             "x.long().add(2.5, y.long())", "x.sub(True, y)"]
+    for c in calls:
+        out = []
+        for T in (torch, torchish):
+            x, y = T.tensor([1.0, -2.0, 0.5]), T.arange(3.0)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = eval(c)
+                out.append((str(r.dtype).split(".")[-1], r.tolist()))
+            except (TypeError, RuntimeError) as e:
+                out.append(type(e).__name__)
+        assert out[0] == out[1], c
+    with pytest.warns(UserWarning, match="deprecated"):
+        torchish.ones(2).add_(-0.1, torchish.ones(2))
+
+
+@needs_torch
+def test_negative_numpy_strides_refused():
+    # a horizontally flipped numpy image must be copied before it becomes a tensor
+    img = np.arange(24, dtype=np.float32).reshape(2, 3, 4)[:, :, ::-1]
+    for lib in (torch, torchish):
+        for make in (lib.from_numpy, lib.tensor, lib.as_tensor, lib.Tensor,
+                     lambda a: lib.utils.data.default_collate([a, a])):
+            with pytest.raises(ValueError, match="negative"):
+                make(img)
+        np.testing.assert_array_equal(lib.from_numpy(img.copy()).numpy(), img)
+        assert lib.from_numpy(np.zeros((0, 3))[::-1]).shape == (0, 3)
+        assert lib.tensor([img[0, 0], img[1, 0]]).shape == (2, 4)   # a list of arrays is copied element-wise

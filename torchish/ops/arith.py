@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import numbers
+import warnings
 from functools import partial
 
 import jax
@@ -230,6 +231,25 @@ def _alpha(a, b, alpha, name):
     return bool(alpha) if dt is _dtype.bool else alpha
 
 
+def _positional_alpha(name, other, rest, alpha, deprecated=True):
+    """``(other, alpha)`` from the overloads that take alpha positionally: ``add(input, Number other, Number alpha)``
+    and the deprecated ``add(input, Number alpha, Tensor other)`` (``deprecated``: add and sub only) that old
+    optimizer code uses (``p.data.add_(-lr, grad)``)."""
+    if not rest:
+        return other, alpha
+    if len(rest) == 1 and isinstance(other, numbers.Number) and type(alpha) is int and alpha == 1:
+        if isinstance(rest[0], numbers.Number):
+            return other, rest[0]
+        if isinstance(rest[0], Tensor) and deprecated:
+            warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\n"
+                          f"Consider using one of the following signatures instead:\n\t{name}(Tensor other, *, "
+                          f"Number alpha = 1)", UserWarning, stacklevel=3)
+            return rest[0], other
+    got = ", ".join(type_name(v) for v in (other, *rest))
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+                    f"(Tensor other, *, Number alpha) or (Number other, Number alpha)")
+
+
 def _scaled(b, alpha):
     return b if alpha is None else b * alpha
 
@@ -262,7 +282,8 @@ _RSUB_S = defop("rsub_scalar", lambda a, b, alpha: b - _scaled(a, alpha), promot
                 linear=True, grad_name="RsubBackward1")
 
 
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, *rest, alpha=1, out=None):
+    other, alpha = _positional_alpha("add", other, rest, alpha)
     a = input if isinstance(input, Tensor) else scalar_or_tensor(input, "add", 1, "input")
     b = other if isinstance(other, Tensor) else scalar_or_tensor(other, "add")
     return _out(apply(_ADD, (a, b, _alpha(a, b, alpha, "add"))), out, "add")
@@ -271,7 +292,8 @@ def add(input, other, *, alpha=1, out=None):
 add.fast = (_ADD, (None,))  # its operator's arguments with a Tensor or Python int/float operand (alpha=1: None)
 
 
-def sub(input, other, *, alpha=1, out=None):
+def sub(input, other, *rest, alpha=1, out=None):
+    other, alpha = _positional_alpha("sub", other, rest, alpha)
     a = input if isinstance(input, Tensor) else scalar_or_tensor(input, "sub", 1, "input")
     b = other if isinstance(other, Tensor) else scalar_or_tensor(other, "sub")
     if _is_bool(a) or _is_bool(b):
@@ -290,7 +312,14 @@ def rsub(input, other, *, alpha=1):
 
 _public("add", add, inplace=True)
 _public("sub", sub, inplace=True)
-_public("subtract", sub, inplace=True)
+
+
+def subtract(input, other, *rest, alpha=1, out=None):
+    other, alpha = _positional_alpha("subtract", other, rest, alpha, deprecated=False)
+    return sub(input, other, alpha=alpha, out=out)
+
+
+_public("subtract", subtract, inplace=True)
 _public("rsub", rsub, method=False)
 
 

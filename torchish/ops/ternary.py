@@ -11,6 +11,7 @@ Example::
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import jax.numpy as jnp
 
@@ -207,15 +208,30 @@ def _value(name, value, *operands):
     return scalar_or_tensor(value)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+def _positional_value(name, tensor1, tensor2, rest, value):
+    """``(tensor1, tensor2, value)``, also from the deprecated ``addcmul(input, Number value, tensor1, tensor2)``
+    overload that old optimizer code uses (``exp_avg_sq.addcmul_(1 - beta2, grad, grad)``)."""
+    if not rest:
+        return tensor1, tensor2, value
+    if len(rest) == 1 and isinstance(tensor1, numbers.Number) and type(value) is int and value == 1:
+        warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number value, Tensor tensor1, Tensor tensor2)"
+                      f"\nConsider using one of the following signatures instead:\n\t{name}(Tensor tensor1, Tensor "
+                      f"tensor2, *, Number value = 1)", UserWarning, stacklevel=3)
+        return tensor2, rest[0], tensor1
+    raise TypeError(f"{name}() takes 2 positional arguments but {2 + len(rest)} were given")
+
+
+def addcmul(input, tensor1, tensor2, *rest, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
+    tensor1, tensor2, value = _positional_value("addcmul", tensor1, tensor2, rest, value)
     _require_tensors("addcmul", input, tensor1, tensor2)
     return _out(apply(_ADDCMUL, (input, tensor1, tensor2, _value("addcmul", value, input, tensor1, tensor2))), out,
                 "addcmul")
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+def addcdiv(input, tensor1, tensor2, *rest, value=1, out=None):
     """``input + value * tensor1 / tensor2`` (floating point only)."""
+    tensor1, tensor2, value = _positional_value("addcdiv", tensor1, tensor2, rest, value)
     _require_tensors("addcdiv", input, tensor1, tensor2)
     if tensor1.dtype.category <= _INT and tensor2.dtype.category <= _INT:
         raise RuntimeError(

@@ -158,6 +158,14 @@ def _numpy_dtype(arr):
                         "uint32, uint16, uint8, and bool.") from None
 
 
+def _check_strides(arr):
+    """PyTorch builds its tensor on a numpy array's memory, and refuses negative strides (``img[:, ::-1]``)."""
+    if isinstance(arr, np.ndarray) and any(s < 0 for s in arr.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
+                         "are not currently supported. (You can probably work around this by making a copy of your "
+                         "array  with array.copy().) ")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors).
 
@@ -177,6 +185,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = np.asarray(data._concrete())
         dt = dt or data.dtype
     elif isinstance(data, (jax.Array, np.ndarray, np.generic)):
+        _check_strides(data)
         arr = np.asarray(data)
         dt = dt or _numpy_dtype(arr)
     else:
@@ -212,6 +221,7 @@ def from_numpy(ndarray):
     """A tensor with the values and dtype of a numpy array."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _check_strides(ndarray)
     return place(ndarray, _numpy_dtype(ndarray), None)
 
 

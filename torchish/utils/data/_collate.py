@@ -74,9 +74,14 @@ def _python_numbers(batch) -> np.ndarray:
     return np.array(batch, dtype=np.int64)
 
 
-def _check_numpy_dtype(elem):
-    if _NP_STR_OBJ.search(elem.dtype.str) is not None:
-        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+def _check_numpy(batch):
+    """PyTorch's checks on a batch of numpy arrays: no strings/objects, and (``torch.as_tensor`` of each) no
+    negative strides."""
+    from ...ops.creation import _check_strides
+    if _NP_STR_OBJ.search(batch[0].dtype.str) is not None:
+        raise TypeError(default_collate_err_msg_format.format(batch[0].dtype))
+    for b in batch:
+        _check_strides(b)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -88,7 +93,7 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
-    _check_numpy_dtype(batch[0])
+    _check_numpy(batch)
     return to_tensor(_stack_host([np.asarray(b) for b in batch]))
 
 
@@ -117,7 +122,7 @@ def _host_tensor_fn(batch, *, collate_fn_map=None):
 
 
 def _host_numpy_array_fn(batch, *, collate_fn_map=None):
-    _check_numpy_dtype(batch[0])
+    _check_numpy(batch)
     return HostTensor(_stack_host([np.asarray(b) for b in batch]))
 
 

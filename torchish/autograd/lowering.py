@@ -20,7 +20,7 @@ from .._meta import MetaArray
 from .._tensor import Tensor
 from .graph import AccumulateGrad
 from .grad_mode import STATE
-from ..ops import lazy
+from ..ops import lazy, nesting
 
 _CACHE: dict = {}
 _SEEN = object()
@@ -89,7 +89,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
     if entry is None or entry is _SEEN:
         entry = _CACHE[sig] = _build(schedule, index, root_edges, targets, accumulate)
         STATS["compiles"] += 1
-    fn, leaf_nodes, captures = entry
+    fn, nested, leaf_nodes, captures = entry
     from ..ops.opnode import live_values
     for node in schedule:
         if not isinstance(node, AccumulateGrad):
@@ -102,7 +102,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
     if config.lazy and STATE.recorder is None:
         # lazy capture: the backward joins the pending program (forward, and the optimizer update that follows)
         leaf_out, captured = lazy.record_pytree("lowered_backward", fn, fn.__wrapped__, (vals, outs, rgs, prev),
-                                                   jitted=fn)
+                                                   jitted=fn, nested=nested)
     else:
         args = (vals, outs, rgs, prev)
         if lazy.STATS["calls_recorded"]:  # lazy mode was used: pending values may remain
@@ -144,7 +144,9 @@ def _build(schedule, index, root_edges, targets, accumulate):
         op_pos[i] = len(op_pos)
         edges = tuple((index[id(e[0])], e[1]) if e is not None and id(e[0]) in index else None
                       for e in node.next_edges)
-        steps.append(("op", i, _bwd_fn(node.op, node.static, node.cdt, node.mask), node.mask, edges, node.op))
+        steps.append(("op", i, nesting.nested(_bwd_fn(node.op, node.static, node.cdt, node.mask),
+                                              ("backward", node.op, node.static, node.cdt, node.mask)),
+                      node.mask, edges, node.op))
     metas = [n.out_meta for n in schedule]
     roots = [(index.get(id(n)), nr) for n, nr in root_edges]
 
@@ -193,4 +195,4 @@ def _build(schedule, index, root_edges, targets, accumulate):
             captured.append(gs[nr] if gs is not None else None)
         return leaf_out, captured
 
-    return jax.jit(run), leaf_nodes, captures
+    return jax.jit(run, compiler_options=nesting.NO_INLINING), jax.jit(run), leaf_nodes, captures

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._config import config
+from . import nesting
 
 STATS = {"calls_recorded": 0, "materialisations": 0, "programs_compiled": 0, "op_by_op": 0}
 
@@ -333,16 +334,18 @@ _PYTREE_OPS: dict = {}
 
 
 _EAGER: dict = {}  # a recorded pytree op -> the already-jitted function it stands for (run op by op)
+_IN_PROGRAM: dict = {}  # a recorded pytree op -> the jitted function a compiled segment calls for it
 
 
-def record_pytree(name, key, fn, args, jitted=None):
+def record_pytree(name, key, fn, args, jitted=None, nested=None):
     """Record ``fn(*args)`` as ONE pending call and return its result with LazyValues in place of arrays.
 
     ``fn`` is a pure function of pytrees (arrays, LazyValues, Python scalars, Nones) returning a pytree of arrays
     and Nones; ``key`` identifies it (with the arguments' tree structure) in the cache of ops made for it. The
     lowered backward and the optimizer update record themselves this way in lazy mode, so forward, backward and
     update run as one program. ``jitted``: the same function already jitted (the eager path's kernel), which a
-    segment run op by op calls instead of compiling ``fn`` once more."""
+    segment run op by op calls instead of compiling ``fn`` once more; ``nested``: the same function jitted to be
+    called inside a compiled segment (``jitted`` by default; see :mod:`.nesting`)."""
     flat, tree = jax.tree.flatten(args)  # a LazyValue is a leaf: it is no registered pytree node
     entry = _PYTREE_OPS.get((key, tree))
     if entry is None:
@@ -354,11 +357,16 @@ def record_pytree(name, key, fn, args, jitted=None):
             return tuple(flat_out)
         op = OpDef(name, flat_fn, differentiable=False)
         if jitted is not None:
-            _EAGER[op] = lambda *leaves: tuple(jax.tree.leaves(jitted(*jax.tree.unflatten(tree, leaves))))
+            _EAGER[op] = _flat_call(jitted, tree)
+            _IN_PROGRAM[op] = _flat_call(nested or jitted, tree)
         entry = _PYTREE_OPS[(key, tree)] = (op, box)
     op, box = entry
     outs = record(op, flat, (), None)  # traces flat_fn on a new signature, which fills box["tree"]
     return jax.tree.unflatten(box["tree"], outs if isinstance(outs, tuple) else (outs,))
+
+
+def _flat_call(jitted, tree):
+    return lambda *leaves: tuple(jax.tree.leaves(jitted(*jax.tree.unflatten(tree, leaves))))
 
 
 def adopt(tensor, value):
@@ -369,62 +377,54 @@ def adopt(tensor, value):
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
-_STRUCTURES: dict = {}  # the structure of a pending segment -> its _Structure (_ONCE: seen once, run op by op)
+_STRUCTURES: dict = {}  # the structure of a pending segment -> its jitted program (_ONCE: seen once, run op by op)
 _ONCE = object()
+_SCALAR_ARRAYS: dict = {}  # (type, value) -> the Python scalar as a device array (see _scalar_arrays)
 
 
 def _scalar_key(v):
-    """Tells apart what ``==`` does not: -0.0 from 0.0, NaN from itself (so a baked constant is reused only for an
-    identical value)."""
+    """Tells apart what ``==`` does not: -0.0 from 0.0, NaN from itself, 1 from 1.0 and True."""
     if type(v) is float:
-        return v.hex()
+        return float, v.hex()
     if type(v) is complex:
-        return (v.real.hex(), v.imag.hex())
-    return v
+        return complex, v.real.hex(), v.imag.hex()
+    return type(v), v
 
 
-class _Structure:
-    """The programs compiled for one structure of pending graph, and which of its Python scalars are passed as
-    arguments. The others are baked in as constants: a scalar is baked until its value is seen to change between
-    runs (a constant like ``h * 0.5``, every run: one argument fewer, each costing a host-to-device transfer per
-    call), then passed (a learning rate or a step count: one more compile, then none)."""
-
-    __slots__ = ("first", "mask", "programs", "any_varying")
-
-    def __init__(self, consts):
-        self.first = tuple(map(_scalar_key, consts))
-        self.mask = (False,) * len(consts)
-        self.programs = {}  # varying mask -> jitted program
-        self.any_varying = False
-
-    def varying(self, consts):
-        keys = tuple(map(_scalar_key, consts))
-        if keys != self.first:
-            self.mask = tuple(var or a != b for var, a, b in zip(self.mask, keys, self.first))
-            self.any_varying = any(self.mask)
-        return self.mask
+def _scalar_arrays(consts):
+    """A segment's Python scalars as the program takes them: arguments, as an op's kernel takes them one by one
+    (baked in as constants, XLA would fold them into the ops' arithmetic — a division by a constant becomes a
+    multiplication by its reciprocal — and round otherwise), each made a (weakly typed) device array once and
+    reused: passing the number itself would cost a host-to-device transfer per call."""
+    out = []
+    for v in consts:
+        key = _scalar_key(v)
+        a = _SCALAR_ARRAYS.get(key)
+        if a is None:
+            if len(_SCALAR_ARRAYS) >= 4096:  # a loop counter passed on every step: keep the cache bounded
+                _SCALAR_ARRAYS.clear()
+            a = _SCALAR_ARRAYS[key] = jnp.asarray(v)
+        out.append(a)
+    return out
 
 
-def _program(plan, out_slots, consts, varying):
-    """The jitted ``(leaf values, varying scalars) -> returned values`` of a pending segment."""
-    from .registry import _cast_fn
-    fns = [_cast_fn(op, cdt) for op, _, cdt, _, _ in plan]
-    kws = [dict(st) for _, st, _, _, _ in plan]
-    pos, baked = {}, {}
-    for i, (c, var) in enumerate(zip(consts, varying)):
-        if var:
-            pos[i] = len(pos)
-        else:
-            baked[i] = c
+def _program(plan, out_slots):
+    """The jitted ``(leaf values, scalars) -> returned values`` of a pending segment."""
+    fns = [_IN_PROGRAM.get(op) or _nested_kernel(op, st, cdt) for op, st, cdt, _, _ in plan]
 
     def run(leaf_vals, scalars):
-        def const(i):  # a baked constant is weakly typed, like the traced Python scalar it stands for
-            return jnp.asarray(baked[i]) if i in baked else scalars[pos[i]]
         results = []
-        for (op, st, cdt, refs, multi), fn, kw in zip(plan, fns, kws):
-            results.append(fn(*_arguments(refs, results, leaf_vals, const), **kw))
+        for (op, st, cdt, refs, multi), fn in zip(plan, fns):
+            results.append(fn(*_arguments(refs, results, leaf_vals, scalars.__getitem__)))
         return _returned(results, out_slots)
-    return jax.jit(run)
+    return jax.jit(run, compiler_options=nesting.NO_INLINING)
+
+
+def _nested_kernel(op, static, cdt):
+    """The op's kernel as a computation of a compiled segment (:func:`.nesting.nested`)."""
+    from .registry import _cast_fn
+    fn, kw = _cast_fn(op, cdt), dict(static)
+    return nesting.nested(lambda *vals: fn(*vals, **kw), (op, static, cdt))
 
 
 def _arguments(refs, results, leaf_vals, const):
@@ -509,13 +509,9 @@ def _materialize(roots):
         STATS["op_by_op"] += 1
     else:
         if seen is None or seen is _ONCE:
-            seen = _STRUCTURES[sig] = _Structure(consts)
-        varying = seen.varying(consts)
-        prog = seen.programs.get(varying)
-        if prog is None:
-            prog = seen.programs[varying] = _program(seg.plan, out_slots, consts, varying)
+            seen = _STRUCTURES[sig] = _program(seg.plan, out_slots)
             STATS["programs_compiled"] += 1
-        vals = prog(seg.leaves, [c for c, var in zip(consts, varying) if var] if seen.any_varying else [])
+        vals = seen(seg.leaves, _scalar_arrays(consts))
     _SEG = _Segment()  # the segment is done: what records from now on starts a new one
     STATS["materialisations"] += 1
     for lv, v in zip(outputs, vals):

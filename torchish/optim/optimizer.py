@@ -32,7 +32,7 @@ from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import STRUCT_EPOCH
 from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag
-from ..ops import lazy, tracing
+from ..ops import lazy, nesting, tracing
 from ._state_dict import StateDictMixin
 
 
@@ -342,9 +342,10 @@ class Optimizer(StateDictMixin):
 
             def jitted(pv, gv, sv, hp):  # the eager path's kernel (placed by the parameters), for a run op by op
                 return Optimizer._update_kernel(update, static, len(pv), pv[0].sharding)(pv, gv, sv, hp)
-            new_p, new_s = lazy.record_pytree(f"{type(self).__name__}_update", (update, tuple(sorted(static.items()))),
-                                              functools.partial(update, **static), (pv, gv, sv, _hp_values(hp)),
-                                              jitted=jitted)
+            key = (update, tuple(sorted(static.items())))
+            fn = functools.partial(update, **static)
+            new_p, new_s = lazy.record_pytree(f"{type(self).__name__}_update", key, fn, (pv, gv, sv, _hp_values(hp)),
+                                              jitted=jitted, nested=nesting.nested(fn, key))
         else:
             sv = [lazy.concrete_all(row) for row in sv]
             pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)

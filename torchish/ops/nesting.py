@@ -1,0 +1,55 @@
+"""Programs made of recorded ops (a lazy segment, a lowered backward) that round exactly as the ops do one by one.
+
+Compiled whole, XLA would fuse across ops — a multiply into the reduction that reads it, contracted into FMAs; a
+transpose into a matmul — and the same ops would round differently in a program than one by one, so results would
+depend on which path ran. Such a program is therefore compiled with :data:`NO_INLINING`, and each of its ops is a
+call of :func:`nested`: a computation of its own, which XLA optimises as it optimises the op's kernel alone. JAX's own
+jitted helpers inside an op (``jnp.where``, ``jax.nn.relu``...) are inlined when the op is traced, as XLA's call
+inliner inlines them in the op's standalone kernel: only the op boundaries stay calls.
+"""
+from __future__ import annotations
+
+import functools
+
+import jax
+from jax._src import core
+
+NO_INLINING = {"xla_disable_hlo_passes": "call-inliner"}
+
+_NESTED: dict = {}
+
+
+def nested(fn, key):
+    """``fn`` jitted as one computation of a :data:`NO_INLINING` program (cached under ``key``)."""
+    k = _NESTED.get(key)
+    if k is None:
+        k = _NESTED[key] = jax.jit(functools.partial(_inlined_call, fn))
+    return k
+
+
+def _inlined_call(fn, *args):
+    closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+    out = core.eval_jaxpr(_inline_all(closed.jaxpr), closed.consts, *jax.tree.leaves(args))
+    return jax.tree.unflatten(jax.tree.structure(shape), out)
+
+
+def _inline_all(jaxpr):
+    """``jaxpr`` with every nested ``jit`` (at any depth: in control flow and custom derivatives too) marked to be
+    inlined when lowered."""
+    eqns = []
+    for e in jaxpr.eqns:
+        params = {k: _inline_sub(v) for k, v in e.params.items()}
+        if e.primitive.name in ("jit", "pjit"):
+            params["inline"] = True
+        eqns.append(e.replace(params=params))
+    return jaxpr.replace(eqns=eqns)
+
+
+def _inline_sub(v):
+    if isinstance(v, core.ClosedJaxpr):
+        return core.ClosedJaxpr(_inline_all(v.jaxpr), v.consts)
+    if isinstance(v, core.Jaxpr):
+        return _inline_all(v)
+    if isinstance(v, tuple) and v and isinstance(v[0], (core.ClosedJaxpr, core.Jaxpr)):
+        return tuple(_inline_sub(x) for x in v)
+    return v

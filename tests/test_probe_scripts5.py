@@ -159,3 +159,32 @@ def test_foreach_ops_as_ema_and_optimizer_code_uses_them():
                  lambda lib: lib._foreach_sub([lib.ones(2)], lib.ones(2)),
                  lambda lib: lib._foreach_add([lib.ones(2)], 1, alpha=2)):
         _raises_alike(call)
+
+
+@needs_torch
+def test_func_linearize_matches_torch():
+    def run(lib):
+        x = lib.tensor([0.3, -1.2, 2.0])
+        out, jvp_fn = lib.func.linearize(lambda a, b: (lib.sin(a) * b, (a * b).exp()), x, x * 0.5)
+        t1 = jvp_fn(lib.ones(3), lib.tensor([0.5, 1.0, -1.0]))
+        t2 = jvp_fn(x, x)
+        return [t.numpy() for t in (*out, *t1, *t2)]
+    for r, g in zip(*_both(run)):
+        np.testing.assert_allclose(g, r, rtol=1e-6)
+    _raises_alike(lambda lib: lib.func.linearize(lib.sin, lib.ones(2))[1](lib.ones(3)))
+    _raises_alike(lambda lib: lib.func.linearize(lib.sin, lib.ones(2))[1](lib.ones(2, dtype=lib.float64)))
+    _raises_alike(lambda lib: lib.func.linearize(lambda a: a * 2, lib.tensor([1, 2])))
+
+
+@needs_torch
+def test_vmap_over_batchnorm_updating_unbatched_running_stats_raises():
+    for lib in (torch, torchish):
+        bn = lib.nn.BatchNorm1d(3)
+        with pytest.raises(RuntimeError, match="Batch norm got a batched tensor"):
+            lib.func.vmap(bn)(lib.ones(4, 2, 3))
+        F = lib.nn.functional
+        ok = lib.func.vmap(lambda x, rm, rv: F.batch_norm(x, rm, rv, training=True))(
+            lib.ones(4, 2, 3), lib.zeros(4, 3), lib.ones(4, 3))
+        assert tuple(ok.shape) == (4, 2, 3)
+        bn.eval()
+        assert tuple(lib.func.vmap(bn)(lib.ones(4, 2, 3)).shape) == (4, 2, 3)

@@ -1,10 +1,10 @@
 """``torchish.func``: PyTorch's composable function transforms, over JAX's.
 
-``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian`` and ``vmap`` run a function
-written with torchish ops and modules under ``jax.grad``/``jax.vjp``/``jax.jvp``/``jax.vmap``: inside, Tensors hold
-the transform's tracers. They nest (``vmap(grad(f))`` gives per-sample gradients) and take and return Tensors and
-pytrees (tuples, lists, dicts) of them. ``functional_call`` and ``stack_module_state`` make modules usable as
-functions of their parameters; ``to_jax`` turns a module into a pure JAX ``(params, apply_fn)`` pair.
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``, ``hessian`` and ``vmap`` run
+a function written with torchish ops and modules under ``jax.grad``/``jax.vjp``/``jax.jvp``/``jax.vmap``: inside,
+Tensors hold the transform's tracers. They nest (``vmap(grad(f))`` gives per-sample gradients) and take and return
+Tensors and pytrees (tuples, lists, dicts) of them. ``functional_call`` and ``stack_module_state`` make modules
+usable as functions of their parameters; ``to_jax`` turns a module into a pure JAX ``(params, apply_fn)`` pair.
 
 Results are new Tensors, not connected to the caller's autograd graph (PyTorch's are when the inputs require grad).
 
@@ -22,10 +22,10 @@ Example::
 from __future__ import annotations
 
 from ._functional_call import functional_call as functional_call, stack_module_state as stack_module_state
-from ._grad import grad as grad, grad_and_value as grad_and_value, jvp as jvp, vjp as vjp
+from ._grad import grad as grad, grad_and_value as grad_and_value, jvp as jvp, linearize as linearize, vjp as vjp
 from ._jacobian import hessian as hessian, jacfwd as jacfwd, jacrev as jacrev
 from ._to_jax import to_jax as to_jax
 from ._vmap import vmap as vmap
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "stack_module_state",
-           "to_jax", "vjp", "vmap"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+           "stack_module_state", "to_jax", "vjp", "vmap"]

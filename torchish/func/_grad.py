@@ -1,4 +1,5 @@
-"""``torchish.func.grad``, ``grad_and_value``, ``vjp`` and ``jvp`` over ``jax.grad`` / ``jax.vjp`` / ``jax.jvp``.
+"""``torchish.func.grad``, ``grad_and_value``, ``vjp``, ``jvp`` and ``linearize`` over ``jax.grad`` / ``jax.vjp`` /
+``jax.jvp`` / ``jax.linearize``.
 
 Example::
 
@@ -168,3 +169,49 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if has_aux:
         return to_tensors(out), to_tensors(tangent_out), box["aux"].rebuild(aux_vals)
     return to_tensors(out), to_tensors(tangent_out)
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product at ``primals``, the
+    forward pass traced once and reused for every call.
+
+    Example:
+        >>> out, jvp_fn = linearize(torchish.sin, torchish.tensor([0.0, 1.0]))
+        >>> jvp_fn(torchish.ones(2))
+        tensor([1.0000, 0.5403])
+    """
+    api = "linearize(f, *primals)"
+    p_leaves, p_tree = flatten(primals)
+    for p in p_leaves:
+        if isinstance(p, Tensor) and not (p.is_floating_point() or p.is_complex()):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
+    diff = diff_values(primals)
+
+    def fn(*diff_vals):
+        with transform_scope(forward=True):
+            out = func(*to_tensors(diff_vals))
+        check_tensor_outputs(out, api)
+        return to_values(out)
+
+    out, lin = jax.linearize(fn, *diff)
+
+    def jvp_fn(*tangents):
+        t_leaves, t_tree = flatten(tangents)
+        if t_tree != p_tree:
+            raise RuntimeError(f"Expected the tangents {structure_str(tangents)} to have the same argspec as the "
+                               f"primals {structure_str(primals)}")
+        tans = []
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            if not isinstance(t, Tensor):
+                raise RuntimeError(f"Expected the tangents {structure_str(tangents)} to have the same argspec as the "
+                                   f"primals {structure_str(primals)}")
+            if tuple(t.shape) != tuple(p.shape):
+                raise RuntimeError(f"tangent:{i} with shape torch.Size({list(t.shape)}) in flattened pytree doesn't "
+                                   f"match the shape torch.Size({list(p.shape)}) of the corresponding primal.")
+            if t.dtype != p.dtype:
+                raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")
+            tans.append(t._d)
+        return to_tensors(lin(*unflatten(p_tree, tans)))
+
+    return to_tensors(out), jvp_fn

@@ -193,10 +193,27 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var, kernel_first=True)
     if not training:
         return apply(_BN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))
+    if running_mean is not None or running_var is not None:
+        _check_vmapped_running(input, running_mean, running_var)
     y, mean, var = apply(_BN_TRAIN, (input, weight, bias), eps=float(eps))
     if running_mean is not None or running_var is not None:
         _update_running(running_mean, running_var, mean, var, momentum)
     return y
+
+
+def _check_vmapped_running(input, running_mean, running_var):
+    """Under ``torchish.func.vmap`` a batched input cannot update running statistics that are not batched (one
+    buffer for every sample): PyTorch's error. Batched values are the vmap's tracers; closed-over buffers are not."""
+    from jax.core import Tracer
+    from ...autograd.grad_mode import STATE
+    if not getattr(STATE, "vmap_level", 0) or not isinstance(input._d, Tracer):
+        return
+    if any(t is not None and not isinstance(t._d, Tracer) for t in (running_mean, running_var)):
+        raise RuntimeError(
+            "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated in "
+            "place, were not batched.\nIf you are using a module and do not need eval mode, please set "
+            "`track_running_stats` to be False.If you are using a prebuilt module and do not need eval mode, please "
+            "see the functorch website for resources on how to patch your module to work with vmap")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -195,4 +195,4 @@ def _build(schedule, index, root_edges, targets, accumulate):
             captured.append(gs[nr] if gs is not None else None)
         return leaf_out, captured
 
-    return jax.jit(run, compiler_options=nesting.NO_INLINING), jax.jit(run), leaf_nodes, captures
+    return jax.jit(run, compiler_options=nesting.options()), jax.jit(run), leaf_nodes, captures

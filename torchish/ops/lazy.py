@@ -417,7 +417,7 @@ def _program(plan, out_slots):
         for (op, st, cdt, refs, multi), fn in zip(plan, fns):
             results.append(fn(*_arguments(refs, results, leaf_vals, scalars.__getitem__)))
         return _returned(results, out_slots)
-    return jax.jit(run, compiler_options=nesting.NO_INLINING)
+    return jax.jit(run, compiler_options=nesting.options())
 
 
 def _nested_kernel(op, static, cdt):

@@ -2,10 +2,10 @@
 
 Compiled whole, XLA would fuse across ops — a multiply into the reduction that reads it, contracted into FMAs; a
 transpose into a matmul — and the same ops would round differently in a program than one by one, so results would
-depend on which path ran. Such a program is therefore compiled (on CPU: :func:`options`) with :data:`NO_INLINING`, and each of its ops is a
-call of :func:`nested`: a computation of its own, which XLA optimises as it optimises the op's kernel alone. JAX's own
-jitted helpers inside an op (``jnp.where``, ``jax.nn.relu``...) are inlined when the op is traced, as XLA's call
-inliner inlines them in the op's standalone kernel: only the op boundaries stay calls.
+depend on which path ran. Such a program is therefore compiled (on CPU: :func:`options`) with :data:`NO_INLINING`,
+and each of its ops is a call of :func:`nested`: a computation of its own, which XLA optimises as it optimises the
+op's kernel alone. JAX's own jitted helpers inside an op (``jnp.where``, ``jax.nn.relu``...) are inlined when the op
+is traced, as XLA's call inliner inlines them in the op's standalone kernel: only the op boundaries stay calls.
 """
 from __future__ import annotations
 

@@ -115,3 +115,41 @@ def test_rnn_rejects_an_empty_sequence_as_torch():
                 out.append(type(e).__name__)
         return out
     assert run(torchish) == run(torch) == ["RuntimeError"] * 3 + [(0, 2, 4)]
+
+
+def _sdpa_edge_run(lib):
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+    qn, mn = rng.uniform(-1, 1, (1, 2, 3, 4)).astype(np.float32), rng.uniform(-1, 1, (3, 3)).astype(np.float32)
+    out = []
+    for dt in (lib.float64, lib.bfloat16):                    # a float32 mask goes with any query dtype
+        q = lib.tensor(qn).to(dt).requires_grad_()
+        o = F.scaled_dot_product_attention(q, q, q, attn_mask=lib.tensor(mn))
+        o.sum().backward()
+        out += [str(o.dtype), o.double().detach().numpy(), q.grad.double().numpy()]
+    q = lib.tensor(qn[0], requires_grad=True)
+    k = lib.zeros(2, 0, 4, requires_grad=True)                # no keys at all: zeros, as an all-masked row
+    o = F.scaled_dot_product_attention(q, k, k)
+    o.sum().backward()
+    out += [o.detach().numpy(), q.grad.numpy(), tuple(k.grad.shape)]
+    for f in (lambda: F.scaled_dot_product_attention(q, q, q, attn_mask=lib.zeros(3, 3, dtype=lib.float64)),
+              lambda: lib.nn.MultiheadAttention(4, 2, kdim=3, vdim=3)(lib.zeros(3, 2, 4), lib.zeros(5, 2, 4),
+                                                                        lib.zeros(5, 2, 3))):
+        try:
+            f()
+            out.append("ok")
+        except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+            out.append(type(e).__name__)
+    return out
+
+
+@needs_torch
+def test_sdpa_float32_mask_empty_keys_and_mha_weight_asserts():
+    ref, got = _sdpa_edge_run(torch), _sdpa_edge_run(torchish)
+    assert got[-2:] == ref[-2:] == ["RuntimeError", "AssertionError"]
+    for i, (r, g) in enumerate(zip(ref[:-2], got[:-2])):
+        if isinstance(r, np.ndarray):
+            tol = dict(rtol=1e-2, atol=1e-2) if 3 <= i < 6 else dict(rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(g, r, **tol)
+        else:
+            assert g == r

@@ -39,7 +39,7 @@ def _cpp_name(dt):
 def _softmax(s, safe):
     if not safe:
         return jax.nn.softmax(s, axis=-1)
-    m = jnp.max(s, axis=-1, keepdims=True)
+    m = jnp.max(s, axis=-1, keepdims=True, initial=-jnp.inf)  # (no keys at all: every row is masked out)
     m = jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m))
     e = jnp.exp(s - jax.lax.stop_gradient(m))
     den = jnp.sum(e, axis=-1, keepdims=True)
@@ -57,8 +57,10 @@ def _attend(q, k, v, mask, drop, scale, causal, safe):
         if mask.dtype == jnp.bool_:
             s = jnp.where(mask, s, jnp.asarray(-jnp.inf, s.dtype))
         else:
-            s = s + mask
-    p = _softmax(s, safe)
+            # a float32 mask on reduced-precision scores is added (and softmaxed) in float32, as PyTorch's CPU
+            # kernel does, and the weights come back in the query's dtype
+            s = s.astype(jnp.promote_types(s.dtype, mask.dtype)) + mask
+    p = _softmax(s, safe).astype(q.dtype)
     if drop is not None:
         p = p * drop
     return jnp.matmul(p, v, precision=_precision.matmul()), p
@@ -179,7 +181,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             # requires grad, grouped heads) refuses the pair
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
-        if attn_mask.dtype != _dtype.bool and attn_mask.dtype != query.dtype:
+        if attn_mask.dtype not in (_dtype.bool, _dtype.float32, query.dtype):
             raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                                f"attn_mask.dtype: {_cpp_name(attn_mask.dtype)} and  query.dtype: "
                                f"{_cpp_name(query.dtype)} instead.")
@@ -270,6 +272,14 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
 
 
 def _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v):
+    """Separate q/k/v projections; the weights' shapes are checked first (PyTorch's asserts: AssertionError)."""
+    Eq, Ek, Ev = query.shape[-1], key.shape[-1], value.shape[-1]
+    for name, w, shape in (("query", w_q, (Eq, Eq)), ("key", w_k, (Eq, Ek)), ("value", w_v, (Eq, Ev))):
+        if tuple(w.shape) != shape:
+            raise AssertionError(f"expecting {name} weights shape of {shape}, but got {w.shape}")
+    for name, b in (("query", b_q), ("key", b_k), ("value", b_v)):
+        if b is not None and tuple(b.shape) != (Eq,):
+            raise AssertionError(f"expecting {name} bias shape of {(Eq,)}, but got {b.shape}")
     return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
 
 

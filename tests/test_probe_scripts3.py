@@ -33,6 +33,9 @@ def test_int_list_arguments_by_keyword():
         lambda T, x: x.split(split_size=2, dim=2)[1], lambda T, x: T.split(x, split_size_or_sections=[1, 3], dim=2)[1],
         lambda T, x: T.tensor_split(x, sections=2, dim=1)[0], lambda T, x: x.tensor_split(indices=[1, 3], dim=2)[2],
         lambda T, x: x.tensor_split(tensor_indices_or_sections=T.tensor([1]), dim=1)[1],
+        lambda T, x: x.hsplit(1, 2)[1], lambda T, x: x.hsplit(sections=3)[2], lambda T, x: T.vsplit(x, indices=[1])[1],
+        lambda T, x: x.dsplit(indices=[1, 2])[2], lambda T, x: x.tile(2, 1), lambda T, x: x.tile(dims=(2, 1)),
+        lambda T, x: x.tile(2), lambda T, x: T.tile(x, dims=[1, 2]),
     ]
     for f in calls:
         ref, got = f(torch, torch.tensor(a)), f(torchish, torchish.tensor(a))
@@ -50,7 +53,10 @@ def test_int_list_keyword_errors():
            lambda T: T.ones(2, 3).tensor_split(sections=[1]), lambda T: T.ones(4).tensor_split(2, sections=2),
            lambda T: T.ones(4).split(split_size_or_sections=2), lambda T: T.split(T.ones(4), split_size=2),
            lambda T: T.ones(24).sum_to_size(1, 1, 4), lambda T: T.ones(2, 3).sum_to_size(2, 1),
-           lambda T: T.ones(3).sum_to_size(1, 3), lambda T: T.ones(1, 3, 4).sum_to_size(1, 1, 4)]
+           lambda T: T.ones(3).sum_to_size(1, 3), lambda T: T.ones(1, 3, 4).sum_to_size(1, 1, 4),
+           lambda T: T.ones(2, 4).hsplit(sections=[1]), lambda T: T.ones(2, 4).hsplit(2, sections=2),
+           lambda T: T.ones(2, 4).hsplit(), lambda T: T.hsplit(T.ones(2, 4), 1, 2), lambda T: T.ones(2).tile(),
+           lambda T: T.ones(2).tile(dims=2), lambda T: T.tile(T.ones(2), 2), lambda T: T.tile(T.ones(2), 2, 1)]
     for f in bad:
         assert _outcome(f, torchish) == _outcome(f, torch)
 

@@ -170,6 +170,8 @@ def repeat(self, *sizes, repeats=None):
 
 
 def tile(input, dims):
+    if not isinstance(dims, (tuple, list)):  # ``x.tile(2)`` is the method's varargs; ``torch.tile`` wants a sequence
+        raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
     dims = _size_args((dims,))
     if len(dims) < input.ndim:
         dims = (1,) * (input.ndim - len(dims)) + dims
@@ -281,6 +283,17 @@ for _n in ("cat", "stack", "hstack", "vstack", "row_stack", "dstack", "column_st
     _public(_n, globals()[_n], method=False)
 for _n in ("repeat", "tile", "repeat_interleave"):
     _public(_n, globals()[_n])
+
+
+def _tile_method(self, *args, dims=None):
+    """``Tensor.tile``: the dims as separate ints (``x.tile(2, 1)``), one sequence, or ``dims=``."""
+    args = _args_or_kw(args, dims, "tile", "dims")
+    if not args:
+        raise TypeError('tile() missing 1 required positional arguments: "dims"')
+    return tile(self, args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args)
+
+
+METHODS["tile"] = _tile_method
 __all__.remove("repeat")
 concat = concatenate = cat
 __all__ += ["concat", "concatenate"]

@@ -138,20 +138,24 @@ def _slice_range(x, dim, start, stop):
     return apply(_NARROW, (x,), dim=dim, start=s, length=max(e - s, 0))
 
 
-def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
-                 tensor_indices_or_sections=None):
-    # PyTorch's overloads name the split spec by its kind: ``sections`` (an int), ``indices`` (ints) or
-    # ``tensor_indices_or_sections``; positionally any of them
+def _split_spec(name, positional, sections=None, indices=None, tensor_indices_or_sections=None):
+    """The split spec of tensor_split/hsplit/...: given positionally, or by the keyword of PyTorch's overload for its
+    kind: ``sections`` (an int), ``indices`` (ints) or ``tensor_indices_or_sections``."""
     named = {k: v for k, v in (("sections", sections), ("indices", indices),
                                ("tensor_indices_or_sections", tensor_indices_or_sections)) if v is not None}
-    if len(named) + (indices_or_sections is not None) != 1 \
+    if len(named) + (positional is not None) != 1 \
             or "sections" in named and not isinstance(sections, int) \
             or "indices" in named and not isinstance(indices, (tuple, list)) \
             or "tensor_indices_or_sections" in named and not isinstance(tensor_indices_or_sections, Tensor):
-        raise TypeError("tensor_split() received an invalid combination of arguments: expected one of (sections), "
-                        "(indices) or (tensor_indices_or_sections), and dim")
-    if named:
-        indices_or_sections, = named.values()
+        raise TypeError(f"{name}() received an invalid combination of arguments: expected one of (sections), "
+                        f"(indices){' or (tensor_indices_or_sections), and dim' * (name == 'tensor_split')}")
+    return next(iter(named.values())) if named else positional
+
+
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    indices_or_sections = _split_spec("tensor_split", indices_or_sections, sections, indices,
+                                      tensor_indices_or_sections)
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, input.ndim)
@@ -248,8 +252,9 @@ def unfold(self, dimension, size, step):
 
 
 def _directional_split(name, min_dims, dim):
-    def f(input, indices_or_sections):
+    def f(input, indices_or_sections=None, *, sections=None, indices=None):
         """``torch.{name}``: ``tensor_split`` along a fixed dimension; an int must divide that dimension evenly."""
+        indices_or_sections = _split_spec(name, indices_or_sections, sections, indices)
         if input.ndim < min_dims:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
                                f"with {input.ndim} dimensions!")
@@ -359,4 +364,14 @@ def _split_method(self, split_size, dim=0):
     return split(self, split_size, dim)
 
 
+def _directional_split_method(fn):
+    def method(self, *args, **kw):
+        """``Tensor.hsplit`` and co: unlike the functions, also take the indices as ints (``x.hsplit(1, 2)``)."""
+        return fn(self, list(args) if len(args) > 1 else args[0] if args else None, **kw)
+    method.__name__ = method.__qualname__ = fn.__name__
+    return method
+
+
 METHODS["split"] = _split_method
+for _n in ("hsplit", "vsplit", "dsplit"):
+    METHODS[_n] = _directional_split_method(globals()[_n])

@@ -36,6 +36,7 @@ def test_int_list_arguments_by_keyword():
         lambda T, x: x.hsplit(1, 2)[1], lambda T, x: x.hsplit(sections=3)[2], lambda T, x: T.vsplit(x, indices=[1])[1],
         lambda T, x: x.dsplit(indices=[1, 2])[2], lambda T, x: x.tile(2, 1), lambda T, x: x.tile(dims=(2, 1)),
         lambda T, x: x.tile(2), lambda T, x: T.tile(x, dims=[1, 2]),
+        lambda T, x: T.nn.functional.one_hot(input=x.long()[0, 0], num_classes=5),
     ]
     for f in calls:
         ref, got = f(torch, torch.tensor(a)), f(torchish, torchish.tensor(a))
@@ -56,7 +57,8 @@ def test_int_list_keyword_errors():
            lambda T: T.ones(3).sum_to_size(1, 3), lambda T: T.ones(1, 3, 4).sum_to_size(1, 1, 4),
            lambda T: T.ones(2, 4).hsplit(sections=[1]), lambda T: T.ones(2, 4).hsplit(2, sections=2),
            lambda T: T.ones(2, 4).hsplit(), lambda T: T.hsplit(T.ones(2, 4), 1, 2), lambda T: T.ones(2).tile(),
-           lambda T: T.ones(2).tile(dims=2), lambda T: T.tile(T.ones(2), 2), lambda T: T.tile(T.ones(2), 2, 1)]
+           lambda T: T.ones(2).tile(dims=2), lambda T: T.tile(T.ones(2), 2), lambda T: T.tile(T.ones(2), 2, 1),
+           lambda T: T.nn.functional.one_hot(tensor=T.tensor([0]), num_classes=2)]
     for f in bad:
         assert _outcome(f, torchish) == _outcome(f, torch)
 

@@ -373,8 +373,10 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 _ONE_HOT = defop("one_hot", lambda t, *, n: (t[..., None] == jnp.arange(n)).astype(jnp.int64), differentiable=False)
 
 
-def one_hot(tensor, num_classes=-1):
-    """Long tensor of shape ``tensor.shape + (num_classes,)``; ``num_classes=-1`` infers ``max + 1``."""
+def one_hot(input, num_classes=-1):
+    """Long tensor of shape ``input.shape + (num_classes,)``; ``num_classes=-1`` infers ``max + 1``.
+    (PyTorch's documentation names the argument ``tensor``; its parser takes ``input=``.)"""
+    tensor = input
     need_tensor("one_hot", tensor)
     if tensor.dtype != _dtype.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")

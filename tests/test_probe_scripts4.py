@@ -153,3 +153,38 @@ def test_sdpa_float32_mask_empty_keys_and_mha_weight_asserts():
             np.testing.assert_allclose(g, r, **tol)
         else:
             assert g == r
+
+
+def _ctc_edge_run(lib):
+    F = lib.nn.functional
+    lp = lib.tensor(np.random.default_rng(0).uniform(-2, 2, (5, 2, 4)).astype(np.float32)).log_softmax(-1)
+    out = []
+    for args in ((lp[:, 0], lib.tensor([[1, 2]]), lib.tensor([5]), lib.tensor([2])),     # unbatched, 2-D targets
+                 (lp[:, 0], lib.tensor([1, 2]), lib.tensor(5), lib.tensor(2)),           # unbatched, concatenated
+                 (lp, lib.tensor([1, 2, 1, 3]), lib.tensor([5, 4]), lib.tensor([2, 2])),
+                 (lp, lib.zeros(2, 0, dtype=lib.long), lib.tensor([5, 3]), lib.tensor([0, 0])),  # no labels at all
+                 (lp, lib.tensor([], dtype=lib.long), lib.tensor([5, 3]), lib.tensor([0, 0]))):
+        x = args[0].detach().requires_grad_()
+        loss = F.ctc_loss(x, *args[1:], reduction="none")
+        loss.sum().backward()
+        out += [loss.detach().numpy(), x.grad.numpy()]
+    for args in ((lp, lib.tensor([[1, 2], [1, 1]]), lib.tensor([5.0, 5.0]), lib.tensor([2, 2])),
+                 (lp, lib.tensor([1, 2, 1]), lib.tensor([5, 5]), lib.tensor([2, 2])),
+                 (lp, lib.tensor([[1, 2], [1, 1], [2, 2]]), lib.tensor([5, 5]), lib.tensor([2, 2])),
+                 (lp[:, 0], lib.tensor([[1, 2], [1, 2]]), lib.tensor([5]), lib.tensor([2]))):
+        try:
+            F.ctc_loss(*args)
+            out.append("ok")
+        except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+            out.append(type(e).__name__)
+    return out
+
+
+@needs_torch
+def test_ctc_loss_target_layouts_and_checks_as_torch():
+    # PyTorch does not unsqueeze the targets of unbatched log_probs (1-D: concatenated, 2-D: a batch of one), checks
+    # the lengths are integral and the targets' first size (sum of lengths / batch), and takes empty label sequences
+    ref, got = _ctc_edge_run(torch), _ctc_edge_run(torchish)
+    assert got[-4:] == ref[-4:] == ["RuntimeError"] * 4
+    for r, g in zip(ref[:-4], got[:-4]):
+        np.testing.assert_allclose(g, r, rtol=2e-5, atol=2e-6)

@@ -38,9 +38,10 @@ def _nll(lp, targets, il, tl, *, blank):
     sp = 2 * s + 1
     pos = jnp.arange(sp)
     lab_idx = jnp.clip((pos - 1) // 2, 0, max(s - 1, 0))
-    ext = jnp.where(pos % 2 == 1, targets[:, lab_idx] if s else blank, blank).astype(jnp.int32)  # (N, S')
+    ext = jnp.where(pos % 2 == 1, targets[:, lab_idx] if s else blank, blank).astype(jnp.int32)
+    ext = jnp.broadcast_to(ext, (n, sp))  # (N, S'), also when no sequence has a label (S = 0)
     in_seq = pos[None, :] < 2 * tl[:, None] + 1
-    prev2 = jnp.concatenate([jnp.full((n, 2), -1, jnp.int32), ext[:, :-2]], axis=1)
+    prev2 = jnp.concatenate([jnp.full((n, 2), -1, jnp.int32), ext[:, :-2]], axis=1)[:, :sp]
     skip = (pos[None, :] % 2 == 1) & (ext != prev2) & (pos[None, :] >= 2)                 # may skip a blank
     emit = jnp.take_along_axis(lp, jnp.broadcast_to(ext[None], (t_max, n, sp)), axis=2)  # (T, N, S')
     emit = jnp.where(in_seq[None], emit, _NEG_INF)
@@ -50,7 +51,7 @@ def _nll(lp, targets, il, tl, *, blank):
     def step(alpha, xs):
         e, t = xs
         a1 = jnp.concatenate([neg, alpha[:, :-1]], axis=1)
-        a2 = jnp.where(skip, jnp.concatenate([neg, neg, alpha[:, :-2]], axis=1), _NEG_INF)
+        a2 = jnp.where(skip, jnp.concatenate([neg, neg, alpha[:, :-2]], axis=1)[:, :sp], _NEG_INF)
         new = _lse(alpha, a1, a2) + e
         return jnp.where((t < il)[:, None], new, alpha), None
 
@@ -98,6 +99,8 @@ _CTC = {red: defop("ctc_loss" if red else "ctc_loss_reduced", _ctc_fwd, vjp=_ctc
 
 def _lengths(x, name):
     if isinstance(x, Tensor):
+        if x.dtype.category != _dtype._INT:
+            raise RuntimeError(f"{name} must be integral")
         return x.reshape(-1).to(_dtype.int64)
     from ...ops.creation import tensor
     if isinstance(x, int):
@@ -115,9 +118,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise NotImplementedError(f'"ctc_loss_cpu" not implemented for '
                                   f"'{_dtype.scalar_type_name(log_probs.dtype)}'")
     unbatched = log_probs.ndim == 2
-    if unbatched:
+    if unbatched:  # (the targets are not unsqueezed: 1-D ones are read as concatenated, 2-D as a batch of one)
         log_probs = unsqueeze(log_probs, 1)
-        targets = unsqueeze(targets, 0)
     if log_probs.ndim != 3:
         raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional tensor for argument "
                            "#1 'log_probs' (while checking arguments for ctc_loss_allocate_outputs)")
@@ -134,8 +136,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if ilv is not None and ilv.size and ilv.max() > t_max:
         raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got value {ilv.max()} (while "
                            "checking arguments for ctc_loss_allocate_outputs)")
-    if targets.ndim == 1 and not unbatched:
+    if targets.ndim == 1:
+        if tlv is not None and targets.shape[0] != int(tlv.sum()):
+            raise RuntimeError(f"Expected tensor to have size {int(tlv.sum())} at dimension 0, but got size "
+                               f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for "
+                               "ctc_loss_cpu)")
         targets = _pad_concatenated(targets, tl, tlv)
+    elif targets.shape[0] != n:
+        raise RuntimeError(f"Expected tensor to have size {n} at dimension 0, but got size {targets.shape[0]} for "
+                           "argument #2 'targets' (while checking arguments for ctc_loss_cpu)")
     elif tlv is not None and tlv.size and tlv.max() > targets.shape[1]:
         raise RuntimeError(f"Expected tensor to have size at least {tlv.max()} at dimension 1, but got size "
                            f"{targets.shape[1]} for argument #2 'targets' (while checking arguments for "

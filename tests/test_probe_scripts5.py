@@ -188,3 +188,36 @@ def test_vmap_over_batchnorm_updating_unbatched_running_stats_raises():
         assert tuple(ok.shape) == (4, 2, 3)
         bn.eval()
         assert tuple(lib.func.vmap(bn)(lib.ones(4, 2, 3)).shape) == (4, 2, 3)
+
+
+@needs_torch
+def test_func_transforms_refuse_mutating_captured_tensors():
+    # a training-mode BatchNorm (or any buffer update) inside grad: PyTorch raises; the buffers keep their values
+    for lib in (torch, torchish):
+        bn = lib.nn.BatchNorm1d(3)
+        c = lib.zeros(3)
+        with pytest.raises(RuntimeError, match="mutate a captured Tensor"):
+            lib.func.grad(lambda x: bn(x).sum())(lib.ones(2, 3))
+
+        def bump(x):
+            c.add_(1.0)
+            return (x * c).sum()
+        with pytest.raises(RuntimeError, match="mutate a captured Tensor"):
+            lib.func.grad(bump)(lib.ones(3))
+        np.testing.assert_array_equal(bn.running_mean.numpy(), np.zeros(3, np.float32))
+        np.testing.assert_array_equal(c.numpy(), np.zeros(3, np.float32))
+
+        def local(x):  # Tensors made inside the function may be written in place
+            y = lib.zeros(3)
+            y.copy_(x)
+            y[0] = x[1] * 2
+            return (y * y).sum()
+        np.testing.assert_allclose(lib.func.grad(local)(lib.tensor([1.0, 2.0, 3.0])).numpy(), [0.0, 20.0, 6.0])
+
+        def write_batched(x):
+            c.add_(x)
+            return x
+        with pytest.raises(RuntimeError):
+            lib.func.vmap(write_batched)(lib.ones(2, 3))
+        lib.func.vmap(lambda x: c.add_(1.0) * 0 + x)(lib.ones(2, 3))   # an unbatched write is allowed under vmap
+        np.testing.assert_array_equal(c.numpy(), np.ones(3, np.float32))

@@ -473,6 +473,8 @@ class Tensor(_tensor_values.TensorValues):
     def _assign(self, r):
         """Make ``r`` (already of self's shape and dtype) the new value of self, in place: write through views,
         rebind the graph when recording, bump the version, refresh the other views of the same storage."""
+        if getattr(STATE, "functional_trace", 0):
+            _check_captured_write(self if self._view is None else self._view[0], r)
         if self._view is None:
             self._rebind(r)
             return self
@@ -517,6 +519,40 @@ class Tensor(_tensor_values.TensorValues):
 
 _tensor_values.Tensor = Tensor
 _rebuild = _tensor_values._rebuild  # (pickles made before the protocol moved name it here)
+
+
+def _check_captured_write(target, r):
+    """An in-place write inside a ``torchish.func`` transform into a Tensor holding a concrete value: a Tensor made
+    inside the function, or one captured from outside (a module's buffer, a closed-over tensor), which must not keep
+    a tracer (it would leak) nor, under grad/vjp/jvp, change at all. Under vmap PyTorch refuses a batched value (a
+    tracer) written into an unbatched Tensor, made inside or not: raise now. Under grad/vjp/jvp PyTorch refuses any
+    in-place op on a captured Tensor: log the write; the outermost transform scope, once the function returned (its
+    own Tensors are gone), restores the logged Tensors still alive and raises PyTorch's error
+    (``ops.tracing.transform_scope``)."""
+    if isinstance(target._v, jax.core.Tracer) or getattr(STATE, "captured_writes", 0):
+        return  # a value of the transform, or to_jax's own copies of the buffers
+    if getattr(STATE, "vmap_level", 0):
+        if isinstance(r._v, jax.core.Tracer):
+            raise RuntimeError(
+                "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` "
+                "in extra_args that has more elements than `self`. This happened due to `other` being vmapped over "
+                "but `self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of "
+                "inplace arithmetic. If said operator is being called inside the PyTorch framework, please file a bug "
+                "report instead.")
+        return
+    log = STATE.captured_log
+    entry = log.get(id(target))
+    if entry is None or entry[0]() is not target:  # the first write keeps the old value (ids of dead Tensors recur)
+        log[id(target)] = (weakref.ref(target), target._v)
+
+
+def restore_captured(log):
+    """Give the Tensors written by ``_check_captured_write`` that are still alive their values back; whether any
+    was."""
+    alive = [(t, v) for t, v in ((ref(), v) for ref, v in log.values()) if t is not None]
+    for t, v in alive:
+        t._set_value(v)
+    return bool(alive)
 
 
 def _warn_nonleaf_grad():

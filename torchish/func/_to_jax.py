@@ -57,7 +57,7 @@ def to_jax(module):
         source = _no_key if rng_key is None else KeyStream(_as_key(rng_key))
         args, kwargs = jax.tree_util.tree_map(lambda a: jnp.asarray(a) if isinstance(a, np.ndarray) else a,
                                               (args, kwargs))
-        with key_source(source), transform_scope():
+        with key_source(source), transform_scope(captured_writes=True):
             out = functional_call(module, (to_tensors(dict(params)), buffers), to_tensors(args), to_tensors(kwargs))
         return to_values(out)
 

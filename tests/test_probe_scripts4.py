@@ -188,3 +188,22 @@ def test_ctc_loss_target_layouts_and_checks_as_torch():
     assert got[-4:] == ref[-4:] == ["RuntimeError"] * 4
     for r, g in zip(ref[:-4], got[:-4]):
         np.testing.assert_allclose(g, r, rtol=2e-5, atol=2e-6)
+
+
+@needs_torch
+def test_label_smoothing_with_every_target_ignored_has_zero_gradient():
+    # a fully padded batch through CrossEntropyLoss(ignore_index=pad, label_smoothing=...): the mean is 0/0 = NaN,
+    # and PyTorch's backward gives the ignored targets no gradient (not NaN)
+    a = np.random.default_rng(0).uniform(-1, 1, (2, 5, 3)).astype(np.float32)
+    res = {}
+    for lib in (torch, torchish):
+        out = []
+        for tg in ([[0, 0, 0], [0, 0, 0]], [[1, 0, 0], [0, 0, 0]]):
+            for kw in (dict(), dict(weight=lib.tensor([1.0, 2.0, 0.5, 1.0, 1.0]))):
+                x = lib.tensor(a, requires_grad=True)
+                loss = lib.nn.functional.cross_entropy(x, lib.tensor(tg), ignore_index=0, label_smoothing=0.1, **kw)
+                loss.backward()
+                out += [loss.item(), x.grad.numpy()]
+        res[lib] = out
+    for r, g in zip(res[torch], res[torchish]):
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-7)

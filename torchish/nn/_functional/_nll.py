@@ -35,8 +35,10 @@ def _pick(x, t, w, ignore_index):
 
 
 def _nll_fwd(x, t, w, *, ignore_index, reduction):
-    picked, wt, _, _ = _pick(x, t, w, ignore_index)
-    loss = -wt * picked
+    picked, wt, ignored, _ = _pick(x, t, w, ignore_index)
+    # (a where, not only the zero weight, so that differentiating this through label smoothing gives an ignored
+    # target no gradient even when all are ignored, 1 / 0 in the mean: PyTorch's backward skips them)
+    loss = jnp.where(ignored, jnp.zeros((), x.dtype), -wt * picked)
     if reduction == "none":
         return loss
     if reduction == "sum":

@@ -221,3 +221,104 @@ def test_func_transforms_refuse_mutating_captured_tensors():
             lib.func.vmap(write_batched)(lib.ones(2, 3))
         lib.func.vmap(lambda x: c.add_(1.0) * 0 + x)(lib.ones(2, 3))   # an unbatched write is allowed under vmap
         np.testing.assert_array_equal(c.numpy(), np.ones(3, np.float32))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# whole programs from the probe (they passed; kept as regression guards)
+
+
+def _assert_close_tree(ref, got, rtol=2e-4, atol=2e-5):
+    if isinstance(ref, dict):
+        assert sorted(ref) == sorted(got)
+        for k in ref:
+            _assert_close_tree(ref[k], got[k], rtol, atol)
+    elif isinstance(ref, (list, tuple)):
+        assert len(ref) == len(got)
+        for r, g in zip(ref, got):
+            _assert_close_tree(r, g, rtol, atol)
+    elif hasattr(ref, "detach"):
+        assert str(ref.dtype).split(".")[-1] == str(got.dtype).split(".")[-1]
+        np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy(), rtol=rtol, atol=atol)
+    else:
+        assert ref == pytest.approx(got, rel=rtol, abs=atol) if isinstance(ref, float) else ref == got
+
+
+def _init(lib, module, seed):
+    with lib.no_grad():
+        for i, p in enumerate(module.parameters()):
+            rng = np.random.default_rng(seed + i)
+            p.copy_(lib.tensor(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+    return module
+
+
+def _vae_steps(lib):
+    nn, F = lib.nn, lib.nn.functional
+    enc, dec = _init(lib, nn.Linear(8, 6), 50), _init(lib, nn.Linear(3, 8), 60)
+    opt = lib.optim.SGD([*enc.parameters(), *dec.parameters()], lr=0.05)
+    rng = np.random.default_rng(5)
+    hist = []
+    for _ in range(2):
+        x = lib.from_numpy((rng.uniform(size=(4, 8)) > 0.5).astype(np.float32))
+        eps = lib.from_numpy(rng.standard_normal((4, 3)).astype(np.float32))
+        mu, logvar = enc(x).chunk(2, dim=-1)
+        z = mu + eps * lib.exp(0.5 * logvar)
+        logits = dec(z)
+        bce = F.binary_cross_entropy_with_logits(logits, x, reduction="sum")
+        bce2 = F.binary_cross_entropy(lib.sigmoid(logits), x, reduction="sum")
+        kld = -0.5 * lib.sum(1 + logvar - mu.pow(2) - logvar.exp())
+        loss = (bce + kld) / x.size(0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        hist.append([loss.item(), bce2.item(), kld.item()])
+    return hist, enc.weight, dec.bias.grad
+
+
+@needs_torch
+def test_program_vae_training():
+    _assert_close_tree(*_both(_vae_steps))
+
+
+def _quantized_ste_model(lib):
+    class RoundSTE(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return lib.round(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class ClampGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, lo, hi):
+            ctx.save_for_backward(x)
+            ctx.lo, ctx.hi = lo, hi
+            return x.clamp(lo, hi)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            mask = (x >= ctx.lo) & (x <= ctx.hi)
+            return (g * mask.to(g.dtype) if ctx.needs_input_grad[0] else None), None, None
+
+    lin = _init(lib, lib.nn.Linear(5, 4), 40)
+    opt = lib.optim.SGD(lin.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+    rng = np.random.default_rng(4)
+    x = lib.tensor(rng.uniform(-1, 1, (6, 5)).astype(np.float32))
+    tgt = lib.tensor(rng.uniform(-1, 1, (6, 4)).astype(np.float32))
+    losses = []
+    for _ in range(3):
+        w = RoundSTE.apply(lin.weight * 4) / 4
+        out = ClampGrad.apply(lib.nn.functional.linear(x, w, lin.bias), -0.5, 0.5)
+        loss = lib.nn.functional.mse_loss(out, tgt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, lin.weight, lin.weight.grad, type(out.grad_fn).__name__
+
+
+@needs_torch
+def test_program_straight_through_quantized_layer():
+    _assert_close_tree(*_both(_quantized_ste_model))

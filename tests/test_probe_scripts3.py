@@ -101,3 +101,21 @@ def test_negative_numpy_strides_refused():
         np.testing.assert_array_equal(lib.from_numpy(img.copy()).numpy(), img)
         assert lib.from_numpy(np.zeros((0, 3))[::-1]).shape == (0, 3)
         assert lib.tensor([img[0, 0], img[1, 0]]).shape == (2, 4)   # a list of arrays is copied element-wise
+
+
+@needs_torch
+def test_antialias_resize_of_one_pixel_wide_image():
+    # PyTorch's float anti-aliasing kernel gives every output row the first row's value when it resizes the height
+    # of a one-pixel-wide result; its backward (and the uint8 kernel) are the true resize
+    a = np.random.default_rng(0).standard_normal((1, 2, 5, 3)).astype(np.float32)
+    img = (np.arange(30).reshape(1, 1, 5, 6) * 8).astype(np.uint8)
+    for mode, size in (("bilinear", (4, 1)), ("bicubic", (7, 1)), ("bilinear", (5, 1)), ("bicubic", (2, 2))):
+        got = []
+        for lib in (torch, torchish):
+            x = lib.tensor(a, requires_grad=True)
+            y = lib.nn.functional.interpolate(x, size=size, mode=mode, antialias=True)
+            (y * lib.arange(float(y.numel())).view(y.shape)).sum().backward()
+            u = lib.nn.functional.interpolate(lib.tensor(img), size=size, mode=mode, antialias=True)
+            got.append((y.detach().numpy(), x.grad.numpy(), u.numpy()))
+        for r, g in zip(*got):
+            np.testing.assert_allclose(g, r, rtol=2e-4, atol=2e-5)

@@ -208,7 +208,16 @@ def _taps(mode, n_in, n_out, align_corners, scale, f):
     return idx, np.stack(_cubic_coeffs(t), 1).astype(f)
 
 
-def _interp_fwd(x, *, mode, size, align_corners, scales, antialias):
+@jax.custom_vjp
+def _first_row_everywhere(x):
+    return jnp.broadcast_to(x[:, :, :1], x.shape)
+
+
+# the gradient stays the true adjoint of the resize: PyTorch's backward kernel has no such quirk
+_first_row_everywhere.defvjp(lambda x: (_first_row_everywhere(x), None), lambda _, g: (g,))
+
+
+def _interp_fwd(x, *, mode, size, align_corners, scales, antialias, first_row=False):
     f = np.float64 if x.dtype == jnp.float64 else np.float32
     orig = x.dtype
     if orig in (jnp.float16, jnp.bfloat16):
@@ -229,6 +238,8 @@ def _interp_fwd(x, *, mode, size, align_corners, scales, antialias):
         else:
             wj = jnp.asarray(w, x.dtype).reshape(w.shape + (1,) * (x.ndim - axis - 1))
             x = jnp.sum(g * wj, axis=axis + 1)
+    if first_row:
+        x = _first_row_everywhere(x)
     return x.astype(orig)
 
 
@@ -327,9 +338,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         kname = _KERNEL_NAMES[mode].format(dim)
         raise NotImplementedError(f'"{kname}_channels_last" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
-    return apply(_interp_op(mode, dim, bool(antialias)), (input,), mode=mode, size=tuple(out_size),
+    # PyTorch's CPU anti-aliasing kernel, resizing the height of a (contiguous) one-pixel-wide image, gives every
+    # output row the first row's taps: each row comes out equal to the first
+    quirk = bool(antialias) and out_size[1] == 1 and out_size[0] != spatial[0]
+    return _resample(input, mode, out_size, align_corners, scales, antialias, first_row=quirk)
+
+
+def _resample(input, mode, out_size, align_corners, scales, antialias, first_row=False):
+    return apply(_interp_op(mode, input.ndim - 2, bool(antialias)), (input,), mode=mode, size=tuple(out_size),
                  align_corners=bool(align_corners) if align_corners is not None else False,
-                 scales=None if scales is None else tuple(scales), antialias=bool(antialias))
+                 scales=None if scales is None else tuple(scales), antialias=bool(antialias), first_row=first_row)
 
 
 _UINT8_MODES = ("bilinear", "bicubic")
@@ -345,8 +363,9 @@ def _interpolate_uint8(input, out_size, scales, mode, align_corners, antialias):
     height = input.shape[2]
     passes = [((height, out_size[1]), None if scales is None else (1.0, scales[1])),
               (tuple(out_size), None if scales is None else (scales[0], 1.0))]
-    for size, scale in passes:
-        x = interpolate(x, size if scale is None else None, scale, mode, align_corners, False, antialias)
+    for size, scale in passes:  # (without the float kernel's quirk for one-pixel-wide images)
+        x = _resample(x, mode, size, align_corners, scale, antialias) if size[-1] != x.shape[-1] \
+            or size[0] != x.shape[2] else x
         x = (x + 0.5).floor().clamp(0, 255)
     return x.to(_dtype.uint8)
 

@@ -207,3 +207,131 @@ def test_label_smoothing_with_every_target_ignored_has_zero_gradient():
         res[lib] = out
     for r, g in zip(res[torch], res[torchish]):
         np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-7)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# whole programs (probe programs kept as regression guards): parameters copied from PyTorch's model, data from numpy
+
+
+def _copy_params(src, dst):
+    dst.load_state_dict({k: torchish.tensor(v.detach().numpy()) for k, v in src.state_dict().items()})
+
+
+def _assert_close_tree(ref, got, rtol=2e-4, atol=2e-5):
+    assert type(got) is type(ref) or hasattr(ref, "detach"), (type(ref), type(got))
+    if isinstance(ref, (list, tuple)):
+        assert len(ref) == len(got)
+        for r, g in zip(ref, got):
+            _assert_close_tree(r, g, rtol, atol)
+    elif hasattr(ref, "detach"):
+        assert str(got.dtype) == str(ref.dtype) and tuple(got.shape) == tuple(ref.shape)
+        np.testing.assert_allclose(_np(got), _np(ref), rtol=rtol, atol=atol)
+    elif isinstance(ref, float):
+        assert got == pytest.approx(ref, rel=rtol, abs=atol)
+    else:
+        assert got == ref
+
+
+def _char_rnn(lib, model):
+    nn = lib.nn
+    enc = [lib.tensor(s) for s in ([3, 4, 5, 5, 6], [7, 6, 8, 5], [9, 4, 5])]
+    batch = nn.utils.rnn.pad_sequence(enc, batch_first=True, padding_value=0)
+    inp, tgt = batch[:, :-1], batch[:, 1:]
+    crit = nn.CrossEntropyLoss(ignore_index=0)
+    opt = lib.optim.RMSprop(model.parameters(), lr=0.01)
+    out = []
+    for _ in range(1):
+        opt.zero_grad()
+        y, _ = model[1](model[0](inp))
+        loss = crit(model[2](y).reshape(-1, 10), tgt.reshape(-1))
+        loss.backward()
+        out += [loss.item(), nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)]
+        opt.step()
+    model.eval()
+    with lib.no_grad():
+        x, h, seq = lib.tensor([[3]]), None, []
+        for _ in range(2):
+            y, h = model[1](model[0](x), h)
+            x = model[2](y)[:, -1].argmax(dim=-1, keepdim=True)
+            seq.append(x.item())
+    return out + [seq, h, model[0].weight.grad]
+
+
+@needs_torch
+def test_char_rnn_teacher_forcing_program():
+    def build(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.Embedding(10, 6, padding_idx=0), nn.GRU(6, 8, batch_first=True), nn.Linear(8, 10))
+    ref_m, got_m = build(torch), build(torchish)
+    _copy_params(ref_m, got_m)
+    _assert_close_tree(_char_rnn(torch, ref_m), _char_rnn(torchish, got_m))
+
+
+def _seq2seq(lib, enc, dec):
+    nn, F = lib.nn, lib.nn.functional
+    src = lib.tensor([[3, 4, 5, 2], [6, 2, 0, 0], [7, 8, 3, 2]])
+    trg = lib.tensor([[1, 4, 2], [1, 5, 0], [1, 3, 0]])
+    lens = (src != 0).sum(dim=1)
+    packed = nn.utils.rnn.pack_padded_sequence(enc[0](src), lens, batch_first=True, enforce_sorted=False)
+    out, h = enc[1](packed)
+    enc_out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+    hidden = lib.tanh(enc[2](lib.cat((h[-2], h[-1]), dim=1)))
+    mask = (src != 0)[:, :enc_out.size(1)]
+    logits = []
+    for t in range(trg.size(1) - 1):
+        scores = lib.bmm(dec[1](enc_out), hidden.unsqueeze(2)).squeeze(2).masked_fill(mask == 0, float("-inf"))
+        a = F.softmax(scores, dim=1)
+        ctx = lib.bmm(a.unsqueeze(1), enc_out).squeeze(1)
+        hidden = dec[2](lib.cat([dec[0](trg[:, t]), ctx], dim=1), hidden)
+        logits.append(dec[3](hidden))
+    loss = F.cross_entropy(lib.stack(logits, 1).reshape(-1, 9), trg[:, 1:].reshape(-1), ignore_index=0,
+                           label_smoothing=0.1)
+    loss.backward()
+    return [loss, a, enc[1].weight_hh_l0_reverse.grad, dec[1].weight.grad, enc[0].weight.grad]
+
+
+@needs_torch
+def test_seq2seq_packed_encoder_attention_program():
+    def build(lib):
+        nn = lib.nn
+        enc = nn.ModuleList([nn.Embedding(9, 4, padding_idx=0), nn.GRU(4, 5, batch_first=True, bidirectional=True),
+                             nn.Linear(10, 5)])
+        dec = nn.ModuleList([nn.Embedding(9, 4), nn.Linear(10, 5, bias=False), nn.GRUCell(14, 5), nn.Linear(5, 9)])
+        return enc, dec
+    (re, rd), (ge, gd) = build(torch), build(torchish)
+    _copy_params(re, ge)
+    _copy_params(rd, gd)
+    _assert_close_tree(_seq2seq(torch, re, rd), _seq2seq(torchish, ge, gd))
+
+
+def _lstm_classifier(lib, jit, model):
+    opt = lib.optim.Adam(model.parameters(), lr=0.01)
+
+    def train_step(x, y):
+        opt.zero_grad()
+        _, (h, _) = model[1](model[0](x))
+        logits = model[2](lib.cat([h[-2], h[-1]], dim=-1))
+        loss = lib.nn.functional.cross_entropy(logits, y)
+        loss.backward()
+        opt.step()
+        return loss, logits
+
+    step = jit(train_step)
+    rng = np.random.default_rng(0)
+    out = []
+    for _ in range(2):
+        x, y = lib.tensor(rng.integers(0, 12, (3, 5))), lib.tensor(rng.integers(0, 3, 3))
+        loss, logits = step(x, y)
+        out += [loss.item(), logits.detach()]
+    return out + [model[2].weight.detach(), model[1].weight_hh_l0_reverse.detach()]
+
+
+@needs_torch
+def test_compiled_bidirectional_lstm_classifier_step():
+    def build(lib):
+        nn = lib.nn
+        return nn.ModuleList([nn.Embedding(12, 4, padding_idx=0),
+                              nn.LSTM(4, 5, batch_first=True, bidirectional=True), nn.Linear(10, 3)])
+    ref_m, got_m = build(torch), build(torchish)
+    _copy_params(ref_m, got_m)
+    _assert_close_tree(_lstm_classifier(torch, lambda f: f, ref_m), _lstm_classifier(torchish, torchish.compile, got_m))

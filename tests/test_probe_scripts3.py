@@ -119,3 +119,137 @@ def test_antialias_resize_of_one_pixel_wide_image():
             got.append((y.detach().numpy(), x.grad.numpy(), u.numpy()))
         for r, g in zip(*got):
             np.testing.assert_allclose(g, r, rtol=2e-4, atol=2e-5)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# whole programs, run with both libraries (parameters set from numpy, so no random draws are compared)
+
+
+def _set_params(lib, module, seed):
+    with lib.no_grad():
+        for i, (_, p) in enumerate(module.named_parameters()):
+            p.copy_(lib.tensor(np.random.default_rng(seed + i).uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+    return module
+
+
+def _assert_same(ref, got, path="out"):
+    if isinstance(ref, torch.Tensor):
+        assert str(got.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1], path
+        np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy(), rtol=2e-4, atol=2e-5, err_msg=path)
+    elif isinstance(ref, (list, tuple)):
+        assert len(got) == len(ref), path
+        for i, (r, g) in enumerate(zip(ref, got)):
+            _assert_same(r, g, f"{path}[{i}]")
+    elif isinstance(ref, float):
+        assert got == pytest.approx(ref, rel=2e-4, abs=2e-5), path
+    else:
+        assert got == ref, path
+
+
+def _cnn_classifier_program(lib):
+    nn = lib.nn
+    model = _set_params(lib, nn.Sequential(
+        nn.Conv2d(3, 4, kernel_size=3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+        nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(4, 3)), seed=1)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((6, 3, 4, 4)).astype(np.float32), rng.integers(0, 3, 6)
+    dl = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.from_numpy(x), lib.from_numpy(y)), batch_size=3)
+    crit = nn.CrossEntropyLoss(label_smoothing=0.1, weight=lib.tensor([1.0, 2.0, 0.5]))
+    opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)
+    sched = lib.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    losses = []
+    for _ in range(1):
+        for xb, yb in dl:
+            opt.zero_grad()
+            loss = crit(model(xb), yb)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        sched.step()
+    model.eval()
+    with lib.no_grad():
+        logits = model(lib.from_numpy(x))
+    pred = logits.argmax(dim=1)
+    cm = lib.zeros(3, 3, dtype=lib.int64).index_put_((lib.from_numpy(y), pred), lib.tensor(1), accumulate=True)
+    top2 = logits.topk(2, dim=1).indices.eq(lib.from_numpy(y).view(-1, 1)).any(dim=1).sum().item()
+    return losses, sched.get_last_lr(), logits, cm, top2, model[1].running_var, model[1].num_batches_tracked
+
+
+@needs_torch
+def test_program_cnn_classifier():
+    _assert_same(_cnn_classifier_program(torch), _cnn_classifier_program(torchish))
+
+
+def _unet_old_optimizer_program(lib):
+    nn, F = lib.nn, lib.nn.functional
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.down = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.GroupNorm(2, 4), nn.ReLU())
+            self.pool = nn.MaxPool2d(2)
+            self.mid = nn.Conv2d(4, 4, 3, padding=1, groups=2)
+            self.up = nn.ConvTranspose2d(4, 4, 2, stride=2)
+            self.head = nn.Conv2d(8, 3, 1)
+
+        def forward(self, x):
+            c1 = self.down(x)
+            c2 = F.relu(self.mid(self.pool(c1)))
+            skip = F.interpolate(c2, size=c1.shape[-2:], mode="bilinear", align_corners=True)
+            return self.head(lib.cat([self.up(c2) + skip, c1], dim=1))
+
+    m = _set_params(lib, UNet(), seed=4)
+    rng = np.random.default_rng(5)
+    x = lib.tensor(rng.standard_normal((2, 2, 6, 6)).astype(np.float32))
+    tgt = lib.from_numpy(rng.integers(0, 3, (2, 6, 6)))
+    tgt[0, 0] = 255
+    state = {}
+    losses = []
+    body = lib.optim.SGD([p for n, p in m.named_parameters() if not n.startswith("head")], lr=0.1)
+    for step in range(1, 3):
+        m.zero_grad()
+        loss = F.cross_entropy(m(x), tgt, ignore_index=255)
+        loss.backward()
+        losses.append(loss.item())
+        body.step()
+        with lib.no_grad():  # the head: an Adam written the way older third-party code writes it
+            for p in m.head.parameters():
+                if p not in state:
+                    state[p] = (lib.zeros_like(p), lib.zeros_like(p))
+                exp_avg, exp_avg_sq = state[p]
+                exp_avg.mul_(0.9).add_(1 - 0.9, p.grad)
+                exp_avg_sq.mul_(0.999).addcmul_(1 - 0.999, p.grad, p.grad)
+                p.data.addcdiv_(-0.01 / (1 - 0.9 ** step), exp_avg, exp_avg_sq.sqrt().add_(1e-8))
+    return losses, m.up.weight, m.head.bias.grad, m.mid.weight
+
+
+@needs_torch
+def test_program_unet_with_old_style_adam():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ref = _unet_old_optimizer_program(torch)
+        got = _unet_old_optimizer_program(torchish)
+    _assert_same(ref, got)
+
+
+def _augment_program(lib):
+    rng = np.random.default_rng(7)
+    imgs = lib.from_numpy(rng.integers(0, 256, (2, 3, 6, 6)).astype(np.uint8))
+    x = imgs.float().div_(255.0)
+    mean, std = lib.tensor([0.485, 0.456, 0.406]).view(3, 1, 1), lib.tensor([0.229, 0.224, 0.225]).view(-1, 1, 1)
+    xn = (x - mean) / std
+    theta = lib.tensor([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]]]).repeat(2, 1, 1)
+    warped = lib.nn.functional.grid_sample(xn, lib.nn.functional.affine_grid(theta, list(xn.shape), align_corners=False),
+                                           padding_mode="reflection", align_corners=False)
+    crops = lib.stack([xn[i, :, oy:oy + 4, ox:ox + 4] for i, (oy, ox) in enumerate([(0, 1), (2, 2)])])
+    patches = lib.nn.functional.unfold(xn, kernel_size=2, stride=2)
+    return (lib.flip(xn, dims=[3]), xn.roll(shifts=(1, -2), dims=(2, 3)), warped, crops,
+            lib.nn.functional.fold(patches, (6, 6), 2, stride=2), lib.nn.functional.pixel_shuffle(xn[:, :1].repeat(
+                1, 4, 1, 1), 2), (xn * std + mean).mul(255).round().to(lib.uint8).eq(imgs).all().item(),
+            xn.permute(0, 2, 3, 1).contiguous().view(2, -1, 3).mean(dim=1))
+
+
+@needs_torch
+def test_program_tensor_augmentation():
+    _assert_same(_augment_program(torch), _augment_program(torchish))

@@ -223,6 +223,41 @@ def test_func_transforms_refuse_mutating_captured_tensors():
         np.testing.assert_array_equal(c.numpy(), np.ones(3, np.float32))
 
 
+@needs_torch
+def test_func_transforms_allow_writes_into_tensors_made_inside():
+    def run(lib):
+        def f(x):  # the output built by slice assignment into a fresh buffer
+            out = lib.zeros(4)
+            out[:2] = x * 2
+            out[2:] += x.sin()
+            return out
+
+        class Pick(lib.autograd.Function):  # a backward filling a fresh buffer in place, and a non-Tensor output
+            @staticmethod
+            def forward(x, idx):
+                return x[idx] * 2, "tag"
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[1])
+                ctx.n = inputs[0].shape[0]
+
+            @staticmethod
+            def backward(ctx, g, g_tag):
+                idx, = ctx.saved_tensors
+                out = lib.zeros(ctx.n, dtype=g.dtype)
+                out.index_add_(0, idx, g * 2)
+                return out, None
+        x = lib.tensor([0.5, 1.0])
+        idx = lib.tensor([0, 1, 1])
+        g = lib.func.grad(lambda t: Pick.apply(t, idx)[0].pow(2).sum())(x)
+        return [t.numpy() for t in (lib.func.jacrev(f)(x), lib.func.jacfwd(f)(x), g)] + [Pick.apply(x, idx)[1]]
+    ref, got = _both(run)
+    assert got[3] == ref[3] == "tag"
+    for r, g in zip(ref[:3], got[:3]):
+        np.testing.assert_allclose(g, r, rtol=1e-6)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # whole programs from the probe (they passed; kept as regression guards)
 

@@ -522,13 +522,11 @@ _rebuild = _tensor_values._rebuild  # (pickles made before the protocol moved na
 
 
 def _check_captured_write(target, r):
-    """An in-place write inside a ``torchish.func`` transform into a Tensor holding a concrete value: a Tensor made
-    inside the function, or one captured from outside (a module's buffer, a closed-over tensor), which must not keep
-    a tracer (it would leak) nor, under grad/vjp/jvp, change at all. Under vmap PyTorch refuses a batched value (a
-    tracer) written into an unbatched Tensor, made inside or not: raise now. Under grad/vjp/jvp PyTorch refuses any
-    in-place op on a captured Tensor: log the write; the outermost transform scope, once the function returned (its
-    own Tensors are gone), restores the logged Tensors still alive and raises PyTorch's error
-    (``ops.tracing.transform_scope``)."""
+    """PyTorch's refusals of in-place writes inside a ``torchish.func`` transform, which here would also leak the
+    transform's tracers into Tensors that outlive it. Under grad/vjp/jvp: any in-place op on a Tensor captured from
+    outside the transform (a module's buffer, a closed-over tensor: made before the outermost transform scope began,
+    ``transform_scope_start``); Tensors made inside the function may be written. Under vmap: a batched value (a
+    tracer) written into an unbatched Tensor (a concrete value), made inside or not."""
     if isinstance(target._v, jax.core.Tracer) or getattr(STATE, "captured_writes", 0):
         return  # a value of the transform, or to_jax's own copies of the buffers
     if getattr(STATE, "vmap_level", 0):
@@ -540,19 +538,16 @@ def _check_captured_write(target, r):
                 "inplace arithmetic. If said operator is being called inside the PyTorch framework, please file a bug "
                 "report instead.")
         return
-    log = STATE.captured_log
-    entry = log.get(id(target))
-    if entry is None or entry[0]() is not target:  # the first write keeps the old value (ids of dead Tensors recur)
-        log[id(target)] = (weakref.ref(target), target._v)
+    if target._sn < STATE.transform_start:
+        raise RuntimeError(
+            "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call in-place "
+            "operation that would mutate a captured Tensor. This is not supported; please rewrite the function being "
+            "transformed to explicitly accept the mutated Tensor(s) as inputs.")
 
 
-def restore_captured(log):
-    """Give the Tensors written by ``_check_captured_write`` that are still alive their values back; whether any
-    was."""
-    alive = [(t, v) for t, v in ((ref(), v) for ref, v in log.values()) if t is not None]
-    for t, v in alive:
-        t._set_value(v)
-    return bool(alive)
+def transform_scope_start():
+    """A creation serial no Tensor made so far has reached: Tensors made later are the transform's own."""
+    return next(_SERIAL)
 
 
 def _warn_nonleaf_grad():

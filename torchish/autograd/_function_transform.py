@@ -87,6 +87,14 @@ class _Call:
         self.non_diff = [id(o) in ctx._non_differentiable for o in outs if isinstance(o, Tensor)]
         return ctx
 
+    def per_output(self, flat):
+        """One entry per output of the user's forward: ``flat``'s at the Tensors, None elsewhere."""
+        return [flat[o.index] if isinstance(o, _Slot) else None for o in self.out_template[1]]
+
+    def tensor_outputs(self):
+        """The positions of the Tensor outputs among the user's forward's outputs."""
+        return [i for i, o in enumerate(self.out_template[1]) if isinstance(o, _Slot)]
+
     def rebuild(self, flat):
         """The outputs as the user's forward returned them, with Tensors around ``flat``."""
         is_tuple, template = self.out_template
@@ -116,19 +124,19 @@ def _reverse(call):
     def bwd(res, cts):
         saved, attrs = res
         ctx = box["ctx"]
-        if ctx._saved is not None:
-            ctx._saved = tuple(Tensor._make(v) if v is not None else None for v in saved)
-            ctx._snapshot_versions()
-        for k, v in attrs.items():
-            setattr(ctx, k, Tensor._make(v))
-        grads = []
-        for c, nd, (shape, dtype) in zip(cts, call.non_diff, box["out_meta"]):
-            if nd or not jnp.issubdtype(dtype, jnp.inexact):
-                grads.append(Tensor._make(jnp.zeros(shape, dtype)) if ctx.materialize_grads else None)
-            else:
-                grads.append(Tensor._make(c))
-        with transform_scope():
-            res = call.cls._user_backward()(ctx, *grads)
+        with transform_scope():  # the Tensors made here are the backward's own: it may write them in place
+            if ctx._saved is not None:
+                ctx._saved = tuple(Tensor._make(v) if v is not None else None for v in saved)
+                ctx._snapshot_versions()
+            for k, v in attrs.items():
+                setattr(ctx, k, Tensor._make(v))
+            grads = []
+            for c, nd, (shape, dtype) in zip(cts, call.non_diff, box["out_meta"]):
+                if nd or not jnp.issubdtype(dtype, jnp.inexact):
+                    grads.append(Tensor._make(jnp.zeros(shape, dtype)) if ctx.materialize_grads else None)
+                else:
+                    grads.append(Tensor._make(c))
+            res = call.cls._user_backward()(ctx, *call.per_output(grads))
         res = res if isinstance(res, tuple) else (res,)
         n = len(call.args)
         if len(res) < n or any(r is not None for r in res[n:]):
@@ -151,13 +159,14 @@ def _forward(call):
     def prim_jvp(vals, tans):
         new, out, flat = call.forward(vals)
         ctx = call.context(new, out)
-        tangents = [None] * len(call.args)
-        for i, v, t in zip(call.tpos, vals, tans):
-            tangents[i] = Tensor._make(t if _differentiable(v) else jnp.zeros(v.shape, v.dtype))
         ctx._in_jvp = True
         with transform_scope(forward=True):
+            tangents = [None] * len(call.args)
+            for i, v, t in zip(call.tpos, vals, tans):
+                tangents[i] = Tensor._make(t if _differentiable(v) else jnp.zeros(v.shape, v.dtype))
             res = call.cls.jvp(ctx, *tangents)
         res = res if isinstance(res, tuple) else (res,)
+        res = [res[i] if i < len(res) else None for i in call.tensor_outputs()]
         out_tans = tuple(_zero_cotangent(v) if nd else _fit(t, v) for t, v, nd in zip(res, flat, call.non_diff))
         return flat, out_tans
 
@@ -168,7 +177,8 @@ def apply_in_transform(cls, args, kwargs):
     """``cls.apply(*args, **kwargs)`` inside a ``torchish.func`` transform."""
     if not cls._uses_setup_context():
         raise RuntimeError(_ERR_SETUP)
-    if getattr(STATE, "vmap_level", 0) and not cls.generate_vmap_rule and cls.vmap is Function.vmap:
+    vmapped = getattr(STATE, "vmap_level", 0) or getattr(STATE, "tangent_vmap_level", 0)
+    if vmapped and not cls.generate_vmap_rule and cls.vmap is Function.vmap:
         raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
                            "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
                            "details, please see https://pytorch.org/docs/main/notes/extending.func.html")

@@ -33,7 +33,7 @@ def _value_fn(func, args, kwargs, nums, has_aux, api, box):
     """``func`` as a pure function of the differentiated arguments' values, returning (outputs, aux arrays)."""
 
     def fn(*diff_vals):
-        with transform_scope(forward=api == "jacfwd", batched=api == "jacfwd"):  # PyTorch's jacfwd vmaps a jvp
+        with transform_scope(forward=api == "jacfwd", batched_tangents=api == "jacfwd"):
             out = func(*with_args(args, nums, diff_vals), **kwargs)
         out, aux = split_aux(out, has_aux, api)
         check_tensor_outputs(out, "vjp(f, *primals)" if api == "jacrev" else "jvp(f, primals, tangents)")

@@ -66,23 +66,28 @@ class transform_scope:
     """Run the block as a JAX transform's body: Tensors hold tracers (ops run inline), torchish's own autograd
     records nothing (the transform differentiates), and custom ``autograd.Function``\\ s become JAX custom rules
     (``autograd._function_transform``). ``forward=True`` for forward-mode transforms (see ``forward_mode``),
-    ``batched=True`` where the body is vmapped (Functions must allow it), ``engine_fallback=True`` to make custom
-    Functions raise instead (``autograd.functional``'s vectorised path then runs the engine). In-place writes of
-    traced values into Tensors from outside the transform raise (``_tensor._check_captured_write``; the outermost
-    scope checks the writes logged under grad-like transforms on exit) unless ``captured_writes``.
+    ``batched=True`` where the body is vmapped (custom Functions must allow it, unbatched Tensors cannot take batched
+    values in place), ``batched_tangents=True`` where only the tangents are (jacfwd, PyTorch's vmap of a jvp: custom
+    Functions must allow vmapping), ``engine_fallback=True`` to make custom
+    Functions raise instead (``autograd.functional``'s vectorised path then runs the engine). In-place writes into
+    Tensors from outside the transform raise as in PyTorch (``_tensor._check_captured_write``) unless
+    ``captured_writes``.
     Used by ``torchish.func`` and ``autograd.functional``'s vectorised path."""
 
-    def __init__(self, forward=False, batched=False, engine_fallback=False, captured_writes=False):
+    def __init__(self, forward=False, batched=False, engine_fallback=False, captured_writes=False,
+                 batched_tangents=False):
         self._forward, self._batched, self._fallback = int(forward), int(batched), int(engine_fallback)
-        self._writes = int(captured_writes)
+        self._writes, self._tangents = int(captured_writes), int(batched_tangents)
 
     def __enter__(self):
         from ..autograd.grad_mode import no_grad
         if not getattr(STATE, "functional_trace", 0):
-            STATE.captured_log = {}
+            from .._tensor import transform_scope_start
+            STATE.transform_start = transform_scope_start()
         STATE.functional_trace = getattr(STATE, "functional_trace", 0) + 1
         STATE.forward_mode = getattr(STATE, "forward_mode", 0) + self._forward
         STATE.vmap_level = getattr(STATE, "vmap_level", 0) + self._batched
+        STATE.tangent_vmap_level = getattr(STATE, "tangent_vmap_level", 0) + self._tangents
         STATE.engine_fallback = getattr(STATE, "engine_fallback", 0) + self._fallback
         STATE.captured_writes = getattr(STATE, "captured_writes", 0) + self._writes
         STATE.tracing += 1
@@ -94,15 +99,8 @@ class transform_scope:
         STATE.tracing -= 1
         STATE.forward_mode -= self._forward
         STATE.vmap_level -= self._batched
+        STATE.tangent_vmap_level -= self._tangents
         STATE.engine_fallback -= self._fallback
         STATE.captured_writes -= self._writes
         STATE.functional_trace -= 1
-        if not STATE.functional_trace and STATE.captured_log:
-            from .._tensor import restore_captured
-            log, STATE.captured_log = STATE.captured_log, {}
-            if restore_captured(log) and exc[0] is None:
-                raise RuntimeError(
-                    "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call in-place "
-                    "operation that would mutate a captured Tensor. This is not supported; please rewrite the "
-                    "function being transformed to explicitly accept the mutated Tensor(s) as inputs.")
         return False

@@ -335,3 +335,14 @@ def test_compiled_bidirectional_lstm_classifier_step():
     ref_m, got_m = build(torch), build(torchish)
     _copy_params(ref_m, got_m)
     _assert_close_tree(_lstm_classifier(torch, lambda f: f, ref_m), _lstm_classifier(torchish, torchish.compile, got_m))
+
+
+@needs_torch
+def test_embedding_bag_max_mode_refuses_scale_grad_by_freq():
+    w = np.ones((8, 3), np.float32)
+    for lib in (torch, torchish):
+        with pytest.raises(ValueError):
+            lib.nn.functional.embedding_bag(lib.tensor([1, 2]), lib.tensor(w), lib.tensor([0, 1]), mode="max",
+                                            scale_grad_by_freq=True)
+        with pytest.raises(ValueError):
+            lib.nn.EmbeddingBag(8, 3, mode="max", scale_grad_by_freq=True)(lib.tensor([[1, 2]]))

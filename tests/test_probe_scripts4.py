@@ -346,3 +346,20 @@ def test_embedding_bag_max_mode_refuses_scale_grad_by_freq():
                                             scale_grad_by_freq=True)
         with pytest.raises(ValueError):
             lib.nn.EmbeddingBag(8, 3, mode="max", scale_grad_by_freq=True)(lib.tensor([[1, 2]]))
+
+
+@needs_torch
+def test_embedding_bag_offsets_and_sample_weights_dtypes():
+    w = np.ones((8, 3), np.float32)
+
+    def run(lib):
+        F, out = lib.nn.functional, []
+        for kw in (dict(offsets=lib.tensor([0.0, 1.0])),
+                   dict(offsets=lib.tensor([0, 1]), mode="sum", per_sample_weights=lib.ones(3, dtype=lib.float64)),
+                   dict(offsets=lib.tensor([0, 1], dtype=lib.int32))):
+            try:
+                out.append(tuple(F.embedding_bag(lib.tensor([1, 2, 4]), lib.tensor(w), **kw).shape))
+            except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+                out.append(type(e).__name__)
+        return out
+    assert run(torchish) == run(torch) == ["RuntimeError", "RuntimeError", (2, 3)]

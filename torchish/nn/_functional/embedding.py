@@ -214,6 +214,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     padding_idx = _padding_idx(padding_idx, num, "padding_idx must be within num_embeddings")
     flat, offsets, nb = _bag_offsets(input, offsets, include_last_offset)
     _check_indices(flat, num, "embedding_bag", err=RuntimeError)
+    if offsets.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'offsets' to have one of the following scalar types: "
+                           f"Long, Int; but got {_dtype.legacy_type_name(offsets.dtype)} instead (while checking "
+                           "arguments for embedding_bag)")
+    if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
+                           "#1 'per_sample_weights'; but type " + _dtype.legacy_type_name(weight.dtype) + " does "
+                           "not equal " + _dtype.legacy_type_name(per_sample_weights.dtype) + " (while checking "
+                           "arguments for embedding_bag)")
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
     psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None

@@ -72,7 +72,14 @@ def test_deprecated_scalar_first_overloads():
              # errors: the deprecated form is add/sub only, keyword and positional alpha/value together
              "T.subtract(x, 2, y)", "x.clone().subtract_(2, y)", "x.add(2, y, alpha=3)", "x.add(y, 2)",
              "x.add(1, y, y)", "x.addcmul(0.5, y, y, value=2)", "x.addcmul(y, y, 0.5)",
-             "x.long().add(2.5, y.long())", "x.sub(True, y)"]
+             "x.long().add(2.5, y.long())", "x.sub(True, y)",
+             # the matrix forms: beta (and alpha) first
+             "x.view(3, 1).addmm(0.5, y.view(3, 1), y.view(1, 1))", "T.addmm(0.5, x.view(3, 1), 2, y.view(3, 1), "
+             "y.view(1, 1))", "x.view(3, 1).clone().addmm_(2, -1, y.view(3, 1), y.view(1, 1))",
+             "x.addmv(0.5, y.view(3, 1), y[:1])", "x.view(3, 1).addr(2, 3, y, y[:1])", "x.view(1, 3, 1).baddbmm("
+             "0.5, y.view(1, 3, 1), y.view(1, 1, 1))", "x.view(3, 1).addbmm(0.5, 2, y.view(1, 3, 1), y.view(1, 1, 1))",
+             "x.view(3, 1).addmm(y.view(3, 1), y.view(1, 1), 0.5)", "x.view(3, 1).addmm(0.5, y.view(3, 1), "
+             "y.view(1, 1), beta=2)", "x.view(3, 1).addmm(y.view(3, 1), 0.5, y.view(1, 1))"]
     for c in calls:
         out = []
         for T in (torch, torchish):
@@ -240,8 +247,8 @@ def _augment_program(lib):
     mean, std = lib.tensor([0.485, 0.456, 0.406]).view(3, 1, 1), lib.tensor([0.229, 0.224, 0.225]).view(-1, 1, 1)
     xn = (x - mean) / std
     theta = lib.tensor([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]]]).repeat(2, 1, 1)
-    warped = lib.nn.functional.grid_sample(xn, lib.nn.functional.affine_grid(theta, list(xn.shape), align_corners=False),
-                                           padding_mode="reflection", align_corners=False)
+    grid = lib.nn.functional.affine_grid(theta, list(xn.shape), align_corners=False)
+    warped = lib.nn.functional.grid_sample(xn, grid, padding_mode="reflection", align_corners=False)
     crops = lib.stack([xn[i, :, oy:oy + 4, ox:ox + 4] for i, (oy, ox) in enumerate([(0, 1), (2, 2)])])
     patches = lib.nn.functional.unfold(xn, kernel_size=2, stride=2)
     return (lib.flip(xn, dims=[3]), xn.roll(shifts=(1, -2), dims=(2, 3)), warped, crops,

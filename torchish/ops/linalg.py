@@ -9,7 +9,10 @@ the same errors and ``grad_fn`` names; every path computes ``jnp.matmul``.
 """
 from __future__ import annotations
 
+import functools
 import math
+import numbers
+import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -542,6 +545,26 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _add_apply(_BADDBMM, input, batch1, batch2, beta, alpha, out, "baddbmm")
 
 
+def _scalars_first(fn):
+    """``fn`` also taking PyTorch's deprecated overloads with beta (and alpha) first, as old code writes them:
+    ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ``x.addmm_(beta, [alpha,] mat1, mat2)``."""
+    @functools.wraps(fn)
+    def f(*args, **kwargs):
+        if len(args) in (4, 5) and "beta" not in kwargs and "alpha" not in kwargs:
+            first = 1 if isinstance(args[0], Tensor) else 0  # the method form binds the tensor first
+            spots = (first,) if len(args) == 4 else (first, 2)
+            if all(isinstance(args[i], numbers.Number) == (i in spots) for i in range(len(args))):
+                warnings.warn(f"This overload of {fn.__name__} is deprecated: pass beta and alpha as keywords",
+                              UserWarning, stacklevel=2)
+                tensors = [a for i, a in enumerate(args) if i not in spots]
+                scalars = dict(zip(("beta", "alpha"), (args[i] for i in spots)))
+                return fn(*tensors, **scalars, **kwargs)
+        return fn(*args, **kwargs)
+    return f
+
+
+for _n in ("addmm", "addmv", "addbmm", "baddbmm", "addr"):
+    globals()[_n] = _scalars_first(globals()[_n])
 for _n in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "kron", "inner", "addmm", "addmv",
            "addbmm", "baddbmm", "addr"):
     _public(_n, globals()[_n], inplace=_n.startswith("add"))

@@ -363,3 +363,20 @@ def test_embedding_bag_offsets_and_sample_weights_dtypes():
                 out.append(type(e).__name__)
         return out
     assert run(torchish) == run(torch) == ["RuntimeError", "RuntimeError", (2, 3)]
+
+
+@needs_torch
+def test_ctc_loss_half_inputs_and_autocast():
+    # the CPU kernel has no float16/bfloat16 version (NotImplementedError); autocast runs it in float32 (whatever
+    # the reduction), the gradient coming back in the input's dtype
+    lp = np.log(np.full((5, 2, 4), 0.25, np.float32))
+    for lib in (torch, torchish):
+        args = (lib.tensor([[1, 2], [1, 1]]), lib.tensor([5, 5]), lib.tensor([2, 2]))
+        for red in ("mean", "none"):
+            with pytest.raises(NotImplementedError):
+                lib.nn.functional.ctc_loss(lib.tensor(lp).half(), *args, reduction=red)
+            x = lib.tensor(lp).bfloat16().requires_grad_()
+            with lib.autocast("cpu", dtype=lib.bfloat16):
+                loss = lib.nn.functional.ctc_loss(x, *args, reduction=red)
+            loss.sum().backward()
+            assert (str(loss.dtype), str(x.grad.dtype)) == ("torch.float32", "torch.bfloat16")

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._tensor import Tensor
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ._loss_util import concrete, reduction_arg
 from ._args import need_tensor
@@ -114,7 +115,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     need_tensor("ctc_loss", targets, "targets", 2)
     from ...ops.shape import reshape, unsqueeze
     red = reduction_arg(None, None, reduction)
-    if log_probs.dtype.category < _dtype._FLOAT:
+    if _registry.autocast_hook is not None:  # (autocast runs ctc_loss in float32, before its dtype check)
+        (log_probs,) = _registry.autocast_hook("ctc_loss", (log_probs,))
+    if log_probs.dtype.category < _dtype._FLOAT or log_probs.dtype in (_dtype.float16, _dtype.bfloat16):
         raise NotImplementedError(f'"ctc_loss_cpu" not implemented for '
                                   f"'{_dtype.scalar_type_name(log_probs.dtype)}'")
     unbatched = log_probs.ndim == 2

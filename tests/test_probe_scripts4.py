@@ -380,3 +380,22 @@ def test_ctc_loss_half_inputs_and_autocast():
                 loss = lib.nn.functional.ctc_loss(x, *args, reduction=red)
             loss.sum().backward()
             assert (str(loss.dtype), str(x.grad.dtype)) == ("torch.float32", "torch.bfloat16")
+
+
+@needs_torch
+def test_mha_float_mask_dtype_rules_as_torch():
+    # a float mask of another dtype than the query meets the scores in baddbmm (need_weights: an error) or in
+    # scaled_dot_product_attention (need_weights=False: float32 allowed, other dtypes an error)
+    def run(lib):
+        out = []
+        for qdt, mdt in ((lib.float32, lib.float64), (lib.float64, lib.float32), (lib.bfloat16, lib.float32)):
+            m, x = lib.nn.MultiheadAttention(4, 2).to(qdt), lib.ones(3, 1, 4).to(qdt)
+            for nw in (True, False):
+                for kw in (dict(attn_mask=lib.zeros(3, 3, dtype=mdt)), dict(key_padding_mask=lib.zeros(1, 3,
+                                                                                                      dtype=mdt))):
+                    try:
+                        out.append(str(m(x, x, x, need_weights=nw, **kw)[0].dtype))
+                    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+                        out.append(type(e).__name__)
+        return out
+    assert run(torchish) == run(torch)

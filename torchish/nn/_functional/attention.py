@@ -271,6 +271,23 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
                          "tensor")
 
 
+def _check_merged_mask_dtype(attn_mask, key_padding_mask, dtype, need_weights):
+    """PyTorch merges the (canonical) masks into one, of their promoted dtype, which then meets the scores in
+    ``baddbmm`` (need_weights: the query's dtype only) or ``scaled_dot_product_attention`` (float32 too)."""
+    masks = [m.dtype for m in (attn_mask, key_padding_mask) if m is not None]
+    if not masks:
+        return
+    merged = masks[0] if len(masks) == 1 else _dtype.promote_types(*masks)
+    if merged == dtype:
+        return
+    if need_weights:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(dtype)} but found "
+                           f"{_dtype.scalar_type_name(merged)}")
+    if merged != _dtype.float32:
+        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {_cpp_name(merged)} and  query.dtype: {_cpp_name(dtype)} instead.")
+
+
 def _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v):
     """Separate q/k/v projections; the weights' shapes are checked first (PyTorch's asserts: AssertionError)."""
     Eq, Ek, Ev = query.shape[-1], key.shape[-1], value.shape[-1]
@@ -410,6 +427,7 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
     if dropout_p > 0.0:
         drop = inverted_dropout_mask(float(dropout_p), (bsz, num_heads, tgt_len, full_len), query.dtype,
                                      query)
+    _check_merged_mask_dtype(attn_mask, key_padding_mask, query.dtype, need_weights)
     res = apply(_MHA, (q, k, v, bias_k, bias_v, attn_mask, key_padding_mask, drop), heads=int(num_heads),
                 causal=bool(is_causal) and attn_mask is None, need_weights=bool(need_weights),
                 average=bool(average_attn_weights), zero_attn=bool(add_zero_attn), safe=not fast_path)

@@ -56,6 +56,9 @@ def _inline_sub(v):
         return core.ClosedJaxpr(_inline_all(v.jaxpr), v.consts)
     if isinstance(v, core.Jaxpr):
         return _inline_all(v)
-    if isinstance(v, tuple) and v and isinstance(v[0], (core.ClosedJaxpr, core.Jaxpr)):
-        return tuple(_inline_sub(x) for x in v)
+    if isinstance(v, tuple):  # branches of a cond; custom_linear_solve's named tuple of jaxprs (some None)
+        items = [_inline_sub(x) for x in v]
+        if all(a is b for a, b in zip(items, v)):
+            return v
+        return type(v)(*items) if hasattr(v, "_fields") else type(v)(items)
     return v

@@ -84,8 +84,9 @@ def test_a_lazy_program_takes_each_python_scalar_as_its_own_argument():
 
 
 def test_a_lazy_program_holds_ops_with_nested_jaxprs():
-    """Ops whose JAX implementation carries jaxprs in named tuples (``custom_linear_solve`` in ``jnp.linalg.solve``, which
-    the orthogonal parametrisation's registration calls) compile in a lazy program and match the ops run one by one."""
+    """Ops whose JAX implementation carries jaxprs in named tuples (``custom_linear_solve`` in ``jnp.linalg.solve``,
+    which the orthogonal parametrisation's registration calls) compile in a lazy program and match the ops run one by
+    one."""
     def run():
         torchish.manual_seed(0)
         layer = nn.Module()

@@ -1,7 +1,8 @@
-"""Every execution path gives the same bits: ops dispatched one by one with the backward node by node, the lowered
-backward (one program per backward), and lazy capture (forward, backward and optimizer update as one program). A
-program made of recorded ops keeps each op a computation of its own (``torchish/ops/nesting.py``) and takes Python
-scalars as arguments, so XLA cannot fuse or fold across ops and round otherwise than the ops do one by one."""
+"""With ``torchish.config.exact_programs``, every execution path gives the same bits: ops dispatched one by one with
+the backward node by node, the lowered backward (one program per backward), and lazy capture (forward, backward and
+optimizer update as one program). A program made of recorded ops then keeps each op a computation of its own
+(``torchish/ops/nesting.py``), and a lazy program takes Python scalars as arguments, so XLA cannot fuse or fold
+across ops and round otherwise than the ops do one by one."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,9 +14,9 @@ import torchish.nn.functional as F
 from torchish.ops import lazy
 
 PATHS = {
-    "node_by_node": dict(lazy=False, lowered_backward="never", lazy_compile="auto"),
-    "lowered": dict(lazy=False, lowered_backward="always", lazy_compile="auto"),
-    "lazy_compiled": dict(lazy=True, lowered_backward="auto", lazy_compile="always"),
+    "node_by_node": dict(lazy=False, lowered_backward="never", lazy_compile="auto", exact_programs=True),
+    "lowered": dict(lazy=False, lowered_backward="always", lazy_compile="auto", exact_programs=True),
+    "lazy_compiled": dict(lazy=True, lowered_backward="auto", lazy_compile="always", exact_programs=True),
 }
 OPTIMIZERS = {
     "adam": lambda ps: torchish.optim.Adam(ps, lr=1e-2),
@@ -96,13 +97,30 @@ def test_a_lazy_program_holds_ops_with_nested_jaxprs():
         loss.backward()
         return layer.weight.detach().numpy(), layer.parametrizations.weight.original.grad.numpy()
     ref = run()
-    saved = (torchish.config.lazy, torchish.config.lazy_compile)
+    saved = (torchish.config.lazy, torchish.config.lazy_compile, torchish.config.exact_programs)
     lazy.materialize()
-    torchish.config.lazy, torchish.config.lazy_compile = True, "always"
+    torchish.config.lazy, torchish.config.lazy_compile, torchish.config.exact_programs = True, "always", True
     try:
         got = run()
     finally:
         lazy.materialize()
-        torchish.config.lazy, torchish.config.lazy_compile = saved
+        torchish.config.lazy, torchish.config.lazy_compile, torchish.config.exact_programs = saved
     for g, r in zip(got, ref):
         np.testing.assert_array_equal(g, r)
+
+
+def test_exact_programs_is_off_by_default_and_keyed_into_the_caches():
+    """Fused programs are the default (faster: a convolution's backward keeps its fusions); a program compiled for
+    one setting is not reused under the other."""
+    assert torchish._config.Config().exact_programs is False
+    with pytest.raises(ValueError, match="must be one of"):
+        torchish.config.exact_programs = "yes"
+    from torchish.ops import nesting
+    saved = torchish.config.exact_programs
+    try:
+        torchish.config.exact_programs = False
+        assert nesting.options() is None
+        torchish.config.exact_programs = True
+        assert nesting.options() == nesting.NO_INLINING  # (the suite runs on CPU)
+    finally:
+        torchish.config.exact_programs = saved

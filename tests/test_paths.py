@@ -124,9 +124,9 @@ def test_lowered_backward_is_used_for_repeated_structure():
 
 def test_lazy_capture_is_opt_in():
     """Per-op dispatch is the default path (``torchish.config.lazy = True`` turns lazy capture on): a fused lazy
-    program may round differently in the last bit from the same ops run one by one (XLA fuses a multiply into the
-    reduction that reads it and contracts them into FMAs), which would make results depend on whether a structure
-    had been seen before."""
+    program may round differently in the last bit from the same ops run one by one, so results would depend on
+    whether a structure had been seen before; with ``exact_programs`` it gives the same bits (test_path_identity.py)
+    but, without fusion across ops, is no faster than per-op dispatch."""
     assert torchish._config.Config().lazy is False
     with pytest.raises(ValueError, match="must be one of"):
         torchish.config.lazy = "yes"

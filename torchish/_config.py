@@ -7,7 +7,12 @@ Attributes:
         value is needed (see ``torchish/ops/lazy.py``): a chain or a training step costs less, a lone op read at
         once more. False (default) dispatches every op to its cached kernel at once. Not the default yet: a fused
         program can round differently (in the last bit) from the same ops run one by one, so results would depend
-        on whether a structure had been seen before.
+        on whether a structure had been seen before (``exact_programs`` trades that away for speed).
+    exact_programs: True compiles the programs made of recorded ops (lazy segments, the lowered backward) so that
+        they give the same bits as the ops run one by one: on CPU each op stays a computation of its own, which XLA
+        cannot fuse with its neighbours (``torchish/ops/nesting.py``); slower where fusion across ops pays (a
+        convolution's backward: 2x on the benchmark's video model). False (default): fused, faster, and possibly
+        different in the last bit from the same ops run one by one.
     lazy_compile: "auto" (default) runs pending work whose structure was seen before as ONE compiled program and
         a new structure call by call through the ops' cached kernels; "always" compiles from the first sighting;
         "never" always runs call by call.
@@ -17,12 +22,13 @@ from __future__ import annotations
 
 class Config:
     _CHOICES = {"lowered_backward": ("auto", "always", "never"), "lazy": (True, False),
-                "lazy_compile": ("auto", "always", "never")}
+                "lazy_compile": ("auto", "always", "never"), "exact_programs": (True, False)}
 
     def __init__(self):
         self.lowered_backward = "auto"
         self.lazy = False
         self.lazy_compile = "auto"
+        self.exact_programs = False
 
     def __setattr__(self, name, value):
         choices = self._CHOICES.get(name)

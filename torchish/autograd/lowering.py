@@ -6,7 +6,8 @@ before, the engine instead calls one jitted function that runs every node's VJP 
 node-by-node path uses) in the same order and returns the leaf gradients, already added to the existing
 ``.grad`` values. The first sighting of a structure runs node by node (a structure seen once is often never seen
 again); graphs with hooks, ``retain_grad``, custom Functions, anomaly mode or ``create_graph`` always run node by
-node, since those need real tensors at each node. Results are identical: same rules, same order of summation.
+node, since those need real tensors at each node. Same rules, same order of summation; XLA's fusion across
+nodes can round differently in the last bit, unless ``torchish.config.exact_programs`` (``ops/nesting.py``).
 
 ``torchish.config.lowered_backward`` ("auto" | "always" | "never") is the one visible switch.
 """
@@ -80,7 +81,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
         STATS["node_by_node"] += 1
         return False
     index = {id(n): i for i, n in enumerate(schedule)}
-    sig = _signature(schedule, index, root_edges, root_grads, targets, accumulate)
+    sig = _signature(schedule, index, root_edges, root_grads, targets, accumulate), config.exact_programs
     entry = _CACHE.get(sig)
     if entry is None and config.lowered_backward != "always":
         _CACHE[sig] = _SEEN  # first sighting: node by node

@@ -500,7 +500,7 @@ def _materialize(roots):
     if len(seg.calls) == 1 and mode != "always":  # one call: its own cached kernel is that program already
         seen = None
     else:
-        sig = (tuple(seg.plan), tuple(seg.leaf_keys), tuple(out_slots))
+        sig = (tuple(seg.plan), tuple(seg.leaf_keys), tuple(out_slots), config.exact_programs)
         seen = _STRUCTURES.get(sig)
         if seen is None:  # first sighting: op by op (the choice can be forced with ``torchish.config.lazy_compile``)
             _STRUCTURES[sig] = _ONCE

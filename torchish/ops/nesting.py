@@ -1,11 +1,13 @@
 """Programs made of recorded ops (a lazy segment, a lowered backward) that round exactly as the ops do one by one.
 
-Compiled whole, XLA would fuse across ops — a multiply into the reduction that reads it, contracted into FMAs; a
-transpose into a matmul — and the same ops would round differently in a program than one by one, so results would
-depend on which path ran. Such a program is therefore compiled (on CPU: :func:`options`) with :data:`NO_INLINING`,
-and each of its ops is a call of :func:`nested`: a computation of its own, which XLA optimises as it optimises the
-op's kernel alone. JAX's own jitted helpers inside an op (``jnp.where``, ``jax.nn.relu``...) are inlined when the op
-is traced, as XLA's call inliner inlines them in the op's standalone kernel: only the op boundaries stay calls.
+Compiled whole, XLA fuses across ops — a multiply into the reduction that reads it, contracted into FMAs; a
+transpose into a matmul — and the same ops can round differently in a program than one by one, so results depend
+on which path ran. With ``torchish.config.exact_programs`` such a program is compiled (on CPU: :func:`options`) with
+:data:`NO_INLINING`, and each of its ops is a call of :func:`nested`: a computation of its own, which XLA optimises
+as it optimises the op's kernel alone. JAX's own jitted helpers inside an op (``jnp.where``, ``jax.nn.relu``...)
+are inlined when the op is traced, as XLA's call inliner inlines them in the op's standalone kernel: only the op
+boundaries stay calls. Without the setting the same program is compiled with the calls inlined: fused, as fast as
+before.
 """
 from __future__ import annotations
 
@@ -18,9 +20,11 @@ NO_INLINING = {"xla_disable_hlo_passes": "call-inliner"}
 
 
 def options():
-    """The compiler options of a program made of recorded ops: :data:`NO_INLINING` on CPU. Other backends compile
-    it inlined (and fused) as before: their compilers expect a flat call graph."""
-    return NO_INLINING if jax.default_backend() == "cpu" else None
+    """The compiler options of a program made of recorded ops: :data:`NO_INLINING` on CPU where
+    ``torchish.config.exact_programs`` asks for the ops' own rounding. Otherwise XLA inlines the calls and fuses
+    across ops (faster); other backends' compilers expect a flat call graph."""
+    from .._config import config
+    return NO_INLINING if config.exact_programs and jax.default_backend() == "cpu" else None
 
 _NESTED: dict = {}
 

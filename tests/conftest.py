@@ -20,6 +20,10 @@ def pytest_addoption(parser):
                      help="run the suite on one execution path: per-op dispatch with node-by-node backward (eager), "
                           "per-op dispatch (dispatch, the default), lazy capture (lazy), or always-lowered backward; "
                           "results must be identical on every path")
+    parser.addoption("--torchish-exact", action="store_true",
+                     help="torchish.config.exact_programs: lazy programs and lowered backwards round as the ops one "
+                          "by one (with --torchish-mode=lazy the optimizer tests that compare bit for bit pass only "
+                          "with it)")
 
 
 def pytest_configure(config):
@@ -37,6 +41,7 @@ def pytest_configure(config):
         torchish.config.lazy = True
     elif mode == "lowered":
         torchish.config.lazy, torchish.config.lowered_backward = False, "always"
+    torchish.config.exact_programs = config.getoption("--torchish-exact")
 
 
 _CRASH_RERUNS: dict = {}

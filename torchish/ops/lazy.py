@@ -393,9 +393,9 @@ def _scalar_key(v):
 
 def _scalar_arrays(consts):
     """A segment's Python scalars as the program takes them: arguments, as an op's kernel takes them one by one
-    (baked in as constants, XLA would fold them into the ops' arithmetic — a division by a constant becomes a
-    multiplication by its reciprocal — and round otherwise), each made a (weakly typed) device array once and
-    reused: passing the number itself would cost a host-to-device transfer per call."""
+    (baked in as constants, XLA folds them into the arithmetic around them — Adam's bias corrections — and rounds
+    otherwise), each made a (weakly typed) device array once and reused: passing the number itself would cost a
+    host-to-device transfer per call."""
     out = []
     for v in consts:
         key = _scalar_key(v)

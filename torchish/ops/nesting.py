@@ -26,6 +26,7 @@ def options():
     from .._config import config
     return NO_INLINING if config.exact_programs and jax.default_backend() == "cpu" else None
 
+
 _NESTED: dict = {}
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import _dtype
 from ...ops.registry import apply, defop
+from . import _uint8_resize
 from ._antialias import aa_taps
 from ._loss_util import concrete
 from .distance import normalize, cosine_similarity, pairwise_distance, pdist, cdist
@@ -354,20 +355,14 @@ _UINT8_MODES = ("bilinear", "bicubic")
 
 
 def _interpolate_uint8(input, out_size, scales, mode, align_corners, antialias):
-    """uint8 images, as PyTorch's CPU kernels take them: nearest modes pick pixels; bilinear and bicubic resize the
-    width, then the height, rounding half up and clamping to 0..255 after each pass (PyTorch's separable uint8 kernel)."""
+    """uint8 images, as PyTorch's CPU kernels take them: nearest modes pick pixels; bilinear and bicubic resize in
+    integer arithmetic (:mod:`._uint8_resize`)."""
     if mode in ("nearest", "nearest-exact"):
         size = out_size if scales is None else None
         return interpolate(input.float(), size, scales, mode).to(_dtype.uint8)
-    x = input.float()
-    height = input.shape[2]
-    passes = [((height, out_size[1]), None if scales is None else (1.0, scales[1])),
-              (tuple(out_size), None if scales is None else (scales[0], 1.0))]
-    for size, scale in passes:  # (without the float kernel's quirk for one-pixel-wide images)
-        x = _resample(x, mode, size, align_corners, scale, antialias) if size[-1] != x.shape[-1] \
-            or size[0] != x.shape[2] else x
-        x = (x + 0.5).floor().clamp(0, 255)
-    return x.to(_dtype.uint8)
+    return apply(_uint8_resize.RESIZE, (input,), kind="linear" if mode == "bilinear" else "cubic",
+                 size=tuple(out_size), align_corners=bool(align_corners),
+                 scales=(None, None) if scales is None else tuple(scales), antialias=bool(antialias))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

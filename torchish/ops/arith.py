@@ -231,23 +231,44 @@ def _alpha(a, b, alpha, name):
     return bool(alpha) if dt is _dtype.bool else alpha
 
 
-def _positional_alpha(name, other, rest, alpha, deprecated=True):
-    """``(other, alpha)`` from the overloads that take alpha positionally: ``add(input, Number other, Number alpha)``
-    and the deprecated ``add(input, Number alpha, Tensor other)`` (``deprecated``: add and sub only) that old
-    optimizer code uses (``p.data.add_(-lr, grad)``)."""
+_NO_OTHER = object()  # ``other`` not given by keyword
+
+
+def _positional_alpha(name, args, other, alpha, deprecated=True):
+    """``(other, alpha)`` from the arguments after ``input`` (``args`` positional, ``other`` by keyword or
+    ``_NO_OTHER``) of the overloads that take alpha positionally: ``add(input, Number other, Number alpha)`` and the
+    deprecated ``add(input, Number alpha, Tensor other)`` (``deprecated``: add and sub only) that old optimizer code
+    uses (``p.data.add_(-lr, grad)``, or ``p.data.add_(-lr, other=grad)`` where the Number binds to alpha)."""
+    if other is not _NO_OTHER:
+        if not args:
+            return other, alpha
+        if (len(args) == 1 and deprecated and isinstance(args[0], numbers.Number) and type(alpha) is int
+                and alpha == 1 and isinstance(other, (Tensor, numbers.Number))):
+            _warn_deprecated_alpha(name)
+            return other, args[0]
+        got = ", ".join(type_name(v) for v in args)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}, other=Tensor), but "
+                        f"expected (Tensor other, *, Number alpha) or (Number alpha, Tensor other)")
+    if not args:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "other"')
+    other, rest = args[0], args[1:]
     if not rest:
         return other, alpha
     if len(rest) == 1 and isinstance(other, numbers.Number) and type(alpha) is int and alpha == 1:
         if isinstance(rest[0], numbers.Number):
             return other, rest[0]
         if isinstance(rest[0], Tensor) and deprecated:
-            warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\n"
-                          f"Consider using one of the following signatures instead:\n\t{name}(Tensor other, *, "
-                          f"Number alpha = 1)", UserWarning, stacklevel=3)
+            _warn_deprecated_alpha(name)
             return rest[0], other
     got = ", ".join(type_name(v) for v in (other, *rest))
     raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
                     f"(Tensor other, *, Number alpha) or (Number other, Number alpha)")
+
+
+def _warn_deprecated_alpha(name):
+    warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\nConsider using one "
+                  f"of the following signatures instead:\n\t{name}(Tensor other, *, Number alpha = 1)", UserWarning,
+                  stacklevel=4)
 
 
 def _scaled(b, alpha):
@@ -282,8 +303,8 @@ _RSUB_S = defop("rsub_scalar", lambda a, b, alpha: b - _scaled(a, alpha), promot
                 linear=True, grad_name="RsubBackward1")
 
 
-def add(input, other, *rest, alpha=1, out=None):
-    other, alpha = _positional_alpha("add", other, rest, alpha)
+def add(input, *args, other=_NO_OTHER, alpha=1, out=None):
+    other, alpha = _positional_alpha("add", args, other, alpha)
     a = input if isinstance(input, Tensor) else scalar_or_tensor(input, "add", 1, "input")
     b = other if isinstance(other, Tensor) else scalar_or_tensor(other, "add")
     return _out(apply(_ADD, (a, b, _alpha(a, b, alpha, "add"))), out, "add")
@@ -292,8 +313,8 @@ def add(input, other, *rest, alpha=1, out=None):
 add.fast = (_ADD, (None,))  # its operator's arguments with a Tensor or Python int/float operand (alpha=1: None)
 
 
-def sub(input, other, *rest, alpha=1, out=None):
-    other, alpha = _positional_alpha("sub", other, rest, alpha)
+def sub(input, *args, other=_NO_OTHER, alpha=1, out=None):
+    other, alpha = _positional_alpha("sub", args, other, alpha)
     a = input if isinstance(input, Tensor) else scalar_or_tensor(input, "sub", 1, "input")
     b = other if isinstance(other, Tensor) else scalar_or_tensor(other, "sub")
     if _is_bool(a) or _is_bool(b):
@@ -314,8 +335,8 @@ _public("add", add, inplace=True)
 _public("sub", sub, inplace=True)
 
 
-def subtract(input, other, *rest, alpha=1, out=None):
-    other, alpha = _positional_alpha("subtract", other, rest, alpha, deprecated=False)
+def subtract(input, *args, other=_NO_OTHER, alpha=1, out=None):
+    other, alpha = _positional_alpha("subtract", args, other, alpha, deprecated=False)
     return sub(input, other, alpha=alpha, out=out)
 
 

@@ -139,10 +139,17 @@ def _slice_range(x, dim, start, stop):
 
 
 def _split_spec(name, positional, sections=None, indices=None, tensor_indices_or_sections=None):
-    """The split spec of tensor_split/hsplit/...: given positionally, or by the keyword of PyTorch's overload for its
-    kind: ``sections`` (an int), ``indices`` (ints) or ``tensor_indices_or_sections``."""
+    """The split spec of tensor_split/hsplit/...: given positionally (``positional``: the arguments after ``input``,
+    the spec alone), or by the keyword of PyTorch's overload for its kind: ``sections`` (an int), ``indices`` (ints)
+    or ``tensor_indices_or_sections``. ``indices_or_sections``, the documentation's name, is no keyword of any
+    overload (PyTorch refuses it)."""
     named = {k: v for k, v in (("sections", sections), ("indices", indices),
                                ("tensor_indices_or_sections", tensor_indices_or_sections)) if v is not None}
+    if len(positional) > 1:
+        dim = ", int dim" * (name == "tensor_split")
+        raise TypeError(f"{name}() received an invalid combination of arguments - got {len(positional) + 1} "
+                        f"positional arguments, but expected (Tensor input, spec{dim})")
+    positional = positional[0] if positional else None
     if len(named) + (positional is not None) != 1 \
             or "sections" in named and not isinstance(sections, int) \
             or "indices" in named and not isinstance(indices, (tuple, list)) \
@@ -152,10 +159,13 @@ def _split_spec(name, positional, sections=None, indices=None, tensor_indices_or
     return next(iter(named.values())) if named else positional
 
 
-def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
-                 tensor_indices_or_sections=None):
-    indices_or_sections = _split_spec("tensor_split", indices_or_sections, sections, indices,
-                                      tensor_indices_or_sections)
+def tensor_split(input, *args, dim=None, sections=None, indices=None, tensor_indices_or_sections=None):
+    """``tensor_split(input, sections | indices | tensor_indices_or_sections, dim=0)``: the spec positionally or by
+    its overload's keyword, ``dim`` positionally after it or by keyword."""
+    if len(args) == 2 and dim is None:
+        args, dim = args[:1], args[1]
+    indices_or_sections = _split_spec("tensor_split", args, sections, indices, tensor_indices_or_sections)
+    dim = 0 if dim is None else dim
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, input.ndim)
@@ -252,9 +262,9 @@ def unfold(self, dimension, size, step):
 
 
 def _directional_split(name, min_dims, dim):
-    def f(input, indices_or_sections=None, *, sections=None, indices=None):
+    def f(input, *args, sections=None, indices=None):
         """``torch.{name}``: ``tensor_split`` along a fixed dimension; an int must divide that dimension evenly."""
-        indices_or_sections = _split_spec(name, indices_or_sections, sections, indices)
+        indices_or_sections = _split_spec(name, args, sections, indices)
         if input.ndim < min_dims:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
                                f"with {input.ndim} dimensions!")

@@ -331,3 +331,20 @@ def test_nuclear_norm():
     check(lambda T, a: (T.linalg.matrix_norm(a, "nuc"), T.norm(a, p="nuc"), T.linalg.norm(a, "nuc")), [arr(3, 4)])
     check(lambda T, a: (T.linalg.matrix_norm(a, "nuc", dim=(0, 2), keepdim=True), T.norm(a, "nuc", dim=(1, 2))),
           [arr(2, 3, 4, dtype=np.float64)])
+
+
+@needs_torch
+def test_division_by_broadcast_divisor_is_one_rounding():
+    # XLA turns ``x / broadcast(c)`` into ``x * broadcast(1 / c)``: an ulp off in about a third of these elements,
+    # which trunc/floor/long() turn into whole units (x / 0.3 gave 10 where PyTorch gives 9.9999996 -> 9)
+    a = np.arange(-300, 300, dtype=np.float32)
+    rows = np.random.default_rng(0).uniform(0.5, 3, (4, 1)).astype(np.float32)
+    m = np.random.default_rng(1).uniform(1, 9, (4, 6)).astype(np.float32)
+    got = []
+    for lib in (torch, torchish):
+        x, w = lib.tensor(a), lib.tensor(m)
+        got.append([(x / 3.0).numpy(), (x / lib.tensor(7.0)).numpy(), x.div(0.3, rounding_mode="trunc").numpy(),
+                    (x / 0.3).long().numpy(), (w / lib.tensor(rows)).numpy(),
+                    (w.double() / 10).numpy()])
+    for r, g in zip(*got):
+        np.testing.assert_array_equal(g, r)

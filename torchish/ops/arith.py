@@ -350,16 +350,26 @@ def _zeros_vjp(g, *inputs, out, **static):
     return tuple(jnp.zeros(jnp.shape(x), g.dtype) for x in inputs)
 
 
+def _true_divide(a, b):
+    """One IEEE division per element, as PyTorch divides, also by a broadcast divisor (``x / 3.0``, ``x / 0-d``,
+    ``x / x.sum(1, keepdim=True)``), which XLA would turn into a multiplication by its reciprocal
+    (:func:`._precision.div`): an ulp off in about a third of the elements, which ``trunc``, ``floor`` or ``long()``
+    afterwards turn into whole units."""
+    if jnp.shape(b) != jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b)):
+        return _precision.div(a, b)
+    return jnp.true_divide(a, b)
+
+
 def _div_mode_fwd(a, b, *, rounding_mode):
     if not jnp.issubdtype(a.dtype, jnp.inexact):
         a, b = jnp.broadcast_arrays(a, jnp.asarray(b, a.dtype))  # lax.div takes neither ranks nor dtypes apart
         return jax.lax.div(a, b) if rounding_mode == "trunc" else jnp.floor_divide(a, b)
     if rounding_mode == "trunc":
-        return jnp.trunc(a / b)
+        return jnp.trunc(_true_divide(a, b))
     return _floor_div_float(a, b)
 
 
-_DIV = defop("div", jnp.true_divide, promote="float", grad_name="DivBackward0")
+_DIV = defop("div", _true_divide, promote="float", grad_name="DivBackward0")
 _DIV_MODE = defop("div_mode", _div_mode_fwd, promote="same", vjp=_zeros_vjp,
                   grad_name="DivBackward2")
 

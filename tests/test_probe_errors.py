@@ -52,3 +52,52 @@ def test_split_family_refuses_indices_or_sections_keyword():
                       lib.tensor_split(_t(lib, 6, 4), [1, 2], 1), lib.tensor_split(_t(lib, 6, 4), indices=[2], dim=1),
                       lib.hsplit(input=_t(lib, 4, 4), sections=2), _t(lib, 4, 4).hsplit([1]),
                       lib.tensor_split(_t(lib, 6), lib.tensor([1, 3])), _t(lib, 4, 6).tensor_split(2, 1)])
+
+
+def test_storages_share_and_size_as_torch():
+    def f(lib):
+        x = _t(lib, 4, 3)
+        p = x.untyped_storage().data_ptr()
+        views = (x[1:], x.t(), x.view(-1), x.detach(), x[:, 1], x.reshape(2, 6), x[::2].expand(2, 2, 3))
+        copies = (x.clone(), x.t().contiguous(), x + 0)
+        s = x.untyped_storage()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ts = x[2].double().storage()
+            tv = x[1:].storage()
+        return [[v.untyped_storage().data_ptr() == p for v in views],
+                [c.untyped_storage().data_ptr() == p for c in copies], s.nbytes(), s.size(), len(s), s.element_size(),
+                x[1:].untyped_storage().nbytes(), x[1:].storage_offset(),
+                x[1:].data_ptr() - p, ts.size(), ts.nbytes(), ts.element_size(), str(ts.dtype), ts.tolist(), ts[-1],
+                tv.size(), tv.data_ptr() == p, tv.untyped().data_ptr() == p, s.tolist()[:8], s.type(), tv.type(),
+                lib.empty(0).untyped_storage().nbytes(), lib.empty(0).untyped_storage().data_ptr(),
+                isinstance(s, lib.UntypedStorage), isinstance(tv, lib.TypedStorage), lib.UntypedStorage(5).nbytes()]
+    same(f)
+    check_raises(lambda lib: lib.ones(3).storage()[3])
+    check_raises(lambda lib: lib.ones(3).untyped_storage()[12])
+
+
+def test_in_place_ops_keep_the_address():
+    # PyTorch writes in place into the same memory: data_ptr() and the storage's address stay; x = x + 1 moves
+    def f(lib):
+        x = lib.arange(8.)
+        p = x.data_ptr()
+        x.add_(1)
+        x.mul_(2)
+        x[0] = 5
+        x.clamp_(max=6.0)
+        d, v = x.detach(), x[1:]
+        out = [x.data_ptr() == p, x.untyped_storage().data_ptr() == p, d.data_ptr() == p, v.data_ptr() - p]
+        x.unsqueeze_(0)
+        y = x + 1
+        out += [x.data_ptr() == p, y.data_ptr() == p]
+        z = lib.arange(8.)
+        out += [z[2:].view(lib.int16).storage_offset(), z[2:].view(lib.int16).data_ptr() - z.data_ptr(),
+                z.view(lib.float64)[1:].data_ptr() - z.data_ptr()]
+        w = lib.nn.Linear(3, 3)
+        opt = lib.optim.SGD(w.parameters(), lr=0.1)
+        q = w.weight.data_ptr()
+        w(lib.ones(2, 3)).sum().backward()
+        opt.step()
+        return out + [w.weight.data_ptr() == q]
+    same(f)

@@ -58,6 +58,7 @@ from .ops.viewcopy import *  # noqa: E402,F401,F403
 from .ops.strided import *  # noqa: E402,F401,F403
 from .ops.geqrf import *  # noqa: E402,F401,F403
 from .ops.tensor_api import *  # noqa: E402,F401,F403
+from .ops.storage import *  # noqa: E402,F401,F403  (UntypedStorage, TypedStorage)
 from .ops.inplace_functions import *  # noqa: E402,F401,F403  (torch.abs_, torch.fill, torch.is_signed, ...)
 from .ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_add_, _foreach_lerp_, ...)
 from ._layout import (layout as layout, strided as strided, sparse_coo as sparse_coo,  # noqa: E402

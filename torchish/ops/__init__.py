@@ -10,11 +10,11 @@ from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
 from . import creation, random, linalg, einsum, sort, spectral, numeric
 from . import gradient, viewcopy
-from . import strided, resize, geqrf, tensor_api
+from . import strided, resize, geqrf, tensor_api, storage
 
 FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
             broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, einsum,
-            sort, spectral, numeric, gradient, viewcopy, strided, resize, geqrf, tensor_api)
+            sort, spectral, numeric, gradient, viewcopy, strided, resize, geqrf, tensor_api, storage)
 
 
 def _install():

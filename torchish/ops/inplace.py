@@ -504,6 +504,8 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
         self._views = None
         self._view = (hidden, out._view[1], True)
         hidden._views.add(self)
+        from .shape import move_storage_address
+        move_storage_address(self, hidden)
     else:
         self._view = out._view
     self._d = out._d

@@ -26,6 +26,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from . import inplace as _ip
 from .registry import Family, apply, defop
+from .shape import move_storage_address
 from .strided import _AS_STRIDED, _storage, as_strided
 
 _fam = Family(globals())
@@ -55,6 +56,7 @@ def _leave_storage(t: Tensor):
         for v in list(t._views):
             old._views.add(v)
             v._view = (old,) + v._view[1:]
+        move_storage_address(t, old)
     t._views = None
 
 

@@ -9,6 +9,7 @@ unbind, unfold), ``diag`` (diagonal, diag, tril/triu), ``join`` (cat, stack, rep
 from __future__ import annotations
 
 import math
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -101,18 +102,52 @@ def storage_offset(self):
     return _ip.layout(self)[2]
 
 
-def data_ptr(self):
-    """The address of the first element: the base's device buffer plus the view's storage offset. Tensors that
-    share a buffer (tied weights, a view and its base) compare equal as in PyTorch; a value computed since (every
-    in-place op makes a new buffer) has a new address."""
-    base = self._view[0] if self._view is not None and self._view[1] else self
-    arr = base._d
+# id(storage root) -> (address, the buffer it was read from): a storage keeps the address it first reported while
+# in-place ops give its root new buffers (PyTorch writes into the same memory); the first buffer is kept alive so
+# no other tensor's buffer reports that address meanwhile
+_ADDRESSES = {}
+
+
+def storage_root(t):
+    """The tensor holding ``t``'s storage: its base for a view or alias, else ``t``."""
+    return t._view[0] if t._view is not None else t
+
+
+def storage_address(root):
+    """The address of ``root``'s storage (0 when empty): the address of its buffer when first asked, kept while
+    in-place ops replace the buffer (a storage grown past the first buffer gets a new one, as PyTorch reallocates)."""
+    arr = root._d
     if isinstance(arr, jax.core.Tracer):
         raise RuntimeError("data_ptr() of a tensor traced by torchish.compile has no address (it is not computed "
                            "yet); read it outside the compiled function")
     if arr.size == 0:
         return 0
-    return arr.unsafe_buffer_pointer() + storage_offset(self) * arr.dtype.itemsize
+    known = _ADDRESSES.get(id(root))
+    if known is not None and known[1].nbytes >= arr.nbytes:
+        return known[0]
+    if known is None:
+        weakref.finalize(root, _ADDRESSES.pop, id(root), None)
+    addr = arr.unsafe_buffer_pointer()
+    _ADDRESSES[id(root)] = (addr, arr)
+    return addr
+
+
+def move_storage_address(old_root, new_root):
+    """``new_root`` now holds the storage ``old_root`` held (an in-place view op, ``set_``): it keeps the address."""
+    known = _ADDRESSES.pop(id(old_root), None)
+    if known is not None:
+        if id(new_root) not in _ADDRESSES:
+            weakref.finalize(new_root, _ADDRESSES.pop, id(new_root), None)
+        _ADDRESSES[id(new_root)] = known
+
+
+def data_ptr(self):
+    """The address of the first element: its storage's address plus the storage offset. Tensors that share a
+    storage (tied weights, a view and its base) compare equal as in PyTorch, in-place ops keep the address, and a
+    value computed out of place has a new one."""
+    root = storage_root(self)
+    addr = storage_address(root)
+    return addr and addr + storage_offset(self) * self._v.dtype.itemsize  # (the offset counts self's dtype)
 
 
 def is_contiguous(self, memory_format=None):

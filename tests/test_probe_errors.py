@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, check_raises, needs_torch, same, torchish
+from oracle import arr, check_raises, needs_torch, same, torch, torchish
 
 pytestmark = [needs_torch, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -101,3 +101,28 @@ def test_in_place_ops_keep_the_address():
         opt.step()
         return out + [w.weight.data_ptr() == q]
     same(f)
+
+
+_SPARSE_OPTIMIZERS = [("SGD", {}), ("SGD", {"momentum": 0.9}), ("SGD", {"weight_decay": 0.1}), ("Adam", {}),
+                      ("AdamW", {}), ("Adamax", {}), ("NAdam", {}), ("RAdam", {}), ("Adagrad", {}),
+                      ("Adagrad", {"weight_decay": 0.1}), ("Adadelta", {}), ("RMSprop", {}), ("Rprop", {}),
+                      ("ASGD", {}), ("SparseAdam", {}), ("Adafactor", {})]
+
+
+@pytest.mark.parametrize("name,kw", _SPARSE_OPTIMIZERS)
+def test_optimizers_refuse_sparse_gradients_as_torch(name, kw):
+    # an Embedding(sparse=True) gives sparse gradients in PyTorch: most optimizers refuse them at step()
+    def f(lib):
+        emb = lib.nn.Embedding(5, 2, sparse=True)
+        with lib.no_grad():
+            emb.weight.copy_(lib.tensor(arr(5, 2)))
+        opt = getattr(lib.optim, name)(emb.parameters(), lr=0.1, **kw)
+        emb(lib.tensor([1, 2])).sum().backward()
+        opt.step()
+        return emb.weight[0]
+    try:
+        f(torch)
+    except RuntimeError:
+        check_raises(f)
+    else:
+        same(f)

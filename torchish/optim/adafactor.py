@@ -53,8 +53,8 @@ class Adafactor(Optimizer):
         for p in params:
             if p.is_complex():
                 raise RuntimeError("Adafactor does not support complex parameters")
-            if p.grad.is_sparse:
-                raise RuntimeError("Adafactor does not support sparse gradients")
+            if p.grad.is_sparse or p.__dict__.get("_sparse_grad"):
+                self._check_sparse_grad(group)
         for factored in (True, False):
             self._factored = factored
             part = [p for p in params if (p.grad.dim() > 1) == factored]

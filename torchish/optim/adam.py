@@ -53,6 +53,9 @@ class Adam(Optimizer):
     def _state_keys(self, group):
         return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
 
+    def _check_sparse_grad(self, group):
+        raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")  # AdamW too
+
     def _init_state(self, p, group):
         st = {"step": scalar_tensor(0.0), "exp_avg": zeros_like_param(p), "exp_avg_sq": zeros_like_param(p)}
         if group["amsgrad"]:

@@ -210,6 +210,9 @@ class SparseAdam(Optimizer):
         hp["maximize"] = group.get("maximize", False)  # PyTorch's SparseAdam.step reads it with a default
         return hp
 
+    def _check_sparse_grad(self, group):
+        pass  # it takes sparse gradients only (_prepare_state refuses the others)
+
     def _prepare_state(self, p, group):
         if not p.__dict__.get("_sparse_grad"):  # see nn.functional.embedding: PyTorch's would be dense
             raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")

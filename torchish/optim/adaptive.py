@@ -115,6 +115,10 @@ class Adagrad(Optimizer):
     def _state_keys(self, group):
         return ("step", "sum")
 
+    def _check_sparse_grad(self, group):
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+
     def _init_state(self, p, group):
         # PyTorch fills from the constructor's value, also for groups added later
         return {"step": scalar_tensor(0.0),

@@ -85,8 +85,8 @@ class Muon(Optimizer):
         for p in params:
             if p.is_complex():
                 raise RuntimeError("Muon does not support complex parameters")
-            if p.grad.is_sparse:
-                raise RuntimeError("Muon does not support sparse gradients")
+            if p.grad.is_sparse or p.__dict__.get("_sparse_grad"):
+                self._check_sparse_grad(group)
         if params and int(group["ns_steps"]) >= 100:
             raise ValueError("Number of steps must be less than 100 for computational efficiency")
         if params and len(group["ns_coefficients"]) != 3:

@@ -309,6 +309,12 @@ class Optimizer(StateDictMixin):
             lazy.materialize()
         return loss
 
+    def _check_sparse_grad(self, group):
+        """Raise PyTorch's error where this optimizer refuses a sparse gradient. torchish's gradients are dense; a
+        parameter counts as having a sparse one where PyTorch's would be (looked up by ``nn.functional.embedding``
+        or ``embedding_bag`` with ``sparse=True``)."""
+        raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+
     def _step_group(self, group, params=None):
         """One jitted update of ``params`` (by default every parameter of ``group`` that has a gradient)."""
         params = [p for p in (group["params"] if params is None else params) if p.grad is not None]
@@ -316,8 +322,8 @@ class Optimizer(StateDictMixin):
             return
         fresh = [p for p in params if not self.state.get(p)]
         for p in params:
-            if p.grad.is_sparse:
-                raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+            if p.grad.is_sparse or p.__dict__.get("_sparse_grad"):
+                self._check_sparse_grad(group)
             self._prepare_state(p, group)
         keys = self._state_keys(group)
         shared_step = self._tensor_step and "step" in keys

@@ -53,6 +53,10 @@ class SGD(Optimizer):
                 st["momentum_buffer"] = zeros_like_param(p)
                 self._fresh.add(id(p))
 
+    def _check_sparse_grad(self, group):
+        if group["weight_decay"] != 0:  # PyTorch's decay adds the dense parameter to the sparse gradient
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+
     def _step_group(self, group):
         self._fresh = set()
         try:

@@ -31,6 +31,7 @@ from .._tensor import Tensor, set_values
 from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import STRUCT_EPOCH
+from ..compile.state import _donated_values
 from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag
 from ..ops import lazy, nesting, tracing
 from ._state_dict import StateDictMixin
@@ -358,7 +359,7 @@ class Optimizer(StateDictMixin):
             if _meta.has_meta(pv):  # parameters on the meta device: the update's shapes only
                 new_p, new_s = _meta.eval_meta(functools.partial(self._update, **static), (pv, gv, sv, _hp_values(hp)))
             else:
-                new_p, new_s = self._kernel(static, len(params), pv[0].sharding)(pv, gv, sv, _hp_values(hp))
+                new_p, new_s = self._donating_update(static, pv, gv, sv, _hp_values(hp))
         if shared_step:
             new_s = _share_steps(sv, new_s, keys.index("step"))
         tensors, values = list(params), list(new_p)
@@ -369,20 +370,39 @@ class Optimizer(StateDictMixin):
                     values.append(v)
         set_values(tensors, values)
 
-    def _kernel(self, static, n, sharding):
+    def _kernel(self, static, n, sharding, donated=None):
         """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted
         arrays) and updated state (committed) would otherwise compile the same update twice."""
-        return Optimizer._update_kernel(type(self)._update, static, n, sharding)  # AdamW shares Adam's kernels
+        # (AdamW shares Adam's kernels)
+        return Optimizer._update_kernel(type(self)._update, static, n, sharding, donated)
 
     @staticmethod
-    def _update_kernel(update, static, n, sharding):
-        key = (update, tuple(sorted(static.items())), n, sharding)
+    def _update_kernel(update, static, n, sharding, donated=None):
+        """``donated``: which state values (per parameter, per state key) the kernel takes in the donated list;
+        it is then called as ``(params, donated state, grads, kept state, hyper-parameters)`` with the parameters
+        and the donated state donated, so that XLA updates them in place."""
+        key = (update, tuple(sorted(static.items())), n, sharding, donated)
         k = Optimizer._kernels.get(key)
         if k is None:
             fn = functools.partial(update, **static)
-            pinned = isinstance(sharding, SingleDeviceSharding)
-            k = Optimizer._kernels[key] = jax.jit(fn, in_shardings=sharding) if pinned else jax.jit(fn)
+            kw = {"in_shardings": sharding} if isinstance(sharding, SingleDeviceSharding) else {}
+            if donated is not None:
+                fn, kw["donate_argnums"] = _joining(fn, donated), (0, 1)
+            k = Optimizer._kernels[key] = jax.jit(fn, **kw)
         return k
+
+    def _donating_update(self, static, pv, gv, sv, hp):
+        """The eager update with the parameters and their (non-scalar) state donated: XLA writes the new values
+        into the old buffers instead of allocating and filling new ones — Adam over 670K parameters takes 0.6 ms
+        instead of 1.7 ms. A value something else still holds (an alias from ``detach()``/``.data``, a graph kept
+        with ``retain_graph``, a ``state_dict()`` or a compiled function's guard) is copied first
+        (:func:`..compile.state._donated_values`), so donation never deletes an array in use."""
+        donated = tuple(tuple(type(v) is lazy.ARRAY_TYPE and v.ndim > 0 for v in row) for row in sv)
+        dv = [v for row, m in zip(sv, donated) for v, d in zip(row, m) if d]
+        kept = [v for row, m in zip(sv, donated) for v, d in zip(row, m) if not d]
+        # references while counted: the Tensor, the caller's list (pv or a row of sv), dv, the copy list, the call
+        pv, dv = _donated_values(pv, range(len(pv))), _donated_values(dv, range(len(dv)), _STATE_REFS)
+        return self._kernel(static, len(pv), pv[0].sharding, donated)(pv, dv, gv, kept, hp)
 
     def _hyper_values(self, group, params):
         """The group's hyper-parameters as the update receives them: numbers through ``scalar`` (values in a
@@ -435,6 +455,17 @@ class Optimizer(StateDictMixin):
     @staticmethod
     def _update(params, grads, states, hp, **static):
         raise NotImplementedError("an Optimizer subclass must define _update")
+
+
+_STATE_REFS = itertools.repeat(5)
+
+
+def _joining(update, donated):
+    """``update(params, grads, states, hp)`` as a function of the donated and the kept state values apart."""
+    def run(pv, dv, gv, kept, hp):
+        d, k = iter(dv), iter(kept)
+        return update(pv, gv, [[next(d) if m else next(k) for m in row] for row in donated], hp)
+    return run
 
 
 def _share_steps(rows, new_rows, k):

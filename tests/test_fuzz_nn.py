@@ -1077,3 +1077,22 @@ def test_ctc_gradient_of_an_impossible_alignment_is_nan_unless_zeroed():
             loss(T, x).backward()
             grads.append(x.grad)
         assert_same(grads[0], grads[1])
+
+
+@needs_torch
+def test_pool_padding_checks_half_the_kernel_with_pytorchs_messages():
+    # (fuzzer seed 15199: a padding within half the dilated kernel but over half the kernel itself passed)
+    for nd, pad, k, d, indices in ((1, 2, 3, 2, True), (1, 2, 3, 2, False), (2, (1, 2), 3, 2, False),
+                                   (3, 2, 3, 2, True), (2, 2, 3, 1, False), (1, -1, 3, 1, False), (3, -1, 3, 1, False),
+                                   (1, 2, 5, 1, True)):
+        msgs = []
+        for T in (torch, torchish):
+            x = T.zeros((1, 2) + (7,) * nd)
+            try:
+                getattr(T.nn.functional, f"max_pool{nd}d")(x, k, 1, pad, d, return_indices=indices)
+                msgs.append(None)
+            except RuntimeError as e:
+                msgs.append(str(e))
+        assert msgs[1] == msgs[0], (nd, pad, k, d, indices)
+    with pytest.raises(RuntimeError, match="effective kernel size"):
+        torchish.nn.functional.avg_pool2d(torchish.zeros(1, 1, 5, 5), 3, 1, 2)

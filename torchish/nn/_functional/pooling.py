@@ -56,7 +56,31 @@ def _need_ints(name, **args):
                                 f"{type(e).__name__}")
 
 
-def _pool_geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode):
+def _padding_error(name, kernel, padding, dilation, indices):
+    """PyTorch's message for a padding that is negative or more than half the kernel. A padding more than half the
+    dilated kernel fails a first check; one within that but more than half the kernel itself fails the check of the
+    kernel that runs, each worded its own way (``max_pool1d`` without indices, the 2-d kernel that 1-d pooling
+    with indices runs on, the 3-d one)."""
+    if name == "max_pool1d" and not indices:
+        return (f"max_pool1d() padding must be non-negative, but got {padding[0]}" if padding[0] < 0 else
+                f"max_pool1d() padding should be at most half of kernel size, but got padding={padding[0]} and "
+                f"kernel_size={kernel[0]}")
+    if min(padding) < 0:
+        return f"pad must be non-negative, but got pad: {min(padding)}"
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > ((k - 1) * d + 1) // 2:
+            return (f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
+                    f"dilation={d}")
+    if len(kernel) == 3:
+        return ("pad should be smaller than or equal to half of kernel size, but got "
+                f"kT: {kernel[0]} kW: {kernel[2]} kH: {kernel[1]} padT: {padding[0]} padW: {padding[2]} "
+                f"padH: {padding[1]}")
+    (kh, kw), (ph, pw) = ((1,) + kernel, (0,) + padding) if len(kernel) == 1 else (kernel, padding)
+    return (f"pad should be smaller than or equal to half of kernel size, but got padW = {pw}, padH = {ph}, "
+            f"kW = {kw}, kH = {kh}")
+
+
+def _pool_geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, indices=False):
     _need_ints(name, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
     kernel = ntuple(kernel_size, nd)
     if len(kernel) == 1 and nd > 1:
@@ -80,10 +104,8 @@ def _pool_geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil
         raise RuntimeError("dilation should be greater than zero, but got " +
                            " ".join(f"dilation{a}: {d}" for a, d in zip(axes, dilation)))
     _check_input(input, nd, name)
-    for k, p, d in zip(kernel, padding, dilation):
-        if p < 0 or p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k}"
-                               f" and dilation={d}")
+    if any(p < 0 or p > k // 2 for k, p in zip(kernel, padding)):  # the kernel's size, not its dilated extent
+        raise RuntimeError(_padding_error(name, kernel, padding, dilation, indices))
     sp = tuple(input.shape[-nd:])
     outs = tuple(out_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in zip(sp, kernel, stride, padding, dilation))
     if any(o < 1 for o in outs):
@@ -99,7 +121,7 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     need_tensor(f"max_pool{nd}d" + ("_with_indices" if return_indices else ""), input)
     name = f"max_pool{nd}d"
     kernel, stride, padding, dilation, sp, outs = _pool_geometry(input, nd, name, kernel_size, stride, padding,
-                                                                 dilation, bool(ceil_mode))
+                                                                 dilation, bool(ceil_mode), return_indices)
     if not return_indices and all(d == 1 for d in dilation):
         pads = _ceil_pads(sp, kernel, stride, padding, outs)
         return apply(_MAXPOOL[nd], (input,), nd=nd, kernel=kernel, stride=stride, pads=pads)

@@ -97,6 +97,8 @@ from . import linalg as linalg  # noqa: E402
 from . import random as random  # noqa: E402
 from . import special as special  # noqa: E402
 from . import fft as fft  # noqa: E402
+from . import sparse as sparse  # noqa: E402
+from .sparse import sparse_coo_tensor as sparse_coo_tensor, spmm as spmm  # noqa: E402
 from . import quasirandom as quasirandom  # noqa: E402
 globals().update(linalg.TOP_LEVEL)  # torch.det, torch.svd, torch.cholesky, ... (the older top-level spellings)
 globals().update(linalg.FUNCTIONS)  # torch.chain_matmul

@@ -64,6 +64,8 @@ class Tensor(_tensor_values.TensorValues):
     # (Function name, output index) for a custom Function's output that is a view of an input; (op name, output
     # index, "multi") for an output of unbind/split whose storage was written with grad recording off
     _fn_view = None
+    # a sparse COO tensor (``torchish.sparse``) keeps its indices and values here; its value is their dense sum
+    _coo = None
 
     # binding for ``torchish.Tensor(2, 3)`` / ``Tensor([1., 2.])`` is installed by the creation ops
     _legacy_new = None
@@ -193,7 +195,7 @@ class Tensor(_tensor_values.TensorValues):
 
     @property
     def is_sparse(self):
-        return False
+        return self._coo is not None
 
     @property
     def is_quantized(self):
@@ -205,7 +207,7 @@ class Tensor(_tensor_values.TensorValues):
 
     @property
     def layout(self):
-        return _layout.strided
+        return _layout.strided if self._coo is None else _layout.sparse_coo
 
     def _wrap_dim(self, dim, ndim=None):
         ndim = self._v.ndim if ndim is None else ndim
@@ -373,6 +375,8 @@ class Tensor(_tensor_values.TensorValues):
         """A new tensor sharing this one's value and version counter, outside the graph."""
         out = Tensor._make(self._v)
         out._attach_alias(self, share_version=True)
+        if self._coo is not None:
+            out._coo = self._coo.detach()
         return out
 
     def detach_(self):

@@ -213,18 +213,43 @@ def format_values(a: np.ndarray, indent: int) -> str:
     return _nested_str(a, indent, summarize, fmt)
 
 
-def _add_suffixes(text, suffixes, indent):
+def _add_suffixes(text, suffixes, indent, force_newline=False):
     parts = [text]
     last_line_len = len(text) - text.rfind("\n") + 1
     for s in suffixes:
-        if last_line_len + len(s) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + len(s) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + s)
             last_line_len = indent + len(s)
+            force_newline = False
         else:
             parts.append(", " + s)
             last_line_len += len(s) + 2
     parts.append(")")
     return "".join(parts)
+
+
+def _sparse_repr(t, prefix, suffixes) -> str:
+    """A sparse COO tensor as PyTorch prints it: its raw indices and values, then size, nnz, dtype and layout."""
+    from . import _dtype
+    indent = len(prefix)
+    coo = t._coo
+    parts = []
+    for name, part in (("indices", coo.indices), ("values", coo.values)):
+        head = f"{name}=tensor("
+        a = np.asarray(part.detach()._d)
+        text = format_values(a, indent + len(head)) if a.size else "[]"
+        if a.size == 0:
+            text += f", size={tuple(a.shape)}"
+        parts.append(head + text + ")")
+    suffixes += [f"size={tuple(t.shape)}", f"nnz={coo.indices.shape[1]}"]
+    if t.dtype not in (_dtype.DEFAULTS.float, _dtype.DEFAULTS.complex, _dtype.int64, _dtype.bool):
+        suffixes.append(f"dtype={t.dtype}")
+    suffixes.append(f"layout={t.layout}")
+    if t._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
+    elif t._rg:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=True)
 
 
 def tensor_repr(t, tensor_contents=None) -> str:
@@ -241,6 +266,8 @@ def tensor_repr(t, tensor_contents=None) -> str:
     default_dev = _device.get_default_device()
     if dev.type != default_dev.type or (dev.type == "cuda" and dev.index != _device.current_index()):
         suffixes.append(f"device='{dev}'")
+    if t._coo is not None:
+        return _sparse_repr(t, prefix, suffixes)
     dt = t.dtype
     default_float = _dtype.DEFAULTS.float
     has_default_dtype = dt in (default_float, _dtype.DEFAULTS.complex, _dtype.int64, _dtype.bool)

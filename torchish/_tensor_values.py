@@ -30,9 +30,13 @@ class TensorValues:
         return _to_python(d)
 
     def tolist(self):
+        if self._coo is not None:
+            raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
         return np.asarray(self._concrete()).tolist()
 
     def numpy(self, *, force=False):
+        if self._coo is not None:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
         if type(self._v) is MetaArray:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
                             "host memory first.")

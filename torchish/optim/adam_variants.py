@@ -173,8 +173,9 @@ class SparseAdam(Optimizer):
 
     torchish gradients are dense, so this is the dense fallback: the coordinates where the gradient is exactly
     zero count as absent (what ``grad.to_sparse()`` keeps in PyTorch). As in PyTorch, a parameter whose gradient
-    is dense there raises RuntimeError at ``step()``: only the weights of ``Embedding``/``EmbeddingBag`` (or
-    ``F.embedding``/``F.embedding_bag``) looked up with ``sparse=True`` count as having sparse gradients.
+    is dense there raises RuntimeError at ``step()``: only a sparse gradient (``p.grad = p.grad.to_sparse()``) and
+    the weights of ``Embedding``/``EmbeddingBag`` (or ``F.embedding``/``F.embedding_bag``) looked up with
+    ``sparse=True`` count as having sparse gradients.
     ``state['step']`` is a Python int, as in PyTorch; because Python advances it, a step inside
     ``torchish.compile`` needs concrete values (it runs eagerly: a graph break).
 
@@ -214,7 +215,7 @@ class SparseAdam(Optimizer):
         pass  # it takes sparse gradients only (_prepare_state refuses the others)
 
     def _prepare_state(self, p, group):
-        if not p.__dict__.get("_sparse_grad"):  # see nn.functional.embedding: PyTorch's would be dense
+        if not (p.grad.is_sparse or p.__dict__.get("_sparse_grad")):  # see nn.functional.embedding
             raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
         if tracing.active():
             raise tracing.concrete_error("SparseAdam's Python step counter")

@@ -1,0 +1,271 @@
+"""``torch.sparse_coo_tensor`` and the ``torch.sparse`` namespace: COO sparse tensors, held densely.
+
+A sparse COO tensor here is a Tensor whose value is the dense array its entries make (duplicates summed), with its
+indices and values kept beside it (``Tensor._coo``). Dense arithmetic on it (``A @ x``, ``torch.sparse.mm``,
+``torch.spmm``, ``A.to_dense()``) is ordinary ops on that value, so gradients reach ``values`` and the dense operand
+as in PyTorch; the COO methods (``indices``, ``values``, ``coalesce``, ``_nnz``, ...) read the kept entries, and
+``is_sparse``, ``layout``, printing and ``numpy()`` answer as for PyTorch's sparse tensors.
+
+Differences: the dense value is materialised (memory grows with the full size, not the number of entries); ops that
+PyTorch runs sparse-to-sparse (``A.t()``, ``A * 2``, ``A.float()``, ``sparse.mm`` of two sparse tensors) return
+dense tensors with the same values; the gradient of a sparse leaf (``requires_grad=True``) is dense; indices are
+always checked against the size (PyTorch checks only under ``check_invariants=True``).
+
+Example:
+    >>> import torchish as torch
+    >>> A = torch.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [3.0, 4.0, 5.0], (2, 3))
+    >>> torch.sparse.mm(A, torch.ones(3, 1)).flatten()
+    tensor([3., 9.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype, _layout
+from ._tensor import Tensor, wrap_dim
+from .ops import creation as _creation
+
+__all__ = ["mm", "addmm", "sum", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
+
+
+class _COO:
+    """The entries of a sparse tensor: ``indices`` (int64, sparse_dim x nnz), ``values`` (nnz x dense dims)."""
+
+    __slots__ = ("indices", "values", "coalesced")
+
+    def __init__(self, indices, values, coalesced):
+        self.indices, self.values, self.coalesced = indices, values, coalesced
+
+    def detach(self):
+        return _COO(self.indices, self.values.detach(), self.coalesced)
+
+
+def _as_tensor(x, dtype=None):
+    return x if isinstance(x, Tensor) else _creation.tensor(x, dtype=dtype)
+
+
+def _from_entries(indices, values, size, coalesced, *, device=None, requires_grad=False):
+    """The sparse tensor of ``size`` with these entries: its value sums them into zeros (an accumulating
+    index_put, so the gradient of each value is the dense gradient at its index)."""
+    sparse_dim = indices.shape[0]
+    dense = _creation.zeros(size, dtype=values.dtype, device=device)
+    if requires_grad:
+        values = values.detach()
+    if sparse_dim == 0:
+        dense = dense + values.sum(0)
+    elif indices.shape[1]:
+        dense = dense.index_put(tuple(indices.unbind(0)), values, accumulate=True)
+    if requires_grad:
+        dense.requires_grad_(True)
+    dense._coo = _COO(indices, values, coalesced)
+    return dense
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False, requires_grad=False,
+                      check_invariants=None, is_coalesced=None):
+    """A sparse COO tensor with entries ``values[k]`` at ``indices[:, k]`` (PyTorch's ``torch.sparse_coo_tensor``)."""
+    indices = _as_tensor(indices)
+    values = _as_tensor(values, dtype)
+    if dtype is not None and values.dtype != dtype:
+        values = values.to(dtype)
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    if values.dim() == 0:
+        values = values.reshape(1)
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == _dtype.bool:
+        raise RuntimeError(f"indices must be an int64 tensor, got {indices.dtype}")
+    indices = indices.long()
+    sparse_dim, nnz = indices.shape
+    if values.shape[0] != nnz:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {nnz}, nnz from "
+                           f"values: {values.shape[0]}")
+    dense_shape = tuple(values.shape[1:])
+    idx = indices.numpy()
+    if size is None:
+        size = tuple(int(m) + 1 for m in idx.max(1)) if nnz else (0,) * sparse_dim
+        size = size + dense_shape
+    size = tuple(int(s) for s in size)
+    if len(size) != sparse_dim + len(dense_shape):
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                           f"sparse_dim = {sparse_dim}, dense_dim = {len(dense_shape)}")
+    if size[sparse_dim:] != dense_shape:
+        raise RuntimeError(f"values has incorrect size, expected {[nnz, *size[sparse_dim:]]}, got "
+                           f"{list(values.shape)}")
+    for d in range(sparse_dim if nnz else 0):
+        lo, hi = int(idx[d].min()), int(idx[d].max())
+        if lo < 0:
+            raise RuntimeError(f"found negative index {lo} for dim {d}")
+        if hi >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found index "
+                               f"{hi}")
+    coalesced = nnz < 2 if is_coalesced is None else bool(is_coalesced)
+    return _from_entries(indices, values, size, coalesced, device=device, requires_grad=requires_grad)
+
+
+def _require(self, what, kind="sparse coordinate tensor"):
+    if self._coo is None:
+        raise RuntimeError(f"{what} expected {kind} layout but got Strided")
+    return self._coo
+
+
+def _coalesce(self):
+    coo = _require(self, "coalesce")
+    if coo.coalesced:
+        return self
+    sparse_size = tuple(self.shape[:coo.indices.shape[0]])
+    keys = np.ravel_multi_index(tuple(coo.indices.numpy()), sparse_size)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    indices = _creation.tensor(np.stack(np.unravel_index(uniq, sparse_size)).astype(np.int64).reshape(-1, len(uniq)))
+    values = _creation.zeros((len(uniq), *coo.values.shape[1:]), dtype=coo.values.dtype)
+    values = values.index_add(0, _creation.tensor(inverse.astype(np.int64)), coo.values)
+    out = self.clone()  # the same dense value, with the gradient to this tensor
+    out._coo = _COO(indices, values, True)
+    return out
+
+
+def _is_coalesced(self):
+    return _require(self, "is_coalesced").coalesced
+
+
+def _indices(self):
+    coo = _require(self, "indices")
+    if not coo.coalesced:
+        raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+    return coo.indices
+
+
+def _values(self):
+    coo = _require(self, "values", "sparse tensor")
+    if not coo.coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+    return coo.values
+
+
+def _raw(what, field):
+    def get(self):
+        if self._coo is None:
+            raise NotImplementedError(f"Could not run 'aten::{what}' with arguments from the 'CPU' backend.")
+        return getattr(self._coo, field)
+    return get
+
+
+def _nnz(self):
+    if self._coo is None:
+        raise NotImplementedError("Could not run 'aten::_nnz' with arguments from the 'CPU' backend.")
+    return self._coo.indices.shape[1]
+
+
+def _sparse_dim(self):
+    return 0 if self._coo is None else self._coo.indices.shape[0]
+
+
+def _dense_dim(self):
+    return self.dim() if self._coo is None else self._coo.values.dim() - 1
+
+
+def _to_dense(self, dtype=None, *, masked_grad=None):
+    out = self if self._coo is None else self.clone()
+    return out if dtype is None else out.to(dtype)
+
+
+def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+    """``x.to_sparse()`` / ``x.to_sparse(sparse_dim)``: the COO tensor of the nonzero entries (for a sparse_dim below
+    ``x.dim()``, of the index prefixes whose trailing slice has a nonzero)."""
+    if len(args) > 1:
+        raise TypeError(f"to_sparse() takes at most 1 positional argument ({len(args)} given)")
+    sparse_dim = args[0] if args else None
+    if layout not in (None, _layout.sparse_coo) or blocksize is not None or dense_dim is not None:
+        raise NotImplementedError(f"to_sparse: only the sparse_coo layout is supported, got {layout}")
+    if self._coo is not None:
+        return self
+    sparse_dim = self.dim() if sparse_dim is None else int(sparse_dim)
+    if not 0 < sparse_dim <= self.dim():
+        raise RuntimeError(f"sparse_dim argument must be in [0, {self.dim()}] range, but {sparse_dim} is given")
+    nonzero = self.detach().numpy() != 0
+    if sparse_dim < self.dim():
+        nonzero = nonzero.reshape(*nonzero.shape[:sparse_dim], -1).any(-1)
+    idx = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1)
+    indices = _creation.tensor(idx)
+    values = self[tuple(indices.unbind(0))]
+    out = self.clone()  # the same dense value, with the gradient to this tensor
+    out._coo = _COO(indices, values, True)
+    return out
+
+
+for _name, _fn in (("coalesce", _coalesce), ("is_coalesced", _is_coalesced), ("indices", _indices),
+                   ("values", _values), ("_indices", _raw("_indices", "indices")),
+                   ("_values", _raw("_values", "values")), ("_nnz", _nnz), ("sparse_dim", _sparse_dim),
+                   ("dense_dim", _dense_dim), ("to_dense", _to_dense), ("to_sparse", _to_sparse)):
+    _fn.__name__ = _name
+    setattr(Tensor, _name, _fn)
+
+
+# the torch.sparse namespace
+
+def mm(mat1, mat2, reduce=None):
+    """``mat1 @ mat2`` where either may be sparse; the product is dense here."""
+    if reduce is not None:
+        raise NotImplementedError("torch.sparse.mm: the reduce argument is not supported")
+    return mat1 @ mat2
+
+
+def spmm(input, mat2):
+    """``torch.spmm``: ``input @ mat2`` for a sparse ``input`` (a top-level function in PyTorch)."""
+    return input.mm(mat2)
+
+
+def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
+    """``beta * mat + alpha * (mat1 @ mat2)`` for a sparse ``mat1``."""
+    return mat * beta + (mat1 @ mat2) * alpha
+
+
+def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
+    """The sum of a sparse tensor over ``dim``: a dense tensor when every sparse dimension is reduced (or ``dim`` is
+    None), else a coalesced sparse tensor over the remaining index prefixes."""
+    coo = input._coo
+    if coo is None:
+        raise NotImplementedError("Could not run 'aten::_indices' with arguments from the 'CPU' backend.")
+    if dim is None:
+        return input.sum(dtype=dtype)
+    dims = sorted({wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
+    sparse_dim = coo.indices.shape[0]
+    if all(d in dims for d in range(sparse_dim)):
+        return input.sum(dim=dims, dtype=dtype)
+    input = input.coalesce()
+    coo = input._coo
+    keep = [d for d in range(sparse_dim) if d not in dims]
+    values = coo.values
+    value_dims = [d - sparse_dim + 1 for d in dims if d >= sparse_dim]
+    if value_dims:
+        values = values.sum(dim=value_dims)
+    if dtype is not None:
+        values = values.to(dtype)
+    rows = coo.indices.numpy()[keep]
+    uniq, inverse = np.unique(rows, axis=1, return_inverse=True)
+    summed = _creation.zeros((uniq.shape[1], *values.shape[1:]), dtype=values.dtype)
+    summed = summed.index_add(0, _creation.tensor(inverse.reshape(-1).astype(np.int64)), values)
+    size = [input.shape[d] for d in keep] + [input.shape[d] for d in range(sparse_dim, input.dim()) if d not in dims]
+    return _from_entries(_creation.tensor(uniq.astype(np.int64)), summed, size, True)
+
+
+def _legacy_type(name, dt):
+    """``torch.sparse.FloatTensor(indices, values, size)`` and ``torch.sparse.FloatTensor(*size)`` (empty)."""
+    def __new__(cls, *args, **kwargs):
+        if len(args) >= 2 and isinstance(args[0], Tensor):
+            return sparse_coo_tensor(args[0], args[1].to(dt), *args[2:3], **kwargs)
+        size = tuple(args[0]) if len(args) == 1 and not isinstance(args[0], int) else tuple(args)
+        return sparse_coo_tensor(_creation.zeros((len(size), 0), dtype=_dtype.int64),
+                                 _creation.zeros((0,), dtype=dt), size)
+    return type(name, (), {"__new__": __new__, "__module__": __name__})
+
+
+FloatTensor = _legacy_type("FloatTensor", _dtype.float32)
+DoubleTensor = _legacy_type("DoubleTensor", _dtype.float64)
+HalfTensor = _legacy_type("HalfTensor", _dtype.float16)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", _dtype.bfloat16)
+LongTensor = _legacy_type("LongTensor", _dtype.int64)
+IntTensor = _legacy_type("IntTensor", _dtype.int32)
+ShortTensor = _legacy_type("ShortTensor", _dtype.int16)
+CharTensor = _legacy_type("CharTensor", _dtype.int8)
+ByteTensor = _legacy_type("ByteTensor", _dtype.uint8)

@@ -41,7 +41,7 @@ from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
 from .side_effects import _leaked, _replayable, _store, _with_leaks
-from . import pystate
+from . import checks, pystate
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
                     jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
@@ -282,7 +282,7 @@ class CompiledFunction:
             start = next(_SERIAL)
             rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)), scalar_start)
             try:
-                with rec, tracing.tracing_scope(), py:
+                with rec, tracing.tracing_scope(), py, tracing.deferred_checks() as deferred:
                     out = fn(*a, **kw)
                 changed = changed_copies(n_copies)
                 if changed:
@@ -341,7 +341,11 @@ class CompiledFunction:
                 info.update(out_tree=out_tree, out_spec=out_spec, out_inf=out_inf, written=written,
                             grad_spec=grad_spec, arg_written=arg_written, missing=missing,
                             missing_scalars=list(rec.missing_scalars.values()),
-                            backward_ran=rec.backward_ran, recorder=rec)
+                            backward_ran=rec.backward_ran, recorder=rec,
+                            checks=[(err, message) for _, _, err, message in deferred.checks])
+                # the value checks' results last (cut out into a program of their own: compile.checks)
+                out_vals += [c[0] for c in deferred.checks] + [c[1] for c in deferred.checks]
+                info["n_outputs"] = len(out_vals)
                 # the written state first, in the donated inputs' order: XLA pairs a donated input with the first
                 # output of its shape, so anything before it (a scalar loss before a scalar Adam step) costs copies
                 return [state[i]._d for i in written], out_vals, grads, [arg_tensors[k]._d for k in arg_written]
@@ -373,6 +377,7 @@ class CompiledFunction:
             written, outs, grads, argw = pure(arg_vals, unique_vals if cls is None else
                                               [unique_vals[c] for c in cls], scalar_vals)
             written, info["written_out"] = _dedupe(written)
+            info["n_written"] = len(written)
             return written, outs, grads, argw
         unique_vals = [state_vals[i] for i in uniq]
         traced = jax.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
@@ -381,6 +386,9 @@ class CompiledFunction:
             new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
             return (info["missing"], info["missing_scalars"], new_modules)
         entry.modules = entry.modules + [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
+        entry.check, entry.check_uniq, entry.check_seen = None, uniq, None
+        if info["checks"]:
+            entry.check = checks.program(traced, info, jax.tree.leaves((arg_vals, unique_vals, scalar_vals)))
         entry.diff = None
         entry.donate = None
         entry.uniq, entry.pairs, entry.own_refs, entry.written_out = None, [], _OWN_REFS, None
@@ -463,6 +471,8 @@ class CompiledFunction:
             arg_vals, state_vals = lazy.concrete_all(arg_vals), lazy.concrete_all(state_vals)
             entry.seen = state_vals
         scalar_vals = _scalar_values(entry) if entry.scalar_override is None else entry.scalar_override
+        if entry.check is not None:
+            checks.run(entry, arg_vals, state_vals, scalar_vals)
         try:
             res = self._call(entry, arg_vals, state_vals, scalar_vals)
         except ValueError as e:  # an argument on another device than the program (a key moved by an eager draw,
@@ -473,6 +483,8 @@ class CompiledFunction:
                 res = self._call(entry, arg_vals, moved, scalar_vals)
             except ValueError as again:
                 raise _DeviceChanged(str(again)) from e
+        if info["checks"]:  # (the step's outputs of its value checks: compile.checks ran them before it)
+            res = (res[0], res[1][:len(res[1]) - 2 * len(info["checks"])]) + tuple(res[2:])
         if entry.side_effects is not None:
             if entry.replay is not None:
                 for (d, k), v in zip(entry.replay, res[4]):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from . import tracing
 from .elementwise import require_tensor
 from .index import _INDEX_DTYPES, nonzero
 from .registry import apply, defop
@@ -31,9 +32,13 @@ def _wrap(dim, x):
 
 
 def _concrete_bounds(index, size, lo, fmt, err):
-    """Raise ``err(fmt)`` for the first index outside ``[lo, size)`` (concrete values only)."""
+    """Raise ``err(fmt)`` for the first index outside ``[lo, size)`` (a traced index: before each run of
+    torchish.compile's program, see ``tracing.defer_check``)."""
     d = index._d
-    if isinstance(d, jax.core.Tracer) or d.size == 0:
+    if isinstance(d, jax.core.Tracer):
+        tracing.defer_check((d >= size) | (d < lo), d, err, lambda b: fmt.format(b=b, size=size))
+        return
+    if d.size == 0:
         return
     a = np.asarray(d).reshape(-1)
     bad = a[(a >= size) | (a < lo)]

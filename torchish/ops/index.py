@@ -52,9 +52,14 @@ def _as_index_tensor(v):
 
 
 def check_bounds(idx: Tensor, size: int, dim: int, err=IndexError, fmt=None):
-    """Raise PyTorch's error when a concrete index tensor holds an index outside ``[-size, size)``."""
+    """Raise PyTorch's error when an index tensor holds an index outside ``[-size, size)`` (a traced one: before
+    each run of torchish.compile's program, see ``tracing.defer_check``)."""
     d = idx._d
-    if isinstance(d, jax.core.Tracer) or d.size == 0:
+    if isinstance(d, jax.core.Tracer):
+        tracing.defer_check((d >= size) | (d < -size), d, err, lambda b: fmt.format(b=b, dim=dim, size=size) if fmt
+                            else f"index {b} is out of bounds for dimension {dim} with size {size}")
+        return
+    if d.size == 0:
         return
     a = np.asarray(d)
     bad = a[(a >= size) | (a < -size)]

@@ -104,3 +104,44 @@ class transform_scope:
         STATE.captured_writes -= self._writes
         STATE.functional_trace -= 1
         return False
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# value checks inside torchish.compile's trace
+
+
+class deferred_checks:
+    """Collect the value checks met while ``torchish.compile`` traces a function (an index out of range, a class
+    target out of bounds): eager mode reads the values and raises at once; a trace has none, so each check becomes
+    a pair of outputs of the traced step (whether any element is bad, the first bad value), cut out into a program
+    that runs before the step to raise PyTorch's error (``compile.checks``). Only checks made at the trace's own
+    level are collected: inside an inner transform (a checkpointed block, ``torchish.func``) the values cannot
+    leave it, and those checks are skipped as before."""
+
+    def __enter__(self):
+        import jax.extend.core
+        self.checks = []  # (any bad, first bad value, exception type, message of the bad value)
+        self.level = jax.extend.core.get_opaque_trace_state()
+        self.prev = getattr(STATE, "deferred_checks", None)
+        STATE.deferred_checks = self
+        return self
+
+    def __exit__(self, *exc):
+        STATE.deferred_checks = self.prev
+        return False
+
+
+def defer_check(bad, values, err, message):
+    """Inside a :class:`deferred_checks` scope, check the traced boolean mask ``bad`` (elements that fail) before
+    each run of the program: raise ``err(message(b))``, ``b`` the first bad element of ``values`` (a Python
+    number). Elsewhere (a user's ``jax.jit``, an inner transform) the check is skipped, as value checks on traced
+    tensors always were."""
+    scope = getattr(STATE, "deferred_checks", None)
+    if scope is None:
+        return
+    import jax.extend.core
+    import jax.numpy as jnp
+    if jax.extend.core.get_opaque_trace_state() != scope.level:
+        return
+    bad, values = jnp.ravel(bad), jnp.ravel(values)
+    scope.checks.append((jnp.any(bad), values[jnp.argmax(bad)], err, message))

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from ... import _dtype
-from ...ops import lazy, softmax as _softmax
+from ...ops import lazy, softmax as _softmax, tracing
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ._loss_util import concrete, not_differentiable, reduction_arg
@@ -81,6 +81,10 @@ def _check_nll(input, target, weight, ignore_index):
     if d is not None and ref is not None and ref() is d and seen == (c, ignore_index):
         return
     v = concrete(target)
+    if v is None and isinstance(target._d, jax.core.Tracer):  # (checked before torchish.compile's program runs)
+        t = target._d
+        tracing.defer_check((t != ignore_index) & ((t < 0) | (t >= c)), t, IndexError,
+                            lambda b: f"Target {b} is out of bounds.")
     if v is not None:
         bad = v[(v != ignore_index) & ((v < 0) | (v >= c))]
         if bad.size:

@@ -14,6 +14,7 @@ import numpy as np
 from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...ops import tracing
 from ...ops.registry import apply, defop
 from ._args import need_tensor
 
@@ -64,15 +65,17 @@ def _check_indices(input, num, name, err=IndexError):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {_dtype.legacy_type_name(input.dtype)} instead (while checking "
                            f"arguments for {name})")
+    msg = ("index out of range in self" if err is IndexError else "Expected i < index_size to be true, but got "
+           "false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)")
     d = input._d
-    if isinstance(d, jax.core.Tracer) or input.is_meta or d.size == 0:  # (no values to check)
+    if isinstance(d, jax.core.Tracer):  # (checked before torchish.compile's program runs)
+        tracing.defer_check((d < 0) | (d >= num), d, err, lambda b: msg)
+        return
+    if input.is_meta or d.size == 0:  # (no values to check)
         return
     a = np.asarray(d)
     if a.min() < 0 or a.max() >= num:
-        if err is IndexError:
-            raise IndexError("index out of range in self")
-        raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this error message be "
-                           "improved?  If so, please report an enhancement request to PyTorch.)")
+        raise err(msg)
 
 
 def _padding_idx(padding_idx, num, msg="Padding_idx must be within num_embeddings"):

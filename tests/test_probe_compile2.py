@@ -1,0 +1,99 @@
+"""Regressions found by probing torchish.compile with training and evaluation loops against PyTorch (the identity
+as ``jit``): value checks on traced tensors (an index out of range in an embedding, indexing or gather, a class
+target out of bounds) raise PyTorch's error from a compiled call, before the step runs, so the state is unchanged;
+and probe programs kept as guards (train/eval steps with schedulers, hooks, accumulation and freezing)."""
+import numpy as np
+import pytest
+
+import torchish
+from oracle import arr, needs_torch, torch
+
+pytestmark = needs_torch
+
+
+def _both(case):
+    """``case(T, jit)`` with PyTorch (identity) and torchish (``torchish.compile``); the results, as numpy trees."""
+    return case(torch, lambda fn=None, **kw: fn), case(torchish, torchish.compile)
+
+
+def _close(got, ref):
+    if isinstance(ref, (list, tuple)):
+        assert type(got) is type(ref) and len(got) == len(ref), (got, ref)
+        for g, r in zip(got, ref):
+            _close(g, r)
+    elif isinstance(ref, dict):
+        assert set(got) == set(ref)
+        for k in ref:
+            _close(got[k], ref[k])
+    elif isinstance(ref, torch.Tensor):
+        assert str(got.dtype) == str(ref.dtype)
+        np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy(), rtol=2e-4, atol=2e-5)
+    elif isinstance(ref, float):
+        assert np.isclose(got, ref, rtol=2e-4, atol=2e-5), (got, ref)
+    else:
+        assert got == ref, (got, ref)
+
+
+def _copy(T, m, seed=0):
+    with T.no_grad():
+        for i, (_, p) in enumerate(m.named_parameters()):
+            p.copy_(T.tensor(arr(*p.shape, seed=seed + i) * 0.5))
+    return m
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args)
+    except (IndexError, RuntimeError) as e:
+        return type(e).__name__, str(e)
+
+
+def test_bad_index_in_a_compiled_step_raises_and_leaves_the_state():
+    """A batch with a token id past the embedding or a target past the classes, in a compiled Adam step after
+    good batches: PyTorch's IndexError from the compiled call (it used to clamp silently and train on), the
+    parameters and Adam's moments as they were, and the next good batch trains as in PyTorch."""
+    def case(T, jit):
+        nn = T.nn
+        emb, head = _copy(T, nn.Embedding(6, 3)), _copy(T, nn.Linear(3, 4), seed=3)
+        opt = T.optim.Adam(list(emb.parameters()) + list(head.parameters()), lr=0.1)
+
+        @jit
+        def step(ids, y):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(head(emb(ids).mean(1)), y)
+            loss.backward()
+            opt.step()
+            return loss
+        out = []
+        for ids, y in [([[0, 1], [2, 3]], [0, 1]), ([[1, 2], [3, 4]], [2, 3]), ([[1, 9], [3, 4]], [2, 3]),
+                       ([[1, 2], [3, 4]], [2, 7]), ([[5, 5], [0, 0]], [1, 1])]:
+            out.append(_outcome(step, T.tensor(ids), T.tensor(y)))
+            out.append(emb.weight.detach().clone())
+        return out, opt.state_dict()["state"][0]["exp_avg"]
+    ref, got = _both(case)
+    assert ref[0][4] == ("IndexError", "index out of range in self")
+    assert ref[0][6] == ("IndexError", "Target 7 is out of bounds.")
+    _close(got, ref)
+
+
+def test_bad_index_in_a_compiled_module_and_function():
+    """``jit(module)`` (a program with its VJP) and a compiled function indexing, gathering and taking
+    ``index_select`` with an index past the end: PyTorch's exception type and message."""
+    def case(T, jit):
+        emb = _copy(T, T.nn.Embedding(5, 2))
+        cemb = jit(emb)
+
+        @jit
+        def f(x, i, j):
+            return x[i].sum() + x.gather(1, j).sum() + x.index_select(0, i[:1]).sum()
+        x = T.tensor(arr(3, 3))
+        out = [cemb(T.tensor([1, 2])), cemb(T.tensor([0, 4])), _outcome(cemb, T.tensor([0, 5])),
+               f(x, T.tensor([0, 2]), T.tensor([[0], [1], [2]])), f(x, T.tensor([1, 2]), T.tensor([[2], [1], [0]])),
+               _outcome(f, x, T.tensor([0, 3]), T.tensor([[0], [1], [2]])),
+               _outcome(f, x, T.tensor([0, 1]), T.tensor([[0], [3], [2]])),
+               _outcome(f, x, T.tensor([-4, 1]), T.tensor([[0], [1], [2]]))]
+        out[1].sum().backward()
+        return out, emb.weight.grad
+    ref, got = _both(case)
+    assert [r[0] for r in ref[0][5:]] == ["IndexError", "RuntimeError", "IndexError"]
+    _close(got, ref)

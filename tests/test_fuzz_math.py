@@ -1159,3 +1159,15 @@ def test_scans_of_empty_and_zero_dim_inputs():
     agree(lambda T: tuple(T.cummin(T.ones(0, 1, 1), -4)), lambda T: tuple(T.cummax(T.ones(0, dtype=T.complex64), 3)),
            lambda T: tuple(T.cummin(T.ones(2, 1, 1), -4)), lambda T: T.cumprod(T.tensor(0.5), 0, dtype=T.bool),
            lambda T: T.linalg.matrix_norm(T.zeros(1, 0, 1, 0, requires_grad=True), 2).requires_grad)
+
+
+@needs_torch
+def test_any_all_over_a_dim_of_complex_numbers_and_lerp_number_weight_checked():
+    # (math fuzzer seeds 15208, 15235) jnp.any/all over an axis read a complex value's real part; a number weight
+    # of lerp is converted to the input's dtype, checked
+    c = np.array([[0.5j, 0], [1 + 0j, -2j]], np.complex64)
+    agree(lambda T: T.tensor(c).any(1), lambda T: T.tensor(c).all(1), lambda T: T.tensor(c).any(0, keepdim=True),
+          lambda T: T.tensor(c).all(-1, keepdim=True),
+          lambda T: T.lerp(T.tensor([0.75], dtype=T.float64), T.tensor([4.0, -2.0], dtype=T.float64), -0.5 + 0.5j),
+          lambda T: T.lerp(T.tensor([0.75]), T.tensor([4.0, -2.0]), 0.5 + 0j),
+          lambda T: T.lerp(T.tensor([0.75], dtype=T.complex64), T.tensor([4.0, -2.0], dtype=T.complex64), 0.5 + 1j))

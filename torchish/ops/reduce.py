@@ -321,6 +321,8 @@ for _n in ("sum", "mean", "nansum", "nanmean", "prod", "sum_to_size"):
 
 def _bool_reduce(f):
     def fwd(x, *, axis, keepdims):
+        if jnp.issubdtype(x.dtype, jnp.complexfloating):  # jnp.any/all over an axis read a complex value's real part
+            x = x != 0
         r = f(x, axis=axis, keepdims=keepdims)
         return r.astype(jnp.uint8) if x.dtype == jnp.uint8 else r  # PyTorch keeps uint8 for uint8 inputs
     return fwd

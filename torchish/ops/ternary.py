@@ -17,6 +17,7 @@ import jax.numpy as jnp
 
 from .. import _dtype, _precision
 from .._tensor import Tensor
+from .casting import check_scalar_fits
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
                           scalar_or_tensor, type_name)
 from .registry import apply, defop, overload
@@ -152,6 +153,8 @@ def lerp(input, end, weight, *, out=None):
     require_tensor(end, "lerp", 2, "end")
     w = scalar_or_tensor(weight, "lerp", 3, "weight")
     tensor_w = isinstance(w, Tensor)
+    if not tensor_w:  # a number weight is converted to the input's dtype, checked (a complex one into a real input)
+        w = check_scalar_fits(w, input.dtype)
     if input.dtype.category in FLOATS_ONLY:
         raise not_implemented("lerp_kernel_tensor" if tensor_w else "lerp_kernel_scalar", input.dtype)
     for arg, t in (("end", end), ("weight", w)):

@@ -126,3 +126,61 @@ def test_optimizers_refuse_sparse_gradients_as_torch(name, kw):
         check_raises(f)
     else:
         same(f)
+
+
+def test_out_of_matmul_and_linalg_ops_must_have_the_result_dtype():
+    # structured kernels: out= of another dtype raises (elementwise ops cast instead); linalg ops write into out
+    def f64(lib, *shape):
+        return lib.empty(*shape, dtype=lib.float64)
+
+    A, v, B = (lambda lib: _t(lib, 2, 2)), (lambda lib: _t(lib, 2)), (lambda lib: _t(lib, 2, 2, 2))
+    for bad in (lambda lib: lib.mm(A(lib), A(lib), out=f64(lib, 2, 2)),
+                lambda lib: lib.matmul(B(lib), B(lib), out=f64(lib, 2, 2, 2)),
+                lambda lib: lib.matmul(v(lib), v(lib), out=f64(lib)),
+                lambda lib: lib.bmm(B(lib), B(lib), out=f64(lib, 2, 2, 2)),
+                lambda lib: lib.mv(A(lib), v(lib), out=f64(lib, 2)),
+                lambda lib: lib.addmm(A(lib), A(lib), A(lib), out=f64(lib, 2, 2)),
+                lambda lib: lib.baddbmm(B(lib), B(lib), B(lib), out=f64(lib, 2, 2, 2)),
+                lambda lib: lib.tensordot(A(lib), A(lib), dims=1, out=f64(lib, 2, 2)),
+                lambda lib: lib.mm(A(lib).long(), A(lib).long(), out=lib.empty(2, 2)),
+                lambda lib: lib.linalg.inv(A(lib), out=f64(lib, 2, 2)),
+                lambda lib: lib.linalg.svd(A(lib), out=(f64(lib, 2, 2), lib.empty(2), lib.empty(2, 2))),
+                lambda lib: lib.linalg.svd(A(lib), out=lib.empty(2, 2)),
+                lambda lib: lib.linalg.svd(A(lib), out=(lib.empty(2, 2), lib.empty(2))),
+                lambda lib: lib.linalg.inv(A(lib), out=[lib.empty(2, 2)]),
+                lambda lib: lib.linalg.vector_norm(v(lib), out=f64(lib)),
+                lambda lib: lib.linalg.inv_ex(A(lib), out=(lib.empty(2, 2), lib.empty((), dtype=lib.long)))):
+        check_raises(bad)
+
+    def ok(lib):
+        M = _t(lib, 3, 3) + 3 * lib.eye(3)
+        outs = [lib.empty(3, 3), lib.empty(0), lib.empty(3, 3), lib.empty(()), lib.empty(3, 3), lib.empty(3)]
+        res = [lib.linalg.inv(M, out=outs[0]), lib.matmul(M, M, out=outs[1]), lib.linalg.cholesky(M @ M.T, out=outs[2]),
+               lib.linalg.det(M, out=outs[3]), lib.linalg.pinv(M, out=outs[4]),
+               lib.linalg.solve(M, lib.ones(3), out=outs[5])]
+        svd_out = (lib.empty(3, 3), lib.empty(3), lib.empty(3, 3))
+        svd = lib.linalg.svd(M, out=[*svd_out])
+        qr = lib.linalg.qr(M, out=(lib.empty(3, 3), lib.empty(3, 3)))
+        return ([r is o for r, o in zip(res, outs)], outs, [a is b for a, b in zip(svd, svd_out)], svd.S,
+                qr.R.abs(), lib.addr(A(lib), v(lib), v(lib), out=f64(lib, 2, 2)),
+                lib.frexp(v(lib), out=(lib.empty(2), lib.empty(2, dtype=lib.int32))))
+    same(ok, rtol=1e-4, atol=1e-5)
+
+
+def test_factory_functions_write_into_out():
+    # zeros/arange/linspace/eye/full/rand... with out=: the result is made in out's dtype and out is returned
+    def f(lib):
+        outs = [lib.empty(3, dtype=lib.long), lib.empty(5), lib.empty(0, dtype=lib.int32), lib.empty(3, dtype=lib.long),
+                lib.empty(0), lib.empty(3, dtype=lib.float64), lib.empty(2, 2, dtype=lib.int32)]
+        res = [lib.zeros(3, out=outs[0]), lib.arange(5, out=outs[1]), lib.arange(1, 4, out=outs[2]),
+               lib.linspace(0, 4, 3, out=outs[3]), lib.eye(3, out=outs[4]), lib.full((3,), 2, out=outs[5]),
+               lib.ones(2, 2, out=outs[6])]
+        r = lib.empty(4, dtype=lib.float64)
+        return ([a is b for a, b in zip(res, outs)], outs, lib.rand(4, out=r) is r, r.dtype,
+                lib.randint(5, (3,), out=lib.empty(3)).dtype, lib.randperm(4, out=lib.empty(4)).sort().values)
+    same(f)
+    for bad in (lambda lib: lib.zeros(3, dtype=lib.float32, out=lib.empty(3, dtype=lib.long)),
+                lambda lib: lib.randn(3, out=lib.empty(3, dtype=lib.long)),
+                lambda lib: lib.zeros(3, out=lib.empty(3, requires_grad=True)),
+                lambda lib: lib.multinomial(lib.ones(3), 2, out=lib.empty(2, dtype=lib.int32))):
+        check_raises(bad)

@@ -21,6 +21,7 @@ from . import _dtype
 from . import linalg as _linalg
 from ._device import placement
 from ._tensor import Tensor
+from .ops.elementwise import structured_out
 from .ops.reduce import _return_type
 from .ops.registry import apply, defop
 
@@ -99,7 +100,8 @@ def _permutation_fwd(pivots, *, n, dtype):
 _PERMUTATION = defop("lu_unpack_pivots", _permutation_fwd, differentiable=False)
 
 
-def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+@structured_out
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """``(P, L, U)`` from ``torch.linalg.lu_factor``'s compact ``(LU, pivots)``; empty tensors for parts not
     unpacked."""
     if LU_pivots.dtype is not _dtype.int32:
@@ -126,7 +128,8 @@ def _eye(m, k, like):
     return eye(m, k, dtype=like.dtype)
 
 
-def lu_solve(b, LU_data, LU_pivots, *, out=None):
+@structured_out
+def lu_solve(b, LU_data, LU_pivots):
     """``torch.lu_solve(b, LU, pivots)``: ``torch.linalg.lu_solve(LU, pivots, b)``."""
     return _linalg.lu_solve(LU_data, LU_pivots, b)
 

@@ -19,6 +19,7 @@ from . import _dtype
 from ._tensor import Tensor
 from .ops import arith as _A, broadcast as _B, copying as _C, diag as _D, reduce as _R, reorder as _O, shape as _S
 from .ops import stats as _ST, ternary as _T, unary as _U
+from .ops.elementwise import structured_out
 from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
                          eigvals, eigvalsh, qr, svd, svdvals)
 from .ops.decomp import cholesky as _cholesky
@@ -40,20 +41,23 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
-def cholesky(A, *, upper=False, out=None):
+@structured_out
+def cholesky(A, *, upper=False):
     """The Cholesky factor ``L`` of Hermitian positive-definite matrices (``A = L L^H``); ``upper=True`` gives
     ``L^H`` computed from the upper triangle."""
     return _cholesky(A, upper=upper)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+@structured_out
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default); ``inf``/``-inf``: max/min of ``|x|``."""
     if isinstance(ord, str):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     return _ST.vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+@structured_out
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm (1 dim, or a flattened tensor) or a matrix norm (2 dims, or a 2-D tensor with ``ord``)."""
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -71,7 +75,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.")
 
 
-def cond(A, p=None, *, out=None):
+@structured_out
+def cond(A, p=None):
     """The condition number ``norm(A, p) * norm(inv(A), p)``; for ``p`` in (None, 2, -2) the ratio of extreme
     singular values. Singular matrices give ``inf``."""
     if p in (None, 2, -2):
@@ -93,7 +98,8 @@ def _eye_like(a):
     return jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
 
 
-def matrix_power(A, n, *, out=None):
+@structured_out
+def matrix_power(A, n):
     """``A`` multiplied by itself ``n`` times (``n = 0``: identity; ``n < 0``: powers of the inverse), by repeated
     squaring as PyTorch does."""
     if not isinstance(n, int) or isinstance(n, bool):
@@ -123,7 +129,8 @@ def matrix_power(A, n, *, out=None):
     return result
 
 
-def vecdot(x, y, *, dim=-1, out=None):
+@structured_out
+def vecdot(x, y, *, dim=-1):
     """``sum(conj(x) * y, dim)`` with broadcasting."""
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         x, y = _registry.autocast_hook("linalg_vecdot", (x, y))
@@ -162,7 +169,8 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return _D.diagonal(A, offset, dim1, dim2)
 
 
-def tensorinv(A, ind=2, *, out=None):
+@structured_out
+def tensorinv(A, ind=2):
     """The inverse of ``A`` seen as a linear map from its first ``ind`` dims to the rest (shape reversed)."""
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
@@ -173,7 +181,8 @@ def tensorinv(A, ind=2, *, out=None):
     return _S.reshape(inv(_S.reshape(A, (p, q))), tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
 
 
-def tensorsolve(A, B, dims=None, *, out=None):
+@structured_out
+def tensorsolve(A, B, dims=None):
     """``X`` with ``tensordot(A, X, X.ndim) = B``; ``dims`` of ``A`` are first moved to the end."""
     if dims is not None:
         dims = tuple(dims)
@@ -190,11 +199,13 @@ def tensorsolve(A, B, dims=None, *, out=None):
 # the older top-level spellings: torchish.det, torchish.svd (returns V), torchish.cholesky(upper=), ...
 
 
-def _inverse(input, *, out=None):
+@structured_out
+def _inverse(input):
     return inv(input)
 
 
-def _top_svd(input, some=True, compute_uv=True, *, out=None):
+@structured_out
+def _top_svd(input, some=True, compute_uv=True):
     """``torch.svd``: ``U, S, V`` (not ``Vh``); ``compute_uv=False`` gives zero-filled ``U`` and ``V``."""
     from .ops.creation import zeros
     if not compute_uv:
@@ -206,14 +217,16 @@ def _top_svd(input, some=True, compute_uv=True, *, out=None):
     return _RESULTS["svd"](U, S, Vh.mH)
 
 
-def _top_qr(input, some=True, *, out=None):
+@structured_out
+def _top_qr(input, some=True):
     if not some:
         warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
                       "release.", UserWarning, stacklevel=2)
     return _RESULTS["qr"](*qr(input, "reduced" if some else "complete"))
 
 
-def _top_cholesky(input, upper=False, *, out=None):
+@structured_out
+def _top_cholesky(input, upper=False):
     return _cholesky(input, upper=upper, _legacy=True)
 
 
@@ -225,7 +238,8 @@ def _top_slogdet(input):
     return _RESULTS["slogdet"](*slogdet(input))
 
 
-def _top_cross(input, other, dim=None, *, out=None):
+@structured_out
+def _top_cross(input, other, dim=None):
     from .ops.elementwise import require_tensor
     require_tensor(input, "cross")
     require_tensor(other, "cross", 2, "other")
@@ -310,20 +324,23 @@ def _expand_batches(b, A):
     return tuple(t if tuple(t.shape[:-2]) == lead else t.expand(lead + tuple(t.shape[-2:])) for t in (b, A))
 
 
-def _cholesky_solve(B, L, upper=False, *, out=None):
+@structured_out
+def _cholesky_solve(B, L, upper=False):
     """``torch.cholesky_solve``: ``X`` with ``A X = B`` for ``A = L L^H`` (``U^H U`` with ``upper=True``)."""
     _legacy_operands(B, L, "cholesky_solve")
     B, L = _expand_batches(B, L)
     return apply(_CHOLESKY_SOLVE, (B, L), upper=bool(upper))
 
 
-def _cholesky_inverse(L, upper=False, *, out=None):
+@structured_out
+def _cholesky_inverse(L, upper=False):
     """``torch.cholesky_inverse``: ``A^{-1}`` from the Cholesky factor of ``A``."""
     _check_matrix(L, "cholesky_inverse", kernel="cholesky_inverse_out_cpu", int_kernel=True)
     return apply(_CHOLESKY_INVERSE, (L,), upper=bool(upper))
 
 
-def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+@structured_out
+def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """``torch.triangular_solve`` (deprecated): ``(solution, cloned_coefficient)`` of ``op(A) X = b``."""
     warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
                   "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
@@ -335,7 +352,8 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *,
     return _RESULTS["triangular_solve"](X, A.clone())
 
 
-def _top_lu(A, pivot=True, get_infos=False, out=None):
+@structured_out
+def _top_lu(A, pivot=True, get_infos=False):
     """``torch.lu`` (deprecated): ``(LU, pivots)`` or ``(LU, pivots, infos)``."""
     warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
                   "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
@@ -347,7 +365,8 @@ def _top_lu(A, pivot=True, get_infos=False, out=None):
     return lu_factor(A, pivot=pivot)
 
 
-def _chain_matmul(*matrices, out=None):
+@structured_out
+def _chain_matmul(*matrices):
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
                   "parameters.", UserWarning, stacklevel=2)

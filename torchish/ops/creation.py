@@ -16,7 +16,7 @@ import numpy as np
 from .. import _device, _dtype, _meta
 from .._tensor import Tensor
 from . import tracing
-from .elementwise import require_tensor, type_name
+from .elementwise import factory_out, require_tensor, type_name
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -274,17 +274,20 @@ def _fill(shape, value, dtype, device, requires_grad):
     return _finish(val, requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+@factory_out
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     return _fill(_size_or_kw(size, kw.pop("size", None), "zeros"), 0, _dtype.user_dtype(dtype, "zeros"), device,
                  requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+@factory_out
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     return _fill(_size_or_kw(size, kw.pop("size", None), "ones"), 1, _dtype.user_dtype(dtype, "ones"), device,
                  requires_grad)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+@factory_out
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
     """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
     return _fill(_size_or_kw(size, kw.pop("size", None), "empty"), 0, _dtype.user_dtype(dtype, "empty"), device,
@@ -300,7 +303,8 @@ def _scalar(x):
     return x
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@factory_out
+def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False):
     _dtype.user_dtype(dtype, "full")
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
@@ -361,7 +365,8 @@ def _range_dtype(dtype, *values):
     return _dtype.DEFAULTS.float
 
 
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@factory_out
+def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False):
     """Values ``start, start + step, ...`` below ``end``; int64 when all bounds are ints, else the default float.
 
     The length is ``ceil((end - start) / step)`` and each value ``start + i * step`` is computed in float64 and
@@ -423,7 +428,8 @@ def _check_steps(steps, name):
         raise RuntimeError("number of steps must be non-negative")
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@factory_out
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False):
     _dtype.user_dtype(dtype, "linspace")
     start, end = _scalar(start), _scalar(end)
     _check_steps(steps, "linspace")
@@ -434,7 +440,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return place(np.trunc(vals) if dt.category <= _dtype._INT else vals, dt, device, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@factory_out
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     start, end = _scalar(start), _scalar(end)
     _check_steps(steps, "logspace")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
@@ -446,7 +453,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     return place(vals, dt, device, requires_grad)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@factory_out
+def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
     _dtype.user_dtype(dtype, "eye")
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")

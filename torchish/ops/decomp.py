@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from . import elementwise as _elementwise
+from .elementwise import structured_out
 from . import tracing
 from .reduce import _return_type
 from . import registry as _registry
@@ -156,14 +157,16 @@ _SVD = defop("linalg_svd", _svd_fwd, vjp=_svd_vjp, grad_name="LinalgSvdBackward0
 _SVDVALS = defop("linalg_svdvals", lambda A: jnp.linalg.svd(A, compute_uv=False), grad_name="LinalgSvdBackward0")
 
 
-def svd(A, full_matrices=True, *, driver=None, out=None):
+@structured_out
+def svd(A, full_matrices=True, *, driver=None):
     """``U, S, Vh`` with ``A = U diag(S) Vh``, singular values in descending order."""
     A, = autocast_inputs("linalg_svd", A)
     check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     return RESULTS["linalg_svd"](*apply(_SVD, (A,), full=bool(full_matrices)))
 
 
-def svdvals(A, *, driver=None, out=None):
+@structured_out
+def svdvals(A, *, driver=None):
     A, = autocast_inputs("linalg_svdvals", A)
     check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     return apply(_SVDVALS, (A,))
@@ -206,7 +209,8 @@ def _qr_vjp(g, A, out, mode):
 _QR = defop("linalg_qr", _qr_fwd, vjp=_qr_vjp, grad_name="LinalgQrBackward0")
 
 
-def qr(A, mode="reduced", *, out=None):
+@structured_out
+def qr(A, mode="reduced"):
     """``Q, R`` with ``A = Q R``; ``mode`` is ``'reduced'``, ``'complete'`` or ``'r'`` (Q left empty)."""
     A, = autocast_inputs("linalg_qr", A)
     check_matrix(A, "linalg.qr", square=False, kernel="geqrf_cpu")
@@ -273,7 +277,8 @@ def _not_pd(i):
             f"of order {i} is not positive-definite).")
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+@structured_out
+def cholesky_ex(A, *, upper=False, check_errors=False):
     A, = autocast_inputs("linalg_cholesky_ex", A)
     check_matrix(A, "linalg.cholesky", kernel="cholesky_cpu")
     L, info = apply(_CHOL, (A,), upper=bool(upper))
@@ -283,7 +288,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return RESULTS["linalg_cholesky_ex"](L, info)
 
 
-def cholesky(A, *, upper=False, out=None, _legacy=False):
+@structured_out
+def cholesky(A, *, upper=False, _legacy=False):
     """The Cholesky factor ``L`` (``A = L L^H``), or ``U = L^H`` with ``upper=True``."""
     fname = "cholesky" if _legacy else "linalg.cholesky"
     A, = autocast_inputs("linalg_cholesky_ex", A)
@@ -322,7 +328,8 @@ def _eigh_vjp(g, A, out, lower):
 _EIGH = defop("linalg_eigh", _eigh_fwd, vjp=_eigh_vjp, grad_name="LinalgEighBackward0")
 
 
-def eigh(A, UPLO="L", *, out=None):
+@structured_out
+def eigh(A, UPLO="L"):
     """Eigenvalues (ascending, real) and orthonormal eigenvectors of Hermitian matrices, read from one triangle."""
     A, = autocast_inputs("linalg_eigh", A)
     check_matrix(A, "linalg.eigh", kernel="linalg_eigh_cpu", int_kernel=True)
@@ -331,7 +338,8 @@ def eigh(A, UPLO="L", *, out=None):
     return RESULTS["linalg_eigh"](*apply(_EIGH, (A,), lower=UPLO == "L"))
 
 
-def eigvalsh(A, UPLO="L", *, out=None):
+@structured_out
+def eigvalsh(A, UPLO="L"):
     return eigh(A, UPLO)[0]
 
 
@@ -355,7 +363,8 @@ def _eig_vjp(g, A, out):
 _EIG = defop("linalg_eig", _eig_fwd, vjp=_eig_vjp, grad_name="LinalgEigBackward0")
 
 
-def eig(A, *, out=None):
+@structured_out
+def eig(A):
     """Complex eigenvalues and unit-norm eigenvectors of general square matrices (computed on the CPU)."""
     A, = autocast_inputs("linalg_eig", A)
     check_matrix(A, "linalg.eig", kernel="linalg_eig_out_cpu")
@@ -369,5 +378,6 @@ def eig(A, *, out=None):
     return RESULTS["linalg_eig"](*apply(_EIG, (A,)))
 
 
-def eigvals(A, *, out=None):
+@structured_out
+def eigvals(A):
     return eig(A)[0]

@@ -8,6 +8,7 @@ Python numbers against Tensors (``scalar_or_tensor``), PyTorch's argument errors
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 
@@ -92,7 +93,9 @@ def not_implemented(kernel, dt):
 def c10_name(dt):
     """The C++ type name PyTorch prints in some dtype errors ('float', 'double', ...)."""
     return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int", "int32": "int", "bool": "bool"}.get(dt.name, dt.name)
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"
+            }.get(dt.name, dt.name)
 
 
 def _out(result, out, name=None):
@@ -118,6 +121,62 @@ def _out(result, out, name=None):
             STATE.recorder.wrote(out)
         out._v = jnp.zeros(result._v.shape, out._v.dtype)  # resized: no version bump, as in PyTorch
     return assign(out, result)
+
+
+def out_structured(result, out, name):
+    """``_out`` for PyTorch's structured kernels (mm, bmm, addmm, the decompositions and solvers...): ``out`` must
+    have the result's dtype exactly; for a tuple result, a tuple of that many tensors, each checked, returned as the
+    result's (named) tuple type."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or not all(isinstance(o, Tensor) for o in out):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+        if len(out) != len(result):
+            raise TypeError(f"expected tuple of {len(result)} elements but got {len(out)}")
+        outs = [out_structured(r, o, name) for r, o in zip(result, out)]
+        return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+    if isinstance(out, Tensor) and out.dtype is not result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {c10_name(result.dtype)}, but got "
+                           f"{c10_name(out.dtype)} instead")
+    return _out(result, out, name)
+
+
+def structured_out(fn):
+    """``fn`` (which computes its result) taking PyTorch's ``out=`` as a structured kernel does
+    (:func:`out_structured`)."""
+    @functools.wraps(fn)
+    def f(*args, out=None, **kwargs):
+        return out_structured(fn(*args, **kwargs), out, fn.__name__)
+    return f
+
+
+def castable_out(fn):
+    """``fn`` (which computes its result) taking PyTorch's ``out=`` (:func:`_out`: the result is cast to ``out``'s
+    dtype)."""
+    @functools.wraps(fn)
+    def f(*args, out=None, **kwargs):
+        return _out(fn(*args, **kwargs), out, fn.__name__)
+    return f
+
+
+def factory_out(fn):
+    """Factory ``fn`` (zeros, arange, randn...) taking PyTorch's ``out=``: the result is made in ``out``'s dtype
+    (a ``dtype=`` must name it) and written into ``out``, which is returned."""
+    @functools.wraps(fn)
+    def f(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        dt = kwargs.get("dtype")
+        if dt is None:
+            kwargs["dtype"] = out.dtype
+        elif _dtype.as_dtype(dt) is not out.dtype:
+            raise RuntimeError(f"dtype {_dtype.scalar_type_name(_dtype.as_dtype(dt))} does not match dtype of out "
+                               f"parameter ({_dtype.scalar_type_name(out.dtype)})")
+        return _out(fn(*args, **kwargs), out, fn.__name__)
+    return f
 
 
 def out_exact(result, out, name, message=None):

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
+from .elementwise import structured_out
 from .householder import _householder_fwd
 from .reduce import _return_type
 from .registry import Family, NotDifferentiable, apply, defop
@@ -71,7 +72,8 @@ def _check_float(t, name):
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.scalar_type_name(t.dtype)}'")
 
 
-def geqrf(input, *, out=None):
+@structured_out
+def geqrf(input):
     """QR of ``input`` (``..., m, n``) in LAPACK's form: ``(a, tau)``."""
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
@@ -98,7 +100,8 @@ def _ormqr_fwd(a, tau, c, *, left, transpose):
 _ORMQR = defop("ormqr", _ormqr_fwd, grad_name="OrmqrBackward0")
 
 
-def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+@structured_out
+def ormqr(input, tau, other, left=True, transpose=False):
     """``Q @ other`` (``other @ Q`` with ``left=False``; ``Q^H`` with ``transpose=True``) for the ``Q`` of
     :func:`geqrf`'s ``(input, tau)``."""
     if input.ndim < 2:

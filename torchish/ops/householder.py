@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor
+from .elementwise import structured_out
 from .registry import apply, defop
 
 _FLOAT = _dtype._FLOAT
@@ -44,7 +45,8 @@ def _householder_fwd(a, tau):
 _HOUSEHOLDER = defop("linalg_householder_product", _householder_fwd, grad_name="LinalgHouseholderProductBackward0")
 
 
-def householder_product(A, tau, *, out=None):
+@structured_out
+def householder_product(A, tau):
     """The first ``n`` columns of ``H_1 ... H_k`` for the reflectors stored in ``A`` (m x n) and ``tau`` (k)."""
     name = "torch.linalg.householder_product"
     if not isinstance(A, Tensor):

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor
 from .decomp import RESULTS, check_matrix
-from .elementwise import no_derivative
+from .elementwise import no_derivative, structured_out
 from .reduce import _return_type
 from .registry import apply, defop
 
@@ -166,7 +166,8 @@ def _raise_info(info, fname):
         raise RuntimeError(f"{fname}: Unknown error code: {int(arr[np.flatnonzero(arr)[0]])}.")
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+@structured_out
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
     """``(LD, pivots, info)`` of the Bunch-Kaufman factorization; ``info > 0``: a zero pivot at that (1-based)
     step (the factorization is then singular; PyTorch raises only with ``check_errors``)."""
     _check_ldl_input(A, "torch.linalg.ldl_factor_ex")
@@ -176,7 +177,8 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     return RESULTS["linalg_ldl_factor_ex"](LD, piv, info)
 
 
-def ldl_factor(A, *, hermitian=False, out=None):
+@structured_out
+def ldl_factor(A, *, hermitian=False):
     """``(LD, pivots)``: :func:`ldl_factor_ex` that raises on a zero pivot."""
     _check_ldl_input(A, "torch.linalg.ldl_factor_ex")
     LD, piv, info = apply(_LDL_FACTOR, (A,), hermitian=bool(hermitian))
@@ -258,7 +260,8 @@ _LDL_SOLVE = defop("linalg_ldl_solve", _ldl_solve_fwd, vjp=no_derivative("linalg
                    grad_name="NotImplemented")
 
 
-def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+@structured_out
+def ldl_solve(LD, pivots, B, *, hermitian=False):
     """``X`` with ``A X = B`` from :func:`ldl_factor`'s ``LD`` and ``pivots``."""
     check_matrix(LD, "torch.linalg.ldl_solve", arg="LD")
     if B.ndim < 2:

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
-from .elementwise import _out, c10_name, not_implemented, require_tensor
+from .elementwise import _out, c10_name, not_implemented, out_structured, require_tensor
 from . import registry as _registry, saved as _saved
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -207,7 +207,7 @@ def matmul(input, other, *, out=None):
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
-    return _out(apply(_MATMUL[_matmul_plan(input, other)], (input, other)), out, "matmul")
+    return out_structured(apply(_MATMUL[_matmul_plan(input, other)], (input, other)), out, "matmul")
 
 
 def mm(input, mat2, *, out=None):
@@ -222,7 +222,7 @@ def mm(input, mat2, *, out=None):
     _same_dtype(input, mat2, "mm", "addmm_impl_cpu_")
     if input.shape[1] != mat2.shape[0]:
         raise _mm_error(input.shape[0], input.shape[1], mat2.shape[0], mat2.shape[1])
-    return _out(apply(_MATMUL["MmBackward0", ""], (input, mat2)), out, "mm")
+    return out_structured(apply(_MATMUL["MmBackward0", ""], (input, mat2)), out, "mm")
 
 
 def _check_bmm(b1, b2, what="batch"):
@@ -241,7 +241,7 @@ def bmm(input, mat2, *, out=None):
         input, mat2 = _registry.autocast_hook("bmm", (input, mat2))
     _check_bmm(input, mat2)
     _same_dtype(input, mat2, "bmm", "bmm")
-    return _out(apply(_MATMUL["BmmBackward0", ""], (input, mat2)), out, "bmm")
+    return out_structured(apply(_MATMUL["BmmBackward0", ""], (input, mat2)), out, "bmm")
 
 
 def mv(input, vec, *, out=None):
@@ -254,7 +254,7 @@ def mv(input, vec, *, out=None):
     _same_dtype(input, vec, "mv", "addmv_impl_cpu")
     if input.shape[1] != vec.shape[0]:
         raise _mv_error(input.shape[0], input.shape[1], vec.shape[0])
-    return _out(apply(_MATMUL["MvBackward0", ""], (input, vec)), out, "mv")
+    return out_structured(apply(_MATMUL["MvBackward0", ""], (input, vec)), out, "mv")
 
 
 def _check_dot(a, b, kernel):
@@ -271,7 +271,7 @@ def dot(input, tensor, *, out=None):
     if _registry.autocast_hook is not None and out is None:
         input, tensor = _registry.autocast_hook("dot", (input, tensor))
     _check_dot(input, tensor, "dot")
-    return _out(apply(_MATMUL["DotBackward0", ""], (input, tensor)), out, "dot")
+    return out_structured(apply(_MATMUL["DotBackward0", ""], (input, tensor)), out, "dot")
 
 
 _VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b, precision=_precision.matmul()), grad_name="VdotBackward0")
@@ -282,7 +282,7 @@ def vdot(input, other, *, out=None):
     _require(input, "vdot", "input")
     _require(other, "vdot", "other")
     _check_dot(input, other, "vdot")
-    return _out(apply(_VDOT, (input, other)), out, "vdot")
+    return out_structured(apply(_VDOT, (input, other)), out, "vdot")
 
 
 _OUTER = defop("outer", lambda a, b: a[:, None] * b[None, :], promote="same", grad_name="MulBackward0")
@@ -335,13 +335,13 @@ def inner(input, other, *, out=None):
     _require(input, "inner", "input")
     _require(other, "inner", "other")
     if input.ndim == 0 or other.ndim == 0:
-        return _out(apply(_INNER_SCALAR, (input, other)), out, "inner")
+        return out_structured(apply(_INNER_SCALAR, (input, other)), out, "inner")
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(input.shape)} and {list(other.shape)}")
     if input.dtype is not other.dtype:
         raise RuntimeError("both inputs should have same dtype")
-    return _out(apply(_INNER, (input, other)), out, "inner")
+    return out_structured(apply(_INNER, (input, other)), out, "inner")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -397,7 +397,7 @@ def tensordot(a, b, dims=2, out=None):
                                       perm=free_a + axes[0]) else ""
     if copied_by_reshape(b, None, (k, math.prod(b.shape[j] for j in free_b)), perm=axes[1] + free_b):
         copies += "1"
-    return _out(apply(_TENSORDOT[copies], (a, b), axes=axes), out, "tensordot")
+    return out_structured(apply(_TENSORDOT[copies], (a, b), axes=axes), out, "tensordot")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -450,7 +450,8 @@ def _add_apply(op, input, a, b, beta, alpha, out, name):
         if t.dtype is not input.dtype:
             raise RuntimeError(f"self and mat2 must have the same dtype, but got {_name(input.dtype)} and "
                                f"{_name(t.dtype)}")
-    return _out(apply(op, (input, a, b, beta, alpha), beta_zero=beta == 0), out, name)
+    res = apply(op, (input, a, b, beta, alpha), beta_zero=beta == 0)
+    return _out(res, out, name) if name == "addr" else out_structured(res, out, name)  # (addr's out may cast)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):

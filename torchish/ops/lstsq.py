@@ -11,6 +11,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .decomp import RESULTS, _batch_broadcast, _mH, _mm, autocast_inputs, check_matrix, svdvals
+from .elementwise import structured_out
 from .registry import apply, defop
 
 
@@ -68,7 +69,8 @@ def pinv_tolerances(A, atol, rtol, rcond=None):
     return (atol or 0.0), rtol
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
+@structured_out
+def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
     """The Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` are dropped."""
     A, = autocast_inputs("linalg_pinv", A)
     check_matrix(A, "linalg.pinv", square=bool(hermitian))
@@ -89,7 +91,8 @@ def _rank_fwd(A, *, atol, rtol, hermitian):
 _RANK = defop("linalg_matrix_rank", _rank_fwd, differentiable=False)
 
 
-def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+@structured_out
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values (eigenvalue magnitudes when ``hermitian``) above
     ``max(atol, rtol * largest)``; ``tol`` is the old name of ``atol`` (with ``rtol = 0``)."""
     A, = autocast_inputs("linalg_matrix_rank", A)

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype, _precision
 from .decomp import check_matrix, svdvals
+from .elementwise import structured_out
 from . import registry as _registry
 from .registry import apply, defop
 
@@ -37,7 +38,8 @@ _CROSS = defop("linalg_cross", lambda a, b, *, dim: jnp.cross(*jnp.broadcast_arr
                grad_name="LinalgCrossBackward0")
 
 
-def cross(input, other, *, dim=-1, out=None):
+@structured_out
+def cross(input, other, *, dim=-1):
     """The cross product of 3-vectors along ``dim`` (shapes broadcast, dims must agree in number)."""
     from .._tensor import wrap_dim
     from .elementwise import require_tensor
@@ -67,7 +69,8 @@ def _multi_dot_fwd(*xs):
 _MULTI_DOT = defop("linalg_multi_dot", _multi_dot_fwd, grad_name="ViewBackward0")
 
 
-def multi_dot(tensors, *, out=None):
+@structured_out
+def multi_dot(tensors):
     """The product of a chain of matrices (first/last may be vectors), multiplied in the cheapest order."""
     ts = list(tensors)
     if len(ts) < 2:
@@ -94,7 +97,8 @@ def multi_dot(tensors, *, out=None):
 # matrix norms
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+@structured_out
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """``'fro'``, ``'nuc'``, and the induced norms ``1, -1, 2, -2, inf, -inf`` over the two dims ``dim``."""
     from . import convert, extrema, reduce as R, reorder, shape as S, stats, unary
     from .._tensor import wrap_dim

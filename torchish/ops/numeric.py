@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from .elementwise import require_tensor
+from .elementwise import require_tensor, structured_out
 from .join import cat
 from .reduce import _return_type
 from .registry import Family as _Family, apply, defop
@@ -169,7 +169,8 @@ def _frexp_vjp(g, x, out):
 _FREXP = defop("frexp", _frexp_fwd, vjp=_frexp_vjp, saved=("o1",))
 
 
-def frexp(input, *, out=None):
+@structured_out
+def frexp(input):
     """``input = mantissa * 2 ** exponent`` with the mantissa in (-1, 1) and an int32 exponent."""
     require_tensor(input, "frexp")
     if not input.is_floating_point():

@@ -19,7 +19,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from . import tracing
 from .creation import _check_grad_dtype, _finish, _jdev
-from .elementwise import no_derivative, require_tensor
+from .elementwise import castable_out, factory_out, no_derivative, require_tensor, structured_out
 from .inplace import make_inplace
 from .registry import Family as _Family
 from .registry import apply, defop, overload
@@ -266,7 +266,8 @@ def _concrete(x):
 # samplers
 
 
-def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+@factory_out
+def rand(*args, size=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Uniform samples in ``[0, 1)``."""
     _dtype.user_dtype(dtype, "rand")
@@ -276,7 +277,8 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
                   requires_grad, dt)
 
 
-def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+@factory_out
+def randn(*args, size=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
     """Standard normal samples (complex dtypes: each part of variance 1/2)."""
     _dtype.user_dtype(dtype, "randn")
@@ -286,7 +288,8 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
                   requires_grad, dt)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+@factory_out
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None,
             requires_grad=False):
     """Integers uniform in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
     if size is None:  # randint(high, size)
@@ -305,7 +308,8 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
                   requires_grad, dt)
 
 
-def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+@factory_out
+def randperm(n, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """A random permutation of ``0 .. n-1``."""
     n = _int_arg(n, "n", "randperm", 1)
@@ -327,7 +331,8 @@ def _broadcast(a, b):
         raise broadcast_error(tuple(a), tuple(b)) from None
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+@castable_out
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     """Normal samples: ``normal(mean_tensor, std)``, ``normal(mean, std_tensor)``, ``normal(mean, std, size)``.
 
@@ -391,7 +396,8 @@ _POISSON = defop("poisson", _drawn_fwd, promote="same", promote_args=(0,), linea
 _BERNOULLI_P = overload(_BERNOULLI, "NotImplemented", vjp=no_derivative("bernoulli"))
 
 
-def bernoulli(input, p=None, *, generator=None, out=None):
+@castable_out
+def bernoulli(input, p=None, *, generator=None):
     """0/1 samples with probabilities ``input`` (or the scalar ``p``), of ``input``'s dtype."""
     _need_float(input.dtype, "bernoulli_tensor_cpu_p_" if p is None else "bernoulli_scalar_cpu_")
     if p is None:
@@ -406,7 +412,8 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     return apply(_BERNOULLI if p is None else _BERNOULLI_P, (input, samples))
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+@structured_out
+def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Category indices drawn from each row of (unnormalised) probabilities ``input``."""
     if input.dtype.category != _dtype._FLOAT:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "

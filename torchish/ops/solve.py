@@ -10,6 +10,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
 from .decomp import RESULTS, _batch_broadcast, _mH, _mm, _mT, _torch_vjp, autocast_inputs, check_matrix, raise_info
+from .elementwise import structured_out
 from .registry import apply, defop
 
 
@@ -62,7 +63,8 @@ def _singular_inv(i):
     return f"The diagonal element {i} is zero, the inversion could not be completed because the input matrix is singular."
 
 
-def inv_ex(A, *, check_errors=False, out=None):
+@structured_out
+def inv_ex(A, *, check_errors=False):
     A, = autocast_inputs("linalg_inv_ex", A)
     check_matrix(A, "linalg.inv")
     inv, info = apply(_INV, (A,))
@@ -71,7 +73,8 @@ def inv_ex(A, *, check_errors=False, out=None):
     return RESULTS["linalg_inv_ex"](inv, info)
 
 
-def inv(A, *, out=None):
+@structured_out
+def inv(A):
     """The inverse of each square matrix; :class:`LinAlgError` when one is singular."""
     A, = autocast_inputs("linalg_inv_ex", A)
     check_matrix(A, "linalg.inv")
@@ -123,7 +126,8 @@ def _solve_args(A, B, fname, left):
     return vector
 
 
-def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+@structured_out
+def solve_ex(A, B, *, left=True, check_errors=False):
     A, B = autocast_inputs("linalg_solve_ex", A, B)
     vector = _solve_args(A, B, "linalg.solve_ex", left)
     X, info = apply(_SOLVE, (A, B), vector=vector, left=bool(left))
@@ -132,7 +136,8 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     return RESULTS["linalg_solve_ex"](X, info)
 
 
-def solve(A, B, *, left=True, out=None):
+@structured_out
+def solve(A, B, *, left=True):
     """``X`` with ``A X = B`` (``X A = B`` when ``left=False``); ``B`` may be a (batch of) vector(s)."""
     A, B = autocast_inputs("linalg_solve_ex", A, B)
     vector = _solve_args(A, B, "linalg.solve", left)
@@ -174,7 +179,8 @@ def _det_vjp(g, A, out):
 _DET = defop("linalg_det", jnp.linalg.det, vjp=_det_vjp, grad_name="LinalgDetBackward0")
 
 
-def det(A, *, out=None):
+@structured_out
+def det(A):
     """The determinant of each square matrix (its gradient is finite at singular matrices too)."""
     check_matrix(A, "linalg.det", kernel="lu_cpu")
     return apply(_DET, (A,))
@@ -183,7 +189,8 @@ def det(A, *, out=None):
 _SLOGDET = defop("linalg_slogdet", lambda A: tuple(jnp.linalg.slogdet(A)), grad_name="LinalgSlogdetBackward0")
 
 
-def slogdet(A, *, out=None):
+@structured_out
+def slogdet(A):
     """``(sign, log|det|)`` of each square matrix."""
     check_matrix(A, "linalg.slogdet")
     return RESULTS["linalg_slogdet"](*apply(_SLOGDET, (A,)))
@@ -236,7 +243,8 @@ _LU = defop("linalg_lu", _lu_fwd, grad_name="LinalgLuBackward0")
 _LU_P = defop("linalg_lu_p", _lu_perm_fwd, differentiable=False)
 
 
-def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+@structured_out
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
     check_matrix(A, "torch.linalg.lu_factor_ex", square=False, kernel="lu_cpu", int_kernel=True)
     if not pivot and A.numel():  # an empty A never reaches the (pivoting-only) CPU kernel
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -248,7 +256,8 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     return RESULTS["linalg_lu_factor_ex"](LU, piv, info)
 
 
-def lu_factor(A, *, pivot=True, out=None):
+@structured_out
+def lu_factor(A, *, pivot=True):
     """``LU, pivots`` of ``A = P L U`` packed as LAPACK does (pivots 1-based, int32)."""
     check_matrix(A, "torch.linalg.lu_factor", square=False, kernel="lu_cpu", int_kernel=True)
     if not pivot and A.numel():  # an empty A never reaches the (pivoting-only) CPU kernel
@@ -263,7 +272,8 @@ def lu_factor(A, *, pivot=True, out=None):
     return RESULTS["linalg_lu_factor"](LU, piv)
 
 
-def lu(A, *, pivot=True, out=None):
+@structured_out
+def lu(A, *, pivot=True):
     """``P, L, U`` with ``A = P L U`` (L unit lower triangular)."""
     check_matrix(A, "linalg.lu", square=False, kernel="lu_cpu", int_kernel=True)
     if not pivot:
@@ -288,7 +298,8 @@ def _lu_solve_fwd(LU, pivots, B, *, left, adjoint):
 _LU_SOLVE = defop("linalg_lu_solve", _lu_solve_fwd, grad_name="LinalgLuSolveBackward0")
 
 
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+@structured_out
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """Solve with the factorization of :func:`lu_factor`."""
     LU, B = autocast_inputs("linalg_lu_solve", LU, B)
     check_matrix(LU, "linalg.lu_solve", arg="LU")
@@ -309,7 +320,8 @@ def _tri_solve_fwd(A, B, *, upper, left, unit):
 _TRI_SOLVE = defop("linalg_solve_triangular", _tri_solve_fwd, grad_name="LinalgSolveTriangularBackward0")
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+@structured_out
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """``X`` with ``A X = B`` (``X A = B`` when ``left=False``) reading only one triangle of ``A``."""
     check_matrix(A, "linalg.solve_triangular", kernel="triangular_solve_cpu", int_kernel=True)
     if B.ndim < 2:

@@ -27,6 +27,8 @@ def _ptr(t):
 
 @pytest.mark.parametrize("name,kw", _OPTS)
 def test_step_updates_parameters_and_state_in_place(name, kw):
+    if torchish.config.lazy:
+        pytest.skip("lazy capture runs the update inside its segment's program, which donates nothing")
     m = _model(torchish)
     opt = getattr(torchish.optim, name)(m.parameters(), **kw)
     w = m[0].weight

@@ -81,3 +81,37 @@ def test_sparse_gradients_in_optimizers_match_torch():
     np.testing.assert_allclose(gw, rw, rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(gg, rg, rtol=2e-5, atol=1e-6)
     assert (gs, gn, ge) == (rs, rn, re) == (True, 9, "RuntimeError")
+
+
+def _entries(r):
+    return (r._nnz(), r.is_coalesced(), r._indices().tolist(), _np(r._values()), str(r.dtype), tuple(r.shape),
+            _np(r.to_dense()))
+
+
+def _sparse_ops_program(lib):
+    """Symmetrising and normalising an adjacency matrix with sparse-to-sparse ops, then a sparse softmax."""
+    ei = lib.tensor([[0, 1, 2, 2], [1, 2, 0, 1]])
+    v = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    A = lib.sparse_coo_tensor(ei, v, (3, 3))
+    C = A.coalesce()
+    ints = lib.sparse_coo_tensor(ei, lib.tensor([1, 2, 3, 4]), (3, 3))
+    hybrid = lib.sparse_coo_tensor(ei, lib.tensor(np.arange(8, dtype=np.float32).reshape(4, 2)), (3, 3, 2))
+    results = [A.t(), C.transpose(1, 0), A * 2, 2 * C, A / 2, -A, ints * 0.5, C.double(), C.clone(), A + A.t(),
+               C - C.t(), (A + A.t()).coalesce(), hybrid * 3, lib.sparse.sum(hybrid, dim=(0, 2)),
+               lib.sparse.softmax(A, 1), lib.sparse.softmax(A, 0), lib.sparse.log_softmax(C, dim=1),
+               lib.sparse.softmax(hybrid, 0), lib.sparse.softmax(A, 1, dtype=lib.float64)]
+    (A.t() * 2 - A).to_dense().pow(2).sum().backward(retain_graph=True)
+    lib.sparse.softmax(A, 1).to_dense().pow(2).sum().backward()
+    errors = [_outcome(f) for f in (lambda: A + lib.ones(3, 3), lambda: A + 1)]
+    return [_entries(r.detach()) for r in results], _np(v.grad), errors
+
+
+@needs_torch
+def test_sparse_to_sparse_ops_match_torch():
+    ref, got = _sparse_ops_program(torch), _sparse_ops_program(torchish)
+    assert got[2] == ref[2]
+    np.testing.assert_allclose(got[1], ref[1], rtol=2e-5, atol=1e-6)
+    for r, g in zip(ref[0], got[0]):  # every result is sparse in both
+        assert (g[0], g[1], g[2], g[4], g[5]) == (r[0], r[1], r[2], r[4], r[5])
+        np.testing.assert_allclose(g[3], r[3], rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(g[6], r[6], rtol=2e-5, atol=1e-6)

@@ -6,10 +6,14 @@ indices and values kept beside it (``Tensor._coo``). Dense arithmetic on it (``A
 as in PyTorch; the COO methods (``indices``, ``values``, ``coalesce``, ``_nnz``, ...) read the kept entries, and
 ``is_sparse``, ``layout``, printing and ``numpy()`` answer as for PyTorch's sparse tensors.
 
-Differences: the dense value is materialised (memory grows with the full size, not the number of entries); ops that
-PyTorch runs sparse-to-sparse (``A.t()``, ``A * 2``, ``A.float()``, ``sparse.mm`` of two sparse tensors) return
-dense tensors with the same values; the gradient of a sparse leaf (``requires_grad=True``) is dense; indices are
-always checked against the size (PyTorch checks only under ``check_invariants=True``).
+The ops PyTorch runs sparse-to-sparse that scripts use on adjacency matrices keep the result sparse, with
+PyTorch's entries: ``t``/``transpose``, ``clone``, dtype casts, negation, ``*``/``/`` by a scalar, ``+``/``-`` of
+two sparse tensors (PyTorch's merge of the two entry lists), ``torch.sparse.sum``/``softmax``/``log_softmax``.
+
+Differences: the dense value is materialised (memory grows with the full size, not the number of entries); other
+sparse-to-sparse ops (``A.add(B)``, ``A.abs()``, ``A.sum(1)``, ``sparse.mm`` of two sparse tensors) return dense
+tensors with the same values; the gradient of a sparse leaf (``requires_grad=True``) is dense; indices are always
+checked against the size (PyTorch checks only under ``check_invariants=True``).
 
 Example:
     >>> import torchish as torch
@@ -23,9 +27,9 @@ import numpy as np
 
 from . import _dtype, _layout
 from ._tensor import Tensor, wrap_dim
-from .ops import creation as _creation
+from .ops import copying as _copying, creation as _creation
 
-__all__ = ["mm", "addmm", "sum", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
            "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
 
 
@@ -119,7 +123,7 @@ def _coalesce(self):
     indices = _creation.tensor(np.stack(np.unravel_index(uniq, sparse_size)).astype(np.int64).reshape(-1, len(uniq)))
     values = _creation.zeros((len(uniq), *coo.values.shape[1:]), dtype=coo.values.dtype)
     values = values.index_add(0, _creation.tensor(inverse.astype(np.int64)), coo.values)
-    out = self.clone()  # the same dense value, with the gradient to this tensor
+    out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
     out._coo = _COO(indices, values, True)
     return out
 
@@ -165,7 +169,7 @@ def _dense_dim(self):
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):
-    out = self if self._coo is None else self.clone()
+    out = self if self._coo is None else _copying.clone(self)
     return out if dtype is None else out.to(dtype)
 
 
@@ -188,7 +192,7 @@ def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
     idx = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1)
     indices = _creation.tensor(idx)
     values = self[tuple(indices.unbind(0))]
-    out = self.clone()  # the same dense value, with the gradient to this tensor
+    out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
     out._coo = _COO(indices, values, True)
     return out
 
@@ -199,6 +203,94 @@ for _name, _fn in (("coalesce", _coalesce), ("is_coalesced", _is_coalesced), ("i
                    ("dense_dim", _dense_dim), ("to_dense", _to_dense), ("to_sparse", _to_sparse)):
     _fn.__name__ = _name
     setattr(Tensor, _name, _fn)
+
+
+# ops PyTorch runs sparse-to-sparse: the dense result (which carries the gradient) also keeps the result's entries
+
+def _transposed(self, coo, out, dim0=0, dim1=1):
+    sparse_dim = coo.indices.shape[0]
+    dim0, dim1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
+    if dim0 >= sparse_dim or dim1 >= sparse_dim:
+        return None
+    rows = list(range(sparse_dim))
+    rows[dim0], rows[dim1] = dim1, dim0
+    return _COO(coo.indices[rows], coo.values, coo.coalesced and dim0 == dim1)
+
+
+def _scaled(op):
+    def entries(self, coo, out, other):
+        if isinstance(other, Tensor) and other.dim() or not isinstance(other, (Tensor, int, float)):
+            return None
+        return _COO(coo.indices, getattr(coo.values, op)(other).to(out.dtype), coo.coalesced)
+    return entries
+
+
+def _merge(a, b):
+    """PyTorch's CPU sparse add: one pass over both index lists as if each were sorted, an entry of ``a`` and one of
+    ``b`` at the same index making one output entry. Returns the output indices and each input entry's position."""
+    na, nb = a.shape[1], b.shape[1]
+    pos_a, pos_b, rows = np.empty(na, np.int64), np.empty(nb, np.int64), []
+    i = j = 0
+    ka, kb = a.T.tolist(), b.T.tolist()
+    while i < na or j < nb:
+        cmp = -1 if i >= na else 1 if j >= nb else (ka[i] < kb[j]) - (ka[i] > kb[j])
+        pos = len(rows)
+        rows.append(ka[i] if cmp >= 0 else kb[j])
+        if cmp >= 0:
+            pos_a[i], i = pos, i + 1
+        if cmp <= 0:
+            pos_b[j], j = pos, j + 1
+    return np.array(rows, np.int64).T.reshape(a.shape[0], -1), pos_a, pos_b
+
+
+def _summed(sign):
+    def entries(self, coo, out, other):
+        if not isinstance(other, Tensor) or other._coo is None:
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        mine, theirs = coo.values.to(out.dtype), (other._coo.values * sign).to(out.dtype)
+        if not other._coo.indices.shape[1]:
+            return _COO(coo.indices, mine, coo.coalesced)
+        if not coo.indices.shape[1]:
+            return _COO(other._coo.indices, theirs, other._coo.coalesced)
+        rows, pos_a, pos_b = _merge(coo.indices.numpy(), other._coo.indices.numpy())
+        values = _creation.zeros((rows.shape[1], *mine.shape[1:]), dtype=out.dtype)
+        values = values.index_add(0, _creation.tensor(pos_a), mine).index_add(0, _creation.tensor(pos_b), theirs)
+        return _COO(_creation.tensor(rows), values, coo.coalesced and other._coo.coalesced)
+    return entries
+
+
+def _same_entries(self, coo, out, *args, **kwargs):
+    return _COO(coo.indices, coo.values.to(out.dtype), coo.coalesced)
+
+
+def _negated(self, coo, out):
+    return _COO(coo.indices, coo.values.neg(), coo.coalesced)
+
+
+def _keeps_sparse(name, entries):
+    """Wrap ``Tensor.<name>`` so that on a sparse tensor its dense result also keeps the entries ``entries(self,
+    coo, out, *args, **kwargs)`` makes (None: the result is dense, where torchish does not follow PyTorch)."""
+    dense_method = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        out = dense_method(self, *args, **kwargs)
+        if self._coo is not None and out is not self:
+            coo = entries(self, self._coo, out, *args, **kwargs)
+            if coo is not None:
+                out._coo = coo
+        return out
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = dense_method.__doc__
+    setattr(Tensor, name, method)
+
+
+for _name, _fn in (("t", _transposed), ("transpose", _transposed), ("clone", _same_entries),
+                   ("to", _same_entries), ("float", _same_entries), ("double", _same_entries),
+                   ("half", _same_entries), ("neg", _negated), ("__neg__", _negated),
+                   ("mul", _scaled("mul")), ("__mul__", _scaled("mul")), ("__rmul__", _scaled("mul")),
+                   ("div", _scaled("div")), ("__truediv__", _scaled("div")),
+                   ("__add__", _summed(1)), ("__sub__", _summed(-1))):
+    _keeps_sparse(_name, _fn)  # not the add/sub methods: their deprecated-overload warning names the caller's line
 
 
 # the torch.sparse namespace
@@ -247,6 +339,41 @@ def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
     summed = summed.index_add(0, _creation.tensor(inverse.reshape(-1).astype(np.int64)), values)
     size = [input.shape[d] for d in keep] + [input.shape[d] for d in range(sparse_dim, input.dim()) if d not in dims]
     return _from_entries(_creation.tensor(uniq.astype(np.int64)), summed, size, True)
+
+
+def _softmax(input, dim, dtype, log):
+    """Softmax over ``dim`` among the entries present (an absent entry counts as -inf); sparse, coalesced."""
+    input = input.coalesce()
+    coo = input._coo
+    dim = wrap_dim(dim, input.dim())
+    values = coo.values if dtype is None else coo.values.to(dtype)
+    sparse_dim = coo.indices.shape[0]
+    if dim >= sparse_dim:
+        fn = values.log_softmax if log else values.softmax
+        return _from_entries(coo.indices, fn(dim - sparse_dim + 1), tuple(input.shape), True)
+    rows = coo.indices.numpy()
+    others = np.delete(rows, dim, axis=0)
+    _, group = np.unique(others, axis=1, return_inverse=True) if others.shape[0] else (None, np.zeros(rows.shape[1]))
+    group = _creation.tensor(group.reshape(-1).astype(np.int64))
+    n_groups = int(group.max()) + 1 if group.numel() else 0
+    shape = (n_groups, *values.shape[1:])
+    index = group.view(-1, *([1] * (values.dim() - 1))).expand_as(values)
+    peak = _creation.zeros(shape, dtype=values.dtype).scatter_reduce(0, index, values.detach(), "amax",
+                                                                     include_self=False)
+    shifted = values - peak[group]
+    total = _creation.zeros(shape, dtype=values.dtype).index_add(0, group, shifted.exp())
+    out = shifted - total.log()[group] if log else shifted.exp() / total[group]
+    return _from_entries(coo.indices, out, tuple(input.shape), True)
+
+
+def softmax(input, dim, *, dtype=None):
+    """``torch.sparse.softmax``: softmax over ``dim`` among the entries present (absent ones count as -inf)."""
+    return _softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """``torch.sparse.log_softmax``: log-softmax over ``dim`` among the entries present."""
+    return _softmax(input, dim, dtype, log=True)
 
 
 def _legacy_type(name, dt):

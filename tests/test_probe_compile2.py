@@ -97,3 +97,75 @@ def test_bad_index_in_a_compiled_module_and_function():
     ref, got = _both(case)
     assert [r[0] for r in ref[0][5:]] == ["IndexError", "RuntimeError", "IndexError"]
     _close(got, ref)
+
+
+def test_learning_rate_read_by_the_function_follows_the_scheduler():
+    """A step that reads ``param_groups[0]["lr"]`` itself (a manual SGD update, a custom optimizer, the rate
+    returned for logging, ``sched.get_last_lr()``) used the rate it was traced with forever: the value is now
+    guarded, as PyTorch's compiler guards it, so a scheduler's new rate traces again."""
+    def case(T, jit):
+        nn = T.nn
+        model, other = _copy(T, nn.Linear(3, 2)), _copy(T, nn.Linear(3, 2), seed=4)
+        opt = T.optim.SGD(model.parameters(), lr=0.1)
+        sched = T.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        opt2 = T.optim.Adam(other.parameters(), lr=0.1)
+        sched2 = T.optim.lr_scheduler.CosineAnnealingLR(opt2, T_max=4)
+
+        @jit
+        def manual(x):
+            model.zero_grad()
+            loss = model(x).pow(2).sum()
+            loss.backward()
+            lr = opt.param_groups[0]["lr"]
+            with T.no_grad():
+                for p in model.parameters():
+                    p -= lr * p.grad
+            return loss, lr
+
+        @jit
+        def logged(x):
+            opt2.zero_grad()
+            loss = other(x).pow(2).sum()
+            loss.backward()
+            opt2.step()
+            return {"loss": loss, "lr": sched2.get_last_lr()[0]}
+        out = []
+        for i in range(3):
+            x = T.tensor(arr(2, 3, seed=i))
+            out += [manual(x), logged(x)]
+            sched.step()
+            sched2.step()
+        return out, model.weight, other.weight
+    ref, got = _both(case)
+    _close(got, ref)
+
+
+def test_state_and_arguments_returned_as_themselves():
+    """A compiled call returning a parameter or a buffer it updates, or an argument it normalised in place,
+    returns that tensor itself, as PyTorch does (it returned a copy of the value: a list of the returned weights
+    no longer followed the training, ``y is x`` was False)."""
+    def case(T, jit):
+        nn = T.nn
+        model = _copy(T, nn.Linear(2, 2))
+        opt = T.optim.SGD(model.parameters(), lr=0.5)
+        total = T.zeros(())
+
+        @jit
+        def step(x):
+            opt.zero_grad()
+            loss = model(x).square().sum()
+            loss.backward()
+            opt.step()
+            total.add_(loss.detach())
+            return model.weight, total, loss
+
+        @jit
+        def normalize_(x, mean):
+            return x.sub_(mean).div_(2.0)
+        outs = [step(T.tensor(arr(2, 2, seed=i))) for i in range(3)]
+        xs = [T.tensor(arr(2, 3, seed=i)) for i in range(3)]
+        ys = [normalize_(x, T.tensor([0.1, 0.2, 0.3])) for x in xs]
+        return outs, [y is x for x, y in zip(xs, ys)], xs, outs[0][0] is model.weight, outs[1][1] is total
+    ref, got = _both(case)
+    assert ref[1] == [True] * 3 and ref[3] and ref[4]
+    _close(got, ref)

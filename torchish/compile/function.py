@@ -306,8 +306,14 @@ class CompiledFunction:
                 entry.optimizers = entry.optimizers + [o for o in rec.optimizers.values()
                                                        if all(o is not e for e in entry.optimizers)]
                 out_vals, out_spec, out_inf = [], [], []
+                # a state tensor or an argument returned as itself (a parameter, a running metric, an argument
+                # normalised in place) is returned as itself by every call, as PyTorch returns the same object
+                held = {id(t): ("S", j) for j, t in enumerate(state)}
+                held.update((id(t), ("A", k)) for k, t in enumerate(arg_tensors))
                 for x in out_leaves:
-                    if isinstance(x, Tensor):
+                    if isinstance(x, Tensor) and x._grad_fn is None and id(x) in held:
+                        out_spec.append(held[id(x)])
+                    elif isinstance(x, Tensor):
                         if x._inf:  # made under inference_mode inside the function: an inference tensor again
                             out_inf.append(len(out_vals))
                         out_spec.append(("T", x._rg and x._grad_fn is not None))
@@ -532,6 +538,10 @@ class CompiledFunction:
                 t = _make(next(vit))
                 tensors_out.append(t)
                 out.append(t)
+            elif kind == "S":
+                out.append(entry.state[x])
+            elif kind == "A":
+                out.append(leaves[entry.arg_pos[x]])
             else:
                 out.append(x)
         for j in info["out_inf"]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
+import sys
 import types
 
 from ..nn.module import ATTR_EPOCH, Module
@@ -29,6 +31,8 @@ _MISSING = MISSING = object()
 _SMALL = 64  # containers of Python values up to this length are guarded by a snapshot
 _SKIP = frozenset(("training",))  # a module's train/eval flag is guarded (and re-applied) on its own
 _CONTAINERS = frozenset((tuple, list, dict))  # containers whose tensors are sources (see tensor_paths)
+_HYPER_READS = frozenset(("param_groups", "get_last_lr", "_last_lr"))  # (see PyState._watch_hyper_parameters)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _small_container(v):
@@ -128,6 +132,7 @@ class PyState:
             if _user_class(type(a)):
                 self.classes.add(type(a))
         self._patched = []
+        self._hyper_patched = []
 
     # -- discovery of the globals and closure variables the function (and functions it names) refer to ---------
     def _discover(self, fn, depth, seen):
@@ -190,7 +195,34 @@ class PyState:
         self._watched = set()
         for cls in list(self.classes):
             self._watch(cls)
+        self._watch_hyper_parameters()
         return self
+
+    def _watch_hyper_parameters(self):
+        """An optimizer's hyper-parameters (``group["lr"]``) are inputs of the program, not constants, when the
+        optimizer reads them (``recorder.scalar``): a scheduler changes them without a retrace. Read by the user's
+        own code (``lr = opt.param_groups[0]["lr"]``, ``sched.get_last_lr()``, a custom optimizer's ``step``), they
+        are plain Python numbers baked into the program, so they are guarded by value as PyTorch's compiler
+        guards them: the param groups (or the scheduler's last rates) read from outside torchish during the trace
+        are watched, and a new value traces again (or switches to a program traced for it before)."""
+        from ..optim.lr_scheduler import LRScheduler
+        from ..optim.optimizer import Optimizer
+        touch = self.touch
+
+        def getattribute(obj, name):
+            v = object.__getattribute__(obj, name)
+            if name in _HYPER_READS and not sys._getframe(1).f_code.co_filename.startswith(_PACKAGE):
+                if isinstance(obj, LRScheduler):
+                    d = object.__getattribute__(obj, "__dict__")
+                    touch(("d", d, "_last_lr"), d.get("_last_lr", _MISSING))
+                    obj = object.__getattribute__(obj, "optimizer")
+                for g in object.__getattribute__(obj, "param_groups"):
+                    if _small_container(g):
+                        touch(("s", g, None), value(("s", g, None)))
+            return v
+        for cls in (Optimizer, LRScheduler):
+            cls.__getattribute__ = getattribute
+            self._hyper_patched.append(cls)
 
     def _watch(self, cls):
         """Record reads and writes of plain Python values on instances of ``cls`` while the trace runs; an
@@ -243,6 +275,9 @@ class PyState:
         self.classes.add(cls)  # (watched from the start of the function's next trace)
 
     def __exit__(self, *exc):
+        for cls in self._hyper_patched:
+            del cls.__getattribute__
+        self._hyper_patched = []
         for cls, own in reversed(self._patched):
             del cls.__getattribute__
             if own is None:

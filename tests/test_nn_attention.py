@@ -263,3 +263,38 @@ def test_sdpa_applies_attn_mask_and_is_causal_together():
     # other ranks (and dropout, grouped heads, a mask that requires grad) take PyTorch's math path, which refuses
     check_raises(lambda L: L.nn.functional.scaled_dot_product_attention(
         L.tensor(q[0]), L.tensor(k[0]), L.tensor(v[0]), attn_mask=L.tensor(float_mask), is_causal=True))
+
+
+@needs_torch
+def test_sdpa_kernel_choices_follow_pytorchs_cpu_rules():
+    # torchish computes attention one way; which kernel choices can run (and what fails) follows PyTorch's CPU
+    # kernels: math, and flash for 4-D inputs without dropout
+    q = np.random.default_rng(0).standard_normal((1, 2, 4, 8)).astype(np.float32)
+
+    def run(lib, backends, rank, **kw):
+        B = lib.nn.attention.SDPBackend
+        x = lib.tensor(q if rank == 4 else q[0])
+        if "attn_mask" in kw:
+            kw["attn_mask"] = lib.ones(4, 4, dtype=lib.bool)
+        try:
+            with lib.nn.attention.sdpa_kernel([getattr(B, b) for b in backends]):
+                out = lib.nn.functional.scaled_dot_product_attention(x, x, x, **kw)
+            return out.shape if "dropout_p" in kw else np.round(out.numpy(), 5).tolist()
+        except RuntimeError as e:
+            return str(e)
+    for backends in (["MATH"], ["FLASH_ATTENTION"], ["EFFICIENT_ATTENTION"], [], ["CUDNN_ATTENTION", "MATH"]):
+        for kw in ({}, {"dropout_p": 0.3}, {"attn_mask": True, "is_causal": True}):
+            for rank in (3, 4):
+                assert run(torchish, backends, rank, **kw) == run(torch, backends, rank, **kw), (backends, kw, rank)
+    for lib in (torch, torchish):
+        assert str(lib.nn.attention.SDPBackend.MATH) == "SDPBackend.MATH"
+        with pytest.raises(AssertionError, match="SDPBackend"):
+            with lib.nn.attention.sdpa_kernel("math"):
+                pass
+        with lib.nn.attention.sdpa_kernel(lib.nn.attention.SDPBackend.MATH):
+            assert not lib.backends.cuda.flash_sdp_enabled() and lib.backends.cuda.math_sdp_enabled()
+        assert lib.backends.cuda.flash_sdp_enabled()
+        with pytest.warns(FutureWarning, match="sdp_kernel"):
+            with lib.backends.cuda.sdp_kernel(enable_math=False):
+                assert not lib.backends.cuda.math_sdp_enabled()
+        assert lib.backends.cuda.math_sdp_enabled()

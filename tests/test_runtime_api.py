@@ -256,3 +256,21 @@ def test_data_ptr_relations_match_torch():
                 lib.ones(0).data_ptr()]
     ref, got = run_both(fn)
     assert got == ref
+
+
+@needs_torch
+def test_deterministic_debug_mode_and_openmp():
+    for lib in (torch, torchish):
+        try:
+            got = []
+            for mode in ("warn", 2, "default", 1, 0):
+                lib.set_deterministic_debug_mode(mode)
+                got.append((lib.get_deterministic_debug_mode(), lib.are_deterministic_algorithms_enabled(),
+                            lib.is_deterministic_algorithms_warn_only_enabled()))
+            assert got == [(1, True, True), (2, True, False), (0, False, False), (1, True, True), (0, False, False)]
+            for bad, err in (("x", RuntimeError), (3, RuntimeError), (1.0, TypeError)):
+                with pytest.raises(err, match="debug_mode"):
+                    lib.set_deterministic_debug_mode(bad)
+            assert lib.backends.openmp.is_available()
+        finally:
+            lib.set_deterministic_debug_mode(0)

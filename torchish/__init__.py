@@ -147,6 +147,8 @@ from ._runtime import (set_num_threads as set_num_threads, get_num_threads as ge
                        use_deterministic_algorithms as use_deterministic_algorithms,
                        are_deterministic_algorithms_enabled as are_deterministic_algorithms_enabled,
                        is_deterministic_algorithms_warn_only_enabled as is_deterministic_algorithms_warn_only_enabled,
+                       set_deterministic_debug_mode as set_deterministic_debug_mode,
+                       get_deterministic_debug_mode as get_deterministic_debug_mode,
                        set_float32_matmul_precision as set_float32_matmul_precision,
                        get_float32_matmul_precision as get_float32_matmul_precision, is_tensor as is_tensor,
                        is_floating_point as is_floating_point, is_complex as is_complex, numel as numel,

@@ -62,6 +62,28 @@ def is_deterministic_algorithms_warn_only_enabled():
     return _SETTINGS["warn_only"]
 
 
+_DEBUG_MODES = ("default", "warn", "error")
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """``use_deterministic_algorithms`` by level: 0/"default" off, 1/"warn" on with warn_only, 2/"error" on."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    elif not isinstance(debug_mode, int) or isinstance(debug_mode, builtins.bool):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """0, 1 or 2: see :func:`set_deterministic_debug_mode`."""
+    return 0 if not _SETTINGS["deterministic"] else 1 if _SETTINGS["warn_only"] else 2
+
+
 def set_float32_matmul_precision(precision):
     """``'highest'`` (default: full float32 matrix products), ``'high'`` or ``'medium'`` (one TF32/bf16 pass
     allowed on GPUs and TPUs; XLA's CPU kernels stay full float32). Anything else warns and changes nothing."""

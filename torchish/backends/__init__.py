@@ -9,8 +9,10 @@ back, as in PyTorch: ``cudnn.is_available()`` and ``cudnn.version()`` say whethe
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import types
+import warnings
 
 from .. import _device, _precision
 
@@ -80,9 +82,46 @@ cuda = _Flags("cuda", "CUDA backend flags.")
 cuda.matmul = _MatmulFlags("cuda.matmul", "Matmul flags.", allow_fp16_reduced_precision_reduction=True,
                            allow_bf16_reduced_precision_reduction=True)
 cuda.is_built = _accelerated
-cuda.flash_sdp_enabled = lambda: True
-cuda.mem_efficient_sdp_enabled = lambda: True
-cuda.math_sdp_enabled = lambda: True
+
+# the kernels scaled dot product attention may use (torchish.nn.attention.sdpa_kernel sets them too)
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True,
+        "fp16_bf16_reduction_math": False}
+
+
+def _sdp_switch(flag):
+    def enabled():
+        return _SDP[flag]
+
+    def enable(on):
+        _SDP[flag] = bool(on)
+    return enabled, enable
+
+
+cuda.flash_sdp_enabled, cuda.enable_flash_sdp = _sdp_switch("flash")
+cuda.mem_efficient_sdp_enabled, cuda.enable_mem_efficient_sdp = _sdp_switch("mem_efficient")
+cuda.math_sdp_enabled, cuda.enable_math_sdp = _sdp_switch("math")
+cuda.cudnn_sdp_enabled, cuda.enable_cudnn_sdp = _sdp_switch("cudnn")
+cuda.fp16_bf16_reduction_math_sdp_allowed, cuda.allow_fp16_bf16_reduction_math_sdp = \
+    _sdp_switch("fp16_bf16_reduction_math")
+cuda.is_ck_sdpa_available = lambda: False
+
+
+@contextlib.contextmanager
+def _sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+    """The deprecated ``torch.backends.cuda.sdp_kernel``: the attention kernels allowed inside the block."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
+                  "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
+                  "signature.", FutureWarning, stacklevel=3)
+    saved = dict(_SDP)
+    _SDP.update(flash=bool(enable_flash), math=bool(enable_math), mem_efficient=bool(enable_mem_efficient),
+                cudnn=bool(enable_cudnn))
+    try:
+        yield {}
+    finally:
+        _SDP.update(saved)
+
+
+cuda.sdp_kernel = _sdp_kernel
 
 mps = _Flags("mps", "Apple Metal: never available here.")
 mps.is_available = lambda: False
@@ -95,6 +134,9 @@ opt_einsum = _Flags("opt_einsum", "einsum contraction-order flags (XLA optimises
                     enabled=True, strategy="auto")
 opt_einsum.is_available = lambda: True
 
-__all__ = ["cudnn", "cuda", "mps", "mkldnn", "opt_einsum"]
-for _m in (cudnn, cuda, mps, mkldnn, opt_einsum):  # `import torchish.backends.cudnn as cudnn` works, as in PyTorch
+openmp = _Flags("openmp", "OpenMP: PyTorch's CPU threading (XLA:CPU has its own thread pool).")
+openmp.is_available = lambda: True
+
+__all__ = ["cudnn", "cuda", "mps", "mkldnn", "opt_einsum", "openmp"]
+for _m in (cudnn, cuda, mps, mkldnn, opt_einsum, openmp):  # `import torchish.backends.cudnn as cudnn` works, as in PyTorch
     sys.modules[_m.__name__] = _m

@@ -42,6 +42,7 @@ _optional("init", star=False)
 _optional("functional", star=False)
 _optional("utils", star=False)
 _optional("grad", star=False)  # torchish.nn.grad.conv2d_input, ...
+_optional("attention", star=False)  # torchish.nn.attention.sdpa_kernel, SDPBackend
 # layer families (one line each):
 _optional("modules.rnn")
 _optional("modules.lazy", star=False)  # torchish.nn.modules.lazy.LazyModuleMixin

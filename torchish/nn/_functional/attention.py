@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from ... import _dtype, _precision
+from ... import backends as _backends
 from ..._tensor import Tensor
 from ...ops.broadcast import broadcast_error
 from ...ops.linalg import copied_by_reshape
@@ -139,6 +140,29 @@ def _grad_on():
     return STATE.grad_enabled
 
 
+def _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """Whether PyTorch would run its flash kernel here, where that matters (the CPU: on an accelerator XLA's kernels
+    stand for all of PyTorch's fused ones): 4-D inputs, no dropout, no mask that requires grad, no grouped heads.
+    Raises PyTorch's errors where the kernels ``torchish.nn.attention.sdpa_kernel`` allows cannot run."""
+    flags = _backends._SDP
+    if query.device.type != "cpu":
+        if not any(flags[k] for k in ("math", "flash", "mem_efficient", "cudnn")):
+            raise RuntimeError(_NO_VIABLE)
+        return False
+    if not (flags["math"] or flags["flash"]):
+        raise RuntimeError(_NO_VIABLE)
+    fits = query.ndim == key.ndim == value.ndim == 4 and not dropout_p and not (
+        attn_mask is not None and attn_mask.requires_grad and _grad_on()) and (
+        not enable_gqa or query.shape[-3] == key.shape[-3])
+    if not flags["math"] and not fits:
+        raise RuntimeError("No available kernel.  Aborting execution.")
+    return flags["flash"] and fits
+
+
+_NO_VIABLE = ("No viable backend for scaled_dot_product_attention was found. This is likely due to turning off both "
+              "the math kernel and the fused kernels.")
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """``softmax(q @ k^T * scale + mask) @ v`` with PyTorch's semantics, as one op.
@@ -174,11 +198,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not query.dtype.is_floating_point:
         raise RuntimeError(f"scaled_dot_product_attention: expected a floating point query, got "
                            f"{_cpp_name(query.dtype)}")
+    flash = _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa)
     if attn_mask is not None:
-        if is_causal and not (query.ndim == key.ndim == value.ndim == 4 and not dropout_p and not (
-                attn_mask.requires_grad and _grad_on()) and (not enable_gqa or query.shape[-3] == key.shape[-3])):
-            # PyTorch 2.13's CPU flash kernel applies both; its math fallback (other ranks, dropout, a mask that
-            # requires grad, grouped heads) refuses the pair
+        if is_causal and not flash:
+            # PyTorch 2.13's CPU flash kernel applies both; its math kernel refuses the pair
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
         if attn_mask.dtype not in (_dtype.bool, _dtype.float32, query.dtype):

@@ -169,3 +169,40 @@ def test_state_and_arguments_returned_as_themselves():
     ref, got = _both(case)
     assert ref[1] == [True] * 3 and ref[3] and ref[4]
     _close(got, ref)
+
+
+def test_custom_optimizer_reads_its_learning_rate_each_call():
+    """A user's Optimizer subclass (watched as a user class) reads ``group["lr"]`` as a Python number in its own
+    ``step``: a MultiStepLR milestone changes the rate the compiled step uses, as in PyTorch."""
+    def case(T, jit):
+        class SignSGD(T.optim.Optimizer):
+            def __init__(self, params, lr=0.01, momentum=0.9):
+                super().__init__(params, dict(lr=lr, momentum=momentum))
+
+            @T.no_grad()
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        st = self.state[p]
+                        if "buf" not in st:
+                            st["buf"] = T.zeros_like(p)
+                        st["buf"].mul_(group["momentum"]).add_(p.grad)
+                        p.add_(st["buf"].sign(), alpha=-group["lr"])
+        model = _copy(T, T.nn.Linear(3, 2))
+        opt = SignSGD(model.parameters(), lr=0.1)
+        sched = T.optim.lr_scheduler.MultiStepLR(opt, milestones=[2], gamma=0.1)
+
+        @jit
+        def step(x):
+            opt.zero_grad()
+            loss = model(x).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        out = []
+        for i in range(4):
+            out.append(step(T.tensor(arr(2, 3, seed=i))))
+            sched.step()
+        return out, model.weight, opt.state[model.weight]["buf"]
+    ref, got = _both(case)
+    _close(got, ref)

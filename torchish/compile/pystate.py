@@ -67,6 +67,12 @@ def _owns_state(v):
     return isinstance(v, (Optimizer, Module, LRScheduler))
 
 
+def _owns_state_class(cls):
+    from ..optim.lr_scheduler import LRScheduler
+    from ..optim.optimizer import Optimizer
+    return issubclass(cls, (Optimizer, LRScheduler))
+
+
 def value(item):
     kind, holder, key = item
     if kind in ("d", "m", "o"):
@@ -207,19 +213,11 @@ class PyState:
         are watched, and a new value traces again (or switches to a program traced for it before)."""
         from ..optim.lr_scheduler import LRScheduler
         from ..optim.optimizer import Optimizer
-        touch = self.touch
 
         def getattribute(obj, name):
-            v = object.__getattribute__(obj, name)
             if name in _HYPER_READS and not sys._getframe(1).f_code.co_filename.startswith(_PACKAGE):
-                if isinstance(obj, LRScheduler):
-                    d = object.__getattribute__(obj, "__dict__")
-                    touch(("d", d, "_last_lr"), d.get("_last_lr", _MISSING))
-                    obj = object.__getattribute__(obj, "optimizer")
-                for g in object.__getattribute__(obj, "param_groups"):
-                    if _small_container(g):
-                        touch(("s", g, None), value(("s", g, None)))
-            return v
+                self._hyper_read(obj)
+            return object.__getattribute__(obj, name)
         for cls in (Optimizer, LRScheduler):
             cls.__getattribute__ = getattribute
             self._hyper_patched.append(cls)
@@ -234,8 +232,13 @@ class PyState:
         own = cls.__dict__.get("__setattr__")
         base_set = cls.__setattr__
 
+        hyper = self._hyper_read if _owns_state_class(cls) else None
+
         def getattribute(obj, name):
             v = object.__getattribute__(obj, name)
+            if hyper is not None and name in _HYPER_READS and \
+                    not sys._getframe(1).f_code.co_filename.startswith(_PACKAGE):
+                hyper(obj)  # (a user's optimizer or scheduler subclass: its own step reads its param groups)
             t = type(v)
             if t in _SCALARS:
                 if name not in _SKIP:
@@ -273,6 +276,18 @@ class PyState:
             return
         self._patched.append((cls, own))
         self.classes.add(cls)  # (watched from the start of the function's next trace)
+
+    def _hyper_read(self, obj):
+        """Guard the param groups of the optimizer ``obj`` (or of a scheduler's optimizer, and its last rates)
+        by value: the user's code read them (see ``_watch_hyper_parameters``)."""
+        from ..optim.lr_scheduler import LRScheduler
+        if isinstance(obj, LRScheduler):
+            d = object.__getattribute__(obj, "__dict__")
+            self.touch(("d", d, "_last_lr"), d.get("_last_lr", _MISSING))
+            obj = object.__getattribute__(obj, "optimizer")
+        for g in object.__getattribute__(obj, "param_groups"):
+            if _small_container(g):
+                self.touch(("s", g, None), value(("s", g, None)))
 
     def __exit__(self, *exc):
         for cls in self._hyper_patched:

@@ -319,3 +319,40 @@ def test_frombuffer():
         dt = kw.pop("dtype", None)
         check_raises(lambda T: T.frombuffer(bytearray(buf[:7] if dt else buf), dtype=T.float32 if dt else T.int32,
                                             **kw))
+
+
+@needs_torch
+def test_accelerator_api_removed_functions_and_func_helpers():
+    for lib in (torch, torchish):
+        acc = lib.accelerator
+        assert acc.is_available() is lib.cuda.is_available() and acc.device_count() == lib.cuda.device_count()
+        if not acc.is_available():
+            assert acc.current_accelerator() is None
+            for call in (acc.current_device_index, acc.synchronize, acc.empty_cache, acc.memory_allocated,
+                         lambda: acc.set_device_index(0)):
+                with pytest.raises(RuntimeError, match="none is available"):
+                    call()
+        with acc.device_index(None):
+            pass
+        assert lib.GradScaler is lib.amp.GradScaler
+        x = lib.ones(2)
+        assert x.const_data_ptr() == x.data_ptr()
+    for name, args in (("eig", 1), ("symeig", 1), ("lstsq", 2), ("solve", 2)):
+        msgs = []
+        for lib in (torch, torchish):
+            for call in (lambda: getattr(lib, name)(*[lib.eye(2)] * args),
+                         lambda: getattr(lib.eye(2), name)(*[lib.eye(2)] * (args - 1))):
+                with pytest.raises(RuntimeError) as info:
+                    call()
+                msgs.append(str(info.value))
+        assert msgs[2:] == msgs[:2], name
+    got = []
+    for lib in (torch, torchish):
+        m = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4), lib.nn.Sequential(lib.nn.BatchNorm1d(4)))
+        assert lib.func.replace_all_batch_norm_modules_(m) is m
+        got.append((sorted(m.state_dict()), m[1].running_mean, m[2][0].track_running_stats))
+        f = lib.func.functionalize(lambda t: t.add_(1) * 2)
+        got.append(f(lib.ones(2)).tolist())
+        with pytest.raises(RuntimeError, match="invalid argument for remove"):
+            lib.func.functionalize(f, remove="views")
+    assert got[:2] == got[2:]

@@ -93,6 +93,13 @@ from .amp._state import (is_autocast_enabled as is_autocast_enabled,  # noqa: E4
 cuda.amp = _cuda_amp  # torchish.cuda is a module: its amp submodule is registered by hand
 _sys.modules[__name__ + ".cuda.amp"] = _cuda_amp
 from . import cpu as cpu  # noqa: E402
+from . import accelerator as accelerator  # noqa: E402
+from .amp import GradScaler as GradScaler  # noqa: E402
+from ._removed import eig as eig, symeig as symeig, lstsq as lstsq, solve as solve  # noqa: E402
+from . import _removed  # noqa: E402
+for _n, _f in _removed.METHODS.items():  # (Tensor.eig ... raise as the functions do)
+    setattr(Tensor, _n, _f)
+Tensor.const_data_ptr = Tensor.data_ptr
 from . import linalg as linalg  # noqa: E402
 from . import random as random  # noqa: E402
 from . import special as special  # noqa: E402

@@ -170,3 +170,17 @@ def stack_module_state(models):
     all_buffers = [dict(m.named_buffers()) for m in models]
     buffers = {k: _stacked_leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every BatchNorm module in ``root`` (and ``root`` itself) stop tracking running statistics, in place
+    (``vmap`` over a model in training mode cannot update one set of running statistics per sample): running
+    mean/var and the batch count become None and ``track_running_stats`` False. Returns ``root``."""
+    from ..nn.modules.batchnorm import _BatchNorm
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root

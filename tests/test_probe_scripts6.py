@@ -115,3 +115,146 @@ def test_sparse_to_sparse_ops_match_torch():
         assert (g[0], g[1], g[2], g[4], g[5]) == (r[0], r[1], r[2], r[4], r[5])
         np.testing.assert_allclose(g[3], r[3], rtol=2e-5, atol=1e-6)
         np.testing.assert_allclose(g[6], r[6], rtol=2e-5, atol=1e-6)
+
+
+def _set_params(lib, module, seed=0, scale=0.5):
+    with lib.no_grad():
+        for i, (_, p) in enumerate(module.named_parameters()):
+            p.copy_(lib.tensor(_arr(*p.shape, seed=seed + i) * scale))
+    return module
+
+
+def _pinn_program(lib, compile_fn):
+    """A physics-informed residual u'' + u (second derivatives of the network w.r.t. its input, create_graph=True)
+    in a compiled function; the loss is backpropagated outside it."""
+    nn = lib.nn
+    net = _set_params(lib, nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1)), seed=3)
+    opt = lib.optim.Adam(net.parameters(), lr=1e-2)
+
+    @compile_fn
+    def residual(x):
+        u = net(x)
+        du = lib.autograd.grad(u.sum(), x, create_graph=True)[0]
+        d2u = lib.autograd.grad(du.sum(), x, create_graph=True)[0]
+        return (d2u + u).pow(2).mean()
+
+    losses = []
+    for _ in range(3):
+        x = lib.linspace(0, 1, 9).unsqueeze(1).requires_grad_()
+        loss = residual(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, loss.requires_grad, _np(x.grad), _np(net[0].weight.grad), _np(net[2].weight)
+
+
+@needs_torch
+def test_compiled_create_graph_residual_stays_differentiable():
+    ref, got = _pinn_program(torch, lambda f: f), _pinn_program(torchish, torchish.compile)
+    np.testing.assert_allclose(got[0], ref[0], rtol=2e-4)
+    assert got[1] is ref[1] is True
+    for r, g in zip(ref[2:], got[2:]):
+        np.testing.assert_allclose(g, r, rtol=2e-4, atol=2e-6)
+
+
+def _ppo_gae_program(lib):
+    """CleanRL-style PPO: GAE with a reversed Python loop writing advantages[t], clipped surrogate, minibatches."""
+    nn = lib.nn
+
+    class ActorCritic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+            self.pi = nn.Linear(8, 2)
+            self.v = nn.Linear(8, 1)
+
+        def forward(self, x):
+            h = self.body(x)
+            return self.pi(h), self.v(h).squeeze(-1)
+
+    ac = _set_params(lib, ActorCritic(), seed=5)
+    opt = lib.optim.Adam(ac.parameters(), lr=3e-4, eps=1e-5)
+    rng = np.random.default_rng(2)
+    T = 6
+    obs = lib.tensor(rng.normal(size=(T, 4)).astype(np.float32))
+    actions = lib.tensor(rng.integers(0, 2, size=T))
+    rewards = lib.tensor(rng.uniform(0, 1, size=T).astype(np.float32))
+    dones = lib.tensor((rng.uniform(size=T) < 0.3).astype(np.float32))
+    with lib.no_grad():
+        logits, values = ac(obs)
+        old_logp = lib.distributions.Categorical(logits=logits).log_prob(actions)
+    advantages = lib.zeros_like(rewards)
+    lastgaelam = 0
+    for t in reversed(range(T)):
+        nextnonterminal = 1.0 - dones[t + 1] if t < T - 1 else 1.0 - dones[t]
+        nextvalues = values[t + 1] if t < T - 1 else values[t]
+        delta = rewards[t] + 0.99 * nextvalues * nextnonterminal - values[t]
+        advantages[t] = lastgaelam = delta + 0.99 * 0.95 * nextnonterminal * lastgaelam
+    returns = advantages + values
+    stats = []
+    for mb in (lib.arange(T), lib.arange(T).flip(0)):
+        logits, v = ac(obs[mb])
+        dist = lib.distributions.Categorical(logits=logits)
+        ratio = (dist.log_prob(actions[mb]) - old_logp[mb]).exp()
+        adv = (advantages[mb] - advantages[mb].mean()) / (advantages[mb].std() + 1e-8)
+        pg_loss = lib.max(-adv * ratio, -adv * lib.clamp(ratio, 0.8, 1.2)).mean()
+        loss = pg_loss - 0.01 * dist.entropy().mean() + 0.25 * ((v - returns[mb]) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(ac.parameters(), 0.5)
+        opt.step()
+        stats.append((loss.item(), ((ratio - 1.0).abs() > 0.2).float().mean().item()))
+    return stats, _np(advantages), _np(ac.pi.bias.grad), _np(ac.v.weight)
+
+
+@needs_torch
+def test_ppo_gae_program_matches_torch():
+    ref, got = _ppo_gae_program(torch), _ppo_gae_program(torchish)
+    np.testing.assert_allclose(np.array(got[0]), np.array(ref[0]), rtol=2e-4, atol=2e-6)
+    for r, g in zip(ref[1:], got[1:]):
+        np.testing.assert_allclose(g, r, rtol=2e-4, atol=2e-6)
+
+
+def _gat_program(lib):
+    """A hand-written GAT layer: scatter_reduce(amax, include_self=False) segment softmax and index_add_ messages."""
+    nn, F = lib.nn, lib.nn.functional
+    N, H, D = 5, 2, 3
+    src = lib.tensor([0, 1, 2, 3, 4, 0, 2, 1, 3, 0, 1, 2, 3, 4])
+    dst = lib.tensor([1, 2, 3, 4, 0, 2, 0, 1, 1, 0, 1, 2, 3, 4])
+
+    class GAT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.W = nn.Linear(3, H * D, bias=False)
+            self.att = nn.Parameter(lib.empty(1, H, 2 * D))
+
+        def forward(self, x):
+            h = self.W(x).view(-1, H, D)
+            e = F.leaky_relu((lib.cat([h[src], h[dst]], -1) * self.att).sum(-1), 0.2)
+            e_max = lib.zeros(N, H).scatter_reduce(0, dst.unsqueeze(1).expand(-1, H), e, reduce="amax",
+                                                   include_self=False)
+            e = (e - e_max[dst]).exp()
+            alpha = e / lib.zeros(N, H).index_add(0, dst, e)[dst]
+            out = lib.zeros(N, H, D).index_add_(0, dst, h[src] * alpha.unsqueeze(-1))
+            return out.mean(1), alpha
+
+    layer = _set_params(lib, GAT(), seed=6)
+    x, target = lib.tensor(_arr(N, 3, seed=7)), lib.tensor(_arr(N, D, seed=8))
+    opt = lib.optim.AdamW(layer.parameters(), lr=0.05)
+    losses = []
+    for _ in range(3):
+        out, alpha = layer(x)
+        loss = F.mse_loss(out, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, _np(alpha), _np(layer.att.grad), _np(layer.W.weight)
+
+
+@needs_torch
+def test_gat_segment_softmax_program_matches_torch():
+    ref, got = _gat_program(torch), _gat_program(torchish)
+    for r, g in zip(ref, got):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=2e-4, atol=2e-6)

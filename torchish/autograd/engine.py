@@ -238,7 +238,10 @@ def _discover(roots):
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumulate):
     """Run the backward pass. With ``accumulate`` leaves get ``.grad``; otherwise the gradients reaching
     ``inputs`` are returned (one per input, None where none arrived)."""
-    if STATE.recorder is not None:  # torchish.compile: the step computes its own gradients
+    if STATE.recorder is not None and (accumulate or not create_graph):
+        # torchish.compile: the step computes its own gradients. autograd.grad(create_graph=True) does not count:
+        # its graph is kept, so the outputs stay differentiable (a physics-informed loss of u'' backpropagated
+        # outside the compiled function)
         STATE.recorder.backward_ran = True
     root_edges = [t._edge() for t in roots]
     targets = None  # id(node) -> list of (output_nr, input index)

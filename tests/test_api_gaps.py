@@ -356,3 +356,21 @@ def test_accelerator_api_removed_functions_and_func_helpers():
         with pytest.raises(RuntimeError, match="invalid argument for remove"):
             lib.func.functionalize(f, remove="views")
     assert got[:2] == got[2:]
+
+
+@needs_torch
+def test_cuda_queries_scripts_make_unguarded_behave_as_a_cpu_only_pytorch():
+    calls = [lambda C: C.get_rng_state_all(), lambda C: C.set_rng_state_all([]), lambda C: C.get_device_capability(),
+             lambda C: C.get_device_properties(0), lambda C: C.memory_cached(), lambda C: C.max_memory_cached(),
+             lambda C: C.mem_get_info(), lambda C: C.get_arch_list(), lambda C: C.is_tf32_supported(),
+             lambda C: C.init(), lambda C: C.has_half, lambda C: C.default_generators]
+    if torchish.cuda.is_available():
+        pytest.skip("compares with a CPU-only PyTorch")
+    for call in calls:
+        got = []
+        for lib in (torch, torchish):
+            try:
+                got.append(repr(call(lib.cuda)))
+            except AssertionError as e:
+                got.append(str(e))
+        assert got[0] == got[1]

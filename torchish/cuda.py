@@ -267,3 +267,79 @@ def memory_summary(device=None, abbreviated=False) -> str:
 
 def empty_cache() -> None:
     """Nothing to free: XLA's allocator manages its pool itself."""
+
+
+def memory_cached(device=None) -> int:
+    """Deprecated PyTorch name of :func:`memory_reserved`."""
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None) -> int:
+    """Deprecated PyTorch name of :func:`max_memory_reserved`."""
+    return max_memory_reserved(device)
+
+
+def mem_get_info(device=None):
+    """(free, total) bytes of the accelerator, from XLA's allocator limit."""
+    _require()
+    jdev = _device.accelerators()[_index(device)]
+    stats = jdev.memory_stats() or {}
+    total = int(stats.get("bytes_limit", 0))
+    return total - int(stats.get("bytes_in_use", 0)), total
+
+
+def get_rng_state_all():
+    """The generator state of every accelerator ([] without one; torchish shares one generator across devices)."""
+    return [get_rng_state() for _ in range(device_count())]
+
+
+def set_rng_state_all(new_states) -> None:
+    for state in new_states:
+        set_rng_state(state)
+
+
+def get_device_capability(device=None):
+    """(major, minor) compute capability of a GPU (JAX reports it as ``"9.0"``); (0, 0) for a TPU."""
+    _require()
+    cap = getattr(_device.accelerators()[_index(device)], "compute_capability", None)
+    return tuple(int(p) for p in str(cap).split(".")[:2]) if cap else (0, 0)
+
+
+class _DeviceProperties:
+    def __init__(self, jdev, capability, total):
+        self.name, self.total_memory = jdev.device_kind, total
+        self.major, self.minor = capability
+        self.multi_processor_count = int(getattr(jdev, "core_count", 0) or 0)
+        self.is_integrated = False
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1 << 20)}MB, multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None):
+    """The accelerator's name, compute capability, memory and multiprocessor count."""
+    _require()
+    idx = _index(device)
+    return _DeviceProperties(_device.accelerators()[idx], get_device_capability(idx), mem_get_info(idx)[1])
+
+
+def is_tf32_supported() -> bool:
+    """Whether the GPU has TF32 matmuls (compute capability 8.0 and later)."""
+    return is_available() and get_device_capability() >= (8, 0)
+
+
+def get_arch_list() -> list:
+    return []  # torchish compiles no CUDA kernels of its own (XLA compiles for the device it runs on)
+
+
+def init() -> None:
+    _require()
+
+
+def ipc_collect() -> None:
+    _require()
+
+
+has_half = True
+default_generators = ()

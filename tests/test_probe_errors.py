@@ -184,3 +184,67 @@ def test_factory_functions_write_into_out():
                 lambda lib: lib.zeros(3, out=lib.empty(3, requires_grad=True)),
                 lambda lib: lib.multinomial(lib.ones(3), 2, out=lib.empty(2, dtype=lib.int32))):
         check_raises(bad)
+
+
+def test_out_dtype_checks_of_index_sort_and_reduction_ops():
+    def f64(lib, *shape):
+        return lib.empty(*shape, dtype=lib.float64)
+
+    def i32(lib, *shape):
+        return lib.empty(*shape, dtype=lib.int32)
+
+    A = (lambda lib: _t(lib, 2, 3))
+    for bad in (lambda lib: lib.sort(A(lib), 1, out=(f64(lib, 2, 3), lib.empty(2, 3, dtype=lib.long))),
+                lambda lib: lib.sort(A(lib), 1, out=(lib.empty(2, 3), i32(lib, 2, 3))),
+                lambda lib: lib.topk(A(lib), 2, out=(f64(lib, 2, 2), lib.empty(2, 2, dtype=lib.long))),
+                lambda lib: lib.max(A(lib), 1, out=(lib.empty(2), i32(lib, 2))),
+                lambda lib: lib.kthvalue(A(lib), 1, 1, out=(f64(lib, 2), lib.empty(2, dtype=lib.long))),
+                lambda lib: lib.argmax(A(lib), 1, out=i32(lib, 2)),
+                lambda lib: lib.tril(A(lib), out=f64(lib, 2, 3)),
+                lambda lib: lib.diag(_t(lib, 2), out=f64(lib, 2, 2)),
+                lambda lib: lib.clamp(A(lib), 0, 1, out=f64(lib, 2, 3)),
+                lambda lib: lib.clamp(A(lib), 0, 1, out=lib.empty(2, 3, dtype=lib.long)),
+                lambda lib: lib.cat([A(lib), A(lib)], out=i32(lib, 4, 3)),
+                lambda lib: lib.stack([A(lib), A(lib)], out=lib.empty(2, 2, 3, dtype=lib.long)),
+                lambda lib: lib.histc(A(lib), out=f64(lib, 100)),
+                lambda lib: lib.searchsorted(lib.arange(3.), A(lib), out=i32(lib, 2, 3)),
+                lambda lib: lib.gather(A(lib), 1, lib.zeros(2, 1, dtype=lib.long), out=f64(lib, 2, 1)),
+                lambda lib: lib.index_select(A(lib), 0, lib.tensor([0]), out=f64(lib, 1, 3)),
+                lambda lib: lib.take(A(lib), lib.tensor([0]), out=f64(lib, 1)),
+                lambda lib: lib.masked_select(A(lib), A(lib) > 0, out=f64(lib, 0)),
+                lambda lib: lib.nonzero(A(lib), out=i32(lib, 0)),
+                lambda lib: lib.logcumsumexp(A(lib), 1, out=f64(lib, 2, 3)),
+                lambda lib: lib.cummax(A(lib), 1, out=(f64(lib, 2, 3), lib.empty(2, 3, dtype=lib.long))),
+                lambda lib: lib.aminmax(A(lib), dim=1, out=(f64(lib, 2), f64(lib, 2)))):
+        check_raises(bad)
+
+    def ok(lib):  # these cast into out, or take out= at all
+        x = A(lib)
+        outs = [f64(lib, 2, 3), f64(lib, 4, 3), f64(lib, 2), lib.empty(2, 3), f64(lib, 2, 3)]
+        res = [lib.clamp(x, lib.zeros(3), out=outs[0]), lib.cat([x.long(), x.long()], out=outs[1]),
+               lib.sum(x, 1, out=outs[2]), lib.where(x > 0, x, -x, out=outs[3]), lib.lerp(x, x * 2, 0.5, out=outs[4])]
+        cm = lib.cummax(x, 1, out=(lib.empty(2, 3), lib.empty(2, 3, dtype=lib.long)))
+        mm = lib.aminmax(x, dim=1, out=(lib.empty(2), lib.empty(2)))
+        return [r is o for r, o in zip(res, outs)], outs, cm.values, cm.indices, mm.min, mm.max
+    same(ok)
+
+
+def test_tensor_corners_raise_as_torch():
+    for bad in (lambda lib: _t(lib, 3).H,                                     # H: matrices only
+                lambda lib: _t(lib, 2, 2, 2).H,
+                lambda lib: lib.ones(2, dtype=lib.bfloat16).numpy(),         # NumPy has no bfloat16
+                lambda lib: np.asarray(lib.ones(2, dtype=lib.bfloat16)),
+                lambda lib: _t(lib, 3, 2, 2).to(memory_format=lib.channels_last),
+                lambda lib: _t(lib, 3, 2, 2).contiguous(memory_format=lib.channels_last),
+                lambda lib: _t(lib, 2, 3, 2, 2).clone(memory_format=lib.channels_last_3d),
+                lambda lib: lib.empty(3, 2, 2, memory_format=lib.channels_last),
+                lambda lib: lib.zeros_like(_t(lib, 3, 2), memory_format=lib.channels_last),
+                lambda lib: int(lib.tensor(1 + 2j)),                          # complex: only a real value converts
+                lambda lib: float(lib.tensor([1 + 2j]))):
+        check_raises(bad)
+    same(lambda lib: [_t(lib, 2, 3).H, lib.tensor(2.0).H, (_t(lib, 2, 2) * 1j).H,
+                      lib.ones(2, dtype=lib.bfloat16).tolist(), lib.ones(2, dtype=lib.bfloat16).float(),
+                      _t(lib, 1, 3, 2, 2).to(memory_format=lib.channels_last).shape,
+                      lib.empty(1, 2, 3, 4, memory_format=lib.channels_last).shape, int(lib.tensor(2 + 0j)),
+                      float(lib.tensor(1.5 + 0j))])
+    torchish.testing.assert_close(torchish.ones(2, dtype=torchish.bfloat16), torchish.ones(2, dtype=torchish.bfloat16))

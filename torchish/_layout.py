@@ -51,3 +51,11 @@ jagged = layout._make("jagged")
 def _lookup(name):
     """The layout called ``name`` (unpickling)."""
     return globals()[name]
+
+
+def check_memory_format(memory_format, ndim):
+    """PyTorch's error for a channels-last ``memory_format`` (a ``torch.memory_format``) asked of a tensor of another
+    rank than the format's; torchish keeps every layout contiguous otherwise."""
+    need = {"channels_last": 4, "channels_last_3d": 5}.get(getattr(memory_format, "_name", None))
+    if need is not None and ndim != need:
+        raise RuntimeError(f"required rank {need} tensor to use {memory_format._name} format")

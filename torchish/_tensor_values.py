@@ -15,6 +15,17 @@ from ._meta import MetaArray
 Tensor = None  # torchish._tensor.Tensor, set once it is defined (this class is its base)
 
 
+def _real_item(t, ctype):
+    """``t.item()`` for ``float(t)``/``int(t)``: a complex value converts only when its imaginary part is 0 (PyTorch
+    raises the overflow error of its checked conversion otherwise)."""
+    v = t.item()
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return v.real
+    return v
+
+
 class TensorValues:
     """The value-reading half of the Python protocol (no state of its own: Tensor holds the slots)."""
 
@@ -42,6 +53,8 @@ class TensorValues:
                             "host memory first.")
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._v.dtype == _dtype.bfloat16.np:  # NumPy has no bfloat16: PyTorch refuses (convert with .float() first)
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return np.array(self._concrete())
 
     def _concrete(self, what="reading a tensor's value (.item(), .tolist(), .numpy(), bool(), printing)"):
@@ -76,12 +89,12 @@ class TensorValues:
     def __float__(self):
         if self._v.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self.item())
+        return float(_real_item(self, "double"))
 
     def __int__(self):
         if self._v.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self.item())
+        return int(_real_item(self, "int64_t"))
 
     def __complex__(self):
         if self._v.size != 1:

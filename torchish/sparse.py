@@ -186,7 +186,7 @@ def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
     sparse_dim = self.dim() if sparse_dim is None else int(sparse_dim)
     if not 0 < sparse_dim <= self.dim():
         raise RuntimeError(f"sparse_dim argument must be in [0, {self.dim()}] range, but {sparse_dim} is given")
-    nonzero = self.detach().numpy() != 0
+    nonzero = np.asarray(self.detach()._concrete()) != 0
     if sparse_dim < self.dim():
         nonzero = nonzero.reshape(*nonzero.shape[:sparse_dim], -1).any(-1)
     idx = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1)

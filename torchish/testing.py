@@ -51,8 +51,8 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
         _fail(f"The values for attribute 'dtype' do not match: {actual.dtype} != {expected.dtype}.", msg, path)
     dt = _dtype.promote_types(actual.dtype, expected.dtype) if not check_dtype else actual.dtype
     rtol, atol = _tolerances(dt, rtol, atol)
-    a = np.asarray(actual.detach().cpu().numpy())
-    e = np.asarray(expected.detach().cpu().numpy())
+    a = np.asarray(actual.detach().cpu()._concrete())  # (bfloat16 too, which Tensor.numpy() refuses)
+    e = np.asarray(expected.detach().cpu()._concrete())
     integer = not np.issubdtype(np.result_type(a, e), np.inexact)
     ct = np.float64 if integer else np.result_type(a, e)  # PyTorch reports differences in the tensors' precision
     a, e = a.astype(ct), e.astype(ct)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import jax
 
 from .. import _device, _dtype, _meta
+from .._layout import check_memory_format
 from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
@@ -91,6 +92,7 @@ def to(self, *args, **kwargs):
     """``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)``, ``x.to(other)``; returns self when nothing
     changes (unless ``copy=True``)."""
     dtype, device, copy = _parse_to(args, dict(kwargs))
+    check_memory_format(kwargs.get("memory_format"), self.ndim)
     out = self
     if device is not None:
         if _meta.is_meta_device(device):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .._layout import check_memory_format
 from .._tensor import Tensor
 from .casting import cast, check_scalar_fits
 from .elementwise import require_tensor, scalar_or_tensor
@@ -19,6 +20,7 @@ _CLONE = defop("clone", lambda x: x + jnp.zeros((), x.dtype) if x.dtype != jnp.b
 
 def clone(input, *, memory_format=None):
     require_tensor(input, "clone")
+    check_memory_format(memory_format, input.ndim)
     return apply(_CLONE, (input,))
 
 

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _device, _dtype, _meta
+from .._layout import check_memory_format
 from .._tensor import Tensor
 from . import tracing
 from .elementwise import factory_out, require_tensor, type_name
@@ -290,8 +291,9 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_m
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
     """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
-    return _fill(_size_or_kw(size, kw.pop("size", None), "empty"), 0, _dtype.user_dtype(dtype, "empty"), device,
-                 requires_grad)
+    shape = _size_or_kw(size, kw.pop("size", None), "empty")
+    check_memory_format(memory_format, len(shape))
+    return _fill(shape, 0, _dtype.user_dtype(dtype, "empty"), device, requires_grad)
 
 
 def _scalar(x):
@@ -326,6 +328,7 @@ def _check_fill_value(x, fname):
 def _like(fill, name):
     def like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
         require_tensor(input, name)
+        check_memory_format(memory_format, input.ndim)
         return _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
                      device if device is not None else input.device, requires_grad)
     return like
@@ -338,6 +341,7 @@ empty_like = _like(0, "empty_like")
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     require_tensor(input, "full_like")
+    check_memory_format(memory_format, input.ndim)
     _check_fill_value(fill_value, "full_like")
     return full(tuple(input.shape), fill_value, dtype=dtype if dtype is not None else input.dtype,
                 device=device if device is not None else input.device, requires_grad=requires_grad)

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._tensor import wrap_dim
 from . import inplace as _ip
-from .elementwise import require_int, require_tensor
+from .elementwise import out_structured, require_int, require_tensor
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -61,16 +61,14 @@ def tril(input, diagonal=0, *, out=None):
     require_int(diagonal, "tril", 2, "diagonal")
     if input.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    from .elementwise import _out
-    return _out(apply(_TRIL, (input,), k=int(diagonal)), out)
+    return out_structured(apply(_TRIL, (input,), k=int(diagonal)), out, "tril")
 
 
 def triu(input, diagonal=0, *, out=None):
     require_int(diagonal, "triu", 2, "diagonal")
     if input.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    from .elementwise import _out
-    return _out(apply(_TRIU, (input,), k=int(diagonal)), out)
+    return out_structured(apply(_TRIU, (input,), k=int(diagonal)), out, "triu")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -101,11 +99,10 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def diag(input, diagonal=0, *, out=None):
     require_tensor(input, "diag")
     require_int(diagonal, "diag", 2, "diagonal")
-    from .elementwise import _out
     if input.ndim == 1:
-        return _out(apply(_DIAG_EMBED, (input,), offset=int(diagonal), dim1=0, dim2=1), out)
+        return out_structured(apply(_DIAG_EMBED, (input,), offset=int(diagonal), dim1=0, dim2=1), out, "diag")
     if input.ndim == 2:
-        return _out(apply(_DIAG_COPY, (input,), offset=int(diagonal), dim1=0, dim2=1), out)
+        return out_structured(apply(_DIAG_COPY, (input,), offset=int(diagonal), dim1=0, dim2=1), out, "diag")
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 

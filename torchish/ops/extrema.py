@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from .elementwise import _out, not_implemented, require_tensor
+from .elementwise import _out, not_implemented, out_structured, require_tensor, structured_out
 from .reduce import RETURN_TYPES, dims, numpy_kwargs, one_dim, values_indices
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -160,6 +160,7 @@ def _aminmax_vjp(g, x, out, axis, keepdims):
 _AMINMAX = defop("aminmax", _aminmax_fwd, vjp=_aminmax_vjp, grad_name="AminmaxBackward0")
 
 
+@structured_out
 def aminmax(input, *, dim=None, keepdim=False):
     """``(amin, amax)`` as a ``torch.return_types.aminmax``."""
     require_tensor(input, "aminmax")
@@ -208,7 +209,7 @@ def _argmaxmin(largest):
         else:
             ax = one_dim(dim, input.ndim)
             _check_nonempty(input, name, ax)
-        return _out(apply(_ARGMAX, (input,), axis=ax, keepdims=bool(keepdim), largest=largest), out, name)
+        return out_structured(apply(_ARGMAX, (input,), axis=ax, keepdims=bool(keepdim), largest=largest), out, name)
     f.__name__ = f.__qualname__ = name
     return f
 

@@ -87,8 +87,9 @@ def index_select(input, dim, index, *, out=None):
                          "INDICES element is out of DATA bounds, id={b} axis_dim={size}", RuntimeError)
     else:
         _concrete_bounds(index, _dim_size(input, d), 0, "index out of range in self", IndexError)
-    from .elementwise import _out
-    return _out(apply(_INDEX_SELECT, (input, index), axis=d), out)
+    from .elementwise import out_exact
+    return out_exact(apply(_INDEX_SELECT, (input, index), axis=d), out, "index_select",
+                     "index_select(): self and result must have the same scalar type")
 
 
 def _grid(index, dim):
@@ -136,19 +137,19 @@ def _check_index_shape(input, dim, index, src=None):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     require_tensor(index, "gather", 3, "index")
     d = _wrap(dim, input)
-    from .elementwise import _out
+    from .elementwise import out_structured
     if index.numel() == 0 and (index._v.dtype not in _INDEX_DTYPES or index.ndim != input.ndim):
         # PyTorch checks no empty index: the result is empty, of the index's shape
         from .shape import reshape
         from .slicing import narrow
-        return _out(reshape(narrow(reshape(input, (-1,)), 0, 0, 0), tuple(index.shape)), out)
+        return out_structured(reshape(narrow(reshape(input, (-1,)), 0, 0, 0), tuple(index.shape)), out, "gather")
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if index.numel():
         _check_index_shape(input, d, index)
     _concrete_bounds(index, _dim_size(input, d), 0, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
                      RuntimeError)
-    return _out(apply(_GATHER, (input, index), axis=d), out)
+    return out_structured(apply(_GATHER, (input, index), axis=d), out, "gather")
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
@@ -196,8 +197,9 @@ def _check_flat_index(input, index, name):
 
 def take(input, index, *, out=None):
     _check_flat_index(input, index, "take")
-    from .elementwise import _out
-    return _out(apply(_TAKE, (input, index)), out)
+    from .elementwise import out_exact
+    return out_exact(apply(_TAKE, (input, index)), out, "take", "take(): self and out expected to have the same dtype, "
+                     "but got self.dtype = {expected} and out.dtype = {out}")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -210,8 +212,9 @@ def masked_select(input, mask, *, out=None):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     from .broadcast import broadcast_tensors
     m, x = broadcast_tensors(mask, input)
-    from .elementwise import _out
-    return _out(apply(_MASKED_SELECT, (x, m, *nonzero(m, as_tuple=True))), out)
+    from .elementwise import out_exact
+    return out_exact(apply(_MASKED_SELECT, (x, m, *nonzero(m, as_tuple=True))), out, "masked_select",
+                     "masked_select(): self and result must have the same scalar type")
 
 
 # (input, mask, *mask.nonzero()): the mask itself rides along, as PyTorch's node saves it

@@ -357,8 +357,9 @@ def nonzero(input, *, as_tuple=False, out=None):
         return tuple(place(i.astype(np.int64), _dtype.int64, dev) for i in idx)
     res = place(np.stack(idx, axis=1).astype(np.int64), _dtype.int64, dev)
     if out is not None:
-        from .elementwise import _out
-        return _out(res, out)
+        from .elementwise import out_exact
+        return out_exact(res, out, "nonzero", "nonzero: Expected out tensor to have scalar type Long but got scalar "
+                         "type{out}")
     return res
 
 

@@ -75,8 +75,7 @@ def cat(tensors, dim=0, *, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number "
                                    f"{_index_of(tensors, t)} in the list.")
-    from .elementwise import _out
-    return _out(apply(_CAT, tuple(keep), axis=d), out)
+    return _joined_out(apply(_CAT, tuple(keep), axis=d), out)
 
 
 def _index_of(seq, x):
@@ -94,8 +93,16 @@ def stack(tensors, dim=0, *, out=None):
         if t.shape != shp:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
                                f"{list(t.shape)} at entry {i}")
+    return _joined_out(apply(_STACK, tuple(tensors), axis=d), out)
+
+
+def _joined_out(result, out):
+    """cat/stack's ``out=``: a result dtype that cannot be cast to ``out``'s is a TypeError in PyTorch's cat."""
     from .elementwise import _out
-    return _out(apply(_STACK, tuple(tensors), axis=d), out)
+    if isinstance(out, Tensor) and not _dtype.can_cast(result.dtype, out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{_dtype.scalar_type_name(out.dtype)}")
+    return _out(result, out)
 
 
 def _nonempty(tensors, name):

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _device, _dtype, _meta
 from .._random import generator_or_default
+from .._layout import check_memory_format
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from . import tracing
@@ -451,6 +452,7 @@ def _like(fn, name):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
              generator=None):
         require_tensor(input, name)
+        check_memory_format(memory_format, input.ndim)
         return fn(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
                   device=device if device is not None else input.device, requires_grad=requires_grad,
                   generator=generator)

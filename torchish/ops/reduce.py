@@ -15,7 +15,7 @@ from .. import _dtype
 from .._tensor import wrap_dim
 from ..autograd.grad_mode import STATE
 from .casting import cast
-from .elementwise import _out, not_implemented, require_tensor
+from .elementwise import _out, not_implemented, out_structured, require_tensor
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -41,10 +41,9 @@ RETURN_TYPES["aminmax"] = _return_type("aminmax", ("min", "max"))
 
 
 def values_indices(name, values, indices, out=None):
-    """``torch.return_types.<name>(values, indices)``, written into the ``out=(values, indices)`` pair when given."""
-    if out is not None:
-        values, indices = _out(values, out[0], name), _out(indices, out[1], name)
-    return RETURN_TYPES[name](values, indices)
+    """``torch.return_types.<name>(values, indices)``, written into the ``out=(values, indices)`` pair when given
+    (of the result's dtypes exactly, as PyTorch's kernels require)."""
+    return out_structured(RETURN_TYPES[name](values, indices), out, name)
 
 
 def numpy_kwargs(fn):

@@ -197,6 +197,15 @@ def rot90(input, k=1, dims=(0, 1)):
 
 for _n in ("permute", "transpose", "t", "movedim", "swapaxes", "flip", "fliplr", "flipud", "roll", "rot90"):
     _public(_n, globals()[_n])
+def _H_prop(self):
+    """``x.H``: the conjugate transpose of a matrix (a 0-D tensor is itself); other ranks raise, as in PyTorch."""
+    if self.ndim not in (0, 2):
+        hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{hint}")
+    t = apply(_PERMUTE, (self,), dims=tuple(reversed(range(self.ndim))))
+    return t.conj() if self.is_complex() else t
+
+
 for _n in ("t", "transpose", "swapaxes"):
     METHODS[_n + "_"] = _inplace_view(globals()[_n])
 METHODS["swapdims_"] = METHODS["swapaxes_"]
@@ -204,7 +213,7 @@ METHODS["moveaxis"] = movedim
 METHODS["swapdims"] = swapaxes
 METHODS["T"] = property(_T_prop)
 METHODS["mT"] = property(_mT)
-METHODS["H"] = property(lambda self: _T_prop(self).conj() if self.is_complex() else _T_prop(self))
+METHODS["H"] = property(_H_prop)
 METHODS["mH"] = property(lambda self: _mT(self).conj() if self.is_complex() else _mT(self))
 __all__ += ["moveaxis", "swapdims"]
 moveaxis = movedim

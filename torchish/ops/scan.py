@@ -11,7 +11,7 @@ from .. import _dtype
 from ..autograd.grad_mode import STATE
 from .._tensor import Tensor, wrap_dim
 from .casting import ACC, cast
-from .elementwise import _out, not_implemented, require_int, require_tensor
+from .elementwise import _out, not_implemented, out_exact, require_int, require_tensor, structured_out
 from .inplace import make_inplace
 from .reduce import RETURN_TYPES, _acc_dtype, first_order_formula, numpy_kwargs, one_dim, scatter_add_along, sum
 from . import registry as _registry
@@ -147,6 +147,7 @@ def _complex_check(input, name):
             raise RuntimeError(f"{name} does not support automatic differentiation for outputs with complex dtype.")
 
 
+@structured_out
 def cummax(input, dim):
     require_tensor(input, "cummax")
     if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
@@ -156,6 +157,7 @@ def cummax(input, dim):
     return RETURN_TYPES["cummax"](v, i)
 
 
+@structured_out
 def cummin(input, dim):
     require_tensor(input, "cummin")
     if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
@@ -236,7 +238,8 @@ def logcumsumexp(input, dim, *, out=None):
     d = one_dim(dim, input.ndim)
     if input.dtype.category < _FLOAT:
         raise not_implemented("logcumsumexp_out_cpu", input.dtype)
-    return _out(apply(_LOGCUMSUMEXP, (input,), axis=d), out, "logcumsumexp")
+    return out_exact(apply(_LOGCUMSUMEXP, (input,), axis=d), out, "logcumsumexp", "expected scalar_type {expected} but "
+                     "found {out}")
 
 
 for _n in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .._layout import check_memory_format
 from .._tensor import Size, Tensor, wrap_dim
 from . import inplace as _ip
 from .elementwise import require_tensor
@@ -156,6 +157,7 @@ def is_contiguous(self, memory_format=None):
 
 
 def contiguous(self, memory_format=None):
+    check_memory_format(memory_format, self.ndim)
     if is_contiguous(self):
         return self
     from .copying import clone

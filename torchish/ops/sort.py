@@ -27,7 +27,8 @@ from .._tensor import Tensor, wrap, wrap_dim
 from ..autograd.grad_mode import STATE
 from . import tracing
 from .casting import cast
-from .elementwise import _out, common_dtype, not_implemented, require_int, require_tensor, scalar_or_tensor
+from .elementwise import (_out, common_dtype, not_implemented, out_exact, require_int, require_tensor,
+                          scalar_or_tensor)
 from .reduce import _return_type, numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
 from .registry import NotDifferentiable, apply, defop, overload
@@ -542,7 +543,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         lo, hi = (float(v) for v in _MINMAX(input._d))
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
-    return _out(apply(_HISTC, (input, float(min), float(max)), bins=int(bins), auto=auto), out, "histc")
+    return out_exact(apply(_HISTC, (input, float(min), float(max)), bins=int(bins), auto=auto), out, "histc",
+                     "torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
+                     "{expected} and hist {out}")
 
 
 def _histogram_fwd(x, edges, weight, *, density):
@@ -657,6 +660,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                            f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")
     r = apply(_SEARCHSORTED, (sorted_sequence, v, sorter), side="right" if right else "left",
               out_dtype=np.dtype(np.int32 if out_int32 else np.int64))
+    if isinstance(out, Tensor) and out.dtype is not r.dtype:
+        raise RuntimeError("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                           "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype "
+                           f"{_dtype.scalar_type_name(out.dtype)} and out_int32 flag is {bool(out_int32)}")
     return _out(r, out, "searchsorted")
 
 

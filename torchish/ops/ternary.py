@@ -19,7 +19,7 @@ from .. import _dtype, _precision
 from .._tensor import Tensor
 from .casting import check_scalar_fits
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
-                          scalar_or_tensor, type_name)
+                          out_exact, scalar_or_tensor, type_name)
 from .registry import apply, defop, overload
 from .registry import Family as _Family
 
@@ -84,8 +84,8 @@ def _clamp(op, input, lo, hi, out):
         raise not_implemented("clamp_scalar_cpu" if len(tensor_bounds) == 2 else
                               "clamp_min_scalar_cpu" if hi is None else "clamp_max_scalar_cpu", dt)
     if isinstance(lo, Tensor) or isinstance(hi, Tensor):
-        op = _TENSOR_BOUND[op]
-    return _out(apply(op, (input, lo, hi)), out, "clamp")
+        return _out(apply(_TENSOR_BOUND[op], (input, lo, hi)), out, "clamp")
+    return out_exact(apply(op, (input, lo, hi)), out, "clamp")  # (PyTorch's Number-bounds kernel does not cast)
 
 
 def clamp(input, min=None, max=None, *, out=None):

@@ -206,3 +206,43 @@ def test_custom_optimizer_reads_its_learning_rate_each_call():
         return out, model.weight, opt.state[model.weight]["buf"]
     ref, got = _both(case)
     _close(got, ref)
+
+
+def test_one_hot_class_out_of_range_raises_in_a_compiled_call():
+    """``F.one_hot(y, num_classes)`` with a class past the end (or negative) raises PyTorch's RuntimeError from a
+    compiled call (it returned an all-zero row)."""
+    def case(T, jit):
+        @jit
+        def f(y):
+            return T.nn.functional.one_hot(y, num_classes=3).float().sum(0)
+        return [f(T.tensor([0, 2])), f(T.tensor([1, 2])), _outcome(f, T.tensor([0, 3])), _outcome(f, T.tensor([-1, 0]))]
+    ref, got = _both(case)
+    assert ref[2] == ("RuntimeError", "Class values must be smaller than num_classes.")
+    _close(got, ref)
+
+
+def test_checks_on_indices_computed_from_the_model_are_not_run_before_the_step():
+    """An index computed from the model's output (``argmax``: valid by construction) is not checked before each
+    call: the check would compute the model again and wait for the previous step's update. The targets, an
+    argument, are."""
+    def case(T, jit):
+        nn = T.nn
+        model = _copy(T, nn.Linear(3, 4))
+        opt = T.optim.SGD(model.parameters(), lr=0.1)
+
+        @jit
+        def step(x, y):
+            opt.zero_grad()
+            logits = model(x)
+            best = logits.gather(1, logits.argmax(1, keepdim=True)).sum()
+            loss = nn.functional.cross_entropy(logits, y) - 0.1 * best
+            loss.backward()
+            opt.step()
+            return loss
+        out = [step(T.tensor(arr(2, 3, seed=i)), T.tensor([i % 4, 3])) for i in range(3)]
+        return out + [_outcome(step, T.tensor(arr(2, 3)), T.tensor([0, 4])), model.weight], step
+    (ref, _), (got, step) = _both(case)
+    assert ref[3] == ("IndexError", "Target 4 is out of bounds.")
+    _close(got, ref)
+    (entry,) = step.entries.values()
+    assert entry.check[3] == [1]  # the gather's check (0) is not kept; cross_entropy's (1) is

@@ -394,7 +394,9 @@ class CompiledFunction:
         entry.modules = entry.modules + [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
         entry.check, entry.check_uniq, entry.check_seen = None, uniq, None
         if info["checks"]:
-            entry.check = checks.program(traced, info, jax.tree.leaves((arg_vals, unique_vals, scalar_vals)))
+            written = set(info["written"])
+            entry.check = checks.program(traced, info, jax.tree.leaves((arg_vals, unique_vals, scalar_vals)),
+                                         [len(arg_vals) + c for c, i in enumerate(uniq) if i in written])
         entry.diff = None
         entry.donate = None
         entry.uniq, entry.pairs, entry.own_refs, entry.written_out = None, [], _OWN_REFS, None

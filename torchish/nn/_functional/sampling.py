@@ -398,6 +398,11 @@ def one_hot(input, num_classes=-1):
     if v is None and num_classes == -1:
         from ...ops.tracing import concrete_error
         raise concrete_error("one_hot with num_classes=-1")
+    if v is None and isinstance(tensor._d, jax.core.Tracer):  # (checked before torchish.compile's program runs)
+        from ...ops.tracing import defer_check
+        d = tensor._d
+        defer_check(d < 0, d, RuntimeError, lambda b: "Class values must be non-negative.")
+        defer_check(d >= num_classes, d, RuntimeError, lambda b: "Class values must be smaller than num_classes.")
     if v is not None and v.size == 0 and num_classes == -1:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
     if v is not None and v.size:

@@ -248,3 +248,52 @@ def test_tensor_corners_raise_as_torch():
                       lib.empty(1, 2, 3, 4, memory_format=lib.channels_last).shape, int(lib.tensor(2 + 0j)),
                       float(lib.tensor(1.5 + 0j))])
     torchish.testing.assert_close(torchish.ones(2, dtype=torchish.bfloat16), torchish.ones(2, dtype=torchish.bfloat16))
+
+
+def _set_params(lib, module):
+    with lib.no_grad():
+        for i, p in enumerate(module.parameters()):
+            p.copy_(lib.tensor(arr(*p.shape, seed=i) * 0.5))
+    return module
+
+
+def test_training_loop_that_skips_a_malformed_batch():
+    # probe program: a classifier's loop catches the RuntimeError of a batch with the wrong feature count
+    def f(lib):
+        model = _set_params(lib, lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3)))
+        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        crit = lib.nn.CrossEntropyLoss()
+        rng = np.random.default_rng(0)
+        losses, errors = [], []
+        for step in range(4):
+            x = lib.tensor(rng.standard_normal((6, 4 if step != 2 else 5)).astype(np.float32))
+            y = lib.tensor(rng.integers(0, 3, 6))
+            try:
+                loss = crit(model(x), y)
+            except RuntimeError as e:
+                errors.append(type(e).__name__)
+                continue
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, errors, model[0].weight
+    same(f)
+
+
+def test_loss_with_out_of_range_targets_keeps_earlier_gradients():
+    # probe program: targets with a class index past the logits raise IndexError (nothing accumulates), -100 is
+    # ignored
+    def f(lib):
+        model = _set_params(lib, lib.nn.Linear(3, 4))
+        x = _t(lib, 5, 3)
+        results = []
+        for tgt in ([0, 1, 2, 3, 1], [0, 1, 2, 4, 1], [0, 1, -100, 3, 1]):
+            try:
+                loss = lib.nn.functional.cross_entropy(model(x), lib.tensor(tgt))
+                loss.backward()
+                results.append(round(loss.item(), 5))
+            except (IndexError, RuntimeError) as e:
+                results.append(type(e).__name__)
+        return results, model.weight.grad
+    same(f)

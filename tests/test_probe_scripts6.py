@@ -258,3 +258,28 @@ def test_gat_segment_softmax_program_matches_torch():
     ref, got = _gat_program(torch), _gat_program(torchish)
     for r, g in zip(ref, got):
         np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=2e-4, atol=2e-6)
+
+
+def _batch_hard_grad(lib):
+    """Batch-hard triplet mining on cdist(emb, emb) of more than 25 rows (PyTorch's matrix-product path): the
+    diagonal's zero distances must give the subgradient 0, not NaN."""
+    x = lib.tensor(_arr(32, 4, seed=5), requires_grad=True)
+    labels = lib.tensor(np.arange(32) % 8)
+    emb = lib.nn.functional.normalize(x, dim=1)
+    d = lib.cdist(emb, emb)
+    same = labels[:, None] == labels[None, :]
+    pos = (d * same.float()).max(1).values
+    neg = (d + 10.0 * same.float()).min(1).values
+    lib.nn.functional.relu(pos - neg + 0.5).mean().backward()
+    y = lib.tensor(_arr(1, 27, 4, seed=6), requires_grad=True)
+    z = lib.tensor(_arr(2, 30, 4, seed=7), requires_grad=True)
+    (lib.cdist(z, y, compute_mode="use_mm_for_euclid_dist") * lib.arange(27.0)).sum().backward()
+    return _np(x.grad), _np(y.grad), _np(z.grad)
+
+
+@needs_torch
+def test_cdist_matrix_product_path_gradient_matches_torch():
+    ref, got = _batch_hard_grad(torch), _batch_hard_grad(torchish)
+    assert not np.isnan(got[0]).any()
+    for r, g in zip(ref, got):
+        np.testing.assert_allclose(g, r, rtol=2e-4, atol=2e-5)

@@ -211,7 +211,17 @@ def _cdist_mm_fwd(x1, x2, *, p):
 
 
 _CDIST = defop("cdist", _cdist_fwd, vjp=_cdist_vjp, promote="same", grad_name="CdistBackward0")
-_CDIST_MM = defop("cdist_mm", _cdist_mm_fwd, promote="same", grad_name="SqrtBackward0")
+def _cdist_mm_vjp(g, x1, x2, out, *, p):
+    """PyTorch's _euclidean_dist_backward: the subgradient 0 where a distance is 0 (a row against itself), where
+    differentiating the square root would give NaN."""
+    ratio = jnp.where(out == 0, jnp.zeros((), g.dtype), g / jnp.where(out == 0, jnp.ones((), out.dtype), out))
+    prec = _precision.matmul()
+    g1 = x1 * jnp.sum(ratio, axis=-1, keepdims=True) - jnp.matmul(ratio, x2, precision=prec)
+    g2 = x2 * jnp.sum(ratio, axis=-2)[..., None] - jnp.matmul(jnp.swapaxes(ratio, -1, -2), x1, precision=prec)
+    return g1, g2
+
+
+_CDIST_MM = defop("cdist_mm", _cdist_mm_fwd, vjp=_cdist_mm_vjp, promote="same", grad_name="EuclideanDistBackward0")
 _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
 
 

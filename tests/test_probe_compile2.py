@@ -246,3 +246,48 @@ def test_checks_on_indices_computed_from_the_model_are_not_run_before_the_step()
     _close(got, ref)
     (entry,) = step.entries.values()
     assert entry.check[3] == [1]  # the gather's check (0) is not kept; cross_entropy's (1) is
+
+
+def _batch(T, n, d, k, seed):
+    rng = np.random.default_rng(seed)
+    return T.tensor(rng.standard_normal((n, d)).astype(np.float32)), T.tensor(rng.integers(0, k, size=n))
+
+
+def test_guard_train_and_eval_steps_with_batchnorm_accumulation_and_a_smaller_last_batch():
+    """Probe program kept as a guard: a compiled train step (BatchNorm, gradient accumulation over 2 calls with
+    ``loss / k``, clip_grad_norm_, StepLR between calls) and a compiled ``model.eval()`` + ``no_grad`` eval step
+    returning a dict of a tensor, a Python number and a list, over batches whose last one is smaller."""
+    def case(T, jit):
+        nn = T.nn
+        model = _copy(T, nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 3)))
+        opt = T.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        sched = T.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+
+        @jit
+        def train_step(x, y, update: bool):
+            model.train()
+            loss = nn.functional.cross_entropy(model(x), y, label_smoothing=0.1)
+            (loss / 2).backward()
+            if update:
+                norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+                opt.step()
+                opt.zero_grad()
+                return loss, norm
+            return loss, None
+
+        @jit
+        def eval_step(x, y):
+            model.eval()
+            with T.no_grad():
+                logits = model(x)
+                return {"correct": (logits.argmax(1) == y).sum(), "n": x.shape[0], "probs": [logits.softmax(1)]}
+        out = []
+        for i, n in enumerate([6, 6, 6, 3]):
+            x, y = _batch(T, n, 4, 3, seed=i)
+            out.append(train_step(x, y, i % 2 == 1))
+            out.append(eval_step(x, y))
+            sched.step()
+        return out, model[1].running_var, model[3].weight, model[0].weight.grad
+    ref, got = _both(case)
+    _close(got, ref)
+

@@ -297,3 +297,11 @@ def test_loss_with_out_of_range_targets_keeps_earlier_gradients():
                 results.append(type(e).__name__)
         return results, model.weight.grad
     same(f)
+
+
+def test_max_min_take_other_by_keyword():
+    same(lambda lib: [lib.max(_t(lib, 2, 3), other=_t(lib, 2, 3, seed=1)), _t(lib, 2, 3).min(other=_t(lib, 3, seed=2)),
+                      lib.max(input=_t(lib, 2), other=_t(lib, 2, seed=3))])
+    for bad in (lambda lib: lib.max(_t(lib, 2, 3), other=_t(lib, 2, 3), dim=1),
+                lambda lib: lib.max(_t(lib, 2, 3), 1, out=lib.empty(2))):
+        check_raises(bad)

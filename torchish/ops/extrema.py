@@ -89,8 +89,14 @@ def _maxmin(largest):
     name = "max" if largest else "min"
 
     @numpy_kwargs
-    def f(input, dim=_NO_DIM, keepdim=_NO_DIM, *, out=None):
+    def f(input, dim=_NO_DIM, keepdim=_NO_DIM, *, other=None, out=None):
         require_tensor(input, name)
+        if other is not None:  # the (Tensor other) overload by keyword: max(x, other=y)
+            if dim is not _NO_DIM or keepdim is not _NO_DIM or not isinstance(other, Tensor):
+                raise TypeError(f"{name}() received an invalid combination of arguments - got other= with dim or "
+                                "keepdim, or a non-Tensor other, but expected one of: (), (Tensor other), (int dim, "
+                                "bool keepdim = False)")
+            dim = other
         if isinstance(dim, Tensor):
             from .arith import maximum, minimum
             return (maximum if largest else minimum)(input, dim, out=out)

@@ -4,7 +4,7 @@ extra dims, probabilities, weight, ignore_index, label_smoothing), CTC, module f
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_raises, run_both, to_numpy, torch, torchish
+from oracle import arr, check, check_raises, needs_torch, run_both, to_numpy, torch, torchish
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 
@@ -422,3 +422,50 @@ def test_target_bounds_are_checked_again_for_another_class_count_and_after_a_wri
     assert got == ("Target 4 is out of bounds.", "Target 7 is out of bounds.")
     if torch is not None:
         assert run(torch) == got
+
+
+@needs_torch
+@pytest.mark.parametrize("kw", [{}, {"bias": True, "label_smoothing": 0.1}, {"out_features": (2,), "bias": True},
+                                {"ignore_index": 1, "reduction": "sum"}, {"reduction": "none"}])
+def test_linear_cross_entropy_loss_matches_torch(kw):
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal((5, 4)).astype(np.float32), rng.integers(0, 3, 5)
+    if "out_features" in kw:
+        t = np.stack([t, t[::-1]], 1)
+    got = []
+    for lib in (torch, torchish):
+        m = lib.nn.LinearCrossEntropyLoss(4, 3, **kw)
+        m.load_state_dict({k: lib.tensor(rng.standard_normal(tuple(v.shape)).astype(np.float32) if lib is torch
+                                         else got[0][3][k]) for k, v in m.state_dict().items()})
+        xx = lib.tensor(x, requires_grad=True)
+        out = m(xx, lib.tensor(t))
+        out.sum().backward()
+        got.append((out.detach().numpy(), xx.grad.numpy(), m.linear.weight.grad.numpy(),
+                    {k: v.numpy() for k, v in m.state_dict().items()}, repr(m)))
+    for a, b in zip(got[0][:3], got[1][:3]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert got[1][4] == got[0][4]
+
+
+@needs_torch
+def test_linear_cross_entropy_checks_and_options():
+    for args in (lambda T: (T.ones(2, 3, 4), T.ones(3, 4), T.zeros(2, dtype=T.long)),
+                 lambda T: (T.ones(2, 4), T.ones(3, 5), T.zeros(2, dtype=T.long)),
+                 lambda T: (T.ones(4), T.ones(3, 2, 4), T.zeros((), dtype=T.long))):
+        msgs = []
+        for lib in (torch, torchish):
+            with pytest.raises(RuntimeError) as info:
+                lib.nn.functional.linear_cross_entropy(*args(lib))
+            msgs.append(str(info.value))
+        assert msgs[0] == msgs[1]
+    x = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32)
+    outs = []
+    for lib in (torch, torchish):
+        opts = lib.nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+        outs.append(float(lib.nn.functional.linear_cross_entropy(lib.tensor(x), lib.eye(3), lib.tensor([0, 1, 2, 0]),
+                                                                 options=opts)))
+        with pytest.warns(UserWarning, match="options`` ignored"):
+            lib.nn.functional.linear_cross_entropy(lib.ones(2, 3), lib.eye(3), lib.tensor([0, 1]), options=opts,
+                                                   label_smoothing=0.1)
+    assert abs(outs[0] - outs[1]) < 1e-6
+    assert repr(torchish.nn.LinearCrossEntropyOptions()) == repr(torch.nn.LinearCrossEntropyOptions())

@@ -15,5 +15,6 @@ from ._functional.embedding import *  # noqa: F401,F403
 from ._functional.linear import *  # noqa: F401,F403
 from ._functional.sampling import *  # noqa: F401,F403
 from ._functional.loss import *  # noqa: F401,F403
+from ._functional.linear_cross_entropy import *  # noqa: F401,F403
 from ._functional.attention import *  # noqa: F401,F403
 from ._functional.rnn import *  # noqa: F401,F403

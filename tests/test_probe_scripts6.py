@@ -283,3 +283,13 @@ def test_cdist_matrix_product_path_gradient_matches_torch():
     assert not np.isnan(got[0]).any()
     for r, g in zip(ref, got):
         np.testing.assert_allclose(g, r, rtol=2e-4, atol=2e-5)
+
+
+@needs_torch
+def test_cdist_refuses_mixed_dtypes_as_torch():
+    # embeddings in float32 against a float64 table from numpy: PyTorch's kernels do not promote
+    for lib in (torch, torchish):
+        for rows in (2, 30):  # the direct kernel and the matrix-product path
+            with pytest.raises(RuntimeError):
+                lib.cdist(lib.ones(rows, 3), lib.ones(rows, 3, dtype=lib.float64))
+        assert lib.cdist(lib.ones(2, 3, dtype=lib.float64), lib.zeros(2, 3, dtype=lib.float64)).dtype == lib.float64

@@ -246,4 +246,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     r1, r2 = x1.shape[-2], x2.shape[-2]
     mode = _COMPUTE_MODES.index(compute_mode)
     use_mm = p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25)))
+    if x1.dtype != x2.dtype:  # no promotion, as PyTorch's kernels (the matrix product's check on that path)
+        n1, n2 = _dtype.scalar_type_name(x1.dtype), _dtype.scalar_type_name(x2.dtype)
+        if use_mm:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {n1.lower()} != {n2.lower()}")
+        raise RuntimeError(f"expected scalar type {n1} but found {n2}")
     return apply(_CDIST_MM if use_mm else _CDIST, (x1, x2), p=float(p))

@@ -291,3 +291,39 @@ def test_guard_train_and_eval_steps_with_batchnorm_accumulation_and_a_smaller_la
     ref, got = _both(case)
     _close(got, ref)
 
+
+
+def test_python_and_numpy_random_numbers_drawn_inside_run_eagerly():
+    """Random augmentation with Python's ``random`` (a closure's ``random.Random``, the module's functions) or a
+    numpy Generator held by the trainer: the trace's draws were constants of the program, the same at every call.
+    The generators are put back after the trace and the call runs eagerly, drawing what PyTorch draws."""
+    import random
+
+    def case(T, jit):
+        nn = T.nn
+        model = _copy(T, nn.Linear(4, 2))
+        opt = T.optim.SGD(model.parameters(), lr=0.1)
+        rnd = random.Random(0)
+
+        @jit
+        def step(x):
+            if rnd.random() < 0.5:
+                x = x.flip(-1)
+            opt.zero_grad()
+            loss = model(x).pow(2).sum() * random.uniform(0.5, 1.5)
+            loss.backward()
+            opt.step()
+            return loss
+
+        class Noise:
+            def __init__(self):
+                self.rng = np.random.default_rng(5)
+
+            def __call__(self, x):
+                return x + float(self.rng.normal())
+        noise = jit(Noise().__call__)
+        random.seed(3)
+        out = [(step(T.tensor(arr(2, 4, seed=i))), noise(T.zeros(2))) for i in range(4)]
+        return out, model.weight, random.random()
+    ref, got = _both(case)
+    _close(got, ref)

@@ -290,6 +290,11 @@ class CompiledFunction:
                         f"torchish.compile: {getattr(fn, '__name__', 'the function')} changes an attribute of an "
                         f"argument ({type(changed[0]).__name__} object), a Python side effect one XLA program cannot "
                         "repeat. Return the value instead of storing it on the argument, to compile it.")
+                if py.drew_random:
+                    raise GraphBreakError(
+                        f"torchish.compile: {getattr(fn, '__name__', 'the function')} draws Python or numpy random "
+                        "numbers (random.random(), rng.normal()), which one XLA program would keep as constants. Draw "
+                        "them outside and pass them in, or use torch's random functions, to compile it.")
                 for c, k in rec.statics.values():  # flags baked into the program (an optimizer's maximize)
                     py.touch(("d", c, k), c.get(k, pystate.MISSING))
                 out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))

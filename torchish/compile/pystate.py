@@ -21,8 +21,12 @@ from __future__ import annotations
 import itertools
 import operator
 import os
+import pickle
+import random
 import sys
 import types
+
+import numpy as np
 
 from ..nn.module import ATTR_EPOCH, Module
 
@@ -65,6 +69,25 @@ def _owns_state(v):
     from ..optim.lr_scheduler import LRScheduler
     from ..optim.optimizer import Optimizer
     return isinstance(v, (Optimizer, Module, LRScheduler))
+
+
+_RNGS = (random.Random, np.random.Generator, np.random.RandomState)
+
+
+def _rng_state(r):
+    """(the state of a Python or numpy random generator, its pickled bytes for comparing)."""
+    st = r.getstate() if isinstance(r, random.Random) else r.bit_generator.state if isinstance(
+        r, np.random.Generator) else r.get_state()
+    return st, pickle.dumps(st)
+
+
+def _set_rng_state(r, st):
+    if isinstance(r, random.Random):
+        r.setstate(st)
+    elif isinstance(r, np.random.Generator):
+        r.bit_generator.state = st
+    else:
+        r.set_state(st)
 
 
 def _owns_state_class(cls):
@@ -132,6 +155,8 @@ class PyState:
         self.before = {}            # id-key -> (item, value the call began with)
         self.classes = {Module}     # classes whose instances' attribute reads/writes are watched
         self.static = []            # items found in the function's globals and closures
+        self.rngs = [random._inst, np.random.mtrand._rand]  # Python's and numpy's random generators it may draw from
+        self.drew_random = False    # whether the last trace drew from one of them (see __exit__)
         self.sources = []           # those of them that hold tensors (see tensor_paths)
         self._discover(fn, 0, set())
         for a in args:
@@ -170,6 +195,8 @@ class PyState:
             self.sources.append(item)
 
     def _consider(self, item, v, depth, seen):
+        if isinstance(v, _RNGS) and all(v is not r for r in self.rngs):
+            self.rngs.append(v)
         if tensor_paths(v):
             self._add_source(item)
         if type(v) in _SCALARS:
@@ -198,6 +225,7 @@ class PyState:
             _restore(item, v)
         for item in self.static:
             self.touch(item, value(item))
+        self._rng_states = [_rng_state(r) for r in self.rngs]
         self._watched = set()
         for cls in list(self.classes):
             self._watch(cls)
@@ -229,6 +257,7 @@ class PyState:
             return
         self._watched.add(cls)
         touch, watch, watched, add_source = self.touch, self._watch, self._watched, self._add_source
+        rngs, states = self.rngs, self._rng_states
         own = cls.__dict__.get("__setattr__")
         base_set = cls.__setattr__
 
@@ -246,6 +275,9 @@ class PyState:
                     if d.get(name, _MISSING) is v:
                         touch(("m" if isinstance(obj, Module) else "d", d, name), v)
             else:
+                if isinstance(v, _RNGS) and all(v is not r for r in rngs):  # (self.rng: drawn from by the trace)
+                    rngs.append(v)
+                    states.append(_rng_state(v))
                 if t not in watched and _user_class(t):
                     watch(t)
                 if tensor_paths(v):
@@ -290,6 +322,13 @@ class PyState:
                 self.touch(("s", g, None), value(("s", g, None)))
 
     def __exit__(self, *exc):
+        # Python's or numpy's random numbers drawn by the trace would be constants of the program, the same at every
+        # call: the generators are put back (the call then runs eagerly and draws them, see drew_random)
+        self.drew_random = False
+        for r, st in zip(self.rngs, self._rng_states):
+            if _rng_state(r)[1] != st[1]:
+                _set_rng_state(r, st[0])
+                self.drew_random = True
         for cls in self._hyper_patched:
             del cls.__getattribute__
         self._hyper_patched = []

@@ -305,3 +305,14 @@ def test_max_min_take_other_by_keyword():
     for bad in (lambda lib: lib.max(_t(lib, 2, 3), other=_t(lib, 2, 3), dim=1),
                 lambda lib: lib.max(_t(lib, 2, 3), 1, out=lib.empty(2))):
         check_raises(bad)
+
+
+def test_except_clause_naming_out_of_memory_error_lets_other_errors_pass():
+    # scripts retry with a smaller batch under `except torch.cuda.OutOfMemoryError`; another error must pass through
+    def f(lib):
+        try:
+            lib.ones(2) @ lib.ones(3)
+        except lib.cuda.OutOfMemoryError:
+            return "oom"
+    check_raises(f)
+    assert issubclass(torchish.OutOfMemoryError, RuntimeError) and torchish.cuda.OutOfMemoryError is torchish.OutOfMemoryError

@@ -74,6 +74,7 @@ from ._dtype import result_type as result_type  # noqa: E402
 from ._tensor_str import (set_printoptions as set_printoptions, get_printoptions as get_printoptions,  # noqa: E402
                           printoptions as printoptions)
 from . import cuda as cuda  # noqa: E402
+from .cuda import AcceleratorError as AcceleratorError, OutOfMemoryError as OutOfMemoryError  # noqa: E402
 from . import amp as amp  # noqa: E402
 from .amp import autocast as autocast  # noqa: E402
 from .amp import cuda_amp as _cuda_amp  # noqa: E402

@@ -18,6 +18,15 @@ from . import _device, _random
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
 
+class OutOfMemoryError(RuntimeError):
+    """``torch.OutOfMemoryError`` (also ``torch.cuda.OutOfMemoryError``): named in ``except`` clauses of scripts
+    that retry with a smaller batch; an ``except`` naming it must not fail itself when another error passes."""
+
+
+class AcceleratorError(RuntimeError):
+    """``torch.AcceleratorError``: an error reported by the accelerator runtime."""
+
+
 def is_available() -> bool:
     """Whether an accelerator (GPU or TPU) is visible to JAX."""
     return bool(_device.accelerators())

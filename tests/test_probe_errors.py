@@ -316,3 +316,14 @@ def test_except_clause_naming_out_of_memory_error_lets_other_errors_pass():
             return "oom"
     check_raises(f)
     assert issubclass(torchish.OutOfMemoryError, RuntimeError) and torchish.cuda.OutOfMemoryError is torchish.OutOfMemoryError
+
+
+def test_float_sequence_index_is_truncated_to_long():
+    # PyTorch converts a Python/NumPy float sequence used as an index to long; a float tensor index is an error
+    def f(lib):
+        x = lib.arange(12.).view(3, 4)
+        y = lib.zeros(3)
+        y[[0.0, 2.9]] = 5.0
+        return x[[0.0, 1.0]], x[[-1.5]], x[[0.0, 1.0], [1.0, 2.0]], x[np.array([1.7])], x[[True, 1.0]], y
+    same(f)
+    check_raises(lambda lib: lib.arange(3.)[lib.tensor([0.0])])

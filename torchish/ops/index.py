@@ -46,7 +46,7 @@ def _as_index_tensor(v):
     if arr.dtype == np.object_ or arr.dtype.kind not in "biuf":
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
                          "indices")
-    if arr.size == 0:
+    if arr.size == 0 or arr.dtype.kind == "f":  # PyTorch converts a float sequence index to long (truncating)
         arr = arr.astype(np.int64)
     return tensor(arr)
 

@@ -293,3 +293,48 @@ def test_cdist_refuses_mixed_dtypes_as_torch():
             with pytest.raises(RuntimeError):
                 lib.cdist(lib.ones(rows, 3), lib.ones(rows, 3, dtype=lib.float64))
         assert lib.cdist(lib.ones(2, 3, dtype=lib.float64), lib.zeros(2, 3, dtype=lib.float64)).dtype == lib.float64
+
+
+def _class_weight_losses(lib):
+    """Class weights from numpy/sklearn arrive as float64 against float32 logits: which losses refuse them, and
+    the dtype of those that take them."""
+    F = lib.nn.functional
+    logits = lib.tensor(_arr(4, 3, seed=9))
+    labels = lib.tensor([0, 2, 1, 1])
+    w64 = lib.tensor(np.array([0.5, 2.0, 1.0]))
+    x, t = lib.tensor(_arr(4, seed=10)), lib.tensor([1.0, 0.0, 1.0, 1.0])
+    cases = {
+        "ce": lambda: F.cross_entropy(logits, labels, weight=w64),
+        "ce_smooth": lambda: F.cross_entropy(logits, labels, weight=w64, label_smoothing=0.1),
+        "nll": lambda: F.nll_loss(logits.log_softmax(1), labels, weight=w64),
+        "module": lambda: lib.nn.CrossEntropyLoss(weight=w64)(logits, labels),
+        "multi_margin": lambda: F.multi_margin_loss(logits, labels, weight=w64),
+        "ce_probs": lambda: F.cross_entropy(logits, logits.softmax(1), weight=w64),
+        "bce": lambda: F.binary_cross_entropy(x.sigmoid(), t, weight=lib.tensor(np.full(4, 2.0))),
+        "bce_logits_w": lambda: F.binary_cross_entropy_with_logits(x, t, weight=lib.tensor(np.full(4, 2.0))),
+        "bce_logits_pw": lambda: F.binary_cross_entropy_with_logits(x, t, pos_weight=lib.tensor(np.array([3.0]))),
+        "bce_logits_x64": lambda: F.binary_cross_entropy_with_logits(x.double(), t, reduction="none"),
+        "huber_w": lambda: F.huber_loss(x, t, weight=lib.tensor(np.full(4, 2.0))),
+    }
+    out = {}
+    for k, f in cases.items():
+        try:
+            r = f()
+            out[k] = (str(r.dtype), _np(r))
+        except Exception as e:  # noqa: BLE001 - the type is the outcome
+            out[k] = type(e).__name__
+    return out
+
+
+@needs_torch
+def test_float64_class_weights_match_torch():
+    ref, got = _class_weight_losses(torch), _class_weight_losses(torchish)
+    assert ref["ce"] == ref["multi_margin"] == "RuntimeError"
+    assert ref.keys() == got.keys()
+    for k, r in ref.items():
+        g = got[k]
+        if isinstance(r, str):
+            assert g == r, k
+        else:
+            assert g[0] == r[0], k
+            np.testing.assert_allclose(g[1], r[1], rtol=2e-5, atol=1e-6, err_msg=k)

@@ -125,6 +125,9 @@ def _check_nll_structure(input, target, weight):
     if input.dtype.category < _dtype._FLOAT:
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
+    if weight is not None and weight.dtype != input.dtype:  # class weights from numpy (float64): no promotion
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
+                           f"{_dtype.scalar_type_name(weight.dtype)}")
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -186,7 +189,7 @@ def _ce_prob_fwd(x, t, w, *, reduction, smoothing):
 _CE_SMOOTH = defop("cross_entropy_label_smoothing", _ce_smooth_fwd, grad_name="AddBackward0")
 # label smoothing mixes the target into a new tensor before PyTorch's product: a node of its own
 _CE_PROB = {smooth: defop("cross_entropy_prob_target_smoothed" if smooth else "cross_entropy_prob_target",
-                          _ce_prob_fwd, promote="same", promote_args=(0, 1), grad_name="DivBackward1")
+                          _ce_prob_fwd, promote="same", promote_args=(0, 1, 2), grad_name="DivBackward1")
             for smooth in (False, True)}
 
 

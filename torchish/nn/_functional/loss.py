@@ -114,8 +114,9 @@ def _regression(kind, input, target, reduction, weight, beta=0.0):
             raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
     op = _REGRESSION[kind, weight is not None, reduction]
     out = apply(op, (input, target, weight), kind=kind, reduction=reduction, beta=float(beta))
-    if kind == "huber" and out.dtype != input.dtype:  # PyTorch's huber_loss writes into a tensor like the input
-        out = out.to(input.dtype)
+    if kind == "huber":  # PyTorch's huber_loss writes into a tensor like the input (then scales it by the weight)
+        dt = input.dtype if weight is None else _dtype.promote_types(input.dtype, weight.dtype)
+        out = out if out.dtype == dt else out.to(dt)
     return out
 
 
@@ -184,6 +185,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         from ...ops.broadcast import broadcast_shapes, expand
         not_differentiable("binary_cross_entropy", "weight", weight)
         weight = expand(weight, broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+        weight = weight.to(input.dtype)  # PyTorch's kernel scales the loss in place: a float64 weight keeps float32
     # PyTorch's kernel checks every input element, then every target element (NaN fails both checks)
     for name, arg in (("input", input), ("target", target)):
         v = concrete(arg)
@@ -215,7 +217,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     float_kernel_only(input, "binary_cross_entropy_with_logits")
     not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
-    return apply(_BCE_LOGITS, (input, target, weight, pos_weight), reduction=red)
+    out = apply(_BCE_LOGITS, (input, target, weight, pos_weight), reduction=red)
+    # PyTorch builds the loss from (1 - target) and updates it in place: it has the target's dtype (a float32
+    # target with float64 logits, weight or pos_weight gives float32)
+    return out if out.dtype == target.dtype else out.to(target.dtype)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -476,6 +481,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"has shape {list(input.shape)}.")
     if weight is not None and (weight.ndim != 1 or weight.numel() != c):
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
+                           f"{_dtype.scalar_type_name(weight.dtype)}")
     not_differentiable("multi_margin_loss", "weight", weight)
     v = concrete(target)
     if v is not None and (v.min() < 0 or v.max() >= c):

@@ -315,6 +315,7 @@ def _class_weight_losses(lib):
         "bce_logits_pw": lambda: F.binary_cross_entropy_with_logits(x, t, pos_weight=lib.tensor(np.array([3.0]))),
         "bce_logits_x64": lambda: F.binary_cross_entropy_with_logits(x.double(), t, reduction="none"),
         "huber_w": lambda: F.huber_loss(x, t, weight=lib.tensor(np.full(4, 2.0))),
+        "soft_margin_t64": lambda: F.soft_margin_loss(x, lib.tensor(np.array([1.0, -1.0, 1.0, -1.0]))),
     }
     out = {}
     for k, f in cases.items():

@@ -393,7 +393,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
     not_differentiable("soft_margin_loss", "target", target)
-    return apply(_SOFT_MARGIN, (input, target), reduction=red)
+    out = apply(_SOFT_MARGIN, (input, target), reduction=red)
+    # PyTorch's kernel writes -input into a tensor like the input and scales it by the target in place
+    return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
 def _mlsm_fwd(x, y, w, *, reduction):

@@ -376,3 +376,29 @@ def test_pack_errors_match_torch(case):
 def test_lengths_longer_than_the_batch_are_an_error():
     with pytest.raises(RuntimeError, match="at most the padded sequence length"):
         torchish.nn.utils.rnn.pack_padded_sequence(torchish.ones(4, 3, 2), [5, 2, 1])
+
+
+@needs_torch
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2}, {"batch_first": True}, {"bidirectional": True},
+                                {"proj_size": 2}, {"dtype": "float64"}, {"packed": True}])
+def test_lstm_output_written_in_place_breaks_backward_where_pytorchs_cpu_kernel_saves_it(kw):
+    # PyTorch's CPU LSTM (float32, one direction, no projection, padded input) runs oneDNN's kernel, which saves its
+    # output; the other configurations save no output and a write in place leaves backward valid
+    kw = dict(kw)
+    dtype, packed = kw.pop("dtype", "float32"), kw.pop("packed", False)
+    got = []
+    for lib in (torch, torchish):
+        lib.manual_seed(0)
+        m = lib.nn.LSTM(3, 4, **kw).to(getattr(lib, dtype))
+        x = lib.ones(5, 2, 3, dtype=getattr(lib, dtype), requires_grad=True)
+        if packed:
+            x = lib.nn.utils.rnn.pack_padded_sequence(x, [5, 3])
+        out, (h, c) = m(x)
+        o = out.data if packed else out
+        o.mul_(2)
+        try:
+            (o.sum() + h.sum()).backward()
+            got.append("ok")
+        except RuntimeError as e:
+            got.append("modified by an inplace operation" in str(e))
+    assert got[0] == got[1]

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _precision
+from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops.registry import apply, defop
 from .dropout import inverted_dropout_mask
@@ -138,6 +138,16 @@ def _cell_fwd(x, h, c, w_ih, w_hh, b_ih, b_hh, *, mode):
     return (h2, c2) if mode == "lstm" else h2
 
 
+# PyTorch's CPU LSTM in float32/bfloat16 (one direction, no projection, padded input) runs oneDNN's kernel, whose
+# node saves the output it returns: writing that output in place breaks its backward, as there
+_MKLDNN_LSTM = defop("lstm", _stack_fwd, grad_name="MkldnnRnnLayerBackward0", saved=("0+ o0", ...))
+
+
+def _mkldnn_lstm(mode, input, bidirectional, proj_size, batch_sizes):
+    return (mode == "lstm" and not bidirectional and proj_size == 0 and batch_sizes is None
+            and input.dtype in (_dtype.float32, _dtype.bfloat16) and input.device.type == "cpu")
+
+
 _CELL_OPS = {mode: defop(mode + "_cell", _cell_fwd, grad_name=name) for mode, name in
              (("rnn_tanh", "RnnTanhCellBackward0"), ("rnn_relu", "RnnReluCellBackward0"),
               ("lstm", "LstmCellBackward0"), ("gru", "GruCellBackward0"))}
@@ -200,7 +210,7 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     if dropout > 0 and training and num_layers > 1:
         drop = inverted_dropout_mask(float(dropout), (num_layers - 1, steps, batch, num_dirs * out_size),
                                      input.dtype, input)
-    op = _STACK_OPS[mode]
+    op = _MKLDNN_LSTM if _mkldnn_lstm(mode, input, bidirectional, proj_size, batch_sizes) else _STACK_OPS[mode]
     return apply(op, (input, h0, c0, lengths, unpack_idx, pack_idx, drop) + tuple(weights), mode=mode,
                  num_layers=int(num_layers), num_dirs=num_dirs, has_bias=bool(has_bias), has_proj=proj_size > 0,
                  batch_first=bool(batch_first) and batch_sizes is None, hidden_size=int(hidden_size),
@@ -209,7 +219,6 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
 
 def check_matmul_dtypes(weight, *operands):
     """The operands of the recurrent matmuls share the weights' dtype (PyTorch's addmm check, a RuntimeError)."""
-    from ... import _dtype
     for t in operands:
         if t is not None and t.dtype != weight.dtype:
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_dtype.scalar_type_name(t.dtype)} "

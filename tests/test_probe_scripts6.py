@@ -339,3 +339,23 @@ def test_float64_class_weights_match_torch():
         else:
             assert g[0] == r[0], k
             np.testing.assert_allclose(g[1], r[1], rtol=2e-5, atol=1e-6, err_msg=k)
+
+
+@needs_torch
+def test_multivariate_normal_with_float64_mean_matches_torch():
+    # a mean from numpy (float64) with a float32 covariance: solve_triangular solves in the factor's dtype
+    def run(lib):
+        mean = lib.tensor(np.array([0.3, 0.6]), requires_grad=True)
+        cov = lib.tensor([[1.0, 0.2], [0.2, 0.5]])
+        m = lib.distributions.MultivariateNormal(mean, covariance_matrix=cov)
+        lp = m.log_prob(lib.tensor(_arr(3, 2, seed=11)))
+        lp.sum().backward()
+        L = lib.tensor([[2.0, 0.0], [1.0, 3.0]])
+        x = lib.linalg.solve_triangular(L, lib.tensor(np.array([[1.0], [2.0]])), upper=False)
+        return str(lp.dtype), _np(lp), str(mean.grad.dtype), _np(mean.grad), str(x.dtype), _np(x)
+    ref, got = run(torch), run(torchish)
+    for r, g in zip(ref, got):
+        if isinstance(r, str):
+            assert g == r
+        else:
+            np.testing.assert_allclose(g, r, rtol=2e-5, atol=1e-6)

@@ -326,10 +326,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     check_matrix(A, "linalg.solve_triangular", kernel="triangular_solve_cpu", int_kernel=True)
     if B.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
-    if A.dtype is not B.dtype:
-        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, but found A of type "
-                           f"{_dtype.scalar_type_name(A.dtype)} and B of type {_dtype.scalar_type_name(B.dtype)} "
-                           "instead")
+    if A.dtype is not B.dtype:  # no dtype check: PyTorch copies B into a result like A and solves there
+        B = B.to(A.dtype)
     n = A.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "

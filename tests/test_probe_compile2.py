@@ -327,3 +327,41 @@ def test_python_and_numpy_random_numbers_drawn_inside_run_eagerly():
         return out, model.weight, random.random()
     ref, got = _both(case)
     _close(got, ref)
+
+
+def test_loss_returned_after_backward_inside_keeps_its_grad_fn():
+    """The loss a compiled training step returns after ``loss.backward()`` requires grad and has a ``grad_fn`` of
+    its op's name, as in PyTorch (it came back as a leaf without grad); a second backward through it raises
+    PyTorch's RuntimeError; an output computed under ``enable_grad()`` inside a call made under ``no_grad`` also
+    requires grad."""
+    def case(T, jit):
+        nn = T.nn
+        model = _copy(T, nn.Linear(3, 1))
+        opt = T.optim.SGD(model.parameters(), lr=0.1)
+
+        @jit
+        def step(x):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), T.zeros(2, 1))
+            loss.backward()
+            opt.step()
+            return loss
+
+        @jit
+        def inner(x):
+            with T.enable_grad():
+                y = model(x).sum()
+                g, = T.autograd.grad(y, model.weight)
+            return g, y
+        out = []
+        for i in range(3):
+            loss = step(T.tensor(arr(2, 3, seed=i)))
+            out.append((loss, loss.requires_grad, loss.is_leaf, loss.grad_fn.name()))
+            with T.no_grad():
+                g, y = inner(T.tensor(arr(2, 3, seed=i)))
+            out.append((g, y, y.requires_grad))
+        out.append(_outcome(lambda: loss.backward())[0])
+        return out, (loss * 2).requires_grad
+    ref, got = _both(case)
+    assert ref[0][-1] == "RuntimeError" and ref[0][0][3] == "MseLossBackward0"
+    _close(got, ref)

@@ -33,7 +33,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH
 from ..ops import lazy, tracing
-from .backward import _link_outputs
+from .backward import _link_outputs, _spent_outputs
 from .args import COPIES, changed_copies, signature as _signature
 from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
@@ -321,7 +321,7 @@ class CompiledFunction:
                     elif isinstance(x, Tensor):
                         if x._inf:  # made under inference_mode inside the function: an inference tensor again
                             out_inf.append(len(out_vals))
-                        out_spec.append(("T", x._rg and x._grad_fn is not None))
+                        out_spec.append(("T", x._grad_fn.name() if x._rg and x._grad_fn is not None else None))
                         out_vals.append(x._d)
                     else:
                         out_spec.append(("C", x))
@@ -555,6 +555,8 @@ class CompiledFunction:
             tensors_out[j]._inf = True
         if pull is not None and STATE.grad_enabled:
             _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out)
+        else:
+            _spent_outputs(info["out_spec"], tensors_out)
         return jax.tree_util.tree_unflatten(info["out_tree"], out)
 
     @staticmethod

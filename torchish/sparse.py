@@ -29,8 +29,8 @@ from . import _dtype, _layout
 from ._tensor import Tensor, wrap_dim
 from .ops import copying as _copying, creation as _creation
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
-           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "DoubleTensor", "HalfTensor",
+           "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
 
 
 class _COO:

@@ -365,3 +365,35 @@ def test_loss_returned_after_backward_inside_keeps_its_grad_fn():
     ref, got = _both(case)
     assert ref[0][-1] == "RuntimeError" and ref[0][0][3] == "MseLossBackward0"
     _close(got, ref)
+
+
+def test_binary_cross_entropy_range_checks_in_a_compiled_call():
+    """``F.binary_cross_entropy`` with a probability outside [0, 1] passed in raises PyTorch's RuntimeError from a
+    compiled call; on ``sigmoid(model(x))`` (computed from the state the step writes) the check is not run before
+    each step."""
+    def case(T, jit):
+        nn = T.nn
+
+        @jit
+        def f(p, y):
+            return nn.functional.binary_cross_entropy(p, y)
+        model = _copy(T, nn.Linear(3, 1))
+        opt = T.optim.SGD(model.parameters(), lr=0.1)
+
+        @jit
+        def step(x, y):
+            opt.zero_grad()
+            loss = nn.functional.binary_cross_entropy(model(x).sigmoid().squeeze(1), y)
+            loss.backward()
+            opt.step()
+            return loss
+        p, y = T.tensor([0.2, 0.7]), T.tensor([0.0, 1.0])
+        out = [f(p, y), f(p, y), _outcome(f, T.tensor([0.2, 1.5]), y), _outcome(f, p, T.tensor([0.0, -1.0]))]
+        out += [step(T.tensor(arr(2, 3, seed=i)), y) for i in range(3)]
+        return out, step
+    (ref, _), (got, step) = _both(case)
+    assert ref[2] == ("RuntimeError", "all elements of input should be between 0 and 1")
+    assert ref[3] == ("RuntimeError", "all elements of target should be between 0 and 1")
+    _close(got, ref)
+    (entry,) = step.entries.values()
+    assert entry.check[3] == [1]  # the target's check (an argument) is kept, the input's is not

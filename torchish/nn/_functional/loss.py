@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from ... import _dtype
-from ...ops import registry as _registry
+from ...ops import registry as _registry, tracing
 from ...ops.registry import apply, defop, overload
 from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
                          not_differentiable, unreduce)
@@ -189,6 +189,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     # PyTorch's kernel checks every input element, then every target element (NaN fails both checks)
     for name, arg in (("input", input), ("target", target)):
         v = concrete(arg)
+        if v is None and isinstance(arg._d, jax.core.Tracer):  # (checked before torchish.compile's program runs,
+            d = arg._d                                         # unless computed from the state the step writes)
+            tracing.defer_check(~((d >= 0) & (d <= 1)), d, RuntimeError,
+                                lambda b, name=name: f"all elements of {name} should be between 0 and 1")
         if v is not None and not ((v >= 0) & (v <= 1)).all():
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     return apply(_BCE, (input, target, weight), reduction=red)

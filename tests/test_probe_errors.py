@@ -327,3 +327,39 @@ def test_float_sequence_index_is_truncated_to_long():
         return x[[0.0, 1.0]], x[[-1.5]], x[[0.0, 1.0], [1.0, 2.0]], x[np.array([1.7])], x[[True, 1.0]], y
     same(f)
     check_raises(lambda lib: lib.arange(3.)[lib.tensor([0.0])])
+
+
+def test_kernel_dtype_errors_as_torch():
+    # from a sweep of ops x dtypes against torch: the exception type where a kernel refuses a dtype
+    c = (lambda lib: lib.tensor([[1 + 1j, 2], [3, 4]]))
+    h = (lambda lib: lib.ones(3, 2, dtype=lib.float16))
+    for bad in (lambda lib: lib.cross(lib.tensor([True, False, True]), lib.tensor([True, True, False]), dim=0),
+                lambda lib: lib.cdist(h(lib), h(lib)), lambda lib: lib.cdist(h(lib).bfloat16(), h(lib).bfloat16()),
+                lambda lib: lib.cdist(c(lib), c(lib)), lambda lib: lib.pdist(h(lib)), lambda lib: lib.pdist(c(lib)),
+                lambda lib: lib.relu(c(lib)), lambda lib: lib.nn.functional.relu(c(lib)),
+                lambda lib: lib.max(c(lib), 0), lambda lib: lib.min(c(lib), dim=0, keepdim=True),
+                lambda lib: lib.max(c(lib)), lambda lib: lib.logaddexp2(c(lib), c(lib)),
+                lambda lib: lib.unique(lib.tensor([1, 2, 1]), 0), lambda lib: lib.tensor([1, 2]).unique(True, 1),
+                lambda lib: lib.unique(lib.tensor([1, 2]), dim=0, sorted=0),
+                lambda lib: lib.nn.functional.glu(lib.ones(2, 4, dtype=lib.long)),
+                lambda lib: lib.nn.functional.prelu(lib.ones(2, 4, dtype=lib.long), lib.ones(1, dtype=lib.long))):
+        check_raises(bad)
+    same(lambda lib: [lib.logaddexp(c(lib), c(lib)), lib.unique(lib.tensor([3, 1, 3]), True, True)])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64", "bool", "float16"])
+def test_pooling_of_integer_images_raises_as_torch(dtype):
+    # a uint8 image batch handed to pooling: PyTorch's CPU kernels refuse most non-float dtypes (int64 averages)
+    def x(lib):
+        return lib.ones(1, 2, 4, 4, 4).to(getattr(lib, dtype))
+    F = (lambda lib: lib.nn.functional)
+    cases = [lambda lib: F(lib).avg_pool2d(x(lib)[0], 2), lambda lib: F(lib).avg_pool3d(x(lib), 2),
+             lambda lib: F(lib).adaptive_avg_pool2d(x(lib)[0], 1), lambda lib: F(lib).adaptive_avg_pool2d(x(lib)[0], 2),
+             lambda lib: F(lib).adaptive_max_pool2d(x(lib)[0], 2), lambda lib: lib.nn.AdaptiveAvgPool2d(1)(x(lib)[0])]
+    for case in cases:
+        try:
+            case(torch)
+        except Exception:  # noqa: BLE001 - the type is compared
+            check_raises(case)
+        else:
+            same(lambda lib: case(lib).float())

@@ -100,8 +100,8 @@ def _maxmin(largest):
         if isinstance(dim, Tensor):
             from .arith import maximum, minimum
             return (maximum if largest else minimum)(input, dim, out=out)
-        if input.is_complex():
-            raise not_implemented(f"{name}_all" if dim is _NO_DIM else f"{name}_cpu", input.dtype)
+        if input.is_complex() and dim is _NO_DIM and keepdim is _NO_DIM:
+            raise not_implemented(f"{name}_all", input.dtype)
         if dim is _NO_DIM and keepdim is _NO_DIM:
             _check_nonempty(input, name)
             return _out(apply(_MAX_ALL if largest else _MIN_ALL, (input,), axis=None, keepdims=False,
@@ -111,6 +111,8 @@ def _maxmin(largest):
             got = "keepdim=bool" if dim is _NO_DIM else f"dim={type(dim).__name__}"
             raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
                             "of: (), (Tensor other), (int dim, bool keepdim = False)")
+        if input.is_complex():
+            raise RuntimeError(f"{name}(): does not support complex input")
         d = wrap_dim(dim, input.ndim)
         _check_nonempty(input, name, d)
         v, i = apply(_MAX_DIM if largest else _MIN_DIM, (input,), axis=d if input.ndim else None,

@@ -54,6 +54,9 @@ def cross(input, other, *, dim=-1):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
                            f"{_dtype.scalar_type_name(other.dtype)}")
+    if input.dtype is _dtype.bool:
+        from .elementwise import not_implemented
+        raise not_implemented("cross", input.dtype)
     try:
         np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     except ValueError:

@@ -441,6 +441,10 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """The distinct values (sorted; rows/slices along ``dim`` compared whole), optionally with the inverse indices
     and the counts."""
     require_tensor(input, "unique")
+    for what, v in (("sorted", sorted), ("return_inverse", return_inverse), ("return_counts", return_counts)):
+        if not isinstance(v, (bool, np.bool_)):  # (unique(x, 0) meant dim=0: PyTorch's parser refuses it)
+            raise TypeError(f"{'_unique2' if dim is None else 'unique_dim'}(): argument '{what}' must be bool, not "
+                            f"{type(v).__name__}")
     a = _host(input, "torch.unique")
     d = _unique_dim(input, a, dim)
     if dim is not None and a.size == 0:  # the selected dim is the empty one: nothing to compare

@@ -207,7 +207,7 @@ _unary("rad2deg", jnp.rad2deg, linear=True, complex_error="rad2deg is not suppor
 _unary("angle", _angle_fwd)
 _unary("relu", lambda x: jnp.where(x < 0, jnp.zeros((), x.dtype), x),  # PyTorch keeps -0.0 (and NaN)
        _vjp_out(lambda g, y: jnp.where(y > 0, g, jnp.zeros((), g.dtype))), promote=None,
-       bool_error="Boolean inputs not supported for relu")
+       bool_error="Boolean inputs not supported for relu", complex_kernel="clamp is not supported for complex types")
 _unary("neg", jnp.negative, promote=None, linear=True,
        bool_error="Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
                   "mask, use the `~` or `logical_not()` operator instead.")

@@ -18,6 +18,7 @@ from ... import _precision
 from ..._tensor import Tensor, wrap_dim
 from ...ops import unary as _unary
 from ...ops import softmax as _softmax
+from ...ops.elementwise import not_implemented
 from ...ops.inplace import assign, write_scope
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
@@ -157,6 +158,8 @@ def prelu(input, weight):
     if input.dtype != weight.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {_dtype.scalar_type_name(input.dtype)} and "
                            f"{_dtype.scalar_type_name(weight.dtype)}")
+    if input.dtype.category != _dtype._FLOAT:  # PyTorch's CPU kernel is for floating point only
+        raise not_implemented("prelu_cpu", input.dtype)
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     n = weight.numel()
@@ -559,6 +562,8 @@ def glu(input, dim=-1):
     d = wrap_dim(dim, input.ndim)
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    if input.dtype.category != _dtype._FLOAT:
+        raise not_implemented("glu_cpu", input.dtype)
     return apply(_GLU, (input,), axis=d)
 
 

@@ -59,7 +59,7 @@ def _dist_backward(diff, dist, g, p):
 
 
 def _check_float(x, msg):
-    if x.dtype.category < _dtype._FLOAT:
+    if x.dtype.category != _dtype._FLOAT:
         raise RuntimeError(msg)
 
 
@@ -185,6 +185,8 @@ def pdist(input, p=2):
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     _check_float(input, "pdist only supports floating-point dtypes")
+    if input.dtype in (_dtype.float16, _dtype.bfloat16):  # PyTorch's CPU kernel has float and double only
+        raise NotImplementedError(f'"pdist" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     return apply(_PDIST, (input,), p=float(p))
@@ -239,6 +241,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     _check_float(x1, f"cdist only supports floating-point dtypes, X1 got: {_dtype.scalar_type_name(x1.dtype)}")
     _check_float(x2, f"cdist only supports floating-point dtypes, X2 got: {_dtype.scalar_type_name(x2.dtype)}")
+    if x1.dtype in (_dtype.float16, _dtype.bfloat16):  # PyTorch's CPU kernel has float and double only
+        raise NotImplementedError(f'"cdist" not implemented for \'{_dtype.scalar_type_name(x1.dtype)}\'')
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     from ._loss_util import check_broadcast

@@ -13,6 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ... import _dtype
+from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from . import pooling_adaptive as _adaptive
 from ._pool_windows import _reduce_max_fwd, _window_max_fwd, out_size
@@ -223,6 +225,9 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
                                                           bool(ceil_mode))
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("divisor must be not zero")
+    dt = input.dtype  # PyTorch's CPU kernels: floats and int64 (3-D: no half floats)
+    if dt not in (_dtype.float32, _dtype.float64, _dtype.int64) + ((_dtype.float16, _dtype.bfloat16) if nd < 3 else ()):
+        raise not_implemented("avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", dt)
     return apply(_AVGPOOL[nd], (input,), nd=nd, kernel=kernel, stride=stride, padding=padding, outs=outs,
                  count_include_pad=bool(count_include_pad),
                  divisor_override=None if divisor_override is None else int(divisor_override))

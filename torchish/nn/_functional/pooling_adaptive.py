@@ -9,6 +9,7 @@ import numpy as np
 from jax import lax
 
 from ... import _dtype
+from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ._pool_windows import _adaptive_bounds, _window_max_fwd
 from .conv import ntuple
@@ -85,14 +86,26 @@ def _adaptive_sizes(input, nd, output_size, name, avg):
     return sizes
 
 
+_FLOATS = (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64)
+
+
 def _adaptive_avg(nd, input, output_size):
     outs = _adaptive_sizes(input, nd, output_size, f"adaptive_avg_pool{nd}d", True)
-    op = (_GLOBAL_AVG if all(o == 1 for o in outs) else _ADAPTIVE_AVG)[nd]
-    return apply(op, (input,), nd=nd, outs=outs)
+    dt = input.dtype
+    if all(o == 1 for o in outs):  # PyTorch takes the mean: integral inputs have no mean dtype
+        if dt.category < _dtype._FLOAT:
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point "
+                               f"or complex dtype. Got: {_dtype.scalar_type_name(dt)}")
+        return apply(_GLOBAL_AVG[nd], (input,), nd=nd, outs=outs)
+    if dt not in _FLOATS:
+        raise not_implemented("adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d", dt)
+    return apply(_ADAPTIVE_AVG[nd], (input,), nd=nd, outs=outs)
 
 
 def _adaptive_max(nd, input, output_size, return_indices):
     outs = _adaptive_sizes(input, nd, output_size, f"adaptive_max_pool{nd}d", False)
+    if input.dtype not in _FLOATS:
+        raise not_implemented("adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d", input.dtype)
     val, idx = apply(_ADAPTIVE_MAX[nd], (input,), nd=nd, geometry=outs, adaptive=True)
     return (val, idx) if return_indices else val
 

@@ -1171,3 +1171,28 @@ def test_any_all_over_a_dim_of_complex_numbers_and_lerp_number_weight_checked():
           lambda T: T.lerp(T.tensor([0.75], dtype=T.float64), T.tensor([4.0, -2.0], dtype=T.float64), -0.5 + 0.5j),
           lambda T: T.lerp(T.tensor([0.75]), T.tensor([4.0, -2.0]), 0.5 + 0j),
           lambda T: T.lerp(T.tensor([0.75], dtype=T.complex64), T.tensor([4.0, -2.0], dtype=T.complex64), 0.5 + 1j))
+
+
+@needs_torch
+def test_exp2_ldexp_exact_and_round_decimals_aminmax_abs_out_angle_grad():
+    # (math fuzzer seeds 16041, 16050, 16067, 16213, 16234) XLA's exp2 is exp(x ln 2): inexact at integers from 13
+    # on and, in bfloat16, exp2(5) = 31.625 (ldexp used it); round(int, decimals=0) is PyTorch's decimals kernel,
+    # which takes no integers; aminmax checks an empty dim before the dtype; abs(complex, out=complex) is allowed;
+    # a real input's angle has zero gradient, NaN included
+    e = np.arange(-60, 60, dtype=np.float32)
+    a = np.array([[-3.703125, -2.75], [3.0, -3.25]], np.float32)
+    n = np.array([[5, 6], [-3, -5]], np.int16)
+
+    def angle_grad(T):
+        x = T.tensor([float("nan"), 1.0, -2.0], requires_grad=True)
+        T.angle(x).sum().backward()
+        return x.grad
+    agree(lambda T: T.exp2(T.tensor(e)), lambda T: T.exp2(T.tensor(e, dtype=T.bfloat16)),
+          lambda T: T.ldexp(T.tensor(a, dtype=T.bfloat16), T.tensor(n)),
+          lambda T: T.ldexp(T.tensor(a), T.tensor(n * 9)), lambda T: T.ldexp(T.tensor(a), T.tensor(n * 9.0)),
+          lambda T: T.round(T.tensor(1), decimals=0), lambda T: T.round(T.tensor([1, 2], dtype=T.int32)),
+          lambda T: T.tensor([2]).round(decimals=0),
+          lambda T: T.aminmax(T.zeros(1, 2, 0, dtype=T.complex64), dim=2),
+          lambda T: T.abs(T.tensor([3 + 4j, 1j]), out=T.zeros(2, dtype=T.complex64)),
+          lambda T: T.abs(T.tensor([3 + 4j, 1j]), out=T.zeros(2, dtype=T.float16)),
+          lambda T: T.abs(T.tensor([3 + 4j, 1j]), out=T.zeros(2, dtype=T.int32)), angle_grad)

@@ -30,6 +30,7 @@ from .elementwise import (_BOOL, _COMPLEX, _FLOAT, _INT, FLOATS_ONLY, INTS_NO_BO
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
                           type_name)
 from .registry import NotDifferentiable, OpDef, apply, defop, overload
+from .unary import exp2_values as _exp2
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -126,7 +127,18 @@ def _pow2_int(b):
 
 # ldexp(input, Tensor[int] other): the exponent takes no part in promotion (the kernel casts the input only) and
 # PyTorch's gradient, grad * 2^other, computes 2^other in the exponent's integer dtype (0 for negative exponents)
-_LDEXP_INT = OpDef("ldexp", lambda a, b: a * jnp.exp2(b.astype(a.dtype)), promote="float", promote_args=(0,),
+def _ldexp_int(a, b):
+    """PyTorch's kernel: ``std::ldexp(double(a), b)`` rounded to ``a``'s dtype, exact (XLA's ``exp2`` is not: in
+    bfloat16 ``exp2(5)`` is 31.625). The exponent is clipped where every result is already 0 or infinite."""
+    if jnp.issubdtype(a.dtype, jnp.complexfloating):
+        return a * _exp2(b.astype(jnp.finfo(a.dtype).dtype))
+    if a.dtype == jnp.float64:
+        return jnp.ldexp(a, b.astype(jnp.int32))
+    n = jnp.clip(b.astype(jnp.int32), -400, 400)
+    return (a.astype(jnp.float64) * jnp.ldexp(jnp.ones_like(n, jnp.float64), n)).astype(a.dtype)
+
+
+_LDEXP_INT = OpDef("ldexp", _ldexp_int, promote="float", promote_args=(0,),
                    vjp=lambda g, a, b, out: (g * _pow2_int(b).astype(g.dtype), None), grad_name="LdexpBackward0")
 
 
@@ -138,7 +150,7 @@ def _ldexp_choose(op, a, b):
     return op
 
 
-_binary("ldexp", lambda a, b: a * jnp.exp2(b), promote="float", numbers="none", choose=_ldexp_choose)
+_binary("ldexp", lambda a, b: a * _exp2(b), promote="float", numbers="none", choose=_ldexp_choose)
 _binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 _binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 

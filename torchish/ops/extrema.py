@@ -25,13 +25,15 @@ from .registry import Family as _Family
 _public = _Family(globals()).public
 
 
-def _check_nonempty(input, name, dim=None):
+def _check_nonempty(input, name, dim=None, label=None):
+    """``label``: the op as its message names it (``name + "()"`` unless given: aminmax's says ``aminmax:``)."""
+    label = label or f"{name}():"
     if dim is None:
         if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+            raise RuntimeError(f"{label} Expected reduction dim to be specified for input.numel() == 0. Specify "
                                "the reduction dim with the 'dim' argument.")
     elif input.ndim and input.shape[dim] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"{label} Expected reduction dim {dim} to have non-zero size.")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -172,13 +174,13 @@ _AMINMAX = defop("aminmax", _aminmax_fwd, vjp=_aminmax_vjp, grad_name="AminmaxBa
 def aminmax(input, *, dim=None, keepdim=False):
     """``(amin, amax)`` as a ``torch.return_types.aminmax``."""
     require_tensor(input, "aminmax")
-    if input.is_complex():
-        raise not_implemented("aminmax_cpu", input.dtype)
     if dim is None and input.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
     if dim is not None:
-        _check_nonempty(input, "aminmax", wrap_dim(dim, input.ndim))
+        _check_nonempty(input, "aminmax", wrap_dim(dim, input.ndim), label="aminmax:")
+    if input.is_complex():
+        raise not_implemented("aminmax_cpu", input.dtype)
     ax = None if dim is None else dims(dim, input.ndim)
     return RETURN_TYPES["aminmax"](*apply(_AMINMAX, (input,), axis=ax, keepdims=bool(keepdim)))
 

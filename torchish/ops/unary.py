@@ -69,9 +69,23 @@ def _unary(name, fwd, vjp=None, *, promote="float", reject=(), kernel=None, bool
             if dt.category in reject:
                 raise not_implemented(kname, dt)
         if promote is None and out is not None:  # a dtype-preserving op: ``out`` must match exactly
-            return out_exact(apply(op, (input,)), out, name)
+            res = apply(op, (input,))
+            if res.dtype is not input.dtype:  # complex -> real (abs)
+                return _complex_to_real_out(res, input, out, name)
+            return out_exact(res, out, name)
         return _out(apply(op, (input,)), out, name)
     return _public(name, f, inplace=True)
+
+
+def _complex_to_real_out(res, input, out, name):
+    """PyTorch's ``out=`` rule for a complex input's real result (abs): a complex ``out`` of the input's dtype gets it
+    as complex numbers; a real one any type the real result casts to."""
+    if out.is_complex():
+        return out_exact(res.to(input.dtype), out, name)
+    if not _dtype.can_cast(res.dtype, out.dtype):
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(res.dtype)} can't be cast to the desired output "
+                           f"type {_dtype.scalar_type_name(out.dtype)}")
+    return _out(res, out, name)
 
 
 def _int_identity(f):
@@ -103,7 +117,9 @@ def _sgn(x):
 def _angle_fwd(x):
     if jnp.iscomplexobj(x):
         return jnp.angle(x)
-    return jnp.where(jnp.isnan(x), x, jnp.where(x < 0, jnp.asarray(math.pi, x.dtype), jnp.zeros((), x.dtype)))
+    # (a NaN from a constant, not from x: the gradient of a real input's angle is zero everywhere, as PyTorch's)
+    return jnp.where(jnp.isnan(x), jnp.asarray(jnp.nan, x.dtype),
+                     jnp.where(x < 0, jnp.asarray(math.pi, x.dtype), jnp.zeros((), x.dtype)))
 
 
 _LN2 = math.log(2.0)
@@ -132,9 +148,17 @@ _LN10 = math.log(10.0)
 _conj = jnp.conj
 
 
+def exp2_values(x):
+    """``2 ** x`` as XLA's ``pow``, within about an ulp (its ``exp2`` is ``exp(x * ln 2)``: 92% of float32 results off,
+    up to 68 ulps, and inexact at integers from 13 on). Complex numbers keep ``jnp.exp2``."""
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        return jnp.exp2(x)
+    return jnp.power(jnp.asarray(2, x.dtype), x)
+
+
 _unary("exp", jnp.exp, _vjp_out(lambda g, y: g * y))
 # float16/bfloat16 forwards in float32, rounded once (PyTorch's kernels; XLA's half-precision ones round more)
-_unary("exp2", _in_float32(jnp.exp2), _formula(lambda g, x, y, r: r(r(g * _conj(y)) * _LN2)))
+_unary("exp2", _in_float32(exp2_values), _formula(lambda g, x, y, r: r(r(g * _conj(y)) * _LN2)))
 _unary("expm1", _in_float32(jnp.expm1), _formula(lambda g, x, y, r: r(g * r(_conj(y) + 1))))
 _unary("log", jnp.log)
 _unary("log2", _in_float32(jnp.log2), _formula(lambda g, x, y, r: r(g / r(_conj(x) * _LN2))))
@@ -289,14 +313,16 @@ def _round_fwd(x, *, decimals):
 _ROUND = defop("round", _round_fwd, vjp=lambda g, x, out, decimals: jnp.zeros_like(g))
 
 
-def round(input, *, decimals=0, out=None):
+def round(input, *, decimals=None, out=None):
+    """``decimals`` given (even 0) selects PyTorch's ``round.decimals`` kernel, which takes no integers."""
     require_tensor(input, "round")
     dt = input.dtype
-    if dt is _dtype.bool or (dt.category == _dtype._COMPLEX and not decimals):
+    if dt is _dtype.bool or (dt.category == _dtype._COMPLEX and not decimals) or (
+            decimals == 0 and dt.category == _INT):
         raise not_implemented("round_vml_cpu", dt)
     if decimals and dt.category in (_INT, _dtype._COMPLEX):
         raise not_implemented("round_cpu", dt)
-    return out_exact(apply(_ROUND, (input,), decimals=int(decimals)), out, "round")
+    return out_exact(apply(_ROUND, (input,), decimals=int(decimals or 0)), out, "round")
 
 
 _public("round", round, inplace=True)

@@ -101,6 +101,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     if isinstance(input, Tensor) and input.dtype is _dtype.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if isinstance(input, Tensor) and input.dtype.name.startswith("uint") and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return _result(input, lambda: apply(_HARDTANH, (input,), lo=min_val, hi=max_val), inplace)
 
 

@@ -376,7 +376,8 @@ class Tensor(_tensor_values.TensorValues):
         out = Tensor._make(self._v)
         out._attach_alias(self, share_version=True)
         if self._coo is not None:
-            out._coo = self._coo.detach()
+            from .sparse import mark_sparse
+            mark_sparse(out, self._coo.detach())
         return out
 
     def detach_(self):

@@ -256,7 +256,7 @@ def tensor_repr(t, tensor_contents=None) -> str:
     """``repr(t)`` as PyTorch prints it."""
     from . import _device, _dtype
     from ._tensor import Tensor
-    plain = type(t) is Tensor or type(t).__name__ == "Parameter"
+    plain = type(t) is Tensor or type(t).__name__ in ("Parameter", "_SparseTensor")
     prefix = "tensor(" if plain else f"{type(t).__name__}("
     indent = len(prefix)
     suffixes = []

@@ -45,6 +45,20 @@ class _COO:
         return _COO(self.indices, self.values.detach(), self.coalesced)
 
 
+class _SparseTensor(Tensor):
+    """A sparse tensor's class: a Tensor (its dense value) whose ops PyTorch runs sparse-to-sparse keep their
+    entries (the methods installed below). Ordinary tensors pay nothing for them."""
+    __slots__ = ()
+
+
+def mark_sparse(t, coo):
+    """Make ``t`` a sparse tensor with entries ``coo``."""
+    t._coo = coo
+    if type(t) is Tensor:
+        t.__class__ = _SparseTensor
+    return t
+
+
 def _as_tensor(x, dtype=None):
     return x if isinstance(x, Tensor) else _creation.tensor(x, dtype=dtype)
 
@@ -62,8 +76,7 @@ def _from_entries(indices, values, size, coalesced, *, device=None, requires_gra
         dense = dense.index_put(tuple(indices.unbind(0)), values, accumulate=True)
     if requires_grad:
         dense.requires_grad_(True)
-    dense._coo = _COO(indices, values, coalesced)
-    return dense
+    return mark_sparse(dense, _COO(indices, values, coalesced))
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False, requires_grad=False,
@@ -124,8 +137,7 @@ def _coalesce(self):
     values = _creation.zeros((len(uniq), *coo.values.shape[1:]), dtype=coo.values.dtype)
     values = values.index_add(0, _creation.tensor(inverse.astype(np.int64)), coo.values)
     out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
-    out._coo = _COO(indices, values, True)
-    return out
+    return mark_sparse(out, _COO(indices, values, True))
 
 
 def _is_coalesced(self):
@@ -193,8 +205,7 @@ def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
     indices = _creation.tensor(idx)
     values = self[tuple(indices.unbind(0))]
     out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
-    out._coo = _COO(indices, values, True)
-    return out
+    return mark_sparse(out, _COO(indices, values, True))
 
 
 for _name, _fn in (("coalesce", _coalesce), ("is_coalesced", _is_coalesced), ("indices", _indices),
@@ -268,7 +279,7 @@ def _negated(self, coo, out):
 
 
 def _keeps_sparse(name, entries):
-    """Wrap ``Tensor.<name>`` so that on a sparse tensor its dense result also keeps the entries ``entries(self,
+    """``Tensor.<name>`` for sparse tensors: its dense result also keeps the entries ``entries(self,
     coo, out, *args, **kwargs)`` makes (None: the result is dense, where torchish does not follow PyTorch)."""
     dense_method = getattr(Tensor, name)
 
@@ -277,11 +288,11 @@ def _keeps_sparse(name, entries):
         if self._coo is not None and out is not self:
             coo = entries(self, self._coo, out, *args, **kwargs)
             if coo is not None:
-                out._coo = coo
+                mark_sparse(out, coo)
         return out
     method.__name__ = method.__qualname__ = name
     method.__doc__ = dense_method.__doc__
-    setattr(Tensor, name, method)
+    setattr(_SparseTensor, name, method)
 
 
 for _name, _fn in (("t", _transposed), ("transpose", _transposed), ("clone", _same_entries),

@@ -343,7 +343,8 @@ def test_kernel_dtype_errors_as_torch():
                 lambda lib: lib.unique(lib.tensor([1, 2]), dim=0, sorted=0),
                 lambda lib: lib.nn.functional.glu(lib.ones(2, 4, dtype=lib.long)),
                 lambda lib: lib.nn.functional.prelu(lib.ones(2, 4, dtype=lib.long), lib.ones(1, dtype=lib.long)),
-                lambda lib: lib.nn.Hardtanh()(lib.ones(3, dtype=lib.uint8))):
+                lambda lib: lib.nn.Hardtanh()(lib.ones(3, dtype=lib.uint8)),
+                lambda lib: lib.ones(2, 3).select(0, 1.0), lambda lib: lib.ones(2, 3).select(0, True)):
         check_raises(bad)
     same(lambda lib: [lib.logaddexp(c(lib), c(lib)), lib.unique(lib.tensor([3, 1, 3]), True, True)])
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def _cubic_aa(x, f):
-    a = f(-0.5)
+def _cubic_aa(x, f, a=-0.5):
+    """The cubic convolution filter with coefficient ``a`` (PIL's -0.5 when antialiasing)."""
+    a = f(a)
     x = np.abs(x)
     c1 = ((a + 2) * x - (a + 3)) * x * x + 1
     c2 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a

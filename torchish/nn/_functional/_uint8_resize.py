@@ -15,21 +15,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...ops.registry import defop
+from ._antialias import _cubic_aa, _linear_aa, aa_taps
 
 
 def _filter(kind, antialias):
+    """The filter of one tap, in double: PIL's cubic with antialiasing, OpenCV's without (PyTorch's choice)."""
     if kind == "linear":
-        return lambda x: 1.0 - abs(x) if abs(x) < 1.0 else 0.0
-    a = -0.5 if antialias else -0.75  # PIL's cubic with antialiasing, OpenCV's without (PyTorch's choice)
-
-    def cubic(x):
-        x = abs(x)
-        if x < 1.0:
-            return ((a + 2) * x - (a + 3)) * x * x + 1
-        if x < 2.0:
-            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-        return 0.0
-    return cubic
+        return lambda x: float(_linear_aa(np.float64(x), np.float64))
+    a = -0.5 if antialias else -0.75
+    return lambda x: float(_cubic_aa(np.float64(x), np.float64, a))
 
 
 def _scale(n_in, n_out, align_corners, scale):
@@ -38,21 +32,6 @@ def _scale(n_in, n_out, align_corners, scale):
     if scale is not None and scale > 0:
         return 1.0 / scale
     return n_in / n_out
-
-
-def _aa_weights(i, n_in, s, support, kmax, filt):
-    center = s * (i + 0.5)
-    invscale = 1.0 / s if s >= 1.0 else 1.0
-    xmin = max(int(center - support + 0.5), 0)
-    xsize = min(max(min(int(center + support + 0.5), n_in) - xmin, 0), kmax)
-    w = [filt((j + xmin - center + 0.5) * invscale) for j in range(xsize)]
-    total = 0.0
-    for v in w:
-        total += v
-    if total == 0.0:
-        return xmin, xsize, w, 0.0
-    w = [v / total for v in w]
-    return xmin, xsize, w, max(w, default=0.0)
 
 
 def _plain_weights(i, n_in, s, kmax, align_corners, filt):
@@ -86,33 +65,36 @@ def _plain_weights(i, n_in, s, kmax, align_corners, filt):
     return xmin, xsize, w[:xsize], w_max
 
 
+def _plain_taps(kind, n_in, n_out, align_corners, scale):
+    """(index, weight, largest weight) of the taps without antialiasing, as float64 matrices (n_out, K)."""
+    kmax = 2 if kind == "linear" else 4
+    s = _scale(n_in, n_out, align_corners, scale)
+    filt = _filter(kind, False)
+    idx, wts, w_max = np.zeros((n_out, kmax), np.int64), np.zeros((n_out, kmax)), 0.0
+    for i in range(n_out):
+        xmin, xsize, w, row_max = _plain_weights(i, n_in, s, kmax, align_corners, filt)
+        wts[i, :xsize] = w
+        idx[i] = np.where(np.arange(kmax) < xsize, xmin + np.arange(kmax), min(xmin, n_in - 1))
+        w_max = max(w_max, row_max)
+    return idx, wts, w_max
+
+
 @functools.lru_cache(maxsize=256)
 def int16_taps(kind, n_in, n_out, align_corners, scale, antialias):
     """(index (n_out, K) int32, weight (n_out, K) int32, precision) of one pass."""
-    interp = 2 if kind == "linear" else 4
-    s = _scale(n_in, n_out, align_corners, scale)
-    filt = _filter(kind, antialias)
-    if antialias:
-        support = interp * 0.5 * s if s >= 1.0 else interp * 0.5
-        kmax = int(math.ceil(support)) * 2 + 1
-        rows = [_aa_weights(i, n_in, s, support, kmax, filt) for i in range(n_out)]
+    if antialias:  # the float kernel's taps, computed in double (PyTorch's uint8 kernel computes them so)
+        idx, w = aa_taps(kind, n_in, n_out, align_corners, scale, np.float64)
+        normalised = np.abs(w.sum(1) - 1) < 0.5  # (a row whose weights summed to 0 is left as is, and not counted)
+        w_max = float(w[normalised].max(initial=0.0))
     else:
-        kmax = interp
-        rows = [_plain_weights(i, n_in, s, kmax, align_corners, filt) for i in range(n_out)]
-    w_max = max(r[3] for r in rows)
+        idx, w, w_max = _plain_taps(kind, n_in, n_out, align_corners, scale)
     precision = 0
     while precision < 22 and int(0.5 + w_max * (1 << (precision + 1))) < (1 << 15):
         precision += 1
-    idx = np.zeros((n_out, kmax), np.int32)
-    wts = np.zeros((n_out, kmax), np.int32)
-    for i, (xmin, xsize, w, _) in enumerate(rows):
-        for j in range(xsize):
-            v = w[j] * (1 << precision)
-            q = int(-0.5 + v) if v < 0 else int(0.5 + v)
-            wts[i, j] = (q + (1 << 15)) % (1 << 16) - (1 << 15)  # stored as int16
-            idx[i, j] = xmin + j
-        idx[i, xsize:] = min(xmin, n_in - 1)
-    return idx, wts, precision
+    v = w * (1 << precision)
+    q = np.where(v < 0, np.trunc(v - 0.5), np.trunc(v + 0.5)).astype(np.int64)
+    wts = (q + (1 << 15)) % (1 << 16) - (1 << 15)  # stored as int16
+    return idx.astype(np.int32), wts.astype(np.int32), precision
 
 
 def _pass(x, axis, kind, n_out, align_corners, scale, antialias):

@@ -35,7 +35,9 @@ _INDEX_DTYPES = (np.int64, np.int32)
 # parsing
 
 
-def _as_index_tensor(v):
+def _as_index_tensor(v, hosts=None):
+    """An index given as a Python sequence or numpy array, as an index Tensor; with a dict ``hosts``, its numpy
+    value is kept there under the Tensor's id (the bounds check then reads it instead of waiting for the device)."""
     from .creation import tensor
     if isinstance(v, Tensor):
         return v
@@ -48,13 +50,17 @@ def _as_index_tensor(v):
                          "indices")
     if arr.size == 0 or arr.dtype.kind == "f":  # PyTorch converts a float sequence index to long (truncating)
         arr = arr.astype(np.int64)
-    return tensor(arr)
+    t = tensor(arr)
+    if hosts is not None:
+        hosts[id(t)] = arr
+    return t
 
 
-def check_bounds(idx: Tensor, size: int, dim: int, err=IndexError, fmt=None):
+def check_bounds(idx: Tensor, size: int, dim: int, err=IndexError, fmt=None, host=None):
     """Raise PyTorch's error when an index tensor holds an index outside ``[-size, size)`` (a traced one: before
-    each run of torchish.compile's program, see ``tracing.defer_check``)."""
-    d = idx._d
+    each run of torchish.compile's program, see ``tracing.defer_check``). ``host``: the index's value as a numpy
+    array where the caller has it."""
+    d = idx._d if host is None else host
     if isinstance(d, jax.core.Tracer):
         tracing.defer_check((d >= size) | (d < -size), d, err, lambda b: fmt.format(b=b, dim=dim, size=size) if fmt
                             else f"index {b} is out of bounds for dimension {dim} with size {size}")
@@ -100,9 +106,10 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
         items = list(index)
     else:
         items = [index]
+    hosts = {}  # id -> numpy value of the index tensors made here from host values
     for k, it in enumerate(items):
         if isinstance(it, (list, tuple, range, np.ndarray)):
-            items[k] = _as_index_tensor(it)
+            items[k] = _as_index_tensor(it, hosts)
         elif isinstance(it, str):
             raise TypeError(f"new(): invalid data type '{type(it).__name__}'")
     consumed = 0
@@ -174,10 +181,11 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
     # PyTorch's index kernel checks the bounds of the elements it reads or writes: none for an empty result
     if bounds and _result_numel(template, arrays, shape[dim:]):
         for it, size, k in bounds:
+            host = hosts.get(id(it))
             if deferred is None:
-                check_bounds(it, size, k)
+                check_bounds(it, size, k, host=host)
             else:
-                deferred.append(lambda it=it, size=size, k=k: check_bounds(it, size, k))
+                deferred.append(lambda it=it, size=size, k=k, host=host: check_bounds(it, size, k, host=host))
     return tuple(template), arrays
 
 

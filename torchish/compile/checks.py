@@ -12,14 +12,20 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.core import eval_jaxpr
 from jax.interpreters import partial_eval as pe
 
+from . import host_eval
+
+HOST_MAX = 1 << 15  # elements read to the host for a check (larger inputs: numpy is slower than the program)
+
 
 def program(traced, info, flat, written):
-    """``(failed, details, inputs, kept)`` for the checks in ``info["checks"]``, whose values (whether any element
+    """``(failed, details, inputs, kept, host)`` for the checks in ``info["checks"]``, whose values (whether any element
     is bad, the first bad value) the traced step returns as the last of its outputs: ``failed(*values)`` whether any
-    kept check fails, ``details(*values)`` their values. ``flat``: the values the step was traced with (arguments,
+    kept check fails, ``details(*values)`` their values; ``host``: the same two as numpy functions of a list of
+    values (:func:`host_eval.build`), None where the checks have primitives numpy cannot match exactly. ``flat``: the values the step was traced with (arguments,
     state, hyper-parameters); ``written``: the positions among them of the state the step writes; ``inputs``: the
     positions of those the checks read. A check that reads written state (an index computed from the model's
     output: ``argmax``, ``topk``, valid by construction) is not kept: it would compute the model again and wait
@@ -48,20 +54,52 @@ def program(traced, info, flat, written):
         return jnp.any(jnp.stack(eval_jaxpr(jaxpr, consts, *vals)[:m]))
     # (jitted functions, not lowered executables: a jitted call dispatches several times faster, and this one runs
     # before every step)
-    return jax.jit(failed), jax.jit(lambda *vals: eval_jaxpr(jaxpr, consts, *vals)), inputs, kept
+    try:  # (numpy evaluators of the flags alone, and of the flags and first bad values)
+        flags, used = pe.dce_jaxpr(jaxpr.replace(outvars=jaxpr.outvars[:m]), [True] * m, instantiate=True)
+        host = (host_eval.build(flags, consts), used, host_eval.build(jaxpr, consts))
+    except host_eval.Unsupported:
+        host = None
+    return jax.jit(failed), jax.jit(lambda *vals: eval_jaxpr(jaxpr, consts, *vals)), inputs, kept, host
+
+
+def _readable(vals):
+    """Whether numpy can evaluate checks on these inputs cheaply: arrays of a few thousand elements, numbers."""
+    n = 0
+    for v in vals:
+        if isinstance(v, (jax.Array, np.ndarray, np.generic)):
+            n += v.size
+        elif not isinstance(v, (int, float, bool)):
+            return False
+    return n <= HOST_MAX
+
+
+def _on_host(host, vals):
+    """The checks' values evaluated by numpy (``()`` where none fails); None where the compiled program must
+    decide."""
+    if host is None or not _readable(vals):
+        return None
+    try:
+        flags, used, details = host
+        if not any(flags([v for v, u in zip(vals, used) if u])):
+            return ()
+        return details(vals)
+    except host_eval.Unsupported:
+        return None
 
 
 def run(entry, arg_vals, state_vals, scalar_vals):
     """Raise PyTorch's error for the first failed check of ``entry``'s program on these values."""
-    failed, details, inputs, kept = entry.check
+    failed, details, inputs, kept, host = entry.check
     flat = list(arg_vals) + [state_vals[i] for i in entry.check_uniq] + list(scalar_vals)
     vals = [flat[k] for k in inputs]
     seen = entry.check_seen
     if seen is not None and all(map(operator.is_, [r() for r in seen], vals)):
         return  # the arrays checked last time (a loop over one batch): arrays do not change
-    if failed(*vals):
+    m = len(kept)
+    out = _on_host(host, vals)
+    if out is None and failed(*vals):
         out = details(*vals)
-        m = len(kept)
+    if out is not None:
         for i, flag, first in zip(kept, out[:m], out[m:]):
             err, message = entry.info["checks"][i]
             if flag:

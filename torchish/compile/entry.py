@@ -49,7 +49,7 @@ class _Entry:
         self.struct = None          # (function, value, epoch checked): modules' children and hooks, param groups
         self.py_changed = False     # whether the traced call changed one of them itself (a Python side effect)
         self.sources = []           # (global/closure item, [(key, state index)]): where state tensors were read
-        self.check = None           # (failed, details, inputs, kept): the program's value checks (compile.checks)
+        self.check = None           # (failed, details, inputs, kept, host): the program's value checks (compile.checks)
         self.check_uniq = None      # the state indices whose values the traced step (and its checks) took
         self.check_seen = None      # weak references to the values the checks last passed on
 

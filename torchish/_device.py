@@ -177,6 +177,40 @@ def placement(v):
     return None
 
 
+_SHARDINGS = {}        # jax device -> its SingleDeviceSharding (for put)
+_FAST_PUT = [None]     # whether jaxlib's batched_device_put works here: None until first tried
+
+
+def _fast_put(arr, jdev):
+    from jax._src import core
+    from jax._src.lib import xla_client
+    sharding = _SHARDINGS.get(jdev)
+    if sharding is None:
+        sharding = _SHARDINGS[jdev] = jax.sharding.SingleDeviceSharding(jdev)
+    return xla_client.batched_device_put(core.ShapedArray(arr.shape, arr.dtype), sharding, [arr], [jdev], True)
+
+
+def put(arr: np.ndarray, jdev) -> jax.Array:
+    """``jax.device_put(arr, jdev)`` for a numpy array: the array committed to that device. Calls jaxlib's
+    transfer directly (4 us instead of jax.device_put's 20 us, which was most of ``torchish.tensor(ndarray)``);
+    where that private entry point is missing or gives something else (another jax version), jax.device_put."""
+    if type(arr) is np.ndarray:
+        ok = _FAST_PUT[0]
+        if ok:
+            return _fast_put(arr, jdev)
+        if ok is None:
+            try:
+                out = _fast_put(arr, jdev)
+                ok = (out.shape == arr.shape and out.dtype == arr.dtype and out.committed and
+                      out.devices() == {jdev} and np.asarray(out).tobytes() == arr.tobytes())
+            except Exception:  # noqa: BLE001  (whatever went wrong: the public path from now on)
+                ok = False
+            _FAST_PUT[0] = ok
+            if ok:
+                return out
+    return jax.device_put(arr, jdev)
+
+
 def uncommitted(v):
     """A copy of small array ``v`` on JAX's default device, uncommitted, so that a computation takes it along to
     wherever its other inputs live (a generator key meeting sharded arrays). Goes through the host."""

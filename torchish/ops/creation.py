@@ -50,7 +50,7 @@ def place(array, dtype, device, requires_grad=False):
         arr = arr.astype(dtype.np)
     if _meta.is_meta_device(device):
         return _finish(_meta.MetaArray(arr.shape, arr.dtype), requires_grad)
-    return _finish(jax.device_put(arr, _jdev(device)), requires_grad)
+    return _finish(_device.put(arr, _jdev(device)), requires_grad)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -269,7 +269,7 @@ def _fill(shape, value, dtype, device, requires_grad):
     if math.prod(shape) <= _HOST_FILL_LIMIT and not tracing.active():
         with np.errstate(all="ignore"):
             fill = np.asarray(value).astype(dt.np)  # casts like a C cast: 2.7 -> 2, -1 -> 255 for uint8
-        val = jax.device_put(np.full(shape, fill, dtype=dt.np), _jdev(device))
+        val = _device.put(np.full(shape, fill, dtype=dt.np), _jdev(device))
     else:
         val = jnp.full(shape, value, dtype=dt.np, device=_jdev(device))
     return _finish(val, requires_grad)

@@ -31,9 +31,15 @@ def loader_batches(lib, batch_size, drop_last, subset):
     return list(lib.utils.data.DataLoader(ds, batch_size=batch_size, sampler=order, drop_last=drop_last))
 
 
+@pytest.fixture(params=["numpy gather", "device gather"])
+def gather(request, monkeypatch):
+    """Both ways of gathering a batch: numpy from a CPU tensor's buffer, and a gather kernel (other devices)."""
+    monkeypatch.setattr(_fetch, "HOST_GATHER", request.param == "numpy gather")
+
+
 @pytest.mark.parametrize("subset", [False, True])
 @pytest.mark.parametrize("batch_size,drop_last", [(4, False), (4, True), (1, False), (32, False)])
-def test_batches_match_torch(batch_size, drop_last, subset):
+def test_batches_match_torch(batch_size, drop_last, subset, gather):
     ref, got = run_both(loader_batches, batch_size, drop_last, subset)
     assert len(got) == len(ref)
     for r, g in zip(ref, got):
@@ -42,7 +48,7 @@ def test_batches_match_torch(batch_size, drop_last, subset):
             assert_same(a, b)
 
 
-def test_gather_equals_per_sample_collate():
+def test_gather_equals_per_sample_collate(gather):
     ds = torchish.utils.data.TensorDataset(*columns(torchish))
     sub = torchish.utils.data.random_split(ds, [0.5, 0.5], generator=torchish.Generator().manual_seed(0))[1]
     for d, idx in ((ds, ORDER), (sub, [0, 4, 2, 1])):

@@ -6,7 +6,16 @@ dataset has it) and collates; an iterable-style fetcher pulls ``len(batch)`` sam
 """
 from __future__ import annotations
 
+import jax
 import numpy as np
+
+from ... import _device
+from ..._tensor import Tensor
+from ...autograd.grad_mode import STATE
+from ...ops.creation import place
+from ...ops.index import _INDEX
+from ...ops.registry import apply
+from .dataset import Subset, TensorDataset
 
 
 class _MapDatasetFetcher:
@@ -32,6 +41,9 @@ class _MapDatasetFetcher:
         return self.collate_fn(data)
 
 
+HOST_GATHER = True  # a TensorDataset's CPU tensors are gathered by numpy (tests turn it off to cover the other path)
+
+
 def _default_collate():
     from ._collate import default_collate
     return default_collate
@@ -43,7 +55,6 @@ def tensor_rows(dataset, indices):
     for a batch of 32. None where that shortcut does not apply and the samples must be read one by one (a
     subclass that changes how samples are read, tensors that require grad, indices that are not integers or are
     out of range: the per-sample path raises PyTorch's error)."""
-    from .dataset import Subset, TensorDataset
     while isinstance(dataset, Subset):
         cls = type(dataset)
         if cls.__getitem__ is not Subset.__getitem__ or cls.__getitems__ is not Subset.__getitems__ \
@@ -61,17 +72,20 @@ def tensor_rows(dataset, indices):
     n = len(dataset)
     if idx.ndim != 1 or not idx.size or idx.dtype.kind not in "iu" or idx.min() < -n or idx.max() >= n:
         return None
-    import torchish
-    from ...ops.creation import place
-    from ...ops.index import _INDEX
-    from ...ops.registry import apply
     tensors = dataset.tensors
-    if torchish.is_grad_enabled() and any(t.requires_grad for t in tensors):
+    if STATE.grad_enabled and any(t.requires_grad for t in tensors):
         return None  # (the per-sample path's graph: StackBackward0 over SelectBackward0s)
     idx = idx.astype(np.int64)
     on = {}  # device -> the index tensor there
     out = []
     for t in tensors:
+        v = t._v
+        if HOST_GATHER and isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and len(v.devices()) == 1 \
+                and next(iter(v.devices())).platform == "cpu":
+            # a CPU array: numpy gathers the rows from its buffer and the batch goes to the device as a new
+            # array, ready at once (no kernel queued behind a running step, nothing for its checks to wait on)
+            out.append(Tensor._make(_device.put(np.asarray(v)[idx], next(iter(v.devices())))))
+            continue
         dev = t.device
         if dev not in on:
             on[dev] = place(idx, None, dev)

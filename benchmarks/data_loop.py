@@ -3,14 +3,15 @@
 
 ``workloads.py`` reuses one batch and waits for every step, which measures a step's latency. Here the loader's
 cost, the per-batch value checks (a ``cross_entropy`` target) and the overlap of host work with the device's
-execution all count, as they do in a real epoch. Systems: PyTorch eager, torchish default eager,
-torchish.compile, and hand-written ``jax.jit`` + optax whose batches are numpy slices of a permutation (the
+execution all count, as they do in a real epoch. Systems: PyTorch eager, torchish default eager, torchish lazy
+capture, torchish.compile, and hand-written ``jax.jit`` + optax whose batches are numpy slices of a permutation (the
 idiomatic JAX input pipeline). Reports the median time per step over epochs, and the ratio to hand-written JAX.
 Run: ``python benchmarks/data_loop.py [--epochs 5]``.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import platform
 import statistics
 import sys
@@ -25,7 +26,7 @@ import torchish
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import handwritten  # noqa: E402
-from workloads import WORKLOADS, build_model  # noqa: E402
+from workloads import WORKLOADS, build_model, execution_path  # noqa: E402
 
 try:
     import torch
@@ -41,8 +42,9 @@ def data():
     return rng.standard_normal((N, SPEC["sizes"][0])).astype(np.float32), rng.integers(0, SPEC["sizes"][-1], N)
 
 
-def framework_epoch(lib, compiled=False):
-    """One epoch of the PyTorch-style loop with ``lib`` (torch or torchish); returns the epoch's function."""
+def framework_epoch(lib, compiled=False, lazy=False):
+    """One epoch of the PyTorch-style loop with ``lib`` (torch or torchish; ``lazy``: torchish's lazy capture);
+    returns the epoch's function."""
     X, Y = data()
     lib.manual_seed(0)
     model = build_model(lib, SPEC)
@@ -61,9 +63,10 @@ def framework_epoch(lib, compiled=False):
         step = torchish.compile(step)
 
     def epoch():
-        for x, y in loader:
-            loss = step(x, y)
-        return float(loss.detach())  # (waits for the epoch's last step)
+        with execution_path("auto", lazy) if lib is torchish else contextlib.nullcontext():
+            for x, y in loader:
+                loss = step(x, y)
+            return float(loss.detach())  # (waits for the epoch's last step)
     return epoch, len(loader)
 
 
@@ -97,6 +100,7 @@ def main(argv=None):
     ap.add_argument("--epochs", type=int, default=5)
     args = ap.parse_args(argv)
     systems = {"torchish default": lambda: framework_epoch(torchish),
+               "torchish lazy": lambda: framework_epoch(torchish, lazy=True),
                "torchish.compile": lambda: framework_epoch(torchish, compiled=True),
                "jax.jit + optax (hand-written)": jax_epoch}
     if torch is not None:

@@ -27,6 +27,7 @@ for w in a b c d; do  # (d) compiles the most: its node-by-node system took over
   stage "workload_$w" "$([ $w = d ] && echo 240 || echo 120)" "$PY" benchmarks/workloads.py --only "$w" \
     --json "$DIR/workload_$w.json"
 done
+stage data_loop 90 "$PY" benchmarks/data_loop.py
 stage compile_overhead 90 "$PY" benchmarks/compile_overhead.py --steps 300
 stage overhead 75 "$PY" benchmarks/overhead.py --json "$DIR/overhead.json"
 JAX_PLATFORMS=cpu stage overhead_cpu 75 "$PY" benchmarks/overhead.py

@@ -144,3 +144,10 @@ def test_denormal_targets_are_checked_as_in_eager_mode_and_pytorch():
     want = _outcome(lambda t: F.binary_cross_entropy(p, t), bad)
     assert want == ("RuntimeError", "all elements of target should be between 0 and 1")
     assert [_outcome(f, t) for t in (ok, ok, bad)][2] == want
+
+
+def test_python_number_inputs_take_the_programs_dtype():
+    """A number passed where the jaxpr takes float32 is compared in float32 (numpy would use float64)."""
+    closed = jax.make_jaxpr(lambda x, s: s < x)(np.float32(0.1), np.float32(0.1))
+    # 0.1 as float32 is 0.100000001490116...; the float64 0.1 is below that, so a float64 comparison says True
+    assert not host_eval.build(closed.jaxpr, closed.consts)([np.float32(0.1), 0.1])[0]

@@ -143,6 +143,7 @@ def build(jaxpr, consts):
         slot[v] = len(init)
         init.append(np.asarray(x))
     first_arg = len(init)
+    arg_dtypes = [np.dtype(v.aval.dtype) for v in jaxpr.invars]
     for v in jaxpr.invars:
         slot[v] = len(init)
         init.append(None)
@@ -179,7 +180,8 @@ def build(jaxpr, consts):
 
     def run(args):
         env = list(init)
-        env[first_arg:first_arg + len(args)] = [np.asarray(a) for a in args]
+        # (as the program takes them: a Python number in the jaxpr's dtype, not numpy's float64)
+        env[first_arg:first_arg + len(args)] = [np.asarray(a, dt) for a, dt in zip(args, arg_dtypes)]
         for impl, eqn, ins, outs, multiple in steps:
             got = impl(eqn, *[env[i] for i in ins])
             if not multiple:

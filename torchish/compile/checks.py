@@ -66,7 +66,11 @@ def _readable(vals):
     """Whether numpy can evaluate checks on these inputs cheaply: arrays of a few thousand elements, numbers."""
     n = 0
     for v in vals:
-        if isinstance(v, (jax.Array, np.ndarray, np.generic)):
+        if isinstance(v, jax.Array):
+            if not v.is_fully_addressable:  # (another host holds part of it: the program reads it there)
+                return False
+            n += v.size
+        elif isinstance(v, (np.ndarray, np.generic)):
             n += v.size
         elif not isinstance(v, (int, float, bool)):
             return False

@@ -2,6 +2,9 @@
 every op's Tensor method onto :class:`torchish.Tensor`."""
 from __future__ import annotations
 
+import functools
+import inspect
+
 from .._tensor import Tensor
 from . import registry, inplace, convert, elementwise
 from . import unary, arith, compare, ternary, copying, operators
@@ -17,10 +20,28 @@ FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce,
             sort, spectral, numeric, gradient, viewcopy, strided, resize, geqrf, tensor_api, storage)
 
 
+def _no_out(name, fn):
+    """``fn`` as a Tensor method: PyTorch's methods take no ``out=`` (only the functions do)."""
+    @functools.wraps(fn)
+    def method(*args, **kwargs):
+        if "out" in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+        return fn(*args, **kwargs)
+    return method
+
+
+def _takes_out(fn):
+    """Whether ``fn`` has an ``out`` parameter (its own or, through ``functools.wraps``, the wrapped one's)."""
+    try:
+        return any("out" in inspect.signature(fn, follow_wrapped=w).parameters for w in (False, True))
+    except (TypeError, ValueError):
+        return False
+
+
 def _install():
     for mod in FAMILIES:
         for name, fn in getattr(mod, "METHODS", {}).items():
-            setattr(Tensor, name, fn)
+            setattr(Tensor, name, _no_out(name, fn) if _takes_out(fn) else fn)
 
 
 _install()

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype
 from .. import _precision
 from .._tensor import wrap_dim
-from .elementwise import _out, not_implemented, require_tensor
+from .elementwise import _out, not_implemented, require_tensor, structured_out
 from .reduce import dims, numpy_kwargs
 from . import registry as _registry
 from .registry import apply, defop
@@ -190,5 +190,5 @@ def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
     return implicit_log_softmax(input, dim, _stacklevel, dtype)
 
 
-_public("softmax", softmax)
-_public("log_softmax", log_softmax)
+_public("softmax", structured_out(softmax))
+_public("log_softmax", structured_out(log_softmax))

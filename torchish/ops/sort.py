@@ -28,7 +28,7 @@ from ..autograd.grad_mode import STATE
 from . import tracing
 from .casting import cast
 from .elementwise import (_out, common_dtype, not_implemented, out_exact, require_int, require_tensor,
-                          scalar_or_tensor)
+                          scalar_or_tensor, structured_out)
 from .reduce import _return_type, numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
 from .registry import NotDifferentiable, apply, defop, overload
@@ -100,6 +100,7 @@ def argsort(input, *args, dim=-1, descending=False, stable=None):
     return sort(input, dim=dim, descending=descending)[1]
 
 
+@structured_out
 def msort(input):
     return sort(input, 0)[0]
 

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .. import _precision
 from .casting import ACC
-from .elementwise import _out, require_tensor
+from .elementwise import _out, require_tensor, structured_out
 from .reduce import dims, numpy_kwargs
 from . import registry as _registry
 from .registry import apply, defop
@@ -248,6 +248,7 @@ def _check_norm_dtype(src, dtype):
                            f"narrowing to the specified dtype ({name(dtype)})")
 
 
+@structured_out
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """``torch.norm``: vector norms (p a number), Frobenius (``'fro'``) and nuclear (``'nuc'``) norms."""
     if p == "fro" and (dim is None or isinstance(dim, int) or len(dims(dim, input.ndim) or ()) <= 2):

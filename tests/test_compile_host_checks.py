@@ -151,3 +151,25 @@ def test_python_number_inputs_take_the_programs_dtype():
     closed = jax.make_jaxpr(lambda x, s: s < x)(np.float32(0.1), np.float32(0.1))
     # 0.1 as float32 is 0.100000001490116...; the float64 0.1 is below that, so a float64 comparison says True
     assert not host_eval.build(closed.jaxpr, closed.consts)([np.float32(0.1), 0.1])[0]
+
+
+@pytest.mark.parametrize("name,fn,good,bad", [
+    ("multinomial < 0", lambda T, p: T.multinomial(p, 2), [[0.2, 0.3, 0.5]], [[0.2, -0.3, 0.5]]),
+    ("multinomial nan", lambda T, p: T.multinomial(p, 2), [[0.2, 0.3, 0.5]], [[float("nan"), 0.3, 0.5]]),
+    ("multinomial sum 0", lambda T, p: T.multinomial(p, 1), [[0.2, 0.3], [1.0, 0.0]], [[0.2, 0.3], [0.0, 0.0]]),
+    ("bernoulli p > 1", lambda T, p: T.bernoulli(p), [0.2, 0.9], [0.2, 1.5]),
+    ("poisson rate < 0", lambda T, p: T.poisson(p), [0.2, 0.9], [-0.2, 0.9]),
+    ("normal std < 0", lambda T, p: T.normal(T.zeros(2), p), [0.2, 0.9], [0.2, -0.9]),
+])
+def test_sampling_value_checks_in_a_compiled_call(name, fn, good, bad):
+    """The probability checks of the samplers raise PyTorch's error from a compiled call too (the check runs before
+    the program; before, a compiled call sampled from invalid probabilities)."""
+    from oracle import check_raises
+    err = check_raises(lambda T: fn(T, T.tensor(bad)))
+    f = torchish.compile(lambda p: fn(torchish, p))
+    for _ in range(3):
+        f(torchish.tensor(good))
+    assert f.stats["compiled_calls"] >= 1
+    with pytest.raises(type(err)) as got:
+        f(torchish.tensor(bad))
+    assert str(got.value) == str(err)

@@ -256,11 +256,17 @@ def _float_dtype(dtype):
     return _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
 
 
-def _concrete(x):
-    """Values for a check, or None inside a trace (the check is then skipped)."""
+def _value_check(x, bad, message):
+    """PyTorch's ``RuntimeError(message)`` where ``bad(xp, values)`` (``xp``: numpy, or jax.numpy in a trace) marks an
+    element of ``x``'s values. Inside torchish.compile's trace the check runs before each call of the program
+    (``tracing.defer_check``)."""
     if isinstance(x, Tensor):
         x = x._d
-    return None if isinstance(x, jax.core.Tracer) else np.asarray(x)
+    if isinstance(x, jax.core.Tracer):
+        mask = bad(jnp, x)
+        tracing.defer_check(mask, mask, RuntimeError, lambda b: message)
+    elif bool(bad(np, np.asarray(x)).any()):
+        raise RuntimeError(message)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -345,9 +351,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
             if isinstance(t, Tensor):
                 _need_float(t.dtype, "normal_kernel_cpu")
         if isinstance(std, Tensor):
-            s = _concrete(std)
-            if s is not None and bool((s < 0).any()):
-                raise RuntimeError("normal expects all elements of std >= 0.0")
+            _value_check(std, lambda xp, s: s < 0, "normal expects all elements of std >= 0.0")
         elif std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
         shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
@@ -367,10 +371,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
 
 
 def _check_p_tensor(p):
-    v = _concrete(p)
-    if v is not None and bool(((v < 0) | (v > 1)).any()):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
-                           "improved?  If so, please report an enhancement request to PyTorch.)")
+    _value_check(p, lambda xp, v: (v < 0) | (v > 1), "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
+                 "(Could this error message be improved?  If so, please report an enhancement request to PyTorch.)")
 
 
 def _check_p_float(p):
@@ -425,12 +427,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    v = _concrete(input)
-    if v is not None:
-        if not np.all(np.isfinite(v)) or bool((v < 0).any()):
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if bool((v.reshape(-1, v.shape[-1]).sum(-1) <= 0).any()):
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    _value_check(input, lambda xp, v: ~xp.isfinite(v) | (v < 0),
+                 "probability tensor contains either `inf`, `nan` or element < 0")
+    _value_check(input, lambda xp, v: v.reshape(-1, v.shape[-1]).sum(-1) <= 0,
+                 "invalid multinomial distribution (sum of probabilities <= 0)")
     shape = tuple(input.shape[:-1]) + (int(num_samples),)
     return Tensor._make(draw("multinomial", shape, _dtype.int64, (input._d,), generator, static=bool(replacement),
                                  device=input))
@@ -439,9 +439,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 def poisson(input, generator=None):
     """Poisson samples with rates ``input``, of ``input``'s dtype."""
     _need_float(input.dtype, "poisson_cpu")
-    v = _concrete(input)
-    if v is not None and bool((v < 0).any()):
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    _value_check(input, lambda xp, v: v < 0, "invalid Poisson rate, expected rate to be non-negative")
     samples = Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator, device=input))
     if not (input._rg and STATE.grad_enabled):
         return samples

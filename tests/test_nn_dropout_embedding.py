@@ -185,17 +185,18 @@ def test_embedding_bag_per_sample_weights():
     check_module(lambda n: n.EmbeddingBag(6, 3, mode="sum"), [BAG, np.array([0, 3]), arr(7)])   # psw grad too
 
 
-def test_embedding_bag_scale_grad_by_freq_matches_embedding():
-    # PyTorch's CPU embedding_bag scales by the wrong count (it reads counts[sorted_indices[bag]]); the
-    # documented rule is the one F.embedding implements: each row's gradient divided by its frequency.
-    if torch is None:
-        pytest.skip("PyTorch (the oracle) is not installed")
-    w = arr(6, 3)
-    tw = torch.tensor(w, requires_grad=True)
-    torch.nn.functional.embedding(torch.tensor(IDX), tw, scale_grad_by_freq=True).mean(1).sum().backward()
-    xw = torchish.tensor(w, requires_grad=True)
-    F.embedding_bag(torchish.tensor(IDX), xw, mode="mean", scale_grad_by_freq=True).sum().backward()
-    np.testing.assert_allclose(xw.grad.numpy(), to_numpy(tw.grad), rtol=1e-6)
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("inputs,kw", [
+    ([BAG, np.array([0, 2, 2, 5])], {}),
+    ([BAG, np.array([0, 2, 2, 5])], {"padding_idx": 1}),
+    ([np.array([0, 2, 2, 5, 2, 1]), np.array([0, 3])], {}),
+    ([IDX], {}),
+])
+def test_embedding_bag_scale_grad_by_freq(mode, inputs, kw):
+    """PyTorch's CPU embedding_bag divides a row's gradient by ``counts[sorted_indices[g]]`` (``g`` the row's rank
+    among the unique indices), which is not always the row's own count (indices [0, 2, 2, 5, 2, 1]: row 5's
+    gradient is divided by 3); torchish gives PyTorch's numbers."""
+    check_module(lambda n: n.EmbeddingBag(6, 3, mode=mode, scale_grad_by_freq=True, **kw), inputs)
 
 
 def test_embedding_functional_grad():

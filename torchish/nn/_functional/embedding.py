@@ -21,11 +21,23 @@ from ._args import need_tensor
 __all__ = ["embedding", "embedding_bag"]
 
 
-def _grad_options(w, idx, emb, padding_idx, scale_grad_by_freq):
-    """``emb`` (rows of ``w`` at ``idx``) with PyTorch's gradient options applied to its gradient only."""
+def _bag_divisors(counts, idx):
+    """The count each position's gradient is divided by in PyTorch's CPU ``embedding_bag`` backward. Its loop over
+    the unique indices (ascending, group ``g``) divides by ``counts[sorted_indices[g]]``: the count of the value at
+    POSITION ``g`` of the sorted indices, not of the group's own value. The two agree until a value repeats; after
+    that PyTorch divides later groups by other values' counts (indices [0, 2, 2, 5, 2, 1]: row 5's gradient is
+    divided by 3). Matched here so gradients equal PyTorch's."""
+    rank = jnp.cumsum(counts > 0) - 1                  # group of each present value
+    return counts[jnp.sort(idx)[rank[idx]]]
+
+
+def _grad_options(w, idx, emb, padding_idx, scale_grad_by_freq, bag=False):
+    """``emb`` (rows of ``w`` at ``idx``) with PyTorch's gradient options applied to its gradient only (``bag``:
+    ``embedding_bag``'s frequency divisors, see :func:`_bag_divisors`)."""
     if scale_grad_by_freq:
         flat = idx.reshape(-1)
-        counts = jnp.zeros((w.shape[0],), emb.dtype).at[flat].add(1)[idx]
+        counts = jnp.zeros((w.shape[0],), emb.dtype).at[flat].add(1)
+        counts = _bag_divisors(counts, flat) if bag else counts[idx]
         frozen = jax.lax.stop_gradient(emb)
         emb = frozen + (emb - frozen) / counts[..., None]
     if padding_idx is not None:
@@ -138,7 +150,7 @@ def _bag_fwd(w, idx, offsets, psw, *, mode, num_bags, padding_idx, scale_grad_by
     pos = jnp.arange(n)
     seg = jnp.searchsorted(offsets, pos, side="right") - 1          # bag of each position (>= num_bags: dropped)
     keep = jnp.ones((n,), bool) if padding_idx is None else idx != padding_idx
-    emb = _grad_options(w, idx, jnp.take(w, idx, axis=0), None, scale_grad_by_freq)
+    emb = _grad_options(w, idx, jnp.take(w, idx, axis=0), None, scale_grad_by_freq, bag=True)
     if psw is not None:
         emb = emb * psw[:, None].astype(emb.dtype)
     if mode == "max":

@@ -626,3 +626,31 @@ def test_addbmm_of_an_empty_batch_takes_any_dtype(dtypes):
         return [out, x.grad, a.grad]
     assert_same(*run_both(run, 0))
     check_raises(lambda T: run(T, 2))
+
+
+@needs_torch
+def test_index_tensor_on_an_empty_dim_with_indices_that_broadcast_empty():
+    """An index tensor on a dim of size 0 is out of bounds only when the broadcast indices pick something: a False
+    beside it broadcasts them to size 0, so nothing is read (ops fuzzer seed 17157)."""
+    check(lambda T, x: x[(T.tensor([2]), slice(-1, 10), False)], [np.zeros((0, 3, 0), np.int8)])
+    check(lambda T, x: x[(T.tensor([2]), False)], [np.zeros((0, 3, 0), np.int8)])
+    check_raises(lambda T: T.zeros(0, 3, 0)[T.tensor([2])])
+    check_raises(lambda T: T.zeros(0, 3)[(T.tensor([2]), T.tensor([[0], [1]]))])
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["amax", "amin", "max", "min"])
+def test_complex_extrema_check_empty_dims_before_the_dtype(name):
+    """amax/amin/max/min of a complex tensor: the empty-dim errors come before the complex-dtype error, and amax/amin
+    of an empty input over non-empty dims is an empty result, never reaching the kernel (math fuzzer seeds 17064,
+    17165)."""
+    for shape, dim in (((2, 0, 2), 2), ((0, 3, 3), 0), ((0, 3), None), ((2, 3), 1), ((2, 0, 2), 1)):
+        def run(T):
+            x = T.zeros(shape, dtype=T.complex64)
+            return getattr(T, name)(x) if dim is None else getattr(T, name)(x, dim)
+        try:
+            ref = run(torch)
+        except Exception:
+            check_raises(run)
+            continue
+        assert_same(ref, run(torchish))

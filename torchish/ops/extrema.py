@@ -102,10 +102,10 @@ def _maxmin(largest):
         if isinstance(dim, Tensor):
             from .arith import maximum, minimum
             return (maximum if largest else minimum)(input, dim, out=out)
-        if input.is_complex() and dim is _NO_DIM and keepdim is _NO_DIM:
-            raise not_implemented(f"{name}_all", input.dtype)
         if dim is _NO_DIM and keepdim is _NO_DIM:
-            _check_nonempty(input, name)
+            _check_nonempty(input, name)  # before the dtype check, as PyTorch's
+            if input.is_complex():
+                raise not_implemented(f"{name}_all", input.dtype)
             return _out(apply(_MAX_ALL if largest else _MIN_ALL, (input,), axis=None, keepdims=False,
                               largest=largest), out, name)
         keepdim = False if keepdim is _NO_DIM else keepdim
@@ -113,10 +113,10 @@ def _maxmin(largest):
             got = "keepdim=bool" if dim is _NO_DIM else f"dim={type(dim).__name__}"
             raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
                             "of: (), (Tensor other), (int dim, bool keepdim = False)")
-        if input.is_complex():
-            raise RuntimeError(f"{name}(): does not support complex input")
         d = wrap_dim(dim, input.ndim)
         _check_nonempty(input, name, d)
+        if input.is_complex():
+            raise RuntimeError(f"{name}(): does not support complex input")
         v, i = apply(_MAX_DIM if largest else _MIN_DIM, (input,), axis=d if input.ndim else None,
                      keepdims=bool(keepdim), largest=largest)
         return values_indices(name, v, i, out)
@@ -134,8 +134,6 @@ def _amaxmin(largest):
     @numpy_kwargs
     def f(input, dim=(), keepdim=False, *, out=None):
         require_tensor(input, name)
-        if input.is_complex():
-            raise not_implemented(f"{name[1:]}_values_cpu", input.dtype)
         if out is not None and out.dtype is not input.dtype:
             raise RuntimeError(f"Expected the dtype for input and out to match, but got "
                                f"{_dtype.scalar_type_name(input.dtype)} for input's dtype and "
@@ -146,6 +144,8 @@ def _amaxmin(largest):
         else:
             for d in ax:
                 _check_nonempty(input, name, d)
+        if input.is_complex() and input.numel():  # an empty result never reaches the (real-only) kernel
+            raise not_implemented(f"{name[1:]}_values_cpu", input.dtype)
         return _out(apply(_AMAX if largest else _AMIN, (input,), axis=ax, keepdims=bool(keepdim), largest=largest),
                     out, name)
     f.__name__ = f.__qualname__ = name

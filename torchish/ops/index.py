@@ -130,6 +130,7 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
         raise IndexError(f"too many indices for tensor of dimension {nd}")
     template, arrays = [], []
     bounds = []  # (index tensor, size of its dim, position): checked once the result is known to be non-empty
+    indexes_empty_dim = False  # an index tensor on a dim of size 0: out of bounds unless the indices broadcast empty
     dim = 0
     shape = x.shape
     for pos, it in enumerate(items):
@@ -160,8 +161,7 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
         elif isinstance(it, Tensor) and not (tensor_ints and _int_scalar_tensor(it)):
             if it._v.dtype not in _INDEX_DTYPES:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            if shape[dim] == 0 and it.numel():
-                raise IndexError("index is out of bounds for dimension with size 0")
+            indexes_empty_dim = indexes_empty_dim or shape[dim] == 0
             bounds.append((it, shape[dim], len(arrays)))
             arrays.append(it)
             template.append(("a", len(arrays) - 1))
@@ -177,7 +177,8 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
                 raise IndexError(f"index {n} is out of bounds for dimension {pos} with size {size}")
             template.append(("i", n % size))
             dim += 1
-    _check_broadcast(template, arrays)
+    if _check_broadcast(template, arrays) and indexes_empty_dim:
+        raise IndexError("index is out of bounds for dimension with size 0")
     # PyTorch's index kernel checks the bounds of the elements it reads or writes: none for an empty result
     if bounds and _result_numel(template, arrays, shape[dim:]):
         for it, size, k in bounds:
@@ -204,12 +205,13 @@ def _result_numel(template, arrays, rest):
 
 
 def _check_broadcast(template, arrays):
-    """PyTorch's IndexError when the index arrays (and boolean scalars, as arrays of 0 or 1) do not broadcast."""
+    """PyTorch's IndexError when the index arrays (and boolean scalars, as arrays of 0 or 1) do not broadcast.
+
+    Returns whether the broadcast indices pick any element (the shape they broadcast to has no zero).
+    """
     shapes = [tuple(arrays[t[1]].shape) if t[0] == "a" else (int(t[1]),) for t in template if t[0] in "ab"]
-    if len(shapes) < 2:
-        return
     try:
-        np.broadcast_shapes(*shapes)
+        return 0 not in np.broadcast_shapes(*shapes)
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " +
                          ", ".join(str(list(s)) for s in shapes)) from None

@@ -138,7 +138,7 @@ def _softmax_args(name, input, dim, dtype):
         input = to_dtype(input, dtype)
     elif _registry.autocast_hook is not None:  # the result dtype follows autocast's cast (an explicit dtype wins)
         input, = _registry.autocast_hook(name, (input,))
-    if input.dtype.category < _FLOAT and input.numel():  # an empty input needs no kernel: PyTorch accepts it
+    if input.dtype.category != _FLOAT and input.numel():  # an empty input needs no kernel: PyTorch accepts it
         last = ax is None or ax == input.ndim - 1
         raise not_implemented(f"{name}_{'lastdim_' if last else ''}kernel_impl", input.dtype)
     return input, ax
@@ -157,7 +157,7 @@ def _third(name, third, dtype):
 def implicit_softmax(input, dim=None, _stacklevel=None, dtype=None):
     """``F.softmax``: without ``dim`` it warns and picks one, as PyTorch's does."""
     input, ax = _softmax_args("softmax", input, dim, _third("softmax", _stacklevel, dtype))
-    if input.dtype.category < _FLOAT:
+    if input.dtype.category != _FLOAT:
         return input.clone()  # empty (checked above)
     return apply(_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
 
@@ -166,7 +166,7 @@ def implicit_softmax(input, dim=None, _stacklevel=None, dtype=None):
 def implicit_log_softmax(input, dim=None, _stacklevel=None, dtype=None):
     """``F.log_softmax``: without ``dim`` it warns and picks one, as PyTorch's does."""
     input, ax = _softmax_args("log_softmax", input, dim, _third("log_softmax", _stacklevel, dtype))
-    if input.dtype.category < _FLOAT:
+    if input.dtype.category != _FLOAT:
         return input.clone()  # empty (checked above)
     return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
 

@@ -76,9 +76,15 @@ def not_differentiable(fn, arg, t):
 
 
 def float_kernel_only(x, kernel):
-    """PyTorch's NotImplementedError for kernels that take floating point inputs only."""
-    if x.dtype.category < _dtype._FLOAT:
+    """PyTorch's NotImplementedError for kernels that take real floating point inputs only."""
+    if x.dtype.category != _dtype._FLOAT:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x.dtype)}\'')
+
+
+def no_complex_clamp(*tensors):
+    """PyTorch's NotImplementedError for losses whose composite clamps a complex value (margin losses)."""
+    if any(t.dtype.category == _dtype._COMPLEX for t in tensors):
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 def check_broadcast(a, b):

@@ -122,7 +122,7 @@ def _check_nll_structure(input, target, weight):
     if target.dtype not in (_dtype.int64, _dtype.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_dtype.scalar_type_name(target.dtype)}")
-    if input.dtype.category < _dtype._FLOAT:
+    if input.dtype.category != _dtype._FLOAT:
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
     if weight is not None and weight.dtype != input.dtype:  # class weights from numpy (float64): no promotion
@@ -201,14 +201,16 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     red = reduction_arg(size_average, reduce, reduction)
     if _registry.autocast_hook is not None:  # one op in PyTorch (cross_entropy_loss), with its own policy
         input, target, weight = _registry.autocast_hook("cross_entropy_loss", (input, target, weight))
-    if input.dtype.category < _dtype._FLOAT:
+    probs = tuple(input.shape) == tuple(target.shape)
+    # PyTorch checks a class-probability target first, then log_softmax's kernel refuses a non-float input
+    if probs and target.dtype.category != _dtype._FLOAT:
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{_dtype.scalar_type_name(target.dtype)}")
+    if input.dtype.category != _dtype._FLOAT:
         raise NotImplementedError(f'"log_softmax_lastdim_kernel_impl" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
     ls = float(label_smoothing)
-    if tuple(input.shape) == tuple(target.shape):
-        if target.dtype.category < _dtype._FLOAT:
-            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                               f"{_dtype.scalar_type_name(target.dtype)}")
+    if probs:
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         c = input.shape[_class_axis(input)] if input.ndim else 1

@@ -62,9 +62,10 @@ def _opmath(f):
 _HALF_INPUT = [False]  # whether the function being traced computes a float16/bfloat16 op in float32
 
 
-def _float_only(x, kernel):
-    """PyTorch's "not implemented" error for activations whose kernels take floating point inputs only."""
-    if x.dtype.category < _dtype._FLOAT:
+def _float_only(x, kernel, complex_ok=False):
+    """PyTorch's "not implemented" error for activations whose kernels take real floating point inputs only
+    (``complex_ok``: complex ones too)."""
+    if x.dtype.category < _dtype._FLOAT or (x.dtype.category == _dtype._COMPLEX and not complex_ok):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x.dtype)}\'')
 
 
@@ -101,6 +102,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     if isinstance(input, Tensor) and input.dtype is _dtype.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if isinstance(input, Tensor) and input.dtype.category == _dtype._COMPLEX:
+        raise NotImplementedError("clamp is not supported for complex types")
     if isinstance(input, Tensor) and input.dtype.name.startswith("uint") and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return _result(input, lambda: apply(_HARDTANH, (input,), lo=min_val, hi=max_val), inplace)
@@ -180,6 +183,8 @@ _THRESHOLD_ = defop("threshold_", _THRESHOLD.fwd, grad_name="ThresholdBackward1"
 
 def threshold(input, threshold, value, inplace=False):
     need_tensor("threshold_" if inplace else "threshold", input)
+    if input.dtype.category in (_dtype._BOOL, _dtype._COMPLEX):
+        raise not_implemented("threshold_cpu", input.dtype)
     return _result(input, lambda: apply(_THRESHOLD_ if inplace else _THRESHOLD, (input,), th=threshold, value=value),
                    inplace)
 
@@ -476,7 +481,7 @@ _TANHSHRINK = defop("tanhshrink", _tanhshrink_fwd, vjp=_tanhshrink_vjp, promote=
 
 def silu(input, inplace=False):
     need_tensor("silu_" if inplace else "silu", input)
-    _float_only(input, "silu_cpu")
+    _float_only(input, "silu_cpu", complex_ok=True)
     return _result(input, lambda: apply(_SILU, (input,)), inplace)
 
 
@@ -494,6 +499,8 @@ def logsigmoid(input):
 
 def softsign(input):
     need_tensor_attr(input, "abs")
+    if input.dtype is _dtype.bool:
+        raise not_implemented("abs_cpu", input.dtype)
     return apply(_SOFTSIGN, (input,))
 
 

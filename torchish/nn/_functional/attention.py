@@ -195,6 +195,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("Expected query, key, and value to have the same dtype, but got query.dtype: "
                            f"{_cpp_name(query.dtype)} key.dtype: {_cpp_name(key.dtype)} and value.dtype: "
                            f"{_cpp_name(value.dtype)} instead.")
+    if query.dtype.is_complex:  # PyTorch's math kernel gets as far as the softmax
+        raise NotImplementedError(f'"softmax_lastdim_kernel_impl" not implemented for '
+                                  f"'{_dtype.scalar_type_name(query.dtype)}'")
     if not query.dtype.is_floating_point:
         raise RuntimeError(f"scaled_dot_product_attention: expected a floating point query, got "
                            f"{_cpp_name(query.dtype)}")

@@ -12,6 +12,7 @@ from jax import lax
 
 from ... import _dtype, _precision
 from ...ops import registry as _registry
+from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ._args import need_tensor
 
@@ -116,6 +117,17 @@ def _check_common(fname, input, weight, bias, nd, stride, dilation, groups, tran
         raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
+    if input.dtype is _dtype.bool and input.numel():  # PyTorch's CPU convolution kernels have no Bool version
+        raise not_implemented(_conv_kernel(nd, dilation, transposed), input.dtype)
+
+
+def _conv_kernel(nd, dilation, transposed):
+    """The name of the CPU kernel PyTorch's convolution reaches (shown in its dtype errors)."""
+    if transposed:
+        return f"slow_conv_transpose{3 if nd == 3 else 2}d_out_cpu"
+    if nd == 3:
+        return "compute_columns3d"
+    return "slow_conv_dilated<>" if any(d > 1 for d in dilation) else "slow_conv2d_cpu"
 
 
 def _c_type(dtype):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import _dtype, _precision
 from ..._tensor import wrap_dim
+from ...ops.arith import _check_sub
 from ...ops import stats as _stats
 from ...ops.registry import apply, defop
 from ._args import need_tensor
@@ -113,7 +114,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     check_broadcast(x1, x2)
     ndim = len(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
     dt = _dtype.promote_types(x1.dtype, x2.dtype)
-    if dt.category < _dtype._FLOAT:
+    if dt.category != _dtype._FLOAT:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{_dtype.scalar_type_name(dt)}")
     return apply(_COS, (x1, x2), axis=wrap_dim(dim, ndim), eps=float(eps))
@@ -151,6 +152,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     need_tensor("pairwise_distance", x2, "x2", 2)
     from ._loss_util import check_broadcast
     check_broadcast(x1, x2)
+    _check_sub(x1, x2)  # PyTorch's composite subtracts first: Bool inputs fail there
     if x1.ndim == 0 and x2.ndim == 0:  # PyTorch reduces a 0-d difference over "dim -1" to a 0-d result
         return apply(_PAIRWISE, (x1.reshape(1), x2.reshape(1)), p=float(p), eps=float(eps), keepdim=False)
     return apply(_PAIRWISE, (x1, x2), p=float(p), eps=float(eps), keepdim=bool(keepdim))

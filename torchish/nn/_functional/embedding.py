@@ -233,6 +233,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise RuntimeError(f"Expected tensor for argument #1 'offsets' to have one of the following scalar types: "
                            f"Long, Int; but got {_dtype.legacy_type_name(offsets.dtype)} instead (while checking "
                            "arguments for embedding_bag)")
+    if weight.dtype not in (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64):
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
+                           f"BFloat16, Float, Double; but got {_dtype.legacy_type_name(weight.dtype)} instead (while "
+                           "checking arguments for embedding_bag)")
     if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
         raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
                            "#1 'per_sample_weights'; but type " + _dtype.legacy_type_name(weight.dtype) + " does "

@@ -64,7 +64,9 @@ def _fold_fwd(x, *, size, k, d, p, s, o):
     for i in range(k[0]):
         for j in range(k[1]):
             (h0, h1, hs), (w0, w1, ws) = _window(i, j, k, d, s, o)
-            canvas = canvas.at[:, :, h0:h1:hs, w0:w1:ws].add(cols[:, :, i, j])
+            win = canvas.at[:, :, h0:h1:hs, w0:w1:ws]
+            # (a Bool canvas accumulates with "or", as PyTorch's += on bool does)
+            canvas = win.max(cols[:, :, i, j]) if x.dtype == jnp.bool_ else win.add(cols[:, :, i, j])
     return canvas[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]]
 
 
@@ -83,7 +85,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim not in (3, 4) or any(n == 0 for n in input.shape[input.ndim - 3:]):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
                            f"dimensions for input, but got: {list(input.shape)}")
-    if input.dtype.category < _dtype._FLOAT:
+    if input.dtype.category == _dtype._INT:  # (PyTorch's kernels take Bool, float and complex inputs)
         raise NotImplementedError(f'"im2col_out_cpu" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
     h, w = input.shape[-2:]
     o = (_blocks(h, k[0], d[0], p[0], s[0]), _blocks(w, k[1], d[1], p[1], s[1]))
@@ -119,7 +121,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
                            f"expected size of input's dimension {b + 1} to match the calculated number of sliding "
                            f"blocks {o[0]} * {o[1]} = {o[0] * o[1]}, but got input.size({b + 1})={length}.")
-    if input.dtype.category < _dtype._FLOAT:
+    if input.dtype.category == _dtype._INT:  # (PyTorch's kernels take Bool, float and complex inputs)
         raise NotImplementedError(f'"col2im_out_cpu" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
     x = input if input.ndim == 3 else input.unsqueeze(0)
     out = apply(_FOLD, (x,), size=size, k=k, d=d, p=p, s=s, o=o)

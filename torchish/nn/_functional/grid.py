@@ -164,7 +164,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if any(n == 0 for n in xs[2:]):
         raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                            f"sizes {xs} with dimension {2 + [n == 0 for n in xs[2:]].index(True)} being empty")
-    if input.dtype.category < _dtype._FLOAT:
+    if input.dtype.category != _dtype._FLOAT:
         raise NotImplementedError(f'"grid_sampler_{input.ndim - 2}d_cpu" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
     return apply(_GRID_SAMPLE[input.ndim - 2], (input, grid), mode=mode, padding_mode=padding_mode,

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops import registry as _registry
+from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ._args import need_tensor
 
@@ -68,6 +69,8 @@ def _check_linear_once(input, weight, bias):
             raise RuntimeError(f"The expanded size of the tensor ({no}) must match the existing size ({nb}) at "
                                f"non-singleton dimension {max(len(target) - 1, 0)}.  Target sizes: {list(target)}.  "
                                f"Tensor sizes: {list(bias.shape)}")
+    if input.dtype is _dtype.bool and input.numel():  # PyTorch's matmul kernels have no Bool version
+        raise not_implemented("dot" if weight.ndim == 1 else "addmm_impl_cpu_", input.dtype)
 
 
 def linear(input, weight, bias=None):
@@ -128,4 +131,6 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[-1] if bias.ndim else 1}"
                            f" but expected {weight.shape[0]}")
+    if input1.dtype is _dtype.bool and input1.numel():
+        raise not_implemented("bmm", input1.dtype)
     return apply(_BILINEAR if bias is not None else _BILINEAR_NOBIAS, (input1, input2, weight, bias))

@@ -15,10 +15,13 @@ import jax
 import jax.numpy as jnp
 
 from ... import _dtype
+from ..._tensor import Tensor
 from ...ops import registry as _registry, tracing
 from ...ops.registry import apply, defop, overload
+from ...ops.arith import _check_sub
+from ...ops.elementwise import c10_name
 from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
-                         not_differentiable, unreduce)
+                         no_complex_clamp, not_differentiable, unreduce)
 from ._nll import nll_loss, cross_entropy
 from .ctc import ctc_loss
 from ._args import need_tensor
@@ -30,6 +33,10 @@ __all__ = [
     "gaussian_nll_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "nll_loss", "cross_entropy",
     "ctc_loss",
 ]
+
+
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use "
+             "the `~` or `logical_not()` operator instead.")  # PyTorch's error for -x on a Bool x
 
 
 def _clamp_min0(v):
@@ -106,12 +113,19 @@ def _regression(kind, input, target, reduction, weight, beta=0.0):
         if tuple(weight.shape) != tuple(input.shape):
             raise ValueError("Weights and input must have the same size.")
     dt = _dtype.promote_types(input.dtype, target.dtype)
+    if kind == "l1":  # PyTorch's l1_loss is (input - target).abs()
+        _check_sub(input, target)
+    if kind == "huber" and dt.category > input.dtype.category:  # PyTorch's kernel writes into a tensor like input
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(dt)} can't be cast to the desired output type "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
     if dt.category < _dtype._FLOAT:
         if kind == "l1" and reduction == "mean":
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                                f"complex dtype. Got: {_dtype.scalar_type_name(dt)}")
         if kind != "l1":
             raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+    if dt.category == _dtype._COMPLEX and kind != "l1":
+        raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
     op = _REGRESSION[kind, weight is not None, reduction]
     out = apply(op, (input, target, weight), kind=kind, reduction=reduction, beta=float(beta))
     if kind == "huber":  # PyTorch's huber_loss writes into a tensor like the input (then scales it by the weight)
@@ -181,6 +195,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(target.dtype)} but expected "
                            f"{_dtype.scalar_type_name(input.dtype)}")
+    float_kernel_only(input, "binary_cross_entropy")
     if weight is not None:
         from ...ops.broadcast import broadcast_shapes, expand
         not_differentiable("binary_cross_entropy", "weight", weight)
@@ -215,10 +230,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     red = reduction_arg(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    float_kernel_only(input, "log_sigmoid_cpu")  # (PyTorch's kernel starts with log_sigmoid(input))
     if target.dtype.category < _dtype._FLOAT:
         raise RuntimeError(f"result type {_dtype.scalar_type_name(input.dtype)} can't be cast to the desired output "
                            f"type {_dtype.scalar_type_name(target.dtype)}")
-    float_kernel_only(input, "binary_cross_entropy_with_logits")
     not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     out = apply(_BCE_LOGITS, (input, target, weight, pos_weight), reduction=red)
@@ -259,6 +274,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         red = reduction_arg(None, None, reduction)
     if input.dtype.category < _dtype._FLOAT or target.dtype.category < _dtype._FLOAT:
         raise RuntimeError("kl_div: Integral inputs not supported.")
+    if input.dtype.category == _dtype._COMPLEX or target.dtype.category == _dtype._COMPLEX:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     check_broadcast(input, target)
     return apply(_KL_DIV[bool(log_target)], (input, target), reduction=red, log_target=bool(log_target))
 
@@ -282,6 +299,9 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     need_tensor("poisson_nll_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
+    # PyTorch's composite: exp(input) - target * input (a Bool product when both are Bool), or input - (a float)
+    if input.dtype is _dtype.bool and (not log_input or target.dtype is _dtype.bool):
+        _check_sub(0.0, input)
     return apply(_POISSON[bool(log_input)], (input, target), log_input=bool(log_input), full=bool(full),
                  eps=float(eps), reduction=red)
 
@@ -300,11 +320,14 @@ _GAUSSIAN = defop("gaussian_nll_loss", _gaussian_fwd, promote="same", grad_name=
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     from ...ops.shape import unsqueeze
     from ...ops.creation import full_like
+    int_var = isinstance(var, Tensor) and var.dtype.category == _dtype._INT
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = full_like(input, float(var))
     else:
+        if var.dtype.category == _dtype._COMPLEX:  # PyTorch's composite compares var with 0
+            raise NotImplementedError(f'"lt_cpu" not implemented for \'{_dtype.scalar_type_name(var.dtype)}\'')
         v = concrete(var)
         if v is not None and (v < 0).any():
             raise ValueError("var has negative entry/entries")
@@ -316,6 +339,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
+    if int_var:  # PyTorch's composite clamps (a copy of) var in place to the float eps
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {c10_name(var.dtype)}")
     return apply(_GAUSSIAN, (input, target, var), full=bool(full), eps=float(eps), reduction=reduction)
 
 
@@ -353,6 +378,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     check_broadcast(input1, input2)
     if td == 1:
         check_broadcast(input1.shape[:1], target)
+    no_complex_clamp(input1, input2)
     return apply(_COS_EMB, (input1, input2, target), margin=float(margin), reduction=red)
 
 
@@ -367,6 +393,11 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    if input1.dtype is _dtype.bool or input2.dtype is _dtype.bool:  # PyTorch: -target * (input1 - input2) ...
+        _check_sub(input1, input2)
+    if target.dtype is _dtype.bool:
+        raise RuntimeError(_NEG_BOOL)
+    no_complex_clamp(input1, input2, target)  # ... clamped at 0
     return apply(_MARGIN_RANKING, (input1, input2, target), margin=float(margin), reduction=red)
 
 
@@ -384,6 +415,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     need_tensor("hinge_embedding_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
+    if input.dtype is _dtype.bool:  # PyTorch's composite computes margin - input, then clamps it
+        _check_sub(input, input)
+    no_complex_clamp(input)
+    if input.dtype.category < _dtype._FLOAT and red == "mean":
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_dtype.scalar_type_name(input.dtype)}")
     return apply(_HINGE, (input, target), margin=float(margin), reduction=red)
 
 
@@ -397,6 +434,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
     not_differentiable("soft_margin_loss", "target", target)
+    if input.dtype is _dtype.bool:  # PyTorch's kernel starts with -input
+        raise RuntimeError(_NEG_BOOL)
+    res = _dtype.promote_types(input.dtype, target.dtype)
+    res = res if res.category >= _dtype._FLOAT else _dtype.float32
+    if res.category > input.dtype.category:  # ... and writes its float loss into a tensor like the input
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(res)} can't be cast to the desired output type "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
     out = apply(_SOFT_MARGIN, (input, target), reduction=red)
     # PyTorch's kernel writes -input into a tensor like the input and scales it by the target in place
     return out if out.dtype == input.dtype else out.to(input.dtype)
@@ -415,11 +459,14 @@ _MLSM = defop("multilabel_soft_margin_loss", _mlsm_fwd, promote="same", grad_nam
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     need_tensor("log_sigmoid", input)
+    float_kernel_only(input, "log_sigmoid_cpu")
     if size_average is not None or reduce is not None:
         reduction = reduction_arg(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     check_broadcast(input, target)
+    if target.dtype is _dtype.bool:  # PyTorch's composite computes 1 - target
+        _check_sub(1.0, target)
     return apply(_MLSM, (input, target, weight), reduction=reduction)
 
 

@@ -17,6 +17,7 @@ from ... import _dtype
 from ... import _precision
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ._args import need_tensor, need_tensor_attr
 
@@ -142,16 +143,18 @@ def _check_vec(name, t, c):
         raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
 
 
-def _check_dtypes(kernel, input, *params, kernel_first=False):
+def _check_dtypes(kernel, input, *params, kernel_first=False, complex_ok=False):
     """PyTorch's CPU norm kernels: parameters of the input's dtype (float32 ones may go with a float16/bfloat16
-    input), and a floating point input (checked first by batch_norm's kernel, last by the others)."""
-    if kernel_first and input.dtype.category < _dtype._FLOAT:
+    input), and a real floating point input (``complex_ok``: or complex; checked first by batch_norm's kernel,
+    last by the others)."""
+    ok = (_dtype._FLOAT, _dtype._COMPLEX) if complex_ok else (_dtype._FLOAT,)
+    if kernel_first and input.dtype.category not in ok:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
     mixed_ok = input.dtype in (_dtype.float16, _dtype.bfloat16)
     for p in params:
         if p is not None and p.dtype != input.dtype and not (mixed_ok and p.dtype is _dtype.float32):
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-    if input.dtype.category < _dtype._FLOAT:
+    if input.dtype.category not in ok:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
 
 
@@ -373,7 +376,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if weight is not None and tuple(weight.shape) != ns:
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
                            f"{list(weight.shape)} and normalized_shape = {list(ns)}")
-    _check_dtypes("rms_norm", input)
+    _check_dtypes("rms_norm", input, complex_ok=True)
     if eps is None:
         eps = _dtype.finfo(input.dtype).eps
     return apply(_RMS, (input, weight), k=len(ns), eps=float(eps))
@@ -471,4 +474,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         return input
     if size <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {size} kW: 1")
+    if input.dtype.category in (_dtype._BOOL, _dtype._COMPLEX):  # (PyTorch's composite reaches avg_pool)
+        raise not_implemented("avg_pool2d" if input.ndim == 3 else "avg_pool3d_out_frame", input.dtype)
     return apply(_LRN, (input,), size=int(size), alpha=float(alpha), beta=float(beta), k=float(k))

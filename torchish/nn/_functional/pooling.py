@@ -124,12 +124,23 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     name = f"max_pool{nd}d"
     kernel, stride, padding, dilation, sp, outs = _pool_geometry(input, nd, name, kernel_size, stride, padding,
                                                                  dilation, bool(ceil_mode), return_indices)
+    _check_max_pool_dtype(nd, input, return_indices)
     if not return_indices and all(d == 1 for d in dilation):
         pads = _ceil_pads(sp, kernel, stride, padding, outs)
         return apply(_MAXPOOL[nd], (input,), nd=nd, kernel=kernel, stride=stride, pads=pads)
     geometry = tuple(zip(kernel, stride, padding, dilation, outs))
     val, idx = apply(_MAXPOOL_IDX[nd], (input,), nd=nd, geometry=geometry, adaptive=False)
     return (val, idx) if return_indices else val
+
+
+def _check_max_pool_dtype(nd, input, return_indices):
+    """PyTorch's CPU max pooling kernels: no Bool or complex version; 1-D pooling without indices runs its own
+    kernel, which takes floating point inputs only (even empty ones)."""
+    cat = input.dtype.category
+    if nd == 1 and not return_indices and cat != _dtype._FLOAT:
+        raise not_implemented("max_pool1d_impl", input.dtype)
+    if cat in (_dtype._BOOL, _dtype._COMPLEX):
+        raise not_implemented(f"max_pool{3 if nd == 3 else 2}d", input.dtype)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -266,6 +277,8 @@ _LPPOOL = {nd: defop(f"lp_pool{nd}d", _lp_fwd, grad_name="PowBackward0") for nd 
 def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
     kernel, stride, _, _, _, outs = _pool_geometry(input, nd, f"avg_pool{nd}d", kernel_size, stride, 0, 1,
                                                    bool(ceil_mode))
+    if input.dtype.category == _dtype._COMPLEX:  # (PyTorch's composite reaches the avg_pool kernel)
+        raise not_implemented("avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", input.dtype)
     return apply(_LPPOOL[nd], (input,), p=norm_type, nd=nd, kernel=kernel, stride=stride, outs=outs)
 
 

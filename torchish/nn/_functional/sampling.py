@@ -115,6 +115,9 @@ def pad(input, pad, mode="constant", value=None):
                                    f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input {shape}")
             if mode == "circular" and (lo > n or hi > n):
                 raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode in ("reflect", "replicate") and input.dtype is _dtype.bool and input.numel():
+            kind = "reflection" if mode == "reflect" else "replication"
+            raise NotImplementedError(f'"{kind}_pad{k}d" not implemented for \'Bool\'')
     out_shape = shape[:nd - k] + [shape[nd - k + j] + lo + hi for j, (lo, hi) in enumerate(pads)]
     if any(s < 0 for s in out_shape):
         if mode == "constant":
@@ -335,7 +338,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({src}) output ({dst})")
     if input.dtype == _dtype.uint8 and (mode in ("nearest", "nearest-exact") or (mode in _UINT8_MODES and dim == 2)):
         return _interpolate_uint8(input, out_size, scales, mode, align_corners, antialias)
-    if input.dtype.category < _dtype._FLOAT:
+    if input.dtype.category != _dtype._FLOAT:
         kname = _KERNEL_NAMES[mode].format(dim)
         raise NotImplementedError(f'"{kname}_channels_last" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")

@@ -654,3 +654,24 @@ def test_complex_extrema_check_empty_dims_before_the_dtype(name):
             check_raises(run)
             continue
         assert_same(ref, run(torchish))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64"), ("complex64", "float32")])
+def test_bmm_with_no_product_to_take_takes_any_dtype(dtypes):
+    """bmm with an empty result or an empty contraction checks no dtype: the result (zeros) takes mat2's dtype and
+    each input's gradient its own (math fuzzer seeds 17322, 17354); addbmm over an empty batch takes batches of
+    any dtypes (seed 17310)."""
+    for sa, sb in (((2, 3, 0), (2, 0, 0)), ((0, 3, 0), (0, 0, 1)), ((2, 3, 4), (2, 4, 0)), ((2, 3, 0), (2, 0, 2)),
+                   ((2, 0, 4), (2, 4, 2))):
+        def run(T):
+            a = T.ones(sa, dtype=getattr(T, dtypes[0]), requires_grad=True)
+            b = T.ones(sb, dtype=getattr(T, dtypes[1]), requires_grad=True)
+            out = T.bmm(a, b)
+            out.sum().abs().backward()
+            return [out, a.grad, b.grad]
+        assert_same(*run_both(run))
+    check_raises(lambda T: T.bmm(T.ones(2, 3, 4, dtype=getattr(T, dtypes[0])),
+                                 T.ones(2, 4, 2, dtype=getattr(T, dtypes[1]))))
+    assert_same(*run_both(lambda T: T.addbmm(T.zeros(1, 0), T.zeros(0, 1, 2, dtype=getattr(T, dtypes[0])),
+                                             T.zeros(0, 2, 0, dtype=getattr(T, dtypes[1])))))

@@ -240,6 +240,10 @@ def bmm(input, mat2, *, out=None):
     if _registry.autocast_hook is not None and out is None:
         input, mat2 = _registry.autocast_hook("bmm", (input, mat2))
     _check_bmm(input, mat2)
+    if (input.shape[2] == 0 or 0 in (input.shape[0], input.shape[1], mat2.shape[2])) and input.dtype is not mat2.dtype:
+        # no product to take (an empty result or contraction): PyTorch checks no dtype, the result takes mat2's
+        from .convert import to_dtype
+        input = to_dtype(input, mat2.dtype)
     _same_dtype(input, mat2, "bmm", "bmm")
     return out_structured(apply(_MATMUL["BmmBackward0", ""], (input, mat2)), out, "bmm")
 
@@ -527,11 +531,11 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if batch1.shape[2] != batch2.shape[1]:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
                            f"{batch2.shape[1]}x{batch2.shape[2]})")
+    if batch1.shape[0] == 0:  # no product to take: PyTorch checks no dtype
+        from .convert import to_dtype
+        batch1, batch2 = (b if b.dtype is input.dtype else to_dtype(b, input.dtype) for b in (batch1, batch2))
     _same_dtype(batch1, batch2, "bmm", "bmm")
     _expand_check(input.shape, (batch1.shape[1], batch2.shape[2]))
-    if batch1.shape[0] == 0 and batch1.dtype is not input.dtype:  # no product to take: PyTorch checks no dtype
-        from .convert import to_dtype
-        batch1, batch2 = to_dtype(batch1, input.dtype), to_dtype(batch2, input.dtype)
     return _add_apply(_ADDBMM, input, batch1, batch2, beta, alpha, out, "addbmm")
 
 

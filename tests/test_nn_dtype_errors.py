@@ -244,3 +244,30 @@ def test_refused_mixed_arguments(fn):
     with pytest.raises(Exception) as got:
         fn(torchish)
     assert str(got.value) == str(ref)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 5, 2, 3), (1, 4, 2, 2, 2)])
+def test_local_response_norm_of_int64_pools_in_integers(shape):
+    """PyTorch's composite averages the int64 squares with an integer pool (truncating), then divides in the
+    default float dtype."""
+    x = (np.arange(np.prod(shape)).reshape(shape) - 7).astype(np.int64)
+    ref, got = run_both(lambda T: T.nn.functional.local_response_norm(T.tensor(x), 3, alpha=0.5, beta=0.75, k=2.0))
+    assert_same(ref, got)
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "int32"])
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 2, 2)])
+def test_local_response_norm_of_other_integers_raises(dt, shape):
+    check_raises(lambda T: T.nn.functional.local_response_norm(T.tensor(np.ones(shape, dt)), 3))
+
+
+@pytest.mark.parametrize("dt", ["int64", "int8", "int32"])
+@pytest.mark.parametrize("margin", [1.0, 2.7, -1.5])
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+def test_hinge_embedding_loss_of_integers_stays_integer(dt, margin, reduction):
+    """PyTorch's composite computes ``margin - input`` in the input's integer dtype (the margin truncated)."""
+    x = np.array([-2, 0, 1, 3, 5], dt)
+    y = np.array([1., -1., -1., 1., -1.], np.float32)
+    ref, got = run_both(lambda T: T.nn.functional.hinge_embedding_loss(T.tensor(x), T.tensor(y), margin=margin,
+                                                                       reduction=reduction))
+    assert_same(ref, got)

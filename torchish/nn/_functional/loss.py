@@ -408,6 +408,8 @@ def _hinge_fwd(x, y, *, margin, reduction):
 
 
 _HINGE = defop("hinge_embedding_loss", _hinge_fwd, promote="float", promote_args=(0,), grad_name="MeanBackward0")
+# an integer input stays integer, the margin truncated to an integer (PyTorch's composite: ``margin - self``)
+_HINGE_INT = defop("hinge_embedding_loss_int", _hinge_fwd, differentiable=False)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
@@ -421,6 +423,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     if input.dtype.category < _dtype._FLOAT and red == "mean":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {_dtype.scalar_type_name(input.dtype)}")
+    if input.dtype.category == _dtype._INT:
+        return apply(_HINGE_INT, (input, target), margin=int(margin), reduction=red)
     return apply(_HINGE, (input, target), margin=float(margin), reduction=red)
 
 

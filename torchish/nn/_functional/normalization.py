@@ -452,13 +452,15 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 # local response norm
 
 
-def _lrn_fwd(x, *, size, alpha, beta, k):
+def _lrn_fwd(x, *, size, alpha, beta, k, fdt=None):
     sq = jnp.square(x)
     cfg = [(0, 0, 0)] * x.ndim
     cfg[1] = (size // 2, (size - 1) // 2, 0)
     zero = np.array(0, x.dtype)
     window = (1, size) + (1,) * (x.ndim - 2)
     s = lax.reduce_window(lax.pad(sq, zero, cfg), zero, lax.add, window, (1,) * x.ndim, "VALID")
+    if fdt is not None:  # integer input (PyTorch's composite): an integer average pool, then the default float dtype
+        return x.astype(fdt) / ((s // size).astype(fdt) * alpha + k) ** beta
     return x / (s / size * alpha + k) ** beta
 
 
@@ -474,6 +476,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         return input
     if size <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {size} kW: 1")
-    if input.dtype.category in (_dtype._BOOL, _dtype._COMPLEX):  # (PyTorch's composite reaches avg_pool)
+    dt = input.dtype
+    if dt.category == _dtype._COMPLEX or (dt.category < _dtype._FLOAT and dt is not _dtype.int64):
+        # (PyTorch's composite reaches avg_pool, whose one integer kernel is int64's)
         raise not_implemented("avg_pool2d" if input.ndim == 3 else "avg_pool3d_out_frame", input.dtype)
-    return apply(_LRN, (input,), size=int(size), alpha=float(alpha), beta=float(beta), k=float(k))
+    fdt = _dtype.DEFAULTS.float.np if dt.category < _dtype._FLOAT else None
+    return apply(_LRN, (input,), size=int(size), alpha=float(alpha), beta=float(beta), k=float(k), fdt=fdt)

@@ -271,3 +271,12 @@ def test_hinge_embedding_loss_of_integers_stays_integer(dt, margin, reduction):
     ref, got = run_both(lambda T: T.nn.functional.hinge_embedding_loss(T.tensor(x), T.tensor(y), margin=margin,
                                                                        reduction=reduction))
     assert_same(ref, got)
+
+
+@pytest.mark.parametrize("xdt", ["int64", "float32", "float64", "float16"])
+@pytest.mark.parametrize("tdt", ["int64", "float32"])
+def test_gaussian_nll_loss_with_a_number_var_dtypes(xdt, tdt):
+    """A number ``var`` is ``var * ones_like(input)`` (PyTorch's composite): an integer input gives a float32 var."""
+    x, t = np.array([1, 2, 3], xdt), np.array([1, 3, 2], tdt)
+    ref, got = run_both(lambda T: T.nn.functional.gaussian_nll_loss(T.tensor(x), T.tensor(t), 1.0))
+    assert_same(ref, got, rtol=1e-3, atol=1e-3)

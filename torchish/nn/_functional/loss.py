@@ -319,12 +319,13 @@ _GAUSSIAN = defop("gaussian_nll_loss", _gaussian_fwd, promote="same", grad_name=
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     from ...ops.shape import unsqueeze
-    from ...ops.creation import full_like
+    from ...ops.arith import mul
+    from ...ops.creation import ones_like
     int_var = isinstance(var, Tensor) and var.dtype.category == _dtype._INT
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = full_like(input, float(var))
+        var = mul(ones_like(input), float(var))  # (PyTorch's: an integer input gives a default-float var)
     else:
         if var.dtype.category == _dtype._COMPLEX:  # PyTorch's composite compares var with 0
             raise NotImplementedError(f'"lt_cpu" not implemented for \'{_dtype.scalar_type_name(var.dtype)}\'')

@@ -22,12 +22,12 @@ HOST_MAX = 1 << 15  # elements read to the host for a check (larger inputs: nump
 
 
 def program(traced, info, flat, written):
-    """``(failed, details, inputs, kept, host)`` for the checks in ``info["checks"]``, whose values (whether any element
-    is bad, the first bad value) the traced step returns as the last of its outputs: ``failed(*values)`` whether any
-    kept check fails, ``details(*values)`` their values; ``host``: the same two as numpy functions of a list of
-    values (:func:`host_eval.build`), None where the checks have primitives numpy cannot match exactly. ``flat``: the values the step was traced with (arguments,
-    state, hyper-parameters); ``written``: the positions among them of the state the step writes; ``inputs``: the
-    positions of those the checks read. A check that reads written state (an index computed from the model's
+    """``(failed, details, inputs, kept, host)`` for the checks in ``info["checks"]``, whose values (whether any
+    element is bad, the first bad value) the traced step returns as the last of its outputs: ``failed(*values)``
+    whether any kept check fails, ``details(*values)`` their values; ``host``: the same two as numpy functions of a
+    list of values (:func:`host_eval.build`), None where the checks have primitives numpy cannot match exactly.
+    ``flat``: the values the step was traced with (arguments, state, hyper-parameters); ``written``: the positions
+    among them of the state the step writes; ``inputs``: the positions of those the checks read. A check that reads written state (an index computed from the model's
     output: ``argmax``, ``topk``, valid by construction) is not kept: it would compute the model again and wait
     for the previous step. None where no check is kept, or the checks cannot be cut out (the step has effects
     that would run twice)."""

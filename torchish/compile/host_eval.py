@@ -7,8 +7,8 @@ evaluates in microseconds as soon as the batch is there.
 
 Only primitives whose numpy result is exactly XLA's are evaluated: comparisons, logic, selection, reshaping,
 integer arithmetic. One difference is kept on purpose: XLA:CPU reads float denormals as zero, numpy (like PyTorch
-and torchish's eager checks) does not, so a target of -1e-40 fails ``0 <= t`` here as it does in eager mode. Anything else (a check on a value the step computes with floating-point maths, a primitive not
-listed here) raises :class:`Unsupported` and the caller falls back to the compiled program, so both paths give the
+and torchish's eager checks) does not, so a target of -1e-40 fails ``0 <= t`` here as it does in eager mode.
+Anything else (a check on a value the step computes with floating-point maths, a primitive not listed here) raises :class:`Unsupported` and the caller falls back to the compiled program, so both paths give the
 same answer.
 """
 from __future__ import annotations
@@ -128,9 +128,9 @@ _IMPLS = {
     "reduce_min": _reduce(np.min, True), "reduce_sum": _reduce(np.sum, True),
     "argmax": _arg("argmax"), "argmin": _arg("argmin"),
     "select_n": _select_n, "dynamic_slice": _dynamic_slice, "slice": _slice, "iota": _iota,
-    "pjit": None, "jit": None, "custom_jvp_call": None, "custom_vjp_call": None,  # (calls: see build)
 }
-_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
+_CALLS = {  # primitives that call a jaxpr (build makes a function of it), and the parameter that holds it
+    "pjit": "jaxpr", "jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
 
 
 def build(jaxpr, consts):
@@ -150,13 +150,13 @@ def build(jaxpr, consts):
     steps = []
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
-        if name not in _IMPLS:
-            raise Unsupported(name)
         if name in _CALLS:  # (built once, here, not at every call)
             inner = build(eqn.params[_CALLS[name]].jaxpr, eqn.params[_CALLS[name]].consts)
             impl = (lambda inner: lambda eqn, *xs: inner(xs))(inner)
-        else:
+        elif name in _IMPLS:
             impl = _IMPLS[name]
+        else:
+            raise Unsupported(name)
         ins = []
         for v in eqn.invars:
             if isinstance(v, Literal):

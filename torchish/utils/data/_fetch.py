@@ -15,6 +15,7 @@ from ...autograd.grad_mode import STATE
 from ...ops.creation import place
 from ...ops.index import _INDEX
 from ...ops.registry import apply
+from ._collate import default_collate
 from .dataset import Subset, TensorDataset
 
 
@@ -27,7 +28,7 @@ class _MapDatasetFetcher:
 
     def fetch(self, possibly_batched_index):
         if self.auto_collation:
-            if self.collate_fn is _default_collate():
+            if self.collate_fn is default_collate:
                 rows = tensor_rows(self.dataset, possibly_batched_index)
                 if rows is not None:
                     return rows
@@ -42,11 +43,6 @@ class _MapDatasetFetcher:
 
 
 HOST_GATHER = True  # a TensorDataset's CPU tensors are gathered by numpy (tests turn it off to cover the other path)
-
-
-def _default_collate():
-    from ._collate import default_collate
-    return default_collate
 
 
 def tensor_rows(dataset, indices):
@@ -80,11 +76,11 @@ def tensor_rows(dataset, indices):
     out = []
     for t in tensors:
         v = t._v
-        if HOST_GATHER and isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and len(v.devices()) == 1 \
-                and next(iter(v.devices())).platform == "cpu":
+        devs = v.devices() if HOST_GATHER and isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) else ()
+        if len(devs) == 1 and next(iter(devs)).platform == "cpu":
             # a CPU array: numpy gathers the rows from its buffer and the batch goes to the device as a new
             # array, ready at once (no kernel queued behind a running step, nothing for its checks to wait on)
-            out.append(Tensor._make(_device.put(np.asarray(v)[idx], next(iter(v.devices())))))
+            out.append(Tensor._make(_device.put(np.asarray(v)[idx], next(iter(devs)))))
             continue
         dev = t.device
         if dev not in on:

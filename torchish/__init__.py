@@ -53,6 +53,7 @@ from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
 from .ops.einsum import *  # noqa: E402,F401,F403
 from .ops.sort import *  # noqa: E402,F401,F403
+from .ops.unique import *  # noqa: E402,F401,F403
 from .ops.gradient import *  # noqa: E402,F401,F403
 from .ops.viewcopy import *  # noqa: E402,F401,F403
 from .ops.strided import *  # noqa: E402,F401,F403

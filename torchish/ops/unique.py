@@ -1,0 +1,283 @@
+"""Ops whose output *shape* depends on the values: unique/unique_consecutive, bincount, histc/histogram. They read
+the values on the host, so they cannot run on traced tensors inside ``torchish.compile``.
+
+Example::
+
+    >>> import torchish as torch
+    >>> torch.unique(torch.tensor([3, 1, 3]), return_counts=True)
+    (tensor([1, 3]), tensor([1, 2]))
+"""
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, wrap, wrap_dim
+from ..autograd.grad_mode import STATE
+from . import tracing
+from .elementwise import _out, not_implemented, out_exact, require_int, require_tensor
+from .reduce import _return_type
+from .registry import NotDifferentiable, apply, defop, overload
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+_INT, _FLOAT = _dtype._INT, _dtype._FLOAT
+
+
+def _host(input, what):
+    d = input._d
+    if tracing.active() or isinstance(d, jax.core.Tracer):
+        raise tracing.concrete_error(what)
+    return np.asarray(d)
+
+
+def _like(input, array, dtype=None):
+    """A new Tensor holding a numpy result, on ``input``'s device."""
+    arr = np.asarray(array, dtype if dtype is not None else input._v.dtype)
+    return wrap(jax.device_put(arr, next(iter(input._d.devices()))))
+
+
+def _first_fwd(x, first, *, axis):
+    """The distinct values, gathered from ``x`` at the positions of their first occurrences along ``axis``."""
+    return jnp.take(x.reshape(-1) if axis is None else x, first, axis=0 if axis is None else axis)
+
+
+def _no_formula(name):
+    """The VJP of a node PyTorch records without a derivative formula (``not_implemented("_unique2")``)."""
+    def vjp(g, x, first, out, axis):
+        return NotDifferentiable(NotImplementedError(f"the derivative for '{name}' is not implemented.")), None
+    return vjp
+
+
+# unique's values are computed on the host; with grad recorded they are gathered again by one of these ops, whose
+# node is PyTorch's (named by the overload PyTorch dispatches to) and whose backward raises as PyTorch's
+_UNIQUE = defop("unique", _first_fwd, vjp=_no_formula("_unique2"), grad_name="Unique2Backward0", saved=("", ""))
+_UNIQUE_DIM = overload(_UNIQUE, "UniqueDimBackward0", vjp=_no_formula("unique_dim"))
+_UNIQUE_CONSECUTIVE = overload(_UNIQUE, "UniqueConsecutiveBackward0", vjp=_no_formula("unique_consecutive"))
+
+
+def _records(input):
+    return input._rg and STATE.grad_enabled
+
+
+def _unique_values(input, vals, op, first, axis):
+    """The distinct values as a Tensor: from the host's ``vals``, or (grad recorded) ``op`` gathering ``input`` at
+    the ``first`` positions (a list holding the index array, or empty)."""
+    if not (first and _records(input)):
+        return _like(input, vals)
+    return apply(op, (input, _like(input, first[0], np.int64)), axis=axis)
+
+
+def _unique_result(input, values, inv, counts, return_inverse, return_counts):
+    out = [values if isinstance(values, Tensor) else _like(input, values)]
+    if return_inverse:
+        out.append(_like(input, inv, np.int64))
+    if return_counts:
+        out.append(_like(input, counts, np.int64))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_dim(input, a, dim):
+    """PyTorch's checks of unique/unique_consecutive: no complex, a dim of a tensor with dims, and an empty input
+    only when its one zero-sized dim is the one selected. -> the wrapped dim (None when ``dim`` is None)."""
+    if input.is_complex():
+        raise NotImplementedError(f'"unique" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
+    if dim is None:
+        return None
+    if a.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, a.ndim)
+    if a.size == 0:
+        if sum(n == 0 for n in a.shape) > 1:
+            raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot be applied ")
+        if a.shape[d] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    return d
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (sorted; rows/slices along ``dim`` compared whole), optionally with the inverse indices
+    and the counts."""
+    require_tensor(input, "unique")
+    for what, v in (("sorted", sorted), ("return_inverse", return_inverse), ("return_counts", return_counts)):
+        if not isinstance(v, (bool, np.bool_)):  # (unique(x, 0) meant dim=0: PyTorch's parser refuses it)
+            raise TypeError(f"{'_unique2' if dim is None else 'unique_dim'}(): argument '{what}' must be bool, not "
+                            f"{type(v).__name__}")
+    a = _host(input, "torch.unique")
+    d = _unique_dim(input, a, dim)
+    if dim is not None and a.size == 0:  # the selected dim is the empty one: nothing to compare
+        return _unique_result(input, a, np.zeros(0), np.zeros(0), return_inverse, return_counts)
+    rec = _records(input)
+    if dim is None:
+        vals, *first, inv, counts = np.unique(a.reshape(-1), return_index=rec, return_inverse=True,
+                                              return_counts=True, equal_nan=False)
+        inv = inv.reshape(a.shape)
+    else:
+        vals, *first, inv, counts = np.unique(a, axis=d, return_index=rec, return_inverse=True, return_counts=True,
+                                              equal_nan=False)
+        inv = inv.reshape(-1)
+    values = _unique_values(input, vals, _UNIQUE if dim is None else _UNIQUE_DIM, first, d)
+    return _unique_result(input, values, inv, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse each run of equal consecutive values (or slices along ``dim``) to one."""
+    require_tensor(input, "unique_consecutive")
+    a = _host(input, "torch.unique_consecutive")
+    d = _unique_dim(input, a, dim)
+    if dim is not None and a.size == 0:
+        return _unique_result(input, a, np.zeros(0), np.zeros(0), return_inverse, return_counts)
+    if dim is None:
+        flat = a.reshape(-1)
+        change = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
+        vals = flat[change]
+        inv = (np.cumsum(change) - 1).reshape(a.shape)
+    else:
+        m = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+        change = np.concatenate([[True], np.any(m[1:] != m[:-1], axis=1)]) if len(m) else np.zeros(0, bool)
+        vals = np.compress(change, a, axis=d)
+        inv = np.cumsum(change) - 1
+    starts = np.flatnonzero(change)
+    counts = np.diff(np.append(starts, change.size))
+    values = _unique_values(input, vals, _UNIQUE_CONSECUTIVE, [starts], d)
+    return _unique_result(input, values, inv, counts, return_inverse, return_counts)
+
+
+def _bincount_fwd(x, w, *, length, dtype):
+    ones = jnp.ones(x.shape, dtype) if w is None else w.astype(dtype)
+    return jnp.zeros(length, dtype).at[x].add(ones)
+
+
+_BINCOUNT = defop("bincount", _bincount_fwd, differentiable=False)
+
+
+def bincount(input, weights=None, minlength=0):
+    """Counts (or summed weights) of each non-negative integer value of a 1-d tensor."""
+    require_tensor(input, "bincount")
+    if input.dtype.category != _INT:
+        raise not_implemented("bincount_cpu", input.dtype)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    a = _host(input, "torch.bincount")
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != a.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    length = builtins.max(int(a.max()) + 1 if a.size else 0, int(minlength))
+    if weights is None or a.size == 0:  # PyTorch counts an empty input in int64 whatever the weights
+        dt = np.dtype(np.int64)
+    else:
+        dt = np.dtype(np.float32) if weights.dtype is _dtype.float32 else np.dtype(np.float64)
+    return apply(_BINCOUNT, (input, weights), length=length, dtype=dt)
+
+
+def _histc_fwd(x, lo, hi, *, bins, auto):
+    flat = x.reshape(-1)
+    lo = jnp.asarray(lo, x.dtype)
+    hi = jnp.asarray(hi, x.dtype)
+    if auto:
+        if flat.size:
+            lo, hi = jnp.min(flat), jnp.max(flat)
+        lo, hi = jnp.where(lo == hi, lo - 1, lo), jnp.where(lo == hi, hi + 1, hi)
+    pos = ((flat - lo) * bins / (hi - lo)).astype(jnp.int64)
+    pos = jnp.where(pos == bins, bins - 1, pos)
+    inside = (flat >= lo) & (flat <= hi)
+    return jnp.zeros(bins, x.dtype).at[jnp.where(inside, pos, bins)].add(jnp.ones((), x.dtype), mode="drop")
+
+
+_HISTC = defop("histc", _histc_fwd, differentiable=False)
+_MINMAX = jax.jit(lambda x: (jnp.min(x), jnp.max(x)))
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    """Histogram with ``bins`` equal-width bins between ``min`` and ``max`` (the data's range when they are
+    equal); values outside are ignored."""
+    require_tensor(input, "histc")
+    require_int(bins, "histc", 2, "bins")
+    if input.dtype.category != _FLOAT:
+        raise not_implemented("histogram_cpu", input.dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    auto = min == max
+    if auto and input.numel() and not tracing.active() and not isinstance(input._d, jax.core.Tracer):
+        lo, hi = (float(v) for v in _MINMAX(input._d))
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    return out_exact(apply(_HISTC, (input, float(min), float(max)), bins=int(bins), auto=auto), out, "histc",
+                     "torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
+                     "{expected} and hist {out}")
+
+
+def _histogram_fwd(x, edges, weight, *, density):
+    flat = x.reshape(-1)
+    n = edges.shape[0] - 1
+    pos = jnp.searchsorted(edges, flat, side="right") - 1
+    pos = jnp.where(flat == edges[-1], n - 1, pos)
+    inside = (flat >= edges[0]) & (flat <= edges[-1])
+    w = jnp.ones_like(flat) if weight is None else weight.reshape(-1)
+    hist = jnp.zeros(n, x.dtype).at[jnp.where(inside, pos, n)].add(w, mode="drop")
+    if density:
+        hist = hist / (hist.sum() * jnp.diff(edges))
+    return hist
+
+
+_HISTOGRAM = defop("histogram", _histogram_fwd, differentiable=False)
+_HISTOGRAM_RESULT = _return_type("histogram", ("hist", "bin_edges"))
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    """``torch.histogram``: ``(hist, bin_edges)`` for ``bins`` equal-width bins over ``range`` (the data's range
+    by default), or for the given monotonic ``bins`` edges tensor; ``weight`` sums weights instead of counting and
+    ``density`` normalises the histogram to integrate to 1."""
+    require_tensor(input, "histogram")
+    if input.dtype.category != _FLOAT:
+        raise not_implemented("histogramdd", input.dtype)
+    if weight is not None:
+        if weight.dtype is not input.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should have the "
+                f"same dtype, but got input({_dtype.scalar_type_name(input.dtype).lower()}), and "
+                f"weight({_dtype.scalar_type_name(weight.dtype).lower()})")
+        if tuple(weight.shape) != tuple(input.shape):
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
+                f"excluding its innermost dimension, but got input with shape {list(input.shape)} and weight with "
+                f"shape {list(weight.shape)}")
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1 or bins.shape[0] < 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension and at least 1 entry")
+        edges = bins.to(input.dtype)
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None:
+            lo, hi = (float(v) for v in range)
+        elif input.numel():
+            lo, hi = (float(v) for v in _MINMAX(jnp.asarray(_host(input, "torch.histogram"))))
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
+                               "dimension 0")
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        from .creation import linspace
+        edges = linspace(lo, hi, int(bins) + 1, dtype=input.dtype)
+    hist = apply(_HISTOGRAM, (input, edges, weight), density=bool(density))
+    if out is not None:
+        hist, edges = _out(hist, out[0], "histogram"), _out(edges, out[1], "histogram")
+    return _HISTOGRAM_RESULT(hist, edges)
+
+
+for _n in ("unique", "unique_consecutive", "bincount", "histc", "histogram"):
+    _public(_n, globals()[_n])
+
+

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from layer_oracle import check_module
-from oracle import arr, check, check_raises, to_numpy, torch, torchish
+from oracle import arr, check, check_raises, same, same_error, to_numpy, torch, torchish
 
 F = torchish.nn.functional
 nn = torchish.nn
@@ -232,3 +232,28 @@ def test_embedding_errors(fn):
 def test_embedding_error_message():
     with pytest.raises(IndexError, match="index out of range in self"):
         F.embedding(torchish.tensor([[0, 7]]), torchish.ones(6, 3))
+
+
+@pytest.mark.parametrize("lookup", [
+    lambda m, w: m.nn.functional.embedding(m.tensor([1, 2, 2, 3]), w, sparse=True, scale_grad_by_freq=True),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor([1, 2, 2, 3]), w, m.tensor([0, 2]), sparse=True,
+                                               scale_grad_by_freq=True),
+])
+def test_sparse_gradient_scaled_by_frequency_raises_in_backward(lookup):
+    """The forward runs; PyTorch's backward refuses a sparse gradient scaled by frequency (and a later backward
+    without that option still works)."""
+    def forward_only(m):
+        w = m.ones(6, 3, requires_grad=True)
+        return lookup(m, w).detach()
+    same(forward_only)
+
+    def backward(m):
+        w = m.ones(6, 3, requires_grad=True)
+        lookup(m, w).sum().backward()
+    same_error(backward)
+
+    def then_dense(m):
+        w = m.ones(6, 3, requires_grad=True)
+        m.nn.functional.embedding(m.tensor([1, 2, 2, 3]), w, scale_grad_by_freq=True).sum().backward()
+        return w.grad
+    same(then_dense)

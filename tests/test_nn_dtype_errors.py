@@ -4,7 +4,7 @@ values. Cases found by comparing every function's outcome with both libraries on
 import numpy as np
 import pytest
 
-from oracle import assert_same, check_raises, run_both, torch, torchish
+from oracle import assert_same, check_raises, run_both, same_error, torch, torchish
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -280,3 +280,39 @@ def test_gaussian_nll_loss_with_a_number_var_dtypes(xdt, tdt):
     x, t = np.array([1, 2, 3], xdt), np.array([1, 3, 2], tdt)
     ref, got = run_both(lambda T: T.nn.functional.gaussian_nll_loss(T.tensor(x), T.tensor(t), 1.0))
     assert_same(ref, got, rtol=1e-3, atol=1e-3)
+
+
+INTERP = [("nearest", 3), ("nearest", 4), ("nearest", 5), ("nearest-exact", 3), ("nearest-exact", 4),
+          ("nearest-exact", 5), ("linear", 3), ("bilinear", 4), ("bicubic", 4), ("trilinear", 5), ("area", 3),
+          ("area", 4), ("area", 5)]
+
+
+@pytest.mark.parametrize("dt", ["complex64", "int64", "bool"])
+@pytest.mark.parametrize("mode,ndim", INTERP)
+def test_interpolate_refusal_names_pytorch_kernel(mode, ndim, dt):
+    """The kernel a refusal names is PyTorch's: the 2-d nearest and bilinear kernels, otherwise the shared index
+    helpers (``compute_indices_weights_*``) or the adaptive pooling that 'area' runs."""
+    same_error(lambda T: T.nn.functional.interpolate(t(T, dt, 2, 3, *[4] * (ndim - 2)), scale_factor=2, mode=mode))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "int64"])
+@pytest.mark.parametrize("ndim", [4, 5])
+def test_grid_sample_refusal_names_pytorch_kernel(ndim, dt):
+    grid = np.zeros((2,) + (2,) * (ndim - 2) + (ndim - 2,), np.float32)
+    same_error(lambda T: T.nn.functional.grid_sample(t(T, dt, 2, 3, *[4] * (ndim - 2)), T.tensor(grid),
+                                                     align_corners=False))
+
+
+GRID_SHAPES = [((2, 3, 4, 4), (2, 2, 2, 2)), ((2, 3, 4, 4), (2, 2, 2)), ((2, 3, 4, 4), (3, 2, 2, 2)),
+               ((2, 3, 4, 4), (2, 2, 2, 3)), ((2, 3, 0, 4), (2, 2, 2, 2)), ((2, 3, 4, 4, 4), (2, 2, 2, 2, 3)),
+               ((2, 3, 4), (2, 2, 1))]
+
+
+@pytest.mark.parametrize("dts", [("float64", "float32"), ("int64", "float32"), ("float32", "int64"),
+                                 ("complex64", "complex64")])
+@pytest.mark.parametrize("shapes", GRID_SHAPES)
+def test_grid_sample_check_order(shapes, dts):
+    """Shape checks, then the input's dtype (the kernel's), then the grid's against it."""
+    (xs, gs), (xd, gd) = shapes, dts
+    same_error(lambda T: T.nn.functional.grid_sample(T.ones(*xs, dtype=getattr(T, xd)),
+                                                     T.zeros(*gs, dtype=getattr(T, gd)), align_corners=False))

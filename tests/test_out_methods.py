@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import assert_same, check_raises, run_both
+from oracle import assert_same, check_raises, run_both, same, same_error
 
 X = np.array([[3., 1., 2.], [0., 5., 4.]], np.float32)
 
@@ -50,3 +50,34 @@ def test_out_of_another_dtype_raises(name):
 ])
 def test_tensor_methods_take_no_out(call):
     check_raises(lambda m: call(m, m.tensor(X)), match="unexpected keyword argument 'out'")
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_out_of_an_input_that_requires_grad(name):
+    """PyTorch's out kernels of softmax/log_softmax have no derivative: ``out`` becomes a NotImplemented node of
+    the input, and backward through it raises."""
+    def f(m):
+        x = m.tensor(X, requires_grad=True)
+        o = m.empty(2, 3)
+        v0 = o._version
+        r = getattr(m, name)(x, 1, out=o)
+        nexts = [type(n).__name__ for n, _ in r.grad_fn.next_functions]
+        return r is o, o.detach(), o.requires_grad, type(r.grad_fn).__name__, nexts, o._version - v0
+    same(f)
+    same_error(lambda m: getattr(m, name)(m.tensor(X, requires_grad=True), 1, out=m.empty(2, 3)).sum().backward())
+    same_error(lambda m: getattr(m, name)(m.tensor(X), 1, out=m.empty(2, 3, requires_grad=True)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.norm(x, out=m.empty(())),
+    lambda m, x: m.norm(x, 1, dim=0, out=m.empty(3)),
+    lambda m, x: m.exp(x, out=m.empty(2, 3)),
+])
+def test_out_of_a_graph_raises_with_pytorch_words(call):
+    same_error(lambda m: call(m, m.tensor(X, requires_grad=True)))
+
+
+def test_norm_out_is_positional_in_the_function_only():
+    same(lambda m: m.norm(m.tensor(X), 2, None, False, m.empty(())))
+    same(lambda m: m.tensor(X).norm(2, None, False, m.float64))
+    same_error(lambda m: m.tensor(X).norm(2, None, False, m.empty(())))

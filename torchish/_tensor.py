@@ -123,7 +123,7 @@ class Tensor(_tensor_values.TensorValues):
     def size(self, dim=None):
         if dim is None:
             return Size(self._v.shape)
-        return self._v.shape[self._wrap_dim(dim)]
+        return self._v.shape[wrap_dim(dim, len(self._v.shape), False)]
 
     @property
     def dtype(self) -> _dtype.dtype:
@@ -563,14 +563,17 @@ def _warn_nonleaf_grad():
         "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=3)
 
 
-def wrap_dim(dim, ndim):
-    """Normalise a possibly negative dim, raising PyTorch's IndexError when it is out of range."""
+def wrap_dim(dim, ndim, wrap_scalar=True):
+    """Normalise a possibly negative dim, raising PyTorch's IndexError when it is out of range. A 0-d tensor takes
+    dims -1 and 0 unless ``wrap_scalar`` is false (``size(dim)``): then it has none."""
     lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
     if not isinstance(dim, int):
         try:
             dim = dim.__index__()
         except AttributeError:
             raise TypeError(f"dim must be an int, got {type(dim).__name__}") from None
+    if ndim == 0 and not wrap_scalar:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     if dim < lo or dim > hi:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
     return dim % ndim if ndim > 0 else 0

@@ -93,6 +93,10 @@ def _bmm_error(b, m1, b2, m2):
                         f"[{b2}, {m2}].")
 
 
+class _EmptyBmm(Exception):
+    """Raised by :func:`_matmul_plan` for a batched product with nothing to multiply and mixed dtypes."""
+
+
 def _should_fold(a, b):
     """PyTorch's ``should_fold`` for contiguous inputs: fold the larger operand's batch into one mm/mv."""
     da, db = a.ndim, b.ndim
@@ -132,7 +136,6 @@ def _matmul_plan(a, b):
         return _fold_plan(a, b, sa[1:], sb)
     if _should_fold(a, b):
         return _fold_plan(a, b, sa, sb)
-    _same_dtype(a, b, "bmm", "bmm")
     batch_a, batch_b = sa[:-2], sb[:-2]
     try:
         batch = tuple(np.broadcast_shapes(batch_a, batch_b))
@@ -140,12 +143,14 @@ def _matmul_plan(a, b):
         raise broadcast_error(batch_a, batch_b) from None
     m1 = sa[-1]
     m2 = sb[-2] if db > 1 else sb[0]
+    nb = math.prod(batch)
     if m1 != m2:
-        nb = math.prod(batch)
         raise _bmm_error(nb, m1, nb, m2)
     # each operand is expanded to the common batch and flattened to (batch, rows, cols): a copy unless a view
-    nb = math.prod(batch)
     mat_a, mat_b = (sa[-2] if da > 1 else 1, m1), (sb[-2:] if db > 1 else (m2,))
+    if 0 in (nb, mat_a[0], m1, mat_b[-1]) and a.dtype is not b.dtype:
+        raise _EmptyBmm  # bmm's rule: no product to take, no dtype check, the result takes ``b``'s dtype
+    _same_dtype(a, b, "bmm", "bmm")
     copies = "0" if copied_by_reshape(a, batch + mat_a, (nb,) + mat_a) else ""
     if copied_by_reshape(b, batch + mat_b, (nb,) + mat_b):
         copies += "1"
@@ -170,13 +175,14 @@ def _fold_plan(a, b, sa, sb):
         return "UnsafeViewBackward0", copies
     rows, k = math.prod(sb[:-2]) * sb[-1], sb[-2]
     copies = "1" if copied_by_reshape(b, sb, (rows, k), transpose=True) else ""
+    # (``b`` flattened is the matrix operand now: PyTorch's messages name it first)
     if len(sa) == 2:
-        _same_dtype(a, b, "mm", "addmm_impl_cpu_")
+        _same_dtype(b, a, "mm", "addmm_impl_cpu_")
         if k != sa[1]:
             raise _mm_error(rows, k, sa[1], sa[0])
         n, p = sa[0], sb[-1]
         return ("CloneBackward0" if n > 1 and p > 1 and a.numel() and b.numel() else "TransposeBackward0"), copies
-    _same_dtype(a, b, "mv", "addmv_impl_cpu")
+    _same_dtype(b, a, "mv", "addmv_impl_cpu")
     if k != sa[0]:
         raise _mv_error(rows, k, sa[0])
     return "UnsafeViewBackward0", copies
@@ -207,7 +213,13 @@ def matmul(input, other, *, out=None):
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
-    return out_structured(apply(_MATMUL[_matmul_plan(input, other)], (input, other)), out, "matmul")
+    try:
+        plan = _matmul_plan(input, other)
+    except _EmptyBmm:
+        from .convert import to_dtype
+        input = to_dtype(input, other.dtype)
+        plan = _matmul_plan(input, other)
+    return out_structured(apply(_MATMUL[plan], (input, other)), out, "matmul")
 
 
 def mm(input, mat2, *, out=None):
@@ -544,9 +556,17 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _add_operands("baddbmm", input, batch1, batch2, "batch1", "batch2")
     if _registry.autocast_hook is not None and out is None:
         input, batch1, batch2 = _registry.autocast_hook("baddbmm", (input, batch1, batch2))
+    # PyTorch's order: input against the result's shape, input's dtype against batch1's, then bmm's checks
+    _expand_check(input.shape, (batch1.size(0), batch1.size(1), batch2.size(2)))
+    if input.dtype is not batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_c(input.dtype)}, batch1: "
+                           f"{_c(batch1.dtype)}, batch2: {_c(batch2.dtype)}")
     _check_bmm(batch1, batch2)
+    if batch2.dtype is not batch1.dtype and 0 in (*batch1.shape, batch2.shape[2]):
+        # nothing to multiply: no dtype check, the result takes batch2's dtype (``beta * input`` in it)
+        from .convert import to_dtype
+        input, batch1 = to_dtype(input, batch2.dtype), to_dtype(batch1, batch2.dtype)
     _same_dtype(batch1, batch2, "bmm", "bmm")
-    _expand_check(input.shape, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return _add_apply(_BADDBMM, input, batch1, batch2, beta, alpha, out, "baddbmm")
 
 

@@ -96,7 +96,7 @@ def infer_size(shape, numel):
 
 def stride(self, dim=None):
     st = _ip.layout(self)[1]
-    return st if dim is None else st[wrap_dim(dim, self.ndim)]
+    return st if dim is None else st[wrap_dim(dim, self.ndim, False)]
 
 
 def storage_offset(self):

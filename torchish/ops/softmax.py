@@ -8,8 +8,9 @@ import numpy as np
 
 from .. import _dtype
 from .. import _precision
-from .._tensor import wrap_dim
-from .elementwise import _out, not_implemented, require_tensor, structured_out
+from .._tensor import Tensor, wrap_dim
+from ..autograd.grad_mode import STATE, no_grad
+from .elementwise import _out, no_derivative, not_implemented, out_structured, require_tensor
 from .reduce import dims, numpy_kwargs
 from . import registry as _registry
 from .registry import apply, defop
@@ -153,22 +154,28 @@ def _third(name, third, dtype):
     return third
 
 
+# the out= kernels: no derivative (backward through their result raises PyTorch's error)
+_OUT_OPS = {op: defop(f"{op.name}_out", op.fwd, vjp=no_derivative(op.name), grad_name="NotImplemented")
+            for op in (_SOFTMAX, _LOG_SOFTMAX)}
+
+
+def _apply_softmax(op, name, input, dim, third, dtype, out_kernel=False):
+    input, ax = _softmax_args(name, input, dim, _third(name, third, dtype))
+    if input.dtype.category != _FLOAT:
+        return input.clone()  # empty (checked above)
+    return apply(_OUT_OPS[op] if out_kernel else op, (input,), axis=ax, dtype=input._v.dtype)
+
+
 @numpy_kwargs
 def implicit_softmax(input, dim=None, _stacklevel=None, dtype=None):
     """``F.softmax``: without ``dim`` it warns and picks one, as PyTorch's does."""
-    input, ax = _softmax_args("softmax", input, dim, _third("softmax", _stacklevel, dtype))
-    if input.dtype.category != _FLOAT:
-        return input.clone()  # empty (checked above)
-    return apply(_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
+    return _apply_softmax(_SOFTMAX, "softmax", input, dim, _stacklevel, dtype)
 
 
 @numpy_kwargs
 def implicit_log_softmax(input, dim=None, _stacklevel=None, dtype=None):
     """``F.log_softmax``: without ``dim`` it warns and picks one, as PyTorch's does."""
-    input, ax = _softmax_args("log_softmax", input, dim, _third("log_softmax", _stacklevel, dtype))
-    if input.dtype.category != _FLOAT:
-        return input.clone()  # empty (checked above)
-    return apply(_LOG_SOFTMAX, (input,), axis=ax, dtype=input._v.dtype)
+    return _apply_softmax(_LOG_SOFTMAX, "log_softmax", input, dim, _stacklevel, dtype)
 
 
 def _need_dim(name, dim):
@@ -190,5 +197,32 @@ def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
     return implicit_log_softmax(input, dim, _stacklevel, dtype)
 
 
-_public("softmax", structured_out(softmax))
-_public("log_softmax", structured_out(log_softmax))
+def _with_out(fn, op):
+    """``torch.softmax``/``log_softmax`` taking ``out=`` as PyTorch's: their out kernels have no derivative, so an
+    input that requires grad makes ``out`` a ``NotImplemented`` node (backward through it raises), and an ``out``
+    that requires grad raises."""
+    name = fn.__name__
+
+    def f(input, dim=None, _stacklevel=None, dtype=None, *, out=None, axis=None):
+        if axis is not None:  # (NumPy's spelling, as PyTorch's argument parser takes it)
+            dim = axis
+        if out is None or not STATE.grad_enabled:
+            return out_structured(fn(input, dim, _stacklevel, dtype), out, name)
+        if isinstance(out, Tensor) and out._rg:
+            raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        _need_dim(name, dim)
+        result = _apply_softmax(op, name, input, dim, _stacklevel, dtype, out_kernel=True)
+        if not result._rg:
+            return out_structured(result, out, name)
+        with no_grad():
+            out_structured(result, out, name)  # PyTorch's checks; writes the value (a new version)
+        out._grad_fn, out._out_nr, out._rg = result._grad_fn, result._out_nr, True
+        return out
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = fn.__doc__
+    return f
+
+
+_public("softmax", _with_out(softmax, _SOFTMAX))
+_public("log_softmax", _with_out(log_softmax, _LOG_SOFTMAX))

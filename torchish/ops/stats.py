@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .. import _precision
 from .casting import ACC
-from .elementwise import _out, require_tensor, structured_out
+from .elementwise import _out, out_structured, require_tensor
 from .reduce import dims, numpy_kwargs
 from . import registry as _registry
 from .registry import apply, defop
@@ -248,20 +248,30 @@ def _check_norm_dtype(src, dtype):
                            f"narrowing to the specified dtype ({name(dtype)})")
 
 
-@structured_out
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """``torch.norm``: vector norms (p a number), Frobenius (``'fro'``) and nuclear (``'nuc'``) norms."""
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """``torch.norm``: vector norms (p a number), Frobenius (``'fro'``) and nuclear (``'nuc'``) norms. (``out`` is
+    positional in PyTorch's function, not in its method, whose fifth argument is ``dtype``.)"""
     if p == "fro" and (dim is None or isinstance(dim, int) or len(dims(dim, input.ndim) or ()) <= 2):
         p = 2
     if p == "nuc":
         from .linalg import matrix_norm
-        return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim)
+        return out_structured(matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim), out, "norm")
     if isinstance(p, str):
         raise RuntimeError(f"norm(): unsupported p={p!r}")
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+    return out_structured(vector_norm(input, p, dim, keepdim, dtype=dtype), out, "linalg_vector_norm")
 
 
-_public("norm", norm)
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"linalg_vector_norm(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+_norm_method.__name__, _norm_method.__qualname__ = "norm", "Tensor.norm"
+
+
+_public("norm", norm, method=False)
+METHODS["norm"] = _norm_method  # noqa: F821 (the Family's table)
 
 
 def _dist_fwd(a, b, *, ord):

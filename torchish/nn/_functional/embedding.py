@@ -31,9 +31,29 @@ def _bag_divisors(counts, idx):
     return counts[jnp.sort(idx)[rank[idx]]]
 
 
-def _grad_options(w, idx, emb, padding_idx, scale_grad_by_freq, bag=False):
+@jax.custom_vjp
+def _no_sparse_freq_grad(x):
+    """``x``, whose gradient raises PyTorch's error: a sparse gradient scaled by frequency (raised when the backward
+    is traced, i.e. when it first runs, as PyTorch raises in backward)."""
+    return x
+
+
+def _refuse_fwd(x):
+    return x, None
+
+
+def _refuse_bwd(_, g):
+    raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+
+
+_no_sparse_freq_grad.defvjp(_refuse_fwd, _refuse_bwd)
+
+
+def _grad_options(w, idx, emb, padding_idx, scale_grad_by_freq, bag=False, sparse=False):
     """``emb`` (rows of ``w`` at ``idx``) with PyTorch's gradient options applied to its gradient only (``bag``:
     ``embedding_bag``'s frequency divisors, see :func:`_bag_divisors`)."""
+    if scale_grad_by_freq and sparse:
+        return _no_sparse_freq_grad(emb)
     if scale_grad_by_freq:
         flat = idx.reshape(-1)
         counts = jnp.zeros((w.shape[0],), emb.dtype).at[flat].add(1)
@@ -45,8 +65,8 @@ def _grad_options(w, idx, emb, padding_idx, scale_grad_by_freq, bag=False):
     return emb
 
 
-def _embedding_fwd(w, idx, *, padding_idx, scale_grad_by_freq):
-    return _grad_options(w, idx, jnp.take(w, idx, axis=0), padding_idx, scale_grad_by_freq)
+def _embedding_fwd(w, idx, *, padding_idx, scale_grad_by_freq, sparse=False):
+    return _grad_options(w, idx, jnp.take(w, idx, axis=0), padding_idx, scale_grad_by_freq, sparse=sparse)
 
 
 _EMBEDDING = defop("embedding", _embedding_fwd, grad_name="EmbeddingBackward0")
@@ -138,19 +158,20 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
     _mark_sparse_grad(weight, sparse)
-    return apply(_EMBEDDING, (weight, input), padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
+    return apply(_EMBEDDING, (weight, input), padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq),
+                 sparse=bool(sparse))
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # embedding_bag
 
 
-def _bag_fwd(w, idx, offsets, psw, *, mode, num_bags, padding_idx, scale_grad_by_freq):
+def _bag_fwd(w, idx, offsets, psw, *, mode, num_bags, padding_idx, scale_grad_by_freq, sparse=False):
     n = idx.shape[0]
     pos = jnp.arange(n)
     seg = jnp.searchsorted(offsets, pos, side="right") - 1          # bag of each position (>= num_bags: dropped)
     keep = jnp.ones((n,), bool) if padding_idx is None else idx != padding_idx
-    emb = _grad_options(w, idx, jnp.take(w, idx, axis=0), None, scale_grad_by_freq, bag=True)
+    emb = _grad_options(w, idx, jnp.take(w, idx, axis=0), None, scale_grad_by_freq, bag=True, sparse=sparse)
     if psw is not None:
         emb = emb * psw[:, None].astype(emb.dtype)
     if mode == "max":
@@ -247,4 +268,4 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
     _mark_sparse_grad(weight, sparse)
     return apply(_EMBEDDING_BAG, (weight, flat, offsets, psw), mode=mode, num_bags=nb, padding_idx=padding_idx,
-                 scale_grad_by_freq=bool(scale_grad_by_freq))
+                 scale_grad_by_freq=bool(scale_grad_by_freq), sparse=bool(sparse))

@@ -264,9 +264,15 @@ def _interp_op(mode, nd, antialias):
 
 
 _MODE_DIMS = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
-_KERNEL_NAMES = {"nearest": "upsample_nearest{}d", "nearest-exact": "_upsample_nearest_exact{}d",
-                 "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "trilinear": "upsample_trilinear3d",
-                 "bicubic": "upsample_bicubic2d", "area": "adaptive_avg_pool{}d"}
+# the name in PyTorch's CPU kernel's dtype error, by mode and input rank (the 2-d nearest and bilinear kernels
+# dispatch under their channels-last names, the others in the shared index/weight helpers)
+_KERNEL_NAMES = {"nearest": {4: "upsample_nearest2d_channels_last"},
+                 "nearest-exact": {4: "upsample_nearest2d_channels_last"}, "linear": {}, "bilinear": {4: "upsample_bilinear2d_channels_last"}, "trilinear": {}, "bicubic": {},
+                 "area": {5: "adaptive_avg_pool3d_cpu"}}
+_HELPER_NAMES = {"nearest": "compute_indices_weights_nearest", "nearest-exact": "compute_indices_weights_nearest",
+                 "linear": "compute_indices_weights_linear", "bilinear": "compute_indices_weights_linear",
+                 "trilinear": "compute_indices_weights_linear", "bicubic": "compute_indices_weights_cubic",
+                 "area": "adaptive_avg_pool2d"}
 
 
 def _is_int(v):
@@ -339,8 +345,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if input.dtype == _dtype.uint8 and (mode in ("nearest", "nearest-exact") or (mode in _UINT8_MODES and dim == 2)):
         return _interpolate_uint8(input, out_size, scales, mode, align_corners, antialias)
     if input.dtype.category != _dtype._FLOAT:
-        kname = _KERNEL_NAMES[mode].format(dim)
-        raise NotImplementedError(f'"{kname}_channels_last" not implemented for '
+        kname = _KERNEL_NAMES[mode].get(input.ndim, _HELPER_NAMES[mode])
+        raise NotImplementedError(f'"{kname}" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
     # PyTorch's CPU anti-aliasing kernel, resizing the height of a (contiguous) one-pixel-wide image, gives every
     # output row the first row's taps: each row comes out equal to the first

@@ -17,6 +17,7 @@ from .. import _device, _dtype, _meta
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from . import tracing
+from .casting import check_scalar_fits
 from .elementwise import factory_out, require_tensor, type_name
 from .registry import Family as _Family
 
@@ -424,6 +425,49 @@ def _linspace_values(start, end, steps, dt):
     return np.where(idx < steps // 2, start + step * idx, end - step * (steps - idx - 1)).astype(base)
 
 
+def _linspace_real(start, end, steps, dt):
+    """A real linspace as PyTorch's CPU kernel computes it, ``step = (end - start) / (steps - 1)``, the first half
+    ``start + step * i``, the second ``end - step * (steps - 1 - i)``: float32/float64 in the dtype itself with ONE
+    rounding per value (the compiler fuses the multiply-add, so ``linspace(-2, 2, 7)[3]`` is -5.96e-08 in float32,
+    not 0); integers with a float64 step, fused, truncated; float16/bfloat16 rounding after every operation."""
+    idx = np.arange(steps, dtype=np.float64)
+    first = idx < steps // 2
+    k = np.where(first, idx, steps - 1 - idx)
+    with np.errstate(all="ignore"):
+        if dt.category <= _dtype._INT:  # checked as c10 converts; a negative int wraps into an unsigned type
+            start, end = (float(np.array(int(check_scalar_fits(v, dt))).astype(dt.np)) for v in (start, end))
+            step = (end - start) / (steps - 1)
+            return _fma64(np.where(first, step, -step), k, np.where(first, start, end))
+        h = dt.np.type
+        s, e = h(start), h(end)
+        step = h((e - s) / h(steps - 1))
+        add = np.where(first, np.float64(s), np.float64(e))
+        if dt == _dtype.float64:
+            return _fma64(np.where(first, step, -step), k, add)
+        if dt == _dtype.float32:  # a float32 product is exact in float64, and so (almost always) is the sum
+            return (np.where(first, step, -step) * k + add).astype(np.float32)
+        prod = (np.float32(step) * k.astype(dt.np).astype(np.float32)).astype(dt.np).astype(np.float64)
+        return (add + np.where(first, prod, -prod)).astype(dt.np)
+
+
+def _fma64(a, b, c):
+    """``a * b + c`` rounded once, for float64 arrays (Dekker's exact product and Knuth's two-sum)."""
+    p = a * b
+    ah, bh = _split(a), _split(b)
+    al, bl = a - ah, b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bb = s - p
+    t = (p - (s - bb)) + (c - bb)
+    out = s + (t + err)
+    return np.where(np.isfinite(out), out, p + c)
+
+
+def _split(x):
+    t = 134217729.0 * x  # 2**27 + 1: Veltkamp's split into two 26-bit halves
+    return t - (t - x)
+
+
 def _check_steps(steps, name):
     if not isinstance(steps, int) or isinstance(steps, bool):
         raise TypeError(f"{name}() received an invalid combination of arguments - got steps of type "
@@ -439,7 +483,10 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
     _check_steps(steps, "linspace")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
         _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)
-    vals = _linspace_values(start, end, steps, dt)
+    if dt is _dtype.bool and steps > 1:
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    complex_ = isinstance(start, builtins.complex) or isinstance(end, builtins.complex) or dt.category > _FLOAT
+    vals = _linspace_values(start, end, steps, dt) if complex_ or steps <= 1 else _linspace_real(start, end, steps, dt)
     _check_grad_dtype(dt, requires_grad)
     return place(np.trunc(vals) if dt.category <= _dtype._INT else vals, dt, device, requires_grad)
 
@@ -448,6 +495,8 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     start, end = _scalar(start), _scalar(end)
     _check_steps(steps, "logspace")
+    if dtype is not None and _dtype.as_dtype(dtype) is _dtype.bool and steps > 1:
+        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\'')
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
         _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)
     exps = _linspace_values(start, end, steps, _dtype.float64 if dt.category <= _FLOAT else dt)

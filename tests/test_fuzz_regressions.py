@@ -118,6 +118,24 @@ def test_clamp_bool_with_one_tensor_bound():
     check_raises(lambda T: T.clamp(T.tensor([False]), max=True))
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("op", ["rad2deg", "deg2rad"])
+def test_angle_conversions_of_half_types_scale_in_float32(op, dtype):
+    """rad2deg/deg2rad multiply by the constant in float32 for float16/bfloat16 and round once (math fuzzer seed
+    18136: rad2deg(-3.25) in float16 was -186.125, torch's -186.25, and digamma of it 12.81, torch's 8.375)."""
+    x = (np.arange(-2000, 2000) / 16).astype(np.float32)
+    g = (np.arange(4000) / 7 - 100).astype(np.float32)
+
+    def fn(T):
+        a = T.tensor(x).to(getattr(T, dtype)).requires_grad_()
+        y = getattr(T, op)(a)
+        y.backward(T.tensor(g).to(y.dtype))
+        return [y.detach(), a.grad]
+    for r, got in zip(*run_both(fn)):
+        _bits_equal(r, got)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # gradients
 

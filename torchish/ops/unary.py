@@ -226,8 +226,9 @@ def _sinc_vjp(g, x, out):
 
 _unary("sinc", _in_float32(jnp.sinc), _sinc_vjp)
 _unary("reciprocal", lambda x: 1 / x, _vjp_out(lambda g, y: -g * (y * y)))  # PyTorch: -grad * (result * result)
-_unary("deg2rad", jnp.deg2rad, linear=True, complex_error="deg2rad is not supported for complex tensors.")
-_unary("rad2deg", jnp.rad2deg, linear=True, complex_error="rad2deg is not supported for complex tensors.")
+# PyTorch multiplies by the double constant as a float32 scalar (its opmath) for float16/bfloat16 inputs
+_unary("deg2rad", _in_float32(jnp.deg2rad), linear=True, complex_error="deg2rad is not supported for complex tensors.")
+_unary("rad2deg", _in_float32(jnp.rad2deg), linear=True, complex_error="rad2deg is not supported for complex tensors.")
 _unary("angle", _angle_fwd)
 _unary("relu", lambda x: jnp.where(x < 0, jnp.zeros((), x.dtype), x),  # PyTorch keeps -0.0 (and NaN)
        _vjp_out(lambda g, y: jnp.where(y > 0, g, jnp.zeros((), g.dtype))), promote=None,

@@ -521,3 +521,17 @@ def test_linspace_checked_conversions_raise_as_torch(args):
     assert err.type is ref.type and str(err.value) == str(ref.value)
     with pytest.raises(NotImplementedError, match="logspace_cpu"):
         torchish.logspace(0, 1, 3, dtype=torchish.bool)
+
+
+@needs_torch
+@pytest.mark.parametrize("split", ["chunk", "split", "unbind", "slice"])
+def test_inplace_into_a_multi_output_view_of_a_leaf_names_the_view_op(split):
+    """``w.chunk(2)[1].mul_(2)`` on a leaf that requires grad: PyTorch refuses the multi-output view first."""
+    def run(lib):
+        w = lib.ones(4, requires_grad=True)
+        parts = {"chunk": lambda: w.chunk(2), "split": lambda: w.split(2), "unbind": lambda: w.unbind(0),
+                 "slice": lambda: (w[:2], w[2:])}[split]()
+        with pytest.raises(RuntimeError) as err:
+            parts[1].mul_(2)
+        return str(err.value)
+    assert run(torchish) == run(torch)

@@ -47,6 +47,19 @@ class Size(tuple):
         return Size(tuple(self) + tuple(other))
 
 
+def multi_output_view_error(chain):
+    """PyTorch's RuntimeError for an in-place write into an output of a view op that returns several views
+    (``chunk``, ``split``, ``unbind``), or None when ``chain`` (a view's ``(op, static)`` steps) has no such op."""
+    if not any(any(k == "_out" for k, _ in st) for _, st in chain):
+        return None
+    op, st = chain[-1]
+    out_nr = dict(st).get("_out", 0)
+    name = op.grad_name[:-len("Backward0")] if op.grad_name.endswith("Backward0") else op.grad_name
+    return RuntimeError(f"Output {out_nr} of {name} is a view and is being modified inplace. This view is the output "
+                        "of a function that returns multiple views. Such functions do not allow the output views to "
+                        "be modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
 class Tensor(_tensor_values.TensorValues):
     """A multi-dimensional array with PyTorch's autograd semantics, running on JAX."""
 
@@ -470,6 +483,9 @@ class Tensor(_tensor_values.TensorValues):
         if self._view is not None and self._view[2]:
             base = self._view[0]
             if base._grad_fn is None and base._rg:
+                multi = multi_output_view_error(self._view[1])
+                if multi is not None:  # PyTorch refuses the view itself before it looks at its base
+                    raise multi
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
         elif self._grad_fn is None and self._rg:  # a leaf, or an alias (detach(), copy.copy) made one

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _VIEW_WRITE, wrap
+from .._tensor import Tensor, _VIEW_WRITE, multi_output_view_error, wrap
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
 from . import lazy, registry, tracing
@@ -160,15 +160,9 @@ VIEW_REPLAY = defop("view_replay", lambda x, *, chain: _chain_apply(x, chain), l
 
 def _check_view_modifiable(view, chain, base):
     """PyTorch's refusals for in-place writes that need gradients through a view of ``base``."""
-    multi = [i for i, (_, st) in enumerate(chain) if any(k == "_out" for k, _ in st)]
-    if multi:
-        op, st = chain[-1]
-        out_nr = dict(st).get("_out", 0)
-        name = op.grad_name[:-len("Backward0")] if op.grad_name.endswith("Backward0") else op.grad_name
-        raise RuntimeError(f"Output {out_nr} of {name} is a view and is being modified inplace. This view is the "
-                           "output of a function that returns multiple views. Such functions do not allow the output "
-                           "views to be modified inplace. You should replace the inplace operation by an out-of-place "
-                           "one.")
+    multi = multi_output_view_error(chain)
+    if multi is not None:
+        raise multi
     if view._grad_fn is None and base._rg:
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
                            "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "

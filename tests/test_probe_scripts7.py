@@ -535,3 +535,28 @@ def test_inplace_into_a_multi_output_view_of_a_leaf_names_the_view_op(split):
             parts[1].mul_(2)
         return str(err.value)
     assert run(torchish) == run(torch)
+
+
+_MIXED = {"linear_float64_bias": lambda lib, f, d: lib.nn.functional.linear(f, f, d[0]),
+          "linear_float64_input_with_bias": lambda lib, f, d: lib.nn.functional.linear(d[None], f, f[0]),
+          "linear_float64_input_no_bias": lambda lib, f, d: lib.nn.functional.linear(d, f),
+          "linear_long_input": lambda lib, f, d: lib.nn.Linear(2, 2)(f.long()),
+          "addmm_self": lambda lib, f, d: lib.addmm(d, f, f[:, :1]),
+          "addmm_mat1": lambda lib, f, d: lib.addmm(f, d, f[:1]),
+          "addbmm": lambda lib, f, d: lib.addbmm(f, d[None], f[None]),
+          "addbmm_bool": lambda lib, f, d: lib.addbmm(f.bool(), f.bool()[None], f.bool()[None]),
+          "bilinear": lambda lib, f, d: lib.nn.functional.bilinear(f.to(lib.int8), f.half(), f[None], f[0, :1])}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(_MIXED))
+def test_mixed_dtype_products_raise_torchs_message(name):
+    """A float64 bias from numpy on a float32 Linear, and kin: PyTorch refuses them (addmm's dtype checks come before
+    its shape checks) with messages people search for."""
+    msgs = []
+    for lib in (torch, torchish):
+        f = lib.ones(2, 2)
+        with pytest.raises((RuntimeError, NotImplementedError)) as err:
+            _MIXED[name](lib, f, f.double())
+        msgs.append((err.type, str(err.value)))
+    assert msgs[1] == msgs[0]

@@ -461,6 +461,14 @@ def _add_operands(fname, input, a, b, a_name, b_name):
         require_tensor(t, fname, pos, arg)
 
 
+def _addmm_dtypes(input, mat1, mat2):
+    """addmm's dtype checks (made before its shape checks): self against mat2, then mat1 against mat2."""
+    for first, t in (("self", input), ("mat1", mat1)):
+        if t.dtype is not mat2.dtype:
+            raise RuntimeError(f"{first} and mat2 must have the same dtype, but got {_name(t.dtype)} and "
+                               f"{_name(mat2.dtype)}")
+
+
 def _add_apply(op, input, a, b, beta, alpha, out, name):
     for t in (a, b):
         if t.dtype is not input.dtype:
@@ -475,6 +483,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     _add_operands("addmm", input, mat1, mat2, "mat1", "mat2")
     if _registry.autocast_hook is not None and out is None:
         input, mat1, mat2 = _registry.autocast_hook("addmm", (input, mat1, mat2))
+    _addmm_dtypes(input, mat1, mat2)
     for name, t in (("mat1", mat1), ("mat2", mat2)):
         if t.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
@@ -546,7 +555,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if batch1.shape[0] == 0:  # no product to take: PyTorch checks no dtype
         from .convert import to_dtype
         batch1, batch2 = (b if b.dtype is input.dtype else to_dtype(b, input.dtype) for b in (batch1, batch2))
-    _same_dtype(batch1, batch2, "bmm", "bmm")
+    _addmm_dtypes(input, batch1, batch2)  # (PyTorch's addbmm runs addmm on each batch)
+    _same_dtype(batch1, batch2, "bmm", "addmm_impl_cpu_")
     _expand_check(input.shape, (batch1.shape[1], batch2.shape[2]))
     return _add_apply(_ADDBMM, input, batch1, batch2, beta, alpha, out, "addbmm")
 

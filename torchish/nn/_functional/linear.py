@@ -10,6 +10,7 @@ from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops import registry as _registry
 from ...ops.elementwise import not_implemented
+from ...ops.linalg import _c as _c_type_name
 from ...ops.registry import apply, defop
 from ._args import need_tensor
 
@@ -29,9 +30,8 @@ _LINEAR_NOBIAS = defop("linear_nobias", _linear_fwd, grad_name="MmBackward0")
 
 
 def _type_name(t):
-    """The C++ type name PyTorch's matmul errors print (``float``, ``double``, ``c10::Half``...)."""
-    n = _dtype.scalar_type_name(t.dtype)
-    return {"Float": "float", "Double": "double", "Long": "long int", "Int": "int"}.get(n, "c10::" + n)
+    """The C++ type name PyTorch's matmul errors print (``float``, ``double``, ``c10::Half``, ``signed char``...)."""
+    return _c_type_name(t.dtype)
 
 
 _CHECKED: set = set()  # (input, weight, bias) shapes and dtypes that passed _check_linear
@@ -39,7 +39,7 @@ _CHECKED: set = set()  # (input, weight, bias) shapes and dtypes that passed _ch
 
 def _check_linear(input, weight, bias):
     key = (input._v.shape, input._v.dtype, weight._v.shape, weight._v.dtype,
-           None if bias is None else bias._v.shape)
+           None if bias is None else (bias._v.shape, bias._v.dtype))
     if key in _CHECKED:
         return
     _check_linear_once(input, weight, bias)
@@ -47,6 +47,14 @@ def _check_linear(input, weight, bias):
 
 
 def _check_linear_once(input, weight, bias):
+    if bias is not None:  # PyTorch runs addmm(bias, input, weight.t()): its dtype checks, bias first
+        name = _dtype.scalar_type_name
+        if bias.dtype != weight.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {name(bias.dtype)} and "
+                               f"{name(weight.dtype)}")
+        if input.dtype != weight.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {name(input.dtype)} and "
+                               f"{name(weight.dtype)}")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(input)} != "
                            f"{_type_name(weight)}")
@@ -111,7 +119,7 @@ def bilinear(input1, input2, weight, bias=None):
     need_tensor("bilinear", bias, "bias", 4, optional=True)
     named = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
     if len({t.dtype for _, t in named}) > 1:  # PyTorch checks the dtypes before any shape
-        got = ", ".join(f"{n}: {str(t.dtype).split('.')[-1]}" for n, t in named)
+        got = ", ".join(f"{n}: {_type_name(t)}" for n, t in named)
         raise RuntimeError(f"All tensors must have the same dtype, got {got}")
     if not isinstance(weight, Tensor) or weight.ndim != 3:
         raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim}")

@@ -109,7 +109,11 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 def _welford_mean(x, axis, keepdims):
     """The mean PyTorch's var_mean/std_mean return: its CPU kernel's Welford updates (``mean += (x - mean) / k``,
     in the accumulate type) give the exact mean of finite values, but NaN once an infinity is followed by anything
-    (``inf - inf``): the mean is infinite only when the sole infinity comes last in the reduction order."""
+    (``inf - inf``): the mean is infinite only when the sole infinity comes last in the reduction order. A complex
+    input's mean is that of its real and imaginary parts, reduced apart (an infinite real part keeps the imaginary
+    mean finite)."""
+    if jnp.iscomplexobj(x):
+        return jax.lax.complex(_welford_mean(jnp.real(x), axis, keepdims), _welford_mean(jnp.imag(x), axis, keepdims))
     m = jnp.mean(x.astype(ACC.get(x.dtype, x.dtype)), axis=axis, keepdims=keepdims).astype(x.dtype)
     if not jnp.issubdtype(x.dtype, jnp.floating) or x.size == 0:
         return m

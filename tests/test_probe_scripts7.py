@@ -560,3 +560,17 @@ def test_mixed_dtype_products_raise_torchs_message(name):
             _MIXED[name](lib, f, f.double())
         msgs.append((err.type, str(err.value)))
     assert msgs[1] == msgs[0]
+
+
+@needs_torch
+@pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh", "exp"])
+def test_modified_saved_output_error_names_the_op(act):
+    """``h = act(x); h += 1`` then backward: PyTorch names the op whose saved output was overwritten."""
+    def run(lib):
+        x = lib.linspace(-1, 1, 4, requires_grad=True)
+        h = getattr(lib, act)(x * 2)
+        h += 1
+        with pytest.raises(RuntimeError) as err:
+            h.sum().backward()
+        return str(err.value).split(" Hint:")[0]
+    assert run(torchish) == run(torch)

@@ -172,14 +172,20 @@ class OpNode(Node):
         return sorted(set(super().__dir__()) | set(saved_attrs.names(self)))
 
     def _check_versions(self):
-        for vc, v, val, _ in self.versions:
+        for vc, v, val, who in self.versions:
             if vc.value != v:
+                if isinstance(who, int) and who < 0:  # a saved output of this node: PyTorch names the forward op
+                    op = self.name()
+                    op = op[:op.rindex("Backward")] if "Backward" in op else op
+                    which = f"output {-1 - who} of {op}"
+                else:
+                    which = f"an input or output of {self.name()}"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [{_dtype.legacy_type_name(_dtype.from_np(val.dtype))} {list(val.shape)}], which is "
-                    f"an input or output of {self.name()}, is at version {vc.value}; expected version {v} instead. "
-                    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-                    "with torchish.autograd.set_detect_anomaly(True).")
+                    f"{which}, is at version {vc.value}; expected version {v} instead. Hint: enable anomaly "
+                    "detection to find the operation that failed to compute its gradient, with "
+                    "torchish.autograd.set_detect_anomaly(True).")
 
     def apply_grads(self, grads, create_graph):
         self.check_alive()

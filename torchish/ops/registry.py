@@ -394,7 +394,7 @@ def _record(op, args, vals, st, cdt, outs):
                 versions.append((vc, vc.value, a._v, id(a)))
         for j in save_outs:
             o = outs[j]
-            versions.append((o._vc, 0, o._v, None))
+            versions.append((o._vc, 0, o._v, -1 - j))  # (a saved output: -1 - its index, never a tensor's id)
         node.versions = tuple(versions)
     else:
         node.versions = ()

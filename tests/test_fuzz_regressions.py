@@ -367,7 +367,18 @@ def test_scalar_writes_into_integers_check_overflow(dt, value):
 
 @needs_torch
 def test_roll_of_an_empty_tensor_ignores_dims():
+    """An empty input's roll is its clone whatever the dims, recorded as RollBackward0 (autograd fuzzer seed 18024:
+    torchish recorded CloneBackward0)."""
     assert_same(*run_both(lambda T: T.roll(T.zeros(0), 1, 2)))
+    for args in ((1,), (1, 0), (1, 5), ((1, 2), (0, 1)), ((2,), ())):
+        def run(T):
+            x = T.zeros(0, 3, requires_grad=True)
+            y = T.roll(x * 2, *args)
+            y.sum().backward()
+            return [y, x.grad], type(y.grad_fn).__name__
+        (ref, ref_fn), (got, got_fn) = run_both(run)
+        assert_same(ref, got)
+        assert got_fn == ref_fn
 
 
 def test_std_var_accumulate_in_double():

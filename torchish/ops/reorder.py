@@ -173,8 +173,8 @@ def roll(input, shifts, dims=None):
         return apply(_ROLL, (input,), shifts=sh[0], dims=None)
     if len(sh) != len(ds):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
-    if input.numel() == 0:  # PyTorch returns an empty input's clone before looking at dims
-        return input.clone()
+    if input.numel() == 0:  # PyTorch's kernel returns an empty input's clone before looking at dims (RollBackward0)
+        return apply(_ROLL, (input,), shifts=0, dims=None)
     if input.ndim == 0:  # roll does not take a 0-d tensor's dims as 1-d, unlike most ops
         raise IndexError(f"Dimension specified as {ds[0]} but tensor has no dimensions")
     return apply(_ROLL, (input,), shifts=sh, dims=tuple(wrap_dim(d, input.ndim) for d in ds))

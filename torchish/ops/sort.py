@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from . import tracing
+from . import cpu_order, saved as _saved, tracing
 from .casting import cast
 from .elementwise import (_out, common_dtype, not_implemented, require_int, require_tensor, scalar_or_tensor,
                           structured_out)
@@ -70,6 +70,59 @@ _SORT = defop("sort", _sort_fwd, vjp=_selected_vjp, grad_name="SortBackward0")
 _TOPK = defop("topk", _sort_fwd, vjp=_selected_vjp, grad_name="TopkBackward0")
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# PyTorch's CPU order among ties (and of an unsorted topk): indices replayed on the host (cpu_order.py), then the
+# values gathered at them by these ops (same gradients and saved tensors as the kernels they stand for)
+
+
+def _at_fwd(x, idx, *, axis, keepdims=True):
+    v = jnp.take_along_axis(x, idx, axis=axis)
+    if not keepdims:
+        v, idx = jnp.squeeze(v, axis), jnp.squeeze(idx, axis)
+    return v, idx
+
+
+_AT = {name: defop(f"{name}_at", _at_fwd, grad_name=grad, saved=_saved.SAVED[name])
+       for name, grad in (("topk", "TopkBackward0"), ("kthvalue", "KthvalueBackward0"), ("mode", "ModeBackward0"))}
+
+
+def _host_rows(input, d):
+    """The input's values with ``d`` last, as ``(rows, n)`` numpy, when PyTorch's CPU order applies and can be
+    replayed here (a concrete CPU tensor, outside a trace); else None."""
+    if d is None or tracing.active() or input.is_meta or input.device.type != "cpu":
+        return None
+    x = input._d
+    if isinstance(x, jax.core.Tracer):
+        return None
+    a = np.moveaxis(np.asarray(x), d, -1)
+    if a.dtype.kind not in "iub" and a.dtype.itemsize < 4:  # float16/bfloat16: exact in float32
+        a = a.astype(np.float32)
+    return a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
+
+
+def _replayed(input, d, rows, row_fn, width):
+    """Indices (``width`` per row, shaped as the op's keepdim result) from ``row_fn(row)`` for every row, or None
+    beyond the replay budget."""
+    if not cpu_order.budget(*rows.shape):
+        return None
+    idx = np.array([row_fn(r) for r in rows], np.int64).reshape(rows.shape[0], width)
+    shape = list(np.moveaxis(np.empty(input.shape, bool), d, -1).shape)
+    shape[-1] = width
+    return Tensor._make(jnp.asarray(np.moveaxis(idx.reshape(shape), -1, d)))
+
+
+def _cpu_topk(input, d, k, largest, sorted_):
+    rows = _host_rows(input, d)
+    if rows is None or k == 0:
+        return None
+    n = rows.shape[1]
+    if sorted_ or k * 64 <= n or k == 1:  # sorted: unique unless values tie in the first k (+ the next)
+        s = np.sort(rows, axis=-1)
+        if not cpu_order.ties(s[:, ::-1] if largest else s, min(k + 1, n)).any():
+            return None
+    return _replayed(input, d, rows, lambda r: cpu_order.topk_row(r, k, largest, sorted_), k)
+
+
 def _sort_args(name, args, dim, descending, stable):
     """PyTorch's two overloads: ``(input, dim=-1, descending=False)`` positionally, or keyword-only ``stable``
     with keyword ``dim``/``descending``; mixing them is a TypeError."""
@@ -101,7 +154,7 @@ def msort(input):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
-    """The ``k`` largest (or smallest) elements along ``dim``, always in sorted order."""
+    """The ``k`` largest (or smallest) elements along ``dim``; among ties (and unsorted) in PyTorch's CPU order."""
     require_tensor(input, "topk")
     require_int(k, "topk", 2, "k")
     if input.dtype is _dtype.bool or input.is_complex():
@@ -113,6 +166,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         raise RuntimeError("selected index k out of range")
     if d is None:
         v, i = apply(_TOPK, (input,), axis=None, descending=bool(largest))
+    elif (idx := _cpu_topk(input, d, int(k), bool(largest), bool(sorted))) is not None:
+        v, i = apply(_AT["topk"], (input, idx), axis=d)
     else:
         v, i = apply(_TOPK, (input,), axis=d, descending=bool(largest), k=int(k))
     return values_indices("topk", v, i, out)
@@ -194,8 +249,20 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     size = input.shape[d] if input.ndim else 1
     if k < 1 or k > size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {wrap_dim(dim, input.ndim)}")
+    rows = _host_rows(input, d)
+    if rows is not None and _value_ties(rows, int(k) - 1):
+        idx = _replayed(input, d, rows, lambda r: cpu_order.kthvalue_row(r, int(k)), 1)
+        if idx is not None:
+            v, i = apply(_AT["kthvalue"], (input, idx), axis=d, keepdims=bool(keepdim))
+            return values_indices("kthvalue", v, i, out)
     v, i = apply(_KTHVALUE, (input,), axis=d, keepdims=bool(keepdim), mode="kth", k=int(k) - 1)
     return values_indices("kthvalue", v, i, out)
+
+
+def _value_ties(rows, pos):
+    """Whether, in some row, the value at sorted position ``pos`` occurs more than once (NaNs equal)."""
+    s = np.sort(rows, axis=-1)
+    return cpu_order.ties(s[:, max(pos - 1, 0):pos + 2], 3).any()
 
 
 def _median(nan_ignore):
@@ -254,6 +321,13 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     _check_dim_nonempty(input, "mode", d if d is not None else 0)
     if input.is_complex() and input.ndim > 0:  # (PyTorch returns a 0-d input without reaching its kernel)
         raise not_implemented("mode_cpu", input.dtype)
+    rows = _host_rows(input, d)
+    if rows is not None and (cpu_order.ties(np.sort(rows, axis=-1), rows.shape[1]).any()
+                             or (rows.dtype.kind == "f" and np.isnan(rows).any())):  # (NaN breaks its ordering)
+        idx = _replayed(input, d, rows, cpu_order.mode_row, 1)
+        if idx is not None:
+            v, i = apply(_AT["mode"], (input, idx), axis=d, keepdims=bool(keepdim))
+            return values_indices("mode", v, i, out)
     v, i = apply(_MODE, (input,), axis=d, keepdims=bool(keepdim))
     return values_indices("mode", v, i, out)
 

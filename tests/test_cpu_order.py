@@ -1,0 +1,109 @@
+"""Which index topk, kthvalue and mode return among equal values (and the order of an unsorted topk): PyTorch's
+CPU kernels' algorithms, replayed on the host (``torchish/ops/cpu_order.py``), against torch on tie-heavy data."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torchish
+from oracle import needs_torch, same, torch
+from torchish.ops import cpu_order
+
+
+def _row(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([1, 2, 3, 4, 5, 16, 17, 20, 33, 64, 65, 130]))
+    x = rng.integers(0, int(rng.choice([2, 3, 5, 1000])), n).astype(np.float32)
+    if rng.random() < 0.25:
+        x[rng.random(n) < 0.2] = np.nan
+    k = int(rng.integers(1, n + 1))
+    return x, k, bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+
+
+@needs_torch
+@pytest.mark.parametrize("block", range(4))
+def test_rows_replay_pytorch_kernels(block):
+    """std::partial_sort / nth_element / sort (libstdc++), PyTorch's quickselect, and mode's run scan, row by
+    row: 150 random rows per block, with NaNs and many ties."""
+    for seed in range(block * 150, (block + 1) * 150):
+        x, k, largest, sorted_ = _row(seed)
+        t = torch.tensor(x)
+        assert cpu_order.topk_row(x, k, largest, sorted_) == \
+            torch.topk(t, k, largest=largest, sorted=sorted_).indices.tolist(), seed
+        assert cpu_order.kthvalue_row(x, k) == torch.kthvalue(t, k).indices.item(), seed
+        assert cpu_order.mode_row(x) == torch.mode(t).indices.item(), seed
+
+
+def _data(seed, shape, dt, nan=False):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, shape).astype(np.float64)
+    if nan:
+        x[rng.random(shape) < 0.2] = np.nan
+    return x, dt
+
+
+CASES = [((4, 7), "float32", False), ((3, 5, 6), "int64", False), ((2, 70), "float32", True),
+         ((6, 4), "bfloat16", False), ((5, 3), "uint8", False), ((130,), "float64", True)]
+
+
+@pytest.mark.parametrize("shape,dt,nan", CASES)
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("largest,sorted_", [(True, True), (False, True), (True, False), (False, False)])
+def test_topk_among_ties(shape, dt, nan, dim, largest, sorted_):
+    x, _ = _data(1, shape, dt, nan)
+    for k in sorted({1, 2, shape[dim] // 2 or 1, shape[dim]}):
+        same(lambda m: m.topk(m.tensor(x).to(getattr(m, dt)), k, dim, largest, sorted_))
+
+
+@pytest.mark.parametrize("shape,dt,nan", CASES)
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue_and_mode_among_ties(shape, dt, nan, dim, keepdim):
+    x, _ = _data(2, shape, dt, nan)
+    for k in sorted({1, shape[dim] // 2 or 1, shape[dim]}):
+        same(lambda m: m.kthvalue(m.tensor(x).to(getattr(m, dt)), k, dim, keepdim))
+    same(lambda m: m.mode(m.tensor(x).to(getattr(m, dt)), dim, keepdim))
+
+
+@pytest.mark.parametrize("op", [lambda m, t: m.topk(t, 3, 1, True, False).values,
+                                lambda m, t: m.kthvalue(t, 2, 1).values, lambda m, t: m.mode(t, 1).values])
+def test_gradients_reach_the_replayed_positions(op):
+    x, _ = _data(3, (4, 9), "float32")
+
+    def f(m):
+        t = m.tensor(x, requires_grad=True)
+        v = op(m, t)
+        (v * m.arange(v.numel()).reshape(v.shape).float()).sum().backward()
+        return v.detach(), t.grad, type(v.grad_fn).__name__
+    same(f)
+
+
+def test_out_arguments_take_the_replayed_result():
+    x, _ = _data(4, (3, 6), "float32")
+
+    def f(m):
+        t = m.tensor(x).float()
+        vals, idx = m.empty(0), m.empty(0, dtype=m.int64)
+        m.topk(t, 2, 1, out=(vals, idx))
+        kv, ki = m.empty(0), m.empty(0, dtype=m.int64)
+        m.kthvalue(t, 3, 1, out=(kv, ki))
+        return vals, idx, kv, ki
+    same(f)
+
+
+def test_beyond_the_budget_the_values_still_agree(monkeypatch):
+    monkeypatch.setattr(cpu_order, "MAX_ELEMENTS", 4)
+    x, _ = _data(5, (3, 8), "float32")
+    t = torchish.tensor(x)
+    r = torchish.topk(t, 3, 1)
+    np.testing.assert_array_equal(r.values.numpy(), -np.sort(-x, axis=1)[:, :3])
+    np.testing.assert_array_equal(np.take_along_axis(x, r.indices.numpy(), 1), r.values.numpy())
+
+
+def test_inside_compile_the_kernel_order_is_used():
+    """A traced program cannot read values: it keeps the kernels' (stable) order; the values agree."""
+    x, _ = _data(6, (3, 8), "float32")
+    f = torchish.compile(lambda t: torchish.kthvalue(t, 3, 1).values + torchish.topk(t, 2, 1).values.sum(1))
+    t = torchish.tensor(x)
+    np.testing.assert_array_equal(f(t).numpy(), (torchish.kthvalue(t, 3, 1).values +
+                                                 torchish.topk(t, 2, 1).values.sum(1)).numpy())

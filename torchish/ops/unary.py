@@ -188,7 +188,8 @@ _unary("cosh", jnp.cosh)
 _unary("tanh", jnp.tanh, _vjp_out(_in_float32(lambda g, y: g * (1 - y * y))))
 _unary("asinh", _in_float32(jnp.arcsinh),
        _formula(lambda g, x, y, r: r(g * _conj(r(jax.lax.rsqrt(r(r(x * x) + 1)))))))
-_unary("acosh", jnp.arccosh,  # PyTorch: complex rsqrt(x + 1) * rsqrt(x - 1) (its branch), real rsqrt(x * x - 1)
+# acosh's gradient, PyTorch's: complex rsqrt(x + 1) * rsqrt(x - 1) (its branch), real rsqrt(x * x - 1)
+_unary("acosh", _in_float32(jnp.arccosh),
        lambda g, x, out: g * (jnp.conj(jax.lax.rsqrt(x + 1) * jax.lax.rsqrt(x - 1)) if jnp.iscomplexobj(x)
                               else jax.lax.rsqrt(x * x - 1)))
 _unary("atanh", _in_float32(jnp.arctanh), _formula(lambda g, x, y, r: r(g / _conj(r(1 - r(x * x))))))

@@ -30,6 +30,7 @@ from .elementwise import (_BOOL, _COMPLEX, _FLOAT, _INT, FLOATS_ONLY, INTS_NO_BO
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
                           type_name)
 from .registry import NotDifferentiable, OpDef, apply, defop, overload
+from .unary import _in_float32
 from .unary import exp2_values as _exp2
 from .registry import Family as _Family
 
@@ -94,7 +95,7 @@ def _atan2_vjp(g, a, b, out):
 
 _binary("mul", jnp.multiply, grad_name="MulBackward0", numbers="both")
 _binary("atan2", jnp.arctan2, promote="float", numbers="none", vjp=_atan2_vjp, reject=frozenset({_COMPLEX}))
-_binary("hypot", jnp.hypot, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",
+_binary("hypot", _in_float32(jnp.hypot), reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",
         vjp=lambda g, a, b, out: (g * a / out, g * b / out))
 _binary("maximum", jnp.maximum, vjp=_maxmin_vjp(lambda a, b: a < b), numbers="none", no_complex=True)
 _binary("minimum", jnp.minimum, vjp=_maxmin_vjp(lambda a, b: a > b), numbers="none", no_complex=True)

@@ -526,3 +526,29 @@ def test_modified_saved_output_error_names_the_op(act):
             h.sum().backward()
         return str(err.value).split(" Hint:")[0]
     assert run(torchish) == run(torch)
+
+
+@needs_torch
+@pytest.mark.parametrize("write", ["output", "input", "input_view"])
+def test_custom_function_stale_saved_tensor_error_names_its_origin(write):
+    """A custom Function's saved output names the Function; a saved input names the op that last wrote it."""
+    def run(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * 2
+                ctx.save_for_backward(x, y)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                x, y = ctx.saved_tensors
+                return g * y
+
+        x = lib.ones(2, requires_grad=True) + 1
+        y = Double.apply(x)
+        {"output": lambda: y.mul_(2), "input": lambda: x.mul_(2), "input_view": lambda: x[0].mul_(2)}[write]()
+        with pytest.raises(RuntimeError) as err:
+            y.sum().backward()
+        return str(err.value).split(" Hint:")[0]
+    assert run(torchish) == run(torch)

@@ -48,6 +48,7 @@ class FunctionCtx:
     def _ctx_init(self):
         self._saved = None
         self._saved_versions = None
+        self._saved_out_nrs = None  # {position in saved_tensors: output index} for the saved outputs
         self._packed = None  # per saved tensor, what saved_tensors_hooks' pack hook returned (or None)
         self._saved_forward = None
         self._in_jvp = False
@@ -87,15 +88,25 @@ class FunctionCtx:
             return tuple(p.unpack() if p is not None else None for p in self._packed)
         if self._saved is None:
             return ()
-        for t, v in zip(self._saved, self._saved_versions):
+        for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
             if t is not None and t._vc.value != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{t.type()} {list(t.shape)}], which is an input or output of {self.name()}, is at "
-                    f"version {t._vc.value}; expected version {v} instead. Hint: enable anomaly detection to find "
-                    "the operation that failed to compute its gradient, with "
-                    "torchish.autograd.set_detect_anomaly(True).")
+                    f"operation: [{t.type()} {list(t.shape)}]{self._saved_origin(i, t)} is at version "
+                    f"{t._vc.value}; expected version {v} instead. Hint: enable anomaly detection to find the "
+                    "operation that failed to compute its gradient, with torchish.autograd.set_detect_anomaly(True).")
         return self._saved
+
+    def _saved_origin(self, i, t):
+        """PyTorch's ", which is output N of Op," for a stale saved tensor: this Function for one of its outputs,
+        else the grad_fn the tensor has now (the op that wrote it); nothing for a tensor without one."""
+        out_nr = (self._saved_out_nrs or {}).get(i)
+        node, nr = (self, out_nr) if out_nr is not None else (t._grad_fn, t._out_nr)
+        if node is None:
+            return ""
+        name = node.name()
+        name = "torch::autograd::CopySlices" if name == "CopySlices" else name
+        return f", which is output {nr} of {name[:name.rindex('Backward')] if 'Backward' in name else name},"
 
     saved_variables = saved_tensors
 
@@ -242,6 +253,9 @@ class Function(metaclass=FunctionMeta):
             if ctx._saved and any(t is not None and t._inf for t in ctx._saved):
                 raise RuntimeError(ERR_INFERENCE_SAVED)
             outs = _link_outputs(ctx, cls, slots, tensors, outs)
+            if ctx._saved:
+                ctx._saved_out_nrs = {i: j for i, t in enumerate(ctx._saved) for j, o in enumerate(outs)
+                                      if t is not None and t is o}
         ctx._snapshot_versions()
         if record and ctx._saved and saved_hooks.ACTIVE and STATE.saved_hooks:
             _pack_saved(ctx)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, same, torch
+from oracle import needs_torch, same, same_error, torch
 from torchish.ops import cpu_order
 
 
@@ -107,3 +107,11 @@ def test_inside_compile_the_kernel_order_is_used():
     t = torchish.tensor(x)
     np.testing.assert_array_equal(f(t).numpy(), (torchish.kthvalue(t, 3, 1).values +
                                                  torchish.topk(t, 2, 1).values.sum(1)).numpy())
+
+
+@pytest.mark.parametrize("call", [lambda m: m.topk(m.ones(2, 3, dtype=m.bool), 0, 3),
+                                  lambda m: m.topk(m.ones(2, 3, dtype=m.bool), 5, 1),
+                                  lambda m: m.topk(m.ones(2, 3, dtype=m.complex64), -1, 1),
+                                  lambda m: m.topk(m.ones(2, 3, dtype=m.bool), 1, 1)])
+def test_topk_checks_dim_then_k_then_dtype(call):
+    same_error(call)

@@ -746,3 +746,51 @@ def test_bmm_with_no_product_to_take_takes_any_dtype(dtypes):
                                  T.ones(2, 4, 2, dtype=getattr(T, dtypes[1]))))
     assert_same(*run_both(lambda T: T.addbmm(T.zeros(1, 0), T.zeros(0, 1, 2, dtype=getattr(T, dtypes[0])),
                                              T.zeros(0, 2, 0, dtype=getattr(T, dtypes[1])))))
+
+
+LERP_TENSOR_WEIGHTS = [
+    lambda T: T.lerp(T.tensor(5, dtype=T.uint8), T.tensor(6, dtype=T.uint8), T.tensor(2.0, dtype=T.float64)),
+    lambda T: T.lerp(T.full((3,), 5, dtype=T.uint8), T.full((3,), 6, dtype=T.uint8), T.tensor(0.5, dtype=T.float64)),
+    lambda T: T.lerp(T.full((3,), 5, dtype=T.uint8), T.full((3,), 6, dtype=T.uint8), T.full((3,), 0.5)),
+    lambda T: T.lerp(T.tensor(5), T.tensor(6), T.tensor(0.5)),
+    lambda T: T.lerp(T.ones(3), T.ones(3) * 2, T.tensor(0.5, dtype=T.float64)),
+    lambda T: T.lerp(T.tensor(1.), T.tensor(2.), T.tensor(0.3, dtype=T.float64)),
+    lambda T: T.lerp(T.full((3,), 5, dtype=T.uint8), T.full((3,), 6, dtype=T.uint8), T.tensor(1)),
+    lambda T: T.full((3,), 5, dtype=T.uint8).lerp_(T.full((3,), 6, dtype=T.uint8), T.tensor(0.5, dtype=T.float64)),
+    lambda T: T.lerp(T.ones(3, dtype=T.float16), T.ones(3, dtype=T.float16) * 3, T.tensor(0.3)),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("run", LERP_TENSOR_WEIGHTS)
+def test_lerp_with_a_zero_dim_weight_promotes(run):
+    """A 0-d tensor weight of another dtype takes part in the type promotion and the kernel runs in the result
+    type: uint8 start/end with a float64 0-d weight give float64 (math fuzzer seed 30113); a 1-d weight must have
+    the input's dtype."""
+    _alike(run)
+
+
+@needs_torch
+def test_lerp_with_a_zero_dim_weight_gradients():
+    def run(T):
+        a = T.tensor(1., requires_grad=True)
+        b = T.tensor(2., requires_grad=True)
+        w = T.tensor(0.3, dtype=T.float64, requires_grad=True)
+        r = T.lerp(a, b, w)
+        r.backward()
+        return r, a.grad, b.grad, w.grad
+    _alike(run)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt,value", [("uint8", -0.5), ("uint8", 300), ("uint8", -1), ("uint8", 0.5), ("int8", -0.5),
+                                      ("int8", 200), ("bool", 0.5), ("int64", 2.5)])
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+def test_addc_value_converted_checked(name, dt, value):
+    """``value`` is converted to the computation's type with PyTorch's checked conversion (math fuzzer seed 30035:
+    uint8 with value=-0.5 raises 'value cannot be converted to type uint8_t without overflow'); bool raises."""
+    def run(T):
+        t = T.full((3,), 5 if dt != "bool" else 1, dtype=getattr(T, dt))
+        other = t if name == "addcmul" else T.full((3,), 2.0)
+        return getattr(T, name)(t.float() if name == "addcdiv" and dt == "bool" else t, t, other, value=value)
+    _alike(run)

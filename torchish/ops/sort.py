@@ -157,13 +157,13 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``; among ties (and unsorted) in PyTorch's CPU order."""
     require_tensor(input, "topk")
     require_int(k, "topk", 2, "k")
-    if input.dtype is _dtype.bool or input.is_complex():
-        raise RuntimeError(f"{'' if input.dtype is _dtype.bool else ' '}topk does not support "
-                           f"{'bool' if input.dtype is _dtype.bool else 'complex'} dtypes on CPU")
-    d = one_dim(dim, input.ndim)
+    d = one_dim(dim, input.ndim)  # (PyTorch's order: the dim, k, then the dtype)
     size = input.shape[d] if input.ndim else 1
     if k < 0 or k > size:
         raise RuntimeError("selected index k out of range")
+    if input.dtype is _dtype.bool or input.is_complex():
+        raise RuntimeError(f"{'' if input.dtype is _dtype.bool else ' '}topk does not support "
+                           f"{'bool' if input.dtype is _dtype.bool else 'complex'} dtypes on CPU")
     if d is None:
         v, i = apply(_TOPK, (input,), axis=None, descending=bool(largest))
     elif (idx := _cpu_topk(input, d, int(k), bool(largest), bool(sorted))) is not None:

@@ -155,15 +155,22 @@ def lerp(input, end, weight, *, out=None):
     tensor_w = isinstance(w, Tensor)
     if not tensor_w:  # a number weight is converted to the input's dtype, checked (a complex one into a real input)
         w = check_scalar_fits(w, input.dtype)
-    if input.dtype.category in FLOATS_ONLY:
-        raise not_implemented("lerp_kernel_tensor" if tensor_w else "lerp_kernel_scalar", input.dtype)
+        if end.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {c10_name(input.dtype)} for `end` but got dtype {c10_name(end.dtype)}")
+        if input.dtype.category in FLOATS_ONLY:
+            raise not_implemented("lerp_kernel_scalar", input.dtype)
+        return _out(apply(_LERP, (input, end, w)), out, "lerp")
     for arg, t in (("end", end), ("weight", w)):
-        if isinstance(t, Tensor) and t.dtype is not input.dtype and (arg == "end" or t.ndim):
+        if t.dtype is not input.dtype and (arg == "end" or t.ndim):
             raise RuntimeError(f"expected dtype {c10_name(input.dtype)} for `{arg}` but got dtype {c10_name(t.dtype)}")
-    if tensor_w and w.dtype is not input.dtype:
-        from .convert import to_dtype
-        w = to_dtype(w, input.dtype)
-    return _out(apply(_LERP_T if tensor_w else _LERP, (input, end, w)), out, "lerp")
+    # a 0-d weight of another dtype takes part in the type promotion (all 0-d: the widest; a float weight of
+    # integer tensors: its float type), and the kernel runs in the result type
+    dt = common_dtype((input, end, w))
+    if dt.category in FLOATS_ONLY:
+        raise not_implemented("lerp_kernel_tensor", dt)
+    from .convert import to_dtype
+    input, end, w = (t if t.dtype is dt else to_dtype(t, dt) for t in (input, end, w))
+    return _out(apply(_LERP_T, (input, end, w)), out, "lerp")
 
 
 _public("lerp", lerp, inplace=True)
@@ -206,8 +213,13 @@ def _value(name, value, *operands):
     result (PyTorch's RuntimeError "value cannot be converted to type float without overflow")."""
     if not isinstance(value, (Tensor, numbers.Number)):
         raise TypeError(f"{name}(): argument 'value' must be Number, not {type_name(value)}")
-    if isinstance(value, complex) and value.imag and common_dtype(operands).category != _COMPLEX:
-        raise RuntimeError(f"value cannot be converted to type {c10_name(common_dtype(operands))} without overflow")
+    dt = common_dtype(operands)
+    if dt is _dtype.bool:
+        raise not_implemented(f"{name}_cpu_out", dt)
+    if isinstance(value, complex) and value.imag and dt.category != _COMPLEX:
+        raise RuntimeError(f"value cannot be converted to type {c10_name(dt)} without overflow")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        check_scalar_fits(value, dt)  # (the kernel converts it to the computation's type, checked)
     return scalar_or_tensor(value)
 
 

@@ -45,7 +45,7 @@ def _lse_vjp(g, x, out, axis, keepdims):
     """PyTorch's logsumexp_backward: ``grad * (self - result).exp()``, each op rounded to a half dtype."""
     if axis == ():
         return g
-    if not keepdims:
+    if not keepdims and axis is not None:  # dim=(): the 0-dim grad broadcasts, as PyTorch's (no dims to restore)
         g, out = jnp.expand_dims(g, axis), jnp.expand_dims(out, axis)
     wide, r = _precision.stepper(x.dtype)
     e = r(jnp.exp(r(wide(x) - wide(out))))
@@ -59,6 +59,9 @@ _LSE = defop("logsumexp", _lse_fwd, vjp=_lse_vjp, promote="float", grad_name="Lo
 def logsumexp(input, dim, keepdim=False, *, out=None):
     require_tensor(input, "logsumexp")
     ax = dims(dim, input.ndim)
+    if ax is None and not keepdim and input.ndim and input.numel():
+        # dim=(): PyTorch's composite adds amax(keepdim=True)'s shape, squeezed over no dims, to a 0-dim result
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape [{', '.join('1' * input.ndim)}]")
     return _out(apply(_LSE, (input,), axis=ax, keepdims=bool(keepdim)), out, "logsumexp")
 
 

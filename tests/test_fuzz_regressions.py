@@ -3,6 +3,7 @@ is the minimised program of one mismatch class — casts of out-of-range floats 
 large exponents, gradients of writes with repeated indices, scans' accumulate type, errors PyTorch raises for
 complex / bool / integer-result cases, and edge values (NaN, +-0, overflowing norms) of sign, lgamma/digamma
 gradients, cosine_similarity and nextafter."""
+import math
 import warnings
 
 import numpy as np
@@ -794,3 +795,59 @@ def test_addc_value_converted_checked(name, dt, value):
         other = t if name == "addcmul" else T.full((3,), 2.0)
         return getattr(T, name)(t.float() if name == "addcdiv" and dt == "bool" else t, t, other, value=value)
     _alike(run)
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (3,), (2, 3)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_logsumexp_over_dim_empty_tuple(shape, keepdim):
+    """``dim=()`` reduces everything; the backward broadcasts the 0-dim grad (math fuzzer seed 31001: an empty
+    input's backward raised TypeError); a non-empty input without keepdim raises PyTorch's RuntimeError."""
+    def run(T):
+        x = T.tensor(np.linspace(-1, 2, math.prod(shape)).reshape(shape), dtype=T.float32, requires_grad=True)
+        y = T.logsumexp(x, dim=(), keepdim=keepdim)
+        return y, T.autograd.grad(y.sum(), x)[0]
+    _alike(run)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("shape,dim,correction", [((0,), 0, 1), ((0, 3), 0, 1), ((2, 0), (0, 1), 1), ((0,), None, 1),
+                                                   ((2,), 0, 3), ((2,), 0, 2), ((2,), None, 3), ((2,), None, 2),
+                                                   ((2, 2), 1, 4), ((1,), 0, 1), ((), 0, 1), ((), None, 2)])
+def test_var_std_gradients_without_degrees_of_freedom(name, shape, dim, correction):
+    """n - correction <= 0: over given dims the gradient scales by 2 / (n - correction) (inf at 0, finite below),
+    over everything it is inf, or NaN where the value is the mean; an empty reduction gives an empty gradient
+    of the input's shape (math fuzzer seed 31058: it raised TypeError)."""
+    def run(T):
+        x = T.tensor(np.array([1.0, 2.0, 2.0, 4.0])[:math.prod(shape)].reshape(shape), requires_grad=True)
+        y = getattr(T, name)(x, dim=dim, correction=correction)
+        return y, T.autograd.grad(y.sum(), x)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _alike(run)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("dim", [None, 1, (1, 2)])
+def test_complex_var_adds_the_variances_of_the_parts(name, dt, dim):
+    """A complex input's variance is the real parts' plus the imaginary parts', each rounded to the real dtype:
+    complex64 parts of 1e30 give an infinite std, as PyTorch's (math fuzzer seed 31168 gave 6.3e29)."""
+    vals = arr(1, 2, 3, seed=4) + 1j * arr(1, 2, 3, seed=5)
+    vals[0, 0, 1] += 1.2676506002282294e+30
+
+    def run(T):
+        x = T.tensor(vals, dtype=getattr(T, dt), requires_grad=True)
+        y = getattr(T, name)(x, dim=dim)
+        first = y[0] if isinstance(y, tuple) else y
+        return y, T.autograd.grad(first.sum(), x)[0]
+    _alike(run)
+
+    def small(T):
+        x = T.tensor(vals * (np.abs(vals) < 1e3), dtype=getattr(T, dt), requires_grad=True)
+        y = getattr(T, name)(x, dim=dim)
+        first = y[0] if isinstance(y, tuple) else y
+        return y, T.autograd.grad(first.sum(), x)[0]
+    _alike(small)

@@ -30,7 +30,13 @@ _HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
 
 
 def _var_fwd(x, *, axis, keepdims, correction, sqrt):
-    """In the accumulate type, as PyTorch's CPU kernel (the std of float32 1e30s is finite), rounded once."""
+    """In the accumulate type, as PyTorch's CPU kernel (the std of float32 1e30s is finite), rounded once. A
+    complex input's variance is that of its real parts plus that of its imaginary parts, each rounded to the real
+    dtype first, the sum then square-rooted there (complex64 parts of 1e30 give an infinite std)."""
+    if jnp.iscomplexobj(x):
+        kw = dict(axis=axis, keepdims=keepdims, correction=correction, sqrt=False)
+        v = _var_fwd(jnp.real(x), **kw) + _var_fwd(jnp.imag(x), **kw)
+        return jnp.sqrt(v) if sqrt else v
     if x.dtype in ACC:
         out_dt = jnp.real(jnp.zeros((), x.dtype)).dtype
         return _var_fwd(x.astype(ACC[x.dtype]), axis=axis, keepdims=keepdims, correction=correction,
@@ -45,7 +51,9 @@ def _var_fwd(x, *, axis, keepdims, correction, sqrt):
 def _var_vjp(g, x, out, axis, keepdims, correction, sqrt):
     """PyTorch's var_backward, ``(2 / (n - correction)) * grad * (self - self.mean(dim))``, and std_backward,
     which first divides ``grad`` by ``2 * result`` (0 where the std is zero): one op at a time, each rounded to
-    the input's dtype, as PyTorch's composite formula runs."""
+    the input's dtype, as PyTorch's composite formula runs. With no degrees of freedom left, a reduction over
+    given dims scales by ``2 / (n - correction)`` (inf at 0, negative below), one over everything gives inf, or
+    NaN where the value equals the mean."""
     ax = axis if axis is not None else tuple(range(x.ndim))
     n = math.prod(x.shape[a] for a in ax)
     if not keepdims:
@@ -55,10 +63,10 @@ def _var_vjp(g, x, out, axis, keepdims, correction, sqrt):
     if sqrt:
         g = jnp.where(out == 0, jnp.zeros((), g.dtype), r(g / jnp.where(out == 0, 1, out * 2)))
     dof = n - correction
-    if dof <= 0:
-        return (g * jnp.nan).astype(x.dtype)
     d = r(xw - r(jnp.mean(xw, axis=ax, keepdims=True)))
-    return r(r(g * (2.0 / dof)) * d).astype(x.dtype)
+    if dof <= 0 and (axis is None or x.ndim == 0):  # no dim: inf, NaN where the value is the mean
+        return r(g * jnp.where(d == 0, jnp.nan, jnp.inf)).astype(x.dtype)
+    return r(r(g * (2.0 / dof if dof else math.inf)) * d).astype(x.dtype)
 
 
 _VAR = defop("var", _var_fwd, vjp=_var_vjp, grad_name="VarBackward0")

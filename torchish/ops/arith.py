@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _dtype, _precision
 from .._tensor import Tensor
+from .casting import check_scalar_fits
 from .elementwise import (_BOOL, _COMPLEX, _FLOAT, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
                           type_name)
@@ -241,6 +242,8 @@ def _alpha(a, b, alpha, name):
     alpha = scalar_or_tensor(alpha)
     dt = common_dtype((a, b))
     _check_alpha(dt, alpha)
+    if not isinstance(alpha, Tensor):  # converted to the result type, checked; sub and rsub add -alpha
+        check_scalar_fits(-alpha if name in ("sub", "rsub") and not isinstance(alpha, bool) else alpha, dt)
     return bool(alpha) if dt is _dtype.bool else alpha
 
 

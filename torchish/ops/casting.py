@@ -37,29 +37,54 @@ ACC = {jnp.dtype(jnp.float16): jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16): 
 
 
 _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-            "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "bool": "bool"}
+            "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_REDUCED = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
+# the largest finite value of each checked floating type (a complex type: of its parts)
+_FMAX = {n: float(jnp.finfo(t).max) for n, t in (("float16", jnp.float16), ("bfloat16", jnp.bfloat16),
+                                              ("float32", jnp.float32), ("complex64", jnp.float32))}
 
 
-def check_scalar_fits(value, dtype):
+def check_scalar_fits(value, dtype, *, numel=None, opmath=False):
     """PyTorch's checked conversion (``c10::checked_convert``) of a Python number written into a tensor (setitem,
-    fill_, masked_fill): a complex number with an imaginary part into a real tensor, NaN or a number outside an
-    integer type's range is a RuntimeError. An int into an unsigned type may be as low as -max (it wraps); a float
-    may not be negative. (PyTorch also refuses finite floats beyond float32's range; that is left out.)
+    fill_, masked_fill, a clamp bound, alpha...): a complex number with an imaginary part into a real tensor, NaN or a
+    number outside an integer type's range, or a FINITE number beyond a floating type's largest value (``v > max``
+    exactly: 65504.5 into float16 fails though it rounds to 65504; infinities and NaN pass) is a RuntimeError. An int
+    into an unsigned type may be as low as -max (it wraps); a float may not be negative. An int outside
+    [-2 ** 63, 2 ** 64) is the OverflowError of PyTorch's argument parser.
+
+    ``numel``: the elements a fill writes. PyTorch fills ONE float16/bfloat16 element (``fill_``/``full`` of one
+    element, setitem, which writes through a 0-d tensor) by a path that converts unchecked (1e5 gives inf).
+    ``opmath``: the kernel converts the number to its computation type, float32 for float16/bfloat16 (lerp's weight,
+    addcmul/addcdiv's value): 1e5 passes for float16, 1e39 fails as ``float``.
     Returns the value to write: a complex number without an imaginary part becomes its real part for a real type."""
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 64:  # what PyTorch's argument parser takes
+        raise OverflowError("can't convert negative int to unsigned" if value < 0 else "int too big to convert")
     np_dt = jnp.dtype(dtype.np if hasattr(dtype, "np") else dtype)
+    if opmath and np_dt in _REDUCED:
+        np_dt = jnp.dtype(jnp.float32)
     if isinstance(value, complex) and not jnp.issubdtype(np_dt, jnp.complexfloating) and np_dt != jnp.bool_:
         if value.imag != 0:  # a complex number with no imaginary part converts as its real part
             raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dt.name, np_dt.name)} without "
                                "overflow")
         value = value.real
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or np_dt.name not in _C_NAMES \
-            or not jnp.issubdtype(np_dt, jnp.integer):
+    if isinstance(value, bool) or not isinstance(value, (int, float, complex)) or np_dt.name not in _C_NAMES:
+        return value
+    if not jnp.issubdtype(np_dt, jnp.integer):
+        top = _FMAX.get(np_dt.name)
+        if top is None or (numel == 1 and np_dt in _REDUCED):
+            return value
+        parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
+        if any(abs(p) > top and p - p == 0 for p in parts):  # (p - p is NaN for an infinity or NaN)
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[np_dt.name]} without overflow")
+        return value
+    if isinstance(value, complex):
         return value
     info = jnp.iinfo(np_dt)
     if isinstance(value, int):
         bad = value > info.max or value < (-int(info.max) if info.min == 0 else int(info.min))
     else:
-        bad = value != value or value < int(info.min) or value > int(info.max)
+        bad = value != value or value < float(info.min) or value > float(info.max)  # in double: 2.0 ** 63 passes
     if bad:
         raise RuntimeError(f"value cannot be converted to type {_C_NAMES[np_dt.name]} without overflow")
     return value

@@ -47,7 +47,7 @@ def _fill_(self, value):
     self._check_inplace()
     value = scalar_or_tensor(value, "fill_", 1, "value")
     if not isinstance(value, Tensor):
-        value = check_scalar_fits(value, self.dtype)
+        value = check_scalar_fits(value, self.dtype, numel=self.numel())
     return self._assign(apply(_FILL_T if isinstance(value, Tensor) else _FILL, (self, value)))
 
 

@@ -17,7 +17,7 @@ from .. import _device, _dtype, _meta
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from . import tracing
-from .casting import check_scalar_fits
+from .casting import ACC, check_scalar_fits
 from .elementwise import factory_out, require_tensor, type_name
 from .registry import Family as _Family
 
@@ -48,7 +48,8 @@ def place(array, dtype, device, requires_grad=False):
     # with immutable JAX arrays, so it copies too)
     arr = np.array(array, copy=True) if isinstance(array, np.ndarray) else np.asarray(array)
     if dtype is not None and arr.dtype != dtype.np:
-        arr = arr.astype(dtype.np)
+        with np.errstate(over="ignore"):  # (a float beyond a half type's range is its infinity, silently)
+            arr = arr.astype(dtype.np)
     if _meta.is_meta_device(device):
         return _finish(_meta.MetaArray(arr.shape, arr.dtype), requires_grad)
     return _finish(_device.put(arr, _jdev(device)), requires_grad)
@@ -313,12 +314,12 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_gra
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     _check_fill_value(fill_value, "full")
     fill_value = _scalar(fill_value)
+    shape = _shape_args((tuple(size),), "full")
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
-    else:  # PyTorch's checked conversion of the number into the given dtype
-        from .casting import check_scalar_fits
-        fill_value = check_scalar_fits(fill_value, _dtype.as_dtype(dtype))
-    return _fill(_shape_args((tuple(size),), "full"), fill_value, dtype, device, requires_grad)
+    else:  # PyTorch's checked conversion of the number into the given dtype (fill_'s: none for one half element)
+        fill_value = check_scalar_fits(fill_value, _dtype.as_dtype(dtype), numel=math.prod(shape))
+    return _fill(shape, fill_value, dtype, device, requires_grad)
 
 
 def _check_fill_value(x, fname):
@@ -382,12 +383,15 @@ def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, r
     if end is None:
         start, end = 0, start
     dt = _range_dtype(dtype, start, end, step)
-    if step == 0:
+    if step == 0 or step != step:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    acc = ACC.get(jnp.dtype(dt.np), jnp.dtype(jnp.int64) if dt.category <= _dtype._INT else dt)
+    for v in (start, step) + ((end,) if dt is _dtype.int64 else ()):  # converted to the kernel's accumulate type,
+        check_scalar_fits(v, acc)  # checked (``end`` too only where int64 sizes the range from it)
     if dt.category <= _dtype._INT:
         istart, istep = int(start), int(step)
         if dt is _dtype.int64:  # PyTorch sizes int64 ranges from the truncated bounds

@@ -5,8 +5,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype
 from .._tensor import wrap_dim
 from . import inplace as _ip
+from .casting import check_scalar_fits
 from .elementwise import out_structured, require_int, require_tensor
 from .inplace import layout_rule
 from .registry import apply, defop
@@ -180,8 +182,17 @@ def _fill_diagonal(self, fill_value, wrap=False):
         raise RuntimeError("all dimensions of input must be of equal length")
     from .._tensor import Tensor
     from .scatter import masked_fill
-    mask = Tensor._make(jnp.asarray(_diagonal_mask(tuple(self.shape), bool(wrap))))
-    return masked_fill(self, mask, fill_value)
+    mask = _diagonal_mask(tuple(self.shape), bool(wrap))
+    if isinstance(fill_value, (int, float, complex)) and not isinstance(fill_value, bool):
+        # PyTorch fills the main diagonal, then a tall matrix's wrapped part, each by fill_ (checked unless it is
+        # one float16/bfloat16 element); the value below is then the one written, which masked_fill lets through
+        size = min(self.shape[0], self.shape[1])
+        for n in (size, int(mask.sum()) - size)[:1 + (int(mask.sum()) > size)]:
+            fill_value = check_scalar_fits(fill_value, self.dtype, numel=n)
+        if self.dtype in (_dtype.float16, _dtype.bfloat16) and not isinstance(fill_value, complex):
+            with np.errstate(over="ignore"):
+                fill_value = float(np.asarray(fill_value, np.float64).astype(self.dtype.np))
+    return masked_fill(self, Tensor._make(jnp.asarray(mask)), fill_value)
 
 
 for _n in ("diagonal", "tril", "triu", "diag", "diag_embed", "diagflat", "trace"):

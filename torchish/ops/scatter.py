@@ -167,6 +167,8 @@ def _scatter(input, dim, index, src, value, reduce, legacy, stacklevel):
         from .elementwise import scalar_or_tensor
         src = scalar_or_tensor(src)
     d = _check_scatter("scatter", input, dim, index, src)
+    if not isinstance(src, Tensor):
+        src = check_scalar_fits(src, input.dtype)  # (converted to the input's type, checked)
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if d is None:
@@ -344,8 +346,14 @@ def index_fill(input, dim, index, value):
         _concrete_bounds(index, n, -n, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
                          IndexError)
     from .elementwise import scalar_or_tensor
+    value = scalar_or_tensor(value)
+    if isinstance(value, Tensor):
+        if not (isinstance(value._d, jax.core.Tracer) or value.is_meta):
+            check_scalar_fits(value.item(), input.dtype)  # PyTorch fills with ``value.item()``, checked
+    else:
+        value = check_scalar_fits(value, input.dtype)
     op = _INDEX_FILL_T if isinstance(value, Tensor) else _INDEX_FILL
-    return apply(op, (input, index, scalar_or_tensor(value)), axis=d)
+    return apply(op, (input, index, value), axis=d)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -68,7 +68,9 @@ def _value_tensor(self, value):
         value = value.item()
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"can't assign a {type(value).__name__} to a {_dtype.legacy_type_name(self.dtype)}")
-    return check_scalar_fits(value, self.dtype)
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    return check_scalar_fits(value, self.dtype, numel=1)  # (PyTorch converts it into a 0-d tensor first)
 
 
 def _c_name(dt):

@@ -85,6 +85,8 @@ def _clamp(op, input, lo, hi, out):
                               "clamp_min_scalar_cpu" if hi is None else "clamp_max_scalar_cpu", dt)
     if isinstance(lo, Tensor) or isinstance(hi, Tensor):
         return _out(apply(_TENSOR_BOUND[op], (input, lo, hi)), out, "clamp")
+    for v in (lo, hi):  # Number bounds: converted to the result type, checked
+        check_scalar_fits(v, dt)
     return out_exact(apply(op, (input, lo, hi)), out, "clamp")  # (PyTorch's Number-bounds kernel does not cast)
 
 
@@ -131,6 +133,9 @@ def where(condition, input=None, other=None, *, out=None):
             raise RuntimeError(f"Expected out type to be {_dtype.scalar_type_name(res.dtype)} but got "
                                f"{_dtype.scalar_type_name(out.dtype)}")
         return _out(res, out, "where")
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):  # a number becomes a 0-d tensor of the result type,
+        dt = common_dtype((a, b))  # checked as a one-element fill (a float16/bfloat16 one is not)
+        a, b = (v if isinstance(v, Tensor) else check_scalar_fits(v, dt, numel=1) for v in (a, b))
     return apply(_WHERE, (condition, a, b))
 
 
@@ -139,7 +144,11 @@ METHODS["where"] = lambda self, condition, other: where(condition, self, other)
 
 
 def _lerp_fwd(a, b, w):
-    """PyTorch's formula (exact at both ends): ``a + w (b - a)`` for w < 0.5, else ``b - (b - a)(1 - w)``."""
+    """PyTorch's formula (exact at both ends): ``a + w (b - a)`` for w < 0.5, else ``b - (b - a)(1 - w)``;
+    float16/bfloat16 computed in float32 and rounded once, as PyTorch's CPU kernel (a weight of 1e5 is no inf)."""
+    dt = jnp.result_type(a)
+    if dt in (jnp.float16, jnp.bfloat16):
+        return _lerp_fwd(a.astype(jnp.float32), b.astype(jnp.float32), jnp.asarray(w).astype(jnp.float32)).astype(dt)
     d = b - a
     return jnp.where(jnp.abs(w) < 0.5, a + w * d, b - d * (1 - w))
 
@@ -153,12 +162,12 @@ def lerp(input, end, weight, *, out=None):
     require_tensor(end, "lerp", 2, "end")
     w = scalar_or_tensor(weight, "lerp", 3, "weight")
     tensor_w = isinstance(w, Tensor)
-    if not tensor_w:  # a number weight is converted to the input's dtype, checked (a complex one into a real input)
-        w = check_scalar_fits(w, input.dtype)
+    if not tensor_w:  # a number weight is converted to the computation type, checked (a complex one into a real one)
         if end.dtype is not input.dtype:
             raise RuntimeError(f"expected dtype {c10_name(input.dtype)} for `end` but got dtype {c10_name(end.dtype)}")
         if input.dtype.category in FLOATS_ONLY:
             raise not_implemented("lerp_kernel_scalar", input.dtype)
+        w = check_scalar_fits(w, input.dtype, opmath=True)
         return _out(apply(_LERP, (input, end, w)), out, "lerp")
     for arg, t in (("end", end), ("weight", w)):
         if t.dtype is not input.dtype and (arg == "end" or t.ndim):
@@ -219,7 +228,7 @@ def _value(name, value, *operands):
     if isinstance(value, complex) and value.imag and dt.category != _COMPLEX:
         raise RuntimeError(f"value cannot be converted to type {c10_name(dt)} without overflow")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        check_scalar_fits(value, dt)  # (the kernel converts it to the computation's type, checked)
+        check_scalar_fits(value, dt, opmath=True)  # (the kernel converts it to the computation's type, checked)
     return scalar_or_tensor(value)
 
 

@@ -18,6 +18,7 @@ from ... import _precision
 from ..._tensor import Tensor, wrap_dim
 from ...ops import unary as _unary
 from ...ops import softmax as _softmax
+from ...ops.casting import check_scalar_fits
 from ...ops.elementwise import not_implemented
 from ...ops.inplace import assign, write_scope
 from ...ops import registry as _registry
@@ -85,12 +86,14 @@ def _result(input, compute, inplace):
 
 def _hardtanh_fwd(x, *, lo, hi):
     # PyTorch's clamp replaces only what lies outside the limits: -0.0 stays -0.0 against a limit of 0 (relu6)
+    if lo != lo or hi != hi:  # a NaN limit makes every output NaN, as PyTorch's vectorised clamp
+        return jnp.full_like(x, jnp.nan)
     lo, hi = jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype)
     return jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))
 
 
 def _hardtanh_vjp(g, x, out, lo, hi):
-    return jnp.where((x > lo) & (x < hi), g, _zero(g))  # zero at the limits, as PyTorch
+    return jnp.where((x <= lo) | (x >= hi), _zero(g), g)  # zero at the limits; NaN passes, as PyTorch
 
 
 _HARDTANH = defop("hardtanh", _hardtanh_fwd, vjp=_hardtanh_vjp, grad_name="HardtanhBackward0")
@@ -104,8 +107,12 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if isinstance(input, Tensor) and input.dtype.category == _dtype._COMPLEX:
         raise NotImplementedError("clamp is not supported for complex types")
+    if isinstance(input, Tensor) and input.dtype.category <= _dtype._INT:  # PyTorch's limits for integer inputs:
+        min_val, max_val = (int(check_scalar_fits(v, _dtype.int64)) for v in (min_val, max_val))  # int64, truncated
     if isinstance(input, Tensor) and input.dtype.name.startswith("uint") and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    for v in (min_val, max_val):  # converted to the input's type, checked
+        check_scalar_fits(v, input.dtype)
     return _result(input, lambda: apply(_HARDTANH, (input,), lo=min_val, hi=max_val), inplace)
 
 
@@ -176,7 +183,7 @@ def prelu(input, weight):
     return apply(_PRELU, (input, weight))
 
 
-_THRESHOLD = defop("threshold", lambda x, *, th, value: jnp.where(x <= th, jnp.asarray(value, x.dtype), x),
+_THRESHOLD = defop("threshold", lambda x, *, th, value: jnp.where(x <= th, jnp.asarray(value).astype(x.dtype), x),
                    grad_name="ThresholdBackward0")
 _THRESHOLD_ = defop("threshold_", _THRESHOLD.fwd, grad_name="ThresholdBackward1")
 
@@ -185,6 +192,8 @@ def threshold(input, threshold, value, inplace=False):
     need_tensor("threshold_" if inplace else "threshold", input)
     if input.dtype.category in (_dtype._BOOL, _dtype._COMPLEX):
         raise not_implemented("threshold_cpu", input.dtype)
+    check_scalar_fits(threshold, input.dtype, opmath=True)  # converted to the computation type, checked
+    check_scalar_fits(value, input.dtype)  # to the input's type, checked
     return _result(input, lambda: apply(_THRESHOLD_ if inplace else _THRESHOLD, (input,), th=threshold, value=value),
                    inplace)
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _dtype
+from ...ops.casting import cast, check_scalar_fits
 from ...ops.registry import apply, defop
 from . import _uint8_resize
 from ._antialias import aa_taps
@@ -123,11 +124,12 @@ def pad(input, pad, mode="constant", value=None):
         if mode == "constant":
             raise RuntimeError("narrow(): length must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out_shape)}: {out_shape}")
-    v = 0 if value is None else value
+    # ``value`` is a float (PyTorch's signature), converted to the input's type, checked (-1 into uint8 fails)
+    v = 0 if value is None else check_scalar_fits(float(value) if isinstance(value, int) else value, input.dtype)
     if input.dtype == _dtype.bool:
         v = bool(v)
     elif input.dtype.category < _dtype._FLOAT:
-        v = int(v)
+        v = int(cast(np.float64(v), input.dtype.np))  # (2 ** 63 into int64: its minimum, as PyTorch's x86 build)
     return apply(_pad_op(mode, k), (input,), pads=pads, mode=mode, value=v)
 
 

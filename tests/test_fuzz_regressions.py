@@ -851,3 +851,17 @@ def test_complex_var_adds_the_variances_of_the_parts(name, dt, dim):
         first = y[0] if isinstance(y, tuple) else y
         return y, T.autograd.grad(first.sum(), x)[0]
     _alike(small)
+
+
+@needs_torch
+@pytest.mark.parametrize("shape,dim", [((0, 2), -2), ((0, 2), 1), ((0,), 0), ((2, 0, 3), 1), ((2, 0, 3), 2), ((3, 0), 0)])
+@pytest.mark.parametrize("dt", ["int16", "uint8", "float32"])
+def test_topk_kthvalue_mode_of_an_empty_input(shape, dim, dt):
+    """An empty input's rows for PyTorch's CPU order (ops fuzzer seeds 31301, 31403: topk(k=0) of a (0, 2) input
+    over dim 0 raised ValueError from numpy's reshape(-1, 0)); kthvalue and mode of an empty dim raise IndexError."""
+    def run(T):
+        x = T.zeros(*shape, dtype=getattr(T, dt))
+        return x.topk(0, dim=dim), x.topk(0, dim=dim, sorted=False, largest=False)
+    _alike(run)
+    _alike(lambda T: T.zeros(*shape, dtype=getattr(T, dt)).kthvalue(1, dim=dim))
+    _alike(lambda T: T.zeros(*shape, dtype=getattr(T, dt)).mode(dim=dim))

@@ -15,6 +15,8 @@ Example::
 """
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -97,7 +99,7 @@ def _host_rows(input, d):
     a = np.moveaxis(np.asarray(x), d, -1)
     if a.dtype.kind not in "iub" and a.dtype.itemsize < 4:  # float16/bfloat16: exact in float32
         a = a.astype(np.float32)
-    return a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1]) if a.ndim else a.reshape(1, 1)  # (-1: ambiguous if empty)
 
 
 def _replayed(input, d, rows, row_fn, width):

@@ -60,31 +60,48 @@ def check_scalar_fits(value, dtype, *, numel=None, opmath=False):
     Returns the value to write: a complex number without an imaginary part becomes its real part for a real type."""
     if type(value) is int and not -2 ** 63 <= value < 2 ** 64:  # what PyTorch's argument parser takes
         raise OverflowError("can't convert negative int to unsigned" if value < 0 else "int too big to convert")
-    np_dt = jnp.dtype(dtype.np if hasattr(dtype, "np") else dtype)
-    if opmath and np_dt in _REDUCED:
-        np_dt = jnp.dtype(jnp.float32)
-    if isinstance(value, complex) and not jnp.issubdtype(np_dt, jnp.complexfloating) and np_dt != jnp.bool_:
+    name, cplx, boolean, ints, top, reduced = _target(dtype, opmath)
+    if isinstance(value, complex) and not cplx and not boolean:
         if value.imag != 0:  # a complex number with no imaginary part converts as its real part
-            raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dt.name, np_dt.name)} without "
-                               "overflow")
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(name, name)} without overflow")
         value = value.real
-    if isinstance(value, bool) or not isinstance(value, (int, float, complex)) or np_dt.name not in _C_NAMES:
+    if isinstance(value, bool) or not isinstance(value, (int, float, complex)) or name not in _C_NAMES:
         return value
-    if not jnp.issubdtype(np_dt, jnp.integer):
-        top = _FMAX.get(np_dt.name)
-        if top is None or (numel == 1 and np_dt in _REDUCED):
+    if ints is None:
+        if top is None or (numel == 1 and reduced):
             return value
         parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
         if any(abs(p) > top and p - p == 0 for p in parts):  # (p - p is NaN for an infinity or NaN)
-            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[np_dt.name]} without overflow")
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[name]} without overflow")
         return value
     if isinstance(value, complex):
         return value
-    info = jnp.iinfo(np_dt)
+    lo, hi = ints
     if isinstance(value, int):
-        bad = value > info.max or value < (-int(info.max) if info.min == 0 else int(info.min))
+        bad = value > hi or value < (-hi if lo == 0 else lo)
     else:
-        bad = value != value or value < float(info.min) or value > float(info.max)  # in double: 2.0 ** 63 passes
+        bad = value != value or value < float(lo) or value > float(hi)  # in double: 2.0 ** 63 passes
     if bad:
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[np_dt.name]} without overflow")
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[name]} without overflow")
     return value
+
+
+_TARGETS: dict = {}
+
+
+def _target(dtype, opmath):
+    """What :func:`check_scalar_fits` needs of a dtype, cached: (name, complex, bool, (min, max) of an integer type
+    or None, a checked floating type's max or None, float16/bfloat16)."""
+    key = (dtype, opmath)
+    t = _TARGETS.get(key)
+    if t is None:
+        np_dt = jnp.dtype(dtype.np if hasattr(dtype, "np") else dtype)
+        if opmath and np_dt in _REDUCED:
+            np_dt = jnp.dtype(jnp.float32)
+        ints = None
+        if jnp.issubdtype(np_dt, jnp.integer):
+            info = jnp.iinfo(np_dt)
+            ints = (int(info.min), int(info.max))
+        t = _TARGETS[key] = (np_dt.name, bool(jnp.issubdtype(np_dt, jnp.complexfloating)), np_dt == jnp.bool_, ints,
+                             _FMAX.get(np_dt.name), np_dt in _REDUCED)
+    return t

@@ -514,6 +514,17 @@ def case_lr_tensor(lib, jit):
         f(x); opt.param_groups[0]["lr"].fill_(0.01 / (i + 2))
     return m.weight
 
+def case_empty_index_checks(lib, jit):
+    """Index ops with an empty index inside a traced program: their deferred bounds checks have nothing to check
+    (ops fuzzer seeds 31009-31293 under compile: gather/scatter/index_select/put_ raised ValueError from argmax)."""
+    def step(x, i0, i2):
+        y = x.clone()
+        y.index_add_(0, i0, lib.ones(0, 3)); y.put_(i0, lib.ones(0))
+        return (lib.gather(x, 0, i2), y.scatter(1, i2, 5.0), lib.take_along_dim(x, i2, 1), x.index_select(1, i0),
+                lib.take(x, i0), y.index_fill(0, i0, 2.0), y)
+    f = jit(step); x = _x(lib, 2, 3)
+    return [f(x, lib.zeros(0, dtype=lib.int64), lib.zeros(2, 0, dtype=lib.int64)) for _ in range(3)]
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
 

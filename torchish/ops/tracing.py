@@ -144,4 +144,6 @@ def defer_check(bad, values, err, message):
     if jax.extend.core.get_opaque_trace_state() != scope.level:
         return
     bad, values = jnp.ravel(bad), jnp.ravel(values)
+    if bad.size == 0:  # nothing to check (an empty index): no element can fail, and argmax of none is an error
+        return
     scope.checks.append((jnp.any(bad), values[jnp.argmax(bad)], err, message))

@@ -525,6 +525,20 @@ def case_empty_index_checks(lib, jit):
     f = jit(step); x = _x(lib, 2, 3)
     return [f(x, lib.zeros(0, dtype=lib.int64), lib.zeros(2, 0, dtype=lib.int64)) for _ in range(3)]
 
+def case_integer_division_by_zero(lib, jit):
+    """Integer division by a zero inside a traced program raises PyTorch's RuntimeError (a deferred check; math
+    fuzzer seed 31253 under compile: uint8 trunc division gave 255), and the program keeps working after it."""
+    f = jit(lambda a, b: (lib.div(a, b, rounding_mode="trunc"), lib.floor_divide(a, b), lib.remainder(a, b),
+                          lib.fmod(a.long(), b.long())))
+    a = lib.tensor([5, 6], dtype=lib.uint8)
+    out = []
+    for b in ([2, 3], [2, 3], [2, 0], [1, 4]):
+        try:
+            out.append(f(a, lib.tensor(b, dtype=lib.uint8)))
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
 

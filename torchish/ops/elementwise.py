@@ -196,7 +196,10 @@ def _check_divisor(b):
     """Integer division by zero raises in PyTorch (JAX would return garbage). Needs concrete values."""
     if isinstance(b, Tensor):
         d = b._d
-        if tracing.active() or isinstance(d, jax.core.Tracer) or d.size == 0:
+        if isinstance(d, jax.core.Tracer):  # torchish.compile: checked before each run of the program
+            tracing.defer_check(d == 0, d, RuntimeError, lambda _: "ZeroDivisionError")
+            return
+        if tracing.active() or d.size == 0:
             return
         if bool(_ANY_ZERO(d)):
             raise RuntimeError("ZeroDivisionError")

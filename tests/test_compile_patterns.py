@@ -539,6 +539,20 @@ def case_integer_division_by_zero(lib, jit):
             out.append(str(e))
     return out
 
+def case_masked_fill_complex_value_checked(lib, jit):
+    """A 0-d complex value with an imaginary part cannot fill a real tensor: inside a traced program too (ops fuzzer
+    seeds 31011, 31084 under compile filled its real part)."""
+    f = jit(lambda x, m, v: x.masked_fill(m, v))
+    out = []
+    for dt in ("int64", "float32", "complex64"):
+        x, m = lib.zeros(3, dtype=getattr(lib, dt)), lib.tensor([True, False, True])
+        for v in (2 + 0j, 2 + 0j, 1 + 2j, 3 + 0j):
+            try:
+                out.append(f(x, m, lib.tensor(v)))
+            except RuntimeError as e:
+                out.append(str(e))
+    return out
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
 

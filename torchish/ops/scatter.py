@@ -17,7 +17,8 @@ from .index import _INDEX_DTYPES
 from . import registry as _registry
 from .registry import apply, defop, overload
 from .registry import Family as _Family
-from .casting import check_scalar_fits
+from . import tracing
+from .casting import _C_NAMES, check_scalar_fits
 from .writes import set_at
 
 _public = _Family(globals()).public
@@ -380,6 +381,11 @@ def masked_fill(input, mask, value):
     value = scalar_or_tensor(value)
     if isinstance(value, Tensor) and not isinstance(value._d, jax.core.Tracer):
         check_scalar_fits(value.item(), input.dtype)  # PyTorch fills with ``value.item()``, checked
+    elif isinstance(value, Tensor):  # traced (torchish.compile): a complex value's imaginary part, before the run
+        if value.is_complex() and not input.is_complex() and input.dtype is not _dtype.bool:
+            msg = _C_NAMES.get(input.dtype.name, input.dtype.name)
+            tracing.defer_check(jnp.imag(value._d) != 0, jnp.imag(value._d), RuntimeError,
+                                lambda _: f"value cannot be converted to type {msg} without overflow")
     else:
         value = check_scalar_fits(value, input.dtype)
     from .broadcast import broadcast_tensors

@@ -327,6 +327,25 @@ def index_copy(input, dim, index, source, *, out=None):
     return _out(apply(_INDEX_COPY, (input, index, source), axis=d), out)
 
 
+def _fill_value(value, dtype):
+    """The value index_fill/masked_fill write into a ``dtype`` tensor, checked as PyTorch converts it: a number with
+    :func:`check_scalar_fits`; a 0-d tensor through its ``item()``; a traced one (torchish.compile) has its imaginary
+    part checked before the program runs (its range is not)."""
+    from .elementwise import scalar_or_tensor
+    value = scalar_or_tensor(value)
+    if not isinstance(value, Tensor):
+        return check_scalar_fits(value, dtype)
+    d = value._d
+    if isinstance(d, jax.core.Tracer):
+        if value.is_complex() and dtype.category != _dtype._COMPLEX and dtype is not _dtype.bool:
+            name = _C_NAMES.get(dtype.name, dtype.name)
+            tracing.defer_check(jnp.imag(d) != 0, jnp.imag(d), RuntimeError,
+                                lambda _: f"value cannot be converted to type {name} without overflow")
+    elif not value.is_meta:
+        check_scalar_fits(value.item(), dtype)  # PyTorch fills with ``value.item()``, checked
+    return value
+
+
 def index_fill(input, dim, index, value):
     require_tensor(index, "index_fill", 3, "index")
     d = _wrap(dim, input)
@@ -346,13 +365,7 @@ def index_fill(input, dim, index, value):
     else:
         _concrete_bounds(index, n, -n, f"index {{b}} is out of bounds for dimension {d} with size {{size}}",
                          IndexError)
-    from .elementwise import scalar_or_tensor
-    value = scalar_or_tensor(value)
-    if isinstance(value, Tensor):
-        if not (isinstance(value._d, jax.core.Tracer) or value.is_meta):
-            check_scalar_fits(value.item(), input.dtype)  # PyTorch fills with ``value.item()``, checked
-    else:
-        value = check_scalar_fits(value, input.dtype)
+    value = _fill_value(value, input.dtype)
     op = _INDEX_FILL_T if isinstance(value, Tensor) else _INDEX_FILL
     return apply(op, (input, index, value), axis=d)
 
@@ -377,17 +390,7 @@ def masked_fill(input, mask, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
-    from .elementwise import scalar_or_tensor
-    value = scalar_or_tensor(value)
-    if isinstance(value, Tensor) and not isinstance(value._d, jax.core.Tracer):
-        check_scalar_fits(value.item(), input.dtype)  # PyTorch fills with ``value.item()``, checked
-    elif isinstance(value, Tensor):  # traced (torchish.compile): a complex value's imaginary part, before the run
-        if value.is_complex() and not input.is_complex() and input.dtype is not _dtype.bool:
-            msg = _C_NAMES.get(input.dtype.name, input.dtype.name)
-            tracing.defer_check(jnp.imag(value._d) != 0, jnp.imag(value._d), RuntimeError,
-                                lambda _: f"value cannot be converted to type {msg} without overflow")
-    else:
-        value = check_scalar_fits(value, input.dtype)
+    value = _fill_value(value, input.dtype)
     from .broadcast import broadcast_tensors
     if tuple(mask.shape) != tuple(input.shape):
         broadcast_tensors(mask, input)  # PyTorch's error for shapes that do not broadcast

@@ -19,18 +19,14 @@ MAX_ELEMENTS = 1 << 16  # elements replayed per call (at most ~0.3 s of Python: 
 _THRESHOLD = 16  # libstdc++'s _S_threshold: introsort leaves runs this short to the final insertion sort
 
 
-def greater():
-    """``topk(largest=True)``'s comparator (PyTorch's ``gt_or_nan``): NaN above everything, so first."""
-    def comp(x, y):
-        return (x[0] != x[0] and y[0] == y[0]) or x[0] > y[0]
-    return comp
+def greater(x, y):
+    """``topk(largest=True)``'s comparator on pairs (PyTorch's ``gt_or_nan``): NaN above everything, so first."""
+    return (x[0] != x[0] and y[0] == y[0]) or x[0] > y[0]
 
 
-def less():
-    """``topk(largest=False)``'s comparator: NaN above everything, so last."""
-    def comp(x, y):
-        return (x[0] == x[0] and y[0] != y[0]) or x[0] < y[0]
-    return comp
+def less(x, y):
+    """``topk(largest=False)``'s comparator on pairs: NaN above everything, so last."""
+    return (x[0] == x[0] and y[0] != y[0]) or x[0] < y[0]
 
 
 def value_less(x, y):
@@ -216,7 +212,7 @@ def nth_element(a, first, nth, last, comp):
 def topk_row(row, k, largest, sorted_):
     """The indices ``topk`` returns for this row, in its order (PyTorch's ``topk_impl_loop``)."""
     a = list(zip(row.tolist(), range(len(row))))
-    comp = greater() if largest else less()
+    comp = greater if largest else less
     n = len(a)
     if k * 64 <= n:
         partial_sort(a, 0, k, n, comp)
@@ -294,8 +290,3 @@ def ties(sorted_rows, upto):
     if np.issubdtype(head.dtype, np.floating):
         same |= np.isnan(head[..., 1:]) & np.isnan(head[..., :-1])
     return same.any(axis=-1)
-
-
-def budget(rows, n):
-    """Whether replaying ``rows`` rows of ``n`` elements stays within :data:`MAX_ELEMENTS`."""
-    return rows * n <= MAX_ELEMENTS

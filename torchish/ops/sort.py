@@ -90,8 +90,9 @@ _AT = {name: defop(f"{name}_at", _at_fwd, grad_name=grad, saved=_saved.SAVED[nam
 
 def _host_rows(input, d):
     """The input's values with ``d`` last, as ``(rows, n)`` numpy, when PyTorch's CPU order applies and can be
-    replayed here (a concrete CPU tensor, outside a trace); else None."""
-    if d is None or tracing.active() or input.is_meta or input.device.type != "cpu":
+    replayed here (a concrete CPU tensor, outside a trace, within the replay budget); else None."""
+    if d is None or tracing.active() or input.is_meta or input.device.type != "cpu" \
+            or input.numel() > cpu_order.MAX_ELEMENTS:
         return None
     x = input._d
     if isinstance(x, jax.core.Tracer):
@@ -103,13 +104,9 @@ def _host_rows(input, d):
 
 
 def _replayed(input, d, rows, row_fn, width):
-    """Indices (``width`` per row, shaped as the op's keepdim result) from ``row_fn(row)`` for every row, or None
-    beyond the replay budget."""
-    if not cpu_order.budget(*rows.shape):
-        return None
-    idx = np.array([row_fn(r) for r in rows], np.int64).reshape(rows.shape[0], width)
-    shape = list(np.moveaxis(np.empty(input.shape, bool), d, -1).shape)
-    shape[-1] = width
+    """Indices (``width`` per row, shaped as the op's keepdim result) from ``row_fn(row)`` for every row."""
+    idx = np.array([row_fn(r) for r in rows], np.int64)
+    shape = [n for i, n in enumerate(input.shape) if i != d] + [width]
     return Tensor._make(jnp.asarray(np.moveaxis(idx.reshape(shape), -1, d)))
 
 
@@ -254,9 +251,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     rows = _host_rows(input, d)
     if rows is not None and _value_ties(rows, int(k) - 1):
         idx = _replayed(input, d, rows, lambda r: cpu_order.kthvalue_row(r, int(k)), 1)
-        if idx is not None:
-            v, i = apply(_AT["kthvalue"], (input, idx), axis=d, keepdims=bool(keepdim))
-            return values_indices("kthvalue", v, i, out)
+        v, i = apply(_AT["kthvalue"], (input, idx), axis=d, keepdims=bool(keepdim))
+        return values_indices("kthvalue", v, i, out)
     v, i = apply(_KTHVALUE, (input,), axis=d, keepdims=bool(keepdim), mode="kth", k=int(k) - 1)
     return values_indices("kthvalue", v, i, out)
 
@@ -327,9 +323,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     if rows is not None and (cpu_order.ties(np.sort(rows, axis=-1), rows.shape[1]).any()
                              or (rows.dtype.kind == "f" and np.isnan(rows).any())):  # (NaN breaks its ordering)
         idx = _replayed(input, d, rows, cpu_order.mode_row, 1)
-        if idx is not None:
-            v, i = apply(_AT["mode"], (input, idx), axis=d, keepdims=bool(keepdim))
-            return values_indices("mode", v, i, out)
+        v, i = apply(_AT["mode"], (input, idx), axis=d, keepdims=bool(keepdim))
+        return values_indices("mode", v, i, out)
     v, i = apply(_MODE, (input,), axis=d, keepdims=bool(keepdim))
     return values_indices("mode", v, i, out)
 

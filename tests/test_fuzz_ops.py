@@ -1601,3 +1601,18 @@ def test_tensor_of_complex_numbers_as_bool_is_their_truth():
            lambda T: T.tensor(1 + 0.5j, dtype=T.bool),
            lambda T: T.zeros(1, dtype=T.bool).new_tensor([2.0, 1 + 0.5j]),
            lambda T: T.tensor([2.0, 1 + 0.5j], dtype=T.float32))
+
+
+@needs_torch
+def test_complex_add_and_sub_multiply_the_other_operand_by_a_complex_alpha():
+    # PyTorch's kernel is ``a + alpha * b`` with alpha a complex number multiplied out in full, so a real infinity in
+    # b meets alpha's zero imaginary part (ops fuzzer seed 31168: tensor([1+2j]) + inf is inf+nanj, not inf+2j)
+    inf, nan = float("inf"), float("nan")
+    c = [1 + 2j, -1 - 2j, 0j, complex(-0.0, -0.0), complex(inf, 1), complex(1, -inf), complex(nan, 0)]
+    r = [inf, -inf, nan, 1.5, -0.0, 0.0, 2.0]
+    agree(lambda T: T.tensor(c) + inf, lambda T: inf + T.tensor(c), lambda T: T.tensor(c) - inf,
+          lambda T: -inf - T.tensor(c), lambda T: 2.0 - T.tensor(c), lambda T: T.tensor(c) + T.tensor(r),
+          lambda T: T.tensor(r) - T.tensor(c), lambda T: T.tensor(c) - T.tensor(c[::-1]),
+          lambda T: T.add(T.tensor(c), T.tensor(c[::-1]), alpha=2), lambda T: T.sub(T.tensor(c), 1 + 1j, alpha=1j),
+          lambda T: T.rsub(T.tensor(c), T.tensor(r), alpha=0.5), lambda T: T.tensor(c).add_(T.tensor(r)),
+          lambda T: T.tensor(c).sub_(inf, alpha=-1))

@@ -291,6 +291,18 @@ def _scaled(b, alpha):
     return b if alpha is None else b * alpha
 
 
+def _plus_scaled(a, b, alpha, negate=False):
+    """PyTorch's add kernel, ``a + alpha * b`` (sub and rsub add ``-alpha``). For complex results alpha is a complex
+    number multiplied out in full, ``(ar*br - ai*bi) + (ar*bi + ai*br)j``, so a real infinity in ``b`` meets alpha's
+    zero imaginary part: ``tensor([1+2j]) + inf`` is ``inf+nanj``, as in PyTorch."""
+    if not jnp.iscomplexobj(b):
+        return a - _scaled(b, alpha) if negate else a + _scaled(b, alpha)
+    alpha = 1 if alpha is None else alpha
+    alpha = jnp.asarray(-alpha if negate else alpha, b.dtype)
+    ar, ai, br, bi = jnp.real(alpha), jnp.imag(alpha), jnp.real(b), jnp.imag(b)
+    return a + jax.lax.complex(ar * br - ai * bi, ar * bi + ai * br)
+
+
 def _operand_dtype(x):
     return x.dtype if isinstance(x, Tensor) else _dtype.scalar_dtype(x)
 
@@ -309,13 +321,13 @@ def _check_sub(a, b):
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
-_ADD = OPS["add"] = defop("add", lambda a, b, alpha: a + _scaled(b, alpha), promote="same", promote_args=(0, 1),
+_ADD = OPS["add"] = defop("add", lambda a, b, alpha: _plus_scaled(a, b, alpha), promote="same", promote_args=(0, 1),
                           linear=True, grad_name="AddBackward0")
-_SUB = OPS["sub"] = defop("sub", lambda a, b, alpha: a - _scaled(b, alpha), promote="same", promote_args=(0, 1),
+_SUB = OPS["sub"] = defop("sub", lambda a, b, alpha: _plus_scaled(a, b, alpha, negate=True), promote="same", promote_args=(0, 1),
                           linear=True, grad_name="SubBackward0")
-_RSUB_T = defop("rsub", lambda a, b, alpha: b - _scaled(a, alpha), promote="same", promote_args=(0, 1),
+_RSUB_T = defop("rsub", lambda a, b, alpha: _plus_scaled(b, a, alpha, negate=True), promote="same", promote_args=(0, 1),
                 linear=True, grad_name="RsubBackward0")
-_RSUB_S = defop("rsub_scalar", lambda a, b, alpha: b - _scaled(a, alpha), promote="same", promote_args=(0, 1),
+_RSUB_S = defop("rsub_scalar", lambda a, b, alpha: _plus_scaled(b, a, alpha, negate=True), promote="same", promote_args=(0, 1),
                 linear=True, grad_name="RsubBackward1")
 
 

@@ -92,6 +92,7 @@ def _rtruediv(self, other):
 METHODS.update({
     "__rtruediv__": _rtruediv,
     "__rmul__": _dunder(mul),  # PyTorch's ``2 * t`` is ``t.mul(2)`` (the number second: float16 opmath, node order)
+    "__radd__": _dunder(add),  # ``2 + t`` is ``t.add(2)``: alpha scales the number (complex t: ``inf + t`` has nan imag)
     "__sub__": _dunder(sub), "__rsub__": _dunder(rsub), "__isub__": _inplace_dunder(arith.METHODS, "sub_"),
     "__eq__": _dunder(eq), "__ne__": _dunder(ne), "__lt__": _dunder(lt), "__le__": _dunder(le),
     "__gt__": _dunder(gt), "__ge__": _dunder(ge),

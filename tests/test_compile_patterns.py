@@ -553,6 +553,37 @@ def case_masked_fill_complex_value_checked(lib, jit):
                 out.append(str(e))
     return out
 
+def case_strided_argument(lib, jit):
+    """A transposed argument keeps its strides in the traced program: view() refuses it as eagerly (ops fuzzer
+    seeds 31039, 31204 under compile passed), stride()/is_contiguous() report it, and a contiguous argument of the
+    same shape gets a program of its own."""
+    f = jit(lambda x: (x.stride(), x.is_contiguous(), x.reshape(-1) * 2, x.t().view(-1) if x.stride(0) == 1 else x))
+    g = jit(lambda x: x.view(-1))
+    out = []
+    for x in (_x(lib, 2, 3).t(), _x(lib, 2, 3).t(), _x(lib, 3, 2), _x(lib, 3, 2), _x(lib, 2, 3).t()):
+        out.append(f(x))
+        try:
+            out.append(g(x))
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+def case_topk_of_a_scalar_then_gather(lib, jit):
+    """gather's deferred index check on topk's indices of a 0-d tensor, a constant of the program: the host
+    evaluation of the check took the constant output for a variable (ops fuzzer seed 31033 under compile)."""
+    def step(t):
+        v, i = lib.topk(t, 1, dim=0)
+        return v, lib.gather(t, 0, i), lib.gather(t, -1, i * 0)
+    f = jit(step)
+    return [f(lib.tensor(-2.75) * k) for k in (1, 2, 3)]
+
+def case_negative_number_into_unsigned(lib, jit):
+    """A negative Python int meeting a uint8 tensor wraps inside a traced program as eagerly (torch.where with -1:
+    OverflowError while tracing; ops fuzzer seed 31287 under compile), empty input included."""
+    f = jit(lambda x: (lib.where(x > 0, x, -1), lib.where(x > 0, -2, x), x + -3, x.mul(-1), lib.clamp(x, -1, 2)))
+    x = lib.tensor([0, 3, 200], dtype=lib.uint8)
+    return [f(x), f(x + 1), f(x[:0]), f(x[:0])]
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
 

@@ -79,6 +79,9 @@ class Tensor(_tensor_values.TensorValues):
     _fn_view = None
     # a sparse COO tensor (``torchish.sparse``) keeps its indices and values here; its value is their dense sum
     _coo = None
+    # the (sizes, strides, storage offset) of a tensor standing for a non-contiguous argument while torchish.compile
+    # traces its program (its view chain stays outside): what stride() and view() see, as in the eager call
+    _layout = None
 
     # binding for ``torchish.Tensor(2, 3)`` / ``Tensor([1., 2.])`` is installed by the creation ops
     _legacy_new = None

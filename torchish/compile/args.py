@@ -18,6 +18,7 @@ from .. import _dtype, _precision
 from .._tensor import Tensor
 from ..amp import _state as _autocast
 from ..autograd.grad_mode import STATE
+from ..ops import inplace as _ip
 from . import pystate
 
 _MAX_ATTRS = 64  # an object with more attributes than this, or a longer container among them, is kept whole
@@ -26,11 +27,20 @@ _SCALARS = (int, float, bool, str, bytes, type(None), complex)
 _BIG = (list, tuple, dict, set)
 
 
+def strides(t):
+    """The strides of a non-contiguous argument (a transposed or sliced view), which ``view()``, ``stride()`` and
+    ``is_contiguous()`` depend on, or None. (Not its storage offset: a program serves ``x[i]`` for every ``i``.)"""
+    if t._view is None or not t._view[1]:
+        return None
+    shape, st, _ = _ip.layout(t)
+    return None if _ip.is_contiguous(shape, st) else st
+
+
 def _leaf_key(x):
     if isinstance(x, Tensor):
         if x._rg:  # (whether an argument's .grad exists: a backward inside accumulates into it)
-            return ("T", x._v.shape, x._v.dtype, True, x._grad is None)
-        return ("T", x._v.shape, x._v.dtype, False)
+            return ("T", x._v.shape, x._v.dtype, True, x._grad is None, strides(x))
+        return ("T", x._v.shape, x._v.dtype, False, strides(x))
     if isinstance(x, _SCALARS):
         return ("V", type(x), x)
     if isinstance(x, (jax.Array,)):

@@ -34,7 +34,7 @@ from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH
 from ..ops import lazy, tracing
 from .backward import _link_outputs, _spent_outputs
-from .args import COPIES, changed_copies, signature as _signature
+from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
 from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
@@ -263,6 +263,7 @@ class CompiledFunction:
         fn = self.fn
         arg_pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
         arg_rg = [leaves[i]._rg for i in arg_pos]
+        arg_strides = [arg_strides_of(leaves[i]) for i in arg_pos]
         scalar_keys = [(id(c), k) for c, k in entry.scalars]
         modules_seen = {}
 
@@ -273,8 +274,10 @@ class CompiledFunction:
                 t._d = v
             targs = list(leaves)
             arg_tensors = []
-            for i, v, rg in zip(arg_pos, arg_vals, arg_rg):
+            for i, v, rg, st in zip(arg_pos, arg_vals, arg_rg, arg_strides):
                 tt = Tensor._make(v, rg)
+                if st is not None:  # (a transposed argument is still one: view() refuses it, stride() reports it)
+                    tt._layout = (tuple(v.shape), st, 0)
                 targs[i] = tt
                 arg_tensors.append(tt)
             n_copies = len(COPIES)

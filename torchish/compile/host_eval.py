@@ -173,10 +173,11 @@ def build(jaxpr, consts):
         steps.append((impl, eqn, ins, outs, eqn.primitive.multiple_results))
     result = []
     for v in jaxpr.outvars:
-        if isinstance(v, Literal):
-            slot[v] = len(init)
+        if isinstance(v, Literal):  # (a constant output, unhashable: its own slot)
+            result.append(len(init))
             init.append(np.asarray(v.val, v.aval.dtype))
-        result.append(slot[v])
+        else:
+            result.append(slot[v])
 
     def run(args):
         env = list(init)

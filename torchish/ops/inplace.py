@@ -50,12 +50,21 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def _own_layout(t: Tensor):
+    """The layout of a tensor that is not a view: contiguous, or the eager argument's layout that a traced argument
+    stands for (``Tensor._layout``; dropped once its value changes shape, as ``resize_`` makes it contiguous)."""
+    lay = t._layout
+    if lay is not None and lay[0] == tuple(t._v.shape):
+        return lay
+    return tuple(t._v.shape), contiguous_strides(t._v.shape), 0
+
+
 def layout(t: Tensor):
     """PyTorch's ``(sizes, strides, storage_offset)`` for ``t``, replaying its view chain on its base's layout."""
     if t._view is None or not t._view[1]:
-        return tuple(t._v.shape), contiguous_strides(t._v.shape), 0
+        return _own_layout(t)
     base, chain, _ = t._view
-    shape, strides, offset = tuple(base._v.shape), contiguous_strides(base._v.shape), 0
+    shape, strides, offset = _own_layout(base)
     for op, st in chain:
         rule = LAYOUT_RULES.get(op.name)
         if rule is None:  # an op without a rule: treat its output as a fresh contiguous buffer

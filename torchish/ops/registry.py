@@ -202,6 +202,14 @@ def _opmath_fn(fwd, idx, npdt, keep):
     return opmath_fwd
 
 
+def _number_as(v, npdt):
+    """A Python number cast to ``npdt`` as the jitted kernel casts it (an int64 argument there): an int outside an
+    integer type's range wraps (-1 into uint8 is 255; jnp.asarray raised OverflowError inside torchish.compile)."""
+    if type(v) is int and -2 ** 63 <= v < 2 ** 63:
+        return jnp.asarray(v, jnp.int64).astype(npdt)
+    return jnp.asarray(v, npdt)
+
+
 def _cast_fn(op, cdt):
     """fwd with promoted inputs cast to ``cdt`` inside the kernel (so the cast fuses with the op)."""
     fwd = op.fwd
@@ -217,7 +225,7 @@ def _cast_fn(op, cdt):
         for i in (range(len(vals)) if idx is None else idx):
             v = vals[i]
             if v is not None:
-                vals[i] = v.astype(npdt) if hasattr(v, "astype") else jnp.asarray(v, npdt)
+                vals[i] = v.astype(npdt) if hasattr(v, "astype") else _number_as(v, npdt)
         return fwd(*vals, **static)
 
     return cast_fwd

@@ -584,6 +584,25 @@ def case_negative_number_into_unsigned(lib, jit):
     x = lib.tensor([0, 3, 200], dtype=lib.uint8)
     return [f(x), f(x + 1), f(x[:0]), f(x[:0])]
 
+def case_traced_fill_value_range(lib, jit):
+    """masked_fill/index_fill with a traced 0-d value that does not fit the destination raise PyTorch's overflow
+    error as deferred checks (the traced program wrapped 300 into uint8); index_fill refuses any complex value for a
+    real tensor with its own message; fill_ checks nothing, as in PyTorch."""
+    m, i = lib.tensor([True, False, True]), lib.tensor([0])
+    f = jit(lambda x, v: (x.masked_fill(m, v), x.clone().fill_(v)))
+    g = jit(lambda x, v: x.index_fill(0, i, v))
+    out = []
+    for dt, vals in ((lib.uint8, (3, 300, -1, -256, 2.5, float("nan"), 1e6)), (lib.int8, (3, 128, -129, -128)),
+                     (lib.float16, (3.0, 7e4, float("inf"))), (lib.float32, (3.0, 1e39, 2 + 1j))):
+        x = lib.zeros(3, dtype=dt)
+        for v in (vals[0],) + vals:
+            for h in (f, g):
+                try:
+                    out.append(h(x, lib.tensor(v) * 1))
+                except RuntimeError as e:
+                    out.append(str(e))
+    return out
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
 

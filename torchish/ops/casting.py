@@ -86,6 +86,28 @@ def check_scalar_fits(value, dtype, *, numel=None, opmath=False):
     return value
 
 
+def overflows(value, dtype):
+    """The traced twin of :func:`check_scalar_fits` for a traced value (torchish.compile) that ``item()`` would give
+    it: a boolean array, True where it does not fit ``dtype`` (an integer type's range, -max allowed for an unsigned
+    one; NaN into an integer type; a finite number, or part, beyond a checked floating type's max). A nonzero
+    imaginary part into a real type is the caller's to check."""
+    name, cplx, boolean, ints, top, _ = _target(dtype, False)
+    v = jnp.real(value)
+    if boolean or v.dtype == jnp.bool_ or name not in _C_NAMES or (ints is None and top is None):
+        return jnp.zeros(v.shape, bool)
+    if ints is None:  # (into complex64, both parts are checked as float32's)
+        bad = (jnp.abs(v) > top) & jnp.isfinite(v)
+        if cplx and jnp.iscomplexobj(value):
+            bad = bad | (jnp.abs(jnp.imag(value)) > top) & jnp.isfinite(jnp.imag(value))
+        return bad
+    lo, hi = ints
+    if jnp.issubdtype(v.dtype, jnp.integer):
+        v = v.astype(jnp.int64)
+        return (v > min(hi, 2 ** 63 - 1)) | (v < max(-hi if lo == 0 else lo, -2 ** 63))
+    v = v.astype(jnp.float64)  # (in double, as item() gives it: 2.0 ** 63 passes for int64)
+    return ~((v >= float(lo)) & (v <= float(hi)))
+
+
 _TARGETS: dict = {}
 
 

@@ -18,7 +18,7 @@ from . import registry as _registry
 from .registry import apply, defop, overload
 from .registry import Family as _Family
 from . import tracing
-from .casting import _C_NAMES, check_scalar_fits
+from .casting import _C_NAMES, check_scalar_fits, overflows
 from .writes import set_at
 
 _public = _Family(globals()).public
@@ -330,17 +330,19 @@ def index_copy(input, dim, index, source, *, out=None):
 def _fill_value(value, dtype):
     """The value index_fill/masked_fill write into a ``dtype`` tensor, checked as PyTorch converts it: a number with
     :func:`check_scalar_fits`; a 0-d tensor through its ``item()``; a traced one (torchish.compile) has its imaginary
-    part checked before the program runs (its range is not)."""
+    part and range checked before the program runs (deferred checks)."""
     from .elementwise import scalar_or_tensor
     value = scalar_or_tensor(value)
     if not isinstance(value, Tensor):
         return check_scalar_fits(value, dtype)
     d = value._d
     if isinstance(d, jax.core.Tracer):
+        name = _C_NAMES.get(dtype.name, dtype.name)
         if value.is_complex() and dtype.category != _dtype._COMPLEX and dtype is not _dtype.bool:
-            name = _C_NAMES.get(dtype.name, dtype.name)
             tracing.defer_check(jnp.imag(d) != 0, jnp.imag(d), RuntimeError,
                                 lambda _: f"value cannot be converted to type {name} without overflow")
+        tracing.defer_check(overflows(d, dtype), d, RuntimeError,
+                            lambda _: f"value cannot be converted to type {name} without overflow")
     elif not value.is_meta:
         check_scalar_fits(value.item(), dtype)  # PyTorch fills with ``value.item()``, checked
     return value
@@ -356,6 +358,8 @@ def index_fill(input, dim, index, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
+    if (value.is_complex() if isinstance(value, Tensor) else isinstance(value, complex)) and not input.is_complex():
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     n = _dim_size(input, d)
     if input.numel() == 0:  # PyTorch checks no bounds on an empty tensor, but fails to fill along an empty dim
         rest = int(np.prod([s for k, s in enumerate(input.shape) if k != d]))  # (when the other dims hold any)

@@ -65,3 +65,36 @@ def test_half_precision_softplus_gradient_matches_torch(dtype):
         T.nn.functional.softplus(x, beta=1.1).backward(T.tensor(_V[16:32]).to(getattr(T, dtype)))
         out[T] = x.grad.float().numpy()
     np.testing.assert_array_equal(out[torchish], out[torch])
+
+
+# Unary/binary math on half types: PyTorch's kernels evaluate the float32 function and round once; each backward
+# formula rounds op by op. Small tensors (15 elements: PyTorch's scalar loop; its vectorized one agrees for these).
+_MATH_X = np.concatenate([np.random.default_rng(1).uniform(-11.5, 11.5, 240), [10.96875, -10.96875, 9.359375],
+                          np.exp(np.random.default_rng(2).uniform(-12, 4, 57))]).astype(np.float32)
+MATH = {
+    "sinh": lambda T, x: T.sinh(x),
+    "cosh": lambda T, x: T.cosh(x),
+    "atan": lambda T, x: T.atan(x),
+    "logaddexp": lambda T, x: T.logaddexp(x, x.flip(0) * 0.5),
+    "logaddexp2": lambda T, x: T.logaddexp2(x, x.flip(0) * 0.5),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("name", list(MATH))
+def test_half_precision_math_rounds_the_float32_result_once(dtype, name):
+    out = {}
+    for T in (torch, torchish):
+        values, grads = [], []
+        for i in range(0, len(_MATH_X), 15):
+            x = T.tensor(_MATH_X[i:i + 15]).to(getattr(T, dtype)).requires_grad_()
+            y = MATH[name](T, x)
+            if name != "logaddexp2":  # (its half-type backward rounds differently: not matched yet)
+                y.backward(T.tensor(_V[:len(y)]).to(getattr(T, dtype)))
+                grads.append(x.grad.float().numpy())
+            values.append(y.detach().float().numpy())
+        out[T] = np.concatenate(values), grads
+    np.testing.assert_array_equal(out[torchish][0], out[torch][0])
+    for got, ref in zip(out[torchish][1], out[torch][1]):
+        np.testing.assert_array_equal(got, ref)

@@ -109,9 +109,9 @@ _binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp, reject=fro
         overloads={"scalar": "CopysignBackward1"})
 # PyTorch: grad / (1 + exp(other - self)) and its mirror: an infinite operand gives the other 0, two equal
 # infinities NaN (JAX's derivative gives 1 there)
-_binary("logaddexp", jnp.logaddexp, reject=FLOATS_ONLY, numbers="none",
+_binary("logaddexp", _in_float32(jnp.logaddexp), reject=FLOATS_ONLY, numbers="none",
         vjp=lambda g, a, b, out: (g / (1 + jnp.exp(b - a)), g / (1 + jnp.exp(a - b))))
-_binary("logaddexp2", jnp.logaddexp2, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",  # (logaddexp has complex)
+_binary("logaddexp2", _in_float32(jnp.logaddexp2), reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",  # (logaddexp has complex)
         vjp=lambda g, a, b, out: (g / (1 + jnp.exp2(b - a)), g / (1 + jnp.exp2(a - b))))
 _binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both", reject=frozenset({_COMPLEX}),
         overloads={"scalar_self": "XlogyBackward1", "scalar": "XlogyBackward2"})

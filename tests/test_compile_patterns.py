@@ -603,6 +603,18 @@ def case_traced_fill_value_range(lib, jit):
                     out.append(str(e))
     return out
 
+def case_masked_scatter_short_source(lib, jit):
+    """masked_scatter with fewer source elements than the mask's ones raises PyTorch's error inside a traced program
+    as a deferred check (ops fuzzer seeds 40250, 40259 under compile filled zeros)."""
+    f = jit(lambda x, m, s: x.masked_scatter(m, s))
+    x, out = _x(lib, 2, 3), []
+    for m in ([1, 0, 1], [0, 0, 1], [1, 1, 1], [1, 1, 0], [1, 1, 1]):
+        try:
+            out.append(f(x, lib.tensor(m, dtype=lib.bool), _x(lib, 4, k=0.11)))
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
 

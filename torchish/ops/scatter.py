@@ -426,7 +426,11 @@ def masked_scatter(input, mask, source):
     from .broadcast import broadcast_tensors
     m, x = broadcast_tensors(mask, input)
     md = m._d
-    if not isinstance(md, jax.core.Tracer) and int(np.count_nonzero(np.asarray(md))) > source.numel():
+    if isinstance(md, jax.core.Tracer):  # (torchish.compile: checked before each run of the program)
+        ones = jnp.count_nonzero(md)
+        tracing.defer_check(ones > source.numel(), ones, RuntimeError,
+                            lambda _: "Number of elements of source < number of ones in mask")
+    elif int(np.count_nonzero(np.asarray(md))) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
     return apply(_MASKED_SCATTER, (input, mask, source))
 

@@ -4,7 +4,7 @@
   the forward stored in the half type), the composite backward formulas of unary ops (every op rounded),
   softmax over a dimension that is not the last (accumulated in order, divided), reductions and norms, and the
   normalization layers (statistics saved in the half type).
-- signed zeros: cummax/cummin, relu, relu6, hardtanh, i1.
+- signed zeros: cummax/cummin, relu, relu6, hardtanh, i1, logsigmoid.
 - poles and special values: digamma/polygamma/lgamma and their gradients, logit, ndtri, sinc, erfcx.
 
 Inputs are deterministic numpy values; PyTorch's softmax kernels split work across threads (its vectorized and
@@ -164,6 +164,7 @@ SIGN_CASES = {
     "relu6": lambda T, x: F(T).relu6(x),
     "hardtanh_zero_limits": lambda T, x: F(T).hardtanh(x, -0.0, 0.0),
     "i1": lambda T, x: T.special.i1(x),
+    "logsigmoid_of_large_inputs": lambda T, x: F(T).logsigmoid(x.abs() * 500 + 600),  # min(0, x) - log1p(0): +0
 }
 
 

@@ -450,7 +450,12 @@ def _log_sigmoid_vjp(g, x, out):
     return ((max_deriv - sign * (b / (1 + b))) * wide(g)).astype(x.dtype)
 
 
-_LOGSIGMOID = defop("log_sigmoid", _opmath(jax.nn.log_sigmoid), vjp=_log_sigmoid_vjp,
+def _log_sigmoid_values(x):
+    """PyTorch's ``min(0, x) - log1p(exp(-|x|))``: +0.0 for large x (``jax.nn.log_sigmoid`` negates a softplus: -0.0)."""
+    return jnp.minimum(jnp.zeros((), x.dtype), x) - jnp.log1p(jnp.exp(-jnp.abs(x)))
+
+
+_LOGSIGMOID = defop("log_sigmoid", _opmath(_log_sigmoid_values), vjp=_log_sigmoid_vjp,
                     grad_name="LogSigmoidBackward0")
 
 

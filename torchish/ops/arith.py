@@ -112,7 +112,7 @@ _binary("copysign", jnp.copysign, promote="float", vjp=_copysign_vjp, reject=fro
 _binary("logaddexp", _in_float32(jnp.logaddexp), reject=FLOATS_ONLY, numbers="none",
         vjp=lambda g, a, b, out: (g / (1 + jnp.exp(b - a)), g / (1 + jnp.exp(a - b))))
 _binary("logaddexp2", _in_float32(jnp.logaddexp2), reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",  # (logaddexp has complex)
-        vjp=lambda g, a, b, out: (g / (1 + jnp.exp2(b - a)), g / (1 + jnp.exp2(a - b))))
+        vjp=lambda g, a, b, out: (g / (1 + _exp2(b - a)), g / (1 + _exp2(a - b))))  # (XLA's exp2 is exp(x ln 2))
 _binary("xlogy", jss.xlogy, promote="float", vjp=_xlogy_vjp, numbers="both", reject=frozenset({_COMPLEX}),
         overloads={"scalar_self": "XlogyBackward1", "scalar": "XlogyBackward2"})
 _binary("nextafter", jnp.nextafter, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none",

@@ -1196,3 +1196,16 @@ def test_exp2_ldexp_exact_and_round_decimals_aminmax_abs_out_angle_grad():
           lambda T: T.abs(T.tensor([3 + 4j, 1j]), out=T.zeros(2, dtype=T.complex64)),
           lambda T: T.abs(T.tensor([3 + 4j, 1j]), out=T.zeros(2, dtype=T.float16)),
           lambda T: T.abs(T.tensor([3 + 4j, 1j]), out=T.zeros(2, dtype=T.int32)), angle_grad)
+
+
+@needs_torch
+def test_nansum_of_floats_into_an_integer_or_bool_dtype():
+    # PyTorch zeroes NaN, converts each element, then sums (torchish refused it with 'nansum_cpu not implemented';
+    # math fuzzer seed 40045 under compile)
+    nan = float("nan")
+    agree(lambda T: T.nansum(T.tensor([0.6, 0.6]), dtype=T.int8),
+          lambda T: T.nansum(T.tensor([nan]), dtype=T.bool),
+          lambda T: T.nansum(T.tensor([300.0, 300.0]), dtype=T.uint8),
+          lambda T: T.nansum(T.tensor([[nan, 2.0], [-1.5, 2.5]], dtype=T.float64), 1, dtype=T.int64),
+          lambda T: T.nansum(T.zeros(1, 0, 1), dtype=T.bool),
+          lambda T: T.nansum(T.tensor([nan, 0.5], dtype=T.float16), 0, keepdim=True, dtype=T.int32))

@@ -158,8 +158,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.is_complex():
         raise RuntimeError("nansum on CPU does not support complex inputs")
     dt = _acc_dtype(input, dtype, out)
-    if dt.category <= _INT and input.dtype.category >= _FLOAT:
-        raise not_implemented("nansum_cpu", dt)
+    if dtype is None and dt.category <= _INT and input.dtype.category >= _FLOAT:  # (an integer out= of a float sum;
+        raise not_implemented("nansum_cpu", dt)          # dtype=int64 is fine: NaN zeroed, each element cast, summed)
     return _out(apply(_NANSUM, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim), dtype=dt.np), out,
                 "nansum")
 

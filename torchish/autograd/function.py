@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from . import forward_ad, saved_hooks
-from .graph import ERR_INFERENCE_SAVED, Node, node_class, _ERR_FREED
+from .graph import ERR_INFERENCE_SAVED, Node, node_class, saved_origin, _ERR_FREED
 from .grad_mode import STATE, no_grad
 
 
@@ -101,12 +101,7 @@ class FunctionCtx:
         """PyTorch's ", which is output N of Op," for a stale saved tensor: this Function for one of its outputs,
         else the grad_fn the tensor has now (the op that wrote it); nothing for a tensor without one."""
         out_nr = (self._saved_out_nrs or {}).get(i)
-        node, nr = (self, out_nr) if out_nr is not None else (t._grad_fn, t._out_nr)
-        if node is None:
-            return ""
-        name = node.name()
-        name = "torch::autograd::CopySlices" if name == "CopySlices" else name
-        return f", which is output {nr} of {name[:name.rindex('Backward')] if 'Backward' in name else name},"
+        return saved_origin(*((self, out_nr) if out_nr is not None else (t._grad_fn, t._out_nr)))
 
     saved_variables = saved_tensors
 

@@ -8,6 +8,7 @@ reaches back into Python frames.
 from __future__ import annotations
 
 import itertools
+import re
 import traceback
 from typing import Any, NamedTuple
 
@@ -112,7 +113,7 @@ class Node:
             return self._metadata
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # ---- hooks ---------------------------------------------------------------------------------------------
     def register_hook(self, fn) -> RemovableHandle:
@@ -178,6 +179,7 @@ class AccumulateGrad(Node):
 
 
 _NODE_CLASSES: dict = {}
+_CPP_NODES = ("CopySlices", "CopyBackwards")  # PyTorch's hand-written C++ nodes: name() gives the C++ class name
 
 
 def node_class(base, name):
@@ -185,9 +187,37 @@ def node_class(base, name):
     key = (base, name)
     cls = _NODE_CLASSES.get(key)
     if cls is None:
-        cls = type(name, (base,), {"__slots__": ()})
-        _NODE_CLASSES[key] = cls
+        body = {"__slots__": ()}
+        if name in _CPP_NODES:
+            cpp = f"torch::autograd::{name}"
+            body["name"] = lambda self: cpp
+        cls = _NODE_CLASSES[key] = type(name, (base,), body)
     return cls
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")  # (CopyBackwards keeps its name)
+
+
+def saved_origin(node, output_nr):
+    """PyTorch's ``", which is output N of Op,"`` in the error for a saved tensor modified in place: ``node`` is the
+    grad_fn the tensor has now (for a saved input) or the node that saved it (for a saved output), named as
+    PyTorch's message names it (``AddBackward0`` -> ``Add``, ``TBackward1`` -> ``T1``); nothing without a node."""
+    if node is None:
+        return ""
+    name = _BACKWARD_SUFFIX.sub(lambda m: "" if m[1] in ("", "0") else m[1], node.name())
+    return f", which is output {output_nr} of {name},"
+
+
+def live_tensor(tid, counter):
+    """The live Tensor whose ``id`` is ``tid`` and whose version counter is ``counter`` (None if it is gone): the
+    saved input an error message names, looked up only when the error is raised (a node keeps values, not
+    Tensors, so the forward pays nothing for it)."""
+    import gc
+    from .._tensor import Tensor
+    for obj in gc.get_objects():
+        if id(obj) == tid and isinstance(obj, Tensor) and obj._vc is counter:
+            return obj
+    return None
 
 
 def anomaly_trace(node) -> str:

@@ -486,6 +486,22 @@ def make_inplace(fn, name=None):
     return method
 
 
+# PyTorch numbers an op's overloads in one sequence, the in-place ones after the others: ``t_()`` records
+# TBackward1 where ``t()`` records TBackward0, ``squeeze_(dim)`` SqueezeBackward4 where ``squeeze(dim)`` records 1
+_OUT_OF_PLACE_OVERLOADS = {"TBackward": 1, "UnsqueezeBackward": 1, "SqueezeBackward": 3, "TransposeBackward": 1,
+                           "AsStridedBackward": 1}
+
+
+def _name_inplace_overload(node):
+    """Rename the view node ``node`` (just made by the out-of-place op) to its in-place overload's name."""
+    name = type(node).__name__
+    stem = name.rstrip("0123456789")
+    shift = _OUT_OF_PLACE_OVERLOADS.get(stem)
+    if shift is not None and stem != name:
+        from ..autograd.graph import node_class
+        node.__class__ = node_class(type(node).__base__, f"{stem}{int(name[len(stem):]) + shift}")
+
+
 def inplace_view(self: Tensor, out: Tensor) -> Tensor:
     """Make ``self`` become ``out`` — a view of ``self`` (``unsqueeze_``, ``t_``...) — keeping its storage.
 
@@ -512,6 +528,8 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
     else:
         self._view = out._view
     self._d = out._d
+    if out._grad_fn is not None:
+        _name_inplace_overload(out._grad_fn)
     self._grad_fn = out._grad_fn
     self._out_nr = out._out_nr
     self._rg = out._rg

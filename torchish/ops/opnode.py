@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype, _meta
 from .._tensor import Tensor, wrap
-from ..autograd.graph import Node
+from ..autograd.graph import Node, live_tensor, saved_origin
 from ..autograd.grad_mode import STATE
 from . import lazy, tracing
 from . import registry as _registry
@@ -174,17 +174,20 @@ class OpNode(Node):
     def _check_versions(self):
         for vc, v, val, who in self.versions:
             if vc.value != v:
-                if isinstance(who, int) and who < 0:  # a saved output of this node: PyTorch names the forward op
-                    op = self.name()
-                    op = op[:op.rindex("Backward")] if "Backward" in op else op
-                    which = f"output {-1 - who} of {op}"
-                else:
-                    which = f"an input or output of {self.name()}"
+                what = f"{_dtype.legacy_type_name(_dtype.from_np(val.dtype))} {list(val.shape)}"
+                if isinstance(who, int) and who < 0:  # a saved output of this node: PyTorch names this node
+                    origin = saved_origin(self, -1 - who)
+                else:  # a saved input (``who``: its id): PyTorch shows the tensor as it is now (``t_()`` changed
+                    t = live_tensor(who, vc)  # its shape) and the grad_fn it has now, none for a leaf
+                    if t is not None:
+                        what, origin = f"{t.type()} {list(t.shape)}", saved_origin(t._grad_fn, t._out_nr)
+                    else:  # gone (a view of it was written)
+                        origin = f", which is an input or output of {self.name()},"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{_dtype.legacy_type_name(_dtype.from_np(val.dtype))} {list(val.shape)}], which is "
-                    f"{which}, is at version {vc.value}; expected version {v} instead. Hint: enable anomaly "
-                    "detection to find the operation that failed to compute its gradient, with "
+                    f"operation: [{what}]{origin} is "
+                    f"at version {vc.value}; expected version {v} instead. Hint: enable anomaly detection to find "
+                    "the operation that failed to compute its gradient, with "
                     "torchish.autograd.set_detect_anomaly(True).")
 
     def apply_grads(self, grads, create_graph):

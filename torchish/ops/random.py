@@ -572,5 +572,45 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
 
 _INPLACE = {"uniform_": _uniform, "normal_": _normal, "bernoulli_": _bernoulli, "exponential_": _exponential,
             "cauchy_": _cauchy, "log_normal_": _log_normal, "geometric_": _geometric, "random_": _random}
+# the node PyTorch records for an in-place draw into a tensor that requires grad (by overload): the tensor stays in
+# the graph, and the gradient through it is zero
+_DRAW_NODES = {"uniform_": "UniformBackward0", "normal_": "NormalBackward0", "exponential_": "ExponentialBackward0",
+               "cauchy_": "CauchyBackward0", "log_normal_": "LogNormalBackward0", "geometric_": "GeometricBackward0"}
+
+
+def _draw_node_name(name, args, kwargs):
+    if name == "bernoulli_":
+        p = args[0] if args else kwargs.get("p")
+        return "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2"
+    if name == "random_":
+        given = sum(1 for v in args if v is not _NO_ARG) + ("from" in kwargs) + ("to" in kwargs)
+        return ("RandomBackward2", "RandomBackward1", "RandomBackward0")[min(given, 2)]
+    return _DRAW_NODES[name]
+
+
+@functools.lru_cache(maxsize=None)
+def _draw_op(grad_name):
+    # (the drawn value is the last argument; the node's inputs, as PyTorch lists them, are the ones before it)
+    shown = (0, 1) if grad_name == "BernoulliBackward1" else (0,)
+    return defop(grad_name, lambda x, *rest: rest[-1], grad_name=grad_name, linear=True, promote="same",
+                 promote_args=shown)
+
+
+def _in_graph(fn, name):
+    """``fn`` (an in-place draw) leaving a tensor that requires grad in the graph, as PyTorch's node does: the draw
+    does not depend on the old values, so no gradient flows through it (a probability tensor of ``bernoulli_``
+    is an input of the node too, with a zero gradient)."""
+    def run(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        if not (self._rg and STATE.grad_enabled):
+            return out
+        grad_name = _draw_node_name(name, args, kwargs)
+        p = args[0] if args else kwargs.get("p")
+        inputs = (self, p, out) if grad_name == "BernoulliBackward1" else (self, out)
+        return apply(_draw_op(grad_name), inputs)
+    functools.update_wrapper(run, fn)
+    return run
+
+
 for _n, _f in _INPLACE.items():
-    METHODS[_n] = make_inplace(_f, _n)
+    METHODS[_n] = make_inplace(_in_graph(_f, _n), _n)

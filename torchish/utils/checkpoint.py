@@ -45,7 +45,7 @@ from .._tensor import Tensor
 from ..autograd import engine, saved_hooks as _saved_hooks
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
-from ..autograd.graph import AccumulateGrad, Node, _SEQ
+from ..autograd.graph import AccumulateGrad, Node, _SEQ, saved_origin
 from ..ops import tracing
 from ._checkpoint_traced import checkpoint_traced
 
@@ -226,7 +226,7 @@ class CheckpointBackward(Node):
             if t._vc.value != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{t.type()} {list(t.shape)}], which is an input or output of {self.name()}, is at "
+                    f"operation: [{t.type()} {list(t.shape)}]{saved_origin(t._grad_fn, t._out_nr)} is at "
                     f"version {t._vc.value}; expected version {v} instead. Hint: enable anomaly detection to find "
                     "the operation that failed to compute its gradient, with "
                     "torchish.autograd.set_detect_anomaly(True).")

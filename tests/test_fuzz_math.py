@@ -1209,3 +1209,17 @@ def test_nansum_of_floats_into_an_integer_or_bool_dtype():
           lambda T: T.nansum(T.tensor([[nan, 2.0], [-1.5, 2.5]], dtype=T.float64), 1, dtype=T.int64),
           lambda T: T.nansum(T.zeros(1, 0, 1), dtype=T.bool),
           lambda T: T.nansum(T.tensor([nan, 0.5], dtype=T.float16), 0, keepdim=True, dtype=T.int32))
+
+
+@needs_torch
+def test_addmm_family_truncates_float_alpha_and_beta_for_integer_results():
+    # PyTorch converts beta/alpha to an integer result's type (0.5 -> 0, -1.5 -> -1; NaN or out of range raises):
+    # math fuzzer seed 50143, addmm of int64 matrices with alpha=0.5 gave input + 0.5 * product
+    i, m = [[1, 2], [3, 4]], [[1, 3], [1, 1]]
+    for alpha, beta, dt in ((0.5, 1, "int64"), (-1.5, 2.5, "int64"), (2, 0.5, "int8"), (1, float("nan"), "int64"),
+                            (300.0, 1, "uint8"), (-1.0, 1, "uint8")):
+        agree(lambda T: T.addmm(T.tensor(i, dtype=getattr(T, dt)), T.tensor(m, dtype=getattr(T, dt)),
+                                T.tensor(m, dtype=getattr(T, dt)), alpha=alpha, beta=beta),
+              lambda T: T.addmv(T.tensor(i[0]), T.tensor(m), T.tensor(m[0]), alpha=alpha, beta=beta),
+              lambda T: T.baddbmm(T.tensor([i]), T.tensor([m]), T.tensor([m]), alpha=alpha, beta=beta),
+              lambda T: T.addbmm(T.tensor(i), T.tensor([m, m]), T.tensor([m, i]), alpha=alpha, beta=beta))

@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
+from .casting import check_scalar_fits
 from .elementwise import _out, c10_name, not_implemented, out_structured, require_tensor
 from . import registry as _registry, saved as _saved
 from .registry import apply, defop
@@ -474,8 +475,19 @@ def _add_apply(op, input, a, b, beta, alpha, out, name):
         if t.dtype is not input.dtype:
             raise RuntimeError(f"self and mat2 must have the same dtype, but got {_name(input.dtype)} and "
                                f"{_name(t.dtype)}")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # (addr refused float scalars already)
+        beta, alpha = (_to_integer(v, input.dtype) for v in (beta, alpha))
     res = apply(op, (input, a, b, beta, alpha), beta_zero=beta == 0)
     return _out(res, out, name) if name == "addr" else out_structured(res, out, name)  # (addr's out may cast)
+
+
+def _to_integer(v, dtype):
+    """PyTorch converts addmm's beta/alpha to an integer result's type, truncating: 0.5 -> 0, -1.5 -> -1 (NaN
+    and numbers out of range raise its RuntimeError)."""
+    if not isinstance(v, float):
+        return v
+    check_scalar_fits(v, dtype)
+    return int(v)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):

@@ -485,6 +485,31 @@ def case_parametrize_custom_and_orthogonal(lib):
             lin2.bias, (W @ W.T - lib.eye(3)).abs().max() < 1e-5, sorted(lin.state_dict().keys()), type(lin).__name__)
 
 
+def case_numpy_ufuncs_and_scalars_on_tensors(lib):
+    """Scripts that mix NumPy in: ufuncs on a tensor give a tensor back (a 0-d one for a 0-d input; a boolean result
+    is uint8), ``np.argmax(t)`` too, ``np.concatenate`` an array; NumPy scalars as operands (np.bool_ counts as a
+    float, so subtracting it is allowed and an integer tensor times it is float)."""
+    t = lib.tensor([1.0, 2.0, 4.0])
+    ti, tb = lib.tensor([1, 2, 3]), lib.tensor([True, False, True])
+    ufuncs = [np.exp(t), np.sqrt(t), np.add(t, 1), np.maximum(t, 1.5), np.exp(lib.tensor(1.0)), np.argmax(t),
+              np.exp(ti), np.isnan(t), np.add(t, t), np.clip(t, 0, 3), np.square(t.T), np.argsort(-t), np.cumsum(ti),
+              np.tanh(lib.tensor([[1.0, 2.0]])), np.exp(lib.zeros(0)), np.abs(lib.tensor([-1, 2], dtype=lib.int8)),
+              np.float32(2) * t]
+    joined = np.concatenate([t, t])
+    scalars = [t - np.bool_(True), np.bool_(True) - t, ti - np.bool_(True), ti * np.bool_(True), tb + np.bool_(True),
+               lib.sub(t, np.bool_(True)), lib.rsub(ti, np.bool_(True)), ti.div(np.bool_(True)), ti ** np.bool_(True),
+               lib.where(tb, ti, np.bool_(True)), tb.masked_fill(tb, np.bool_(False)), ti + np.int8(3), t * np.float64(2),
+               (ti.to(lib.int8) + np.int64(3)).dtype]
+    errors = []
+    for f in (lambda: tb - np.bool_(True), lambda: tb & np.bool_(True), lambda: np.exp(t.requires_grad_())):
+        try:
+            f()
+            errors.append("ok")
+        except Exception as e:  # noqa: BLE001 - the builtin family is the outcome
+            errors.append(next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"))
+    return ufuncs, [type(u).__name__ for u in ufuncs], type(joined).__name__, joined.tolist(), scalars, errors
+
+
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 

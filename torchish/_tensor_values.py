@@ -74,6 +74,15 @@ class TensorValues:
         a = self.numpy()
         return a.astype(dtype) if dtype is not None else a
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """NumPy ufuncs and ``np.argmax``-style functions on a tensor give a tensor back, as PyTorch's do:
+        ``np.exp(t)`` is a Tensor (a 0-d one for a 0-d input, never a NumPy scalar), and a boolean result is uint8
+        (``np.isnan(t)``), PyTorch's workaround kept for its users."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        from .ops.creation import from_numpy
+        return from_numpy(np.asarray(array))
+
     def __len__(self):
         if self._v.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

@@ -1223,3 +1223,14 @@ def test_addmm_family_truncates_float_alpha_and_beta_for_integer_results():
               lambda T: T.addmv(T.tensor(i[0]), T.tensor(m), T.tensor(m[0]), alpha=alpha, beta=beta),
               lambda T: T.baddbmm(T.tensor([i]), T.tensor([m]), T.tensor([m]), alpha=alpha, beta=beta),
               lambda T: T.addbmm(T.tensor(i), T.tensor([m, m]), T.tensor([m, i]), alpha=alpha, beta=beta))
+
+
+@needs_torch
+def test_isclose_of_integers_measures_the_error_in_the_default_float_dtype():
+    # math fuzzer seed 50110: allclose(tensor([0, 0]), tensor(-2**63), atol=0) was True (0 - (-2**63) wrapped)
+    agree(lambda T: T.isclose(T.tensor([0, 0, 5]), T.tensor(-2 ** 63), rtol=1e-5, atol=0),
+          lambda T: T.allclose(T.tensor([0, 0]), T.tensor(-2 ** 63), atol=0),
+          lambda T: T.isclose(T.tensor([2 ** 62]), T.tensor([-2 ** 62]), rtol=0, atol=10),
+          lambda T: T.isclose(T.tensor([16777217]), T.tensor([16777216]), rtol=0, atol=0.5),
+          lambda T: T.isclose(T.tensor([100], dtype=T.int8), T.tensor([-100], dtype=T.int8), rtol=0, atol=10),
+          lambda T: T.isclose(T.tensor([3, 4, -7]), T.tensor([4, 4, -8]), rtol=0.2, atol=0))

@@ -140,9 +140,9 @@ def _isclose_fwd(a, b, rtol, atol, *, equal_nan, exact, fdt):
         close = close | (jnp.isnan(a) & jnp.isnan(b))
     if exact:
         return close
-    if a.dtype == jnp.bool_:
-        a, b = a.astype(fdt), b.astype(fdt)
-    allowed = atol + jnp.abs(rtol * b.astype(fdt) if not jnp.issubdtype(b.dtype, jnp.inexact) else rtol * b)
+    if not jnp.issubdtype(a.dtype, jnp.inexact):  # PyTorch measures integer errors in the default float dtype
+        a, b = a.astype(fdt), b.astype(fdt)  # (no wrap-around: 2**62 and -2**62 are not close)
+    allowed = atol + jnp.abs(rtol * b)
     actual = jnp.abs(a - b)
     return close | (jnp.isfinite(actual) & (actual <= allowed))
 

@@ -1,6 +1,6 @@
 """What the differential fuzzers (tests/test_fuzz_*.py) share: the exception family a result is compared by, the
-loop over seeded programs, the pytest assertion and the command line's summary, and ``agree`` for the regression
-tests below each fuzzer."""
+loop over seeded programs, the pytest assertion and the command line's summary, ``agree`` for the regression
+tests below each fuzzer, and ``traced`` for their compile mode (every torchish op call run by torchish.compile)."""
 from __future__ import annotations
 
 from oracle import assert_same, torch, torchish
@@ -57,3 +57,27 @@ def agree(*fns):
         else:
             assert got_err is None, f"torch returned {ref!r}; torchish raised {got_err!r}"
             assert_same(ref, got)
+
+
+def traced(fn, vals):
+    """``fn(torchish, *vals)`` run by a compiled function's traced program. A compiled function's first call per
+    signature runs eagerly, so it is called on copies first (its errors ignored: the traced call must raise them)."""
+    cf = torchish.compile(lambda *v: fn(torchish, *v))
+    try:
+        cf(*[_copy(v) for v in vals])
+    except Exception:  # noqa: BLE001
+        pass
+    return cf(*vals)
+
+
+def _copy(v):
+    """A copy of an argument with the signature of the original: a tensor keeps its strides where they are a
+    permutation of contiguous ones (``x.t()``), the layout a compiled program depends on, and requires grad if it
+    does."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(map(_copy, v))
+    if not isinstance(v, torchish.Tensor):
+        return v
+    order = sorted(range(v.ndim), key=lambda d: -v.stride(d))
+    c = v.detach().permute(order).clone().permute([order.index(d) for d in range(v.ndim)])
+    return c.requires_grad_() if v.requires_grad else c

@@ -13,6 +13,7 @@ operands require grad, and the input gradients of a deterministic cotangent are 
 ``N_PROGRAMS`` seeded programs run under pytest; a longer run and a mismatch summary:
 
     python tests/test_fuzz_math.py 3000            # programs (default N_PROGRAMS_LONG), then a summary by op
+    python tests/test_fuzz_math.py 300 --compile   # every torchish op traced by torchish.compile
     python tests/test_fuzz_math.py 1 --seed 17 -v  # replay one program, printing every step
 
 Known gaps are skipped and counted in ``KNOWN`` (printed by the command line): torchish has no complex32, and
@@ -36,6 +37,8 @@ warnings.filterwarnings("ignore")
 N_PROGRAMS = 60           # programs per pytest run (deterministic seeds 0..N-1)
 N_PROGRAMS_LONG = 2000    # default for a command-line run
 STEPS = 5                 # ops per program
+COMPILED = False          # every torchish op call traced by torchish.compile (--compile; test_fuzz_math_compiled)
+COMPILED_SEEDS = (0, 1, 40045)  # programs run that way (an XLA compile per op: few); 40045 found a bug
 GRAD_P = 0.35             # share of steps whose float32/float64 operands require grad
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
@@ -868,7 +871,7 @@ def run_step(name, fn, args, grad):
         raise Skip
     xargs = _leaves(args, torchish, grad)
     try:
-        got = fn(torchish, *xargs)
+        got = harness.traced(fn, xargs) if COMPILED else fn(torchish, *xargs)
     except Exception as e:  # noqa: BLE001
         got_err = e
     if ref_err is None and isinstance(got_err, NotImplementedError) and name in LAPACK and any(
@@ -1008,6 +1011,17 @@ def test_fuzz_math_programs():
     harness.assert_none_differ(fuzz(N_PROGRAMS), N_PROGRAMS)
 
 
+@needs_torch
+def test_fuzz_math_compiled(monkeypatch):
+    """A few programs with every op traced by torchish.compile."""
+    monkeypatch.setitem(globals(), "COMPILED", True)
+    failures = {}
+    for seed in COMPILED_SEEDS:
+        for name, found in fuzz(1, seed).items():
+            failures.setdefault(name, []).extend(found)
+    harness.assert_none_differ(failures, len(COMPILED_SEEDS))
+
+
 if __name__ == "__main__":
     import argparse
     p = argparse.ArgumentParser()
@@ -1015,7 +1029,9 @@ if __name__ == "__main__":
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-v", action="store_true")
     p.add_argument("--stats", action="store_true", help="print how many steps each op ran")
+    p.add_argument("--compile", action="store_true", help="run every torchish op call traced by torchish.compile")
     a = p.parse_args()
+    COMPILED = a.compile
     res = fuzz(a.n, a.seed, a.v, live=True)
     total = sum(map(len, res.values()))
     print(f"{total} of {a.n} programs differ; skipped draws for known gaps: {KNOWN}")

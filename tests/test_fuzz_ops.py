@@ -1209,34 +1209,11 @@ def gen_inplace_promote(rng, pool):
 def _run(fn, args, lib):
     vals = [(a.ref if lib is torch else a.got) if isinstance(a, Pair) else a for a in args]
     if lib is torchish and COMPILED:
-        return _traced(fn, vals)
+        return harness.traced(fn, vals)
     return fn(lib, *vals)
 
 
 COMPILED = False  # every torchish op call inside torchish.compile, traced (--compile; test_fuzz_ops_compiled)
-
-
-def _traced(fn, vals):
-    """``fn(torchish, *vals)`` by a compiled function's traced program. A compiled function's first call per
-    signature runs eagerly, so it is called on copies first (its errors ignored: the traced call must raise them)."""
-    cf = torchish.compile(lambda *v: fn(torchish, *v))
-    try:
-        cf(*[_copy(v) for v in vals])
-    except Exception:  # noqa: BLE001
-        pass
-    return cf(*vals)
-
-
-def _copy(v):
-    """A copy of an argument with the signature of the original: a tensor keeps its strides where they are a
-    permutation of contiguous ones (``x.t()``), the layout a compiled program depends on."""
-    if isinstance(v, (list, tuple)):
-        return type(v)(map(_copy, v))
-    if not isinstance(v, torchish.Tensor):
-        return v
-    order = sorted(range(v.ndim), key=lambda d: -v.stride(d))
-    c = v.detach().permute(order).clone().permute([order.index(d) for d in range(v.ndim)])
-    return c.requires_grad_() if v.requires_grad else c
 
 
 KNOWN = {"complex32": 0, "layout": 0}  # draws skipped for a known, documented gap (counted, printed by the CLI)

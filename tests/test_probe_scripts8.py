@@ -510,6 +510,33 @@ def case_numpy_ufuncs_and_scalars_on_tensors(lib):
     return ufuncs, [type(u).__name__ for u in ufuncs], type(joined).__name__, joined.tolist(), scalars, errors
 
 
+def case_numpy_array_operands(lib):
+    """Operators with a NumPy array as PyTorch runs them: ``t + arr`` is NumPy's ufunc wrapped back into a tensor
+    (NumPy's promotion: float32 + int64 array is float64; a tensor that requires grad refuses), ``arr + t`` and
+    ``t < arr`` raise TypeError, ``t == arr`` is a tensor comparison, ``t != arr`` Python's identity fallback,
+    ``arr / t`` is ``t.reciprocal() * arr``; in-place operators take the array."""
+    import operator
+    t = lib.tensor([1.0, 2.0])
+    out = []
+    for arr in (np.ones(2), np.array(2.0), np.arange(2), np.ones(2, dtype=np.float32), np.array([True, False])):
+        for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "ge", "eq", "ne", "matmul"):
+            for a, b in ((t, arr), (arr, t)):
+                try:
+                    r = getattr(operator, name)(a, b)
+                    out.append(r if isinstance(r, (lib.Tensor, bool)) else type(r).__name__)
+                except Exception as e:  # noqa: BLE001 - the builtin family is the outcome
+                    out.append(next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"))
+        x = t.clone()
+        x += arr
+        out.append(x)
+    for f in (lambda: lib.ones(2, requires_grad=True) * np.ones(2), lambda: np.ones(2) / lib.ones(2, requires_grad=True)):
+        try:
+            out.append(f())
+        except Exception as e:  # noqa: BLE001 - the builtin family is the outcome
+            out.append(next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"))
+    return out
+
+
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 

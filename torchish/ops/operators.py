@@ -1,7 +1,12 @@
 """The Tensor's Python operators: ``a + b``, ``2 ** a``, ``a &= b``, ``a < b``, ``-a``, ``~a``, ... as dunders that
 call the op families' functions (reflected ``__r*__`` swap the operands; in-place ``__i*__`` call the family's
 ``name_`` method). An operand that is not a Tensor, number or array gives ``NotImplemented``, so Python tries the
-other side."""
+other side.
+
+A NumPy array operand also gives ``NotImplemented`` (except to ``==``), as PyTorch's operators do: ``t + arr`` then
+runs as NumPy's ufunc on ``t.__array__()`` and comes back through ``Tensor.__array_wrap__`` (NumPy's promotion, no
+autograd: a tensor that requires grad refuses), ``t += arr`` rebinds ``t`` to that new tensor, and ``arr + t``,
+``t < arr`` find no method on either side (TypeError)."""
 from __future__ import annotations
 
 import numbers
@@ -23,14 +28,16 @@ _ARRAYS = (Tensor, numbers.Number, np.generic, np.ndarray, jax.Array)
 
 
 def _operand(other):
-    """The operators take numpy arrays (``t + np.ones(2)``), which the named ops reject as PyTorch's do."""
+    """``==`` takes numpy arrays (``t == np.ones(2)``), which the named ops reject as PyTorch's do."""
     if isinstance(other, np.ndarray):
         from .creation import tensor
         return tensor(other)
     return other
 
 
-def _dunder(f, reflected=False):
+def _dunder(f, reflected=False, arrays=False):
+    """The operator for ``f``; ``arrays``: it converts a NumPy array operand (``==``) instead of leaving it to
+    NumPy."""
     fast = None if reflected else getattr(f, "fast", None)
     if fast is not None:  # ``t * u``, ``t + 0.5``: straight to the op (``f`` checks nothing for these operands)
         op, extra = fast
@@ -39,13 +46,13 @@ def _dunder(f, reflected=False):
             t = type(other)
             if t is Tensor or t is float or t is int:
                 return apply(op, (self, other, *extra))
-            if not isinstance(other, _ARRAYS):
+            if not isinstance(other, _ARRAYS) or (t is np.ndarray and not arrays):
                 return NotImplemented
             return f(self, _operand(other))
         return d
 
     def d(self, other):
-        if not isinstance(other, _ARRAYS):
+        if not isinstance(other, _ARRAYS) or (isinstance(other, np.ndarray) and not arrays):
             return NotImplemented
         other = _operand(other)
         return f(other, self) if reflected else f(self, other)
@@ -54,9 +61,9 @@ def _dunder(f, reflected=False):
 
 def _inplace_dunder(methods, name):
     def d(self, other):
-        if not isinstance(other, _ARRAYS):
+        if not isinstance(other, _ARRAYS) or isinstance(other, np.ndarray):
             return NotImplemented
-        return methods[name](self, _operand(other))
+        return methods[name](self, other)
     return d
 
 
@@ -86,7 +93,9 @@ def _rtruediv(self, other):
     ``ReciprocalBackward0``, and its rounding)."""
     if not isinstance(other, _ARRAYS):
         return NotImplemented
-    return mul(reciprocal(self), _operand(other))
+    if isinstance(other, np.ndarray):  # PyTorch's ``reciprocal(t) * arr``: NumPy's ufunc (see the module docstring)
+        return reciprocal(self) * other
+    return mul(reciprocal(self), other)
 
 
 METHODS.update({
@@ -94,7 +103,7 @@ METHODS.update({
     "__rmul__": _dunder(mul),  # PyTorch's ``2 * t`` is ``t.mul(2)`` (the number second: float16 opmath, node order)
     "__radd__": _dunder(add),  # ``2 + t`` is ``t.add(2)``: alpha scales the number (complex t: ``inf + t`` has nan imag)
     "__sub__": _dunder(sub), "__rsub__": _dunder(rsub), "__isub__": _inplace_dunder(arith.METHODS, "sub_"),
-    "__eq__": _dunder(eq), "__ne__": _dunder(ne), "__lt__": _dunder(lt), "__le__": _dunder(le),
+    "__eq__": _dunder(eq, arrays=True), "__ne__": _dunder(ne), "__lt__": _dunder(lt), "__le__": _dunder(le),
     "__gt__": _dunder(gt), "__ge__": _dunder(ge),
     "__neg__": neg, "__pos__": positive, "__abs__": abs, "__invert__": _invert,
 })

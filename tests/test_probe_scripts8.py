@@ -488,7 +488,8 @@ def case_parametrize_custom_and_orthogonal(lib):
 def case_numpy_ufuncs_and_scalars_on_tensors(lib):
     """Scripts that mix NumPy in: ufuncs on a tensor give a tensor back (a 0-d one for a 0-d input; a boolean result
     is uint8), ``np.argmax(t)`` too, ``np.concatenate`` an array; NumPy scalars as operands (np.bool_ counts as a
-    float, so subtracting it is allowed and an integer tensor times it is float)."""
+    float, so subtracting it is allowed and an integer tensor times it is float; np.complex64, not a Python complex,
+    counts as its real part)."""
     t = lib.tensor([1.0, 2.0, 4.0])
     ti, tb = lib.tensor([1, 2, 3]), lib.tensor([True, False, True])
     ufuncs = [np.exp(t), np.sqrt(t), np.add(t, 1), np.maximum(t, 1.5), np.exp(lib.tensor(1.0)), np.argmax(t),
@@ -499,7 +500,10 @@ def case_numpy_ufuncs_and_scalars_on_tensors(lib):
     scalars = [t - np.bool_(True), np.bool_(True) - t, ti - np.bool_(True), ti * np.bool_(True), tb + np.bool_(True),
                lib.sub(t, np.bool_(True)), lib.rsub(ti, np.bool_(True)), ti.div(np.bool_(True)), ti ** np.bool_(True),
                lib.where(tb, ti, np.bool_(True)), tb.masked_fill(tb, np.bool_(False)), ti + np.int8(3), t * np.float64(2),
-               (ti.to(lib.int8) + np.int64(3)).dtype]
+               (ti.to(lib.int8) + np.int64(3)).dtype, lib.full((2,), np.bool_(True)), lib.full((2,), np.complex64(1j)),
+               lib.full((2,), np.complex128(1j)), t * np.complex64(1 + 1j), t.mul(np.complex128(1j)),
+               t.masked_fill(tb, np.complex64(2 + 1j)), lib.where(tb, t, np.complex64(3 + 1j)),
+               t.new_full((2,), np.bool_(True)), lib.full((1,), np.bool_(False), dtype=lib.bool)]
     errors = []
     for f in (lambda: tb - np.bool_(True), lambda: tb & np.bool_(True), lambda: np.exp(t.requires_grad_())):
         try:

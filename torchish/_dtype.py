@@ -214,6 +214,17 @@ def _combine(higher, lower):
     return higher
 
 
+def numpy_scalar(x):
+    """The Python number a NumPy scalar argument is, read as PyTorch's argument parser reads it: by its value, except
+    that ``np.bool_`` is no Python bool and ``np.complex64`` no Python complex, so both are read as a double
+    (``int_t * np.bool_(True)`` is float; ``t * np.complex64(1j)`` multiplies by 0.0, the real part)."""
+    if isinstance(x, np.bool_):
+        return builtins.float(x)
+    if isinstance(x, np.complex64):
+        return builtins.float(x.real)
+    return x.item()
+
+
 def scalar_dtype(x):
     """The dtype a Python scalar contributes when it takes part in promotion (a "wrapped number")."""
     if isinstance(x, builtins.bool):

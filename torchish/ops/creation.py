@@ -303,7 +303,7 @@ def _scalar(x):
     if isinstance(x, Tensor):
         return x.item()
     if isinstance(x, np.generic):
-        return x.item()
+        return _dtype.numpy_scalar(x)
     return x
 
 

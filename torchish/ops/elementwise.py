@@ -45,9 +45,7 @@ def scalar_or_tensor(x, fname=None, pos=2, arg="other"):
     TypeError (``mul(): argument 'other' (position 2) must be Tensor, not list``); the operators convert numpy
     arrays themselves, as PyTorch's do."""
     if isinstance(x, np.generic):  # before the Python types: np.float64 is a float (and would stay float64)
-        # np.bool_ is no Python bool: PyTorch's argument parser reads it as a double (``t - np.bool_(True)`` is
-        # allowed, ``int_t * np.bool_(True)`` is float)
-        return float(x) if isinstance(x, np.bool_) else x.item()
+        return _dtype.numpy_scalar(x)
     if isinstance(x, (Tensor, bool, int, float, complex)):
         return x
     if isinstance(x, numbers.Number):

@@ -1224,7 +1224,11 @@ def test_nansum_of_floats_into_an_integer_or_bool_dtype():
           lambda T: T.nansum(T.tensor([300.0, 300.0]), dtype=T.uint8),
           lambda T: T.nansum(T.tensor([[nan, 2.0], [-1.5, 2.5]], dtype=T.float64), 1, dtype=T.int64),
           lambda T: T.nansum(T.zeros(1, 0, 1), dtype=T.bool),
-          lambda T: T.nansum(T.tensor([nan, 0.5], dtype=T.float16), 0, keepdim=True, dtype=T.int32))
+          lambda T: T.nansum(T.tensor([nan, 0.5], dtype=T.float16), 0, keepdim=True, dtype=T.int32),
+          lambda T: T.nansum(T.ones(2), 0, out=T.zeros((), dtype=T.int64)),
+          lambda T: T.nanmean(T.tensor(-1.0), dtype=T.bool),  # (math fuzzer seed 40214)
+          lambda T: T.nanmean(T.ones(2), dtype=T.int64),
+          lambda T: T.nanmean(T.ones(2), out=T.zeros((), dtype=T.int64)))
 
 
 @needs_torch

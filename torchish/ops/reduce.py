@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import wrap_dim
+from .._tensor import Tensor, wrap_dim
 from ..autograd.grad_mode import STATE
 from .casting import cast
 from .elementwise import _out, not_implemented, out_structured, require_tensor
@@ -201,6 +201,11 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.dtype.category < _FLOAT:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_dtype.scalar_type_name(input.dtype)}")
+    if dtype is not None and _dtype.as_dtype(dtype).category < _FLOAT:
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {_dtype.scalar_type_name(_dtype.as_dtype(dtype))}")
+    if dtype is None and isinstance(out, Tensor) and out.dtype.category <= _INT:  # (PyTorch sums into out)
+        raise not_implemented("nansum_cpu", out.dtype)
     from .compare import isnan, logical_not
     n = sum(logical_not(isnan(input)), dim, keepdim)
     return _out(nansum(input, dim, keepdim, dtype=dtype) / n, out, "nanmean")

@@ -64,18 +64,18 @@ def traced(fn, vals):
     signature runs eagerly, so it is called on copies first (its errors ignored: the traced call must raise them)."""
     cf = torchish.compile(lambda *v: fn(torchish, *v))
     try:
-        cf(*[_copy(v) for v in vals])
+        cf(*[copy(v) for v in vals])
     except Exception:  # noqa: BLE001
         pass
     return cf(*vals)
 
 
-def _copy(v):
+def copy(v):
     """A copy of an argument with the signature of the original: a tensor keeps its strides where they are a
     permutation of contiguous ones (``x.t()``), the layout a compiled program depends on, and requires grad if it
     does."""
     if isinstance(v, (list, tuple)):
-        return type(v)(map(_copy, v))
+        return type(v)(map(copy, v))
     if not isinstance(v, torchish.Tensor):
         return v
     order = sorted(range(v.ndim), key=lambda d: -v.stride(d))

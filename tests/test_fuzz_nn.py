@@ -15,6 +15,7 @@ or eval mode, and the fuzzer compares:
 
     python tests/test_fuzz_nn.py 2000            # programs (default N_PROGRAMS_LONG), then a summary by family
     python tests/test_fuzz_nn.py 1 --seed 17 -v  # replay one program, printing its configuration
+    python tests/test_fuzz_nn.py 300 --compile   # torchish's forward traced by torchish.compile
 
 Draws that hit a known, documented gap are not compared but counted in ``KNOWN`` (printed by the command line).
 The regression tests below the fuzzer each pin one root cause the fuzzer found.
@@ -825,7 +826,7 @@ def _build(lib, case, dtype):
 def _step(lib, case, m, dtype, cot_seed):
     """One forward and backward: (flat output, input grads, parameter grads)."""
     ins = _inputs(lib, case, dtype)
-    out = _flat(case.call(lib, m, *ins), lib)
+    out = _flat(_traced_call(case, m, ins) if lib is torchish and COMPILED else case.call(lib, m, *ins), lib)
     outs = [t for t in _tensors(out, lib) if t.requires_grad]
     leaves = [t for t in ins if isinstance(t, lib.Tensor) and t.requires_grad]
     params = [] if m is None else [p for _, p in m.named_parameters()]
@@ -835,6 +836,24 @@ def _step(lib, case, m, dtype, cot_seed):
         cots = [lib.tensor(rng.uniform(-1, 1, size=tuple(t.shape)).astype(to_numpy(t).dtype)) for t in outs]
         grads = lib.autograd.grad(outs, leaves + params, cots, allow_unused=True)
     return out, grads
+
+
+COMPILED = False  # torchish's forward run by a compiled function's traced program (--compile; test_fuzz_nn_compiled)
+
+
+def _traced_call(case, m, ins):
+    """``case.call`` by a compiled function's traced program: the first call (eager) runs on copies of the inputs
+    and the module's state is put back after it (a BatchNorm's running statistics)."""
+    cf = torchish.compile(lambda m, *v: case.call(torchish, m, *v))
+    saved = None if m is None else {k: v.clone() for k, v in m.state_dict().items()}
+    try:
+        cf(m, *[harness.copy(v) for v in ins])
+    except Exception:  # noqa: BLE001
+        pass
+    if saved is not None:
+        with torchish.no_grad():
+            m.load_state_dict(saved)
+    return cf(m, *ins)
 
 
 def _compare_grads(tg, xg, where):
@@ -945,6 +964,17 @@ def test_fuzz_nn_programs():
     harness.assert_none_differ(fuzz(N_PROGRAMS), N_PROGRAMS)
 
 
+@needs_torch
+def test_fuzz_nn_compiled(monkeypatch):
+    """A few programs with torchish's forward traced by torchish.compile (40023 found a compile-only bug)."""
+    monkeypatch.setitem(globals(), "COMPILED", True)
+    failures = {}
+    for seed in (0, 1, 2, 40023):
+        for name, found in fuzz(1, seed).items():
+            failures.setdefault(name, []).extend(found)
+    harness.assert_none_differ(failures, 4)
+
+
 if __name__ == "__main__":
     import argparse
     p = argparse.ArgumentParser()
@@ -952,7 +982,9 @@ if __name__ == "__main__":
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-v", action="store_true")
     p.add_argument("--live", action="store_true", help="print each mismatch as it is found")
+    p.add_argument("--compile", action="store_true", help="run torchish's forward traced by torchish.compile")
     a = p.parse_args()
+    COMPILED = a.compile
     res = fuzz(a.n, a.seed, a.v, a.live)
     total = sum(map(len, res.values()))
     print(f"{total} of {a.n} programs differ; programs by family: {STATS}; skipped for known gaps: {KNOWN}")

@@ -37,6 +37,7 @@ class Recorder:
         self.scalar_start = scalar_start or {}  # trace mode: the hyper-parameters' values when the trace began
         self.scalars_written = False           # trace mode: the function changed a hyper-parameter it reads
         self.modules = {}      # id -> Module called during the run
+        self.fresh_modules = {}  # id -> Module made during the run (the function's own: not guarded)
         self.optimizers = {}   # id -> Optimizer stepped during the run (its param groups are guarded)
         self.statics = {}      # (id(container), key) -> (container, key): flags read as Python values (guarded)
         self.backward_ran = False
@@ -104,7 +105,8 @@ class Recorder:
         return tracer
 
     def module(self, m):
-        self.modules[id(m)] = m
+        if id(m) not in self.fresh_modules:
+            self.modules[id(m)] = m
 
     def survivors(self):
         """Tensors created during the run that are still alive: after the eager run, state created lazily (Adam's

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH
 from ._hooks import GLOBAL
 from ._module_call import CallMixin
@@ -76,6 +77,8 @@ class Module(CallMixin, StateDictMixin, ConvertMixin):
         if self.call_super_init is False and args:
             raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
                             "given")
+        if STATE.recorder is not None:  # made inside a compiled function (nn.ReLU()(x)): made again by each trace,
+            STATE.recorder.fresh_modules[id(self)] = self  # it is no state to guard (the traces never settled)
         setattr_ = super().__setattr__
         setattr_("training", True)
         setattr_("_parameters", {})

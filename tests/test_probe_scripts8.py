@@ -505,7 +505,9 @@ def case_numpy_ufuncs_and_scalars_on_tensors(lib):
                t.masked_fill(tb, np.complex64(2 + 1j)), lib.where(tb, t, np.complex64(3 + 1j)),
                t.new_full((2,), np.bool_(True)), lib.full((1,), np.bool_(False), dtype=lib.bool)]
     errors = []
-    for f in (lambda: tb - np.bool_(True), lambda: tb & np.bool_(True), lambda: np.exp(t.requires_grad_())):
+    scalars += [lib.add(t, 1, alpha=np.bool_(True)), lib.sub(t, t, alpha=np.bool_(False))]
+    for f in (lambda: tb - np.bool_(True), lambda: tb & np.bool_(True), lambda: lib.add(ti, 1, alpha=np.bool_(True)),
+              lambda: np.exp(t.requires_grad_())):
         try:
             f()
             errors.append("ok")

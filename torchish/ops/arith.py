@@ -237,7 +237,7 @@ def _alpha(a, b, alpha, name):
     """``None`` for the common alpha == 1, else the validated Python number."""
     if type(alpha) is int and alpha == 1:
         return None
-    if not isinstance(alpha, (Tensor, numbers.Number)):
+    if not isinstance(alpha, (Tensor, numbers.Number, np.bool_)):  # (np.bool_ is no numbers.Number; PyTorch takes it)
         raise TypeError(f"{name}(): argument 'alpha' must be Number, not {type_name(alpha)}")
     alpha = scalar_or_tensor(alpha)
     dt = common_dtype((a, b))

@@ -302,12 +302,57 @@ VIEW_DTYPE = [
     ("f32_u8", lambda T, x: x.view(T.uint8)), ("f32_f64", lambda T, x: x.view(2, 2).view(T.float64)),
     ("f32_same", lambda T, x: x.view(T.float32)), ("i64_f64", lambda T, x: x.long().view(T.float64)),
     ("bool_u8", lambda T, x: (x > 0).view(T.uint8)), ("u8_bool", lambda T, x: (x > 0).byte().view(T.bool)),
+    # complex <-> real: the last dim doubles or halves, the (real, imag) pairs as view_as_real lays them out
+    ("c64_f32", lambda T, x: T.complex(x, x.flip(0)).view(T.float32)),
+    ("f32_c64", lambda T, x: x.view(T.complex64)), ("f32_c64_2d", lambda T, x: x.view(2, 2).view(T.complex64)),
+    ("c128_f64", lambda T, x: T.complex(x, -x).double().view(T.float64)),
+    ("f64_c128", lambda T, x: x.double().view(T.complex128)), ("f64_c64", lambda T, x: x.double().view(T.complex64)),
+    ("c64_i64", lambda T, x: T.complex(x, x).view(T.int64)), ("c64_f16", lambda T, x: T.complex(x, x).view(T.float16)),
+    ("c128_c64", lambda T, x: T.complex(x, x).double().view(T.complex64)),
+    ("c64_roundtrip", lambda T, x: T.complex(x, 2 * x).view(T.float32).view(T.complex64)),
 ]
 
 
 @pytest.mark.parametrize("fn", [v[1] for v in VIEW_DTYPE], ids=[v[0] for v in VIEW_DTYPE])
 def test_view_dtype(fn):
     check(fn, [arr(4, seed=9)])
+
+
+def test_view_dtype_complex_write_through():
+    def f(T):
+        z = T.zeros(2, 2, dtype=T.complex128)
+        v = z.view(T.float64)
+        v[:, 1] = 3.
+        v.mul_(2)
+        r = T.zeros(2, 4)
+        c = r.view(T.complex64)
+        c += 1j
+        return z, v, r, c
+    ref, got = run_both(f)
+    from oracle import assert_same
+    assert_same(ref, got)
+
+
+VIEW_DTYPE_ERRORS = [
+    ("odd_size", lambda T: T.ones(3).view(T.complex64)), ("0d_to_complex", lambda T: T.tensor(1.).view(T.complex64)),
+    ("0d_from_complex", lambda T: T.tensor(1j).view(T.float32)),
+    ("last_stride", lambda T: T.ones(2, 4)[:, ::2].view(T.complex64)),
+    ("size_before_stride", lambda T: T.ones(3, 4).t().view(T.complex64)),
+    ("offset", lambda T: T.ones(3, 8)[:, 1:7].view(T.complex64)),
+    ("offset_before_stride", lambda T: T.ones(3, 9)[:, 1::2].view(T.complex64)),
+    ("lead_stride", lambda T: T.ones(3, 7)[:, 2:6].view(T.complex64)),
+    ("complex_last_stride", lambda T: T.ones(3, 2, dtype=T.complex64).t().view(T.float32)),
+    ("f64_c128_stride", lambda T: T.ones(4, 4, dtype=T.float64).t().view(T.complex128)),
+    ("i8_c64", lambda T: T.ones(4, dtype=T.int8).view(T.complex64)),
+]
+
+
+@pytest.mark.parametrize("fn", [v[1] for v in VIEW_DTYPE_ERRORS], ids=[v[0] for v in VIEW_DTYPE_ERRORS])
+def test_view_dtype_errors(fn):
+    ref = check_raises(fn)
+    with pytest.raises(RuntimeError) as got:
+        fn(torchish)
+    assert str(got.value) == str(ref)
 
 
 def test_view_dtype_write_through():

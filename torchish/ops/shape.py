@@ -195,22 +195,37 @@ def _alias_layout(lay):
     return lay
 
 
+def _to_bytes(x):
+    """The bytes of each element of ``x``, in memory order: an extra trailing dim of its itemsize."""
+    if x.dtype == np.bool_:
+        return x.astype(np.uint8)[..., None]
+    if jnp.iscomplexobj(x):   # (real, imag) pairs, as complex numbers lie in memory
+        x = jnp.stack([jnp.real(x), jnp.imag(x)], -1)
+        return jax.lax.bitcast_convert_type(x, np.uint8).reshape(x.shape[:-1] + (-1,))
+    return jax.lax.bitcast_convert_type(x, np.uint8)
+
+
+def _from_bytes(raw, dst):
+    """Inverse of ``_to_bytes``: elements of dtype ``dst`` from a trailing dim of their bytes."""
+    if dst == np.bool_:
+        return raw[..., 0] != 0
+    if dst.kind == "c":
+        part = np.dtype(np.float32 if dst == np.complex64 else np.float64)
+        pairs = jax.lax.bitcast_convert_type(raw.reshape(raw.shape[:-1] + (2, part.itemsize)), part)
+        return jax.lax.complex(pairs[..., 0], pairs[..., 1])
+    if dst.itemsize == 1:   # a same-size bitcast keeps the trailing dim of one byte
+        return jax.lax.bitcast_convert_type(raw[..., 0], dst)
+    return jax.lax.bitcast_convert_type(raw, dst)
+
+
 def _bitcast_fwd(x, *, dtype):
+    """``x``'s bytes read as ``dtype``; with another element size the last dim scales (as Tensor.view(dtype))."""
     dst = np.dtype(dtype)
     if dst == x.dtype:
         return x
-    if dst == np.bool_:
-        return _bitcast_fwd(x, dtype=np.uint8) != 0
-    if x.dtype == np.bool_:
-        x = x.astype(np.uint8)
     src_size, dst_size = x.dtype.itemsize, dst.itemsize
-    if src_size == dst_size:
-        return jax.lax.bitcast_convert_type(x, dst)
-    if src_size > dst_size:
-        y = jax.lax.bitcast_convert_type(x, dst)
-        return y.reshape(x.shape[:-1] + (x.shape[-1] * (src_size // dst_size),))
-    r = dst_size // src_size
-    return jax.lax.bitcast_convert_type(x.reshape(x.shape[:-1] + (x.shape[-1] // r, r)), dst)
+    lead = x.shape if src_size == dst_size else x.shape[:-1] + (x.shape[-1] * src_size // dst_size,)
+    return _from_bytes(_to_bytes(x).reshape(lead + (dst_size,)), dst)
 
 
 _VIEW_DTYPE = defop("view_dtype", lambda x, *, dtype, src: _bitcast_fwd(x, dtype=dtype), view=True,
@@ -319,14 +334,16 @@ def _view_dtype(self, dtype):
         if self.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
         shape, st, off = _ip.layout(self)
-        if st[-1] != 1:
+        if src.itemsize > dst.itemsize and st[-1] != 1:
             raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st[-1]}")
-        if src.itemsize < dst.itemsize:
+        if src.itemsize < dst.itemsize:   # PyTorch's order: size, offset, last stride, other strides
             r = dst.itemsize // src.itemsize
             if shape[-1] % r:
                 raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but got {shape[-1]}")
             if off % r:
                 raise RuntimeError(f"self.storage_offset() must be divisible by {r} {what}, but got {off}")
+            if st[-1] != 1:
+                raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st[-1]}")
             for i, s in enumerate(st[:-1]):
                 if s % r:
                     raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {s}")

@@ -1254,3 +1254,13 @@ def test_isclose_of_integers_measures_the_error_in_the_default_float_dtype():
           lambda T: T.isclose(T.tensor([16777217]), T.tensor([16777216]), rtol=0, atol=0.5),
           lambda T: T.isclose(T.tensor([100], dtype=T.int8), T.tensor([-100], dtype=T.int8), rtol=0, atol=10),
           lambda T: T.isclose(T.tensor([3, 4, -7]), T.tensor([4, 4, -8]), rtol=0.2, atol=0))
+
+
+@needs_torch
+def test_mode_of_an_empty_complex_tensor_is_empty():
+    # PyTorch's kernel (which refuses complex) is not reached for an empty input (math fuzzer seed 40181)
+    agree(lambda T: T.mode(T.zeros(0, 1, 1, dtype=T.complex64), -1),
+          lambda T: T.mode(T.zeros(2, 0, 3, dtype=T.complex64), 2),
+          lambda T: T.mode(T.zeros(2, 3, 0, dtype=T.complex64), 1),
+          lambda T: T.mode(T.zeros(3, dtype=T.complex64), 0),
+          lambda T: T.mode(T.zeros(0, dtype=T.complex64), 0))

@@ -317,7 +317,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     require_tensor(input, "mode")
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "mode", d if d is not None else 0)
-    if input.is_complex() and input.ndim > 0:  # (PyTorch returns a 0-d input without reaching its kernel)
+    if input.is_complex() and input.ndim > 0 and input.numel():  # (a 0-d or empty input never reaches the kernel)
         raise not_implemented("mode_cpu", input.dtype)
     rows = _host_rows(input, d)
     if rows is not None and (cpu_order.ties(np.sort(rows, axis=-1), rows.shape[1]).any()

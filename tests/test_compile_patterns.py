@@ -621,6 +621,20 @@ def case_module_made_inside(lib, jit):
     f = jit(lambda x: lib.nn.Flatten()(lib.nn.ChannelShuffle(2)(lib.nn.ReLU()(x))))
     return [f(_x(lib, 1, 4, 2, 1) * k) for k in (1, -2, 3)]
 
+def case_embedding_max_norm_gradient(lib, jit):
+    """Embedding(max_norm=...) renormalises its weight in place, invisible to autograd: the traced step's weight
+    gradient went through the renorm (nn fuzzer seeds 40067, 40125 under compile). Rows over the norm each step."""
+    m = lib.nn.Embedding(5, 3, padding_idx=2, max_norm=0.5, norm_type=3.0)
+    w = _x(lib, 5, 3, k=0.77) * 3
+    f = jit(lambda i: m(i))
+    out = []
+    for k in range(3):
+        with lib.no_grad():
+            m.weight.copy_(w * (k + 1))
+        y = f(lib.tensor([[1, 2], [4, 1]]))
+        out += [y, lib.autograd.grad(y, [m.weight], y * 0 + 1)[0], m.weight]
+    return out
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("case_")]
 
 

@@ -7,6 +7,8 @@ referenced weight rows IN PLACE before the lookup, as PyTorch does.
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -73,6 +75,29 @@ _EMBEDDING = defop("embedding", _embedding_fwd, grad_name="EmbeddingBackward0")
 
 
 def _renorm_fwd(w, idx, *, max_norm, norm_type):
+    """The renormalised weight; to a program's own differentiation (torchish.compile's backward of a step that
+    looks rows up) it is the weight itself, as PyTorch's in-place renorm under no_grad is invisible to autograd
+    (differentiated through, the traced step's weight gradient had the renorm's Jacobian in it)."""
+    return _straight_through(w, idx, max_norm, norm_type)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
+def _straight_through(w, idx, max_norm, norm_type):
+    return _renormed(w, idx, max_norm, norm_type)
+
+
+def _straight_through_fwd(w, idx, max_norm, norm_type):
+    return _renormed(w, idx, max_norm, norm_type), idx
+
+
+def _straight_through_bwd(max_norm, norm_type, idx, g):
+    return g, np.zeros(idx.shape, jax.dtypes.float0)
+
+
+_straight_through.defvjp(_straight_through_fwd, _straight_through_bwd)
+
+
+def _renormed(w, idx, max_norm, norm_type):
     flat = idx.reshape(-1)
     rows = w[flat]
     if norm_type == float("inf"):

@@ -27,6 +27,7 @@ import random
 import warnings
 
 import numpy as np
+import pytest
 
 import fuzz_harness as harness
 from fuzz_harness import agree, error_family
@@ -1264,3 +1265,90 @@ def test_mode_of_an_empty_complex_tensor_is_empty():
           lambda T: T.mode(T.zeros(2, 3, 0, dtype=T.complex64), 1),
           lambda T: T.mode(T.zeros(3, dtype=T.complex64), 0),
           lambda T: T.mode(T.zeros(0, dtype=T.complex64), 0))
+
+
+@needs_torch
+def test_complex_pow_of_a_zero_base_has_glibc_cpow_special_values():
+    # pow(tensor([0j]), tensor([1+1j])) is -0j in PyTorch (cexp(y * clog(0))), NaN in jnp.power
+    inf, nan = float("inf"), float("nan")
+    exps = [1 + 1j, 1 - 1j, -1 + 1j, 2 + 3j, 1j, 0.5j, 0j, 1 + 0j, 2 + 0j, 0.5 + 0j, -1 + 0j, -2 + 0j,
+            complex(inf, 0), complex(-inf, 0), complex(nan, 0), complex(3, inf), complex(-0.0, 0)]
+    for dt in ("complex64", "complex128"):
+        for base in (0j, complex(-0.0, 0), complex(0, -0.0), complex(-0.0, -0.0)):
+            agree(lambda T: T.pow(T.tensor([base] * len(exps), dtype=getattr(T, dt)),
+                                  T.tensor(exps, dtype=getattr(T, dt))),
+                  lambda T: T.pow(base, T.tensor(exps, dtype=getattr(T, dt))),
+                  lambda T: T.pow(0, T.tensor(exps, dtype=getattr(T, dt))),
+                  *[lambda T, e=e: T.pow(T.tensor([base, 1 + 2j], dtype=getattr(T, dt)), e) for e in exps + [3, -0.5]])
+
+
+@needs_torch
+def test_complex_pow_of_non_finite_operands_has_glibc_cpow_special_values():
+    # math fuzzer seed 50215: float_power((-inf+1.75j), (-0.75+3.5j)) is 0 in PyTorch, NaN in jnp.power
+    inf, nan = float("inf"), float("nan")
+    parts = [0.0, -0.0, 1.0, -1.0, 2.0, inf, -inf, nan]
+    values = [complex(r, i) for r in parts for i in parts]
+    bases = [a for a in values for _ in values]
+    exps = [b for _ in values for b in values]
+    agree(lambda T: T.pow(T.tensor(bases), T.tensor(exps)),
+          lambda T: T.float_power(T.tensor([complex(-inf, 1.75), 1 + 1j]), T.tensor([-0.75 + 3.5j, 2j])),
+          *[lambda T, e=e: T.pow(T.tensor(values, dtype=T.complex128), e) for e in (-1, -2, -0.5, 2, 3, 1, 0, 1.5)],
+          lambda T: T.reciprocal(T.tensor(values)), lambda T: T.rsqrt(T.tensor(values, dtype=T.complex128)),
+          lambda T: T.sqrt(T.tensor(values)))
+
+
+@needs_torch
+def test_complex_pow_gradients_at_a_zero_base_are_masked_as_pytorch():
+    def grads(T, base, e):
+        x, y = T.tensor([base], requires_grad=True), T.tensor([e], requires_grad=True)
+        T.pow(x, y).real.sum().backward()
+        x2 = T.tensor([base], requires_grad=True)
+        T.pow(x2, e).real.sum().backward()
+        return x.grad, y.grad, x2.grad
+    for base, e in ((0j, 1 + 1j), (0j, 2 + 0j), (0j, 0j), (0j, 1 + 0j), (0j, 0.5 + 0j), (0j, -1 + 0j), (0j, 3 + 0j),
+                    (0j, 2 + 3j), (1 + 1j, 2 - 1j)):
+        agree(lambda T: grads(T, base, e))
+
+
+@needs_torch
+def test_complex_sigmoid_overflow_divides_as_c10():
+    # math fuzzer seed 50569: sigmoid(-100+2.25j) in complex64 is NaN in PyTorch (1 / (1 + exp(100-2.25j)) with
+    # both parts of the denominator infinite, by c10's division); XLA's division gave -0+0j
+    zs = [complex(-100, 2.25), complex(-100, 0), complex(-100, 1), complex(-80, 2.25), complex(-50, 2.25),
+          complex(100, 2.25), complex(-710, 1), complex(-700, 1), 0j, complex(1, -2), complex(-3, 0.5),
+          complex(float("inf"), 0), complex(-float("inf"), 1), complex(float("nan"), 0), complex(2, float("inf"))]
+
+    def run(T, dt):
+        x = T.tensor(zs, dtype=getattr(T, dt), requires_grad=True)
+        y = T.sigmoid(x)
+        y.real.sum().backward()
+        return y, x.grad
+    agree(lambda T: run(T, "complex64"), lambda T: run(T, "complex128"))
+
+
+@needs_torch
+def test_addr_refuses_a_boolean_alpha_or_beta_for_a_non_boolean_result():
+    # PyTorch's check_addr_scalar on the result's dtype, beta's checks before alpha's; addmm and the others accept
+    def addr(T, dt=None, vdt=None, **kw):
+        return T.addr(T.ones(2, 2, dtype=dt), T.ones(2, dtype=vdt or dt), T.ones(2, dtype=vdt or dt), **kw)
+    cases = [lambda T: addr(T, T.int64, alpha=True), lambda T: addr(T, T.float32, beta=False),
+             lambda T: addr(T, T.complex64, alpha=True, beta=True), lambda T: addr(T, T.int8, alpha=False),
+             lambda T: addr(T, alpha=True, beta=1j), lambda T: addr(T, beta=True, alpha=1j),
+             lambda T: addr(T, T.bool, alpha=1.5, beta=True), lambda T: addr(T, T.bool, beta=1j),
+             lambda T: addr(T, T.bool, T.float32, alpha=True), lambda T: addr(T, T.float32, T.bool, alpha=True),
+             lambda T: T.ones(2, 2, dtype=T.int64).addr_(T.ones(2, dtype=T.int64), T.ones(2, dtype=T.int64),
+                                                         beta=True)]
+    for fn in cases:
+        with pytest.raises(RuntimeError) as ref:
+            fn(torch)
+        with pytest.raises(RuntimeError) as got:
+            fn(torchish)
+        assert str(got.value) == str(ref.value)
+    agree(lambda T: addr(T, T.bool, alpha=True, beta=False), lambda T: addr(T, T.bool, alpha=2),
+          lambda T: T.addmm(T.ones(2, 2), T.ones(2, 2), T.ones(2, 2), alpha=True, beta=False),
+          lambda T: T.addmv(T.ones(2, dtype=T.int64), T.ones(2, 2, dtype=T.int64), T.ones(2, dtype=T.int64),
+                            alpha=True),
+          lambda T: T.addbmm(T.ones(2, 2), T.ones(1, 2, 2), T.ones(1, 2, 2), beta=True),
+          lambda T: T.baddbmm(T.ones(1, 2, 2), T.ones(1, 2, 2), T.ones(1, 2, 2), alpha=True),
+          lambda T: T.baddbmm(T.ones(1, 2, 2, dtype=T.bool), T.ones(1, 2, 2, dtype=T.bool),
+                              T.ones(1, 2, 2, dtype=T.bool), alpha=True))

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _dtype, _precision
 from .._tensor import Tensor
+from . import complex_c
 from .casting import check_scalar_fits
 from .elementwise import (_BOOL, _COMPLEX, _FLOAT, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
@@ -482,12 +483,28 @@ def _pow_fwd(a, b, scalar=False):
         return jnp.where(b < 0, neg, r)
     if a.dtype in _precision.LOW:
         return _half_pow(a.astype(jnp.float32), jnp.asarray(b).astype(jnp.float32), a.dtype, scalar).astype(a.dtype)
+    if jnp.iscomplexobj(a):
+        # a zero or non-finite operand: glibc's cpow, as PyTorch's kernel (0j ** (1+1j) is 0, 0j ** -1 is inf+nanj);
+        # only a Python-number exponent of 0 gives 1 (PyTorch fills ones), a tensor one gives NaN
+        b = jnp.asarray(b, a.dtype)
+        c99 = (a == 0) | ~jnp.isfinite(a) | ~jnp.isfinite(b)
+        if not scalar:
+            return jnp.where(c99, complex_c.pow_c99(a, b), jnp.power(a, b))
+        # PyTorch's Python-number exponents 1, 2, 3, 0.5, -1, -2 and -0.5 run as a copy, products, csqrt and c10's
+        # division
+        sq, root, inv = a * a, complex_c.sqrt_c99(a), complex_c.reciprocal_c10
+        special = ((1, a), (2, sq), (3, sq * a), (0.5, root), (-1, inv(a)), (-2, inv(sq)), (-0.5, inv(root)))
+        general = jnp.where(c99 & (b != 0), complex_c.pow_c99(a, b), jnp.power(a, b))
+        return jnp.select([b == e for e, _ in special], [v for _, v in special], general)
     return jnp.power(a, b)
 
 
 def _pow_vjp(g, a, b, out, scalar=False):
-    if jnp.iscomplexobj(out):  # PyTorch's formulas read the conjugated derivatives
-        return g * jnp.conj(b * jnp.power(a, b - 1)), g * jnp.conj(out * jnp.log(a))
+    if jnp.iscomplexobj(out):  # PyTorch's formulas read the conjugated derivatives, masked as its real ones
+        zero = jnp.zeros((), g.dtype)
+        ga = jnp.where(b == 0, zero, g * jnp.conj(b * _pow_fwd(a, b - 1, scalar)))
+        b_real_nonneg = (jnp.imag(b) == 0) & (jnp.real(b) >= 0)
+        return ga, jnp.where((a == 0) & b_real_nonneg, zero, g * jnp.conj(out * jnp.log(a)))
     if g.dtype in _precision.LOW:  # PyTorch's formulas one op at a time, each result stored in the half type
         wide, r = _precision.stepper(g.dtype)
         aw, bw, gw = wide(a), wide(jnp.asarray(b)), wide(g)

@@ -538,9 +538,12 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     from .convert import to_dtype
     from .elementwise import common_dtype
     dt = common_dtype((input, vec1, vec2))
-    for arg, s in (("beta", beta), ("alpha", alpha)):
-        if dt.category <= _dtype._INT and isinstance(s, float) and dt is not _dtype.bool:
+    for arg, s in (("beta", beta), ("alpha", alpha)):   # PyTorch's check_addr_scalar, on the result's dtype
+        if isinstance(s, bool) and dt is not _dtype.bool:
+            raise RuntimeError(f"Boolean {arg} only supported for Boolean results.")
+        if dt.category <= _dtype._INT and isinstance(s, (float, complex)):
             raise RuntimeError(f"For integral input tensors, argument {arg} must not be a floating point number.")
+    for s in (beta, alpha):
         if dt.category != _dtype._COMPLEX and isinstance(s, complex) and s.imag:
             raise RuntimeError(f"value cannot be converted to type {c10_name(dt)} without overflow")
     input, vec1, vec2 = (t if t.dtype is dt else to_dtype(t, dt) for t in (input, vec1, vec2))
@@ -588,7 +591,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         # nothing to multiply: no dtype check, the result takes batch2's dtype (``beta * input`` in it)
         from .convert import to_dtype
         input, batch1 = to_dtype(input, batch2.dtype), to_dtype(batch1, batch2.dtype)
-    _same_dtype(batch1, batch2, "bmm", "bmm")
+    _same_dtype(batch1, batch2, "bmm", "baddbmm")
     return _add_apply(_BADDBMM, input, batch1, batch2, beta, alpha, out, "baddbmm")
 
 

@@ -23,7 +23,7 @@ import jax.scipy.special as jss
 
 from .. import _dtype
 from .. import _precision
-from . import tracing
+from . import complex_c, tracing
 from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, require_tensor
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -176,7 +176,21 @@ _unary("log", jnp.log)
 _unary("log2", _in_float32(jnp.log2), _formula(lambda g, x, y, r: r(g / r(_conj(x) * _LN2))))
 _unary("log10", _in_float32(jnp.log10), _formula(lambda g, x, y, r: r(g / r(_conj(x) * _LN10))))
 _unary("log1p", jnp.log1p)
-_unary("sqrt", jnp.sqrt, _vjp_out(lambda g, y: g / (2 * y)))
+
+
+def _sqrt(x):
+    """A complex one is C's csqrt: sqrt(-1 - 0j) is -1j (jnp.sqrt gives 1j), infinite parts give its limits."""
+    return complex_c.sqrt_c99(x) if jnp.iscomplexobj(x) else jnp.sqrt(x)
+
+
+def _rsqrt(x):
+    """A complex one is PyTorch's 1 / sqrt(x), by c10's division."""
+    return complex_c.reciprocal_c10(complex_c.sqrt_c99(x)) if jnp.iscomplexobj(x) else jax.lax.rsqrt(x)
+
+
+_unary("sqrt", _sqrt, _vjp_out(lambda g, y: g / (2 * y)))
+
+
 def _rsqrt_vjp(g, x, out):
     """``-0.5 * grad * result.pow(3)``; PyTorch's bfloat16 ``pow(3)`` rounds the square first, its float16 one
     does not."""
@@ -186,7 +200,7 @@ def _rsqrt_vjp(g, x, out):
     return r(r(wide(g) * -0.5) * _conj(cube)).astype(x.dtype)
 
 
-_unary("rsqrt", jax.lax.rsqrt, _rsqrt_vjp)
+_unary("rsqrt", _rsqrt, _rsqrt_vjp)
 _unary("sin", jnp.sin)
 _unary("cos", jnp.cos)
 _unary("tan", jnp.tan, _formula(lambda g, x, y, r: r(g * _conj(r(1 + r(y * y))))))
@@ -211,8 +225,15 @@ def _sigmoid_grad(g, y):
     return g * (1 - y) * y
 
 
+def _sigmoid(x):
+    """A complex one is PyTorch's 1 / (1 + exp(-x)) by c10's division: NaN once exp(-x) overflows both parts."""
+    if jnp.iscomplexobj(x):
+        return complex_c.reciprocal_c10(1 + jnp.exp(-x))
+    return jax.nn.sigmoid(x)
+
+
 # PyTorch's float16 sigmoid_backward rounds at every step; its bfloat16 one computes in float32
-_unary("sigmoid", _in_float32(jax.nn.sigmoid),
+_unary("sigmoid", _in_float32(_sigmoid),
        _vjp_out(lambda g, y: _sigmoid_grad(g, y) if g.dtype == jnp.float16 else _in_float32(_sigmoid_grad)(g, y)))
 _unary("erf", jss.erf, _formula(lambda g, x, y, r: r(r(r(jnp.exp(-r(x * x))) * (2 / _SQRT_PI)) * g)),
        complex_kernel="erf_vml_cpu")
@@ -238,7 +259,12 @@ def _sinc_vjp(g, x, out):
 
 
 _unary("sinc", _in_float32(jnp.sinc), _sinc_vjp)
-_unary("reciprocal", lambda x: 1 / x, _vjp_out(lambda g, y: -g * (y * y)))  # PyTorch: -grad * (result * result)
+def _reciprocal(x):
+    """A complex one by c10's division, as PyTorch: 1 / (inf + inf j) is NaN (XLA's division gives 0)."""
+    return complex_c.reciprocal_c10(x) if jnp.iscomplexobj(x) else 1 / x
+
+
+_unary("reciprocal", _reciprocal, _vjp_out(lambda g, y: -g * (y * y)))  # PyTorch: -grad * (result * result)
 # PyTorch multiplies by the double constant as a float32 scalar (its opmath) for float16/bfloat16 inputs
 _unary("deg2rad", _in_float32(jnp.deg2rad), linear=True, complex_error="deg2rad is not supported for complex tensors.")
 _unary("rad2deg", _in_float32(jnp.rad2deg), linear=True, complex_error="rad2deg is not supported for complex tensors.")

@@ -388,8 +388,9 @@ class Tensor(_tensor_values.TensorValues):
         return self._retains_grad
 
     def detach(self):
-        """A new tensor sharing this one's value and version counter, outside the graph."""
-        out = Tensor._make(self._v)
+        """A new tensor sharing this one's value and version counter, outside the graph (inside a trace, outside
+        the trace's own differentiation too)."""
+        out = Tensor._make(_detached(self._v) if STATE.tracing else self._v)
         out._attach_alias(self, share_version=True)
         if self._coo is not None:
             from .sparse import mark_sparse
@@ -401,11 +402,13 @@ class Tensor(_tensor_values.TensorValues):
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._rg = False
+        if STATE.tracing:
+            self._v = _detached(self._v)
         return self
 
     @property
     def data(self):
-        out = Tensor._make(self._v)
+        out = Tensor._make(_detached(self._v) if STATE.tracing else self._v)
         out._attach_alias(self, share_version=False)
         return out
 
@@ -413,7 +416,7 @@ class Tensor(_tensor_values.TensorValues):
     def data(self, other):
         if not isinstance(other, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
-        self._v = other._v
+        self._v = _written_through(self._v, _detached(other._v)) if STATE.tracing and self._rg else other._v
         self._views = None
 
     # ---------------------------------------------------------------------------------------------------------
@@ -509,7 +512,10 @@ class Tensor(_tensor_values.TensorValues):
     def _rebind(self, r, vc=None):
         if STATE.recorder is not None:
             STATE.recorder.wrote(self)
-        self._v = r._v
+        if not STATE.grad_enabled and self._rg and STATE.tracing:  # written behind autograd's back: to the
+            self._v = _written_through(self._v, r._v)             # trace's differentiation still the old value
+        else:
+            self._v = r._v
         if STATE.grad_enabled:
             if r._grad_fn is not None:
                 if self._retains_grad and self._grad_fn is not r._grad_fn:  # PyTorch moves the retains_grad hook
@@ -536,9 +542,21 @@ class Tensor(_tensor_values.TensorValues):
         """Recompute this view's value (and its grad_fn) from its base after the base changed."""
         base, chain, diff = self._view
         if not chain:
-            self._v = base._v
+            self._v = _detached(base._v) if not diff and STATE.tracing else base._v
             return
         _VIEW_WRITE.refresh(self, base, chain, diff)
+
+
+def _detached(v):
+    """A traced value cut from the trace's differentiation where torchish's autograd cuts it (``detach()``,
+    ``.data``): inside ``torchish.compile`` and ``torchish.func`` transforms, as PyTorch's are."""
+    from .ops.tracing import cut
+    return cut(v)
+
+
+def _written_through(old, new):
+    from .ops.tracing import through, writes_behind_autograd
+    return through(old, new) if writes_behind_autograd() else new
 
 
 _tensor_values.Tensor = Tensor

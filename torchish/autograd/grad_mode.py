@@ -10,10 +10,14 @@ import threading
 class _State(threading.local):
     def __init__(self):
         self.grad_enabled = True
+        # the grad mode the user's code set: the same as grad_enabled, except in the body of a torchish.func
+        # transform, whose own recording is off while the body's no_grad blocks must still cut its gradients
+        self.user_grad = True
         self.inference = False
         self.anomaly = False
         self.anomaly_check_nan = True
         self.tracing = 0  # > 0 while Tensors hold JAX tracers (torchish.compile)
+        self.jax_diff = 0  # > 0 in a block JAX differentiates itself inside a trace (a checkpointed block)
         self.recorder = None  # torchish.compile's state recorder while it runs or traces a function
         self.saved_hooks = ()  # the (pack, unpack) pairs of the open saved_tensors_hooks contexts, innermost last
         self.saved_hooks_disabled = None  # disable_saved_tensors_hooks' error message while it is open
@@ -86,11 +90,11 @@ class no_grad(_NoParamDecoratorContextManager):
         self.prev = None
 
     def __enter__(self):
-        self.prev = STATE.grad_enabled
-        STATE.grad_enabled = False
+        self.prev = STATE.grad_enabled, STATE.user_grad
+        STATE.grad_enabled = STATE.user_grad = False
 
     def __exit__(self, *exc):
-        STATE.grad_enabled = self.prev
+        STATE.grad_enabled, STATE.user_grad = self.prev
         return False
 
 
@@ -101,11 +105,11 @@ class enable_grad(_NoParamDecoratorContextManager):
         self.prev = None
 
     def __enter__(self):
-        self.prev = STATE.grad_enabled
-        STATE.grad_enabled = True
+        self.prev = STATE.grad_enabled, STATE.user_grad
+        STATE.grad_enabled = STATE.user_grad = True
 
     def __exit__(self, *exc):
-        STATE.grad_enabled = self.prev
+        STATE.grad_enabled, STATE.user_grad = self.prev
         return False
 
 
@@ -116,19 +120,19 @@ class set_grad_enabled(_DecoratorContextManager):
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
                             f"{type(mode).__name__}")
-        self.prev = STATE.grad_enabled
+        self.prev = STATE.grad_enabled, STATE.user_grad
         self.mode = mode
-        STATE.grad_enabled = self.mode
+        STATE.grad_enabled = STATE.user_grad = self.mode
 
     def __call__(self, func):
-        STATE.grad_enabled = self.prev  # used as a decorator: only the decorated calls change the mode
+        STATE.grad_enabled, STATE.user_grad = self.prev  # used as a decorator: only the decorated calls change it
         return super().__call__(func)
 
     def __enter__(self):
-        STATE.grad_enabled = self.mode
+        STATE.grad_enabled = STATE.user_grad = self.mode
 
     def __exit__(self, *exc):
-        STATE.grad_enabled = self.prev
+        STATE.grad_enabled, STATE.user_grad = self.prev
         return False
 
     def clone(self):
@@ -148,13 +152,13 @@ class inference_mode(_DecoratorContextManager):
         return super().__new__(cls)
 
     def __enter__(self):
-        self.prev = (STATE.grad_enabled, STATE.inference)
+        self.prev = (STATE.grad_enabled, STATE.inference, STATE.user_grad)
         if self.mode:
-            STATE.grad_enabled = False
+            STATE.grad_enabled = STATE.user_grad = False
             STATE.inference = True
 
     def __exit__(self, *exc):
-        STATE.grad_enabled, STATE.inference = self.prev
+        STATE.grad_enabled, STATE.inference, STATE.user_grad = self.prev
         return False
 
     def clone(self):

@@ -35,6 +35,42 @@ class CompiledBackward(Node):
 _COMPILED_NODE = node_class(CompiledBackward, "CompiledFunctionBackward")
 
 
+def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
+    """Which arguments and state tensors the traced outputs' graph reaches (``(arg indices, state indices)``): only
+    those get a gradient from a compiled forward's backward, as PyTorch's engine leaves the ``.grad`` of an input
+    that requires grad but feeds no output through a differentiable path (a float mask, a detached input) None.
+    ``saved``: each state tensor's ``(value, grad, grad_fn, ...)`` before the call; nodes older than ``first_seq``
+    were made before the trace (the boundary: not walked through)."""
+    boundary = {}
+    for i, (t, before) in enumerate(zip(state, saved)):
+        if t._rg or before[4]:
+            node = before[2]
+            if node is None:
+                acc = t._acc() if t._acc is not None else None
+                node = acc
+            if node is not None:
+                boundary[id(node)] = ("S", i)
+    for k, tt in enumerate(arg_tensors):
+        acc = tt._acc() if tt._acc is not None else None
+        if acc is not None:
+            boundary[id(acc)] = ("A", k)
+    hit, seen = set(), set()
+    stack = [x._grad_fn for x in out_leaves if isinstance(x, Tensor) and x._rg and x._grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        where = boundary.get(id(node))
+        if where is not None:
+            hit.add(where)
+            continue
+        if getattr(node, "seq", first_seq) < first_seq:
+            continue
+        stack.extend(e[0] for e in node.next_edges if e is not None)
+    return sorted(k for kind, k in hit if kind == "A"), sorted(i for kind, i in hit if kind == "S")
+
+
 def _link_outputs(entry, pull, arg_tensors, tensors_out):
     d_arg, d_state, out_rg = entry.diff
     inputs = [arg_tensors[k] for k in d_arg] + [entry.state[i] for i in d_state]

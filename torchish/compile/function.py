@@ -31,9 +31,9 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import STRUCT_EPOCH
+from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ
 from ..ops import lazy, tracing
-from .backward import _link_outputs, _spent_outputs
+from .backward import _link_outputs, _spent_outputs, reached_inputs
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
 from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
@@ -283,6 +283,7 @@ class CompiledFunction:
             n_copies = len(COPIES)
             a, kw = jax.tree_util.tree_unflatten(tree, targs)  # (user objects in the arguments: copies)
             start = next(_SERIAL)
+            first_seq = next(_NODE_SEQ)
             rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)), scalar_start)
             try:
                 with rec, tracing.tracing_scope(), py, tracing.deferred_checks() as deferred:
@@ -352,6 +353,7 @@ class CompiledFunction:
                             f"torchish.compile: {getattr(fn, '__name__', 'the function')} accumulates gradients into "
                             "the .grad of an argument that already has one; the program does not take argument "
                             "gradients as inputs. Set the argument's .grad to None before the call to compile it.")
+                info["reached"] = reached_inputs(out_leaves, state, saved, arg_tensors, first_seq)
                 info.update(out_tree=out_tree, out_spec=out_spec, out_inf=out_inf, written=written,
                             grad_spec=grad_spec, arg_written=arg_written, missing=missing,
                             missing_scalars=list(rec.missing_scalars.values()),
@@ -456,8 +458,9 @@ class CompiledFunction:
         ``loss.backward()`` outside a compiled module works as in eager mode."""
         def inexact(v):
             return jnp.issubdtype(v.dtype, jnp.inexact)
-        d_arg = [k for k, v in enumerate(arg_vals) if arg_rg[k] and inexact(v)]
-        d_state = [i for i, t in enumerate(entry.state) if t._rg and inexact(t._d)]
+        reached_args, reached_state = map(set, info["reached"])  # (an input no output's graph reaches: .grad None)
+        d_arg = [k for k, v in enumerate(arg_vals) if arg_rg[k] and inexact(v) and k in reached_args]
+        d_state = [i for i, t in enumerate(entry.state) if t._rg and inexact(t._d) and i in reached_state]
         out_rg = [j for j, (kind, rg) in enumerate([s for s in info["out_spec"] if s[0] == "T"]) if rg]
 
         def fwd(arg_vals, state_vals, scalar_vals):

@@ -215,6 +215,8 @@ def _write(view, base, chain, diff, r):
         new = r._d
     if STATE.recorder is not None:
         STATE.recorder.wrote(base)
+    if base._rg and tracing.writes_behind_autograd():  # (a write via `.data` or under no_grad: the same tensor to the
+        new = tracing.through(base._d, new)     # trace's differentiation, as to PyTorch's graph)
     base._d = new
     if view._alias and STATE.grad_enabled:  # the alias is its own autograd base: it takes the write's graph
         if r._grad_fn is not None:
@@ -240,6 +242,8 @@ def _refresh(view, base, chain, diff):
             _regenerate(view, base, chain)  # written with grad recording off: PyTorch rebuilds the view's grad_fn
             return
         view._d = _replay_value(base._d, chain)
+        if not diff and STATE.tracing:  # a view of a `.data` / `detach()` alias stays outside differentiation
+            view._d = tracing.cut(view._d)
         return
     if any("_out" in dict(st) for _, st in chain):
         _regenerate(view, base, chain)  # an output of a multi-view op (unbind, split): PyTorch refuses to rebuild it

@@ -323,6 +323,8 @@ def apply(op: OpDef, args: tuple, **static):
             out = run_forward(op, vals, st, cdt)
     multi = isinstance(out, (tuple, list))
     record = req and op.differentiable and STATE.grad_enabled and not STATE.inference
+    if STATE.tracing and tracing.cuts(record):  # (no gradient reaches it in PyTorch either)
+        out = tracing.cut(out)
     if not multi:
         res = wrap(out)
         if type(out) is lazy.LazyValue:

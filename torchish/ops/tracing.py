@@ -38,6 +38,65 @@ def concrete_error(what: str) -> ConcretizationError:
 # running torchish code inside a JAX transform (jax.grad / jax.vmap / jax.jit of a torchish function)
 
 
+def _jax_differentiated() -> bool:
+    """Whether JAX differentiates the code running now (a ``torchish.func`` transform's body, a checkpointed
+    block inside ``torchish.compile``): torchish turns its own recording off there (grad mode), while the user's
+    ``no_grad`` blocks in it show in ``STATE.user_grad``."""
+    return bool(getattr(STATE, "functional_trace", 0) or STATE.jax_diff)
+
+
+def cuts(record) -> bool:
+    """Whether an op's outputs must be cut from the trace's own differentiation: inside ``torchish.compile``'s
+    trace where torchish's autograd does not record the op (``record`` False: under ``no_grad``, on inputs that
+    do not require grad, not differentiable); in code JAX differentiates itself, under the user's ``no_grad``
+    (which PyTorch's function transforms and checkpointed blocks respect)."""
+    if _jax_differentiated():
+        return not STATE.user_grad
+    return not record
+
+
+def writes_behind_autograd() -> bool:
+    """Whether an in-place write into a tensor that requires grad, made now without recording it (under
+    ``no_grad``, through ``.data``), must leave the trace's differentiation treating the written tensor as the
+    one before the write, as PyTorch's graph does: inside ``torchish.compile``'s trace, and in code JAX
+    differentiates only under the user's own ``no_grad``."""
+    if not STATE.tracing:
+        return False
+    return not STATE.user_grad if _jax_differentiated() else True
+
+
+def cut(out):
+    """``out`` (a value or a tuple/list of values) with JAX's differentiation stopped at its floating ones."""
+    import jax
+    import jax.numpy as jnp
+
+    def one(v):
+        return jax.lax.stop_gradient(v) if hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.inexact) else v
+    if isinstance(out, (tuple, list)):
+        return type(out)(one(v) for v in out)
+    return one(out)
+
+
+def _through_impl(old, new):
+    return new
+
+
+_THROUGH = []
+
+
+def through(old, new):
+    """``new`` as the value that replaced ``old`` behind autograd's back (an in-place write under ``no_grad``, a
+    write through ``.data``): to the trace's differentiation it IS ``old`` (tangent and cotangent pass straight
+    through), as PyTorch's graph keeps treating the written tensor as the one it recorded (see
+    :func:`writes_behind_autograd`)."""
+    if not _THROUGH:
+        import jax
+        f = jax.custom_jvp(_through_impl)
+        f.defjvp(lambda primals, tangents: (primals[1], tangents[0]))
+        _THROUGH.append(f)
+    return _THROUGH[0](old, new)
+
+
 def _is_tensor(x) -> bool:
     from .._tensor import Tensor
     return isinstance(x, Tensor)
@@ -93,6 +152,7 @@ class transform_scope:
         STATE.tracing += 1
         self._no_grad = no_grad()
         self._no_grad.__enter__()
+        STATE.user_grad = True  # (the body runs under the transform's own grad mode, not an outer no_grad)
 
     def __exit__(self, *exc):
         self._no_grad.__exit__(*exc)

@@ -97,11 +97,14 @@ def checkpoint_traced(function, args, kwargs, policy):
         log = _ReadLog(STATE.recorder, start)
         key = gen._key._v
         prev, STATE.recorder = STATE.recorder, log
+        STATE.jax_diff += 1  # (JAX differentiates the block: torchish records nothing, the user's no_grad still cuts)
         try:
             with no_grad():
+                STATE.user_grad = True
                 out = function(*a, **kw)
         finally:
             STATE.recorder = prev
+            STATE.jax_diff -= 1
         out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=_is_tensor)
         written = [t for t, v in log.seen.values() if t._v is not v]
         if gen._key._v is not key and all(t is not gen._key for t in written):

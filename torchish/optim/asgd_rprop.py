@@ -87,7 +87,9 @@ class Rprop(Optimizer):
     def _init_state(self, p, group):
         lr = group["lr"]
         lr = float(lr.item()) if hasattr(lr, "item") else lr
-        return {"step": scalar_tensor(0.0), "prev": zeros_like_param(p), "step_size": zeros_like_param(p, lr)}
+        # a complex parameter steps as its view_as_real: both parts start at lr (PyTorch's complex(lr, lr))
+        size = complex(lr, lr) if p.is_complex() else lr
+        return {"step": scalar_tensor(0.0), "prev": zeros_like_param(p), "step_size": zeros_like_param(p, size)}
 
     @staticmethod
     def _update(params, grads, states, hp, **static):

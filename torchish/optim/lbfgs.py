@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
-from .optimizer import Optimizer, check_lr
+from .optimizer import Optimizer, complex_back, real_view, check_lr
 
 
 def _dot(a, b):
@@ -156,14 +156,17 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self):
-        return jnp.concatenate([jnp.zeros(p.numel(), p._v.dtype) if p.grad is None else p.grad._d.reshape(-1)
-                                for p in self._params])
+        """The gradients as one real vector: a complex parameter counts as its view_as_real (PyTorch's layout)."""
+        return jnp.concatenate([real_view(jnp.zeros(p._v.shape, p._v.dtype) if p.grad is None else p.grad._d)
+                                .reshape(-1) for p in self._params])
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
-            n = p.numel()
-            p._set_value(p._d + step_size * update[offset:offset + n].reshape(p._v.shape))
+            v = real_view(p._d)
+            n = v.size
+            v = v + step_size * update[offset:offset + n].reshape(v.shape)
+            p._set_value(complex_back(v, p._d))
             offset += n
 
     def _set_param(self, values):

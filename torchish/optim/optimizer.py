@@ -342,10 +342,10 @@ class Optimizer(StateDictMixin):
         pv = [p._v for p in params]
         gv = [p.grad._v for p in params]
         sv = [[s._v if isinstance(s, Tensor) else s for s in row] for row in states]
+        update = as_real(type(self)._update)
         if tracing.active() or STATE.tracing:
-            new_p, new_s = self._update(pv, gv, sv, hp, **static)
+            new_p, new_s = update(pv, gv, sv, hp, **static)
         elif config.lazy and STATE.recorder is None:
-            update = type(self)._update
 
             def jitted(pv, gv, sv, hp):  # the eager path's kernel (placed by the parameters), for a run op by op
                 return Optimizer._update_kernel(update, static, len(pv), pv[0].sharding)(pv, gv, sv, hp)
@@ -357,7 +357,7 @@ class Optimizer(StateDictMixin):
             sv = [lazy.concrete_all(row) for row in sv]
             pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)
             if _meta.has_meta(pv):  # parameters on the meta device: the update's shapes only
-                new_p, new_s = _meta.eval_meta(functools.partial(self._update, **static), (pv, gv, sv, _hp_values(hp)))
+                new_p, new_s = _meta.eval_meta(functools.partial(update, **static), (pv, gv, sv, _hp_values(hp)))
             else:
                 new_p, new_s = self._donating_update(static, pv, gv, sv, _hp_values(hp))
         if shared_step:
@@ -374,7 +374,7 @@ class Optimizer(StateDictMixin):
         """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted
         arrays) and updated state (committed) would otherwise compile the same update twice."""
         # (AdamW shares Adam's kernels)
-        return Optimizer._update_kernel(type(self)._update, static, n, sharding, donated)
+        return Optimizer._update_kernel(as_real(type(self)._update), static, n, sharding, donated)
 
     @staticmethod
     def _update_kernel(update, static, n, sharding, donated=None):
@@ -458,6 +458,32 @@ class Optimizer(StateDictMixin):
 
 
 _STATE_REFS = itertools.repeat(5)
+
+
+@functools.cache
+def as_real(update):
+    """``update`` stepping a complex parameter as PyTorch's optimizers do: as its ``view_as_real`` (the real and
+    imaginary parts two independent real entries), its gradient and its complex state likewise, so that Adam's
+    second moment is ``re(g)**2, im(g)**2`` and not ``|g|**2``. One wrapper per update function (kernels are cached
+    by it); parameters that are all real pass through unchanged."""
+    def run(params, grads, states, hp, **static):
+        if not any(jnp.iscomplexobj(p) for p in params):
+            return update(params, grads, states, hp, **static)
+        new_p, new_s = update([real_view(p) for p in params], [real_view(g) for g in grads],
+                              [[real_view(s) for s in row] for row in states], hp, **static)
+        return ([complex_back(n, p) for n, p in zip(new_p, params)],
+                [[complex_back(n, s) for n, s in zip(new_row, row)] for new_row, row in zip(new_s, states)])
+    return run
+
+
+def real_view(v):
+    """``torch.view_as_real`` of a complex array (a trailing axis of 2: real, imaginary); a real one as it is."""
+    return jnp.stack([jnp.real(v), jnp.imag(v)], -1) if jnp.iscomplexobj(v) else v
+
+
+def complex_back(v, like):
+    """The inverse of :func:`real_view` when ``like`` is complex (back to its dtype); ``v`` as it is otherwise."""
+    return jax.lax.complex(v[..., 0], v[..., 1]).astype(like.dtype) if jnp.iscomplexobj(like) else v
 
 
 def _joining(update, donated):

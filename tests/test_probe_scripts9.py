@@ -661,3 +661,25 @@ def test_complex_parameters_step_as_their_real_view(name, kw):
     im(g)^2 apiece (not |g|^2), Rprop's step sizes start at complex(lr, lr), LBFGS's flat vectors hold the real and
     imaginary parts; states keep the parameter's complex dtype."""
     assert_same(_complex_steps(torch, name, kw), _complex_steps(torchish, name, kw))
+
+
+def _complex_embedding(lib):
+    w = lib.complex(lib.ones(5, 3), lib.arange(15.0).reshape(5, 3))
+    out = []
+    for requires_grad, no_grad, idx in ((False, False, [1, 2]), (True, True, [1, 4]), (True, False, [1, 2]),
+                                        (True, False, [7])):
+        weight = w.clone().requires_grad_(requires_grad)
+        try:
+            with lib.set_grad_enabled(not no_grad):
+                out.append(lib.nn.functional.embedding(lib.tensor(idx), weight))
+        except Exception as e:  # noqa: BLE001 - the error is the outcome
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+@needs_torch
+def test_complex_embedding_refuses_autograd_as_torch():
+    """A complex embedding table looks up rows without autograd, but one that requires grad raises PyTorch's
+    'embedding does not support automatic differentiation for outputs with complex dtype.' (after the index
+    check); torchish returned a result."""
+    assert_same(_complex_embedding(torch), _complex_embedding(torchish))

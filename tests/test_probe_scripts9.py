@@ -683,3 +683,29 @@ def test_complex_embedding_refuses_autograd_as_torch():
     'embedding does not support automatic differentiation for outputs with complex dtype.' (after the index
     check); torchish returned a result."""
     assert_same(_complex_embedding(torch), _complex_embedding(torchish))
+
+
+def _complex_linalg_grads(lib, jit):
+    A = lib.complex(lib.tensor([[0.5, -1.0, 0.3], [0.2, 0.8, -0.6], [0.4, 0.1, 0.9]]),
+                    lib.tensor([[0.1, 0.4, -0.7], [0.9, -0.3, 0.25], [-0.2, 0.5, 0.3]])).requires_grad_()
+    c = lib.complex(lib.tensor(0.7), lib.tensor(-0.4))
+
+    @jit
+    def losses(A):
+        H = A @ A.mH + lib.eye(3)
+        w, V = lib.linalg.eigh(H)
+        ev, EV = lib.linalg.eig(A)
+        return [(lib.linalg.det(A) * c).real, (lib.linalg.inv(A)[0, 1] * c).real,
+                (lib.linalg.cholesky(H)[2, 0] * c).real, w.sum() + (V.abs() ** 2 * lib.arange(3.0)).sum(),
+                (ev.sum() * c).real + (EV.abs() ** 2 * lib.arange(3.0)).sum()]
+    return [lib.autograd.grad(loss, A, retain_graph=True)[0] for loss in losses(A)]
+
+
+@needs_torch
+def test_complex_linalg_gradients_match_torch():
+    """det, inv, cholesky, eigh and eig of a complex matrix backpropagate PyTorch's (conjugate Wirtinger)
+    gradients, eagerly and compiled: their formulas are PyTorch's and take the registry's gradients as they are
+    (a conj in and out around them gave the conjugate-transposed derivative, e.g. ``conj(c) * d`` for d/da det)."""
+    ref = _complex_linalg_grads(torch, lambda f: f)
+    assert_same(ref, _complex_linalg_grads(torchish, lambda f: f))
+    assert_same(ref, _complex_linalg_grads(torchish, torchish.compile))

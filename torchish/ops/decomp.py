@@ -5,8 +5,8 @@ matrix_rank, lstsq), ``matfuncs`` (matrix_exp, matrix_norm, cross, multi_dot).
 
 Each is one registry op. Where PyTorch's backward differs from what ``jax.vjp`` would derive (eigh's and eig's gauge
 handling, det at singular matrices, cholesky's symmetric gradient, the narrowed full-matrices SVD) the VJP is
-PyTorch's formula. Those formulas are written in PyTorch's (conjugate Wirtinger) convention and converted to the
-registry's convention (JAX's: ``conj`` in, ``conj`` out) by :func:`_torch_vjp`; for real dtypes that is a no-op.
+PyTorch's formula, in PyTorch's (conjugate Wirtinger) convention for complex inputs, which is the registry's: a custom
+VJP receives and returns PyTorch's gradients (``opnode`` conjugates JAX's cotangents around it inside a trace).
 
 Failures PyTorch reports from LAPACK's ``info`` (a singular matrix in ``inv``/``solve``, a matrix that is not
 positive-definite in ``cholesky``) are computed in the same kernel and raised as :class:`LinAlgError` with PyTorch's
@@ -63,17 +63,6 @@ _mm = _precision.mm
 
 def _diag_embed(d):
     return d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype)
-
-
-def _torch_vjp(formula):
-    """A VJP given as PyTorch's formula, called in the registry's convention (conj in, conj out)."""
-    def vjp(g, *args, out, **static):
-        g = jax.tree.map(jnp.conj, g)
-        res = formula(g, *args, out=out, **static)
-        if isinstance(res, tuple):
-            return tuple(None if r is None else jnp.conj(r) for r in res)
-        return jnp.conj(res)
-    return vjp
 
 
 def autocast_inputs(name, *tensors):
@@ -231,7 +220,6 @@ def _chol_fwd(A, *, upper):
     return (_mH(L) if upper else L), jnp.where(failed, -1, 0).astype(jnp.int32)
 
 
-@_torch_vjp
 def _chol_vjp(g, A, out, upper):
     L, gL = out[0], g[0]
     if upper:
@@ -315,7 +303,6 @@ def _divide_gaps(x, L):
     return jnp.where(eye | (x == 0), 0, x / jnp.where(eye, 1, E))
 
 
-@_torch_vjp
 def _eigh_vjp(g, A, out, lower):
     gL, gV = g
     L, V = out
@@ -348,7 +335,6 @@ def _eig_fwd(A):
     return w, v
 
 
-@_torch_vjp
 def _eig_vjp(g, A, out):
     gL, gV = g
     L, V = out

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
-from .decomp import RESULTS, _batch_broadcast, _mH, _mm, _mT, _torch_vjp, autocast_inputs, check_matrix, raise_info
+from .decomp import RESULTS, _batch_broadcast, _mH, _mm, _mT, autocast_inputs, check_matrix, raise_info
 from .elementwise import structured_out
 from .registry import apply, defop
 
@@ -50,7 +50,6 @@ def _inv_fwd(A):
     return _lu_solve(lu, perm, eye), _lu_info(lu)
 
 
-@_torch_vjp
 def _inv_vjp(g, A, out):
     xh = _mH(out[0])
     return -_mm(_mm(xh, g[0]), xh)
@@ -171,7 +170,6 @@ def _adjugate(A, det):
     return jnp.where(singular, via_svd, regular)
 
 
-@_torch_vjp
 def _det_vjp(g, A, out):
     return g[..., None, None] * _mH(_adjugate(A, out))
 

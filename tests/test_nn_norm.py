@@ -91,6 +91,32 @@ def test_instance_norm(make, shape, train):
     check_module(make, [arr(*shape)], train=train, steps=2 if train else 1)
 
 
+@pytest.mark.parametrize("stat_dt,x_dt,wb_dt,use_input_stats", [
+    ("float32", "float64", None, True), ("float32", "float64", None, False), ("float32", "float64", "float64", True),
+    ("float64", "float32", None, True), ("float32", "float64", "float32", True), ("float64", "float64", "float32", True),
+])
+def test_instance_norm_running_stats_of_another_dtype(stat_dt, x_dt, wb_dt, use_input_stats):
+    # nn fuzzer seed 60973: InstanceNorm2d(track_running_stats=True) on a float64 input refused its float32 buffers
+    # (PyTorch's instance_norm hands batch_norm repeated copies of them); weight and bias must still match
+    stats = [arr(3, seed=4), arr(3, seed=5, lo=0.5, hi=1.5)]
+
+    def run(T, x, w, b):
+        rm, rv = (T.tensor(s, dtype=getattr(T, stat_dt)) for s in stats)
+        w, b = (None, None) if wb_dt is None else (w.to(getattr(T, wb_dt)), b.to(getattr(T, wb_dt)))
+        y = T.nn.functional.instance_norm(x.to(getattr(T, x_dt)), rm, rv, w, b, momentum=0.5,
+                                          use_input_stats=use_input_stats)
+        return y, rm, rv
+    if torch is None:
+        pytest.skip("PyTorch (the oracle) is not installed")
+    ref = None
+    try:
+        ref = run(torch, *(torch.tensor(a) for a in (arr(4, 3, 5), arr(3, seed=1), arr(3, seed=2))))
+    except RuntimeError:
+        check_raises(lambda T: run(T, *(T.tensor(a) for a in (arr(4, 3, 5), arr(3, seed=1), arr(3, seed=2)))))
+    if ref is not None:
+        check(run, [arr(4, 3, 5), arr(3, seed=1), arr(3, seed=2)])
+
+
 @pytest.mark.parametrize("make,shape", [
     (lambda nn: nn.LayerNorm(4), (2, 3, 4)),
     (lambda nn: nn.LayerNorm((3, 4), eps=1e-3), (2, 3, 4)),

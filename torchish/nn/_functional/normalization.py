@@ -260,11 +260,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         _check_vec(name, t, c)
-    _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var, kernel_first=True)
+    # the running statistics may have another dtype: PyTorch's instance_norm hands batch_norm repeated copies
+    # of them, and copies the batch-averaged update back
+    _check_dtypes("batch_norm", input, weight, bias, kernel_first=True)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
-        return apply(_IN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))
+        from ...ops.convert import to_dtype
+        stats = tuple(to_dtype(t, input.dtype) for t in (running_mean, running_var))
+        return apply(_IN_EVAL, (input, weight, bias, *stats), eps=float(eps))
     y, mean, var = apply(_IN, (input, weight, bias), eps=float(eps))
     if running_mean is not None or running_var is not None:
         _update_running(running_mean, running_var, mean, var, momentum)

@@ -709,3 +709,31 @@ def test_complex_linalg_gradients_match_torch():
     ref = _complex_linalg_grads(torch, lambda f: f)
     assert_same(ref, _complex_linalg_grads(torchish, lambda f: f))
     assert_same(ref, _complex_linalg_grads(torchish, torchish.compile))
+
+
+def _complex_func_transforms(lib):
+    a = lib.complex(lib.tensor([0.5, -1.0]), lib.tensor([0.1, 0.4]))
+    c = lib.complex(lib.tensor(0.7), lib.tensor(-0.4))
+
+    def f(z):
+        return (z.exp().sum() * c).real + (lib.linalg.det(z[:, None] * z[None, :] + lib.eye(2)) * c).real
+    out = [lib.func.grad(f)(a), lib.func.grad_and_value(f)(a)]
+    _, vjp_fn = lib.func.vjp(lambda z: z.sin() * c, a)
+    out.append(vjp_fn(lib.complex(lib.tensor([1.0, -0.5]), lib.tensor([0.3, 0.2]))))
+    _, vjp_fn = lib.func.vjp(lambda z: z.abs(), a)
+    out.append(vjp_fn(lib.tensor([1.0, -0.5])))
+    for jac in (lib.func.jacrev, lib.func.jacfwd):
+        for fn, x in ((lambda z: z.sin(), a), (lambda z: z.abs(), a), (lambda x: lib.complex(x, x), a.real)):
+            try:
+                out.append(jac(fn)(x))
+            except Exception as e:  # noqa: BLE001 - the error is the outcome
+                out.append((type(e).__name__, str(e)))
+    return out
+
+
+@needs_torch
+def test_complex_func_transforms_match_torch():
+    """torch.func.grad / grad_and_value / vjp of functions of complex tensors give PyTorch's (conjugate) gradients,
+    not JAX's (torchish returned their conjugates), and jacrev/jacfwd refuse complex inputs and outputs with
+    PyTorch's RuntimeError (torchish returned a Jacobian or raised JAX's TypeError)."""
+    assert_same(_complex_func_transforms(torch), _complex_func_transforms(torchish))

@@ -112,3 +112,10 @@ def grad_value(out):
     if not jnp.issubdtype(v.dtype, jnp.inexact):
         v = jax.lax.stop_gradient(v.astype(jnp.float32))
     return v.reshape(())
+
+
+def conj_complex(tree):
+    """PyTorch's complex gradients from JAX's (or JAX's cotangents from PyTorch's gradients): the conjugate of each
+    complex leaf. PyTorch propagates conj(dL/dz) where ``jax.grad``/``jax.vjp`` give dL/dz; real
+    leaves (and None) are unchanged."""
+    return jax.tree_util.tree_map(lambda a: jnp.conj(a) if jnp.iscomplexobj(a) else a, tree)

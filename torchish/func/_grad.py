@@ -14,8 +14,9 @@ import functools
 import jax
 
 from .._tensor import Tensor
-from ._common import (Static, check_tensor_outputs, diff_values, flatten, grad_value, normalize_argnums,
-                      split_aux, structure_str, to_tensors, to_values, transform_scope, unflatten, with_args)
+from ._common import (Static, check_tensor_outputs, conj_complex, diff_values, flatten, grad_value,
+                      normalize_argnums, split_aux, structure_str, to_tensors, to_values, transform_scope, unflatten,
+                      with_args)
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -47,7 +48,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             return grad_value(out), (out._d, box["aux"].values)
 
         grads, (value, aux_vals) = jax.grad(scalar_fn, has_aux=True)(diff)
-        grads = to_tensors(grads)
+        grads = to_tensors(conj_complex(grads))
         grads = grads[0] if single else grads
         value = Tensor._make(value)
         if has_aux:
@@ -121,7 +122,7 @@ def vjp(func, *primals, has_aux=False):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({list(c.shape)}) "
                                    f"and output[{i}] has a shape of torch.Size({list(o.shape)}).")
             cts.append(c._d.astype(o.dtype))
-        return to_tensors(pullback(unflatten(out_tree, cts)))
+        return to_tensors(conj_complex(pullback(conj_complex(unflatten(out_tree, cts)))))
 
     if has_aux:
         return outputs, vjp_fn, box["aux"].rebuild(aux_vals)

@@ -37,10 +37,20 @@ def _value_fn(func, args, kwargs, nums, has_aux, api, box):
             out = func(*with_args(args, nums, diff_vals), **kwargs)
         out, aux = split_aux(out, has_aux, api)
         check_tensor_outputs(out, "vjp(f, *primals)" if api == "jacrev" else "jvp(f, primals, tangents)")
+        _require_real(to_values(out), api, "outputs")
         box["aux"] = Static(aux, has_aux)
         return to_values(out), box["aux"].values
 
+    _require_real(tuple(diff_values(args[i]) for i in nums), api, "inputs")
     return fn
+
+
+def _require_real(values, api, what):
+    """PyTorch's jacrev/jacfwd refuse complex inputs and outputs (its message says 'input idx' for both)."""
+    for i, v in enumerate(jax.tree_util.tree_leaves(values)):
+        if jnp.iscomplexobj(v):
+            raise RuntimeError(f"{api}: Expected all {what} to be real but received complex tensor at flattened "
+                               f"input idx: {i}")
 
 
 def _finish(jac, box, has_aux, aux_vals):

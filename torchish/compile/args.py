@@ -38,8 +38,9 @@ def strides(t):
 
 def _leaf_key(x):
     if isinstance(x, Tensor):
-        if x._rg:  # (whether an argument's .grad exists: a backward inside accumulates into it)
-            return ("T", x._v.shape, x._v.dtype, True, x._grad is None, strides(x))
+        if x._rg:  # (whether an argument's .grad exists: a backward inside accumulates into it; whether it is a
+            # leaf: is_leaf, in-place ops on it)
+            return ("T", x._v.shape, x._v.dtype, True, x._grad is None, x._grad_fn is None, strides(x))
         return ("T", x._v.shape, x._v.dtype, False, strides(x))
     if isinstance(x, _SCALARS):
         return ("V", type(x), x)

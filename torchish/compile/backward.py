@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ..autograd.graph import _ERR_FREED, Node, node_class
+from ..ops.opnode import _conj
 
 
 class CompiledBackward(Node):
@@ -23,24 +24,91 @@ class CompiledBackward(Node):
     def _pull(self, gs):
         return self.pullback(self.pull, gs)
 
-    def apply_grads(self, grads, create_graph):
+    def check_outputs_alive(self, grads):
+        """As PyTorch's engine, refuse a backward that passes through a traced node whose saved tensors an earlier
+        backward (without ``retain_graph``) freed; outputs whose graphs share no such node stay usable (``saving``:
+        per output, the traced nodes that save tensors)."""
         self.check_alive()
+        saving = getattr(self, "saving", None)
+        if saving is not None:
+            self.live = [j for j, g in enumerate(grads) if g is not None]
+            if any(saving[j] & self.freed for j in self.live):
+                raise RuntimeError(_ERR_FREED)
+
+    def release(self):
+        saving = getattr(self, "saving", None)
+        if saving is None:
+            return super().release()
+        for j in self.live:
+            self.freed = self.freed | saving[j]
+        if all(s and s <= self.freed for s in saving):  # no output can use the pullback any more: free it
+            super().release()
+
+    def apply_grads(self, grads, create_graph):
+        self.check_outputs_alive(grads)
         if create_graph:
             raise RuntimeError(self._create_graph_error)
-        gs = [g._d if g is not None else jnp.zeros(shape, dt) for g, (shape, dt) in zip(grads, self.out_meta)]
+        # (the pullback is JAX's: complex gradients are conjugated on the way in and out, see opnode._conj)
+        gs = [_conj(g._d) if g is not None else jnp.zeros(shape, dt) for g, (shape, dt) in zip(grads, self.out_meta)]
         da, ds = self._pull(gs)
-        return [Tensor._make(g) for g in list(da) + list(ds)]
+        da, ds = list(map(_conj, da)), list(map(_conj, ds))
+        reach = getattr(self, "reach", None)  # per output, the inputs (positions in next_edges) its graph reaches
+        if reach is None:
+            return [Tensor._make(g) for g in da + ds]
+        live = set()  # the inputs the outputs that got a gradient reach: the others keep .grad None, as in PyTorch
+        for g, r in zip(grads, reach):
+            if g is not None:
+                live.update(r)
+        return [Tensor._make(g) if p in live else None for p, g in enumerate(da + ds)]
 
 
 _COMPILED_NODE = node_class(CompiledBackward, "CompiledFunctionBackward")
 
 
+class ArgumentNode(Node):
+    """Inside a trace, the grad_fn of an argument that is not a leaf outside (the output of an earlier layer): it
+    stands for the argument's graph outside the call, so the argument is no leaf inside either (an in-place op
+    on it is allowed, as in PyTorch); the walk of :func:`reached_inputs` stops at it."""
+
+    __slots__ = ()
+
+    def apply_grads(self, grads, create_graph):
+        raise RuntimeError("torchish.compile: an argument's graph outside a trace cannot run inside it")
+
+
+def argument_wrapper(tensor, value, rg):
+    """The Tensor that stands for the argument ``tensor`` inside a trace, holding ``value``."""
+    tt = Tensor._make(value, rg)
+    if rg and tensor._grad_fn is not None:
+        node = node_class(ArgumentNode, tensor._grad_fn.name())((), ((value.shape, value.dtype),), saves=False)
+        tt._grad_fn, tt._out_nr = node, 0
+        tt._arg_node = node
+    return tt
+
+
+def _engine_only(node):
+    """What about a node of the traced graph the program's ``jax.vjp`` cannot reproduce, or None: a hook on it or
+    on a tensor it made (``register_hook``, ``retain_grad``, a module's backward hooks) or a custom
+    ``autograd.Function``, whose ``backward`` replaces the derivative of its forward. PyTorch's engine runs them
+    in the backward of the outputs."""
+    if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks or node._retains:
+        return "registers a gradient hook (register_hook, retain_grad or a module's backward hook)"
+    if getattr(node, "fn_cls", None) is not None:
+        return f"applies the custom autograd.Function {node.fn_cls.__name__}"
+    return None
+
+
 def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
-    """Which arguments and state tensors the traced outputs' graph reaches (``(arg indices, state indices)``): only
-    those get a gradient from a compiled forward's backward, as PyTorch's engine leaves the ``.grad`` of an input
-    that requires grad but feeds no output through a differentiable path (a float mask, a detached input) None.
-    ``saved``: each state tensor's ``(value, grad, grad_fn, ...)`` before the call; nodes older than ``first_seq``
-    were made before the trace (the boundary: not walked through)."""
+    """Which arguments and state tensors each traced output's graph reaches: only those get a gradient from a
+    compiled forward's backward, as PyTorch's engine leaves the ``.grad`` of an input that requires grad but feeds
+    no output that gets a gradient through a differentiable path (a float mask, a detached input, an output left
+    out of the loss) None. ``saved``: each state tensor's ``(value, grad, grad_fn, ...)`` before the call; nodes
+    older than ``first_seq`` were made before the trace (the boundary: not walked through).
+
+    Returns ``(per_leaf, engine_only)``: per output leaf, None where it is no tensor with a graph, else the set of
+    ``("A", argument index)`` and ``("S", state index)`` it reaches and the set of the traced nodes it passes
+    through that save tensors for backward (numbered in the order first met), and why the graph needs PyTorch's engine rather
+    than the program's differentiation (see :func:`_engine_only`; None when it does not)."""
     boundary = {}
     for i, (t, before) in enumerate(zip(state, saved)):
         if t._rg or before[4]:
@@ -50,25 +118,41 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
                 node = acc
             if node is not None:
                 boundary[id(node)] = ("S", i)
+    engine_only = None
     for k, tt in enumerate(arg_tensors):
         acc = tt._acc() if tt._acc is not None else None
         if acc is not None:
             boundary[id(acc)] = ("A", k)
-    hit, seen = set(), set()
-    stack = [x._grad_fn for x in out_leaves if isinstance(x, Tensor) and x._rg and x._grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        node = getattr(tt, "_arg_node", None)
+        if node is not None:
+            boundary[id(node)] = ("A", k)
+        if tt._hooks or tt._post_acc_hooks or node is not None and _engine_only(node):
+            engine_only = "registers a gradient hook on an argument"  # (on the argument itself, inside)
+    per_leaf, walked = [], {}
+    for x in out_leaves:
+        if not (isinstance(x, Tensor) and x._rg and x._grad_fn is not None):
+            per_leaf.append(None)
             continue
-        seen.add(id(node))
-        where = boundary.get(id(node))
-        if where is not None:
-            hit.add(where)
-            continue
-        if getattr(node, "seq", first_seq) < first_seq:
-            continue
-        stack.extend(e[0] for e in node.next_edges if e is not None)
-    return sorted(k for kind, k in hit if kind == "A"), sorted(i for kind, i in hit if kind == "S")
+        hit, saving, seen, stack = set(), set(), set(), [x._grad_fn]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            where = boundary.get(id(node))
+            if where is not None:
+                hit.add(where)
+                continue
+            if getattr(node, "seq", first_seq) < first_seq:
+                continue
+            if id(node) not in walked:
+                engine_only = engine_only or _engine_only(node)
+                walked[id(node)] = (len(walked), node)
+            if node._saves:
+                saving.add(walked[id(node)][0])
+            stack.extend(e[0] for e in node.next_edges if e is not None)
+        per_leaf.append((hit, frozenset(saving)))
+    return per_leaf, engine_only
 
 
 def _link_outputs(entry, pull, arg_tensors, tensors_out):
@@ -77,6 +161,7 @@ def _link_outputs(entry, pull, arg_tensors, tensors_out):
     outs = [tensors_out[j] for j in out_rg]
     node = _COMPILED_NODE(tuple(t._edge() for t in inputs), tuple((o._v.shape, o._v.dtype) for o in outs))
     node.pull = pull
+    node.reach, node.saving, node.freed, node.live = entry.diff_reach, entry.diff_saving, frozenset(), []
     node.pullback = entry.pullback
     for i, o in enumerate(outs):
         o._rg, o._grad_fn, o._out_nr = True, node, i

@@ -33,7 +33,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ
 from ..ops import lazy, tracing
-from .backward import _link_outputs, _spent_outputs, reached_inputs
+from .backward import _link_outputs, _spent_outputs, argument_wrapper, reached_inputs
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
 from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
@@ -275,7 +275,7 @@ class CompiledFunction:
             targs = list(leaves)
             arg_tensors = []
             for i, v, rg, st in zip(arg_pos, arg_vals, arg_rg, arg_strides):
-                tt = Tensor._make(v, rg)
+                tt = argument_wrapper(leaves[i], v, rg)
                 if st is not None:  # (a transposed argument is still one: view() refuses it, stride() reports it)
                     tt._layout = (tuple(v.shape), st, 0)
                 targs[i] = tt
@@ -314,19 +314,25 @@ class CompiledFunction:
                     modules_seen[id(m)] = m
                 entry.optimizers = entry.optimizers + [o for o in rec.optimizers.values()
                                                        if all(o is not e for e in entry.optimizers)]
-                out_vals, out_spec, out_inf = [], [], []
+                out_vals, out_spec, out_inf, out_reach = [], [], [], []
+                per_leaf, engine_only = reached_inputs(out_leaves, state, saved, arg_tensors, first_seq)
                 # a state tensor or an argument returned as itself (a parameter, a running metric, an argument
                 # normalised in place) is returned as itself by every call, as PyTorch returns the same object
                 held = {id(t): ("S", j) for j, t in enumerate(state)}
                 held.update((id(t), ("A", k)) for k, t in enumerate(arg_tensors))
-                for x in out_leaves:
-                    if isinstance(x, Tensor) and x._grad_fn is None and id(x) in held:
+                first = {}  # id -> position of a tensor among the outputs: one returned twice is one object
+                for pos, (x, reach) in enumerate(zip(out_leaves, per_leaf)):
+                    if isinstance(x, Tensor) and x._grad_fn is getattr(x, "_arg_node", None) and id(x) in held:
                         out_spec.append(held[id(x)])
+                    elif isinstance(x, Tensor) and id(x) in first:
+                        out_spec.append(("R", first[id(x)]))
                     elif isinstance(x, Tensor):
+                        first[id(x)] = pos
                         if x._inf:  # made under inference_mode inside the function: an inference tensor again
                             out_inf.append(len(out_vals))
                         out_spec.append(("T", x._grad_fn.name() if x._rg and x._grad_fn is not None else None))
                         out_vals.append(x._d)
+                        out_reach.append(reach or (set(), frozenset()))
                     else:
                         out_spec.append(("C", x))
                 written = [i for i, t in enumerate(state) if t._d is not state_vals[i]]
@@ -353,7 +359,7 @@ class CompiledFunction:
                             f"torchish.compile: {getattr(fn, '__name__', 'the function')} accumulates gradients into "
                             "the .grad of an argument that already has one; the program does not take argument "
                             "gradients as inputs. Set the argument's .grad to None before the call to compile it.")
-                info["reached"] = reached_inputs(out_leaves, state, saved, arg_tensors, first_seq)
+                info["reached"], info["engine_only"] = out_reach, engine_only
                 info.update(out_tree=out_tree, out_spec=out_spec, out_inf=out_inf, written=written,
                             grad_spec=grad_spec, arg_written=arg_written, missing=missing,
                             missing_scalars=list(rec.missing_scalars.values()),
@@ -415,6 +421,17 @@ class CompiledFunction:
         leaked = _leaked(rec)
         differentiable = any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"] \
             and STATE.grad_enabled
+        if differentiable and info["engine_only"]:
+            # the outputs' backward must run Python the program's differentiation does not see: PyTorch's engine
+            # (eager mode) runs it
+            raise GraphBreakError(f"torchish.compile: {getattr(self.fn, '__name__', 'the function')} "
+                                  f"{info['engine_only']} in the graph of outputs differentiated outside it; its "
+                                  "backward runs eagerly.")
+        if differentiable and any(arg_rg[k] for k in info["arg_written"]):
+            # the argument's own graph would have to take the in-place op in, as PyTorch's does: eager mode does
+            raise GraphBreakError(f"torchish.compile: {getattr(self.fn, '__name__', 'the function')} writes in "
+                                  "place into an argument that requires grad, and its outputs are differentiated "
+                                  "outside it; it runs eagerly.")
         if rec.scalars_written or any(c[k] is not v and c[k] != v for (c, k), v in zip(entry.scalars, scalar_vals)):
             entry.scalar_override = [_as_weak_array(v) for v in scalar_vals]  # this call's values: those it began with
         if leaked or entry.scalar_override is not None:
@@ -458,10 +475,14 @@ class CompiledFunction:
         ``loss.backward()`` outside a compiled module works as in eager mode."""
         def inexact(v):
             return jnp.issubdtype(v.dtype, jnp.inexact)
-        reached_args, reached_state = map(set, info["reached"])  # (an input no output's graph reaches: .grad None)
-        d_arg = [k for k, v in enumerate(arg_vals) if arg_rg[k] and inexact(v) and k in reached_args]
-        d_state = [i for i, t in enumerate(entry.state) if t._rg and inexact(t._d) and i in reached_state]
         out_rg = [j for j, (kind, rg) in enumerate([s for s in info["out_spec"] if s[0] == "T"]) if rg]
+        reached = set().union(*(info["reached"][j][0] for j in out_rg))  # (an input no output reaches: .grad None)
+        d_arg = [k for k, v in enumerate(arg_vals) if arg_rg[k] and inexact(v) and ("A", k) in reached]
+        d_state = [i for i, t in enumerate(entry.state) if t._rg and inexact(t._d) and ("S", i) in reached]
+        position = {("A", k): p for p, k in enumerate(d_arg)}
+        position.update((("S", i), len(d_arg) + p) for p, i in enumerate(d_state))
+        entry.diff_reach = [{position[w] for w in info["reached"][j][0] if w in position} for j in out_rg]
+        entry.diff_saving = [info["reached"][j][1] for j in out_rg]
 
         def fwd(arg_vals, state_vals, scalar_vals):
             def f(da, ds):
@@ -555,6 +576,8 @@ class CompiledFunction:
                 out.append(entry.state[x])
             elif kind == "A":
                 out.append(leaves[entry.arg_pos[x]])
+            elif kind == "R":
+                out.append(out[x])
             else:
                 out.append(x)
         for j in info["out_inf"]:

@@ -336,10 +336,11 @@ def traced_fn(op, static, cdt):
             vals, out = res
             outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
             gs = tuple(g) if isinstance(g, (tuple, list)) else (g,)
-            grads = _custom_vjp_all(op, cdt, kw, vals, outs, gs)
+            # PyTorch's formula takes and gives PyTorch's complex gradients: JAX's cotangents conjugated (_conj)
+            grads = _custom_vjp_all(op, cdt, kw, vals, outs, tuple(map(_conj, gs)))
             return tuple(None if (r is None or isinstance(r, NotDifferentiable) or not hasattr(v, "dtype")
                                   or not jnp.issubdtype(v.dtype, jnp.inexact))
-                         else _fit(r, v) for r, v in zip(grads, vals))
+                         else _conj(_fit(r, v)) for r, v in zip(grads, vals))
         f.defvjp(f_fwd, f_bwd)
     op.kernels[key] = f
     return f

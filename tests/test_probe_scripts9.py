@@ -737,3 +737,27 @@ def test_complex_func_transforms_match_torch():
     not JAX's (torchish returned their conjugates), and jacrev/jacfwd refuse complex inputs and outputs with
     PyTorch's RuntimeError (torchish returned a Jacobian or raised JAX's TypeError)."""
     assert_same(_complex_func_transforms(torch), _complex_func_transforms(torchish))
+
+
+def _complex_jax_derived_grads(lib, jit):
+    A = lib.complex(lib.tensor([[0.5, -1.0, 0.3], [0.2, 0.8, -0.6], [0.4, 0.1, 0.9]]),
+                    lib.tensor([[0.1, 0.4, -0.7], [0.9, -0.3, 0.25], [-0.2, 0.5, 0.3]])).requires_grad_()
+    c = lib.complex(lib.tensor(0.7), lib.tensor(-0.4))
+
+    @jit
+    def losses(A):
+        Q, R = lib.linalg.qr(A)
+        U, S, Vh = lib.linalg.svd(A, full_matrices=False)
+        return [(Q[0, 1] * c).real + (R[0, 2] * c).real, (U.abs() ** 2 * lib.arange(3.0)).sum() + S.sum(),
+                (A.sinc() * c).real.sum()]
+    return [lib.autograd.grad(loss, A, retain_graph=True)[0] for loss in losses(A)]
+
+
+@needs_torch
+def test_complex_qr_svd_sinc_gradients_match_torch():
+    """linalg.qr and linalg.svd (singular vectors) backpropagate through JAX's VJP, and sinc through PyTorch's
+    formula: for complex inputs the first now takes and gives PyTorch's conjugate gradients (JAX's were returned)
+    and sinc conjugates its derivative as PyTorch's sinc_backward does; eager and compiled."""
+    ref = _complex_jax_derived_grads(torch, lambda f: f)
+    assert_same(ref, _complex_jax_derived_grads(torchish, lambda f: f))
+    assert_same(ref, _complex_jax_derived_grads(torchish, torchish.compile))

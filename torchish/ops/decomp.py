@@ -65,6 +65,12 @@ def _diag_embed(d):
     return d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype)
 
 
+def _conj_pull(pull, g):
+    """A ``jax.vjp`` pullback called with and returning PyTorch's complex gradients (the conjugates of JAX's
+    cotangents); for real dtypes the conjugates are no-ops."""
+    return jax.tree.map(jnp.conj, pull(jax.tree.map(jnp.conj, g)))
+
+
 def autocast_inputs(name, *tensors):
     """``tensors`` as autocast casts them for the op ``name`` (PyTorch runs most decompositions in float32 under
     CPU autocast); unchanged when autocast is off. Front-ends call it before their dtype checks."""
@@ -137,7 +143,7 @@ def _svd_vjp(g, A, out, full):
     U, Vh = U[..., :k], Vh[..., :k, :]
     only_s = _mm(_mm(U, _diag_embed(gS.astype(U.dtype))), Vh)
     _, pull = jax.vjp(lambda a: tuple(jnp.linalg.svd(a, full_matrices=False)), A)
-    (full_g,) = pull((gU, gS, gVh))
+    (full_g,) = _conj_pull(pull, (gU, gS, gVh))
     no_vectors = jnp.logical_and(jnp.all(gU == 0), jnp.all(gVh == 0))
     return jnp.where(no_vectors, only_s, full_g)
 
@@ -192,7 +198,7 @@ def _qr_vjp(g, A, out, mode):
     if mode == "complete" and m > n:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
     _, pull = jax.vjp(_qr_reduced, A)
-    return pull(tuple(g))
+    return _conj_pull(pull, tuple(g))
 
 
 _QR = defop("linalg_qr", _qr_fwd, vjp=_qr_vjp, grad_name="LinalgQrBackward0")

@@ -248,13 +248,13 @@ _unary("i0", _in_float32(jss.i0), lambda g, x, out: g * _in_float32(jss.i1)(x), 
        complex_kernel="i0_vml_cpu")
 def _sinc_vjp(g, x, out):
     """PyTorch's sinc_backward, one op at a time (each rounded to a half input's dtype):
-    ``grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2))``, 0 where ``pi x^2`` is 0."""
+    ``grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2)).conj()``, 0 where ``pi x^2`` is 0."""
     wide, r = _precision.stepper(x.dtype)
     xw, gw = wide(x), wide(g)
     self_pi = r(xw * math.pi)
     self_squared_pi = r(r(xw * xw) * math.pi)
     num = r(r(self_pi * r(jnp.cos(self_pi))) - r(jnp.sin(self_pi)))
-    res = r(gw * r(num / self_squared_pi))
+    res = r(gw * _conj(r(num / self_squared_pi)))
     return jnp.where(self_squared_pi == 0, jnp.zeros((), res.dtype), res).astype(x.dtype)
 
 

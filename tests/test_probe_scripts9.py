@@ -1,9 +1,10 @@
 """Regression tests from running architectures as popular repositories write them (torchvision, timm, Hugging Face,
 pytorch/examples and research code) on torchish and on PyTorch: complex-valued networks and the Fourier Neural
-Operator (complex parameters in the optimizers), LLaMA's complex rotary embeddings and KV cache, Swin windows, a
-linear-chain CRF, VQ-VAE, NeRF's hierarchical sampling, MAML, GP regression. Each ``case_*`` is written against the PyTorch API only; inputs and
-weights come from formulas. Each trains a few steps and returns losses, selected gradients, final parameters and the
-shapes and dtypes of intermediate outputs; the ``jit`` cases run torchish's steps under ``torchish.compile``.
+Operator (complex parameters in the optimizers), LLaMA's complex rotary embeddings and KV cache, VQ-VAE, NeRF's
+hierarchical sampling, MAML; complex gradients of linalg ops and of the torch.func transforms. Each ``case_*`` is
+written against the PyTorch API only; inputs and weights come from formulas. Each trains a few steps and returns
+losses, selected gradients, final parameters and the shapes and dtypes of intermediate outputs; the ``jit`` cases run
+torchish's steps under ``torchish.compile``.
 
 Where a program differs from the repository it imitates, a comment says why (a decision at the edge of a float's
 rounding is moved off the edge)."""
@@ -284,162 +285,6 @@ def case_llama_rope_rmsnorm_swiglu(lib, jit):
     return res, freqs, prefill, step, blk.attention.cache_k, sorted(model.state_dict().keys())
 
 
-def case_swin_window_attention(lib, jit):
-    """Swin's window_partition / window_reverse (view/permute/contiguous), the cyclic shift with torch.roll, the
-    relative position bias table indexed by a relative_position_index buffer (meshgrid indexing="ij", stack,
-    flatten, broadcast subtraction, permute, sum(-1)) and the shifted-window attention mask with masked_fill."""
-    nn, F = lib.nn, lib.nn.functional
-
-    def window_partition(x, ws):
-        B, H, W, C = x.shape
-        x = x.view(B, H // ws, ws, W // ws, ws, C)
-        return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, ws, ws, C)
-
-    def window_reverse(windows, ws, H, W):
-        B = int(windows.shape[0] / (H * W / ws / ws))
-        x = windows.view(B, H // ws, W // ws, ws, ws, -1)
-        return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(B, H, W, -1)
-
-    class WindowAttention(nn.Module):
-        def __init__(self, dim, ws, num_heads):
-            super().__init__()
-            self.ws, self.num_heads = ws, num_heads
-            self.scale = (dim // num_heads) ** -0.5
-            self.relative_position_bias_table = nn.Parameter(lib.zeros((2 * ws - 1) * (2 * ws - 1), num_heads))
-            coords = lib.stack(lib.meshgrid([lib.arange(ws), lib.arange(ws)], indexing="ij"))
-            coords_flatten = lib.flatten(coords, 1)
-            rel = coords_flatten[:, :, None] - coords_flatten[:, None, :]
-            rel = rel.permute(1, 2, 0).contiguous()
-            rel[:, :, 0] += ws - 1
-            rel[:, :, 1] += ws - 1
-            rel[:, :, 0] *= 2 * ws - 1
-            self.register_buffer("relative_position_index", rel.sum(-1))
-            self.qkv = nn.Linear(dim, dim * 3)
-            self.proj = nn.Linear(dim, dim)
-            self.softmax = nn.Softmax(dim=-1)
-
-        def forward(self, x, mask=None):
-            B_, N, C = x.shape
-            qkv = self.qkv(x).reshape(B_, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
-            q, k, v = qkv[0], qkv[1], qkv[2]
-            attn = (q * self.scale) @ k.transpose(-2, -1)
-            bias = self.relative_position_bias_table[self.relative_position_index.view(-1)].view(N, N, -1)
-            attn = attn + bias.permute(2, 0, 1).contiguous().unsqueeze(0)
-            if mask is not None:
-                nW = mask.shape[0]
-                attn = attn.view(B_ // nW, nW, self.num_heads, N, N) + mask.unsqueeze(1).unsqueeze(0)
-                attn = attn.view(-1, self.num_heads, N, N)
-            attn = self.softmax(attn)
-            return self.proj((attn @ v).transpose(1, 2).reshape(B_, N, C))
-
-    H = W = 4
-    ws, shift = 2, 1
-    img_mask = lib.zeros((1, H, W, 1))
-    cnt = 0
-    for h in (slice(0, -ws), slice(-ws, -shift), slice(-shift, None)):
-        for w in (slice(0, -ws), slice(-ws, -shift), slice(-shift, None)):
-            img_mask[:, h, w, :] = cnt
-            cnt += 1
-    mask_windows = window_partition(img_mask, ws).view(-1, ws * ws)
-    attn_mask = mask_windows.unsqueeze(1) - mask_windows.unsqueeze(2)
-    attn_mask = attn_mask.masked_fill(attn_mask != 0, float(-100.0)).masked_fill(attn_mask == 0, float(0.0))
-
-    blk = WindowAttention(6, ws, 2)
-    _init(lib, blk)
-    norm = _init(lib, nn.LayerNorm(6), seed=2)
-    x = _data(lib, 2, H * W, 6)
-    target = _data(lib, 2, H * W, 6, seed=3)
-
-    def forward(x):
-        B, L, C = x.shape
-        shortcut = x
-        x = norm(x).view(B, H, W, C)
-        shifted = lib.roll(x, shifts=(-shift, -shift), dims=(1, 2))
-        xw = window_partition(shifted, ws).view(-1, ws * ws, C)
-        aw = blk(xw, mask=attn_mask).view(-1, ws, ws, C)
-        x = lib.roll(window_reverse(aw, ws, H, W), shifts=(shift, shift), dims=(1, 2))
-        return shortcut + x.view(B, H * W, C)
-    model = nn.ModuleList([blk, norm])
-    opt = lib.optim.SGD(model.parameters(), lr=0.1)
-    res = _train(lib, model, lambda: F.mse_loss(forward(x), target), opt, step_fn=jit)
-    return res, attn_mask, blk.relative_position_index, _meta(forward(x))
-
-
-def case_linear_chain_crf(lib):
-    """A BiLSTM-CRF tagger as in the PyTorch tutorial, batched: the forward algorithm with ``torch.logsumexp`` over
-    previous tags and a mask (``torch.where``), the gold path score by gather over transitions, Viterbi decoding
-    with ``max`` returning values and argmax indices, backtracking through the stored indices."""
-    nn = lib.nn
-
-    class CRF(nn.Module):
-        def __init__(self, num_tags):
-            super().__init__()
-            self.num_tags = num_tags
-            self.start_transitions = nn.Parameter(lib.empty(num_tags))
-            self.end_transitions = nn.Parameter(lib.empty(num_tags))
-            self.transitions = nn.Parameter(lib.empty(num_tags, num_tags))
-
-        def _score(self, emissions, tags, mask):
-            T, B = tags.shape
-            score = self.start_transitions[tags[0]] + emissions[0, lib.arange(B), tags[0]]
-            for i in range(1, T):
-                score = score + self.transitions[tags[i - 1], tags[i]] * mask[i]
-                score = score + emissions[i, lib.arange(B), tags[i]] * mask[i]
-            seq_ends = mask.long().sum(dim=0) - 1
-            last_tags = tags[seq_ends, lib.arange(B)]
-            return score + self.end_transitions[last_tags]
-
-        def _normalizer(self, emissions, mask):
-            score = self.start_transitions + emissions[0]
-            for i in range(1, emissions.size(0)):
-                next_score = score.unsqueeze(2) + self.transitions + emissions[i].unsqueeze(1)
-                next_score = lib.logsumexp(next_score, dim=1)
-                score = lib.where(mask[i].unsqueeze(1).bool(), next_score, score)
-            return lib.logsumexp(score + self.end_transitions, dim=1)
-
-        def forward(self, emissions, tags, mask):
-            return (self._normalizer(emissions, mask) - self._score(emissions, tags, mask)).mean()
-
-        def decode(self, emissions, mask):
-            T, B, _ = emissions.shape
-            score = self.start_transitions + emissions[0]
-            history = []
-            for i in range(1, T):
-                next_score = score.unsqueeze(2) + self.transitions + emissions[i].unsqueeze(1)
-                next_score, indices = next_score.max(dim=1)
-                score = lib.where(mask[i].unsqueeze(1).bool(), next_score, score)
-                history.append(indices)
-            score = score + self.end_transitions
-            seq_ends = mask.long().sum(dim=0) - 1
-            best = []
-            for b in range(B):
-                _, best_last = score[b].max(dim=0)
-                tags = [best_last.item()]
-                for hist in reversed(history[:seq_ends[b]]):
-                    best_last = hist[b][tags[-1]]
-                    tags.append(best_last.item())
-                tags.reverse()
-                best.append(tags)
-            return best, score.max(dim=1)
-
-    lstm = nn.LSTM(3, 4, bidirectional=True, batch_first=False)
-    proj = nn.Linear(8, 4)
-    crf = CRF(4)
-    model = _init(lib, nn.ModuleList([lstm, proj, crf]), scale=0.5)
-    T, B = 5, 3
-    x = _data(lib, T, B, 3)
-    tags = lib.tensor([[0, 1, 2], [1, 1, 3], [2, 0, 3], [3, 0, 1], [0, 2, 1]])
-    mask = lib.tensor([[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 0, 1], [1, 0, 0]], dtype=lib.uint8)
-
-    def emissions():
-        return proj(lstm(x)[0])
-    opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.5, nesterov=True)
-    res = _train(lib, model, lambda: crf(emissions(), tags, mask), opt)
-    with lib.no_grad():
-        path, (best_score, best_tag) = crf.decode(emissions(), mask)
-    return res, path, best_score, best_tag
-
-
 def case_vqvae_codebook(lib, jit):
     """VQ-VAE: encoder output flattened channels-last, distances to the codebook by ``torch.cdist`` and by the
     expanded-square formula, ``argmin``, one-hot encodings by scatter_, quantised by matmul with the codebook, the
@@ -562,51 +407,6 @@ def case_maml_inner_loop(lib):
     fo_loss = F.mse_loss(lib.func.functional_call(net, fo, (xq,)), yq)
     fo_loss.backward()
     return losses, [p.grad for p in lrs], list(net.parameters()), [p.grad for p in fo.values()]
-
-
-def case_gp_regression_cholesky(lib):
-    """Exact GP regression as GPyTorch-style scripts write it: an RBF kernel from ``torch.cdist(x, x) ** 2`` with
-    softplus-constrained lengthscale/outputscale/noise, ``torch.linalg.cholesky``, ``torch.cholesky_solve``, the
-    log marginal likelihood with ``2 * L.diagonal().log().sum()``, the predictive mean and variance by
-    ``torch.linalg.solve_triangular``; float64 throughout; Adam."""
-    nn, F = lib.nn, lib.nn.functional
-
-    class GP(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.raw_ls = nn.Parameter(lib.tensor(0.0, dtype=lib.float64))
-            self.raw_os = nn.Parameter(lib.tensor(0.5, dtype=lib.float64))
-            self.raw_noise = nn.Parameter(lib.tensor(-2.0, dtype=lib.float64))
-
-        def kernel(self, a, b):
-            ls, os = F.softplus(self.raw_ls), F.softplus(self.raw_os)
-            d2 = lib.cdist(a / ls, b / ls) ** 2
-            return os * lib.exp(-0.5 * d2)
-
-        def nll(self, x, y):
-            n = x.shape[0]
-            K = self.kernel(x, x) + (F.softplus(self.raw_noise) + 1e-6) * lib.eye(n, dtype=x.dtype)
-            L = lib.linalg.cholesky(K)
-            alpha = lib.cholesky_solve(y.unsqueeze(-1), L)
-            return 0.5 * (y @ alpha.squeeze(-1)) + L.diagonal().log().sum() + 0.5 * n * math.log(2 * math.pi)
-
-        def predict(self, x, y, xs):
-            K = self.kernel(x, x) + F.softplus(self.raw_noise) * lib.eye(x.shape[0], dtype=x.dtype)
-            L = lib.linalg.cholesky(K)
-            Ks = self.kernel(x, xs)
-            v = lib.linalg.solve_triangular(L, Ks, upper=False)
-            alpha = lib.cholesky_solve(y[:, None], L)
-            mean = (Ks.transpose(-1, -2) @ alpha).squeeze(-1)
-            var = F.softplus(self.raw_os) - (v * v).sum(0)
-            return mean, var
-
-    gp = GP()
-    x = lib.linspace(0, 1, 7, dtype=lib.float64)[:, None]
-    y = lib.sin(x[:, 0] * 2 * math.pi) + 0.1 * lib.cos(lib.arange(7, dtype=lib.float64) * 3.1)
-    opt = lib.optim.Adam(gp.parameters(), lr=0.1)
-    res = _train(lib, gp, lambda: gp.nll(x, y), opt)
-    mean, var = gp.predict(x, y, lib.linspace(-0.2, 1.2, 5, dtype=lib.float64)[:, None])
-    return res, mean, var
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}

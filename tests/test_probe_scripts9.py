@@ -130,8 +130,9 @@ def case_fno_spectral_conv(lib, jit):
             b = x.shape[0]
             x_ft = lib.fft.rfft2(x)
             out_ft = lib.zeros(b, self.cout, x.size(-2), x.size(-1) // 2 + 1, dtype=lib.cfloat, device=x.device)
-            out_ft[:, :, :self.modes1, :self.modes2] = self.compl_mul2d(x_ft[:, :, :self.modes1, :self.modes2], self.weights1)
-            out_ft[:, :, -self.modes1:, :self.modes2] = self.compl_mul2d(x_ft[:, :, -self.modes1:, :self.modes2], self.weights2)
+            m1, m2 = self.modes1, self.modes2
+            out_ft[:, :, :m1, :m2] = self.compl_mul2d(x_ft[:, :, :m1, :m2], self.weights1)
+            out_ft[:, :, -m1:, :m2] = self.compl_mul2d(x_ft[:, :, -m1:, :m2], self.weights2)
             return lib.fft.irfft2(out_ft, s=(x.size(-2), x.size(-1)))
 
     class FNO(nn.Module):
@@ -206,7 +207,8 @@ def case_llama_rope_rmsnorm_swiglu(lib, jit):
         bs, slen, n_kv_heads, head_dim = x.shape
         if n_rep == 1:
             return x
-        return x[:, :, :, None, :].expand(bs, slen, n_kv_heads, n_rep, head_dim).reshape(bs, slen, n_kv_heads * n_rep, head_dim)
+        x = x[:, :, :, None, :].expand(bs, slen, n_kv_heads, n_rep, head_dim)
+        return x.reshape(bs, slen, n_kv_heads * n_rep, head_dim)
 
     class Attention(nn.Module):
         def __init__(self, dim=8, n_heads=4, n_kv_heads=2):

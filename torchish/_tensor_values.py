@@ -168,6 +168,8 @@ class TensorValues:
         out = type(self)._make(self._d, self._rg)
         if type(self) is not Tensor:
             out.__dict__.update(self.__dict__)
+        elif self._layout is not None:  # (strides PyTorch's copy keeps)
+            out._layout = self._layout
         if self._view is not None:  # a view stays a view of the copy of its base (PyTorch copies storages once)
             import copy
             base, chain, diff = self._view

@@ -13,7 +13,7 @@ from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
 from . import creation, random, linalg, einsum, sort, unique, spectral, numeric
 from . import gradient, viewcopy
-from . import strided, resize, geqrf, tensor_api, storage
+from . import strided, resize, geqrf, tensor_api, storage, out_layout
 
 FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
             broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, creation, random, linalg, einsum,

@@ -20,7 +20,11 @@ def to_dtype(x: Tensor, dtype) -> Tensor:
     dtype = _dtype.as_dtype(dtype)
     if x._v.dtype == dtype.np:
         return x
-    return apply(TO_DTYPE, (x,), dtype=dtype.np)
+    out = apply(TO_DTYPE, (x,), dtype=dtype.np)
+    if x._view is not None or x._layout is not None:  # (PyTorch's copy keeps a dense input's strides)
+        from .out_layout import keep_format
+        keep_format(out, x)
+    return out
 
 
 class _DeviceCopy(Node):

@@ -331,9 +331,19 @@ def _like(fill, name):
     def like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
         require_tensor(input, name)
         check_memory_format(memory_format, input.ndim)
-        return _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
-                     device if device is not None else input.device, requires_grad)
+        out = _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
+                    device if device is not None else input.device, requires_grad)
+        return _like_format(out, input, memory_format)
     return like
+
+
+def _like_format(out, input, memory_format):
+    """A ``*_like`` factory's result in PyTorch's ``memory_format`` (``preserve_format`` keeps a dense input's
+    strides)."""
+    if input._view is None and input._layout is None:
+        return out
+    from .out_layout import keep_format
+    return keep_format(out, input, memory_format)
 
 
 zeros_like = _like(0, "zeros_like")
@@ -345,8 +355,9 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     require_tensor(input, "full_like")
     check_memory_format(memory_format, input.ndim)
     _check_fill_value(fill_value, "full_like")
-    return full(tuple(input.shape), fill_value, dtype=dtype if dtype is not None else input.dtype,
-                device=device if device is not None else input.device, requires_grad=requires_grad)
+    out = full(tuple(input.shape), fill_value, dtype=dtype if dtype is not None else input.dtype,
+               device=device if device is not None else input.device, requires_grad=requires_grad)
+    return _like_format(out, input, memory_format)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

@@ -20,7 +20,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from . import tracing
-from .registry import apply, defop, overload
+from .registry import ELEMENTWISE, apply, defop, overload
 
 _BOOL, _INT, _FLOAT, _COMPLEX = _dtype._BOOL, _dtype._INT, _dtype._FLOAT, _dtype._COMPLEX
 NO_BOOL = frozenset({_BOOL})
@@ -246,6 +246,7 @@ def binary_op(public, name, fwd, *, promote="same", vjp=None, grad_name=None, li
     PyTorch computes differently: ldexp's integer exponent)."""
     op = OPS[name] = defop(name, fwd, promote=promote, vjp=vjp, grad_name=grad_name, linear=linear,
                            differentiable=differentiable, save_out=False if vjp is None else None)
+    ELEMENTWISE.add(name)
     by_form = {form: overload(op, g) for form, g in (overloads or {}).items()}
     kname = kernel or f"{name}_cpu"
 

@@ -61,9 +61,11 @@ def _own_layout(t: Tensor):
 
 def layout(t: Tensor):
     """PyTorch's ``(sizes, strides, storage_offset)`` for ``t``, replaying its view chain on its base's layout."""
-    if t._view is None or not t._view[1]:
+    if t._view is None:
         return _own_layout(t)
     base, chain, _ = t._view
+    if not chain:  # an alias (``detach()``, ``.data``): its base's layout
+        return _own_layout(t if base._v.shape != t._v.shape else base)
     shape, strides, offset = _own_layout(base)
     for op, st in chain:
         rule = LAYOUT_RULES.get(op.name)

@@ -85,6 +85,9 @@ class OpDef:
 
 
 OPS: dict = {}
+# names of the ops whose output PyTorch's TensorIterator allocates with its inputs' memory layout (ops.out_layout:
+# the unary and binary op families add theirs)
+ELEMENTWISE: set = set()
 
 
 def _default_grad_name(name):
@@ -275,13 +278,14 @@ def apply(op: OpDef, args: tuple, **static):
     st = tuple(static.items()) if static else ()
     vals = []
     key = [op, st]
-    req = False
+    req = strided = False
     for a in args:
         if isinstance(a, Tensor):
             v = a._v
             vals.append(v)
             key.append(v.dtype)
             req = req or a._rg
+            strided = strided or a._view is not None or a._layout is not None
         else:
             vals.append(a)
             key.append(type(a))
@@ -329,6 +333,9 @@ def apply(op: OpDef, args: tuple, **static):
         res = wrap(out)
         if type(out) is lazy.LazyValue:
             out.owner = weakref.ref(res)
+        if strided and op.name in ELEMENTWISE:  # (an input with PyTorch strides of its own: the output follows)
+            from .out_layout import set_output_layout
+            set_output_layout(res, args)
         if record and _inexact(out):
             _record(op, args, vals, st, cdt, (res,))
         if op.view:

@@ -161,7 +161,9 @@ def contiguous(self, memory_format=None):
     if is_contiguous(self):
         return self
     from .copying import clone
-    return clone(self)
+    out = clone(self)
+    out._layout = None  # (a contiguous copy: clone alone keeps a dense layout, as PyTorch's preserve_format does)
+    return out
 
 
 def _base(self):

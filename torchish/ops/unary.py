@@ -25,7 +25,7 @@ from .. import _dtype
 from .. import _precision
 from . import complex_c, tracing
 from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, require_tensor
-from .registry import apply, defop
+from .registry import ELEMENTWISE, apply, defop
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -65,6 +65,7 @@ def _unary(name, fwd, vjp=None, *, promote="float", reject=(), kernel=None, bool
     ``complex_error``: PyTorch's RuntimeError for complex inputs; ``complex_kernel``: the kernel PyTorch has no
     complex version of (its NotImplementedError; a message with spaces is raised as it is)."""
     op = defop(name, fwd, vjp=vjp, promote=promote, linear=linear, grad_name=grad_name)
+    ELEMENTWISE.add(name)
     kname = kernel or f"{name}_cpu"
 
     def f(input, *, out=None):

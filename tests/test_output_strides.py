@@ -1,0 +1,64 @@
+"""Strides of new tensors as PyTorch's: an elementwise op's output follows its inputs' memory layout
+(TensorIterator), ``clone``/casts/``*_like`` keep a dense input's strides (``preserve_format``), so ``stride()``,
+``is_contiguous()`` and whether ``view()`` raises agree with PyTorch."""
+import pytest
+
+from oracle import assert_same, needs_torch, run_both
+
+pytestmark = needs_torch
+
+_CASES = {
+    "mul_scalar": lambda T, x: x.transpose(0, 2) * 2, "sin": lambda T, x: x.permute(1, 2, 0).sin(),
+    "add_same_layout": lambda T, x: x.transpose(1, 2) + x.transpose(1, 2),
+    "add_two_layouts": lambda T, x: x.permute(2, 0, 1) + x.permute(2, 1, 0).transpose(1, 2),
+    "broadcast_row": lambda T, x: x.permute(2, 0, 1) + T.ones(1, 1, 3),
+    "broadcast_part": lambda T, x: x.transpose(0, 2) * x.transpose(0, 2)[:1],
+    "zero_dim_operand": lambda T, x: x.transpose(1, 2) + T.tensor(1.0),
+    "compare": lambda T, x: x.transpose(0, 1) > 3, "where": lambda T, x: T.where(x.transpose(0, 1) > 3, x.transpose(0, 1), 0.0),
+    "clamp": lambda T, x: x.transpose(0, 1).clamp(min=2.0), "relu": lambda T, x: T.relu(x.transpose(1, 2)),
+    "lerp": lambda T, x: x.transpose(0, 1).lerp(x.transpose(0, 1) * 0, 0.3),
+    "non_dense_slice": lambda T, x: x[:, :, ::2] * 2, "expanded": lambda T, x: T.ones(3, 1).expand(3, 4) * 2,
+    "size_one_dims": lambda T, x: T.arange(4.0).reshape(4, 1).t() * 1,
+    "clone": lambda T, x: x.permute(2, 0, 1).clone(), "clone_non_dense": lambda T, x: x[:, :, ::2].clone(),
+    "clone_contiguous_format": lambda T, x: x.transpose(1, 2).clone(memory_format=T.contiguous_format),
+    "double": lambda T, x: x.transpose(0, 1).double(), "zeros_like": lambda T, x: T.zeros_like(x.permute(1, 2, 0)),
+    "ones_like_contiguous_format": lambda T, x: T.ones_like(x.t() if x.ndim == 2 else x.transpose(0, 2),
+                                                            memory_format=T.contiguous_format),
+    "full_like": lambda T, x: T.full_like(x.transpose(0, 1), 2.0), "empty_like": lambda T, x: T.empty_like(x.transpose(1, 2)),
+    "contiguous": lambda T, x: (x.transpose(1, 2) * 2).contiguous(),
+    "transposed_back": lambda T, x: (x.transpose(1, 2) * 2).transpose(1, 2),
+    "in_place_keeps": lambda T, x: x.transpose(1, 2).clone().mul_(2), "reduction": lambda T, x: (x.transpose(1, 2) * 2).sum(0),
+    "chain": lambda T, x: ((x.transpose(0, 2) + 1).exp() * x.transpose(0, 2)).neg(),
+    "detach": lambda T, x: (x.transpose(0, 2) * 2).detach(), "data": lambda T, x: (x.permute(1, 2, 0) + 1).data,
+    "deepcopy": lambda T, x: __import__("copy").deepcopy(x.permute(1, 2, 0) + 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CASES))
+def test_output_strides_match_pytorch(name):
+    def run(T):
+        x = T.arange(24.0).reshape(2, 3, 4)
+        t = _CASES[name](T, x)
+        try:
+            t.view(-1)
+            viewable = True
+        except RuntimeError:
+            viewable = False
+        return (tuple(t.stride()), t.is_contiguous(), viewable), (t.detach() if name != "empty_like" else None)
+    ref, got = run_both(run)
+    assert got[0] == ref[0]
+    assert_same(ref[1], got[1])
+
+
+def test_strided_output_gradients_and_reshape():
+    """Values and gradients are those of the logical tensor whatever its strides; reshape copies where view
+    cannot."""
+    def run(T):
+        x = T.arange(6.0, requires_grad=True)
+        y = (x.reshape(2, 3).t() * 3).sin()
+        z = y.reshape(-1) * T.arange(6.0)
+        z.sum().backward()
+        return tuple(y.stride()), z.detach(), x.grad
+    ref, got = run_both(run)
+    assert got[0] == ref[0]
+    assert_same(ref[1:], got[1:])

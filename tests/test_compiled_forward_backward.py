@@ -234,3 +234,27 @@ def test_output_returned_twice_is_one_object():
         return out
     ref, got = run_both(run)
     assert_same(ref, got)
+
+
+def test_output_saved_for_backward_then_written_in_place():
+    """exp saves its output: writing into it after the call makes its backward raise PyTorch's error; sin saves its
+    input, so its output may be written."""
+    def run(T):
+        f = _jit(T)(lambda x: ((x * 2).exp(), (x * 3).sin()))
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        out = []
+        for _ in range(3):
+            x.grad = None
+            e, s = f(x)
+            e.mul_(2)
+            s.mul_(2)
+            try:
+                e.sum().backward()
+                out.append("no error")
+            except RuntimeError as err:
+                out.append(str(err).split(" Hint")[0])
+            s.sum().backward()
+            out.append((e.detach(), s.detach(), x.grad))
+        return out
+    ref, got = run_both(run)
+    assert_same(ref, got)

@@ -34,6 +34,14 @@ class CompiledBackward(Node):
             self.live = [j for j, g in enumerate(grads) if g is not None]
             if any(saving[j] & self.freed for j in self.live):
                 raise RuntimeError(_ERR_FREED)
+            for j in self.live:  # an output the traced graph saved, modified in place since
+                for counter, version, what in self.saved_outputs[j]:
+                    if counter.value != version:
+                        raise RuntimeError(
+                            "one of the variables needed for gradient computation has been modified by an inplace "
+                            f"operation: [{what} is at version {counter.value}; expected version {version} instead. "
+                            "Hint: enable anomaly detection to find the operation that failed to compute its "
+                            "gradient, with torchish.autograd.set_detect_anomaly(True).")
 
     def release(self):
         saving = getattr(self, "saving", None)
@@ -106,8 +114,9 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
     older than ``first_seq`` were made before the trace (the boundary: not walked through).
 
     Returns ``(per_leaf, engine_only)``: per output leaf, None where it is no tensor with a graph, else the set of
-    ``("A", argument index)`` and ``("S", state index)`` it reaches and the set of the traced nodes it passes
-    through that save tensors for backward (numbered in the order first met), and why the graph needs PyTorch's engine rather
+    ``("A", argument index)`` and ``("S", state index)`` it reaches, the set of the traced nodes it passes
+    through that save tensors for backward (numbered in the order first met) and the ids of the version counters
+    of the tensors those nodes saved, and why the graph needs PyTorch's engine rather
     than the program's differentiation (see :func:`_engine_only`; None when it does not)."""
     boundary = {}
     for i, (t, before) in enumerate(zip(state, saved)):
@@ -133,7 +142,7 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
         if not (isinstance(x, Tensor) and x._rg and x._grad_fn is not None):
             per_leaf.append(None)
             continue
-        hit, saving, seen, stack = set(), set(), set(), [x._grad_fn]
+        hit, saving, counters, seen, stack = set(), set(), set(), set(), [x._grad_fn]
         while stack:
             node = stack.pop()
             if id(node) in seen:
@@ -150,8 +159,9 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
                 walked[id(node)] = (len(walked), node)
             if node._saves:
                 saving.add(walked[id(node)][0])
+            counters.update(id(v[0]) for v in getattr(node, "versions", ()))  # (the saved tensors' counters)
             stack.extend(e[0] for e in node.next_edges if e is not None)
-        per_leaf.append((hit, frozenset(saving)))
+        per_leaf.append((hit, frozenset(saving), counters))
     return per_leaf, engine_only
 
 
@@ -162,6 +172,8 @@ def _link_outputs(entry, pull, arg_tensors, tensors_out):
     node = _COMPILED_NODE(tuple(t._edge() for t in inputs), tuple((o._v.shape, o._v.dtype) for o in outs))
     node.pull = pull
     node.reach, node.saving, node.freed, node.live = entry.diff_reach, entry.diff_saving, frozenset(), []
+    node.saved_outputs = [[(tensors_out[k]._vc, tensors_out[k]._vc.value, what) for k, what in saved]
+                          for saved in entry.diff_saved]
     node.pullback = entry.pullback
     for i, o in enumerate(outs):
         o._rg, o._grad_fn, o._out_nr = True, node, i

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ
+from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
 from ..ops import lazy, tracing
 from .backward import _link_outputs, _spent_outputs, argument_wrapper, reached_inputs
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
@@ -314,7 +314,7 @@ class CompiledFunction:
                     modules_seen[id(m)] = m
                 entry.optimizers = entry.optimizers + [o for o in rec.optimizers.values()
                                                        if all(o is not e for e in entry.optimizers)]
-                out_vals, out_spec, out_inf, out_reach = [], [], [], []
+                out_vals, out_spec, out_inf, out_reach, out_traced = [], [], [], [], []
                 per_leaf, engine_only = reached_inputs(out_leaves, state, saved, arg_tensors, first_seq)
                 # a state tensor or an argument returned as itself (a parameter, a running metric, an argument
                 # normalised in place) is returned as itself by every call, as PyTorch returns the same object
@@ -332,7 +332,8 @@ class CompiledFunction:
                             out_inf.append(len(out_vals))
                         out_spec.append(("T", x._grad_fn.name() if x._rg and x._grad_fn is not None else None))
                         out_vals.append(x._d)
-                        out_reach.append(reach or (set(), frozenset()))
+                        out_reach.append(reach or (set(), frozenset(), set()))
+                        out_traced.append(x)
                     else:
                         out_spec.append(("C", x))
                 written = [i for i, t in enumerate(state) if t._d is not state_vals[i]]
@@ -360,6 +361,10 @@ class CompiledFunction:
                             "the .grad of an argument that already has one; the program does not take argument "
                             "gradients as inputs. Set the argument's .grad to None before the call to compile it.")
                 info["reached"], info["engine_only"] = out_reach, engine_only
+                # per output, the outputs its graph saved for backward (an in-place write into one after the call
+                # makes its backward raise PyTorch's error), with what that error says of them
+                info["saved_outputs"] = [[(k, f"{t.type()} {list(t.shape)}]{saved_origin(t._grad_fn, t._out_nr)}")
+                                          for k, t in enumerate(out_traced) if id(t._vc) in r[2]] for r in out_reach]
                 info.update(out_tree=out_tree, out_spec=out_spec, out_inf=out_inf, written=written,
                             grad_spec=grad_spec, arg_written=arg_written, missing=missing,
                             missing_scalars=list(rec.missing_scalars.values()),
@@ -483,6 +488,7 @@ class CompiledFunction:
         position.update((("S", i), len(d_arg) + p) for p, i in enumerate(d_state))
         entry.diff_reach = [{position[w] for w in info["reached"][j][0] if w in position} for j in out_rg]
         entry.diff_saving = [info["reached"][j][1] for j in out_rg]
+        entry.diff_saved = [info["saved_outputs"][j] for j in out_rg]
 
         def fwd(arg_vals, state_vals, scalar_vals):
             def f(da, ds):

@@ -29,6 +29,11 @@ _CASES = {
     "transposed_back": lambda T, x: (x.transpose(1, 2) * 2).transpose(1, 2),
     "in_place_keeps": lambda T, x: x.transpose(1, 2).clone().mul_(2), "reduction": lambda T, x: (x.transpose(1, 2) * 2).sum(0),
     "chain": lambda T, x: ((x.transpose(0, 2) + 1).exp() * x.transpose(0, 2)).neg(),
+    "activations": lambda T, x: T.nn.functional.gelu(T.nn.functional.silu(T.nn.functional.hardtanh(
+        T.nn.functional.leaky_relu(x.transpose(0, 2) - 10)))),
+    "softplus_elu": lambda T, x: T.nn.functional.elu(T.nn.functional.softplus(x.permute(1, 2, 0) - 9)),
+    "log_sigmoid_contiguous": lambda T, x: T.nn.functional.logsigmoid(x.transpose(0, 2)),
+    "dropout_eval": lambda T, x: T.nn.functional.dropout(x.transpose(0, 2), 0.5, training=False),
     "detach": lambda T, x: (x.transpose(0, 2) * 2).detach(), "data": lambda T, x: (x.permute(1, 2, 0) + 1).data,
     "deepcopy": lambda T, x: __import__("copy").deepcopy(x.permute(1, 2, 0) + 1),
 }

@@ -21,7 +21,11 @@ ELEMENTWISE.update((
     "add", "sub", "rsub", "rsub_scalar", "mul", "div", "div_mode", "floor_divide", "remainder", "pow", "pow_tensor",
     "pow_scalar_base", "ldexp", "heaviside", "clamp", "clamp_tensor", "clamp_min", "clamp_max", "where", "lerp",
     "lerp_tensor", "addcmul", "addcdiv", "isclose", "bitwise_not", "logical_not", "logical_and",
-    "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge"))
+    "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
+    # nn.functional's pointwise activations and dropout (log_sigmoid's output is allocated contiguous in PyTorch)
+    "hardtanh", "leaky_relu", "prelu", "threshold", "softshrink", "hardshrink", "hardswish", "hardsigmoid", "elu",
+    "celu", "gelu", "silu", "mish", "softsign", "tanhshrink", "softplus", "rrelu_with_noise_eval", "dropout",
+    "alpha_dropout"))
 
 
 def _dense(shape, strides):

@@ -31,6 +31,17 @@ def assert_none_differ(failures, n):
     assert not failures, f"{sum(map(len, failures.values()))} of {n} programs differ from torch:\n{msg}"
 
 
+def assert_compiled_none_differ(monkeypatch, namespace, fuzz, seeds):
+    """Run one program per seed with the fuzzer module's ``COMPILED`` switch on (every torchish op traced by
+    torchish.compile) and assert none differs from torch."""
+    monkeypatch.setitem(namespace, "COMPILED", True)
+    failures = {}
+    for seed in seeds:
+        for name, found in fuzz(1, seed).items():
+            failures.setdefault(name, []).extend(found)
+    assert_none_differ(failures, len(seeds))
+
+
 def print_summary(res, n, known, per_kind=4):
     print(f"{sum(map(len, res.values()))} of {n} programs differ; skipped draws for known gaps: {known}")
     for k, v in sorted(res.items(), key=lambda kv: -len(kv[1])):

@@ -281,6 +281,22 @@ def check_fd(fn, *inputs, eps=1e-6, rtol=1e-5, atol=1e-7):
                                    err_msg=f"input {i}")
 
 
+def formula_init(lib, module, seed=0, scale=0.4):
+    """Every parameter of ``module`` from a formula (sin of its flat index), in parameters() order: the same weights
+    in both libraries without copying arrays."""
+    with lib.no_grad():
+        for i, p in enumerate(module.parameters()):
+            idx = lib.arange(p.numel(), dtype=p.dtype)
+            p.copy_((lib.sin(idx * 0.731 + 1.3 * i + seed) * scale).reshape(p.shape))
+    return module
+
+
+def formula_data(lib, *shape, seed=0, dtype=None):
+    """Deterministic input values from a formula (cos of the flat index)."""
+    n = int(np.prod(shape))
+    return lib.cos(lib.arange(n, dtype=dtype or lib.float32) * 0.417 + seed).reshape(shape)
+
+
 def same(fn, **tols):
     """``fn(lib)`` returns equal results (values, dtypes, shapes, structure) with PyTorch and torchish."""
     ref, got = run_both(fn)
@@ -296,4 +312,5 @@ def same_error(fn):
 
 
 __all__ = ["torch", "torchish", "needs_torch", "arr", "check", "check_raises", "check_fd", "run_both",
-           "assert_same", "same", "same_error", "to_numpy", "numeric_grad", "builtins"]
+           "assert_same", "same", "same_error", "to_numpy", "numeric_grad", "builtins", "formula_init",
+           "formula_data"]

@@ -1015,12 +1015,7 @@ def test_fuzz_math_programs():
 @needs_torch
 def test_fuzz_math_compiled(monkeypatch):
     """A few programs with every op traced by torchish.compile."""
-    monkeypatch.setitem(globals(), "COMPILED", True)
-    failures = {}
-    for seed in COMPILED_SEEDS:
-        for name, found in fuzz(1, seed).items():
-            failures.setdefault(name, []).extend(found)
-    harness.assert_none_differ(failures, len(COMPILED_SEEDS))
+    harness.assert_compiled_none_differ(monkeypatch, globals(), fuzz, COMPILED_SEEDS)
 
 
 if __name__ == "__main__":

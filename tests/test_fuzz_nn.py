@@ -967,12 +967,7 @@ def test_fuzz_nn_programs():
 @needs_torch
 def test_fuzz_nn_compiled(monkeypatch):
     """A few programs with torchish's forward traced by torchish.compile (40023 found a compile-only bug)."""
-    monkeypatch.setitem(globals(), "COMPILED", True)
-    failures = {}
-    for seed in (0, 1, 2, 40023):
-        for name, found in fuzz(1, seed).items():
-            failures.setdefault(name, []).extend(found)
-    harness.assert_none_differ(failures, 4)
+    harness.assert_compiled_none_differ(monkeypatch, globals(), fuzz, (0, 1, 2, 40023))
 
 
 if __name__ == "__main__":

@@ -9,20 +9,7 @@ import pytest
 
 import torchish
 from oracle import assert_same, needs_torch, torch
-
-
-def _init(lib, module, seed=0, scale=0.4):
-    """Every parameter from a formula (sin of its flat index), in named_parameters() order."""
-    with lib.no_grad():
-        for i, p in enumerate(module.parameters()):
-            idx = lib.arange(p.numel(), dtype=p.dtype)
-            p.copy_((lib.sin(idx * 0.731 + 1.3 * i + seed) * scale).reshape(p.shape))
-    return module
-
-
-def _data(lib, *shape, seed=0, dtype=None):
-    n = int(np.prod(shape))
-    return lib.cos(lib.arange(n, dtype=dtype or lib.float32) * 0.417 + seed).reshape(shape)
+from oracle import formula_data as _data, formula_init as _init
 
 
 def case_lstm_lm_packed_with_clipping(lib):

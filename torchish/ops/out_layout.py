@@ -14,7 +14,7 @@ are skipped, equal strides put the smaller size first) and the output is contigu
 """
 from __future__ import annotations
 
-from .inplace import contiguous_strides, is_contiguous, layout
+from .inplace import _dense, contiguous_strides, is_contiguous, layout
 from .registry import ELEMENTWISE
 
 ELEMENTWISE.update((
@@ -26,16 +26,6 @@ ELEMENTWISE.update((
     "hardtanh", "leaky_relu", "prelu", "threshold", "softshrink", "hardshrink", "hardswish", "hardsigmoid", "elu",
     "celu", "gelu", "silu", "mish", "softsign", "tanhshrink", "softplus", "rrelu_with_noise_eval", "dropout",
     "alpha_dropout"))
-
-
-def _dense(shape, strides):
-    """PyTorch's ``is_non_overlapping_and_dense``."""
-    expected = 1
-    for size, st in sorted((d for d in zip(shape, strides) if d[0] != 1), key=lambda d: d[1]):
-        if st != expected:
-            return False
-        expected *= size
-    return True
 
 
 def output_strides(operands, shape):

@@ -1174,6 +1174,23 @@ def test_scans_of_empty_and_zero_dim_inputs():
 
 
 @needs_torch
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("shape,dim,dt", [((1, 1), 2, "complex64"), ((1, 1), 0, "complex64"), ((), 2, "complex64"),
+                                          ((), -2, "float32"), ((2,), 1, "float32"), ((), 0, "complex64")])
+def test_cummax_cummin_check_the_dim_before_the_dtype(name, shape, dim, dt):
+    # (math fuzzer seed 70112) a complex input with a dim out of range raised NotImplementedError, not IndexError;
+    # a 0-d input's bad dim has its own message
+    messages = []
+    for T in (torch, torchish):
+        try:
+            tuple(getattr(T, name)(T.zeros(shape, dtype=getattr(T, dt)), dim))
+            messages.append(None)
+        except Exception as e:  # noqa: BLE001
+            messages.append((error_family(e), str(e)))
+    assert messages[0] == messages[1]
+
+
+@needs_torch
 def test_any_all_over_a_dim_of_complex_numbers_and_lerp_number_weight_checked():
     # (math fuzzer seeds 15208, 15235) jnp.any/all over an axis read a complex value's real part; a number weight
     # of lerp is converted to the input's dtype, checked

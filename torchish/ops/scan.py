@@ -139,6 +139,13 @@ def _empty_scan(name, input):
     return RETURN_TYPES[name](input.clone(), empty(tuple(input.shape), dtype=_dtype.int64))
 
 
+def _scan_dim(name, dim, input):
+    """cummax/cummin's axis; a 0-d input takes only -1 or 0, with PyTorch's message for it."""
+    if input.ndim == 0 and isinstance(dim, int) and dim not in (-1, 0):
+        raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
+    return one_dim(dim, input.ndim)
+
+
 def _complex_check(input, name):
     if input.is_complex():  # a 0-d input does not reach PyTorch's kernel, but autograd refuses it
         if input.ndim > 0:
@@ -152,8 +159,9 @@ def cummax(input, dim):
     require_tensor(input, "cummax")
     if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
         return _empty_scan("cummax", input)
+    axis = _scan_dim("cummax", dim, input)  # PyTorch checks the dim before the dtype
     _complex_check(input, "cummax")
-    v, i = apply(_CUMMAX, (input,), axis=one_dim(dim, input.ndim), largest=True)
+    v, i = apply(_CUMMAX, (input,), axis=axis, largest=True)
     return RETURN_TYPES["cummax"](v, i)
 
 
@@ -162,8 +170,9 @@ def cummin(input, dim):
     require_tensor(input, "cummin")
     if input.numel() == 0:  # PyTorch returns an empty input at once: no dim or dtype check
         return _empty_scan("cummin", input)
+    axis = _scan_dim("cummin", dim, input)  # PyTorch checks the dim before the dtype
     _complex_check(input, "cummin")
-    v, i = apply(_CUMMIN, (input,), axis=one_dim(dim, input.ndim), largest=False)
+    v, i = apply(_CUMMIN, (input,), axis=axis, largest=False)
     return RETURN_TYPES["cummin"](v, i)
 
 

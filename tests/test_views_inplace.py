@@ -315,6 +315,14 @@ ERRORS = [
     ("saved_view_input", lambda T: _saved_then_modified(T, lambda T, y: _mod(y[0].sin(), y))),
     ("saved_base_via_view", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.sin(), y[1]))),
     ("inplace_uses_own_view", lambda T: _saved_then_modified(T, lambda T, y: y.mul_(y[0]))),
+    # an op saving the written tensor as an operand other than ``self`` (addcmul_'s tensor2): that record is stale
+    ("inplace_uses_itself_as_tensor2", lambda T: _saved_then_modified(T, lambda T, y: _own(y, y, "addcmul_", 1))),
+    ("inplace_uses_itself_as_tensor1", lambda T: _saved_then_modified(T, lambda T, y: _own(y, y, "addcdiv_", 0))),
+    # the same on a view of the written tensor (autograd fuzzer seed 60772): ``v.addcmul_(v, v)``, v = y.unsqueeze(0)
+    ("inplace_uses_its_view_addcmul", lambda T: _saved_then_modified(T, lambda T, y: _own(y, y.unsqueeze(0),
+                                                                                          "addcmul_"))),
+    ("inplace_uses_its_view_addcdiv", lambda T: _saved_then_modified(T, lambda T, y: _own(y, y.unsqueeze(0),
+                                                                                          "addcdiv_"))),
     # an in-place op that saves its result (exp_, sigmoid_) saves the written tensor itself, at its new version
     ("saved_inplace_result", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.exp_(), y))),
     ("saved_inplace_result_later", lambda T: _saved_then_modified(T, lambda T, y: _mod(y.sigmoid_() * 2, y))),
@@ -338,6 +346,15 @@ def _shifted(T, method, *extra):
     else:
         getattr(x[1:], method)(x[:-1], *extra)
     return x
+
+
+def _own(y, v, method, other=None):
+    """``v.method(v, v)`` (``other`` 0 / 1: that operand is a tensor requiring grad instead of ``v``); returns y."""
+    ops = [v, v]
+    if other is not None:
+        ops[other] = (v.detach() + 2).requires_grad_()
+    getattr(v, method)(*ops)
+    return y
 
 
 def _mod(z, y):

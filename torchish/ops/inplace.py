@@ -195,7 +195,7 @@ def _write(view, base, chain, diff, r):
         if inplace is not None and new_base._grad_fn is not None:
             new_base._grad_fn.inplace_fn = inplace
         base._rebind(new_base, view._vc)
-        restamp(base._grad_fn, view._vc, old, old_d, marker)
+        restamp((base._grad_fn,), view._vc, old, old_d, marker)
         return
     alias = view._alias_base
     if alias is not None and STATE.grad_enabled and (alias._rg or r._rg):
@@ -317,15 +317,16 @@ _VIEW_WRITE.refresh = _refresh
 _SNAPSHOT = _graph.VersionCounter()  # stands for a saved pre-write value: its version never changes
 
 
-def restamp(node, vc, old, old_d, marker, tid=None, result=None):
+def restamp(nodes, vc, old, old_d, marker, tid=None, result=None):
     """After an in-place write bumped ``vc`` past ``old``, let the nodes this write itself recorded (``seq`` after
-    ``marker``) keep the overwritten value ``old_d`` they saved: JAX values never change, so it is still the
-    original (what PyTorch keeps as ``original_self``). Other saved references to the tensor stay stale.
+    ``marker``, reached from ``nodes``) keep the overwritten value ``old_d`` they saved: JAX values never change,
+    so it is still the original (what PyTorch keeps as ``original_self``). Other saved references to the tensor
+    stay stale. Each node is restamped once, however many of ``nodes`` reach it.
 
     ``result`` is the out-of-place result the write stored, when the op saved it (``exp_`` saves its result): that
     saved output IS the written tensor in PyTorch, so it takes the tensor's counter at its new version — a later
     write to the tensor makes the backward fail."""
-    stack, seen = [node], set()
+    stack, seen = list(nodes), set()
     while stack:
         n = stack.pop()
         if n is None or id(n) in seen or getattr(n, "seq", -1) <= marker:
@@ -333,14 +334,14 @@ def restamp(node, vc, old, old_d, marker, tid=None, result=None):
         seen.add(id(n))
         vs = getattr(n, "versions", None)
         if vs:  # the snapshot is immutable: later writes to the tensor cannot stale it (own, never-bumped counter)
-            # only the entry saved for the written tensor itself (``tid``) as ``self`` — the first, as inputs save
-            # in order — not for aliases of it such as ``y.mul_(y.detach())``'s other operand, nor ``y.mul_(y)``'s
-            # other operand, both of which PyTorch does find stale
-            out, own = [], False
-            for c, v, val, who in vs:
-                if not own and c is vc and v == old and val is old_d and (tid is None or who == tid):
+            # only the entry the node saved as its ``self`` (input 0, the first record when saved) for the written
+            # tensor itself (``tid``) — not other operands that are the same tensor or aliases of it, such as
+            # ``y.mul_(y)``'s or ``v.addcmul_(v, v)``'s, ``y.mul_(y.detach())``'s, all of which PyTorch finds stale
+            own = getattr(n, "saves_self", False)
+            out = []
+            for k, (c, v, val, who) in enumerate(vs):
+                if k == 0 and own and c is vc and v == old and val is old_d and (tid is None or who == tid):
                     out.append((_SNAPSHOT, 0, val, who))
-                    own = True
                 elif result is not None and c is result:
                     out.append((vc, vc.value, val, tid))
                 else:
@@ -372,9 +373,8 @@ class write_scope:
             t = self.t
             res = self.result._vc if self.result is not None else None
             root = t._view[0] if t._view is not None and t._view[2] else t
-            restamp(root._grad_fn, t._vc, self.old, self.old_d, self.marker, id(t), res)
-            if root is not t:
-                restamp(t._grad_fn, t._vc, self.old, self.old_d, self.marker, id(t), res)
+            nodes = (root._grad_fn,) if root is t else (root._grad_fn, t._grad_fn)
+            restamp(nodes, t._vc, self.old, self.old_d, self.marker, id(t), res)
         return False
 
 

@@ -409,6 +409,8 @@ def _record(op, args, vals, st, cdt, outs):
                     raise RuntimeError(ERR_INFERENCE_SAVED)
                 vc = a._vc
                 versions.append((vc, vc.value, a._v, id(a)))
+        if ins and ins[0] == 0:  # the first record is the op's ``self``: an in-place op keeps its old value
+            node.saves_self = True  # (see inplace.restamp)
         for j in save_outs:
             o = outs[j]
             versions.append((o._vc, 0, o._v, -1 - j))  # (a saved output: -1 - its index, never a tensor's id)

@@ -1157,6 +1157,23 @@ def test_addmv_of_an_empty_matrix_returns_beta_times_input_in_its_own_shape():
 
 
 @needs_torch
+@pytest.mark.parametrize("s,m,v", [((), (1, 2), (3,)), ((), (0, 2), (3,)), ((), (2, 0), (3,)), ((1,), (1, 2), (3,)),
+                                   ((3,), (1, 2), (3,)), ((), (1, 2), (2,))])
+def test_addmv_size_mismatch_of_a_zero_dim_input(s, m, v):
+    # (math fuzzer seed 70164, --compile and eager) PyTorch's size mismatch message reads input.size(0): a 0-d
+    # input makes it an IndexError
+    messages = []
+    for T in (torch, torchish):
+        try:
+            T.addmv(T.ones(s, dtype=T.float64, requires_grad=True), T.ones(m, dtype=T.float64),
+                    T.ones(v, dtype=T.float64), beta=0.5, alpha=2)
+            messages.append(None)
+        except Exception as e:  # noqa: BLE001
+            messages.append((error_family(e), str(e)))
+    assert messages[0] == messages[1]
+
+
+@needs_torch
 def test_rounding_division_of_complex_numbers_is_not_implemented():
     agree(*[lambda T, m=m, a=a, b=b: T.div(a(T), b(T), rounding_mode=m) for m in ("trunc", "floor")
              for a, b in [(lambda T: T.ones(2, dtype=T.complex64), lambda T: T.ones(2)),

@@ -515,6 +515,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
     n = input.shape[0] if input.ndim else 1
     if mat.shape[1] != vec.shape[0] or (n != mat.shape[0] and n != 1):
+        if input.ndim == 0:  # PyTorch's message reads input.size(0), which a 0-d input does not have
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({mat.shape[0]}x{mat.shape[1]}), vec "
                            f"({vec.shape[0]})")
     _same_dtype(mat, vec, "mv", "addmv_impl_cpu")

@@ -70,6 +70,38 @@ def test_baddbmm_check_order(shapes, dtypes, beta):
         same_error(f)
 
 
+# an empty contraction (nothing to multiply) into a non-empty result: PyTorch scales the result in place by beta
+# (``result.mul_(beta)``), so a beta the result's dtype cannot hold raises ("result type Long can't be cast to the
+# desired output type Bool"); addmv instead takes beta in input's dtype, Bool included, and mv of Bool gives False
+EMPTY_PRODUCTS = {
+    "addmm": lambda m, x, b: m.addmm(x(2, 2), x(2, 0), x(0, 2), beta=b),
+    "addmm_broadcast": lambda m, x, b: m.addmm(x(2), x(2, 0), x(0, 2), beta=b),
+    "addmm_": lambda m, x, b: x(2, 2).addmm_(x(2, 0), x(0, 2), beta=b),
+    "addmm_empty_result": lambda m, x, b: m.addmm(x(0, 2), x(0, 3), x(3, 2), beta=b),
+    "baddbmm": lambda m, x, b: m.baddbmm(x(1, 2, 2), x(1, 2, 0), x(1, 0, 2), beta=b),
+    "baddbmm_": lambda m, x, b: x(1, 2, 2).baddbmm_(x(1, 2, 0), x(1, 0, 2), beta=b),
+    "baddbmm_no_batch": lambda m, x, b: m.baddbmm(x(0, 2, 2), x(0, 2, 3), x(0, 3, 2), beta=b),
+    "addbmm": lambda m, x, b: m.addbmm(x(2, 2), x(1, 2, 0), x(1, 0, 2), beta=b),
+    "addbmm_no_batch": lambda m, x, b: m.addbmm(x(2, 2), x(0, 2, 3), x(0, 3, 2), beta=b),
+    "addmv": lambda m, x, b: m.addmv(x(2), x(2, 0), x(0), beta=b),
+    "mv": lambda m, x, b: m.mv(x(2, 0), x(0)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", F32])
+@pytest.mark.parametrize("beta", [1, 0, 2, True, 0.5])
+@pytest.mark.parametrize("name", list(EMPTY_PRODUCTS))
+def test_empty_product_scales_by_beta_in_the_results_dtype(name, beta, dtype):
+    def f(m):
+        return EMPTY_PRODUCTS[name](m, lambda *s: m.ones(*s, dtype=getattr(m, dtype)), beta)
+    try:
+        same(f)
+    except AssertionError:
+        raise
+    except Exception:
+        same_error(f)
+
+
 @pytest.mark.parametrize("call", [lambda t: t.size(0), lambda t: t.size(-1), lambda t: t.stride(0),
                                   lambda t: t.size(dim=1)])
 def test_size_of_a_zero_dim_tensor(call):

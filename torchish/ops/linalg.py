@@ -72,7 +72,7 @@ def _same_dtype(a, b, kind, kernel):
         if kind == "mm":
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c(a.dtype)} != {_c(b.dtype)}")
         raise RuntimeError(f"expected scalar type {_name(a.dtype)} but found {_name(b.dtype)}")
-    if a.dtype is _dtype.bool and not (kind in ("mm", "bmm") and 0 in tuple(a.shape) + tuple(b.shape)):
+    if a.dtype is _dtype.bool and not (kind in ("mm", "bmm", "mv") and 0 in tuple(a.shape) + tuple(b.shape)):
         raise not_implemented(kernel, a.dtype)  # an empty product returns before PyTorch's kernel dispatch
 
 
@@ -481,6 +481,19 @@ def _add_apply(op, input, a, b, beta, alpha, out, name):
     return _out(res, out, name) if name == "addr" else out_structured(res, out, name)  # (addr's out may cast)
 
 
+def _check_empty_product(input, beta, shape, empty):
+    """No product to add (an ``empty`` contraction) to a non-empty result of ``shape``: PyTorch's kernel scales the
+    result in place (``result.mul_(beta)``), whose cast check refuses a beta of a higher kind than the result:
+    ``torch.addmm(bool_c, bool_a[:, :0], bool_b[:0])`` raises ``result type Long can't be cast to the desired
+    output type Bool``."""
+    if not empty or 0 in shape or not isinstance(beta, numbers.Number) or beta == 0:
+        return
+    rd = _dtype.result_type_from_keys(((input.dtype, 2), (_dtype.scalar_dtype(beta), 0)))
+    if not _dtype.can_cast(rd, input.dtype):
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(rd)} can't be cast to the desired output type "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
+
+
 def _to_integer(v, dtype):
     """PyTorch converts addmm's beta/alpha to an integer result's type, truncating: 0.5 -> 0, -1.5 -> -1 (NaN
     and numbers out of range raise its RuntimeError)."""
@@ -503,6 +516,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         raise _mm_error(mat1.shape[0], mat1.shape[1], mat2.shape[0], mat2.shape[1])
     _same_dtype(mat1, mat2, "mm", "addmm_impl_cpu_")
     _expand_check(input.shape, (mat1.shape[0], mat2.shape[1]))
+    _check_empty_product(input, beta, (mat1.shape[0], mat2.shape[1]), mat1.shape[1] == 0)
     return _add_apply(_ADDMM, input, mat1, mat2, beta, alpha, out, "addmm")
 
 
@@ -521,8 +535,13 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
                            f"({vec.shape[0]})")
     _same_dtype(mat, vec, "mv", "addmv_impl_cpu")
     if mat.numel() == 0 and beta != 0 and out is None and all(t.dtype is input.dtype for t in (mat, vec)):
-        # PyTorch's CPU kernel returns ``beta * input`` in input's own shape (not broadcast to mat's rows)
+        # PyTorch's CPU kernel returns ``beta * input`` in input's own shape (not broadcast to mat's rows), beta
+        # taken in input's dtype (an integer input truncates 0.5 to 0, a Bool one makes 2 True)
         from .arith import mul
+        if input.dtype is _dtype.bool:
+            beta = bool(beta)
+        elif not (input.dtype.is_floating_point or input.dtype.is_complex):
+            beta = _to_integer(beta, input.dtype)
         return mul(input, beta) if beta != 1 else input.clone()
     return _add_apply(_ADDMV, input, mat, vec, beta, alpha, out, "addmv")
 
@@ -575,6 +594,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _addmm_dtypes(input, batch1, batch2)  # (PyTorch's addbmm runs addmm on each batch)
     _same_dtype(batch1, batch2, "bmm", "addmm_impl_cpu_")
     _expand_check(input.shape, (batch1.shape[1], batch2.shape[2]))
+    _check_empty_product(input, beta, (batch1.shape[1], batch2.shape[2]), 0 in (batch1.shape[0], batch1.shape[2]))
     return _add_apply(_ADDBMM, input, batch1, batch2, beta, alpha, out, "addbmm")
 
 
@@ -594,6 +614,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         from .convert import to_dtype
         input, batch1 = to_dtype(input, batch2.dtype), to_dtype(batch1, batch2.dtype)
     _same_dtype(batch1, batch2, "bmm", "baddbmm")
+    _check_empty_product(input, beta, (batch1.shape[0], batch1.shape[1], batch2.shape[2]), batch1.shape[2] == 0)
     return _add_apply(_BADDBMM, input, batch1, batch2, beta, alpha, out, "baddbmm")
 
 

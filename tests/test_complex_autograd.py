@@ -4,7 +4,7 @@ gradients are also checked against finite differences of the real loss."""
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, torchish
+from oracle import arr, check, check_fd, same, same_error, torchish
 
 C = [1 + 2j, 3 - 1j, 0.5j]
 
@@ -47,3 +47,43 @@ def test_complex_gradient_finite_differences(name):
     f = FUNCS[name]
     check_fd(lambda x, y: f(torchish, torchish.complex(x, y)), np.array([0.4, 0.7, 0.5]),
              np.array([0.3, -0.6, 0.8]), rtol=1e-5, atol=1e-7)
+
+
+def _z(lib, rg=True):
+    return lib.tensor([1 + 2j, -0.5 + 0.25j, complex("nan")], requires_grad=rg)
+
+
+# ops PyTorch's autograd does not differentiate for complex outputs (its derivatives have no complex formula):
+# recording one raises "<op> does not support automatic differentiation for outputs with complex dtype."
+REFUSED = {
+    "silu": lambda lib: lib.nn.functional.silu(_z(lib)),
+    "silu_of_a_complex_product": lambda lib: lib.nn.functional.silu(lib.ones(2, requires_grad=True) * (1 + 1j)),
+    "nan_to_num": lambda lib: lib.nan_to_num(_z(lib)),
+    "nan_to_num_method": lambda lib: _z(lib).nan_to_num(nan=1.0),
+    "embedding": lambda lib: lib.nn.functional.embedding(lib.tensor([0, 1]), _z(lib).view(3, 1)),
+}
+
+# the same ops with nothing to record, or written in place (PyTorch refuses only the out-of-place forms)
+ALLOWED = {
+    "silu_inplace": lambda lib: lib.nn.functional.silu(_z(lib) * 1, inplace=True),
+    "nan_to_num_": lambda lib: (_z(lib) * 1).nan_to_num_(),
+    "silu_no_grad_input": lambda lib: lib.nn.functional.silu(_z(lib, rg=False)),
+    "nan_to_num_detached": lambda lib: lib.nan_to_num(_z(lib).detach()),
+    "embedding_under_no_grad": lambda lib: _no_grad(lib, lambda: lib.nn.functional.embedding(lib.tensor([0]),
+                                                                                              _z(lib).view(3, 1))),
+}
+
+
+def _no_grad(lib, fn):
+    with lib.no_grad():
+        return fn()
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_complex_output_refused_by_pytorchs_autograd(name):
+    same_error(REFUSED[name])
+
+
+@pytest.mark.parametrize("name", sorted(ALLOWED))
+def test_complex_output_of_a_refusing_op_when_nothing_is_recorded(name):
+    same(lambda lib: (lambda r: (r.detach(), r.requires_grad))(ALLOWED[name](lib)))

@@ -378,6 +378,11 @@ class write_scope:
         return False
 
 
+def writing(t) -> bool:
+    """Whether ``t`` is the tensor the innermost open in-place op is writing."""
+    return bool(_SCOPES) and _SCOPES[-1].t is t
+
+
 def assign(self: Tensor, r) -> Tensor:
     """Write result ``r`` into ``self`` with PyTorch's checks: the dtype must be castable and the shape must be
     self's (a broadcastable result is expanded)."""

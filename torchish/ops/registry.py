@@ -85,6 +85,9 @@ class OpDef:
 
 
 OPS: dict = {}
+# ops whose complex outputs PyTorch's autograd does not differentiate (they are missing from its codegen's
+# GRADIENT_IMPLEMENTED_FOR_COMPLEX; their in-place forms are not): recording one raises its error
+NO_COMPLEX_GRAD = frozenset({"silu", "nan_to_num", "embedding"})
 # names of the ops whose output PyTorch's TensorIterator allocates with its inputs' memory layout (ops.out_layout:
 # the unary and binary op families add theirs)
 ELEMENTWISE: set = set()
@@ -369,7 +372,17 @@ def _inexact(v):
     return r
 
 
+def _refuse_complex_grad(op, args, outs):
+    """PyTorch's error for recording an op of :data:`NO_COMPLEX_GRAD` with a complex output, unless the op is
+    writing its first input in place (``silu_``, ``nan_to_num_``)."""
+    from .inplace import writing
+    if any(jnp.issubdtype(o._v.dtype, jnp.complexfloating) for o in outs) and not writing(args[0]):
+        raise RuntimeError(f"{op.name} does not support automatic differentiation for outputs with complex dtype.")
+
+
 def _record(op, args, vals, st, cdt, outs):
+    if op.name in NO_COMPLEX_GRAD:
+        _refuse_complex_grad(op, args, outs)
     mask, edges = [], []
     for a in args:
         if isinstance(a, Tensor) and a._rg and _inexact(a._v):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._tensor import Tensor
-from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...autograd.grad_mode import no_grad
 from ...ops import tracing
 from ...ops.registry import apply, defop
 from ._args import need_tensor
@@ -183,8 +183,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
     _mark_sparse_grad(weight, sparse)
-    if weight.is_complex() and weight.requires_grad and is_grad_enabled():  # (PyTorch's autograd has no formula)
-        raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
     return apply(_EMBEDDING, (weight, input), padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq),
                  sparse=bool(sparse))
 

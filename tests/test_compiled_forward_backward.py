@@ -258,3 +258,32 @@ def test_output_saved_for_backward_then_written_in_place():
         return out
     ref, got = run_both(run)
     assert_same(ref, got)
+
+
+@pytest.mark.parametrize("hook", ["register_hook", "post_accumulate_grad_hook", "retain_grad"])
+def test_hook_registered_on_a_parameter_inside_the_compiled_function(hook):
+    """Eager mode adds one hook per call (the gradient doubles once more each call); the program cannot, so the
+    call runs eagerly, and the hooks its trace registered are removed."""
+    def run(T):
+        m = _model(T)
+        w = m[0].weight
+        seen = []
+
+        def f(x):
+            if hook == "register_hook":
+                w.register_hook(lambda g: g * 2)
+            elif hook == "post_accumulate_grad_hook":
+                w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.sum().item()))
+            else:
+                w.retain_grad()
+            return m(x).sum()
+        cf = _jit(T)(f)
+        x = T.tensor([[0.1, 0.2, 0.3], [0.4, -0.5, 0.6]])
+        out = []
+        for _ in range(4):
+            m.zero_grad(set_to_none=True)
+            cf(x).backward()
+            out.append([p.grad for p in m.parameters()])
+        return out, seen, w.retains_grad
+    ref, got = run_both(run)
+    assert_same(ref, got)

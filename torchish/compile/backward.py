@@ -106,6 +106,22 @@ def _engine_only(node):
     return None
 
 
+def hook_marks(t):
+    """What of ``t``'s gradient hooks a trace could add to: the keys of its hooks and post-accumulate hooks, and
+    whether it retains its gradient."""
+    return tuple(t._hooks or ()), tuple(t._post_acc_hooks or ()), t._retains_grad
+
+
+def drop_added_hooks(t, marks):
+    """Remove the hooks a trace registered on the state tensor ``t`` (``marks``: :func:`hook_marks` before it), in
+    place: handles made before the trace keep working."""
+    keys, post_keys, retains = marks
+    for hooks, before in ((t._hooks, keys), (t._post_acc_hooks, post_keys)):
+        for k in [k for k in (hooks or ()) if k not in before]:
+            del hooks[k]
+    t._retains_grad = retains
+
+
 def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
     """Which arguments and state tensors each traced output's graph reaches: only those get a gradient from a
     compiled forward's backward, as PyTorch's engine leaves the ``.grad`` of an input that requires grad but feeds

@@ -33,7 +33,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
 from ..ops import lazy, tracing
-from .backward import _link_outputs, _spent_outputs, argument_wrapper, reached_inputs
+from .backward import _link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
 from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
@@ -270,6 +270,7 @@ class CompiledFunction:
         def pure(arg_vals, state_vals, scalar_vals):
             from .._tensor import _SERIAL
             saved = [(t._d, t._grad, t._grad_fn, t._out_nr, t._rg) for t in state]
+            marks = [hook_marks(t) for t in state]
             for t, v in zip(state, state_vals):
                 t._d = v
             targs = list(leaves)
@@ -288,6 +289,11 @@ class CompiledFunction:
             try:
                 with rec, tracing.tracing_scope(), py, tracing.deferred_checks() as deferred:
                     out = fn(*a, **kw)
+                if any(hook_marks(t) != m for t, m in zip(state, marks)):
+                    raise GraphBreakError(
+                        f"torchish.compile: {getattr(fn, '__name__', 'the function')} registers a gradient hook on a "
+                        "parameter or buffer (register_hook, register_post_accumulate_grad_hook, retain_grad), which "
+                        "eager mode adds once per call and one XLA program cannot; it runs eagerly.")
                 changed = changed_copies(n_copies)
                 if changed:
                     raise GraphBreakError(
@@ -385,8 +391,9 @@ class CompiledFunction:
                     "`if tensor:`, printing a tensor) cannot run inside one XLA program. Move it outside the "
                     "compiled function or express it with tensor ops (torchish.where, masks) to compile it.") from e
             finally:
-                for t, (d, g, gf, nr, rg) in zip(state, saved):
+                for t, (d, g, gf, nr, rg), m in zip(state, saved, marks):
                     t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
+                    drop_added_hooks(t, m)  # (the trace's: the eager calls add their own)
                 rec.restore()
                 del COPIES[n_copies:]
 

@@ -1174,6 +1174,28 @@ def test_addmv_size_mismatch_of_a_zero_dim_input(s, m, v):
 
 
 @needs_torch
+@pytest.mark.parametrize("xdt", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("edt", ["int8", "int16", "int32", "uint8"])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_pow_gradient_takes_exponent_minus_one_in_the_exponents_type(xdt, edt, compiled):
+    # (math fuzzer seed 70409) PyTorch's pow_backward computes ``exponent - 1`` in an integer exponent's own type:
+    # an int8 exponent of -128 wraps to 127 (torchish took x ** -129, a value 10 ** 150 times smaller)
+    def fn(T, x, e):
+        x = x.detach().requires_grad_()
+        T.pow(x, e).sum().backward()
+        return x.grad
+    for T in (torch, torchish):
+        info = T.iinfo(getattr(T, edt))
+        vals = (T.tensor([0.75, 1.25, 1.5, 2.0], dtype=getattr(T, xdt)),
+                T.tensor([4, info.min, info.max, 0], dtype=getattr(T, edt)))
+        if T is torch:
+            ref = fn(T, *vals)
+        else:
+            got = harness.traced(fn, vals) if compiled else fn(T, *vals)
+    assert_same(ref, got)
+
+
+@needs_torch
 def test_rounding_division_of_complex_numbers_is_not_implemented():
     agree(*[lambda T, m=m, a=a, b=b: T.div(a(T), b(T), rounding_mode=m) for m in ("trunc", "floor")
              for a, b in [(lambda T: T.ones(2, dtype=T.complex64), lambda T: T.ones(2)),

@@ -472,8 +472,9 @@ def _half_pow(a, b, dtype, scalar):
 
 
 
-def _pow_fwd(a, b, scalar=False):
-    """``scalar``: the exponent is a Python number (PyTorch's ``pow(Tensor, Scalar)`` kernel)."""
+def _pow_fwd(a, b, scalar=False, exp_min=None):
+    """``scalar``: the exponent is a Python number (PyTorch's ``pow(Tensor, Scalar)`` kernel); ``exp_min`` is
+    read by the VJP only."""
     if a.dtype == jnp.bool_:  # bool tensor ** Python bool
         return a | ~b
     if jnp.issubdtype(a.dtype, jnp.integer):
@@ -499,20 +500,23 @@ def _pow_fwd(a, b, scalar=False):
     return jnp.power(a, b)
 
 
-def _pow_vjp(g, a, b, out, scalar=False):
+def _pow_vjp(g, a, b, out, scalar=False, exp_min=None):
+    # PyTorch's ``exponent - 1`` is taken in a signed integer exponent's own type (``exp_min``, its minimum, wraps
+    # to the maximum: an int8 exponent of -128 differentiates as -128 * x ** 127)
+    bm1 = b - 1 if exp_min is None else jnp.where(b == exp_min, -exp_min - 1, b - 1).astype(b.dtype)
     if jnp.iscomplexobj(out):  # PyTorch's formulas read the conjugated derivatives, masked as its real ones
         zero = jnp.zeros((), g.dtype)
-        ga = jnp.where(b == 0, zero, g * jnp.conj(b * _pow_fwd(a, b - 1, scalar)))
+        ga = jnp.where(b == 0, zero, g * jnp.conj(b * _pow_fwd(a, bm1, scalar)))
         b_real_nonneg = (jnp.imag(b) == 0) & (jnp.real(b) >= 0)
         return ga, jnp.where((a == 0) & b_real_nonneg, zero, g * jnp.conj(out * jnp.log(a)))
     if g.dtype in _precision.LOW:  # PyTorch's formulas one op at a time, each result stored in the half type
         wide, r = _precision.stepper(g.dtype)
         aw, bw, gw = wide(a), wide(jnp.asarray(b)), wide(g)
         # (a tensor exponent's ``exponent - 1`` is a tensor of the half type too)
-        ga = r(gw * r(bw * _half_pow(aw, bw - 1 if scalar else r(bw - 1), g.dtype, scalar))).astype(g.dtype)
+        ga = r(gw * r(bw * _half_pow(aw, bw - 1 if scalar else r(wide(bm1)), g.dtype, scalar))).astype(g.dtype)
         gb = r(gw * r(wide(out) * r(jnp.log(aw)))).astype(g.dtype)  # grad * (result * self.log())
     else:
-        ga, gb = g * b * jnp.power(a, b - 1), g * out * jnp.log(a)
+        ga, gb = g * b * jnp.power(a, bm1), g * out * jnp.log(a)
     zero = jnp.zeros((), g.dtype)
     ga = jnp.where(b == 0, zero, ga)
     gb = jnp.where((a == 0) & (b >= 0), zero, gb)
@@ -535,6 +539,8 @@ def pow(input, exponent, *, out=None):
         op = _POW_TENSOR if isinstance(a, Tensor) else _POW_BASE
     if op is _POW_TENSOR and a.dtype is _dtype.bool and b.dtype is _dtype.bool:
         raise not_implemented("pow", a.dtype)
+    if op is _POW_TENSOR and b.dtype.category == _INT and b.dtype.is_signed and a.dtype.category > _INT:
+        return _out(apply(op, (a, b), exp_min=int(jnp.iinfo(b.dtype.np).min)), out, "pow")
     return _out(apply(op, (a, b)), out, "pow")
 
 

@@ -3,15 +3,7 @@ loop over seeded programs, the pytest assertion and the command line's summary, 
 tests below each fuzzer, and ``traced`` for their compile mode (every torchish op call run by torchish.compile)."""
 from __future__ import annotations
 
-from oracle import assert_same, torch, torchish
-
-
-def error_family(e):
-    """The builtin exception class an error derives from (what torch and torchish must agree on)."""
-    t = type(e)
-    while t.__module__ != "builtins":
-        t = t.__mro__[1]
-    return t
+from oracle import assert_same, error_family, torch, torchish  # noqa: F401 (error_family: the fuzzers' import)
 
 
 def fuzz(run_program, n, start=0, verbose=False, live=False):

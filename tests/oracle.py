@@ -234,15 +234,21 @@ def run_both(fn, *args):
     return fn(torch, *args), fn(torchish, *args)
 
 
+def error_family(e):
+    """The builtin exception class an error derives from (what torch and torchish must agree on)."""
+    t = type(e)
+    while t.__module__ != "builtins":
+        t = t.__mro__[1]
+    return t
+
+
 def check_raises(fn, *args, match=None):
     """Both libraries raise, with the same builtin exception type (torchish's message optionally matched)."""
     if torch is None:
         pytest.skip("PyTorch (the oracle) is not installed")
     with pytest.raises(Exception) as ref:
         fn(torch, *args)
-    ref_type = ref.type
-    while ref_type.__module__ != "builtins":
-        ref_type = ref_type.__mro__[1]
+    ref_type = error_family(ref.value)
     with pytest.raises(ref_type, match=match):
         fn(torchish, *args)
     return ref.value
@@ -297,6 +303,24 @@ def formula_data(lib, *shape, seed=0, dtype=None):
     return lib.cos(lib.arange(n, dtype=dtype or lib.float32) * 0.417 + seed).reshape(shape)
 
 
+def _script_outcome(fn, lib, jit):
+    try:
+        return "ok", (fn(lib, jit) if fn.__code__.co_argcount == 2 else fn(lib))
+    except Exception as e:  # noqa: BLE001 - the builtin family is the outcome
+        return "raised", error_family(e)
+
+
+def assert_script_matches(fn):
+    """A probe script ``fn(lib)`` or ``fn(lib, jit)`` (``jit``: torchish.compile, the identity for torch) gives
+    torch's results, or raises the builtin exception family torch raises."""
+    ref, got = _script_outcome(fn, torch, lambda f: f), _script_outcome(fn, torchish, torchish.compile)
+    if ref[0] == "raised":
+        assert got[0] == "raised" and issubclass(got[1], ref[1]), f"torch raised {ref[1]}, torchish gave {got}"
+        return
+    assert got[0] == "ok", f"torchish raised {got[1].__name__}"
+    assert_same(ref[1], got[1])
+
+
 def same(fn, **tols):
     """``fn(lib)`` returns equal results (values, dtypes, shapes, structure) with PyTorch and torchish."""
     ref, got = run_both(fn)
@@ -313,4 +337,4 @@ def same_error(fn):
 
 __all__ = ["torch", "torchish", "needs_torch", "arr", "check", "check_raises", "check_fd", "run_both",
            "assert_same", "same", "same_error", "to_numpy", "numeric_grad", "builtins", "formula_init",
-           "formula_data"]
+           "formula_data", "error_family", "assert_script_matches"]

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import assert_same, needs_torch, torch
-from oracle import formula_data as _data, formula_init as _init
+from oracle import needs_torch, torch
+from oracle import assert_script_matches, formula_data as _data, formula_init as _init
 
 
 def case_lstm_lm_packed_with_clipping(lib):
@@ -417,25 +417,10 @@ def case_print_tensors(lib):
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
-def _run(fn, lib):
-    try:
-        return "ok", fn(lib)
-    except Exception as e:  # noqa: BLE001 - the builtin family is the outcome
-        t = type(e)
-        while t.__module__ != "builtins":
-            t = t.__mro__[1]
-        return "raised", t
-
-
 @needs_torch
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_script_matches_torch(name):
-    ref, got = _run(CASES[name], torch), _run(CASES[name], torchish)
-    if ref[0] == "raised":
-        assert got[0] == "raised" and issubclass(got[1], ref[1]), f"torch raised {ref[1]}, torchish gave {got}"
-        return
-    assert got[0] == "ok", f"torchish raised {got[1].__name__}"
-    assert_same(ref[1], got[1])
+    assert_script_matches(CASES[name])
 
 
 @needs_torch

@@ -5,6 +5,9 @@ jitted call per op into the outer trace only adds tracing work.
 """
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
+
 from ..autograd.grad_mode import STATE
 
 
@@ -67,9 +70,6 @@ def writes_behind_autograd() -> bool:
 
 def cut(out):
     """``out`` (a value or a tuple/list of values) with JAX's differentiation stopped at its floating ones."""
-    import jax
-    import jax.numpy as jnp
-
     def one(v):
         return jax.lax.stop_gradient(v) if hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.inexact) else v
     if isinstance(out, (tuple, list)):
@@ -77,24 +77,16 @@ def cut(out):
     return one(out)
 
 
-def _through_impl(old, new):
-    return new
-
-
-_THROUGH = []
-
-
+@jax.custom_jvp
 def through(old, new):
     """``new`` as the value that replaced ``old`` behind autograd's back (an in-place write under ``no_grad``, a
     write through ``.data``): to the trace's differentiation it IS ``old`` (tangent and cotangent pass straight
     through), as PyTorch's graph keeps treating the written tensor as the one it recorded (see
     :func:`writes_behind_autograd`)."""
-    if not _THROUGH:
-        import jax
-        f = jax.custom_jvp(_through_impl)
-        f.defjvp(lambda primals, tangents: (primals[1], tangents[0]))
-        _THROUGH.append(f)
-    return _THROUGH[0](old, new)
+    return new
+
+
+through.defjvp(lambda primals, tangents: (primals[1], tangents[0]))
 
 
 def _is_tensor(x) -> bool:
@@ -104,13 +96,11 @@ def _is_tensor(x) -> bool:
 
 def to_values(tree):
     """A pytree with every Tensor leaf replaced by its JAX value (other leaves kept)."""
-    import jax
     return jax.tree_util.tree_map(lambda t: t._d if _is_tensor(t) else t, tree, is_leaf=_is_tensor)
 
 
 def to_tensors(tree):
     """A pytree with every JAX value (array or tracer) wrapped in a fresh Tensor (other leaves kept)."""
-    import jax
     from .._tensor import Tensor
     return jax.tree_util.tree_map(lambda v: Tensor._make(v) if isinstance(v, (jax.Array, jax.core.Tracer)) else v,
                                   tree)
@@ -200,7 +190,6 @@ def defer_check(bad, values, err, message):
     if scope is None:
         return
     import jax.extend.core
-    import jax.numpy as jnp
     if jax.extend.core.get_opaque_trace_state() != scope.level:
         return
     bad, values = jnp.ravel(bad), jnp.ravel(values)

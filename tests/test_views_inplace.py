@@ -424,3 +424,20 @@ def _expanded_setitem(T):
 @pytest.mark.parametrize("fn", [a[1] for a in ALLOWED], ids=[a[0] for a in ALLOWED])
 def test_inplace_allowed(fn):
     same(fn)
+
+
+@pytest.mark.parametrize("write", ["mul_", "setitem", "view_add_"])
+def test_view_made_a_leaf_that_requires_grad_is_refused_in_place(write):
+    """PyTorch's check_inplace refuses a view that requires grad whose base is a leaf, even one that does not
+    require grad (``arange(6.).view(2, 3).requires_grad_()``: the view is the leaf); torchish looked at the base's
+    requires_grad only and wrote through it, making the leaf a non-leaf."""
+    def fn(T):
+        x = T.arange(6.).view(2, 3).requires_grad_()
+        if write == "mul_":
+            x[1].mul_(2)
+        elif write == "setitem":
+            x[0] = 5.0
+        else:
+            x.view(6).add_(1)
+        return x
+    same_error(fn)

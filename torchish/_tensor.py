@@ -488,7 +488,8 @@ class Tensor(_tensor_values.TensorValues):
                 "custom Function.")
         if self._view is not None and self._view[2]:
             base = self._view[0]
-            if base._grad_fn is None and base._rg:
+            if base._grad_fn is None and (base._rg or self._rg):  # (PyTorch: the view requires grad, its base is
+                # a leaf: also a view made a leaf that requires grad, `arange(6.).view(2, 3).requires_grad_()[0]`)
                 multi = multi_output_view_error(self._view[1])
                 if multi is not None:  # PyTorch refuses the view itself before it looks at its base
                     raise multi

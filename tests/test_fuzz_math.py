@@ -1284,6 +1284,18 @@ def test_nansum_of_floats_into_an_integer_or_bool_dtype():
 
 
 @needs_torch
+def test_nansum_of_floats_into_a_complex_dtype_is_not_implemented():
+    # the float input is converted, and nansum's kernel has no complex version (torchish summed it; math fuzzer seed
+    # 72364); an integer or bool input is summed by sum's kernel, which has one
+    agree(lambda T: T.nansum(T.tensor([[0.0625], [1.0]]), 1, dtype=T.complex64),
+          lambda T: T.nansum(T.tensor([1.5], dtype=T.float16), dtype=T.complex128),
+          lambda T: T.nansum(T.ones(2), 0, out=T.zeros((), dtype=T.complex64)),
+          lambda T: T.nanmean(T.ones(2), dtype=T.complex64),
+          lambda T: T.nansum(T.tensor([2, 3]), dtype=T.complex64),
+          lambda T: T.nansum(T.tensor([True, True]), dtype=T.complex128))
+
+
+@needs_torch
 def test_addmm_family_truncates_float_alpha_and_beta_for_integer_results():
     # PyTorch converts beta/alpha to an integer result's type (0.5 -> 0, -1.5 -> -1; NaN or out of range raises):
     # math fuzzer seed 50143, addmm of int64 matrices with alpha=0.5 gave input + 0.5 * product

@@ -160,6 +160,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dt = _acc_dtype(input, dtype, out)
     if dtype is None and dt.category <= _INT and input.dtype.category >= _FLOAT:  # (an integer out= of a float sum;
         raise not_implemented("nansum_cpu", dt)          # dtype=int64 is fine: NaN zeroed, each element cast, summed)
+    if dt.category == _dtype._COMPLEX and input.dtype.category >= _FLOAT:  # a float input's kernel has no complex
+        raise not_implemented("nansum_cpu", dt)  # version (an integer input is summed by sum's kernel: it has)
     return _out(apply(_NANSUM, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim), dtype=dt.np), out,
                 "nansum")
 

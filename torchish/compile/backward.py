@@ -3,10 +3,12 @@ differentiated outside it): the compiled pullback as one autograd node; and that
 function used up itself (the loss of a training step that ran ``backward()``)."""
 from __future__ import annotations
 
+import weakref
+
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ..autograd.graph import _ERR_FREED, Node, node_class
+from ..autograd.graph import _ERR_FREED, Node, node_class, saved_origin
 from ..ops.opnode import _conj
 
 
@@ -37,6 +39,10 @@ class CompiledBackward(Node):
             for j in self.live:  # an output the traced graph saved, modified in place since
                 for counter, version, what in self.saved_outputs[j]:
                     if counter.value != version:
+                        if isinstance(what, weakref.ref):  # a saved input: named with the grad_fn it has now
+                            t = what()
+                            what = "" if t is None else \
+                                f"{t.type()} {list(t.shape)}]{saved_origin(t._grad_fn, t._out_nr)}"
                         raise RuntimeError(
                             "one of the variables needed for gradient computation has been modified by an inplace "
                             f"operation: [{what} is at version {counter.value}; expected version {version} instead. "
@@ -190,6 +196,9 @@ def _link_outputs(entry, pull, arg_tensors, tensors_out):
     node.reach, node.saving, node.freed, node.live = entry.diff_reach, entry.diff_saving, frozenset(), []
     node.saved_outputs = [[(tensors_out[k]._vc, tensors_out[k]._vc.value, what) for k, what in saved]
                           for saved in entry.diff_saved]
+    held = {"A": arg_tensors, "S": entry.state}
+    for j, saved in enumerate(entry.diff_saved_inputs):
+        node.saved_outputs[j] += [(t._vc, t._vc.value, weakref.ref(t)) for t in (held[w][k] for w, k in saved)]
     node.pullback = entry.pullback
     for i, o in enumerate(outs):
         o._rg, o._grad_fn, o._out_nr = True, node, i

@@ -33,6 +33,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
 from ..ops import lazy, tracing
+from ..ops.out_layout import keep_format
 from .backward import _link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
 from .entry import _Entry
@@ -40,6 +41,7 @@ from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
+from .views import take_view, view_spec
 from .side_effects import _leaked, _replayable, _store, _with_leaks
 from . import checks, pystate
 
@@ -332,6 +334,9 @@ class CompiledFunction:
                         out_spec.append(held[id(x)])
                     elif isinstance(x, Tensor) and id(x) in first:
                         out_spec.append(("R", first[id(x)]))
+                    elif isinstance(x, Tensor) and view_spec(x, held) is not None:
+                        first[id(x)] = pos  # a view of an argument or of state: taken again after each call
+                        out_spec.append(view_spec(x, held))
                     elif isinstance(x, Tensor):
                         first[id(x)] = pos
                         if x._inf:  # made under inference_mode inside the function: an inference tensor again
@@ -371,6 +376,11 @@ class CompiledFunction:
                 # makes its backward raise PyTorch's error), with what that error says of them
                 info["saved_outputs"] = [[(k, f"{t.type()} {list(t.shape)}]{saved_origin(t._grad_fn, t._out_nr)}")
                                           for k, t in enumerate(out_traced) if id(t._vc) in r[2]] for r in out_reach]
+                # and the arguments and state tensors it saved (written in place after the call, as a view output of
+                # the call or an optimizer step before backward, they make its backward raise PyTorch's error too)
+                info["saved_inputs"] = [[("A", k) for k, t in enumerate(arg_tensors) if id(t._vc) in r[2]] +
+                                        [("S", i) for i, t in enumerate(state) if id(t._vc) in r[2]]
+                                        for r in out_reach]
                 info.update(out_tree=out_tree, out_spec=out_spec, out_inf=out_inf, written=written,
                             grad_spec=grad_spec, arg_written=arg_written, missing=missing,
                             missing_scalars=list(rec.missing_scalars.values()),
@@ -496,6 +506,7 @@ class CompiledFunction:
         entry.diff_reach = [{position[w] for w in info["reached"][j][0] if w in position} for j in out_rg]
         entry.diff_saving = [info["reached"][j][1] for j in out_rg]
         entry.diff_saved = [info["saved_outputs"][j] for j in out_rg]
+        entry.diff_saved_inputs = [info["saved_inputs"][j] for j in out_rg]
 
         def fwd(arg_vals, state_vals, scalar_vals):
             def f(da, ds):
@@ -562,7 +573,10 @@ class CompiledFunction:
         moved = None
         for i, kind in info["grad_spec"]:
             if kind == "new":
-                g = targets[i]._grad = _make(next(it))
+                t = targets[i]
+                g = t._grad = _make(next(it))
+                if t._layout is not None:  # (a new .grad takes its parameter's strides, as PyTorch's AccumulateGrad)
+                    keep_format(g, t)
                 j = links.get(i)
                 if j is not None:  # the new .grad takes its predecessor's place in the state now, so the next
                     if moved is None:  # call's guard still vouches for every value by identity
@@ -591,6 +605,10 @@ class CompiledFunction:
                 out.append(leaves[entry.arg_pos[x]])
             elif kind == "R":
                 out.append(out[x])
+            elif kind == "V":
+                (src, k), chain, alias_at, nograd = x
+                base = entry.state[k] if src == "S" else leaves[entry.arg_pos[k]]
+                out.append(take_view(base, chain, alias_at, nograd))
             else:
                 out.append(x)
         for j in info["out_inf"]:

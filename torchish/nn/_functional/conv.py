@@ -181,6 +181,9 @@ def convolution(fname, input, weight, bias, stride, padding, dilation, groups, n
             raise RuntimeError("negative padding is not supported")
         pads = tuple((v, v) for v in p)
     cout = weight.shape[0]
+    if cout < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(weight.shape)} instead")
     if cout % groups != 0:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{list(weight.shape)}] instead")
@@ -200,8 +203,23 @@ def convolution(fname, input, weight, bias, stride, padding, dilation, groups, n
     if any(p < e for p, e in zip(padded, eff)):
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
+    if 0 in kernel:
+        raise RuntimeError(_empty_kernel_message(kernel, nd, dilation))
     return apply(_CONV, (input, weight, bias), stride=stride, pads=pads, dilation=dilation, groups=groups,
                  pad_mode=pad_mode, batched=input.ndim == nd + 2, transposed=False, lhs_dilation=(1,) * nd)
+
+
+def _empty_kernel_message(kernel, nd, dilation, transposed=False):
+    """PyTorch's refusal of a kernel with a zero-sized spatial dimension, in the words of the CPU kernel that
+    meets it (slow_conv2d / slow_conv_transpose2d see a 1-d kernel as 1 x width; the dilated kernels print the
+    sizes as a list)."""
+    kernel = (1,) + tuple(kernel) if nd == 1 else tuple(kernel)
+    if not transposed and any(d > 1 for d in dilation):
+        return f"kernel size should be greater than zero, but got {list(kernel)}"
+    if nd == 3:
+        return f"kernel size should be greater than zero, but got: {' x '.join(map(str, kernel))} (TxHxW)"
+    kh, kw = kernel
+    return f"kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: {kw}"
 
 
 def _check_mode_padding(mode, pads, input, nd):
@@ -242,6 +260,14 @@ def conv_transposed(fname, input, weight, bias, stride, padding, output_padding,
         parts += [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
         raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(parts))
     cin = input.shape[-nd - 1]
+    if weight.numel() == 0 and nd == 3:
+        raise RuntimeError("non-empty 5D (n_output_plane x n_input_plane x kernel_depth x kernel_height x "
+                           f"kernel_width) tensor expected for weight, but got: {list(weight.shape)}")
+    if 0 in weight.shape[2:]:
+        raise RuntimeError(_empty_kernel_message(tuple(weight.shape[2:]), nd, dilation, transposed=True))
+    if weight.numel() == 0:
+        shape = list(weight.shape[:2]) + [1] * (nd == 1) + list(weight.shape[2:])
+        raise RuntimeError(f"non-empty 2D or 4D weight tensor expected, but got: {shape}")
     if weight.shape[0] % groups != 0:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{list(weight.shape)}] instead")

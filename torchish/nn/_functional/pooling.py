@@ -37,16 +37,40 @@ _MAXPOOL = {nd: defop(f"max_pool{nd}d", _reduce_max_fwd, grad_name=f"MaxPool{nd}
             for nd in (1, 2, 3)}
 
 
-def _dims_msg(nd, name):
-    if nd == 1:
-        return (f"{name}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:"
-                "{shape}")
-    return f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+def _check_input(input, nd, name, indices):
+    """PyTorch's refusal of an input of the wrong rank, or with an empty non-batch dimension, worded by the kernel
+    that meets it: ``max_pool1d`` without indices has its own check; 1-d pooling with indices and average pooling
+    run the 2-d kernels on an unsqueezed input; the 3-d kernels name themselves."""
+    shape, avg = list(input.shape), name.startswith("avg")
+    rank_ok = input.ndim in (nd + 1, nd + 2)
+    empty = rank_ok and 0 in shape[-nd - 1:]
+    if rank_ok and not empty:
+        return
+    if name == "max_pool1d" and not indices:
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{shape}")
+    if nd == 1 and not rank_ok:
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+    if nd < 3 and (empty or avg):
+        shown = shape[:-1] + [1] + shape[-1:] if nd == 1 else shape
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{shown}")
+    if empty:
+        kernel = "avg_pool3d" if avg else "max_pool3d_with_indices_out_cpu_template"
+        raise RuntimeError(f"{kernel}(): Expected input's non-batch dimensions to have positive length, but input "
+                           f"has a shape of {shape} and non-batch dimension 0 has length zero!")
+    raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
 
 
-def _check_input(input, nd, name):
-    if input.ndim not in (nd + 1, nd + 2) or (nd > 1 and any(s == 0 for s in input.shape[-nd - 1:])):
-        raise RuntimeError(_dims_msg(nd, name).format(shape=list(input.shape)))
+def _check_avg_rank(nd, input):
+    """``avg_pool1d`` and ``avg_pool2d`` (and the LP pooling built on them) refuse a too-low rank first."""
+    if nd == 1 and input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for avg_pool1d)")
+    if nd == 2 and input.ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, {input.ndim - 1}], "
+                         "but got -3)")
 
 
 def _need_ints(name, **args):
@@ -82,6 +106,25 @@ def _padding_error(name, kernel, padding, dilation, indices):
             f"kW = {kw}, kH = {kh}")
 
 
+def _check_window(name, indices, kernel, stride, dilation):
+    """PyTorch's checks of the window sizes. ``max_pool1d`` without indices has its own; the others run a 2-d kernel
+    (1-d pooling on an unsqueezed input, so with a height of 1) or a 3-d one, which divides by the stride first."""
+    if name == "max_pool1d" and not indices:
+        for what, v in (("kernel_size", kernel[0]), ("stride", stride[0]), ("dilation", dilation[0])):
+            if v <= 0:
+                raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v}")
+        return
+    if len(kernel) == 1:
+        kernel, stride, dilation = (1,) + kernel, (1,) + stride, (1,) + dilation
+    axes = ("T", "H", "W")[3 - len(kernel):]
+    if 0 in stride:
+        raise RuntimeError("stride should not be zero")
+    for what, prefix, t in (("kernel size", "k", kernel), ("stride", "d", stride), ("dilation", "dilation", dilation)):
+        if any(v <= 0 for v in t):
+            raise RuntimeError(f"{what} should be greater than zero, but got " +
+                               " ".join(f"{prefix}{a}: {v}" for a, v in zip(axes, t)))
+
+
 def _pool_geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, indices=False):
     _need_ints(name, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
     kernel = ntuple(kernel_size, nd)
@@ -96,24 +139,23 @@ def _pool_geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil
     for nm, t in (("stride", stride), ("padding", padding), ("dilation", dilation)):
         if len(t) != nd:
             raise RuntimeError(f"{name}: {nm} must either be omitted, a single int, or a tuple of {_WORDS[nd]} ints")
-    axes = ("T", "H", "W")[3 - nd:]
-    if any(k <= 0 for k in kernel):
-        raise RuntimeError("kernel size should be greater than zero, but got " +
-                           " ".join(f"k{a}: {k}" for a, k in zip(axes, kernel)))
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("stride should not be zero")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero, but got " +
-                           " ".join(f"dilation{a}: {d}" for a, d in zip(axes, dilation)))
-    _check_input(input, nd, name)
+    _check_window(name, indices, kernel, stride, dilation)
+    _check_input(input, nd, name, indices)
+    sp = tuple(input.shape[-nd:])
+    if name == "avg_pool3d" and any(n < k for n, k in zip(sp, kernel)):
+        raise RuntimeError(f"input image (T: {sp[0]} H: {sp[1]} W: {sp[2]}) smaller than kernel size "
+                           f"(kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
     if any(p < 0 or p > k // 2 for k, p in zip(kernel, padding)):  # the kernel's size, not its dilated extent
         raise RuntimeError(_padding_error(name, kernel, padding, dilation, indices))
-    sp = tuple(input.shape[-nd:])
     outs = tuple(out_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in zip(sp, kernel, stride, padding, dilation))
     if any(o < 1 for o in outs):
-        c = input.shape[-nd - 1]
-        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + sp))}). Calculated output size: "
-                           f"({'x'.join(map(str, (c,) + outs))}). Output size is too small")
+        if name == "max_pool1d" and not indices:
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {outs[0]}")
+        c, shown_sp, shown_outs = input.shape[-nd - 1], sp, outs
+        if nd == 1:  # the 2-d kernel these run on shows the unsqueezed height
+            shown_sp, shown_outs = (1,) + sp, (1,) + outs
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + shown_sp))}). Calculated output size: "
+                           f"({'x'.join(map(str, (c,) + shown_outs))}). Output size is too small")
     return kernel, stride, padding, dilation, sp, outs
 
 
@@ -226,12 +268,7 @@ _AVGPOOL = {nd: defop(f"avg_pool{nd}d", _avg_fwd, linear=True, grad_name=f"AvgPo
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     need_tensor(f"avg_pool{nd}d", input)
     name = f"avg_pool{nd}d"
-    if nd == 1 and input.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
-                           "'self' (while checking arguments for avg_pool1d)")
-    if nd == 2 and input.ndim < 3:
-        raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, {input.ndim - 1}], "
-                         "but got -3)")
+    _check_avg_rank(nd, input)
     kernel, stride, padding, _, sp, outs = _pool_geometry(input, nd, name, kernel_size, stride, padding, 1,
                                                           bool(ceil_mode))
     if divisor_override is not None and int(divisor_override) == 0:
@@ -275,6 +312,7 @@ _LPPOOL = {nd: defop(f"lp_pool{nd}d", _lp_fwd, grad_name="PowBackward0") for nd 
 
 
 def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    _check_avg_rank(nd, input)
     kernel, stride, _, _, _, outs = _pool_geometry(input, nd, f"avg_pool{nd}d", kernel_size, stride, 0, 1,
                                                    bool(ceil_mode))
     if input.dtype.category == _dtype._COMPLEX:  # (PyTorch's composite reaches the avg_pool kernel)

@@ -1,0 +1,63 @@
+"""nn modules and nn.functional given bad or unusual inputs: wrong rank, empty dimensions, zero-sized kernels and
+windows, targets of the wrong shape. torchish raises PyTorch's builtin exception type with PyTorch's message (the
+words users search for), or computes what PyTorch computes. Cases found by a table-driven sweep over torch.nn's
+modules with both libraries."""
+import numpy as np
+import pytest
+
+from oracle import same, same_error, torch, torchish  # noqa: F401
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def F(T):
+    return T.nn.functional
+
+
+def x(T, *shape, dtype=None):
+    n = int(np.prod(shape))
+    return T.cos(T.arange(n, dtype=T.float32) * 0.417).reshape(shape).to(dtype or T.float32)
+
+
+def idx(T, values):
+    return T.tensor(np.asarray(values, np.int64))
+
+
+# each raises the same builtin exception type with the same message in both libraries
+SAME_ERROR = {
+    # convolution: an empty weight (no output channels, a zero-sized kernel), worded by the kernel that meets it
+    "conv2d_no_out_channels": lambda T: F(T).conv2d(x(T, 1, 2, 5, 5), x(T, 0, 2, 3, 3)),
+    "conv2d_groups_above_out_channels": lambda T: F(T).conv2d(x(T, 1, 4, 5, 5), x(T, 1, 2, 3, 3), groups=2),
+    "conv1d_zero_kernel": lambda T: T.nn.Conv1d(2, 3, 0)(x(T, 1, 2, 5)),
+    "conv2d_zero_kernel": lambda T: F(T).conv2d(x(T, 1, 2, 5, 5), x(T, 3, 2, 0, 0)),
+    "conv3d_zero_kernel": lambda T: F(T).conv3d(x(T, 1, 2, 5, 5, 5), x(T, 3, 2, 0, 1, 1)),
+    "conv1d_zero_kernel_dilated": lambda T: F(T).conv1d(x(T, 1, 2, 5), x(T, 3, 2, 0), dilation=2),
+    "conv_transpose2d_zero_kernel": lambda T: F(T).conv_transpose2d(x(T, 1, 2, 5, 5), x(T, 2, 3, 0, 0)),
+    "conv_transpose1d_no_out_channels": lambda T: F(T).conv_transpose1d(x(T, 1, 2, 5), x(T, 2, 0, 3)),
+    "conv_transpose3d_empty_weight": lambda T: F(T).conv_transpose3d(x(T, 1, 2, 3, 3, 3), x(T, 2, 3, 0, 0, 0)),
+    # pooling: empty non-batch dimensions, zero or negative windows, too-small inputs
+    "max_pool1d_no_channels": lambda T: T.nn.MaxPool1d(2)(x(T, 1, 0, 6)),
+    "max_pool1d_indices_no_channels": lambda T: F(T).max_pool1d(x(T, 1, 0, 6), 2, return_indices=True),
+    "avg_pool1d_empty_length": lambda T: T.nn.AvgPool1d(2)(x(T, 1, 2, 0)),
+    "max_pool2d_no_channels": lambda T: T.nn.MaxPool2d(2)(x(T, 1, 0, 6, 6)),
+    "avg_pool2d_rank5": lambda T: T.nn.AvgPool2d(2)(x(T, 1, 1, 2, 6, 6)),
+    "max_pool3d_empty_depth": lambda T: T.nn.MaxPool3d(2)(x(T, 1, 2, 0, 4, 4)),
+    "avg_pool3d_no_channels": lambda T: T.nn.AvgPool3d(2)(x(T, 1, 0, 4, 4, 4)),
+    "max_pool1d_zero_kernel": lambda T: T.nn.MaxPool1d(0)(x(T, 1, 2, 6)),
+    "max_pool1d_negative_stride": lambda T: T.nn.MaxPool1d(2, stride=-1)(x(T, 1, 2, 6)),
+    "max_pool1d_kernel_too_big": lambda T: T.nn.MaxPool1d(4)(x(T, 1, 2, 2)),
+    "max_pool1d_indices_zero_kernel": lambda T: F(T).max_pool1d(x(T, 1, 2, 6), 0, 1, return_indices=True),
+    "avg_pool1d_kernel_too_big": lambda T: T.nn.AvgPool1d(4)(x(T, 1, 2, 2)),
+    "max_pool2d_zero_kernel": lambda T: T.nn.MaxPool2d(0)(x(T, 1, 2, 6, 6)),
+    "max_pool2d_zero_kernel_unit_stride": lambda T: T.nn.MaxPool2d(0, 1)(x(T, 1, 2, 6, 6)),
+    "avg_pool2d_negative_stride": lambda T: T.nn.AvgPool2d(2, (1, -1))(x(T, 1, 2, 6, 6)),
+    "avg_pool3d_negative_stride": lambda T: T.nn.AvgPool3d(2, -1)(x(T, 1, 2, 4, 4, 4)),
+    "avg_pool3d_kernel_too_big": lambda T: T.nn.AvgPool3d(4)(x(T, 1, 2, 2, 2, 2)),
+    "lp_pool1d_rank1": lambda T: T.nn.LPPool1d(2, 2)(x(T, 6)),
+    "lp_pool2d_rank2": lambda T: T.nn.LPPool2d(2, 2)(x(T, 6, 6)),
+}
+
+
+@pytest.mark.parametrize("case", SAME_ERROR)
+def test_same_error(case):
+    same_error(SAME_ERROR[case])

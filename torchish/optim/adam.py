@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
+from .._tensor import Tensor
 from .optimizer import (Optimizer, check_betas, check_fused, check_lr, check_nonneg, f64, scalar_tensor, signed,
                         zeros_like_param)
 
@@ -14,6 +15,20 @@ def check_adam_args(lr, betas, eps, weight_decay):
     check_nonneg("epsilon value", eps)
     check_betas(betas)
     check_nonneg("weight_decay value", weight_decay)
+
+
+def check_tensor_betas(betas, foreach, capturable):
+    """Adam's checks of its betas' types: both floats (an int is refused) or both 1-element Tensors (not with
+    foreach unless capturable); Tensors come back 0-d, as PyTorch's ``_to_scalar`` makes them."""
+    if not (all(isinstance(b, float) for b in betas[:2]) or all(isinstance(b, Tensor) for b in betas[:2])):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, b in enumerate(betas[:2]):
+        if isinstance(b, Tensor):
+            if foreach and not capturable:
+                raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
+            if b.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+    return tuple(b.reshape(()) if isinstance(b, Tensor) and b.dim() else b for b in betas)
 
 
 def decay(p, g, lr, wd, decoupled):
@@ -43,7 +58,10 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         check_adam_args(lr, betas, eps, weight_decay)
+        betas = check_tensor_betas(betas, foreach, capturable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)

@@ -67,6 +67,7 @@ class NAdam(Optimizer):
     _group_defaults = (("maximize", False), ("foreach", None), ("capturable", False), ("differentiable", False),
                        ("decoupled_weight_decay", False))
     _scalar_state = ("step", "mu_product")
+    _capturable_check = (("params, mu_products and state_steps", True), ("params, mu_products, and state_steps", False))
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,

@@ -22,6 +22,7 @@ class RMSprop(Optimizer):
     _group_defaults = (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
                        ("differentiable", False), ("capturable", False))
     _scalar_state = ("step",)
+    _capturable_check = (("params and state_steps", True),) * 2
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
@@ -91,6 +92,7 @@ class Adagrad(Optimizer):
     _hyper = ("lr", "lr_decay", "eps", "weight_decay", "maximize")
     _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("fused", None))
     _scalar_state = ("step",)
+    _fused_check_first = True
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
@@ -120,9 +122,11 @@ class Adagrad(Optimizer):
             raise RuntimeError("weight_decay option is not compatible with sparse gradients")
 
     def _init_state(self, p, group):
-        # PyTorch fills from the constructor's value, also for groups added later
+        # PyTorch fills from the constructor's value, also for groups added later; a complex parameter's sum
+        # starts at complex(value, value) (its real and imaginary parts are two entries)
+        value = self.defaults["initial_accumulator_value"]
         return {"step": scalar_tensor(0.0),
-                "sum": zeros_like_param(p, self.defaults["initial_accumulator_value"])}
+                "sum": zeros_like_param(p, complex(value, value) if p.is_complex() else value)}
 
     @staticmethod
     def _update(params, grads, states, hp, **static):
@@ -151,6 +155,7 @@ class Adadelta(Optimizer):
     _hyper = ("lr", "rho", "eps", "weight_decay", "maximize")
     _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     _scalar_state = ("step",)
+    _capturable_check = (("params and state_steps", False),) * 2
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):

@@ -18,6 +18,7 @@ class ASGD(Optimizer):
     _hyper = ("lr", "lambd", "alpha", "t0", "weight_decay", "maximize")
     _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     _scalar_state = ("step", "eta", "mu")
+    _capturable_check = (("params, mus, etas, and state_steps", True), ("params, mus, etas, and state_steps", False))
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
@@ -71,6 +72,7 @@ class Rprop(Optimizer):
     _hyper = ("etas", "step_sizes", "maximize")
     _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     _scalar_state = ("step",)
+    _capturable_check = (("params and state_steps", True),) * 2
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):

@@ -236,6 +236,7 @@ class LBFGS(Optimizer):
                 num_old = len(old_dirs)
                 if al is None:
                     al = [None] * history_size
+                    state["al"] = None  # (PyTorch adds the key here: it comes before the keys set at the end)
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
                     al[i] = _dot(old_stps[i], q) * ro[i]

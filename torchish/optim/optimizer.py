@@ -129,6 +129,14 @@ def check_fused(fused, foreach, differentiable):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def check_fused_param(p):
+    """PyTorch's ``_device_dtype_check_for_fused``: a fused step takes floating-point parameters only."""
+    if not p.is_floating_point():
+        devices = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of supported devices: "
+                           f"{devices} but {p.dtype} and {p.device.type}")
+
+
 class Optimizer(StateDictMixin):
     """Base class of all optimizers (PyTorch's ``torch.optim.Optimizer``).
 
@@ -325,7 +333,11 @@ class Optimizer(StateDictMixin):
         for p in params:
             if p.grad.is_sparse or p.__dict__.get("_sparse_grad"):
                 self._check_sparse_grad(group)
+            if group.get("fused"):
+                self._check_fused(p)
             self._prepare_state(p, group)
+        if group.get("capturable"):
+            self._check_capturable(group, params)
         keys = self._state_keys(group)
         shared_step = self._tensor_step and "step" in keys
         if shared_step and len(fresh) > 1:  # counts that start together hold one array (see _share_steps)
@@ -369,6 +381,36 @@ class Optimizer(StateDictMixin):
                     tensors.append(s)
                     values.append(v)
         set_values(tensors, values)
+
+    # PyTorch's capturable check (made outside torch.compile), per path (single-tensor, foreach): what its message
+    # names and whether its list of devices names 'xla'
+    _capturable_check = (("params and state_steps", True), ("params and state_steps", False))
+    # PyTorch checks a fused group's dtype where it creates a parameter's state (Adam, Adagrad) and, for SGD and
+    # Adagrad, once per optimizer on the first parameter with a gradient; SGD has no state check, its fused kernel
+    # (named here) refuses the other dtypes
+    _fused_check_first = False
+    _fused_kernel = None
+
+    def _check_fused(self, p):
+        if self._fused_check_first and not self.__dict__.get("_fused_checked"):
+            check_fused_param(p)
+            self._fused_checked = True
+        elif self._fused_kernel is not None:
+            if not p.is_floating_point():
+                raise NotImplementedError(f'"{self._fused_kernel}" not implemented for '
+                                          f"'{_dtype.scalar_type_name(p.dtype)}'")
+        elif not self.state.get(p):
+            check_fused_param(p)
+
+    def _check_capturable(self, group, params):
+        """``capturable=True`` needs the parameters on an accelerator: on the CPU PyTorch's step raises
+        AssertionError (after creating the state), except while compiling."""
+        if tracing.active() or STATE.tracing or STATE.recorder is not None:
+            return
+        what, xla = self._capturable_check[bool(group.get("foreach"))]
+        devices = ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if xla else [])
+        if any(p.device.type not in devices for p in params):
+            raise AssertionError(f"If capturable=True, {what} must be on supported devices: {devices}.")
 
     def _kernel(self, static, n, sharding, donated=None):
         """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .optimizer import Optimizer, check_fused, check_lr, required, signed, zeros_like_param
+from .optimizer import Optimizer, check_fused, required, signed, zeros_like_param
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..compile.recorder import creating_state, scalar, static as static_flag
@@ -25,11 +25,15 @@ class SGD(Optimizer):
     _hyper = ("lr", "momentum", "dampening", "weight_decay", "maximize")
     _group_defaults = (("nesterov", False), ("maximize", False), ("foreach", None), ("differentiable", False),
                        ("fused", False))
+    _fused_check_first = True
+    _fused_kernel = "fused_sgd_kernel"
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
-        if lr is not required:
-            check_lr(lr)
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr is not required and lr < 0.0:  # (PyTorch's SGD compares `lr < 0.0`, the others `0.0 <= lr`)
+            raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:

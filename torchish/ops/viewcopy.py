@@ -17,14 +17,16 @@ Example:
 """
 from __future__ import annotations
 
+import warnings
+
 from .._tensor import Tensor
 from .broadcast import expand
 from .copying import _CLONE
 from .diag import diagonal
-from .elementwise import no_derivative
+from .elementwise import no_derivative, out_structured
 from .reorder import permute, t, transpose
 from .registry import Family, apply, defop
-from .shape import squeeze, unsqueeze, view_as_complex, view_as_real
+from .shape import _ALIAS, squeeze, unsqueeze, view_as_complex, view_as_real
 from .slicing import chunk, narrow, select, split, unbind, unfold
 
 _fam = Family(globals())
@@ -42,11 +44,37 @@ def _copied(op, out):
     return tuple(apply(op, (o,)) for o in out)
 
 
+# the out= overloads of the copies that return several tensors: the name PyTorch's size check prints, and whether
+# they copy into the given tensors (cast, broadcast, never resized) rather than check them as structured outs do
+_LIST_OUTS = {"unbind_copy": ("unbind_copy_int_out", False), "split_copy": ("split_copy_Tensor_out()", True),
+              "split_with_sizes_copy": ("split_with_sizes_copy_out", False)}
+
+
+def _into_out(name, result, out):
+    """PyTorch's ``out=`` of a ``*_copy`` function: a Tensor result goes into ``out`` as a structured kernel's does
+    (same dtype, resized); a tuple of them into a list of as many tensors, and the function then returns None."""
+    if out is None:
+        return result
+    if isinstance(result, Tensor):
+        return out_structured(result, out, name)
+    if not isinstance(out, (tuple, list)) or not all(isinstance(o, Tensor) for o in out):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+    label, copies = _LIST_OUTS[name]
+    if len(out) != len(result):
+        raise RuntimeError(f"{label} expected an out= argument of size {len(result)}, got size {len(out)}")
+    for r, o in zip(result, out):
+        if copies:
+            o.copy_(r)
+        else:
+            out_structured(r, o, name)
+    return None
+
+
 def _make_copy(name, view_fn, grad_name):
     op = _copy_node(name, grad_name)
 
     def fn(input, *args, out=None, **kwargs):
-        return _copied(op, view_fn(input, *args, **kwargs))
+        return _into_out(name, _copied(op, view_fn(input, *args, **kwargs)), out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.{name}``: ``{view_fn.__name__}``'s result as a new tensor (not a view)."
     return fn
@@ -109,7 +137,7 @@ _VIEW_COPY = _copy_node("view_copy", "ViewBackward0_copy")
 
 def view_copy(input, size, *, out=None):
     """``torch.view_copy``: ``input.view(size)`` (a shape, or a dtype to reinterpret as) as a new tensor."""
-    return apply(_VIEW_COPY, (_view(input, size),))
+    return _into_out("view_copy", apply(_VIEW_COPY, (_view(input, size),)), out)
 
 
 _public("view_copy", view_copy, method=False)
@@ -120,7 +148,7 @@ _DETACH_COPY = defop("detach_copy", _CLONE.fwd, vjp=no_derivative("detach_copy")
 
 def detach_copy(input, *, out=None):
     """``torch.detach_copy``: as in PyTorch, the copy is recorded, but backward through it raises."""
-    return apply(_DETACH_COPY, (input,))
+    return _into_out("detach_copy", apply(_DETACH_COPY, (input,)), out)
 
 
 _public("detach_copy", detach_copy, method=False)
@@ -159,8 +187,13 @@ _public("unsafe_chunk", unsafe_chunk)
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims (a view; a lazily conjugated one for complex inputs)."""
-    if input.ndim < 2:
+    """The conjugate transpose of the last two dims (a view; a lazily conjugated one for complex inputs). A 0-D
+    tensor is its own transpose: PyTorch warns and returns its conjugate."""
+    if input.ndim == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        y = apply(_ALIAS, (input,))
+        return y.conj() if input.is_complex() else y
+    if input.ndim == 1:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
                            f"{input.ndim}-D tensor.")
     y = transpose(input, -2, -1)

@@ -1,0 +1,73 @@
+"""Representative cases of a dtype-matrix sweep (public functions and Tensor methods called on every dtype, 0-d and
+size-0 inputs, with ``out=`` tensors of the right and of a wrong dtype and with ``dtype=``) against PyTorch: the
+result's dtype, shape and values, or the builtin exception type PyTorch raises."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from oracle import assert_script_matches, needs_torch, same
+
+pytestmark = needs_torch
+warnings.filterwarnings("ignore", category=UserWarning)
+
+
+def _matrix(T, dtype="float32"):
+    return T.tensor([[2.0, 0.5, -1.0], [0.5, 3.0, 0.25], [-1.0, 0.25, 4.0]]).to(getattr(T, dtype))
+
+
+def _out_of(T, dtype):
+    return T.empty(0, dtype=getattr(T, dtype))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the *_copy functions: out= was accepted and ignored (the out tensor stayed empty)
+
+COPY_OUT = {
+    "alias_copy": lambda T, o: T.alias_copy(_matrix(T), out=o),
+    "permute_copy": lambda T, o: T.permute_copy(_matrix(T), (1, 0), out=o),
+    "view_copy": lambda T, o: T.view_copy(_matrix(T), (9,), out=o),
+    "detach_copy": lambda T, o: T.detach_copy(_matrix(T), out=o),
+    "t_copy": lambda T, o: T.t_copy(_matrix(T, "int64"), out=o),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("name", list(COPY_OUT))
+def test_copy_functions_write_into_out(name, dtype):
+    def f(T):
+        o = _out_of(T, dtype)
+        return COPY_OUT[name](T, o) is o, o
+    assert_script_matches(f)
+
+
+LIST_OUT = {
+    "unbind_copy": lambda T, o: T.unbind_copy(_matrix(T)[:2], out=o),
+    "split_copy": lambda T, o: T.split_copy(_matrix(T)[:2], 1, out=o),
+    "split_with_sizes_copy": lambda T, o: T.split_with_sizes_copy(_matrix(T)[:2], [1, 1], out=o),
+}
+
+
+@pytest.mark.parametrize("outs", ["empty", "int64 rows", "one"])
+@pytest.mark.parametrize("name", list(LIST_OUT))
+def test_copy_functions_of_several_tensors_write_into_a_list(name, outs):
+    def f(T):
+        o = {"empty": [T.empty(0), T.empty(0)], "one": [T.empty(0)],
+             "int64 rows": [T.empty(1, 3, dtype=T.int64), T.empty(1, 3, dtype=T.int64)]}[outs]
+        return LIST_OUT[name](T, o), o
+    assert_script_matches(f)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# adjoint of a 0-d tensor: PyTorch (with a deprecation warning) returns its conjugate
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "complex64"])
+def test_adjoint_of_a_0d_tensor(dtype):
+    same(lambda T: (T.adjoint(T.tensor(1.5 - 2j).to(getattr(T, dtype))),
+                    T.tensor(2.0 + 1j).to(getattr(T, dtype)).adjoint()))
+
+
+def test_adjoint_of_a_1d_tensor_raises():
+    assert_script_matches(lambda T: T.adjoint(T.ones(3)))

@@ -55,9 +55,32 @@ SAME_ERROR = {
     "avg_pool3d_kernel_too_big": lambda T: T.nn.AvgPool3d(4)(x(T, 1, 2, 2, 2, 2)),
     "lp_pool1d_rank1": lambda T: T.nn.LPPool1d(2, 2)(x(T, 6)),
     "lp_pool2d_rank2": lambda T: T.nn.LPPool2d(2, 2)(x(T, 6, 6)),
+    # normalization
+    "group_norm_groups_do_not_divide": lambda T: T.nn.GroupNorm(3, 4),
 }
 
 
 @pytest.mark.parametrize("case", SAME_ERROR)
 def test_same_error(case):
     same_error(SAME_ERROR[case])
+
+
+# each computes what PyTorch computes (values, dtype, shape), and the same gradients where one is taken
+SAME_RESULT = {
+    "group_norm_empty_batch": lambda T: T.nn.GroupNorm(2, 4)(x(T, 0, 4, 3)),
+    "group_norm_no_channels": lambda T: F(T).group_norm(x(T, 2, 0, 3), 2),
+}
+
+
+@pytest.mark.parametrize("case", SAME_RESULT)
+def test_same_result(case):
+    same(SAME_RESULT[case])
+
+
+def test_group_norm_of_an_empty_batch_differentiates():
+    def fn(T):
+        m = T.nn.GroupNorm(2, 4)
+        inp = x(T, 0, 4, 3).requires_grad_()
+        m(inp).sum().backward()
+        return inp.grad, m.weight.grad, m.bias.grad
+    same(fn)

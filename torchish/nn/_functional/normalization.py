@@ -386,9 +386,14 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return apply(_RMS, (input, weight), k=len(ns), eps=float(eps))
 
 
+def _group_size(x, groups):
+    """The elements of one group (spelled out: a ``-1`` in a reshape is ambiguous for an empty batch)."""
+    return x.shape[1] // groups * math.prod(x.shape[2:])
+
+
 def _gn_fwd(x, w, b, *, groups, eps):
     n, c = x.shape[0], x.shape[1]
-    xa = _acc(x).reshape((n, groups, -1))
+    xa = _acc(x).reshape((n, groups, _group_size(x, groups)))
     mean = jnp.mean(xa, axis=2, keepdims=True)
     var = jnp.mean(jnp.square(xa - mean), axis=2, keepdims=True)
     y = ((xa - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
@@ -403,16 +408,17 @@ def _gn_vjp(g, x, w, b, out, groups, eps):
     ``c' = -b' * mean - db_g * rstd / D`` (D: the elements of a group)."""
     n, c = x.shape[0], x.shape[1]
     wide, r = _precision.stepper(x.dtype)
-    xw, gw = wide(x).reshape((n, c, -1)), wide(g).reshape((n, c, -1))
-    xg = xw.reshape((n, groups, -1))
+    hw = math.prod(x.shape[2:])
+    xw, gw = wide(x).reshape((n, c, hw)), wide(g).reshape((n, c, hw))
+    xg = xw.reshape((n, groups, _group_size(x, groups)))
     mean = jnp.mean(xg, axis=2, keepdims=True)
     rstd = r(lax.rsqrt(jnp.mean(jnp.square(xg - mean), axis=2, keepdims=True) + eps))  # (n, groups, 1)
     mean = r(mean)
     gamma = jnp.ones((c,), xw.dtype) if w is None else wide(w)
     ds = jnp.sum(gw * xw, axis=2)  # (n, c)
     db = jnp.sum(gw, axis=2)
-    ds_g = jnp.sum((ds * gamma).reshape((n, groups, -1)), axis=2, keepdims=True)
-    db_g = jnp.sum((db * gamma).reshape((n, groups, -1)), axis=2, keepdims=True)
+    ds_g = jnp.sum((ds * gamma).reshape((n, groups, c // groups)), axis=2, keepdims=True)
+    db_g = jnp.sum((db * gamma).reshape((n, groups, c // groups)), axis=2, keepdims=True)
     scale = 1.0 / xg.shape[2]
     bb = (db_g * mean - ds_g) * rstd * rstd * rstd * scale
     cc = -bb * mean - db_g * rstd * scale

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _dtype, _meta
 from ._meta import MetaArray
+from .autograd.grad_mode import STATE as _GRAD
 
 Tensor = None  # torchish._tensor.Tensor, set once it is defined (this class is its base)
 
@@ -51,7 +52,7 @@ class TensorValues:
         if type(self._v) is MetaArray:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
                             "host memory first.")
-        if self._rg and not force:
+        if self._rg and not force and _GRAD.grad_enabled:  # PyTorch allows it under no_grad
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._v.dtype == _dtype.bfloat16.np:  # NumPy has no bfloat16: PyTorch refuses (convert with .float() first)
             raise TypeError("Got unsupported ScalarType BFloat16")

@@ -418,6 +418,13 @@ class Tensor(_tensor_values.TensorValues):
             raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
         self._v = _written_through(self._v, _detached(other._v)) if STATE.tracing and self._rg else other._v
         self._views = None
+        if other._view is None:  # (set_data: self takes other's strides too)
+            self._layout = other._layout
+        else:
+            from .ops.inplace import _dense, contiguous_strides, layout
+            shape, strides, _ = layout(other)
+            keep = _dense(shape, strides) and tuple(strides) != contiguous_strides(shape)
+            self._layout = (shape, strides, 0) if keep else None
 
     # ---------------------------------------------------------------------------------------------------------
     # views and in-place rebinding

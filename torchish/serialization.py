@@ -136,6 +136,11 @@ class _Encoder:
         from .nn.parameter import Parameter
         if isinstance(t, Parameter):  # comes back as a Parameter, as PyTorch's do
             fields.append("parameter")
+        if t._layout is not None or t._view is not None:  # dense strides (channels_last, a transposed copy) too
+            from .ops.inplace import _dense, contiguous_strides, layout
+            shape, strides, _ = layout(t)
+            if _dense(shape, strides) and tuple(strides) != contiguous_strides(shape):
+                fields.append(list(strides))
         return self.tagged(_TENSOR, fields)
 
 
@@ -232,9 +237,12 @@ class _Decoder:
             if _serialization_extras.skipping() and isinstance(data, bytes):  # skip_data: the bytes are not read
                 data = bytes(len(data))
             t = self.placer(_array(data, _dtype._lookup(dtype_name).np, shape), location, requires_grad)
-            if rest[5:] == ["parameter"]:
+            if "parameter" in rest[5:]:
                 from .nn.parameter import Parameter
                 t = Parameter(t, requires_grad=bool(requires_grad))
+            strides = [tuple(int(s) for s in f) for f in rest[5:] if isinstance(f, list)]
+            if strides and len(strides[0]) == t.ndim:  # the saved tensor's dense strides
+                t._layout = (tuple(t.shape), strides[0], 0)
             self.memo.append(t)
             return t
         if code == _NDARRAY:

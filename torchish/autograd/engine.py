@@ -20,6 +20,7 @@ from . import anomaly_mode
 from .graph import AccumulateGrad, GradientEdge
 from .grad_mode import STATE
 from ..ops import tracing
+from ..ops.out_layout import keep_format
 
 
 def _as_tuple(x):
@@ -464,6 +465,8 @@ def _fit_grad(g, shape, producer, nr):
 def _accumulate(var, g, create_graph):
     if var._grad is None:
         var._grad = g if create_graph else Tensor._make(g._d)
+        if var._layout is not None and not create_graph:  # (PyTorch's AccumulateGrad: the parameter's strides)
+            keep_format(var._grad, var)
     elif create_graph or var._grad._rg:
         var._grad = var._grad + g
     else:

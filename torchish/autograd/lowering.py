@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from .graph import AccumulateGrad
 from .grad_mode import STATE
 from ..ops import lazy, nesting
+from ..ops.out_layout import keep_format
 
 _CACHE: dict = {}
 _SEEN = object()
@@ -116,6 +117,8 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
             continue
         if var._grad is None:
             var._grad = lazy.adopt(Tensor._make(g), g)
+            if var._layout is not None:  # (PyTorch's AccumulateGrad: the parameter's strides)
+                keep_format(var._grad, var)
         else:
             var._grad._set_value(g)  # accumulated in place, as PyTorch does
     for (_, _, k), g in zip(captures, captured):

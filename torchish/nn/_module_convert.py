@@ -85,10 +85,14 @@ class ConvertMixin:
                               "and some modules might not work as expected when using complex tensors as parameters "
                               "or buffers.", stacklevel=2)
 
+        memory_format = kwargs.get("memory_format")
+
         def convert(t):
             cast = dtype if (t.is_floating_point() or t.is_complex()) else None
             if device is not None and t.is_meta and not _meta.is_meta_device(device):
                 raise NotImplementedError(_meta.TO_REAL)
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device, cast, memory_format=memory_format)
             return t.to(device, cast)
 
         return self._apply(convert)

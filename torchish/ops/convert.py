@@ -16,15 +16,12 @@ from .registry import apply, defop
 TO_DTYPE = defop("to_copy", lambda x, *, dtype: cast(x, dtype), grad_name="ToCopyBackward0", linear=True)
 
 
-def to_dtype(x: Tensor, dtype) -> Tensor:
+def to_dtype(x: Tensor, dtype, memory_format=None) -> Tensor:
     dtype = _dtype.as_dtype(dtype)
     if x._v.dtype == dtype.np:
         return x
-    out = apply(TO_DTYPE, (x,), dtype=dtype.np)
-    if x._view is not None or x._layout is not None:  # (PyTorch's copy keeps a dense input's strides)
-        from .out_layout import keep_format
-        keep_format(out, x)
-    return out
+    from .out_layout import like_format  # (PyTorch's copy keeps a dense input's strides)
+    return like_format(apply(TO_DTYPE, (x,), dtype=dtype.np), x, memory_format)
 
 
 class _DeviceCopy(Node):
@@ -107,9 +104,18 @@ def to(self, *args, **kwargs):
             out = move(out, _device.to_jax(device))
     if dtype is not None:
         out = to_dtype(out, dtype)
+    memory_format = kwargs.get("memory_format")
     if copy and out is self:
         from .copying import clone
-        out = clone(self)
+        out = clone(self, memory_format=memory_format)
+    elif memory_format is not None:
+        from .out_layout import format_name, keep_format, suggest_format
+        name = format_name(memory_format)
+        if out is not self:
+            keep_format(out, self, memory_format)
+        elif name not in ("preserve_format", suggest_format(self)):  # (PyTorch's to_will_alias)
+            from .copying import clone
+            out = clone(self, memory_format=memory_format)
     return out
 
 

@@ -21,11 +21,8 @@ _CLONE = defop("clone", lambda x: x + jnp.zeros((), x.dtype) if x.dtype != jnp.b
 def clone(input, *, memory_format=None):
     require_tensor(input, "clone")
     check_memory_format(memory_format, input.ndim)
-    out = apply(_CLONE, (input,))
-    if input._view is not None or input._layout is not None:  # (a copy keeps a dense input's strides)
-        from .out_layout import keep_format
-        keep_format(out, input, memory_format)
-    return out
+    from .out_layout import like_format  # (a copy keeps a dense input's strides)
+    return like_format(apply(_CLONE, (input,)), input, memory_format)
 
 
 _public("clone", clone)

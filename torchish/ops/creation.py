@@ -295,7 +295,11 @@ def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
     """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
     shape = _size_or_kw(size, kw.pop("size", None), "empty")
     check_memory_format(memory_format, len(shape))
-    return _fill(shape, 0, _dtype.user_dtype(dtype, "empty"), device, requires_grad)
+    out = _fill(shape, 0, _dtype.user_dtype(dtype, "empty"), device, requires_grad)
+    if memory_format is not None:
+        from .out_layout import format_name, set_format
+        set_format(out, format_name(memory_format))
+    return out
 
 
 def _scalar(x):
@@ -340,10 +344,8 @@ def _like(fill, name):
 def _like_format(out, input, memory_format):
     """A ``*_like`` factory's result in PyTorch's ``memory_format`` (``preserve_format`` keeps a dense input's
     strides)."""
-    if input._view is None and input._layout is None:
-        return out
-    from .out_layout import keep_format
-    return keep_format(out, input, memory_format)
+    from .out_layout import like_format
+    return like_format(out, input, memory_format)
 
 
 zeros_like = _like(0, "zeros_like")

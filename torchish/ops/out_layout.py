@@ -15,7 +15,7 @@ are skipped, equal strides put the smaller size first) and the output is contigu
 from __future__ import annotations
 
 from .inplace import _dense, contiguous_strides, is_contiguous, layout
-from .registry import ELEMENTWISE
+from .registry import ELEMENTWISE, SUGGESTS_FORMAT
 
 ELEMENTWISE.update((
     "add", "sub", "rsub", "rsub_scalar", "mul", "div", "div_mode", "floor_divide", "remainder", "pow", "pow_tensor",
@@ -84,17 +84,141 @@ def output_strides(operands, shape):
     return None if strides == contiguous_strides(shape) else strides
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# memory formats: channels_last (NHWC order of an NCHW tensor) and channels_last_3d (NDHWC)
+
+_CL_ORDER = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}  # dims from fastest-moving to slowest
+_CL_NAME = {4: "channels_last", 5: "channels_last_3d"}
+
+
+SUGGESTS_FORMAT.update((  # (PyTorch's CPU avg_pool3d, adaptive_max_pool3d and circular padding are contiguous)
+    "convolution", "cat", "batch_norm", "batch_norm_eval", "group_norm", "constant_pad_nd", "pixel_shuffle",
+    "pixel_unshuffle", "channel_shuffle", "local_response_norm", "lp_pool2d", "avg_pool2d", "adaptive_max_pool2d",
+    "adaptive_avg_pool2d_global", "adaptive_avg_pool3d_global",
+    *(f"{kind}{nd}d" for nd in (2, 3) for kind in ("max_pool", "adaptive_avg_pool")),
+    *(f"max_pool{nd}d_with_indices" for nd in (2, 3)),
+    *(f"{mode}_pad{nd}d" for nd in (2, 3) for mode in ("reflect", "replicate")),
+    *(f"upsample_{mode}{nd}d{aa}" for nd in (2, 3) for aa in ("", "_aa")
+      for mode in ("nearest", "nearest-exact", "bilinear", "bicubic", "trilinear", "area"))))
+
+
+def set_suggested_layout(name, outs, args):
+    """Give the outputs of op ``name`` of the rank of its input the channels-last strides PyTorch allocates them
+    with when the input suggests that format: a convolution's input or weight, every tensor of a ``cat``, the first
+    input otherwise."""
+    from .._tensor import Tensor
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if not tensors:
+        return
+    if name == "convolution":
+        formats = {suggest_format(t) for t in tensors[:2]} - {"contiguous_format"}
+        fmt = formats.pop() if len(formats) == 1 else "contiguous_format"
+    elif name == "cat":
+        formats = {suggest_format(t) for t in tensors}
+        fmt = formats.pop() if len(formats) == 1 else "contiguous_format"
+    else:
+        fmt = suggest_format(tensors[0])
+    if fmt == "contiguous_format":
+        return
+    for out in outs:
+        if out._v.ndim == tensors[0]._v.ndim:
+            set_format(out, fmt)
+
+
+def format_name(memory_format):
+    """``"channels_last"``, ``"contiguous_format"``, ... for a ``torch.memory_format`` (None: preserve)."""
+    return getattr(memory_format, "_name", None)
+
+
+def channels_last_strides(shape):
+    """PyTorch's ``get_channels_last_strides_2d/3d``: the strides of a 4-d (5-d) tensor stored as NHWC (NDHWC)."""
+    strides, step = [0] * len(shape), 1
+    for d in _CL_ORDER[len(shape)]:
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def is_channels_last_contiguous(shape, strides):
+    """``is_contiguous(memory_format=channels_last[_3d])`` (c10's ``compute_channels_last_contiguous_2d/3d``):
+    size-1 dimensions' strides do not matter."""
+    order = _CL_ORDER.get(len(shape))
+    if order is None:
+        return False
+    expected = 1
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def _strides_like_channels_last(shape, strides):
+    """c10's ``is_channels_last_strides_2d_s4`` / ``_3d_s5``: strides increasing in channels-last order, with the
+    ambiguous cases (an N111 tensor, a trivial C dimension) read as contiguous."""
+    order = _CL_ORDER.get(len(shape))
+    if order is None or strides[1] == 0:
+        return False
+    least = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < least:
+            return False
+        if d == 0 and least == strides[1]:
+            return False
+        least = strides[d]
+        if shape[d] > 1:
+            least *= shape[d]
+    return True
+
+
+def suggest_format(t):
+    """``Tensor.suggest_memory_format()`` as the name of a format: ``"channels_last"`` / ``"channels_last_3d"`` for
+    a 4-d / 5-d tensor whose strides are like it, else ``"contiguous_format"``."""
+    if t._view is None and t._layout is None:
+        return "contiguous_format"
+    shape, strides, _ = layout(t)
+    return _CL_NAME[len(shape)] if _strides_like_channels_last(shape, strides) else "contiguous_format"
+
+
+def set_format(out, name):
+    """Give ``out`` (a fresh tensor) the strides of memory format ``name``; returns ``out``."""
+    out._layout = None
+    shape = tuple(out._v.shape)
+    if name == _CL_NAME.get(len(shape)):
+        strides = channels_last_strides(shape)
+        if strides != contiguous_strides(shape):
+            out._layout = (shape, strides, 0)
+    return out
+
+
 def keep_format(out, input, memory_format=None):
     """``out`` (a new tensor of ``input``'s shape: a clone, a cast, a ``*_like`` factory) with PyTorch's
-    ``memory_format``: ``preserve_format`` (the default) keeps a non-overlapping and dense input's strides, and a
-    contiguous layout otherwise; ``contiguous_format`` is contiguous."""
-    name = getattr(memory_format, "_name", None)
+    ``memory_format``: ``preserve_format`` (the default) keeps a non-overlapping and dense input's strides, and
+    otherwise makes dense strides in the order of the input's (``empty_like``'s ``infer_dense_strides``: the rule
+    of :func:`output_strides` for one operand); ``contiguous_format`` is contiguous, ``channels_last[_3d]`` those
+    formats' strides."""
+    name = format_name(memory_format)
+    if name not in (None, "preserve_format"):
+        return set_format(out, name)
     out._layout = None
-    if name not in (None, "preserve_format") or (input._view is None and input._layout is None):
+    if input._view is None and input._layout is None:
         return out
     shape, strides, _ = layout(input)
-    if len(shape) > 1 and not is_contiguous(shape, strides) and _dense(shape, strides):
-        out._layout = (tuple(shape), tuple(strides), 0)
+    if len(shape) > 1 and tuple(strides) != contiguous_strides(shape):  # (exactly: size-1 dimensions' too)
+        if _dense(shape, strides):
+            out._layout = (tuple(shape), tuple(strides), 0)
+        elif _strides_like_channels_last(shape, strides):
+            set_format(out, _CL_NAME[len(shape)])
+    return out
+
+
+def like_format(out, input, memory_format=None):
+    """:func:`keep_format` where it can change anything (``input`` has strides of its own, or a channels-last
+    format is asked for); returns ``out``."""
+    if (input._view is not None or input._layout is not None
+            or format_name(memory_format) in ("channels_last", "channels_last_3d")):
+        keep_format(out, input, memory_format)
     return out
 
 

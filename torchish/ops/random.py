@@ -17,6 +17,7 @@ from .. import _device, _dtype, _meta
 from .._random import generator_or_default
 from .._layout import check_memory_format
 from .._tensor import Tensor
+from .out_layout import like_format
 from ..autograd.grad_mode import STATE
 from . import tracing
 from .creation import _check_grad_dtype, _finish, _jdev
@@ -451,9 +452,10 @@ def _like(fn, name):
              generator=None):
         require_tensor(input, name)
         check_memory_format(memory_format, input.ndim)
-        return fn(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                  device=device if device is not None else input.device, requires_grad=requires_grad,
-                  generator=generator)
+        out = fn(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
+                 device=device if device is not None else input.device, requires_grad=requires_grad,
+                 generator=generator)
+        return like_format(out, input, memory_format)
     return like
 
 
@@ -464,11 +466,13 @@ randn_like = _like(lambda size, **kw: randn(size, **kw), "randn_like")
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
                  memory_format=None, generator=None):
     require_tensor(input, "randint_like")
+    check_memory_format(memory_format, input.ndim)
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                   device=device if device is not None else input.device, requires_grad=requires_grad,
-                   generator=generator)
+    out = randint(low, high, tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
+                  device=device if device is not None else input.device, requires_grad=requires_grad,
+                  generator=generator)
+    return like_format(out, input, memory_format)
 
 
 for _n in ("rand", "randn", "randint", "randperm", "normal", "multinomial", "poisson", "rand_like", "randn_like",

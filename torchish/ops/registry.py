@@ -91,6 +91,9 @@ NO_COMPLEX_GRAD = frozenset({"silu", "nan_to_num", "embedding"})
 # names of the ops whose output PyTorch's TensorIterator allocates with its inputs' memory layout (ops.out_layout:
 # the unary and binary op families add theirs)
 ELEMENTWISE: set = set()
+# names of the ops whose outputs PyTorch allocates in their input's suggested memory format (channels-last
+# convolutions, pooling, normalization, resampling, padding: ops.out_layout.set_suggested_layout)
+SUGGESTS_FORMAT: set = set()
 
 
 def _default_grad_name(name):
@@ -339,6 +342,9 @@ def apply(op: OpDef, args: tuple, **static):
         if strided and op.name in ELEMENTWISE:  # (an input with PyTorch strides of its own: the output follows)
             from .out_layout import set_output_layout
             set_output_layout(res, args)
+        elif strided and op.name in SUGGESTS_FORMAT:
+            from .out_layout import set_suggested_layout
+            set_suggested_layout(op.name, (res,), args)
         if record and _inexact(out):
             _record(op, args, vals, st, cdt, (res,))
         if op.view:
@@ -350,6 +356,9 @@ def apply(op: OpDef, args: tuple, **static):
     if type(out[0]) is lazy.LazyValue:
         for o, r in zip(out, res):
             o.owner = weakref.ref(r)
+    if strided and op.name in SUGGESTS_FORMAT:
+        from .out_layout import set_suggested_layout
+        set_suggested_layout(op.name, res, args)
     if record:
         _record(op, args, vals, st, cdt, res)
     if op.view:

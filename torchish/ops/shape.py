@@ -153,17 +153,23 @@ def data_ptr(self):
 
 def is_contiguous(self, memory_format=None):
     shape, st, _ = _ip.layout(self)
+    name = getattr(memory_format, "_name", None)
+    if name in ("channels_last", "channels_last_3d"):
+        from .out_layout import is_channels_last_contiguous
+        return len(shape) == (4 if name == "channels_last" else 5) and is_channels_last_contiguous(shape, st)
     return _ip.is_contiguous(shape, st)
 
 
 def contiguous(self, memory_format=None):
     check_memory_format(memory_format, self.ndim)
-    if is_contiguous(self):
+    if is_contiguous(self, memory_format):
         return self
+    name = getattr(memory_format, "_name", None)
+    if name == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    from .._aliases import contiguous_format
     from .copying import clone
-    out = clone(self)
-    out._layout = None  # (a contiguous copy: clone alone keeps a dense layout, as PyTorch's preserve_format does)
-    return out
+    return clone(self, memory_format=memory_format if name is not None else contiguous_format)
 
 
 def _base(self):

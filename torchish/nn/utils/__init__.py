@@ -17,3 +17,6 @@ from .fusion import (fuse_conv_bn_eval as fuse_conv_bn_eval, fuse_conv_bn_weight
                      fuse_linear_bn_eval as fuse_linear_bn_eval, fuse_linear_bn_weights as fuse_linear_bn_weights)
 from .init import skip_init as skip_init  # noqa: F401
 from . import fusion as fusion, init as init, stateless as stateless  # noqa: F401
+from . import memory_format as memory_format  # noqa: F401
+from .memory_format import (convert_conv2d_weight_memory_format as convert_conv2d_weight_memory_format,  # noqa: F401
+                            convert_conv3d_weight_memory_format as convert_conv3d_weight_memory_format)

@@ -287,3 +287,35 @@ def test_hook_registered_on_a_parameter_inside_the_compiled_function(hook):
         return out, seen, w.retains_grad
     ref, got = run_both(run)
     assert_same(ref, got)
+
+
+def _double_backward(T):
+    jit = _jit(T)
+    T.manual_seed(0)
+    m = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.Tanh(), T.nn.Linear(4, 1))
+    with T.no_grad():
+        for i, p in enumerate(m.parameters()):
+            p.copy_(T.cos(T.arange(p.numel(), dtype=T.float32) + i).reshape(p.shape))
+    cm = jit(m)
+    scaled = jit(lambda a, k, w: (a.sin() * w).sum() * k)
+    res = []
+    for _ in range(3):
+        x = T.tensor([[0.1, 0.2, 0.3], [0.5, -0.4, 0.2]], requires_grad=True)
+        y = cm(x).pow(2).sum()
+        g, = T.autograd.grad(y, x, create_graph=True)  # create_graph outside, then a second backward
+        (g ** 2).sum().backward()
+        res += [y.detach(), g.detach(), x.grad.clone()] + [p.grad.clone() for p in m.parameters()]
+        m.zero_grad()
+        g2 = T.autograd.grad(cm(x).sum(), list(m.parameters()), create_graph=True)
+        res += list(T.autograd.grad(sum((a * a).sum() for a in g2), x))
+        w = T.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        gx, = T.autograd.grad(scaled(x[0], 3, w), x, create_graph=True)
+        res += list(T.autograd.grad(gx.sum(), (x, w)))
+    return res
+
+
+def test_double_backward_through_a_compiled_forward():
+    """create_graph=True outside a compiled forward records the gradients as an op over the call's inputs (the
+    traced forward's VJP), so a second backward gives eager PyTorch's second derivatives; it raised."""
+    ref, got = run_both(_double_backward)
+    assert_same(ref, got)

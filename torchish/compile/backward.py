@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import weakref
 
+import jax
 import jax.numpy as jnp
+from jax.extend.core import jaxpr_as_fun
 
 from .._tensor import Tensor
 from ..autograd.graph import _ERR_FREED, Node, node_class, saved_origin
 from ..ops.opnode import _conj
+from ..ops.registry import OpDef, apply
 
 
 class CompiledBackward(Node):
@@ -61,7 +64,7 @@ class CompiledBackward(Node):
     def apply_grads(self, grads, create_graph):
         self.check_outputs_alive(grads)
         if create_graph:
-            raise RuntimeError(self._create_graph_error)
+            return self._grads_with_graph(grads)
         # (the pullback is JAX's: complex gradients are conjugated on the way in and out, see opnode._conj)
         gs = [_conj(g._d) if g is not None else jnp.zeros(shape, dt) for g, (shape, dt) in zip(grads, self.out_meta)]
         da, ds = self._pull(gs)
@@ -74,6 +77,53 @@ class CompiledBackward(Node):
             if g is not None:
                 live.update(r)
         return [Tensor._make(g) if p in live else None for p, g in enumerate(da + ds)]
+
+
+    def _grads_with_graph(self, grads):
+        """``create_graph=True``: the gradients as ops recorded on the call's arguments, state and the incoming
+        gradients (one op whose forward is the program's VJP, from the traced forward's jaxpr), so a second
+        backward differentiates them as PyTorch's engine differentiates the eager graph's backward."""
+        second = getattr(self, "second", None)
+        if second is None:
+            raise RuntimeError(self._create_graph_error)
+        op, tensors, scalar_vals = second
+        gs = [g if g is not None else Tensor._make(jnp.zeros(shape, dt))
+              for g, (shape, dt) in zip(grads, self.out_meta)]
+        out = apply(op, tuple(tensors) + tuple(scalar_vals) + tuple(gs))
+        out = list(out) if isinstance(out, (tuple, list)) else [out]
+        reach = getattr(self, "reach", None)
+        if reach is None:
+            return out
+        live = set()
+        for g, r in zip(grads, reach):
+            if g is not None:
+                live.update(r)
+        return [g if p in live else None for p, g in enumerate(out)]
+
+
+def second_order_op(closed, n_written, n_arg, n_state, d_arg, d_state, out_rg):
+    """The op a compiled forward's backward records under ``create_graph=True``: from (arguments, state,
+    hyper-parameters, output gradients) to the gradients of the differentiable inputs, the VJP of the traced
+    forward (``closed``: its jaxpr over the flattened (arguments, state, scalars)), differentiable again by JAX."""
+    forward = jaxpr_as_fun(closed)
+    n_g = len(out_rg)
+
+    def grads(*vals):
+        arg_vals, state_vals = list(vals[:n_arg]), list(vals[n_arg:n_arg + n_state])
+        scalar_vals, gs = list(vals[n_arg + n_state:len(vals) - n_g]), vals[len(vals) - n_g:]
+
+        def f(da, ds):
+            av, sv = list(arg_vals), list(state_vals)
+            for k, v in zip(d_arg, da):
+                av[k] = v
+            for i, v in zip(d_state, ds):
+                sv[i] = v
+            outs = forward(*jax.tree_util.tree_leaves((av, sv, scalar_vals)))
+            return [outs[n_written + j] for j in out_rg]
+        _, pull = jax.vjp(f, [arg_vals[k] for k in d_arg], [state_vals[i] for i in d_state])
+        da, ds = pull([_conj(g) for g in gs])  # (JAX's convention: see opnode._conj)
+        return tuple(_conj(g) for g in list(da) + list(ds))
+    return OpDef("compiled_function_backward", grads, grad_name="CompiledFunctionBackwardBackward")
 
 
 _COMPILED_NODE = node_class(CompiledBackward, "CompiledFunctionBackward")
@@ -187,7 +237,7 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
     return per_leaf, engine_only
 
 
-def _link_outputs(entry, pull, arg_tensors, tensors_out):
+def _link_outputs(entry, pull, arg_tensors, tensors_out, scalar_vals):
     d_arg, d_state, out_rg = entry.diff
     inputs = [arg_tensors[k] for k in d_arg] + [entry.state[i] for i in d_state]
     outs = [tensors_out[j] for j in out_rg]
@@ -200,6 +250,8 @@ def _link_outputs(entry, pull, arg_tensors, tensors_out):
     for j, saved in enumerate(entry.diff_saved_inputs):
         node.saved_outputs[j] += [(t._vc, t._vc.value, weakref.ref(t)) for t in (held[w][k] for w, k in saved)]
     node.pullback = entry.pullback
+    if entry.second_op is not None:  # (for a backward with create_graph=True: the tensors and values it reads)
+        node.second = (entry.second_op, list(arg_tensors) + list(entry.state), scalar_vals)
     for i, o in enumerate(outs):
         o._rg, o._grad_fn, o._out_nr = True, node, i
 

@@ -34,7 +34,8 @@ from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
 from ..ops import lazy, tracing
 from ..ops.out_layout import keep_format
-from .backward import _link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs
+from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
+                       second_order_op)
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
 from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
@@ -435,7 +436,7 @@ class CompiledFunction:
             written = set(info["written"])
             entry.check = checks.program(traced, info, jax.tree.leaves((arg_vals, unique_vals, scalar_vals)),
                                          [len(arg_vals) + c for c, i in enumerate(uniq) if i in written])
-        entry.diff = None
+        entry.diff = entry.second_op = None
         entry.donate = None
         entry.uniq, entry.pairs, entry.own_refs, entry.written_out = None, [], _OWN_REFS, None
         entry.side_effects = entry.scalar_override = entry.replay = None
@@ -469,6 +470,9 @@ class CompiledFunction:
                 lowered = jax.jit(pure_leaking).lower(arg_vals, state_vals, scalar_vals)
         elif differentiable:  # (the forward and its VJP are traced afresh, one input per tensor)
             lowered = self._lower_with_vjp(entry, pure, info, arg_vals, state_vals, scalar_vals, arg_rg)
+            if cls is None:  # (the traced forward as a jaxpr: its VJP is recorded under create_graph=True)
+                entry.second_op = second_order_op(traced.jaxpr, info["n_written"], len(arg_vals), len(state_vals),
+                                                  *entry.diff)
         else:
             split = _unstable(state, rep, info["written"], info["written_out"], entry.split)
             if split:  # tensors that share an array now but not after a run: trace them with inputs of their own
@@ -614,7 +618,7 @@ class CompiledFunction:
         for j in info["out_inf"]:
             tensors_out[j]._inf = True
         if pull is not None and STATE.grad_enabled:
-            _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out)
+            _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out, scalar_vals)
         else:
             _spent_outputs(info["out_spec"], tensors_out)
         return jax.tree_util.tree_unflatten(info["out_tree"], out)

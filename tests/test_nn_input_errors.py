@@ -57,6 +57,9 @@ SAME_ERROR = {
     "lp_pool2d_rank2": lambda T: T.nn.LPPool2d(2, 2)(x(T, 6, 6)),
     # normalization
     "group_norm_groups_do_not_divide": lambda T: T.nn.GroupNorm(3, 4),
+    # losses
+    "soft_margin_loss_input_broadcast_to_target": lambda T: T.nn.SoftMarginLoss()(x(T, 2, 1), x(T, 2, 4)),
+    "multi_margin_loss_no_classes": lambda T: F(T).multi_margin_loss(x(T, 2, 0), idx(T, [0, 0])),
 }
 
 
@@ -69,6 +72,12 @@ def test_same_error(case):
 SAME_RESULT = {
     "group_norm_empty_batch": lambda T: T.nn.GroupNorm(2, 4)(x(T, 0, 4, 3)),
     "group_norm_no_channels": lambda T: F(T).group_norm(x(T, 2, 0, 3), 2),
+    "soft_margin_loss_target_broadcast_to_input": lambda T: T.nn.SoftMarginLoss()(x(T, 2, 4), x(T, 4)),
+    "multi_margin_loss_empty_batch": lambda T: F(T).multi_margin_loss(x(T, 0, 4), idx(T, np.zeros(0)),
+                                                                       reduction="none"),
+    # (PyTorch's mean of no samples is uninitialised memory: only the shape is compared)
+    "multi_margin_loss_empty_batch_mean_shape": lambda T: F(T).multi_margin_loss(x(T, 0, 4),
+                                                                                  idx(T, np.zeros(0))).shape,
 }
 
 

@@ -438,6 +438,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     need_tensor("soft_margin_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
     check_broadcast(input, target)
+    full = jnp.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    if full != tuple(input.shape):  # PyTorch's kernel writes the loss into a tensor shaped like the input
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(full)}")
     not_differentiable("soft_margin_loss", "target", target)
     if input.dtype is _dtype.bool:  # PyTorch's kernel starts with -input
         raise RuntimeError(_NEG_BOOL)
@@ -526,7 +529,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     float_kernel_only(input, "multi_margin_loss_cpu_kernel")
-    if input.ndim > 2 or input.numel() == 0:
+    if input.ndim > 2 or input.ndim and input.shape[-1] == 0:  # (an empty batch is allowed)
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
     c = input.shape[-1] if input.ndim else 1
@@ -544,7 +547,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"{_dtype.scalar_type_name(weight.dtype)}")
     not_differentiable("multi_margin_loss", "weight", weight)
     v = concrete(target)
-    if v is not None and (v.min() < 0 or v.max() >= c):
+    if v is not None and v.size and (v.min() < 0 or v.max() >= c):
         raise RuntimeError("target out of range")
     from ...ops.shape import reshape
     x = reshape(input, (n, c)) if input.ndim < 2 else input

@@ -71,3 +71,29 @@ def test_adjoint_of_a_0d_tensor(dtype):
 
 def test_adjoint_of_a_1d_tensor_raises():
     assert_script_matches(lambda T: T.adjoint(T.ones(3)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# special functions: the dtypes PyTorch has kernels for, and its special values
+
+
+SPECIAL_BY_DTYPE = {
+    "zeta": lambda T, x: T.special.zeta(x, x + 3),
+    "igamma": lambda T, x: T.igamma(x, x),
+    "gammaincc": lambda T, x: T.special.gammaincc(x, x),
+    "multigammaln": lambda T, x: T.special.multigammaln(x, 2),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float16", "bfloat16", "complex64"])
+@pytest.mark.parametrize("name", list(SPECIAL_BY_DTYPE))
+def test_special_functions_by_dtype(name, dtype):
+    assert_script_matches(lambda T: SPECIAL_BY_DTYPE[name](T, T.tensor([1, 0, 3]).to(getattr(T, dtype))))
+
+
+def test_zeta_at_its_poles_and_below_one():
+    same(lambda T: T.special.zeta(T.tensor([5.0, -4.0, 1.0, 0.5, 2.0, 3.0]), T.tensor([-3.0, -1.0, -1.0, 2.0, 0.0, -1.5])))
+
+
+def test_multigammaln_below_its_former_domain():
+    same(lambda T: (T.special.multigammaln(T.tensor([-5.0, 0.2, -1.5]), 1), T.mvlgamma(T.tensor([-5, 2]), 2)))

@@ -29,7 +29,7 @@ from .ops.arith import xlogy as xlogy  # noqa
 from .ops.unary import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
                         expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
                         sinc as sinc)
-from .ops.registry import NotDifferentiable, apply, defop
+from .ops.registry import ELEMENTWISE, NotDifferentiable, apply, defop
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
@@ -83,6 +83,7 @@ def _special_unary(name, fwd, vjp=None, grad_name=None, half=True, widen=True, c
     # half precision computed in float32, rounded once (PyTorch's kernels; JAX's scipy functions refuse it)
     op = defop("special_" + name, _unary._in_float32(fwd) if widen else fwd, vjp=vjp, promote="float",
                grad_name=grad_name)
+    ELEMENTWISE.add(op.name)
 
     def f(input, *, out=None):
         _ew.require_tensor(input, name)
@@ -175,10 +176,20 @@ def _zeta_vjp(g, x, q, out):
     return jnp.zeros(jnp.shape(x), g.dtype), -g * x * jss.zeta(x + 1, q)
 
 
-_ZETA = defop("special_zeta", jss.zeta, vjp=_zeta_vjp, promote="float", grad_name="SpecialZetaBackward0")
+def _zeta_fwd(x, q):
+    """JAX's Hurwitz zeta with the special values of PyTorch's (cephes'): +inf at ``x == 1``, NaN for ``x < 1``,
+    +inf at the poles ``q = 0, -1, -2, ...`` (JAX gives NaN at some poles and +inf for some ``x < 1``)."""
+    pole = (q <= 0) & (q == jnp.floor(q))
+    return jnp.where(x == 1, jnp.inf, jnp.where(x < 1, jnp.nan, jnp.where(pole, jnp.inf, jss.zeta(x, q))))
+
+
+_ZETA = defop("special_zeta", _zeta_fwd, vjp=_zeta_vjp, promote="float", grad_name="SpecialZetaBackward0")
 
 
 def zeta(input, other, *, out=None):
     """The Hurwitz zeta function ``sum_k (k + other) ** -input``."""
     a, b = _ew.scalar_or_tensor(input), _ew.scalar_or_tensor(other)
+    dt = _ew.common_dtype((a, b))
+    if dt.category == _dtype._COMPLEX or dt.name in ("float16", "bfloat16"):  # (PyTorch's CPU kernel has neither)
+        raise _ew.not_implemented("zeta_cpu", dt)
     return _ew._out(apply(_ZETA, (a, b)), out, "zeta")

@@ -168,8 +168,8 @@ def _igamma_vjp(name, sign):
     return vjp
 
 
-_binary("igamma", jss.gammainc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp("igamma", 1))
-_binary("igammac", jss.gammaincc, reject=FLOATS_ONLY, numbers="none", vjp=_igamma_vjp("igammac", -1))
+_binary("igamma", jss.gammainc, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none", vjp=_igamma_vjp("igamma", 1))
+_binary("igammac", jss.gammaincc, reject=FLOATS_ONLY | {_COMPLEX}, numbers="none", vjp=_igamma_vjp("igammac", -1))
 _public("multiply", globals()["mul"], inplace=True)
 _public("arctan2", globals()["atan2"], inplace=True)
 

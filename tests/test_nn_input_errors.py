@@ -25,6 +25,10 @@ def idx(T, values):
 
 # each raises the same builtin exception type with the same message in both libraries
 SAME_ERROR = {
+    # linear
+    "linear_of_a_scalar": lambda T: T.nn.Linear(4, 3)(x(T, 1)[0]),
+    "linear_scalar_weight": lambda T: F(T).linear(x(T, 4), x(T, 1)[0]),
+    "linear_3d_weight": lambda T: F(T).linear(x(T, 2, 4), x(T, 3, 3, 4), x(T, 3)),
     # convolution: an empty weight (no output channels, a zero-sized kernel), worded by the kernel that meets it
     "conv2d_no_out_channels": lambda T: F(T).conv2d(x(T, 1, 2, 5, 5), x(T, 0, 2, 3, 3)),
     "conv2d_groups_above_out_channels": lambda T: F(T).conv2d(x(T, 1, 4, 5, 5), x(T, 1, 2, 3, 3), groups=2),
@@ -57,6 +61,9 @@ SAME_ERROR = {
     "lp_pool2d_rank2": lambda T: T.nn.LPPool2d(2, 2)(x(T, 6, 6)),
     # normalization
     "group_norm_groups_do_not_divide": lambda T: T.nn.GroupNorm(3, 4),
+    "rms_norm_input_rank_below_normalized_shape": lambda T: T.nn.RMSNorm((2, 4))(x(T, 4)),
+    "rms_norm_empty_normalized_shape": lambda T: F(T).rms_norm(x(T, 2, 4), ()),
+    "rms_norm_weight_checked_before_rank": lambda T: F(T).rms_norm(x(T, 4), (2, 4), x(T, 4)),
     # losses
     "soft_margin_loss_input_broadcast_to_target": lambda T: T.nn.SoftMarginLoss()(x(T, 2, 1), x(T, 2, 4)),
     "multi_margin_loss_no_classes": lambda T: F(T).multi_margin_loss(x(T, 2, 0), idx(T, [0, 0])),

@@ -47,6 +47,11 @@ def _check_linear(input, weight, bias):
 
 
 def _check_linear_once(input, weight, bias):
+    if input.ndim == 0 or weight.ndim == 0:  # (at::linear's own checks come before addmm's)
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
+                           f"{weight.ndim}D")
+    if weight.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
     if bias is not None:  # PyTorch runs addmm(bias, input, weight.t()): its dtype checks, bias first
         name = _dtype.scalar_type_name
         if bias.dtype != weight.dtype:

@@ -376,10 +376,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims; ``eps=None`` is ``finfo(dtype).eps``."""
     need_tensor("rms_norm", input)
     need_tensor("rms_norm", weight, "weight", 3, optional=True)
-    ns = _normalized_shape(input, normalized_shape, "rms_norm")
+    # PyTorch's _check_rms_norm_inputs: the weight against normalized_shape, then the input's rank, then its shape
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
+    if not ns:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     if weight is not None and tuple(weight.shape) != ns:
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
                            f"{list(weight.shape)} and normalized_shape = {list(ns)}")
+    if input.ndim < len(ns):
+        raise ValueError(f"Input tensor must have at least {len(ns)} dimensions, but got {input.ndim}")
+    ns = _normalized_shape(input, ns, "rms_norm")
     _check_dtypes("rms_norm", input, complex_ok=True)
     if eps is None:
         eps = _dtype.finfo(input.dtype).eps

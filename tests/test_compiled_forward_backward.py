@@ -319,3 +319,32 @@ def test_double_backward_through_a_compiled_forward():
     traced forward's VJP), so a second backward gives eager PyTorch's second derivatives; it raised."""
     ref, got = run_both(_double_backward)
     assert_same(ref, got)
+
+
+def _decoder_with_learned_mask(T):
+    jit = _jit(T)
+    T.manual_seed(0)
+    layer = T.nn.TransformerDecoderLayer(4, 1, dim_feedforward=3, dropout=0.0)
+    dec = T.nn.TransformerDecoder(layer, 1)
+    with T.no_grad():
+        for i, p in enumerate(dec.parameters()):
+            p.copy_(T.cos(T.arange(p.numel(), dtype=T.float32) * 0.7 + i).reshape(p.shape) * 0.5)
+    step = jit(lambda t, m, mask: dec(t, m, tgt_mask=mask).sum())
+    res = []
+    for causal in (True, True, True, False, False, False):
+        t = T.cos(T.arange(12.0)).reshape(3, 1, 4).requires_grad_()
+        m = T.sin(T.arange(8.0)).reshape(2, 1, 4)
+        mask = T.nn.Transformer.generate_square_subsequent_mask(3)
+        mask = (mask if causal else mask.clamp(min=-3.0)).requires_grad_()
+        out = step(t, m, mask)
+        out.backward()
+        res += [out.detach(), t.grad, mask.grad]
+    return res
+
+
+def test_causal_float_mask_that_requires_grad_gets_no_gradient_under_compile():
+    """A tgt_mask equal to the causal mask is detected by value and dropped by PyTorch's attention (it gets no
+    gradient); inside a trace the value is unknown and torchish used the mask, giving it a gradient. A mask that
+    requires grad now makes the comparison run (a graph break under compile, as in PyTorch's torch.compile)."""
+    ref, got = run_both(_decoder_with_learned_mask)
+    assert_same(ref, got)

@@ -50,8 +50,11 @@ def _get_seq_len(src, batch_first):
 def _detect_is_causal_mask(mask, is_causal=None, size=None):
     """``is_causal`` as given, or (when None) whether ``mask`` equals the causal mask of ``size``."""
     make_causal = is_causal is True
-    if is_causal is None and mask is not None and isinstance(mask._d, jax.core.Tracer):
+    if is_causal is None and mask is not None and isinstance(mask._d, jax.core.Tracer) and \
+            not (mask.requires_grad and STATE.grad_enabled):
         return False  # unknowable inside a trace; the explicit mask gives the same numbers as the hint
+    # (a mask that requires grad: a causal one gets no gradient, as PyTorch's attention then drops it, so the
+    # comparison below runs, and inside torchish.compile makes a graph break, as in PyTorch's torch.compile)
     if is_causal is None and mask is not None:
         sz = size if size is not None else mask.shape[-2]
         causal = _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)

@@ -2,7 +2,8 @@
 situation, 4 steps each, the parameters and the whole ``state_dict()`` compared after every step, then a fresh
 optimizer loaded from it continuing), and the divergences the sweep found: ``capturable=True`` on the CPU,
 ``fused=True`` with complex parameters, Adagrad's complex accumulator, Adam's checks of Tensor ``lr``/``betas``,
-SGD's learning-rate comparison and L-BFGS's state key order.
+SGD's learning-rate comparison, L-BFGS's state key order, a loaded state of another shape and Adafactor's empty
+parameters.
 
 Gradients are set from numpy (no backward), so each case compiles only the optimizer's own update.
 """
@@ -222,3 +223,24 @@ def test_lbfgs_state_keys_in_torchs_order():
     ref, got = run(torch), run(torchish)
     assert list(got) == list(ref)
     assert_same(ref, got)
+
+
+@pytest.mark.parametrize("shape", [(3,), (1,), (2, 3)])
+@pytest.mark.parametrize("name,kw", [("SGD", dict(momentum=0.9)), ("Adam", dict()), ("RMSprop", dict(centered=True))])
+def test_state_loaded_for_another_shape_fails_the_step_as_torch(name, kw, shape):
+    def run(lib):
+        p = lib.ones(2, requires_grad=True)
+        opt = getattr(lib.optim, name)([p], lr=0.1, **kw)
+        p.grad = lib.ones(2)
+        opt.step()
+        q = lib.ones(shape, requires_grad=True)
+        opt2 = getattr(lib.optim, name)([q], lr=0.1, **kw)
+        opt2.load_state_dict(opt.state_dict())
+        q.grad = lib.ones(shape)
+        opt2.step()
+    same_error(run)
+
+
+def test_adafactor_refuses_an_empty_parameter_as_torch():
+    # PyTorch divides by sqrt(numel) in Python: ZeroDivisionError
+    same_error(lambda lib: _run(lib, "Adafactor", dict(lr=0.05), "plain", shapes=((0, 3),), steps=1))

@@ -107,6 +107,9 @@ class StateDictMixin:
                 s["param_names"] = g["param_names"]
             new_groups.append(s)
         self.__setstate__({"state": state, "param_groups": new_groups})
+        # (the loaded state's shapes are checked against the parameters' at their next step, where PyTorch's
+        # in-place updates fail)
+        self._unchecked_shapes = {id(p) for p in state if isinstance(p, Tensor)}
         STRUCT_EPOCH[0] += 1  # new group dicts: a compiled step reading the old ones' hyper-parameters is stale
         self._after_load()
         for hook in self._optimizer_load_state_dict_post_hooks.values():

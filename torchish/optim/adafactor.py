@@ -24,6 +24,7 @@ class Adafactor(Optimizer):
     _hyper = ("lr", "beta2_decay", "eps", "d", "weight_decay", "maximize")
     _group_defaults = (("foreach", None), ("maximize", False))
     _scalar_state = ("step",)
+    _param_shaped_state = False
 
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
@@ -55,6 +56,8 @@ class Adafactor(Optimizer):
                 raise RuntimeError("Adafactor does not support complex parameters")
             if p.grad.is_sparse or p.__dict__.get("_sparse_grad"):
                 self._check_sparse_grad(group)
+            if p.numel() == 0:  # (PyTorch divides by the parameter's RMS over sqrt(numel) in Python)
+                raise ZeroDivisionError("float division by zero")
         for factored in (True, False):
             self._factored = factored
             part = [p for p in params if (p.grad.dim() > 1) == factored]

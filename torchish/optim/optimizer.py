@@ -34,6 +34,7 @@ from ..autograd.graph import STRUCT_EPOCH
 from ..compile.state import _donated_values
 from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag
 from ..ops import lazy, nesting, tracing
+from ..ops.broadcast import broadcast_error, broadcast_shapes
 from ._state_dict import StateDictMixin
 
 
@@ -338,6 +339,8 @@ class Optimizer(StateDictMixin):
             self._prepare_state(p, group)
         if group.get("capturable"):
             self._check_capturable(group, params)
+        if self._param_shaped_state and self.__dict__.get("_unchecked_shapes"):
+            self._check_loaded_shapes(params)
         keys = self._state_keys(group)
         shared_step = self._tensor_step and "step" in keys
         if shared_step and len(fresh) > 1:  # counts that start together hold one array (see _share_steps)
@@ -401,6 +404,26 @@ class Optimizer(StateDictMixin):
                                           f"'{_dtype.scalar_type_name(p.dtype)}'")
         elif not self.state.get(p):
             check_fused_param(p)
+
+    _param_shaped_state = True  # every non-scalar state Tensor has its parameter's shape (not Adafactor's)
+
+    def _check_loaded_shapes(self, params):
+        """A loaded state Tensor whose shape is not its parameter's (a checkpoint of another model) fails the step
+        with the RuntimeError of PyTorch's in-place update (of the state with the gradient, or the smaller one
+        with the broadcast shape), not inside the jitted update."""
+        for p in params:
+            if id(p) not in self._unchecked_shapes:
+                continue
+            self._unchecked_shapes.discard(id(p))
+            for s in self.state[p].values():
+                if not isinstance(s, Tensor) or s.dim() == 0 or s.shape == p.shape:
+                    continue
+                try:
+                    shape = list(broadcast_shapes(s.shape, p.shape))
+                except RuntimeError:
+                    raise broadcast_error(tuple(s.shape), tuple(p.shape)) from None
+                out = s if list(s.shape) != shape else p
+                raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {shape}")
 
     def _check_capturable(self, group, params):
         """``capturable=True`` needs the parameters on an accelerator: on the CPU PyTorch's step raises

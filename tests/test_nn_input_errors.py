@@ -5,7 +5,7 @@ modules with both libraries."""
 import numpy as np
 import pytest
 
-from oracle import same, same_error, torch, torchish  # noqa: F401
+from oracle import check_raises, same, same_error, torch, torchish  # noqa: F401
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -64,6 +64,9 @@ SAME_ERROR = {
     "rms_norm_input_rank_below_normalized_shape": lambda T: T.nn.RMSNorm((2, 4))(x(T, 4)),
     "rms_norm_empty_normalized_shape": lambda T: F(T).rms_norm(x(T, 2, 4), ()),
     "rms_norm_weight_checked_before_rank": lambda T: F(T).rms_norm(x(T, 4), (2, 4), x(T, 4)),
+    # resampling
+    "upsample_bicubic_of_3d_input": lambda T: T.nn.Upsample(scale_factor=2, mode="bicubic")(x(T, 1, 2, 3)),
+    "interpolate_area_float_size": lambda T: F(T).interpolate(x(T, 1, 2, 3, 3), size=4.0, mode="area"),
     # losses
     "soft_margin_loss_input_broadcast_to_target": lambda T: T.nn.SoftMarginLoss()(x(T, 2, 1), x(T, 2, 4)),
     "multi_margin_loss_no_classes": lambda T: F(T).multi_margin_loss(x(T, 2, 0), idx(T, [0, 0])),
@@ -100,3 +103,12 @@ def test_group_norm_of_an_empty_batch_differentiates():
         m(inp).sum().backward()
         return inp.grad, m.weight.grad, m.bias.grad
     same(fn)
+
+
+@pytest.mark.parametrize("mode,rank", [("nearest", 3), ("linear", 3), ("bilinear", 4), ("nearest-exact", 5)])
+def test_upsample_refuses_a_float_size(mode, rank):
+    """PyTorch's kernels' argument parser refuses the list [4.0]; the first line of its message is the same."""
+    err = check_raises(lambda T: T.nn.Upsample(size=4.0, mode=mode)(x(T, 1, 2, *(3,) * (rank - 2))))
+    with pytest.raises(TypeError) as got:
+        torchish.nn.Upsample(size=4.0, mode=mode)(x(torchish, 1, 2, *(3,) * (rank - 2)))
+    assert str(got.value).split("\n")[0] == str(err).split("\n")[0]

@@ -281,6 +281,17 @@ def _is_int(v):
     return isinstance(v, numbers.Integral) or (hasattr(v, "__index__") and not isinstance(v, float))
 
 
+def _size_type_error(mode, dim, size):
+    """PyTorch's wrapper passes a single non-integer ``size`` on as a list, which the kernel's argument parser
+    refuses (area mode: adaptive average pooling's parser)."""
+    if mode == "area":
+        return TypeError(f"adaptive_avg_pool{dim}d(): argument 'output_size' (position 2) must be tuple of ints, but "
+                         f"found element of type {type(size).__name__} at pos 0")
+    kernel = f"_upsample_nearest_exact{dim}d" if mode == "nearest-exact" else f"upsample_{mode}{dim}d"
+    got = "Tensor, list, NoneType" if mode.startswith("nearest") else "Tensor, list, bool, NoneType"
+    return TypeError(f"{kernel}() received an invalid combination of arguments - got ({got}), but expected one of:")
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     """Resize the spatial dimensions of (N, C, d1, ...) ``input`` with PyTorch's index formulas."""
@@ -332,11 +343,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          "tensor as input")
     need = _MODE_DIMS.get(mode)
     if mode not in _KERNEL_NAMES or input.ndim not in (3, 4, 5) or (need is not None and input.ndim != need):
-        if need is not None and input.ndim in (3, 4, 5):
+        if need is not None and mode != "bicubic" and input.ndim in (3, 4, 5):
             raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {need}D input")
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
+    if size is not None and not isinstance(size, (list, tuple)) and not _is_int(size):
+        raise _size_type_error(mode, dim, size)
     if out_size is None:
         out_size = [int(n * s) for n, s in zip(spatial, scales)]
     if any(s <= 0 for s in out_size) or any(s <= 0 for s in spatial):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .. import functional as F
 from .._functional._loss_util import legacy_reduction
 from ..module import Module
+from .distance import PairwiseDistance
 
 __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss",
@@ -224,7 +225,8 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                              "instead")
-        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+        # (the default is a PairwiseDistance submodule, as PyTorch's: it shows in repr() and named_modules())
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin = margin
         self.swap = swap
 

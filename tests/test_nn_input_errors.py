@@ -64,6 +64,9 @@ SAME_ERROR = {
     "rms_norm_input_rank_below_normalized_shape": lambda T: T.nn.RMSNorm((2, 4))(x(T, 4)),
     "rms_norm_empty_normalized_shape": lambda T: F(T).rms_norm(x(T, 2, 4), ()),
     "rms_norm_weight_checked_before_rank": lambda T: F(T).rms_norm(x(T, 4), (2, 4), x(T, 4)),
+    # shape modules
+    "flatten_module_of_a_scalar": lambda T: T.nn.Flatten()(x(T, 1)[0]),
+    "flatten_scalar_end_dim_out_of_range": lambda T: T.flatten(x(T, 1)[0], 0, 1),
     # resampling
     "upsample_bicubic_of_3d_input": lambda T: T.nn.Upsample(scale_factor=2, mode="bicubic")(x(T, 1, 2, 3)),
     "interpolate_area_float_size": lambda T: F(T).interpolate(x(T, 1, 2, 3, 3), size=4.0, mode="area"),
@@ -82,6 +85,7 @@ def test_same_error(case):
 SAME_RESULT = {
     "group_norm_empty_batch": lambda T: T.nn.GroupNorm(2, 4)(x(T, 0, 4, 3)),
     "group_norm_no_channels": lambda T: F(T).group_norm(x(T, 2, 0, 3), 2),
+    "flatten_scalar_dims_0_and_minus_1": lambda T: (T.flatten(x(T, 1)[0], 0, -1), T.nn.Flatten(-1, 0)(x(T, 1)[0])),
     "soft_margin_loss_target_broadcast_to_input": lambda T: T.nn.SoftMarginLoss()(x(T, 2, 4), x(T, 4)),
     "multi_margin_loss_empty_batch": lambda T: F(T).multi_margin_loss(x(T, 0, 4), idx(T, np.zeros(0)),
                                                                        reduction="none"),

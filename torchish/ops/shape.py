@@ -404,9 +404,9 @@ def reshape_as(self, other):
 def flatten(input, start_dim=0, end_dim=-1):
     require_tensor(input, "flatten")
     nd = input.ndim
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)  # (a 0-d tensor takes dims -1 and 0)
     if nd == 0:
         return reshape(input, (1,))
-    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:

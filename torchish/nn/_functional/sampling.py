@@ -80,6 +80,16 @@ def _pad_op(mode, nd):
     return _PAD_OPS[key]
 
 
+def _too_small_message(mode, sizes, outs):
+    """The reflection and replication kernels' refusal of padding that leaves no output, in each one's words."""
+    names = ("D", "H", "W")[3 - len(sizes):]
+    ins = [f"{a}: {n}" for a, n in zip(names, sizes)]
+    shown = ", ".join(ins) if len(sizes) == 2 else " ".join(ins[:-1]) + (", " if len(sizes) == 3 else "") + ins[-1]
+    if mode == "replicate" and len(sizes) == 2:
+        shown += " "
+    return f"input ({shown}) is too small. Calculated output " + " ".join(f"{a}: {o}" for a, o in zip(names, outs))
+
+
 def pad(input, pad, mode="constant", value=None):
     """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dimensions.
 
@@ -108,6 +118,9 @@ def pad(input, pad, mode="constant", value=None):
         if not ((k == 1 and nd in (2, 3)) or (k == 2 and nd in (3, 4)) or (k == 3 and nd in (4, 5))):
             raise NotImplementedError(f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n"
                                       + _NONCONSTANT_HELP)
+        if mode != "circular" and 0 in shape[nd - k - 1 if nd == k + 2 else 0:]:
+            raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
+                               f"other non-zero dimensions for input, but got: {shape}")
         for j, (lo, hi) in enumerate(pads):
             d = nd - k + j
             n = shape[d]
@@ -120,7 +133,11 @@ def pad(input, pad, mode="constant", value=None):
             kind = "reflection" if mode == "reflect" else "replication"
             raise NotImplementedError(f'"{kind}_pad{k}d" not implemented for \'Bool\'')
     out_shape = shape[:nd - k] + [shape[nd - k + j] + lo + hi for j, (lo, hi) in enumerate(pads)]
+    if mode in ("reflect", "replicate") and all(s < 1 for s in out_shape[nd - k:]):
+        raise RuntimeError(_too_small_message(mode, shape[nd - k:], out_shape[nd - k:]))
     if any(s < 0 for s in out_shape):
+        if mode == "circular":
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
         if mode == "constant":
             raise RuntimeError("narrow(): length must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out_shape)}: {out_shape}")

@@ -93,7 +93,11 @@ def stack(tensors, dim=0, *, out=None):
         if t.shape != shp:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
                                f"{list(t.shape)} at entry {i}")
-    return _joined_out(apply(_STACK, tuple(tensors), axis=d), out)
+    res = apply(_STACK, tuple(tensors), axis=d)
+    if d < len(shp) and any(t._view is not None or t._layout is not None for t in tensors):
+        from .out_layout import set_stack_layout
+        set_stack_layout(res, tensors, d)
+    return _joined_out(res, out)
 
 
 def _joined_out(result, out):

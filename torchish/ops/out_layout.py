@@ -14,7 +14,7 @@ are skipped, equal strides put the smaller size first) and the output is contigu
 """
 from __future__ import annotations
 
-from .inplace import _dense, contiguous_strides, is_contiguous, layout
+from .inplace import _dense, contiguous_strides, is_contiguous, layout, view_strides
 from .registry import ELEMENTWISE, SUGGESTS_FORMAT
 
 ELEMENTWISE.update((
@@ -123,6 +123,20 @@ def set_suggested_layout(name, outs, args):
     for out in outs:
         if out._v.ndim == tensors[0]._v.ndim:
             set_format(out, fmt)
+
+
+def set_stack_layout(out, tensors, dim):
+    """``stack`` along a dimension before the last, as PyTorch computes it: ``cat(tensors, dim)`` (in the inputs'
+    common suggested format) viewed with the stacked dimension split off."""
+    formats = {suggest_format(t) for t in tensors}
+    fmt = formats.pop() if len(formats) == 1 else "contiguous_format"
+    if fmt == "contiguous_format":
+        return
+    shape = list(tensors[0]._v.shape)
+    shape[dim] *= len(tensors)
+    strides = view_strides(shape, channels_last_strides(shape), out._v.shape)
+    if strides is not None and strides != contiguous_strides(out._v.shape):
+        out._layout = (tuple(out._v.shape), strides, 0)
 
 
 def format_name(memory_format):

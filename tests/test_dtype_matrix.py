@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from oracle import assert_script_matches, needs_torch, same
+from oracle import assert_script_matches, needs_torch, same, same_error
 
 pytestmark = needs_torch
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -97,3 +97,37 @@ def test_zeta_at_its_poles_and_below_one():
 
 def test_multigammaln_below_its_former_domain():
     same(lambda T: (T.special.multigammaln(T.tensor([-5.0, 0.2, -1.5]), 1), T.mvlgamma(T.tensor([-5, 2]), 2)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# linear algebra out=: PyTorch copies most results into an out of any dtype they safely cast to
+# (checkLinalgCompatibleDtype); matrix_power only for n = 0 and 1; chain_matmul of one matrix casts freely;
+# multi_dot wants the inputs' dtype, with its own wording
+
+LINALG_OUT = {
+    "pinv": lambda T, A, o: T.linalg.pinv(A, out=o),
+    "matrix_rank": lambda T, A, o: T.linalg.matrix_rank(A, out=o),
+    "cholesky_inverse": lambda T, A, o: T.cholesky_inverse(A, out=o),
+    "cholesky_solve": lambda T, A, o: T.cholesky_solve(A, A, out=o),
+    "matrix_power 0": lambda T, A, o: T.linalg.matrix_power(A, 0, out=o),
+    "matrix_power 2": lambda T, A, o: T.matrix_power(A, 2, out=o),
+    "chain_matmul one": lambda T, A, o: T.chain_matmul(A, out=o),
+    "multi_dot": lambda T, A, o: T.linalg.multi_dot([A, A], out=o),
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "int64", "float16", "bool"])
+@pytest.mark.parametrize("name", list(LINALG_OUT))
+def test_linalg_out_dtypes(name, out_dtype):
+    def f(T):
+        o = _out_of(T, out_dtype)
+        # (the values were computed in float32: compared at its tolerance)
+        return LINALG_OUT[name](T, _matrix(T), o) is o, o.dtype, o.float()
+    if name == "multi_dot":
+        same_error(lambda T: f(T))
+    else:
+        assert_script_matches(f)
+
+
+def test_chain_matmul_wants_matrices():
+    same_error(lambda T: T.chain_matmul(T.ones(3)))

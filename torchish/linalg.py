@@ -19,7 +19,7 @@ from . import _dtype
 from ._tensor import Tensor
 from .ops import arith as _A, broadcast as _B, copying as _C, diag as _D, reduce as _R, reorder as _O, shape as _S
 from .ops import stats as _ST, ternary as _T, unary as _U
-from .ops.elementwise import structured_out
+from .ops.elementwise import _out, linalg_castable_out, linalg_out, out_structured, structured_out
 from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
                          eigvals, eigvalsh, qr, svd, svdvals)
 from .ops.decomp import cholesky as _cholesky
@@ -98,10 +98,17 @@ def _eye_like(a):
     return jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
 
 
-@structured_out
-def matrix_power(A, n):
+def matrix_power(A, n, *, out=None):
     """``A`` multiplied by itself ``n`` times (``n = 0``: identity; ``n < 0``: powers of the inverse), by repeated
-    squaring as PyTorch does."""
+    squaring as PyTorch does. ``out=`` takes any dtype the result safely casts to for ``n`` = 0 or 1 (PyTorch copies
+    the identity or ``A``), the result's own dtype otherwise (its last product is a matmul into ``out``)."""
+    res = _matrix_power(A, n)
+    if out is None or n in (0, 1) or isinstance(out, Tensor) and not _dtype.can_cast(res.dtype, out.dtype):
+        return linalg_out(res, out, "matrix_power")  # (raises for an out the result does not safely cast to)
+    return out_structured(res, out, "matrix_power")
+
+
+def _matrix_power(A, n):
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
     if not isinstance(A, Tensor):
@@ -324,7 +331,7 @@ def _expand_batches(b, A):
     return tuple(t if tuple(t.shape[:-2]) == lead else t.expand(lead + tuple(t.shape[-2:])) for t in (b, A))
 
 
-@structured_out
+@linalg_castable_out("cholesky_solve")
 def _cholesky_solve(B, L, upper=False):
     """``torch.cholesky_solve``: ``X`` with ``A X = B`` for ``A = L L^H`` (``U^H U`` with ``upper=True``)."""
     _legacy_operands(B, L, "cholesky_solve")
@@ -332,7 +339,7 @@ def _cholesky_solve(B, L, upper=False):
     return apply(_CHOLESKY_SOLVE, (B, L), upper=bool(upper))
 
 
-@structured_out
+@linalg_castable_out("cholesky_inverse")
 def _cholesky_inverse(L, upper=False):
     """``torch.cholesky_inverse``: ``A^{-1}`` from the Cholesky factor of ``A``."""
     _check_matrix(L, "cholesky_inverse", kernel="cholesky_inverse_out_cpu", int_kernel=True)
@@ -365,14 +372,18 @@ def _top_lu(A, pivot=True, get_infos=False):
     return lu_factor(A, pivot=pivot)
 
 
-@structured_out
-def _chain_matmul(*matrices):
+def _chain_matmul(*matrices, out=None):
+    """``torch.chain_matmul`` (deprecated): ``multi_dot`` of 2-D matrices; one matrix is copied (into ``out`` with a
+    cast, as PyTorch's ``copy_``)."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
                   "parameters.", UserWarning, stacklevel=2)
+    for m in matrices:
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
     if len(matrices) == 1:
-        return matrices[0].clone()
-    return multi_dot(list(matrices))
+        return matrices[0].clone() if out is None else _out(matrices[0].to(out.dtype, copy=True), out, "chain_matmul")
+    return multi_dot(list(matrices), out=out)
 
 
 TOP_LEVEL = {"det": det, "inverse": _inverse, "logdet": _logdet, "slogdet": _top_slogdet, "svd": _top_svd,

@@ -151,6 +151,27 @@ def structured_out(fn):
     return f
 
 
+def linalg_out(result, out, label):
+    """``_out`` for PyTorch's linear-algebra functions that copy their result into ``out`` after
+    ``checkLinalgCompatibleDtype`` (pinv, matrix_rank, cholesky_solve/inverse...): any dtype the result safely casts
+    to (``can_cast``), else PyTorch's '``label``: Expected result to be safely castable from ...'."""
+    if out is not None and isinstance(out, Tensor) and not _dtype.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"{label}: Expected result to be safely castable from "
+                           f"{_dtype.scalar_type_name(result.dtype)} dtype, but got result with dtype "
+                           f"{_dtype.scalar_type_name(out.dtype)}")
+    return _out(result, out, label)
+
+
+def linalg_castable_out(label):
+    """``fn`` taking PyTorch's ``out=`` as :func:`linalg_out` does."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def f(*args, out=None, **kwargs):
+            return linalg_out(fn(*args, **kwargs), out, label)
+        return f
+    return wrap
+
+
 def castable_out(fn):
     """``fn`` (which computes its result) taking PyTorch's ``out=`` (:func:`_out`: the result is cast to ``out``'s
     dtype)."""

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .decomp import RESULTS, _batch_broadcast, _mH, _mm, autocast_inputs, check_matrix, svdvals
-from .elementwise import structured_out
+from .elementwise import linalg_castable_out
 from .registry import apply, defop
 
 
@@ -69,7 +69,7 @@ def pinv_tolerances(A, atol, rtol, rcond=None):
     return (atol or 0.0), rtol
 
 
-@structured_out
+@linalg_castable_out("linalg.pinv")
 def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
     """The Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` are dropped."""
     A, = autocast_inputs("linalg_pinv", A)
@@ -91,7 +91,7 @@ def _rank_fwd(A, *, atol, rtol, hermitian):
 _RANK = defop("linalg_matrix_rank", _rank_fwd, differentiable=False)
 
 
-@structured_out
+@linalg_castable_out("torch.linalg.matrix_rank")
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values (eigenvalue magnitudes when ``hermitian``) above
     ``max(atol, rtol * largest)``; ``tol`` is the old name of ``atol`` (with ``rtol = 0``)."""

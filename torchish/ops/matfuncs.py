@@ -6,8 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, _precision
+from .._tensor import Tensor
 from .decomp import check_matrix, svdvals
-from .elementwise import structured_out
+from .elementwise import out_structured, structured_out
 from . import registry as _registry
 from .registry import apply, defop
 
@@ -72,9 +73,9 @@ def _multi_dot_fwd(*xs):
 _MULTI_DOT = defop("linalg_multi_dot", _multi_dot_fwd, grad_name="ViewBackward0")
 
 
-@structured_out
-def multi_dot(tensors):
-    """The product of a chain of matrices (first/last may be vectors), multiplied in the cheapest order."""
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (first/last may be vectors), multiplied in the cheapest order. ``out``
+    must have the inputs' dtype (PyTorch's own check, worded as multi_dot's)."""
     ts = list(tensors)
     if len(ts) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
@@ -93,7 +94,11 @@ def multi_dot(tensors):
         if a.shape[-1] != b.shape[0]:
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} and "
                                f"{list(b.shape)} cannot be multiplied")
-    return apply(_MULTI_DOT, tuple(ts))
+    if isinstance(out, Tensor) and out.dtype is not ts[0].dtype:
+        from .elementwise import c10_name
+        raise RuntimeError(f"multi_dot(): expected out tensor to have dtype {c10_name(ts[0].dtype)} but got "
+                           f"{c10_name(out.dtype)}")
+    return out_structured(apply(_MULTI_DOT, tuple(ts)), out, "multi_dot")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -13,9 +13,10 @@ floats within the parity tolerances) and, when torch raises, torchish must raise
     python tests/test_fuzz_ops.py 1 --seed 17 -v   # replay one program, printing every step
     python tests/test_fuzz_ops.py 300 --compile    # every torchish op traced by torchish.compile
 
-Two known gaps are skipped (and counted in ``KNOWN``), not compared: torchish has no complex32 (a float16 tensor
-meeting a complex number gives complex32 in PyTorch), and fresh results are always contiguous in torchish where
-PyTorch keeps a permuted input's strides (so ``view`` of such a result may differ; see ``LAYOUT_SENSITIVE``).
+One known gap is skipped (and counted in ``KNOWN``), not compared: torchish has no complex32 (a float16 tensor
+meeting a complex number gives complex32 in PyTorch). Results carry PyTorch's strides (elementwise ops, casts,
+``flip``, ``sort``... follow a permuted input's layout: torchish/ops/out_layout.py), so ``view`` of a result of a
+permuted operand raises or not as in PyTorch, and is compared like any other op.
 
 The regression tests below the fuzzer each pin one root cause the fuzzer found.
 """
@@ -1216,11 +1217,7 @@ def _run(fn, args, lib):
 COMPILED = False  # every torchish op call inside torchish.compile, traced (--compile; test_fuzz_ops_compiled)
 
 
-KNOWN = {"complex32": 0, "layout": 0}  # draws skipped for a known, documented gap (counted, printed by the CLI)
-# torchish gives every fresh (non-view) result contiguous strides, where PyTorch's ``empty_like`` keeps a permuted
-# input's strides (``x.t().to(float16)``, ``argsort(x.t())``...): ``view`` of such a result may then differ. These ops
-# are skipped when an operand's strides already differ between the libraries.
-LAYOUT_SENSITIVE = {"view", "take_along_dim_flat"}
+KNOWN = {"complex32": 0}  # draws skipped for a known, documented gap (counted, printed by the CLI)
 STATS: dict = {}  # op name -> steps run (both libraries), for the command line's summary
 
 
@@ -1264,9 +1261,6 @@ def run_program(seed, steps=STEPS, verbose=False):
             continue
         ref_err = got_err = None
         ref = got = None
-        if name in LAYOUT_SENSITIVE and any(isinstance(a, Pair) and a.ref.stride() != a.got.stride() for a in args):
-            KNOWN["layout"] += 1  # see LAYOUT_SENSITIVE
-            continue
         try:
             ref = _run(fn, args, torch)
         except Skip:

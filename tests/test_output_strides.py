@@ -36,6 +36,25 @@ _CASES = {
     "dropout_eval": lambda T, x: T.nn.functional.dropout(x.transpose(0, 2), 0.5, training=False),
     "detach": lambda T, x: (x.transpose(0, 2) * 2).detach(), "data": lambda T, x: (x.permute(1, 2, 0) + 1).data,
     "deepcopy": lambda T, x: __import__("copy").deepcopy(x.permute(1, 2, 0) + 1),
+    # unary ops outside the unary family, frexp's two outputs, and empty_like(input)'s layout (flip, sort)
+    "isnan": lambda T, x: x.permute(2, 0, 1).isnan(), "signbit": lambda T, x: x.transpose(0, 2).signbit(),
+    "sign": lambda T, x: x.transpose(0, 2).sign(), "round": lambda T, x: x.transpose(0, 2).round(decimals=1),
+    "logit": lambda T, x: (x.transpose(0, 2) / 30).logit(), "nan_to_num": lambda T, x: x.permute(2, 0, 1).nan_to_num(),
+    "polygamma": lambda T, x: T.polygamma(1, x.transpose(0, 2) + 1), "entr": lambda T, x: T.special.entr(x.mT),
+    "bessel_j0": lambda T, x: T.special.bessel_j0(x.mT), "xlog1py": lambda T, x: T.special.xlog1py(x.mT, x.mT),
+    "chebyshev_t": lambda T, x: T.special.chebyshev_polynomial_t(x.mT / 30, 2),
+    "frexp": lambda T, x: T.frexp(x.permute(2, 0, 1))[0], "frexp_exponent": lambda T, x: T.frexp(x.mT)[1],
+    "flip": lambda T, x: x.permute(2, 0, 1).flip(0), "flip_non_dense": lambda T, x: x[:, :, ::2].mT.flip(1),
+    "sort": lambda T, x: x.permute(2, 0, 1).sort(1)[0], "argsort": lambda T, x: x.mT.argsort(0),
+    # rot90: a flip allocated like the input, transposed in place for odd k (also of a contiguous input)
+    "rot90": lambda T, x: x.rot90(), "rot90_k2": lambda T, x: x.permute(2, 0, 1).rot90(2),
+    "rot90_k3_dims": lambda T, x: x.permute(2, 0, 1).rot90(3, (0, 2)), "rot90_k0": lambda T, x: x.mT.rot90(0),
+    # nonzero's (n, ndim) result is allocated column by column
+    "nonzero": lambda T, x: (x > 5).nonzero(), "argwhere_1d": lambda T, x: T.argwhere(x.reshape(-1) > 20),
+    "nonzero_empty": lambda T, x: (x > 100).nonzero(),
+    # diff subtracts narrowed views (n times)
+    "diff": lambda T, x: x.permute(2, 0, 1).diff(dim=1), "diff_n2": lambda T, x: x.permute(2, 0, 1).diff(2, dim=2),
+    "diff_prepend": lambda T, x: x.mT.diff(dim=1, prepend=x.mT[:, :1]),
 }
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import _dtype
 from . import elementwise as _ew
-from .registry import apply, defop
+from .registry import ELEMENTWISE, apply, defop
 
 _EULER = 0.57721566490153286061
 _SERIES_TERMS = 60
@@ -228,6 +228,7 @@ def _in_float64(fn):
 
 def _define(name, fn):
     op = defop("special_" + name, _in_float64(fn), promote="float", differentiable=False)
+    ELEMENTWISE.add(op.name)
 
     def f(input, *, out=None):
         _ew.require_tensor(input, "special_" + name)

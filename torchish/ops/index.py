@@ -366,6 +366,9 @@ def nonzero(input, *, as_tuple=False, out=None):
     if as_tuple:
         return tuple(place(i.astype(np.int64), _dtype.int64, dev) for i in idx)
     res = place(np.stack(idx, axis=1).astype(np.int64), _dtype.int64, dev)
+    n, nd = res.shape
+    if (1, n) != (nd, 1):  # PyTorch allocates the (n, ndim) result column by column
+        res._layout = ((n, nd), (1, n), 0)
     if out is not None:
         from .elementwise import out_exact
         return out_exact(res, out, "nonzero", "nonzero: Expected out tensor to have scalar type Long but got scalar "

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor
 from . import elementwise as _ew
-from .registry import apply, defop
+from .registry import ELEMENTWISE, apply, defop
 
 
 def _recurrence(x, n, p0, p1, step, use):
@@ -112,6 +112,7 @@ def _fwd(fn):
 
 def _define(name, fn):
     op = defop("special_" + name, _fwd(fn), promote="float", differentiable=False)
+    ELEMENTWISE.add(op.name)
 
     def f(input, n, *, out=None):
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):

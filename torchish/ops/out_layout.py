@@ -25,7 +25,13 @@ ELEMENTWISE.update((
     # nn.functional's pointwise activations and dropout (log_sigmoid's output is allocated contiguous in PyTorch)
     "hardtanh", "leaky_relu", "prelu", "threshold", "softshrink", "hardshrink", "hardswish", "hardsigmoid", "elu",
     "celu", "gelu", "silu", "mish", "softsign", "tanhshrink", "softplus", "rrelu_with_noise_eval", "dropout",
-    "alpha_dropout"))
+    "alpha_dropout",
+    # unary ops defined outside the unary family, and frexp (both outputs)
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit", "sign", "round", "logit",
+    "nan_to_num", "polygamma", "frexp", "special_xlog1py", "special_zeta",
+    # outputs PyTorch allocates as ``empty_like(input)`` (preserve_format), which for one operand of the output's
+    # shape is the same rule: flip's, and sort's values and indices
+    "flip", "sort"))
 
 
 def output_strides(operands, shape):

@@ -356,7 +356,11 @@ def apply(op: OpDef, args: tuple, **static):
     if type(out[0]) is lazy.LazyValue:
         for o, r in zip(out, res):
             o.owner = weakref.ref(r)
-    if strided and op.name in SUGGESTS_FORMAT:
+    if strided and op.name in ELEMENTWISE:
+        from .out_layout import set_output_layout
+        for r in res:
+            set_output_layout(r, args)
+    elif strided and op.name in SUGGESTS_FORMAT:
         from .out_layout import set_suggested_layout
         set_suggested_layout(op.name, res, args)
     if record:

@@ -7,7 +7,8 @@ import jax.numpy as jnp
 
 from .._tensor import wrap_dim
 from .elementwise import require_tensor
-from .inplace import layout_rule
+from .inplace import contiguous_strides, layout, layout_rule
+from .out_layout import output_strides
 from .registry import apply, defop
 from .registry import Family as _Family
 from .shape import _ALIAS, _args_or_kw, _dims_arg, _inplace_view, _size_args
@@ -192,7 +193,20 @@ def rot90(input, k=1, dims=(0, 1)):
     a, b = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
     if a == b:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
-    return apply(_ROT90, (input,), k=int(k) % 4, dims=(a, b))
+    k = int(k) % 4
+    out = apply(_ROT90, (input,), k=k, dims=(a, b))
+    # PyTorch's strides: k = 0 clones contiguous; otherwise input.flip(...) is allocated like the input (its
+    # strides if dense, else dense ones in their order) and, for odd k, transposed in place: a's and b's swap
+    strides = None
+    if k and (input._view is not None or input._layout is not None):
+        shape, st, _ = layout(input)
+        strides = output_strides([(shape, st)], shape)
+    if k % 2:
+        strides = list(strides or contiguous_strides(input.shape))
+        strides[a], strides[b] = strides[b], strides[a]
+    if strides is not None and tuple(strides) != contiguous_strides(out.shape):
+        out._layout = (tuple(out.shape), tuple(strides), 0)
+    return out
 
 
 for _n in ("permute", "transpose", "t", "movedim", "swapaxes", "flip", "fliplr", "flipud", "roll", "rot90"):

@@ -12,7 +12,8 @@ from ..autograd.grad_mode import STATE
 from .._tensor import Tensor, wrap_dim
 from .casting import ACC, cast
 from .elementwise import _out, not_implemented, out_exact, require_int, require_tensor, structured_out
-from .inplace import make_inplace
+from .inplace import contiguous_strides, layout, make_inplace
+from .out_layout import output_strides
 from .reduce import RETURN_TYPES, _acc_dtype, first_order_formula, numpy_kwargs, one_dim, scatter_add_along, sum
 from . import registry as _registry
 from .registry import apply, defop
@@ -286,7 +287,18 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         from .join import cat
         parts = [t for t in (prepend, input, append) if t is not None]
         input = cat(parts, d)
-    return apply(_DIFF, (input,), n=int(builtins.min(n, input.shape[d])) if input.shape[d] else int(n), axis=d)
+    out = apply(_DIFF, (input,), n=int(builtins.min(n, input.shape[d])) if input.shape[d] else int(n), axis=d)
+    if input._view is not None or input._layout is not None:
+        # PyTorch subtracts two narrowed views of the input n times: each result is laid out in their strides'
+        # order (TensorIterator), as is the next step's
+        shape, strides, _ = layout(input)
+        shape = list(shape)
+        for _ in range(builtins.min(n, shape[d])):
+            shape[d] -= 1
+            strides = output_strides([(shape, strides)] * 2, shape) or contiguous_strides(shape)
+        if tuple(strides) != contiguous_strides(shape):
+            out._layout = (tuple(shape), tuple(strides), 0)
+    return out
 
 
 def _trapezoid_parts(y, x, dx, dim):

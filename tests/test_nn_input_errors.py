@@ -39,6 +39,10 @@ SAME_ERROR = {
     "conv_transpose2d_zero_kernel": lambda T: F(T).conv_transpose2d(x(T, 1, 2, 5, 5), x(T, 2, 3, 0, 0)),
     "conv_transpose1d_no_out_channels": lambda T: F(T).conv_transpose1d(x(T, 1, 2, 5), x(T, 2, 0, 3)),
     "conv_transpose3d_empty_weight": lambda T: F(T).conv_transpose3d(x(T, 1, 2, 3, 3, 3), x(T, 2, 3, 0, 0, 0)),
+    "conv_transpose1d_output_size_tuple": lambda T: T.nn.ConvTranspose1d(2, 3, 3, stride=2)(x(T, 1, 2, 5),
+                                                                                       output_size=(20,)),
+    "conv_transpose2d_output_size_with_batch": lambda T: T.nn.ConvTranspose2d(2, 3, 3, stride=2)(
+        x(T, 1, 2, 5, 5), output_size=(1, 3, 20, 11)),
     # pooling: empty non-batch dimensions, zero or negative windows, too-small inputs
     "max_pool1d_no_channels": lambda T: T.nn.MaxPool1d(2)(x(T, 1, 0, 6)),
     "max_pool1d_indices_no_channels": lambda T: F(T).max_pool1d(x(T, 1, 0, 6), 2, return_indices=True),
@@ -59,6 +63,8 @@ SAME_ERROR = {
     "avg_pool3d_kernel_too_big": lambda T: T.nn.AvgPool3d(4)(x(T, 1, 2, 2, 2, 2)),
     "lp_pool1d_rank1": lambda T: T.nn.LPPool1d(2, 2)(x(T, 6)),
     "lp_pool2d_rank2": lambda T: T.nn.LPPool2d(2, 2)(x(T, 6, 6)),
+    # activations
+    "prelu_of_a_scalar_with_channels": lambda T: T.nn.PReLU(3)(x(T, 1)[0]),
     # normalization
     "group_norm_groups_do_not_divide": lambda T: T.nn.GroupNorm(3, 4),
     "rms_norm_input_rank_below_normalized_shape": lambda T: T.nn.RMSNorm((2, 4))(x(T, 4)),

@@ -176,6 +176,8 @@ def prelu(input, weight):
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     n = weight.numel()
     if n != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
         channels = input.shape[1] if input.ndim >= 2 else 1
         if n != channels:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "

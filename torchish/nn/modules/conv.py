@@ -174,7 +174,7 @@ class _ConvTranspose(_ConvNd):
         lead = 2 if has_batch else 1
         size = [int(s) for s in output_size]
         if len(size) == nd + lead:
-            size = size[lead:]
+            size, output_size = size[lead:], output_size[lead:]
         if len(size) != nd:
             raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
                              f"{nd + lead} elements (got {len(output_size)})")
@@ -186,8 +186,8 @@ class _ConvTranspose(_ConvNd):
             maxs.append(lo + stride[d] - 1)
         for d in range(nd):
             if size[d] < mins[d] or size[d] > maxs[d]:
-                raise ValueError(f"requested an output size of {size}, but valid sizes range from {mins} to {maxs} "
-                                 f"(for an input of {input.size()[lead:]})")
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mins} to "
+                                 f"{maxs} (for an input of {input.size()[lead:]})")
         return tuple(size[d] - mins[d] for d in range(nd))
 
     def forward(self, input, output_size=None):

@@ -643,6 +643,57 @@ def case_spatial_transformer(lib):
     return out
 
 
+def case_sdpa_causal_self_attention(lib):
+    """The scaled_dot_product_attention tutorial's CausalSelfAttention: heads split from a chunk of one projection
+    by view + transpose, and merged back with ``y.transpose(1, 2).view(...)``, which PyTorch allows because its
+    CPU flash kernel allocates the output like the query."""
+    F = lib.nn.functional
+    out = []
+
+    class CausalSelfAttention(lib.nn.Module):
+        def __init__(self, num_heads, embed_dimension, bias=False, is_causal=False, dropout=0.0):
+            super().__init__()
+            self.c_attn = lib.nn.Linear(embed_dimension, 3 * embed_dimension, bias=bias)
+            self.c_proj = lib.nn.Linear(embed_dimension, embed_dimension, bias=bias)
+            self.dropout = dropout
+            self.resid_dropout = lib.nn.Dropout(dropout)
+            self.num_heads = num_heads
+            self.embed_dimension = embed_dimension
+            self.is_causal = is_causal
+
+        def forward(self, x):
+            query_projected = self.c_attn(x)
+            batch_size = query_projected.size(0)
+            embed_dim = query_projected.size(2)
+            head_dim = embed_dim // (self.num_heads * 3)
+            query, key, value = query_projected.chunk(3, -1)
+            query = query.view(batch_size, -1, self.num_heads, head_dim).transpose(1, 2)
+            key = key.view(batch_size, -1, self.num_heads, head_dim).transpose(1, 2)
+            value = value.view(batch_size, -1, self.num_heads, head_dim).transpose(1, 2)
+            dropout = self.dropout if self.training else 0.0
+            is_causal = self.is_causal if self.training else False
+            y = F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=dropout,
+                                               is_causal=is_causal)
+            y = y.transpose(1, 2).view(batch_size, -1, self.num_heads * head_dim)
+            y = self.resid_dropout(self.c_proj(y))
+            return y
+    model = _init(lib, CausalSelfAttention(num_heads=2, embed_dimension=8, bias=False, is_causal=True))
+    x = _data(lib, 2, 5, 8, seed=4)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    for i in range(2):
+        opt.zero_grad()
+        y = model(x)
+        loss = y.pow(2).mean()
+        loss.backward()
+        opt.step()
+        out.append(loss.item())
+    out.append(model.c_attn.weight.grad)
+    model.eval()
+    out.append(model(x))
+    out.append(str(model))
+    return out
+
+
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
@@ -668,3 +719,32 @@ def test_numpy_of_a_tensor_requiring_grad_works_under_no_grad():
     NumpySort does); torchish refused it in every mode."""
     assert _numpy_of_grad_tensor(torch) == _numpy_of_grad_tensor(torchish)
     same_error(lambda lib: lib.tensor([1.0], requires_grad=True).numpy())
+
+
+def _sdpa_and_like_strides(lib):
+    F = lib.nn.functional
+    qkv = _data(lib, 2, 5, 24)
+    q, k, v = (t.view(2, 5, 2, 4).transpose(1, 2) for t in qkv.chunk(3, -1))  # not dense
+    kc = _data(lib, 2, 3, 6, 4, seed=1)
+    qt = _data(lib, 2, 5, 3, 4, seed=2).transpose(1, 2)
+    out = [F.scaled_dot_product_attention(q, k, v).stride(),
+           F.scaled_dot_product_attention(qt, kc, kc).stride(),
+           F.scaled_dot_product_attention(qt, kc, kc, is_causal=True, attn_mask=lib.ones(5, 6)).stride(),
+           F.scaled_dot_product_attention(_data(lib, 2, 3, 4, 5).transpose(2, 3), kc, kc).stride(),  # math
+           F.scaled_dot_product_attention(qt, kc[:1], kc[:1]).stride(),  # math: batch broadcast
+           F.scaled_dot_product_attention(qt, kc, kc[..., :2]).stride()]  # math: value head size differs
+    y = lib.ones(4, 6)[:, ::2].t()
+    c = lib.ones(2, 6, 5, 3).permute(0, 3, 1, 2)[:, :, ::2]
+    for t in (q, y, c, lib.ones(3, 1).expand(3, 4).t()):
+        out.append([f(t).stride() for f in (lib.empty_like, lib.zeros_like, lib.clone)])
+    return out
+
+
+@needs_torch
+def test_sdpa_output_and_like_factories_take_the_inputs_dense_strides():
+    """PyTorch's CPU flash attention allocates its output as ``empty_like(query)`` (4-D inputs of equal batch
+    size, value's head size equal to query's, unit last strides; otherwise the math kernel's output is contiguous),
+    and ``empty_like``/``zeros_like``/``clone`` of a tensor that is not dense give dense strides in the order of
+    its strides (infer_dense_strides). torchish made both contiguous, so the tutorial's
+    ``y.transpose(1, 2).view(B, L, H * E)`` raised."""
+    assert _sdpa_and_like_strides(torch) == _sdpa_and_like_strides(torchish)

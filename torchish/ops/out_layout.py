@@ -226,10 +226,9 @@ def keep_format(out, input, memory_format=None):
         return out
     shape, strides, _ = layout(input)
     if len(shape) > 1 and tuple(strides) != contiguous_strides(shape):  # (exactly: size-1 dimensions' too)
-        if _dense(shape, strides):
-            out._layout = (tuple(shape), tuple(strides), 0)
-        elif _strides_like_channels_last(shape, strides):
-            set_format(out, _CL_NAME[len(shape)])
+        dense = tuple(strides) if _dense(shape, strides) else output_strides([(shape, strides)], shape)
+        if dense is not None:
+            out._layout = (tuple(shape), dense, 0)
     return out
 
 

@@ -18,6 +18,7 @@ from ... import backends as _backends
 from ..._tensor import Tensor
 from ...ops.broadcast import broadcast_error
 from ...ops.linalg import copied_by_reshape
+from ...ops.out_layout import like_format
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from .dropout import inverted_dropout_mask
@@ -143,7 +144,8 @@ def _grad_on():
 def _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
     """Whether PyTorch would run its flash kernel here, where that matters (the CPU: on an accelerator XLA's kernels
     stand for all of PyTorch's fused ones): 4-D inputs, no dropout, no mask that requires grad, no grouped heads.
-    Raises PyTorch's errors where the kernels ``torchish.nn.attention.sdpa_kernel`` allows cannot run."""
+    Its sdp_utils also ask for equal batch sizes, value's head size equal to query's and unit last-dimension
+    strides. Raises PyTorch's errors where the kernels ``torchish.nn.attention.sdpa_kernel`` allows cannot run."""
     flags = _backends._SDP
     if query.device.type != "cpu":
         if not any(flags[k] for k in ("math", "flash", "mem_efficient", "cudnn")):
@@ -153,7 +155,9 @@ def _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
         raise RuntimeError(_NO_VIABLE)
     fits = query.ndim == key.ndim == value.ndim == 4 and not dropout_p and not (
         attn_mask is not None and attn_mask.requires_grad and _grad_on()) and (
-        not enable_gqa or query.shape[-3] == key.shape[-3])
+        not enable_gqa or query.shape[-3] == key.shape[-3]) and (
+        query.shape[0] == key.shape[0] == value.shape[0] and query.shape[-1] == value.shape[-1]
+        and all(t.stride(-1) == 1 for t in (query, key, value)))
     if not flags["math"] and not fits:
         raise RuntimeError("No available kernel.  Aborting execution.")
     return flags["flash"] and fits
@@ -233,8 +237,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     sc = float(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1])
     ev = value.shape[-1]
     copied = rep > 1 or value.ndim > 2 and copied_by_reshape(value, batch + (S, ev), (math.prod(batch), S, ev))
-    return apply(_SDPA_COPIED_V if copied else _SDPA, (query, key, value, attn_mask, drop), scale=sc,
-                 causal=bool(is_causal), rep=rep)
+    out = apply(_SDPA_COPIED_V if copied else _SDPA, (query, key, value, attn_mask, drop), scale=sc,
+                causal=bool(is_causal), rep=rep)
+    # the flash kernel allocates its output as empty_like(query): a (B, L, H, E)-strided query, as multi-head code
+    # makes by transposing, gives an output whose transpose(1, 2) is contiguous (and may be view()ed); math's is
+    # contiguous
+    return like_format(out, query) if flash else out
 
 
 # ----------------------------------------------------------------------------------------------------------------

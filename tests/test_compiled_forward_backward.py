@@ -348,3 +348,52 @@ def test_causal_float_mask_that_requires_grad_gets_no_gradient_under_compile():
     requires grad now makes the comparison run (a graph break under compile, as in PyTorch's torch.compile)."""
     ref, got = run_both(_decoder_with_learned_mask)
     assert_same(ref, got)
+
+
+def _custom_functions_fullgraph(T):
+    class Scaled(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k, w):
+            ctx.save_for_backward(a, w)
+            ctx.k, ctx.extra = k, a * 2
+            return a * a * w, (a + 1).detach()
+
+        @staticmethod
+        def backward(ctx, g, g2):
+            a, w = ctx.saved_tensors
+            return g * 100.0 * a * ctx.k * ctx.extra, None, (g * a).sum(0)
+
+    class Clip(T.autograd.Function):  # the setup_context form, with a straight-through backward
+        @staticmethod
+        def forward(x):
+            return x.clamp(-1, 1)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    w = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    f = lambda x: (Scaled.apply(x, 3, w)[0].sum() + Clip.apply(x * 2).sum(), Scaled.apply(x, 2, w)[1])  # noqa: E731
+    if T is torchish:
+        f = torchish.compile(f, fullgraph=True)
+    res = []
+    for _ in range(3):
+        x = T.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
+        y, z = f(x)
+        y.backward()
+        res += [y.detach(), z, z.requires_grad, x.grad, w.grad]
+        w.grad = None
+    if T is torchish:
+        assert f.stats["compiled_calls"] == 2
+    return res
+
+
+def test_custom_function_differentiated_outside_compiles_with_fullgraph():
+    """A custom autograd.Function in a compiled forward differentiated outside it traces into the program (its
+    backward becomes a jax.custom_vjp rule of the program's VJP, on the saved tensors' values), as PyTorch's
+    torch.compile(fullgraph=True) supports it; torchish raised a graph break."""
+    ref, got = run_both(_custom_functions_fullgraph)
+    assert_same(ref, got)

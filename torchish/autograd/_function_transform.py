@@ -8,6 +8,8 @@ forward mode. Vmapping is left to JAX's batching of the rules (``generate_vmap_r
 """
 from __future__ import annotations
 
+import copy
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -190,3 +192,64 @@ def apply_in_transform(cls, args, kwargs):
     vals = tuple(args[i]._d for i in call.tpos)
     flat = (_forward(call) if forward else _reverse(call))(vals)
     return call.rebuild(flat)
+
+
+def route_traced_outputs(ctx, cls, args, outs):
+    """Inside ``torchish.compile``'s trace (the function's outputs differentiated outside it by the program's
+    ``jax.vjp``): pass the values of the Function's outputs through a ``jax.custom_vjp`` whose rule is the user's
+    ``backward``, run on the saved tensors' values, so the compiled pullback gives the gradients PyTorch's engine
+    gives. The forward ran under ``no_grad`` (its ops are cut from the trace's differentiation); the node recorded
+    for the trace's own ``backward()`` is unchanged. Tensor attributes of ``ctx`` travel as residuals too."""
+    tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    opos = [j for j, o in enumerate(outs) if isinstance(o, Tensor) and o._grad_fn is ctx]
+    if not opos:
+        return
+    ctx._routed = True
+    names = [k for k, v in vars(ctx).items() if isinstance(v, Tensor)]
+    saved = tuple(None if t is None else t._d for t in (ctx._saved or ()))
+    in_vals = tuple(args[i]._d for i in tpos)
+    attr_vals = tuple(getattr(ctx, k)._d for k in names)
+    out_meta = [(o._v.shape, o._v.dtype) if isinstance(o, Tensor) else None for o in outs]
+    had_saved = ctx._saved is not None
+    ctx = copy.copy(ctx)  # (the program keeps the rule: it must hold no Tensor of the trace)
+    ctx.next_edges = ()
+    for k in names:
+        setattr(ctx, k, None)
+    ctx._saved = None
+
+    @jax.custom_vjp
+    def rule(ins, out_vals, res):
+        return out_vals
+
+    def fwd(ins, out_vals, res):
+        return out_vals, (ins, res)
+
+    def bwd(r, cts):
+        ins, (saved_vals, attr_vals) = r
+        try:
+            with transform_scope():
+                if had_saved:
+                    ctx._saved = tuple(None if v is None else Tensor._make(v) for v in saved_vals)
+                    ctx._snapshot_versions()
+                for k, v in zip(names, attr_vals):
+                    setattr(ctx, k, Tensor._make(v))
+                grads = [None] * len(out_meta)
+                for j, c in zip(opos, cts):
+                    grads[j] = Tensor._make(c)
+                if ctx.materialize_grads:
+                    grads = [g if g is not None or m is None else Tensor._make(jnp.zeros(m[0], m[1]))
+                             for g, m in zip(grads, out_meta)]
+                res = cls._user_backward()(ctx, *grads)
+        finally:
+            ctx._saved = None
+            for k in names:
+                setattr(ctx, k, None)
+        res = res if isinstance(res, tuple) else (res,)
+        d_ins = tuple(_fit(res[i] if i < len(res) else None, v) for i, v in zip(tpos, ins))
+        zeros = jax.tree_util.tree_map(_zero_cotangent, (cts, (saved_vals, attr_vals)))
+        return (d_ins,) + zeros
+
+    rule.defvjp(fwd, bwd)
+    new = rule(in_vals, tuple(outs[j]._d for j in opos), (saved, attr_vals))
+    for j, v in zip(opos, new):
+        outs[j]._d = v

@@ -248,6 +248,9 @@ class Function(metaclass=FunctionMeta):
             if ctx._saved and any(t is not None and t._inf for t in ctx._saved):
                 raise RuntimeError(ERR_INFERENCE_SAVED)
             outs = _link_outputs(ctx, cls, slots, tensors, outs)
+            if STATE.tracing:  # (inside torchish.compile: the program's own differentiation runs `backward` too)
+                from ._function_transform import route_traced_outputs
+                route_traced_outputs(ctx, cls, args, outs)
             if ctx._saved:
                 ctx._saved_out_nrs = {i: j for i, t in enumerate(ctx._saved) for j, o in enumerate(outs)
                                       if t is not None and t is o}

@@ -157,7 +157,7 @@ def _engine_only(node):
     in the backward of the outputs."""
     if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks or node._retains:
         return "registers a gradient hook (register_hook, retain_grad or a module's backward hook)"
-    if getattr(node, "fn_cls", None) is not None:
+    if getattr(node, "fn_cls", None) is not None and not getattr(node, "_routed", False):
         return f"applies the custom autograd.Function {node.fn_cls.__name__}"
     return None
 

@@ -131,3 +131,22 @@ def test_linalg_out_dtypes(name, out_dtype):
 
 def test_chain_matmul_wants_matrices():
     same_error(lambda T: T.chain_matmul(T.ones(3)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# searchsorted: PyTorch's kernel has no bool or complex version (of the common dtype); quantile's out dtype
+
+
+@pytest.mark.parametrize("seq, value", [("bool", "bool"), ("bool", "int64"), ("int64", "bool"), ("complex64", "complex64")])
+def test_searchsorted_by_common_dtype(seq, value):
+    assert_script_matches(lambda T: T.searchsorted(T.tensor([0, 1]).to(getattr(T, seq)),
+                                                   T.tensor([1]).to(getattr(T, value))))
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("out_dtype", ["float32", "float64"])
+def test_quantile_out_must_have_the_input_dtype(name, out_dtype):
+    def f(T):
+        o = _out_of(T, out_dtype)
+        return getattr(T, name)(_matrix(T), 0.25, 0, out=o) is o, o
+    assert_script_matches(f)

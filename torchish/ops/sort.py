@@ -413,6 +413,8 @@ def _quantile(ignore_nan):
                                f"but got {interpolation}")
         if input.numel() == 0:
             raise RuntimeError(f"{name}() input tensor must be non-empty")
+        if isinstance(out, Tensor) and out.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() out tensor must be same dtype as the input tensor")
         ax = None if dim is None else one_dim(dim, input.ndim)
         if ax is None and dim is not None:  # 0-dim input reduced over dim 0
             ax, keepdim = None, keepdim
@@ -472,6 +474,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None and tuple(sorter.shape) != tuple(sorted_sequence.shape):
         raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
                            f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")
+    dt = common_dtype((sorted_sequence, v))
+    if dt.category in (_dtype._BOOL, _dtype._COMPLEX):  # (PyTorch's kernel is dispatched on the common dtype)
+        raise not_implemented("searchsorted_out_cpu", dt)
     r = apply(_SEARCHSORTED, (sorted_sequence, v, sorter), side="right" if right else "left",
               out_dtype=np.dtype(np.int32 if out_int32 else np.int64))
     if isinstance(out, Tensor) and out.dtype is not r.dtype:

@@ -244,3 +244,33 @@ def test_state_loaded_for_another_shape_fails_the_step_as_torch(name, kw, shape)
 def test_adafactor_refuses_an_empty_parameter_as_torch():
     # PyTorch divides by sqrt(numel) in Python: ZeroDivisionError
     same_error(lambda lib: _run(lib, "Adafactor", dict(lr=0.05), "plain", shapes=((0, 3),), steps=1))
+
+
+# (PyTorch's differentiable RMSprop, Adagrad, Adamax, ASGD and Adadelta take a Python number lr only)
+DIFFERENTIABLE = [("SGD", dict(weight_decay=0.1), True), ("SGD", dict(momentum=0.9, nesterov=True), True),
+                  ("Adam", dict(), True), ("AdamW", dict(amsgrad=True), True), ("NAdam", dict(), True),
+                  ("RAdam", dict(), True), ("RMSprop", dict(centered=True), False), ("Adagrad", dict(), False),
+                  ("Adamax", dict(), False), ("ASGD", dict(), False), ("Adadelta", dict(), False)]
+
+
+@pytest.mark.parametrize("name,kw,tensor_lr", DIFFERENTIABLE, ids=[n for n, _, _ in DIFFERENTIABLE])
+def test_differentiable_step_carries_the_graph(name, kw, tensor_lr):
+    # differentiable=True: the step is recorded, so a loss of the new parameters differentiates to a Tensor lr, to
+    # the parameters before the step and to gradients made inside the graph (torchish's step ignored the graph).
+    # SGD's first momentum buffer is a detached copy of the gradient, as in PyTorch.
+    def run(lib):
+        w0 = lib.tensor([1.0, 2.0, -0.5], requires_grad=True)
+        w = w0.clone()
+        lr = lib.tensor(0.1, requires_grad=True) if tensor_lr else 0.1
+        c = lib.tensor([0.5, -1.0, 0.3], requires_grad=True)
+        opt = getattr(lib.optim, name)([w], lr=lr, differentiable=True, **kw)
+        w.grad = c * 2
+        opt.step()
+        (w ** 2).sum().backward()
+        return w.detach(), w0.grad, c.grad, lr.grad if tensor_lr else None
+    ref, got = run(torch), run(torchish)
+    assert_same(ref, got, rtol=1e-4, atol=1e-5)
+
+
+def test_differentiable_step_refuses_a_leaf_that_requires_grad():
+    same_error(lambda lib: _one_step(lib, "Adam", dict(differentiable=True)))

@@ -35,6 +35,7 @@ from ..compile.state import _donated_values
 from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag
 from ..ops import lazy, nesting, tracing
 from ..ops.broadcast import broadcast_error, broadcast_shapes
+from ..ops.registry import OpDef, apply
 from ._state_dict import StateDictMixin
 
 
@@ -354,6 +355,9 @@ class Optimizer(StateDictMixin):
             for k, v in group.items():
                 if isinstance(v, (bool, str)) or v is None:
                     static_flag(group, k)
+        if self.defaults.get("differentiable") and STATE.recorder is None and not (tracing.active() or STATE.tracing):
+            self._differentiable_update(group, params, states, hp, static)
+            return
         pv = [p._v for p in params]
         gv = [p.grad._v for p in params]
         sv = [[s._v if isinstance(s, Tensor) else s for s in row] for row in states]
@@ -434,6 +438,34 @@ class Optimizer(StateDictMixin):
         devices = ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if xla else [])
         if any(p.device.type not in devices for p in params):
             raise AssertionError(f"If capturable=True, {what} must be on supported devices: {devices}.")
+
+    _differentiable_ops: dict = {}  # (update, flags, n, state layout, Tensor hyper-parameters) -> OpDef
+
+    def _differentiable_update(self, group, params, states, hp, static):
+        """``differentiable=True``: the group's update as ONE recorded op over the parameters, their gradients,
+        their state and the Tensor hyper-parameters (a Tensor ``lr`` that requires grad), its VJP derived by JAX,
+        written back with in-place copies under grad mode, as PyTorch's step runs with gradients enabled: the new
+        parameters and state carry the graph (hyper-gradients flow to ``lr`` and to gradients made with
+        ``create_graph``), and a leaf parameter that requires grad raises PyTorch's in-place error."""
+        tensor_hp = tuple(k for k in hp if isinstance(group.get(k), Tensor))
+        fixed = tuple((k, _hp_value(v)) for k, v in hp.items() if k not in tensor_hp)
+        mask = tuple(tuple(isinstance(s, Tensor) for s in row) for row in states)
+        plain = tuple(tuple(None if m else s for s, m in zip(row, mrow)) for row, mrow in zip(states, mask))
+        key = (type(self)._update, tuple(sorted(static.items())), len(params), mask, plain, tensor_hp)
+        op = Optimizer._differentiable_ops.get(key)
+        if op is None:
+            op = Optimizer._differentiable_ops[key] = OpDef(
+                f"{type(self).__name__}_update", _flat_update(as_real(type(self)._update), static, len(params),
+                                                              mask, plain, tensor_hp),
+                # it keeps what it needs as its own temporaries (a second backward fails), not the parameters and
+                # state it writes: the next step's writes do not invalidate its backward
+                saved=("t", Ellipsis))
+        state_tensors = [s for row in states for s in row if isinstance(s, Tensor)]
+        with enable_grad():
+            outs = apply(op, (*params, *(p.grad for p in params), *state_tensors,
+                              *(group[k] for k in tensor_hp)), hp=fixed)
+            for t, new in zip([*params, *state_tensors], outs):
+                t.copy_(new)
 
     def _kernel(self, static, n, sharding, donated=None):
         """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted
@@ -549,6 +581,19 @@ def real_view(v):
 def complex_back(v, like):
     """The inverse of :func:`real_view` when ``like`` is complex (back to its dtype); ``v`` as it is otherwise."""
     return jax.lax.complex(v[..., 0], v[..., 1]).astype(like.dtype) if jnp.iscomplexobj(like) else v
+
+
+def _flat_update(update, static, n, mask, plain, tensor_hp):
+    """``update`` as a function of flat arrays (parameters, gradients, state Tensors, Tensor hyper-parameters) with
+    the other hyper-parameters as the static ``hp``, returning the new parameters and state Tensors flat."""
+    def run(*vals, hp):
+        pv, gv, rest = list(vals[:n]), list(vals[n:2 * n]), iter(vals[2 * n:])
+        sv = [[next(rest) if m else v for m, v in zip(mrow, prow)] for mrow, prow in zip(mask, plain)]
+        hps = dict(hp)
+        hps.update(zip(tensor_hp, rest))
+        new_p, new_s = update(pv, gv, sv, hps, **static)
+        return (*new_p, *(v for row, mrow in zip(new_s, mask) for v, m in zip(row, mrow) if m))
+    return run
 
 
 def _joining(update, donated):

@@ -2,6 +2,7 @@
 group."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from .optimizer import Optimizer, check_fused, required, signed, zeros_like_param
@@ -95,7 +96,8 @@ class SGD(Optimizer):
             g = signed(g, hp["maximize"])
             g = g + wd * p
             if momentum:
-                buf = jnp.where(first, g, st[0] * mom + (1 - damp) * g)
+                # (the first buffer is a detached copy of the gradient: differentiable=True takes no graph through it)
+                buf = jnp.where(first, jax.lax.stop_gradient(g), st[0] * mom + (1 - damp) * g)
                 g = g + mom * buf if nesterov else buf
                 new_s.append([buf])
             else:

@@ -572,3 +572,37 @@ def test_no_grad_parameter_update_loop():
             w.grad = None
         return w, w.requires_grad, w.is_leaf
     same(f)
+
+
+def test_saved_non_leaf_detached_in_place_raises_as_pytorch():
+    """A non-leaf saved for backward and then ``detach_()``ed makes the backward that unpacks it raise PyTorch's
+    SavedVariable error; a view of it saved elsewhere, and a custom Function's saved input, still work."""
+    def run(T):
+        out = []
+        for case in ("saved", "view", "function"):
+            x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            y = x * 2
+            if case == "saved":
+                loss = (y * y).sin().sum()
+            elif case == "view":
+                loss = (y[:2] * y[:2]).sum()
+            else:
+                class Triple(T.autograd.Function):
+                    @staticmethod
+                    def forward(ctx, a):
+                        ctx.save_for_backward(a)
+                        return a * 3
+
+                    @staticmethod
+                    def backward(ctx, g):
+                        a, = ctx.saved_tensors
+                        return g * a
+                loss = Triple.apply(y).sum()
+            y.detach_()
+            try:
+                loss.backward()
+                out.append(x.grad)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(run)

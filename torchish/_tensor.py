@@ -400,6 +400,8 @@ class Tensor(_tensor_values.TensorValues):
     def detach_(self):
         if self._view is not None and self._view[2]:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self._grad_fn is not None:  # (a backward that saved this non-leaf then raises, as PyTorch's SavedVariable)
+            self._vc.detached = self._vc.value
         self._grad_fn = None
         self._rg = False
         if STATE.tracing:

@@ -24,6 +24,7 @@ class VersionCounter:
     """
 
     value = 0
+    detached = None  # the value at which a non-leaf sharing it was detach_()ed (its saved uses then raise)
 
 
 # Bumped whenever a hook is registered or removed and whenever a module's attributes, children, parameters or

@@ -173,6 +173,12 @@ class OpNode(Node):
 
     def _check_versions(self):
         for vc, v, val, who in self.versions:
+            if vc.detached == v and who >= 0:  # a saved non-leaf detach_()ed since (and not written before that)
+                t = live_tensor(who, vc)
+                if t is not None and t._grad_fn is None:
+                    raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with "
+                                       ".detach_().This is not supported, please use out-of-place `.detach()` "
+                                       "instead")
             if vc.value != v:
                 what = f"{_dtype.legacy_type_name(_dtype.from_np(val.dtype))} {list(val.shape)}"
                 if isinstance(who, int) and who < 0:  # a saved output of this node: PyTorch names this node

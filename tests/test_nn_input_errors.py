@@ -87,6 +87,10 @@ SAME_ERROR = {
     "upsample_bicubic_of_3d_input": lambda T: T.nn.Upsample(scale_factor=2, mode="bicubic")(x(T, 1, 2, 3)),
     "interpolate_area_float_size": lambda T: F(T).interpolate(x(T, 1, 2, 3, 3), size=4.0, mode="area"),
     # losses
+    "ctc_loss_negative_target_length": lambda T: F(T).ctc_loss(x(T, 6, 2, 4).log_softmax(2), idx(T, [[1, 2], [3, 1]]),
+                                                               idx(T, [6, 5]), idx(T, [-1, 1])),
+    "ctc_loss_negative_input_length": lambda T: F(T).ctc_loss(x(T, 6, 2, 4).log_softmax(2), idx(T, [[1, 2], [3, 1]]),
+                                                              (6, -5), (2, 1)),
     "soft_margin_loss_input_broadcast_to_target": lambda T: T.nn.SoftMarginLoss()(x(T, 2, 1), x(T, 2, 4)),
     "multi_margin_loss_no_classes": lambda T: F(T).multi_margin_loss(x(T, 2, 0), idx(T, [0, 0])),
 }

@@ -136,6 +136,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError("blank must be in label range")
     targets = targets.to(_dtype.int64)
     ilv, tlv = concrete(il), concrete(tl)
+    for name, v in (("target_lengths", tlv), ("input_lengths", ilv)):
+        if v is not None and v.size and v.min() < 0:
+            raise RuntimeError(f"Expected {name} to have value at least 0, but got value {v.min()} (while checking "
+                               "arguments for ctc_loss_allocate_outputs)")
     if ilv is not None and ilv.size and ilv.max() > t_max:
         raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got value {ilv.max()} (while "
                            "checking arguments for ctc_loss_allocate_outputs)")

@@ -1,10 +1,10 @@
 """Regression tests from running the programs of the official PyTorch tutorials (pytorch.org/tutorials) on torchish
 and on PyTorch: the autograd introduction, "Learning PyTorch with Examples" (the polynomial fit with tensors,
 autograd, a custom LegendrePolynomial3 Function, nn and optim, and the dynamic DynamicNet), forward-mode AD, double
-backward with custom Functions, saved-tensor hooks, "Extending torch.func with autograd.Function" and the spatial
-transformer network. Each ``case_*`` is written against the PyTorch API only; inputs and weights come from formulas
-(never a framework's RNG). Each returns losses, selected gradients, parameters and printed reprs where the tutorial
-prints.
+backward with custom Functions, saved-tensor hooks, "Extending torch.func with autograd.Function" and the
+scaled_dot_product_attention tutorial's CausalSelfAttention. Each ``case_*`` is written against the PyTorch API
+only; inputs and weights come from formulas (never a framework's RNG). Each returns losses, selected gradients,
+parameters and printed reprs where the tutorial prints.
 
 Where a program differs from the tutorial it follows, a comment says why."""
 import math
@@ -576,70 +576,6 @@ def case_extending_func(lib):
 
     # The tutorial's hand-written ``vmap`` staticmethod is left out: torchish batches the forward with JAX instead of
     # calling it (a divergence noted in the report of this file's commit).
-    return out
-
-
-def case_spatial_transformer(lib):
-    nn = lib.nn
-    F = nn.functional
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 4, kernel_size=3)
-            self.conv2 = nn.Conv2d(4, 6, kernel_size=3)
-            self.conv2_drop = nn.Dropout2d()
-            self.fc1 = nn.Linear(6, 8)
-            self.fc2 = nn.Linear(8, 3)
-            self.localization = nn.Sequential(
-                nn.Conv2d(1, 4, kernel_size=3), nn.MaxPool2d(2, stride=2), nn.ReLU(True),
-                nn.Conv2d(4, 5, kernel_size=3), nn.MaxPool2d(2, stride=2), nn.ReLU(True))
-            self.fc_loc = nn.Sequential(nn.Linear(5, 8), nn.ReLU(True), nn.Linear(8, 3 * 2))
-            _init(lib, self, scale=0.3)
-            self.fc_loc[2].weight.data.zero_()
-            self.fc_loc[2].bias.data.copy_(lib.tensor([1, 0, 0, 0, 1, 0], dtype=lib.float))
-
-        def stn(self, x, mode):
-            xs = self.localization(x)
-            xs = xs.view(-1, 5)
-            theta = self.fc_loc(xs)
-            theta = theta.view(-1, 2, 3)
-            grid = F.affine_grid(theta, x.size(), align_corners=False)
-            x = F.grid_sample(x, grid, mode=mode, align_corners=False)
-            return x
-
-        def forward(self, x, mode="bilinear"):
-            x = self.stn(x, mode)
-            x = F.relu(F.max_pool2d(self.conv1(x), 2))
-            x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-            x = x.view(-1, 6)
-            x = F.relu(self.fc1(x))
-            x = self.fc2(x)
-            return F.log_softmax(x, dim=1)
-    model = Net()
-    model.conv2_drop.eval()
-    model.eval()
-    optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
-    out = []
-    data = _data(lib, 4, 1, 14, 14)
-    target = lib.tensor([0, 2, 1, 1])
-    for i in range(3):
-        optimizer.zero_grad()
-        output = model(data)
-        loss = F.nll_loss(output, target)
-        loss.backward()
-        optimizer.step()
-        out += [loss.item(), model.fc_loc[2].weight.grad]
-    with lib.no_grad():
-        out.append(model.stn(data, "bilinear"))
-    out.append(model.fc_loc[2].bias.detach())
-    theta = lib.tensor([[[0.9, 0.2, 0.1], [-0.15, 1.1, -0.05]]] * 2, requires_grad=True)
-    img = _data(lib, 2, 2, 5, 6, seed=4).requires_grad_()
-    for mode, pad, ac in (("bilinear", "zeros", False), ("nearest", "border", True), ("bilinear", "reflection", True)):
-        grid = F.affine_grid(theta, (2, 2, 4, 3), align_corners=ac)
-        o = F.grid_sample(img, grid, mode=mode, padding_mode=pad, align_corners=ac)
-        g = lib.autograd.grad((o * lib.arange(24.0).reshape(2, 1, 4, 3)).sum(), (theta, img))
-        out += [o, g]
     return out
 
 

@@ -272,5 +272,19 @@ def test_differentiable_step_carries_the_graph(name, kw, tensor_lr):
     assert_same(ref, got, rtol=1e-4, atol=1e-5)
 
 
+def test_differentiable_adam_with_tensor_betas():
+    def run(lib):
+        w0 = lib.tensor([1.0, 2.0, -0.5], requires_grad=True)
+        w = w0.clone()
+        b1 = lib.tensor(0.8, requires_grad=True)
+        opt = lib.optim.Adam([w], lr=lib.tensor(0.1), betas=(b1, lib.tensor(0.9)), differentiable=True)
+        for i in range(2):
+            w.grad = lib.tensor([0.5, -1.0, 0.3]) * (i + 1)
+            opt.step()
+        (w ** 2).sum().backward()
+        return w.detach(), w0.grad, b1.grad
+    assert_same(run(torch), run(torchish), rtol=1e-4, atol=1e-5)
+
+
 def test_differentiable_step_refuses_a_leaf_that_requires_grad():
     same_error(lambda lib: _one_step(lib, "Adam", dict(differentiable=True)))

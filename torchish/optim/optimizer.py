@@ -447,8 +447,17 @@ class Optimizer(StateDictMixin):
         written back with in-place copies under grad mode, as PyTorch's step runs with gradients enabled: the new
         parameters and state carry the graph (hyper-gradients flow to ``lr`` and to gradients made with
         ``create_graph``), and a leaf parameter that requires grad raises PyTorch's in-place error."""
-        tensor_hp = tuple(k for k in hp if isinstance(group.get(k), Tensor))
-        fixed = tuple((k, _hp_value(v)) for k, v in hp.items() if k not in tensor_hp)
+        tensor_hp, fixed = [], []  # (key, None) for a Tensor, (key, i) for a Tensor in a tuple (Adam's betas)
+        for k, v in hp.items():
+            given = group.get(k)
+            if isinstance(given, Tensor):
+                tensor_hp.append((k, None))
+            elif isinstance(given, tuple) and any(isinstance(x, Tensor) for x in given):
+                tensor_hp += [(k, i) for i, x in enumerate(given) if isinstance(x, Tensor)]
+                fixed.append((k, tuple(None if isinstance(x, Tensor) else _hp_value(x) for x in given)))
+            else:
+                fixed.append((k, _hp_value(v)))
+        tensor_hp, fixed = tuple(tensor_hp), tuple(fixed)
         mask = tuple(tuple(isinstance(s, Tensor) for s in row) for row in states)
         plain = tuple(tuple(None if m else s for s, m in zip(row, mrow)) for row, mrow in zip(states, mask))
         key = (type(self)._update, tuple(sorted(static.items())), len(params), mask, plain, tensor_hp)
@@ -463,7 +472,7 @@ class Optimizer(StateDictMixin):
         state_tensors = [s for row in states for s in row if isinstance(s, Tensor)]
         with enable_grad():
             outs = apply(op, (*params, *(p.grad for p in params), *state_tensors,
-                              *(group[k] for k in tensor_hp)), hp=fixed)
+                              *(group[k] if i is None else group[k][i] for k, i in tensor_hp)), hp=fixed)
             for t, new in zip([*params, *state_tensors], outs):
                 t.copy_(new)
 
@@ -590,7 +599,8 @@ def _flat_update(update, static, n, mask, plain, tensor_hp):
         pv, gv, rest = list(vals[:n]), list(vals[n:2 * n]), iter(vals[2 * n:])
         sv = [[next(rest) if m else v for m, v in zip(mrow, prow)] for mrow, prow in zip(mask, plain)]
         hps = dict(hp)
-        hps.update(zip(tensor_hp, rest))
+        for (k, i), v in zip(tensor_hp, rest):
+            hps[k] = v if i is None else (*hps[k][:i], v, *hps[k][i + 1:])
         new_p, new_s = update(pv, gv, sv, hps, **static)
         return (*new_p, *(v for row, mrow in zip(new_s, mask) for v, m in zip(row, mrow) if m))
     return run

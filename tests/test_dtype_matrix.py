@@ -150,3 +150,38 @@ def test_quantile_out_must_have_the_input_dtype(name, out_dtype):
         o = _out_of(T, out_dtype)
         return getattr(T, name)(_matrix(T), 0.25, 0, out=o) is o, o
     assert_script_matches(f)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# isin's unsupported operand types; heaviside's and lerp's (number weight) out= dtype
+
+
+ISIN = {
+    "bool elements": lambda T: T.isin(T.tensor([True]), T.tensor([1, 0])),
+    "bool test elements": lambda T: T.isin(T.tensor([1]), T.tensor([True])),
+    "bool number": lambda T: T.isin(T.tensor([1]), True),
+    "complex": lambda T: T.isin(T.tensor([1j]), T.tensor([1j])),
+    "complex number": lambda T: T.isin(1j, T.tensor([1.0])),
+    "float": lambda T: T.isin(T.tensor([1.0, 2.0]), 2.0),
+}
+
+
+@pytest.mark.parametrize("case", list(ISIN))
+def test_isin_operand_types(case):
+    assert_script_matches(ISIN[case])
+
+
+OUT_DTYPE = {
+    "heaviside": lambda T, o: T.heaviside(_matrix(T), _matrix(T), out=o),
+    "lerp number": lambda T, o: T.lerp(_matrix(T), _matrix(T), 0.5, out=o),
+    "lerp tensor": lambda T, o: T.lerp(_matrix(T), _matrix(T), _matrix(T), out=o),
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("name", list(OUT_DTYPE))
+def test_elementwise_out_dtype(name, out_dtype):
+    def f(T):
+        o = _out_of(T, out_dtype)
+        return OUT_DTYPE[name](T, o) is o, o.dtype, o.float()
+    assert_script_matches(f)

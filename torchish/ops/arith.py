@@ -212,7 +212,7 @@ _HEAVISIDE = defop("heaviside", _heaviside_fwd, vjp=no_derivative("heaviside"), 
 def heaviside(input, values, *, out=None):
     require_tensor(input, "heaviside")
     require_tensor(values, "heaviside", 2, "values")
-    if input.dtype is not values.dtype:
+    if input.dtype is not values.dtype or isinstance(out, Tensor) and out.dtype is not input.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     if input.is_complex():
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")

@@ -508,6 +508,11 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     t = scalar_or_tensor(test_elements, "isin", 2, "test_elements")
     if not isinstance(e, Tensor) and not isinstance(t, Tensor):
         raise TypeError("isin() received an invalid combination of arguments - got (two numbers)")
+    for x in (e, t):  # PyTorch checks each operand's own type (a Python number's: Bool, Long, Double, ComplexDouble)
+        xdt = x.dtype if isinstance(x, Tensor) else _dtype.as_dtype(
+            "bool" if isinstance(x, (bool, np.bool_)) else "complex128" if isinstance(x, complex) else "float64")
+        if xdt.category == _dtype._BOOL or xdt in (_dtype.complex64, _dtype.complex128):
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {_dtype.scalar_type_name(xdt)}")
     dt = common_dtype((e, t))
     from .creation import tensor
     if not isinstance(e, Tensor):

@@ -177,6 +177,9 @@ def lerp(input, end, weight, *, out=None):
     dt = common_dtype((input, end, w))
     if dt.category in FLOATS_ONLY:
         raise not_implemented("lerp_kernel_tensor", dt)
+    if isinstance(out, Tensor) and out.dtype is not dt:  # (this kernel's iterator wants one dtype for all)
+        raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(out.dtype)} but expected "
+                           f"{_dtype.scalar_type_name(dt)}")
     from .convert import to_dtype
     input, end, w = (t if t.dtype is dt else to_dtype(t, dt) for t in (input, end, w))
     return _out(apply(_LERP_T, (input, end, w)), out, "lerp")

@@ -138,3 +138,12 @@ def test_upsample_refuses_a_float_size(mode, rank):
     with pytest.raises(TypeError) as got:
         torchish.nn.Upsample(size=4.0, mode=mode)(x(torchish, 1, 2, *(3,) * (rank - 2)))
     assert str(got.value).split("\n")[0] == str(err).split("\n")[0]
+
+
+@pytest.mark.parametrize("kw", [dict(stride="1"), dict(stride=2.0), dict(padding=1.0), dict(dilation=(1, 1.0)),
+                                dict(stride=True)])
+def test_convolution_refuses_window_arguments_that_are_not_ints(kw):
+    """PyTorch's argument parser raises TypeError (torchish converted them with int())."""
+    check_raises(lambda T: F(T).conv2d(x(T, 1, 2, 5, 5), x(T, 3, 2, 3, 3), **kw), match=list(kw)[0])
+    check_raises(lambda T: T.nn.Conv2d(2, 3, 3, **kw)(x(T, 1, 2, 5, 5)))
+    check_raises(lambda T: F(T).conv_transpose2d(x(T, 1, 2, 5, 5), x(T, 2, 3, 3, 3), **kw))

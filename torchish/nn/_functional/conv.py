@@ -87,7 +87,12 @@ def _conv_fwd(x, w, b, *, stride, pads, dilation, groups, pad_mode, batched, tra
 _CONV = defop("convolution", _conv_fwd, grad_name="ConvolutionBackward0")
 
 
-def _seq_arg(value, nd, name):
+def _seq_arg(value, nd, name, fname):
+    """A window argument as a tuple of ``nd`` ints; PyTorch's argument parser refuses a str, a float or any other
+    element that is not an integer with TypeError."""
+    for e in (value if isinstance(value, (list, tuple)) else [value]):
+        if isinstance(e, bool) or not hasattr(e, "__index__"):
+            raise TypeError(f"{fname}(): argument '{name}' must be tuple of ints, not {type(e).__name__}")
     t = ntuple(value, nd)
     if len(t) != nd:
         raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} values to match the "
@@ -160,8 +165,8 @@ def convolution(fname, input, weight, bias, stride, padding, dilation, groups, n
     need_tensor(fname, bias, "bias", 3, optional=True)
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         input, weight, bias = _registry.autocast_hook("convolution", (input, weight, bias))
-    stride = _seq_arg(stride, nd, "stride")
-    dilation = _seq_arg(dilation, nd, "dilation")
+    stride = _seq_arg(stride, nd, "stride", fname)
+    dilation = _seq_arg(dilation, nd, "dilation", fname)
     groups = int(groups)
     _check_common(fname, input, weight, bias, nd, stride, dilation, groups)
     weight, bias = _as_input_dtype(input, weight, bias)
@@ -176,7 +181,7 @@ def convolution(fname, input, weight, bias, stride, padding, dilation, groups, n
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
-        p = _seq_arg(padding, nd, "padding")
+        p = _seq_arg(padding, nd, "padding", fname)
         if any(v < 0 for v in p):
             raise RuntimeError("negative padding is not supported")
         pads = tuple((v, v) for v in p)
@@ -240,12 +245,12 @@ def conv_transposed(fname, input, weight, bias, stride, padding, output_padding,
     need_tensor(fname, input)
     need_tensor(fname, weight, "weight", 2)
     need_tensor(fname, bias, "bias", 3, optional=True)
-    stride = _seq_arg(stride, nd, "stride")
-    dilation = _seq_arg(dilation, nd, "dilation")
+    stride = _seq_arg(stride, nd, "stride", fname)
+    dilation = _seq_arg(dilation, nd, "dilation", fname)
     if isinstance(padding, str):
         raise TypeError(f"{fname}(): argument 'padding' must be tuple of ints, not str")
-    padding = _seq_arg(padding, nd, "padding")
-    output_padding = _seq_arg(output_padding, nd, "output_padding")
+    padding = _seq_arg(padding, nd, "padding", fname)
+    output_padding = _seq_arg(output_padding, nd, "output_padding", fname)
     groups = int(groups)
     _check_common(fname, input, weight, bias, nd, stride, dilation, groups, transposed=True)
     weight, bias = _as_input_dtype(input, weight, bias)

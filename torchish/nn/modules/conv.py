@@ -10,7 +10,7 @@ import math
 
 from ...ops.creation import empty
 from .. import init
-from .._functional.conv import conv_transposed, convolution, ntuple, same_padding
+from .._functional.conv import conv_transposed, convolution, same_padding
 from ..module import Module
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
@@ -22,7 +22,9 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _tuple(value, n):
-    t = ntuple(value, n)
+    """PyTorch's ``_ntuple``: the values kept as given (a str or float stride reaches the functional call, whose
+    argument parser refuses it)."""
+    t = tuple(value) if isinstance(value, (list, tuple, str)) else (value,) * n
     return t * n if len(t) == 1 and n > 1 else t
 
 

@@ -61,6 +61,9 @@ REFUSED = {
     "nan_to_num": lambda lib: lib.nan_to_num(_z(lib)),
     "nan_to_num_method": lambda lib: _z(lib).nan_to_num(nan=1.0),
     "embedding": lambda lib: lib.nn.functional.embedding(lib.tensor([0, 1]), _z(lib).view(3, 1)),
+    "normal_mean": lambda lib: lib.normal(_z(lib), 1.0), "normal_std": lambda lib: lib.normal(_z(lib), lib.ones(3)),
+    "slice_copy": lambda lib: lib.slice_copy(_z(lib), 0, 0, 2), "select_copy": lambda lib: lib.select_copy(_z(lib), 0, 1),
+    "view_as_complex_copy": lambda lib: lib.view_as_complex_copy(lib.view_as_real(_z(lib)) * 1),
 }
 
 # the same ops with nothing to record, or written in place (PyTorch refuses only the out-of-place forms)
@@ -69,6 +72,9 @@ ALLOWED = {
     "nan_to_num_": lambda lib: (_z(lib) * 1).nan_to_num_(),
     "silu_no_grad_input": lambda lib: lib.nn.functional.silu(_z(lib, rg=False)),
     "nan_to_num_detached": lambda lib: lib.nan_to_num(_z(lib).detach()),
+    "normal_no_grad_input": lambda lib: lib.normal(_z(lib, rg=False), 0.0),
+    "slice_copy_detached": lambda lib: lib.slice_copy(_z(lib).detach(), 0, 0, 2),
+    "as_strided_copy": lambda lib: lib.as_strided_copy(_z(lib), (2, 1), (1, 1), 1),
     "embedding_under_no_grad": lambda lib: _no_grad(lib, lambda: lib.nn.functional.embedding(lib.tensor([0]),
                                                                                               _z(lib).view(3, 1))),
 }
@@ -87,3 +93,16 @@ def test_complex_output_refused_by_pytorchs_autograd(name):
 @pytest.mark.parametrize("name", sorted(ALLOWED))
 def test_complex_output_of_a_refusing_op_when_nothing_is_recorded(name):
     same(lambda lib: (lambda r: (r.detach(), r.requires_grad))(ALLOWED[name](lib)))
+
+
+def test_complex_inputs_of_real_only_samplers_raise_not_implemented():
+    """poisson and training-mode dropout (of every kind, 0 < p < 1) draw with kernels PyTorch has only for real
+    types; p = 0 and p = 1 draw nothing."""
+    F = lambda lib: lib.nn.functional  # noqa: E731
+    for fn in (lambda lib: lib.poisson(_z(lib, rg=False)), lambda lib: F(lib).dropout(_z(lib), 0.5),
+               lambda lib: F(lib).dropout2d(_z(lib, rg=False).reshape(1, 3, 1, 1), 0.5),
+               lambda lib: F(lib).alpha_dropout(_z(lib, rg=False), 0.5, training=True)):
+        same_error(fn)
+    same(lambda lib: [F(lib).dropout(_z(lib, rg=False), 0.5, training=False), F(lib).dropout(_z(lib, rg=False), 0.0),
+                      F(lib).dropout(_z(lib, rg=False), 1.0), F(lib).dropout2d(_z(lib, rg=False).reshape(1, 3, 1, 1), 1.0),
+                      F(lib).feature_alpha_dropout(_z(lib, rg=False).reshape(1, 3, 1), 1.0, training=True)])

@@ -351,6 +351,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         for t in (mean, std):
             if isinstance(t, Tensor):
                 _need_float(t.dtype, "normal_kernel_cpu")
+                if t.is_complex() and t._rg and STATE.grad_enabled:
+                    raise RuntimeError("normal does not support automatic differentiation for outputs with complex "
+                                       "dtype.")
         if isinstance(std, Tensor):
             _value_check(std, lambda xp, s: s < 0, "normal expects all elements of std >= 0.0")
         elif std < 0:
@@ -439,7 +442,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 def poisson(input, generator=None):
     """Poisson samples with rates ``input``, of ``input``'s dtype."""
-    _need_float(input.dtype, "poisson_cpu")
+    if input.dtype.category < _dtype._FLOAT or input.is_complex():
+        raise _not_implemented("poisson_cpu", input.dtype)
     _value_check(input, lambda xp, v: v < 0, "invalid Poisson rate, expected rate to be non-negative")
     samples = Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator, device=input))
     if not (input._rg and STATE.grad_enabled):

@@ -87,7 +87,7 @@ class OpDef:
 OPS: dict = {}
 # ops whose complex outputs PyTorch's autograd does not differentiate (they are missing from its codegen's
 # GRADIENT_IMPLEMENTED_FOR_COMPLEX; their in-place forms are not): recording one raises its error
-NO_COMPLEX_GRAD = frozenset({"silu", "nan_to_num", "embedding"})
+NO_COMPLEX_GRAD = frozenset({"silu", "nan_to_num", "embedding", "slice_copy", "select_copy", "view_as_complex_copy"})
 # names of the ops whose output PyTorch's TensorIterator allocates with its inputs' memory layout (ops.out_layout:
 # the unary and binary op families add theirs)
 ELEMENTWISE: set = set()

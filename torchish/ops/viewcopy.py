@@ -28,6 +28,7 @@ from .reorder import permute, t, transpose
 from .registry import Family, apply, defop
 from .shape import _ALIAS, squeeze, unsqueeze, view_as_complex, view_as_real
 from .slicing import chunk, narrow, select, split, unbind, unfold
+from .strided import as_strided
 
 _fam = Family(globals())
 _public = _fam.public
@@ -111,6 +112,7 @@ def _squeeze(input, dim=None):
 
 _COPIES = (
     ("alias_copy", _alias, "AliasBackward0_copy"),
+    ("as_strided_copy", as_strided, "AsStridedBackward0_copy"),
     ("diagonal_copy", diagonal, "DiagonalBackward0_copy"),
     ("expand_copy", _expand, "ExpandBackward0_copy"),
     ("narrow_copy", narrow, "NarrowCopyBackward0"),

@@ -62,7 +62,11 @@ def _apply(input, p, training, inplace, feature, alpha):
     _check_p(p)
     if p == 0 or not training or input.numel() == 0:
         return input
-    if not input.is_floating_point():
+    if input.is_complex():  # (PyTorch draws the mask with bernoulli_ in the input's dtype: no complex kernel)
+        if p < 1:
+            raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for '
+                                      f"'{_dtype.scalar_type_name(input.dtype)}'")
+    elif not input.is_floating_point():
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(input.dtype)}")
     shape = _noise_shape(input, feature)

@@ -185,3 +185,21 @@ def test_elementwise_out_dtype(name, out_dtype):
         o = _out_of(T, out_dtype)
         return OUT_DTYPE[name](T, o) is o, o.dtype, o.float()
     assert_script_matches(f)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# in-place abs of a complex tensor; polygamma of a complex one
+
+COMPLEX_REFUSED = {
+    "abs_": lambda T, x: x.abs_(),
+    "absolute_": lambda T, x: x.absolute_(),
+    "polygamma 0": lambda T, x: T.polygamma(0, x),
+    "polygamma_ 1": lambda T, x: x.polygamma_(1),
+    "polygamma 3": lambda T, x: T.polygamma(3, x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize("name", list(COMPLEX_REFUSED))
+def test_complex_refusals(name, dtype):
+    assert_script_matches(lambda T: COMPLEX_REFUSED[name](T, T.tensor([1.5, -2.0]).to(getattr(T, dtype))))

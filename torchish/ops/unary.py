@@ -340,6 +340,19 @@ for _a, _n in _ALIASES.items():
     _public(_a, globals()[_n], inplace=True)
 
 
+def _real_abs_(inplace):
+    """``abs_``/``absolute_``: PyTorch refuses them on a complex tensor (the result would be real)."""
+    def f(self):
+        if self.is_complex():
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
+        return inplace(self)
+    return f
+
+
+for _n in ("abs_", "absolute_"):
+    METHODS[_n] = _real_abs_(METHODS[_n])
+
+
 # round(decimals=), logit(eps=), nan_to_num(...) take static arguments
 
 def _round_fwd(x, *, decimals):
@@ -507,6 +520,8 @@ def polygamma(n, input, *, out=None):
     require_tensor(input, "polygamma", 2)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if input.is_complex():  # (PyTorch's kernels for orders 0 and 1 are digamma's and trigamma's)
+        raise not_implemented({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), input.dtype)
     return _out(apply(_POLYGAMMA, (input,), n=int(n)), out, "polygamma")
 
 

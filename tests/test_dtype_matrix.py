@@ -203,3 +203,8 @@ COMPLEX_REFUSED = {
 @pytest.mark.parametrize("name", list(COMPLEX_REFUSED))
 def test_complex_refusals(name, dtype):
     assert_script_matches(lambda T: COMPLEX_REFUSED[name](T, T.tensor([1.5, -2.0]).to(getattr(T, dtype))))
+
+
+@pytest.mark.parametrize("name", ["rfftn", "irfftn", "hfftn", "ihfftn", "fftn"])
+def test_nd_fft_of_a_0d_tensor(name):
+    assert_script_matches(lambda T: getattr(T.fft, name)(T.tensor(1.5)))

@@ -136,6 +136,8 @@ def _rfftn(input, s, dim, norm, forward, name):
     """Real-to-complex, one-sided along the last transformed dim (``ihfft`` is the conjugated inverse)."""
     x = _float_input(input, name, real=True)
     dims, sizes = _dims(x, s, dim, name)
+    if not dims:  # (a 0-d input with dim=None: the one-sided transforms need a last dim)
+        raise RuntimeError(f"{name} must transform at least one axis")
     x = _resize(x, dims, sizes)
     return apply(_R2C, (x,), dims=tuple(dims), norm=_norm(norm), forward=forward, onesided=True)
 
@@ -145,6 +147,8 @@ def _irfftn(input, s, dim, norm, name, hermitian=False):
     if not x.dtype.is_complex:
         x = x.to(_dtype.complex128 if x.dtype is _dtype.float64 else _dtype.complex64)
     dims, sizes = _dims(x, s, dim, name)
+    if not dims:
+        raise RuntimeError(f"{name} must transform at least one axis")
     if s is None:
         sizes[-1] = 2 * (x.shape[dims[-1]] - 1)
         if sizes[-1] < 1:

@@ -441,3 +441,18 @@ def test_view_made_a_leaf_that_requires_grad_is_refused_in_place(write):
             x.view(6).add_(1)
         return x
     same_error(fn)
+
+
+def test_views_of_detached_aliases_have_the_alias_as_base():
+    """``x.detach()`` and ``x.data`` are no views, but views taken of them are, with the alias as their ``_base``
+    (views of those views too), as in PyTorch."""
+    def run(T):
+        x = T.arange(6.0).reshape(2, 3).requires_grad_()
+        d, dd = x.detach(), x.data
+        v = d[0]
+        w = v[1:]
+        e = (x * 1).detach().t()
+        return (d._is_view(), d._base is None, v._is_view(), v._base is d, w._base is d, v.requires_grad,
+                dd._is_view(), dd[0]._base is dd, e._is_view(), tuple(e._base.shape), e._base.requires_grad)
+    ref, got = run_both(run)
+    assert got == ref

@@ -174,8 +174,11 @@ def contiguous(self, memory_format=None):
 
 def _base(self):
     v = self._view
-    if v is None or not v[2] or v[0].__dict__.get("_hidden_base") or \
-            any(not op.differentiable for op, _ in v[1]):
+    if v is None or v[0].__dict__.get("_hidden_base"):
+        return None
+    if not v[2]:  # a view taken of a detach()/.data alias: its base is that alias (itself no view), as PyTorch's
+        return self._alias_base if v[1] and self._alias_base is not None else None
+    if any(not op.differentiable for op, _ in v[1]):
         return None
     return v[0]
 

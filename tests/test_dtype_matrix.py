@@ -208,3 +208,13 @@ def test_complex_refusals(name, dtype):
 @pytest.mark.parametrize("name", ["rfftn", "irfftn", "hfftn", "ihfftn", "fftn"])
 def test_nd_fft_of_a_0d_tensor(name):
     assert_script_matches(lambda T: getattr(T.fft, name)(T.tensor(1.5)))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float32"])
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+def test_inplace_scans_run_in_the_tensors_dtype(name, dtype):
+    assert_script_matches(lambda T: getattr(T.tensor([[100, 1, 3], [0, 2, 5]]).to(getattr(T, dtype)), name)(1))
+
+
+def test_inplace_scan_with_another_dtype_is_a_bad_inplace_call():
+    same_error(lambda T: T.tensor([1, 2]).cumsum_(0, dtype=T.float32))

@@ -254,8 +254,23 @@ def logcumsumexp(input, dim, *, out=None):
 
 for _n in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):
     _public(_n, globals()[_n])
-METHODS["cumsum_"] = make_inplace(cumsum, "cumsum_")
-METHODS["cumprod_"] = make_inplace(cumprod, "cumprod_")
+def _scan_inplace(fn, name):
+    """``cumsum_``/``cumprod_``: PyTorch scans in the tensor's own dtype (its out is the tensor itself: a bool one
+    has no kernel), and a ``dtype`` other than the tensor's is a bad in-place call."""
+    inplace = make_inplace(fn, name)
+
+    def method(self, dim, *, dtype=None):
+        if dtype is not None and _dtype.as_dtype(dtype) is not self.dtype:
+            from .elementwise import c10_name
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {c10_name(self.dtype)} and output tensor dtype "
+                               f"{c10_name(_dtype.as_dtype(dtype))} should match")
+        return inplace(self, dim, dtype=self.dtype)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+METHODS["cumsum_"] = _scan_inplace(cumsum, "cumsum_")
+METHODS["cumprod_"] = _scan_inplace(cumprod, "cumprod_")
 
 
 # ----------------------------------------------------------------------------------------------------------------

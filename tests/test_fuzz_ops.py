@@ -1626,3 +1626,24 @@ def test_complex_add_and_sub_multiply_the_other_operand_by_a_complex_alpha():
           lambda T: T.add(T.tensor(c), T.tensor(c[::-1]), alpha=2), lambda T: T.sub(T.tensor(c), 1 + 1j, alpha=1j),
           lambda T: T.rsub(T.tensor(c), T.tensor(r), alpha=0.5), lambda T: T.tensor(c).add_(T.tensor(r)),
           lambda T: T.tensor(c).sub_(inf, alpha=-1))
+
+
+@needs_torch
+def test_expand_strides_of_new_size_one_leading_dimensions():
+    # inferExpandGeometry: a new leading dimension of size 1 gets the size times the stride of the one after it, an
+    # expanded one 0, every dimension of an expanded 0-d tensor 0 (torchish gave the new size-1 dimension stride 0;
+    # ops fuzzer seed 72087 run comparing strides)
+    agree(lambda T: T.arange(4).expand(2, 1, 4).stride(), lambda T: T.arange(4).expand(1, 2, 1, 4).stride(),
+          lambda T: T.ones(2, 1).t().expand(3, 1, 2).stride(), lambda T: T.tensor(5).expand(2, 1).stride(),
+          lambda T: T.tensor(5).expand(1, 1).stride())
+
+
+@needs_torch
+def test_unique_along_a_dim_has_pytorchs_strides():
+    # PyTorch stacks the kept slices as rows of a contiguous tensor and moves that dimension back to ``dim``
+    # (torchish's result was contiguous; ops fuzzer seeds 72013, 72071 run comparing strides)
+    x = [[5, 3, 5], [6, 3, 6], [3, -1, 3]]
+    agree(lambda T: T.unique(T.tensor(x), dim=-1).stride(), lambda T: T.unique(T.tensor(x), dim=0).stride(),
+          lambda T: T.unique(T.arange(24.0).reshape(4, 2, 3), dim=2, return_counts=True)[0].stride(),
+          lambda T: T.unique_consecutive(T.tensor(x), dim=1).stride(),
+          lambda T: T.unique(T.tensor(x), dim=1).view(-1))

@@ -21,10 +21,13 @@ _EXPAND = defop("expand", lambda x, *, shape: jnp.broadcast_to(x, shape), view=T
 
 @layout_rule("expand")
 def _expand_layout(lay, *, shape):
+    """PyTorch's ``inferExpandGeometry``: an expanded dimension's stride is 0; a new leading dimension of size 1
+    gets the size times the stride of the dimension after it (``arange(4).expand(2, 1, 4)``: ``(0, 4, 1)``)."""
     (old, strides, offset), new = lay, shape
-    shape = old
-    lead = len(new) - len(shape)
-    st = [0] * lead + [s if shape[i] == new[i + lead] else 0 for i, s in enumerate(strides)]
+    lead = len(new) - len(old)
+    st = [s if old[i] == new[i + lead] else 0 for i, s in enumerate(strides)]
+    for i in range(lead - 1, -1, -1):
+        st.insert(0, 0 if new[i] != 1 or not st else new[i + 1] * st[0])
     return tuple(new), tuple(st), offset
 
 

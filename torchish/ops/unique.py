@@ -20,6 +20,7 @@ from .._tensor import Tensor, wrap, wrap_dim
 from ..autograd.grad_mode import STATE
 from . import tracing
 from .elementwise import _out, not_implemented, out_exact, require_int, require_tensor
+from .inplace import contiguous_strides
 from .reduce import _return_type
 from .registry import NotDifferentiable, apply, defop, overload
 from .registry import Family as _Family
@@ -99,6 +100,16 @@ def _unique_dim(input, a, dim):
     return d
 
 
+def _moved_back(values, d):
+    """PyTorch's strides for unique along ``dim``: it stacks the kept slices as the rows of a contiguous tensor and
+    moves that dimension back to ``dim`` (``unique(x, dim=1)`` of a 2-d ``x`` has strides ``(1, rows)``)."""
+    shape = tuple(values.shape)
+    row = contiguous_strides((shape[d],) + shape[:d] + shape[d + 1:])
+    strides = row[1:d + 1] + row[:1] + row[d + 1:]
+    if strides != contiguous_strides(shape):
+        values._layout = (shape, strides, 0)
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted; rows/slices along ``dim`` compared whole), optionally with the inverse indices
     and the counts."""
@@ -121,6 +132,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
                                               equal_nan=False)
         inv = inv.reshape(-1)
     values = _unique_values(input, vals, _UNIQUE if dim is None else _UNIQUE_DIM, first, d)
+    if dim is not None:
+        _moved_back(values, d)
     return _unique_result(input, values, inv, counts, return_inverse, return_counts)
 
 
@@ -144,6 +157,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     starts = np.flatnonzero(change)
     counts = np.diff(np.append(starts, change.size))
     values = _unique_values(input, vals, _UNIQUE_CONSECUTIVE, [starts], d)
+    if dim is not None:
+        _moved_back(values, d)
     return _unique_result(input, values, inv, counts, return_inverse, return_counts)
 
 

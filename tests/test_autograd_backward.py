@@ -606,3 +606,41 @@ def test_saved_non_leaf_detached_in_place_raises_as_pytorch():
                 out.append(str(e))
         return out
     same(run)
+
+
+def test_grad_dtype_assignment_checks_and_accumulation():
+    """``Tensor.grad_dtype`` (PyTorch 2.13): the dtype an assigned ``.grad`` must have (the tensor's own by default,
+    None for any), set on leaves only; backward casts the accumulated gradient to it (eager, lowered, compiled)."""
+    def run(T):
+        out = []
+        x = T.ones(2, requires_grad=True)
+        for g in (T.ones(2, dtype=T.float64), T.ones(3), T.ones(2, dtype=T.int64)):
+            try:
+                x.grad = g
+            except RuntimeError as e:
+                out.append(str(e))
+        x.grad_dtype = None
+        x.grad = T.ones(2, dtype=T.int32)
+        out.append((str(x.grad.dtype), x.grad_dtype))
+        for value in (T.float64, "a"):
+            for t in (x * 2, T.ones(2)):
+                try:
+                    t.grad_dtype = value
+                    out.append(str(t.grad_dtype))
+                except RuntimeError as e:
+                    out.append(str(e))
+        w = T.ones(2, requires_grad=True)
+        w.grad_dtype = T.float64
+        for _ in range(3):  # (the repeats take the lowered backward)
+            (w * 2).sum().backward()
+            out.append(w.grad)
+        return out
+    same(run)
+    import torchish
+    step = torchish.compile(lambda w: (w * 3).sum().backward())
+    w = torchish.ones(2, requires_grad=True)
+    w.grad_dtype = torchish.float64
+    for _ in range(3):
+        w.grad = None
+        step(w)
+        assert w.grad.dtype == torchish.float64

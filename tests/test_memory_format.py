@@ -198,3 +198,22 @@ def test_leaf_grad_convert_weights_set_data_and_save_load_keep_strides():
     ref, got = run_both(run)
     assert got[:5] == ref[:5]
     assert_same(ref[5:], got[5:])
+
+
+def test_compiled_outputs_keep_eager_strides():
+    """torchish.compile's outputs have the strides the eager call gives (a channels-last or transposed argument is
+    part of the signature), as torch.compile keeps eager's output strides."""
+    import torchish
+    for make in (lambda T: _x(T), lambda T: formula_data(T, 3, 4).t()):
+        for fn in (lambda T, x: T.relu(x) * 2, lambda T, x: x + 1):
+            ref = tuple(fn(torch_module(), make(torch_module())).stride())
+            step = torchish.compile(lambda x: fn(torchish, x))
+            got = [tuple(step(make(torchish)).stride()) for _ in range(3)]
+            assert got == [ref] * 3
+    conv = torchish.compile(torchish.nn.Conv2d(4, 3, 3))
+    assert [tuple(conv(_x(torchish)).stride()) for _ in range(3)] == [(48, 1, 12, 3)] * 3
+
+
+def torch_module():
+    from oracle import torch
+    return torch

@@ -305,6 +305,15 @@ def legacy_type_name(d: dtype) -> str:
     return "torch." + _LEGACY.get(d.name, d.name)
 
 
+def cpp_type_name(d: dtype) -> str:
+    """'float', 'double', 'long int', 'c10::Half', ...: the C++ type names (caffe2's TypeMeta) PyTorch prints in
+    some dtype errors."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"
+            }.get(d.name, d.name)
+
+
 def scalar_type_name(d: dtype) -> str:
     """'Float', 'Long', ... as PyTorch names scalar types in error messages."""
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",

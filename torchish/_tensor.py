@@ -319,12 +319,35 @@ class Tensor(_tensor_values.TensorValues):
             if not isinstance(g, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}")
             if tuple(g.shape) != tuple(self.shape):
-                raise RuntimeError("assigned grad has data of a different size")
-            if g.dtype != self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(g.shape)}' to a tensor of size "
+                                   f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the "
+                                   "same size")
+            want = self.grad_dtype
+            if want is not None and g.dtype != want:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_dtype.cpp_type_name(g.dtype)}' to a tensor with "
+                    f"grad_dtype '{_dtype.scalar_type_name(want)}'. The gradient must match the tensor's grad_dtype "
+                    "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific "
+                    "dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+                    "and its gradient may break downstream systems that assume they match.")
         if STATE.recorder is not None:
             STATE.recorder.wrote(self)
         self._grad = g
+
+    @property
+    def grad_dtype(self):
+        """The dtype ``.grad`` must have (the tensor's own unless set; None: any): accumulated gradients are cast
+        to it."""
+        want = self.__dict__.get("_grad_dtype", False)
+        return self.dtype if want is False else want
+
+    @grad_dtype.setter
+    def grad_dtype(self, value):
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        self.__dict__["_grad_dtype"] = value
 
     @grad.deleter
     def grad(self):

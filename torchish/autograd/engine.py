@@ -463,6 +463,9 @@ def _fit_grad(g, shape, producer, nr):
 
 
 def _accumulate(var, g, create_graph):
+    want = var.__dict__.get("_grad_dtype", False)
+    if want and g.dtype != want:  # (a grad_dtype set on the leaf: AccumulateGrad casts to it)
+        g = g.to(want)
     if var._grad is None:
         var._grad = g if create_graph else Tensor._make(g._d)
         if var._layout is not None and not create_graph:  # (PyTorch's AccumulateGrad: the parameter's strides)

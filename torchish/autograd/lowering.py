@@ -117,6 +117,9 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
             continue
         if var._grad is None:
             var._grad = lazy.adopt(Tensor._make(g), g)
+            want = var.__dict__.get("_grad_dtype", False)
+            if want and var._grad.dtype != want:  # (a grad_dtype set on the leaf: AccumulateGrad casts to it)
+                var._grad = var._grad.to(want)
             if var._layout is not None:  # (PyTorch's AccumulateGrad: the parameter's strides)
                 keep_format(var._grad, var)
         else:

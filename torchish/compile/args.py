@@ -30,7 +30,7 @@ _BIG = (list, tuple, dict, set)
 def strides(t):
     """The strides of a non-contiguous argument (a transposed or sliced view), which ``view()``, ``stride()`` and
     ``is_contiguous()`` depend on, or None. (Not its storage offset: a program serves ``x[i]`` for every ``i``.)"""
-    if t._view is None or not t._view[1]:
+    if t._view is None and t._layout is None:  # (a channels-last tensor has strides of its own)
         return None
     shape, st, _ = _ip.layout(t)
     return None if _ip.is_contiguous(shape, st) else st
@@ -40,7 +40,8 @@ def _leaf_key(x):
     if isinstance(x, Tensor):
         if x._rg:  # (whether an argument's .grad exists: a backward inside accumulates into it; whether it is a
             # leaf: is_leaf, in-place ops on it)
-            return ("T", x._v.shape, x._v.dtype, True, x._grad is None, x._grad_fn is None, strides(x))
+            return ("T", x._v.shape, x._v.dtype, True, x._grad is None, x._grad_fn is None, strides(x),
+                    x.__dict__.get("_grad_dtype", False))
         return ("T", x._v.shape, x._v.dtype, False, strides(x))
     if isinstance(x, _SCALARS):
         return ("V", type(x), x)

@@ -143,6 +143,8 @@ class ArgumentNode(Node):
 def argument_wrapper(tensor, value, rg):
     """The Tensor that stands for the argument ``tensor`` inside a trace, holding ``value``."""
     tt = Tensor._make(value, rg)
+    if "_grad_dtype" in tensor.__dict__:  # (the dtype its .grad is cast to)
+        tt.__dict__["_grad_dtype"] = tensor.__dict__["_grad_dtype"]
     if rg and tensor._grad_fn is not None:
         node = node_class(ArgumentNode, tensor._grad_fn.name())((), ((value.shape, value.dtype),), saves=False)
         tt._grad_fn, tt._out_nr = node, 0

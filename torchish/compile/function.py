@@ -69,6 +69,20 @@ def _user_frame(tb):
     return best
 
 
+
+def _output_layouts(traced):
+    """``(position, layout)`` of the traced output tensors whose strides are dense but not contiguous (an
+    elementwise op on a channels-last or transposed argument, a convolution of a channels-last input): the
+    program's outputs take them, as torch.compile keeps eager's output strides."""
+    from ..ops.inplace import _dense, contiguous_strides, layout
+    found = []
+    for j, x in enumerate(traced):
+        if x._view is not None or x._layout is not None:
+            shape, strides, _ = layout(x)
+            if tuple(strides) != contiguous_strides(shape) and _dense(shape, strides):
+                found.append((j, (tuple(shape), tuple(strides), 0)))
+    return found
+
 class CompiledFunction:
     """The callable returned by :func:`torchish.compile`."""
 
@@ -382,6 +396,7 @@ class CompiledFunction:
                 info["saved_inputs"] = [[("A", k) for k, t in enumerate(arg_tensors) if id(t._vc) in r[2]] +
                                         [("S", i) for i, t in enumerate(state) if id(t._vc) in r[2]]
                                         for r in out_reach]
+                info["out_layouts"] = _output_layouts(out_traced)
                 info.update(out_tree=out_tree, out_spec=out_spec, out_inf=out_inf, written=written,
                             grad_spec=grad_spec, arg_written=arg_written, missing=missing,
                             missing_scalars=list(rec.missing_scalars.values()),
@@ -617,6 +632,8 @@ class CompiledFunction:
                 out.append(x)
         for j in info["out_inf"]:
             tensors_out[j]._inf = True
+        for j, lay in info["out_layouts"]:  # (strides as the eager call's: a channels-last or transposed result)
+            tensors_out[j]._layout = lay
         if pull is not None and STATE.grad_enabled:
             _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out, scalar_vals)
         else:

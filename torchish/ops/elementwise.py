@@ -90,12 +90,7 @@ def not_implemented(kernel, dt):
     return NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_type_name(dt)}'")
 
 
-def c10_name(dt):
-    """The C++ type name PyTorch prints in some dtype errors ('float', 'double', ...)."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"
-            }.get(dt.name, dt.name)
+c10_name = _dtype.cpp_type_name  # the C++ type name PyTorch prints in some dtype errors ('float', 'double', ...)
 
 
 def _out(result, out, name=None):

@@ -24,9 +24,6 @@ from .writes import set_at
 _public = _Family(globals()).public
 
 
-_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-               "uint8": "unsigned char", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -390,7 +387,7 @@ def masked_fill(input, mask, value):
     require_tensor(mask, "masked_fill", 2, "mask")
     if mask._v.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+                           f"{_dtype.cpp_type_name(mask.dtype)}")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")

@@ -136,10 +136,7 @@ def _conv_kernel(nd, dilation, transposed):
 
 
 def _c_type(dtype):
-    return {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(
-                str(dtype).split(".")[-1], str(dtype).split(".")[-1].replace("float64", "double").replace(
-                    "float32", "float"))
+    return _dtype.cpp_type_name(_dtype.as_dtype(dtype))
 
 
 def _as_input_dtype(input, weight, bias):

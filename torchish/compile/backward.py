@@ -113,11 +113,7 @@ def second_order_op(closed, n_written, n_arg, n_state, d_arg, d_state, out_rg):
         scalar_vals, gs = list(vals[n_arg + n_state:len(vals) - n_g]), vals[len(vals) - n_g:]
 
         def f(da, ds):
-            av, sv = list(arg_vals), list(state_vals)
-            for k, v in zip(d_arg, da):
-                av[k] = v
-            for i, v in zip(d_state, ds):
-                sv[i] = v
+            av, sv = with_inputs(arg_vals, state_vals, d_arg, d_state, da, ds)
             outs = forward(*jax.tree_util.tree_leaves((av, sv, scalar_vals)))
             return [outs[n_written + j] for j in out_rg]
         _, pull = jax.vjp(f, [arg_vals[k] for k in d_arg], [state_vals[i] for i in d_state])
@@ -138,6 +134,17 @@ class ArgumentNode(Node):
 
     def apply_grads(self, grads, create_graph):
         raise RuntimeError("torchish.compile: an argument's graph outside a trace cannot run inside it")
+
+
+def with_inputs(arg_vals, state_vals, d_arg, d_state, da, ds):
+    """Copies of a program's argument and state values with those at positions ``d_arg``/``d_state`` (the
+    differentiated ones) replaced by ``da``/``ds``: the function a compiled forward's ``jax.vjp`` is taken of."""
+    av, sv = list(arg_vals), list(state_vals)
+    for k, v in zip(d_arg, da):
+        av[k] = v
+    for i, v in zip(d_state, ds):
+        sv[i] = v
+    return av, sv
 
 
 def argument_wrapper(tensor, value, rg):

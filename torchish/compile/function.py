@@ -35,7 +35,7 @@ from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
 from ..ops import lazy, tracing
 from ..ops.out_layout import keep_format
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
-                       second_order_op)
+                       second_order_op, with_inputs)
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
 from .entry import _Entry
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
@@ -529,11 +529,7 @@ class CompiledFunction:
 
         def fwd(arg_vals, state_vals, scalar_vals):
             def f(da, ds):
-                av, sv = list(arg_vals), list(state_vals)
-                for k, v in zip(d_arg, da):
-                    av[k] = v
-                for i, v in zip(d_state, ds):
-                    sv[i] = v
+                av, sv = with_inputs(arg_vals, state_vals, d_arg, d_state, da, ds)
                 res = tuple(pure(av, sv, scalar_vals))  # (written, outs, grads, argw[, stored away])
                 return [res[1][j] for j in out_rg], res
             diff_outs, pull, aux = jax.vjp(f, [arg_vals[k] for k in d_arg], [state_vals[i] for i in d_state],

@@ -99,6 +99,11 @@ _CASES = {
     "stack_last_contiguous": lambda T: T.stack([_x(T), _x(T)], -1),
     "stack_transposed_contiguous": lambda T: T.stack([formula_data(T, 3, 4).t()] * 2),
     "softmax_contiguous": lambda T: _F(T).softmax(_x(T), 1),
+    "glu": lambda T: _F(T).glu(_x(T), 1), "roll": lambda T: _x(T).roll(1, 1),
+    "max_unpool": lambda T: _F(T).max_unpool2d(*_F(T).max_pool2d(_x(T), 2, return_indices=True), 2),
+    "mse_none": lambda T: _F(T).mse_loss(_x(T), _x(T) * 0.5, reduction="none"),
+    "bce_logits_follows_target": lambda T: _F(T).binary_cross_entropy_with_logits(
+        formula_data(T, 2, 4, 6, 6), _x(T).sigmoid(), reduction="none"),
     "mean_keepdim": lambda T: _x(T).mean((2, 3), keepdim=True), "sum_dim1": lambda T: _x(T).sum(1, keepdim=True),
     "flatten": lambda T: _x(T).flatten(1), "reshape": lambda T: _x(T).reshape(2, -1),
     "in_place": lambda T: _x(T).add_(1), "detach": lambda T: _x(T).detach(), "data": lambda T: _x(T).data,

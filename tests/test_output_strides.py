@@ -35,6 +35,10 @@ _CASES = {
     "log_sigmoid_contiguous": lambda T, x: T.nn.functional.logsigmoid(x.transpose(0, 2)),
     "dropout_eval": lambda T, x: T.nn.functional.dropout(x.transpose(0, 2), 0.5, training=False),
     "detach": lambda T, x: (x.transpose(0, 2) * 2).detach(), "data": lambda T, x: (x.permute(1, 2, 0) + 1).data,
+    "roll_contiguous": lambda T, x: x.permute(2, 0, 1).roll(1, 0),
+    "l1_loss_none": lambda T, x: T.nn.functional.l1_loss(x.permute(2, 0, 1), x.permute(2, 0, 1) * 0, reduction="none"),
+    "bce_logits_target_contiguous": lambda T, x: T.nn.functional.binary_cross_entropy_with_logits(
+        x.permute(2, 0, 1) / 24, (x.permute(2, 0, 1) / 24).contiguous(), reduction="none"),
     "deepcopy": lambda T, x: __import__("copy").deepcopy(x.permute(1, 2, 0) + 1),
     # unary ops outside the unary family, frexp's two outputs, and empty_like(input)'s layout (flip, sort)
     "isnan": lambda T, x: x.permute(2, 0, 1).isnan(), "signbit": lambda T, x: x.transpose(0, 2).signbit(),

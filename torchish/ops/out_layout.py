@@ -30,8 +30,11 @@ ELEMENTWISE.update((
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit", "sign", "round", "logit",
     "nan_to_num", "polygamma", "frexp", "special_xlog1py", "special_zeta",
     # outputs PyTorch allocates as ``empty_like(input)`` (preserve_format), which for one operand of the output's
-    # shape is the same rule: flip's, and sort's values and indices
-    "flip", "sort"))
+    # shape is the same rule: flip's, roll's, and sort's values and indices
+    "flip", "sort",
+    # losses computed elementwise (their reduction='none' results; binary_cross_entropy_with_logits follows its
+    # target, nn.functional sets it), and glu (over the input's two halves, whose strides are the input's)
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "glu"))
 
 
 def output_strides(operands, shape):
@@ -99,6 +102,7 @@ _CL_NAME = {4: "channels_last", 5: "channels_last_3d"}
 
 SUGGESTS_FORMAT.update((  # (PyTorch's CPU avg_pool3d, adaptive_max_pool3d and circular padding are contiguous)
     "convolution", "cat", "batch_norm", "batch_norm_eval", "group_norm", "constant_pad_nd", "pixel_shuffle",
+    "max_unpool2d", "roll",  # (roll is a cat of two narrowed pieces)
     "pixel_unshuffle", "channel_shuffle", "local_response_norm", "lp_pool2d", "avg_pool2d", "adaptive_max_pool2d",
     "adaptive_avg_pool2d_global", "adaptive_avg_pool3d_global",
     *(f"{kind}{nd}d" for nd in (2, 3) for kind in ("max_pool", "adaptive_avg_pool")),

@@ -237,8 +237,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     out = apply(_BCE_LOGITS, (input, target, weight, pos_weight), reduction=red)
+    if target._view is not None or target._layout is not None:
+        from ...ops.out_layout import set_output_layout
+        set_output_layout(out, (target,))
     # PyTorch builds the loss from (1 - target) and updates it in place: it has the target's dtype (a float32
-    # target with float64 logits, weight or pos_weight gives float32)
+    # target with float64 logits, weight or pos_weight gives float32) and strides
     return out if out.dtype == target.dtype else out.to(target.dtype)
 
 

@@ -1,6 +1,8 @@
 """Strides of new tensors as PyTorch's: an elementwise op's output follows its inputs' memory layout
 (TensorIterator), ``clone``/casts/``*_like`` keep a dense input's strides (``preserve_format``), so ``stride()``,
 ``is_contiguous()`` and whether ``view()`` raises agree with PyTorch."""
+import warnings
+
 import pytest
 
 from oracle import assert_same, needs_torch, run_both
@@ -90,3 +92,29 @@ def test_strided_output_gradients_and_reshape():
     ref, got = run_both(run)
     assert got[0] == ref[0]
     assert_same(ref[1:], got[1:])
+
+
+def test_tensors_made_from_transposed_arrays_keep_their_memory_order():
+    """torch.tensor / from_numpy / as_tensor of a transposed or sliced numpy array (an HWC image transposed to CHW)
+    and torch.tensor of a transposed tensor give strides in the source's memory order, as PyTorch's."""
+    import numpy as np
+    a = np.arange(12, dtype=np.float32).reshape(3, 4).T
+    img = np.arange(24, dtype=np.float32).reshape(2, 3, 4).transpose(2, 0, 1)
+
+    def run(T):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            made = [T.tensor(a), T.from_numpy(a), T.as_tensor(a), T.tensor(a[:, ::2]), T.tensor(img),
+                    T.tensor(T.arange(12.0).reshape(3, 4).t()), T.tensor(np.broadcast_to(a[0], (4, 3))),
+                    T.tensor(np.ones((2, 1, 3))[:, :, ::2])]
+        viewable = []
+        for t in made:
+            try:
+                t.view(-1)
+                viewable.append(True)
+            except RuntimeError:
+                viewable.append(False)
+        return [tuple(t.stride()) for t in made], viewable, made
+    ref, got = run_both(run)
+    assert got[:2] == ref[:2]
+    assert_same(ref[2], got[2])

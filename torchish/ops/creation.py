@@ -187,6 +187,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       UserWarning, stacklevel=2)
         arr = np.asarray(data._concrete())
         dt = dt or data.dtype
+        _check_grad_dtype(dt, requires_grad)
+        from .out_layout import keep_format  # (a copy in the source's dense stride order, as PyTorch's)
+        return keep_format(place(arr, dt, device, requires_grad), data)
     elif isinstance(data, (jax.Array, np.ndarray, np.generic)):
         _check_strides(data)
         arr = np.asarray(data)
@@ -196,7 +199,18 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         dt = dt or inferred or _dtype.DEFAULTS.float
         arr = _leaves_to_array(shape, leaves, dt)
     _check_grad_dtype(dt, requires_grad)
-    return place(arr, dt, device, requires_grad)
+    return _numpy_strides(place(arr, dt, device, requires_grad), arr)
+
+
+def _numpy_strides(out, arr):
+    """``out`` made from the numpy array ``arr``: a transposed or sliced array gives a tensor whose strides follow
+    its memory order (``torch.tensor(img.transpose(2, 0, 1))`` is not contiguous in PyTorch)."""
+    if arr.ndim > 1 and not arr.flags.c_contiguous and arr.size:
+        from .out_layout import output_strides
+        strides = output_strides([(arr.shape, tuple(s // arr.itemsize for s in arr.strides))], arr.shape)
+        if strides is not None:
+            out._layout = (tuple(arr.shape), strides, 0)
+    return out
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -225,7 +239,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _check_strides(ndarray)
-    return place(ndarray, _numpy_dtype(ndarray), None)
+    return _numpy_strides(place(ndarray, _numpy_dtype(ndarray), None), ndarray)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -118,3 +118,16 @@ def test_tensors_made_from_transposed_arrays_keep_their_memory_order():
     ref, got = run_both(run)
     assert got[:2] == ref[:2]
     assert_same(ref[2], got[2])
+
+
+def test_numpy_of_a_strided_tensor_has_its_strides():
+    """``Tensor.numpy()`` of a permuted or channels-last tensor has the tensor's strides (in bytes), as PyTorch's
+    (whose array shares the tensor's memory), so a round trip through numpy keeps the layout."""
+    def run(T):
+        x = T.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1)
+        c = T.arange(120.0).reshape(2, 3, 4, 5).contiguous(memory_format=T.channels_last)
+        return ([x.numpy().strides, c.numpy().strides, x.contiguous().numpy().strides, tuple(T.tensor(c.numpy()).stride())],
+                [T.tensor(x.numpy()), T.tensor(c.numpy())])
+    ref, got = run_both(run)
+    assert got[0] == ref[0]
+    assert_same(ref[1], got[1])

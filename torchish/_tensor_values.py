@@ -27,6 +27,18 @@ def _real_item(t, ctype):
     return v
 
 
+
+def _in_memory_order(t, arr):
+    """``arr`` (``t``'s values in logical order) laid out with ``t``'s strides when they are dense (PyTorch's
+    ``numpy()`` shares the tensor's memory, strides included)."""
+    from .ops.inplace import _dense, layout
+    shape, strides, _ = layout(t)
+    if not _dense(shape, strides):
+        return arr
+    perm = sorted(range(arr.ndim), key=lambda d: (-strides[d], d))  # slowest-moving dimension first
+    out = np.ascontiguousarray(arr.transpose(perm)).transpose(np.argsort(perm))
+    return out if tuple(s // out.itemsize for s in out.strides) == tuple(strides) else arr
+
 class TensorValues:
     """The value-reading half of the Python protocol (no state of its own: Tensor holds the slots)."""
 
@@ -56,7 +68,10 @@ class TensorValues:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._v.dtype == _dtype.bfloat16.np:  # NumPy has no bfloat16: PyTorch refuses (convert with .float() first)
             raise TypeError("Got unsupported ScalarType BFloat16")
-        return np.array(self._concrete())
+        arr = np.array(self._concrete())
+        if (self._view is not None or self._layout is not None) and arr.ndim > 1:
+            arr = _in_memory_order(self, arr)
+        return arr
 
     def _concrete(self, what="reading a tensor's value (.item(), .tolist(), .numpy(), bool(), printing)"):
         d = self._d

@@ -608,6 +608,33 @@ def test_saved_non_leaf_detached_in_place_raises_as_pytorch():
     same(run)
 
 
+def test_non_leaf_detached_in_place_before_it_is_saved_backpropagates():
+    """The truncated-BPTT idiom of d2l's RNNs: the state a step returned is ``detach_()``ed, then used (and saved)
+    by the next step's graph, whose backward works in PyTorch (only saves made before the ``detach_()`` are stale);
+    an alias ``.detach()``ed off before the ``detach_()`` and saved stays usable too."""
+    def run(T):
+        w = T.tensor([[0.5, -0.2], [0.1, 0.3]], requires_grad=True)
+        h = T.zeros(1, 2)
+        out = []
+        for _ in range(3):
+            h.detach_()
+            h = T.tanh(h @ w + 1.0)
+            (h * h).sum().backward()
+            out.append(w.grad.clone())
+        for saved in ("alias", "itself"):
+            y = w * 2
+            z = y.detach()
+            loss = ((z if saved == "alias" else y) * w).sum()
+            y.detach_()
+            try:
+                loss.backward()
+                out.append(w.grad.clone())
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    same(run)
+
+
 def test_grad_dtype_assignment_checks_and_accumulation():
     """``Tensor.grad_dtype`` (PyTorch 2.13): the dtype an assigned ``.grad`` must have (the tensor's own by default,
     None for any), set on leaves only; backward casts the accumulated gradient to it (eager, lowered, compiled)."""

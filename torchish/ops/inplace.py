@@ -339,13 +339,13 @@ def restamp(nodes, vc, old, old_d, marker, tid=None, result=None):
             # ``y.mul_(y)``'s or ``v.addcmul_(v, v)``'s, ``y.mul_(y.detach())``'s, all of which PyTorch finds stale
             own = getattr(n, "saves_self", False)
             out = []
-            for k, (c, v, val, who) in enumerate(vs):
+            for k, (c, v, val, who, nonleaf) in enumerate(vs):
                 if k == 0 and own and c is vc and v == old and val is old_d and (tid is None or who == tid):
-                    out.append((_SNAPSHOT, 0, val, who))
+                    out.append((_SNAPSHOT, 0, val, who, nonleaf))
                 elif result is not None and c is result:
-                    out.append((vc, vc.value, val, tid))
+                    out.append((vc, vc.value, val, tid, nonleaf))
                 else:
-                    out.append((c, v, val, who))
+                    out.append((c, v, val, who, nonleaf))
             n.versions = tuple(out)
         stack.extend(e[0] for e in n.next_edges if e is not None)
 

@@ -172,8 +172,8 @@ class OpNode(Node):
         return sorted(set(super().__dir__()) | set(saved_attrs.names(self)))
 
     def _check_versions(self):
-        for vc, v, val, who in self.versions:
-            if vc.detached == v and who >= 0:  # a saved non-leaf detach_()ed since (and not written before that)
+        for vc, v, val, who, nonleaf in self.versions:
+            if nonleaf and vc.detached == v and who >= 0:  # a saved non-leaf detach_()ed since (not written before)
                 t = live_tensor(who, vc)
                 if t is not None and t._grad_fn is None:
                     raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with "

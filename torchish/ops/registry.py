@@ -433,13 +433,13 @@ def _record(op, args, vals, st, cdt, outs):
             if isinstance(a, Tensor):
                 if a._inf:  # PyTorch's SavedVariable refuses inference tensors
                     raise RuntimeError(ERR_INFERENCE_SAVED)
-                vc = a._vc
-                versions.append((vc, vc.value, a._v, id(a)))
+                vc = a._vc  # (last: whether it was a non-leaf when saved, which a later detach_() makes stale)
+                versions.append((vc, vc.value, a._v, id(a), a._grad_fn is not None))
         if ins and ins[0] == 0:  # the first record is the op's ``self``: an in-place op keeps its old value
             node.saves_self = True  # (see inplace.restamp)
         for j in save_outs:
             o = outs[j]
-            versions.append((o._vc, 0, o._v, -1 - j))  # (a saved output: -1 - its index, never a tensor's id)
+            versions.append((o._vc, 0, o._v, -1 - j, True))  # (a saved output: -1 - its index, never an id)
         node.versions = tuple(versions)
     else:
         node.versions = ()

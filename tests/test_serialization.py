@@ -211,6 +211,36 @@ def test_checksummed_but_malformed_payload_raises_runtime_error():
         torchish.load(io.BytesIO(blob))
 
 
+# files torchish wrote in its own (msgpack) format before it wrote PyTorch's zip format, by the code of commit
+# 646e03e: {"sd": OrderedDict(w=<2x3 float32, 0..5>, b=<bfloat16 [1.5, -2]>) with _metadata, "x": <[1, 2],
+# requires_grad>, "again": x, "p": Parameter(ones(2)), "n": [1, 2.5, "a", None, (3,)], "dt": int8, "size": Size}
+# and defaultdict(list, a=[x]) (a pickled record)
+OLD_FORMAT = (
+    "k1RPUkNISVNIAfAAAAAAAAAAtmvnPJ/HAAKic2SW1ANtk8cAAqCTxwACp3ZlcnNpb24BoXeXxwAEp2Zsb2F0MzKSAgPCo2NwdcQYAAAAAAAAgD8AAABA"
+    "AABAQAAAgEAAAKBAkgECoWKWxwAEqGJmbG9hdDE2kQLCo2NwdcQEwD8AwKF4lscABKdmbG9hdDMykQLDo2NwdcQIAACAPwAAAEClYWdhaW7XBQIAAAAA"
+    "AAAAoXCXxwAEp2Zsb2F0MzKRAsOjY3B1xAgAAIA/AACAP6lwYXJhbWV0ZXKhbpbHAAABy0AEAAAAAAAAoWHAkscAAQOiZHTWCGludDikc2l6ZZPHAA4C"
+    "Aw==")
+OLD_FORMAT_PICKLED = (
+    "k1RPUkNISVNIAXwAAAAAAAAAA2e/fZPHAA+RlscABKdmbG9hdDMykQLDo2NwdcQIAACAPwAAAEDEWIACY2NvbGxlY3Rpb25zCmRlZmF1bHRkaWN0CnEA"
+    "Y19fYnVpbHRpbl9fCmxpc3QKcQGFcQJScQNYAQAAAGFxBF1xBVgGAAAAdGVuc29ycQZLAIZxB1Fhcy4=")
+
+
+def test_files_in_torchishs_old_format_still_load():
+    import base64
+    import collections
+    got = torchish.load(io.BytesIO(base64.b64decode(OLD_FORMAT)))
+    sd = got["sd"]
+    assert type(sd) is OrderedDict and list(sd) == ["w", "b"] and sd._metadata == {"": {"version": 1}}
+    assert_tensor_equal(torchish.arange(6.0).reshape(2, 3), sd["w"])
+    assert_tensor_equal(torchish.tensor([1.5, -2.0], dtype=torchish.bfloat16), sd["b"])
+    assert got["x"] is got["again"] and got["x"].requires_grad and got["x"].tolist() == [1.0, 2.0]
+    assert type(got["p"]) is torchish.nn.Parameter and got["p"].tolist() == [1.0, 1.0]
+    assert got["n"] == [1, 2.5, "a", None, (3,)] and got["dt"] is torchish.int8
+    assert type(got["size"]) is torchish.Size and got["size"] == (2, 3)
+    dd = torchish.load(io.BytesIO(base64.b64decode(OLD_FORMAT_PICKLED)), weights_only=False)
+    assert type(dd) is collections.defaultdict and dd["a"][0].tolist() == [1.0, 2.0] and dd["a"][0].requires_grad
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # PyTorch checkpoints
 

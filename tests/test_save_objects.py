@@ -246,9 +246,11 @@ def test_skip_data_and_namespace_as_torch():
     assert torchish.serialization.UNSAFE_MESSAGE == torch.serialization.UNSAFE_MESSAGE
 
 
-def test_plain_checkpoints_keep_the_record_format():
-    # no pickle inside a state_dict-like object: loading it never unpickles
-    blob = _blob(torchish, {"sd": XNet().state_dict(), "epoch": 3, "fs": {1}})
+def test_plain_checkpoints_name_only_allowed_globals():
+    # a state_dict-like object names only the globals weights_only allows (torch.load reads it by default); a
+    # custom object is named with its class path and needs weights_only=False
     from torchish import serialization
-    assert serialization._pickled_part(blob) is None
-    assert serialization._pickled_part(_blob(torchish, {"cfg": Config()})) is not None
+    plain = _blob(torchish, {"sd": XNet().state_dict(), "epoch": 3, "fs": {1}})
+    assert serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(plain)) == []
+    custom = serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(_blob(torchish, {"cfg": Config()})))
+    assert custom and all(name.endswith("Config") for name in custom)

@@ -12,7 +12,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from oracle import arr, needs_torch, to_numpy, torch, torchish
+from oracle import arr, needs_torch, same_error, to_numpy, torch, torchish
 from torchish import serialization
 
 try:
@@ -187,9 +187,10 @@ def test_atomic_write_survives_a_crash_midway(tmp_path, monkeypatch):
     assert float(torchish.load(path)["w"].sum()) == 64.0
 
 
-def test_truncated_and_corrupted_files_raise_clearly():
+@pytest.mark.parametrize("zip_format", [True, False])
+def test_truncated_and_corrupted_files_raise_clearly(zip_format):
     buf = io.BytesIO()
-    torchish.save({"w": torchish.ones(16), "n": [1, 2, 3]}, buf)
+    torchish.save({"w": torchish.ones(16), "n": [1, 2, 3]}, buf, _use_new_zipfile_serialization=zip_format)
     blob = buf.getvalue()
     for cut in (0, 3, len(serialization.MAGIC) + 4, len(blob) // 2, len(blob) - 1):
         with pytest.raises(RuntimeError, match="truncated|empty|corrupted"):
@@ -297,6 +298,7 @@ def test_load_pytorch_views_dtypes_and_shared_storage():
         assert str(g.dtype) == str(ref.dtype) and tuple(g.shape) == tuple(ref.shape), k
         np.testing.assert_array_equal(to_numpy(g), to_numpy(ref), err_msg=k)
     assert type(got["p"]) is torchish.nn.Parameter and got["p"].requires_grad
+    assert tuple(got["t"].stride()) == (1, 4)  # a transposed tensor keeps its strides
     assert tuple(got["size"]) == (3, 4) and got["dtype"] is torchish.float16
     assert got["meta"] == obj["meta"]
 
@@ -376,6 +378,178 @@ def test_legacy_and_corrupted_pytorch_files():
         torchish.load(io.BytesIO(blob[: len(blob) // 2]))
     with pytest.raises(RuntimeError, match="not a PyTorch checkpoint"):
         torchish.load(io.BytesIO(_zip_with_pickle(b"").replace(b"data.pkl", b"other.pk")))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# torchish.save writes PyTorch's zip format: torch.load reads it
+
+
+def _interop_object(T):
+    """The same checkpoint-like object built with either library."""
+    w = T.arange(12.0).reshape(3, 4)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    npdts = {"bool": None, "bfloat16": None, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64}
+    dtypes = []
+    for name in DTYPES + ["uint16", "uint32", "uint64"]:
+        if name == "bool":
+            dtypes.append(T.tensor(np.arange(6).reshape(2, 3) % 2 == 0))
+        elif name == "bfloat16":
+            dtypes.append(T.tensor(np.arange(-2.0, 4.0, dtype=np.float32).reshape(2, 3)).to(T.bfloat16))
+        elif name in npdts:  # PyTorch has no arithmetic for these: from numpy... through a tensor of bytes
+            dtypes.append(T.zeros(2, 3, dtype=getattr(T, name)))
+        else:
+            npdt = np.dtype(name)
+            vals = np.arange(6) - (0 if npdt.kind == "u" else 2)
+            dtypes.append(T.tensor((vals + (0.5j if npdt.kind == "c" else 0)).astype(npdt).reshape(2, 3)))
+    return {
+        "w": w, "t": w.t(), "row": w[1], "col": w[:, 2], "x": x, "x_again": x,
+        "p": T.nn.Parameter(T.ones(2)), "frozen": T.nn.Parameter(T.zeros(1), requires_grad=False),
+        "cl": T.arange(16.0).reshape(1, 4, 2, 2).contiguous(memory_format=T.channels_last),
+        "tt": T.arange(6.0).reshape(3, 2).contiguous().t(), "scalar": T.tensor(2.5), "empty": T.zeros(0, 3),
+        "dtypes": dtypes, "dtype": T.bfloat16, "size": w.shape, "device": T.device("cpu"),
+        "meta": {"epoch": 3, "lr": 0.1, "name": "run", "none": None, "flag": True, "tup": (1, (2.5, "s")),
+                 "big": 2 ** 70, "c": 1 + 2j, "set": {1, 2}, "bytes": b"ab"},
+    }
+
+
+def _tensors_of(obj):
+    if isinstance(obj, dict):
+        return [t for k in obj for t in _tensors_of(obj[k])]
+    if isinstance(obj, (list, tuple)):
+        return [t for v in obj for t in _tensors_of(v)]
+    return [obj] if hasattr(obj, "untyped_storage") else []
+
+
+def _storage_groups(tensors):
+    """Which of ``tensors`` share a storage: each tensor's index of the first tensor on its storage."""
+    firsts = {}
+    return [firsts.setdefault(t.untyped_storage().data_ptr(), i) for i, t in enumerate(tensors)]
+
+
+def _geometry(t):
+    return (type(t).__name__, str(t.dtype), tuple(t.shape), tuple(t.stride()), t.storage_offset(),
+            t.requires_grad)
+
+
+@needs_torch
+def test_torch_loads_what_torchish_saves_with_storages_shared_as_in_torch():
+    ref_buf, buf = io.BytesIO(), io.BytesIO()
+    ref = _interop_object(torch)
+    torch.save(ref, ref_buf)
+    torchish.save(_interop_object(torchish), buf)
+    blob = buf.getvalue()
+    got = torch.load(io.BytesIO(blob))  # weights_only=True, torch's default
+    ref_tensors, got_tensors = _tensors_of(ref), _tensors_of(got)
+    assert [_geometry(t) for t in got_tensors] == [_geometry(t) for t in ref_tensors]
+    for r, g in zip(ref_tensors, got_tensors):
+        np.testing.assert_array_equal(to_numpy(g.detach()), to_numpy(r.detach()))
+    assert _storage_groups(got_tensors) == _storage_groups(ref_tensors)  # w, its views share one storage...
+    assert got["x"] is got["x_again"]
+    plain = lambda o: {k: v for k, v in o.items() if k not in ("dtypes",) and not hasattr(v, "untyped_storage")}
+    assert plain(got) == plain(ref) and type(got["size"]) is torch.Size
+    # the same records as torch.save writes, storage by storage the same bytes
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf, zipfile.ZipFile(ref_buf) as rf:
+        names = [n for n in rf.namelist() if n != "archive/.data/serialization_id"]
+        assert zf.namelist() == rf.namelist()
+        assert [zf.read(n) for n in names if n != "archive/data.pkl"] == [rf.read(n) for n in names
+                                                                            if n != "archive/data.pkl"]
+    # torchish reads its file back: values, dtypes, requires_grad; dense strides kept (views come back as copies)
+    back = torchish.load(io.BytesIO(blob))
+    for r, b in zip(ref_tensors, _tensors_of(back)):
+        assert _geometry(b)[:3] == _geometry(r)[:3] and b.requires_grad == r.requires_grad
+        np.testing.assert_array_equal(to_numpy(b.detach()), to_numpy(r.detach()))
+    assert [tuple(back[k].stride()) for k in ("t", "cl", "tt")] == [tuple(ref[k].stride()) for k in ("t", "cl", "tt")]
+    assert back["x"] is back["x_again"] and type(back["p"]) is torchish.nn.Parameter and not back["frozen"].requires_grad
+
+
+@needs_torch
+def test_torch_loads_torchish_state_dicts_and_optimizer_state(tmp_path):
+    xm = make_mlp(torchish)
+    for i, p in enumerate(xm.parameters()):
+        p.data = torchish.tensor(arr(*p.shape, seed=i))
+    opt = torchish.optim.Adam(xm.parameters(), lr=0.1)
+    x = arr(5, 3, seed=42)
+    xm(torchish.tensor(x)).sum().backward()
+    opt.step()
+    path = tmp_path / "ckpt.pth"
+    torchish.save({"model": xm.state_dict(), "opt": opt.state_dict(), "epoch": 1}, path)
+    ckpt = torch.load(path)
+    assert ckpt["model"]._metadata == xm.state_dict()._metadata and ckpt["epoch"] == 1
+    tm = make_mlp(torch)
+    assert repr(tm.load_state_dict(ckpt["model"])) == "<All keys matched successfully>"
+    np.testing.assert_allclose(to_numpy(tm(torch.tensor(x))), to_numpy(xm(torchish.tensor(x))), rtol=1e-5, atol=1e-6)
+    topt = torch.optim.Adam(tm.parameters(), lr=0.1)
+    topt.load_state_dict(ckpt["opt"])
+    assert topt.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
+    for k, v in opt.state_dict()["state"][0].items():
+        np.testing.assert_array_equal(to_numpy(topt.state_dict()["state"][0][k]), to_numpy(v))
+
+
+@needs_torch
+def test_torchish_checkpoints_have_pytorchs_layout(tmp_path, monkeypatch):
+    """Named as torch.save names them (the file's stem), every record's data at a multiple of 64 bytes and followed
+    by a data descriptor, so that torch.load's mmap and its storage-offset calculation (checked against the real
+    offsets with TORCH_SERIALIZATION_DEBUG) work."""
+    obj = {"a": torchish.ones(3), "b": torchish.arange(5), "c": torchish.zeros(2, 2, dtype=torchish.float16)}
+    path = tmp_path / "model.v1.pt"
+    torchish.save(obj, path)
+    (tmp_path / "ref").mkdir()
+    torch.save({k: torch.tensor(to_numpy(v)) for k, v in obj.items()}, tmp_path / "ref" / "model.v1.pt")
+    with zipfile.ZipFile(path) as zf, zipfile.ZipFile(tmp_path / "ref" / "model.v1.pt") as rf:
+        assert zf.namelist() == rf.namelist()
+        raw = path.read_bytes()
+        for info in zf.infolist():
+            (name_len, extra_len) = struct.unpack_from("<HH", raw, info.header_offset + 26)
+            assert (info.header_offset + 30 + name_len + extra_len) % 64 == 0, info.filename
+            assert info.flag_bits & 0x08 and info.compress_type == zipfile.ZIP_STORED
+        assert zf.read("model.v1/version") == b"3\n" and zf.read("model.v1/.storage_alignment") == b"64"
+        assert len(zf.read("model.v1/.data/serialization_id")) == 40
+    from torch.utils.serialization import config
+    monkeypatch.setenv("TORCH_SERIALIZATION_DEBUG", "1")
+    before = config.load.calculate_storage_offsets
+    config.load.calculate_storage_offsets = True
+    try:
+        for kw in ({"mmap": True}, {}, {"map_location": "meta"}):
+            got = torch.load(path, **kw)
+            if "map_location" not in kw:
+                for k, v in obj.items():
+                    np.testing.assert_array_equal(to_numpy(got[k]), to_numpy(v))
+    finally:
+        config.load.calculate_storage_offsets = before
+
+
+@needs_torch
+def test_saving_one_storage_as_two_dtypes_raises_as_torch():
+    def save_both(T):
+        x = T.arange(4.0)
+        T.save([x, x.view(T.int32)], io.BytesIO())
+    same_error(save_both)
+    buf = io.BytesIO()
+    x = torchish.arange(4.0)
+    torchish.save(x.view(torchish.int32)[1:], buf)  # one view, in its own dtype: fine
+    got = torch.load(io.BytesIO(buf.getvalue()))
+    assert got.dtype == torch.int32 and got.storage_offset() == 1 and got.untyped_storage().nbytes() == 16
+    assert got.tolist() == x.view(torchish.int32)[1:].tolist()
+
+
+@needs_torch
+def test_other_protocols_objects_and_the_old_format_flag():
+    obj = {"w": torchish.ones(2), "dt": torchish.float16, "size": torchish.Size([2]), "p": torchish.nn.Parameter(
+        torchish.zeros(1))}
+    for protocol in (3, 4, 5):  # torch's weights-only reader knows protocol 2 only: torch.load(weights_only=False)
+        buf = io.BytesIO()
+        torchish.save(obj, buf, pickle_protocol=protocol)
+        got = torch.load(io.BytesIO(buf.getvalue()), weights_only=False)
+        assert got["dt"] is torch.float16 and got["size"] == torch.Size([2]) and type(got["p"]) is torch.nn.Parameter
+        assert torchish.load(io.BytesIO(buf.getvalue()))["size"] == (2,)
+    buf = io.BytesIO()
+    torchish.save(obj, buf, _use_new_zipfile_serialization=False)  # torchish's own format, read by torchish only
+    assert buf.getvalue().startswith(serialization.MAGIC)
+    assert torchish.load(io.BytesIO(buf.getvalue()))["dt"] is torchish.float16
+    buf = io.BytesIO()
+    torchish.save(obj, buf, _disable_byteorder_record=True)
+    assert "archive/byteorder" not in zipfile.ZipFile(io.BytesIO(buf.getvalue())).namelist()
+    assert torch.load(io.BytesIO(buf.getvalue()))["w"].tolist() == [1.0, 1.0]
 
 
 # ----------------------------------------------------------------------------------------------------------------

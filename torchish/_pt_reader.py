@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import io
 import pickle
+import struct
 import sys
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -26,6 +28,10 @@ _STORAGES = {
     "UInt64Storage": "uint64",
 }
 _DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"half", "float", "double", "long", "int", "short", "cfloat", "cdouble"}
+
+
+# what zipfile raises on a truncated or corrupted archive (a bad CRC, a header pointing outside the file)
+_ZIP_ERRORS = (zipfile.BadZipFile, OSError, EOFError, ValueError, struct.error, zlib.error)
 
 
 class Refused(pickle.UnpicklingError):
@@ -66,12 +72,21 @@ class _Builders:
                        metadata=None):
         if not isinstance(storage, _Storage):
             raise Refused("_rebuild_tensor_v2 expects a storage as its first argument")
-        arr = _strided(storage.array, int(storage_offset), tuple(int(s) for s in size),
-                       tuple(int(s) for s in stride))
-        return self.placer(arr, storage.location, bool(requires_grad))
+        size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+        arr = _strided(storage.array, int(storage_offset), size, stride)
+        t = self.placer(arr, storage.location, bool(requires_grad))
+        from .ops.inplace import _dense, contiguous_strides
+        if stride != contiguous_strides(size) and _dense(size, stride) and tuple(t.shape) == size:
+            t._layout = (size, stride, 0)  # a transposed or channels-last tensor keeps its strides
+        return t
 
     def rebuild_tensor_v3(self, storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype=None,
                           metadata=None):
+        if isinstance(dtype, _dtype.dtype) and isinstance(storage, _Storage) and storage.array.dtype != dtype.np:
+            flat = storage.array  # PyTorch saves uint16/32/64 tensors on an UntypedStorage (bytes)
+            if flat.nbytes % dtype.itemsize:
+                raise Refused(f"a storage of {flat.nbytes} bytes cannot hold elements of {dtype}")
+            storage = _Storage(flat.view(dtype.np), storage.location)
         return self.rebuild_tensor(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
 
     def rebuild_parameter(self, data, requires_grad, backward_hooks=None, state=None):
@@ -144,6 +159,8 @@ class RestrictedUnpickler(pickle.Unpickler):
             return getattr(np.dtypes, name)
         if module == "torch" and name in _STORAGES:
             return _StorageType(_STORAGES[name])
+        if (module, name) == ("torch.storage", "UntypedStorage"):
+            return _StorageType("uint8")
         if module == "torch" and name in _DTYPE_NAMES:
             return _dtype._lookup(name)
         if self.weights_only:
@@ -184,7 +201,8 @@ def torch_allowed_names() -> set:
     names = {"torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_parameter",
              "torch._utils._rebuild_parameter_with_state", "torch._tensor._rebuild_from_type_v2", "torch.Tensor",
              "torch.nn.parameter.Parameter", "torch.Size", "torch.device"}
-    return names | {f"torch.{n}" for n in _STORAGES} | {f"torch.{n}" for n in _DTYPE_NAMES}
+    return names | {f"torch.{n}" for n in _STORAGES} | {f"torch.{n}" for n in _DTYPE_NAMES} | {
+        "torch.storage.UntypedStorage"}
 
 
 _np_reconstruct = (np._core if hasattr(np, "_core") else np.core).multiarray._reconstruct
@@ -202,7 +220,7 @@ def _open_zip(blob: bytes):
     try:
         zf = zipfile.ZipFile(io.BytesIO(blob))
         names = zf.namelist()
-    except (zipfile.BadZipFile, OSError, EOFError) as e:
+    except _ZIP_ERRORS as e:
         raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted or truncated ({e})") from None
     pkl = [n for n in names if n.endswith("data.pkl") and n.count("/") == 1]
     if len(pkl) != 1:
@@ -215,7 +233,7 @@ def data_pickle(blob: bytes) -> bytes:
     zf, _, pkl = _open_zip(blob)
     try:
         return zf.read(pkl)
-    except (zipfile.BadZipFile, OSError, EOFError) as e:
+    except _ZIP_ERRORS as e:
         raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
 
 
@@ -228,7 +246,10 @@ def read_torch_zip(blob: bytes, placer, weights_only=True):
     from ._serialization_extras import checkpoint_byteorder_default
     byteorder = checkpoint_byteorder_default()
     if prefix + "byteorder" in names:
-        byteorder = zf.read(prefix + "byteorder").decode().strip()
+        try:
+            byteorder = zf.read(prefix + "byteorder").decode().strip()
+        except (*_ZIP_ERRORS, UnicodeDecodeError) as e:
+            raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
     cache = {}
 
     def load_storage(dtype, key, location, numel):
@@ -238,7 +259,7 @@ def read_torch_zip(blob: bytes, placer, weights_only=True):
                 raw = zf.read(prefix + "data/" + key)
             except KeyError:
                 raise Refused(f"storage {key!r} is missing from the checkpoint") from None
-            except (zipfile.BadZipFile, OSError, EOFError) as e:
+            except _ZIP_ERRORS as e:
                 raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
             npdt = dtype.np
             if len(raw) % npdt.itemsize or len(raw) // npdt.itemsize < numel:
@@ -253,7 +274,7 @@ def read_torch_zip(blob: bytes, placer, weights_only=True):
 
     try:
         data = zf.read(pkl[0])
-    except (zipfile.BadZipFile, OSError, EOFError) as e:
+    except _ZIP_ERRORS as e:
         raise RuntimeError(f"torchish.load: the PyTorch checkpoint is corrupted ({e})") from None
     unpickler = RestrictedUnpickler(io.BytesIO(data), _Builders(placer), load_storage, weights_only)
     if not weights_only:  # the file's own code may raise anything: as PyTorch, let it through

@@ -3,15 +3,18 @@ runs code from the file.
 
 Formats:
 
-* torchish's own (what :func:`save` writes): a header (magic, payload length, CRC-32) and a msgpack payload.
-  Tensors are stored as their raw little-endian bytes with dtype, shape, ``requires_grad`` and device; containers
-  (dict, OrderedDict, list, tuple, set) and Python scalars/strings/None/bytes keep their types; a tensor reachable
-  twice is stored once and comes back as one object (tied weights). Any other object (a whole module, an optimizer,
-  a dataclass) is pickled as PyTorch pickles it, its tensors still stored as records (:mod:`torchish._pickled`);
-  loading it with ``weights_only=True`` allows only PyTorch's allow-list and the user's safe globals. Writes to a path are atomic: the file is
-  written beside the target and moved over it with ``os.replace``, so a failure mid-save leaves the old file.
-* PyTorch's zip checkpoints (``.pt``/``.pth`` from ``torch.save``): read with a restricted unpickler that only
-  knows the tensor-rebuild functions and storage types (:mod:`torchish._pt_reader`), never PyTorch itself.
+* PyTorch's zip checkpoints (what :func:`save` writes, and what ``torch.save`` writes): written by
+  :mod:`torchish._pt_writer` so that ``torch.load`` reads them, with its default ``weights_only=True`` for
+  state_dicts, optimizer state and plain containers; read with a restricted unpickler that only knows the
+  tensor-rebuild functions and storage types (:mod:`torchish._pt_reader`), never PyTorch itself. Loading a whole
+  object (a module, an optimizer, a dataclass: pickled with torchish's class paths) needs ``weights_only=False``
+  or the user's safe globals. Writes to a path are atomic: the file is written beside the target and moved over
+  it with ``os.replace``, so a failure mid-save leaves the old file.
+* torchish's own (written only with ``_use_new_zipfile_serialization=False``, read always, as earlier torchish
+  versions wrote it): a header (magic, payload length, CRC-32) and a msgpack payload. Tensors are stored as their
+  raw little-endian bytes with dtype, shape, ``requires_grad`` and device; containers and Python
+  scalars/strings/None/bytes keep their types; a tensor reachable twice is stored once and comes back as one object
+  (tied weights). Any other object is pickled (:mod:`torchish._pickled`), its tensors still stored as records.
 * safetensors (``.safetensors`` paths, or :func:`save_safetensors`/:func:`load_safetensors`).
 
 Example:
@@ -411,21 +414,29 @@ def write_atomic(path, data: bytes) -> None:
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False) -> None:
     """Save ``obj`` to ``f``: a path (written atomically; a ``.safetensors`` suffix writes safetensors) or a
-    writable binary file.
+    writable binary file, in PyTorch's zip format, so that ``torch.load`` reads it too.
 
-    Tensors, dtypes, devices, numpy arrays, Python scalars and plain dict/OrderedDict/list/tuple/set containers of
-    them are stored as records; anything else (a whole ``nn.Module``, an optimizer, a dataclass, a ``defaultdict``)
-    is pickled as ``torch.save`` pickles it, with ``pickle_module`` and ``pickle_protocol`` (default 2), its tensors
-    still stored as records.
+    Tensors (sharing storages as they share them here), dtypes, sizes, devices, Python scalars and containers are
+    pickled as ``torch.save`` pickles them, with ``pickle_module`` and ``pickle_protocol`` (default 2); anything else
+    (a whole ``nn.Module``, an optimizer, a dataclass) is pickled with its torchish class path, which
+    ``torchish.load(..., weights_only=False)`` reads back. ``_use_new_zipfile_serialization=False`` writes
+    torchish's own (pre-zip) format instead, which only torchish reads.
 
     Raises:
         pickle.PicklingError, AttributeError, TypeError: as pickle raises for an object it cannot pickle (a lambda
             hook, a local class, a module object); the file at a path is left as it was.
+        RuntimeError: two tensors view one storage as different dtypes (PyTorch's "Cannot save multiple tensors or
+            storages that view the same data as different types").
     """
     if _is_path(f) and is_safetensors_path(f):
         save_safetensors(_flat_tensors(obj), f)
         return
-    data = _encode(obj, pickle_module, pickle_protocol)
+    if _use_new_zipfile_serialization:
+        from . import _pt_writer
+        name = _pt_writer.archive_name_for(f if _is_path(f) else None)
+        data = _pt_writer.dumps(obj, name, pickle_module, pickle_protocol, _disable_byteorder_record)
+    else:
+        data = _encode(obj, pickle_module, pickle_protocol)
     if _is_path(f):
         write_atomic(f, data)
     elif hasattr(f, "write"):
@@ -488,7 +499,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         return load_safetensors(blob, map_location=map_location)
     if not blob:
         raise _EmptyFileError("torchish.load: the file is empty")
-    if MAGIC.startswith(blob):
+    if MAGIC.startswith(blob) or b"PK\x03\x04".startswith(blob):
         raise RuntimeError("torchish.load: the file is truncated (incomplete header)")
     # anything else may be a bare pickle (PyTorch's legacy format, or a hostile file): the restricted unpickler
     # identifies it without running it, and always raises
@@ -502,14 +513,42 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
 
 def _read_record(fh) -> bytes:
-    """The bytes of one saved object: a torchish record ends where its header says (so several objects saved
-    one after another into one stream load one by one, as PyTorch's do); any other format is the rest of the
-    file."""
+    """The bytes of one saved object: a torchish record ends where its header says, a zip archive at its end of
+    central directory (so several objects saved one after another into one stream load one by one; the stream is
+    left after the one read when it can seek); any other format is the rest of the file."""
     head = fh.read(len(MAGIC) + _HEADER.size)
     if len(head) == len(MAGIC) + _HEADER.size and head.startswith(MAGIC):
         (length, _) = _HEADER.unpack_from(head, len(MAGIC))
         return head + fh.read(length)
-    return head + fh.read()
+    blob = head + fh.read()
+    if blob.startswith(b"PK\x03\x04"):
+        end = _zip_end(blob)
+        if end < len(blob) and getattr(fh, "seekable", lambda: False)():
+            fh.seek(end - len(blob), os.SEEK_CUR)
+            blob = blob[:end]
+    return blob
+
+
+_EOCD = struct.Struct("<IHHHHIIH")  # zip's end of central directory record
+
+
+def _zip_end(blob: bytes) -> int:
+    """Where the zip archive at the start of ``blob`` ends: after the first end-of-central-directory record whose
+    central directory lies right before it (zip64's through its locator); ``len(blob)`` when none does."""
+    pos = blob.find(b"PK\x05\x06")
+    while pos != -1 and pos + _EOCD.size <= len(blob):
+        *_, cd_size, cd_offset, comment = _EOCD.unpack_from(blob, pos)
+        end = pos + _EOCD.size + comment
+        if 0xFFFFFFFF in (cd_size, cd_offset) and pos >= 20 and blob[pos - 20:pos - 16] == b"PK\x06\x07":
+            (z64,) = struct.unpack_from("<Q", blob, pos - 12)  # the zip64 end record's offset
+            if z64 + 56 <= pos and blob[z64:z64 + 4] == b"PK\x06\x06":
+                cd_size, cd_offset = struct.unpack_from("<QQ", blob, z64 + 40)
+                if cd_offset + cd_size == z64 and end <= len(blob):
+                    return end
+        elif cd_offset + cd_size == pos and end <= len(blob):
+            return end
+        pos = blob.find(b"PK\x05\x06", pos + 1)
+    return len(blob)
 
 
 def _looks_like_safetensors(blob):

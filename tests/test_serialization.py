@@ -463,6 +463,31 @@ def test_torch_loads_what_torchish_saves_with_storages_shared_as_in_torch():
 
 
 @needs_torch
+def test_views_of_every_kind_keep_torchs_geometry_in_the_file():
+    """Each view is saved on its base's storage as torch.save saves it: sizes, strides, offsets, storage sizes."""
+    def build(T):
+        grown = T.zeros(6)
+        grown.unsqueeze_(0)
+        shrunk = T.arange(8.0)
+        shrunk.resize_(2, 2)
+        b = T.arange(3.0)
+        m = T.arange(12.0).reshape(3, 4)
+        return [grown, shrunk, b, b.expand(2, 3), m[1:, ::2], T.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+                T.arange(10.0)[2:7].view(5, 1), m.diagonal(), m.unfold(1, 2, 1), m.select(1, 2),
+                T.tensor([1 + 2j, 3 + 4j]).real]
+
+    def geometry(t):
+        return tuple(t.shape), tuple(t.stride()), t.storage_offset(), t.untyped_storage().nbytes()
+    ref_buf, buf = io.BytesIO(), io.BytesIO()
+    torch.save(build(torch), ref_buf)
+    torchish.save(build(torchish), buf)
+    ref, got = torch.load(io.BytesIO(ref_buf.getvalue())), torch.load(io.BytesIO(buf.getvalue()))
+    assert [geometry(t) for t in got] == [geometry(t) for t in ref]
+    assert all(torch.equal(r, g) for r, g in zip(ref, got))
+    assert _storage_groups(got) == _storage_groups(ref)
+
+
+@needs_torch
 def test_torch_loads_torchish_state_dicts_and_optimizer_state(tmp_path):
     xm = make_mlp(torchish)
     for i, p in enumerate(xm.parameters()):

@@ -538,14 +538,14 @@ def _zip_end(blob: bytes) -> int:
     pos = blob.find(b"PK\x05\x06")
     while pos != -1 and pos + _EOCD.size <= len(blob):
         *_, cd_size, cd_offset, comment = _EOCD.unpack_from(blob, pos)
-        end = pos + _EOCD.size + comment
+        cd_end = pos
         if 0xFFFFFFFF in (cd_size, cd_offset) and pos >= 20 and blob[pos - 20:pos - 16] == b"PK\x06\x07":
-            (z64,) = struct.unpack_from("<Q", blob, pos - 12)  # the zip64 end record's offset
-            if z64 + 56 <= pos and blob[z64:z64 + 4] == b"PK\x06\x06":
-                cd_size, cd_offset = struct.unpack_from("<QQ", blob, z64 + 40)
-                if cd_offset + cd_size == z64 and end <= len(blob):
-                    return end
-        elif cd_offset + cd_size == pos and end <= len(blob):
+            (cd_end,) = struct.unpack_from("<Q", blob, pos - 12)  # the zip64 end record's offset
+            if cd_end + 56 <= pos and blob[cd_end:cd_end + 4] == b"PK\x06\x06":
+                cd_size, cd_offset = struct.unpack_from("<QQ", blob, cd_end + 40)
+        end = pos + _EOCD.size + comment
+        central = cd_size == 0 or blob[cd_offset:cd_offset + 4] == b"PK\x01\x02"  # a directory entry starts there
+        if cd_offset + cd_size == cd_end and end <= len(blob) and central:
             return end
         pos = blob.find(b"PK\x05\x06", pos + 1)
     return len(blob)

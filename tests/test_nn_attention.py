@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from module_oracle import compare, pair
-from oracle import arr, check, check_raises, needs_torch, torch, torchish
+from oracle import arr, check, check_raises, formula_data, needs_torch, same, torch, torchish
 
 pytestmark = needs_torch
 
@@ -298,3 +298,33 @@ def test_sdpa_kernel_choices_follow_pytorchs_cpu_rules():
             with lib.backends.cuda.sdp_kernel(enable_math=False):
                 assert not lib.backends.cuda.math_sdp_enabled()
         assert lib.backends.cuda.math_sdp_enabled()
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_sdpa_half_precision_kernels_round_as_pytorchs(dtype):
+    """On half/bfloat16 inputs PyTorch's CPU flash kernel accumulates in float32 and rounds only the unnormalised
+    weights (and, backward, the score gradients) to the input dtype; its math kernel computes in float32 and casts
+    the output back (unless fp16/bf16 reduction is allowed). torchish computed scores, softmax and products in the
+    input dtype: nanoGPT's flash attention under autocast(bfloat16) had gradients an ulp or more off."""
+    def run(lib):
+        dt = getattr(lib, dtype)
+        q = (formula_data(lib, 2, 2, 6, 4) * 1.5).to(dt).requires_grad_()
+        k = formula_data(lib, 2, 2, 6, 4, seed=1).to(dt).requires_grad_()
+        v = formula_data(lib, 2, 2, 6, 4, seed=2).to(dt).requires_grad_()
+        fmask = formula_data(lib, 1, 1, 6, 6, seed=4) * 2
+        bmask = (lib.arange(6)[:, None] * 3 + lib.arange(6)[None, :]) % 5 != 0
+        B = lib.nn.attention.SDPBackend
+        out = []
+        for backends in ([B.FLASH_ATTENTION, B.MATH], [B.MATH]):
+            for kw in (dict(is_causal=True), dict(attn_mask=fmask), dict(attn_mask=bmask.to(dt) * -3.0)):
+                if kw.get("is_causal") is None or backends[0] == B.FLASH_ATTENTION:
+                    with lib.nn.attention.sdpa_kernel(backends):
+                        y = lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+                    g = formula_data(lib, *y.shape, seed=3).to(dt)
+                    out.append([y, *lib.autograd.grad(y, (q, k, v), g)])
+        with lib.autocast("cpu", dtype=lib.bfloat16):  # nanoGPT's step: float inputs cast by autocast
+            y = lib.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True)
+        out.append([y, *lib.autograd.grad(y.float().square().sum(), (q, k, v))])
+        return out
+    same(run, rtol=1e-3, atol=1e-5)

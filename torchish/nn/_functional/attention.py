@@ -21,6 +21,7 @@ from ...ops.linalg import copied_by_reshape
 from ...ops.out_layout import like_format
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
+from ._flash_reduced import SDPA_FLASH_REDUCED
 from .dropout import inverted_dropout_mask
 from .linear import linear
 from ._args import need_tensor
@@ -68,10 +69,13 @@ def _attend(q, k, v, mask, drop, scale, causal, safe):
     return jnp.matmul(p, v, precision=_precision.matmul()), p
 
 
-def _sdpa_fwd(q, k, v, mask, drop, *, scale, causal, rep):
+def _sdpa_fwd(q, k, v, mask, drop, *, scale, causal, rep, upcast=False):
     if rep > 1:
         k = jnp.repeat(k, rep, axis=-3)
         v = jnp.repeat(v, rep, axis=-3)
+    if upcast:  # PyTorch's math kernel keeps half/bfloat16 inputs in float32 and casts the output back
+        f32 = jnp.float32
+        return _attend(q.astype(f32), k.astype(f32), v.astype(f32), mask, drop, scale, causal, True)[0].astype(q.dtype)
     return _attend(q, k, v, mask, drop, scale, causal, True)[0]
 
 
@@ -153,10 +157,9 @@ def _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
         return False
     if not (flags["math"] or flags["flash"]):
         raise RuntimeError(_NO_VIABLE)
-    fits = query.ndim == key.ndim == value.ndim == 4 and not dropout_p and not (
-        attn_mask is not None and attn_mask.requires_grad and _grad_on()) and (
-        not enable_gqa or query.shape[-3] == key.shape[-3]) and (
-        query.shape[0] == key.shape[0] == value.shape[0] and query.shape[-1] == value.shape[-1]
+    fits = query.ndim == key.ndim == value.ndim == 4 and not dropout_p and (
+        attn_mask is None or not (attn_mask.requires_grad and _grad_on()) and attn_mask.ndim in (2, 4)) and (
+        query.shape[:2] == key.shape[:2] == value.shape[:2] and query.shape[-1] == value.shape[-1]
         and all(t.stride(-1) == 1 for t in (query, key, value)))
     if not flags["math"] and not fits:
         raise RuntimeError("No available kernel.  Aborting execution.")
@@ -233,12 +236,24 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     L, S = query.shape[-2], key.shape[-2]
     if attn_mask is not None:
         _broadcast(tuple(attn_mask.shape), batch + (L, S))
-    drop = inverted_dropout_mask(float(dropout_p), batch + (L, S), query.dtype, query) if dropout_p > 0 else None
+    reduced = query.dtype in (_dtype.float16, _dtype.bfloat16)
+    # PyTorch's fused kernels on half/bfloat16 (the CPU flash kernel, and on an accelerator those XLA's stand for)
+    # accumulate in float32 and round the attention weights to the input dtype; its math kernel computes in float32
+    fused = reduced and (flash or query.device.type != "cpu" and not dropout_p and rep == 1
+                         and query.shape[:-2] == key.shape[:-2] == value.shape[:-2])
+    upcast = reduced and not fused and not _backends._SDP["fp16_bf16_reduction_math"]
+    drop = inverted_dropout_mask(float(dropout_p), batch + (L, S), _dtype.float32 if upcast else query.dtype,
+                                 query) if dropout_p > 0 else None
     sc = float(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1])
     ev = value.shape[-1]
     copied = rep > 1 or value.ndim > 2 and copied_by_reshape(value, batch + (S, ev), (math.prod(batch), S, ev))
-    out = apply(_SDPA_COPIED_V if copied else _SDPA, (query, key, value, attn_mask, drop), scale=sc,
-                causal=bool(is_causal), rep=rep)
+    if fused:
+        out = apply(SDPA_FLASH_REDUCED, (query, key, value, attn_mask, None), scale=sc, causal=bool(is_causal),
+                    rep=rep)
+    else:
+        kw = dict(upcast=True) if upcast else {}
+        out = apply(_SDPA_COPIED_V if copied else _SDPA, (query, key, value, attn_mask, drop), scale=sc,
+                    causal=bool(is_causal), rep=rep, **kw)
     # the flash kernel allocates its output as empty_like(query): a (B, L, H, E)-strided query, as multi-head code
     # makes by transposing, gives an output whose transpose(1, 2) is contiguous (and may be view()ed); math's is
     # contiguous

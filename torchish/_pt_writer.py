@@ -7,7 +7,10 @@ on a *persistent id* ``('storage', torch.FloatStorage, key, location, numel)``, 
 ``torch._utils._rebuild_parameter``), ``<name>/data/<key>`` (each storage's raw little-endian bytes),
 ``.format_version``, ``.storage_alignment``, ``byteorder``, ``version`` and ``.data/serialization_id``; every record's
 data starts at a multiple of 64 bytes and is followed by a data descriptor, as PyTorch's miniz writer lays it out
-(so ``torch.load(mmap=True)`` and its storage-offset calculation work on it).
+(so ``torch.load(mmap=True)`` and its storage-offset calculation work on it). One difference remains: a record over
+about 2 GiB gets zipfile's 24-byte zip64 data descriptor where miniz uses it from 4 GiB, so the offsets torch
+*calculates* (``map_location="meta"``, ``calculate_storage_offsets``) are off for the storages after such a record;
+ordinary and mmap loads read the real offsets.
 
 Tensors that share a storage in torchish (the same tensor twice, a view and its base, tied weights) share one
 storage record, each with its own offset and strides (a transposed or channels-last tensor keeps its strides).

@@ -5,6 +5,7 @@ memory-format constants. Exported by ``torchish/__init__.py``."""
 from __future__ import annotations
 
 from . import _dtype
+from .ops.elementwise import _out
 from .nn import functional as F
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
@@ -18,8 +19,14 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
 conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
 avg_pool1d, adaptive_avg_pool1d = F.avg_pool1d, F.adaptive_avg_pool1d
-selu, celu, prelu, threshold, hardshrink, bilinear = F.selu, F.celu, F.prelu, F.threshold, F.hardshrink, F.bilinear
+selu, celu, prelu, hardshrink, bilinear = F.selu, F.celu, F.prelu, F.hardshrink, F.bilinear
 pixel_shuffle, pixel_unshuffle, channel_shuffle = F.pixel_shuffle, F.pixel_unshuffle, F.channel_shuffle
+
+
+def threshold(input, threshold, value, *, out=None):
+    """``torch.threshold``: ``F.threshold`` with PyTorch's ``out=`` (the result cast into ``out``) in place of
+    ``inplace``."""
+    return _out(F.threshold(input, threshold, value), out, "threshold")
 
 
 def _max_pool(f):

@@ -21,7 +21,7 @@ from . import _dtype
 from . import linalg as _linalg
 from ._device import placement
 from ._tensor import Tensor
-from .ops.elementwise import structured_out
+from .ops.elementwise import out_structured, structured_out
 from .ops.reduce import _return_type
 from .ops.registry import apply, defop
 
@@ -48,17 +48,17 @@ def norm_except_dim(v, pow=2, dim=0):
     return _linalg.vector_norm(v, pow, dims, keepdim=True)
 
 
-def frobenius_norm(input, dim, keepdim=False):
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
     warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
                   "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
                   UserWarning, stacklevel=2)
     dim = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dim) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions instead.")
-    return _linalg.vector_norm(input, 2, dim, keepdim)
+    return out_structured(_linalg.vector_norm(input, 2, dim, keepdim), out, "frobenius_norm")
 
 
-def nuclear_norm(input, dim=None, keepdim=False):
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """``torch.nuclear_norm(input, keepdim=False)`` or ``torch.nuclear_norm(input, dim, keepdim=False)``."""
     warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
                   "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead",
@@ -66,7 +66,7 @@ def nuclear_norm(input, dim=None, keepdim=False):
     if isinstance(dim, bool):
         dim, keepdim = None, dim
     dim = (-2, -1) if dim is None else tuple(dim)
-    return _linalg.matrix_norm(input, "nuc", dim, keepdim)
+    return _linalg.matrix_norm(input, "nuc", dim, keepdim, out=out)
 
 
 def matrix_rank(input, tol=None, symmetric=False, *, out=None):

@@ -313,9 +313,10 @@ def mm(mat1, mat2, reduce=None):
     return mat1 @ mat2
 
 
-def spmm(input, mat2):
+def spmm(input, mat2, *, out=None):
     """``torch.spmm``: ``input @ mat2`` for a sparse ``input`` (a top-level function in PyTorch)."""
-    return input.mm(mat2)
+    from .ops.linalg import mm as _mm
+    return _mm(input, mat2, out=out)
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):

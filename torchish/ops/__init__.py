@@ -31,11 +31,16 @@ def _no_out(name, fn):
 
 
 def _takes_out(fn):
-    """Whether ``fn`` has an ``out`` parameter (its own or, through ``functools.wraps``, the wrapped one's)."""
-    try:
-        return any("out" in inspect.signature(fn, follow_wrapped=w).parameters for w in (False, True))
-    except (TypeError, ValueError):
-        return False
+    """Whether ``fn`` has an ``out`` parameter (its own or, through ``functools.wraps``, one of the wrapped ones':
+    an in-place method made from a function that an ``out=`` decorator wraps)."""
+    while fn is not None:
+        try:
+            if "out" in inspect.signature(fn, follow_wrapped=False).parameters:
+                return True
+        except (TypeError, ValueError):
+            return False
+        fn = getattr(fn, "__wrapped__", None)
+    return False
 
 
 def _install():

@@ -205,6 +205,16 @@ def out_exact(result, out, name, message=None):
     return _out(result, out, name)
 
 
+def exact_out(message=None):
+    """``fn`` taking PyTorch's ``out=`` as :func:`out_exact` does (``message``: the op's own wording)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def f(*args, out=None, **kwargs):
+            return out_exact(fn(*args, **kwargs), out, fn.__name__, message)
+        return f
+    return wrap
+
+
 _ANY_ZERO = jax.jit(lambda d: jnp.any(d == 0))
 
 

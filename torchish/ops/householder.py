@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor
-from .elementwise import structured_out
+from .elementwise import linalg_castable_out
 from .registry import apply, defop
 
 _FLOAT = _dtype._FLOAT
@@ -45,7 +45,7 @@ def _householder_fwd(a, tau):
 _HOUSEHOLDER = defop("linalg_householder_product", _householder_fwd, grad_name="LinalgHouseholderProductBackward0")
 
 
-@structured_out
+@linalg_castable_out("torch.linalg.householder_product")
 def householder_product(A, tau):
     """The first ``n`` columns of ``H_1 ... H_k`` for the reflectors stored in ``A`` (m x n) and ``tau`` (k)."""
     name = "torch.linalg.householder_product"
@@ -77,6 +77,6 @@ def householder_product(A, tau):
     return apply(_HOUSEHOLDER, (A, tau))
 
 
-def orgqr(input, tau):
+def orgqr(input, tau, *, out=None):
     """``torch.orgqr``: :func:`householder_product` under LAPACK's name."""
-    return householder_product(input, tau)
+    return householder_product(input, tau, out=out)

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from .decomp import check_matrix, svdvals
-from .elementwise import out_structured, structured_out
+from .elementwise import exact_out, out_structured, structured_out
 from . import registry as _registry
 from .registry import apply, defop
 
@@ -105,7 +105,7 @@ def multi_dot(tensors, *, out=None):
 # matrix norms
 
 
-@structured_out
+@exact_out("linalg.matrix_norm expected out tensor dtype {expected} but got: {out}")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """``'fro'``, ``'nuc'``, and the induced norms ``1, -1, 2, -2, inf, -inf`` over the two dims ``dim``."""
     from . import convert, extrema, reduce as R, reorder, shape as S, stats, unary

@@ -138,6 +138,7 @@ def combinations(input, r=2, with_replacement=False):
     return stack([g.masked_select(mask) for g in grids], 1)
 
 
+@structured_out
 def renorm(input, p, dim, maxnorm):
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` is scaled down to norm ``maxnorm``."""
     require_tensor(input, "renorm")

@@ -177,11 +177,9 @@ _MEAN_ALL = defop("mean_all", _mean_fwd, linear=True, grad_name="MeanBackward0")
 @numpy_kwargs
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "mean")
-    if out is not None and dtype is None:
-        if out.dtype.category < _FLOAT:
-            raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired output type "
-                               f"{_dtype.scalar_type_name(out.dtype)}")
-        dtype = out.dtype
+    if isinstance(out, Tensor) and dim is None and not _dtype.can_cast(input.dtype, out.dtype):  # mean.dtype_out
+        raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired output type "
+                           f"{_dtype.scalar_type_name(out.dtype)}")
     if dtype is not None:
         dt = _dtype.as_dtype(dtype)
         if dt.category < _FLOAT:
@@ -192,21 +190,29 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         if dt.category < _FLOAT:
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                                f"complex dtype. Got: {_dtype.scalar_type_name(dt)}")
+    if isinstance(out, Tensor) and dtype is None:  # PyTorch sums into out, in out's dtype, then divides it in place
+        if out.dtype.category < _FLOAT:
+            raise RuntimeError(f"result type {_dtype.scalar_type_name(_dtype.get_default_dtype())} can't be cast to "
+                               f"the desired output type {_dtype.scalar_type_name(out.dtype)}")
+        dt = out.dtype
     ax = dims(dim, input.ndim)
     op = _MEAN_ALL if ax is None else _MEAN
-    return _out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "mean")
+    return out_structured(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "mean")
 
 
 @numpy_kwargs
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "nanmean")
+    if out is not None and input.dtype.category < _FLOAT:
+        raise RuntimeError("nanmean(): integral types and 'Bool' are not supported for nanmean, even for empty "
+                           "tensors.")
     if input.dtype.category < _FLOAT:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_dtype.scalar_type_name(input.dtype)}")
     if dtype is not None and _dtype.as_dtype(dtype).category < _FLOAT:
         raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {_dtype.scalar_type_name(_dtype.as_dtype(dtype))}")
-    if dtype is None and isinstance(out, Tensor) and out.dtype.category <= _INT:  # (PyTorch sums into out)
+    if dtype is None and isinstance(out, Tensor) and out.dtype.category != _FLOAT:  # (PyTorch sums into out)
         raise not_implemented("nansum_cpu", out.dtype)
     from .compare import isnan, logical_not
     n = sum(logical_not(isnan(input)), dim, keepdim)

@@ -11,7 +11,7 @@ from .. import _dtype
 from ..autograd.grad_mode import STATE
 from .._tensor import Tensor, wrap_dim
 from .casting import ACC, cast
-from .elementwise import _out, not_implemented, out_exact, require_int, require_tensor, structured_out
+from .elementwise import _out, castable_out, not_implemented, out_exact, require_int, require_tensor, structured_out
 from .inplace import contiguous_strides, layout, make_inplace
 from .out_layout import output_strides
 from .reduce import RETURN_TYPES, _acc_dtype, first_order_formula, numpy_kwargs, one_dim, scatter_add_along, sum
@@ -280,6 +280,7 @@ METHODS["cumprod_"] = _scan_inplace(cumprod, "cumprod_")
 _DIFF = defop("diff", lambda x, *, n, axis: jnp.diff(x, n=n, axis=axis), linear=True, grad_name="SubBackward0")
 
 
+@castable_out
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first)."""
     require_tensor(input, "diff")

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from .elementwise import require_int, type_name
+from .elementwise import require_int, structured_out, type_name
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -326,6 +326,7 @@ def _scatter_region(op, input, src, region, **static):
     return apply(op, (input, src), **static)
 
 
+@structured_out
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by ``src``."""
     d = wrap_dim(dim, input.ndim)

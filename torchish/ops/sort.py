@@ -267,13 +267,15 @@ def _median(nan_ignore):
     name = "nanmedian" if nan_ignore else "median"
 
     @numpy_kwargs
-    def f(input, dim=None, keepdim=False, *, out=None):
+    def f(input, dim=None, keepdim=None, *, out=None):
         require_tensor(input, name)
         unsupported = input.dtype is _dtype.bool or input.is_complex()
         if dim is None:  # an empty input never reaches the kernel: NaN cast to the dtype (True for bool)
+            if keepdim is not None or out is not None:  # only PyTorch's overload with a dim takes these
+                raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
             if unsupported and input.numel():
                 raise not_implemented(f"{name}_cpu", input.dtype)
-            return _out(apply(_NANMEDIAN if nan_ignore else _MEDIAN, (input,), nan_ignore=nan_ignore), out, name)
+            return apply(_NANMEDIAN if nan_ignore else _MEDIAN, (input,), nan_ignore=nan_ignore)
         d = one_dim(dim, input.ndim)
         _check_dim_nonempty(input, name, d)
         if unsupported:

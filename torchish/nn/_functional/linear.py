@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops import registry as _registry
-from ...ops.elementwise import not_implemented
+from ...ops.elementwise import not_implemented, out_structured
 from ...ops.linalg import _c as _c_type_name
 from ...ops.registry import apply, defop
 from ._args import need_tensor
@@ -86,7 +86,7 @@ def _check_linear_once(input, weight, bias):
         raise not_implemented("dot" if weight.ndim == 1 else "addmm_impl_cpu_", input.dtype)
 
 
-def linear(input, weight, bias=None):
+def linear(input, weight, bias=None, *, out=None):
     """``input @ weight.T + bias`` as one kernel.
 
     Args:
@@ -104,7 +104,8 @@ def linear(input, weight, bias=None):
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         input, weight, bias = _registry.autocast_hook("linear", (input, weight, bias))
     _check_linear(input, weight, bias)
-    return apply(_LINEAR if bias is not None else _LINEAR_NOBIAS, (input, weight, bias))
+    y = apply(_LINEAR if bias is not None else _LINEAR_NOBIAS, (input, weight, bias))
+    return out_structured(y, out, "linear")
 
 
 def _bilinear_fwd(x1, x2, w, b):

@@ -14,7 +14,7 @@ import numpy as np
 from jax import lax
 
 from ... import _dtype
-from ...ops.elementwise import not_implemented
+from ...ops.elementwise import not_implemented, out_structured
 from ...ops.registry import apply, defop
 from . import pooling_adaptive as _adaptive
 from ._pool_windows import _reduce_max_fwd, _window_max_fwd, out_size
@@ -287,15 +287,17 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+               divisor_override=None, *, out=None):
     """2-D average pooling over ``(N, C, H, W)``; ``divisor_override`` replaces the window size as divisor."""
-    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return out_structured(_avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                    divisor_override), out, "avg_pool2d")
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+               divisor_override=None, *, out=None):
     """3-D average pooling over ``(N, C, D, H, W)``."""
-    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return out_structured(_avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                    divisor_override), out, "avg_pool3d")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""More cases of the dtype-matrix sweep (helper-86's, continued): functions that take PyTorch's ``out=`` with each op's
+own dtype rule and wording, reductions' ``out=`` dtype checks, dtype tables of kernels, and 0-d / size-0 inputs —
+each against PyTorch."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from oracle import check_raises, needs_torch, same, same_error, torch
+
+pytestmark = needs_torch
+warnings.filterwarnings("ignore", category=UserWarning)
+
+
+def _x(T):
+    return T.tensor([[1.5, -0.25, 0.75], [-2.0, 0.5, 3.0]])
+
+
+def _same_outcome(fn):
+    """``fn(lib)`` gives PyTorch's result, or raises PyTorch's exception with its message."""
+    try:
+        fn(torch)
+    except Exception:  # noqa: BLE001 - torch's outcome is an error: the same one
+        same_error(fn)
+        return
+    same(fn)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# functions that took no out= (TypeError) where PyTorch's do: each with its kernel's out= dtype rule
+
+OUT = {
+    "diff": lambda T, o: T.diff(_x(T), out=o),
+    "threshold": lambda T, o: T.threshold(_x(T), 0.5, 2.0, out=o),
+    "F.linear": lambda T, o: T.nn.functional.linear(_x(T), _x(T), T.ones(2), out=o),
+    "F.avg_pool2d": lambda T, o: T.nn.functional.avg_pool2d(_x(T)[None, None], 2, 1, out=o),
+    "F.avg_pool3d": lambda T, o: T.nn.functional.avg_pool3d(_x(T)[None, None, None], 1, out=o),
+    "frobenius_norm": lambda T, o: T.frobenius_norm(_x(T), [1], out=o),
+    "nuclear_norm": lambda T, o: T.nuclear_norm(_x(T), out=o),
+    "linalg.matrix_norm": lambda T, o: T.linalg.matrix_norm(_x(T), 1, out=o),
+    "renorm": lambda T, o: T.renorm(_x(T), 2, 0, 1.0, out=o),
+    "slice_scatter": lambda T, o: T.slice_scatter(_x(T), T.zeros(2, 1), 1, 1, 2, out=o),
+    "spmm": lambda T, o: T.spmm(_x(T), _x(T).T, out=o),
+    "orgqr": lambda T, o: T.orgqr(_x(T).T, T.tensor([1.2, 0.5]), out=o),
+    "linalg.householder_product": lambda T, o: T.linalg.householder_product(_x(T).T, T.tensor([1.2, 0.5]), out=o),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "complex64"])
+@pytest.mark.parametrize("name", list(OUT))
+def test_functions_take_out_with_their_kernels_dtype_rule(name, dtype):
+    def f(T):
+        o = T.empty(0, dtype=getattr(T, dtype))
+        return OUT[name](T, o) is o, o
+    _same_outcome(f)
+
+
+def test_methods_and_in_place_methods_take_no_out():
+    x = lambda T: _x(T)[:, :2]  # noqa: E731
+    for fn in (lambda T: x(T).renorm_(2, 0, 1.0, out=x(T)), lambda T: x(T).diff(out=x(T))):
+        same_error(fn)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reductions' out=: mean sums into out in out's dtype (integer out: its in-place division fails), the overload
+# without dim first checks that the input casts to out; nanmean's own words; median/nanmedian take out= (and
+# keepdim=) only with a dim
+
+
+MEAN_OUT = {
+    "mean int64 into float32": lambda T: T.mean(T.arange(6).view(2, 3), out=T.empty(0)),
+    "mean int64 dim into float32": lambda T: T.mean(T.arange(6).view(2, 3), 0, out=T.empty(0)),
+    "mean bool into float32": lambda T: T.mean(T.arange(6).view(2, 3) > 2, 1, out=T.empty(0)),
+    "mean float32 into int64": lambda T: T.mean(_x(T), out=T.empty(0, dtype=T.int64)),
+    "mean float64 dim into int64": lambda T: T.mean(_x(T).double(), 1, out=T.empty(0, dtype=T.int64)),
+    "mean complex64 into float32": lambda T: T.mean(_x(T).to(T.complex64), out=T.empty(0)),
+    "mean complex64 dim into float32": lambda T: T.mean(_x(T).to(T.complex64), 0, out=T.empty(0)),
+    "mean dtype float64 into float32": lambda T: T.mean(_x(T), 0, dtype=T.float64, out=T.empty(0)),
+    "mean int64 dtype float32 into float64": lambda T: T.mean(T.arange(6), 0, dtype=T.float32,
+                                                              out=T.empty(0, dtype=T.float64)),
+    "mean float32 into float64": lambda T: T.mean(_x(T), 1, out=T.empty(0, dtype=T.float64)),
+    "nanmean int64 into float32": lambda T: T.nanmean(T.arange(6), out=T.empty(0)),
+    "nanmean float32 into complex64": lambda T: T.nanmean(_x(T), out=T.empty(0, dtype=T.complex64)),
+    "median into out": lambda T: T.median(_x(T), out=T.empty(0)),
+    "nanmedian keepdim": lambda T: T.nanmedian(_x(T), keepdim=True),
+    "median method keepdim": lambda T: _x(T).median(keepdim=False),
+}
+
+
+@pytest.mark.parametrize("name", list(MEAN_OUT))
+def test_reductions_out_dtype_rules(name):
+    _same_outcome(MEAN_OUT[name])

@@ -91,3 +91,45 @@ MEAN_OUT = {
 @pytest.mark.parametrize("name", list(MEAN_OUT))
 def test_reductions_out_dtype_rules(name):
     _same_outcome(MEAN_OUT[name])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# dtype tables: kernels PyTorch lacks for a dtype, a result dtype, and norms checking the input before dtype=
+
+
+def _m(T, dtype):
+    return T.tensor([[2.0, 0.5, -1.0], [0.5, 3.0, 0.25], [-1.0, 0.25, 4.0]]).to(getattr(T, dtype))
+
+
+DTYPE_TABLE = {
+    "binomial float16": lambda T: T.binomial(T.full((3,), 5.0, dtype=T.float16), T.full((3,), 0.5, dtype=T.float16)),
+    "binomial bfloat16": lambda T: T.binomial(T.full((3,), 5.0, dtype=T.bfloat16),
+                                              T.full((3,), 0.5, dtype=T.bfloat16)),
+    "inner bool matrices": lambda T: T.inner(_m(T, "bool"), _m(T, "bool")),
+    "inner bool vectors": lambda T: T.inner(_m(T, "bool")[0], _m(T, "bool")[0]),
+    "inner bool empty vectors": lambda T: T.inner(_m(T, "bool")[0, :0], _m(T, "bool")[0, :0]),
+    "inner bool empty product": lambda T: T.inner(_m(T, "bool")[:, :0], _m(T, "bool")[:2, :0]),
+    "margin_ranking_loss uint8": lambda T: T.nn.functional.margin_ranking_loss(_m(T, "uint8"), _m(T, "uint8").T,
+                                                                                _m(T, "uint8"), margin=1),
+    "margin_ranking_loss int64 none": lambda T: T.nn.functional.margin_ranking_loss(
+        _m(T, "int64"), _m(T, "int64").T, -_m(T, "int64"), reduction="none"),
+    "margin_ranking_loss float16": lambda T: T.nn.functional.margin_ranking_loss(
+        _m(T, "float16"), _m(T, "float16").T, _m(T, "float16").sign(), margin=0.25),
+    "matrix_norm int32 dtype float64": lambda T: T.linalg.matrix_norm(_m(T, "int32"), dtype=T.float64),
+    "matrix_norm int32 nuc dtype float64": lambda T: T.linalg.matrix_norm(_m(T, "int32"), "nuc", dtype=T.float64),
+    "matrix_norm float16 nuc dtype float32": lambda T: T.linalg.matrix_norm(_m(T, "float16"), "nuc",
+                                                                           dtype=T.float32),
+    "matrix_norm float32 dtype complex128": lambda T: T.linalg.matrix_norm(_m(T, "float32"), dtype=T.complex128),
+    "matrix_norm complex64 dtype float64": lambda T: T.linalg.matrix_norm(_m(T, "complex64"), 1, dtype=T.float64),
+    "matrix_norm float64 dtype float32": lambda T: T.linalg.matrix_norm(_m(T, "float64"), dtype=T.float32),
+    "matrix_norm float32 dtype int64": lambda T: T.linalg.matrix_norm(_m(T, "float32"), dtype=T.int64),
+    "matrix_norm int32 order 3": lambda T: T.linalg.matrix_norm(_m(T, "int32"), 3),
+    "matrix_norm float32 dtype float64": lambda T: T.linalg.matrix_norm(_m(T, "float32"), -1, dtype=T.float64),
+    "linalg.norm int32 ord 1 dtype float64": lambda T: T.linalg.norm(_m(T, "int32"), 1, dtype=T.float64),
+    "vector_norm float32 dtype int64": lambda T: T.linalg.vector_norm(_m(T, "float32"), dtype=T.int64),
+}
+
+
+@pytest.mark.parametrize("name", list(DTYPE_TABLE))
+def test_dtype_tables(name):
+    _same_outcome(DTYPE_TABLE[name])

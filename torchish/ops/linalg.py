@@ -358,6 +358,8 @@ def inner(input, other, *, out=None):
                            f"{list(input.shape)} and {list(other.shape)}")
     if input.dtype is not other.dtype:
         raise RuntimeError("both inputs should have same dtype")
+    vectors = input.ndim == 1 and other.ndim == 1  # PyTorch's inner is a dot of vectors, else a matmul
+    _same_dtype(input, other, "dot" if vectors else "mm", "dot" if vectors else "addmm_impl_cpu_")
     return out_structured(apply(_INNER, (input, other)), out, "inner")
 
 

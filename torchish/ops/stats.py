@@ -240,7 +240,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                            f"{_dtype.scalar_type_name(x.dtype)}")
     if dtype is not None:
         from .convert import to_dtype
-        _check_norm_dtype(x.dtype, dtype)
+        check_norm_dtype(x.dtype, dtype, "linalg.vector_norm")
         x = to_dtype(x, dtype)
     elif _registry.autocast_hook is not None:
         x, = _registry.autocast_hook("linalg_vector_norm", (x,))
@@ -248,15 +248,18 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return apply(_VECTOR_NORM, (x,), ord=float(ord), axis=ax, keepdims=bool(keepdim))
 
 
-def _check_norm_dtype(src, dtype):
-    """PyTorch's rules for a norm's ``dtype=``: complex for complex inputs, real for real ones, no narrowing."""
+def check_norm_dtype(src, dtype, fname):
+    """PyTorch's rules for a norm's ``dtype=`` (``check_linalg_norm_dtype``): floating point or complex, complex for
+    complex inputs and real for real ones, no narrowing."""
     name = _dtype.scalar_type_name
+    if dtype.category < _FLOAT:
+        raise RuntimeError(f"{fname}: dtype should be floating point or complex, but got {name(dtype)}")
     cplx = src.category == _dtype._COMPLEX
     if cplx != (dtype.category == _dtype._COMPLEX):
-        raise RuntimeError(f"linalg.vector_norm: dtype should be {'complex' if cplx else 'real'} for "
+        raise RuntimeError(f"{fname}: dtype should be {'complex' if cplx else 'real'} for "
                            f"{'complex' if cplx else 'real'} inputs, but got {name(dtype)}")
     if _dtype.promote_types(src, dtype) is not dtype:
-        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({name(src)}) should be convertible without "
+        raise RuntimeError(f"{fname}: the dtype of the input ({name(src)}) should be convertible without "
                            f"narrowing to the specified dtype ({name(dtype)})")
 
 

@@ -19,7 +19,7 @@ from ..._tensor import Tensor
 from ...ops import registry as _registry, tracing
 from ...ops.registry import apply, defop, overload
 from ...ops.arith import _check_sub
-from ...ops.elementwise import c10_name
+from ...ops.elementwise import c10_name, common_dtype
 from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
                          no_complex_clamp, not_differentiable, unreduce)
 from ._nll import nll_loss, cross_entropy
@@ -386,10 +386,13 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return apply(_COS_EMB, (input1, input2, target), margin=float(margin), reduction=red)
 
 
-_MARGIN_RANKING = defop("margin_ranking_loss",
-                        lambda x1, x2, y, *, margin, reduction: reduce(_clamp_min0(-y * (x1 - x2) + margin),
-                                                                       reduction),
-                        promote="same", grad_name="MeanBackward0")
+def _margin_ranking_fwd(x1, x2, y, *, margin, reduction, dtype):
+    # PyTorch's composite: -target * (input1 - input2) in the inputs' type, then + margin (a double: integer
+    # inputs give the default float dtype)
+    return reduce(_clamp_min0((-y * (x1 - x2)).astype(dtype) + margin), reduction)
+
+
+_MARGIN_RANKING = defop("margin_ranking_loss", _margin_ranking_fwd, promote="same", grad_name="MeanBackward0")
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
@@ -402,7 +405,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     if target.dtype is _dtype.bool:
         raise RuntimeError(_NEG_BOOL)
     no_complex_clamp(input1, input2, target)  # ... clamped at 0
-    return apply(_MARGIN_RANKING, (input1, input2, target), margin=float(margin), reduction=red)
+    dt = common_dtype((input1, input2, target, float(margin)))
+    return apply(_MARGIN_RANKING, (input1, input2, target), margin=float(margin), reduction=red, dtype=dt.np)
 
 
 def _hinge_fwd(x, y, *, margin, reduction):

@@ -36,14 +36,28 @@ OUT = {
     "F.linear": lambda T, o: T.nn.functional.linear(_x(T), _x(T), T.ones(2), out=o),
     "F.avg_pool2d": lambda T, o: T.nn.functional.avg_pool2d(_x(T)[None, None], 2, 1, out=o),
     "F.avg_pool3d": lambda T, o: T.nn.functional.avg_pool3d(_x(T)[None, None, None], 1, out=o),
+    "hardshrink": lambda T, o: T.hardshrink(_x(T), out=o),
+    "F.hardshrink": lambda T, o: T.nn.functional.hardshrink(_x(T), 0.6, out=o),
+    "F.softshrink": lambda T, o: T.nn.functional.softshrink(_x(T), out=o),
+    "F.gelu": lambda T, o: T.nn.functional.gelu(_x(T), approximate="tanh", out=o),
+    "F.softplus": lambda T, o: T.nn.functional.softplus(_x(T), out=o),
+    "F.logsigmoid": lambda T, o: T.nn.functional.logsigmoid(_x(T), out=o),
     "frobenius_norm": lambda T, o: T.frobenius_norm(_x(T), [1], out=o),
     "nuclear_norm": lambda T, o: T.nuclear_norm(_x(T), out=o),
     "linalg.matrix_norm": lambda T, o: T.linalg.matrix_norm(_x(T), 1, out=o),
+    "linalg.norm": lambda T, o: T.linalg.norm(_x(T), out=o),
     "renorm": lambda T, o: T.renorm(_x(T), 2, 0, 1.0, out=o),
+    "scatter": lambda T, o: T.scatter(_x(T), 1, T.tensor([[2], [0]]), _x(T), out=o),
+    "scatter value": lambda T, o: T.scatter(_x(T), 1, T.tensor([[2], [0]]), 7.0, out=o),
+    "scatter_add": lambda T, o: T.scatter_add(_x(T), 0, T.tensor([[1, 0, 1]]), _x(T), out=o),
+    "scatter_reduce": lambda T, o: T.scatter_reduce(_x(T), 0, T.tensor([[1, 0, 1]]), _x(T), "amax", out=o),
     "slice_scatter": lambda T, o: T.slice_scatter(_x(T), T.zeros(2, 1), 1, 1, 2, out=o),
     "spmm": lambda T, o: T.spmm(_x(T), _x(T).T, out=o),
     "orgqr": lambda T, o: T.orgqr(_x(T).T, T.tensor([1.2, 0.5]), out=o),
     "linalg.householder_product": lambda T, o: T.linalg.householder_product(_x(T).T, T.tensor([1.2, 0.5]), out=o),
+    "complex": lambda T, o: T.complex(_x(T), _x(T), out=o),
+    "polar": lambda T, o: T.polar(_x(T).abs(), _x(T), out=o),
+    "nonzero_static": lambda T, o: T.nonzero_static(_x(T) > 0, size=4, out=o),
 }
 
 
@@ -58,7 +72,9 @@ def test_functions_take_out_with_their_kernels_dtype_rule(name, dtype):
 
 def test_methods_and_in_place_methods_take_no_out():
     x = lambda T: _x(T)[:, :2]  # noqa: E731
-    for fn in (lambda T: x(T).renorm_(2, 0, 1.0, out=x(T)), lambda T: x(T).diff(out=x(T))):
+    for fn in (lambda T: x(T).renorm_(2, 0, 1.0, out=x(T)), lambda T: x(T).diff(out=x(T)),
+               lambda T: x(T).orgqr(T.ones(1), out=x(T)), lambda T: x(T).cholesky_solve(T.eye(2), out=x(T)),
+               lambda T: x(T).scatter_add_(0, T.zeros(1, 2).long(), x(T), out=x(T))):
         same_error(fn)
 
 

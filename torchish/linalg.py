@@ -19,7 +19,7 @@ from . import _dtype
 from ._tensor import Tensor
 from .ops import arith as _A, broadcast as _B, copying as _C, diag as _D, reduce as _R, reorder as _O, shape as _S
 from .ops import stats as _ST, ternary as _T, unary as _U
-from .ops.elementwise import _out, linalg_castable_out, linalg_out, out_structured, structured_out
+from .ops.elementwise import _out, exact_out, linalg_castable_out, linalg_out, out_structured, structured_out
 from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
                          eigvals, eigvalsh, qr, svd, svdvals)
 from .ops.decomp import cholesky as _cholesky
@@ -32,6 +32,7 @@ from .ops.solve import (det, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve,
 from .ops.solve import logdet as _logdet
 from .ops.linalg import matmul
 from .ops import registry as _registry
+from .ops import _no_out, _takes_out
 from .ops.registry import apply, defop
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
@@ -56,7 +57,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _ST.vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
-@structured_out
+@exact_out("linalg.norm expected out tensor dtype {expected} but got: {out}")
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm (1 dim, or a flattened tensor) or a matrix norm (2 dims, or a 2-D tensor with ``ord``)."""
     if dim is not None:
@@ -393,5 +394,5 @@ TOP_LEVEL = {"det": det, "inverse": _inverse, "logdet": _logdet, "slogdet": _top
              "orgqr": _orgqr}
 FUNCTIONS = {"chain_matmul": _chain_matmul}  # top-level functions that are not Tensor methods
 for _name, _fn in TOP_LEVEL.items():
-    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name, _no_out(_name, _fn) if _takes_out(_fn) else _fn)
 del _name, _fn

@@ -18,7 +18,7 @@ from .._layout import check_memory_format
 from .._tensor import Tensor
 from . import tracing
 from .casting import ACC, check_scalar_fits
-from .elementwise import factory_out, require_tensor, type_name
+from .elementwise import exact_out, factory_out, require_tensor, type_name
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -576,6 +576,10 @@ def _check_parts(a, b):
                            "argument")
 
 
+_PARTS_OUT = exact_out("Expected object of scalar type {expected} but got scalar type {out} for argument 'out'")
+
+
+@_PARTS_OUT
 def complex(real, imag):
     from .registry import apply, defop
     _check_parts(real, imag)
@@ -595,6 +599,7 @@ def _polar_vjp(g, r, theta, out):
     return jnp.real(gc * sgn), jnp.real(gc * out * 1j)
 
 
+@_PARTS_OUT
 def polar(abs, angle):
     from .registry import apply, defop
     _check_parts(abs, angle)

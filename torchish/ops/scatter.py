@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .gather import (_along, _as_1d, _check_flat_index, _check_index_shape, _concrete_bounds, _dim_size, _grid, _tname,
                      _wrap)
-from .elementwise import no_derivative, require_tensor
+from .elementwise import no_derivative, out_structured, require_tensor
 from .index import _INDEX_DTYPES
 from . import registry as _registry
 from .registry import apply, defop, overload
@@ -185,8 +185,8 @@ def _scatter(input, dim, index, src, value, reduce, legacy, stacklevel):
 _WARNED_ONCE: dict = {}
 
 
-def scatter(input, dim, index, src=None, value=None, *, reduce=None):
-    return _scatter(input, dim, index, src, value, reduce, _SCATTER_REDUCE_LEGACY, 3)
+def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
+    return out_structured(_scatter(input, dim, index, src, value, reduce, _SCATTER_REDUCE_LEGACY, 3), out, "scatter")
 
 
 # scatter_'s out-of-place step (its ``reduce=`` node's error names ``scatter_``; its warning, the caller of
@@ -195,15 +195,20 @@ def _scatter_inplace_body(input, dim, index, src=None, value=None, *, reduce=Non
     return _scatter(input, dim, index, src, value, reduce, _SCATTER_REDUCE_LEGACY_, 4)
 
 
-def scatter_add(input, dim, index, src):
+def scatter_add(input, dim, index, src, *, out=None):
+    return out_structured(_scatter_add(input, dim, index, src), out, "scatter_add")
+
+
+def _scatter_add(input, dim, index, src):
     d = _check_scatter("scatter_add", input, dim, index, src)
     if d is None:
         return _unchanged(input)
     return apply(_SCATTER_ADD, (input, index, src), axis=d, reduce="add", include_self=True)
 
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    return _scatter_reduce(_SCATTER_REDUCE, input, dim, index, src, reduce, include_self)
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    return out_structured(_scatter_reduce(_SCATTER_REDUCE, input, dim, index, src, reduce, include_self), out,
+                          "scatter_reduce")
 
 
 def _scatter_reduce(op, input, dim, index, src, reduce, include_self):

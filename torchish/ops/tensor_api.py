@@ -24,6 +24,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
+from .elementwise import out_exact
 from .inplace import make_inplace
 from .registry import Family, apply, defop
 
@@ -145,12 +146,13 @@ def _nonzero_static_fwd(x, *, size, fill_value):
 _NONZERO_STATIC = defop("nonzero_static", _nonzero_static_fwd, differentiable=False)
 
 
-def nonzero_static(input, *, size, fill_value=-1):
+def nonzero_static(input, *, size, fill_value=-1, out=None):
     """The first ``size`` indices of nonzero elements (``[size, ndim]``), padded with ``fill_value``: a fixed
     output shape, so it also runs inside ``torchish.compile``."""
     if not isinstance(size, int) or size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
-    return apply(_NONZERO_STATIC, (input,), size=size, fill_value=int(fill_value))
+    return out_exact(apply(_NONZERO_STATIC, (input,), size=size, fill_value=int(fill_value)), out, "nonzero_static",
+                     "nonzero_static: Expected out tensor to have scalar type {expected} but got scalar type{out}")
 
 
 def is_same_size(input, other):

@@ -19,7 +19,7 @@ from ..._tensor import Tensor, wrap_dim
 from ...ops import unary as _unary
 from ...ops import softmax as _softmax
 from ...ops.casting import check_scalar_fits
-from ...ops.elementwise import not_implemented
+from ...ops.elementwise import not_implemented, out_exact
 from ...ops.inplace import assign, write_scope
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
@@ -249,19 +249,19 @@ _SOFTSHRINK = defop("softshrink", _shrink_fwd, grad_name="SoftshrinkBackward0")
 _HARDSHRINK = defop("hardshrink", _shrink_fwd, grad_name="HardshrinkBackward0")
 
 
-def softshrink(input, lambd=0.5):
+def softshrink(input, lambd=0.5, *, out=None):
     need_tensor("softshrink", input)
     _float_only(input, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
                            f"{_dtype.scalar_type_name(input.dtype)}, but found {lambd:g}")
-    return apply(_SOFTSHRINK, (input,), lambd=float(lambd), soft=True)
+    return out_exact(apply(_SOFTSHRINK, (input,), lambd=float(lambd), soft=True), out, "softshrink")
 
 
-def hardshrink(input, lambd=0.5):
+def hardshrink(input, lambd=0.5, *, out=None):
     need_tensor("hardshrink", input)
     _float_only(input, "hardshrink_cpu")
-    return apply(_HARDSHRINK, (input,), lambd=float(lambd), soft=False)
+    return out_exact(apply(_HARDSHRINK, (input,), lambd=float(lambd), soft=False), out, "hardshrink")
 
 
 # PyTorch divides by 3 and 6 (``_precision.div``: XLA would multiply by the rounded reciprocal)
@@ -428,12 +428,12 @@ def _gelu_vjp(g, x, out, approximate):
 _GELU = defop("gelu", _gelu_fwd, vjp=_gelu_vjp, grad_name="GeluBackward0")
 
 
-def gelu(input, approximate="none"):
+def gelu(input, approximate="none", *, out=None):
     need_tensor("gelu", input)
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _float_only(input, "GeluKernelImpl")
-    return apply(_GELU, (input,), approximate=approximate)
+    return out_exact(apply(_GELU, (input,), approximate=approximate), out, "gelu")
 
 
 _SILU = defop("silu", _opmath(jax.nn.silu), grad_name="SiluBackward0")
@@ -507,10 +507,10 @@ def mish(input, inplace=False):
     return _result(input, lambda: apply(_MISH, (input,)), inplace)
 
 
-def logsigmoid(input):
+def logsigmoid(input, *, out=None):
     need_tensor("log_sigmoid", input)
     _float_only(input, "log_sigmoid_cpu")
-    return apply(_LOGSIGMOID, (input,))
+    return out_exact(apply(_LOGSIGMOID, (input,)), out, "log_sigmoid", "expected scalar type {expected} but found {out}")
 
 
 def softsign(input):
@@ -557,10 +557,10 @@ def _softplus_grad(x, g, *, beta, threshold):
 _SOFTPLUS = defop("softplus", _softplus_fwd, vjp=_softplus_vjp, grad_name="SoftplusBackward0")
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     need_tensor("softplus", input)
     _float_only(input, "softplus_cpu")
-    return apply(_SOFTPLUS, (input,), beta=float(beta), threshold=float(threshold))
+    return out_exact(apply(_SOFTPLUS, (input,), beta=float(beta), threshold=float(threshold)), out, "softplus")
 
 
 @_opmath

@@ -56,3 +56,11 @@ def pytest_handlecrashitem(crashitem, report, sched):
         _CRASH_RERUNS[crashitem] = _CRASH_RERUNS.get(crashitem, 0) + 1
         sched.mark_test_pending(crashitem)
         report.outcome = "rerun"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warn_once_registry():
+    """Each test starts as a fresh process would: no once-per-process warning (torchish's ``warn_once``) shown yet,
+    so a test that expects one does not depend on the tests run before it."""
+    from torchish import _global_flags
+    _global_flags._WARNED_ONCE.clear()

@@ -12,12 +12,11 @@ Example::
 """
 from __future__ import annotations
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 
 from . import _dtype
+from ._global_flags import warn_once
 from . import linalg as _linalg
 from ._device import placement
 from ._tensor import Tensor
@@ -49,9 +48,8 @@ def norm_except_dim(v, pow=2, dim=0):
 
 
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
-    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
-                  "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
-                  UserWarning, stacklevel=2)
+    warn_once("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
+              "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead")
     dim = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dim) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions instead.")
@@ -60,9 +58,8 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """``torch.nuclear_norm(input, keepdim=False)`` or ``torch.nuclear_norm(input, dim, keepdim=False)``."""
-    warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
-                  "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead",
-                  UserWarning, stacklevel=2)
+    warn_once("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
+              "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
     if isinstance(dim, bool):
         dim, keepdim = None, dim
     dim = (-2, -1) if dim is None else tuple(dim)
@@ -131,6 +128,8 @@ def _eye(m, k, like):
 @structured_out
 def lu_solve(b, LU_data, LU_pivots):
     """``torch.lu_solve(b, LU, pivots)``: ``torch.linalg.lu_solve(LU, pivots, b)``."""
+    from .ops.tensor_api import warn_lu_solve_deprecated
+    warn_lu_solve_deprecated(4)
     return _linalg.lu_solve(LU_data, LU_pivots, b)
 
 

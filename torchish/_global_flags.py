@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import platform
+import warnings
 
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import STATE
@@ -17,6 +18,20 @@ __all__ = ["set_warn_always", "is_warn_always_enabled", "set_anomaly_enabled", "
            "is_anomaly_check_nan_enabled", "set_flush_denormal"]
 
 _FLAGS = {"warn_always": False, "flush_denormal": False}
+_WARNED_ONCE: set = set()  # keys of warn_once calls already shown (tests clear it)
+
+
+def warn_once(message: str, category: type = UserWarning, *, key: str | None = None, stacklevel: int = 2) -> None:
+    """PyTorch's ``TORCH_WARN_ONCE``: show ``message`` the first time its ``key`` (default: the message) is reached
+    in this process, every time after ``set_warn_always(True)``. Python's ``warnings`` filters still apply.
+
+    Example:
+        >>> warn_once("torch.cholesky is deprecated ...", key="cholesky")
+    """
+    key = message if key is None else key
+    if _FLAGS["warn_always"] or key not in _WARNED_ONCE:
+        _WARNED_ONCE.add(key)
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 def set_warn_always(b: bool) -> None:

@@ -12,6 +12,7 @@ import builtins
 import os
 import warnings
 
+from ._global_flags import warn_once
 from . import _precision
 from ._tensor import Tensor
 
@@ -158,9 +159,9 @@ def set_default_tensor_type(t):
     ``set_default_device("cuda")``): ``t`` is a floating legacy type (``torchish.DoubleTensor``) or its name
     (``"torch.DoubleTensor"``)."""
     from . import _legacy_types, _dtype as dtypes, _device, cuda
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
-                  stacklevel=2)
+    warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+              "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+              stacklevel=2)
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
         table = {"torch": _legacy_types.CPU_TYPES, "torch.cuda": _legacy_types.CUDA_TYPES}.get(module)

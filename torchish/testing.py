@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections.abc
 import math
+import warnings
 
 import numpy as np
 
@@ -155,5 +156,8 @@ def _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype,
 
 def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
     """The deprecated spelling: values only (dtypes may differ)."""
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. "
+                  "Please use `torch.testing.assert_close()` instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
     assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False,
                  msg=msg or None)

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _device, _dtype
+from .._global_flags import warn_once
 from .._meta import MetaArray
 from .._tensor import Size, Tensor
 from . import lowering
@@ -137,6 +138,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     grads = _make_grads(tensors, grad_tensors)
+    if create_graph:
+        warn_once("Using backward() with create_graph=True will create a reference cycle between the parameter and "
+                  "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
+                  "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of your "
+                  "parameters to None after use to break the cycle and avoid the leak.")
     if retain_graph is None:
         retain_graph = create_graph
     _run_marked(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)

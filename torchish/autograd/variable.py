@@ -26,7 +26,10 @@ class Variable(metaclass=_VariableMeta):
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         if volatile:
-            warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          UserWarning, stacklevel=2)
+            if requires_grad:
+                raise ValueError("Variable can't be volatile and require_grad at the same time!")
         if data is None:
             from ..ops.creation import empty
             data = empty(0)

@@ -106,12 +106,17 @@ cuda.fp16_bf16_reduction_math_sdp_allowed, cuda.allow_fp16_bf16_reduction_math_s
 cuda.is_ck_sdpa_available = lambda: False
 
 
-@contextlib.contextmanager
 def _sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
-    """The deprecated ``torch.backends.cuda.sdp_kernel``: the attention kernels allowed inside the block."""
+    """The deprecated ``torch.backends.cuda.sdp_kernel``: the attention kernels allowed inside the block (it warns
+    when called, as PyTorch's)."""
     warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
                   "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
-                  "signature.", FutureWarning, stacklevel=3)
+                  "signature.", FutureWarning, stacklevel=2)
+    return _sdp_kernel_block(enable_flash, enable_math, enable_mem_efficient, enable_cudnn)
+
+
+@contextlib.contextmanager
+def _sdp_kernel_block(enable_flash, enable_math, enable_mem_efficient, enable_cudnn):
     saved = dict(_SDP)
     _SDP.update(flash=bool(enable_flash), math=bool(enable_math), mem_efficient=bool(enable_mem_efficient),
                 cudnn=bool(enable_cudnn))

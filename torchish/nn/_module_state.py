@@ -91,7 +91,9 @@ class StateDictMixin:
         unless ``keep_vars``), keyed by dotted names."""
         if args:
             import warnings
-            warnings.warn("Positional args are being deprecated, use kwargs instead.", FutureWarning, stacklevel=2)
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict "
+                          "for details.", FutureWarning, stacklevel=2)
             destination = args[0] if destination is None else destination
             if len(args) > 1 and prefix == "":
                 prefix = args[1]

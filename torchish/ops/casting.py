@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from .._global_flags import warn_once
+
 _VIA_INT64 = (jnp.dtype(jnp.int64), jnp.dtype(jnp.uint8))
 _VIA_INT32 = (jnp.dtype(jnp.int32), jnp.dtype(jnp.int16), jnp.dtype(jnp.int8))
 
@@ -19,15 +21,22 @@ def cast(x, dtype):
     """``x.astype(dtype)`` with PyTorch's conversion of out-of-range floats to integers."""
     dtype = jnp.dtype(dtype)
     x = jnp.asarray(x)
+    if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(dtype, jnp.complexfloating):
+        x = x.real  # (explicitly: jax deprecates the implicit complex-to-real astype)
     if not jnp.issubdtype(x.dtype, jnp.inexact) or dtype not in _VIA_INT64 + _VIA_INT32:
         return x.astype(dtype)
-    if jnp.issubdtype(x.dtype, jnp.complexfloating):
-        x = x.real
     mid, bits = (jnp.int64, 63) if dtype in _VIA_INT64 else (jnp.int32, 31)
     t = jnp.trunc(x.astype(jnp.float64) if x.dtype != jnp.float64 else x)
     bad = ~((t >= -(2.0 ** bits)) & (t < 2.0 ** bits))  # NaN fails both tests
     as_mid = jnp.where(bad, jnp.iinfo(mid).min, jnp.where(bad, 0, t).astype(mid))
     return as_mid.astype(dtype)
+
+
+def warn_discard_imag(src, dst):
+    """PyTorch's copy warns, once per process, when a complex tensor is copied into a real one (``z.to(float)``,
+    ``x.copy_(z)``, ``x[i] = z``); ``src`` and ``dst`` are torchish dtypes."""
+    if src.is_complex and not dst.is_complex:
+        warn_once("Casting complex values to real discards the imaginary part", stacklevel=4)
 
 
 # the accumulate type of PyTorch's CPU kernels (``at::acc_type<T, false>``) for scans and var/std: a running value

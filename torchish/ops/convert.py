@@ -9,7 +9,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
 from . import lazy
-from .casting import cast
+from .casting import cast, warn_discard_imag
 from .elementwise import require_tensor
 from .registry import apply, defop
 
@@ -20,6 +20,7 @@ def to_dtype(x: Tensor, dtype, memory_format=None) -> Tensor:
     dtype = _dtype.as_dtype(dtype)
     if x._v.dtype == dtype.np:
         return x
+    warn_discard_imag(x.dtype, dtype)
     from .out_layout import like_format  # (PyTorch's copy keeps a dense input's strides)
     return like_format(apply(TO_DTYPE, (x,), dtype=dtype.np), x, memory_format)
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._layout import check_memory_format
 from .._tensor import Tensor
-from .casting import cast, check_scalar_fits
+from .casting import cast, check_scalar_fits, warn_discard_imag
 from .elementwise import require_tensor, scalar_or_tensor
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -72,6 +72,7 @@ def _copy_(self, src, non_blocking=False):
     self._check_inplace()
     from .inplace import check_overlap
     check_overlap(self, src)
+    warn_discard_imag(src.dtype, self.dtype)
     if src.device != self.device:
         from .convert import move
         src = move(src, next(iter(self._d.devices())))

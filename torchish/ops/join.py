@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .._global_flags import warn_once
 from .._tensor import Tensor, wrap_dim
 from .broadcast import expand
 from .reduce import numpy_kwargs
@@ -242,10 +243,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def meshgrid(*tensors, indexing=None):
     ts = _flat(tensors)
+    if indexing is None:
+        warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                  stacklevel=3)
+        indexing = "ij"
     if not ts:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
-    if indexing is None:
-        indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     for t in ts:

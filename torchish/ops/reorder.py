@@ -69,26 +69,24 @@ def t(input):
 
 
 def _T_prop(self):
-    import warnings
+    from .._global_flags import warn_once
     if self.ndim == 0:
-        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
-                      UserWarning, stacklevel=2)
+        warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
     elif self.ndim != 2:
-        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
-                      "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices "
-                      "or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                      UserWarning, stacklevel=2)
+        warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
+                  "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices "
+                  "or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
     return apply(_PERMUTE, (self,), dims=tuple(reversed(range(self.ndim))))
 
 
-def _mT(self):
+def _mT(self, name="mT"):
     if self.ndim == 0:
-        import warnings
-        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
-                      UserWarning, stacklevel=2)
+        from .._global_flags import warn_once
+        hint = "This function is the identity in these cases." if name == "mT" else "Consider using x.conj()."
+        warn_once(f"Tensor.{name} is deprecated on 0-D tensors. {hint}", stacklevel=3)
         return apply(_ALIAS, (self,))
     if self.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D "
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {self.ndim}-D "
                            "tensor.")
     return transpose(self, -2, -1)
 
@@ -216,6 +214,9 @@ def _H_prop(self):
     if self.ndim not in (0, 2):
         hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{hint}")
+    if self.ndim == 0:
+        from .._global_flags import warn_once
+        warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
     t = apply(_PERMUTE, (self,), dims=tuple(reversed(range(self.ndim))))
     return t.conj() if self.is_complex() else t
 
@@ -228,7 +229,7 @@ METHODS["swapdims"] = swapaxes
 METHODS["T"] = property(_T_prop)
 METHODS["mT"] = property(_mT)
 METHODS["H"] = property(_H_prop)
-METHODS["mH"] = property(lambda self: _mT(self).conj() if self.is_complex() else _mT(self))
+METHODS["mH"] = property(lambda self: _mT(self, "mH").conj() if self.is_complex() else _mT(self, "mH"))
 __all__ += ["moveaxis", "swapdims"]
 moveaxis = movedim
 swapdims = swapaxes

@@ -2,12 +2,11 @@
 masked_scatter and put, each also an in-place method (``scatter_``, ...)."""
 from __future__ import annotations
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._global_flags import warn_once
 from .. import _dtype
 from .._tensor import Tensor
 from .gather import (_along, _as_1d, _check_flat_index, _check_index_shape, _concrete_bounds, _dim_size, _grid, _tname,
@@ -172,17 +171,13 @@ def _scatter(input, dim, index, src, value, reduce, legacy, stacklevel):
     if d is None:
         return _unchanged(input)
     if reduce is not None:
-        if isinstance(src, Tensor) and not _WARNED_ONCE.get("scatter_reduce"):  # PyTorch warns once per process
-            _WARNED_ONCE["scatter_reduce"] = True
-            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
-                          "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
-                          UserWarning, stacklevel=stacklevel)
+        if isinstance(src, Tensor):
+            warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                      "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                      stacklevel=stacklevel)
         return apply(legacy, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce], include_self=True)
     op = _SCATTER if isinstance(src, Tensor) else _SCATTER_VALUE
     return apply(op, (input, index, src), axis=d, reduce=None, include_self=True)
-
-
-_WARNED_ONCE: dict = {}
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):

@@ -2,8 +2,6 @@
 boolean ones are an index_put, a boolean mask with a scalar a ``where``) and index_put/index_put_."""
 from __future__ import annotations
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -92,6 +90,8 @@ def setitem(self, index, value):
         with write_scope(self):
             self._assign(apply(_MASKED_SET, (self, index, value)))
         return
+    if not isinstance(value, Tensor) or value.numel() == 1:
+        _check_masked_fill(index)
     bounds = []
     template, arrays = parse_index(self, index, deferred=bounds)
     if not arrays and not any(t[0] == "b" for t in template):
@@ -105,7 +105,7 @@ def setitem(self, index, value):
     if isinstance(value, Tensor):
         vshape = tuple(value.shape)
         # PyTorch writes a one-element value through a lone boolean mask with masked_fill, which casts it
-        castable = value.numel() == 1 and _lone_mask(index)
+        castable = value.numel() == 1 and _lone_mask(index) is not None
         if castable and value.is_complex() and not self.is_complex():
             raise RuntimeError(f"value cannot be converted to type {_c_name(self.dtype)} without overflow")
         if value.dtype != self.dtype and not castable:
@@ -128,8 +128,16 @@ def setitem(self, index, value):
         self._assign(apply(_INDEX_PUT, (self, value, *arrays), template=template, accumulate=False))
 
 
+def _check_masked_fill(index):
+    """PyTorch writes a one-element value through a lone mask with ``masked_fill_``, which takes no uint8 mask."""
+    mask = _lone_mask(index)
+    if mask is not None and mask._v.dtype == np.uint8:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+
+
 def _lone_mask(index):
-    """Whether the only advanced index in ``index`` is one boolean (or uint8) mask of at least one dimension."""
+    """The only advanced index in ``index`` when it is one boolean (or uint8) mask of at least one dimension, else
+    None."""
     if isinstance(index, tuple) or _seq_as_tuple(index):
         items = list(index)
     else:
@@ -140,10 +148,10 @@ def _lone_mask(index):
             it = _as_index_tensor(it)
         if isinstance(it, (bool, np.bool_)) or isinstance(it, Tensor) and it.ndim == 0 and \
                 it._v.dtype in (np.bool_, np.uint8):
-            return False  # PyTorch indexes a boolean scalar with a long tensor (of 0 or 1 elements)
+            return None  # PyTorch indexes a boolean scalar with a long tensor (of 0 or 1 elements)
         if isinstance(it, Tensor) and not _int_scalar_tensor(it):
             advanced.append(it)
-    return len(advanced) == 1 and advanced[0]._v.dtype in (np.bool_, np.uint8)
+    return advanced[0] if len(advanced) == 1 and advanced[0]._v.dtype in (np.bool_, np.uint8) else None
 
 
 def _set_basic(self, template, value):
@@ -158,8 +166,7 @@ def _set_basic(self, template, value):
         from .shape import reshape
         expand_shape(stripped, tuple(view.shape), value.dtype)
         if value.dtype != self.dtype:
-            _warn_complex(value, self)
-            from .convert import to_dtype
+            from .convert import to_dtype  # (warns when it discards an imaginary part)
             value = to_dtype(value, self.dtype)
         r = reshape(value, stripped) if stripped != vshape else value
     else:
@@ -186,11 +193,6 @@ def _check_setitem(self, index):
     self._check_inplace()
 
 
-def _warn_complex(value, self):
-    if value.is_complex() and not self.is_complex():
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
-
-
 def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
     if not isinstance(values, Tensor):
         raise TypeError(f"{_name}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
@@ -198,6 +200,8 @@ def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
     for i, t in enumerate(indices):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    if not accumulate and values.numel() == 1:
+        _check_masked_fill(indices)
     template, arrays = parse_index(input, indices, tensor_ints=False)
     if values.dtype != input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "

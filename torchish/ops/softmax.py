@@ -72,7 +72,11 @@ _public("logsumexp", logsumexp)
 # softmax family
 
 
-def _softmax_dim(ndim):
+def implicit_dim(name, ndim, stacklevel):
+    """PyTorch's ``_get_softmax_dim``: warn that ``name`` was called without ``dim`` and pick the legacy one."""
+    import warnings
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=stacklevel + 1)
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -131,10 +135,7 @@ _LOG_SOFTMAX = defop("log_softmax", _log_softmax_fwd, vjp=_log_softmax_vjp, grad
 def _softmax_args(name, input, dim, dtype):
     require_tensor(input, name)
     if dim is None:
-        import warnings
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                      "as an argument.", stacklevel=4)
-        dim = _softmax_dim(input.ndim)
+        dim = implicit_dim(name, input.ndim, 4)
     ax = wrap_dim(dim, input.ndim)  # a 0-dim input accepts dim 0 or -1, as PyTorch
     ax = ax if input.ndim else None
     if dtype is not None:

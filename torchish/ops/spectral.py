@@ -7,10 +7,10 @@ differentiable.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
+from .._global_flags import warn_once
 from .. import _dtype
 from .._tensor import Tensor
 from . import creation as _creation
@@ -107,24 +107,24 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     ``return_complex=False``)."""
     from .. import fft as _fft
     from ..nn.functional import pad
+    if window is None:
+        warn_once("A window was not provided. A rectangular window will be applied,which is known to cause "
+                  "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
+                  "recommended to reduce spectral leakage.To suppress this warning and use a rectangular window, "
+                  "explicitly set `window=torch.ones(n_fft, device=<device>)`.", stacklevel=2)
     if return_complex is None:
         if not (input.is_complex() or (window is not None and window.is_complex())):
             raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                                "require that return_complex=True in a future PyTorch release.")
         return_complex = True
     if not return_complex:
-        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
-                      "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
-                      "still call torch.view_as_real on the complex output to recover the old return format.",
-                      UserWarning, stacklevel=2)
+        warn_once("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+                  "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
+                  "still call torch.view_as_real on the complex output to recover the old return format.",
+                  stacklevel=2)
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
     hop, win = _lengths(int(n_fft), hop_length, win_length, "stft")
-    if window is None:
-        warnings.warn("A window was not provided. A rectangular window will be applied,which is known to cause "
-                      "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
-                      "recommended to reduce spectral leakage.To suppress this warning and default to a rectangular "
-                      "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
     x = input
     if center:
         x = pad(x.unsqueeze(0) if x.ndim == 1 else x.unsqueeze(1), (n_fft // 2, n_fft // 2), mode=pad_mode)
@@ -149,6 +149,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     """PyTorch's ``torch.istft``: the least-squares inverse of :func:`stft` (overlap-add over the squared window)."""
     from .. import fft as _fft
     from . import creation, scatter
+    if window is None:
+        warn_once("A window was not provided. A rectangular window will be applied.Please provide the same window "
+                  "used by stft to make the inversion lossless.To suppress this warning and use a rectangular "
+                  "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", stacklevel=2)
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor.")
     if input.ndim not in (2, 3):

@@ -14,10 +14,10 @@ Example:
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
+from .._global_flags import warn_once
 from .. import _dtype
 from .._tensor import Tensor
 from .registry import Family
@@ -161,10 +161,10 @@ def untyped_storage(self):
 
 def storage(self):
     """The storage of this tensor as elements of its dtype (deprecated in PyTorch, with its warning)."""
-    warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
-                  "storage class. This should only matter to you if you are using storages directly.  To access "
-                  "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()", UserWarning,
-                  stacklevel=2)
+    warn_once("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
+              "storage class. This should only matter to you if you are using storages directly.  To access "
+              "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+              stacklevel=2)
     return TypedStorage._of(self)
 
 

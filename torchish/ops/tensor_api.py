@@ -21,6 +21,7 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
+from .._global_flags import warn_once
 from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
@@ -124,12 +125,17 @@ def prelu(self, weight):
     return _prelu(self, weight)
 
 
+def warn_lu_solve_deprecated(stacklevel=3):
+    """``torch.lu_solve`` and ``Tensor.lu_solve`` share PyTorch's once-per-process deprecation warning."""
+    warn_once("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
+              "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+              "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)",
+              stacklevel=stacklevel)
+
+
 def lu_solve(self, LU_data, LU_pivots, *, out=None):
     """Deprecated ``torch.lu_solve(b, LU, pivots)``: ``torch.linalg.lu_solve(LU, pivots, b)``."""
-    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
-                  "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
-                  "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)",
-                  UserWarning, stacklevel=2)
+    warn_lu_solve_deprecated()
     from .solve import lu_solve as _lu_solve
     return _lu_solve(LU_data, LU_pivots, self, out=out)
 

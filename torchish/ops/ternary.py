@@ -16,6 +16,7 @@ import warnings
 import jax.numpy as jnp
 
 from .. import _dtype, _precision
+from .._global_flags import warn_once
 from .._tensor import Tensor
 from .casting import check_scalar_fits
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
@@ -119,6 +120,8 @@ def where(condition, input=None, other=None, *, out=None):
     require_tensor(condition, "where", 1, "condition")
     if condition._v.dtype != jnp.bool_:
         if condition._v.dtype == jnp.uint8:
+            warn_once("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                      "future version of PyTorch. Use a boolean condition instead.")
             from .convert import to_dtype
             condition = to_dtype(condition, _dtype.bool)
         else:

@@ -8,6 +8,7 @@ variants compute out of place and write the result back, as every torchish in-pl
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -607,6 +608,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax.implicit_dim("softmin", input.ndim, 2)
     return _softmax.implicit_softmax(_unary.neg(input), dim, _stacklevel, dtype)
 
 
@@ -624,6 +627,8 @@ _GUMBEL_SOFTMAX = defop("gumbel_softmax", _gumbel_softmax_fwd, grad_name="Softma
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """Samples from the Gumbel-softmax distribution; the Gumbel noise comes from torchish's generator."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     need_tensor("empty_like", logits)
     from ...ops.random import draw
     _float_only(logits, "softmax_lastdim_kernel_impl")

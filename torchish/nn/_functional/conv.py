@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ... import _dtype, _precision
+from ..._global_flags import warn_once
 from ...ops import registry as _registry
 from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
@@ -175,6 +176,9 @@ def convolution(fname, input, weight, bias, stride, padding, dilation, groups, n
             if any(s != 1 for s in stride):
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
             pads = same_padding(kernel, dilation)
+            if any(lo != hi for lo, hi in pads):
+                warn_once("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                          "copy of the input be created")
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:

@@ -15,6 +15,7 @@ from jax import lax
 
 from ... import _dtype
 from ... import _precision
+from ..._global_flags import warn_once
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.elementwise import not_implemented
@@ -388,6 +389,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise ValueError(f"Input tensor must have at least {len(ns)} dimensions, but got {input.ndim}")
     ns = _normalized_shape(input, ns, "rms_norm")
     _check_dtypes("rms_norm", input, complex_ok=True)
+    if weight is not None and weight.dtype != input.dtype:
+        warn_once(f"Mismatch dtype between input and weight: input dtype = {_dtype.cpp_type_name(input.dtype)}, "
+                  f"weight dtype = {_dtype.cpp_type_name(weight.dtype)}, Cannot dispatch to fused implementation.",
+                  key="rms_norm dtype mismatch")
     if eps is None:
         eps = _dtype.finfo(input.dtype).eps
     return apply(_RMS, (input, weight), k=len(ns), eps=float(eps))

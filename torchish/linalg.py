@@ -13,8 +13,8 @@ Example:
 from __future__ import annotations
 
 import math
-import warnings
 
+from ._global_flags import warn_once
 from . import _dtype
 from ._tensor import Tensor
 from .ops import arith as _A, broadcast as _B, copying as _C, diag as _D, reduce as _R, reorder as _O, shape as _S
@@ -227,14 +227,20 @@ def _top_svd(input, some=True, compute_uv=True):
 
 @structured_out
 def _top_qr(input, some=True):
-    if not some:
-        warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
-                      "release.", UserWarning, stacklevel=2)
+    warn_once("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n"
+              "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = torch.qr(A, "
+              "some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')",
+              stacklevel=2)
     return _RESULTS["qr"](*qr(input, "reduced" if some else "complete"))
 
 
 @structured_out
 def _top_cholesky(input, upper=False):
+    warn_once("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+              "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\nand\n"
+              "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+              "transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
+              stacklevel=2)
     return _cholesky(input, upper=upper, _legacy=True)
 
 
@@ -252,9 +258,11 @@ def _top_cross(input, other, dim=None):
     require_tensor(input, "cross")
     require_tensor(other, "cross", 2, "other")
     if dim is None:
-        dim = next((i for i, s in enumerate(input.shape) if s == 3), None)  # input's own sizes, as PyTorch's
-        if dim is None:
-            raise RuntimeError("no dimension of size 3 in input")
+        warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                  "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree with "
+                  "that of linalg.cross in a future release.")
+        shape = _B.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim else input.shape
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return cross(input, other, dim=dim)
 
 
@@ -314,16 +322,14 @@ _TRIANGULAR_SOLVE = defop("triangular_solve", _triangular_solve_fwd, promote="sa
                           grad_name="TriangularSolveBackward0", saved=("01o", "01o"))
 
 
-def _legacy_operands(b, A, name, kernel):
-    """PyTorch's checks of cholesky_solve's and triangular_solve's operands; ``kernel``: the CPU kernel, which has
-    no integer, bool or half-precision version (its NotImplementedError)."""
+def _legacy_operands(b, A, name):
     if b.ndim < 2:
         raise RuntimeError(f"{name}: Expected b to have at least 2 dimensions, but it has {b.ndim} dimensions instead")
+    _check_matrix(A, name)
     if b.dtype is not A.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{_dtype.scalar_type_name(b.dtype)} and A of type {_dtype.scalar_type_name(A.dtype)} "
                            "instead.")
-    _check_matrix(A, name, kernel=kernel, int_kernel=True)
     if b.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {A.shape[-1]} by "
                            f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
@@ -338,7 +344,7 @@ def _expand_batches(b, A):
 @linalg_castable_out("cholesky_solve")
 def _cholesky_solve(B, L, upper=False):
     """``torch.cholesky_solve``: ``X`` with ``A X = B`` for ``A = L L^H`` (``U^H U`` with ``upper=True``)."""
-    _legacy_operands(B, L, "cholesky_solve", "cholesky_solve_cpu")
+    _legacy_operands(B, L, "cholesky_solve")
     B, L = _expand_batches(B, L)
     return apply(_CHOLESKY_SOLVE, (B, L), upper=bool(upper))
 
@@ -353,11 +359,11 @@ def _cholesky_inverse(L, upper=False):
 @structured_out
 def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """``torch.triangular_solve`` (deprecated): ``(solution, cloned_coefficient)`` of ``op(A) X = b``."""
-    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
-                  "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
-                  "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
-                  "with\nX = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
-    _legacy_operands(b, A, "torch.triangular_solve", "triangular_solve_cpu")
+    warn_once("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
+              "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
+              "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
+              "with\nX = torch.linalg.solve_triangular(A, B).", stacklevel=2)
+    _legacy_operands(b, A, "torch.triangular_solve")
     b, A = _expand_batches(b, A)
     X = apply(_TRIANGULAR_SOLVE, (b, A), upper=bool(upper), transpose=bool(transpose), unit=bool(unitriangular))
     return _RESULTS["triangular_solve"](X, A.clone())
@@ -366,11 +372,11 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 @structured_out
 def _top_lu(A, pivot=True, get_infos=False):
     """``torch.lu`` (deprecated): ``(LU, pivots)`` or ``(LU, pivots, infos)``."""
-    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
-                  "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
-                  "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
-                  "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
-                  "torch.linalg.lu_factor_ex(A, compute_pivots)", UserWarning, stacklevel=2)
+    warn_once("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+              "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
+              "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+              "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+              "torch.linalg.lu_factor_ex(A, compute_pivots)", stacklevel=2)
     if get_infos:
         return lu_factor_ex(A, pivot=pivot)
     return lu_factor(A, pivot=pivot)
@@ -379,9 +385,9 @@ def _top_lu(A, pivot=True, get_infos=False):
 def _chain_matmul(*matrices, out=None):
     """``torch.chain_matmul`` (deprecated): ``multi_dot`` of 2-D matrices; one matrix is copied (into ``out`` with a
     cast, as PyTorch's ``copy_``)."""
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
-                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
-                  "parameters.", UserWarning, stacklevel=2)
+    warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+              "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+              "parameters.", stacklevel=2)
     for m in matrices:
         if m.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")

@@ -14,10 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _device, _dtype, _meta
+from .._global_flags import warn_once
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from . import tracing
-from .casting import ACC, check_scalar_fits
+from .casting import ACC, check_scalar_fits, warn_discard_imag
 from .elementwise import exact_out, factory_out, require_tensor, type_name
 from .registry import Family as _Family
 
@@ -116,7 +117,12 @@ def _flatten(data):
             inferred = dt if inferred is None else _dtype.promote_types(inferred, dt)
             leaves.extend(x.reshape(-1).tolist())
             continue
-        stack.extend((y, dim + 1) for y in reversed(list(x)))  # popped in order: leaves come out row-major
+        items = list(x)
+        for _ in builtins.range(0 if isinstance(x, np.ndarray) else sum(isinstance(y, np.ndarray) for y in items)):
+            warn_once("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting "
+                      "the list to a single numpy.ndarray with numpy.array() before converting to a tensor.",
+                      stacklevel=4)
+        stack.extend((y, dim + 1) for y in reversed(items))  # popped in order: leaves come out row-major
     return tuple(shape), leaves, inferred
 
 
@@ -161,12 +167,36 @@ def _numpy_dtype(arr):
                         "uint32, uint16, uint8, and bool.") from None
 
 
+def _warn_not_writable(arr):
+    """PyTorch shares a numpy array's memory (``from_numpy``, ``as_tensor``) and warns, once, when it is read-only."""
+    if isinstance(arr, np.ndarray) and not arr.flags.writeable:
+        warn_once("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This "
+                  "means writing to this tensor will result in undefined behavior. You may want to copy the array to "
+                  "protect its data or make it writable before converting it to a tensor. This type of warning will "
+                  "be suppressed for the rest of this program.", stacklevel=3)
+
+
 def _check_strides(arr):
     """PyTorch builds its tensor on a numpy array's memory, and refuses negative strides (``img[:, ::-1]``)."""
     if isinstance(arr, np.ndarray) and any(s < 0 for s in arr.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
                          "are not currently supported. (You can probably work around this by making a copy of your "
                          "array  with array.copy().) ")
+
+
+def _warn_copy_construct(spelling):
+    warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                  f"sourceTensor.detach().clone().requires_grad_(True), rather than {spelling}.", UserWarning,
+                  stacklevel=3)
+
+
+def _real_part(arr, src, dt):
+    """``arr`` (of dtype ``src``) for a tensor of dtype ``dt``: its real part, with PyTorch's warning, when ``dt``
+    is real and ``src`` complex."""
+    if src.is_complex and not dt.is_complex:
+        warn_discard_imag(src, dt)
+        return arr.real
+    return arr
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -177,23 +207,28 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         tensor([[1.0000, 2.0000],
                 [3.0000, 4.5000]])
     """
+    if isinstance(data, Tensor):
+        _warn_copy_construct("torch.tensor(sourceTensor)")
+    return _tensor(data, dtype, device, requires_grad)
+
+
+def _tensor(data, dtype, device, requires_grad):
     dt = _dtype.as_dtype(_dtype.user_dtype(dtype, "tensor")) if dtype is not None else None
     if isinstance(data, jax.core.Tracer):
         v = data if dt is None else data.astype(dt.np)
         return _finish(v, requires_grad)
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
-        arr = np.asarray(data._concrete())
         dt = dt or data.dtype
+        arr = _real_part(np.asarray(data._concrete()), data.dtype, dt)
         _check_grad_dtype(dt, requires_grad)
         from .out_layout import keep_format  # (a copy in the source's dense stride order, as PyTorch's)
         return keep_format(place(arr, dt, device, requires_grad), data)
     elif isinstance(data, (jax.Array, np.ndarray, np.generic)):
         _check_strides(data)
         arr = np.asarray(data)
-        dt = dt or _numpy_dtype(arr)
+        src = _numpy_dtype(arr)
+        dt = dt or src
+        arr = _real_part(arr, src, dt)
     else:
         shape, leaves, inferred = _flatten(data)
         dt = dt or inferred or _dtype.DEFAULTS.float
@@ -224,6 +259,7 @@ def as_tensor(data, dtype=None, device=None):
             from .convert import to_dtype
             out = to_dtype(out, dtype)
         return out
+    _warn_not_writable(data)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -239,6 +275,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _check_strides(ndarray)
+    _warn_not_writable(ndarray)
     return _numpy_strides(place(ndarray, _numpy_dtype(ndarray), None), ndarray)
 
 
@@ -437,6 +474,9 @@ def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, r
 
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Deprecated ``torch.range``: includes ``end``."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
     if end is None:
         start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1
@@ -656,8 +696,10 @@ def _new_factory(fn):
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-    return tensor(data, dtype=dtype if dtype is not None else self.dtype,
-                  device=device if device is not None else self.device, requires_grad=requires_grad)
+    if isinstance(data, Tensor):
+        _warn_copy_construct("tensor.new_tensor(sourceTensor)")
+    return _tensor(data, dtype if dtype is not None else self.dtype, device if device is not None else self.device,
+                   requires_grad)
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):

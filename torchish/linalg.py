@@ -261,8 +261,9 @@ def _top_cross(input, other, dim=None):
         warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                   "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree with "
                   "that of linalg.cross in a future release.")
-        shape = _B.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim else input.shape
-        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+        dim = next((i for i, s in enumerate(input.shape) if s == 3), None)  # input's own sizes, as PyTorch's
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
     return cross(input, other, dim=dim)
 
 
@@ -322,14 +323,16 @@ _TRIANGULAR_SOLVE = defop("triangular_solve", _triangular_solve_fwd, promote="sa
                           grad_name="TriangularSolveBackward0", saved=("01o", "01o"))
 
 
-def _legacy_operands(b, A, name):
+def _legacy_operands(b, A, name, kernel):
+    """PyTorch's checks of cholesky_solve's and triangular_solve's operands; ``kernel``: the CPU kernel, which has
+    no integer, bool or half-precision version (its NotImplementedError)."""
     if b.ndim < 2:
         raise RuntimeError(f"{name}: Expected b to have at least 2 dimensions, but it has {b.ndim} dimensions instead")
-    _check_matrix(A, name)
     if b.dtype is not A.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{_dtype.scalar_type_name(b.dtype)} and A of type {_dtype.scalar_type_name(A.dtype)} "
                            "instead.")
+    _check_matrix(A, name, kernel=kernel, int_kernel=True)
     if b.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {A.shape[-1]} by "
                            f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
@@ -344,7 +347,7 @@ def _expand_batches(b, A):
 @linalg_castable_out("cholesky_solve")
 def _cholesky_solve(B, L, upper=False):
     """``torch.cholesky_solve``: ``X`` with ``A X = B`` for ``A = L L^H`` (``U^H U`` with ``upper=True``)."""
-    _legacy_operands(B, L, "cholesky_solve")
+    _legacy_operands(B, L, "cholesky_solve", "cholesky_solve_cpu")
     B, L = _expand_batches(B, L)
     return apply(_CHOLESKY_SOLVE, (B, L), upper=bool(upper))
 
@@ -363,7 +366,7 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
               "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
               "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
               "with\nX = torch.linalg.solve_triangular(A, B).", stacklevel=2)
-    _legacy_operands(b, A, "torch.triangular_solve")
+    _legacy_operands(b, A, "torch.triangular_solve", "triangular_solve_cpu")
     b, A = _expand_batches(b, A)
     X = apply(_TRIANGULAR_SOLVE, (b, A), upper=bool(upper), transpose=bool(transpose), unit=bool(unitriangular))
     return _RESULTS["triangular_solve"](X, A.clone())

@@ -48,7 +48,7 @@ def cross(input, other, *, dim=-1):
     require_tensor(other, "linalg_cross", 2, "other")
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    d = wrap_dim(dim, input.ndim)
+    d = wrap_dim(dim, input.ndim, wrap_scalar=False)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")

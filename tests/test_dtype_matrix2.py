@@ -98,6 +98,12 @@ MEAN_OUT = {
     "mean float32 into float64": lambda T: T.mean(_x(T), 1, out=T.empty(0, dtype=T.float64)),
     "nanmean int64 into float32": lambda T: T.nanmean(T.arange(6), out=T.empty(0)),
     "nanmean float32 into complex64": lambda T: T.nanmean(_x(T), out=T.empty(0, dtype=T.complex64)),
+    "logsumexp complex64 into float32": lambda T: T.logsumexp(_x(T).to(T.complex64) * 1j, 0, out=T.empty(0)),
+    "logsumexp float32 into float64": lambda T: T.logsumexp(_x(T), 1, out=T.empty(0, dtype=T.float64)),
+    "logsumexp int64 into float64 keepdim": lambda T: T.logsumexp(T.arange(6).view(2, 3), 1, True,
+                                                                  out=T.empty(0, dtype=T.float64)),
+    "logsumexp float32 into int64": lambda T: T.logsumexp(_x(T), 1, out=T.empty(0, dtype=T.int64)),
+    "logsumexp float32 into complex128": lambda T: T.logsumexp(_x(T), 0, out=T.empty(0, dtype=T.complex128)),
     "median into out": lambda T: T.median(_x(T), out=T.empty(0)),
     "nanmedian keepdim": lambda T: T.nanmedian(_x(T), keepdim=True),
     "median method keepdim": lambda T: _x(T).median(keepdim=False),
@@ -143,9 +149,32 @@ DTYPE_TABLE = {
     "matrix_norm float32 dtype float64": lambda T: T.linalg.matrix_norm(_m(T, "float32"), -1, dtype=T.float64),
     "linalg.norm int32 ord 1 dtype float64": lambda T: T.linalg.norm(_m(T, "int32"), 1, dtype=T.float64),
     "vector_norm float32 dtype int64": lambda T: T.linalg.vector_norm(_m(T, "float32"), dtype=T.int64),
+    "cholesky_solve int64": lambda T: T.cholesky_solve(_m(T, "int64"), _m(T, "int64")),
+    "cholesky_solve bool": lambda T: T.cholesky_solve(_m(T, "bool"), _m(T, "bool")),
+    "cholesky_solve float16": lambda T: T.cholesky_solve(_m(T, "float16"), _m(T, "float16")),
+    "cholesky_solve int64 and float32": lambda T: T.cholesky_solve(_m(T, "int64"), _m(T, "float32")),
+    "triangular_solve int32": lambda T: T.triangular_solve(_m(T, "int32"), _m(T, "int32")),
+    "triangular_solve bfloat16": lambda T: T.triangular_solve(_m(T, "bfloat16"), _m(T, "bfloat16")),
 }
 
 
 @pytest.mark.parametrize("name", list(DTYPE_TABLE))
 def test_dtype_tables(name):
     _same_outcome(DTYPE_TABLE[name])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 0-d and size-0 inputs
+
+
+EDGES = {
+    "cross of 0-d tensors": lambda T: T.cross(T.tensor(1.5), T.tensor(2.0)),
+    "linalg.cross of 0-d tensors": lambda T: T.linalg.cross(T.tensor(1.5), T.tensor(2.0)),
+    "cross without a dim of size 3": lambda T: T.cross(T.ones(2, 2), T.ones(2, 2)),
+    "cross picks the input's dim of size 3": lambda T: T.cross(T.arange(3.0).view(1, 3), T.arange(9.0).view(3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGES))
+def test_zero_dim_and_empty_inputs(name):
+    _same_outcome(EDGES[name])

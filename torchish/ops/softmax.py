@@ -62,7 +62,33 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     if ax is None and not keepdim and input.ndim and input.numel():
         # dim=(): PyTorch's composite adds amax(keepdim=True)'s shape, squeezed over no dims, to a 0-dim result
         raise RuntimeError(f"output with shape [] doesn't match the broadcast shape [{', '.join('1' * input.ndim)}]")
+    if isinstance(out, Tensor):
+        if out.dtype.category < _FLOAT:
+            raise RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but got: "
+                               f"{_dtype.scalar_type_name(out.dtype)}")
+        if out.dtype is not _lse_dtype(input.dtype):
+            return _out(_logsumexp_into(input, ax, bool(keepdim), out.dtype), out, "logsumexp")
     return _out(apply(_LSE, (input,), axis=ax, keepdims=bool(keepdim)), out, "logsumexp")
+
+
+def _lse_dtype(dt):
+    return dt if dt.category >= _FLOAT else _dtype.get_default_dtype()
+
+
+def _logsumexp_into(input, ax, keepdim, dtype):
+    """PyTorch's logsumexp_out for an ``out`` of another dtype than the result's: ``exp(x - max)`` in the input's
+    (floating) dtype, summed into ``dtype`` (a complex sum into a real ``out`` keeps its real part), then ``log`` and
+    ``+ max`` there."""
+    from . import extrema, reduce as R, unary
+    x = input.to(_lse_dtype(input.dtype))
+    ax = tuple(range(x.ndim)) if ax is None else ax
+    if not x.numel():
+        return unary.log(R.sum(unary.exp(x), ax, keepdim, dtype=dtype))
+    m = extrema.amax(x.real if x.is_complex() else x, ax, keepdim=True)
+    m = m.masked_fill(m.abs() == float("inf"), 0)
+    e = unary.exp(x - m)
+    total = R.sum(e.real if e.is_complex() and dtype.category == _FLOAT else e, ax, keepdim, dtype=dtype)
+    return (unary.log(total) + (m if keepdim else m.squeeze(ax))).to(dtype)
 
 
 _public("logsumexp", logsumexp)

@@ -456,3 +456,27 @@ def test_views_of_detached_aliases_have_the_alias_as_base():
                 dd._is_view(), dd[0]._base is dd, e._is_view(), tuple(e._base.shape), e._base.requires_grad)
     ref, got = run_both(run)
     assert got == ref
+
+
+def test_views_of_a_tensor_viewed_in_place_have_it_as_base():
+    """After ``t_()``/``transpose_()``/``unsqueeze_()`` a tensor is no view, and it is the ``_base`` of the views
+    taken of it (before and after), which keep it alive: a batch-first GRU's output is ``transpose_``d in place and
+    then squeezed for unbatched input."""
+    def run(T):
+        out = []
+        for rg in (False, True):
+            y = T.arange(8.0, requires_grad=rg).reshape(1, 2, 4) * 2
+            before = y[0]
+            y.transpose_(0, 1)
+            z = y.squeeze(1)
+            out += [y._is_view(), before._base is y, z._base is y, z._is_view(),
+                    y[1]._is_view(), y.stride(), z.stride()]
+            def squeezed():
+                w = T.arange(6.0, requires_grad=rg).reshape(3, 2) + 1
+                w.t_()
+                return w.squeeze(0)
+            v = squeezed()
+            out += [v._is_view(), v._base.shape, v._base.stride()]
+        return out
+    ref, got = run_both(run)
+    assert_same(ref, got)

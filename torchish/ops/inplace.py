@@ -526,7 +526,7 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
         hidden = Tensor._make(self._d, self._rg, self._grad_fn, self._out_nr)
         hidden._vc = self._vc
         hidden._views = weakref.WeakSet()
-        hidden.__dict__["_hidden_base"] = True
+        hidden.__dict__["_hidden_base"] = self  # (PyTorch's ``_base`` of its views, which keep it alive)
         for v in list(self._views or ()):
             if v is not out:
                 hidden._views.add(v)

@@ -174,13 +174,19 @@ def contiguous(self, memory_format=None):
 
 def _base(self):
     v = self._view
-    if v is None or v[0].__dict__.get("_hidden_base"):
+    if v is None:
         return None
+    base = v[0]
+    hidden = base.__dict__.get("_hidden_base")
+    if hidden is not None:  # the storage of a tensor that became a view of it in place (``t_()``): no view
+        base = hidden if hidden is not True else None  # itself, it is the base of its views, before and since
+        if base is None or base is self:
+            return None
     if not v[2]:  # a view taken of a detach()/.data alias: its base is that alias (itself no view), as PyTorch's
         return self._alias_base if v[1] and self._alias_base is not None else None
     if any(not op.differentiable for op, _ in v[1]):
         return None
-    return v[0]
+    return base
 
 
 def _is_view(self):

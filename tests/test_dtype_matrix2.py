@@ -172,6 +172,14 @@ EDGES = {
     "linalg.cross of 0-d tensors": lambda T: T.linalg.cross(T.tensor(1.5), T.tensor(2.0)),
     "cross without a dim of size 3": lambda T: T.cross(T.ones(2, 2), T.ones(2, 2)),
     "cross picks the input's dim of size 3": lambda T: T.cross(T.arange(3.0).view(1, 3), T.arange(9.0).view(3, 3)),
+    "fftshift of a 0-d tensor": lambda T: T.fft.fftshift(T.tensor(1.5)),
+    "ifftshift over no dims": lambda T: T.fft.ifftshift(T.ones(2), dim=()),
+    "roll by no shifts": lambda T: T.roll(T.ones(2), [], [0]),
+    "norm_except_dim of a 0-d tensor": lambda T: T.norm_except_dim(T.tensor(1.5)),
+    "norm_except_dim out of range": lambda T: T.norm_except_dim(T.ones(2), 2, 1),
+    "norm_except_dim 0-d dim -1": lambda T: T.norm_except_dim(T.tensor(1.5), 2, -1),
+    "embedding of an empty weight": lambda T: T.nn.functional.embedding(T.zeros(0, 3, dtype=T.int64), T.ones(0, 3)),
+    "take of an empty tensor": lambda T: T.take(T.ones(0, 3, dtype=T.bool), T.zeros(0, 3, dtype=T.int64)),
 }
 
 

@@ -19,7 +19,7 @@ from . import _dtype
 from ._global_flags import warn_once
 from . import linalg as _linalg
 from ._device import placement
-from ._tensor import Tensor
+from ._tensor import Tensor, wrap_dim
 from .ops.elementwise import not_implemented, out_structured, structured_out
 from .ops.reduce import _return_type
 from .ops.registry import apply, defop
@@ -43,7 +43,9 @@ def norm_except_dim(v, pow=2, dim=0):
     """The ``pow``-norm over every dim except ``dim`` (kept as size 1); ``dim=-1`` is the norm of everything."""
     if dim == -1:
         return _linalg.vector_norm(v, pow)
-    dims = tuple(d for d in range(v.ndim) if d != dim)
+    # PyTorch reads v.size(dim) (dim 0 of a 0-d tensor is no dimension) or transposes dim to the front
+    d = wrap_dim(dim, v.ndim, wrap_scalar=dim != 0)
+    dims = tuple(i for i in range(v.ndim) if i != d)
     return _linalg.vector_norm(v, pow, dims, keepdim=True)
 
 

@@ -254,8 +254,6 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
 def _shift(input, dim, sign):
     dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
     dims = [wrap_dim(d, input.ndim) for d in dims]
-    if not dims:
-        return input
     return _reorder.roll(input, [sign * (input.shape[d] // 2) for d in dims], dims)
 
 

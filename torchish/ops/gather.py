@@ -183,7 +183,9 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     return gather(expand(input, tuple(bi)), d, idx, out=out)
 
 
-_TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), linear=True, grad_name="TakeBackward0")
+# indexing, not jnp.take: that drops the index's shape when the source is empty (take of an empty tensor with an
+# index of shape (0, 3) has shape (0, 3) in PyTorch)
+_TAKE = defop("take", lambda x, idx: x.reshape(-1)[idx], linear=True, grad_name="TakeBackward0")
 
 
 def _check_flat_index(input, index, name):

@@ -166,6 +166,8 @@ _ROLL = defop("roll", _roll_fwd, linear=True, grad_name="RollBackward0")
 def roll(input, shifts, dims=None):
     sh = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
     ds = () if dims is None else (dims,) if isinstance(dims, int) else tuple(dims)
+    if not sh:
+        raise RuntimeError("`shifts` required")
     if not ds:
         if len(sh) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")

@@ -68,7 +68,8 @@ def _grad_options(w, idx, emb, padding_idx, scale_grad_by_freq, bag=False, spars
 
 
 def _embedding_fwd(w, idx, *, padding_idx, scale_grad_by_freq, sparse=False):
-    return _grad_options(w, idx, jnp.take(w, idx, axis=0), padding_idx, scale_grad_by_freq, sparse=sparse)
+    # w[idx], not jnp.take: that drops idx's shape when w has no rows (PyTorch's result is idx.shape + (dim,))
+    return _grad_options(w, idx, w[idx], padding_idx, scale_grad_by_freq, sparse=sparse)
 
 
 _EMBEDDING = defop("embedding", _embedding_fwd, grad_name="EmbeddingBackward0")

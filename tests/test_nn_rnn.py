@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from module_oracle import compare, pair
-from oracle import arr, check, check_raises, needs_torch, torch, torchish
+from oracle import arr, check, check_raises, formula_init, needs_torch, same, torch, torchish
 
 pytestmark = needs_torch
 
@@ -402,3 +402,25 @@ def test_lstm_output_written_in_place_breaks_backward_where_pytorchs_cpu_kernel_
         except RuntimeError as e:
             got.append("modified by an inplace operation" in str(e))
     assert got[0] == got[1]
+
+
+def test_batch_first_output_is_transposed_time_major_output_as_torch():
+    """PyTorch runs batch-first input time-major and hands the output back transposed (RNN.cpp: a view for LSTM,
+    ``transpose_`` in place for GRU/RNN), so its strides are (H, B*H, 1): ``view(-1)`` raises and
+    ``is_contiguous()`` is False, unbatched input included; values and gradients are unchanged."""
+    def run(T):
+        out = []
+        for cls, kw in ((T.nn.LSTM, {}), (T.nn.GRU, {"num_layers": 2, "bidirectional": True}), (T.nn.RNN, {})):
+            m = formula_init(T, cls(3, 4, batch_first=True, **kw))
+            for shape in ((5, 2, 3), (2, 3)):
+                x = T.cos(T.arange(float(np.prod(shape))) * 0.4).reshape(shape).requires_grad_()
+                y = m(x)[0]
+                out.append((y.stride(), y.is_contiguous(), y._is_view(), y.grad_fn.name()))
+                try:
+                    y.view(-1)
+                except RuntimeError as e:
+                    out.append(str(e))
+                (y * y).sum().backward()
+                out += [y, x.grad, m.weight_hh_l0.grad]
+        return out
+    same(run)

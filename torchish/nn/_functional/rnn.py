@@ -88,14 +88,14 @@ def _layer(mode, x, h0, c0, mask, w, reverse, has_bias, has_proj):
 
 
 def _stack_fwd(x, h0, c0, lengths, unpack_idx, pack_idx, drop, *w, mode, num_layers, num_dirs, has_bias, has_proj,
-               batch_first, hidden_size, out_size):
-    """The whole recurrent stack. ``x`` is (T, B, I) / (B, T, I), or packed data (N, I) with the gather indices."""
+               hidden_size, out_size):
+    """The whole recurrent stack. ``x`` is (T, B, I), or packed data (N, I) with the gather indices."""
     if unpack_idx is not None:  # packed: gather (N, I) -> (T, B, I), with a zero row for the padding
         batch = lengths.shape[0]
         ext = jnp.concatenate([x, jnp.zeros((1,) + x.shape[1:], x.dtype)], axis=0)
         seq = ext[unpack_idx].reshape((unpack_idx.shape[0] // batch, batch) + x.shape[1:])
     else:
-        seq = jnp.swapaxes(x, 0, 1) if batch_first else x
+        seq = x
     steps, batch = seq.shape[0], seq.shape[1]
     mask = None
     if lengths is not None:
@@ -122,7 +122,7 @@ def _stack_fwd(x, h0, c0, lengths, unpack_idx, pack_idx, drop, *w, mode, num_lay
     if pack_idx is not None:
         out = inp.reshape((-1, inp.shape[-1]))[pack_idx]
     else:
-        out = jnp.swapaxes(inp, 0, 1) if batch_first else inp
+        out = inp
     if mode == "lstm":
         return out, jnp.stack(hs), jnp.stack(cs)
     return out, jnp.stack(hs)
@@ -210,11 +210,20 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     if dropout > 0 and training and num_layers > 1:
         drop = inverted_dropout_mask(float(dropout), (num_layers - 1, steps, batch, num_dirs * out_size),
                                      input.dtype, input)
+    # PyTorch's lstm/gru/rnn run batch-first input time-major, on input.transpose(0, 1), and hand the output back
+    # transposed: as a view for LSTM (output.transpose(0, 1)), in place for the others (output.transpose_(0, 1));
+    # either way its strides are (H', B*H', 1) and view() of it raises, as users of batch_first meet
+    transposed = bool(batch_first) and batch_sizes is None
+    if transposed:
+        input = input.transpose(0, 1)
     op = _MKLDNN_LSTM if _mkldnn_lstm(mode, input, bidirectional, proj_size, batch_sizes) else _STACK_OPS[mode]
-    return apply(op, (input, h0, c0, lengths, unpack_idx, pack_idx, drop) + tuple(weights), mode=mode,
-                 num_layers=int(num_layers), num_dirs=num_dirs, has_bias=bool(has_bias), has_proj=proj_size > 0,
-                 batch_first=bool(batch_first) and batch_sizes is None, hidden_size=int(hidden_size),
-                 out_size=int(out_size))
+    res = apply(op, (input, h0, c0, lengths, unpack_idx, pack_idx, drop) + tuple(weights), mode=mode,
+                num_layers=int(num_layers), num_dirs=num_dirs, has_bias=bool(has_bias), has_proj=proj_size > 0,
+                hidden_size=int(hidden_size), out_size=int(out_size))
+    if transposed:
+        out = res[0].transpose(0, 1) if mode == "lstm" else res[0].transpose_(0, 1)
+        res = (out,) + tuple(res[1:])
+    return res
 
 
 def check_matmul_dtypes(weight, *operands):

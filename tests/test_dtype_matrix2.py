@@ -180,6 +180,9 @@ EDGES = {
     "norm_except_dim 0-d dim -1": lambda T: T.norm_except_dim(T.tensor(1.5), 2, -1),
     "embedding of an empty weight": lambda T: T.nn.functional.embedding(T.zeros(0, 3, dtype=T.int64), T.ones(0, 3)),
     "take of an empty tensor": lambda T: T.take(T.ones(0, 3, dtype=T.bool), T.zeros(0, 3, dtype=T.int64)),
+    "geqrf of an empty matrix": lambda T: tuple(T.geqrf(T.ones(0, 3))) + tuple(T.geqrf(T.ones(2, 3, 0))),
+    "unfold of a 0-d tensor, size 0": lambda T: (T.tensor(1.5).unfold(0, 0, 1), T.tensor(1.5).unfold(-1, 0, 2).stride()),
+    "unfold of a 0-d tensor, size 1": lambda T: T.tensor(1.5).unfold(0, 1, 1),
 }
 
 

@@ -61,6 +61,8 @@ def _geqrf_fwd(a):
         return a, tau
 
     tau = jnp.zeros(a.shape[:-2] + (min(m, n),), a.dtype)
+    if min(m, n) == 0:  # nothing to reflect (the loop's body cannot even be traced on an empty dimension)
+        return a, tau
     return jax.lax.fori_loop(0, min(m, n), step, (a, tau))
 
 

@@ -226,8 +226,8 @@ def unbind(input, dim=0):
 
 
 def _unfold_fwd(x, *, dim, size, step):
-    if x.ndim == 0:
-        return x.reshape(1)
+    if x.ndim == 0:  # one window of the value, or none of size 0
+        return x.reshape(1)[:size]
     n = (x.shape[dim] - size) // step + 1
     idx = (np.arange(n) * step)[:, None] + np.arange(size)[None, :]
     y = jnp.take(x, jnp.asarray(idx.reshape(-1)), axis=dim)
@@ -242,7 +242,7 @@ _UNFOLD = defop("unfold", _unfold_fwd, view=True, linear=True, grad_name="Unfold
 def _unfold_layout(lay, *, dim, size, step):
     shape, strides, offset = lay
     if not shape:
-        return (1,), (1,), offset
+        return (size,), (1,), offset
     n = (shape[dim] - size) // step + 1
     return (shape[:dim] + (n,) + shape[dim + 1:] + (size,),
             strides[:dim] + (strides[dim] * step,) + strides[dim + 1:] + (strides[dim],), offset)

@@ -183,6 +183,12 @@ EDGES = {
     "geqrf of an empty matrix": lambda T: tuple(T.geqrf(T.ones(0, 3))) + tuple(T.geqrf(T.ones(2, 3, 0))),
     "unfold of a 0-d tensor, size 0": lambda T: (T.tensor(1.5).unfold(0, 0, 1), T.tensor(1.5).unfold(-1, 0, 2).stride()),
     "unfold of a 0-d tensor, size 1": lambda T: T.tensor(1.5).unfold(0, 1, 1),
+    "adaptive_avg_pool1d of int64 to size 0": lambda T: T.nn.functional.adaptive_avg_pool1d(_m(T, "int64"), 0),
+    "adaptive_avg_pool1d of complex64 to size 0": lambda T: T.nn.functional.adaptive_avg_pool1d(_m(T, "complex64"), 0),
+    "adaptive_avg_pool2d of an empty int64 batch": lambda T: T.nn.functional.adaptive_avg_pool2d(
+        _m(T, "int64")[None, :0], 2),
+    "adaptive_avg_pool3d of int64 to size 0": lambda T: T.nn.functional.adaptive_avg_pool3d(_m(T, "int64")[None, None],
+                                                                                           (0, 2, 2)),
 }
 
 

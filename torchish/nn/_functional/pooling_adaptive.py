@@ -98,6 +98,9 @@ def _adaptive_avg(nd, input, output_size):
                                f"or complex dtype. Got: {_dtype.scalar_type_name(dt)}")
         return apply(_GLOBAL_AVG[nd], (input,), nd=nd, outs=outs)
     if dt not in _FLOATS:
+        shape = tuple(input.shape[:-nd]) + tuple(outs)
+        if nd < 3 and 0 in shape:  # PyTorch's 2-d kernel returns an empty output before its dtype dispatch
+            return input.new_zeros(shape)
         raise not_implemented("adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d", dt)
     return apply(_ADAPTIVE_AVG[nd], (input,), nd=nd, outs=outs)
 

@@ -53,7 +53,7 @@ def cholesky(A, *, upper=False):
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default); ``inf``/``-inf``: max/min of ``|x|``."""
     if isinstance(ord, str):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     return _ST.vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 

@@ -195,3 +195,14 @@ EDGES = {
 @pytest.mark.parametrize("name", list(EDGES))
 def test_zero_dim_and_empty_inputs(name):
     _same_outcome(EDGES[name])
+
+
+def test_median_none_dim_and_zero_d_trapezoid_errors():
+    """median/nanmedian with an explicit dim=None, and the trapezoid rules of a 0-d tensor, raise as PyTorch's."""
+    y = lambda T: T.tensor(1.5)  # noqa: E731
+    for fn in (lambda T: T.median(T.tensor([3.0, 1.0, 2.0]), None),
+               lambda T: T.nanmedian(T.tensor([3.0, 1.0]), None),
+               lambda T: T.trapezoid(y(T)), lambda T: T.trapz(y(T), dx=2.0),
+               lambda T: T.trapezoid(y(T), T.tensor(2.0)), lambda T: T.cumulative_trapezoid(y(T))):
+        same_error(fn)
+    check_raises(lambda T: T.tensor([3.0, 1.0]).median(None))  # (the method's message says position 1)

@@ -346,6 +346,9 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     _check_not_bool(y, "trapezoid")
     if x is not None and not isinstance(x, Tensor):
         dx, x = x, None
+    if y.ndim == 0:  # (PyTorch reads the size of the integration dim: of x when x is a 0-d tensor too)
+        which = 0 if isinstance(x, Tensor) and x.ndim == 0 else dim
+        raise IndexError(f"Dimension specified as {which} but tensor has no dimensions")
     d = wrap_dim(dim, y.ndim)
     if y.shape[d] == 0:
         from .creation import zeros
@@ -365,6 +368,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """Running trapezoidal integrals along ``dim`` (one element shorter than ``y`` there)."""
     require_tensor(y, "cumulative_trapezoid", 1, "y")
     _check_not_bool(y, "cumulative_trapezoid")
+    if y.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if x is not None and not isinstance(x, Tensor):
         dx, x = x, None
     d = wrap_dim(dim, y.ndim)

@@ -263,14 +263,19 @@ def _value_ties(rows, pos):
     return cpu_order.ties(s[:, max(pos - 1, 0):pos + 2], 3).any()
 
 
+_NO_DIM = object()
+
+
 def _median(nan_ignore):
     name = "nanmedian" if nan_ignore else "median"
 
     @numpy_kwargs
-    def f(input, dim=None, keepdim=None, *, out=None):
+    def f(input, dim=_NO_DIM, keepdim=None, *, out=None):
         require_tensor(input, name)
         unsupported = input.dtype is _dtype.bool or input.is_complex()
-        if dim is None:  # an empty input never reaches the kernel: NaN cast to the dtype (True for bool)
+        if dim is None:  # (PyTorch's overloads take no dim, or an int one: an explicit None is neither)
+            raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not NoneType")
+        if dim is _NO_DIM:  # an empty input never reaches the kernel: NaN cast to the dtype (True for bool)
             if keepdim is not None or out is not None:  # only PyTorch's overload with a dim takes these
                 raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
             if unsupported and input.numel():

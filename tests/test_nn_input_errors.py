@@ -147,3 +147,16 @@ def test_convolution_refuses_window_arguments_that_are_not_ints(kw):
     check_raises(lambda T: F(T).conv2d(x(T, 1, 2, 5, 5), x(T, 3, 2, 3, 3), **kw), match=list(kw)[0])
     check_raises(lambda T: T.nn.Conv2d(2, 3, 3, **kw)(x(T, 1, 2, 5, 5)))
     check_raises(lambda T: F(T).conv_transpose2d(x(T, 1, 2, 5, 5), x(T, 2, 3, 3, 3), **kw))
+
+
+def test_zero_channel_affine_batch_norm_and_empty_embedding_table_raise():
+    """A batch norm with affine parameters over zero channels, and an embedding lookup in a table of no rows,
+    raise what PyTorch's kernels raise; without affine parameters the empty result is computed."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (initialising an empty weight warns in both)
+        for fn in (lambda T: T.nn.BatchNorm1d(0)(T.ones(3, 0)), lambda T: T.nn.BatchNorm2d(0)(T.ones(2, 0, 3, 3)),
+                   lambda T: T.nn.Embedding(0, 3)(T.tensor([0])),
+                   lambda T: T.nn.functional.embedding(T.tensor([[0]]), T.ones(0, 3))):
+            same_error(fn)
+    same(lambda T: T.nn.functional.batch_norm(T.ones(3, 0), T.zeros(0), T.ones(0), training=True))

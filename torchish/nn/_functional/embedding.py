@@ -180,6 +180,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
     padding_idx = _padding_idx(padding_idx, num)
+    if num == 0 and input.numel():  # (PyTorch's index_select on an empty weight)
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     _check_indices(input, num, "embedding")
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)

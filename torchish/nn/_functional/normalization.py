@@ -185,6 +185,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.ndim < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     c = input.shape[1]
+    if c == 0 and (weight is not None or bias is not None):  # (PyTorch's kernel reads the affine's channel 0)
+        raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
     if training:
         size = math.prod(input.shape) // max(c, 1)
         if size == 1:

@@ -321,6 +321,18 @@ def assert_script_matches(fn):
     assert_same(ref[1], got[1])
 
 
+def script_test(namespace):
+    """A probe-script module's test: ``test_script_matches_torch`` parametrized over the module's ``case_*``
+    functions (defined above the call), each checked by :func:`assert_script_matches`."""
+    cases = {name[5:]: fn for name, fn in sorted(namespace.items()) if name.startswith("case_")}
+
+    @needs_torch
+    @pytest.mark.parametrize("name", sorted(cases))
+    def test_script_matches_torch(name):
+        assert_script_matches(cases[name])
+    return test_script_matches_torch
+
+
 def same(fn, **tols):
     """``fn(lib)`` returns equal results (values, dtypes, shapes, structure) with PyTorch and torchish."""
     ref, got = run_both(fn)
@@ -337,4 +349,4 @@ def same_error(fn):
 
 __all__ = ["torch", "torchish", "needs_torch", "arr", "check", "check_raises", "check_fd", "run_both",
            "assert_same", "same", "same_error", "to_numpy", "numeric_grad", "builtins", "formula_init",
-           "formula_data", "error_family", "assert_script_matches"]
+           "formula_data", "error_family", "assert_script_matches", "script_test"]

@@ -10,11 +10,10 @@ Where a program differs from the tutorial it follows, a comment says why."""
 import math
 
 import numpy as np
-import pytest
 
 import torchish
 from oracle import needs_torch, same_error, torch
-from oracle import assert_script_matches, formula_data as _data, formula_init as _init
+from oracle import formula_data as _data, formula_init as _init, script_test
 
 
 def case_autograd_tutorial(lib):
@@ -630,13 +629,7 @@ def case_sdpa_causal_self_attention(lib):
     return out
 
 
-CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
-
-
-@needs_torch
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_script_matches_torch(name):
-    assert_script_matches(CASES[name])
+test_script_matches_torch = script_test(globals())
 
 
 def _numpy_of_grad_tensor(lib):

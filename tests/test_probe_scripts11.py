@@ -16,9 +16,8 @@ saved tensor that has been detached in-place" (test_autograd_backward.py has the
 RNN outputs were contiguous where PyTorch's are transposed time-major outputs (test_nn_rnn.py)."""
 import math
 
-import pytest
+from oracle import formula_data as _data, formula_init as _init, script_test
 
-from oracle import assert_script_matches, formula_data as _data, formula_init as _init, needs_torch
 
 def _sgd(lib, params, lr, batch_size):
     with lib.no_grad():
@@ -735,10 +734,4 @@ def case_jit_rnn_scratch(lib, jit):
     return out
 
 
-CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
-
-
-@needs_torch
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_script_matches_torch(name):
-    assert_script_matches(CASES[name])
+test_script_matches_torch = script_test(globals())

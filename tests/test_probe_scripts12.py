@@ -13,9 +13,7 @@ import inspect
 from collections import namedtuple
 from dataclasses import dataclass
 
-import pytest
-
-from oracle import assert_script_matches, formula_data as _data, formula_init as _init, needs_torch
+from oracle import formula_data as _data, formula_init as _init, script_test
 
 
 def _nanogpt(lib, flash):
@@ -583,10 +581,4 @@ def case_reinforce_actor_critic(lib, jit):
     return out
 
 
-CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
-
-
-@needs_torch
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_script_matches_torch(name):
-    assert_script_matches(CASES[name])
+test_script_matches_torch = script_test(globals())

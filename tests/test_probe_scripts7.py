@@ -9,7 +9,7 @@ import pytest
 
 import torchish
 from oracle import needs_torch, torch
-from oracle import assert_script_matches, formula_data as _data, formula_init as _init
+from oracle import formula_data as _data, formula_init as _init, script_test
 
 
 def case_lstm_lm_packed_with_clipping(lib):
@@ -414,13 +414,7 @@ def case_print_tensors(lib):
     return outs
 
 
-CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
-
-
-@needs_torch
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_script_matches_torch(name):
-    assert_script_matches(CASES[name])
+test_script_matches_torch = script_test(globals())
 
 
 @needs_torch

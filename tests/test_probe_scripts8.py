@@ -7,10 +7,8 @@ import copy
 import math
 
 import numpy as np
-import pytest
 
-from oracle import needs_torch
-from oracle import assert_script_matches, formula_data as _data, formula_init as _init
+from oracle import formula_data as _data, formula_init as _init, script_test
 
 
 def case_gan_two_optimizers(lib):
@@ -530,10 +528,4 @@ def case_numpy_array_operands(lib):
 
 
 
-CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
-
-
-@needs_torch
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_script_matches_torch(name):
-    assert_script_matches(CASES[name])
+test_script_matches_torch = script_test(globals())

@@ -15,7 +15,7 @@ import pytest
 
 import torchish
 from oracle import assert_same, needs_torch, torch
-from oracle import assert_script_matches, formula_data as _data, formula_init as _init
+from oracle import formula_data as _data, formula_init as _init, script_test
 
 
 def _train(lib, model, loss_fn, opt, steps=3, step_fn=None):
@@ -397,13 +397,7 @@ def case_maml_inner_loop(lib):
     return losses, [p.grad for p in lrs], list(net.parameters()), [p.grad for p in fo.values()]
 
 
-CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
-
-
-@needs_torch
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_script_matches_torch(name):
-    assert_script_matches(CASES[name])
+test_script_matches_torch = script_test(globals())
 
 
 def _complex_steps(lib, name, kw):

@@ -446,10 +446,8 @@ class Tensor(_tensor_values.TensorValues):
         if other._view is None:  # (set_data: self takes other's strides too)
             self._layout = other._layout
         else:
-            from .ops.inplace import _dense, contiguous_strides, layout
-            shape, strides, _ = layout(other)
-            keep = _dense(shape, strides) and tuple(strides) != contiguous_strides(shape)
-            self._layout = (shape, strides, 0) if keep else None
+            from .ops.inplace import dense_layout
+            self._layout = dense_layout(other)
 
     # ---------------------------------------------------------------------------------------------------------
     # views and in-place rebinding

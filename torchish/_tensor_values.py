@@ -31,10 +31,11 @@ def _real_item(t, ctype):
 def _in_memory_order(t, arr):
     """``arr`` (``t``'s values in logical order) laid out with ``t``'s strides when they are dense (PyTorch's
     ``numpy()`` shares the tensor's memory, strides included)."""
-    from .ops.inplace import _dense, layout
-    shape, strides, _ = layout(t)
-    if not _dense(shape, strides):
+    from .ops.inplace import dense_layout
+    lay = dense_layout(t)
+    if lay is None:
         return arr
+    strides = lay[1]
     perm = sorted(range(arr.ndim), key=lambda d: (-strides[d], d))  # slowest-moving dimension first
     out = np.ascontiguousarray(arr.transpose(perm)).transpose(np.argsort(perm))
     return out if tuple(s // out.itemsize for s in out.strides) == tuple(strides) else arr

@@ -139,11 +139,10 @@ class _Encoder:
         from .nn.parameter import Parameter
         if isinstance(t, Parameter):  # comes back as a Parameter, as PyTorch's do
             fields.append("parameter")
-        if t._layout is not None or t._view is not None:  # dense strides (channels_last, a transposed copy) too
-            from .ops.inplace import _dense, contiguous_strides, layout
-            shape, strides, _ = layout(t)
-            if _dense(shape, strides) and tuple(strides) != contiguous_strides(shape):
-                fields.append(list(strides))
+        from .ops.inplace import dense_layout
+        lay = dense_layout(t)  # dense strides (channels_last, a transposed copy) too
+        if lay is not None:
+            fields.append(list(lay[1]))
         return self.tagged(_TENSOR, fields)
 
 

@@ -21,7 +21,6 @@ from . import anomaly_mode
 from .graph import AccumulateGrad, GradientEdge
 from .grad_mode import STATE
 from ..ops import tracing
-from ..ops.out_layout import keep_format
 
 
 def _as_tuple(x):
@@ -473,9 +472,7 @@ def _accumulate(var, g, create_graph):
     if want and g.dtype != want:  # (a grad_dtype set on the leaf: AccumulateGrad casts to it)
         g = g.to(want)
     if var._grad is None:
-        var._grad = g if create_graph else Tensor._make(g._d)
-        if var._layout is not None and not create_graph:  # (PyTorch's AccumulateGrad: the parameter's strides)
-            keep_format(var._grad, var)
+        var._grad = g if create_graph else lowering.new_leaf_grad(var, Tensor._make(g._d))
     elif create_graph or var._grad._rg:
         var._grad = var._grad + g
     else:

@@ -29,6 +29,17 @@ _SEEN = object()
 STATS = {"lowered": 0, "node_by_node": 0, "compiles": 0}
 
 
+def new_leaf_grad(var, grad):
+    """``grad`` (a fresh tensor) as the first ``.grad`` of the leaf ``var``, as PyTorch's AccumulateGrad makes it:
+    cast to the ``grad_dtype`` set on ``var``, with ``var``'s strides."""
+    want = var.__dict__.get("_grad_dtype", False)
+    if want and grad.dtype != want:
+        grad = grad.to(want)
+    if var._layout is not None:
+        keep_format(grad, var)
+    return grad
+
+
 def _eligible(schedule, targets, accumulate, create_graph):
     from ..ops.opnode import OpNode
     if create_graph or STATE.anomaly or STATE.tracing or config.lowered_backward == "never":
@@ -116,12 +127,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
         if g is None or not var._rg:  # a leaf detach_()ed after use: PyTorch's AccumulateGrad skips it
             continue
         if var._grad is None:
-            var._grad = lazy.adopt(Tensor._make(g), g)
-            want = var.__dict__.get("_grad_dtype", False)
-            if want and var._grad.dtype != want:  # (a grad_dtype set on the leaf: AccumulateGrad casts to it)
-                var._grad = var._grad.to(want)
-            if var._layout is not None:  # (PyTorch's AccumulateGrad: the parameter's strides)
-                keep_format(var._grad, var)
+            var._grad = new_leaf_grad(var, lazy.adopt(Tensor._make(g), g))
         else:
             var._grad._set_value(g)  # accumulated in place, as PyTorch does
     for (_, _, k), g in zip(captures, captured):

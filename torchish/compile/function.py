@@ -33,7 +33,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
 from ..ops import lazy, tracing
-from ..ops.out_layout import keep_format
+from ..autograd.lowering import new_leaf_grad
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
                        second_order_op, with_inputs)
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
@@ -74,14 +74,8 @@ def _output_layouts(traced):
     """``(position, layout)`` of the traced output tensors whose strides are dense but not contiguous (an
     elementwise op on a channels-last or transposed argument, a convolution of a channels-last input): the
     program's outputs take them, as torch.compile keeps eager's output strides."""
-    from ..ops.inplace import _dense, contiguous_strides, layout
-    found = []
-    for j, x in enumerate(traced):
-        if x._view is not None or x._layout is not None:
-            shape, strides, _ = layout(x)
-            if tuple(strides) != contiguous_strides(shape) and _dense(shape, strides):
-                found.append((j, (tuple(shape), tuple(strides), 0)))
-    return found
+    from ..ops.inplace import dense_layout
+    return [(j, lay) for j, lay in enumerate(map(dense_layout, traced)) if lay is not None]
 
 class CompiledFunction:
     """The callable returned by :func:`torchish.compile`."""
@@ -589,9 +583,10 @@ class CompiledFunction:
         for i, kind in info["grad_spec"]:
             if kind == "new":
                 t = targets[i]
-                g = t._grad = _make(next(it))
-                if t._layout is not None:  # (a new .grad takes its parameter's strides, as PyTorch's AccumulateGrad)
-                    keep_format(g, t)
+                g = _make(next(it))
+                if t._layout is not None:  # (the parameter's strides; the program already cast to its grad_dtype)
+                    g = new_leaf_grad(t, g)
+                t._grad = g
                 j = links.get(i)
                 if j is not None:  # the new .grad takes its predecessor's place in the state now, so the next
                     if moved is None:  # call's guard still vouches for every value by identity

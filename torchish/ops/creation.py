@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from . import tracing
 from .casting import ACC, check_scalar_fits, warn_discard_imag
 from .elementwise import exact_out, factory_out, require_tensor, type_name
+from .out_layout import format_name, keep_format, like_format, numpy_layout, set_format
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -221,8 +222,8 @@ def _tensor(data, dtype, device, requires_grad):
         dt = dt or data.dtype
         arr = _real_part(np.asarray(data._concrete()), data.dtype, dt)
         _check_grad_dtype(dt, requires_grad)
-        from .out_layout import keep_format  # (a copy in the source's dense stride order, as PyTorch's)
-        return keep_format(place(arr, dt, device, requires_grad), data)
+        return keep_format(  # (a copy in the source's dense stride order, as PyTorch's)
+            place(arr, dt, device, requires_grad), data)
     elif isinstance(data, (jax.Array, np.ndarray, np.generic)):
         _check_strides(data)
         arr = np.asarray(data)
@@ -234,18 +235,7 @@ def _tensor(data, dtype, device, requires_grad):
         dt = dt or inferred or _dtype.DEFAULTS.float
         arr = _leaves_to_array(shape, leaves, dt)
     _check_grad_dtype(dt, requires_grad)
-    return _numpy_strides(place(arr, dt, device, requires_grad), arr)
-
-
-def _numpy_strides(out, arr):
-    """``out`` made from the numpy array ``arr``: a transposed or sliced array gives a tensor whose strides follow
-    its memory order (``torch.tensor(img.transpose(2, 0, 1))`` is not contiguous in PyTorch)."""
-    if arr.ndim > 1 and not arr.flags.c_contiguous and arr.size:
-        from .out_layout import output_strides
-        strides = output_strides([(arr.shape, tuple(s // arr.itemsize for s in arr.strides))], arr.shape)
-        if strides is not None:
-            out._layout = (tuple(arr.shape), strides, 0)
-    return out
+    return numpy_layout(place(arr, dt, device, requires_grad), arr)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -276,7 +266,7 @@ def from_numpy(ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _check_strides(ndarray)
     _warn_not_writable(ndarray)
-    return _numpy_strides(place(ndarray, _numpy_dtype(ndarray), None), ndarray)
+    return numpy_layout(place(ndarray, _numpy_dtype(ndarray), None), ndarray)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -348,7 +338,6 @@ def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
     check_memory_format(memory_format, len(shape))
     out = _fill(shape, 0, _dtype.user_dtype(dtype, "empty"), device, requires_grad)
     if memory_format is not None:
-        from .out_layout import format_name, set_format
         set_format(out, format_name(memory_format))
     return out
 
@@ -388,15 +377,8 @@ def _like(fill, name):
         check_memory_format(memory_format, input.ndim)
         out = _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
                     device if device is not None else input.device, requires_grad)
-        return _like_format(out, input, memory_format)
+        return like_format(out, input, memory_format)
     return like
-
-
-def _like_format(out, input, memory_format):
-    """A ``*_like`` factory's result in PyTorch's ``memory_format`` (``preserve_format`` keeps a dense input's
-    strides)."""
-    from .out_layout import like_format
-    return like_format(out, input, memory_format)
 
 
 zeros_like = _like(0, "zeros_like")
@@ -410,7 +392,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     _check_fill_value(fill_value, "full_like")
     out = full(tuple(input.shape), fill_value, dtype=dtype if dtype is not None else input.dtype,
                device=device if device is not None else input.device, requires_grad=requires_grad)
-    return _like_format(out, input, memory_format)
+    return like_format(out, input, memory_format)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

@@ -427,6 +427,17 @@ def _dense(shape, strides):
     return True
 
 
+def dense_layout(t: Tensor):
+    """``(shape, strides, 0)`` when ``t``'s strides are dense but not exactly the contiguous ones (a channels-last
+    or transposed tensor: what a copy, a ``.data`` swap, a saved file or a compiled output keeps), else None."""
+    if t._view is None and t._layout is None:
+        return None
+    shape, strides, _ = layout(t)
+    if tuple(strides) == contiguous_strides(shape) or not _dense(shape, strides):
+        return None
+    return tuple(shape), tuple(strides), 0
+
+
 def check_overlap(dst: Tensor, src, full=False) -> None:
     """Refuse a write of ``src`` into ``dst`` when they share storage and partly overlap, as PyTorch does (its
     ``get_overlap_status``: dense views of one storage whose element ranges intersect without being the same

@@ -124,8 +124,7 @@ def set_suggested_layout(name, outs, args):
         formats = {suggest_format(t) for t in tensors[:2]} - {"contiguous_format"}
         fmt = formats.pop() if len(formats) == 1 else "contiguous_format"
     elif name == "cat":
-        formats = {suggest_format(t) for t in tensors}
-        fmt = formats.pop() if len(formats) == 1 else "contiguous_format"
+        fmt = _common_format(tensors)
     else:
         fmt = suggest_format(tensors[0])
     if fmt == "contiguous_format":
@@ -135,12 +134,16 @@ def set_suggested_layout(name, outs, args):
             set_format(out, fmt)
 
 
+def _common_format(tensors):
+    """The memory format of ``cat``'s output: the one every input suggests, or contiguous."""
+    formats = {suggest_format(t) for t in tensors}
+    return formats.pop() if len(formats) == 1 else "contiguous_format"
+
+
 def set_stack_layout(out, tensors, dim):
     """``stack`` along a dimension before the last, as PyTorch computes it: ``cat(tensors, dim)`` (in the inputs'
     common suggested format) viewed with the stacked dimension split off."""
-    formats = {suggest_format(t) for t in tensors}
-    fmt = formats.pop() if len(formats) == 1 else "contiguous_format"
-    if fmt == "contiguous_format":
+    if _common_format(tensors) == "contiguous_format":
         return
     shape = list(tensors[0]._v.shape)
     shape[dim] *= len(tensors)
@@ -233,6 +236,16 @@ def keep_format(out, input, memory_format=None):
         dense = tuple(strides) if _dense(shape, strides) else output_strides([(shape, strides)], shape)
         if dense is not None:
             out._layout = (tuple(shape), dense, 0)
+    return out
+
+
+def numpy_layout(out, arr):
+    """``out`` made from the numpy array ``arr``: a transposed or sliced array gives a tensor whose strides follow
+    its memory order (``torch.tensor(img.transpose(2, 0, 1))`` is not contiguous in PyTorch); returns ``out``."""
+    if arr.ndim > 1 and not arr.flags.c_contiguous and arr.size:
+        strides = output_strides([(arr.shape, tuple(s // arr.itemsize for s in arr.strides))], arr.shape)
+        if strides is not None:
+            out._layout = (tuple(arr.shape), strides, 0)
     return out
 
 

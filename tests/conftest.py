@@ -49,10 +49,11 @@ _CRASH_RERUNS: dict = {}
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem, report, sched):
-    """A test whose xdist worker died (a rare segfault inside XLA's CPU compiler, twice in six full runs, both in
-    test_saved_hooks right after torch ran the same program) runs once more on a fresh worker; a second crash
-    fails it."""
-    if _CRASH_RERUNS.get(crashitem, 0) < 1:
+    """A test whose xdist worker died runs again on a fresh worker, up to twice; a third crash fails it. The crash
+    is a rare segfault inside XLA's CPU compiler (``backend_compile_and_load``), about one per full run on 2 cores,
+    each time in a different test (test_saved_hooks, test_probe_ops, test_probe_ops2), and the test passes when
+    rerun, so it is XLA's and not the test's."""
+    if _CRASH_RERUNS.get(crashitem, 0) < 2:
         _CRASH_RERUNS[crashitem] = _CRASH_RERUNS.get(crashitem, 0) + 1
         sched.mark_test_pending(crashitem)
         report.outcome = "rerun"

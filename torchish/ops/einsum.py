@@ -14,7 +14,9 @@ from .registry import Family as _Family
 _public = _Family(globals()).public
 
 
-def _einsum_fwd(*xs, eq, shapes):
+def _einsum_fwd(*xs, eq, shapes, dtype=None):
+    if dtype is not None:
+        xs = [x.astype(dtype) for x in xs]
     xs = [jnp.broadcast_to(x, s) if x.shape != s else x for x, s in zip(xs, shapes)]
     return jnp.einsum(eq, *xs, precision=_precision.matmul())
 
@@ -140,6 +142,46 @@ def _einsum_plan(equation, operands):
     return ",".join(specs) + "->" + out_spec, tuple(shapes), specs, out_spec
 
 
+def _sum_dtype(d):
+    return d if d.is_floating_point or d.is_complex else _dtype.int64
+
+
+def _einsum_dtype(specs, out_spec, operands):
+    """The result dtype of PyTorch's einsum, which contracts the operands pairwise from the left (the order it
+    takes without an opt_einsum path) and PyTorch's errors: a pair with no label to contract is a ``mul`` (dtypes
+    promote), one with a label of size > 1 in both to contract is a ``bmm`` (dtypes must match; not for bool); a
+    label left in one operand alone is summed there first (integers and bool sum to int64), as is every
+    contraction label of a single operand."""
+    contract = [c for c in dict.fromkeys("".join(specs)) if c not in out_spec]
+    if len(operands) == 1:
+        return _sum_dtype(operands[0].dtype) if contract else operands[0].dtype
+    big = [{c for c, n in zip(spec, x.shape) if n != 1} for spec, x in zip(specs, operands)]
+    counts = {c: sum(c in b for b in big) for c in contract}
+    ops = [(x.dtype, b) for x, b in zip(operands, big)]
+    while len(ops) > 1:
+        (da, ba), (db, bb) = ops[0], ops[1]
+        summed, a_sum, b_sum = set(), False, False
+        for c in contract:
+            if c in ba and c in bb:
+                counts[c] -= 1
+                if counts[c] == 1:
+                    summed.add(c)
+                    counts[c] = 0
+            elif counts[c] == 1 and (c in ba or c in bb):
+                a_sum, b_sum = a_sum or c in ba, b_sum or c not in ba
+                (ba if c in ba else bb).discard(c)
+                counts[c] = 0
+        da, db = (_sum_dtype(da) if a_sum else da), (_sum_dtype(db) if b_sum else db)
+        if summed:
+            if da is _dtype.bool:
+                raise NotImplementedError('"bmm" not implemented for \'Bool\'')
+            if da is not db:
+                raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(da)} but found "
+                                   f"{_dtype.scalar_type_name(db)}")
+        ops[:2] = [(da if summed else _dtype.promote_types(da, db), (ba | bb) - summed)]
+    return ops[0][0]
+
+
 def _einsum_grad_name(specs, out_spec):
     if len(specs) == 1:
         s = specs[0]
@@ -175,13 +217,11 @@ def einsum(*args):
             raise TypeError(f"einsum(): argument 'operands[{i}]' must be Tensor, not {type(x).__name__}")
     if _registry.autocast_hook is not None:  # one op in PyTorch's CUDA list (the CPU casts per plan: see amp.policy)
         operands = _registry.autocast_hook("einsum", tuple(operands))
-    for x in operands[1:]:
-        if x.dtype is not operands[0].dtype:
-            raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(operands[0].dtype)} but found "
-                               f"{_dtype.scalar_type_name(x.dtype)}")
     eq, shapes, specs, out_spec = _einsum_plan(equation, operands)
+    dtype = _einsum_dtype(specs, out_spec, operands)
     op = _EINSUM[_einsum_grad_name(specs, out_spec)]
-    return apply(op, tuple(operands), eq=eq, shapes=shapes)
+    cast = None if all(x.dtype is dtype for x in operands) else dtype.np
+    return apply(op, tuple(operands), eq=eq, shapes=shapes, dtype=cast)
 
 
 _public("einsum", einsum, method=False)

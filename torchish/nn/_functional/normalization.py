@@ -18,6 +18,7 @@ from ... import _precision
 from ..._global_flags import warn_once
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...ops.casting import ACC
 from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ._args import need_tensor, need_tensor_attr
@@ -71,13 +72,23 @@ def _update_running(running_mean, running_var, mean, var, momentum):
 def _bn_stats(x, axes, eps):
     """Batch statistics as PyTorch's CPU batch_norm saves them: ``mean`` and ``invstd = 1 / sqrt(var + eps)``
     computed in float32 for a float16/bfloat16 input and stored in its dtype (widened back here); also the
-    widened input and the biased variance (unrounded, for the running statistics)."""
+    widened input and the biased variance (unrounded, for the running statistics). The sums are accumulated as
+    PyTorch's (:func:`_bn_sum`): a float32 mean an ulp off, times the batch size, is all the backward of a loss that
+    does not depend on the batch's mean (the sum of a BN output) leaves, and XLA's float32 sum is that far off."""
     wide, r = _precision.stepper(x.dtype)
     xw = wide(x)
-    mean = jnp.mean(xw, axis=axes, keepdims=True)
-    var = jnp.mean(jnp.square(xw - mean), axis=axes, keepdims=True)
+    n = math.prod(x.shape[a] for a in axes)
+    acc = ACC.get(x.dtype, x.dtype)
+    mean = (jnp.sum(xw.astype(acc), axis=axes, keepdims=True) / n).astype(xw.dtype)
+    var = _bn_sum(jnp.square(xw - mean), axes, acc) / n
     invstd = _precision.div(1.0, jnp.sqrt(var + eps))
     return xw, r(mean), r(invstd), mean, var
+
+
+def _bn_sum(v, axes, acc):
+    """The sum over ``axes`` (kept) accumulated in ``acc`` as PyTorch's CPU batch norm does (``acc_type``: double for
+    a float32 input, float32 for a half one), stored in ``v``'s dtype."""
+    return jnp.sum(v.astype(acc), axis=axes, keepdims=True).astype(v.dtype)
 
 
 def _bn_normalize(x, w, b, axes, eps):
@@ -101,8 +112,9 @@ def _bn_grad(g, x, w, axes, eps):
     gw = wide(g)
     n = math.prod(x.shape[a] for a in axes)
     centered = xw - mean
-    dotp = jnp.sum(centered * gw, axis=axes, keepdims=True)
-    total = jnp.sum(gw, axis=axes, keepdims=True)
+    acc = ACC.get(x.dtype, x.dtype)
+    dotp = _bn_sum(centered * gw, axes, acc)
+    total = _bn_sum(gw, axes, acc)
     k = _precision.div(dotp * invstd * invstd, n)
     grad_mean = _precision.div(total, n)
     dx = (gw - grad_mean - centered * k) * invstd

@@ -158,10 +158,11 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.is_complex():
         raise RuntimeError("nansum on CPU does not support complex inputs")
     dt = _acc_dtype(input, dtype, out)
-    if dtype is None and dt.category <= _INT and input.dtype.category >= _FLOAT:  # (an integer out= of a float sum;
-        raise not_implemented("nansum_cpu", dt)          # dtype=int64 is fine: NaN zeroed, each element cast, summed)
-    if dt.category == _dtype._COMPLEX and input.dtype.category >= _FLOAT:  # a float input's kernel has no complex
-        raise not_implemented("nansum_cpu", dt)  # version (an integer input is summed by sum's kernel: it has)
+    runs = input.numel() > 0  # PyTorch's kernel (and its dtype dispatch) runs only on a non-empty input
+    if runs and dtype is None and dt.category <= _INT and input.dtype.category >= _FLOAT:  # (an integer out= of a
+        raise not_implemented("nansum_cpu", dt)  # float sum; dtype=int64 is fine: NaN zeroed, each element cast)
+    if runs and dt.category == _dtype._COMPLEX and input.dtype.category >= _FLOAT:  # a float input's kernel has no
+        raise not_implemented("nansum_cpu", dt)  # complex version (an integer input is summed by sum's kernel)
     return _out(apply(_NANSUM, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim), dtype=dt.np), out,
                 "nansum")
 
@@ -212,8 +213,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None and _dtype.as_dtype(dtype).category < _FLOAT:
         raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {_dtype.scalar_type_name(_dtype.as_dtype(dtype))}")
-    if dtype is None and isinstance(out, Tensor) and out.dtype.category != _FLOAT:  # (PyTorch sums into out)
-        raise not_implemented("nansum_cpu", out.dtype)
+    if dtype is None and isinstance(out, Tensor) and out.dtype.category != _FLOAT and input.numel() > 0:
+        raise not_implemented("nansum_cpu", out.dtype)  # (PyTorch sums into out; its kernel runs when non-empty)
     from .compare import isnan, logical_not
     n = sum(logical_not(isnan(input)), dim, keepdim)
     return _out(nansum(input, dim, keepdim, dtype=dtype) / n, out, "nanmean")

@@ -245,7 +245,23 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     elif _registry.autocast_hook is not None:
         x, = _registry.autocast_hook("linalg_vector_norm", (x,))
     ax = dims(dim, x.ndim)
+    _check_identity(x, ord, dim)
     return apply(_VECTOR_NORM, (x,), ord=float(ord), axis=ax, keepdims=bool(keepdim))
+
+
+def _check_identity(x, ord, dim):
+    """PyTorch refuses an empty reduction of a norm with no identity (``ord < 0`` or ``inf``): of the whole empty
+    tensor (``dim`` None or ``()``), or over an empty dim, named as the caller wrote it."""
+    if not (ord < 0 or ord == math.inf) or 0 not in tuple(x.shape):
+        return
+    what = f"linalg.vector_norm cannot compute the {ord if isinstance(ord, int) else format(ord, 'g')} norm on "
+    user = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if not user:
+        raise RuntimeError(what + "an empty tensor because the operation does not have an identity")
+    for d in user:
+        if x.shape[d] == 0:
+            raise RuntimeError(what + f"the dimension {d}because this dimension is empty and the operation does not "
+                                      "have an identity")
 
 
 def check_norm_dtype(src, dtype, fname):

@@ -30,7 +30,7 @@ def cast_args(name, args):
     """``args`` with their floating Tensors cast as autocast's policy for op ``name`` says (``args`` itself when
     nothing changes). Raises PyTorch's error for an op autocast bans."""
     modes = _state.LOCAL.modes
-    if not modes:  # autocast is on in another thread only
+    if not modes or STATE.autocast_off:  # autocast is on in another thread only, or an in-place/out= op runs
         return args
     dev = _op_device(args, modes) if _device.accelerators() else "cpu"
     low = modes.get(dev)

@@ -21,6 +21,9 @@ class _State(threading.local):
         self.recorder = None  # torchish.compile's state recorder while it runs or traces a function
         self.saved_hooks = ()  # the (pack, unpack) pairs of the open saved_tensors_hooks contexts, innermost last
         self.saved_hooks_disabled = None  # disable_saved_tensors_hooks' error message while it is open
+        # > 0 while an in-place or out= op runs its out-of-place body: PyTorch's autocast lists functional ops
+        # only, so these run in their operands' own dtypes (``addmm_``, ``index_copy_``, ``addmm(out=)``)
+        self.autocast_off = 0
 
 
 STATE = _State()

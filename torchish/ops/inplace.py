@@ -478,6 +478,17 @@ _FULL_OVERLAP_CHECK = {"scatter_", "scatter_add_", "scatter_reduce_", "index_add
 _NONDIFF_INPLACE = {"logical_not_", "logical_and_", "logical_or_", "logical_xor_"}
 
 
+class autocast_off:
+    """No autocast casts inside: PyTorch's autocast policy lists functional ops only, so an in-place op (``addmm_``,
+    ``index_copy_``) or an ``out=`` call runs on its operands' own dtypes (and raises their dtype errors)."""
+
+    def __enter__(self):
+        STATE.autocast_off += 1
+
+    def __exit__(self, *exc):
+        STATE.autocast_off -= 1
+
+
 def make_inplace(fn, name=None):
     """``fn_`` from an out-of-place ``fn(self, ...)``: checks, computes out of place, writes back."""
     check = (name or fn.__name__ + "_") not in _NO_OVERLAP_CHECK
@@ -502,7 +513,10 @@ def make_inplace(fn, name=None):
                 if isinstance(a, Tensor):
                     check_overlap(self, a, full)
         with write_scope(self):
-            return assign(self, fn(self, *args, **kwargs))
+            if registry.autocast_hook is None:
+                return assign(self, fn(self, *args, **kwargs))
+            with autocast_off():
+                return assign(self, fn(self, *args, **kwargs))
     method.__name__ = name or (fn.__name__ + "_")
     method.__qualname__ = "Tensor." + method.__name__
     return method

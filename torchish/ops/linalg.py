@@ -479,7 +479,12 @@ def _add_apply(op, input, a, b, beta, alpha, out, name):
                                f"{_name(t.dtype)}")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):  # (addr refused float scalars already)
         beta, alpha = (_to_integer(v, input.dtype) for v in (beta, alpha))
-    res = apply(op, (input, a, b, beta, alpha), beta_zero=beta == 0)
+    if out is None or _registry.autocast_hook is None:
+        res = apply(op, (input, a, b, beta, alpha), beta_zero=beta == 0)
+    else:  # autocast leaves out= calls alone
+        from .inplace import autocast_off
+        with autocast_off():
+            res = apply(op, (input, a, b, beta, alpha), beta_zero=beta == 0)
     return _out(res, out, name) if name == "addr" else out_structured(res, out, name)  # (addr's out may cast)
 
 

@@ -32,6 +32,8 @@ from .ops.solve import (det, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve,
 from .ops.solve import logdet as _logdet
 from .ops.linalg import matmul
 from .ops import registry as _registry
+from .ops.out_layout import column_major
+from ._aliases import contiguous_format as _contiguous_format
 from .ops import _no_out, _takes_out
 from .ops.registry import apply, defop
 
@@ -127,7 +129,7 @@ def _matrix_power(A, n):
     if n < 0:
         A, n = inv(A), -n
     if n == 1:
-        return _C.clone(A)
+        return _C.clone(A, memory_format=_contiguous_format)
     z = result = None
     while n > 0:
         bit, n = n & 1, n >> 1
@@ -220,7 +222,7 @@ def _top_svd(input, some=True, compute_uv=True):
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
         return _RESULTS["svd"](zeros(batch + (m, m), dtype=input.dtype, device=input.device), svdvals(input),
-                               zeros(batch + (n, n), dtype=input.dtype, device=input.device))
+                               zeros(batch + (n, n), dtype=input.dtype, device=input.device).mH)  # (Vh.mH)
     U, S, Vh = svd(input, full_matrices=not some)
     return _RESULTS["svd"](U, S, Vh.mH)
 
@@ -369,7 +371,7 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     _legacy_operands(b, A, "torch.triangular_solve", "triangular_solve_cpu")
     b, A = _expand_batches(b, A)
     X = apply(_TRIANGULAR_SOLVE, (b, A), upper=bool(upper), transpose=bool(transpose), unit=bool(unitriangular))
-    return _RESULTS["triangular_solve"](X, A.clone())
+    return _RESULTS["triangular_solve"](X, column_major(A.clone()))  # (LAPACK's working copy)
 
 
 @structured_out

@@ -12,6 +12,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .decomp import RESULTS, _batch_broadcast, _mH, _mm, autocast_inputs, check_matrix, svdvals
 from .elementwise import linalg_castable_out
+from .out_layout import column_major
 from .registry import apply, defop
 
 
@@ -135,6 +136,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     m, n = A.shape[-2:]
     rtol = float(rcond) if rcond is not None else float(np.finfo(A.dtype.to_real().np).eps) * max(m, n)
     X = apply(_LSTSQ, (A, B), vector=vector, rtol=rtol)
+    column_major(X, rows=max(m, n), vector=vector)  # (LAPACK solves in place in B's buffer of max(m, n) rows)
     real = A.dtype.to_real()
     empty = zeros(0, dtype=real, device=A.device)
     rank = zeros(0, dtype=_dtype.int64, device=A.device) if driver == "gels" else \

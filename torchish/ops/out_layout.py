@@ -15,7 +15,7 @@ are skipped, equal strides put the smaller size first) and the output is contigu
 from __future__ import annotations
 
 from .inplace import _dense, contiguous_strides, is_contiguous, layout, view_strides
-from .registry import ELEMENTWISE, SUGGESTS_FORMAT
+from .registry import COLUMN_MAJOR, ELEMENTWISE, SUGGESTS_FORMAT
 
 ELEMENTWISE.update((
     "add", "sub", "rsub", "rsub_scalar", "mul", "div", "div_mode", "floor_divide", "remainder", "pow", "pow_tensor",
@@ -265,3 +265,51 @@ def set_output_layout(out, args):
     strides = output_strides(operands, out._v.shape)
     if strides is not None:
         out._layout = (tuple(out._v.shape), strides, 0)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# LAPACK's layout: batches of column-major matrices (LinearAlgebraUtils' batched_matrix_contiguous_strides(shape,
+# f_contig=True)), PyTorch's allocation for the results its LAPACK kernels write
+
+def _left_only(left=True, **_):
+    """The solvers that compute ``X A = B`` as the transpose of a left solve return a contiguous ``X``."""
+    return (0,) if left else ()
+
+
+COLUMN_MAJOR.update({  # op name -> the indices of its column-major outputs, or a function of its static arguments
+    "linalg_inv_ex": (0,), "linalg_solve_ex": _left_only, "linalg_lu_solve": _left_only,
+    "linalg_solve_triangular": (0,), "triangular_solve": (0,), "cholesky_solve": (0,), "cholesky_inverse": (0,),
+    "linalg_lu_factor_ex": (0,), "linalg_ldl_factor_ex": (0,), "linalg_cholesky_ex": (0,), "cholesky": (0,),
+    "linalg_qr": (0, 1), "linalg_svd": (0, 2), "linalg_eigh": (1,), "linalg_eig": (1,), "geqrf": (0,),
+    "linalg_householder_product": (0,), "ormqr": (0,), "linalg_ldl_solve": (0,)})
+
+
+def column_major_strides(shape, rows=None):
+    """The strides of a batch of column-major matrices of ``shape``, narrowed from ``rows`` rows (``lstsq``'s
+    solution is the top of its right-hand side's buffer of ``max(m, n)`` rows)."""
+    shape = tuple(shape)
+    full = shape[:-2] + (shape[-2] if rows is None else rows, shape[-1])
+    strides = list(contiguous_strides(full))
+    strides[-1], strides[-2] = max(full[-2], 1), 1
+    return tuple(strides)
+
+
+def column_major(t, rows=None, vector=False):
+    """Give ``t`` (a fresh tensor) the strides :func:`column_major_strides` says, where it has two dimensions or
+    more; ``vector``: ``t`` is a (batch of) vector(s), the matrices' column squeezed away. Returns ``t``."""
+    shape = tuple(t._v.shape)
+    if vector:
+        strides = column_major_strides(shape + (1,), rows)[:-1]
+    elif len(shape) >= 2:
+        strides = column_major_strides(shape, rows)
+    else:
+        return t
+    t._layout = None if strides == contiguous_strides(shape) else (shape, strides, 0)
+    return t
+
+
+def set_column_major(name, outs, static):
+    """Give the outputs of op ``name`` that :data:`COLUMN_MAJOR` lists LAPACK's column-major strides."""
+    which = COLUMN_MAJOR[name]
+    for i in (which(**dict(static)) if callable(which) else which):
+        column_major(outs[i])

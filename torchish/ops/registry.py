@@ -94,6 +94,9 @@ ELEMENTWISE: set = set()
 # names of the ops whose outputs PyTorch allocates in their input's suggested memory format (channels-last
 # convolutions, pooling, normalization, resampling, padding: ops.out_layout.set_suggested_layout)
 SUGGESTS_FORMAT: set = set()
+# names of the LAPACK-backed ops some of whose outputs PyTorch allocates as batches of column-major matrices
+# (ops.out_layout.set_column_major: the table, and which outputs)
+COLUMN_MAJOR: dict = {}
 
 
 def _default_grad_name(name):
@@ -345,6 +348,9 @@ def apply(op: OpDef, args: tuple, **static):
         elif strided and op.name in SUGGESTS_FORMAT:
             from .out_layout import set_suggested_layout
             set_suggested_layout(op.name, (res,), args)
+        elif op.name in COLUMN_MAJOR:
+            from .out_layout import set_column_major
+            set_column_major(op.name, (res,), st)
         if record and _inexact(out):
             _record(op, args, vals, st, cdt, (res,))
         if op.view:
@@ -363,6 +369,9 @@ def apply(op: OpDef, args: tuple, **static):
     elif strided and op.name in SUGGESTS_FORMAT:
         from .out_layout import set_suggested_layout
         set_suggested_layout(op.name, res, args)
+    elif op.name in COLUMN_MAJOR:
+        from .out_layout import set_column_major
+        set_column_major(op.name, res, st)
     if record:
         _record(op, args, vals, st, cdt, res)
     if op.view:

@@ -1,0 +1,108 @@
+"""Strides of linear-algebra results as PyTorch's: the results its LAPACK kernels write are batches of
+column-major matrices (``torch.linalg.inv(a).stride()`` is ``(16, 1, 4)`` for a (3, 4, 4) input), so
+``stride()``, ``is_contiguous()`` and whether ``view()`` raises agree with PyTorch; plus the messages PyTorch users
+search for where torchish's wording differed."""
+import math
+import warnings
+
+import pytest
+
+from oracle import assert_same, needs_torch, run_both
+
+pytestmark = needs_torch
+
+
+def _mat(T, *shape):
+    """A well-conditioned (batch of) matrices: square ones get 3 on the diagonal."""
+    a = (T.arange(float(math.prod(shape))) ** 2 * 0.37).sin().reshape(shape)  # (full rank)
+    return a + 3 * T.eye(shape[-1]) if shape[-1] == shape[-2] else a
+
+
+def _spd(T, *batch):
+    a = _mat(T, *batch, 4, 4)
+    return a @ a.mT + 4 * T.eye(4)
+
+
+_LINALG = {
+    "inv": lambda T, L, a, r: L.inv(a), "inv_ex": lambda T, L, a, r: L.inv_ex(a), "inverse": lambda T, L, a, r: T.inverse(a),
+    "solve": lambda T, L, a, r: L.solve(a, a[..., :2]), "solve_vector": lambda T, L, a, r: L.solve(a, a[..., 0]),
+    "solve_left_false": lambda T, L, a, r: L.solve_ex(a, a[..., :2, :], left=False),
+    "lstsq": lambda T, L, a, r: L.lstsq(r, r[..., :2], driver="gelsd"), "lstsq_wide": lambda T, L, a, r: L.lstsq(r.mT, r.mT[..., :2]),
+    "lstsq_vector": lambda T, L, a, r: L.lstsq(r, r[..., 0]),
+    "qr": lambda T, L, a, r: L.qr(r), "qr_complete": lambda T, L, a, r: L.qr(r, mode="complete"),
+    "qr_r": lambda T, L, a, r: L.qr(r.mT, mode="r"), "qr_old": lambda T, L, a, r: T.qr(r),
+    "svd": lambda T, L, a, r: L.svd(r, full_matrices=False), "svd_full": lambda T, L, a, r: L.svd(r.mT),
+    "svd_old": lambda T, L, a, r: T.svd(r), "svd_old_no_uv": lambda T, L, a, r: T.svd(r, compute_uv=False),
+    "svdvals": lambda T, L, a, r: L.svdvals(r),
+    "eigh": lambda T, L, a, r: L.eigh(a + a.mT), "eig": lambda T, L, a, r: L.eig(a), "eigvals": lambda T, L, a, r: L.eigvals(a),
+    "cholesky": lambda T, L, a, r: L.cholesky(_spd(T, *a.shape[:-2]), upper=True),
+    "cholesky_ex": lambda T, L, a, r: L.cholesky_ex(_spd(T, *a.shape[:-2])),
+    "cholesky_old": lambda T, L, a, r: T.cholesky(_spd(T, *a.shape[:-2])),
+    "cholesky_inverse": lambda T, L, a, r: T.cholesky_inverse(L.cholesky(_spd(T, *a.shape[:-2]))),
+    "cholesky_solve": lambda T, L, a, r: T.cholesky_solve(a[..., :2], L.cholesky(_spd(T, *a.shape[:-2]))),
+    "lu_factor": lambda T, L, a, r: L.lu_factor_ex(a), "lu_old": lambda T, L, a, r: T.lu(a),
+    "lu": lambda T, L, a, r: L.lu(r), "lu_unpack": lambda T, L, a, r: T.lu_unpack(*L.lu_factor(a)),
+    "lu_solve": lambda T, L, a, r: L.lu_solve(*L.lu_factor(a), a[..., :2], adjoint=True),
+    "lu_solve_left_false": lambda T, L, a, r: L.lu_solve(*L.lu_factor(a), a[..., :2, :], left=False),
+    "ldl": lambda T, L, a, r: L.ldl_factor(_spd(T, *a.shape[:-2])),
+    "ldl_solve": lambda T, L, a, r: L.ldl_solve(*L.ldl_factor(_spd(T, *a.shape[:-2])), a[..., :2]),
+    "solve_triangular": lambda T, L, a, r: L.solve_triangular(a.triu(), a[..., :2, :], upper=True, left=False),
+    "triangular_solve": lambda T, L, a, r: T.triangular_solve(a[..., :2], a.tril(), upper=False),
+    "householder_product": lambda T, L, a, r: L.householder_product(*T.geqrf(r)), "geqrf": lambda T, L, a, r: T.geqrf(r),
+    "ormqr": lambda T, L, a, r: T.ormqr(*T.geqrf(r), r.mT[..., :2, :], left=False),
+    "det_slogdet": lambda T, L, a, r: (L.det(a), *L.slogdet(a)), "matrix_exp": lambda T, L, a, r: L.matrix_exp(a),
+    "pinv": lambda T, L, a, r: L.pinv(r), "matrix_power_m1": lambda T, L, a, r: L.matrix_power(a, -1),
+    "matrix_power_m2": lambda T, L, a, r: L.matrix_power(a, -2), "matrix_power_1": lambda T, L, a, r: L.matrix_power(a, 1),
+    "tensorinv": lambda T, L, a, r: L.tensorinv(_mat(T, 8, 8).reshape(4, 2, 2, 4), ind=2),
+    # results that follow a column-major one: an elementwise op keeps its layout, reshape copies, mT is contiguous
+    "follow_ups": lambda T, L, a, r: (L.inv(a) * 2, L.inv(a).reshape(-1, 4), L.inv(a).mT, L.qr(r).Q.contiguous()),
+}
+
+
+# the values compared where a decomposition is unique only up to signs (phases): the strides are the outputs'
+_VALUES = {"eig": lambda w, v: (w,), "eigh": lambda w, v: (w, v.abs()),
+           "svd_full": lambda u, s, vh: (u.abs(), s, vh[..., :s.shape[-1], :].abs())}
+
+
+def _strides(name, out):
+    outs = out if isinstance(out, tuple) else (out,)
+    info = []
+    for t in outs:
+        try:
+            t.view(-1)
+            viewable = True
+        except RuntimeError:
+            viewable = False
+        info.append((tuple(t.stride()), t.is_contiguous(), viewable))
+    return info, [t.detach() for t in _VALUES.get(name, lambda *o: o)(*outs)]
+
+
+@pytest.mark.parametrize("name", sorted(_LINALG))
+def test_linalg_result_strides_match_pytorch(name):
+    def run(T):
+        res = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for batch, transposed in (((), False), ((3,), False), ((3,), True)):
+                a, r = _mat(T, *batch, 4, 4), _mat(T, *batch, 5, 3)
+                if transposed:  # (the layout of the input does not matter)
+                    a, r = a.mT.contiguous().mT, r.mT.contiguous().mT
+                res.append(_strides(name, _LINALG[name](T, T.linalg, a, r)))
+        return [r[0] for r in res], [r[1] for r in res]
+    ref, got = run_both(run)
+    assert got[0] == ref[0]
+    assert_same(ref[1], got[1], rtol=1e-3, atol=1e-4)  # (float32 decompositions: LAPACK's and XLA's rounding)
+
+
+def test_linalg_column_major_edge_shapes():
+    """Batches of one, 1x1 and empty matrices, four dimensions and batch broadcasting take PyTorch's strides."""
+    def run(T):
+        L = T.linalg
+        outs = [L.inv(_mat(T, 2, 3, 4, 4)), L.inv(_mat(T, 1, 4, 4)), L.inv(_mat(T, 3, 1, 1)), L.inv(T.zeros(3, 0, 0)),
+                L.inv(T.zeros(0, 4, 4)), L.solve(_mat(T, 3, 4, 4), _mat(T, 4, 2)), L.solve(_mat(T, 4, 4), _mat(T, 4, 4)[:, :1]),
+                L.solve(_mat(T, 2, 3, 4, 4), _mat(T, 2, 3, 4, 4)[..., 0]), L.lstsq(T.zeros(2, 0, 3), T.zeros(2, 0, 2)).solution,
+                L.solve_triangular(_mat(T, 4, 4).tril(), _mat(T, 3, 4, 2), upper=False)]
+        return [tuple(t.stride()) for t in outs]
+    ref, got = run_both(run)
+    assert got == ref
+

@@ -1,4 +1,4 @@
-"""Strides of linear-algebra results as PyTorch's: the results its LAPACK kernels write are batches of
+"""Strides of linear-algebra and indexing results as PyTorch's: the results its LAPACK kernels write are batches of
 column-major matrices (``torch.linalg.inv(a).stride()`` is ``(16, 1, 4)`` for a (3, 4, 4) input), so
 ``stride()``, ``is_contiguous()`` and whether ``view()`` raises agree with PyTorch; plus the messages PyTorch users
 search for where torchish's wording differed."""
@@ -106,3 +106,36 @@ def test_linalg_column_major_edge_shapes():
     ref, got = run_both(run)
     assert got == ref
 
+
+# ----------------------------------------------------------------------------------------------------------------
+# indexing: x[index tensors] is a TensorIterator over x restrided to the result (it follows x's layout and the index
+# tensors'); index_fill/index_put/put write into a clone (preserve_format); sort and flip allocate like the input,
+# size-1 dims' strides included
+
+
+_INDEX = {
+    "adv_first": lambda T, x: x[T.tensor([1, 0])], "adv_middle": lambda T, x: x[:, T.tensor([1, 0])],
+    "adv_last": lambda T, x: x[..., T.tensor([1, 0])], "adv_transposed_index": lambda T, x: x[T.tensor([[1, 0], [0, 1], [1, 1]]).t()],
+    "adv_separated": lambda T, x: x[T.tensor([1, 0]), :, T.tensor([0, 1])],
+    "adv_broadcast": lambda T, x: x[:, T.tensor([[0], [1]]), T.tensor([0, 1, 1])],
+    "adv_int_none_step": lambda T, x: (x[1, :, T.tensor([1, 0])], x[:, None, T.tensor([1, 0])], x[:, ::2, T.tensor([1, 0])]),
+    "adv_bool": lambda T, x: (x[T.tensor([True] + [False] * (x.shape[0] - 1))], x[T.tensor([1]), True]),
+    "index_fill": lambda T, x: x.index_fill(1, T.tensor([0]), 2.0),
+    "index_put": lambda T, x: x.index_put((T.tensor([0]),), T.tensor(1.0)),
+    "put": lambda T, x: x.put(T.tensor([0]), T.tensor([1.0])),
+    "sort_flip_rot90": lambda T, x: (*x[:1, :1].sort(1), x[:1, :1].flip(0), x[:1, :1].rot90(2, (2, 3))),
+    "sort_flip_size_one": lambda T, x: (*T.arange(6.0).reshape(6, 1).t().sort(1), T.arange(6.0).reshape(6, 1).t().flip(0),
+                                        T.zeros(0, 3).t().sort(1)[0], T.zeros(0, 3).t().flip(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INDEX))
+def test_index_result_strides_match_pytorch(name):
+    def run(T):
+        x = T.arange(120.0).reshape(2, 3, 4, 5)
+        res = [_strides(name, _INDEX[name](T, s)) for s in (
+            x, x.transpose(1, 3), x.permute(3, 1, 0, 2), x.contiguous(memory_format=T.channels_last), x[:, ::2])]
+        return [r[0] for r in res], [r[1] for r in res]
+    ref, got = run_both(run)
+    assert got[0] == ref[0]
+    assert_same(ref[1], got[1])

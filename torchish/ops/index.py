@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
-from .inplace import layout_rule
+from .inplace import layout, layout_rule, view_strides
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -317,10 +317,57 @@ def _basic_op(template, single, n_dims):
 def getitem(self, index):
     template, arrays = parse_index(self, index)
     if arrays or any(t[0] == "b" for t in template):
-        return apply(_INDEX, (self, *arrays), template=template)
+        res = apply(_INDEX, (self, *arrays), template=template)
+        if any(t._view is not None or t._layout is not None for t in (self, *arrays)):
+            _set_index_layout(res, self, arrays, template)
+        return res
     single = isinstance(index, slice)
     full = _full_flags(self, template)
     return apply(_basic_op(template, single, full), (self,), template=template)
+
+
+def _set_index_layout(res, x, arrays, template):
+    """Give ``x[index]`` (``res``, with index tensors) the strides PyTorch's index kernel allocates it with: a
+    TensorIterator over the basic-indexed view of ``x`` restrided to the result's shape (0 strides where the index
+    tensors' dims go; indexed dims that are not adjacent are first moved to the front) and the broadcast index
+    tensors (``AdvancedIndex``'s ``restride_src`` and ``reshape_indexer``)."""
+    from .out_layout import output_strides
+    shape, strides, _ = layout(x)
+    first, per_dim, d = [], [], 0  # the basic stage (indexed dims kept whole); the index (or None) per view dim
+    for t in template:
+        if t[0] == "a":
+            first.append(("s", 0, shape[d], 1))
+            per_dim.append(layout(arrays[t[1]])[:2])
+        elif t[0] == "b":  # (a boolean scalar: a new dim indexed by 0 or 1 zeros)
+            first.append(("n",))
+            per_dim.append(((int(t[1]),), (1,)))
+        else:
+            first.append(t)
+            if t[0] != "i":
+                per_dim.append(None)
+        d += t[0] in "asi"
+    vshape, vstrides, _ = _getitem_layout((shape, strides, 0), template=tuple(first))
+    per_dim += [None] * (len(vshape) - len(per_dim))
+    pos = [k for k, p in enumerate(per_dim) if p is not None]
+    if pos != list(range(pos[0], pos[-1] + 1)):  # transposeToFront
+        order = pos + [k for k in range(len(per_dim)) if per_dim[k] is None]
+        vshape, vstrides, per_dim = ([seq[k] for k in order] for seq in (vshape, vstrides, per_dim))
+        pos = list(range(len(pos)))
+    before, after = pos[0], len(per_dim) - pos[-1] - 1
+    bshape = tuple(np.broadcast_shapes(*(p[0] for p in per_dim if p is not None)))
+    ones = (1,) * before, (1,) * after
+    operands = [(tuple(vshape[:before]) + bshape + tuple(vshape[pos[-1] + 1:]),
+                 tuple(vstrides[:before]) + (0,) * len(bshape) + tuple(vstrides[pos[-1] + 1:]))]
+    for p in per_dim:
+        if p is not None:  # expanded to the broadcast shape, then viewed with the other dims as ones
+            s, st = p
+            lead = len(bshape) - len(s)
+            est = tuple(0 if k < lead or (s[k - lead] == 1 and bshape[k] != 1) else st[k - lead]
+                        for k in range(len(bshape)))
+            operands.append((ones[0] + bshape + ones[1], view_strides(bshape, est, ones[0] + bshape + ones[1])))
+    out = output_strides(operands, tuple(res._v.shape))
+    if out is not None:
+        res._layout = (tuple(res._v.shape), out, 0)
 
 
 def _full_flags(x, template):

@@ -29,9 +29,6 @@ ELEMENTWISE.update((
     # unary ops defined outside the unary family, and frexp (both outputs)
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit", "sign", "round", "logit",
     "nan_to_num", "polygamma", "frexp", "special_xlog1py", "special_zeta",
-    # outputs PyTorch allocates as ``empty_like(input)`` (preserve_format), which for one operand of the output's
-    # shape is the same rule: flip's, roll's, and sort's values and indices
-    "flip", "sort",
     # losses computed elementwise (their reduction='none' results; binary_cross_entropy_with_logits follows its
     # target, nn.functional sets it), and glu (over the input's two halves, whose strides are the input's)
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "glu"))

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 
 from .._tensor import wrap_dim
 from .elementwise import require_tensor
-from .inplace import contiguous_strides, layout, layout_rule
-from .out_layout import output_strides
+from .inplace import _dense, contiguous_strides, layout, layout_rule
+from .out_layout import keep_format, output_strides
 from .registry import apply, defop
 from .registry import Family as _Family
 from .shape import _ALIAS, _args_or_kw, _dims_arg, _inplace_view, _size_args
@@ -139,7 +139,10 @@ def flip(input, *args, dims=None):
         for d in dims:
             wrap_dim(d, 0)
         return apply(_FLIP, (input,), dims=())
-    return apply(_FLIP, (input,), dims=_dims_arg(dims, input.ndim))
+    out = apply(_FLIP, (input,), dims=_dims_arg(dims, input.ndim))
+    if input._view is not None or input._layout is not None:  # (allocated like the input: empty_like)
+        keep_format(out, input)
+    return out
 
 
 def fliplr(input):
@@ -200,7 +203,7 @@ def rot90(input, k=1, dims=(0, 1)):
     strides = None
     if k and (input._view is not None or input._layout is not None):
         shape, st, _ = layout(input)
-        strides = output_strides([(shape, st)], shape)
+        strides = tuple(st) if _dense(shape, st) else output_strides([(shape, st)], shape)
     if k % 2:
         strides = list(strides or contiguous_strides(input.shape))
         strides[a], strides[b] = strides[b], strides[a]

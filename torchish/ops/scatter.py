@@ -368,7 +368,8 @@ def index_fill(input, dim, index, value):
                          IndexError)
     value = _fill_value(value, input.dtype)
     op = _INDEX_FILL_T if isinstance(value, Tensor) else _INDEX_FILL
-    return apply(op, (input, index, value), axis=d)
+    from .out_layout import like_format  # (PyTorch fills a clone: it keeps a dense input's strides)
+    return like_format(apply(op, (input, index, value), axis=d), input)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -458,7 +459,8 @@ def put(input, index, source, accumulate=False):
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{_tname(input)} and source.dtype = {_tname(source)}")
     _check_flat_index(input, index, "put_")  # the index's dtype, then its bounds
-    return apply(_PUT, (input, index, source), accumulate=bool(accumulate))
+    from .out_layout import like_format  # (PyTorch writes into a clone: it keeps a dense input's strides)
+    return like_format(apply(_PUT, (input, index, source), accumulate=bool(accumulate)), input)
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):

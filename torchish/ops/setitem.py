@@ -216,7 +216,9 @@ def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
     if not ok:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to indexing "
                            f"result of shape {list(shape)}")
-    return apply(_INDEX_PUT, (input, values, *arrays), template=template, accumulate=bool(accumulate))
+    from .out_layout import like_format  # (PyTorch writes into a clone: it keeps a dense input's strides)
+    return like_format(apply(_INDEX_PUT, (input, values, *arrays), template=template, accumulate=bool(accumulate)),
+                       input)
 
 
 def _index_put_(self, indices, values, accumulate=False):

@@ -139,6 +139,10 @@ def sort(input, *args, dim=-1, descending=False, stable=None, out=None):
     dim, descending = _sort_args("sort", args, dim, descending, stable)
     _no_complex(input, "sort")
     v, i = apply(_SORT, (input,), axis=one_dim(dim, input.ndim), descending=bool(descending))
+    if input._view is not None or input._layout is not None:  # (the input's strides where dense, size-1 dims' too)
+        from .out_layout import keep_format
+        keep_format(v, input)
+        keep_format(i, input)
     return values_indices("sort", v, i, out)
 
 

@@ -916,4 +916,23 @@ def case_jit_nerf_points_graph(lib, jit):
     return out
 
 
+def case_einsum_single_operand_views(lib):
+    """A one-operand einsum that sums nothing ('b h n d -> b n h d', a diagonal 'bii->bi') is a view in PyTorch: its
+    strides, is_contiguous, view() refusing it, a write through it reaching the input; the gradient through it."""
+    x = _data(lib, 1, 2, 3, 4).requires_grad_()
+    y = lib.einsum("b h n d -> b n h d", x)
+    m = _data(lib, 2, 3, 3, seed=1)
+    dg = lib.einsum("bii->bi", m)
+    out = [y, y.stride(), y.is_contiguous(), y.reshape(1, 3, 8), dg, dg.stride(), lib.einsum("ji", m[0]).stride()]
+    try:
+        y.view(1, 3, 8)
+    except RuntimeError as e:
+        out.append(str(e))
+    dg.mul_(0)
+    out.append(m)
+    (y * lib.arange(24.).view(1, 3, 2, 4)).sum().backward()
+    out.append(x.grad)
+    return out
+
+
 test_script_matches_torch = script_test(globals())

@@ -22,7 +22,7 @@ def _einsum_fwd(*xs, eq, shapes, dtype=None):
 
 
 _EINSUM = {n: defop(f"einsum_{n}", _einsum_fwd, grad_name=n)
-           for n in ("ViewBackward0", "MulBackward0", "SumBackward1", "PermuteBackward0")}
+           for n in ("ViewBackward0", "MulBackward0", "SumBackward1")}
 
 
 def _einsum_sublist(args):
@@ -182,14 +182,22 @@ def _einsum_dtype(specs, out_spec, operands):
     return ops[0][0]
 
 
+def _einsum_view(x, spec, out_spec):
+    """One operand and no label to sum: PyTorch's einsum returns a view of it, a diagonal (moved to the label's first
+    place) for each repeated label, then the permute to the output's order."""
+    labels = []
+    for c in spec:
+        if c in labels:
+            prev = labels.index(c)
+            x = x.diagonal(0, prev, len(labels)).movedim(-1, prev)
+        else:
+            labels.append(c)
+    return x.permute([labels.index(c) for c in out_spec])
+
+
 def _einsum_grad_name(specs, out_spec):
     if len(specs) == 1:
-        s = specs[0]
-        if len(set(s)) == len(s) and set(out_spec) != set(s):
-            return "SumBackward1"
-        if len(set(s)) < len(s) and len(out_spec) < len(set(s)):
-            return "SumBackward1"
-        return "PermuteBackward0"
+        return "SumBackward1"
     summed = set("".join(specs)) - set(out_spec)
     return "ViewBackward0" if summed else "MulBackward0"
 
@@ -218,6 +226,8 @@ def einsum(*args):
     if _registry.autocast_hook is not None:  # one op in PyTorch's CUDA list (the CPU casts per plan: see amp.policy)
         operands = _registry.autocast_hook("einsum", tuple(operands))
     eq, shapes, specs, out_spec = _einsum_plan(equation, operands)
+    if len(operands) == 1 and set(specs[0]) == set(out_spec):
+        return _einsum_view(operands[0], specs[0], out_spec)
     dtype = _einsum_dtype(specs, out_spec, operands)
     op = _EINSUM[_einsum_grad_name(specs, out_spec)]
     cast = None if all(x.dtype is dtype for x in operands) else dtype.np

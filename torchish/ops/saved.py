@@ -249,7 +249,7 @@ SAVED = {
     # einsum: one operand is views and sums (nothing saved); two, a mul or a bmm of their views, each read for
     # the other's gradient. Approximate: PyTorch's permute-and-reshape copies some operands (a temporary then),
     # and contracts three or more pairwise
-    **{n: NOTHING for n in ("einsum_SumBackward1", "einsum_PermuteBackward0")},
+    "einsum_SumBackward1": NOTHING,
     **{n: ("1", "0") for n in ("einsum_MulBackward0", "einsum_ViewBackward0")},
     # outer (a mul of views), inner (a tensordot, or a mul for a scalar operand), F.linear (addmm(bias, input,
     # weight.t()) or matmul + bias): each operand reads the other, the bias nothing

@@ -899,4 +899,27 @@ def case_autocast_leaves_inplace_and_out_ops_alone(lib):
     return out
 
 
+def case_sdpa_mask_shapes_llm_code_gets_wrong(lib):
+    """Mask shapes LLM code gets wrong with F.scaled_dot_product_attention, as PyTorch's CPU kernels answer: a 1-d
+    key-padding mask (or a 0-d one) on 4-d inputs raises the IndexError of the flash kernel's shape check (it reads
+    attn_mask.size(-2)); on 3-d inputs, or when the mask requires grad, the math kernel broadcasts it. A mask
+    broadcasting to more than the scores' shape (a (B, L, S) padding mask without the head axis, a 5-d mask) raises
+    the math kernel's in-place add error; a (B, 1, L, S) mask is fine."""
+    F = lib.nn.functional
+    q = lib.arange(24.).view(2, 1, 6, 2).sin()
+    kv = lib.arange(24.).view(2, 1, 6, 2).cos()
+    pad = lib.tensor([True, True, True, True, False, False])
+    out = []
+    for args in [(q, pad), (q, pad.float()), (q, pad[0]), (q[:, 0], pad), (q, lib.zeros(6, requires_grad=True)),
+                 (q, pad.expand(2, 6, 6)), (q[:1], lib.zeros(2, 1, 6, 6)), (q, lib.zeros(1, 2, 1, 6, 6)),
+                 (q, pad[None, None, None].expand(2, 1, 6, 6)), (q[0, 0], lib.zeros(1, 6, 6))]:
+        x, m = args
+        k = kv[:x.shape[0]] if x.ndim == 4 else (kv[:, 0] if x.ndim == 3 else kv[0, 0])
+        try:
+            out.append(F.scaled_dot_product_attention(x, k, k, attn_mask=m))
+        except (IndexError, RuntimeError) as e:
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
 test_script_matches_torch = script_test(globals())

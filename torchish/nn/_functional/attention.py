@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from ... import _dtype, _precision
 from ... import backends as _backends
-from ..._tensor import Tensor
+from ..._tensor import Tensor, wrap_dim
 from ...ops.broadcast import broadcast_error
 from ...ops.linalg import copied_by_reshape
 from ...ops.out_layout import like_format
@@ -157,10 +157,13 @@ def _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
         return False
     if not (flags["math"] or flags["flash"]):
         raise RuntimeError(_NO_VIABLE)
-    fits = query.ndim == key.ndim == value.ndim == 4 and not dropout_p and (
-        attn_mask is None or not (attn_mask.requires_grad and _grad_on()) and attn_mask.ndim in (2, 4)) and (
-        query.shape[:2] == key.shape[:2] == value.shape[:2] and query.shape[-1] == value.shape[-1]
-        and all(t.stride(-1) == 1 for t in (query, key, value)))
+    dense = query.ndim == key.ndim == value.ndim == 4 and not dropout_p and query.shape[:2] == key.shape[:2] == \
+        value.shape[:2]
+    mask_ok = attn_mask is None or not (attn_mask.requires_grad and _grad_on())
+    if flags["flash"] and dense and mask_ok and attn_mask is not None and attn_mask.ndim < 2:
+        wrap_dim(-2, attn_mask.ndim, wrap_scalar=False)  # PyTorch's mask shape check reads attn_mask.size(-2)
+    fits = dense and mask_ok and (attn_mask is None or attn_mask.ndim in (2, 4)) and (
+        query.shape[-1] == value.shape[-1] and all(t.stride(-1) == 1 for t in (query, key, value)))
     if not flags["math"] and not fits:
         raise RuntimeError("No available kernel.  Aborting execution.")
     return flags["flash"] and fits
@@ -234,8 +237,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     batch = _broadcast(tuple(query.shape[:-2]), kb)
     _broadcast(kb, tuple(value.shape[:-3]) + ((value.shape[-3] * rep,) if value.ndim >= 3 else ()))
     L, S = query.shape[-2], key.shape[-2]
-    if attn_mask is not None:
-        _broadcast(tuple(attn_mask.shape), batch + (L, S))
+    if attn_mask is not None:  # (the math kernel adds the mask into the scores in place)
+        full = _broadcast(tuple(attn_mask.shape), batch + (L, S))
+        if full != batch + (L, S):
+            raise RuntimeError(f"output with shape {list(batch + (L, S))} doesn't match the broadcast shape "
+                               f"{list(full)}")
     reduced = query.dtype in (_dtype.float16, _dtype.bfloat16)
     # PyTorch's fused kernels on half/bfloat16 (the CPU flash kernel, and on an accelerator those XLA's stand for)
     # accumulate in float32 and round the attention weights to the input dtype; its math kernel computes in float32

@@ -1013,3 +1013,32 @@ def test_foreach_nesterov_sgd_leaves_the_nesterov_direction_in_grad(kw):
             fn = T.compile(step, fullgraph=True) if compiled and T is torchish else step
             results.append([fn() for _ in range(3)] + [w.detach(), b.grad])
         assert_same(results[0], results[1], f"compiled={compiled}", **STEP_TOL)
+
+
+@needs_torch
+def test_foreach_asgd_computes_eta_with_tensor_ops_of_the_step():
+    """Root cause of programs seed 72009 (float64, ASGD(foreach=True), grads 1.9e-7 apart at step 2): PyTorch's
+    foreach ASGD computes ``eta = lr / (1 + lambd * lr * step) ** alpha`` with tensor ops on the float32 step, each
+    rounded (``lr / x`` as ``x.reciprocal() * lr``), where its single-tensor path computes in double; torchish used
+    the double formula for both, one float32 ulp off every other step, and a loaded state_dict makes eta float64.
+    The foreach update is ``p - eta * (g + lambd * p)`` and averages ``ax`` even while ``mu`` is 1."""
+    def run(T, dtype, foreach):
+        w = T.nn.Parameter(T.tensor([0.3, -0.7, 1.1, 0.05], dtype=dtype))
+        opt = T.optim.ASGD([w], lr=0.05, t0=2, foreach=foreach, weight_decay=0.01)
+        out = []
+        for i in range(6):
+            opt.zero_grad()
+            (w ** 3 - w).sum().backward()
+            opt.step()
+            if i == 1:  # a reloaded optimizer holds eta and mu in the parameter's dtype
+                sd = opt.state_dict()
+                opt = T.optim.ASGD([w], lr=0.05, t0=2, foreach=foreach, weight_decay=0.01)
+                opt.load_state_dict(sd)
+            st = opt.state[w]
+            out.append([w.detach().clone(), st["eta"].clone(), st["mu"].clone(), st["ax"].clone()])
+        return out
+    for dtype in ("float32", "float64"):
+        for foreach in (True, False):
+            ref, got = (run(T, getattr(T, dtype), foreach) for T in (torch, torchish))
+            assert [float(r[1]) for r in ref] == [float(g[1]) for g in got], (dtype, foreach)  # eta, bit for bit
+            assert_same(ref, got, f"{dtype} foreach={foreach}")

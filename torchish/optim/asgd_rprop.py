@@ -1,9 +1,11 @@
 """ASGD (averaged SGD) and Rprop (resilient backpropagation) with PyTorch's updates and state layout."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
-from .optimizer import Optimizer, check_lr, check_nonneg, f64, scalar_tensor, signed, zeros_like_param
+from .optimizer import (Optimizer, check_lr, check_nonneg, f64, scalar_dtype, scalar_tensor, signed,
+                        zeros_like_param)
 
 
 class ASGD(Optimizer):
@@ -40,24 +42,57 @@ class ASGD(Optimizer):
         return {"step": scalar_tensor(0.0), "eta": scalar_tensor(lr), "mu": scalar_tensor(1.0),
                 "ax": zeros_like_param(p)}
 
+    def _static(self, group):  # (scalar32: torch.as_tensor makes the new eta and mu default-dtype tensors)
+        return {"foreach": bool(group["foreach"]), "scalar32": scalar_dtype() == jnp.float32}
+
     @staticmethod
-    def _update(params, grads, states, hp, **static):
+    def _update(params, grads, states, hp, *, foreach, scalar32):
         lr, lambd, alpha, t0, wd = hp["lr"], hp["lambd"], hp["alpha"], hp["t0"], hp["weight_decay"]
         new_p, new_s = [], []
         for p, g, (step, eta, mu, ax) in zip(params, grads, states):
             g = signed(g, hp["maximize"])
             step = step + 1
             g = g + wd * p
-            eta64 = f64(eta)  # PyTorch reads eta with .item(): the decay factor is computed in double
-            p = p * (1 - lambd * eta64).astype(p.dtype)
-            p = p + (-eta64).astype(p.dtype) * g
-            ax = jnp.where(mu != 1, ax + (p - ax) * mu.astype(p.dtype), p)
             t = f64(step)
-            new_eta = (lr / (1 + lambd * lr * t) ** alpha).astype(eta.dtype)
-            new_mu = (1 / jnp.maximum(1.0, t - t0)).astype(mu.dtype)
+            if foreach:  # _multi_tensor_asgd: p - (g + lambd p) eta, ax always averaged, and eta = lr / (1 + lambd lr
+                p = p - (g + lambd * p) * eta.astype(p.dtype)  # step) ** alpha as tensor ops in the step's dtype
+                ax = ax + (p - ax) * mu.astype(p.dtype)
+                new_eta = _foreach_eta(step, lr, lambd, alpha).astype(eta.dtype)
+            else:
+                eta64 = f64(eta)  # PyTorch reads eta with .item(): the decay factor is computed in double
+                p = p * (1 - lambd * eta64).astype(p.dtype)
+                p = p + (-eta64).astype(p.dtype) * g
+                ax = jnp.where(mu != 1, ax + (p - ax) * mu.astype(p.dtype), p)
+                new_eta = _as_tensor(lr / (1 + lambd * lr * t) ** alpha, scalar32).astype(eta.dtype)
+            new_mu = _as_tensor(1 / jnp.maximum(1.0, t - t0), scalar32).astype(mu.dtype)
             new_p.append(p)
             new_s.append([step, new_eta, new_mu, ax])
         return new_p, new_s
+
+
+def _foreach_eta(step, lr, lambd, alpha):
+    """_multi_tensor_asgd's ``lr / ((1 + lambd * lr * step) ** alpha)`` on the step tensor: ops in its dtype, the
+    Python scalars read in that dtype, ``lr / x`` as ``x.reciprocal() * lr``. A float32 step's ops are computed in
+    float64, each rounded by ``reduce_precision``, which XLA keeps (float32 ops it would fuse: the multiply-add
+    contracted into an FMA, the reciprocal folded into the power; float64 ops cast to float32 between it simplifies
+    back to float32 ops)."""
+    if step.dtype != jnp.float32:
+        x = (step * jnp.asarray(lambd * lr, step.dtype) + 1) ** jnp.asarray(alpha, step.dtype)
+        return (1 / x) * jnp.asarray(lr, step.dtype)
+    r = _round32
+    x = r(f64(step) * r(lambd * lr))
+    x = r(r(x + 1) ** r(alpha))
+    return r(r(1 / x) * r(lr)).astype(jnp.float32)
+
+
+def _round32(v):
+    """``v`` rounded to float32 precision, kept in float64 (a rounding XLA does not fold away)."""
+    return jax.lax.reduce_precision(f64(v), exponent_bits=8, mantissa_bits=23)
+
+
+def _as_tensor(v, scalar32):
+    """A Python float's value as ``torch.as_tensor`` stores it: in the default dtype."""
+    return _round32(v) if scalar32 else v
 
 
 class Rprop(Optimizer):

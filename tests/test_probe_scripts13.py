@@ -8,7 +8,7 @@ against the PyTorch API only; inputs and weights come from formulas (tests/oracl
 argmax. Also probed and matching (kept out for time): Meta's generation.py loop (padded prompts, token_logprobs,
 sample_top_p), HF's 4-d/sliding-window mask converter, lucidrains-style attention (einsum, null kv, token shift,
 checkpoint), Mixtral's MoE block with the load-balancing loss, BLOOM's ALiBi with baddbmm, GPT-J's rope,
-Whisper/CLIP/ViT pieces, a compiled static-cache decode step, a compiled forward over growing lengths.
+Whisper/CLIP/ViT pieces, a compiled forward over growing lengths.
 
 Where a program differs from the repository it imitates, a comment says why."""
 import math
@@ -919,6 +919,62 @@ def case_sdpa_mask_shapes_llm_code_gets_wrong(lib):
             out.append(F.scaled_dot_product_attention(x, k, k, attn_mask=m))
         except (IndexError, RuntimeError) as e:
             out.append((type(e).__name__, str(e)))
+    return out
+
+
+def case_compiled_static_cache_decode(lib, jit):
+    """A decode step compiled once (the torch.compile(mode='reduce-overhead') recipe for a static KV cache), with
+    Hugging Face StaticCache's setup: the cache tensors marked with torch._dynamo.mark_static_address when not
+    compiling (torchish had no mark_static_address), registered as buffers, written in place with index_copy_ at
+    cache_position (a tensor argument) and by index assignment, attention over the full cache with a mask from
+    arange <= cache_position; the same compiled step reused for every position; the caches afterwards."""
+    nn, F = lib.nn, lib.nn.functional
+
+    class StaticCacheAttn(nn.Module):
+        def __init__(self, dim=8, heads=2, max_len=6):
+            super().__init__()
+            self.heads, self.hd, self.max_len = heads, dim // heads, max_len
+            self.emb = nn.Embedding(11, dim)
+            self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+            self.o = nn.Linear(dim, dim, bias=False)
+            self.head = nn.Linear(dim, 11, bias=False)
+            k_cache = lib.zeros(1, heads, max_len, dim // heads)
+            v_cache = lib.zeros(1, heads, max_len, dim // heads)
+            if not lib.compiler.is_compiling():
+                lib._dynamo.mark_static_address(k_cache)
+                lib._dynamo.mark_static_address(v_cache)
+            self.register_buffer("k_cache", k_cache, persistent=False)
+            self.register_buffer("v_cache", v_cache, persistent=False)
+
+        def forward(self, token, cache_position):
+            x = self.emb(token)
+            q, k, v = self.qkv(x).view(1, -1, 3, self.heads, self.hd).permute(2, 0, 3, 1, 4)
+            self.k_cache.index_copy_(2, cache_position, k)
+            self.v_cache[:, :, cache_position] = v
+            mask = lib.arange(self.max_len) <= cache_position[:, None]
+            o = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache, attn_mask=mask[None, None])
+            o = self.o(o.transpose(1, 2).reshape(1, -1, self.heads * self.hd)) + x
+            return self.head(o)
+
+    model = _init(lib, StaticCacheAttn())
+    model.eval()
+
+    @lib.no_grad()
+    def decode_one(token, cache_position):
+        logits = model(token, cache_position)
+        return logits[:, -1].argmax(-1, keepdim=True), logits
+
+    step = jit(decode_one)
+    token = lib.tensor([[3]])
+    out = []
+    for pos in range(5):
+        token, logits = step(token, lib.tensor([pos]))
+        out += [token, logits]
+    out += [model.k_cache.clone(), model.v_cache.clone(), model.k_cache._dynamo_static_input_type]
+    model.k_cache.zero_()
+    model.v_cache.zero_()
+    token, logits = step(lib.tensor([[7]]), lib.tensor([0]))
+    out += [token, logits, model.k_cache.sum()]
     return out
 
 

@@ -1,5 +1,5 @@
 """``torchish._dynamo``: the parts of ``torch._dynamo`` training scripts touch — ``config``, ``reset``,
-``is_compiling``, ``disable``.
+``is_compiling``, ``disable``, and the shape/address markers (``mark_dynamic``, ``mark_static_address``...).
 
 ``config`` knows the settings scripts commonly set, with PyTorch's defaults; a name it does not know raises
 PyTorch's ``AttributeError``. ``cache_size_limit`` (alias ``recompile_limit``) governs torchish.compile: it is the
@@ -21,7 +21,8 @@ from .compiler import disable as disable, reset as reset, is_compiling as is_com
 from .compiler import allow_in_graph as allow_in_graph, set_stance as set_stance  # noqa: F401
 from .compiler import assume_constant_result as assume_constant_result  # noqa: F401
 
-__all__ = ["config", "reset", "is_compiling", "disable", "allow_in_graph", "assume_constant_result", "set_stance"]
+__all__ = ["config", "reset", "is_compiling", "disable", "allow_in_graph", "assume_constant_result", "set_stance",
+           "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address"]
 
 _DEFAULTS = {  # PyTorch 2.13's defaults
     "verbose": False, "suppress_errors": False, "accumulated_recompile_limit": 256,
@@ -125,3 +126,65 @@ class _Patch(contextlib.ContextDecorator):
 
 config = _Config()
 sys.modules[__name__ + ".config"] = config  # `import torch._dynamo.config` works as in PyTorch
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# markers: Hugging Face's StaticCache calls mark_static_address on its cache tensors, serving code marks dynamic
+# sequence dims. torchish.compile keys its programs by exact shapes and keeps state by identity, so these only
+# record what PyTorch records on the tensor (the same attributes), with its argument checks.
+
+
+def _each_index(fn, t, index, **kw):
+    if not isinstance(index, (list, tuple)):
+        raise AssertionError(f"Expected index to be int, list, or tuple, got {type(index)}")
+    for i in index:
+        fn(t, i, **kw)
+
+
+def _mark(t, attr, index):
+    if not hasattr(t, attr):
+        setattr(t, attr, set())
+    getattr(t, attr).add(index)
+    t._has_dynamo_dim_marking = True
+
+
+def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):
+    """Mark dim ``index`` (an int, or a list/tuple of them) of ``t`` dynamic: recorded on ``t`` only."""
+    if isinstance(index, int):
+        _mark(t, "_dynamo_dynamic_indices", index)
+        return
+    _each_index(mark_dynamic, t, index, min=min, max=max, specialize_on=specialize_on)
+
+
+def maybe_mark_dynamic(t, index):
+    """``mark_dynamic`` that does not insist: recorded on ``t`` only."""
+    if isinstance(index, int):
+        _mark(t, "_dynamo_weak_dynamic_indices", index)
+        return
+    _each_index(maybe_mark_dynamic, t, index)
+
+
+def mark_static(t, index=None):
+    """Mark dim ``index`` of ``t`` (all dims when None) static, or an ``nn.Module`` class static (returned)."""
+    from ._tensor import Tensor
+    if not isinstance(t, Tensor):
+        from .nn import Module
+        if isinstance(t, type) and issubclass(t, Module):
+            t._dynamo_marked_static = True
+            return t
+        raise TypeError(f"mark_static expects a tensor/nn.Module class but received {type(t)}")
+    if isinstance(index, int):
+        _mark(t, "_dynamo_static_indices", index)
+    elif index is None:
+        for i in range(t.dim()):
+            mark_static(t, i)
+    else:
+        _each_index(mark_static, t, index)
+
+
+def mark_static_address(t, guard=False):
+    """Mark ``t``'s storage as fixed across calls (for CUDA graphs in PyTorch): recorded on ``t`` only."""
+    from ._tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f"mark_static_address expects a tensor but received {type(t)}")
+    t._dynamo_static_input_type = "guarded" if guard else "unguarded"

@@ -932,6 +932,13 @@ def case_einsum_single_operand_views(lib):
     out.append(m)
     (y * lib.arange(24.).view(1, 3, 2, 4)).sum().backward()
     out.append(x.grad)
+    # two operands: the strides of PyTorch's bmm (swapped where the right's dims come first) or mul result
+    a, b = _data(lib, 2, 3, 4), _data(lib, 3, 4, seed=2)
+    q, k = _data(lib, 1, 2, 3, 4), _data(lib, 1, 2, 5, 4, seed=3)
+    for r in (lib.einsum("bnd,nd->bn", a, b), lib.einsum("bhid,bhjd->bijh", q, k), lib.einsum("bij,jk->bki", a, b.t()),
+              lib.einsum("ij,ij->ji", b.t(), b.t()), lib.einsum("bi,bj->ijb", a[:, 0], a[:, 1]),
+              lib.einsum("bhid,bhjd->bhij", q, k)):
+        out += [r, r.stride(), r.is_contiguous()]
     return out
 
 

@@ -8,6 +8,8 @@ import jax.numpy as jnp
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from . import registry as _registry
+from .inplace import contiguous_strides, view_strides
+from .out_layout import output_strides
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -195,6 +197,54 @@ def _einsum_view(x, spec, out_spec):
     return x.permute([labels.index(c) for c in out_spec])
 
 
+def _einsum_strides(specs, out_spec, operands):
+    """The strides of PyTorch's result for two operands (``sumproduct_pair`` over the operands permuted to the output's
+    labels then the contracted ones, a missing label a size-1 dim of stride 1, a repeated one its diagonal): a ``mul``
+    where no label of size > 1 in both is contracted (TensorIterator's strides over those views), else a view of the
+    contiguous ``bmm`` result laid out (dims in both, dims of the left only, dims of the right only), the last two
+    swapped where the right's all come first; then viewed without the contracted dims (which sets the strides of
+    size-1 dims). None where contiguous, for three or more operands, and for a ``mul`` after a sum over a label of
+    one operand alone."""
+    if len(operands) != 2:
+        return None
+    contract = [c for c in dict.fromkeys("".join(specs)) if c not in out_spec]
+    order = list(out_spec) + contract
+    sizes = [dict(zip(spec, x.shape)) for spec, x in zip(specs, operands)]
+    big = [{c for c, n in sz.items() if n != 1} for sz in sizes]
+    summed = {c for c in contract if c in big[0] and c in big[1]}
+    full = [1 if c in contract else sizes[0].get(c, 1) if sizes[0].get(c, 1) != 1 else sizes[1].get(c, 1)
+            for c in order]
+    if not summed:
+        if any(c in big[0] or c in big[1] for c in contract):
+            return None
+        views = []
+        for spec, x in zip(specs, operands):
+            st = {}
+            for c, n in zip(spec, x.stride()):
+                st[c] = st.get(c, 0) + n
+            views.append((tuple(sizes[len(views)].get(c, 1) for c in order), tuple(st.get(c, 1) for c in order)))
+        strides = output_strides(views, full) or contiguous_strides(tuple(full))
+    else:
+        lro, lo, ro = [], [], []
+        for i, c in enumerate(order):
+            if c in summed:
+                continue
+            if c in contract:  # summed beforehand in the one operand that has it: size 1 in both now
+                ro.append(i)
+            elif c in big[0]:
+                (lro if c in big[1] else lo).append(i)
+            else:
+                ro.append(i)
+        if lo and ro and ro[-1] < lo[0]:
+            lo, ro = ro, lo
+        mem = lro + lo + [i for i, c in enumerate(order) if c in summed] + ro
+        strides = dict(zip(mem, contiguous_strides(tuple(full[i] for i in mem))))
+        strides = tuple(strides[i] for i in range(len(order)))
+    if contract:
+        strides = view_strides(full, strides, full[:len(out_spec)])  # the view that drops the contracted dims
+    return strides
+
+
 def _einsum_grad_name(specs, out_spec):
     if len(specs) == 1:
         return "SumBackward1"
@@ -231,7 +281,11 @@ def einsum(*args):
     dtype = _einsum_dtype(specs, out_spec, operands)
     op = _EINSUM[_einsum_grad_name(specs, out_spec)]
     cast = None if all(x.dtype is dtype for x in operands) else dtype.np
-    return apply(op, tuple(operands), eq=eq, shapes=shapes, dtype=cast)
+    out = apply(op, tuple(operands), eq=eq, shapes=shapes, dtype=cast)
+    strides = _einsum_strides(specs, out_spec, operands)
+    if strides is not None and strides != contiguous_strides(tuple(out.shape)):
+        out._layout = (tuple(out.shape), strides, 0)
+    return out
 
 
 _public("einsum", einsum, method=False)

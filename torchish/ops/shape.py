@@ -425,6 +425,17 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def unflatten(input, dim, sizes):
+    return _unflatten(input, dim, sizes, 2)
+
+
+def _unflatten_method(self, dim, sizes):
+    return _unflatten(self, dim, sizes, 1)
+
+
+def _unflatten(input, dim, sizes, pos):
+    """``pos``: the position PyTorch's TypeError gives ``dim`` (2 in ``torch.unflatten``, 1 in the method)."""
+    from .elementwise import require_int
+    require_int(dim, "unflatten", pos, "dim")  # (a dim name too: torchish has no named tensors)
     d = wrap_dim(dim, input.ndim)
     sizes = _size_args((sizes,)) if not isinstance(sizes, int) else (sizes,)
     if not sizes:
@@ -499,6 +510,7 @@ for _n in ("view", "view_as", "reshape_as", "stride", "storage_offset", "data_pt
     _public(_n, globals()[_n], method=True, function=False)
 for _n in ("reshape", "flatten", "unflatten", "ravel", "squeeze", "unsqueeze"):
     _public(_n, globals()[_n])
+METHODS["unflatten"] = _unflatten_method
 for _n in ("squeeze", "unsqueeze"):
     METHODS[_n + "_"] = _inplace_view(globals()[_n])
 METHODS["_base"] = property(_base)

@@ -18,6 +18,7 @@ class ASGD(Optimizer):
     """
 
     _hyper = ("lr", "lambd", "alpha", "t0", "weight_decay", "maximize")
+    _param_first_on_mismatch = frozenset({True})  # (_multi_tensor_asgd: params - axs)
     _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     _scalar_state = ("step", "eta", "mu")
     _capturable_check = (("params, mus, etas, and state_steps", True), ("params, mus, etas, and state_steps", False))
@@ -105,6 +106,7 @@ class Rprop(Optimizer):
     """
 
     _hyper = ("etas", "step_sizes", "maximize")
+    _param_first_on_mismatch = frozenset({False, True})  # (grad.mul(prev))
     _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     _scalar_state = ("step",)
     _capturable_check = (("params and state_steps", True),) * 2

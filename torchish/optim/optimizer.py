@@ -75,7 +75,8 @@ def _with_step_hooks(step):
             res = hook(self, args, kwargs)
             if res is not None:
                 if not (isinstance(res, tuple) and len(res) == 2):
-                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {res}.")
+                    raise RuntimeError(f"{_step_repr(self, step)} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {res}.")
                 args, kwargs = res
         out = step(*args, **kwargs)
         for hook in itertools.chain(self._optimizer_step_post_hooks.values(), _GLOBAL_POST_HOOKS.values()):
@@ -83,6 +84,16 @@ def _with_step_hooks(step):
         return out
     wrapper.hooked = True
     return wrapper
+
+
+def _step_repr(optimizer, step):
+    """``step`` as PyTorch's hook error shows it: the built-in optimizers share ``Optimizer.step`` here, where each
+    of PyTorch's defines its own (``<function SGD.step at 0x...>``)."""
+    if step.__qualname__ != "Optimizer.step":
+        return str(step)
+    owner = next((c.__name__ for c in type(optimizer).__mro__
+                  if c.__module__.startswith("torchish.optim") and c.__name__ != "Optimizer"), "Optimizer")
+    return f"<function {owner}.step at {hex(id(step))}>"
 
 
 def scalar_dtype():
@@ -341,7 +352,7 @@ class Optimizer(StateDictMixin):
         if group.get("capturable"):
             self._check_capturable(group, params)
         if self._param_shaped_state and self.__dict__.get("_unchecked_shapes"):
-            self._check_loaded_shapes(params)
+            self._check_loaded_shapes(params, bool(group.get("foreach")))
         keys = self._state_keys(group)
         shared_step = self._tensor_step and "step" in keys
         if shared_step and len(fresh) > 1:  # counts that start together hold one array (see _share_steps)
@@ -411,7 +422,12 @@ class Optimizer(StateDictMixin):
 
     _param_shaped_state = True  # every non-scalar state Tensor has its parameter's shape (not Adafactor's)
 
-    def _check_loaded_shapes(self, params):
+    # the foreach flags for which PyTorch's update meets a mismatched state first in an op on the parameter (or its
+    # gradient) and the state, in that order (Rprop's grad.mul(prev)): its broadcast error names the parameter's size
+    # first
+    _param_first_on_mismatch = frozenset()
+
+    def _check_loaded_shapes(self, params, foreach=False):
         """A loaded state Tensor whose shape is not its parameter's (a checkpoint of another model) fails the step
         with the RuntimeError of PyTorch's in-place update (of the state with the gradient, or the smaller one
         with the broadcast shape), not inside the jitted update."""
@@ -425,7 +441,8 @@ class Optimizer(StateDictMixin):
                 try:
                     shape = list(broadcast_shapes(s.shape, p.shape))
                 except RuntimeError:
-                    raise broadcast_error(tuple(s.shape), tuple(p.shape)) from None
+                    pair = (tuple(s.shape), tuple(p.shape))
+                    raise broadcast_error(*(pair[::-1] if foreach in self._param_first_on_mismatch else pair)) from None
                 out = s if list(s.shape) != shape else p
                 raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {shape}")
 

@@ -279,7 +279,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if input.dtype.category == _dtype._COMPLEX or target.dtype.category == _dtype._COMPLEX:
         raise RuntimeError("kl_div: Complex inputs not supported.")
-    check_broadcast(input, target)
+    check_broadcast(target, input)  # (the formula starts from target)
     return apply(_KL_DIV[bool(log_target)], (input, target), reduction=red, log_target=bool(log_target))
 
 
@@ -301,7 +301,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     need_tensor("poisson_nll_loss", input)
     need_tensor("poisson_nll_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
-    check_broadcast(input, target)
+    check_broadcast(target, input)  # (the formula starts from target)
     # PyTorch's composite: exp(input) - target * input (a Bool product when both are Bool), or input - (a float)
     if input.dtype is _dtype.bool and (not log_input or target.dtype is _dtype.bool):
         _check_sub(0.0, input)
@@ -424,7 +424,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     need_tensor("hinge_embedding_loss", input)
     need_tensor("hinge_embedding_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
-    check_broadcast(input, target)
+    check_broadcast(target, input)  # (the formula starts from target)
     if input.dtype is _dtype.bool:  # PyTorch's composite computes margin - input, then clamps it
         _check_sub(input, input)
     no_complex_clamp(input)
@@ -479,7 +479,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         reduction = reduction_arg(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    check_broadcast(input, target)
+    check_broadcast(target, input)  # (the formula starts from target)
     if target.dtype is _dtype.bool:  # PyTorch's composite computes 1 - target
         _check_sub(1.0, target)
     return apply(_MLSM, (input, target, weight), reduction=reduction)
@@ -504,11 +504,17 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     need_tensor("multilabel_margin_loss", input)
     need_tensor("multilabel_margin_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
+    # PyTorch's order: the shapes (multilabel_margin_loss_shape_check), the input's kernel, the target's dtype
+    if not (input.ndim == 0 or input.ndim <= 2 and input.shape[-1] != 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    dim = input.shape[-1] if input.ndim else 1
+    if not (tuple(target.shape) == tuple(input.shape) if input.ndim == 2 else
+            target.ndim <= 1 and target.numel() == dim):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
     float_kernel_only(input, "multilabel_margin_loss_forward_out_frame")
     if target.dtype != _dtype.int64:
         raise RuntimeError(f"expected scalar type Long but found {_dtype.scalar_type_name(target.dtype)}")
-    if input.ndim > 2 or tuple(target.shape) != tuple(input.shape):
-        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
     v = concrete(target)
     if v is not None and v.size and (v.min() < -1 or v.max() >= (input.shape[-1] if input.ndim else 1)):
         raise RuntimeError("argument #2 'target' is out of range")

@@ -42,10 +42,7 @@ class Unflatten(Module):
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
-        if isinstance(dim, int):
-            _require_tuple_int(unflattened_size)
-        else:
-            raise TypeError("invalid argument type for dim parameter")
+        _require_tuple_int(unflattened_size)  # (PyTorch checks no dim here: a name fails in forward)
         self.dim = dim
         self.unflattened_size = unflattened_size
 

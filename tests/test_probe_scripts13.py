@@ -785,7 +785,7 @@ def case_gpt2_trainer_loop_grad_accum(lib):
     GPT2 = _gpt2(lib)
     model = _init(lib, GPT2(n_layer=1))
     model.train()
-    steps, accum = 3, 2
+    steps, accum = 2, 2
     optimizer, scheduler, _ = _hf_optimizer(lib, model, 5e-3, 0.01, steps, 1)
     data = lib.arange(60).view(10, 6) * 7 % 17
     out = [[len(g["params"]) for g in optimizer.param_groups], scheduler.get_last_lr()]
@@ -854,7 +854,7 @@ def case_llama_autocast_bf16_train(lib):
     optimizer, sched, _ = _hf_optimizer(lib, model, 1e-2, 0.01, 3, 1)
     F = lib.nn.functional
     out = []
-    for it in range(3):
+    for it in range(2):
         tokens = (lib.arange(10).view(2, 5) * (it + 2)) % 13
         with lib.autocast("cpu", dtype=lib.bfloat16):
             logits, past = model(tokens)

@@ -1,13 +1,14 @@
 """Strides of linear-algebra and indexing results as PyTorch's: the results its LAPACK kernels write are batches of
 column-major matrices (``torch.linalg.inv(a).stride()`` is ``(16, 1, 4)`` for a (3, 4, 4) input), advanced indexing
 follows its input's layout, so ``stride()``, ``is_contiguous()`` and whether ``view()`` raises agree with PyTorch;
-plus PyTorch's wording of messages users search for (losses, nn.Unflatten, optimizer hooks and loaded state)."""
+plus PyTorch's wording of messages users search for (losses, nn.Unflatten, optimizer hooks and loaded state), and the
+legacy typed storage classes (``torch.FloatStorage(2)``)."""
 import math
 import warnings
 
 import pytest
 
-from oracle import assert_same, needs_torch, run_both, same_error
+from oracle import assert_same, needs_torch, run_both, same, same_error
 
 pytestmark = needs_torch
 
@@ -197,6 +198,11 @@ _MESSAGES = {
     "rprop_loaded_state_mismatch": _loaded_state_mismatch("Rprop", False),
     "asgd_foreach_loaded_state_mismatch": _loaded_state_mismatch("ASGD", True),
     "asgd_loaded_state_mismatch": _loaded_state_mismatch("ASGD", False),
+    # the legacy typed storage classes
+    "float_storage_float_size": lambda T: T.FloatStorage(2.5),
+    "float_storage_two_sizes": lambda T: T.FloatStorage(2, 3),
+    "float_storage_keyword": lambda T: T.FloatStorage(size=2),
+    "tensor_of_long_storage": lambda T: T.tensor(T.LongStorage([1, 2])),
 }
 
 
@@ -205,3 +211,14 @@ _MESSAGES = {
 def test_error_messages_match_pytorch(name):
     same_error(_MESSAGES[name])
 
+
+@pytest.mark.filterwarnings("ignore")
+def test_legacy_storage_classes():
+    """``torch.FloatStorage(2)`` and its kin make TypedStorages of their dtype (of a size, or holding data), which
+    ``torch.tensor`` reads."""
+    same(lambda T: (T.FloatStorage(3).size(), T.FloatStorage().size(), T.LongStorage([1, 2]).tolist(),
+                    T.BoolStorage([1, 0]).tolist(), T.DoubleStorage([0.5]).dtype, T.HalfStorage(2).element_size(),
+                    isinstance(T.FloatStorage(2), T.FloatStorage), isinstance(T.FloatStorage(2), T.LongStorage),
+                    isinstance(T.FloatStorage(2), T.TypedStorage), type(T.FloatStorage(2)).__name__,
+                    str(T.FloatStorage([1, 2])), T.tensor(T.FloatStorage([1.5, 2])),
+                    T.tensor(T.DoubleStorage([1.5]), dtype=T.float64), T.tensor(T.arange(3.0).storage())))

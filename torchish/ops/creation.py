@@ -230,12 +230,23 @@ def _tensor(data, dtype, device, requires_grad):
         src = _numpy_dtype(arr)
         dt = dt or src
         arr = _real_part(arr, src, dt)
+    elif _is_typed_storage(data):  # (its elements, of the dtype asked)
+        dt = dt or _dtype.DEFAULTS.float
+        if data.dtype is not dt:
+            raise RuntimeError(f"Expected a Storage of type {_dtype.scalar_type_name(dt)} or an UntypedStorage, but "
+                               f"got {_dtype.scalar_type_name(data.dtype)}")
+        arr = data._values()
     else:
         shape, leaves, inferred = _flatten(data)
         dt = dt or inferred or _dtype.DEFAULTS.float
         arr = _leaves_to_array(shape, leaves, dt)
     _check_grad_dtype(dt, requires_grad)
     return numpy_layout(place(arr, dt, device, requires_grad), arr)
+
+
+def _is_typed_storage(data):
+    from .storage import TypedStorage
+    return isinstance(data, TypedStorage)
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -154,6 +154,63 @@ class TypedStorage(_Storage):
         return f"torch.storage.TypedStorage(dtype=torch.{self._dtype.name}, device={self.device})"
 
 
+_TYPED_DEPRECATED = ("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+                     "only storage class. This should only matter to you if you are using storages directly.  To "
+                     "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()")
+
+
+class _LegacyStorageMeta(type):
+    def __instancecheck__(cls, instance):  # (the legacy classes make TypedStorages of their dtype)
+        return isinstance(instance, TypedStorage) and instance.dtype is cls.dtype
+
+
+class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
+    """PyTorch's legacy typed storage classes (``torch.FloatStorage(2)``, ``torch.LongStorage([1, 2])``): new
+    memory of ``size`` elements of the class's dtype, or holding ``data``; the result is a :class:`TypedStorage`."""
+
+    __slots__ = ()
+    dtype = None
+
+    def __new__(cls, *args, wrap_storage=None, **kwargs):
+        from .creation import tensor, zeros
+        warn_once(_TYPED_DEPRECATED, stacklevel=2)
+        if kwargs:
+            raise TypeError(f"TypedStorage.__new__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if wrap_storage is not None or len(args) > 1:
+            raise RuntimeError(cls._signature_error("Too many positional arguments" if len(args) > 1 else
+                                                    "No positional arguments should be given when using "
+                                                    "'wrap_storage'"))
+        if not args:
+            data = zeros(0, dtype=cls.dtype)
+        elif isinstance(args[0], (int, np.integer)) and not isinstance(args[0], (bool, np.bool_)):
+            n = int(args[0])
+            if n < 0:
+                raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:98] ((ptrdiff_t)nbytes) >= 0. alloc_cpu() seems to "
+                                   f"have been called with negative number: {2 ** 64 + n * cls.dtype.itemsize}")
+            data = zeros(n, dtype=cls.dtype)  # (PyTorch's memory is uninitialized)
+        elif isinstance(args[0], (list, tuple, str, range)):
+            data = tensor(args[0], dtype=cls.dtype)
+        else:
+            raise TypeError(cls._signature_error(f"Argument type not recognized: {type(args[0])}"))
+        return object.__new__(TypedStorage)._setup(data, cls.dtype)
+
+    @classmethod
+    def _signature_error(cls, why):
+        return (f"<class 'torch.{cls.__name__}'>.__new__ received an invalid combination of arguments. Expected one "
+                f"of:\n * no arguments\n * (int size)\n * (Sequence data)\n * (*, UntypedStorage wrap_storage)\n"
+                f"{why}")
+
+
+_LEGACY = {name + "Storage": type(name + "Storage", (_LegacyStorage,), {"__slots__": (), "dtype": dt,
+                                                                        "__module__": "torch"})
+           for name, dt in (("Float", _dtype.float32), ("Double", _dtype.float64), ("Half", _dtype.float16),
+                            ("BFloat16", _dtype.bfloat16), ("Long", _dtype.int64), ("Int", _dtype.int32),
+                            ("Short", _dtype.int16), ("Char", _dtype.int8), ("Byte", _dtype.uint8),
+                            ("Bool", _dtype.bool), ("ComplexFloat", _dtype.complex64),
+                            ("ComplexDouble", _dtype.complex128))}
+globals().update(_LEGACY)
+
+
 def untyped_storage(self):
     """The storage of this tensor (its base's for a view), as bytes."""
     return UntypedStorage._of(self)
@@ -161,13 +218,10 @@ def untyped_storage(self):
 
 def storage(self):
     """The storage of this tensor as elements of its dtype (deprecated in PyTorch, with its warning)."""
-    warn_once("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
-              "storage class. This should only matter to you if you are using storages directly.  To access "
-              "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
-              stacklevel=2)
+    warn_once(_TYPED_DEPRECATED, stacklevel=2)
     return TypedStorage._of(self)
 
 
 _fam.method("untyped_storage", untyped_storage)
 _fam.method("storage", storage)
-__all__ = ["UntypedStorage", "TypedStorage"]
+__all__ = ["UntypedStorage", "TypedStorage", *_LEGACY]

@@ -69,20 +69,29 @@ def _update_running(running_mean, running_var, mean, var, momentum):
 # batch norm
 
 
-def _bn_stats(x, axes, eps):
-    """Batch statistics as PyTorch's CPU batch_norm saves them: ``mean`` and ``invstd = 1 / sqrt(var + eps)``
-    computed in float32 for a float16/bfloat16 input and stored in its dtype (widened back here); also the
-    widened input and the biased variance (unrounded, for the running statistics). The sums are accumulated as
-    PyTorch's (:func:`_bn_sum`): a float32 mean an ulp off, times the batch size, is all the backward of a loss that
-    does not depend on the batch's mean (the sum of a BN output) leaves, and XLA's float32 sum is that far off."""
+def _bn_stats(x, axes, eps, mixed=False):
+    """Batch statistics as PyTorch's CPU batch_norm saves them: ``mean`` and ``invstd = 1 / sqrt(var + eps)``; also
+    the widened input and the biased variance (unrounded, for the running statistics).
+
+    The sums are accumulated as PyTorch's (:func:`_bn_sum`): a float32 mean an ulp off, times the batch size, is
+    all the backward of a loss that does not depend on the batch's mean (the sum of a BN output) leaves, and XLA's
+    float32 sum is that far off. The statistics are stored in the parameters' type (``param_t``): a float16/bfloat16
+    input's in its own dtype, or float32 in the ``mixed`` kernel (float32 weights or running statistics with a half
+    input, as under autocast); invstd is computed in the input's accumulate type (double for float32) from the
+    variance, which a bfloat16 kernel rounds (the sum of squares, then its quotient by the count in bfloat16)."""
     wide, r = _precision.stepper(x.dtype)
+    rp = (lambda v: v) if mixed else r
     xw = wide(x)
     n = math.prod(x.shape[a] for a in axes)
     acc = ACC.get(x.dtype, x.dtype)
     mean = (jnp.sum(xw.astype(acc), axis=axes, keepdims=True) / n).astype(xw.dtype)
-    var = _bn_sum(jnp.square(xw - mean), axes, acc) / n
-    invstd = _precision.div(1.0, jnp.sqrt(var + eps))
-    return xw, r(mean), r(invstd), mean, var
+    var_sum = _bn_sum(jnp.square(xw - mean), axes, acc)
+    if x.dtype == jnp.bfloat16 and not mixed:  # (PyTorch's float16 kernel keeps the variance in float32)
+        var = r(_precision.div(r(var_sum), float(np.asarray(n, x.dtype))))
+    else:
+        var = _precision.div(var_sum, n)
+    invstd = rp(_precision.div(1.0, jnp.sqrt(var.astype(acc) + eps)).astype(xw.dtype))
+    return xw, rp(mean), invstd, mean, var_sum / n
 
 
 def _bn_sum(v, axes, acc):
@@ -91,24 +100,24 @@ def _bn_sum(v, axes, acc):
     return jnp.sum(v.astype(acc), axis=axes, keepdims=True).astype(v.dtype)
 
 
-def _bn_normalize(x, w, b, axes, eps):
+def _bn_normalize(x, w, b, axes, eps, mixed=False):
     """PyTorch's batch_norm transform from the saved statistics: ``x * alpha + beta`` with ``alpha = invstd * w``,
     ``beta = b - mean * alpha`` (float32 for half inputs, rounded once)."""
     shape = (1, -1) + (1,) * (x.ndim - 2)
     wide = _precision.stepper(x.dtype)[0]
-    xw, mean, invstd, mean_exact, var = _bn_stats(x, axes, eps)
+    xw, mean, invstd, mean_exact, var = _bn_stats(x, axes, eps, mixed)
     alpha = invstd if w is None else invstd * wide(w).reshape(shape)
     beta = -mean * alpha if b is None else wide(b).reshape(shape) - mean * alpha
     return (xw * alpha + beta).astype(x.dtype), mean_exact, var
 
 
-def _bn_grad(g, x, w, axes, eps):
+def _bn_grad(g, x, w, axes, eps, mixed=False):
     """PyTorch's batch_norm backward (training) from the saved statistics:
     ``dx = (dy - sum(dy) / n - (x - mean) * k) * invstd * w`` with ``k = dot(x - mean, dy) * invstd^2 / n``;
     ``dw = dot(x - mean, dy) * invstd``, ``db = sum(dy)``."""
     shape = (1, -1) + (1,) * (x.ndim - 2)
     wide = _precision.stepper(x.dtype)[0]
-    xw, mean, invstd, _, _ = _bn_stats(x, axes, eps)
+    xw, mean, invstd, _, _ = _bn_stats(x, axes, eps, mixed)
     gw = wide(g)
     n = math.prod(x.shape[a] for a in axes)
     centered = xw - mean
@@ -123,17 +132,17 @@ def _bn_grad(g, x, w, axes, eps):
     return dx.astype(x.dtype), dotp * invstd, total
 
 
-def _bn_train_fwd(x, w, b, *, eps):
+def _bn_train_fwd(x, w, b, *, eps, mixed=False):
     axes = (0,) + tuple(range(2, x.ndim))
-    y, mean, var = _bn_normalize(x, w, b, axes, eps)
+    y, mean, var = _bn_normalize(x, w, b, axes, eps, mixed)
     n = x.size // max(x.shape[1], 1)                                 # > 1: checked by the caller
     unbiased = var * (n / max(n - 1, 1))
     return y, mean.reshape(-1), unbiased.reshape(-1)
 
 
-def _bn_train_vjp(g, x, w, b, out, eps):
+def _bn_train_vjp(g, x, w, b, out, eps, mixed=False):
     axes = (0,) + tuple(range(2, x.ndim))
-    dx, dw, db = _bn_grad(g[0], x, w, axes, eps)
+    dx, dw, db = _bn_grad(g[0], x, w, axes, eps, mixed)
     return (dx, None if w is None else dw.reshape(-1).astype(w.dtype),
             None if b is None else db.reshape(-1).astype(b.dtype))
 
@@ -213,7 +222,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return apply(_BN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))
     if running_mean is not None or running_var is not None:
         _check_vmapped_running(input, running_mean, running_var)
-    y, mean, var = apply(_BN_TRAIN, (input, weight, bias), eps=float(eps))
+    # PyTorch's mixed-type kernel (a half input with float32 parameters or running statistics, as under autocast)
+    mixed = input.dtype in (_dtype.float16, _dtype.bfloat16) and any(
+        t is not None and t.dtype is _dtype.float32 for t in (weight, bias, running_mean, running_var))
+    y, mean, var = apply(_BN_TRAIN, (input, weight, bias), eps=float(eps), mixed=mixed)
     if running_mean is not None or running_var is not None:
         _update_running(running_mean, running_var, mean, var, momentum)
     return y

@@ -483,7 +483,7 @@ def case_neural_ode_pinn(lib):
         loss.backward()
         adam.step()
         out += [loss, u_t, u_xx, x.grad]
-    lbfgs = lib.optim.LBFGS(model.parameters(), lr=0.5, max_iter=4, history_size=5, line_search_fn="strong_wolfe")
+    lbfgs = lib.optim.LBFGS(model.parameters(), lr=0.5, max_iter=3, history_size=5, line_search_fn="strong_wolfe")
 
     def closure():
         lbfgs.zero_grad()
@@ -939,6 +939,89 @@ def case_einsum_single_operand_views(lib):
               lib.einsum("ij,ij->ji", b.t(), b.t()), lib.einsum("bi,bj->ijb", a[:, 0], a[:, 1]),
               lib.einsum("bhid,bhjd->bhij", q, k)):
         out += [r, r.stride(), r.is_contiguous()]
+    return out
+
+
+def case_pointnet2_sparse_gcn_glow(lib):
+    """PointNet++ farthest point sampling (fixed start), index_points by a repeated arange, ball query with boolean
+    setitem and sort; pygcn's sparse adjacency (sparse_coo_tensor, spmm, sparse.mm) with gradients; cosine similarity
+    matrices; EMA by mul_/add_, lerp_ and _foreach_lerp_; Glow's invertible 1x1 convolution (slogdet, inverse in
+    float64, linalg.lu)."""
+    F = lib.nn.functional
+    out = []
+    # pygcn: sparse adjacency
+    idx = lib.tensor([[0, 1, 1, 2, 3], [1, 0, 2, 1, 3]])  # (PyTorch warns that invariant checks are off)
+    vals = lib.tensor([0.5, 0.5, 0.3, 0.3, 1.0])
+    adj = lib.sparse_coo_tensor(idx, vals, (4, 4))
+    w = _data(lib, 4, 3).requires_grad_()
+    h = lib.spmm(adj, w)
+    h2 = lib.sparse.mm(adj, w)
+    out += [h, h2, adj.to_dense(), adj.coalesce().indices(), adj._nnz()]
+    (h.sum() + h2.pow(2).sum()).backward()
+    out.append(w.grad)
+    # cosine similarity matrix
+    z = _data(lib, 4, 5)
+    out.append(F.cosine_similarity(z.unsqueeze(1), z.unsqueeze(0), dim=2))
+    # farthest point sampling with a fixed start
+    xyz = _data(lib, 2, 8, 3)
+    B, N, C = xyz.shape
+    npoint = 4
+    centroids = lib.zeros(B, npoint, dtype=lib.long)
+    distance = lib.ones(B, N) * 1e10
+    farthest = lib.zeros(B, dtype=lib.long)
+    batch_indices = lib.arange(B, dtype=lib.long)
+    for i in range(npoint):
+        centroids[:, i] = farthest
+        centroid = xyz[batch_indices, farthest, :].view(B, 1, 3)
+        dist = lib.sum((xyz - centroid) ** 2, -1)
+        mask = dist < distance
+        distance[mask] = dist[mask]
+        farthest = lib.max(distance, -1)[1]
+    out.append(centroids)
+
+    def index_points(points, idx):
+        B = points.shape[0]
+        view_shape = list(idx.shape)
+        view_shape[1:] = [1] * (len(view_shape) - 1)
+        repeat_shape = list(idx.shape)
+        repeat_shape[0] = 1
+        batch_indices = lib.arange(B, dtype=lib.long).view(view_shape).repeat(repeat_shape)
+        return points[batch_indices, idx, :]
+    new_xyz = index_points(xyz, centroids)
+    out.append(new_xyz)
+    # ball query
+    sqrdists = -2 * lib.matmul(new_xyz, xyz.permute(0, 2, 1))
+    sqrdists += lib.sum(new_xyz ** 2, -1).view(B, npoint, 1)
+    sqrdists += lib.sum(xyz ** 2, -1).view(B, 1, N)
+    group_idx = lib.arange(N, dtype=lib.long).view(1, 1, N).repeat([B, npoint, 1])
+    group_idx[sqrdists > 0.8 ** 2] = N
+    group_idx = group_idx.sort(dim=-1)[0][:, :, :3]
+    group_first = group_idx[:, :, 0].view(B, npoint, 1).repeat([1, 1, 3])
+    mask = group_idx == N
+    group_idx[mask] = group_first[mask]
+    out += [group_idx, index_points(xyz, group_idx)]
+    # EMA and lerp
+    p = _data(lib, 5)
+    ema = lib.zeros(5)
+    ema.mul_(0.99).add_((1 - 0.99) * p)
+    ema2 = lib.zeros(5).lerp_(p, 0.01)
+    out += [ema, ema2]
+    e1, e2 = [lib.zeros(3), lib.ones(2)], [lib.ones(3), lib.full((2,), 3.)]
+    lib._foreach_lerp_(e1, e2, 0.1)
+    lib._foreach_mul_(e2, 0.5)
+    out += [e1, e2]
+    # invertible 1x1 conv (Glow)
+    wq = _data(lib, 3, 3) + 2 * lib.eye(3)
+    x = _data(lib, 2, 3, 2, 2).requires_grad_()
+    y = F.conv2d(x, wq.view(3, 3, 1, 1))
+    logdet = 4 * lib.slogdet(wq)[1]
+    inv = lib.inverse(wq.double()).float()
+    xr = F.conv2d(y, inv.view(3, 3, 1, 1))
+    Pm, L, U = lib.linalg.lu(wq)
+    s = lib.diag(U)
+    out += [y, logdet, xr, Pm, L, U, lib.sum(lib.log(lib.abs(s))), lib.sign(s)]
+    (y.sum() + logdet).backward()
+    out.append(x.grad)
     return out
 
 

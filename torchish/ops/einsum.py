@@ -1,5 +1,6 @@
 """``torchish.einsum``: equations (with ``...`` and the sublist form), PyTorch's operand checks and errors, the
-``grad_fn`` names of PyTorch's decomposition (a view, a product, a sum or a permute), at the matmul precision of
+``grad_fn`` names of PyTorch's decomposition (a view, a product, a sum or a permute), the result dtypes, errors and
+strides of its pairwise contraction (``sumproduct_pair``: a ``mul`` or a ``bmm``), at the matmul precision of
 ``torchish/_precision.py``."""
 from __future__ import annotations
 

@@ -224,5 +224,16 @@ def compiled_step_follows_model_to_accelerator():
     assert str(out.device) == "cuda:0", out.device
 
 
+@check
+def eig_on_accelerator_keeps_column_major_vectors():
+    """linalg.eig runs on the host and moves its results back: the eigenvectors keep LAPACK's column-major strides,
+    as the other decompositions' results on the accelerator."""
+    a = (torchish.arange(16.0).reshape(4, 4) ** 2 * 0.37).sin().to("cuda")
+    w, v = torchish.linalg.eig(a)
+    expect_devices([w, v], "cuda:0")
+    assert v.stride() == (1, 4) and w.stride() == (1,), (v.stride(), w.stride())
+    assert torchish.linalg.inv(a).stride() == (1, 4)
+
+
 if __name__ == "__main__":
     print(json.dumps({"checks": RESULTS, "losses": LOSSES}))

@@ -366,7 +366,9 @@ def eig(A):
         from .. import _device
         w, v = apply(_EIG, (move(A, _device.to_jax("cpu")),))
         back = _device.to_jax(dev)
-        return RESULTS["linalg_eig"](move(w, back), move(v, back))
+        vb = move(v, back)
+        vb._layout = v._layout  # (LAPACK's column-major vectors)
+        return RESULTS["linalg_eig"](move(w, back), vb)
     return RESULTS["linalg_eig"](*apply(_EIG, (A,)))
 
 

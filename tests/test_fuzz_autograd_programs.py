@@ -597,3 +597,30 @@ def test_retained_grad_follows_an_in_place_write():
         return [b.grad, a.grad]
     for k in range(3):
         assert_same(fn(torch, k), fn(torchish, k))
+
+
+@needs_torch
+def test_retain_grad_of_a_view_moves_to_its_regenerated_grad_fn():
+    """(autograd programs seed 80108) A view whose grad is retained, then written in place (itself, its base, or
+    under no_grad): PyTorch moves the retains_grad hook to the view's new grad_fn, so ``.grad`` is the gradient of
+    the new value; torchish left it on the old node and gave the gradient of the value before the write."""
+    w = np.array([[-0.8, -0.6]])
+
+    def fn(T, write):
+        x = T.tensor([[0.3, -0.5]], requires_grad=True)
+        y = T.tensor([[0.7, 0.2]], requires_grad=True)
+        b = T.atan2(x, y)
+        v = b.view(b.shape) if write != "row" else b[0]
+        v.retain_grad()
+        if write == "view":
+            v.sub_(v, alpha=2)
+        elif write == "base":
+            b.mul_(2)
+        else:
+            with T.no_grad():
+                b.mul_(2)
+        loss = (b * 0.5).sum() + (v * T.tensor(w if write != "row" else w[0])).sum()
+        loss.backward()
+        return [v.grad, x.grad, y.grad]
+    for write in ("view", "base", "row"):
+        assert_same(fn(torch, write), fn(torchish, write), write)

@@ -410,6 +410,16 @@ class Tensor(_tensor_values.TensorValues):
     def retains_grad(self) -> bool:
         return self._retains_grad
 
+    def _move_retain(self, fn, nr):
+        """Before this tensor's grad_fn becomes output ``nr`` of ``fn`` (an in-place write, a view's regenerated
+        grad_fn): PyTorch moves the retains_grad hook to the node of the new value."""
+        if not self._retains_grad or fn is None or (fn is self._grad_fn and nr == self._out_nr):
+            return
+        old = self._grad_fn
+        if old is not None and old._retains:
+            old._retains.pop(self._out_nr, None)
+        fn.set_retain(nr, weakref.ref(self))
+
     def detach(self):
         """A new tensor sharing this one's value and version counter, outside the graph (inside a trace, outside
         the trace's own differentiation too)."""
@@ -549,11 +559,7 @@ class Tensor(_tensor_values.TensorValues):
             self._v = r._v
         if STATE.grad_enabled:
             if r._grad_fn is not None:
-                if self._retains_grad and self._grad_fn is not r._grad_fn:  # PyTorch moves the retains_grad hook
-                    old = self._grad_fn                                     # to the node of the new value
-                    if old is not None and old._retains:
-                        old._retains.pop(self._out_nr, None)
-                    r._grad_fn.set_retain(r._out_nr, weakref.ref(self))
+                self._move_retain(r._grad_fn, r._out_nr)
                 self._grad_fn = r._grad_fn
                 self._out_nr = r._out_nr
                 self._rg = True

@@ -222,6 +222,7 @@ def _write(view, base, chain, diff, r):
     base._d = new
     if view._alias and STATE.grad_enabled:  # the alias is its own autograd base: it takes the write's graph
         if r._grad_fn is not None:
+            view._move_retain(r._grad_fn, r._out_nr)
             view._grad_fn, view._out_nr, view._rg = r._grad_fn, r._out_nr, True
         elif view._grad_fn is not None:
             view._grad_fn, view._rg = None, False
@@ -253,6 +254,7 @@ def _refresh(view, base, chain, diff):
     if all(op.differentiable for op, _ in chain) and _inexact(base._d):
         # PyTorch regenerates the grad_fn of a view whose storage was written as ONE AsStridedBackward0 from the base
         t = apply(VIEW_REPLAY, (base,), chain=chain)
+        view._move_retain(t._grad_fn, 0)
         view._d, view._grad_fn, view._out_nr, view._rg = t._d, t._grad_fn, 0, t._rg
         return
     t = base
@@ -265,6 +267,7 @@ def _refresh(view, base, chain, diff):
         if op.differentiable and _inexact(outs[0]._d):
             registry._record(op, (t,), [t._d], st2, None, outs)
         t = outs[i if i is not None else 0]
+    view._move_retain(t._grad_fn, t._out_nr)
     view._d = t._d
     view._grad_fn = t._grad_fn
     view._out_nr = t._out_nr
@@ -288,6 +291,7 @@ def _regenerate(view, base, chain):
     st = (("chain", chain),)
     t = wrap(registry.run_forward(VIEW_REPLAY, [base._d], st, None))
     registry._record(VIEW_REPLAY, (base,), [base._d], st, None, (t,))
+    view._move_retain(t._grad_fn, 0)
     view._d, view._grad_fn, view._out_nr = t._d, t._grad_fn, 0
 
 

@@ -331,8 +331,6 @@ def case_mobilenet_efficientnet_blocks(lib):
             blk.eval()
             out += [y, xr.grad, blk(x), {n: b for n, b in blk.named_buffers()},
                     {n: p.grad for n, p in blk.named_parameters()}]
-        blk = _init(lib, MBConv(8, 16, 6, 5, 2), seed=1)
-        out.append(blk(x))
     finally:
         nn.Identity = orig_identity
     return out
@@ -483,13 +481,13 @@ def _resnet(lib):
 def case_resnet_init_and_blocks(lib):
     """torchvision's ResNet construction: the _initialize_weights loop (kaiming_normal_ fan_out / relu: shapes and
     the std compared to the formula, not values), BN constant_ init, zero_init_residual (constant_ / zeros_ of the
-    last BN gamma), downsample Sequential; then formula weights and a train-mode forward/backward through BasicBlock
-    and Bottleneck models; state_dict keys; model.apply(fn) counting and re-initialising modules."""
+    last BN gamma), downsample Sequential; state_dict keys; then formula weights and a train-mode forward/backward
+    through the Bottleneck model; model.apply(fn) counting and re-initialising modules."""
     nn = lib.nn
     BasicBlock, Bottleneck, ResNet = _resnet(lib)
     out = []
     for block in (BasicBlock, Bottleneck):
-        m = ResNet(block, [1, 2], zero_init_residual=True)
+        m = ResNet(block, [1, 1], zero_init_residual=True)
         last = [mod.bn2 if block is BasicBlock else mod.bn3 for mod in m.modules() if isinstance(mod, block)]
         out.append([bool((b.weight == 0).all()) for b in last])
         out.append([(b.bias == 0).all().item() for b in last])
@@ -516,13 +514,13 @@ def case_resnet_init_and_blocks(lib):
                 nn.init.ones_(mod.weight)
         m.apply(reinit)
         out.append(m.fc.weight.sum())
-        _init(lib, m)
-        x = _data(lib, 2, 3, 16, 16)
-        y = m(x)
-        lib.nn.functional.cross_entropy(y, lib.tensor([1, 3])).backward()
-        out += [y, {n: p.grad for n, p in m.named_parameters()}, {n: b for n, b in m.named_buffers()}]
-        m.eval()
-        out.append(m(x))
+    _init(lib, m)  # the Bottleneck model trains a step (the BasicBlock one has the same layers, for time)
+    x = _data(lib, 2, 3, 16, 16)
+    y = m(x)
+    lib.nn.functional.cross_entropy(y, lib.tensor([1, 3])).backward()
+    out += [y, {n: p.grad for n, p in m.named_parameters()}, {n: b for n, b in m.named_buffers()}]
+    m.eval()
+    out.append(m(x))
     return out
 
 
@@ -970,7 +968,7 @@ def case_train_recipe(lib, jit):
         return loss.detach()
     step = jit(train_step)
     out = []
-    for it in range(4):
+    for it in range(3):
         x = _data(lib, 4, 3, 12, 12, seed=it).contiguous(memory_format=lib.channels_last)
         x, soft, lam = _mix_batch(lib, x, target, "mixup" if it % 2 == 0 else "cutmix", 0.75)
         model.train()
@@ -1019,7 +1017,7 @@ def case_ema_and_schedules(lib):
     sched = lib.optim.lr_scheduler.LambdaLR(opt, lr_lambda)
     out = [opt.param_groups[0]["lr"]]
     decays = []
-    for it in range(4):
+    for it in range(2):
         x = _data(lib, 4, 3, 8, 8, seed=it)
         model.train()
         loss = nn.functional.cross_entropy(model(x), lib.tensor([1, 0, 4, 2]), label_smoothing=0.1)

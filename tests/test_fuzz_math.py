@@ -1460,3 +1460,18 @@ def test_nansum_dtype_dispatch_errors_need_a_non_empty_input():
           lambda T: T.nanmean(T.zeros(0), out=T.empty((), dtype=T.int64)),
           lambda T: T.nansum(T.zeros(2, 3), dtype=T.complex64),
           lambda T: T.nansum(T.zeros(2), out=T.empty((), dtype=T.int64)))
+
+
+@needs_torch
+def test_cholesky_ex_info_in_a_traced_program_is_the_failing_minors_order():
+    # (math fuzzer --compile, seed 80112) in a program traced by torchish.compile, cholesky_ex's info for a matrix
+    # that is not positive-definite was -1 (the eager path asks numpy for LAPACK's order, a trace cannot)
+    mats = [[[4.0, 1.0, 0.0], [1.0, 0.1, 0.0], [0.0, 0.0, 1.0]], [[-1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]], [[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 1.0]]]
+    for dt in ("float64", "complex64"):
+        for upper in (False, True):
+            def fn(T, x):
+                return T.linalg.cholesky_ex(x, upper=upper).info
+            ref = fn(torch, torch.tensor(mats, dtype=getattr(torch, dt)))
+            got = harness.traced(fn, [torchish.tensor(mats, dtype=getattr(torchish, dt))])
+            assert_same(ref, got, f"{dt} upper={upper}")

@@ -223,7 +223,26 @@ def _chol_fwd(A, *, upper):
     src = _mH(A) if upper else A  # the triangle PyTorch reads: lower, or upper (as the lower of A^H)
     L = jax.lax.linalg.cholesky(src, symmetrize_input=False)
     failed = jnp.isnan(jnp.diagonal(L, axis1=-2, axis2=-1)).any(-1)
-    return (_mH(L) if upper else L), jnp.where(failed, -1, 0).astype(jnp.int32)
+    info = jax.lax.cond(failed.any(), _failed_order, lambda a: jnp.zeros(a.shape[:-2], jnp.int32), src)
+    return (_mH(L) if upper else L), jnp.where(failed, info, 0).astype(jnp.int32)
+
+
+def _failed_order(a):
+    """LAPACK's info in the kernel (a traced program cannot ask numpy): the order of the first pivot, the diagonal
+    of the Schur complement left by eliminating the columns before it, that is not positive (or is NaN)."""
+    n = a.shape[-1]
+    low = jnp.tril(a)
+    herm = low + _mH(jnp.tril(a, -1))
+
+    def body(j, carry):
+        S, info = carry
+        d = jnp.real(S[..., j, j])
+        bad = ~(d > 0)
+        info = jnp.where((info == 0) & bad, j + 1, info)
+        col = S[..., :, j] / jnp.sqrt(jnp.where(bad, 1, d)).astype(S.dtype)[..., None]
+        col = jnp.where(jnp.arange(n) > j, col, 0)
+        return S - col[..., :, None] * jnp.conj(col[..., None, :]), info
+    return jax.lax.fori_loop(0, n, body, (herm, jnp.zeros(a.shape[:-2], jnp.int32)))[1]
 
 
 def _chol_vjp(g, A, out, upper):

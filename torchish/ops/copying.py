@@ -49,12 +49,18 @@ def _fill_(self, value):
     value = scalar_or_tensor(value, "fill_", 1, "value")
     if not isinstance(value, Tensor):
         value = check_scalar_fits(value, self.dtype, numel=self.numel())
-    return self._assign(apply(_FILL_T if isinstance(value, Tensor) else _FILL, (self, value)))
+    if isinstance(value, Tensor):
+        return self._assign(apply(_FILL_T, (self, value)))
+    from .inplace import overlap_ok
+    with overlap_ok(self):  # (PyTorch's fill_ of a number writes an expanded tensor; of a tensor it refuses)
+        return self._assign(apply(_FILL, (self, value)))
 
 
 def _zero_(self):
     self._check_inplace()
-    return self._assign(apply(_ZERO, (self, 0)))
+    from .inplace import overlap_ok
+    with overlap_ok(self):
+        return self._assign(apply(_ZERO, (self, 0)))
 
 
 def _copy_(self, src, non_blocking=False):

@@ -11,6 +11,7 @@ A base holds a contiguous buffer; the strides a view would have in PyTorch are d
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import weakref
@@ -119,11 +120,40 @@ def view_strides(old_shape, old_strides, new_shape):
     return tuple(new_strides)
 
 
-def _check_overlap(view):
+_OVERLAP_OK: list = []  # the tensors now written by an op PyTorch lets write an expanded view (see overlap_ok)
+
+
+class overlap_ok:
+    """``with overlap_ok(t):`` the in-place op writing ``t`` may write it where several of its elements share one
+    memory location (an expanded view): PyTorch checks internal overlap only in some in-place ops (those built on
+    TensorIterator with its default check); fill_, zero_, tril_/triu_, masked_fill_, index_fill_, fill_diagonal_,
+    index_put_ and threshold_ skip it. Such an op writes only some elements, with values that agree where they
+    meet, so the write stores the elements it changed (``_scatter``'s ``changed``)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __enter__(self):
+        _OVERLAP_OK.append(self.t)
+
+    def __exit__(self, *exc):
+        _OVERLAP_OK.pop()
+        return False
+
+
+def _check_overlap(view) -> bool:
+    """Whether ``view`` overlaps itself (only an op allowed to write it so gets True; it then stores only what it
+    changed); PyTorch's error for the others."""
     shape, strides, _ = layout(view)
     if any(st == 0 and s > 1 for s, st in zip(shape, strides)):
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location. Please clone() the tensor before performing the operation.")
+        if _OVERLAP_OK and _OVERLAP_OK[-1] is view:
+            return True
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    return False
+
+
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                     "location. Please clone() the tensor before performing the operation.")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -141,22 +171,28 @@ def _chain_apply(x, chain):
     return x
 
 
-def _scatter(base, chain, new):
-    """``base`` with the elements that ``chain`` selects replaced by ``new`` (broadcast to the view's shape)."""
+def _scatter(base, chain, new, changed=False):
+    """``base`` with the elements that ``chain`` selects replaced by ``new`` (broadcast to the view's shape); with
+    ``changed`` only those ``new`` changes (a view that selects an element several times: see overlap_ok)."""
     if not chain:
         return jnp.broadcast_to(jnp.asarray(new, base.dtype), base.shape)
     idx = jnp.arange(base.size, dtype=jnp.int64 if base.size > 2**31 - 1 else jnp.int32).reshape(base.shape)
     sel = _chain_apply(idx, chain)
-    new = jnp.broadcast_to(jnp.asarray(new, base.dtype), sel.shape)
-    return base.reshape(-1).at[sel.reshape(-1)].set(new.reshape(-1)).reshape(base.shape)
+    new = jnp.broadcast_to(jnp.asarray(new, base.dtype), sel.shape).reshape(-1)
+    sel, flat = sel.reshape(-1), base.reshape(-1)
+    if changed:
+        old = flat[sel]
+        sel = jnp.where((new != old) & ((new == new) | (old == old)), sel, flat.size)  # (NaN over NaN: unchanged)
+        return flat.at[sel].set(new, mode="drop").reshape(base.shape)
+    return flat.at[sel].set(new).reshape(base.shape)
 
 
-def _view_write_fwd(base, new, *, chain):
+def _view_write_fwd(base, new, *, chain, changed=False):
     """``base`` after the view reached by ``chain`` takes the value ``new``. Index-selecting view ops are undone
-    by a scatter; bit-reinterpreting ones (``view(dtype)``) by their inverse."""
+    by a scatter; bit-reinterpreting ones (``view(dtype)``) by their inverse. ``changed``: see ``_scatter``."""
     k = next((i for i, (op, _) in enumerate(chain) if op.name in BITCASTS), None)
     if k is None:
-        return _scatter(base, chain, new)
+        return _scatter(base, chain, new, changed)
     head, (op, st), rest = chain[:k], chain[k], chain[k + 1:]
     sub = _chain_apply(base, head)
     cast = _chain_apply(sub, ((op, st),))
@@ -184,14 +220,16 @@ def _check_view_modifiable(view, chain, base):
 
 def _write(view, base, chain, diff, r):
     """``view`` (of ``base`` via ``chain``) takes the value of ``r``: write it into the base."""
-    _check_overlap(view)
+    sparse = {"changed": True} if _check_overlap(view) else {}
     if diff and STATE.grad_enabled and (base._rg or r._rg):
+        if sparse:  # (PyTorch refuses it in CopySlices' backward; here at once)
+            raise RuntimeError(_INTERNAL_OVERLAP)
         _check_view_modifiable(view, chain, base)
         marker, old, old_d = next(_graph._SEQ), view._vc.value, base._d
         fn = r._grad_fn  # the node of an op applied to the view itself (``v.mul_(2)``): CopySlices shows its inputs
         inplace = fn if fn is not None and view._grad_fn is not None and fn.next_edges and \
             fn.next_edges[0] is not None and fn.next_edges[0][0] is view._grad_fn else None
-        new_base = apply(VIEW_WRITE, (base, r), chain=chain)
+        new_base = apply(VIEW_WRITE, (base, r), chain=chain, **sparse)
         if inplace is not None and new_base._grad_fn is not None:
             new_base._grad_fn.inplace_fn = inplace
         base._rebind(new_base, view._vc)
@@ -202,7 +240,7 @@ def _write(view, base, chain, diff, r):
         # a view of a `detach()` / `.data` alias: the write is recorded on the alias (PyTorch's CopySlices there)
         sub = chain[len(alias._view[1]):]
         _check_view_modifiable(view, sub, alias)
-        new_alias = apply(VIEW_WRITE, (alias, r), chain=sub)
+        new_alias = apply(VIEW_WRITE, (alias, r), chain=sub, **sparse)
         _write(alias, base, alias._view[1], False, new_alias)
         return
     # nothing to record (or an alias outside the graph: `.data`, `detach()`): the base's graph is left as it is
@@ -210,7 +248,7 @@ def _write(view, base, chain, diff, r):
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
         try:
-            new = apply(VIEW_WRITE, (base, r), chain=chain)._d
+            new = apply(VIEW_WRITE, (base, r), chain=chain, **sparse)._d
         finally:
             STATE.grad_enabled = prev
     else:
@@ -477,6 +515,10 @@ _FULL_OVERLAP_CHECK = {"scatter_", "scatter_add_", "scatter_reduce_", "index_add
                        "index_reduce_"}
 
 
+# in-place methods PyTorch lets write an expanded view (no internal-overlap check; see overlap_ok)
+_INTERNAL_OVERLAP_OK = {"tril_", "triu_", "masked_fill_", "index_fill_", "fill_diagonal_"}
+
+
 # in-place ops PyTorch does not differentiate: on a tensor that requires grad they leave autograd alone (no leaf
 # check, the tensor keeps its history, so gradients pass through as if nothing was written)
 _NONDIFF_INPLACE = {"logical_not_", "logical_and_", "logical_or_", "logical_xor_"}
@@ -498,6 +540,7 @@ def make_inplace(fn, name=None):
     check = (name or fn.__name__ + "_") not in _NO_OVERLAP_CHECK
     full = (name or fn.__name__ + "_") in _FULL_OVERLAP_CHECK
     nondiff = (name or fn.__name__ + "_") in _NONDIFF_INPLACE
+    may_overlap = (name or fn.__name__ + "_") in _INTERNAL_OVERLAP_OK
 
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
@@ -516,7 +559,7 @@ def make_inplace(fn, name=None):
             for a in kwargs.values():
                 if isinstance(a, Tensor):
                     check_overlap(self, a, full)
-        with write_scope(self):
+        with write_scope(self), (overlap_ok(self) if may_overlap else contextlib.nullcontext()):
             if registry.autocast_hook is None:
                 return assign(self, fn(self, *args, **kwargs))
             with autocast_off():

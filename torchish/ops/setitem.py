@@ -11,7 +11,7 @@ from .._tensor import Tensor
 from .index import (_as_index_tensor, _basic_op, _full_flags, _getitem_fwd, _int_scalar_tensor, _seq_as_tuple,
                     parse_index)
 from .casting import cast, check_scalar_fits
-from .inplace import check_overlap, write_scope
+from .inplace import check_overlap, overlap_ok, write_scope
 from .writes import set_at
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -224,7 +224,7 @@ def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
 def _index_put_(self, indices, values, accumulate=False):
     self._check_inplace()
     check_overlap(self, values, full=True)
-    with write_scope(self):
+    with write_scope(self), overlap_ok(self):
         return self._assign(index_put(self, indices, values, accumulate, _name="index_put_"))
 
 

@@ -21,7 +21,7 @@ from ...ops import unary as _unary
 from ...ops import softmax as _softmax
 from ...ops.casting import check_scalar_fits
 from ...ops.elementwise import not_implemented, out_exact
-from ...ops.inplace import assign, write_scope
+from ...ops.inplace import assign, overlap_ok, write_scope
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ._args import need_tensor, need_tensor_attr
@@ -197,8 +197,9 @@ def threshold(input, threshold, value, inplace=False):
         raise not_implemented("threshold_cpu", input.dtype)
     check_scalar_fits(threshold, input.dtype, opmath=True)  # converted to the computation type, checked
     check_scalar_fits(value, input.dtype)  # to the input's type, checked
-    return _result(input, lambda: apply(_THRESHOLD_ if inplace else _THRESHOLD, (input,), th=threshold, value=value),
-                   inplace)
+    with overlap_ok(input):  # (PyTorch's threshold_ writes an expanded tensor)
+        return _result(input, lambda: apply(_THRESHOLD_ if inplace else _THRESHOLD, (input,), th=threshold,
+                                            value=value), inplace)
 
 
 def threshold_(input, threshold, value):

@@ -1,0 +1,40 @@
+"""Small differences from PyTorch found in a list of known ones: in-place writes into expanded tensors, conv_tbc,
+torch.cuda.is_current_stream_capturing, optimizer state of the wrong shape, sort's argument errors, the strides of
+tensors made from numpy arrays, and tensors made from an UntypedStorage. Each ``case_*`` is written against the
+PyTorch API only and compared with torch (tests/oracle.py)."""
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import formula_data as _data, same_error, script_test, needs_torch
+
+
+def case_inplace_writes_into_expanded_tensors(lib):
+    # PyTorch checks internal overlap only in some in-place ops: these write an expanded view (each changed element
+    # lands in the one shared location); the others (add_, fill_ of a tensor, a write recorded by autograd) refuse
+    warnings.simplefilter("ignore")  # (PyTorch warns that masked_fill_/index_fill_/index_put_ on one is deprecated)
+    ops = [lambda t: t.tril_(), lambda t: t.triu_(), lambda t: t.tril_(-1), lambda t: t.triu_(1),
+           lambda t: t.zero_(), lambda t: t.fill_(2.5),
+           lambda t: t.masked_fill_(lib.tensor([[True, False, False]] * 3), 7.),
+           lambda t: t.index_fill_(1, lib.tensor([0, 2]), 7.), lambda t: t.fill_diagonal_(7.),
+           lambda t: t.index_put_((lib.tensor([0]),), lib.tensor(7.)),
+           lambda t: lib.nn.functional.threshold_(t, 0.8, 9.),
+           lambda t: lib.nn.functional.threshold(t, 0.8, 9., inplace=True)]
+    out = []
+    for op in ops:
+        base = _data(lib, 3)
+        t = base.expand(3, 3)
+        op(t)
+        out.append((base, t.stride()))
+    refused = []
+    for op in [lambda t: t.add_(1), lambda t: t.fill_(lib.tensor(2.)), lambda t: t[:, 0].fill_(1.) and t.add_(1)]:
+        try:
+            op(_data(lib, 3).expand(3, 3))
+            refused.append("ok")
+        except RuntimeError as e:
+            refused.append(str(e))
+    return out, refused
+
+
+test_script_matches_torch = script_test(globals())

@@ -38,3 +38,13 @@ def case_inplace_writes_into_expanded_tensors(lib):
 
 
 test_script_matches_torch = script_test(globals())
+
+
+@needs_torch
+def test_cuda_is_current_stream_capturing_without_cuda():
+    # a CPU-only PyTorch build raises from its dummy CUDA binding (with an accelerator torchish says False)
+    from oracle import torchish
+    if torchish.cuda.is_available():
+        assert torchish.cuda.is_current_stream_capturing() is False
+        return
+    same_error(lambda lib: lib.cuda.is_current_stream_capturing())

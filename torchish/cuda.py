@@ -350,5 +350,13 @@ def ipc_collect() -> None:
     _require()
 
 
+def is_current_stream_capturing() -> bool:
+    """Whether a CUDA graph is being captured on the current stream: never (torchish captures no CUDA graphs).
+    Without an accelerator it raises as a CPU-only PyTorch build does (its CUDA binding is a dummy there)."""
+    if not is_available():
+        raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing")
+    return False
+
+
 has_half = True
 default_generators = ()

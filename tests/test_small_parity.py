@@ -37,6 +37,37 @@ def case_inplace_writes_into_expanded_tensors(lib):
     return out, refused
 
 
+def case_conv_tbc(lib):
+    # fairseq's time-batch-channel convolution: values, gradients, layout, node name; a negative pad crops
+    out = []
+    for pad in (1, 0, -1, 2):
+        x = _data(lib, 6, 2, 3).requires_grad_()
+        w = _data(lib, 3, 3, 4, seed=1).requires_grad_()
+        b = _data(lib, 4, seed=2).requires_grad_()
+        y = lib.conv_tbc(x, w, b, pad)
+        (y * _data(lib, *y.shape, seed=3)).sum().backward()
+        out.append((y, y.stride(), type(y.grad_fn).__name__, x.grad, w.grad, b.grad))
+    out.append(lib.nn.functional.conv_tbc(_data(lib, 4, 1, 2, dtype=lib.float64), _data(lib, 2, 2, 3, dtype=lib.float64),
+                                          _data(lib, 3, dtype=lib.float64)))
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        out.append(lib.conv_tbc(_data(lib, 4, 1, 2), _data(lib, 2, 2, 3), _data(lib, 3), 1).dtype)
+    return out
+
+
+@needs_torch
+@pytest.mark.parametrize("args", [
+    lambda lib: (_data(lib, 6, 3), _data(lib, 3, 3, 4), _data(lib, 4)),
+    lambda lib: (_data(lib, 6, 2, 3), _data(lib, 3, 4), _data(lib, 4)),
+    lambda lib: (_data(lib, 6, 2, 3), _data(lib, 3, 3, 4), _data(lib, 1, 4)),
+    lambda lib: (_data(lib, 6, 2, 3), _data(lib, 3, 2, 4), _data(lib, 4)),
+    lambda lib: (_data(lib, 6, 2, 3), _data(lib, 3, 3, 4), _data(lib, 5)),
+    lambda lib: (_data(lib, 6, 2, 3), _data(lib, 3, 3, 4), _data(lib, 4), 1.5),
+    lambda lib: (_data(lib, 6, 2, 3, dtype=lib.float64), _data(lib, 3, 3, 4), _data(lib, 4)),
+])
+def test_conv_tbc_errors(args):
+    same_error(lambda lib: lib.conv_tbc(*args(lib)))
+
+
 test_script_matches_torch = script_test(globals())
 
 

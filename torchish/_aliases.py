@@ -8,7 +8,7 @@ from . import _dtype
 from .ops.elementwise import _out
 from .nn import functional as F
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
            "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "layer_norm",
            "group_norm", "batch_norm", "instance_norm", "dropout", "dropout_", "alpha_dropout", "embedding", "detach",
            "relu_", "sigmoid_", "tanh_", "exp_", "selu", "celu", "prelu", "rrelu", "threshold", "hardshrink",
@@ -16,7 +16,7 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
 
 # same signature as nn.functional
-conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
+conv1d, conv2d, conv3d, conv_tbc = F.conv1d, F.conv2d, F.conv3d, F.conv_tbc
 conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
 avg_pool1d, adaptive_avg_pool1d = F.avg_pool1d, F.adaptive_avg_pool1d
 selu, celu, prelu, hardshrink, bilinear = F.selu, F.celu, F.prelu, F.hardshrink, F.bilinear

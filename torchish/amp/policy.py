@@ -17,7 +17,7 @@ PROMOTE = "promote"  # floating inputs cast to the widest floating type among th
 BANNED = "banned"  # an error under autocast (binary_cross_entropy on CUDA)
 
 _CPU_LOWER = (
-    "convolution", "linear", "linear_nobias", "prelu", "scaled_dot_product_attention", "multi_head_attention",
+    "convolution", "conv_tbc", "linear", "linear_nobias", "prelu", "scaled_dot_product_attention", "multi_head_attention",
     "matmul", "mm", "bmm", "linalg_vecdot", "addmm", "addbmm", "baddbmm",
     # composites PyTorch runs through mm/bmm/mkldnn_rnn_layer on the CPU (einsum: those of several operands that
     # sum over a label; a single operand or a plain product is not cast)
@@ -40,7 +40,7 @@ _CPU_FP32 = (
 _CPU_PROMOTE = ("cat", "stack", "index_copy")
 
 _CUDA_LOWER = (
-    "convolution", "linear", "linear_nobias", "prelu", "scaled_dot_product_attention", "multi_head_attention",
+    "convolution", "conv_tbc", "linear", "linear_nobias", "prelu", "scaled_dot_product_attention", "multi_head_attention",
     "matmul", "mm", "mv", "bmm", "linalg_vecdot", "addmm", "addmv", "addr", "addbmm", "baddbmm", "linalg_multi_dot",
     "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "lstm", "gru", "rnn_tanh", "rnn_relu", "einsum",
 )

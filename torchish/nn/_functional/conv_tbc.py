@@ -2,7 +2,19 @@
 :func:`conv1d`."""
 from __future__ import annotations
 
-from .conv import conv1d
+from ... import _dtype
+from ...ops import registry as _registry
+from ...ops.registry import apply, defop
+from .conv import _conv_fwd
+
+
+def _conv_tbc_fwd(x, w, b, *, pad):
+    y = _conv_fwd(x.transpose(1, 2, 0), w.transpose(2, 1, 0), b, stride=(1,), pads=((pad, pad),), dilation=(1,),
+                  groups=1, pad_mode="zeros", batched=True, transposed=False, lhs_dilation=(1,))
+    return y.transpose(2, 0, 1)  # (a negative pad crops the time axis)
+
+
+_CONV_TBC = defop("conv_tbc", _conv_tbc_fwd, grad_name="ConvTbcBackward0")
 
 __all__ = ["conv_tbc"]
 
@@ -17,6 +29,9 @@ def conv_tbc(input, weight, bias, pad=0):
         >>> out.shape
         torch.Size([5, 2, 4])
     """
+    if isinstance(pad, bool) or not hasattr(pad, "__index__"):
+        raise TypeError(f"conv_tbc(): argument 'pad' (position 4) must be int, not {type(pad).__name__}")
+    pad = int(pad)
     if input.dim() != 3:
         raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
     if weight.dim() != 3:
@@ -32,7 +47,9 @@ def conv_tbc(input, weight, bias, pad=0):
     if out_len < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {out_len}: "
                            f"[{out_len}, {batch}, {weight.size(2)}]")
-    if pad < 0:                                   # conv1d pads only: crop the time axis instead
-        input = input[-pad:time + pad]
-    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=max(pad, 0))
-    return out.permute(2, 0, 1)
+    if _registry.autocast_hook is not None:  # (PyTorch casts before its checks)
+        input, weight, bias = _registry.autocast_hook("conv_tbc", (input, weight, bias))
+    if input.dtype != weight.dtype:  # (PyTorch multiplies each kernel tap as a matrix product)
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_dtype.scalar_type_name(input.dtype)} "
+                           f"and {_dtype.scalar_type_name(weight.dtype)}")
+    return apply(_CONV_TBC, (input, weight, bias), pad=pad)

@@ -54,6 +54,27 @@ def case_conv_tbc(lib):
     return out
 
 
+def case_optimizer_state_of_another_shape(lib):
+    # state edited by hand to a wrong shape: PyTorch's elementwise ops raise their broadcast RuntimeError (which of
+    # the two shapes it names first depends on the op, so only the kind of message is compared); nothing is written
+    out = []
+    for make, key in [(lambda ps: lib.optim.Rprop(ps), "prev"), (lambda ps: lib.optim.Adam(ps), "exp_avg"),
+                      (lambda ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9), "momentum_buffer"),
+                      (lambda ps: lib.optim.Adagrad(ps), "sum"), (lambda ps: lib.optim.RMSprop(ps), "square_avg")]:
+        p = lib.nn.Parameter(_data(lib, 3))
+        o = make([p])
+        p.grad = _data(lib, 3, seed=1)
+        o.step()
+        o.state[p][key] = lib.ones(4)
+        try:
+            o.step()
+            out.append("stepped")
+        except RuntimeError as e:
+            out.append(str(e).startswith("The size of tensor a ("))
+        out.append(p.detach().clone())
+    return out
+
+
 @needs_torch
 @pytest.mark.parametrize("args", [
     lambda lib: (_data(lib, 6, 3), _data(lib, 3, 3, 4), _data(lib, 4)),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import warnings
 from collections import OrderedDict, defaultdict
 
@@ -373,23 +374,26 @@ class Optimizer(StateDictMixin):
         gv = [p.grad._v for p in params]
         sv = [[s._v if isinstance(s, Tensor) else s for s in row] for row in states]
         update = as_real(type(self)._update)
-        if tracing.active() or STATE.tracing:
-            new_p, new_s = update(pv, gv, sv, hp, **static)
-        elif config.lazy and STATE.recorder is None:
+        with _state_shape_errors():
+            if tracing.active() or STATE.tracing:
+                new_p, new_s = update(pv, gv, sv, hp, **static)
+            elif config.lazy and STATE.recorder is None:
 
-            def jitted(pv, gv, sv, hp):  # the eager path's kernel (placed by the parameters), for a run op by op
-                return Optimizer._update_kernel(update, static, len(pv), pv[0].sharding)(pv, gv, sv, hp)
-            key = (update, tuple(sorted(static.items())))
-            fn = functools.partial(update, **static)
-            new_p, new_s = lazy.record_pytree(f"{type(self).__name__}_update", key, fn, (pv, gv, sv, _hp_values(hp)),
-                                              jitted=jitted, nested=nesting.nested(fn, key))
-        else:
-            sv = [lazy.concrete_all(row) for row in sv]
-            pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)
-            if _meta.has_meta(pv):  # parameters on the meta device: the update's shapes only
-                new_p, new_s = _meta.eval_meta(functools.partial(update, **static), (pv, gv, sv, _hp_values(hp)))
+                def jitted(pv, gv, sv, hp):  # the eager path's kernel (placed by the parameters), for a run op by op
+                    return Optimizer._update_kernel(update, static, len(pv), pv[0].sharding)(pv, gv, sv, hp)
+                key = (update, tuple(sorted(static.items())))
+                fn = functools.partial(update, **static)
+                new_p, new_s = lazy.record_pytree(f"{type(self).__name__}_update", key, fn,
+                                                  (pv, gv, sv, _hp_values(hp)), jitted=jitted,
+                                                  nested=nesting.nested(fn, key))
             else:
-                new_p, new_s = self._donating_update(static, pv, gv, sv, _hp_values(hp))
+                sv = [lazy.concrete_all(row) for row in sv]
+                pv, gv = lazy.concrete_all(pv), lazy.concrete_all(gv)
+                if _meta.has_meta(pv):  # parameters on the meta device: the update's shapes only
+                    new_p, new_s = _meta.eval_meta(functools.partial(update, **static),
+                                                   (pv, gv, sv, _hp_values(hp)))
+                else:
+                    new_p, new_s = self._donating_update(static, pv, gv, sv, _hp_values(hp))
         if shared_step:
             new_s = _share_steps(sv, new_s, keys.index("step"))
         tensors, values = list(params), list(new_p)
@@ -581,6 +585,26 @@ class Optimizer(StateDictMixin):
 
 
 _STATE_REFS = itertools.repeat(5)
+
+
+class _state_shape_errors:
+    """PyTorch's broadcast RuntimeError where the update's kernel meets state of another shape than its parameter
+    (state edited by hand, ``o.state[p]["exp_avg"] = torch.ones(4)``): JAX refuses it with a TypeError while
+    tracing, PyTorch's foreach/elementwise ops with "The size of tensor a ..."."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if kind is TypeError:
+            m = _SHAPES.search(str(e))
+            if m is not None:
+                a, b = (tuple(int(v) for v in g.split(",") if v.strip()) for g in m.groups())
+                raise broadcast_error(a, b) from None
+        return False
+
+
+_SHAPES = re.compile(r"incompatible shapes for broadcasting: \(([\d, ]*)\), \(([\d, ]*)\)")
 
 
 @functools.cache

@@ -75,6 +75,18 @@ def case_optimizer_state_of_another_shape(lib):
     return out
 
 
+def case_tensor_from_untyped_storage(lib):
+    # an UntypedStorage's bytes as whole elements of the dtype asked (int64 when none is; a new storage's bytes are
+    # uninitialised in PyTorch: its shape only); a typed storage's elements as they are
+    s = _data(lib, 3).untyped_storage()
+    out = [lib.tensor(s), lib.tensor(s, dtype=lib.float32), lib.tensor(s, dtype=lib.uint8), lib.as_tensor(s),
+           lib.tensor(s, dtype=lib.float64), lib.tensor(lib.UntypedStorage(5), dtype=lib.int16).shape,
+           lib.tensor(_data(lib, 2, 2, dtype=lib.float64).untyped_storage(), dtype=lib.complex64)]
+    warnings.simplefilter("ignore")  # (TypedStorage is deprecated)
+    out.append(lib.tensor(_data(lib, 3).storage()))
+    return out
+
+
 @needs_torch
 @pytest.mark.parametrize("args", [
     lambda lib: (_data(lib, 6, 3), _data(lib, 3, 3, 4), _data(lib, 4)),

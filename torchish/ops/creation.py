@@ -236,6 +236,10 @@ def _tensor(data, dtype, device, requires_grad):
             raise RuntimeError(f"Expected a Storage of type {_dtype.scalar_type_name(dt)} or an UntypedStorage, but "
                                f"got {_dtype.scalar_type_name(data.dtype)}")
         arr = data._values()
+    elif _is_untyped_storage(data):  # (its bytes as elements of the dtype asked, whole ones; PyTorch infers int64)
+        dt = dt or _dtype.int64
+        raw = data._values()
+        arr = raw[:raw.size // dt.itemsize * dt.itemsize].view(dt.np)
     else:
         shape, leaves, inferred = _flatten(data)
         dt = dt or inferred or _dtype.DEFAULTS.float
@@ -247,6 +251,11 @@ def _tensor(data, dtype, device, requires_grad):
 def _is_typed_storage(data):
     from .storage import TypedStorage
     return isinstance(data, TypedStorage)
+
+
+def _is_untyped_storage(data):
+    from .storage import UntypedStorage
+    return isinstance(data, UntypedStorage)
 
 
 def as_tensor(data, dtype=None, device=None):

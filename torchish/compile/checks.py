@@ -16,6 +16,7 @@ import numpy as np
 from jax.core import eval_jaxpr
 from jax.interpreters import partial_eval as pe
 
+from ..ops import nesting
 from . import host_eval
 
 HOST_MAX = 1 << 15  # elements read to the host for a check (larger inputs: numpy is slower than the program)
@@ -59,7 +60,8 @@ def program(traced, info, flat, written):
         host = (host_eval.build(flags, consts), used, host_eval.build(jaxpr, consts))
     except host_eval.Unsupported:
         host = None
-    return jax.jit(failed), jax.jit(lambda *vals: eval_jaxpr(jaxpr, consts, *vals)), inputs, kept, host
+    evaluate = nesting.jit(lambda *vals: eval_jaxpr(jaxpr, consts, *vals))
+    return nesting.jit(failed), evaluate, inputs, kept, host
 
 
 def _readable(vals):

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
-from ..ops import lazy, tracing
+from ..ops import lazy, nesting, tracing
 from ..autograd.lowering import new_leaf_grad
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
                        second_order_op, with_inputs)
@@ -434,7 +434,7 @@ class CompiledFunction:
             info["n_written"] = len(written)
             return written, outs, grads, argw
         unique_vals = [state_vals[i] for i in uniq]
-        traced = jax.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
+        traced = nesting.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
                                                            if all(m is not e for e in entry.modules)]:
             new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]
@@ -476,7 +476,7 @@ class CompiledFunction:
             if differentiable:
                 lowered = self._lower_with_vjp(entry, pure_leaking, info, arg_vals, state_vals, scalar_vals, arg_rg)
             else:
-                lowered = jax.jit(pure_leaking).lower(arg_vals, state_vals, scalar_vals)
+                lowered = nesting.jit(pure_leaking).lower(arg_vals, state_vals, scalar_vals)
         elif differentiable:  # (the forward and its VJP are traced afresh, one input per tensor)
             lowered = self._lower_with_vjp(entry, pure, info, arg_vals, state_vals, scalar_vals, arg_rg)
             if cls is None:  # (the traced forward as a jaxpr: its VJP is recorded under create_graph=True)
@@ -530,8 +530,8 @@ class CompiledFunction:
                                            has_aux=True)
             return aux + (pull,)
         entry.diff = (d_arg, d_state, out_rg)
-        entry.pullback = jax.jit(lambda pull, gs: pull(gs))
-        return jax.jit(fwd).lower(arg_vals, state_vals, scalar_vals)
+        entry.pullback = nesting.jit(lambda pull, gs: pull(gs))
+        return nesting.jit(fwd).lower(arg_vals, state_vals, scalar_vals)
 
     # ---------------------------------------------------------------------------------------------------------
     def _run(self, entry, leaves):

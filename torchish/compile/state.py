@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from jax.core import eval_jaxpr
 
 from .._tensor import Tensor
+from ..ops import nesting
 
 
 # written state arrays smaller than this are not donated (benchmarks/compile_overhead.py varies it; donating all is
@@ -40,7 +41,7 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
         out = eval_jaxpr(closed.jaxpr, closed.consts, *jax.tree.leaves((arg_vals, sv, scalar_vals)))
         return jax.tree.unflatten(out_tree, out)
 
-    lowered = jax.jit(replay, donate_argnums=(1,)).lower(
+    lowered = nesting.jit(replay, donate_argnums=(1,)).lower(
         arg_vals, [state_vals[i] for i in donated], [state_vals[i] for i in kept], scalar_vals)
     return lowered, (donated, kept)
 

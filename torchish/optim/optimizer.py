@@ -515,7 +515,7 @@ class Optimizer(StateDictMixin):
             kw = {"in_shardings": sharding} if isinstance(sharding, SingleDeviceSharding) else {}
             if donated is not None:
                 fn, kw["donate_argnums"] = _joining(fn, donated), (0, 1)
-            k = Optimizer._kernels[key] = jax.jit(fn, **kw)
+            k = Optimizer._kernels[key] = nesting.jit(fn, **kw)
         return k
 
     def _donating_update(self, static, pv, gv, sv, hp):

@@ -61,6 +61,17 @@ def _host_ints(t, what):
     return np.asarray(list(t), dtype=np.float64).astype(np.int64).reshape(-1)
 
 
+def _check_lengths(lengths, enforce_sorted):
+    """PyTorch's checks of pack_padded_sequence's ``lengths`` (a list becomes a CPU int64 tensor): unsorted, they
+    first index the batch (index_select wants a vector); then the packing kernel wants one dimension, on the CPU."""
+    ndim = lengths.ndim if isinstance(lengths, Tensor) else np.ndim(lengths)
+    if not enforce_sorted and ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    device = str(lengths.device) if isinstance(lengths, Tensor) else "cpu"
+    if ndim != 1 or not device.startswith("cpu"):
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {ndim}D {device} Long tensor")
+
+
 def invert_permutation(permutation):
     """The inverse of an index permutation (None stays None)."""
     if permutation is None:
@@ -194,6 +205,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     With ``enforce_sorted=True`` the lengths must be in decreasing order; otherwise the batch is sorted (stably)
     and the permutation is kept in the result so that outputs come back in the caller's order.
     """
+    _check_lengths(lengths, enforce_sorted)
     lens = _host_ints(lengths, "pack_padded_sequence(lengths)")
     batch = input.shape[0] if batch_first else input.shape[1]
     steps = input.shape[1] if batch_first else input.shape[0]

@@ -75,6 +75,24 @@ def case_optimizer_state_of_another_shape(lib):
     return out
 
 
+def case_numpy_strides(lib):
+    # a dense numpy array keeps its exact strides, a size-1 dim's too; other arrays are copied dense in their
+    # memory order (from_numpy/as_tensor of a gapped array are left out: PyTorch shares numpy's memory and keeps
+    # its gaps, (4, 2) for ones((2, 4))[:, ::2]; torchish copies dense)
+    arrays = [np.ascontiguousarray(np.ones((2, 1, 2), np.float32).swapaxes(0, 1)),
+              np.ones((2, 1, 1), np.float64).transpose(1, 0, 2), np.ones(2, np.float32)[::2],
+              np.ones((3, 1, 2), np.int16)[1:2], np.ones((3, 1, 4), np.float32).transpose(2, 1, 0),
+              np.ones((4, 1), np.float32)[::2], np.arange(12, dtype=np.float32).reshape(3, 4)[::2, ::2]]
+    out = []
+    for a in arrays:
+        t = lib.tensor(a)
+        out.append((t, t.stride(), t.is_contiguous(), lib.tensor(a, dtype=lib.float64).stride(), (t + 1).stride(),
+                    t.clone().stride(), lib.empty_like(t).stride()))
+        if a.flags.c_contiguous:
+            out.append((lib.from_numpy(a).stride(), lib.as_tensor(a).stride()))
+    return out
+
+
 def case_tensor_from_untyped_storage(lib):
     # an UntypedStorage's bytes as whole elements of the dtype asked (int64 when none is; a new storage's bytes are
     # uninitialised in PyTorch: its shape only); a typed storage's elements as they are

@@ -229,7 +229,7 @@ def keep_format(out, input, memory_format=None):
     if input._view is None and input._layout is None:
         return out
     shape, strides, _ = layout(input)
-    if len(shape) > 1 and tuple(strides) != contiguous_strides(shape):  # (exactly: size-1 dimensions' too)
+    if shape and tuple(strides) != contiguous_strides(shape):  # (exactly: size-1 dimensions' too, a 1-d one's)
         dense = tuple(strides) if _dense(shape, strides) else output_strides([(shape, strides)], shape)
         if dense is not None:
             out._layout = (tuple(shape), dense, 0)
@@ -238,7 +238,16 @@ def keep_format(out, input, memory_format=None):
 
 def numpy_layout(out, arr):
     """``out`` made from the numpy array ``arr``: a transposed or sliced array gives a tensor whose strides follow
-    its memory order (``torch.tensor(img.transpose(2, 0, 1))`` is not contiguous in PyTorch); returns ``out``."""
+    its memory order (``torch.tensor(img.transpose(2, 0, 1))`` is not contiguous in PyTorch); returns ``out``.
+    A dense array keeps numpy's strides exactly, a size-1 dim's too (PyTorch's copy is an ``empty_like`` of the
+    array's view, which keeps non-overlapping dense strides): ``ascontiguousarray(a.swapaxes(0, 1))`` of a
+    ``(2, 1, 2)`` float32 array has strides (8, 8, 4) bytes, so the tensor's are (2, 2, 1)."""
+    if arr.size and not any(s % arr.itemsize for s in arr.strides):
+        strides = tuple(s // arr.itemsize for s in arr.strides)
+        if _dense(arr.shape, strides):
+            if strides != contiguous_strides(arr.shape):
+                out._layout = (tuple(arr.shape), strides, 0)
+            return out
     if arr.ndim > 1 and not arr.flags.c_contiguous and arr.size:
         strides = output_strides([(arr.shape, tuple(s // arr.itemsize for s in arr.strides))], arr.shape)
         if strides is not None:

@@ -235,5 +235,27 @@ def eig_on_accelerator_keeps_column_major_vectors():
     assert torchish.linalg.inv(a).stride() == (1, 4)
 
 
+@check
+def istft_and_ctc_loss_on_accelerator():
+    """istft's frame indices and window envelope, and ctc_loss's lengths and targets (CPU targets, as cuDNN wants
+    them, list or CPU-tensor lengths: PyTorch moves them), live beside the input; the values are the CPU's."""
+    x = (torchish.arange(40.0) * 0.37).sin().reshape(2, 20)
+    win = torchish.hann_window(8)
+    spec = torchish.stft(x, 8, 2, window=win, return_complex=True)
+    back = torchish.istft(spec.cuda(), 8, 2, window=win.cuda(), length=20)
+    expect_devices([back], "cuda:0")
+    assert np.allclose(back.cpu().numpy(), torchish.istft(spec, 8, 2, window=win, length=20).numpy())
+    lp = torchish.log_softmax((torchish.arange(24.0) * 0.41).cos().reshape(3, 2, 4), -1)
+    targets, cat = torchish.tensor([[1, 2], [3, 3]]), torchish.tensor([1, 2, 3])
+    ref = [F.ctc_loss(lp, targets, [3, 3], [2, 1]), F.ctc_loss(lp, cat, [3, 3], [2, 1], reduction="none")]
+    lpc = lp.cuda().requires_grad_()
+    got = [F.ctc_loss(lpc, targets, torchish.tensor([3, 3]), torchish.tensor([2, 1])),
+           F.ctc_loss(lpc, cat.cuda(), [3, 3], [2, 1], reduction="none")]
+    got[0].backward()
+    expect_devices(got + [lpc.grad], "cuda:0")
+    for r, g in zip(ref, got):
+        assert np.allclose(r.numpy(), g.detach().cpu().numpy())
+
+
 if __name__ == "__main__":
     print(json.dumps({"checks": RESULTS, "losses": LOSSES}))

@@ -180,11 +180,12 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
             frames = frames.real
     frames = frames * w
     total = n_fft + hop * (n_frames - 1)
-    idx = (creation.arange(n_frames).unsqueeze(1) * hop + creation.arange(n_fft)).reshape(-1)
+    dev = input.device
+    idx = (creation.arange(n_frames, device=dev).unsqueeze(1) * hop + creation.arange(n_fft, device=dev)).reshape(-1)
     lead = frames.shape[:-2]
     y = creation.zeros(*lead, total, dtype=frames.dtype, device=frames.device)
     y = scatter.index_add(y, -1, idx, frames.reshape(*lead, -1))
-    env = scatter.index_add(creation.zeros(total, dtype=w.dtype.to_real()), 0, idx,
+    env = scatter.index_add(creation.zeros(total, dtype=w.dtype.to_real(), device=dev), 0, idx,
                             (w.abs() ** 2 if w.is_complex() else w * w).repeat(n_frames))
     start = n_fft // 2 if center else 0
     end = total - n_fft // 2 if center and length is None else total if length is None else start + int(length)

@@ -98,15 +98,16 @@ _CTC = {red: defop("ctc_loss" if red else "ctc_loss_reduced", _ctc_fwd, vjp=_ctc
         for red in (True, False)}
 
 
-def _lengths(x, name):
+def _lengths(x, name, device):
+    """The lengths as an int64 vector beside the log-probs (PyTorch reads them on the host, from either device)."""
     if isinstance(x, Tensor):
         if x.dtype.category != _dtype._INT:
             raise RuntimeError(f"{name} must be integral")
-        return x.reshape(-1).to(_dtype.int64)
+        return x.reshape(-1).to(device, _dtype.int64)
     from ...ops.creation import tensor
     if isinstance(x, int):
         raise TypeError(f"ctc_loss(): argument '{name}' must be a tuple of ints or a Tensor, not int")
-    return tensor([int(v) for v in x], dtype=_dtype.int64)
+    return tensor([int(v) for v in x], dtype=_dtype.int64, device=device)
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
@@ -127,14 +128,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional tensor for argument "
                            "#1 'log_probs' (while checking arguments for ctc_loss_allocate_outputs)")
     t_max, n, c = log_probs.shape
-    il, tl = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
+    dev = log_probs.device
+    il, tl = _lengths(input_lengths, "input_lengths", dev), _lengths(target_lengths, "target_lengths", dev)
     if il.numel() != n:
         raise RuntimeError("input_lengths must be of size batch_size")
     if tl.numel() != n:
         raise RuntimeError("target_lengths must be of size batch_size")
     if not 0 <= blank < c:
         raise RuntimeError("blank must be in label range")
-    targets = targets.to(_dtype.int64)
+    targets = targets.to(dev, _dtype.int64)  # (PyTorch moves CPU targets, which cuDNN wants, to the log-probs)
     ilv, tlv = concrete(il), concrete(tl)
     for name, v in (("target_lengths", tlv), ("input_lengths", ilv)):
         if v is not None and v.size and v.min() < 0:
@@ -172,5 +174,5 @@ def _pad_concatenated(targets, tl, tlv):
     offsets = np.concatenate([[0], np.cumsum(tlv)[:-1]]).astype(np.int64)
     idx = np.clip(offsets[:, None] + np.arange(s)[None, :], 0, max(targets.shape[0] - 1, 0))
     if not targets.shape[0]:
-        return Tensor._make(jnp.zeros((len(tlv), s), jnp.int64))
+        return Tensor._make(jnp.broadcast_to(targets._d, (len(tlv), s)))  # (N, 0), on the targets' device
     return Tensor._make(targets._d[jnp.asarray(idx)])

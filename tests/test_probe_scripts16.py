@@ -728,4 +728,10 @@ def test_pack_padded_sequence_lengths_must_be_a_vector():
                                                        enforce_sorted=False))
 
 
+def test_istft_of_a_real_tensor_message():
+    """PyTorch's wording says what istft wants (the output of stft with return_complex=True); torchish's stopped
+    after 'tensor'."""
+    same_error(lambda lib: lib.istft(lib.zeros(5, 3), 8))
+
+
 test_script_matches_torch = script_test(globals())

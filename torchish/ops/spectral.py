@@ -154,7 +154,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
                   "used by stft to make the inversion lossless.To suppress this warning and use a rectangular "
                   "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", stacklevel=2)
     if not input.is_complex():
-        raise RuntimeError("istft requires a complex-valued input tensor.")
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
+                           "return_complex=True.")
     if input.ndim not in (2, 3):
         raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex type, but got "
                            f"{input.ndim}D")

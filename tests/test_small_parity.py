@@ -93,6 +93,12 @@ def case_numpy_strides(lib):
     return out
 
 
+def case_sort_arguments(lib):
+    x = _data(lib, 5)
+    return [x.sort(dim=0, stable=True), x.sort(0, True), lib.sort(x, descending=True), x.argsort(descending=True, dim=0),
+            lib.argsort(x, 0, True), lib.sort(x, -1, False), x.argsort(stable=True)]
+
+
 def case_tensor_from_untyped_storage(lib):
     # an UntypedStorage's bytes as whole elements of the dtype asked (int64 when none is; a new storage's bytes are
     # uninitialised in PyTorch: its shape only); a typed storage's elements as they are
@@ -117,6 +123,21 @@ def case_tensor_from_untyped_storage(lib):
 ])
 def test_conv_tbc_errors(args):
     same_error(lambda lib: lib.conv_tbc(*args(lib)))
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.sort(0, stable=True), lambda lib, x: lib.sort(x, 0, stable=True),
+    lambda lib, x: x.sort(0, True, stable=True), lambda lib, x: lib.sort(x, 0, True, stable=True),
+    lambda lib, x: x.argsort(0, stable=True), lambda lib, x: lib.argsort(x, 0, stable=True),
+    lambda lib, x: x.argsort(0, True, stable=True), lambda lib, x: lib.argsort(x, 0, True, stable=True),
+    lambda lib, x: x.sort(0, stable=1), lambda lib, x: x.sort(0, True, False), lambda lib, x: lib.sort(x, 0, True, False),
+    lambda lib, x: x.sort(0, descending=True, stable=True), lambda lib, x: x.argsort(0, True, False),
+])
+def test_sort_argument_errors(call):
+    # PyTorch's argument parser: the method and the function word it differently (their overloads differ), and
+    # one plausible overload gives its own "takes from .. positional arguments" message
+    same_error(lambda lib: call(lib, lib.arange(4.)))
 
 
 test_script_matches_torch = script_test(globals())

@@ -122,21 +122,60 @@ def _cpu_topk(input, d, k, largest, sorted_):
     return _replayed(input, d, rows, lambda r: cpu_order.topk_row(r, k, largest, sorted_), k)
 
 
-def _sort_args(name, args, dim, descending, stable):
+class _Default(int):
+    """A default of ``sort``/``argsort`` (``dim=-1``, ``descending=False``) that tells it was not passed: PyTorch's
+    argument parser counts the arguments given to choose its error."""
+
+    def __new__(cls, value, text):
+        out = super().__new__(cls, value)
+        out.text = text
+        return out
+
+    def __repr__(self):
+        return self.text
+
+
+_DIM, _DESCENDING = _Default(-1, "-1"), _Default(0, "False")
+_SORT_SIGNATURES = {  # (name, method) -> PyTorch's two overloads: text, fewest and most arguments, most positional
+    ("sort", True): (("(*, bool stable, int dim = -1, bool descending = False)", 1, 3, 0),
+                     ("(int dim = -1, bool descending = False)", 0, 2, 2)),
+    ("sort", False): (("(Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = "
+                       "None)", 2, 5, 1),
+                      ("(Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)", 1, 4, 3)),
+    ("argsort", True): (("(*, bool stable, int dim = -1, bool descending = False)", 1, 3, 0),
+                        ("(int dim = -1, bool descending = False)", 0, 2, 2)),
+    ("argsort", False): (("(Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)",
+                          2, 5, 1),
+                         ("(Tensor input, int dim = -1, bool descending = False)", 1, 3, 3)),
+}
+
+
+def _sort_args(name, args, dim, descending, stable, method, out=None):
     """PyTorch's two overloads: ``(input, dim=-1, descending=False)`` positionally, or keyword-only ``stable``
-    with keyword ``dim``/``descending``; mixing them is a TypeError."""
+    with keyword ``dim``/``descending``; mixing them is a TypeError, worded as PyTorch's argument parser words it
+    for the method and the function (``method``: called as ``Tensor.sort``)."""
     if len(args) > 2 or args and stable is not None:
-        got = ", ".join(["Tensor"] + [type(a).__name__ for a in args] + (["stable=bool"] if stable is not None else []))
-        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of: "
-                        "(Tensor input, *, bool stable, int dim = -1, bool descending = False), (Tensor input, int "
-                        "dim = -1, bool descending = False)")
+        kw = {k: v for k, v in (("descending", descending), ("dim", dim), ("out", out), ("stable", stable))
+              if not isinstance(v, _Default) and v is not None}
+        pos = ([] if method else ["Tensor"]) + [type(a).__name__ for a in args]
+        sigs = _SORT_SIGNATURES[name, bool(method)]
+        plausible = [sig for sig in sigs if sig[1] <= len(pos) + len(kw) <= sig[2]]
+        if len(plausible) == 1 and len(pos) > plausible[0][3]:
+            _, lo, _, hi = plausible[0]
+            raise TypeError(f"{name}() takes from {lo} to {hi} positional arguments but {len(pos)} were given")
+        got = ", ".join(pos + [f"{k}={type(v).__name__}" for k, v in kw.items()])
+        lines = [f" * {sigs[0][0]}", f" * {sigs[1][0]}"]
+        if "stable" in kw and (name, bool(method)) != ("sort", False):  # (PyTorch's parser says so for these)
+            lines.append("      didn't match because some of the keywords were incorrect: stable")
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        + "\n".join(lines) + "\n")
     return (args + (dim, descending)[len(args):])[:2]
 
 
-def sort(input, *args, dim=-1, descending=False, stable=None, out=None):
+def sort(input, *args, dim=_DIM, descending=_DESCENDING, stable=None, out=None):
     """Stable sort along ``dim``; returns ``(values, indices)``."""
     require_tensor(input, "sort")
-    dim, descending = _sort_args("sort", args, dim, descending, stable)
+    dim, descending = _sort_args("sort", args, dim, descending, stable, False, out)
     _no_complex(input, "sort")
     v, i = apply(_SORT, (input,), axis=one_dim(dim, input.ndim), descending=bool(descending))
     if input._view is not None or input._layout is not None:  # (the input's strides where dense, size-1 dims' too)
@@ -146,9 +185,19 @@ def sort(input, *args, dim=-1, descending=False, stable=None, out=None):
     return values_indices("sort", v, i, out)
 
 
-def argsort(input, *args, dim=-1, descending=False, stable=None):
-    dim, descending = _sort_args("argsort", args, dim, descending, stable)
+def argsort(input, *args, dim=_DIM, descending=_DESCENDING, stable=None):
+    dim, descending = _sort_args("argsort", args, dim, descending, stable, False)
     return sort(input, dim=dim, descending=descending)[1]
+
+
+def _sort_method(self, *args, dim=_DIM, descending=_DESCENDING, stable=None):
+    _sort_args("sort", args, dim, descending, stable, True)
+    return sort(self, *args, dim=dim, descending=descending, stable=stable)
+
+
+def _argsort_method(self, *args, dim=_DIM, descending=_DESCENDING, stable=None):
+    _sort_args("argsort", args, dim, descending, stable, True)
+    return argsort(self, *args, dim=dim, descending=descending, stable=stable)
 
 
 @structured_out
@@ -178,6 +227,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 
 for _n in ("sort", "argsort", "msort", "topk"):
     _public(_n, globals()[_n])
+_sort_method.__name__, _argsort_method.__name__ = "sort", "argsort"
+METHODS.update(sort=_sort_method, argsort=_argsort_method)
 
 
 # ----------------------------------------------------------------------------------------------------------------

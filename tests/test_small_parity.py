@@ -20,7 +20,9 @@ def case_inplace_writes_into_expanded_tensors(lib):
            lambda t: t.index_fill_(1, lib.tensor([0, 2]), 7.), lambda t: t.fill_diagonal_(7.),
            lambda t: t.index_put_((lib.tensor([0]),), lib.tensor(7.)),
            lambda t: lib.nn.functional.threshold_(t, 0.8, 9.),
-           lambda t: lib.nn.functional.threshold(t, 0.8, 9., inplace=True)]
+           lambda t: lib.nn.functional.threshold(t, 0.8, 9., inplace=True),
+           lambda t: t.__setitem__(lib.tensor([[True, False, False]] * 3), 7.),  # (advanced indexing: index_put_)
+           lambda t: t.__setitem__((lib.tensor([0]),), 7.), lambda t: t.__setitem__((slice(None), lib.tensor([0])), 7.)]
     out = []
     for op in ops:
         base = _data(lib, 3)

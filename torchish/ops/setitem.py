@@ -87,7 +87,7 @@ def setitem(self, index, value):
     if isinstance(index, Tensor) and index._v.dtype == np.bool_ and index.ndim >= 1 and \
             tuple(index.shape) == tuple(self.shape[:index.ndim]) and \
             (not isinstance(value, Tensor) or (value.ndim == 0 and value.dtype == self.dtype)):
-        with write_scope(self):
+        with write_scope(self), overlap_ok(self):  # (PyTorch's index_put_, which writes an expanded tensor)
             self._assign(apply(_MASKED_SET, (self, index, value)))
         return
     if not isinstance(value, Tensor) or value.numel() == 1:
@@ -124,7 +124,7 @@ def setitem(self, index, value):
             value = to_dtype(value, self.dtype)
     for check in bounds:
         check()
-    with write_scope(self):
+    with write_scope(self), overlap_ok(self):
         self._assign(apply(_INDEX_PUT, (self, value, *arrays), template=template, accumulate=False))
 
 

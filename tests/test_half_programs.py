@@ -8,10 +8,9 @@ lowered backward and the compiled step, and its weights drifted from PyTorch's f
 ``case_*`` is written against the PyTorch API only; weights and inputs come from formulas (tests/oracle.py). Half
 parameters are compared as float32 values (float32 tolerance: the last bit of a half value counts).
 
-The half-parameter steps compare the compiled step with torchish's own eager one: eager, a bfloat16/float16 LLaMA
-already differs from PyTorch in the last bit of a few values (float32 reductions summed in another order, rounded
-to the half type), and Adam/AdamW's update of half parameters rounds other intermediates than PyTorch's
-lerp_/mul_/addcmul_/addcdiv_ kernels, so they step with SGD."""
+The half-parameter LLaMA steps compare the compiled step with torchish's own eager one: eager, a bfloat16/float16
+LLaMA already differs from PyTorch in the last bit of a few values (reductions summed in another order, then
+rounded to the half type), which three steps amplify."""
 import numpy as np
 import pytest
 
@@ -74,6 +73,29 @@ def case_rotary_gradient_terms_round(lib, jit):
 
     compiled = jit(f)
     return [f(x), f(x), compiled(x), compiled(x)]
+
+
+def case_adam_half_parameters(lib, jit):
+    """Adam/AdamW on bfloat16 and float16 parameters (decoupled and coupled weight decay, amsgrad, maximize, other
+    betas and eps), eager and compiled: PyTorch's single-tensor kernels round each in-place op's result to the half
+    type once (float16's eps of 1e-8 is 0 there: the zero denominators give the same infs and NaNs)."""
+    out = []
+    for dt in (lib.bfloat16, lib.float16):
+        for cls, kw in ((lib.optim.AdamW, {}), (lib.optim.Adam, dict(weight_decay=0.1, amsgrad=True)),
+                        (lib.optim.Adam, dict(maximize=True, betas=(0.8, 0.99), eps=1e-3))):
+            for run in (lambda f: f, jit):
+                p = (lib.sin(lib.arange(64.) * 0.731) * 0.4).to(dt).requires_grad_()
+                opt = cls([p], lr=1e-2, **kw)
+
+                def step(g):
+                    p.grad = g
+                    opt.step()
+                s = run(step)
+                for k in range(3):
+                    s((lib.cos(lib.arange(64.) * (0.37 + k)) * 0.01).to(dt))
+                st = opt.state[p]
+                out.append([p.detach().float()] + [st[k].float() for k in ("exp_avg", "exp_avg_sq")])
+    return out
 
 
 test_script_matches_torch = script_test(globals())

@@ -39,6 +39,41 @@ def decay(p, g, lr, wd, decoupled):
     return p, g + wd * p
 
 
+_HALF = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+
+
+def _half_step(p, g, m, v, vmax, step, lr, b1, b2, eps, wd, decoupled):
+    """One Adam step of a float16/bfloat16 parameter as PyTorch's single-tensor kernels round it: each in-place op
+    (mul_, lerp_, mul_, addcmul_, sqrt, the division by the bias correction, add_(eps), addcdiv_) computes in
+    float32 with its Python scalars at float32 precision and rounds its result to the half type once. Written with
+    the optax moments in the half type, the update rounded other intermediates (and 0.999 as a bfloat16 weight is
+    1.0): a bfloat16 AdamW step moved 7 of 64 parameters an ulp off PyTorch's."""
+    dt, f32 = p.dtype, jnp.float32
+
+    def r(x):  # a kernel's result: rounded once to the half type, widened for the next kernel
+        return x.astype(dt).astype(f32)
+
+    def s(x):  # a Python scalar as PyTorch's kernels take it: computed in double, used in float32
+        return f64(x).astype(f32)
+    p, g, m, v = p.astype(f32), g.astype(f32), m.astype(f32), v.astype(f32)
+    if decoupled:
+        p = r(p * s(1 - f64(lr) * f64(wd)))
+    else:
+        # grad.add(param, alpha=wd): the alpha rounded to the half type; skipped at 0 (an inf parameter stays out)
+        g = jnp.where(s(wd) != 0, r(g + r(s(wd)) * p), g)
+    w = s(1 - f64(b1))
+    m = r(jnp.where(jnp.abs(w) < 0.5, m + w * (g - m), g - (g - m) * (1 - w)))
+    v = r(r(v * s(b2)) + s(1 - f64(b2)) * g * g)
+    t = f64(step)
+    step_size = s(f64(lr) / (1 - f64(b1) ** t))
+    bc2_sqrt = s(jnp.sqrt(1 - f64(b2) ** t))
+    if vmax is not None:
+        vmax = jnp.maximum(vmax.astype(f32), v)
+    denom = r(r(r(jnp.sqrt(v if vmax is None else vmax)) / bc2_sqrt) + r(s(eps)))  # (add_: eps rounded too)
+    p = (p + (-step_size) * m / denom).astype(dt)
+    return p, m.astype(dt), v.astype(dt), None if vmax is None else vmax.astype(dt)
+
+
 class Adam(Optimizer):
     """Adam (PyTorch's ``torch.optim.Adam``); ``decoupled_weight_decay=True`` is AdamW.
 
@@ -90,6 +125,12 @@ class Adam(Optimizer):
         for p, g, st in zip(params, grads, states):
             step, m, v = st[0] + 1, st[1], st[2]
             g = signed(g, hp["maximize"])
+            if p.dtype in _HALF:
+                p, m, v, vmax = _half_step(p, g, m, v, st[3] if amsgrad else None, step, lr, b1, b2, eps, wd,
+                                           decoupled)
+                new_p.append(p)
+                new_s.append([step, m, v] + ([vmax] if amsgrad else []))
+                continue
             p, g = decay(p, g, lr, wd, decoupled)
             # optax's moment updates are PyTorch's (lerp / mul + addcmul) in exact arithmetic
             m = optax.tree_utils.tree_update_moment(g, m, b1, 1)

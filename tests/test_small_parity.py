@@ -153,3 +153,8 @@ def test_cuda_is_current_stream_capturing_without_cuda():
         assert torchish.cuda.is_current_stream_capturing() is False
         return
     same_error(lambda lib: lib.cuda.is_current_stream_capturing())
+
+
+def test_detach_of_a_view_in_place_error():
+    # PyTorch's whole message, with its DDP gradient_as_bucket_view paragraph (torchish stopped after "instead.")
+    same_error(lambda lib: lib.arange(3.).expand(3, 3).detach_())

@@ -432,7 +432,11 @@ class Tensor(_tensor_values.TensorValues):
 
     def detach_(self):
         if self._view is not None and self._view[2]:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) "
+                "for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
+                "hence detach_() cannot be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         if self._grad_fn is not None:  # (a backward that saved this non-leaf then raises, as PyTorch's SavedVariable)
             self._vc.detached = self._vc.value
         self._grad_fn = None

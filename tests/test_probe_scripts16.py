@@ -133,8 +133,11 @@ def case_ppo_discrete(lib):
 
 
 def case_ppo_continuous_jit(lib, jit):
-    """PPO on a Normal policy with a learned log_std (sum of log_prob over the action dim), update traced."""
-    return _ppo(lib, jit, True)
+    """PPO on a Normal policy with a learned log_std (sum of log_prob over the action dim), update traced; the GAE
+    loop (setitem of a chained assignment per step) traced too, for two reward batches."""
+    gae = jit(lambda r, v, d, lv: _gae(lib, r, v, d, lv))
+    r, v, d = _data(lib, 6, 2), _data(lib, 6, 2, seed=1), (_data(lib, 6, 2, seed=2) > 0.5).float()
+    return [_ppo(lib, jit, True), gae(r, v, d, _data(lib, 2, seed=3)), gae(r * 2, v, d, _data(lib, 2, seed=4))]
 
 
 def _qnet(lib, obs=4, act=3, hidden=8):

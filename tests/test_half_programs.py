@@ -130,3 +130,40 @@ def test_half_parameters_compiled_step_equals_eager(dtype):
         np.testing.assert_allclose([float(v) for v in b], [float(v) for v in a], **tol)
     for k, a in eager[-1].items():
         np.testing.assert_allclose(compiled[-1][k].numpy(), a.numpy(), err_msg=k, **tol)
+
+
+_HALF_OPTIMIZERS = [
+    ("RMSprop", {}), ("RMSprop", dict(momentum=0.9, centered=True, weight_decay=0.1)),
+    ("Adagrad", dict(lr_decay=0.1, weight_decay=0.1)),
+    ("NAdam", dict(weight_decay=0.1)),
+    ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True, momentum_decay=0.01)),
+    ("Adamax", dict(weight_decay=0.1, maximize=True)),
+    ("SGD", dict(momentum=0.9, nesterov=True, weight_decay=0.1)), ("SGD", dict(momentum=0.9, dampening=0.1)),
+    ("Adadelta", dict(weight_decay=0.1)), ("RAdam", {}), ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
+    ("ASGD", dict(weight_decay=0.1, t0=1)), ("Rprop", {}),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name,kw", _HALF_OPTIMIZERS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(_HALF_OPTIMIZERS)])
+def test_optimizer_half_parameters_bit_for_bit(name, kw, dtype):
+    """Optimizers on bfloat16/float16 parameters round as PyTorch's single-tensor kernels: each in-place op
+    computes in float32 and rounds its result to the half type once (``optim.optimizer.half_kernels``). Eight
+    steps, eager and compiled; parameters and state compared as their bits."""
+    def case(lib, jit):
+        out = []
+        for run in (lambda f: f, jit):
+            p = (lib.sin(lib.arange(64.) * 0.731) * 0.4).to(getattr(lib, dtype)).requires_grad_()
+            opt = getattr(lib.optim, name)([p], lr=1e-2, **kw)
+
+            def step(g):
+                p.grad = g
+                opt.step()
+            s = run(step)
+            for k in range(8):
+                s((lib.cos(lib.arange(64.) * (0.37 + k)) * 0.01).to(p.dtype))
+            out.append([p.detach().view(lib.int16)]
+                       + [v.view(lib.int16) for k, v in sorted(opt.state[p].items()) if v.dtype == p.dtype])
+        return out
+    assert_script_matches(case)

@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import optax
 
 from .._tensor import Tensor
-from .optimizer import (Optimizer, check_betas, check_fused, check_lr, check_nonneg, f64, scalar_tensor, signed,
-                        zeros_like_param)
+from .optimizer import (HALF, Optimizer, check_betas, check_fused, check_lr, check_nonneg, f64, half_coupled_decay,
+                        half_kernels, scalar_tensor, signed, zeros_like_param)
 
 
 def check_adam_args(lr, betas, eps, weight_decay):
@@ -39,9 +39,6 @@ def decay(p, g, lr, wd, decoupled):
     return p, g + wd * p
 
 
-_HALF = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
-
-
 def _half_step(p, g, m, v, vmax, step, lr, b1, b2, eps, wd, decoupled):
     """One Adam step of a float16/bfloat16 parameter as PyTorch's single-tensor kernels round it: each in-place op
     (mul_, lerp_, mul_, addcmul_, sqrt, the division by the bias correction, add_(eps), addcdiv_) computes in
@@ -49,18 +46,12 @@ def _half_step(p, g, m, v, vmax, step, lr, b1, b2, eps, wd, decoupled):
     the optax moments in the half type, the update rounded other intermediates (and 0.999 as a bfloat16 weight is
     1.0): a bfloat16 AdamW step moved 7 of 64 parameters an ulp off PyTorch's."""
     dt, f32 = p.dtype, jnp.float32
-
-    def r(x):  # a kernel's result: rounded once to the half type, widened for the next kernel
-        return x.astype(dt).astype(f32)
-
-    def s(x):  # a Python scalar as PyTorch's kernels take it: computed in double, used in float32
-        return f64(x).astype(f32)
+    r, s = half_kernels(dt)
     p, g, m, v = p.astype(f32), g.astype(f32), m.astype(f32), v.astype(f32)
     if decoupled:
         p = r(p * s(1 - f64(lr) * f64(wd)))
     else:
-        # grad.add(param, alpha=wd): the alpha rounded to the half type; skipped at 0 (an inf parameter stays out)
-        g = jnp.where(s(wd) != 0, r(g + r(s(wd)) * p), g)
+        g = half_coupled_decay(g, p, wd, r, s)
     w = s(1 - f64(b1))
     m = r(jnp.where(jnp.abs(w) < 0.5, m + w * (g - m), g - (g - m) * (1 - w)))
     v = r(r(v * s(b2)) + s(1 - f64(b2)) * g * g)
@@ -125,7 +116,7 @@ class Adam(Optimizer):
         for p, g, st in zip(params, grads, states):
             step, m, v = st[0] + 1, st[1], st[2]
             g = signed(g, hp["maximize"])
-            if p.dtype in _HALF:
+            if p.dtype in HALF:
                 p, m, v, vmax = _half_step(p, g, m, v, st[3] if amsgrad else None, step, lr, b1, b2, eps, wd,
                                            decoupled)
                 new_p.append(p)

@@ -7,7 +7,8 @@ import optax
 
 from ..ops import tracing
 from .adam import check_adam_args, decay
-from .optimizer import Optimizer, check_betas, check_lr, check_nonneg, f64, scalar_tensor, signed, zeros_like_param
+from .optimizer import (HALF, Optimizer, check_betas, check_lr, check_nonneg, f64, half_coupled_decay, half_kernels,
+                        lerp, scalar_tensor, signed, zeros_like_param)
 
 _m1 = optax.tree_utils.tree_update_moment               # m <- b * m + (1 - b) * g   (PyTorch: m.lerp_(g, 1 - b))
 _m2 = optax.tree_utils.tree_update_moment_per_elem_norm  # v <- b * v + (1 - b) * g^2 (PyTorch: mul_ + addcmul_)
@@ -45,6 +46,17 @@ class Adamax(Optimizer):
         for p, g, (step, m, u) in zip(params, grads, states):
             g = signed(g, hp["maximize"])
             step = step + 1
+            if p.dtype in HALF:  # PyTorch's single-tensor ops, each rounded once: add(param, alpha=wd), lerp_,
+                dt, f32 = p.dtype, jnp.float32  # mul_, abs().add_(eps), maximum, addcdiv_
+                r, s = half_kernels(dt)
+                p, g = p.astype(f32), g.astype(f32)
+                g = half_coupled_decay(g, p, wd, r, s)
+                m = r(lerp(m.astype(f32), g, s(1 - f64(b1))))
+                u = jnp.maximum(r(u.astype(f32) * s(b2)), r(jnp.abs(g) + r(s(eps))))
+                clr = f64(lr) / (1 - f64(b1) ** f64(step))
+                new_p.append((p + s(-clr) * m / u).astype(dt))
+                new_s.append([step, m.astype(dt), u.astype(dt)])
+                continue
             g = g + wd * p
             m = _m1(g, m, b1, 1)
             u = optax.tree_utils.tree_update_infinity_moment(g, u, b2, eps)
@@ -52,6 +64,26 @@ class Adamax(Optimizer):
             new_p.append(p - clr * m / u)
             new_s.append([step, m, u])
         return new_p, new_s
+
+
+def _nadam_half(p, g, m, v, mu_prod, mu, mu_next, bc2, lr, b1, b2, eps, wd, decoupled):
+    """One NAdam step of a float16/bfloat16 parameter in PyTorch's single-tensor order, each op rounded once
+    (``half_kernels``): mul_(1 - lr wd) or add(param, alpha=wd), lerp_, mul_ + addcmul_, div(bc2), sqrt, add_(eps)
+    and the two addcdiv_ (their values computed in double from the float32 mu_product)."""
+    dt, f32 = p.dtype, jnp.float32
+    r, s = half_kernels(dt)
+    p, g = p.astype(f32), g.astype(f32)
+    if decoupled:
+        p = r(p * s(1 - f64(lr) * f64(wd)))
+    else:
+        g = half_coupled_decay(g, p, wd, r, s)
+    m = r(lerp(m.astype(f32), g, s(1 - f64(b1))))
+    v = r(r(v.astype(f32) * s(b2)) + s(1 - f64(b2)) * g * g)
+    denom = r(r(jnp.sqrt(r(v / s(bc2)))) + r(s(eps)))
+    mp = f64(mu_prod)
+    p = r(p + s(-f64(lr) * (1.0 - mu) / (1.0 - mp)) * g / denom)
+    p = p + s(-f64(lr) * mu_next / (1.0 - mp * mu_next)) * m / denom
+    return p.astype(dt), m.astype(dt), v.astype(dt)
 
 
 class NAdam(Optimizer):
@@ -98,10 +130,16 @@ class NAdam(Optimizer):
             step = step + 1
             t = f64(step)
             bc2 = 1 - f64(b2) ** t
-            p, g = decay(p, g, lr, wd, decoupled)
+            if p.dtype not in HALF:
+                p, g = decay(p, g, lr, wd, decoupled)
             mu = b1 * (1.0 - 0.5 * 0.96 ** (t * md))
             mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * md))
             mu_prod = mu_prod * mu.astype(mu_prod.dtype)  # PyTorch: a float32 scalar Tensor *= a Python float
+            if p.dtype in HALF:
+                p, m, v = _nadam_half(p, g, m, v, mu_prod, mu, mu_next, bc2, lr, b1, b2, eps, wd, decoupled)
+                new_p.append(p)
+                new_s.append([step, mu_prod, m, v])
+                continue
             m = _m1(g, m, b1, 1)
             v = _m2(g, v, b2, 2)
             denom = jnp.sqrt(v / bc2.astype(p.dtype)) + eps
@@ -112,6 +150,34 @@ class NAdam(Optimizer):
             new_p.append(p + c_avg * m / denom)
             new_s.append([step, mu_prod, m, v])
         return new_p, new_s
+
+
+def _radam_rect(t, b2):
+    """RAdam's ``rho_t`` and rectification term, in double from the step count (PyTorch's Python floats)."""
+    bc2 = 1 - f64(b2) ** t
+    rho_inf = 2 / (1 - f64(b2)) - 1
+    rho_t = rho_inf - 2 * t * (f64(b2) ** t) / bc2
+    return rho_t, jnp.sqrt(jnp.abs((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)))
+
+
+def _radam_half(p, g, m, v, t, lr, b1, b2, eps, wd, decoupled):
+    """One RAdam step of a float16/bfloat16 parameter in PyTorch's single-tensor order, each op rounded once
+    (``half_kernels``): the decay, lerp_, mul_ + addcmul_, exp_avg / bc1, then ``* lr`` and, when rectified,
+    ``* (bc2 ** 0.5 / (sqrt + eps))`` (a reciprocal times the scalar) and ``* rect``, and param.add_(alpha=-1)."""
+    dt, f32 = p.dtype, jnp.float32
+    r, s = half_kernels(dt)
+    p, g = p.astype(f32), g.astype(f32)
+    if decoupled:
+        p = r(p * s(1 - f64(lr) * f64(wd)))
+    else:
+        g = half_coupled_decay(g, p, wd, r, s)
+    m = r(lerp(m.astype(f32), g, s(1 - f64(b1))))
+    v = r(r(v.astype(f32) * s(b2)) + s(1 - f64(b2)) * g * g)
+    rho_t, rect = _radam_rect(t, b2)
+    step = r(r(m / s(1 - f64(b1) ** t)) * s(lr))
+    adaptive = r(r(1 / r(r(jnp.sqrt(v)) + r(s(eps)))) * s(jnp.sqrt(1 - f64(b2) ** t)))
+    step = jnp.where(rho_t > 5.0, r(r(step * adaptive) * s(rect)), step)
+    return (p - step).astype(dt), m.astype(dt), v.astype(dt)
 
 
 class RAdam(Optimizer):
@@ -153,14 +219,17 @@ class RAdam(Optimizer):
             g = signed(g, hp["maximize"])
             step = step + 1
             t = f64(step)
+            if p.dtype in HALF:
+                p, m, v = _radam_half(p, g, m, v, t, lr, b1, b2, eps, wd, decoupled)
+                new_p.append(p)
+                new_s.append([step, m, v])
+                continue
             p, g = decay(p, g, lr, wd, decoupled)
             m = _m1(g, m, b1, 1)
             v = _m2(g, v, b2, 2)
             bc1, bc2 = 1 - f64(b1) ** t, 1 - f64(b2) ** t
             corrected = m / bc1.astype(p.dtype)
-            rho_inf = 2 / (1 - f64(b2)) - 1
-            rho_t = rho_inf - 2 * t * (f64(b2) ** t) / bc2
-            rect = jnp.sqrt(jnp.abs((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)))
+            rho_t, rect = _radam_rect(t, b2)
             adaptive = jnp.sqrt(bc2).astype(p.dtype) / (jnp.sqrt(v) + eps)
             rectified = corrected * lr * adaptive * rect.astype(p.dtype)
             new_p.append(p - jnp.where(rho_t > 5.0, rectified, corrected * lr))

@@ -5,8 +5,31 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .optimizer import (Optimizer, check_lr, check_nonneg, ema_sq, f64, lerp, scalar_tensor, signed,
-                        zeros_like_param)
+from .optimizer import (HALF, Optimizer, check_lr, check_nonneg, ema_sq, f64, half_coupled_decay, half_kernels,
+                        lerp, scalar_tensor, signed, zeros_like_param)
+
+
+def _rmsprop_half(p, g, sq, buf, ga, lr, alpha, eps, wd, mom):
+    """One RMSprop step of a float16/bfloat16 parameter in PyTorch's single-tensor order, each op rounded once
+    (``half_kernels``): add(param, alpha=wd), mul_ + addcmul_, lerp_, addcmul(value=-1) + sqrt_, add_(eps),
+    mul_ + addcdiv_ and add_(buf, alpha=-lr) (the alpha rounded to the half type), or addcdiv_(value=-lr)."""
+    dt, f32 = p.dtype, jnp.float32
+    r, s = half_kernels(dt)
+    p, g, sq = p.astype(f32), g.astype(f32), sq.astype(f32)
+    g = half_coupled_decay(g, p, wd, r, s)
+    sq = r(r(sq * s(alpha)) + s(1 - f64(alpha)) * g * g)
+    if ga is not None:
+        ga = r(lerp(ga.astype(f32), g, s(1 - f64(alpha))))
+        avg = r(jnp.sqrt(r(sq + s(-1.0) * ga * ga)))
+    else:
+        avg = r(jnp.sqrt(sq))
+    avg = r(avg + r(s(eps)))
+    if buf is not None:
+        buf = r(r(buf.astype(f32) * s(mom)) + g / avg)
+        p = p + r(s(-f64(lr))) * buf
+    else:
+        p = p + s(-f64(lr)) * g / avg
+    return [x if x is None else x.astype(dt) for x in (p, sq, buf, ga)]
 
 
 class RMSprop(Optimizer):
@@ -58,6 +81,12 @@ class RMSprop(Optimizer):
         for p, g, st in zip(params, grads, states):
             step, sq = st[0] + 1, st[1]
             g = signed(g, hp["maximize"])
+            if p.dtype in HALF:
+                p, sq, buf, ga = _rmsprop_half(p, g, sq, st[2] if momentum else None, st[-1] if centered else None,
+                                               lr, alpha, eps, wd, mom)
+                new_p.append(p)
+                new_s.append([step, sq] + ([buf] if momentum else []) + ([ga] if centered else []))
+                continue
             g = g + wd * p
             sq = ema_sq(sq, g, alpha)
             row = [step, sq]
@@ -135,8 +164,18 @@ class Adagrad(Optimizer):
         for p, g, (step, acc) in zip(params, grads, states):
             step = step + 1
             g = signed(g, hp["maximize"])
+            clr = lr / (1 + (f64(step) - 1) * lr_decay)
+            if p.dtype in HALF:  # add(param, alpha=wd), addcmul_, sqrt, add_(eps), addcdiv_: each rounded once
+                dt, f32 = p.dtype, jnp.float32
+                r, s = half_kernels(dt)
+                p, g = p.astype(f32), g.astype(f32)
+                g = half_coupled_decay(g, p, wd, r, s)
+                acc = r(acc.astype(f32) + g * g)
+                new_p.append((p + s(-clr) * g / r(r(jnp.sqrt(acc)) + r(s(eps)))).astype(dt))
+                new_s.append([step, acc.astype(dt)])
+                continue
             g = g + wd * p
-            clr = (lr / (1 + (f64(step) - 1) * lr_decay)).astype(p.dtype)
+            clr = clr.astype(p.dtype)
             acc = acc + g * g
             new_p.append(p - clr * g / (jnp.sqrt(acc) + eps))
             new_s.append([step, acc])
@@ -180,6 +219,18 @@ class Adadelta(Optimizer):
         new_p, new_s = [], []
         for p, g, (step, sq, acc) in zip(params, grads, states):
             g = signed(g, hp["maximize"])
+            if p.dtype in HALF:  # add(param, alpha=wd), mul_ + addcmul_, add(eps).sqrt_() twice, div_, mul_,
+                dt, f32 = p.dtype, jnp.float32  # mul_ + addcmul_, add_(delta, alpha=-lr): each rounded once
+                r, s = half_kernels(dt)
+                p, g, sq, acc = p.astype(f32), g.astype(f32), sq.astype(f32), acc.astype(f32)
+                g = half_coupled_decay(g, p, wd, r, s)
+                sq = r(r(sq * s(rho)) + s(1 - f64(rho)) * g * g)
+                e = r(s(eps))
+                delta = r(r(r(jnp.sqrt(r(acc + e))) / r(jnp.sqrt(r(sq + e)))) * g)
+                acc = r(r(acc * s(rho)) + s(1 - f64(rho)) * delta * delta)
+                new_p.append((p + r(s(-f64(lr))) * delta).astype(dt))
+                new_s.append([step + 1, sq.astype(dt), acc.astype(dt)])
+                continue
             g = g + wd * p
             sq = ema_sq(sq, g, rho)
             delta = jnp.sqrt(acc + eps) / jnp.sqrt(sq + eps) * g

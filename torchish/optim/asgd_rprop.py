@@ -4,8 +4,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .optimizer import (Optimizer, check_lr, check_nonneg, f64, scalar_dtype, scalar_tensor, signed,
-                        zeros_like_param)
+from .optimizer import (HALF, Optimizer, check_lr, check_nonneg, f64, half_coupled_decay, half_kernels, scalar_dtype,
+                        scalar_tensor, signed, zeros_like_param)
 
 
 class ASGD(Optimizer):
@@ -53,12 +53,16 @@ class ASGD(Optimizer):
         for p, g, (step, eta, mu, ax) in zip(params, grads, states):
             g = signed(g, hp["maximize"])
             step = step + 1
-            g = g + wd * p
+            if foreach or p.dtype not in HALF:
+                g = g + wd * p
             t = f64(step)
             if foreach:  # _multi_tensor_asgd: p - (g + lambd p) eta, ax always averaged, and eta = lr / (1 + lambd lr
                 p = p - (g + lambd * p) * eta.astype(p.dtype)  # step) ** alpha as tensor ops in the step's dtype
                 ax = ax + (p - ax) * mu.astype(p.dtype)
                 new_eta = _foreach_eta(step, lr, lambd, alpha).astype(eta.dtype)
+            elif p.dtype in HALF:
+                p, ax = _asgd_half(p, g, eta, mu, ax, lambd, wd)
+                new_eta = _as_tensor(lr / (1 + lambd * lr * t) ** alpha, scalar32).astype(eta.dtype)
             else:
                 eta64 = f64(eta)  # PyTorch reads eta with .item(): the decay factor is computed in double
                 p = p * (1 - lambd * eta64).astype(p.dtype)
@@ -69,6 +73,20 @@ class ASGD(Optimizer):
             new_p.append(p)
             new_s.append([step, new_eta, new_mu, ax])
         return new_p, new_s
+
+
+def _asgd_half(p, g, eta, mu, ax, lambd, wd):
+    """The single-tensor ASGD update of a float16/bfloat16 parameter, each op rounded once (``half_kernels``):
+    add(param, alpha=wd), mul_(1 - lambd eta), add_(grad, alpha=-eta), ax.add_(param.sub(ax).mul_(mu)) or
+    ax.copy_(param) while mu is 1."""
+    dt, f32 = p.dtype, jnp.float32
+    r, s = half_kernels(dt)
+    p, g, ax, eta64 = p.astype(f32), g.astype(f32), ax.astype(f32), f64(eta)
+    g = half_coupled_decay(g, p, wd, r, s)
+    p = r(p * s(1 - lambd * eta64))
+    p = r(p + r(s(-eta64)) * g)
+    ax = jnp.where(mu != 1, r(ax + r(r(p - ax) * mu)), p)
+    return p.astype(dt), ax.astype(dt)
 
 
 def _foreach_eta(step, lr, lambd, alpha):

@@ -719,3 +719,25 @@ def ema_sq(avg, g, beta):
 def f64(x):
     """A step count or Python-side scalar as float64: PyTorch computes bias corrections in double precision."""
     return jnp.asarray(x).astype(jnp.float64)
+
+
+HALF = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+
+
+def half_kernels(dt):
+    """``(r, s)`` for writing a float16/bfloat16 parameter's step as PyTorch's single-tensor kernels round it: each
+    in-place op computes in float32 and rounds its result to ``dt`` once (``r``: round, widen again for the next
+    op); a Python scalar enters a kernel computed in double, used in float32 (``s``). Written in the half type
+    instead, every product rounds (and 0.999 as a bfloat16 weight is 1.0)."""
+    def r(x):
+        return x.astype(dt).astype(jnp.float32)
+
+    def s(x):
+        return f64(x).astype(jnp.float32)
+    return r, s
+
+
+def half_coupled_decay(g, p, wd, r, s):
+    """``grad.add(param, alpha=wd)`` of a half parameter (float32 values of ``half_kernels``): the alpha rounded
+    to the half type; skipped at 0 as PyTorch does (an inf parameter stays out of the gradient)."""
+    return jnp.where(s(wd) != 0, r(g + r(s(wd)) * p), g)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .optimizer import Optimizer, check_fused, required, signed, zeros_like_param
+from .optimizer import (HALF, Optimizer, check_fused, half_coupled_decay, half_kernels, required, signed,
+                        zeros_like_param)
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..compile.recorder import creating_state, scalar, static as static_flag
@@ -94,6 +95,9 @@ class SGD(Optimizer):
         new_p, new_s = [], []
         for p, g, st, first in zip(params, grads, states, hp["first"]):
             g = signed(g, hp["maximize"])
+            if p.dtype in HALF:
+                new_p.append(_half_step(p, g, st, first, new_s, lr, mom, damp, wd, nesterov, momentum))
+                continue
             g = g + wd * p
             if momentum:
                 # (the first buffer is a detached copy of the gradient: differentiable=True takes no graph through it)
@@ -104,3 +108,21 @@ class SGD(Optimizer):
                 new_s.append([])
             new_p.append(p - lr * g)
         return new_p, new_s
+
+
+def _half_step(p, g, st, first, new_s, lr, mom, damp, wd, nesterov, momentum):
+    """One SGD step of a float16/bfloat16 parameter in PyTorch's single-tensor order, each op rounded once
+    (``half_kernels``; the alphas of add rounded to the half type): add(param, alpha=wd), buf.mul_(momentum)
+    .add_(grad, alpha=1 - dampening) (a clone of the gradient the first time), add(buf, alpha=momentum) for
+    Nesterov, param.add_(grad, alpha=-lr)."""
+    dt, f32 = p.dtype, jnp.float32
+    r, s = half_kernels(dt)
+    p, g = p.astype(f32), g.astype(f32)
+    g = half_coupled_decay(g, p, wd, r, s)
+    if momentum:
+        buf = jnp.where(first, jax.lax.stop_gradient(g), r(r(st[0].astype(f32) * s(mom)) + r(s(1 - damp)) * g))
+        g = r(g + r(s(mom)) * buf) if nesterov else buf
+        new_s.append([buf.astype(dt)])
+    else:
+        new_s.append([])
+    return (p + r(s(-lr)) * g).astype(dt)

@@ -140,7 +140,8 @@ _HALF_OPTIMIZERS = [
     ("Adamax", dict(weight_decay=0.1, maximize=True)),
     ("SGD", dict(momentum=0.9, nesterov=True, weight_decay=0.1)), ("SGD", dict(momentum=0.9, dampening=0.1)),
     ("Adadelta", dict(weight_decay=0.1)), ("RAdam", {}), ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
-    ("ASGD", dict(weight_decay=0.1, t0=1)), ("Rprop", {}),
+    ("ASGD", dict(weight_decay=0.1, t0=1)), ("ASGD", dict(weight_decay=0.1, lambd=0.1, t0=1, foreach=True)),
+    ("Rprop", {}),
 ]
 
 

@@ -53,10 +53,13 @@ class ASGD(Optimizer):
         for p, g, (step, eta, mu, ax) in zip(params, grads, states):
             g = signed(g, hp["maximize"])
             step = step + 1
-            if foreach or p.dtype not in HALF:
+            if p.dtype not in HALF:
                 g = g + wd * p
             t = f64(step)
-            if foreach:  # _multi_tensor_asgd: p - (g + lambd p) eta, ax always averaged, and eta = lr / (1 + lambd lr
+            if foreach and p.dtype in HALF:
+                p, ax = _asgd_half_foreach(p, g, eta, mu, ax, lambd, wd)
+                new_eta = _foreach_eta(step, lr, lambd, alpha).astype(eta.dtype)
+            elif foreach:  # _multi_tensor_asgd: p - (g + lambd p) eta, ax always averaged, and eta = lr / (1 + lambd lr
                 p = p - (g + lambd * p) * eta.astype(p.dtype)  # step) ** alpha as tensor ops in the step's dtype
                 ax = ax + (p - ax) * mu.astype(p.dtype)
                 new_eta = _foreach_eta(step, lr, lambd, alpha).astype(eta.dtype)
@@ -86,6 +89,20 @@ def _asgd_half(p, g, eta, mu, ax, lambd, wd):
     p = r(p * s(1 - lambd * eta64))
     p = r(p + r(s(-eta64)) * g)
     ax = jnp.where(mu != 1, r(ax + r(r(p - ax) * mu)), p)
+    return p.astype(dt), ax.astype(dt)
+
+
+def _asgd_half_foreach(p, g, eta, mu, ax, lambd, wd):
+    """_multi_tensor_asgd's update of a float16/bfloat16 parameter, each op rounded once (``half_kernels``):
+    add(param, alpha=wd), add_(param, alpha=lambd), addcmul_(param, ., eta, value=-1), ax.addcmul_(param - ax,
+    mu); the float32 eta and mu taken in the half type as 0-dim operands of a half op."""
+    dt, f32 = p.dtype, jnp.float32
+    r, s = half_kernels(dt)
+    p, g, ax = p.astype(f32), g.astype(f32), ax.astype(f32)
+    g = half_coupled_decay(g, p, wd, r, s)
+    g = r(g + r(s(lambd)) * p)
+    p = r(p - g * r(eta.astype(f32)))
+    ax = r(ax + r(p - ax) * r(mu.astype(f32)))
     return p.astype(dt), ax.astype(dt)
 
 

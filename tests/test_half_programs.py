@@ -134,7 +134,8 @@ def test_half_parameters_compiled_step_equals_eager(dtype):
 
 _HALF_OPTIMIZERS = [
     ("RMSprop", {}), ("RMSprop", dict(momentum=0.9, centered=True, weight_decay=0.1)),
-    ("Adagrad", dict(lr_decay=0.1, weight_decay=0.1)),
+    ("Adagrad", dict(lr_decay=0.1, weight_decay=0.1)), ("Adagrad", dict(foreach=True)),
+    ("Adagrad", dict(foreach=True, maximize=True)), ("RMSprop", dict(foreach=True, momentum=0.9)),
     ("NAdam", dict(weight_decay=0.1)),
     ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True, momentum_decay=0.01)),
     ("Adamax", dict(weight_decay=0.1, maximize=True)),

@@ -9,15 +9,17 @@ from .optimizer import (HALF, Optimizer, check_lr, check_nonneg, ema_sq, f64, ha
                         lerp, scalar_tensor, signed, zeros_like_param)
 
 
-def _rmsprop_half(p, g, sq, buf, ga, lr, alpha, eps, wd, mom):
+def _rmsprop_half(p, g, sq, buf, ga, lr, alpha, eps, wd, mom, foreach):
     """One RMSprop step of a float16/bfloat16 parameter in PyTorch's single-tensor order, each op rounded once
     (``half_kernels``): add(param, alpha=wd), mul_ + addcmul_, lerp_, addcmul(value=-1) + sqrt_, add_(eps),
-    mul_ + addcdiv_ and add_(buf, alpha=-lr) (the alpha rounded to the half type), or addcdiv_(value=-lr)."""
+    mul_ + addcdiv_ and add_(buf, alpha=-lr) (the alpha rounded to the half type), or addcdiv_(value=-lr).
+    ``foreach``: the same ops as _foreach ops, whose mul_ by a Python scalar rounds the scalar to the half type."""
     dt, f32 = p.dtype, jnp.float32
     r, s = half_kernels(dt)
+    ms = (lambda x: r(s(x))) if foreach else s  # a mul_'s scalar
     p, g, sq = p.astype(f32), g.astype(f32), sq.astype(f32)
     g = half_coupled_decay(g, p, wd, r, s)
-    sq = r(r(sq * s(alpha)) + s(1 - f64(alpha)) * g * g)
+    sq = r(r(sq * ms(alpha)) + s(1 - f64(alpha)) * g * g)
     if ga is not None:
         ga = r(lerp(ga.astype(f32), g, s(1 - f64(alpha))))
         avg = r(jnp.sqrt(r(sq + s(-1.0) * ga * ga)))
@@ -25,7 +27,7 @@ def _rmsprop_half(p, g, sq, buf, ga, lr, alpha, eps, wd, mom):
         avg = r(jnp.sqrt(sq))
     avg = r(avg + r(s(eps)))
     if buf is not None:
-        buf = r(r(buf.astype(f32) * s(mom)) + g / avg)
+        buf = r(r(buf.astype(f32) * ms(mom)) + g / avg)
         p = p + r(s(-f64(lr))) * buf
     else:
         p = p + s(-f64(lr)) * g / avg
@@ -72,10 +74,11 @@ class RMSprop(Optimizer):
         return st
 
     def _static(self, group):
-        return {"momentum": group["momentum"] > 0, "centered": bool(group["centered"])}
+        return {"momentum": group["momentum"] > 0, "centered": bool(group["centered"]),
+                "foreach": bool(group["foreach"])}
 
     @staticmethod
-    def _update(params, grads, states, hp, *, momentum, centered):
+    def _update(params, grads, states, hp, *, momentum, centered, foreach):
         lr, alpha, eps, wd, mom = hp["lr"], hp["alpha"], hp["eps"], hp["weight_decay"], hp["momentum"]
         new_p, new_s = [], []
         for p, g, st in zip(params, grads, states):
@@ -83,7 +86,7 @@ class RMSprop(Optimizer):
             g = signed(g, hp["maximize"])
             if p.dtype in HALF:
                 p, sq, buf, ga = _rmsprop_half(p, g, sq, st[2] if momentum else None, st[-1] if centered else None,
-                                               lr, alpha, eps, wd, mom)
+                                               lr, alpha, eps, wd, mom, foreach)
                 new_p.append(p)
                 new_s.append([step, sq] + ([buf] if momentum else []) + ([ga] if centered else []))
                 continue
@@ -157,8 +160,11 @@ class Adagrad(Optimizer):
         return {"step": scalar_tensor(0.0),
                 "sum": zeros_like_param(p, complex(value, value) if p.is_complex() else value)}
 
+    def _static(self, group):
+        return {"foreach": bool(group["foreach"])}
+
     @staticmethod
-    def _update(params, grads, states, hp, **static):
+    def _update(params, grads, states, hp, *, foreach):
         lr, lr_decay, eps, wd = hp["lr"], hp["lr_decay"], hp["eps"], hp["weight_decay"]
         new_p, new_s = [], []
         for p, g, (step, acc) in zip(params, grads, states):
@@ -171,7 +177,13 @@ class Adagrad(Optimizer):
                 p, g = p.astype(f32), g.astype(f32)
                 g = half_coupled_decay(g, p, wd, r, s)
                 acc = r(acc.astype(f32) + g * g)
-                new_p.append((p + s(-clr) * g / r(r(jnp.sqrt(acc)) + r(s(eps)))).astype(dt))
+                std = r(r(jnp.sqrt(acc)) + r(s(eps)))
+                if foreach:  # numerator = grads * minus_clr, addcdiv_: in place (_foreach_mul_, after a weight decay
+                    mx = hp["maximize"]  # or maximize made a copy of the gradients) the scalar rounds to the half type
+                    inplace = jnp.logical_or(f64(wd) != 0, bool(mx) if mx is None or isinstance(mx, bool) else mx)
+                    new_p.append((p + r(g * jnp.where(inplace, r(s(-clr)), s(-clr))) / std).astype(dt))
+                else:
+                    new_p.append((p + s(-clr) * g / std).astype(dt))
                 new_s.append([step, acc.astype(dt)])
                 continue
             g = g + wd * p

@@ -1475,3 +1475,14 @@ def test_cholesky_ex_info_in_a_traced_program_is_the_failing_minors_order():
             ref = fn(torch, torch.tensor(mats, dtype=getattr(torch, dt)))
             got = harness.traced(fn, [torchish.tensor(mats, dtype=getattr(torchish, dt))])
             assert_same(ref, got, f"{dt} upper={upper}")
+
+
+@needs_torch
+def test_cholesky_of_empty_matrices_eager_and_traced():
+    # (math fuzzer seeds 90033, 90101) every Cholesky of a 0x0 matrix raised IndexError: the in-kernel search for
+    # the failing minor (traced by fori_loop even for no iterations) indexed the empty diagonal
+    agree(lambda T: T.linalg.cholesky(T.zeros(0, 0)), lambda T: T.cholesky(T.zeros(0, 2, 0, 0), upper=True),
+          lambda T: tuple(T.linalg.cholesky_ex(T.zeros(2, 0, 0, dtype=T.float64))),
+          lambda T: (lambda x: T.autograd.grad(T.linalg.cholesky(x).sum(), x))(T.zeros(0, 0, requires_grad=True)))
+    ref = torch.linalg.cholesky_ex(torch.zeros(3, 0, 0)).info
+    assert_same(ref, harness.traced(lambda T, x: T.linalg.cholesky_ex(x).info, [torchish.zeros(3, 0, 0)]))

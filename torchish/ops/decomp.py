@@ -231,6 +231,8 @@ def _failed_order(a):
     """LAPACK's info in the kernel (a traced program cannot ask numpy): the order of the first pivot, the diagonal
     of the Schur complement left by eliminating the columns before it, that is not positive (or is NaN)."""
     n = a.shape[-1]
+    if n == 0:  # fori_loop traces its body even for no iterations, and an empty matrix has no S[j, j]
+        return jnp.zeros(a.shape[:-2], jnp.int32)
     low = jnp.tril(a)
     herm = low + _mH(jnp.tril(a, -1))
 

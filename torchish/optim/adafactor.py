@@ -6,7 +6,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from .optimizer import Optimizer, f64, lerp, scalar_tensor, signed, zeros_like_param
+from ._arith import f64, lerp, signed
+from .optimizer import Optimizer, scalar_tensor, zeros_like_param
 
 
 class Adafactor(Optimizer):

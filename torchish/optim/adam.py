@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import optax
 
 from .._tensor import Tensor
-from .optimizer import (HALF, Optimizer, check_betas, check_fused, check_lr, check_nonneg, f64, half_coupled_decay,
-                        half_kernels, scalar_tensor, signed, zeros_like_param)
+from ._arith import f64, HALF, half_moments, signed
+from .optimizer import Optimizer, check_betas, check_fused, check_lr, check_nonneg, scalar_tensor, zeros_like_param
 
 
 def check_adam_args(lr, betas, eps, weight_decay):
@@ -45,21 +45,13 @@ def _half_step(p, g, m, v, vmax, step, lr, b1, b2, eps, wd, decoupled):
     float32 with its Python scalars at float32 precision and rounds its result to the half type once. Written with
     the optax moments in the half type, the update rounded other intermediates (and 0.999 as a bfloat16 weight is
     1.0): a bfloat16 AdamW step moved 7 of 64 parameters an ulp off PyTorch's."""
-    dt, f32 = p.dtype, jnp.float32
-    r, s = half_kernels(dt)
-    p, g, m, v = p.astype(f32), g.astype(f32), m.astype(f32), v.astype(f32)
-    if decoupled:
-        p = r(p * s(1 - f64(lr) * f64(wd)))
-    else:
-        g = half_coupled_decay(g, p, wd, r, s)
-    w = s(1 - f64(b1))
-    m = r(jnp.where(jnp.abs(w) < 0.5, m + w * (g - m), g - (g - m) * (1 - w)))
-    v = r(r(v * s(b2)) + s(1 - f64(b2)) * g * g)
+    dt = p.dtype
+    p, g, m, v, r, s = half_moments(p, g, m, v, lr, b1, b2, wd, decoupled)
     t = f64(step)
     step_size = s(f64(lr) / (1 - f64(b1) ** t))
     bc2_sqrt = s(jnp.sqrt(1 - f64(b2) ** t))
     if vmax is not None:
-        vmax = jnp.maximum(vmax.astype(f32), v)
+        vmax = jnp.maximum(vmax.astype(jnp.float32), v)
     denom = r(r(r(jnp.sqrt(v if vmax is None else vmax)) / bc2_sqrt) + r(s(eps)))  # (add_: eps rounded too)
     p = (p + (-step_size) * m / denom).astype(dt)
     return p, m.astype(dt), v.astype(dt), None if vmax is None else vmax.astype(dt)

@@ -7,8 +7,8 @@ import optax
 
 from ..ops import tracing
 from .adam import check_adam_args, decay
-from .optimizer import (HALF, Optimizer, check_betas, check_lr, check_nonneg, f64, half_coupled_decay, half_kernels,
-                        lerp, scalar_tensor, signed, zeros_like_param)
+from ._arith import f64, HALF, half_coupled_decay, half_kernels, half_moments, lerp, signed
+from .optimizer import Optimizer, check_betas, check_lr, check_nonneg, scalar_tensor, zeros_like_param
 
 _m1 = optax.tree_utils.tree_update_moment               # m <- b * m + (1 - b) * g   (PyTorch: m.lerp_(g, 1 - b))
 _m2 = optax.tree_utils.tree_update_moment_per_elem_norm  # v <- b * v + (1 - b) * g^2 (PyTorch: mul_ + addcmul_)
@@ -70,15 +70,8 @@ def _nadam_half(p, g, m, v, mu_prod, mu, mu_next, bc2, lr, b1, b2, eps, wd, deco
     """One NAdam step of a float16/bfloat16 parameter in PyTorch's single-tensor order, each op rounded once
     (``half_kernels``): mul_(1 - lr wd) or add(param, alpha=wd), lerp_, mul_ + addcmul_, div(bc2), sqrt, add_(eps)
     and the two addcdiv_ (their values computed in double from the float32 mu_product)."""
-    dt, f32 = p.dtype, jnp.float32
-    r, s = half_kernels(dt)
-    p, g = p.astype(f32), g.astype(f32)
-    if decoupled:
-        p = r(p * s(1 - f64(lr) * f64(wd)))
-    else:
-        g = half_coupled_decay(g, p, wd, r, s)
-    m = r(lerp(m.astype(f32), g, s(1 - f64(b1))))
-    v = r(r(v.astype(f32) * s(b2)) + s(1 - f64(b2)) * g * g)
+    dt = p.dtype
+    p, g, m, v, r, s = half_moments(p, g, m, v, lr, b1, b2, wd, decoupled)
     denom = r(r(jnp.sqrt(r(v / s(bc2)))) + r(s(eps)))
     mp = f64(mu_prod)
     p = r(p + s(-f64(lr) * (1.0 - mu) / (1.0 - mp)) * g / denom)
@@ -164,15 +157,8 @@ def _radam_half(p, g, m, v, t, lr, b1, b2, eps, wd, decoupled):
     """One RAdam step of a float16/bfloat16 parameter in PyTorch's single-tensor order, each op rounded once
     (``half_kernels``): the decay, lerp_, mul_ + addcmul_, exp_avg / bc1, then ``* lr`` and, when rectified,
     ``* (bc2 ** 0.5 / (sqrt + eps))`` (a reciprocal times the scalar) and ``* rect``, and param.add_(alpha=-1)."""
-    dt, f32 = p.dtype, jnp.float32
-    r, s = half_kernels(dt)
-    p, g = p.astype(f32), g.astype(f32)
-    if decoupled:
-        p = r(p * s(1 - f64(lr) * f64(wd)))
-    else:
-        g = half_coupled_decay(g, p, wd, r, s)
-    m = r(lerp(m.astype(f32), g, s(1 - f64(b1))))
-    v = r(r(v.astype(f32) * s(b2)) + s(1 - f64(b2)) * g * g)
+    dt = p.dtype
+    p, g, m, v, r, s = half_moments(p, g, m, v, lr, b1, b2, wd, decoupled)
     rho_t, rect = _radam_rect(t, b2)
     step = r(r(m / s(1 - f64(b1) ** t)) * s(lr))
     adaptive = r(r(1 / r(r(jnp.sqrt(v)) + r(s(eps)))) * s(jnp.sqrt(1 - f64(b2) ** t)))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .optimizer import (HALF, Optimizer, check_lr, check_nonneg, ema_sq, f64, half_coupled_decay, half_kernels,
-                        lerp, scalar_tensor, signed, zeros_like_param)
+from ._arith import ema_sq, f64, HALF, half_coupled_decay, half_kernels, lerp, signed
+from .optimizer import Optimizer, check_lr, check_nonneg, scalar_tensor, zeros_like_param
 
 
 def _rmsprop_half(p, g, sq, buf, ga, lr, alpha, eps, wd, mom, foreach):

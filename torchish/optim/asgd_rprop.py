@@ -4,8 +4,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .optimizer import (HALF, Optimizer, check_lr, check_nonneg, f64, half_coupled_decay, half_kernels, scalar_dtype,
-                        scalar_tensor, signed, zeros_like_param)
+from ._arith import f64, HALF, half_coupled_decay, half_kernels, signed
+from .optimizer import Optimizer, check_lr, check_nonneg, scalar_dtype, scalar_tensor, zeros_like_param
 
 
 class ASGD(Optimizer):

@@ -13,7 +13,8 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
-from .optimizer import Optimizer, complex_back, real_view, check_lr
+from ._arith import complex_back, real_view
+from .optimizer import Optimizer, check_lr
 
 
 def _dot(a, b):

@@ -7,7 +7,8 @@ import math
 
 import jax.numpy as jnp
 
-from .optimizer import Optimizer, lerp, zeros_like_param
+from ._arith import lerp
+from .optimizer import Optimizer, zeros_like_param
 
 EPS = 1e-7
 DEFAULT_A, DEFAULT_B, DEFAULT_C = 3.4445, -4.7750, 2.0315

@@ -37,6 +37,7 @@ from ..compile.recorder import creating_state, note_optimizer, scalar, static as
 from ..ops import lazy, nesting, tracing
 from ..ops.broadcast import broadcast_error, broadcast_shapes
 from ..ops.registry import OpDef, apply
+from ._arith import as_real
 from ._state_dict import StateDictMixin
 
 
@@ -607,32 +608,6 @@ class _state_shape_errors:
 _SHAPES = re.compile(r"incompatible shapes for broadcasting: \(([\d, ]*)\), \(([\d, ]*)\)")
 
 
-@functools.cache
-def as_real(update):
-    """``update`` stepping a complex parameter as PyTorch's optimizers do: as its ``view_as_real`` (the real and
-    imaginary parts two independent real entries), its gradient and its complex state likewise, so that Adam's
-    second moment is ``re(g)**2, im(g)**2`` and not ``|g|**2``. One wrapper per update function (kernels are cached
-    by it); parameters that are all real pass through unchanged."""
-    def run(params, grads, states, hp, **static):
-        if not any(jnp.iscomplexobj(p) for p in params):
-            return update(params, grads, states, hp, **static)
-        new_p, new_s = update([real_view(p) for p in params], [real_view(g) for g in grads],
-                              [[real_view(s) for s in row] for row in states], hp, **static)
-        return ([complex_back(n, p) for n, p in zip(new_p, params)],
-                [[complex_back(n, s) for n, s in zip(new_row, row)] for new_row, row in zip(new_s, states)])
-    return run
-
-
-def real_view(v):
-    """``torch.view_as_real`` of a complex array (a trailing axis of 2: real, imaginary); a real one as it is."""
-    return jnp.stack([jnp.real(v), jnp.imag(v)], -1) if jnp.iscomplexobj(v) else v
-
-
-def complex_back(v, like):
-    """The inverse of :func:`real_view` when ``like`` is complex (back to its dtype); ``v`` as it is otherwise."""
-    return jax.lax.complex(v[..., 0], v[..., 1]).astype(like.dtype) if jnp.iscomplexobj(like) else v
-
-
 def _flat_update(update, static, n, mask, plain, tensor_hp):
     """``update`` as a function of flat arrays (parameters, gradients, state Tensors, Tensor hyper-parameters) with
     the other hyper-parameters as the static ``hp``, returning the new parameters and state Tensors flat."""
@@ -695,49 +670,3 @@ def _hp_value(v):
 
 def _hp_values(hp):
     return {k: _hp_value(v) for k, v in hp.items()}
-
-
-def signed(g, maximize):
-    """``-g`` when maximizing (``maximize`` may be a traced bool: negation is exact either way)."""
-    if maximize is True:
-        return -g
-    if maximize is False or maximize is None:
-        return g
-    return jnp.where(maximize, -g, g)
-
-
-def lerp(start, end, weight):
-    """``start.lerp_(end, weight)`` with PyTorch's rounding (it picks the formula by ``weight < 0.5``)."""
-    return jnp.where(jnp.abs(weight) < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight))
-
-
-def ema_sq(avg, g, beta):
-    """``avg.mul_(beta).addcmul_(g, g, value=1 - beta)`` in PyTorch's order of operations."""
-    return avg * beta + (1 - beta) * g * g
-
-
-def f64(x):
-    """A step count or Python-side scalar as float64: PyTorch computes bias corrections in double precision."""
-    return jnp.asarray(x).astype(jnp.float64)
-
-
-HALF = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
-
-
-def half_kernels(dt):
-    """``(r, s)`` for writing a float16/bfloat16 parameter's step as PyTorch's single-tensor kernels round it: each
-    in-place op computes in float32 and rounds its result to ``dt`` once (``r``: round, widen again for the next
-    op); a Python scalar enters a kernel computed in double, used in float32 (``s``). Written in the half type
-    instead, every product rounds (and 0.999 as a bfloat16 weight is 1.0)."""
-    def r(x):
-        return x.astype(dt).astype(jnp.float32)
-
-    def s(x):
-        return f64(x).astype(jnp.float32)
-    return r, s
-
-
-def half_coupled_decay(g, p, wd, r, s):
-    """``grad.add(param, alpha=wd)`` of a half parameter (float32 values of ``half_kernels``): the alpha rounded
-    to the half type; skipped at 0 as PyTorch does (an inf parameter stays out of the gradient)."""
-    return jnp.where(s(wd) != 0, r(g + r(s(wd)) * p), g)

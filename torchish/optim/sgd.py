@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .optimizer import (HALF, Optimizer, check_fused, half_coupled_decay, half_kernels, required, signed,
-                        zeros_like_param)
+from ._arith import HALF, half_coupled_decay, half_kernels, signed
+from .optimizer import Optimizer, check_fused, required, zeros_like_param
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..compile.recorder import creating_state, scalar, static as static_flag

@@ -1486,3 +1486,26 @@ def test_cholesky_of_empty_matrices_eager_and_traced():
           lambda T: (lambda x: T.autograd.grad(T.linalg.cholesky(x).sum(), x))(T.zeros(0, 0, requires_grad=True)))
     ref = torch.linalg.cholesky_ex(torch.zeros(3, 0, 0)).info
     assert_same(ref, harness.traced(lambda T, x: T.linalg.cholesky_ex(x).info, [torchish.zeros(3, 0, 0)]))
+
+
+def _div_grads(T, a, b):
+    a, b = a.clone().requires_grad_(), b.clone().requires_grad_()
+    x = a / b.to(T.complex64) + T.addcdiv(T.zeros(3, dtype=T.complex64), a, b.to(T.complex64) * (1 - 2j), value=2)
+    return x, T.autograd.grad(x.abs().sum(), (a, b))
+
+
+@needs_torch
+def test_complex_division_keeps_nan_parts_as_c10():
+    # (math fuzzer seed 90134) XLA's complex division recovers infinities as C99 Annex G: (inf + nan j) / (2.5 - 1.25j)
+    # was inf + inf j in div and addcdiv, NaN in PyTorch (c10's scaled division); reciprocal already divided as c10
+    inf, nan = float("inf"), float("nan")
+    num = [complex(inf, nan), complex(inf, 0), complex(1, 2), complex(inf, inf), 0j, complex(nan, 1), 3 + 0j, -2j]
+    den = [2.5 - 1.25j, 2.5 - 1.25j, 0j, complex(inf, 1), 0j, 1 + 1j, complex(0, -0.0), complex(-0.0, 0)]
+    for dt in ("complex64", "complex128"):
+        agree(lambda T: T.tensor(num, dtype=getattr(T, dt)) / T.tensor(den, dtype=getattr(T, dt)),
+              lambda T: T.tensor(num, dtype=getattr(T, dt)) / T.tensor(den[0], dtype=getattr(T, dt)),
+              lambda T: T.addcdiv(T.ones(8, dtype=getattr(T, dt)), T.tensor(num, dtype=getattr(T, dt)),
+                                  T.tensor(den, dtype=getattr(T, dt)), value=0.5),
+              lambda T: T.addcdiv(T.tensor([-3.25 + 2.25j, -3 + 0j], dtype=getattr(T, dt)),
+                                  T.tensor([inf, 1.0], dtype=T.float64), T.tensor([2.5 - 1.25j], dtype=getattr(T, dt))))
+    agree(lambda T: _div_grads(T, T.tensor([1.5, -0.25, 3.0]), T.tensor([0.5, 2.0, -1.25])))

@@ -384,6 +384,8 @@ def _true_divide(a, b):
     ``x / x.sum(1, keepdim=True)``), which XLA would turn into a multiplication by its reciprocal
     (:func:`._precision.div`): an ulp off in about a third of the elements, which ``trunc``, ``floor`` or ``long()``
     afterwards turn into whole units."""
+    if jnp.iscomplexobj(a) or jnp.iscomplexobj(b):  # c10's division: NaN parts stay NaN (XLA recovers infinities)
+        return complex_c.div_c10(a, b)
     if jnp.shape(b) != jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b)):
         return _precision.div(a, b)
     return jnp.true_divide(a, b)

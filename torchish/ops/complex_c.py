@@ -72,18 +72,30 @@ def pow_c99(base, exponent):
     return jax.lax.complex(re, im).astype(base.dtype)
 
 
-def reciprocal_c10(den):
-    """``1 / den`` by c10's complex division (NumPy's: scale by the larger part), so an infinite pair of parts
-    gives NaN where XLA's division gives zero."""
-    c, d = jnp.real(den), jnp.imag(den)
+def div_c10(num, den):
+    """``num / den`` by c10's complex division (NumPy's: scale by the larger part of ``den``), so NaN parts stay
+    NaN and an infinite pair of parts in ``den`` gives NaN, where XLA's division recovers infinities and zeros
+    (C99 Annex G): ``(inf + nan j) / (2 - 1j)`` is NaN in PyTorch, ``inf + inf j`` in XLA. Each branch divides by a
+    value that is safe where the branch is not taken, so the derived gradient takes no NaN from it."""
+    a, b, c, d = jnp.real(num), jnp.imag(num), jnp.real(den), jnp.imag(den)
     c_big = jnp.abs(c) >= jnp.abs(d)
-    rat = jnp.where(c_big, d / c, c / d)
-    scl = 1 / jnp.where(c_big, c + d * rat, d + c * rat)
-    one, zero = jnp.ones_like(c), jnp.zeros_like(c)
-    both_zero = (c == 0) & (d == 0)   # (a + bi) / (c + di) with a = 1, b = 0, term by term as c10 writes it
-    re = jnp.where(both_zero, one / jnp.abs(c), jnp.where(c_big, (one + zero * rat) * scl, (rat + zero) * scl))
-    im = jnp.where(both_zero, zero / jnp.abs(d), jnp.where(c_big, (zero - rat) * scl, (zero * rat - one) * scl))
-    return jax.lax.complex(re, im).astype(den.dtype)
+    both_zero = (c == 0) & (d == 0)
+    one = jnp.ones_like(c)
+    rat_c = d / jnp.where(c_big, c, one)          # c_big: (a + bi) / (c + di) = ((a + b r) + (b - a r) i) / (c + d r)
+    rat_d = c / jnp.where(c_big, one, d)          # else:                        ((a r + b) + (b r - a) i) / (d + c r)
+    scl_c = 1 / jnp.where(c_big & ~both_zero, c + d * rat_c, one)
+    scl_d = 1 / jnp.where(c_big, one, d + c * rat_d)
+    re = jnp.where(c_big, (a + b * rat_c) * scl_c, (a * rat_d + b) * scl_d)
+    im = jnp.where(c_big, (b - a * rat_c) * scl_c, (b * rat_d - a) * scl_d)
+    abs_c, abs_d = jnp.where(both_zero, jnp.abs(c), one), jnp.where(both_zero, jnp.abs(d), one)
+    re, im = jnp.where(both_zero, a / abs_c, re), jnp.where(both_zero, b / abs_d, im)  # a zero divisor: inf or NaN
+    dt = jnp.result_type(num, den)
+    return jax.lax.complex(re, im).astype(dt)
+
+
+def reciprocal_c10(den):
+    """``1 / den`` by c10's complex division, so an infinite pair of parts gives NaN where XLA's division gives 0."""
+    return div_c10(jnp.ones((), den.dtype), den)
 
 
 def sqrt_c99(z):

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from .. import _dtype, _precision
 from .._global_flags import warn_once
 from .._tensor import Tensor
+from . import complex_c
 from .casting import check_scalar_fits
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
                           out_exact, scalar_or_tensor, type_name)
@@ -214,7 +215,15 @@ def _addc_vjp(divide):
 
 _ADDCMUL = defop("addcmul", lambda x, a, b, v: x + jnp.asarray(v, x.dtype) * a * b, promote="same",
                  promote_args=(0, 1, 2), grad_name="AddcmulBackward0", vjp=_addc_vjp(False))
-_ADDCDIV = defop("addcdiv", lambda x, a, b, v: x + jnp.asarray(v, x.dtype) * a / b, promote="same",
+
+
+def _addcdiv(x, a, b, v):
+    """``x + (v * a) / b``; a complex quotient by c10's division, as PyTorch's kernel (NaN parts stay NaN)."""
+    va = jnp.asarray(v, x.dtype) * a
+    return x + (complex_c.div_c10(va, b) if jnp.iscomplexobj(va) else va / b)
+
+
+_ADDCDIV = defop("addcdiv", _addcdiv, promote="same",
                  promote_args=(0, 1, 2), grad_name="AddcdivBackward0", vjp=_addc_vjp(True))
 
 

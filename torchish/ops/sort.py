@@ -498,17 +498,26 @@ _public("nanquantile", nanquantile)
 
 
 def _searchsorted_fwd(seq, v, sorter, *, side, out_dtype):
+    """PyTorch's binary search (cus_lower_bound / cus_upper_bound): go right while ``!(mid >= v)`` (left) or
+    ``!(mid > v)`` (right). With plain IEEE comparisons a NaN value lands at the end and a NaN boundary on the
+    search's path counts as smaller, where jnp.searchsorted orders NaN as the largest value."""
     if seq.size == 0:  # no boundaries (or no rows, and then no values): every value goes first
         return jnp.zeros(v.shape, out_dtype)
     if sorter is not None:
         seq = jnp.take_along_axis(seq, sorter, axis=-1)
-    if seq.ndim == 1:
-        r = jnp.searchsorted(seq, v, side=side)
-    else:
-        s2 = seq.reshape(-1, seq.shape[-1])
-        v2 = v.reshape(s2.shape[0], -1)
-        r = jax.vmap(lambda s, x: jnp.searchsorted(s, x, side=side))(s2, v2).reshape(v.shape)
-    return r.astype(out_dtype)
+    n = seq.shape[-1]
+    s2 = seq.reshape(-1, n)
+    v2 = v.reshape(s2.shape[0], -1)
+    start = jnp.zeros(v2.shape, np.int32 if n < 2 ** 31 - 1 else np.int64)
+    end = jnp.full(v2.shape, n, start.dtype)
+    for _ in range(int(n).bit_length()):  # each step at least halves end - start
+        mid = start + ((end - start) >> 1)
+        mid_val = jnp.take_along_axis(s2, jnp.minimum(mid, n - 1), axis=1)
+        right = ~(mid_val >= v2) if side == "left" else ~(mid_val > v2)
+        live = start < end
+        start = jnp.where(live & right, mid + 1, start)
+        end = jnp.where(live & ~right, mid, end)
+    return start.reshape(v.shape).astype(out_dtype)
 
 
 _SEARCHSORTED = defop("searchsorted", _searchsorted_fwd, promote="same", promote_args=(0, 1),

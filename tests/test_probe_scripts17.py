@@ -1,0 +1,60 @@
+"""Regression tests from detection, segmentation, 3-D and audio code as research repositories write it. Each
+``case_*`` is written against the PyTorch API only; inputs and weights come from formulas (tests/oracle.py).
+Also probed and matching (kept out for time): box utilities and GIoU/DIoU/CIoU losses, NMS by a while loop and
+batched NMS by offsets, anchors from meshgrid, box-delta coding, the sigmoid focal loss, YOLO target assignment,
+roi_align by grid_sample, dice/Lovasz losses, cross_entropy with ignore_index, weights and label smoothing,
+unfold/fold, an aux-loss segmentation head, mIoU by bincount, NeRF volume rendering, PointNet, kNN/FPS/chamfer,
+Rodrigues/quaternion/Kabsch rotations, stft/istft variants, log-mel and MFCC, SpecAugment, a sinc resampling kernel,
+a conformer convolution module and CTC losses."""
+import math
+
+from oracle import formula_data as _data, script_test
+
+
+# ------------------------------------------------------------------------------------------ 3-D / NeRF / point clouds
+
+
+def _sample_pdf(lib, bins, weights, N_samples, det=True):
+    weights = weights + 1e-5
+    pdf = weights / lib.sum(weights, -1, keepdim=True)
+    cdf = lib.cumsum(pdf, -1)
+    cdf = lib.cat([lib.zeros_like(cdf[..., :1]), cdf], -1)
+    u = lib.linspace(0., 1., steps=N_samples)
+    u = u.expand(list(cdf.shape[:-1]) + [N_samples])
+    u = u.contiguous()
+    inds = lib.searchsorted(cdf, u, right=True)
+    below = lib.max(lib.zeros_like(inds - 1), inds - 1)
+    above = lib.min((cdf.shape[-1] - 1) * lib.ones_like(inds), inds)
+    inds_g = lib.stack([below, above], -1)
+    matched_shape = [inds_g.shape[0], inds_g.shape[1], cdf.shape[-1]]
+    cdf_g = lib.gather(cdf.unsqueeze(1).expand(matched_shape), 2, inds_g)
+    bins_g = lib.gather(bins.unsqueeze(1).expand(matched_shape), 2, inds_g)
+    denom = (cdf_g[..., 1] - cdf_g[..., 0])
+    denom = lib.where(denom < 1e-5, lib.ones_like(denom), denom)
+    t = (u - cdf_g[..., 0]) / denom
+    samples = bins_g[..., 0] + t * (bins_g[..., 1] - bins_g[..., 0])
+    return samples, inds
+
+
+def case_hier_sample(lib):
+    N, S = 3, 7
+    z = lib.linspace(2., 6., S + 1).expand(N, S + 1).contiguous()
+    bins = (0.5 * (z[..., 1:] + z[..., :-1])).requires_grad_()
+    w = (_data(lib, N, S - 1) + 1).requires_grad_()
+    samples, inds = _sample_pdf(lib, bins, w, 9)
+    z_all, _ = lib.sort(lib.cat([z, samples.detach()], -1), -1)
+    samples.sum().backward()
+    ss = lib.searchsorted(lib.tensor([1., 2., 2., 3.]), lib.tensor([[2., 0.5], [3., 9.]]), right=True)
+    ss2 = lib.searchsorted(lib.tensor([1., 2., 2., 3.]), lib.tensor([2., 0.5, 3.]), side="left")
+    ss3 = lib.searchsorted(lib.tensor([1, 2, 2, 3]), 2, right=True)
+    ss4 = lib.searchsorted(lib.tensor([3., 1., 2.]), lib.tensor([2.5]), sorter=lib.tensor([1, 2, 0]), out_int32=True)
+    # PyTorch's binary search compares with plain IEEE operators: a NaN value goes last, and a NaN boundary on the
+    # search path counts as smaller (a depth of NaN from a degenerate ray, a cdf of 0/0)
+    nan = float("nan")
+    cdf = lib.tensor([[0., 0.5, nan, nan], [0., 0.25, 0.5, 1.]])
+    ss5 = [lib.searchsorted(cdf, lib.tensor([[0.3, 0.7, nan], [nan, 0.5, 2.]]), right=r) for r in (False, True)]
+    ss6 = lib.bucketize(lib.tensor([nan, 1., 0.]), lib.tensor([0., nan, 2., nan]))
+    return samples, inds, z_all, bins.grad, w.grad, ss, ss2, ss3, ss4, ss5, ss6
+
+
+test_script_matches_torch = script_test(globals())

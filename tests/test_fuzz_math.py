@@ -1509,3 +1509,10 @@ def test_complex_division_keeps_nan_parts_as_c10():
               lambda T: T.addcdiv(T.tensor([-3.25 + 2.25j, -3 + 0j], dtype=getattr(T, dt)),
                                   T.tensor([inf, 1.0], dtype=T.float64), T.tensor([2.5 - 1.25j], dtype=getattr(T, dt))))
     agree(lambda T: _div_grads(T, T.tensor([1.5, -0.25, 3.0]), T.tensor([0.5, 2.0, -1.25])))
+
+
+@needs_torch
+def test_logsumexp_of_an_empty_half_reduction_is_minus_inf():
+    # (math fuzzer seed 90248) the float16/bfloat16 path took the max of the empty reduced dims: RuntimeError
+    agree(*[lambda T, dt=dt, kw=kw: T.logsumexp(T.zeros(0, 2, 2, dtype=getattr(T, dt)), **kw)
+            for dt in ("float16", "bfloat16") for kw in ({"dim": (0, 1, 2)}, {"dim": 0, "keepdim": True}, {"dim": 1})])

@@ -33,7 +33,7 @@ def _lse_fwd(x, *, axis, keepdims):
         return jax.nn.logsumexp(x, axis=axis, keepdims=keepdims)
     wide, r = _precision.stepper(x.dtype)
     xw = wide(x)
-    m = jnp.max(xw, axis=axis, keepdims=True)
+    m = jnp.max(xw, axis=axis, keepdims=True, initial=-jnp.inf)  # (an empty reduction: -inf, then 0)
     m = jnp.where(jnp.isinf(m), jnp.zeros((), m.dtype), m)
     e = r(jnp.exp(r(xw - m)))
     total = r(jnp.sum(e, axis=axis, keepdims=keepdims))

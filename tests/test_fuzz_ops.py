@@ -1647,3 +1647,19 @@ def test_unique_along_a_dim_has_pytorchs_strides():
           lambda T: T.unique(T.arange(24.0).reshape(4, 2, 3), dim=2, return_counts=True)[0].stride(),
           lambda T: T.unique_consecutive(T.tensor(x), dim=1).stride(),
           lambda T: T.unique(T.tensor(x), dim=1).view(-1))
+
+
+@needs_torch
+def test_take_and_put_from_an_empty_tensor_raise_index_error_also_traced():
+    # (ops fuzzer --compile, seed 90036) PyTorch checks an empty input with a non-empty index before any bound; a
+    # traced take defers its bounds, so it gathered from the empty tensor and raised a shape RuntimeError
+    fns = [lambda T, x, i: T.take(x, i), lambda T, x, i: x.clone().put_(i, T.ones(3)),
+           lambda T, x, i: x.clone().put_(i, T.ones(3), accumulate=True)]
+    for fn in fns:
+        agree(lambda T: fn(T, T.zeros(2, 0), T.tensor([0, 0, 0])), lambda T: fn(T, T.zeros(0), T.zeros(0, dtype=T.long)))
+        try:
+            harness.traced(fn, [torchish.zeros(2, 0), torchish.tensor([0, 0, 0])])
+        except IndexError as e:
+            assert "empty tensor" in str(e), e
+        else:
+            raise AssertionError("no IndexError")

@@ -193,6 +193,9 @@ def _check_flat_index(input, index, name):
     if index._v.dtype != np.int64:
         raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {_tname(index)}")
     n = input.numel()
+    if n == 0 and index.numel():  # (a shape check: raised in a traced program too, where the bounds are deferred)
+        raise IndexError("take(): tried to take from an empty tensor" if name == "take" else
+                         f"{name}(): Tried to put elements into an empty tensor")
     _concrete_bounds(index, n, -n, f"out of range: tried to access index {{b}} on a tensor of {n} elements.",
                      IndexError)
 

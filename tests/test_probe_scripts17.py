@@ -8,7 +8,7 @@ Rodrigues/quaternion/Kabsch rotations, stft/istft variants, log-mel and MFCC, Sp
 a conformer convolution module and CTC losses."""
 import math
 
-from oracle import formula_data as _data, script_test
+from oracle import formula_data as _data, same_error, script_test
 
 
 # ------------------------------------------------------------------------------------------ 3-D / NeRF / point clouds
@@ -55,6 +55,18 @@ def case_hier_sample(lib):
     ss5 = [lib.searchsorted(cdf, lib.tensor([[0.3, 0.7, nan], [nan, 0.5, 2.]]), right=r) for r in (False, True)]
     ss6 = lib.bucketize(lib.tensor([nan, 1., 0.]), lib.tensor([0., nan, 2., nan]))
     return samples, inds, z_all, bins.grad, w.grad, ss, ss2, ss3, ss4, ss5, ss6
+
+
+def test_anchor_and_roi_grid_messages():
+    """affine_grid shows the size as the caller gave it (tuple, list or torch.Size); meshgrid checks dtypes before
+    the indexing and the dims, as PyTorch does."""
+    F = lambda lib: lib.nn.functional  # noqa: E731
+    same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 2, 3), (2, 1, 4), align_corners=False))
+    same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 2, 3), [2, 1, 0, 3], align_corners=False))
+    same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 2, 4), [2, 1, 3, 3], align_corners=False))
+    same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 3, 4), lib.Size([2, 1, 3, 3]), align_corners=False))
+    same_error(lambda lib: lib.meshgrid(lib.arange(2), lib.arange(3.), indexing="zz"))
+    same_error(lambda lib: lib.meshgrid(lib.ones(2, 2), lib.arange(3), indexing="ij"))
 
 
 test_script_matches_torch = script_test(globals())

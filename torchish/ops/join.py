@@ -249,13 +249,13 @@ def meshgrid(*tensors, indexing=None):
         indexing = "ij"
     if not ts:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if any(t.dtype != ts[0].dtype for t in ts):  # (PyTorch's order of checks: dtypes, indexing, dims)
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     for t in ts:
         if t.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
-    if any(t.dtype != ts[0].dtype for t in ts):
-        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     swap = indexing == "xy" and len(ts) >= 2
     shape = [t.numel() for t in ts]
     if swap:

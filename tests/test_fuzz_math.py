@@ -1516,3 +1516,23 @@ def test_logsumexp_of_an_empty_half_reduction_is_minus_inf():
     # (math fuzzer seed 90248) the float16/bfloat16 path took the max of the empty reduced dims: RuntimeError
     agree(*[lambda T, dt=dt, kw=kw: T.logsumexp(T.zeros(0, 2, 2, dtype=getattr(T, dt)), **kw)
             for dt in ("float16", "bfloat16") for kw in ({"dim": (0, 1, 2)}, {"dim": 0, "keepdim": True}, {"dim": 1})])
+
+
+@needs_torch
+def test_lapack_info_errors_are_raised_by_a_traced_program():
+    # (math fuzzer --compile, seed 90447) inside torchish.compile's program inv, solve and cholesky of a singular or
+    # indefinite matrix returned inf/NaN: their LinAlgError (raised eagerly from a concrete info) was skipped
+    sing = [[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]
+    fns = [lambda T, x: T.linalg.inv(x[1]), lambda T, x: T.inverse(x), lambda T, x: T.linalg.solve(x, x[0]),
+           lambda T, x: T.linalg.cholesky(x), lambda T, x: T.linalg.cholesky_ex(x, check_errors=True).L]
+    for fn in fns:
+        try:
+            fn(torch, torch.tensor(sing, dtype=torch.float64))
+        except Exception as e:  # noqa: BLE001
+            ref = str(e)
+        for grad in (False, True) if fn is fns[0] else (False,):
+            with pytest.raises(torchish.linalg.LinAlgError) as got:
+                harness.traced(fn, [torchish.tensor(sing, dtype=torchish.float64, requires_grad=grad)])
+            assert str(got.value) == ref, (str(got.value), ref)
+    assert_same(torch.linalg.inv(torch.tensor(sing[0])),
+                harness.traced(lambda T, x: T.linalg.inv(x), [torchish.tensor(sing[0])]))

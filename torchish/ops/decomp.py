@@ -104,9 +104,17 @@ def check_matrix(A, fname, square=True, arg="A", *, kernel=None, int_kernel=Fals
 
 
 def raise_info(info, fname, message):
-    """Raise LinAlgError for the first nonzero entry of a concrete ``info`` (one per batch element)."""
+    """Raise LinAlgError for the first nonzero entry of a concrete ``info`` (one per batch element); a traced one is
+    checked before each run of torchish.compile's program (``tracing.defer_check``: the batch element and its info
+    ride as one number, ``k << 31 | info``)."""
     d = info._d if isinstance(info, Tensor) else info
     if tracing.active() or isinstance(d, jax.core.Tracer):
+        flat = jnp.ravel(d).astype(jnp.int64)
+        if jnp.ndim(d):
+            tracing.defer_check(flat != 0, (jnp.arange(flat.size, dtype=jnp.int64) << 31) | flat, LinAlgError,
+                                lambda b: f"{fname}: (Batch element {b >> 31}): {message(b & 0x7FFFFFFF)}")
+        else:
+            tracing.defer_check(flat != 0, flat, LinAlgError, lambda b: f"{fname}: {message(b)}")
         return
     arr = np.asarray(d)
     if not arr.any():

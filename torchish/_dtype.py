@@ -44,7 +44,7 @@ class dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self):
-        if self.category < _FLOAT:
+        if self.category < _FLOAT or self in FLOAT8:
             raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(self)}")
         return {"float64": complex128, "complex128": complex128}.get(self.name, complex64)
 
@@ -75,10 +75,20 @@ float32 = dtype("float32", np.float32, _FLOAT, ("float",))
 float64 = dtype("float64", np.float64, _FLOAT, ("double",))
 complex64 = dtype("complex64", np.complex64, _COMPLEX, ("cfloat",))
 complex128 = dtype("complex128", np.complex128, _COMPLEX, ("cdouble",))
+# PyTorch's float8 types (ml_dtypes' arrays, as JAX holds them): storage, conversions, views, copies, indexing, and
+# the few kernels PyTorch's CPU build has for them (ops/float8.py); promotion with any other dtype is an error
+float8_e4m3fn = dtype("float8_e4m3fn", jnp.float8_e4m3fn, _FLOAT)
+float8_e5m2 = dtype("float8_e5m2", jnp.float8_e5m2, _FLOAT)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", jnp.float8_e4m3fnuz, _FLOAT)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz, _FLOAT)
+float8_e8m0fnu = dtype("float8_e8m0fnu", jnp.float8_e8m0fnu, _FLOAT)
+float8_e8m0fnu.is_signed = False
 
 _BAREBONES_UNSIGNED = (uint16, uint32, uint64)
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+FLOAT8_NP = frozenset(d.np for d in FLOAT8)
 ALL = (bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-       complex64, complex128)
+       complex64, complex128) + FLOAT8
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({a: d for d in ALL for a in d._aliases})
 _FROM_NP = {d.np: d for d in ALL}
@@ -170,6 +180,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """``torch.promote_types``: the smallest dtype both can be converted to."""
     if a is b:
         return a
+    if a in FLOAT8 or b in FLOAT8:
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{scalar_type_name(a)} and {scalar_type_name(b)}")
     if a in _BAREBONES_UNSIGNED or b in _BAREBONES_UNSIGNED:
         # PyTorch only promotes uint16/uint32/uint64 with floating types
         for d in (a, b):
@@ -297,7 +310,7 @@ def can_cast(from_: dtype, to: dtype) -> builtins.bool:
 _LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
            "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
            "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-           "complex128": "ComplexDoubleTensor"}
+           "complex128": "ComplexDoubleTensor", **{d.name: d.name.capitalize() + "Tensor" for d in FLOAT8}}
 
 
 def legacy_type_name(d: dtype) -> str:
@@ -310,8 +323,8 @@ def cpp_type_name(d: dtype) -> str:
     some dtype errors."""
     return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"
-            }.get(d.name, d.name)
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+            **{f.name: "c10::" + f.name.capitalize() for f in FLOAT8}}.get(d.name, d.name)
 
 
 def scalar_type_name(d: dtype) -> str:
@@ -319,7 +332,7 @@ def scalar_type_name(d: dtype) -> str:
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
             "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
-            "uint64": "UInt64"}.get(d.name, d.name)
+            "uint64": "UInt64", **{f.name: f.name.capitalize() for f in FLOAT8}}.get(d.name, d.name)
 
 
 class finfo:
@@ -343,6 +356,8 @@ class finfo:
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = builtins.float(info.tiny)
+        if d is float8_e5m2fnuz:
+            self.eps = 0.125  # PyTorch's numeric_limits<Float8_e5m2fnuz>::epsilon() (ml_dtypes: 0.25)
         self.smallest_normal = self.tiny
         # PyTorch: 10 ** -precision, precision = floor(-log10(eps))
         self.resolution = 10.0 ** -builtins.int(math.floor(-math.log10(self.eps)))

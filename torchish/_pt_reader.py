@@ -111,10 +111,13 @@ def _strided(flat, offset, size, stride):
     if last >= flat.size:
         raise Refused(f"tensor of size {list(size)} with stride {list(stride)} at offset {offset} "
                                      f"reaches past its storage of {flat.size} elements")
+    f8 = flat.dtype if flat.dtype in _dtype.FLOAT8_NP else None
+    if f8 is not None:  # (numpy's as_strided cannot describe some ml_dtypes types: their bytes)
+        flat = flat.view(np.uint8)
     item = flat.dtype.itemsize
     view = np.lib.stride_tricks.as_strided(flat[offset:], shape=size, strides=tuple(s * item for s in stride),
                                            writeable=False)
-    return np.array(view)
+    return np.array(view) if f8 is None else np.array(view).view(f8)
 
 
 class RestrictedUnpickler(pickle.Unpickler):

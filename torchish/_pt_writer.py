@@ -176,6 +176,8 @@ def _matches(flat, t, shape, strides, offset):
         return offset <= flat.size
     if offset + sum((n - 1) * s for n, s in zip(shape, strides)) >= flat.size:
         return False
+    if flat.dtype in _dtype.FLOAT8_NP:  # (numpy's as_strided cannot describe some ml_dtypes types: their bytes)
+        flat = flat.view(np.uint8)
     item = flat.dtype.itemsize
     picked = np.lib.stride_tricks.as_strided(flat[offset:], shape=shape, strides=[s * item for s in strides],
                                              writeable=False)

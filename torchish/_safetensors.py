@@ -17,7 +17,8 @@ from ._tensor import Tensor
 
 _CODES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "uint16": "U16", "float16": "F16",
           "bfloat16": "BF16", "int32": "I32", "uint32": "U32", "float32": "F32", "float64": "F64", "int64": "I64",
-          "uint64": "U64", "complex64": "C64", "complex128": "C128"}
+          "uint64": "U64", "complex64": "C64", "complex128": "C128", "float8_e4m3fn": "F8_E4M3",
+          "float8_e5m2": "F8_E5M2", "float8_e8m0fnu": "F8_E8M0"}
 _NAMES = {v: k for k, v in _CODES.items()}
 
 

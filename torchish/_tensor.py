@@ -254,7 +254,7 @@ class Tensor(_tensor_values.TensorValues):
                     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
             return self
-        if requires_grad and self._v.dtype.kind not in "fc" and self._v.dtype != jax.numpy.bfloat16:
+        if requires_grad and self.dtype.category < _dtype._FLOAT:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if requires_grad and self._inf and not STATE.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")

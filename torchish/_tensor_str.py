@@ -206,8 +206,8 @@ def format_values(a: np.ndarray, indent: int) -> str:
     """The bracketed body of a tensor's repr for the values ``a``, laid out from column ``indent``."""
     if a.size == 0:
         return "[]"
-    if a.dtype.name == "bfloat16":  # numpy sees an opaque type; float32 holds every bfloat16 exactly
-        a = a.astype(np.float32)
+    if a.dtype.name == "bfloat16" or a.dtype.name.startswith("float8"):  # numpy sees an opaque type; float32
+        a = a.astype(np.float32)                                            # holds every value exactly
     summarize = a.size > PRINT_OPTS.threshold
     fmt = _Formatters(_summarized(a) if summarize else a)
     return _nested_str(a, indent, summarize, fmt)

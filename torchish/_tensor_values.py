@@ -67,8 +67,8 @@ class TensorValues:
                             "host memory first.")
         if self._rg and not force and _GRAD.grad_enabled:  # PyTorch allows it under no_grad
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self._v.dtype == _dtype.bfloat16.np:  # NumPy has no bfloat16: PyTorch refuses (convert with .float() first)
-            raise TypeError("Got unsupported ScalarType BFloat16")
+        if self._v.dtype == _dtype.bfloat16.np or self._v.dtype in _dtype.FLOAT8_NP:  # NumPy has neither: PyTorch
+            raise TypeError(f"Got unsupported ScalarType {_dtype.scalar_type_name(self.dtype)}")  # refuses them
         arr = np.array(self._concrete())
         if (self._view is not None or self._layout is not None) and arr.ndim > 1:
             arr = _in_memory_order(self, arr)

@@ -6,13 +6,19 @@ intermediate type become its minimum, and the narrower types keep the low bits. 
 value-level cast goes through ``cast`` here.
 
 >>> cast(jnp.array([jnp.inf, 300.7, -3.5]), jnp.uint8)   # [0, 44, 253]
+
+Conversions into and out of the float8 types follow PyTorch's ``c10::Float8_*`` conversions (``_to_float8``),
+not ml_dtypes' (which make e4m3fn's overflow and e8m0fnu's 0 NaN).
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
+from .._dtype import FLOAT8, FLOAT8_NP, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu
 from .._global_flags import warn_once
 
+_NAN_INT_ZERO = (float8_e4m3fnuz.np, float8_e5m2fnuz.np, float8_e8m0fnu.np)  # (their NaN into an int is 0)
 _VIA_INT64 = (jnp.dtype(jnp.int64), jnp.dtype(jnp.uint8))
 _VIA_INT32 = (jnp.dtype(jnp.int32), jnp.dtype(jnp.int16), jnp.dtype(jnp.int8))
 
@@ -23,6 +29,13 @@ def cast(x, dtype):
     x = jnp.asarray(x)
     if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(dtype, jnp.complexfloating):
         x = x.real  # (explicitly: jax deprecates the implicit complex-to-real astype)
+    if x.dtype in FLOAT8_NP and dtype != x.dtype:
+        if x.dtype in _NAN_INT_ZERO and jnp.issubdtype(dtype, jnp.integer):
+            x = jnp.where(jnp.isnan(x), jnp.zeros((), jnp.float32), x.astype(jnp.float32))  # (PyTorch: NaN -> 0)
+        else:
+            x = _from_float8(x, dtype)
+    if dtype in FLOAT8_NP and dtype != x.dtype:
+        return _to_float8(x, dtype)
     if not jnp.issubdtype(x.dtype, jnp.inexact) or dtype not in _VIA_INT64 + _VIA_INT32:
         return x.astype(dtype)
     mid, bits = (jnp.int64, 63) if dtype in _VIA_INT64 else (jnp.int32, 31)
@@ -30,6 +43,40 @@ def cast(x, dtype):
     bad = ~((t >= -(2.0 ** bits)) & (t < 2.0 ** bits))  # NaN fails both tests
     as_mid = jnp.where(bad, jnp.iinfo(mid).min, jnp.where(bad, 0, t).astype(mid))
     return as_mid.astype(dtype)
+
+
+def _to_float8(x, dtype):
+    """``x`` (any real type) as PyTorch's ``c10::Float8_*(float)`` converts it: through float32, rounding to nearest
+    even; float8_e4m3fn saturates finite overflow and infinities to +-448 and float8_e5m2 overflows to infinity (its
+    NaN is 0x7F with the input's sign: XLA's select would canonicalise it, so that is chosen among the bits); the fnuz
+    types make overflow NaN (ml_dtypes' conversion); float8_e8m0fnu takes the float32 exponent, rounded by the guard,
+    round and sticky bits and ignoring the sign (0 becomes 2^-127, the smallest value)."""
+    f = x.astype(jnp.float32)
+    bits = jax.lax.bitcast_convert_type(f, jnp.uint32)
+    if dtype == float8_e8m0fnu.np:
+        e = (bits >> 23) & 0xFF
+        up = ((bits & 0x400000) != 0) & (((bits & 0x3FFFFF) != 0) | (e > 0)) & (e != 0xFF)
+        return jax.lax.bitcast_convert_type((e + up.astype(jnp.uint32)).astype(jnp.uint8), dtype)
+    if dtype == float8_e4m3fn.np:
+        f = jnp.clip(f, -448.0, 448.0)  # (NaN passes through)
+    out = f.astype(dtype)
+    if dtype in (float8_e4m3fn.np, float8_e5m2.np):
+        nan = ((bits >> 24) & 0x80).astype(jnp.uint8) | 0x7F
+        out = jax.lax.bitcast_convert_type(
+            jnp.where(jnp.isnan(f), nan, jax.lax.bitcast_convert_type(out, jnp.uint8)), dtype)
+    return out
+
+
+def _from_float8(x, dtype):
+    """A float8 array widened as PyTorch converts it, through float32; float8_e8m0fnu into float64 (or complex128,
+    or bool) is computed from its exponent bits, as XLA would flush its smallest value, the float32 subnormal
+    2^-127, to zero on the way."""
+    if x.dtype == float8_e8m0fnu.np and dtype in (jnp.dtype(jnp.float64), jnp.dtype(jnp.complex128),
+                                                 jnp.dtype(jnp.bool_)):
+        e = jax.lax.bitcast_convert_type(x, jnp.uint8).astype(jnp.uint64)
+        f = jax.lax.bitcast_convert_type((e + (1023 - 127)) << 52, jnp.float64)  # 2 ** (e - 127), exactly
+        return jnp.where(e == 255, jnp.nan, f)
+    return x.astype(jnp.float32)
 
 
 def warn_discard_imag(src, dst):
@@ -47,7 +94,11 @@ ACC = {jnp.dtype(jnp.float16): jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16): 
 
 _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
             "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+            **{d.name: "c10::" + d.name.capitalize() for d in FLOAT8}}
+# a float8 type's checked range (its lowest and largest values) and whether an infinity fits (float8_e5m2's)
+_F8_RANGE = {d.name: (float(jnp.finfo(d.np).min) if d is not float8_e8m0fnu else 2.0 ** -127,
+                      float(jnp.finfo(d.np).max), d is float8_e5m2) for d in FLOAT8}
 _REDUCED = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
 # the largest finite value of each checked floating type (a complex type: of its parts)
 _FMAX = {n: float(jnp.finfo(t).max) for n, t in (("float16", jnp.float16), ("bfloat16", jnp.bfloat16),
@@ -75,6 +126,12 @@ def check_scalar_fits(value, dtype, *, numel=None, opmath=False):
             raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(name, name)} without overflow")
         value = value.real
     if isinstance(value, bool) or not isinstance(value, (int, float, complex)) or name not in _C_NAMES:
+        return value
+    if name in _F8_RANGE:  # checked where a fill writes more than one element (numel): full, fill_, pad
+        lo, hi, inf_ok = _F8_RANGE[name]  # (elsewhere PyTorch's missing float8 kernel raises first)
+        v = float(value.real if isinstance(value, complex) else value)
+        if numel not in (None, 1) and v == v and (not inf_ok if v - v != 0 else not lo <= v <= hi):
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[name]} without overflow")
         return value
     if ints is None:
         if top is None or (numel == 1 and reduced):

@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .elementwise import (_COMPLEX, INTS_NO_BOOL, INTS_ONLY, _out, binary_op, not_implemented, out_exact,
                           require_tensor)
+from .float8 import refuse as refuse_float8
 from .inplace import make_inplace
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -129,6 +130,9 @@ def equal(input, other) -> bool:
     """True if both have the same shape and all elements are equal."""
     require_tensor(input, "equal")
     require_tensor(other, "equal", 2, "other")
+    if input.dtype is not other.dtype:
+        _dtype.promote_types(input.dtype, other.dtype)  # (float8 with another dtype: PyTorch's promotion error)
+    refuse_float8(input, "equal_notnan_cpu")
     if tuple(input.shape) != tuple(other.shape):
         return False
     return bool(jnp.all(input._concrete() == other._concrete()))

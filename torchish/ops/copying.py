@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .._dtype import FLOAT8_NP
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from .casting import cast, check_scalar_fits, warn_discard_imag
@@ -14,8 +15,9 @@ from .registry import Family as _Family
 
 _public = _Family(globals()).public
 
-_CLONE = defop("clone", lambda x: x + jnp.zeros((), x.dtype) if x.dtype != jnp.bool_ else x, linear=True,
-               grad_name="CloneBackward0")
+# (a float8 copy keeps its bits: -0.0 + 0 would be +0.0)
+_CLONE = defop("clone", lambda x: x if x.dtype == jnp.bool_ or x.dtype in FLOAT8_NP else x + jnp.zeros((), x.dtype),
+               linear=True, grad_name="CloneBackward0")
 
 
 def clone(input, *, memory_format=None):
@@ -31,6 +33,8 @@ _public("clone", clone)
 # fill_ / zero_ / copy_
 
 def _fill_fwd(x, v):
+    if x.dtype in FLOAT8_NP:  # (PyTorch's rounding: e4m3fn saturates, 0 is 2^-127 in e8m0fnu)
+        return jnp.broadcast_to(cast(jnp.asarray(v), x.dtype), x.shape)
     return jnp.broadcast_to(jnp.asarray(v, x.dtype), x.shape)
 
 

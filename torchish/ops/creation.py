@@ -18,7 +18,7 @@ from .._global_flags import warn_once
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from . import tracing
-from .casting import ACC, check_scalar_fits, warn_discard_imag
+from .casting import ACC, cast, check_scalar_fits, warn_discard_imag
 from .elementwise import exact_out, factory_out, require_tensor, type_name
 from .out_layout import format_name, keep_format, like_format, numpy_layout, set_format
 from .registry import Family as _Family
@@ -43,6 +43,14 @@ def _check_grad_dtype(dt, requires_grad):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
 
+def _astype(arr, npdt):
+    """A numpy array converted as PyTorch converts into ``npdt``: numpy's cast, except into a float8 type
+    (``casting.cast``: PyTorch's rounding, not ml_dtypes')."""
+    if npdt in _dtype.FLOAT8_NP:
+        return np.asarray(cast(jnp.asarray(arr), npdt))
+    return arr.astype(npdt)
+
+
 def place(array, dtype, device, requires_grad=False):
     """A leaf Tensor from a numpy array (or scalar), cast to ``dtype`` and put on ``device``."""
     # a private copy: on CPU, XLA may adopt an aligned numpy buffer without copying, and the caller could then
@@ -51,7 +59,7 @@ def place(array, dtype, device, requires_grad=False):
     arr = np.array(array, copy=True) if isinstance(array, np.ndarray) else np.asarray(array)
     if dtype is not None and arr.dtype != dtype.np:
         with np.errstate(over="ignore"):  # (a float beyond a half type's range is its infinity, silently)
-            arr = arr.astype(dtype.np)
+            arr = _astype(arr, dtype.np)
     if _meta.is_meta_device(device):
         return _finish(_meta.MetaArray(arr.shape, arr.dtype), requires_grad)
     return _finish(_device.put(arr, _jdev(device)), requires_grad)
@@ -156,14 +164,19 @@ def _leaves_to_array(shape, leaves, dt):
         arr = np.array(leaves, dtype=base).reshape(shape)
         if base is np.complex128 and dt.category < _dtype._COMPLEX:
             arr = arr.real
-        return arr.astype(dt.np)
+        return _astype(arr, dt.np)
 
 
-def _numpy_dtype(arr):
+def _numpy_dtype(arr, numpy=True):
+    """The dtype of a NumPy array (``numpy``) or of a JAX array given as one: PyTorch reads no ml_dtypes float8
+    array (its own float8 tensors do not become NumPy arrays either)."""
     try:
+        if numpy and arr.dtype in _dtype.FLOAT8_NP:
+            raise TypeError
         return _dtype.from_np(arr.dtype)
     except TypeError:
-        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. The only supported types "
+        raise TypeError(f"can't convert np.ndarray of type {arr.dtype.type.__module__}.{arr.dtype.type.__name__}. "
+                        "The only supported types "
                         "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
                         "uint32, uint16, uint8, and bool.") from None
 
@@ -227,7 +240,7 @@ def _tensor(data, dtype, device, requires_grad):
     elif isinstance(data, (jax.Array, np.ndarray, np.generic)):
         _check_strides(data)
         arr = np.asarray(data)
-        src = _numpy_dtype(arr)
+        src = _numpy_dtype(arr, not isinstance(data, jax.Array))
         dt = dt or src
         arr = _real_part(arr, src, dt)
     elif _is_typed_storage(data):  # (its elements, of the dtype asked)
@@ -330,9 +343,14 @@ def _fill(shape, value, dtype, device, requires_grad):
     if _meta.is_meta_device(device):
         return _finish(_meta.MetaArray(shape, dt.np), requires_grad)
     if math.prod(shape) <= _HOST_FILL_LIMIT and not tracing.active():
-        with np.errstate(all="ignore"):
-            fill = np.asarray(value).astype(dt.np)  # casts like a C cast: 2.7 -> 2, -1 -> 255 for uint8
+        if dt in _dtype.FLOAT8:  # (PyTorch's rounding: e4m3fn saturates, 0 is 2^-127 in e8m0fnu)
+            fill = np.asarray(cast(jnp.asarray(value, jnp.float64), dt.np))
+        else:
+            with np.errstate(all="ignore"):
+                fill = np.asarray(value).astype(dt.np)  # casts like a C cast: 2.7 -> 2, -1 -> 255 for uint8
         val = _device.put(np.full(shape, fill, dtype=dt.np), _jdev(device))
+    elif dt in _dtype.FLOAT8:
+        val = jnp.full(shape, cast(jnp.asarray(value, jnp.float64), dt.np), device=_jdev(device))
     else:
         val = jnp.full(shape, value, dtype=dt.np, device=_jdev(device))
     return _finish(val, requires_grad)
@@ -449,6 +467,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, r
     if end is None:
         start, end = 0, start
     dt = _range_dtype(dtype, start, end, step)
+    if dt in _dtype.FLOAT8:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_type_name(dt)}'")
     if step == 0 or step != step:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -556,8 +576,8 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
     _check_steps(steps, "linspace")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
         _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)
-    if dt is _dtype.bool and steps > 1:
-        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    if (dt is _dtype.bool and steps > 1) or dt in _dtype.FLOAT8:
+        raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{_dtype.scalar_type_name(dt)}'")
     complex_ = isinstance(start, builtins.complex) or isinstance(end, builtins.complex) or dt.category > _FLOAT
     vals = _linspace_values(start, end, steps, dt) if complex_ or steps <= 1 else _linspace_real(start, end, steps, dt)
     _check_grad_dtype(dt, requires_grad)
@@ -568,8 +588,8 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     start, end = _scalar(start), _scalar(end)
     _check_steps(steps, "logspace")
-    if dtype is not None and _dtype.as_dtype(dtype) is _dtype.bool and steps > 1:
-        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\'')
+    if dtype is not None and ((_dtype.as_dtype(dtype) is _dtype.bool and steps > 1) or dtype in _dtype.FLOAT8):
+        raise NotImplementedError(f"\"logspace_cpu\" not implemented for '{_dtype.scalar_type_name(dtype)}'")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
         _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)
     exps = _linspace_values(start, end, steps, _dtype.float64 if dt.category <= _FLOAT else dt)

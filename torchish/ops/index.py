@@ -22,6 +22,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
+from .float8 import refuse as refuse_float8
 from .inplace import layout, layout_rule, view_strides
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -398,6 +399,7 @@ def _iter(self):
 
 
 def nonzero(input, *, as_tuple=False, out=None):
+    refuse_float8(input, "nonzero_count_cpu")
     d = input._d
     if isinstance(d, jax.core.Tracer):
         raise tracing.concrete_error("nonzero() / boolean-mask indexing (the result's shape depends on the values)")

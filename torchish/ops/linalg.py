@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
+from . import float8 as _float8
 from .casting import check_scalar_fits
 from .elementwise import _out, c10_name, not_implemented, out_structured, require_tensor
 from . import registry as _registry, saved as _saved
@@ -214,6 +215,7 @@ def matmul(input, other, *, out=None):
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
+    _float8.check_matmul(input, other)
     try:
         plan = _matmul_plan(input, other)
     except _EmptyBmm:

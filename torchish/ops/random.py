@@ -196,7 +196,7 @@ def _not_implemented(kernel, dt):
 
 
 def _need_float(dt, kernel):
-    if dt.category < _dtype._FLOAT:
+    if dt.category < _dtype._FLOAT or dt in _dtype.FLOAT8:
         raise _not_implemented(kernel, dt)
 
 
@@ -311,6 +311,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(size).__name__}")
     low, high = _int_arg(low, "low", "randint", 1), _int_arg(high, "high", "randint", 2)
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
+    if dt in _dtype.FLOAT8:
+        raise _not_implemented("random_update_from_to", dt)
     _check_int_range(low, high, dt)
     return _place(draw("randint", _shape((tuple(size),), "randint"), dt, (low, high), generator, device=device),
                   requires_grad, dt)

@@ -28,6 +28,8 @@ from ..autograd.graph import ERR_INFERENCE_SAVED, node_class
 from ..autograd.grad_mode import STATE
 from ..autograd import saved_hooks as _saved_hooks
 from . import lazy, saved as _saved, tracing
+from . import float8 as _float8
+from .casting import cast as _cast
 from . import opnode as _opnode
 from .opnode import OpNode, ZerosLike, traced_fn
 from .._config import config
@@ -166,7 +168,11 @@ _DISPATCH: dict = {}
 
 def _dispatch_entry(op, args, st, key):
     cdt = compute_dtype(op, args) if op.promote is not None else None
+    # PyTorch has few float8 kernels: the others raise (some by the operands' sizes: such calls are not cached)
+    by_size = not _dtype.FLOAT8_NP.isdisjoint(key[2:]) and _float8.check(op, args, dict(st))
     entry = (cdt, kernel(op, st, cdt))
+    if by_size:
+        return entry
     idx = op.promote_args
     promoted = {args[i]._v.dtype for i in (range(len(args)) if idx is None else idx) if isinstance(args[i], Tensor)}
     if len(promoted) <= 1 or op.promote is None:
@@ -216,7 +222,10 @@ def _opmath_fn(fwd, idx, npdt, keep):
 
 def _number_as(v, npdt):
     """A Python number cast to ``npdt`` as the jitted kernel casts it (an int64 argument there): an int outside an
-    integer type's range wraps (-1 into uint8 is 255; jnp.asarray raised OverflowError inside torchish.compile)."""
+    integer type's range wraps (-1 into uint8 is 255; jnp.asarray raised OverflowError inside torchish.compile); into a
+    float8 type it rounds as PyTorch's (``casting.cast``: XLA's convert makes e4m3fn's overflow and e8m0fnu's 0 NaN)."""
+    if npdt in _dtype.FLOAT8_NP:
+        return _cast(v, npdt)
     if type(v) is int and -2 ** 63 <= v < 2 ** 63:
         return jnp.asarray(v, jnp.int64).astype(npdt)
     return jnp.asarray(v, npdt)
@@ -225,10 +234,13 @@ def _number_as(v, npdt):
 def _cast_fn(op, cdt):
     """fwd with promoted inputs cast to ``cdt`` inside the kernel (so the cast fuses with the op)."""
     fwd = op.fwd
+    if op.name in _float8.COMPUTES:
+        fwd = _float8.widened(fwd)
     if cdt is None:
         return fwd
     npdt = cdt.np
     idx = op.promote_args
+    f8 = npdt in _dtype.FLOAT8_NP  # (a number into a float8 type: PyTorch's rounding, casting.cast)
     if npdt in _HALF_NP and op.name in OPMATH:
         return _opmath_fn(fwd, idx, npdt, OPMATH[op.name])
 
@@ -237,7 +249,7 @@ def _cast_fn(op, cdt):
         for i in (range(len(vals)) if idx is None else idx):
             v = vals[i]
             if v is not None:
-                vals[i] = v.astype(npdt) if hasattr(v, "astype") else _number_as(v, npdt)
+                vals[i] = v.astype(npdt) if hasattr(v, "astype") and not f8 else _number_as(v, npdt)
         return fwd(*vals, **static)
 
     return cast_fwd

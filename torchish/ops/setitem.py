@@ -170,7 +170,8 @@ def _set_basic(self, template, value):
             value = to_dtype(value, self.dtype)
         r = reshape(value, stripped) if stripped != vshape else value
     else:
-        r = Tensor._make(jnp.asarray(value).astype(self._v.dtype))
+        v = jnp.asarray(value)  # (into a float8 type: PyTorch's rounding, e4m3fn saturating)
+        r = Tensor._make(cast(v, self._v.dtype) if self._v.dtype in _dtype.FLOAT8_NP else v.astype(self._v.dtype))
     view._assign(r)  # view_write broadcasts r over the view
 
 

@@ -20,6 +20,7 @@ from .._tensor import Tensor, wrap, wrap_dim
 from ..autograd.grad_mode import STATE
 from . import tracing
 from .elementwise import _out, not_implemented, out_exact, require_int, require_tensor
+from .float8 import refuse as refuse_float8
 from .inplace import contiguous_strides
 from .reduce import _return_type
 from .registry import NotDifferentiable, apply, defop, overload
@@ -87,6 +88,7 @@ def _unique_dim(input, a, dim):
     only when its one zero-sized dim is the one selected. -> the wrapped dim (None when ``dim`` is None)."""
     if input.is_complex():
         raise NotImplementedError(f'"unique" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
+    refuse_float8(input, "unique")
     if dim is None:
         return None
     if a.ndim == 0:

@@ -144,6 +144,8 @@ def pad(input, pad, mode="constant", value=None):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out_shape)}: {out_shape}")
     # ``value`` is a float (PyTorch's signature), converted to the input's type, checked (-1 into uint8 fails)
     v = 0 if value is None else check_scalar_fits(float(value) if isinstance(value, int) else value, input.dtype)
+    if input.dtype in _dtype.FLOAT8:  # (its padding is a fill: 0 does not fit float8_e8m0fnu)
+        check_scalar_fits(v, input.dtype, numel=0)
     if input.dtype == _dtype.bool:
         v = bool(v)
     elif input.dtype.category < _dtype._FLOAT:

@@ -8,7 +8,7 @@ Rodrigues/quaternion/Kabsch rotations, stft/istft variants, log-mel and MFCC, Sp
 a conformer convolution module and CTC losses."""
 import math
 
-from oracle import formula_data as _data, same_error, script_test
+from oracle import check_raises, formula_data as _data, same_error, script_test
 
 
 # ------------------------------------------------------------------------------------------ 3-D / NeRF / point clouds
@@ -57,6 +57,27 @@ def case_hier_sample(lib):
     return samples, inds, z_all, bins.grad, w.grad, ss, ss2, ss3, ss4, ss5, ss6
 
 
+# -------------------------------------------------------------------------------------------------------------- audio
+
+
+def case_magphase_with_silence(lib):
+    # a clip with leading silence: its frames' spectra are exactly 0, where PyTorch's angle_backward gives 0 (the
+    # rest a chirp: no bin near 0, where the phase is float noise)
+    n = lib.arange(40.)
+    x = lib.cat([lib.zeros(2, 24), lib.cos(n * n * 0.02 + lib.tensor([[0.], [1.]]))], dim=1).requires_grad_()
+    w = lib.hann_window(16)
+    spec = lib.stft(x, 16, hop_length=4, window=w, return_complex=True)
+    mag, phase = spec.abs(), spec.angle()
+    rebuilt = lib.polar(mag * 0.5, phase)
+    y = lib.istft(rebuilt, 16, hop_length=4, window=w, length=64)
+    # (the phase weighted by the magnitude: its gradient is 1/|z|, float noise in the small bins of the edge frames)
+    loss = (y - x).pow(2).mean() + (phase * mag.detach()).sum()
+    loss.backward()
+    z = lib.tensor([0j, 1 + 1j, -2j], requires_grad=True)
+    lib.angle(z).sum().backward()
+    return mag, phase, y, x.grad, z.grad
+
+
 def test_anchor_and_roi_grid_messages():
     """affine_grid shows the size as the caller gave it (tuple, list or torch.Size); meshgrid checks dtypes before
     the indexing and the dims, as PyTorch does."""
@@ -67,6 +88,15 @@ def test_anchor_and_roi_grid_messages():
     same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 3, 4), lib.Size([2, 1, 3, 3]), align_corners=False))
     same_error(lambda lib: lib.meshgrid(lib.arange(2), lib.arange(3.), indexing="zz"))
     same_error(lambda lib: lib.meshgrid(lib.ones(2, 2), lib.arange(3), indexing="ij"))
+
+
+def test_spectrogram_messages():
+    same_error(lambda lib: lib.istft(lib.ones(5, 7, dtype=lib.complex64), 8, window=lib.ones(8), return_complex=True))
+
+
+def test_stft_of_an_integer_signal_raises():
+    check_raises(lambda lib: lib.stft(lib.arange(32), 8, window=lib.hann_window(8), return_complex=True),
+                 match="expected a tensor of floating point or complex values")
 
 
 test_script_matches_torch = script_test(globals())

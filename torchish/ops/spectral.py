@@ -122,6 +122,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                   "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
                   "still call torch.view_as_real on the complex output to recover the old return format.",
                   stacklevel=2)
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError("stft: expected a tensor of floating point or complex values")
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
     hop, win = _lengths(int(n_fft), hop_length, win_length, "stft")
@@ -173,7 +175,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     spec = input.transpose(-1, -2)
     if onesided:
         if return_complex:
-            raise RuntimeError("cannot have onesided output if window or input is complex")
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
         frames = _fft.irfft(spec, n=n_fft, dim=-1, norm=norm)
     else:
         frames = _fft.ifft(spec, n=n_fft, dim=-1, norm=norm)

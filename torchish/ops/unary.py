@@ -135,6 +135,15 @@ def _angle_fwd(x):
                      jnp.where(x < 0, jnp.asarray(math.pi, x.dtype), jnp.zeros((), x.dtype)))
 
 
+def _angle_vjp(g, x, out):
+    """PyTorch's angle_backward: zero for real inputs; for complex ``z``, ``g * z / |z|^2 * i``, and 0 at z = 0
+    (jax.vjp of jnp.angle gives 0/0 = NaN there: the DC bin of a silent frame's spectrum)."""
+    if not jnp.iscomplexobj(x):
+        return jnp.zeros_like(g)
+    res = g * x / jnp.abs(x) ** 2 * 1j  # (|z|^2 underflowing to 0 for z != 0 gives NaN, as in PyTorch)
+    return jnp.where(x == 0, jnp.zeros((), res.dtype), res.astype(x.dtype))
+
+
 _LN2 = math.log(2.0)
 _ZERO_GRAD = _vjp_out(lambda g, y: jnp.zeros_like(g))
 
@@ -269,7 +278,7 @@ _unary("reciprocal", _reciprocal, _vjp_out(lambda g, y: -g * (y * y)))  # PyTorc
 # PyTorch multiplies by the double constant as a float32 scalar (its opmath) for float16/bfloat16 inputs
 _unary("deg2rad", _in_float32(jnp.deg2rad), linear=True, complex_error="deg2rad is not supported for complex tensors.")
 _unary("rad2deg", _in_float32(jnp.rad2deg), linear=True, complex_error="rad2deg is not supported for complex tensors.")
-_unary("angle", _angle_fwd)
+_unary("angle", _angle_fwd, _angle_vjp)
 _unary("relu", lambda x: jnp.where(x < 0, jnp.zeros((), x.dtype), x),  # PyTorch keeps -0.0 (and NaN)
        _vjp_out(lambda g, y: jnp.where(y > 0, g, jnp.zeros((), g.dtype))), promote=None,
        bool_error="Boolean inputs not supported for relu", complex_kernel="clamp is not supported for complex types")

@@ -30,7 +30,7 @@ import pytest
 
 import fuzz_harness as harness
 from fuzz_harness import error_family
-from oracle import assert_same, needs_torch, to_numpy, torch, torchish
+from oracle import assert_same, needs_torch, to_numpy, tol, torch, torchish
 
 warnings.filterwarnings("ignore")
 pytestmark = pytest.mark.filterwarnings("ignore")  # the layers' own warnings (nested tensors, broadcasting targets)
@@ -856,14 +856,14 @@ def _traced_call(case, m, ins):
     return cf(m, *ins)
 
 
-def _compare_grads(tg, xg, where):
+def _compare_grads(tg, xg, where, **tols):
     assert len(tg) == len(xg), f"{where}: {len(xg)} gradients, torch has {len(tg)}"
     for (name, a), b in zip(tg, xg):
         if a is None:
             assert b is None or not np.any(to_numpy(b)), f"{where} grad {name}: torch has none"
         else:
             assert b is not None, f"{where} grad {name}: torchish has none"
-            assert_same(a, b, f"{where} grad {name}")
+            assert_same(a, b, f"{where} grad {name}", **tols)
 
 
 def _state(m):
@@ -917,7 +917,10 @@ def compare_case(case, dtype, seed):
             names = [f"input{i}" for i, a in enumerate(case.inputs) if isinstance(a, np.ndarray)
                      and a.dtype.kind == "f" and i not in case.no_grad]
             names += [] if tm is None else [n for n, _ in tm.named_parameters()]
-            _compare_grads(list(zip(names, tg)), list(xg), f"step {step}")
+            # float32 inputs of a float64 module: PyTorch normalises, activates... in float32, so the float64
+            # parameters' gradients carry float32 roundings (summation order: seed 90077, RMSNorm)
+            mixed = tol("float32") if case.in_dtype != dtype else {}
+            _compare_grads(list(zip(names, tg)), list(xg), f"step {step}", **mixed)
             xs = _state(xm)
             for k, v in _state(tm).items():
                 assert_same(v, xs[k], f"step {step} state {k}")

@@ -4,7 +4,8 @@ at +-448, e5m2 overflows to inf, the fnuz types to NaN, e8m0fnu takes the expone
 indexing, the few kernels PyTorch has (mul, abs, eq/ne, the mm family) and the errors of those it has not, printing,
 and checkpoints (torch.save / torch.load across the two libraries, safetensors). Each ``case_*`` is written against
 the PyTorch API; float8 tensors are returned as their bits (``.view(uint8)``) or widened (``.float()``), since
-PyTorch cannot make NumPy arrays of them."""
+PyTorch cannot make NumPy arrays of them. Also complex32 (``torch.chalf``), which torchish has as a dtype object only
+(no JAX type holds it)."""
 import io
 
 import ml_dtypes
@@ -155,7 +156,28 @@ def case_quantize_dequantize(lib):
     return out
 
 
+def case_complex32_dtype(lib):
+    c = lib.complex32
+    f = lib.finfo(lib.chalf)
+    others = (lib.float16, lib.bfloat16, lib.float32, lib.float64, lib.int64, lib.uint8, lib.bool, lib.complex64,
+              lib.complex128, c)
+    return [repr(c), c is lib.chalf, c.is_complex, c.is_floating_point, c.itemsize, c.is_signed, repr(c.to_real()),
+            repr(c.to_complex()), repr(lib.float16.to_complex()), repr(lib.bfloat16.to_complex()), repr(f), f.eps,
+            [repr(lib.promote_types(c, d)) for d in others], [repr(lib.promote_types(d, c)) for d in others]]
+
+
 test_script_matches_torch = script_test(globals())
+
+
+def test_complex32_tensors_raise():
+    """No torchish tensor holds complex32 (README): making or converting to one is a TypeError, not a silent
+    complex64 tensor."""
+    x = torchish.ones(2)
+    for make in (lambda: torchish.zeros(2, dtype=torchish.chalf), lambda: torchish.tensor([1j], dtype=torchish.chalf),
+                 lambda: x.to(torchish.complex32), lambda: x.chalf(), lambda: torchish.full((2,), 1j,
+                                                                                               dtype=torchish.chalf)):
+        with pytest.raises(TypeError, match="complex32"):
+            make()
 
 
 ERRORS = {

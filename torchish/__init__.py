@@ -12,7 +12,7 @@ from ._dtype import (dtype as dtype, bool as bool, uint8 as uint8, uint16 as uin
                      float16 as float16, bfloat16 as bfloat16, float32 as float32, float64 as float64,
                      complex64 as complex64, complex128 as complex128, float8_e4m3fn as float8_e4m3fn,
                      float8_e5m2 as float8_e5m2, float8_e4m3fnuz as float8_e4m3fnuz,
-                     float8_e5m2fnuz as float8_e5m2fnuz, float8_e8m0fnu as float8_e8m0fnu,
+                     float8_e5m2fnuz as float8_e5m2fnuz, float8_e8m0fnu as float8_e8m0fnu, complex32 as complex32,
                      set_default_dtype as set_default_dtype,
                      get_default_dtype as get_default_dtype, promote_types as promote_types, finfo as finfo,
                      iinfo as iinfo, can_cast as can_cast)

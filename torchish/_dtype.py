@@ -41,12 +41,13 @@ class dtype:
         return self.category == _COMPLEX
 
     def to_real(self):
-        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+        return {"complex64": float32, "complex128": float64, "complex32": float16}.get(self.name, self)
 
     def to_complex(self):
         if self.category < _FLOAT or self in FLOAT8:
             raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(self)}")
-        return {"float64": complex128, "complex128": complex128}.get(self.name, complex64)
+        return {"float64": complex128, "complex128": complex128, "float16": complex32,
+                "complex32": complex32}.get(self.name, complex64)
 
     def __repr__(self):
         return "torch." + self.name
@@ -84,6 +85,28 @@ float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz, _FLOAT)
 float8_e8m0fnu = dtype("float8_e8m0fnu", jnp.float8_e8m0fnu, _FLOAT)
 float8_e8m0fnu.is_signed = False
 
+
+class _UnstoredDtype(dtype):
+    """A dtype PyTorch has and torchish can name, promote and describe (``finfo``) but not store: its ``np``
+    raises. complex32 (``torch.chalf``): JAX has no complex type of float16 parts, and holding complex64 values
+    rounded through float16 would need every op to carry the dtype beside the array (a Tensor's dtype is its
+    array's); so complex32 tensors are not made (this TypeError) rather than made silently as complex64, and float16
+    with a complex operand computes in complex64."""
+
+    __slots__ = ()
+
+    def __init__(self, name, itemsize, category, aliases=()):  # (no numpy dtype: ``np`` is the property below)
+        self.name, self.itemsize, self.category, self.is_signed = name, itemsize, category, True
+        self._aliases, self.abbr = aliases, name
+
+    @property
+    def np(self):  # (the TypeError of Tensor.chalf())
+        raise TypeError(f"torchish: {self.name} ({self._aliases[0]}) is not supported: JAX has no complex "
+                        "half-precision dtype; use complex64 instead")
+
+
+complex32 = _UnstoredDtype("complex32", 4, _COMPLEX, ("chalf",))
+
 _BAREBONES_UNSIGNED = (uint16, uint32, uint64)
 FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 FLOAT8_NP = frozenset(d.np for d in FLOAT8)
@@ -91,10 +114,11 @@ ALL = (bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, 
        complex64, complex128) + FLOAT8
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({a: d for d in ALL for a in d._aliases})
+_BY_NAME.update(complex32=complex32, chalf=complex32)
 _FROM_NP = {d.np: d for d in ALL}
 
 # public aliases: torch.half, torch.long, ...
-ALIASES = {a: d for d in ALL for a in d._aliases}
+ALIASES = {a: d for d in ALL + (complex32,) for a in d._aliases}
 
 
 def _lookup(name):
@@ -183,6 +207,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a in FLOAT8 or b in FLOAT8:
         raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
                            f"{scalar_type_name(a)} and {scalar_type_name(b)}")
+    if complex32 in (a, b) and a.category >= _FLOAT and b.category >= _FLOAT:
+        other = b if a is complex32 else a  # (complex32 with float16 stays complex32; wider parts widen it)
+        return complex32 if other is float16 else other.to_complex() if other is not bfloat16 else complex64
     if a in _BAREBONES_UNSIGNED or b in _BAREBONES_UNSIGNED:
         # PyTorch only promotes uint16/uint32/uint64 with floating types
         for d in (a, b):
@@ -218,8 +245,8 @@ def _combine(higher, lower):
         return higher
     if higher.category == _COMPLEX:
         return higher
-    if lower.category == _COMPLEX:
-        return higher.to_complex() if higher.category == _FLOAT else lower
+    if lower.category == _COMPLEX:  # (float16 with complex: complex64, as torchish stores no complex32)
+        return (complex64 if higher is float16 else higher.to_complex()) if higher.category == _FLOAT else lower
     if higher.category == _FLOAT:
         return higher
     if higher is bool or lower.category == _FLOAT:
@@ -310,7 +337,8 @@ def can_cast(from_: dtype, to: dtype) -> builtins.bool:
 _LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
            "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
            "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-           "complex128": "ComplexDoubleTensor", **{d.name: d.name.capitalize() + "Tensor" for d in FLOAT8}}
+           "complex128": "ComplexDoubleTensor", "complex32": "ComplexHalfTensor",
+           **{d.name: d.name.capitalize() + "Tensor" for d in FLOAT8}}
 
 
 def legacy_type_name(d: dtype) -> str:
@@ -324,7 +352,7 @@ def cpp_type_name(d: dtype) -> str:
     return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-            **{f.name: "c10::" + f.name.capitalize() for f in FLOAT8}}.get(d.name, d.name)
+            "complex32": "c10::complex<c10::Half>", **{f.name: "c10::" + f.name.capitalize() for f in FLOAT8}}.get(d.name, d.name)
 
 
 def scalar_type_name(d: dtype) -> str:
@@ -332,7 +360,7 @@ def scalar_type_name(d: dtype) -> str:
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
             "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
-            "uint64": "UInt64", **{f.name: f.name.capitalize() for f in FLOAT8}}.get(d.name, d.name)
+            "uint64": "UInt64", "complex32": "ComplexHalf", **{f.name: f.name.capitalize() for f in FLOAT8}}.get(d.name, d.name)
 
 
 class finfo:

@@ -1126,3 +1126,14 @@ def test_pool_padding_checks_half_the_kernel_with_pytorchs_messages():
         assert msgs[1] == msgs[0], (nd, pad, k, d, indices)
     with pytest.raises(RuntimeError, match="effective kernel size"):
         torchish.nn.functional.avg_pool2d(torchish.zeros(1, 1, 5, 5), 3, 1, 2)
+
+
+@needs_torch
+def test_nll_loss_of_spatial_inputs_refuses_a_byte_target():
+    # (nn fuzzer seed 90189) nll_loss_nd runs nll_loss2d's kernel for inputs of 3+ dims, which reads the target as
+    # int64: a uint8 target raises unless an empty input is reduced; 1-d/2-d inputs take Byte targets
+    nll = lambda T, xs, ts, **kw: T.nn.functional.nll_loss(T.zeros(*xs), T.zeros(*ts, dtype=T.uint8), **kw)  # noqa
+    _agree(lambda T: nll(T, (1, 3, 3, 3), (1, 3, 3)), lambda T: nll(T, (1, 3, 3), (1, 3), reduction="sum"),
+           lambda T: nll(T, (0, 3, 3, 3), (0, 3, 3)), lambda T: nll(T, (0, 3, 3, 3), (0, 3, 3), reduction="none"),
+           lambda T: nll(T, (2, 3), (2,)), lambda T: T.nn.functional.cross_entropy(T.zeros(1, 3, 2), T.zeros(1, 2).byte()),
+           lambda T: T.nn.functional.nll_loss(T.zeros(1, 3, 3, dtype=T.int64), T.zeros(1, 3, dtype=T.uint8)))

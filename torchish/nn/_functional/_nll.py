@@ -64,14 +64,14 @@ _CHECKED_SHAPES: set = set()  # (input, target, weight) shapes and dtypes whose 
 _CHECKED_TARGET = [None, None]  # (weakref to the last target array whose bounds passed, (classes, ignore_index))
 
 
-def _check_nll(input, target, weight, ignore_index):
+def _check_nll(input, target, weight, ignore_index, reduction):
     """PyTorch's argument checks of nll_loss_nd (shapes, dtypes, weight size and target bounds). The structural
     checks run once per signature; the bounds check once per target array (a training loop reusing its batch
     tensors checks each once)."""
     key = (input._v.shape, input._v.dtype, target._v.shape, target._v.dtype,
-           None if weight is None else (weight._v.shape, weight._v.dtype))
+           None if weight is None else (weight._v.shape, weight._v.dtype), reduction)
     if key not in _CHECKED_SHAPES:
-        _check_nll_structure(input, target, weight)
+        _check_nll_structure(input, target, weight, reduction)
         _CHECKED_SHAPES.add(key)
     if weight is not None:
         not_differentiable("nll_loss_forward", "weight", weight)
@@ -96,7 +96,7 @@ def _check_nll(input, target, weight, ignore_index):
                 pass
 
 
-def _check_nll_structure(input, target, weight):
+def _check_nll_structure(input, target, weight, reduction):
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     if input.ndim != 1 and (target.ndim == 0 or input.shape[0] != target.shape[0]):
@@ -122,12 +122,15 @@ def _check_nll_structure(input, target, weight):
     if target.dtype not in (_dtype.int64, _dtype.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_dtype.scalar_type_name(target.dtype)}")
+    spatial = input.ndim >= 3  # nll_loss_nd runs nll_loss2d's kernel, which reads the target as int64
     if input.dtype.category != _dtype._FLOAT:
-        raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
+        raise NotImplementedError(f'"nll_loss{"2d_forward" if spatial else ""}_out_frame" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
     if weight is not None and weight.dtype != input.dtype:  # class weights from numpy (float64): no promotion
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
                            f"{_dtype.scalar_type_name(weight.dtype)}")
+    if spatial and target.dtype is _dtype.uint8 and (reduction == "none" or input.numel()):
+        raise RuntimeError("expected scalar type Long but found Byte")  # (an empty reduction returns first)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -135,7 +138,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     need_tensor("nll_loss_nd", target, "target", 2)
     need_tensor("nll_loss_nd", weight, "weight", 3, optional=True)
     red = reduction_arg(size_average, reduce, reduction)
-    _check_nll(input, target, weight, ignore_index)
+    _check_nll(input, target, weight, ignore_index, red)
     if input.ndim == 1 and target.ndim == 1:
         target = target.reshape(())
     return apply(_NLL, (input, target, weight), ignore_index=int(ignore_index), reduction=red)
@@ -223,7 +226,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if ls > 0.0:
         if ls > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
-        _check_nll(input, target, weight, ignore_index)
+        _check_nll(input, target, weight, ignore_index, red)
         if input.ndim == 1 and target.ndim == 1:
             target = target.reshape(())
         return apply(_CE_SMOOTH, (input, target, weight), ignore_index=int(ignore_index), reduction=red,

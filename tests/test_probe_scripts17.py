@@ -99,4 +99,28 @@ def test_stft_of_an_integer_signal_raises():
                  match="expected a tensor of floating point or complex values")
 
 
+def case_signal_windows(lib):
+    # torch.signal.windows as spectral code uses it: a periodic window for the STFT, a symmetric one for a filter
+    W = lib.signal.windows
+    x = _data(lib, 2, 40)
+    spec = lib.stft(x, 16, hop_length=4, window=W.hann(16, sym=False), return_complex=True).abs()
+    taps = W.kaiser(9, beta=8.0) * lib.sinc(lib.linspace(-2, 2, 9))
+    low = lib.nn.functional.conv1d(x[:, None], (taps / taps.sum()).view(1, 1, 9), padding=4)
+    wins = [W.bartlett(7), W.blackman(6, sym=False), W.cosine(5), W.exponential(8, sym=False, center=2.5, tau=0.7),
+            W.gaussian(9, std=1.5, dtype=lib.float64), W.general_cosine(7, a=[0.46, 0.23, 0.31]),
+            W.general_hamming(8, alpha=0.6, sym=False), W.hamming(1), W.nuttall(6), W.kaiser(0), W.hann(5)]
+    g = W.hann(6, requires_grad=True)
+    return spec, taps, low, wins, g.requires_grad, g.is_leaf
+
+
+def test_signal_window_errors():
+    W = lambda lib: lib.signal.windows  # noqa: E731
+    same_error(lambda lib: W(lib).hann(-1))
+    same_error(lambda lib: W(lib).kaiser(5, dtype=lib.float16))
+    same_error(lambda lib: W(lib).exponential(5, center=1.0))
+    same_error(lambda lib: W(lib).gaussian(5, std=0.0))
+    same_error(lambda lib: W(lib).general_cosine(5, a=[]))
+    same_error(lambda lib: W(lib).general_cosine(5, a=0.5))
+
+
 test_script_matches_torch = script_test(globals())

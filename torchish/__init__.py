@@ -112,6 +112,7 @@ from . import fft as fft  # noqa: E402
 from . import sparse as sparse  # noqa: E402
 from .sparse import sparse_coo_tensor as sparse_coo_tensor, spmm as spmm  # noqa: E402
 from . import quasirandom as quasirandom  # noqa: E402
+from . import signal as signal  # noqa: E402
 globals().update(linalg.TOP_LEVEL)  # torch.det, torch.svd, torch.cholesky, ... (the older top-level spellings)
 globals().update(linalg.FUNCTIONS)  # torch.chain_matmul
 

@@ -1,0 +1,4 @@
+"""``torch.signal``: window functions for spectral analysis and filter design (``torchish.signal.windows``)."""
+from . import windows as windows
+
+__all__ = ["windows"]

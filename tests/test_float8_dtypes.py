@@ -156,6 +156,25 @@ def case_quantize_dequantize(lib):
     return out
 
 
+def case_scaled_mm(lib):
+    """torch._scaled_mm on the CPU: float32 products of float8 matrices, scaled tensor-wise or row-wise, plus bias,
+    rounded once to out_dtype (into float8 without saturation: 896 is NaN); scale_result is ignored."""
+    e4 = lib.float8_e4m3fn
+    a = lib.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 4.0]]).to(e4)
+    b = lib.tensor([[1.0, 0.5], [2.0, -1.0], [0.25, 3.0]]).to(e4)
+    one, two, half = lib.tensor(1.0), lib.tensor(2.0), lib.tensor(0.5)
+    big = lib.tensor([[448.0, 448.0]]).to(e4)
+    outs = [lib._scaled_mm(a, b, one, one), lib._scaled_mm(a, b.t().contiguous().t(), two, half, out_dtype=lib.float32),
+            lib._scaled_mm(a, b, two, half, out_dtype=lib.bfloat16),
+            lib._scaled_mm(a, b, one, one, bias=lib.tensor([1.0, 2.0]), out_dtype=lib.float32),
+            lib._scaled_mm(a, b, lib.tensor([[1.0], [2.0]]), lib.tensor([[1.0, 3.0]]), out_dtype=lib.float32),
+            lib._scaled_mm(a, b, one, one, scale_result=two, out_dtype=lib.float16),
+            lib._scaled_mm(a, b.to(lib.float8_e5m2), one, one, out_dtype=lib.float8_e5m2),
+            lib._scaled_mm(a, b, one.half(), one.double()),
+            lib._scaled_mm(big, big.t(), one, one), lib._scaled_mm(big, big.t(), one, one, out_dtype=lib.float32)]
+    return [_bits(lib, t) if t.dtype in (e4, lib.float8_e5m2) else t for t in outs]
+
+
 def case_complex32_dtype(lib):
     c = lib.complex32
     f = lib.finfo(lib.chalf)
@@ -205,6 +224,11 @@ ERRORS = {
     "to_complex": lambda t, x: x.dtype.to_complex(), "full_overflow": lambda t, x: t.full((2,), -1e6, dtype=x.dtype),
     "full_inf": lambda t, x: t.full((2,), float("-inf"), dtype=x.dtype) if x.dtype != t.float8_e5m2 else 1 / 0,
     "fill_overflow": lambda t, x: x.clone().fill_(-1e6), "mm_f32": lambda t, x: x @ t.ones(2, 2),
+    "scaled_mm_f32": lambda t, x: t._scaled_mm(x.float(), x, t.tensor(1.0), t.tensor(1.0)),
+    "scaled_mm_scale": lambda t, x: t._scaled_mm(x, x, t.tensor([1.0, 2.0]), t.tensor(1.0)),
+    "scaled_mm_shape": lambda t, x: t._scaled_mm(x, x[:1], t.tensor(1.0), t.tensor(1.0)),
+    "scaled_mm_mixed": lambda t, x: t._scaled_mm(x, x.to(t.float8_e5m2), t.tensor(1.0).half(), t.tensor(1.0)),
+    "scaled_mm_out": lambda t, x: t._scaled_mm(x, x, t.tensor(1.0), t.tensor(1.0), out_dtype=t.int32),
     "from_numpy": lambda t, x: t.from_numpy(x.view(t.uint8).numpy().view(ml_dtypes.float8_e4m3fn)),
     "flip_last": lambda t, x: x.flip(1), "gather_1d": lambda t, x: x[0].gather(0, t.tensor([1, 0])),
     "pad_e8m0_zero": lambda t, x: t.nn.functional.pad(x, (1, 1)) if x.dtype == t.float8_e8m0fnu else 1 / 0,

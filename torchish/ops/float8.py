@@ -41,7 +41,7 @@ ALLOWED = COMPUTES | frozenset({
     "split_with_sizes_copy", "unsafe_split", "unsafe_split_with_sizes", "unbind", "unbind_copy", "narrow",
     "narrow_copy", "select", "select_copy", "slice_copy", "as_strided", "as_strided_copy", "unfold", "unfold_copy",
     "diagonal", "diagonal_copy", "diag_embed", "detach_copy", "cat", "stack", "repeat", "roll", "constant_pad_nd",
-    "conj_physical", "where", "embedding", "bincount", "real",
+    "conj_physical", "where", "embedding", "bincount", "real", "scaled_mm",
 })
 
 # ops whose float8 support depends on the operands' sizes (checked on every call, not cached)

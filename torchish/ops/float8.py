@@ -76,7 +76,7 @@ KERNELS = {
     "log": "log_vml_cpu", "sqrt": "sqrt_vml_cpu", "rsqrt": "rsqrt_cpu", "sin": "sin_vml_cpu", "cos": "cos_vml_cpu",
     "tanh": "tanh_vml_cpu", "erf": "erf_vml_cpu", "floor": "floor_vml_cpu", "ceil": "ceil_vml_cpu",
     "round": "round_vml_cpu", "trunc": "trunc_vml_cpu", "isinf": "isinf", "isfinite": "isfinite", "var": "std_cpu",
-    "std": "std_cpu",
+    "std": "std_cpu", "isin": "isin_default_cpu",
 }
 _E8M0_MISSING = {"abs": "abs_cpu", "index_put": "index_put", **{m: "addmm_impl_cpu_" for m in _MM_OPS}}
 _E5M2_HAS = frozenset({"isinf", "isfinite"})  # (float8_e5m2 has infinities; float8_e8m0fnu has isfinite)

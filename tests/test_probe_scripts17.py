@@ -1,14 +1,73 @@
-"""Regression tests from detection, segmentation, 3-D and audio code as research repositories write it. Each
-``case_*`` is written against the PyTorch API only; inputs and weights come from formulas (tests/oracle.py).
-Also probed and matching (kept out for time): box utilities and GIoU/DIoU/CIoU losses, NMS by a while loop and
-batched NMS by offsets, anchors from meshgrid, box-delta coding, the sigmoid focal loss, YOLO target assignment,
-roi_align by grid_sample, dice/Lovasz losses, cross_entropy with ignore_index, weights and label smoothing,
-unfold/fold, an aux-loss segmentation head, mIoU by bincount, NeRF volume rendering, PointNet, kNN/FPS/chamfer,
-Rodrigues/quaternion/Kabsch rotations, stft/istft variants, log-mel and MFCC, SpecAugment, a sinc resampling kernel,
-a conformer convolution module and CTC losses."""
-import math
-
+"""Regression tests from detection, segmentation, 3-D and audio code as research repositories write it: pairwise
+IoU/GIoU by broadcasting, cross_entropy with ignore_index, class weights and label smoothing, NeRF's hierarchical
+sampling by searchsorted (NaN in the cdf), magnitude/phase of an STFT with silent frames, torch.signal.windows, and
+the messages of affine_grid/meshgrid/stft/istft. Each ``case_*`` is written against the PyTorch API only; inputs and
+weights come from formulas (tests/oracle.py). Also probed and matching (kept out for time): DIoU/CIoU losses, NMS by
+a while loop and batched NMS by offsets, anchors from meshgrid, box-delta coding, the sigmoid focal loss, YOLO target
+assignment, roi_align by affine_grid/grid_sample, dice and Lovasz losses, unfold/fold patches, an aux-loss
+segmentation head (compiled), mIoU by bincount, NeRF volume rendering (compiled), PointNet with a T-Net (compiled),
+kNN/FPS/chamfer, Rodrigues/quaternion/Kabsch rotations, stft/istft variants, log-mel and MFCC, SpecAugment, a sinc
+resampling kernel, a conformer convolution module (compiled), CTC losses, scatter_reduce/unique voxelisation, pooling
+with ceil_mode and max_unpool, channels_last strides."""
 from oracle import check_raises, formula_data as _data, same_error, script_test
+
+
+# ---------------------------------------------------------------------------------------------------------- detection
+
+
+def _boxes(lib, n, seed=0, scale=10.0):
+    a = (_data(lib, n, 4, seed=seed) + 1.2) * scale
+    x1 = a[:, 0]; y1 = a[:, 1]
+    return lib.stack([x1, y1, x1 + a[:, 2] + 1, y1 + a[:, 3] + 1], dim=1)
+
+
+def _box_area(boxes):
+    return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+
+
+def _box_iou(lib, b1, b2):
+    a1, a2 = _box_area(b1), _box_area(b2)
+    lt = lib.max(b1[:, None, :2], b2[:, :2])
+    rb = lib.min(b1[:, None, 2:], b2[:, 2:])
+    wh = (rb - lt).clamp(min=0)
+    inter = wh[:, :, 0] * wh[:, :, 1]
+    union = a1[:, None] + a2 - inter
+    return inter / union, union
+
+
+def case_box_utils(lib):
+    b = _boxes(lib, 6).requires_grad_()
+    b2 = _boxes(lib, 5, seed=3)
+    x0, y0, x1, y1 = b.unbind(-1)
+    cxcywh = lib.stack([(x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0), (y1 - y0)], dim=-1)
+    cx, cy, w, h = cxcywh.unbind(-1)
+    back = lib.stack([cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h], dim=-1)
+    iou, union = _box_iou(lib, b, b2)
+    lt = lib.min(b[:, None, :2], b2[:, :2]); rb = lib.max(b[:, None, 2:], b2[:, 2:])
+    wh = (rb - lt).clamp(min=0); area = wh[:, :, 0] * wh[:, :, 1]
+    giou = iou - (area - union) / area
+    loss = (1 - giou).sum() + back.pow(2).mean()
+    g, = lib.autograd.grad(loss, b)
+    return cxcywh, back, iou, giou, g, iou.max(dim=1), iou.argmax(0), lib.where(iou > 0.1)
+
+
+# ------------------------------------------------------------------------------------------------------- segmentation
+
+
+def case_ce_ignore(lib):
+    F = lib.nn.functional
+    logits = (_data(lib, 2, 4, 3, 5) * 2).requires_grad_()
+    target = (lib.arange(30).reshape(2, 3, 5) * 5 % 5)
+    target[target == 4] = 255
+    w = lib.tensor([1.0, 2.0, 0.5, 1.5])
+    outs = []
+    for ls in (0.0, 0.1):
+        for red in ("mean", "sum", "none"):
+            outs.append(F.cross_entropy(logits, target, weight=w, ignore_index=255, label_smoothing=ls, reduction=red))
+    aux = F.cross_entropy(logits[:, :, :2], target[:, :2], ignore_index=255, label_smoothing=0.2)
+    tot = sum(o.sum() for o in outs) + 0.4 * aux
+    tot.backward()
+    return outs, aux, logits.grad
 
 
 # ------------------------------------------------------------------------------------------ 3-D / NeRF / point clouds
@@ -78,6 +137,20 @@ def case_magphase_with_silence(lib):
     return mag, phase, y, x.grad, z.grad
 
 
+def case_signal_windows(lib):
+    # torch.signal.windows as spectral code uses it: a periodic window for the STFT, a symmetric one for a filter
+    W = lib.signal.windows
+    x = _data(lib, 2, 40)
+    spec = lib.stft(x, 16, hop_length=4, window=W.hann(16, sym=False), return_complex=True).abs()
+    taps = W.kaiser(9, beta=8.0) * lib.sinc(lib.linspace(-2, 2, 9))
+    low = lib.nn.functional.conv1d(x[:, None], (taps / taps.sum()).view(1, 1, 9), padding=4)
+    wins = [W.bartlett(7), W.blackman(6, sym=False), W.cosine(5), W.exponential(8, sym=False, center=2.5, tau=0.7),
+            W.gaussian(9, std=1.5, dtype=lib.float64), W.general_cosine(7, a=[0.46, 0.23, 0.31]),
+            W.general_hamming(8, alpha=0.6, sym=False), W.hamming(1), W.nuttall(6), W.kaiser(0), W.hann(5)]
+    g = W.hann(6, requires_grad=True)
+    return spec, taps, low, wins, g.requires_grad, g.is_leaf
+
+
 def test_anchor_and_roi_grid_messages():
     """affine_grid shows the size as the caller gave it (tuple, list or torch.Size); meshgrid checks dtypes before
     the indexing and the dims, as PyTorch does."""
@@ -97,20 +170,6 @@ def test_spectrogram_messages():
 def test_stft_of_an_integer_signal_raises():
     check_raises(lambda lib: lib.stft(lib.arange(32), 8, window=lib.hann_window(8), return_complex=True),
                  match="expected a tensor of floating point or complex values")
-
-
-def case_signal_windows(lib):
-    # torch.signal.windows as spectral code uses it: a periodic window for the STFT, a symmetric one for a filter
-    W = lib.signal.windows
-    x = _data(lib, 2, 40)
-    spec = lib.stft(x, 16, hop_length=4, window=W.hann(16, sym=False), return_complex=True).abs()
-    taps = W.kaiser(9, beta=8.0) * lib.sinc(lib.linspace(-2, 2, 9))
-    low = lib.nn.functional.conv1d(x[:, None], (taps / taps.sum()).view(1, 1, 9), padding=4)
-    wins = [W.bartlett(7), W.blackman(6, sym=False), W.cosine(5), W.exponential(8, sym=False, center=2.5, tau=0.7),
-            W.gaussian(9, std=1.5, dtype=lib.float64), W.general_cosine(7, a=[0.46, 0.23, 0.31]),
-            W.general_hamming(8, alpha=0.6, sym=False), W.hamming(1), W.nuttall(6), W.kaiser(0), W.hann(5)]
-    g = W.hann(6, requires_grad=True)
-    return spec, taps, low, wins, g.requires_grad, g.is_leaf
 
 
 def test_signal_window_errors():

@@ -100,8 +100,8 @@ def case_storage_ops(lib):
             x.clone(), m.t().contiguous(), m[1], m[:, 1:], x[lib.tensor([0, 3, 3])], x[x == x], y, z, w,
             lib.cat([x, x[:2]]), lib.stack([x, x]), m.permute(1, 0).reshape(-1), x.roll(2), x[:1].expand(3),
             x.repeat(2), m.unsqueeze(0).squeeze(0), lib.cat(m.chunk(3, 1), 0), x.narrow(0, 1, 3),
-            x.index_select(0, lib.tensor([5, 0])), x.masked_select(x == x), m.diagonal(), lib.diag_embed(x[:2]) if
-            n != "float8_e8m0fnu" else m, x.unfold(0, 2, 2), lib.where(x == x, x, lib.tensor(0.0, dtype=d)),
+            x.index_select(0, lib.tensor([5, 0])), x.masked_select(x == x), m.diagonal(), lib.diag_embed(x[:2]),
+            lib.diag(x[:3]), x.unfold(0, 2, 2), lib.where(x == x, x, lib.tensor(0.0, dtype=d)),
             lib.where(x == x, x, 1000.0), x.view(lib.int8).view(d), x[:4].view(lib.int16).view(d),
             lib.block_diag(m, m) if n != "float8_e8m0fnu" else m,
             lib.nn.functional.embedding(lib.tensor([1, 0]), m),
@@ -248,6 +248,7 @@ ERRORS = {
     "numpy": lambda t, x: x.numpy(), "array": lambda t, x: np.asarray(x),
     "arange": lambda t, x: t.arange(3, dtype=x.dtype), "linspace": lambda t, x: t.linspace(0, 1, 3, dtype=x.dtype),
     "randn": lambda t, x: t.randn(2, dtype=x.dtype), "rand": lambda t, x: t.rand(2, dtype=x.dtype),
+    "bernoulli": lambda t, x: x.bernoulli(), "bernoulli_p": lambda t, x: x.bernoulli(0.5),
     "randint": lambda t, x: t.randint(0, 3, (2,), dtype=x.dtype), "normal_": lambda t, x: x.clone().normal_(),
     "promote_f32": lambda t, x: x + t.ones(2, 2), "promote_cat": lambda t, x: t.cat([x, t.ones(1, 2)]),
     "promote_f8": lambda t, x: x * x.to(t.float8_e5m2 if x.dtype != t.float8_e5m2 else t.float8_e4m3fn),

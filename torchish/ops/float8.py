@@ -18,6 +18,7 @@ still: no ``abs``, no product, no ``index_put``.
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from .. import _dtype
@@ -30,6 +31,7 @@ _MM_OPS = frozenset(m + s for m in _MM for s in ("", "_copy0", "_copy01", "_copy
                                                                                          "linear_nobias"}
 # the ops that compute a float8 result: in float32, rounded once as PyTorch's float8 constructors round
 COMPUTES = _MM_OPS | {"mul", "outer"}
+BITWISE = frozenset({"diag_embed"})  # (ops that place values among zeros: run on the bits)
 
 # registry ops that PyTorch runs on float8 tensors: storage, views, copies, indexing, joins and the few kernels above
 ALLOWED = COMPUTES | frozenset({
@@ -130,6 +132,19 @@ def check(op, args, static):
     if name not in ALLOWED:
         raise not_implemented(KERNELS.get(name, name), dt)
     return name in _BY_SIZE
+
+
+def bitwise(fwd):
+    """``fwd`` (an op that only places values, with zeros around them) on float8 inputs' bits: the zeros it makes
+    are PyTorch's (bits 0: 2^-127 in float8_e8m0fnu, which XLA would make NaN)."""
+    def f8_fwd(*vals, **static):
+        f8 = next((v.dtype for v in vals if hasattr(v, "dtype") and v.dtype in _dtype.FLOAT8_NP), None)
+        if f8 is None:
+            return fwd(*vals, **static)
+        vals = [jax.lax.bitcast_convert_type(v, jnp.uint8) if hasattr(v, "dtype") and v.dtype == f8 else v
+                for v in vals]
+        return jax.lax.bitcast_convert_type(fwd(*vals, **static), f8)
+    return f8_fwd
 
 
 def widened(fwd):

@@ -408,7 +408,8 @@ _BERNOULLI_P = overload(_BERNOULLI, "NotImplemented", vjp=no_derivative("bernoul
 @castable_out
 def bernoulli(input, p=None, *, generator=None):
     """0/1 samples with probabilities ``input`` (or the scalar ``p``), of ``input``'s dtype."""
-    _need_float(input.dtype, "bernoulli_tensor_cpu_p_" if p is None else "bernoulli_scalar_cpu_")
+    _need_float(input.dtype, "bernoulli_scalar_cpu_" if p is not None else "bernoulli_tensor_cpu_self_"
+                if input.dtype in _dtype.FLOAT8 else "bernoulli_tensor_cpu_p_")
     if p is None:
         _check_p_tensor(input)
         prob = input._d

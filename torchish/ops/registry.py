@@ -236,6 +236,8 @@ def _cast_fn(op, cdt):
     fwd = op.fwd
     if op.name in _float8.COMPUTES:
         fwd = _float8.widened(fwd)
+    elif op.name in _float8.BITWISE:
+        fwd = _float8.bitwise(fwd)
     if cdt is None:
         return fwd
     npdt = cdt.np

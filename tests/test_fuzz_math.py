@@ -1536,3 +1536,12 @@ def test_lapack_info_errors_are_raised_by_a_traced_program():
             assert str(got.value) == ref, (str(got.value), ref)
     assert_same(torch.linalg.inv(torch.tensor(sing[0])),
                 harness.traced(lambda T, x: T.linalg.inv(x), [torchish.tensor(sing[0])]))
+
+
+@needs_torch
+def test_inplace_write_into_an_empty_expanded_tensor_is_allowed():
+    # (math fuzzer seed 100159, a widened draw: an in-place target in an expanded layout) an empty tensor is
+    # contiguous in PyTorch, so has_internal_overlap says no even with a zero stride over a size > 1
+    agree(lambda T: T.zeros(3, 1, 0, dtype=T.bfloat16).expand(3, 3, 0).remainder_(T.zeros(0, dtype=T.uint8)),
+          lambda T: T.zeros(3, 1, 0).expand(3, 3, 0).add_(1), lambda T: T.zeros(1, 0).expand(2, 0).copy_(T.ones(2, 0)),
+          lambda T: T.zeros(1, 2).expand(2, 2).add_(1))

@@ -145,7 +145,7 @@ def _check_overlap(view) -> bool:
     """Whether ``view`` overlaps itself (only an op allowed to write it so gets True; it then stores only what it
     changed); PyTorch's error for the others."""
     shape, strides, _ = layout(view)
-    if any(st == 0 and s > 1 for s, st in zip(shape, strides)):
+    if 0 not in shape and any(st == 0 and s > 1 for s, st in zip(shape, strides)):  # (empty: contiguous, no overlap)
         if _OVERLAP_OK and _OVERLAP_OK[-1] is view:
             return True
         raise RuntimeError(_INTERNAL_OVERLAP)

@@ -1,54 +1,19 @@
-"""Regression tests from detection, segmentation, 3-D and audio code as research repositories write it: pairwise
-IoU/GIoU by broadcasting, cross_entropy with ignore_index, class weights and label smoothing, NeRF's hierarchical
-sampling by searchsorted (NaN in the cdf), magnitude/phase of an STFT with silent frames, torch.signal.windows, and
-the messages of affine_grid/meshgrid/stft/istft. Each ``case_*`` is written against the PyTorch API only; inputs and
-weights come from formulas (tests/oracle.py). Also probed and matching (kept out for time): DIoU/CIoU losses, NMS by
-a while loop and batched NMS by offsets, anchors from meshgrid, box-delta coding, the sigmoid focal loss, YOLO target
-assignment, roi_align by affine_grid/grid_sample, dice and Lovasz losses, unfold/fold patches, an aux-loss
-segmentation head (compiled), mIoU by bincount, NeRF volume rendering (compiled), PointNet with a T-Net (compiled),
-kNN/FPS/chamfer, Rodrigues/quaternion/Kabsch rotations, stft/istft variants, log-mel and MFCC, SpecAugment, a sinc
-resampling kernel, a conformer convolution module (compiled), CTC losses, scatter_reduce/unique voxelisation, pooling
-with ceil_mode and max_unpool, channels_last strides."""
-from oracle import check_raises, formula_data as _data, same_error, script_test
+"""Regression tests from detection, segmentation, 3-D and audio code as research repositories write it:
+cross_entropy with ignore_index, class weights and label smoothing, NeRF's hierarchical sampling by searchsorted
+(NaN in the cdf), magnitude/phase of an STFT with silent frames, torch.signal.windows, a compiled mask-based speech
+enhancement step through istft, and the messages of affine_grid/meshgrid/stft/istft. Each ``case_*`` is written
+against the PyTorch API only; inputs and weights come from formulas (tests/oracle.py). Also probed and matching
+(kept out for time): box utilities, pairwise IoU and GIoU/DIoU/CIoU losses, NMS by a while loop and batched NMS by
+offsets, anchors from meshgrid, box-delta coding, the sigmoid focal loss, YOLO target assignment, roi_align by
+affine_grid/grid_sample, dice and Lovasz losses, unfold/fold patches, an aux-loss segmentation head (compiled), mIoU
+by bincount, NeRF volume rendering (compiled), PointNet with a T-Net (compiled), kNN/FPS/chamfer,
+Rodrigues/quaternion/Kabsch rotations, stft/istft variants, log-mel and MFCC, SpecAugment, a sinc resampling kernel,
+a conformer convolution module (compiled), CTC losses, scatter_reduce/unique voxelisation, pooling with ceil_mode and
+max_unpool, channels_last strides."""
+import pytest
 
-
-# ---------------------------------------------------------------------------------------------------------- detection
-
-
-def _boxes(lib, n, seed=0, scale=10.0):
-    a = (_data(lib, n, 4, seed=seed) + 1.2) * scale
-    x1 = a[:, 0]; y1 = a[:, 1]
-    return lib.stack([x1, y1, x1 + a[:, 2] + 1, y1 + a[:, 3] + 1], dim=1)
-
-
-def _box_area(boxes):
-    return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-
-
-def _box_iou(lib, b1, b2):
-    a1, a2 = _box_area(b1), _box_area(b2)
-    lt = lib.max(b1[:, None, :2], b2[:, :2])
-    rb = lib.min(b1[:, None, 2:], b2[:, 2:])
-    wh = (rb - lt).clamp(min=0)
-    inter = wh[:, :, 0] * wh[:, :, 1]
-    union = a1[:, None] + a2 - inter
-    return inter / union, union
-
-
-def case_box_utils(lib):
-    b = _boxes(lib, 6).requires_grad_()
-    b2 = _boxes(lib, 5, seed=3)
-    x0, y0, x1, y1 = b.unbind(-1)
-    cxcywh = lib.stack([(x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0), (y1 - y0)], dim=-1)
-    cx, cy, w, h = cxcywh.unbind(-1)
-    back = lib.stack([cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h], dim=-1)
-    iou, union = _box_iou(lib, b, b2)
-    lt = lib.min(b[:, None, :2], b2[:, :2]); rb = lib.max(b[:, None, 2:], b2[:, 2:])
-    wh = (rb - lt).clamp(min=0); area = wh[:, :, 0] * wh[:, :, 1]
-    giou = iou - (area - union) / area
-    loss = (1 - giou).sum() + back.pow(2).mean()
-    g, = lib.autograd.grad(loss, b)
-    return cxcywh, back, iou, giou, g, iou.max(dim=1), iou.argmax(0), lib.where(iou > 0.1)
+from oracle import (assert_same, check_raises, formula_data as _data, formula_init as _init, run_both,
+                    same_error, script_test, torch, torchish)
 
 
 # ------------------------------------------------------------------------------------------------------- segmentation
@@ -180,6 +145,43 @@ def test_signal_window_errors():
     same_error(lambda lib: W(lib).gaussian(5, std=0.0))
     same_error(lambda lib: W(lib).general_cosine(5, a=[]))
     same_error(lambda lib: W(lib).general_cosine(5, a=0.5))
+
+
+def _enhance_step(lib, jit):
+    # a mask-based speech enhancement step: predict a magnitude mask, keep the noisy phase, resynthesise by istft
+    nn, F = lib.nn, lib.nn.functional
+    n = lib.arange(96.)
+    clean = lib.cos(n * n * 2e-3)[None].repeat(2, 1)
+    noisy = clean + 0.3 * lib.sin(n * 1.7)[None] * lib.tensor([[1.], [0.5]])
+    win = lib.hann_window(16)
+    mask_net = _init(lib, nn.Sequential(nn.Linear(9, 9), nn.Sigmoid()))
+    opt = lib.optim.SGD(mask_net.parameters(), lr=0.1)
+
+    def step(noisy, clean):
+        spec = lib.stft(noisy, 16, 4, window=win, return_complex=True)
+        mag, phase = spec.abs(), spec.angle()
+        m = mask_net(mag.transpose(1, 2)).transpose(1, 2)
+        est = lib.istft(lib.polar(mag * m, phase), 16, 4, window=win, length=noisy.shape[-1])
+        loss = F.l1_loss(est, clean)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss, est
+    s = jit(step)
+    return [s(noisy, clean) for _ in range(2)], [p.detach() for p in mask_net.parameters()]
+
+
+def test_istft_compiles_without_a_graph_break():
+    """istft's NOLA check (the window's overlap-added square must not vanish) is deferred under torchish.compile,
+    as index bounds are, instead of reading a traced value: the whole enhancement step is one program
+    (fullgraph=True), and a window that fails the check still raises PyTorch's RuntimeError."""
+    ref, got = run_both(lambda lib: _enhance_step(lib, (lambda f: f) if lib is torch else
+                                                  (lambda f: torchish.compile(f, fullgraph=True))))
+    assert_same(ref, got)
+    w = torchish.hann_window(8, periodic=False)  # zero at both ends: hop 8 leaves gaps in the overlap-add
+    spec = torchish.stft(torchish.ones(40), 8, hop_length=8, window=w, return_complex=True)
+    with pytest.raises(RuntimeError, match="window overlap add min"):
+        torchish.compile(lambda s: torchish.istft(s, 8, hop_length=8, window=w), fullgraph=True)(spec)
 
 
 test_script_matches_torch = script_test(globals())

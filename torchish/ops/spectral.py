@@ -8,12 +8,14 @@ differentiable.
 from __future__ import annotations
 
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .._global_flags import warn_once
 from .. import _dtype
 from .._tensor import Tensor
-from . import creation as _creation
+from . import creation as _creation, tracing
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -193,13 +195,25 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     start = n_fft // 2 if center else 0
     end = total - n_fft // 2 if center and length is None else total if length is None else start + int(length)
     env_part = env[start:min(end, total)]
-    if bool((env_part.abs() < 1e-11).any()):
-        raise RuntimeError(f"istft(...): window overlap add min: {float(env_part.abs().min()):g}")
+    _check_nola(env_part.abs())
     y = y[..., start:min(end, total)] / env_part
     if end > total:
         from ..nn.functional import pad
         y = pad(y, (0, end - total))
     return y
+
+
+def _check_nola(low):
+    """PyTorch's NOLA check: the window's overlap-added square must not vanish where the signal is kept. Traced
+    (inside torchish.compile), the check runs before each run of the program instead of breaking the graph."""
+    d = low._d
+    if isinstance(d, jax.core.Tracer):
+        if d.size:
+            tracing.defer_check(d < 1e-11, jnp.broadcast_to(jnp.min(d), d.shape), RuntimeError,
+                                lambda b: f"istft(...): window overlap add min: {b:g}")
+        return
+    if bool((low < 1e-11).any()):
+        raise RuntimeError(f"istft(...): window overlap add min: {float(low.min()):g}")
 
 
 _public("stft", stft)

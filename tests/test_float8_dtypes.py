@@ -188,6 +188,24 @@ def case_fp8_weight_only_linear(lib):
     return out
 
 
+def case_gradients_through_conversions(lib):
+    """ToCopyBackward0 across float8: the gradient of x.to(float8) reaches x (converted back), a straight-through
+    fake-quant's too, and a float8 leaf's gradient is converted with PyTorch's rounding (e4m3fn saturating)."""
+    e4 = lib.float8_e4m3fn
+    x = lib.tensor([0.3, -2.7, 500.0, 1.1], requires_grad=True)
+    (x.to(e4).float() * lib.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    out = [x.grad, type(x.to(e4).grad_fn).__name__]
+    x.grad = None
+    q = x + (x.to(e4).float() - x).detach()
+    (q * q).sum().backward()
+    out.append(x.grad)
+    for n in ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"):
+        p = lib.tensor([1.0, 2.0]).to(getattr(lib, n)).requires_grad_()
+        (p.double() * lib.tensor([1000.0, 0.3], dtype=lib.float64)).sum().backward()
+        out.append(_bits(lib, p.grad))
+    return out
+
+
 def case_scaled_mm(lib):
     """torch._scaled_mm on the CPU: float32 products of float8 matrices, scaled tensor-wise or row-wise, plus bias,
     rounded once to out_dtype (into float8 without saturation: 896 is NaN); scale_result is ignored."""

@@ -12,6 +12,8 @@ not ml_dtypes' (which make e4m3fn's overflow and e8m0fnu's 0 NaN).
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -46,6 +48,30 @@ def cast(x, dtype):
 
 
 def _to_float8(x, dtype):
+    """``x`` into a float8 type (:func:`_float8_bits`); differentiable from a floating ``x`` as PyTorch's
+    ToCopyBackward0: the cotangent converted back to ``x``'s type (the bit operations would give zero)."""
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return _float8_bits(x, dtype)
+    return _to_float8_vjp(x, dtype)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _to_float8_vjp(x, dtype):
+    return _float8_bits(x, dtype)
+
+
+def _to_float8_fwd(x, dtype):
+    return _float8_bits(x, dtype), jnp.zeros((0,), x.dtype)
+
+
+def _to_float8_bwd(dtype, like, g):
+    return (cast(g, like.dtype),)
+
+
+_to_float8_vjp.defvjp(_to_float8_fwd, _to_float8_bwd)
+
+
+def _float8_bits(x, dtype):
     """``x`` (any real type) as PyTorch's ``c10::Float8_*(float)`` converts it: through float32, rounding to nearest
     even; float8_e4m3fn saturates finite overflow and infinities to +-448 and float8_e5m2 overflows to infinity (its
     NaN is 0x7F with the input's sign: XLA's select would canonicalise it, so that is chosen among the bits); the fnuz
@@ -67,7 +93,25 @@ def _to_float8(x, dtype):
     return out
 
 
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
 def _from_float8(x, dtype):
+    """A float8 array widened as PyTorch converts it (:func:`_widened`); its cotangent comes back through PyTorch's
+    float8 conversion (e4m3fn saturating), as ToCopyBackward0's ``grad.to(float8)``, not XLA's."""
+    return _widened(x, dtype)
+
+
+def _from_float8_fwd(x, dtype):
+    return _widened(x, dtype), jnp.zeros((0,), x.dtype)
+
+
+def _from_float8_bwd(dtype, like, g):
+    return (_float8_bits(g, like.dtype),)
+
+
+_from_float8.defvjp(_from_float8_fwd, _from_float8_bwd)
+
+
+def _widened(x, dtype):
     """A float8 array widened as PyTorch converts it, through float32; float8_e8m0fnu into float64 (or complex128,
     or bool) is computed from its exponent bits, as XLA would flush its smallest value, the float32 subnormal
     2^-127, to zero on the way."""

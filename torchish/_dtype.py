@@ -155,6 +155,8 @@ def set_default_dtype(d):
     d = as_dtype(d)
     if d.category != _FLOAT:
         raise TypeError("only floating-point types are supported as the default type")
+    if d in FLOAT8:  # (PyTorch looks for a legacy storage class, which float8 types have not)
+        raise TypeError(f"couldn't find storage object {scalar_type_name(d)}Storage")
     DEFAULTS.float = d
     _RESULT_CACHE.clear()
     for hook in _ON_DEFAULT_CHANGE:

@@ -67,7 +67,7 @@ KERNELS = {
     "flip": "flip_cpu", "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
     "scatter_add": "scatter_add_", "index_add": "index_add_", "index_fill": "index_fill_cpu",
     "index_fill_t": "index_fill_cpu", "index_copy": "index_copy_cpu", "masked_fill": "masked_fill",
-    "masked_fill_t": "masked_fill", "masked_scatter": "masked_scatter", "take": "take_cpu", "tril": "tril",
+    "masked_fill_t": "masked_fill", "masked_set": "masked_fill", "masked_scatter": "masked_scatter", "take": "take_cpu", "tril": "tril",
     "triu": "triu", "trace": "trace", "lerp": "lerp_kernel_scalar", "softmax": "softmax_lastdim_kernel_impl",
     "log_softmax": "log_softmax_lastdim_kernel_impl", "count_nonzero": "nonzero_count_cpu",
     "nonzero_static": "nonzero_count_cpu", "nan_to_num": "nan_to_num", "linalg_vector_norm": "norm_cpu",

@@ -1545,3 +1545,15 @@ def test_inplace_write_into_an_empty_expanded_tensor_is_allowed():
     agree(lambda T: T.zeros(3, 1, 0, dtype=T.bfloat16).expand(3, 3, 0).remainder_(T.zeros(0, dtype=T.uint8)),
           lambda T: T.zeros(3, 1, 0).expand(3, 3, 0).add_(1), lambda T: T.zeros(1, 0).expand(2, 0).copy_(T.ones(2, 0)),
           lambda T: T.zeros(1, 2).expand(2, 2).add_(1))
+
+
+@needs_torch
+def test_ldexp_of_a_floating_exponent_rounds_its_power_as_pytorchs_pow2():
+    # (math fuzzer seed 100203) PyTorch's ldexp is mul(input, _pow2(input, other)): 2 ** other in the exponent's
+    # dtype for an integer or float32 input (a bfloat16 exponent 2.25 gives 4.75), else in the dtype of a 0-d
+    # tensor of the input's dtype raised to it; torchish promoted both first (-1.75 * 2 ** 2.25 = -8.3244, not -8.3125)
+    x, e = [-1.75, 0.5, 3.0], [2.25, -1.5, 7.75]
+    agree(*[lambda T, a=a, b=b, xs=xs, es=es: T.ldexp(T.tensor(x if xs else x[0]).to(getattr(T, a)),
+                                                     T.tensor(e if es else e[0]).to(getattr(T, b)))
+            for a in ("float32", "float16", "float64", "int64", "complex64") for b in ("bfloat16", "float32")
+            for xs, es in ((1, 1), (1, 0), (0, 1), (0, 0))])

@@ -145,11 +145,43 @@ _LDEXP_INT = OpDef("ldexp", _ldexp_int, promote="float", promote_args=(0,),
                    vjp=lambda g, a, b, out: (g * _pow2_int(b).astype(g.dtype), None), grad_name="LdexpBackward0")
 
 
+def _promote_dims(a, b):
+    """PyTorch's result type of two arrays as tensors: within one category a 0-d operand yields to a dimensioned one."""
+    same_cat = jnp.issubdtype(a.dtype, jnp.complexfloating) == jnp.issubdtype(b.dtype, jnp.complexfloating) and \
+        jnp.issubdtype(a.dtype, jnp.inexact) and jnp.issubdtype(b.dtype, jnp.inexact)
+    if same_cat and (a.ndim == 0) != (b.ndim == 0):
+        return a.dtype if b.ndim == 0 else b.dtype
+    if jnp.issubdtype(a.dtype, jnp.complexfloating) and not jnp.issubdtype(b.dtype, jnp.complexfloating) and \
+            a.ndim == 0 and b.ndim:  # a 0-d complex with a dimensioned float: the complex type of the float's size
+        return jnp.promote_types(b.dtype, jnp.complex64)
+    return jnp.promote_types(a.dtype, b.dtype)
+
+
+def _ldexp_pow2(a, b):
+    """PyTorch's composite for a floating exponent, ``mul(input, _pow2(input, other))``: ``2 ** other`` is
+    ``pow(2.0, other)`` (the exponent's dtype) for an integer or float32 input, else ``full((), 2.0, input's
+    dtype).pow(other)``; the power is rounded to its dtype before the product."""
+    if a.dtype == jnp.float32 or not jnp.issubdtype(a.dtype, jnp.inexact):
+        e_dt = b.dtype
+    else:
+        e_dt = _promote_dims(jnp.zeros((), a.dtype), b)
+    wide = jnp.promote_types(e_dt, jnp.float32)
+    e = _exp2(b.astype(wide)).astype(e_dt)
+    dt = _promote_dims(a, e)
+    wide = jnp.promote_types(dt, jnp.float32)
+    return (a.astype(wide) * e.astype(wide)).astype(dt)
+
+
+_LDEXP_POW2 = OpDef("ldexp", _ldexp_pow2, grad_name="LdexpBackward0")
+
+
 def _ldexp_choose(op, a, b):
     if isinstance(b, Tensor) and b.dtype.category <= _INT:
         if b.dtype.category == _BOOL and a.dtype.category >= _FLOAT:  # (PyTorch's kernel for a float input)
             raise not_implemented("ldexp_cpu_exp", b.dtype)
         return _LDEXP_INT
+    if isinstance(b, Tensor) and b.dtype.category == _FLOAT:
+        return _LDEXP_POW2
     return op
 
 

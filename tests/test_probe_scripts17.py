@@ -184,4 +184,12 @@ def test_istft_compiles_without_a_graph_break():
         torchish.compile(lambda s: torchish.istft(s, 8, hop_length=8, window=w), fullgraph=True)(spec)
 
 
+def test_unbatched_class_loss_messages():
+    """An unbatched (C,) score vector with a target of more than one class index: PyTorch raises ValueError."""
+    F = lambda lib: lib.nn.functional  # noqa: E731
+    same_error(lambda lib: F(lib).nll_loss(lib.ones(3), lib.zeros(2, dtype=lib.long)))
+    same_error(lambda lib: F(lib).cross_entropy(lib.ones(3), lib.zeros(3, dtype=lib.long), label_smoothing=0.1))
+    same_error(lambda lib: F(lib).cross_entropy(lib.ones(3), lib.zeros(0, dtype=lib.long)))
+
+
 test_script_matches_torch = script_test(globals())

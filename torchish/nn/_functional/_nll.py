@@ -107,7 +107,7 @@ def _check_nll_structure(input, target, weight, reduction):
         if target.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if input.ndim == 1 and target.ndim == 1 and ts != [1]:
-            raise RuntimeError(f"size mismatch (got input: {xs}, target: {ts})")
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {ts[0]}")
     elif input.ndim == 4 and target.ndim != 3:
         raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
                            f"{target.ndim}")

@@ -106,7 +106,9 @@ def case_storage_ops(lib):
             lib.block_diag(m, m) if n != "float8_e8m0fnu" else m,
             lib.nn.functional.embedding(lib.tensor([1, 0]), m),
             lib.nn.functional.pad(x, (1, 2)) if n != "float8_e8m0fnu" else x, x.detach(), x.conj(), x.real)]
-        out += [x.isnan(), x.any(), x.all(), x == x, x != 0, x == 0.3, x.sum(dtype=lib.float32)]
+        out += [x.isnan(), x.any(), x.all(), x == x, x != 0, x == 0.3, x.sum(dtype=lib.float32),
+                m.sum(1, dtype=lib.float32), m.mean(dtype=lib.float64), m.prod(dtype=lib.float32),
+                m.cumsum(0, dtype=lib.float32)]
     return out
 
 
@@ -275,7 +277,8 @@ ERRORS = {
     "to_complex": lambda t, x: x.dtype.to_complex(), "full_overflow": lambda t, x: t.full((2,), -1e6, dtype=x.dtype),
     "full_inf": lambda t, x: t.full((2,), float("-inf"), dtype=x.dtype) if x.dtype != t.float8_e5m2 else 1 / 0,
     "fill_overflow": lambda t, x: x.clone().fill_(-1e6), "mm_f32": lambda t, x: x @ t.ones(2, 2),
-    "isin": lambda t, x: t.isin(x, x), "setitem_mask": lambda t, x: x.clone().__setitem__(x == x, 3.0),
+    "dropout": lambda t, x: t.nn.functional.dropout(x, 0.5), "mse": lambda t, x: t.nn.functional.mse_loss(x, x),
+    "conv1d": lambda t, x: t.nn.functional.conv1d(x[None], x[:, :, None]), "isin": lambda t, x: t.isin(x, x), "setitem_mask": lambda t, x: x.clone().__setitem__(x == x, 3.0),
     "set_default_dtype": lambda t, x: t.set_default_dtype(x.dtype), "scaled_mm_f32": lambda t, x: t._scaled_mm(x.float(), x, t.tensor(1.0), t.tensor(1.0)),
     "scaled_mm_scale": lambda t, x: t._scaled_mm(x, x, t.tensor([1.0, 2.0]), t.tensor(1.0)),
     "scaled_mm_shape": lambda t, x: t._scaled_mm(x, x[:1], t.tensor(1.0), t.tensor(1.0)),

@@ -46,6 +46,9 @@ ALLOWED = COMPUTES | frozenset({
     "conj_physical", "where", "embedding", "bincount", "real", "scaled_mm",
 })
 
+# reductions and scans whose ``dtype=`` casts the input first (a float8 input then reaches no float8 kernel)
+_CASTS_FIRST = frozenset({"sum_all", "sum", "mean_all", "mean", "nansum", "prod_all", "prod", "cumsum", "cumprod"})
+
 # ops whose float8 support depends on the operands' sizes (checked on every call, not cached)
 _BY_SIZE = frozenset({"mul", "gather", "sum_all", "sum", "mean_all", "mean"})
 
@@ -78,7 +81,8 @@ KERNELS = {
     "log": "log_vml_cpu", "sqrt": "sqrt_vml_cpu", "rsqrt": "rsqrt_cpu", "sin": "sin_vml_cpu", "cos": "cos_vml_cpu",
     "tanh": "tanh_vml_cpu", "erf": "erf_vml_cpu", "floor": "floor_vml_cpu", "ceil": "ceil_vml_cpu",
     "round": "round_vml_cpu", "trunc": "trunc_vml_cpu", "isinf": "isinf", "isfinite": "isfinite", "var": "std_cpu",
-    "std": "std_cpu", "isin": "isin_default_cpu",
+    "std": "std_cpu", "isin": "isin_default_cpu", "dropout": "bernoulli_scalar_cpu_",
+    "convolution": "slow_conv2d_cpu", "mse_loss": "mse_cpu",
 }
 _E8M0_MISSING = {"abs": "abs_cpu", "index_put": "index_put", **{m: "addmm_impl_cpu_" for m in _MM_OPS}}
 _E5M2_HAS = frozenset({"isinf", "isfinite"})  # (float8_e5m2 has infinities; float8_e8m0fnu has isfinite)
@@ -116,9 +120,11 @@ def check(op, args, static):
         raise RuntimeError(f"std_var_all: Unsupported dtype {_dtype.scalar_type_name(dt)}")
     if name.startswith("fft_"):
         raise RuntimeError(f"Unsupported dtype {_dtype.scalar_type_name(dt)}")
-    if name in ("sum_all", "sum", "mean_all", "mean") and (
-            static.get("dtype") not in (None, dt.np) or any(isinstance(a, Tensor) and 0 in a._v.shape for a in args)):
-        return True  # (a sum with dtype=float32 casts first; an empty one returns zeros without a kernel)
+    cast_to = static.get("dtype")  # (not ``in (None, ...)``: numpy's float64 dtype equals None)
+    if name in _CASTS_FIRST and cast_to is not None and cast_to != dt.np:
+        return False  # (with dtype=float32 PyTorch casts the input first)
+    if name in ("sum_all", "sum", "mean_all", "mean") and any(isinstance(a, Tensor) and 0 in a._v.shape for a in args):
+        return True  # (an empty sum returns zeros without a kernel)
     if name in _E5M2_HAS and (dt is _dtype.float8_e5m2 or (dt is _dtype.float8_e8m0fnu and name == "isfinite")):
         return False
     if dt is _dtype.float8_e8m0fnu and name in _E8M0_MISSING:

@@ -117,13 +117,18 @@ def case_signal_windows(lib):
 
 
 def test_anchor_and_roi_grid_messages():
-    """affine_grid shows the size as the caller gave it (tuple, list or torch.Size); meshgrid checks dtypes before
-    the indexing and the dims, as PyTorch does."""
+    """affine_grid shows the size as the caller gave it (tuple, list or torch.Size); grid_sample and meshgrid check
+    in PyTorch's order."""
     F = lambda lib: lib.nn.functional  # noqa: E731
     same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 2, 3), (2, 1, 4), align_corners=False))
     same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 2, 3), [2, 1, 0, 3], align_corners=False))
     same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 2, 4), [2, 1, 3, 3], align_corners=False))
     same_error(lambda lib: F(lib).affine_grid(lib.ones(2, 3, 4), lib.Size([2, 1, 3, 3]), align_corners=False))
+    # roi_align by grid_sample with a grid of the wrong shape: PyTorch checks batch, the grid's last size and empty
+    # spatial dims before the number of dims
+    for x, g in [((1, 1, 4, 4), (1, 1, 1, 1, 3)), ((1, 1, 4, 4), (2, 1, 1, 3)), ((1, 1, 4, 4, 4), (1, 1, 1, 2)),
+                 ((2, 1, 4, 4), (1, 1, 3)), ((1, 1, 0, 4), (1, 1, 2))]:
+        same_error(lambda lib: F(lib).grid_sample(lib.ones(*x), lib.zeros(*g), align_corners=False))
     same_error(lambda lib: lib.meshgrid(lib.arange(2), lib.arange(3.), indexing="zz"))
     same_error(lambda lib: lib.meshgrid(lib.ones(2, 2), lib.arange(3), indexing="ij"))
 

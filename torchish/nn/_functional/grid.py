@@ -144,23 +144,23 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if _registry.autocast_hook is not None:  # autocast casts before the dtype check
         input, grid = _registry.autocast_hook(f"grid_sampler_{3 if input.ndim == 5 else 2}d", (input, grid))
     xs, gs = list(input.shape), list(grid.shape)
-    if input.ndim != grid.ndim:
-        raise RuntimeError(f"grid_sampler(): expected {input.ndim}D input and grid with same number of dimensions, "
-                           f"but got input with sizes {xs} and grid with sizes {gs}")
+    # PyTorch's order: the checks every sampler shares (batch, grid's last size, empty spatial dims), then the 2-d
+    # sampler's (4-D input, grid of as many dims) or, for any other input, the 3-d sampler's
+    if xs[:1] != gs[:1]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {xs} and grid with sizes {gs}")
     if gs[-1] != input.ndim - 2:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but got "
                            f"grid with sizes {gs}")
-    if input.ndim not in (4, 5):  # (PyTorch sends what is not 4-D to the 3-d sampler, whose check this is)
-        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got "
-                           f"input with sizes {xs} and grid with sizes {gs}")
-    if xs[0] != gs[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
-                           f"sizes {xs} and grid with sizes {gs}")
-    if mode == "bicubic" and input.ndim != 4:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if any(n == 0 for n in xs[2:]):
         raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                            f"sizes {xs} with dimension {2 + [n == 0 for n in xs[2:]].index(True)} being empty")
+    if input.ndim != grid.ndim or input.ndim not in (4, 5):
+        nd = 4 if input.ndim == 4 else 5
+        raise RuntimeError(f"grid_sampler(): expected {nd}D input and grid with same number of dimensions, but got "
+                           f"input with sizes {xs} and grid with sizes {gs}")
+    if mode == "bicubic" and input.ndim != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype.category != _dtype._FLOAT:
         kname = "grid_sampler_2d_cpu_kernel_impl" if input.ndim == 4 else "grid_sampler3d_cpu"  # (PyTorch's names)
         raise NotImplementedError(f'"{kname}" not implemented for '

@@ -208,6 +208,23 @@ def case_gradients_through_conversions(lib):
     return out
 
 
+def case_meta_and_printing_corners(lib):
+    """Meta tensors take any float8 op (PyTorch's meta kernels check no dtype support, and a real tensor after them
+    still raises); printing of large, signed-zero, e8m0fnu and e5m2 infinity values."""
+    e4 = lib.float8_e4m3fn
+    meta = lib.zeros(3, dtype=e4, device="meta")
+    out = [str((meta + meta).dtype), tuple((meta * 2.0).shape)]
+    try:
+        lib.ones(3).to(e4) + lib.ones(3).to(e4)
+    except NotImplementedError as e:
+        out.append(str(e))
+    out += [repr(lib.arange(2000.0).to(e4).reshape(40, 50)), repr(lib.tensor([-0.0, 0.5]).to(e4)),
+            repr(lib.tensor([2.0 ** 100, 1.0]).to(lib.float8_e8m0fnu)),
+            repr(lib.tensor([float("inf"), -1.0, float("nan")]).to(lib.float8_e5m2)),
+            format(lib.tensor(0.3).to(e4), ".2f")]
+    return out
+
+
 def case_scaled_mm(lib):
     """torch._scaled_mm on the CPU: float32 products of float8 matrices, scaled tensor-wise or row-wise, plus bias,
     rounded once to out_dtype (into float8 without saturation: 896 is NaN); scale_result is ignored."""

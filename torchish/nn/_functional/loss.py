@@ -13,12 +13,14 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ... import _dtype
 from ..._tensor import Tensor
 from ...ops import registry as _registry, tracing
 from ...ops.registry import apply, defop, overload
 from ...ops.arith import _check_sub
+from ...ops.broadcast import broadcast_error
 from ...ops.elementwise import c10_name, common_dtype
 from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
                          no_complex_clamp, not_differentiable, unreduce)
@@ -225,6 +227,31 @@ _BCE_LOGITS = defop("binary_cross_entropy_with_logits", _bce_logits_fwd, promote
                     grad_name="BinaryCrossEntropyWithLogitsBackward0")
 
 
+def _inplace_product(shape, other):
+    """The shape check of PyTorch's ``t.mul_(other)`` on a tensor of ``shape``."""
+    try:
+        full = np.broadcast_shapes(shape, other)
+    except ValueError:
+        raise broadcast_error(shape, other) from None
+    if tuple(full) != tuple(shape):
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(full)}")
+
+
+def _bce_logits_shapes(input, target, weight, pos_weight):
+    """PyTorch's kernel multiplies log_sigmoid(input) in place by ``(pos_weight - 1) * target + 1``, then the loss in
+    place by ``weight``: pos_weight meets the target first, and neither may grow the loss beyond the input's shape."""
+    shape = tuple(input.shape)
+    if pos_weight is not None:
+        pw, t = tuple(pos_weight.shape), tuple(target.shape)
+        try:
+            log_weight = tuple(np.broadcast_shapes(pw, t))
+        except ValueError:
+            raise broadcast_error(pw, t) from None
+        _inplace_product(shape, log_weight)
+    if weight is not None:
+        _inplace_product(shape, tuple(weight.shape))
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     red = reduction_arg(size_average, reduce, reduction)
@@ -236,6 +263,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                            f"type {_dtype.scalar_type_name(target.dtype)}")
     not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    _bce_logits_shapes(input, target, weight, pos_weight)
     out = apply(_BCE_LOGITS, (input, target, weight, pos_weight), reduction=red)
     if target._view is not None or target._layout is not None:
         from ...ops.out_layout import set_output_layout

@@ -84,3 +84,63 @@ def copy(v):
     order = sorted(range(v.ndim), key=lambda d: -v.stride(d))
     c = v.detach().permute(order).clone().permute([order.index(d) for d in range(v.ndim)])
     return c.requires_grad_() if v.requires_grad else c
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# memory layouts (the widened draws: programs from seed ``WIDE_FROM`` on; older seeds draw none and replay as before)
+
+WIDE_FROM = 100000
+LAYOUTS = ("transposed", "strided", "expanded", "channels_last", "conj", "offset")
+
+
+def wide_rng(seed):
+    """The second stream a program from ``WIDE_FROM`` on draws its widened choices from (None before): the first
+    stream, and so every older program, stays as it was."""
+    import random
+    return random.Random(seed * 2654435761 % (1 << 61)) if seed >= WIDE_FROM else None
+
+
+def draw_layout(wrng, shape, dtype_name, p=0.35, shape_kept=True):
+    """A layout for a tensor of ``shape`` (None: as made), drawn from ``wrng``; ``shape_kept=False`` also allows
+    ``expanded`` (size-1 dims broadcast to 2 or 3, which changes the shape)."""
+    if wrng is None or wrng.random() >= p:
+        return None
+    nd = len(shape)
+    cands = []
+    if nd >= 2:
+        cands.append("transposed")
+    if nd >= 1:
+        cands += ["strided", "offset"]
+    if not shape_kept and 1 in shape:
+        cands.append("expanded")
+    if nd == 4:
+        cands.append("channels_last")
+    if dtype_name.startswith("complex"):
+        cands.append("conj")
+    return (wrng.choice(cands), wrng.randrange(1 << 30)) if cands else None
+
+
+def layout(T, t, how):
+    """``t``'s values in the layout ``how`` (from :func:`draw_layout`), built the same way in both libraries:
+    ``transposed`` (dims reversed in memory), ``strided`` (every other element of a contiguous tensor twice as long
+    in the last dim), ``offset`` (a storage offset), ``expanded`` (a size-1 dim broadcast, stride 0),
+    ``channels_last`` (4-d), ``conj`` (a complex tensor with the conjugate bit set)."""
+    if how is None:
+        return t
+    kind, seed = how
+    if kind == "transposed":
+        rev = list(range(t.dim()))[::-1]
+        return t.permute(rev).contiguous().permute(rev)
+    if kind == "strided":
+        return T.stack([t, T.zeros_like(t)], -1).flatten(-2)[..., ::2]
+    if kind == "offset":
+        return T.cat([T.zeros(1, dtype=t.dtype), t.flatten()])[1:].view(t.shape)
+    if kind == "expanded":
+        import random
+        r = random.Random(seed)
+        return t.expand(*[r.choice([2, 3]) if s == 1 else s for s in t.shape])
+    if kind == "channels_last":
+        return t.contiguous(memory_format=T.channels_last)
+    if kind == "conj":
+        return t.conj_physical().conj()
+    raise ValueError(kind)

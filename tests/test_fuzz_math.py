@@ -20,6 +20,11 @@ Known gaps are skipped and counted in ``KNOWN`` (printed by the command line): t
 torch-side undefined behaviour (float -> int casts of out-of-range values) is not compared.
 
 The regression tests below the fuzzer each pin one root cause the fuzzer found.
+
+Programs from seed ``fuzz_harness.WIDE_FROM`` (100000) on draw more, from a second random stream (so older seeds
+replay unchanged): complex128 operands, operands in other memory layouts (transposed, strided, with a storage offset,
+expanded, the conjugate bit), and in-place targets and ``out=`` tensors in those layouts (an expanded target: the
+error PyTorch raises for a write through overlapping memory is compared).
 """
 from __future__ import annotations
 
@@ -83,14 +88,14 @@ def rand_array(rng, shape, dt, special=None):
             for _ in range(rng.randrange(1, 3)):
                 a.flat[nrng.integers(a.size)] = rng.choice(lim)
         return a
-    base = "float32" if dt in ("bfloat16", "complex64") else dt
+    base = {"bfloat16": "float32", "complex64": "float32", "complex128": "float64"}.get(dt, dt)
     vals = (np.round(nrng.uniform(-4, 4, size=shape) * 4) / 4).astype(base)
     if special and vals.size:
         for _ in range(rng.randrange(1, 3)):
-            vals.flat[nrng.integers(vals.size)] = rng.choice(_specials("float32" if base == "float32" else dt))
-    if dt == "complex64":
-        im = (np.round(nrng.uniform(-4, 4, size=shape) * 4) / 4).astype(np.float32)
-        return (vals + 1j * im).astype(np.complex64)
+            vals.flat[nrng.integers(vals.size)] = rng.choice(_specials(base))
+    if dt.startswith("complex"):
+        im = (np.round(nrng.uniform(-4, 4, size=shape) * 4) / 4).astype(base)
+        return (vals + 1j * im).astype(dt)
     return vals
 
 
@@ -137,9 +142,25 @@ def both(fn):
     return Pair(fn(torch), fn(torchish))
 
 
-def fresh(rng, shape, dt, special=None):
+def fresh(rng, shape, dt, special=None, shape_kept=True):
+    """A new tensor of ``shape`` and ``dt``; from seed ``harness.WIDE_FROM`` on, a complex64 one is complex128 now
+    and then, and the tensor comes in a drawn memory layout (``shape_kept=False``: also expanded)."""
+    dt = _wide_dtype(dt)
     a = rand_array(rng, shape, dt, special)
-    return both(lambda T: make_tensor(T, a, dt))
+    how = harness.draw_layout(WRNG, shape, dt, shape_kept=shape_kept)
+    return both(lambda T: harness.layout(T, make_tensor(T, a, dt), how))
+
+
+WRNG = None  # a program's second stream for its widened draws (harness.wide_rng: None before seed WIDE_FROM)
+
+
+def _wide_dtype(dt):
+    return "complex128" if dt == "complex64" and WRNG is not None and WRNG.random() < 0.4 else dt
+
+
+def _target_layout(shape):
+    """The layout an in-place op's target or an ``out=`` tensor comes in (widened draws; None: contiguous)."""
+    return harness.draw_layout(WRNG, shape, "", p=0.4, shape_kept=False)
 
 
 def pick(rng, pool, pred=lambda p: True):
@@ -365,9 +386,10 @@ def gen_inplace_out(rng, pool):
         odt = x.dt if rng.random() < 0.4 else rng.choice(DTYPES)
         o = fresh(rng, shape, odt, special=False)
         unary = base in ("abs", "sin", "sum")
+        ohow = _target_layout(shape)
 
         def fn(T, t, u, oo):
-            out = oo.clone()
+            out = harness.layout(T, oo.clone(), ohow)
             if base == "where":
                 r = T.where(t != 0, t, u if not isinstance(u, complex) else 0, out=out)
             elif unary:
@@ -376,18 +398,20 @@ def gen_inplace_out(rng, pool):
                 r = getattr(T, base)(t, u, out=out)
             return out, r is out
         return kind, fn, [x, y, o]
+    how = _target_layout(x.shape)
     if base in ("exp", "neg", "sqrt", "floor", "round", "sign", "nan_to_num"):
-        return kind, lambda T, t, u: _inplace(t, kind), [x, y]
+        return kind, lambda T, t, u: _inplace(T, t, how, kind), [x, y]
     if base in ("lerp", "addcmul"):
         z = rand_operand(rng, pool, x, allow_scalar=base == "lerp")
-        return kind, lambda T, t, u, w: _inplace(t, kind, u, w), [x, y, z]
+        return kind, lambda T, t, u, w: _inplace(T, t, how, kind, u, w), [x, y, z]
     if base == "clamp":
-        return kind, lambda T, t, u: _inplace(t, kind, None if isinstance(u, complex) else u), [x, y]
-    return kind, lambda T, t, u: _inplace(t, kind, u), [x, y]
+        return kind, lambda T, t, u: _inplace(T, t, how, kind, None if isinstance(u, complex) else u), [x, y]
+    return kind, lambda T, t, u: _inplace(T, t, how, kind, u), [x, y]
 
 
-def _inplace(t, kind, *args):
-    out = t.clone()
+def _inplace(T, t, how, kind, *args):
+    """``kind`` written into a copy of ``t`` in the layout ``how`` (an expanded one: PyTorch refuses the write)."""
+    out = harness.layout(T, t.clone(), how)
     r = getattr(out, kind)(*args)
     return out, r is out
 
@@ -554,10 +578,12 @@ def la_dtype(rng):
 
 def mat(rng, shape, dt, well=False, special=False):
     """A matrix (batch) of ``dt``; ``well`` adds a multiple of the identity so that it is well conditioned."""
+    dt = _wide_dtype(dt)
     a = rand_array(rng, shape, dt, special=special)
     if well and len(shape) >= 2 and shape[-1] == shape[-2] and shape[-1]:
         a = a + (2 * shape[-1] + 2) * np.eye(shape[-1], dtype=a.dtype)
-    return both(lambda T: make_tensor(T, a, dt))
+    how = harness.draw_layout(WRNG, shape, dt)
+    return both(lambda T: harness.layout(T, make_tensor(T, a, dt), how))
 
 
 def batch(rng):
@@ -947,17 +973,18 @@ def initial_pool(rng):
     pool = []
     for _ in range(rng.randrange(2, 4)):
         dt = rng.choice(DTYPES)
-        pool.append(fresh(rng, rand_shape(rng), dt))
+        pool.append(fresh(rng, rand_shape(rng), dt, shape_kept=False))
     if rng.random() < 0.5:  # a broadcasting partner of the first tensor
         x = pool[0]
         shape = tuple(s if rng.random() < 0.6 else 1 for s in x.shape)[rng.randrange(x.nd + 1):]
-        pool.append(fresh(rng, shape, rng.choice(DTYPES)))
+        pool.append(fresh(rng, shape, rng.choice(DTYPES), shape_kept=False))
     return pool
 
 
 def run_program(seed, steps=STEPS, verbose=False):
     """Run one program; return None, or (op name, description) of the first mismatch."""
-    rng = random.Random(seed)
+    global WRNG
+    rng, WRNG = random.Random(seed), harness.wide_rng(seed)
     pool = initial_pool(rng)
     names = list(OPS)
     weights = [OPS[n][1] for n in names]
@@ -981,7 +1008,7 @@ def run_program(seed, steps=STEPS, verbose=False):
             return name, f"{desc}: {msg}"
         pairs = zip(_flat(ref, torch), _flat(got, torchish))
         pool.extend(Pair(r.detach(), _synced(r.detach(), g.detach())) for r, g in pairs
-                    if r.numel() <= 36 and r.dtype != torch.complex128 and r.dim() <= 4)
+                    if r.numel() <= 36 and (r.dtype != torch.complex128 or WRNG) and r.dim() <= 4)
         done += 1
     return None
 
@@ -1009,7 +1036,9 @@ def _describe(args):
         if torch is not None and isinstance(a, torch.Tensor):
             s = f"tensor{tuple(a.shape)}:{dtname(a)}"
             if a.numel() <= 8:
-                s += f"={a.detach().cpu().tolist()}"
+                s += f"={a.detach().resolve_conj().cpu().tolist()}"
+            if not a.is_contiguous() or a.storage_offset() or a.is_conj():
+                s += f"(strides {a.stride()}, offset {a.storage_offset()}{', conj' if a.is_conj() else ''})"
             out.append(s)
         elif isinstance(a, (list, tuple)):
             out.append("[" + _describe(a) + "]")

@@ -19,6 +19,9 @@ or eval mode, and the fuzzer compares:
 
 Draws that hit a known, documented gap are not compared but counted in ``KNOWN`` (printed by the command line).
 The regression tests below the fuzzer each pin one root cause the fuzzer found.
+
+Programs from seed ``fuzz_harness.WIDE_FROM`` (100000) on feed float inputs in other memory layouts too (transposed,
+strided, with a storage offset, channels-last), drawn from a second random stream (older seeds replay unchanged).
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ class Case:
         self.family, self.name, self.make, self.call, self.inputs = family, name, make, call, inputs
         self.cfg, self.train, self.steps, self.no_grad = cfg, train, steps, set(no_grad)
         self.in_dtype = None  # float inputs' dtype when not the module's (drawn by run_program)
+        self.layouts = {}  # input position -> memory layout (harness.draw_layout; programs from harness.WIDE_FROM on)
 
 
 FAMILIES = {}
@@ -805,7 +809,7 @@ def _inputs(lib, case, dtype):
         if isinstance(a, np.ndarray):
             if a.dtype.kind == "f":
                 a = a.astype(case.in_dtype or dtype)
-            t = lib.tensor(a)
+            t = harness.layout(lib, lib.tensor(a), case.layouts.get(i))
             if a.dtype.kind == "f" and i not in case.no_grad:
                 t.requires_grad_(True)
             out.append(t)
@@ -947,8 +951,11 @@ def run_program(seed, verbose=False):
     case.in_dtype = dtype if rng.random() < 0.96 else np.float64 if dtype == np.float32 else np.float32
     if any(isinstance(a, np.ndarray) and a.size == 0 for a in case.inputs):
         case.in_dtype = dtype  # torch bug: the backward of an empty convolution of mixed dtypes raises AttributeError
+    wrng = harness.wide_rng(seed)  # (a second stream: older seeds draw the same programs as before)
+    case.layouts = {i: harness.draw_layout(wrng, a.shape, "", p=0.5) for i, a in enumerate(case.inputs)
+                    if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
     desc = f"seed={seed} {case.name} {np.dtype(dtype).name} (inputs {np.dtype(case.in_dtype).name}) " \
-           f"train={case.train} {case.cfg}"
+           f"train={case.train} {case.cfg}" + (f" layouts={case.layouts}" if any(case.layouts.values()) else "")
     STATS[case.family] = STATS.get(case.family, 0) + 1
     if verbose:
         print(desc)

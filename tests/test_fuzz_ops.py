@@ -19,6 +19,10 @@ meeting a complex number gives complex32 in PyTorch). Results carry PyTorch's st
 permuted operand raises or not as in PyTorch, and is compared like any other op.
 
 The regression tests below the fuzzer each pin one root cause the fuzzer found.
+
+Programs from seed ``fuzz_harness.WIDE_FROM`` (100000) on draw more, from a second random stream (so older seeds
+replay unchanged): complex128 tensors and initial tensors in other memory layouts (transposed, strided, with a storage
+offset, expanded, channels-last, the conjugate bit).
 """
 from __future__ import annotations
 
@@ -69,9 +73,9 @@ def rand_array(rng, shape, dt):
     if dt in INT_DTYPES:
         return nrng.integers(-6, 7, size=shape).astype(dt)
     vals = np.round(nrng.uniform(-4, 4, size=shape) * 4) / 4  # quarters: exact in every float dtype
-    if dt == "complex64":
+    if dt.startswith("complex"):
         im = np.round(nrng.uniform(-4, 4, size=shape) * 4) / 4
-        return (vals + 1j * im).astype(np.complex64)
+        return (vals + 1j * im).astype(dt)
     return vals.astype(np.float32 if dt == "bfloat16" else dt)
 
 
@@ -1231,13 +1235,21 @@ def _tensors(ref, got):
     return []
 
 
+WRNG = None  # a program's second stream for its widened draws (harness.wide_rng: None before seed WIDE_FROM)
+
+
 def initial_pool(rng):
+    """A few tensors; from seed ``harness.WIDE_FROM`` on, a complex64 one is complex128 now and then, and each comes
+    in a drawn memory layout (transposed, strided, with a storage offset, expanded, channels-last, conjugate bit)."""
     pool = []
     for _ in range(rng.randrange(2, 4)):
         dt = rng.choice(DTYPES)
+        if dt == "complex64" and WRNG is not None and WRNG.random() < 0.4:
+            dt = "complex128"
         shape = rand_shape(rng)
         a = rand_array(rng, shape, dt)
-        t = both(lambda T: make_tensor(T, a, dt))
+        how = harness.draw_layout(WRNG, shape, dt, p=0.4, shape_kept=False)
+        t = both(lambda T: harness.layout(T, make_tensor(T, a, dt), how))
         if t.nd >= 2 and rng.random() < 0.25:  # a non-contiguous operand
             t = Pair(t.ref.transpose(0, 1), t.got.transpose(0, 1))
         pool.append(t)
@@ -1246,7 +1258,8 @@ def initial_pool(rng):
 
 def run_program(seed, steps=STEPS, verbose=False):
     """Run one program; return None, or (op name, description) of the first mismatch."""
-    rng = random.Random(seed)
+    global WRNG
+    rng, WRNG = random.Random(seed), harness.wide_rng(seed)
     pool = initial_pool(rng)
     names = list(OPS)
     weights = [OPS[n][1] for n in names]
@@ -1317,8 +1330,8 @@ def _describe(args):
             s = f"tensor{tuple(a.shape)}:{dtname(a)}"
             if a.numel() <= 8:
                 s += f"={a.detach().cpu().tolist()}"
-            if not a.is_contiguous():
-                s += f"(strides {a.stride()})"
+            if not a.is_contiguous() or a.storage_offset() or a.is_conj():
+                s += f"(strides {a.stride()}, offset {a.storage_offset()}{', conj' if a.is_conj() else ''})"
             out.append(s)
         elif isinstance(a, (list, tuple)):
             out.append("[" + _describe(a) + "]")

@@ -1586,3 +1586,14 @@ def test_ldexp_of_a_floating_exponent_rounds_its_power_as_pytorchs_pow2():
                                                      T.tensor(e if es else e[0]).to(getattr(T, b)))
             for a in ("float32", "float16", "float64", "int64", "complex64") for b in ("bfloat16", "float32")
             for xs, es in ((1, 1), (1, 0), (0, 1), (0, 0))])
+
+
+@needs_torch
+def test_kron_of_a_transposed_second_operand_fails_its_view_as_pytorch():
+    # (math fuzzer seed 100221, a widened draw) PyTorch's kron ends in _unsafe_view, a view: the product, laid out
+    # as TensorIterator lays out a row-major input beside a transposed other, cannot be viewed (RuntimeError)
+    y = [[-0.5, 1.25], [0.75, 0.0]]
+    agree(*[lambda T, f=f: T.kron(*f(T, T.arange(18.0).reshape(3, 6)[:, ::2], T.tensor(y)))
+            for f in (lambda T, x, w: (x, w.t()), lambda T, x, w: (x.contiguous(), w.t()), lambda T, x, w: (w.t(), x),
+                      lambda T, x, w: (x, w), lambda T, x, w: (w.t(), w.t()), lambda T, x, w: (x[0], w.t()),
+                      lambda T, x, w: (x[:0], w.t()), lambda T, x, w: (x.reshape(1, 3, 3), w.t()))])

@@ -321,6 +321,24 @@ def ger(input, vec2, *, out=None):
     return outer(input, vec2, out=out)
 
 
+def _check_kron_view(input, a_view, other, b_view, res_shape):
+    """PyTorch's last _unsafe_view (a view_impl) raises when the product, laid out as TensorIterator lays out the
+    operands' views, cannot be viewed as the result: a transposed ``other`` beside a row-major ``input``."""
+    from . import inplace as _ip
+    from .out_layout import output_strides
+    if 0 in a_view or 0 in b_view:  # (an empty product views as anything)
+        return
+    ops = []
+    for t, shape in ((input, a_view), (other, b_view)):
+        t_shape, t_strides, _ = _ip.layout(t)
+        ops.append((shape, _ip.view_strides(t_shape, t_strides, shape) or _ip.contiguous_strides(shape)))
+    prod_shape = tuple(max(m, n) for m, n in zip(a_view, b_view))
+    strides = output_strides(ops, prod_shape) or _ip.contiguous_strides(prod_shape)
+    if _ip.view_strides(prod_shape, strides, res_shape) is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
 def kron(input, other, *, out=None):
     """The Kronecker product: each element of ``input`` scales a copy of ``other`` (dtypes promoted; the operand
     with fewer dims gets leading dims of size 1).
@@ -339,9 +357,12 @@ def kron(input, other, *, out=None):
     b_shape = (1,) * (nd - other.ndim) + tuple(other.shape)
     # interleave the dims, a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...), so the product merges pairwise;
     # PyTorch's _unsafe_view: new tensors, not views, so what the product saves is not the operands
-    a = apply(_UNSAFE_VIEW, (input,), shape=tuple(v for n in a_shape for v in (n, 1)))
-    b = apply(_UNSAFE_VIEW, (other,), shape=tuple(v for n in b_shape for v in (1, n)))
-    res = apply(_UNSAFE_VIEW, (mul(a, b),), shape=tuple(m * n for m, n in zip(a_shape, b_shape)))
+    a_view, b_view = tuple(v for n in a_shape for v in (n, 1)), tuple(v for n in b_shape for v in (1, n))
+    res_shape = tuple(m * n for m, n in zip(a_shape, b_shape))
+    _check_kron_view(input, a_view, other, b_view, res_shape)
+    a = apply(_UNSAFE_VIEW, (input,), shape=a_view)
+    b = apply(_UNSAFE_VIEW, (other,), shape=b_view)
+    res = apply(_UNSAFE_VIEW, (mul(a, b),), shape=res_shape)
     return _out(res, out, "kron")
 
 

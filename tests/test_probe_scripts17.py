@@ -199,13 +199,16 @@ def test_unbatched_class_loss_messages():
 
 def test_focal_weights_that_do_not_fit_the_logits():
     """binary_cross_entropy_with_logits multiplies its loss in place by (pos_weight - 1) * target + 1 and by weight,
-    as PyTorch's kernel does: a weight that would grow the loss raises, and pos_weight meets the target first."""
+    as PyTorch's kernel does (binary_cross_entropy by weight): a weight that would grow the loss raises, and
+    pos_weight meets the target first."""
     bce = lambda lib, **kw: lib.nn.functional.binary_cross_entropy_with_logits(  # noqa: E731
         lib.ones(2, 3), lib.ones(2, 3), reduction="none", **{k: lib.ones(*v) for k, v in kw.items()})
     same_error(lambda lib: bce(lib, pos_weight=(4, 2, 3)))
     same_error(lambda lib: bce(lib, weight=(4, 2, 3)))
     same_error(lambda lib: bce(lib, pos_weight=(2,)))
     same_error(lambda lib: bce(lib, weight=(3,), pos_weight=(3, 1)))
+    same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.ones(2, 3) / 2, lib.ones(2, 3),
+                                                                  weight=lib.ones(4, 2, 3), reduction="none"))
 
 
 test_script_matches_torch = script_test(globals())

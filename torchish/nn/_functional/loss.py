@@ -212,6 +212,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                                 lambda b, name=name: f"all elements of {name} should be between 0 and 1")
         if v is not None and not ((v >= 0) & (v <= 1)).all():
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    if weight is not None:  # (the kernel scales its loss, of the input's shape, by the weight in place)
+        _inplace_product(tuple(input.shape), tuple(weight.shape))
     return apply(_BCE, (input, target, weight), reduction=red)
 
 

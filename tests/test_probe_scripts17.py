@@ -207,8 +207,10 @@ def test_focal_weights_that_do_not_fit_the_logits():
     same_error(lambda lib: bce(lib, weight=(4, 2, 3)))
     same_error(lambda lib: bce(lib, pos_weight=(2,)))
     same_error(lambda lib: bce(lib, weight=(3,), pos_weight=(3, 1)))
-    same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.ones(2, 3) / 2, lib.ones(2, 3),
-                                                                  weight=lib.ones(4, 2, 3), reduction="none"))
+    for w in [(4, 2, 3), (2,)]:  # (the second: torch.broadcast_shapes' message shows the Size as given)
+        same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.ones(2, 3) / 2, lib.ones(2, 3),
+                                                                      weight=lib.ones(*w), reduction="none"))
+    same_error(lambda lib: lib.broadcast_shapes((2, 3), [4, 3]))
 
 
 test_script_matches_torch = script_test(globals())

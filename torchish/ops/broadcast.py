@@ -75,7 +75,8 @@ def broadcast_to(input, size):
 
 
 def broadcast_shapes(*shapes):
-    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    given = [(s,) if isinstance(s, int) else s for s in shapes]  # (the message shows each shape as given)
+    shapes = [tuple(s) for s in given]
     result = [1] * max((len(s) for s in shapes), default=0)
     for k, s in enumerate(shapes):
         for i in range(-1, -1 - len(s), -1):
@@ -85,8 +86,8 @@ def broadcast_shapes(*shapes):
                 continue
             if result[i] != 1:
                 raise RuntimeError(f"Attempting to broadcast a dimension of length {s[i]} at {i}! Mismatching "
-                                   f"argument at index {k} had {s}; but expected shape should be broadcastable to "
-                                   f"{result}")
+                                   f"argument at index {k} had {given[k]}; but expected shape should be broadcastable "
+                                   f"to {result}")
             result[i] = s[i]
     return Size(result)
 

@@ -201,7 +201,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if weight is not None:
         from ...ops.broadcast import broadcast_shapes, expand
         not_differentiable("binary_cross_entropy", "weight", weight)
-        weight = expand(weight, broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+        weight = expand(weight, broadcast_shapes(target.shape, weight.shape))
         weight = weight.to(input.dtype)  # PyTorch's kernel scales the loss in place: a float64 weight keeps float32
     # PyTorch's kernel checks every input element, then every target element (NaN fails both checks)
     for name, arg in (("input", input), ("target", target)):

@@ -1597,3 +1597,20 @@ def test_kron_of_a_transposed_second_operand_fails_its_view_as_pytorch():
             for f in (lambda T, x, w: (x, w.t()), lambda T, x, w: (x.contiguous(), w.t()), lambda T, x, w: (w.t(), x),
                       lambda T, x, w: (x, w), lambda T, x, w: (w.t(), w.t()), lambda T, x, w: (x[0], w.t()),
                       lambda T, x, w: (x[:0], w.t()), lambda T, x, w: (x.reshape(1, 3, 3), w.t()))])
+
+
+def _into_view(T, make_out, shape):
+    base, out = make_out(T)
+    r = T.add(T.ones(shape), T.ones(shape), out=out)
+    return base, out, r is out, out.stride(), out.storage_offset()
+
+
+@needs_torch
+def test_out_that_is_a_view_of_another_shape_is_resized_in_its_storage():
+    # (math fuzzer seed 100360, a widened draw: an out= tensor in a strided layout) torchish replaced a view out's
+    # value with the result's shape but wrote through its view chain (RuntimeError), or broadcast the result into a
+    # transposed view of 6 elements; PyTorch resizes the view in place (contiguous at its offset)
+    views = [lambda T: (lambda b: (b, b.t()))(T.zeros(2, 3)), lambda T: (lambda b: (b, b[2:4]))(T.zeros(6)),
+             lambda T: (lambda b: (b, b[1:3][:0]))(T.zeros(4)), lambda T: (lambda b: (b, b[::2]))(T.zeros(4)),
+             lambda T: (lambda b: (b, T.stack([b, b], -1).flatten(-2)[..., ::2]))(T.zeros(0))]
+    agree(*[lambda T, v=v, s=s: _into_view(T, v, s) for v in views for s in ((1, 1), (3,))])

@@ -112,6 +112,10 @@ def _out(result, out, name=None):
                           "outputs will not be resized unless they have zero elements. You can explicitly reuse an "
                           "out tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
                           stacklevel=3)
+        if out._view is not None:  # a view is resized in its storage, as resize_ (contiguous at its offset)
+            from .resize import resize_
+            resize_(out, tuple(result.shape))
+            return assign(out, result)
         if STATE.recorder is not None:
             STATE.recorder.wrote(out)
         out._v = jnp.zeros(result._v.shape, out._v.dtype)  # resized: no version bump, as in PyTorch

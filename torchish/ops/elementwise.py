@@ -113,7 +113,9 @@ def _out(result, out, name=None):
                           "out tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
                           stacklevel=3)
         if out._view is not None:  # a view is resized in its storage, as resize_ (contiguous at its offset)
+            from .inplace import _check_overlap
             from .resize import resize_
+            _check_overlap(out)  # (TensorIterator refuses an output overlapping itself before resizing it)
             resize_(out, tuple(result.shape))
             return assign(out, result)
         if STATE.recorder is not None:

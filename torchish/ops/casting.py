@@ -12,7 +12,6 @@ not ml_dtypes' (which make e4m3fn's overflow and e8m0fnu's 0 NaN).
 """
 from __future__ import annotations
 
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -55,22 +54,6 @@ def _to_float8(x, dtype):
     return _to_float8_vjp(x, dtype)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
-def _to_float8_vjp(x, dtype):
-    return _float8_bits(x, dtype)
-
-
-def _to_float8_fwd(x, dtype):
-    return _float8_bits(x, dtype), jnp.zeros((0,), x.dtype)
-
-
-def _to_float8_bwd(dtype, like, g):
-    return (cast(g, like.dtype),)
-
-
-_to_float8_vjp.defvjp(_to_float8_fwd, _to_float8_bwd)
-
-
 def _float8_bits(x, dtype):
     """``x`` (any real type) as PyTorch's ``c10::Float8_*(float)`` converts it: through float32, rounding to nearest
     even; float8_e4m3fn saturates finite overflow and infinities to +-448 and float8_e5m2 overflows to infinity (its
@@ -93,24 +76,6 @@ def _float8_bits(x, dtype):
     return out
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
-def _from_float8(x, dtype):
-    """A float8 array widened as PyTorch converts it (:func:`_widened`); its cotangent comes back through PyTorch's
-    float8 conversion (e4m3fn saturating), as ToCopyBackward0's ``grad.to(float8)``, not XLA's."""
-    return _widened(x, dtype)
-
-
-def _from_float8_fwd(x, dtype):
-    return _widened(x, dtype), jnp.zeros((0,), x.dtype)
-
-
-def _from_float8_bwd(dtype, like, g):
-    return (_float8_bits(g, like.dtype),)
-
-
-_from_float8.defvjp(_from_float8_fwd, _from_float8_bwd)
-
-
 def _widened(x, dtype):
     """A float8 array widened as PyTorch converts it, through float32; float8_e8m0fnu into float64 (or complex128,
     or bool) is computed from its exponent bits, as XLA would flush its smallest value, the float32 subnormal
@@ -121,6 +86,21 @@ def _widened(x, dtype):
         f = jax.lax.bitcast_convert_type((e + (1023 - 127)) << 52, jnp.float64)  # 2 ** (e - 127), exactly
         return jnp.where(e == 255, jnp.nan, f)
     return x.astype(jnp.float32)
+
+
+def _conversion(forward, backward):
+    """``forward(x, dtype)`` differentiable as PyTorch's ToCopyBackward0: the cotangent converted back to ``x``'s type
+    by ``backward(g, x's dtype)``. The float8 conversions are bit operations, whose own derivative would be zero."""
+    f = jax.custom_vjp(forward, nondiff_argnums=(1,))
+    f.defvjp(lambda x, dtype: (forward(x, dtype), jnp.zeros((0,), x.dtype)),
+             lambda dtype, like, g: (backward(g, like.dtype),))
+    return f
+
+
+# into float8 from a floating type: the cotangent comes back through ``cast``; out of float8: through PyTorch's
+# float8 conversion (e4m3fn saturating), as ToCopyBackward0's ``grad.to(float8)``, not XLA's
+_to_float8_vjp = _conversion(_float8_bits, cast)
+_from_float8 = _conversion(_widened, _float8_bits)
 
 
 def warn_discard_imag(src, dst):

@@ -68,39 +68,6 @@ def pytest_handlecrashitem(crashitem, report, sched):
         report.outcome = "rerun"
 
 
-def _max_map_count():
-    try:
-        with open("/proc/sys/vm/max_map_count") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return None
-
-
-_MAP_LIMIT = _max_map_count()
-_TESTS_RUN = [0]
-
-
-@pytest.fixture(autouse=True)
-def _bounded_executables():
-    """Every XLA:CPU executable alive holds about three memory mappings, and a worker runs ~15,000 compiles that the
-    kernel caches keep alive: near Linux's ``vm.max_map_count`` (65530) the next compile's mmap fails inside LLVM and
-    the worker dies with a segfault in ``backend_compile_and_load`` (once per full run, late, in a different test
-    each time; the rerun on a fresh worker passed). Every 20 tests, when the mappings pass 60% of the limit, the
-    compiled executables are dropped (``jax.clear_caches()``); tests that need them compile them again."""
-    yield
-    _TESTS_RUN[0] += 1
-    if _MAP_LIMIT is None or _TESTS_RUN[0] % 20:
-        return
-    try:
-        with open("/proc/self/maps") as f:
-            n = sum(1 for _ in f)
-    except OSError:
-        return
-    if n > 0.6 * _MAP_LIMIT:
-        import jax
-        jax.clear_caches()
-
-
 @pytest.fixture(autouse=True)
 def _fresh_warn_once_registry():
     """Each test starts as a fresh process would: no once-per-process warning (torchish's ``warn_once``) shown yet,

@@ -7,6 +7,9 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)  # float64 / int64 must work for real, as in PyTorch
 
+from . import _executables  # noqa: E402
+_executables.install()  # a bound on the compiled kernels kept alive (see _executables)
+
 from ._dtype import (dtype as dtype, bool as bool, uint8 as uint8, uint16 as uint16, uint32 as uint32,  # noqa: E402
                      uint64 as uint64, int8 as int8, int16 as int16, int32 as int32, int64 as int64,
                      float16 as float16, bfloat16 as bfloat16, float32 as float32, float64 as float64,

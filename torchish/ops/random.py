@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from .out_layout import like_format
 from ..autograd.grad_mode import STATE
 from . import tracing
-from .creation import _check_grad_dtype, _finish, _jdev
+from .from_data import _check_grad_dtype, _finish, _jdev
 from .elementwise import castable_out, factory_out, no_derivative, require_tensor, structured_out
 from .inplace import make_inplace
 from .registry import Family as _Family
@@ -244,7 +244,7 @@ def _place(value, requires_grad, dt):
 
 
 def _shape(size, name, kw_size=None):
-    from .creation import _shape_args
+    from .filled import _shape_args
     from .shape import _args_or_kw
     size = _args_or_kw(size, kw_size, name, "size")
     if not size:

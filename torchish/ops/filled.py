@@ -1,0 +1,235 @@
+"""Tensors of one value or a fixed pattern: zeros/ones/full/empty, their ``*_like`` and ``new_*`` forms,
+scalar_tensor, empty_strided, eye, tril/triu_indices, and the legacy ``Tensor(2, 3)`` constructor."""
+from __future__ import annotations
+
+import math
+import numbers
+
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _device, _dtype, _meta
+from .._layout import check_memory_format
+from .._tensor import Tensor
+from . import tracing
+from .casting import cast, check_scalar_fits
+from .elementwise import factory_out, require_tensor, type_name
+from .from_data import _check_grad_dtype, _finish, _is_sequence, _jdev, _scalar, _tensor, _warn_copy_construct, \
+    place, tensor
+from .out_layout import format_name, like_format, set_format
+from .registry import Family as _Family
+
+_public = _Family(globals()).public
+
+
+def _shape_args(size, name):
+    from .shape import _size_args
+    if len(size) > 1 and isinstance(size[0], (tuple, list)):
+        raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
+    if len(size) == 1 and not isinstance(size[0], (tuple, list)) and not hasattr(size[0], "__index__"):
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size[0]).__name__}")
+    shape = _size_args(size)
+    for s in shape:
+        if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    return shape
+
+
+def _size_or_kw(size, kw_size, name):
+    if kw_size is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (kw_size,)
+    if not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    return _shape_args(size, name)
+
+
+# Below this many elements a filled host buffer moved to the device beats compiling a fill kernel per
+# (shape, dtype) (~20-90 ms each); larger tensors are filled on the device.
+_HOST_FILL_LIMIT = 1 << 16
+
+
+def _fill(shape, value, dtype, device, requires_grad):
+    dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
+    _check_grad_dtype(dt, requires_grad)
+    if _meta.is_meta_device(device):
+        return _finish(_meta.MetaArray(shape, dt.np), requires_grad)
+    if math.prod(shape) <= _HOST_FILL_LIMIT and not tracing.active():
+        if dt in _dtype.FLOAT8:  # (PyTorch's rounding: e4m3fn saturates, 0 is 2^-127 in e8m0fnu)
+            fill = np.asarray(cast(jnp.asarray(value, jnp.float64), dt.np))
+        else:
+            with np.errstate(all="ignore"):
+                fill = np.asarray(value).astype(dt.np)  # casts like a C cast: 2.7 -> 2, -1 -> 255 for uint8
+        val = _device.put(np.full(shape, fill, dtype=dt.np), _jdev(device))
+    elif dt in _dtype.FLOAT8:
+        val = jnp.full(shape, cast(jnp.asarray(value, jnp.float64), dt.np), device=_jdev(device))
+    else:
+        val = jnp.full(shape, value, dtype=dt.np, device=_jdev(device))
+    return _finish(val, requires_grad)
+
+
+@factory_out
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    return _fill(_size_or_kw(size, kw.pop("size", None), "zeros"), 0, _dtype.user_dtype(dtype, "zeros"), device,
+                 requires_grad)
+
+
+@factory_out
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    return _fill(_size_or_kw(size, kw.pop("size", None), "ones"), 1, _dtype.user_dtype(dtype, "ones"), device,
+                 requires_grad)
+
+
+@factory_out
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None, **kw):
+    """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
+    shape = _size_or_kw(size, kw.pop("size", None), "empty")
+    check_memory_format(memory_format, len(shape))
+    out = _fill(shape, 0, _dtype.user_dtype(dtype, "empty"), device, requires_grad)
+    if memory_format is not None:
+        set_format(out, format_name(memory_format))
+    return out
+
+
+
+@factory_out
+def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False):
+    _dtype.user_dtype(dtype, "full")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    _check_fill_value(fill_value, "full")
+    fill_value = _scalar(fill_value)
+    shape = _shape_args((tuple(size),), "full")
+    if dtype is None:
+        dtype = _dtype.scalar_dtype(fill_value)
+    else:  # PyTorch's checked conversion of the number into the given dtype (fill_'s: none for one half element)
+        fill_value = check_scalar_fits(fill_value, _dtype.as_dtype(dtype), numel=math.prod(shape))
+    return _fill(shape, fill_value, dtype, device, requires_grad)
+
+
+def _check_fill_value(x, fname):
+    if not (isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, Tensor) and x.ndim == 0)):
+        raise TypeError(f"{fname}(): argument 'fill_value' (position 2) must be Number, not {type_name(x)}")
+
+
+def _like(fill, name):
+    def like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+        require_tensor(input, name)
+        check_memory_format(memory_format, input.ndim)
+        out = _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
+                    device if device is not None else input.device, requires_grad)
+        return like_format(out, input, memory_format)
+    return like
+
+
+zeros_like = _like(0, "zeros_like")
+ones_like = _like(1, "ones_like")
+empty_like = _like(0, "empty_like")
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    require_tensor(input, "full_like")
+    check_memory_format(memory_format, input.ndim)
+    _check_fill_value(fill_value, "full_like")
+    out = full(tuple(input.shape), fill_value, dtype=dtype if dtype is not None else input.dtype,
+               device=device if device is not None else input.device, requires_grad=requires_grad)
+    return like_format(out, input, memory_format)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return full((), _scalar(s), dtype=dtype or _dtype.DEFAULTS.float, device=device, requires_grad=requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kw):
+    return empty(tuple(size), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@factory_out
+def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
+    _dtype.user_dtype(dtype, "eye")
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    m = n if m is None else m
+    dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
+    _check_grad_dtype(dt, requires_grad)
+    if n * m <= _HOST_FILL_LIMIT and not tracing.active():
+        return place(np.eye(n, m, dtype=dt.np), dt, device, requires_grad)
+    return _finish(jnp.eye(n, m, dtype=dt.np, device=_jdev(device)), requires_grad)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    r, c = np.tril_indices(row, offset, col)
+    return place(np.stack([r, c]), _dtype.as_dtype(dtype) if dtype else _dtype.int64, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    r, c = np.triu_indices(row, offset, col)
+    return place(np.stack([r, c]), _dtype.as_dtype(dtype) if dtype else _dtype.int64, device)
+
+for _n in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "scalar_tensor",
+           "empty_strided", "eye", "tril_indices", "triu_indices"):
+    _public(_n, globals()[_n], method=False)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# torch.Tensor(...) and Tensor.new_*
+
+
+def _legacy_new(*args, dtype=None, device=None):
+    """``torch.Tensor(2, 3)`` (a default-float tensor of that shape, zero-filled), ``torch.Tensor(torch.Size)``,
+    ``torch.Tensor([1, 2])`` / ``Tensor((1, 2))`` / ``Tensor(ndarray)`` (the data as default float), or
+    ``torch.Tensor(t)`` (a new tensor object over ``t``'s data)."""
+    dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
+    if not args:
+        return zeros(0, dtype=dt, device=device)
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return zeros(*args, dtype=dt, device=device)
+    if len(args) == 1:
+        data = args[0]
+        if isinstance(data, Tensor):
+            return data.detach()  # a new tensor object over the same data, as torch.Tensor(t)
+        if type(data).__name__ == "Size":
+            return zeros(tuple(data), dtype=dt, device=device)
+        if _is_sequence(data) or isinstance(data, np.ndarray):
+            return tensor(data, dtype=dt, device=device)
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    raise TypeError("new() received an invalid combination of arguments")
+
+
+Tensor._legacy_new = staticmethod(_legacy_new)
+
+
+def _new_factory(fn):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return fn(*size, dtype=dtype if dtype is not None else self.dtype,
+                  device=device if device is not None else self.device, requires_grad=requires_grad, **kw)
+    return method
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    if isinstance(data, Tensor):
+        _warn_copy_construct("tensor.new_tensor(sourceTensor)")
+    return _tensor(data, dtype if dtype is not None else self.dtype, device if device is not None else self.device,
+                   requires_grad)
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(tuple(size), fill_value, dtype=dtype if dtype is not None else self.dtype,
+                device=device if device is not None else self.device, requires_grad=requires_grad)
+
+
+def _new(self, *args, device=None):
+    """The legacy ``x.new(...)``: ``torch.Tensor(...)`` with ``x``'s dtype and device (``x.new(2, 3)``,
+    ``x.new([1, 2])``, ``x.new()``)."""
+    return _legacy_new(*args, dtype=self.dtype, device=device if device is not None else self.device)
+
+
+METHODS = {"new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones), "new_empty": _new_factory(empty),
+           "new_tensor": _new_tensor, "new_full": _new_full, "new": _new}

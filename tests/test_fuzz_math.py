@@ -1619,3 +1619,15 @@ def test_out_that_is_a_view_of_another_shape_is_resized_in_its_storage():
              lambda T: (lambda b: (b, T.stack([b, b], -1).flatten(-2)[..., ::2]))(T.zeros(0))]
     agree(*[lambda T, v=v, s=s: _into_view(T, v, s) for v in views for s in ((1, 1), (3,))],
           lambda T: T.add(T.ones(3), 1, out=T.zeros(1).expand(2)))  # (an overlapping view is refused, not resized)
+
+
+@needs_torch
+def test_complex_diff_subtracts_as_pytorchs_sub_with_alpha():
+    # (math fuzzer seed 110070: diff of a complex128 tensor holding -inf) PyTorch's diff subtracts narrowed views
+    # with sub, whose complex kernel adds -1 * lo multiplied out in full: an infinite lo gives a NaN part
+    # (1 - (-inf-2.25j) is inf+nanj); torchish subtracted the parts (inf+2.25j)
+    x = [complex(-float("inf"), -2.25), 1 + 0j, 2 + 0j, complex(1, float("inf"))]
+    agree(*[lambda T, dt=dt, n=n: T.diff(T.tensor(x, dtype=getattr(T, dt)), n) for dt in ("complex64", "complex128")
+            for n in (1, 2, 3)],
+          lambda T: T.diff(T.ones(2, dtype=T.bool), 2, 0, prepend=T.tensor(x[:2], dtype=T.complex128)),
+          lambda T: T.diff(T.tensor(x).reshape(2, 2), dim=0), lambda T: T.diff(T.zeros(0, dtype=T.complex64)))

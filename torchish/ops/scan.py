@@ -16,6 +16,7 @@ from .inplace import contiguous_strides, layout, make_inplace
 from .out_layout import output_strides
 from .reduce import RETURN_TYPES, _acc_dtype, first_order_formula, numpy_kwargs, one_dim, scatter_add_along, sum
 from . import registry as _registry
+from .arith import _plus_scaled
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -277,7 +278,21 @@ METHODS["cumprod_"] = _scan_inplace(cumprod, "cumprod_")
 # diff / trapezoid (composed of recorded ops, so their gradients are those of the parts)
 
 
-_DIFF = defop("diff", lambda x, *, n, axis: jnp.diff(x, n=n, axis=axis), linear=True, grad_name="SubBackward0")
+def _diff(x, *, n, axis):
+    """``n`` forward differences; a complex one is PyTorch's ``hi - lo``, its add kernel with alpha -1 multiplied
+    out in full (``arith._plus_scaled``), so an infinite ``lo`` gives a NaN part as ``torch.sub`` does."""
+    if not jnp.iscomplexobj(x):
+        return jnp.diff(x, n=n, axis=axis)
+    for _ in range(n):
+        m = x.shape[axis]
+        if m == 0:
+            break
+        lo, hi = jax.lax.slice_in_dim(x, 0, m - 1, axis=axis), jax.lax.slice_in_dim(x, 1, m, axis=axis)
+        x = _plus_scaled(hi, lo, None, negate=True)
+    return x
+
+
+_DIFF = defop("diff", _diff, linear=True, grad_name="SubBackward0")
 
 
 @castable_out

@@ -114,6 +114,13 @@ EXACT = {
     "type_dtype_name": lambda lib: lib.ones(2).type("float32"),
     "parameter_of_list": lambda lib: lib.nn.Parameter([1.0, 2.0]),
     "uniform_low_above_high": lambda lib: lib.distributions.Uniform(lib.tensor(1.0), lib.tensor(0.0)),
+    # clamp_ of an integer tensor by a float Number: clamp's meta function prints self's C++ type ("long int"), the
+    # Tensor-bound overload TensorIterator's scalar type name ("Long")
+    "clamp_long_number": lambda lib: lib.arange(3).clamp_(0.5),
+    "clamp_max_int16_number": lambda lib: lib.arange(3, dtype=lib.int16).clamp_(min=0, max=1.5),
+    "clamp_min_uint8_number": lambda lib: lib.arange(3, dtype=lib.uint8).clamp_min_(0.5),
+    "clip_bool_number": lambda lib: lib.tensor([True]).clip_(0.5, 1.5),
+    "clamp_long_tensor_bound": lambda lib: lib.arange(3).clamp_(lib.tensor(0.5)),
 }
 
 

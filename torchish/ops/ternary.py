@@ -87,6 +87,11 @@ def _clamp(op, input, lo, hi, out):
                               "clamp_min_scalar_cpu" if hi is None else "clamp_max_scalar_cpu", dt)
     if isinstance(lo, Tensor) or isinstance(hi, Tensor):
         return _out(apply(_TENSOR_BOUND[op], (input, lo, hi)), out, "clamp")
+    if dt != input.dtype and not input.dtype.is_floating_point:
+        from .inplace import writing
+        if writing(input):  # clamp_ with Number bounds: clamp's meta function names self's type as C++ does
+            raise RuntimeError(f"result type {_dtype.scalar_type_name(dt)} can't be cast to the desired output type "
+                               f"{_dtype.cpp_type_name(input.dtype)}")
     for v in (lo, hi):  # Number bounds: converted to the result type, checked
         check_scalar_fits(v, dt)
     return out_exact(apply(op, (input, lo, hi)), out, "clamp")  # (PyTorch's Number-bounds kernel does not cast)

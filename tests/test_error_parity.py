@@ -121,6 +121,18 @@ EXACT = {
     "clamp_min_uint8_number": lambda lib: lib.arange(3, dtype=lib.uint8).clamp_min_(0.5),
     "clip_bool_number": lambda lib: lib.tensor([True]).clip_(0.5, 1.5),
     "clamp_long_tensor_bound": lambda lib: lib.arange(3).clamp_(lib.tensor(0.5)),
+    # size arguments that are not ints, as PyTorch's argument parser words it: a list or float first among several
+    # positional values makes them too many arguments; a later one cannot be unpacked; view has two overloads
+    **{f"{op}_{how}": (lambda op, args: lambda lib: getattr(lib.zeros(4), op)(*args))(op, args)
+       for op in ("reshape", "expand", "broadcast_to", "repeat", "tile", "permute", "flip")
+       for how, args in (("list_first", ([2], 2)), ("float_first", (2.0, 2)), ("float_later", (2, 2.0)),
+                         ("float_later_in_tuple", ((2, 2.0),)), ("float_first_in_tuple", ((2.0,),)))},
+    "view_list_first": lambda lib: lib.zeros(4).view([2], 2),
+    "view_float_first": lambda lib: lib.zeros(4).view(2.0, 2),
+    "view_float_later": lambda lib: lib.zeros(4).view(2, 2.0),
+    "view_no_size": lambda lib: lib.zeros(4).view(),
+    "broadcast_to_int_size": lambda lib: lib.broadcast_to(lib.zeros(4), 4),
+    "broadcast_to_no_size": lambda lib: lib.zeros(4).broadcast_to(),
 }
 
 
@@ -145,6 +157,12 @@ def test_unsigned_tensor_from_negative_ints_wraps():
                       lib.tensor([-1], dtype=lib.int16)])
     check_raises(lambda lib: lib.tensor([-256], dtype=lib.uint8))
     check_raises(lambda lib: lib.tensor([-1.5], dtype=lib.uint8))
+
+
+def test_broadcast_to_method_takes_sizes_as_varargs():
+    same(lambda lib: [lib.arange(4.0).broadcast_to(2, 4), lib.arange(4.0).broadcast_to(3, -1).stride(),
+                      lib.arange(4.0).broadcast_to(size=(2, 4)), lib.broadcast_to(lib.arange(4.0), [2, 4]),
+                      lib.arange(4.0).broadcast_to(4), lib.arange(4.0).tile(2, 1), lib.arange(4.0).repeat(2, 1)])
 
 
 def test_valid_calls_still_work():

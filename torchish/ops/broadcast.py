@@ -12,7 +12,8 @@ from .registry import apply, defop
 from .registry import Family as _Family
 from .shape import _args_or_kw, _size_args
 
-_public = _Family(globals()).public
+_family = _Family(globals())
+_public = _family.public
 
 
 _EXPAND = defop("expand", lambda x, *, shape: jnp.broadcast_to(x, shape), view=True, linear=True,
@@ -58,11 +59,11 @@ def expand_shape(shp, sizes, dtype):
     return tuple(out)
 
 
-def expand(input, *sizes, size=None, implicit=False):
-    sizes = _args_or_kw(sizes, size, "expand", "size")
+def expand(input, *sizes, size=None, implicit=False, _name="expand"):
+    sizes = _args_or_kw(sizes, size, _name, "size")
     if not sizes:  # PyTorch's parser wants the size even for a 0-d tensor (``expand(())`` is fine)
-        raise TypeError('expand() missing 1 required positional arguments: "size"')
-    return apply(_EXPAND, (input,), shape=expand_shape(input.shape, _size_args(sizes), input.dtype))
+        raise TypeError(f'{_name}() missing 1 required positional arguments: "size"')
+    return apply(_EXPAND, (input,), shape=expand_shape(input.shape, _size_args(sizes, _name), input.dtype))
 
 
 def expand_as(input, other):
@@ -71,7 +72,13 @@ def expand_as(input, other):
 
 
 def broadcast_to(input, size):
-    return expand(input, tuple(size))
+    if not isinstance(size, (tuple, list)):  # (``x.broadcast_to(2, 4)`` is the method's varargs)
+        raise TypeError(f"broadcast_to(): argument 'size' (position 2) must be tuple of ints, not {type_name(size)}")
+    return expand(input, size, _name="broadcast_to")
+
+
+def _broadcast_to_method(self, *sizes, size=None):
+    return expand(self, *sizes, size=size, _name="broadcast_to")
 
 
 def broadcast_shapes(*shapes):
@@ -128,7 +135,8 @@ def _mismatch(tensors):
 
 
 for _n in ("expand", "expand_as", "broadcast_to"):
-    _public(_n, globals()[_n])
+    _public(_n, globals()[_n], method=_n != "broadcast_to")
+_family.methods["broadcast_to"] = _broadcast_to_method  # (the method takes its sizes as varargs too)
 __all__.remove("expand")
 __all__.remove("expand_as")
 for _n in ("broadcast_shapes", "broadcast_tensors"):

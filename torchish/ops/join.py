@@ -169,7 +169,7 @@ def repeat(self, *sizes, repeats=None):
     sizes = _args_or_kw(sizes, repeats, "repeat", "repeats")
     if not sizes:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
-    sizes = _size_args(sizes)
+    sizes = _size_args(sizes, "repeat", "repeats")
     if len(sizes) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -304,7 +304,7 @@ def _tile_method(self, *args, dims=None):
     args = _args_or_kw(args, dims, "tile", "dims")
     if not args:
         raise TypeError('tile() missing 1 required positional arguments: "dims"')
-    return tile(self, args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args)
+    return tile(self, _size_args(args, "tile", "dims"))
 
 
 METHODS["tile"] = _tile_method

@@ -36,7 +36,7 @@ def permute(input, *args, dims=None):
     dims = _args_or_kw(args, dims, "permute", "dims")
     if not dims:  # ``permute()``: PyTorch's parser wants the dims even for a 0-d tensor (``permute(())`` is fine)
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = _size_args(dims)
+    dims = _size_args(dims, "permute", "dims")
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
                            f"of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to "
@@ -130,7 +130,7 @@ def flip(input, *args, dims=None):
     args = _args_or_kw(args, dims, "flip", "dims")
     if not args:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
-    dims = _size_args(args)
+    dims = _size_args(args, "flip", "dims")
     if input.ndim == 0:
         if len(dims) > 1:
             for d in dims:

@@ -27,15 +27,27 @@ from .registry import Family as _Family
 _public = _Family(globals()).public
 
 
-def _size_args(size):
-    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(torch.Size(...))`` -> a tuple of ints."""
+def _size_args(size, name=None, key="size", position=1):
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(torch.Size(...))`` -> a tuple of ints. With the op's ``name``
+    (and the argument's ``key`` and ``position``), a value that is not an int raises PyTorch's argument-parser
+    TypeError: a list or float first among several positional values makes them too many arguments, a later one
+    cannot be unpacked."""
+    varargs = len(size) > 1
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     out = []
-    for s in size:
+    for i, s in enumerate(size):
         if isinstance(s, Tensor):
             s = int(s.item())
         elif not isinstance(s, int):
+            if name is not None and not hasattr(type(s), "__index__"):
+                if i == 0 and varargs:
+                    raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
+                if i == 0:
+                    raise TypeError(f"{name}(): argument '{key}' (position {position}) must be tuple of ints, but "
+                                    f"found element of type {type(s).__name__} at pos 0")
+                raise TypeError(f"{name}(): argument '{key}' failed to unpack the object at pos {i + 1} with error "
+                                f"\"type must be tuple of ints,but got {type(s).__name__}\"")
             try:
                 s = s.__index__()
             except AttributeError:
@@ -374,13 +386,14 @@ def view(self, *shape, size=None, dtype=None):
             raise TypeError("view() received an invalid combination of arguments: give either a dtype or a size")
         return _view_dtype(self, dtype)
     shape = _args_or_kw(shape, size, "view", "size")
-    if not shape:
-        raise TypeError("view() received an invalid combination of arguments - got (), but expected one of: "
-                        "(torch.dtype dtype), (tuple of ints size)")
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size, Tensor)) \
             and not hasattr(shape[0], "__index__"):
         return _view_dtype(self, shape[0])
-    shape = infer_size(_size_args(shape), self.numel())
+    if not shape or len(shape) > 1 and not hasattr(type(shape[0]), "__index__"):  # view has two overloads
+        raise TypeError(f"view() received an invalid combination of arguments - got "
+                        f"({', '.join(type(v).__name__ for v in shape)}), but expected one of:\n * (torch.dtype dtype)\n"
+                        " * (tuple of ints size)\n")
+    shape = infer_size(_size_args(shape, "view"), self.numel())
     old_shape, old_st, _ = _ip.layout(self)
     if _ip.view_strides(old_shape, old_st, shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
@@ -393,7 +406,7 @@ def reshape(input, *args, shape=None):
     shape = _args_or_kw(args, shape, "reshape", "shape")
     if not shape:
         raise TypeError('reshape() missing 1 required positional arguments: "shape"')
-    shape = infer_size(_size_args(shape), input.numel())
+    shape = infer_size(_size_args(shape, "reshape", "shape"), input.numel())
     old_shape, old_st, _ = _ip.layout(input)
     if _ip.view_strides(old_shape, old_st, shape) is None:
         return apply(_UNSAFE_VIEW, (input,), shape=shape)   # a copy, as in PyTorch

@@ -265,6 +265,10 @@ LAYOUT = [
     ("contiguous", lambda T, x: x.t().contiguous()), ("reshape_ok", lambda T, x: x[:, :2].reshape(4)),
     ("flatten_t", lambda T, x: x.t().flatten()), ("mT", lambda T, x: x.mT), ("view_dtype", lambda T, x: x.view(T.int32)),
     ("getitem_adv", lambda T, x: x[[0, 1]]), ("T_slice", lambda T, x: x.T[1:, :1]),
+    # empty views keep the offset of where they start (PyTorch does not reset it to 0)
+    ("empty_slice", lambda T, x: x[1:1]), ("empty_slice_end", lambda T, x: x[:, 3:]),
+    ("empty_slice_reversed", lambda T, x: x[:, 2:1]), ("empty_narrow", lambda T, x: x.narrow(1, 2, 0)),
+    ("empty_split", lambda T, x: x.split([2, 0, 1], 1)[1]), ("empty_t_slice", lambda T, x: x.t()[2:2]),
 ]
 
 

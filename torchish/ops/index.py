@@ -290,7 +290,7 @@ def _getitem_layout(lay, *, template):
             del shape[d], strides[d]
         elif t[0] == "s":
             _, start, stop, step = t
-            offset += start * strides[d] if stop > start else 0
+            offset += start * strides[d]
             shape[d] = len(range(start, stop, step))
             strides[d] *= step
             d += 1

@@ -1631,3 +1631,21 @@ def test_complex_diff_subtracts_as_pytorchs_sub_with_alpha():
             for n in (1, 2, 3)],
           lambda T: T.diff(T.ones(2, dtype=T.bool), 2, 0, prepend=T.tensor(x[:2], dtype=T.complex128)),
           lambda T: T.diff(T.tensor(x).reshape(2, 2), dim=0), lambda T: T.diff(T.zeros(0, dtype=T.complex64)))
+
+
+@needs_torch
+def test_bool_times_inf_is_nan_and_integer_ldexp_takes_pytorchs_pow():
+    # (math fuzzer seed 110221: ldexp of an int8 tensor by an int64 exponent -2**63) PyTorch's ldexp of an integer
+    # or bool input is mul(input, pow(2.0, other)), the power in float32 (2 ** -2**63 is 0, 2 ** 200 is inf);
+    # torchish took the float input's std::ldexp kernel, which casts the exponent to int (-2**63 to 0: -2, not -0).
+    # Checking it showed bool * inf gave 0, not nan: XLA turns a product with a converted bool into a select
+    e = [-9223372036854775808, 200, -200, 3, 2 ** 32 + 1]
+    agree(*[lambda T, dt=dt, et=et: T.ldexp(T.tensor([0, 1, 1, 1, 0]).to(getattr(T, dt)),
+                                            T.tensor(e).to(getattr(T, et)))
+            for dt in ("int8", "bool", "int64", "float32") for et in ("int64", "int32")])
+    m = lambda T: T.tensor([False, True, False])  # noqa: E731
+    x = lambda T: T.tensor([float("inf"), -float("inf"), float("nan")])  # noqa: E731
+    agree(lambda T: m(T) * x(T), lambda T: x(T).half() * m(T), lambda T: T.addcmul(T.zeros(3), m(T), x(T)),
+          lambda T: x(T).to(T.complex64) * m(T), lambda T: m(T) * float("inf"),
+          lambda T: harness.traced(lambda T, a, b: a.float() * b, [m(T), x(T)]) if T is torchish
+          else m(T).float() * x(T))

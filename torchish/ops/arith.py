@@ -175,11 +175,17 @@ def _ldexp_pow2(a, b):
 _LDEXP_POW2 = OpDef("ldexp", _ldexp_pow2, grad_name="LdexpBackward0")
 
 
+# an integer or bool input with an integer exponent: PyTorch's composite, ``mul(input, pow(2.0, other))``, the
+# power in the default float dtype (the input promoted to it here): 2 ** huge is inf (0 * inf is nan), no int cast
+_LDEXP_INT_INPUT = OpDef("ldexp", lambda a, b: a * _exp2(b.astype(a.dtype)), promote="float", promote_args=(0,),
+                         grad_name="LdexpBackward0")
+
+
 def _ldexp_choose(op, a, b):
     if isinstance(b, Tensor) and b.dtype.category <= _INT:
         if b.dtype.category == _BOOL and a.dtype.category >= _FLOAT:  # (PyTorch's kernel for a float input)
             raise not_implemented("ldexp_cpu_exp", b.dtype)
-        return _LDEXP_INT
+        return _LDEXP_INT if a.dtype.category >= _FLOAT else _LDEXP_INT_INPUT
     if isinstance(b, Tensor) and b.dtype.category == _FLOAT:
         return _LDEXP_POW2
     return op

@@ -37,6 +37,9 @@ def cast(x, dtype):
             x = _from_float8(x, dtype)
     if dtype in FLOAT8_NP and dtype != x.dtype:
         return _to_float8(x, dtype)
+    if x.dtype == jnp.bool_ and jnp.issubdtype(dtype, jnp.inexact):
+        # fenced: XLA turns a product with a converted bool into a select, whose zeros lose PyTorch's 0 * inf = nan
+        return jax.lax.optimization_barrier(x.astype(dtype))
     if not jnp.issubdtype(x.dtype, jnp.inexact) or dtype not in _VIA_INT64 + _VIA_INT32:
         return x.astype(dtype)
     mid, bits = (jnp.int64, 63) if dtype in _VIA_INT64 else (jnp.int32, 31)

@@ -212,12 +212,18 @@ def _opmath_fn(fwd, idx, npdt, keep):
                 continue
             v = jnp.asarray(v)
             if promoted and not (i in keep and v.ndim == 0):
-                v = v.astype(npdt)
+                v = _astype(v, npdt)
             vals[i] = v.astype(_F32)
         out = fwd(*vals, **static)
         return out.astype(npdt) if out.dtype == _F32 else out
 
     return opmath_fwd
+
+
+def _astype(v, npdt):
+    """An array cast to ``npdt`` inside a kernel (a bool one by ``casting.cast``, which fences it from the product
+    XLA would turn into a select)."""
+    return _cast(v, npdt) if v.dtype == np.bool_ else v.astype(npdt)
 
 
 def _number_as(v, npdt):
@@ -251,7 +257,7 @@ def _cast_fn(op, cdt):
         for i in (range(len(vals)) if idx is None else idx):
             v = vals[i]
             if v is not None:
-                vals[i] = v.astype(npdt) if hasattr(v, "astype") and not f8 else _number_as(v, npdt)
+                vals[i] = _astype(v, npdt) if hasattr(v, "astype") and not f8 else _number_as(v, npdt)
         return fwd(*vals, **static)
 
     return cast_fwd

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_raises, needs_torch, torch
+from oracle import arr, check, check_raises, needs_torch, same_error, torch
 
 import torchish
 
@@ -69,6 +69,26 @@ def test_as_strided_scatter():
 ])
 def test_as_strided_errors(fn):
     check_raises(fn)
+
+
+def test_empty_strided_keeps_its_strides_storage_and_aliasing():
+    def f(T):
+        out = []
+        for size, stride in [((2, 3), (1, 2)), ((2, 3, 4), (12, 1, 3)), ((2, 3), (10, 1)), ((2, 2), (1, 1)),
+                             ((2, 3), (0, 1)), ((0, 3), (5, 7)), ((), ())]:
+            t = T.empty_strided(size, stride).fill_(2.0)
+            out.append((t.stride(), t.is_contiguous(), t.untyped_storage().nbytes(), t._base is None,
+                        (t + 1).stride(), t.clone().stride() if t.numel() else None, t.sum()))
+        gaps = T.empty_strided((2, 3), (10, 1)).fill_(2.0)
+        gaps[1, 2] = 5.0  # (a storage with gaps: the other elements keep their value)
+        overlap = T.empty_strided((2, 2), (1, 1)).zero_()
+        overlap[0, 1] = 7.0  # (one memory location: [0, 1] and [1, 0] both read it)
+        leaf = T.empty_strided((2, 3), (1, 2), dtype=T.float64, requires_grad=True)
+        (leaf * 2).sum().backward()
+        return out, gaps, overlap, leaf.is_leaf, leaf.stride(), leaf.grad, leaf.grad.stride()
+    check(f, [], grad=False)
+    for bad in [((2, 3), (1,)), ((2, -1), (1, 1)), ((2, 3), (-1, 1))]:
+        same_error(lambda T: T.empty_strided(*bad))
 
 
 def test_strided_creation_and_dim_order():

@@ -146,7 +146,14 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kw):
-    return empty(tuple(size), dtype=dtype, device=device, requires_grad=requires_grad)
+    from .strided import _strided_empty
+    size, stride = _shape_args((size,), "empty_strided"), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    return _strided_empty(size, stride, _dtype.user_dtype(dtype, "empty_strided"), device, requires_grad)
 
 
 @factory_out

@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import math
+import weakref
 
 import jax.numpy as jnp
 import numpy as np
@@ -167,10 +168,20 @@ def _nested(a):
 
 
 def _strided_empty(size, stride, dtype, device, requires_grad):
+    """A new tensor (zeros) with the given strides. Dense strides (a permutation of contiguous ones) are the
+    tensor's own; strides with gaps or overlaps make it a view of a storage of PyTorch's size, hidden (as
+    ``resize_`` hides a grown one) so the tensor is no view, and writes alias as PyTorch's do."""
     from .creation import zeros
     size, stride = _ints(size, "size"), _ints(stride, "stride")
     _check_layout(size, stride, 0, 1, storage_bytes(size, stride, 1, 0))
+    if math.prod(size) == 0 or _ip._dense(size, stride):
+        out = zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
+        if stride != _ip.contiguous_strides(size):
+            out._layout = (size, stride, 0)
+        return out
     store = zeros(storage_bytes(size, stride, 1, 0), dtype=dtype, device=device)
+    store._views = weakref.WeakSet()
+    store.__dict__["_hidden_base"] = True
     out = apply(_AS_STRIDED, (store,), size=size, stride=stride, offset=0)
     if requires_grad:  # a fresh leaf: the view's storage is private to it
         out = out.detach().requires_grad_(True)

@@ -1649,3 +1649,15 @@ def test_bool_times_inf_is_nan_and_integer_ldexp_takes_pytorchs_pow():
           lambda T: x(T).to(T.complex64) * m(T), lambda T: m(T) * float("inf"),
           lambda T: harness.traced(lambda T, a, b: a.float() * b, [m(T), x(T)]) if T is torchish
           else m(T).float() * x(T))
+
+
+@needs_torch
+def test_complex_mean_divides_by_n_as_c10_complex_division():
+    # (math fuzzer --compile, seed 110353: mean of [-inf-0.5j]) PyTorch's mean is sum(...).div_(n), c10's complex
+    # division by n + 0j, so an infinite part makes the other part NaN (-inf+nanj); torchish divided the parts
+    x = [[complex(-float("inf"), -0.5), 1j], [2 + 1j, complex(1, float("inf"))]]
+    agree(*[lambda T, dt=dt, d=d: T.tensor(x, dtype=getattr(T, dt)).mean(*d) for dt in ("complex64", "complex128")
+            for d in ((), (0,), (-1, True), ((0, 1),))],
+          lambda T: T.tensor(x)[:1, :1].mean(), lambda T: T.zeros(0, 2, dtype=T.complex64).mean(0),
+          lambda T: T.tensor([1, 2], dtype=T.int32).mean(dtype=T.complex64))
+    agree(lambda T: (lambda a: T.autograd.grad(a.mean(0).real.sum(), a))(T.tensor([[1 + 2j, 3j]], requires_grad=True)))

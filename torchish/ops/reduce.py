@@ -16,6 +16,7 @@ from .._tensor import Tensor, wrap_dim
 from ..autograd.grad_mode import STATE
 from .casting import cast
 from .elementwise import _out, not_implemented, out_structured, require_tensor
+from . import complex_c
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -168,7 +169,13 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def _mean_fwd(x, *, axis, keepdims, dtype):
-    return jnp.mean(x.astype(dtype), axis=axis, keepdims=keepdims)
+    x = x.astype(dtype)
+    if not jnp.iscomplexobj(x):
+        return jnp.mean(x, axis=axis, keepdims=keepdims)
+    # PyTorch: sum(...).div_(n), c10's complex division by n + 0j (an infinite part makes the other one NaN)
+    axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    n = int(np.prod([x.shape[a] for a in axes]))
+    return complex_c.div_c10(jnp.sum(x, axis=axis, keepdims=keepdims), jnp.asarray(n, x.dtype))
 
 
 _MEAN = defop("mean", _mean_fwd, linear=True, grad_name="MeanBackward1")

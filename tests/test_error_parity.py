@@ -124,9 +124,14 @@ EXACT = {
     # size arguments that are not ints, as PyTorch's argument parser words it: a list or float first among several
     # positional values makes them too many arguments; a later one cannot be unpacked; view has two overloads
     **{f"{op}_{how}": (lambda op, args: lambda lib: getattr(lib.zeros(4), op)(*args))(op, args)
-       for op in ("reshape", "expand", "broadcast_to", "repeat", "tile", "permute", "flip")
+       for op in ("reshape", "expand", "broadcast_to", "repeat", "tile", "permute", "flip", "new_zeros", "new_ones",
+                  "new_empty", "resize_")
        for how, args in (("list_first", ([2], 2)), ("float_first", (2.0, 2)), ("float_later", (2, 2.0)),
                          ("float_later_in_tuple", ((2, 2.0),)), ("float_first_in_tuple", ((2.0,),)))},
+    **{f"{op}_{how}": (lambda op, args: lambda lib: getattr(lib, op)(*args))(op, args)
+       for op in ("zeros", "ones", "empty")
+       for how, args in (("list_first", ([2], 2)), ("float_first", (2.0, 2)), ("float_later", (2, 2.0)),
+                         ("float_first_in_tuple", ((2.0,),)), ("float_alone", (2.0,)))},
     "view_list_first": lambda lib: lib.zeros(4).view([2], 2),
     "view_float_first": lambda lib: lib.zeros(4).view(2.0, 2),
     "view_float_later": lambda lib: lib.zeros(4).view(2, 2.0),

@@ -24,12 +24,10 @@ _public = _Family(globals()).public
 
 def _shape_args(size, name):
     from .shape import _size_args
-    if len(size) > 1 and isinstance(size[0], (tuple, list)):
-        raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
     if len(size) == 1 and not isinstance(size[0], (tuple, list)) and not hasattr(size[0], "__index__"):
         raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size[0]).__name__}")
-    shape = _size_args(size)
+    shape = _size_args(size, name)
     for s in shape:
         if s < 0:
             if name == "zeros":
@@ -214,7 +212,11 @@ Tensor._legacy_new = staticmethod(_legacy_new)
 
 
 def _new_factory(fn):
+    name = "new_" + fn.__name__
+
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        if size:  # (PyTorch's argument-parser errors name the method)
+            _shape_args(size, name)
         return fn(*size, dtype=dtype if dtype is not None else self.dtype,
                   device=device if device is not None else self.device, requires_grad=requires_grad, **kw)
     return method

@@ -72,8 +72,8 @@ def _become(t: Tensor, out: Tensor):
 
 def resize_(self, *sizes, size=None, memory_format=None):
     """Resize in place to ``sizes`` (contiguous), keeping the leading elements of the storage in order."""
-    from .shape import _args_or_kw
-    size = _sizes(_args_or_kw(sizes, size, "resize_", "size"))
+    from .shape import _args_or_kw, _size_args
+    size = _size_args(_args_or_kw(sizes, size, "resize_", "size"), "resize_")
     if self._rg:
         raise RuntimeError("cannot resize variables that require grad")
     if any(n < 0 for n in size):

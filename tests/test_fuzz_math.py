@@ -1661,3 +1661,17 @@ def test_complex_mean_divides_by_n_as_c10_complex_division():
           lambda T: T.tensor(x)[:1, :1].mean(), lambda T: T.zeros(0, 2, dtype=T.complex64).mean(0),
           lambda T: T.tensor([1, 2], dtype=T.int32).mean(dtype=T.complex64))
     agree(lambda T: (lambda a: T.autograd.grad(a.mean(0).real.sum(), a))(T.tensor([[1 + 2j, 3j]], requires_grad=True)))
+
+
+@needs_torch
+def test_complex_exp_and_sigmoid_take_std_exps_special_values():
+    # (math fuzzer seed 110270: sigmoid of inf+nanj) PyTorch's complex exp is std::exp (C99 Annex G):
+    # exp(-inf + nan j) is 0, exp(inf + nan j) inf + nan j, so sigmoid(inf + nan j) = 1 / (1 + exp(-inf - nan j))
+    # is 1; XLA's exp gave NaN
+    inf, nan = float("inf"), float("nan")
+    z = [complex(-inf, nan), complex(inf, nan), complex(-inf, inf), complex(inf, -inf), complex(nan, 0),
+         complex(-inf, 1), complex(inf, 2), 1 + 2j]
+    agree(*[lambda T, dt=dt, f=f: getattr(T, f)(T.tensor(z, dtype=getattr(T, dt)))
+            for dt in ("complex64", "complex128") for f in ("exp", "sigmoid")],
+          lambda T: (lambda a: (a.exp(), T.autograd.grad(a.exp().abs().sum(), a)))(T.tensor([1 + 2j],
+                                                                                            requires_grad=True)))

@@ -64,6 +64,12 @@ def _log_c99(z):
     return mag, jnp.arctan2(zi, zr)
 
 
+def exp_c99(z):
+    """``exp(z)`` as ``std::exp`` (glibc's ``cexp``): ``exp(-inf + nan j)`` is 0 and ``exp(inf + nan j)`` is
+    ``inf + nan j``, where XLA's formula gives NaN."""
+    return jax.lax.complex(*_exp_c99(jnp.real(z), jnp.imag(z))).astype(z.dtype)
+
+
 def pow_c99(base, exponent):
     """``base ** exponent`` as glibc's ``cpow``, ``cexp(exponent * clog(base))`` with C99 Annex G's multiplication,
     for the operands whose special values XLA's formula does not give: a zero or non-finite base, a non-finite

@@ -178,7 +178,8 @@ def exp2_values(x):
     return jnp.power(jnp.asarray(2, x.dtype), x)
 
 
-_unary("exp", jnp.exp, _vjp_out(lambda g, y: g * y))
+_unary("exp", lambda x: complex_c.exp_c99(x) if jnp.iscomplexobj(x) else jnp.exp(x),  # (std::exp's special values)
+       _vjp_out(lambda g, y: g * y))
 # float16/bfloat16 forwards in float32, rounded once (PyTorch's kernels; XLA's half-precision ones round more)
 _unary("exp2", _in_float32(exp2_values), _formula(lambda g, x, y, r: r(r(g * _conj(y)) * _LN2)))
 _unary("expm1", _in_float32(jnp.expm1), _formula(lambda g, x, y, r: r(g * r(_conj(y) + 1))))
@@ -245,7 +246,7 @@ def _sigmoid_grad(g, y):
 def _sigmoid(x):
     """A complex one is PyTorch's 1 / (1 + exp(-x)) by c10's division: NaN once exp(-x) overflows both parts."""
     if jnp.iscomplexobj(x):
-        return complex_c.reciprocal_c10(1 + jnp.exp(-x))
+        return complex_c.reciprocal_c10(1 + complex_c.exp_c99(-x))
     return jax.nn.sigmoid(x)
 
 

@@ -245,9 +245,15 @@ class Tensor(_tensor_values.TensorValues):
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        if not isinstance(flag, bool):
+            raise RuntimeError("requires_grad must be a bool")
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad=True):
+        if not isinstance(requires_grad, bool):  # (PyTorch's argument parser takes a Python bool only)
+            from .ops.elementwise import type_name
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type_name(requires_grad)}")
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(

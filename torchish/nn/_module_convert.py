@@ -83,7 +83,8 @@ class ConvertMixin:
                 import warnings
                 warnings.warn("Complex modules are a new feature under active development whose design may change, "
                               "and some modules might not work as expected when using complex tensors as parameters "
-                              "or buffers.", stacklevel=2)
+                              "or buffers. Please file an issue at https://github.com/pytorch/pytorch/issues/new?"
+                              "template=bug-report.yml if a complex module does not work as expected.", stacklevel=2)
 
         memory_format = kwargs.get("memory_format")
 

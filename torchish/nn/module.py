@@ -47,6 +47,10 @@ def _addindent(s, num_spaces):
 # programs were traced with only after a change
 ATTR_EPOCH = STRUCT_EPOCH
 
+# (get_extra_state/set_extra_state of a module that does not define them: PyTorch's words)
+_UNREACHABLE = ("Reached a code path in Module.{}() that should never be called. Please file an issue at "
+                "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug.")
+
 
 class Module(CallMixin, StateDictMixin, ConvertMixin):
     """Base class for all neural network modules; subclass it and define ``forward``.
@@ -229,10 +233,10 @@ class Module(CallMixin, StateDictMixin, ConvertMixin):
         return getattr(mod, name)
 
     def get_extra_state(self):
-        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+        raise RuntimeError(_UNREACHABLE.format("get_extra_state"))
 
     def set_extra_state(self, state) -> None:
-        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+        raise RuntimeError(_UNREACHABLE.format("set_extra_state"))
 
     # ---------------------------------------------------------------------------------------------------------
     # attribute protocol

@@ -101,6 +101,9 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
     """Clamp every gradient of ``parameters`` in place to ``[-clip_value, clip_value]``."""
     clip_value = float(clip_value)
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    if not grads:  # (PyTorch first groups the gradients by device and dtype, which refuses an empty list)
+        raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
     _check_foreach(foreach, grads)
     with no_grad():
         for g in grads:

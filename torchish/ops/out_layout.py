@@ -138,15 +138,24 @@ def _common_format(tensors):
 
 
 def set_stack_layout(out, tensors, dim):
-    """``stack`` along a dimension before the last, as PyTorch computes it: ``cat(tensors, dim)`` (in the inputs'
-    common suggested format) viewed with the stacked dimension split off."""
-    if _common_format(tensors) == "contiguous_format":
-        return
-    shape = list(tensors[0]._v.shape)
-    shape[dim] *= len(tensors)
-    strides = view_strides(shape, channels_last_strides(shape), out._v.shape)
-    if strides is not None and strides != contiguous_strides(out._v.shape):
+    """``stack`` along a dimension before the last, as PyTorch computes it (:func:`stack_strides`)."""
+    strides = stack_strides(tensors[0]._v.shape, len(tensors), dim, [suggest_format(t) for t in tensors])
+    if strides is not None:
         out._layout = (tuple(out._v.shape), strides, 0)
+
+
+def stack_strides(shape, count, dim, formats):
+    """The strides of ``stack`` of ``count`` tensors of ``shape`` along ``dim`` (before the last) whose suggested
+    memory formats are ``formats``, as PyTorch computes them: ``cat(tensors, dim)`` in the inputs' common format
+    viewed with the stacked dimension split off; None where that is contiguous."""
+    formats = set(formats)
+    if len(formats) != 1 or formats == {"contiguous_format"}:
+        return None
+    joined = list(shape)
+    joined[dim] *= count
+    stacked = (*shape[:dim], count, *shape[dim:])
+    strides = view_strides(joined, channels_last_strides(joined), stacked)
+    return strides if strides is not None and strides != contiguous_strides(stacked) else None
 
 
 def format_name(memory_format):
@@ -202,6 +211,11 @@ def suggest_format(t):
     if t._view is None and t._layout is None:
         return "contiguous_format"
     shape, strides, _ = layout(t)
+    return strides_format(shape, strides)
+
+
+def strides_format(shape, strides):
+    """The format :func:`suggest_format` reads from ``strides`` (in elements) of a tensor of ``shape``."""
     return _CL_NAME[len(shape)] if _strides_like_channels_last(shape, strides) else "contiguous_format"
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._tensor import Tensor
+from ...ops.out_layout import stack_strides, strides_format, suggest_format
 
 _NP_STR_OBJ = re.compile(r"[SaUO]")
 
@@ -48,8 +49,10 @@ def to_tensor(array: np.ndarray) -> Tensor:
     return torchish.as_tensor(array)
 
 
-def _stack_host(arrays, what="tensor") -> np.ndarray:
-    """``torch.stack(batch, 0)`` on numpy arrays: equal shapes required, dtypes promoted as PyTorch promotes."""
+def _stack_host(arrays, what="tensor", formats=()) -> np.ndarray:
+    """``torch.stack(batch, 0)`` on numpy arrays: equal shapes required, dtypes promoted as PyTorch promotes, and
+    the memory layout of PyTorch's result (as the tensor made from it keeps): contiguous, unless every sample's
+    ``formats`` entry (its suggested memory format) is channels-last, where PyTorch concatenates in that format."""
     shape = arrays[0].shape
     for i, a in enumerate(arrays):
         if a.shape != shape:
@@ -58,7 +61,19 @@ def _stack_host(arrays, what="tensor") -> np.ndarray:
     out = _dtype.from_np(arrays[0].dtype)
     for a in arrays[1:]:
         out = _dtype.promote_types(out, _dtype.from_np(a.dtype))
-    return np.stack([a.astype(out.np, copy=False) for a in arrays])
+    stacked = np.stack([a.astype(out.np, copy=False) for a in arrays])
+    strides = stack_strides(shape, len(arrays), 0, formats) if len(shape) > 0 else None
+    if strides is None:
+        return np.ascontiguousarray(stacked)
+    res = np.lib.stride_tricks.as_strided(np.empty(stacked.size, stacked.dtype), stacked.shape,
+                                          [s * stacked.itemsize for s in strides])
+    res[...] = stacked
+    return res
+
+
+def _numpy_formats(arrays):
+    """The memory format each numpy array suggests as a tensor (``torch.as_tensor`` keeps its strides)."""
+    return [strides_format(a.shape, tuple(s // a.itemsize for s in a.strides)) for a in arrays]
 
 
 def _python_numbers(batch) -> np.ndarray:
@@ -94,7 +109,8 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     _check_numpy(batch)
-    return to_tensor(_stack_host([np.asarray(b) for b in batch]))
+    arrays = [np.asarray(b) for b in batch]
+    return to_tensor(_stack_host(arrays, formats=_numpy_formats(arrays)))
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
@@ -118,12 +134,13 @@ def collate_str_fn(batch, *, collate_fn_map=None):
 
 def _host_tensor_fn(batch, *, collate_fn_map=None):
     rg = any(t.requires_grad for t in batch)
-    return HostTensor(_stack_host([host_array(t) for t in batch]), rg)
+    return HostTensor(_stack_host([host_array(t) for t in batch], formats=[suggest_format(t) for t in batch]), rg)
 
 
 def _host_numpy_array_fn(batch, *, collate_fn_map=None):
     _check_numpy(batch)
-    return HostTensor(_stack_host([np.asarray(b) for b in batch]))
+    arrays = [np.asarray(b) for b in batch]
+    return HostTensor(_stack_host(arrays, formats=_numpy_formats(arrays)))
 
 
 def _host_numpy_scalar_fn(batch, *, collate_fn_map=None):

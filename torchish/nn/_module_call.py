@@ -123,6 +123,8 @@ class CallMixin:
         bw_hook, raw_args = None, args
         if backward or backward_pre:
             bw_hook = BackwardHook(self, backward, backward_pre)
+            # (hooks of register_backward_hook run here too, but PyTorch's do not warn about inputs without grad)
+            bw_hook.full = self._is_full_backward_hook is not False or bool(GLOBAL.backward)
             args = bw_hook.setup_input_hook(args)
             state["args"] = args
         result = forward(*args, **kwargs)

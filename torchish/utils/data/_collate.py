@@ -90,12 +90,13 @@ def _python_numbers(batch) -> np.ndarray:
 
 
 def _check_numpy(batch):
-    """PyTorch's checks on a batch of numpy arrays: no strings/objects, and (``torch.as_tensor`` of each) no
-    negative strides."""
-    from ...ops.from_data import _check_strides
+    """PyTorch's checks on a batch of numpy arrays: no strings/objects, and (``torch.as_tensor`` of each) the
+    warning for a read-only array and no negative strides."""
+    from ...ops.from_data import _check_strides, _warn_not_writable
     if _NP_STR_OBJ.search(batch[0].dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(batch[0].dtype))
     for b in batch:
+        _warn_not_writable(b)
         _check_strides(b)
 
 

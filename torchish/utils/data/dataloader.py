@@ -218,6 +218,12 @@ class _BaseDataLoaderIter:
         self._base_seed = int(torchish.empty((), dtype=torchish.int64).random_(generator=loader.generator).item())
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                          f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=2)
+        if loader.pin_memory and not torchish.accelerator.is_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
 
     def __iter__(self):
         return self

@@ -304,6 +304,58 @@ def test_load_pytorch_views_dtypes_and_shared_storage():
 
 
 @needs_torch
+def test_loaded_tensors_of_one_storage_alias_it_as_in_torch():
+    """Tensors saved from one storage come back sharing one (a write through one shows in the others, storage offsets
+    and sizes are the saved ones), whichever library saved the file; a tensor that spans its storage alone stays
+    a plain tensor."""
+    def load_both(lib_save, make):
+        buf = io.BytesIO()
+        lib_save.save(make(lib_save), buf)
+        return [lib.load(io.BytesIO(buf.getvalue()), weights_only=False) for lib in (torch, torchish)]
+
+    def views(lib):
+        w = lib.arange(12.0).reshape(3, 4)
+        return {"w": w, "row": w[1], "t": w.t(), "col": w[:, 2], "tail": w.view(-1)[5:], "alone": lib.arange(3.0)[1:]}
+
+    def tied(lib):
+        lin, emb = lib.nn.Linear(3, 3), lib.nn.Embedding(3, 3)
+        with lib.no_grad():
+            lin.weight.copy_(lib.arange(9.0).reshape(3, 3))
+        emb.weight = lin.weight
+        return lib.nn.ModuleDict({"lin": lin, "emb": emb}).state_dict()
+
+    for saver in (torch, torchish):
+        ref, got = load_both(saver, views)
+        for d in (ref, got):
+            d["w"][1, 2] = 100.0
+            d["alone"][0] = -5.0
+        for k in ref:
+            assert ref[k].tolist() == got[k].tolist(), k
+            assert (ref[k].stride(), ref[k].storage_offset(), ref[k].untyped_storage().nbytes()) == \
+                (got[k].stride(), got[k].storage_offset(), got[k].untyped_storage().nbytes()), k
+            assert got[k]._base is None and not got[k]._is_view(), k
+        assert got["row"].untyped_storage().data_ptr() == got["w"].untyped_storage().data_ptr()
+        ref, got = load_both(saver, tied)
+        for d in (ref, got):
+            d["lin.weight"][0, 0] = 50.0
+        assert got["emb.weight"].tolist() == ref["emb.weight"].tolist() and got["emb.weight"][0, 0].item() == 50.0
+        model = torchish.nn.ModuleDict({"lin": torchish.nn.Linear(3, 3), "emb": torchish.nn.Embedding(3, 3)})
+        model.load_state_dict(got)
+        assert model["emb"].weight.tolist() == ref["emb.weight"].tolist()
+    # parameters of one storage: leaves that require grad, storage offsets kept, their gradients their own
+    base = torch.arange(6.0)
+    buf = io.BytesIO()
+    torch.save([torch.nn.Parameter(base[:3]), torch.nn.Parameter(base[3:])], buf)
+    q1, q2 = torchish.load(io.BytesIO(buf.getvalue()), weights_only=False)
+    assert type(q2) is torchish.nn.Parameter and q2.is_leaf and q2.requires_grad and q2.storage_offset() == 3
+    (q1.sum() + (q2 * 2).sum()).backward()
+    assert q1.grad.tolist() == [1.0] * 3 and q2.grad.tolist() == [2.0] * 3
+    with torchish.no_grad():
+        q1.add_(1.0)
+    assert q1.tolist() == [1.0, 2.0, 3.0] and q2.tolist() == [3.0, 4.0, 5.0]
+
+
+@needs_torch
 def test_load_pytorch_optimizer_state_dict():
     p = torch.nn.Parameter(torch.tensor(arr(3)))
     opt = torch.optim.Adam([p], lr=0.1)

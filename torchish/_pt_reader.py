@@ -67,18 +67,46 @@ class _Builders:
 
     def __init__(self, placer):
         self.placer = placer
+        self.storages = {}  # id(_Storage) -> [the _Storage, its first tensor if it spans it, its hidden base]
 
     def rebuild_tensor(self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
                        metadata=None):
         if not isinstance(storage, _Storage):
             raise Refused("_rebuild_tensor_v2 expects a storage as its first argument")
-        size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-        arr = _strided(storage.array, int(storage_offset), size, stride)
+        size, stride, offset = tuple(int(s) for s in size), tuple(int(s) for s in stride), int(storage_offset)
+        arr = _strided(storage.array, offset, size, stride)
         t = self.placer(arr, storage.location, bool(requires_grad))
         from .ops.inplace import _dense, contiguous_strides
-        if stride != contiguous_strides(size) and _dense(size, stride) and tuple(t.shape) == size:
+        if tuple(t.shape) != size:  # (a map_location function that reshaped it: it owns its storage)
+            return t
+        dense = _dense(size, stride)
+        if stride != contiguous_strides(size) and dense:
             t._layout = (size, stride, 0)  # a transposed or channels-last tensor keeps its strides
+        self._share(t, storage, offset, size, stride, dense)
         return t
+
+    def _share(self, t, storage, offset, size, stride, dense):
+        """The tensors of one storage alias it as PyTorch's do (a write through one shows in the others; storage
+        offsets and sizes are the saved ones): a storage that one tensor spans densely is that tensor's own until
+        another tensor of it comes; then, or for a tensor that does not span its storage (a saved slice), each
+        becomes an ``as_strided`` view of one hidden base holding the storage, as ``empty_strided`` makes them."""
+        entry = self.storages.get(id(storage))
+        if entry is None:
+            entry = self.storages[id(storage)] = [storage, None, None]
+            if offset == 0 and dense and storage.array.size == int(np.prod(size)):
+                entry[1] = t
+                return
+        if entry[2] is None:
+            import weakref
+            store = self.placer(storage.array, storage.location, False)
+            store._views = weakref.WeakSet()
+            store.__dict__["_hidden_base"] = True
+            entry[2] = store
+            first = entry[1]
+            if first is not None:
+                _view_of(first, store, 0, tuple(first.shape), first.stride())
+        _view_of(t, entry[2], offset, size, stride)
+
 
     def rebuild_tensor_v3(self, storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype=None,
                           metadata=None):
@@ -93,12 +121,23 @@ class _Builders:
         if not isinstance(data, Tensor):
             raise Refused("_rebuild_parameter expects a tensor")
         from .nn.parameter import Parameter
-        return Parameter(data, requires_grad=bool(requires_grad))
+        p = Parameter(data, requires_grad=bool(requires_grad))
+        if data._view is not None and p._view is None:  # (a view of its storage, see _share: so is the parameter)
+            p._view, p._vc, p._layout = data._view, data._vc, data._layout
+            data._view[0]._views.add(p)
+        return p
 
     def rebuild_from_type(self, func, new_type, args, state):
         if not callable(func) or func not in (self.rebuild_tensor, self.rebuild_tensor_v3, self.rebuild_parameter):
             raise Refused("_rebuild_from_type_v2 may only wrap a tensor rebuild function")
         return func(*args)
+
+
+def _view_of(t, store, offset, size, stride):
+    """Make ``t`` (a tensor holding those values) the ``as_strided`` view of ``store`` at that geometry."""
+    from .ops.strided import _AS_STRIDED
+    t._attach_view(store, _AS_STRIDED, (("size", size), ("stride", stride), ("offset", offset)))
+    t._layout = None
 
 
 def _strided(flat, offset, size, stride):

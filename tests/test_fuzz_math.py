@@ -1675,3 +1675,18 @@ def test_complex_exp_and_sigmoid_take_std_exps_special_values():
             for dt in ("complex64", "complex128") for f in ("exp", "sigmoid")],
           lambda T: (lambda a: (a.exp(), T.autograd.grad(a.exp().abs().sum(), a)))(T.tensor([1 + 2j],
                                                                                             requires_grad=True)))
+
+
+@needs_torch
+def test_addbmm_without_batches_and_polynomials_of_a_complex_number_raise_as_pytorch():
+    # (math fuzzer seed 120014) addbmm with no batches scales the result in place first (result.mul_(beta)), so an
+    # integer input with a float beta raises its cast error even when the result is empty; (seed 120032) a special
+    # polynomial of a float tensor and a complex number runs in ComplexFloat: NotImplementedError, as for a complex
+    # tensor (torchish dropped the imaginary part)
+    i64 = lambda T, *s: T.ones(*s, dtype=T.int64)  # noqa: E731
+    agree(*[lambda T, s=s, b=b: T.addbmm(i64(T, *s), i64(T, 0, s[0], 1), i64(T, 0, 1, s[1]), beta=b)
+            for s in ((3, 0), (3, 2)) for b in (0.5, 1.0, 0.0, 2)],
+          lambda T: T.addbmm(i64(T, 3, 2), i64(T, 1, 3, 0), i64(T, 1, 0, 2), beta=0.5),
+          *[lambda T, f=f, n=n: getattr(T.special, f)(T.tensor([0.5, 2.0]), n) for n in (1 + 2j, 2, 2.5)
+            for f in ("hermite_polynomial_he", "chebyshev_polynomial_t", "legendre_polynomial_p")],
+          lambda T: T.special.laguerre_polynomial_l(1j, T.tensor([2.0])))

@@ -624,7 +624,11 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _addmm_dtypes(input, batch1, batch2)  # (PyTorch's addbmm runs addmm on each batch)
     _same_dtype(batch1, batch2, "bmm", "addmm_impl_cpu_")
     _expand_check(input.shape, (batch1.shape[1], batch2.shape[2]))
-    _check_empty_product(input, beta, (batch1.shape[1], batch2.shape[2]), 0 in (batch1.shape[0], batch1.shape[2]))
+    # no batches: PyTorch's kernel scales the result in place before any product, whatever its shape (its cast
+    # check refuses an integer result with a float beta even when the result is empty)
+    no_batches = batch1.shape[0] == 0
+    _check_empty_product(input, beta, () if no_batches else (batch1.shape[1], batch2.shape[2]),
+                         no_batches or batch1.shape[2] == 0)
     return _add_apply(_ADDBMM, input, batch1, batch2, beta, alpha, out, "addbmm")
 
 

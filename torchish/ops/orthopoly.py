@@ -126,6 +126,9 @@ def _define(name, fn):
                                           or t.dtype in (_dtype.float16, _dtype.bfloat16)):
                 raise _ew.not_implemented(f"{name}_cpu", t.dtype)
         x, m = _ew.scalar_or_tensor(input), _ew.scalar_or_tensor(n)
+        dt = _ew.common_dtype((x, m))  # (the kernel's dtype: a complex number beside a float tensor is complex)
+        if dt.category > _dtype._FLOAT:
+            raise _ew.not_implemented(f"{name}_cpu", dt)
         return _ew._out(apply(op, (x, m)), out, name)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``torch.special.{name}(input, n)``, elementwise (no gradient, as in PyTorch)."

@@ -328,3 +328,43 @@ def test_sdpa_half_precision_kernels_round_as_pytorchs(dtype):
         out.append([y, *lib.autograd.grad(y.float().square().sum(), (q, k, v))])
         return out
     same(run, rtol=1e-3, atol=1e-5)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_sdpa_grouped_query_heads_run_the_flash_kernel_as_pytorchs(dtype):
+    """With enable_gqa PyTorch's CPU build runs its flash kernel (sdp_utils: grouped heads pass the dense checks),
+    whose backward adds each query head's contribution into its key/value head's gradient in turn, rounding at each
+    addition; torchish ran the float32 math kernel (several ulps off) and named the node its own way."""
+    def run(lib):
+        dt = getattr(lib, dtype)
+        q = (formula_data(lib, 1, 4, 6, 4) * 1.5).to(dt).requires_grad_()
+        k = formula_data(lib, 1, 2, 6, 4, seed=1).to(dt).requires_grad_()
+        v = formula_data(lib, 1, 2, 6, 4, seed=2).to(dt).requires_grad_()
+        mask = formula_data(lib, 1, 4, 6, 6, seed=4).to(dt) * 2
+        out = []
+        for kw in (dict(is_causal=True), dict(attn_mask=mask)):
+            y = lib.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True, **kw)
+            g = formula_data(lib, *y.shape, seed=3).to(dt)
+            out.append([type(y.grad_fn).__name__, y, *lib.autograd.grad(y, (q, k, v), g)])
+        return out
+    ref, got = run(torch), run(torchish)
+    for r, t in zip(ref, got):
+        assert r[0] == t[0] == "ScaledDotProductFlashAttentionForCpuBackward0"
+        for a, b in zip(r[1:], t[1:]):  # bit for bit
+            np.testing.assert_array_equal(a.detach().float().numpy(), b.detach().float().numpy())
+
+
+@needs_torch
+def test_sdpa_node_is_named_for_pytorchs_cpu_flash_kernel_where_it_runs():
+    def names(lib):
+        F = lib.nn.functional
+        q = lib.ones(1, 2, 3, 4, requires_grad=True)
+        calls = [lambda: F.scaled_dot_product_attention(q, q, q),
+                 lambda: F.scaled_dot_product_attention(q.double(), q.double(), q.double(), is_causal=True),
+                 lambda: F.scaled_dot_product_attention(q, lib.ones(1, 2, 5, 4), lib.ones(1, 2, 5, 4), scale=0.3),
+                 lambda: F.scaled_dot_product_attention(q.transpose(1, 2), q.transpose(1, 2), q.transpose(1, 2)),
+                 lambda: F.scaled_dot_product_attention(q.bfloat16(), q.bfloat16(), q.bfloat16(),
+                                                        attn_mask=lib.zeros(1, 1, 3, 3))]
+        return [type(f().grad_fn).__name__ for f in calls]
+    assert names(torchish) == names(torch) == ["ScaledDotProductFlashAttentionForCpuBackward0"] * 5

@@ -62,19 +62,43 @@ def _flash_reduced(q, k, v, mask, scale, causal):
     return (dst * (1 / total)).astype(q.dtype), lse
 
 
+def _repeat_heads(t, rep):
+    """Grouped-query attention: each key/value head serves ``rep`` consecutive query heads."""
+    return t if rep == 1 else jnp.repeat(t, rep, axis=-3)
+
+
 def _flash_reduced_fwd(q, k, v, mask, drop, *, scale, causal, rep):
-    return _flash_reduced(q, k, v, mask, scale, causal)[0]
+    return _flash_reduced(q, _repeat_heads(k, rep), _repeat_heads(v, rep), mask, scale, causal)[0]
 
 
 def _flash_reduced_vjp(g, q, k, v, mask, drop, *, out, scale, causal, rep):
-    """The kernel's backward: gradients of query, key and value (the mask takes none on this path)."""
-    lse = _flash_reduced(q, k, v, mask, scale, causal)[1]
-    dt, L, S = q.dtype, q.shape[-2], k.shape[-2]
+    """The kernel's backward: gradients of query, key and value (the mask takes none on this path). With grouped
+    heads, each key/value head's gradients gather its query heads' contributions one head after the other, rounded
+    at each addition (a group's heads are not summed apart first)."""
+    lse = _flash_reduced(q, _repeat_heads(k, rep), _repeat_heads(v, rep), mask, scale, causal)[1]
     dsum = jnp.sum(g.astype(jnp.float32) * out.astype(jnp.float32), axis=-1, keepdims=True)
+    gk, gv = jnp.zeros(k.shape, q.dtype), jnp.zeros(v.shape, q.dtype)
+    if rep == 1:
+        gq, gk, gv = _backward_blocks(g, q, k, v, mask, lse, dsum, scale, causal, gk, gv)
+        return gq, gk, gv, None, None
+
+    def head(t, r):  # query head r of each group: (..., Hk * rep, L, X) -> (..., Hk, L, X)
+        return t.reshape(t.shape[:-3] + (k.shape[-3], rep) + t.shape[-2:])[..., r, :, :]
+    per_head = mask is not None and mask.ndim >= 3 and mask.shape[-3] > 1
+    gqs = []
+    for r in range(rep):
+        gq, gk, gv = _backward_blocks(head(g, r), head(q, r), k, v, head(mask, r) if per_head else mask,
+                                      head(lse, r), head(dsum, r), scale, causal, gk, gv)
+        gqs.append(gq)
+    gq = jnp.stack(gqs, axis=-3)  # (..., Hk, rep, L, E)
+    return gq.reshape(q.shape), gk, gv, None, None
+
+
+def _backward_blocks(g, q, k, v, mask, lse, dsum, scale, causal, gk, gv):
+    """One pass of the kernel's backward over query blocks and key blocks, adding into ``gk``/``gv``."""
+    dt, L, S = q.dtype, q.shape[-2], k.shape[-2]
     qb = _q_block(L)
     gq_rows = []
-    gk = jnp.zeros(k.shape, dt)
-    gv = jnp.zeros(v.shape, dt)
     for m0 in range(0, L, qb):
         m1 = min(m0 + qb, L)
         qm, gm = q[..., m0:m1, :], g[..., m0:m1, :]
@@ -95,7 +119,7 @@ def _flash_reduced_vjp(g, q, k, v, mask, drop, *, out, scale, causal, rep):
                 (gk[..., start:stop, :].astype(jnp.float32)
                  + jnp.float32(scale) * _mm(jnp.swapaxes(ds, -1, -2), qm)).astype(dt))
         gq_rows.append(gq)
-    return jnp.concatenate(gq_rows, axis=-2), gk, gv, None, None
+    return jnp.concatenate(gq_rows, axis=-2), gk, gv
 
 
 SDPA_FLASH_REDUCED = defop("scaled_dot_product_attention_flash_reduced", _flash_reduced_fwd,

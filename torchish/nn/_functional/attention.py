@@ -20,7 +20,7 @@ from ...ops.broadcast import broadcast_error
 from ...ops.linalg import copied_by_reshape
 from ...ops.out_layout import like_format
 from ...ops import registry as _registry
-from ...ops.registry import apply, defop
+from ...ops.registry import apply, defop, overload
 from ._flash_reduced import SDPA_FLASH_REDUCED
 from .dropout import inverted_dropout_mask
 from .linear import linear
@@ -84,6 +84,9 @@ _SDPA = defop("scaled_dot_product_attention", _sdpa_fwd, grad_name="ScaledDotPro
 # broadcast batch): then only temporaries are saved
 _SDPA_COPIED_V = defop("scaled_dot_product_attention_copied_value", _sdpa_fwd,
                        grad_name="ScaledDotProductAttentionBackward0")
+# where PyTorch's CPU build runs its flash kernel, its node's name
+_FLASH_NAMED = {op: overload(op, "ScaledDotProductFlashAttentionForCpuBackward0")
+                for op in (_SDPA, _SDPA_COPIED_V, SDPA_FLASH_REDUCED)}
 
 
 def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, need_weights, average, zero_attn,
@@ -147,9 +150,9 @@ def _grad_on():
 
 def _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
     """Whether PyTorch would run its flash kernel here, where that matters (the CPU: on an accelerator XLA's kernels
-    stand for all of PyTorch's fused ones): 4-D inputs, no dropout, no mask that requires grad, no grouped heads.
-    Its sdp_utils also ask for equal batch sizes, value's head size equal to query's and unit last-dimension
-    strides. Raises PyTorch's errors where the kernels ``torchish.nn.attention.sdpa_kernel`` allows cannot run."""
+    stand for all of PyTorch's fused ones): 4-D inputs, no dropout, no mask that requires grad, equal batch sizes,
+    equal head counts (or grouped ones with ``enable_gqa``), non-empty sequences, value's head size equal to
+    query's and unit last-dimension strides. Raises PyTorch's errors where the kernels ``torchish.nn.attention.sdpa_kernel`` allows cannot run."""
     flags = _backends._SDP
     if query.device.type != "cpu":
         if not any(flags[k] for k in ("math", "flash", "mem_efficient", "cudnn")):
@@ -157,8 +160,10 @@ def _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
         return False
     if not (flags["math"] or flags["flash"]):
         raise RuntimeError(_NO_VIABLE)
-    dense = query.ndim == key.ndim == value.ndim == 4 and not dropout_p and query.shape[:2] == key.shape[:2] == \
-        value.shape[:2]
+    dense = query.ndim == key.ndim == value.ndim == 4 and not dropout_p and query.shape[0] == key.shape[0] == \
+        value.shape[0] and query.shape[2] > 0 and key.shape[2] > 0 and (
+            query.shape[1] == key.shape[1] == value.shape[1] or enable_gqa and key.shape[1] == value.shape[1]
+            and key.shape[1] > 0 and query.shape[1] % key.shape[1] == 0)  # (sdp_utils: GQA runs fused on the CPU)
     mask_ok = attn_mask is None or not (attn_mask.requires_grad and _grad_on())
     if flags["flash"] and dense and mask_ok and attn_mask is not None and attn_mask.ndim < 2:
         wrap_dim(-2, attn_mask.ndim, wrap_scalar=False)  # PyTorch's mask shape check reads attn_mask.size(-2)
@@ -254,11 +259,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ev = value.shape[-1]
     copied = rep > 1 or value.ndim > 2 and copied_by_reshape(value, batch + (S, ev), (math.prod(batch), S, ev))
     if fused:
-        out = apply(SDPA_FLASH_REDUCED, (query, key, value, attn_mask, None), scale=sc, causal=bool(is_causal),
-                    rep=rep)
+        op = SDPA_FLASH_REDUCED
+        out = apply(_FLASH_NAMED[op] if flash else op, (query, key, value, attn_mask, None), scale=sc,
+                    causal=bool(is_causal), rep=rep)
     else:
         kw = dict(upcast=True) if upcast else {}
-        out = apply(_SDPA_COPIED_V if copied else _SDPA, (query, key, value, attn_mask, drop), scale=sc,
+        op = _SDPA_COPIED_V if copied else _SDPA
+        out = apply(_FLASH_NAMED[op] if flash else op, (query, key, value, attn_mask, drop), scale=sc,
                     causal=bool(is_causal), rep=rep, **kw)
     # the flash kernel allocates its output as empty_like(query): a (B, L, H, E)-strided query, as multi-head code
     # makes by transposing, gives an output whose transpose(1, 2) is contiguous (and may be view()ed); math's is

@@ -166,4 +166,36 @@ def case_utility_warnings(lib):
         lib.set_warn_always(before)
 
 
+def case_parameter_and_optimizer_state_strides(lib, jit):
+    # nn.Parameter(t) is t's data (a transposed tensor keeps its strides, as does deepcopy), parameters_to_vector
+    # views each parameter (a non-contiguous one raises), and the optimizers' state is zeros_like(p,
+    # preserve_format): a channels-last or transposed parameter's state has its strides, also after load_state_dict
+    nn = lib.nn
+    conv = _init(lib, nn.Conv2d(2, 3, 3)).to(memory_format=lib.channels_last)
+    proj = nn.Parameter(_data(lib, 3, 4).t())
+    x = _data(lib, 2, 2, 5, 5).to(memory_format=lib.channels_last)
+    params = [conv.weight, conv.bias, proj]
+    opt = lib.optim.Adam(params, lr=0.1)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = (conv(x).mean((2, 3)) @ proj.t()).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    losses = [step(x), step(x)]
+    out = [losses, proj.stride(), copy.deepcopy(proj).stride(), proj.grad.stride(), conv.weight.grad.stride(),
+           [(k, v.stride()) for p in params for k, v in opt.state[p].items() if v.ndim],
+           _err(lambda: nn.utils.parameters_to_vector(params))]
+    opt2 = lib.optim.Adam(params, lr=0.1)
+    opt2.load_state_dict(copy.deepcopy(opt.state_dict()))
+    out.append([(k, v.stride()) for p in params for k, v in opt2.state[p].items() if v.ndim])
+    sgd = lib.optim.SGD(params, lr=0.1, momentum=0.9)
+    sgd.step()
+    out += [[sgd.state[p]["momentum_buffer"].stride() for p in params], proj, conv.weight]
+    return out
+
+
 test_script_matches_torch = script_test(globals())

@@ -18,6 +18,7 @@ import contextlib
 import weakref
 
 from .._tensor import Tensor
+from ..ops.inplace import dense_layout
 
 
 def _share(param: Tensor, data: Tensor) -> None:
@@ -51,6 +52,7 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):  # PyTorch's Parameter.__new__ calls data.detach()
             raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
         p = cls._make(data._d)
+        p._layout = dense_layout(data)  # (PyTorch's parameter is the data itself: a transposed one keeps its strides)
         if requires_grad:
             p.requires_grad_(True)
         _share(p, data)
@@ -59,7 +61,9 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(Tensor._make(self._d), self._rg)
+        data = Tensor._make(self._d)
+        data._layout = dense_layout(self)  # (PyTorch copies with preserve_format)
+        result = type(self)(data, self._rg)
         result.__dict__.update(self.__dict__)
         memo[id(self)] = result
         return result

@@ -36,6 +36,7 @@ from ..compile.state import _donated_values
 from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag
 from ..ops import lazy, nesting, tracing
 from ..ops.broadcast import broadcast_error, broadcast_shapes
+from ..ops.inplace import dense_layout
 from ..ops.registry import OpDef, apply
 from ._arith import as_real
 from ._state_dict import StateDictMixin
@@ -112,7 +113,11 @@ def scalar_tensor(value, dtype=None, beside=None):
 
 
 def zeros_like_param(p, fill=0.0):
-    return Tensor._make(jnp.full(p._v.shape, fill, p._v.dtype, device=_device.placement(p._v)))
+    """A state Tensor of ``p``'s shape, dtype, device and strides (PyTorch's ``zeros_like(p,
+    memory_format=torch.preserve_format)``: a channels-last or transposed parameter's state keeps its layout)."""
+    t = Tensor._make(jnp.full(p._v.shape, fill, p._v.dtype, device=_device.placement(p._v)))
+    t._layout = dense_layout(p)
+    return t
 
 
 def check_lr(lr):

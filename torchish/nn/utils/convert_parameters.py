@@ -15,7 +15,7 @@ def parameters_to_vector(parameters) -> Tensor:
     from ...ops.join import cat
     params = list(parameters)
     _check_same_device(params)
-    return cat([p.reshape(-1) for p in params])
+    return cat([p.view(-1) for p in params])  # (view, as PyTorch: a non-contiguous parameter raises)
 
 
 def vector_to_parameters(vec, parameters) -> None:

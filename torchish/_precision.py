@@ -10,8 +10,8 @@ Kernels read these when they are traced, so a change clears JAX's compiled kerne
 :data:`EPOCH`, which ``torchish.compile`` keys its programs by.
 
 Also here: the rounding PyTorch's kernels do that XLA would otherwise optimise away — one true division
-(:func:`div`), sums in index order (:func:`seq_sum`), and the half-precision rounding after each op of a composite
-formula (:func:`stepper`).
+(:func:`div`), a fused multiply-add (:func:`fma`), sums in index order (:func:`seq_sum`), and the half-precision
+rounding after each op of a composite formula (:func:`stepper`).
 """
 from __future__ import annotations
 
@@ -64,6 +64,19 @@ def div(a, b):
     a = jnp.asarray(a)
     b = jnp.broadcast_to(jnp.asarray(b, a.dtype), jnp.broadcast_shapes(a.shape, jnp.shape(b)))
     return a / jax.lax.optimization_barrier(b)
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once, as PyTorch's CPU kernels compute the ``x * scale + bias`` of their normalisations
+    (compiled with FMA contraction). XLA:CPU contracts a float32 multiply-add into an FMA only at its default
+    optimisation level, so float32 is computed in float64 (the product exact, one rounding of the sum to float64
+    then float32: a double rounding that differs from an FMA only where the float64 sum lands on a float32 tie);
+    float64 is left to XLA."""
+    dt = jnp.result_type(a, b, c)
+    if dt != jnp.float32:
+        return a * b + c
+    w = jnp.float64
+    return (jnp.asarray(a, w) * jnp.asarray(b, w) + jnp.asarray(c, w)).astype(dt)
 
 
 def seq_sum(x, axis):

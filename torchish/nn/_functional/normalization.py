@@ -21,6 +21,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops.casting import ACC
 from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
+from ...ops.unary import rsqrt_values
 from ._args import need_tensor, need_tensor_attr
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm"]
@@ -32,11 +33,19 @@ def _acc(x):
 
 
 def _affine(y, w, b, shape):
+    """``y * w + b``, the multiply-add rounded once (:func:`_precision.fma`) as PyTorch's CPU kernels do."""
+    if w is not None and b is not None:
+        return _precision.fma(y, w.reshape(shape), b.reshape(shape))
     if w is not None:
         y = y * w.reshape(shape)
     if b is not None:
         y = y + b.reshape(shape)
     return y
+
+
+def _rstd(var, eps):
+    """``1 / sqrt(var + eps)``: PyTorch's kernels divide (two roundings; XLA's rsqrt rounds once)."""
+    return _precision.div(1, jnp.sqrt(var + eps))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -100,6 +109,12 @@ def _bn_sum(v, axes, acc):
     return jnp.sum(v.astype(acc), axis=axes, keepdims=True).astype(v.dtype)
 
 
+def _bn_weight_grad(centered, g, invstd, axes, acc):
+    """``dot(x - mean, dy) * invstd``: PyTorch multiplies the accumulator (double for a float32 input) by invstd
+    before storing, one rounding."""
+    return (jnp.sum((centered * g).astype(acc), axis=axes, keepdims=True) * invstd.astype(acc)).astype(g.dtype)
+
+
 def _bn_normalize(x, w, b, axes, eps, mixed=False):
     """PyTorch's batch_norm transform from the saved statistics: ``x * alpha + beta`` with ``alpha = invstd * w``,
     ``beta = b - mean * alpha`` (float32 for half inputs, rounded once)."""
@@ -107,8 +122,8 @@ def _bn_normalize(x, w, b, axes, eps, mixed=False):
     wide = _precision.stepper(x.dtype)[0]
     xw, mean, invstd, mean_exact, var = _bn_stats(x, axes, eps, mixed)
     alpha = invstd if w is None else invstd * wide(w).reshape(shape)
-    beta = -mean * alpha if b is None else wide(b).reshape(shape) - mean * alpha
-    return (xw * alpha + beta).astype(x.dtype), mean_exact, var
+    beta = -mean * alpha if b is None else _precision.fma(-mean, alpha, wide(b).reshape(shape))
+    return _precision.fma(xw, alpha, beta).astype(x.dtype), mean_exact, var
 
 
 def _bn_grad(g, x, w, axes, eps, mixed=False):
@@ -129,7 +144,7 @@ def _bn_grad(g, x, w, axes, eps, mixed=False):
     dx = (gw - grad_mean - centered * k) * invstd
     if w is not None:
         dx = dx * wide(w).reshape(shape)
-    return dx.astype(x.dtype), dotp * invstd, total
+    return dx.astype(x.dtype), _bn_weight_grad(centered, gw, invstd, axes, acc), total
 
 
 def _bn_train_fwd(x, w, b, *, eps, mixed=False):
@@ -147,17 +162,44 @@ def _bn_train_vjp(g, x, w, b, out, eps, mixed=False):
             None if b is None else db.reshape(-1).astype(b.dtype))
 
 
-def _bn_eval_fwd(x, w, b, rm, rv, *, eps):
+def _bn_eval_terms(x, w, rm, rv, eps):
+    """PyTorch's batch_norm from the running statistics: ``invstd = 1 / sqrt(running_var + eps)`` (float32 for a
+    half input), ``alpha = invstd * w``; with the widened input, mean and the broadcast shape."""
     shape = (1, -1) + (1,) * (x.ndim - 2)
-    xa = _acc(x)
-    y = (xa - rm.reshape(shape)) * lax.rsqrt(rv.reshape(shape) + eps)
-    return _affine(y, w, b, shape).astype(x.dtype)
+    wide = _precision.stepper(x.dtype)[0]
+    invstd = _rstd(wide(rv).reshape(shape), eps)
+    alpha = invstd if w is None else invstd * wide(w).reshape(shape)
+    return wide(x), wide(rm).reshape(shape), invstd, alpha, shape
+
+
+def _bn_eval_fwd(x, w, b, rm, rv, *, eps):
+    """``x * alpha + beta`` with ``beta = b - mean * alpha``, each multiply-add rounded once (PyTorch's
+    batch_norm_cpu_collect_linear_and_constant_terms and its transform)."""
+    xw, mean, _, alpha, shape = _bn_eval_terms(x, w, rm, rv, eps)
+    wide = _precision.stepper(x.dtype)[0]
+    beta = -mean * alpha if b is None else _precision.fma(-mean, alpha, wide(b).reshape(shape))
+    return _precision.fma(xw, alpha, beta).astype(x.dtype)
+
+
+def _bn_eval_vjp(g, x, w, b, rm, rv, out, eps):
+    """PyTorch's batch_norm backward in evaluation mode: ``dx = dy * invstd * w``, ``dw = dot(x - mean, dy) *
+    invstd``, ``db = sum(dy)`` (the sums accumulated as the training kernel's); none for the running statistics."""
+    xw, mean, invstd, _, shape = _bn_eval_terms(x, w, rm, rv, eps)
+    if x.dtype == jnp.float32:  # (its float32 backward adds the double eps: invstd in double, rounded to float)
+        invstd = _rstd(rv.astype(jnp.float64).reshape(shape), eps).astype(jnp.float32)
+    gw = _precision.stepper(x.dtype)[0](g)
+    axes = (0,) + tuple(range(2, x.ndim))
+    acc = ACC.get(x.dtype, x.dtype)
+    dx = gw * invstd if w is None else gw * invstd * _precision.stepper(x.dtype)[0](w).reshape(shape)
+    dw = None if w is None else _bn_weight_grad(xw - mean, gw, invstd, axes, acc).reshape(-1).astype(w.dtype)
+    db = None if b is None else _bn_sum(gw, axes, acc).reshape(-1).astype(b.dtype)
+    return dx.astype(x.dtype), dw, db, None, None
 
 
 _BN_TRAIN = defop("batch_norm", _bn_train_fwd, vjp=_bn_train_vjp, grad_name="NativeBatchNormBackward0")
-_BN_EVAL = defop("batch_norm_eval", _bn_eval_fwd, grad_name="NativeBatchNormBackward0")
+_BN_EVAL = defop("batch_norm_eval", _bn_eval_fwd, vjp=_bn_eval_vjp, grad_name="NativeBatchNormBackward0")
 # instance_norm with the running statistics: PyTorch's batch_norm of repeated weight and statistics (temporaries)
-_IN_EVAL = defop("instance_norm_eval", _bn_eval_fwd, grad_name="NativeBatchNormBackward0")
+_IN_EVAL = defop("instance_norm_eval", _bn_eval_fwd, vjp=_bn_eval_vjp, grad_name="NativeBatchNormBackward0")
 
 
 def _check_vec(name, t, c):
@@ -325,7 +367,9 @@ def _ln_fwd(x, w, b, *, k, eps):
     xa = _acc(x)
     mean = jnp.mean(xa, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(xa - mean), axis=axes, keepdims=True)
-    y = (xa - mean) * lax.rsqrt(var + eps)
+    rstd = _rstd(var, eps)
+    # PyTorch's kernels: (x - mean) * rstd; its float16/bfloat16 one x * rstd + (-rstd * mean) in float32, one rounding
+    y = _precision.fma(xa, rstd, -rstd * mean) if x.dtype in _precision.LOW else (xa - mean) * rstd
     return _affine(y, w, b, x.shape[x.ndim - k:]).astype(x.dtype)
 
 
@@ -342,7 +386,7 @@ def _ln_vjp(g, x, w, b, out, k, eps):
     r_stat = (lambda v: v) if mixed else r
     xw, gw = wide(x), wide(g)
     mean = jnp.mean(xw, axis=axes, keepdims=True)
-    rstd = r_stat(lax.rsqrt(jnp.mean(jnp.square(xw - mean), axis=axes, keepdims=True) + eps))
+    rstd = r_stat(_rstd(jnp.mean(jnp.square(xw - mean), axis=axes, keepdims=True), eps))
     mean = r_stat(mean)
     scale = 1.0 / math.prod(x.shape[x.ndim - k:])
     dyw = gw if w is None else gw * wide(w)
@@ -392,7 +436,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def _rms_fwd(x, w, *, k, eps):
     axes = tuple(range(x.ndim - k, x.ndim))
     xa = _acc(x)
-    y = xa * lax.rsqrt(jnp.mean(jnp.square(xa), axis=axes, keepdims=True) + eps)
+    y = xa * rsqrt_values(jnp.mean(jnp.square(xa), axis=axes, keepdims=True) + eps)
     return (y if w is None else y * w).astype(x.dtype)
 
 
@@ -434,8 +478,20 @@ def _gn_fwd(x, w, b, *, groups, eps):
     xa = _acc(x).reshape((n, groups, _group_size(x, groups)))
     mean = jnp.mean(xa, axis=2, keepdims=True)
     var = jnp.mean(jnp.square(xa - mean), axis=2, keepdims=True)
-    y = ((xa - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
-    return _affine(y, w, b, (1, c) + (1,) * (x.ndim - 2)).astype(x.dtype)
+    rstd = _rstd(var, eps)
+    if w is None and b is None:
+        return ((xa - mean) * rstd).reshape(x.shape).astype(x.dtype)
+    # PyTorch's kernel: per channel scale = rstd * w, bias = -scale * mean + b, then scale * x + bias (each
+    # multiply-add rounded once)
+    per_c, hw = c // groups, math.prod(x.shape[2:])
+    wide = _precision.stepper(x.dtype)[0]
+    scale = jnp.repeat(rstd, per_c, axis=1)  # (n, c, 1)
+    mean_c = jnp.repeat(mean, per_c, axis=1)
+    if w is not None:
+        scale = scale * wide(w).reshape((1, c, 1))
+    bias = -scale * mean_c if b is None else _precision.fma(-scale, mean_c, wide(b).reshape((1, c, 1)))
+    y = _precision.fma(scale, xa.reshape((n, c, hw)), bias)
+    return y.reshape(x.shape).astype(x.dtype)
 
 
 def _gn_vjp(g, x, w, b, out, groups, eps):
@@ -450,7 +506,7 @@ def _gn_vjp(g, x, w, b, out, groups, eps):
     xw, gw = wide(x).reshape((n, c, hw)), wide(g).reshape((n, c, hw))
     xg = xw.reshape((n, groups, _group_size(x, groups)))
     mean = jnp.mean(xg, axis=2, keepdims=True)
-    rstd = r(lax.rsqrt(jnp.mean(jnp.square(xg - mean), axis=2, keepdims=True) + eps))  # (n, groups, 1)
+    rstd = r(_rstd(jnp.mean(jnp.square(xg - mean), axis=2, keepdims=True), eps))  # (n, groups, 1)
     mean = r(mean)
     gamma = jnp.ones((c,), xw.dtype) if w is None else wide(w)
     ds = jnp.sum(gw * xw, axis=2)  # (n, c)

@@ -304,7 +304,22 @@ ERRORS = {
     "from_numpy": lambda t, x: t.from_numpy(x.view(t.uint8).numpy().view(ml_dtypes.float8_e4m3fn)),
     "flip_last": lambda t, x: x.flip(1), "gather_1d": lambda t, x: x[0].gather(0, t.tensor([1, 0])),
     "pad_e8m0_zero": lambda t, x: t.nn.functional.pad(x, (1, 1)) if x.dtype == t.float8_e8m0fnu else 1 / 0,
+    "mean_empty": lambda t, x: x[:0].mean(), "mean_dim_empty": lambda t, x: x[:, :0].mean(1),
 }
+
+
+@needs_torch
+def test_empty_sums_are_pytorchs_zeros():
+    """A sum over nothing runs no kernel in PyTorch: its zeros are 0 rounded into the type (bits 0, which is 2^-127
+    in float8_e8m0fnu, where XLA's conversion of 0 gives NaN)."""
+    def bits(lib):
+        out = []
+        for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"):
+            z = lib.zeros(2, 0, dtype=getattr(lib, name))
+            out.append([z.sum().view(lib.uint8).item(), z.sum(1).view(lib.uint8).tolist(),
+                        z.sum(1, keepdim=True).shape, z.sum(dtype=lib.float32).item(), z.mean(dtype=lib.float32).shape])
+        return out
+    assert bits(torchish) == bits(torch)
 
 
 @needs_torch

@@ -231,3 +231,28 @@ def test_fd_reductions():
     check_fd(lambda a: torchish.logsumexp(a, 1) + a.logcumsumexp(0).sum(1), arr(3, 4, seed=3))
     check_fd(lambda a: a.cumprod(1).sum(0) + a.norm(3, 0), arr(3, 4, seed=4))
     check_fd(lambda a: torchish.cumulative_trapezoid(a, dx=0.3).sum(1) + torchish.softmax(a, 0)[:, 0], arr(3, 4, seed=6))
+
+
+@needs_torch
+def test_reductions_into_an_overlapping_out_accumulate_as_pytorchs():
+    """sum/nansum/prod/amax/amin write out= without TensorIterator's internal-overlap check: where out's elements
+    share one memory location (an expanded view), that location ends with the reduction of every input element
+    reduced into any of them (the kernel accumulates there); a wrong-shaped one is resized first. torchish raised
+    the overlap error (mean still does, as PyTorch's)."""
+    def run(T):
+        x = T.arange(6.0).reshape(2, 3)
+        out = []
+        for fn in (lambda o: T.sum(x, 0, out=o), lambda o: T.nansum(x, 0, out=o), lambda o: T.prod(x + 1, 0, out=o),
+                   lambda o: T.amax(x, 0, out=o), lambda o: T.amin(x, 0, out=o),
+                   lambda o: T.sum(x.int(), 0, out=o)):
+            o = T.full((1,), 100.0).expand(3)
+            out += [fn(o), o._base]
+        o = T.full((2,), 100.0)[:, None].expand(2, 3)
+        out += [T.sum(T.arange(12.0).reshape(2, 2, 3), 0, out=o), o._base]
+        with pytest.warns(UserWarning, match="resized"):
+            out.append(T.sum(x, 0, out=T.zeros(1).expand(2)))
+        return out
+    ref, got = run(torch), run(torchish)
+    assert [r.tolist() for r in ref] == [g.tolist() for g in got]
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        torchish.mean(torchish.arange(6.0).reshape(2, 3), 0, out=torchish.zeros(1).expand(3))

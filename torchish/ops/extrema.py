@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .elementwise import _out, not_implemented, out_structured, require_tensor, structured_out
-from .reduce import RETURN_TYPES, dims, numpy_kwargs, one_dim, values_indices
+from .reduce import RETURN_TYPES, dims, numpy_kwargs, one_dim, reduction_out, values_indices
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -146,8 +146,8 @@ def _amaxmin(largest):
                 _check_nonempty(input, name, d)
         if input.is_complex() and input.numel():  # an empty result never reaches the (real-only) kernel
             raise not_implemented(f"{name[1:]}_values_cpu", input.dtype)
-        return _out(apply(_AMAX if largest else _AMIN, (input,), axis=ax, keepdims=bool(keepdim), largest=largest),
-                    out, name)
+        return reduction_out(apply(_AMAX if largest else _AMIN, (input,), axis=ax, keepdims=bool(keepdim),
+                                   largest=largest), out, name)
     f.__name__ = f.__qualname__ = name
     return f
 

@@ -4,6 +4,7 @@ accumulation dtypes and the ``torch.return_types`` tuples. The rest of the famil
 ``stats`` (var/std, norms), ``softmax`` (logsumexp, softmax), ``scan`` (cumsum and friends, diff, trapezoid)."""
 from __future__ import annotations
 
+import builtins
 import collections
 import functools
 
@@ -112,6 +113,37 @@ def scatter_add_along(shape, dtype, idx, g, axis):
 
 _HALF = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
 
+_COMBINE = {"sum": np.add, "nansum": np.add, "prod": np.multiply, "amax": np.fmax, "amin": np.fmin}
+
+
+def reduction_out(result, out, name):
+    """``_out`` for the reductions PyTorch computes into ``out`` without TensorIterator's internal-overlap check
+    (sum, nansum, prod, amax, amin): where elements of ``out`` share one memory location (an expanded view), that
+    location gets the reduction of every input element reduced into any of them (PyTorch's kernel accumulates
+    there), where ``_out`` would raise."""
+    if out is None or not isinstance(out, Tensor) or out._view is None or not out.numel() \
+            or STATE.grad_enabled and result._rg:
+        return _out(result, out, name)
+    from . import inplace as _ip
+    from .strided import positions
+    shape, strides, offset = _ip.layout(out)
+    if not builtins.any(st == 0 and n > 1 for n, st in zip(shape, strides)):
+        return _out(result, out, name)
+    if tuple(out.shape) != tuple(result.shape):  # (resized first, as resize_ would: contiguous in its storage)
+        with _ip.overlap_ok(out):
+            return _out(result, out, name)
+    pos = positions(shape, strides, offset).reshape(-1)
+    where, group = np.unique(pos, return_inverse=True)
+    vals = np.asarray(result.detach().numpy()).reshape(-1)
+    acc = np.full(len(where), vals[0], vals.dtype)  # (each group's first value: no identity needed)
+    first = np.zeros(len(where), bool)
+    for v, g in zip(vals, group):  # (few elements: an out= view of a reduction)
+        acc[g] = v if not first[g] else _COMBINE[name](acc[g], v)
+        first[g] = True
+    combined = Tensor._make(jnp.asarray(acc[group].reshape(result.shape)))
+    with _ip.overlap_ok(out):
+        return _out(combined, out, name)
+
 
 def _sum_fwd(x, *, axis, keepdims, dtype):
     x = cast(x, dtype)
@@ -152,7 +184,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dt = _acc_dtype(input, dtype, out)
     ax = dims(dim, input.ndim)
     op = _SUM_ALL if ax is None else _SUM
-    return _out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "sum")
+    return reduction_out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "sum")
 
 
 @numpy_kwargs
@@ -166,8 +198,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise not_implemented("nansum_cpu", dt)  # float sum; dtype=int64 is fine: NaN zeroed, each element cast)
     if runs and dt.category == _dtype._COMPLEX and input.dtype.category >= _FLOAT:  # a float input's kernel has no
         raise not_implemented("nansum_cpu", dt)  # complex version (an integer input is summed by sum's kernel)
-    return _out(apply(_NANSUM, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim), dtype=dt.np), out,
-                "nansum")
+    return reduction_out(apply(_NANSUM, (input,), axis=dims(dim, input.ndim), keepdims=bool(keepdim), dtype=dt.np),
+                         out, "nansum")
 
 
 def _mean_fwd(x, *, axis, keepdims, dtype):
@@ -310,7 +342,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dim is None:
         return _out(apply(_PROD_ALL, (input,), axis=None, keepdims=False, dtype=dt.np), out, "prod")
     ax = dims(dim, input.ndim)
-    return _out(apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "prod")
+    return reduction_out(apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "prod")
 
 
 def sum_to_size(input, *args, size=None):

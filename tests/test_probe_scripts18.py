@@ -198,4 +198,31 @@ def case_parameter_and_optimizer_state_strides(lib, jit):
     return out
 
 
+def case_hook_settings_read_by_compiled_steps(lib, jit):
+    # torchish.compile guards the Python values a module hook reads from its closure, as those of the step itself:
+    # a backward pre-hook registered after the first compiled call, whose scale then changes, and a forward hook
+    m = _mlp(lib)
+    opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    x = _data(lib, 5, 3)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        y = m(x)
+        y.pow(2).sum().backward()
+        opt.step()
+        return y.detach()
+
+    cfg = {"grad_scale": 2.0, "out_scale": 0.5}
+    out = [step(x)]
+    m[2].register_full_backward_pre_hook(lambda mod, grad_out: (grad_out[0] * cfg["grad_scale"],))
+    m[0].register_forward_hook(lambda mod, args, o: o * cfg["out_scale"])
+    out.append(step(x))
+    cfg["grad_scale"] = 3.0
+    out += [step(x), step(x)]
+    cfg["out_scale"] = 1.5
+    out += [step(x), step(x)]
+    return out, list(m.parameters())
+
+
 test_script_matches_torch = script_test(globals())

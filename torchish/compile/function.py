@@ -246,6 +246,7 @@ class CompiledFunction:
         for m, flag in modes:
             m.training = flag
         entry.guard = entry.guard_key()
+        py.discover_hooks(entry.modules, entry.state)
         entry.py_guard, entry.py_changed = py.guard()
         index = {id(t): j for j, t in enumerate(entry.state)}
         entry.sources = [(item, paths) for item, paths in

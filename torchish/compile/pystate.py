@@ -190,6 +190,24 @@ class PyState:
                 continue
             self._consider(("c", cell, name), v, depth, seen)
 
+    def discover_hooks(self, modules, state):
+        """The hooks a trace may have run are the user's code too: the forward and backward (pre-)hooks of the
+        modules it called, the global module hooks and the gradient hooks of its state tensors. The plain Python
+        values their globals and closures hold (``lambda m, go: (go[0] * cfg["scale"],)``) are guarded as the
+        function's own, by the values they have now (a hook registered after an earlier trace included)."""
+        from ..nn._hooks import GLOBAL
+        dicts = [GLOBAL.forward_pre, GLOBAL.forward, GLOBAL.backward, GLOBAL.backward_pre]
+        for m in modules:
+            dicts.extend(d for d in (m.__dict__.get(name) for name in _HOOK_DICTS) if isinstance(d, dict))
+        dicts.extend(h for t in state for h in (t._hooks, t._post_acc_hooks) if isinstance(h, dict))
+        first, seen = len(self.static), set()
+        for d in dicts:
+            for hook in list(d.values()):
+                if callable(hook):
+                    self._discover(hook, 1, seen)
+        for item in self.static[first:]:
+            self.touch(item, value(item))
+
     def _add_source(self, item):
         if not any(it[1] is item[1] and it[2] == item[2] for it in self.sources):
             self.sources.append(item)
@@ -451,6 +469,7 @@ def _names(code):
 
 _HOOKS = operator.attrgetter("_hooks")
 _POST_HOOKS = operator.attrgetter("_post_acc_hooks")
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks")
 _MODULE_DICTS = ("_modules", "_parameters", "_buffers", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
                  "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
                  "_backward_pre_hooks")

@@ -154,6 +154,8 @@ def case_utility_warnings(lib):
     ro.setflags(write=False)
     m = _mlp(lib)
     m.register_backward_hook(lambda mod, gi, go: None)  # (inputs without grad: PyTorch warns only the deprecation)
+    full = _mlp(lib)
+    full.register_full_backward_hook(lambda mod, gi, go: None)  # (inputs without grad: PyTorch's warning with a link)
     before = lib.is_warn_always_enabled()
     lib.set_warn_always(True)  # (the read-only warning shows once per process otherwise)
     try:
@@ -161,6 +163,7 @@ def case_utility_warnings(lib):
                 _warned(lambda: list(D.DataLoader(ds, batch_size=2, pin_memory=True, pin_memory_device="cuda"))),
                 _warned(lambda: D.default_collate([ro, ro])),
                 _warned(lambda: m(_data(lib, 2, 3)).sum().backward()),
+                _warned(lambda: full(_data(lib, 2, 3)).sum().backward()),
                 _warned(lambda: nn.Linear(2, 2).to(lib.complex64))]
     finally:
         lib.set_warn_always(before)

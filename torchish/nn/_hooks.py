@@ -204,8 +204,9 @@ class BackwardHook:
         if self.input_tensors_index is None:  # no input requires grad: the hooks run here, with grad_input all None
             if self.user_hooks and self.full:
                 warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
-                              "outputs since no inputs require gradients. See the documentation of "
-                              "register_full_backward_hook for more details.", stacklevel=5)
+                              "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                              "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
+                              "details.", stacklevel=5)
             grad_inputs = _pack_with_none([], [], self.n_inputs)
             for hook in self.user_hooks:
                 res = hook(self.module, grad_inputs, self.grad_outputs)

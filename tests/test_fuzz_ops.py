@@ -1676,3 +1676,23 @@ def test_take_and_put_from_an_empty_tensor_raise_index_error_also_traced():
             assert "empty tensor" in str(e), e
         else:
             raise AssertionError("no IndexError")
+
+
+@needs_torch
+def test_empty_numpy_arrays_keep_their_strides_and_isin_flattens_few_test_elements_with_view():
+    # (ops fuzzer, widened draws: seeds 120060, 120234) torch.tensor of an empty numpy array keeps numpy's strides
+    # (zeros), so view(dtype) of another element size raises 'self.stride(-1) must be 1'; torchish made them
+    # contiguous. (seed 120188) isin with few test elements runs PyTorch's brute-force kernel, which flattens them
+    # with test_elements.to(common_dtype).view(-1): a transposed test tensor raises view's RuntimeError
+    agree(*[lambda T, s=s, dt=dt: T.tensor(np.zeros(s, np.float32)).view(getattr(T, dt))
+            for s in ((0,), (2, 0), (0, 4)) for dt in ("int8", "float64", "int32")],
+          lambda T: T.tensor(np.zeros((2, 0), np.int32)).stride(), lambda T: T.as_tensor(np.zeros((0, 3))).stride(),
+          lambda T: T.tensor(np.zeros((2, 0), np.int32)).t().contiguous().stride(),
+          lambda T: (T.tensor(np.zeros((2, 0), np.float32)) + 1).stride())
+    m = [[8, 2], [7, 2]]
+    agree(*[lambda T, a=a, b=b: T.isin(T.tensor(m, dtype=getattr(T, a)).t(), T.tensor(m, dtype=getattr(T, b)).t())
+            for a in ("uint8", "int64") for b in ("uint8", "int32")],
+          lambda T: T.isin(T.arange(4), T.arange(6, dtype=T.uint8).reshape(2, 3)[:, :2]),
+          lambda T: T.isin(T.arange(2), T.arange(16).reshape(4, 4).t()),
+          lambda T: T.isin(3, T.arange(4).reshape(2, 2).t()),
+          lambda T: T.isin(T.arange(0), T.arange(4).reshape(2, 2).t()))

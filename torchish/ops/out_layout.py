@@ -255,9 +255,14 @@ def numpy_layout(out, arr):
     its memory order (``torch.tensor(img.transpose(2, 0, 1))`` is not contiguous in PyTorch); returns ``out``.
     A dense array keeps numpy's strides exactly, a size-1 dim's too (PyTorch's copy is an ``empty_like`` of the
     array's view, which keeps non-overlapping dense strides): ``ascontiguousarray(a.swapaxes(0, 1))`` of a
-    ``(2, 1, 2)`` float32 array has strides (8, 8, 4) bytes, so the tensor's are (2, 2, 1)."""
-    if arr.size and not any(s % arr.itemsize for s in arr.strides):
+    ``(2, 1, 2)`` float32 array has strides (8, 8, 4) bytes, so the tensor's are (2, 2, 1). An empty array's are
+    kept too, whatever they are (an empty tensor is dense)."""
+    if not any(s % arr.itemsize for s in arr.strides):
         strides = tuple(s // arr.itemsize for s in arr.strides)
+        if not arr.size:  # an empty array's strides are kept as numpy reports them (zeros: np.zeros((2, 0)))
+            if strides != contiguous_strides(arr.shape):
+                out._layout = (tuple(arr.shape), strides, 0)
+            return out
         if _dense(arr.shape, strides):
             if strides != contiguous_strides(arr.shape):
                 out._layout = (tuple(arr.shape), strides, 0)

@@ -590,6 +590,10 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         e = tensor(e, dtype=dt)
     if not isinstance(t, Tensor):
         t = tensor(t, dtype=dt)
+    elif e.numel() and t.numel() < int(10.0 * e.numel() ** 0.145) and not t.is_contiguous():
+        # PyTorch's brute-force kernel (few test elements) flattens them with test_elements.to(common).view(-1):
+        # its RuntimeError for a layout that cannot be viewed flat (to() keeps a permuted layout)
+        t.to(dt).view(-1)
     return apply(_ISIN, (e, t), invert=bool(invert))
 
 

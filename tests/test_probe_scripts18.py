@@ -202,8 +202,8 @@ def case_parameter_and_optimizer_state_strides(lib, jit):
 
 
 def case_hook_settings_read_by_compiled_steps(lib, jit):
-    # torchish.compile guards the Python values a module hook reads from its closure, as those of the step itself:
-    # a backward pre-hook registered after the first compiled call, whose scale then changes, and a forward hook
+    # torchish.compile guards the Python values a module hook reads from its closure or its object, as those of the
+    # step itself: hooks registered after the first compiled call whose settings then change
     m = _mlp(lib)
     opt = lib.optim.SGD(m.parameters(), lr=0.1)
     x = _data(lib, 5, 3)
@@ -216,14 +216,28 @@ def case_hook_settings_read_by_compiled_steps(lib, jit):
         opt.step()
         return y.detach()
 
+    class Shift:  # a hook object, and a bound method as a hook, reading their object's attributes
+        def __init__(self):
+            self.by = 0.1
+
+        def __call__(self, mod, args):
+            return (args[0] + self.by,)
+
+        def tilt(self, mod, grad_in, grad_out):
+            return (grad_in[0] * (1 + self.by),)
+
     cfg = {"grad_scale": 2.0, "out_scale": 0.5}
+    shift = Shift()
     out = [step(x)]
     m[2].register_full_backward_pre_hook(lambda mod, grad_out: (grad_out[0] * cfg["grad_scale"],))
     m[0].register_forward_hook(lambda mod, args, o: o * cfg["out_scale"])
+    m[1].register_forward_pre_hook(shift)
+    m[1].register_full_backward_hook(shift.tilt)
     out.append(step(x))
     cfg["grad_scale"] = 3.0
     out += [step(x), step(x)]
     cfg["out_scale"] = 1.5
+    shift.by = -0.2
     out += [step(x), step(x)]
     return out, list(m.parameters())
 

@@ -234,6 +234,8 @@ class CompiledFunction:
                 m.training = flag
             missing = self._trace_once(entry, leaves, tree, py)
             if not missing:
+                if py.discover_hooks(entry.modules, entry.state):  # (hook objects to watch: traced again)
+                    continue
                 break
             entry.state = sorted({id(t): t for t in entry.state + missing[0]}.values(), key=lambda t: t._sn)
             known = {(id(c), k) for c, k in entry.scalars}  # (by identity: a group dict holds tensors)
@@ -246,7 +248,6 @@ class CompiledFunction:
         for m, flag in modes:
             m.training = flag
         entry.guard = entry.guard_key()
-        py.discover_hooks(entry.modules, entry.state)
         entry.py_guard, entry.py_changed = py.guard()
         index = {id(t): j for j, t in enumerate(entry.state)}
         entry.sources = [(item, paths) for item, paths in

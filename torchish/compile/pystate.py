@@ -194,19 +194,26 @@ class PyState:
         """The hooks a trace may have run are the user's code too: the forward and backward (pre-)hooks of the
         modules it called, the global module hooks and the gradient hooks of its state tensors. The plain Python
         values their globals and closures hold (``lambda m, go: (go[0] * cfg["scale"],)``) are guarded as the
-        function's own, by the values they have now (a hook registered after an earlier trace included)."""
+        function's own, by the values they have now (a hook registered after an earlier trace included); the
+        attributes of a hook object or of a bound method's object (``self.scale``) are watched as the function's
+        objects are. Returns whether it found such a class not watched yet: the call must be traced again, watching
+        it."""
         from ..nn._hooks import GLOBAL
         dicts = [GLOBAL.forward_pre, GLOBAL.forward, GLOBAL.backward, GLOBAL.backward_pre]
         for m in modules:
             dicts.extend(d for d in (m.__dict__.get(name) for name in _HOOK_DICTS) if isinstance(d, dict))
         dicts.extend(h for t in state for h in (t._hooks, t._post_acc_hooks) if isinstance(h, dict))
-        first, seen = len(self.static), set()
+        first, seen, known = len(self.static), set(), set(self.classes)
         for d in dicts:
             for hook in list(d.values()):
-                if callable(hook):
+                if isinstance(hook, (types.FunctionType, types.MethodType)):
                     self._discover(hook, 1, seen)
+                elif callable(hook) and _user_class(type(hook)):  # (an object with __call__ reading its attributes)
+                    self.classes.add(type(hook))
+                    self._discover(type(hook).__call__, 1, seen)
         for item in self.static[first:]:
             self.touch(item, value(item))
+        return bool(self.classes - known)
 
     def _add_source(self, item):
         if not any(it[1] is item[1] and it[2] == item[2] for it in self.sources):

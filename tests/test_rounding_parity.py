@@ -135,3 +135,39 @@ def test_half_layer_and_group_norm_match_torch_bit_for_bit(name):
         ref = _run(torch, f, [x, w, b], dtype, _COT)
         got = _run(torchish, f, [x, w, b], dtype, _COT)
         np.testing.assert_array_equal(got[1], ref[1], err_msg=f"{dtype} value")
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_ndtr_is_torchs_composite(dtype):
+    # (1 + erf(x * sqrt(1/2))) * 0.5, each op rounded to the half type: one float32 kernel moved 48% of the float16
+    # results by up to 2035 ulps (the negative tail, where 1 + erf cancels)
+    _same_bits(lambda T, x: T.special.ndtr(x), [np.linspace(-5, 5, 1024).astype(np.float32)], dtype, _COT)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_div_gradient_matches_torch_bit_for_bit(dtype):
+    # DivBackward0's -grad * ((self / other) / other): JAX's -grad * self * other**-2 (and XLA's rewrite of the two
+    # divisions into a / (b * b)) left 51% of the float32 gradients of the divisor 1-4 ulps off
+    a = np.linspace(-5, 5, 1024).astype(np.float32)
+    b = np.linspace(0.1, 5, 1024)[::-1].astype(np.float32).copy()
+    _same_bits(lambda T, x, y: x / y, [a, b], dtype, _COT)
+
+
+_SIGNED = np.linspace(-5, 5, 1024).astype(np.float32)
+GRADS = {
+    # CopysignBackward0: grad * (result / self), the ratio an exact +-1 (torchish divided grad * result by self:
+    # 14% of gradients an ulp off)
+    "copysign": (lambda T, x, y: T.copysign(x, y), [_SIGNED, _SIGNED[::-1].copy()]),
+    # softsign's DivBackward0 -grad * ((x / d) / d): XLA rewrote the two divisions into x / (d * d) (27% off)
+    "softsign": (lambda T, x: T.nn.functional.softsign(x), [_SIGNED]),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_gradient_formula_matches_torch_bit_for_bit(name):
+    f, xs = GRADS[name]
+    _same_bits(f, xs, "float32", _COT)
+

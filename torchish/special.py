@@ -126,7 +126,15 @@ def _entr_fwd(x):
                                                 jnp.where(x == 0, jnp.zeros((), x.dtype), neg_inf)))
 
 
-ndtr = _special_unary("ndtr", jss.ndtr, complex_kernel="erf_vml_cpu")
+def ndtr(input, *, out=None):
+    """``torch.special.ndtr``, PyTorch's composite ``(1 + erf(x * sqrt(1/2))) * 0.5``: each op rounded to the
+    input's dtype (a float16/bfloat16 one too) and differentiated op by op. One kernel of scipy's ndtr moved 48% of
+    float16 results (up to 2035 ulps, in the negative tail where PyTorch's ``1 + erf`` cancels)."""
+    _ew.require_tensor(input, "ndtr")
+    return _ew._out((1 + _unary.erf(input * _SQRT1_2)) * 0.5, out, "ndtr")
+
+
+_SQRT1_2 = math.sqrt(0.5)
 # PyTorch's backward formulas, read off the result: ndtri's ``sqrt(2 pi) exp(result^2 / 2)`` (inf at 0 and 1),
 # erfcx's ``2 x result - 2 / sqrt(pi)``
 ndtri = _special_unary("ndtri", jss.ndtri, half=False, grad_name="SpecialNdtriBackward0",

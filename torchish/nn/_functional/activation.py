@@ -476,7 +476,8 @@ def _softsign_vjp(g, x, out):
     gw, xw = wide(g), wide(x)
     d = r(jnp.abs(xw) + 1)
     g_num = r(gw / d)
-    g_den = r(-gw * r(r(xw / d) / d))  # DivBackward0: -grad * ((self / other) / other)
+    # DivBackward0: -grad * ((self / other) / other) (fenced: XLA rewrites (x / d) / d into x / (d * d))
+    g_den = r(-gw * r(jax.lax.optimization_barrier(r(xw / d)) / d))
     return r(g_num + g_den * jnp.sign(xw)).astype(x.dtype)  # AbsBackward0: grad * sgn(self)
 
 

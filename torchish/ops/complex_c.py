@@ -66,8 +66,11 @@ def _log_c99(z):
 
 def exp_c99(z):
     """``exp(z)`` as ``std::exp`` (glibc's ``cexp``): ``exp(-inf + nan j)`` is 0 and ``exp(inf + nan j)`` is
-    ``inf + nan j``, where XLA's formula gives NaN."""
-    return jax.lax.complex(*_exp_c99(jnp.real(z), jnp.imag(z))).astype(z.dtype)
+    ``inf + nan j``, where XLA's formula gives NaN. Finite values keep XLA's exp, which scales as glibc does where
+    ``exp(real)`` alone overflows (``exp(710 - 1j)`` has a finite real part)."""
+    x, y = jnp.real(z), jnp.imag(z)
+    special = jax.lax.complex(*_exp_c99(x, y)).astype(z.dtype)
+    return jnp.where(jnp.isfinite(x) & jnp.isfinite(y), jnp.exp(z), special)
 
 
 def pow_c99(base, exponent):

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from .._dtype import FLOAT8, FLOAT8_NP, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu
+from .. import _precision
 from .._global_flags import warn_once
 
 _NAN_INT_ZERO = (float8_e4m3fnuz.np, float8_e5m2fnuz.np, float8_e8m0fnu.np)  # (their NaN into an int is 0)
@@ -40,6 +41,8 @@ def cast(x, dtype):
     if x.dtype == jnp.bool_ and jnp.issubdtype(dtype, jnp.inexact):
         # fenced: XLA turns a product with a converted bool into a select, whose zeros lose PyTorch's 0 * inf = nan
         return jax.lax.optimization_barrier(x.astype(dtype))
+    if dtype in _precision.LOW and (x.dtype == jnp.float64 or jnp.issubdtype(x.dtype, jnp.integer)):
+        x = x.astype(jnp.float32)  # (c10::Half and c10::BFloat16 are made from a float: a double rounds twice)
     if not jnp.issubdtype(x.dtype, jnp.inexact) or dtype not in _VIA_INT64 + _VIA_INT32:
         return x.astype(dtype)
     mid, bits = (jnp.int64, 63) if dtype in _VIA_INT64 else (jnp.int32, 31)

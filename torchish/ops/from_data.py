@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _meta
+from .. import _device, _dtype, _meta, _precision
 from .._global_flags import warn_once
 from .._tensor import Tensor
 from .casting import cast, warn_discard_imag
@@ -44,6 +44,8 @@ def _astype(arr, npdt):
     (``casting.cast``: PyTorch's rounding, not ml_dtypes')."""
     if npdt in _dtype.FLOAT8_NP:
         return np.asarray(cast(jnp.asarray(arr), npdt))
+    if npdt in _precision.LOW and (arr.dtype == np.float64 or arr.dtype.kind in "iu"):
+        arr = arr.astype(np.float32)  # (c10::Half and c10::BFloat16 are made from a float: a double rounds twice)
     return arr.astype(npdt)
 
 

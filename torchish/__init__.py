@@ -151,6 +151,7 @@ from .serialization import save as save, load as load  # noqa: E402
 from . import distributed as distributed  # noqa: E402
 from . import func as func  # noqa: E402
 from .interop import from_jax as from_jax, from_dlpack as from_dlpack  # noqa: E402
+from ._control_flow import *  # noqa: E402,F401,F403  (cond, while_loop, sym_*)
 from . import profiler as profiler  # noqa: E402
 from . import jit as jit  # noqa: E402  (pass-throughs: no TorchScript is produced)
 from . import utils as utils  # noqa: E402  (torchish.utils.data / .checkpoint resolve on first use)

@@ -90,6 +90,8 @@ def copy(v):
 # memory layouts (the widened draws: programs from seed ``WIDE_FROM`` on; older seeds draw none and replay as before)
 
 WIDE_FROM = 100000
+WIDE2_FROM = 120000  # the second widening (ops, dtypes and index forms never drawn before), from the same second
+                     # stream: programs from WIDE_FROM up to here replay unchanged
 LAYOUTS = ("transposed", "strided", "expanded", "channels_last", "conj", "offset")
 
 

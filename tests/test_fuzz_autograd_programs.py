@@ -12,6 +12,12 @@ must raise the same builtin exception family at the same step.
 
     python tests/test_fuzz_autograd_programs.py 2000
     python tests/test_fuzz_autograd_programs.py 1 --seed 17 -v     # replay one program, printing every step
+
+Programs from seed ``fuzz_harness.WIDE2_FROM`` (120000) on draw more, from a second random stream (so older seeds
+replay unchanged): gradients through advanced indexing (negative, bool, 0-d and broadcast index tensors),
+index_put(_) with and without accumulate, index_add, scatter_add, gather and take with repeated indices, integer and
+bool operands mixed with floats, broadcasting in-place ops (a target the operand does not fit: the error is
+compared), and a 0-d or size-0 leaf.
 """
 from __future__ import annotations
 
@@ -214,9 +220,18 @@ def gen_matmul(rng, prog):
 KNOWN = {"view-ness": 0}  # draws skipped for a known, documented gap (counted, printed by the command line)
 
 
+def _is_leaf(t):
+    """``t.is_leaf``; False for an output of a multi-output view (unbind, split) whose base was written since: PyTorch
+    refuses to read its grad_fn (RuntimeError), torchish too; writing into it then raises in both (compared)."""
+    try:
+        return t.is_leaf
+    except RuntimeError:
+        return False
+
+
 def _inplace_target(rng, prog):
     # usually a fresh intermediate (what in-place code in models writes); sometimes anything, leaves included
-    x = pick(rng, prog.pool, lambda p: not p.ref.is_leaf or rng.random() < 0.15)
+    x = pick(rng, prog.pool, lambda p: not _is_leaf(p.ref) or rng.random() < 0.15)
     if x.ref._is_view() != x.got._is_view():
         # torch's einsum returns a view of its internal bmm result (so a write to it regenerates the grad_fn as
         # AsStridedBackward0); torchish's einsum result is a fresh tensor
@@ -316,6 +331,73 @@ def gen_custom_function(rng, prog):
     def fn(T, t):
         return _cube(T).apply(t)
     return "Function", fn, [x]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the widened draws (programs from seed ``harness.WIDE2_FROM`` on, from a second random stream: older seeds replay
+# unchanged): advanced indexing with negative, bool and broadcast index tensors, index_put(_) with and without
+# accumulate, index_add/scatter_add/take/gather with repeated indices, integer and bool operands mixed with floats,
+# and broadcasting in-place ops (a target the other operand does not fit: PyTorch's error is compared)
+
+
+def _ints(wrng, lo, hi, shape):
+    return np.random.default_rng(wrng.randrange(1 << 30)).integers(lo, hi, size=shape)
+
+
+def gen_index_wide(wrng, prog):
+    x = wrng.choice([p for p in prog.pool if p.nd >= 1 and p.shape[0] > 0] or [None])
+    if x is None:
+        raise Skip
+    n0, nd = x.shape[0], x.nd
+    neg = _ints(wrng, -n0, n0, (wrng.choice([1, 2, 3, 4]),))  # negative and repeated
+    uniq = np.random.default_rng(wrng.randrange(1 << 30)).permutation(n0)[:wrng.randrange(1, n0 + 1)] - n0
+    mask = np.random.default_rng(wrng.randrange(1 << 30)).random(x.shape[:1]) < 0.5
+    flat = _ints(wrng, -x.ref.numel(), max(x.ref.numel(), 1), (2, 2)) if x.ref.numel() else None
+    small, nonzero = _ints(wrng, -2, 3, x.shape[-1:]), _ints(wrng, 1, 4, x.shape[-1:])
+    fns = {
+        "getitem_neg": lambda T, t: t[T.tensor(neg)],
+        "getitem_bool": lambda T, t: t[T.tensor(mask)],
+        "getitem_0d": lambda T, t: t[T.tensor(int(neg[0]))],
+        "index_put_acc": lambda T, t: t.index_put((T.tensor(neg),), t[T.tensor(neg[::-1].copy())] * 0.5,
+                                                  accumulate=True),
+        "index_put": lambda T, t: t.index_put((T.tensor(uniq),), t[T.tensor(uniq)].flip(0) + 1.0),
+        "index_put_acc_": lambda T, t: t.clone().index_put_((T.tensor(neg),), T.ones(()) * 2.0, accumulate=True),
+        "setitem_bool": lambda T, t: _setitem(t.clone(), T.tensor(mask), t[T.tensor(mask)] * t[T.tensor(mask)]),
+        "index_add": lambda T, t: t.index_add(0, T.tensor(neg % n0), t[T.tensor(neg)], alpha=0.5),
+        "take": lambda T, t: t.take(T.tensor(flat)) if flat is not None else t,
+        "mul_int": lambda T, t: t * T.tensor(small),
+        "add_bool": lambda T, t: t + (t > 0),
+        "where_int": lambda T, t: T.where(t > 0, t, T.tensor(3)),
+        "div_int": lambda T, t: t / T.tensor(nonzero),
+    }
+    if nd >= 2:
+        n1 = x.shape[1]
+        if n1:
+            rows, cols = _ints(wrng, -n0, n0, (2, 1)), _ints(wrng, -n1, n1, (3,))
+            fns["getitem_broadcast"] = lambda T, t: t[T.tensor(rows), T.tensor(cols)]
+            fns["getitem_mixed"] = lambda T, t: t[..., T.tensor(cols)][T.tensor(rows[:, 0])]
+            fns["index_put_broadcast"] = lambda T, t: t.index_put((T.tensor(rows), T.tensor(cols)),
+                                                                  T.ones(3, dtype=t.dtype) * 0.25, accumulate=True)
+            sidx = _ints(wrng, 0, n1, (n0, wrng.randrange(1, n1 + 1)))
+            fns["scatter_add"] = lambda T, t: t.scatter_add(1, T.tensor(sidx), t[:, :sidx.shape[1]] * 2)
+            fns["gather_rep"] = lambda T, t: t.gather(1, T.tensor(sidx))
+            fns["setitem_broadcast"] = lambda T, t: _setitem(t.clone(), (T.tensor(rows), T.tensor(cols)),
+                                                             t[0, :1] * 3)
+    name = wrng.choice(sorted(fns))
+    return name, fns[name], [x]
+
+
+def gen_inplace_broadcast(wrng, prog):
+    x = _inplace_target(wrng, prog)
+    y = wrng.choice(prog.pool)
+    fns = {"add_": lambda T, t, u: t.add_(u), "mul_": lambda T, t, u: t.mul_(u),
+           "copy_": lambda T, t, u: t.copy_(u), "lerp_": lambda T, t, u: t.lerp_(u, 0.5),
+           "div_": lambda T, t, u: t.div_(u * u + 1), "clamp_max_": lambda T, t, u: t.clamp_(max=u)}
+    name = wrng.choice(sorted(fns))
+    return "bcast_" + name, fns[name], [x, y]
+
+
+WIDE_OPS = (gen_index_wide, gen_inplace_broadcast)
 
 
 _CUBES = {}
@@ -428,8 +510,13 @@ def compare_step(ref, got, path):
 def run_program(seed, steps=STEPS, verbose=False):
     """Run one program; return None or (name, description) of the first mismatch."""
     rng = random.Random(seed)
+    wrng = harness.wide_rng(seed) if seed >= harness.WIDE2_FROM else None
     prog = Program()
     initial(rng, prog)
+    if wrng is not None and wrng.random() < 0.3:  # a 0-d or size-0 leaf too
+        a = np.random.default_rng(wrng.randrange(1 << 30)).uniform(-1, 1, size=wrng.choice([(), (0,), (0, 3), (2, 0)]))
+        prog.pool.append(Pair(*(T.tensor(a, dtype=T.float32, requires_grad=True) for T in (torch, torchish))))
+        prog.leaves.append(prog.pool[-1])
     names = list(OPS)
     weights = [OPS[k][1] for k in names]
     log = []
@@ -466,7 +553,10 @@ def run_program(seed, steps=STEPS, verbose=False):
     while done < steps and tries < steps * 10:
         tries += 1
         try:
-            name, fn, operands = OPS[rng.choices(names, weights)[0]][0](rng, prog)
+            if wrng is not None and wrng.random() < 0.3:
+                name, fn, operands = wrng.choice(WIDE_OPS)(wrng, prog)
+            else:
+                name, fn, operands = OPS[rng.choices(names, weights)[0]][0](rng, prog)
         except Skip:
             continue
         if verbose:

@@ -24,7 +24,9 @@ The regression tests below the fuzzer each pin one root cause the fuzzer found.
 Programs from seed ``fuzz_harness.WIDE_FROM`` (100000) on draw more, from a second random stream (so older seeds
 replay unchanged): complex128 operands, operands in other memory layouts (transposed, strided, with a storage offset,
 expanded, the conjugate bit), and in-place targets and ``out=`` tensors in those layouts (an expanded target: the
-error PyTorch raises for a write through overlapping memory is compared).
+error PyTorch raises for a write through overlapping memory is compared). From seed ``fuzz_harness.WIDE2_FROM``
+(120000) on, a quarter of the unary and binary draws take ops no older program drew (``UNARY2``, ``BINARY2``: special
+functions, frexp, mvlgamma, igamma, zeta, the orthogonal polynomials, clamp_min/clamp_max).
 """
 from __future__ import annotations
 
@@ -152,6 +154,7 @@ def fresh(rng, shape, dt, special=None, shape_kept=True):
 
 
 WRNG = None  # a program's second stream for its widened draws (harness.wide_rng: None before seed WIDE_FROM)
+WIDE2 = False  # the program draws the second widening too (seed >= harness.WIDE2_FROM)
 
 
 def _wide_dtype(dt):
@@ -260,9 +263,19 @@ ORDERED = {"lt", "le", "gt", "ge", "maximum", "minimum", "fmax", "fmin", "atan2"
 BITS = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm"}
 
 
+# drawn from seed ``harness.WIDE2_FROM`` on (a quarter of the binary draws): ops no older program drew
+BINARY2 = ["igamma", "igammac", "special.zeta", "clamp_min", "clamp_max", "special.chebyshev_polynomial_t",
+           "special.hermite_polynomial_he", "special.xlogy", "special.polygamma"]
+ORDERED |= set(BINARY2)
+
+
 def _call_binary(T, kind, a, b, **kw):
     if kind in ("div_trunc", "div_floor"):
         return T.div(a, b, rounding_mode=kind[4:], **kw)
+    if kind == "special.polygamma":  # (an int order first: a small Python int, the tensor second)
+        return T.special.polygamma(b % 3 if isinstance(b, int) else 1, a, **kw)
+    if kind.startswith("special."):
+        return getattr(T.special, kind[8:])(a, b, **kw)
     return getattr(T, kind)(a, b, **kw)
 
 
@@ -283,6 +296,8 @@ def _binary_operands(rng, pool, kind):
 @op(8)
 def gen_binary(rng, pool):
     kind = rng.choice(BINARY)
+    if WIDE2 and WRNG.random() < 0.25:
+        kind = WRNG.choice(BINARY2)
     x, y = _binary_operands(rng, pool, kind)
     form = rng.random()
     if kind in ("add", "sub") and rng.random() < 0.3:
@@ -428,10 +443,23 @@ UNARY = ["abs", "neg", "sign", "sgn", "ceil", "floor", "round", "round_dec", "tr
          "special.erfcx", "special.xlog1py"]
 
 
+# drawn from seed ``harness.WIDE2_FROM`` on (a quarter of the unary draws): ops no older program drew
+UNARY2 = ["special.i0e", "special.i1", "special.i1e", "special.ndtri", "special.bessel_j0", "special.bessel_j1",
+          "special.spherical_bessel_j0", "special.modified_bessel_i0", "frexp", "isreal", "mvlgamma", "special.sinc",
+          "special.log1p", "special.round", "special.exp2", "special.expm1", "special.psi", "special.gammaln"]
+
+
 @op(8)
 def gen_unary(rng, pool):
     x = pick(rng, pool)
     kind = rng.choice(UNARY)
+    if WIDE2 and WRNG.random() < 0.25:
+        kind = WRNG.choice(UNARY2)
+    if kind == "frexp":
+        return kind, lambda T, t: tuple(T.frexp(t)), [x]
+    if kind == "mvlgamma":
+        p = WRNG.choice([1, 2, 3])
+        return kind, lambda T, t: T.mvlgamma(t, p), [x]
     if kind == "round_dec":
         d = rng.choice([0, 1, 2, -1])
         return kind, lambda T, t: T.round(t, decimals=d), [x]
@@ -813,9 +841,17 @@ def _eye_like(T, x):
 # - mode of NaN: torch's index of a NaN mode comes from std::sort over NaNs, an unspecified order (its value,
 #   NaN, is compared by the regression test below);
 # - std/var grad with dim=(): torch's forward reduces over every dim but its backward reduces over none (inf/nan
-#   gradients); torchish differentiates what the forward computed.
+#   gradients); torchish differentiates what the forward computed;
+# - complex BLAS of inf/nan: torch's complex gemm/gemv scales the products by alpha = 1 + 0j multiplied out in full,
+#   so an infinite part of a product makes the other part NaN (mv of a row holding -inf-1.5j is nan+nanj where the
+#   sum of products is -inf+infj; dot, which takes no alpha, agrees); not emulated (seed 110246);
+# - torch median of overlapping memory: torch's median/nanmedian along a dim of an expanded tensor (a zero stride
+#   over a size > 1) returns values read from memory it does not own (6.9e-310 for a tensor of -1.5; seed 120229).
 KNOWN: dict = {"complex32": 0, "float->int UB": 0, "empty LAPACK input": 0, "torch half matrix_exp": 0,
-               "signbit of NaN": 0, "std/var grad with dim=()": 0, "mode of NaN": 0}
+               "signbit of NaN": 0, "std/var grad with dim=()": 0, "mode of NaN": 0, "complex BLAS of inf/nan": 0,
+               "torch median of overlapping memory": 0}
+BLAS = {"matmul", "matmul_op", "mm", "bmm", "mv", "addmm", "addmv", "addbmm", "baddbmm", "tensordot", "multi_dot",
+        "chain_matmul", "inner"}
 LAPACK = {"det", "slogdet", "logdet", "torch.det", "solve", "solve_left", "solve_triangular", "cholesky",
           "cholesky_upper", "cholesky_ex", "svd", "svdvals", "eigh", "eigvalsh", "lu", "lu_factor", "qr", "inv",
           "inv_ex", "torch.inverse", "matrix_norm", "linalg.norm"}
@@ -836,6 +872,12 @@ def known_gap(name, args, fn, grad):
         return "mode of NaN"
     if grad and name in ("std", "var", "std_mean", "var_mean") and _closure_vars(fn).get("dim") == ():
         return "std/var grad with dim=()"
+    if name in ("median_dim", "nanmedian_dim") and any(st == 0 and n > 1 for st, n in
+                                                       zip(tensors[0].stride(), tensors[0].shape)):
+        return "torch median of overlapping memory"
+    if name in BLAS and any(t.is_complex() for t in tensors) and \
+            any(t.numel() and not bool(t.isfinite().all()) for t in tensors):
+        return "complex BLAS of inf/nan"
     return None
 
 
@@ -987,8 +1029,9 @@ def initial_pool(rng):
 
 def run_program(seed, steps=STEPS, verbose=False):
     """Run one program; return None, or (op name, description) of the first mismatch."""
-    global WRNG
+    global WRNG, WIDE2
     rng, WRNG = random.Random(seed), harness.wide_rng(seed)
+    WIDE2 = seed >= harness.WIDE2_FROM
     pool = initial_pool(rng)
     names = list(OPS)
     weights = [OPS[n][1] for n in names]

@@ -22,7 +22,9 @@ The regression tests below the fuzzer each pin one root cause the fuzzer found.
 
 Programs from seed ``fuzz_harness.WIDE_FROM`` (100000) on draw more, from a second random stream (so older seeds
 replay unchanged): complex128 tensors and initial tensors in other memory layouts (transposed, strided, with a storage
-offset, expanded, channels-last, the conjugate bit).
+offset, expanded, channels-last, the conjugate bit). From seed ``fuzz_harness.WIDE2_FROM`` (120000) on, a fifth of
+the steps are ``gen_wide``'s: ops no older program drew (select/slice/diagonal_scatter, unfold, isin, view_as_real,
+view(dtype), as_strided, take_along_dim) and index_put_ with broadcast, negative and repeated index tensors.
 """
 from __future__ import annotations
 
@@ -1208,6 +1210,99 @@ def gen_inplace_promote(rng, pool):
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# the second widening (programs from seed ``harness.WIDE2_FROM`` on, a fifth of the steps, drawn from the second
+# stream): ops no older program drew (the *_scatter family, unfold, isin, view_as_real, view(dtype), as_strided,
+# take_along_dim) and index_put_ with several broadcast index tensors, negative and repeated, with accumulate
+
+
+def gen_wide(wrng, pool):
+    x = wrng.choice(pool)
+    nrng = np.random.default_rng(wrng.randrange(1 << 30))
+    kind = wrng.choice(["select_scatter", "slice_scatter", "diagonal_scatter", "unfold", "isin", "view_as_real",
+                        "view_dtype", "as_strided", "take_along_dim", "index_put_multi"])
+    nd, shape = x.nd, x.shape
+    if kind in ("select_scatter", "slice_scatter", "diagonal_scatter"):
+        if nd == 0 and kind != "slice_scatter":
+            raise Skip
+        d = rdim(wrng, nd)
+        dd = d % max(nd, 1)
+        if kind == "select_scatter":
+            i = wrng.randrange(-shape[dd], shape[dd]) if shape[dd] else 0
+            sshape = shape[:dd] + shape[dd + 1:]
+            call = lambda T, t, v: T.select_scatter(t, v, d, i)  # noqa: E731
+        elif kind == "slice_scatter":
+            st, en, step = wrng.choice([None, 0, 1, -2]), wrng.choice([None, 2, -1, 5]), wrng.choice([1, 1, 2, 3])
+            sshape = torch.empty(shape)[(slice(None),) * dd + (slice(st, en, step),)].shape if nd else ()
+            call = lambda T, t, v: T.slice_scatter(t, v, d if nd else 0, st, en, step)  # noqa: E731
+        else:
+            if nd < 2:
+                raise Skip
+            off, d2 = wrng.randrange(-2, 3), rdim(wrng, nd)
+            try:
+                sshape = tuple(torch.empty(shape).diagonal(off, d, d2).shape)
+            except Exception:  # noqa: BLE001  (the same dim twice: the error is compared)
+                sshape = (1,)
+            call = lambda T, t, v: T.diagonal_scatter(t, v, off, d, d2)  # noqa: E731
+        sdt = x.dt if wrng.random() < 0.85 else wrng.choice(DTYPES)
+        if wrng.random() < 0.05:
+            sshape = tuple(sshape) + (2,)
+        va = rand_array(wrng, tuple(sshape), sdt)
+        return kind, call, [x, both(lambda T: make_tensor(T, va, sdt))]
+    if kind == "unfold":
+        d = rdim(wrng, nd)
+        size, step = wrng.randrange(0, 4), wrng.choice([1, 2, 3, 0])
+        return kind, lambda T, t: t.unfold(d, size, step), [x]
+    if kind == "isin":
+        y = wrng.choice(pool)
+        inv = wrng.random() < 0.3
+        if wrng.random() < 0.3:
+            v = py_scalar(wrng, ("int", "float"))
+            return "isin_scalar", lambda T, t: T.isin(t, v, invert=inv), [x]
+        return kind, lambda T, t, u: T.isin(t, u, invert=inv), [x, y]
+    if kind == "view_as_real":
+        if x.ref.is_conj():  # (torchish models no conjugate bit: torch refuses a conjugated tensor here, seed 120351)
+            raise Skip
+        return kind, lambda T, t: T.view_as_real(t), [x]
+    if kind == "view_dtype":
+        dt = wrng.choice(DTYPES)
+        return kind, lambda T, t: t.view(getattr(T, dt)), [x]
+    if kind == "as_strided":
+        n = x.ref.numel()
+        if n == 0 or not x.ref.is_contiguous():
+            raise Skip
+        size = (wrng.randrange(1, 3), wrng.randrange(1, 3))
+        stride = (wrng.randrange(0, 3), wrng.randrange(0, 2))
+        off = wrng.randrange(0, 2)
+        if off + (size[0] - 1) * stride[0] + (size[1] - 1) * stride[1] >= n:
+            raise Skip  # (outside the storage: torch reads memory it does not own)
+        return kind, lambda T, t: t.as_strided(size, stride, off), [x]
+    if kind == "take_along_dim":
+        if nd == 0:
+            raise Skip
+        d = rdim(wrng, nd, bad=0)
+        ishape = tuple(s if i != d % nd else wrng.randrange(0, 3) for i, s in enumerate(shape))
+        idx = nrng.integers(-shape[d], max(shape[d], 1), size=ishape) if shape[d] else np.zeros(ishape, np.int64)
+        return kind, lambda T, t, i: T.take_along_dim(t, i, d), [x, both(lambda T: T.tensor(idx))]
+    if nd < 2:
+        raise Skip
+    rows = nrng.integers(-shape[0], max(shape[0], 1), size=(wrng.choice([1, 2, 3]), 1))
+    cols = nrng.integers(-shape[1], max(shape[1], 1), size=(wrng.choice([1, 2]),))
+    if 0 in shape[:2]:
+        rows, cols = rows[:0], cols[:0]
+    acc = wrng.random() < 0.6
+    vshape = np.broadcast_shapes(rows.shape, cols.shape)[wrng.randrange(3):] + tuple(shape[2:])
+    va = rand_array(wrng, tuple(vshape), x.dt)
+
+    def put(T, t, v):
+        out = t.clone()
+        return out.index_put_((T.tensor(rows), T.tensor(cols)), v, accumulate=acc)
+    pos = np.stack(np.broadcast_arrays(rows % max(shape[0], 1), cols % max(shape[1], 1)), -1).reshape(-1, 2)
+    if len({tuple(p) for p in pos}) != len(pos):
+        acc = True  # (repeated positions without accumulate: which write wins is unspecified)
+    return "index_put_multi", put, [x, both(lambda T: make_tensor(T, va, x.dt))]
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # running
 
 
@@ -1236,6 +1331,7 @@ def _tensors(ref, got):
 
 
 WRNG = None  # a program's second stream for its widened draws (harness.wide_rng: None before seed WIDE_FROM)
+WIDE2 = False  # the program draws the second widening too (seed >= harness.WIDE2_FROM)
 
 
 def initial_pool(rng):
@@ -1258,8 +1354,9 @@ def initial_pool(rng):
 
 def run_program(seed, steps=STEPS, verbose=False):
     """Run one program; return None, or (op name, description) of the first mismatch."""
-    global WRNG
+    global WRNG, WIDE2
     rng, WRNG = random.Random(seed), harness.wide_rng(seed)
+    WIDE2 = seed >= harness.WIDE2_FROM
     pool = initial_pool(rng)
     names = list(OPS)
     weights = [OPS[n][1] for n in names]
@@ -1269,7 +1366,10 @@ def run_program(seed, steps=STEPS, verbose=False):
         tries += 1
         gen = OPS[rng.choices(names, weights)[0]][0]
         try:
-            name, fn, args = gen(rng, pool)
+            if WIDE2 and WRNG.random() < 0.2:
+                name, fn, args = gen_wide(WRNG, pool)
+            else:
+                name, fn, args = gen(rng, pool)
         except Skip:
             continue
         ref_err = got_err = None

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, needs_torch, to_numpy, torch, torchish
+from oracle import arr, assert_same, needs_torch, to_numpy, torch, torchish
 
 pytestmark = needs_torch
 
@@ -274,16 +274,48 @@ def test_mixing_regular_and_full_backward_hooks_raises():
             m2.register_full_backward_hook(lambda *a: None)
 
 
-def test_deprecated_backward_hook_runs_like_full_hook():
-    m = make(torchish)[0](3, 2)
-    full = make(torchish)[0](3, 2)
-    logs = ([], [])
-    m.register_backward_hook(lambda mod, gi, go: logs[0].append((g2l(gi), g2l(go))))
-    full.register_full_backward_hook(lambda mod, gi, go: logs[1].append((g2l(gi), g2l(go))))
-    for mod in (m, full):
-        x = torchish.tensor(arr(1, 3), requires_grad=True)
-        mod(x).sum().backward()
-    assert logs[0] == logs[1] and len(logs[0]) == 1
+def test_deprecated_backward_hook_sees_the_last_operations_gradients_as_pytorchs():
+    """register_backward_hook's hooks go on the grad_fn of the module's output (PyTorch's legacy hooks): grad_input
+    holds the gradients of that node's inputs (a Linear's addmm: bias, input, weight.T), and a returned tuple
+    replaces them. torchish ran them as full backward hooks (grad_input: the module inputs' gradients only)."""
+    def run(T):
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lin = T.nn.Linear(3, 2)
+            with T.no_grad():
+                lin.weight.copy_(T.arange(6.0).reshape(2, 3) / 10)
+                lin.bias.fill_(0.5)
+            rec = []
+            h = lin.register_backward_hook(lambda m, gi, go: rec.append((gi, go)))
+            x = T.ones(4, 3, requires_grad=True)
+            lin(x).pow(2).sum().backward()
+            out.append(rec[-1])
+            h.remove()
+            nobias = T.nn.Linear(3, 2, bias=False)
+            with T.no_grad():
+                nobias.weight.copy_(T.arange(6.0).reshape(2, 3) / 10)
+            nobias.register_backward_hook(lambda m, gi, go: (gi[0] * 2, gi[1]))
+            nobias(x).sum().backward()
+            out.append(x.grad)
+            seq = T.nn.Sequential(T.nn.Linear(3, 3), T.nn.ReLU())
+            with T.no_grad():
+                seq[0].weight.copy_(T.arange(9.0).reshape(3, 3) / 10 - 0.3)
+                seq[0].bias.zero_()
+            rec2 = []
+            seq.register_backward_hook(lambda m, gi, go: rec2.append((gi, go)))
+            (seq(x) * T.arange(3.0)).sum().backward()
+            out.append(rec2[-1])
+            conv = T.nn.Conv1d(1, 1, 2)
+            with T.no_grad():
+                conv.weight.fill_(1.0)
+                conv.bias.fill_(0.0)
+            conv.register_backward_hook(lambda m, gi, go: tuple(None if g is None else g * 0 + 7 for g in gi))
+            z = T.ones(1, 1, 4, requires_grad=True)
+            conv(z).sum().backward()
+            out += [z.grad, conv.weight.grad, conv.bias.grad]
+        return out
+    assert_same(run(torch), run(torchish))
 
 
 def test_backward_hook_removal_and_autograd_grad():

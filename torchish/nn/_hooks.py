@@ -172,7 +172,6 @@ class BackwardHook:
         self.output_tensors_index = None
         self.n_inputs = -1
         self.input_tensors_index = None
-        self.full = True  # (False: only hooks of register_backward_hook, which skip the no-input-grad warning)
 
     def _input_hook(self, grad_input, _grad_output):
         if self.grad_outputs is None:
@@ -202,7 +201,7 @@ class BackwardHook:
             self.grad_outputs = tuple(new)
         local = self.grad_outputs
         if self.input_tensors_index is None:  # no input requires grad: the hooks run here, with grad_input all None
-            if self.user_hooks and self.full:
+            if self.user_hooks:
                 warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
                               "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
                               "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "

@@ -2,6 +2,7 @@
 in PyTorch's order (global hooks first, then the module's; ``always_call`` hooks also run when forward raises)."""
 from __future__ import annotations
 
+import functools
 import warnings
 
 from .._tensor import Tensor
@@ -60,7 +61,9 @@ class CallMixin:
         return _register(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook):
-        """Deprecated: use :meth:`register_full_backward_hook`. torchish runs these hooks as full backward hooks."""
+        """Deprecated: use :meth:`register_full_backward_hook`. As PyTorch's, the hook goes on the ``grad_fn`` of
+        the module's (first) output: ``grad_input`` holds the gradients of that last operation's inputs (for a
+        Linear: bias, input, weight.T), and a returned tuple replaces them."""
         if self._is_full_backward_hook is True:
             raise RuntimeError(_MIXED)
         self._is_full_backward_hook = False
@@ -105,7 +108,8 @@ class CallMixin:
     def _call_with_hooks(self, forward, state):
         args, kwargs = state["args"], state["kwargs"]
         backward_pre = self._get_backward_pre_hooks() if (self._backward_pre_hooks or GLOBAL.backward_pre) else []
-        backward = self._get_backward_hooks() if (self._backward_hooks or GLOBAL.backward) else []
+        non_full = self._is_full_backward_hook is False and bool(self._backward_hooks)
+        backward = list(GLOBAL.backward.values()) + ([] if non_full else list(self._backward_hooks.values()))
         for hook_id, hook in (*GLOBAL.forward_pre.items(), *self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
@@ -123,8 +127,6 @@ class CallMixin:
         bw_hook, raw_args = None, args
         if backward or backward_pre:
             bw_hook = BackwardHook(self, backward, backward_pre)
-            # (hooks of register_backward_hook run here too, but PyTorch's do not warn about inputs without grad)
-            bw_hook.full = self._is_full_backward_hook is not False or bool(GLOBAL.backward)
             args = bw_hook.setup_input_hook(args)
             state["args"] = args
         result = forward(*args, **kwargs)
@@ -139,9 +141,8 @@ class CallMixin:
             if res is not None:
                 result = res
                 state["result"] = result
-        non_full = self._is_full_backward_hook is False and self._backward_hooks
         if non_full:
-            _warn_non_full_backward_hook(raw_args, result)
+            _non_full_backward_hooks(self, raw_args, result)
         if bw_hook is not None:
             if not isinstance(result, (Tensor, tuple)) and not (non_full and not backward_pre):
                 warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
@@ -174,6 +175,42 @@ class CallMixin:
                 except Exception as e:
                     warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
                                   f"silenced as another error was raised in forward: {e}", stacklevel=3)
+
+
+def _non_full_backward_hooks(module, inputs, result):
+    """PyTorch's legacy module backward hooks: each is registered on the ``grad_fn`` of the first tensor of the
+    output, called as ``hook(module, grad_input, grad_output)`` with that node's gradients."""
+    var = result
+    while not isinstance(var, Tensor):
+        var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+    grad_fn = var.grad_fn
+    if grad_fn is None:
+        return
+    op = getattr(getattr(grad_fn, "op", None), "name", None)
+    if op in ("linear", "linear_nobias") and var.ndim == 2:
+        call = functools.partial(_linear_as_addmm, op == "linear")
+    else:
+        call = _call_module_hook
+    for hook in module._backward_hooks.values():
+        grad_fn.register_hook(functools.partial(call, hook, module))
+    _warn_non_full_backward_hook(inputs, result)
+
+
+def _call_module_hook(hook, module, grad_inputs, grad_outputs):
+    return hook(module, grad_inputs, grad_outputs)
+
+
+def _linear_as_addmm(has_bias, hook, module, grad_inputs, grad_outputs):
+    """A 2-D ``linear`` is one node here (inputs: input, weight, bias); PyTorch's is ``addmm(bias, input,
+    weight.t())`` (``mm(input, weight.t())`` without a bias), whose gradients its legacy hooks see: (bias, input,
+    weight.T) in that order, and return in that order."""
+    gx, gw, gb = grad_inputs
+    gwt = None if gw is None else gw.t()
+    res = hook(module, (gb, gx, gwt) if has_bias else (gx, gwt), grad_outputs)
+    if res is None:
+        return None
+    b, x, wt = tuple(res) if has_bias else (None, *res)
+    return (x, None if wt is None else wt.t(), b)
 
 
 def _warn_non_full_backward_hook(inputs, result):

@@ -193,7 +193,7 @@ def _non_full_backward_hooks(module, inputs, result):
         call = _call_module_hook
     for hook in module._backward_hooks.values():
         grad_fn.register_hook(functools.partial(call, hook, module))
-    _warn_non_full_backward_hook(inputs, result)
+    _warn_non_full_backward_hook(inputs, result, grad_fn)
 
 
 def _call_module_hook(hook, module, grad_inputs, grad_outputs):
@@ -213,15 +213,9 @@ def _linear_as_addmm(has_bias, hook, module, grad_inputs, grad_outputs):
     return (x, None if wt is None else wt.t(), b)
 
 
-def _warn_non_full_backward_hook(inputs, result):
+def _warn_non_full_backward_hook(inputs, result, grad_fn):
     """PyTorch's ``Module._maybe_warn_non_full_backward_hook``: the FutureWarning saying when a hook registered with
-    ``register_backward_hook`` would miss gradients in PyTorch (torchish runs it as a full backward hook)."""
-    var = result
-    while not isinstance(var, Tensor):
-        var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
-    grad_fn = var.grad_fn
-    if grad_fn is None:
-        return
+    ``register_backward_hook`` misses gradients (the output's ``grad_fn`` is not the module's whole computation)."""
     tail = " Please use register_full_backward_hook to get the documented behavior."
     if isinstance(result, Tensor):
         result = (result,)

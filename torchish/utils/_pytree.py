@@ -210,18 +210,21 @@ def tree_structure(tree, is_leaf=None) -> TreeSpec:
     return tree_flatten(tree, is_leaf)[1]
 
 
+def _leaves_of_each(tree, rests, is_leaf):
+    """``(spec of tree, [tree's leaves, each rest's subtrees at those leaves...])``."""
+    leaves, spec = tree_flatten(tree, is_leaf)
+    return spec, [leaves] + [spec.flatten_up_to(r) for r in rests]
+
+
 def tree_map(func, tree, *rests, is_leaf=None):
     """``func`` applied to each leaf of ``tree`` (and the matching leaves of ``rests``), in ``tree``'s structure."""
-    leaves, spec = tree_flatten(tree, is_leaf)
-    flat = [leaves] + [spec.flatten_up_to(r) for r in rests]
+    spec, flat = _leaves_of_each(tree, rests, is_leaf)
     return spec.unflatten(map(func, *flat))
 
 
 def tree_map_(func, tree, *rests, is_leaf=None):
     """``func`` called on each leaf for its side effects; returns ``tree``."""
-    leaves, spec = tree_flatten(tree, is_leaf)
-    flat = [leaves] + [spec.flatten_up_to(r) for r in rests]
-    for args in zip(*flat):
+    for args in zip(*_leaves_of_each(tree, rests, is_leaf)[1]):
         func(*args)
     return tree
 

@@ -1796,3 +1796,15 @@ def test_empty_numpy_arrays_keep_their_strides_and_isin_flattens_few_test_elemen
           lambda T: T.isin(T.arange(2), T.arange(16).reshape(4, 4).t()),
           lambda T: T.isin(3, T.arange(4).reshape(2, 2).t()),
           lambda T: T.isin(T.arange(0), T.arange(4).reshape(2, 2).t()))
+
+
+@needs_torch
+def test_copies_of_an_empty_tensor_keep_its_strides_exactly():
+    # (ops fuzzer, widened draws: seed 120505, view(dtype) of a clone of an empty tensor made from numpy) PyTorch's
+    # preserve_format keeps a non-overlapping and dense input's strides, and an empty tensor is one whatever its
+    # strides (zeros from numpy, a transposed empty): clone, to(dtype), empty_like keep them; torchish made them dense
+    srcs = [lambda T: T.tensor(np.zeros((2, 1, 0, 2), np.float32)), lambda T: T.zeros(3, 0).t(),
+            lambda T: T.zeros(0, 4)[:, ::2], lambda T: T.zeros(2, 0, 3).permute(2, 0, 1)]
+    agree(*[lambda T, s=s, f=f: f(T, s(T)).stride() for s in srcs
+            for f in (lambda T, t: t.clone(), lambda T, t: t.to(T.bfloat16), lambda T, t: T.empty_like(t),
+                      lambda T, t: t.contiguous(), lambda T, t: t + 1, lambda T, t: t.clone().view(T.int8))])

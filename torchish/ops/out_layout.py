@@ -244,7 +244,8 @@ def keep_format(out, input, memory_format=None):
         return out
     shape, strides, _ = layout(input)
     if shape and tuple(strides) != contiguous_strides(shape):  # (exactly: size-1 dimensions' too, a 1-d one's)
-        dense = tuple(strides) if _dense(shape, strides) else output_strides([(shape, strides)], shape)
+        # (an empty input counts as dense, as PyTorch's is_non_overlapping_and_dense: its strides are kept exactly)
+        dense = tuple(strides) if 0 in shape or _dense(shape, strides) else output_strides([(shape, strides)], shape)
         if dense is not None:
             out._layout = (tuple(shape), dense, 0)
     return out

@@ -288,6 +288,8 @@ SAVED = {
     "huber_loss_weighted": ("012", "012", "t"),
     # binary_cross_entropy(_target)_backward(grad, self, target, weight): weight is optional, never guarded
     "binary_cross_entropy": ("012", "012", "012"),
+    # binary_cross_entropy_with_logits(_target)_backward(grad, self, target, weight, pos_weight)
+    "binary_cross_entropy_with_logits": ("0123", "0123", "0123", "0123"),
     # nll_loss_backward(grad, self, target, weight, total_weight)
     "nll_loss": ("012",),
     # kl_div: xlogy(target, target) - target * input; with log_target: exp(target) * (target - input)

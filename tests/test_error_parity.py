@@ -6,7 +6,7 @@ run with PyTorch and torchish (``check_raises``), or compared exactly (``same_er
 import numpy as np
 import pytest
 
-from oracle import check_raises, needs_torch, same, same_error
+from oracle import check_raises, needs_torch, same, same_error, torchish
 
 pytestmark = [needs_torch, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -132,6 +132,15 @@ EXACT = {
        for op in ("zeros", "ones", "empty")
        for how, args in (("list_first", ([2], 2)), ("float_first", (2.0, 2)), ("float_later", (2, 2.0)),
                          ("float_first_in_tuple", ((2.0,),)), ("float_alone", (2.0,)))},
+    # requires_grad must be a Python bool (None is the default of the factories, not of tensor())
+    **{f"{name}_requires_grad_{kind}": (lambda f, v: lambda lib: f(lib, v))(f, v)
+       for name, f in (("zeros", lambda lib, v: lib.zeros(2, requires_grad=v)),
+                       ("full", lambda lib, v: lib.full((2,), 1.0, requires_grad=v)),
+                       ("tensor", lambda lib, v: lib.tensor([1.0], requires_grad=v)),
+                       ("zeros_like", lambda lib, v: lib.zeros_like(lib.ones(2), requires_grad=v)),
+                       ("parameter", lambda lib, v: lib.nn.Parameter(lib.ones(2), requires_grad=v)))
+       for kind, v in (("int", 1), ("numpy_bool", np.bool_(True)))},
+    "tensor_requires_grad_none": lambda lib: lib.tensor([1.0], requires_grad=None),
     "view_list_first": lambda lib: lib.zeros(4).view([2], 2),
     "view_float_first": lambda lib: lib.zeros(4).view(2.0, 2),
     "view_float_later": lambda lib: lib.zeros(4).view(2, 2.0),
@@ -162,6 +171,15 @@ def test_unsigned_tensor_from_negative_ints_wraps():
                       lib.tensor([-1], dtype=lib.int16)])
     check_raises(lambda lib: lib.tensor([-256], dtype=lib.uint8))
     check_raises(lambda lib: lib.tensor([-1.5], dtype=lib.uint8))
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.arange(3.0, requires_grad=1), lambda lib: lib.randn(2, requires_grad=1),
+                                  lambda lib: lib.eye(2, requires_grad=1), lambda lib: lib.rand(2, requires_grad=1),
+                                  lambda lib: lib.linspace(0, 1, 3, requires_grad=1),
+                                  lambda lib: lib.ones(2).new_zeros(2, requires_grad=1)])
+def test_factories_refuse_a_non_bool_requires_grad(make):
+    check_raises(make)  # (PyTorch words the overloaded ones as an invalid combination of arguments: TypeError too)
+    assert not torchish.empty(2, requires_grad=None).requires_grad
 
 
 def test_broadcast_to_method_takes_sizes_as_varargs():

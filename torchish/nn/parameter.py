@@ -51,6 +51,10 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):  # PyTorch's Parameter.__new__ calls data.detach()
             raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
+        if type(requires_grad) is not bool:  # (PyTorch's Tensor._make_subclass takes a bool only)
+            from ..ops.elementwise import type_name
+            raise TypeError(f"_make_subclass(): argument 'require_grad' (position 3) must be bool, not "
+                            f"{type_name(requires_grad)}")
         p = cls._make(data._d)
         p._layout = dense_layout(data)  # (PyTorch's parameter is the data itself: a transposed one keeps its strides)
         if requires_grad:

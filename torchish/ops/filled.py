@@ -51,9 +51,9 @@ def _size_or_kw(size, kw_size, name):
 _HOST_FILL_LIMIT = 1 << 16
 
 
-def _fill(shape, value, dtype, device, requires_grad):
+def _fill(shape, value, dtype, device, requires_grad, name=None):
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
-    _check_grad_dtype(dt, requires_grad)
+    _check_grad_dtype(dt, requires_grad, name)
     if _meta.is_meta_device(device):
         return _finish(_meta.MetaArray(shape, dt.np), requires_grad)
     if math.prod(shape) <= _HOST_FILL_LIMIT and not tracing.active():
@@ -73,13 +73,13 @@ def _fill(shape, value, dtype, device, requires_grad):
 @factory_out
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     return _fill(_size_or_kw(size, kw.pop("size", None), "zeros"), 0, _dtype.user_dtype(dtype, "zeros"), device,
-                 requires_grad)
+                 requires_grad, "zeros")
 
 
 @factory_out
 def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     return _fill(_size_or_kw(size, kw.pop("size", None), "ones"), 1, _dtype.user_dtype(dtype, "ones"), device,
-                 requires_grad)
+                 requires_grad, "ones")
 
 
 @factory_out
@@ -88,7 +88,7 @@ def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
     """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
     shape = _size_or_kw(size, kw.pop("size", None), "empty")
     check_memory_format(memory_format, len(shape))
-    out = _fill(shape, 0, _dtype.user_dtype(dtype, "empty"), device, requires_grad)
+    out = _fill(shape, 0, _dtype.user_dtype(dtype, "empty"), device, requires_grad, "empty")
     if memory_format is not None:
         set_format(out, format_name(memory_format))
     return out
@@ -107,7 +107,7 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_gra
         dtype = _dtype.scalar_dtype(fill_value)
     else:  # PyTorch's checked conversion of the number into the given dtype (fill_'s: none for one half element)
         fill_value = check_scalar_fits(fill_value, _dtype.as_dtype(dtype), numel=math.prod(shape))
-    return _fill(shape, fill_value, dtype, device, requires_grad)
+    return _fill(shape, fill_value, dtype, device, requires_grad, "full")
 
 
 def _check_fill_value(x, fname):
@@ -120,7 +120,7 @@ def _like(fill, name):
         require_tensor(input, name)
         check_memory_format(memory_format, input.ndim)
         out = _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
-                    device if device is not None else input.device, requires_grad)
+                    device if device is not None else input.device, requires_grad, name)
         return like_format(out, input, memory_format)
     return like
 
@@ -163,7 +163,7 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False)
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     m = n if m is None else m
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
-    _check_grad_dtype(dt, requires_grad)
+    _check_grad_dtype(dt, requires_grad, "eye")
     if n * m <= _HOST_FILL_LIMIT and not tracing.active():
         return place(np.eye(n, m, dtype=dt.np), dt, device, requires_grad)
     return _finish(jnp.eye(n, m, dtype=dt.np, device=_jdev(device)), requires_grad)

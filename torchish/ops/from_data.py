@@ -34,7 +34,13 @@ def _finish(value, requires_grad, cls=Tensor):
     return t
 
 
-def _check_grad_dtype(dt, requires_grad):
+def _check_grad_dtype(dt, requires_grad, name=None):
+    """PyTorch's argument checks of a factory's ``requires_grad``: a Python bool (or None), and only for floating
+    point or complex dtypes."""
+    if (requires_grad is not None or name == "tensor") and type(requires_grad) is not builtins.bool:
+        from .elementwise import type_name
+        raise TypeError(f"{name + '(): ' if name else ''}argument 'requires_grad' must be bool, not "
+                        f"{type_name(requires_grad)}")
     if requires_grad and dt.category < _FLOAT:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
@@ -232,7 +238,7 @@ def _tensor(data, dtype, device, requires_grad):
     if isinstance(data, Tensor):
         dt = dt or data.dtype
         arr = _real_part(np.asarray(data._concrete()), data.dtype, dt)
-        _check_grad_dtype(dt, requires_grad)
+        _check_grad_dtype(dt, requires_grad, "tensor")
         return keep_format(  # (a copy in the source's dense stride order, as PyTorch's)
             place(arr, dt, device, requires_grad), data)
     elif isinstance(data, (jax.Array, np.ndarray, np.generic)):
@@ -255,7 +261,7 @@ def _tensor(data, dtype, device, requires_grad):
         shape, leaves, inferred = _flatten(data)
         dt = dt or inferred or _dtype.DEFAULTS.float
         arr = _leaves_to_array(shape, leaves, dt)
-    _check_grad_dtype(dt, requires_grad)
+    _check_grad_dtype(dt, requires_grad, "tensor")
     return numpy_layout(place(arr, dt, device, requires_grad), arr)
 
 

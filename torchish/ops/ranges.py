@@ -63,7 +63,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, r
     else:
         n = math.ceil((end - start) / step)
         vals = start + step * np.arange(max(n, 0), dtype=np.float64)
-    _check_grad_dtype(dt, requires_grad)
+    _check_grad_dtype(dt, requires_grad, "arange")
     return place(vals, dt, device, requires_grad)
 
 
@@ -153,7 +153,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
         raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{_dtype.scalar_type_name(dt)}'")
     complex_ = isinstance(start, builtins.complex) or isinstance(end, builtins.complex) or dt.category > _FLOAT
     vals = _linspace_values(start, end, steps, dt) if complex_ or steps <= 1 else _linspace_real(start, end, steps, dt)
-    _check_grad_dtype(dt, requires_grad)
+    _check_grad_dtype(dt, requires_grad, "linspace")
     return place(np.trunc(vals) if dt.category <= _dtype._INT else vals, dt, device, requires_grad)
 
 
@@ -168,7 +168,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
     exps = _linspace_values(start, end, steps, _dtype.float64 if dt.category <= _FLOAT else dt)
     with np.errstate(all="ignore"):
         vals = np.power(builtins.complex(base) if exps.dtype.kind == "c" else float(base), exps)
-    _check_grad_dtype(dt, requires_grad)
+    _check_grad_dtype(dt, requires_grad, "logspace")
     return place(vals, dt, device, requires_grad)
 
 

@@ -202,3 +202,18 @@ def test_bce_with_logits_input_gradient_matches_torch_bit_for_bit(pos_weight):
     for dtype in ("float16", "bfloat16"):  # (the loss itself still differs in 2% of half results: log_sigmoid)
         ref, got = _run(torch, f, [x, t], dtype, _COT), _run(torchish, f, [x, t], dtype, _COT)
         np.testing.assert_array_equal(got[2], ref[2], err_msg=dtype)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_lerp_rounds_as_pytorchs_kernels(dtype):
+    """lerp is two fused multiply-adds in PyTorch's CPU kernels (vec::fmadd/fnmadd), a number weight taken as
+    float32 first. Its backward: grad * (1 - weight), grad * weight, grad * (end - self), op by op (a number weight
+    multiplied in as float32). torchish's forward was 8-27% off (no FMA) and its gradients JAX's derivative (15-25%
+    off, up to 64 ulp, in every dtype). (float64 is an FMA only where XLA contracts it, at its default optimisation
+    level: bit for bit there, not at the suite's level 0.)"""
+    rng = np.random.default_rng(0)
+    a, b, w = (rng.standard_normal(1024).astype(np.float32) for _ in range(3))
+    _same_bits(lambda T, x, y, z: T.lerp(x, y, z * 0.6), [a, b, w], dtype, _COT)
+    _same_bits(lambda T, x, y: T.lerp(x, y, 0.3), [a, b], dtype, _COT)
+    _same_bits(lambda T, x, y: T.lerp(x, y, 0.7), [a, b], dtype, _COT)

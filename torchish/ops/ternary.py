@@ -153,17 +153,39 @@ METHODS["where"] = lambda self, condition, other: where(condition, self, other)
 
 
 def _lerp_fwd(a, b, w):
-    """PyTorch's formula (exact at both ends): ``a + w (b - a)`` for w < 0.5, else ``b - (b - a)(1 - w)``;
-    float16/bfloat16 computed in float32 and rounded once, as PyTorch's CPU kernel (a weight of 1e5 is no inf)."""
+    """PyTorch's formula (exact at both ends): ``a + w (b - a)`` for w < 0.5, else ``b - (b - a)(1 - w)``, each a
+    fused multiply-add as its CPU kernels compute them (``vec::fmadd``/``fnmadd``; a number weight taken in the
+    compute type first); float16/bfloat16 computed in float32 and rounded once (a weight of 1e5 is no inf).
+    ``_precision.fma`` makes float32 bit for bit; float64 is an FMA where XLA contracts it (its default
+    optimisation level)."""
     dt = jnp.result_type(a)
     if dt in (jnp.float16, jnp.bfloat16):
         return _lerp_fwd(a.astype(jnp.float32), b.astype(jnp.float32), jnp.asarray(w).astype(jnp.float32)).astype(dt)
+    w = jnp.asarray(w, dt)
     d = b - a
-    return jnp.where(jnp.abs(w) < 0.5, a + w * d, b - d * (1 - w))
+    return jnp.where(jnp.abs(w) < 0.5, _precision.fma(w, d, a), _precision.fma(-(1 - w), d, b))
 
 
-_LERP = defop("lerp", _lerp_fwd, promote="same", promote_args=(0, 1), grad_name="LerpBackward0")
-_LERP_T = defop("lerp_tensor", _lerp_fwd, grad_name="LerpBackward1")
+def _lerp_scalar_vjp(g, a, b, w, out):
+    """PyTorch's ``grad * (1 - weight)`` and ``grad * weight`` with the weight a double: a number multiplying a
+    tensor, so rounded to float32 for float16/bfloat16/float32 gradients (computed in float32, rounded once)."""
+    if jnp.iscomplexobj(g):
+        return g * jnp.conj(1 - w), g * jnp.conj(w), None
+    wide = jnp.float64 if g.dtype == jnp.float64 else jnp.float32
+    w64 = jnp.asarray(w, jnp.float64)
+    gw = g.astype(wide)
+    return gw * (1 - w64).astype(wide), gw * w64.astype(wide), None
+
+
+def _lerp_tensor_vjp(g, a, b, w, out):
+    """PyTorch's ``grad * (1 - weight)``, ``grad * weight`` and ``grad * (end - self)``, op by op in the dtype
+    (conjugated factors for complex values)."""
+    return g * jnp.conj(1 - w), g * jnp.conj(w), g * jnp.conj(b - a)
+
+
+_LERP = defop("lerp", _lerp_fwd, promote="same", promote_args=(0, 1), vjp=_lerp_scalar_vjp,
+              grad_name="LerpBackward0")
+_LERP_T = defop("lerp_tensor", _lerp_fwd, vjp=_lerp_tensor_vjp, grad_name="LerpBackward1")
 
 
 def lerp(input, end, weight, *, out=None):

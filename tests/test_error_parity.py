@@ -6,7 +6,7 @@ run with PyTorch and torchish (``check_raises``), or compared exactly (``same_er
 import numpy as np
 import pytest
 
-from oracle import check_raises, needs_torch, same, same_error, torchish
+from oracle import check_raises, needs_torch, same, same_error, torch, torchish
 
 pytestmark = [needs_torch, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -141,6 +141,12 @@ EXACT = {
                        ("parameter", lambda lib, v: lib.nn.Parameter(lib.ones(2), requires_grad=v)))
        for kind, v in (("int", 1), ("numpy_bool", np.bool_(True)))},
     "tensor_requires_grad_none": lambda lib: lib.tensor([1.0], requires_grad=None),
+    # classes named by torch.typename, under PyTorch's module paths
+    "assign_module_as_parameter": lambda lib: setattr(lib.nn.Linear(2, 2), "weight", lib.nn.Sequential()),
+    "module_as_buffer": lambda lib: lib.nn.Module().register_buffer("b", lib.nn.ReLU()),
+    "optimizer_of_a_module": lambda lib: lib.optim.SGD([lib.nn.ReLU()], lr=0.1),
+    "optimizer_of_a_tensor": lambda lib: lib.optim.SGD(lib.ones(2), lr=1),
+    "parameter_list_as_parameter": lambda lib: setattr(lib.nn.Linear(2, 2), "bias", lib.nn.ParameterList()),
     "view_list_first": lambda lib: lib.zeros(4).view([2], 2),
     "view_float_first": lambda lib: lib.zeros(4).view(2.0, 2),
     "view_float_later": lambda lib: lib.zeros(4).view(2, 2.0),
@@ -180,6 +186,13 @@ def test_unsigned_tensor_from_negative_ints_wraps():
 def test_factories_refuse_a_non_bool_requires_grad(make):
     check_raises(make)  # (PyTorch words the overloaded ones as an invalid combination of arguments: TypeError too)
     assert not torchish.empty(2, requires_grad=None).requires_grad
+
+
+def test_typename_uses_pytorchs_module_paths():
+    def names(lib):
+        return [lib.typename(x) for x in (lib.nn.Linear, lib.nn.Sequential(), lib.nn.ParameterDict(), lib.nn.Module,
+                                          len, 3, lib.ones(2), lib.ones(2, dtype=lib.float64), lib.nn.Parameter)]
+    assert names(torchish) == names(torch)
 
 
 def test_broadcast_to_method_takes_sizes_as_varargs():

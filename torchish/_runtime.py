@@ -139,13 +139,30 @@ def is_nonzero(input):
     return builtins.bool(input.item())
 
 
+# torchish's modules that PyTorch keeps elsewhere, as ``torch.typename`` names their classes in messages
+_TORCH_MODULES = {"torchish.nn.container": "torch.nn.modules.container",
+                  "torchish.nn.param_container": "torch.nn.modules.container",
+                  "torchish.nn.module": "torch.nn.modules.module"}
+
+
 def typename(obj):
-    """``'torch.FloatTensor'`` for tensors (their ``type()``), else the object's module-qualified class name."""
+    """``torch.typename``: ``'torch.FloatTensor'`` for tensors (their ``type()``); for a class or function its
+    qualified name, for other objects their class's, module-qualified as PyTorch's (torchish's classes under
+    PyTorch's module paths, ``torch.nn.modules.container.Sequential``)."""
     if isinstance(obj, Tensor):
         return obj.type()
-    cls = obj if isinstance(obj, type) else type(obj)
-    module = getattr(cls, "__module__", "") or ""
-    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
+    if module in ("", "builtins"):
+        return qualname
+    if module == "torchish" or module.startswith("torchish."):
+        module = _TORCH_MODULES.get(module, "torch" + module[len("torchish"):])
+    return f"{module}.{qualname}"
 
 
 def is_storage(obj):

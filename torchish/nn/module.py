@@ -17,21 +17,7 @@ from ._module_call import CallMixin
 from ._module_convert import ConvertMixin
 from ._module_state import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
 from .parameter import Buffer, Parameter
-
-
-def typename(obj) -> str:
-    """``torch.typename``: 'torch.FloatTensor' for tensors, the qualified class name otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = type(obj).__module__ or ""
-        qualname = type(obj).__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+from .._runtime import typename  # noqa: F401  (torch.typename; param_container and utils import it from here)
 
 
 def _addindent(s, num_spaces):

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
 from .. import _device, _dtype, _meta
+from .._runtime import typename
 from .._config import config
 from .._tensor import Tensor, set_values
 from ..autograd.graph import RemovableHandle
@@ -187,7 +188,7 @@ class Optimizer(StateDictMixin):
         self._init_state_dict_hooks()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            f"but got {_typename(params)}")
+                            f"but got {typename(params)}")
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
@@ -265,7 +266,7 @@ class Optimizer(StateDictMixin):
             param_group["param_names"] = names
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}")
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {typename(p)}")
             if not self.defaults.get("differentiable", None) and not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
@@ -651,14 +652,6 @@ def _share_steps(rows, new_rows, k):
         new_row[k] = first.setdefault(id(v), new_row[k])
         out.append(new_row)
     return out
-
-
-def _typename(x):
-    """``torch.typename``: a Tensor's type name, else the qualified class name."""
-    if isinstance(x, Tensor):
-        return x.type()
-    cls = type(x)
-    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _hp_value(v):

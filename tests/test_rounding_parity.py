@@ -259,3 +259,9 @@ def test_pow_number_exponent_rounds_as_pytorchs_kernel(dtype):
             np.testing.assert_array_equal(got[1], ref[1], err_msg=f"{dtype} x ** {e}")
         if e in backward:
             np.testing.assert_array_equal(got[2], ref[2], err_msg=f"{dtype} grad of x ** {e}")
+
+    def second(L):  # through x * x: the exponents' other branches (sqrt of a negative base) stay out of it
+        x = L.tensor(_SIGNED).to(getattr(L, dtype)).requires_grad_(True)
+        g, = L.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        return L.autograd.grad(g.sum(), x)[0].double().numpy()
+    np.testing.assert_array_equal(second(torchish), second(torch), err_msg="second derivative of x ** 3")

@@ -512,24 +512,28 @@ def _int_pow(a, e):
 
 def _half_pow(a, b, dtype, scalar):
     """``a ** b`` of float32 values widened from ``dtype`` (float16/bfloat16), rounded as PyTorch's kernel: once,
-    except that for a Python-number exponent its bfloat16 kernel computes ``b == 3`` as ``(a * a) * a`` and
-    ``b == -2`` as ``1 / (a * a)``, rounding each step."""
+    except for the exponents its bfloat16 kernel computes as compositions (:func:`_pow_special`)."""
     r = _precision.stepper(dtype)[1]
-    p = r(jnp.power(a, b))
-    return _pow_special(a, b, p, r) if scalar and jnp.dtype(dtype) == jnp.bfloat16 else p
+    if scalar and jnp.dtype(dtype) == jnp.bfloat16:
+        return _pow_special(a, b, r)
+    return r(jnp.power(a, b))
 
 
-def _pow_special(a, b, p, r):
+_SPECIAL_EXPONENTS = (2, 3, -2, 0.5, -0.5, -1)
+
+
+def _pow_special(a, b, r):
     """PyTorch's CPU kernel for a Python-number exponent of a float32/float64/bfloat16 tensor: ``b`` of 2, 3 and -2
     as ``a * a``, ``(a * a) * a`` and ``1 / (a * a)``, 0.5, -0.5 and -1 as its sqrt, rsqrt (``1 / sqrt(a)``) and
-    reciprocal kernels, each op stored by ``r`` (the half type's rounding); ``p``, the general power, elsewhere.
-    (XLA's power moved 26% of float32 ``a ** 3`` and 27% of ``a ** -2`` by an ulp; sqrt gives -0 for -0 and NaN
-    for -inf, as PyTorch's.)"""
-    sq = r(a * a)
-    special = ((2, sq), (3, r(sq * a)), (-2, r(_precision.div(1, sq))), (0.5, r(jnp.sqrt(a))),
-               (-0.5, r(_rsqrt(a))), (-1, r(_precision.div(1, a))))
-    return jnp.select([b == e for e, _ in special], [v for _, v in special], p)
-
+    reciprocal kernels, each op stored by ``r`` (the half type's rounding); the general power otherwise. (XLA's
+    power moved 26% of float32 ``a ** 3`` and 27% of ``a ** -2`` by an ulp; sqrt gives -0 for -0 and NaN for
+    -inf, as PyTorch's.) One branch runs (``lax.switch`` on the 0-d exponent), so a double backward does not meet
+    the NaN derivatives of the others (sqrt of a negative base, 1 / 0)."""
+    branches = (lambda a: r(jnp.power(a, b)), lambda a: r(a * a), lambda a: r(r(a * a) * a),
+                lambda a: r(_precision.div(1, r(a * a))), lambda a: r(jnp.sqrt(a)), lambda a: r(_rsqrt(a)),
+                lambda a: r(_precision.div(1, a)))
+    index = sum(jnp.where(b == e, i + 1, 0) for i, e in enumerate(_SPECIAL_EXPONENTS))
+    return jax.lax.switch(index, branches, a)
 
 
 def _pow_fwd(a, b, scalar=False, exp_min=None):
@@ -557,7 +561,7 @@ def _pow_fwd(a, b, scalar=False, exp_min=None):
         special = ((1, a), (2, sq), (3, sq * a), (0.5, root), (-1, inv(a)), (-2, inv(sq)), (-0.5, inv(root)))
         general = jnp.where(c99 & (b != 0), complex_c.pow_c99(a, b), jnp.power(a, b))
         return jnp.select([b == e for e, _ in special], [v for _, v in special], general)
-    return _pow_special(a, b, jnp.power(a, b), lambda v: v) if scalar else jnp.power(a, b)
+    return _pow_special(a, b, lambda v: v) if scalar else jnp.power(a, b)
 
 
 def _pow_vjp(g, a, b, out, scalar=False, exp_min=None):

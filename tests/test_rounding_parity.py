@@ -265,3 +265,13 @@ def test_pow_number_exponent_rounds_as_pytorchs_kernel(dtype):
         g, = L.autograd.grad((x ** 3).sum(), x, create_graph=True)
         return L.autograd.grad(g.sum(), x)[0].double().numpy()
     np.testing.assert_array_equal(second(torchish), second(torch), err_msg="second derivative of x ** 3")
+
+
+@needs_torch
+def test_rms_norm_default_eps_is_the_computation_dtypes():
+    # PyTorch's eps=None is the epsilon of the type rms_norm computes in: float32's for a float16/bfloat16 input
+    # (torchish took the input dtype's 2^-10 / 2^-7: small inputs came out 20-60% smaller)
+    x = _norm_data((8, 16), 0, 0.05)
+    for dtype in ("float16", "bfloat16"):
+        ref, got = (L.nn.functional.rms_norm(L.tensor(x).to(getattr(L, dtype)), (16,)) for L in (torch, torchish))
+        np.testing.assert_array_equal(got.float().numpy(), ref.float().numpy(), err_msg=dtype)

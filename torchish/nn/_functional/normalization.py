@@ -444,7 +444,8 @@ _RMS = defop("rms_norm", _rms_fwd, grad_name="MulBackward0")
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims; ``eps=None`` is ``finfo(dtype).eps``."""
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims; ``eps=None`` is ``finfo(dtype).eps`` of
+    the computation's dtype (float32 for a float16/bfloat16 input)."""
     need_tensor("rms_norm", input)
     need_tensor("rms_norm", weight, "weight", 3, optional=True)
     # PyTorch's _check_rms_norm_inputs: the weight against normalized_shape, then the input's rank, then its shape
@@ -463,8 +464,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         warn_once(f"Mismatch dtype between input and weight: input dtype = {_dtype.cpp_type_name(input.dtype)}, "
                   f"weight dtype = {_dtype.cpp_type_name(weight.dtype)}, Cannot dispatch to fused implementation.",
                   key="rms_norm dtype mismatch")
-    if eps is None:
-        eps = _dtype.finfo(input.dtype).eps
+    if eps is None:  # PyTorch's default: the epsilon of the type it computes in (float32 for float16/bfloat16)
+        eps = _dtype.finfo(_dtype.float32 if input.dtype in (_dtype.float16, _dtype.bfloat16) else input.dtype).eps
     return apply(_RMS, (input, weight), k=len(ns), eps=float(eps))
 
 

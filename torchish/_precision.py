@@ -10,8 +10,8 @@ Kernels read these when they are traced, so a change clears JAX's compiled kerne
 :data:`EPOCH`, which ``torchish.compile`` keys its programs by.
 
 Also here: the rounding PyTorch's kernels do that XLA would otherwise optimise away — one true division
-(:func:`div`), a fused multiply-add (:func:`fma`), sums in index order (:func:`seq_sum`), and the half-precision
-rounding after each op of a composite formula (:func:`stepper`).
+(:func:`div`), a fused multiply-add (:func:`fma`), a product that no FMA absorbs (:func:`mul`), sums in index
+order (:func:`seq_sum`), and the half-precision rounding after each op of a composite formula (:func:`stepper`).
 """
 from __future__ import annotations
 
@@ -77,6 +77,19 @@ def fma(a, b, c):
         return a * b + c
     w = jnp.float64
     return (jnp.asarray(a, w) * jnp.asarray(b, w) + jnp.asarray(c, w)).astype(dt)
+
+
+def mul(a, b):
+    """``a * b`` rounded as a kernel of its own: XLA:CPU at its default optimisation level contracts a float32
+    product into the add or the reduction that reads it (an FMA), where PyTorch rounds the product first. float32
+    is multiplied in float64 (exact) and rounded to float32 by ``reduce_precision``, which no contraction crosses;
+    float64 is left to XLA."""
+    dt = jnp.result_type(a, b)
+    if dt != jnp.float32:
+        return a * b
+    w = jnp.float64
+    return jax.lax.reduce_precision(jnp.asarray(a, w) * jnp.asarray(b, w), exponent_bits=8,
+                                    mantissa_bits=23).astype(dt)
 
 
 def seq_sum(x, axis):

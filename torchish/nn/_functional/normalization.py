@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -440,7 +441,27 @@ def _rms_fwd(x, w, *, k, eps):
     return (y if w is None else y * w).astype(x.dtype)
 
 
-_RMS = defop("rms_norm", _rms_fwd, grad_name="MulBackward0")
+def _rms_vjp(g, x, w, out, *, k, eps):
+    """The backward of PyTorch's composite (``x * rsqrt(pow(x, 2).mean(dims, keepdim) + eps)``, then ``* w``, in
+    float32 for float16/bfloat16) node by node: ``MulBackward0``s give ``g * w`` and ``sum(g * y0)`` for the weight,
+    ``g1 * r`` and ``sum(g1 * x)`` for ``r``; ``RsqrtBackward0`` ``(grad * -0.5) * r ** 3``; ``MeanBackward1`` a
+    division by N; ``PowBackward0`` ``grad * (2 * x)``. A complex input keeps JAX's derivative (conjugated in and
+    out: PyTorch's complex gradients are the conjugates of JAX's cotangents)."""
+    if jnp.iscomplexobj(x):
+        pull = jax.vjp(lambda a, b: _rms_fwd(a, b, k=k, eps=eps), x, w)[1]
+        return tuple(None if v is None else jnp.conj(v) for v in pull(jnp.conj(g)))
+    axes = tuple(range(x.ndim - k, x.ndim))
+    xa, ga = _acc(x), _acc(g)
+    r = rsqrt_values(jnp.mean(xa * xa, axis=axes, keepdims=True) + eps)
+    g1 = ga if w is None else ga * _acc(w)
+    gr = jnp.sum(_precision.mul(g1, xa), axis=axes, keepdims=True)
+    gsq = _precision.div((gr * -0.5) * (r * r * r), math.prod(x.shape[x.ndim - k:]))
+    gx = (_precision.mul(g1, r) + _precision.mul(gsq, 2 * xa)).astype(x.dtype)
+    gw = None if w is None else jnp.sum(ga * (xa * r), axis=tuple(range(x.ndim - k))).astype(w.dtype)
+    return gx, gw
+
+
+_RMS = defop("rms_norm", _rms_fwd, vjp=_rms_vjp, grad_name="MulBackward0")
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

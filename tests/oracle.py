@@ -339,6 +339,18 @@ def same(fn, **tols):
     assert_same(ref, got, **tols)
 
 
+def torch_one_thread():
+    """Generator for an autouse fixture: PyTorch runs single-threaded for the test (its CPU kernels' vectorised
+    remainders and reduction order then do not depend on the thread split), restored after."""
+    if torch is None:
+        yield
+        return
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def same_error(fn):
     """Both libraries raise the same builtin exception type, with the same message."""
     err = check_raises(fn)
@@ -347,6 +359,6 @@ def same_error(fn):
     assert str(got.value) == str(err), f"message {str(got.value)!r} != torch's {str(err)!r}"
 
 
-__all__ = ["torch", "torchish", "needs_torch", "arr", "check", "check_raises", "check_fd", "run_both",
+__all__ = ["torch", "torchish", "needs_torch", "torch_one_thread", "arr", "check", "check_raises", "check_fd", "run_both",
            "assert_same", "same", "same_error", "to_numpy", "numeric_grad", "builtins", "formula_init",
            "formula_data", "error_family", "assert_script_matches", "script_test"]

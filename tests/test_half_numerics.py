@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import check_fd, needs_torch, run_both, torch
+from oracle import check_fd, needs_torch, run_both, torch, torch_one_thread
 
 HALF = ["float16", "bfloat16"]
 _LIN = np.linspace(-8, 8, 128).astype(np.float32)
@@ -24,15 +24,7 @@ _RAND = np.random.default_rng(0).uniform(-6, 6, 128).astype(np.float32)
 _COT = np.linspace(-1.3, 1.7, 128).astype(np.float32)
 
 
-@pytest.fixture(autouse=True)
-def _torch_single_thread():
-    if torch is None:
-        yield
-        return
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+_torch_single_thread = pytest.fixture(autouse=True)(torch_one_thread)
 
 
 def _run(lib, f, x, dtype, grad=True):

@@ -10,20 +10,12 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, torch
+from oracle import needs_torch, torch, torch_one_thread
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 
 
-@pytest.fixture(autouse=True)
-def _torch_single_thread():
-    if torch is None:
-        yield
-        return
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+_torch_single_thread = pytest.fixture(autouse=True)(torch_one_thread)
 
 
 def _run(lib, f, xs, dtype, cot):

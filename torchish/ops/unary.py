@@ -223,19 +223,19 @@ _unary("sin", jnp.sin)
 _unary("cos", jnp.cos)
 _unary("tan", jnp.tan, _formula(lambda g, x, y, r: r(g * _conj(r(1 + r(y * y))))))
 _unary("asin", _in_float32(jnp.arcsin),
-       _formula(lambda g, x, y, r: r(g * _conj(r(rsqrt_values(r(r(-x * x) + 1)))))))
+       _formula(lambda g, x, y, r: r(g * _conj(r(rsqrt_values(r(r(_precision.mul(-x, x)) + 1)))))))
 _unary("acos", _in_float32(jnp.arccos),
-       _formula(lambda g, x, y, r: r(g * -_conj(r(rsqrt_values(r(r(-x * x) + 1)))))))
+       _formula(lambda g, x, y, r: r(g * -_conj(r(rsqrt_values(r(r(_precision.mul(-x, x)) + 1)))))))
 _unary("atan", _in_float64(jnp.arctan), _formula(lambda g, x, y, r: r(g / _conj(r(r(x * x) + 1)))))
 _unary("sinh", _in_float64(jnp.sinh), _formula(lambda g, x, y, r: r(g * _conj(r(jnp.cosh(x))))))
 _unary("cosh", _in_float64(jnp.cosh), _formula(lambda g, x, y, r: r(g * _conj(r(jnp.sinh(x))))))
 _unary("tanh", jnp.tanh, _vjp_out(_in_float32(lambda g, y: g * (1 - y * y))))
 _unary("asinh", _in_float32(jnp.arcsinh),
-       _formula(lambda g, x, y, r: r(g * _conj(r(rsqrt_values(r(r(x * x) + 1)))))))
+       _formula(lambda g, x, y, r: r(g * _conj(r(rsqrt_values(r(r(_precision.mul(x, x)) + 1)))))))
 # acosh's gradient, PyTorch's: complex rsqrt(x + 1) * rsqrt(x - 1) (its branch), real rsqrt(x * x - 1)
 _unary("acosh", _in_float32(jnp.arccosh),
        lambda g, x, out: g * (jnp.conj(rsqrt_values(x + 1) * rsqrt_values(x - 1)) if jnp.iscomplexobj(x)
-                              else rsqrt_values(x * x - 1)))
+                              else rsqrt_values(_precision.mul(x, x) - 1)))
 _unary("atanh", _in_float32(jnp.arctanh), _formula(lambda g, x, y, r: r(g / _conj(r(1 - r(x * x))))))
 
 

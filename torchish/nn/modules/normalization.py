@@ -105,7 +105,7 @@ class GroupNorm(Module):
 
 
 class RMSNorm(Module):
-    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims (``eps=None``: the dtype's epsilon).
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims (``eps=None``: the epsilon of the type it computes in, float32 for float16/bfloat16 inputs).
 
     Example::
 

@@ -97,11 +97,8 @@ class _Builders:
                 entry[1] = t
                 return
         if entry[2] is None:
-            import weakref
-            store = self.placer(storage.array, storage.location, False)
-            store._views = weakref.WeakSet()
-            store.__dict__["_hidden_base"] = True
-            entry[2] = store
+            from .ops.inplace import hidden_storage
+            store = entry[2] = hidden_storage(self.placer(storage.array, storage.location, False))
             first = entry[1]
             if first is not None:
                 _view_of(first, store, 0, tuple(first.shape), first.stride())

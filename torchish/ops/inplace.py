@@ -141,11 +141,17 @@ class overlap_ok:
         return False
 
 
+def overlaps_itself(shape, strides) -> bool:
+    """Whether elements of a layout share memory (a stride-0 dim of more than one element; an empty layout
+    does not)."""
+    return 0 not in shape and any(st == 0 and s > 1 for s, st in zip(shape, strides))
+
+
 def _check_overlap(view) -> bool:
     """Whether ``view`` overlaps itself (only an op allowed to write it so gets True; it then stores only what it
     changed); PyTorch's error for the others."""
     shape, strides, _ = layout(view)
-    if 0 not in shape and any(st == 0 and s > 1 for s, st in zip(shape, strides)):  # (empty: contiguous, no overlap)
+    if overlaps_itself(shape, strides):
         if _OVERLAP_OK and _OVERLAP_OK[-1] is view:
             return True
         raise RuntimeError(_INTERNAL_OVERLAP)
@@ -583,6 +589,15 @@ def _name_inplace_overload(node):
     if shift is not None and stem != name:
         from ..autograd.graph import node_class
         node.__class__ = node_class(type(node).__base__, f"{stem}{int(name[len(stem):]) + shift}")
+
+
+def hidden_storage(t: Tensor) -> Tensor:
+    """Mark ``t`` as a storage no one sees: the base of views that are no views to the user (``_base`` None), as
+    PyTorch's tensors that share a storage without one being the base of another (``resize_`` growing a tensor,
+    ``empty_strided`` with gaps, tensors loaded from one storage). Returns ``t``."""
+    t._views = weakref.WeakSet()
+    t.__dict__["_hidden_base"] = True
+    return t
 
 
 def inplace_view(self: Tensor, out: Tensor) -> Tensor:

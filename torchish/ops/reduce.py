@@ -4,7 +4,6 @@ accumulation dtypes and the ``torch.return_types`` tuples. The rest of the famil
 ``stats`` (var/std, norms), ``softmax`` (logsumexp, softmax), ``scan`` (cumsum and friends, diff, trapezoid)."""
 from __future__ import annotations
 
-import builtins
 import collections
 import functools
 
@@ -121,25 +120,21 @@ def reduction_out(result, out, name):
     (sum, nansum, prod, amax, amin): where elements of ``out`` share one memory location (an expanded view), that
     location gets the reduction of every input element reduced into any of them (PyTorch's kernel accumulates
     there), where ``_out`` would raise."""
-    if out is None or not isinstance(out, Tensor) or out._view is None or not out.numel() \
-            or STATE.grad_enabled and result._rg:
+    if out is None or not isinstance(out, Tensor) or out._view is None or STATE.grad_enabled and result._rg:
         return _out(result, out, name)
     from . import inplace as _ip
     from .strided import positions
     shape, strides, offset = _ip.layout(out)
-    if not builtins.any(st == 0 and n > 1 for n, st in zip(shape, strides)):
+    if not _ip.overlaps_itself(shape, strides):
         return _out(result, out, name)
     if tuple(out.shape) != tuple(result.shape):  # (resized first, as resize_ would: contiguous in its storage)
         with _ip.overlap_ok(out):
             return _out(result, out, name)
-    pos = positions(shape, strides, offset).reshape(-1)
-    where, group = np.unique(pos, return_inverse=True)
+    group = np.unique(positions(shape, strides, offset).reshape(-1), return_inverse=True)[1].reshape(-1)
+    order = np.argsort(group, kind="stable")  # (each location's elements together, in order)
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
     vals = np.asarray(result.detach().numpy()).reshape(-1)
-    acc = np.full(len(where), vals[0], vals.dtype)  # (each group's first value: no identity needed)
-    first = np.zeros(len(where), bool)
-    for v, g in zip(vals, group):  # (few elements: an out= view of a reduction)
-        acc[g] = v if not first[g] else _COMBINE[name](acc[g], v)
-        first[g] = True
+    acc = _COMBINE[name].reduceat(vals[order], starts)  # (indexed by group: unique's groups are sorted)
     combined = Tensor._make(jnp.asarray(acc[group].reshape(result.shape)))
     with _ip.overlap_ok(out):
         return _out(combined, out, name)

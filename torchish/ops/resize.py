@@ -49,10 +49,8 @@ def _leave_storage(t: Tensor):
             base._views = weakref.WeakSet(v for v in list(base._views) if v is not t)
         return
     if t._views:
-        old = Tensor._make(t._d)
+        old = _ip.hidden_storage(Tensor._make(t._d))
         old._vc = t._vc
-        old._views = weakref.WeakSet()
-        old.__dict__["_hidden_base"] = True
         for v in list(t._views):
             old._views.add(v)
             v._view = (old,) + v._view[1:]
@@ -88,9 +86,7 @@ def resize_(self, *sizes, size=None, memory_format=None):
     if need <= have:
         return _ip.inplace_view(self, as_strided(self, size, stride, offset))
     flat = store._d.reshape(-1)
-    grown = Tensor._make(jnp.concatenate([flat, jnp.zeros((need - have,), flat.dtype)]))
-    grown._views = weakref.WeakSet()
-    grown.__dict__["_hidden_base"] = True
+    grown = _ip.hidden_storage(Tensor._make(jnp.concatenate([flat, jnp.zeros((need - have,), flat.dtype)])))
     _leave_storage(self)
     _become(self, apply(_AS_STRIDED, (grown,), size=size, stride=stride, offset=offset))
     return self

@@ -18,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import math
-import weakref
 
 import jax.numpy as jnp
 import numpy as np
@@ -179,9 +178,7 @@ def _strided_empty(size, stride, dtype, device, requires_grad):
         if stride != _ip.contiguous_strides(size):
             out._layout = (size, stride, 0)
         return out
-    store = zeros(storage_bytes(size, stride, 1, 0), dtype=dtype, device=device)
-    store._views = weakref.WeakSet()
-    store.__dict__["_hidden_base"] = True
+    store = _ip.hidden_storage(zeros(storage_bytes(size, stride, 1, 0), dtype=dtype, device=device))
     out = apply(_AS_STRIDED, (store,), size=size, stride=stride, offset=0)
     if requires_grad:  # a fresh leaf: the view's storage is private to it
         out = out.detach().requires_grad_(True)

@@ -70,8 +70,12 @@ class CallMixin:
         return _register(self._backward_hooks, hook, False)
 
     def _get_backward_hooks(self):
-        hooks = list(GLOBAL.backward.values()) + list(self._backward_hooks.values())
-        return hooks
+        """``(full hooks, non-full hooks)`` as PyTorch's: the global backward hooks are full, the module's are
+        non-full when they came from :meth:`register_backward_hook`."""
+        full = list(GLOBAL.backward.values())
+        if self._is_full_backward_hook is False:
+            return full, list(self._backward_hooks.values())
+        return full + list(self._backward_hooks.values()), []
 
     def _get_backward_pre_hooks(self):
         return list(GLOBAL.backward_pre.values()) + list(self._backward_pre_hooks.values())
@@ -108,8 +112,7 @@ class CallMixin:
     def _call_with_hooks(self, forward, state):
         args, kwargs = state["args"], state["kwargs"]
         backward_pre = self._get_backward_pre_hooks() if (self._backward_pre_hooks or GLOBAL.backward_pre) else []
-        non_full = self._is_full_backward_hook is False and bool(self._backward_hooks)
-        backward = list(GLOBAL.backward.values()) + ([] if non_full else list(self._backward_hooks.values()))
+        backward, non_full = self._get_backward_hooks()
         for hook_id, hook in (*GLOBAL.forward_pre.items(), *self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
@@ -142,7 +145,7 @@ class CallMixin:
                 result = res
                 state["result"] = result
         if non_full:
-            _non_full_backward_hooks(self, raw_args, result)
+            _non_full_backward_hooks(self, non_full, raw_args, result)
         if bw_hook is not None:
             if not isinstance(result, (Tensor, tuple)) and not (non_full and not backward_pre):
                 warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
@@ -177,7 +180,7 @@ class CallMixin:
                                   f"silenced as another error was raised in forward: {e}", stacklevel=3)
 
 
-def _non_full_backward_hooks(module, inputs, result):
+def _non_full_backward_hooks(module, hooks, inputs, result):
     """PyTorch's legacy module backward hooks: each is registered on the ``grad_fn`` of the first tensor of the
     output, called as ``hook(module, grad_input, grad_output)`` with that node's gradients."""
     var = result
@@ -191,7 +194,7 @@ def _non_full_backward_hooks(module, inputs, result):
         call = functools.partial(_linear_as_addmm, op == "linear")
     else:
         call = _call_module_hook
-    for hook in module._backward_hooks.values():
+    for hook in hooks:
         grad_fn.register_hook(functools.partial(call, hook, module))
     _warn_non_full_backward_hook(inputs, result, grad_fn)
 

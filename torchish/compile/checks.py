@@ -96,8 +96,9 @@ def _on_host(host, vals):
 def run(entry, arg_vals, state_vals, scalar_vals):
     """Raise PyTorch's error for the first failed check of ``entry``'s program on these values."""
     failed, details, inputs, kept, host = entry.check
-    flat = list(arg_vals) + [state_vals[i] for i in entry.check_uniq] + list(scalar_vals)
-    vals = [flat[k] for k in inputs]
+    uniq, na = entry.check_uniq, len(arg_vals)  # (the inputs' positions among arguments, state, hyper-parameters)
+    nu = na + len(uniq)
+    vals = [arg_vals[k] if k < na else state_vals[uniq[k - na]] if k < nu else scalar_vals[k - nu] for k in inputs]
     seen = entry.check_seen
     if seen is not None and all(map(operator.is_, [r() for r in seen], vals)):
         return  # the arrays checked last time (a loop over one batch): arrays do not change

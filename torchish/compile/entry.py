@@ -6,7 +6,7 @@ import operator
 
 from ..autograd.graph import STRUCT_EPOCH
 from . import pystate
-from .state import _OWN_REFS, _VALUE, _flags
+from .state import _GRAD, _NONES, _OWN_REFS, _REQUIRES_GRAD, _TRAINING, _VALUE, _flags
 
 VARIANTS = 8  # programs kept per input signature for different guards (PyTorch's cache_size_limit is 8)
 
@@ -22,11 +22,15 @@ class _Entry:
         self.modules = []
         self.executable = None
         self.lowered = None
-        self.donate = None          # (donated, kept) state indices when written state is donated
+        self.donate = None          # (donated, kept) input indices when written state is donated
+        self.feed = None            # the same as indices of the state (not of its distinct arrays, see uniq)
+        self.check_outputs = 0      # how many outputs of the program are its value checks' (see compile.checks)
         self.scalar_cache = {}      # scalar index -> (Python value, device array)
+        self.scalar_last = None     # (scalars, their objects at the last call, the values passed for them)
         self.info = None
         self.guard = None           # (state shapes and dtypes, _flags) the program was traced for
         self.seen = []              # the state values the guard last saw (or the last run wrote)
+        self.grads_seen = None      # the state's `.grad` objects when their presence last matched the guard
         self.written_tensors = []   # the state tensors the program writes, in its outputs' order
         self.grads_of_args = False  # whether the program sets the .grad of an argument (not only of state)
         self.compile_time = 0.0
@@ -59,8 +63,9 @@ class _Entry:
         v = _Entry.__new__(_Entry)
         v.__dict__.update(self.__dict__)
         v.variants = None
-        v.split, v.scalar_cache = dict(self.split), dict(self.scalar_cache)
+        v.split, v.scalar_cache, v.scalar_last = dict(self.split), dict(self.scalar_cache), None
         v.seen = [None] * len(self.state)  # no value is vouched for: the guard compares in full
+        v.grads_seen = None
         self.variants = (self.variants + [v])[-VARIANTS:]
 
     def load(self, v):
@@ -91,6 +96,17 @@ class _Entry:
             state[j] = g
         self.state = state
         self.written_tensors = [state[i] for i in self.info["written"]]
+
+    def sources_hold(self):
+        """:meth:`rebind_sources`, after a check that every global and closure variable still holds the tensor the
+        state has there (the common case: nothing was rebound)."""
+        state = self.state
+        for item, paths in self.sources:
+            v = pystate.value(item)
+            for key, j in paths:
+                if (v if not key else pystate.tensor_at(v, key)) is not state[j]:
+                    return self.rebind_sources()
+        return True
 
     def rebind_sources(self):
         """The tensors now held by the globals and closure variables the program read tensors from (``x = ...``
@@ -124,7 +140,7 @@ class _Entry:
         Python values the trace read (``self.scale``, a global) must still be the ones it was traced with."""
         if self.py_guard is not None and not self.py_guard():
             return False
-        if self.sources and not self.rebind_sources():
+        if self.sources and not self.sources_hold():
             return False
         if self.struct is not None and self.struct[2] != STRUCT_EPOCH[0]:  # something was (re)registered
             if self.struct[0]() != self.struct[1]:
@@ -137,8 +153,27 @@ class _Entry:
             if self.guard_key() != self.guard or not all(vals[i] is vals[j] for i, j in self.pairs):
                 return False
             self.seen = vals
+            self.grads_seen = list(map(_GRAD, self.state))
             return True
-        return _flags(self) == self.guard[1]
+        return self.flags_hold()
+
+    def flags_hold(self):
+        """``_flags(self) == self.guard[1]``, with the presence of each ``.grad`` vouched for by identity: the same
+        ``.grad`` objects as when it last matched (the run before wrote them) cannot have come or gone."""
+        state, (rg, _, training) = self.state, self.guard[1]
+        seen = self.grads_seen
+        if seen is not None and all(map(operator.is_, map(_GRAD, state), seen)):
+            return tuple(map(_REQUIRES_GRAD, state)) == rg and tuple(map(_TRAINING, self.modules)) == training
+        if _flags(self) != self.guard[1]:
+            return False
+        self.grads_seen = list(map(_GRAD, state))
+        return True
+
+    def note_grads(self):
+        """After a run wrote the ``.grad`` of the state: vouch for them in the next guard where their presence is
+        the one the program was traced for."""
+        grads = list(map(_GRAD, self.state))
+        self.grads_seen = grads if tuple(map(operator.is_, grads, _NONES)) == self.guard[1][1] else None
 
     def switch_variant(self):
         """Whether a program traced before for this signature fits the state now; it becomes the current one."""

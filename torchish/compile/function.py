@@ -263,7 +263,7 @@ class CompiledFunction:
         grad_slots = set(entry.link_of.values())
         entry.struct = pystate.structure(entry.modules, [t for j, t in enumerate(entry.state) if j not in grad_slots],
                                          entry.optimizers) + (STRUCT_EPOCH[0],)
-        entry.seen = list(map(_VALUE, entry.state))
+        entry.seen, entry.grads_seen = list(map(_VALUE, entry.state)), None
         entry.written_tensors = [entry.state[i] for i in entry.info["written"]]
         entry.grads_of_args = any(i >= len(entry.state) for i, _ in entry.info["grad_spec"])
         dt = time.perf_counter() - t0
@@ -448,7 +448,8 @@ class CompiledFunction:
             entry.check = checks.program(traced, info, jax.tree.leaves((arg_vals, unique_vals, scalar_vals)),
                                          [len(arg_vals) + c for c, i in enumerate(uniq) if i in written])
         entry.diff = entry.second_op = None
-        entry.donate = None
+        entry.donate = entry.feed = None
+        entry.check_outputs = 2 * len(info["checks"])  # (the step's outputs of its value checks, if it keeps them)
         entry.uniq, entry.pairs, entry.own_refs, entry.written_out = None, [], _OWN_REFS, None
         entry.side_effects = entry.scalar_override = entry.replay = None
         rec = info.pop("recorder")
@@ -496,7 +497,10 @@ class CompiledFunction:
                 entry.uniq = uniq
                 entry.pairs = [(i, r) for i, r in enumerate(rep) if r != i]
             lowered, entry.donate = _lower_donating(traced, [c for c, i in enumerate(uniq) if i in written],
-                                                    arg_vals, unique_vals, scalar_vals)
+                                                    arg_vals, unique_vals, scalar_vals, 2 * len(info["checks"]))
+            if entry.donate is not None:  # (the state indices of the donated and kept inputs)
+                entry.feed = tuple([uniq[c] for c in part] for part in entry.donate)
+                entry.check_outputs = 0
             if cls is not None and entry.donate is not None:
                 sizes = collections.Counter(rep)
                 entry.own_refs = _own_refs([sizes[uniq[c]] for c in entry.donate[0]])
@@ -558,8 +562,8 @@ class CompiledFunction:
                 res = self._call(entry, arg_vals, moved, scalar_vals)
             except ValueError as again:
                 raise _DeviceChanged(str(again)) from e
-        if info["checks"]:  # (the step's outputs of its value checks: compile.checks ran them before it)
-            res = (res[0], res[1][:len(res[1]) - 2 * len(info["checks"])]) + tuple(res[2:])
+        if entry.check_outputs:  # (the step's outputs of its value checks: compile.checks ran them before it)
+            res = (res[0], res[1][:len(res[1]) - entry.check_outputs]) + tuple(res[2:])
         if entry.side_effects is not None:
             if entry.replay is not None:
                 for (d, k), v in zip(entry.replay, res[4]):
@@ -603,6 +607,7 @@ class CompiledFunction:
         if entry.grad_links and entry.other_grads:
             entry.rebind_grads()
         entry.seen = list(map(_VALUE, entry.state))
+        entry.note_grads()
         out = []
         vit = iter(out_vals)
         tensors_out = []
@@ -635,11 +640,11 @@ class CompiledFunction:
 
     @staticmethod
     def _call(entry, arg_vals, state_vals, scalar_vals):
-        if entry.uniq is not None:
-            state_vals = [state_vals[i] for i in entry.uniq]
-        if entry.donate is None:
+        if entry.feed is None:
+            if entry.uniq is not None:
+                state_vals = [state_vals[i] for i in entry.uniq]
             return entry.executable(arg_vals, state_vals, scalar_vals)
-        donated, kept = entry.donate
+        donated, kept = entry.feed
         return entry.executable(arg_vals, _donated_values(state_vals, donated, entry.own_refs),
                                 [state_vals[i] for i in kept], scalar_vals)
 

@@ -28,10 +28,12 @@ import types
 
 import numpy as np
 
+from .. import _tensor
 from ..nn.module import ATTR_EPOCH, Module
 
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _MISSING = MISSING = object()
+_MISSINGS = itertools.repeat(_MISSING)
 _SMALL = 64  # containers of Python values up to this length are guarded by a snapshot
 _SKIP = frozenset(("training",))  # a module's train/eval flag is guarded (and re-applied) on its own
 _CONTAINERS = frozenset((tuple, list, dict))  # containers whose tensors are sources (see tensor_paths)
@@ -398,12 +400,14 @@ class Guard:
     closure variables and other objects' attributes every call."""
 
     def __init__(self, items, began):
-        groups, self.slow = {}, []
+        groups, self.slow, self.cells = {}, [], []
         for it, v in zip(items, began):
             if it[0] in ("d", "m") and v is not _MISSING:
                 g = groups.setdefault((it[0], id(it[1])), (it[1], [], []))
                 g[1].append(it[2])
                 g[2].append(v)
+            elif it[0] in ("c", "oc"):  # closure variables
+                self.cells.append((it[1], v, it[0] == "oc"))
             else:
                 self.slow.append((it, v))
         self.modules = [(h, tuple(k), tuple(v), tuple(map(type, v))) for (kind, i), (h, k, v) in groups.items()
@@ -414,9 +418,8 @@ class Guard:
 
     @staticmethod
     def _groups_hold(groups):
-        missing = itertools.repeat(_MISSING)
         for h, keys, vals, kinds in groups:
-            got = tuple(map(h.get, keys, missing))  # (a deleted key reads as _MISSING, never as None)
+            got = tuple(map(h.get, keys, _MISSINGS))  # (a deleted key reads as _MISSING, never as None)
             if got != vals or tuple(map(type, got)) != kinds:
                 return False
         return True
@@ -426,8 +429,17 @@ class Guard:
             if not self._groups_hold(self.modules):
                 return False
             self.epoch = ATTR_EPOCH[0]
-        if self.other and not self._groups_hold(self.other):
-            return False
+        for h, keys, vals, kinds in self.other:  # (the same objects first: flags and numbers a dict keeps)
+            if not all(map(operator.is_, map(h.get, keys, _MISSINGS), vals)) and not self._groups_hold(
+                    [(h, keys, vals, kinds)]):
+                return False
+        for cell, v, by_identity in self.cells:
+            try:
+                now = cell.cell_contents
+            except ValueError:
+                now = _MISSING
+            if now is not v and (by_identity or not _same(now, v)):
+                return False
         for it, v in self.slow:
             if not _same_item(it, value(it), v):
                 return False
@@ -452,7 +464,6 @@ def tensor_paths(v, depth=0):
 
 def tensor_at(v, path):
     """The tensor at ``path`` of ``v`` (see :func:`tensor_paths`), or None where ``v`` no longer has one there."""
-    from .._tensor import Tensor
     for key in path:
         t = type(v)
         if t in (tuple, list):
@@ -463,7 +474,7 @@ def tensor_at(v, path):
             v = v.get(key)
         else:
             return None
-    return v if isinstance(v, Tensor) else None
+    return v if isinstance(v, _tensor.Tensor) else None
 
 
 def _names(code):

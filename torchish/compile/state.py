@@ -20,11 +20,13 @@ from ..ops import nesting
 DONATE_MIN_BYTES = 0
 
 
-def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
+def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals, drop=0):
     """Lower the traced step with the buffers of the state it writes donated, so XLA updates parameters,
     gradients and optimizer state in place instead of holding old and new copies. Returns the lowering and the
     ``(donated, kept)`` split of the state indices (None when nothing is written). The step is replayed from its
-    jaxpr: the user's Python is not run a second time."""
+    jaxpr: the user's Python is not run a second time. ``drop``: how many of the step's last outputs (the value
+    checks' results, which ``compile.checks`` computes before the call) the program leaves out, each output
+    costing time at every call; the program returns them where nothing is donated."""
     donated = [i for i in written if getattr(state_vals[i], "nbytes", 0) >= DONATE_MIN_BYTES]
     if not donated:
         return traced.lower(), None
@@ -39,7 +41,8 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
         for i, v in zip(kept, kept_vals):
             sv[i] = v
         out = eval_jaxpr(closed.jaxpr, closed.consts, *jax.tree.leaves((arg_vals, sv, scalar_vals)))
-        return jax.tree.unflatten(out_tree, out)
+        written, outs, *rest = jax.tree.unflatten(out_tree, out)
+        return (written, outs[:len(outs) - drop], *rest)
 
     lowered = nesting.jit(replay, donate_argnums=(1,)).lower(
         arg_vals, [state_vals[i] for i in donated], [state_vals[i] for i in kept], scalar_vals)
@@ -48,12 +51,12 @@ def _lower_donating(traced, written, arg_vals, state_vals, scalar_vals):
 
 # references to a donated state value while `_donated_values` counts them: its Tensor, the state-values list
 # (`entry.seen`), the list of donated values and getrefcount's argument. An input shared by k state tensors (see
-# `_share_classes`) has k Tensors and k places in `entry.seen`, plus the list of the program's inputs.
+# `_share_classes`) has k Tensors and k places in `entry.seen`.
 _OWN_REFS = itertools.repeat(4)
 
 
 def _own_refs(sizes):
-    return [2 * k + 3 for k in sizes]
+    return [2 * k + 2 for k in sizes]
 
 
 def _donated_values(state_vals, donated, own_refs=_OWN_REFS):
@@ -114,14 +117,19 @@ def _scalar_values(entry):
     """The hyper-parameters as the executable takes them. A Python number is turned into a (weakly typed) device
     array once and reused while it keeps its value: passing the number itself costs a host-to-device transfer per
     call. A changed value (a scheduler's new learning rate) is converted afresh — never a retrace."""
+    scalars = entry.scalars
+    now = [c[k] for c, k in scalars]
+    last = entry.scalar_last
+    if last is not None and last[0] is scalars and all(map(operator.is_, now, last[1])):  # as the last call's
+        return last[2]
     cache = entry.scalar_cache
     out = []
-    for j, (c, k) in enumerate(entry.scalars):
-        v = c[k]
+    for j, v in enumerate(now):
         hit = cache.get(j)
         if hit is None or hit[0] != v or type(hit[0]) is not type(v):
             hit = cache[j] = (v, _as_weak_array(v))
         out.append(hit[1])
+    entry.scalar_last = (scalars, now, out)
     return out
 
 

@@ -64,6 +64,7 @@ from .ops.gradient import *  # noqa: E402,F401,F403
 from .ops.viewcopy import *  # noqa: E402,F401,F403
 from .ops.strided import *  # noqa: E402,F401,F403
 from .ops.geqrf import *  # noqa: E402,F401,F403
+from .ops.fake_quant import *  # noqa: E402,F401,F403
 from .ops.scaled_mm import _scaled_mm as _scaled_mm  # noqa: E402
 from .ops.tensor_api import *  # noqa: E402,F401,F403
 from .ops.storage import *  # noqa: E402,F401,F403  (UntypedStorage, TypedStorage)

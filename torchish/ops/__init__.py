@@ -13,12 +13,12 @@ from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
 from . import from_data, filled, ranges, creation, random, linalg, einsum, sort, unique, spectral, numeric
 from . import gradient, viewcopy
-from . import strided, resize, geqrf, tensor_api, storage, out_layout
+from . import strided, resize, geqrf, fake_quant, tensor_api, storage, out_layout
 
 FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
             broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, from_data, filled, ranges,
             creation, random, linalg, einsum, sort, unique, spectral, numeric, gradient, viewcopy, strided, resize,
-            geqrf, tensor_api, storage)
+            geqrf, fake_quant, tensor_api, storage)
 
 
 def _no_out(name, fn):

@@ -28,7 +28,8 @@ ELEMENTWISE.update((
     "alpha_dropout",
     # unary ops defined outside the unary family, and frexp (both outputs)
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit", "sign", "round", "logit",
-    "nan_to_num", "polygamma", "frexp", "special_xlog1py", "special_zeta",
+    "nan_to_num", "polygamma", "frexp", "special_xlog1py", "special_zeta", "fake_quantize_per_tensor_affine",
+    "fake_quantize_per_tensor_affine_tensor_qparams", "fake_quantize_per_channel_affine",
     # losses computed elementwise (their reduction='none' results; binary_cross_entropy_with_logits follows its
     # target, nn.functional sets it), and glu (over the input's two halves, whose strides are the input's)
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "glu"))

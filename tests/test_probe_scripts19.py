@@ -1,0 +1,280 @@
+"""Regression tests from probe scripts in the style of third-party code bases written in pure torch: detection and
+segmentation utilities (box IoU/GIoU, encode/decode, greedy NMS, anchors, focal/dice/tversky losses, grid_sample),
+mixture-of-experts routing, a selective scan, quantization-aware training, metric learning, adversarial examples
+and style transfer, a linear-chain CRF, recommendation models (EmbeddingBag, SparseAdam, BPR), capsules and
+spiking neurons. Each ``case_*`` is written against the PyTorch API only, with inputs and weights from formulas
+(tests/oracle.py)."""
+import math
+
+from oracle import formula_data as _data, formula_init as _init, script_test
+
+
+def _err(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the error is the outcome
+        return type(e).__name__, str(e)
+    return None
+
+
+def _boxes(lib, n, seed=0.0):
+    # (x1, y1, x2, y2) boxes with positive sizes, from formulas
+    c = _data(lib, n, 2, seed=seed) * 4 + 8
+    wh = _data(lib, n, 2, seed=seed + 1.3).abs() * 3 + 1
+    return lib.cat([c - wh / 2, c + wh / 2], dim=1)
+
+
+def case_detection_box_utils(lib):
+    """torchvision-style box_iou / generalized_box_iou / encode / decode, anchors from meshgrid, a greedy NMS loop
+    and a GIoU + smooth-L1 loss on decoded boxes, backward into the regression deltas."""
+    def box_area(b):
+        return (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+
+    def box_iou(a, b):
+        area1, area2 = box_area(a), box_area(b)
+        lt = lib.max(a[:, None, :2], b[:, :2])
+        rb = lib.min(a[:, None, 2:], b[:, 2:])
+        wh = (rb - lt).clamp(min=0)
+        inter = wh[:, :, 0] * wh[:, :, 1]
+        union = area1[:, None] + area2 - inter
+        return inter / union, union
+
+    def giou(a, b):
+        iou, union = box_iou(a, b)
+        lt = lib.min(a[:, None, :2], b[:, :2])
+        rb = lib.max(a[:, None, 2:], b[:, 2:])
+        wh = (rb - lt).clamp(min=0)
+        area = wh[:, :, 0] * wh[:, :, 1]
+        return iou - (area - union) / area
+
+    def encode(ref, prop, weights=(10.0, 10.0, 5.0, 5.0)):
+        wx, wy, ww, wh = weights
+        pw, ph = prop[:, 2] - prop[:, 0], prop[:, 3] - prop[:, 1]
+        px, py = prop[:, 0] + 0.5 * pw, prop[:, 1] + 0.5 * ph
+        gw, gh = ref[:, 2] - ref[:, 0], ref[:, 3] - ref[:, 1]
+        gx, gy = ref[:, 0] + 0.5 * gw, ref[:, 1] + 0.5 * gh
+        return lib.stack((wx * (gx - px) / pw, wy * (gy - py) / ph, ww * lib.log(gw / pw), wh * lib.log(gh / ph)),
+                         dim=1)
+
+    def decode(codes, boxes, weights=(10.0, 10.0, 5.0, 5.0), clip=math.log(1000.0 / 16)):
+        boxes = boxes.to(codes.dtype)
+        widths, heights = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+        ctr_x, ctr_y = boxes[:, 0] + 0.5 * widths, boxes[:, 1] + 0.5 * heights
+        wx, wy, ww, wh = weights
+        dx, dy = codes[:, 0::4] / wx, codes[:, 1::4] / wy
+        dw = lib.clamp(codes[:, 2::4] / ww, max=clip)
+        dh = lib.clamp(codes[:, 3::4] / wh, max=clip)
+        pcx, pcy = dx * widths[:, None] + ctr_x[:, None], dy * heights[:, None] + ctr_y[:, None]
+        pw, ph = lib.exp(dw) * widths[:, None], lib.exp(dh) * heights[:, None]
+        c_to_c_h = lib.tensor(0.5, dtype=pcy.dtype, device=pcy.device) * ph
+        c_to_c_w = lib.tensor(0.5, dtype=pcx.dtype, device=pcx.device) * pw
+        return lib.stack((pcx - c_to_c_w, pcy - c_to_c_h, pcx + c_to_c_w, pcy + c_to_c_h), dim=2).flatten(1)
+
+    def anchors(fh, fw, stride, sizes):
+        shifts_x = lib.arange(0, fw, dtype=lib.int32) * stride
+        shifts_y = lib.arange(0, fh, dtype=lib.int32) * stride
+        shift_y, shift_x = lib.meshgrid(shifts_y, shifts_x, indexing="ij")
+        shift_x, shift_y = shift_x.reshape(-1), shift_y.reshape(-1)
+        shifts = lib.stack((shift_x, shift_y, shift_x, shift_y), dim=1)
+        base = lib.tensor([[-s / 2, -s / 2, s / 2, s / 2] for s in sizes]).round()
+        return (shifts.view(-1, 1, 4) + base.view(1, -1, 4)).reshape(-1, 4)
+
+    def nms(boxes, scores, thr):
+        order = scores.argsort(descending=True)
+        keep = []
+        while order.numel() > 0:
+            i = order[0]
+            keep.append(i)
+            if order.numel() == 1:
+                break
+            ious, _ = box_iou(boxes[i].unsqueeze(0), boxes[order[1:]])
+            order = order[1:][ious[0] <= thr]
+        return lib.stack(keep) if keep else lib.empty(0, dtype=lib.long)
+
+    a = anchors(3, 4, 8, (8, 16))
+    gt = _boxes(lib, 3, seed=0.5)
+    prop = _boxes(lib, 6, seed=2.0)
+    iou, _ = box_iou(prop, gt)
+    matched_vals, matches = iou.max(dim=1)
+    targets = encode(gt[matches], prop)
+    deltas = (_data(lib, 6, 4, seed=3.0) * 0.5).requires_grad_()
+    pred = decode(deltas, prop)
+    g = giou(pred, gt[matches]).diagonal()
+    loss = (1 - g).mean() + lib.nn.functional.smooth_l1_loss(deltas, targets, beta=1 / 9, reduction="sum") / 6
+    loss.backward()
+    scores = _data(lib, 6, seed=4.0)
+    keep = nms(prop, scores, 0.3)
+    return [a, a.dtype, iou, matched_vals, matches, targets, pred, g, loss, deltas.grad, keep, keep.dtype,
+            giou(gt, gt).diagonal()]
+
+
+def case_segmentation_losses_train(lib, jit):
+    """A tiny FCN head: bilinear upsampling of logits to the label size, cross entropy with ignore_index=255,
+    sigmoid focal loss (torchvision's), soft dice and Tversky losses on the softmax; two compiled SGD steps."""
+    nn, F = lib.nn, lib.nn.functional
+    lib.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(), nn.Conv2d(6, 3, 1))
+    _init(lib, net)
+    opt = lib.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    x = _data(lib, 2, 3, 4, 5)
+    target = (lib.arange(2 * 8 * 10).reshape(2, 8, 10) * 7 % 4)
+    target[target == 3] = 255
+
+    def sigmoid_focal_loss(inputs, targets, alpha=0.25, gamma=2.0):
+        p = lib.sigmoid(inputs)
+        ce = F.binary_cross_entropy_with_logits(inputs, targets, reduction="none")
+        p_t = p * targets + (1 - p) * (1 - targets)
+        loss = ce * ((1 - p_t) ** gamma)
+        alpha_t = alpha * targets + (1 - alpha) * (1 - targets)
+        return (alpha_t * loss).mean()
+
+    def dice_tversky(logits, target, eps=1.0, a=0.3, b=0.7):
+        valid = (target != 255)
+        t = target.clone()
+        t[~valid] = 0
+        onehot = F.one_hot(t, 3).permute(0, 3, 1, 2).float() * valid.unsqueeze(1)
+        probs = logits.softmax(1) * valid.unsqueeze(1)
+        dims = (0, 2, 3)
+        inter = (probs * onehot).sum(dims)
+        dice = 1 - ((2 * inter + eps) / (probs.sum(dims) + onehot.sum(dims) + eps)).mean()
+        fp = (probs * (1 - onehot)).sum(dims)
+        fn = ((1 - probs) * onehot).sum(dims)
+        tversky = 1 - ((inter + eps) / (inter + a * fp + b * fn + eps)).mean()
+        return dice, tversky, onehot
+
+    @jit
+    def step(x, target):
+        opt.zero_grad()
+        logits = F.interpolate(net(x), size=target.shape[-2:], mode="bilinear", align_corners=False)
+        ce = F.cross_entropy(logits, target, ignore_index=255)
+        t = (target == 1).float()
+        focal = sigmoid_focal_loss(logits[:, 1], t)
+        dice, tversky, _ = dice_tversky(logits, target)
+        loss = ce + focal + dice + tversky
+        loss.backward()
+        opt.step()
+        return lib.stack([ce, focal, dice, tversky]).detach()
+
+    out = [step(x, target), step(x, target)]
+    logits = F.interpolate(net(x), scale_factor=2, mode="bilinear", align_corners=True)
+    _, _, onehot = dice_tversky(logits, target)
+    out += [logits, onehot.dtype, onehot.sum(), list(net.parameters()), net[1].running_mean, net[1].running_var,
+            net[1].num_batches_tracked]
+    return out
+
+
+def case_qat_fake_quantize(lib, jit):
+    """Quantization-aware training: torch.fake_quantize_per_tensor_affine (float and Tensor qparams) and
+    fake_quantize_per_channel_affine (int32, float and half zero points, axis 0 and 1) on float32/64 and bfloat16
+    with NaN/inf, their straight-through gradients, node names, strides and errors; a min/max observer
+    feeding Tensor qparams in a compiled QAT step, STE weight quantization with ``w + (q - w).detach()`` and an
+    LSQ-style learned scale."""
+    nn = lib.nn
+    x = _data(lib, 3, 8) * 3
+    x[0, :4] = lib.tensor([float("nan"), float("inf"), -float("inf"), 0.25])
+    x[1, :3] = lib.tensor([0.35, -0.25, 0.05])  # ties of x / scale: rounded half to even
+    s, z = lib.tensor([0.05, 0.1, 0.2]), lib.tensor([0, 3, -2], dtype=lib.int32)
+    out = []
+    for dt in (lib.float32, lib.float64, lib.bfloat16):
+        xd = x.to(dt).detach().requires_grad_()
+        ys = [lib.fake_quantize_per_tensor_affine(xd, 0.1, 3, -10, 50),
+              lib.fake_quantize_per_tensor_affine(xd, lib.tensor(0.07), lib.tensor(2.7), -128, 127),
+              lib.fake_quantize_per_channel_affine(xd, s, z, 0, -128, 127),
+              lib.fake_quantize_per_channel_affine(xd, s, z.float() + 0.4, 0, -8, 7),
+              lib.fake_quantize_per_channel_affine(xd, s, z.half(), 0, -8, 7),
+              lib.fake_quantize_per_channel_affine(xd.t(), s, z, 1, -4, 11)]
+        gs = lib.autograd.grad([y.sum() for y in ys], xd)
+        out += [ys, gs, [type(y.grad_fn).__name__ for y in ys], [y.stride() for y in ys]]
+    x64 = lib.linspace(-2, 2, 101, dtype=lib.float64)
+    out.append(lib.fake_quantize_per_tensor_affine(x64, 0.0301, 1, -60, 60) - x64)
+    # PyTorch saves the mask only: writing the input after the forward is fine, a second backward is not
+    xg = x.nan_to_num().requires_grad_()
+    h = xg * 1
+    y = lib.fake_quantize_per_tensor_affine(h, 0.1, 0, -20, 20)
+    with lib.no_grad():
+        h.mul_(2)
+    y.sum().backward()
+    out += [xg.grad, _err(lambda: y.sum().backward())]
+    zf = z.float()
+    for bad in [lambda: lib.fake_quantize_per_tensor_affine(x, 0.1, 0, 10, 5),
+                lambda: lib.fake_quantize_per_tensor_affine(x, 0.1, 300, 10, 50),
+                lambda: lib.fake_quantize_per_tensor_affine(x.long(), 0.1, 0, -10, 50),
+                lambda: lib.fake_quantize_per_tensor_affine(x, lib.tensor([0.1, 0.2]), lib.tensor([3, 4]), -10, 50),
+                lambda: lib.fake_quantize_per_tensor_affine(x, lib.tensor(0.1, requires_grad=True), lib.tensor(3),
+                                                            -10, 50),
+                lambda: lib.fake_quantize_per_channel_affine(x, s.double(), z, 0, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x, s, z.long(), 0, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x, s[:2], z, 0, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x, s, z, 1, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x, s, z, 2, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x, s, z, -2, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x, s, z + 200, 0, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x, s.reshape(3, 1), z.reshape(3, 1), 0, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x.int(), s, z, 0, -128, 127),
+                lambda: lib.fake_quantize_per_channel_affine(x, s, zf.requires_grad_(), 0, -128, 127)]:
+        out.append(_err(bad))
+    out.append(_err(lambda: lib.fake_quantize_per_channel_affine(x, s.bfloat16(), z, 0, -128, 127))[0])
+
+    class MinMaxFakeQuant(nn.Module):  # an observer and fake-quantizer, as torch.ao's FakeQuantize
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("min_val", lib.tensor(float("inf")))
+            self.register_buffer("max_val", lib.tensor(float("-inf")))
+
+        def forward(self, v):
+            with lib.no_grad():
+                self.min_val.copy_(lib.minimum(self.min_val, v.min()))
+                self.max_val.copy_(lib.maximum(self.max_val, v.max()))
+            lo, hi = lib.clamp(self.min_val, max=0), lib.clamp(self.max_val, min=0)
+            scale = ((hi - lo) / 255).clamp(min=1e-8)
+            zp = (-128 - lib.round(lo / scale)).clamp(-128, 127).to(lib.int32)
+            return lib.fake_quantize_per_tensor_affine(v, scale, zp, -128, 127)
+
+    class STEQuant(nn.Module):
+        def __init__(self, bits=4):
+            super().__init__()
+            self.bits = bits
+            self.scale = nn.Parameter(lib.tensor(0.1))
+
+        def forward(self, w):
+            qmax = 2 ** (self.bits - 1) - 1
+            q = lib.clamp(lib.round(w / self.scale), -qmax - 1, qmax) * self.scale
+            return w + (q - w).detach()
+
+    class QLinear(nn.Linear):
+        def __init__(self, *a):
+            super().__init__(*a)
+            self.wq = STEQuant()
+            self.aq = MinMaxFakeQuant()
+
+        def forward(self, v):
+            return nn.functional.linear(self.aq(v), self.wq(self.weight), self.bias)
+
+    model = nn.Sequential(QLinear(8, 5), nn.ReLU(), QLinear(5, 2))
+    _init(lib, model)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+
+    @jit
+    def step(v):
+        opt.zero_grad()
+        loss = model(v).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    xd = x.nan_to_num(posinf=2.0, neginf=-2.0)
+    out += [step(xd), step(xd * 0.5), list(model.parameters()), [p.grad for p in model.parameters()],
+            list(model.buffers())]
+    # LSQ: a learned step size whose gradient is scaled by 1 / sqrt(numel * qmax)
+    xs = xd.clone().requires_grad_()
+    st = lib.tensor(0.2, requires_grad=True)
+    gscale = 1.0 / math.sqrt(xs.numel() * 7)
+    s_scaled = (st - st * gscale).detach() + st * gscale
+    q = lib.clamp(xs / s_scaled, -8, 7)
+    q = (q.round() - q).detach() + q
+    yq = q * s_scaled
+    yq.sum().backward()
+    return out + [yq, st.grad, xs.grad]
+
+
+test_script_matches_torch = script_test(globals())

@@ -277,4 +277,49 @@ def case_qat_fake_quantize(lib, jit):
     return out + [yq, st.grad, xs.grad]
 
 
+def case_metric_learning_losses_and_distances(lib):
+    """TripletMarginLoss (p, swap, reductions), triplet_margin_with_distance_loss, CosineEmbeddingLoss,
+    MarginRankingLoss, cdist/pdist for p = 0, 0.5, 1, 2, inf and the compute modes, their gradients at coincident
+    points, batch-hard and semi-hard negative mining with masks, and the shape errors."""
+    nn, F = lib.nn, lib.nn.functional
+    a = _data(lib, 6, 5).requires_grad_()
+    p = _data(lib, 6, 5, seed=1.0).requires_grad_()
+    n = _data(lib, 6, 5, seed=2.0).requires_grad_()
+    out = []
+    for swap, pn, red in [(False, 1, "mean"), (True, 2, "none"), (True, 3.5, "sum"), (False, 2, "none")]:
+        out.append(nn.TripletMarginLoss(margin=0.5, p=pn, swap=swap, reduction=red)(a, p, n))
+    out.append(F.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda x, y: 1 - F.cosine_similarity(x, y), margin=0.3, swap=True))
+    y = lib.tensor([1, -1, 1, -1, 1, 1])
+    out += [nn.CosineEmbeddingLoss(margin=0.2)(a, p, y), nn.CosineEmbeddingLoss(reduction="none")(a, p, y),
+            nn.MarginRankingLoss(margin=0.1)(a[:, 0], p[:, 0], y.float()),
+            F.margin_ranking_loss(a[:, 0], p[:, 0], y, reduction="none")]
+    for pp in (1.0, 2.0, float("inf"), 0.5, 0.0):
+        out += [lib.cdist(a, p, p=pp), lib.pdist(a, p=pp)]
+    for mode in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
+        out.append(lib.cdist(a.unsqueeze(0), n.unsqueeze(0), compute_mode=mode))
+    out += [lib.autograd.grad(lib.cdist(a, a).sum(), a)[0],
+            lib.autograd.grad(lib.pdist(lib.cat([a, a[:1]])).sum(), a)[0],
+            lib.autograd.grad(lib.cdist(a, a, p=float("inf")).sum(), a)[0],
+            lib.autograd.grad(lib.cdist(a, a, p=1).sum(), a)[0]]
+    emb = F.normalize(a, dim=1)
+    labels = lib.tensor([0, 0, 1, 1, 2, 2])
+    dist = lib.cdist(emb, emb)
+    same = labels[:, None] == labels[None, :]
+    eye = lib.eye(6, dtype=lib.bool)
+    hardest_pos = (dist * (same & ~eye)).max(1)[0]
+    hardest_neg = (dist + 1e5 * same).min(1)[0]
+    out.append(F.relu(hardest_pos - hardest_neg + 0.2).mean())
+    sorted_d, idx = dist.masked_fill(same, float("inf")).sort(dim=1)
+    out += [sorted_d, idx]
+    total = sum(o.sum() for o in out if isinstance(o, lib.Tensor) and o.requires_grad and lib.isfinite(o).all())
+    total.backward()
+    out += [a.grad, p.grad, n.grad]
+    for bad in [lambda: lib.cdist(a, p[:, :3]), lambda: lib.cdist(a, p, p=-1), lambda: lib.pdist(a.unsqueeze(0)),
+                lambda: nn.TripletMarginLoss()(a, p, n[:, :3]), lambda: nn.CosineEmbeddingLoss()(a, p, y[:3]),
+                lambda: nn.CosineEmbeddingLoss()(a, p[:3], y), lambda: nn.MarginRankingLoss()(a[:, 0], p[:3, 0], y)]:
+        out.append(_err(bad))
+    return out
+
+
 test_script_matches_torch = script_test(globals())

@@ -434,8 +434,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
         raise RuntimeError(f"{td}D target tensor expects {want}D input tensors, but found inputs with sizes "
                            f"{list(input1.shape)} and {list(input2.shape)}.")
     check_broadcast(input1, input2)
-    if td == 1:
-        check_broadcast(input1.shape[:1], target)
+    if td == 1:  # (PyTorch's where(target == 1, 1 - cos, zeros): the target is the first operand)
+        check_broadcast(target, input1.shape[:1])
     no_complex_clamp(input1, input2)
     return apply(_COS_EMB, (input1, input2, target), margin=float(margin), reduction=red)
 

@@ -277,6 +277,78 @@ def case_qat_fake_quantize(lib, jit):
     return out + [yq, st.grad, xs.grad]
 
 
+def case_recsys_embedding_bag_and_bpr(lib):
+    """DLRM-style nn.EmbeddingBag (sum/mean/max, padding_idx, include_last_offset, per_sample_weights, 2-D input,
+    max_norm, offsets of another integer dtype) with its errors; matrix factorization with BPR loss on sparse=True
+    embeddings trained by optim.SparseAdam, then SGD and Adagrad on a sparse embedding."""
+    nn, F = lib.nn, lib.nn.functional
+    out = []
+    inp = lib.tensor([1, 2, 4, 5, 4, 3, 2, 9, 0, 0])
+    offsets = lib.tensor([0, 4, 4, 7])
+    psw = _data(lib, 10, seed=1.0)
+    for mode, pad, last in [("sum", None, False), ("mean", 0, True), ("max", 2, False), ("mean", 2, False),
+                            ("max", None, True)]:
+        bag = nn.EmbeddingBag(10, 3, mode=mode, padding_idx=pad, include_last_offset=last)
+        _init(lib, bag)
+        o = bag(inp, lib.cat([offsets, lib.tensor([10])]) if last else offsets.int())
+        o.pow(2).sum().backward()
+        out.append((o, bag.weight.grad))
+    bag = nn.EmbeddingBag(10, 3, mode="sum")
+    _init(lib, bag)
+    o = bag(inp, offsets.short(), per_sample_weights=psw)
+    o.sum().backward()
+    out += [o, bag.weight.grad, bag(inp.view(2, 5)), F.embedding_bag(inp, bag.weight, offsets, mode="mean",
+                                                                     max_norm=1.0), bag.weight.detach().clone(),
+            repr(nn.EmbeddingBag(10, 3, mode="max", padding_idx=1)),
+            repr(nn.EmbeddingBag(10, 3, max_norm=2.0, scale_grad_by_freq=True, sparse=True)),
+            nn.EmbeddingBag.from_pretrained(lib.eye(4), mode="mean")(lib.tensor([[0, 1], [2, 3]]))]
+    for bad in [lambda: bag(inp, offsets, per_sample_weights=psw[:3]),
+                lambda: nn.EmbeddingBag(10, 3, mode="mean")(inp, offsets, per_sample_weights=psw),
+                lambda: bag(inp.view(2, 5), offsets), lambda: bag(inp),
+                lambda: bag(inp, lib.tensor([1, 4])), lambda: bag(inp.int(), lib.tensor([1, 4], dtype=lib.int32)),
+                lambda: bag(inp, lib.tensor([0.0, 4.0])), lambda: bag(inp.short(), offsets.short()),
+                lambda: bag(inp.float(), offsets), lambda: bag(inp, lib.tensor([0, 4, 20])),
+                lambda: nn.EmbeddingBag(10, 3, mode="foo"), lambda: nn.EmbeddingBag(10, 3, padding_idx=10)]:
+        out.append(_err(bad))
+    out.append(_err(lambda: bag(inp + 10, offsets))[0])  # (PyTorch's message depends on its kernel's path)
+
+    class MF(nn.Module):
+        def __init__(self, nu=5, ni=7, d=4):
+            super().__init__()
+            self.u = nn.Embedding(nu, d, sparse=True)
+            self.i = nn.Embedding(ni, d, sparse=True)
+            self.ib = nn.Embedding(ni, 1, sparse=True)
+
+        def forward(self, u, i, j):
+            pu = self.u(u)
+            xi = (pu * self.i(i)).sum(-1) + self.ib(i).squeeze(-1)
+            xj = (pu * self.i(j)).sum(-1) + self.ib(j).squeeze(-1)
+            return xi - xj
+
+    m = MF()
+    _init(lib, m)
+    opt = lib.optim.SparseAdam(list(m.parameters()), lr=0.05)
+    u, i, j = lib.tensor([0, 1, 1, 3]), lib.tensor([2, 3, 3, 6]), lib.tensor([1, 0, 5, 6])
+    for _ in range(3):
+        opt.zero_grad()
+        loss = -F.logsigmoid(m(u, i, j)).mean()
+        loss.backward()
+        out.append((loss.detach(), m.i.weight.grad.to_dense()))
+        opt.step()
+    st = opt.state[m.i.weight]
+    out += [list(m.parameters()), st["step"], st["exp_avg"], st["exp_avg_sq"]]
+    e = nn.Embedding(4, 2)
+    e(lib.tensor([1])).sum().backward()
+    out.append(_err(lambda: lib.optim.SparseAdam(e.parameters()).step()))
+    m2 = nn.Embedding(6, 3, sparse=True)
+    _init(lib, m2)
+    m2(lib.tensor([[1, 2], [2, 5]])).pow(2).sum().backward()
+    lib.optim.SGD(m2.parameters(), lr=0.1).step()
+    lib.optim.Adagrad(m2.parameters(), lr=0.1).step()
+    out += [m2.weight, _err(lambda: lib.optim.SGD(m2.parameters(), lr=0.1, momentum=0.9).step())]
+    return out
+
+
 def case_metric_learning_losses_and_distances(lib):
     """TripletMarginLoss (p, swap, reductions), triplet_margin_with_distance_loss, CosineEmbeddingLoss,
     MarginRankingLoss, cdist/pdist for p = 0, 0.5, 1, 2, inf and the compute modes, their gradients at coincident

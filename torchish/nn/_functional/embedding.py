@@ -234,12 +234,20 @@ def _bag_offsets(input, offsets, include_last_offset):
         raise ValueError("offsets has to be a 1D Tensor but got None")
     if offsets.ndim != 1:
         raise ValueError("offsets has to be a 1D Tensor")
+    if offsets.dtype != input.dtype:  # PyTorch's promoteIndicesAndOffsets, before its type and value checks
+        common = _dtype.promote_types(input.dtype, offsets.dtype)
+        input, offsets = input.to(common), offsets.to(common)
+    for name, t in (("indices", input), ("offsets", offsets)):
+        if t.dtype not in (_dtype.int64, _dtype.int32):
+            raise RuntimeError(f"Expected tensor for argument #1 '{name}' to have one of the following scalar types: "
+                               f"Long, Int; but got {_dtype.legacy_type_name(t.dtype)} instead (while checking "
+                               "arguments for embedding_bag)")
     d = offsets._d
     if not isinstance(d, jax.core.Tracer) and d.size:
         a = np.asarray(d)
-        if a[0] != 0:
+        if a[0] != 0:  # (PyTorch's message prints offsets[0], a 0-dim tensor)
             raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
-                               f"position 0. However, got {a[0]}")
+                               f"position 0. However, got {a[0]}\n[ {_dtype.legacy_type_name(offsets.dtype)}{{}} ]")
         if a[-1] > input.shape[0]:
             raise RuntimeError(f"offsets[-1] can not be greater than input's length {input.shape[0]} but got "
                                f"offsets[-1] of {a[-1]}")
@@ -278,10 +286,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     padding_idx = _padding_idx(padding_idx, num, "padding_idx must be within num_embeddings")
     flat, offsets, nb = _bag_offsets(input, offsets, include_last_offset)
     _check_indices(flat, num, "embedding_bag", err=RuntimeError)
-    if offsets.dtype not in (_dtype.int64, _dtype.int32):
-        raise RuntimeError(f"Expected tensor for argument #1 'offsets' to have one of the following scalar types: "
-                           f"Long, Int; but got {_dtype.legacy_type_name(offsets.dtype)} instead (while checking "
-                           "arguments for embedding_bag)")
     if weight.dtype not in (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64):
         raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
                            f"BFloat16, Float, Double; but got {_dtype.legacy_type_name(weight.dtype)} instead (while "

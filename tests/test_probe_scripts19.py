@@ -394,4 +394,93 @@ def case_metric_learning_losses_and_distances(lib):
     return out
 
 
+def case_moe_routing_and_index_errors(lib, jit):
+    """Mixture-of-experts routing: top-k gating with softmax over the selected logits, one_hot masks, capacity
+    dropping with cumsum positions, Switch load-balancing and router z-losses, tokens gathered per expert with
+    nonzero and combined with index_add_, a dense einsum version trained by a compiled AdamW step; then the errors
+    of one_hot, topk, scatter_add_ and index_add_/index_copy_/index_reduce_ (a 2-D index) routing code runs into."""
+    nn, F = lib.nn, lib.nn.functional
+    E, D, H, k, T = 4, 6, 8, 2, 10
+
+    class MoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate = nn.Linear(D, E, bias=False)
+            self.w1 = nn.Parameter(lib.empty(E, D, H))
+            self.w2 = nn.Parameter(lib.empty(E, H, D))
+
+        def route(self, x, capacity):
+            logits = self.gate(x)
+            probs = logits.softmax(-1)
+            topv, topi = lib.topk(logits, k, dim=-1)
+            weights = F.softmax(topv, dim=-1, dtype=lib.float32)
+            mask = F.one_hot(topi, num_classes=E)  # T, k, E
+            m = mask.permute(1, 0, 2).reshape(k * T, E)  # first choices before second ones
+            pos = lib.cumsum(m, dim=0) * m - 1
+            keep = ((pos < capacity) & (m > 0)).reshape(k, T, E).permute(1, 0, 2).any(-1)
+            weights = weights * keep
+            aux = E * (mask[:, 0].float().mean(0) * probs.mean(0)).sum()
+            z = lib.logsumexp(logits, -1).pow(2).mean()
+            return topi, weights, aux, z
+
+        def forward(self, x, capacity):
+            topi, weights, aux, z = self.route(x, capacity)
+            h = lib.einsum("teh,ehd->ted", F.silu(lib.einsum("td,edh->teh", x, self.w1)), self.w2)
+            return lib.einsum("te,ted->td", lib.zeros(T, E).scatter(1, topi, weights), h), aux, z
+
+        def sparse_forward(self, x, capacity):
+            topi, weights, aux, z = self.route(x, capacity)
+            flat_i, flat_w = topi.reshape(-1), weights.reshape(-1)
+            tok = lib.arange(T).repeat_interleave(k)
+            out = lib.zeros_like(x)
+            for e in range(E):
+                sel = (flat_i == e).nonzero(as_tuple=True)[0]
+                if sel.numel() == 0:
+                    continue
+                h = F.silu(x[tok[sel]] @ self.w1[e]) @ self.w2[e]
+                out.index_add_(0, tok[sel], h * flat_w[sel, None])
+            counts = lib.zeros(E, dtype=lib.long).scatter_add_(0, flat_i, lib.ones_like(flat_i))
+            return out, aux, z, counts
+
+    m = MoE()
+    _init(lib, m)
+    x = _data(lib, T, D)
+    out, aux, z, counts = m.sparse_forward(x, 3)
+    dense, _, _ = m(x, 3)
+    res = [out, dense, aux, z, counts]
+    (out.sum() + aux * 0.01 + z * 0.001).backward()
+    res.append([p.grad for p in m.parameters()])
+    opt = lib.optim.AdamW(m.parameters(), lr=0.01)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        y, aux, z = m(x, 3)
+        loss = (y - x).pow(2).mean() + 0.01 * aux + 0.001 * z
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    res += [step(x), step(x), list(m.parameters())]
+    topv, topi = _data(lib, 6, 3, seed=1.0).topk(2, dim=-1)
+    src = _data(lib, 6, 4)
+    for bad in [lambda: F.one_hot(topi.int(), 3), lambda: F.one_hot(topi, 1), lambda: F.one_hot(topi - 1, 3),
+                lambda: F.one_hot(lib.tensor([], dtype=lib.long)), lambda: topv.topk(4, dim=-1),
+                lambda: lib.zeros(3).scatter_add_(0, topi[:, 0].int(), lib.ones(6)),
+                lambda: lib.zeros(3, dtype=lib.long).scatter_add_(0, topi[:, 0], lib.ones(6)),
+                lambda: lib.zeros(3, 4).index_add_(0, topi[:, 0], src.double()),
+                lambda: lib.zeros(3, 4).index_add_(0, topi[:, :1], src),
+                lambda: lib.zeros(3, 4).index_add(0, topi[:, :1], src[:, :1]),
+                lambda: lib.zeros(3, 4).index_add_(0, topi[:, 0] + 5, src),
+                lambda: lib.zeros(3, 4).index_copy_(0, topi[:, :1], src),
+                lambda: lib.zeros(3, 4).index_reduce_(0, topi[:, :1], src, "amax"),
+                lambda: lib.zeros(3).scatter_reduce(0, topi[:, 0], topv[:, 0], reduce="max")]:
+        res.append(_err(bad))
+    c = lib.cumsum(F.one_hot(topi[:, 0], 3), 0)
+    res += [c, lib.cumsum(topi.bool(), 0).dtype, lib.zeros(3, 4).index_add_(0, topi[:, 0].int(), src, alpha=0.5),
+            lib.bincount(topi[:, 0], weights=topv[:, 0]), repr(topv.topk(1)),
+            lib.zeros(3).scatter_reduce(0, topi[:, 0], topv[:, 0], reduce="amax", include_self=False)]
+    return res
+
+
 test_script_matches_torch = script_test(globals())

@@ -256,6 +256,13 @@ def _index_source(name, index, source):
     require_tensor(source, name, 4, "source")
 
 
+def _index_vector(name, index):
+    """PyTorch's first check of index_add_/index_reduce_ (index_func_meta_impl): a 0-d or 1-d index."""
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{_tname(index)} and size: {list(index.shape)}")
+
+
 def _source_matches(name, input, d, index, source, err):
     if name == "index_add_" and source.ndim and d >= source.ndim:
         raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
@@ -274,6 +281,7 @@ def _source_matches(name, input, d, index, source, err):
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     _index_source("index_add", index, source)
     d = _wrap(dim, input)
+    _index_vector("index_add_", index)
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(index)}")
     if source.dtype != input.dtype:
@@ -305,6 +313,8 @@ def index_copy(input, dim, index, source, *, out=None):
         input, index, source = _registry.autocast_hook("index_copy", (input, index, source))
     _index_source("index_copy", index, source)
     d = _wrap(dim, input)
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
     if index._v.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(index)}")
     if source.dtype != input.dtype:
@@ -470,10 +480,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     _index_source("index_reduce", index, source)
     d = _wrap(dim, input)
+    _index_vector("index_reduce_", index)
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {_tname(index)}")
-    if index.ndim > 1:
-        raise IndexError("index_reduce_(): Index is supposed to be a vector")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_reduce_(): self ({_tname(input)}) and source ({_tname(source)}) must have the "
                            "same scalar type")

@@ -1,9 +1,19 @@
-"""Regression tests from probe scripts in the style of third-party code bases written in pure torch: detection and
-segmentation utilities (box IoU/GIoU, encode/decode, greedy NMS, anchors, focal/dice/tversky losses, grid_sample),
-mixture-of-experts routing, a selective scan, quantization-aware training, metric learning, adversarial examples
-and style transfer, a linear-chain CRF, recommendation models (EmbeddingBag, SparseAdam, BPR), capsules and
-spiking neurons. Each ``case_*`` is written against the PyTorch API only, with inputs and weights from formulas
-(tests/oracle.py)."""
+"""Regression tests from probe scripts in the style of third-party code bases written in pure torch: detection
+utilities (box IoU/GIoU, encode/decode, anchors from meshgrid, a greedy NMS loop), quantization-aware training
+(fake_quantize_per_tensor/per_channel_affine, straight-through estimators, a learned step size), recommendation
+models (EmbeddingBag, sparse embeddings with SparseAdam, BPR), metric learning (triplet/cosine/ranking losses,
+cdist/pdist, hard-negative mining) and mixture-of-experts routing. Each ``case_*`` is written against the PyTorch
+API only, with inputs and weights from formulas (tests/oracle.py).
+
+Also probed and matching (kept out for time): an FCN head with bilinear upsampling, cross entropy with
+ignore_index, sigmoid focal, dice and Tversky losses in a compiled step; affine_grid/grid_sample (all modes and
+padding modes, align_corners both, float64/bfloat16/float16) and their errors; roi crops with F.interpolate
+(bilinear, nearest, area, antialias) and adaptive pooling; interpolate/pad/fold errors; a Mamba-style selective
+scan (sequential loop, cumsum-of-log-decay parallel form, compiled) and an S4 FFT convolution; logcumsumexp,
+cumprod, cummax/cummin edges; FGSM, PGD (L-inf and L2) eager and compiled; Gram-matrix style transfer with LBFGS
+on the image; a linear-chain CRF (forward algorithm, Viterbi backtracking, compiled Adam step); capsule squash with
+dynamic routing; LIF spiking neurons with a surrogate-gradient autograd.Function in a compiled step; autograd.Function
+misuse errors; pairwise_distance/cosine_similarity and the distance modules' reprs."""
 import math
 
 from oracle import formula_data as _data, formula_init as _init, script_test
@@ -106,61 +116,6 @@ def case_detection_box_utils(lib):
     keep = nms(prop, scores, 0.3)
     return [a, a.dtype, iou, matched_vals, matches, targets, pred, g, loss, deltas.grad, keep, keep.dtype,
             giou(gt, gt).diagonal()]
-
-
-def case_segmentation_losses_train(lib, jit):
-    """A tiny FCN head: bilinear upsampling of logits to the label size, cross entropy with ignore_index=255,
-    sigmoid focal loss (torchvision's), soft dice and Tversky losses on the softmax; two compiled SGD steps."""
-    nn, F = lib.nn, lib.nn.functional
-    lib.manual_seed(0)
-    net = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(), nn.Conv2d(6, 3, 1))
-    _init(lib, net)
-    opt = lib.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
-    x = _data(lib, 2, 3, 4, 5)
-    target = (lib.arange(2 * 8 * 10).reshape(2, 8, 10) * 7 % 4)
-    target[target == 3] = 255
-
-    def sigmoid_focal_loss(inputs, targets, alpha=0.25, gamma=2.0):
-        p = lib.sigmoid(inputs)
-        ce = F.binary_cross_entropy_with_logits(inputs, targets, reduction="none")
-        p_t = p * targets + (1 - p) * (1 - targets)
-        loss = ce * ((1 - p_t) ** gamma)
-        alpha_t = alpha * targets + (1 - alpha) * (1 - targets)
-        return (alpha_t * loss).mean()
-
-    def dice_tversky(logits, target, eps=1.0, a=0.3, b=0.7):
-        valid = (target != 255)
-        t = target.clone()
-        t[~valid] = 0
-        onehot = F.one_hot(t, 3).permute(0, 3, 1, 2).float() * valid.unsqueeze(1)
-        probs = logits.softmax(1) * valid.unsqueeze(1)
-        dims = (0, 2, 3)
-        inter = (probs * onehot).sum(dims)
-        dice = 1 - ((2 * inter + eps) / (probs.sum(dims) + onehot.sum(dims) + eps)).mean()
-        fp = (probs * (1 - onehot)).sum(dims)
-        fn = ((1 - probs) * onehot).sum(dims)
-        tversky = 1 - ((inter + eps) / (inter + a * fp + b * fn + eps)).mean()
-        return dice, tversky, onehot
-
-    @jit
-    def step(x, target):
-        opt.zero_grad()
-        logits = F.interpolate(net(x), size=target.shape[-2:], mode="bilinear", align_corners=False)
-        ce = F.cross_entropy(logits, target, ignore_index=255)
-        t = (target == 1).float()
-        focal = sigmoid_focal_loss(logits[:, 1], t)
-        dice, tversky, _ = dice_tversky(logits, target)
-        loss = ce + focal + dice + tversky
-        loss.backward()
-        opt.step()
-        return lib.stack([ce, focal, dice, tversky]).detach()
-
-    out = [step(x, target), step(x, target)]
-    logits = F.interpolate(net(x), scale_factor=2, mode="bilinear", align_corners=True)
-    _, _, onehot = dice_tversky(logits, target)
-    out += [logits, onehot.dtype, onehot.sum(), list(net.parameters()), net[1].running_mean, net[1].running_var,
-            net[1].num_batches_tracked]
-    return out
 
 
 def case_qat_fake_quantize(lib, jit):

@@ -459,15 +459,8 @@ class Tensor(_tensor_values.TensorValues):
 
     @data.setter
     def data(self, other):
-        if not isinstance(other, Tensor):
-            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
-        self._v = _written_through(self._v, _detached(other._v)) if STATE.tracing and self._rg else other._v
-        self._views = None
-        if other._view is None:  # (set_data: self takes other's strides too)
-            self._layout = other._layout
-        else:
-            from .ops.inplace import dense_layout
-            self._layout = dense_layout(other)
+        from .ops.resize import set_data
+        set_data(self, other)
 
     # ---------------------------------------------------------------------------------------------------------
     # views and in-place rebinding
@@ -676,12 +669,27 @@ def set_values(tensors, values):
     for t, value in zip(tensors, values):
         if rec is not None:
             rec.wrote(t)
+        if t._view is not None:  # a view or alias: the value is written into the storage its base holds
+            _write_through(t, value)
+            continue
         t._v = value
         if type(value) is lazy_type:
             value.owner = weakref.ref(t)
         t._vc.value += 1
         if t._views is not None:
             _refresh_views(t._views)
+
+
+def _write_through(t, value):
+    """``t._set_value(value)`` for a view: the write goes into its base (and so reaches the base's other views), as
+    a write with grad recording off."""
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = False
+    try:
+        base, chain, diff = t._view
+        _VIEW_WRITE.write(t, base, chain, diff, Tensor._make(value))
+    finally:
+        STATE.grad_enabled = prev
 
 
 def _refresh_views(views):

@@ -35,7 +35,7 @@ def new_leaf_grad(var, grad):
     want = var.__dict__.get("_grad_dtype", False)
     if want and grad.dtype != want:
         grad = grad.to(want)
-    if var._layout is not None:
+    if var._layout is not None or var._view is not None:  # (a leaf that is a view, Parameter(w.t()), has strides)
         keep_format(grad, var)
     return grad
 

@@ -3,7 +3,6 @@
 objects keep their identity, so optimizers holding them keep working) and replace buffers, as PyTorch does."""
 from __future__ import annotations
 
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
 
@@ -57,12 +56,12 @@ class ConvertMixin:
                 continue
             with no_grad():
                 applied = fn(param)
-            _set_data(param, applied)
+            param.data = applied  # (the Parameter keeps its identity; a new dtype or shape drops its grad sink)
             g = param._grad
             if g is not None:
                 with no_grad():
                     g_applied = fn(g)
-                _set_data(g, g_applied)
+                g.data = g_applied
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -138,14 +137,3 @@ class ConvertMixin:
             if is_lazy(t):
                 t.share_memory_()
         return self
-
-
-def _set_data(t: Tensor, new: Tensor) -> None:
-    """``t.data = new`` keeping ``t``'s identity; a dtype/shape change drops the cached gradient sink."""
-    if new is t:
-        return
-    changed = new.dtype != t.dtype or new.size() != t.size()   # (what an uninitialized parameter may be asked)
-    t.data = new
-    if changed:
-        t._acc = None
-

@@ -2,8 +2,9 @@
 
 A Parameter is a Tensor subclass (``isinstance(p, torchish.Tensor)`` holds) that requires grad by default, even
 under ``no_grad``. Like PyTorch's ``_make_subclass`` it shares the data of the tensor it was built from: JAX values
-never change, so when the source is a plain leaf the source becomes an alias of the Parameter (in-place writes to
-either are seen by the other, as with PyTorch's shared storage). Ops on a Parameter return plain Tensors.
+never change, so when the source is a plain leaf the source becomes an alias of the Parameter, otherwise (a view, a
+tensor with views or in a graph) the Parameter is an alias of the source's storage: in-place writes to either are
+seen by the other, as with PyTorch's shared storage. Ops on a Parameter return plain Tensors.
 
 Example:
     >>> import torchish as torch
@@ -15,20 +16,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import weakref
 
 from .._tensor import Tensor
 from ..ops.inplace import dense_layout
+from ..ops.resize import take_storage
 
 
-def _share(param: Tensor, data: Tensor) -> None:
-    """Make the plain leaf ``data`` an alias of ``param`` (PyTorch's shared storage), when that is safe: ``data``
-    must be an unviewed leaf that does not require grad (so no in-place check is lost on it)."""
-    if data._view is not None or data._views or data._grad_fn is not None or data._rg:
-        return
-    param._vc = data._vc
-    data._view = (param, (), False)
-    param._views = weakref.WeakSet([data])
+# how a tensor uses its storage (kept in ``__dict__``): a deep copy has its own
+_STORAGE_FIELDS = ("_alias", "_alias_base", "_layout")
 
 
 class Parameter(Tensor):
@@ -56,10 +51,9 @@ class Parameter(Tensor):
             raise TypeError(f"_make_subclass(): argument 'require_grad' (position 3) must be bool, not "
                             f"{type_name(requires_grad)}")
         p = cls._make(data._d)
-        p._layout = dense_layout(data)  # (PyTorch's parameter is the data itself: a transposed one keeps its strides)
         if requires_grad:
             p.requires_grad_(True)
-        _share(p, data)
+        take_storage(p, data, share_version=True)  # (PyTorch's parameter is the data itself: its storage, strides)
         return p
 
     def __deepcopy__(self, memo):
@@ -68,7 +62,7 @@ class Parameter(Tensor):
         data = Tensor._make(self._d)
         data._layout = dense_layout(self)  # (PyTorch copies with preserve_format)
         result = type(self)(data, self._rg)
-        result.__dict__.update(self.__dict__)
+        result.__dict__.update((k, v) for k, v in self.__dict__.items() if k not in _STORAGE_FIELDS)
         memo[id(self)] = result
         return result
 

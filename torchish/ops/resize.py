@@ -1,5 +1,5 @@
 """Changing which storage a tensor uses, or its size: ``resize_``, ``resize_as_``, ``resize``/``resize_as`` (the
-deprecated autograd copies), ``set_``, ``is_set_to``, ``share_memory_``/``is_shared``.
+deprecated autograd copies), ``set_``, ``is_set_to``, ``t.data = new`` (``set_data``), ``share_memory_``/``is_shared``.
 
 ``resize_`` to a size needing no more than the storage holds (from the tensor's storage offset) makes the tensor a
 contiguous ``as_strided`` view of that storage: it keeps the leading data in order and still shares the storage.
@@ -22,11 +22,12 @@ import weakref
 
 import jax.numpy as jnp
 
-from .._tensor import Tensor
+from .. import _dtype
+from .._tensor import Tensor, _detached, _written_through
 from ..autograd.grad_mode import STATE
 from . import inplace as _ip
 from .registry import Family, apply, defop
-from .shape import move_storage_address
+from .shape import move_storage_address, storage_root
 from .strided import _AS_STRIDED, _storage, as_strided
 
 _fam = Family(globals())
@@ -48,14 +49,89 @@ def _leave_storage(t: Tensor):
         if base._views is not None:  # rebuilt, not discard(): a weakref compares its referents with ==
             base._views = weakref.WeakSet(v for v in list(base._views) if v is not t)
         return
-    if t._views:
+    views = list(t._views) if t._views else ()
+    heir = _heir(views)
+    if heir is not None:  # an alias of all of t's storage holds it from now on (no tensor is made: none leaks
+        heir._view, heir._layout = None, _ip.dense_layout(t)  # from a torchish.compile trace)
+        heir.__dict__.pop("_alias", None)
+        heir._views = weakref.WeakSet(v for v in views if v is not heir)
+        for v in heir._views:
+            v._view = (heir,) + v._view[1:]
+        move_storage_address(t, heir)
+    elif views:
         old = _ip.hidden_storage(Tensor._make(t._d))
         old._vc = t._vc
-        for v in list(t._views):
+        old.__dict__["_hidden_base"] = t  # (still the ``_base`` of its views, as PyTorch's autograd keeps it)
+        for v in views:
             old._views.add(v)
             v._view = (old,) + v._view[1:]
         move_storage_address(t, old)
     t._views = None
+
+
+def _heir(views):
+    """The view that can hold the storage ``views`` share once their base leaves it: an alias of the whole
+    storage (``d.data = t.data``, ``Parameter(t)``), when every view is outside the base's graph and none was
+    taken from an alias (their ``_base`` and write paths do not name the base); None otherwise."""
+    heir = None
+    for v in views:
+        base, chain, diff = v._view
+        if diff or v._alias_base is not None:
+            return None
+        if heir is None and not chain and v._alias:
+            heir = v
+    return heir
+
+
+def take_storage(t: Tensor, source: Tensor, share_version: bool) -> None:
+    """Make ``t`` (which holds no storage: new, or just left its own) use ``source``'s storage with ``source``'s
+    sizes and strides, as PyTorch's ``Parameter(source)`` and ``t.data = source`` do; ``t._v`` is set by the caller.
+
+    A plain leaf ``source`` (no view, no views, outside any graph) becomes an alias of ``t``, which holds the
+    storage from then on (the usual case, ``Parameter(torch.empty(3))``: the parameter stays no view, and nothing
+    in-place checks on ``source`` is lost); any other ``source`` keeps its storage and ``t`` becomes an alias of
+    it. ``share_version``: ``t`` takes ``source``'s version counter (``Parameter``) instead of keeping its own."""
+    t.__dict__.pop("_alias", None)
+    if source._view is None and not source._views and source._grad_fn is None and not source._rg \
+            and source._coo is None:
+        t._view, t._layout = None, _ip.dense_layout(source)
+        if share_version:
+            t._vc = source._vc
+        source._view = (t, (), False)
+        source._alias = True
+        t._views = weakref.WeakSet([source])
+        move_storage_address(source, t)
+        return
+    t._attach_alias(source, share_version)
+    # (layout() reads a view's strides from its chain; torchish.compile reads ``_layout`` to give a leaf's new
+    # .grad its strides)
+    t._layout = _ip.dense_layout(t)
+
+
+def _same_storage_and_geometry(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` already use one storage with the same view of it (``t.data = t.data``)."""
+    return storage_root(a) is storage_root(b) and (a._view[1] if a._view else ()) == (b._view[1] if b._view else ())
+
+
+def set_data(self: Tensor, new) -> None:
+    """``t.data = new`` (PyTorch's ``set_data``): ``self`` takes ``new``'s storage, sizes, strides and dtype, and
+    keeps its identity, version counter and autograd record (requires_grad, ``.grad``, hooks, grad_fn). Its own
+    views keep the storage it had; later in-place writes to either tensor show in the other."""
+    if not isinstance(new, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+    if (self._coo is None) != (new._coo is None):
+        raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have "
+                           "incompatible tensor type.")
+    if self._rg and new.dtype.category < _dtype._FLOAT:
+        raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+    if new._v.dtype == self._v.dtype and _same_storage_and_geometry(self, new):
+        return
+    if new._v.dtype != self._v.dtype or new._v.shape != self._v.shape or new.device != self.device:
+        self._acc = None  # (PyTorch drops the gradient accumulator of another type; its shapes are the old ones)
+    _leave_storage(self)
+    value = _written_through(self._v, _detached(new._v)) if STATE.tracing and self._rg else new._v
+    take_storage(self, new, share_version=False)
+    self._v = value
 
 
 def _become(t: Tensor, out: Tensor):
@@ -122,34 +198,83 @@ def resize_as(self, tensor):
     return _autograd_resize(self, tuple(tensor.shape))
 
 
+def _set_error(*args):
+    from .elementwise import type_name
+    got = ", ".join("torch.storage.UntypedStorage" if type(a).__name__ == "UntypedStorage" else
+                    "Tensor" if isinstance(a, Tensor) else type_name(a) for a in args)
+    return TypeError(f"set_() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * ()\n * (torch.Storage source)\n * (torch.Storage source, int storage_offset, tuple of ints "
+                     "size, tuple of ints stride = None)\n * (Tensor source)\n * (Tensor source, int storage_offset, "
+                     "tuple of ints size, tuple of ints stride = None)\n")
+
+
+def _set_source(self, source, storage_offset, size, stride):
+    """The tensor ``self`` becomes: ``source`` itself, all of a storage, or a strided window of either's storage
+    (a tensor's storage offset counts from its own, as PyTorch's)."""
+    from .storage import TypedStorage, UntypedStorage
+    given = (source,) + tuple(a for a in (storage_offset, size, stride) if a is not None)
+    if (storage_offset is None) != (size is None) or stride is not None and size is None:
+        raise _set_error(*given)
+    if isinstance(source, (UntypedStorage, TypedStorage)):
+        if isinstance(source, TypedStorage) and source.dtype != self.dtype:
+            raise RuntimeError(f"Expected a Storage of type {_dtype.scalar_type_name(self.dtype).lower()} or an "
+                               f"UntypedStorage, but got type {_dtype.scalar_type_name(source.dtype)} for argument 1 "
+                               "'storage'")
+        flat = source._root.reshape(-1)
+        if flat.dtype != self.dtype:
+            flat = flat[:flat.numel() * flat.itemsize // self.itemsize * self.itemsize // flat.itemsize].view(self.dtype)
+        if size is None:
+            return flat
+        offset = 0
+    elif not isinstance(source, Tensor):
+        raise _set_error(*given)
+    else:
+        if source.dtype != self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {source.dtype} to a tensor of type {self.dtype}")
+        if size is None:
+            return source
+        if not source.is_contiguous():
+            raise RuntimeError("passed in tensor to be used as storage must be contiguous")
+        flat, offset = source, source.storage_offset()
+    size = tuple(size)
+    return as_strided(flat, size, _ip.contiguous_strides(size) if stride is None else stride,
+                      offset + storage_offset)
+
+
+def _set_fwd(x, source):
+    return source
+
+
+def _set_vjp(g, x, source, *, out):
+    raise RuntimeError("derivative for set_ is not implemented")
+
+
+_SET = defop("set_", _set_fwd, vjp=_set_vjp, grad_name="NotImplemented", linear=True)
+
+
 def set_(self, source=None, storage_offset=None, size=None, stride=None):
-    """Make ``self`` use ``source``'s storage: an alias of ``source`` itself, or (with ``storage_offset``,
-    ``size`` and optionally ``stride``) the given strided window of its storage. ``set_()`` empties it."""
+    """Make ``self`` use ``source``'s storage (a tensor's or a storage): with ``source``'s sizes and strides, or
+    (with ``storage_offset``, ``size`` and optionally ``stride``) the given strided window of that storage.
+    ``set_()`` empties it. An in-place op: ``self`` keeps its identity and version counter (bumped); as in
+    PyTorch it is not differentiable (a backward through it raises)."""
     self._check_inplace()
     if source is None:
+        if storage_offset is not None or size is not None or stride is not None:
+            raise _set_error(*(a for a in (storage_offset, size, stride) if a is not None))
         _leave_storage(self)
         _become(self, Tensor._make(jnp.zeros((0,), self._v.dtype)))
         return self
-    if not isinstance(source, Tensor):
-        raise TypeError(f"set_(): argument 'source' must be Tensor, not {type(source).__name__}")
-    if source.dtype != self.dtype:
-        raise RuntimeError(f"Could not set tensor of type {source.dtype} to a tensor of type {self.dtype}")
-    if size is not None:
-        source = as_strided(source, size, _ip.contiguous_strides(tuple(size)) if stride is None else stride,
-                            0 if storage_offset is None else storage_offset)
-    if source is self:
-        return self
-    _leave_storage(self)
-    if source._view is None:
-        if source._views is None:
-            source._views = weakref.WeakSet()
-        self._view = (source, (), True)
-        source._views.add(self)
-        self._d = source._d
-        self._grad_fn, self._out_nr, self._rg = source._grad_fn, source._out_nr, source._rg
-    else:
-        _become(self, source)
-    self._vc = source._vc
+    source = _set_source(self, source, storage_offset, size, stride)
+    node = apply(_SET, (self, source)) if STATE.grad_enabled and (self._rg or source._rg) else None
+    if not _same_storage_and_geometry(self, source):
+        if STATE.recorder is not None:
+            STATE.recorder.wrote(self)
+        _leave_storage(self)
+        take_storage(self, source, share_version=False)
+        self._v = source._v
+    if node is not None:
+        self._grad_fn, self._out_nr, self._rg = node._grad_fn, 0, True
+    self._vc.value += 1
     return self
 
 

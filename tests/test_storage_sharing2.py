@@ -248,4 +248,32 @@ def case_resize_keeps_base(lib):
     return [v._base is x, v.clone()]
 
 
+# Tensor.new_zeros/new_ones/new_empty/new_full parse their size once, and every error names the method
+_NEW_FACTORY_ERRORS = [
+    lambda x: x.new_zeros(2, requires_grad=1),
+    lambda x: x.new_ones(2, dtype="float"),
+    lambda x: x.new_empty(2, 3, memory_format=None),
+    lambda x: x.new_zeros(2, foo=1),
+    lambda x: x.new_zeros(),
+    lambda x: x.new_zeros((2,), size=(2,)),
+    lambda x: x.new_zeros(-1),
+    lambda x: x.new_ones((2, "a")),
+    lambda x: x.new_full(3, 1.),
+    lambda x: x.new_full((2,), "a"),
+    lambda x: x.new_full((2,), 1., requires_grad=1),
+    lambda x: x.new_full((-1,), 1.),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_NEW_FACTORY_ERRORS)))
+def test_new_factory_messages(k):
+    same_error(lambda lib: _NEW_FACTORY_ERRORS[k](lib.ones(2, dtype=lib.float64)))
+
+
+def case_new_factories(lib):
+    x = lib.ones(2, dtype=lib.float64)
+    return [x.new_zeros(size=(2,), dtype=lib.int64), x.new_ones([2, 3]), x.new_empty(2, 1).shape,
+            x.new_full([2], 3), str(x.new_zeros(lib.Size([2]), device="meta").device), x.new_full(size=(1,), fill_value=3.)]
+
+
 test_script_matches_torch = script_test(globals())

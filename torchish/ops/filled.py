@@ -70,44 +70,51 @@ def _fill(shape, value, dtype, device, requires_grad, name=None):
     return _finish(val, requires_grad)
 
 
+def _filled(name, value, size, kw_size, dtype, device, requires_grad, memory_format=None):
+    """zeros/ones/empty and their ``new_*`` methods: ``size`` parsed once, every error naming ``name``."""
+    shape = _size_or_kw(size, kw_size, name)
+    check_memory_format(memory_format, len(shape))
+    out = _fill(shape, value, _dtype.user_dtype(dtype, name), device, requires_grad, name)
+    if memory_format is not None:
+        set_format(out, format_name(memory_format))
+    return out
+
+
 @factory_out
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-    return _fill(_size_or_kw(size, kw.pop("size", None), "zeros"), 0, _dtype.user_dtype(dtype, "zeros"), device,
-                 requires_grad, "zeros")
+    return _filled("zeros", 0, size, kw.pop("size", None), dtype, device, requires_grad)
 
 
 @factory_out
 def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-    return _fill(_size_or_kw(size, kw.pop("size", None), "ones"), 1, _dtype.user_dtype(dtype, "ones"), device,
-                 requires_grad, "ones")
+    return _filled("ones", 1, size, kw.pop("size", None), dtype, device, requires_grad)
 
 
 @factory_out
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
     """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
-    shape = _size_or_kw(size, kw.pop("size", None), "empty")
-    check_memory_format(memory_format, len(shape))
-    out = _fill(shape, 0, _dtype.user_dtype(dtype, "empty"), device, requires_grad, "empty")
-    if memory_format is not None:
-        set_format(out, format_name(memory_format))
-    return out
+    return _filled("empty", 0, size, kw.pop("size", None), dtype, device, requires_grad, memory_format)
 
 
-
-@factory_out
-def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False):
-    _dtype.user_dtype(dtype, "full")
+def _full(name, size, fill_value, dtype, device, requires_grad):
+    """full and ``new_full``, errors naming ``name``."""
+    _dtype.user_dtype(dtype, name)
     if not isinstance(size, (tuple, list)):
-        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
-    _check_fill_value(fill_value, "full")
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    _check_fill_value(fill_value, name)
     fill_value = _scalar(fill_value)
-    shape = _shape_args((tuple(size),), "full")
+    shape = _shape_args((tuple(size),), name)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
     else:  # PyTorch's checked conversion of the number into the given dtype (fill_'s: none for one half element)
         fill_value = check_scalar_fits(fill_value, _dtype.as_dtype(dtype), numel=math.prod(shape))
-    return _fill(shape, fill_value, dtype, device, requires_grad, "full")
+    return _fill(shape, fill_value, dtype, device, requires_grad, name)
+
+
+@factory_out
+def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _full("full", size, fill_value, dtype, device, requires_grad)
 
 
 def _check_fill_value(x, fname):
@@ -211,14 +218,15 @@ def _legacy_new(*args, dtype=None, device=None):
 Tensor._legacy_new = staticmethod(_legacy_new)
 
 
-def _new_factory(fn):
-    name = "new_" + fn.__name__
-
-    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        if size:  # (PyTorch's argument-parser errors name the method)
-            _shape_args(size, name)
-        return fn(*size, dtype=dtype if dtype is not None else self.dtype,
-                  device=device if device is not None else self.device, requires_grad=requires_grad, **kw)
+def _new_filled(name, value):
+    """``Tensor.new_zeros``/``new_ones``/``new_empty``: ``self``'s dtype and device unless given."""
+    def method(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+        kw_size = kw.pop("size", None)
+        if kw:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
+        return _filled(name, value, size, kw_size, dtype if dtype is not None else self.dtype,
+                       device if device is not None else self.device, requires_grad)
+    method.__name__ = method.__qualname__ = name
     return method
 
 
@@ -229,9 +237,10 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
                    requires_grad)
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return full(tuple(size), fill_value, dtype=dtype if dtype is not None else self.dtype,
-                device=device if device is not None else self.device, requires_grad=requires_grad)
+def _new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              pin_memory=False):
+    return _full("new_full", size, fill_value, dtype if dtype is not None else self.dtype,
+                 device if device is not None else self.device, requires_grad)
 
 
 def _new(self, *args, device=None):
@@ -240,5 +249,6 @@ def _new(self, *args, device=None):
     return _legacy_new(*args, dtype=self.dtype, device=device if device is not None else self.device)
 
 
-METHODS = {"new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones), "new_empty": _new_factory(empty),
+METHODS = {"new_zeros": _new_filled("new_zeros", 0), "new_ones": _new_filled("new_ones", 1),
+           "new_empty": _new_filled("new_empty", 0),
            "new_tensor": _new_tensor, "new_full": _new_full, "new": _new}

@@ -20,6 +20,7 @@ from ..._tensor import Tensor
 from ...ops import registry as _registry, tracing
 from ...ops.registry import apply, defop, overload
 from ...ops.arith import _check_sub
+from ...ops.unary import _sgn
 from ...ops.broadcast import broadcast_error
 from ...ops.elementwise import c10_name, common_dtype
 from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
@@ -66,12 +67,24 @@ def _weighted_mean(l, w, reduction, by_weight):
 # regression losses
 
 
+@jax.custom_jvp
+def _abs(d):
+    """``|d|`` whose derivative is PyTorch's abs backward, ``sgn(d)``: 0 where ``d`` is 0 or NaN (JAX's is 1 at 0)."""
+    return jnp.abs(d)
+
+
+@_abs.defjvp
+def _abs_jvp(primals, tangents):
+    (d,), (t,) = primals, tangents
+    return jnp.abs(d), _sgn(d) * t
+
+
 def _regression_fwd(x, y, w, *, kind, reduction, beta):
     d = x - y
     if kind == "mse":
         l = d * d
     elif kind == "l1":
-        l = jnp.abs(d)
+        l = jnp.abs(d) if jnp.iscomplexobj(d) else _abs(d)
     else:
         z = jnp.abs(d)
         if kind == "smooth_l1":

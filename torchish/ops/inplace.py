@@ -21,7 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _VIEW_WRITE, multi_output_view_error, wrap
+from .._tensor import Tensor, multi_output_view_error, wrap
+from .._tensor_views import _VIEW_WRITE
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
 from . import lazy, registry, tracing

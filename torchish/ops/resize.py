@@ -23,7 +23,8 @@ import weakref
 import jax.numpy as jnp
 
 from .. import _dtype
-from .._tensor import Tensor, _detached, _written_through
+from .._tensor import Tensor
+from .._tensor_views import _detached, _written_through
 from ..autograd.grad_mode import STATE
 from . import inplace as _ip
 from .registry import Family, apply, defop

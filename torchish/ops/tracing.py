@@ -119,7 +119,7 @@ class transform_scope:
     values in place), ``batched_tangents=True`` where only the tangents are (jacfwd, PyTorch's vmap of a jvp: custom
     Functions must allow vmapping), ``engine_fallback=True`` to make custom
     Functions raise instead (``autograd.functional``'s vectorised path then runs the engine). In-place writes into
-    Tensors from outside the transform raise as in PyTorch (``_tensor._check_captured_write``) unless
+    Tensors from outside the transform raise as in PyTorch (``_tensor_views._check_captured_write``) unless
     ``captured_writes``.
     Used by ``torchish.func`` and ``autograd.functional``'s vectorised path."""
 

@@ -309,7 +309,7 @@ def case_recsys_embedding_bag_and_bpr(lib):
 def case_metric_learning_losses_and_distances(lib):
     """TripletMarginLoss (p, swap, reductions), triplet_margin_with_distance_loss, CosineEmbeddingLoss,
     MarginRankingLoss, cdist/pdist for p = 0, 0.5, 1, 2, inf and the compute modes, their gradients at coincident
-    points, batch-hard and semi-hard negative mining with masks, and the shape errors."""
+    points, batch-hard and semi-hard negative mining with masks, lp_pool descriptors, and the shape errors."""
     nn, F = lib.nn, lib.nn.functional
     a = _data(lib, 6, 5).requires_grad_()
     p = _data(lib, 6, 5, seed=1.0).requires_grad_()
@@ -344,6 +344,10 @@ def case_metric_learning_losses_and_distances(lib):
     total = sum(o.sum() for o in out if isinstance(o, lib.Tensor) and o.requires_grad and lib.isfinite(o).all())
     total.backward()
     out += [a.grad, p.grad, n.grad]
+    # descriptors by power-average pooling of a ReLU feature map (some windows all zero: zero gradient, not NaN)
+    fmap = F.relu(_data(lib, 2, 3, 4, 4, seed=5.0) - 0.3).requires_grad_()
+    desc = F.normalize(F.lp_pool2d(fmap, 2, 2).flatten(1) + F.lp_pool1d(fmap.flatten(2), 3, 4).flatten(1).sum(1, True))
+    out += [desc, lib.autograd.grad(lib.cdist(desc, desc.flip(0)).sum(), fmap)[0]]
     for bad in [lambda: lib.cdist(a, p[:, :3]), lambda: lib.cdist(a, p, p=-1), lambda: lib.pdist(a.unsqueeze(0)),
                 lambda: nn.TripletMarginLoss()(a, p, n[:, :3]), lambda: nn.CosineEmbeddingLoss()(a, p, y[:3]),
                 lambda: nn.CosineEmbeddingLoss()(a, p[:3], y), lambda: nn.MarginRankingLoss()(a[:, 0], p[:3, 0], y)]:

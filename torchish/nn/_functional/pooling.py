@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -307,7 +308,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _lp_fwd(x, *, p, nd, kernel, stride, outs):
     avg = _avg_fwd(x ** p, nd=nd, kernel=kernel, stride=stride, padding=(0,) * nd, outs=outs,
                    count_include_pad=True, divisor_override=None)
-    return (jnp.sign(avg) * jnp.abs(avg) * math.prod(kernel)) ** (1.0 / p)
+    # PyTorch's (sign(avg) * relu(abs(avg))).mul(kernel).pow(1 / p): relu's backward (0 where avg is 0) also stops
+    # pow's infinite derivative at 0, so an all-zero window gets a zero gradient, not NaN
+    return (jnp.sign(avg) * jax.nn.relu(jnp.abs(avg)) * math.prod(kernel)) ** (1.0 / p)
 
 
 _LPPOOL = {nd: defop(f"lp_pool{nd}d", _lp_fwd, grad_name="PowBackward0") for nd in (1, 2, 3)}

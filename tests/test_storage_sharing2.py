@@ -241,11 +241,21 @@ def case_optimizer_step_on_a_view(lib):
     return out
 
 
-def case_resize_keeps_base(lib):
+def case_resize_grows_the_shared_storage(lib):
+    # PyTorch grows the storage in place: the views of a resized base keep sharing it (and name it as _base)
     x = _data(lib, 4)
-    v = x[1:]
+    v, w, d = x[1:], x.view(2, 2).t(), x.detach()
+    p0 = v.data_ptr()
     x.resize_(10)
-    return [v._base is x, v.clone()]
+    out = [v._base is x, w._base is x, d._base is None, v.clone(), v.stride(), w.stride(), v.storage_offset(),
+           v.data_ptr() == x.data_ptr() + 4, v.data_ptr() == p0]
+    x.add_(1)
+    out += [v.clone(), w.clone(), d.clone()]
+    v.mul_(2)
+    out += [x[:4].clone(), w.clone()]  # (the grown elements are uninitialised in PyTorch)
+    d[0] = -1
+    out += [x[:2].clone(), v.clone(), x._version, v._version]
+    return out
 
 
 # Tensor.new_zeros/new_ones/new_empty/new_full parse their size once, and every error names the method

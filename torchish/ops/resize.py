@@ -4,8 +4,9 @@ deprecated autograd copies), ``set_``, ``is_set_to``, ``t.data = new`` (``set_da
 ``resize_`` to a size needing no more than the storage holds (from the tensor's storage offset) makes the tensor a
 contiguous ``as_strided`` view of that storage: it keeps the leading data in order and still shares the storage.
 A larger size copies the storage into a longer one (the new trailing elements are zeros; PyTorch leaves them
-uninitialised) that the tensor alone uses from then on. ``set_(source)`` makes the tensor an alias of ``source``
-(same storage, sizes, strides and graph).
+uninitialised); the views of a contiguous base move to it with the base, as PyTorch grows a storage in place (a
+resized view, or a base with other strides, uses the longer storage alone). ``set_(source)`` and ``t.data =
+source`` make the tensor use ``source``'s storage with its sizes and strides (``take_storage``).
 
 Example:
     >>> import torchish as torch
@@ -164,9 +165,27 @@ def resize_(self, *sizes, size=None, memory_format=None):
         return _ip.inplace_view(self, as_strided(self, size, stride, offset))
     flat = store._d.reshape(-1)
     grown = _ip.hidden_storage(Tensor._make(jnp.concatenate([flat, jnp.zeros((need - have,), flat.dtype)])))
-    _leave_storage(self)
+    if store is self and self._views and tuple(strides) == _ip.contiguous_strides(shape):
+        _move_views(self, grown, tuple(shape))
+    else:
+        _leave_storage(self)
     _become(self, apply(_AS_STRIDED, (grown,), size=size, stride=stride, offset=offset))
     return self
+
+
+def _move_views(t: Tensor, grown: Tensor, shape):
+    """PyTorch grows a storage in place: the views of ``t`` (a contiguous base of ``shape``) move to ``grown``,
+    whose leading elements are ``t``'s, and keep sharing it with ``t`` (still their ``_base``)."""
+    if STATE.recorder is not None:
+        STATE.recorder.wrote(t)
+    step = ((_AS_STRIDED, (("size", shape), ("stride", _ip.contiguous_strides(shape)), ("offset", 0))),)
+    grown.__dict__["_hidden_base"] = t
+    for v in list(t._views):
+        base, chain, diff = v._view
+        v._view = (grown, step + chain, diff)
+        grown._views.add(v)
+    move_storage_address(t, grown)
+    t._views = None
 
 
 def resize_as_(self, the_template, *, memory_format=None):

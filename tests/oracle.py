@@ -287,20 +287,51 @@ def check_fd(fn, *inputs, eps=1e-6, rtol=1e-5, atol=1e-7):
                                    err_msg=f"input {i}")
 
 
-def formula_init(lib, module, seed=0, scale=0.4):
+def _formula(dtype, n, fn, step, adds, scale=1.0):
+    """``fn(arange(n) * step + adds[0] + adds[1] ...) * scale`` in float32/float64 ``dtype``, computed outside the
+    library under test and returned as a numpy array: by PyTorch's CPU ops when PyTorch is installed (the values
+    the formula always gave PyTorch), by numpy otherwise. None for other dtypes (float16, bfloat16, complex...),
+    whose formulas run in the library."""
+    name = str(dtype).split(".")[-1]
+    if name not in ("float32", "float64"):
+        return None
+    if torch is not None:
+        x = torch.arange(n, dtype=getattr(torch, name)) * step
+        for a in adds:
+            x = x + a
+        return (getattr(torch, fn)(x) * scale).numpy()
+    t = getattr(np, name)
+    x = np.arange(n, dtype=t) * t(step)
+    for a in adds:
+        x = x + t(a)
+    return getattr(np, fn)(x) * t(scale)
+
+
+def formula_init(lib, module, seed=0, scale=0.4, in_library=False):
     """Every parameter of ``module`` from a formula (sin of its flat index), in parameters() order: the same weights
-    in both libraries without copying arrays."""
+    in both libraries without copying arrays between them. float32/float64 values are computed once outside the
+    library under test (:func:`_formula`) and given to both: computing them with each library's ops compiled a
+    kernel per parameter shape for each of mul/add/sin/mul/reshape, 7-23% of a probe script's XLA compiles; other
+    dtypes (and ``in_library=True``) compute the formula with the library's ops."""
     with lib.no_grad():
         for i, p in enumerate(module.parameters()):
-            idx = lib.arange(p.numel(), dtype=p.dtype)
-            p.copy_((lib.sin(idx * 0.731 + 1.3 * i + seed) * scale).reshape(p.shape))
+            v = None if in_library else _formula(p.dtype, p.numel(), "sin", 0.731, (1.3 * i, seed), scale)
+            if v is None:
+                idx = lib.arange(p.numel(), dtype=p.dtype)
+                p.copy_((lib.sin(idx * 0.731 + 1.3 * i + seed) * scale).reshape(p.shape))
+            else:
+                p.copy_(lib.tensor(v.reshape(tuple(p.shape))))
     return module
 
 
-def formula_data(lib, *shape, seed=0, dtype=None):
-    """Deterministic input values from a formula (cos of the flat index)."""
+def formula_data(lib, *shape, seed=0, dtype=None, in_library=False):
+    """Deterministic input values from a formula (cos of the flat index); float32/float64 computed outside the
+    library, as in :func:`formula_init`."""
     n = int(np.prod(shape))
-    return lib.cos(lib.arange(n, dtype=dtype or lib.float32) * 0.417 + seed).reshape(shape)
+    v = None if in_library else _formula(dtype or lib.float32, n, "cos", 0.417, (seed,))
+    if v is None:
+        return lib.cos(lib.arange(n, dtype=dtype or lib.float32) * 0.417 + seed).reshape(shape)
+    return lib.tensor(v.reshape(shape))
 
 
 def _script_outcome(fn, lib, jit):

@@ -382,6 +382,15 @@ def torch_one_thread():
     torch.set_num_threads(n)
 
 
+def raised(fn):
+    """``(exception type name, message)`` of what ``fn()`` raises, or None: a probe script's outcome for an error."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the error is the outcome
+        return type(e).__name__, str(e)
+    return None
+
+
 def same_error(fn):
     """Both libraries raise the same builtin exception type, with the same message."""
     err = check_raises(fn)
@@ -391,5 +400,5 @@ def same_error(fn):
 
 
 __all__ = ["torch", "torchish", "needs_torch", "torch_one_thread", "arr", "check", "check_raises", "check_fd", "run_both",
-           "assert_same", "same", "same_error", "to_numpy", "numeric_grad", "builtins", "formula_init",
+           "assert_same", "same", "same_error", "raised", "to_numpy", "numeric_grad", "builtins", "formula_init",
            "formula_data", "error_family", "assert_script_matches", "script_test"]

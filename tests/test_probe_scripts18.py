@@ -18,15 +18,7 @@ import warnings
 
 import numpy as np
 
-from oracle import formula_data as _data, formula_init as _init, script_test
-
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the error is the outcome
-        return type(e).__name__, str(e)
-    return None
+from oracle import formula_data as _data, formula_init as _init, raised as _err, script_test
 
 
 def _warned(fn):

@@ -16,15 +16,7 @@ dynamic routing; LIF spiking neurons with a surrogate-gradient autograd.Function
 misuse errors; pairwise_distance/cosine_similarity and the distance modules' reprs."""
 import math
 
-from oracle import formula_data as _data, formula_init as _init, script_test
-
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the error is the outcome
-        return type(e).__name__, str(e)
-    return None
+from oracle import formula_data as _data, formula_init as _init, raised as _err, script_test
 
 
 def _boxes(lib, n, seed=0.0):

@@ -30,3 +30,14 @@ def test_main_example_exists():
     cmd = _readme_commands()[0]
     script = re.search(r"python (examples/\S+\.py)", cmd).group(1)
     assert os.path.exists(os.path.join(ROOT, script))
+
+
+def test_import_is_complete_and_silent():
+    """A circular import inside the package shows up only as an ImportWarning (a family of functions silently
+    missing from torchish.nn.functional): import the package fresh with ImportWarning as an error."""
+    import subprocess
+    import sys
+    code = ("import torchish, torchish.nn.functional as F; "
+            "assert all(hasattr(F, n) for n in ('l1_loss', 'cross_entropy', 'cosine_embedding_loss'))")
+    done = subprocess.run([sys.executable, "-W", "error::ImportWarning", "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

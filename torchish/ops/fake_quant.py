@@ -18,14 +18,11 @@ Example:
 """
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from ..autograd.grad_mode import STATE
-from . import tracing
 from .elementwise import not_implemented, type_name
 from .registry import Family, apply, defop
 
@@ -86,20 +83,6 @@ _PER_CHANNEL = defop("fake_quantize_per_channel_affine", _per_channel_fwd, vjp=_
                      grad_name="FakeQuantizePerChannelAffineCachemaskBackward0")
 
 
-def _concrete(t):
-    """The numpy value of a Tensor, or None while it is traced or on the meta device (checks are then skipped)."""
-    d = t._d
-    if tracing.active() or isinstance(d, jax.core.Tracer) or t.is_meta:
-        return None
-    return np.asarray(d)
-
-
-def _no_grad_for(fn, arg, t):
-    if isinstance(t, Tensor) and t._rg and STATE.grad_enabled:
-        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This input "
-                           "cannot have requires_grad True.")
-
-
 def _check_range(quant_min, quant_max):
     if quant_min > quant_max:
         raise RuntimeError("`quant_min` should be less than or         equal to `quant_max`.")
@@ -119,6 +102,7 @@ def _is_int(v):
 
 def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max):
     """Fake-quantizes ``input`` with one ``scale`` and ``zero_point`` (Python numbers, or one-element Tensors)."""
+    from ..nn._functional._loss_util import not_differentiable  # (nn imports ops)
     both = isinstance(scale, Tensor) and isinstance(zero_point, Tensor)
     sc = scale if both or not isinstance(scale, Tensor) or scale.numel() != 1 else float(scale)
     zp = zero_point if both or not isinstance(zero_point, Tensor) or zero_point.dtype.is_floating_point \
@@ -133,8 +117,8 @@ def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_m
     _check_input(input, "fake_quantize_tensor_cachemask_kernel_type_handling")
     _check_range(quant_min, quant_max)
     if both:
-        _no_grad_for("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", "scale", scale)
-        _no_grad_for("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", "zero_point", zero_point)
+        not_differentiable("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", "scale", scale)
+        not_differentiable("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", "zero_point", zero_point)
         for t in (scale, zero_point):
             if t.numel() != 1:
                 raise RuntimeError(f"a Tensor with {t.numel()} elements cannot be converted to Scalar")
@@ -148,6 +132,7 @@ def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_m
 def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max):
     """Fake-quantizes ``input`` with one ``scale[i]`` and ``zero_point[i]`` per index ``i`` of dimension ``axis``
     (``scale`` float32, ``zero_point`` int32, float32 or float16; 1-D Tensors)."""
+    from ..nn._functional._loss_util import concrete, not_differentiable  # (nn imports ops)
     fn = "fake_quantize_per_channel_affine_cachemask"
     if scale.dtype not in (_dtype.float32, _dtype.bfloat16):
         raise RuntimeError(f"Scale must be Float or BFloat16, found {_dtype.scalar_type_name(scale.dtype)}")
@@ -164,7 +149,7 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
         raise RuntimeError("dimensions of scale and zero-point are not consistent with input tensor")
     _check_range(quant_min, quant_max)
     if not zero_point.dtype.is_floating_point:
-        zp = _concrete(zero_point)
+        zp = concrete(zero_point)
         if zp is not None and zp.size and (zp.min() < quant_min or zp.max() > quant_max):
             raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
     if not 0 <= axis <= input.ndim:
@@ -173,8 +158,8 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
     if scale.dtype == _dtype.bfloat16:  # PyTorch's CPU kernel reads the scale as float: its dtype check fails
         raise RuntimeError("!needs_dynamic_casting<func_t>::check(iter) INTERNAL ASSERT FAILED: a bfloat16 scale is "
                            "not supported by the CPU kernel")
-    _no_grad_for(fn, "scale", scale)
-    _no_grad_for(fn, "zero_point", zero_point)
+    not_differentiable(fn, "scale", scale)
+    not_differentiable(fn, "zero_point", zero_point)
     shape = [1] * input.ndim
     shape[axis] = input.shape[axis]
     return apply(_PER_CHANNEL, (input, scale.view(shape), zero_point.view(shape)), quant_min=int(quant_min),

@@ -29,12 +29,16 @@ NO_INLINING = {"xla_disable_hlo_passes": "call-inliner"}
 AS_WRITTEN = {"xla_allow_excess_precision": False}
 
 
+def _exact():
+    from .._config import config
+    return config.exact_programs and jax.default_backend() == "cpu"
+
+
 def options():
     """The compiler options of a program made of recorded ops: :data:`AS_WRITTEN`, and :data:`NO_INLINING` on
     CPU where ``torchish.config.exact_programs`` asks for the ops' own rounding. Otherwise XLA inlines the calls
     and fuses across ops (faster); other backends' compilers expect a flat call graph."""
-    from .._config import config
-    return {**AS_WRITTEN, **NO_INLINING} if config.exact_programs and jax.default_backend() == "cpu" else AS_WRITTEN
+    return {**AS_WRITTEN, **NO_INLINING} if _exact() else AS_WRITTEN
 
 
 def jit(fn, **kw):
@@ -47,10 +51,13 @@ _NESTED: dict = {}
 
 
 def nested(fn, key):
-    """``fn`` jitted as one computation of a :data:`NO_INLINING` program (cached under ``key``)."""
-    k = _NESTED.get(key)
+    """``fn`` jitted as one computation of a program compiled with :func:`options` (cached under ``key``). In a
+    :data:`NO_INLINING` program the jitted helpers inside ``fn`` are marked to be inlined; in any other program
+    XLA's call inliner inlines every call, and ``fn`` is jitted as it is."""
+    exact = _exact()
+    k = _NESTED.get((key, exact))
     if k is None:
-        k = _NESTED[key] = jax.jit(functools.partial(_inlined_call, fn))
+        k = _NESTED[key, exact] = jax.jit(functools.partial(_inlined_call, fn) if exact else fn)
     return k
 
 

@@ -67,6 +67,19 @@ def _inlined_call(fn, *args):
     return jax.tree.unflatten(jax.tree.structure(shape), out)
 
 
+def _inline_value():
+    """The ``inline`` parameter of a jit equation that inlines it: ``True`` up to jax 0.10; jax 0.11 made the
+    parameter an enum (``jax.Inline``) and maps ``True`` onto one of its members."""
+    try:
+        from jax._src.pjit import _canonicalize_inline
+    except ImportError:
+        return True
+    return _canonicalize_inline(True)
+
+
+_INLINE = _inline_value()
+
+
 def _inline_all(jaxpr):
     """``jaxpr`` with every nested ``jit`` (at any depth: in control flow and custom derivatives too) marked to be
     inlined when lowered."""
@@ -74,7 +87,7 @@ def _inline_all(jaxpr):
     for e in jaxpr.eqns:
         params = {k: _inline_sub(v) for k, v in e.params.items()}
         if e.primitive.name in ("jit", "pjit"):
-            params["inline"] = True
+            params["inline"] = _INLINE
         eqns.append(e.replace(params=params))
     return jaxpr.replace(eqns=eqns)
 

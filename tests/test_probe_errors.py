@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, check_raises, needs_torch, same, torch, torchish
+from oracle import arr, check_raises, needs_torch, same, same_error, torch, torchish
 
 pytestmark = [needs_torch, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -365,3 +365,60 @@ def test_pooling_of_integer_images_raises_as_torch(dtype):
             check_raises(case)
         else:
             same(lambda lib: case(lib).float())
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# found by a sweep of ~200 common user mistakes (2026-12-04): the error type and PyTorch's exact message
+
+_TRIANGLE_ERRORS = [
+    lambda t: t.tril_indices(-1, 3), lambda t: t.triu_indices(3, -2), lambda t: t.triu_indices(-1, -1),
+    lambda t: t.tril_indices(3, 3, dtype=t.float32), lambda t: t.triu_indices(2, 2, dtype=t.int16),
+    lambda t: t.tril_indices(2, 2, dtype=t.bool), lambda t: t.triu_indices(2, 2, dtype=t.uint8),
+]
+
+
+@pytest.mark.parametrize("fn", _TRIANGLE_ERRORS)
+def test_tril_triu_indices_check_sizes_and_dtype(fn):
+    same_error(fn)
+
+
+def test_tril_triu_indices_int32_and_empty():
+    same(lambda t: (t.triu_indices(2, 3, dtype=t.int32), t.tril_indices(0, 3), t.tril_indices(3, 0, 1)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: t.ones(2, dtype=t.int64).requires_grad_(),            # "only ... floating point dtype ..."
+    lambda t: setattr(t.ones(2, dtype=t.int64), "requires_grad", True),  # "only ... floating point and complex"
+    lambda t: t.nn.Parameter(t.tensor([1, 2])),                       # "Only ..." (capitalised)
+    lambda t: t.zeros(2, dtype=t.int32, requires_grad=True),
+])
+def test_integer_requires_grad_messages_per_path(fn):
+    same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: t.linalg.norm(t.ones(2, 2), "fro", dim=0),      # a str ord is a matrix norm: dim must be 2 long
+    lambda t: t.linalg.norm(t.ones(2, 3), "nuc", dim=[-1]),
+    lambda t: t.linalg.norm(t.ones(3), "fro"),                # 1-D: matrix_norm's "at least 2 dimensions"
+    lambda t: t.linalg.norm(t.ones(3), "abc"),                # the order is checked before the dimensions
+    lambda t: t.linalg.norm(t.ones(2, 2, 2), "fro"),
+    lambda t: t.linalg.norm(t.ones(2, 2), "fro", dim=()),
+    lambda t: t.linalg.matrix_norm(t.ones(2, 2, 2), "fro", dim=(0, 1, 2)),
+])
+def test_linalg_norm_string_order_errors(fn):
+    same_error(fn)
+
+
+def test_linalg_norm_string_order_values():
+    x = arr(2, 3, 2, seed=3)
+    same(lambda t: (t.linalg.norm(t.tensor(x[0]), "fro"), t.linalg.norm(t.tensor(x[0]), "nuc"),
+                    t.linalg.norm(t.tensor(x), "fro", dim=(0, 2)), t.linalg.norm(t.tensor(x), "nuc", dim=(2, 1),
+                                                                             keepdim=True)))
+
+
+def test_hook_changing_the_size_says_so_in_pytorchs_words():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        x.register_hook(lambda g: t.ones(3))
+        (x * 2).sum().backward()
+    same_error(f)

@@ -26,9 +26,14 @@ class TensorAutograd:
     def requires_grad(self, flag):
         if not isinstance(flag, bool):
             raise RuntimeError("requires_grad must be a bool")
-        self.requires_grad_(flag)
+        self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad=True):
+        # (PyTorch words the integer-dtype error differently on each path: this method, the attribute's setter, and
+        # nn.Parameter / factory functions)
+        return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
+
+    def _set_requires_grad(self, requires_grad, int_message):
         if not isinstance(requires_grad, bool):  # (PyTorch's argument parser takes a Python bool only)
             from .ops.elementwise import type_name
             raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
@@ -40,7 +45,7 @@ class TensorAutograd:
                     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
             return self
         if requires_grad and self.dtype.category < _dtype._FLOAT:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError(int_message)
         if requires_grad and self._inf and not STATE.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._rg = bool(requires_grad)

@@ -62,6 +62,15 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 @exact_out("linalg.norm expected out tensor dtype {expected} but got: {out}")
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm (1 dim, or a flattened tensor) or a matrix norm (2 dims, or a 2-D tensor with ``ord``)."""
+    if isinstance(ord, str):  # 'fro' / 'nuc': always a matrix norm, over dim (default the first two dims)
+        if dim is not None:
+            dims = (dim,) if isinstance(dim, int) else tuple(dim)
+            if len(dims) not in (1, 2):
+                raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
+        elif A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                               f"Got {A.ndim}D.")
+        return matrix_norm(A, ord, (0, 1) if dim is None else dims, keepdim, dtype=dtype)
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if len(dims) == 1:

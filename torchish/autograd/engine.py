@@ -431,8 +431,7 @@ def _check_hook_result(r, g, fn=None):
     if g is None:
         return r
     if r._v.shape != g._v.shape:
-        raise RuntimeError(f"hook '{name}' has changed the size of value: expected {list(g.shape)} but got "
-                           f"{list(r.shape)}")
+        raise RuntimeError(f"hook '{name}' has changed the size of value")  # (PyTorch's words, no sizes)
     if r._v.dtype != g._v.dtype:
         raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.dtype} got {r.dtype})")
     return r

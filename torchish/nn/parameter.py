@@ -52,7 +52,7 @@ class Parameter(Tensor):
                             f"{type_name(requires_grad)}")
         p = cls._make(data._d)
         if requires_grad:
-            p.requires_grad_(True)
+            p._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
         take_storage(p, data, share_version=True)  # (PyTorch's parameter is the data itself: its storage, strides)
         return p
 

@@ -176,14 +176,25 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False)
     return _finish(jnp.eye(n, m, dtype=dt.np, device=_jdev(device)), requires_grad)
 
 
+def _triangle_indices(name, pick, row, col, offset, dtype, device):
+    """``tril_indices`` / ``triu_indices``: PyTorch checks the sizes, and has kernels for int32 and int64 only."""
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
+    if dt not in (_dtype.int32, _dtype.int64):
+        raise NotImplementedError(f'"{name}" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+    r, c = pick(row, offset, col)
+    return place(np.stack([r, c]), dt, device)
+
+
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    r, c = np.tril_indices(row, offset, col)
-    return place(np.stack([r, c]), _dtype.as_dtype(dtype) if dtype else _dtype.int64, device)
+    return _triangle_indices("tril_indices", np.tril_indices, row, col, offset, dtype, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    r, c = np.triu_indices(row, offset, col)
-    return place(np.stack([r, c]), _dtype.as_dtype(dtype) if dtype else _dtype.int64, device)
+    return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype, device)
 
 for _n in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "scalar_tensor",
            "empty_strided", "eye", "tril_indices", "triu_indices"):

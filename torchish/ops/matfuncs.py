@@ -124,7 +124,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     # PyTorch checks the input before dtype= converts it; the SVD-based norms have no half-precision kernel
     check_matrix(A, "linalg.matrix_norm", square=False, half=ord not in ("nuc", 2, -2))
     if len(dim) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
     d0, d1 = wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")

@@ -51,6 +51,7 @@ class _Entry:
         self.py_guard = None        # the plain Python values the program was traced with (pystate.Guard)
         self.optimizers = []        # the optimizers the function steps
         self.struct = None          # (function, value, epoch checked): modules' children and hooks, param groups
+        self.opt_state = None       # pystate.OptimizerState: the optimizers' per-parameter state it was traced with
         self.py_changed = False     # whether the traced call changed one of them itself (a Python side effect)
         self.sources = []           # (global/closure item, [(key, state index)]): where state tensors were read
         self.check = None           # (failed, details, inputs, kept, host): the program's value checks (compile.checks)
@@ -146,6 +147,8 @@ class _Entry:
             if self.struct[0]() != self.struct[1]:
                 return False
             self.struct = self.struct[:2] + (STRUCT_EPOCH[0],)
+        if self.opt_state is not None and not self.opt_state():  # (opt.state.clear() between calls)
+            return False
         if self.grad_links:
             self.rebind_grads()
         vals = list(map(_VALUE, self.state))

@@ -228,6 +228,7 @@ class CompiledFunction:
         t0 = time.perf_counter()
         modes = [(m, m.training) for m in entry.modules]  # the flags the program is traced (and guarded) for
         py = pystate.PyState(self.fn, leaves)  # every trace of this call starts from the same Python values
+        py.watch_optimizer_state(entry.optimizers)
         for attempt in range(6):
             self.stats["traces"] += 1
             for m, flag in modes:  # (a function may switch modes itself: model.train() at its start)
@@ -263,6 +264,7 @@ class CompiledFunction:
         grad_slots = set(entry.link_of.values())
         entry.struct = pystate.structure(entry.modules, [t for j, t in enumerate(entry.state) if j not in grad_slots],
                                          entry.optimizers) + (STRUCT_EPOCH[0],)
+        entry.opt_state = pystate.OptimizerState(entry.optimizers) if entry.optimizers else None
         entry.seen, entry.grads_seen = list(map(_VALUE, entry.state)), None
         entry.written_tensors = [entry.state[i] for i in entry.info["written"]]
         entry.grads_of_args = any(i >= len(entry.state) for i, _ in entry.info["grad_spec"])

@@ -127,8 +127,9 @@ def _restore(item, v):
         if v is not _MISSING:
             holder.cell_contents = v
     elif type(holder) is dict:
-        if any(type(x) is _Obj for k, x in v):
-            return  # objects are not restored (a tensor the function stores: see side_effects)
+        if any(type(x) is _Obj for k, x in v):  # objects are not restored (a tensor the function stores: see
+            holder.update((k, x) for k, x in v if type(x) is not _Obj)  # side_effects), its plain values are
+            return
         holder.clear()
         holder.update(v)
     elif type(holder) is set:
@@ -240,6 +241,17 @@ class PyState:
             self.classes.add(type(v))
         if _by_identity(v) and not _small_container(v):  # (a global `opt` rebound to a new optimizer)
             self.static.append(("o" if item[0] == "d" else "oc",) + item[1:])
+
+    def watch_optimizer_state(self, optimizers):
+        """Plain Python values kept in the per-parameter state of the optimizers the function steps (a custom
+        optimizer's ``state["n"] = state.get("n", 0) + 1`` beside its tensors) are guarded like the function's
+        own: a step that changes them has a Python side effect a program cannot repeat (the call then runs
+        eagerly), one changed outside between calls traces again."""
+        for o in optimizers:
+            st = o.__dict__.get("state")
+            for d in (st.values() if isinstance(st, dict) else ()):
+                if _small_container(d) and type(d) is dict and any(type(x) in _SCALARS for x in d.values()):
+                    self.static.append(("s", d, None))
 
     # -- watching ------------------------------------------------------------------------------------------------
     def touch(self, item, v):
@@ -493,6 +505,25 @@ _MODULE_DICTS = ("_modules", "_parameters", "_buffers", "_forward_pre_hooks", "_
                  "_backward_pre_hooks")
 
 
+_CONTAINER_DICTS = ("_modules", "_parameters", "_buffers")
+
+
+def _uncalled_descendants(modules):
+    """The submodules of ``modules`` that were not called themselves: containers the function iterates or indexes
+    (``for layer in self.layers``, ``self.heads[task]``, a ParameterList), in a fixed order. A layer appended to
+    such a container changes what the function runs without changing any called module's children."""
+    seen = set(map(id, modules))
+    out, stack = [], list(modules)
+    while stack:
+        children = stack.pop().__dict__.get("_modules")
+        for c in (children.values() if isinstance(children, dict) else ()):
+            if isinstance(c, Module) and id(c) not in seen:
+                seen.add(id(c))
+                out.append(c)
+                stack.append(c)
+    return out
+
+
 def structure(modules, state, optimizers):
     """A function giving the structure a program was traced for, and its value now: the children, parameters,
     buffers and hooks of the modules it called (``net[1] = nn.Tanh()``, ``m.register_forward_hook(f)``), the
@@ -503,6 +534,9 @@ def structure(modules, state, optimizers):
     for m in modules:
         md = m.__dict__
         dicts.extend(md[name] for name in _MODULE_DICTS if isinstance(md.get(name), dict))
+    for m in _uncalled_descendants(modules):  # (containers: a ModuleList appended to, a ParameterList)
+        md = m.__dict__
+        dicts.extend(md[name] for name in _CONTAINER_DICTS if isinstance(md.get(name), dict))
     dicts.extend(h for h in map(_HOOKS, state) if h)
     dicts.extend(h for h in map(_POST_HOOKS, state) if h)
     values = dict.values
@@ -515,3 +549,39 @@ def structure(modules, state, optimizers):
                 tuple(tuple(map(id, o.param_groups)) + tuple(map(len, map(params, o.param_groups)))
                       for o in optimizers))
     return now, now()
+
+
+class OptimizerState:
+    """Whether the optimizers a program steps still hold the per-parameter state it was traced with. The program
+    reads and writes those state tensors (Adam's moments, a momentum buffer); ``opt.state.clear()``,
+    ``opt.state = defaultdict(dict)``, ``del opt.state[p]`` or ``opt.state[p]["exp_avg"] = torch.zeros_like(p)``
+    between calls leave it updating tensors the optimizer no longer has, where PyTorch's step starts the state
+    afresh (or uses the new tensor): the program is then stale. Tensors are compared by identity, plain Python
+    values (a custom optimizer's step count) by value."""
+
+    def __init__(self, optimizers):
+        self.optimizers = list(optimizers)
+        self.values = self._now()
+
+    def _now(self):
+        out = []
+        for o in self.optimizers:
+            st = o.__dict__.get("state")
+            out.append(st)
+            for d in (st.values() if isinstance(st, dict) else ()):
+                if type(d) is dict:
+                    out.extend(d.values())
+                else:
+                    out.append(d)
+        return out
+
+    def __call__(self):
+        now, old = self._now(), self.values
+        if len(now) != len(old):
+            return False
+        if all(map(operator.is_, now, old)):
+            return True
+        if not all(a is b or type(a) in _SCALARS and _same(a, b) for a, b in zip(now, old)):
+            return False
+        self.values = now
+        return True

@@ -1,0 +1,155 @@
+"""Regressions found by probing torchish.compile with training code against PyTorch (the identity as ``jit``), and
+probe programs kept as guards.
+
+Fixed (each used to give silently wrong numbers): a layer appended to a ModuleList (or removed) that the compiled
+function iterates, between calls, was not run (the container is not called, so its children were not guarded);
+``opt.state.clear()`` / ``opt.state = defaultdict(dict)`` between calls left the program updating the old moments
+where PyTorch starts the state afresh; a custom optimizer keeping a Python number in its per-parameter state
+(``state["n"] += 1``) had it baked into the program, advanced once by the trace.
+
+Also probed and matching (not kept, to keep this file fast): GradScaler with inf batches (skipped steps, backoff),
+EMA teachers with ``_foreach_mul_/_foreach_add_/_foreach_lerp_``, a GAN with two Adam optimizers, LambdaLR /
+OneCycleLR / CosineAnnealingWarmRestarts / ReduceLROnPlateau / SequentialLR stepped outside, ``clip_grad_value_`` and
+``clip_grad_norm_`` (inf and 1-norms, ``error_if_nonfinite``), parameters frozen and unfrozen between calls,
+``add_param_group``, ``zero_grad(set_to_none=False)`` with momentum, train/eval toggles with BatchNorm, forward
+pre/post and full backward (pre-)hooks returning new values, removed hooks, ``register_hook`` on activations,
+no_grad evaluation returning dicts and tuples, running means and counters kept by hand in buffers, a KV cache
+written in place (slice assignment and ``index_copy_``), outputs aliasing parameters and their ``.grad``,
+varying batch sizes (also ``dynamic=True``), a compiled module used for inference and in an eager loop,
+``state_dict``/``load_state_dict`` between calls, ``checkpoint`` and a custom autograd.Function inside a step, every
+built-in optimizer (Adagrad, RMSprop centered, Adamax, NAdam, RAdam, ASGD, Rprop, Adadelta, Adam amsgrad/maximize,
+fused, tensor lr, Adafactor), LBFGS with a compiled closure, distillation from an eval-mode teacher,
+SWA/EMA ``AveragedModel``, spectral and weight norm parametrizations, a ModuleDict chosen by a string argument,
+backward outside a compiled forward (double backward, TBPTT across two calls, a non-leaf input, in-place on an
+output), grad mode and default dtype changed between calls, reseeding between calls, a compiled method on two
+instances, models and optimizers passed as arguments, a nanoGPT step with micro-batches, manual lr warmup and
+tied weights.
+"""
+import collections
+
+import pytest
+
+import torchish
+from oracle import assert_script_matches, formula_data, formula_init, needs_torch, torch
+
+pytestmark = needs_torch
+
+
+def _lin(T, i=3, o=2, seed=0):
+    return formula_init(T, T.nn.Linear(i, o), seed=seed)
+
+
+def _compiled(made):
+    """``jit`` for torchish that keeps the compiled functions, to look at their statistics."""
+    def jit(fn):
+        made.append(torchish.compile(fn))
+        return made[-1]
+    return jit
+
+
+def _check(case):
+    """``case`` matches PyTorch; returns the torchish compiled functions' statistics."""
+    assert_script_matches(case)
+    made = []
+    case(torchish, _compiled(made))
+    return [c.stats for c in made]
+
+
+def case_modulelist_grows(T, jit):
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = T.nn.ModuleList([_lin(T, 3, 3)])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x).tanh()
+            return x
+    m = Net()
+
+    @jit
+    def f(x):
+        m.zero_grad()
+        y = m(x).sum()
+        y.backward()
+        return y
+    x = formula_data(T, 2, 3)
+    out = [f(x), f(x)]
+    m.layers.append(_lin(T, 3, 3, seed=4))
+    out += [f(x), f(x), m.layers[1].weight.grad]
+    del m.layers[0]
+    out += [f(x), f(x)]
+    return out
+
+
+def test_layer_appended_to_a_module_list_between_calls_runs():
+    """The ModuleList is iterated, not called: appending a layer (or deleting one) used to leave the program
+    running the old layers. Its children are now part of the structure the program is guarded on."""
+    stats = _check(case_modulelist_grows)
+    assert stats[0]["compiled_calls"] >= 4
+
+
+def case_optimizer_state_reset(T, jit):
+    m = _lin(T)
+    opt = T.optim.Adam(m.parameters(), lr=0.1)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    x = formula_data(T, 2, 3)
+    out = [step(x), step(x), step(x)]
+    opt.state = collections.defaultdict(dict)
+    out += [step(x), step(x)]
+    opt.state.clear()
+    out += [step(x), step(x)]
+    opt.state[m.weight]["exp_avg"] = T.ones_like(m.weight)
+    out += [step(x), step(x)]
+    return out, m.weight, opt.state_dict()["state"]
+
+
+def test_optimizer_state_reset_between_calls_starts_afresh():
+    """``opt.state = defaultdict(dict)``, ``opt.state.clear()`` and a moment replaced by a new tensor between
+    calls: PyTorch's next step starts Adam's state again (or uses the new tensor); the program kept updating the
+    tensors the optimizer no longer held."""
+    stats = _check(case_optimizer_state_reset)
+    assert stats[0]["compiled_calls"] >= 4
+
+
+def case_custom_optimizer_python_number_in_state(T, jit):
+    class MySGD(T.optim.Optimizer):
+        def __init__(self, params, lr):
+            super().__init__(params, dict(lr=lr))
+
+        @T.no_grad()
+        def step(self):
+            for g in self.param_groups:
+                for p in g["params"]:
+                    st = self.state[p]
+                    st["n"] = st.get("n", 0) + 1
+                    if "buf" not in st:
+                        st["buf"] = p.grad.clone()
+                    else:
+                        st["buf"].mul_(0.5).add_(p.grad)
+                    p.add_(st["buf"], alpha=-g["lr"] / st["n"])
+    m = _lin(T)
+    opt = MySGD(m.parameters(), lr=0.2)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    x = formula_data(T, 2, 3)
+    return [step(x) for _ in range(4)], m.weight, opt.state[m.weight]["n"], opt.state[m.weight]["buf"]
+
+
+def test_python_number_in_a_custom_optimizers_state():
+    """``state["n"] += 1`` in a custom optimizer's step is a Python side effect: the call runs eagerly as
+    PyTorch's graph break does (it used to run a program with ``n`` fixed at its traced value)."""
+    _check(case_custom_optimizer_python_number_in_state)

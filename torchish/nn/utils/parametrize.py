@@ -56,15 +56,25 @@ def _set_in_place(original, value):
     original.data = value.detach()
 
 
-def _check_like(value, original, what, check_shape=True):
-    if not isinstance(value, Tensor):
-        raise ValueError(f"{what} must return a tensor. Got {type(value).__name__}.")
-    if value.dtype != original.dtype:
-        raise ValueError(f"{what} may not change the dtype of the tensor.\n"
-                         f"original.dtype: {original.dtype}\n{what}.dtype: {value.dtype}")
-    if check_shape and tuple(value.shape) != tuple(original.shape):
-        raise ValueError(f"{what} may not change the shape of the tensor.\n"
-                         f"original.shape: {tuple(original.shape)}\n{what}.shape: {tuple(value.shape)}")
+def _check_chained(value, current, tensor_name, what):
+    """PyTorch's checks when a parametrization is added to an already parametrized tensor: ``what`` (the new
+    parametrization's output, or its ``right_inverse`` of that) keeps the current tensor's dtype and shape."""
+    if what == "forward":
+        if not isinstance(value, Tensor):
+            raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
+        head = "Registering a parametrization may not change the {0} of the tensor, unless the `unsafe` flag is enabled."
+        got = f"parametrization(module.{tensor_name})"
+    else:
+        if not isinstance(value, Tensor):
+            raise ValueError(f"parametrization.right_inverse must return a tensor. Got: {type(value).__name__}")
+        head = ("The tensor returned by parametrization.right_inverse must have the same {0} as module."
+                f"{tensor_name}, unless the `unsafe` flag is enabled.")
+        got = "returned"
+    for attr in ("dtype", "shape"):
+        if getattr(value, attr) != getattr(current, attr):
+            label = f"{got}.{attr}" if what == "forward" else f"{got} {attr}"
+            raise ValueError(head.format(attr) + f"\nmodule.{tensor_name}.{attr}: {getattr(current, attr)}\n"
+                             f"{label}: {getattr(value, attr)}")
 
 
 class ParametrizationList(ModuleList):
@@ -76,7 +86,7 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
-        original_shape, original_dtype = tuple(original.shape), original.dtype
+        original_shape, original_dtype = original.shape, original.dtype
         with no_grad():
             new = original
             for module in reversed(list(self)):
@@ -116,10 +126,10 @@ class ParametrizationList(ModuleList):
                 raise ValueError("Registering a parametrization may not change the dtype of the tensor, unless "
                                  f"`unsafe` flag is enabled.\nunparametrized dtype: {original_dtype}\n"
                                  f"parametrized dtype: {z.dtype}")
-            if tuple(z.shape) != original_shape:
+            if z.shape != original_shape:
                 raise ValueError("Registering a parametrization may not change the shape of the tensor, unless "
                                  f"`unsafe` flag is enabled.\nunparametrized shape: {original_shape}\n"
-                                 f"parametrized shape: {tuple(z.shape)}")
+                                 f"parametrized shape: {z.shape}")
 
     def right_inverse(self, value):
         """Set the original tensor(s) so that the parametrization evaluates to ``value``."""
@@ -129,8 +139,13 @@ class ParametrizationList(ModuleList):
                     raise RuntimeError(f"parametrization {type(module).__name__} does not implement "
                                        "right_inverse.")
                 value = module.right_inverse(value)
+            # (PyTorch checks the dtype only: a new shape is taken as it is, by ``set_``)
             if self.is_tensor:
-                _check_like(value, self.original, "right_inverse", check_shape=not self.unsafe)
+                if not isinstance(value, Tensor):
+                    raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
+                if value.dtype != self.original.dtype:
+                    raise ValueError(f"The tensor returned by `right_inverse` has dtype {value.dtype} "
+                                     f"while `original` has dtype {self.original.dtype}")
                 _set_in_place(self.original, value)
                 return
             if not isinstance(value, collections.abc.Sequence):
@@ -140,7 +155,12 @@ class ParametrizationList(ModuleList):
                                  f"{self.ntensors}. Got a sequence of length {len(value)}.")
             for i, tensor in enumerate(value):
                 original_i = getattr(self, f"original{i}")
-                _check_like(tensor, original_i, f"Tensor {i} returned by `right_inverse`", check_shape=False)
+                if not isinstance(tensor, Tensor):
+                    raise ValueError("'right_inverse' must return a sequence of tensors or reference-type opaques. "
+                                     f"Got element {i} of type {type(tensor).__name__}.")
+                if tensor.dtype != original_i.dtype:
+                    raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype {tensor.dtype} "
+                                     f"while `original{i}` has dtype {original_i.dtype}")
                 _set_in_place(original_i, tensor)
 
     def forward(self):
@@ -222,14 +242,14 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
         if not unsafe:
             y = getattr(module, tensor_name)
             x = parametrization(y)
-            _check_like(x, y, "A parametrization")
+            _check_chained(x, y, tensor_name, "forward")
             if hasattr(parametrization, "right_inverse"):
                 try:
                     z = parametrization.right_inverse(x)
                 except NotImplementedError:
                     pass
                 else:
-                    _check_like(z, y, "parametrization.right_inverse")
+                    _check_chained(z, y, tensor_name, "right_inverse")
         module.parametrizations[tensor_name].append(parametrization)
         module.parametrizations[tensor_name].unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:

@@ -1,0 +1,109 @@
+"""Regression tests from probes of the less common corners of nn and optim, each ``case_*`` written against the
+PyTorch API only, with weights and inputs from formulas (tests/oracle.py).
+
+Fixed here: nn.utils.parametrize's errors and the assignment through ``right_inverse`` (PyTorch checks only the
+dtype there and takes a new shape as it is).
+
+Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
+contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
+single-tensor paths with weight decay and maximize for all of SGD, Adam, AdamW, NAdam, RAdam, Adamax, Adagrad
+lr_decay/initial_accumulator_value, Adadelta, RMSprop centered, Rprop etas/step_sizes, ASGD t0/lambd, Adafactor,
+SparseAdam, complex parameters), LBFGS with and without strong_wolfe in float64 (float32 runs diverge with
+PyTorch's own float32 forward rounding: the line search amplifies 1-ulp loss differences), param groups with
+different hyper-parameters, zero_grad(set_to_none=False), load_state_dict round trips mid-training and into
+float64 parameters, optimizer hooks, a custom Optimizer and LRScheduler subclass, differentiable=True's leaf
+error, bad hyper-parameter errors; OneCycleLR (cos/linear, three_phase, Adam betas), CyclicLR modes and scale_fn,
+CosineAnnealingWarmRestarts with fractional epochs, ReduceLROnPlateau modes/threshold_mode/cooldown/min_lr,
+SequentialLR, ChainedScheduler, PolynomialLR, LinearLR, ConstantLR, MultiStepLR, LambdaLR state_dict,
+CosineAnnealingLR past T_max, Tensor lr, SWALR/AveragedModel/update_bn, scheduler warnings; MultiheadAttention
+(kdim/vdim, add_bias_kv, add_zero_attn, per-head weights, bool/float key_padding_mask, causal, unbatched), the
+Transformer encoder fast path with padding, TransformerDecoder with masks, norm_first and a callable activation;
+LSTM with proj_size/bidirectional/2 layers/h0/unbatched/packed input, GRU/RNN/cells; GroupNorm, InstanceNorm with
+running stats, LocalResponseNorm, CrossMapLRN2d, BatchNorm momentum=None; Fold/Unfold, PixelShuffle/Unshuffle,
+Upsample modes with align_corners and recompute_scale_factor; CTC, PoissonNLL, GaussianNLL, MultiLabelSoftMargin,
+MultiMargin, cross entropy with weights/label smoothing/ignore_index/probabilities and the other margin losses;
+scaled_dot_product_attention with GQA; Embedding max_norm/scale_grad_by_freq, EmbeddingBag modes;
+AdaptiveLogSoftmaxWithLoss; weight_norm, spectral_norm and orthogonal parametrizations, prune, pad_sequence
+padding_side, clip_grad_norm_ foreach; module API (named_modules remove_duplicate, non-persistent buffers,
+load_state_dict strict=False and its hooks, hooks with kwargs, containers, nn.init errors) and ~60 reprs."""
+from oracle import formula_data as _data, formula_init as _init, raised as _err, script_test
+
+
+def case_parametrize_errors_and_assignment(lib):
+    """register_parametrization's shape/dtype errors (first and chained registration, right_inverse's results)
+    carry PyTorch's wording and torch.Size shapes; assigning through right_inverse checks the dtype only, a new
+    shape replaces the original as PyTorch's ``set_`` does, and a sequence-valued right_inverse checks each
+    tensor's dtype."""
+    nn = lib.nn
+    P = nn.utils.parametrize
+
+    class Sym(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+        def right_inverse(self, A):
+            return A.triu()
+
+    class Drop(nn.Module):  # changes the shape
+        def forward(self, X):
+            return X[0]
+
+    class ToDouble(nn.Module):
+        def forward(self, X):
+            return X.double()
+
+    class BadInv(nn.Module):
+        def __init__(self, kind):
+            super().__init__()
+            self.kind = kind
+
+        def forward(self, X):
+            return X
+
+        def right_inverse(self, X):
+            return {"shape": lambda: X[:1], "dtype": lambda: X.double(), "list": lambda: [X], "int": lambda: 3,
+                    "ok": lambda: X}[self.kind]()
+
+    def lin():
+        return _init(lib, nn.Linear(2, 2))
+
+    res = [_err(lambda: P.register_parametrization(lin(), "weight", Drop())),
+           _err(lambda: P.register_parametrization(lin(), "weight", ToDouble()))]
+    m = P.register_parametrization(lin(), "weight", Sym())
+    res += [_err(lambda: P.register_parametrization(m, "weight", Drop())),
+            _err(lambda: P.register_parametrization(m, "weight", ToDouble()))]
+    for kind in ["shape", "dtype", "list", "int"]:
+        res.append(_err(lambda: P.register_parametrization(m, "weight", BadInv(kind))))
+    res.append(_err(lambda: P.register_parametrization(lin(), "weight", BadInv("dtype"))))
+    m = P.register_parametrization(lin(), "weight", Sym())
+    res.append(_err(lambda: setattr(m, "weight", lib.ones(2, 2, dtype=lib.float64))))
+    m.weight = _data(lib, 3, 3)
+    res += [m.weight, m.parametrizations.weight.original.shape]
+    bi = BadInv("ok")
+    m = P.register_parametrization(lin(), "weight", bi)
+    bi.kind = "int"
+    res.append(_err(lambda: setattr(m, "weight", lib.ones(2, 2))))
+    bi.kind = "shape"
+    m.weight = lib.ones(2, 2)
+    res.append(m.weight)
+
+    class Split(nn.Module):
+        bad = False
+
+        def forward(self, a, b):
+            return a + b
+
+        def right_inverse(self, X):
+            return X * 0.5, (X * 0.5).double() if self.bad else X * 0.5
+
+    sp = Split()
+    m = P.register_parametrization(lin(), "bias", sp)
+    sp.bad = True
+    res.append(_err(lambda: setattr(m, "bias", lib.ones(2))))
+    sp.bad = False
+    m.bias = lib.ones(2)
+    res.append(m.bias)
+    return res
+
+
+test_script_matches_torch = script_test(globals())

@@ -2,7 +2,8 @@
 PyTorch API only, with weights and inputs from formulas (tests/oracle.py).
 
 Fixed here: nn.utils.parametrize's errors and the assignment through ``right_inverse`` (PyTorch checks only the
-dtype there and takes a new shape as it is).
+dtype there and takes a new shape as it is); adaptive pooling's ValueError for an output_size longer than the
+input's dimensions.
 
 Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
 contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
@@ -103,6 +104,23 @@ def case_parametrize_errors_and_assignment(lib):
     sp.bad = False
     m.bias = lib.ones(2)
     res.append(m.bias)
+    return res
+
+
+def case_adaptive_pool_output_size_errors(lib):
+    """F.adaptive_{avg,max}_pool{2,3}d (and their modules) with a sequence output_size longer than the input has
+    dimensions raise PyTorch's ValueError ('Input dimension should be at least N', from the Python wrapper) before
+    the kernel's RuntimeError; an int output_size still reaches the kernel's check."""
+    F = lib.nn.functional
+    res = []
+    for f in (F.adaptive_avg_pool2d, F.adaptive_max_pool2d, F.adaptive_avg_pool3d, F.adaptive_max_pool3d):
+        for shape, out in [((3,), (2, 2)), ((3, 3), (2, None)), ((2,), (2.5, 2)), ((3, 3), 2), ((3, 3), (1, 2, 3))]:
+            res.append(_err(lambda: f(lib.ones(*shape), out)))
+    res.append(_err(lambda: lib.nn.AdaptiveAvgPool2d((2, 2))(lib.ones(3))))
+    res.append(_err(lambda: lib.nn.AdaptiveMaxPool3d((1, 2, 2))(lib.ones(2, 2))))
+    # a conv's bad padding_mode / padding string: PyTorch prints its set of valid values (in hash order)
+    res.append(_err(lambda: lib.nn.Conv2d(2, 2, 2, padding_mode="foo"))[0])
+    res.append(_err(lambda: lib.nn.Conv2d(2, 2, 2, padding="foo"))[0])
     return res
 
 

@@ -46,12 +46,15 @@ _GLOBAL_AVG = {nd: defop(f"adaptive_avg_pool{nd}d_global", _adaptive_avg_fwd, li
                          grad_name="SqueezeBackward1" if nd == 1 else "MeanBackward1") for nd in (1, 2, 3)}
 
 
-def _need_output_ints(name, nd, output_size):
+def _need_output_ints(name, nd, output_size, input_ndim):
     """PyTorch's argument parser: ``output_size`` is an int or ints; None entries (the input's size) only past
-    the 2-D and 3-D wrappers, which take ``len(output_size)`` (so None itself is a TypeError there too)."""
+    the 2-D and 3-D wrappers, which take ``len(output_size)`` (so None itself is a TypeError there too) and
+    want an input with more dimensions than a sequence ``output_size`` has entries (ValueError)."""
     if output_size is None and nd > 1:
         raise TypeError("object of type 'NoneType' has no len()")
     seq = isinstance(output_size, (list, tuple))
+    if seq and nd > 1 and input_ndim <= len(output_size):  # (the wrappers' _list_with_default)
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     for pos, e in enumerate(output_size if seq else [output_size]):
         if (e is None and nd == 1) or (e is not None and not hasattr(e, "__index__")):
             found = f"but found element of type {type(e).__name__} at pos {pos}" if seq else \
@@ -60,7 +63,7 @@ def _need_output_ints(name, nd, output_size):
 
 
 def _adaptive_sizes(input, nd, output_size, name, avg):
-    _need_output_ints(name, nd, output_size)
+    _need_output_ints(name, nd, output_size, input.ndim)
     if nd == 1 and input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            f"'self' (while checking arguments for {name})")

@@ -18,7 +18,6 @@ from .lazy import LazyModuleMixin
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
-_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _tuple(value, n):
@@ -48,15 +47,16 @@ class _ConvNd(Module):
             raise ValueError("out_channels must be divisible by groups")
         kernel_size, stride, dilation = _tuple(kernel_size, nd), _tuple(stride, nd), _tuple(dilation, nd)
         if isinstance(padding, str):
-            if padding not in ("same", "valid"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            valid_padding_strings = {"same", "valid"}  # (a set, printed in this process's hash order as PyTorch's)
+            if padding not in valid_padding_strings:
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid_padding_strings}")
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
             padding = _tuple(padding, nd)
-        if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {{'zeros', 'reflect', 'replicate', 'circular'}}, but got "
-                             f"padding_mode='{padding_mode}'")
+        valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}  # (a set, as PyTorch's message prints)
+        if padding_mode not in valid_padding_modes:
+            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size

@@ -422,3 +422,28 @@ def test_hook_changing_the_size_says_so_in_pytorchs_words():
         x.register_hook(lambda g: t.ones(3))
         (x * 2).sum().backward()
     same_error(f)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: t.nn.functional.conv1d(t.ones(1, 2, 5), t.ones(3, 2, 2, 2)),   # a 2-d weight's dims decide
+    lambda t: t.nn.functional.conv1d(t.ones(2, 5), t.ones(3, 2, 2, 2)),      # (unbatched: the batched size)
+    lambda t: t.nn.functional.conv2d(t.ones(1, 2, 5, 5), t.ones(3, 2, 2)),   # a stride of the wrong length
+    lambda t: t.nn.functional.conv2d(t.ones(2, 5, 5), t.ones(3, 2, 2, 2, 2)),
+    lambda t: t.nn.functional.conv3d(t.ones(1, 2, 5, 5, 5), t.ones(3, 2, 2, 2)),
+    lambda t: t.nn.functional.conv2d(t.ones(1, 2, 5, 5), t.ones(3, 2)),
+    lambda t: t.nn.functional.conv2d(t.ones(1, 2, 5, 5), t.ones(3, 2, 2), stride=2),
+    lambda t: t.nn.functional.conv_transpose1d(t.ones(1, 2, 5), t.ones(2, 3, 2, 2)),
+])
+def test_conv_weight_of_another_dimensionality(fn):
+    same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: t.nn.functional.scaled_dot_product_attention(t.ones(2, 3, 4), t.ones(2, 5, 6), t.ones(2, 5, 4)),
+    lambda t: t.nn.functional.scaled_dot_product_attention(t.ones(2, 2, 3, 4), t.ones(2, 2, 5, 6),
+                                                           t.ones(2, 2, 5, 4)),
+    lambda t: t.nn.functional.scaled_dot_product_attention(t.ones(3, 4), t.ones(5, 6), t.ones(5, 4)),
+    lambda t: t.nn.functional.scaled_dot_product_attention(t.ones(2, 3, 4), t.ones(2, 5, 4), t.ones(2, 6, 4)),
+])
+def test_sdpa_size_mismatch_in_the_math_kernels_words(fn):
+    same_error(fn)

@@ -232,12 +232,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if hq % hk != 0 or hq % hv != 0 or hk != hv:
             raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
         rep = hq // hk
-    if query.shape[-1] != key.shape[-1]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{key.shape[-1]}] but "
-                           f"got: [{query.shape[-1]}].")
-    if key.shape[-2] != value.shape[-2]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{key.shape[-2]}] but "
-                           f"got: [{value.shape[-2]}].")
+    if query.shape[-1] != key.shape[-1]:  # (PyTorch's math kernel: q @ k^T, a mm or a bmm over the batch)
+        _product_error(query, query.shape[-1], key.shape[-1], f"{query.shape[-2]}x{query.shape[-1]} and "
+                                                               f"{key.shape[-1]}x{key.shape[-2]}")
+    if key.shape[-2] != value.shape[-2]:  # (then attn @ v)
+        _product_error(query, key.shape[-2], value.shape[-2], f"{query.shape[-2]}x{key.shape[-2]} and "
+                                                               f"{value.shape[-2]}x{value.shape[-1]}")
     kb = tuple(key.shape[:-3]) + ((key.shape[-3] * rep,) if key.ndim >= 3 else ())
     batch = _broadcast(tuple(query.shape[:-2]), kb)
     _broadcast(kb, tuple(value.shape[:-3]) + ((value.shape[-3] * rep,) if value.ndim >= 3 else ()))
@@ -500,3 +500,13 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
         if weights is not None:
             weights = weights.squeeze(0)
     return out, weights
+
+
+def _product_error(query, want, got, mm_shapes):
+    """The error of PyTorch's math attention kernel for mismatched sizes: its ``mm`` for 2-D inputs, else its
+    ``bmm`` over the query's batch dims flattened."""
+    if query.ndim == 2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mm_shapes})")
+    b = math.prod(query.shape[:-2])
+    raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {want}] but got: "
+                       f"[{b}, {got}].")

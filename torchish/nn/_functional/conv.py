@@ -106,9 +106,18 @@ def _check_common(fname, input, weight, bias, nd, stride, dilation, groups, tran
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fname}, but got input "
                            f"of size: {list(input.shape)}")
     if weight.ndim != nd + 2:
-        wd = max(weight.ndim - 2, 0)
-        raise RuntimeError(f"expected stride to be a single integer value or a list of {wd} values to match the "
-                           f"convolution dimensions, but got stride={list(ntuple(stride, nd))}")
+        # PyTorch takes the number of spatial dims from the weight: a stride of another length is refused first;
+        # a single value (conv1d's) expands, and then the input is found to have the wrong number of dims
+        if weight.ndim < 3:
+            raise RuntimeError("weight should have at least three dimensions")
+        wd = weight.ndim - 2
+        given = list(stride) if isinstance(stride, (list, tuple)) else list(ntuple(stride, nd))
+        if len(given) not in (1, wd):
+            raise RuntimeError(f"expected stride to be a single integer value or a list of {wd} values to match "
+                               f"the convolution dimensions, but got stride={given}")
+        size = list(input.shape) if input.ndim == nd + 2 else [1, *input.shape]
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                           f"{list(weight.shape)}, but got {len(size)}-dimensional input of size {size} instead")
     # PyTorch compares the bias with the input (transposed convolutions add any bias in the output's dtype), and
     # the weight only in the kernel, which an empty input never reaches: its result is then of the input's dtype
     if not transposed and bias is not None and bias.dtype != input.dtype:

@@ -19,7 +19,6 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
-
 def _tuple(value, n):
     """PyTorch's ``_ntuple``: the values kept as given (a str or float stride reaches the functional call, whose
     argument parser refuses it)."""

@@ -5,7 +5,10 @@ Fixed (each used to give silently wrong numbers): a layer appended to a ModuleLi
 function iterates, between calls, was not run (the container is not called, so its children were not guarded);
 ``opt.state.clear()`` / ``opt.state = defaultdict(dict)`` between calls left the program updating the old moments
 where PyTorch starts the state afresh; a custom optimizer keeping a Python number in its per-parameter state
-(``state["n"] += 1``) had it baked into the program, advanced once by the trace.
+(``state["n"] += 1``) had it baked into the program, advanced once by the trace; hooks with Python side effects
+(a forward hook, a tensor hook, an optimizer step hook counting calls) ran once in the trace and never again, and a
+trace given up for eager mode left its side effects behind (counted twice); an optimizer step hook registered
+between calls was not run.
 
 Also probed and matching (not kept, to keep this file fast): GradScaler with inf batches (skipped steps, backoff),
 EMA teachers with ``_foreach_mul_/_foreach_add_/_foreach_lerp_``, a GAN with two Adam optimizers, LambdaLR /
@@ -153,3 +156,86 @@ def test_python_number_in_a_custom_optimizers_state():
     """``state["n"] += 1`` in a custom optimizer's step is a Python side effect: the call runs eagerly as
     PyTorch's graph break does (it used to run a program with ``n`` fixed at its traced value)."""
     _check(case_custom_optimizer_python_number_in_state)
+
+
+def case_hooks_that_count(T, jit):
+    m = _lin(T)
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    n = {"fwd": 0, "grad": 0, "pre": 0}
+    m.register_forward_hook(lambda mod, args, out: n.__setitem__("fwd", n["fwd"] + 1))
+    m.weight.register_hook(lambda g: n.__setitem__("grad", n["grad"] + 1))
+    opt.register_step_pre_hook(lambda o, args, kwargs: n.__setitem__("pre", n["pre"] + 1))
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    x = formula_data(T, 2, 3)
+    return [step(x) for _ in range(4)], n, m.weight
+
+
+def test_hooks_with_python_side_effects_run_at_every_call():
+    """A forward hook, a tensor hook and an optimizer step pre-hook counting calls in a dict: the hooks' values
+    used to be guarded only after the trace had changed them (and optimizer hooks not at all), so the program ran
+    without them; now the call runs eagerly, as PyTorch's graph break does, and counts 4."""
+    _check(case_hooks_that_count)
+
+
+def case_backward_hook_count_when_the_trace_is_given_up(T, jit):
+    m = _lin(T)
+    calls = {"n": 0}
+
+    def hook(mod, grad_in, grad_out):
+        calls["n"] += 1
+        return (grad_in[0] * 2,)
+    m.register_full_backward_hook(hook)
+
+    @jit
+    def step(x):
+        m.zero_grad()
+        m(x).pow(2).sum().backward()
+        return x.grad
+
+    x = formula_data(T, 2, 3).requires_grad_()
+    return [step(x) for _ in range(3)], calls
+
+
+def test_a_trace_given_up_leaves_no_python_side_effect():
+    """The trace runs the user's Python (the hook counts once), then finds it cannot compile the call (the
+    argument's ``.grad`` accumulates) and runs it eagerly: the count used to go up twice for that call."""
+    _check(case_backward_hook_count_when_the_trace_is_given_up)
+
+
+def case_optimizer_hook_added_later(T, jit):
+    m = _lin(T)
+    opt = T.optim.SGD(m.parameters(), lr=0.5)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    x = formula_data(T, 2, 3)
+    out = [step(x), step(x)]
+
+    def clamp(o, args, kwargs):
+        with T.no_grad():
+            for p in m.parameters():
+                p.clamp_(-0.1, 0.1)
+    handle = opt.register_step_post_hook(clamp)
+    out += [step(x), step(x), m.weight.clone()]
+    handle.remove()
+    out += [step(x), step(x)]
+    return out, m.weight
+
+
+def test_optimizer_step_hook_registered_between_calls():
+    """An optimizer step hook registered (then removed) after the step was compiled: the program used to go on
+    without it. The optimizers' hooks are now part of the structure a program is guarded on."""
+    stats = _check(case_optimizer_hook_added_later)
+    assert stats[0]["compiled_calls"] >= 4

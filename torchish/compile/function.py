@@ -229,21 +229,12 @@ class CompiledFunction:
         modes = [(m, m.training) for m in entry.modules]  # the flags the program is traced (and guarded) for
         py = pystate.PyState(self.fn, leaves)  # every trace of this call starts from the same Python values
         py.watch_optimizer_state(entry.optimizers)
-        for attempt in range(6):
-            self.stats["traces"] += 1
-            for m, flag in modes:  # (a function may switch modes itself: model.train() at its start)
-                m.training = flag
-            missing = self._trace_once(entry, leaves, tree, py)
-            if not missing:
-                if py.discover_hooks(entry.modules, entry.state):  # (hook objects to watch: traced again)
-                    continue
-                break
-            entry.state = sorted({id(t): t for t in entry.state + missing[0]}.values(), key=lambda t: t._sn)
-            known = {(id(c), k) for c, k in entry.scalars}  # (by identity: a group dict holds tensors)
-            entry.scalars = entry.scalars + [s for s in missing[1] if (id(s[0]), s[1]) not in known]
-            entry.modules = entry.modules + [m for m in missing[2] if m not in entry.modules]
-        else:
-            raise RuntimeError("torchish.compile: the set of state tensors did not settle after 6 traces")
+        py.discover_hooks(entry.modules, entry.state, entry.optimizers)  # (before the trace runs them: their
+        try:                                                              # side effects are seen)
+            self._trace_attempts(entry, leaves, tree, py, modes)
+        except (GraphBreakError, _NeedsRecord):  # the call runs eagerly instead: its side effects happen there
+            py.rewind()
+            raise
         # modes the function sets (model.eval() in an evaluation step) are set again after each compiled call
         entry.mode_writes = [(m, m.training) for m, flag in modes if m.training != flag]
         for m, flag in modes:
@@ -271,6 +262,24 @@ class CompiledFunction:
         dt = time.perf_counter() - t0
         entry.compile_time += dt
         self.stats["compile_seconds"] += dt
+
+    def _trace_attempts(self, entry, leaves, tree, py, modes):
+        """Trace until the state settles: a trace that meets state it did not know (or a hook object to watch)
+        adds it and traces again."""
+        for attempt in range(6):
+            self.stats["traces"] += 1
+            for m, flag in modes:  # (a function may switch modes itself: model.train() at its start)
+                m.training = flag
+            missing = self._trace_once(entry, leaves, tree, py)
+            if not missing:
+                if py.discover_hooks(entry.modules, entry.state, entry.optimizers):  # (hook objects: traced again)
+                    continue
+                return
+            entry.state = sorted({id(t): t for t in entry.state + missing[0]}.values(), key=lambda t: t._sn)
+            known = {(id(c), k) for c, k in entry.scalars}  # (by identity: a group dict holds tensors)
+            entry.scalars = entry.scalars + [s for s in missing[1] if (id(s[0]), s[1]) not in known]
+            entry.modules = entry.modules + [m for m in missing[2] if m not in entry.modules]
+        raise RuntimeError("torchish.compile: the set of state tensors did not settle after 6 traces")
 
     def _trace_once(self, entry, leaves, tree, py):
         state = entry.state
@@ -507,7 +516,7 @@ class CompiledFunction:
                 sizes = collections.Counter(rep)
                 entry.own_refs = _own_refs([sizes[uniq[c]] for c in entry.donate[0]])
         entry.lowered = lowered
-        entry.executable = lowered.compile()
+        entry.executable = nesting.compile_program(lowered)
         entry.info = info
         entry.arg_pos = arg_pos
         return None

@@ -193,9 +193,10 @@ class PyState:
                 continue
             self._consider(("c", cell, name), v, depth, seen)
 
-    def discover_hooks(self, modules, state):
+    def discover_hooks(self, modules, state, optimizers=()):
         """The hooks a trace may have run are the user's code too: the forward and backward (pre-)hooks of the
-        modules it called, the global module hooks and the gradient hooks of its state tensors. The plain Python
+        modules it called, the global module hooks, the gradient hooks of its state tensors and the step hooks of
+        the optimizers it stepped. The plain Python
         values their globals and closures hold (``lambda m, go: (go[0] * cfg["scale"],)``) are guarded as the
         function's own, by the values they have now (a hook registered after an earlier trace included); the
         attributes of a hook object or of a bound method's object (``self.scale``) are watched as the function's
@@ -206,6 +207,7 @@ class PyState:
         for m in modules:
             dicts.extend(d for d in (m.__dict__.get(name) for name in _HOOK_DICTS) if isinstance(d, dict))
         dicts.extend(h for t in state for h in (t._hooks, t._post_acc_hooks) if isinstance(h, dict))
+        dicts.extend(_optimizer_hook_dicts(optimizers))
         first, seen, known = len(self.static), set(), set(self.classes)
         for d in dicts:
             for hook in list(d.values()):
@@ -252,6 +254,12 @@ class PyState:
             for d in (st.values() if isinstance(st, dict) else ()):
                 if _small_container(d) and type(d) is dict and any(type(x) in _SCALARS for x in d.values()):
                     self.static.append(("s", d, None))
+
+    def rewind(self):
+        """Put back the Python values a trace that was given up changed (a graph break, state created lazily):
+        the call then runs eagerly, and its side effects must happen once, not once more for the trace."""
+        for item, v in self.before.values():
+            _restore(item, v)
 
     # -- watching ------------------------------------------------------------------------------------------------
     def touch(self, item, v):
@@ -508,6 +516,15 @@ _MODULE_DICTS = ("_modules", "_parameters", "_buffers", "_forward_pre_hooks", "_
 _CONTAINER_DICTS = ("_modules", "_parameters", "_buffers")
 
 
+def _optimizer_hook_dicts(optimizers):
+    from ..optim.optimizer import _GLOBAL_POST_HOOKS, _GLOBAL_PRE_HOOKS
+    out = [_GLOBAL_PRE_HOOKS, _GLOBAL_POST_HOOKS] if optimizers else []
+    for o in optimizers:
+        out.extend(d for d in (o.__dict__.get(name) for name in ("_optimizer_step_pre_hooks",
+                                                                 "_optimizer_step_post_hooks")) if isinstance(d, dict))
+    return out
+
+
 def _uncalled_descendants(modules):
     """The submodules of ``modules`` that were not called themselves: containers the function iterates or indexes
     (``for layer in self.layers``, ``self.heads[task]``, a ParameterList), in a fixed order. A layer appended to
@@ -539,6 +556,7 @@ def structure(modules, state, optimizers):
         dicts.extend(md[name] for name in _CONTAINER_DICTS if isinstance(md.get(name), dict))
     dicts.extend(h for h in map(_HOOKS, state) if h)
     dicts.extend(h for h in map(_POST_HOOKS, state) if h)
+    dicts.extend(_optimizer_hook_dicts(optimizers))
     values = dict.values
     chain = itertools.chain.from_iterable
     params = operator.itemgetter("params")

@@ -239,3 +239,34 @@ def test_optimizer_step_hook_registered_between_calls():
     without it. The optimizers' hooks are now part of the structure a program is guarded on."""
     stats = _check(case_optimizer_hook_added_later)
     assert stats[0]["compiled_calls"] >= 4
+
+
+def case_param_group_changed_between_calls(T, jit):
+    a, b = _lin(T), _lin(T, seed=3)
+    opt = T.optim.SGD(a.parameters(), lr=0.1)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = (a(x) * b(x)).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    x = formula_data(T, 2, 3)
+    out = [step(x), step(x)]
+    opt.param_groups[0]["params"].append(b.weight)  # (in place: no add_param_group)
+    out += [step(x), step(x)]
+    opt.param_groups[0]["momentum"] = 0.9  # (an int 0 before: a momentum buffer from now on)
+    out += [step(x), step(x)]
+    opt.param_groups[0]["weight_decay"] = 0.01  # (an int 0 before)
+    out += [step(x), step(x)]
+    return out, a.weight, b.weight, opt.state_dict()["state"]
+
+
+def test_param_group_changed_in_place_between_calls():
+    """Three changes to a param group between calls that used to be missed or crash: a parameter appended to the
+    group's list in place (the program went on updating the old list), the momentum set from 0 to 0.9 (whether
+    there is a momentum buffer at all is baked into the program: JAX's TypeError about int64 and float64 inputs)
+    and a weight decay set from the int 0 to 0.01 (the same TypeError)."""
+    stats = _check(case_param_group_changed_between_calls)
+    assert stats[0]["compiled_calls"] >= 6

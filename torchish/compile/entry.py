@@ -11,6 +11,11 @@ from .state import _GRAD, _NONES, _OWN_REFS, _REQUIRES_GRAD, _TRAINING, _VALUE, 
 VARIANTS = 8  # programs kept per input signature for different guards (PyTorch's cache_size_limit is 8)
 
 
+def scalar_kind(v):
+    """The type of a hyper-parameter, or of each number of a tuple of them (Adam's betas)."""
+    return tuple(map(type, v)) if type(v) is tuple else type(v)
+
+
 class _Entry:
     """One input signature of a compiled function."""
 
@@ -27,6 +32,7 @@ class _Entry:
         self.check_outputs = 0      # how many outputs of the program are its value checks' (see compile.checks)
         self.scalar_cache = {}      # scalar index -> (Python value, device array)
         self.scalar_last = None     # (scalars, their objects at the last call, the values passed for them)
+        self.scalar_kinds = ()      # the types of the scalars the program was traced for (int or float: its dtypes)
         self.info = None
         self.guard = None           # (state shapes and dtypes, _flags) the program was traced for
         self.seen = []              # the state values the guard last saw (or the last run wrote)
@@ -149,6 +155,8 @@ class _Entry:
             self.struct = self.struct[:2] + (STRUCT_EPOCH[0],)
         if self.opt_state is not None and not self.opt_state():  # (opt.state.clear() between calls)
             return False
+        if self.scalars and not self.scalar_kinds_hold():
+            return False
         if self.grad_links:
             self.rebind_grads()
         vals = list(map(_VALUE, self.state))
@@ -159,6 +167,16 @@ class _Entry:
             self.grads_seen = list(map(_GRAD, self.state))
             return True
         return self.flags_hold()
+
+    def scalar_kinds_hold(self):
+        """Whether the hyper-parameters passed as values still have the Python types the program was traced for:
+        a weight decay set from ``0`` to ``0.1`` (or an lr from ``0.1`` to ``1``) is an int64 input where the program
+        takes a float64 one, or the reverse, so it traces again. The last call's objects vouch for their types."""
+        now = [c[k] for c, k in self.scalars]
+        last = self.scalar_last
+        if last is not None and last[0] is self.scalars and all(map(operator.is_, now, last[1])):
+            return True
+        return tuple(map(scalar_kind, now)) == self.scalar_kinds
 
     def flags_hold(self):
         """``_flags(self) == self.guard[1]``, with the presence of each ``.grad`` vouched for by identity: the same

@@ -37,7 +37,7 @@ from ..autograd.lowering import new_leaf_grad
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
                        second_order_op, with_inputs)
 from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
-from .entry import _Entry
+from .entry import _Entry, scalar_kind
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
@@ -240,6 +240,7 @@ class CompiledFunction:
         for m, flag in modes:
             m.training = flag
         entry.guard = entry.guard_key()
+        entry.scalar_kinds = tuple(scalar_kind(c[k]) for c, k in entry.scalars)
         entry.py_guard, entry.py_changed = py.guard()
         index = {id(t): j for j, t in enumerate(entry.state)}
         entry.sources = [(item, paths) for item, paths in
@@ -331,6 +332,8 @@ class CompiledFunction:
                         "them outside and pass them in, or use torch's random functions, to compile it.")
                 for c, k in rec.statics.values():  # flags baked into the program (an optimizer's maximize)
                     py.touch(("d", c, k), c.get(k, pystate.MISSING))
+                for c, f in rec.derived.values():  # (SGD's momentum != 0)
+                    py.touch(("f", c, f), f(c))
                 out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
                 missing = [t for t in rec.missing.values()]
                 # writes to known state are fine; writes to concrete pre-existing tensors outside it are missing
@@ -516,7 +519,7 @@ class CompiledFunction:
                 sizes = collections.Counter(rep)
                 entry.own_refs = _own_refs([sizes[uniq[c]] for c in entry.donate[0]])
         entry.lowered = lowered
-        entry.executable = nesting.compile_program(lowered)
+        entry.executable = lowered.compile()
         entry.info = info
         entry.arg_pos = arg_pos
         return None

@@ -11,7 +11,8 @@ entry of an ``nn.Module``'s ``__dict__`` (set through ``Module.__setattr__``, wh
 closure cell, ``"s"`` a small list/dict/set of Python values (compared as a snapshot), ``"o"`` and ``"oc"`` an
 object (an optimizer, a module, a config object: not a number, a Tensor or a function) in a ``__dict__`` or a
 closure cell, guarded by identity as PyTorch's compiler guards it (``self.opt = Adam(...)`` between calls makes the
-program stale: it steps the old optimizer's state).
+program stale: it steps the old optimizer's state), ``"f"`` a flag ``key(holder)`` computed from a container's
+numbers (SGD's ``momentum != 0``: see ``recorder.static_derived``).
 
 Globals, closure variables and attributes of watched objects that hold tensors (``x``, ``batch = (x, y)``,
 ``self.batch``) are *sources*: the program reads the tensors they hold at each call (``tensor_paths``).
@@ -100,6 +101,8 @@ def _owns_state_class(cls):
 
 def value(item):
     kind, holder, key = item
+    if kind == "f":  # a flag computed from a container (recorder.static_derived)
+        return key(holder)
     if kind in ("d", "m", "o"):
         return holder.get(key, _MISSING)
     if kind in ("c", "oc"):
@@ -116,6 +119,8 @@ def value(item):
 
 def _restore(item, v):
     kind, holder, key = item
+    if kind == "f":
+        return  # (computed from the container's values, which are restored on their own)
     if kind == "m":
         ATTR_EPOCH[0] += 1
     if kind in ("d", "m", "o"):
@@ -570,7 +575,8 @@ def structure(modules, state, optimizers):
 
 
 class OptimizerState:
-    """Whether the optimizers a program steps still hold the per-parameter state it was traced with. The program
+    """Whether the optimizers a program steps still hold the parameters and the per-parameter state it was traced
+    with (``opt.param_groups[0]["params"].append(p)`` between calls changes what the step updates). The program
     reads and writes those state tensors (Adam's moments, a momentum buffer); ``opt.state.clear()``,
     ``opt.state = defaultdict(dict)``, ``del opt.state[p]`` or ``opt.state[p]["exp_avg"] = torch.zeros_like(p)``
     between calls leave it updating tensors the optimizer no longer has, where PyTorch's step starts the state
@@ -584,6 +590,10 @@ class OptimizerState:
     def _now(self):
         out = []
         for o in self.optimizers:
+            groups = o.__dict__.get("param_groups")
+            out.extend(groups)
+            for g in groups:  # (a parameter appended to a group's list in place)
+                out.extend(g.get("params", ()))
             st = o.__dict__.get("state")
             out.append(st)
             for d in (st.values() if isinstance(st, dict) else ()):

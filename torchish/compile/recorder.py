@@ -40,6 +40,7 @@ class Recorder:
         self.fresh_modules = {}  # id -> Module made during the run (the function's own: not guarded)
         self.optimizers = {}   # id -> Optimizer stepped during the run (its param groups are guarded)
         self.statics = {}      # (id(container), key) -> (container, key): flags read as Python values (guarded)
+        self.derived = {}      # (id(container), fn) -> (container, fn): flags computed from numbers (guarded)
         self.backward_ran = False
         self.prev = None
 
@@ -160,6 +161,18 @@ def static(container, key):
     rec = STATE.recorder
     if rec is not None:
         rec.statics[(id(container), key)] = (container, key)
+    return value
+
+
+def static_derived(container, fn):
+    """``fn(container)``: flags a compiled program bakes in that are computed from numbers it otherwise takes as
+    values (SGD's ``momentum != 0``, which decides whether there is a momentum buffer at all, while the momentum
+    itself is an input a scheduler may cycle): ``torchish.compile`` guards the result, so setting the momentum
+    from 0 to 0.9 between calls traces again."""
+    value = fn(container)
+    rec = STATE.recorder
+    if rec is not None:
+        rec.derived[(id(container), fn)] = (container, fn)
     return value
 
 

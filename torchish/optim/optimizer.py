@@ -34,7 +34,7 @@ from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import STRUCT_EPOCH
 from ..compile.state import _donated_values
-from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag
+from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag, static_derived
 from ..ops import lazy, nesting, tracing
 from ..ops.broadcast import broadcast_error, broadcast_shapes
 from ..ops.inplace import dense_layout
@@ -369,7 +369,7 @@ class Optimizer(StateDictMixin):
                 self.state[p]["step"]._v = first
         states = [[self.state[p][k] for k in keys] for p in params]
         hp = self._hyper_values(group, params)
-        static = self._static(group)
+        static = static_derived(group, self._static)
         if STATE.recorder is not None:  # the group's flags shape the update: torchish.compile guards them
             for k, v in group.items():
                 if isinstance(v, (bool, str)) or v is None:

@@ -3,7 +3,9 @@ PyTorch API only, with weights and inputs from formulas (tests/oracle.py).
 
 Fixed here: nn.utils.parametrize's errors and the assignment through ``right_inverse`` (PyTorch checks only the
 dtype there and takes a new shape as it is); adaptive pooling's ValueError for an output_size longer than the
-input's dimensions.
+input's dimensions and its negative-size / empty-input errors; TypeErrors for non-number scalar arguments of the
+activations and F.pad; interpolate's 1-d size error, area mode with output size 0; nll_loss/cross_entropy weight
+checks of spatial inputs; ctc_loss's target size errors.
 
 Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
 contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
@@ -121,6 +123,49 @@ def case_adaptive_pool_output_size_errors(lib):
     # a conv's bad padding_mode / padding string: PyTorch prints its set of valid values (in hash order)
     res.append(_err(lambda: lib.nn.Conv2d(2, 2, 2, padding_mode="foo"))[0])
     res.append(_err(lambda: lib.nn.Conv2d(2, 2, 2, padding="foo"))[0])
+    return res
+
+
+def case_functional_argument_errors(lib):
+    """Scalar arguments of the activations and F.pad that are not numbers raise PyTorch's parser TypeError (a
+    0-dim Tensor is a number); interpolate's 1-d size error says 'and output'; area mode with an output size of 0
+    returns an empty tensor (adaptive average pooling) and takes adaptive pooling's errors, whose 1-d average form
+    reports the 2-d op on the unsqueezed input and whose max forms fail allocating a negative size; nll_loss and
+    cross_entropy of 3-D and wider inputs check only the weight's element count (nll_loss2d's wording); ctc_loss's
+    target size errors name ctc_loss_allocate_outputs."""
+    F = lib.nn.functional
+    x = _data(lib, 2, 3)
+    bad = [lambda: F.elu(x, "a"), lambda: F.elu(x, None, inplace=True), lambda: F.celu(x, [1.0]),
+           lambda: F.leaky_relu(x, "a"), lambda: F.leaky_relu(x, lib.tensor([0.1])),
+           lambda: F.threshold(x, "a", 1.0), lambda: F.threshold(x, 0.5, None, True), lambda: F.softplus(x, "a"),
+           lambda: F.softplus(x, 1, None), lambda: F.softshrink(x, "a"), lambda: F.hardshrink(x, None),
+           lambda: F.rrelu(x, "a", inplace=True), lambda: F.rrelu(x, 0.1, "b"), lambda: F.gelu(x, approximate=3),
+           lambda: F.pad(x, (1, 1), value="a"), lambda: F.pad(x, (1, 1), mode="reflect", value=1 + 2j),
+           lambda: F.pad(x, (1.5, 1), value="a"), lambda: F.pad(x, (1, 1), value=lib.tensor([1.0]))]
+    res = [_err(f) for f in bad]
+    res += [F.elu(x, lib.tensor(0.5)), F.threshold(x, lib.tensor(0.2), lib.tensor(2)), F.pad(x, (1, 0), value=True)]
+    x3 = _data(lib, 1, 2, 3)
+    for size, mode in [([0], "area"), ([-1], "area"), ([0], "linear"), ([-2], "nearest")]:
+        res.append(_err(lambda: F.interpolate(x3, size=size, mode=mode)))
+    res.append(F.interpolate(x3, size=[0], mode="area"))
+    res.append(F.interpolate(_data(lib, 1, 1, 3, 3), scale_factor=0.1, mode="area"))
+    res.append(_err(lambda: F.interpolate(lib.ones(1, 1, 0, 3), size=(1, 2), mode="area")))
+    res.append(_err(lambda: F.interpolate(lib.ones(1, 1, 3, 3, 3), size=(-1, 2, 1), mode="area")))
+    for f, shape, out in [(F.adaptive_avg_pool1d, (2, 3), -1), (F.adaptive_avg_pool1d, (1, 2, 0), 2),
+                          (F.adaptive_max_pool1d, (1, 1, 3), -1), (F.adaptive_max_pool1d, (2, 0), 2),
+                          (F.adaptive_max_pool2d, (1, 3, 3), (-1, -2)), (F.adaptive_avg_pool3d, (1, 3, 3, 3), (-2, 2, 1)),
+                          (F.adaptive_max_pool3d, (1, 3, 3, 3), (1, -2, -1)), (F.adaptive_avg_pool2d, (1, 0, 3), (-1, 2)),
+                          (F.adaptive_max_pool3d, (1, 3, 0, 3), (-1, 2, 1))]:
+        res.append(_err(lambda: f(lib.ones(*shape), out)))
+    x4 = _data(lib, 2, 3, 2, 2)
+    t = lib.tensor([[[0, 1], [2, 1]], [[1, 1], [0, 2]]])
+    for w in [lib.ones(2), lib.tensor([[1.0], [2.0], [0.5]]), lib.tensor([[1.0, 2.0, 0.5]])]:
+        res.append(_err(lambda: F.nll_loss(x4, t, weight=w)) or F.nll_loss(x4, t, weight=w, reduction="none"))
+        res.append(_err(lambda: F.cross_entropy(x4, t, weight=w)) or F.cross_entropy(x4, t, weight=w))
+    res.append(_err(lambda: F.nll_loss(x, lib.tensor([0, 1]), weight=lib.ones(3, 1))))
+    lp = _data(lib, 5, 2, 4).log_softmax(2)
+    res.append(_err(lambda: F.ctc_loss(lp, lib.tensor([1, 2, 3]), (5, 5), (2, 2))))
+    res.append(_err(lambda: F.ctc_loss(lp, lib.tensor([[1, 2]]), (5, 5), (2, 2))))
     return res
 
 

@@ -7,6 +7,8 @@ Checked up front, so that a list, a numpy array or ``None`` never reaches a JAX 
 """
 from __future__ import annotations
 
+import numbers
+
 from ..._tensor import Tensor
 
 
@@ -23,6 +25,22 @@ def need_tensor(fname, x, arg="input", pos=1, optional=False):
         return
     where = f" (position {pos})" if pos else ""
     raise TypeError(f"{fname}(): argument '{arg}'{where} must be Tensor, not {type(x).__name__}")
+
+
+def need_number(fname, x, arg, pos, kind="Number"):
+    """PyTorch's TypeError unless ``x`` is what its parser takes for a Scalar (``kind='Number'``: a Python or numpy
+    number, or a 0-dim Tensor) or a double (``kind='float'``: a real one).
+
+    Example::
+
+        >>> need_number("elu", "a", "alpha", 2)
+        Traceback (most recent call last):
+        TypeError: elu(): argument 'alpha' (position 2) must be Number, not str
+    """
+    number = numbers.Number if kind == "Number" else numbers.Real
+    if isinstance(x, number) or (isinstance(x, Tensor) and x.ndim == 0):
+        return
+    raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be {kind}, not {type(x).__name__}")
 
 
 def need_tensor_attr(x, attr):

@@ -116,7 +116,9 @@ def _check_nll_structure(input, target, weight, reduction):
             raise RuntimeError(f"size mismatch (got input: {xs} , target: {ts}")
         raise RuntimeError(f"Expected target size {[xs[0]] + xs[2:]}, got {ts}")
     c = input.shape[_class_axis(input)]
-    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+    if weight is not None and input.ndim >= 3 and weight.numel() != c:  # (nll_loss2d's check: the count only)
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if weight is not None and input.ndim < 3 and (weight.ndim != 1 or weight.numel() != c):
         raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
     if target.dtype not in (_dtype.int64, _dtype.uint8):
@@ -141,6 +143,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_nll(input, target, weight, ignore_index, red)
     if input.ndim == 1 and target.ndim == 1:
         target = target.reshape(())
+    if weight is not None and weight.ndim != 1:  # (nll_loss2d, for 3-D and wider inputs, reads any C weights)
+        weight = weight.reshape(-1)
     return apply(_NLL, (input, target, weight), ignore_index=int(ignore_index), reduction=red)
 
 

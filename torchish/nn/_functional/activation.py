@@ -24,7 +24,7 @@ from ...ops.elementwise import not_implemented, out_exact
 from ...ops.inplace import assign, overlap_ok, write_scope
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
-from ._args import need_tensor, need_tensor_attr
+from ._args import need_number, need_tensor, need_tensor_attr
 
 __all__ = [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "elu", "elu_", "selu",
@@ -143,6 +143,7 @@ _LEAKY_RELU_ = defop("leaky_relu_", _LEAKY_RELU.fwd, grad_name="LeakyReluBackwar
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     need_tensor("leaky_relu_" if inplace else "leaky_relu", input)
+    need_number("leaky_relu_" if inplace else "leaky_relu", negative_slope, "negative_slope", 2)
     _float_only(input, "leaky_relu_cpu")
     return _result(input, lambda: apply(_LEAKY_RELU_ if inplace else _LEAKY_RELU, (input,),
                                         slope=float(negative_slope)), inplace)
@@ -193,6 +194,8 @@ _THRESHOLD_ = defop("threshold_", _THRESHOLD.fwd, grad_name="ThresholdBackward1"
 
 def threshold(input, threshold, value, inplace=False):
     need_tensor("threshold_" if inplace else "threshold", input)
+    need_number("threshold_" if inplace else "threshold", threshold, "threshold", 2)
+    need_number("threshold_" if inplace else "threshold", value, "value", 3)
     if input.dtype.category in (_dtype._BOOL, _dtype._COMPLEX):
         raise not_implemented("threshold_cpu", input.dtype)
     check_scalar_fits(threshold, input.dtype, opmath=True)  # converted to the computation type, checked
@@ -224,6 +227,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: in training, each non-positive element is scaled by a slope drawn uniformly from
     ``[lower, upper]`` with torchish's generator; in evaluation, by ``(lower + upper) / 2``."""
     need_tensor("rrelu_" if inplace else "rrelu", input)
+    need_number("rrelu_" if inplace else "rrelu", lower, "lower", 2)
+    need_number("rrelu_" if inplace else "rrelu", upper, "upper", 3)
     _float_only(input, "leaky_relu_cpu")
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
@@ -253,6 +258,7 @@ _HARDSHRINK = defop("hardshrink", _shrink_fwd, grad_name="HardshrinkBackward0")
 
 def softshrink(input, lambd=0.5, *, out=None):
     need_tensor("softshrink", input)
+    need_number("softshrink", lambd, "lambd", 2)
     _float_only(input, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
@@ -262,6 +268,7 @@ def softshrink(input, lambd=0.5, *, out=None):
 
 def hardshrink(input, lambd=0.5, *, out=None):
     need_tensor("hardshrink", input)
+    need_number("hardshrink", lambd, "lambd", 2)
     _float_only(input, "hardshrink_cpu")
     return out_exact(apply(_HARDSHRINK, (input,), lambd=float(lambd), soft=False), out, "hardshrink")
 
@@ -323,6 +330,7 @@ _CELU_ = defop("celu_", _elu_fwd, vjp=_elu_vjp, grad_name="CeluBackward1")
 
 def elu(input, alpha=1.0, inplace=False):
     need_tensor("elu_" if inplace else "elu", input)
+    need_number("elu_" if inplace else "elu", alpha, "alpha", 2)
     _float_only(input, "elu_cpu")
     return _result(input, lambda: apply(_ELU_ if inplace else _ELU, (input,), alpha=float(alpha), scale=1.0,
                                         input_scale=1.0), inplace)
@@ -345,6 +353,7 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     need_tensor("celu_" if inplace else "celu", input)
+    need_number("celu_" if inplace else "celu", alpha, "alpha", 2)
     _float_only(input, "elu_cpu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
@@ -432,6 +441,8 @@ _GELU = defop("gelu", _gelu_fwd, vjp=_gelu_vjp, grad_name="GeluBackward0")
 
 def gelu(input, approximate="none", *, out=None):
     need_tensor("gelu", input)
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not {type(approximate).__name__}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _float_only(input, "GeluKernelImpl")
@@ -578,6 +589,8 @@ _SOFTPLUS = defop("softplus", _softplus_fwd, vjp=_softplus_vjp, grad_name="Softp
 
 def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     need_tensor("softplus", input)
+    need_number("softplus", beta, "beta", 2)
+    need_number("softplus", threshold, "threshold", 3)
     _float_only(input, "softplus_cpu")
     return out_exact(apply(_SOFTPLUS, (input,), beta=float(beta), threshold=float(threshold)), out, "softplus")
 

@@ -149,11 +149,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         if tlv is not None and targets.shape[0] != int(tlv.sum()):
             raise RuntimeError(f"Expected tensor to have size {int(tlv.sum())} at dimension 0, but got size "
                                f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for "
-                               "ctc_loss_cpu)")
+                               "ctc_loss_allocate_outputs)")
         targets = _pad_concatenated(targets, tl, tlv)
     elif targets.shape[0] != n:
         raise RuntimeError(f"Expected tensor to have size {n} at dimension 0, but got size {targets.shape[0]} for "
-                           "argument #2 'targets' (while checking arguments for ctc_loss_cpu)")
+                           "argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)")
     elif tlv is not None and tlv.size and tlv.max() > targets.shape[1]:
         raise RuntimeError(f"Expected tensor to have size at least {tlv.max()} at dimension 1, but got size "
                            f"{targets.shape[1]} for argument #2 'targets' (while checking arguments for "

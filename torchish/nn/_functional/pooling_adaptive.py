@@ -79,13 +79,23 @@ def _adaptive_sizes(input, nd, output_size, name, avg):
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
     sp = tuple(input.shape[-nd:])
     sizes = tuple(n if o is None else int(o) for o, n in zip(sizes, sp))
-    if any(o < 0 for o in sizes):
-        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
-                           "{" + ", ".join(map(str, sizes)) + "}")
-    for d in range(input.ndim - nd, input.ndim):
-        if input.shape[d] == 0:
-            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
-                               f"has sizes {list(input.shape)} with dimension {d} being empty")
+    shape, kname = list(input.shape), name
+    if nd == 1 and avg:  # PyTorch's adaptive_avg_pool1d runs the 2-d op on input.unsqueeze(-2)
+        shape, kname = shape[:-1] + [1] + shape[-1:], "adaptive_avg_pool2d"
+    negative = [o for o in sizes if o < 0]
+    if avg and negative:
+        shown = [1, *sizes] if nd == 1 else list(sizes)
+        listed = f"{shown[0]}, {shown[1]},{shown[2]}" if nd == 3 else ", ".join(map(str, shown))  # (PyTorch's 3-d)
+        raise RuntimeError(f"{kname}: elements of output_size must be greater than or equal to 0 but received "
+                           "{" + listed + "}")
+    checked = 2 if kname != name else nd  # (the unsqueezed 1-d input: its two trailing dims)
+    for d in range(len(shape) - checked, len(shape)):
+        if shape[d] == 0:
+            raise RuntimeError(f"{kname}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {shape} with dimension {d} being empty")
+    if negative:  # max pooling allocates its outputs (the 1-d op: on input.unsqueeze(-2)) before any size check
+        out = list(input.shape[:-nd]) + ([1] if nd == 1 else []) + list(sizes)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: {out}")
     return sizes
 
 

@@ -25,7 +25,8 @@ from ._loss_util import concrete
 from .distance import normalize, cosine_similarity, pairwise_distance, pdist, cdist
 from .fold import unfold, fold
 from .grid import grid_sample, affine_grid
-from ._args import need_tensor
+from .pooling_adaptive import _adaptive_avg
+from ._args import need_number, need_tensor
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "one_hot", "grid_sample",
            "affine_grid", "unfold", "fold", "normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdist"]
@@ -101,6 +102,8 @@ def pad(input, pad, mode="constant", value=None):
         if isinstance(v, float):
             raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
                             f"float at pos {i}")
+    if value is not None:
+        need_number("pad", value, "value", 4, kind="float")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -373,10 +376,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if out_size is None:
         out_size = [int(n * s) for n, s in zip(spatial, scales)]
     if any(s <= 0 for s in out_size) or any(s <= 0 for s in spatial):
+        if mode == "area":  # PyTorch's adaptive average pooling: an empty output, or its errors
+            return _adaptive_avg(dim, input, out_size)
         names = "DHW"[3 - dim:]
         src = ", ".join(f"{c}: {n}" for c, n in zip(names, spatial))
         dst = ", ".join(f"{c}: {n}" for c, n in zip(names, out_size))
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({src}) output ({dst})")
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({src}) "
+                           f"{'and ' if dim == 1 else ''}output ({dst})")
     if input.dtype == _dtype.uint8 and (mode in ("nearest", "nearest-exact") or (mode in _UINT8_MODES and dim == 2)):
         return _interpolate_uint8(input, out_size, scales, mode, align_corners, antialias)
     if input.dtype.category != _dtype._FLOAT:

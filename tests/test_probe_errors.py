@@ -447,3 +447,77 @@ def test_conv_weight_of_another_dimensionality(fn):
 ])
 def test_sdpa_size_mismatch_in_the_math_kernels_words(fn):
     same_error(fn)
+
+
+
+_NODE_HOOKS = [  # (which hook, what it returns): PyTorch's check_result
+    ("pre", lambda t, go: (t.ones(3),)),                       # another size
+    ("pre", lambda t, go: (t.ones(2, dtype=t.float64),)),      # another type
+    ("pre", lambda t, go: (5,)),                               # not a tensor
+    ("pre", lambda t, go: t.ones(2)),                          # not a tuple
+    ("post", lambda t, gi, go: (gi[0], gi[0])),                # a None gradient replaced
+    ("post", lambda t, gi, go: [gi[0], None]),                 # a list
+    ("post", lambda t, gi, go: (gi[0],)),                      # too few
+    ("post", lambda t, gi, go: (t.ones(3), None)),
+]
+
+
+@pytest.mark.parametrize("kind,body", _NODE_HOOKS)
+def test_node_hook_results_are_checked_as_pytorch_checks_them(kind, body):
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        y = x * 2
+        if kind == "pre":
+            y.grad_fn.register_prehook(lambda go: body(t, go))
+        else:
+            y.grad_fn.register_hook(lambda gi, go: body(t, gi, go))
+        y.sum().backward()
+    same_error(f)
+
+
+def test_node_hooks_may_drop_gradients_with_none():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        y = x * 3
+        y.grad_fn.register_hook(lambda gi, go: (None, None))
+        z = t.ones(2, requires_grad=True)
+        w = z * 2
+        w.grad_fn.register_prehook(lambda go: (None,))
+        (y.sum() + w.sum() + (x * z).sum()).backward()
+        return x.grad, z.grad
+    same(f)
+
+
+@pytest.mark.parametrize("pre", [False, True])
+def test_module_full_backward_hook_size_error_names_the_hook(pre):
+    def f(t):
+        m = t.nn.Linear(2, 2)
+        if pre:
+            m.register_full_backward_pre_hook(lambda m, go: (t.ones(3),))
+        else:
+            m.register_full_backward_hook(lambda m, gi, go: (t.ones(3),))
+        m(t.ones(1, 2, requires_grad=True)).sum().backward()
+    same_error(f)
+
+
+def test_tensor_hook_result_errors():
+    def wrong_type(t):
+        x = t.ones(2, requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: g.double())
+        y.sum().backward()
+
+    def not_a_tensor(t):
+        x = t.ones(2, requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: 5)
+        y.sum().backward()
+    same_error(wrong_type)
+    same_error(not_a_tensor)
+
+
+def test_backward_inputs_that_do_not_require_grad():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        (x * 2).sum().backward(inputs=[t.ones(2)])
+    same_error(f)

@@ -131,8 +131,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     for t in inputs or ():
         if isinstance(t, GradientEdge):
             continue  # a leaf's edge accumulates into its .grad; another node's receives nothing to keep
-        if t._grad_fn is not None:
-            t.retain_grad()  # as PyTorch: a non-leaf in inputs= keeps its .grad (and says so in retains_grad)
+        t.retain_grad()  # as PyTorch: a non-leaf in inputs= keeps its .grad (and says so in retains_grad); an
+        # input that does not require grad raises retain_grad's error
     for i, t in enumerate(tensors):
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -363,7 +363,7 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
                 for fn in list(node._pre_hooks.values()):
                     r = fn((g,))
                     if r is not None:
-                        g = _check_hook_result(_hook_values(fn, r, 1)[0], g, fn)
+                        g = _hook_values(fn, r, (g,))[0]
             if var._rg:  # a leaf detach_()ed after use keeps no gradient (PyTorch's AccumulateGrad)
                 _accumulate(var, g, create_graph)
             if node._post_hooks:
@@ -394,7 +394,7 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
         for fn in list(node._pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
-                grads = _hook_values(fn, r, len(grads))
+                grads = _hook_values(fn, r, grads)
     if all(g is None for g in grads):
         grads_in = [None] * len(node.next_edges)
     else:
@@ -403,7 +403,7 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
         for fn in list(node._post_hooks.values()):
             r = fn(tuple(grads_in), tuple(grads))
             if r is not None:
-                grads_in = _hook_values(fn, r, len(grads_in))
+                grads_in = _hook_values(fn, r, grads_in)
     if STATE.anomaly:
         anomaly_mode.check_nan(node, grads_in)
     if not retain_graph:
@@ -415,25 +415,34 @@ def _hook_name(fn):
     return getattr(fn, "__name__", type(fn).__name__)
 
 
-def _hook_values(fn, r, n):
-    """A node hook's replacement gradients: a sequence of the right length."""
-    r = list(r) if isinstance(r, (tuple, list)) else [r]
-    if len(r) != n:
+def _hook_values(fn, r, prev):
+    """A node hook's replacement for the gradients ``prev``, checked as PyTorch checks it: a tuple of the same
+    length whose entries are None (the gradient is dropped) or Tensors of the same type and size, where a
+    gradient was."""
+    if not isinstance(r, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
+    if len(r) != len(prev):
         raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got {len(r)}, but "
-                           f"expected {n})")
-    return r
+                           f"expected {len(prev)})")
+    out = []
+    for g, v in zip(prev, r):
+        if v is not None and g is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        out.append(None if v is None else _check_hook_result(v, g, fn))
+    return out
 
 
 def _check_hook_result(r, g, fn=None):
     name = _hook_name(fn) if fn is not None else "hook"
     if not isinstance(r, Tensor):
-        raise TypeError(f"hook must return a Tensor or None, got {type(r).__name__}")
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
     if g is None:
         return r
+    if r._v.dtype != g._v.dtype:  # (PyTorch compares the type first, then the size)
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_dtype.legacy_type_name(g.dtype)} got "
+                           f"{_dtype.legacy_type_name(r.dtype)})")
     if r._v.shape != g._v.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")  # (PyTorch's words, no sizes)
-    if r._v.dtype != g._v.dtype:
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.dtype} got {r.dtype})")
     return r
 
 

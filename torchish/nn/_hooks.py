@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE
+from ..ops.stats import _user_stacklevel
 
 
 class _GlobalHooks:
@@ -205,7 +206,7 @@ class BackwardHook:
                 warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
                               "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
                               "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
-                              "details.", stacklevel=5)
+                              "details.", stacklevel=_user_stacklevel())
             grad_inputs = _pack_with_none([], [], self.n_inputs)
             for hook in self.user_hooks:
                 res = hook(self.module, grad_inputs, self.grad_outputs)
@@ -231,7 +232,9 @@ class BackwardHook:
         return (tuple(out) if type(args) is tuple else type(args)(*out)), idx
 
     def setup_input_hook(self, args):
-        res, idx = self._apply_on_tensors(lambda node: node.register_hook(self._input_hook), args)
+        def hook(grad_input, grad_output):  # (PyTorch's name for it, in the errors its results raise)
+            return self._input_hook(grad_input, grad_output)
+        res, idx = self._apply_on_tensors(lambda node: node.register_hook(hook), args)
         self.n_inputs = len(args)
         self.input_tensors_index = idx
         return res
@@ -239,7 +242,9 @@ class BackwardHook:
     def setup_output_hook(self, result):
         single = not isinstance(result, tuple)
         args = (result,) if single else result
-        res, idx = self._apply_on_tensors(lambda node: node.register_prehook(self._output_hook), args)
+        def hook(grad_output):
+            return self._output_hook(grad_output)
+        res, idx = self._apply_on_tensors(lambda node: node.register_prehook(hook), args)
         self.n_outputs = len(args)
         self.output_tensors_index = idx
         return res[0] if single else res

@@ -5,7 +5,8 @@ Fixed here: nn.utils.parametrize's errors and the assignment through ``right_inv
 dtype there and takes a new shape as it is); adaptive pooling's ValueError for an output_size longer than the
 input's dimensions and its negative-size / empty-input errors; TypeErrors for non-number scalar arguments of the
 activations and F.pad; interpolate's 1-d size error, area mode with output size 0; nll_loss/cross_entropy weight
-checks of spatial inputs; ctc_loss's target size errors.
+checks of spatial inputs; ctc_loss's target size errors; RNN constructor checks (bias/batch_first types,
+input_size > 0, float(dropout) first), Bilinear in1_features=0, fold/unfold block-count errors.
 
 Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
 contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
@@ -166,6 +167,23 @@ def case_functional_argument_errors(lib):
     lp = _data(lib, 5, 2, 4).log_softmax(2)
     res.append(_err(lambda: F.ctc_loss(lp, lib.tensor([1, 2, 3]), (5, 5), (2, 2))))
     res.append(_err(lambda: F.ctc_loss(lp, lib.tensor([[1, 2]]), (5, 5), (2, 2))))
+    return res
+
+
+def case_module_constructor_checks(lib):
+    """Constructor checks in PyTorch's order: RNNs store float(dropout) first (a str or None fails there), then
+    check bias/batch_first are bools and input_size a positive int; Bilinear refuses in1_features=0 with PyTorch's
+    ValueError (it divided by zero); fold checks the block count against the input before the too-small shape,
+    whose message has no final period, and unfold/fold count blocks with PyTorch's floor division."""
+    nn, F = lib.nn, lib.nn.functional
+    res = [_err(f) for f in [
+        lambda: nn.LSTM(3, 3, bias=1), lambda: nn.GRU(3, 3, batch_first=1), lambda: nn.RNN(3.5, 3),
+        lambda: nn.LSTM(0, 3), lambda: nn.LSTM(-1, 2), lambda: nn.GRU(3, 3, dropout=None),
+        lambda: nn.RNN(3, 3, dropout=[0.1]), lambda: nn.LSTM(3, 3, dropout="a"), lambda: nn.LSTM(3, 3, dropout=True),
+        lambda: nn.Bilinear(0, 2, 2),
+        lambda: F.fold(lib.ones(1, 25, 1), (2, 2), 5, stride=2), lambda: F.fold(lib.ones(1, 25, 4), (2, 2), 5, stride=2),
+        lambda: F.fold(lib.ones(1, 9, 1), (2, 2), 3), lambda: F.unfold(lib.ones(1, 1, 2, 2), 5, stride=2)]]
+    res.append(nn.Bilinear(2, 0, 2).weight.shape)
     return res
 
 

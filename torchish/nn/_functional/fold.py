@@ -22,9 +22,10 @@ def _pair(v, name):
 
 
 def _blocks(size, k, d, p, s):
-    """Number of sliding blocks along one dimension (C++ integer division, truncating toward zero)."""
+    """Number of sliding blocks along one dimension (PyTorch's ``div_rtn``: integer division rounding down, which
+    error messages show for a kernel larger than the padded input)."""
     num = size + 2 * p - (d * (k - 1) + 1)
-    return int(num / s) + 1
+    return num // s + 1
 
 
 def _check_params(k, d, p, s):
@@ -113,14 +114,14 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Expected size of input's dimension {b} to be divisible by the product of kernel_size, but "
                            f"got input.size({b})={planes} and kernel_size={k}.")
     o = (_blocks(size[0], k[0], d[0], p[0], s[0]), _blocks(size[1], k[1], d[1], p[1], s[1]))
-    if o[0] < 1 or o[1] < 1:
-        raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
-                           f"calculated shape of the array of sliding blocks as {o}, which is too small "
-                           "(non-positive).")
-    if length != o[0] * o[1]:
+    if length != o[0] * o[1]:  # (checked first, as PyTorch's col2im_shape_check does)
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
                            f"expected size of input's dimension {b + 1} to match the calculated number of sliding "
                            f"blocks {o[0]} * {o[1]} = {o[0] * o[1]}, but got input.size({b + 1})={length}.")
+    if o[0] < 1 or o[1] < 1:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
+                           f"calculated shape of the array of sliding blocks as {o}, which is too small "
+                           "(non-positive)")
     if input.dtype.category == _dtype._INT:  # (PyTorch's kernels take Bool, float and complex inputs)
         raise NotImplementedError(f'"col2im_out_cpu" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
     x = input if input.ndim == 3 else input.unsqueeze(0)

@@ -3,6 +3,7 @@ state tensors that share one array, hyper-parameters as device scalars, the devi
 guarded flags."""
 from __future__ import annotations
 
+import collections
 import itertools
 import operator
 import sys
@@ -179,15 +180,26 @@ def _flags(entry):
             tuple(map(_TRAINING, entry.modules)))
 
 
+_VERSION = operator.attrgetter("_vc")
+_VIEWS = operator.attrgetter("_views")
+_DRAIN = collections.deque(maxlen=0).extend  # (runs an iterator in C, keeping nothing)
+
+
 def _write_back(tensors, values):
     """``_tensor.set_values`` for a compiled call's outputs: no recorder is active and no value is lazy there,
-    so only the value, the version counter and live views change."""
-    from .._tensor import _refresh_views
-    for t, v in zip(tensors, values):
-        t._v = v
-        t._vc.value += 1
-        if t._views is not None:
-            _refresh_views(t._views)
+    so only the value, the version counter and live views change. Without live views (the usual case: parameters
+    and optimizer state) the values are set by a loop in C."""
+    if any(map(_VIEWS, tensors)):
+        from .._tensor import _refresh_views
+        for t, v in zip(tensors, values):
+            t._v = v
+            t._vc.value += 1
+            if t._views is not None:
+                _refresh_views(t._views)
+        return
+    _DRAIN(map(setattr, tensors, itertools.repeat("_v"), values))
+    for vc in map(_VERSION, tensors):
+        vc.value += 1
 
 
 def _is_key(t):

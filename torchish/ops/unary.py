@@ -548,7 +548,16 @@ def _mvlgamma_fwd(x, *, p):
                                                                            x.dtype)
 
 
-_MVLGAMMA = defop("mvlgamma", _mvlgamma_fwd, promote="float")
+def _mvlgamma_vjp(g, x, out, p):
+    """PyTorch's mvlgamma_backward: ``grad * digamma(x + arange(-(p - 1) / 2, 0.5, 0.5)).sum(-1)``, the offsets in
+    the input's dtype, each op rounded to it (a pole at 0 is -inf; JAX's derivative of gammaln gave NaN)."""
+    wide, r = _precision.stepper(x.dtype)
+    offsets = jnp.asarray([(i - (p - 1)) * 0.5 for i in range(p)], wide(x).dtype)
+    d = r(_digamma(r(wide(x)[..., None] + offsets)))
+    return r(wide(g) * r(jnp.sum(d, axis=-1))).astype(x.dtype)
+
+
+_MVLGAMMA = defop("mvlgamma", _mvlgamma_fwd, promote="float", vjp=_mvlgamma_vjp)
 
 
 def mvlgamma(input, p, *, out=None):

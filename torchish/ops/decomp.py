@@ -179,8 +179,24 @@ def svdvals(A, *, driver=None):
 # qr
 
 
+@jax.custom_jvp
+def unsigned_zeros(A):
+    """``A`` with its negative zeros (each part of a complex value) made positive, for a LAPACK Householder QR.
+    ``larfg`` takes the reflector's sign from ``alpha``; PyTorch's LAPACK (MKL) reads -0.0 as positive (R's first
+    diagonal element of ``[[-0., -1.25], [-2.5, -3.]]`` is -2.8), jaxlib's as negative (+2.8, every sign of that Q
+    column and R row flipped). The derivative is the identity."""
+    if jnp.iscomplexobj(A):
+        re, im = jnp.real(A), jnp.imag(A)
+        return jax.lax.complex(jnp.where(re == 0, jnp.zeros_like(re), re), jnp.where(im == 0, jnp.zeros_like(im), im))
+    return jnp.where(A == 0, jnp.zeros_like(A), A)
+
+
+unsigned_zeros.defjvp(lambda primals, tangents: (unsigned_zeros(primals[0]), tangents[0]))
+
+
 def _qr_reduced(A):
     """Reduced QR; a wide matrix is factored as its leading square block (Q from it, the rest of R as Q^H A)."""
+    A = unsigned_zeros(A)
     m, n = A.shape[-2:]
     if m >= n:
         q, r = jnp.linalg.qr(A)
@@ -190,6 +206,7 @@ def _qr_reduced(A):
 
 
 def _qr_fwd(A, *, mode):
+    A = unsigned_zeros(A)
     if mode == "r":
         return jnp.zeros((0,), A.dtype), jnp.linalg.qr(A, mode="r")
     if mode == "complete" and A.shape[-2] > A.shape[-1]:

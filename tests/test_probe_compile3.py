@@ -8,7 +8,9 @@ where PyTorch starts the state afresh; a custom optimizer keeping a Python numbe
 (``state["n"] += 1``) had it baked into the program, advanced once by the trace; hooks with Python side effects
 (a forward hook, a tensor hook, an optimizer step hook counting calls) ran once in the trace and never again, and a
 trace given up for eager mode left its side effects behind (counted twice); an optimizer step hook registered
-between calls was not run.
+between calls was not run; a parameter appended to a param group's list in place was not updated, and momentum or
+weight decay set from the int 0 to a float crashed in JAX (int64 vs float64 input); module attributes that are not
+plain numbers (a function, a list of numbers, an enum member, a dtype, a tuple) were not guarded.
 
 Also probed and matching (not kept, to keep this file fast): GradScaler with inf batches (skipped steps, backoff),
 EMA teachers with ``_foreach_mul_/_foreach_add_/_foreach_lerp_``, a GAN with two Adam optimizers, LambdaLR /
@@ -29,6 +31,7 @@ instances, models and optimizers passed as arguments, a nanoGPT step with micro-
 tied weights.
 """
 import collections
+import enum
 
 import pytest
 
@@ -270,3 +273,41 @@ def test_param_group_changed_in_place_between_calls():
     and a weight decay set from the int 0 to 0.01 (the same TypeError)."""
     stats = _check(case_param_group_changed_between_calls)
     assert stats[0]["compiled_calls"] >= 6
+
+
+class _Mode(enum.Enum):
+    PLAIN = 1
+    SCALED = 2
+
+
+def case_module_settings_that_are_not_numbers(T, jit):
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = _lin(T, 3, 3)
+            self.act, self.scales, self.mode, self.dtype, self.shape = T.relu, [1.0, 2.0], _Mode.PLAIN, T.float32, (3, 3)
+
+        def forward(self, x):
+            y = self.act(self.lin(x)) * self.scales[0] + self.scales[1]
+            if self.mode is _Mode.SCALED:
+                y = y * 10
+            return y.reshape(self.shape), T.zeros(2, dtype=self.dtype) + 1
+    m = Net()
+    f = jit(lambda x: m(x))
+    x = formula_data(T, 3, 3)
+    out = [f(x), f(x)]
+    for name, v in [("act", T.tanh), ("scales", [3.0, 4.0]), ("mode", _Mode.SCALED), ("dtype", T.float64),
+                    ("shape", (1, 9))]:
+        setattr(m, name, v)
+        out += [f(x), f(x)]
+    m.scales[0] = -1.0
+    out += [f(x), f(x)]
+    return out
+
+
+def test_module_settings_that_are_not_numbers_are_guarded():
+    """A module attribute holding a function, a list of numbers (replaced, or changed in place), an enum member, a
+    dtype or a tuple, changed between calls: the program kept the value it was traced with (only plain numbers,
+    strings and flags were guarded). PyTorch's compiler guards them all."""
+    stats = _check(case_module_settings_that_are_not_numbers)
+    assert stats[0]["compiled_calls"] >= 10

@@ -19,6 +19,8 @@ Globals, closure variables and attributes of watched objects that hold tensors (
 """
 from __future__ import annotations
 
+import enum
+import functools
 import itertools
 import operator
 import os
@@ -40,6 +42,30 @@ _SKIP = frozenset(("training",))  # a module's train/eval flag is guarded (and r
 _CONTAINERS = frozenset((tuple, list, dict))  # containers whose tensors are sources (see tensor_paths)
 _HYPER_READS = frozenset(("param_groups", "get_last_lr", "_last_lr"))  # (see PyState._watch_hyper_parameters)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+_IDENTITY = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, enum.Enum, type)
+
+
+def _constant(v, depth=0):
+    """Whether ``v`` is a value (not a number) that a program bakes in and that ``==`` compares safely: a function,
+    a ``functools.partial``, an enum member, a class, a dtype or device, or a tuple of such values and numbers
+    (``self.act = F.gelu``, ``self.mode = Mode.B``, ``self.dtype = torch.float64``, ``self.shape = (1, 9)``)."""
+    t = type(v)
+    if t in _SCALARS:
+        return True
+    if t is tuple:
+        return depth < 2 and len(v) <= _SMALL and all(_constant(x, depth + 1) for x in v)
+    from .._device import device
+    from .._dtype import dtype
+    return isinstance(v, _IDENTITY) or isinstance(v, (dtype, device))
+
+
+def _plain_container(v):
+    """A small list, set or dict of plain Python values (``self.scales = [1.0, 2.0]``)."""
+    t = type(v)
+    return t in (list, set, dict) and len(v) <= _SMALL and all(
+        type(x) in _SCALARS for x in (itertools.chain(v, v.values()) if t is dict else v))
 
 
 def _small_container(v):
@@ -234,8 +260,10 @@ class PyState:
             self.rngs.append(v)
         if tensor_paths(v):
             self._add_source(item)
-        if type(v) in _SCALARS:
+        if _constant(v):  # (a global or closure variable rebound: ACT = torch.sigmoid)
             self.static.append(item)
+        if type(v) in _SCALARS:
+            pass
         elif _small_container(v) and type(v) in (list, dict, set):
             self.static.append(("s", v, None))
             for x in (v.values() if type(v) is dict else v):  # the user's objects kept in it are watched too
@@ -327,6 +355,13 @@ class PyState:
                     if d.get(name, _MISSING) is v:
                         touch(("m" if isinstance(obj, Module) else "d", d, name), v)
             else:
+                plain = _plain_container(v) and not name.startswith("_")  # (not a module's own bookkeeping)
+                if plain or _constant(v):
+                    d = object.__getattribute__(obj, "__dict__")
+                    if d.get(name, _MISSING) is v:  # (self.act = F.gelu, self.scales = [3.0, 4.0] between calls)
+                        touch(("m" if isinstance(obj, Module) else "d", d, name), v)
+                        if plain:  # (self.scales[0] = -1.0: compared as a snapshot)
+                            touch(("s", v, None), value(("s", v, None)))
                 if isinstance(v, _RNGS) and all(v is not r for r in rngs):  # (self.rng: drawn from by the trace)
                     rngs.append(v)
                     states.append(_rng_state(v))

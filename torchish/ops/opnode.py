@@ -301,7 +301,7 @@ class NotDifferentiable:
 def _custom_vjp_all(op, cdt, kw, vals, outs, gs):
     """Call ``op.vjp`` (PyTorch's formula) with the inputs cast as in the forward; one entry per input."""
     cvals = list(vals)
-    if cdt is not None:
+    if cdt is not None and not op.vjp_uncast:
         for i in (range(len(vals)) if op.promote_args is None else op.promote_args):
             if vals[i] is not None:
                 cvals[i] = jnp.asarray(vals[i], cdt.np)

@@ -50,6 +50,8 @@ class OpDef:
         promote: how input dtypes combine: None (fwd sees them as given), ``"same"`` (cast to PyTorch's result
             type), ``"float"`` (result type, integers and bools promoted to the default float).
         promote_args: which argument positions take part in promotion (default: all).
+        vjp_uncast: ``vjp`` receives the inputs as given, not cast to the promoted dtype (PyTorch's formula computes
+            in the operands' own dtypes: addcdiv's ``value / tensor2``); the output gradient has the result's dtype.
         linear: the VJP needs no saved values (add, sum, views...): backward twice through it does not fail.
         differentiable: False for ops whose outputs never carry gradients (comparisons, argmax...).
         view: the first output is a view of the first input (writes to it reach the input).
@@ -63,11 +65,12 @@ class OpDef:
     """
 
     __slots__ = ("name", "fwd", "vjp", "grad_name", "promote", "promote_args", "linear", "differentiable", "view",
-                 "node_cls", "kernels", "bwd_kernels", "save_out", "saved", "__weakref__")
+                 "node_cls", "kernels", "bwd_kernels", "save_out", "saved", "vjp_uncast", "__weakref__")
 
     def __init__(self, name, fwd, *, vjp=None, grad_name=None, promote=None, promote_args=None, linear=False,
-                 differentiable=True, view=False, save_out=None, saved=None):
+                 differentiable=True, view=False, save_out=None, saved=None, vjp_uncast=False):
         self.name = name
+        self.vjp_uncast = vjp_uncast
         self.fwd = fwd
         self.vjp = vjp
         self.grad_name = grad_name or _default_grad_name(name)
@@ -120,7 +123,8 @@ def overload(op, grad_name, **kw) -> OpDef:
     VJP, promotion and saves, under the node name that overload shows; ``kw`` replaces any of them (a VJP that
     raises, for an overload PyTorch does not differentiate). Not registered: :data:`OPS` keeps ``op``."""
     fields = dict(vjp=op.vjp, promote=op.promote, promote_args=op.promote_args, linear=op.linear,
-                  differentiable=op.differentiable, view=op.view, save_out=op.save_out, saved=op.saved)
+                  differentiable=op.differentiable, view=op.view, save_out=op.save_out, saved=op.saved,
+                  vjp_uncast=op.vjp_uncast)
     fields.update(kw)
     return OpDef(op.name, op.fwd, grad_name=grad_name, **fields)
 

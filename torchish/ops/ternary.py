@@ -22,7 +22,7 @@ from . import complex_c
 from .casting import check_scalar_fits
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
                           out_exact, scalar_or_tensor, type_name)
-from .registry import apply, defop, overload
+from .registry import NotDifferentiable, apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -219,29 +219,64 @@ def lerp(input, end, weight, *, out=None):
 _public("lerp", lerp, inplace=True)
 
 
+def _key(o):
+    """``(dtype, rank)`` of a VJP operand for PyTorch's promotion: rank 2 for a tensor with dims, 1 for a 0-d one,
+    0 for ``value`` (a Python number, a weakly typed scalar once jitted)."""
+    if isinstance(o, numbers.Number) or getattr(o, "weak_type", False):
+        kind = jnp.result_type(o).kind
+        return _dtype.scalar_dtype({"b": True, "i": 0, "u": 0, "f": 0.0}.get(kind, 0j)), 0
+    return _dtype.from_np(o.dtype), 2 if o.ndim else 1
+
+
+def _torch_op(f, *operands, true_div=False):
+    """``f(*operands)`` computed in the dtype PyTorch's op gives them (``true_div``: integers promoted to the
+    default float). A float16/bfloat16 result is computed in float32 and rounded once, its operands first rounded
+    to it except a number or a 0-d second operand, which the kernel reads at float32 precision (registry.OPMATH)."""
+    dt = _dtype.result_type_from_keys(tuple(map(_key, operands)))
+    if true_div and dt.category < _dtype._FLOAT:
+        dt = _dtype.DEFAULTS.float
+    if dt.np not in _precision.LOW:
+        return f(*(jnp.asarray(o).astype(dt.np) for o in operands))
+    _, r = _precision.stepper(dt.np)
+    vals = [jnp.asarray(o, jnp.float32) if _key(o)[1] == 0 or (i == 1 and o.ndim == 0) else r(jnp.asarray(o))
+            for i, o in enumerate(operands)]
+    return f(*vals).astype(dt.np)
+
+
+def _div(p, q):
+    return complex_c.div_c10(p, q) if jnp.iscomplexobj(p) or jnp.iscomplexobj(q) else p / q
+
+
 def _addc_vjp(divide):
-    """PyTorch's formulas, op by op as its kernels round them (a half type is computed in float32 and rounded
-    after every op; the Python number ``value`` stays at float32 precision):
+    """PyTorch's formulas, each op in the dtype PyTorch computes it in (tensor1 and tensor2 arrive in their own
+    dtypes: the op's ``vjp_uncast``; a half type is computed in float32 and rounded after every op):
     addcmul  tensor1: grad * (tensor2 * value)          tensor2: grad * (tensor1 * value)
     addcdiv  tensor1: grad * (value / tensor2)          tensor2: -grad * (value * tensor1 / (tensor2 * tensor2))
-    (each factor conjugated for complex inputs)."""
+    (each factor conjugated for complex inputs). ``value / tensor2`` is ATen's ``empty_like(tensor2).fill_(value)
+    .div_(tensor2)``: in tensor2's dtype, and an error for an integer tensor2 (the quotient is float)."""
     def vjp(g, x, a, b, v, out):
-        dt = g.dtype
-        wide, r = _precision.stepper(dt)  # r: one op's result stored in dt (widened back for the next op)
-        g, a, b = wide(g), wide(a), wide(b)
-        val = jnp.asarray(v, g.dtype)
         if divide:
-            fa = r(r(val) / b)  # (a dividend Number is rounded to dt first)
-            fb = r(r(val * a) / r(b * b))
-            g_b = -g
+            b_dt = _dtype.from_np(b.dtype)
+            if b_dt.category < _dtype._FLOAT:  # (only when tensor1's gradient is asked for)
+                q_dt = _dtype.result_type_from_keys((_key(v), (b_dt, 2)))
+                q_dt = q_dt if q_dt.category >= _dtype._FLOAT else _dtype.DEFAULTS.float
+                names = _dtype.scalar_type_name(q_dt), _dtype.scalar_type_name(b_dt)
+                g_a = NotDifferentiable(RuntimeError("result type {} can't be cast to the desired output type {}"
+                                                     .format(*names)))
+            else:
+                filled = jnp.full(b.shape, jnp.asarray(v, jnp.float32 if b.dtype in _precision.LOW else None), b.dtype)
+                g_a = _torch_op(lambda p, q: p * jnp.conj(q), g, _torch_op(_div, filled, b))
+            fb = _torch_op(_div, _torch_op(jnp.multiply, a, v), _torch_op(jnp.multiply, b, b), true_div=True)
+            g_b = _torch_op(lambda p, q: -p * jnp.conj(q), g, fb)
         else:
-            fa, fb, g_b = r(b * val), r(a * val), g
-        return (g.astype(dt), r(g * jnp.conj(fa)).astype(dt), r(g_b * jnp.conj(fb)).astype(dt), None)
+            g_a = _torch_op(lambda p, q: p * jnp.conj(q), g, _torch_op(jnp.multiply, b, v))
+            g_b = _torch_op(lambda p, q: p * jnp.conj(q), g, _torch_op(jnp.multiply, a, v))
+        return g, g_a, g_b, None
     return vjp
 
 
 _ADDCMUL = defop("addcmul", lambda x, a, b, v: x + jnp.asarray(v, x.dtype) * a * b, promote="same",
-                 promote_args=(0, 1, 2), grad_name="AddcmulBackward0", vjp=_addc_vjp(False))
+                 promote_args=(0, 1, 2), grad_name="AddcmulBackward0", vjp=_addc_vjp(False), vjp_uncast=True)
 
 
 def _addcdiv(x, a, b, v):
@@ -250,8 +285,8 @@ def _addcdiv(x, a, b, v):
     return x + (complex_c.div_c10(va, b) if jnp.iscomplexobj(va) else va / b)
 
 
-_ADDCDIV = defop("addcdiv", _addcdiv, promote="same",
-                 promote_args=(0, 1, 2), grad_name="AddcdivBackward0", vjp=_addc_vjp(True))
+_ADDCDIV = defop("addcdiv", _addcdiv, promote="same", promote_args=(0, 1, 2), grad_name="AddcdivBackward0",
+                 vjp=_addc_vjp(True), vjp_uncast=True)
 
 
 def _require_tensors(name, input, tensor1, tensor2):

@@ -606,5 +606,19 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     if dt.category == _dtype._COMPLEX or (dt.category < _dtype._FLOAT and dt is not _dtype.int64):
         # (PyTorch's composite reaches avg_pool, whose one integer kernel is int64's)
         raise not_implemented("avg_pool2d" if input.ndim == 3 else "avg_pool3d_out_frame", input.dtype)
+    if input.ndim > 3:
+        _check_lrn_view(input)
     fdt = _dtype.DEFAULTS.float.np if dt.category < _dtype._FLOAT else None
     return apply(_LRN, (input,), size=int(size), alpha=float(alpha), beta=float(beta), k=float(k), fdt=fdt)
+
+
+def _check_lrn_view(input):
+    """PyTorch's composite views ``input * input`` (laid out as the input) as ``(N, 1, C, D, -1)``: an input whose
+    trailing dims do not merge (a transposed 5-d input) raises its view error."""
+    from ...ops import inplace as _ip
+    from ...ops.out_layout import output_strides
+    shape, strides, _ = _ip.layout(input)
+    sq = output_strides([(shape, strides)], shape) or _ip.contiguous_strides(shape)
+    if _ip.view_strides(shape, sq, shape[:1] + (1,) + shape[1:3] + (math.prod(shape[3:]),)) is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.")

@@ -374,3 +374,24 @@ def test_create_graph_gradients_that_depend_on_no_differentiable_input_do_not_re
                 g2, ga, gb]
     ref, got = run_both(fn)
     assert_same(ref, got)
+
+
+def test_create_graph_through_an_empty_tensor_first_keeps_later_gradients_differentiable():
+    """(autograd-programs fuzzer seed 130224: std of the diagonal of a (0, 3) leaf, autograd.grad with
+    create_graph=True) torchish decides once per backward op whether its outputs depend on its inputs, from the
+    op's jaxpr; traced on an empty array JAX builds the result as a constant, so the first create_graph backward of
+    pow/diagonal/select through an empty tensor left that gradient, and every later one of the op at any shape,
+    without grad_fn. PyTorch's formulas record it."""
+    from torchish.ops import opnode
+    opnode._USED.clear()  # (the analysis is kept per op for the process: start from none, as a fresh process)
+
+    def fn(T):
+        out = []
+        for shape in ((0, 3), (2, 3)):
+            x = T.tensor(arr(*shape), requires_grad=True)
+            g, = T.autograd.grad(x.diagonal().pow(2).sum() + x[:, 0].pow(3).sum(), x, create_graph=True)
+            (g * g).sum().backward()
+            out += [g.requires_grad, _names(g.grad_fn)[0], g.detach(), x.grad]
+        return out
+    ref, got = run_both(fn)
+    assert_same(ref, got)

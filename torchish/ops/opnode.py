@@ -403,7 +403,7 @@ _USED: dict = {}
 def _analyse(op, args):
     """Which of ``args`` ``op``'s forward reads at all, and which each of its outputs depends on (from its jaxpr,
     once per op): ``(used, deps)``."""
-    closed = jax.make_jaxpr(lambda *a: op.fwd(*a))(*[a._d if isinstance(a, Tensor) else a for a in args])
+    closed = jax.make_jaxpr(lambda *a: op.fwd(*a))(*[_stand_in(a._d) if isinstance(a, Tensor) else a for a in args])
     jaxpr = closed.jaxpr
     leaves = [jax.tree_util.tree_leaves(a._d if isinstance(a, Tensor) else a) for a in args]
     owner, k = {}, 0
@@ -464,6 +464,17 @@ def drop_unused(op, args):
     return tuple(Tensor._make(a._d) if isinstance(a, Tensor) and a._rg and not u else a for a, u in zip(args, used))
 
 
+def _stand_in(v):
+    """What :func:`_analyse` traces for a value: an empty array as one of size 1 in each empty dimension. JAX
+    builds the result of an op on an empty array as a constant, which would read as no dependency at all, and the
+    analysis is kept for every later call of the op (a first create_graph backward through an empty tensor left
+    every later gradient of that op detached)."""
+    shape = jnp.shape(v)
+    if 0 not in shape:
+        return v
+    return jax.ShapeDtypeStruct(tuple(max(d, 1) for d in shape), v.dtype)
+
+
 def _analysis(op, args):
     got = _USED.get(op)
     if got is None:
@@ -471,6 +482,8 @@ def _analysis(op, args):
             got = _analyse(op, args)
         except Exception:  # noqa: BLE001 - analysis is an optimisation of requires_grad; keep every edge
             got = ((True,) * len(args), None)
+            if any(isinstance(a, Tensor) and 0 in a.shape for a in args):
+                return got  # (the stand-ins may not fit the op's static shapes: analyse a later call)
         _USED[op] = got
     return got
 

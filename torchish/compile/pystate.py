@@ -260,11 +260,9 @@ class PyState:
             self.rngs.append(v)
         if tensor_paths(v):
             self._add_source(item)
-        if _constant(v):  # (a global or closure variable rebound: ACT = torch.sigmoid)
+        if _constant(v):  # (numbers, flags, and a global or closure variable rebound: ACT = torch.sigmoid)
             self.static.append(item)
-        if type(v) in _SCALARS:
-            pass
-        elif _small_container(v) and type(v) in (list, dict, set):
+        if _small_container(v) and type(v) in (list, dict, set):
             self.static.append(("s", v, None))
             for x in (v.values() if type(v) is dict else v):  # the user's objects kept in it are watched too
                 if _user_class(type(x)):

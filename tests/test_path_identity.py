@@ -124,3 +124,27 @@ def test_exact_programs_is_off_by_default_and_keyed_into_the_caches():
         assert nesting.options() == {**nesting.AS_WRITTEN, **nesting.NO_INLINING}  # (the suite runs on CPU)
     finally:
         torchish.config.exact_programs = saved
+
+
+def test_nested_kernels_mark_inner_jits_inline_with_jaxs_own_value():
+    """nesting marks the jit equations inside an op's kernel inline with the value jax itself gives ``inline=True``
+    (a bool up to jax 0.10, the enum ``jax.Inline`` from 0.11: a bool there broke every lowered backward), and
+    a program of nested kernels evaluates to the kernels' values."""
+    import jax
+    import jax.numpy as jnp
+    from torchish.ops import nesting
+
+    def kernel(x):
+        return jnp.where(x > 0, x, 0.5 * x)  # (jnp.where is a jitted helper: an inner jit equation)
+
+    closed = jax.make_jaxpr(kernel)(jnp.ones(3))
+    inner = [e for e in closed.jaxpr.eqns if e.primitive.name in ("jit", "pjit")]
+    assert inner, "expected jnp.where to trace as a nested jit"
+    marked = [e for e in nesting._inline_all(closed.jaxpr).eqns if e.primitive.name in ("jit", "pjit")]
+    for before, after in zip(inner, marked):
+        assert type(after.params["inline"]) is type(before.params["inline"])  # (jax's own type for the parameter)
+        assert after.params["inline"] != before.params["inline"]
+    x = jnp.asarray([-2.0, 0.0, 3.0])
+    fn = nesting.nested(kernel, ("test_nested_kernels",))
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: fn(v))(x)), np.asarray(kernel(x)))
+    assert np.asarray(nesting._inlined_call(kernel, x)).tolist() == np.asarray(kernel(x)).tolist()

@@ -6,7 +6,8 @@ dtype there and takes a new shape as it is); adaptive pooling's ValueError for a
 input's dimensions and its negative-size / empty-input errors; TypeErrors for non-number scalar arguments of the
 activations and F.pad; interpolate's 1-d size error, area mode with output size 0; nll_loss/cross_entropy weight
 checks of spatial inputs; ctc_loss's target size errors; RNN constructor checks (bias/batch_first types,
-input_size > 0, float(dropout) first), Bilinear in1_features=0, fold/unfold block-count errors.
+input_size > 0, float(dropout) first), Bilinear in1_features=0, fold/unfold block-count errors; TypeErrors
+for non-number scalar arguments of the losses and pixel_(un)shuffle.
 
 Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
 contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
@@ -184,6 +185,29 @@ def case_module_constructor_checks(lib):
         lambda: F.fold(lib.ones(1, 25, 1), (2, 2), 5, stride=2), lambda: F.fold(lib.ones(1, 25, 4), (2, 2), 5, stride=2),
         lambda: F.fold(lib.ones(1, 9, 1), (2, 2), 3), lambda: F.unfold(lib.ones(1, 1, 2, 2), 5, stride=2)]]
     res.append(nn.Bilinear(2, 0, 2).weight.shape)
+    return res
+
+
+def case_loss_and_shuffle_argument_errors(lib):
+    """Scalar arguments of the losses and of pixel_(un)shuffle that are not numbers (or are floats/bools where
+    PyTorch's parser wants an int or a bool) raise its TypeError with its wording; 0-dim Tensors and ints pass."""
+    F = lib.nn.functional
+    x, y = _data(lib, 1, 4, 2, 2), _data(lib, 3, 4)
+    t = lib.tensor([0, 2, 1])
+    bad = [lambda: F.pixel_shuffle(x, 1.5), lambda: F.pixel_unshuffle(x, 2.0), lambda: F.pixel_shuffle(x, True),
+           lambda: F.pixel_shuffle(x, None), lambda: F.pixel_shuffle(x, lib.tensor(2.0)),
+           lambda: F.multi_margin_loss(y, t, margin=None), lambda: F.hinge_embedding_loss(y, y, margin="a"),
+           lambda: F.margin_ranking_loss(y, y, y, margin="a"), lambda: F.cosine_embedding_loss(y, y, t, margin="a"),
+           lambda: F.triplet_margin_loss(y, y, y, p="a"), lambda: F.triplet_margin_loss(y, y, y, eps=None),
+           lambda: F.triplet_margin_loss(y, y, y, swap=1), lambda: F.huber_loss(y, y, delta="a"),
+           lambda: F.smooth_l1_loss(y, y, beta="a"), lambda: F.poisson_nll_loss(y, y, eps="a"),
+           lambda: F.kl_div(y, y, log_target=1), lambda: F.kl_div(y, y, reduction="bad", log_target=1),
+           lambda: F.cross_entropy(y, t, label_smoothing=None), lambda: F.nll_loss(y, t, ignore_index=1.5),
+           lambda: F.cross_entropy(y, t, ignore_index=True)]
+    res = [_err(f) for f in bad]
+    res += [F.pixel_shuffle(x, lib.tensor(2)), F.nll_loss(y, t, ignore_index=lib.tensor(1)),
+            F.cross_entropy(y, t, label_smoothing=lib.tensor(0.1)), F.huber_loss(y, y * 2, delta=lib.tensor(0.5)),
+            F.margin_ranking_loss(y, y.flip(0), y.sign(), margin=1), F.multi_margin_loss(y, t, margin=lib.tensor(0.5))]
     return res
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 
+from ... import _dtype
 from ..._tensor import Tensor
 
 
@@ -41,6 +42,24 @@ def need_number(fname, x, arg, pos, kind="Number"):
     if isinstance(x, number) or (isinstance(x, Tensor) and x.ndim == 0):
         return
     raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be {kind}, not {type(x).__name__}")
+
+
+def need_int(fname, x, arg, pos):
+    """PyTorch's TypeError unless ``x`` is an int for its parser: a Python or numpy integer (not a bool) or a
+    0-dim integer Tensor."""
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        return
+    if isinstance(x, Tensor) and x.ndim == 0 and x.dtype.category == _dtype._INT:
+        return
+    raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type(x).__name__}")
+
+
+def need_bool(fname, x, arg, pos=None):
+    """PyTorch's TypeError unless ``x`` is a Python bool (``pos`` None: a keyword-only argument)."""
+    if isinstance(x, bool):
+        return
+    where = f" (position {pos})" if pos else ""
+    raise TypeError(f"{fname}(): argument '{arg}'{where} must be bool, not {type(x).__name__}")
 
 
 def need_tensor_attr(x, attr):

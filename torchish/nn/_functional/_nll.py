@@ -16,7 +16,7 @@ from ...ops import lazy, softmax as _softmax, tracing
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ._loss_util import concrete, not_differentiable, reduction_arg
-from ._args import need_tensor
+from ._args import need_int, need_number, need_tensor
 
 
 def _class_axis(x):
@@ -140,6 +140,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     need_tensor("nll_loss_nd", target, "target", 2)
     need_tensor("nll_loss_nd", weight, "weight", 3, optional=True)
     red = reduction_arg(size_average, reduce, reduction)
+    need_int("nll_loss_nd", ignore_index, "ignore_index", 5)
     _check_nll(input, target, weight, ignore_index, red)
     if input.ndim == 1 and target.ndim == 1:
         target = target.reshape(())
@@ -206,6 +207,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     need_tensor("cross_entropy_loss", target, "target", 2)
     need_tensor("cross_entropy_loss", weight, "weight", 3, optional=True)
     red = reduction_arg(size_average, reduce, reduction)
+    need_int("cross_entropy_loss", ignore_index, "ignore_index", 5)
+    need_number("cross_entropy_loss", label_smoothing, "label_smoothing", 6, kind="float")
     if _registry.autocast_hook is not None:  # one op in PyTorch (cross_entropy_loss), with its own policy
         input, target, weight = _registry.autocast_hook("cross_entropy_loss", (input, target, weight))
     probs = tuple(input.shape) == tuple(target.shape)

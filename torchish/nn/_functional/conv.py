@@ -15,7 +15,7 @@ from ..._global_flags import warn_once
 from ...ops import registry as _registry
 from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
-from ._args import need_tensor
+from ._args import need_int, need_tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
@@ -370,6 +370,7 @@ _PIXEL_UNSHUFFLE = defop("pixel_unshuffle", _pixel_shuffle_fwd, linear=True, gra
 def pixel_shuffle(input, upscale_factor):
     """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``."""
     need_tensor("pixel_shuffle", input)
+    need_int("pixel_shuffle", upscale_factor, "upscale_factor", 2)
     r = int(upscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
@@ -386,6 +387,7 @@ def pixel_shuffle(input, upscale_factor):
 def pixel_unshuffle(input, downscale_factor):
     """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
     need_tensor("pixel_unshuffle", input)
+    need_int("pixel_unshuffle", downscale_factor, "downscale_factor", 2)
     r = int(downscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "

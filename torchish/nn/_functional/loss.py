@@ -27,7 +27,7 @@ from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, che
                          no_complex_clamp, not_differentiable, unreduce)
 from ._nll import nll_loss, cross_entropy
 from .ctc import ctc_loss
-from ._args import need_tensor
+from ._args import need_bool, need_number, need_tensor
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -165,6 +165,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     red = reduction_arg(size_average, reduce, reduction)
+    need_number("smooth_l1_loss", beta, "beta", 4, kind="float")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:
@@ -174,6 +175,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     red = _weighted_reduction(None, None, reduction, weight)
+    need_number("huber_loss", delta, "delta", 4, kind="float")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return _regression("huber", input, target, red, weight, delta)
@@ -342,6 +344,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                           stacklevel=2)
         red = reduction_arg(None, None, reduction)
+    need_bool("kl_div", log_target, "log_target")
     if input.dtype.category < _dtype._FLOAT or target.dtype.category < _dtype._FLOAT:
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if input.dtype.category == _dtype._COMPLEX or target.dtype.category == _dtype._COMPLEX:
@@ -368,6 +371,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     need_tensor("poisson_nll_loss", input)
     need_tensor("poisson_nll_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
+    need_number("poisson_nll_loss", eps, "eps", 5, kind="float")
     check_broadcast(target, input)  # (the formula starts from target)
     # PyTorch's composite: exp(input) - target * input (a Bool product when both are Bool), or input - (a float)
     if input.dtype is _dtype.bool and (not log_input or target.dtype is _dtype.bool):
@@ -439,6 +443,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     need_tensor("cosine_embedding_loss", input2, "input2", 2)
     need_tensor("cosine_embedding_loss", target, "target", 3)
     red = reduction_arg(size_average, reduce, reduction)
+    need_number("cosine_embedding_loss", margin, "margin", 4, kind="float")
     td = target.ndim
     if td not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -464,6 +469,7 @@ _MARGIN_RANKING = defop("margin_ranking_loss", _margin_ranking_fwd, promote="sam
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     red = reduction_arg(size_average, reduce, reduction)
+    need_number("margin_ranking_loss", margin, "margin", 4, kind="float")
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
@@ -491,6 +497,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     need_tensor("hinge_embedding_loss", input)
     need_tensor("hinge_embedding_loss", target, "target", 2)
     red = reduction_arg(size_average, reduce, reduction)
+    need_number("hinge_embedding_loss", margin, "margin", 3, kind="float")
     check_broadcast(target, input)  # (the formula starts from target)
     if input.dtype is _dtype.bool:  # PyTorch's composite computes margin - input, then clamps it
         _check_sub(input, input)
@@ -608,6 +615,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     red = reduction_arg(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    need_number("multi_margin_loss", margin, "margin", 4)
     float_kernel_only(input, "multi_margin_loss_cpu_kernel")
     if input.ndim > 2 or input.ndim and input.shape[-1] == 0:  # (an empty batch is allowed)
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
@@ -670,6 +678,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     red = reduction_arg(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    need_number("triplet_margin_loss", margin, "margin", 4, kind="float")
+    need_number("triplet_margin_loss", p, "p", 5, kind="float")
+    need_number("triplet_margin_loss", eps, "eps", 6, kind="float")
+    need_bool("triplet_margin_loss", swap, "swap", 7)
     if _registry.autocast_hook is not None:  # one op in PyTorch, with its own autocast policy
         anchor, positive, negative = _registry.autocast_hook("triplet_margin_loss", (anchor, positive, negative))
     _check_triplet_dims(anchor, positive, negative)

@@ -395,3 +395,16 @@ def test_create_graph_through_an_empty_tensor_first_keeps_later_gradients_differ
         return out
     ref, got = run_both(fn)
     assert_same(ref, got)
+
+
+def test_create_graph_gradient_of_a_transposing_view_is_the_inverse_views_node():
+    """PyTorch's derivative of t/transpose/permute/movedim is the inverse permutation, of unsqueeze a squeeze: a
+    gradient recorded with create_graph=True shows that op's node (TBackward0...), not <Op>BackwardBackward0
+    (found replaying the autograd-programs fuzzer's seed 130224 by hand)."""
+    def fn(T):
+        x = T.tensor(arr(2, 3), requires_grad=True)
+        views = (lambda v: v.t(), lambda v: v.transpose(0, 1), lambda v: v.permute(1, 0), lambda v: v.mT,
+                 lambda v: v.movedim(0, 1), lambda v: v.unsqueeze(1))
+        return [type(T.autograd.grad(f(x).pow(2).sum(), x, create_graph=True)[0].grad_fn).__name__ for f in views]
+    ref, got = run_both(fn)
+    assert_same(ref, got)

@@ -393,6 +393,8 @@ _BACKWARD_GRAD_NAMES = {
     **{n: "DivBackward0" for n in ("log", "log2", "log10", "log1p", "sqrt", "atan", "atanh")},
     **{n: "WhereBackward0" for n in ("logit", "sinc")},
     "exp2": "MulBackward1", "view": "ViewBackward0", "relu": "ThresholdBackwardBackward0",
+    # (a view's derivative is the inverse view: its own node)
+    "t": "TBackward0", "transpose": "TransposeBackward0", "permute": "PermuteBackward0", "unsqueeze": "SqueezeBackward1",
     "softmax": "SoftmaxBackwardDataBackward0", "log_softmax": "LogSoftmaxBackwardDataBackward0",
 }
 

@@ -234,6 +234,22 @@ def test_constants_and_version_as_scripts_read_them():
     assert torchish.version.__version__ == torchish.__version__ and torchish.version.cuda is None
 
 
+@needs_torch
+def test_version_compares_as_a_version():
+    """``torch.__version__ >= "2.2"`` compares release numbers (2.13 > 2.2, which plain strings get wrong), also
+    against tuples; an operand that is no version compares as a string; a number is a TypeError."""
+    for lib in (torch, torchish):
+        v = lib.__version__
+        assert type(v).__name__ == "TorchVersion" and isinstance(v, str)
+        got = [v >= "2.2", v > "2.13.0a0", v < "2.13.1", v >= (2, 13, 0), v < (2, 14), v == "2.13.0", v < "abc",
+               hash(v) == hash(str(v)), {v: 1}[str(v)]]
+        assert got == [True, True, True, True, True, False, True, True, 1], (lib.__name__, got)
+        with pytest.raises(TypeError):
+            v < 2  # noqa: B015
+    tv = torchish.torch_version.TorchVersion
+    assert tv("1.10") > "1.9" and tv("2.0.0rc1") < "2.0.0" and tv("2.0") == "2.0.0"
+
+
 def test_get_device_and_conj_match_torch():
     def fn(lib):
         x = lib.tensor([1.0, -2.0])

@@ -131,6 +131,7 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 from . import version as version  # noqa: E402
+from . import torch_version as torch_version  # noqa: E402
 from .version import __version__ as __version__  # noqa: E402  (the PyTorch API level, torchish's as local label)
 import math as _math  # noqa: E402
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch.pi, torch.e, torch.inf, torch.nan

@@ -7,9 +7,11 @@ those of a CPU build: torchish reaches accelerators through JAX, not through a C
 """
 from __future__ import annotations
 
+from .torch_version import TorchVersion
+
 torchish_version = "0.1.0"
 api_version = "2.13.0"
-__version__ = f"{api_version}+torchish.{torchish_version}"
+__version__ = TorchVersion(f"{api_version}+torchish.{torchish_version}")
 cuda = None
 hip = None
 git_version = "torchish-" + torchish_version

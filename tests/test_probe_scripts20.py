@@ -7,7 +7,8 @@ input's dimensions and its negative-size / empty-input errors; TypeErrors for no
 activations and F.pad; interpolate's 1-d size error, area mode with output size 0; nll_loss/cross_entropy weight
 checks of spatial inputs; ctc_loss's target size errors; RNN constructor checks (bias/batch_first types,
 input_size > 0, float(dropout) first), Bilinear in1_features=0, fold/unfold block-count errors; TypeErrors
-for non-number scalar arguments of the losses and pixel_(un)shuffle.
+for non-number scalar arguments of the losses and pixel_(un)shuffle; max pooling's ceil_mode, dropout's
+training, grid_sample's align_corners and embedding's padding_idx type checks.
 
 Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
 contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
@@ -208,6 +209,26 @@ def case_loss_and_shuffle_argument_errors(lib):
     res += [F.pixel_shuffle(x, lib.tensor(2)), F.nll_loss(y, t, ignore_index=lib.tensor(1)),
             F.cross_entropy(y, t, label_smoothing=lib.tensor(0.1)), F.huber_loss(y, y * 2, delta=lib.tensor(0.5)),
             F.margin_ranking_loss(y, y.flip(0), y.sign(), margin=1), F.multi_margin_loss(y, t, margin=lib.tensor(0.5))]
+    return res
+
+
+def case_flag_and_index_argument_errors(lib):
+    """Flags and indices the Python wrappers hand to PyTorch's ops positionally: max pooling's ceil_mode, dropout's
+    training flag, grid_sample's align_corners must be bools and embedding's padding_idx an int (after the wrapper's
+    range assertion); they were taken silently (a str or int flag as true, a float index truncated)."""
+    F = lib.nn.functional
+    x, x3 = _data(lib, 1, 2, 4, 4), _data(lib, 1, 2, 4)
+    w = _data(lib, 3, 2)
+    bad = [lambda: F.max_pool1d(x3, 2, ceil_mode="a"), lambda: F.max_pool2d(x, 2, ceil_mode=1),
+           lambda: F.max_pool2d(x, 2, ceil_mode="a", return_indices=True), lambda: F.dropout(x, training="a"),
+           lambda: F.dropout(x, 0.5, 1), lambda: F.dropout(x, 1.5, "a"), lambda: F.dropout(x, 0.5, "a", True),
+           lambda: F.dropout(x, 0.0, "a"), lambda: F.grid_sample(x, lib.zeros(1, 2, 2, 2), align_corners="a"),
+           lambda: F.grid_sample(x, lib.zeros(1, 2, 2, 2), align_corners=1),
+           lambda: F.embedding(lib.tensor([1]), w, padding_idx=1.5), lambda: F.embedding(lib.tensor([1]), w, padding_idx=True),
+           lambda: F.embedding(lib.tensor([1]), w, padding_idx=-1.5), lambda: F.embedding(lib.tensor([1]), w, padding_idx=5.5)]
+    res = [_err(f) for f in bad]
+    res += [F.max_pool2d(x, 3, ceil_mode=True), F.dropout(x, 0.5, False), F.embedding(lib.tensor([1, 2]), w, padding_idx=-1),
+            F.grid_sample(x, lib.zeros(1, 2, 2, 2), align_corners=True)]
     return res
 
 

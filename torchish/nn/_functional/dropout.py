@@ -15,7 +15,7 @@ from ..._tensor import Tensor
 from ...ops.inplace import assign
 from ...ops.random import _target, draw
 from ...ops.registry import apply, defop
-from ._args import need_tensor
+from ._args import need_bool, need_tensor
 
 def inverted_dropout_mask(p, shape, dtype, like):
     """An inverted-dropout mask of ``shape`` (ones scaled by 1/(1-p), or zeros) drawn from torchish's generator on
@@ -95,6 +95,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         >>> y = F.dropout(torchish.ones(8), 0.5)      # zeros and 2.0s
     """
     need_tensor("dropout_" if inplace else "dropout", input)
+    _check_p(p)  # (PyTorch's wrapper checks p, then its op's parser the flag)
+    need_bool("dropout_" if inplace else "dropout", training, "train", 3)
     return _apply(input, p, training, inplace, feature=False, alpha=False)
 
 

@@ -18,7 +18,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import tracing
 from ...ops.registry import apply, defop
-from ._args import need_tensor
+from ._args import need_int, need_tensor
 
 __all__ = ["embedding", "embedding_bag"]
 
@@ -179,7 +179,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
+    original_padding_idx = padding_idx
     padding_idx = _padding_idx(padding_idx, num)
+    if original_padding_idx is not None:  # (after the wrapper's range checks, as PyTorch's parser)
+        need_int("embedding", original_padding_idx, "padding_idx", 3)
     if num == 0 and input.numel():  # (PyTorch's index_select on an empty weight)
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     _check_indices(input, num, "embedding")

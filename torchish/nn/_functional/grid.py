@@ -14,7 +14,7 @@ import numpy as np
 from ... import _dtype, _precision
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
-from ._args import need_tensor
+from ._args import need_bool, need_tensor
 
 __all__ = ["grid_sample", "affine_grid"]
 
@@ -141,6 +141,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                       "Please specify align_corners=True if the old behavior is desired. See the documentation of "
                       "grid_sample for details.", stacklevel=2)
         align_corners = False
+    need_bool("grid_sampler", align_corners, "align_corners", 5)
     if _registry.autocast_hook is not None:  # autocast casts before the dtype check
         input, grid = _registry.autocast_hook(f"grid_sampler_{3 if input.ndim == 5 else 2}d", (input, grid))
     xs, gs = list(input.shape), list(grid.shape)

@@ -23,7 +23,7 @@ from .conv import ntuple
 from . import pooling_fractional as _fractional
 from .pooling_adaptive import *  # noqa: F401,F403  (one namespace for all pooling functions)
 from .pooling_fractional import *  # noqa: F401,F403
-from ._args import need_tensor, need_tensor_attr
+from ._args import need_bool, need_tensor, need_tensor_attr
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "lp_pool2d",
@@ -164,6 +164,7 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     if nd == 3 and return_indices:  # PyTorch's wrapper reads input.is_cuda first
         need_tensor_attr(input, "is_cuda")
     need_tensor(f"max_pool{nd}d" + ("_with_indices" if return_indices else ""), input)
+    need_bool(f"max_pool{nd}d" + ("_with_indices" if return_indices else ""), ceil_mode, "ceil_mode", 6)
     name = f"max_pool{nd}d"
     kernel, stride, padding, dilation, sp, outs = _pool_geometry(input, nd, name, kernel_size, stride, padding,
                                                                  dilation, bool(ceil_mode), return_indices)

@@ -8,7 +8,8 @@ activations and F.pad; interpolate's 1-d size error, area mode with output size 
 checks of spatial inputs; ctc_loss's target size errors; RNN constructor checks (bias/batch_first types,
 input_size > 0, float(dropout) first), Bilinear in1_features=0, fold/unfold block-count errors; TypeErrors
 for non-number scalar arguments of the losses and pixel_(un)shuffle; max pooling's ceil_mode, dropout's
-training, grid_sample's align_corners and embedding's padding_idx type checks.
+training, grid_sample's align_corners and embedding's padding_idx type checks; batch_norm's eps checks and the
+norms' argument types.
 
 Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
 contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
@@ -229,6 +230,32 @@ def case_flag_and_index_argument_errors(lib):
     res = [_err(f) for f in bad]
     res += [F.max_pool2d(x, 3, ceil_mode=True), F.dropout(x, 0.5, False), F.embedding(lib.tensor([1, 2]), w, padding_idx=-1),
             F.grid_sample(x, lib.zeros(1, 2, 2, 2), align_corners=True)]
+    return res
+
+
+def case_norm_argument_checks(lib):
+    """F.batch_norm refuses a non-positive eps in training and a negative one in evaluation (PyTorch's wrapper
+    ValueErrors; torchish took them); the norms' flags and floats are checked as PyTorch's parser does (a str
+    momentum reached a JAX trace; a float num_groups or str use_input_stats was taken), and BatchNorm with
+    momentum=None still runs (the cumulative factor is a number)."""
+    F, nn = lib.nn.functional, lib.nn
+    x = _data(lib, 2, 4, 3)
+    rm, rv = lib.zeros(4), lib.ones(4)
+    bad = [lambda: F.batch_norm(x, rm, rv, training=True, eps=-1), lambda: F.batch_norm(x, rm, rv, training=True, eps=0.0),
+           lambda: F.batch_norm(x, rm, rv, eps=-1e-3), lambda: F.batch_norm(x, rm, rv, training=True, momentum="a"),
+           lambda: F.batch_norm(x, rm, rv, training="a"), lambda: F.batch_norm(x, rm, rv, eps="a"),
+           lambda: F.batch_norm(x, rm, rv, momentum=None), lambda: F.batch_norm(x, None, None, eps=-1.0),
+           lambda: F.layer_norm(x, (3,), eps="a"), lambda: F.layer_norm(x, (3,), eps=None),
+           lambda: F.group_norm(x, 2.0), lambda: F.group_norm(x, 2, eps="a"), lambda: F.group_norm(x, True),
+           lambda: F.instance_norm(x, eps=None), lambda: F.instance_norm(x, momentum="a"),
+           lambda: F.instance_norm(x, use_input_stats="a"), lambda: F.rms_norm(x, (3,), eps="a")]
+    res = [_err(f) for f in bad]
+    res += [F.batch_norm(x, rm.clone(), rv.clone(), eps=0.0), F.layer_norm(x, (3,), eps=-1e-6 + 1e-5),
+            F.rms_norm(x, (3,), eps=None), F.instance_norm(x, rm.clone(), rv.clone(), use_input_stats=False, eps=0.0)]
+    bn = nn.BatchNorm1d(4, momentum=None)
+    for s in (1.0, 2.0):
+        bn(x * s)
+    res += [bn.running_mean, bn.running_var]
     return res
 
 

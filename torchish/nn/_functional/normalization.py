@@ -23,7 +23,7 @@ from ...ops.casting import ACC
 from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ...ops.unary import rsqrt_values
-from ._args import need_tensor, need_tensor_attr
+from ._args import need_bool, need_int, need_number, need_tensor, need_tensor_attr
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm"]
 
@@ -255,7 +255,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         size = math.prod(input.shape) // max(c, 1)
         if size == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    elif running_mean is None or running_var is None:
+    # PyTorch's wrapper checks eps, then its op's parser the flags and floats, then the kernel the rest
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    need_bool("batch_norm", training, "training", 6)
+    need_number("batch_norm", momentum, "momentum", 7, kind="float")
+    need_number("batch_norm", eps, "eps", 8, kind="float")
+    if not training and (running_mean is None or running_var is None):
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
@@ -327,6 +335,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     c = input.shape[1]
     if use_input_stats and math.prod(input.shape[2:]) <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    need_bool("instance_norm", use_input_stats, "use_input_stats", 6)
+    need_number("instance_norm", momentum, "momentum", 7, kind="float")
+    need_number("instance_norm", eps, "eps", 8, kind="float")
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         _check_vec(name, t, c)
@@ -425,6 +436,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     need_tensor("layer_norm", input)
     need_tensor("layer_norm", weight, "weight", 3, optional=True)
     need_tensor("layer_norm", bias, "bias", 4, optional=True)
+    need_number("layer_norm", eps, "eps", 5, kind="float")
     ns = _normalized_shape(input, normalized_shape, "layer_norm")
     for nm, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != ns:
@@ -469,6 +481,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     the computation's dtype (float32 for a float16/bfloat16 input)."""
     need_tensor("rms_norm", input)
     need_tensor("rms_norm", weight, "weight", 3, optional=True)
+    if eps is not None:
+        need_number("rms_norm", eps, "eps", 4, kind="float")
     # PyTorch's _check_rms_norm_inputs: the weight against normalized_shape, then the input's rank, then its shape
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
     if not ns:
@@ -563,6 +577,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     per_group = [input.shape[0] * c // num_groups, num_groups] + list(input.shape[2:])  # PyTorch's wrapper's check
     if math.prod(per_group[:1] + per_group[2:]) == 1:  # (in every mode, and ``//`` by 0 raises ZeroDivisionError)
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {per_group}")
+    need_int("group_norm", num_groups, "num_groups", 2)
+    need_number("group_norm", eps, "eps", 5, kind="float")
     if num_groups <= 0 or c % num_groups != 0:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")

@@ -10,7 +10,9 @@ where PyTorch starts the state afresh; a custom optimizer keeping a Python numbe
 trace given up for eager mode left its side effects behind (counted twice); an optimizer step hook registered
 between calls was not run; a parameter appended to a param group's list in place was not updated, and momentum or
 weight decay set from the int 0 to a float crashed in JAX (int64 vs float64 input); module attributes that are not
-plain numbers (a function, a list of numbers, an enum member, a dtype, a tuple) were not guarded.
+plain numbers (a function, a list of numbers, an enum member, a dtype, a tuple) were not guarded, nor were a config
+object replaced (on a module or in a closure) by one with other values, a plain list of layers appended to, or a
+patched ``module.forward``.
 
 Also probed and matching (not kept, to keep this file fast): GradScaler with inf batches (skipped steps, backoff),
 EMA teachers with ``_foreach_mul_/_foreach_add_/_foreach_lerp_``, a GAN with two Adam optimizers, LambdaLR /
@@ -311,3 +313,44 @@ def test_module_settings_that_are_not_numbers_are_guarded():
     strings and flags were guarded). PyTorch's compiler guards them all."""
     stats = _check(case_module_settings_that_are_not_numbers)
     assert stats[0]["compiled_calls"] >= 10
+
+
+class _Cfg:
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def case_objects_rebound_between_calls(T, jit):
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = _lin(T, 3, 3), _lin(T, 3, 3, seed=2)
+            self.order, self.cfg = [self.a], _Cfg(1.0)
+
+        def forward(self, x):
+            for layer in self.order:
+                x = layer(x)
+            return x * self.cfg.scale
+    m = Net()
+    cfg = _Cfg(1.0)
+    f = jit(lambda x: m(x) * cfg.scale)
+    x = formula_data(T, 2, 3)
+    out = [f(x), f(x)]
+    m.cfg = _Cfg(3.0)
+    out += [f(x), f(x)]
+    m.order.append(m.b)
+    out += [f(x), f(x)]
+    cfg = _Cfg(-1.0)  # (the closure's variable rebound)
+    out += [f(x), f(x)]
+    forward = m.forward
+    m.forward = lambda inp: forward(inp) + 1
+    out += [f(x), f(x)]
+    return out
+
+
+def test_objects_rebound_between_calls_are_guarded():
+    """A module's config object replaced (``m.cfg = Cfg(3.0)``), a plain list of its layers appended to, a
+    closure variable rebound to another config object, and ``m.forward`` patched: each used to leave the program
+    computing with what it was traced with. They are guarded by identity now, as PyTorch's compiler does."""
+    stats = _check(case_objects_rebound_between_calls)
+    assert stats[0]["compiled_calls"] >= 8

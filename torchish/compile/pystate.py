@@ -11,7 +11,8 @@ entry of an ``nn.Module``'s ``__dict__`` (set through ``Module.__setattr__``, wh
 closure cell, ``"s"`` a small list/dict/set of Python values (compared as a snapshot), ``"o"`` and ``"oc"`` an
 object (an optimizer, a module, a config object: not a number, a Tensor or a function) in a ``__dict__`` or a
 closure cell, guarded by identity as PyTorch's compiler guards it (``self.opt = Adam(...)`` between calls makes the
-program stale: it steps the old optimizer's state), ``"f"`` a flag ``key(holder)`` computed from a container's
+program stale: it steps the old optimizer's state), ``"u"`` and ``"uc"`` a user object without such state (a config
+object), which may be rebound to another whose attributes are the same (see ``_same_object``), ``"f"`` a flag ``key(holder)`` computed from a container's
 numbers (SGD's ``momentum != 0``: see ``recorder.static_derived``).
 
 Globals, closure variables and attributes of watched objects that hold tensors (``x``, ``batch = (x, y)``,
@@ -66,6 +67,13 @@ def _plain_container(v):
     t = type(v)
     return t in (list, set, dict) and len(v) <= _SMALL and all(
         type(x) in _SCALARS for x in (itertools.chain(v, v.values()) if t is dict else v))
+
+
+def _object_list(v):
+    """A small list or tuple of modules, user objects and constants (``self.order = [self.a, self.b]``): compared
+    element by element by identity."""
+    return type(v) in (list, tuple) and len(v) <= _SMALL and all(
+        isinstance(x, Module) or _constant(x) or _user_class(type(x)) for x in v)
 
 
 def _small_container(v):
@@ -129,9 +137,9 @@ def value(item):
     kind, holder, key = item
     if kind == "f":  # a flag computed from a container (recorder.static_derived)
         return key(holder)
-    if kind in ("d", "m", "o"):
+    if kind in ("d", "m", "o", "u"):
         return holder.get(key, _MISSING)
-    if kind in ("c", "oc"):
+    if kind in ("c", "oc", "uc"):
         try:
             return holder.cell_contents
         except ValueError:
@@ -149,12 +157,12 @@ def _restore(item, v):
         return  # (computed from the container's values, which are restored on their own)
     if kind == "m":
         ATTR_EPOCH[0] += 1
-    if kind in ("d", "m", "o"):
+    if kind in ("d", "m", "o", "u"):
         if v is _MISSING:
             holder.pop(key, None)
         else:
             holder[key] = v
-    elif kind in ("c", "oc"):
+    elif kind in ("c", "oc", "uc"):
         if v is not _MISSING:
             holder.cell_contents = v
     elif type(holder) is dict:
@@ -178,7 +186,8 @@ def _user_class(cls):
     mod = getattr(cls, "__module__", "") or ""
     if mod.startswith(_LIBRARIES) or issubclass(cls, Module):
         return False
-    return "__dict__" in dir(cls) and cls.__getattribute__ is object.__getattribute__
+    get = cls.__getattribute__  # (object's, or ours while a trace watches the class)
+    return "__dict__" in dir(cls) and (get is object.__getattribute__ or getattr(get, "watching", False))
 
 
 class PyState:
@@ -274,6 +283,8 @@ class PyState:
             self.classes.add(type(v))
         if _by_identity(v) and not _small_container(v):  # (a global `opt` rebound to a new optimizer)
             self.static.append(("o" if item[0] == "d" else "oc",) + item[1:])
+        elif _user_class(type(v)):  # (`cfg` rebound to a config object with other values)
+            self.static.append(("u" if item[0] == "d" else "uc",) + item[1:])
 
     def watch_optimizer_state(self, optimizers):
         """Plain Python values kept in the per-parameter state of the optimizers the function steps (a custom
@@ -353,8 +364,8 @@ class PyState:
                     if d.get(name, _MISSING) is v:
                         touch(("m" if isinstance(obj, Module) else "d", d, name), v)
             else:
-                plain = _plain_container(v) and not name.startswith("_")  # (not a module's own bookkeeping)
-                if plain or _constant(v):
+                plain = (_plain_container(v) or _object_list(v)) and not name.startswith("_")  # (not a module's
+                if plain or _constant(v):                                                  # own bookkeeping)
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:  # (self.act = F.gelu, self.scales = [3.0, 4.0] between calls)
                         touch(("m" if isinstance(obj, Module) else "d", d, name), v)
@@ -369,10 +380,17 @@ class PyState:
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:  # (self.batch = (x, y) rebound between calls)
                         add_source(("d", d, name))
-                if not issubclass(type(obj), Module) and _by_identity(v):  # (type: isinstance reads __class__)  # (self.opt rebound to a new optimizer)
+                # (self.opt rebound to a new optimizer, self.cfg to a new config object; type: isinstance reads
+                # __class__)
+                owner = not issubclass(type(obj), Module) and _by_identity(v)
+                if owner or _user_class(t):
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:
-                        touch(("o", d, name), v)
+                        touch(("o" if owner else "u", d, name), v)
+                if name == "forward" and isinstance(obj, Module):  # (module.forward = patched, between calls)
+                    d = object.__getattribute__(obj, "__dict__")
+                    if "forward" not in d:
+                        touch(("m", d, "forward"), _MISSING)
             return v
 
         def setattr_(obj, name, v):
@@ -382,6 +400,7 @@ class PyState:
                 if type(v) in _SCALARS or type(old) in _SCALARS:
                     touch(("m" if isinstance(obj, Module) else "d", d, name), old)
             base_set(obj, name, v)
+        getattribute.watching = True
         try:
             cls.__getattribute__ = getattribute
         except (TypeError, AttributeError):  # a class that takes no new attributes: not watched
@@ -448,7 +467,21 @@ def _same(a, b):
 
 
 def _same_item(it, a, b):
+    if it[0] in ("u", "uc"):
+        return _same_object(a, b)
     return a is b if it[0] in ("o", "oc") else _same(a, b)
+
+
+def _same_object(a, b):
+    """A user object (a config) rebound to another of its class whose attributes are the same numbers, constants
+    and objects: the program still fits (a script making a fresh config object every step does not retrace)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or not hasattr(a, "__dict__") or not hasattr(b, "__dict__"):
+        return False
+    da, db = vars(a), vars(b)
+    return da.keys() == db.keys() and all(
+        da[k] is db[k] or _constant(da[k]) and _constant(db[k]) and _same(da[k], db[k]) for k in da)
 
 
 class Guard:
@@ -460,7 +493,7 @@ class Guard:
     def __init__(self, items, began):
         groups, self.slow, self.cells = {}, [], []
         for it, v in zip(items, began):
-            if it[0] in ("d", "m") and v is not _MISSING:
+            if it[0] == "m" or it[0] == "d" and v is not _MISSING:  # (a module's missing `forward`: set later)
                 g = groups.setdefault((it[0], id(it[1])), (it[1], [], []))
                 g[1].append(it[2])
                 g[2].append(v)

@@ -177,7 +177,8 @@ def case_module_constructor_checks(lib):
     """Constructor checks in PyTorch's order: RNNs store float(dropout) first (a str or None fails there), then
     check bias/batch_first are bools and input_size a positive int; Bilinear refuses in1_features=0 with PyTorch's
     ValueError (it divided by zero); fold checks the block count against the input before the too-small shape,
-    whose message has no final period, and unfold/fold count blocks with PyTorch's floor division."""
+    whose message has no final period, and unfold/fold count blocks with PyTorch's floor division and take int
+    sizes only (a float kernel_size was truncated)."""
     nn, F = lib.nn, lib.nn.functional
     res = [_err(f) for f in [
         lambda: nn.LSTM(3, 3, bias=1), lambda: nn.GRU(3, 3, batch_first=1), lambda: nn.RNN(3.5, 3),
@@ -185,7 +186,12 @@ def case_module_constructor_checks(lib):
         lambda: nn.RNN(3, 3, dropout=[0.1]), lambda: nn.LSTM(3, 3, dropout="a"), lambda: nn.LSTM(3, 3, dropout=True),
         lambda: nn.Bilinear(0, 2, 2),
         lambda: F.fold(lib.ones(1, 25, 1), (2, 2), 5, stride=2), lambda: F.fold(lib.ones(1, 25, 4), (2, 2), 5, stride=2),
-        lambda: F.fold(lib.ones(1, 9, 1), (2, 2), 3), lambda: F.unfold(lib.ones(1, 1, 2, 2), 5, stride=2)]]
+        lambda: F.fold(lib.ones(1, 9, 1), (2, 2), 3), lambda: F.unfold(lib.ones(1, 1, 2, 2), 5, stride=2),
+        # their size arguments: ints only, in the parser's two wordings (the first element, then the others)
+        lambda: F.unfold(lib.ones(1, 2, 4, 4), 2.5), lambda: F.unfold(lib.ones(1, 2, 4, 4), (2, 2.5)),
+        lambda: F.unfold(lib.ones(1, 2, 4, 4), 2, padding="a"), lambda: F.unfold(lib.ones(1, 2, 4, 4), True),
+        lambda: F.unfold(lib.ones(1, 2, 4, 4), (2, 2, 2.5)), lambda: F.unfold(lib.ones(1, 2, 4, 4), (2, 2, 2)),
+        lambda: F.fold(lib.ones(1, 8, 9), (4.0, 4), 2), lambda: F.fold(lib.ones(1, 8, 9), 4, 2, stride=(1, 1.0))]]
     res.append(nn.Bilinear(2, 0, 2).weight.shape)
     return res
 

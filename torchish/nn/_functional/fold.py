@@ -3,6 +3,8 @@ and back (overlapping values are summed). Each is one op built from strided slic
 other, as in PyTorch."""
 from __future__ import annotations
 
+import numbers
+
 import jax
 import jax.numpy as jnp
 
@@ -13,12 +15,20 @@ from ._args import need_tensor
 __all__ = ["unfold", "fold"]
 
 
-def _pair(v, name):
-    if isinstance(v, (tuple, list)):
-        if len(v) != 2:
-            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
-        return int(v[0]), int(v[1])
-    return int(v), int(v)
+def _pair(v, name, op, pos):
+    """PyTorch's ``_pair`` and its op's parser: ints only (the first element's type, then the others', each with
+    the parser's own wording), then the op's length check."""
+    pair = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+    for i, e in enumerate(pair):
+        if isinstance(e, bool) or not isinstance(e, numbers.Integral):
+            if i == 0:
+                raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be tuple of ints, but found element "
+                                f"of type {type(e).__name__} at pos 0")
+            raise TypeError(f"{op}(): argument '{name}' failed to unpack the object at pos {i + 1} with error \"type "
+                            f"must be tuple of ints,but got {type(e).__name__}\"")
+    if len(pair) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(pair)}")
+    return int(pair[0]), int(pair[1])
 
 
 def _blocks(size, k, d, p, s):
@@ -78,8 +88,8 @@ _FOLD = defop("col2im", _fold_fwd, linear=True, grad_name="Col2ImBackward0")
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Extract sliding local blocks: (N, C, H, W) -> (N, C * kh * kw, L)."""
     need_tensor("im2col", input)
-    k, d = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    p, s = _pair(padding, "padding"), _pair(stride, "stride")
+    k, d = _pair(kernel_size, "kernel_size", "im2col", 2), _pair(dilation, "dilation", "im2col", 3)
+    p, s = _pair(padding, "padding", "im2col", 4), _pair(stride, "stride", "im2col", 5)
     _check_params(k, d, p, s)
     if input.ndim == 2:
         raise IndexError("Dimension out of range (expected to be in range of [-2, 1], but got 2)")
@@ -102,8 +112,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Combine sliding local blocks into a tensor: (N, C * kh * kw, L) -> (N, C, H, W), summing overlaps."""
     need_tensor("col2im", input)
-    size, k = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
-    d, p, s = _pair(dilation, "dilation"), _pair(padding, "padding"), _pair(stride, "stride")
+    size, k = _pair(output_size, "output_size", "col2im", 2), _pair(kernel_size, "kernel_size", "col2im", 3)
+    d, p = _pair(dilation, "dilation", "col2im", 4), _pair(padding, "padding", "col2im", 5)
+    s = _pair(stride, "stride", "col2im", 6)
     _check_params(k, d, p, s)
     if input.ndim not in (2, 3) or any(n == 0 for n in input.shape[input.ndim - 2:]):
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "

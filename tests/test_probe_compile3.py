@@ -14,23 +14,27 @@ plain numbers (a function, a list of numbers, an enum member, a dtype, a tuple) 
 object replaced (on a module or in a closure) by one with other values, a plain list of layers appended to, or a
 patched ``module.forward``.
 
-Also probed and matching (not kept, to keep this file fast): GradScaler with inf batches (skipped steps, backoff),
-EMA teachers with ``_foreach_mul_/_foreach_add_/_foreach_lerp_``, a GAN with two Adam optimizers, LambdaLR /
-OneCycleLR / CosineAnnealingWarmRestarts / ReduceLROnPlateau / SequentialLR stepped outside, ``clip_grad_value_`` and
-``clip_grad_norm_`` (inf and 1-norms, ``error_if_nonfinite``), parameters frozen and unfrozen between calls,
-``add_param_group``, ``zero_grad(set_to_none=False)`` with momentum, train/eval toggles with BatchNorm, forward
-pre/post and full backward (pre-)hooks returning new values, removed hooks, ``register_hook`` on activations,
-no_grad evaluation returning dicts and tuples, running means and counters kept by hand in buffers, a KV cache
-written in place (slice assignment and ``index_copy_``), outputs aliasing parameters and their ``.grad``,
-varying batch sizes (also ``dynamic=True``), a compiled module used for inference and in an eager loop,
-``state_dict``/``load_state_dict`` between calls, ``checkpoint`` and a custom autograd.Function inside a step, every
-built-in optimizer (Adagrad, RMSprop centered, Adamax, NAdam, RAdam, ASGD, Rprop, Adadelta, Adam amsgrad/maximize,
-fused, tensor lr, Adafactor), LBFGS with a compiled closure, distillation from an eval-mode teacher,
-SWA/EMA ``AveragedModel``, spectral and weight norm parametrizations, a ModuleDict chosen by a string argument,
-backward outside a compiled forward (double backward, TBPTT across two calls, a non-leaf input, in-place on an
-output), grad mode and default dtype changed between calls, reseeding between calls, a compiled method on two
-instances, models and optimizers passed as arguments, a nanoGPT step with micro-batches, manual lr warmup and
-tied weights.
+Kept as guards at the end: GradScaler with inf batches (skipped steps, backoff), a GAN with an EMA generator
+updated by ``_foreach_mul_/_foreach_add_``, a KV cache written in place with ``index_copy_``.
+
+Also probed and matching (not kept, to keep this file fast): EMA with ``_foreach_lerp_``, LambdaLR / OneCycleLR
+(also cycling SGD's momentum) / CyclicLR / CosineAnnealingWarmRestarts / ReduceLROnPlateau / SequentialLR /
+PolynomialLR with MultiStepLR stepped outside, ``clip_grad_value_`` and ``clip_grad_norm_`` (inf and 1-norms,
+``error_if_nonfinite``), parameters frozen and unfrozen between calls or inside the step, ``add_param_group``,
+``zero_grad(set_to_none=False)`` with momentum, train/eval toggles with BatchNorm, forward pre/post and full
+backward (pre-)hooks returning new values, removed hooks, ``register_hook`` on activations, no_grad evaluation
+returning dicts and tuples, running means and counters kept by hand in buffers, a KV cache written by slice
+assignment, outputs aliasing parameters and their ``.grad``, varying batch sizes (also ``dynamic=True``), a compiled
+module used for inference and in an eager loop, ``state_dict``/``load_state_dict`` between calls, ``checkpoint`` and
+a custom autograd.Function inside a step, every built-in optimizer (Adagrad, RMSprop centered, Adamax, NAdam, RAdam,
+ASGD, Rprop, Adadelta, Adam amsgrad/maximize, fused, tensor lr, Adafactor), LBFGS with a compiled closure,
+distillation from an eval-mode teacher, SWA/EMA ``AveragedModel``, spectral and weight norm parametrizations,
+pruning added and removed between calls, a buffer reassigned, a ModuleDict chosen by a string argument, backward
+outside a compiled forward (double backward, TBPTT across two calls, a non-leaf input, in-place on an output), grad
+mode and default dtype changed between calls, reseeding and a Generator argument, a compiled method on two
+instances, models and optimizers passed as arguments, MAML with ``functional_call``, a manual natural-gradient step
+with ``parameters_to_vector``, ``.grad`` assigned by hand, ``backward(inputs=...)``, a LazyLinear, a RoPE cache
+grown by the step, nanoGPT steps with micro-batches, manual lr warmup and tied weights.
 """
 import collections
 import enum
@@ -38,7 +42,7 @@ import enum
 import pytest
 
 import torchish
-from oracle import assert_script_matches, formula_data, formula_init, needs_torch, torch
+from oracle import assert_script_matches, formula_data, formula_init, needs_torch
 
 pytestmark = needs_torch
 
@@ -354,3 +358,77 @@ def test_objects_rebound_between_calls_are_guarded():
     computing with what it was traced with. They are guarded by identity now, as PyTorch's compiler does."""
     stats = _check(case_objects_rebound_between_calls)
     assert stats[0]["compiled_calls"] >= 8
+
+
+# probe programs that matched PyTorch, kept as guards
+def case_grad_scaler_skips_steps_on_inf(T, jit):
+    m = _lin(T)
+    opt = T.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    scaler = T.amp.GradScaler("cpu", init_scale=2.0 ** 3, backoff_factor=0.5, growth_interval=1)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        return loss
+    x = formula_data(T, 4, 3)
+    bad = x.clone()
+    bad[0, 0] = float("inf")
+    out = []
+    for batch in [x, x, bad, x, bad, x]:
+        out += [step(batch), scaler.get_scale(), m.weight.detach().clone()]
+    return out
+
+
+def case_gan_with_an_ema_generator(T, jit):
+    G = formula_init(T, T.nn.Sequential(T.nn.Linear(2, 4), T.nn.Tanh(), T.nn.Linear(4, 3)))
+    D = formula_init(T, T.nn.Sequential(T.nn.Linear(3, 4), T.nn.LeakyReLU(0.2), T.nn.Linear(4, 1)), seed=5)
+    G_ema = formula_init(T, T.nn.Sequential(T.nn.Linear(2, 4), T.nn.Tanh(), T.nn.Linear(4, 3)))
+    og = T.optim.Adam(G.parameters(), lr=0.01, betas=(0.5, 0.999))
+    od = T.optim.Adam(D.parameters(), lr=0.02, betas=(0.5, 0.999))
+    bce = T.nn.BCEWithLogitsLoss()
+
+    @jit
+    def step(z, real):
+        fake = G(z)
+        od.zero_grad()
+        loss_d = bce(D(real), T.ones(real.shape[0], 1)) + bce(D(fake.detach()), T.zeros(z.shape[0], 1))
+        loss_d.backward()
+        od.step()
+        og.zero_grad()
+        loss_g = bce(D(fake), T.ones(z.shape[0], 1))
+        loss_g.backward()
+        og.step()
+        with T.no_grad():
+            ema = list(G_ema.parameters())
+            T._foreach_mul_(ema, 0.9)
+            T._foreach_add_(ema, list(G.parameters()), alpha=0.1)
+        return loss_d, loss_g
+    z, real = formula_data(T, 4, 2), formula_data(T, 4, 3, seed=3)
+    out = [step(z, real) for _ in range(3)]
+    return out, list(G_ema.parameters()), [p.grad for p in D.parameters()], od.state_dict()["state"][0]
+
+
+def case_kv_cache_written_in_place(T, jit):
+    cache = T.zeros(5, 3)
+
+    @jit
+    def write(x, pos):
+        cache.index_copy_(0, pos, x)
+        return cache.sum(0), cache
+    out = []
+    for i in range(4):
+        total, c = write(formula_data(T, 1, 3, seed=i), T.tensor([i]))
+        out += [total, c is cache]
+    return out, cache
+
+
+@pytest.mark.parametrize("case", [case_grad_scaler_skips_steps_on_inf, case_gan_with_an_ema_generator,
+                                  case_kv_cache_written_in_place], ids=lambda c: c.__name__[5:])
+def test_probe_program_matches_pytorch(case):
+    stats = _check(case)
+    assert stats[0]["compiled_calls"] >= 2

@@ -91,3 +91,19 @@ def test_local_response_norm_views_the_squares_of_a_5d_input_as_pytorch():
     agree(lambda T: T.nn.functional.local_response_norm(x(T).transpose(3, 4), 3),
           lambda T: T.nn.functional.local_response_norm(x(T).transpose(1, 2), 3),
           lambda T: T.nn.functional.local_response_norm(x(T)[0].transpose(2, 3), 2))
+
+
+@needs_torch
+def test_gcd_and_lcm_of_the_integer_minimum_follow_pytorchs_wrapping_euclid():
+    # (math fuzzer seed 107067: gcd(int32 [-2**31, 2], [-2**31 + 1]) never returned) PyTorch's calc_gcd runs Euclid's
+    # algorithm from abs of both, and abs of the type's minimum wraps to itself: C's truncated remainders then end
+    # at -1 (or the minimum). jnp.gcd's loop never ended there. calc_lcm's abs(a / g * b) is computed in C's int
+    # for 8- and 16-bit types (int8 lcm(100, 30) is 300 wrapped: 44) — lcm of the minimum and a number whose gcd with
+    # it is -1 divides the minimum by -1 in PyTorch (SIGFPE), so it is not compared
+    for dt in ("int8", "int32", "int64"):
+        lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+        a = [lo, lo, lo, 0, 2, 6, -12, lo, 100]
+        b = [hi, 0, lo, lo, hi, -4, 18, 3, 30]
+        agree(lambda T: T.gcd(T.tensor(a, dtype=getattr(T, dt)), T.tensor(b, dtype=getattr(T, dt))),
+              lambda T: T.lcm(T.tensor(a[1:], dtype=getattr(T, dt)), T.tensor(b[1:], dtype=getattr(T, dt))))
+    agree(lambda T: T.gcd(T.tensor([[12, -8]], dtype=T.int16), T.tensor([[18], [0]], dtype=T.int16)))

@@ -194,8 +194,31 @@ def _ldexp_choose(op, a, b):
 
 
 _binary("ldexp", lambda a, b: a * _exp2(b), promote="float", numbers="none", choose=_ldexp_choose)
-_binary("gcd", jnp.gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
-_binary("lcm", jnp.lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
+
+
+def _gcd(a, b):
+    """PyTorch's calc_gcd: Euclid's algorithm from ``abs`` of both, with C's truncated remainder. ``abs`` of the
+    type's minimum wraps to itself (gcd(int32 -2**31, 2**31 - 1) is -1); jnp.gcd looped forever on it."""
+    a, b = jnp.broadcast_arrays(jnp.abs(a), jnp.abs(b))
+
+    def step(ab):
+        a, b = ab
+        nz = a != 0
+        return jnp.where(nz, jax.lax.rem(b, jnp.where(nz, a, 1)), a), jnp.where(nz, a, b)
+    return jax.lax.while_loop(lambda ab: jnp.any(ab[0] != 0), step, (a, b))[1]
+
+
+def _lcm(a, b):
+    """PyTorch's calc_lcm: ``abs(a / g * b)`` (0 where the gcd is 0), computed in C's int for 8- and 16-bit types
+    (C promotes them) and wrapped back to the type."""
+    g = _gcd(a, b)
+    wide = jnp.int32 if a.dtype.itemsize < 4 else a.dtype
+    q = jax.lax.div(a.astype(wide), jnp.where(g == 0, 1, g).astype(wide)) * b.astype(wide)
+    return jnp.where(g == 0, 0, jnp.abs(q)).astype(a.dtype)
+
+
+_binary("gcd", _gcd, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
+_binary("lcm", _lcm, reject=INTS_NO_BOOL, differentiable=False, numbers="none")
 
 
 def _igamma_vjp(name, sign):

@@ -12,7 +12,7 @@ between calls was not run; a parameter appended to a param group's list in place
 weight decay set from the int 0 to a float crashed in JAX (int64 vs float64 input); module attributes that are not
 plain numbers (a function, a list of numbers, an enum member, a dtype, a tuple) were not guarded, nor were a config
 object replaced (on a module or in a closure) by one with other values, a plain list of layers appended to, or a
-patched ``module.forward``.
+patched ``module.forward``, nor a numpy number or array the forward reads.
 
 Kept as guards at the end: GradScaler with inf batches (skipped steps, backoff), a GAN with an EMA generator
 updated by ``_foreach_mul_/_foreach_add_``, a KV cache written in place with ``index_copy_``.
@@ -39,6 +39,7 @@ grown by the step, nanoGPT steps with micro-batches, manual lr warmup and tied w
 import collections
 import enum
 
+import numpy as np
 import pytest
 
 import torchish
@@ -358,6 +359,36 @@ def test_objects_rebound_between_calls_are_guarded():
     computing with what it was traced with. They are guarded by identity now, as PyTorch's compiler does."""
     stats = _check(case_objects_rebound_between_calls)
     assert stats[0]["compiled_calls"] >= 8
+
+
+
+def case_numpy_values_read_by_the_model(T, jit):
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = _lin(T)
+            self.scale, self.w = np.float32(2.0), np.array([1.0, 2.0], dtype=np.float32)
+
+        def forward(self, x):
+            return self.lin(x) * T.from_numpy(self.w) * float(self.scale)
+    m = Net()
+    f = jit(lambda x: m(x))
+    x = formula_data(T, 2, 3)
+    out = [f(x), f(x)]
+    m.scale = np.float32(5.0)
+    out += [f(x), f(x)]
+    m.w = np.array([3.0, -1.0], dtype=np.float32)
+    out += [f(x), f(x)]
+    m.w[0] = 7.0
+    out += [f(x), f(x)]
+    return out
+
+
+def test_numpy_values_read_by_the_model_are_guarded():
+    """A numpy number and a numpy array (replaced, then changed in place) that the forward reads: the program
+    kept the values it was traced with."""
+    stats = _check(case_numpy_values_read_by_the_model)
+    assert stats[0]["compiled_calls"] >= 6
 
 
 # probe programs that matched PyTorch, kept as guards

@@ -13,7 +13,8 @@ object (an optimizer, a module, a config object: not a number, a Tensor or a fun
 closure cell, guarded by identity as PyTorch's compiler guards it (``self.opt = Adam(...)`` between calls makes the
 program stale: it steps the old optimizer's state), ``"u"`` and ``"uc"`` a user object without such state (a config
 object), which may be rebound to another whose attributes are the same (see ``_same_object``), ``"f"`` a flag ``key(holder)`` computed from a container's
-numbers (SGD's ``momentum != 0``: see ``recorder.static_derived``).
+numbers (SGD's ``momentum != 0``: see ``recorder.static_derived``), ``"n"`` a numpy array in a ``__dict__`` (by
+identity and contents, see ``_array_key``).
 
 Globals, closure variables and attributes of watched objects that hold tensors (``x``, ``batch = (x, y)``,
 ``self.batch``) are *sources*: the program reads the tensors they hold at each call (``tensor_paths``).
@@ -53,13 +54,24 @@ def _constant(v, depth=0):
     a ``functools.partial``, an enum member, a class, a dtype or device, or a tuple of such values and numbers
     (``self.act = F.gelu``, ``self.mode = Mode.B``, ``self.dtype = torch.float64``, ``self.shape = (1, 9)``)."""
     t = type(v)
-    if t in _SCALARS:
+    if t in _SCALARS or isinstance(v, np.generic):  # (a numpy number: self.scale = np.float32(2.0))
         return True
     if t is tuple:
         return depth < 2 and len(v) <= _SMALL and all(_constant(x, depth + 1) for x in v)
     from .._device import device
     from .._dtype import dtype
     return isinstance(v, _IDENTITY) or isinstance(v, (dtype, device))
+
+
+_ARRAY_BYTES = 1 << 16  # numpy arrays up to this size are compared by contents, larger ones by identity
+
+
+def _array_key(v):
+    """A numpy array a program read (``torch.from_numpy(self.w)``: a constant of the program), as compared between
+    calls: the same array object, with the same dtype, shape and (up to _ARRAY_BYTES) contents."""
+    if not isinstance(v, np.ndarray):
+        return _entry(v)
+    return id(v), v.dtype.str, v.shape, v.tobytes() if v.nbytes <= _ARRAY_BYTES else None
 
 
 def _plain_container(v):
@@ -137,6 +149,8 @@ def value(item):
     kind, holder, key = item
     if kind == "f":  # a flag computed from a container (recorder.static_derived)
         return key(holder)
+    if kind == "n":
+        return _array_key(holder.get(key, _MISSING))
     if kind in ("d", "m", "o", "u"):
         return holder.get(key, _MISSING)
     if kind in ("c", "oc", "uc"):
@@ -153,8 +167,8 @@ def value(item):
 
 def _restore(item, v):
     kind, holder, key = item
-    if kind == "f":
-        return  # (computed from the container's values, which are restored on their own)
+    if kind in ("f", "n"):
+        return  # (computed from the container's values, which are restored on their own; an array's contents)
     if kind == "m":
         ATTR_EPOCH[0] += 1
     if kind in ("d", "m", "o", "u"):
@@ -387,6 +401,10 @@ class PyState:
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:
                         touch(("o" if owner else "u", d, name), v)
+                if t is np.ndarray:  # (self.w = np.array(...) replaced, or changed in place, between calls)
+                    d = object.__getattribute__(obj, "__dict__")
+                    if d.get(name, _MISSING) is v:
+                        touch(("n", d, name), _array_key(v))
                 if name == "forward" and isinstance(obj, Module):  # (module.forward = patched, between calls)
                     d = object.__getattribute__(obj, "__dict__")
                     if "forward" not in d:

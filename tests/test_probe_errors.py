@@ -521,3 +521,16 @@ def test_backward_inputs_that_do_not_require_grad():
         x = t.ones(2, requires_grad=True)
         (x * 2).sum().backward(inputs=[t.ones(2)])
     same_error(f)
+
+
+@pytest.mark.parametrize("call", [
+    "x.sum(0, 1)", "x.mean(0, keepdim=1)", "x.max(0, 1)", "x.min(0, keepdim=1)", "x.amax(0, 1)", "x.prod(0, 1)",
+    "x.std(0, 1)", "x.var(0, unbiased=1)", "x.any(0, 1)", "x.all(0, 1)", "x.argmax(0, 1)", "x.logsumexp(0, 1)",
+    "x.norm(2, 0, 1)", "x.median(0, 1)", "x.sort(0, 1)", "x.topk(1, 0, 1)", "x.topk(1, 0, True, 0)",
+    "T.sum(x, 0, 1)", "T.max(x, 0, 1)", "x.sum(0, keepdim=None)", "x.amax(0, T.tensor(True))", "x.mode(0, 1)",
+    "x.kthvalue(1, 0, 1)", "T.aminmax(x, dim=0, keepdim=1)", "x.sum(0, np.bool_(True))",
+])
+def test_a_bool_argument_refuses_other_types(call):
+    """PyTorch's argument parser takes a Python bool only where a bool is declared (keepdim, unbiased, descending,
+    largest, sorted): an int, None, a numpy bool or a Tensor is a TypeError."""
+    check_raises(lambda T: eval(call, {"T": T, "np": np, "x": T.ones(2, 3)}))

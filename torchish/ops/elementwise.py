@@ -64,6 +64,15 @@ def require_tensor(x, fname, pos=1, arg="input"):
         raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type_name(x)}")
 
 
+def need_bool(fname, x, arg="keepdim", pos=None):
+    """PyTorch's TypeError unless ``x`` is a Python bool (its argument parser refuses ints, numpy bools, None and
+    Tensors where a bool is declared); ``pos`` None gives the keyword form of the message."""
+    if type(x) is bool:
+        return
+    where = f" (position {pos})" if pos else ""
+    raise TypeError(f"{fname}(): argument '{arg}'{where} must be bool, not {type_name(x)}")
+
+
 def require_int(x, fname, pos, arg):
     """PyTorch's TypeError for a non-integer where an int argument is required: Python and numpy ints and integer
     Tensors (through ``__index__``) pass; bools, floats and the rest raise."""

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from .elementwise import _out, not_implemented, out_structured, require_tensor, structured_out
+from .elementwise import _out, need_bool, not_implemented, out_structured, require_tensor, structured_out
 from .reduce import RETURN_TYPES, dims, numpy_kwargs, one_dim, reduction_out, values_indices
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -109,6 +109,7 @@ def _maxmin(largest):
             return _out(apply(_MAX_ALL if largest else _MIN_ALL, (input,), axis=None, keepdims=False,
                               largest=largest), out, name)
         keepdim = False if keepdim is _NO_DIM else keepdim
+        need_bool(name, keepdim)
         if dim is None or dim is _NO_DIM or isinstance(dim, (tuple, list)):
             got = "keepdim=bool" if dim is _NO_DIM else f"dim={type(dim).__name__}"
             raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
@@ -134,6 +135,7 @@ def _amaxmin(largest):
     @numpy_kwargs
     def f(input, dim=(), keepdim=False, *, out=None):
         require_tensor(input, name)
+        need_bool(name, keepdim)
         if out is not None and out.dtype is not input.dtype:
             raise RuntimeError(f"Expected the dtype for input and out to match, but got "
                                f"{_dtype.scalar_type_name(input.dtype)} for input's dtype and "
@@ -174,6 +176,7 @@ _AMINMAX = defop("aminmax", _aminmax_fwd, vjp=_aminmax_vjp, grad_name="AminmaxBa
 def aminmax(input, *, dim=None, keepdim=False):
     """``(amin, amax)`` as a ``torch.return_types.aminmax``."""
     require_tensor(input, "aminmax")
+    need_bool("aminmax", keepdim)
     if dim is None and input.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
@@ -209,6 +212,7 @@ def _argmaxmin(largest):
     @numpy_kwargs
     def f(input, dim=None, keepdim=False, *, out=None):
         require_tensor(input, name)
+        need_bool(name, keepdim)
         if input.dtype is _dtype.bool or input.is_complex():
             raise RuntimeError(f"{name}(): does not support {'bool' if input.dtype is _dtype.bool else 'complex'} "
                                "input")

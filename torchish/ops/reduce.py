@@ -15,7 +15,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from ..autograd.grad_mode import STATE
 from .casting import cast
-from .elementwise import _out, not_implemented, out_structured, require_tensor
+from .elementwise import _out, need_bool, not_implemented, out_structured, require_tensor
 from . import complex_c
 from . import registry as _registry
 from .registry import apply, defop
@@ -170,6 +170,7 @@ _NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: _sum_fwd(jnp.where
 @numpy_kwargs
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "sum")
+    need_bool("sum", keepdim)
     if out is not None and dim is None:
         raise TypeError("sum() received an invalid combination of arguments - got (Tensor, out=Tensor), but expected "
                         "(Tensor input, *, torch.dtype dtype = None) or (Tensor input, tuple of ints dim, bool "
@@ -185,6 +186,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @numpy_kwargs
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "nansum")
+    need_bool("nansum", keepdim)
     if input.is_complex():
         raise RuntimeError("nansum on CPU does not support complex inputs")
     dt = _acc_dtype(input, dtype, out)
@@ -214,6 +216,7 @@ _MEAN_ALL = defop("mean_all", _mean_fwd, linear=True, grad_name="MeanBackward0")
 @numpy_kwargs
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "mean")
+    need_bool("mean", keepdim)
     if isinstance(out, Tensor) and dim is None and not _dtype.can_cast(input.dtype, out.dtype):  # mean.dtype_out
         raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(out.dtype)}")
@@ -240,6 +243,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @numpy_kwargs
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "nanmean")
+    need_bool("nanmean", keepdim)
     if out is not None and input.dtype.category < _FLOAT:
         raise RuntimeError("nanmean(): integral types and 'Bool' are not supported for nanmean, even for empty "
                            "tensors.")
@@ -327,6 +331,7 @@ _PROD_ALL = defop("prod_all", _prod_fwd, vjp=_prod_vjp, grad_name="ProdBackward0
 @numpy_kwargs
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "prod")
+    need_bool("prod", keepdim)
     if dim is not None and not isinstance(dim, int) and not hasattr(dim, "__index__"):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
                         f"{type(dim).__name__}), but expected one of: (Tensor input, *, torch.dtype dtype = None) or "
@@ -397,6 +402,7 @@ def _bool_axes(dim, input):
 @numpy_kwargs
 def all(input, dim=None, keepdim=False, *, out=None):
     require_tensor(input, "all")
+    need_bool("all", keepdim)
     _check_bool_out("all", input, out)
     return _out(apply(_ALL, (input,), axis=_bool_axes(dim, input), keepdims=bool(keepdim)), out, "all")
 
@@ -404,6 +410,7 @@ def all(input, dim=None, keepdim=False, *, out=None):
 @numpy_kwargs
 def any(input, dim=None, keepdim=False, *, out=None):
     require_tensor(input, "any")
+    need_bool("any", keepdim)
     _check_bool_out("any", input, out)
     return _out(apply(_ANY, (input,), axis=_bool_axes(dim, input), keepdims=bool(keepdim)), out, "any")
 

@@ -10,7 +10,7 @@ from .. import _dtype
 from .. import _precision
 from .._tensor import Tensor, wrap_dim
 from ..autograd.grad_mode import STATE, no_grad
-from .elementwise import _out, no_derivative, not_implemented, out_structured, require_tensor
+from .elementwise import _out, need_bool, no_derivative, not_implemented, out_structured, require_tensor
 from .reduce import dims, numpy_kwargs
 from . import registry as _registry
 from .registry import apply, defop
@@ -58,6 +58,7 @@ _LSE = defop("logsumexp", _lse_fwd, vjp=_lse_vjp, promote="float", grad_name="Lo
 @numpy_kwargs
 def logsumexp(input, dim, keepdim=False, *, out=None):
     require_tensor(input, "logsumexp")
+    need_bool("logsumexp", keepdim)
     ax = dims(dim, input.ndim)
     if ax is None and not keepdim and input.ndim and input.numel():
         # dim=(): PyTorch's composite adds amax(keepdim=True)'s shape, squeezed over no dims, to a 0-dim result

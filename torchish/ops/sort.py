@@ -25,7 +25,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from . import cpu_order, saved as _saved, tracing
 from .casting import cast
-from .elementwise import (_out, common_dtype, not_implemented, require_int, require_tensor, scalar_or_tensor,
+from .elementwise import (_out, common_dtype, need_bool, not_implemented, require_int, require_tensor, scalar_or_tensor,
                           structured_out)
 from .reduce import numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
@@ -176,6 +176,8 @@ def sort(input, *args, dim=_DIM, descending=_DESCENDING, stable=None, out=None):
     """Stable sort along ``dim``; returns ``(values, indices)``."""
     require_tensor(input, "sort")
     dim, descending = _sort_args("sort", args, dim, descending, stable, False, out)
+    if not isinstance(descending, _Default):
+        need_bool("sort", descending, "descending")
     _no_complex(input, "sort")
     v, i = apply(_SORT, (input,), axis=one_dim(dim, input.ndim), descending=bool(descending))
     if input._view is not None or input._layout is not None:  # (the input's strides where dense, size-1 dims' too)
@@ -209,6 +211,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``; among ties (and unsorted) in PyTorch's CPU order."""
     require_tensor(input, "topk")
     require_int(k, "topk", 2, "k")
+    need_bool("topk", largest, "largest")
+    need_bool("topk", sorted, "sorted")
     d = one_dim(dim, input.ndim)  # (PyTorch's order: the dim, k, then the dtype)
     size = input.shape[d] if input.ndim else 1
     if k < 0 or k > size:
@@ -295,6 +299,7 @@ _NANMEDIAN = defop("nanmedian", _median_all_fwd, vjp=_median_all_vjp, grad_name=
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
     require_tensor(input, "kthvalue")
+    need_bool("kthvalue", keepdim)
     require_int(k, "kthvalue", 2, "k")
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "kthvalue", d)
@@ -337,6 +342,8 @@ def _median(nan_ignore):
                 raise not_implemented(f"{name}_cpu", input.dtype)
             return apply(_NANMEDIAN if nan_ignore else _MEDIAN, (input,), nan_ignore=nan_ignore)
         d = one_dim(dim, input.ndim)
+        if keepdim is not None:
+            need_bool(name, keepdim)
         _check_dim_nonempty(input, name, d)
         if unsupported:
             raise not_implemented(f"{name}_out", input.dtype)
@@ -377,6 +384,7 @@ _MODE = defop("mode", _mode_fwd, vjp=_selected_vjp, grad_name="ModeBackward0")
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
     require_tensor(input, "mode")
+    need_bool("mode", keepdim)
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "mode", d if d is not None else 0)
     if input.is_complex() and input.ndim > 0 and input.numel():  # (a 0-d or empty input never reaches the kernel)

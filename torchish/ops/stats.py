@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .. import _precision
 from .casting import ACC
-from .elementwise import _out, out_structured, require_tensor
+from .elementwise import _out, need_bool, out_structured, require_tensor
 from .reduce import dims, numpy_kwargs
 from . import registry as _registry
 from .registry import apply, defop
@@ -87,6 +87,9 @@ def _user_stacklevel():
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     require_tensor(input, name)
+    need_bool(name, keepdim)
+    if unbiased is not None and not isinstance(dim, bool):
+        need_bool(name, unbiased, "unbiased")
     if isinstance(dim, bool):  # var(input, unbiased)
         unbiased, dim = dim, None
     if unbiased is not None and correction is not None:
@@ -235,6 +238,7 @@ _VECTOR_NORM = defop("linalg_vector_norm", _vector_norm_fwd, vjp=_vector_norm_vj
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    need_bool("linalg_vector_norm", keepdim)
     if x.dtype.category < _FLOAT:  # checked before ``dtype`` converts anything, as in PyTorch
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(x.dtype)}")

@@ -191,7 +191,16 @@ def case_module_constructor_checks(lib):
         lambda: F.unfold(lib.ones(1, 2, 4, 4), 2.5), lambda: F.unfold(lib.ones(1, 2, 4, 4), (2, 2.5)),
         lambda: F.unfold(lib.ones(1, 2, 4, 4), 2, padding="a"), lambda: F.unfold(lib.ones(1, 2, 4, 4), True),
         lambda: F.unfold(lib.ones(1, 2, 4, 4), (2, 2, 2.5)), lambda: F.unfold(lib.ones(1, 2, 4, 4), (2, 2, 2)),
-        lambda: F.fold(lib.ones(1, 8, 9), (4.0, 4), 2), lambda: F.fold(lib.ones(1, 8, 9), 4, 2, stride=(1, 1.0))]]
+        lambda: F.fold(lib.ones(1, 8, 9), (4.0, 4), 2), lambda: F.fold(lib.ones(1, 8, 9), 4, 2, stride=(1, 1.0)),
+        lambda: F.unfold(lib.ones(1, 2, 4, 4), (2, True)),
+        # the other int lists PyTorch's parser reads: F.pad's pad (also inside local_response_norm) and affine_grid's size
+        lambda: F.pad(lib.ones(1, 2, 4), (1, 1.5)), lambda: F.pad(lib.ones(1, 2, 4), (True, 1)),
+        lambda: F.pad(lib.ones(1, 2, 4), (1, None)), lambda: F.local_response_norm(lib.ones(1, 2, 4, 4), 2.5),
+        lambda: F.local_response_norm(lib.ones(2, 4, 4), 2.5), lambda: F.local_response_norm(lib.ones(1, 2, 4, 4), 0),
+        lambda: F.local_response_norm(lib.ones(2, 4, 4), -1),
+        lambda: F.affine_grid(lib.ones(1, 2, 3), (1, 1, 2.5, 2), align_corners=False),
+        lambda: F.affine_grid(lib.ones(1, 2, 3), (1.0, 1, 2, 2), align_corners=False)]]
+    res.append(F.pad(lib.ones(1, 2, 4), (1, True)))
     res.append(nn.Bilinear(2, 0, 2).weight.shape)
     return res
 

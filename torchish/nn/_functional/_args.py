@@ -54,6 +54,19 @@ def need_int(fname, x, arg, pos):
     raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type(x).__name__}")
 
 
+def need_int_list(fname, seq, arg, pos):
+    """PyTorch's parser for a ``tuple of ints`` argument: the first element must be an int (not a bool), the
+    others unpack as ints (a bool passes); its two wordings. A 0-dim Tensor element is left to the caller."""
+    for i, e in enumerate(seq):
+        if isinstance(e, Tensor) or (isinstance(e, numbers.Integral) and not (i == 0 and isinstance(e, bool))):
+            continue
+        if i == 0:
+            raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, but found element "
+                            f"of type {type(e).__name__} at pos 0")
+        raise TypeError(f"{fname}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error \"type "
+                        f"must be tuple of ints,but got {type(e).__name__}\"")
+
+
 def need_bool(fname, x, arg, pos=None):
     """PyTorch's TypeError unless ``x`` is a Python bool (``pos`` None: a keyword-only argument)."""
     if isinstance(x, bool):

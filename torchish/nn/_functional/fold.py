@@ -3,14 +3,12 @@ and back (overlapping values are summed). Each is one op built from strided slic
 other, as in PyTorch."""
 from __future__ import annotations
 
-import numbers
-
 import jax
 import jax.numpy as jnp
 
 from ... import _dtype
 from ...ops.registry import apply, defop
-from ._args import need_tensor
+from ._args import need_int_list, need_tensor
 
 __all__ = ["unfold", "fold"]
 
@@ -19,13 +17,7 @@ def _pair(v, name, op, pos):
     """PyTorch's ``_pair`` and its op's parser: ints only (the first element's type, then the others', each with
     the parser's own wording), then the op's length check."""
     pair = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-    for i, e in enumerate(pair):
-        if isinstance(e, bool) or not isinstance(e, numbers.Integral):
-            if i == 0:
-                raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be tuple of ints, but found element "
-                                f"of type {type(e).__name__} at pos 0")
-            raise TypeError(f"{op}(): argument '{name}' failed to unpack the object at pos {i + 1} with error \"type "
-                            f"must be tuple of ints,but got {type(e).__name__}\"")
+    need_int_list(op, pair, name, pos)
     if len(pair) != 2:
         raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(pair)}")
     return int(pair[0]), int(pair[1])

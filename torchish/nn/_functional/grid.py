@@ -14,7 +14,7 @@ import numpy as np
 from ... import _dtype, _precision
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
-from ._args import need_bool, need_tensor
+from ._args import need_bool, need_int_list, need_tensor
 
 __all__ = ["grid_sample", "affine_grid"]
 
@@ -209,6 +209,7 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    need_int_list("affine_grid_generator", size, "size", 2)
     given, size = size, tuple(int(s) for s in size)  # (the messages show the size as given: tuple, list or Size)
     if len(size) == 4:
         if theta.ndim != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:

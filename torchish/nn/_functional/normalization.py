@@ -23,7 +23,7 @@ from ...ops.casting import ACC
 from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ...ops.unary import rsqrt_values
-from ._args import need_bool, need_int, need_number, need_tensor, need_tensor_attr
+from ._args import need_bool, need_int, need_int_list, need_number, need_tensor, need_tensor_attr
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm"]
 
@@ -616,8 +616,12 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          "dimensions)")
     if input.numel() == 0:
         return input
-    if size <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {size} kW: 1")
+    # (PyTorch's composite pads the squares by (size // 2, (size - 1) // 2) on the channel dim: a float size fails
+    # there, the pad's first non-zero entry being the third of four or the fifth of six)
+    need_int_list("pad", (0, 0) * (1 if input.ndim == 3 else 2) + (size // 2, (size - 1) // 2), "pad", 2)
+    if size <= 0:  # (avg_pool2d's check for a 3-d input, avg_pool3d's for wider ones)
+        raise RuntimeError("kernel size should be greater than zero, but got "
+                           + (f"kH: {size} kW: 1" if input.ndim == 3 else f"kT: {size} kH: 1 kW: 1"))
     dt = input.dtype
     if dt.category == _dtype._COMPLEX or (dt.category < _dtype._FLOAT and dt is not _dtype.int64):
         # (PyTorch's composite reaches avg_pool, whose one integer kernel is int64's)

@@ -26,7 +26,7 @@ from .distance import normalize, cosine_similarity, pairwise_distance, pdist, cd
 from .fold import unfold, fold
 from .grid import grid_sample, affine_grid
 from .pooling_adaptive import _adaptive_avg
-from ._args import need_number, need_tensor
+from ._args import need_int_list, need_number, need_tensor
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "one_hot", "grid_sample",
            "affine_grid", "unfold", "fold", "normalize", "cosine_similarity", "pairwise_distance", "pdist", "cdist"]
@@ -98,10 +98,7 @@ def pad(input, pad, mode="constant", value=None):
     ``pad`` lists (left, right) amounts starting from the LAST dimension, as in PyTorch.
     """
     need_tensor("pad", input)
-    for i, v in enumerate(pad):
-        if isinstance(v, float):
-            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
-                            f"float at pos {i}")
+    need_int_list("pad", pad, "pad", 2)
     if value is not None:
         need_number("pad", value, "value", 4, kind="float")
     pad = tuple(int(p) for p in pad)

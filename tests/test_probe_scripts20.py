@@ -33,6 +33,8 @@ scaled_dot_product_attention with GQA; Embedding max_norm/scale_grad_by_freq, Em
 AdaptiveLogSoftmaxWithLoss; weight_norm, spectral_norm and orthogonal parametrizations, prune, pad_sequence
 padding_side, clip_grad_norm_ foreach; module API (named_modules remove_duplicate, non-persistent buffers,
 load_state_dict strict=False and its hooks, hooks with kwargs, containers, nn.init errors) and ~60 reprs."""
+import warnings
+
 from oracle import formula_data as _data, formula_init as _init, raised as _err, script_test
 
 
@@ -178,7 +180,8 @@ def case_module_constructor_checks(lib):
     check bias/batch_first are bools and input_size a positive int; Bilinear refuses in1_features=0 with PyTorch's
     ValueError (it divided by zero); fold checks the block count against the input before the too-small shape,
     whose message has no final period, and unfold/fold count blocks with PyTorch's floor division and take int
-    sizes only (a float kernel_size was truncated)."""
+    sizes only (a float kernel_size was truncated); Hardtanh compares its limits and words its deprecation warnings
+    as PyTorch's."""
     nn, F = lib.nn, lib.nn.functional
     res = [_err(f) for f in [
         lambda: nn.LSTM(3, 3, bias=1), lambda: nn.GRU(3, 3, batch_first=1), lambda: nn.RNN(3.5, 3),
@@ -202,6 +205,11 @@ def case_module_constructor_checks(lib):
         lambda: F.affine_grid(lib.ones(1, 2, 3), (1.0, 1, 2, 2), align_corners=False)]]
     res.append(F.pad(lib.ones(1, 2, 4), (1, True)))
     res.append(nn.Bilinear(2, 0, 2).weight.shape)
+    res += [_err(lambda: nn.Hardtanh(min_val="a")), _err(lambda: nn.Hardtanh(2, 1))]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m = nn.Hardtanh(min_value=-2.0, max_value=0.5)
+    res += [[(x.category.__name__, str(x.message)) for x in w], m(_data(lib, 4) * 3)]
     return res
 
 

@@ -101,18 +101,18 @@ class Hardtanh(Module):
                  max_value=None):
         super().__init__()
         if min_value is not None:
-            warnings.warn("keyword argument `min_value` is deprecated and rename to `min_val`", FutureWarning,
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
                           stacklevel=2)
             min_val = min_value
         if max_value is not None:
-            warnings.warn("keyword argument `max_value` is deprecated and rename to `max_val`", FutureWarning,
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
                           stacklevel=2)
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace
-        if not self.max_val > self.min_val:
-            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
+        if self.max_val <= self.min_val:  # (PyTorch's comparison: a str limit's TypeError names '<=')
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
 
     def forward(self, input):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)

@@ -181,7 +181,7 @@ def case_module_constructor_checks(lib):
     ValueError (it divided by zero); fold checks the block count against the input before the too-small shape,
     whose message has no final period, and unfold/fold count blocks with PyTorch's floor division and take int
     sizes only (a float kernel_size was truncated); Hardtanh compares its limits and words its deprecation warnings
-    as PyTorch's."""
+    as PyTorch's, and NLLLoss2d's deprecation is PyTorch's FutureWarning."""
     nn, F = lib.nn, lib.nn.functional
     res = [_err(f) for f in [
         lambda: nn.LSTM(3, 3, bias=1), lambda: nn.GRU(3, 3, batch_first=1), lambda: nn.RNN(3.5, 3),
@@ -209,6 +209,7 @@ def case_module_constructor_checks(lib):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         m = nn.Hardtanh(min_value=-2.0, max_value=0.5)
+        nn.NLLLoss2d()
     res += [[(x.category.__name__, str(x.message)) for x in w], m(_data(lib, 4) * 3)]
     return res
 

@@ -9,7 +9,8 @@ checks of spatial inputs; ctc_loss's target size errors; RNN constructor checks 
 input_size > 0, float(dropout) first), Bilinear in1_features=0, fold/unfold block-count errors; TypeErrors
 for non-number scalar arguments of the losses and pixel_(un)shuffle; max pooling's ceil_mode, dropout's
 training, grid_sample's align_corners and embedding's padding_idx type checks; batch_norm's eps checks and the
-norms' argument types.
+norms' argument types; int-list arguments (F.pad, affine_grid, fold/unfold, local_response_norm's size);
+Hardtanh's deprecation wording and NLLLoss2d's FutureWarning.
 
 Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
 contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
@@ -32,7 +33,8 @@ MultiMargin, cross entropy with weights/label smoothing/ignore_index/probabiliti
 scaled_dot_product_attention with GQA; Embedding max_norm/scale_grad_by_freq, EmbeddingBag modes;
 AdaptiveLogSoftmaxWithLoss; weight_norm, spectral_norm and orthogonal parametrizations, prune, pad_sequence
 padding_side, clip_grad_norm_ foreach; module API (named_modules remove_duplicate, non-persistent buffers,
-load_state_dict strict=False and its hooks, hooks with kwargs, containers, nn.init errors) and ~60 reprs."""
+load_state_dict strict=False and its hooks, hooks with kwargs, containers, nn.init errors), ~60 reprs, ~40 nn
+warnings, ~33 optimizer/scheduler constructor errors and ~170 nn constructor/input errors."""
 import warnings
 
 from oracle import formula_data as _data, formula_init as _init, raised as _err, script_test

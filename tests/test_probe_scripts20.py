@@ -10,7 +10,8 @@ input_size > 0, float(dropout) first), Bilinear in1_features=0, fold/unfold bloc
 for non-number scalar arguments of the losses and pixel_(un)shuffle; max pooling's ceil_mode, dropout's
 training, grid_sample's align_corners and embedding's padding_idx type checks; batch_norm's eps checks and the
 norms' argument types; int-list arguments (F.pad, affine_grid, fold/unfold, local_response_norm's size);
-Hardtanh's deprecation wording and NLLLoss2d's FutureWarning.
+Hardtanh's deprecation wording and NLLLoss2d's FutureWarning; avg_pool's and scaled_dot_product_attention's flag
+and float types.
 
 Also probed and matching (kept out for time): every optimizer's less common flags over 5 steps with state_dict
 contents, keys and dtypes (Adam/AdamW amsgrad, maximize, decoupled_weight_decay, Tensor lr, fused, foreach and
@@ -242,7 +243,9 @@ def case_loss_and_shuffle_argument_errors(lib):
 def case_flag_and_index_argument_errors(lib):
     """Flags and indices the Python wrappers hand to PyTorch's ops positionally: max pooling's ceil_mode, dropout's
     training flag, grid_sample's align_corners must be bools and embedding's padding_idx an int (after the wrapper's
-    range assertion); they were taken silently (a str or int flag as true, a float index truncated)."""
+    range assertion); they were taken silently (a str or int flag as true, a float index truncated). Likewise
+    avg_pool's ceil_mode/count_include_pad/divisor_override and scaled_dot_product_attention's is_causal, scale and
+    dropout_p."""
     F = lib.nn.functional
     x, x3 = _data(lib, 1, 2, 4, 4), _data(lib, 1, 2, 4)
     w = _data(lib, 3, 2)
@@ -254,6 +257,14 @@ def case_flag_and_index_argument_errors(lib):
            lambda: F.embedding(lib.tensor([1]), w, padding_idx=1.5), lambda: F.embedding(lib.tensor([1]), w, padding_idx=True),
            lambda: F.embedding(lib.tensor([1]), w, padding_idx=-1.5), lambda: F.embedding(lib.tensor([1]), w, padding_idx=5.5)]
     res = [_err(f) for f in bad]
+    # the direct bindings' flags, passed by keyword (PyTorch's message then shows no position)
+    res += [_err(lambda: F.avg_pool1d(x3, 2, ceil_mode="a")), _err(lambda: F.avg_pool2d(x, 2, count_include_pad=None)),
+            _err(lambda: F.avg_pool2d(x, 2, divisor_override=1.5)), _err(lambda: F.avg_pool2d(x, 2, divisor_override=True)),
+            _err(lambda: F.scaled_dot_product_attention(x, x, x, is_causal=1)),
+            _err(lambda: F.scaled_dot_product_attention(x, x, x, scale="a")),
+            _err(lambda: F.scaled_dot_product_attention(x, x, x, dropout_p="a"))]
+    res += [F.avg_pool2d(x, 3, ceil_mode=True, count_include_pad=False, divisor_override=2),
+            F.scaled_dot_product_attention(x, x, x, is_causal=True, scale=0.5)]
     res += [F.max_pool2d(x, 3, ceil_mode=True), F.dropout(x, 0.5, False), F.embedding(lib.tensor([1, 2]), w, padding_idx=-1),
             F.grid_sample(x, lib.zeros(1, 2, 2, 2), align_corners=True)]
     return res

@@ -41,7 +41,8 @@ def need_number(fname, x, arg, pos, kind="Number"):
     number = numbers.Number if kind == "Number" else numbers.Real
     if isinstance(x, number) or (isinstance(x, Tensor) and x.ndim == 0):
         return
-    raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be {kind}, not {type(x).__name__}")
+    where = f" (position {pos})" if pos else ""  # (None: an argument PyTorch's callers pass by keyword)
+    raise TypeError(f"{fname}(): argument '{arg}'{where} must be {kind}, not {type(x).__name__}")
 
 
 def need_int(fname, x, arg, pos):
@@ -51,7 +52,8 @@ def need_int(fname, x, arg, pos):
         return
     if isinstance(x, Tensor) and x.ndim == 0 and x.dtype.category == _dtype._INT:
         return
-    raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type(x).__name__}")
+    where = f" (position {pos})" if pos else ""
+    raise TypeError(f"{fname}(): argument '{arg}'{where} must be int, not {type(x).__name__}")
 
 
 def need_int_list(fname, seq, arg, pos):

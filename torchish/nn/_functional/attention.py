@@ -24,7 +24,7 @@ from ...ops.registry import apply, defop, overload
 from ._flash_reduced import SDPA_FLASH_REDUCED
 from .dropout import inverted_dropout_mask
 from .linear import linear
-from ._args import need_tensor
+from ._args import need_bool, need_number, need_tensor
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "_canonical_mask", "_none_or_dtype"]
 
@@ -200,6 +200,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     need_tensor("scaled_dot_product_attention", key, "key", 2)
     need_tensor("scaled_dot_product_attention", value, "value", 3)
     need_tensor("scaled_dot_product_attention", attn_mask, "attn_mask", None, optional=True)
+    # (a direct binding in PyTorch: these are usually passed by keyword, which its message shows without a position)
+    need_number("scaled_dot_product_attention", dropout_p, "dropout_p", None, kind="float")
+    need_bool("scaled_dot_product_attention", is_causal, "is_causal")
+    if scale is not None:
+        need_number("scaled_dot_product_attention", scale, "scale", None, kind="float")
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         query, key, value, attn_mask = _registry.autocast_hook("scaled_dot_product_attention",
                                                                (query, key, value, attn_mask))

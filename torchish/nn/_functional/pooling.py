@@ -23,7 +23,7 @@ from .conv import ntuple
 from . import pooling_fractional as _fractional
 from .pooling_adaptive import *  # noqa: F401,F403  (one namespace for all pooling functions)
 from .pooling_fractional import *  # noqa: F401,F403
-from ._args import need_bool, need_tensor, need_tensor_attr
+from ._args import need_bool, need_int, need_tensor, need_tensor_attr
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "lp_pool2d",
@@ -270,6 +270,11 @@ _AVGPOOL = {nd: defop(f"avg_pool{nd}d", _avg_fwd, linear=True, grad_name=f"AvgPo
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     need_tensor(f"avg_pool{nd}d", input)
     name = f"avg_pool{nd}d"
+    # (direct bindings in PyTorch: these flags are usually passed by keyword, shown without a position)
+    need_bool(name, ceil_mode, "ceil_mode")
+    need_bool(name, count_include_pad, "count_include_pad")
+    if divisor_override is not None:
+        need_int(name, divisor_override, "divisor_override", None)
     _check_avg_rank(nd, input)
     kernel, stride, padding, _, sp, outs = _pool_geometry(input, nd, name, kernel_size, stride, padding, 1,
                                                           bool(ceil_mode))

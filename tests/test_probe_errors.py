@@ -534,3 +534,24 @@ def test_a_bool_argument_refuses_other_types(call):
     """PyTorch's argument parser takes a Python bool only where a bool is declared (keepdim, unbiased, descending,
     largest, sorted): an int, None, a numpy bool or a Tensor is a TypeError."""
     check_raises(lambda T: eval(call, {"T": T, "np": np, "x": T.ones(2, 3)}))
+
+
+@pytest.mark.parametrize("call", [
+    'x.to("cpu", "float32")', "x.to(foo=1)", "x.to(T.float64, 'cpu')", 'x.to(dtype="float32")',
+    "x.to(T.float64, dtype=T.float32)", "x.to(T.float64, 1)", "x.to(T.float64, False, True, False)",
+    "x.to(x, T.float64)", 'x.to("cpu", "cpu")',
+])
+def test_tensor_to_overloads_refuse_other_combinations(call):
+    same_error(lambda T: eval(call, {"T": T, "x": T.ones(2)}))
+
+
+def test_tensor_to_positional_non_blocking_and_copy():
+    """``to(dtype, non_blocking, copy)``, ``to(device, dtype, non_blocking, copy)`` and ``to(other, non_blocking,
+    copy)`` take the flags positionally (copy=True: a new tensor even when nothing changes); a Python number as
+    ``other`` is PyTorch's 0-d double tensor."""
+    def f(T):
+        x = T.ones(2)
+        return (x.to(T.float64, False, True).dtype, x.to(T.float32, False, True) is x, x.to(T.float32, False, False) is x,
+                x.to("cpu", T.float64, False, True).dtype, x.to(x, True, True) is x, x.to(1.5).dtype,
+                x.to(T.device("cpu"), None, False, True) is x, x.to(None, T.float64).dtype, x.to() is x)
+    same(f)

@@ -64,30 +64,57 @@ def _to_meta(x: Tensor) -> Tensor:
     return out
 
 
+_TO_SIGNATURES = (
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = "
+    "None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None)\n")
+
+
+def _to_type_name(v):
+    if isinstance(v, _dtype.dtype):
+        return "torch.dtype"
+    if isinstance(v, _device.device):
+        return "torch.device"
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def _is_device(v):
+    return isinstance(v, (str, _device.device)) or (isinstance(v, int) and not isinstance(v, bool))
+
+
 def _parse_to(args, kwargs):
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
+    """PyTorch's three overloads of ``Tensor.to``, chosen by the first positional argument: ``(device=None,
+    dtype=None, non_blocking=False, copy=False)``, ``(dtype, non_blocking=False, copy=False)`` and ``(tensor,
+    non_blocking=False, copy=False)``, with keyword-only ``memory_format``. Returns ``(dtype, device, copy)``."""
     kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    if dtype is not None and not isinstance(dtype, _dtype.dtype):
-        raise TypeError(f"to() received an invalid combination of arguments - got (dtype={type(dtype).__name__}, )")
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, _dtype.dtype):
-            dtype = a
-        elif isinstance(a, (str, _device.device, int)):
-            device = a
-        elif isinstance(a, bool):
-            continue
-        elif a is None:
-            continue
-        else:
-            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
-    return dtype, device, copy
+    first = args[0] if args else None
+    if isinstance(first, Tensor) or (isinstance(first, (float, complex)) and not isinstance(first, bool)):
+        names = ("tensor", "non_blocking", "copy")  # (a Python number is a 0-d tensor there, as in PyTorch)
+    elif isinstance(first, _dtype.dtype):
+        names = ("dtype", "non_blocking", "copy")
+    else:
+        names = ("device", "dtype", "non_blocking", "copy")
+    bound = dict(zip(names, args))
+    valid = len(args) <= len(names) and not (bound.keys() & kwargs.keys()) and \
+        kwargs.keys() <= set(names) - {"tensor"}
+    bound.update(kwargs)
+    if valid:
+        d, dt = bound.get("device"), bound.get("dtype")
+        valid = (d is None or _is_device(d)) and (dt is None or isinstance(dt, _dtype.dtype)) and \
+            all(isinstance(bound.get(k, False), bool) for k in ("non_blocking", "copy"))
+    if not valid:
+        got = ", ".join([_to_type_name(a) for a in args] + [f"{k}={_to_type_name(v)}" for k, v in kwargs.items()])
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}{', ' if kwargs and not args else ''}), "
+                        f"but expected one of:\n{_TO_SIGNATURES}")
+    copy = bound.get("copy", False)
+    if "tensor" in bound:
+        other = bound["tensor"]
+        if not isinstance(other, Tensor):  # a Python number: PyTorch's 0-d double (complex double) tensor, on the CPU
+            return (_dtype.complex128 if isinstance(other, complex) else _dtype.float64), None, copy
+        return other.dtype, other.device, copy
+    return bound.get("dtype"), bound.get("device"), copy
 
 
 def to(self, *args, **kwargs):

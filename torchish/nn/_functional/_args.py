@@ -11,6 +11,7 @@ import numbers
 
 from ... import _dtype
 from ..._tensor import Tensor
+from ...ops.elementwise import need_bool as need_bool  # noqa: F401  (one check for ops and nn)
 
 
 def need_tensor(fname, x, arg="input", pos=1, optional=False):
@@ -67,14 +68,6 @@ def need_int_list(fname, seq, arg, pos):
                             f"of type {type(e).__name__} at pos 0")
         raise TypeError(f"{fname}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error \"type "
                         f"must be tuple of ints,but got {type(e).__name__}\"")
-
-
-def need_bool(fname, x, arg, pos=None):
-    """PyTorch's TypeError unless ``x`` is a Python bool (``pos`` None: a keyword-only argument)."""
-    if isinstance(x, bool):
-        return
-    where = f" (position {pos})" if pos else ""
-    raise TypeError(f"{fname}(): argument '{arg}'{where} must be bool, not {type(x).__name__}")
 
 
 def need_tensor_attr(x, attr):

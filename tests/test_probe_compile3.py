@@ -68,6 +68,18 @@ def _check(case):
     return [c.stats for c in made]
 
 
+
+def _training_step(jit, m, opt):
+    """The compiled step the optimizer cases share: zero_grad, a squared-output loss, backward, step."""
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
 def case_modulelist_grows(T, jit):
     class Net(T.nn.Module):
         def __init__(self):
@@ -106,13 +118,7 @@ def case_optimizer_state_reset(T, jit):
     m = _lin(T)
     opt = T.optim.Adam(m.parameters(), lr=0.1)
 
-    @jit
-    def step(x):
-        opt.zero_grad()
-        loss = m(x).pow(2).sum()
-        loss.backward()
-        opt.step()
-        return loss
+    step = _training_step(jit, m, opt)
     x = formula_data(T, 2, 3)
     out = [step(x), step(x), step(x)]
     opt.state = collections.defaultdict(dict)
@@ -151,13 +157,7 @@ def case_custom_optimizer_python_number_in_state(T, jit):
     m = _lin(T)
     opt = MySGD(m.parameters(), lr=0.2)
 
-    @jit
-    def step(x):
-        opt.zero_grad()
-        loss = m(x).pow(2).sum()
-        loss.backward()
-        opt.step()
-        return loss
+    step = _training_step(jit, m, opt)
     x = formula_data(T, 2, 3)
     return [step(x) for _ in range(4)], m.weight, opt.state[m.weight]["n"], opt.state[m.weight]["buf"]
 
@@ -176,13 +176,7 @@ def case_hooks_that_count(T, jit):
     m.weight.register_hook(lambda g: n.__setitem__("grad", n["grad"] + 1))
     opt.register_step_pre_hook(lambda o, args, kwargs: n.__setitem__("pre", n["pre"] + 1))
 
-    @jit
-    def step(x):
-        opt.zero_grad()
-        loss = m(x).pow(2).sum()
-        loss.backward()
-        opt.step()
-        return loss
+    step = _training_step(jit, m, opt)
     x = formula_data(T, 2, 3)
     return [step(x) for _ in range(4)], n, m.weight
 
@@ -223,13 +217,7 @@ def case_optimizer_hook_added_later(T, jit):
     m = _lin(T)
     opt = T.optim.SGD(m.parameters(), lr=0.5)
 
-    @jit
-    def step(x):
-        opt.zero_grad()
-        loss = m(x).pow(2).sum()
-        loss.backward()
-        opt.step()
-        return loss
+    step = _training_step(jit, m, opt)
     x = formula_data(T, 2, 3)
     out = [step(x), step(x)]
 

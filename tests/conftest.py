@@ -74,3 +74,14 @@ def _fresh_warn_once_registry():
     so a test that expects one does not depend on the tests run before it."""
     from torchish import _global_flags
     _global_flags._WARNED_ONCE.clear()
+
+
+@pytest.fixture(autouse=True)
+def _torch_distribution_validation_on():
+    """Each test starts with PyTorch's default of validating distribution arguments: the first use of PyTorch's
+    compiler (``torch._dynamo``, by any earlier test on the same worker) turns it off for the whole process
+    (``Distribution.set_default_validate_args(False)``), and the distribution tests then compared a non-validating
+    oracle with torchish. Imported only where a test already imported PyTorch."""
+    torch = sys.modules.get("torch")
+    if torch is not None and "torch.distributions" in sys.modules:
+        torch.distributions.Distribution.set_default_validate_args(True)

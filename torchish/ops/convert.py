@@ -10,7 +10,7 @@ from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
 from . import lazy
 from .casting import cast, warn_discard_imag
-from .elementwise import require_tensor
+from .elementwise import require_tensor, type_name
 from .registry import apply, defop
 
 TO_DTYPE = defop("to_copy", lambda x, *, dtype: cast(x, dtype), grad_name="ToCopyBackward0", linear=True)
@@ -77,7 +77,7 @@ def _to_type_name(v):
         return "torch.dtype"
     if isinstance(v, _device.device):
         return "torch.device"
-    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+    return "Tensor" if isinstance(v, Tensor) else type_name(v)
 
 
 def _is_device(v):
@@ -90,7 +90,7 @@ def _parse_to(args, kwargs):
     non_blocking=False, copy=False)``, with keyword-only ``memory_format``. Returns ``(dtype, device, copy)``."""
     kwargs.pop("memory_format", None)
     first = args[0] if args else None
-    if isinstance(first, Tensor) or (isinstance(first, (float, complex)) and not isinstance(first, bool)):
+    if isinstance(first, (Tensor, float, complex)):
         names = ("tensor", "non_blocking", "copy")  # (a Python number is a 0-d tensor there, as in PyTorch)
     elif isinstance(first, _dtype.dtype):
         names = ("dtype", "non_blocking", "copy")

@@ -1,23 +1,27 @@
-"""Random number generators: PyTorch's ``Generator``/``manual_seed`` surface over JAX's counter-based PRNG.
+"""Random number generators: PyTorch's ``Generator``/``manual_seed`` surface, with PyTorch's CPU stream.
 
-A generator's state is a threefry key held in a Tensor (``_key``): every draw splits it (in the same jitted kernel
-that samples), and rebinds the tensor. Keeping the state in a Tensor lets ``torchish.compile`` see it as state,
-thread it through the compiled program and write it back, so dropout masks differ from step to step there too.
-The streams are not PyTorch's: the same seed gives reproducible, but different, numbers.
+A generator's state is the mt19937 state of PyTorch's CPU generator (``torchish._mt19937``) held in a Tensor
+(``_state``): every draw runs a jitted kernel ``state -> (new state, samples)`` and rebinds the tensor. Seeded
+draws therefore give PyTorch's numbers on every device (PyTorch's CUDA generator, philox, is not reproduced).
+Keeping the state in a Tensor lets ``torchish.compile`` see it as state, thread it through the compiled program and
+write it back, so compiled code draws the same stream as eager code. ``get_state``/``set_state`` use PyTorch's
+5056-byte layout, so states move between torch and torchish.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _mt19937 as mt
 from ._tensor import Tensor
 
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _DEFAULT_SEED = 67280421310721
-_STATE_BYTES = 16  # 8 bytes of threefry key + 8 bytes of the seed it started from
 
 
 def _check_seed(seed) -> int:
@@ -30,9 +34,12 @@ def _check_seed(seed) -> int:
     return seed & _MASK64
 
 
-def _key_data(seed: int) -> np.ndarray:
-    """The threefry2x32 key of a 64-bit seed (as ``jax.random.key`` builds it: high word, low word)."""
-    return np.array([(seed >> 32) & 0xFFFFFFFF, seed & 0xFFFFFFFF], dtype=np.uint32)
+@functools.lru_cache(maxsize=1)
+def _key_kernel():
+    def k(state):
+        words, blocks = mt.stream(state, 2)
+        return mt.advance(state, blocks, 2), words
+    return jax.jit(k)
 
 
 class Generator:
@@ -52,14 +59,14 @@ class Generator:
         if self.device.type != "cpu":
             to_jax(self.device)  # fails like PyTorch without the accelerator
         self._seed = _DEFAULT_SEED
-        self._key = Tensor._make(jnp.asarray(_key_data(self._seed)))
-        self._key._is_rng_key = True  # one stream for every device: torchish.compile moves it to the program's
+        self._state = Tensor._make(jnp.asarray(mt.seed_state(self._seed)))
+        self._state._is_rng_key = True  # one stream for every device: torchish.compile moves it to the program's
 
     def manual_seed(self, seed):
         """Reset the stream to the one ``seed`` starts; returns the generator."""
         seed = _check_seed(seed)
         self._seed = seed
-        self._set_key(jnp.asarray(_key_data(seed)))
+        self._set_state(jnp.asarray(mt.seed_state(seed)))
         return self
 
     def seed(self):
@@ -72,39 +79,39 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The state as a uint8 tensor (for :meth:`set_state`)."""
-        key = np.asarray(self._key._concrete()).astype(np.uint32)
-        raw = np.concatenate([key.view(np.uint8), np.array([self._seed], np.uint64).view(np.uint8)])
-        return Tensor._make(jnp.asarray(raw))
+        """The state as a uint8 tensor in PyTorch's CPU layout (for :meth:`set_state`, here or in PyTorch)."""
+        return Tensor._make(jnp.asarray(mt.to_bytes(np.asarray(self._state._concrete()), self._seed)))
 
     def set_state(self, new_state):
         if not isinstance(new_state, Tensor):
-            raise TypeError(f"expected a ByteTensor, but got {type(new_state).__name__}")
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         if new_state._v.dtype != np.uint8:
-            raise TypeError("RNG state must be a ByteTensor")
-        if new_state.numel() != _STATE_BYTES:
-            raise RuntimeError(f"Expected a torchish RNG state of size {_STATE_BYTES} but found the input RNG state "
-                               f"size to be {new_state.numel()}")
-        raw = np.asarray(new_state._concrete()).reshape(-1)
-        self._seed = int(raw[8:].view(np.uint64)[0])
-        self._set_key(jnp.asarray(raw[:8].view(np.uint32)))
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if new_state.numel() != mt.STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {mt.STATE_BYTES} but found the input RNG "
+                               f"state size to be {new_state.numel()}")
+        state, self._seed = mt.from_bytes(np.asarray(new_state._concrete()).reshape(-1))
+        self._set_state(jnp.asarray(state))
         return self
 
-    def _set_key(self, value):
-        self._key._set_value(value)  # reported to torchish.compile's recorder: the key is state it threads through
+    def _set_state(self, value):
+        self._state._set_value(value)  # reported to torchish.compile's recorder: state it threads through
 
-    def next_key(self):
-        """Split off a fresh key (a typed JAX key) and advance the state; used inside traced code."""
-        if key_source is not None:
-            return key_source(self)
-        import jax
+    def _read(self):
+        """The state array for a draw; inside torchish.compile's trace, an input of the program."""
         from .autograd.grad_mode import STATE
         if STATE.recorder is not None:
-            STATE.recorder.read((self._key,))  # inside torchish.compile the key is an input of the program
-        k = jax.random.wrap_key_data(self._key._d, impl="threefry2x32")
-        new, sub = jax.random.split(k)
-        self._set_key(jax.random.key_data(new))
-        return sub
+            STATE.recorder.read((self._state,))
+        return self._state._d
+
+    def next_key(self):
+        """A threefry key (typed JAX key) made of the next two words of the stream; for samplers drawn from JAX's
+        PRNG (and for ``torchish.func``'s transforms, which may supply keys of their own)."""
+        if key_source is not None:
+            return key_source(self)
+        new, words = _key_kernel()(self._read())
+        self._set_state(new)
+        return jax.random.wrap_key_data(words, impl="threefry2x32")
 
 
 # Set by ``torchish.func`` while it runs a function under a JAX transform: ``key_source(generator)`` gives the key

@@ -14,7 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _device, _dtype, _meta
+from .. import _random as _generators
 from .._random import generator_or_default
+from . import _samplers
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from .out_layout import like_format
@@ -30,82 +32,14 @@ _public = _Family(globals()).public
 _LOW_PRECISION = (jnp.float16, jnp.bfloat16)
 
 
-def _real_sample(fn, key, shape, dtype):
-    """``fn(key, shape, dtype)`` for a real float dtype, sampled in float32 for half precisions."""
-    if dtype in _LOW_PRECISION:
-        return fn(key, shape, jnp.float32).astype(dtype)
-    return fn(key, shape, dtype)
-
-
-def _sample(kind, key, shape, dtype, params, static):
-    complex_ = jnp.issubdtype(dtype, jnp.complexfloating)
-    rd = jnp.finfo(dtype).dtype if complex_ else dtype
-    if kind == "uniform":
-        lo, hi = params
-        if complex_:
-            k1, k2 = jax.random.split(key)
-            return (jax.random.uniform(k1, shape, rd) + 1j * jax.random.uniform(k2, shape, rd)).astype(dtype)
-        return jax.random.uniform(key, shape, dtype, lo, hi)
-    if kind == "normal":
-        mean, std = params
-        if complex_:  # PyTorch: real and imaginary parts each of variance 1/2
-            k1, k2 = jax.random.split(key)
-            z = (jax.random.normal(k1, shape, rd) + 1j * jax.random.normal(k2, shape, rd)) / jnp.sqrt(2.0)
-            return (mean + std * z).astype(dtype)
-        return (mean + std * _real_sample(jax.random.normal, key, shape, dtype)).astype(dtype)
-    if kind == "randint":
-        lo, hi = params
-        if static == "full64":  # [0, 2**63 - 1]: every non-negative int64
-            return (jax.random.bits(key, shape, jnp.uint64) >> 1).astype(dtype)
-        return jax.random.randint(key, shape, lo, hi, jnp.int64).astype(dtype)
-    if kind == "randperm":
-        return jax.random.permutation(key, shape[0]).astype(dtype)
-    if kind == "bernoulli":
-        (p,) = params
-        return (jax.random.uniform(key, shape, jnp.float64 if dtype == jnp.float64 else jnp.float32) < p
-                ).astype(dtype)
-    if kind == "exponential":
-        (lam,) = params
-        return (_real_sample(jax.random.exponential, key, shape, dtype) / lam).astype(dtype)
-    if kind == "cauchy":
-        median, sigma = params
-        return (median + sigma * _real_sample(jax.random.cauchy, key, shape, dtype)).astype(dtype)
-    if kind == "log_normal":
-        mean, std = params
-        return jnp.exp(mean + std * _real_sample(jax.random.normal, key, shape, dtype)).astype(dtype)
-    if kind == "geometric":
-        (p,) = params
-        u = jax.random.uniform(key, shape, jnp.float64, minval=jnp.finfo(jnp.float64).tiny)
-        return jnp.ceil(jnp.log(u) / jnp.log1p(-p)).astype(dtype)
-    if kind == "poisson":
-        (rate,) = params
-        return jax.random.poisson(key, rate, shape).astype(dtype)
-    if kind == "gamma":  # standard gamma with concentration alpha (torch._standard_gamma)
-        (alpha,) = params
-        return _real_sample(lambda k, s, d: jax.random.gamma(k, alpha.astype(d), s, d), key, shape, dtype)
-    if kind == "binomial":
-        count, p = params
-        return jax.random.binomial(key, count, p, shape, jnp.float64 if dtype == jnp.float64 else jnp.float32
-                                   ).astype(dtype)
-    if kind == "multinomial":
-        (probs,) = params
-        logits = jnp.log(probs)
-        n = shape[-1]
-        if static:  # with replacement: independent categorical draws
-            draws = jax.random.categorical(key, logits, axis=-1, shape=(n,) + probs.shape[:-1])
-            return jnp.moveaxis(draws, 0, -1).astype(dtype)
-        g = jax.random.gumbel(key, probs.shape, probs.dtype)  # Gumbel top-k: sampling without replacement
-        return jnp.argsort(-(logits + g), axis=-1)[..., :n].astype(dtype)
-    raise ValueError(f"unknown sampler {kind!r}")
-
-
-# Samplers whose every element is drawn independently from scalar parameters. XLA:CPU takes seconds to compile a
-# threefry sampler, so these draw a flat block of a power-of-two size and keep the first numel elements: all
-# shapes up to a bucket share one compiled sampler (the reshape is a trivial kernel). The traced path draws the
-# same way, so compiled and eager code see the same stream.
+# Samplers whose every element is drawn independently from scalar parameters draw a flat block of a power-of-two
+# size and keep the first numel elements (the stream advances by numel): all shapes up to a bucket share one compiled
+# sampler (the reshape is a trivial kernel). The traced path draws the same way, so compiled and eager code see the
+# same stream. Small normal draws are PyTorch's serial kernel and keep their exact size.
 _ELEMENTWISE = frozenset({"uniform", "normal", "bernoulli", "exponential", "cauchy", "log_normal", "geometric",
                           "randint"})
 _MAX_BUCKET = 1 << 22
+_WIDE = frozenset(np.dtype(d) for d in (np.int64, np.float64, np.float32, jnp.bfloat16))
 
 
 def _bucket(kind, shape, params):
@@ -113,22 +47,46 @@ def _bucket(kind, shape, params):
     if kind not in _ELEMENTWISE or any(getattr(p, "ndim", 0) for p in params):
         return None
     n = math.prod(shape)
+    if kind == "normal" and n < _samplers.FILL_MIN:
+        return None
     return max(64, 1 << max(n - 1, 0).bit_length()) if n <= _MAX_BUCKET else None
 
 
-def _sample_bucketed(kind, key, shape, dtype, params, static):
+def _plan(kind, shape, params):
+    """``(size, n)``: the flat size the mt19937 samplers draw and the numel the stream advances by; size None for
+    the samplers drawn from one threefry key (their parameters are tensors: multinomial, poisson, gamma...)."""
+    if kind == "randperm":
+        return shape[0], shape[0]
+    if kind not in _ELEMENTWISE:
+        return None, None
+    n = math.prod(shape)
     bucket = _bucket(kind, shape, params)
-    if bucket is None:
-        return _sample(kind, key, shape, dtype, params, static)
-    return _sample(kind, key, (bucket,), dtype, params, static)[:math.prod(shape)].reshape(shape)
+    return (n if bucket is None else bucket), n
+
+
+def _flat_params(params, shape):
+    """Parameter tensors of an elementwise sampler, broadcast to the draw and flattened as the samples are."""
+    return tuple(jnp.ravel(jnp.broadcast_to(p, shape)) if getattr(p, "ndim", 0) else p for p in params)
+
+
+def _sample_traced(kind, gen, shape, dtype, params, static):
+    """The draw inside a trace (torchish.compile, a JAX transform): the same samplers on the traced state."""
+    size, n = _plan(kind, shape, params)
+    if size is None:
+        return _samplers.keyed(kind, gen.next_key(), shape, dtype, params, static)
+    params = _flat_params(params, shape)
+    if _generators.key_source is not None:  # torchish.func's transforms hand out keys of their own
+        out = _samplers.keyed(kind, gen.next_key(), (size,), dtype, params, static)
+    else:
+        new, out = _samplers.sample(kind, gen._read(), size, n, dtype, params, static)
+        gen._set_state(new)
+    return out[:n].reshape(shape)
 
 
 @functools.lru_cache(maxsize=1024)
-def _kernel(kind, shape, dtype, static):
-    def k(key_data, *params):
-        key = jax.random.wrap_key_data(key_data, impl="threefry2x32")
-        new, sub = jax.random.split(key)
-        return jax.random.key_data(new), _sample(kind, sub, shape, dtype, params, static)
+def _kernel(kind, size, dtype, static):
+    def k(state, n, *params):
+        return _samplers.sample(kind, state, size, n, dtype, params, static)
     return jax.jit(k)
 
 
@@ -167,19 +125,30 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     if (type(device._v) is _meta.MetaArray) if isinstance(device, Tensor) else _meta.is_meta_device(device):
         return _meta.MetaArray(shape, npdt)  # the meta device: no samples, the generator does not move
     gen = generator_or_default(generator)
-    if tracing.active() or isinstance(gen._key._d, jax.core.Tracer):
-        return _sample_bucketed(kind, gen.next_key(), shape, npdt, params, static)
+    if kind == "randint" and static is None and params[1] - params[0] >= 2 ** 32 and npdt in _WIDE:
+        static = "wide"  # PyTorch draws random64 for these dtypes when the range needs more than 32 bits
+    if tracing.active() or isinstance(gen._state._d, jax.core.Tracer) or _generators.key_source is not None:
+        return _sample_traced(kind, gen, shape, npdt, params, static)
     target = _target(device)
-    key = gen._key._d
-    # beside a sharded tensor the key goes uncommitted, so the samples follow the sharded arrays they meet
-    moved = _on(key, target) if target is not None else _device.uncommitted(key)
-    if moved is not key:
-        gen._key._v = moved  # the same state, on another device: not a write (no version bump)
-    bucket = _bucket(kind, shape, params)
-    new, out = _kernel(kind, shape if bucket is None else (bucket,), npdt, static)(
-        moved, *(_on(p, target) for p in params))
-    gen._set_key(new)
-    return out if bucket is None else _take(shape)(out)
+    state = gen._state._d
+    # beside a sharded tensor the state goes uncommitted, so the samples follow the sharded arrays they meet
+    moved = _on(state, target) if target is not None else _device.uncommitted(state)
+    if moved is not state:
+        gen._state._v = moved  # the same state, on another device: not a write (no version bump)
+    size, n = _plan(kind, shape, params)
+    params = tuple(_on(p, target) for p in params)
+    if size is None:
+        return _keyed_kernel(kind, shape, npdt, static)(jax.random.key_data(gen.next_key()), *params)
+    params = _flat_params(params, shape)
+    new, out = _kernel(kind, size, npdt, static)(moved, np.int32(n), *params)
+    gen._set_state(new)
+    return out if size == n and len(shape) == 1 else _take(shape)(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _keyed_kernel(kind, shape, dtype, static):
+    return jax.jit(lambda key_data, *params: _samplers.keyed(
+        kind, jax.random.wrap_key_data(key_data, impl="threefry2x32"), shape, dtype, params, static))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def checkpoint_traced(function, args, kwargs, policy):
             new[i] = Tensor._make(v)
         a, kw = jax.tree_util.tree_unflatten(tree, new)
         log = _ReadLog(STATE.recorder, start)
-        key = gen._key._v
+        key = gen._state._v
         prev, STATE.recorder = STATE.recorder, log
         STATE.jax_diff += 1  # (JAX differentiates the block: torchish records nothing, the user's no_grad still cuts)
         try:
@@ -107,8 +107,8 @@ def checkpoint_traced(function, args, kwargs, policy):
             STATE.jax_diff -= 1
         out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=_is_tensor)
         written = [t for t, v in log.seen.values() if t._v is not v]
-        if gen._key._v is not key and all(t is not gen._key for t in written):
-            written.append(gen._key)
+        if gen._state._v is not key and all(t is not gen._state for t in written):
+            written.append(gen._state)
         box["info"] = dict(out_tree=out_tree, written=written, reads=log.seen,
                            spec=[("T", None) if _is_tensor(x) else ("C", x) for x in out_leaves])
         return [x._d for x in out_leaves if _is_tensor(x)], [t._d for t in written]
@@ -144,8 +144,8 @@ def checkpoint_traced(function, args, kwargs, policy):
     else:
         _, (outs, written) = ck(*primal)
     for t, v in zip(info["written"], written):
-        if t is gen._key:
-            gen._set_key(v)
+        if t is gen._state:
+            gen._set_state(v)
         else:
             t._set_value(v)
     res = [Tensor._make(o) for o in outs]

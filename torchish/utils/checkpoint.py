@@ -107,19 +107,19 @@ def _rng_at(state, enabled):
         yield
         return
     gen = _random.default_generator
-    current = (gen._key._d, gen._seed)
-    gen._set_key(state[0])
+    current = (gen._state._d, gen._seed)
+    gen._set_state(state[0])
     gen._seed = state[1]
     try:
         yield
     finally:
-        gen._set_key(current[0])
+        gen._set_state(current[0])
         gen._seed = current[1]
 
 
 def _rng_state():
     gen = _random.default_generator
-    return gen._key._d, gen._seed
+    return gen._state._d, gen._seed
 
 
 def _is_tensor(x):

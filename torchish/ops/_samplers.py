@@ -1,0 +1,241 @@
+"""The samplers of PyTorch's CPU kernels, on the mt19937 stream of ``torchish._mt19937``.
+
+``sample(kind, state, size, n, dtype, params, static)`` returns ``(new state, flat samples of length size)`` whose
+first ``n`` elements are the draw (``size`` >= ``n`` lets shapes share a compiled kernel; ``n`` may be traced). Each
+sampler consumes the words PyTorch's kernel consumes, in its order, and computes the value with its formula and
+precision (aten/src/ATen/core/TransformationHelper.h, DistributionsHelper.h, native/cpu/DistributionTemplates.h):
+
+- uniform: float32 (and half) from one word, ``(w & (2**digits - 1)) * 2**-digits``; float64 from two words
+  (random64, 53 bits); ``x * (to - from) + from`` fused, which float64 arithmetic reproduces for float32.
+- normal: tensors of 16 or more elements draw every uniform first, then turn each block of 16 into 8 Box-Muller
+  pairs; a last partial block is redrawn from 16 fresh uniforms. Smaller tensors draw serially in float64 with the
+  generator's cached second value (the cache lives in the state).
+- integers: ``word % range + low`` (random64 when the range needs it); randperm: Fisher-Yates with one word a step.
+Samplers PyTorch builds from rejection loops (poisson, gamma, binomial) take one threefry key from two words:
+reproducible for a seed, not PyTorch's numbers.
+"""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _mt19937 as mt
+
+_DIGITS = {np.dtype(np.float32): 24, np.dtype(np.float64): 53, np.dtype(jnp.float16): 11,
+           np.dtype(jnp.bfloat16): 8}
+FILL_MIN = 16  # PyTorch's normal_fill threshold (contiguous tensors of at least 16 elements)
+
+
+def _draw_words(state, count, used):
+    words, blocks = mt.stream(state, count)
+    return words, (lambda: mt.advance(state, blocks, used))
+
+
+def _unit(words, dtype):
+    """PyTorch's uniform_real in [0, 1) from raw words (two per float64 value); float32 for the narrow types."""
+    d = _DIGITS[np.dtype(dtype)]
+    if d == 53:
+        return (mt.words64(words) & jnp.uint64((1 << 53) - 1)).astype(jnp.float64) * (2.0 ** -53)
+    return (words & jnp.uint32((1 << d) - 1)).astype(jnp.float32) * jnp.float32(2.0 ** -d)
+
+
+def _per(dtype):
+    return 2 if _DIGITS[np.dtype(dtype)] == 53 else 1
+
+
+def _affine(x, scale, shift, dtype):
+    """``x * scale + shift`` rounded once to ``dtype`` (PyTorch's compiled kernels fuse it): in float64 for the
+    narrower types, whose products are exact there."""
+    if np.dtype(dtype) == np.float64:
+        return x * scale + shift
+    return (x.astype(jnp.float64) * scale + shift).astype(jnp.float32).astype(dtype)
+
+
+def _cast(v, dtype):
+    """PyTorch's ``static_cast<scalar_t>(from)`` of a double argument: rounded to the dtype, kept as float64."""
+    return jnp.asarray(v, jnp.float64).astype(dtype).astype(jnp.float64)
+
+
+def _uniform(state, size, n, dtype, lo, hi):
+    per = _per(dtype)
+    words, after = _draw_words(state, size * per, n * per)
+    lo, hi = _cast(lo, dtype), _cast(hi, dtype)
+    return after(), _affine(_unit(words, dtype), hi - lo, lo, dtype)
+
+
+def _box_muller_16(d, dtype):
+    """normal_fill_16 on every block of 16 uniforms (length a multiple of 16): u1 = 1 - d[j], u2 = d[j + 8]."""
+    b = d.reshape(-1, 2, 8)
+    u1, u2 = 1 - b[:, 0], b[:, 1]
+    radius = jnp.sqrt(-2 * jnp.log(u1))
+    theta = (2 * np.pi) * u2 if d.dtype == jnp.float64 else jnp.float32(2 * np.pi) * u2
+    return jnp.stack([radius * jnp.cos(theta), radius * jnp.sin(theta)], axis=1).reshape(-1)
+
+
+def _normal_fill(state, size, n, dtype, mean, std):
+    per = _per(dtype)
+    words, after = _draw_words(state, (size + FILL_MIN) * per, (n + jnp.where(n % FILL_MIN != 0, FILL_MIN, 0)) * per)
+    u = _unit(words, dtype)
+    body = _box_muller_16(jnp.pad(u[:size], (0, -size % FILL_MIN)), u.dtype)[:size]
+    tail = _box_muller_16(jax.lax.dynamic_slice(u, (jnp.asarray(n, jnp.int32),), (FILL_MIN,)), u.dtype)
+    start = jnp.maximum(jnp.asarray(n, jnp.int32) - FILL_MIN, 0)
+    body = jnp.where(n % FILL_MIN != 0, jax.lax.dynamic_update_slice(body, tail, (start,)), body)
+    return after(), _affine(body, _cast(std, dtype), _cast(mean, dtype), dtype)
+
+
+def _normal_serial(state, n, dtype, mean, std):
+    """at::normal_distribution<double>, one value at a time: a fresh pair gives r cos(theta) and caches r sin(theta)
+    for the next value; ``n`` (< 16) is static."""
+    pairs = (n + 1) // 2
+    valid, cached = mt.get_dcache(state)
+    fresh = n - valid.astype(jnp.int32)
+    words, after = _draw_words(state, 4 * pairs, 4 * ((fresh + 1) // 2))
+    u = _unit(words, jnp.float64).reshape(pairs, 2)
+    r = jnp.sqrt(-2.0 * jnp.log1p(-u[:, 1]))
+    theta = 2.0 * np.pi * u[:, 0]
+    vals = jnp.stack([r * jnp.cos(theta), r * jnp.sin(theta)], axis=1).reshape(-1)  # cos, sin of pair 0, ...
+    padded = jnp.concatenate([vals, vals[-1:]])
+    out = jnp.where(valid, jnp.concatenate([cached[None], vals])[:n], vals[:n])
+    new = mt.set_dcache(after(), fresh % 2 == 1, padded[fresh])
+    return new, (out * jnp.asarray(std, jnp.float64) + jnp.asarray(mean, jnp.float64)).astype(dtype)
+
+
+def _normal(state, size, n, dtype, mean, std):
+    if size < FILL_MIN:  # (size is n here: small draws are never bucketed)
+        return _normal_serial(state, size, dtype, mean, std)
+    return _normal_fill(state, size, n, dtype, mean, std)
+
+
+def _complex(fn, state, size, n, dtype, params):
+    """PyTorch samples a complex tensor as its real view: twice as many real values, interleaved."""
+    real = jnp.finfo(dtype).dtype
+    new, flat = fn(state, 2 * size, 2 * n, real, *params)
+    return new, jax.lax.complex(flat[0::2], flat[1::2]).astype(dtype)
+
+
+def _randint(state, size, n, dtype, lo, hi, wide):
+    per = 2 if wide else 1
+    words, after = _draw_words(state, size * per, n * per)
+    val = mt.words64(words) if wide else words.astype(jnp.uint64)
+    span = (jnp.asarray(hi, jnp.int64) - jnp.asarray(lo, jnp.int64)).astype(jnp.uint64)
+    return after(), ((val % span).astype(jnp.int64) + jnp.asarray(lo, jnp.int64)).astype(dtype)
+
+
+def _full64(state, size, n, dtype):
+    """random_() of int64: random64 % 2**63."""
+    words, after = _draw_words(state, 2 * size, 2 * n)
+    return after(), (mt.words64(words) & jnp.uint64((1 << 63) - 1)).astype(jnp.int64).astype(dtype)
+
+
+def _randperm(state, n, dtype):
+    if n < 2:
+        return state, jnp.arange(n, dtype=dtype)
+    words, after = _draw_words(state, n - 1, n - 1)
+
+    def step(i, perm):
+        z = i + (words[i] % (n - i).astype(jnp.uint32)).astype(jnp.int32)
+        a, b = perm[i], perm[z]
+        return perm.at[i].set(b).at[z].set(a)
+
+    perm = jax.lax.fori_loop(0, n - 1, step, jnp.arange(n, dtype=jnp.int64))
+    return after(), perm.astype(dtype)
+
+
+def _key(state):
+    """A threefry key from two words, for the samplers torchish does not reproduce bit for bit."""
+    words, after = _draw_words(state, 2, 2)
+    return after(), jax.random.wrap_key_data(words, impl="threefry2x32")
+
+
+def sample(kind, state, size, n, dtype, params, static):
+    complex_ = jnp.issubdtype(dtype, jnp.complexfloating)
+    if kind == "uniform":
+        return _complex(_uniform, state, size, n, dtype, params) if complex_ else _uniform(state, size, n, dtype,
+                                                                                           *params)
+    if kind == "normal":
+        if complex_:  # each part of variance 1/2: std / sqrt(2) on the real view
+            mean, std = params
+            return _complex(_normal, state, size, n, dtype, (mean, std / math.sqrt(2)))
+        return _normal(state, size, n, dtype, *params)
+    if kind == "randint":
+        if static == "full64":
+            return _full64(state, size, n, dtype)
+        return _randint(state, size, n, dtype, *params, wide=static == "wide")
+    if kind == "randperm":
+        return _randperm(state, size, dtype)
+    new, key = _key(state)
+    return new, keyed(kind, key, (size,), dtype, params, static)
+
+
+def _real_sample(fn, key, shape, dtype):
+    """``fn(key, shape, dtype)`` for a real float dtype, sampled in float32 for half precisions."""
+    if dtype in (jnp.float16, jnp.bfloat16):
+        return fn(key, shape, jnp.float32).astype(dtype)
+    return fn(key, shape, dtype)
+
+
+def keyed(kind, key, shape, dtype, params, static):
+    """Samplers drawn from a threefry key (one key per draw): those PyTorch builds from rejection loops, and every
+    sampler inside ``torchish.func``'s transforms (whose keys come from the transform)."""
+    complex_ = jnp.issubdtype(dtype, jnp.complexfloating)
+    rd = jnp.finfo(dtype).dtype if complex_ else dtype
+    if kind == "uniform":
+        lo, hi = params
+        if complex_:
+            k1, k2 = jax.random.split(key)
+            return (jax.random.uniform(k1, shape, rd) + 1j * jax.random.uniform(k2, shape, rd)).astype(dtype)
+        return _real_sample(lambda k, s, d: jax.random.uniform(k, s, d, lo, hi), key, shape, dtype)
+    if kind == "normal":
+        mean, std = params
+        if complex_:
+            k1, k2 = jax.random.split(key)
+            z = (jax.random.normal(k1, shape, rd) + 1j * jax.random.normal(k2, shape, rd)) / jnp.sqrt(2.0)
+            return (mean + std * z).astype(dtype)
+        return (mean + std * _real_sample(jax.random.normal, key, shape, dtype)).astype(dtype)
+    if kind == "randint":
+        lo, hi = params
+        if static == "full64":
+            return (jax.random.bits(key, shape, jnp.uint64) >> 1).astype(dtype)
+        return jax.random.randint(key, shape, lo, hi, jnp.int64).astype(dtype)
+    if kind == "randperm":
+        return jax.random.permutation(key, shape[0]).astype(dtype)
+    if kind == "bernoulli":
+        (p,) = params
+        return (jax.random.uniform(key, shape, jnp.float64 if dtype == jnp.float64 else jnp.float32) < p
+                ).astype(dtype)
+    if kind == "exponential":
+        (lam,) = params
+        return (_real_sample(jax.random.exponential, key, shape, dtype) / lam).astype(dtype)
+    if kind == "cauchy":
+        median, sigma = params
+        return (median + sigma * _real_sample(jax.random.cauchy, key, shape, dtype)).astype(dtype)
+    if kind == "log_normal":
+        mean, std = params
+        return jnp.exp(mean + std * _real_sample(jax.random.normal, key, shape, dtype)).astype(dtype)
+    if kind == "geometric":
+        (p,) = params
+        u = jax.random.uniform(key, shape, jnp.float64, minval=jnp.finfo(jnp.float64).tiny)
+        return jnp.ceil(jnp.log(u) / jnp.log1p(-p)).astype(dtype)
+    if kind == "poisson":
+        (rate,) = params
+        return jax.random.poisson(key, rate, shape).astype(dtype)
+    if kind == "gamma":  # standard gamma with concentration alpha (torch._standard_gamma)
+        (alpha,) = params
+        return _real_sample(lambda k, s, d: jax.random.gamma(k, alpha.astype(d), s, d), key, shape, dtype)
+    if kind == "binomial":
+        count, p = params
+        return jax.random.binomial(key, count, p, shape, jnp.float64 if dtype == jnp.float64 else jnp.float32
+                                   ).astype(dtype)
+    if kind == "multinomial":
+        (probs,) = params
+        logits = jnp.log(probs)
+        n = shape[-1]
+        if static:  # with replacement: independent categorical draws
+            draws = jax.random.categorical(key, logits, axis=-1, shape=(n,) + probs.shape[:-1])
+            return jnp.moveaxis(draws, 0, -1).astype(dtype)
+        g = jax.random.gumbel(key, probs.shape, probs.dtype)  # Gumbel top-k: sampling without replacement
+        return jnp.argsort(-(logits + g), axis=-1)[..., :n].astype(dtype)
+    raise ValueError(f"unknown sampler {kind!r}")

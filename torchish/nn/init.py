@@ -188,16 +188,57 @@ def _trunc_kernel(dtype):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """N(mean, std**2) truncated to [a, b] (sampled by the inverse CDF, so it never loops)."""
+    """N(mean, std**2) truncated to [a, b], by PyTorch's rejection sampler (so a seed gives PyTorch's values):
+    normal draws redrawn where they fall outside when most of the mass is inside, else uniform candidates on
+    [a, b] accepted with the normal density. Inside a trace (no concrete values to loop on) the inverse CDF of one
+    uniform draw per element is used instead."""
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
-    u = draw("uniform", tuple(tensor.shape), _dtype.float64, (0.0, 1.0), generator, device=tensor)
-    dt = tensor._v.dtype
-    value = _trunc_kernel(jnp.dtype(dt))(u, float(mean), float(std), float(a), float(b))
-    return _write(tensor, value)
+    if isinstance(tensor._d, jax.core.Tracer):
+        u = draw("uniform", tuple(tensor.shape), _dtype.float64, (0.0, 1.0), generator, device=tensor)
+        value = _trunc_kernel(jnp.dtype(tensor._v.dtype))(u, float(mean), float(std), float(a), float(b))
+        return _write(tensor, value)
+    from ..ops.ternary import where
+    with no_grad():
+        p = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+        if p > 0.3:
+            lo, hi = tensor.new_tensor(a, device="cpu").item(), tensor.new_tensor(b, device="cpu").item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                result = where(mask, tensor.new_empty(tuple(tensor.shape)).normal_(mean, std, generator=generator),
+                               result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+
+        def rejected(candidates):  # accept with probability pdf(candidate) / pdf(mode)
+            log_pdf = candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            return accept.uniform_(generator=generator).log_().gt(log_pdf)
+
+        candidates, accept = tensor.new_empty(tuple(tensor.shape)), tensor.new_empty(tuple(tensor.shape))
+        tensor.uniform_(a, b, generator=generator)
+        pending = rejected(candidates.copy_(tensor))
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = where(pending, candidates, result)
+                pending = where(pending, rejected(candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+    return tensor
+
+
+def _norm_cdf(x):
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
 
 @functools.lru_cache(maxsize=64)
@@ -229,21 +270,19 @@ def orthogonal_(tensor, gain=1, generator=None):
     return _write(tensor, k(flat, float(gain)))
 
 
-@jax.jit
-def _sparse_kernel(values, u, num_zeros):
-    rank = jnp.argsort(jnp.argsort(u, axis=0), axis=0)  # each column: a random permutation of the rows
-    return jnp.where(rank < num_zeros, jnp.zeros((), values.dtype), values)
-
-
 def sparse_(tensor, sparsity, std=0.01, generator=None):
-    """N(0, std**2) with a fraction ``sparsity`` of each column's entries (``ceil(sparsity * rows)``) set to 0."""
+    """N(0, std**2) with a fraction ``sparsity`` of each column's entries (``ceil(sparsity * rows)``) set to 0: the
+    rows of each column's zeros are the head of a permutation drawn (as in PyTorch) from the default generator."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    rows, _ = tuple(tensor.shape)
+    from ..ops.random import randperm
+    rows, cols = tuple(tensor.shape)
     num_zeros = math.ceil(sparsity * rows)
-    values = draw("normal", tuple(tensor.shape), tensor.dtype, (0.0, float(std)), generator, device=tensor)
-    u = draw("uniform", tuple(tensor.shape), _dtype.float32, (0.0, 1.0), generator, device=tensor)
-    return _write(tensor, _sparse_kernel(values, u, num_zeros))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            tensor[randperm(rows)[:num_zeros], col] = 0
+    return tensor
 
 
 # ----------------------------------------------------------------------------------------------------------------

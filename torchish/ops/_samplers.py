@@ -24,8 +24,6 @@ import numpy as np
 
 from .. import _mt19937 as mt
 
-_DIGITS = {np.dtype(np.float32): 24, np.dtype(np.float64): 53, np.dtype(jnp.float16): 11,
-           np.dtype(jnp.bfloat16): 8}
 FILL_MIN = 16  # PyTorch's normal_fill threshold (contiguous tensors of at least 16 elements)
 
 
@@ -34,24 +32,39 @@ def _draw_words(state, count, used):
     return words, (lambda: mt.advance(state, blocks, used))
 
 
+def _wide(dtype):
+    return np.dtype(dtype) == np.float64
+
+
 def _unit(words, dtype):
-    """PyTorch's uniform_real in [0, 1) from raw words (two per float64 value); float32 for the narrow types."""
-    d = _DIGITS[np.dtype(dtype)]
-    if d == 53:
-        return (mt.words64(words) & jnp.uint64((1 << 53) - 1)).astype(jnp.float64) * (2.0 ** -53)
-    return (words & jnp.uint32((1 << d) - 1)).astype(jnp.float32) * jnp.float32(2.0 ** -d)
+    """PyTorch's uniform_real in [0, 1): 53 bits of two words for float64, else 24 bits of one word (float32; the
+    half types draw float's values too)."""
+    if _wide(dtype):
+        return u53(words)
+    return (words & jnp.uint32(0xFFFFFF)).astype(jnp.float32) * jnp.float32(2.0 ** -24)
+
+
+def u53(words):
+    return (mt.words64(words) & jnp.uint64((1 << 53) - 1)).astype(jnp.float64) * (2.0 ** -53)
 
 
 def _per(dtype):
-    return 2 if _DIGITS[np.dtype(dtype)] == 53 else 1
+    return 2 if _wide(dtype) else 1
 
 
 def _affine(x, scale, shift, dtype):
-    """``x * scale + shift`` rounded once to ``dtype`` (PyTorch's compiled kernels fuse it): in float64 for the
-    narrower types, whose products are exact there."""
-    if np.dtype(dtype) == np.float64:
+    """``fma(x, scale, shift)`` rounded once to ``dtype`` (PyTorch's kernels are built with FMA contraction). For
+    float32 values the product is exact in float64; the float64 sum is made round-to-odd (its rounding error,
+    from TwoSum, nudges an even result one ulp towards the exact sum), so rounding it to float32 is correct."""
+    if _wide(dtype):
         return x * scale + shift
-    return (x.astype(jnp.float64) * scale + shift).astype(jnp.float32).astype(dtype)
+    p = x.astype(jnp.float64) * scale
+    s = p + shift
+    bb = s - p
+    err = (p - (s - bb)) + (shift - bb)
+    even = (jax.lax.bitcast_convert_type(s, jnp.int64) & 1) == 0
+    s = jnp.where((err != 0) & even, jnp.nextafter(s, jnp.where(err > 0, jnp.inf, -jnp.inf)), s)
+    return s.astype(jnp.float32).astype(dtype)
 
 
 def _cast(v, dtype):
@@ -62,8 +75,10 @@ def _cast(v, dtype):
 def _uniform(state, size, n, dtype, lo, hi):
     per = _per(dtype)
     words, after = _draw_words(state, size * per, n * per)
-    lo, hi = _cast(lo, dtype), _cast(hi, dtype)
-    return after(), _affine(_unit(words, dtype), hi - lo, lo, dtype)
+    lo, hi = _cast(lo, jnp.float64 if _wide(dtype) else jnp.float32), _cast(hi, jnp.float64 if _wide(dtype)
+                                                                           else jnp.float32)
+    v = _affine(_unit(words, dtype), hi - lo, lo, dtype)
+    return after(), jnp.where(v == hi.astype(dtype), lo.astype(dtype), v)  # [from, to): a rounded-up `to` is `from`
 
 
 def _box_muller_16(d, dtype):
@@ -86,10 +101,10 @@ def _normal_fill(state, size, n, dtype, mean, std):
     return after(), _affine(body, _cast(std, dtype), _cast(mean, dtype), dtype)
 
 
-def _normal_serial(state, n, dtype, mean, std):
-    """at::normal_distribution<double>, one value at a time: a fresh pair gives r cos(theta) and caches r sin(theta)
-    for the next value; ``n`` (< 16) is static."""
-    pairs = (n + 1) // 2
+def _serial_normals(state, size, n):
+    """``(new state, z)``: at::normal_distribution<double> (unscaled), one value at a time: a fresh pair gives
+    r cos(theta) and caches r sin(theta) in the generator for the next value (``n`` <= ``size`` may be traced)."""
+    pairs = (size + 1) // 2
     valid, cached = mt.get_dcache(state)
     fresh = n - valid.astype(jnp.int32)
     words, after = _draw_words(state, 4 * pairs, 4 * ((fresh + 1) // 2))
@@ -98,15 +113,68 @@ def _normal_serial(state, n, dtype, mean, std):
     theta = 2.0 * np.pi * u[:, 0]
     vals = jnp.stack([r * jnp.cos(theta), r * jnp.sin(theta)], axis=1).reshape(-1)  # cos, sin of pair 0, ...
     padded = jnp.concatenate([vals, vals[-1:]])
-    out = jnp.where(valid, jnp.concatenate([cached[None], vals])[:n], vals[:n])
-    new = mt.set_dcache(after(), fresh % 2 == 1, padded[fresh])
-    return new, (out * jnp.asarray(std, jnp.float64) + jnp.asarray(mean, jnp.float64)).astype(dtype)
+    out = jnp.where(valid, jnp.concatenate([cached[None], vals])[:size], vals[:size])
+    return mt.set_dcache(after(), fresh % 2 == 1, padded[fresh]), out
+
+
+def _double_out(v, dtype):
+    """A float64 value cast to ``dtype`` as PyTorch's ``static_cast`` (half types through float)."""
+    return v.astype(dtype) if _wide(dtype) or np.dtype(dtype) == np.float32 else v.astype(jnp.float32).astype(dtype)
 
 
 def _normal(state, size, n, dtype, mean, std):
     if size < FILL_MIN:  # (size is n here: small draws are never bucketed)
-        return _normal_serial(state, size, dtype, mean, std)
+        new, z = _serial_normals(state, size, n)
+        return new, _double_out(z * jnp.asarray(std, jnp.float64) + jnp.asarray(mean, jnp.float64), dtype)
     return _normal_fill(state, size, n, dtype, mean, std)
+
+
+def _log_normal(state, size, n, dtype, mean, std):
+    new, z = _serial_normals(state, size, n)
+    return new, _double_out(jnp.exp(z * jnp.asarray(std, jnp.float64) + jnp.asarray(mean, jnp.float64)), dtype)
+
+
+def _from_u53(fn):
+    """A sampler computing ``fn(u, *params)`` in float64 from one 53-bit uniform (two words) per element."""
+    def sampler(state, size, n, dtype, *params):
+        words, after = _draw_words(state, 2 * size, 2 * n)
+        return after(), _double_out(fn(u53(words), *(jnp.asarray(p, jnp.float64) for p in params)), dtype)
+    return sampler
+
+
+_exponential = _from_u53(lambda u, lam: (-1.0 / lam) * jnp.log1p(-u))
+_cauchy = _from_u53(lambda u, median, sigma: median + sigma * jnp.tan(np.pi * (u - 0.5)))
+_geometric = _from_u53(lambda u, p: jnp.ceil(jnp.log(u) / jnp.log(1.0 - p)))
+
+
+def _bernoulli(state, size, n, dtype, p, narrow):
+    """``u < p``: a 53-bit uniform (two words) for a number or a float64 probability tensor, a float one (one
+    word) for float32 probabilities."""
+    if narrow:
+        words, after = _draw_words(state, size, n)
+        return after(), (_unit(words, jnp.float32) < jnp.asarray(p).astype(jnp.float32)).astype(dtype)
+    words, after = _draw_words(state, 2 * size, 2 * n)
+    return after(), (u53(words) < jnp.asarray(p, jnp.float64)).astype(dtype)
+
+
+def _multinomial(state, shape, probs, replacement):
+    """PyTorch's multinomial: without replacement (or one sample), the top-k of ``probs / q`` for exponential
+    draws ``q``; with replacement, inverse-CDF search of a 53-bit uniform per sample in each row's normalised
+    running sum (accumulated in order, in the probabilities' dtype)."""
+    rows = probs.reshape(-1, probs.shape[-1])
+    k = shape[-1]
+    if not replacement or k == 1:
+        state, q = _exponential(state, rows.size, rows.size, rows.dtype, 1.0)
+        q = rows / q.reshape(rows.shape)
+        idx = jnp.argmax(q, axis=-1)[:, None] if k == 1 else jax.lax.top_k(q, k)[1]
+    else:
+        _, cum = jax.lax.scan(lambda c, x: (c + x,) * 2, jnp.zeros(rows.shape[0], rows.dtype), rows.T)
+        cum = (cum / cum[-1]).T.at[:, -1].set(1)
+        words, after = _draw_words(state, 2 * rows.shape[0] * k, 2 * rows.shape[0] * k)
+        u = u53(words).reshape(rows.shape[0], k)
+        idx = jax.vmap(lambda c, v: jnp.searchsorted(c, v, side="left"))(cum.astype(jnp.float64), u)
+        state = after()
+    return state, idx.reshape(shape).astype(jnp.int64)
 
 
 def _complex(fn, state, size, n, dtype, params):
@@ -166,8 +234,17 @@ def sample(kind, state, size, n, dtype, params, static):
         return _randint(state, size, n, dtype, *params, wide=static == "wide")
     if kind == "randperm":
         return _randperm(state, size, dtype)
+    if kind == "bernoulli":
+        return _bernoulli(state, size, n, dtype, *params, narrow=static == "narrow")
+    if kind in _FROM_U53:
+        return _FROM_U53[kind](state, size, n, dtype, *params)
+    if kind == "multinomial":
+        return _multinomial(state, size, *params, replacement=static)
     new, key = _key(state)
     return new, keyed(kind, key, (size,), dtype, params, static)
+
+
+_FROM_U53 = {"exponential": _exponential, "cauchy": _cauchy, "geometric": _geometric, "log_normal": _log_normal}
 
 
 def _real_sample(fn, key, shape, dtype):

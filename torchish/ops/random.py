@@ -39,7 +39,6 @@ _LOW_PRECISION = (jnp.float16, jnp.bfloat16)
 _ELEMENTWISE = frozenset({"uniform", "normal", "bernoulli", "exponential", "cauchy", "log_normal", "geometric",
                           "randint"})
 _MAX_BUCKET = 1 << 22
-_WIDE = frozenset(np.dtype(d) for d in (np.int64, np.float64, np.float32, jnp.bfloat16))
 
 
 def _bucket(kind, shape, params):
@@ -57,6 +56,8 @@ def _plan(kind, shape, params):
     the samplers drawn from one threefry key (their parameters are tensors: multinomial, poisson, gamma...)."""
     if kind == "randperm":
         return shape[0], shape[0]
+    if kind == "multinomial":
+        return shape, 0
     if kind not in _ELEMENTWISE:
         return None, None
     n = math.prod(shape)
@@ -74,13 +75,14 @@ def _sample_traced(kind, gen, shape, dtype, params, static):
     size, n = _plan(kind, shape, params)
     if size is None:
         return _samplers.keyed(kind, gen.next_key(), shape, dtype, params, static)
-    params = _flat_params(params, shape)
+    if kind != "multinomial":
+        params = _flat_params(params, shape)
     if _generators.key_source is not None:  # torchish.func's transforms hand out keys of their own
         out = _samplers.keyed(kind, gen.next_key(), (size,), dtype, params, static)
     else:
         new, out = _samplers.sample(kind, gen._read(), size, n, dtype, params, static)
         gen._set_state(new)
-    return out[:n].reshape(shape)
+    return out if kind == "multinomial" else out[:n].reshape(shape)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -125,8 +127,10 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     if (type(device._v) is _meta.MetaArray) if isinstance(device, Tensor) else _meta.is_meta_device(device):
         return _meta.MetaArray(shape, npdt)  # the meta device: no samples, the generator does not move
     gen = generator_or_default(generator)
-    if kind == "randint" and static is None and params[1] - params[0] >= 2 ** 32 and npdt in _WIDE:
-        static = "wide"  # PyTorch draws random64 for these dtypes when the range needs more than 32 bits
+    if kind == "randint" and static is None and params[1] - params[0] >= 2 ** 28:
+        static = "wide"  # (measured on torch 2.13: random64 for any dtype from a range of 2**28 on)
+    if kind == "bernoulli" and getattr(params[0], "dtype", np.float64) != np.float64:
+        static = "narrow"  # a float32 probability tensor: float uniforms (one word each)
     if tracing.active() or isinstance(gen._state._d, jax.core.Tracer) or _generators.key_source is not None:
         return _sample_traced(kind, gen, shape, npdt, params, static)
     target = _target(device)
@@ -139,10 +143,11 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     params = tuple(_on(p, target) for p in params)
     if size is None:
         return _keyed_kernel(kind, shape, npdt, static)(jax.random.key_data(gen.next_key()), *params)
-    params = _flat_params(params, shape)
+    if kind != "multinomial":
+        params = _flat_params(params, shape)
     new, out = _kernel(kind, size, npdt, static)(moved, np.int32(n), *params)
     gen._set_state(new)
-    return out if size == n and len(shape) == 1 else _take(shape)(out)
+    return out if kind == "multinomial" or (size == n and len(shape) == 1) else _take(shape)(out)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -1,0 +1,149 @@
+"""Seeded random draws give PyTorch's numbers: torchish's generator is PyTorch's CPU mt19937.
+
+Every case seeds both libraries, draws, then draws ``rand(3)``: equal trailing draws show that the sampler used as
+many words of the stream as PyTorch's kernel. Integer and uniform samplers are bit-exact; samplers computed with
+transcendental functions are compared at a few float32 ulps (PyTorch's vectorised log/sin/cos and XLA's differ in
+the last bits). Without torch, the stream is checked against numpy's MT19937, which seeds the same way.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torchish
+from oracle import needs_torch, torch
+
+EXACT = dict(rtol=0, atol=0)
+ULPS = dict(rtol=1e-6, atol=1e-6)  # float32 Box-Muller through a different log/sin/cos
+
+
+def _np(x):
+    x = x.detach()
+    return (x.float().numpy(), "bfloat16") if str(x.dtype).endswith("bfloat16") else (x.numpy(), str(x.numpy().dtype))
+
+
+CASES = {
+    "rand": (lambda T: T.rand(3, 5), EXACT),
+    "rand_1000_crosses_a_twist": (lambda T: T.rand(1000), EXACT),
+    "rand_float64": (lambda T: T.rand(7, dtype=T.float64), EXACT),
+    "rand_float16": (lambda T: T.rand(9, dtype=T.float16), EXACT),
+    "rand_bfloat16": (lambda T: T.rand(9, dtype=T.bfloat16), EXACT),
+    "rand_complex64": (lambda T: T.rand(4, dtype=T.complex64), EXACT),
+    "uniform_bounds": (lambda T: T.empty(40).uniform_(-0.3, 0.7), EXACT),
+    "uniform_float64_bounds": (lambda T: T.empty(6, dtype=T.float64).uniform_(-2, 3), ULPS),
+    "uniform_to_is_excluded": (lambda T: T.empty(5).uniform_(1, float(np.nextafter(np.float32(1), 2))), EXACT),
+    "randn_serial_with_cache": (lambda T: [T.randn(3), T.randn(5), T.randn(1)], EXACT),
+    "randn_fill": (lambda T: T.randn(4, 10), ULPS),
+    "randn_fill_tail": (lambda T: T.randn(37), ULPS),
+    "randn_float64_fill": (lambda T: T.randn(40, dtype=T.float64), dict(rtol=1e-12, atol=1e-12)),
+    "randn_complex64": (lambda T: T.randn(3, 4, dtype=T.complex64), ULPS),
+    "normal_tensor_mean": (lambda T: T.normal(T.arange(20.0), 2.0), ULPS),
+    "normal_tensor_std": (lambda T: T.normal(1.0, T.arange(1.0, 6.0)), EXACT),
+    "normal_method_mean_std": (lambda T: T.empty(24).normal_(3.0, 0.5), ULPS),
+    "randint": (lambda T: T.randint(-3, 10, (4, 5)), EXACT),
+    "randint_int32": (lambda T: T.randint(0, 1000, (6,), dtype=T.int32), EXACT),
+    "randint_wide_range": (lambda T: T.randint(0, 2 ** 40, (5,)), EXACT),
+    "randint_2_28": (lambda T: T.randint(0, 2 ** 28, (5,)), EXACT),
+    "randperm": (lambda T: T.randperm(50), EXACT),
+    "random_int64": (lambda T: T.empty(4, dtype=T.int64).random_(), EXACT),
+    "random_float32": (lambda T: T.empty(4).random_(), EXACT),
+    "random_to": (lambda T: T.empty(6, dtype=T.int32).random_(7), EXACT),
+    "random_bool": (lambda T: T.empty(8, dtype=T.bool).random_(), EXACT),
+    "bernoulli_p": (lambda T: T.empty(30).bernoulli_(0.3), EXACT),
+    "bernoulli_probs_float32": (lambda T: T.bernoulli(T.linspace(0, 1, 25)), EXACT),
+    "bernoulli_probs_float64": (lambda T: T.bernoulli(T.linspace(0, 1, 25, dtype=T.float64)), EXACT),
+    "exponential": (lambda T: T.empty(20).exponential_(2.0), EXACT),
+    "exponential_float64": (lambda T: T.empty(5, dtype=T.float64).exponential_(), dict(rtol=1e-15, atol=0)),
+    "cauchy": (lambda T: T.empty(20).cauchy_(1.0, 2.0), ULPS),
+    "log_normal": (lambda T: T.empty(7).log_normal_(0.5, 0.25), ULPS),
+    "geometric": (lambda T: T.empty(20).geometric_(0.3), EXACT),
+    "multinomial_no_replacement": (lambda T: T.multinomial(T.tensor([[1., 2., 3., 4.], [4., 1., 1., 2.]]), 3),
+                                   EXACT),
+    "multinomial_one": (lambda T: T.multinomial(T.tensor([0.2, 0.5, 0.3]), 1, replacement=True), EXACT),
+    "multinomial_replacement": (lambda T: T.multinomial(T.tensor([[1., 2., 3.], [3., 0., 1.]]), 6,
+                                                        replacement=True), EXACT),
+    "dropout": (lambda T: T.nn.functional.dropout(T.ones(8, 16), 0.25), EXACT),
+    "dropout2d_module": (lambda T: T.nn.Dropout2d(0.5)(T.ones(4, 6, 2, 2)), EXACT),
+    "generator_argument": (lambda T: T.rand(5, generator=T.Generator().manual_seed(11)), EXACT),
+    "linear_init": (lambda T: [p for p in T.nn.Linear(7, 5).parameters()], EXACT),
+    "conv_and_embedding_init": (lambda T: [T.nn.Conv2d(3, 4, 3).weight, T.nn.Embedding(6, 4).weight], ULPS),
+    "trunc_normal": (lambda T: T.nn.init.trunc_normal_(T.empty(30), std=0.5), ULPS),
+    "trunc_normal_far_interval": (lambda T: T.nn.init.trunc_normal_(T.empty(30), a=1.0, b=3.0), EXACT),
+    "sparse": (lambda T: T.nn.init.sparse_(T.empty(6, 4), 0.5), ULPS),
+    "orthogonal": (lambda T: T.nn.init.orthogonal_(T.empty(4, 6)), dict(rtol=1e-5, atol=1e-6)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("seed", [0, 2024])
+def test_seeded_draws_match_pytorch(name, seed):
+    fn, tols = CASES[name]
+    outs = []
+    for T in (torch, torchish):
+        T.manual_seed(seed)
+        got = fn(T)
+        got = got if isinstance(got, list) else [got]
+        outs.append(([_np(g) for g in got], _np(T.rand(3))[0]))
+    (ref, ref_after), (mine, mine_after) = outs
+    for (r, rdt), (m, mdt) in zip(ref, mine):
+        assert rdt == mdt and r.shape == m.shape
+        if r.dtype.kind == "c":
+            r, m = r.view(r.real.dtype), m.view(m.real.dtype)
+        np.testing.assert_allclose(m.astype(np.float64), r.astype(np.float64), **tols)
+    np.testing.assert_array_equal(mine_after, ref_after)  # the same number of words used
+
+
+@needs_torch
+def test_rng_state_moves_between_pytorch_and_torchish():
+    torch.manual_seed(5)
+    torch.randn(3)  # leaves a cached normal in the state
+    state = torch.get_rng_state()
+    torchish.set_rng_state(torchish.from_numpy(state.numpy()))
+    np.testing.assert_array_equal(torchish.get_rng_state().numpy(), state.numpy())
+    np.testing.assert_array_equal(torchish.randn(3).numpy(), torch.randn(3).numpy())
+    torchish.manual_seed(9)
+    torchish.rand(700)
+    torch.set_rng_state(torch.from_numpy(torchish.get_rng_state().numpy()))
+    np.testing.assert_array_equal(torchish.rand(5).numpy(), torch.rand(5).numpy())
+    assert torchish.initial_seed() == 9
+
+
+def test_stream_is_mt19937_without_torch():
+    bits = np.random.MT19937(0)
+    bits._legacy_seeding(1234)  # init_genrand, as PyTorch seeds
+    words = bits.random_raw(900).astype(np.uint64)
+    expect = ((words & 0xFFFFFF).astype(np.float32) * np.float32(2 ** -24))
+    torchish.manual_seed(1234)
+    np.testing.assert_array_equal(torchish.rand(900).numpy(), expect)
+    torchish.manual_seed(1234 + 2 ** 32)  # PyTorch seeds mt19937 with the low 32 bits
+    np.testing.assert_array_equal(torchish.rand(900).numpy(), expect)
+
+
+def test_compiled_draws_continue_the_eager_stream():
+    def step(x):
+        return x * torchish.rand(40) + torchish.randn(5).sum() + torchish.nn.functional.dropout(x, 0.5)
+
+    compiled = torchish.compile(step)
+    x = torchish.ones(40)
+    torchish.manual_seed(3)
+    eager = [step(x).numpy() for _ in range(3)]
+    torchish.manual_seed(3)
+    got = [compiled(x).numpy() for _ in range(3)]
+    np.testing.assert_array_equal(np.stack(got), np.stack(eager))
+    after = torchish.rand(4).numpy()
+    torchish.manual_seed(3)
+    for _ in range(3):
+        step(x)
+    np.testing.assert_array_equal(torchish.rand(4).numpy(), after)
+
+
+def test_state_errors_match_pytorch():
+    with pytest.raises(RuntimeError, match="of size 5056"):
+        torchish.set_rng_state(torchish.zeros(10, dtype=torchish.uint8))
+    with pytest.raises(TypeError, match="ByteTensor"):
+        torchish.set_rng_state(torchish.zeros(5056))
+    bad = torchish.get_rng_state().numpy().copy()
+    bad[8:12] = np.array([0], np.int32).view(np.uint8)  # left = 0
+    with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
+        torchish.set_rng_state(torchish.from_numpy(bad))

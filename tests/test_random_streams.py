@@ -44,6 +44,8 @@ CASES = {
     "randint_int32": (lambda T: T.randint(0, 1000, (6,), dtype=T.int32), EXACT),
     "randint_wide_range": (lambda T: T.randint(0, 2 ** 40, (5,)), EXACT),
     "randint_2_28": (lambda T: T.randint(0, 2 ** 28, (5,)), EXACT),
+    "randint_float32_beyond_exact_integers": (lambda T: T.randint(-7, 2 ** 28 - 7, (6,), dtype=T.float32), EXACT),
+    "random_float16_ends_moved": (lambda T: T.empty(6, dtype=T.float16).random_(2049, 4099), EXACT),
     "randperm": (lambda T: T.randperm(50), EXACT),
     "random_int64": (lambda T: T.empty(4, dtype=T.int64).random_(), EXACT),
     "random_float32": (lambda T: T.empty(4).random_(), EXACT),
@@ -147,3 +149,11 @@ def test_state_errors_match_pytorch():
     bad[8:12] = np.array([0], np.int32).view(np.uint8)  # left = 0
     with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
         torchish.set_rng_state(torchish.from_numpy(bad))
+
+
+def test_float_range_beyond_exact_integers_warns_as_pytorch():
+    with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]\. Due to precision "
+                      "limitations float can support"):
+        torchish.randint(0, 2 ** 25, (2,), dtype=torchish.float32)
+    with pytest.warns(UserWarning, match="from is out of bounds .* c10::Half"):
+        torchish.empty(2, dtype=torchish.float16).random_(2049, 2100)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -199,6 +200,34 @@ def _check_int_range(lo, hi, dt):
             raise RuntimeError(f"from is out of bounds for {cname}")
         if hi - 1 > mx:
             raise RuntimeError(f"to - 1 is out of bounds for {cname}")
+    else:
+        _, top = _bounds(dt)
+        name = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(dt.name, _C_NAMES.get(dt.name, dt.name))
+        for what, v in (("from", lo), ("to - 1", hi - 1)):
+            if not -top <= v <= top:
+                warnings.warn(f"{what} is out of bounds [-(2^{top.bit_length() - 1}), 2^{top.bit_length() - 1}]. Due "
+                              f"to precision limitations {name} can support discrete uniform distribution only within "
+                              "this range. This warning will become an error in version 1.7 release, please fix the "
+                              "code in advance", UserWarning, stacklevel=4)
+
+
+def _float_ends(lo, hi, dt):
+    """PyTorch's update_from/update_to for a floating result: ends moved inward to values the dtype holds, so the
+    cast of ``lo + k`` stays in ``[lo, hi)`` (only ranges beyond the dtype's exact integers change)."""
+    if dt.category != _dtype._FLOAT:
+        return lo, hi
+    digits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[dt.name]
+
+    def cast(v):
+        return int(np.asarray(v, np.float64).astype(dt.np)) if dt.name != "float64" else int(float(v))
+
+    lo1 = cast(lo + 1)
+    if lo1 < lo:
+        lo = lo1 + (1 << (abs(lo + 1).bit_length() - 1 - digits + 1))
+    hi1 = cast(hi - 1)
+    if hi1 >= hi:
+        hi = hi1 - (1 << (abs(hi - 1).bit_length() - 1 - digits + 1))
+    return lo, hi
 
 
 def _int_arg(x, name, fn, pos):
@@ -288,7 +317,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
     if dt in _dtype.FLOAT8:
         raise _not_implemented("random_update_from_to", dt)
     _check_int_range(low, high, dt)
-    return _place(draw("randint", _shape((tuple(size),), "randint"), dt, (low, high), generator, device=device),
+    return _place(draw("randint", _shape((tuple(size),), "randint"), dt, _float_ends(low, high, dt), generator,
+                       device=device),
                   requires_grad, dt)
 
 
@@ -551,7 +581,8 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
         v = draw("randint", tuple(self.shape), dt, (0, 0), generator, static="full64", device=self)
     else:
         _check_int_range(lo, hi, dt)
-        v = draw("randint", tuple(self.shape), _dtype.int64, (lo, hi), generator, device=self).astype(self._v.dtype)
+        v = draw("randint", tuple(self.shape), _dtype.int64, _float_ends(lo, hi, dt), generator, device=self
+                 ).astype(self._v.dtype)
     return Tensor._make(v)
 
 

@@ -55,3 +55,20 @@ def seed_numpy_marker(worker_id):
     info = get_worker_info()
     if info is None or info.id != worker_id:
         raise RuntimeError("worker_init_fn ran outside its worker")
+
+
+class SeedProbe(Dataset):
+    """``n`` samples, each what its worker sees: ``(WorkerInfo.seed, [torchish.rand(2) (float64), random.random(),
+    np.random.rand()])`` — to compare workers' seeding with PyTorch's."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        import random
+        info = get_worker_info()
+        return info.seed, np.array([*torchish.rand(2, dtype=torchish.float64).tolist(), random.random(),
+                                    np.random.rand()])

@@ -232,17 +232,17 @@ def _split_lengths(n, lengths):
 def random_split(dataset, lengths, generator=None):
     """Split ``dataset`` into non-overlapping random :class:`Subset` s of the given lengths (or fractions).
 
-    The permutation is drawn from one seed taken from ``generator`` (the default generator when None), as the
-    samplers draw theirs: reproducible for a seeded generator, though not PyTorch's numbers (the streams differ).
+    The subsets share one ``randperm(len(dataset), generator=generator)`` (the default generator when None), so a
+    seeded generator gives PyTorch's split.
 
     Example:
         >>> train, val = random_split(range(10), [0.7, 0.3], generator=torchish.Generator().manual_seed(0))
         >>> len(train), len(val)
         (7, 3)
     """
-    from .sampler import host_rng
+    import torchish
     lengths = _split_lengths(len(dataset), lengths)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = host_rng(generator).permutation(sum(lengths)).tolist()
+    perm = torchish.randperm(sum(lengths), generator=generator).tolist()
     return [Subset(dataset, perm[end - length:end]) for end, length in zip(itertools.accumulate(lengths), lengths)]

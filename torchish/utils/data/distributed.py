@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .sampler import Sampler, host_rng
+from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
 
@@ -14,8 +14,7 @@ class DistributedSampler(Sampler):
     Without ``drop_last`` the index list is padded by repeating its start so every rank gets the same number of
     samples; with it, the tail that does not divide evenly is dropped. With ``shuffle=True`` the order is a
     permutation drawn from a generator seeded with ``seed + epoch``: call :meth:`set_epoch` before each epoch to
-    reshuffle (every rank must use the same ``seed``). Unshuffled indices equal PyTorch's exactly; shuffled ones
-    are reproducible but drawn from torchish's random stream, not PyTorch's.
+    reshuffle (every rank must use the same ``seed``). The indices equal PyTorch's, shuffled or not.
 
     ``num_replicas`` / ``rank`` default to ``torchish.distributed.get_world_size()`` / ``get_rank()``.
 
@@ -54,8 +53,9 @@ class DistributedSampler(Sampler):
         import torchish
         n = len(self.dataset)
         if self.shuffle:
-            g = torchish.Generator().manual_seed(self.seed + self.epoch)
-            indices = host_rng(g).permutation(n).tolist()
+            g = torchish.Generator()
+            g.manual_seed(self.seed + self.epoch)
+            indices = torchish.randperm(n, generator=g).tolist()
         else:
             indices = list(range(n))
         if self.drop_last:

@@ -1,29 +1,19 @@
 """Samplers: the order in which a ``DataLoader`` visits a map-style dataset (indices, or lists of indices).
 
-Random orders are drawn on the host: each pass takes ONE 64-bit seed from the torchish generator (``generator=``, or
-the default generator) and draws the permutation or indices with a numpy ``Generator`` seeded by it. A seeded
-``generator=`` therefore makes the order reproducible and advances by one draw per pass, and no JAX program is
-compiled per dataset length. The numbers are not PyTorch's (the random streams differ).
+Random orders make PyTorch's calls in PyTorch's order, so a seeded run visits the data exactly as torch 2.13 does:
+``RandomSampler`` without a ``generator`` takes one int64 seed from the default generator per pass and seeds a
+fresh :class:`torchish.Generator` with it, then draws ``randperm`` (or ``randint`` in chunks of 32 with
+replacement); ``SubsetRandomSampler`` draws one ``randperm`` and ``WeightedRandomSampler`` one ``multinomial``
+from ``generator`` (the default generator when None).
 """
 from __future__ import annotations
 
 import itertools
 
-import numpy as np
-
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
 
-
-def _draw_seed(generator=None) -> int:
-    """One non-negative 64-bit integer from a torchish generator (the default one when None)."""
-    import torchish
-    return int(torchish.empty((), dtype=torchish.int64).random_(generator=generator).item())
-
-
-def host_rng(generator=None) -> np.random.Generator:
-    """A numpy generator seeded by one draw from the torchish ``generator``."""
-    return np.random.default_rng(_draw_seed(generator))
+_CHUNK = 32  # RandomSampler(replacement=True) draws its indices 32 at a time, as PyTorch does
 
 
 def _is_positive_int(n):
@@ -93,14 +83,22 @@ class RandomSampler(Sampler):
         return self._num_samples
 
     def __iter__(self):
+        import torchish
         n = len(self.data_source)
-        rng = host_rng(self.generator)
+        generator = self.generator
+        if generator is None:
+            seed = int(torchish.empty((), dtype=torchish.int64).random_().item())
+            generator = torchish.Generator()
+            generator.manual_seed(seed)
         if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples).tolist()
+            for _ in range(self.num_samples // _CHUNK):
+                yield from torchish.randint(high=n, size=(_CHUNK,), dtype=torchish.int64, generator=generator).tolist()
+            yield from torchish.randint(high=n, size=(self.num_samples % _CHUNK,), dtype=torchish.int64,
+                                        generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from rng.permutation(n).tolist()
-            yield from rng.permutation(n)[:self.num_samples % n].tolist()
+                yield from torchish.randperm(n, generator=generator).tolist()
+            yield from torchish.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -119,7 +117,8 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for i in host_rng(self.generator).permutation(len(self.indices)).tolist():
+        import torchish
+        for i in torchish.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self):
@@ -150,28 +149,9 @@ class WeightedRandomSampler(Sampler):
         self.replacement = replacement
         self.generator = generator
 
-    def _probabilities(self):
-        """The normalised weights, refused as ``torch.multinomial`` refuses them."""
-        w = np.asarray(self.weights.detach()._concrete(), dtype=np.float64)
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if w.sum() <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        if not self.replacement and self.num_samples > w.shape[0]:
-            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-        return w / w.sum()
-
     def __iter__(self):
-        p = self._probabilities()
-        rng = host_rng(self.generator)
-        if self.replacement:
-            drawn = rng.choice(p.shape[0], size=self.num_samples, p=p)
-        else:
-            # Without replacement, as torch.multinomial: the smallest exponential(1) / p keys, so zero-weight
-            # categories are drawn only once the others are used up.
-            with np.errstate(divide="ignore"):
-                keys = rng.exponential(size=p.shape[0]) / p
-            drawn = np.argsort(keys, kind="stable")[:self.num_samples]
+        import torchish
+        drawn = torchish.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
         yield from drawn.tolist()
 
     def __len__(self):

@@ -144,7 +144,8 @@ def _host_collate(collate_fn):
 
 
 def _seed_worker(base_seed, worker_id):
-    """Seed Python's, numpy's and torchish's global generators for this worker (``base_seed + worker_id``)."""
+    """Seed Python's, numpy's and torchish's global generators for this worker (``base_seed + worker_id``), as
+    PyTorch's workers do: numpy gets the SeedSequence state that PyTorch's ``_generate_state`` reproduces."""
     import torchish
     seed = base_seed + worker_id
     random.seed(seed)

@@ -61,6 +61,8 @@ CASES = {
     "geometric": (lambda T: T.empty(20).geometric_(0.3), EXACT),
     "multinomial_no_replacement": (lambda T: T.multinomial(T.tensor([[1., 2., 3., 4.], [4., 1., 1., 2.]]), 3),
                                    EXACT),
+    "multinomial_zero_weights_tie_order": (lambda T: T.multinomial(T.tensor([0., 3., 0., 0.], dtype=T.float64), 3),
+                                           EXACT),
     "multinomial_one": (lambda T: T.multinomial(T.tensor([0.2, 0.5, 0.3]), 1, replacement=True), EXACT),
     "multinomial_replacement": (lambda T: T.multinomial(T.tensor([[1., 2., 3.], [3., 0., 1.]]), 6,
                                                         replacement=True), EXACT),
@@ -157,3 +159,16 @@ def test_float_range_beyond_exact_integers_warns_as_pytorch():
         torchish.randint(0, 2 ** 25, (2,), dtype=torchish.float32)
     with pytest.warns(UserWarning, match="from is out of bounds .* c10::Half"):
         torchish.empty(2, dtype=torchish.float16).random_(2049, 2100)
+
+
+@needs_torch
+@pytest.mark.parametrize("probs,k,replacement", [([1.0, -1.0], 2, True), ([1.0, float("nan")], 2, True),
+                                                 ([[1.0, float("inf")]], 2, True), ([1.0, -1.0], 1, True),
+                                                 ([1.0, -1.0], 2, False), ([0.0, 0.0], 2, True)])
+def test_multinomial_errors_match_pytorch(probs, k, replacement):
+    msgs = []
+    for T in (torch, torchish):
+        with pytest.raises(RuntimeError) as info:
+            T.multinomial(T.tensor(probs), k, replacement)
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]

@@ -157,15 +157,18 @@ def _bernoulli(state, size, n, dtype, p, narrow):
     return after(), (u53(words) < jnp.asarray(p, jnp.float64)).astype(dtype)
 
 
-def _multinomial(state, shape, probs, replacement):
+def _multinomial(state, shape, probs, mode):
     """PyTorch's multinomial: without replacement (or one sample), the top-k of ``probs / q`` for exponential
-    draws ``q``; with replacement, inverse-CDF search of a 53-bit uniform per sample in each row's normalised
-    running sum (accumulated in order, in the probabilities' dtype)."""
+    draws ``q`` (``mode`` "keys" returns those keys, for a top-k in PyTorch's tie order); with replacement,
+    inverse-CDF search of a 53-bit uniform per sample in each row's normalised running sum (accumulated in order,
+    in the probabilities' dtype)."""
     rows = probs.reshape(-1, probs.shape[-1])
     k = shape[-1]
-    if not replacement or k == 1:
+    if mode is not True or k == 1:
         state, q = _exponential(state, rows.size, rows.size, rows.dtype, 1.0)
         q = rows / q.reshape(rows.shape)
+        if mode == "keys":
+            return state, q.reshape(probs.shape)
         idx = jnp.argmax(q, axis=-1)[:, None] if k == 1 else jax.lax.top_k(q, k)[1]
     else:
         _, cum = jax.lax.scan(lambda c, x: (c + x,) * 2, jnp.zeros(rows.shape[0], rows.dtype), rows.T)
@@ -240,7 +243,7 @@ def sample(kind, state, size, n, dtype, params, static):
     if kind in _FROM_U53:
         return _FROM_U53[kind](state, size, n, dtype, *params)
     if kind == "multinomial":
-        return _multinomial(state, size, *params, replacement=static)
+        return _multinomial(state, size, *params, mode=static)
     new, key = _key(state)
     return new, keyed(kind, key, (size,), dtype, params, static)
 

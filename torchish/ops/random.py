@@ -438,13 +438,32 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    _value_check(input, lambda xp, v: ~xp.isfinite(v) | (v < 0),
-                 "probability tensor contains either `inf`, `nan` or element < 0")
+    if replacement and num_samples > 1:  # PyTorch's sampling kernel checks each entry in order
+        x = input._d
+        if isinstance(x, jax.core.Tracer):
+            _value_check(x, lambda xp, v: ~(v >= 0), "invalid multinomial distribution (encountering probability "
+                         "entry < 0)")
+        else:
+            flat = np.asarray(x).reshape(-1)
+            bad = np.flatnonzero(~np.isfinite(flat) | ~(flat >= 0))
+            if bad.size:
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry " +
+                                   ("< 0)" if not flat[bad[0]] >= 0 else "= infinity or NaN)"))
+        _value_check(input, lambda xp, v: ~xp.isfinite(v), "invalid multinomial distribution (encountering "
+                     "probability entry = infinity or NaN)")
+    else:
+        _value_check(input, lambda xp, v: ~xp.isfinite(v) | (v < 0),
+                     "probability tensor contains either `inf`, `nan` or element < 0")
     _value_check(input, lambda xp, v: v.reshape(-1, v.shape[-1]).sum(-1) <= 0,
                  "invalid multinomial distribution (sum of probabilities <= 0)")
     shape = tuple(input.shape[:-1]) + (int(num_samples),)
+    if not replacement and num_samples > 1:  # the top-k of probs / exponential keys, in PyTorch's tie order
+        from .sort import topk
+        keys = draw("multinomial", tuple(input.shape), input.dtype, (input._d,), generator, static="keys",
+                    device=input)
+        return topk(Tensor._make(keys), int(num_samples)).indices
     return Tensor._make(draw("multinomial", shape, _dtype.int64, (input._d,), generator, static=bool(replacement),
-                                 device=input))
+                             device=input))
 
 
 def poisson(input, generator=None):

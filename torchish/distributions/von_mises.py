@@ -48,7 +48,8 @@ def _log_modified_bessel_fn(x, order=0):
 
 
 def _rejection_sample(loc, concentration, proposal_r, x):
-    """Best & Fisher (1979): redraw the undecided entries until every one is accepted."""
+    """Best & Fisher (1979), PyTorch's loop: redraw every entry until each has been accepted once; an entry
+    accepted again in a later round takes the later value (so seeded samples are PyTorch's)."""
     done = torchish.zeros(tuple(x.shape), dtype=torchish.bool, device=loc.device)
     while not bool(done.all()):
         u1, u2, u3 = torchish.rand((3,) + tuple(x.shape), dtype=loc.dtype, device=loc.device).unbind()
@@ -56,7 +57,7 @@ def _rejection_sample(loc, concentration, proposal_r, x):
         f = (1 + proposal_r * z) / (proposal_r + z)
         c = concentration * (proposal_r - f)
         accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
-        x = torchish.where(accept & ~done, (u3 - 0.5).sign() * f.acos(), x)
+        x = torchish.where(accept, (u3 - 0.5).sign() * f.acos(), x)
         done = done | accept
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
 

@@ -13,6 +13,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
+import numpy as np
 
 from ... import _dtype
 from ... import _precision
@@ -210,11 +211,14 @@ def threshold_(input, threshold, value):
 
 
 def _rrelu_fwd(x, noise):
-    return x * jnp.where(x <= 0, noise, jnp.ones((), x.dtype))
+    # (training: ``noise`` holds the slopes in the computation type, float32 for the half types, as PyTorch
+    # multiplies before rounding; the eval overloads reuse leaky_relu's forward)
+    return (x.astype(noise.dtype) * jnp.where(x <= 0, noise, jnp.ones((), noise.dtype))).astype(x.dtype)
 
 
 def _rrelu_vjp(g, x, noise, out):
-    return g * jnp.where(x <= 0, noise, jnp.ones((), x.dtype)), None
+    # PyTorch's backward multiplies by the saved noise, which it stored in the input's dtype
+    return g * jnp.where(x <= 0, noise.astype(x.dtype), jnp.ones((), x.dtype)), None
 
 
 _RRELU = defop("rrelu_with_noise", _rrelu_fwd, vjp=_rrelu_vjp, grad_name="RreluWithNoiseBackward0")
@@ -225,18 +229,27 @@ _RRELU_EVAL_ = defop("rrelu_with_noise_eval_", _LEAKY_RELU.fwd, grad_name="Rrelu
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: in training, each non-positive element is scaled by a slope drawn uniformly from
-    ``[lower, upper]`` with torchish's generator; in evaluation, by ``(lower + upper) / 2``."""
+    ``[lower, upper]``; in evaluation, by ``(lower + upper) / 2``.
+
+    The slopes are PyTorch's: its CPU kernel walks the elements in order and draws one float64 uniform (two words
+    of the stream) for each element ``<= 0`` only, between the bounds rounded to the computation type, and
+    multiplies in that type (float32 for float16/bfloat16/float32)."""
     need_tensor("rrelu_" if inplace else "rrelu", input)
     need_number("rrelu_" if inplace else "rrelu", lower, "lower", 2)
     need_number("rrelu_" if inplace else "rrelu", upper, "upper", 3)
-    _float_only(input, "leaky_relu_cpu")
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    _float_only(input, "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")
     if not training:  # the mean slope: leaky_relu's values, recorded as PyTorch's rrelu_with_noise
         return _result(input, lambda: apply(_RRELU_EVAL_ if inplace else _RRELU_EVAL, (input,),
                                             slope=(lower + upper) / 2), inplace)
-    from ...ops.random import draw
-    noise = Tensor._make(draw("uniform", tuple(input.shape), input.dtype, (float(lower), float(upper)), device=input))
+    from ...ops.random_layout import uniform_where
+    if input.dtype == _dtype.float16:  # (PyTorch's CPU training kernel has no Half instance)
+        raise NotImplementedError('"rrelu_with_noise_out_cpu" not implemented for \'Half\'')
+    opmath = np.float64 if input.dtype == _dtype.float64 else np.float32
+    lo, hi = (float(opmath(v)) for v in (lower, upper))  # PyTorch's Scalar.to<opmath_t>()
+    negative = input.detach() <= 0
+    noise = Tensor._make(uniform_where(negative, lo, hi, opmath))
     return _result(input, lambda: apply(_RRELU_ if inplace else _RRELU, (input, noise)), inplace)
 
 

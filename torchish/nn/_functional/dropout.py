@@ -14,6 +14,7 @@ from ... import _dtype
 from ..._tensor import Tensor
 from ...ops.inplace import assign
 from ...ops.random import _target, draw
+from ...ops.random_layout import draw_like
 from ...ops.registry import apply, defop
 from ._args import need_bool, need_tensor
 
@@ -73,7 +74,10 @@ def _apply(input, p, training, inplace, feature, alpha):
     if p == 1:
         mask = Tensor._make(jnp.zeros(shape, bool, device=_target(input)))
     else:
-        mask = Tensor._make(draw("bernoulli", shape, _dtype.bool, (1.0 - p,), device=input))
+        # (PyTorch fills ``empty_like(input)`` in memory order: a transposed input's mask is drawn transposed;
+        # a channel mask is a fresh contiguous tensor)
+        mask = Tensor._make(draw("bernoulli", shape, _dtype.bool, (1.0 - p,), device=input) if feature else
+                            draw_like("bernoulli", input, shape, _dtype.bool, (1.0 - p,)))
     if alpha:
         a = 0.0 if p == 1 else 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
         out = apply(_ALPHA_DROPOUT, (input, mask, a, _ALPHA * a * p)) if p < 1 else \

@@ -11,6 +11,8 @@ Binomial, NegativeBinomial), which take one threefry key (two words) per call.
 """
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -36,6 +38,22 @@ def _rrelu_with_grad(T, dtype, inplace):
     y = T.nn.functional.rrelu(x * 1, 0.1, 0.3, training=True, inplace=inplace)
     (y * T.arange(30.0).reshape(5, 6).to(dtype)).sum().backward()
     return [y, x.grad]
+
+
+def _prune_masks(T):
+    prune = importlib.import_module(T.__name__ + ".nn.utils.prune")
+    layer = T.nn.Linear(6, 4)
+    prune.random_unstructured(layer, "weight", 0.5)
+    prune.random_structured(layer, "weight", 0.5, dim=0)
+    return [layer.weight_mask]
+
+
+def _data_order(T):
+    data = T.utils.data
+    shuffled = [b[0] for b in data.DataLoader(data.TensorDataset(T.arange(10.0)), batch_size=4, shuffle=True)]
+    split = [T.tensor(s.indices) for s in data.random_split(range(10), [0.3, 0.7])]
+    weighted = T.tensor(list(data.WeightedRandomSampler([0.1, 0.5, 0.2, 0.2], 6)))
+    return shuffled + split + [weighted]
 
 
 def _attn_out(T, batch_first):
@@ -96,6 +114,10 @@ CASES = {
     # batch_first: the attention output is a transposed view, so dropout1's mask is drawn transposed
     "encoder_layer_batch_first": (lambda T: T.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, batch_first=True)(
         _x(T, 2, 3, 8)), LAYER),
+    "fractional_max_pool": (lambda T: T.nn.FractionalMaxPool2d(3, output_ratio=0.5)(_x(T, 2, 3, 9, 9)), EXACT),
+    # torch.nn.utils.prune: random_unstructured drops the largest of rand_like(weight)
+    "prune_random": (_prune_masks, EXACT),
+    "data_loader_order": (_data_order, EXACT),
     "sdpa_dropout": (lambda T: T.nn.functional.scaled_dot_product_attention(
         *[_x(T, 2, 2, 3, 4) * s for s in (1, 0.5, 2)], dropout_p=0.3), LAYER),
 }

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from ...ops.creation import ones_like, zeros_like
-from ...ops.random import rand
+from ...ops.random import rand, rand_like
 from ...ops.sort import kthvalue, topk
 from ...ops.stats import norm
 from .convert_parameters import parameters_to_vector
@@ -173,9 +173,11 @@ class Identity(BasePruningMethod):
 
 
 class _Unstructured(BasePruningMethod):
-    """Drops ``amount`` single entries (a count, or a fraction of the tensor), those ``_order`` ranks lowest."""
+    """Drops ``amount`` single entries (a count, or a fraction of the tensor), those ``_order`` ranks lowest (or
+    highest, with ``_largest``)."""
 
     PRUNING_TYPE = "unstructured"
+    _largest = False
 
     def __init__(self, amount):
         _check_amount(amount)
@@ -186,7 +188,7 @@ class _Unstructured(BasePruningMethod):
         _check_count(n, t.nelement())
         mask = default_mask.clone()
         if n:
-            mask.view(-1)[topk(self._order(t).view(-1), k=n, largest=False).indices] = 0
+            mask.view(-1)[topk(self._order(t).view(-1), k=n, largest=self._largest).indices] = 0
         return mask
 
     @classmethod
@@ -195,10 +197,12 @@ class _Unstructured(BasePruningMethod):
 
 
 class RandomUnstructured(_Unstructured):
-    """Drops ``amount`` entries chosen at random."""
+    """Drops ``amount`` entries chosen at random: as PyTorch, the ``amount`` largest of ``rand_like(t)``."""
+
+    _largest = True
 
     def _order(self, t):
-        return rand(*t.shape, dtype=t.dtype, device=t.device)
+        return rand_like(t)
 
     @classmethod
     def apply(cls, module, name, amount):

@@ -56,6 +56,13 @@ def _data_order(T):
     return shuffled + split + [weighted]
 
 
+def _packed_between_layers(T):
+    """PyTorch drops out the packed layer output: one draw per packed row, not per padded step."""
+    x = T.nn.utils.rnn.pack_padded_sequence(_x(T, 4, 3, 4), T.tensor([4, 3, 2]))
+    out, _ = T.nn.GRU(4, 5, num_layers=3, dropout=0.4, bidirectional=True)(x)
+    return T.nn.utils.rnn.pad_packed_sequence(out)[0]
+
+
 def _attn_out(T, batch_first):
     m = T.nn.MultiheadAttention(8, 2, dropout=0.3, batch_first=batch_first)
     x = _x(T, 3, 2, 8)
@@ -110,6 +117,7 @@ CASES = {
     "dropout_sliced": (lambda T: T.nn.functional.dropout(T.arange(1.0, 49.0).reshape(4, 12)[:, ::2].t(), 0.4), EXACT),
     "alpha_dropout_transposed": (lambda T: T.nn.functional.alpha_dropout(_x(T, 4, 6).t(), 0.3, True), EXACT),
     "lstm_between_layers": (lambda T: T.nn.LSTM(4, 5, num_layers=3, dropout=0.4)(_x(T, 2, 3, 4))[0], LAYER),
+    "gru_packed_between_layers": (_packed_between_layers, LAYER),
     "multihead_attention": (lambda T: _attn_out(T, False), LAYER),
     # batch_first: the attention output is a transposed view, so dropout1's mask is drawn transposed
     "encoder_layer_batch_first": (lambda T: T.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, batch_first=True)(

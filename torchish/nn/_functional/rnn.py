@@ -87,13 +87,20 @@ def _layer(mode, x, h0, c0, mask, w, reverse, has_bias, has_proj):
     return ys, hT, cT
 
 
+def _padded(packed, unpack_idx, batch):
+    """Packed rows (N, F) gathered to (T, B, F), with zeros for the padding."""
+    ext = jnp.concatenate([packed, jnp.zeros((1,) + packed.shape[1:], packed.dtype)], axis=0)
+    return ext[unpack_idx].reshape((unpack_idx.shape[0] // batch, batch) + packed.shape[1:])
+
+
 def _stack_fwd(x, h0, c0, lengths, unpack_idx, pack_idx, drop, *w, mode, num_layers, num_dirs, has_bias, has_proj,
                hidden_size, out_size):
-    """The whole recurrent stack. ``x`` is (T, B, I), or packed data (N, I) with the gather indices."""
+    """The whole recurrent stack. ``x`` is (T, B, I), or packed data (N, I) with the gather indices; the dropout
+    masks between layers are (L - 1, T, B, F), or (L - 1, N, F) for packed data (PyTorch drops out the packed
+    layer output, so one draw per packed row)."""
     if unpack_idx is not None:  # packed: gather (N, I) -> (T, B, I), with a zero row for the padding
         batch = lengths.shape[0]
-        ext = jnp.concatenate([x, jnp.zeros((1,) + x.shape[1:], x.dtype)], axis=0)
-        seq = ext[unpack_idx].reshape((unpack_idx.shape[0] // batch, batch) + x.shape[1:])
+        seq = _padded(x, unpack_idx, batch)
     else:
         seq = x
     steps, batch = seq.shape[0], seq.shape[1]
@@ -118,7 +125,7 @@ def _stack_fwd(x, h0, c0, lengths, unpack_idx, pack_idx, drop, *w, mode, num_lay
             cs.append(cT)
         inp = outs[0] if num_dirs == 1 else jnp.concatenate(outs, axis=-1)
         if drop is not None and layer < num_layers - 1:
-            inp = inp * drop[layer]
+            inp = inp * (drop[layer] if unpack_idx is None else _padded(drop[layer], unpack_idx, batch))
     if pack_idx is not None:
         out = inp.reshape((-1, inp.shape[-1]))[pack_idx]
     else:
@@ -208,7 +215,8 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     out_size = proj_size if proj_size > 0 else hidden_size
     drop = None
     if dropout > 0 and training and num_layers > 1:
-        drop = inverted_dropout_mask(float(dropout), (num_layers - 1, steps, batch, num_dirs * out_size),
+        rows = (input.shape[0],) if batch_sizes is not None else (steps, batch)
+        drop = inverted_dropout_mask(float(dropout), (num_layers - 1,) + rows + (num_dirs * out_size,),
                                      input.dtype, input)
     # PyTorch's lstm/gru/rnn run batch-first input time-major, on input.transpose(0, 1), and hand the output back
     # transposed: as a view for LSTM (output.transpose(0, 1)), in place for the others (output.transpose_(0, 1));

@@ -176,3 +176,15 @@ def test_rrelu_training_errors_as_pytorch():
         for dt in (T.float16, T.int64):
             with pytest.raises(NotImplementedError, match="rrelu_with_noise_out_cpu"):
                 T.nn.functional.rrelu(T.ones(3, dtype=dt), training=True)
+
+
+def test_rrelu_under_vmap_leaves_the_generator_concrete():
+    """(PyTorch's vmap has no rrelu rule; torchish's draws a slope for every element there, so the generator's
+    state never depends on the batched values.)"""
+    x = torchish.linspace(-1, 1, 4).repeat(3, 1)
+    for mode in ("same", "different"):
+        out = torchish.func.vmap(lambda r: torchish.nn.functional.rrelu(r, training=True), randomness=mode)(x)
+        assert bool((out[:, 2:] == x[:, 2:]).all()) and bool((out[:, :2] < 0).all())
+        if mode == "same":
+            assert bool((out == out[0]).all())
+        assert torchish.rand(3).shape == (3,)  # a leaked tracer in the state would fail here

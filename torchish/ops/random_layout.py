@@ -69,12 +69,14 @@ def uniform_where(mask: Tensor, lo: float, hi: float, dtype, generator=None):
         return _meta.MetaArray(tuple(mask.shape), np.dtype(dtype))
     lo, hi = np.float64(lo), np.float64(hi)
     gen = generator_or_default(generator)
-    if _generators.key_source is not None:  # torchish.func's transforms: a key of the transform's, every element
+    state = gen._read()
+    if _generators.key_source is not None or (isinstance(m, jax.core.Tracer) and type(m) is not type(state)):
+        # inside torchish.func's transforms (a vmapped or differentiated mask, or keys of the transform's): a draw
+        # for every element, so the generator's state never depends on the transformed values
         u = draw("uniform", tuple(mask.shape), np.float64, (0.0, 1.0), generator, device=mask)
         return jnp.where(m, u * (hi - lo) + lo, 1.0).astype(dtype)
     size = max(64, 1 << max(m.size - 1, 0).bit_length())  # shapes up to a power of two share one kernel
     target = _target(mask)
-    state = gen._read()
     if target is not None and isinstance(state, jax.Array) and state.devices() != {target}:
         state = jax.device_put(state, target)
     new, vals = _where_kernel(size, np.dtype(dtype))(state, m, lo, hi)

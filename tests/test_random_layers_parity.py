@@ -154,10 +154,12 @@ def test_seeded_layers_and_distributions_match_pytorch(name):
 
 
 @needs_torch
-def test_compiled_rrelu_draws_for_the_traced_count_of_negatives():
-    """Inside torchish.compile the number of slopes drawn is a traced value: the stream still advances by it."""
+def test_compiled_rrelu_and_transposed_dropout_draw_as_pytorch():
+    """Inside torchish.compile the number of slopes drawn is a traced value: the stream still advances by it; a
+    dropout mask of a transposed tensor is drawn in its memory order there too."""
     def step(T, x):
-        return T.nn.functional.rrelu(x, training=True) * 2
+        return T.nn.functional.rrelu(x, training=True) * 2 + T.nn.functional.dropout(x.reshape(2, 5).t(), 0.4).t(
+            ).reshape(-1)
 
     xs = [np.linspace(-1, 1, 10, dtype=np.float32) * s for s in (1.0, -1.0, 0.5)]
     torch.manual_seed(1)

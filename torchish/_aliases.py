@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import _dtype
 from .ops.elementwise import _out
 from .nn import functional as F
+from .nn._functional.activation import rrelu_with_generator
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
            "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "layer_norm",
@@ -74,7 +75,7 @@ def alpha_dropout(input, p, train):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    return F.rrelu(input, lower, upper, training)
+    return rrelu_with_generator(input, lower, upper, training, generator=generator)
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

@@ -24,6 +24,7 @@ from .nn import functional as F
 from .nn._functional import dropout as _dropout
 from .nn._functional import loss as _loss
 from .nn._functional._loss_util import check_broadcast
+from .nn._functional.activation import rrelu_with_generator
 from .nn._functional.embedding import _renorm_
 
 __all__ = ["cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
@@ -229,7 +230,7 @@ def alpha_dropout_(input, p, train):
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    return F.rrelu_(input, lower, upper, training)
+    return rrelu_with_generator(input, lower, upper, training, inplace=True, generator=generator)
 
 
 def selu_(input):

@@ -228,12 +228,18 @@ _RRELU_EVAL_ = defop("rrelu_with_noise_eval_", _LEAKY_RELU.fwd, grad_name="Rrelu
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU (see :func:`rrelu_with_generator`)."""
+    return rrelu_with_generator(input, lower, upper, training, inplace)
+
+
+def rrelu_with_generator(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False, generator=None):
     """Randomized leaky ReLU: in training, each non-positive element is scaled by a slope drawn uniformly from
     ``[lower, upper]``; in evaluation, by ``(lower + upper) / 2``.
 
     The slopes are PyTorch's: its CPU kernel walks the elements in order and draws one float64 uniform (two words
     of the stream) for each element ``<= 0`` only, between the bounds rounded to the computation type, and
-    multiplies in that type (float32 for float16/bfloat16/float32)."""
+    multiplies in that type (float32 for float16/bfloat16/float32). ``generator`` (``torch.rrelu``'s argument)
+    is the stream the slopes come from, the default generator when None."""
     need_tensor("rrelu_" if inplace else "rrelu", input)
     need_number("rrelu_" if inplace else "rrelu", lower, "lower", 2)
     need_number("rrelu_" if inplace else "rrelu", upper, "upper", 3)
@@ -249,12 +255,12 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     opmath = np.float64 if input.dtype == _dtype.float64 else np.float32
     lo, hi = (float(opmath(v)) for v in (lower, upper))  # PyTorch's Scalar.to<opmath_t>()
     negative = input.detach() <= 0
-    noise = Tensor._make(uniform_where(negative, lo, hi, opmath))
+    noise = Tensor._make(uniform_where(negative, lo, hi, opmath, generator))
     return _result(input, lambda: apply(_RRELU_ if inplace else _RRELU, (input, noise)), inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    return rrelu(input, lower, upper, training, inplace=True)
+    return rrelu_with_generator(input, lower, upper, training, inplace=True)
 
 
 def _shrink_fwd(x, *, lambd, soft):

@@ -122,8 +122,9 @@ def _double_out(v, dtype):
     return v.astype(dtype) if _wide(dtype) or np.dtype(dtype) == np.float32 else v.astype(jnp.float32).astype(dtype)
 
 
-def _normal(state, size, n, dtype, mean, std):
-    if size < FILL_MIN:  # (size is n here: small draws are never bucketed)
+def _normal(state, size, n, dtype, mean, std, serial=False):
+    """PyTorch's normal kernel: normal_fill for a contiguous tensor of 16 or more elements, else serial."""
+    if serial or size < FILL_MIN:  # (small draws are never bucketed: size is n)
         new, z = _serial_normals(state, size, n)
         return new, _double_out(z * jnp.asarray(std, jnp.float64) + jnp.asarray(mean, jnp.float64), dtype)
     return _normal_fill(state, size, n, dtype, mean, std)
@@ -231,7 +232,7 @@ def sample(kind, state, size, n, dtype, params, static):
         if complex_:  # each part of variance 1/2: std / sqrt(2) on the real view
             mean, std = params
             return _complex(_normal, state, size, n, dtype, (mean, std / math.sqrt(2)))
-        return _normal(state, size, n, dtype, *params)
+        return _normal(state, size, n, dtype, *params, serial=static == "serial")
     if kind == "randint":
         if static == "full64":
             return _full64(state, size, n, dtype)

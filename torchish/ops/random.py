@@ -211,6 +211,17 @@ def _check_int_range(lo, hi, dt):
                               "code in advance", UserWarning, stacklevel=4)
 
 
+def _round_bits(v, bits):
+    """The integer ``v`` rounded to ``bits`` significant bits (to nearest, ties to even): one IEEE rounding."""
+    shift = abs(v).bit_length() - bits
+    if shift <= 0:
+        return v
+    q, r = divmod(abs(v), 1 << shift)
+    half = 1 << (shift - 1)
+    q += r > half or (r == half and q & 1)
+    return (q << shift) if v >= 0 else -(q << shift)
+
+
 def _float_ends(lo, hi, dt):
     """PyTorch's update_from/update_to for a floating result: ends moved inward to values the dtype holds, so the
     cast of ``lo + k`` stays in ``[lo, hi)`` (only ranges beyond the dtype's exact integers change)."""
@@ -218,8 +229,9 @@ def _float_ends(lo, hi, dt):
         return lo, hi
     digits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[dt.name]
 
-    def cast(v):
-        return int(np.asarray(v, np.float64).astype(dt.np)) if dt.name != "float64" else int(float(v))
+    def cast(v):  # static_cast<scalar_t>(int64): one rounding to float (or double), then to the half type
+        r = _round_bits(v, 53 if dt.name == "float64" else 24)
+        return r if dt.name in ("float32", "float64") else int(np.float32(r).astype(dt.np))
 
     lo1 = cast(lo + 1)
     if lo1 < lo:
@@ -477,20 +489,30 @@ def poisson(input, generator=None):
     return apply(_POISSON, (input, samples))
 
 
-def _like(fn, name):
+def _like(fn, name, kind):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
              generator=None):
         require_tensor(input, name)
         check_memory_format(memory_format, input.ndim)
-        out = fn(tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                 device=device if device is not None else input.device, requires_grad=requires_grad,
-                 generator=generator)
+        dt = dtype if dtype is not None else input.dtype
+        dev = device if device is not None else input.device
+        if getattr(memory_format, "_name", "preserve_format") == "preserve_format" and \
+                _device.device(dev) == input.device:
+            from .random_layout import fill_order
+            order = fill_order(input)
+            if order is not None:  # PyTorch fills empty_like(input): in input's memory order (normal: serially)
+                _dtype.user_dtype(dtype, name[:-5])
+                dt = _dtype.as_dtype(dt)
+                _need_float(dt, "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu")
+                out = _into(input, kind, dt, (0.0, 1.0), generator)
+                return like_format(_place(out._v, requires_grad, dt), input, memory_format)
+        out = fn(tuple(input.shape), dtype=dt, device=dev, requires_grad=requires_grad, generator=generator)
         return like_format(out, input, memory_format)
     return like
 
 
-rand_like = _like(lambda size, **kw: rand(size, **kw), "rand_like")
-randn_like = _like(lambda size, **kw: randn(size, **kw), "randn_like")
+rand_like = _like(lambda size, **kw: rand(size, **kw), "rand_like", "uniform")
+randn_like = _like(lambda size, **kw: randn(size, **kw), "randn_like", "normal")
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -516,19 +538,28 @@ METHODS["multinomial"] = multinomial
 # in-place samplers: each returns fresh samples of self's shape and dtype; make_inplace writes them into self
 
 
+def _into(self, kind, dtype, params, generator, static=None):
+    """Samples for ``self`` (an in-place draw), filled in ``self``'s memory order as PyTorch's kernels fill it; a
+    normal draw into a non-contiguous tensor is PyTorch's serial kernel whatever its size."""
+    from .random_layout import draw_like
+    if kind == "normal" and not self.is_contiguous():
+        static = "serial"
+    return Tensor._make(draw_like(kind, self, tuple(self.shape), dtype, params, generator, static))
+
+
 def _uniform(self, a=0.0, b=1.0, *, generator=None, **kw):
     a, b = kw.pop("from", a), kw.pop("to", b)
     _need_float(self.dtype, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > to={_num(b)}")
-    return Tensor._make(draw("uniform", tuple(self.shape), self.dtype, (float(a), float(b)), generator, device=self))
+    return _into(self, "uniform", self.dtype, (float(a), float(b)), generator)
 
 
 def _normal(self, mean=0.0, std=1.0, *, generator=None):
     _need_float(self.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
-    return Tensor._make(draw("normal", tuple(self.shape), self.dtype, (float(mean), float(std)), generator, device=self))
+    return _into(self, "normal", self.dtype, (float(mean), float(std)), generator)
 
 
 def _bernoulli(self, p=0.5, *, generator=None):
@@ -538,7 +569,7 @@ def _bernoulli(self, p=0.5, *, generator=None):
     else:
         _check_p_float(p)
         prob = float(p)
-    return Tensor._make(draw("bernoulli", tuple(self.shape), self.dtype, (prob,), generator, device=self))
+    return _into(self, "bernoulli", self.dtype, (prob,), generator)
 
 
 def _continuous(self, name):
@@ -554,27 +585,27 @@ def _exponential(self, lambd=1.0, *, generator=None):
     _continuous(self, "Exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
-    return Tensor._make(draw("exponential", tuple(self.shape), self.dtype, (float(lambd),), generator, device=self))
+    return _into(self, "exponential", self.dtype, (float(lambd),), generator)
 
 
 def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):
     _continuous(self, "Cauchy")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
-    return Tensor._make(draw("cauchy", tuple(self.shape), self.dtype, (float(median), float(sigma)), generator, device=self))
+    return _into(self, "cauchy", self.dtype, (float(median), float(sigma)), generator)
 
 
 def _log_normal(self, mean=1.0, std=2.0, *, generator=None):
     _need_float(self.dtype, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
-    return Tensor._make(draw("log_normal", tuple(self.shape), self.dtype, (float(mean), float(std)), generator, device=self))
+    return _into(self, "log_normal", self.dtype, (float(mean), float(std)), generator)
 
 
 def _geometric(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
-    return Tensor._make(draw("geometric", tuple(self.shape), self.dtype, (float(p),), generator, device=self))
+    return _into(self, "geometric", self.dtype, (float(p),), generator)
 
 
 _NO_ARG = object()
@@ -597,12 +628,10 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
         lo = _int_arg(a, "from", "random_", 1)
         hi = top if b is None else _int_arg(b, "to", "random_", 2)
     if hi == 2 ** 63 and lo == 0:
-        v = draw("randint", tuple(self.shape), dt, (0, 0), generator, static="full64", device=self)
+        return _into(self, "randint", dt, (0, 0), generator, static="full64")
     else:
         _check_int_range(lo, hi, dt)
-        v = draw("randint", tuple(self.shape), _dtype.int64, _float_ends(lo, hi, dt), generator, device=self
-                 ).astype(self._v.dtype)
-    return Tensor._make(v)
+        return _into(self, "randint", _dtype.int64, _float_ends(lo, hi, dt), generator).to(dt)
 
 
 _INPLACE = {"uniform_": _uniform, "normal_": _normal, "bernoulli_": _bernoulli, "exponential_": _exponential,

@@ -11,8 +11,8 @@ precision (aten/src/ATen/core/TransformationHelper.h, DistributionsHelper.h, nat
   pairs; a last partial block is redrawn from 16 fresh uniforms. Smaller tensors draw serially in float64 with the
   generator's cached second value (the cache lives in the state).
 - integers: ``word % range + low`` (random64 when the range needs it); randperm: Fisher-Yates with one word a step.
-Samplers PyTorch builds from rejection loops (poisson, gamma, binomial) take one threefry key from two words:
-reproducible for a seed, not PyTorch's numbers.
+Samplers PyTorch builds from rejection loops (poisson, gamma, binomial) draw element by element with a
+data-dependent number of words (``_serial_samplers``).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _mt19937 as mt
+from . import _serial_samplers
 
 FILL_MIN = 16  # PyTorch's normal_fill threshold (contiguous tensors of at least 16 elements)
 
@@ -245,11 +246,15 @@ def sample(kind, state, size, n, dtype, params, static):
         return _FROM_U53[kind](state, size, n, dtype, *params)
     if kind == "multinomial":
         return _multinomial(state, size, *params, mode=static)
+    if kind in _SERIAL:
+        return _SERIAL[kind](state, *params, dtype, n)
     new, key = _key(state)
     return new, keyed(kind, key, (size,), dtype, params, static)
 
 
 _FROM_U53 = {"exponential": _exponential, "cauchy": _cauchy, "geometric": _geometric, "log_normal": _log_normal}
+_SERIAL = {"gamma": _serial_samplers.gamma, "poisson": _serial_samplers.poisson,
+           "binomial": _serial_samplers.binomial}
 
 
 def _real_sample(fn, key, shape, dtype):

@@ -105,6 +105,8 @@ def _normal_fill(state, size, n, dtype, mean, std):
 def _serial_normals(state, size, n):
     """``(new state, z)``: at::normal_distribution<double> (unscaled), one value at a time: a fresh pair gives
     r cos(theta) and caches r sin(theta) in the generator for the next value (``n`` <= ``size`` may be traced)."""
+    if size == 0:
+        return state, jnp.zeros(0, jnp.float64)
     pairs = (size + 1) // 2
     valid, cached = mt.get_dcache(state)
     fresh = n - valid.astype(jnp.int32)

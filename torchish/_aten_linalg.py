@@ -1,7 +1,7 @@
 """Top-level norms and decompositions kept by PyTorch for old code (``torch.frobenius_norm``, ``nuclear_norm``,
 ``native_norm``, ``norm_except_dim``, ``lu_unpack``, ``lu_solve``, the removed ``matrix_rank``), the randomized
 low-rank methods (``svd_lowrank``, ``pca_lowrank``, ``lobpcg``), and ``segment_reduce``, ``histogramdd``,
-``binomial``.
+``binomial`` and the samplers behind the distributions (``_standard_gamma``, ``_sample_dirichlet``).
 
 Example::
 
@@ -20,14 +20,15 @@ from ._global_flags import warn_once
 from . import linalg as _linalg
 from ._device import placement
 from ._tensor import Tensor, wrap_dim
-from .ops.elementwise import not_implemented, out_structured, structured_out
+from .ops.elementwise import no_derivative, not_implemented, out_structured, structured_out
 from .ops.reduce import _return_type
 from .ops.registry import apply, defop
 
 _LU_UNPACK_RESULT = _return_type("lu_unpack", ("P", "L", "U"))
 
 __all__ = ["native_norm", "norm_except_dim", "frobenius_norm", "nuclear_norm", "matrix_rank", "lu_unpack",
-           "lu_solve", "svd_lowrank", "pca_lowrank", "lobpcg", "segment_reduce", "histogramdd", "binomial"]
+           "lu_solve", "svd_lowrank", "pca_lowrank", "lobpcg", "segment_reduce", "histogramdd", "binomial",
+           "_standard_gamma", "_sample_dirichlet"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -326,7 +327,36 @@ def binomial(count, prob, generator=None):
     if count.dtype in (_dtype.float16, _dtype.bfloat16):
         raise not_implemented("binomial_cpu", count.dtype)
     count, prob = count.broadcast_to(prob.shape) if count.ndim <= prob.ndim else count, prob
-    return _binomial(count.detach(), prob.detach().expand(count.shape))
+    return _binomial(count.detach(), prob.detach().expand(count.shape), generator)
+
+
+def _float_sampler_input(input, kernel):
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise not_implemented(kernel, input.dtype)
+
+
+def _standard_gamma(input, generator=None):
+    """Samples of ``Gamma(input, 1)`` (at least the dtype's smallest normal number), differentiable in ``input``
+    by implicit reparameterisation, as ``torch._standard_gamma``."""
+    from .distributions._sampling import standard_gamma
+    _float_sampler_input(input, "gamma_cpu")
+    return standard_gamma(input, generator)
+
+
+# the samples ride along as a second operand: PyTorch records a node it cannot differentiate
+_SAMPLE_DIRICHLET = defop("_sample_dirichlet", lambda input, samples: samples, promote="same", promote_args=(0,),
+                          vjp=no_derivative("_sample_dirichlet"), grad_name="NotImplemented")
+
+
+def _sample_dirichlet(input, generator=None):
+    """Samples of ``Dirichlet(input)`` along the last dimension, as ``torch._sample_dirichlet`` (float64 gamma
+    draws normalised, then cast)."""
+    from .distributions._sampling import dirichlet
+    _float_sampler_input(input, "dirichlet")
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        samples = dirichlet(input.detach(), generator)
+    return apply(_SAMPLE_DIRICHLET, (input, samples)) if input.requires_grad else samples
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ the CDF ``F(x; alpha)`` fixed (``jax.lax.random_gamma_grad``) — PyTorch's ``_s
 JAX's gamma, Poisson and binomial samplers (rejection loops) and the gamma gradient take seconds each to compile,
 per shape. So, like torchish's elementwise samplers, they run on flat blocks of a power-of-two size: parameters are
 flattened and padded with a harmless value, and the result cut back to shape. Every shape up to a bucket shares one
-compiled sampler and one compiled gradient (the flatten/pad/cut ops are trivial kernels).
+compiled sampler and one compiled gradient (the flatten/pad/cut ops are trivial kernels). The padding values (a
+concentration, rate or count of 0) are those PyTorch's element-by-element samplers answer without drawing, so the
+padding takes no words of the stream.
 """
 from __future__ import annotations
 
@@ -52,40 +54,44 @@ def _unflatten(flat, shape):
     return (flat if flat.shape[0] == n else flat[:n]).reshape(shape)
 
 
-def _draw(kind, params, fills, dtype, like):
+def _draw(kind, params, fills, dtype, like, generator=None):
     """``kind`` samples of ``params``' common shape, drawn on a bucketed flat block; no gradient."""
     shape = tuple(params[0].shape)
     size = _bucket(math.prod(shape)) or math.prod(shape)
     with torchish.no_grad():
         flat = [_flat_padded(p.detach(), size, f) for p, f in zip(params, fills)]
-    out = draw(kind, (size,), dtype, tuple(p._d for p in flat), device=like)
+    out = draw(kind, (size,), dtype, tuple(p._d for p in flat), generator, device=like)
     return _unflatten(Tensor._make(out), shape)
 
 
-def standard_gamma(alpha):
+def standard_gamma(alpha, generator=None):
     """Samples of ``Gamma(alpha, 1)`` of ``alpha``'s shape and dtype, at least the dtype's smallest normal
     number, differentiable in ``alpha``."""
     shape = tuple(alpha.shape)
     size = _bucket(math.prod(shape)) or math.prod(shape)
-    flat_alpha = _flat_padded(alpha, size, 1.0)
+    flat_alpha = _flat_padded(alpha, size, 0.0)
     with torchish.no_grad():
-        x = Tensor._make(draw("gamma", (size,), alpha.dtype, (flat_alpha.detach()._d,), device=alpha))
+        x = Tensor._make(draw("gamma", (size,), alpha.dtype, (flat_alpha.detach()._d,), generator, device=alpha))
         x = x.clamp(min=torchish.finfo(alpha.dtype).tiny)
     return _unflatten(apply(_STANDARD_GAMMA, (flat_alpha, x)), shape)
 
 
-def dirichlet(concentration):
-    """Samples of ``Dirichlet(concentration)`` (normalised gamma draws), differentiable in the concentration."""
-    g = standard_gamma(concentration)
-    return g / g.sum(-1, keepdim=True)
+def dirichlet(concentration, generator=None):
+    """Samples of ``Dirichlet(concentration)``, differentiable in the concentration: as PyTorch's
+    ``_sample_dirichlet``, gamma draws of the concentration in float64, normalised in float64, then cast and kept
+    within the dtype's ``[tiny, 1)``."""
+    g = standard_gamma(concentration.to(torchish.float64), generator)
+    x = (g / g.sum(-1, keepdim=True)).to(concentration.dtype)
+    info = torchish.finfo(concentration.dtype)
+    return x.clamp(min=info.tiny, max=1 - info.eps / 2)
 
 
-def binomial(count, prob):
+def binomial(count, prob, generator=None):
     """Binomial draws with ``count`` trials of success probability ``prob`` (same shapes), of ``prob``'s dtype,
     without gradient (as ``torch.binomial``)."""
-    return _draw("binomial", (count, prob), (0.0, 0.5), prob.dtype, prob)
+    return _draw("binomial", (count, prob), (0.0, 0.5), prob.dtype, prob, generator)
 
 
-def poisson(rate):
+def poisson(rate, generator=None):
     """Poisson draws of ``rate``'s shape and dtype, without gradient (as ``torch.poisson``)."""
-    return _draw("poisson", (rate,), (1.0,), rate.dtype, rate)
+    return _draw("poisson", (rate,), (0.0,), rate.dtype, rate, generator)

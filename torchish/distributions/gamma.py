@@ -59,7 +59,10 @@ class Gamma(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        # PyTorch clamps the detached value in place: at least the smallest normal number, gradient unchanged
+        tiny = torchish.finfo(value.dtype).tiny
+        return torchish.where(value.detach() < tiny, value - value.detach() + tiny, value)
 
     def log_prob(self, value):
         value = torchish.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)

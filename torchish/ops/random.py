@@ -40,6 +40,7 @@ _LOW_PRECISION = (jnp.float16, jnp.bfloat16)
 _ELEMENTWISE = frozenset({"uniform", "normal", "bernoulli", "exponential", "cauchy", "log_normal", "geometric",
                           "randint"})
 _MAX_BUCKET = 1 << 22
+_SERIAL = frozenset({"gamma", "poisson", "binomial"})
 
 
 def _bucket(kind, shape, params):
@@ -59,6 +60,8 @@ def _plan(kind, shape, params):
         return shape[0], shape[0]
     if kind == "multinomial":
         return shape, 0
+    if kind in _SERIAL:  # PyTorch's rejection loops, element by element (torchish.ops._serial_samplers)
+        return math.prod(shape), math.prod(shape)
     if kind not in _ELEMENTWISE:
         return None, None
     n = math.prod(shape)

@@ -399,6 +399,35 @@ def same_error(fn):
     assert str(got.value) == str(err), f"message {str(got.value)!r} != torch's {str(err)!r}"
 
 
+def _drawn(x):
+    """``(numpy values, dtype name)`` of a drawn tensor (bfloat16 as float32 values)."""
+    x = x.detach()
+    if str(x.dtype).endswith("bfloat16"):
+        return x.float().numpy(), "bfloat16"
+    return x.numpy(), str(x.numpy().dtype)
+
+
+def same_draws(fn, seed=0, **tols):
+    """Seed both libraries with ``seed``, run ``fn(lib)`` (a tensor or a list of tensors) and compare dtypes, shapes and
+    values (``tols`` for ``assert_allclose``; complex as their real views), then the next draws, ``rand(3)`` and
+    ``randn(1)``: equal ones show that both used as many words of the stream and left the same cached normal."""
+    outs = []
+    for lib in (torch, torchish):
+        lib.manual_seed(seed)
+        got = fn(lib)
+        got = got if isinstance(got, (list, tuple)) else [got]
+        outs.append(([_drawn(g) for g in got], lib.rand(3).numpy(), lib.randn(1).numpy()))
+    (ref, *ref_next), (mine, *mine_next) = outs
+    assert len(ref) == len(mine)
+    for (r, rdt), (m, mdt) in zip(ref, mine):
+        assert rdt == mdt and r.shape == m.shape, (rdt, r.shape, mdt, m.shape)
+        if r.dtype.kind == "c":
+            r, m = r.view(r.real.dtype), m.view(m.real.dtype)
+        np.testing.assert_allclose(m.astype(np.float64), r.astype(np.float64), **tols)
+    for r, m in zip(ref_next, mine_next):
+        np.testing.assert_array_equal(m, r)
+
+
 __all__ = ["torch", "torchish", "needs_torch", "torch_one_thread", "arr", "check", "check_raises", "check_fd", "run_both",
            "assert_same", "same", "same_error", "raised", "to_numpy", "numeric_grad", "builtins", "formula_init",
-           "formula_data", "error_family", "assert_script_matches", "script_test"]
+           "formula_data", "error_family", "assert_script_matches", "script_test", "same_draws"]

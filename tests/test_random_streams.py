@@ -1,7 +1,7 @@
 """Seeded random draws give PyTorch's numbers: torchish's generator is PyTorch's CPU mt19937.
 
-Every case seeds both libraries, draws, then draws ``rand(3)``: equal trailing draws show that the sampler used as
-many words of the stream as PyTorch's kernel. Integer and uniform samplers are bit-exact; samplers computed with
+Every case seeds both libraries, draws, then draws ``rand(3)`` and ``randn(1)`` (``oracle.same_draws``): equal
+trailing draws show that the sampler used as many words of the stream as PyTorch's kernel. Integer and uniform samplers are bit-exact; samplers computed with
 transcendental functions are compared at a few float32 ulps (PyTorch's vectorised log/sin/cos and XLA's differ in
 the last bits). Without torch, the stream is checked against numpy's MT19937, which seeds the same way.
 """
@@ -11,15 +11,10 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, torch
+from oracle import needs_torch, same_draws, torch
 
 EXACT = dict(rtol=0, atol=0)
 ULPS = dict(rtol=1e-6, atol=1e-6)  # float32 Box-Muller through a different log/sin/cos
-
-
-def _np(x):
-    x = x.detach()
-    return (x.float().numpy(), "bfloat16") if str(x.dtype).endswith("bfloat16") else (x.numpy(), str(x.numpy().dtype))
 
 
 CASES = {
@@ -95,19 +90,7 @@ CASES = {
 @pytest.mark.parametrize("seed", [0, 2024])
 def test_seeded_draws_match_pytorch(name, seed):
     fn, tols = CASES[name]
-    outs = []
-    for T in (torch, torchish):
-        T.manual_seed(seed)
-        got = fn(T)
-        got = got if isinstance(got, list) else [got]
-        outs.append(([_np(g) for g in got], _np(T.rand(3))[0]))
-    (ref, ref_after), (mine, mine_after) = outs
-    for (r, rdt), (m, mdt) in zip(ref, mine):
-        assert rdt == mdt and r.shape == m.shape
-        if r.dtype.kind == "c":
-            r, m = r.view(r.real.dtype), m.view(m.real.dtype)
-        np.testing.assert_allclose(m.astype(np.float64), r.astype(np.float64), **tols)
-    np.testing.assert_array_equal(mine_after, ref_after)  # the same number of words used
+    same_draws(fn, seed, **tols)
 
 
 @needs_torch

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, torch
+from oracle import needs_torch, same_draws, torch
 
 EXACT = dict(rtol=0, atol=0)
 ULPS = dict(rtol=1e-6, atol=1e-6)  # float32 log/exp/sin/cos: PyTorch's vectorised libm against XLA's
@@ -134,26 +134,11 @@ CASES = {
 }
 
 
-def _np(x):
-    x = x.detach()
-    return (x.float().numpy(), "bfloat16") if str(x.dtype).endswith("bfloat16") else (x.numpy(), str(x.numpy().dtype))
-
-
 @needs_torch
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_seeded_layers_and_distributions_match_pytorch(name):
     fn, tols = CASES[name]
-    outs = []
-    for T in (torch, torchish):
-        T.manual_seed(0)
-        got = fn(T)
-        got = got if isinstance(got, list) else [got]
-        outs.append(([_np(g) for g in got], _np(T.rand(3))[0]))
-    (ref, ref_after), (mine, mine_after) = outs
-    for (r, rdt), (m, mdt) in zip(ref, mine):
-        assert rdt == mdt and r.shape == m.shape
-        np.testing.assert_allclose(m.astype(np.float64), r.astype(np.float64), **tols)
-    np.testing.assert_array_equal(mine_after, ref_after)  # the same number of words used
+    same_draws(fn, 0, **tols)
 
 
 @needs_torch

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, same_draws, torch
+from oracle import needs_torch, same_draws, same_error, torch
 
 EXACT = dict(rtol=0, atol=0)
 ULPS = dict(rtol=1e-6, atol=1e-6)  # float32 Box-Muller through a different log/sin/cos
@@ -167,3 +167,16 @@ def test_multinomial_errors_match_pytorch(probs, k, replacement):
             T.multinomial(T.tensor(probs), k, replacement)
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
+
+
+@needs_torch
+def test_generator_methods_match_pytorch():
+    for lib in (torch, torchish):
+        g = lib.Generator().manual_seed(4)
+        lib.rand(3, generator=g)
+        h = g.clone_state()
+        assert h.initial_seed() == 4
+        np.testing.assert_array_equal(lib.rand(5, generator=h).numpy(), lib.rand(5, generator=g).numpy())
+    for call in (lambda lib: lib.Generator().get_offset(), lambda lib: lib.Generator().set_offset(1),
+                 lambda lib: lib.Generator().graphsafe_get_state()):
+        same_error(call)

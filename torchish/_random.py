@@ -94,6 +94,25 @@ class Generator:
         self._set_state(jnp.asarray(state))
         return self
 
+    def clone_state(self):
+        """A new generator of the same device in this generator's state."""
+        out = Generator(self.device)
+        out._seed = self._seed
+        out._set_state(self._state._d)
+        return out
+
+    def get_offset(self):
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset):
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def graphsafe_get_state(self):
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
     def _set_state(self, value):
         self._state._set_value(value)  # reported to torchish.compile's recorder: state it threads through
 

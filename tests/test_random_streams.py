@@ -180,3 +180,39 @@ def test_generator_methods_match_pytorch():
     for call in (lambda lib: lib.Generator().get_offset(), lambda lib: lib.Generator().set_offset(1),
                  lambda lib: lib.Generator().graphsafe_get_state()):
         same_error(call)
+
+
+@pytest.fixture
+def accelerator_draws(monkeypatch):
+    """Draw as on an accelerator (threefry keys taken from the stream), on this CPU."""
+    from torchish.ops import random as random_ops
+    monkeypatch.setattr(random_ops, "_counter_based", lambda platform: True)
+
+
+def test_accelerator_draws_take_two_words_each_and_compile_alike(accelerator_draws):
+    F = torchish.nn.functional
+
+    def step(x, probs):
+        return [torchish.rand(3, 4), torchish.randn(5), torchish.randint(0, 7, (6,)), torchish.randperm(5),
+                F.dropout(x, 0.5), torchish.multinomial(probs, 2), torchish.multinomial(probs, 3, True),
+                torchish._standard_gamma(probs), x.clone().uniform_(-1, 1)]
+
+    x, probs = torchish.ones(8), torchish.tensor([0.1, 0.2, 0.3, 0.4])
+    torchish.manual_seed(0)
+    eager = [[t.numpy() for t in step(x, probs)] for _ in range(2)]
+    torchish.manual_seed(0)
+    compiled = torchish.compile(step)
+    got = [[t.numpy() for t in compiled(x, probs)] for _ in range(2)]
+    for e, g in zip(eager, got):
+        for a, b in zip(e, g):
+            np.testing.assert_array_equal(b, a)
+    assert sorted(eager[0][3].tolist()) == list(range(5)) and eager[0][1].dtype == np.float32
+    assert not np.array_equal(eager[0][0], eager[1][0])  # the stream moved on
+    bits = np.random.MT19937(0)
+    bits._legacy_seeding(0)
+    bits.random_raw(2 * 2 * 9)  # two steps of nine draws, two words each
+    expect = (bits.random_raw(3) & 0xFFFFFF).astype(np.float32) * np.float32(2 ** -24)
+    from torchish.ops import random as random_ops
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(random_ops, "_counter_based", lambda platform: False)
+        np.testing.assert_array_equal(torchish.rand(3).numpy(), expect)

@@ -133,6 +133,21 @@ class Generator:
         return jax.random.wrap_key_data(words, impl="threefry2x32")
 
 
+# The platform of the program torchish.compile is tracing ("cpu", "gpu", "tpu"; None outside a trace): draws on an
+# accelerator take threefry keys from the stream instead of running mt19937's sequential twist there.
+trace_platform = None
+
+
+@contextlib.contextmanager
+def tracing_on(platform):
+    global trace_platform
+    prev, trace_platform = trace_platform, platform
+    try:
+        yield
+    finally:
+        trace_platform = prev
+
+
 # Set by ``torchish.func`` while it runs a function under a JAX transform: ``key_source(generator)`` gives the key
 # of one draw inside the trace (vmap's randomness modes, ``to_jax``'s explicit key) or raises. None otherwise.
 key_source = None

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
+from .. import _random
 from ..ops import lazy, nesting, tracing
 from ..autograd.lowering import new_leaf_grad
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
@@ -54,6 +55,16 @@ MAX_SIGNATURES = 64  # cache entries (input signatures) kept per compiled functi
 INSTANCES = weakref.WeakSet()  # every CompiledFunction (torchish.compiler.reset clears their entries)
 STANCE = ["default"]  # torchish.compiler.set_stance: "force_eager", "eager_on_recompile", "fail_on_recompile", ...
 _NO_COMPILE = ("eager_on_recompile", "fail_on_recompile")
+
+
+def _program_platform(arg_vals, state, state_vals):
+    """The platform the program will run on: that of its first argument or state value (generator states aside)
+    committed to a device, else JAX's default backend (where jit places uncommitted values)."""
+    values = list(arg_vals) + [v for t, v in zip(state, state_vals) if not getattr(t, "_is_rng_key", False)]
+    for v in values:
+        if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) and v.committed:
+            return next(iter(v.devices())).platform
+    return jax.default_backend()
 
 
 def _user_frame(tb):
@@ -450,7 +461,8 @@ class CompiledFunction:
             info["n_written"] = len(written)
             return written, outs, grads, argw
         unique_vals = [state_vals[i] for i in uniq]
-        traced = nesting.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
+        with _random.tracing_on(_program_platform(arg_vals, state, state_vals)):
+            traced = nesting.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
                                                            if all(m is not e for e in entry.modules)]:
             new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]

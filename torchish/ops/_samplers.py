@@ -322,9 +322,11 @@ def keyed(kind, key, shape, dtype, params, static):
         (probs,) = params
         logits = jnp.log(probs)
         n = shape[-1]
-        if static:  # with replacement: independent categorical draws
+        if static is True:  # with replacement: independent categorical draws
             draws = jax.random.categorical(key, logits, axis=-1, shape=(n,) + probs.shape[:-1])
             return jnp.moveaxis(draws, 0, -1).astype(dtype)
         g = jax.random.gumbel(key, probs.shape, probs.dtype)  # Gumbel top-k: sampling without replacement
+        if static == "keys":  # the keys whose top-k is the sample (multinomial takes it with torchish.topk)
+            return logits + g
         return jnp.argsort(-(logits + g), axis=-1)[..., :n].astype(dtype)
     raise ValueError(f"unknown sampler {kind!r}")

@@ -74,18 +74,34 @@ def _flat_params(params, shape):
     return tuple(jnp.ravel(jnp.broadcast_to(p, shape)) if getattr(p, "ndim", 0) else p for p in params)
 
 
+def _counter_based(platform):
+    """Whether draws on this platform come from threefry keys taken from the stream (two words a draw) instead of
+    mt19937 itself: on accelerators, where the twist's sequential loop would run as a chain of small kernels
+    (PyTorch's CUDA generator is another stream, philox, anyway)."""
+    return platform is not None and platform != "cpu"
+
+
+def _keyed(kind, key, shape, dtype, params, static):
+    """A draw from one threefry key; elementwise samplers draw their bucket and keep the first numel, so shapes
+    share kernels (eager) and compiled code draws as eager code."""
+    size, n = _plan(kind, shape, params)
+    if size is None or kind in ("multinomial", "randperm"):
+        return _samplers.keyed(kind, key, shape, dtype, params, static)
+    return _samplers.keyed(kind, key, (size,), dtype, _flat_params(params, shape), static)[:n].reshape(shape)
+
+
 def _sample_traced(kind, gen, shape, dtype, params, static):
     """The draw inside a trace (torchish.compile, a JAX transform): the same samplers on the traced state."""
+    if _generators.key_source is not None or _counter_based(_generators.trace_platform):
+        # (torchish.func's transforms hand out keys of their own)
+        return _keyed(kind, gen.next_key(), shape, dtype, params, static)
     size, n = _plan(kind, shape, params)
     if size is None:
-        return _samplers.keyed(kind, gen.next_key(), shape, dtype, params, static)
+        return _keyed(kind, gen.next_key(), shape, dtype, params, static)
     if kind != "multinomial":
         params = _flat_params(params, shape)
-    if _generators.key_source is not None:  # torchish.func's transforms hand out keys of their own
-        out = _samplers.keyed(kind, gen.next_key(), (size,), dtype, params, static)
-    else:
-        new, out = _samplers.sample(kind, gen._read(), size, n, dtype, params, static)
-        gen._set_state(new)
+    new, out = _samplers.sample(kind, gen._read(), size, n, dtype, params, static)
+    gen._set_state(new)
     return out if kind == "multinomial" else out[:n].reshape(shape)
 
 
@@ -145,7 +161,7 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
         gen._state._v = moved  # the same state, on another device: not a write (no version bump)
     size, n = _plan(kind, shape, params)
     params = tuple(_on(p, target) for p in params)
-    if size is None:
+    if size is None or _counter_based(target.platform if target is not None else None):
         return _keyed_kernel(kind, shape, npdt, static)(jax.random.key_data(gen.next_key()), *params)
     if kind != "multinomial":
         params = _flat_params(params, shape)
@@ -156,7 +172,7 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
 
 @functools.lru_cache(maxsize=1024)
 def _keyed_kernel(kind, shape, dtype, static):
-    return jax.jit(lambda key_data, *params: _samplers.keyed(
+    return jax.jit(lambda key_data, *params: _keyed(
         kind, jax.random.wrap_key_data(key_data, impl="threefry2x32"), shape, dtype, params, static))
 
 

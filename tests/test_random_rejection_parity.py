@@ -132,3 +132,25 @@ def test_zero_parameters_take_no_words():
                          ids=["gamma-int64", "gamma-half", "dirichlet-bfloat16", "dirichlet-backward"])
 def test_errors_match_pytorch(fn):
     check_raises(fn)
+
+
+GRAD_CASES = {
+    "Gamma": lambda T, c: T.distributions.Gamma(c, T.tensor([1.0, 2.0, 0.5, 1.0])).rsample((2,)),
+    "Dirichlet": lambda T, c: T.distributions.Dirichlet(c).rsample((2,)) * T.tensor([1.0, 2.0, 3.0, 4.0]),
+    "Beta": lambda T, c: T.distributions.Beta(c, c.flip(0) + 0.5).rsample((2,)),
+    "Dirichlet_float64": lambda T, c: T.distributions.Dirichlet(c.double()).rsample() * T.tensor([1.0, 2.0, 3.0, 4.0]),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_reparameterised_gradients_match_pytorch(name):
+    """Gamma's gradient is PyTorch's _standard_gamma_grad, Dirichlet's (and Beta's) its _dirichlet_grad, whose
+    pathwise gradient differs from the one through normalised gammas."""
+    grads = []
+    for T in (torch, torchish):
+        T.manual_seed(4)
+        c = T.tensor([0.3, 2.0, 9.5, 0.9], requires_grad=True)
+        GRAD_CASES[name](T, c).sum().backward()
+        grads.append(c.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], **ULPS)

@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 
 import jax
+import jax.numpy as jnp
 
 import torchish
 from .._tensor import Tensor
+from ._reparam_grads import dirichlet_grad, standard_gamma_grad
 from ..ops.random import draw
 from ..ops.registry import apply, defop
 
@@ -28,11 +30,21 @@ _MIN_BUCKET, _MAX_BUCKET = 64, 1 << 22
 
 
 def _gamma_reparam_vjp(g, alpha, x, out):
-    return g * jax.lax.random_gamma_grad(alpha, x), None
+    return g * standard_gamma_grad(alpha, x), None
 
 
 _STANDARD_GAMMA = defop("standard_gamma", lambda alpha, x: x, vjp=_gamma_reparam_vjp, promote=None,
                         grad_name="StandardGammaBackward0", saved=("0o", ""))
+
+
+def _dirichlet_vjp(g, concentration, x, out):
+    """PyTorch's ``_Dirichlet.backward``: ``_dirichlet_grad`` of each coordinate, projected onto the simplex."""
+    total = jnp.broadcast_to(concentration.sum(-1, keepdims=True), concentration.shape)
+    return dirichlet_grad(x, concentration, total) * (g - (x * g).sum(-1, keepdims=True)), None
+
+
+_DIRICHLET = defop("dirichlet", lambda concentration, x: x, vjp=_dirichlet_vjp, promote=None,
+                   grad_name="_DirichletBackward", saved=("0o", ""))
 
 
 def _bucket(n):
@@ -77,13 +89,15 @@ def standard_gamma(alpha, generator=None):
 
 
 def dirichlet(concentration, generator=None):
-    """Samples of ``Dirichlet(concentration)``, differentiable in the concentration: as PyTorch's
-    ``_sample_dirichlet``, gamma draws of the concentration in float64, normalised in float64, then cast and kept
-    within the dtype's ``[tiny, 1)``."""
-    g = standard_gamma(concentration.to(torchish.float64), generator)
-    x = (g / g.sum(-1, keepdim=True)).to(concentration.dtype)
-    info = torchish.finfo(concentration.dtype)
-    return x.clamp(min=info.tiny, max=1 - info.eps / 2)
+    """Samples of ``Dirichlet(concentration)`` as PyTorch's ``_sample_dirichlet`` draws them (gamma draws of the
+    concentration in float64, normalised in float64, then cast and kept within the dtype's ``[tiny, 1)``),
+    differentiable in the concentration with PyTorch's ``_dirichlet_grad``."""
+    with torchish.no_grad():
+        g = standard_gamma(concentration.detach().to(torchish.float64), generator)
+        x = (g / g.sum(-1, keepdim=True)).to(concentration.dtype)
+        info = torchish.finfo(concentration.dtype)
+        x = x.clamp(min=info.tiny, max=1 - info.eps / 2)
+    return apply(_DIRICHLET, (concentration, x))
 
 
 def binomial(count, prob, generator=None):

@@ -1,15 +1,14 @@
 """Samplers the distributions need beyond ``torchish.rand/randn/...``: standard gamma draws that are
-differentiable in their concentration (implicit reparameterisation), binomial and Poisson draws.
+differentiable in their concentration (implicit reparameterisation), Dirichlet, binomial and Poisson draws.
 
-A gamma sample ``x ~ Gamma(alpha, 1)`` is drawn from the global generator (JAX's gamma sampler, through the same
-``draw`` machinery as every torchish sampler, so ``torchish.compile`` threads the key), then passed through the op
-``standard_gamma``: identity forward, backward ``g * dx/dalpha`` where ``dx/dalpha = -(dF/dalpha) / f(x)`` holds
-the CDF ``F(x; alpha)`` fixed (``jax.lax.random_gamma_grad``) — PyTorch's ``_standard_gamma`` gradient.
+The draws are PyTorch's CPU kernels (``torchish.ops._serial_samplers``, through the same ``draw`` machinery as
+every torchish sampler, so ``torchish.compile`` threads the generator's state). A gamma sample then passes through
+the op ``standard_gamma``: identity forward, backward ``g * dx/dalpha`` with PyTorch's ``_standard_gamma_grad``;
+a Dirichlet sample through ``dirichlet``, whose backward is PyTorch's ``_Dirichlet.backward``
+(``_reparam_grads``).
 
-JAX's gamma, Poisson and binomial samplers (rejection loops) and the gamma gradient take seconds each to compile,
-per shape. So, like torchish's elementwise samplers, they run on flat blocks of a power-of-two size: parameters are
-flattened and padded with a harmless value, and the result cut back to shape. Every shape up to a bucket shares one
-compiled sampler and one compiled gradient (the flatten/pad/cut ops are trivial kernels). The padding values (a
+The samplers run on flat blocks of a power-of-two size, so that every shape up to a bucket shares one compiled
+sampler: parameters are flattened and padded, and the result cut back to shape. The padding values (a
 concentration, rate or count of 0) are those PyTorch's element-by-element samplers answer without drawing, so the
 padding takes no words of the stream.
 """
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import math
 
-import jax
 import jax.numpy as jnp
 
 import torchish
@@ -78,14 +76,11 @@ def _draw(kind, params, fills, dtype, like, generator=None):
 
 def standard_gamma(alpha, generator=None):
     """Samples of ``Gamma(alpha, 1)`` of ``alpha``'s shape and dtype, at least the dtype's smallest normal
-    number, differentiable in ``alpha``."""
-    shape = tuple(alpha.shape)
-    size = _bucket(math.prod(shape)) or math.prod(shape)
-    flat_alpha = _flat_padded(alpha, size, 0.0)
+    number, differentiable in ``alpha`` (a ``StandardGammaBackward0`` node, as ``torch._standard_gamma``)."""
     with torchish.no_grad():
-        x = Tensor._make(draw("gamma", (size,), alpha.dtype, (flat_alpha.detach()._d,), generator, device=alpha))
+        x = _draw("gamma", (alpha,), (0.0,), alpha.dtype, alpha, generator)
         x = x.clamp(min=torchish.finfo(alpha.dtype).tiny)
-    return _unflatten(apply(_STANDARD_GAMMA, (flat_alpha, x)), shape)
+    return apply(_STANDARD_GAMMA, (alpha, x))
 
 
 def dirichlet(concentration, generator=None):

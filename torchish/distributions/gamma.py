@@ -60,9 +60,9 @@ class Gamma(ExponentialFamily):
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-        # PyTorch clamps the detached value in place: at least the smallest normal number, gradient unchanged
-        tiny = torchish.finfo(value.dtype).tiny
-        return torchish.where(value.detach() < tiny, value - value.detach() + tiny, value)
+        # as PyTorch: at least the smallest normal number, clamped in place out of the autograd graph
+        value.detach().clamp_(min=torchish.finfo(value.dtype).tiny)
+        return value
 
     def log_prob(self, value):
         value = torchish.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)

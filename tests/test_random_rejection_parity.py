@@ -47,6 +47,7 @@ CASES = {
                          EXACT),
     "binomial_edges": (lambda T: T.binomial(T.tensor([10.0, float("inf"), 0.0, 1e9, 20.0, 5.0, 1e6, 40.0]),
                                             T.tensor([float("nan"), 0.5, 0.5, 1e-6, 0.0, 1.0, 0.37, 0.75])), EXACT),
+    "sample_dirichlet": (lambda T: T._sample_dirichlet(T.tensor([[0.3, 2.0, 5.0], [1.5, 0.1, 0.7]])), EXACT),
     "Gamma": (lambda T: _dists(T).Gamma(T.tensor([0.5, 2.0, 9.0]), T.tensor([1.0, 3.0, 0.5])).sample((2,)), EXACT),
     "Gamma_rsample_float64": (lambda T: _dists(T).Gamma(T.tensor([0.5, 2.0], dtype=T.float64),
                                                         T.tensor([1.0, 3.0], dtype=T.float64)).rsample((3,)),

@@ -48,6 +48,8 @@ CASES = {
     "binomial_edges": (lambda T: T.binomial(T.tensor([10.0, float("inf"), 0.0, 1e9, 20.0, 5.0, 1e6, 40.0]),
                                             T.tensor([float("nan"), 0.5, 0.5, 1e-6, 0.0, 1.0, 0.37, 0.75])), EXACT),
     "sample_dirichlet": (lambda T: T._sample_dirichlet(T.tensor([[0.3, 2.0, 5.0], [1.5, 0.1, 0.7]])), EXACT),
+    "binomial_broadcast_count_and_prob": (lambda T: T.binomial(T.tensor([[5.0], [70.0]]), T.tensor([0.3, 0.5])),
+                                          EXACT),
     "Gamma": (lambda T: _dists(T).Gamma(T.tensor([0.5, 2.0, 9.0]), T.tensor([1.0, 3.0, 0.5])).sample((2,)), EXACT),
     "Gamma_rsample_float64": (lambda T: _dists(T).Gamma(T.tensor([0.5, 2.0], dtype=T.float64),
                                                         T.tensor([1.0, 3.0], dtype=T.float64)).rsample((3,)),
@@ -67,6 +69,7 @@ CASES = {
 
 
 @needs_torch
+@pytest.mark.filterwarnings("ignore:An output with one or more elements was resized")  # binomial's broadcasting
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("seed", [0, 2024])
 def test_seeded_rejection_samplers_match_pytorch(name, seed):
@@ -155,3 +158,14 @@ def test_reparameterised_gradients_match_pytorch(name):
         GRAD_CASES[name](T, c).sum().backward()
         grads.append(c.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], **ULPS)
+
+
+@needs_torch
+def test_binomial_broadcasts_and_warns_as_pytorch():
+    """PyTorch resizes its output (of count's shape) to the broadcast shape, with out='s resize warning."""
+    for T in (torch, torchish):
+        with pytest.warns(UserWarning, match=r"had shape \[2, 1\], which does not match the required output shape "
+                                             r"\[2, 3\]"):
+            assert tuple(T.binomial(T.tensor([[5.0], [7.0]]), T.tensor([0.3, 0.5, 0.9])).shape) == (2, 3)
+    check_raises(lambda T: T.binomial(T.tensor([1.0, 2.0]), T.tensor([0.3, 0.4, 0.5])),
+                 match="must match the size of tensor b")

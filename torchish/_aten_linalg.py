@@ -12,6 +12,8 @@ Example::
 """
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 
@@ -20,6 +22,7 @@ from ._global_flags import warn_once
 from . import linalg as _linalg
 from ._device import placement
 from ._tensor import Tensor, wrap_dim
+from .ops.broadcast import broadcast_error
 from .ops.elementwise import no_derivative, not_implemented, out_structured, structured_out
 from .ops.reduce import _return_type
 from .ops.registry import apply, defop
@@ -326,8 +329,17 @@ def binomial(count, prob, generator=None):
                            f"{_dtype.scalar_type_name(count.dtype)}")
     if count.dtype in (_dtype.float16, _dtype.bfloat16):
         raise not_implemented("binomial_cpu", count.dtype)
-    count, prob = count.broadcast_to(prob.shape) if count.ndim <= prob.ndim else count, prob
-    return _binomial(count.detach(), prob.detach().expand(count.shape), generator)
+    try:
+        shape = tuple(jnp.broadcast_shapes(tuple(count.shape), tuple(prob.shape)))
+    except ValueError:
+        raise broadcast_error(tuple(count.shape), tuple(prob.shape)) from None
+    if shape != tuple(count.shape) and count.numel():  # PyTorch's output (count's shape) is resized to it
+        warnings.warn(f"An output with one or more elements was resized since it had shape {list(count.shape)}, "
+                      f"which does not match the required output shape {list(shape)}. This behavior is deprecated, "
+                      "and in a future PyTorch release outputs will not be resized unless they have zero elements. "
+                      "You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                      "t.resize_(0).", UserWarning, stacklevel=2)
+    return _binomial(count.detach().expand(shape), prob.detach().expand(shape), generator)
 
 
 def _float_sampler_input(input, kernel):

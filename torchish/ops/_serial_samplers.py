@@ -45,10 +45,23 @@ def _word(carry):
     return (block, pos + 1, valid, cached), mt.temper(block[pos])
 
 
+def _two_words(carry):
+    """The next two words: read directly when both are in the current block (one branch instead of two)."""
+    def fast(c):
+        block, pos, valid, cached = c
+        return (block, pos + 2, valid, cached), mt.temper(block[pos]), mt.temper(block[pos + 1])
+
+    def slow(c):
+        c, hi = _word(c)
+        c, lo = _word(c)
+        return c, hi, lo
+
+    return jax.lax.cond(carry[1] + 2 <= mt.N, fast, slow, carry)
+
+
 def _uniform(carry):
     """uniform_real_distribution<double>(0, 1): random64 (first word high), its low 53 bits times 2**-53."""
-    carry, hi = _word(carry)
-    carry, lo = _word(carry)
+    carry, hi, lo = _two_words(carry)
     bits = (hi & jnp.uint32(0x1FFFFF)).astype(_F64) * 4294967296.0 + lo.astype(_F64)
     return carry, bits * 2.0 ** -53
 
@@ -168,12 +181,15 @@ def _ptrs(carry, lam):
         u = u - 0.5
         us = 0.5 - jnp.abs(u)
         k = _to_int64(jnp.floor((2 * a / us + b) * u + lam + 0.43))
-        kf = k.astype(_F64)
         quick = (us >= 0.07) & (v <= vr)
         skip = (k < 0) | ((us < 0.013) & (v > us))
-        ratio = jnp.log(v) + jnp.log(invalpha) - jnp.log(a / (us * us) + b) <= \
-            -lam + kf * loglam - jax.lax.lgamma(kf + 1)
-        return c, k, quick | (~skip & ratio)
+
+        def ratio():  # the transformed-reject test (only computed where the box test did not decide)
+            kf = k.astype(_F64)
+            return jnp.log(v) + jnp.log(invalpha) - jnp.log(a / (us * us) + b) <= \
+                -lam + kf * loglam - jax.lax.lgamma(kf + 1)
+
+        return c, k, quick | jax.lax.cond(~quick & ~skip, ratio, lambda: jnp.bool_(False))
 
     return _until(carry, step, jnp.int64(0))
 
@@ -242,15 +258,18 @@ def _btrs(carry, count, prob):
         k = jnp.floor((2 * a / us + b) * u + c_).astype(T)
         sane = ~((k < 0) | (k > count))
         quick = (us >= 0.07) & (v <= v_r)
-        kf = k.astype(_F64)
-        rest = (count - k + one).astype(_F64)
-        v = jnp.log(v * alpha / (a / (us * us) + b))
-        bound = ((m + 0.5) * jnp.log((m + 1) / (r * (n64 - m + 1)))
-                 + (count + one).astype(_F64) * jnp.log((n64 - m + 1) / rest)
-                 + (kf + 0.5) * jnp.log(r * rest / (k + one).astype(_F64))
-                 + _stirling_tail(m) + _stirling_tail(n64 - m) - _stirling_tail(kf)
-                 - _stirling_tail((count - k).astype(_F64)))
-        return c, k, sane & (quick | (v <= bound))
+
+        def ratio():  # outside the box: the transformed-reject test (only computed there)
+            kf = k.astype(_F64)
+            rest = (count - k + one).astype(_F64)
+            bound = ((m + 0.5) * jnp.log((m + 1) / (r * (n64 - m + 1)))
+                     + (count + one).astype(_F64) * jnp.log((n64 - m + 1) / rest)
+                     + (kf + 0.5) * jnp.log(r * rest / (k + one).astype(_F64))
+                     + _stirling_tail(m) + _stirling_tail(n64 - m) - _stirling_tail(kf)
+                     - _stirling_tail((count - k).astype(_F64)))
+            return jnp.log(v * alpha / (a / (us * us) + b)) <= bound
+
+        return c, k, sane & (quick | jax.lax.cond(sane & ~quick, ratio, lambda: jnp.bool_(False)))
 
     return _until(carry, step, jnp.zeros((), T))
 

@@ -132,8 +132,12 @@ def test_zero_parameters_take_no_words():
 @pytest.mark.parametrize("fn", [lambda T: T._standard_gamma(T.ones(3, dtype=T.int64)),
                                 lambda T: T._standard_gamma(T.ones(3, dtype=T.float16)),
                                 lambda T: T._sample_dirichlet(T.ones(3, dtype=T.bfloat16)),
-                                lambda T: T._sample_dirichlet(T.ones(3, requires_grad=True)).sum().backward()],
-                         ids=["gamma-int64", "gamma-half", "dirichlet-bfloat16", "dirichlet-backward"])
+                                lambda T: T._sample_dirichlet(T.ones(3, requires_grad=True)).sum().backward(),
+                                lambda T: T.distributions.Gamma(T.ones(2, dtype=T.bfloat16), 1.0).sample(),
+                                lambda T: T.distributions.Beta(T.ones(2, dtype=T.float16), 1.0).sample(),
+                                lambda T: T.distributions.Binomial(10, T.full((2,), 0.5, dtype=T.float16)).sample()],
+                         ids=["gamma-int64", "gamma-half", "dirichlet-bfloat16", "dirichlet-backward",
+                              "Gamma-bfloat16", "Beta-half", "Binomial-half"])
 def test_errors_match_pytorch(fn):
     check_raises(fn)
 

@@ -23,7 +23,7 @@ from . import linalg as _linalg
 from ._device import placement
 from ._tensor import Tensor, wrap_dim
 from .ops.broadcast import broadcast_error
-from .ops.elementwise import no_derivative, not_implemented, out_structured, structured_out
+from .ops.elementwise import no_derivative, out_structured, structured_out
 from .ops.reduce import _return_type
 from .ops.registry import apply, defop
 
@@ -327,8 +327,6 @@ def binomial(count, prob, generator=None):
     if prob.dtype is not count.dtype:
         raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(prob.dtype)} but expected "
                            f"{_dtype.scalar_type_name(count.dtype)}")
-    if count.dtype in (_dtype.float16, _dtype.bfloat16):
-        raise not_implemented("binomial_cpu", count.dtype)
     try:
         shape = tuple(jnp.broadcast_shapes(tuple(count.shape), tuple(prob.shape)))
     except ValueError:
@@ -342,16 +340,10 @@ def binomial(count, prob, generator=None):
     return _binomial(count.detach().expand(shape), prob.detach().expand(shape), generator)
 
 
-def _float_sampler_input(input, kernel):
-    if input.dtype not in (_dtype.float32, _dtype.float64):
-        raise not_implemented(kernel, input.dtype)
-
-
 def _standard_gamma(input, generator=None):
     """Samples of ``Gamma(input, 1)`` (at least the dtype's smallest normal number), differentiable in ``input``
     by implicit reparameterisation, as ``torch._standard_gamma``."""
     from .distributions._sampling import standard_gamma
-    _float_sampler_input(input, "gamma_cpu")
     return standard_gamma(input, generator)
 
 
@@ -363,9 +355,8 @@ _SAMPLE_DIRICHLET = defop("_sample_dirichlet", lambda input, samples: samples, p
 def _sample_dirichlet(input, generator=None):
     """Samples of ``Dirichlet(input)`` along the last dimension, as ``torch._sample_dirichlet`` (float64 gamma
     draws normalised, then cast)."""
-    from .distributions._sampling import dirichlet
-    _float_sampler_input(input, "dirichlet")
     from .autograd.grad_mode import no_grad
+    from .distributions._sampling import dirichlet
     with no_grad():
         samples = dirichlet(input.detach(), generator)
     return apply(_SAMPLE_DIRICHLET, (input, samples)) if input.requires_grad else samples

@@ -21,6 +21,8 @@ import jax.numpy as jnp
 import torchish
 from .._tensor import Tensor
 from ._reparam_grads import dirichlet_grad, standard_gamma_grad
+from .. import _dtype
+from ..ops.elementwise import not_implemented
 from ..ops.random import draw
 from ..ops.registry import apply, defop
 
@@ -74,9 +76,16 @@ def _draw(kind, params, fills, dtype, like, generator=None):
     return _unflatten(Tensor._make(out), shape)
 
 
+def _float_kernel(t, kernel):
+    """PyTorch's gamma, Dirichlet and binomial CPU kernels take float32 and float64 only."""
+    if t.dtype not in (_dtype.float32, _dtype.float64):
+        raise not_implemented(kernel, t.dtype)
+
+
 def standard_gamma(alpha, generator=None):
     """Samples of ``Gamma(alpha, 1)`` of ``alpha``'s shape and dtype, at least the dtype's smallest normal
     number, differentiable in ``alpha`` (a ``StandardGammaBackward0`` node, as ``torch._standard_gamma``)."""
+    _float_kernel(alpha, "gamma_cpu")
     with torchish.no_grad():
         x = _draw("gamma", (alpha,), (0.0,), alpha.dtype, alpha, generator)
         x = x.clamp(min=torchish.finfo(alpha.dtype).tiny)
@@ -87,6 +96,7 @@ def dirichlet(concentration, generator=None):
     """Samples of ``Dirichlet(concentration)`` as PyTorch's ``_sample_dirichlet`` draws them (gamma draws of the
     concentration in float64, normalised in float64, then cast and kept within the dtype's ``[tiny, 1)``),
     differentiable in the concentration with PyTorch's ``_dirichlet_grad``."""
+    _float_kernel(concentration, "dirichlet")
     with torchish.no_grad():
         g = standard_gamma(concentration.detach().to(torchish.float64), generator)
         x = (g / g.sum(-1, keepdim=True)).to(concentration.dtype)
@@ -98,6 +108,7 @@ def dirichlet(concentration, generator=None):
 def binomial(count, prob, generator=None):
     """Binomial draws with ``count`` trials of success probability ``prob`` (same shapes), of ``prob``'s dtype,
     without gradient (as ``torch.binomial``)."""
+    _float_kernel(count, "binomial_cpu")
     return _draw("binomial", (count, prob), (0.0, 0.5), prob.dtype, prob, generator)
 
 

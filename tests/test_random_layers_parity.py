@@ -1,13 +1,11 @@
 """Seeded distributions and random nn layers draw PyTorch's numbers (torchish's generator is PyTorch's mt19937).
 
 As tests/test_random_streams.py: each case seeds both libraries, runs the same PyTorch code, compares the results,
-then a trailing ``rand(3)`` shows that as many words of the stream were used. Masks and integer samples are exact;
-values computed through transcendental functions or matrix products are compared at float32 rounding level (a
-wrong draw differs by O(1)). Inputs are formulas (linspace/arange), never another generator.
-
-Not compared (their values are not PyTorch's): the samplers PyTorch builds from rejection loops in C++ (gamma and
-everything on it: Beta, Dirichlet, Chi2, StudentT, FisherSnedecor, InverseGamma, Wishart, LKJCholesky; Poisson,
-Binomial, NegativeBinomial), which take one threefry key (two words) per call.
+then the trailing ``rand(3)`` and ``randn(1)`` (``oracle.same_draws``) show that as many words of the stream were
+used. Masks and integer samples are exact; values computed through transcendental functions or matrix products are
+compared at float32 rounding level (a wrong draw differs by O(1)). Inputs are formulas (linspace/arange), never
+another generator. The rejection samplers (gamma, Poisson, binomial and the distributions on them) are compared in
+tests/test_random_rejection_parity.py.
 """
 from __future__ import annotations
 

@@ -216,3 +216,8 @@ def test_accelerator_draws_take_two_words_each_and_compile_alike(accelerator_dra
     with pytest.MonkeyPatch.context() as m:
         m.setattr(random_ops, "_counter_based", lambda platform: False)
         np.testing.assert_array_equal(torchish.rand(3).numpy(), expect)
+
+
+@needs_torch
+def test_poisson_nan_rate_is_refused_as_pytorch():
+    same_error(lambda lib: lib.poisson(lib.tensor([1.0, float("nan")])))

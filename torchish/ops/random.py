@@ -61,7 +61,8 @@ def _plan(kind, shape, params):
     if kind == "multinomial":
         return shape, 0
     if kind in _SERIAL:  # PyTorch's rejection loops, element by element (torchish.ops._serial_samplers)
-        return math.prod(shape), math.prod(shape)
+        n = math.prod(shape)
+        return (max(64, 1 << max(n - 1, 0).bit_length()) if n <= _MAX_BUCKET else n), n
     if kind not in _ELEMENTWISE:
         return None, None
     n = math.prod(shape)
@@ -69,9 +70,13 @@ def _plan(kind, shape, params):
     return (n if bucket is None else bucket), n
 
 
-def _flat_params(params, shape):
-    """Parameter tensors of an elementwise sampler, broadcast to the draw and flattened as the samples are."""
-    return tuple(jnp.ravel(jnp.broadcast_to(p, shape)) if getattr(p, "ndim", 0) else p for p in params)
+def _flat_params(params, shape, size=None):
+    """Parameter tensors of an elementwise sampler, broadcast to the draw and flattened as the samples are; padded
+    with zeros to ``size`` (the serial samplers' bucket: a zero rate, concentration or count draws nothing)."""
+    n = math.prod(shape)
+    pad = 0 if size is None or size <= n else size - n
+    return tuple(jnp.pad(jnp.ravel(jnp.broadcast_to(p, shape)), (0, pad)) if getattr(p, "ndim", 0) else p
+                 for p in params)
 
 
 def _counter_based(platform):
@@ -87,7 +92,7 @@ def _keyed(kind, key, shape, dtype, params, static):
     size, n = _plan(kind, shape, params)
     if size is None or kind in ("multinomial", "randperm"):
         return _samplers.keyed(kind, key, shape, dtype, params, static)
-    return _samplers.keyed(kind, key, (size,), dtype, _flat_params(params, shape), static)[:n].reshape(shape)
+    return _samplers.keyed(kind, key, (size,), dtype, _flat_params(params, shape, size), static)[:n].reshape(shape)
 
 
 def _sample_traced(kind, gen, shape, dtype, params, static):
@@ -99,7 +104,7 @@ def _sample_traced(kind, gen, shape, dtype, params, static):
     if size is None:
         return _keyed(kind, gen.next_key(), shape, dtype, params, static)
     if kind != "multinomial":
-        params = _flat_params(params, shape)
+        params = _flat_params(params, shape, size)
     new, out = _samplers.sample(kind, gen._read(), size, n, dtype, params, static)
     gen._set_state(new)
     return out if kind == "multinomial" else out[:n].reshape(shape)
@@ -164,7 +169,7 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     if size is None or _counter_based(target.platform if target is not None else None):
         return _keyed_kernel(kind, shape, npdt, static)(jax.random.key_data(gen.next_key()), *params)
     if kind != "multinomial":
-        params = _flat_params(params, shape)
+        params = _flat_params(params, shape, size)
     new, out = _kernel(kind, size, npdt, static)(moved, np.int32(n), *params)
     gen._set_state(new)
     return out if kind == "multinomial" or (size == n and len(shape) == 1) else _take(shape)(out)
@@ -501,7 +506,7 @@ def poisson(input, generator=None):
     """Poisson samples with rates ``input``, of ``input``'s dtype."""
     if input.dtype.category < _dtype._FLOAT or input.is_complex():
         raise _not_implemented("poisson_cpu", input.dtype)
-    _value_check(input, lambda xp, v: v < 0, "invalid Poisson rate, expected rate to be non-negative")
+    _value_check(input, lambda xp, v: ~(v >= 0), "invalid Poisson rate, expected rate to be non-negative")
     samples = Tensor._make(draw("poisson", tuple(input.shape), input.dtype, (input._d,), generator, device=input))
     if not (input._rg and STATE.grad_enabled):
         return samples

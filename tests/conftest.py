@@ -37,6 +37,9 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     import torchish
+    # The default generator starts from a random seed, as PyTorch's: the suite starts every worker from one fixed
+    # seed instead, so that a failure reproduces.
+    torchish.manual_seed(67280421310721)
     # No persistent XLA compilation cache for the suite. Shared between the xdist workers it needs JAX's file lock
     # (without it a worker can read an entry another is still writing: a segfault), and the lock comes only with
     # JAX's size-bounded cache, whose every write lists and stats the whole directory: quadratic in the run's ~30,000

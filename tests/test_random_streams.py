@@ -221,3 +221,18 @@ def test_accelerator_draws_take_two_words_each_and_compile_alike(accelerator_dra
 @needs_torch
 def test_poisson_nan_rate_is_refused_as_pytorch():
     same_error(lambda lib: lib.poisson(lib.tensor([1.0, float("nan")])))
+
+
+def test_default_generator_starts_from_a_random_seed_and_new_ones_from_the_fixed_one():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", "import torchish; print(torchish.initial_seed())"],
+                         capture_output=True, text=True, check=True).stdout
+    assert int(out) != 67280421310721  # (the fixed seed tests/conftest.py starts the suite from)
+    assert torchish.Generator().initial_seed() == 67280421310721
+    state = torchish.get_rng_state()
+    try:
+        s = torchish.seed()
+        assert 0 <= s < 2 ** 64 and torchish.initial_seed() == s and torchish.seed() != s
+    finally:  # (later tests in this worker keep the suite's fixed stream)
+        torchish.set_rng_state(state)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import time
+import os
 
 import jax
 import jax.numpy as jnp
@@ -70,8 +70,8 @@ class Generator:
         return self
 
     def seed(self):
-        """Seed from the clock; returns the seed used."""
-        s = int(time.time_ns()) & 0xFFFFFFFFFFFF
+        """Seed from the operating system's entropy (64 bits, as PyTorch); returns the seed used."""
+        s = _nondeterministic_seed()
         self.manual_seed(s)
         return s
 
@@ -152,7 +152,12 @@ def tracing_on(platform):
 # of one draw inside the trace (vmap's randomness modes, ``to_jax``'s explicit key) or raises. None otherwise.
 key_source = None
 
+def _nondeterministic_seed() -> int:
+    return int.from_bytes(os.urandom(8), "little")
+
+
 default_generator = Generator()
+default_generator.manual_seed(_nondeterministic_seed())  # as PyTorch's: unseeded programs differ from run to run
 
 
 def manual_seed(seed):

@@ -1,8 +1,9 @@
 """Random sampling: rand/randn/randint/randperm/normal/bernoulli/multinomial/poisson and the in-place samplers
 ``normal_``, ``uniform_``, ``bernoulli_``, ``exponential_``, ``random_``...
 
-Each draw is one cached jitted kernel ``key -> (next key, sample)``; the generator's key lives in a Tensor (see
-``torchish._random``). Arguments are checked in Python with PyTorch's errors before anything is drawn.
+Each draw is one cached jitted kernel ``state -> (next state, samples)`` running PyTorch's CPU sampler on the
+generator's mt19937 state (``torchish._random``, ``ops._samplers``), so a seed gives PyTorch's numbers. Arguments
+are checked in Python with PyTorch's errors before anything is drawn.
 """
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ from .registry import Family as _Family
 from .registry import apply, defop, overload
 
 _public = _Family(globals()).public
-_LOW_PRECISION = (jnp.float16, jnp.bfloat16)
 
 
 # Samplers whose every element is drawn independently from scalar parameters draw a flat block of a power-of-two

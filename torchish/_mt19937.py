@@ -10,6 +10,7 @@ state past the words the sampler actually used (which may depend on traced value
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -29,8 +30,10 @@ _UPPER, _LOWER, _MATRIX_A = 0x80000000, 0x7FFFFFFF, 0x9908B0DF
 _MASK32 = 0xFFFFFFFF
 
 
+@functools.lru_cache(maxsize=4)  # (every new Generator starts from the default seed)
 def seed_state(seed: int) -> np.ndarray:
-    """The state ``manual_seed(seed)`` gives: init_genrand of the low 32 bits, every word to be twisted first."""
+    """The state ``manual_seed(seed)`` gives (read-only): init_genrand of the low 32 bits, every word to be twisted
+    first."""
     mt = [seed & _MASK32]
     for i in range(1, N):
         prev = mt[-1]
@@ -38,6 +41,7 @@ def seed_state(seed: int) -> np.ndarray:
     state = np.zeros(STATE_WORDS, np.uint32)
     state[:N] = mt
     state[POS] = N
+    state.setflags(write=False)
     return state
 
 

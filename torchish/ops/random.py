@@ -43,6 +43,11 @@ _MAX_BUCKET = 1 << 22
 _SERIAL = frozenset({"gamma", "poisson", "binomial"})
 
 
+def pow2_size(n):
+    """The power-of-two draw size (at least 64) that ``n`` samples share a compiled sampler with."""
+    return max(64, 1 << max(n - 1, 0).bit_length())
+
+
 def _bucket(kind, shape, params):
     """The flat size to draw for ``shape``, or None to draw the exact shape."""
     if kind not in _ELEMENTWISE or any(getattr(p, "ndim", 0) for p in params):
@@ -50,7 +55,7 @@ def _bucket(kind, shape, params):
     n = math.prod(shape)
     if kind == "normal" and n < _samplers.FILL_MIN:
         return None
-    return max(64, 1 << max(n - 1, 0).bit_length()) if n <= _MAX_BUCKET else None
+    return pow2_size(n) if n <= _MAX_BUCKET else None
 
 
 def _plan(kind, shape, params):
@@ -62,7 +67,7 @@ def _plan(kind, shape, params):
         return shape, 0
     if kind in _SERIAL:  # PyTorch's rejection loops, element by element (torchish.ops._serial_samplers)
         n = math.prod(shape)
-        return (max(64, 1 << max(n - 1, 0).bit_length()) if n <= _MAX_BUCKET else n), n
+        return (pow2_size(n) if n <= _MAX_BUCKET else n), n
     if kind not in _ELEMENTWISE:
         return None, None
     n = math.prod(shape)
@@ -203,6 +208,9 @@ _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "in
             "int64": "long int", "float16": "Half", "bfloat16": "BFloat16", "float32": "float", "float64": "double"}
 
 
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}  # significand bits
+
+
 def _bounds(dt):
     """The range random_/randint can produce for ``dt``: ints by their limits, floats by exact integers."""
     if dt is _dtype.bool:
@@ -210,7 +218,7 @@ def _bounds(dt):
     if dt.category == _dtype._INT:
         info = np.iinfo(dt.np)
         return int(info.min), int(info.max)
-    digits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}.get(dt.to_real().name, 24)
+    digits = _DIGITS.get(dt.to_real().name, 24)
     return -(2 ** digits), 2 ** digits
 
 
@@ -251,7 +259,7 @@ def _float_ends(lo, hi, dt):
     cast of ``lo + k`` stays in ``[lo, hi)`` (only ranges beyond the dtype's exact integers change)."""
     if dt.category != _dtype._FLOAT:
         return lo, hi
-    digits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[dt.name]
+    digits = _DIGITS[dt.name]
 
     def cast(v):  # static_cast<scalar_t>(int64): one rounding to float (or double), then to the half type
         r = _round_bits(v, 53 if dt.name == "float64" else 24)
@@ -475,18 +483,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if replacement and num_samples > 1:  # PyTorch's sampling kernel checks each entry in order
+        negative = "invalid multinomial distribution (encountering probability entry < 0)"
+        infinite = "invalid multinomial distribution (encountering probability entry = infinity or NaN)"
         x = input._d
         if isinstance(x, jax.core.Tracer):
-            _value_check(x, lambda xp, v: ~(v >= 0), "invalid multinomial distribution (encountering probability "
-                         "entry < 0)")
+            _value_check(x, lambda xp, v: ~(v >= 0), negative)
+            _value_check(x, lambda xp, v: ~xp.isfinite(v), infinite)
         else:
             flat = np.asarray(x).reshape(-1)
             bad = np.flatnonzero(~np.isfinite(flat) | ~(flat >= 0))
             if bad.size:
-                raise RuntimeError("invalid multinomial distribution (encountering probability entry " +
-                                   ("< 0)" if not flat[bad[0]] >= 0 else "= infinity or NaN)"))
-        _value_check(input, lambda xp, v: ~xp.isfinite(v), "invalid multinomial distribution (encountering "
-                     "probability entry = infinity or NaN)")
+                raise RuntimeError(negative if not flat[bad[0]] >= 0 else infinite)
     else:
         _value_check(input, lambda xp, v: ~xp.isfinite(v) | (v < 0),
                      "probability tensor contains either `inf`, `nan` or element < 0")

@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from . import _samplers
 from .inplace import layout
 from .out_layout import output_strides
-from .random import _target, draw
+from .random import _target, draw, pow2_size
 
 
 def fill_order(t: Tensor):
@@ -75,7 +75,7 @@ def uniform_where(mask: Tensor, lo: float, hi: float, dtype, generator=None):
         # for every element, so the generator's state never depends on the transformed values
         u = draw("uniform", tuple(mask.shape), np.float64, (0.0, 1.0), generator, device=mask)
         return jnp.where(m, u * (hi - lo) + lo, 1.0).astype(dtype)
-    size = max(64, 1 << max(m.size - 1, 0).bit_length())  # shapes up to a power of two share one kernel
+    size = pow2_size(m.size)  # shapes up to a power of two share one kernel
     target = _target(mask)
     if target is not None and isinstance(state, jax.Array) and state.devices() != {target}:
         state = jax.device_put(state, target)

@@ -185,7 +185,7 @@ def test_generator_methods_match_pytorch():
 @pytest.fixture
 def accelerator_draws(monkeypatch):
     """Draw as on an accelerator (threefry keys taken from the stream), on this CPU."""
-    from torchish.ops import random as random_ops
+    from torchish.ops import draw as random_ops
     monkeypatch.setattr(random_ops, "_counter_based", lambda platform: True)
 
 
@@ -212,7 +212,7 @@ def test_accelerator_draws_take_two_words_each_and_compile_alike(accelerator_dra
     bits._legacy_seeding(0)
     bits.random_raw(2 * 2 * 9)  # two steps of nine draws, two words each
     expect = (bits.random_raw(3) & 0xFFFFFF).astype(np.float32) * np.float32(2 ** -24)
-    from torchish.ops import random as random_ops
+    from torchish.ops import draw as random_ops
     with pytest.MonkeyPatch.context() as m:
         m.setattr(random_ops, "_counter_based", lambda platform: False)
         np.testing.assert_array_equal(torchish.rand(3).numpy(), expect)

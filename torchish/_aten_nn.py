@@ -185,7 +185,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 def native_dropout(input, p, train):
     """``(out, mask)``: ``train=False`` keeps everything (mask all True); ``None`` counts as training."""
-    from .ops.random import draw
+    from .ops.draw import draw
     if train is not None and not train:
         return input * 1, Tensor._make(jnp.ones(tuple(input.shape), bool, device=placement(input._v)))
     _dropout._check_p(p)

@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from ._reparam_grads import dirichlet_grad, standard_gamma_grad
 from .. import _dtype
 from ..ops.elementwise import not_implemented
-from ..ops.random import draw
+from ..ops.draw import draw
 from ..ops.registry import apply, defop
 
 _MIN_BUCKET, _MAX_BUCKET = 64, 1 << 22

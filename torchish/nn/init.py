@@ -26,7 +26,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from ..ops.random import draw
+from ..ops.draw import draw
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 

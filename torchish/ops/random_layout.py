@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from . import _samplers
 from .inplace import layout
 from .out_layout import output_strides
-from .random import _target, draw, pow2_size
+from .draw import _target, draw, pow2_size
 
 
 def fill_order(t: Tensor):

@@ -680,7 +680,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     need_tensor("empty_like", logits)
-    from ...ops.random import draw
+    from ...ops.draw import draw
     _float_only(logits, "softmax_lastdim_kernel_impl")
     e = draw("exponential", tuple(logits.shape), logits.dtype, (1.0,), device=logits)
     gumbels = Tensor._make(-jnp.log(e))

@@ -1,6 +1,6 @@
 """torchish.nn.functional: dropout, channel-wise dropout (1d/2d/3d) and alpha dropout.
 
-Masks are drawn from torchish's generator (``ops.random.draw``), so ``torchish.manual_seed`` makes them
+Masks are drawn from torchish's generator (``ops.draw.draw``), so ``torchish.manual_seed`` makes them
 reproducible and ``torchish.compile`` sees the generator as state. Applying a mask is one registry op.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from ... import _dtype
 from ..._tensor import Tensor
 from ...ops.inplace import assign
-from ...ops.random import _target, draw
+from ...ops.draw import _target, draw
 from ...ops.random_layout import draw_like
 from ...ops.registry import apply, defop
 from ._args import need_bool, need_tensor

@@ -34,5 +34,6 @@ stage compile_overhead 90 "$PY" benchmarks/compile_overhead.py --steps 300
 stage overhead 75 "$PY" benchmarks/overhead.py --json "$DIR/overhead.json"
 JAX_PLATFORMS=cpu stage overhead_cpu 75 "$PY" benchmarks/overhead.py
 stage torch_compile 120 "$PY" benchmarks/workloads.py --torch-compile --systems torch.compile
+stage random_draws 60 "$PY" benchmarks/random_draws.py
 stage memory 45 "$PY" benchmarks/memory.py
 stage optim_step 45 "$PY" benchmarks/optim_step.py

@@ -65,9 +65,12 @@ def _plan(kind, shape, params):
     return (n if bucket is None else bucket), n
 
 
-def _flat_params(params, shape, size=None):
+def _flat_params(kind, params, shape, size=None):
     """Parameter tensors of an elementwise sampler, broadcast to the draw and flattened as the samples are; padded
-    with zeros to ``size`` (the serial samplers' bucket: a zero rate, concentration or count draws nothing)."""
+    with zeros to ``size`` (the serial samplers' bucket: a zero rate, concentration or count draws nothing).
+    multinomial's probabilities stay as they are (its samples are not elementwise)."""
+    if kind == "multinomial":
+        return params
     n = math.prod(shape)
     pad = 0 if size is None or size <= n else size - n
     return tuple(jnp.pad(jnp.ravel(jnp.broadcast_to(p, shape)), (0, pad)) if getattr(p, "ndim", 0) else p
@@ -87,7 +90,7 @@ def _keyed(kind, key, shape, dtype, params, static):
     size, n = _plan(kind, shape, params)
     if size is None or kind in ("multinomial", "randperm"):
         return _samplers.keyed(kind, key, shape, dtype, params, static)
-    return _samplers.keyed(kind, key, (size,), dtype, _flat_params(params, shape, size), static)[:n].reshape(shape)
+    return _samplers.keyed(kind, key, (size,), dtype, _flat_params(kind, params, shape, size), static)[:n].reshape(shape)
 
 
 def _sample_traced(kind, gen, shape, dtype, params, static):
@@ -98,9 +101,7 @@ def _sample_traced(kind, gen, shape, dtype, params, static):
     size, n = _plan(kind, shape, params)
     if size is None:
         return _keyed(kind, gen.next_key(), shape, dtype, params, static)
-    if kind != "multinomial":
-        params = _flat_params(params, shape, size)
-    new, out = _samplers.sample(kind, gen._read(), size, n, dtype, params, static)
+    new, out = _samplers.sample(kind, gen._read(), size, n, dtype, _flat_params(kind, params, shape, size), static)
     gen._set_state(new)
     return out if kind == "multinomial" else out[:n].reshape(shape)
 
@@ -187,8 +188,7 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     params = tuple(_on(p, target) for p in params)
     if size is None or _counter_based(target.platform if target is not None else None):
         return _keyed_kernel(kind, shape, npdt, static)(jax.random.key_data(gen.next_key()), *params)
-    if kind != "multinomial":
-        params = _flat_params(params, shape, size)
+    params = _flat_params(kind, params, shape, size)
     if target is not None:
         params = tuple(_number_on(p, target) for p in params)
     new, out = _kernel(kind, size, npdt, static)(moved, _number_on(np.int32(n), target), *params)

@@ -591,3 +591,17 @@ def test_legacy_deprecation_warnings():
 ], ids=["b_1d", "dtypes", "sizes", "triangular_b_1d", "inverse_1d"])
 def test_legacy_solver_errors(fn):
     check_raises(fn)
+
+
+@pytest.mark.parametrize("dtype, shape", [("int64", (3, 3)), ("float32", (3,)), ("float16", (3, 3)),
+                                          ("bool", ()), ("complex64", (2,))])
+def test_pinv_refuses_what_pytorch_dispatch_refuses(dtype, shape):
+    same_error(lambda T: T.linalg.pinv(T.ones(shape, dtype=getattr(T, dtype))))
+
+
+def test_svd_driver_is_for_cuda_inputs_only():
+    for name in ("svd", "svdvals"):
+        same_error(lambda T: getattr(T.linalg, name)(T.ones(3, 3), driver="gesvd"))
+        same_error(lambda T: getattr(T.linalg, name)(T.ones(3), driver="gesvd"))  # the matrix check comes first
+        same_error(lambda T: getattr(T.linalg, name)(T.ones(3, 3), driver=3))
+    same(lambda T: T.linalg.svd(T.eye(2), driver=None).S)

@@ -160,18 +160,35 @@ _SVD = defop("linalg_svd", _svd_fwd, vjp=_svd_vjp, grad_name="LinalgSvdBackward0
 _SVDVALS = defop("linalg_svdvals", lambda A: jnp.linalg.svd(A, compute_uv=False), grad_name="LinalgSvdBackward0")
 
 
+def _driver_type(driver, name):
+    if driver is not None and not isinstance(driver, str):
+        raise TypeError(f"{name}(): argument 'driver' must be str, not {type(driver).__name__}")
+
+
+def _driver_device(driver, A):
+    """PyTorch takes ``driver=`` only for CUDA inputs (cuSOLVER's gesvd/gesvdj/gesvda; XLA picks its own algorithm
+    there): a CPU input refuses it."""
+    if driver is not None and A.device.type != "cuda":
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
+
+
 @structured_out
 def svd(A, full_matrices=True, *, driver=None):
     """``U, S, Vh`` with ``A = U diag(S) Vh``, singular values in descending order."""
+    _driver_type(driver, "linalg_svd")
     A, = autocast_inputs("linalg_svd", A)
     check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
+    _driver_device(driver, A)
     return RESULTS["linalg_svd"](*apply(_SVD, (A,), full=bool(full_matrices)))
 
 
 @structured_out
 def svdvals(A, *, driver=None):
+    _driver_type(driver, "linalg_svdvals")
     A, = autocast_inputs("linalg_svdvals", A)
     check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
+    _driver_device(driver, A)
     return apply(_SVDVALS, (A,))
 
 

@@ -70,10 +70,16 @@ def pinv_tolerances(A, atol, rtol, rcond=None):
     return (atol or 0.0), rtol
 
 
+_PINV_DTYPES = (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128)
+
+
 @linalg_castable_out("linalg.pinv")
 def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
     """The Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` are dropped."""
     A, = autocast_inputs("linalg_pinv", A)
+    if isinstance(A, Tensor) and (A.dim() < 2 or A.dtype not in _PINV_DTYPES):  # (PyTorch's dispatch check)
+        raise RuntimeError(f"linalg.pinv({_dtype.scalar_type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor "
+                           "with 2 or more dimensions of float, double, cfloat or cdouble types")
     check_matrix(A, "linalg.pinv", square=bool(hermitian))
     atol, rtol = pinv_tolerances(A, atol, rtol, rcond)
     return apply(_PINV, (A,), atol=atol, rtol=rtol, hermitian=bool(hermitian))

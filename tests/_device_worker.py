@@ -257,5 +257,46 @@ def istft_and_ctc_loss_on_accelerator():
         assert np.allclose(r.numpy(), g.detach().cpu().numpy())
 
 
+@check
+def streams_and_events_on_accelerator():
+    """``torch.cuda.Event(enable_timing=True)`` around queued work: ``record()`` waits for the device, so
+    ``elapsed_time`` spans the work; ``query()``/``synchronize()``; the current stream under ``torch.cuda.stream``;
+    ``torch.Stream``/``torch.Event`` default to the accelerator, and ``torch.accelerator.current_stream``."""
+    import time
+    x = torchish.ones(256, 256, device="cuda")
+    start, end = torchish.cuda.Event(enable_timing=True), torchish.cuda.Event(enable_timing=True)
+    start.record()
+    t0 = time.perf_counter()
+    for _ in range(5):
+        x = (x @ x) * (1 / 256)
+    end.record()
+    wall = (time.perf_counter() - t0) * 1e3
+    torchish.cuda.synchronize()
+    ms = start.elapsed_time(end)
+    assert 0 < ms <= wall + 1, (ms, wall)
+    assert end.query() and x.is_cuda
+    untimed = torchish.cuda.Event()
+    untimed.record()
+    untimed.synchronize()
+    assert untimed.query() and untimed.event_id > 0
+    for bad in (lambda: untimed.elapsed_time(end), lambda: torchish.cuda.Event(enable_timing=True).elapsed_time(end)):
+        try:
+            bad()
+            raise AssertionError("elapsed_time did not raise")
+        except RuntimeError:
+            pass
+    default = torchish.cuda.current_stream()
+    assert default == torchish.cuda.default_stream() and default.stream_id == 0
+    side = torchish.cuda.Stream()
+    with torchish.cuda.stream(side):
+        assert torchish.cuda.current_stream() == side and torchish.accelerator.current_stream() == side
+        y = x * 2
+        side.record_event().synchronize()
+        side.wait_stream(default)
+    assert torchish.cuda.current_stream() == default and side.query()
+    assert torchish.Stream().device.type == "cuda" and torchish.Event().device.type == "cuda"
+    assert float(y.sum()) == float((x * 2).sum())
+
+
 if __name__ == "__main__":
     print(json.dumps({"checks": RESULTS, "losses": LOSSES}))

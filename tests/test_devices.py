@@ -19,7 +19,8 @@ WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_device_worke
 CHECKS = ("default_device_is_cpu", "training_stays_on_its_device", "varied_model_stays_on_its_device",
           "mixed_devices_raise_pytorch_error", "pinned_memory_and_type_names", "cpu_scalar_joins_accelerator_op",
           "compiled_step_follows_model_to_accelerator", "packed_sequences_keep_metadata_on_cpu",
-          "eig_on_accelerator_keeps_column_major_vectors", "istft_and_ctc_loss_on_accelerator")
+          "eig_on_accelerator_keeps_column_major_vectors", "istft_and_ctc_loss_on_accelerator",
+          "streams_and_events_on_accelerator")
 
 
 def test_device_placement_and_same_numbers_on_every_device_and_path():

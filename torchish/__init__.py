@@ -104,6 +104,8 @@ cuda.amp = _cuda_amp  # torchish.cuda is a module: its amp submodule is register
 _sys.modules[__name__ + ".cuda.amp"] = _cuda_amp
 from . import cpu as cpu  # noqa: E402
 from . import accelerator as accelerator  # noqa: E402
+from . import xpu as xpu, mps as mps  # noqa: E402
+from .streams import Event as Event, Stream as Stream  # noqa: E402
 from .amp import GradScaler as GradScaler  # noqa: E402
 from ._removed import eig as eig, symeig as symeig, lstsq as lstsq, solve as solve  # noqa: E402
 from . import _removed  # noqa: E402

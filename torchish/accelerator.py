@@ -16,7 +16,7 @@ from . import _device, cuda as _cuda
 __all__ = ["current_accelerator", "current_device_idx", "current_device_index", "device_count", "device_index",
            "empty_cache", "is_available", "max_memory_allocated", "max_memory_reserved", "memory_allocated",
            "memory_reserved", "memory_stats", "reset_accumulated_memory_stats", "reset_peak_memory_stats",
-           "set_device_idx", "set_device_index", "synchronize"]
+           "set_device_idx", "set_device_index", "synchronize", "current_stream", "set_stream"]
 
 _NONE = "Cannot access accelerator device when none is available."
 
@@ -76,6 +76,8 @@ def _needs_device(fn):
 
 
 synchronize = _needs_device(_cuda.synchronize)
+current_stream = _needs_device(_cuda.current_stream)
+set_stream = _needs_device(_cuda.set_stream)
 empty_cache = _needs_device(_cuda.empty_cache)
 memory_allocated = _needs_device(_cuda.memory_allocated)
 max_memory_allocated = _needs_device(_cuda.max_memory_allocated)

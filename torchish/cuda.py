@@ -14,6 +14,8 @@ from __future__ import annotations
 import jax
 
 from . import _device, _random
+from .streams import CudaEvent as Event, CudaStream as Stream, StreamContext  # noqa: F401  (torch.cuda's names)
+from .streams import current_stream, default_stream, set_stream, stream, wait_for  # noqa: F401
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
@@ -87,10 +89,7 @@ def get_device_name(device=None) -> str:
 def synchronize(device=None) -> None:
     """Wait until all work queued on the accelerator has finished."""
     _require()
-    jdev = _device.accelerators()[_index(device)]
-    for a in jax.live_arrays():
-        if jdev in a.devices():
-            a.block_until_ready()
+    wait_for(_device.accelerators()[_index(device)])
 
 
 class device:

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from . import amp as amp  # noqa: F401
+from .._device import cpu as _cpu
+from ..streams import CpuEvent as Event, CpuStream as Stream, CpuStreamContext as StreamContext, wait_for as _wait_for
+from ..streams import cpu_current_stream as current_stream, cpu_stream as stream
 
-__all__ = ["amp", "current_device", "device_count", "is_available", "is_initialized", "set_device", "synchronize"]
+__all__ = ["Event", "Stream", "StreamContext", "amp", "current_device", "current_stream", "device_count",
+           "is_available", "is_initialized", "set_device", "stream", "synchronize"]
 
 
 def is_available() -> bool:
@@ -29,9 +33,4 @@ def set_device(device) -> None:
 
 def synchronize(device=None) -> None:
     """Wait for the work queued on the CPU (JAX's asynchronous dispatch) to finish."""
-    import jax
-    from .. import _device
-    cpu = _device.cpu()
-    for a in jax.live_arrays():
-        if cpu in a.devices():
-            a.block_until_ready()
+    _wait_for(_cpu())

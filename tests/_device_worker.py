@@ -296,6 +296,13 @@ def streams_and_events_on_accelerator():
     assert torchish.cuda.current_stream() == default and side.query()
     assert torchish.Stream().device.type == "cuda" and torchish.Event().device.type == "cuda"
     assert float(y.sum()) == float((x * 2).sum())
+    nvtx = torchish.cuda.nvtx
+    assert nvtx.range_push("outer") == 0 and nvtx.range_push("inner") == 1
+    assert nvtx.range_pop() == 1 and nvtx.range_pop() == 0 and nvtx.range_pop() == -1
+    with nvtx.range("step {}", 3):
+        nvtx.mark("inside")
+    nvtx.range_end(nvtx.range_start("across"))
+    assert torchish.cuda.can_device_access_peer(0, 0)
 
 
 if __name__ == "__main__":

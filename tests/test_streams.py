@@ -40,7 +40,10 @@ def test_device_neutral_event_on_the_cpu():
 @needs_torch
 @pytest.mark.parametrize("call", ["Event(enable_timing=True)", "Event()", "Stream()", "current_stream()",
                                   "default_stream()", "stream(None).__enter__()", "StreamContext(None).__enter__()",
-                                  "set_stream(None)"])
+                                  "set_stream(None)", "nvtx.range_push('a')", "nvtx.range_pop()",
+                                  "nvtx.range_start('a')", "nvtx.range_end(1)", "nvtx.mark('a')",
+                                  "nvtx.range('a {}', 1).__enter__()", "set_per_process_memory_fraction(0.5)",
+                                  "can_device_access_peer(0, 0)", "get_gencode_flags()"])
 def test_cuda_streams_without_cuda(call):
     outcomes = [_outcome(lambda: eval(f"lib.cuda.{call}", {"lib": lib})) for lib in (torch, torchish)]
     assert outcomes[0] == outcomes[1]

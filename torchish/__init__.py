@@ -102,6 +102,7 @@ from .amp._state import (is_autocast_enabled as is_autocast_enabled,  # noqa: E4
                          autocast_decrement_nesting as autocast_decrement_nesting)
 cuda.amp = _cuda_amp  # torchish.cuda is a module: its amp submodule is registered by hand
 _sys.modules[__name__ + ".cuda.amp"] = _cuda_amp
+_sys.modules[__name__ + ".cuda.nvtx"] = cuda.nvtx
 from . import cpu as cpu  # noqa: E402
 from . import accelerator as accelerator  # noqa: E402
 from . import xpu as xpu, mps as mps  # noqa: E402

@@ -16,6 +16,7 @@ import jax
 from . import _device, _random
 from .streams import CudaEvent as Event, CudaStream as Stream, StreamContext  # noqa: F401  (torch.cuda's names)
 from .streams import current_stream, default_stream, set_stream, stream, wait_for  # noqa: F401
+from . import _cuda_nvtx as nvtx  # noqa: F401  (torch.cuda.nvtx; registered as torchish.cuda.nvtx)
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
@@ -339,6 +340,36 @@ def is_tf32_supported() -> bool:
 
 def get_arch_list() -> list:
     return []  # torchish compiles no CUDA kernels of its own (XLA compiles for the device it runs on)
+
+
+def get_gencode_flags() -> str:
+    return ""
+
+
+def can_device_access_peer(device, peer_device) -> bool:
+    """Whether the two accelerators can read each other's memory directly (XLA moves data between them either way;
+    reported True for two devices of one platform)."""
+    _require()
+    for idx, what in ((_index(device), "device"), (_index(peer_device), "peer device")):
+        if not 0 <= idx < device_count():
+            raise AssertionError(f"Invalid {what} id")
+    return True
+
+
+def set_per_process_memory_fraction(fraction, device=None) -> None:
+    """PyTorch's cap on the caching allocator. XLA sizes its memory pool once, when JAX starts on the device
+    (``XLA_PYTHON_CLIENT_MEM_FRACTION``, ``XLA_PYTHON_CLIENT_PREALLOCATE``), so a cap set later is checked as
+    PyTorch checks it and then only warned about."""
+    _require()
+    _index(device)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    from ._global_flags import warn_once
+    warn_once("torchish.cuda.set_per_process_memory_fraction does not cap XLA's memory pool, which is sized when "
+              "JAX starts: set XLA_PYTHON_CLIENT_MEM_FRACTION (and XLA_PYTHON_CLIENT_PREALLOCATE=false) in the "
+              "environment before importing torchish instead", key="set_per_process_memory_fraction")
 
 
 def init() -> None:

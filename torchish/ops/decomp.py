@@ -271,22 +271,31 @@ def _chol_fwd(A, *, upper):
 
 def _failed_order(a):
     """LAPACK's info in the kernel (a traced program cannot ask numpy): the order of the first pivot, the diagonal
-    of the Schur complement left by eliminating the columns before it, that is not positive (or is NaN)."""
+    of the Schur complement left by eliminating the columns before it, that is not positive (or is NaN). Called
+    only where the factorization failed: when this elimination's rounding finds every pivot positive (a pivot at
+    the rounding level, which LAPACK's order of operations made non-positive), the order of the smallest pivot,
+    never 0 (PyTorch never reports success for a failed factor)."""
     n = a.shape[-1]
     if n == 0:  # fori_loop traces its body even for no iterations, and an empty matrix has no S[j, j]
         return jnp.zeros(a.shape[:-2], jnp.int32)
     low = jnp.tril(a)
     herm = low + _mH(jnp.tril(a, -1))
+    batch = a.shape[:-2]
 
     def body(j, carry):
-        S, info = carry
+        S, info, smallest, at = carry
         d = jnp.real(S[..., j, j])
         bad = ~(d > 0)
         info = jnp.where((info == 0) & bad, j + 1, info)
+        at = jnp.where(d < smallest, j + 1, at)
+        smallest = jnp.minimum(smallest, d)
         col = S[..., :, j] / jnp.sqrt(jnp.where(bad, 1, d)).astype(S.dtype)[..., None]
         col = jnp.where(jnp.arange(n) > j, col, 0)
-        return S - col[..., :, None] * jnp.conj(col[..., None, :]), info
-    return jax.lax.fori_loop(0, n, body, (herm, jnp.zeros(a.shape[:-2], jnp.int32)))[1]
+        return S - col[..., :, None] * jnp.conj(col[..., None, :]), info, smallest, at
+    smallest = jnp.full(batch, jnp.inf, jnp.real(herm).dtype)
+    init = (herm, jnp.zeros(batch, jnp.int32), smallest, jnp.full(batch, n, jnp.int32))
+    _, info, _, at = jax.lax.fori_loop(0, n, body, init)
+    return jnp.where(info > 0, info, at)
 
 
 def _chol_vjp(g, A, out, upper):
@@ -305,7 +314,8 @@ _CHOL_LEGACY = defop("cholesky", _chol_fwd, vjp=_chol_vjp, grad_name="CholeskyBa
 
 
 def _failed_minor(A, upper):
-    """The order of the first leading minor that is not positive-definite (numpy, on the error path only)."""
+    """The order of the first leading minor that is not positive-definite (numpy, on the error path only); 0 when
+    numpy (which factors float32 in float64) finds none."""
     a = np.asarray(A)
     a = np.conj(np.swapaxes(a, -1, -2)) if upper else a
     low = np.tril(a)
@@ -315,7 +325,7 @@ def _failed_minor(A, upper):
             np.linalg.cholesky(herm[:k, :k])
         except np.linalg.LinAlgError:
             return k
-    return herm.shape[-1]
+    return 0
 
 
 def _chol_info(A, info, upper):
@@ -325,7 +335,7 @@ def _chol_info(A, info, upper):
         return info
     flags = np.asarray(d)
     mats = np.asarray(A._d).reshape((-1,) + tuple(A.shape[-2:]))
-    exact = np.array([_failed_minor(m, upper) if f else 0 for m, f in zip(mats, flags.reshape(-1))], np.int32)
+    exact = np.array([(_failed_minor(m, upper) or f) if f else 0 for m, f in zip(mats, flags.reshape(-1))], np.int32)
     return Tensor._make(jnp.asarray(exact.reshape(flags.shape)))
 
 

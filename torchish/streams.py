@@ -32,7 +32,7 @@ _EVENT_IDS = itertools.count(1)
 
 def pending(jdev) -> list:
     """The arrays on ``jdev`` whose computation is still queued or running."""
-    return [a for a in jax.live_arrays() if jdev in a.devices() and not a.is_ready()]
+    return [a for a in jax.live_arrays() if not a.is_ready() and jdev in a.devices()]  # (is_ready is the cheap test)
 
 
 def wait_for(jdev) -> None:

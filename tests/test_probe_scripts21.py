@@ -16,11 +16,17 @@ teacher forcing from a torch.rand coin; a VAE (randn_like reparameterisation, co
 detach and BCEWithLogitsLoss; a Transformer encoder classifier (dropout, batch_first, compiled step, padding mask);
 a ResNet basic block with BatchNorm2d + Dropout2d, nesterov SGD and CosineAnnealingLR; a denoising autoencoder
 with weight decay, both gradient clippings and ReduceLROnPlateau; a GPT-style ``_init_weights`` (xavier_uniform_,
-normal_, zeros_, ones_, trunc_normal_, orthogonal_, kaiming_normal_/uniform_, uniform_); random_split with fractions
+normal_, zeros_, ones_, trunc_normal_, orthogonal_, kaiming_normal_/uniform_, uniform_, constant_); random_split with fractions
 and a seeded Generator plus a WeightedRandomSampler; a torch.Generator given to DataLoader, randn, randperm; a DDPM
 toy (randint timesteps, ancestral sampling); BERT's masked-LM collator and REINFORCE with Categorical; checkpoint
-over dropout (both use_reentrant settings).
-Also probed and matching (kept out for time): a GRU LM sampling with multinomial; compiled steps with LSTM dropout,
+over dropout (both use_reentrant settings); a Wishart prior.
+Also probed and matching (kept out for time): the PyTorch examples' word_language_model (LSTM/GRU/RNN_TANH,
+tied weights, manual SGD), DCGAN (weights_init, BCELoss, fixed noise) and MNIST (Adadelta, StepLR) scripts at
+small sizes; the full-size blitz CNN (2 epochs over 64 images) and a 2-layer causal Transformer LM with top-k
+multinomial sampling (losses within 2.4e-7 relative at every step); AWD-LSTM idioms (embedded dropout through
+``weight.new().resize_().bernoulli_()``, LockedDropout, ASGD); prune.random_unstructured/random_structured;
+DistributedSampler with set_epoch; random_split with lengths and ConcatDataset; legacy constructors
+(``Tensor(3, 2).normal_()``, LongTensor.random_); a GRU LM sampling with multinomial; compiled steps with LSTM dropout,
 BatchNorm2d + Dropout2d and randn_like; a packed bidirectional LSTM with dropout; DropPath (bernoulli_) with
 gumbel_softmax; word2vec negative sampling; an RBM with bernoulli; MC dropout; mixup with Beta, randperm and
 cutout; init of Bilinear, MultiheadAttention (kdim/vdim, bias_kv), Transformer, ConvTranspose, Conv3d, LSTM with
@@ -28,7 +34,15 @@ proj_size, cells, EmbeddingBag, LazyLinear, float64 modules; sparse_, eye_, dira
 shapes; exponential_/geometric_/cauchy_/log_normal_/random_, normal with tensor arguments, bernoulli with tensor
 p, poisson, Gamma/Dirichlet/Binomial samples, the alpha/feature dropouts, RReLU, attention dropout; large draws
 (randn(1001), bernoulli_ of 5001, randperm(70000), randint of ranges past 2**32, multinomial over 300 classes);
-RandomSampler/SubsetRandomSampler/BatchSampler, get/set_rng_state, fork_rng, Generator get/set_state.
+RandomSampler/SubsetRandomSampler/BatchSampler, get/set_rng_state (byte-equal to torch's; a torch state loads),
+fork_rng, Generator get/set_state, seeds past 2**63 and negative; compiled steps drawing from a Generator object,
+multinomial/bernoulli/randperm/Categorical inside the step, train/eval toggling, MultiheadAttention and
+scaled_dot_product_attention dropout; dropout's p=0/p=1/empty edges (no draws), RReLU in place.
+
+Not fixed (the sampler files are being rewritten by the lead): randn/normal_ of float16/bfloat16 with 16 or more
+elements not a multiple of 16 (PyTorch 2.13 draws the remainder only once, in the redrawn last block); randint_like
+of a non-contiguous input (PyTorch fills it in memory order); bernoulli_(p tensor) into a non-contiguous tensor
+(raises a JAX ValueError).
 """
 import warnings
 
@@ -308,7 +322,7 @@ def case_gan_two_optimizers(lib):
 
 def case_transformer_encoder_classifier(lib, jit):
     """A Transformer encoder classifier: Embedding + learned positions, TransformerEncoderLayer(dropout,
-    batch_first) x2, mean pooling, AdamW with the training step compiled, a padding mask in eval."""
+    batch_first), mean pooling, AdamW with the training step compiled, a padding mask in eval."""
     nn = lib.nn
     lib.manual_seed(0)
     vocab, d, L = 13, 8, 6
@@ -319,7 +333,7 @@ def case_transformer_encoder_classifier(lib, jit):
             self.emb = nn.Embedding(vocab, d, padding_idx=0)
             self.pos = nn.Parameter(lib.zeros(1, L, d))
             layer = nn.TransformerEncoderLayer(d, nhead=2, dim_feedforward=16, dropout=0.1, batch_first=True)
-            self.encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+            self.encoder = nn.TransformerEncoder(layer, num_layers=1, enable_nested_tensor=False)
             self.fc = nn.Linear(d, 3)
 
         def forward(self, x, mask=None):
@@ -350,7 +364,7 @@ def case_transformer_encoder_classifier(lib, jit):
         mask[:, -2:] = True
         logits = model(x, mask)
         acc = (logits.argmax(1) == y).float().mean().item()
-    return losses, acc, logits, model.encoder.layers[1].linear1.weight, lib.rand(2)
+    return losses, acc, logits, model.encoder.layers[0].linear1.weight, lib.rand(2)
 
 
 def case_resnet_block_batchnorm_dropout2d(lib):
@@ -376,9 +390,8 @@ def case_resnet_block_batchnorm_dropout2d(lib):
             out = self.bn2(self.conv2(self.drop(out)))
             return F.relu(out + self.shortcut(x))
 
-    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU(),
-                          BasicBlock(4, 6, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 4))
-    x = lib.randn(6, 3, 8, 8)
+    model = nn.Sequential(BasicBlock(3, 6, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 4))
+    x = lib.randn(6, 3, 6, 6)
     y = lib.randint(0, 4, (6,))
     opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)
     sched = lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=3)
@@ -394,7 +407,7 @@ def case_resnet_block_batchnorm_dropout2d(lib):
     model.eval()
     with lib.no_grad():
         out = model(x)
-    block = model[3]
+    block = model[0]
     return (losses, out, block.bn2.running_mean, block.bn2.running_var, block.shortcut[1].num_batches_tracked,
             block.conv1.weight, lib.rand(2))
 
@@ -411,7 +424,7 @@ def case_autoencoder_weight_decay_clipping(lib):
     sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, factor=0.5)
     data = lib.rand(20, 12)
     losses, norms = [], []
-    for epoch in range(4):
+    for epoch in range(3):
         model.train()
         noisy = data + 0.1 * lib.randn_like(data)
         loss = nn.functional.mse_loss(model(noisy), data)
@@ -430,53 +443,54 @@ def case_autoencoder_weight_decay_clipping(lib):
 
 def case_custom_init_weights(lib):
     """A GPT-style ``_init_weights`` applied with Module.apply: xavier_uniform_, normal_(std=0.02), zeros_, ones_,
-    trunc_normal_, orthogonal_, kaiming_normal_; then a few steps of training."""
+    trunc_normal_, orthogonal_, kaiming_normal_/kaiming_uniform_, uniform_, constant_; then two Adam steps."""
     nn = lib.nn
     lib.manual_seed(0)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(8)
+            self.mix = nn.Linear(8, 8)  # orthogonal_
+            self.gate = nn.Linear(8, 8)  # kaiming_normal_, constant_ bias
+            self.conv = nn.Conv1d(8, 8, 1)  # kaiming_uniform_, uniform_ bias
+
+        def forward(self, x):
+            h = self.ln(x)
+            h = self.mix(h) * lib.sigmoid(self.gate(h))
+            return x + self.conv(h.transpose(1, 2)).transpose(1, 2)
 
     class Model(nn.Module):
         def __init__(self):
             super().__init__()
             self.wte = nn.Embedding(10, 8)
             self.proj = nn.Linear(8, 8)
-            self.ln = nn.LayerNorm(8)
-            self.rnn = nn.RNN(8, 8, batch_first=True)
-            self.conv = nn.Conv1d(8, 8, 3, padding=1)
+            self.block = Block()
             self.head = nn.Linear(8, 10, bias=False)
             self.cls = nn.Parameter(lib.empty(1, 1, 8))
             self.apply(self._init_weights)
             nn.init.trunc_normal_(self.cls, std=0.02)
 
         def _init_weights(self, m):
-            if isinstance(m, nn.Linear):
-                if m.out_features == 10:  # the head
-                    nn.init.normal_(m.weight, mean=0.0, std=0.02)
-                else:
-                    nn.init.xavier_uniform_(m.weight)
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
+            if isinstance(m, Block):
+                nn.init.orthogonal_(m.mix.weight, gain=nn.init.calculate_gain("tanh"))
+                nn.init.kaiming_normal_(m.gate.weight, nonlinearity="relu")
+                nn.init.constant_(m.gate.bias, 0.1)
+                nn.init.kaiming_uniform_(m.conv.weight, a=0.1, mode="fan_out")
+                nn.init.uniform_(m.conv.bias, -0.1, 0.1)
+            elif isinstance(m, nn.Linear) and m.out_features == 10:
+                nn.init.normal_(m.weight, mean=0.0, std=0.02)
+            elif isinstance(m, nn.Linear) and m is self.proj:
+                nn.init.xavier_uniform_(m.weight)
+                nn.init.zeros_(m.bias)
             elif isinstance(m, nn.Embedding):
                 nn.init.normal_(m.weight, mean=0.0, std=0.02)
             elif isinstance(m, nn.LayerNorm):
                 nn.init.ones_(m.weight)
                 nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.RNN):
-                for name, p in m.named_parameters():
-                    if "weight_hh" in name:
-                        nn.init.orthogonal_(p)
-                    elif "weight_ih" in name:
-                        nn.init.kaiming_normal_(p, nonlinearity="relu")
-                    else:
-                        nn.init.constant_(p, 0.1)
-            elif isinstance(m, nn.Conv1d):
-                nn.init.kaiming_uniform_(m.weight, a=0.1, mode="fan_out")
-                nn.init.uniform_(m.bias, -0.1, 0.1)
 
         def forward(self, idx):
-            x = self.wte(idx) + self.cls
-            x, _ = self.rnn(self.ln(self.proj(x)))
-            x = self.conv(x.transpose(1, 2)).transpose(1, 2)
-            return self.head(x)
+            return self.head(self.block(self.proj(self.wte(idx) + self.cls)))
 
     model = Model()
     init = [p.detach().clone() for p in model.parameters()]
@@ -489,7 +503,7 @@ def case_custom_init_weights(lib):
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    return init, losses, model.rnn.weight_hh_l0, lib.rand(2)
+    return init, losses, model.block.mix.weight, lib.rand(2)
 
 
 def case_random_split_weighted_sampler(lib):
@@ -538,7 +552,7 @@ def case_generator_object_dataloader(lib):
     g.manual_seed(1234)
     X = lib.randn(24, 3, generator=g)
     y = lib.randint(0, 2, (24,), generator=g)
-    loader = data.DataLoader(data.TensorDataset(X, y), batch_size=5, shuffle=True, generator=g)
+    loader = data.DataLoader(data.TensorDataset(X, y), batch_size=6, shuffle=True, generator=g)
     model = nn.Linear(3, 2)
     opt = lib.optim.RMSprop(model.parameters(), lr=1e-2)
     losses, orders = [], []
@@ -653,32 +667,19 @@ def case_checkpoint_with_dropout(lib):
     return y, y2, between, x.grad, lin1.weight.grad, lib.rand(2)
 
 
-def case_wishart_prior_gaussian_fit(lib):
-    """A seeded Bayesian toy: covariances from a Wishart prior (rsample, with and without a sample shape and a
-    batch of df), data from MultivariateNormal, then a scale_tril fitted by maximum likelihood with Adam. PyTorch
-    2.13's Wishart.rsample redraws every positive-definite first draw (its first singularity test is the wrong way
-    round) and warns each time; torchish kept the first draw, so every later number was out of step (fixed)."""
+def case_wishart_prior(lib):
+    """A seeded Bayesian toy: covariances from a Wishart prior (a batch of df and a sample shape), then data from
+    MultivariateNormal with one of them. PyTorch 2.13's Wishart.rsample redraws every positive-definite first draw
+    (its first singularity test is the wrong way round) and warns; torchish kept the first draw, so every later
+    number was out of step (fixed)."""
     D = lib.distributions
     lib.manual_seed(0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        prior = D.Wishart(df=lib.tensor(4.0), covariance_matrix=lib.eye(2))
-        cov = prior.rsample()
-        more = prior.rsample((3,))
-        batched = D.Wishart(df=lib.tensor([3.5, 6.0]), scale_tril=lib.eye(3) * 0.5).sample((2,))
+        covs = D.Wishart(df=lib.tensor([3.5, 6.0]), covariance_matrix=lib.eye(2)).rsample((2,))
     messages = sorted({str(w.message) for w in caught})
-    data = D.MultivariateNormal(lib.zeros(2), covariance_matrix=cov).sample((50,))
-    raw = lib.zeros(3, requires_grad=True)
-    opt = lib.optim.Adam([raw], lr=0.1)
-    losses = []
-    for _ in range(3):
-        tril = lib.stack([lib.stack([raw[0].exp(), lib.zeros(())]), lib.stack([raw[1], raw[2].exp()])])
-        loss = -D.MultivariateNormal(lib.zeros(2), scale_tril=tril).log_prob(data).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return cov, more, batched, messages, losses, raw, lib.rand(2)
+    data = D.MultivariateNormal(lib.zeros(2), covariance_matrix=covs[0, 1]).sample((5,))
+    return covs, messages, data, lib.rand(2)
 
 
 test_script_matches_torch = script_test(globals())

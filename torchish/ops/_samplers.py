@@ -8,7 +8,8 @@ precision (aten/src/ATen/core/TransformationHelper.h, DistributionsHelper.h, nat
 - uniform: float32 (and half) from one word, ``(w & (2**digits - 1)) * 2**-digits``; float64 from two words
   (random64, 53 bits); ``x * (to - from) + from`` fused, which float64 arithmetic reproduces for float32.
 - normal: tensors of 16 or more elements draw every uniform first, then turn each block of 16 into 8 Box-Muller
-  pairs; a last partial block is redrawn from 16 fresh uniforms. Smaller tensors draw serially in float64 with the
+  pairs (float32: with PyTorch's own log/sin/cos polynomials, ``_avx_mathfun``); a last partial block is redrawn
+  from 16 fresh uniforms. Smaller tensors draw serially in float64 with the
   generator's cached second value (the cache lives in the state).
 - integers: ``word % range + low`` (random64 when the range needs it); randperm: Fisher-Yates with one word a step.
 Samplers PyTorch builds from rejection loops (poisson, gamma, binomial) draw element by element with a
@@ -23,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _mt19937 as mt
-from . import _serial_samplers
+from . import _avx_mathfun, _serial_samplers
 
 FILL_MIN = 16  # PyTorch's normal_fill threshold (contiguous tensors of at least 16 elements)
 
@@ -95,8 +96,13 @@ def _normal_fill(state, size, n, dtype, mean, std):
     per = _per(dtype)
     words, after = _draw_words(state, (size + FILL_MIN) * per, (n + jnp.where(n % FILL_MIN != 0, FILL_MIN, 0)) * per)
     u = _unit(words, dtype)
-    body = _box_muller_16(jnp.pad(u[:size], (0, -size % FILL_MIN)), u.dtype)[:size]
-    tail = _box_muller_16(jax.lax.dynamic_slice(u, (jnp.asarray(n, jnp.int32),), (FILL_MIN,)), u.dtype)
+    if np.dtype(dtype) == np.float32:  # PyTorch's AVX2 kernel (its float path on x86), bit for bit
+        fill16 = _avx_mathfun.box_muller_16
+    else:
+        def fill16(d):
+            return _box_muller_16(d, u.dtype)
+    body = fill16(jnp.pad(u[:size], (0, -size % FILL_MIN)))[:size]
+    tail = fill16(jax.lax.dynamic_slice(u, (jnp.asarray(n, jnp.int32),), (FILL_MIN,)))
     start = jnp.maximum(jnp.asarray(n, jnp.int32) - FILL_MIN, 0)
     body = jnp.where(n % FILL_MIN != 0, jax.lax.dynamic_update_slice(body, tail, (start,)), body)
     return after(), _affine(body, _cast(std, dtype), _cast(mean, dtype), dtype)

@@ -32,6 +32,8 @@ CASES = {
     "randn_fill": (lambda T: T.randn(4, 10), EXACT),
     "randn_fill_tail": (lambda T: T.randn(37), EXACT),
     "randn_fill_large": (lambda T: T.randn(65536 - 3), EXACT),
+    "randn_float16_fill_tail": (lambda T: T.randn(37, dtype=T.float16), EXACT),  # (whole blocks' uniforms only)
+    "normal_bfloat16_fill_tail": (lambda T: T.empty(20, dtype=T.bfloat16).normal_(1.0, 2.0), EXACT),
     "randn_float64_fill": (lambda T: T.randn(40, dtype=T.float64), dict(rtol=1e-12, atol=1e-12)),
     "randn_complex64": (lambda T: T.randn(3, 4, dtype=T.complex64), EXACT),
     "normal_tensor_mean": (lambda T: T.normal(T.arange(20.0), 2.0), EXACT),
@@ -53,6 +55,14 @@ CASES = {
     "inplace_transposed_random": (lambda T: T.empty(3, 4, dtype=T.int64).t().random_(0, 100), EXACT),
     "rand_like_transposed": (lambda T: T.rand_like(T.empty(2, 3, 4).transpose(0, 1)), EXACT),
     "randn_like_transposed": (lambda T: T.randn_like(T.empty(4, 6).t()), EXACT),
+    "randint_like_transposed": (lambda T: T.randint_like(T.zeros(4, 5).t(), 9), EXACT),
+    "randint_like_channels_last": (lambda T: T.randint_like(T.empty(1, 3, 2, 2).to(memory_format=T.channels_last), 5,
+                                                            dtype=T.int64), EXACT),
+    "bernoulli_tensor_p_into_transposed": (lambda T: T.empty(8, 5).t().bernoulli_(T.linspace(0, 1, 40).reshape(5, 8)),
+                                           EXACT),
+    "bernoulli_broadcast_p_into_transposed": (lambda T: T.empty(5, 4).t().bernoulli_(T.linspace(0.1, 0.9, 5)), EXACT),
+    "multinomial_of_transposed_probs": (lambda T: [T.multinomial(T.arange(1.0, 13.0).reshape(3, 4).t(), k)
+                                                   for k in (1, 2)], EXACT),
     "randn_like_channels_last": (lambda T: T.randn_like(T.empty(1, 3, 2, 4).to(memory_format=T.channels_last)),
                                  EXACT),
     "randperm": (lambda T: T.randperm(50), EXACT),

@@ -92,9 +92,18 @@ def _box_muller_16(d, dtype):
     return jnp.stack([radius * jnp.cos(theta), radius * jnp.sin(theta)], axis=1).reshape(-1)
 
 
+_HALVES = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+
+
 def _normal_fill(state, size, n, dtype, mean, std):
+    """The uniforms of the whole blocks, Box-Muller on each block of 16, and a last partial block redrawn from 16
+    fresh uniforms (over the last 16 values). float32 and float64 draw uniforms for every value first (the partial
+    block's included, then drawn again); PyTorch's float16/bfloat16 kernel draws only the whole blocks' first."""
     per = _per(dtype)
-    words, after = _draw_words(state, (size + FILL_MIN) * per, (n + jnp.where(n % FILL_MIN != 0, FILL_MIN, 0)) * per)
+    n = jnp.asarray(n, jnp.int32)
+    partial = n % FILL_MIN != 0
+    tail_at = n - n % FILL_MIN if np.dtype(dtype) in _HALVES else n  # (the words the last block is drawn from)
+    words, after = _draw_words(state, (size + FILL_MIN) * per, (tail_at + jnp.where(partial, FILL_MIN, 0)) * per)
     u = _unit(words, dtype)
     if np.dtype(dtype) == np.float32:  # PyTorch's AVX2 kernel (its float path on x86), bit for bit
         fill16 = _avx_mathfun.box_muller_16
@@ -102,9 +111,8 @@ def _normal_fill(state, size, n, dtype, mean, std):
         def fill16(d):
             return _box_muller_16(d, u.dtype)
     body = fill16(jnp.pad(u[:size], (0, -size % FILL_MIN)))[:size]
-    tail = fill16(jax.lax.dynamic_slice(u, (jnp.asarray(n, jnp.int32),), (FILL_MIN,)))
-    start = jnp.maximum(jnp.asarray(n, jnp.int32) - FILL_MIN, 0)
-    body = jnp.where(n % FILL_MIN != 0, jax.lax.dynamic_update_slice(body, tail, (start,)), body)
+    tail = fill16(jax.lax.dynamic_slice(u, (tail_at,), (FILL_MIN,)))
+    body = jnp.where(partial, jax.lax.dynamic_update_slice(body, tail, (jnp.maximum(n - FILL_MIN, 0),)), body)
     return after(), _affine(body, _cast(std, dtype), _cast(mean, dtype), dtype)
 
 

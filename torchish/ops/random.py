@@ -198,14 +198,19 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
                         "(int low, int high, tuple of ints size)")
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(size).__name__}")
-    low, high = _int_arg(low, "low", "randint", 1), _int_arg(high, "high", "randint", 2)
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
+    ends = _randint_ends(low, high, dt)
+    return _place(draw("randint", _shape((tuple(size),), "randint"), dt, ends, generator, device=device),
+                  requires_grad, dt)
+
+
+def _randint_ends(low, high, dt):
+    """randint's ``(low, high)`` checked as PyTorch checks them, moved inward for a floating ``dt``."""
+    low, high = _int_arg(low, "low", "randint", 1), _int_arg(high, "high", "randint", 2)
     if dt in _dtype.FLOAT8:
         raise _not_implemented("random_update_from_to", dt)
     _check_int_range(low, high, dt)
-    return _place(draw("randint", _shape((tuple(size),), "randint"), dt, _float_ends(low, high, dt), generator,
-                       device=device),
-                  requires_grad, dt)
+    return _float_ends(low, high, dt)
 
 
 @factory_out
@@ -342,11 +347,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     _value_check(input, lambda xp, v: v.reshape(-1, v.shape[-1]).sum(-1) <= 0,
                  "invalid multinomial distribution (sum of probabilities <= 0)")
     shape = tuple(input.shape[:-1]) + (int(num_samples),)
-    if not replacement and num_samples > 1:  # the top-k of probs / exponential keys, in PyTorch's tie order
-        from .sort import topk
-        keys = draw("multinomial", tuple(input.shape), input.dtype, (input._d,), generator, static="keys",
-                    device=input)
-        return topk(Tensor._make(keys), int(num_samples)).indices
+    if not replacement or num_samples == 1:
+        from .random_layout import draw_like, fill_order
+        if num_samples > 1 or fill_order(input) is not None:
+            # the top-k (argmax) of probs / exponential keys, in PyTorch's tie order; the keys fill
+            # empty_like(input), in its memory order
+            from .sort import topk
+            keys = Tensor._make(draw_like("multinomial", input, tuple(input.shape), input.dtype, (input._d,),
+                                          generator, static="keys"))
+            if num_samples == 1:
+                return keys.argmax(-1, keepdim=True)
+            return topk(keys, int(num_samples)).indices
     return Tensor._make(draw("multinomial", shape, _dtype.int64, (input._d,), generator, static=bool(replacement),
                              device=input))
 
@@ -369,16 +380,12 @@ def _like(fn, name, kind):
         check_memory_format(memory_format, input.ndim)
         dt = dtype if dtype is not None else input.dtype
         dev = device if device is not None else input.device
-        if getattr(memory_format, "_name", "preserve_format") == "preserve_format" and \
-                _device.device(dev) == input.device:
-            from .random_layout import fill_order
-            order = fill_order(input)
-            if order is not None:  # PyTorch fills empty_like(input): in input's memory order (normal: serially)
-                _dtype.user_dtype(dtype, name[:-5])
-                dt = _dtype.as_dtype(dt)
-                _need_float(dt, "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu")
-                out = _into(input, kind, dt, (0.0, 1.0), generator)
-                return like_format(_place(out._v, requires_grad, dt), input, memory_format)
+        if _fills_in_memory_order(input, memory_format, dev):  # PyTorch fills empty_like(input) (normal: serially)
+            _dtype.user_dtype(dtype, name[:-5])
+            dt = _dtype.as_dtype(dt)
+            _need_float(dt, "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu")
+            out = _into(input, kind, dt, (0.0, 1.0), generator)
+            return like_format(_place(out._v, requires_grad, dt), input, memory_format)
         out = fn(tuple(input.shape), dtype=dt, device=dev, requires_grad=requires_grad, generator=generator)
         return like_format(out, input, memory_format)
     return like
@@ -394,10 +401,25 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     check_memory_format(memory_format, input.ndim)
     if high is None:
         low, high = 0, low
-    out = randint(low, high, tuple(input.shape), dtype=dtype if dtype is not None else input.dtype,
-                  device=device if device is not None else input.device, requires_grad=requires_grad,
+    dt = _dtype.as_dtype(dtype) if dtype is not None else input.dtype
+    dev = device if device is not None else input.device
+    if _fills_in_memory_order(input, memory_format, dev):  # (PyTorch fills empty_like(input))
+        from .random_layout import draw_like
+        out = draw_like("randint", input, tuple(input.shape), dt, _randint_ends(low, high, dt), generator)
+        return like_format(_place(out, requires_grad, dt), input, memory_format)
+    out = randint(low, high, tuple(input.shape), dtype=dt, device=dev, requires_grad=requires_grad,
                   generator=generator)
     return like_format(out, input, memory_format)
+
+
+def _fills_in_memory_order(input, memory_format, device):
+    """Whether a ``*_like`` sampler fills ``input``'s own layout (preserve_format on its device), in an order other
+    than the logical one."""
+    if getattr(memory_format, "_name", "preserve_format") != "preserve_format" or \
+            _device.device(device) != input.device:
+        return False
+    from .random_layout import fill_order
+    return fill_order(input) is not None
 
 
 for _n in ("rand", "randn", "randint", "randperm", "normal", "multinomial", "poisson", "rand_like", "randn_like",

@@ -44,6 +44,8 @@ def draw_like(kind, t, shape, dtype, params=(), generator=None, static=None):
     order = fill_order(t) if type(t._v) is not _meta.MetaArray else None
     if order is None:
         return draw(kind, shape, dtype, params, generator, static, device=t)
+    # parameter tensors (bernoulli_'s probabilities, multinomial's) are laid out in the same order as the draw
+    params = tuple(jnp.transpose(jnp.broadcast_to(p, shape), order) if getattr(p, "ndim", 0) else p for p in params)
     out = draw(kind, tuple(shape[d] for d in order), dtype, params, generator, static, device=t)
     return jnp.transpose(out, tuple(int(i) for i in np.argsort(order)))
 

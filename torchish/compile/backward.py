@@ -39,6 +39,9 @@ class CompiledBackward(Node):
             self.live = [j for j, g in enumerate(grads) if g is not None]
             if any(saving[j] & self.freed for j in self.live):
                 raise RuntimeError(_ERR_FREED)
+            for j in self.live:  # a traced node's saved tensor, written in place by the function after it was saved
+                if self.stale[j] is not None:
+                    raise RuntimeError(self.stale[j])
             for j in self.live:  # an output the traced graph saved, modified in place since
                 for counter, version, what in self.saved_outputs[j]:
                     if counter.value != version:
@@ -196,9 +199,10 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
 
     Returns ``(per_leaf, engine_only)``: per output leaf, None where it is no tensor with a graph, else the set of
     ``("A", argument index)`` and ``("S", state index)`` it reaches, the set of the traced nodes it passes
-    through that save tensors for backward (numbered in the order first met) and the ids of the version counters
-    of the tensors those nodes saved, and why the graph needs PyTorch's engine rather
-    than the program's differentiation (see :func:`_engine_only`; None when it does not)."""
+    through that save tensors for backward (numbered in the order first met), the ids of the version counters
+    of the tensors those nodes saved, and PyTorch's error for a backward through it where the function wrote one
+    of them in place after it was saved (else None: see :func:`_stale`); and why the graph needs PyTorch's engine
+    rather than the program's differentiation (see :func:`_engine_only`; None when it does not)."""
     boundary = {}
     for i, (t, before) in enumerate(zip(state, saved)):
         if t._rg or before[4]:
@@ -224,6 +228,7 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
             per_leaf.append(None)
             continue
         hit, saving, counters, seen, stack = set(), set(), set(), set(), [x._grad_fn]
+        stale = None
         while stack:
             node = stack.pop()
             if id(node) in seen:
@@ -237,13 +242,29 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
                 continue
             if id(node) not in walked:
                 engine_only = engine_only or _engine_only(node)
-                walked[id(node)] = (len(walked), node)
+                walked[id(node)] = (len(walked), node, _stale(node))
+            stale = stale or walked[id(node)][2]
             if node._saves:
                 saving.add(walked[id(node)][0])
             counters.update(id(v[0]) for v in getattr(node, "versions", ()))  # (the saved tensors' counters)
             stack.extend(e[0] for e in node.next_edges if e is not None)
-        per_leaf.append((hit, frozenset(saving), counters))
+        per_leaf.append((hit, frozenset(saving), counters, stale))
     return per_leaf, engine_only
+
+
+def _stale(node):
+    """PyTorch's error for a backward through the traced ``node`` when the traced function wrote a tensor the node
+    saved in place after saving it (``relu(x)``, then an in-place dropout of its output), else None. The
+    program's VJP would silently use the value as saved; PyTorch's engine refuses the backward, and so does the
+    compiled function's."""
+    check = getattr(type(node), "_check_versions", None)
+    if check is None:
+        return None
+    try:
+        check(node)
+    except RuntimeError as e:
+        return str(e)
+    return None
 
 
 def _link_outputs(entry, pull, arg_tensors, tensors_out, scalar_vals):
@@ -253,6 +274,7 @@ def _link_outputs(entry, pull, arg_tensors, tensors_out, scalar_vals):
     node = _COMPILED_NODE(tuple(t._edge() for t in inputs), tuple((o._v.shape, o._v.dtype) for o in outs))
     node.pull = pull
     node.reach, node.saving, node.freed, node.live = entry.diff_reach, entry.diff_saving, frozenset(), []
+    node.stale = entry.diff_stale
     node.saved_outputs = [[(tensors_out[k]._vc, tensors_out[k]._vc.value, what) for k, what in saved]
                           for saved in entry.diff_saved]
     held = {"A": arg_tensors, "S": entry.state}

@@ -379,7 +379,7 @@ class CompiledFunction:
                             out_inf.append(len(out_vals))
                         out_spec.append(("T", x._grad_fn.name() if x._rg and x._grad_fn is not None else None))
                         out_vals.append(x._d)
-                        out_reach.append(reach or (set(), frozenset(), set()))
+                        out_reach.append(reach or (set(), frozenset(), set(), None))
                         out_traced.append(x)
                     else:
                         out_spec.append(("C", x))
@@ -550,6 +550,7 @@ class CompiledFunction:
         position.update((("S", i), len(d_arg) + p) for p, i in enumerate(d_state))
         entry.diff_reach = [{position[w] for w in info["reached"][j][0] if w in position} for j in out_rg]
         entry.diff_saving = [info["reached"][j][1] for j in out_rg]
+        entry.diff_stale = [info["reached"][j][3] for j in out_rg]
         entry.diff_saved = [info["saved_outputs"][j] for j in out_rg]
         entry.diff_saved_inputs = [info["saved_inputs"][j] for j in out_rg]
 

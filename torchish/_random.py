@@ -23,6 +23,13 @@ from ._tensor import Tensor
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _DEFAULT_SEED = 67280421310721
 
+# A draw under ``vmap(..., randomness="same")`` whose stream advance depends on the batched values (poisson, gamma,
+# binomial, dirichlet: their rejection loops) would leave a batched tracer in the generator, and every later draw
+# would fail. PyTorch refuses any such op with a batched tensor input in that mode; this is its error, which
+# ops.draw raises before sampling, and Generator._set_state for any batched write that gets past it.
+_ERR_BATCHED_STATE = ("Vmap does not currently support same randomness with a batched tensor input. Please file an "
+                      "issue with functorch")
+
 
 def _check_seed(seed) -> int:
     """PyTorch's seed rules: any int in [-2**63, 2**64), negative ones taken modulo 2**64."""
@@ -114,6 +121,8 @@ class Generator:
         raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
 
     def _set_state(self, value):
+        if getattr(value, "batch_dim", None) is not None:  # (a jax.vmap BatchTracer: see _ERR_BATCHED_STATE)
+            raise RuntimeError(_ERR_BATCHED_STATE)
         self._state._set_value(value)  # reported to torchish.compile's recorder: state it threads through
 
     def _read(self):

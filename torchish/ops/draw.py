@@ -172,6 +172,9 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     if (type(device._v) is _meta.MetaArray) if isinstance(device, Tensor) else _meta.is_meta_device(device):
         return _meta.MetaArray(shape, npdt)  # the meta device: no samples, the generator does not move
     gen = generator_or_default(generator)
+    if _generators.key_source is None and any(getattr(p, "batch_dim", None) is not None for p in params):
+        # (a parameter batched by vmap(..., randomness="same"): refused before a kernel is queued, as PyTorch)
+        raise RuntimeError(_generators._ERR_BATCHED_STATE)
     if kind == "randint" and static is None and params[1] - params[0] >= 2 ** 28:
         static = "wide"  # (measured on torch 2.13: random64 for any dtype from a range of 2**28 on)
     if kind == "bernoulli" and getattr(params[0], "dtype", np.float64) != np.float64:

@@ -50,6 +50,15 @@ def draw_like(kind, t, shape, dtype, params=(), generator=None, static=None):
     return jnp.transpose(out, tuple(int(i) for i in np.argsort(order)))
 
 
+def _between(mask, u, lo, hi):
+    """``u * (hi - lo) + lo`` where ``mask``, 1 elsewhere, with the product rounded on its own: PyTorch's serial
+    kernels (RReLU's) are built without FMA, unlike its vectorised uniform_. XLA would contract the multiply-add
+    into one fused rounding (1 ulp off in ~20% of float64 values); a select between the two stops it (one on
+    ``u`` being NaN, which a uniform in [0, 1) never is: selects XLA or LLVM can see through are folded away)."""
+    product = jnp.where(jnp.isnan(u), 0.0, u * (hi - lo))
+    return jnp.where(mask, product + lo, 1.0)
+
+
 @functools.lru_cache(maxsize=256)
 def _where_kernel(size, dtype):
     def k(state, mask, lo, hi):
@@ -57,7 +66,7 @@ def _where_kernel(size, dtype):
         count = jnp.sum(flat, dtype=jnp.int32)
         new, u = _samplers.sample("uniform", state, size, count, jnp.float64, (0.0, 1.0), None)
         slot = jnp.cumsum(flat, dtype=jnp.int32) - 1  # the i-th element drawn for takes the i-th uniform
-        vals = jnp.where(flat, u[jnp.clip(slot, 0, size - 1)] * (hi - lo) + lo, 1.0)
+        vals = _between(flat, u[jnp.clip(slot, 0, size - 1)], lo, hi)
         return new, vals.reshape(mask.shape).astype(dtype)
     return jax.jit(k)
 
@@ -76,7 +85,7 @@ def uniform_where(mask: Tensor, lo: float, hi: float, dtype, generator=None):
         # inside torchish.func's transforms (a vmapped or differentiated mask, or keys of the transform's): a draw
         # for every element, so the generator's state never depends on the transformed values
         u = draw("uniform", tuple(mask.shape), np.float64, (0.0, 1.0), generator, device=mask)
-        return jnp.where(m, u * (hi - lo) + lo, 1.0).astype(dtype)
+        return _between(m, u, lo, hi).astype(dtype)
     size = pow2_size(m.size)  # shapes up to a power of two share one kernel
     target = _target(mask)
     if target is not None and isinstance(state, jax.Array) and state.devices() != {target}:

@@ -248,3 +248,42 @@ def test_default_generator_starts_from_a_random_seed_and_new_ones_from_the_fixed
         assert 0 <= s < 2 ** 64 and torchish.initial_seed() == s and torchish.seed() != s
     finally:  # (later tests in this worker keep the suite's fixed stream)
         torchish.set_rng_state(state)
+
+
+def _vmapped(fn, randomness="different", **kw):
+    return lambda T: T.func.vmap(fn(T), randomness=randomness, **kw)
+
+
+VMAP_CASES = {  # PyTorch's batching rule: a draw of shape S takes a (B, *S) block of the stream, a row per element
+    "factory": (_vmapped(lambda T: lambda x: x + T.rand(4) + 10 * T.randn(4)), (3, 4)),
+    "like_and_inplace": (_vmapped(lambda T: lambda x: T.randn_like(x) + x.clone().uniform_(-1, 1)), (3, 20)),
+    "dropout_module": (_vmapped(lambda T: T.nn.Dropout(0.3)), (3, 5)),
+    "bernoulli_tensor_p": (_vmapped(lambda T: lambda x: T.bernoulli(x * 0 + 0.4)), (3, 4)),
+    "randint_randperm": (_vmapped(lambda T: lambda x: x + T.randint(0, 5, (4,)) + 10 * T.randperm(4)), (3, 4)),
+    "multinomial": (_vmapped(lambda T: lambda x: [T.multinomial(x + 1, 2), T.multinomial(x + 1, 1)]), (3, 4)),
+    "nested": (_vmapped(lambda T: T.func.vmap(lambda x: x + T.rand(2), randomness="different")), (3, 4, 2)),
+    "chunks": (_vmapped(lambda T: lambda x: x + T.rand(4), chunk_size=2), (3, 4)),
+    "same": (_vmapped(lambda T: lambda x: x + T.rand(4), randomness="same"), (3, 4)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(VMAP_CASES))
+def test_vmap_randomness_draws_pytorch_blocks(name):
+    fn, shape = VMAP_CASES[name]
+    same_draws(lambda T: fn(T)(T.zeros(shape)), 0, **EXACT)
+
+
+@needs_torch
+def test_vmap_randomness_different_compiled_and_rejection_samplers():
+    vm = torchish.func.vmap(lambda x: x + torchish.rand(4), randomness="different")
+    step = torchish.compile(vm)
+    torchish.manual_seed(1)
+    got = [step(torchish.zeros(3, 4)).numpy() for _ in range(3)]  # (recorded, then traced, then the program)
+    torch.manual_seed(1)
+    for g in got:
+        np.testing.assert_array_equal(g, torch.rand(3, 4).numpy())
+    # poisson/gamma/binomial draw from threefry keys split off the stream (their rejection loops use data-dependent
+    # numbers of words): per-element samples, of the right shape and support, not PyTorch's numbers
+    out = torchish.func.vmap(lambda r: torchish.poisson(r), randomness="different")(torchish.full((4, 3), 5.0))
+    assert out.shape == (4, 3) and bool((out >= 0).all()) and len({tuple(row) for row in out.tolist()}) > 1

@@ -161,6 +161,12 @@ def tracing_on(platform):
 # of one draw inside the trace (vmap's randomness modes, ``to_jax``'s explicit key) or raises. None otherwise.
 key_source = None
 
+# Set by ``torchish.func.vmap`` while it traces its function: ``draw_hook(kind, shape, dtype, params, generator,
+# static, device)`` returns one batch element's samples of a draw (its row of a block drawn for the whole batch),
+# or None to draw as usual. None otherwise.
+draw_hook = None
+
+
 def _nondeterministic_seed() -> int:
     return int.from_bytes(os.urandom(8), "little")
 

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ._common import fn_name, flatten, structure_str, transform_scope, unflatten
-from ._rng import batch_keys, check_randomness, key_source, source_for
+from ._rng import axis_name, check_randomness, vmap_level
 
 _OUT_DIMS_MSG = ("`out_dims` must be an int, None or a python collection of ints representing where in the outputs "
                  "the vmapped dimension should appear.")
@@ -152,29 +152,27 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         axes = tuple(dims[i] for i in mapped_at)
         plan = _OutPlan(out_dims, name, f"vmap({name}, ..., out_dims={out_dims})(<inputs>)")
 
-        def one(mapped_vals, key_data):
+        def one(mapped_vals, axis, size):
             new = list(leaves)
             for i, v in zip(mapped_at, mapped_vals):
                 new[i] = Tensor._make(v)
-            with key_source(source_for(randomness, key_data)), transform_scope(batched=True):
+            with vmap_level(axis, size, randomness), transform_scope(batched=True):
                 out = func(*unflatten(treedef, new), **kwargs)
             # mapped inputs the function modified in place: written back to the caller's Tensors, as PyTorch
             plan.written = [k for k, (i, v) in enumerate(zip(mapped_at, mapped_vals)) if new[i]._v is not v]
             return plan.split(out) + ([new[mapped_at[k]]._d for k in plan.written],)
 
         values = tuple(leaves[i]._d for i in mapped_at)
-        keys = batch_keys(randomness, size)
         step = size if chunk_size is None else min(chunk_size, size)
         pieces = []
         for start in range(0, max(size, 1), max(step, 1)):
-            vals, ks = values, keys
+            vals, stop = values, min(start + step, size)
             if step < size:
-                stop = min(start + step, size)
                 vals = tuple(jax.lax.slice_in_dim(v, start, stop, axis=a) for v, a in zip(values, axes))
-                ks = None if keys is None else keys[start:start + step]
+            axis = axis_name()
             try:
-                pieces.append(jax.vmap(one, in_axes=(axes, None if ks is None else 0), out_axes=(0, None, 0))(
-                    vals, ks))
+                pieces.append(jax.vmap(functools.partial(one, axis=axis, size=stop - start), in_axes=(axes,),
+                                       out_axes=(0, None, 0), axis_name=axis)(vals))
             except ValueError as e:
                 if "out_axes" not in str(e):
                     raise

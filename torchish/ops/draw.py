@@ -172,6 +172,10 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     if (type(device._v) is _meta.MetaArray) if isinstance(device, Tensor) else _meta.is_meta_device(device):
         return _meta.MetaArray(shape, npdt)  # the meta device: no samples, the generator does not move
     gen = generator_or_default(generator)
+    if _generators.draw_hook is not None:  # (inside torchish.func.vmap)
+        out = _generators.draw_hook(kind, shape, npdt, params, gen, static, device)
+        if out is not None:
+            return out
     if _generators.key_source is None and any(getattr(p, "batch_dim", None) is not None for p in params):
         # (a parameter batched by vmap(..., randomness="same"): refused before a kernel is queued, as PyTorch)
         raise RuntimeError(_generators._ERR_BATCHED_STATE)

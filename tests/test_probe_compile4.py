@@ -11,7 +11,9 @@ too), and now so does the compiled function's backward (compile.backward.reached
 ``multinomial(p)``, ``poisson(rate)``) ran the sampler on the batched parameters: poisson's kernel (its rejection
 loop under vmap) never finished, and its batched stream state was written into the generator, so every later draw
 in the process failed with an UnexpectedTracerError; PyTorch refuses such ops in that mode, and torchish now raises
-its RuntimeError before queuing a kernel (ops.draw), the generator untouched.
+its RuntimeError before queuing a kernel (ops.draw), the generator untouched. A compiled call that raised
+while traced (new shapes that make the function fail after some draws) raised without drawing, so the stream
+fell behind eager code's; such a call now runs eagerly to raise its error (compile.function._trace_failed).
 
 Also probed and matching (kept below where marked, the others not kept for time): Dropout/F.dropout/Dropout1d/2d/3d/
 AlphaDropout/FeatureAlphaDropout (kept), dropout with p changed between calls (0, 1, training=False), in-place
@@ -88,6 +90,22 @@ def case_vmap_same_with_batched_inputs(T, jit):
     # (the stream after "different" is not PyTorch's: torchish splits one key for the batch; a shape shows that
     # the generator still draws)
     return out + [bool((same == same[0]).all()), T.rand(3).shape]
+
+
+def case_error_after_draws_in_new_shapes(T, jit):
+    """A call that raises after drawing (a shape error) advances the stream by those draws, as eager code: also
+    the second call with the failing shapes, which torchish traces (it raised in the trace, before any draw)."""
+    T.manual_seed(0)
+    count = [0]
+
+    @jit
+    def f(x):
+        count[0] += 1
+        return T.rand(4) + x, T.randn(3)
+    r = [f(_data(T, 4)), f(_data(T, 4))]
+    for _ in range(3):
+        r += [_err(lambda: f(_data(T, 5)))[0], T.rand(2)]
+    return r + [f(_data(T, 4)), count[0]]
 
 
 def case_dropout_layers_two_calls(T, jit):

@@ -156,6 +156,8 @@ class CompiledFunction:
                 entry.eager = True
                 self.stats["eager_calls"] += 1
                 return self.fn(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - the user's error, raised by an eager run (see _trace_failed)
+                return self._trace_failed(e, args, kwargs)
         if entry.py_changed or entry.side_effects is not None and entry.replay is None:
             return self._run_side_effects(entry, leaves)
         try:
@@ -164,6 +166,15 @@ class CompiledFunction:
             self.stats["retraces"] += 1
             self._trace(entry, args, kwargs, leaves, key[0])
             return self._run(entry, leaves)
+
+    def _trace_failed(self, error, args, kwargs):
+        """The function raised while it was traced (a shape error after some draws, in a call with new shapes):
+        run it eagerly, so that its error comes with what the call does before it in PyTorch (its draws advance
+        the random stream, its in-place writes land). A trace-time check the eager call does not make (``cond``'s
+        branches of different shapes) still raises its error."""
+        self.stats["eager_calls"] += 1
+        self.fn(*args, **kwargs)
+        raise error
 
     def _cache_miss(self, args, kwargs):
         """A call that needs compiling under a stance that forbids it (``torchish.compiler.set_stance``)."""
@@ -243,7 +254,7 @@ class CompiledFunction:
         py.discover_hooks(entry.modules, entry.state, entry.optimizers)  # (before the trace runs them: their
         try:                                                              # side effects are seen)
             self._trace_attempts(entry, leaves, tree, py, modes)
-        except (GraphBreakError, _NeedsRecord):  # the call runs eagerly instead: its side effects happen there
+        except Exception:  # the call runs eagerly instead (or raises there): its side effects happen there
             py.rewind()
             raise
         # modes the function sets (model.eval() in an evaluation step) are set again after each compiled call

@@ -24,8 +24,11 @@ import jax.scipy.stats  # noqa: F401
 import numpy as np
 
 from .. import _dtype
+from .. import _random as _generators
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..compile.errors import GraphBreakError
+from ..ops import tracing
 from ..ops.draw import draw
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
@@ -190,17 +193,24 @@ def _trunc_kernel(dtype):
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """N(mean, std**2) truncated to [a, b], by PyTorch's rejection sampler (so a seed gives PyTorch's values):
     normal draws redrawn where they fall outside when most of the mass is inside, else uniform candidates on
-    [a, b] accepted with the normal density. Inside a trace (no concrete values to loop on) the inverse CDF of one
-    uniform draw per element is used instead."""
+    [a, b] accepted with the normal density. The loop needs concrete values: inside torchish.compile the function
+    runs eagerly instead (a graph break, as PyTorch's compiler makes at the loop), so a compiled call draws what
+    an eager one does; inside torchish.func's transforms (no eager fallback) the inverse CDF of one uniform draw
+    per element is used instead."""
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
+    if isinstance(tensor._d, jax.core.Tracer) and tracing.active() and _generators.key_source is None:
+        raise GraphBreakError("torchish.compile: nn.init.trunc_normal_ redraws until its values fall inside [a, b], "
+                              "a loop on concrete values (as PyTorch's); initialise outside the compiled function "
+                              "to compile it.")
     if isinstance(tensor._d, jax.core.Tracer):
         u = draw("uniform", tuple(tensor.shape), _dtype.float64, (0.0, 1.0), generator, device=tensor)
         value = _trunc_kernel(jnp.dtype(tensor._v.dtype))(u, float(mean), float(std), float(a), float(b))
         return _write(tensor, value)
+    from ..ops.filled import empty_like
     from ..ops.ternary import where
     with no_grad():
         p = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
@@ -211,8 +221,9 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                 mask = (result < lo) | (result > hi)
                 if not mask.any():
                     break
-                result = where(mask, tensor.new_empty(tuple(tensor.shape)).normal_(mean, std, generator=generator),
-                               result)
+                # (empty_like keeps the layout of a transposed or channels_last tensor: PyTorch then draws the
+                # redraws serially in its memory order rather than by normal_fill)
+                result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
             if result is not tensor:
                 tensor.copy_(result)
             return tensor
@@ -222,7 +233,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             log_pdf = candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
             return accept.uniform_(generator=generator).log_().gt(log_pdf)
 
-        candidates, accept = tensor.new_empty(tuple(tensor.shape)), tensor.new_empty(tuple(tensor.shape))
+        candidates, accept = empty_like(tensor), empty_like(tensor)
         tensor.uniform_(a, b, generator=generator)
         pending = rejected(candidates.copy_(tensor))
         if pending.any():

@@ -14,6 +14,8 @@ in the process failed with an UnexpectedTracerError; PyTorch refuses such ops in
 its RuntimeError before queuing a kernel (ops.draw), the generator untouched. A compiled call that raised
 while traced (new shapes that make the function fail after some draws) raised without drawing, so the stream
 fell behind eager code's; such a call now runs eagerly to raise its error (compile.function._trace_failed).
+nn.init.trunc_normal_ in a compiled function used an inverse-CDF draw (other numbers, another stream advance than
+PyTorch's rejection loop); it is a graph break now (the call runs eagerly, with PyTorch's numbers).
 
 Also probed and matching (kept below where marked, the others not kept for time): Dropout/F.dropout/Dropout1d/2d/3d/
 AlphaDropout/FeatureAlphaDropout (kept), dropout with p changed between calls (0, 1, training=False), in-place
@@ -106,6 +108,21 @@ def case_error_after_draws_in_new_shapes(T, jit):
     for _ in range(3):
         r += [_err(lambda: f(_data(T, 5)))[0], T.rand(2)]
     return r + [f(_data(T, 4)), count[0]]
+
+
+def case_init_inside_compiled(T, jit):
+    """nn.init in a compiled function: trunc_normal_'s redraw loop runs eagerly (a graph break) and draws PyTorch's
+    numbers, the others compile."""
+    T.manual_seed(0)
+    w = T.zeros(4, 3)
+
+    @jit
+    def f(x):
+        T.nn.init.kaiming_normal_(w, mode="fan_out")
+        return (T.nn.init.trunc_normal_(T.empty(4, 3), std=0.5), T.nn.init.kaiming_uniform_(T.empty(4, 3)) * x,
+                T.nn.init.sparse_(T.empty(4, 3), 0.5), w * 1)
+    x = _data(T, 4, 3)
+    return [f(x), f(x), T.rand(2)]
 
 
 def case_dropout_layers_two_calls(T, jit):

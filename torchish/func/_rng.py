@@ -143,10 +143,16 @@ def _batched_key(generator):
     return _rows(keys.reshape(tuple(size for _, size in levels)), levels)
 
 
+def _block(gen, kind, shape, dtype, params, static, device):
+    """A draw of ``shape`` from the generator itself (outside the transform)."""
+    from ..ops.draw import draw
+    with _outside(gen):
+        return draw(kind, shape, dtype, params, gen, static, device)
+
+
 def batched_draw(kind, shape, dtype, params, generator, static, device):
     """``ops.draw.draw`` under vmap: this element's row of a block drawn for the whole batch (None: the sampler
     takes keys instead, see ``_batched_key``)."""
-    from ..ops.draw import draw
     if _LEVELS and _LEVELS[-1][2] == "error":
         _refuse(generator)
     levels = _different()
@@ -156,35 +162,23 @@ def batched_draw(kind, shape, dtype, params, generator, static, device):
     if isinstance(device, Tensor) and isinstance(device._d, jax.core.Tracer):
         device = None
     gen = _random.generator_or_default(generator)
-    tensor = [isinstance(p, jax.core.Tracer) for p in params]
-
-    def block(kind, params, static=static):
-        with _outside(gen):
-            return draw(kind, lead + tuple(shape), dtype, params, gen, static, device)
-
+    batched = any(isinstance(p, jax.core.Tracer) for p in params)
     if kind == "randperm":  # (PyTorch's rule: one permutation after another)
-        with _outside(gen):
-            perms = [draw("randperm", shape, dtype, (), gen, None, device) for _ in range(math.prod(lead))]
+        perms = [_block(gen, kind, shape, dtype, (), None, device) for _ in range(math.prod(lead))]
         return _rows(jnp.stack(perms).reshape(lead + tuple(shape)), levels)
-    if kind == "bernoulli" and any(tensor):  # u < p, from the same uniforms as the kernel compares
+    if kind == "bernoulli" and batched:  # u < p, from the uniforms the kernel would compare
         p = params[0]
         wide = jnp.dtype(p.dtype) == jnp.float64
-        u = _rows(_block_uniform(gen, lead + tuple(shape), wide, device), levels)
+        u = _block(gen, "uniform", lead + tuple(shape), jnp.float64 if wide else jnp.float32, (0.0, 1.0), None, device)
+        u = _rows(u, levels)
         return (u < p.astype(u.dtype)).astype(dtype)
-    if kind == "multinomial":
+    if kind == "multinomial":  # probs / exponential keys (with replacement: an inverse-CDF search, from keys)
         probs = params[0]
         if static not in ("keys", False, True) or (static is True and shape[-1] != 1):
-            return None  # (with replacement: an inverse-CDF search per sample, from keys)
-        with _outside(gen):
-            q = draw("exponential", lead + tuple(probs.shape), probs.dtype, (1.0,), gen, None, device)
+            return None
+        q = _block(gen, "exponential", lead + tuple(probs.shape), probs.dtype, (1.0,), None, device)
         keys = probs / _rows(q, levels)
         return keys if static == "keys" else jnp.argmax(keys, axis=-1, keepdims=True).astype(jnp.int64)
-    if any(tensor):
+    if batched:
         return None
-    return _rows(block(kind, params), levels)
-
-
-def _block_uniform(gen, shape, wide, device):
-    from ..ops.draw import draw
-    with _outside(gen):
-        return draw("uniform", shape, jnp.float64 if wide else jnp.float32, (0.0, 1.0), gen, None, device)
+    return _rows(_block(gen, kind, lead + tuple(shape), dtype, params, static, device), levels)

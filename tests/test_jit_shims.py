@@ -1,9 +1,11 @@
 """torchish.jit pass-throughs: scripted/traced modules and functions give PyTorch's outputs; decorators keep
 functions callable; is_scripting/is_tracing are False; save/load raise."""
+import warnings
+
 import pytest
 
 import torchish
-from oracle import arr, check_raises, needs_torch, same
+from oracle import arr, check_raises, needs_torch, same, torch
 
 
 class _Net:
@@ -169,3 +171,13 @@ def test_save_and_load_raise(tmp_path):
 @needs_torch
 def test_ignore_bad_argument():
     check_raises(lambda lib: lib.jit.ignore(drop="yes"), match="must be a bool or a function")
+
+
+@needs_torch
+def test_script_of_a_lambda_raises_as_torch():
+    f = lambda x: x + 1  # noqa: E731
+    for lib in (torch, torchish):
+        with pytest.raises(RuntimeError) as e, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.jit.script(f)
+        assert str(e.value) == f"Expected a single top-level function: {__file__}:{f.__code__.co_firstlineno}"

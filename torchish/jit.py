@@ -59,6 +59,9 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         True
     """
     _warn_deprecated("script")
+    code = getattr(obj, "__code__", None)
+    if code is not None and obj.__name__ == "<lambda>":  # (TorchScript parses a function's source: a def)
+        raise RuntimeError(f"Expected a single top-level function: {code.co_filename}:{code.co_firstlineno}")
     return obj
 
 

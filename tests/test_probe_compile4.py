@@ -16,6 +16,8 @@ while traced (new shapes that make the function fail after some draws) raised wi
 fell behind eager code's; such a call now runs eagerly to raise its error (compile.function._trace_failed).
 nn.init.trunc_normal_ in a compiled function used an inverse-CDF draw (other numbers, another stream advance than
 PyTorch's rejection loop); it is a graph break now (the call runs eagerly, with PyTorch's numbers).
+An unseeded ``SobolEngine(scramble=True)`` took its scramble from OS entropy; PyTorch draws it from the default
+generator (so manual_seed fixes the points and the stream after them), and so does torchish now.
 
 Also probed and matching (kept below where marked, the others not kept for time): Dropout/F.dropout/Dropout1d/2d/3d/
 AlphaDropout/FeatureAlphaDropout (kept), dropout with p changed between calls (0, 1, training=False), in-place
@@ -123,6 +125,19 @@ def case_init_inside_compiled(T, jit):
                 T.nn.init.sparse_(T.empty(4, 3), 0.5), w * 1)
     x = _data(T, 4, 3)
     return [f(x), f(x), T.rand(2)]
+
+
+def case_sobol_scramble_from_default_generator(T, jit):
+    """An unseeded scrambled SobolEngine draws its scramble from the default generator (manual_seed fixes it), and
+    a compiled step after it continues that stream."""
+    T.manual_seed(3)
+    a = T.quasirandom.SobolEngine(3, scramble=True)
+    b = T.quasirandom.SobolEngine(2, scramble=True, seed=7)
+
+    @jit
+    def f(x):
+        return x + T.rand(3)
+    return [a.draw(4), b.draw(3), f(a.draw(1)[0]), f(a.draw(1)[0]), T.rand(2)]
 
 
 def case_dropout_layers_two_calls(T, jit):

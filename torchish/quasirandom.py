@@ -66,7 +66,8 @@ class SobolEngine:
     Args:
         dimension: the number of coordinates, 1 to 21201.
         scramble: apply a random linear matrix scramble and digital shift.
-        seed: the scramble's seed (a fresh one from the default seeding when None).
+        seed: the scramble's seed (None: drawn from the default generator, as PyTorch's, so ``manual_seed``
+            fixes it).
 
     Example::
 
@@ -104,11 +105,7 @@ class SobolEngine:
         digits, and a random digital shift is XORed into every point."""
         from ._random import Generator
         from .ops.random import randint
-        g = Generator()
-        if self.seed is not None:
-            g.manual_seed(self.seed)
-        else:
-            g.seed()
+        g = Generator().manual_seed(self.seed) if self.seed is not None else None
         shift_bits = randint(2, (self.dimension, _MAXBIT), generator=g).numpy()
         shift = shift_bits @ (1 << np.arange(_MAXBIT, dtype=np.int64))
         ltm = np.tril(randint(2, (self.dimension, _MAXBIT, _MAXBIT), generator=g).numpy())

@@ -107,6 +107,20 @@ def main(argv=None):
     if torch is not None:
         line += f", PyTorch {first_draw_ms(torch, shape):.2f} ms"
     print(line)
+    line = f"first construction of a model with 8 layers of new sizes: torchish {first_build_s(torchish):.2f} s"
+    if torch is not None:
+        line += f", PyTorch {first_build_s(torch):.3f} s"
+    print(line + " (default initialisation: each new size class compiles its sampler)")
+
+
+def first_build_s(lib):
+    nn = lib.nn
+    t0 = time.perf_counter()
+    layers = [nn.Linear(701, 509), nn.Linear(509, 251), nn.Linear(251, 11), nn.Conv2d(3, 17, 3), nn.Conv2d(17, 31, 3),
+              nn.LSTM(31, 61), nn.Embedding(97, 31), nn.LayerNorm(61)]
+    if lib is torchish:
+        jax.block_until_ready([p._d for m in layers for p in m.parameters()])
+    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

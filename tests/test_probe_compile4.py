@@ -18,6 +18,9 @@ nn.init.trunc_normal_ in a compiled function used an inverse-CDF draw (other num
 PyTorch's rejection loop); it is a graph break now (the call runs eagerly, with PyTorch's numbers).
 An unseeded ``SobolEngine(scramble=True)`` took its scramble from OS entropy; PyTorch draws it from the default
 generator (so manual_seed fixes the points and the stream after them), and so does torchish now.
+A backward with create_graph=True through a compiled forward that draws re-ran the forward on the generator's
+state after the call (other dropout masks and numbers: silently wrong gradients); it now re-runs it on the
+state the call read, as it does for buffers and arguments the call wrote (compile.backward._read_inputs).
 
 Also probed and matching (kept below where marked, the others not kept for time): Dropout/F.dropout/Dropout1d/2d/3d/
 AlphaDropout/FeatureAlphaDropout (kept), dropout with p changed between calls (0, 1, training=False), in-place
@@ -138,6 +141,26 @@ def case_sobol_scramble_from_default_generator(T, jit):
     def f(x):
         return x + T.rand(3)
     return [a.draw(4), b.draw(3), f(a.draw(1)[0]), f(a.draw(1)[0]), T.rand(2)]
+
+
+def case_double_backward_through_compiled_draws(T, jit):
+    """create_graph=True through a compiled forward that draws (dropout, a random scale): the gradient's graph
+    re-runs the forward on the generator state the call read, not the advanced one (other draws)."""
+    T.manual_seed(0)
+    m = _init(T, T.nn.Sequential(T.nn.Linear(4, 4), T.nn.Tanh(), T.nn.Dropout(0.5), T.nn.Linear(4, 1)))
+
+    @jit
+    def f(x):
+        return m(x) * T.rand(1)
+    r = []
+    for _ in range(3):
+        x = _data(T, 3, 4).requires_grad_(True)
+        out = f(x)
+        g, = T.autograd.grad(out.sum(), x, create_graph=True)
+        g.pow(2).sum().backward()
+        r += [out, g, x.grad, m[0].weight.grad]
+        m.zero_grad()
+    return r + [T.rand(2)]
 
 
 def case_dropout_layers_two_calls(T, jit):

@@ -267,7 +267,9 @@ def _stale(node):
     return None
 
 
-def _link_outputs(entry, pull, arg_tensors, tensors_out, scalar_vals):
+def _link_outputs(entry, pull, arg_tensors, tensors_out, scalar_vals, arg_vals, state_vals):
+    """Give the differentiable outputs of a compiled call the node that runs its pullback. ``arg_vals`` and
+    ``state_vals``: the values the call began with (not donated when outputs are differentiable)."""
     d_arg, d_state, out_rg = entry.diff
     inputs = [arg_tensors[k] for k in d_arg] + [entry.state[i] for i in d_state]
     outs = [tensors_out[j] for j in out_rg]
@@ -282,9 +284,22 @@ def _link_outputs(entry, pull, arg_tensors, tensors_out, scalar_vals):
         node.saved_outputs[j] += [(t._vc, t._vc.value, weakref.ref(t)) for t in (held[w][k] for w, k in saved)]
     node.pullback = entry.pullback
     if entry.second_op is not None:  # (for a backward with create_graph=True: the tensors and values it reads)
-        node.second = (entry.second_op, list(arg_tensors) + list(entry.state), scalar_vals)
+        node.second = (entry.second_op, _read_inputs(entry, arg_tensors, arg_vals, state_vals), scalar_vals)
     for i, o in enumerate(outs):
         o._rg, o._grad_fn, o._out_nr = True, node, i
+
+
+def _read_inputs(entry, arg_tensors, arg_vals, state_vals):
+    """The arguments and state a create_graph backward re-runs the forward on: the Tensors themselves (gradients
+    reach them), except those the call wrote that take no gradient (the random generator's state, a buffer updated
+    in place, an argument written in place), which stand as the values the call read: with their values after the
+    call, the re-run forward would draw other random numbers than the call did."""
+    written_args, written_state = set(entry.info["arg_written"]), set(entry.info["written"])
+    args = [Tensor._make(v) if k in written_args and not t._rg else t
+            for k, (t, v) in enumerate(zip(arg_tensors, arg_vals))]
+    state = [Tensor._make(v) if i in written_state and not t._rg else t
+             for i, (t, v) in enumerate(zip(entry.state, state_vals))]
+    return args + state
 
 
 class SpentBackward(Node):

@@ -671,7 +671,8 @@ class CompiledFunction:
         for j, lay in info["out_layouts"]:  # (strides as the eager call's: a channels-last or transposed result)
             tensors_out[j]._layout = lay
         if pull is not None and STATE.grad_enabled:
-            _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out, scalar_vals)
+            _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out, scalar_vals, arg_vals,
+                          state_vals)
         else:
             _spent_outputs(info["out_spec"], tensors_out)
         return jax.tree_util.tree_unflatten(info["out_tree"], out)

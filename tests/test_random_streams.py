@@ -26,6 +26,8 @@ CASES = {
     "rand_bfloat16": (lambda T: T.rand(9, dtype=T.bfloat16), EXACT),
     "rand_complex64": (lambda T: T.rand(4, dtype=T.complex64), EXACT),
     "uniform_bounds": (lambda T: T.empty(40).uniform_(-0.3, 0.7), EXACT),
+    "uniform_float32_inexact_width": (lambda T: [T.empty(200).uniform_(-0.0924, 2.1098),  # (to - from rounds in float)
+                                               T.empty(50).uniform_(0.6132, 1474.5)], EXACT),
     "uniform_float64_bounds": (lambda T: T.empty(6, dtype=T.float64).uniform_(-2, 3), ULPS),
     "uniform_to_is_excluded": (lambda T: T.empty(5).uniform_(1, float(np.nextafter(np.float32(1), 2))), EXACT),
     "randn_serial_with_cache": (lambda T: [T.randn(3), T.randn(5), T.randn(1)], EXACT),

@@ -79,7 +79,8 @@ def _uniform(state, size, n, dtype, lo, hi):
     words, after = _draw_words(state, size * per, n * per)
     lo, hi = _cast(lo, jnp.float64 if _wide(dtype) else jnp.float32), _cast(hi, jnp.float64 if _wide(dtype)
                                                                            else jnp.float32)
-    v = _affine(_unit(words, dtype), hi - lo, lo, dtype)
+    scale = hi - lo if _wide(dtype) else (hi - lo).astype(jnp.float32).astype(jnp.float64)  # (to - from) in float
+    v = _affine(_unit(words, dtype), scale, lo, dtype)
     return after(), jnp.where(v == hi.astype(dtype), lo.astype(dtype), v)  # [from, to): a rounded-up `to` is `from`
 
 

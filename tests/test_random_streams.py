@@ -36,6 +36,7 @@ CASES = {
     "randn_fill_large": (lambda T: T.randn(65536 - 3), EXACT),
     "randn_float16_fill_tail": (lambda T: T.randn(37, dtype=T.float16), EXACT),  # (whole blocks' uniforms only)
     "normal_bfloat16_fill_tail": (lambda T: T.empty(20, dtype=T.bfloat16).normal_(1.0, 2.0), EXACT),
+    "normal_float16_mean_std_in_float": (lambda T: T.empty(64, dtype=T.float16).normal_(0.82, 33.04), EXACT),
     "randn_float64_fill": (lambda T: T.randn(40, dtype=T.float64), dict(rtol=1e-12, atol=1e-12)),
     "randn_complex64": (lambda T: T.randn(3, 4, dtype=T.complex64), EXACT),
     "normal_tensor_mean": (lambda T: T.normal(T.arange(20.0), 2.0), EXACT),

@@ -114,7 +114,8 @@ def _normal_fill(state, size, n, dtype, mean, std):
     body = fill16(jnp.pad(u[:size], (0, -size % FILL_MIN)))[:size]
     tail = fill16(jax.lax.dynamic_slice(u, (tail_at,), (FILL_MIN,)))
     body = jnp.where(partial, jax.lax.dynamic_update_slice(body, tail, (jnp.maximum(n - FILL_MIN, 0),)), body)
-    return after(), _affine(body, _cast(std, dtype), _cast(mean, dtype), dtype)
+    pdt = jnp.float32 if np.dtype(dtype) in _HALVES else dtype  # (the reduced-precision kernel scales in float)
+    return after(), _affine(body, _cast(std, pdt), _cast(mean, pdt), dtype)
 
 
 def _serial_normals(state, size, n):

@@ -9,6 +9,10 @@ Fixed while sweeping:
 - ``nn.init.trunc_normal_`` of a transposed / sliced / channels_last tensor: PyTorch redraws into
   ``empty_like(result)`` (the view's layout, so serially in memory order) and its rejection sampler's buffers are
   ``empty_like(tensor)``; torchish drew into contiguous buffers, so redrawn values landed elsewhere.
+- ``nn.init.orthogonal_`` of a float16/bfloat16 or complex tensor raises as PyTorch does after its normal_ draw
+  (LAPACK's geqrf has no half types; ``sign`` refuses complex); torchish returned values. The householder
+  ``parametrizations.orthogonal`` in half precision raises PyTorch's ``"orgqr_cpu"`` NotImplementedError (it
+  now goes through ``linalg.householder_product``); torchish failed later with a TypeError on ``None @ Q``.
 
 Swept and matching exactly (seeds 0 and 2024): Linear (bias=False, float64, bfloat16, float16, device="cpu"),
 Bilinear, LazyLinear after a forward, Conv1d/2d/3d and ConvTranspose1d/2d/3d (groups, dilation, padding_mode,
@@ -48,7 +52,7 @@ import importlib
 import numpy as np
 import pytest
 
-from oracle import needs_torch, same_draws
+from oracle import needs_torch, raised, same_draws, torch, torchish
 
 EXACT = dict(rtol=0, atol=0)
 # float64 affine draws (uniform_(a, b), normal_fill's mean/std): PyTorch's kernels round x * scale + shift once
@@ -500,3 +504,38 @@ FORWARDS = {
 def test_random_forward_draws_pytorchs_numbers(name, seed):
     fn, tols = FORWARDS[name]
     same_draws(fn, seed, **tols)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# errors PyTorch raises after drawing: the same error, and the stream advanced as far
+
+def _orthogonal_parametrization(dtype, orthogonal_map, shape=(4, 3)):
+    def build(T):
+        m = T.nn.Linear(shape[1], shape[0], dtype=_dt(T, dtype))
+        T.nn.utils.parametrizations.orthogonal(m, orthogonal_map=orthogonal_map)
+        return m.weight
+    return build
+
+
+ERRORS = {
+    "orthogonal_bfloat16": _init("orthogonal_", (4, 3), dtype="bfloat16"),
+    "orthogonal_float16": _init("orthogonal_", (4, 3), dtype="float16"),
+    "orthogonal_complex64": _init("orthogonal_", (4, 3), dtype="complex64"),
+    "trunc_normal_complex64": _init("trunc_normal_", (4, 3), dtype="complex64"),
+    "orthogonal_parametrization_householder_bfloat16": _orthogonal_parametrization("bfloat16", None),
+    "orthogonal_parametrization_householder_wide_float16": _orthogonal_parametrization("float16", "householder",
+                                                                                       (3, 4)),
+    "orthogonal_parametrization_cayley_bfloat16": _orthogonal_parametrization("bfloat16", "cayley", (3, 3)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_after_draws_match_pytorch(name):
+    outcomes = []
+    for T in (torch, torchish):
+        T.manual_seed(0)
+        outcomes.append((raised(lambda: ERRORS[name](T)), T.rand(3).numpy()))
+    (ref_err, ref_next), (err, after) = outcomes
+    assert ref_err is not None and err == ref_err, (err, ref_err)
+    np.testing.assert_array_equal(after, ref_next)

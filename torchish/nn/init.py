@@ -255,11 +255,7 @@ def _norm_cdf(x):
 @functools.lru_cache(maxsize=64)
 def _orthogonal_kernel(rows, cols, shape, dtype):
     def k(flat, gain):
-        compute = jnp.float32 if flat.dtype in (jnp.float16, jnp.bfloat16) else flat.dtype
-        m = flat.astype(compute)
-        if rows < cols:
-            m = m.T
-        q, r = jnp.linalg.qr(m)
+        q, r = jnp.linalg.qr(flat.T if rows < cols else flat)
         q = q * jnp.sign(jnp.diagonal(r))
         if rows < cols:
             q = q.T
@@ -277,6 +273,12 @@ def orthogonal_(tensor, gain=1, generator=None):
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     flat = draw("normal", (rows, cols), tensor.dtype, (0.0, 1.0), generator, device=tensor)
+    # PyTorch fails after its normal_ draw: LAPACK's QR has no half types, and r's diagonal goes through sign()
+    if tensor.dtype in (_dtype.float16, _dtype.bfloat16):
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{_dtype.scalar_type_name(tensor.dtype)}'")
+    if tensor.is_complex():
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
     k = _orthogonal_kernel(rows, cols, tuple(tensor.shape), jnp.dtype(tensor._v.dtype))
     return _write(tensor, k(flat, float(gain)))
 

@@ -14,19 +14,6 @@ from ..module import Module
 _MAPS = ("matrix_exp", "cayley", "householder")
 
 
-def _householder_product(A, tau):
-    """``linalg.householder_product``: the first ``k`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``
-    with ``v_i`` the i-th column of ``A`` below the diagonal and a 1 on it (differentiable, batched)."""
-    from ...ops.creation import arange, eye
-    n, k = A.shape[-2], A.shape[-1]
-    idx = arange(n)
-    q = eye(n, dtype=A.dtype).expand(*A.shape[:-2], n, n)
-    for i in range(k):
-        v = (A[..., :, i] * (idx > i).to(A.dtype) + (idx == i).to(A.dtype)).unsqueeze(-1)
-        q = q - (q @ v) @ (v.mH * tau[..., i].unsqueeze(-1).unsqueeze(-1))
-    return q[..., :k]
-
-
 def _make_orthogonal(A):
     """The Q of A's QR decomposition, with signs chosen so that R has a non-negative diagonal."""
     from ...linalg import qr
@@ -81,9 +68,10 @@ class _Orthogonal(Module):
             if n != k:
                 Q = Q[..., :k]
         else:
+            from ...ops.householder import householder_product
             A = X.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _householder_product(A, tau)
+            Q = householder_product(A, tau)  # (LAPACK's orgqr: NotImplementedError for the half types, as PyTorch)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if "base" in self._buffers:
             Q = self.base @ Q

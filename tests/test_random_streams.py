@@ -290,3 +290,9 @@ def test_vmap_randomness_different_compiled_and_rejection_samplers():
     # numbers of words): per-element samples, of the right shape and support, not PyTorch's numbers
     out = torchish.func.vmap(lambda r: torchish.poisson(r), randomness="different")(torchish.full((4, 3), 5.0))
     assert out.shape == (4, 3) and bool((out >= 0).all()) and len({tuple(row) for row in out.tolist()}) > 1
+
+
+@needs_torch
+def test_vmap_same_randomness_refuses_batched_normal_parameters():
+    for fn in (lambda T: lambda v: T.normal(v, 1.0), lambda T: lambda v: T.normal(0.0, v)):
+        same_error(lambda T: T.func.vmap(fn(T), randomness="same")(T.ones(3, 4)))

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _device, _dtype
+from .. import _random as _generators
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from .out_layout import like_format
@@ -258,6 +259,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
         shp = _broadcast(*shapes) if len(shapes) == 2 else tuple(shapes[0])
         ref = mean if isinstance(mean, Tensor) else std
+        if _generators.key_source is None and any(getattr(t._d, "batch_dim", None) is not None
+                                                  for t in (mean, std) if isinstance(t, Tensor)):
+            raise RuntimeError(_generators._ERR_BATCHED_STATE)  # (vmap's "same" randomness, as in ops.draw)
         z = Tensor._make(draw("normal", shp, ref.dtype, (0.0, 1.0), generator, device=ref))
         return add(mul(z, std), mean)
     if size is None:

@@ -25,7 +25,8 @@ LayerNorm/GroupNorm/RMSNorm (affine or not), PReLU, AdaptiveLogSoftmaxWithLoss (
 LinearCrossEntropyLoss, Sequential/ModuleDict, device="meta" (draws nothing), to_empty + reset_parameters,
 skip_init, reset_parameters() after construction; nn.init uniform_/normal_/trunc_normal_/xavier_*/kaiming_*
 (every mode and nonlinearity, gains) on 1-d..4-d tensors, float64/bfloat16/float16, with ``generator=``, on
-transposed, sliced and channels_last tensors, sparse_, the deterministic fills and the deprecated aliases;
+transposed, sliced and channels_last tensors, sparse_, the deterministic fills, the deprecated aliases and the
+private ``_no_grad_*`` helpers (added: third-party code imports them);
 nn.utils.prune random_unstructured / random_structured (dims, repeated) / global_unstructured; the random
 forwards: Dropout/1d/2d/3d (batched and not, in place, p=1, float64/bfloat16, transposed input), AlphaDropout,
 FeatureAlphaDropout, RReLU (float32/float64/bfloat16, in place on a transposed input, torch.rrelu's generator),
@@ -328,6 +329,11 @@ INIT["deterministic_dirac_groups"] = (_init("dirac_", (4, 2, 3, 3), groups=2), E
 for _fn in ("uniform", "normal", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal"):
     INIT[f"deprecated_{_fn}"] = (_init(_fn, (4, 3)), EXACT)
 INIT["deprecated_sparse"] = (_init("sparse", (4, 3), 0.5), EXACT)
+INIT["private_no_grad_uniform_"] = (_init("_no_grad_uniform_", (4, 3), -0.3, 0.5), EXACT)
+INIT["private_no_grad_normal_"] = (_init("_no_grad_normal_", (4, 3), 0.2, 1.5), EXACT)
+INIT["private_no_grad_trunc_normal_"] = (_init("_no_grad_trunc_normal_", (4, 3), 0.1, 0.7, -1.0, 1.2), EXACT)
+INIT["private_no_grad_fill_and_zero_"] = (lambda T: [T.nn.init._no_grad_fill_(T.empty(4, 3), 0.5),
+                                                     T.nn.init._no_grad_zero_(T.empty(4, 3))], EXACT)
 
 
 @needs_torch

@@ -1,8 +1,8 @@
 """``torchish.nn.init``: in-place initialisers with PyTorch's gains, fans and bounds.
 
 Every function fills its tensor in place under ``no_grad`` (so it works on Parameters that require grad) from
-torchish's global generator, or from ``generator=`` when given, and returns the tensor. The numbers are
-reproducible from a seed but are not PyTorch's stream.
+torchish's global generator, or from ``generator=`` when given, and returns the tensor. The draws are PyTorch's:
+after the same ``manual_seed`` they give PyTorch's numbers (tests/test_nn_init_streams.py).
 
 Example:
     >>> import torchish as torch
@@ -325,3 +325,27 @@ kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
 sparse = _deprecated(sparse_)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# PyTorch's private helpers, which third-party code imports (timm's trunc_normal_, for one)
+
+
+def _no_grad_uniform_(tensor, a, b, generator=None):
+    return uniform_(tensor, a, b, generator=generator)
+
+
+def _no_grad_normal_(tensor, mean, std, generator=None):
+    return normal_(tensor, mean, std, generator=generator)
+
+
+def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
+    return trunc_normal_(tensor, mean, std, a, b, generator=generator)
+
+
+def _no_grad_fill_(tensor, val):
+    return constant_(tensor, val)
+
+
+def _no_grad_zero_(tensor):
+    return zeros_(tensor)

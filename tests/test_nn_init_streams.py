@@ -248,7 +248,7 @@ def test_module_initialisation_draws_pytorchs_numbers(name, seed):
 # nn.init
 
 def _init(fn, shape, *args, dtype="float32", **kwargs):
-    return lambda T: getattr(T.nn.init, fn)(T.empty(*shape, dtype=_dt(T, dtype)), *args, **kwargs)
+    return lambda T: getattr(T.nn.init, fn)(T.empty(tuple(shape), dtype=_dt(T, dtype)), *args, **kwargs)
 
 
 def _with_generator(fn, *args):
@@ -304,6 +304,12 @@ INIT["float64_sparse"] = (_init("sparse_", (4, 3), 0.5, dtype="float64"), F64_UL
 for _dtype in ("bfloat16", "float16"):  # (normal_fill's mean and std as floats, not rounded to the half type)
     INIT[f"half_xavier_normal_{_dtype}"] = (_init("xavier_normal_", (4, 2, 3, 2), gain=1.7, dtype=_dtype), EXACT)
     INIT[f"half_normal_{_dtype}"] = (_init("normal_", (48,), 0.3, 0.2357, dtype=_dtype), EXACT)
+INIT["bfloat16_sparse_"] = (_init("sparse_", (4, 3), 0.5, dtype="bfloat16"), EXACT)
+INIT["bfloat16_normal_37"] = (_init("normal_", (37,), 0.1, 0.02, dtype="bfloat16"), EXACT)
+INIT["bfloat16_trunc_normal_narrow_50"] = (_init("trunc_normal_", (50,), 0.0, 0.02, -0.04, 0.04, dtype="bfloat16"),
+                                           EXACT)
+for _fn in ("uniform_", "normal_", "trunc_normal_"):
+    INIT[f"zero_dim_{_fn}"] = (_init(_fn, ()), EXACT)
 INIT["sparse"] = (_init("sparse_", (4, 3), 0.34, std=0.2), EXACT)
 INIT["trunc_normal_far_interval"] = (_init("trunc_normal_", (4, 3), 0.0, 1.0, 1.0, 3.0), EXACT)
 INIT["xavier_uniform_5d"] = (_init("xavier_uniform_", (3, 2, 2, 2, 2)), EXACT)
@@ -523,6 +529,8 @@ ERRORS = {
     "orthogonal_float16": _init("orthogonal_", (4, 3), dtype="float16"),
     "orthogonal_complex64": _init("orthogonal_", (4, 3), dtype="complex64"),
     "trunc_normal_complex64": _init("trunc_normal_", (4, 3), dtype="complex64"),
+    "xavier_uniform_zero_dim": _init("xavier_uniform_", ()),
+    "dirac_6d": _init("dirac_", (2, 2, 2, 2, 2, 2)),
     "orthogonal_parametrization_householder_bfloat16": _orthogonal_parametrization("bfloat16", None),
     "orthogonal_parametrization_householder_wide_float16": _orthogonal_parametrization("float16", "householder",
                                                                                        (3, 4)),

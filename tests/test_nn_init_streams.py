@@ -216,7 +216,24 @@ def _lazy_reset(T):
     return _state(m)
 
 
+def _lazy_reset_before_forward(T):
+    T.nn.LazyLinear(4).reset_parameters()  # (uninitialised parameters: PyTorch skips the reset, draws nothing)
+    return [T.rand(1)]
+
+
+def _lazy_initialize_parameters(T):
+    m = T.nn.LazyConv1d(3, 2)
+    m.initialize_parameters(T.ones(1, 2, 5))
+    return _state(m)
+
+
 MODULES.update({
+    "linear_zero_in_features": _module("Linear", 0, 3),
+    "linear_zero_out_features": _module("Linear", 3, 0),
+    "embedding_zero_rows": _module("Embedding", 0, 3),
+    "prelu_zero_parameters": _module("PReLU", 0),
+    "lazy_reset_before_forward": _lazy_reset_before_forward,
+    "lazy_initialize_parameters": _lazy_initialize_parameters,
     "meta_draws_nothing": _meta_draws_nothing,
     "to_empty_then_reset": _to_empty_then_reset,
     "skip_init": _skip_init,

@@ -28,8 +28,9 @@ skip_init, reset_parameters() after construction; nn.init uniform_/normal_/trunc
 transposed, sliced and channels_last tensors, sparse_, the deterministic fills, the deprecated aliases and the
 private ``_no_grad_*`` helpers (added: third-party code imports them);
 nn.utils.prune random_unstructured / random_structured (dims, repeated) / global_unstructured; the random
-forwards: Dropout/1d/2d/3d (batched and not, in place, p=1, float64/bfloat16, transposed input), AlphaDropout,
-FeatureAlphaDropout, RReLU (float32/float64/bfloat16, in place on a transposed input, torch.rrelu's generator),
+forwards: Dropout/1d/2d/3d (batched and not, in place, p=0/1, float64/bfloat16/float16, transposed, sliced,
+expanded and channels_last inputs), AlphaDropout, FeatureAlphaDropout, RReLU (float32/float64/bfloat16, in place
+on transposed and channels_last inputs, strided slices, torch.rrelu's generator),
 FractionalMaxPool2d/3d (float64, bfloat16 inputs), gumbel_softmax.
 
 Matching to a few ulps, not bit for bit (the draws are the same, the arithmetic after them is not): orthogonal_
@@ -494,6 +495,12 @@ FORWARDS = {
     "rrelu_in_place_transposed": (lambda T: T.nn.RReLU(inplace=True)(_x(T, 4, 5, dtype="float64").t()), EXACT),
     "rrelu_generator": (lambda T: [T.rrelu(_x(T, 4, 5, dtype="float64"), training=True,
                                            generator=T.Generator().manual_seed(3)), T.rand(2)], EXACT),
+    "dropout_channels_last": (lambda T: T.nn.Dropout(0.3)(_x(T, 2, 3, 2, 2).to(memory_format=T.channels_last)),
+                              EXACT),
+    "alpha_dropout_transposed": (lambda T: T.nn.AlphaDropout(0.3)(_x(T, 4, 5).t()), EXACT),
+    "rrelu_channels_last": (lambda T: T.nn.RReLU()(_x(T, 2, 3, 2, 2).to(memory_format=T.channels_last)), EXACT),
+    "rrelu_strided_slice": (lambda T: T.nn.RReLU()(_x(T, 5, 8)[:, ::2]), EXACT),
+    "gumbel_softmax_hard_transposed": (lambda T: T.nn.functional.gumbel_softmax(_x(T, 4, 5).t(), hard=True), EXACT),
     "fractional_max_pool2d": (lambda T: T.nn.FractionalMaxPool2d(2, output_size=3)(_x(T, 2, 3, 7, 7)), EXACT),
     "fractional_max_pool2d_float64_indices": (
         lambda T: list(T.nn.FractionalMaxPool2d(2, output_ratio=0.5, return_indices=True)(

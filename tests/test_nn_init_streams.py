@@ -13,6 +13,10 @@ Fixed while sweeping:
   (LAPACK's geqrf has no half types; ``sign`` refuses complex); torchish returned values. The householder
   ``parametrizations.orthogonal`` in half precision raises PyTorch's ``"orgqr_cpu"`` NotImplementedError (it
   now goes through ``linalg.householder_product``); torchish failed later with a TypeError on ``None @ Q``.
+- Meta tensors: nn.init's trunc_normal_/orthogonal_/sparse_/eye_/dirac_ return a meta tensor untouched as
+  PyTorch's (they raised); Embedding/EmbeddingBag(padding_idx, device="meta") build (writing through a view of a
+  meta tensor failed in ops/inplace's view replay); parametrizations.orthogonal of a meta weight completes its
+  basis with a meta randn (it drew from the CPU generator and failed).
 
 Swept and matching exactly (seeds 0 and 2024): Linear (bias=False, float64, bfloat16, float16, device="cpu"),
 Bilinear, LazyLinear after a forward, Conv1d/2d/3d and ConvTranspose1d/2d/3d (groups, dilation, padding_mode,
@@ -186,6 +190,14 @@ MODULES = {
 def _meta_draws_nothing(T):
     T.nn.Linear(5, 4, device="meta")
     T.nn.TransformerEncoderLayer(8, 2, 16, device="meta")
+    T.nn.LSTM(3, 4, proj_size=2, device="meta")
+    T.nn.Embedding(6, 4, padding_idx=1, device="meta")  # (its padding row is zeroed through a view of a meta tensor)
+    T.nn.EmbeddingBag(6, 4, padding_idx=1, device="meta")
+    T.nn.utils.parametrizations.orthogonal(T.nn.Linear(3, 4, device="meta"))  # (completes the basis with a meta randn)
+    T.nn.utils.parametrizations.spectral_norm(T.nn.Linear(3, 4, device="meta"))
+    for fn, shape, args in (("trunc_normal_", (4, 3), ()), ("orthogonal_", (4, 3), ()), ("sparse_", (4, 3), (0.5,)),
+                            ("eye_", (4, 3), ()), ("dirac_", (4, 2, 3), ()), ("kaiming_normal_", (4, 3), ())):
+        getattr(T.nn.init, fn)(T.empty(shape, device="meta"), *args)
     return [T.rand(2)]
 
 

@@ -114,6 +114,8 @@ def eye_(tensor):
     """The identity matrix (2-D tensors only)."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:  # (a meta tensor has no values to fill, here and in the fills below)
+        return tensor
     return _write(tensor, jnp.eye(*tensor.shape, dtype=tensor._v.dtype))
 
 
@@ -125,6 +127,8 @@ def dirac_(tensor, groups=1):
     sizes = tuple(tensor.shape)
     if sizes[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
+    if tensor.is_meta:
+        return tensor
     per_group = sizes[0] // groups
     value = np.zeros(sizes, dtype=tensor._v.dtype)
     centre = tuple(s // 2 for s in sizes[2:])
@@ -197,6 +201,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     runs eagerly instead (a graph break, as PyTorch's compiler makes at the loop), so a compiled call draws what
     an eager one does; inside torchish.func's transforms (no eager fallback) the inverse CDF of one uniform draw
     per element is used instead."""
+    if tensor.is_meta:
+        return tensor
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
     if mean < a - 2 * std or mean > b + 2 * std:
@@ -268,7 +274,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     dimensions are flattened."""
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
@@ -288,6 +294,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     rows of each column's zeros are the head of a permutation drawn (as in PyTorch) from the default generator."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:
+        return tensor
     from ..ops.random import randperm
     rows, cols = tuple(tensor.shape)
     num_zeros = math.ceil(sparsity * rows)

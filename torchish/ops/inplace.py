@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _meta
 from .._tensor import Tensor, multi_output_view_error, wrap
 from .._tensor_views import _VIEW_WRITE
 from ..autograd import graph as _graph
@@ -350,6 +350,8 @@ def _chain_kernel(chain):
 
 
 def _replay_value(x, chain):
+    if type(x) is _meta.MetaArray:  # (a view of a written meta tensor: its shape and dtype only)
+        return _meta.eval_meta(lambda v: _chain_apply(v, chain), [x])
     if tracing.active():
         return _chain_apply(x, chain)
     return _chain_kernel(chain)(lazy.concrete(x))

@@ -13,13 +13,9 @@ from ...autograd.grad_mode import STATE
 from .._functional.attention import _canonical_mask, _multi_head_attention, _none_or_dtype
 from ..module import Module
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """PyTorch's name for the output projection of :class:`MultiheadAttention`: a plain :class:`Linear`."""
 
 
 class MultiheadAttention(Module):

@@ -70,6 +70,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's name (``torch.nn.modules.linear``) for the output projection of :class:`MultiheadAttention`: a
+    plain :class:`Linear`."""
+
+
 class Bilinear(Module):
     """``y = x1^T A x2 + b`` with ``weight`` of shape ``(out_features, in1_features, in2_features)``.
 

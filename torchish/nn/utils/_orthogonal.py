@@ -104,7 +104,7 @@ class _Orthogonal(Module):
             else:
                 from ...ops.join import cat
                 from ...ops.random import randn
-                N = randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype)
+                N = randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype, device=Q.device)
                 Q = _make_orthogonal(cat([Q, N], dim=-1))
             self.base = Q
             neg_eye = Q_init.new_zeros(Q_init.shape)

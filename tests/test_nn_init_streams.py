@@ -207,6 +207,20 @@ def _to_empty_then_reset(T):
     return _state(m)
 
 
+def _deferred_init(T):
+    """Built on the meta device, moved with to_empty, then every module reset (deferred initialisation)."""
+    with T.device("meta"):
+        m = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.BatchNorm1d(4), T.nn.Embedding(6, 4, padding_idx=1),
+                            T.nn.TransformerEncoderLayer(8, 2, 16), T.nn.LSTM(3, 4))
+    m.to_empty(device="cpu")
+    for mod in m.modules():
+        if hasattr(mod, "reset_parameters"):
+            mod.reset_parameters()
+        elif hasattr(mod, "_reset_parameters"):
+            mod._reset_parameters()
+    return _state(m)
+
+
 def _skip_init(T):
     m = T.nn.utils.skip_init(T.nn.Linear, 5, 4)
     return [T.tensor(list(m.weight.shape))]
@@ -249,6 +263,7 @@ MODULES.update({
     "lazy_initialize_parameters": _lazy_initialize_parameters,
     "meta_draws_nothing": _meta_draws_nothing,
     "to_empty_then_reset": _to_empty_then_reset,
+    "deferred_init": _deferred_init,
     "skip_init": _skip_init,
     "reset_linear": _reset(lambda T: T.nn.Linear(4, 3)),
     "reset_bilinear": _reset(lambda T: T.nn.Bilinear(2, 3, 4)),

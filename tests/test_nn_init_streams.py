@@ -46,11 +46,10 @@ differ by whole values.
 
 Found and fixed meanwhile by the sampler's owners (4bffc75): float16/bfloat16 normals of 16 or more values with a
 mean or std not 0/1 (xavier_normal_, normal_(std=0.02) in half precision; the half_xavier_normal_/half_normal_
-cases). Left to them: float64 uniform_(a, b) and normal_fill's mean/std (Linear/MultiheadAttention in float64,
-kaiming/xavier_uniform_) rely on XLA contracting x * scale + shift into PyTorch's FMA, which the suite's XLA
-flags turn off (F64_FMA: exact with TORCHISH_TEST_FULL_XLA_OPT=1). RReLU's fix shows only under XLA's default
-flags too (the suite's never contracted).
-"""
+cases), and float64 uniform_(a, b) and normal_fill's mean/std (Linear/MultiheadAttention in float64,
+kaiming/xavier_uniform_), which relied on XLA contracting x * scale + shift into PyTorch's FMA (on at XLA's default
+flags, off at the suite's): ops/_samplers.fma64 builds the fused value exactly, so they are compared exactly under
+either. RReLU's fix shows only under XLA's default flags (the suite's never contracted)."""
 from __future__ import annotations
 
 import importlib
@@ -61,10 +60,6 @@ import pytest
 from oracle import needs_torch, raised, same_draws, torch, torchish
 
 EXACT = dict(rtol=0, atol=0)
-# float64 affine draws (uniform_(a, b), normal_fill's mean/std): PyTorch's kernels round x * scale + shift once
-# (FMA); ops/_samplers leaves that to XLA's contraction, which the suite's --xla_backend_optimization_level=0
-# (tests/conftest.py) turns off: exact under XLA's default flags, under the suite's off by the product's last bit
-F64_FMA = dict(rtol=2.5e-16, atol=1e-15)
 # float64 values past libm's or LAPACK's arithmetic (serial Box-Muller through XLA's log/cos, QR): ~1e-14
 F64_ULPS = dict(rtol=1e-13, atol=1e-15)
 ULPS = dict(rtol=1e-5, atol=1e-6)  # computed after the draws (QR, norms, matmuls); see the docstring
@@ -103,14 +98,14 @@ def _x(T, *shape, dtype="float32"):
 MODULES = {
     "linear": _module("Linear", 7, 5),
     "linear_no_bias": _module("Linear", 7, 5, bias=False),
-    "linear_float64_cpu": (_module("Linear", 7, 5, dtype="float64", device="cpu"), F64_FMA),
+    "linear_float64_cpu": (_module("Linear", 7, 5, dtype="float64", device="cpu"), EXACT),
     "linear_bfloat16": _module("Linear", 7, 5, dtype="bfloat16"),
     "linear_float16": _module("Linear", 7, 5, dtype="float16"),
     "bilinear": _module("Bilinear", 3, 4, 5),
     "bilinear_no_bias": _module("Bilinear", 3, 4, 5, bias=False),
     "lazy_linear": _module("LazyLinear", 5, forward=_ones(2, 7)),
     "lazy_linear_float64": (_module("LazyLinear", 5, dtype="float64", forward=_ones(2, 7, dtype="float64")),
-                            F64_FMA),
+                            EXACT),
     "conv1d_groups_dilation": _module("Conv1d", 4, 6, 3, groups=2, dilation=2),
     "conv2d": _module("Conv2d", 3, 4, 3),
     "conv2d_circular_depthwise": _module("Conv2d", 4, 4, (2, 3), groups=4, padding=1, padding_mode="circular",
@@ -152,7 +147,7 @@ MODULES = {
     "mha_kdim_vdim": _module("MultiheadAttention", 8, 2, kdim=3, vdim=5),
     "mha_bias_kv_zero_attn": _module("MultiheadAttention", 8, 2, add_bias_kv=True, add_zero_attn=True),
     "mha_no_bias_kdim_bias_kv": _module("MultiheadAttention", 8, 2, bias=False, kdim=3, vdim=5, add_bias_kv=True),
-    "mha_float64": (_module("MultiheadAttention", 8, 2, dtype="float64"), F64_FMA),
+    "mha_float64": (_module("MultiheadAttention", 8, 2, dtype="float64"), EXACT),
     "encoder_layer": _module("TransformerEncoderLayer", 8, 2, dim_feedforward=16),
     "encoder_layer_no_bias_norm_first": _module("TransformerEncoderLayer", 8, 2, dim_feedforward=16, bias=False,
                                                 norm_first=True),
@@ -327,9 +322,9 @@ for _shape in ((4, 3), (4, 2, 3, 2)):
     INIT[f"xavier_uniform_{_k}"] = (_init("xavier_uniform_", _shape, gain=1.7), EXACT)
     INIT[f"xavier_normal_{_k}"] = (_init("xavier_normal_", _shape, gain=1.7), EXACT)
     INIT[f"orthogonal_{_k}"] = (_init("orthogonal_", _shape, gain=2.0), ULPS)
-    INIT[f"float64_uniform_{_k}"] = (_init("uniform_", _shape, -0.3, 0.5, dtype="float64"), F64_FMA)
-    INIT[f"float64_kaiming_uniform_{_k}"] = (_init("kaiming_uniform_", _shape, dtype="float64"), F64_FMA)
-    INIT[f"float64_xavier_uniform_{_k}"] = (_init("xavier_uniform_", _shape, dtype="float64"), F64_FMA)
+    INIT[f"float64_uniform_{_k}"] = (_init("uniform_", _shape, -0.3, 0.5, dtype="float64"), EXACT)
+    INIT[f"float64_kaiming_uniform_{_k}"] = (_init("kaiming_uniform_", _shape, dtype="float64"), EXACT)
+    INIT[f"float64_xavier_uniform_{_k}"] = (_init("xavier_uniform_", _shape, dtype="float64"), EXACT)
     INIT[f"float64_orthogonal_{_k}"] = (_init("orthogonal_", _shape, dtype="float64"), F64_ULPS)
     for _dtype in ("bfloat16", "float16"):
         for _fn in ("uniform_", "normal_", "kaiming_uniform_", "trunc_normal_"):
@@ -341,7 +336,7 @@ for _mode in ("fan_in", "fan_out"):
             INIT[f"{_fn}{_mode}_{_nl}{_a}"] = (_init(_fn, _shape, a=_a, mode=_mode, nonlinearity=_nl), EXACT)
 # float64 normals of under 16 values: PyTorch's serial Box-Muller through libm's log/cos/sin, torchish's XLA's
 INIT["float64_normal_4x3"] = (_init("normal_", (4, 3), 0.2, 1.5, dtype="float64"), F64_ULPS)
-INIT["float64_normal_4x2x3x2"] = (_init("normal_", (4, 2, 3, 2), 0.2, 1.5, dtype="float64"), F64_FMA)
+INIT["float64_normal_4x2x3x2"] = (_init("normal_", (4, 2, 3, 2), 0.2, 1.5, dtype="float64"), EXACT)
 INIT["float64_kaiming_normal_4x2x3x2"] = (_init("kaiming_normal_", (4, 2, 3, 2), dtype="float64"), EXACT)
 INIT["float64_trunc_normal_4x3"] = (_init("trunc_normal_", (4, 3), 0.1, 0.7, -1.0, 1.2, dtype="float64"),
                                     F64_ULPS)

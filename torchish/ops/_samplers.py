@@ -54,12 +54,43 @@ def _per(dtype):
     return 2 if _wide(dtype) else 1
 
 
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_prod(a, b):
+    """``a * b`` as an unevaluated float64 sum (Dekker's product: halves of 26 bits multiply exactly)."""
+    def split(v):
+        c = 134217729.0 * v  # 2**27 + 1
+        hi = c - (c - v)
+        return hi, v - hi
+    p = a * b
+    (ah, al), (bh, bl) = split(a), split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def fma64(a, b, c):
+    """``a * b + c`` in float64 with one rounding, as PyTorch's kernels (built with FMA contraction) compute it.
+    XLA contracts ``a * b + c`` itself at its default optimisation level but not at level 0 (the test suite's), so
+    the fused value is built exactly: Dekker's product, then the sum of the three parts rounded once (round-to-odd
+    on the low part)."""
+    a, b, c = (jnp.asarray(v, jnp.float64) for v in (a, b, c))
+    hi, lo = _two_prod(a, b)
+    th, tl = _two_sum(c, hi)
+    s, err = _two_sum(tl, lo)
+    even = (jax.lax.bitcast_convert_type(s, jnp.int64) & 1) == 0
+    s = jnp.where((err != 0) & even, jnp.nextafter(s, jnp.where(err > 0, jnp.inf, -jnp.inf)), s)
+    return th + s
+
+
 def _affine(x, scale, shift, dtype):
     """``fma(x, scale, shift)`` rounded once to ``dtype`` (PyTorch's kernels are built with FMA contraction). For
     float32 values the product is exact in float64; the float64 sum is made round-to-odd (its rounding error,
     from TwoSum, nudges an even result one ulp towards the exact sum), so rounding it to float32 is correct."""
     if _wide(dtype):
-        return x * scale + shift
+        return fma64(x, scale, shift)
     p = x.astype(jnp.float64) * scale
     s = p + shift
     bb = s - p
@@ -145,13 +176,13 @@ def _normal(state, size, n, dtype, mean, std, serial=False):
     """PyTorch's normal kernel: normal_fill for a contiguous tensor of 16 or more elements, else serial."""
     if serial or size < FILL_MIN:  # (small draws are never bucketed: size is n)
         new, z = _serial_normals(state, size, n)
-        return new, _double_out(z * jnp.asarray(std, jnp.float64) + jnp.asarray(mean, jnp.float64), dtype)
+        return new, _double_out(fma64(z, std, mean), dtype)
     return _normal_fill(state, size, n, dtype, mean, std)
 
 
 def _log_normal(state, size, n, dtype, mean, std):
     new, z = _serial_normals(state, size, n)
-    return new, _double_out(jnp.exp(z * jnp.asarray(std, jnp.float64) + jnp.asarray(mean, jnp.float64)), dtype)
+    return new, _double_out(jnp.exp(fma64(z, std, mean)), dtype)
 
 
 def _from_u53(fn):
@@ -163,7 +194,7 @@ def _from_u53(fn):
 
 
 _exponential = _from_u53(lambda u, lam: (-1.0 / lam) * jnp.log1p(-u))
-_cauchy = _from_u53(lambda u, median, sigma: median + sigma * jnp.tan(np.pi * (u - 0.5)))
+_cauchy = _from_u53(lambda u, median, sigma: fma64(sigma, jnp.tan(np.pi * (u - 0.5)), median))
 _geometric = _from_u53(lambda u, p: jnp.ceil(jnp.log(u) / jnp.log(1.0 - p)))
 
 

@@ -71,6 +71,14 @@ def _two_prod(a, b):
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
+def _odd_sum(a, b):
+    """``a + b`` in float64 rounded to odd: an inexact sum whose rounded value is even is nudged one ulp towards the
+    exact sum (its error from TwoSum), so that a later rounding to fewer bits rounds as the exact sum would."""
+    s, err = _two_sum(a, b)
+    even = (jax.lax.bitcast_convert_type(s, jnp.int64) & 1) == 0
+    return jnp.where((err != 0) & even, jnp.nextafter(s, jnp.where(err > 0, jnp.inf, -jnp.inf)), s)
+
+
 def fma64(a, b, c):
     """``a * b + c`` in float64 with one rounding, as PyTorch's kernels (built with FMA contraction) compute it.
     XLA contracts ``a * b + c`` itself at its default optimisation level but not at level 0 (the test suite's), so
@@ -79,25 +87,16 @@ def fma64(a, b, c):
     a, b, c = (jnp.asarray(v, jnp.float64) for v in (a, b, c))
     hi, lo = _two_prod(a, b)
     th, tl = _two_sum(c, hi)
-    s, err = _two_sum(tl, lo)
-    even = (jax.lax.bitcast_convert_type(s, jnp.int64) & 1) == 0
-    s = jnp.where((err != 0) & even, jnp.nextafter(s, jnp.where(err > 0, jnp.inf, -jnp.inf)), s)
-    return th + s
+    return th + _odd_sum(tl, lo)
 
 
 def _affine(x, scale, shift, dtype):
     """``fma(x, scale, shift)`` rounded once to ``dtype`` (PyTorch's kernels are built with FMA contraction). For
-    float32 values the product is exact in float64; the float64 sum is made round-to-odd (its rounding error,
-    from TwoSum, nudges an even result one ulp towards the exact sum), so rounding it to float32 is correct."""
+    float32 values the product is exact in float64 and the float64 sum is rounded to odd, so rounding it to float32
+    is correct."""
     if _wide(dtype):
         return fma64(x, scale, shift)
-    p = x.astype(jnp.float64) * scale
-    s = p + shift
-    bb = s - p
-    err = (p - (s - bb)) + (shift - bb)
-    even = (jax.lax.bitcast_convert_type(s, jnp.int64) & 1) == 0
-    s = jnp.where((err != 0) & even, jnp.nextafter(s, jnp.where(err > 0, jnp.inf, -jnp.inf)), s)
-    return s.astype(jnp.float32).astype(dtype)
+    return _odd_sum(x.astype(jnp.float64) * scale, shift).astype(jnp.float32).astype(dtype)
 
 
 def _cast(v, dtype):

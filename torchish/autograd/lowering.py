@@ -21,7 +21,7 @@ from .._meta import MetaArray
 from .._tensor import Tensor
 from .graph import AccumulateGrad
 from .grad_mode import STATE
-from ..ops import lazy, nesting
+from ..ops import dynamic as _dynamic, lazy, nesting
 from ..ops.out_layout import keep_format
 
 _CACHE: dict = {}
@@ -70,6 +70,13 @@ def _aval(v):
     return type(v)
 
 
+def _static(node):
+    """``(static arguments keyed by, the values of their dynamic integers)``: one program whatever those values
+    (``ops/dynamic.py``)."""
+    op = node.op
+    return (node.static, ()) if op.dynamic is None else _dynamic.split_values(op, node.static)
+
+
 def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
     parts = []
     for node in schedule:
@@ -77,7 +84,7 @@ def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
             var = node.variable
             parts.append(("acc", var._v.shape, var._v.dtype, var._grad is not None))
             continue
-        parts.append((node.op, node.static, node.cdt, node.mask, tuple(map(_aval, node.vals)),
+        parts.append((node.op, _static(node)[0], node.cdt, node.mask, tuple(map(_aval, node.vals)),
                       node.outs is not None and tuple(map(_aval, node.outs)), node.out_meta,
                       tuple([(index.get(id(e[0]), -1), e[1]) if e is not None else None for e in node.next_edges])))
     roots = tuple((index.get(id(n), -1), nr, _aval(g._v) if g is not None else None)
@@ -112,12 +119,13 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
             for n in schedule if not isinstance(n, AccumulateGrad)]
     rgs = [g._v if g is not None else None for g in root_grads]
     prev = [schedule[i].variable._grad._v if schedule[i].variable._grad is not None else None for i in leaf_nodes]
+    ints = [_static(n)[1] for n in schedule if not isinstance(n, AccumulateGrad)]
     if config.lazy and STATE.recorder is None:
         # lazy capture: the backward joins the pending program (forward, and the optimizer update that follows)
-        leaf_out, captured = lazy.record_pytree("lowered_backward", fn, fn.__wrapped__, (vals, outs, rgs, prev),
-                                                   jitted=fn, nested=nested)
+        leaf_out, captured = lazy.record_pytree("lowered_backward", fn, fn.__wrapped__,
+                                                   (vals, outs, rgs, prev, ints), jitted=fn, nested=nested)
     else:
-        args = (vals, outs, rgs, prev)
+        args = (vals, outs, rgs, prev, ints)
         if lazy.STATS["calls_recorded"]:  # lazy mode was used: pending values may remain
             args = jax.tree.map(lazy.concrete, args, is_leaf=lazy.is_pending)
         leaf_out, captured = fn(*args)
@@ -140,7 +148,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
 
 def _build(schedule, index, root_edges, targets, accumulate):
     """The jitted ``(vals, outs, root_grads, prev_leaf_grads) -> (leaf grads, captured grads)``."""
-    from ..ops.opnode import _bwd_fn, live_inputs
+    from ..ops.opnode import _bwd_fn, dynamic_bwd_fn, live_inputs
     steps = []
     leaf_nodes = []
     captures = []  # (node index, output_nr, input index) for autograd.grad
@@ -157,9 +165,11 @@ def _build(schedule, index, root_edges, targets, accumulate):
         op_pos[i] = len(op_pos)
         edges = tuple((index[id(e[0])], e[1]) if e is not None and id(e[0]) in index else None
                       for e in node.next_edges)
-        steps.append(("op", i, nesting.nested(_bwd_fn(node.op, node.static, node.cdt, node.mask),
-                                              ("backward", node.op, node.static, node.cdt, node.mask)),
-                      node.mask, edges, node.op))
+        kst, dv = _static(node)
+        bwd = dynamic_bwd_fn(node.op, kst, node.cdt, node.mask) if dv else \
+            _bwd_fn(node.op, kst, node.cdt, node.mask)
+        steps.append(("op", i, nesting.nested(bwd, ("backward", node.op, kst, node.cdt, node.mask, bool(dv))),
+                      node.mask, edges, node.op, bool(dv)))
     metas = [n.out_meta for n in schedule]
     roots = [(index.get(id(n)), nr) for n, nr in root_edges]
 
@@ -175,7 +185,7 @@ def _build(schedule, index, root_edges, targets, accumulate):
         slot = bufs.setdefault(j, [None] * len(metas[j]))
         slot[nr] = g if slot[nr] is None else slot[nr] + g
 
-    def run(vals, outs, rgs, prev):
+    def run(vals, outs, rgs, prev, ints):
         bufs = {}
         for (j, nr), g in zip(roots, rgs):
             if j is not None and g is not None:
@@ -189,13 +199,14 @@ def _build(schedule, index, root_edges, targets, accumulate):
                 if g is not None:
                     leaf_out[k] = g if prev[k] is None else prev[k] + g
                 continue
-            _, i, bwd, mask, edges, op = st
+            _, i, bwd, mask, edges, op, dyn = st
             gs = bufs.pop(i, None)
             seen[i] = gs
             if gs is None or all(g is None for g in gs):
                 continue
             p = op_pos[i]
-            res = iter(bwd(tuple(vals[p]), tuple(outs[p]) if outs[p] is not None else None, tuple(gs)))
+            args = (tuple(vals[p]), tuple(outs[p]) if outs[p] is not None else None, tuple(gs))
+            res = iter(bwd(*args, ints[p]) if dyn else bwd(*args))
             live = live_inputs(op, gs)
             for k, (m, e) in enumerate(zip(mask, edges)):
                 if m:

@@ -18,6 +18,7 @@ import warnings
 
 import jax
 import numpy as np
+from jax import lax
 
 from .. import _dtype
 from .._tensor import Tensor
@@ -244,40 +245,70 @@ def _int(v):
         raise TypeError(f"'{type(v).__name__}' object cannot be interpreted as an integer") from None
 
 
-def _stages(template, arrays):
-    """PyTorch's two-stage indexing: the basic part, then the index arrays over the remaining dims."""
-    first, second, advanced = [], [], False
+def _basic_stage(x, template):
+    """PyTorch's first indexing stage: integers select, slices narrow, None and boolean scalars add a dim; the dims
+    index arrays index are kept whole. An integer or a slice start may be a traced value (an eager kernel takes
+    them as values: :func:`dynamic_template`); a ``('S', start, length, step)`` item is such a slice."""
+    d = 0
     for t in template:
         kind = t[0]
         if kind == "i":
-            first.append(t[1])
-            continue
-        if kind == "s":
-            first.append(slice(t[1], t[2], t[3]))
-            second.append(slice(None))
-        elif kind == "n":
-            first.append(None)
-            second.append(slice(None))
-        elif kind == "b":
-            first.append(None)
-            second.append(np.zeros(int(t[1]), np.int32))
-            advanced = True
+            n = t[1]
+            x = lax.index_in_dim(x, n, d, keepdims=False) if type(n) is int else \
+                lax.dynamic_index_in_dim(x, n, d, keepdims=False)
+        elif kind == "s":
+            _, start, stop, step = t
+            if (start, stop, step) != (0, x.shape[d], 1):
+                x = lax.slice_in_dim(x, start, stop, step, d)
+            d += 1
+        elif kind == "S":
+            _, start, length, step = t
+            span = (length - 1) * step + 1 if length else 0
+            x = lax.dynamic_slice_in_dim(x, start, span, d)
+            if step > 1:
+                x = lax.slice_in_dim(x, 0, span, step, d)
+            d += 1
+        elif kind in "nb":
+            x = lax.expand_dims(x, (d,))
+            d += 1
         else:
-            first.append(slice(None))
-            second.append(arrays[t[1]])
-            advanced = True
-    return tuple(first), (tuple(second) if advanced else None)
+            d += 1
+    return x
 
 
 def _getitem_fwd(x, *arrays, template):
-    first, second = _stages(template, arrays)
-    y = x[first]
-    return y[second] if second is not None else y
+    y = _basic_stage(x, template)
+    second, advanced = [], False
+    for t in template:
+        kind = t[0]
+        if kind == "a":
+            second.append(arrays[t[1]])
+            advanced = True
+        elif kind == "b":
+            second.append(np.zeros(int(t[1]), np.int32))
+            advanced = True
+        elif kind != "i":
+            second.append(slice(None))
+    return y[tuple(second)] if advanced else y
 
 
-_BASIC = {name: defop(f"getitem_{name}", _getitem_fwd, view=True, linear=True, grad_name=f"{name}Backward0")
+def dynamic_template(static, take):
+    """``OpDef.dynamic`` of the indexing ops: the integers and the slice starts of the template (a slice from 0
+    stays static: ``:`` and ``:k`` are common and cost no argument)."""
+    out = []
+    for k, v in static:
+        if k == "template":
+            v = tuple(("i", take(t[1])) if t[0] == "i" else
+                      ("S", take(t[1]), len(range(t[1], t[2], t[3])), t[3]) if t[0] == "s" and t[1] else t
+                      for t in v)
+        out.append((k, v))
+    return tuple(out)
+
+
+_BASIC = {name: defop(f"getitem_{name}", _getitem_fwd, view=True, linear=True, grad_name=f"{name}Backward0",
+                      dynamic=dynamic_template)
           for name in ("Select", "Slice", "Unsqueeze", "Alias")}
-_INDEX = defop("index", _getitem_fwd, linear=True, grad_name="IndexBackward0")
+_INDEX = defop("index", _getitem_fwd, linear=True, grad_name="IndexBackward0", dynamic=dynamic_template)
 
 
 @layout_rule(*(f"getitem_{name}" for name in ("Select", "Slice", "Unsqueeze", "Alias")))

@@ -25,7 +25,7 @@ from .._tensor import Tensor, multi_output_view_error, wrap
 from .._tensor_views import _VIEW_WRITE
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
-from . import lazy, registry, tracing
+from . import dynamic as _dynamic, lazy, registry, tracing
 from .registry import apply, defop
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -207,9 +207,10 @@ def _view_write_fwd(base, new, *, chain, changed=False):
     return _scatter(base, head, sub_new)
 
 
-VIEW_WRITE = defop("view_write", _view_write_fwd, linear=True, grad_name="CopySlices")  # linear in both
+VIEW_WRITE = defop("view_write", _view_write_fwd, linear=True, grad_name="CopySlices",  # linear in both
+                   dynamic=_dynamic.chain_static)
 VIEW_REPLAY = defop("view_replay", lambda x, *, chain: _chain_apply(x, chain), linear=True,
-                    grad_name="AsStridedBackward0")
+                    grad_name="AsStridedBackward0", dynamic=_dynamic.chain_static)
 
 
 def _check_view_modifiable(view, chain, base):
@@ -346,7 +347,8 @@ def _inexact(v):
 
 @functools.lru_cache(maxsize=512)
 def _chain_kernel(chain):
-    return jax.jit(lambda x: _chain_apply(x, chain))
+    """``(x, ints) -> x`` seen through ``chain``, whose Slots ``ints`` fill (``ops/dynamic.py``)."""
+    return jax.jit(lambda x, ints: _chain_apply(x, _dynamic.fill(chain, ints)))
 
 
 def _replay_value(x, chain):
@@ -354,7 +356,8 @@ def _replay_value(x, chain):
         return _meta.eval_meta(lambda v: _chain_apply(v, chain), [x])
     if tracing.active():
         return _chain_apply(x, chain)
-    return _chain_kernel(chain)(lazy.concrete(x))
+    kchain, ints = _dynamic.split_with(_dynamic.split_chain, chain)
+    return _chain_kernel(kchain)(lazy.concrete(x), _dynamic.values(ints))
 
 
 _VIEW_WRITE.write = _write

@@ -12,7 +12,7 @@ from .. import _dtype, _meta
 from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, live_tensor, saved_origin
 from ..autograd.grad_mode import STATE
-from . import lazy, tracing
+from . import dynamic as _dynamic, lazy, tracing
 from . import registry as _registry
 
 
@@ -202,11 +202,11 @@ class OpNode(Node):
         op = self.op
         if not create_graph:
             gvals = tuple(g._d if g is not None else None for g in grads)
-            k = backward_kernel(op, self.static, self.cdt, self.mask)
             vals, outs = self.saved_values()
-            if tracing.active():
-                res = k.__wrapped__(vals, outs, gvals)
+            if tracing.active():  # (traced: the static arguments stay static)
+                res = _bwd_fn(op, self.static, self.cdt, self.mask)(vals, outs, gvals)
             else:
+                k = backward_kernel(op, self.static, self.cdt, self.mask)
                 vals = tuple(lazy.concrete_all(vals))
                 outs = tuple(lazy.concrete_all(outs)) if outs is not None else None
                 gvals = tuple(lazy.concrete_all(gvals))
@@ -372,12 +372,37 @@ def _fit(g, v):
 
 
 def backward_kernel(op, static, cdt, mask):
-    key = (static, cdt, mask)
+    """The cached jitted ``(vals, outs, gs) -> grads of the masked inputs``; one per op signature whatever the
+    values of the op's dynamic integers (``ops/dynamic.py``), which it takes as values."""
+    if op.dynamic is None:
+        kst, ints = static, ()
+    else:
+        kst, ints = _dynamic.split(op, static)
+    key = (kst, cdt, mask)
     k = op.bwd_kernels.get(key)
     if k is None:
-        k = jax.jit(_bwd_fn(op, static, cdt, mask))
-        op.bwd_kernels[key] = k
-    return k
+        k = op.bwd_kernels[key] = jax.jit(dynamic_bwd_fn(op, kst, cdt, mask) if ints else _bwd_fn(op, kst, cdt, mask))
+    return _Bound(k, _dynamic.values(ints)) if ints else k
+
+
+def dynamic_bwd_fn(op, kst, cdt, mask):
+    """``(vals, outs, gs, ints) -> grads``: :func:`_bwd_fn` for the static arguments ``kst`` with its Slots
+    filled by ``ints``."""
+    def bwd(vals, outs, gs, ints):
+        return _bwd_fn(op, _dynamic.fill(kst, ints), cdt, mask)(vals, outs, gs)
+    return bwd
+
+
+class _Bound:
+    """A backward kernel with the values of its dynamic integers bound: called as the kernels of other ops are."""
+
+    __slots__ = ("k", "ints")
+
+    def __init__(self, k, ints):
+        self.k, self.ints = k, ints
+
+    def __call__(self, vals, outs, gs):
+        return self.k(vals, outs, gs, self.ints)
 
 
 _BACKWARD_OPS: dict = {}

@@ -27,7 +27,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.graph import ERR_INFERENCE_SAVED, node_class
 from ..autograd.grad_mode import STATE
 from ..autograd import saved_hooks as _saved_hooks
-from . import lazy, saved as _saved, tracing
+from . import dynamic as _dynamic, lazy, saved as _saved, tracing
 from . import float8 as _float8
 from .casting import cast as _cast
 from . import opnode as _opnode
@@ -55,6 +55,8 @@ class OpDef:
         linear: the VJP needs no saved values (add, sum, views...): backward twice through it does not fail.
         differentiable: False for ops whose outputs never carry gradients (comparisons, argmax...).
         view: the first output is a view of the first input (writes to it reach the input).
+        dynamic: ``dynamic(static, take) -> static`` for an op whose static arguments hold integers that eager
+            kernels take as values (indices, slice starts: see ``ops/dynamic.py``), else None.
         saved: what PyTorch saves for the backward, per input position: the inputs (digits) and outputs (``"o"``
             all, ``"o1"`` output 1) the gradient of that input reads, e.g. ``("1", "0")`` for mul, ``("o",)``
             for exp. Only the saves of inputs that require grad are made, as PyTorch's generated nodes do. It
@@ -65,11 +67,12 @@ class OpDef:
     """
 
     __slots__ = ("name", "fwd", "vjp", "grad_name", "promote", "promote_args", "linear", "differentiable", "view",
-                 "node_cls", "kernels", "bwd_kernels", "save_out", "saved", "vjp_uncast", "__weakref__")
+                 "node_cls", "kernels", "bwd_kernels", "save_out", "saved", "vjp_uncast", "dynamic", "__weakref__")
 
     def __init__(self, name, fwd, *, vjp=None, grad_name=None, promote=None, promote_args=None, linear=False,
-                 differentiable=True, view=False, save_out=None, saved=None, vjp_uncast=False):
+                 differentiable=True, view=False, save_out=None, saved=None, vjp_uncast=False, dynamic=None):
         self.name = name
+        self.dynamic = dynamic
         self.vjp_uncast = vjp_uncast
         self.fwd = fwd
         self.vjp = vjp
@@ -124,7 +127,7 @@ def overload(op, grad_name, **kw) -> OpDef:
     raises, for an overload PyTorch does not differentiate). Not registered: :data:`OPS` keeps ``op``."""
     fields = dict(vjp=op.vjp, promote=op.promote, promote_args=op.promote_args, linear=op.linear,
                   differentiable=op.differentiable, view=op.view, save_out=op.save_out, saved=op.saved,
-                  vjp_uncast=op.vjp_uncast)
+                  vjp_uncast=op.vjp_uncast, dynamic=op.dynamic)
     fields.update(kw)
     return OpDef(op.name, op.fwd, grad_name=grad_name, **fields)
 
@@ -171,10 +174,12 @@ _DISPATCH: dict = {}
 
 
 def _dispatch_entry(op, args, st, key):
+    """``key[1]`` is ``st`` with the op's dynamic integers as Slots (``ops/dynamic.py``): the kernel takes them as
+    trailing arguments."""
     cdt = compute_dtype(op, args) if op.promote is not None else None
     # PyTorch has few float8 kernels: the others raise (some by the operands' sizes: such calls are not cached)
     by_size = not _dtype.FLOAT8_NP.isdisjoint(key[2:]) and _float8.check(op, args, dict(st))
-    entry = (cdt, kernel(op, st, cdt))
+    entry = (cdt, _jitted(op, key[1], cdt))
     if by_size:
         return entry
     idx = op.promote_args
@@ -267,15 +272,32 @@ def _cast_fn(op, cdt):
     return cast_fwd
 
 
-def kernel(op, static, cdt):
+def _jitted(op, static, cdt):
+    """The cached jitted forward for ``static``; where it holds Slots (``ops/dynamic.py``) it takes their values
+    after the op's inputs."""
     key = (static, cdt)
     k = op.kernels.get(key)
     if k is None:
         fn = _cast_fn(op, cdt)
-        kw = dict(static)
-        k = jax.jit(lambda *vals: fn(*vals, **kw))
+        n = _dynamic.count(static) if op.dynamic is not None else 0
+        if n:
+            def k(*vals):
+                return fn(*vals[:-n], **dict(_dynamic.fill(static, vals[-n:])))
+            k = jax.jit(k)
+        else:
+            kw = dict(static)
+            k = jax.jit(lambda *vals: fn(*vals, **kw))
         op.kernels[key] = k
     return k
+
+
+def kernel(op, static, cdt):
+    """A callable ``(*vals) -> outputs`` running ``op``'s cached jitted forward."""
+    if op.dynamic is None:
+        return _jitted(op, static, cdt)
+    kst, dv = _dynamic.split_values(op, static)
+    k = _jitted(op, kst, cdt)
+    return (lambda *vals: k(*vals, *dv)) if dv else k
 
 
 def run_forward(op, vals, static, cdt):
@@ -310,7 +332,11 @@ def apply(op: OpDef, args: tuple, **static):
         args = autocast_hook(op.name, args)
     st = tuple(static.items()) if static else ()
     vals = []
-    key = [op, st]
+    if op.dynamic is None:
+        key, dv = [op, st], ()
+    else:  # the integers eager kernels take as values (ops/dynamic.py)
+        kst, dv = _dynamic.split_values(op, st)
+        key = [op, kst]
     req = strided = False
     for a in args:
         if isinstance(a, Tensor):
@@ -336,7 +362,7 @@ def apply(op: OpDef, args: tuple, **static):
         elif STATE.tracing or config.lazy:
             out = run_forward(op, vals, st, cdt)
         else:  # the eager fast path: one dict lookup, then the jitted kernel's C++ dispatch
-            out = k(*vals)
+            out = k(*vals, *dv)
     except (TypeError, ValueError) as e:
         if lazy.STATS["calls_recorded"] and lazy.LazyValue in map(type, vals):
             # an input still pending from lazy capture (jit refuses it): run what is pending, then the kernel
@@ -349,7 +375,7 @@ def apply(op: OpDef, args: tuple, **static):
             if err is not None:
                 raise err from None
             try:
-                out = _meta.eval_meta(k, vals)
+                out = _meta.eval_meta(k, [*vals, *dv])
             except (TypeError, ValueError) as e2:
                 raise translate_error(op, args, static, e2) from None
         else:

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .index import (_as_index_tensor, _basic_op, _full_flags, _getitem_fwd, _int_scalar_tensor, _seq_as_tuple,
-                    parse_index)
+                    dynamic_template, parse_index)
 from .casting import cast, check_scalar_fits
 from .inplace import check_overlap, overlap_ok, write_scope
 from .writes import set_at
@@ -49,7 +49,8 @@ def _lead_ones(shape):
 
 
 # writes are linear in (self, value): their backward needs no saved values (PyTorch saves only the indices)
-_INDEX_PUT = defop("index_put", _index_put_fwd, linear=True, grad_name="IndexPutBackward0")
+_INDEX_PUT = defop("index_put", _index_put_fwd, linear=True, grad_name="IndexPutBackward0",
+                   dynamic=dynamic_template)
 _MASKED_SET = defop("masked_set", lambda x, mask, value: jnp.where(
     mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim)), cast(value, x.dtype), x),
     linear=True, grad_name="IndexPutBackward0")

@@ -21,10 +21,21 @@ _public = _Family(globals()).public
 
 
 def _narrow_fwd(x, *, dim, start, length):
+    if type(start) is not int:  # (an eager kernel's start, as a value: ops/dynamic.py)
+        return jax.lax.dynamic_slice_in_dim(x, start, length, axis=dim)
     return jax.lax.slice_in_dim(x, start, start + length, axis=dim)
 
 
-_NARROW = defop("narrow", _narrow_fwd, view=True, linear=True, grad_name="SliceBackward0")
+def _dynamic_arg(name, zero=False):
+    """``OpDef.dynamic`` taking the static argument ``name`` as a value (with ``zero``, a 0 too: a start of 0
+    stays static otherwise)."""
+    def dynamic(static, take):
+        return tuple((k, take(v) if k == name and (v or zero) else v) for k, v in static)
+    return dynamic
+
+
+_NARROW = defop("narrow", _narrow_fwd, view=True, linear=True, grad_name="SliceBackward0",
+                dynamic=_dynamic_arg("start"))
 
 
 @layout_rule("narrow")
@@ -54,10 +65,13 @@ def narrow(input, dim, start, length):
 
 
 def _select_fwd(x, *, dim, index):
+    if type(index) is not int:
+        return jax.lax.dynamic_index_in_dim(x, index, axis=dim, keepdims=False)
     return jax.lax.index_in_dim(x, index, axis=dim, keepdims=False)
 
 
-_SELECT = defop("select", _select_fwd, view=True, linear=True, grad_name="SelectBackward0")
+_SELECT = defop("select", _select_fwd, view=True, linear=True, grad_name="SelectBackward0",
+                dynamic=_dynamic_arg("index", zero=True))
 
 
 @layout_rule("select")

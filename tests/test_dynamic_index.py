@@ -128,3 +128,35 @@ def test_compiled_step_keeps_python_indices_static():
 
     for i in (1, 4, 1):
         np.testing.assert_array_equal(row(x, i).numpy(), x.numpy()[i] * 2)
+
+
+@needs_torch
+@pytest.mark.parametrize("n", [3, 19])
+def test_unbind_and_iteration(n):
+    """Beyond a few outputs unbind runs one select kernel per output (a program's compile time grows with its
+    outputs): same values, strides, views and gradients either way."""
+    a = arr(4, n, seed=8)
+    res = []
+    for lib in (torch, torchish):
+        x = lib.tensor(a, requires_grad=True)
+        cols = x.unbind(1)
+        rows = list(x * 1.0)
+        loss = sum((c * (k + 1)).sum() for k, c in enumerate(cols)) + sum((r ** 2).sum() for r in rows)
+        loss.backward()
+        res.append(([c.detach().numpy() for c in cols], [c.stride() for c in cols], [r.stride() for r in rows],
+                    [type(c.grad_fn).__name__ for c in cols[:2]], x.grad.numpy()))
+    for t, m in zip(*res):
+        if isinstance(t, np.ndarray):
+            np.testing.assert_allclose(m, t, rtol=1e-6)
+        else:
+            assert len(m) == len(t)
+            for u, v in zip(t, m):
+                np.testing.assert_array_equal(np.asarray(v), np.asarray(u))
+
+
+def test_unbind_of_many_compiles_one_kernel():
+    x = torchish.tensor(arr(37, 3, seed=9))
+    before = _compiles()
+    rows = x.unbind(0)
+    assert _compiles() - before <= 1
+    np.testing.assert_array_equal(np.stack([r.numpy() for r in rows]), x.numpy())

@@ -57,6 +57,8 @@ class OpDef:
         view: the first output is a view of the first input (writes to it reach the input).
         dynamic: ``dynamic(static, take) -> static`` for an op whose static arguments hold integers that eager
             kernels take as values (indices, slice starts: see ``ops/dynamic.py``), else None.
+        eager: ``eager(fwd, static) -> kernel``: the eager kernel, where ``jax.jit`` of the forward as one program
+            compiles slowly (``unbind``: a program's compile time grows with its number of outputs).
         saved: what PyTorch saves for the backward, per input position: the inputs (digits) and outputs (``"o"``
             all, ``"o1"`` output 1) the gradient of that input reads, e.g. ``("1", "0")`` for mul, ``("o",)``
             for exp. Only the saves of inputs that require grad are made, as PyTorch's generated nodes do. It
@@ -67,12 +69,15 @@ class OpDef:
     """
 
     __slots__ = ("name", "fwd", "vjp", "grad_name", "promote", "promote_args", "linear", "differentiable", "view",
-                 "node_cls", "kernels", "bwd_kernels", "save_out", "saved", "vjp_uncast", "dynamic", "__weakref__")
+                 "node_cls", "kernels", "bwd_kernels", "save_out", "saved", "vjp_uncast", "dynamic", "eager",
+                 "__weakref__")
 
     def __init__(self, name, fwd, *, vjp=None, grad_name=None, promote=None, promote_args=None, linear=False,
-                 differentiable=True, view=False, save_out=None, saved=None, vjp_uncast=False, dynamic=None):
+                 differentiable=True, view=False, save_out=None, saved=None, vjp_uncast=False, dynamic=None,
+                 eager=None):
         self.name = name
         self.dynamic = dynamic
+        self.eager = eager
         self.vjp_uncast = vjp_uncast
         self.fwd = fwd
         self.vjp = vjp
@@ -127,7 +132,7 @@ def overload(op, grad_name, **kw) -> OpDef:
     raises, for an overload PyTorch does not differentiate). Not registered: :data:`OPS` keeps ``op``."""
     fields = dict(vjp=op.vjp, promote=op.promote, promote_args=op.promote_args, linear=op.linear,
                   differentiable=op.differentiable, view=op.view, save_out=op.save_out, saved=op.saved,
-                  vjp_uncast=op.vjp_uncast, dynamic=op.dynamic)
+                  vjp_uncast=op.vjp_uncast, dynamic=op.dynamic, eager=op.eager)
     fields.update(kw)
     return OpDef(op.name, op.fwd, grad_name=grad_name, **fields)
 
@@ -280,7 +285,9 @@ def _jitted(op, static, cdt):
     if k is None:
         fn = _cast_fn(op, cdt)
         n = _dynamic.count(static) if op.dynamic is not None else 0
-        if n:
+        if op.eager is not None:
+            k = op.eager(fn, static)
+        elif n:
             def k(*vals):
                 return fn(*vals[:-n], **dict(_dynamic.fill(static, vals[-n:])))
             k = jax.jit(k)

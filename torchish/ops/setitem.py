@@ -171,9 +171,25 @@ def _set_basic(self, template, value):
             value = to_dtype(value, self.dtype)
         r = reshape(value, stripped) if stripped != vshape else value
     else:
-        v = jnp.asarray(value)  # (into a float8 type: PyTorch's rounding, e4m3fn saturating)
-        r = Tensor._make(cast(v, self._v.dtype) if self._v.dtype in _dtype.FLOAT8_NP else v.astype(self._v.dtype))
+        r = Tensor._make(_scalar_value(value, self._v.dtype))
     view._assign(r)  # view_write broadcasts r over the view
+
+
+_VALUES: dict = {}
+
+
+def _scalar_value(value, npdt):
+    """A Python number as a 0-d array of ``npdt`` (cached: converting it eagerly costs more than the write)."""
+    t = type(value)
+    key = (t, float.hex(value) if t is float else (float.hex(value.real), float.hex(value.imag)) if t is complex
+           else value, npdt)
+    v = _VALUES.get(key)
+    if v is None:
+        if len(_VALUES) >= 4096:
+            _VALUES.clear()
+        v = jnp.asarray(value)  # (into a float8 type: PyTorch's rounding, e4m3fn saturating)
+        v = _VALUES[key] = cast(v, npdt) if npdt in _dtype.FLOAT8_NP else v.astype(npdt)
+    return v
 
 
 def _forget_view(view):

@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .elementwise import require_int, structured_out, type_name
+from . import dynamic as _dynamic
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -219,10 +220,29 @@ def chunk(input, chunks, dim=0):
 
 
 def _unbind_fwd(x, *, dim):
-    return tuple(_select_fwd(x, dim=dim, index=i) for i in range(x.shape[dim]))
+    # (a split, whose VJP is one concatenate: traced and compiled ~3x faster than one of per-index selects)
+    shape = x.shape[:dim] + x.shape[dim + 1:]
+    return tuple(p.reshape(shape) for p in jax.lax.split(x, [1] * x.shape[dim], axis=dim))
 
 
-_UNBIND = defop("unbind", _unbind_fwd, view=True, linear=True, grad_name="UnbindBackward0")
+def _unbind_eager(fwd, static):
+    """unbind's eager kernel: one program for a few outputs; beyond that one select kernel called per output (the
+    index a value: ops/dynamic.py), as XLA's compile time grows with a program's outputs (~10 ms each on CPU: 0.7 s
+    for ``for row in x`` over 64 rows, against ~30 ms for the select kernel)."""
+    dim = dict(static)["dim"]
+    whole = jax.jit(lambda x: fwd(x, dim=dim))
+    one = jax.jit(lambda x, i: _select_fwd(x, dim=dim, index=i))
+
+    def run(x):
+        n = x.shape[dim]
+        if n <= _UNBIND_WHOLE:
+            return whole(x)
+        return tuple(one(x, i) for i in _dynamic.values(range(n)))
+    return run
+
+
+_UNBIND_WHOLE = 8
+_UNBIND = defop("unbind", _unbind_fwd, view=True, linear=True, grad_name="UnbindBackward0", eager=_unbind_eager)
 
 
 @layout_rule("unbind")

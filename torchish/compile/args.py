@@ -13,6 +13,7 @@ program cannot repeat, and runs eagerly.
 from __future__ import annotations
 
 import jax
+import numpy as np
 
 from .. import _dtype, _precision
 from .._tensor import Tensor
@@ -25,6 +26,7 @@ _MAX_ATTRS = 64  # an object with more attributes than this, or a longer contain
 _MAX_DEPTH = 3   # objects held by objects are taken apart this deep
 _SCALARS = (int, float, bool, str, bytes, type(None), complex)
 _BIG = (list, tuple, dict, set)
+_INEXACT = (float, complex, np.inexact)
 
 
 def strides(t):
@@ -43,6 +45,8 @@ def _leaf_key(x):
             return ("T", x._v.shape, x._v.dtype, True, x._grad is None, x._grad_fn is None, strides(x),
                     x.__dict__.get("_grad_dtype", False))
         return ("T", x._v.shape, x._v.dtype, False, strides(x))
+    if isinstance(x, _INEXACT):  # (by its bits: -0.0 is not 0.0 for a program that bakes it in; every NaN one key)
+        return ("V", type(x), float(x.real).hex(), float(x.imag).hex())
     if isinstance(x, _SCALARS):
         return ("V", type(x), x)
     if isinstance(x, (jax.Array,)):

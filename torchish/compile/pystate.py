@@ -481,7 +481,21 @@ class PyState:
 
 
 def _same(a, b):
-    return a is b or (type(a) is type(b) and a == b)
+    """Whether a program traced with the Python value ``b`` baked in also fits ``a``: the same type and value, where
+    ``-0.0`` is not ``0.0`` (``1 / (x * s)`` is -inf, not inf) and a NaN is a NaN (comparing unequal to itself, it
+    retraced every call); tuples element by element."""
+    if a is b:
+        return True
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t is float or isinstance(a, np.floating):
+        return a == b and (a != 0 or np.signbit(a) == np.signbit(b)) or a != a and b != b
+    if t is complex or isinstance(a, np.complexfloating):
+        return _same(float(a.real), float(b.real)) and _same(float(a.imag), float(b.imag))
+    if t is tuple:
+        return len(a) == len(b) and all(map(_same, a, b))
+    return a == b
 
 
 def _same_item(it, a, b):
@@ -519,17 +533,15 @@ class Guard:
                 self.cells.append((it[1], v, it[0] == "oc"))
             else:
                 self.slow.append((it, v))
-        self.modules = [(h, tuple(k), tuple(v), tuple(map(type, v))) for (kind, i), (h, k, v) in groups.items()
-                        if kind == "m"]
-        self.other = [(h, tuple(k), tuple(v), tuple(map(type, v))) for (kind, i), (h, k, v) in groups.items()
-                      if kind == "d"]
+        self.modules = [(h, tuple(k), tuple(v)) for (kind, i), (h, k, v) in groups.items() if kind == "m"]
+        self.other = [(h, tuple(k), tuple(v)) for (kind, i), (h, k, v) in groups.items() if kind == "d"]
         self.epoch = None
 
     @staticmethod
     def _groups_hold(groups):
-        for h, keys, vals, kinds in groups:
+        for h, keys, vals in groups:
             got = tuple(map(h.get, keys, _MISSINGS))  # (a deleted key reads as _MISSING, never as None)
-            if got != vals or tuple(map(type, got)) != kinds:
+            if not all(map(_same, got, vals)):  # (the types too: `x * 1` and `x * 1.0` differ)
                 return False
         return True
 
@@ -538,9 +550,9 @@ class Guard:
             if not self._groups_hold(self.modules):
                 return False
             self.epoch = ATTR_EPOCH[0]
-        for h, keys, vals, kinds in self.other:  # (the same objects first: flags and numbers a dict keeps)
+        for h, keys, vals in self.other:  # (the same objects first: flags and numbers a dict keeps)
             if not all(map(operator.is_, map(h.get, keys, _MISSINGS), vals)) and not self._groups_hold(
-                    [(h, keys, vals, kinds)]):
+                    [(h, keys, vals)]):
                 return False
         for cell, v, by_identity in self.cells:
             try:

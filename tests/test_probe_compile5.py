@@ -1,0 +1,92 @@
+"""Probes of torchish.compile with training and inference steps, each run three ways — PyTorch eager, torchish
+eager and torchish.compile — over several calls, so that the state a compiled call writes back (parameters,
+``.grad``, buffers, optimizer state) is what the next call reads; the compiled functions' statistics show when
+they retrace.
+
+Fixed: a Python float baked into a program was matched by ``==``, so ``-0.0`` reused the program traced for
+``0.0`` (``1 / (x * s)`` gave inf where PyTorch gives -inf), as an argument (the cache key), a module attribute
+or a global/closure value (the guards); and a NaN argument, unequal to itself, made every call a new signature
+(each ran eagerly, the cache filled with them). Floats are now keyed by their bits (compile.args, compile.pystate).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import torchish
+from oracle import assert_same, formula_data as _data, formula_init as _init, needs_torch, torch
+
+pytestmark = needs_torch
+
+
+def _lin(T, i, o, seed=0):
+    return _init(T, T.nn.Linear(i, o), seed=seed)
+
+
+def _three(case, eager=True):
+    """``case(T, jit)`` run by PyTorch (``jit`` the identity), by torchish eagerly (with ``eager``) and by torchish
+    with ``torchish.compile``: the results must match PyTorch's. Returns the compiled functions' statistics."""
+    def ident(fn=None, **kw):
+        return fn if fn is not None else (lambda f: f)
+    made = []
+
+    def jit(fn=None, **kw):
+        if fn is None:
+            return lambda f: jit(f, **kw)
+        made.append(torchish.compile(fn, **kw))
+        return made[-1]
+    ref = case(torch, ident)
+    if eager:
+        assert_same(ref, case(torchish, ident), "eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no graph break, no retrace warning expected)
+        got = case(torchish, jit)
+    assert_same(ref, got, "compiled")
+    return [dict(getattr(c, "stats", None) or c._compiled_call.stats) for c in made]
+
+
+def _counts(stats):
+    return {k: stats[k] for k in ("calls", "eager_calls", "compiled_calls", "retraces")}
+
+
+# --- floats baked into programs ------------------------------------------------------------------------------------
+def case_signed_zero_and_nan(T, jit):
+    """-0.0 after 0.0 as an argument, a numpy float argument, a module attribute and a global's entry; NaN
+    arguments (a new object each call)."""
+    class Scaled(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.s = 0.0
+
+        def forward(self, x):
+            return 1 / (x * self.s)
+    m = Scaled()
+    cm = jit(m)
+    cfg = {"s": 0.0}
+
+    @jit
+    def f(x, s):
+        return 1 / (x * s), x * s
+
+    @jit
+    def g(x):
+        return 1 / (x * cfg["s"])
+    x = _data(T, 3).abs() + 0.5
+    r = [f(x, 0.0), f(x, 0.0), f(x, -0.0), f(x, -0.0), f(x, 0.0)]
+    r += [f(x, np.float64(0.0)), f(x, np.float64(0.0)), f(x, np.float64(-0.0))]
+    r += [f(x, float("nan")) for _ in range(3)]
+    r += [cm(x), cm(x), g(x), g(x)]
+    m.s, cfg["s"] = -0.0, -0.0
+    r += [cm(x), cm(x), g(x), g(x)]
+    m.s, cfg["s"] = float("nan"), float("nan")
+    r += [cm(x), cm(x), g(x)]
+    cfg["s"] = float("nan")  # (another NaN object)
+    return r + [g(x)]
+
+
+def test_signed_zero_and_nan_python_floats():
+    cm, f, g = _three(case_signed_zero_and_nan, eager=False)
+    # f: 0.0, -0.0, numpy's 0.0 and -0.0 and NaN are five signatures, each recorded eagerly once
+    assert _counts(f) == {"calls": 11, "eager_calls": 5, "compiled_calls": 6, "retraces": 0}
+    # the module's and the global's -0.0, then NaN, retrace once each; a new NaN object does not
+    assert _counts(cm) == _counts(g) == {"calls": 6, "eager_calls": 1, "compiled_calls": 5, "retraces": 2}

@@ -45,25 +45,26 @@ def seed_state(seed: int) -> np.ndarray:
     return state
 
 
-def _mix(cur, nxt, far):
+def _mix(cur, nxt, far, xp=jnp):
     y = (cur & _UPPER) | (nxt & _LOWER)
-    return far ^ (y >> 1) ^ jnp.where((y & 1) == 1, jnp.uint32(_MATRIX_A), jnp.uint32(0))
+    return far ^ (y >> 1) ^ xp.where((y & 1) == 1, np.uint32(_MATRIX_A), np.uint32(0))
 
 
-def twist(mt):
+def twist(mt, xp=jnp):
     """The next 624 words. Word i reads old words i, i + 1 and i + 397; past the middle, i + 397 wraps onto words
-    already replaced, so the block is computed in the slices whose inputs are ready."""
-    a = _mix(mt[0:227], mt[1:228], mt[397:624])  # words 0..226
-    b = _mix(mt[227:454], mt[228:455], a)  # 227..453 read new 0..226
-    c = _mix(mt[454:623], mt[455:624], b[:169])  # 454..622 read new 227..395
-    d = _mix(mt[623:], a[:1], b[169:170])  # 623 reads new 0 and new 396
-    return jnp.concatenate([a, b, c, d])
+    already replaced, so the block is computed in the slices whose inputs are ready. ``xp``: jax.numpy, or numpy
+    for a draw on the host."""
+    a = _mix(mt[0:227], mt[1:228], mt[397:624], xp)  # words 0..226
+    b = _mix(mt[227:454], mt[228:455], a, xp)  # 227..453 read new 0..226
+    c = _mix(mt[454:623], mt[455:624], b[:169], xp)  # 454..622 read new 227..395
+    d = _mix(mt[623:], a[:1], b[169:170], xp)  # 623 reads new 0 and new 396
+    return xp.concatenate([a, b, c, d])
 
 
 def temper(y):
     y = y ^ (y >> 11)
-    y = y ^ ((y << 7) & jnp.uint32(0x9D2C5680))
-    y = y ^ ((y << 15) & jnp.uint32(0xEFC60000))
+    y = y ^ ((y << 7) & np.uint32(0x9D2C5680))
+    y = y ^ ((y << 15) & np.uint32(0xEFC60000))
     return y ^ (y >> 18)
 
 
@@ -101,9 +102,22 @@ def advance(state, blocks, used):
 
 
 def words64(w):
-    """random64 from consecutive pairs of words (first one high), as uint64."""
-    w = w.astype(jnp.uint64)
-    return (w[0::2] << 32) | w[1::2]
+    """random64 from consecutive pairs of words (first one high), as uint64 (jax or numpy arrays)."""
+    w = w.astype(np.uint64)
+    return (w[0::2] << np.uint64(32)) | w[1::2]
+
+
+def host_words(state: np.ndarray, count: int, used: int):
+    """numpy, for a concrete state: ``(the next count tempered words, the state after the first used of them)``,
+    the words :func:`stream` and :func:`advance` give (only the blocks needed are twisted)."""
+    pos = int(state[POS])
+    blocks = [state[:N]]
+    while len(blocks) * N - pos < max(count, used):
+        blocks.append(twist(blocks[-1], np))
+    words = temper(np.concatenate(blocks)[pos:pos + count])
+    end = pos + used
+    j = max((end - 1) // N, 0)
+    return words, np.concatenate([blocks[j], np.array([end - j * N], np.uint32), state[N + 1:]])
 
 
 def get_dcache(state):

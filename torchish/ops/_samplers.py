@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import _mt19937 as mt
 from . import _avx_mathfun, _serial_samplers
+from ._xp import JNP
 
 FILL_MIN = 16  # PyTorch's normal_fill threshold (contiguous tensors of at least 16 elements)
 
@@ -38,16 +39,16 @@ def _wide(dtype):
     return np.dtype(dtype) == np.float64
 
 
-def _unit(words, dtype):
+def unit(words, dtype):
     """PyTorch's uniform_real in [0, 1): 53 bits of two words for float64, else 24 bits of one word (float32; the
-    half types draw float's values too)."""
+    half types draw float's values too). (jax or numpy arrays alike.)"""
     if _wide(dtype):
         return u53(words)
-    return (words & jnp.uint32(0xFFFFFF)).astype(jnp.float32) * jnp.float32(2.0 ** -24)
+    return (words & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
 def u53(words):
-    return (mt.words64(words) & jnp.uint64((1 << 53) - 1)).astype(jnp.float64) * (2.0 ** -53)
+    return (mt.words64(words) & np.uint64((1 << 53) - 1)).astype(np.float64) * np.float64(2.0 ** -53)
 
 
 def _per(dtype):
@@ -71,47 +72,52 @@ def _two_prod(a, b):
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
-def _odd_sum(a, b):
+def _odd_sum(a, b, xp=JNP):
     """``a + b`` in float64 rounded to odd: an inexact sum whose rounded value is even is nudged one ulp towards the
     exact sum (its error from TwoSum), so that a later rounding to fewer bits rounds as the exact sum would."""
     s, err = _two_sum(a, b)
-    even = (jax.lax.bitcast_convert_type(s, jnp.int64) & 1) == 0
-    return jnp.where((err != 0) & even, jnp.nextafter(s, jnp.where(err > 0, jnp.inf, -jnp.inf)), s)
+    even = (xp.bitcast(s, np.int64) & 1) == 0
+    return xp.where((err != 0) & even, xp.nextafter(s, xp.where(err > 0, np.inf, -np.inf)), s)
 
 
-def fma64(a, b, c):
+def fma64(a, b, c, xp=JNP):
     """``a * b + c`` in float64 with one rounding, as PyTorch's kernels (built with FMA contraction) compute it.
     XLA contracts ``a * b + c`` itself at its default optimisation level but not at level 0 (the test suite's), so
     the fused value is built exactly: Dekker's product, then the sum of the three parts rounded once (round-to-odd
     on the low part)."""
-    a, b, c = (jnp.asarray(v, jnp.float64) for v in (a, b, c))
+    a, b, c = (xp.asarray(v, np.float64) for v in (a, b, c))
     hi, lo = _two_prod(a, b)
     th, tl = _two_sum(c, hi)
-    return th + _odd_sum(tl, lo)
+    return th + _odd_sum(tl, lo, xp)
 
 
-def _affine(x, scale, shift, dtype):
+def affine(x, scale, shift, dtype, xp=JNP):
     """``fma(x, scale, shift)`` rounded once to ``dtype`` (PyTorch's kernels are built with FMA contraction). For
     float32 values the product is exact in float64 and the float64 sum is rounded to odd, so rounding it to float32
     is correct."""
     if _wide(dtype):
-        return fma64(x, scale, shift)
-    return _odd_sum(x.astype(jnp.float64) * scale, shift).astype(jnp.float32).astype(dtype)
+        return fma64(x, scale, shift, xp)
+    return _odd_sum(x.astype(np.float64) * scale, shift, xp).astype(np.float32).astype(dtype)
 
 
-def _cast(v, dtype):
+def cast(v, dtype, xp=JNP):
     """PyTorch's ``static_cast<scalar_t>(from)`` of a double argument: rounded to the dtype, kept as float64."""
-    return jnp.asarray(v, jnp.float64).astype(dtype).astype(jnp.float64)
+    return xp.asarray(v, np.float64).astype(dtype).astype(np.float64)
+
+
+def uniform_values(u, dtype, lo, hi, xp=JNP):
+    """``uniform_(lo, hi)``'s values from the unit uniforms ``u`` (:func:`unit`)."""
+    wide = _wide(dtype)
+    lo, hi = cast(lo, np.float64 if wide else np.float32, xp), cast(hi, np.float64 if wide else np.float32, xp)
+    scale = hi - lo if wide else (hi - lo).astype(np.float32).astype(np.float64)  # (to - from) in float
+    v = affine(u, scale, lo, dtype, xp)
+    return xp.where(v == hi.astype(dtype), lo.astype(dtype), v)  # [from, to): a rounded-up `to` is `from`
 
 
 def _uniform(state, size, n, dtype, lo, hi):
     per = _per(dtype)
     words, after = _draw_words(state, size * per, n * per)
-    lo, hi = _cast(lo, jnp.float64 if _wide(dtype) else jnp.float32), _cast(hi, jnp.float64 if _wide(dtype)
-                                                                           else jnp.float32)
-    scale = hi - lo if _wide(dtype) else (hi - lo).astype(jnp.float32).astype(jnp.float64)  # (to - from) in float
-    v = _affine(_unit(words, dtype), scale, lo, dtype)
-    return after(), jnp.where(v == hi.astype(dtype), lo.astype(dtype), v)  # [from, to): a rounded-up `to` is `from`
+    return after(), uniform_values(unit(words, dtype), dtype, lo, hi)
 
 
 def _box_muller_16(d, dtype):
@@ -135,7 +141,7 @@ def _normal_fill(state, size, n, dtype, mean, std):
     partial = n % FILL_MIN != 0
     tail_at = n - n % FILL_MIN if np.dtype(dtype) in _HALVES else n  # (the words the last block is drawn from)
     words, after = _draw_words(state, (size + FILL_MIN) * per, (tail_at + jnp.where(partial, FILL_MIN, 0)) * per)
-    u = _unit(words, dtype)
+    u = unit(words, dtype)
     if np.dtype(dtype) == np.float32:  # PyTorch's AVX2 kernel (its float path on x86), bit for bit
         fill16 = _avx_mathfun.box_muller_16
     else:
@@ -145,7 +151,7 @@ def _normal_fill(state, size, n, dtype, mean, std):
     tail = fill16(jax.lax.dynamic_slice(u, (tail_at,), (FILL_MIN,)))
     body = jnp.where(partial, jax.lax.dynamic_update_slice(body, tail, (jnp.maximum(n - FILL_MIN, 0),)), body)
     pdt = jnp.float32 if np.dtype(dtype) in _HALVES else dtype  # (the reduced-precision kernel scales in float)
-    return after(), _affine(body, _cast(std, pdt), _cast(mean, pdt), dtype)
+    return after(), affine(body, cast(std, pdt), cast(mean, pdt), dtype)
 
 
 def _serial_normals(state, size, n):
@@ -157,7 +163,7 @@ def _serial_normals(state, size, n):
     valid, cached = mt.get_dcache(state)
     fresh = n - valid.astype(jnp.int32)
     words, after = _draw_words(state, 4 * pairs, 4 * ((fresh + 1) // 2))
-    u = _unit(words, jnp.float64).reshape(pairs, 2)
+    u = unit(words, jnp.float64).reshape(pairs, 2)
     r = jnp.sqrt(-2.0 * jnp.log1p(-u[:, 1]))
     theta = 2.0 * np.pi * u[:, 0]
     vals = jnp.stack([r * jnp.cos(theta), r * jnp.sin(theta)], axis=1).reshape(-1)  # cos, sin of pair 0, ...
@@ -202,7 +208,7 @@ def _bernoulli(state, size, n, dtype, p, narrow):
     word) for float32 probabilities."""
     if narrow:
         words, after = _draw_words(state, size, n)
-        return after(), (_unit(words, jnp.float32) < jnp.asarray(p).astype(jnp.float32)).astype(dtype)
+        return after(), (unit(words, jnp.float32) < jnp.asarray(p).astype(jnp.float32)).astype(dtype)
     words, after = _draw_words(state, 2 * size, 2 * n)
     return after(), (u53(words) < jnp.asarray(p, jnp.float64)).astype(dtype)
 

@@ -19,7 +19,7 @@ from .. import _device, _dtype, _meta
 from .. import _random as _generators
 from .._random import generator_or_default
 from .._tensor import Tensor
-from . import _samplers, tracing
+from . import _samplers, host_draws, tracing
 from .from_data import _jdev
 
 
@@ -196,6 +196,13 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     if size is None or _counter_based(target.platform if target is not None else None):
         return _keyed_kernel(kind, shape, npdt, static)(jax.random.key_data(gen.next_key()), *params)
     params = _flat_params(kind, params, shape, size)
+    key = (kind, size, npdt, static)
+    if host_draws.use_host(key) and target is not None and target.platform == "cpu" and \
+            host_draws.eligible(kind, npdt, n, params, static):  # (no kernel to compile for a one-off draw)
+        new, out = host_draws.draw(key, kind, moved, n, npdt, params, static)
+        gen._set_state(jax.device_put(new, target))
+        return jax.device_put(out.reshape(shape), target)
+    host_draws.COMPILED.add(key)
     if target is not None:
         params = tuple(_number_on(p, target) for p in params)
     new, out = _kernel(kind, size, npdt, static)(moved, _number_on(np.int32(n), target), *params)

@@ -7,6 +7,13 @@ Fixed: a Python float baked into a program was matched by ``==``, so ``-0.0`` re
 ``0.0`` (``1 / (x * s)`` gave inf where PyTorch gives -inf), as an argument (the cache key), a module attribute
 or a global/closure value (the guards); and a NaN argument, unequal to itself, made every call a new signature
 (each ran eagerly, the cache filled with them). Floats are now keyed by their bits (compile.args, compile.pystate).
+``requires_grad_`` set by the function on a parameter (``a.requires_grad_(not freeze)`` with a flag argument) was
+undone after each compiled call (the trace's flags were restored, and no call set them again), so ``a.weight``
+stayed frozen after an unfreezing call; the program's writes of the flag are now made again after each call, as
+its train/eval switches are. A compiled call that wrote state in another dtype or shape than it read
+(``w.data = w.data.to(x.dtype)``) left the next call's guard vouching for the new value by identity: the program
+compiled for the old dtype was called with it and JAX raised a TypeError; such a call now makes the next guard
+compare in full, so it retraces or switches to a program traced for that state (compile.function).
 """
 import warnings
 
@@ -90,3 +97,49 @@ def test_signed_zero_and_nan_python_floats():
     assert _counts(f) == {"calls": 11, "eager_calls": 5, "compiled_calls": 6, "retraces": 0}
     # the module's and the global's -0.0, then NaN, retrace once each; a new NaN object does not
     assert _counts(cm) == _counts(g) == {"calls": 6, "eager_calls": 1, "compiled_calls": 5, "retraces": 2}
+
+
+# --- flags and dtypes the function itself writes ---------------------------------------------------------------------
+def case_freeze_by_argument(T, jit):
+    a, b = _lin(T, 3, 3), _lin(T, 3, 1, seed=1)
+    opt = T.optim.SGD(list(a.parameters()) + list(b.parameters()), lr=0.1, momentum=0.9)
+
+    @jit
+    def step(x, freeze):
+        a.requires_grad_(not freeze)
+        opt.zero_grad()
+        loss = b(a(x).relu()).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    x = _data(T, 4, 3)
+    r = []
+    for f in (False, False, True, True, False, False):
+        r += [step(x, f), a.weight.requires_grad, a.bias.requires_grad, a.weight, b.weight, a.weight.grad]
+    return r
+
+
+def test_requires_grad_set_inside_is_set_after_each_call():
+    s, = _three(case_freeze_by_argument)
+    # per flag: recorded, traced; the unfreezing call retraces (the flag it starts from is new), the next one
+    # switches back to the first program
+    assert _counts(s) == {"calls": 6, "eager_calls": 2, "compiled_calls": 4, "retraces": 1}
+
+
+def case_state_retyped_by_the_call(T, jit):
+    w = T.ones(3)
+
+    @jit
+    def f(x):
+        w.data = (w.data * 2).to(x.dtype)
+        return w * x
+    x = _data(T, 3, dtype=T.float64)
+    r = []
+    for dt in (T.float32, T.float32, T.float64, T.float64, T.float32, T.float32, T.float32):
+        r += [f(x.to(dt)), w.dtype]
+    return r + [w]
+
+
+def test_state_written_in_another_dtype():
+    s, = _three(case_state_retyped_by_the_call, eager=False)
+    assert _counts(s) == {"calls": 7, "eager_calls": 2, "compiled_calls": 5, "retraces": 1}

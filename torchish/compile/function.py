@@ -395,6 +395,10 @@ class CompiledFunction:
                     else:
                         out_spec.append(("C", x))
                 written = [i for i, t in enumerate(state) if t._d is not state_vals[i]]
+                # (a write that changes a value's dtype or shape — an optimizer's state promoted after model.double()
+                # — leaves state this program was not compiled for: the next call's guard compares in full)
+                info["retyped"] = any((state[i]._d.dtype, state[i]._d.shape) != (state_vals[i].dtype,
+                                                                                  state_vals[i].shape) for i in written)
                 grads = []
                 grad_spec = []
                 for i, t in enumerate(state + arg_tensors):
@@ -449,6 +453,9 @@ class CompiledFunction:
                     "`if tensor:`, printing a tensor) cannot run inside one XLA program. Move it outside the "
                     "compiled function or express it with tensor ops (torchish.where, masks) to compile it.") from e
             finally:
+                # requires_grad_ set by the function on state (a module frozen or unfrozen by an argument's flag):
+                # set again after each compiled call, as the train/eval switches it makes
+                info["rg_writes"] = [(i, t._rg) for i, (t, sv) in enumerate(zip(state, saved)) if t._rg != sv[4]]
                 for t, (d, g, gf, nr, rg), m in zip(state, saved, marks):
                     t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
                     drop_added_hooks(t, m)  # (the trace's: the eager calls add their own)
@@ -617,6 +624,8 @@ class CompiledFunction:
         _write_back(entry.written_tensors, written)
         for m, flag in entry.mode_writes:
             m.training = flag
+        for i, rg in info["rg_writes"]:
+            state[i]._rg = rg
         arg_tensors = [leaves[i] for i in entry.arg_pos]
         for k, v in zip(info["arg_written"], arg_written):
             arg_tensors[k]._set_value(v)
@@ -644,7 +653,7 @@ class CompiledFunction:
                 entry.written_tensors = [moved[i] for i in info["written"]]
         if entry.grad_links and entry.other_grads:
             entry.rebind_grads()
-        entry.seen = list(map(_VALUE, entry.state))
+        entry.seen = list(map(_VALUE, entry.state)) if not info["retyped"] else [None] * len(entry.state)
         entry.note_grads()
         out = []
         vit = iter(out_vals)

@@ -9,8 +9,9 @@ or a global/closure value (the guards); and a NaN argument, unequal to itself, m
 (each ran eagerly, the cache filled with them). Floats are now keyed by their bits (compile.args, compile.pystate).
 ``requires_grad_`` set by the function on a parameter (``a.requires_grad_(not freeze)`` with a flag argument) was
 undone after each compiled call (the trace's flags were restored, and no call set them again), so ``a.weight``
-stayed frozen after an unfreezing call; the program's writes of the flag are now made again after each call, as
-its train/eval switches are. A compiled call that wrote state in another dtype or shape than it read
+stayed frozen after an unfreezing call, and ``x.requires_grad_()`` on an argument (saliency maps, input
+gradients) left the caller's ``x.requires_grad`` False; the program's writes of these flags are now made again
+after each call, as its train/eval switches are. A compiled call that wrote state in another dtype or shape than it read
 (``w.data = w.data.to(x.dtype)``) left the next call's guard vouching for the new value by identity: the program
 compiled for the old dtype was called with it and JAX raised a TypeError; such a call now makes the next guard
 compare in full, so it retraces or switches to a program traced for that state (compile.function).
@@ -143,3 +144,30 @@ def case_state_retyped_by_the_call(T, jit):
 def test_state_written_in_another_dtype():
     s, = _three(case_state_retyped_by_the_call, eager=False)
     assert _counts(s) == {"calls": 7, "eager_calls": 2, "compiled_calls": 5, "retraces": 1}
+
+
+def case_argument_requires_grad_inside(T, jit):
+    """Saliency: the function makes its input require grad, backpropagates into it and into the model."""
+    m = _lin(T, 3, 2)
+
+    @jit
+    def saliency(x):
+        x.requires_grad_(True)
+        m(x).tanh().sum().backward()
+        return x.grad.abs()
+
+    @jit
+    def input_grad(x):
+        x.requires_grad_()
+        y = m(x).pow(2).sum()
+        return y, T.autograd.grad(y, x)[0]
+    r = []
+    for s in range(3):
+        x, z = _data(T, 4, 3, seed=s), _data(T, 4, 3, seed=s + 5)
+        r += [saliency(x), x.requires_grad, x.grad, m.weight.grad, input_grad(z), z.requires_grad, z.grad]
+    return r
+
+
+def test_argument_made_to_require_grad_inside():
+    for s in _three(case_argument_requires_grad_inside):
+        assert _counts(s) == {"calls": 3, "eager_calls": 1, "compiled_calls": 2, "retraces": 0}

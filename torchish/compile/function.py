@@ -456,6 +456,8 @@ class CompiledFunction:
                 # requires_grad_ set by the function on state (a module frozen or unfrozen by an argument's flag):
                 # set again after each compiled call, as the train/eval switches it makes
                 info["rg_writes"] = [(i, t._rg) for i, (t, sv) in enumerate(zip(state, saved)) if t._rg != sv[4]]
+                info["arg_rg_writes"] = [(k, tt._rg) for k, (tt, rg) in enumerate(zip(arg_tensors, arg_rg))
+                                         if tt._rg != rg and tt._grad_fn is None]  # (x.requires_grad_() on a leaf)
                 for t, (d, g, gf, nr, rg), m in zip(state, saved, marks):
                     t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
                     drop_added_hooks(t, m)  # (the trace's: the eager calls add their own)
@@ -629,6 +631,8 @@ class CompiledFunction:
         arg_tensors = [leaves[i] for i in entry.arg_pos]
         for k, v in zip(info["arg_written"], arg_written):
             arg_tensors[k]._set_value(v)
+        for k, rg in info["arg_rg_writes"]:
+            arg_tensors[k]._rg = rg
         targets = state + arg_tensors if entry.grads_of_args else state
         it = iter(grads)
         links = entry.link_of

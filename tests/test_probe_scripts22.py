@@ -1,0 +1,743 @@
+"""Seeded tutorial programs (pytorch.org/tutorials and the blog posts that copy them), run with torch 2.13 and with
+torchish from ``torch.manual_seed`` with default initialisation: the character-level RNN name classifier (one-hot
+rows written by ``tensor[li][0][i] = 1``) and name generator (dropout, ``loss += l``, multinomial sampling), the
+BiLSTM-CRF tagger (0-d tensors as indices, Viterbi by Python loops), fusing Conv2d+BatchNorm2d in a custom Function
+(conv_transpose2d backward, gradcheck), Gaussian-process regression (cdist, cholesky_solve, solve_triangular,
+slogdet), a Kalman filter and RTS smoother written into preallocated tensors by integer indices (eager, and a
+compiled Adam step), a hand-written bidirectional LSTM writing ``outputs[:, t] = h``, log-domain Sinkhorn, an
+energy-based model sampled by Langevin dynamics through ``.data`` (the UvA tutorial's replay buffer) and Poincare
+embeddings (Embedding(max_norm), renorm, a Riemannian SGD step by hand). Each ``case_*`` is written against the
+PyTorch API only and compared with torch by ``assert_script_matches`` (tests/oracle.py).
+
+Also probed and matching (kept out for time): the nn.Transformer translation tutorial (generate_square_subsequent_mask,
+padding masks, greedy decoding), the empirical NTK tutorial (torch.func vmap/jacrev/vjp/jvp + einsum), a windowed
+LSTM forecaster fed by a custom bucketing Sampler and a pad/pack collate_fn, k-means with boolean-mask centroid
+updates, DANN's gradient-reversal Function, a Hamiltonian NN (autograd.grad with create_graph, functional.hessian and
+jacobian), the AG_NEWS EmbeddingBag classifier (offsets collate, random_split, StepLR), variational Bayesian
+regression (kl_divergence, rsample), a MixtureSameFamily GMM and a TransformedDistribution flow, a checkpoint through
+BytesIO with the RNG state and a SequentialLR resumed mid-schedule, compiled hand-written LSTM (OneCycleLR) and CRF
+steps, seeded samples of ~40 distributions and in-place samplers, the Tensors/Autograd tutorials' prints and reprs.
+"""
+import math
+
+import pytest
+
+from oracle import script_test, torch_one_thread
+
+_torch_single_thread = pytest.fixture(autouse=True)(torch_one_thread)
+
+
+def case_char_rnn_name_classifier(lib):
+    """"NLP From Scratch: Classifying Names with a Character-Level RNN": one-hot lines by chained integer
+    indexing, an RNN cell unrolled by ``line_tensor[i]``, manual SGD through ``p.data.add_``, examples drawn by
+    randint, a confusion matrix filled by ``confusion[i][j] += 1`` and normalised row by row."""
+    nn = lib.nn
+    lib.manual_seed(0)
+    all_letters = "abcdefghijklmnopqrstuvwxyz '"
+    n_letters = len(all_letters)
+    categories = ["english", "french", "italian"]
+    names = {"english": ["smith", "jones", "brown"], "french": ["dubois", "moreau", "petit"],
+             "italian": ["rossi", "bianchi", "russo"]}
+
+    def line_to_tensor(line):
+        tensor = lib.zeros(len(line), 1, n_letters)
+        for li, letter in enumerate(line):
+            tensor[li][0][all_letters.find(letter)] = 1
+        return tensor
+
+    class RNN(nn.Module):
+        def __init__(self, input_size, hidden_size, output_size):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.i2h = nn.Linear(input_size + hidden_size, hidden_size)
+            self.i2o = nn.Linear(input_size + hidden_size, output_size)
+            self.softmax = nn.LogSoftmax(dim=1)
+
+        def forward(self, input, hidden):
+            combined = lib.cat((input, hidden), 1)
+            hidden = self.i2h(combined)
+            output = self.softmax(self.i2o(combined))
+            return output, hidden
+
+        def init_hidden(self):
+            return lib.zeros(1, self.hidden_size)
+
+    rnn = RNN(n_letters, 16, len(categories))
+    criterion = nn.NLLLoss()
+    learning_rate = 0.05
+
+    def evaluate(line_tensor):
+        hidden = rnn.init_hidden()
+        for i in range(line_tensor.size()[0]):
+            output, hidden = rnn(line_tensor[i], hidden)
+        return output
+
+    losses = []
+    for _ in range(15):
+        ci = lib.randint(0, len(categories), (1,)).item()
+        line = names[categories[ci]][lib.randint(0, 3, (1,)).item()]
+        category_tensor = lib.tensor([ci], dtype=lib.long)
+        rnn.zero_grad()
+        output = evaluate(line_to_tensor(line))
+        loss = criterion(output, category_tensor)
+        loss.backward()
+        for p in rnn.parameters():
+            p.data.add_(p.grad.data, alpha=-learning_rate)
+        losses.append(loss.item())
+
+    confusion = lib.zeros(len(categories), len(categories))
+    with lib.no_grad():
+        for ci, c in enumerate(categories):
+            for line in names[c]:
+                top_n, top_i = evaluate(line_to_tensor(line)).topk(1)
+                confusion[ci][top_i[0].item()] += 1
+    for i in range(len(categories)):
+        confusion[i] = confusion[i] / confusion[i].sum()
+    return losses, confusion, top_n, top_i, rnn.i2h.weight.grad, rnn.i2o.bias, lib.rand(2)
+
+
+def case_char_rnn_name_generator(lib):
+    """"NLP From Scratch: Generating Names": a category-conditioned RNN with dropout, per-character losses summed
+    by ``loss += l`` on ``target_line_tensor.unsqueeze_(-1)``, then sampling by multinomial over
+    ``output.div(temperature).exp()`` until the end-of-name index."""
+    nn = lib.nn
+    lib.manual_seed(1)
+    letters = "abcdefghij"
+    n_letters = len(letters) + 1  # + EOS
+    n_categories = 2
+
+    class RNN(nn.Module):
+        def __init__(self, input_size, hidden_size, output_size):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.i2h = nn.Linear(n_categories + input_size + hidden_size, hidden_size)
+            self.i2o = nn.Linear(n_categories + input_size + hidden_size, output_size)
+            self.o2o = nn.Linear(hidden_size + output_size, output_size)
+            self.dropout = nn.Dropout(0.1)
+            self.softmax = nn.LogSoftmax(dim=1)
+
+        def forward(self, category, input, hidden):
+            input_combined = lib.cat((category, input, hidden), 1)
+            hidden = self.i2h(input_combined)
+            output = self.i2o(input_combined)
+            output = self.o2o(lib.cat((hidden, output), 1))
+            return self.softmax(self.dropout(output)), hidden
+
+        def init_hidden(self):
+            return lib.zeros(1, self.hidden_size)
+
+    def category_tensor(ci):
+        t = lib.zeros(1, n_categories)
+        t[0][ci] = 1
+        return t
+
+    def input_tensor(line):
+        t = lib.zeros(len(line), 1, n_letters)
+        for li in range(len(line)):
+            t[li][0][letters.find(line[li])] = 1
+        return t
+
+    def target_tensor(line):
+        idx = [letters.find(line[li]) for li in range(1, len(line))]
+        idx.append(n_letters - 1)
+        return lib.LongTensor(idx)
+
+    words = [("abcd", 0), ("bade", 0), ("jihg", 1), ("hgfi", 1)]
+    rnn = RNN(n_letters, 12, n_letters)
+    criterion = nn.NLLLoss()
+    losses = []
+    for it in range(8):
+        line, ci = words[lib.randint(0, len(words), (1,)).item()]
+        cat, inp, target = category_tensor(ci), input_tensor(line), target_tensor(line)
+        target.unsqueeze_(-1)
+        hidden = rnn.init_hidden()
+        rnn.zero_grad()
+        loss = lib.Tensor([0])
+        for i in range(inp.size(0)):
+            output, hidden = rnn(cat, inp[i], hidden)
+            loss += criterion(output, target[i])
+        loss.backward()
+        for p in rnn.parameters():
+            p.data.add_(p.grad.data, alpha=-0.05)
+        losses.append(loss.item() / inp.size(0))
+
+    rnn.eval()
+    samples = []
+    with lib.no_grad():
+        for ci, start in ((0, "a"), (1, "j")):
+            inp, hidden, name = input_tensor(start), rnn.init_hidden(), start
+            for _ in range(6):
+                output, hidden = rnn(category_tensor(ci), inp[0], hidden)
+                top = lib.multinomial(output.data.view(-1).div(0.8).exp(), 1)[0]
+                if top.item() == n_letters - 1:
+                    break
+                name += letters[top]
+                inp = input_tensor(name[-1])
+            samples.append(name)
+    return losses, samples, rnn.o2o.weight, lib.rand(2)
+
+
+def case_bilstm_crf_tagger(lib):
+    """"Advanced: Making Dynamic Decisions and the Bi-LSTM CRF": transitions written through ``.data[i, :]``, the
+    forward algorithm over ``feat[next_tag].view(1, -1).expand(1, n)`` with a list of alphas, the gold path score
+    indexed by 0-d tensors ``transitions[tags[i + 1], tags[i]]``, Viterbi decoding with back pointers, SGD with
+    weight decay."""
+    nn = lib.nn
+    lib.manual_seed(1)
+    START_TAG, STOP_TAG = "<START>", "<STOP>"
+
+    def argmax(vec):
+        _, idx = lib.max(vec, 1)
+        return idx.item()
+
+    def prepare_sequence(seq, to_ix):
+        return lib.tensor([to_ix[w] for w in seq], dtype=lib.long)
+
+    def log_sum_exp(vec):
+        max_score = vec[0, argmax(vec)]
+        max_score_broadcast = max_score.view(1, -1).expand(1, vec.size()[1])
+        return max_score + lib.log(lib.sum(lib.exp(vec - max_score_broadcast)))
+
+    class BiLSTM_CRF(nn.Module):
+        def __init__(self, vocab_size, tag_to_ix, embedding_dim, hidden_dim):
+            super().__init__()
+            self.hidden_dim = hidden_dim
+            self.tag_to_ix = tag_to_ix
+            self.tagset_size = len(tag_to_ix)
+            self.word_embeds = nn.Embedding(vocab_size, embedding_dim)
+            self.lstm = nn.LSTM(embedding_dim, hidden_dim // 2, num_layers=1, bidirectional=True)
+            self.hidden2tag = nn.Linear(hidden_dim, self.tagset_size)
+            self.transitions = nn.Parameter(lib.randn(self.tagset_size, self.tagset_size))
+            self.transitions.data[tag_to_ix[START_TAG], :] = -10000
+            self.transitions.data[:, tag_to_ix[STOP_TAG]] = -10000
+            self.hidden = self.init_hidden()
+
+        def init_hidden(self):
+            return (lib.randn(2, 1, self.hidden_dim // 2), lib.randn(2, 1, self.hidden_dim // 2))
+
+        def _forward_alg(self, feats):
+            init_alphas = lib.full((1, self.tagset_size), -10000.)
+            init_alphas[0][self.tag_to_ix[START_TAG]] = 0.
+            forward_var = init_alphas
+            for feat in feats:
+                alphas_t = []
+                for next_tag in range(self.tagset_size):
+                    emit_score = feat[next_tag].view(1, -1).expand(1, self.tagset_size)
+                    trans_score = self.transitions[next_tag].view(1, -1)
+                    next_tag_var = forward_var + trans_score + emit_score
+                    alphas_t.append(log_sum_exp(next_tag_var).view(1))
+                forward_var = lib.cat(alphas_t).view(1, -1)
+            terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
+            return log_sum_exp(terminal_var)
+
+        def _get_lstm_features(self, sentence):
+            self.hidden = self.init_hidden()
+            embeds = self.word_embeds(sentence).view(len(sentence), 1, -1)
+            lstm_out, self.hidden = self.lstm(embeds, self.hidden)
+            return self.hidden2tag(lstm_out.view(len(sentence), self.hidden_dim))
+
+        def _score_sentence(self, feats, tags):
+            score = lib.zeros(1)
+            tags = lib.cat([lib.tensor([self.tag_to_ix[START_TAG]], dtype=lib.long), tags])
+            for i, feat in enumerate(feats):
+                score = score + self.transitions[tags[i + 1], tags[i]] + feat[tags[i + 1]]
+            return score + self.transitions[self.tag_to_ix[STOP_TAG], tags[-1]]
+
+        def _viterbi_decode(self, feats):
+            backpointers = []
+            init_vvars = lib.full((1, self.tagset_size), -10000.)
+            init_vvars[0][self.tag_to_ix[START_TAG]] = 0
+            forward_var = init_vvars
+            for feat in feats:
+                bptrs_t, viterbivars_t = [], []
+                for next_tag in range(self.tagset_size):
+                    next_tag_var = forward_var + self.transitions[next_tag]
+                    best_tag_id = argmax(next_tag_var)
+                    bptrs_t.append(best_tag_id)
+                    viterbivars_t.append(next_tag_var[0][best_tag_id].view(1))
+                forward_var = (lib.cat(viterbivars_t) + feat).view(1, -1)
+                backpointers.append(bptrs_t)
+            terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
+            best_tag_id = argmax(terminal_var)
+            path_score = terminal_var[0][best_tag_id]
+            best_path = [best_tag_id]
+            for bptrs_t in reversed(backpointers):
+                best_tag_id = bptrs_t[best_tag_id]
+                best_path.append(best_tag_id)
+            start = best_path.pop()
+            best_path.reverse()
+            return path_score, best_path, start
+
+        def neg_log_likelihood(self, sentence, tags):
+            feats = self._get_lstm_features(sentence)
+            return self._forward_alg(feats) - self._score_sentence(feats, tags)
+
+        def forward(self, sentence):
+            return self._viterbi_decode(self._get_lstm_features(sentence))
+
+    training_data = [("the wall street journal reported today".split(), "B I I I O O".split()),
+                     ("georgia tech is a university".split(), "B I O O O".split())]
+    word_to_ix = {}
+    for sentence, tags in training_data:
+        for word in sentence:
+            if word not in word_to_ix:
+                word_to_ix[word] = len(word_to_ix)
+    tag_to_ix = {"B": 0, "I": 1, "O": 2, START_TAG: 3, STOP_TAG: 4}
+    model = BiLSTM_CRF(len(word_to_ix), tag_to_ix, 5, 4)
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.01, weight_decay=1e-4)
+    with lib.no_grad():
+        before = model(prepare_sequence(training_data[0][0], word_to_ix))
+    losses = []
+    for epoch in range(2):
+        for sentence, tags in training_data:
+            model.zero_grad()
+            sentence_in = prepare_sequence(sentence, word_to_ix)
+            targets = lib.tensor([tag_to_ix[t] for t in tags], dtype=lib.long)
+            loss = model.neg_log_likelihood(sentence_in, targets)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss)
+    with lib.no_grad():
+        after = model(prepare_sequence(training_data[0][0], word_to_ix))
+    return before, after, losses, model.transitions, model.lstm.weight_hh_l0_reverse.grad, lib.rand(2)
+
+
+
+def case_fused_conv_bn(lib):
+    """"Fusing Convolution and Batch Norm using Custom Function"."""
+    F = lib.nn.functional
+    nn = lib.nn
+    lib.manual_seed(0)
+
+    def convolution_backward(grad_out, X, weight):
+        grad_input = F.conv2d(X.transpose(0, 1), grad_out.transpose(0, 1)).transpose(0, 1)
+        grad_X = lib.nn.functional.conv_transpose2d(grad_out, weight)
+        return grad_X, grad_input
+
+    def unsqueeze_all(t):
+        return t[None, :, None, None]
+
+    def batch_norm_backward(grad_out, X, sum, sqrt_var, N, eps):
+        tmp = ((X - unsqueeze_all(sum) / N) * grad_out).sum(dim=(0, 2, 3))
+        tmp *= -1
+        d_denom = tmp / (sqrt_var + eps)**2
+        d_var = d_denom / (2 * sqrt_var)
+        d_mean_dx = grad_out / unsqueeze_all(sqrt_var + eps)
+        d_mean_dx = unsqueeze_all(-d_mean_dx.sum(dim=(0, 2, 3)) / N)
+        grad_input = X * unsqueeze_all(d_var * N)
+        grad_input += unsqueeze_all(-d_var * sum)
+        grad_input *= 2 / ((N - 1) * N)
+        grad_input += d_mean_dx
+        grad_input *= unsqueeze_all(sqrt_var + eps)
+        grad_input += grad_out
+        grad_input /= unsqueeze_all(sqrt_var + eps)
+        return grad_input
+
+    class FusedConvBN2DFunction(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, X, conv_weight, eps=1e-3):
+            assert X.ndim == 4
+            ctx.save_for_backward(X, conv_weight)
+            X = F.conv2d(X, conv_weight)
+            sum = X.sum(dim=(0, 2, 3))
+            var = X.var(dim=(0, 2, 3))
+            N = X.numel() / X.size(1)
+            sqrt_var = lib.sqrt(var)
+            ctx.eps = eps
+            ctx.sum = sum
+            ctx.N = N
+            ctx.sqrt_var = sqrt_var
+            mean = sum / N
+            denom = sqrt_var + eps
+            out = X - unsqueeze_all(mean)
+            out /= unsqueeze_all(denom)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            X, conv_weight, = ctx.saved_tensors
+            X_conv_out = F.conv2d(X, conv_weight)
+            grad_out = batch_norm_backward(grad_out, X_conv_out, ctx.sum, ctx.sqrt_var, ctx.N, ctx.eps)
+            grad_X, grad_input = convolution_backward(grad_out, X, conv_weight)
+            return grad_X, grad_input, None, None, None, None, None
+
+    weight = lib.rand(3, 2, 2, 2, requires_grad=True, dtype=lib.double)
+    X = lib.rand(2, 2, 3, 3, requires_grad=True, dtype=lib.double)
+    ok = lib.autograd.gradcheck(FusedConvBN2DFunction.apply, (X, weight))
+
+    class FusedConvBN(nn.Module):
+        def __init__(self, in_channels, out_channels, kernel_size, exp_avg_factor=0.1, eps=1e-3):
+            super().__init__()
+            weight_shape = (out_channels, in_channels, kernel_size, kernel_size)
+            self.conv_weight = nn.Parameter(lib.empty(*weight_shape))
+            self.eps = eps
+            self.reset_parameters()
+
+        def forward(self, X):
+            return FusedConvBN2DFunction.apply(X, self.conv_weight, self.eps)
+
+        def reset_parameters(self):
+            nn.init.kaiming_uniform_(self.conv_weight, a=math.sqrt(5))
+
+    class Net(nn.Module):
+        def __init__(self, fused=True):
+            super().__init__()
+            self.fused = fused
+            if fused:
+                self.convbn1 = FusedConvBN(1, 4, 3)
+            else:
+                self.conv1 = nn.Conv2d(1, 4, 3, bias=False)
+                self.bn1 = nn.BatchNorm2d(4, affine=False, track_running_stats=False)
+            self.fc1 = nn.Linear(4 * 3 * 3, 5)
+
+        def forward(self, x):
+            if self.fused:
+                x = self.convbn1(x)
+            else:
+                x = self.bn1(self.conv1(x))
+            x = F.relu(x)
+            x = F.max_pool2d(x, 2)
+            x = lib.flatten(x, 1)
+            return F.log_softmax(self.fc1(x), dim=1)
+
+    data = lib.randn(6, 1, 8, 8)
+    target = lib.randint(0, 5, (6,))
+    out = []
+    for fused in (True, False):
+        lib.manual_seed(3)
+        model = Net(fused)
+        opt = lib.optim.Adadelta(model.parameters(), lr=1.0)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = F.nll_loss(model(data), target)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        out.append((losses, model.fc1.weight.grad))
+    return ok, out, lib.rand(2)
+
+
+def case_gp_regression(lib):
+    """Exact GP regression written by hand: RBF kernel by cdist, Cholesky, cholesky_solve, the negative log marginal
+    likelihood with softplus-constrained hyper-parameters trained by Adam, predictive mean and variance by
+    solve_triangular."""
+    lib.manual_seed(0)
+    X = lib.linspace(0, 5, 12).unsqueeze(-1)
+    y = lib.sin(X).squeeze(-1) + 0.1 * lib.randn(12)
+    Xs = lib.linspace(-0.5, 5.5, 7).unsqueeze(-1)
+    raw_ls = lib.zeros(1, requires_grad=True)
+    raw_sf = lib.zeros(1, requires_grad=True)
+    raw_sn = lib.full((1,), -2.0, requires_grad=True)
+    F = lib.nn.functional
+
+    def kernel(a, b, ls, sf):
+        d2 = lib.cdist(a / ls, b / ls).pow(2)
+        return sf ** 2 * lib.exp(-0.5 * d2)
+
+    opt = lib.optim.Adam([raw_ls, raw_sf, raw_sn], lr=0.05)
+    losses = []
+    for _ in range(8):
+        opt.zero_grad()
+        ls, sf, sn = F.softplus(raw_ls), F.softplus(raw_sf), F.softplus(raw_sn) + 1e-4
+        K = kernel(X, X, ls, sf) + sn ** 2 * lib.eye(12)
+        L = lib.linalg.cholesky(K)
+        alpha = lib.cholesky_solve(y.unsqueeze(-1), L)
+        nll = 0.5 * (y.unsqueeze(-1) * alpha).sum() + lib.log(lib.diagonal(L)).sum() + 6 * math.log(2 * math.pi)
+        nll.backward()
+        opt.step()
+        losses.append(nll.item())
+    with lib.no_grad():
+        ls, sf, sn = F.softplus(raw_ls), F.softplus(raw_sf), F.softplus(raw_sn) + 1e-4
+        K = kernel(X, X, ls, sf) + sn ** 2 * lib.eye(12)
+        L = lib.linalg.cholesky(K)
+        Ks = kernel(X, Xs, ls, sf)
+        alpha = lib.cholesky_solve(y.unsqueeze(-1), L)
+        mean = (Ks.T @ alpha).squeeze(-1)
+        v = lib.linalg.solve_triangular(L, Ks, upper=False)
+        var = sf ** 2 - (v ** 2).sum(0)
+        logdet = lib.logdet(K)
+        sign, ld2 = lib.linalg.slogdet(K)
+    return losses, mean, var, logdet, sign, ld2, raw_ls.grad, raw_sn, lib.rand(2)
+
+
+def case_kalman_filter_smoother(lib):
+    """A linear-Gaussian state-space model written by hand: a constant-velocity Kalman filter writing
+    ``means[t] = m`` and ``covs[t] = P`` into preallocated tensors, an RTS smoother by ``reversed(range(T))``,
+    the innovation log-likelihood backpropagated into the (log) noise scales, trained by SGD."""
+    lib.manual_seed(0)
+    T, dt = 10, 0.5
+    A = lib.tensor([[1.0, dt], [0.0, 1.0]])
+    H = lib.tensor([[1.0, 0.0]])
+    truth = lib.cumsum(lib.full((T,), dt), 0) * 0.8
+    ys = truth + 0.3 * lib.randn(T)
+    log_q = lib.tensor(-2.0, requires_grad=True)
+    log_r = lib.tensor(-1.0, requires_grad=True)
+    opt = lib.optim.SGD([log_q, log_r], lr=0.05)
+
+    def run(log_q, log_r):
+        Q = lib.exp(log_q) * lib.tensor([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
+        R = lib.exp(log_r).reshape(1, 1)
+        m = lib.zeros(2)
+        P = lib.eye(2)
+        means = lib.zeros(T, 2)
+        covs = lib.zeros(T, 2, 2)
+        pred_means = lib.zeros(T, 2)
+        pred_covs = lib.zeros(T, 2, 2)
+        ll = 0.0
+        for t in range(T):
+            m = A @ m
+            P = A @ P @ A.T + Q
+            pred_means[t] = m
+            pred_covs[t] = P
+            S = H @ P @ H.T + R
+            K = P @ H.T @ lib.linalg.inv(S)
+            resid = ys[t] - (H @ m)
+            m = m + (K @ resid)
+            P = (lib.eye(2) - K @ H) @ P
+            means[t] = m
+            covs[t] = P
+            ll = ll - 0.5 * (resid ** 2 / S[0, 0] + lib.log(2 * math.pi * S[0, 0])).sum()
+        sm = means.clone()
+        sP = covs.clone()
+        for t in reversed(range(T - 1)):
+            G = covs[t] @ A.T @ lib.linalg.inv(pred_covs[t + 1])
+            sm[t] = means[t] + G @ (sm[t + 1] - pred_means[t + 1])
+            sP[t] = covs[t] + G @ (sP[t + 1] - pred_covs[t + 1]) @ G.T
+        return ll, means, sm, sP
+
+    lls = []
+    for _ in range(4):
+        opt.zero_grad()
+        ll, means, sm, sP = run(log_q, log_r)
+        (-ll).backward()
+        opt.step()
+        lls.append(ll.item())
+    ll, means, sm, sP = run(log_q, log_r)
+    g = lib.autograd.grad(sm[:, 0].sum(), [log_q, log_r])
+    return lls, means, sm, sP, g, log_q, log_r, lib.rand(2)
+
+
+def case_hand_lstm_outputs_by_index(lib):
+    """A hand-written (bidirectional) LSTM as blog posts write it: gates from one Linear chunked in four,
+    ``x[:, t]`` in the loop, ``outputs[:, t] = h`` into a preallocated zeros tensor (forward) and
+    ``outputs_b[:, t] = h`` for ``t in reversed(range(T))``, concatenated, a classifier head, Adam."""
+    nn = lib.nn
+    lib.manual_seed(0)
+
+    class LSTMCell(nn.Module):
+        def __init__(self, n_in, n_hid):
+            super().__init__()
+            self.n_hid = n_hid
+            self.x2h = nn.Linear(n_in, 4 * n_hid)
+            self.h2h = nn.Linear(n_hid, 4 * n_hid, bias=False)
+
+        def forward(self, x, hc):
+            h, c = hc
+            gates = self.x2h(x) + self.h2h(h)
+            i, f, g, o = gates.chunk(4, 1)
+            c = lib.sigmoid(f) * c + lib.sigmoid(i) * lib.tanh(g)
+            h = lib.sigmoid(o) * lib.tanh(c)
+            return h, c
+
+    class BiLSTM(nn.Module):
+        def __init__(self, n_in, n_hid, n_cls):
+            super().__init__()
+            self.fw, self.bw = LSTMCell(n_in, n_hid), LSTMCell(n_in, n_hid)
+            self.n_hid = n_hid
+            self.fc = nn.Linear(2 * n_hid, n_cls)
+
+        def forward(self, x):
+            B, T, _ = x.shape
+            out_f = lib.zeros(B, T, self.n_hid)
+            out_b = lib.zeros(B, T, self.n_hid)
+            h = c = x.new_zeros(B, self.n_hid)
+            for t in range(T):
+                h, c = self.fw(x[:, t], (h, c))
+                out_f[:, t] = h
+            h = c = x.new_zeros(B, self.n_hid)
+            for t in reversed(range(T)):
+                h, c = self.bw(x[:, t, :], (h, c))
+                out_b[:, t] = h
+            out = lib.cat([out_f, out_b], dim=-1)
+            return self.fc(out.mean(1)), out
+
+    model = BiLSTM(3, 5, 2)
+    x = lib.randn(4, 6, 3)
+    y = lib.tensor([0, 1, 1, 0])
+    opt = lib.optim.Adam(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        logits, out = model(x)
+        loss = nn.functional.cross_entropy(logits, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, out, model.fw.h2h.weight.grad, model.bw.x2h.bias, lib.rand(2)
+
+
+def case_compiled_kalman(lib, jit):
+    lib.manual_seed(0)
+    T = 8
+    A = lib.tensor([[1.0, 0.5], [0.0, 1.0]])
+    H = lib.tensor([[1.0, 0.0]])
+    ys = lib.cumsum(lib.randn(T), 0)
+    log_q = lib.tensor(-1.0, requires_grad=True)
+    log_r = lib.tensor(0.0, requires_grad=True)
+    opt = lib.optim.Adam([log_q, log_r], lr=0.1)
+
+    @jit
+    def step(ys):
+        opt.zero_grad()
+        Q, R = lib.exp(log_q) * lib.eye(2), lib.exp(log_r).reshape(1, 1)
+        m, P = lib.zeros(2), lib.eye(2)
+        means = lib.zeros(T, 2)
+        nll = lib.zeros(())
+        for t in range(T):
+            m, P = A @ m, A @ P @ A.T + Q
+            S = H @ P @ H.T + R
+            K = P @ H.T / S
+            r = ys[t] - H @ m
+            m = m + (K @ r)
+            P = (lib.eye(2) - K @ H) @ P
+            means[t] = m
+            nll = nll + 0.5 * (r ** 2 / S[0, 0] + lib.log(S[0, 0])).sum()
+        nll.backward()
+        opt.step()
+        return nll, means
+
+    hist = []
+    for _ in range(4):
+        nll, means = step(ys)
+        hist.append(nll.item())
+    return hist, means, log_q, log_r.grad, lib.rand(2)
+
+
+def case_sinkhorn_ot(lib):
+    lib.manual_seed(0)
+    x = lib.randn(6, 2, requires_grad=True)
+    y = lib.randn(5, 2) + 1.0
+    a = lib.full((6,), 1 / 6)
+    b = lib.softmax(lib.randn(5), 0)
+    eps = 0.1
+
+    def sinkhorn(C, a, b, n_iter=30):
+        log_a, log_b = a.log(), b.log()
+        f = lib.zeros_like(a)
+        g = lib.zeros_like(b)
+        for _ in range(n_iter):
+            f = -eps * lib.logsumexp((g[None, :] - C) / eps + log_b[None, :], dim=1)
+            g = -eps * lib.logsumexp((f[:, None] - C) / eps + log_a[:, None], dim=0)
+        P = lib.exp((f[:, None] + g[None, :] - C) / eps + log_a[:, None] + log_b[None, :])
+        return P, (P * C).sum()
+
+    C = lib.cdist(x, y) ** 2
+    P, cost = sinkhorn(C, a, b)
+    cost.backward()
+    # the same with einsum-style barycentric map and a transport plan step
+    with lib.no_grad():
+        T = lib.einsum("ij,jd->id", P, y) / P.sum(1, keepdim=True)
+        marg = (P.sum(1), P.sum(0))
+    return P, cost, x.grad, T, marg, lib.rand(2)
+
+
+def case_ebm_langevin(lib):
+    nn = lib.nn
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 16), nn.SiLU(), nn.Linear(16, 16), nn.SiLU(), nn.Linear(16, 1))
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3, betas=(0.0, 0.999))
+    buffer = [(lib.rand((1, 2)) * 2 - 1) for _ in range(16)]
+    data = lib.randn(8, 2) * 0.3 + 0.5
+
+    def generate_samples(model, inp_imgs, steps=5, step_size=0.1):
+        is_training = model.training
+        model.eval()
+        for p in model.parameters():
+            p.requires_grad = False
+        inp_imgs.requires_grad = True
+        had_gradients_enabled = lib.is_grad_enabled()
+        lib.set_grad_enabled(True)
+        noise = lib.randn(inp_imgs.shape, device=inp_imgs.device)
+        for _ in range(steps):
+            noise.normal_(0, 0.005)
+            inp_imgs.data.add_(noise.data)
+            inp_imgs.data.clamp_(min=-1.0, max=1.0)
+            out_imgs = -model(inp_imgs)
+            out_imgs.sum().backward()
+            inp_imgs.grad.data.clamp_(-0.03, 0.03)
+            inp_imgs.data.add_(-step_size * inp_imgs.grad.data)
+            inp_imgs.grad.detach_()
+            inp_imgs.grad.zero_()
+            inp_imgs.data.clamp_(min=-1.0, max=1.0)
+        for p in model.parameters():
+            p.requires_grad = True
+        model.train(is_training)
+        lib.set_grad_enabled(had_gradients_enabled)
+        return inp_imgs
+
+    def sample_new_exmps(steps=5, step_size=0.1):
+        n_new = int(lib.binomial(lib.tensor(8.0), lib.tensor(0.05)).item())
+        rand_imgs = lib.rand((n_new, 2)) * 2 - 1
+        old_imgs = lib.cat([buffer[i] for i in lib.randint(0, len(buffer), (8 - n_new,))], dim=0)
+        inp_imgs = lib.cat([rand_imgs, old_imgs], dim=0).detach()
+        inp_imgs = generate_samples(model, inp_imgs, steps=steps, step_size=step_size)
+        buffer[:0] = list(inp_imgs.to(lib.device("cpu")).chunk(8, dim=0))
+        del buffer[16:]
+        return inp_imgs, n_new
+
+    hist = []
+    for _ in range(3):
+        real = data + lib.randn_like(data) * 0.005
+        real = real.clamp(min=-1.0, max=1.0)
+        fake, n_new = sample_new_exmps()
+        inp = lib.cat([real, fake], dim=0)
+        real_out, fake_out = model(inp).chunk(2, dim=0)
+        reg_loss = 0.1 * (real_out ** 2 + fake_out ** 2).mean()
+        cdiv_loss = fake_out.mean() - real_out.mean()
+        loss = reg_loss + cdiv_loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        hist.append((loss.item(), n_new))
+    return hist, lib.cat(buffer[:4]), model[0].weight, fake.requires_grad, lib.rand(2)
+
+
+def case_poincare_embeddings(lib):
+    nn = lib.nn
+    lib.manual_seed(0)
+    n, dim = 8, 2
+    emb = nn.Embedding(n, dim, max_norm=1 - 1e-5)
+    emb.weight.data.uniform_(-0.001, 0.001)
+    edges = lib.tensor([[0, 1], [0, 2], [1, 3], [1, 4], [2, 5], [2, 6], [3, 7]])
+
+    def dist(u, v):
+        sqdist = ((u - v) ** 2).sum(-1)
+        squnorm = (u ** 2).sum(-1).clamp(0, 1 - 1e-5)
+        sqvnorm = (v ** 2).sum(-1).clamp(0, 1 - 1e-5)
+        x = 1 + 2 * sqdist / ((1 - squnorm) * (1 - sqvnorm))
+        z = lib.sqrt(x ** 2 - 1)
+        return lib.log(x + z)
+
+    hist = []
+    for epoch in range(4):
+        neg = lib.randint(0, n, (edges.size(0), 3))
+        idx = lib.cat([edges, neg], 1)
+        e = emb(idx)
+        d = dist(e[:, :1], e[:, 1:])
+        loss = nn.functional.cross_entropy(-d, lib.zeros(edges.size(0), dtype=lib.long))
+        emb.zero_grad()
+        loss.backward()
+        with lib.no_grad():
+            w = emb.weight
+            scale = ((1 - (w ** 2).sum(-1, keepdim=True)) ** 2 / 4)
+            w.sub_(0.3 * scale * w.grad)
+            w.copy_(lib.renorm(w, 2, 0, 1 - 1e-5))
+        hist.append(loss.item())
+    e2 = nn.Embedding(5, 3, max_norm=0.5, norm_type=1.0)
+    out = e2(lib.tensor([[0, 1, 1], [4, 0, 2]]))
+    out.sum().backward()
+    return hist, emb.weight, e2.weight, out, e2.weight.grad, lib.rand(2)
+
+
+test_script_matches_torch = script_test(globals())

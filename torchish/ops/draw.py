@@ -43,8 +43,6 @@ def _bucket(kind, shape, params):
     if kind not in _ELEMENTWISE or any(getattr(p, "ndim", 0) for p in params):
         return None
     n = math.prod(shape)
-    if kind == "normal" and n < _samplers.FILL_MIN:
-        return None
     return pow2_size(n) if n <= _MAX_BUCKET else None
 
 
@@ -183,6 +181,8 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
         static = "wide"  # (measured on torch 2.13: random64 for any dtype from a range of 2**28 on)
     if kind == "bernoulli" and getattr(params[0], "dtype", np.float64) != np.float64:
         static = "narrow"  # a float32 probability tensor: float uniforms (one word each)
+    if kind == "normal" and math.prod(shape) < _samplers.FILL_MIN:
+        static = "serial"  # (PyTorch's serial kernel below 16 values: drawn in the 64-value bucket too)
     if tracing.active() or isinstance(gen._state._d, jax.core.Tracer) or _generators.key_source is not None:
         return _sample_traced(kind, gen, shape, npdt, params, static)
     target = _target(device)
@@ -207,7 +207,14 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
         params = tuple(_number_on(p, target) for p in params)
     new, out = _kernel(kind, size, npdt, static)(moved, _number_on(np.int32(n), target), *params)
     gen._set_state(new)
-    return out if kind == "multinomial" or (size == n and len(shape) == 1) else _take(shape)(out)
+    if kind == "multinomial" or (size == n and len(shape) == 1):
+        return out
+    if n <= _HOST_TAKE and target is not None and target.platform == "cpu":
+        return jax.device_put(np.asarray(out)[:n].reshape(shape), target)  # (no slicing kernel to compile per shape)
+    return _take(shape)(out)
+
+
+_HOST_TAKE = 1 << 16
 
 
 @functools.lru_cache(maxsize=1024)

@@ -3,8 +3,8 @@
 An eager draw on the CPU is a jitted sampler kernel per size class (``ops/draw.py``), and compiling one costs
 ~0.1–0.3 s: building a model (each Linear's ``kaiming_uniform_`` and bias ``uniform_`` a new size class) or making
 its first data with ``rand``/``randn``/``randint`` used to spend seconds compiling samplers it called once. The
-samplers whose arithmetic is exactly rounded — uniform (every float dtype), float32 normal_fill (PyTorch's AVX2
-Box-Muller, ``_avx_mathfun``), bernoulli from a number, randint — run here instead on the state read from the
+samplers whose arithmetic is exactly rounded — uniform (float16/32/64), float32 normal_fill (PyTorch's AVX2
+Box-Muller, ``_avx_mathfun``), bernoulli from a number, randint, randperm — run here instead on the state read from the
 generator (mt19937 twisted by numpy: ``_mt19937.host_words``) and give the same values and the same next state as
 the kernel: they are the same functions, evaluated with numpy (``ops/_xp.py``).
 
@@ -44,6 +44,8 @@ def eligible(kind, npdt, n, params, static) -> bool:
         ok = static is None and (npdt in _FLOATS or npdt in _INTS)
     elif kind == "randint":
         ok = static in (None, "wide") and npdt in _INTS | _FLOATS
+    elif kind == "randperm":
+        ok = True
     else:
         return False
     return ok and n * 2 <= MAX_WORDS
@@ -96,4 +98,17 @@ def _randint(state, n, npdt, params, static):
     return new, out.astype(npdt)
 
 
-_SAMPLERS = {"uniform": _uniform, "normal": _normal, "bernoulli": _bernoulli, "randint": _randint}
+def _randperm(state, n, npdt, params, static):
+    """Fisher-Yates with one word a step (``_samplers._randperm``): position i swaps with i + word % (n - i)."""
+    if n < 2:
+        return state, np.arange(n, dtype=npdt)
+    words, new = mt.host_words(state, n - 1, n - 1)
+    picks = (np.arange(n - 1) + words % (n - np.arange(n - 1)).astype(np.uint32)).tolist()
+    perm = list(range(n))
+    for i, z in enumerate(picks):
+        perm[i], perm[z] = perm[z], perm[i]
+    return new, np.asarray(perm, np.int64).astype(npdt)
+
+
+_SAMPLERS = {"uniform": _uniform, "normal": _normal, "bernoulli": _bernoulli, "randint": _randint,
+             "randperm": _randperm}

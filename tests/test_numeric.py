@@ -64,3 +64,14 @@ def test_errors(name):
 def test_cov_degrees_of_freedom_warns():
     with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
         torchish.cov(torchish.ones(3, 1))
+
+
+def test_frexp_of_subnormals_normalises_the_mantissa():
+    # XLA:CPU reads subnormals as zero in arithmetic: jnp.frexp gave 0.5 * 2**-149 for every float32 subnormal
+    def subnormals(t, dtype):
+        tiny = np.finfo(dtype).tiny
+        v = np.array([tiny / 3, -tiny / 1000, tiny * 0.5, -tiny * 2.0 ** -9, tiny, 0.0, -0.0, np.inf, 6.0], dtype)
+        return t.tensor(v)
+    same(lambda t: [tuple(t.frexp(subnormals(t, dt))) for dt in (np.float16, np.float32, np.float64)]
+         + [tuple(t.frexp(t.tensor(np.array([43, -32768, 1, 0x3F80], np.int16)).view(t.bfloat16)))])
+    check(lambda t, x: t.frexp(x * 1e3)[0] * 3.0, [X])  # the mantissa's gradient, grad / 2 ** exponent

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+import jax
 import jax.numpy as jnp
 
 from .. import _dtype
@@ -157,9 +158,27 @@ def renorm(input, p, dim, maxnorm):
 
 
 _FREXP_RESULT = _return_type("frexp", ("mantissa", "exponent"))
+_UINT = {16: jnp.uint16, 32: jnp.uint32, 64: jnp.uint64}
+
+
 def _frexp_fwd(x):
-    mantissa, exponent = jnp.frexp(x)
-    return mantissa, exponent.astype(jnp.int32)
+    """By bit operations only: XLA:CPU reads subnormal floats as zero in arithmetic, so ``jnp.frexp`` (which scales
+    a subnormal up by a product first) answered 0.5 * 2**-149 for every float32 subnormal, where PyTorch (like C's
+    frexp) normalises it: the exponent of a subnormal comes from its mantissa's leading zeros instead."""
+    info = jnp.finfo(x.dtype)
+    uint = _UINT[info.bits]
+    nmant, half_exp = info.nmant, -info.minexp  # a normal number's biased exponent field for [0.5, 1)
+    bits = jax.lax.bitcast_convert_type(x, uint)
+    sign = bits & uint(1 << (info.bits - 1))
+    field = ((bits >> uint(nmant)) & uint((1 << info.nexp) - 1)).astype(jnp.int32)
+    mant = bits & uint((1 << nmant) - 1)
+    top = info.bits - 1 - jax.lax.clz(mant).astype(jnp.int32)  # the subnormal's highest set bit
+    shift = jnp.where(field == 0, nmant - top, 0).astype(uint)
+    exponent = jnp.where(field == 0, top + 1 + info.minexp - nmant, field - half_exp)
+    frac = (mant << shift) & uint((1 << nmant) - 1)
+    mantissa = jax.lax.bitcast_convert_type(sign | (uint(half_exp) << uint(nmant)) | frac, x.dtype)
+    special = jnp.isinf(x) | jnp.isnan(x) | (bits & ~sign == 0)  # +-0, inf and NaN come back as they are, exponent 0
+    return jnp.where(special, x, mantissa), jnp.where(special, 0, exponent).astype(jnp.int32)
 
 
 def _frexp_vjp(g, x, out):

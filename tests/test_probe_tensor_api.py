@@ -19,6 +19,7 @@ def test_contains_scalars_tensors_and_bad_types():
         return 2 in x, 5 in x, np.float32(3) in x, lib.tensor(3.) in x, lib.tensor([9., 3., 0.]) in x
     same(f)
     same_error(lambda lib: "a" in lib.zeros(2))
+    same_error(lambda lib: lib.tensor([1, 2]) in lib.tensor([1, 2, 3]))  # "tensor a (2)": the element is a
 
 
 def test_copy_copy_shares_storage():

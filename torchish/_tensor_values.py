@@ -139,7 +139,7 @@ class TensorValues:
         if not isinstance(element, (Tensor, numbers.Number)):
             raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
                                f"{type(element)}.")
-        return bool((self == element).any().item())
+        return bool((element == self).any().item())  # element first, as PyTorch (its broadcast message)
 
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr

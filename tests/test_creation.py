@@ -73,6 +73,11 @@ TENSOR_CASES = [
     lambda T: T.as_tensor([1, 2], dtype=T.float32), lambda T: T.asarray([1.5, 2]),
     lambda T: T.from_numpy(np.ones(2, np.float16)), lambda T: T.from_numpy(np.arange(3, dtype=np.int16)),
     lambda T: T.from_numpy([1]), lambda T: T.from_numpy(np.array([1, "a"], dtype=object)),
+    # numpy's bool (a gym env's ``done``) in a list: a number for float/complex/bool types, refused by integer types
+    lambda T: T.tensor([0.5, np.True_]), lambda T: T.tensor([np.True_, 2], dtype=T.float16),
+    lambda T: T.tensor([np.False_, 1j]), lambda T: T.tensor([1, np.True_]),
+    lambda T: T.tensor([np.True_], dtype=T.uint8), lambda T: T.tensor([np.True_], dtype=T.uint64),
+    lambda T: T.tensor([0.5, 1j], dtype=T.int64), lambda T: T.tensor([np.complex64(1)], dtype=T.int8),
 ]
 
 

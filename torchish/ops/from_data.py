@@ -139,12 +139,23 @@ def _flatten(data):
     return tuple(shape), leaves, inferred
 
 
+def _is_real(v):
+    return isinstance(v, (numbers.Real, np.bool_))  # (numpy's bool is not registered as a numbers.Real)
+
+
 def _leaves_to_array(shape, leaves, dt):
     """numpy values of ``dt`` from Python scalars, with PyTorch's overflow and complex->real checks."""
-    if dt is _dtype.bool and any(not isinstance(v, numbers.Real) for v in leaves):
+    if dt is _dtype.bool and any(not _is_real(v) for v in leaves):
         return np.array([builtins.bool(v) for v in leaves], dtype=np.bool_).reshape(shape)  # complex: nonzero
-    if dt.category < _dtype._COMPLEX and any(not isinstance(v, numbers.Real) for v in leaves):
-        raise TypeError("must be real number, not complex")
+    for v in leaves if dt.category < _dtype._COMPLEX else ():
+        # into an integer type PyTorch unpacks each value with __index__, which numpy's bool and complex numbers lack
+        if dt.category == _dtype._INT and (isinstance(v, np.bool_) or not _is_real(v)):
+            if dt is _dtype.uint64:
+                raise TypeError("an integer is required")
+            name = f"numpy.{type(v).__name__}" if isinstance(v, np.generic) else type(v).__name__
+            raise TypeError(f"'{name}' object cannot be interpreted as an integer")
+        if not _is_real(v):
+            raise TypeError("must be real number, not complex")
     hi = 2 ** 64 if dt is _dtype.uint64 else 2 ** 63
     if any(isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < hi for v in leaves):
         raise ValueError("Overflow when unpacking long long")

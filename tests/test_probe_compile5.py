@@ -3,6 +3,19 @@ eager and torchish.compile — over several calls, so that the state a compiled 
 ``.grad``, buffers, optimizer state) is what the next call reads; the compiled functions' statistics show when
 they retrace.
 
+Fixed: a Python float baked into a program was matched by ``==``, so ``-0.0`` reused the program traced for ``0.0``
+(``1 / (x * s)`` gave inf where PyTorch gives -inf), as an argument (the cache key), a module attribute or a
+global/closure value (the guards); and a NaN argument, unequal to itself, made every call a new signature (each ran
+eagerly, the cache filled with them). Floats are now keyed by their bits (compile.args, compile.pystate).
+``requires_grad_`` set by the function on a parameter (``a.requires_grad_(not freeze)`` with a flag argument) was
+undone after each compiled call (the trace's flags were restored, and no call set them again), so ``a.weight``
+stayed frozen after an unfreezing call, and ``x.requires_grad_()`` on an argument (saliency maps, input gradients)
+left the caller's ``x.requires_grad`` False; the program's writes of these flags are now made again after each call,
+as its train/eval switches are. A compiled call that wrote state in another dtype or shape than it read (``w.data =
+w.data.to(x.dtype)``) left the next call's guard vouching for the new value by identity: the program compiled for
+the old dtype was called with it and JAX raised a TypeError; such a call now makes the next guard compare in full,
+so it retraces or switches to a program traced for that state (compile.function).
+
 Kept as guards at the end, matching PyTorch: a hand-written RNN indexing ``x[:, t]`` and writing ``outs[:, t] = h``
 into a buffer before backward; ``stack`` of a list built in a loop, ``unbind``/``chunk``/``split``, a dict output;
 in-place activations (``relu_``, ``F.relu(inplace=True)``, ``sigmoid_``), ``where`` masks and ``clip_grad_value_``;
@@ -28,18 +41,12 @@ state created by a later call (a branch switched on), a function reading the lea
 value, as the README says), OneCycleLR over 12 compiled steps (no retrace), two compiled forwards before one
 backward, a Siamese encoder called twice per step.
 
-Fixed: a Python float baked into a program was matched by ``==``, so ``-0.0`` reused the program traced for
-``0.0`` (``1 / (x * s)`` gave inf where PyTorch gives -inf), as an argument (the cache key), a module attribute
-or a global/closure value (the guards); and a NaN argument, unequal to itself, made every call a new signature
-(each ran eagerly, the cache filled with them). Floats are now keyed by their bits (compile.args, compile.pystate).
-``requires_grad_`` set by the function on a parameter (``a.requires_grad_(not freeze)`` with a flag argument) was
-undone after each compiled call (the trace's flags were restored, and no call set them again), so ``a.weight``
-stayed frozen after an unfreezing call, and ``x.requires_grad_()`` on an argument (saliency maps, input
-gradients) left the caller's ``x.requires_grad`` False; the program's writes of these flags are now made again
-after each call, as its train/eval switches are. A compiled call that wrote state in another dtype or shape than it read
-(``w.data = w.data.to(x.dtype)``) left the next call's guard vouching for the new value by identity: the program
-compiled for the old dtype was called with it and JAX raised a TypeError; such a call now makes the next guard
-compare in full, so it retraces or switches to a program traced for that state (compile.function).
+Found and not fixed (correct numbers, but eager): a forward that rebinds a buffer to a new tensor
+(``self.queue = torch.cat([k, self.queue[:-2]])`` under no_grad) is a stored side effect, so the function runs
+eagerly after its traced call (``self.queue.copy_(...)`` compiles); ``x.grad`` accumulated across calls into an
+argument that already has one runs eagerly. Optimizer layer, not compile: after ``model.double()`` with float32
+state, torchish's SGD promotes its momentum buffer to float64 (PyTorch keeps float32) and Adam steps where PyTorch
+raises "expected dtype float for `end` but got dtype double" (``lerp_``).
 """
 import warnings
 

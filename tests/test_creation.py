@@ -78,6 +78,9 @@ TENSOR_CASES = [
     lambda T: T.tensor([np.False_, 1j]), lambda T: T.tensor([1, np.True_]),
     lambda T: T.tensor([np.True_], dtype=T.uint8), lambda T: T.tensor([np.True_], dtype=T.uint64),
     lambda T: T.tensor([0.5, 1j], dtype=T.int64), lambda T: T.tensor([np.complex64(1)], dtype=T.int8),
+    # 0-d arrays in a list: PyTorch asks the first element its len(), later ones are scalars of their own dtype
+    lambda T: T.tensor([np.array(1.5)]), lambda T: T.tensor([1.0, np.array(2.5)]),
+    lambda T: T.tensor([[1], [np.array(2, np.int32)]]),
 ]
 
 
@@ -146,6 +149,7 @@ RANGE_CASES = [
                                                                                              dtype=T.int64),
     lambda T: T.logspace(-1, 1, 3, dtype=T.float64), lambda T: T.logspace(0, 2, 3, base=-2),
     lambda T: T.logspace(0, 1j, 2),
+    lambda T: T.linspace(0, 1, np.int64(3)), lambda T: T.logspace(0, 1, steps=np.uint8(2)),
 ]
 
 

@@ -105,6 +105,8 @@ def _flatten(data):
         x = x[0]
         if isinstance(x, str):
             raise ValueError("too many dimensions 'str'")
+        if isinstance(x, np.ndarray) and x.ndim == 0:  # PyTorch takes any array for a sequence and asks its len()
+            raise TypeError("len() of unsized object")
     leaves, inferred = [], None
     stack = [(data, 0)]
     while stack:
@@ -114,6 +116,8 @@ def _flatten(data):
                 if x.numel() != 1:
                     raise ValueError("only one element tensors can be converted to Python scalars")
                 dt, x = x.dtype, x.item()
+            elif isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "biufc":  # (after the first: a scalar)
+                dt, x = _dtype.from_np(x.dtype), x.item()
             elif _is_sequence(x):
                 raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
             else:

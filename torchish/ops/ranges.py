@@ -135,18 +135,20 @@ def _split(x):
 
 
 def _check_steps(steps, name):
-    if not isinstance(steps, int) or isinstance(steps, bool):
+    """``steps`` as an int: PyTorch's parser takes numpy integers too (``torch.linspace(0, 1, np.int64(5))``)."""
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
         raise TypeError(f"{name}() received an invalid combination of arguments - got steps of type "
                         f"{type(steps).__name__}, but expected int steps")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    return int(steps)
 
 
 @factory_out
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False):
     _dtype.user_dtype(dtype, "linspace")
     start, end = _scalar(start), _scalar(end)
-    _check_steps(steps, "linspace")
+    steps = _check_steps(steps, "linspace")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
         _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)
     if (dt is _dtype.bool and steps > 1) or dt in _dtype.FLOAT8:
@@ -160,7 +162,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
 @factory_out
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     start, end = _scalar(start), _scalar(end)
-    _check_steps(steps, "logspace")
+    steps = _check_steps(steps, "logspace")
     if dtype is not None and ((_dtype.as_dtype(dtype) is _dtype.bool and steps > 1) or dtype in _dtype.FLOAT8):
         raise NotImplementedError(f"\"logspace_cpu\" not implemented for '{_dtype.scalar_type_name(dtype)}'")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (

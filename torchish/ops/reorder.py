@@ -3,7 +3,10 @@ swapaxes/swapdims, and the in-place ``t_``/``transpose_``/``swapaxes_``) and cop
 fliplr, flipud, roll, rot90)."""
 from __future__ import annotations
 
+import operator
+
 import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import wrap_dim
 from .elementwise import require_tensor
@@ -166,9 +169,36 @@ def _roll_fwd(x, *, shifts, dims):
 _ROLL = defop("roll", _roll_fwd, linear=True, grad_name="RollBackward0")
 
 
+def _type_name(v):
+    return f"numpy.{type(v).__name__}" if isinstance(v, np.generic) else type(v).__name__
+
+
+def _index(v):
+    """``operator.index(v)`` (ints, numpy integers, integer 0-d tensors), or None; bools are no ints here."""
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
+def _int_list(v, arg, pos):
+    """roll's ``int[]`` argument as PyTorch's parser reads it: one integer or a tuple/list of them."""
+    if _index(v) is not None:
+        return (_index(v),)
+    if not isinstance(v, (tuple, list)):
+        raise TypeError(f"roll(): argument '{arg}' (position {pos}) must be tuple of ints, not {_type_name(v)}")
+    for i, s in enumerate(v):
+        if _index(s) is None:
+            raise TypeError(f"roll(): argument '{arg}' (position {pos}) must be tuple of ints, but found element of "
+                            f"type {_type_name(s)} at pos {i}")
+    return tuple(_index(s) for s in v)
+
+
 def roll(input, shifts, dims=None):
-    sh = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
-    ds = () if dims is None else (dims,) if isinstance(dims, int) else tuple(dims)
+    sh = _int_list(shifts, "shifts", 1)
+    ds = () if dims is None else _int_list(dims, "dims", 2)
     if not sh:
         raise RuntimeError("`shifts` required")
     if not ds:

@@ -488,6 +488,8 @@ def drop_unused(op, args):
     outputs require grad only when they really depend on a differentiable input (as PyTorch's derivative formulas:
     the gradient of ``x * 2`` does not require grad). Found once per op from its jaxpr."""
     used = _analysis(op, args)[0]
+    if len(used) != len(args):  # (an analysis of another arity: keep every argument rather than drop some)
+        return args
     return tuple(Tensor._make(a._d) if isinstance(a, Tensor) and a._rg and not u else a for a, u in zip(args, used))
 
 
@@ -541,8 +543,10 @@ def live_inputs(op, grads):
 
 
 def backward_op(op, static, cdt, mask, n_out):
-    """The backward of ``op`` as an op of its own, so that create_graph=True records it (higher-order grads)."""
-    key = (op, static, cdt, mask)
+    """The backward of ``op`` as an op of its own, so that create_graph=True records it (higher-order grads). One
+    per number of outputs too: ``unbind``'s static arguments do not give it, and the op's analysis of which
+    arguments its formula reads (:func:`drop_unused`) holds for one arity only."""
+    key = (op, static, cdt, mask, n_out)
     bop = _BACKWARD_OPS.get(key)
     if bop is None:
         bwd = _bwd_fn(op, static, cdt, mask)

@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 
 from ._global_flags import warn_once
 from . import _dtype
@@ -121,8 +122,10 @@ def matrix_power(A, n, *, out=None):
 
 
 def _matrix_power(A, n):
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool):  # (numpy integers are ints to PyTorch's parser)
+        name = type(n).__name__ if type(n).__module__ == "builtins" else f"{type(n).__module__}.{type(n).__name__}"
+        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {name}")
+    n = int(n)
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg_matrix_power(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(A).__name__}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -166,7 +167,7 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     (a Tensor to sample beside, a device, or None for the default device) is where the sampling runs and the
     samples live: the generator's key moves there (torchish has one stream for all devices)."""
     npdt = _dtype.as_dtype(dtype).np
-    shape = tuple(shape)
+    shape = tuple(operator.index(s) for s in shape)  # (numpy integers too: a module built with np.int64 sizes)
     if (type(device._v) is _meta.MetaArray) if isinstance(device, Tensor) else _meta.is_meta_device(device):
         return _meta.MetaArray(shape, npdt)  # the meta device: no samples, the generator does not move
     gen = generator_or_default(generator)

@@ -212,8 +212,8 @@ def _legacy_new(*args, dtype=None, device=None):
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     if not args:
         return zeros(0, dtype=dt, device=device)
-    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-        return zeros(*args, dtype=dt, device=device)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):  # (Tensor(np.int64(2)))
+        return zeros(*(int(a) for a in args), dtype=dt, device=device)
     if len(args) == 1:
         data = args[0]
         if isinstance(data, Tensor):

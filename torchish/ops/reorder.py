@@ -95,8 +95,8 @@ def _mT(self, name="mT"):
 
 
 def movedim(input, source, destination):
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
                            f"the same number of dims as destination ({list(dst)} dims)")

@@ -41,10 +41,14 @@ state created by a later call (a branch switched on), a function reading the lea
 value, as the README says), OneCycleLR over 12 compiled steps (no retrace), two compiled forwards before one
 backward, a Siamese encoder called twice per step.
 
-Found and not fixed (correct numbers, but eager): a forward that rebinds a buffer to a new tensor
-(``self.queue = torch.cat([k, self.queue[:-2]])`` under no_grad) is a stored side effect, so the function runs
-eagerly after its traced call (``self.queue.copy_(...)`` compiles); ``x.grad`` accumulated across calls into an
-argument that already has one runs eagerly. Optimizer layer, not compile: after ``model.double()`` with float32
+A forward that rebinds a module buffer to a new tensor under no_grad (``self.queue = torch.cat([k,
+self.queue[:-2]])``, a VQ-VAE's ``self.embed = self.embed * 0.9 + ...``, ``self.count = self.count + 1``) was a
+stored side effect: the function ran eagerly after its traced call, with a warning. Its compiled calls now store
+the new tensor in the buffer's slot and read it as that state the next call (compile.side_effects._replayable,
+entry.rebind_buffers: also after another signature's program or the script rebound it).
+
+Found and not fixed (correct numbers, but eager): ``x.grad`` accumulated across calls into an argument that
+already has one runs eagerly. Optimizer layer, not compile: after ``model.double()`` with float32
 state, torchish's SGD promotes its momentum buffer to float64 (PyTorch keeps float32) and Adam steps where PyTorch
 raises "expected dtype float for `end` but got dtype double" (``lerp_``).
 """
@@ -422,3 +426,53 @@ def test_python_scalar_arguments_are_part_of_the_signature():
     no retrace."""
     s, = _three(case_keyword_and_python_scalar_arguments)
     assert _counts(s) == {"calls": 8, "eager_calls": 5, "compiled_calls": 3, "retraces": 0}
+
+
+# --- buffers rebound by the forward ---------------------------------------------------------------------------------
+def case_buffers_rebound_by_the_forward(T, jit):
+    """A VQ-VAE-style codebook kept by EMA in buffers the forward rebinds under no_grad, in an Adam step; a call with
+    another batch size (another program) in between, an eval call, and a buffer reset by the script."""
+    class VQ(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = _lin(T, 3, 2)
+            self.register_buffer("embed", _data(T, 4, 2, seed=3))
+            self.register_buffer("cluster_size", T.zeros(4))
+            self.register_buffer("count", T.zeros((), dtype=T.long))
+
+        def forward(self, x):
+            z = self.enc(x)
+            onehot = T.nn.functional.one_hot((z.unsqueeze(1) - self.embed).pow(2).sum(-1).argmin(1), 4).float()
+            q = onehot @ self.embed
+            if self.training:
+                with T.no_grad():
+                    self.cluster_size = self.cluster_size * 0.9 + 0.1 * onehot.sum(0)
+                    self.embed = self.embed * 0.9 + 0.1 * (onehot.t() @ z) / (self.cluster_size.unsqueeze(1) + 1e-3)
+                    self.count = self.count + 1
+            return z + (q - z).detach(), (q.detach() - z).pow(2).mean()
+    m = VQ()
+    opt = T.optim.Adam(m.parameters(), lr=1e-2)
+
+    @jit
+    def step(x):
+        zq, commit = m(x)
+        loss = zq.pow(2).mean() + 0.25 * commit
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    r = []
+    for i in range(8):
+        m.train(i != 6)
+        r += [step(_data(T, 3 if i == 4 else 5, 3, seed=i)), m.embed * 1, m.cluster_size * 1, m.count * 1]
+        if i == 5:
+            m.cluster_size = T.ones(4)
+    return r + [m.enc.weight]
+
+
+def test_buffers_rebound_by_the_forward_compile():
+    s, = _three(case_buffers_rebound_by_the_forward)
+    # recorded once per batch size; retraced after the other batch size's eager call (it rebound the buffers with
+    # Module.__setattr__, which the structure guard sees), for eval, and for training after the script's reset;
+    # no call after its trace runs eagerly
+    assert _counts(s) == {"calls": 8, "eager_calls": 2, "compiled_calls": 6, "retraces": 3}

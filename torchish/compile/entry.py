@@ -140,12 +140,32 @@ class _Entry:
             self.written_tensors = [new[i] for i in self.info["written"]]
         return True
 
+    def rebind_buffers(self):
+        """The buffers the function rebinds (see side_effects._replayable) as they are now: another program of the
+        function (another signature or variant) or the script may have rebound them since. False (retrace) where
+        such a buffer now is another state tensor."""
+        state = None
+        for d, k, j in self.replay:
+            t = d.get(k)
+            if j is not None and t is not self.state[j]:
+                if t is None or any(t is s for s in self.state):
+                    return False
+                if state is None:
+                    state = list(self.state)
+                state[j] = t
+        if state is not None:
+            self.state = state
+            self.written_tensors = [state[i] for i in self.info["written"]]
+        return True
+
     def guards_hold(self):
         """Whether the compiled program still fits the state. The values the last run left (or the trace saw) are
         compared by identity first: the same array objects cannot have changed shape or dtype, so only a value
         replaced outside the function (``p.mul_(0.5)``, ``load_state_dict``) costs the full comparison. The plain
         Python values the trace read (``self.scale``, a global) must still be the ones it was traced with."""
         if self.py_guard is not None and not self.py_guard():
+            return False
+        if self.replay and not self.rebind_buffers():
             return False
         if self.sources and not self.sources_hold():
             return False

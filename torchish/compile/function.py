@@ -481,6 +481,8 @@ class CompiledFunction:
             info["n_written"] = len(written)
             return written, outs, grads, argw
         unique_vals = [state_vals[i] for i in uniq]
+        buffers = {(id(d), k): t for d in (m.__dict__.get("_buffers") for m in entry.modules) if type(d) is dict
+                   for k, t in d.items()}  # (the buffers before the trace: one the function rebinds is replayed)
         with _random.tracing_on(_program_platform(arg_vals, state, state_vals)):
             traced = nesting.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
@@ -519,7 +521,7 @@ class CompiledFunction:
             # this call runs the traced program, which also returns the values the function stored away
             pure_leaking, entry.side_effects = _with_leaks(traced, leaked, uniq, info)
             if entry.scalar_override is None:
-                entry.replay = _replayable(leaked, state)
+                entry.replay = _replayable(leaked, state, buffers, set(info["written"]))
             if info["written_out"] != list(range(len(info["written"]))):
                 entry.written_out = info["written_out"]
             if differentiable:
@@ -613,8 +615,11 @@ class CompiledFunction:
             res = (res[0], res[1][:len(res[1]) - entry.check_outputs]) + tuple(res[2:])
         if entry.side_effects is not None:
             if entry.replay is not None:
-                for (d, k), v in zip(entry.replay, res[4]):
-                    d[k] = _make(v)
+                for (d, k, j), v in zip(entry.replay, res[4]):
+                    d[k] = t = _make(v)
+                    if j is not None:  # a rebound buffer: the next call reads the new tensor
+                        entry.state = list(entry.state)
+                        entry.state[j] = t
             else:
                 _store(entry.side_effects, res[4])
             res = res[:4] + res[5:]

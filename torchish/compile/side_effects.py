@@ -36,18 +36,21 @@ def _store(tensors, values):
         t._view = None
 
 
-def _replayable(leaked, state):
-    """The ``(dict, key)`` slots of stored tensors a compiled call can store again: each is a computed tensor
-    (with history, so the function cannot have read it back as state) kept only by one dict entry, as a forward
-    pre-hook's ``setattr(module, "weight", w)`` (legacy weight/spectral norm) or ``cache["h"] = h`` keep it. None
-    when some stored tensor is kept otherwise (appended to a list) or the state holds computed tensors."""
+def _replayable(leaked, state, buffers, written):
+    """The ``(dict, key, j)`` slots of stored tensors a compiled call can store again: each is kept only by one dict
+    entry, as a forward pre-hook's ``setattr(module, "weight", w)`` (legacy weight/spectral norm) or
+    ``cache["h"] = h`` keep it, and is either a computed tensor (with history, so the function cannot have read it
+    back as state: ``j`` None) or a module buffer the function rebinds (``self.queue = torch.cat(...)`` under
+    no_grad), whose tensor before the call was the state tensor ``j`` (``buffers``: the buffers' slots before the
+    trace; the next call reads the stored tensor in its place). None when some stored tensor is kept otherwise
+    (appended to a list) or the state holds computed tensors."""
     import gc
     if any(t._grad_fn is not None for t in state):
         return None
+    index = {id(t): j for j, t in enumerate(state)}
     slots = []
     for t in leaked:
-        if t._grad_fn is None:
-            return None
+        rebound = t._grad_fn is None
         # (plain loops: a comprehension closing over t would make a cell referring to it)
         refs = gc.get_referrers(t)
         holders = []
@@ -62,7 +65,12 @@ def _replayable(leaked, state):
                 keys.append(k)
         if len(keys) != 1:
             return None
-        slots.append((holders[0], keys[0]))
+        j = None
+        if rebound:
+            j = index.get(id(buffers.get((id(holders[0]), keys[0]))))
+            if j is None or j in written:
+                return None
+        slots.append((holders[0], keys[0], j))
     return slots
 
 

@@ -799,16 +799,19 @@ def case_numpy_env_dqn(lib):
 test_script_matches_torch = script_test(globals())
 
 
-def test_numpy_integers_as_int_arguments():
+def test_numpy_scalars_as_int_and_float_arguments():
     # sizes computed by numpy (np.int64) are ints to PyTorch's argument parser: a TransformerEncoderLayer built with
-    # them drew its attention-dropout mask with a shape of numpy integers (AttributeError: no bit_length)
+    # them drew its attention-dropout mask with a shape of numpy integers (AttributeError: no bit_length); a numpy
+    # float32 dropout probability is a double to PyTorch, but drew torchish's float32-probability bernoulli (other
+    # masks, the seeded stream out of step)
     def f(lib):
         i = np.int64
         lib.manual_seed(0)
-        layer = lib.nn.TransformerEncoderLayer(i(4), i(2), dim_feedforward=i(8), dropout=0.5)
+        layer = lib.nn.TransformerEncoderLayer(i(4), i(2), dim_feedforward=i(8), dropout=np.float32(0.3))
         x = lib.arange(6.0).reshape(2, 3)
         return [layer(lib.ones(3, 1, 4)), lib.linalg.matrix_power(x[:, :2], i(3)), x[:, :2].matrix_power(np.int32(0)),
                 x.movedim(i(0), i(1)), lib.movedim(x.unsqueeze(0), (i(0), 1), (2, i(0))), lib.Tensor(i(2), i(3)).shape,
-                lib.FloatTensor(np.int32(2)).shape, lib.rand(2)]
+                lib.FloatTensor(np.int32(2)).shape, lib.nn.functional.dropout(lib.ones(16), np.float32(0.3)),
+                lib.nn.Dropout(np.float64(0.6))(lib.ones(16)), lib.empty(16).bernoulli_(np.float32(0.3)), lib.rand(2)]
     same(f)
     same_error(lambda lib: lib.linalg.matrix_power(lib.eye(2), np.float64(2)))

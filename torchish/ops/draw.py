@@ -168,6 +168,8 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     samples live: the generator's key moves there (torchish has one stream for all devices)."""
     npdt = _dtype.as_dtype(dtype).np
     shape = tuple(operator.index(s) for s in shape)  # (numpy integers too: a module built with np.int64 sizes)
+    # numpy scalars are Python numbers (doubles) to PyTorch's parser, not float32 probability tensors
+    params = tuple(p.item() if isinstance(p, np.generic) else p for p in params)
     if (type(device._v) is _meta.MetaArray) if isinstance(device, Tensor) else _meta.is_meta_device(device):
         return _meta.MetaArray(shape, npdt)  # the meta device: no samples, the generator does not move
     gen = generator_or_default(generator)

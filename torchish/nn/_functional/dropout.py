@@ -61,6 +61,7 @@ def _noise_shape(input, feature):
 def _apply(input, p, training, inplace, feature, alpha):
     """The shared body: draw a keep-mask with probability ``1 - p`` (per element or per channel) and apply it."""
     _check_p(p)
+    p = float(p)  # a double, as PyTorch parses it (np.float32(0.1) drew the float32 bernoulli's mask)
     if p == 0 or not training or input.numel() == 0:
         return input
     if input.is_complex():  # (PyTorch draws the mask with bernoulli_ in the input's dtype: no complex kernel)

@@ -815,3 +815,7 @@ def test_numpy_scalars_as_int_and_float_arguments():
                 lib.nn.Dropout(np.float64(0.6))(lib.ones(16)), lib.empty(16).bernoulli_(np.float32(0.3)), lib.rand(2)]
     same(f)
     same_error(lambda lib: lib.linalg.matrix_power(lib.eye(2), np.float64(2)))
+    # the distributions take int, float (np.float64 is one) and bool parameters, and refuse other numpy scalars
+    same(lambda lib: lib.distributions.Normal(np.float64(1.0), 2).log_prob(lib.ones(2)))
+    same_error(lambda lib: lib.distributions.Normal(np.float32(0.0), 1.0))
+    same_error(lambda lib: lib.distributions.Poisson(np.int64(3)))

@@ -3,8 +3,6 @@ between probabilities and logits, lazily computed attributes, and the all-true t
 """
 from __future__ import annotations
 
-from numbers import Number
-
 import jax
 
 import torchish
@@ -19,7 +17,8 @@ __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
 def broadcast_all(*values):
     """Tensors and numbers broadcast together; numbers become tensors of the first tensor's dtype (the default
     float dtype when all are numbers)."""
-    if not all(isinstance(v, (Tensor, Number)) for v in values):
+    # PyTorch's numbers here are int, float and bool: np.float64 (a float) passes, np.float32/np.int64/complex do not
+    if not all(isinstance(v, (Tensor, int, float, bool)) for v in values):
         raise ValueError("Input arguments must all be instances of Number, torch.Tensor or objects implementing "
                          "__torch_function__.")
     if all(isinstance(v, Tensor) for v in values):

@@ -45,7 +45,8 @@ A forward that rebinds a module buffer to a new tensor under no_grad (``self.que
 self.queue[:-2]])``, a VQ-VAE's ``self.embed = self.embed * 0.9 + ...``, ``self.count = self.count + 1``) was a
 stored side effect: the function ran eagerly after its traced call, with a warning. Its compiled calls now store
 the new tensor in the buffer's slot and read it as that state the next call (compile.side_effects._replayable,
-entry.rebind_buffers: also after another signature's program or the script rebound it).
+entry.rebind_buffers: also after another signature's program or the script rebound it); so does a hidden state
+stored as ``self.h = h.detach()`` (the alias's base, kept alive only by the alias, is not stored).
 
 Found and not fixed (correct numbers, but eager): ``x.grad`` accumulated across calls into an argument that
 already has one runs eagerly. Optimizer layer, not compile: after ``model.double()`` with float32
@@ -476,3 +477,39 @@ def test_buffers_rebound_by_the_forward_compile():
     # Module.__setattr__, which the structure guard sees), for eval, and for training after the script's reset;
     # no call after its trace runs eagerly
     assert _counts(s) == {"calls": 8, "eager_calls": 2, "compiled_calls": 6, "retraces": 3}
+
+
+def case_hidden_state_kept_in_a_buffer(T, jit):
+    """Truncated BPTT: the forward starts from the hidden state in a buffer and stores ``h.detach()`` back there
+    (the detached alias keeps the graph's ``h`` as its base)."""
+    class R(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = _init(T, T.nn.RNNCell(3, 4))
+            self.register_buffer("h", T.zeros(2, 4))
+
+        def forward(self, x):
+            h = self.h
+            for t in range(x.shape[1]):
+                h = self.cell(x[:, t], h)
+            self.h = h.detach()
+            return h
+    m = R()
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+
+    @jit
+    def step(x):
+        loss = m(x).pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    r = []
+    for s in range(4):
+        r += [step(_data(T, 2, 3, 3, seed=s)), m.h * 1, m.cell.weight_hh]
+    return r
+
+
+def test_hidden_state_rebound_as_a_detached_alias():
+    s, = _three(case_hidden_state_kept_in_a_buffer)
+    assert _counts(s) == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 0}

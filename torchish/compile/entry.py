@@ -146,8 +146,10 @@ class _Entry:
         such a buffer now is another state tensor."""
         state = None
         for d, k, j in self.replay:
+            if j is None:
+                continue
             t = d.get(k)
-            if j is not None and t is not self.state[j]:
+            if t is not self.state[j]:
                 if t is None or any(t is s for s in self.state):
                     return False
                 if state is None:

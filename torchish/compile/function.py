@@ -616,6 +616,8 @@ class CompiledFunction:
         if entry.side_effects is not None:
             if entry.replay is not None:
                 for (d, k, j), v in zip(entry.replay, res[4]):
+                    if d is None:  # (the base of a stored alias)
+                        continue
                     d[k] = t = _make(v)
                     if j is not None:  # a rebound buffer: the next call reads the new tensor
                         entry.state = list(entry.state)

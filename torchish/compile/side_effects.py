@@ -48,6 +48,10 @@ def _replayable(leaked, state, buffers, written):
     if any(t._grad_fn is not None for t in state):
         return None
     index = {id(t): j for j, t in enumerate(state)}
+    views = []  # the alias records of the stored tensors (``self.h = h.detach()`` keeps h alive through one)
+    for u in leaked:
+        if u._view is not None:
+            views.append(u._view)
     slots = []
     for t in leaked:
         rebound = t._grad_fn is None
@@ -55,8 +59,15 @@ def _replayable(leaked, state, buffers, written):
         refs = gc.get_referrers(t)
         holders = []
         for r in refs:
-            if r is not leaked and r is not refs:
+            if r is not leaked and r is not refs and r is not views:
                 holders.append(r)
+        base_only = bool(holders)
+        for r in holders:
+            if not any(r is v for v in views):
+                base_only = False
+        if base_only:  # only the base of stored aliases, which are stored again without it: nothing to store
+            slots.append((None, None, None))
+            continue
         if len(holders) != 1 or type(holders[0]) is not dict:
             return None
         keys = []

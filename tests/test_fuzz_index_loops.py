@@ -184,6 +184,17 @@ def op_narrow(rng, s):
     return f".narrow({dd}, {{}}, {length})", [d_start(s[d], length)], s[:d] + (length,) + s[d + 1:], True
 
 
+def op_narrow_tensor(rng, s):
+    """narrow with its start a 0-d tensor, or narrow_copy (not a view)."""
+    if not s:
+        return None
+    d, dd = _dim(rng, len(s))
+    length = rng.randint(1, min(3, s[d]))
+    if rng.random() < 0.5:
+        return f".narrow_copy({dd}, {{}}, {length})", [d_start(s[d], length)], s[:d] + (length,) + s[d + 1:], False
+    return f".narrow({dd}, T.tensor({{}}), {length})", [d_start(s[d], length)], s[:d] + (length,) + s[d + 1:], True
+
+
 def op_t(rng, s):
     if len(s) == 2:
         return ".t()", [], s[::-1], True
@@ -232,7 +243,7 @@ def op_tail(rng, s):
 
 VIEW_OPS = [(op_int, 3), (op_int1, 2), (op_ellipsis, 1), (op_none_int, 1), (op_slice, 3), (op_slice1, 2),
             (op_int_slice, 2), (op_select, 2), (op_narrow, 2), (op_t, 1), (op_permute, 1)]
-COPY_OPS = [(op_list_int, 2), (op_mask_int, 1), (op_0d, 1)]
+COPY_OPS = [(op_list_int, 2), (op_mask_int, 1), (op_0d, 1), (op_narrow_tensor, 1)]
 
 
 def chain(rng, shape, n_ops, views_only=True, tail=False):
@@ -242,7 +253,7 @@ def chain(rng, shape, n_ops, views_only=True, tail=False):
     text, drawers = "", []
     table = VIEW_OPS + ([] if views_only else COPY_OPS)
     for k in range(n_ops):
-        if shape == ():
+        if shape == () or 0 in shape:  # (a mask that keeps nothing: an empty dim ends the chain)
             break
         last = k == n_ops - 1
         if last and tail and rng.random() < 0.15:
@@ -422,7 +433,7 @@ def gen_setitem(p, rng):
     """``x[...] = v`` or ``x[...] += v`` through a chain of views, the last index maybe an index tensor or mask."""
     base = p.base(rng)
     pre, pds, shape = chain(rng, p.shape, rng.randint(0, 1))
-    if shape == ():
+    if not shape or 0 in shape:
         pre, pds, shape = "", [], p.shape
     found = None
     table = VIEW_OPS[:7] + COPY_OPS
@@ -546,7 +557,32 @@ def gen_selfwrite(p, rng):
     return Line(f"{base}{text}.sub_({base}{text} * 3)", ds + ds, [base])
 
 
-GEN_WEIGHTS = [(gen_pyloop, 2), (gen_selfwrite, 2), (gen_read, 4), (gen_live, 3), (gen_inplace, 3), (gen_setitem, 3), (gen_index_put, 2),
+def d_bounds(n, length, step):
+    """``start, end[, step]`` of slice_scatter: ``length`` elements of a dim of ``n``."""
+    span = (length - 1) * step + 1
+
+    def draw(r):
+        a = r.randrange(n - span + 1)
+        return f"{a}, {a + span}" + (f", {step}" if step > 1 else "")
+    return draw
+
+
+def gen_scatter(p, rng):
+    """select_scatter / slice_scatter of a view of ``w`` into ``y`` (both differentiable), their ints drawn."""
+    d = rng.randrange(len(p.shape))
+    n = p.shape[d]
+    name = p.name("c")
+    p.terms.append(f"({name} * {name}).sum()")
+    if rng.random() < 0.5:
+        return Line(f"{name} = T.select_scatter(y, w.select({d}, {{}}) * 0.5, {d}, {{}})",
+                    [d_int(n), d_int(n)], [name])
+    step = rng.choice([1, 2]) if n >= 3 else 1
+    length = rng.randint(1, (n - 1) // step + 1)
+    return Line(f"{name} = T.slice_scatter(y, w.narrow({d}, {{}}, {length}) * 0.5, {d}, {{}})",
+                [d_start(n, length), d_bounds(n, length, step)], [name])
+
+
+GEN_WEIGHTS = [(gen_scatter, 1), (gen_pyloop, 2), (gen_selfwrite, 2), (gen_read, 4), (gen_live, 3), (gen_inplace, 3), (gen_setitem, 3), (gen_index_put, 2),
                (gen_iterate, 2), (gen_nograd, 1), (gen_saved, 1)]
 GENS = [g for g, _ in GEN_WEIGHTS]
 
@@ -704,3 +740,19 @@ def test_create_graph_gradient_of_unbinds_with_another_number_of_outputs():
             out += [g, w.grad]
         return out
     assert_same(grads(torch), grads(torchish))
+
+
+@needs_torch
+def test_scatter_results_keep_the_inputs_strides_and_offset():
+    """slice/select/diagonal_scatter return a clone of the input that keeps its strides and storage offset, dense
+    or not (an expanded input: contiguous); torchish's were contiguous."""
+    def strides(T):
+        y = T.cat([T.zeros(1), T.arange(40.)])[1:].view(10, 4)
+        inputs = [y, T.stack([y, y], -1).flatten(-2)[..., ::2], T.arange(4.).expand(3, 4), y.t().contiguous().t()]
+        out = []
+        for x in inputs:
+            for r in (T.slice_scatter(x, T.ones(x.shape[0], 2), 1, 0, 2), T.select_scatter(x, T.ones(x.shape[0]), 1, 1),
+                      T.diagonal_scatter(x, T.ones(min(x.shape)))):
+                out.append((r, r.stride(), r.storage_offset(), r.is_contiguous()))
+        return out
+    assert_same(strides(torch), strides(torchish))

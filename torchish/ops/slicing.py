@@ -10,7 +10,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .elementwise import require_int, structured_out, type_name
 from . import dynamic as _dynamic
-from .inplace import layout_rule
+from .inplace import contiguous_strides, layout, layout_rule, overlaps_itself
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -357,7 +357,18 @@ def _scatter_region(op, input, src, region, **static):
     if list(src.shape) != list(region):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {list(region)}")
-    return apply(op, (input, src), **static)
+    return _preserved_strides(apply(op, (input, src), **static), input)
+
+
+def _preserved_strides(out, input):
+    """``out`` with the strides and storage offset of ``input``, as PyTorch's ``*_scatter`` results (a clone that
+    preserves them, dense or not), unless ``input`` overlaps itself (an expanded one: contiguous)."""
+    if input._view is None and input._layout is None:
+        return out
+    shape, strides, offset = layout(input)
+    if (tuple(strides) != contiguous_strides(shape) or offset) and not overlaps_itself(shape, strides):
+        out._layout = (tuple(shape), tuple(strides), offset)
+    return out
 
 
 @structured_out

@@ -436,7 +436,7 @@ def gen_setitem(p, rng):
     if not shape or 0 in shape:
         pre, pds, shape = "", [], p.shape
     found = None
-    table = VIEW_OPS[:7] + COPY_OPS
+    table = VIEW_OPS[:7] + COPY_OPS[:3]  # (bracket indices only: an assignment's target)
     while found is None:
         found = rng.choices([o for o, _ in table], [w for _, w in table])[0](rng, shape)
     last, lds, vshape, _ = found
@@ -551,6 +551,8 @@ def gen_selfwrite(p, rng):
     if k < 0.4:
         return Line(f"{base}{text}.copy_({base}{text} * 2)", ds + ds, [base])
     if k < 0.7:
+        if text.endswith(")"):  # (a call is no target of ``+=``)
+            return Line(f"{base}{text}.add_({base}{text}.clone())", ds + ds, [base])
         return Line(f"{base}{text} += {base}{text}.clone()", ds + ds, [base])
     if base == "y":  # writes through an alias that shares y's storage and version counter
         return Line(f"y.detach(){text}.mul_(2)", ds, [base])

@@ -81,13 +81,13 @@ def d_slice(n, length, step):
     return draw
 
 
-def d_start(n, length):
-    """A narrow start for ``length`` elements of a dim of ``n``, positive or negative."""
+def d_start(n, length, neg=True):
+    """A narrow start for ``length`` elements of a dim of ``n``, positive or (``neg``) negative."""
     def draw(r):
         if r.random() < r.bad:
             return str(r.choice([n - length + 1, n + 1, -n - 1]))
         s = r.randrange(0, n - length + 1)
-        return str(s - n if r.random() < 0.3 else s)
+        return str(s - n if neg and r.random() < 0.3 else s)
     return draw
 
 
@@ -190,8 +190,10 @@ def op_narrow_tensor(rng, s):
         return None
     d, dd = _dim(rng, len(s))
     length = rng.randint(1, min(3, s[d]))
-    if rng.random() < 0.5:
-        return f".narrow_copy({dd}, {{}}, {length})", [d_start(s[d], length)], s[:d] + (length,) + s[d + 1:], False
+    if rng.random() < 0.5:  # (PyTorch's narrow_copy gradient is zero for a negative start whose slice reaches the
+        # end: its backward slices [start, start + length), [-1, 0) is empty. Not drawn)
+        return (f".narrow_copy({dd}, {{}}, {length})", [d_start(s[d], length, neg=False)],
+                s[:d] + (length,) + s[d + 1:], False)
     return f".narrow({dd}, T.tensor({{}}), {length})", [d_start(s[d], length)], s[:d] + (length,) + s[d + 1:], True
 
 
@@ -758,3 +760,29 @@ def test_scatter_results_keep_the_inputs_strides_and_offset():
                 out.append((r, r.stride(), r.storage_offset(), r.is_contiguous()))
         return out
     assert_same(strides(torch), strides(torchish))
+
+
+@needs_torch
+def test_scatters_take_their_index_as_a_value():
+    """select_scatter's index and slice_scatter's start are values of the eager kernels, as select's and narrow's
+    (a loop over rows compiled one kernel per index): once warm, new indices compile nothing and give torch's
+    values and gradients."""
+    from torchish import _executables
+
+    def run(T, starts):
+        x = T.tensor(np.arange(48, dtype=np.float32).reshape(12, 4), requires_grad=True)
+        out = []
+        for i in starts:
+            src = T.tensor(np.arange(8, dtype=np.float32).reshape(2, 4) + i, requires_grad=True)
+            a = T.select_scatter(x * 1.0, src[0] * 2, 0, i)
+            b = T.slice_scatter(x * 1.0, src, 0, i, i + 2)
+            c = T.slice_scatter(x * 1.0, src, 0, i, i + 3, 2)
+            ((a + b + c) * T.arange(48.).reshape(12, 4)).sum().backward()
+            out += [a, b, c, src.grad]
+        return out + [x.grad]
+    for warm in ((1, 2, 4), (2, 1)):  # (the backward's lowered program, for a fresh .grad and for accumulating
+        run(torchish, warm)           # into one, compiles on a structure's second sighting)
+    before = _executables.stats()["compiles"]
+    got = run(torchish, (3, 7, 9, 5))
+    assert _executables.stats()["compiles"] == before
+    assert_same(run(torch, (3, 7, 9, 5)), got)

@@ -331,11 +331,26 @@ def _set_along(x, src, axis, key):
 
 
 def _slice_scatter_fwd(x, src, *, axis, start, end, step):
+    if type(start) is not int:  # (an eager kernel's start, as a value: ops/dynamic.py; src's length is static)
+        if step == 1:
+            return jax.lax.dynamic_update_slice_in_dim(x, src.astype(x.dtype), start, axis)
+        return _set_along(x, src, axis, start + jnp.arange(src.shape[axis]) * step)
     return _set_along(x, src, axis, slice(start, end, step))
 
 
 def _select_scatter_fwd(x, src, *, axis, index):
+    if type(index) is not int:
+        return jax.lax.dynamic_update_index_in_dim(x, src.astype(x.dtype), index, axis)
     return _set_along(x, src, axis, index)
+
+
+def _dynamic_bounds(static, take):
+    """slice_scatter's ``OpDef.dynamic``: a start other than 0 and its end as values (the kernel's length is
+    src's)."""
+    kw = dict(static)
+    if not kw["start"]:
+        return static
+    return tuple((k, take(v) if k in ("start", "end") else v) for k, v in static)
 
 
 def _diagonal_scatter_fwd(x, src, *, offset, dim1, dim2):
@@ -345,8 +360,10 @@ def _diagonal_scatter_fwd(x, src, *, offset, dim1, dim2):
     return jnp.moveaxis(moved.at[..., rows, cols].set(src.astype(x.dtype)), (-2, -1), (dim1, dim2))
 
 
-_SLICE_SCATTER = defop("slice_scatter", _slice_scatter_fwd, linear=True, grad_name="SliceScatterBackward0")
-_SELECT_SCATTER = defop("select_scatter", _select_scatter_fwd, linear=True, grad_name="SelectScatterBackward0")
+_SLICE_SCATTER = defop("slice_scatter", _slice_scatter_fwd, linear=True, grad_name="SliceScatterBackward0",
+                       dynamic=_dynamic_bounds)
+_SELECT_SCATTER = defop("select_scatter", _select_scatter_fwd, linear=True, grad_name="SelectScatterBackward0",
+                        dynamic=_dynamic_arg("index", zero=True))
 _DIAGONAL_SCATTER = defop("diagonal_scatter", _diagonal_scatter_fwd, linear=True,
                           grad_name="DiagonalScatterBackward0")
 
@@ -379,7 +396,9 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     if step is not None and step <= 0:
         raise RuntimeError("slice step must be positive")
     size = list(input.shape)
-    size[d] = len(range(*slice(start, end, step).indices(size[d])))
+    start, end, step = slice(start, end, step).indices(size[d])  # (normalized: the kernel takes start as a value)
+    size[d] = len(range(start, end, step))
+    end = max(end, start)
     return _scatter_region(_SLICE_SCATTER, input, src, size, axis=d, start=start, end=end, step=step)
 
 

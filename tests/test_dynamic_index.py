@@ -160,3 +160,30 @@ def test_unbind_of_many_compiles_one_kernel():
     rows = x.unbind(0)
     assert _compiles() - before <= 1
     np.testing.assert_array_equal(np.stack([r.numpy() for r in rows]), x.numpy())
+
+
+def test_selection_shape_without_tracing():
+    """setitem/index_put compute the indexed shape in Python (``_sel_shape``): the same as tracing the read."""
+    import itertools
+
+    import jax
+
+    from torchish.ops.index import _getitem_fwd, parse_index
+    from torchish.ops.setitem import _sel_shape
+
+    x = torchish.zeros(4, 3, 5, 2)
+    i2, i23, m = torchish.tensor([1, 0]), torchish.tensor([[0, 2, 1], [1, 1, 0]]), torchish.tensor([True, False, True])
+    items = [0, -1, slice(None), slice(1, 3), slice(0, 4, 2), None, Ellipsis, i2, i23, True]
+    count = 0
+    for idx in itertools.product(items, repeat=3):
+        try:
+            template, arrays = parse_index(x, idx)
+        except (IndexError, TypeError, ValueError):
+            continue
+        want = jax.eval_shape(lambda *a: _getitem_fwd(jax.numpy.zeros(x.shape, np.int8), *a, template=template),
+                              *[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (t._v for t in arrays)]).shape
+        assert _sel_shape(tuple(x.shape), [a._v for a in arrays], template) == tuple(want), idx
+        count += 1
+    template, arrays = parse_index(x, (slice(None), m))
+    assert _sel_shape(tuple(x.shape), [a._v for a in arrays], template) == (4, 2, 5, 2)
+    assert count > 500

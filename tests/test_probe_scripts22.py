@@ -701,3 +701,20 @@ def test_numpy_scalars_as_int_and_float_arguments():
     same(lambda lib: lib.distributions.Normal(np.float64(1.0), 2).log_prob(lib.ones(2)))
     same_error(lambda lib: lib.distributions.Normal(np.float32(0.0), 1.0))
     same_error(lambda lib: lib.distributions.Poisson(np.int64(3)))
+
+
+def test_numpy_scalars_in_setitem_and_chunk():
+    # setitem takes numpy's integers, float64 and complex128 (Python number types) and refuses other numpy scalars;
+    # chunk and tensor_split take a numpy integer count
+    def write(v):
+        def f(lib):
+            x = lib.zeros(3)
+            x[1] = v
+            return x
+        return f
+    for v in (np.float64(3.5), np.int64(2), np.uint8(3)):
+        same(write(v))
+    for v in (np.float32(3.5), np.bool_(True), np.float16(1), np.complex64(1)):
+        same_error(write(v))
+    same(lambda lib: lib.arange(5.0).chunk(np.int64(2)) + lib.arange(5.0).tensor_split(np.int64(3)))
+    same_error(lambda lib: lib.arange(4.0).chunk(2.0))

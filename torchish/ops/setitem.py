@@ -37,8 +37,41 @@ def _index_put_fwd(x, value, *arrays, template, accumulate):
 
 
 def _sel_shape(shape, arrays, template):
-    return jax.eval_shape(lambda *a: _getitem_fwd(jnp.zeros(shape, jnp.int8), *a, template=template),
-                          *[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]).shape
+    """The shape of ``x[index]`` for ``x`` of ``shape`` (PyTorch's two stages, computed without tracing): the basic
+    part, then the index arrays (a boolean scalar as an array of 0 or 1 zeros), whose broadcast shape replaces the
+    dims they index where those are adjacent and goes first otherwise."""
+    basic, adv, d = [], [], 0  # the dims after the basic stage; per dim of it, its index array's shape or None
+    for t in template:
+        kind = t[0]
+        if kind == "i":
+            d += 1
+        elif kind in "sS":
+            basic.append(len(range(t[1], t[2], t[3])) if kind == "s" else t[2])
+            adv.append(None)
+            d += 1
+        elif kind == "n":
+            basic.append(1)
+            adv.append(None)
+        elif kind == "b":
+            basic.append(1)
+            adv.append((int(t[1]),))
+        else:
+            basic.append(shape[d])
+            adv.append(tuple(arrays[t[1]].shape))
+            d += 1
+    basic += shape[d:]
+    adv += [None] * (len(basic) - len(adv))
+    pos = [k for k, a in enumerate(adv) if a is not None]
+    if not pos:
+        return tuple(basic)
+    try:
+        b = tuple(np.broadcast_shapes(*(adv[k] for k in pos)))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " +
+                         ", ".join(str(list(adv[k])) for k in pos)) from None
+    if pos == list(range(pos[0], pos[-1] + 1)):
+        return tuple(basic[:pos[0]]) + b + tuple(basic[pos[-1] + 1:])
+    return b + tuple(s for s, a in zip(basic, adv) if a is None)
 
 
 def _lead_ones(shape):
@@ -63,7 +96,9 @@ def _value_tensor(self, value):
     if isinstance(value, (np.ndarray, list, tuple)):
         tname = "numpy.ndarray" if isinstance(value, np.ndarray) else type(value).__name__
         raise TypeError(f"can't assign a {tname} to a {_dtype.legacy_type_name(self.dtype)}")
-    if isinstance(value, np.generic):
+    if isinstance(value, np.generic):  # (PyTorch takes numpy's integers, float64 and complex128: Python number types)
+        if not isinstance(value, (np.integer, np.float64, np.complex128)):
+            raise TypeError(f"can't assign a numpy.{type(value).__name__} to a {_dtype.legacy_type_name(self.dtype)}")
         value = value.item()
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"can't assign a {type(value).__name__} to a {_dtype.legacy_type_name(self.dtype)}")

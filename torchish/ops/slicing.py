@@ -195,6 +195,8 @@ def tensor_split(input, *args, dim=None, sections=None, indices=None, tensor_ind
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                                f"one-dimensional tensor, but got a tensor with {spec.ndim} dims")
         spec = int(spec.item()) if spec.ndim == 0 else [int(i) for i in spec.tolist()]
+    if isinstance(spec, np.integer) and not isinstance(spec, np.bool_):
+        spec = int(spec)
     if isinstance(spec, int):
         if spec <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
@@ -207,6 +209,8 @@ def tensor_split(input, *args, dim=None, sections=None, indices=None, tensor_ind
 
 
 def chunk(input, chunks, dim=0):
+    require_int(chunks, "chunk", 1, "chunks")
+    chunks = int(chunks)
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:

@@ -2,7 +2,6 @@
 boolean ones are an index_put, a boolean mask with a scalar a ``where``) and index_put/index_put_."""
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 

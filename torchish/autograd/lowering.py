@@ -70,13 +70,6 @@ def _aval(v):
     return type(v)
 
 
-def _static(node):
-    """``(static arguments keyed by, the values of their dynamic integers)``: one program whatever those values
-    (``ops/dynamic.py``)."""
-    op = node.op
-    return (node.static, ()) if op.dynamic is None else _dynamic.split_values(op, node.static)
-
-
 def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
     parts = []
     for node in schedule:
@@ -84,7 +77,8 @@ def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
             var = node.variable
             parts.append(("acc", var._v.shape, var._v.dtype, var._grad is not None))
             continue
-        parts.append((node.op, _static(node)[0], node.cdt, node.mask, tuple(map(_aval, node.vals)),
+        kst = _dynamic.split_values(node.op, node.static)[0]  # (one program whatever the indices: ops/dynamic.py)
+        parts.append((node.op, kst, node.cdt, node.mask, tuple(map(_aval, node.vals)),
                       node.outs is not None and tuple(map(_aval, node.outs)), node.out_meta,
                       tuple([(index.get(id(e[0]), -1), e[1]) if e is not None else None for e in node.next_edges])))
     roots = tuple((index.get(id(n), -1), nr, _aval(g._v) if g is not None else None)
@@ -119,7 +113,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
             for n in schedule if not isinstance(n, AccumulateGrad)]
     rgs = [g._v if g is not None else None for g in root_grads]
     prev = [schedule[i].variable._grad._v if schedule[i].variable._grad is not None else None for i in leaf_nodes]
-    ints = [_static(n)[1] for n in schedule if not isinstance(n, AccumulateGrad)]
+    ints = [_dynamic.split_values(n.op, n.static)[1] for n in schedule if not isinstance(n, AccumulateGrad)]
     if config.lazy and STATE.recorder is None:
         # lazy capture: the backward joins the pending program (forward, and the optimizer update that follows)
         leaf_out, captured = lazy.record_pytree("lowered_backward", fn, fn.__wrapped__,
@@ -165,7 +159,7 @@ def _build(schedule, index, root_edges, targets, accumulate):
         op_pos[i] = len(op_pos)
         edges = tuple((index[id(e[0])], e[1]) if e is not None and id(e[0]) in index else None
                       for e in node.next_edges)
-        kst, dv = _static(node)
+        kst, dv = _dynamic.split_values(node.op, node.static)
         bwd = dynamic_bwd_fn(node.op, kst, node.cdt, node.mask) if dv else \
             _bwd_fn(node.op, kst, node.cdt, node.mask)
         steps.append(("op", i, nesting.nested(bwd, ("backward", node.op, kst, node.cdt, node.mask, bool(dv))),

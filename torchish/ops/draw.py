@@ -200,8 +200,9 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
         return _keyed_kernel(kind, shape, npdt, static)(jax.random.key_data(gen.next_key()), *params)
     params = _flat_params(kind, params, shape, size)
     key = (kind, size, npdt, static)
-    if host_draws.use_host(key) and target is not None and target.platform == "cpu" and \
-            host_draws.eligible(kind, npdt, n, params, static):  # (no kernel to compile for a one-off draw)
+    on_cpu = target is not None and target.platform == "cpu"
+    if on_cpu and host_draws.use_host(key) and host_draws.eligible(kind, npdt, n, params, static):
+        # (no kernel to compile for a one-off draw)
         new, out = host_draws.draw(key, kind, moved, n, npdt, params, static)
         gen._set_state(jax.device_put(new, target))
         return jax.device_put(out.reshape(shape), target)
@@ -212,7 +213,7 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
     gen._set_state(new)
     if kind == "multinomial" or (size == n and len(shape) == 1):
         return out
-    if n <= _HOST_TAKE and target is not None and target.platform == "cpu":
+    if n <= _HOST_TAKE and on_cpu:
         return jax.device_put(np.asarray(out)[:n].reshape(shape), target)  # (no slicing kernel to compile per shape)
     return _take(shape)(out)
 

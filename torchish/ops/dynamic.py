@@ -88,7 +88,10 @@ _SPLITS: dict = {}
 
 
 def split_values(op, static):
-    """:func:`split` with the values as :func:`values` (cached per ``(op, static)``: the eager fast path)."""
+    """:func:`split` with the values as :func:`values` (cached per ``(op, static)``: the eager fast path);
+    ``(static, ())`` for an op without dynamic integers."""
+    if op.dynamic is None:
+        return static, ()
     key = (op, static)
     hit = _SPLITS.get(key)
     if hit is None:

@@ -4,9 +4,9 @@ An eager draw on the CPU is a jitted sampler kernel per size class (``ops/draw.p
 ~0.1–0.3 s: building a model (each Linear's ``kaiming_uniform_`` and bias ``uniform_`` a new size class) or making
 its first data with ``rand``/``randn``/``randint`` used to spend seconds compiling samplers it called once. The
 samplers whose arithmetic is exactly rounded — uniform (float16/32/64), float32 normal_fill (PyTorch's AVX2
-Box-Muller, ``_avx_mathfun``), bernoulli from a number, randint, randperm — run here instead on the state read from the
-generator (mt19937 twisted by numpy: ``_mt19937.host_words``) and give the same values and the same next state as
-the kernel: they are the same functions, evaluated with numpy (``ops/_xp.py``).
+Box-Muller, ``_avx_mathfun``), bernoulli from a number, randint, randperm — run here instead on the state read
+from the generator (mt19937 twisted by numpy: ``_mt19937.host_words``) and give the same values and the same next
+state as the kernel: they are the same functions, evaluated with numpy (``ops/_xp.py``).
 
 Which path a draw takes is a ski rental (:func:`use_host`): a size class draws on the host until the time spent
 there exceeds :data:`BUDGET` (about what compiling its kernel costs), then compiles; a class whose kernel exists

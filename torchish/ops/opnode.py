@@ -374,15 +374,12 @@ def _fit(g, v):
 def backward_kernel(op, static, cdt, mask):
     """The cached jitted ``(vals, outs, gs) -> grads of the masked inputs``; one per op signature whatever the
     values of the op's dynamic integers (``ops/dynamic.py``), which it takes as values."""
-    if op.dynamic is None:
-        kst, ints = static, ()
-    else:
-        kst, ints = _dynamic.split(op, static)
+    kst, dv = _dynamic.split_values(op, static)
     key = (kst, cdt, mask)
     k = op.bwd_kernels.get(key)
     if k is None:
-        k = op.bwd_kernels[key] = jax.jit(dynamic_bwd_fn(op, kst, cdt, mask) if ints else _bwd_fn(op, kst, cdt, mask))
-    return _Bound(k, _dynamic.values(ints)) if ints else k
+        k = op.bwd_kernels[key] = jax.jit(dynamic_bwd_fn(op, kst, cdt, mask) if dv else _bwd_fn(op, kst, cdt, mask))
+    return _Bound(k, dv) if dv else k
 
 
 def dynamic_bwd_fn(op, kst, cdt, mask):

@@ -300,8 +300,6 @@ def _jitted(op, static, cdt):
 
 def kernel(op, static, cdt):
     """A callable ``(*vals) -> outputs`` running ``op``'s cached jitted forward."""
-    if op.dynamic is None:
-        return _jitted(op, static, cdt)
     kst, dv = _dynamic.split_values(op, static)
     k = _jitted(op, kst, cdt)
     return (lambda *vals: k(*vals, *dv)) if dv else k

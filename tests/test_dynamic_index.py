@@ -163,13 +163,12 @@ def test_unbind_of_many_compiles_one_kernel():
 
 
 def test_selection_shape_without_tracing():
-    """setitem/index_put compute the indexed shape in Python (``_sel_shape``): the same as tracing the read."""
+    """setitem/index_put compute the indexed shape in Python (``index_shape``): the same as tracing the read."""
     import itertools
 
     import jax
 
-    from torchish.ops.index import _getitem_fwd, parse_index
-    from torchish.ops.setitem import _sel_shape
+    from torchish.ops.index import _getitem_fwd, index_shape, parse_index
 
     x = torchish.zeros(4, 3, 5, 2)
     i2, i23, m = torchish.tensor([1, 0]), torchish.tensor([[0, 2, 1], [1, 1, 0]]), torchish.tensor([True, False, True])
@@ -182,8 +181,8 @@ def test_selection_shape_without_tracing():
             continue
         want = jax.eval_shape(lambda *a: _getitem_fwd(jax.numpy.zeros(x.shape, np.int8), *a, template=template),
                               *[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (t._v for t in arrays)]).shape
-        assert _sel_shape(tuple(x.shape), [a._v for a in arrays], template) == tuple(want), idx
+        assert index_shape(tuple(x.shape), [a._v for a in arrays], template) == tuple(want), idx
         count += 1
     template, arrays = parse_index(x, (slice(None), m))
-    assert _sel_shape(tuple(x.shape), [a._v for a in arrays], template) == (4, 2, 5, 2)
+    assert index_shape(tuple(x.shape), [a._v for a in arrays], template) == (4, 2, 5, 2)
     assert count > 500

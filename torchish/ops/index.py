@@ -14,6 +14,7 @@ on concrete values.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import jax
@@ -182,7 +183,7 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
     if _check_broadcast(template, arrays) and indexes_empty_dim:
         raise IndexError("index is out of bounds for dimension with size 0")
     # PyTorch's index kernel checks the bounds of the elements it reads or writes: none for an empty result
-    if bounds and _result_numel(template, arrays, shape[dim:]):
+    if bounds and math.prod(index_shape(shape, arrays, template)):
         for it, size, k in bounds:
             host = hosts.get(id(it))
             if deferred is None:
@@ -192,18 +193,39 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
     return tuple(template), arrays
 
 
-def _result_numel(template, arrays, rest):
-    """The number of elements ``x[index]`` has (``rest``: the sizes of the dims the index leaves alone)."""
-    n = int(np.prod(rest))
-    adv = []
+def index_shape(shape, arrays, template):
+    """The shape of ``x[index]`` for ``x`` of ``shape`` (PyTorch's two stages, computed without tracing): the basic
+    part, then the index arrays (a boolean scalar as an array of 0 or 1 zeros), whose broadcast shape replaces the
+    dims they index where those are adjacent and goes first otherwise. Slices may be ``S`` items (the kernels' form,
+    :func:`dynamic_template`)."""
+    basic, adv, d = [], [], 0  # the dims after the basic stage; per dim of it, its index array's shape or None
     for t in template:
-        if t[0] == "s":
-            n *= len(range(t[1], t[2], t[3]))
-        elif t[0] in "ab":
-            adv.append(tuple(arrays[t[1]].shape) if t[0] == "a" else (int(t[1]),))
-    if adv:
-        n *= int(np.prod(np.broadcast_shapes(*adv)))
-    return n
+        kind = t[0]
+        if kind == "i":
+            d += 1
+        elif kind in "sS":
+            basic.append(len(range(t[1], t[2], t[3])) if kind == "s" else t[2])
+            adv.append(None)
+            d += 1
+        elif kind == "n":
+            basic.append(1)
+            adv.append(None)
+        elif kind == "b":
+            basic.append(1)
+            adv.append((int(t[1]),))
+        else:
+            basic.append(shape[d])
+            adv.append(tuple(arrays[t[1]].shape))
+            d += 1
+    basic += shape[d:]
+    adv += [None] * (len(basic) - len(adv))
+    pos = [k for k, a in enumerate(adv) if a is not None]
+    if not pos:
+        return tuple(basic)
+    b = tuple(np.broadcast_shapes(*(adv[k] for k in pos)))  # (parse_index checked that they broadcast)
+    if pos == list(range(pos[0], pos[-1] + 1)):
+        return tuple(basic[:pos[0]]) + b + tuple(basic[pos[-1] + 1:])
+    return b + tuple(s for s, a in zip(basic, adv) if a is None)
 
 
 def _check_broadcast(template, arrays):

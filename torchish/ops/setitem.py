@@ -8,7 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .index import (_as_index_tensor, _basic_op, _full_flags, _getitem_fwd, _int_scalar_tensor, _seq_as_tuple,
-                    dynamic_template, parse_index)
+                    dynamic_template, index_shape, parse_index)
 from .casting import cast, check_scalar_fits
 from .inplace import check_overlap, overlap_ok, write_scope
 from .writes import set_at
@@ -27,50 +27,12 @@ def _index_put_fwd(x, value, *arrays, template, accumulate):
     sel = _getitem_fwd(idx, *arrays, template=template).reshape(-1)
     value = cast(value, x.dtype)
     value = jnp.broadcast_to(value.reshape(value.shape[_lead_ones(value.shape):]) if value.ndim else value,
-                             _sel_shape(x.shape, arrays, template)).reshape(-1)
+                             index_shape(x.shape, arrays, template)).reshape(-1)
     flat = x.reshape(-1)
     if accumulate and x.dtype == jnp.bool_:  # bools accumulate as a logical or, as in PyTorch
         return (flat.astype(jnp.int32).at[sel].add(value.astype(jnp.int32)) != 0).reshape(x.shape)
     flat = flat.at[sel].add(value) if accumulate else set_at(flat, sel, value)
     return flat.reshape(x.shape)
-
-
-def _sel_shape(shape, arrays, template):
-    """The shape of ``x[index]`` for ``x`` of ``shape`` (PyTorch's two stages, computed without tracing): the basic
-    part, then the index arrays (a boolean scalar as an array of 0 or 1 zeros), whose broadcast shape replaces the
-    dims they index where those are adjacent and goes first otherwise."""
-    basic, adv, d = [], [], 0  # the dims after the basic stage; per dim of it, its index array's shape or None
-    for t in template:
-        kind = t[0]
-        if kind == "i":
-            d += 1
-        elif kind in "sS":
-            basic.append(len(range(t[1], t[2], t[3])) if kind == "s" else t[2])
-            adv.append(None)
-            d += 1
-        elif kind == "n":
-            basic.append(1)
-            adv.append(None)
-        elif kind == "b":
-            basic.append(1)
-            adv.append((int(t[1]),))
-        else:
-            basic.append(shape[d])
-            adv.append(tuple(arrays[t[1]].shape))
-            d += 1
-    basic += shape[d:]
-    adv += [None] * (len(basic) - len(adv))
-    pos = [k for k, a in enumerate(adv) if a is not None]
-    if not pos:
-        return tuple(basic)
-    try:
-        b = tuple(np.broadcast_shapes(*(adv[k] for k in pos)))
-    except ValueError:
-        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " +
-                         ", ".join(str(list(adv[k])) for k in pos)) from None
-    if pos == list(range(pos[0], pos[-1] + 1)):
-        return tuple(basic[:pos[0]]) + b + tuple(basic[pos[-1] + 1:])
-    return b + tuple(s for s, a in zip(basic, adv) if a is None)
 
 
 def _lead_ones(shape):
@@ -132,7 +94,7 @@ def setitem(self, index, value):
     if not arrays and not any(t[0] == "b" for t in template):
         return _set_basic(self, template, value)
     try:
-        shape = tuple(_sel_shape(tuple(self.shape), [a._v for a in arrays], template))
+        shape = tuple(index_shape(tuple(self.shape), [a._v for a in arrays], template))
     except Exception:  # noqa: BLE001  (an index into an empty dim: PyTorch's IndexError first)
         for check in bounds:
             check()
@@ -259,7 +221,7 @@ def index_put(input, indices, values, accumulate=False, *, _name="index_put"):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_dtype.scalar_type_name(input.dtype)} for the destination and "
                            f"{_dtype.scalar_type_name(values.dtype)} for the source.")
-    shape = tuple(_sel_shape(tuple(input.shape), [a._v for a in arrays], template))
+    shape = tuple(index_shape(tuple(input.shape), [a._v for a in arrays], template))
     vshape = tuple(values.shape)
     try:
         ok = tuple(np.broadcast_shapes(vshape[_lead_ones(vshape):], shape)) == shape

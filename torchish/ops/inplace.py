@@ -237,6 +237,8 @@ def _write(view, base, chain, diff, r):
         fn = r._grad_fn  # the node of an op applied to the view itself (``v.mul_(2)``): CopySlices shows its inputs
         inplace = fn if fn is not None and view._grad_fn is not None and fn.next_edges and \
             fn.next_edges[0] is not None and fn.next_edges[0][0] is view._grad_fn else None
+        if inplace is not None:
+            _bypass_old_view(inplace, view, base, chain)
         new_base = apply(VIEW_WRITE, (base, r), chain=chain, **sparse)
         if inplace is not None and new_base._grad_fn is not None:
             new_base._grad_fn.inplace_fn = inplace
@@ -280,6 +282,22 @@ def _write(view, base, chain, diff, r):
                 v._refresh()
         finally:
             _WRITER[0] = None
+
+
+def _bypass_old_view(fn, view, base, chain):
+    """PyTorch's CopySlices runs the in-place op's node ``fn`` itself and writes the gradient of the view's old
+    value straight into the base's gradient: the view's old grad_fn (and the nodes of the chain up to the base) is
+    not on that path, so the hooks registered there (``v.register_hook`` before ``v.mul_``) do not see it. Here
+    ``fn``'s first edge is rerouted the same way, through one hookless view node from the base's old edge; the
+    op's other inputs (``v.mul_(v)``: the second ``v``) still reach the old view node, and its hooks, as in
+    PyTorch, and so does a double backward through the saved old value of the view."""
+    if not (all(op.differentiable for op, _ in chain) and _inexact(base._v)):
+        return
+    st = (("chain", chain),)
+    old_view = wrap(view._v)  # (only its shape and dtype are read: the node's output metadata)
+    registry._record(VIEW_REPLAY, (base,), [base._v], st, None, (old_view,))
+    fn.saved_edges = fn.next_edges  # (a saved ``self`` rebuilt for create_graph keeps the old view's grad_fn)
+    fn.next_edges = ((old_view._grad_fn, 0),) + tuple(fn.next_edges[1:])
 
 
 def _refresh(view, base, chain, diff):

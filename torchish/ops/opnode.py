@@ -4,6 +4,8 @@ a differentiable op of its own for ``create_graph=True`` (:func:`backward_op`), 
 (shapes and dtypes: :class:`ZerosLike`, :class:`Released`)."""
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -217,7 +219,8 @@ class OpNode(Node):
             return _per_input(res, self.mask, live_inputs(op, grads), wrap)
         bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))
         vals, outs = self.saved_values()
-        prim = [_rebuild(v, e) for v, e in zip(vals, self.next_edges)]
+        edges = self.__dict__.get("saved_edges", self.next_edges)  # (see inplace._bypass_old_view)
+        prim = [_rebuild(v, e) for v, e in zip(vals, edges)]
         outs = [Tensor._make(o, True, self, i) for i, o in enumerate(outs)] if outs is not None else []
         n = len(self.out_meta)
         gs = [grads[i] if i < len(grads) else None for i in range(n)]
@@ -378,7 +381,10 @@ def backward_kernel(op, static, cdt, mask):
     key = (kst, cdt, mask)
     k = op.bwd_kernels.get(key)
     if k is None:
-        k = op.bwd_kernels[key] = jax.jit(dynamic_bwd_fn(op, kst, cdt, mask) if dv else _bwd_fn(op, kst, cdt, mask))
+        k = jax.jit(dynamic_bwd_fn(op, kst, cdt, mask) if dv else _bwd_fn(op, kst, cdt, mask))
+        if op.bucket is not None:
+            k = functools.partial(op.bucket.backward, k, mask)
+        op.bwd_kernels[key] = k
     return _Bound(k, dv) if dv else k
 
 

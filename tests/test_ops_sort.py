@@ -230,6 +230,33 @@ def test_histc_nan():
     check_raises(lambda T: T.histc(T.tensor(x), 3))
 
 
+_INF, _NAN = float("inf"), float("nan")
+HISTC_RANGE_ERRORS = [  # (values, kwargs): explicit non-finite bounds used to give an all-zero histogram
+    ([1.0, 2.0], dict(min=0, max=_INF)), ([1.0, 2.0], dict(min=-_INF, max=3)), ([1.0, 2.0], dict(min=_NAN, max=1)),
+    ([1.0, 2.0], dict(min=3, max=-_INF)), ([1.0, 2.0], dict(min=3, max=1)), ([1.0, 2.0], dict(min=1e41, max=1e40)),
+    ([1.0, 2.0], dict(min=1e40, max=1e41)), ([1.5, _INF], {}), ([1.0, _NAN], {}), ([-_INF, 2.25e-7], {}),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("values, kw", HISTC_RANGE_ERRORS)
+def test_histc_range_errors_match_torch(values, kw):
+    """PyTorch checks the range (finite first, then ordered, then representable in the input's dtype) and prints
+    its bounds as C++ prints doubles: ``[0, inf]``, ``[-nan, -nan]`` for NaN data, ``1e+40``."""
+    err = check_raises(lambda T: T.histc(T.tensor(values), bins=2, **kw))
+    with pytest.raises(RuntimeError) as got:
+        torchish.histc(torchish.tensor(values), bins=2, **kw)
+    assert str(got.value) == str(err)
+
+
+@needs_torch
+def test_histogram_range_error_prints_bounds_as_torch():
+    err = check_raises(lambda T: T.histogram(T.tensor([1.0, 2.0]), bins=2, range=(0, _INF)))
+    with pytest.raises(RuntimeError, match=r"range \[0, inf\] is not finite") as got:
+        torchish.histogram(torchish.tensor([1.0, 2.0]), bins=2, range=(0, _INF))
+    assert str(got.value) == str(err)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # searchsorted / bucketize / isin
 

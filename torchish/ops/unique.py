@@ -19,6 +19,7 @@ from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
 from ..autograd.grad_mode import STATE
 from . import tracing
+from .casting import check_scalar_fits
 from .elementwise import _out, not_implemented, out_exact, require_int, require_tensor
 from .float8 import refuse as refuse_float8
 from .inplace import contiguous_strides
@@ -210,6 +211,13 @@ _HISTC = defop("histc", _histc_fwd, differentiable=False)
 _MINMAX = jax.jit(lambda x: (jnp.min(x), jnp.max(x)))
 
 
+def _check_histc_range(lo, hi, nan_sign):
+    """PyTorch's RuntimeError for a non-finite histc range, its bounds printed as C++ prints doubles (``%g``)."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        lo, hi = (nan_sign + "nan" if v != v else f"{v:g}" for v in (lo, hi))
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+
+
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram with ``bins`` equal-width bins between ``min`` and ``max`` (the data's range when they are
     equal); values outside are ignored."""
@@ -219,13 +227,16 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         raise not_implemented("histogram_cpu", input.dtype)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    if min > max:
-        raise RuntimeError("torch.histc: max must be larger than min")
     auto = min == max
-    if auto and input.numel() and not tracing.active() and not isinstance(input._d, jax.core.Tracer):
+    if not auto:
+        _check_histc_range(float(min), float(max), "")
+        if min > max:
+            raise RuntimeError("torch.histc: max must be larger than min")
+        check_scalar_fits(min, input.dtype)
+        check_scalar_fits(max, input.dtype)
+    elif input.numel() and not tracing.active() and not isinstance(input._d, jax.core.Tracer):
         lo, hi = (float(v) for v in _MINMAX(input._d))
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+        _check_histc_range(lo, hi, "-")  # (PyTorch's CPU min/max of NaN data prints as "-nan")
     return out_exact(apply(_HISTC, (input, float(min), float(max)), bins=int(bins), auto=auto), out, "histc",
                      "torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
                      "{expected} and hist {out}")
@@ -283,7 +294,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
                                "dimension 0")
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo}, {hi}] is not finite")
+            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not finite")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         from .creation import linspace

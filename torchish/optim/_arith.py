@@ -72,6 +72,25 @@ def as_real(update):
     return run
 
 
+@functools.cache
+def in_place(update):
+    """``update`` (through :func:`as_real`) with PyTorch's in-place writes: each new parameter and state value has
+    the dtype its old value had (``param.add_``, ``buf.mul_(momentum).add_(grad)`` cast to the written tensor), so
+    a state made before ``model.double()`` stays float32 and a parameter keeps its dtype; a no-op (no convert in
+    the program) where the dtypes agree. One wrapper per update function (kernels are cached by it)."""
+    update = as_real(update)
+
+    def run(params, grads, states, hp, **static):
+        new_p, new_s = update(params, grads, states, hp, **static)
+        return ([_as_dtype(n, p) for n, p in zip(new_p, params)],
+                [[_as_dtype(n, s) for n, s in zip(new_row, row)] for new_row, row in zip(new_s, states)])
+    return run
+
+
+def _as_dtype(new, old):
+    return new.astype(old.dtype) if hasattr(old, "dtype") and new.dtype != old.dtype else new
+
+
 def real_view(v):
     """``torch.view_as_real`` of a complex array (a trailing axis of 2: real, imaginary); a real one as it is."""
     return jnp.stack([jnp.real(v), jnp.imag(v)], -1) if jnp.iscomplexobj(v) else v

@@ -72,6 +72,7 @@ class Adam(Optimizer):
     _group_defaults = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
                        ("differentiable", False), ("decoupled_weight_decay", False), ("fused", None))
     _scalar_state = ("step",)
+    _lerp_state = ("exp_avg",)  # (updated with exp_avg.lerp_(grad, ...): see Optimizer._lerp_state)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,

@@ -25,6 +25,7 @@ class Adamax(Optimizer):
     _hyper = ("lr", "betas", "eps", "weight_decay", "maximize")
     _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     _scalar_state = ("step",)
+    _lerp_state = ("exp_avg",)  # (updated with exp_avg.lerp_(grad, ...): see Optimizer._lerp_state)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
@@ -93,6 +94,7 @@ class NAdam(Optimizer):
                        ("decoupled_weight_decay", False))
     _scalar_state = ("step", "mu_product")
     _capturable_check = (("params, mu_products and state_steps", True), ("params, mu_products, and state_steps", False))
+    _lerp_state = ("exp_avg",)  # (updated with exp_avg.lerp_(grad, ...): see Optimizer._lerp_state)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
@@ -113,6 +115,14 @@ class NAdam(Optimizer):
 
     def _static(self, group):
         return {"decoupled": bool(group["decoupled_weight_decay"])}
+
+    def _counted_before_lerp(self, group, p):
+        new = super()._counted_before_lerp(group, p)
+        if not group.get("foreach"):  # (the single-tensor loop has multiplied mu_product by this step's mu too)
+            t = float(new["step"])
+            mu = group["betas"][0] * (1.0 - 0.5 * 0.96 ** (t * group["momentum_decay"]))
+            new["mu_product"] = self.state[p]["mu_product"]._d * jnp.float32(mu)
+        return new
 
     @staticmethod
     def _update(params, grads, states, hp, *, decoupled):
@@ -179,6 +189,7 @@ class RAdam(Optimizer):
     _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
                        ("decoupled_weight_decay", False), ("capturable", False))
     _scalar_state = ("step",)
+    _lerp_state = ("exp_avg",)  # (updated with exp_avg.lerp_(grad, ...): see Optimizer._lerp_state)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):

@@ -48,6 +48,7 @@ class RMSprop(Optimizer):
                        ("differentiable", False), ("capturable", False))
     _scalar_state = ("step",)
     _capturable_check = (("params and state_steps", True),) * 2
+    _lerp_state = ("grad_avg",)  # (centered: grad_avg.lerp_(grad, 1 - alpha))
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
@@ -77,6 +78,14 @@ class RMSprop(Optimizer):
         return {"momentum": group["momentum"] > 0, "centered": bool(group["centered"]),
                 "foreach": bool(group["foreach"])}
 
+    def _counted_before_lerp(self, group, p):
+        new = super()._counted_before_lerp(group, p)  # (and square_avg, updated before grad_avg's lerp_)
+        sq, g, wd = self.state[p]["square_avg"], p.grad._d, group["weight_decay"]
+        if wd:
+            g = g + wd * p._d
+        new["square_avg"] = ema_sq(sq._d, g, group["alpha"]).astype(sq._d.dtype)
+        return new
+
     @staticmethod
     def _update(params, grads, states, hp, *, momentum, centered, foreach):
         lr, alpha, eps, wd, mom = hp["lr"], hp["alpha"], hp["eps"], hp["weight_decay"], hp["momentum"]
@@ -91,15 +100,15 @@ class RMSprop(Optimizer):
                 new_s.append([step, sq] + ([buf] if momentum else []) + ([ga] if centered else []))
                 continue
             g = g + wd * p
-            sq = ema_sq(sq, g, alpha)
-            row = [step, sq]
+            sq = ema_sq(sq, g, alpha).astype(sq.dtype)  # (in-place writes keep the state's dtype: model.double()
+            row = [step, sq]                               # after the state was made leaves it float32)
             if centered:
                 ga = lerp(st[-1], g, 1 - alpha)
                 avg = jnp.sqrt(sq - ga * ga) + eps
             else:
                 avg = jnp.sqrt(sq) + eps
             if momentum:
-                buf = st[2] * mom + g / avg
+                buf = (st[2] * mom + g / avg).astype(st[2].dtype)
                 row.append(buf)
                 p = p - lr * buf
             else:
@@ -188,7 +197,7 @@ class Adagrad(Optimizer):
                 continue
             g = g + wd * p
             clr = clr.astype(p.dtype)
-            acc = acc + g * g
+            acc = (acc + g * g).astype(acc.dtype)  # (in place: the state's dtype, as sq in RMSprop)
             new_p.append(p - clr * g / (jnp.sqrt(acc) + eps))
             new_s.append([step, acc])
         return new_p, new_s
@@ -244,9 +253,9 @@ class Adadelta(Optimizer):
                 new_s.append([step + 1, sq.astype(dt), acc.astype(dt)])
                 continue
             g = g + wd * p
-            sq = ema_sq(sq, g, rho)
-            delta = jnp.sqrt(acc + eps) / jnp.sqrt(sq + eps) * g
-            acc = ema_sq(acc, delta, rho)
+            sq = ema_sq(sq, g, rho).astype(sq.dtype)  # (in place: the state's dtypes, as in RMSprop; delta is
+            delta = (jnp.sqrt(acc + eps) / jnp.sqrt(sq + eps) * g).astype(acc.dtype)  # made from acc_delta)
+            acc = ema_sq(acc, delta, rho).astype(acc.dtype)
             new_p.append(p - lr * delta)
             new_s.append([step + 1, sq, acc])
         return new_p, new_s

@@ -39,7 +39,7 @@ from ..ops import lazy, nesting, tracing
 from ..ops.broadcast import broadcast_error, broadcast_shapes
 from ..ops.inplace import dense_layout
 from ..ops.registry import OpDef, apply
-from ._arith import as_real
+from ._arith import in_place
 from ._state_dict import StateDictMixin
 
 
@@ -359,6 +359,8 @@ class Optimizer(StateDictMixin):
             self._prepare_state(p, group)
         if group.get("capturable"):
             self._check_capturable(group, params)
+        if self._lerp_state:
+            self._check_lerp_dtypes(group, params)
         if self._param_shaped_state and self.__dict__.get("_unchecked_shapes"):
             self._check_loaded_shapes(params, bool(group.get("foreach")))
         keys = self._state_keys(group)
@@ -380,7 +382,7 @@ class Optimizer(StateDictMixin):
         pv = [p._v for p in params]
         gv = [p.grad._v for p in params]
         sv = [[s._v if isinstance(s, Tensor) else s for s in row] for row in states]
-        update = as_real(type(self)._update)
+        update = in_place(type(self)._update)
         with _state_shape_errors():
             if tracing.active() or STATE.tracing:
                 new_p, new_s = update(pv, gv, sv, hp, **static)
@@ -432,6 +434,39 @@ class Optimizer(StateDictMixin):
             check_fused_param(p)
 
     _param_shaped_state = True  # every non-scalar state Tensor has its parameter's shape (not Adafactor's)
+
+    # the state PyTorch's update writes with ``state.lerp_(grad, weight)``, which refuses a gradient of another
+    # dtype (a model converted with ``model.double()`` after the state was made): see _check_lerp_dtypes
+    _lerp_state = ()
+
+    def _counted_before_lerp(self, group, p):
+        """The state values PyTorch's update has written before its ``lerp_`` refuses ``p``'s gradient: the step."""
+        return {"step": self.state[p]["step"]._d + 1}
+
+    def _check_lerp_dtypes(self, group, params):
+        for i, p in enumerate(params):
+            for k in self._lerp_state:
+                s = self.state[p].get(k)
+                if isinstance(s, Tensor) and s.dtype != p.grad.dtype:
+                    break
+            else:
+                continue
+            # PyTorch meets it after counting the step: the foreach update has counted every parameter's, the
+            # single-tensor loop has updated the parameters before this one and counted this one's
+            if group.get("foreach"):
+                counted = params
+            else:
+                if i:
+                    self._step_group(group, params[:i])
+                counted = [p]
+            tensors, values = [], []
+            for q in counted:
+                for k, v in self._counted_before_lerp(group, q).items():
+                    tensors.append(self.state[q][k])
+                    values.append(v)
+            set_values(tensors, values)
+            raise RuntimeError(f"expected dtype {_c_type_name(s.dtype)} for `end` but got dtype "
+                               f"{_c_type_name(p.grad.dtype)}")
 
     # the foreach flags for which PyTorch's update meets a mismatched state first in an op on the parameter (or its
     # gradient) and the state, in that order (Rprop's grad.mul(prev)): its broadcast error names the parameter's size
@@ -492,7 +527,7 @@ class Optimizer(StateDictMixin):
         op = Optimizer._differentiable_ops.get(key)
         if op is None:
             op = Optimizer._differentiable_ops[key] = OpDef(
-                f"{type(self).__name__}_update", _flat_update(as_real(type(self)._update), static, len(params),
+                f"{type(self).__name__}_update", _flat_update(in_place(type(self)._update), static, len(params),
                                                               mask, plain, tensor_hp),
                 # it keeps what it needs as its own temporaries (a second backward fails), not the parameters and
                 # state it writes: the next step's writes do not invalidate its backward
@@ -508,7 +543,7 @@ class Optimizer(StateDictMixin):
         """The group's jitted update. Inputs are pinned to the parameters' device: fresh state (uncommitted
         arrays) and updated state (committed) would otherwise compile the same update twice."""
         # (AdamW shares Adam's kernels)
-        return Optimizer._update_kernel(as_real(type(self)._update), static, n, sharding, donated)
+        return Optimizer._update_kernel(in_place(type(self)._update), static, n, sharding, donated)
 
     @staticmethod
     def _update_kernel(update, static, n, sharding, donated=None):
@@ -652,6 +687,13 @@ def _share_steps(rows, new_rows, k):
         new_row[k] = first.setdefault(id(v), new_row[k])
         out.append(new_row)
     return out
+
+
+def _c_type_name(dtype):
+    """The C++ type name PyTorch's dtype checks print (``TypeMeta``): ``float``, ``double``, ``c10::Half``."""
+    name = str(dtype).rsplit(".", 1)[-1]
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}.get(name, name)
 
 
 def _hp_value(v):

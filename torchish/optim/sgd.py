@@ -102,6 +102,7 @@ class SGD(Optimizer):
             if momentum:
                 # (the first buffer is a detached copy of the gradient: differentiable=True takes no graph through it)
                 buf = jnp.where(first, jax.lax.stop_gradient(g), st[0] * mom + (1 - damp) * g)
+                buf = buf.astype(st[0].dtype)  # (written in place: a float32 buffer of a model.double()'d param)
                 g = g + mom * buf if nesterov else buf
                 new_s.append([buf])
             else:

@@ -8,9 +8,12 @@ object was a new signature: every call ran eagerly, and the cache kept every bat
 (an optimizer, a module, a trainer holding them, an object holding tensors that require grad: parameters) stay
 whole and are guarded by identity. While a program is traced the function gets copies of the objects taken apart,
 holding the traced tensors; a function that changes one of them (``batch.loss = loss``) has a Python side effect a
-program cannot repeat, and runs eagerly.
+program cannot repeat, and runs eagerly. A dataclass the function returns is taken apart the same way
+(:func:`output_tree`): its tensors are outputs of the program.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import jax
 import numpy as np
@@ -136,6 +139,43 @@ def _wrap(x, depth=0, seen=frozenset()):
     return jax.tree_util.tree_map(one, x, is_leaf=_is_tensor)
 
 
+class _Returned:
+    """A dataclass instance the function returns (``Output(loss=loss, logits=logits)``, as PyTorch's compiler
+    returns it): a pytree node whose children are its attribute values. Unflattened after each compiled call, it
+    is a new instance of the class holding that call's values (made without ``__init__``, as ``copy.copy`` makes
+    one). Kept whole, its tensors were values the function stored outside itself: the call ran eagerly."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+
+def _returned_object(x):
+    return (dataclasses.is_dataclass(x) and not isinstance(x, type) and type(getattr(x, "__dict__", None)) is dict
+            and len(x.__dict__) <= _MAX_ATTRS)
+
+
+def _flatten_returned(r):
+    d = r.obj.__dict__
+    return [output_tree(v) for v in d.values()], (type(r.obj), tuple(d))
+
+
+def _unflatten_returned(aux, children):
+    cls, names = aux
+    obj = cls.__new__(cls)
+    obj.__dict__.update(zip(names, children))
+    return obj
+
+
+jax.tree_util.register_pytree_node(_Returned, _flatten_returned, _unflatten_returned)
+
+
+def output_tree(out):
+    """``out`` (a function's result) with the dataclass instances in it as :class:`_Returned` nodes."""
+    return jax.tree_util.tree_map(lambda x: _Returned(x) if _returned_object(x) else x, out, is_leaf=_is_tensor)
+
+
 def flatten(args, kwargs):
     """The leaves and tree structure of a call's arguments, user objects taken apart."""
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
@@ -159,11 +199,11 @@ _NO_ARGS = jax.tree_util.tree_structure(((), {}))
 
 def signature(args, kwargs):
     """The leaves of the call's arguments and the key of its cache entry: the arguments' structure, shapes, dtypes
-    and Python values, grad mode, the default dtype, the matmul/convolution precision settings and the autocast
-    state (which ops run in which dtype)."""
+    and Python values, grad mode, inference mode (whose outputs are inference tensors), the default dtype, the
+    matmul/convolution precision settings and the autocast state (which ops run in which dtype)."""
     if args or kwargs:
         leaves, tree = flatten(args, kwargs)
     else:  # a training step that takes nothing (the common case): no pytree walk
         leaves, tree = [], _NO_ARGS
-    return leaves, (tree, tuple(map(_leaf_key, leaves)), STATE.grad_enabled, _dtype.DEFAULTS.float,
-                    _precision.EPOCH[0], _autocast.signature())
+    return leaves, (tree, tuple(map(_leaf_key, leaves)), STATE.grad_enabled, STATE.inference,
+                    _dtype.DEFAULTS.float, _precision.EPOCH[0], _autocast.signature())

@@ -37,14 +37,14 @@ from ..ops import lazy, nesting, tracing
 from ..autograd.lowering import new_leaf_grad
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
                        second_order_op, with_inputs)
-from .args import COPIES, changed_copies, signature as _signature, strides as arg_strides_of
+from .args import COPIES, changed_copies, output_tree, signature as _signature, strides as arg_strides_of
 from .entry import _Entry, scalar_kind
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
 from .views import take_view, view_spec
-from .side_effects import _leaked, _replayable, _store, _with_leaks
+from .side_effects import _kept_alive, _leaked, _replayable, _store, _with_leaks
 from . import checks, pystate
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
@@ -196,7 +196,8 @@ class CompiledFunction:
         with rec:
             out = self.fn(*args, **kwargs)
         arg_ids = {id(x) for x in leaves if isinstance(x, Tensor)}
-        out_ids = {id(x) for x in jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, Tensor))
+        out_ids = {id(x) for x in jax.tree_util.tree_leaves(output_tree(out),
+                                                               is_leaf=lambda x: isinstance(x, Tensor))
                    if isinstance(x, Tensor)}
         cand = {}
         cand.update(rec.reads)
@@ -313,6 +314,7 @@ class CompiledFunction:
         arg_strides = [arg_strides_of(leaves[i]) for i in arg_pos]
         scalar_keys = [(id(c), k) for c, k in entry.scalars]
         modules_seen = {}
+        arg_refs = []  # (weak references to the trace's argument tensors: one still alive after it was stored)
 
         def pure(arg_vals, state_vals, scalar_vals):
             from .._tensor import _SERIAL
@@ -328,6 +330,7 @@ class CompiledFunction:
                     tt._layout = (tuple(v.shape), st, 0)
                 targs[i] = tt
                 arg_tensors.append(tt)
+            arg_refs[:] = map(weakref.ref, arg_tensors)
             n_copies = len(COPIES)
             a, kw = jax.tree_util.tree_unflatten(tree, targs)  # (user objects in the arguments: copies)
             start = next(_SERIAL)
@@ -356,7 +359,8 @@ class CompiledFunction:
                     py.touch(("d", c, k), c.get(k, pystate.MISSING))
                 for c, f in rec.derived.values():  # (SGD's momentum != 0)
                     py.touch(("f", c, f), f(c))
-                out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
+                out_leaves, out_tree = jax.tree_util.tree_flatten(output_tree(out),  # (dataclass objects taken apart)
+                                                                  is_leaf=lambda x: isinstance(x, Tensor))
                 missing = [t for t in rec.missing.values()]
                 # writes to known state are fine; writes to concrete pre-existing tensors outside it are missing
                 state_ids = {id(t) for t in state}
@@ -485,6 +489,10 @@ class CompiledFunction:
                    for k, t in d.items()}  # (the buffers before the trace: one the function rebinds is replayed)
         with _random.tracing_on(_program_platform(arg_vals, state, state_vals)):
             traced = nesting.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
+        if _kept_alive(arg_refs):
+            raise GraphBreakError(f"torchish.compile: {getattr(fn, '__name__', 'the function')} stores an argument "
+                                  "tensor outside itself (appends it to a list, puts it in a dict or an attribute), "
+                                  "a Python side effect one XLA program cannot repeat; it runs eagerly.")
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
                                                            if all(m is not e for e in entry.modules)]:
             new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]

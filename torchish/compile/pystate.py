@@ -14,13 +14,15 @@ closure cell, guarded by identity as PyTorch's compiler guards it (``self.opt = 
 program stale: it steps the old optimizer's state), ``"u"`` and ``"uc"`` a user object without such state (a config
 object), which may be rebound to another whose attributes are the same (see ``_same_object``), ``"f"`` a flag ``key(holder)`` computed from a container's
 numbers (SGD's ``momentum != 0``: see ``recorder.static_derived``), ``"n"`` a numpy array in a ``__dict__`` (by
-identity and contents, see ``_array_key``).
+identity and contents, see ``_array_key``), ``"t"`` a small list or deque of tensors (its length is guarded;
+a call that changes it has a side effect, see ``_tensor_list``).
 
 Globals, closure variables and attributes of watched objects that hold tensors (``x``, ``batch = (x, y)``,
 ``self.batch``) are *sources*: the program reads the tensors they hold at each call (``tensor_paths``).
 """
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import itertools
@@ -41,7 +43,8 @@ _MISSING = MISSING = object()
 _MISSINGS = itertools.repeat(_MISSING)
 _SMALL = 64  # containers of Python values up to this length are guarded by a snapshot
 _SKIP = frozenset(("training",))  # a module's train/eval flag is guarded (and re-applied) on its own
-_CONTAINERS = frozenset((tuple, list, dict))  # containers whose tensors are sources (see tensor_paths)
+_CONTAINERS = frozenset((tuple, list, dict, collections.deque))  # containers whose tensors are sources
+_SEQUENCES = (tuple, list, collections.deque)                      # (see tensor_paths)
 _HYPER_READS = frozenset(("param_groups", "get_last_lr", "_last_lr"))  # (see PyState._watch_hyper_parameters)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -86,6 +89,14 @@ def _object_list(v):
     element by element by identity."""
     return type(v) in (list, tuple) and len(v) <= _SMALL and all(
         isinstance(x, Module) or _constant(x) or _user_class(type(x)) for x in v)
+
+
+def _tensor_list(v):
+    """A small list or deque holding tensors (``buffer = [x0, x1]``, ``self.memory``): its length is guarded (the program
+    read ``buffer[-2:]`` at the positions it had), and a call that appends to it, pops from it or replaces an
+    entry has a Python side effect (every trace of the call starts again from its entries)."""
+    return type(v) in (list, collections.deque) and 0 < len(v) <= _SMALL and any(
+        isinstance(x, _tensor.Tensor) for x in v)
 
 
 def _small_container(v):
@@ -158,6 +169,8 @@ def value(item):
             return holder.cell_contents
         except ValueError:
             return _MISSING
+    if kind == "t":
+        return tuple(holder)
     if type(holder) is dict:
         return tuple((k, _entry(x)) for k, x in holder.items())
     if type(holder) is set:
@@ -190,6 +203,9 @@ def _restore(item, v):
         holder.update(v)
     elif type(holder) is list:
         holder[:] = v
+    elif type(holder) is collections.deque:
+        holder.clear()
+        holder.extend(v)
 
 
 _LIBRARIES = ("torchish", "builtins", "jax", "numpy", "torch", "optax", "flax")
@@ -285,6 +301,8 @@ class PyState:
             self._add_source(item)
         if _constant(v):  # (numbers, flags, and a global or closure variable rebound: ACT = torch.sigmoid)
             self.static.append(item)
+        if _tensor_list(v):
+            self.static.append(("t", v, None))
         if _small_container(v) and type(v) in (list, dict, set):
             self.static.append(("s", v, None))
             for x in (v.values() if type(v) is dict else v):  # the user's objects kept in it are watched too
@@ -385,6 +403,8 @@ class PyState:
                         touch(("m" if isinstance(obj, Module) else "d", d, name), v)
                         if plain:  # (self.scales[0] = -1.0: compared as a snapshot)
                             touch(("s", v, None), value(("s", v, None)))
+                elif _tensor_list(v) and not name.startswith("_"):  # (self.memory: appended to between calls)
+                    touch(("t", v, None), tuple(v))
                 if isinstance(v, _RNGS) and all(v is not r for r in rngs):  # (self.rng: drawn from by the trace)
                     rngs.append(v)
                     states.append(_rng_state(v))
@@ -469,7 +489,9 @@ class PyState:
         pairs, changed = [], False
         for it, v in self.before.values():
             now = value(it)
-            if _same_item(it, now, v):
+            if it[0] == "t" and (len(now) != len(v) or any(map(operator.is_not, now, v))):
+                changed = True  # (the call appended to, popped from or wrote into a list of tensors)
+            elif _same_item(it, now, v):
                 pairs.append((it, v))
             elif it[0] == "s" and type(it[1]) is dict and (
                     any(type(x) is _Obj for k, x in v) or any(type(x) is _Obj for k, x in now)):
@@ -499,6 +521,8 @@ def _same(a, b):
 
 
 def _same_item(it, a, b):
+    if it[0] == "t":  # (a list of tensors: the same length; the tensors now in it are read, see tensor_paths)
+        return len(a) == len(b)
     if it[0] in ("u", "uc"):
         return _same_object(a, b)
     return a is b if it[0] in ("o", "oc") else _same(a, b)
@@ -587,7 +611,7 @@ def tensor_at(v, path):
     """The tensor at ``path`` of ``v`` (see :func:`tensor_paths`), or None where ``v`` no longer has one there."""
     for key in path:
         t = type(v)
-        if t in (tuple, list):
+        if t in _SEQUENCES:
             if not (isinstance(key, int) and key < len(v)):
                 return None
             v = v[key]

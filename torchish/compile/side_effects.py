@@ -25,6 +25,23 @@ def _leaked(rec):
     return alive()
 
 
+def _kept_alive(refs):
+    """Whether a tensor of the trace behind one of the weak references ``refs`` (an argument's stand-in) is still
+    held after it by something other than the trace's autograd graph (a node kept by a cache): the function stored
+    it outside itself (``buffer.append(x)``, ``cache["x"] = x``, ``self.last = x``)."""
+    if all(r() is None for r in refs):
+        return False
+    import gc
+    import types
+    from ..autograd.graph import Node
+    gc.collect()  # the trace's autograd graph holds cycles of tensors and nodes
+    for r in refs:
+        t = r()
+        if t is not None and any(not isinstance(h, (Node, types.FrameType)) for h in gc.get_referrers(t)):
+            return True
+    return False
+
+
 def _store(tensors, values):
     """Give the tensors a traced call stored away their values (as tensors without history: their graph was the
     trace's)."""

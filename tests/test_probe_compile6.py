@@ -1,0 +1,494 @@
+"""Probes of torchish.compile with training and inference functions, each run three ways — PyTorch eager,
+torchish eager and torchish.compile — over several calls, so that the state a compiled call writes back (parameters,
+``.grad``, buffers, optimizer state, generators) is what the next call reads; the compiled functions' statistics
+show which calls ran the program, which ran eagerly and when they retraced.
+
+Fixed (compile.pystate, compile.side_effects, compile.args, compile.function):
+- A list of tensors the function reads (``torch.stack(buffer[-2:])``, ``hist[-1] * len(hist)``,
+  ``self.memory[-1]``) and the script appends to between calls: the program kept reading the tensors at the
+  positions it was traced with and its length as a constant — silently stale numbers. The length of such a list
+  is now guarded (a new length traces again), as PyTorch's compiler guards it. A ``deque(maxlen=...)`` rotated
+  between calls was read as the tensors it first held; its tensors are now read where they are at each call.
+- A function that pops from or appends to such a list (a bounded history, ``old = hist.pop(0)``): every trace of
+  the call popped again (a trace that met new state ran the Python again), emptying the list (IndexError), and the
+  program never popped. Every trace now starts from the list's entries, and the change is a Python side effect:
+  the call runs the program once and later calls run eagerly, as other side effects do.
+- An argument stored outside the function (a replay buffer ``buffer.append(x)``, ``cache["x"] = x``,
+  ``self.last = x`` in a forward) kept the trace's stand-in holding a JAX tracer: the next read raised JAX's
+  "unexpected tracer" error or "Computation compiled for 5 inputs but called with 4", and ``.tolist()`` of it a
+  ConcretizationError. Such a call now runs eagerly (a graph break with a warning), storing the argument itself.
+- A dataclass returned by the function (``Out(loss=..., n=...)``) was kept whole, its tensors counted as stored
+  outside the function: every call after the first ran eagerly with a misleading warning. Its fields are now the
+  program's outputs, and each call returns a new instance of the class.
+- A compiled model called under ``inference_mode()`` and later under ``no_grad()`` (one signature: grad mode off)
+  returned inference tensors under ``no_grad`` too (``is_inference()`` True, where PyTorch gives a normal tensor
+  that autograd may save later), and the reverse. Inference mode is now part of the signature (compile.args).
+
+Kept as guards, matching PyTorch: a compiled Module used in an eager loop with ``backward()`` and Adam outside it;
+compiled inference under ``inference_mode()`` and ``no_grad()`` after ``model.eval()`` (BatchNorm, Dropout); a
+Module and an optimizer passed as arguments; a compiled step calling a compiled forward; ``@compile`` on
+``forward`` and on a bound method; gradient accumulation over ``x.chunk(4)`` with ``zero_grad()`` after ``step()``;
+two optimizers on disjoint parameters; ``manual_seed`` inside and between calls; ``torch.Generator`` objects as
+arguments of ``randn``/``rand``/``randint``/``randperm``; ``GradScaler(enabled=False)`` (``torch.amp`` and
+``torch.cuda.amp``) with ``unscale_``; ``torch._dynamo.config.suppress_errors``, ``backend="eager"/"aot_eager"``,
+``mode="max-autotune"``, ``torch._dynamo.reset()`` and a ``torch.compiler.disable``d helper (eager, with a
+warning, where PyTorch breaks the graph). Eager with a warning, numbers matching: ``clip_grad_norm_(foreach=True,
+error_if_nonfinite=True)`` (reads the norm in Python, as PyTorch's graph break does; the error is raised alike) and
+``OneCycleLR`` stepped inside the function.
+"""
+import collections
+import dataclasses
+import re
+import warnings
+
+import pytest
+
+import torchish
+from oracle import assert_same, formula_data as _data, formula_init as _init, needs_torch, torch
+
+pytestmark = needs_torch
+
+
+def _lin(T, i, o, seed=0):
+    return _init(T, T.nn.Linear(i, o), seed=seed)
+
+
+def _three(case, expect=None):
+    """``case(T, jit)`` run by PyTorch (``jit`` the identity), by torchish eagerly and by torchish with
+    ``torchish.compile``: the results must match PyTorch's. The compiled run warns only where ``expect`` (a regular
+    expression one of its warnings matches) says so. Returns the compiled functions' statistics."""
+    def ident(fn=None, **kw):
+        return fn if fn is not None else (lambda f: f)
+    made = []
+
+    def jit(fn=None, **kw):
+        if fn is None:
+            return lambda f: jit(f, **kw)
+        made.append(torchish.compile(fn, **kw))
+        return made[-1]
+    ref = case(torch, ident)
+    assert_same(ref, case(torchish, ident), "eager")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always" if expect else "error")
+        got = case(torchish, jit)
+    if expect:
+        assert any(re.search(expect, str(w.message)) for w in caught), [str(w.message) for w in caught]
+    assert_same(ref, got, "compiled")
+    return [_counts(getattr(c, "stats", None) or c._compiled_call.stats) for c in made]
+
+
+def _counts(stats):
+    return {k: stats[k] for k in ("calls", "eager_calls", "compiled_calls", "retraces")}
+
+
+# --- lists of tensors ------------------------------------------------------------------------------------------------
+def case_list_grown_between_calls(T, jit):
+    """A list and a module's list attribute appended to between calls; a deque of fixed length rotated."""
+    buffer = [_data(T, 2), _data(T, 2, seed=1)]
+    hist = [_data(T, 2, seed=2)]
+    window = collections.deque([_data(T, 2, seed=3)], maxlen=2)
+
+    class Memory(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.memory = [_data(T, 2, seed=4)]
+
+        def forward(self, x):
+            return x * self.memory[-1] - len(self.memory)
+    mem = Memory()
+    cmem = jit(mem)
+
+    @jit
+    def rolling(x):
+        return x + window[0] * 2 + window[-1] * len(window)
+
+    @jit
+    def recent():
+        return T.stack(buffer[-2:]).sum(0)
+
+    @jit
+    def scaled(x):
+        return x + hist[-1] * len(hist)
+    r = []
+    for i in range(4):
+        x = _data(T, 2, seed=5)
+        r += [recent(), recent(), scaled(x), scaled(x), cmem(x), cmem(x), rolling(x), rolling(x)]
+        buffer.append(_data(T, 2, seed=i + 3))
+        hist.append(_data(T, 2, seed=i + 7))
+        mem.memory.append(_data(T, 2, seed=i + 11))
+        window.append(_data(T, 2, seed=i + 13))
+    r += [recent(), recent()]
+    buffer[-1] = _data(T, 2, seed=9)  # (replaced: read again without a retrace)
+    return r + [recent()]
+
+
+def test_list_of_tensors_grown_between_calls_retraces():
+    cmem, rolling, recent, scaled = _three(case_list_grown_between_calls)
+    # each new length traces again; the entries replaced (and the deque rotated) are read without a retrace
+    assert recent == {"calls": 11, "eager_calls": 1, "compiled_calls": 10, "retraces": 4}
+    assert scaled == cmem == {"calls": 8, "eager_calls": 1, "compiled_calls": 7, "retraces": 3}
+    assert rolling == {"calls": 8, "eager_calls": 1, "compiled_calls": 7, "retraces": 1}
+
+
+def case_history_popped_and_appended(T, jit):
+    w = _lin(T, 2, 1)
+    opt = T.optim.SGD(w.parameters(), lr=0.1)
+    hist = [_data(T, 3, 2, seed=k) for k in range(6)]
+
+    @jit
+    def step(x):
+        old = hist.pop(0)
+        opt.zero_grad()
+        loss = (w(x) - w(old)).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    r = []
+    for i in range(4):
+        r += [step(_data(T, 3, 2, seed=10 + i)), len(hist), w.weight]
+    return r + [hist]
+
+
+def test_list_popped_by_the_function_runs_its_effect_once_per_call():
+    s, = _three(case_history_popped_and_appended, expect="changes plain Python state")
+    assert s == {"calls": 4, "eager_calls": 3, "compiled_calls": 1, "retraces": 0}
+
+
+def case_arguments_stored_outside(T, jit):
+    """A replay buffer of the step's batches, a cache dict and a module attribute holding the argument."""
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = _lin(T, 3, 1)
+
+        def forward(self, x):
+            self.last = x
+            return self.l(x)
+    m = Net()
+    opt = T.optim.Adam(m.parameters(), lr=1e-2)
+    buffer, losses, cache = [], [], {}
+
+    @jit
+    def step(x):
+        buffer.append(x)
+        cache["x"] = x
+        opt.zero_grad()
+        loss = m(T.cat(buffer[-2:])).pow(2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+        return loss
+    r = []
+    for i in range(4):
+        r += [step(_data(T, 2, 3, seed=i)), m.l.weight]
+    return r + [buffer, losses, T.stack(losses), cache["x"] * 1, m.last * 1, buffer[-1] is cache["x"]]
+
+
+def test_arguments_stored_outside_run_eagerly():
+    s, = _three(case_arguments_stored_outside, expect="stores an argument tensor outside itself")
+    assert s == {"calls": 4, "eager_calls": 4, "compiled_calls": 0, "retraces": 0}
+
+
+# --- outputs ----------------------------------------------------------------------------------------------------------
+Pair = collections.namedtuple("Pair", "loss logits")
+
+
+@dataclasses.dataclass
+class Out:
+    loss: object
+    n: int
+    extra: object = None
+
+
+def case_structured_outputs(T, jit):
+    m = _lin(T, 3, 2)
+
+    @jit
+    def f(x, k):
+        logits = m(x)
+        loss = logits.pow(2).mean()
+        return (Pair(loss, logits), Out(loss * 2, x.shape[0], extra=Out(logits.sum(), k)),
+                {"parts": [logits[i] for i in range(k)], "k": k, "s": 1.5, "t": (loss, None), "size": x.shape})
+    r = []
+    for i, k in enumerate((1, 2, 2, 2, 3)):
+        p, o, d = f(_data(T, 4, 3, seed=i), k)
+        assert type(p) is Pair and type(o) is Out and type(o.extra) is Out
+        r += [p.loss, p.logits, o.loss, o.n, o.extra.loss, o.extra.n, d, p.loss.requires_grad]
+        o.loss.backward()
+        r += [m.weight.grad]
+    return r
+
+
+def test_namedtuples_dataclasses_and_variable_length_lists_are_returned():
+    s, = _three(case_structured_outputs)
+    # each list length is a signature of its own (k), recorded eagerly once; no eager call after that
+    assert s == {"calls": 5, "eager_calls": 3, "compiled_calls": 2, "retraces": 0}
+
+
+# --- kept as guards ---------------------------------------------------------------------------------------------------
+def case_compiled_module_backward_outside(T, jit):
+    m = T.nn.Sequential(_lin(T, 3, 4), T.nn.Tanh(), _lin(T, 4, 2, seed=1))
+    cm = jit(m)
+    opt = T.optim.Adam(cm.parameters(), lr=1e-2)
+    r = []
+    for i in range(4):
+        opt.zero_grad()
+        loss = cm(_data(T, 5, 3, seed=i)).pow(2).mean()
+        loss.backward()
+        r += [loss, m[0].weight.grad, m[2].bias.grad]
+        opt.step()
+        r += [m[0].weight, opt.state[m[2].bias]["exp_avg_sq"]]
+    return r
+
+
+def case_inference_mode_after_eval(T, jit):
+    m = T.nn.Sequential(_lin(T, 3, 4), T.nn.BatchNorm1d(4), T.nn.Dropout(0.5), _lin(T, 4, 2, seed=1))
+    with T.no_grad():
+        m[1].running_mean.fill_(0.2)
+        m[1].running_var.fill_(1.5)
+    m.eval()
+    cm = jit(m)
+    r = []
+    for i in range(3):
+        with T.inference_mode():
+            y = cm(_data(T, 5, 3, seed=i))
+        r += [y, y.requires_grad, y.is_inference(), m[1].running_mean, m[1].num_batches_tracked]
+    for i in range(2):
+        with T.no_grad():
+            y = cm(_data(T, 5, 3, seed=i))
+        r += [y, y.requires_grad, y.is_inference()]
+    with T.inference_mode():
+        y = cm(_data(T, 5, 3))
+    return r + [y, y.is_inference()]
+
+
+def case_module_and_optimizer_as_arguments(T, jit):
+    a, b = _lin(T, 3, 2), _lin(T, 3, 2, seed=1)
+    oa, ob = T.optim.SGD(a.parameters(), lr=0.1, momentum=0.9), T.optim.Adam(b.parameters(), lr=1e-2)
+
+    @jit
+    def step(model, opt, x):
+        opt.zero_grad()
+        loss = model(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    r = []
+    for i in range(3):
+        x = _data(T, 4, 3, seed=i)
+        r += [step(a, oa, x), step(b, ob, x), a.weight, b.weight, a.weight.grad]
+    return r
+
+
+def case_nested_compiled_and_compiled_methods(T, jit):
+    """A compiled step calling a compiled forward; ``@compile`` on a Module's ``forward`` (with a buffer counter)
+    and ``compile`` of a bound method."""
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = _lin(T, 3, 2)
+            self.register_buffer("calls", T.zeros(()))
+
+        @jit
+        def forward(self, x):
+            self.calls += 1
+            return self.l(x).relu()
+    n = Net()
+    other = _lin(T, 3, 2, seed=2)
+    bound = jit(other.forward)
+    opt = T.optim.SGD(list(n.parameters()) + list(other.parameters()), lr=0.1)
+
+    @jit
+    def features(x):
+        return n(x).tanh() + bound(x)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = features(x).pow(2).sum() + features(x * 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    r = []
+    for i in range(3):
+        x = _data(T, 4, 3, seed=i)
+        r += [step(x), n.l.weight, n.calls, other.weight.grad, bound(x), n(x * 3)]
+    return r
+
+
+def case_microbatches_zero_grad_after_step_two_optimizers(T, jit):
+    enc = T.nn.Sequential(_lin(T, 3, 4), T.nn.ReLU())
+    head = _lin(T, 4, 1, seed=1)
+    o1 = T.optim.AdamW(enc.parameters(), lr=1e-2, weight_decay=0.1)
+    o2 = T.optim.SGD(head.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+
+    @jit
+    def step(x, y):
+        total = 0
+        for xb, yb in zip(x.chunk(4), y.chunk(4)):
+            loss = T.nn.functional.mse_loss(head(enc(xb)), yb) / 4
+            loss.backward()
+            total = total + loss.detach()
+        o1.step()
+        o2.step()
+        o1.zero_grad()
+        o2.zero_grad()
+        return total
+    r = []
+    for i in range(3):
+        r += [step(_data(T, 8, 3, seed=i), _data(T, 8, 1, seed=i + 5)), enc[0].weight, head.bias, head.bias.grad,
+              o2.state[head.weight]["momentum_buffer"], o1.state[enc[0].bias]["exp_avg"]]
+    return r
+
+
+def case_seeds_and_generators(T, jit):
+    m = T.nn.Sequential(_lin(T, 3, 4), T.nn.Dropout(0.5))
+
+    @jit
+    def seeded(x, seed):
+        T.manual_seed(seed)
+        return m(x), T.randn(3)
+
+    @jit
+    def draw(x):
+        return m(x), T.rand(2)
+
+    @jit
+    def with_generator(x, gen):
+        noise = T.randn(x.shape, generator=gen)
+        mask = T.rand(x.shape, generator=gen) > 0.5
+        return x + noise * mask, T.randint(0, 10, (3,), generator=gen), T.randperm(5, generator=gen)
+    x = _data(T, 4, 3)
+    r = [seeded(x, s) for s in (0, 1, 0, 1)]
+    for s in (5, 5, 6):
+        T.manual_seed(s)
+        r += [draw(x), draw(x)]
+    g1 = T.Generator().manual_seed(3)
+    g2 = T.Generator()
+    g2.manual_seed(7)
+    r += [with_generator(x[:2], g) for g in (g1, g1, g2, g1, g2)]
+    g1.manual_seed(3)
+    return r + [with_generator(x[:2], g1), g1.initial_seed(), T.rand(2)]
+
+
+def case_grad_scaler_disabled(T, jit):
+    m = _lin(T, 3, 2)
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    scaler = T.amp.GradScaler("cpu", enabled=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # (deprecated in both)
+        scaler2 = T.cuda.amp.GradScaler(enabled=False)
+
+    @jit
+    def step(x, s):
+        opt.zero_grad()
+        loss = m(x).pow(2).mean()
+        s.scale(loss).backward()
+        s.unscale_(opt)
+        T.nn.utils.clip_grad_value_(m.parameters(), 0.05)
+        s.step(opt)
+        s.update()
+        return loss
+    r = []
+    for i in range(3):
+        r += [step(_data(T, 4, 3, seed=i), scaler), m.weight, scaler.get_scale(), scaler.is_enabled()]
+    return r + [step(_data(T, 4, 3), scaler2), m.weight, scaler2.get_scale()]
+
+
+def case_dynamo_settings(T, jit):
+    dynamo = T._dynamo
+    m = _lin(T, 3, 2)
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    old = dynamo.config.suppress_errors
+    dynamo.config.suppress_errors = True
+
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    try:
+        fs = [jit(step, backend="eager"), jit(step, backend="aot_eager"), jit(step, mode="max-autotune"),
+              jit(step, mode="reduce-overhead", dynamic=False)]
+        r = [(f(_data(T, 4, 3, seed=i)), m.weight) for i in range(2) for f in fs]
+        dynamo.reset()
+        r += [fs[0](_data(T, 4, 3)), m.weight]
+
+        @T.compiler.disable
+        def helper(x):
+            return x * 2
+
+        @jit
+        def h(x):
+            return helper(m(x)).sum()
+        return r + [h(_data(T, 4, 3)), h(_data(T, 4, 3))]
+    finally:
+        dynamo.config.suppress_errors = old
+
+
+def case_clip_norm_foreach_error_if_nonfinite(T, jit):
+    m = T.nn.Sequential(_lin(T, 3, 4), T.nn.GELU(), _lin(T, 4, 2, seed=1))
+    opt = T.optim.Adam(m.parameters(), lr=1e-2)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).sum() * 10
+        loss.backward()
+        T.nn.utils.clip_grad_value_(m[0].parameters(), 0.3)
+        n = T.nn.utils.clip_grad_norm_(m.parameters(), 1.0, foreach=True, error_if_nonfinite=True)
+        opt.step()
+        return loss, n
+    r = []
+    for i in range(3):
+        r += [step(_data(T, 4, 3, seed=i)), m[0].weight, m[2].weight.grad]
+    try:
+        step(_data(T, 4, 3) * float("inf"))
+    except RuntimeError as e:
+        r.append(str(e).split(",")[0])
+    return r + [m[0].weight, m[2].weight.grad]
+
+
+def case_one_cycle_stepped_inside(T, jit):
+    m = _lin(T, 3, 2)
+    opt = T.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    sched = T.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.5, total_steps=6)
+
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        sched.step()
+        return loss
+    r = []
+    for i in range(5):
+        r += [step(_data(T, 4, 3, seed=i)), m.weight, opt.param_groups[0]["lr"], opt.param_groups[0]["momentum"],
+              sched.get_last_lr()]
+    return r
+
+
+_KEPT = {  # case: (the warning the compiled run gives, or None; its functions' (calls, eager_calls) counts)
+    "compiled_module_backward_outside": (None, [(4, 1)]),
+    # (inference mode and no_grad are signatures of their own: only the first makes inference tensors)
+    "inference_mode_after_eval": (None, [(6, 2)]),
+    "module_and_optimizer_as_arguments": (None, [(6, 2)]),
+    # (the compiled forward and features only run inlined in step, until forward and bound are called outside)
+    "nested_compiled_and_compiled_methods": (None, [(3, 1), (3, 1), (0, 0), (3, 1)]),
+    "microbatches_zero_grad_after_step_two_optimizers": (None, [(3, 1)]),
+    "seeds_and_generators": (None, [(4, 2), (6, 1), (6, 2)]),
+    "grad_scaler_disabled": (None, [(4, 2)]),
+    "dynamo_settings": ("disable", [(3, 2), (2, 1), (2, 1), (2, 1), (2, 2)]),
+    "clip_norm_foreach_error_if_nonfinite": ("could not trace", [(4, 4)]),
+    "one_cycle_stepped_inside": ("changes a hyper-parameter", [(5, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", list(_KEPT))
+def test_probe_program_matches_pytorch(name):
+    expect, counts = _KEPT[name]
+    stats = _three(globals()["case_" + name], expect=expect)
+    assert [(s["calls"], s["eager_calls"]) for s in stats] == counts
+    assert all(s["retraces"] == 0 for s in stats)

@@ -164,6 +164,67 @@ def test_packed_final_state_is_taken_at_each_last_valid_step():
         np.testing.assert_allclose(h.detach().numpy()[:, b], hb.detach().numpy()[:, 0], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("lengths", [[11, 7, 3], [8, 8, 2], [13, 1, 1]])
+def test_packed_batches_of_many_lengths_with_dropout(lengths):
+    """Eager packed batches run on a grid of bucketed length (9..12 steps run 12, 13..16 run 16): outputs, states
+    and every gradient as PyTorch's, with dropout between the layers drawn per packed row."""
+    kw = dict(num_layers=2, bidirectional=True, dropout=0.5)
+    tm, xm = _pair("LSTM", I, H, **kw)
+    x = arr(max(lengths), 3, I)
+    states = [arr(4, 3, H, seed=i + 1) for i in range(2)]
+
+    def call(lib, m, x, h0, c0):
+        lib.manual_seed(3)
+        packed = lib.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+        out, hidden = m(packed, (h0, c0))
+        return out.data, hidden
+
+    compare(tm, xm, [x] + states, call)
+
+
+def test_packed_lengths_in_one_bucket_share_the_stack_kernels():
+    """A new pattern of lengths in a seen bucket compiles no new recurrent kernel, forward or backward (each would
+    cost about a second), and the backward is not lowered into a program per pattern."""
+    from torchish.nn._functional.rnn import _STACK_OPS
+    op = _STACK_OPS["gru"]
+    xm = torchish.nn.GRU(I, H)
+    rnn_utils = torchish.nn.utils.rnn
+
+    def step(lengths):
+        x = torchish.tensor(arr(max(lengths), 3, I), requires_grad=True)
+        out, h = xm(rnn_utils.pack_padded_sequence(x, lengths, enforce_sorted=False))
+        (out.data.sum() + h.sum()).backward()
+        return x.grad
+
+    def sizes(kernels):
+        return sorted(k.args[0]._cache_size() for k in kernels.values())
+
+    g = step([10, 9, 2])
+    fwd, bwd = sizes(op.kernels), sizes(op.bwd_kernels)
+    for lengths in ([12, 4, 4], [11, 11, 11], [9, 1, 1], [10, 9, 2]):
+        g = step(lengths)
+        assert sizes(op.kernels) == fwd and sizes(op.bwd_kernels) == bwd, lengths
+    assert g.shape == (10, 3, I) and not np.any(g.numpy()[2:, 2])  # (past its length a sequence has no gradient)
+
+
+def test_padded_sequences_keep_the_lowered_backward():
+    """Only packed batches are kept off the lowered backward (a program per pattern of lengths): a padded batch's
+    backward, seen before, still runs as one program."""
+    from torchish.autograd import lowering
+    xm = torchish.nn.GRU(I, H)
+    x = torchish.tensor(arr(T, B, I))
+    saved = torchish.config.lowered_backward
+    torchish.config.lowered_backward = "auto"
+    try:
+        for _ in range(3):
+            xm(x)[0].sum().backward()
+        before = lowering.STATS["lowered"]
+        xm(x)[0].sum().backward()
+        assert lowering.STATS["lowered"] == before + 1
+    finally:
+        torchish.config.lowered_backward = saved
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # the recurrence is one op
 

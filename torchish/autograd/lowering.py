@@ -54,8 +54,10 @@ def _eligible(schedule, targets, accumulate, create_graph):
             if var._grad is not None and (var._grad._rg or var._grad._v.shape != var._v.shape
                                           or var._grad._v.dtype != var._v.dtype):
                 return False
-        elif not isinstance(node, OpNode) or node._released or node.packed is not None:
-            return False  # (packed saved values: the unpack hooks run node by node, as PyTorch calls them)
+        elif not isinstance(node, OpNode) or node._released or node.packed is not None or (
+                node.op.bucket is not None and node.op.bucket.active(node.vals)):
+            return False  # (packed saved values: the unpack hooks run node by node, as PyTorch calls them; an op
+            # with bucketed eager kernels, a packed RNN, would compile a program per shape: see OpDef.bucket)
         elif accumulate and targets is not None and id(node) in targets:
             return False  # backward(inputs=[non-leaf]): rare, node by node
     return True

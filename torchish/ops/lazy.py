@@ -158,9 +158,10 @@ class _Segment:
     the structure of each (op, static arguments, compute dtype, where each input comes from), the concrete inputs
     (leaves) and the Python scalars. Built as ops record, so that materialising does not walk the graph again."""
 
-    __slots__ = ("calls", "plan", "leaves", "leaf_keys", "leaf_index", "consts", "limit")
+    __slots__ = ("calls", "plan", "leaves", "leaf_keys", "leaf_index", "consts", "limit", "bucketed")
 
     def __init__(self):
+        self.bucketed = False  # (holds an op with bucketed eager kernels: run op by op, never compiled whole)
         self.calls = []
         self.plan = []
         self.leaves = []
@@ -308,6 +309,8 @@ def _record(op, vals, static, cdt):
                                     (False, (tuple(avals.shape), avals.dtype, avals.weak_type)))
     for v in pending:
         v.uses += 1
+    if op.bucket is not None and op.bucket.active(vals):
+        seg.bucketed = True
     calls = seg.calls
     call = LazyCall(op, static, cdt, tuple(vals), len(calls))
     calls.append(call)
@@ -497,8 +500,9 @@ def _materialize(roots):
             del lv
     consts = seg.consts
     mode = config.lazy_compile
-    if len(seg.calls) == 1 and mode != "always":  # one call: its own cached kernel is that program already
-        seen = None
+    if len(seg.calls) == 1 and mode != "always" or seg.bucketed:  # one call: its own cached kernel is that program
+        seen = None  # already (an op with bucketed kernels, OpDef.bucket: a program per shape would compile slowly)
+        mode = "never" if seg.bucketed else mode
     else:
         sig = (tuple(seg.plan), tuple(seg.leaf_keys), tuple(out_slots), config.exact_programs)
         seen = _STRUCTURES.get(sig)

@@ -4,6 +4,8 @@ a differentiable op of its own for ``create_graph=True`` (:func:`backward_op`), 
 (shapes and dtypes: :class:`ZerosLike`, :class:`Released`)."""
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -379,7 +381,10 @@ def backward_kernel(op, static, cdt, mask):
     key = (kst, cdt, mask)
     k = op.bwd_kernels.get(key)
     if k is None:
-        k = op.bwd_kernels[key] = jax.jit(dynamic_bwd_fn(op, kst, cdt, mask) if dv else _bwd_fn(op, kst, cdt, mask))
+        k = jax.jit(dynamic_bwd_fn(op, kst, cdt, mask) if dv else _bwd_fn(op, kst, cdt, mask))
+        if op.bucket is not None:
+            k = functools.partial(op.bucket.backward, k, mask)
+        op.bwd_kernels[key] = k
     return _Bound(k, dv) if dv else k
 
 

@@ -13,6 +13,7 @@ gradients work to any order.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import weakref
@@ -59,6 +60,11 @@ class OpDef:
             kernels take as values (indices, slice starts: see ``ops/dynamic.py``), else None.
         eager: ``eager(fwd, static) -> kernel``: the eager kernel, where ``jax.jit`` of the forward as one program
             compiles slowly (``unbind``: a program's compile time grows with its number of outputs).
+        bucket: for an op whose eager kernels would compile for every new input shape and compile slowly (a packed
+            recurrent stack: every new batch of lengths), an object whose ``forward(jitted_fwd, *vals)`` and
+            ``backward(jitted_bwd, mask, vals, outs, gs)`` pad the values to a few bucketed shapes, call the jitted
+            function there and cut the results back (see ``nn/_functional/rnn.py``). Graphs holding a call it is
+            ``active(vals)`` for are not lowered or compiled as lazy segments (programs keyed by the exact shapes).
         saved: what PyTorch saves for the backward, per input position: the inputs (digits) and outputs (``"o"``
             all, ``"o1"`` output 1) the gradient of that input reads, e.g. ``("1", "0")`` for mul, ``("o",)``
             for exp. Only the saves of inputs that require grad are made, as PyTorch's generated nodes do. It
@@ -70,14 +76,15 @@ class OpDef:
 
     __slots__ = ("name", "fwd", "vjp", "grad_name", "promote", "promote_args", "linear", "differentiable", "view",
                  "node_cls", "kernels", "bwd_kernels", "save_out", "saved", "vjp_uncast", "dynamic", "eager",
-                 "__weakref__")
+                 "bucket", "__weakref__")
 
     def __init__(self, name, fwd, *, vjp=None, grad_name=None, promote=None, promote_args=None, linear=False,
                  differentiable=True, view=False, save_out=None, saved=None, vjp_uncast=False, dynamic=None,
-                 eager=None):
+                 eager=None, bucket=None):
         self.name = name
         self.dynamic = dynamic
         self.eager = eager
+        self.bucket = bucket
         self.vjp_uncast = vjp_uncast
         self.fwd = fwd
         self.vjp = vjp
@@ -132,7 +139,8 @@ def overload(op, grad_name, **kw) -> OpDef:
     raises, for an overload PyTorch does not differentiate). Not registered: :data:`OPS` keeps ``op``."""
     fields = dict(vjp=op.vjp, promote=op.promote, promote_args=op.promote_args, linear=op.linear,
                   differentiable=op.differentiable, view=op.view, save_out=op.save_out, saved=op.saved,
-                  vjp_uncast=op.vjp_uncast, dynamic=op.dynamic, eager=op.eager)
+                  vjp_uncast=op.vjp_uncast, dynamic=op.dynamic, eager=op.eager,
+                  bucket=op.bucket)
     fields.update(kw)
     return OpDef(op.name, op.fwd, grad_name=grad_name, **fields)
 
@@ -287,6 +295,9 @@ def _jitted(op, static, cdt):
         n = _dynamic.count(static) if op.dynamic is not None else 0
         if op.eager is not None:
             k = op.eager(fn, static)
+        elif op.bucket is not None:
+            kw = dict(static)
+            k = functools.partial(op.bucket.forward, jax.jit(lambda *vals: fn(*vals, **kw)))
         elif n:
             def k(*vals):
                 return fn(*vals[:-n], **dict(_dynamic.fill(static, vals[-n:])))

@@ -21,6 +21,8 @@ import numpy as np
 
 from ... import _dtype, _precision
 from ..._tensor import Tensor
+from ..._config import config
+from ...ops import tracing
 from ...ops.registry import apply, defop
 from .dropout import inverted_dropout_mask
 
@@ -135,7 +137,95 @@ def _stack_fwd(x, h0, c0, lengths, unpack_idx, pack_idx, drop, *w, mode, num_lay
     return out, jnp.stack(hs)
 
 
-_STACK_OPS = {mode: defop(mode, _stack_fwd, grad_name=name) for mode, name in
+# ----------------------------------------------------------------------------------------------------------------
+# packing indices (shared with torchish.nn.utils.rnn)
+
+
+@functools.lru_cache(maxsize=256)
+def packed_indices(batch_sizes: tuple, steps: int | None = None):
+    """For PyTorch's packed layout with ``batch_sizes`` (one entry per time step, non-increasing), return
+    ``(lengths, unpack_idx, pack_idx)`` as numpy int arrays: each sequence's length, for every (t, b) of the padded
+    (T, B) grid its row in the packed data (``N`` where it is padding), and for each packed row its flat (t, b).
+    ``steps``: a longer grid, its extra steps all padding."""
+    bs = np.asarray(batch_sizes, np.int64)
+    steps, batch = max(len(bs), steps or 0), int(bs[0]) if len(bs) else 0
+    valid = np.arange(batch)[None, :] < np.pad(bs, (0, steps - len(bs)))[:, None]  # (T, B)
+    n = int(valid.sum())
+    unpack = np.full(steps * batch, n, np.int64)
+    flat_valid = np.flatnonzero(valid.reshape(-1))
+    unpack[flat_valid] = np.arange(n)
+    lengths = valid.sum(axis=0).astype(np.int64)
+    return lengths, unpack, flat_valid.astype(np.int64)
+
+
+def bucket_steps(steps: int) -> int:
+    """The number of time steps an eager packed batch runs: the next of 8, 12, 16, 24, 32, 48... Each new pattern
+    of lengths would otherwise compile the stack's forward and backward again (about a second each time, where
+    PyTorch takes a millisecond); past its length a sequence keeps its state, so extra steps change nothing."""
+    b = 8
+    while b < steps:
+        b = b * 3 // 2 if b & (b - 1) == 0 else b // 3 * 4
+    return b
+
+
+class _PackedRows:
+    """``OpDef.bucket`` of the recurrent stacks: eager kernels of packed input run on ``T' * B`` packed rows, where
+    ``T'`` (:func:`bucket_steps`) is the length of the grid ``rnn_stack`` built the gather indices for. The packed
+    data, its pack indices and dropout masks are padded with zero rows (each new row count compiles only these small
+    pads and cuts); the output rows and the data's gradient are cut back. Padded input runs as it is."""
+
+    @staticmethod
+    def active(vals):
+        return vals[4] is not None
+
+    @staticmethod
+    def forward(fwd, *vals):
+        if vals[4] is None:
+            return fwd(*vals)
+        n = vals[0].shape[0]
+        res = fwd(*_pad_packed(vals))
+        return (_cut(res[0], n),) + tuple(res[1:])
+
+    @staticmethod
+    def backward(bwd, mask, vals, outs, gs):
+        if vals[4] is None:
+            return bwd(vals, outs, gs)
+        n = vals[0].shape[0]
+        vals = _pad_packed(vals)
+        if gs[0] is not None:
+            gs = (_pad(gs[0], vals[0].shape[0]),) + tuple(gs[1:])
+        res = bwd(vals, outs, gs)
+        return (_cut(res[0], n),) + tuple(res[1:]) if mask[0] else res
+
+
+def _pad(a, rows, axis=0):
+    return a if a.shape[axis] == rows else _pad_jit(a, rows, axis)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _pad_jit(a, rows, axis):
+    widths = [(0, 0)] * a.ndim
+    widths[axis] = (0, rows - a.shape[axis])
+    return jnp.pad(a, widths)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _cut(a, rows):
+    return a[:rows]
+
+
+def _pad_packed(vals):
+    """The stack's inputs with the packed rows (data, pack indices, dropout masks) padded to the grid's size
+    (``rnn_stack`` pads the pack indices on the host, unless recording lazily)."""
+    rows = vals[4].shape[0]
+    vals = list(vals)
+    vals[0], vals[5] = _pad(vals[0], rows), _pad(vals[5], rows)
+    if vals[6] is not None:
+        vals[6] = _pad(vals[6], rows, 1)
+    return vals
+
+
+_STACK_OPS = {mode: defop(mode, _stack_fwd, grad_name=name, bucket=_PackedRows) for mode, name in
               (("rnn_tanh", "RnnTanhBackward0"), ("rnn_relu", "RnnReluBackward0"), ("lstm", "LstmBackward0"),
                ("gru", "GruBackward0"))}
 
@@ -161,26 +251,6 @@ _CELL_OPS = {mode: defop(mode + "_cell", _cell_fwd, grad_name=name) for mode, na
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# packing indices (shared with torchish.nn.utils.rnn)
-
-
-@functools.lru_cache(maxsize=256)
-def packed_indices(batch_sizes: tuple):
-    """For PyTorch's packed layout with ``batch_sizes`` (one entry per time step, non-increasing), return
-    ``(lengths, unpack_idx, pack_idx)`` as numpy int arrays: each sequence's length, for every (t, b) of the padded
-    (T, B) grid its row in the packed data (``N`` where it is padding), and for each packed row its flat (t, b)."""
-    bs = np.asarray(batch_sizes, np.int64)
-    steps, batch = len(bs), int(bs[0]) if len(bs) else 0
-    valid = np.arange(batch)[None, :] < bs[:, None]  # (T, B)
-    n = int(valid.sum())
-    unpack = np.full(steps * batch, n, np.int64)
-    flat_valid = np.flatnonzero(valid.reshape(-1))
-    unpack[flat_valid] = np.arange(n)
-    lengths = valid.sum(axis=0).astype(np.int64)
-    return lengths, unpack, flat_valid.astype(np.int64)
-
-
-# ----------------------------------------------------------------------------------------------------------------
 # wrappers
 
 
@@ -202,11 +272,15 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     h0, c0 = (hx if hx is not None else (None, None)) if mode == "lstm" else (hx, None)
     check_matmul_dtypes(weights[0], input, h0, c0)
     lengths = unpack_idx = pack_idx = None
-    if batch_sizes is not None:
-        lens, unpack, pack = packed_indices(tuple(int(b) for b in batch_sizes))
+    if batch_sizes is not None:  # (eager: a grid of bucketed length, see _PackedRows)
+        batch_sizes = tuple(int(b) for b in batch_sizes)
+        grid = None if tracing.active() else bucket_steps(len(batch_sizes))
+        lens, unpack, pack = packed_indices(batch_sizes, grid)
+        if grid is not None and not config.lazy:  # (recorded lazily, its shape is inferred from the forward)
+            pack = np.pad(pack, (0, unpack.shape[0] - pack.shape[0]))
         lengths, unpack_idx, pack_idx = (Tensor._make(jnp.asarray(a)) for a in (lens, unpack, pack))
         batch = len(lens)
-        steps = unpack.shape[0] // batch
+        steps = len(batch_sizes)
     else:
         steps = input.shape[1] if batch_first else input.shape[0]
         batch = input.shape[0] if batch_first else input.shape[1]

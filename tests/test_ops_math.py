@@ -5,7 +5,8 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, check_raises, run_both, assert_same, torch, torchish, needs_torch, same_error
+from oracle import (arr, assert_same, check, check_fd, check_raises, needs_torch, run_both, same, same_error, torch,
+                    torchish)
 
 pytestmark = needs_torch
 
@@ -119,6 +120,28 @@ def test_nan_to_num():
     check(lambda T, a: T.nan_to_num(a), [x])
     check(lambda T, a: T.nan_to_num(a, nan=1.0, posinf=2.0, neginf=-3.0), [x])
     check(lambda T, a: a.nan_to_num(posinf=7.0), [x.astype(np.float64)])
+
+
+@pytest.mark.parametrize("value", [True, 2, np.float32(2.5), np.int64(3), np.complex64(1.5), "a", [1.0], np.array(2.0),
+                                   "t0", "t1", "tc", "tg"])
+def test_nan_to_num_takes_the_numbers_pytorchs_parser_takes(value):
+    """nan/posinf/neginf are optional floats: numbers (numpy ones too, complex as its real part) and 0-d tensors
+    not requiring grad; a str, list, array or other tensor is PyTorch's TypeError (torchish gave a JAX error)."""
+    def fn(T):
+        v = {"t0": lambda: T.tensor(2), "t1": lambda: T.tensor([1.0]), "tc": lambda: T.tensor(1 + 1j),
+             "tg": lambda: T.tensor(5.0, requires_grad=True)}.get(value, lambda: value)() if isinstance(value, str) \
+            else value
+        x = T.tensor([float("nan"), float("inf"), -float("inf"), 1.5])
+        return [T.nan_to_num(x, nan=v), T.nan_to_num(x, posinf=v), x.nan_to_num(neginf=v)]
+    if value == "a":
+        check_raises(fn, match="argument 'nan' must be float, not str")
+    elif isinstance(value, (list, np.ndarray)) or value in ("t1", "tg", "tc"):
+        err = check_raises(fn)
+        with pytest.raises(type(err)) as got:
+            fn(torchish)
+        assert str(got.value) == str(err)
+    else:
+        same(fn)
 
 
 def test_unary_errors():

@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, check_raises, run_both, torch, torchish, needs_torch
+from oracle import (arr, assert_same, check, check_fd, check_raises, needs_torch, raised, run_both, torch,
+                    torchish)
 
 pytestmark = needs_torch
 
@@ -278,6 +279,43 @@ def test_searchsorted_bucketize(i):
     s = np.array([[1.0, 2.0, 2.0, 3.0], [-1.0, 0.0, 4.0, 5.0]], np.float32)
     v = np.array([[0.5, 2.0, 3.5], [4.0, -1.0, 6.0]], np.float32)
     agree(lambda T, a, b: SEARCH[i](T, a, b), [s, v], grad=False)
+
+
+def _same_outcome(fn):
+    """Both libraries raise the same builtin exception with the same message, or both return equal results."""
+    ref, got = raised(lambda: fn(torch)), raised(lambda: fn(torchish))
+    assert got == ref
+    if ref is None:
+        assert_same(fn(torch), fn(torchish))
+
+
+ARGUMENT_CHECKS = [  # each used to run (a clamped gather, a reshaped weight refused, no size limit) or raise otherwise
+    lambda T: T.searchsorted(T.tensor([2.0, 1.0]), T.tensor([1.5]), sorter=T.tensor([1, 0]).int()),
+    lambda T: T.searchsorted(T.tensor([2.0, 1.0]), T.tensor([1.5]), sorter=T.tensor([1.0, 0.0])),
+    lambda T: T.searchsorted(T.tensor([2.0, 1.0]), T.tensor([1.5]), sorter=T.tensor([1, 2])),
+    lambda T: T.searchsorted(T.tensor([[2.0, 1.0]]), T.tensor([[1.5]]), sorter=T.tensor([[-1, 0]])),
+    lambda T: T.searchsorted(T.tensor([2.0, 1.0]), T.tensor([1.5, 3.0]), sorter=T.tensor([1, 0]), side="right"),
+    lambda T: T.nanquantile(T.zeros(2), 0.5, interpolation="median"),
+    lambda T: T.nanquantile(T.tensor([1, 2]), 0.5), lambda T: T.nanquantile(T.zeros(2), T.tensor([0.5, 2.0])),
+    lambda T: T.quantile(T.zeros(2 ** 24 + 1), 0.5),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=3, weight=T.ones(3, 1)),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=3, weight=T.ones(2, 2)),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=3, weight=T.ones(3, dtype=T.int64)),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=T.tensor([[1.0, 2.0]]).double(), weight=T.ones(2).double()),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=T.tensor(1.0)),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=T.tensor([])),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=T.tensor([1.0])),
+    lambda T: T.histogram(T.tensor([1, 2, 3]), bins=T.tensor([1.0, 2.0])),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=2, range=(1.0,)),
+    lambda T: T.histogram(T.tensor([1.0, 2.0, 3.0]), bins=2, range=(3.0, 1.0), weight=T.ones(2)),
+    lambda T: T.histogram(T.tensor([[1.0, 2.0, 3.0]]), bins=T.tensor([0.0, 1.5, 4.0]), weight=T.tensor([1.0, 2.0, 3.0])),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("i", range(len(ARGUMENT_CHECKS)))
+def test_sorter_quantile_and_histogram_argument_checks_match_torch(i):
+    _same_outcome(ARGUMENT_CHECKS[i])
 
 
 def test_isin():

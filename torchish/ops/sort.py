@@ -453,13 +453,17 @@ _QUANTILE = defop("quantile", _quantile_fwd, grad_name="SqueezeBackward4")
 _NANQUANTILE = defop("nanquantile", _quantile_fwd, grad_name="SqueezeBackward4")
 
 
+_QUANTILE_MAX_NUMEL = 2 ** 24  # PyTorch's limit on the input (the float32 sort ranks stay exact below it)
+
+
 def _quantile(ignore_nan):
-    name = "nanquantile" if ignore_nan else "quantile"
+    public = "nanquantile" if ignore_nan else "quantile"
+    name = "quantile"  # (every message of both functions says quantile())
 
     def f(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-        require_tensor(input, name)
+        require_tensor(input, public)
         if _registry.autocast_hook is not None and out is None:  # float32 under CPU autocast, before the dtype checks
-            input, q = _registry.autocast_hook(name, (input, q))
+            input, q = _registry.autocast_hook(public, (input, q))
         if input.dtype not in (_dtype.float32, _dtype.float64):
             raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
         scalar_q = not isinstance(q, Tensor)
@@ -483,6 +487,8 @@ def _quantile(ignore_nan):
                                f"but got {interpolation}")
         if input.numel() == 0:
             raise RuntimeError(f"{name}() input tensor must be non-empty")
+        if input.numel() > _QUANTILE_MAX_NUMEL:
+            raise RuntimeError(f"{name}() input tensor is too large")
         if isinstance(out, Tensor) and out.dtype is not input.dtype:
             raise RuntimeError(f"{name}() out tensor must be same dtype as the input tensor")
         ax = None if dim is None else one_dim(dim, input.ndim)
@@ -490,8 +496,8 @@ def _quantile(ignore_nan):
             ax, keepdim = None, keepdim
         r = apply(_NANQUANTILE if ignore_nan else _QUANTILE, (input, q), axis=ax, keepdims=bool(keepdim),
                   interpolation=interpolation, ignore_nan=ignore_nan, scalar_q=scalar_q)
-        return _out(r, out, name)
-    f.__name__ = f.__qualname__ = name
+        return _out(r, out, public)
+    f.__name__ = f.__qualname__ = public
     return f
 
 
@@ -532,6 +538,18 @@ _SEARCHSORTED = defop("searchsorted", _searchsorted_fwd, promote="same", promote
                       differentiable=False)
 
 
+def _check_sorter(sorter, n):
+    """searchsorted's ``sorter``: int64 indices into the boundaries' last dim (checked on the host when concrete:
+    an index out of range would otherwise be clamped by the gather)."""
+    if sorter.dtype is not _dtype.int64:
+        raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                           f"{_dtype.scalar_type_name(sorter.dtype)}")
+    if sorter.numel() and not tracing.active() and not isinstance(sorter._d, jax.core.Tracer):
+        a = np.asarray(sorter._d)
+        if a.min() < 0 or a.max() >= n:
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     """Indices where ``input`` would be inserted into the sorted innermost dim of ``sorted_sequence``."""
     require_tensor(sorted_sequence, "searchsorted", 1, "sorted_sequence")
@@ -553,6 +571,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None and tuple(sorter.shape) != tuple(sorted_sequence.shape):
         raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
                            f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")
+    if sorter is not None:
+        _check_sorter(sorter, sorted_sequence.shape[-1] if sorted_sequence.ndim else 1)
     dt = common_dtype((sorted_sequence, v))
     if dt.category in (_dtype._BOOL, _dtype._COMPLEX):  # (PyTorch's kernel is dispatched on the common dtype)
         raise not_implemented("searchsorted_out_cpu", dt)

@@ -20,11 +20,12 @@ import math
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
+import numpy as np
 
 from .. import _dtype
 from .. import _precision
 from . import complex_c
-from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, require_tensor
+from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, require_tensor, type_name
 from .registry import ELEMENTWISE, apply, defop
 from .registry import Family as _Family
 
@@ -436,8 +437,24 @@ def _nan_to_num_fwd(x, *, nan, posinf, neginf):
 _NAN_TO_NUM = defop("nan_to_num", _nan_to_num_fwd)
 
 
+def _float_arg(value, arg):
+    """nan_to_num's optional ``float`` arguments as PyTorch's parser takes them: None, Python and numpy numbers
+    (a complex one as its real part), a 0-d Tensor that does not require grad; anything else is its TypeError."""
+    if value is None:
+        return None
+    from .._tensor import Tensor
+    if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad:
+        value = value.item()
+        if isinstance(value, complex) and value.imag:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+    elif not isinstance(value, (bool, int, float, np.bool_, np.number)):
+        raise TypeError(f"nan_to_num(): argument '{arg}' must be float, not {type_name(value)}")
+    return float(np.real(value))
+
+
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     require_tensor(input, "nan_to_num")
+    nan, posinf, neginf = (_float_arg(v, a) for v, a in ((nan, "nan"), (posinf, "posinf"), (neginf, "neginf")))
     nan = 0.0 if nan is None else nan  # (PyTorch's optional nan: None means the default)
     return out_exact(apply(_NAN_TO_NUM, (input,), nan=nan, posinf=posinf, neginf=neginf), out, "nan_to_num",
                      "nan_to_num: dtype of out: {out} should be same as input: {expected}")

@@ -259,32 +259,58 @@ _HISTOGRAM = defop("histogram", _histogram_fwd, differentiable=False)
 _HISTOGRAM_RESULT = _return_type("histogram", ("hist", "bin_edges"))
 
 
+def _check_bin_edges(input, bins):
+    """PyTorch's checks of a bin-edges tensor, in its order: the input's dtype, one dimension, not empty."""
+    if bins.dtype is not input.dtype:
+        raise RuntimeError(
+            "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with dtype "
+            f"{_dtype.cpp_type_name(input.dtype)} and bins for dimension 0 with dtype {_dtype.cpp_type_name(bins.dtype)}")
+    if bins.ndim != 1:
+        raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {bins.ndim} dimensions "
+                           "in the bins tensor for dimension 0")
+    if bins.shape[0] == 0:
+        raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in the "
+                           "bins tensor for dimension 0")
+
+
+def _check_histogram_weight(input, weight):
+    """``weight`` has the input's dtype and as many elements (PyTorch flattens both: the input to ``[numel, 1]``,
+    the weight to ``[numel]``, the shapes its message prints)."""
+    if weight is None:
+        return
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should have the same "
+            f"dtype, but got input({_dtype.cpp_type_name(input.dtype)}), and weight({_dtype.cpp_type_name(weight.dtype)})")
+    if weight.numel() != input.numel():
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
+            f"excluding its innermost dimension, but got input with shape [{input.numel()}, 1] and weight with shape "
+            f"[{weight.numel()}]")
+
+
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """``torch.histogram``: ``(hist, bin_edges)`` for ``bins`` equal-width bins over ``range`` (the data's range
     by default), or for the given monotonic ``bins`` edges tensor; ``weight`` sums weights instead of counting and
     ``density`` normalises the histogram to integrate to 1."""
     require_tensor(input, "histogram")
-    if input.dtype.category != _FLOAT:
-        raise not_implemented("histogramdd", input.dtype)
-    if weight is not None:
-        if weight.dtype is not input.dtype:
-            raise RuntimeError(
-                "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should have the "
-                f"same dtype, but got input({_dtype.scalar_type_name(input.dtype).lower()}), and "
-                f"weight({_dtype.scalar_type_name(weight.dtype).lower()})")
-        if tuple(weight.shape) != tuple(input.shape):
-            raise RuntimeError(
-                "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
-                f"excluding its innermost dimension, but got input with shape {list(input.shape)} and weight with "
-                f"shape {list(weight.shape)}")
     if isinstance(bins, Tensor):
-        if bins.ndim != 1 or bins.shape[0] < 1:
-            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension and at least 1 entry")
-        edges = bins.to(input.dtype)
+        _check_bin_edges(input, bins)
+        _check_histogram_weight(input, weight)
+        if bins.shape[0] < 2:
+            raise RuntimeError("torch.histogram(): bins must be > 0, but got 0 for dimension 0")
+        if input.dtype.category != _FLOAT:
+            raise not_implemented("histogram_cpu", input.dtype)
+        edges = bins
     else:
+        if input.dtype.category != _FLOAT:
+            raise not_implemented("histogramdd", input.dtype)
         if bins <= 0:
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
         if range is not None:
+            if len(range) != 2:
+                raise RuntimeError("torch.histogramdd: for a 1-dimensional histogram range should have 2 elements, "
+                                   f"but got {len(range)}")
             lo, hi = (float(v) for v in range)
         elif input.numel():
             lo, hi = (float(v) for v in _MINMAX(jnp.asarray(_host(input, "torch.histogram"))))
@@ -295,6 +321,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
                                "dimension 0")
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not finite")
+        _check_histogram_weight(input, weight)
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         from .creation import linspace

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, check_raises, same, torchish
+from oracle import arr, check, check_fd, check_raises, same, same_error, torchish
 
 X = arr(3, 5, seed=4)
 FW = np.array([1, 2, 1, 3, 1])
@@ -59,6 +59,13 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors(name):
     check_raises(ERRORS[name])
+
+
+@pytest.mark.parametrize("p, maxnorm", [(2, -1), (2, -1.5), (2, -1e-7), (2, float("nan")), (float("nan"), 1.0),
+                                         (-1.5, 1.0)])
+def test_renorm_argument_messages_match_torch(p, maxnorm):
+    """NaN fails renorm's checks, and maxnorm prints as PyTorch prints a double ('-1', not '-1.0')."""
+    same_error(lambda t: t.renorm(t.ones(2, 3), p, 0, maxnorm))
 
 
 def test_cov_degrees_of_freedom_warns():

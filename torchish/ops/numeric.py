@@ -145,10 +145,10 @@ def renorm(input, p, dim, maxnorm):
     require_tensor(input, "renorm")
     if input.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
-    if p <= 0:
+    if not p > 0:  # (NaN fails both checks, as in PyTorch)
         raise RuntimeError("renorm: non-positive-norm not supported")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if not maxnorm >= 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {float(maxnorm):g}")
     d = wrap_dim(dim, input.ndim)
     others = [i for i in range(input.ndim) if i != d]
     from .. import linalg

@@ -124,6 +124,9 @@ def test_complex64(v):
     lambda T: T.ones(2, dtype=T.float16).fill_(T.tensor(1e5)),  # (fill_ with a 0-d Tensor: unchecked)
     lambda T: T.ones(2).fill_(10 ** 40),  # beyond what PyTorch's argument parser takes
     lambda T: T.ones(2).masked_fill(T.ones(2, dtype=T.bool), -10 ** 40),
+    lambda T: T.full((2,), 1e40), lambda T: T.full((), -1e40),  # the number's default dtype is checked too
+    lambda T: T.full((2,), 1e40 + 0j), lambda T: T.ones(2).new_full((2,), 1e40),
+    lambda T: T.full((2,), T.tensor(1e40, dtype=T.float64)),
 ])
 def test_paths(case):
     _compare(case)

@@ -105,10 +105,10 @@ def _full(name, size, fill_value, dtype, device, requires_grad):
     _check_fill_value(fill_value, name)
     fill_value = _scalar(fill_value)
     shape = _shape_args((tuple(size),), name)
-    if dtype is None:
+    if dtype is None:  # (the number's default dtype: full((2,), 1e40) overflows float32 too)
         dtype = _dtype.scalar_dtype(fill_value)
-    else:  # PyTorch's checked conversion of the number into the given dtype (fill_'s: none for one half element)
-        fill_value = check_scalar_fits(fill_value, _dtype.as_dtype(dtype), numel=math.prod(shape))
+    # PyTorch's checked conversion of the number into the dtype (fill_'s: none for one half element)
+    fill_value = check_scalar_fits(fill_value, _dtype.as_dtype(dtype), numel=math.prod(shape))
     return _fill(shape, fill_value, dtype, device, requires_grad, name)
 
 

@@ -257,3 +257,10 @@ def test_sparse_gradient_scaled_by_frequency_raises_in_backward(lookup):
         m.nn.functional.embedding(m.tensor([1, 2, 2, 3]), w, scale_grad_by_freq=True).sum().backward()
         return w.grad
     same(then_dense)
+
+
+@pytest.mark.parametrize("idx", [[[3]], [[-1]], [[5, -4, 1]], [[-5, 4]]])
+def test_embedding_max_norm_index_errors_name_the_renorm_select(idx):
+    """With max_norm PyTorch renormalises before the lookup: its select() of each distinct row, in ascending order,
+    names the first index outside [-num, num); a negative index in range reaches the lookup's own message."""
+    same_error(lambda T: T.nn.functional.embedding(T.tensor(idx), T.ones(3, 2), max_norm=1.0))

@@ -197,3 +197,10 @@ def test_shuffles(make, shape):
 ])
 def test_shuffle_errors(fn):
     check_raises(fn)
+
+
+def test_bilinear_batch_dimension_mismatch_names_the_dim():
+    err = check_raises(lambda T: T.nn.functional.bilinear(T.ones(2, 5, 2), T.ones(2, 4, 3), T.ones(4, 2, 3)))
+    with pytest.raises(RuntimeError) as got:
+        torchish.nn.functional.bilinear(torchish.ones(2, 5, 2), torchish.ones(2, 4, 3), torchish.ones(4, 2, 3))
+    assert str(got.value) == str(err)

@@ -136,6 +136,20 @@ def _check_indices(input, num, name, err=IndexError):
         raise err(msg)
 
 
+def _check_renorm_indices(input, weight):
+    """``embedding_renorm_``'s error: it selects each distinct index's row in ascending order, so the smallest
+    index outside ``[-num, num)`` is the one named (a negative one in range reaches the lookup's own check)."""
+    d = input._d
+    if isinstance(d, jax.core.Tracer) or input.is_meta or d.size == 0 or input.dtype not in (_dtype.int64,
+                                                                                             _dtype.int32):
+        return
+    num = weight.shape[0]
+    bad = [int(v) for v in np.unique(np.asarray(d)) if not -num <= v < num]
+    if bad:
+        raise IndexError(f"select(): index {bad[0]} out of range for tensor of size {list(weight.shape)} at "
+                         "dimension 0")
+
+
 def _padding_idx(padding_idx, num, msg="Padding_idx must be within num_embeddings"):
     if padding_idx is None:
         return None
@@ -185,6 +199,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         need_int("embedding", original_padding_idx, "padding_idx", 3)
     if num == 0 and input.numel():  # (PyTorch's index_select on an empty weight)
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if max_norm is not None:  # PyTorch renormalises first: its row select() meets an index out of range there
+        _check_renorm_indices(input, weight)
     _check_indices(input, num, "embedding")
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)

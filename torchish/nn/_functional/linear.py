@@ -134,8 +134,8 @@ def bilinear(input1, input2, weight, bias=None):
     if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
         for i in range(input1.ndim - 1):
             if input1.shape[i] != input2.shape[i]:
-                raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {input1.shape[i]} and "
-                                   f"{input2.shape[i]}")
+                raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                                   f"{input1.shape[i]} and {input2.shape[i]}")
     if input1.shape[-1] != weight.shape[1]:
         raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
                            f"expected {weight.shape[1]}")

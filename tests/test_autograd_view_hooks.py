@@ -156,4 +156,21 @@ def case_double_backward_through_written_view(lib):
     return g, w.grad
 
 
+def case_grad_layout_of_strided_leaves(lib):
+    """``.grad`` made by backward() follows PyTorch's AccumulateGrad layout contract: a leaf's strides where the
+    leaf is non-overlapping and dense (transposed, permuted, channels-last), contiguous otherwise (expanded,
+    sliced with steps); the same after a second backward accumulates into it."""
+    a = lib.arange(24.0).reshape(2, 3, 4) / 8
+    leaves = [a[0].t(), a.permute(2, 0, 1), a[:1, :, :1].expand(2, 3, 4), a[:, 1:, ::2],
+              a.reshape(1, 2, 3, 4).contiguous(memory_format=lib.channels_last)]
+    res = []
+    for x in leaves:
+        x = x.detach().requires_grad_()
+        (x * x).sum().backward()
+        first = (x.grad.stride(), x.grad.is_contiguous())
+        (x.exp() * 2).sum().backward()
+        res += [first, x.grad.stride(), x.grad.is_contiguous(), x.grad]
+    return res
+
+
 test_script_matches_torch = script_test(globals())

@@ -359,8 +359,6 @@ class Optimizer(StateDictMixin):
             self._prepare_state(p, group)
         if group.get("capturable"):
             self._check_capturable(group, params)
-        if self._lerp_state:
-            self._check_lerp_dtypes(group, params)
         if self._param_shaped_state and self.__dict__.get("_unchecked_shapes"):
             self._check_loaded_shapes(params, bool(group.get("foreach")))
         keys = self._state_keys(group)
@@ -370,6 +368,8 @@ class Optimizer(StateDictMixin):
             for p in fresh[1:]:
                 self.state[p]["step"]._v = first
         states = [[self.state[p][k] for k in keys] for p in params]
+        if self._lerp_state:
+            self._check_lerp_dtypes(group, params, keys, states)
         hp = self._hyper_values(group, params)
         static = static_derived(group, self._static)
         if STATE.recorder is not None:  # the group's flags shape the update: torchish.compile guards them
@@ -443,11 +443,13 @@ class Optimizer(StateDictMixin):
         """The state values PyTorch's update has written before its ``lerp_`` refuses ``p``'s gradient: the step."""
         return {"step": self.state[p]["step"]._d + 1}
 
-    def _check_lerp_dtypes(self, group, params):
-        for i, p in enumerate(params):
-            for k in self._lerp_state:
-                s = self.state[p].get(k)
-                if isinstance(s, Tensor) and s.dtype != p.grad.dtype:
+    def _check_lerp_dtypes(self, group, params, keys, states):
+        idx = [j for j, k in enumerate(keys) if k in self._lerp_state]
+        for i, (p, row) in enumerate(zip(params, states)):
+            gdt = p.grad._v.dtype  # (array dtypes: a pending lazy value knows its own)
+            for j in idx:
+                s = row[j]
+                if isinstance(s, Tensor) and s._v.dtype != gdt:
                     break
             else:
                 continue

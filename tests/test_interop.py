@@ -2,6 +2,8 @@
 torchish Modules (against pure JAX: jax.grad and optax on the same nnx model)."""
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -125,6 +127,34 @@ def test_numpy_scalar_on_the_left_gives_a_tensor(case):
             out.sum().backward()
             res.append(t.grad.numpy().tolist())
         return res
+    ref, got = run_both(fn)
+    assert got == ref
+
+
+_BUFFERS = {  # big-endian arrays: refused whole (ValueError), read by value inside a list; bytearray/memoryview are
+    # sequences of their items (a multi-dimensional memoryview has no len() per level)
+    "tensor(>f4)": lambda L: L.tensor(np.arange(3, dtype=">f4")), "from_numpy(>i8)": lambda L: L.from_numpy(
+        np.arange(3, dtype=">i8")), "as_tensor(>f8)": lambda L: L.as_tensor(np.arange(3, dtype=">f8")),
+    "tensor(>i1)": lambda L: L.tensor(np.arange(3, dtype=">i1")),
+    "list of >f4": lambda L: L.tensor([np.arange(2, dtype=">f4"), np.arange(2, dtype=">f4")]),
+    "bytearray": lambda L: L.tensor(bytearray(b"ab")), "memoryview f64": lambda L: L.tensor(memoryview(np.arange(3.0))),
+    "memoryview i32": lambda L: L.as_tensor(memoryview(np.arange(3, dtype=np.int32))),
+    "memoryview 2-d": lambda L: L.tensor(memoryview(np.arange(6).reshape(2, 3))),
+    "list of bytearray": lambda L: L.tensor([bytearray(b"a"), bytearray(b"b")]), "bytes": lambda L: L.tensor(b"ab"),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("case", sorted(_BUFFERS))
+def test_byte_order_and_buffer_objects_as_torch(case):
+    def fn(lib):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = _BUFFERS[case](lib)
+        except Exception as e:  # noqa: BLE001 - the error is the outcome
+            return type(e).__name__, str(e)
+        return str(t.dtype), t.tolist()
     ref, got = run_both(fn)
     assert got == ref
 

@@ -74,7 +74,10 @@ def place(array, dtype, device, requires_grad=False):
 
 
 def _is_sequence(x):
-    return isinstance(x, (list, tuple, builtins.range)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+    if isinstance(x, memoryview) and x.ndim > 1:  # (PyTorch asks len() of each level: only a 1-D view answers)
+        raise ValueError("could not determine the shape of object type 'memoryview'")
+    return isinstance(x, (list, tuple, builtins.range, bytearray, memoryview)) or \
+        (isinstance(x, np.ndarray) and x.ndim > 0)
 
 
 def _leaf_dtype(x):
@@ -117,7 +120,7 @@ def _flatten(data):
                     raise ValueError("only one element tensors can be converted to Python scalars")
                 dt, x = x.dtype, x.item()
             elif isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "biufc":  # (after the first: a scalar)
-                dt, x = _dtype.from_np(x.dtype), x.item()
+                dt, x = _dtype.from_np(x.dtype.newbyteorder("=")), x.item()
             elif _is_sequence(x):
                 raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
             else:
@@ -130,7 +133,7 @@ def _flatten(data):
         if len(x) != shape[dim]:
             raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(x)})")
         if isinstance(x, np.ndarray) and x.shape == tuple(shape[dim:]) and x.dtype.kind in "biufc":
-            dt = _dtype.from_np(x.dtype)
+            dt = _dtype.from_np(x.dtype.newbyteorder("="))  # (arrays in a list: read by value, any byte order)
             inferred = dt if inferred is None else _dtype.promote_types(inferred, dt)
             leaves.extend(x.reshape(-1).tolist())
             continue
@@ -189,6 +192,9 @@ def _leaves_to_array(shape, leaves, dt):
 def _numpy_dtype(arr, numpy=True):
     """The dtype of a NumPy array (``numpy``) or of a JAX array given as one: PyTorch reads no ml_dtypes float8
     array (its own float8 tensors do not become NumPy arrays either)."""
+    if numpy and not arr.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion between "
+                         "byte orders is currently not supported.")
     try:
         if numpy and arr.dtype in _dtype.FLOAT8_NP:
             raise TypeError

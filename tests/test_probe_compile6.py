@@ -17,6 +17,10 @@ Fixed (compile.pystate, compile.side_effects, compile.args, compile.function):
   ``self.last = x`` in a forward) kept the trace's stand-in holding a JAX tracer: the next read raised JAX's
   "unexpected tracer" error or "Computation compiled for 5 inputs but called with 4", and ``.tolist()`` of it a
   ConcretizationError. Such a call now runs eagerly (a graph break with a warning), storing the argument itself.
+- An argument passed twice, or with a view of it (``f(x, x)``, ``f(y[1], y)``), and written in place by the
+  function: the program took each as a value of its own, so the write did not show in the other (silently wrong
+  numbers). Which arguments share memory is now part of the signature, and such a call that writes into one runs
+  eagerly (a graph break with a warning).
 - A dataclass returned by the function (``Out(loss=..., n=...)``) was kept whole, its tensors counted as stored
   outside the function: every call after the first ran eagerly with a misleading warning. Its fields are now the
   program's outputs, and each call returns a new instance of the class.
@@ -32,9 +36,14 @@ two optimizers on disjoint parameters; ``manual_seed`` inside and between calls;
 arguments of ``randn``/``rand``/``randint``/``randperm``; ``GradScaler(enabled=False)`` (``torch.amp`` and
 ``torch.cuda.amp``) with ``unscale_``; ``torch._dynamo.config.suppress_errors``, ``backend="eager"/"aot_eager"``,
 ``mode="max-autotune"``, ``torch._dynamo.reset()`` and a ``torch.compiler.disable``d helper (eager, with a
-warning, where PyTorch breaks the graph). Eager with a warning, numbers matching: ``clip_grad_norm_(foreach=True,
-error_if_nonfinite=True)`` (reads the norm in Python, as PyTorch's graph break does; the error is raised alike) and
-``OneCycleLR`` stepped inside the function.
+warning, where PyTorch breaks the graph); a replay buffer in a preallocated tensor written at a tensor pointer;
+``func.functional_call`` and ``parameters_to_vector``; a ``weight_norm`` parametrization trained with Adam; a
+Python branch on ``p.grad is not None``; LBFGS with a compiled closure; ``*args`` of varying length and an optional
+tensor keyword. Eager with a warning, numbers matching: ``clip_grad_norm_(foreach=True, error_if_nonfinite=True)``
+(reads the norm in Python, as PyTorch's graph break does; the error is raised alike), ``OneCycleLR`` stepped inside
+the function, ``AveragedModel.update_parameters`` (branches on its ``n_averaged`` tensor) beside an EMA by
+``_foreach_mul_``/``_foreach_add_``, and ``vector_to_parameters`` of an argument (the parameters become its
+views).
 """
 import collections
 import dataclasses
@@ -187,6 +196,27 @@ def case_arguments_stored_outside(T, jit):
 def test_arguments_stored_outside_run_eagerly():
     s, = _three(case_arguments_stored_outside, expect="stores an argument tensor outside itself")
     assert s == {"calls": 4, "eager_calls": 4, "compiled_calls": 0, "retraces": 0}
+
+
+def case_arguments_sharing_memory(T, jit):
+    @jit
+    def f(a, b):
+        a.add_(1)
+        return b * 2, a + b
+    x, z = _data(T, 3), _data(T, 3, seed=1)
+    r = [f(x, z), f(x, z), x * 1]
+    for i in range(2):
+        w = _data(T, 3, seed=i)
+        y = _data(T, 2, 3, seed=i)
+        r += [f(w, w), w * 1, f(y[0], y[0]), f(y[1], y), f(y, y[1].detach()), y * 1]
+    return r + [f(x, z), x * 1, z * 1]
+
+
+def test_arguments_sharing_memory_written_in_place_run_eagerly():
+    """``f(x, x)``, ``f(y[1], y)``: a write into one argument shows in the other, as in PyTorch (the program took
+    each as a value of its own: the other kept the old values). Such calls are signatures of their own."""
+    s, = _three(case_arguments_sharing_memory, expect="shares its memory with another argument")
+    assert s == {"calls": 11, "eager_calls": 9, "compiled_calls": 2, "retraces": 0}
 
 
 # --- outputs ----------------------------------------------------------------------------------------------------------
@@ -470,6 +500,140 @@ def case_one_cycle_stepped_inside(T, jit):
     return r
 
 
+def case_preallocated_replay_buffer(T, jit):
+    class Buf:
+        def __init__(self):
+            self.data = T.zeros(4, 3)
+            self.ptr = T.zeros((), dtype=T.long)
+    b = Buf()
+    m = _lin(T, 3, 1)
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    @jit
+    def step(x):
+        b.data[b.ptr] = x
+        b.ptr.add_(1).remainder_(4)
+        opt.zero_grad()
+        loss = m(b.data).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    r = []
+    for i in range(6):
+        r += [step(_data(T, 3, seed=i)), b.data * 1, b.ptr * 1, m.weight]
+    return r
+
+
+def case_functional_call_and_vector(T, jit):
+    m = T.nn.Sequential(_lin(T, 3, 4), T.nn.Tanh(), _lin(T, 4, 2, seed=1))
+    @jit
+    def f(x, scale):
+        params = {k: v * scale for k, v in m.named_parameters()}
+        out = T.func.functional_call(m, params, (x,))
+        vec = T.nn.utils.parameters_to_vector(m.parameters())
+        return out, vec.norm()
+    r = []
+    for i in range(3):
+        r += [f(_data(T, 2, 3, seed=i), 0.5)]
+    @jit
+    def g(v):
+        T.nn.utils.vector_to_parameters(v, m.parameters())
+        return m(_data(T, 2, 3))
+    n = sum(p.numel() for p in m.parameters())
+    for i in range(3):
+        r += [g(_data(T, n, seed=i)), m[0].weight]
+    return r
+
+
+def case_weight_norm_parametrization(T, jit):
+    m = T.nn.utils.parametrizations.weight_norm(_lin(T, 3, 4))
+    head = _lin(T, 4, 1, seed=2)
+    opt = T.optim.Adam(list(m.parameters()) + list(head.parameters()), lr=1e-2)
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = head(m(x).relu()).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    r = []
+    for i in range(3):
+        r += [step(_data(T, 5, 3, seed=i)), m.weight, m.parametrizations.weight.original0,
+              m.parametrizations.weight.original1.grad]
+    return r
+
+
+def case_grad_presence_branch(T, jit):
+    m = _lin(T, 3, 2)
+    @jit
+    def step(x, accumulate):
+        if not accumulate:
+            m.zero_grad(set_to_none=True)
+        m(x).pow(2).sum().backward()
+        n = 0
+        for p in m.parameters():
+            if p.grad is not None:
+                n += 1
+        return n, m.weight.grad * 1
+    r = []
+    for acc in (False, True, True, False, True):
+        r += [step(_data(T, 2, 3), acc)]
+    return r
+
+
+def case_lbfgs_closure(T, jit):
+    m = _lin(T, 3, 1)
+    opt = T.optim.LBFGS(m.parameters(), lr=0.5, max_iter=4)
+    x, y = _data(T, 6, 3), _data(T, 6, 1, seed=2)
+    @jit
+    def closure():
+        opt.zero_grad()
+        loss = (m(x) - y).pow(2).mean()
+        loss.backward()
+        return loss
+    r = []
+    for i in range(3):
+        r += [opt.step(closure), m.weight]
+    return r
+
+
+def case_varargs_list_argument(T, jit):
+    m = _lin(T, 3, 2)
+    @jit
+    def f(*xs, weights=None):
+        out = sum(m(x).sum() for x in xs)
+        if weights is not None:
+            out = out * weights.sum()
+        return out
+    r = []
+    for k in (1, 2, 2, 3, 1):
+        xs = [_data(T, 2, 3, seed=j) for j in range(k)]
+        r += [f(*xs), f(*xs, weights=_data(T, 2))]
+    return r
+
+
+def case_foreach_ema_and_swa(T, jit):
+    m = _lin(T, 3, 2)
+    ema = _lin(T, 3, 2, seed=3)
+    swa = T.optim.swa_utils.AveragedModel(m)
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    @jit
+    def step(x):
+        opt.zero_grad()
+        loss = m(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        with T.no_grad():
+            ps, es = list(m.parameters()), list(ema.parameters())
+            T._foreach_mul_(es, 0.9)
+            T._foreach_add_(es, ps, alpha=0.1)
+        swa.update_parameters(m)
+        return loss
+    r = []
+    for i in range(4):
+        r += [step(_data(T, 4, 3, seed=i)), ema.weight, swa.module.weight, swa.n_averaged]
+    return r
+
+
 _KEPT = {  # case: (the warning the compiled run gives, or None; its functions' (calls, eager_calls) counts)
     "compiled_module_backward_outside": (None, [(4, 1)]),
     # (inference mode and no_grad are signatures of their own: only the first makes inference tensors)
@@ -483,6 +647,15 @@ _KEPT = {  # case: (the warning the compiled run gives, or None; its functions' 
     "dynamo_settings": ("disable", [(3, 2), (2, 1), (2, 1), (2, 1), (2, 2)]),
     "clip_norm_foreach_error_if_nonfinite": ("could not trace", [(4, 4)]),
     "one_cycle_stepped_inside": ("changes a hyper-parameter", [(5, 4)]),
+    "preallocated_replay_buffer": (None, [(6, 1)]),
+    # (vector_to_parameters makes the parameters views of the argument, as in PyTorch: eager)
+    "functional_call_and_vector": ("stores an argument tensor", [(3, 1), (3, 3)]),
+    "weight_norm_parametrization": (None, [(3, 1)]),
+    "grad_presence_branch": (None, [(5, 2)]),
+    "lbfgs_closure": (None, [(12, 1)]),
+    "varargs_list_argument": (None, [(10, 6)]),
+    # (AveragedModel.update_parameters branches on its n_averaged tensor, a graph break in PyTorch too)
+    "foreach_ema_and_swa": ("could not trace", [(4, 4)]),
 }
 
 

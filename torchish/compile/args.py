@@ -200,10 +200,22 @@ _NO_ARGS = jax.tree_util.tree_structure(((), {}))
 def signature(args, kwargs):
     """The leaves of the call's arguments and the key of its cache entry: the arguments' structure, shapes, dtypes
     and Python values, grad mode, inference mode (whose outputs are inference tensors), the default dtype, the
-    matmul/convolution precision settings and the autocast state (which ops run in which dtype)."""
+    matmul/convolution precision settings, the autocast state (which ops run in which dtype) and which tensor
+    arguments share memory."""
     if args or kwargs:
         leaves, tree = flatten(args, kwargs)
     else:  # a training step that takes nothing (the common case): no pytree walk
         leaves, tree = [], _NO_ARGS
     return leaves, (tree, tuple(map(_leaf_key, leaves)), STATE.grad_enabled, STATE.inference,
-                    _dtype.DEFAULTS.float, _precision.EPOCH[0], _autocast.signature())
+                    _dtype.DEFAULTS.float, _precision.EPOCH[0], _autocast.signature(), sharing(leaves))
+
+
+def sharing(leaves):
+    """Which tensor arguments share memory (the same tensor twice, a view or ``detach()`` alias and its base, two
+    views of one base), as the positions of their first sharer, or None (the common case): ``f(x, x)`` and
+    ``f(x, y)`` are different signatures, as a write into one argument shows in the other only in the first."""
+    roots = [id(t._view[0]) if t._view is not None else id(t) for t in leaves if isinstance(t, Tensor)]
+    if len(roots) < 2 or len(set(roots)) == len(roots):
+        return None
+    first = {}
+    return tuple(first.setdefault(r, k) for k, r in enumerate(roots))

@@ -37,7 +37,7 @@ from ..ops import lazy, nesting, tracing
 from ..autograd.lowering import new_leaf_grad
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
                        second_order_op, with_inputs)
-from .args import COPIES, changed_copies, output_tree, signature as _signature, strides as arg_strides_of
+from .args import COPIES, changed_copies, output_tree, sharing, signature as _signature, strides as arg_strides_of
 from .entry import _Entry, scalar_kind
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
@@ -78,7 +78,6 @@ def _user_frame(tb):
             continue
         best = fs
     return best
-
 
 
 def _output_layouts(traced):
@@ -489,10 +488,15 @@ class CompiledFunction:
                    for k, t in d.items()}  # (the buffers before the trace: one the function rebinds is replayed)
         with _random.tracing_on(_program_platform(arg_vals, state, state_vals)):
             traced = nesting.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
-        if _kept_alive(arg_refs):
+        if _kept_alive(arg_refs, info["recorder"]):
             raise GraphBreakError(f"torchish.compile: {getattr(fn, '__name__', 'the function')} stores an argument "
                                   "tensor outside itself (appends it to a list, puts it in a dict or an attribute), "
                                   "a Python side effect one XLA program cannot repeat; it runs eagerly.")
+        if info["arg_written"] and sharing(leaves) is not None:
+            # (the program takes each argument as a value of its own: a write into one would not show in the other)
+            raise GraphBreakError(f"torchish.compile: {getattr(fn, '__name__', 'the function')} writes in place into "
+                                  "an argument that shares its memory with another argument (the same tensor twice, "
+                                  "a view and its base); it runs eagerly.")
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
                                                            if all(m is not e for e in entry.modules)]:
             new_modules = [m for m in modules_seen.values() if all(m is not e for e in entry.modules)]

@@ -25,19 +25,23 @@ def _leaked(rec):
     return alive()
 
 
-def _kept_alive(refs):
+def _kept_alive(refs, rec):
     """Whether a tensor of the trace behind one of the weak references ``refs`` (an argument's stand-in) is still
-    held after it by something other than the trace's autograd graph (a node kept by a cache): the function stored
-    it outside itself (``buffer.append(x)``, ``cache["x"] = x``, ``self.last = x``)."""
+    held after it by something other than the trace's autograd graph (a node kept by a cache) and the recorder
+    ``rec`` (which notes the arguments written in place): the function stored it outside itself
+    (``buffer.append(x)``, ``cache["x"] = x``, ``self.last = x``, ``p.data = x[:4]``)."""
     if all(r() is None for r in refs):
         return False
     import gc
     import types
     from ..autograd.graph import Node
     gc.collect()  # the trace's autograd graph holds cycles of tensors and nodes
+    owned = {id(v) for v in vars(rec).values()}
+    owned.update(map(id, rec.originals.values()))
     for r in refs:
         t = r()
-        if t is not None and any(not isinstance(h, (Node, types.FrameType)) for h in gc.get_referrers(t)):
+        if t is not None and any(not isinstance(h, (Node, types.FrameType)) and id(h) not in owned
+                                 for h in gc.get_referrers(t)):
             return True
     return False
 

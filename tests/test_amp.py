@@ -93,6 +93,15 @@ POLICY_CASES = [
      [X]),
     ("svdvals", lambda L, x: L.linalg.svdvals(x.bfloat16()), [X]),
     ("prod", lambda L, x: (x.bfloat16() + 1).prod(1), [X]),
+    # front-ends that check dtypes before the funnel (refused bfloat16, or kept float32 where PyTorch casts)
+    ("conv_transpose2d", lambda L, x, k: L.nn.functional.conv_transpose2d(x.view(1, 1, 5, 4), k.view(1, 1, 3, 4)),
+     [X, W]),
+    ("conv_transpose2d_bf16", lambda L, x, k: L.nn.functional.conv_transpose2d(x.view(1, 1, 5, 4).bfloat16(),
+                                                                              k.view(1, 1, 3, 4)), [X, W]),
+    ("avg_pool3d", lambda L, x: L.nn.functional.avg_pool3d(x.bfloat16().view(1, 1, 1, 5, 4), (1, 2, 2)), [X]),
+    ("cdist", lambda L, x, w: L.cdist(x.bfloat16(), w), [X, W]),
+    ("affine_grid", lambda L, x: L.nn.functional.affine_grid(x[:2, :3].unsqueeze(0), (1, 1, 3, 5),
+                                                             align_corners=False), [X]),
     # promote: the widest floating type among the inputs
     ("cat", lambda L, x, w: L.cat([x, w.bfloat16()]), [X, W]),
     ("stack_bf16", lambda L, x: L.stack([x.bfloat16(), x.bfloat16()]), [X]),
@@ -115,7 +124,8 @@ def test_policy_dtypes_and_values(name, fn, inputs):
 
 
 @needs_torch
-@pytest.mark.parametrize("name", ["linear", "matmul_mixed", "conv2d", "cross_entropy", "cat", "lstm"])
+@pytest.mark.parametrize("name", ["linear", "matmul_mixed", "conv2d", "cross_entropy", "cat", "lstm", "conv_transpose2d",
+                                  "cdist", "affine_grid"])
 def test_gradients_flow_back_in_the_inputs_dtypes(name):
     _, fn, inputs = next(c for c in POLICY_CASES if c[0] == name)
     (ref, ref_g), (got, got_g) = _both(fn, inputs, grad=True)

@@ -23,6 +23,7 @@ _CPU_LOWER = (
     # sum over a label; a single operand or a plain product is not cast)
     "tensordot", "inner", "linalg_multi_dot", "lstm", "rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell",
     "einsum_ViewBackward0",
+    "affine_grid_generator",  # (PyTorch's composite: the base grid bmm theta)
 )
 
 _CPU_FP32 = (
@@ -43,6 +44,7 @@ _CUDA_LOWER = (
     "convolution", "conv_tbc", "linear", "linear_nobias", "prelu", "scaled_dot_product_attention", "multi_head_attention",
     "matmul", "mm", "mv", "bmm", "linalg_vecdot", "addmm", "addmv", "addr", "addbmm", "baddbmm", "linalg_multi_dot",
     "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "lstm", "gru", "rnn_tanh", "rnn_relu", "einsum",
+    "affine_grid_generator",
 )
 
 _UPSAMPLE = tuple(f"upsample_{m}{nd}d{aa}" for m, nd, aa in (

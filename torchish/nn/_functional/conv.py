@@ -255,6 +255,8 @@ def conv_transposed(fname, input, weight, bias, stride, padding, output_padding,
     need_tensor(fname, input)
     need_tensor(fname, weight, "weight", 2)
     need_tensor(fname, bias, "bias", 3, optional=True)
+    if _registry.autocast_hook is not None:  # conv_transpose{1,2,3}d are on autocast's lower-precision list too
+        input, weight, bias = _registry.autocast_hook("convolution", (input, weight, bias))
     stride = _seq_arg(stride, nd, "stride", fname)
     dilation = _seq_arg(dilation, nd, "dilation", fname)
     if isinstance(padding, str):

@@ -17,6 +17,7 @@ import numpy as np
 from ... import _dtype, _precision
 from ..._tensor import wrap_dim
 from ...ops.arith import _check_sub
+from ...ops import registry as _registry
 from ...ops import stats as _stats
 from ...ops.registry import apply, defop
 from ._args import need_tensor
@@ -233,6 +234,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M)."""
     need_tensor("cdist", x1, "x1", 1)
     need_tensor("cdist", x2, "x2", 2)
+    if _registry.autocast_hook is not None:  # (CPU autocast runs cdist in float32: before the dtype checks)
+        x1, x2 = _registry.autocast_hook("cdist", (x1, x2))
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     if x1.ndim < 2:

@@ -16,6 +16,7 @@ from jax import lax
 
 from ... import _dtype
 from ...ops.elementwise import not_implemented, out_structured
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from . import pooling_adaptive as _adaptive
 from ._pool_windows import _reduce_max_fwd, _window_max_fwd, out_size
@@ -276,6 +277,8 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
     if divisor_override is not None:
         need_int(name, divisor_override, "divisor_override", None)
     _check_avg_rank(nd, input)
+    if _registry.autocast_hook is not None:  # (CPU autocast runs avg_pool3d in float32: before the dtype check)
+        input, = _registry.autocast_hook(name, (input,))
     kernel, stride, padding, _, sp, outs = _pool_geometry(input, nd, name, kernel_size, stride, padding, 1,
                                                           bool(ceil_mode))
     if divisor_override is not None and int(divisor_override) == 0:

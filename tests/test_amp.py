@@ -102,6 +102,10 @@ POLICY_CASES = [
     ("cdist", lambda L, x, w: L.cdist(x.bfloat16(), w), [X, W]),
     ("affine_grid", lambda L, x: L.nn.functional.affine_grid(x[:2, :3].unsqueeze(0), (1, 1, 3, 5),
                                                              align_corners=False), [X]),
+    # losses whose front-end gives the result the input's dtype: the cast input's (float32), as PyTorch's
+    ("huber_loss", lambda L, x, w: L.nn.functional.huber_loss(x[:3].bfloat16(), w.bfloat16(), delta=0.5), [X, W]),
+    ("soft_margin_loss", lambda L, x: L.nn.functional.soft_margin_loss(x.bfloat16(), x.sign().detach()), [X]),
+    ("poisson_nll_loss", lambda L, x: L.nn.functional.poisson_nll_loss(x.bfloat16(), x.abs().detach()), [X]),
     # promote: the widest floating type among the inputs
     ("cat", lambda L, x, w: L.cat([x, w.bfloat16()]), [X, W]),
     ("stack_bf16", lambda L, x: L.stack([x.bfloat16(), x.bfloat16()]), [X]),
@@ -125,7 +129,7 @@ def test_policy_dtypes_and_values(name, fn, inputs):
 
 @needs_torch
 @pytest.mark.parametrize("name", ["linear", "matmul_mixed", "conv2d", "cross_entropy", "cat", "lstm", "conv_transpose2d",
-                                  "cdist", "affine_grid"])
+                                  "cdist", "affine_grid", "huber_loss", "soft_margin_loss", "poisson_nll_loss"])
 def test_gradients_flow_back_in_the_inputs_dtypes(name):
     _, fn, inputs = next(c for c in POLICY_CASES if c[0] == name)
     (ref, ref_g), (got, got_g) = _both(fn, inputs, grad=True)

@@ -31,7 +31,8 @@ _CPU_FP32 = (
     "nanquantile", "cdist", "cdist_mm", "trace", "linalg_cholesky_ex", "linalg_inv_ex", "linalg_lu_solve",
     "linalg_pinv", "max_pool3d", "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
     "reflect_pad1d", "reflect_pad2d", "replicate_pad1d", "replicate_pad2d", "replicate_pad3d",
-    "mse_loss", "cosine_embedding_loss", "nll_loss", "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss",
+    "mse_loss", "cosine_embedding_loss", "nll_loss", "hinge_embedding_loss", "poisson_nll_loss",
+    "poisson_nll_loss_log_input", "smooth_l1_loss",
     "cross_entropy_loss", "cross_entropy_label_smoothing", "cross_entropy_prob_target", "l1_loss", "huber_loss",
     "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss", "kl_div",
     "multilabel_margin_loss", "binary_cross_entropy_with_logits", "linalg_matrix_rank", "linalg_solve_ex",
@@ -55,7 +56,7 @@ _UPSAMPLE = tuple(f"upsample_{m}{nd}d{aa}" for m, nd, aa in (
 _CUDA_FP32 = (
     "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh",
     "tan", "pow", "pow_tensor", "pow_scalar_base", "softplus", "layer_norm", "rms_norm", "group_norm",
-    "cosine_similarity", "poisson_nll_loss", "cosine_embedding_loss", "nll_loss", "hinge_embedding_loss", "kl_div",
+    "cosine_similarity", "poisson_nll_loss", "poisson_nll_loss_log_input", "cosine_embedding_loss", "nll_loss", "hinge_embedding_loss", "kl_div",
     "l1_loss", "smooth_l1_loss", "huber_loss", "mse_loss", "margin_ranking_loss", "multilabel_margin_loss",
     "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "binary_cross_entropy_with_logits", "pdist",
     "cdist", "cdist_mm", "logsumexp", *_UPSAMPLE,

@@ -123,6 +123,8 @@ _REGRESSION = {(k, w, red): op for k in ("mse", "l1", "smooth_l1", "huber") for 
 
 def _regression(kind, input, target, reduction, weight, beta=0.0):
     _size_warning(input, target)
+    if _registry.autocast_hook is not None:  # (the casts come first: huber's result takes the cast input's dtype)
+        input, target, weight = _registry.autocast_hook(kind + "_loss", (input, target, weight))
     check_broadcast(input, target)
     if weight is not None:
         if tuple(weight.shape) != tuple(input.shape):
@@ -523,6 +525,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if full != tuple(input.shape):  # PyTorch's kernel writes the loss into a tensor shaped like the input
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(full)}")
     not_differentiable("soft_margin_loss", "target", target)
+    if _registry.autocast_hook is not None:  # (the casts come first: the result takes the cast input's dtype)
+        input, target = _registry.autocast_hook("soft_margin_loss", (input, target))
     if input.dtype is _dtype.bool:  # PyTorch's kernel starts with -input
         raise RuntimeError(_NEG_BOOL)
     res = _dtype.promote_types(input.dtype, target.dtype)

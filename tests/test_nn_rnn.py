@@ -207,12 +207,37 @@ def test_packed_lengths_in_one_bucket_share_the_stack_kernels():
     assert g.shape == (10, 3, I) and not np.any(g.numpy()[2:, 2])  # (past its length a sequence has no gradient)
 
 
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+def test_padded_batches_of_varying_length(name):
+    """Padded input whose length varies between calls runs padded to a bucketed length (after the second length
+    seen): outputs, final states and gradients as PyTorch's, and lengths in one bucket share the stack's kernels."""
+    from torchish.nn._functional.rnn import _STACK_OPS
+    tm, xm = _pair(name, I, H, batch_first=True, dropout=0.5, num_layers=2)
+
+    def call(lib, m, x):
+        lib.manual_seed(3)
+        return m(x)
+
+    for steps in (T, 9, 11, 13):
+        compare(tm, xm, [arr(3, steps, I, seed=steps)], call)
+    op = _STACK_OPS[name.lower()] if name == "GRU" else None
+    if op is not None:
+        def sizes():
+            return [sorted(k.args[0]._cache_size() for k in ks.values()) for ks in (op.kernels, op.bwd_kernels)]
+        seen = sizes()
+        x = torchish.tensor(arr(3, 10, I), requires_grad=True)
+        out, h = xm(x)  # (gradients for both outputs, as compare's)
+        torchish.autograd.grad((out, h), [x] + list(xm.parameters()),
+                               (torchish.ones(out.shape), torchish.ones(h.shape)))
+        assert sizes() == seen
+
+
 def test_padded_sequences_keep_the_lowered_backward():
     """Only packed batches are kept off the lowered backward (a program per pattern of lengths): a padded batch's
     backward, seen before, still runs as one program."""
     from torchish.autograd import lowering
-    xm = torchish.nn.GRU(I, H)
-    x = torchish.tensor(arr(T, B, I))
+    xm = torchish.nn.GRU(I, 7)  # (a stack no other test calls with other lengths: see rnn._varying_steps)
+    x = torchish.tensor(arr(T, 5, I))
     saved = torchish.config.lowered_backward
     torchish.config.lowered_backward = "auto"
     try:

@@ -168,30 +168,35 @@ def bucket_steps(steps: int) -> int:
     return b
 
 
-class _PackedRows:
-    """``OpDef.bucket`` of the recurrent stacks: eager kernels of packed input run on ``T' * B`` packed rows, where
-    ``T'`` (:func:`bucket_steps`) is the length of the grid ``rnn_stack`` built the gather indices for. The packed
-    data, its pack indices and dropout masks are padded with zero rows (each new row count compiles only these small
-    pads and cuts); the output rows and the data's gradient are cut back. Padded input runs as it is."""
+class _Buckets:
+    """``OpDef.bucket`` of the recurrent stacks. ``rnn_stack`` passes eager calls ``lengths`` where it wants them
+    bucketed, and this pads their time steps to :func:`bucket_steps` (a few shapes; past its length a sequence keeps
+    its state, so the extra steps change nothing):
+    - packed input runs on ``T' * B`` packed rows, ``T'`` the length of the grid ``rnn_stack`` built the gather
+      indices for: the packed data, pack indices and dropout masks are padded with zero rows, and the output rows
+      and the data's gradient cut back;
+    - padded input whose length varies between calls (``lengths`` all ``T``) is padded to ``T'`` steps, and the
+      output and the input's gradient cut back to ``T``.
+    Each new row count or length compiles only these small pads and cuts."""
 
     @staticmethod
     def active(vals):
-        return vals[4] is not None
+        return vals[3] is not None
 
     @staticmethod
     def forward(fwd, *vals):
-        if vals[4] is None:
+        if vals[3] is None:
             return fwd(*vals)
         n = vals[0].shape[0]
-        res = fwd(*_pad_packed(vals))
+        res = fwd(*_padded_inputs(vals))
         return (_cut(res[0], n),) + tuple(res[1:])
 
     @staticmethod
     def backward(bwd, mask, vals, outs, gs):
-        if vals[4] is None:
+        if vals[3] is None:
             return bwd(vals, outs, gs)
         n = vals[0].shape[0]
-        vals = _pad_packed(vals)
+        vals = _padded_inputs(vals)
         if gs[0] is not None:
             gs = (_pad(gs[0], vals[0].shape[0]),) + tuple(gs[1:])
         res = bwd(vals, outs, gs)
@@ -214,18 +219,22 @@ def _cut(a, rows):
     return a[:rows]
 
 
-def _pad_packed(vals):
+def _padded_inputs(vals):
     """The stack's inputs with the packed rows (data, pack indices, dropout masks) padded to the grid's size
-    (``rnn_stack`` pads the pack indices on the host, unless recording lazily)."""
-    rows = vals[4].shape[0]
+    (``rnn_stack`` pads the pack indices on the host, unless recording lazily), or the time steps of padded input
+    (and its dropout masks) to the bucketed length."""
     vals = list(vals)
-    vals[0], vals[5] = _pad(vals[0], rows), _pad(vals[5], rows)
+    packed = vals[4] is not None
+    rows = vals[4].shape[0] if packed else bucket_steps(vals[0].shape[0])
+    vals[0] = _pad(vals[0], rows)
+    if packed:
+        vals[5] = _pad(vals[5], rows)
     if vals[6] is not None:
         vals[6] = _pad(vals[6], rows, 1)
     return vals
 
 
-_STACK_OPS = {mode: defop(mode, _stack_fwd, grad_name=name, bucket=_PackedRows) for mode, name in
+_STACK_OPS = {mode: defop(mode, _stack_fwd, grad_name=name, bucket=_Buckets) for mode, name in
               (("rnn_tanh", "RnnTanhBackward0"), ("rnn_relu", "RnnReluBackward0"), ("lstm", "LstmBackward0"),
                ("gru", "GruBackward0"))}
 
@@ -237,7 +246,7 @@ def _cell_fwd(x, h, c, w_ih, w_hh, b_ih, b_hh, *, mode):
 
 # PyTorch's CPU LSTM in float32/bfloat16 (one direction, no projection, padded input) runs oneDNN's kernel, whose
 # node saves the output it returns: writing that output in place breaks its backward, as there
-_MKLDNN_LSTM = defop("lstm", _stack_fwd, grad_name="MkldnnRnnLayerBackward0", saved=("0+ o0", ...))
+_MKLDNN_LSTM = defop("lstm", _stack_fwd, grad_name="MkldnnRnnLayerBackward0", saved=("0+ o0", ...), bucket=_Buckets)
 
 
 def _mkldnn_lstm(mode, input, bidirectional, proj_size, batch_sizes):
@@ -272,7 +281,7 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     h0, c0 = (hx if hx is not None else (None, None)) if mode == "lstm" else (hx, None)
     check_matmul_dtypes(weights[0], input, h0, c0)
     lengths = unpack_idx = pack_idx = None
-    if batch_sizes is not None:  # (eager: a grid of bucketed length, see _PackedRows)
+    if batch_sizes is not None:  # (eager: a grid of bucketed length, see _Buckets)
         batch_sizes = tuple(int(b) for b in batch_sizes)
         grid = None if tracing.active() else bucket_steps(len(batch_sizes))
         lens, unpack, pack = packed_indices(batch_sizes, grid)
@@ -286,6 +295,9 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
         batch = input.shape[0] if batch_first else input.shape[1]
         if steps == 0:  # (PyTorch's check on padded input; a packed batch always has a first step)
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        if not tracing.active() and _varying_steps((mode, batch, tuple(input.shape[2:]), input.dtype, num_layers,
+                                                    num_dirs, hidden_size, proj_size, has_bias), steps):
+            lengths = Tensor._make(_full_lengths(batch, steps))  # (eager, lengths varying: see _Buckets)
     out_size = proj_size if proj_size > 0 else hidden_size
     drop = None
     if dropout > 0 and training and num_layers > 1:
@@ -306,6 +318,22 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
         out = res[0].transpose(0, 1) if mode == "lstm" else res[0].transpose_(0, 1)
         res = (out,) + tuple(res[1:])
     return res
+
+
+_STEPS: dict = {}  # a recurrent stack's signature -> the length of its first eager padded input (None: it varied)
+
+
+def _varying_steps(key, steps):
+    """Whether eager padded input to the stack ``key`` has come with more than one sequence length."""
+    first = _STEPS.setdefault(key, steps)
+    if first is not None and first != steps:
+        _STEPS[key] = first = None
+    return first is None
+
+
+@functools.lru_cache(maxsize=64)
+def _full_lengths(batch, steps):
+    return jnp.asarray(np.full(batch, steps, np.int64))
 
 
 def check_matmul_dtypes(weight, *operands):

@@ -106,6 +106,9 @@ POLICY_CASES = [
     ("huber_loss", lambda L, x, w: L.nn.functional.huber_loss(x[:3].bfloat16(), w.bfloat16(), delta=0.5), [X, W]),
     ("soft_margin_loss", lambda L, x: L.nn.functional.soft_margin_loss(x.bfloat16(), x.sign().detach()), [X]),
     ("poisson_nll_loss", lambda L, x: L.nn.functional.poisson_nll_loss(x.bfloat16(), x.abs().detach()), [X]),
+    ("fft_rfft", lambda L, x: L.fft.rfft(x.bfloat16()), [X]),  # fft ops: float32 (they refused bfloat16)
+    ("fft_fft2_irfft", lambda L, x: [L.fft.fft2(x.bfloat16()), L.fft.irfft(x.bfloat16()), L.fft.hfft(x.bfloat16())],
+     [X]),
     # promote: the widest floating type among the inputs
     ("cat", lambda L, x, w: L.cat([x, w.bfloat16()]), [X, W]),
     ("stack_bf16", lambda L, x: L.stack([x.bfloat16(), x.bfloat16()]), [X]),

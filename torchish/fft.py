@@ -20,6 +20,7 @@ from . import _dtype
 from ._tensor import wrap_dim
 from .ops import creation as _creation, reorder as _reorder, slicing as _slicing, unary as _unary
 from .ops.elementwise import _out, require_tensor
+from .ops import registry as _registry
 from .ops.registry import apply, defop
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
@@ -64,6 +65,8 @@ def _norm(norm):
 def _float_input(x, name, real=False):
     """Integers and bools become the default float; half precision is refused as PyTorch's CPU kernels do."""
     require_tensor(x, name)
+    if _registry.autocast_hook is not None:  # (CPU autocast lists the 1-d, 2-d and n-d transforms but hfft2/hfftn)
+        x, = _registry.autocast_hook("fft_" + name, (x,))
     dt = x.dtype
     if real and dt.is_complex:
         raise RuntimeError(f"{name} expects a real input tensor, but got {_dtype.scalar_type_name(dt)}")

@@ -37,6 +37,8 @@ _CPU_FP32 = (
     "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss", "kl_div",
     "multilabel_margin_loss", "binary_cross_entropy_with_logits", "linalg_matrix_rank", "linalg_solve_ex",
     "linalg_svd", "linalg_svdvals", "linalg_eig", "linalg_eigh", "linalg_qr", "linalg_lstsq",
+    *(f"fft_{n}" for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
+                           "rfftn", "irfftn", "hfft", "ihfft")),
 )
 
 _CPU_PROMOTE = ("cat", "stack", "index_copy")

@@ -109,6 +109,12 @@ POLICY_CASES = [
     ("fft_rfft", lambda L, x: L.fft.rfft(x.bfloat16()), [X]),  # fft ops: float32 (they refused bfloat16)
     ("fft_fft2_irfft", lambda L, x: [L.fft.fft2(x.bfloat16()), L.fft.irfft(x.bfloat16()), L.fft.hfft(x.bfloat16())],
      [X]),
+    ("polar", lambda L, x: L.polar(x.abs().bfloat16(), x.bfloat16()), [X]),  # these refused bfloat16 too
+    ("view_as_complex", lambda L, x: L.view_as_complex(x.bfloat16().view(5, 2, 2)), [X]),
+    ("cholesky_solve", lambda L, x: L.cholesky_solve(x[:4].bfloat16(), L.eye(4) * 2 + x[:4].tril(-1) * 0.1), [X]),
+    ("triangular_solve", lambda L, x: L.triangular_solve(x[:4].bfloat16(), L.eye(4) * 2 + x[:4].triu(1) * 0.1)[0],
+     [X]),
+    ("linalg_cond", lambda L, x: L.linalg.cond(x[:4].bfloat16() + 2 * L.eye(4)), [X]),
     # promote: the widest floating type among the inputs
     ("cat", lambda L, x, w: L.cat([x, w.bfloat16()]), [X, W]),
     ("stack_bf16", lambda L, x: L.stack([x.bfloat16(), x.bfloat16()]), [X]),
@@ -132,7 +138,8 @@ def test_policy_dtypes_and_values(name, fn, inputs):
 
 @needs_torch
 @pytest.mark.parametrize("name", ["linear", "matmul_mixed", "conv2d", "cross_entropy", "cat", "lstm", "conv_transpose2d",
-                                  "cdist", "affine_grid", "huber_loss", "soft_margin_loss", "poisson_nll_loss"])
+                                  "cdist", "affine_grid", "huber_loss", "soft_margin_loss", "poisson_nll_loss",
+                                  "polar", "cholesky_solve"])
 def test_gradients_flow_back_in_the_inputs_dtypes(name):
     _, fn, inputs = next(c for c in POLICY_CASES if c[0] == name)
     (ref, ref_g), (got, got_g) = _both(fn, inputs, grad=True)

@@ -92,6 +92,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 def cond(A, p=None):
     """The condition number ``norm(A, p) * norm(inv(A), p)``; for ``p`` in (None, 2, -2) the ratio of extreme
     singular values. Singular matrices give ``inf``."""
+    if _registry.autocast_hook is not None:  # (on CPU autocast's float32 list, cast before the dtype checks)
+        A, = _registry.autocast_hook("linalg_cond", (A,))
     if p in (None, 2, -2):
         _check_matrix(A, "linalg.cond", square=False)
         s = svdvals(A)
@@ -361,6 +363,8 @@ def _expand_batches(b, A):
 @linalg_castable_out("cholesky_solve")
 def _cholesky_solve(B, L, upper=False):
     """``torch.cholesky_solve``: ``X`` with ``A X = B`` for ``A = L L^H`` (``U^H U`` with ``upper=True``)."""
+    if _registry.autocast_hook is not None:  # (on CPU autocast's float32 list, cast before the dtype checks)
+        B, L = _registry.autocast_hook("cholesky_solve", (B, L))
     _legacy_operands(B, L, "cholesky_solve", "cholesky_solve_cpu")
     B, L = _expand_batches(B, L)
     return apply(_CHOLESKY_SOLVE, (B, L), upper=bool(upper))
@@ -380,6 +384,8 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
               "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
               "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
               "with\nX = torch.linalg.solve_triangular(A, B).", stacklevel=2)
+    if _registry.autocast_hook is not None:  # (on CPU autocast's float32 list, cast before the dtype checks)
+        b, A = _registry.autocast_hook("triangular_solve", (b, A))
     _legacy_operands(b, A, "torch.triangular_solve", "triangular_solve_cpu")
     b, A = _expand_batches(b, A)
     X = apply(_TRIANGULAR_SOLVE, (b, A), upper=bool(upper), transpose=bool(transpose), unit=bool(unitriangular))

@@ -39,6 +39,7 @@ _CPU_FP32 = (
     "linalg_svd", "linalg_svdvals", "linalg_eig", "linalg_eigh", "linalg_qr", "linalg_lstsq",
     *(f"fft_{n}" for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
                            "rfftn", "irfftn", "hfft", "ihfft")),
+    "polar", "view_as_complex", "cholesky_solve", "triangular_solve", "linalg_cond",
 )
 
 _CPU_PROMOTE = ("cat", "stack", "index_copy")

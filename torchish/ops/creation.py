@@ -59,7 +59,10 @@ def _polar_vjp(g, r, theta, out):
 
 @_PARTS_OUT
 def polar(abs, angle):
+    from . import registry
     from .registry import apply, defop
+    if registry.autocast_hook is not None and isinstance(abs, Tensor) and isinstance(angle, Tensor):
+        abs, angle = registry.autocast_hook("polar", (abs, angle))  # (CPU autocast's float32 list)
     _check_parts(abs, angle)
     if abs.dtype is _dtype.float16:
         raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")

@@ -21,6 +21,7 @@ from .._tensor import Size, Tensor, wrap_dim
 from . import inplace as _ip
 from .elementwise import require_tensor
 from .inplace import layout_rule
+from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -308,6 +309,8 @@ def view_as_real(input):
 
 def view_as_complex(input):
     """Complex view of a real ``(..., 2)`` tensor whose last dim holds (real, imag) pairs."""
+    if _registry.autocast_hook is not None:  # (on CPU autocast's float32 list, cast before the dtype check)
+        input, = _registry.autocast_hook("view_as_complex", (input,))
     if input.dtype not in (_dtype.float32, _dtype.float64):
         raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
                            f"scalar type: {_dtype.scalar_type_name(input.dtype)}")

@@ -204,7 +204,32 @@ class _Buckets:
 
 
 def _pad(a, rows, axis=0):
-    return a if a.shape[axis] == rows else _pad_jit(a, rows, axis)
+    if a.shape[axis] == rows:
+        return a
+    dev = _cpu_device(a)
+    if dev is None:
+        return _pad_jit(a, rows, axis)
+    widths = [(0, 0)] * a.ndim
+    widths[axis] = (0, rows - a.shape[axis])
+    return jax.device_put(np.pad(np.asarray(a), widths), dev)
+
+
+def _cut(a, rows):
+    dev = _cpu_device(a)
+    return _cut_jit(a, rows) if dev is None else jax.device_put(np.asarray(a)[:rows], dev)
+
+
+def _cpu_device(a):
+    """The CPU device ``a`` lives on (alone), where padding and cutting it on the host compiles nothing (each new
+    row count would compile a pad or a cut, ~20 ms), else None."""
+    if not isinstance(a, jax.Array) or isinstance(a, jax.core.Tracer):  # (meta values, traced calls)
+        return None
+    devs = a.devices()
+    if len(devs) == 1:
+        (dev,) = devs
+        if dev.platform == "cpu":
+            return dev
+    return None
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
@@ -215,7 +240,7 @@ def _pad_jit(a, rows, axis):
 
 
 @functools.partial(jax.jit, static_argnums=1)
-def _cut(a, rows):
+def _cut_jit(a, rows):
     return a[:rows]
 
 
@@ -295,7 +320,7 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
         batch = input.shape[0] if batch_first else input.shape[1]
         if steps == 0:  # (PyTorch's check on padded input; a packed batch always has a first step)
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        if not tracing.active() and _varying_steps((mode, batch, tuple(input.shape[2:]), input.dtype, num_layers,
+        if not tracing.active() and input.device.type != "meta" and _varying_steps((mode, batch, tuple(input.shape[2:]), input.dtype, num_layers,
                                                     num_dirs, hidden_size, proj_size, has_bias), steps):
             lengths = Tensor._make(_full_lengths(batch, steps))  # (eager, lengths varying: see _Buckets)
     out_size = proj_size if proj_size > 0 else hidden_size

@@ -24,6 +24,11 @@ Fixed (compile.pystate, compile.side_effects, compile.args, compile.function):
 - A dataclass returned by the function (``Out(loss=..., n=...)``) was kept whole, its tensors counted as stored
   outside the function: every call after the first ran eagerly with a misleading warning. Its fields are now the
   program's outputs, and each call returns a new instance of the class.
+- A step that rebinds a closure variable or a global dict entry to a new tensor computed from the old one (a
+  running loss: ``nonlocal running; running = running * 0.9 + loss.detach()``, ``G["ema"] = G["ema"] * 0.5 +
+  loss``) ran eagerly after one compiled call, with a warning (only module buffers were stored again). The program
+  now returns the new tensor, stores it in the closure variable or dict entry and reads it as that state the next
+  call (side_effects.slots_before), as PyTorch's compiler replays such stores.
 - A compiled model called under ``inference_mode()`` and later under ``no_grad()`` (one signature: grad mode off)
   returned inference tensors under ``no_grad`` too (``is_inference()`` True, where PyTorch gives a normal tensor
   that autograd may save later), and the reverse. Inference mode is now part of the signature (compile.args).
@@ -43,7 +48,9 @@ tensor keyword. Eager with a warning, numbers matching: ``clip_grad_norm_(foreac
 (reads the norm in Python, as PyTorch's graph break does; the error is raised alike), ``OneCycleLR`` stepped inside
 the function, ``AveragedModel.update_parameters`` (branches on its ``n_averaged`` tensor) beside an EMA by
 ``_foreach_mul_``/``_foreach_add_``, and ``vector_to_parameters`` of an argument (the parameters become its
-views).
+views). Also kept: forward (pre-)hooks ``with_kwargs=True`` changing a keyword, ``train()``/``eval()`` switched
+inside the step with an evaluation under ``no_grad``, a dataclass argument holding a list of varying length.
+
 """
 import collections
 import dataclasses
@@ -634,6 +641,95 @@ def case_foreach_ema_and_swa(T, jit):
     return r
 
 
+@dataclasses.dataclass
+class _Batch:
+    xs: list
+    mask: object = None
+
+
+def case_pre_hook_with_kwargs(T, jit):
+    class M(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = _lin(T, 3, 2)
+        def forward(self, x, scale=1.0, shift=None):
+            y = self.l(x) * scale
+            return y if shift is None else y + shift
+    m = M()
+    def hook(mod, args, kwargs):
+        kwargs = dict(kwargs)
+        kwargs["scale"] = kwargs.get("scale", 1.0) * 2
+        return args, kwargs
+    m.register_forward_pre_hook(hook, with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, kwargs, out: out - 1, with_kwargs=True)
+    cm = jit(m)
+    r = []
+    for i in range(3):
+        x = _data(T, 2, 3, seed=i)
+        r += [cm(x), cm(x, scale=3.0), cm(x, shift=_data(T, 2))]
+    return r
+
+
+def case_modes_switched_inside(T, jit):
+    m = T.nn.Sequential(_lin(T, 3, 4), T.nn.BatchNorm1d(4), T.nn.Dropout(0.5), _lin(T, 4, 1))
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    @jit
+    def step(x):
+        m.train()
+        opt.zero_grad()
+        loss = m(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        m.eval()
+        with T.no_grad():
+            ev = m(x).mean()
+        return loss, ev
+    r = []
+    T.manual_seed(1)
+    for i in range(3):
+        r += [step(_data(T, 4, 3, seed=i)), m.training, m[1].running_var, m[3].weight]
+    return r
+
+
+def case_dataclass_with_list(T, jit):
+    m = _lin(T, 3, 2)
+    @jit
+    def f(b):
+        out = T.stack([m(x) for x in b.xs]).sum(0)
+        return out if b.mask is None else out.masked_fill(b.mask, 0.0)
+    r = []
+    for k in (1, 2, 2, 3, 2):
+        xs = [_data(T, 2, 3, seed=j) for j in range(k)]
+        r += [f(_Batch(xs)), f(_Batch(xs, mask=_data(T, 2, 2) > 0))]
+    return r
+
+
+def case_running_tensors_rebound(T, jit):
+    """A running loss kept in a nonlocal variable and an EMA in a global dict, both rebound to new tensors."""
+    m = _lin(T, 3, 1)
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    running = T.zeros(())
+    _GLOBAL["ema"] = T.zeros(())
+
+    @jit
+    def step(x):
+        nonlocal running
+        opt.zero_grad()
+        loss = m(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        running = running * 0.9 + loss.detach() * 0.1
+        _GLOBAL["ema"] = _GLOBAL["ema"] * 0.5 + loss.detach()
+        return loss
+    r = []
+    for i in range(4):
+        r += [step(_data(T, 2, 3, seed=i)), running * 1, _GLOBAL["ema"] * 1]
+    return r
+
+
+_GLOBAL = {}
+
+
 _KEPT = {  # case: (the warning the compiled run gives, or None; its functions' (calls, eager_calls) counts)
     "compiled_module_backward_outside": (None, [(4, 1)]),
     # (inference mode and no_grad are signatures of their own: only the first makes inference tensors)
@@ -656,6 +752,10 @@ _KEPT = {  # case: (the warning the compiled run gives, or None; its functions' 
     "varargs_list_argument": (None, [(10, 6)]),
     # (AveragedModel.update_parameters branches on its n_averaged tensor, a graph break in PyTorch too)
     "foreach_ema_and_swa": ("could not trace", [(4, 4)]),
+    "pre_hook_with_kwargs": (None, [(9, 3)]),
+    "modes_switched_inside": (None, [(3, 1)]),
+    "dataclass_with_list": (None, [(10, 6)]),
+    "running_tensors_rebound": (None, [(4, 1)]),
 }
 
 

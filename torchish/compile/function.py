@@ -44,7 +44,7 @@ from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
 from .views import take_view, view_spec
-from .side_effects import _kept_alive, _leaked, _replayable, _store, _with_leaks
+from .side_effects import _kept_alive, _leaked, _replayable, _store, _with_leaks, set_slot, slots_before
 from . import checks, pystate
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
@@ -484,8 +484,7 @@ class CompiledFunction:
             info["n_written"] = len(written)
             return written, outs, grads, argw
         unique_vals = [state_vals[i] for i in uniq]
-        buffers = {(id(d), k): t for d in (m.__dict__.get("_buffers") for m in entry.modules) if type(d) is dict
-                   for k, t in d.items()}  # (the buffers before the trace: one the function rebinds is replayed)
+        buffers = slots_before(entry.modules, py.sources)  # (one the function rebinds is stored again: replayed)
         with _random.tracing_on(_program_platform(arg_vals, state, state_vals)):
             traced = nesting.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
         if _kept_alive(arg_refs, info["recorder"]):
@@ -630,7 +629,8 @@ class CompiledFunction:
                 for (d, k, j), v in zip(entry.replay, res[4]):
                     if d is None:  # (the base of a stored alias)
                         continue
-                    d[k] = t = _make(v)
+                    t = _make(v)
+                    set_slot(d, k, t)
                     if j is not None:  # a rebound buffer: the next call reads the new tensor
                         entry.state = list(entry.state)
                         entry.state[j] = t

@@ -92,9 +92,9 @@ def _object_list(v):
 
 
 def _tensor_list(v):
-    """A small list or deque holding tensors (``buffer = [x0, x1]``, ``self.memory``): its length is guarded (the program
-    read ``buffer[-2:]`` at the positions it had), and a call that appends to it, pops from it or replaces an
-    entry has a Python side effect (every trace of the call starts again from its entries)."""
+    """A small list or deque holding tensors (``buffer = [x0, x1]``, ``self.memory``): its length is guarded (the
+    program read ``buffer[-2:]`` at the positions it had), and a call that appends to it, pops from it or replaces
+    an entry has a Python side effect (every trace of the call starts again from its entries)."""
     return type(v) in (list, collections.deque) and 0 < len(v) <= _SMALL and any(
         isinstance(x, _tensor.Tensor) for x in v)
 

@@ -2,6 +2,8 @@
 after a trace, returning their values from the program, and storing them again after a compiled call."""
 from __future__ import annotations
 
+import types
+
 import jax
 from jax.core import eval_jaxpr
 
@@ -57,14 +59,55 @@ def _store(tensors, values):
         t._view = None
 
 
+def slots_before(modules, sources):
+    """``{(id(holder), key): tensor}``: the module buffers and the tensors the function's globals, closure
+    variables and watched attributes hold (``pystate`` sources: ``G["ema"]``, a ``nonlocal running``, ``self.total``;
+    a closure cell's key is None), before a trace, for :func:`_replayable`."""
+    from .._tensor import Tensor
+    slots = {(id(d), k): t for d in (m.__dict__.get("_buffers") for m in modules) if type(d) is dict
+             for k, t in d.items()}
+    for kind, holder, key in sources:
+        if kind == "c":
+            holder, key = holder, None
+            try:
+                v = holder.cell_contents
+            except ValueError:
+                continue
+        else:
+            v = holder.get(key)
+        if isinstance(v, Tensor):
+            slots[(id(holder), key)] = v
+        elif type(v) is dict:
+            slots.update(((id(v), k), x) for k, x in v.items() if isinstance(x, Tensor))
+    return slots
+
+
+def slot_value(holder, key):
+    """The value in a slot of :func:`_replayable` (a dict entry or a closure cell) now, or None."""
+    if type(holder) is dict:
+        return holder.get(key)
+    try:
+        return holder.cell_contents
+    except ValueError:
+        return None
+
+
+def set_slot(holder, key, t):
+    if type(holder) is dict:
+        holder[key] = t
+    else:
+        holder.cell_contents = t
+
+
 def _replayable(leaked, state, buffers, written):
-    """The ``(dict, key, j)`` slots of stored tensors a compiled call can store again: each is kept only by one dict
-    entry, as a forward pre-hook's ``setattr(module, "weight", w)`` (legacy weight/spectral norm) or
-    ``cache["h"] = h`` keep it, and is either a computed tensor (with history, so the function cannot have read it
-    back as state: ``j`` None) or a module buffer the function rebinds (``self.queue = torch.cat(...)`` under
-    no_grad), whose tensor before the call was the state tensor ``j`` (``buffers``: the buffers' slots before the
-    trace; the next call reads the stored tensor in its place). None when some stored tensor is kept otherwise
-    (appended to a list) or the state holds computed tensors."""
+    """The ``(holder, key, j)`` slots of stored tensors a compiled call can store again: each is kept only by one
+    dict entry or closure variable, as a forward pre-hook's ``setattr(module, "weight", w)`` (legacy weight/spectral
+    norm), ``cache["h"] = h`` or ``nonlocal h; h = ...`` keep it, and is either a computed tensor (with history, so
+    the function cannot have read it back as state: ``j`` None) or a tensor the function rebinds where it read the
+    state tensor ``j`` before (a module buffer: ``self.queue = torch.cat(...)`` under no_grad; a running loss in a
+    global dict or a closure variable: ``G["ema"] = G["ema"] * 0.9 + loss.detach()``; ``buffers``: those slots
+    before the trace, see :func:`slots_before`), so that the next call reads the stored tensor in its place. None
+    when some stored tensor is kept otherwise (appended to a list) or the state holds computed tensors."""
     import gc
     if any(t._grad_fn is not None for t in state):
         return None
@@ -89,12 +132,14 @@ def _replayable(leaked, state, buffers, written):
         if base_only:  # only the base of stored aliases, which are stored again without it: nothing to store
             slots.append((None, None, None))
             continue
-        if len(holders) != 1 or type(holders[0]) is not dict:
+        if len(holders) != 1 or type(holders[0]) not in (dict, types.CellType):
             return None
-        keys = []
-        for k, v in holders[0].items():
-            if v is t:
-                keys.append(k)
+        keys = [None]  # (a closure variable: ``nonlocal running; running = ...``)
+        if type(holders[0]) is dict:
+            keys = []
+            for k, v in holders[0].items():
+                if v is t:
+                    keys.append(k)
         if len(keys) != 1:
             return None
         j = None

@@ -115,6 +115,13 @@ POLICY_CASES = [
     ("triangular_solve", lambda L, x: L.triangular_solve(x[:4].bfloat16(), L.eye(4) * 2 + x[:4].triu(1) * 0.1)[0],
      [X]),
     ("linalg_cond", lambda L, x: L.linalg.cond(x[:4].bfloat16() + 2 * L.eye(4)), [X]),
+    # a bfloat16 activation into a float32 recurrent layer: PyTorch skips its dtype check under autocast and its
+    # gates' linear casts (torchish raised 'RNN input dtype ... does not match weight dtype')
+    ("gru_bf16_input", lambda L, x: _seeded(L, L.nn.GRU(4, 3))(x.bfloat16()[:, None]), [X]),
+    ("lstm_bf16_input", lambda L, x: _seeded(L, L.nn.LSTM(4, 3, batch_first=True))(x.bfloat16()[None]), [X]),
+    ("cells_bf16_input", lambda L, x: [_seeded(L, L.nn.GRUCell(4, 3))(x.bfloat16()),
+                                       _seeded(L, L.nn.LSTMCell(4, 3))(x.bfloat16())[1],
+                                       _seeded(L, L.nn.RNNCell(4, 3))(x.bfloat16(), L.zeros(5, 3))], [X]),
     # promote: the widest floating type among the inputs
     ("cat", lambda L, x, w: L.cat([x, w.bfloat16()]), [X, W]),
     ("stack_bf16", lambda L, x: L.stack([x.bfloat16(), x.bfloat16()]), [X]),
@@ -139,7 +146,7 @@ def test_policy_dtypes_and_values(name, fn, inputs):
 @needs_torch
 @pytest.mark.parametrize("name", ["linear", "matmul_mixed", "conv2d", "cross_entropy", "cat", "lstm", "conv_transpose2d",
                                   "cdist", "affine_grid", "huber_loss", "soft_margin_loss", "poisson_nll_loss",
-                                  "polar", "cholesky_solve"])
+                                  "polar", "cholesky_solve", "gru_bf16_input", "cells_bf16_input"])
 def test_gradients_flow_back_in_the_inputs_dtypes(name):
     _, fn, inputs = next(c for c in POLICY_CASES if c[0] == name)
     (ref, ref_g), (got, got_g) = _both(fn, inputs, grad=True)

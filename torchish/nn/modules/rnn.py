@@ -9,6 +9,8 @@ import math
 import numbers
 import warnings
 
+from ... import _dtype
+from ...amp import _state as _amp_state
 from ...ops.creation import empty
 from ...ops.gather import index_select
 from .. import init
@@ -24,6 +26,16 @@ _MODES = {"RNN_TANH": ("rnn_tanh", 1), "RNN_RELU": ("rnn_relu", 1), "LSTM": ("ls
 
 def _permute(hx, permutation):
     return hx if permutation is None else index_select(hx, 1, permutation)
+
+
+def _autocast_operands(input, tensors):
+    """Under autocast PyTorch's recurrent layers reach their gates through autocast's ``linear``: a half-precision
+    input (a bfloat16 activation from an earlier layer) meets the float32 weights and state as its own dtype, where
+    outside autocast the dtypes must agree."""
+    if not any(_amp_state.LOCAL.enabled.values()) or input.dtype not in (_dtype.float16, _dtype.bfloat16):
+        return tensors
+    return [t.to(input.dtype) if t is not None and t.dtype.is_floating_point and t.dtype != input.dtype else t
+            for t in tensors]
 
 
 class RNNBase(Module):
@@ -113,7 +125,7 @@ class RNNBase(Module):
 
     def check_input(self, input, batch_sizes):
         w = self._flat_weights[0]
-        if input.dtype != w.dtype:
+        if input.dtype != w.dtype and not any(_amp_state.LOCAL.enabled.values()):  # (not checked under autocast)
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
                              f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
         expected = 2 if batch_sizes is not None else 3
@@ -183,7 +195,11 @@ class RNNBase(Module):
 
     def _run(self, input, hx, batch_sizes):
         mode = _MODES[self.mode][0]
-        return rnn_stack(mode, input, hx, self._flat_weights, num_layers=self.num_layers,
+        weights = _autocast_operands(input, self._flat_weights)
+        if hx is not None and weights is not self._flat_weights:
+            hx = tuple(_autocast_operands(input, list(hx))) if isinstance(hx, tuple) else \
+                _autocast_operands(input, [hx])[0]
+        return rnn_stack(mode, input, hx, weights, num_layers=self.num_layers,
                          bidirectional=self.bidirectional, batch_first=self.batch_first, has_bias=self.bias,
                          hidden_size=self.hidden_size, proj_size=self.proj_size, dropout=self.dropout,
                          training=self.training, batch_sizes=batch_sizes)
@@ -394,8 +410,9 @@ class RNNCell(RNNCellBase):
         hx = self._zeros(input) if hx is None else (hx if is_batched else hx.unsqueeze(0))
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        ret = rnn_cell("rnn_" + self.nonlinearity, input, hx, self.weight_ih, self.weight_hh, self.bias_ih,
-                       self.bias_hh)
+        w_ih, w_hh, b_ih, b_hh = _autocast_operands(input, [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh])
+        hx, = _autocast_operands(input, [hx])
+        ret = rnn_cell("rnn_" + self.nonlinearity, input, hx, w_ih, w_hh, b_ih, b_hh)
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -427,7 +444,9 @@ class LSTMCell(RNNCellBase):
             hx = (z, z)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        h, c = rnn_cell("lstm", input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        w_ih, w_hh, b_ih, b_hh = _autocast_operands(input, [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh])
+        hx = tuple(_autocast_operands(input, list(hx)))
+        h, c = rnn_cell("lstm", input, hx, w_ih, w_hh, b_ih, b_hh)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -451,6 +470,8 @@ class GRUCell(RNNCellBase):
         if not is_batched:
             input = input.unsqueeze(0)
         hx = self._zeros(input) if hx is None else (hx if is_batched else hx.unsqueeze(0))
-        ret = rnn_cell("gru", input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        w_ih, w_hh, b_ih, b_hh = _autocast_operands(input, [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh])
+        hx, = _autocast_operands(input, [hx])
+        ret = rnn_cell("gru", input, hx, w_ih, w_hh, b_ih, b_hh)
         return ret if is_batched else ret.squeeze(0)
 

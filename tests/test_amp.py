@@ -155,6 +155,21 @@ def test_gradients_flow_back_in_the_inputs_dtypes(name):
     assert_same(ref_g, got_g, name + ".grad", **BF16)
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_local_response_norm_of_a_half_4d_input(dtype):
+    """PyTorch's composite pools the squares of a 4-d (or wider) input with avg_pool3d: no half kernel outside
+    autocast (its NotImplementedError; torchish computed), float32 under CPU autocast (torchish gave the half dtype)."""
+    def fn(lib):
+        x = lib.tensor(X.reshape(1, 5, 2, 2)).to(getattr(lib, dtype))
+        with pytest.raises(NotImplementedError) as err:
+            lib.nn.functional.local_response_norm(x, 2)
+        with lib.autocast("cpu"):
+            return str(err.value), lib.nn.functional.local_response_norm(x, 2, alpha=0.5)
+    ref = fn(torch)
+    assert_same(ref, fn(torchish), **BF16)
+
+
 def _mlp(lib):
     """Linear -> ReLU -> Linear, the same weights in both libraries (and in the GradScaler and compile tests)."""
     return _seeded(lib, lib.nn.Sequential(lib.nn.Linear(4, 4), lib.nn.ReLU(), lib.nn.Linear(4, 3)))

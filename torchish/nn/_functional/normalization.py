@@ -21,6 +21,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.casting import ACC
 from ...ops.elementwise import not_implemented
+from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ...ops.unary import rsqrt_values
 from ._args import need_bool, need_int, need_int_list, need_number, need_tensor, need_tensor_attr
@@ -628,6 +629,13 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise not_implemented("avg_pool2d" if input.ndim == 3 else "avg_pool3d_out_frame", input.dtype)
     if input.ndim > 3:
         _check_lrn_view(input)
+        if dt in (_dtype.float16, _dtype.bfloat16):  # PyTorch's composite pools the squares with avg_pool3d, which
+            if _registry.autocast_hook is None:    # has no half kernel; CPU autocast runs it in float32, and the
+                raise not_implemented("avg_pool3d_out_frame", dt)  # division by it promotes the result
+            input, = _registry.autocast_hook("avg_pool3d", (input,))
+            dt = input.dtype
+            if dt in (_dtype.float16, _dtype.bfloat16):  # (autocast on another device type only)
+                raise not_implemented("avg_pool3d_out_frame", dt)
     fdt = _dtype.DEFAULTS.float.np if dt.category < _dtype._FLOAT else None
     return apply(_LRN, (input,), size=int(size), alpha=float(alpha), beta=float(beta), k=float(k), fdt=fdt)
 

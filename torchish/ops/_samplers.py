@@ -236,10 +236,10 @@ def _multinomial(state, shape, probs, mode):
     return state, idx.reshape(shape).astype(jnp.int64)
 
 
-def _complex(fn, state, size, n, dtype, params):
+def _complex(fn, state, size, n, dtype, params, **options):
     """PyTorch samples a complex tensor as its real view: twice as many real values, interleaved."""
     real = jnp.finfo(dtype).dtype
-    new, flat = fn(state, 2 * size, 2 * n, real, *params)
+    new, flat = fn(state, 2 * size, 2 * n, real, *params, **options)
     return new, jax.lax.complex(flat[0::2], flat[1::2]).astype(dtype)
 
 
@@ -286,7 +286,7 @@ def sample(kind, state, size, n, dtype, params, static):
     if kind == "normal":
         if complex_:  # each part of variance 1/2: std / sqrt(2) on the real view
             mean, std = params
-            return _complex(_normal, state, size, n, dtype, (mean, std / math.sqrt(2)))
+            return _complex(_normal, state, size, n, dtype, (mean, std / math.sqrt(2)), serial=static == "serial")
         return _normal(state, size, n, dtype, *params, serial=static == "serial")
     if kind == "randint":
         if static == "full64":

@@ -184,7 +184,8 @@ def draw(kind, shape, dtype, params=(), generator=None, static=None, device=None
         static = "wide"  # (measured on torch 2.13: random64 for any dtype from a range of 2**28 on)
     if kind == "bernoulli" and getattr(params[0], "dtype", np.float64) != np.float64:
         static = "narrow"  # a float32 probability tensor: float uniforms (one word each)
-    if kind == "normal" and math.prod(shape) < _samplers.FILL_MIN:
+    reals = math.prod(shape) * (2 if np.issubdtype(npdt, np.complexfloating) else 1)  # (complex: its real view)
+    if kind == "normal" and reals < _samplers.FILL_MIN:
         static = "serial"  # (PyTorch's serial kernel below 16 values: drawn in the 64-value bucket too)
     if tracing.active() or isinstance(gen._state._d, jax.core.Tracer) or _generators.key_source is not None:
         return _sample_traced(kind, gen, shape, npdt, params, static)

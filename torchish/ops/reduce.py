@@ -424,5 +424,33 @@ def count_nonzero(input, dim=None):
     return apply(_COUNT_NZ, (input,), axis=dims(dim, input.ndim))
 
 
-for _n in ("all", "any", "count_nonzero"):
+def _hash_fwd(x, *, axis, keepdims):
+    wide = jnp.float64 if jnp.issubdtype(x.dtype, jnp.floating) else jnp.int64  # (bool and unsigned too)
+    bits = jax.lax.bitcast_convert_type(x.astype(wide), jnp.uint64)
+    axes = tuple(range(x.ndim)) if axis is None else axis
+    out = jax.lax.reduce(bits, np.uint64(0), jax.lax.bitwise_xor, axes)
+    return jnp.expand_dims(out, axes) if keepdims else out
+
+
+_HASH = defop("hash_tensor", _hash_fwd, differentiable=False)
+
+
+def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
+    """PyTorch's ``hash_tensor``: the elements as 64-bit floats or integers, their bits xor-reduced (uint64)."""
+    require_tensor(input, "hash_tensor")
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if input.dtype.is_complex:
+        raise not_implemented("xor_sum_cpu", input.dtype)
+    axes = dims(dim, input.ndim)
+    if input.numel() == 0 and not axes:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+    for d in (dim if isinstance(dim, (list, tuple)) else [dim]) if axes else ():
+        if input.shape[d] == 0:  # (PyTorch names the dim as given)
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    return apply(_HASH, (input,), axis=axes, keepdims=bool(keepdim))
+
+
+for _n in ("all", "any", "count_nonzero", "hash_tensor"):
     _public(_n, globals()[_n])

@@ -36,4 +36,47 @@ def case_hash_tensor(lib):
             _err(lambda: torch.hash_tensor(torch.ones(2, dtype=torch.cfloat))))
 
 
+def case_matrix_rank_pinv_hermitian(lib):
+    """linalg.matrix_rank's example with ``hermitian=True`` on a matrix that is not Hermitian: PyTorch reads the
+    lower triangle only; torchish (jnp.linalg.eigvalsh/eigh) symmetrized the input first. pinv(hermitian=True) too."""
+    torch = _seeded(lib)
+    A = torch.randn(2, 4, 3, 3, dtype=torch.complex64)
+    B = torch.randn(3, 3, dtype=torch.float64)
+    return (torch.linalg.matrix_rank(A), torch.linalg.matrix_rank(A, hermitian=True),
+            torch.linalg.matrix_rank(A, atol=1.0, rtol=0.0), torch.linalg.matrix_rank(A, atol=1.0, rtol=0.0,
+                                                                                      hermitian=True),
+            torch.linalg.matrix_rank(B, atol=0.5, hermitian=True), torch.linalg.pinv(B, hermitian=True))
+
+
+def case_testing_assert_close(lib):
+    """testing.assert_close's example: with ``allow_subclasses=False`` a Parameter against a Tensor is PyTorch's
+    TypeError (torchish compared them); a Tensor against a number, array or list is that TypeError whatever
+    check_dtype says (torchish raised AssertionError or compared), None against a value is 'None mismatch'."""
+    torch = _seeded(lib)
+    expected = torch.tensor([1.0, 2.0, 3.0])
+    actual = expected.clone()
+    def check(a, e, **kw):
+        # (the exception's type, and its message up to the class names, which name each library's modules)
+        r = _err(lambda: torch.testing.assert_close(a, e, **kw))
+        return r and (r[0], r[1].split(" of type")[0])
+    return (check(actual, expected), check(torch.nn.Parameter(actual), expected),
+            check(torch.nn.Parameter(actual), expected, allow_subclasses=False),
+            check([expected], [torch.nn.Parameter(actual)], allow_subclasses=False),
+            check(torch.tensor(1.0), 1.0, check_dtype=False), check(actual, [1.0, 2.0, 3.0]),
+            check(None, actual), check(actual, None), check(actual, "a"))
+
+
+def case_testing_assert_allclose(lib):
+    """The deprecated assert_allclose converts non-tensors (``expected`` to ``actual``'s dtype) and has its own
+    default tolerances (float32: rtol 1e-4, atol 1e-5; torchish used assert_close's 1.3e-6)."""
+    import warnings
+    torch = _seeded(lib)
+    t = torch.tensor([1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return [_err(lambda: torch.testing.assert_allclose(a, e)) for a, e in (
+            (t, [1, 2]), (1.0, torch.tensor(1.0)), (t, t + 5e-5), (t, t + 5e-4), (t.double(), t.double() + 1e-5),
+            (t.half(), t.half() + 1e-3), (torch.tensor([1, 2]), torch.tensor([1, 3])))]
+
+
 test_doc_example_matches_torch = script_test(globals())

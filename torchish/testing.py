@@ -43,6 +43,13 @@ def _fail(msg, extra, path):
     raise AssertionError(extra if extra is not None else msg)
 
 
+def _no_pair(actual, expected, path):
+    """PyTorch's TypeError for inputs no comparison handles (``msg=`` is not used for it)."""
+    where = "".join(f"[{p!r}]" for p in path)
+    raise TypeError(f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}."
+                    + (f"\n\nThe failure occurred for item {where}" if where else ""))
+
+
 def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path):
     if actual.shape != expected.shape:
         _fail(f"The values for attribute 'shape' do not match: {actual.shape} != {expected.shape}.", msg, path)
@@ -111,20 +118,17 @@ def _isnan(x):
 def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=None, equal_nan=False,
                  check_device=True, check_dtype=True, check_layout=True, check_stride=False, msg=None):
     """Raise ``AssertionError`` unless ``actual`` and ``expected`` are close (PyTorch's rules and messages)."""
-    _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, ())
+    _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, (), allow_subclasses)
 
 
-def _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path):
+def _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path, subclasses=True):
+    if (actual is None) != (expected is None):
+        _fail(f"None mismatch: {actual} is not {expected}", msg, path)
     if isinstance(actual, Tensor) or isinstance(expected, Tensor):
-        if not (isinstance(actual, Tensor) and isinstance(expected, Tensor)):
-            other = actual if not isinstance(actual, Tensor) else expected
-            if not isinstance(other, _NUMBERS + (np.ndarray,)):
-                _fail(f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.",
-                      msg, path)
-            if check_dtype:
-                _fail(f"Comparing {type(actual).__name__} and {type(expected).__name__} needs check_dtype=False",
-                      msg, path)
-            actual, expected = as_tensor(actual), as_tensor(expected)
+        # (never a Tensor against a number, array or list; with allow_subclasses=False a Parameter is no Tensor)
+        if not (isinstance(actual, Tensor) and isinstance(expected, Tensor)) or (
+                not subclasses and type(actual) is not type(expected)):
+            _no_pair(actual, expected, path)
         _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg, path)
         return
     if isinstance(actual, _NUMBERS) and isinstance(expected, _NUMBERS):
@@ -140,18 +144,19 @@ def _compare(actual, expected, rtol, atol, equal_nan, check_device, check_dtype,
                   f"{sorted(set(expected) - set(actual))}\nAdditional keys in the actual mapping: "
                   f"{sorted(set(actual) - set(expected))}", msg, path)
         for k in expected:
-            _compare(actual[k], expected[k], rtol, atol, equal_nan, check_device, check_dtype, msg, path + (k,))
+            _compare(actual[k], expected[k], rtol, atol, equal_nan, check_device, check_dtype, msg, path + (k,),
+                     subclasses)
         return
     if isinstance(actual, collections.abc.Sequence) and isinstance(expected, collections.abc.Sequence) \
             and not isinstance(actual, str) and not isinstance(expected, str):
         if len(actual) != len(expected):
             _fail(f"The length of the sequences mismatch: {len(actual)} != {len(expected)}", msg, path)
         for i, (a, e) in enumerate(zip(actual, expected)):
-            _compare(a, e, rtol, atol, equal_nan, check_device, check_dtype, msg, path + (i,))
+            _compare(a, e, rtol, atol, equal_nan, check_device, check_dtype, msg, path + (i,), subclasses)
         return
     if actual is None and expected is None:
         return
-    _fail(f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.", msg, path)
+    _no_pair(actual, expected, path)
 
 
 def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
@@ -159,5 +164,13 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
     warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. "
                   "Please use `torch.testing.assert_close()` instead. You can find detailed upgrade instructions in "
                   "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    from .ops.from_data import tensor
+    actual = actual if isinstance(actual, Tensor) else tensor(actual)
+    expected = expected if isinstance(expected, Tensor) else tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:  # (its own table: the largest of the two dtypes', 0 for the others)
+        rtol, atol = (max(p) for p in zip(*(_ALLCLOSE_TOLS.get(t.dtype.name, (0.0, 0.0)) for t in (actual, expected))))
     assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False,
                  msg=msg or None)
+
+
+_ALLCLOSE_TOLS = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}

@@ -22,7 +22,7 @@ from .registry import apply, defop
 
 def _pinv_value(A, atol, rtol, hermitian):
     if hermitian:
-        w, V = jnp.linalg.eigh(A)
+        w, V = jnp.linalg.eigh(A, symmetrize_input=False)  # (PyTorch reads the lower triangle only)
         cut = jnp.maximum(atol, rtol * jnp.max(jnp.abs(w), -1, keepdims=True, initial=0.0))
         winv = jnp.where(jnp.abs(w) > cut, 1 / jnp.where(w == 0, 1, w), 0).astype(A.dtype)
         return _mm(V * winv[..., None, :], _mH(V))
@@ -90,7 +90,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
 
 
 def _rank_fwd(A, *, atol, rtol, hermitian):
-    S = jnp.abs(jnp.linalg.eigvalsh(A)) if hermitian else jnp.linalg.svd(A, compute_uv=False)
+    S = jnp.abs(jnp.linalg.eigvalsh(A, symmetrize_input=False)) if hermitian else jnp.linalg.svd(A, compute_uv=False)
     cut = jnp.maximum(atol, rtol * jnp.max(S, -1, keepdims=True, initial=0.0))
     return jnp.sum(S > cut, -1).astype(jnp.int64)
 

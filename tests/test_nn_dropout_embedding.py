@@ -264,3 +264,16 @@ def test_embedding_max_norm_index_errors_name_the_renorm_select(idx):
     """With max_norm PyTorch renormalises before the lookup: its select() of each distinct row, in ascending order,
     names the first index outside [-num, num); a negative index in range reaches the lookup's own message."""
     same_error(lambda T: T.nn.functional.embedding(T.tensor(idx), T.ones(3, 2), max_norm=1.0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool", "complex64", "uint16"])
+def test_embedding_type_errors_print_the_cpp_type_names(dtype):
+    """PyTorch's C++ checks print the legacy name only for the old TH types (torch.FloatTensor), else
+    CPUBFloat16Type, CPUBoolType... (torchish printed torch.BFloat16Tensor for all)."""
+    def dt(T):
+        return getattr(T, dtype)
+    same_error(lambda T: T.nn.functional.embedding(T.tensor([1]).to(dt(T)), T.ones(3, 2)))
+    if dtype not in ("bool", "uint16"):  # (both take bool indices in a bag; uint16 ones fail their promotion)
+        same_error(lambda T: T.nn.functional.embedding_bag(T.tensor([1]).to(dt(T)), T.ones(3, 2), T.tensor([0])))
+    if dtype not in ("float32", "bfloat16"):  # (a weight of any floating type is taken)
+        same_error(lambda T: T.nn.functional.embedding_bag(T.tensor([1]), T.ones(3, 2).to(dt(T)), T.tensor([0])))

@@ -348,6 +348,15 @@ def legacy_type_name(d: dtype) -> str:
     return "torch." + _LEGACY.get(d.name, d.name)
 
 
+def cpp_tensor_type_name(d: dtype) -> str:
+    """A tensor's type as PyTorch's C++ checks print it (``checkScalarTypes``, ``checkSameType``, a hook's type
+    change): the legacy name for the eight types the old TH library had (``torch.FloatTensor``), else
+    ``CPUBFloat16Type``, ``CPUBoolType``, ``CPUComplexFloatType``..."""
+    if d.name in ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8"):
+        return legacy_type_name(d)
+    return f"CPU{scalar_type_name(d)}Type"
+
+
 def cpp_type_name(d: dtype) -> str:
     """'float', 'double', 'long int', 'c10::Half', ...: the C++ type names (caffe2's TypeMeta) PyTorch prints in
     some dtype errors."""

@@ -121,7 +121,7 @@ def _renorm_(weight, idx, max_norm, norm_type):
 def _check_indices(input, num, name, err=IndexError):
     if input.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {_dtype.legacy_type_name(input.dtype)} instead (while checking "
+                           f"Long, Int; but got {_dtype.cpp_tensor_type_name(input.dtype)} instead (while checking "
                            f"arguments for {name})")
     msg = ("index out of range in self" if err is IndexError else "Expected i < index_size to be true, but got "
            "false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)")
@@ -259,14 +259,14 @@ def _bag_offsets(input, offsets, include_last_offset):
     for name, t in (("indices", input), ("offsets", offsets)):
         if t.dtype not in (_dtype.int64, _dtype.int32):
             raise RuntimeError(f"Expected tensor for argument #1 '{name}' to have one of the following scalar types: "
-                               f"Long, Int; but got {_dtype.legacy_type_name(t.dtype)} instead (while checking "
+                               f"Long, Int; but got {_dtype.cpp_tensor_type_name(t.dtype)} instead (while checking "
                                "arguments for embedding_bag)")
     d = offsets._d
     if not isinstance(d, jax.core.Tracer) and d.size:
         a = np.asarray(d)
         if a[0] != 0:  # (PyTorch's message prints offsets[0], a 0-dim tensor)
             raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
-                               f"position 0. However, got {a[0]}\n[ {_dtype.legacy_type_name(offsets.dtype)}{{}} ]")
+                               f"position 0. However, got {a[0]}\n[ {_dtype.cpp_tensor_type_name(offsets.dtype)}{{}} ]")
         if a[-1] > input.shape[0]:
             raise RuntimeError(f"offsets[-1] can not be greater than input's length {input.shape[0]} but got "
                                f"offsets[-1] of {a[-1]}")
@@ -307,12 +307,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     _check_indices(flat, num, "embedding_bag", err=RuntimeError)
     if weight.dtype not in (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64):
         raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
-                           f"BFloat16, Float, Double; but got {_dtype.legacy_type_name(weight.dtype)} instead (while "
-                           "checking arguments for embedding_bag)")
+                           f"BFloat16, Float, Double; but got {_dtype.cpp_tensor_type_name(weight.dtype)} instead "
+                           "(while checking arguments for embedding_bag)")
     if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
         raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
-                           "#1 'per_sample_weights'; but type " + _dtype.legacy_type_name(weight.dtype) + " does "
-                           "not equal " + _dtype.legacy_type_name(per_sample_weights.dtype) + " (while checking "
+                           "#1 'per_sample_weights'; but type " + _dtype.cpp_tensor_type_name(weight.dtype) + " does "
+                           "not equal " + _dtype.cpp_tensor_type_name(per_sample_weights.dtype) + " (while checking "
                            "arguments for embedding_bag)")
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)

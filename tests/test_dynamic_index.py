@@ -186,3 +186,28 @@ def test_selection_shape_without_tracing():
     template, arrays = parse_index(x, (slice(None), m))
     assert index_shape(tuple(x.shape), [a._v for a in arrays], template) == (4, 2, 5, 2)
     assert count > 500
+
+
+@pytest.mark.parametrize("dims", [None, 1, (0, 2)], ids=["flat", "one_dim", "two_dims"])
+def test_roll_shifts_are_values(dims):
+    """roll's shifts are values of its eager kernels too (random shifts in augmentation): each new amount, negative
+    or past the size, gives PyTorch's values and gradient without a new kernel."""
+    a = arr(2, 3, 4, seed=3)
+    w = arr(2, 3, 4, seed=4)
+
+    def run(lib, s):
+        x = lib.tensor(a, requires_grad=True)
+        shifts = s if dims is None or isinstance(dims, int) else (s, 1 - s)
+        y = lib.roll(x, shifts, dims) if dims is not None else lib.roll(x, shifts)
+        (y * lib.tensor(w)).sum().backward()
+        return y.detach().numpy(), x.grad.numpy()
+
+    run(torchish, 1), run(torchish, 2)
+    before = _compiles()
+    for s in (-7, -1, 0, 3, 13):
+        y, g = run(torchish, s)
+        if torch is not None:
+            ty, tg = run(torch, s)
+            np.testing.assert_array_equal(y, ty)
+            np.testing.assert_array_equal(g, tg)
+    assert _compiles() == before

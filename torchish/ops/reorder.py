@@ -166,7 +166,15 @@ def _roll_fwd(x, *, shifts, dims):
     return jnp.roll(x, shifts, dims)
 
 
-_ROLL = defop("roll", _roll_fwd, linear=True, grad_name="RollBackward0")
+def _roll_dynamic(static, take):
+    """``OpDef.dynamic`` of roll: the shifts are values of its eager kernels (``jnp.roll`` takes traced shifts), so
+    a loop rolling by a new amount each time (random shifts in augmentation) compiles one kernel, not one per
+    amount."""
+    return tuple((k, (take(v) if type(v) is int else tuple(map(take, v))) if k == "shifts" else v)
+                 for k, v in static)
+
+
+_ROLL = defop("roll", _roll_fwd, linear=True, grad_name="RollBackward0", dynamic=_roll_dynamic)
 
 
 def _type_name(v):

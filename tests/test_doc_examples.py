@@ -79,4 +79,37 @@ def case_testing_assert_allclose(lib):
             (t.half(), t.half() + 1e-3), (torch.tensor([1, 2]), torch.tensor([1, 3])))]
 
 
+def case_testing_make_tensor(lib):
+    """testing.make_tensor (torchish had none): PyTorch's draws (randint for bools and integers, uniform_ for floats,
+    on the real view for complex), its defaults, clamping to the dtype's range, noncontiguous/exclude_zero, errors.
+    The whole float64 range is drawn as uniform_(-max/2, max/2) * 2: torchish's fused multiply-add overflowed in
+    Dekker's split there (NaN for any uniform_ range over ~1.3e300)."""
+    torch = _seeded(lib)
+    mt = lib.testing.make_tensor
+    out = [mt((3,), device="cpu", dtype=torch.float32, low=-1, high=1)]
+    out += [mt(2, 5, device="cpu", dtype=dt) for dt in (torch.bool, torch.uint8, torch.int32, torch.int64,
+                                                         torch.float16, torch.float64, torch.complex64)]
+    out += [mt((4, 3), dtype=torch.float32, device="cpu", noncontiguous=True),
+            mt(4, 3, dtype=torch.int64, device="cpu", low=-3, high=3, exclude_zero=True),
+            mt(3, dtype=torch.float64, device="cpu", low=-float("inf"), high=float("inf")),
+            mt(3, dtype=torch.uint8, device="cpu", low=-5.5, high=300),
+            mt(3, dtype=torch.float32, device="cpu", requires_grad=True).requires_grad,
+            torch.empty(20, dtype=torch.float64).uniform_(-1.7e308 / 2, 1.7e308 / 2)]
+    for kw in (dict(low=2, high=1), dict(low=float("nan")), dict(dtype=torch.int32, requires_grad=True),
+               dict(dtype=torch.uint8, low=300, high=400)):
+        out.append(_err(lambda: mt(3, device="cpu", **{"dtype": torch.float32, **kw})))
+    return out + [torch.rand(2)]
+
+
+def case_dim_order_ambiguity_check(lib):
+    """Tensor.dim_order's example prints the TypeError for a bad ``ambiguity_check``: PyTorch's wording, and a list
+    must hold memory formats only (torchish took any list)."""
+    torch = _seeded(lib)
+    x = torch.empty((1, 2, 3, 4))
+    return (x.dim_order(), torch.empty(2, 3, 4).permute(2, 0, 1).dim_order(),
+            x.dim_order(ambiguity_check=[torch.preserve_format]),
+            *[_err(lambda: x.dim_order(ambiguity_check=a)) for a in ("ILLEGAL", [torch.contiguous_format, 3],
+                                                                     (torch.channels_last,), None)])
+
+
 test_doc_example_matches_torch = script_test(globals())

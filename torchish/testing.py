@@ -16,13 +16,14 @@ import numpy as np
 from . import _dtype
 from ._tensor import Tensor
 from .ops.creation import as_tensor
+from ._make_tensor import make_tensor as make_tensor
 
 _TOL = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
         "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 
 _NUMBERS = (bool, int, float, complex, np.number)
 
-__all__ = ["assert_close", "assert_allclose"]
+__all__ = ["assert_close", "assert_allclose", "make_tensor"]
 
 
 def _check_pair(rtol, atol):

@@ -61,15 +61,23 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
-def _two_prod(a, b):
-    """``a * b`` as an unevaluated float64 sum (Dekker's product: halves of 26 bits multiply exactly)."""
+def _two_prod(a, b, xp=JNP):
+    """``a * b`` as an unevaluated float64 sum (Dekker's product: halves of 26 bits multiply exactly). An operand
+    over 2**996 (where ``134217729 * v`` overflows) is scaled down by 2**-28 first and both parts back up after:
+    powers of two, so exact while the product is finite."""
     def split(v):
         c = 134217729.0 * v  # 2**27 + 1
         hi = c - (c - v)
         return hi, v - hi
+
+    def down(v):
+        return xp.where(xp.abs(v) > 2.0 ** 996, 2.0 ** -28, 1.0)
+    sa, sb = down(a), down(b)
+    a, b = a * sa, b * sb
     p = a * b
     (ah, al), (bh, bl) = split(a), split(b)
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    up = 1.0 / (sa * sb)
+    return p * up, (((ah * bh - p) + ah * bl + al * bh) + al * bl) * up
 
 
 def _odd_sum(a, b, xp=JNP):
@@ -86,7 +94,7 @@ def fma64(a, b, c, xp=JNP):
     the fused value is built exactly: Dekker's product, then the sum of the three parts rounded once (round-to-odd
     on the low part)."""
     a, b, c = (xp.asarray(v, np.float64) for v in (a, b, c))
-    hi, lo = _two_prod(a, b)
+    hi, lo = _two_prod(a, b, xp)
     th, tl = _two_sum(c, hi)
     return th + _odd_sum(tl, lo, xp)
 

@@ -224,8 +224,10 @@ def _should_swap(shape, strides, a, b):
 
 def dim_order(self, *, ambiguity_check=False):
     """The dims from outermost to innermost in memory (PyTorch's ``Tensor.dim_order``)."""
-    if not isinstance(ambiguity_check, (bool, list)):
-        raise TypeError("ambiguity_check should be a bool or a list of memory formats")
+    from .._aliases import memory_format
+    if not (isinstance(ambiguity_check, bool) or isinstance(ambiguity_check, list) and all(
+            isinstance(f, memory_format) for f in ambiguity_check)):
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
     shape, strides, _ = _ip.layout(self)
     ndim = len(shape)
     if ambiguity_check is not False:

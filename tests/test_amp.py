@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import arr, assert_same, needs_torch, to_numpy, torch
+from oracle import arr, assert_same, needs_torch, raised, to_numpy, torch
 
 BF16 = dict(rtol=2e-2, atol=2e-2)  # results that went through bfloat16
 
@@ -166,6 +166,29 @@ def test_local_response_norm_of_a_half_4d_input(dtype):
             lib.nn.functional.local_response_norm(x, 2)
         with lib.autocast("cpu"):
             return str(err.value), lib.nn.functional.local_response_norm(x, 2, alpha=0.5)
+    ref = fn(torch)
+    assert_same(ref, fn(torchish), **BF16)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_kernels_pytorch_lacks_and_their_autocast_casts(dtype):
+    """multi_margin_loss, multilabel_margin_loss and antialiased resizing have no half CPU kernel in PyTorch (its
+    NotImplementedError; torchish computed them), an empty or same-size input never reaching it; CPU autocast runs
+    the two losses in float32 (weight included)."""
+    def fn(lib):
+        x = lib.tensor(X[:2, :3]).to(getattr(lib, dtype))
+        t, tm = lib.tensor([0, 2]), lib.tensor([[0, -1, 1], [2, -1, 0]])
+        out = [raised(lambda: lib.nn.functional.multi_margin_loss(x, t)),
+               raised(lambda: lib.nn.functional.multilabel_margin_loss(x, tm)),
+               raised(lambda: lib.nn.functional.interpolate(x.view(1, 1, 2, 3), scale_factor=2, mode="bilinear",
+                                                            antialias=True)),
+               lib.nn.functional.interpolate(x.view(1, 1, 2, 3), size=(2, 3), mode="bicubic", antialias=True),
+               lib.nn.functional.multi_margin_loss(x[:0], t[:0], reduction="sum")]
+        with lib.autocast("cpu"):
+            out += [lib.nn.functional.multi_margin_loss(x, t, weight=lib.ones(3, dtype=x.dtype)),
+                    lib.nn.functional.multilabel_margin_loss(x, tm)]
+        return out
     ref = fn(torch)
     assert_same(ref, fn(torchish), **BF16)
 

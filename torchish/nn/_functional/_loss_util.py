@@ -75,9 +75,10 @@ def not_differentiable(fn, arg, t):
                            "cannot have requires_grad True.")
 
 
-def float_kernel_only(x, kernel):
-    """PyTorch's NotImplementedError for kernels that take real floating point inputs only."""
-    if x.dtype.category != _dtype._FLOAT:
+def float_kernel_only(x, kernel, half=True):
+    """PyTorch's NotImplementedError for kernels that take real floating point inputs only (``half=False``: float
+    and double only, checked where the kernel runs: a non-empty input)."""
+    if x.dtype.category != _dtype._FLOAT or (not half and x.dtype in (_dtype.float16, _dtype.bfloat16) and x.numel()):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x.dtype)}\'')
 
 

@@ -590,7 +590,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if not (tuple(target.shape) == tuple(input.shape) if input.ndim == 2 else
             target.ndim <= 1 and target.numel() == dim):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
-    float_kernel_only(input, "multilabel_margin_loss_forward_out_frame")
+    if _registry.autocast_hook is not None:  # (on autocast's float32 list: cast before the kernel's dtype check)
+        input, = _registry.autocast_hook("multilabel_margin_loss", (input,))
+    float_kernel_only(input, "multilabel_margin_loss_forward_out_frame", half=False)
     if target.dtype != _dtype.int64:
         raise RuntimeError(f"expected scalar type Long but found {_dtype.scalar_type_name(target.dtype)}")
     v = concrete(target)
@@ -620,7 +622,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     need_number("multi_margin_loss", margin, "margin", 4)
-    float_kernel_only(input, "multi_margin_loss_cpu_kernel")
+    if _registry.autocast_hook is not None:  # (on autocast's float32 list: cast before the kernel's dtype check)
+        input, target, weight = _registry.autocast_hook("multi_margin_loss", (input, target, weight))
+    float_kernel_only(input, "multi_margin_loss_cpu_kernel", half=False)
     if input.ndim > 2 or input.ndim and input.shape[-1] == 0:  # (an empty batch is allowed)
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")

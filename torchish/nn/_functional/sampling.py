@@ -386,6 +386,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         kname = _KERNEL_NAMES[mode].get(input.ndim, _HELPER_NAMES[mode])
         raise NotImplementedError(f'"{kname}" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
+    if antialias and input.dtype in (_dtype.float16, _dtype.bfloat16) and list(out_size) != list(spatial):
+        # (PyTorch's CPU anti-aliasing weights have no half version; an unchanged size never computes them)
+        raise NotImplementedError(f'"compute_index_ranges_weights" not implemented for '
+                                  f"'{_dtype.scalar_type_name(input.dtype)}'")
     # PyTorch's CPU anti-aliasing kernel, resizing the height of a (contiguous) one-pixel-wide image, gives every
     # output row the first row's taps: each row comes out equal to the first
     quirk = bool(antialias) and out_size[1] == 1 and out_size[0] != spatial[0]

@@ -26,6 +26,14 @@ multi_margin_loss p=2), fold/unfold overlap-add, a multi-label loss zoo with NAd
 pruned models, ESPCN, an MDN, prototypical episodes, a packed GRU (a graph break), SN-GAN with
 BatchNorm1d(momentum=None), MC dropout and PGD adversarial training.
 
+Fixed while probing (each tested where the behaviour lives): histc's range checks and %g bounds
+(test_ops_sort.py), searchsorted's sorter checks, nanquantile's messages and quantile's size limit, histogram's
+bins-tensor and weight checks, nan_to_num's argument types, renorm's NaN checks, full() overflowing its default
+dtype, byte-order and buffer inputs to torch.tensor, Embedding(max_norm)'s index error and C++ type names,
+bilinear's message; and CPU autocast: ConvTranspose, avg_pool3d, cdist, affine_grid, fft, polar, view_as_complex,
+cholesky_solve, triangular_solve, linalg.cond, huber/soft_margin/poisson_nll losses, local_response_norm, the
+margin losses, and recurrent layers fed a bfloat16 activation (test_amp.py).
+
 Not compared (PyTorch leaves them unspecified): the order of ties in ``argsort``/``sort(stable=False)`` beyond
 small sizes.
 """

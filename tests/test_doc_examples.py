@@ -4,7 +4,7 @@ each ``case_*`` is one docstring's example block (or the part of it that showed 
 stream). Found by running every docstring example of torch.*, Tensor.*, nn.functional, linalg, special, fft, func,
 nn.utils and the nn modules with both libraries; the curated list keeps the ones that differed (now fixed) and a few
 representative ones per family."""
-from oracle import raised as _err, script_test
+from oracle import error_family, raised as _err, script_test
 
 
 def _seeded(lib):
@@ -110,6 +110,35 @@ def case_dim_order_ambiguity_check(lib):
             x.dim_order(ambiguity_check=[torch.preserve_format]),
             *[_err(lambda: x.dim_order(ambiguity_check=a)) for a in ("ILLEGAL", [torch.contiguous_format, 3],
                                                                      (torch.channels_last,), None)])
+
+
+def case_func_rearrange(lib):
+    """torch.func.rearrange (einops' rearrange; torchish had none): the docstring's eight image patterns, ellipsis,
+    unit axes, a list of tensors, and its errors (compared by family: PyTorch's size errors name its internal
+    first-class dims d1, d2; torchish's name the pattern's axes)."""
+    import importlib
+    rearrange = importlib.import_module(lib.__name__ + ".func").rearrange
+    torch = _seeded(lib)
+    images = torch.randn((32, 30, 40, 3))
+    out = [rearrange(images, p, **kw) for p, kw in (
+        ("b h w c -> b h w c", {}), ("b h w c -> (b h) w c", {}), ("b h w c -> h (b w) c", {}),
+        ("b h w c -> b c h w", {}), ("b h w c -> b (c h w)", {}),
+        ("b (h1 h) (w1 w) c -> (b h1 w1) h w c", dict(h1=2, w1=2)),
+        ("b (h h1) (w w1) c -> b h w (c h1 w1)", dict(h1=2, w1=2)), ("b ... c -> c (b ...)", {}),
+        ("b h w c -> b 1 h () w c", {}), ("... c -> c ...", {}))]
+    x = torch.arange(24.0, requires_grad=True).reshape(2, 3, 4)
+    y = rearrange(x, "a (b c) d -> (d b) (a c)", b=3)
+    out += [y, torch.autograd.grad((y * torch.arange(24.0).reshape(y.shape)).sum(), x)[0],
+            rearrange([x[0], x[1]], "n b c -> b (n c)")]
+    for p, kw in (("a b -> b a", {}), ("a b c -> a b", {}), ("a b c -> a b a", {}), ("a b c", {}),
+                  ("a (b1 b2) c -> a b1 b2 c", {}), ("a (b1 b2) c -> a b1 b2 c", dict(b1=2)),
+                  ("a b c -> a b c", dict(b=4))):
+        try:
+            rearrange(x, p, **kw)
+            out.append(None)
+        except Exception as e:  # noqa: BLE001 - the family is the outcome
+            out.append(error_family(e).__name__)
+    return out
 
 
 test_doc_example_matches_torch = script_test(globals())

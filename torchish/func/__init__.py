@@ -26,8 +26,9 @@ from ._functional_call import (functional_call as functional_call, stack_module_
 from ._functionalize import functionalize as functionalize
 from ._grad import grad as grad, grad_and_value as grad_and_value, jvp as jvp, linearize as linearize, vjp as vjp
 from ._jacobian import hessian as hessian, jacfwd as jacfwd, jacrev as jacrev
+from ._rearrange import rearrange as rearrange
 from ._to_jax import to_jax as to_jax
 from ._vmap import vmap as vmap
 
 __all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "replace_all_batch_norm_modules_", "stack_module_state", "to_jax", "vjp", "vmap"]
+           "linearize", "rearrange", "replace_all_batch_norm_modules_", "stack_module_state", "to_jax", "vjp", "vmap"]

@@ -3,7 +3,7 @@ hooks (their exact order), removable handles, post-accumulate-grad hooks."""
 import numpy as np
 import pytest
 
-from oracle import arr, assert_same, check_raises, run_both, same
+from oracle import arr, assert_same, check_raises, needs_torch, run_both, same, same_error
 
 
 def leaf(T, *shape, seed=0):
@@ -368,3 +368,17 @@ def test_post_accumulate_grad_hook_sees_accumulated_grad():
         (x * 3).sum().backward()
         return seen
     same(f)
+
+
+@needs_torch
+@pytest.mark.parametrize("was,got", [("bfloat16", "float32"), ("float32", "float64"), ("float32", "bfloat16"),
+                                     ("float16", "complex64")])
+def test_hook_changing_the_type_names_both_types_as_torch(was, got):
+    """PyTorch's message prints the old TH names for its eight legacy types and CPU<Name>Type for the others."""
+
+    def fn(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = (x * 2).to(getattr(lib, was))
+        y.register_hook(lambda g: g.to(getattr(lib, got)))
+        y.float().sum().backward() if was != "float32" else y.sum().backward()
+    same_error(fn)

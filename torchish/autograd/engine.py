@@ -439,8 +439,8 @@ def _check_hook_result(r, g, fn=None):
     if g is None:
         return r
     if r._v.dtype != g._v.dtype:  # (PyTorch compares the type first, then the size)
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_dtype.legacy_type_name(g.dtype)} got "
-                           f"{_dtype.legacy_type_name(r.dtype)})")
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"{_dtype.cpp_tensor_type_name(g.dtype)} got {_dtype.cpp_tensor_type_name(r.dtype)})")
     if r._v.shape != g._v.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")  # (PyTorch's words, no sizes)
     return r

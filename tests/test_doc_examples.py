@@ -141,4 +141,42 @@ def case_func_rearrange(lib):
     return out
 
 
+def case_representative_seeded_examples(lib):
+    """Examples that matched, kept as representatives: seeded draws feeding gumbel_softmax, lstsq with its drivers
+    and a rank drop, and a complex FFT round trip."""
+    torch = _seeded(lib)
+    F = torch.nn.functional
+    logits = torch.randn(20, 32)
+    out = [F.gumbel_softmax(logits, tau=1, hard=False), F.gumbel_softmax(logits, tau=1, hard=True)]
+    A, B = torch.randn(1, 3, 3), torch.randn(2, 3, 3)
+    out += [torch.linalg.lstsq(A, B).solution, torch.linalg.lstsq(A, B, driver="gelsd").singular_values]
+    A[:, 0].zero_()
+    out.append(torch.linalg.lstsq(A, B).rank)
+    x_uncentered = torch.fft.ifftshift(torch.arange(-5, 5))
+    fft_centered = torch.fft.fftshift(torch.fft.fft(x_uncentered))
+    return out + [fft_centered, torch.fft.fftshift(torch.fft.ifft(torch.fft.ifftshift(fft_centered)))]
+
+
+def case_representative_plain_examples(lib):
+    """searchsorted, index_add_, nanquantile, one_hot, unique_consecutive and fftfreq/fftshift as their docstrings
+    show them."""
+    torch = _seeded(lib)
+    F = torch.nn.functional
+    seq, values = torch.tensor([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]]), torch.tensor([[3, 6, 9], [3, 6, 9]])
+    out = [torch.searchsorted(seq, values), torch.searchsorted(seq, values, side="right"),
+           torch.searchsorted(torch.tensor([1, 3, 5, 7, 9]), values)]
+    x = torch.ones(5, 3)
+    t = torch.tensor([[1, 2, 3], [4, 5, 6], [7, 8, 9]], dtype=torch.float)
+    out += [x.index_add_(0, torch.tensor([0, 4, 2]), t).clone(), x.index_add_(0, torch.tensor([0, 4, 2]), t, alpha=-1)]
+    q = torch.tensor([[float("nan"), float("nan")], [1, 2]])
+    out += [torch.tensor([float("nan"), 1, 2]).quantile(0.5), q.nanquantile(0.5, dim=0), q.nanquantile(0.5, dim=1)]
+    out += [F.one_hot(torch.arange(0, 5) % 3), F.one_hot(torch.arange(0, 5) % 3, num_classes=5),
+            F.one_hot(torch.arange(0, 6).view(3, 2) % 3)]
+    x = torch.tensor([1, 1, 2, 2, 3, 1, 1, 2])
+    out += [torch.unique_consecutive(x), torch.unique_consecutive(x, return_inverse=True),
+            torch.unique_consecutive(x, return_counts=True)]
+    f = torch.fft.fftfreq(5, d=1 / 5) + 0.1 * torch.fft.fftfreq(5, d=1 / 5).unsqueeze(1)
+    return out + [torch.fft.fftshift(torch.fft.fftfreq(4)), torch.fft.fftshift(f)]
+
+
 test_doc_example_matches_torch = script_test(globals())

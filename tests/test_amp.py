@@ -115,6 +115,7 @@ POLICY_CASES = [
     ("triangular_solve", lambda L, x: L.triangular_solve(x[:4].bfloat16(), L.eye(4) * 2 + x[:4].triu(1) * 0.1)[0],
      [X]),
     ("linalg_cond", lambda L, x: L.linalg.cond(x[:4].bfloat16() + 2 * L.eye(4)), [X]),
+    ("pinverse", lambda L, x: L.pinverse(x[:4].bfloat16() + 2 * L.eye(4)), [X]),  # (linalg.pinv is not cast)
     # a bfloat16 activation into a float32 recurrent layer: PyTorch skips its dtype check under autocast and its
     # gates' linear casts (torchish raised 'RNN input dtype ... does not match weight dtype')
     ("gru_bf16_input", lambda L, x: _seeded(L, L.nn.GRU(4, 3))(x.bfloat16()[:, None]), [X]),
@@ -189,6 +190,22 @@ def test_half_kernels_pytorch_lacks_and_their_autocast_casts(dtype):
             out += [lib.nn.functional.multi_margin_loss(x, t, weight=lib.ones(3, dtype=x.dtype)),
                     lib.nn.functional.multilabel_margin_loss(x, tm)]
         return out
+    ref = fn(torch)
+    assert_same(ref, fn(torchish), **BF16)
+
+
+@needs_torch
+def test_linalg_ops_autocast_leaves_uncast_refuse_bfloat16():
+    """CPU autocast casts linalg.solve and pinverse to float32 but not linalg.pinv or linalg.lu_solve, which refuse
+    a bfloat16 input with their own errors (torchish cast them)."""
+    def fn(lib):
+        m = lib.tensor(X[:4]) * 0.1 + 2 * lib.eye(4)
+        lu = lib.linalg.lu_factor(m)
+        with lib.autocast("cpu"):
+            return [raised(lambda: lib.linalg.pinv(m.bfloat16())), raised(lambda: lib.linalg.pinv(m.bfloat16(),
+                                                                                                  hermitian=True)),
+                    raised(lambda: lib.linalg.lu_solve(*lu, m.bfloat16())),
+                    raised(lambda: lib.linalg.lu_solve(*lu, m[0].double())), lib.linalg.solve(m.bfloat16(), m)]
     ref = fn(torch)
     assert_same(ref, fn(torchish), **BF16)
 

@@ -23,7 +23,7 @@ from .ops import stats as _ST, ternary as _T, unary as _U
 from .ops.elementwise import _out, exact_out, linalg_castable_out, linalg_out, out_structured, structured_out
 from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
                          eigvals, eigvalsh, qr, svd, svdvals)
-from .ops.decomp import cholesky as _cholesky
+from .ops.decomp import autocast_inputs as _autocast_inputs, cholesky as _cholesky
 from .ops.householder import householder_product, orgqr as _orgqr
 from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.lstsq import lstsq, matrix_rank, pinv
@@ -261,6 +261,8 @@ def _top_cholesky(input, upper=False):
 
 
 def _pinverse(input, rcond=1e-15):
+    # (CPU autocast casts pinverse to float32; linalg.pinv itself is not cast, and refuses bfloat16 there)
+    input, = _autocast_inputs("pinverse", input)
     return pinv(input, rtol=rcond)
 
 

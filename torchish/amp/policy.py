@@ -28,8 +28,8 @@ _CPU_LOWER = (
 
 _CPU_FP32 = (
     "avg_pool3d", "binary_cross_entropy", "grid_sampler_2d", "grid_sampler_3d", "prod", "prod_all", "quantile",
-    "nanquantile", "cdist", "cdist_mm", "trace", "linalg_cholesky_ex", "linalg_inv_ex", "linalg_lu_solve",
-    "linalg_pinv", "max_pool3d", "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+    "nanquantile", "cdist", "cdist_mm", "trace", "linalg_cholesky_ex", "linalg_inv_ex",
+    "pinverse", "max_pool3d", "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
     "reflect_pad1d", "reflect_pad2d", "replicate_pad1d", "replicate_pad2d", "replicate_pad3d",
     "mse_loss", "cosine_embedding_loss", "nll_loss", "hinge_embedding_loss", "poisson_nll_loss",
     "poisson_nll_loss_log_input", "smooth_l1_loss",

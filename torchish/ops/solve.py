@@ -299,8 +299,11 @@ _LU_SOLVE = defop("linalg_lu_solve", _lu_solve_fwd, grad_name="LinalgLuSolveBack
 @structured_out
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """Solve with the factorization of :func:`lu_factor`."""
-    LU, B = autocast_inputs("linalg_lu_solve", LU, B)
     check_matrix(LU, "linalg.lu_solve", arg="LU")
+    if B.dtype != LU.dtype:  # (CPU autocast leaves linalg_lu_solve as it is: a bfloat16 B meets this check)
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{_dtype.scalar_type_name(LU.dtype)} and B of type {_dtype.scalar_type_name(B.dtype)} "
+                           "instead")
     if B.ndim < 2:
         raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
     n = LU.shape[-1]

@@ -28,7 +28,10 @@ Fixed (compile.pystate, compile.side_effects, compile.args, compile.function):
   running loss: ``nonlocal running; running = running * 0.9 + loss.detach()``, ``G["ema"] = G["ema"] * 0.5 +
   loss``) ran eagerly after one compiled call, with a warning (only module buffers were stored again). The program
   now returns the new tensor, stores it in the closure variable or dict entry and reads it as that state the next
-  call (side_effects.slots_before), as PyTorch's compiler replays such stores.
+  call, as PyTorch's compiler replays such stores; so does a trainer's ``self.total = self.total + loss``.
+  Such a tensor rebound by a trace that was then given up (a graph break after it) kept the traced value: the eager
+  call raised JAX's "unexpected tracer". Every trace now starts from the tensors the function's globals, closure
+  variables and attributes held, and a given-up trace puts them back (pystate.PyState.slots).
 - A compiled model called under ``inference_mode()`` and later under ``no_grad()`` (one signature: grad mode off)
   returned inference tensors under ``no_grad`` too (``is_inference()`` True, where PyTorch gives a normal tensor
   that autograd may save later), and the reverse. Inference mode is now part of the signature (compile.args).
@@ -730,6 +733,40 @@ def case_running_tensors_rebound(T, jit):
 _GLOBAL = {}
 
 
+def case_attribute_rebound_and_graph_break(T, jit):
+    """A trainer's ``self.total`` rebound by its compiled step (a watched attribute); a global tensor rebound
+    before a graph break (``if loss > ...``: the trace is given up and the call runs eagerly)."""
+    class Trainer:
+        def __init__(self):
+            self.m = _lin(T, 3, 1)
+            self.opt = T.optim.SGD(self.m.parameters(), lr=0.1)
+            self.total = T.zeros(())
+
+        @jit
+        def step(self, x):
+            self.opt.zero_grad()
+            loss = self.m(x).pow(2).mean()
+            loss.backward()
+            self.opt.step()
+            self.total = self.total + loss.detach()
+            return loss
+    t = Trainer()
+    _GLOBAL["total"] = T.zeros(())
+
+    @jit
+    def breaks(x):
+        loss = t.m(x).pow(2).mean()
+        _GLOBAL["total"] = _GLOBAL["total"] + loss.detach()
+        if loss > 0.05:
+            loss = loss * 2
+        return loss
+    r = []
+    for i in range(4):
+        x = _data(T, 2, 3, seed=i)
+        r += [t.step(x), t.total * 1, breaks(x), _GLOBAL["total"] * 1]
+    return r
+
+
 _KEPT = {  # case: (the warning the compiled run gives, or None; its functions' (calls, eager_calls) counts)
     "compiled_module_backward_outside": (None, [(4, 1)]),
     # (inference mode and no_grad are signatures of their own: only the first makes inference tensors)
@@ -756,6 +793,7 @@ _KEPT = {  # case: (the warning the compiled run gives, or None; its functions' 
     "modes_switched_inside": (None, [(3, 1)]),
     "dataclass_with_list": (None, [(10, 6)]),
     "running_tensors_rebound": (None, [(4, 1)]),
+    "attribute_rebound_and_graph_break": ("could not trace", [(4, 1), (4, 4)]),
 }
 
 

@@ -6,7 +6,6 @@ import operator
 
 from ..autograd.graph import STRUCT_EPOCH
 from . import pystate
-from .side_effects import slot_value
 from .state import _GRAD, _NONES, _OWN_REFS, _REQUIRES_GRAD, _TRAINING, _VALUE, _flags
 
 VARIANTS = 8  # programs kept per input signature for different guards (PyTorch's cache_size_limit is 8)
@@ -149,7 +148,7 @@ class _Entry:
         for d, k, j in self.replay:
             if j is None:
                 continue
-            t = slot_value(d, k)
+            t = pystate.slot_value(d, k)
             if t is not self.state[j]:
                 if t is None or any(t is s for s in self.state):
                     return False

@@ -44,7 +44,7 @@ from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
 from .views import take_view, view_spec
-from .side_effects import _kept_alive, _leaked, _replayable, _store, _with_leaks, set_slot, slots_before
+from .side_effects import _kept_alive, _leaked, _replayable, _store, _with_leaks, module_slots
 from . import checks, pystate
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
@@ -484,9 +484,11 @@ class CompiledFunction:
             info["n_written"] = len(written)
             return written, outs, grads, argw
         unique_vals = [state_vals[i] for i in uniq]
-        buffers = slots_before(entry.modules, py.sources)  # (one the function rebinds is stored again: replayed)
+        buffers = module_slots(entry.modules)  # (the buffers before the trace: one the function rebinds is replayed)
         with _random.tracing_on(_program_platform(arg_vals, state, state_vals)):
             traced = nesting.jit(shared).trace(arg_vals, unique_vals, scalar_vals)  # runs the user's Python once
+        for k, (holder, key, t) in py.slots.items():  # (and the tensors its globals and attributes held)
+            buffers.setdefault(k, t)
         if _kept_alive(arg_refs, info["recorder"]):
             raise GraphBreakError(f"torchish.compile: {getattr(fn, '__name__', 'the function')} stores an argument "
                                   "tensor outside itself (appends it to a list, puts it in a dict or an attribute), "
@@ -630,7 +632,7 @@ class CompiledFunction:
                     if d is None:  # (the base of a stored alias)
                         continue
                     t = _make(v)
-                    set_slot(d, k, t)
+                    pystate.set_slot(d, k, t)
                     if j is not None:  # a rebound buffer: the next call reads the new tensor
                         entry.state = list(entry.state)
                         entry.state[j] = t

@@ -36,6 +36,7 @@ import types
 import numpy as np
 
 from .. import _tensor
+from ..autograd.grad_mode import STATE
 from ..nn.module import ATTR_EPOCH, Module
 
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
@@ -231,6 +232,7 @@ class PyState:
         self.rngs = [random._inst, np.random.mtrand._rand]  # Python's and numpy's random generators it may draw from
         self.drew_random = False    # whether the last trace drew from one of them (see __exit__)
         self.sources = []           # those of them that hold tensors (see tensor_paths)
+        self.slots = {}             # (id(holder), key) -> (holder, key, the tensor there before the call)
         self._discover(fn, 0, set())
         for a in args:
             if _user_class(type(a)):
@@ -293,6 +295,15 @@ class PyState:
     def _add_source(self, item):
         if not any(it[1] is item[1] and it[2] == item[2] for it in self.sources):
             self.sources.append(item)
+            rec = STATE.recorder
+            for holder, key, t in _tensor_slots(item):  # (as first seen: before the trace rebinds them; not one
+                if rec is None or t._sn < rec.start:     # the trace made, read back after it stored it)
+                    self.slots.setdefault((id(holder), key), (holder, key, t))
+
+    def _restore_slots(self):
+        for holder, key, t in self.slots.values():
+            if slot_value(holder, key) is not t:
+                set_slot(holder, key, t)
 
     def _consider(self, item, v, depth, seen):
         if isinstance(v, _RNGS) and all(v is not r for r in self.rngs):
@@ -334,6 +345,7 @@ class PyState:
         the call then runs eagerly, and its side effects must happen once, not once more for the trace."""
         for item, v in self.before.values():
             _restore(item, v)
+        self._restore_slots()  # (a tensor rebound by the trace: ``total = total + loss``)
 
     # -- watching ------------------------------------------------------------------------------------------------
     def touch(self, item, v):
@@ -344,6 +356,7 @@ class PyState:
     def __enter__(self):
         for item, v in self.before.values():  # a later trace of the same call starts from the same values
             _restore(item, v)
+        self._restore_slots()
         for item in self.static:
             self.touch(item, value(item))
         self._rng_states = [_rng_state(r) for r in self.rngs]
@@ -589,6 +602,37 @@ class Guard:
             if not _same_item(it, value(it), v):
                 return False
         return True
+
+
+def slot_value(holder, key):
+    """The value in a slot (a dict entry, or a closure cell with key None) now, or None."""
+    if type(holder) is dict:
+        return holder.get(key)
+    try:
+        return holder.cell_contents
+    except ValueError:
+        return None
+
+
+def set_slot(holder, key, t):
+    if type(holder) is dict:
+        holder[key] = t
+    else:
+        holder.cell_contents = t
+
+
+def _tensor_slots(item):
+    """``[(holder, key, tensor)]``: the tensors a source item holds directly or in a dict (``x``, ``G["ema"]``,
+    ``self.total``; a closure cell's key is None)."""
+    kind, holder, key = item
+    if kind == "c":
+        key = None
+    v = slot_value(holder, key)
+    if isinstance(v, _tensor.Tensor):
+        return [(holder, key, v)]
+    if type(v) is dict:
+        return [(v, k, x) for k, x in v.items() if isinstance(x, _tensor.Tensor)]
+    return []
 
 
 def tensor_paths(v, depth=0):

@@ -59,44 +59,12 @@ def _store(tensors, values):
         t._view = None
 
 
-def slots_before(modules, sources):
-    """``{(id(holder), key): tensor}``: the module buffers and the tensors the function's globals, closure
-    variables and watched attributes hold (``pystate`` sources: ``G["ema"]``, a ``nonlocal running``, ``self.total``;
-    a closure cell's key is None), before a trace, for :func:`_replayable`."""
-    from .._tensor import Tensor
-    slots = {(id(d), k): t for d in (m.__dict__.get("_buffers") for m in modules) if type(d) is dict
-             for k, t in d.items()}
-    for kind, holder, key in sources:
-        if kind == "c":
-            holder, key = holder, None
-            try:
-                v = holder.cell_contents
-            except ValueError:
-                continue
-        else:
-            v = holder.get(key)
-        if isinstance(v, Tensor):
-            slots[(id(holder), key)] = v
-        elif type(v) is dict:
-            slots.update(((id(v), k), x) for k, x in v.items() if isinstance(x, Tensor))
-    return slots
-
-
-def slot_value(holder, key):
-    """The value in a slot of :func:`_replayable` (a dict entry or a closure cell) now, or None."""
-    if type(holder) is dict:
-        return holder.get(key)
-    try:
-        return holder.cell_contents
-    except ValueError:
-        return None
-
-
-def set_slot(holder, key, t):
-    if type(holder) is dict:
-        holder[key] = t
-    else:
-        holder.cell_contents = t
+def module_slots(modules):
+    """``{(id(holder), key): tensor}`` of the modules' buffers before a trace, for :func:`_replayable` (with the
+    slots of ``pystate.PyState.slots``: the tensors the function's globals, closure variables and watched attributes
+    held before it)."""
+    return {(id(d), k): t for d in (m.__dict__.get("_buffers") for m in modules) if type(d) is dict
+            for k, t in d.items()}
 
 
 def _replayable(leaked, state, buffers, written):
@@ -106,7 +74,7 @@ def _replayable(leaked, state, buffers, written):
     the function cannot have read it back as state: ``j`` None) or a tensor the function rebinds where it read the
     state tensor ``j`` before (a module buffer: ``self.queue = torch.cat(...)`` under no_grad; a running loss in a
     global dict or a closure variable: ``G["ema"] = G["ema"] * 0.9 + loss.detach()``; ``buffers``: those slots
-    before the trace, see :func:`slots_before`), so that the next call reads the stored tensor in its place. None
+    before the trace, see :func:`module_slots`), so that the next call reads the stored tensor in its place. None
     when some stored tensor is kept otherwise (appended to a list) or the state holds computed tensors."""
     import gc
     if any(t._grad_fn is not None for t in state):

@@ -45,14 +45,18 @@ arguments of ``randn``/``rand``/``randint``/``randperm``; ``GradScaler(enabled=F
 ``torch.cuda.amp``) with ``unscale_``; ``torch._dynamo.config.suppress_errors``, ``backend="eager"/"aot_eager"``,
 ``mode="max-autotune"``, ``torch._dynamo.reset()`` and a ``torch.compiler.disable``d helper (eager, with a
 warning, where PyTorch breaks the graph); a replay buffer in a preallocated tensor written at a tensor pointer;
-``func.functional_call`` and ``parameters_to_vector``; a ``weight_norm`` parametrization trained with Adam; a
-Python branch on ``p.grad is not None``; LBFGS with a compiled closure; ``*args`` of varying length and an optional
-tensor keyword. Eager with a warning, numbers matching: ``clip_grad_norm_(foreach=True, error_if_nonfinite=True)``
+``func.functional_call`` and ``parameters_to_vector``; a Python branch on ``p.grad is not None``; ``*args`` of
+varying length and an optional tensor keyword. Eager with a warning, numbers matching: ``clip_grad_norm_(foreach=True, error_if_nonfinite=True)``
 (reads the norm in Python, as PyTorch's graph break does; the error is raised alike), ``OneCycleLR`` stepped inside
 the function, ``AveragedModel.update_parameters`` (branches on its ``n_averaged`` tensor) beside an EMA by
 ``_foreach_mul_``/``_foreach_add_``, and ``vector_to_parameters`` of an argument (the parameters become its
-views). Also kept: forward (pre-)hooks ``with_kwargs=True`` changing a keyword, ``train()``/``eval()`` switched
-inside the step with an evaluation under ``no_grad``, a dataclass argument holding a list of varying length.
+views). Also kept: forward (pre-)hooks ``with_kwargs=True`` changing a keyword, a dataclass argument holding a
+list of varying length. Also probed and matching (not kept, for time): a ``weight_norm`` parametrization trained
+with Adam, LBFGS with a compiled closure, ``train()``/``eval()`` switched inside the step with an evaluation under
+``no_grad``, ``no_grad`` stacked over ``compile`` and under it, a model kept in a plain Python list of layers, a
+custom Function with ``mark_non_differentiable``, ``autograd.grad(allow_unused=True, materialize_grads=...)``,
+gradient accumulation with the step outside the compiled forward-backward, a tensor default argument written in
+place.
 
 """
 import collections
@@ -554,24 +558,6 @@ def case_functional_call_and_vector(T, jit):
     return r
 
 
-def case_weight_norm_parametrization(T, jit):
-    m = T.nn.utils.parametrizations.weight_norm(_lin(T, 3, 4))
-    head = _lin(T, 4, 1, seed=2)
-    opt = T.optim.Adam(list(m.parameters()) + list(head.parameters()), lr=1e-2)
-    @jit
-    def step(x):
-        opt.zero_grad()
-        loss = head(m(x).relu()).pow(2).mean()
-        loss.backward()
-        opt.step()
-        return loss
-    r = []
-    for i in range(3):
-        r += [step(_data(T, 5, 3, seed=i)), m.weight, m.parametrizations.weight.original0,
-              m.parametrizations.weight.original1.grad]
-    return r
-
-
 def case_grad_presence_branch(T, jit):
     m = _lin(T, 3, 2)
     @jit
@@ -587,22 +573,6 @@ def case_grad_presence_branch(T, jit):
     r = []
     for acc in (False, True, True, False, True):
         r += [step(_data(T, 2, 3), acc)]
-    return r
-
-
-def case_lbfgs_closure(T, jit):
-    m = _lin(T, 3, 1)
-    opt = T.optim.LBFGS(m.parameters(), lr=0.5, max_iter=4)
-    x, y = _data(T, 6, 3), _data(T, 6, 1, seed=2)
-    @jit
-    def closure():
-        opt.zero_grad()
-        loss = (m(x) - y).pow(2).mean()
-        loss.backward()
-        return loss
-    r = []
-    for i in range(3):
-        r += [opt.step(closure), m.weight]
     return r
 
 
@@ -670,27 +640,6 @@ def case_pre_hook_with_kwargs(T, jit):
     for i in range(3):
         x = _data(T, 2, 3, seed=i)
         r += [cm(x), cm(x, scale=3.0), cm(x, shift=_data(T, 2))]
-    return r
-
-
-def case_modes_switched_inside(T, jit):
-    m = T.nn.Sequential(_lin(T, 3, 4), T.nn.BatchNorm1d(4), T.nn.Dropout(0.5), _lin(T, 4, 1))
-    opt = T.optim.SGD(m.parameters(), lr=0.1)
-    @jit
-    def step(x):
-        m.train()
-        opt.zero_grad()
-        loss = m(x).pow(2).mean()
-        loss.backward()
-        opt.step()
-        m.eval()
-        with T.no_grad():
-            ev = m(x).mean()
-        return loss, ev
-    r = []
-    T.manual_seed(1)
-    for i in range(3):
-        r += [step(_data(T, 4, 3, seed=i)), m.training, m[1].running_var, m[3].weight]
     return r
 
 
@@ -783,14 +732,11 @@ _KEPT = {  # case: (the warning the compiled run gives, or None; its functions' 
     "preallocated_replay_buffer": (None, [(6, 1)]),
     # (vector_to_parameters makes the parameters views of the argument, as in PyTorch: eager)
     "functional_call_and_vector": ("stores an argument tensor", [(3, 1), (3, 3)]),
-    "weight_norm_parametrization": (None, [(3, 1)]),
     "grad_presence_branch": (None, [(5, 2)]),
-    "lbfgs_closure": (None, [(12, 1)]),
     "varargs_list_argument": (None, [(10, 6)]),
     # (AveragedModel.update_parameters branches on its n_averaged tensor, a graph break in PyTorch too)
     "foreach_ema_and_swa": ("could not trace", [(4, 4)]),
     "pre_hook_with_kwargs": (None, [(9, 3)]),
-    "modes_switched_inside": (None, [(3, 1)]),
     "dataclass_with_list": (None, [(10, 6)]),
     "running_tensors_rebound": (None, [(4, 1)]),
     "attribute_rebound_and_graph_break": ("could not trace", [(4, 1), (4, 4)]),

@@ -48,7 +48,8 @@ warning, where PyTorch breaks the graph); a replay buffer in a preallocated tens
 ``func.functional_call`` and ``parameters_to_vector``; a Python branch on ``p.grad is not None``; ``*args`` of
 varying length and an optional tensor keyword. Eager with a warning, numbers matching:
 ``clip_grad_norm_(foreach=True, error_if_nonfinite=True)`` (reads the norm in Python, as PyTorch's graph break
-does; the error is raised alike), ``OneCycleLR`` stepped inside the function, ``AveragedModel.update_parameters`` (branches on its ``n_averaged`` tensor) beside an EMA by
+does; the error is raised alike), ``OneCycleLR`` stepped inside the function,
+``AveragedModel.update_parameters`` (branches on its ``n_averaged`` tensor) beside an EMA by
 ``_foreach_mul_``/``_foreach_add_``, and ``vector_to_parameters`` of an argument (the parameters become its
 views). Also kept: forward (pre-)hooks ``with_kwargs=True`` changing a keyword, a dataclass argument holding a
 list of varying length. Also probed and matching (not kept, for time): a ``weight_norm`` parametrization trained

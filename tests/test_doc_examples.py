@@ -141,6 +141,28 @@ def case_func_rearrange(lib):
     return out
 
 
+def case_conj_is_a_view(lib):
+    """torch.conj / resolve_conj / resolve_neg examples: conj of a complex tensor is a view (is_conj True; writes
+    through it reach the input and the input's writes show in it), the imaginary part of a conjugate view is a
+    negated view (is_neg), view_as_real refuses an unresolved conjugate. torchish computed a new tensor (is_conj
+    False, writes lost)."""
+    torch = _seeded(lib)
+    x = torch.tensor([-1 + 1j, -2 + 2j, 3 - 3j])
+    y = x.conj()
+    z = y.imag
+    out = [y.is_conj(), y.conj().is_conj(), y[0:2].is_conj(), x.mH.is_conj(), torch.resolve_conj(y).is_conj(),
+           (y * 1).is_conj(), z.is_neg(), z.resolve_neg().is_neg(), x.imag.is_neg(), y.real.is_neg(), z.clone()]
+    y[0] = 5 + 5j
+    x[1] = 0
+    z.add_(1)
+    out += [x, y, z, torch.resolve_conj(y), _err(lambda: torch.view_as_real(y)),
+            torch.view_as_real(y.resolve_conj())]
+    w = torch.randn(3, 2, dtype=torch.cfloat, requires_grad=True)
+    c = w.conj()
+    (c * torch.arange(6.0).reshape(3, 2)).imag.sum().backward()
+    return out + [c.grad_fn.name(), w.grad]
+
+
 def case_representative_seeded_examples(lib):
     """Examples that matched, kept as representatives: seeded draws feeding gumbel_softmax, lstsq with its drivers
     and a rank drop, and a complex FFT round trip."""

@@ -279,6 +279,12 @@ def _real_imag_layout(lay, part=0):
 layout_rule("imag")(lambda lay: _real_imag_layout(lay, 1))
 
 
+# conj of a complex tensor: a view holding the conjugate (PyTorch's conjugate bit); its inverse is itself
+CONJ_VIEW = defop("conj", jnp.conj, view=True, linear=True, grad_name="ConjBackward0")
+_ip.BITCASTS["conj"] = lambda new, like: jnp.conj(new).astype(like.dtype)
+layout_rule("conj")(lambda lay: lay)
+
+
 # view_as_real / view_as_complex: the complex elements as (real, imag) pairs in a trailing dim of 2, and back
 _VIEW_AS_REAL = defop("view_as_real", lambda x: jnp.stack([jnp.real(x), jnp.imag(x)], -1), view=True, linear=True,
                       grad_name="ViewAsRealBackward0")
@@ -304,6 +310,10 @@ def view_as_real(input):
     """``(..., 2)`` real view of a complex tensor: its real and imaginary parts (writes reach the input)."""
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if input.is_conj():
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+                           "tensor so you can view it as real, use self.resolve_conj(); however, be warned that the "
+                           "resulting tensor will NOT alias the original.")
     return apply(_VIEW_AS_REAL, (input,))
 
 

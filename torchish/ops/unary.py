@@ -307,26 +307,38 @@ _unary("conj_physical", jnp.conj, promote=None, linear=True)
 
 
 def conj(input):
-    """``torch.conj``: the tensor itself for a real dtype (as PyTorch returns it), the conjugate for a complex one
-    (computed, where PyTorch returns a lazily conjugated view: the values are the same)."""
+    """``torch.conj``: the tensor itself for a real dtype (as PyTorch returns it); for a complex one a view holding
+    the conjugate (PyTorch's lazily conjugated view: writes reach the input, the input's writes show through)."""
     require_tensor(input, "conj")
-    return conj_physical(input) if input.is_complex() else input
+    if not input.is_complex():
+        return input
+    from .shape import CONJ_VIEW
+    return apply(CONJ_VIEW, (input,))
 
 
 def is_conj(input):
-    return False  # conjugates are computed, never a lazy view
+    """Whether ``input`` is a conjugate view (an odd number of ``conj`` steps from its base)."""
+    view = input._view
+    return view is not None and sum(op.name == "conj" for op, _ in view[1]) % 2 == 1
 
 
 def resolve_conj(input):
-    return input
+    """A conjugate view's values materialised (no longer a view); any other tensor itself."""
+    return input.clone() if is_conj(input) else input  # (a clone is never a view here)
 
 
 def is_neg(input):
-    return False  # negations are computed, never a lazy view
+    """Whether ``input`` is PyTorch's lazily negated view: the imaginary part of a conjugate view."""
+    view = input._view
+    if view is None:
+        return False
+    names = [op.name for op, _ in view[1]]
+    return "imag" in names and names[:names.index("imag")].count("conj") % 2 == 1
 
 
 def resolve_neg(input):
-    return input
+    """A negated view's values materialised (no longer a view); any other tensor itself."""
+    return input.clone() if is_neg(input) else input
 
 
 for _fn in (conj, is_conj, resolve_conj, is_neg, resolve_neg):

@@ -156,7 +156,8 @@ def case_conj_is_a_view(lib):
     x[1] = 0
     z.add_(1)
     out += [x, y, z, torch.resolve_conj(y), _err(lambda: torch.view_as_real(y)),
-            torch.view_as_real(y.resolve_conj())]
+            torch.view_as_real(y.resolve_conj()), z.is_conj(), _err(lambda: y.view(torch.float32)),
+            _err(lambda: y.view(torch.complex64)), _err(lambda: z.view(torch.int32)), y.real.view(torch.int32)]
     w = torch.randn(3, 2, dtype=torch.cfloat, requires_grad=True)
     c = w.conj()
     (c * torch.arange(6.0).reshape(3, 2)).imag.sum().backward()

@@ -370,6 +370,9 @@ def _view_dtype_layout(lay, *, dtype, src):
 def _view_dtype(self, dtype):
     dt = _dtype.as_dtype(dtype)
     src, dst = self._v.dtype, np.dtype(dt.np)
+    if self.is_conj() or self.is_neg():  # (whatever the dtype, as PyTorch)
+        what = "conjugate view tensors" if self.is_conj() else "tensors with negative bit set"
+        raise RuntimeError(f"torch.Tensor.view is not supported for {what} when converting to a different dtype.")
     if src.itemsize != dst.itemsize:
         sname, dname = _dtype.scalar_type_name(self.dtype), _dtype.scalar_type_name(dt)
         what = f"to view {sname} as {dname} (different element sizes)"

@@ -319,7 +319,7 @@ def conj(input):
 def is_conj(input):
     """Whether ``input`` is a conjugate view (an odd number of ``conj`` steps from its base)."""
     view = input._view
-    return view is not None and sum(op.name == "conj" for op, _ in view[1]) % 2 == 1
+    return view is not None and input.is_complex() and sum(op.name == "conj" for op, _ in view[1]) % 2 == 1
 
 
 def resolve_conj(input):

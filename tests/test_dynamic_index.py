@@ -211,3 +211,28 @@ def test_roll_shifts_are_values(dims):
             np.testing.assert_array_equal(y, ty)
             np.testing.assert_array_equal(g, tg)
     assert _compiles() == before
+
+
+@pytest.mark.parametrize("name", ["tril", "triu"])
+def test_triangle_diagonals_are_values(name):
+    """tril/triu's diagonal is a value of their eager kernels: each new offset (past the matrix too) gives
+    PyTorch's values and gradient, for float, int and bool batches, without a new kernel."""
+    a = arr(2, 3, 4, seed=5)
+    w = arr(2, 3, 4, seed=6)
+
+    def run(lib, k):
+        x = lib.tensor(a, requires_grad=True)
+        y = getattr(lib, name)(x, k)
+        (y * lib.tensor(w)).sum().backward()
+        ints = getattr(lib.tensor(a * 10).long(), name)(k)
+        bools = getattr(lib.tensor(a > 0), name)(diagonal=k)
+        return y.detach().numpy(), x.grad.numpy(), ints.numpy(), bools.numpy()
+
+    run(torchish, 1), run(torchish, 2)
+    before = _compiles()
+    for k in (-5, -1, 0, 3, 4, 10 ** 12, -(10 ** 12)):
+        got = run(torchish, k)
+        if torch is not None:
+            for g, r in zip(got, run(torch, k)):
+                np.testing.assert_array_equal(g, r)
+    assert _compiles() == before

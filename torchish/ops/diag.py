@@ -2,6 +2,9 @@
 block_diag and fill_diagonal_."""
 from __future__ import annotations
 
+import functools
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -55,22 +58,41 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 # tril / triu
 
 
-_TRIL = defop("tril", lambda x, *, k: jnp.tril(x, k), linear=True, grad_name="TrilBackward0")
-_TRIU = defop("triu", lambda x, *, k: jnp.triu(x, k), linear=True, grad_name="TriuBackward0")
+def _tri_fwd(x, *, k, lower):
+    """The lower (``j - i <= k``) or upper (``j - i >= k``) triangle of the last two dims, zeros elsewhere; ``k`` may
+    be traced (jnp.tril/triu need a static one)."""
+    rows = jax.lax.broadcasted_iota(jnp.int32, x.shape[-2:], 0)
+    cols = jax.lax.broadcasted_iota(jnp.int32, x.shape[-2:], 1)
+    keep = (cols - rows <= k) if lower else (cols - rows >= k)
+    return jnp.where(keep, x, jnp.zeros((), x.dtype))
+
+
+def _tri_dynamic(static, take):
+    """``OpDef.dynamic`` of tril/triu: the diagonal is a value of the eager kernels (a loop over diagonals, or
+    masks for a new offset each time, compiles one kernel)."""
+    return tuple((n, take(v) if n == "k" else v) for n, v in static)
+
+
+_TRIL = defop("tril", functools.partial(_tri_fwd, lower=True), linear=True, grad_name="TrilBackward0",
+              dynamic=_tri_dynamic)
+_TRIU = defop("triu", functools.partial(_tri_fwd, lower=False), linear=True, grad_name="TriuBackward0",
+              dynamic=_tri_dynamic)
+
+
+def _diagonal_arg(input, diagonal, name):
+    require_int(diagonal, name, 2, "diagonal")
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    span = input.shape[-2] + input.shape[-1]  # (any offset past it keeps, or zeroes, everything)
+    return max(-span, min(span, int(diagonal)))
 
 
 def tril(input, diagonal=0, *, out=None):
-    require_int(diagonal, "tril", 2, "diagonal")
-    if input.ndim < 2:
-        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    return out_structured(apply(_TRIL, (input,), k=int(diagonal)), out, "tril")
+    return out_structured(apply(_TRIL, (input,), k=_diagonal_arg(input, diagonal, "tril")), out, "tril")
 
 
 def triu(input, diagonal=0, *, out=None):
-    require_int(diagonal, "triu", 2, "diagonal")
-    if input.ndim < 2:
-        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    return out_structured(apply(_TRIU, (input,), k=int(diagonal)), out, "triu")
+    return out_structured(apply(_TRIU, (input,), k=_diagonal_arg(input, diagonal, "triu")), out, "triu")
 
 
 # ----------------------------------------------------------------------------------------------------------------

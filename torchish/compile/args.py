@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from ..amp import _state as _autocast
 from ..autograd.grad_mode import STATE
 from ..ops import inplace as _ip
-from . import pystate
+from . import pyvalues
 
 _MAX_ATTRS = 64  # an object with more attributes than this, or a longer container among them, is kept whole
 _MAX_DEPTH = 3   # objects held by objects are taken apart this deep
@@ -72,7 +72,7 @@ def _plain_type(t):
     v = _PLAIN.get(t)
     if v is None:
         # (a class with its own __hash__ is a value, keyed by it; one with its own __new__ may not copy)
-        v = _PLAIN[t] = (not issubclass(t, (Tensor, type) + _SCALARS) and pystate._user_class(t)
+        v = _PLAIN[t] = (not issubclass(t, (Tensor, type) + _SCALARS) and pyvalues._user_class(t)
                          and t.__hash__ in (object.__hash__, None) and t.__new__ is object.__new__)
     return v
 
@@ -81,7 +81,7 @@ def _takes_apart(x, depth, seen):
     if not _plain_type(type(x)) or depth > _MAX_DEPTH or id(x) in seen:
         return False
     d = getattr(x, "__dict__", None)
-    return (type(d) is dict and len(d) <= _MAX_ATTRS and not pystate._by_identity(x)
+    return (type(d) is dict and len(d) <= _MAX_ATTRS and not pyvalues._by_identity(x)
             and not any(type(v) in _BIG and len(v) > _MAX_ATTRS for v in d.values())  # (a dataset: kept whole)
             and not any(map(_holds_leaf, d.values())))
 

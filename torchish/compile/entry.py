@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 
 from ..autograd.graph import STRUCT_EPOCH
-from . import pystate
+from . import pyguard, pyvalues
 from .state import _GRAD, _NONES, _OWN_REFS, _REQUIRES_GRAD, _TRAINING, _VALUE, _flags
 
 VARIANTS = 8  # programs kept per input signature for different guards (PyTorch's cache_size_limit is 8)
@@ -54,10 +54,10 @@ class _Entry:
         self.side_effects = None    # tensors the traced call stored away (its program also returns their values)
         self.replay = None          # (dict, key) where each stored tensor goes again after every call
         self.scalar_override = None  # the traced call's hyper-parameters when the function changes them
-        self.py_guard = None        # the plain Python values the program was traced with (pystate.Guard)
+        self.py_guard = None        # the plain Python values the program was traced with (pyguard.Guard)
         self.optimizers = []        # the optimizers the function steps
         self.struct = None          # (function, value, epoch checked): modules' children and hooks, param groups
-        self.opt_state = None       # pystate.OptimizerState: the optimizers' per-parameter state it was traced with
+        self.opt_state = None       # pyguard.OptimizerState: the optimizers' per-parameter state it was traced with
         self.py_changed = False     # whether the traced call changed one of them itself (a Python side effect)
         self.sources = []           # (global/closure item, [(key, state index)]): where state tensors were read
         self.check = None           # (failed, details, inputs, kept, host): the program's value checks (compile.checks)
@@ -109,9 +109,9 @@ class _Entry:
         state has there (the common case: nothing was rebound)."""
         state = self.state
         for item, paths in self.sources:
-            v = pystate.value(item)
+            v = pyvalues.value(item)
             for key, j in paths:
-                if (v if not key else pystate.tensor_at(v, key)) is not state[j]:
+                if (v if not key else pyguard.tensor_at(v, key)) is not state[j]:
                     return self.rebind_sources()
         return True
 
@@ -122,9 +122,9 @@ class _Entry:
         there, or where the tensor is linked to a ``.grad`` in the state."""
         state, new = self.state, None
         for item, paths in self.sources:
-            v = pystate.value(item)
+            v = pyvalues.value(item)
             for key, j in paths:
-                t = pystate.tensor_at(v, key)
+                t = pyguard.tensor_at(v, key)
                 if t is None:
                     return False
                 if t is not state[j]:
@@ -148,7 +148,7 @@ class _Entry:
         for d, k, j in self.replay:
             if j is None:
                 continue
-            t = pystate.slot_value(d, k)
+            t = pyguard.slot_value(d, k)
             if t is not self.state[j]:
                 if t is None or any(t is s for s in self.state):
                     return False

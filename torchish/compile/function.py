@@ -45,7 +45,7 @@ from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _sha
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
 from .views import take_view, view_spec
 from .side_effects import _kept_alive, _leaked, _replayable, _store, _with_leaks, module_slots
-from . import checks, pystate
+from . import checks, pyguard, pystate, pyvalues
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
                     jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
@@ -266,7 +266,7 @@ class CompiledFunction:
         entry.py_guard, entry.py_changed = py.guard()
         index = {id(t): j for j, t in enumerate(entry.state)}
         entry.sources = [(item, paths) for item, paths in
-                         ((item, [(k, index[id(t)]) for k, t in pystate.tensor_paths(pystate.value(item))
+                         ((item, [(k, index[id(t)]) for k, t in pyguard.tensor_paths(pyvalues.value(item))
                                   if id(t) in index]) for item in py.sources) if paths]
         for m, flag in entry.mode_writes:
             m.training = flag
@@ -276,9 +276,9 @@ class CompiledFunction:
         entry.written_links = bool(set(entry.link_of.values()) & set(entry.info["written"]))
         entry.other_grads = any(kind != "new" for i, kind in entry.info["grad_spec"])
         grad_slots = set(entry.link_of.values())
-        entry.struct = pystate.structure(entry.modules, [t for j, t in enumerate(entry.state) if j not in grad_slots],
+        entry.struct = pyguard.structure(entry.modules, [t for j, t in enumerate(entry.state) if j not in grad_slots],
                                          entry.optimizers) + (STRUCT_EPOCH[0],)
-        entry.opt_state = pystate.OptimizerState(entry.optimizers) if entry.optimizers else None
+        entry.opt_state = pyguard.OptimizerState(entry.optimizers) if entry.optimizers else None
         entry.seen, entry.grads_seen = list(map(_VALUE, entry.state)), None
         entry.written_tensors = [entry.state[i] for i in entry.info["written"]]
         entry.grads_of_args = any(i >= len(entry.state) for i, _ in entry.info["grad_spec"])
@@ -355,7 +355,7 @@ class CompiledFunction:
                         "numbers (random.random(), rng.normal()), which one XLA program would keep as constants. Draw "
                         "them outside and pass them in, or use torch's random functions, to compile it.")
                 for c, k in rec.statics.values():  # flags baked into the program (an optimizer's maximize)
-                    py.touch(("d", c, k), c.get(k, pystate.MISSING))
+                    py.touch(("d", c, k), c.get(k, pyvalues.MISSING))
                 for c, f in rec.derived.values():  # (SGD's momentum != 0)
                     py.touch(("f", c, f), f(c))
                 out_leaves, out_tree = jax.tree_util.tree_flatten(output_tree(out),  # (dataclass objects taken apart)
@@ -632,7 +632,7 @@ class CompiledFunction:
                     if d is None:  # (the base of a stored alias)
                         continue
                     t = _make(v)
-                    pystate.set_slot(d, k, t)
+                    pyguard.set_slot(d, k, t)
                     if j is not None:  # a rebound buffer: the next call reads the new tensor
                         entry.state = list(entry.state)
                         entry.state[j] = t

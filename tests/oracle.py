@@ -431,3 +431,31 @@ def same_draws(fn, seed=0, **tols):
 __all__ = ["torch", "torchish", "needs_torch", "torch_one_thread", "arr", "check", "check_raises", "check_fd", "run_both",
            "assert_same", "same", "same_error", "raised", "to_numpy", "numeric_grad", "builtins", "formula_init",
            "formula_data", "error_family", "assert_script_matches", "script_test", "same_draws"]
+
+
+def compile_three_ways(case, eager=True, expect=None):
+    """``case(T, jit)`` run by PyTorch (``jit`` the identity), by torchish eagerly (with ``eager``) and by torchish
+    with ``torchish.compile``: the results must match PyTorch's. The compiled run may warn only where ``expect`` (a
+    regular expression one of its warnings must match) says so. Returns the compiled functions' statistics."""
+    import re
+    import warnings
+
+    def ident(fn=None, **kw):
+        return fn if fn is not None else (lambda f: f)
+    made = []
+
+    def jit(fn=None, **kw):
+        if fn is None:
+            return lambda f: jit(f, **kw)
+        made.append(torchish.compile(fn, **kw))
+        return made[-1]
+    ref = case(torch, ident)
+    if eager:
+        assert_same(ref, case(torchish, ident), "eager")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always" if expect else "error")  # (no graph break, no retrace warning unless expected)
+        got = case(torchish, jit)
+    if expect:
+        assert any(re.search(expect, str(w.message)) for w in caught), [str(w.message) for w in caught]
+    assert_same(ref, got, "compiled")
+    return [dict(getattr(c, "stats", None) or c._compiled_call.stats) for c in made]

@@ -53,13 +53,11 @@ already has one runs eagerly. Optimizer layer, not compile: after ``model.double
 state, torchish's SGD promotes its momentum buffer to float64 (PyTorch keeps float32) and Adam steps where PyTorch
 raises "expected dtype float for `end` but got dtype double" (``lerp_``).
 """
-import warnings
 
 import numpy as np
 import pytest
 
-import torchish
-from oracle import assert_same, formula_data as _data, formula_init as _init, needs_torch, torch
+from oracle import compile_three_ways, formula_data as _data, formula_init as _init, needs_torch
 
 pytestmark = needs_torch
 
@@ -69,25 +67,7 @@ def _lin(T, i, o, seed=0):
 
 
 def _three(case, eager=True):
-    """``case(T, jit)`` run by PyTorch (``jit`` the identity), by torchish eagerly (with ``eager``) and by torchish
-    with ``torchish.compile``: the results must match PyTorch's. Returns the compiled functions' statistics."""
-    def ident(fn=None, **kw):
-        return fn if fn is not None else (lambda f: f)
-    made = []
-
-    def jit(fn=None, **kw):
-        if fn is None:
-            return lambda f: jit(f, **kw)
-        made.append(torchish.compile(fn, **kw))
-        return made[-1]
-    ref = case(torch, ident)
-    if eager:
-        assert_same(ref, case(torchish, ident), "eager")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # (no graph break, no retrace warning expected)
-        got = case(torchish, jit)
-    assert_same(ref, got, "compiled")
-    return [dict(getattr(c, "stats", None) or c._compiled_call.stats) for c in made]
+    return compile_three_ways(case, eager=eager)
 
 
 def _counts(stats):

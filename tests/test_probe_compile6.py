@@ -62,13 +62,11 @@ place.
 """
 import collections
 import dataclasses
-import re
 import warnings
 
 import pytest
 
-import torchish
-from oracle import assert_same, formula_data as _data, formula_init as _init, needs_torch, torch
+from oracle import compile_three_ways, formula_data as _data, formula_init as _init, needs_torch
 
 pytestmark = needs_torch
 
@@ -78,27 +76,8 @@ def _lin(T, i, o, seed=0):
 
 
 def _three(case, expect=None):
-    """``case(T, jit)`` run by PyTorch (``jit`` the identity), by torchish eagerly and by torchish with
-    ``torchish.compile``: the results must match PyTorch's. The compiled run warns only where ``expect`` (a regular
-    expression one of its warnings matches) says so. Returns the compiled functions' statistics."""
-    def ident(fn=None, **kw):
-        return fn if fn is not None else (lambda f: f)
-    made = []
-
-    def jit(fn=None, **kw):
-        if fn is None:
-            return lambda f: jit(f, **kw)
-        made.append(torchish.compile(fn, **kw))
-        return made[-1]
-    ref = case(torch, ident)
-    assert_same(ref, case(torchish, ident), "eager")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always" if expect else "error")
-        got = case(torchish, jit)
-    if expect:
-        assert any(re.search(expect, str(w.message)) for w in caught), [str(w.message) for w in caught]
-    assert_same(ref, got, "compiled")
-    return [_counts(getattr(c, "stats", None) or c._compiled_call.stats) for c in made]
+    """:func:`oracle.compile_three_ways`, the statistics cut to the call counts."""
+    return [_counts(s) for s in compile_three_ways(case, expect=expect)]
 
 
 def _counts(stats):

@@ -445,7 +445,8 @@ class LSTMCell(RNNCellBase):
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
         w_ih, w_hh, b_ih, b_hh = _autocast_operands(input, [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh])
-        hx = tuple(_autocast_operands(input, list(hx)))
+        if isinstance(hx, (tuple, list)):  # (anything else is rnn_cell's TypeError, as PyTorch's binding raises)
+            hx = type(hx)(_autocast_operands(input, list(hx)))
         h, c = rnn_cell("lstm", input, hx, w_ih, w_hh, b_ih, b_hh)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 

@@ -184,3 +184,5 @@ from . import compiler as compiler  # noqa: E402
 from . import _dynamo as _dynamo  # noqa: E402
 from . import hub as hub  # noqa: E402
 from . import overrides as overrides  # noqa: E402
+from . import types as types  # noqa: E402
+from . import library as library  # noqa: E402  (custom operators; torchish.ops.<namespace> finds them)

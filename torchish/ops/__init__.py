@@ -51,3 +51,15 @@ def _install():
 
 
 _install()
+
+
+def __getattr__(name):
+    """``torchish.ops.<namespace>``: the operators defined through ``torchish.library`` (``torch.ops.mylib.foo``).
+    The op families above keep their module names; a namespace named like one of them is reached through
+    ``torchish.library``'s registry only."""
+    if not name.startswith("_"):
+        from ..library.registry import namespace
+        ns = namespace(name)
+        if ns is not None:
+            return ns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

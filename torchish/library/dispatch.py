@@ -1,0 +1,207 @@
+"""Calling a user-defined operator: PyTorch's dispatcher order, for the keys torchish has.
+
+1. The arguments are bound to the schema (missing, extra and mistyped ones raise PyTorch's RuntimeErrors).
+2. A ``CompositeImplicitAutograd`` kernel runs as it is: autograd goes through the torch code inside it.
+3. Meta tensors run the fake implementation (or a ``Meta`` kernel) and nothing else.
+4. Autograd: an op with an autograd formula (every ``custom_op`` has one slot; ``register_autograd`` fills it) runs
+   through a generated :class:`torchish.autograd.Function` when an input requires grad; backward through a custom
+   op without a formula raises PyTorch's error. An op with an ``Autograd`` kernel calls that kernel instead.
+5. The backend kernel for the tensors' device (``CPU``...), else ``CompositeExplicitAutograd``, runs below
+   autograd. Arguments the schema marks ``Tensor(a!)`` get their version bumped, and a custom op may not return
+   one of its inputs (PyTorch's aliasing check).
+
+Inside ``torchish.compile`` (tensors holding tracers) an op with a fake implementation is opaque, as under
+``torch.compile``: the kernel runs on the host through ``jax.pure_callback``, with the fake implementation giving
+the output shapes, so a kernel that calls ``.numpy()`` works inside a compiled step. An op without one is traced
+through (its body is torch code that torchish can trace).
+"""
+from __future__ import annotations
+
+import jax
+import numpy as np
+from jax.tree_util import tree_flatten as flatten, tree_unflatten
+
+
+from ..autograd.grad_mode import STATE, no_grad
+
+BACKEND_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "xpu": "XPU", "mps": "MPS"}
+
+
+def _tensor_type():
+    from .._tensor import Tensor
+    return Tensor
+
+
+def flat_tensors(values):
+    T = _tensor_type()
+    out = []
+    for v in values:
+        if isinstance(v, T):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(t for t in v if isinstance(t, T))
+    return out
+
+
+def split_args(e, values):
+    """Schema-ordered values -> (positional args, keyword-only kwargs), as the dispatcher hands them to kernels."""
+    pos = [v for a, v in zip(e.schema.arguments, values) if not a.kwarg_only]
+    kw = {a.name: v for a, v in zip(e.schema.arguments, values) if a.kwarg_only}
+    return pos, kw
+
+
+def call(e, args, kwargs):
+    if e.schema is None:
+        raise RuntimeError(f"operator {e.qualname} does not exist")
+    values = e.schema.bind(args, kwargs)
+    pos, kw = split_args(e, values)
+    implicit = e.kernels.get("CompositeImplicitAutograd")
+    if implicit is not None:
+        return _invoke(implicit, pos, kw)
+    tensors = flat_tensors(values)
+    if any(t.device.type == "meta" for t in tensors):
+        return run_fake(e, pos, kw)
+    has_formula = e.custom is not None or e.backward is not None
+    if has_formula and STATE.grad_enabled and any(t.requires_grad for t in flat_tensors(pos)):
+        return autograd_function(e).run(pos, kw)
+    autograd_kernel = e.kernels.get("Autograd") or e.kernels.get(f"Autograd{_backend_key(e, tensors, pos)}")
+    if autograd_kernel is not None:
+        return _invoke(autograd_kernel, pos, kw)
+    if has_formula:
+        with no_grad():  # (PyTorch runs the kernel below autograd)
+            return backend(e, pos, kw)
+    return backend(e, pos, kw)  # no autograd kernel: the torch code inside the kernel records the graph
+
+
+def _invoke(kernel, pos, kw):
+    fn, with_keyset = kernel
+    return fn(None, *pos, **kw) if with_keyset else fn(*pos, **kw)
+
+
+def _backend_key(e, tensors, pos):
+    if tensors:
+        return BACKEND_KEYS.get(tensors[0].device.type, tensors[0].device.type.upper())
+    for a, v in zip(e.schema.arguments, pos):  # a factory op: its Device argument picks the kernel
+        if a.base == "Device" and v is not None:
+            from .._device import device
+            return BACKEND_KEYS.get(device(v).type, "CPU")
+    return "CPU"
+
+
+def find_kernel(e, tensors, pos):
+    key = _backend_key(e, tensors, pos)
+    kernel = e.kernels.get(key) or e.kernels.get("CompositeExplicitAutograd")
+    if kernel is None:
+        raise NotImplementedError(
+            f"Could not run '{e.qualname}' with arguments from the '{key}' backend. This could be because the "
+            f"operator doesn't exist for this backend, or was omitted during the selective/custom build process (if "
+            f"using custom build). '{e.qualname}' is only available for these backends: {sorted(e.kernels)}.")
+    return kernel
+
+
+def backend(e, pos, kw):
+    tensors = flat_tensors(list(pos) + list(kw.values()))
+    kernel = find_kernel(e, tensors, pos)
+    if any(isinstance(t._v, jax.core.Tracer) for t in tensors) and e.fake is not None:
+        return _host_call(e, kernel, pos, kw)
+    out = _invoke(kernel, pos, kw)
+    if e.custom is not None:  # (custom_op registers PyTorch's ADInplaceOrView kernel: one more version bump)
+        for t in _mutated(e, pos, kw):
+            t._vc.value += 1
+        check_aliasing(e, tensors, out)
+    return out
+
+
+def _mutated(e, pos, kw):
+    """The tensors the schema says the op writes (``Tensor(a!)``, lists of them included)."""
+    out = []
+    values = dict(zip([a.name for a in e.schema.arguments if not a.kwarg_only], pos)) | kw
+    for a in e.schema.arguments:
+        if a.is_write and values.get(a.name) is not None:
+            out.extend(flat_tensors([values[a.name]]))
+    return out
+
+
+def _storage_root(t):
+    while t._view is not None:
+        t = t._view[0]
+    return t
+
+
+def check_aliasing(e, inputs, out):
+    roots = {id(_storage_root(t)) for t in inputs}
+    seen = set()
+    for o in flat_tensors(out if isinstance(out, (list, tuple)) else [out]):
+        r = id(_storage_root(o))
+        if r in roots or r in seen:
+            raise RuntimeError(
+                f"{e.opname} (with implementation in {e.custom._module()}): The output of this custom operator (1) "
+                "must not also be an input to this custom operator and (2) may not alias any inputs to this custom "
+                "operator or other returns. The most common way to trigger this error is if we have y = "
+                "custom_op(x) and y and x are the same Tensor. Please instead return a clone of the offending "
+                "output tensor(s) (e.g. return x.clone()) or refactor the custom operator to not return y.")
+        seen.add(r)
+
+
+def run_fake(e, pos, kw):
+    fake = e.fake or (e.kernels.get("Meta") or (None,))[0]
+    if fake is None:
+        raise NotImplementedError(
+            f"{e.qualname}: attempted to run this operator with Meta tensors, but there was no fake impl or Meta "
+            "kernel registered. You may have run into this message while using an operator with PT2 compilation "
+            "APIs (torch.compile/torch.export); in order to use this operator with those APIs you'll need to add a "
+            "fake impl. Please see the following for next steps:  https://pytorch.org/tutorials/advanced/"
+            "custom_ops_landing_page.html")
+    with no_grad():
+        return fake(*pos, **kw)
+
+
+def _host_call(e, kernel, pos, kw):
+    """The op inside a trace: its kernel runs on the host (``jax.pure_callback``), shapes from the fake impl."""
+    from .. import empty
+    from .._tensor import wrap
+    T = _tensor_type()
+    leaves, spec = flatten((list(pos), kw))
+    idx = [i for i, v in enumerate(leaves) if isinstance(v, T)]
+    metas = list(leaves)
+    for i in idx:
+        metas[i] = empty(tuple(leaves[i].shape), dtype=leaves[i].dtype, device="meta")
+    with no_grad():
+        meta_pos, meta_kw = tree_unflatten(spec, metas)
+        fake_out = e.fake(*meta_pos, **meta_kw)
+    out_leaves, out_spec = flatten(fake_out)
+    out_idx = [i for i, v in enumerate(out_leaves) if isinstance(v, T)]
+    mutated = _mutated(e, pos, kw)
+    shapes = [jax.ShapeDtypeStruct(tuple(out_leaves[i].shape), out_leaves[i].dtype.np) for i in out_idx]
+    shapes += [jax.ShapeDtypeStruct(tuple(t.shape), t.dtype.np) for t in mutated]
+    mut_pos = [next(k for k, i in enumerate(idx) if leaves[i] is t) for t in mutated]
+    # the callback stays in the program: it must hold no traced tensor (torchish.compile takes tensors of the
+    # trace that outlive it for values the function stored away)
+    consts = [None if isinstance(v, T) else v for v in leaves]
+
+    def host(*arrays):
+        from ..ops.from_data import from_numpy
+        with no_grad():
+            vals = list(consts)
+            for i, a in zip(idx, arrays):
+                vals[i] = from_numpy(np.array(a))
+            p, k = tree_unflatten(spec, vals)
+            res_leaves, _ = flatten(_invoke(kernel, p, k))
+            res = [res_leaves[i] for i in out_idx] + [vals[idx[j]] for j in mut_pos]
+            return [np.asarray(r.detach().numpy(), dtype=s.dtype) for r, s in zip(res, shapes)]
+
+    results = jax.pure_callback(host, shapes, *[leaves[i]._d for i in idx])
+    for t, v in zip(mutated, results[len(out_idx):]):
+        with no_grad():
+            t.copy_(wrap(v))
+    outs = list(out_leaves)
+    for i, v in zip(out_idx, results[:len(out_idx)]):
+        outs[i] = wrap(v)
+    return tree_unflatten(out_spec, outs)
+
+
+def autograd_function(e):
+    if e.function_cls is None:
+        from .autograd import make_function
+        e.function_cls = make_function(e)
+    return e.function_cls

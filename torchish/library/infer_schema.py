@@ -1,0 +1,129 @@
+"""``torchish.library.infer_schema``: an operator schema from a function's type annotations, as PyTorch infers it.
+
+    >>> def f(x: torchish.Tensor, n: int = 2) -> torchish.Tensor: ...
+    >>> infer_schema(f, mutates_args=())
+    '(Tensor x, SymInt n=2) -> Tensor'
+
+The accepted annotations and the ValueErrors for the others follow ``torch/_library/infer_schema.py``.
+"""
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import typing
+from types import GenericAlias
+
+from .._device import device as _device
+from .._dtype import dtype as _dtype
+from .._tensor import Tensor
+from ..types import Number
+
+
+def _derived(base, name, list_base, optional_base_list, optional_list_base):
+    seqs = lambda t: (typing.Sequence[t], typing.List[t], GenericAlias(collections.abc.Sequence, (t,)),  # noqa: E731
+                      GenericAlias(list, (t,)))
+    out = [(base, name), (typing.Optional[base], f"{name}?")]
+    if list_base:
+        out += [(s, f"{name}[]") for s in seqs(base)]
+    if optional_base_list:
+        out += [(s, f"{name}?[]") for s in seqs(typing.Optional[base])]
+    if optional_list_base:
+        out += [(typing.Optional[s], f"{name}[]?") for s in seqs(base)]
+    return out
+
+
+SUPPORTED_PARAM_TYPES = dict(
+    pair for row in ((Tensor, "Tensor", True, True, False), (int, "SymInt", True, False, True),
+                     (float, "float", True, False, True), (bool, "bool", True, False, True),
+                     (str, "str", False, False, False), (Number, "Scalar", True, False, False),
+                     (_dtype, "ScalarType", False, False, False), (_device, "Device", False, False, False))
+    for pair in _derived(*row))
+SUPPORTED_RETURN_TYPES = {Tensor: "Tensor", typing.List[Tensor]: "Tensor[]", list[Tensor]: "Tensor[]",
+                          int: "SymInt", float: "float", bool: "bool", Number: "Scalar"}
+
+
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
+    sig = inspect.signature(prototype_function)
+    if type(mutates_args) is not str:
+        mutates_args = tuple(mutates_args)
+
+    def error_fn(what):
+        raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
+
+    def resolve(annotation):
+        if isinstance(annotation, str):
+            try:
+                return eval(annotation, prototype_function.__globals__)  # noqa: S307  (PyTorch does the same)
+            except Exception as e:  # noqa: BLE001
+                error_fn(f"Unsupported type annotation {annotation}. It is not a type. ({type(e).__name__}: {e})")
+        return annotation
+
+    params, seen = [], set()
+    star = False
+    for idx, (name, param) in enumerate(sig.parameters.items()):
+        if param.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            error_fn("We do not support positional-only args, varargs, or varkwargs.")
+        if param.kind == inspect.Parameter.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        if param.annotation is inspect.Parameter.empty:
+            error_fn(f"Parameter {name} must have a type annotation.")
+        ann = resolve(param.annotation)
+        if ann not in SUPPORTED_PARAM_TYPES:
+            if typing.get_origin(ann) is tuple:
+                error_fn(f"Parameter {name} has unsupported type {param.annotation}. We do not support Tuple inputs "
+                         f"in schema. As a workaround, please try to use List instead. \n\nThe valid types are: "
+                         f"{SUPPORTED_PARAM_TYPES.keys()}.")
+            error_fn(f"Parameter {name} has unsupported type {param.annotation}. The valid types are: "
+                     f"{SUPPORTED_PARAM_TYPES.keys()}.")
+        schema_type = SUPPORTED_PARAM_TYPES[ann]
+        if type(mutates_args) is str:
+            if mutates_args != "unknown":
+                raise ValueError("mutates_args must either be a sequence of the names of the arguments that are "
+                                 "mutated or the string 'unknown'. ")
+            if schema_type.startswith("Tensor"):
+                schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+        elif name in mutates_args:
+            if not schema_type.startswith("Tensor"):
+                error_fn(f"Parameter {name} is in mutable_args but only Tensors or collections of Tensors can be "
+                         "mutated")
+            schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+        seen.add(name)
+        params.append(f"{schema_type} {name}" if param.default is inspect.Parameter.empty
+                      else f"{schema_type} {name}={_default_repr(name, param.default, error_fn)}")
+    if mutates_args != "unknown":
+        missing = set(mutates_args) - seen
+        if missing:
+            error_fn(f"{missing} in mutates_args were not found in the custom op's signature. mutates_args should "
+                     "contain the names of all args that the custom op mutates, or just the string 'unknown' if you "
+                     "don't know.")
+    ret = _parse_return(resolve(sig.return_annotation), error_fn)
+    return f"{op_name or ''}({', '.join(params)}) -> {ret}"
+
+
+def _default_repr(name, default, error_fn):
+    if default is None or isinstance(default, (int, float, bool)):
+        return str(default)
+    if isinstance(default, (str, _device)):
+        return f'"{default}"'
+    if isinstance(default, _dtype):
+        return str(default).split(".")[-1]
+    error_fn(f"Parameter {name} has an unsupported default value type {type(default)}. Please file an issue on "
+             "GitHub so we can prioritize this.")
+
+
+def _parse_return(annotation, error_fn):
+    if annotation is None:
+        return "()"
+    if annotation is inspect.Parameter.empty:
+        error_fn("No return type annotation was provided. Please add one.")
+    if typing.get_origin(annotation) is not tuple:
+        if annotation not in SUPPORTED_RETURN_TYPES:
+            error_fn(f"Return has unsupported type {annotation}. The valid types are: {SUPPORTED_RETURN_TYPES}.")
+        return SUPPORTED_RETURN_TYPES[annotation]
+    args = typing.get_args(annotation)
+    for arg in args:
+        if arg not in SUPPORTED_RETURN_TYPES:
+            error_fn(f"Return has unsupported type {annotation}. The valid types are: {SUPPORTED_RETURN_TYPES}.")
+    out = ", ".join(SUPPORTED_RETURN_TYPES[a] for a in args)
+    return f"(({out}))" if len(args) == 1 else f"({out})"

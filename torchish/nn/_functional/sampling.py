@@ -149,7 +149,8 @@ def pad(input, pad, mode="constant", value=None):
     if input.dtype == _dtype.bool:
         v = bool(v)
     elif input.dtype.category < _dtype._FLOAT:
-        v = int(cast(np.float64(v), input.dtype.np))  # (2 ** 63 into int64: its minimum, as PyTorch's x86 build)
+        with jax.ensure_compile_time_eval():  # (a constant: concrete under torchish.compile's trace too)
+            v = int(cast(np.float64(v), input.dtype.np))  # (2 ** 63 into int64: its minimum, as PyTorch's x86 build)
     return apply(_pad_op(mode, k), (input,), pads=pads, mode=mode, value=v)
 
 

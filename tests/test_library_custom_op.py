@@ -328,6 +328,32 @@ def case_compiled_traceable_op_without_fake(lib, jit):
     return g(_x(lib)), g(_x(lib) * 2)
 
 
+def case_opcheck_mutation_declared_and_undeclared(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'opcmut')}::good", mutates_args=("out",))
+    def good(x: lib.Tensor, out: lib.Tensor) -> None:
+        out.copy_(x * 2)
+
+    good.register_fake(lambda x, out: None)
+
+    @lib.library.custom_op(f"{_ns(lib, 'opcmut')}::bad", mutates_args=())
+    def bad(x: lib.Tensor, out: lib.Tensor) -> lib.Tensor:
+        out.copy_(x * 2)
+        return x + 1
+
+    bad.register_fake(lambda x, out: lib.empty_like(x))
+    args = (_x(lib), lib.zeros(3))
+    return (_results(lib.library.opcheck(good, args)),
+            _results(lib.library.opcheck(bad, args, raise_exception=False)), args[1])
+
+
+def case_optional_and_default_arguments(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'optarg')}::f", mutates_args=())
+    def f(x: lib.Tensor, y: typing.Optional[lib.Tensor] = None, n: int = 2) -> lib.Tensor:
+        return x * n if y is None else x * y * n
+
+    return f(_x(lib)), f(_x(lib), _x(lib)), f(_x(lib), None, 5), str(f._opoverload._schema)
+
+
 test_script_matches_torch = script_test(globals())
 
 
@@ -384,10 +410,24 @@ MISTAKES = {
                                                                                              alias_analysis="X"),
     "backward_without_formula": case_backward_without_formula_raises,
     "returning_an_input": case_returning_an_input_raises,
+    "register_autograd_unknown_op": lambda lib: lib.library.register_autograd(f"{_ns(lib, 'm')}::nothere",
+                                                                              lambda ctx, g: g),
+    "define_without_namespace": lambda lib: lib.library.define("ts_lib_nons", "(Tensor x) -> Tensor"),
+    "opcheck_of_a_function": lambda lib: lib.library.opcheck(lambda x: x, (lib.ones(1),)),
+    "opcheck_unknown_test": lambda lib: lib.library.opcheck(_numpy_sin(lib, _ns(lib, "m")), (lib.ones(1),),
+                                                            test_utils=("nope",)),
+    "opcheck_rtol_only": lambda lib: lib.library.opcheck(_numpy_sin(lib, _ns(lib, "m")), (lib.ones(1),), rtol=1e-3),
+    "kwarg_only_tensor": lambda lib: lib.library.custom_op(f"{_ns(lib, 'm')}::f", mutates_args=())(_kwarg_tensor(lib)),
     "autograd_for_mutating_op": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=("x",))(_annotated(lib, lib.Tensor, type(None))).register_autograd(
         lambda ctx, g: g),
 }
+
+
+def _kwarg_tensor(lib):
+    def f(x: lib.Tensor, *, y: lib.Tensor) -> lib.Tensor:
+        return x + y
+    return f
 
 
 def inspect_empty():
@@ -405,7 +445,9 @@ def _bad_calls(lib):
 
 # messages that quote framework types (torch.Tensor, the schema's float printing) differ in those words only
 SAME_MESSAGE = {"no_mutates_args", "no_namespace", "two_namespaces", "mutates_args_string", "bad_library_kind",
-                "bad_alias_analysis", "backward_without_formula", "second_def_library"}
+                "bad_alias_analysis", "backward_without_formula", "second_def_library", "define_without_namespace",
+                "register_autograd_unknown_op", "opcheck_of_a_function", "opcheck_unknown_test", "opcheck_rtol_only",
+                "kwarg_only_tensor"}
 
 
 def _exception(fn):
@@ -448,3 +490,18 @@ def test_compiled_op_stays_in_the_program():
     ref = torch.sin(_x(torch) * 2) * 3
     assert_same(ref, got)
     assert f.stats["eager_calls"] <= 1
+
+
+@needs_torch
+def test_compiled_numpy_op_without_fake_impl_raises_pytorchs_error():
+    """torch.compile of an op whose kernel reads values needs its fake impl; torchish.compile (whose first call runs
+    eagerly) raises PyTorch's error when it traces the op, the one opcheck's test_faketensor reports in PyTorch."""
+    ns = _ns(torch, "cmpnf")
+    _ns(torchish, "cmpnf")
+    ref = torch.library.opcheck(_numpy_sin(torch, ns, fake=False), (_x(torch),), raise_exception=False)
+    g = torchish.compile(lambda x: op(x) * 2)
+    op = _numpy_sin(torchish, ns, fake=False)
+    with pytest.raises(RuntimeError) as got:
+        for _ in range(3):
+            g(_x(torchish))
+    assert str(got.value) == str(ref["test_faketensor"])

@@ -138,7 +138,7 @@ def _qualname_parts(qualname):
     parts = qualname.split("::")
     if len(parts) != 2:
         raise ValueError(f'Expected `qualname` to be of the form "namespace::name", but got {qualname}. The qualname '
-                         'passed to the torch.library APIs must look like "namespace::name", e.g. "aten::sin"')
+                         'passed to the torch.library APIs must consist of a namespace and a name, e.g. aten::sin')
     return parts
 
 
@@ -208,7 +208,7 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
         return op.register_autograd(backward, setup_context=setup_context)
     e = registry.resolve(op)
     if e.schema is None:
-        raise ValueError(f"register_autograd(op): the operator {e.qualname} does not exist")
+        raise AttributeError(f"'_OpNamespace' '{e.namespace}' object has no attribute '{e.opname}'")
     if e.schema.is_mutable or any(r.alias for r in e.schema.returns):
         raise RuntimeError(f"Cannot register autograd formula for non-functional operator {e.dotted} with schema "
                            f"{e.schema}. Please create a functional operator and register an autograd formula for "

@@ -102,9 +102,16 @@ def find_kernel(e, tensors, pos):
 def backend(e, pos, kw):
     tensors = flat_tensors(list(pos) + list(kw.values()))
     kernel = find_kernel(e, tensors, pos)
-    if any(isinstance(t._v, jax.core.Tracer) for t in tensors) and e.fake is not None:
-        return _host_call(e, kernel, pos, kw)
-    out = _invoke(kernel, pos, kw)
+    if any(isinstance(t._v, jax.core.Tracer) for t in tensors):
+        if e.fake is not None:
+            return _host_call(e, kernel, pos, kw)
+        from ..ops.tracing import ConcretizationError
+        try:  # (no fake impl: the kernel's torch code is traced into the program, if it can be)
+            out = _invoke(kernel, pos, kw)
+        except ConcretizationError as err:  # (it reads values: PyTorch's torch.compile needs the fake impl too)
+            raise no_fake_error(e) from err
+    else:
+        out = _invoke(kernel, pos, kw)
     if e.custom is not None:  # (custom_op registers PyTorch's ADInplaceOrView kernel: one more version bump)
         for t in _mutated(e, pos, kw):
             t._vc.value += 1
@@ -141,6 +148,14 @@ def check_aliasing(e, inputs, out):
                 "custom_op(x) and y and x are the same Tensor. Please instead return a clone of the offending "
                 "output tensor(s) (e.g. return x.clone()) or refactor the custom operator to not return y.")
         seen.add(r)
+
+
+def no_fake_error(e):
+    if e.custom is not None:
+        return RuntimeError(f"There was no fake impl registered for {e.custom}. This is necessary for "
+                            f"torch.compile/export/fx tracing to work. Please use "
+                            f"`{e.custom._init_fn.__name__}.register_fake` to add an fake impl.")
+    return RuntimeError(e.dotted)  # (PyTorch's UnsupportedOperatorException, a RuntimeError, says only the name)
 
 
 def run_fake(e, pos, kw):

@@ -119,6 +119,25 @@ def case_mutating_op_updates_the_callers_tensor(lib):
     return res, out, out._version - v
 
 
+def case_numpy_inplace_tutorial_example(lib, jit):
+    """The tutorial's numpy_sin_inplace writes its argument through x.numpy() (memory PyTorch shares with x)."""
+    @lib.library.custom_op(f"{_ns(lib, 'npinpl')}::numpy_sin_inplace", mutates_args={"x"}, device_types="cpu")
+    def numpy_sin_inplace(x: lib.Tensor) -> None:
+        x_np = x.numpy()
+        np.sin(x_np, out=x_np)
+
+    x = _x(lib)
+    v = x._version
+    numpy_sin_inplace(x)
+    numpy_sin_inplace.register_fake(lambda x: None)
+    acc = _x(lib)
+    step = jit(lambda: numpy_sin_inplace(acc))
+    for _ in range(3):
+        step()
+    schema = getattr(lib.ops, numpy_sin_inplace._namespace).numpy_sin_inplace.default._schema
+    return x, x._version - v, acc, schema.arguments[0].alias_info.is_write
+
+
 def case_mutates_unknown_marks_every_tensor(lib):
     def f(x: lib.Tensor, y: typing.Optional[lib.Tensor], n: int) -> lib.Tensor:
         return x

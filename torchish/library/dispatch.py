@@ -17,6 +17,8 @@ through (its body is torch code that torchish can trace).
 """
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import numpy as np
 from jax.tree_util import tree_flatten as flatten, tree_unflatten
@@ -111,12 +113,39 @@ def backend(e, pos, kw):
         except ConcretizationError as err:  # (it reads values: PyTorch's torch.compile needs the fake impl too)
             raise no_fake_error(e) from err
     else:
-        out = _invoke(kernel, pos, kw)
+        with numpy_write_back(_mutated(e, pos, kw) if e.custom is not None else []):
+            out = _invoke(kernel, pos, kw)
     if e.custom is not None:  # (custom_op registers PyTorch's ADInplaceOrView kernel: one more version bump)
         for t in _mutated(e, pos, kw):
             t._vc.value += 1
         check_aliasing(e, tensors, out)
     return out
+
+
+@contextlib.contextmanager
+def numpy_write_back(tensors):
+    """PyTorch's ``x.numpy()`` shares ``x``'s memory, so a kernel may write a mutated argument through NumPy
+    (``np.sin(x_np, out=x_np)``, the custom-op tutorial's in-place example). torchish's ``numpy()`` returns a copy:
+    for the arguments the schema marks mutable, the arrays their ``numpy()`` hands out during the kernel are
+    written back afterwards when the kernel changed them."""
+    handed = []
+    for t in tensors:
+        def numpy(*, force=False, _t=t):
+            arr = type(_t).numpy(_t, force=force)
+            handed.append((_t, arr, arr.copy()))
+            return arr
+        t.__dict__["numpy"] = numpy  # (an instance attribute shadows the method for this call only)
+    try:
+        yield
+    finally:
+        for t in tensors:
+            t.__dict__.pop("numpy", None)
+    for t, arr, before in handed:
+        if not np.array_equal(arr, before, equal_nan=True):
+            from ..ops.from_data import from_numpy
+            with no_grad():
+                t.copy_(from_numpy(arr))
+            t._vc.value -= 1  # (a write through NumPy bumps no version in PyTorch: only the op's own bump counts)
 
 
 def _mutated(e, pos, kw):
@@ -201,7 +230,8 @@ def _host_call(e, kernel, pos, kw):
             for i, a in zip(idx, arrays):
                 vals[i] = from_numpy(np.array(a))
             p, k = tree_unflatten(spec, vals)
-            res_leaves, _ = flatten(_invoke(kernel, p, k))
+            with numpy_write_back([vals[idx[j]] for j in mut_pos]):
+                res_leaves, _ = flatten(_invoke(kernel, p, k))
             res = [res_leaves[i] for i in out_idx] + [vals[idx[j]] for j in mut_pos]
             return [np.asarray(r.detach().numpy(), dtype=s.dtype) for r, s in zip(res, shapes)]
 

@@ -25,6 +25,13 @@ _ARG = re.compile(r"^(?P<base>[A-Za-z_]\w*)(?:\((?P<alias>[A-Za-z0-9_]+)(?P<writ
 NO_DEFAULT = object()
 
 
+@dataclass(frozen=True)
+class AliasInfo:
+    is_write: bool
+    before_set: frozenset
+    after_set: frozenset
+
+
 @dataclass
 class Argument:
     """One argument (or return) of a schema."""
@@ -41,8 +48,12 @@ class Argument:
     text: str = ""  # the type as written
 
     @property
-    def is_tensor_like(self):
-        return self.base == "Tensor"
+    def alias_info(self):
+        """PyTorch's ``_AliasInfo`` of a ``Tensor(a!)`` argument (None for one without an alias set)."""
+        if self.alias is None:
+            return None
+        return AliasInfo(self.is_write, frozenset({self.alias}), frozenset({self.alias}))
+
 
     def __str__(self):
         out = f"{self.text} {self.name}" if self.name else self.text

@@ -138,6 +138,30 @@ def case_numpy_inplace_tutorial_example(lib, jit):
     return x, x._version - v, acc, schema.arguments[0].alias_info.is_write
 
 
+def case_vmap_runs_the_op_per_sample(lib):
+    x = lib.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    op = _numpy_sin(lib, _ns(lib, "vmap"))
+
+    @lib.library.custom_op(f"{_ns(lib, 'vmap')}::traceable", mutates_args=())
+    def traceable(x: lib.Tensor) -> lib.Tensor:
+        return x.sin() * 2
+
+    return lib.vmap(op)(x), lib.vmap(traceable)(x)
+
+
+def case_func_grad_of_a_custom_op_raises(lib):
+    op = _numpy_sin(lib, _ns(lib, "fgrad"))
+    return lib.func.grad(lambda v: op(v).sum())(_x(lib))
+
+
+def case_func_grad_of_a_traceable_custom_op_raises(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'fgrad')}::traceable", mutates_args=())
+    def traceable(x: lib.Tensor) -> lib.Tensor:
+        return x.sin()
+
+    return lib.func.grad(lambda v: traceable(v).sum())(_x(lib))
+
+
 def case_mutates_unknown_marks_every_tensor(lib):
     def f(x: lib.Tensor, y: typing.Optional[lib.Tensor], n: int) -> lib.Tensor:
         return x
@@ -437,6 +461,7 @@ MISTAKES = {
                                                             test_utils=("nope",)),
     "opcheck_rtol_only": lambda lib: lib.library.opcheck(_numpy_sin(lib, _ns(lib, "m")), (lib.ones(1),), rtol=1e-3),
     "kwarg_only_tensor": lambda lib: lib.library.custom_op(f"{_ns(lib, 'm')}::f", mutates_args=())(_kwarg_tensor(lib)),
+    "func_grad": case_func_grad_of_a_traceable_custom_op_raises,
     "autograd_for_mutating_op": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=("x",))(_annotated(lib, lib.Tensor, type(None))).register_autograd(
         lambda ctx, g: g),
@@ -466,7 +491,7 @@ def _bad_calls(lib):
 SAME_MESSAGE = {"no_mutates_args", "no_namespace", "two_namespaces", "mutates_args_string", "bad_library_kind",
                 "bad_alias_analysis", "backward_without_formula", "second_def_library", "define_without_namespace",
                 "register_autograd_unknown_op", "opcheck_of_a_function", "opcheck_unknown_test", "opcheck_rtol_only",
-                "kwarg_only_tensor"}
+                "kwarg_only_tensor", "func_grad"}
 
 
 def _exception(fn):

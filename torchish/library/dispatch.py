@@ -13,7 +13,9 @@
 Inside ``torchish.compile`` (tensors holding tracers) an op with a fake implementation is opaque, as under
 ``torch.compile``: the kernel runs on the host through ``jax.pure_callback``, with the fake implementation giving
 the output shapes, so a kernel that calls ``.numpy()`` works inside a compiled step. An op without one is traced
-through (its body is torch code that torchish can trace).
+through (its body is torch code that torchish can trace); reading values there raises PyTorch's "no fake impl"
+error. Under ``torchish.func.vmap`` the same holds, the host kernel running once per sample; under the
+differentiating transforms (grad, jvp, jacrev...) a custom op is refused as functorch refuses it.
 """
 from __future__ import annotations
 
@@ -64,6 +66,10 @@ def call(e, args, kwargs):
     if any(t.device.type == "meta" for t in tensors):
         return run_fake(e, pos, kw)
     has_formula = e.custom is not None or e.backward is not None
+    if has_formula and getattr(STATE, "functional_trace", 0) > getattr(STATE, "vmap_level", 0):
+        # torchish.func.grad/jvp/jacrev...: the generated Function meets the transform, which refuses it for want
+        # of a setup_context staticmethod, as functorch refuses PyTorch's (never a silent zero gradient)
+        return autograd_function(e).run(pos, kw)
     if has_formula and STATE.grad_enabled and any(t.requires_grad for t in flat_tensors(pos)):
         return autograd_function(e).run(pos, kw)
     autograd_kernel = e.kernels.get("Autograd") or e.kernels.get(f"Autograd{_backend_key(e, tensors, pos)}")
@@ -235,7 +241,8 @@ def _host_call(e, kernel, pos, kw):
             res = [res_leaves[i] for i in out_idx] + [vals[idx[j]] for j in mut_pos]
             return [np.asarray(r.detach().numpy(), dtype=s.dtype) for r, s in zip(res, shapes)]
 
-    results = jax.pure_callback(host, shapes, *[leaves[i]._d for i in idx])
+    # (under torchish.func.vmap the kernel runs once per sample, as PyTorch's vmap fallback for custom ops does)
+    results = jax.pure_callback(host, shapes, *[leaves[i]._d for i in idx], vmap_method="sequential")
     for t, v in zip(mutated, results[len(out_idx):]):
         with no_grad():
             t.copy_(wrap(v))

@@ -94,7 +94,8 @@ class FunctionCtx:
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [{t.type()} {list(t.shape)}]{self._saved_origin(i, t)} is at version "
                     f"{t._vc.value}; expected version {v} instead. Hint: enable anomaly detection to find the "
-                    "operation that failed to compute its gradient, with torchish.autograd.set_detect_anomaly(True).")
+                    "operation that failed to compute its gradient, with "
+                    "torchish.autograd.set_detect_anomaly(True, check_nan=False).")
         return self._saved
 
     def _saved_origin(self, i, t):

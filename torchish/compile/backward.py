@@ -53,7 +53,7 @@ class CompiledBackward(Node):
                             "one of the variables needed for gradient computation has been modified by an inplace "
                             f"operation: [{what} is at version {counter.value}; expected version {version} instead. "
                             "Hint: enable anomaly detection to find the operation that failed to compute its "
-                            "gradient, with torchish.autograd.set_detect_anomaly(True).")
+                            "gradient, with torchish.autograd.set_detect_anomaly(True, check_nan=False).")
 
     def release(self):
         saving = getattr(self, "saving", None)

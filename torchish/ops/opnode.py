@@ -196,7 +196,7 @@ class OpNode(Node):
                     f"operation: [{what}]{origin} is "
                     f"at version {vc.value}; expected version {v} instead. Hint: enable anomaly detection to find "
                     "the operation that failed to compute its gradient, with "
-                    "torchish.autograd.set_detect_anomaly(True).")
+                    "torchish.autograd.set_detect_anomaly(True, check_nan=False).")
 
     def apply_grads(self, grads, create_graph):
         self.check_alive()

@@ -229,7 +229,7 @@ class CheckpointBackward(Node):
                     f"operation: [{t.type()} {list(t.shape)}]{saved_origin(t._grad_fn, t._out_nr)} is at "
                     f"version {t._vc.value}; expected version {v} instead. Hint: enable anomaly detection to find "
                     "the operation that failed to compute its gradient, with "
-                    "torchish.autograd.set_detect_anomaly(True).")
+                    "torchish.autograd.set_detect_anomaly(True, check_nan=False).")
         for p in self.packed_args or ():  # PyTorch unpacks the saved inputs to recompute (each backward)
             p.unpack()
         # an input written in place since the forward (by the function itself, or after it): the recomputation

@@ -149,6 +149,28 @@ def case_vmap_runs_the_op_per_sample(lib):
     return lib.vmap(op)(x), lib.vmap(traceable)(x)
 
 
+def case_register_vmap_rule(lib):
+    calls = []
+
+    @lib.library.custom_op(f"{_ns(lib, 'vrule')}::nmul", mutates_args=())
+    def nmul(x: lib.Tensor, y: lib.Tensor) -> lib.Tensor:
+        calls.append(tuple(x.shape))
+        return lib.from_numpy(x.numpy() * y.numpy())
+
+    nmul.register_fake(lambda x, y: lib.empty_like(x))
+    x, y = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), lib.tensor([10.0, 20.0, 30.0])
+    fallback = lib.vmap(nmul, in_dims=(0, None))(x, y)
+
+    @nmul.register_vmap
+    def _(info, in_dims, x, y):
+        calls.append(("rule", info.batch_size, in_dims))
+        x = x.movedim(in_dims[0], -1) if in_dims[0] is not None else x.unsqueeze(-1)
+        y = y.movedim(in_dims[1], -1) if in_dims[1] is not None else y.unsqueeze(-1)
+        return (x * y).movedim(-1, 0) * 1000, 0
+
+    return fallback, lib.vmap(nmul, in_dims=(0, None))(x, y), nmul(x[0], y), calls
+
+
 def case_func_grad_of_a_custom_op_raises(lib):
     op = _numpy_sin(lib, _ns(lib, "fgrad"))
     return lib.func.grad(lambda v: op(v).sum())(_x(lib))

@@ -23,7 +23,7 @@ from .registry import OpOverload, OpOverloadPacket
 from .schema import parse as _parse
 
 __all__ = ["Library", "custom_op", "CustomOpDef", "define", "impl", "register_fake", "register_autograd",
-           "register_kernel", "opcheck", "infer_schema", "fallthrough_kernel", "impl_abstract"]
+           "register_kernel", "register_vmap", "opcheck", "infer_schema", "fallthrough_kernel", "impl_abstract"]
 
 _RESERVED = ("prim",)
 _DEF_NAMESPACES: dict = {}  # namespace -> id of the live "DEF" Library holding it
@@ -42,7 +42,7 @@ def _undo(defs, registrations, ns, def_id):
         else:
             setattr(e, what, None)
     for e in defs:
-        e.schema = e.custom = e.function_cls = e.fake = e.backward = e.setup_context = None
+        e.schema = e.custom = e.function_cls = e.fake = e.backward = e.setup_context = e.vmap_fn = None
     if def_id is not None and _DEF_NAMESPACES.get(ns) == def_id:
         del _DEF_NAMESPACES[ns]
 
@@ -214,3 +214,16 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
                            f"{e.schema}. Please create a functional operator and register an autograd formula for "
                            "that.")
     _library(e.namespace, lib)._register_autograd(e, backward, setup_context)
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    """Register ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)`` as ``op``'s rule under
+    ``torchish.func.vmap`` (see :mod:`.vmap`)."""
+    def register(fn):
+        if isinstance(op, CustomOpDef):
+            return op.register_vmap(fn)
+        e = registry.resolve(op)
+        e.vmap_fn = fn
+        _library(e.namespace, lib)._registrations.append((e, "vmap_fn", None))
+        return fn
+    return register if func is None else register(func)

@@ -107,6 +107,12 @@ class CustomOpDef:
         self._entry.backward = backward
         self._entry.setup_context = setup_context
 
+    def register_vmap(self, func=None):
+        """The op's rule under ``torchish.func.vmap``: ``func(info, in_dims, *args) -> (output, out_dims)``."""
+        def register(fn):
+            self._entry.vmap_fn = fn
+        return register if func is None else register(func)
+
     @contextlib.contextmanager
     def set_kernel_enabled(self, device_type, enabled=True):
         originally_disabled = device_type in self._disabled_kernel

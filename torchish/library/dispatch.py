@@ -65,6 +65,14 @@ def call(e, args, kwargs):
     tensors = flat_tensors(values)
     if any(t.device.type == "meta" for t in tensors):
         return run_fake(e, pos, kw)
+    if e.vmap_fn is not None and getattr(STATE, "vmap_level", 0):
+        from .vmap import call_with_rule
+        return call_with_rule(e, pos, kw, _autograd_and_backend)
+    return _autograd_and_backend(e, pos, kw)
+
+
+def _autograd_and_backend(e, pos, kw):
+    tensors = flat_tensors(list(pos) + list(kw.values()))
     has_formula = e.custom is not None or e.backward is not None
     if has_formula and getattr(STATE, "functional_trace", 0) > getattr(STATE, "vmap_level", 0):
         # torchish.func.grad/jvp/jacrev...: the generated Function meets the transform, which refuses it for want

@@ -23,6 +23,7 @@ class Entry:
     fake: object = None
     backward: object = None
     setup_context: object = None
+    vmap_fn: object = None  # register_vmap's rule
     custom: object = None  # the CustomOpDef that owns the op, if custom_op made it
     function_cls: object = None  # the autograd.Function built for it (dispatch.autograd_function)
 

@@ -316,6 +316,21 @@ def case_define_impl_functions_and_register_autograd(lib):
     return y, x.grad, tuple(meta.shape)
 
 
+def case_custom_op_with_explicit_schema_and_dispatch_key_impl(lib):
+    ns = _ns(lib, "schema")
+
+    @lib.library.custom_op(f"{ns}::axpy", mutates_args=(), schema="(Tensor x, Tensor y, float a) -> Tensor")
+    def axpy(x, y, a):
+        return x * a + y
+
+    lib.library.define(f"{ns}::twice", "(Tensor x) -> Tensor")
+    lib.library.impl(f"{ns}::twice", "CompositeImplicitAutograd", lambda x: x * x * 2)
+    x = _x(lib, True)
+    y = getattr(lib.ops, ns).twice(x)
+    y.sum().backward()
+    return axpy(_x(lib), _x(lib), 0.5), str(axpy._opoverload._schema), y, x.grad
+
+
 def case_library_mutation_schema(lib):
     m = lib.library.Library(_ns(lib, "libmut"), "FRAGMENT")
     m.define("acc(Tensor(a!) x, Tensor y) -> ()")
@@ -484,6 +499,8 @@ MISTAKES = {
     "opcheck_rtol_only": lambda lib: lib.library.opcheck(_numpy_sin(lib, _ns(lib, "m")), (lib.ones(1),), rtol=1e-3),
     "kwarg_only_tensor": lambda lib: lib.library.custom_op(f"{_ns(lib, 'm')}::f", mutates_args=())(_kwarg_tensor(lib)),
     "func_grad": case_func_grad_of_a_traceable_custom_op_raises,
+    "schema_disagrees_with_mutates_args": lambda lib: lib.library.custom_op(
+        f"{_ns(lib, 'm')}::f", mutates_args=(), schema="(Tensor(a!) x) -> ()")(lambda x: None),
     "autograd_for_mutating_op": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=("x",))(_annotated(lib, lib.Tensor, type(None))).register_autograd(
         lambda ctx, g: g),

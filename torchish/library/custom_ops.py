@@ -24,9 +24,13 @@ OPDEF_TO_LIB: dict = {}  # qualname -> the Library that defines the custom op no
 
 
 def device_key(device_type):
+    """The dispatch key of a device type ("cpu" -> "CPU"; None and "default": every device); a dispatch key
+    ("CompositeImplicitAutograd", "Autograd"...), which torch.library.impl also takes, stays as it is."""
     from .dispatch import BACKEND_KEYS
     if device_type is None or device_type == "default":
         return "CompositeExplicitAutograd"
+    if device_type[:1].isupper():
+        return device_type
     return BACKEND_KEYS.get(device_type, device_type.upper())
 
 

@@ -588,3 +588,25 @@ def test_compiled_numpy_op_without_fake_impl_raises_pytorchs_error():
         for _ in range(3):
             g(_x(torchish))
     assert str(got.value) == str(ref["test_faketensor"])
+
+
+@needs_torch
+def test_backward_through_an_op_without_autograd_kernel_warns():
+    """PyTorch's autograd fallback: the graph the kernel recorded gives the gradient, with its UserWarning."""
+    import warnings
+    seen = {}
+    for lib in (torch, torchish):
+        m = lib.library.Library(_ns(lib, "fallback"), "FRAGMENT")
+        m.define("f(Tensor x) -> Tensor")
+        m.impl("f", lambda x: x * x, "CPU")
+        x = _x(lib, True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            y = getattr(lib.ops, m.ns).f(x)
+            n_forward = len(w)
+            y.sum().backward()
+        # (PyTorch's C++ warnings end with " (Triggered internally at <file>:<line>.)")
+        texts = [str(i.message).split(" (Triggered internally")[0] for i in w if i.category is UserWarning]
+        seen[lib.__name__] = (n_forward, texts, x.grad)
+    assert seen["torchish"][:2] == seen["torch"][:2]
+    assert_same(seen["torch"][2], seen["torchish"][2])

@@ -86,7 +86,31 @@ def _autograd_and_backend(e, pos, kw):
     if has_formula:
         with no_grad():  # (PyTorch runs the kernel below autograd)
             return backend(e, pos, kw)
-    return backend(e, pos, kw)  # no autograd kernel: the torch code inside the kernel records the graph
+    out = backend(e, pos, kw)  # no autograd kernel: the torch code inside the kernel records the graph
+    if STATE.grad_enabled:
+        _warn_on_backward(e, tensors, out)
+    return out
+
+
+def _warn_on_backward(e, inputs, out):
+    """PyTorch's autograd fallback for an op with no autograd kernel: gradients flow through the graph its kernel
+    recorded, with a warning when the backward reaches the op's outputs."""
+    import warnings
+    ids = {id(t) for t in inputs}
+    msg = (f"{e.qualname}: an autograd kernel was not registered to the Autograd key(s) but we are trying to "
+           "backprop through it. This may lead to silently incorrect behavior. This behavior is deprecated and will "
+           "be removed in a future version of PyTorch. If your operator is differentiable, please ensure you have "
+           "registered an autograd kernel to the correct Autograd key (e.g. DispatchKey::Autograd, "
+           "DispatchKey::CompositeImplicitAutograd). If your operator is not differentiable, or to squash this "
+           "warning and use the previous behavior, please register torch::CppFunction::makeFallthrough() to "
+           "DispatchKey::Autograd.")
+
+    def hook(grad):
+        warnings.warn(msg, UserWarning, stacklevel=2)
+
+    for o in flat_tensors(out if isinstance(out, (list, tuple)) else [out]):
+        if o.requires_grad and o.grad_fn is not None and id(o) not in ids:
+            o.register_hook(hook)
 
 
 def _invoke(kernel, pos, kw):

@@ -25,7 +25,6 @@ import jax
 import numpy as np
 from jax.tree_util import tree_flatten as flatten, tree_unflatten
 
-
 from ..autograd.grad_mode import STATE, no_grad
 
 BACKEND_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "xpu": "XPU", "mps": "MPS"}
@@ -87,7 +86,7 @@ def _autograd_and_backend(e, pos, kw):
         with no_grad():  # (PyTorch runs the kernel below autograd)
             return backend(e, pos, kw)
     out = backend(e, pos, kw)  # no autograd kernel: the torch code inside the kernel records the graph
-    if STATE.grad_enabled:
+    if STATE.grad_enabled and not STATE.tracing:  # (a hook added inside torchish.compile would be a side effect)
         _warn_on_backward(e, tensors, out)
     return out
 

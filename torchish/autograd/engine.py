@@ -8,6 +8,7 @@ post-hooks; at the leaves, tensor hooks, accumulation into ``.grad``, post-accum
 from __future__ import annotations
 
 import heapq
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -241,6 +242,49 @@ def _discover(roots):
     return order
 
 
+class GraphTask:
+    """The backward pass running now (PyTorch's GraphTask): which nodes it runs, for hooks that must know
+    (``register_multi_grad_hook``). One per ``backward()``/``grad()`` call; a hook that itself runs a backward
+    opens a nested one. torchish runs a backward on the calling thread, node after node."""
+
+    __slots__ = ("schedule", "targets", "accumulate", "_ids", "_scratch")
+
+    def __init__(self, schedule, targets, accumulate):
+        self.schedule = schedule
+        self.targets = targets
+        self.accumulate = accumulate
+        self._ids = None
+        self._scratch = None
+
+    @property
+    def scratch(self) -> dict:
+        """What hooks keep for this backward only (a multi-grad hook's gradients so far), gone with it: nothing
+        outlives the pass, so a backward traced by torchish.compile changes no Python state through them."""
+        if self._scratch is None:
+            self._scratch = {}
+        return self._scratch
+
+    def will_execute(self, node) -> bool:
+        """Whether this backward runs ``node`` (PyTorch's ``_will_engine_execute_node``)."""
+        if self._ids is None:
+            self._ids = {id(n) for n in self.schedule}
+        if id(node) not in self._ids:
+            return False
+        if (not self.accumulate and self.targets is not None and id(node) in self.targets
+                and not any(e is not None for e in node.next_edges)):
+            raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                               "autograd.grad(). This is currently not supported.")
+        return True
+
+
+_TASKS: list = []  # the backward passes running now, innermost last
+
+
+def current_task():
+    """The innermost backward pass running now, or None outside backward."""
+    return _TASKS[-1] if _TASKS else None
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumulate):
     """Run the backward pass. With ``accumulate`` leaves get ``.grad``; otherwise the gradients reaching
     ``inputs`` are returned (one per input, None where none arrived)."""
@@ -268,9 +312,21 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
                 needed.add(id(node))
     schedule = _schedule([e[0] for e in root_edges], order, needed)
     results = [None] * len(inputs) if inputs is not None else None
+    _TASKS.append(GraphTask(schedule, targets, accumulate))
+    try:
+        _run_schedule(schedule, root_edges, root_grads, targets, needed, results, accumulate, inputs, retain_graph,
+                      create_graph)
+    finally:
+        _TASKS.pop()
+    return results
+
+
+def _run_schedule(schedule, root_edges, root_grads, targets, needed, results, accumulate, inputs, retain_graph,
+                  create_graph):
+    """Run the scheduled nodes (lowered as one program when eligible), filling ``results`` for ``grad()``."""
     if lowering.try_run(schedule, root_edges, root_grads, targets, needed, results, accumulate, retain_graph,
                         create_graph):
-        return results
+        return
     buffers = {}
     for (node, nr), g in zip(root_edges, root_grads):
         if g is None or (needed is not None and id(node) not in needed):
@@ -298,12 +354,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
                 _add_to_buffer(buffers, e[0], e[1], g, node)
     finally:
         STATE.grad_enabled = prev
-    return results
+
+
+_ACC_FIRST = -(1 << 62)  # the heap key of an AccumulateGrad node: before every other node (keys are -seq)
 
 
 def _schedule(roots, order, needed):
     """The order nodes run in: dependencies first, and among ready nodes the latest created first (PyTorch's
-    ready queue). Depends only on the graph's structure, so the lowered backward follows the same order."""
+    ready queue), AccumulateGrad nodes before all others as soon as they are ready (PyTorch gives them the largest
+    sequence number), in the order they became ready (PyTorch's heap keeps that order for up to three at once).
+    Depends only on the graph's structure, so the lowered backward follows the same order."""
     deps = {}
     for node in order:
         if needed is not None and id(node) not in needed:
@@ -313,22 +373,43 @@ def _schedule(roots, order, needed):
                 deps[id(e[0])] = deps.get(id(e[0]), 0) + 1
     heap = []
     pushed = set()
+    count = itertools.count()
     for node in roots:
         if deps.get(id(node), 0) == 0 and id(node) not in pushed and (needed is None or id(node) in needed):
             pushed.add(id(node))
-            heapq.heappush(heap, (-node.seq, id(node), node))
+            heapq.heappush(heap, (_ACC_FIRST if type(node) is AccumulateGrad else -node.seq, next(count), node))
     out = []
     while heap:
         _, _, node = heapq.heappop(heap)
         out.append(node)
-        for e in node.next_edges:
+        accs = None  # the AccumulateGrad nodes this one makes ready: (input position, node)
+        for k, e in enumerate(node.next_edges):
             if e is None or (needed is not None and id(e[0]) not in needed):
                 continue
             left = deps[id(e[0])] - 1
             deps[id(e[0])] = left
             if left == 0:
-                heapq.heappush(heap, (-e[0].seq, id(e[0]), e[0]))
+                nxt = e[0]
+                if type(nxt) is AccumulateGrad:
+                    accs = [(k, nxt)] if accs is None else accs + [(k, nxt)]
+                else:
+                    heapq.heappush(heap, (-nxt.seq, next(count), nxt))
+        if accs is not None:
+            for nxt in _in_torch_order(node, accs):
+                heapq.heappush(heap, (_ACC_FIRST, next(count), nxt))
     return out
+
+
+def _in_torch_order(node, accs):
+    """The leaves' AccumulateGrad nodes ``node`` made ready, in the order PyTorch's node lists its inputs
+    (``next_functions``: an op's operands may sit elsewhere in torchish's own node, ``addmm``'s bias first)."""
+    if len(accs) == 1:
+        return [accs[0][1]]
+    order = getattr(node, "torch_input_order", None)
+    if order is None:
+        return [n for _, n in accs]
+    rank = {k: r for r, k in enumerate(order())}
+    return [n for _, n in sorted(accs, key=lambda a: rank.get(a[0], len(rank) + a[0]))]
 
 
 def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, create_graph, needed):
@@ -347,13 +428,13 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
     if isinstance(node, AccumulateGrad):
         var = node.variable
         g = grads[0]
-        if g is None:
-            return []
-        if var._hooks:
+        if var._hooks:  # as PyTorch's, also with None when no gradient reached the leaf (a Function returned None)
             for fn in list(var._hooks.values()):
                 r = fn(g)
                 if r is not None:
                     g = _check_hook_result(r, g, fn)
+        if g is None:
+            return []
         if targets is not None and id(node) in targets:
             for _, i in targets[id(node)]:
                 if results is not None and not accumulate:

@@ -74,6 +74,9 @@ _LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": 
            "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "convolution": (2,)}
 # reflected operators (``2 * x``) call ``x.mul(2)`` in PyTorch: the tensor comes first
 _COMMUTATIVE = ("add", "mul")
+# ops whose PyTorch node takes the operands in another order: linear(x, w, b) is addmm(b, x, w.t()). The engine
+# runs the leaves' AccumulateGrad nodes in that order (``torch_input_order``); next_functions does not show it yet
+_TORCH_ORDER = {"linear": (2, 0, 1)}
 
 
 def _is_array(v):
@@ -121,6 +124,13 @@ class OpNode(Node):
         if inplace is not None:  # CopySlices of an op applied in place to a view: PyTorch's node wraps that op
             return shown[:1] + inplace.next_functions[1:]  # and shows the base's edge, then the op's other inputs
         return shown
+
+    def torch_input_order(self):
+        """The input positions in the order PyTorch's node takes them (the engine runs the leaves it feeds in
+        that order): ``next_functions``' order, with the operands of :data:`_TORCH_ORDER`'s ops permuted."""
+        pos = self._shown_inputs()
+        order = _TORCH_ORDER.get(self.op.name)
+        return order if order is not None and len(pos) == len(order) else pos
 
     def __call__(self, *grads):
         out = self.apply_grads(list(grads), STATE.grad_enabled)

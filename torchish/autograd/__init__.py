@@ -9,7 +9,9 @@ import importlib
 
 from .grad_mode import (no_grad as no_grad, enable_grad as enable_grad, set_grad_enabled as set_grad_enabled,
                         inference_mode as inference_mode, is_grad_enabled as is_grad_enabled,
-                        is_inference_mode_enabled as is_inference_mode_enabled)
+                        is_inference_mode_enabled as is_inference_mode_enabled,
+                        is_multithreading_enabled as is_multithreading_enabled,
+                        set_multithreading_enabled as set_multithreading_enabled)
 from . import graph as graph
 
 _LAZY = {

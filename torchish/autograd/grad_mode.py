@@ -1,5 +1,5 @@
 """Grad-mode state (per thread) and the context managers that are also decorators: no_grad, enable_grad,
-set_grad_enabled, inference_mode."""
+set_grad_enabled, inference_mode, set_multithreading_enabled."""
 from __future__ import annotations
 
 import functools
@@ -24,6 +24,7 @@ class _State(threading.local):
         # > 0 while an in-place or out= op runs its out-of-place body: PyTorch's autocast lists functional ops
         # only, so these run in their operands' own dtypes (``addmm_``, ``index_copy_``, ``addmm(out=)``)
         self.autocast_off = 0
+        self.multithreading = True  # set_multithreading_enabled's flag (a flag only: see there)
 
 
 STATE = _State()
@@ -35,6 +36,11 @@ def is_grad_enabled() -> bool:
 
 def is_inference_mode_enabled() -> bool:
     return STATE.inference
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether multithreaded backward is enabled (``set_multithreading_enabled``; True by default)."""
+    return STATE.multithreading
 
 
 class _DecoratorContextManager:
@@ -162,6 +168,34 @@ class inference_mode(_DecoratorContextManager):
 
     def __exit__(self, *exc):
         STATE.grad_enabled, STATE.inference, STATE.user_grad = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """``set_multithreading_enabled(mode)``: PyTorch's switch for running backward on per-device worker threads.
+    Takes effect at once (as a function) and restores the previous mode on exit (as a context); per thread.
+
+    A flag only: torchish always runs a backward on the calling thread, node after node (what PyTorch does with
+    ``mode=False``), so either mode computes the same. Decorating a function sets the mode when the decorator is
+    made, as PyTorch's does.
+    """
+
+    def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_multithreading_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{type(mode).__name__}")
+        self.prev = STATE.multithreading
+        self.mode = mode
+        STATE.multithreading = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        STATE.multithreading = self.prev
         return False
 
     def clone(self):

@@ -245,3 +245,6 @@ def get_gradient_edge(tensor) -> GradientEdge:
 
 from .saved_hooks import (saved_tensors_hooks as saved_tensors_hooks, save_on_cpu as save_on_cpu,  # noqa: E402
                           disable_saved_tensors_hooks as disable_saved_tensors_hooks)
+from .multi_hooks import register_multi_grad_hook as register_multi_grad_hook  # noqa: E402
+from .saved_mutation import (allow_mutation_on_saved_tensors as allow_mutation_on_saved_tensors,  # noqa: E402
+                             increment_version as increment_version)

@@ -77,6 +77,36 @@ def case_numpy_sin_through_torch_ops(lib):
     return y, x.grad, str(packet), str(packet.default), packet.overloads(), packet.default.name()
 
 
+def case_needs_input_grad_extra_nones_and_op_identity(lib):
+    ns = _ns(lib, "ctx")
+    seen = []
+
+    @lib.library.custom_op(f"{ns}::f", mutates_args=())
+    def f(x: lib.Tensor, y: lib.Tensor, n: int) -> lib.Tensor:
+        return x * y * n
+
+    def backward(ctx, g):
+        seen.append(ctx.needs_input_grad)
+        return g * 2, g * 3, None, None  # (a trailing extra None is allowed)
+
+    f.register_autograd(backward, setup_context=lambda ctx, inputs, output: None)
+    x, y = _x(lib, True), _x(lib)
+    f(x, y, 2).sum().backward()
+    ops = getattr(lib.ops, ns)
+    same = (ops.f is getattr(lib.ops, ns).f, ops.f.default is ops.f.default, f._opoverload is ops.f.default,
+            ops.f.default.overloadpacket is ops.f)
+    return x.grad, y.grad, seen, same
+
+
+def case_backward_with_too_few_gradients_raises(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'ctx')}::g", mutates_args=())
+    def g(x: lib.Tensor, y: lib.Tensor) -> lib.Tensor:
+        return x * y
+
+    g.register_autograd(lambda ctx, grad: grad)
+    g(_x(lib, True), _x(lib)).sum().backward()
+
+
 def case_backward_without_formula_raises(lib):
     op = _numpy_sin(lib, _ns(lib, "nograd"), autograd=False)
     y = op(_x(lib, True))
@@ -443,7 +473,11 @@ def test_cases_run_without_error_in_torch(name):
     """A case that both libraries fail in the same way would pass test_script_matches_torch: the ones not named
     ``*_raises`` must run in PyTorch."""
     fn = globals()["case_" + name]
+    before = {k: v for k, v in _COUNTS.items() if k[0] == "torch"}
     fn(torch, lambda f: f) if fn.__code__.co_argcount == 2 else fn(torch)
+    for (name_, tag), n in list(_COUNTS.items()):  # (torchish's names stay in step with torch's for later tests)
+        if name_ == "torch":
+            _COUNTS["torchish", tag] += n - before.get(("torch", tag), 0)
 
 
 def _define_twice(lib):
@@ -501,6 +535,7 @@ MISTAKES = {
     "func_grad": case_func_grad_of_a_traceable_custom_op_raises,
     "schema_disagrees_with_mutates_args": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=(), schema="(Tensor(a!) x) -> ()")(lambda x: None),
+    "too_few_gradients": case_backward_with_too_few_gradients_raises,
     "autograd_for_mutating_op": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=("x",))(_annotated(lib, lib.Tensor, type(None))).register_autograd(
         lambda ctx, g: g),
@@ -530,7 +565,7 @@ def _bad_calls(lib):
 SAME_MESSAGE = {"no_mutates_args", "no_namespace", "two_namespaces", "mutates_args_string", "bad_library_kind",
                 "bad_alias_analysis", "backward_without_formula", "second_def_library", "define_without_namespace",
                 "register_autograd_unknown_op", "opcheck_of_a_function", "opcheck_unknown_test", "opcheck_rtol_only",
-                "kwarg_only_tensor", "func_grad"}
+                "kwarg_only_tensor", "func_grad", "too_few_gradients"}
 
 
 def _exception(fn):

@@ -65,9 +65,11 @@ def make_function(e):
             ctx.needs_input_grad = prev
         if not isinstance(result, tuple):
             result = (result,)
-        if len(result) != info.n_args:
-            raise RuntimeError(f"function backward returned an incorrect number of gradients (expected "
-                               f"{info.n_args}, got {len(result)})")
+        if len(result) > info.n_args and all(g is None for g in result[info.n_args:]):
+            result = result[:info.n_args]  # (extra Nones are allowed, as for any autograd.Function)
+        if len(result) != info.n_args:  # (PyTorch's counts include the Function's hidden metadata argument)
+            raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                               f"(expected {info.n_args + 1}, got {len(result) + 1})")
         return _align(info, result) + (None,)
 
     cls = type(f"GeneratedBackwardFor_{e.namespace}_{e.opname}_{e.overload_name}", (Function,),

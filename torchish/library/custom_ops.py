@@ -17,7 +17,7 @@ import inspect
 import logging
 
 from .infer_schema import infer_schema
-from .registry import OpOverload, entry
+from .registry import entry, overload
 
 log = logging.getLogger(__name__)
 OPDEF_TO_LIB: dict = {}  # qualname -> the Library that defines the custom op now
@@ -61,7 +61,7 @@ class CustomOpDef:
 
     @property
     def _opoverload(self):
-        return OpOverload(self._entry)
+        return overload(self._entry)
 
     @property
     def _abstract_fn(self):

@@ -156,7 +156,7 @@ def opcheck(op, args, kwargs=None, *, test_utils=DEFAULT_TEST_UTILS, raise_excep
         if len(overloads) != 1:
             raise RuntimeError(f"opcheck can only test operators without overloads. Got the following overloads for "
                                f"{op._qualified_op_name}: {[x.overload for x in overloads]}")
-        op = registry.OpOverload(overloads[0])
+        op = registry.overload(overloads[0])
     if hasattr(op, "_opoverload"):
         op = op._opoverload
     if not isinstance(op, registry.OpOverload):

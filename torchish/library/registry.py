@@ -26,6 +26,7 @@ class Entry:
     vmap_fn: object = None  # register_vmap's rule
     custom: object = None  # the CustomOpDef that owns the op, if custom_op made it
     function_cls: object = None  # the autograd.Function built for it (dispatch.autograd_function)
+    handle: object = None  # its OpOverload (one object, as torch.ops.ns.op.default always is)
 
     @property
     def namespace(self):
@@ -46,6 +47,8 @@ class Entry:
 
 
 ENTRIES: dict = {}  # (qualname, overload) -> Entry
+_PACKETS: dict = {}  # qualname -> OpOverloadPacket
+_NAMESPACES: dict = {}  # name -> OpNamespace
 
 
 def split_name(name):
@@ -88,7 +91,7 @@ class OpOverload:
 
     @property
     def overloadpacket(self):
-        return OpOverloadPacket(self._entry.qualname)
+        return getattr(OpNamespace(self._namespace), self._opname)
 
     def name(self):
         return self._entry.qualname + (f".{self._entry.overload}" if self._entry.overload else "")
@@ -130,7 +133,7 @@ class OpOverloadPacket:
         e = entry(self._qualified_op_name, "" if name == "default" else name, create=False)
         if e is None or e.schema is None:
             raise AttributeError(f"The underlying op of '{self}' has no overload name '{name}'")
-        return OpOverload(e)
+        return overload(e)
 
     def __call__(self, *args, **kwargs):
         from .dispatch import call
@@ -165,9 +168,12 @@ class OpNamespace:
     def __getattr__(self, op):
         if op.startswith("__"):
             raise AttributeError(op)
-        if not defined(f"{self.name}::{op}"):
+        qualname = f"{self.name}::{op}"
+        if not defined(qualname):
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
-        return OpOverloadPacket(f"{self.name}::{op}")
+        if qualname not in _PACKETS:
+            _PACKETS[qualname] = OpOverloadPacket(qualname)
+        return _PACKETS[qualname]
 
     def __repr__(self):
         return f"<module 'torch.ops.{self.name}' from 'torch.ops'>"
@@ -175,7 +181,18 @@ class OpNamespace:
 
 def namespace(name):
     """``torchish.ops.<name>`` for a namespace with defined operators (None otherwise)."""
-    return OpNamespace(name) if name in namespaces() else None
+    if name not in namespaces():
+        return None
+    if name not in _NAMESPACES:
+        _NAMESPACES[name] = OpNamespace(name)
+    return _NAMESPACES[name]
+
+
+def overload(e):
+    """The OpOverload of an entry (made once)."""
+    if e.handle is None:
+        e.handle = OpOverload(e)
+    return e.handle
 
 
 def resolve(op):

@@ -83,7 +83,8 @@ def test_default_block_size_and_broadcast_mask():
         def minus_inf_above(score, b, h, q_idx, kv_idx):
             return lib.where(q_idx >= kv_idx, score, -float("inf"))
         return [FA.flex_attention(*_qkv(lib), block_mask=bm), bm.shape, bm.sparsity(), bm.to_dense(), repr(bm),
-                FA.create_mask(minus_inf_above, 1, H, 4, 4, device="cpu"), FA.create_mask(FA.noop_mask, None, None, 2, 3)]
+                FA.create_mask(minus_inf_above, 1, H, 4, 4, device="cpu"),
+                FA.create_mask(FA.noop_mask, None, None, 2, 3)]
     same(fn)
 
 
@@ -98,8 +99,10 @@ def test_block_mask_slicing_adjust_and_from_kv_blocks():
         idx = lib.tensor([[[0, 1, 2, 3], [1, 0, 2, 3], [2, 0, 1, 3], [3, 1, 0, 2]]], dtype=lib.int32)[None]
         made = FA.BlockMask.from_kv_blocks(num, idx, BLOCK_SIZE=4, mask_mod=causal)
         return [sub.shape, sub.kv_num_blocks, sub.q_indices, sub.to_dense(), crop.shape, crop.kv_num_blocks,
-                crop.kv_indices, crop.to_dense(), FA.flex_attention(q[:, :, :8], k[:, :, :8], v[:, :, :8], block_mask=crop),
-                made.shape, made.q_num_blocks, made.q_indices, made.to_dense(), FA.flex_attention(q, k, v, block_mask=made)]
+                crop.kv_indices, crop.to_dense(),
+                FA.flex_attention(q[:, :, :8], k[:, :, :8], v[:, :, :8], block_mask=crop),
+                made.shape, made.q_num_blocks, made.q_indices, made.to_dense(),
+                FA.flex_attention(q, k, v, block_mask=made)]
     same(fn)
 
 
@@ -227,6 +230,45 @@ def test_compiled_training_step_matches_eager_and_torch():
         losses = [step(q, k, v) for _ in range(3)]
         return [*losses, bias.detach()]
     compile_three_ways(case)
+
+
+def test_compiled_create_block_mask_and_flex_attention():
+    """``torch.compile(create_block_mask)`` returns a BlockMask; ``torch.compile(flex_attention)`` takes one (and a
+    score_mod), as in attention-gym and gpt-fast; a decoding step slices one query block of the mask and offsets
+    its mask_mod (gpt-fast's pattern)."""
+    def case(T, jit):
+        FA = _fa(T)
+        make_mask = jit(FA.create_block_mask, dynamic=False, fullgraph=True)
+        attend = jit(FA.flex_attention, dynamic=False, fullgraph=True)
+        q, k, v = _qkv(T)
+        out = []
+        for _ in range(2):
+            bm = make_mask(FA.and_masks(causal, sliding_window), 1, None, L, L, device="cpu", BLOCK_SIZE=4)
+            out += [bm.kv_num_blocks, bm.full_kv_indices, bm.q_indices, attend(q, k, v, _softcap(T), bm)]
+        for pos in (5, 9):
+            step = bm[:, :, T.tensor([pos]) // bm.BLOCK_SIZE[0]]
+            offset, inner = T.tensor(pos), bm.mask_mod
+
+            def shifted(b, h, q_idx, kv_idx):
+                return inner(b, h, q_idx + offset, kv_idx)
+            step.mask_mod, step.seq_lengths = shifted, (1, L)
+            out += [step.kv_num_blocks, step.kv_indices, attend(q[:, :, pos:pos + 1], k, v, block_mask=step)]
+        return out
+    compile_three_ways(case)
+
+
+def test_mixed_dtype_backward_raises_like_torch():
+    """q/k/v of different dtypes: the forward runs, the backward (here for a captured bias) raises ValueError."""
+    def fn(lib):
+        FA = _fa(lib)
+        q, k, v = _qkv(lib)
+        bias = formula_data(lib, L, seed=8).requires_grad_()
+        out = FA.flex_attention(q, k.bfloat16(), v.bfloat16(), score_mod=lambda s, b, h, qi, ki: s + bias[ki])
+        out.sum().backward()
+    err = check_raises(fn)
+    with pytest.raises(ValueError) as got:
+        fn(torchish)
+    assert str(got.value) == str(err)
 
 
 def _err_cases(lib):

@@ -12,17 +12,24 @@ the mask_mod per element: the block layout never changes the numbers.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import itertools
 import operator
+import typing
 import warnings
 from enum import Enum
 
+import jax.numpy as jnp
+
 from ... import _dtype
+from ...ops.registry import apply, defop
 
 __all__ = ["BlockMask", "create_block_mask", "create_mask", "and_masks", "or_masks", "noop_mask"]
 
+_score_mod_signature = typing.Callable[..., typing.Any]
+_mask_mod_signature = typing.Callable[..., typing.Any]
 _DEFAULT_SPARSE_BLOCK_SIZE = 128
 _LARGE_SPARSE_BLOCK_SIZE = 1 << 30
 
@@ -123,27 +130,52 @@ def create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device=None):
     return _apply_mask_mod(mod_fn, B, H, Q_LEN, KV_LEN, device, _dtype.int64)
 
 
-def _ordered_to_dense(num_blocks_in_row, col_indices, num_cols):
+def _jax_ordered_to_dense(num_blocks_in_row, col_indices, *, num_cols):
     """The int32 ``[..., rows, num_cols]`` 0/1 table of the blocks each row lists (its first ``num_blocks_in_row``
     entries of ``col_indices``)."""
-    torch = _torch()
-    dev = col_indices.device
-    listed = torch.arange(col_indices.shape[-1], dtype=_dtype.int32, device=dev) < num_blocks_in_row.unsqueeze(-1)
-    cols = torch.arange(num_cols, dtype=_dtype.int32, device=dev)
-    hit = (col_indices.unsqueeze(-1) == cols) & listed.unsqueeze(-1)
-    return hit.any(dim=-2).to(_dtype.int32)
+    listed = jnp.arange(col_indices.shape[-1]) < num_blocks_in_row[..., None]
+    hit = (col_indices[..., None] == jnp.arange(num_cols)) & listed[..., None]
+    return hit.any(axis=-2).astype(jnp.int32)
 
 
-def _dense_to_ordered(dense_mask):
-    dense_mask = dense_mask.to(dtype=_dtype.int32)
-    num_blocks_in_row = dense_mask.sum(dim=-1)
-    col_indices = _torch().argsort(dense_mask, dim=-1, descending=True, stable=True)
-    return num_blocks_in_row.to(_dtype.int32), col_indices.to(_dtype.int32)
+def _jax_dense_to_ordered(dense):
+    """Per row: how many blocks it has, and their columns first (in order), then the others (PyTorch's stable
+    descending argsort of the 0/1 table)."""
+    dense = dense.astype(jnp.int32)
+    return dense.sum(axis=-1, dtype=jnp.int32), jnp.argsort(1 - dense, axis=-1, stable=True).astype(jnp.int32)
+
+
+def _jax_transpose_ordered(num_blocks_in_row, col_indices):
+    dense = _jax_ordered_to_dense(num_blocks_in_row, col_indices, num_cols=col_indices.shape[-1])
+    return _jax_dense_to_ordered(jnp.swapaxes(dense, -2, -1))
+
+
+def _jax_block_tables(mask, *, q_block, kv_block, separate_full):
+    """From a bool ``[B, H, Q, KV]`` mask: (kv_num_blocks, kv_indices, q_num_blocks, q_indices) of the partly
+    attended blocks, then the same four of the fully attended ones when ``separate_full`` (else of none)."""
+    B, H, Q, KV = mask.shape
+    counts = jnp.pad(mask.astype(jnp.int32), ((0, 0), (0, 0), (0, -Q % q_block), (0, -KV % kv_block)))
+    nq, nkv = counts.shape[2] // q_block, counts.shape[3] // kv_block
+    sums = counts.reshape(B, H, nq, q_block, nkv, kv_block).sum(axis=(3, 5))
+    full = q_block * kv_block
+    tables = [(sums > 0) & (sums < full), sums == full] if separate_full else [sums > 0]
+    out = []
+    for t in tables:
+        out += [*_jax_dense_to_ordered(t), *_jax_dense_to_ordered(jnp.swapaxes(t, -2, -1))]
+    return tuple(out)
+
+
+_BLOCK_TABLES = defop("flex_block_tables", _jax_block_tables, differentiable=False)
+_TRANSPOSE_ORDERED = defop("flex_transpose_ordered", _jax_transpose_ordered, differentiable=False)
+_ORDERED_TO_DENSE = defop("flex_ordered_to_dense", _jax_ordered_to_dense, differentiable=False)
+
+
+def _ordered_to_dense(num_blocks_in_row, col_indices, num_cols):
+    return apply(_ORDERED_TO_DENSE, (num_blocks_in_row, col_indices), num_cols=int(num_cols))
 
 
 def _transpose_ordered(num_blocks_in_row, col_indices):
-    dense = _ordered_to_dense(num_blocks_in_row, col_indices, col_indices.shape[-1])
-    return _dense_to_ordered(dense.transpose(-2, -1))
+    return apply(_TRANSPOSE_ORDERED, (num_blocks_in_row, col_indices))
 
 
 def _adjust_num_blocks_and_indices(num_blocks, indices, new_num_rows, new_num_cols):
@@ -155,11 +187,31 @@ def _adjust_num_blocks_and_indices(num_blocks, indices, new_num_rows, new_num_co
     return num_blocks, indices
 
 
+@dataclasses.dataclass(init=False, repr=False, eq=False)
 class BlockMask:
     """PyTorch's block-sparse attention mask: for each (batch, head, row of ``BLOCK_SIZE[0]`` queries) the column
     blocks of ``BLOCK_SIZE[1]`` keys that are partly (``kv_num_blocks``/``kv_indices``) or fully
     (``full_kv_num_blocks``/``full_kv_indices``) attended, their transposes (``q_*``), the sequence lengths and the
-    ``mask_mod`` that defines the mask element by element."""
+    ``mask_mod`` that defines the mask element by element.
+
+    (A dataclass, so that a function compiled with ``torchish.compile`` can return one, as
+    ``torch.compile(create_block_mask)`` does.)"""
+
+    seq_lengths: tuple
+    kv_num_blocks: typing.Any
+    kv_indices: typing.Any
+    full_kv_num_blocks: typing.Any
+    full_kv_indices: typing.Any
+    q_num_blocks: typing.Any
+    q_indices: typing.Any
+    full_q_num_blocks: typing.Any
+    full_q_indices: typing.Any
+    dq_write_order: typing.Any
+    dq_write_order_full: typing.Any
+    dq_kv_order: typing.Any
+    dq_kv_order_spt: typing.Any
+    BLOCK_SIZE: tuple
+    mask_mod: typing.Any
 
     def __init__(self, seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, q_num_blocks,
                  q_indices, full_q_num_blocks, full_q_indices, BLOCK_SIZE=(_DEFAULT_SPARSE_BLOCK_SIZE,) * 2,
@@ -284,7 +336,8 @@ class BlockMask:
         return (f"BlockMask(\n    kv_num_blocks={self.kv_num_blocks.shape},\n    kv_indices={self.kv_indices.shape},\n"
                 f"    full_kv_num_blocks={shape_or_none(self.full_kv_num_blocks)},\n"
                 f"    full_kv_indices={shape_or_none(self.full_kv_indices)},\n"
-                f"    q_num_blocks={shape_or_none(self.q_num_blocks)},\n    q_indices={shape_or_none(self.q_indices)},\n"
+                f"    q_num_blocks={shape_or_none(self.q_num_blocks)},\n"
+                f"    q_indices={shape_or_none(self.q_indices)},\n"
                 f"    full_q_num_blocks={shape_or_none(self.full_q_num_blocks)},\n"
                 f"    full_q_indices={shape_or_none(self.full_q_indices)},\n    BLOCK_SIZE={self.BLOCK_SIZE},\n"
                 f"    shape={self.shape},\n    sparsity={self.sparsity():.2f}%,\n    mask_mod={name}\n)")
@@ -341,22 +394,6 @@ class BlockMask:
                          self.BLOCK_SIZE, self.mask_mod, dq_write_order=move(self.dq_write_order),
                          dq_write_order_full=move(self.dq_write_order_full), dq_kv_order=move(self.dq_kv_order),
                          dq_kv_order_spt=self.dq_kv_order_spt)
-
-
-def _convert_mask_to_block_mask(mask, Q_BLOCK_SIZE, KV_BLOCK_SIZE, separate_full_blocks):
-    """Per (b, h, row block, column block): int8 flags of partly attended blocks and of fully attended ones (or
-    one table of non-empty blocks, and None)."""
-    torch = _torch()
-    counts = mask.to(_dtype.int32)
-    B, H, Q, KV = counts.shape
-    pad_q, pad_kv = -Q % Q_BLOCK_SIZE, -KV % KV_BLOCK_SIZE
-    counts = torch.nn.functional.pad(counts, (0, pad_kv, 0, pad_q))
-    nq, nkv = (Q + pad_q) // Q_BLOCK_SIZE, (KV + pad_kv) // KV_BLOCK_SIZE
-    block_sum = counts.view(B, H, nq, Q_BLOCK_SIZE, nkv, KV_BLOCK_SIZE).sum(dim=[-3, -1])
-    if not separate_full_blocks:
-        return (block_sum > 0).to(_dtype.int8), None
-    full = Q_BLOCK_SIZE * KV_BLOCK_SIZE
-    return ((block_sum > 0) & (block_sum < full)).to(_dtype.int8), (block_sum == full).to(_dtype.int8)
 
 
 def _compute_dq_write_order(block_mask, dq_kv_order):
@@ -416,11 +453,12 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=_DE
     if not isinstance(dq_kv_order, bool):
         raise ValueError("dq_kv_order must be a bool when using create_block_mask")
     mask = _apply_mask_mod(mask_mod, B, H, Q_LEN, KV_LEN, device, _dtype.int64)
-    partial, full = _convert_mask_to_block_mask(mask, q_block, kv_block, separate_full_blocks)
-    kv_num, kv_idx = _dense_to_ordered(partial)
-    full_num, full_idx = _dense_to_ordered(full) if full is not None else (None, None)
-    block_mask = BlockMask.from_kv_blocks(kv_num, kv_idx, full_num, full_idx, BLOCK_SIZE=(q_block, kv_block),
-                                          mask_mod=mask_mod, seq_lengths=(Q_LEN, KV_LEN))
+    tables = apply(_BLOCK_TABLES, (mask,), q_block=q_block, kv_block=kv_block,
+                   separate_full=bool(separate_full_blocks))
+    full = tables[4:] if separate_full_blocks else (None,) * 4
+    block_mask = BlockMask(
+        (Q_LEN, KV_LEN), tables[0], tables[1], full[0], full[1], tables[2], tables[3], full[2], full[3],
+        (q_block, kv_block), mask_mod)
     if compute_dq_write_order:
         block_mask.dq_write_order, block_mask.dq_write_order_full = _compute_dq_write_order(block_mask, dq_kv_order)
         block_mask.dq_kv_order, block_mask.dq_kv_order_spt = None, dq_kv_order

@@ -34,14 +34,13 @@ from typing import NamedTuple, TypedDict
 import jax
 
 from ... import _dtype
-from ._block_mask import (_LARGE_SPARSE_BLOCK_SIZE, BlockMask, _get_mod_type, _index_grid, _ModificationType,
+from ._block_mask import (_DEFAULT_SPARSE_BLOCK_SIZE, _LARGE_SPARSE_BLOCK_SIZE, BlockMask,  # noqa: F401
+                          _get_mod_type, _index_grid, _mask_mod_signature, _ModificationType, _score_mod_signature,
                           _sliced_mask_mod_error, and_masks, create_block_mask, create_mask, noop_mask, or_masks)
 
 __all__ = ["BlockMask", "flex_attention", "AuxOutput", "AuxRequest", "FlexKernelOptions", "create_block_mask",
            "create_mask", "or_masks", "and_masks", "noop_mask"]
 
-_score_mod_signature = typing.Callable[..., typing.Any]
-_mask_mod_signature = typing.Callable[..., typing.Any]
 _Backend = typing.Literal["AUTO", "TRITON", "FLASH", "TRITON_DECODE"]
 _FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = False
 _WARNINGS_SHOWN: set = set()
@@ -263,10 +262,24 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
                    "allow you to use print statements or breakpoints. Note: This doesn't work with the backwards "
                    "pass and may produce incorrect results.")
     out, lse, max_scores = _autocast_math(query, key, value, score_mod, mask_mod, scale)
+    if query.dtype != key.dtype or query.dtype != value.dtype:
+        _refuse_backward(out, lse, query, key, value)
     if return_aux is not None:
         return out, AuxOutput(lse=lse if return_aux.lse else None,
                               max_scores=max_scores if return_aux.max_scores else None)
     return (out, lse) if return_lse else out
+
+
+def _refuse_backward(out, lse, query, key, value):
+    """PyTorch computes no gradient through attention of mixed q/k/v dtypes: its backward raises (the forward runs)."""
+    msg = (f"Backward pass with mixed query, key, and value dtype is not supported, got query.dtype={query.dtype}, "
+           f"key.dtype={key.dtype}, and value.dtype={value.dtype}")
+
+    def refuse(grad):
+        raise ValueError(msg)
+    for t in (out, lse):
+        if t.requires_grad:
+            t.register_hook(refuse)
 
 
 def _autocast_math(query, key, value, score_mod, mask_mod, scale):

@@ -201,6 +201,24 @@ def case_register_vmap_rule(lib):
     return fallback, lib.vmap(nmul, in_dims=(0, None))(x, y), nmul(x[0], y), calls
 
 
+def case_register_autocast(lib):
+    seen = []
+
+    @lib.library.custom_op(f"{_ns(lib, 'amp')}::mm", mutates_args=())
+    def mm(x: lib.Tensor, y: lib.Tensor, z: lib.Tensor) -> lib.Tensor:
+        seen.append((str(x.dtype), str(y.dtype), str(z.dtype), lib.is_autocast_enabled("cpu")))
+        return (x @ y).float() + z
+
+    x, y, z = lib.ones(2, 2), lib.ones(2, 2), lib.ones(2, dtype=lib.float64)
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        a = mm(x, y, z)
+    mm.register_autocast("cpu", lib.bfloat16)
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        b = mm(x, y, z)
+        still_on = lib.is_autocast_enabled("cpu")
+    return a, b, still_on, [tuple(s.split(".")[-1] if isinstance(s, str) else s for s in row) for row in seen]
+
+
 def case_func_grad_of_a_custom_op_raises(lib):
     op = _numpy_sin(lib, _ns(lib, "fgrad"))
     return lib.func.grad(lambda v: op(v).sum())(_x(lib))
@@ -536,6 +554,9 @@ MISTAKES = {
     "schema_disagrees_with_mutates_args": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=(), schema="(Tensor(a!) x) -> ()")(lambda x: None),
     "too_few_gradients": case_backward_with_too_few_gradients_raises,
+    "autocast_device_not_a_string": lambda lib: _numpy_sin(lib, _ns(lib, "m")).register_autocast(1, lib.float16),
+    "autocast_device_without_autocast": lambda lib: _numpy_sin(lib, _ns(lib, "m")).register_autocast("meta",
+                                                                                                      lib.float16),
     "autograd_for_mutating_op": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=("x",))(_annotated(lib, lib.Tensor, type(None))).register_autograd(
         lambda ctx, g: g),
@@ -565,7 +586,8 @@ def _bad_calls(lib):
 SAME_MESSAGE = {"no_mutates_args", "no_namespace", "two_namespaces", "mutates_args_string", "bad_library_kind",
                 "bad_alias_analysis", "backward_without_formula", "second_def_library", "define_without_namespace",
                 "register_autograd_unknown_op", "opcheck_of_a_function", "opcheck_unknown_test", "opcheck_rtol_only",
-                "kwarg_only_tensor", "func_grad", "too_few_gradients"}
+                "kwarg_only_tensor", "func_grad", "too_few_gradients", "autocast_device_not_a_string",
+                "autocast_device_without_autocast"}
 
 
 def _exception(fn):

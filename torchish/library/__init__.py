@@ -23,7 +23,7 @@ from .registry import OpOverload, OpOverloadPacket
 from .schema import parse as _parse
 
 __all__ = ["Library", "custom_op", "CustomOpDef", "define", "impl", "register_fake", "register_autograd",
-           "register_kernel", "register_vmap", "opcheck", "infer_schema", "fallthrough_kernel", "impl_abstract"]
+           "register_kernel", "register_vmap", "register_autocast", "opcheck", "infer_schema", "fallthrough_kernel", "impl_abstract"]
 
 _RESERVED = ("prim",)
 _DEF_NAMESPACES: dict = {}  # namespace -> id of the live "DEF" Library holding it
@@ -43,6 +43,7 @@ def _undo(defs, registrations, ns, def_id):
             setattr(e, what, None)
     for e in defs:
         e.schema = e.custom = e.function_cls = e.fake = e.backward = e.setup_context = e.vmap_fn = None
+        e.autocast = {}
     if def_id is not None and _DEF_NAMESPACES.get(ns) == def_id:
         del _DEF_NAMESPACES[ns]
 
@@ -227,3 +228,14 @@ def register_vmap(op, func=None, /, *, lib=None):
         _library(e.namespace, lib)._registrations.append((e, "vmap_fn", None))
         return fn
     return register if func is None else register(func)
+
+
+def register_autocast(op, device_type, cast_inputs, *, lib=None):
+    """Inside autocast for ``device_type``, ``op`` casts its floating-point inputs to ``cast_inputs`` and runs with
+    autocast off (see :mod:`.autocast`)."""
+    if isinstance(op, CustomOpDef):
+        return op.register_autocast(device_type, cast_inputs)
+    from .autocast import validate
+    validate(device_type)
+    e = registry.resolve(op)
+    e.autocast.setdefault(device_type, cast_inputs)

@@ -117,6 +117,13 @@ class CustomOpDef:
             self._entry.vmap_fn = fn
         return register if func is None else register(func)
 
+    def register_autocast(self, device_type, cast_inputs):
+        """Inside autocast for ``device_type``, cast the floating-point inputs to ``cast_inputs`` and run the op
+        with autocast off."""
+        from .autocast import validate
+        validate(device_type)
+        self._entry.autocast.setdefault(device_type, cast_inputs)
+
     @contextlib.contextmanager
     def set_kernel_enabled(self, device_type, enabled=True):
         originally_disabled = device_type in self._disabled_kernel

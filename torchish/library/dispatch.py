@@ -64,6 +64,13 @@ def call(e, args, kwargs):
     tensors = flat_tensors(values)
     if any(t.device.type == "meta" for t in tensors):
         return run_fake(e, pos, kw)
+    if e.autocast:
+        from .autocast import call_with_autocast
+        return call_with_autocast(e, pos, kw, _below_autocast)
+    return _below_autocast(e, pos, kw)
+
+
+def _below_autocast(e, pos, kw):
     if e.vmap_fn is not None and getattr(STATE, "vmap_level", 0):
         from .vmap import call_with_rule
         return call_with_rule(e, pos, kw, _autograd_and_backend)

@@ -24,6 +24,7 @@ class Entry:
     backward: object = None
     setup_context: object = None
     vmap_fn: object = None  # register_vmap's rule
+    autocast: dict = field(default_factory=dict)  # device type -> dtype (register_autocast)
     custom: object = None  # the CustomOpDef that owns the op, if custom_op made it
     function_cls: object = None  # the autograd.Function built for it (dispatch.autograd_function)
     handle: object = None  # its OpOverload (one object, as torch.ops.ns.op.default always is)

@@ -6,6 +6,7 @@ received (None where torch passes None), the calls it got, the gradients left in
 (``raised``: type name and message). The graph cases run on the three backward paths of torchish (node by node,
 ``"auto"`` and ``"always"`` lowered): hooks and packed saved tensors keep a backward node by node, which these
 check gives the same results whatever the setting."""
+import contextlib
 import threading
 
 import pytest
@@ -416,3 +417,39 @@ def case_multithreading(lib):
 
 def test_multithreading():
     both(case_multithreading)
+
+
+# ---- the stream and memory-budget switches ------------------------------------------------------------------
+
+def case_graph_flags(lib):
+    g = lib.autograd.graph
+    out = [g.set_warn_on_accumulate_grad_stream_mismatch(False), g.set_override_stale_capture_stream(True),
+           raised(lambda: g.set_warn_on_accumulate_grad_stream_mismatch(1)),
+           raised(lambda: g.set_override_stale_capture_stream("yes")),
+           g.set_warn_on_accumulate_grad_stream_mismatch(True), g.set_override_stale_capture_stream(False)]
+    for budget in (0.5, True, 2, "all"):
+        out.append(raised(lambda: g.region_activation_memory_budget(budget)))
+    return out
+
+
+def test_graph_flags():
+    both(case_graph_flags)
+
+
+def test_memory_budget_inside_compile():
+    """Inside torchish.compile the budget is accepted (XLA plans rematerialization itself): the step gives
+    PyTorch's eager numbers, where PyTorch's budget only changes what torch.compile recomputes."""
+    def case(lib, budget):
+        w = lib.nn.Parameter(lib.tensor([0.5, -1.0]))
+
+        def step(x):
+            with budget():
+                y = (w * x).tanh()
+            y.sum().backward()
+            return y.detach()
+        if lib is torchish:
+            step = torchish.compile(step)
+        out = [(step(lib.tensor([1.0, float(i)])), w.grad.clone()) for i in range(3)]
+        return out
+    ref = case(torch, contextlib.nullcontext)
+    assert_same(ref, case(torchish, lambda: torchish.autograd.graph.region_activation_memory_budget(0.25)))

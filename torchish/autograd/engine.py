@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -277,12 +278,18 @@ class GraphTask:
         return True
 
 
-_TASKS: list = []  # the backward passes running now, innermost last
+class _Tasks(threading.local):
+    def __init__(self):
+        self.running = []  # this thread's backward passes running now, innermost last
+
+
+_TASKS = _Tasks()
 
 
 def current_task():
-    """The innermost backward pass running now, or None outside backward."""
-    return _TASKS[-1] if _TASKS else None
+    """The innermost backward pass this thread runs now, or None outside backward."""
+    running = _TASKS.running
+    return running[-1] if running else None
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumulate):
@@ -312,12 +319,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
                 needed.add(id(node))
     schedule = _schedule([e[0] for e in root_edges], order, needed)
     results = [None] * len(inputs) if inputs is not None else None
-    _TASKS.append(GraphTask(schedule, targets, accumulate))
+    running = _TASKS.running
+    running.append(GraphTask(schedule, targets, accumulate))
     try:
         _run_schedule(schedule, root_edges, root_grads, targets, needed, results, accumulate, inputs, retain_graph,
                       create_graph)
     finally:
-        _TASKS.pop()
+        running.pop()
     return results
 
 

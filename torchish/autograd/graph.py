@@ -248,3 +248,6 @@ from .saved_hooks import (saved_tensors_hooks as saved_tensors_hooks, save_on_cp
 from .multi_hooks import register_multi_grad_hook as register_multi_grad_hook  # noqa: E402
 from .saved_mutation import (allow_mutation_on_saved_tensors as allow_mutation_on_saved_tensors,  # noqa: E402
                              increment_version as increment_version)
+from .graph_flags import (region_activation_memory_budget as region_activation_memory_budget,  # noqa: E402
+                          set_override_stale_capture_stream as set_override_stale_capture_stream,
+                          set_warn_on_accumulate_grad_stream_mismatch as set_warn_on_accumulate_grad_stream_mismatch)

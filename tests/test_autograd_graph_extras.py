@@ -303,6 +303,24 @@ def test_mutation_allowed(path):
     both(case_mutation_allowed)
 
 
+def test_compiled_step_with_mutation_allowed():
+    """Forward, in-place write of a saved tensor and backward inside the context, in a compiled step."""
+    def case(lib, jit):
+        w = lib.nn.Parameter(lib.tensor([0.5, -1.0]))
+
+        @jit
+        def step(x):
+            with lib.autograd.graph.allow_mutation_on_saved_tensors():
+                b = x * w
+                y = (b * b.exp()).sum()
+                b.mul_(2)
+                y.backward()
+            return y.detach()
+        return [(step(lib.tensor([1.0, float(i)])), w.grad.clone()) for i in range(3)]
+    stats = compile_three_ways(case)
+    assert stats[0]["compiled_calls"] == 2, stats
+
+
 def case_mutation_errors(lib):
     """Without the context the usual in-place error; a graph recorded inside backwarded outside, or in another
     context, raises AssertionError; contexts cannot nest (and the failed inner one closes the outer, as in

@@ -408,6 +408,33 @@ def case_opcheck_results(lib):
             _results(lib.library.opcheck(no_grad, (x.detach(),), test_utils="test_faketensor")))
 
 
+def case_data_dependent_output_shape(lib, jit):
+    """PyTorch's nonzero example: the fake impl asks get_ctx() for a dynamic size (torchish.compile runs it
+    eagerly: one XLA program has static shapes)."""
+    @lib.library.custom_op(f"{_ns(lib, 'dyn')}::nonzero", mutates_args=())
+    def nonzero(x: lib.Tensor) -> lib.Tensor:
+        return lib.tensor(np.stack(np.nonzero(x.numpy()), axis=1))
+
+    @nonzero.register_fake
+    def _(x):
+        nnz = lib.library.get_ctx().new_dynamic_size()
+        return x.new_empty([nnz, x.dim()], dtype=lib.int64)
+
+    x = lib.tensor([0, 1, 2, 0, 0, 1])
+    g = jit(lambda x: nonzero(x) + 1)
+    return (nonzero(x), [g(x) for _ in range(3)][-1], _results(lib.library.opcheck(nonzero, (x,))),
+            lib.library.get_ctx())
+
+
+def case_data_dependent_output_shape_on_meta_raises(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'dynmeta')}::nonzero", mutates_args=())
+    def nonzero(x: lib.Tensor) -> lib.Tensor:
+        return lib.tensor(np.stack(np.nonzero(x.numpy()), axis=1))
+
+    nonzero.register_fake(lambda x: x.new_empty([lib.library.get_ctx().new_dynamic_size(), 1], dtype=lib.int64))
+    nonzero(lib.empty(6, device="meta"))
+
+
 def case_opcheck_wrong_fake_shape_raises(lib):
     op = _numpy_sin(lib, _ns(lib, "opc"), fake=False)
     op.register_fake(lambda x: lib.empty(7))
@@ -557,6 +584,7 @@ MISTAKES = {
     "autocast_device_not_a_string": lambda lib: _numpy_sin(lib, _ns(lib, "m")).register_autocast(1, lib.float16),
     "autocast_device_without_autocast": lambda lib: _numpy_sin(lib, _ns(lib, "m")).register_autocast("meta",
                                                                                                       lib.float16),
+    "data_dependent_shape_on_meta": case_data_dependent_output_shape_on_meta_raises,
     "autograd_for_mutating_op": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=("x",))(_annotated(lib, lib.Tensor, type(None))).register_autograd(
         lambda ctx, g: g),
@@ -587,7 +615,7 @@ SAME_MESSAGE = {"no_mutates_args", "no_namespace", "two_namespaces", "mutates_ar
                 "bad_alias_analysis", "backward_without_formula", "second_def_library", "define_without_namespace",
                 "register_autograd_unknown_op", "opcheck_of_a_function", "opcheck_unknown_test", "opcheck_rtol_only",
                 "kwarg_only_tensor", "func_grad", "too_few_gradients", "autocast_device_not_a_string",
-                "autocast_device_without_autocast"}
+                "autocast_device_without_autocast", "data_dependent_shape_on_meta"}
 
 
 def _exception(fn):

@@ -17,13 +17,14 @@ import weakref
 
 from . import registry
 from .custom_ops import CustomOpDef, custom_op, device_key
+from .fake import get_ctx
 from .infer_schema import infer_schema
 from .opcheck import OpCheckError, opcheck
 from .registry import OpOverload, OpOverloadPacket
 from .schema import parse as _parse
 
 __all__ = ["Library", "custom_op", "CustomOpDef", "define", "impl", "register_fake", "register_autograd",
-           "register_kernel", "register_vmap", "register_autocast", "opcheck", "infer_schema", "fallthrough_kernel", "impl_abstract"]
+           "register_kernel", "register_vmap", "register_autocast", "get_ctx", "opcheck", "infer_schema", "fallthrough_kernel", "impl_abstract"]
 
 _RESERVED = ("prim",)
 _DEF_NAMESPACES: dict = {}  # namespace -> id of the live "DEF" Library holding it

@@ -63,6 +63,7 @@ def call(e, args, kwargs):
         return _invoke(implicit, pos, kw)
     tensors = flat_tensors(values)
     if any(t.device.type == "meta" for t in tensors):
+        from .fake import run_fake
         return run_fake(e, pos, kw)
     if e.autocast:
         from .autocast import call_with_autocast
@@ -149,7 +150,8 @@ def backend(e, pos, kw):
     tensors = flat_tensors(list(pos) + list(kw.values()))
     kernel = find_kernel(e, tensors, pos)
     if any(isinstance(t._v, jax.core.Tracer) for t in tensors):
-        if e.fake is not None:
+        from .fake import fake_impl
+        if fake_impl(e) is not None:
             return _host_call(e, kernel, pos, kw)
         from ..ops.tracing import ConcretizationError
         try:  # (no fake impl: the kernel's torch code is traced into the program, if it can be)
@@ -231,19 +233,6 @@ def no_fake_error(e):
     return RuntimeError(e.dotted)  # (PyTorch's UnsupportedOperatorException, a RuntimeError, says only the name)
 
 
-def run_fake(e, pos, kw):
-    fake = e.fake or (e.kernels.get("Meta") or (None,))[0]
-    if fake is None:
-        raise NotImplementedError(
-            f"{e.qualname}: attempted to run this operator with Meta tensors, but there was no fake impl or Meta "
-            "kernel registered. You may have run into this message while using an operator with PT2 compilation "
-            "APIs (torch.compile/torch.export); in order to use this operator with those APIs you'll need to add a "
-            "fake impl. Please see the following for next steps:  https://pytorch.org/tutorials/advanced/"
-            "custom_ops_landing_page.html")
-    with no_grad():
-        return fake(*pos, **kw)
-
-
 def _host_call(e, kernel, pos, kw):
     """The op inside a trace: its kernel runs on the host (``jax.pure_callback``), shapes from the fake impl."""
     from .. import empty
@@ -254,9 +243,9 @@ def _host_call(e, kernel, pos, kw):
     metas = list(leaves)
     for i in idx:
         metas[i] = empty(tuple(leaves[i].shape), dtype=leaves[i].dtype, device="meta")
-    with no_grad():
-        meta_pos, meta_kw = tree_unflatten(spec, metas)
-        fake_out = e.fake(*meta_pos, **meta_kw)
+    from .fake import run_fake
+    meta_pos, meta_kw = tree_unflatten(spec, metas)
+    fake_out = run_fake(e, meta_pos, meta_kw, mode="trace")
     out_leaves, out_spec = flatten(fake_out)
     out_idx = [i for i, v in enumerate(out_leaves) if isinstance(v, T)]
     mutated = _mutated(e, pos, kw)

@@ -180,10 +180,20 @@ def test_dtypes(dtypes):
 
 
 def test_autocast_casts_qkv_once_and_keeps_float32_lse():
+    """Under autocast q/k/v are cast to bfloat16 (float32 q with bfloat16 k/v too: no mixed-dtype refusal), the
+    scores stay float32 (the score_mod's bias and its gradient too)."""
     def fn(lib):
         FA = _fa(lib)
+        q, k, v = _qkv(lib)
+        bias = formula_data(lib, L, seed=9).requires_grad_()
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score + bias[kv_idx]
         with lib.autocast("cpu", dtype=lib.bfloat16):
-            return FA.flex_attention(*_qkv(lib), score_mod=_softcap(lib), return_lse=True)
+            plain = FA.flex_attention(q, k, v, score_mod=_softcap(lib), return_lse=True)
+            out = FA.flex_attention(q, k.bfloat16(), v.bfloat16(), score_mod=score_mod)
+        out.float().sum().backward()
+        return [*plain, out, bias.grad]
     same(fn)
 
 

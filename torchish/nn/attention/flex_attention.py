@@ -32,8 +32,10 @@ import warnings
 from typing import NamedTuple, TypedDict
 
 import jax
+import jax.numpy as jnp
 
-from ... import _dtype
+from ... import _dtype, _precision
+from ...ops.registry import apply, defop
 from ._block_mask import (_DEFAULT_SPARSE_BLOCK_SIZE, _LARGE_SPARSE_BLOCK_SIZE, BlockMask,  # noqa: F401
                           _get_mod_type, _index_grid, _mask_mod_signature, _ModificationType, _score_mod_signature,
                           _sliced_mask_mod_error, and_masks, create_block_mask, create_mask, noop_mask, or_masks)
@@ -197,8 +199,37 @@ def _check_arity(fn, n, what):
         pass
 
 
-def _math_attention(query, key, value, score_mod, mask_mod, scale):
-    """PyTorch's dense FlexAttention: ``(out, lse, max_scores)``, the statistics in the working precision."""
+def _softmax_value_fwd(post, value, *, out_dtype):
+    """``(softmax(post) @ value, logsumexp(post))`` over the last axis, the product in ``out_dtype``; rows that are
+    all -inf (nothing to attend to) give 0 and -inf."""
+    empty = jnp.all(post == -jnp.inf, axis=-1, keepdims=True)
+    safe = jnp.where(empty, 0, post)
+    lse = jnp.where(empty[..., 0], -jnp.inf, jax.nn.logsumexp(safe, axis=-1))
+    probs = jnp.where(empty, 0, jax.nn.softmax(safe, axis=-1))
+    return _precision.mm(probs.astype(out_dtype), value.astype(out_dtype)), lse
+
+
+def _softmax_value_vjp(g, post, value, *, out, out_dtype):
+    """PyTorch's formula (``sdpa_dense_backward``): the probabilities again from the logsumexp, the value gradient
+    from them in the output dtype, the score gradient in the scores' dtype with ``sum(out * grad_out)`` (the output
+    as rounded to its dtype) for the softmax's correction term."""
+    (g_out, g_lse), (o, lse) = g, out
+    wp = post.dtype
+    finite_lse = jnp.where(jnp.isneginf(lse), 0, lse)[..., None]
+    probs = jnp.where(jnp.isneginf(lse)[..., None], 0, jnp.exp(post - finite_lse))
+    g_value = _precision.mm(jnp.swapaxes(probs.astype(out_dtype), -2, -1), g_out.astype(out_dtype))
+    g_probs = _precision.mm(g_out.astype(wp), jnp.swapaxes(value.astype(wp), -2, -1))
+    correction = jnp.sum(o.astype(wp) * g_out.astype(wp), axis=-1, keepdims=True)
+    return probs * (g_probs - correction + g_lse.astype(wp)[..., None]), g_value
+
+
+_SOFTMAX_VALUE = defop("flex_softmax_value", _softmax_value_fwd, vjp=_softmax_value_vjp,
+                       grad_name="FlexAttentionAutogradOpBackward")
+
+
+def _math_attention(query, key, value, score_mod, mask_mod, scale, want_max=False):
+    """PyTorch's dense FlexAttention: ``(out, lse, max_scores)``, the statistics in the working precision
+    (``max_scores`` None unless ``want_max``)."""
     torch = _torch()
     G = query.size(1) // key.size(1)
     if G > 1:
@@ -217,12 +248,11 @@ def _math_attention(query, key, value, score_mod, mask_mod, scale):
     if mask_mod is not None:
         post = torch.where(mask_mod(b, h, m, n), post, torch.tensor(-math.inf, dtype=wp, device=scores.device))
     post = post.expand(B, H, Q, KV)
-    empty = (post == -math.inf).all(dim=-1, keepdim=True)  # rows with nothing to attend to
-    safe = torch.where(empty, 0.0, post)  # (their softmax and logsumexp, finite, then replaced: no NaN gradient)
-    lse = torch.where(empty.squeeze(-1), -math.inf, torch.logsumexp(safe, dim=-1))
-    probs = torch.where(empty, 0.0, torch.softmax(safe, dim=-1))
-    out = probs.to(query.dtype) @ value.to(query.dtype)
-    return out, lse, post.detach().amax(dim=-1)
+    out, lse = apply(_SOFTMAX_VALUE, (post, value), out_dtype=jnp.dtype(query.dtype.np))
+    result = (out, lse, post.detach().amax(dim=-1) if want_max else None)
+    if query.dtype != key.dtype or query.dtype != value.dtype:
+        _refuse_backward(result, query, key, value)
+    return result
 
 
 def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None, enable_gqa=False,
@@ -261,28 +291,28 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
                    "\ntorch.nn.attention.flex_attention._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = True\n\nThis will "
                    "allow you to use print statements or breakpoints. Note: This doesn't work with the backwards "
                    "pass and may produce incorrect results.")
-    out, lse, max_scores = _autocast_math(query, key, value, score_mod, mask_mod, scale)
-    if query.dtype != key.dtype or query.dtype != value.dtype:
-        _refuse_backward(out, lse, query, key, value)
+    want_max = return_aux is not None and return_aux.max_scores
+    out, lse, max_scores = _autocast_math(query, key, value, score_mod, mask_mod, scale, want_max)
     if return_aux is not None:
         return out, AuxOutput(lse=lse if return_aux.lse else None,
                               max_scores=max_scores if return_aux.max_scores else None)
     return (out, lse) if return_lse else out
 
 
-def _refuse_backward(out, lse, query, key, value):
-    """PyTorch computes no gradient through attention of mixed q/k/v dtypes: its backward raises (the forward runs)."""
+def _refuse_backward(outputs, query, key, value):
+    """Make a backward through ``outputs`` raise, as PyTorch's does for attention of mixed q/k/v dtypes (its forward
+    runs)."""
     msg = (f"Backward pass with mixed query, key, and value dtype is not supported, got query.dtype={query.dtype}, "
            f"key.dtype={key.dtype}, and value.dtype={value.dtype}")
 
     def refuse(grad):
         raise ValueError(msg)
-    for t in (out, lse):
-        if t.requires_grad:
+    for t in outputs:
+        if t is not None and t.requires_grad:
             t.register_hook(refuse)
 
 
-def _autocast_math(query, key, value, score_mod, mask_mod, scale):
+def _autocast_math(query, key, value, score_mod, mask_mod, scale, want_max):
     """:func:`_math_attention`; under autocast for the inputs' device q/k/v are cast to its dtype first and the
     attention runs with autocast off, as PyTorch's autocast rule for FlexAttention does."""
     torch = _torch()
@@ -290,9 +320,9 @@ def _autocast_math(query, key, value, score_mod, mask_mod, scale):
     dev = concrete.type if concrete is not None else next(
         (d for d in ("cuda", "cpu") if torch.is_autocast_enabled(d)), "cpu")
     if not torch.amp.is_autocast_available(dev) or not torch.is_autocast_enabled(dev):
-        return _math_attention(query, key, value, score_mod, mask_mod, scale)
+        return _math_attention(query, key, value, score_mod, mask_mod, scale, want_max)
     from ...amp.autocast_mode import _cast
     low = torch.get_autocast_dtype(dev)
     query, key, value = (_cast(t, dev, low) for t in (query, key, value))
     with torch.autocast(dev, enabled=False):
-        return _math_attention(query, key, value, score_mod, mask_mod, scale)
+        return _math_attention(query, key, value, score_mod, mask_mod, scale, want_max)

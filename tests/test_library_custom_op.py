@@ -379,6 +379,55 @@ def case_custom_op_with_explicit_schema_and_dispatch_key_impl(lib):
     return axpy(_x(lib), _x(lib), 0.5), str(axpy._opoverload._schema), y, x.grad
 
 
+def case_cpp_extension_tutorial_python_half(lib, jit):
+    """The 'Custom C++ and CUDA Operators' tutorial's Python registrations for mymuladd and myadd_out (their
+    kernels, C++ there, registered from Python here)."""
+    ns = _ns(lib, "extension_cpp")
+    lib.library.define(f"{ns}::mymuladd", "(Tensor a, Tensor b, float c) -> Tensor")
+    lib.library.define(f"{ns}::myadd_out", "(Tensor a, Tensor b, Tensor(a!) out) -> ()")
+    lib.library.impl(f"{ns}::mymuladd", "cpu", lambda a, b, c: a * b + c)
+
+    def myadd_out(a, b, out):
+        out.copy_(a + b)
+
+    lib.library.impl(f"{ns}::myadd_out", "cpu", myadd_out)
+
+    @lib.library.register_fake(f"{ns}::mymuladd")
+    def _(a, b, c):
+        lib._check(a.shape == b.shape)
+        lib._check(a.dtype == lib.float)
+        return lib.empty_like(a)
+
+    def _backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        grad_a, grad_b = None, None
+        if ctx.needs_input_grad[0]:
+            grad_a = grad * b
+        if ctx.needs_input_grad[1]:
+            grad_b = grad * a
+        return grad_a, grad_b, None
+
+    def _setup_context(ctx, inputs, output):
+        a, b, c = inputs
+        saved_a, saved_b = None, None
+        if ctx.needs_input_grad[0]:
+            saved_b = b
+        if ctx.needs_input_grad[1]:
+            saved_a = a
+        ctx.save_for_backward(saved_a, saved_b)
+
+    lib.library.register_autograd(f"{ns}::mymuladd", _backward, setup_context=_setup_context)
+    ops = getattr(lib.ops, ns)
+    a, b = _x(lib, True), lib.tensor([1.0, 2.0, 3.0])
+    y = ops.mymuladd(a, b, 0.5)
+    y.sum().backward()
+    out = lib.zeros(3)
+    ops.myadd_out(a.detach(), b, out)
+    step = jit(lambda a, b: ops.mymuladd(a, b, 2.0) * 2)
+    compiled = [step(_x(lib), b) for _ in range(2)][-1]
+    return y, a.grad, out, compiled, _results(lib.library.opcheck(ops.mymuladd, (_x(lib, True), b, 1.5)))
+
+
 def case_library_mutation_schema(lib):
     m = lib.library.Library(_ns(lib, "libmut"), "FRAGMENT")
     m.define("acc(Tensor(a!) x, Tensor y) -> ()")
@@ -695,3 +744,27 @@ def test_backward_through_an_op_without_autograd_kernel_warns():
         seen[lib.__name__] = (n_forward, texts, x.grad)
     assert seen["torchish"][:2] == seen["torch"][:2]
     assert_same(seen["torch"][2], seen["torchish"][2])
+
+
+CHECKS = {
+    "false": lambda lib: lib._check(False),
+    "message": lambda lib: lib._check(1 > 2, lambda: "one is not above two"),
+    "value": lambda lib: lib._check_value(False, lambda: "bad value"),
+    "index": lambda lib: lib._check_index(False),
+    "type": lambda lib: lib._check_type(False),
+    "not_implemented": lambda lib: lib._check_not_implemented(False),
+    "tensor_cond": lambda lib: lib._check(lib.tensor(True)),
+    "int_cond": lambda lib: lib._check(1),
+    "message_not_callable": lambda lib: lib._check(False, "text"),
+    "tensor_all": lambda lib: lib._check_tensor_all(lib.tensor([True, False])),
+    "tensor_all_not_bool": lambda lib: lib._check_tensor_all(lib.tensor([1, 0])),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_check_functions_raise_pytorchs_errors(name):
+    """torch._check and its siblings, which the tutorials' fake impls use."""
+    ref, got = _exception(lambda: CHECKS[name](torch)), _exception(lambda: CHECKS[name](torchish))
+    assert type(got) is type(ref) and str(got) == str(ref), (got, ref)
+    assert torchish._check(True) is None and torchish._check_tensor_all(torchish.tensor([True, True])) is None

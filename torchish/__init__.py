@@ -186,3 +186,7 @@ from . import hub as hub  # noqa: E402
 from . import overrides as overrides  # noqa: E402
 from . import types as types  # noqa: E402
 from . import library as library  # noqa: E402  (custom operators; torchish.ops.<namespace> finds them)
+from ._checks import (_check as _check, _check_with as _check_with, _check_index as _check_index,  # noqa: E402
+                      _check_value as _check_value, _check_type as _check_type, _check_is_size as _check_is_size,
+                      _check_not_implemented as _check_not_implemented, _check_tensor_all as _check_tensor_all,
+                      _check_tensor_all_with as _check_tensor_all_with)

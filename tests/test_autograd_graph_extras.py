@@ -159,6 +159,27 @@ def test_sibling_leaf_hook_order():
     both(case_sibling_leaf_hook_order)
 
 
+def case_checkpointed(lib):
+    """Through activation checkpointing: the reentrant one recomputes and differentiates the block in a backward of
+    its own (w's gradient arrives there, inp's in the outer one: two calls), the non-reentrant one in the same."""
+    import warnings
+    w = lib.tensor([0.3, -0.7], requires_grad=True)
+    inp = lib.tensor([1.0, 2.0], requires_grad=True)
+    calls = []
+    lib.autograd.graph.register_multi_grad_hook((w, inp), lambda grads: calls.append(list(grads)))
+    lib.autograd.graph.register_multi_grad_hook((w, inp), lambda g: calls.append(("any", g)), mode="any")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch's warning that the reentrant checkpoint's inputs need no grad)
+        for reentrant in (True, False):
+            out = lib.utils.checkpoint.checkpoint(lambda t: (t * w).tanh(), inp, use_reentrant=reentrant)
+            out.sum().backward()
+    return calls
+
+
+def test_checkpointed():
+    both(case_checkpointed)
+
+
 # ---- mode "any" -------------------------------------------------------------------------------------------
 
 def case_any(lib):

@@ -82,6 +82,10 @@ class Library:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         if not self._finalizer.alive:
             raise AssertionError("Library object has been destroyed")
+        if self.kind == "IMPL":
+            raise RuntimeError(f'def("{schema.split("(")[0]}"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL '
+                               "block.  All def()s should be placed in the (unique) TORCH_LIBRARY block for their "
+                               "namespace.")
         s = _parse(schema, self.ns)
         ns = s.name.split("::")[0]
         if ns != self.ns:

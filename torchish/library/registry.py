@@ -181,8 +181,8 @@ class OpNamespace:
 
 
 def namespace(name):
-    """``torchish.ops.<name>`` for a namespace with defined operators (None otherwise)."""
-    if name not in namespaces():
+    """``torchish.ops.<name>`` for a namespace that has had defined operators (None otherwise)."""
+    if name not in _NAMESPACES and name not in namespaces():
         return None
     if name not in _NAMESPACES:
         _NAMESPACES[name] = OpNamespace(name)

@@ -48,7 +48,10 @@ def _grad_fn_or_grad_acc(t):
     """The node whose run delivers ``t``'s gradient: its grad_fn, or a leaf's AccumulateGrad."""
     if isinstance(t, GradientEdge):
         return t.node
-    node = t._edge()[0] if t.requires_grad and t.grad_fn is None else t.grad_fn
+    node = t.grad_fn
+    if node is None and t.requires_grad:
+        edge = t._edge()
+        node = edge[0] if edge is not None else None
     if node is None:
         raise AssertionError("Expected gradient function to be set")
     return node

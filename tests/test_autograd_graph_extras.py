@@ -214,6 +214,9 @@ def case_errors(lib):
     out = [raised(lambda: reg((a,), lambda g: None, mode="first")),
            raised(lambda: reg((a, lib.ones(2)), lambda g: None)),
            raised(lambda: reg((a, lib.ones(2)), lambda g: None, mode="any").remove())]
+    with lib.no_grad():
+        v = a[:1]  # requires grad, without a grad_fn or an edge
+    out += [v.requires_grad, raised(lambda: reg((v,), lambda g: None))]
     h = reg((a, c), lambda grads: None)
     out.append(raised(lambda: lib.autograd.grad(c.sum(), (a,), retain_graph=True)))  # a leaf captured by grad()
     h.remove()

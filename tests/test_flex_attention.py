@@ -106,6 +106,30 @@ def test_block_mask_slicing_adjust_and_from_kv_blocks():
     same(fn)
 
 
+def test_block_mask_options_match_torch():
+    """Rectangular masks with (Q, KV) block sizes, the dQ write-order tables (both orders, sliced and cropped),
+    no separate full blocks, and the pictures to_string draws."""
+    def fn(lib):
+        FA = _fa(lib)
+
+        def band_and_sink(b, h, q_idx, kv_idx):
+            return ((q_idx - kv_idx).abs() < 5) | (kv_idx < 2)
+        out = []
+        for order in (True, False):
+            bm = FA.create_block_mask(band_and_sink, B, 1, L, 24, device="cpu", BLOCK_SIZE=(4, 8),
+                                      compute_dq_write_order=True, dq_kv_order=order)
+            out += [bm.dq_write_order, bm.dq_write_order_full, bm[1].dq_write_order,
+                    bm._adjust(8, 16).dq_write_order_full, bm.dq_kv_order, bm.dq_kv_order_spt]
+        out += [bm.to_string(grid_size=-1), bm.to_string(grid_size=2, limit=1)]
+        bm = FA.create_block_mask(band_and_sink, B, 1, L, 24, device="cpu", BLOCK_SIZE=(4, 8),
+                                  separate_full_blocks=False)
+        q, k, v = _qkv(lib)
+        k, v = (lib.cat([x, x[:, :, :8]], dim=2) for x in (k, v))
+        return out + [bm.full_kv_num_blocks, bm.kv_num_blocks, bm.kv_indices, bm.q_indices, repr(bm),
+                      FA.flex_attention(q, k, v, block_mask=bm)]
+    same(fn)
+
+
 def _alibi(lib, slopes):
     def alibi(score, b, h, q_idx, kv_idx):
         return score + slopes[h] * (kv_idx - q_idx)

@@ -396,35 +396,44 @@ class BlockMask:
                          dq_kv_order_spt=self.dq_kv_order_spt)
 
 
-def _compute_dq_write_order(block_mask, dq_kv_order):
-    """PyTorch's dQ write-order tables (for its deterministic FLASH backward): the rank of each row block among the
-    blocks of its column, in ascending (``dq_kv_order`` False) or descending column order, read in q_indices order."""
-    torch = _torch()
-    bm = block_mask
-    shapes = [bm.kv_indices.shape[:2], bm.q_indices.shape[:2]]
-    shapes += [t.shape[:2] for t in (bm.full_kv_indices, bm.full_q_indices) if t is not None]
-    B, H = torch.broadcast_shapes(*shapes)
+def _jax_dq_write_order(kv_num, kv_idx, q_idx, full_kv_num, full_kv_idx, full_q_idx, *, descending):
+    """For each (column block, listed row block) of the backward's q tables: the row block's rank among the blocks
+    its row attends to, in ascending column order or (``descending``) descending; for the full blocks too."""
+    B, H = jnp.broadcast_shapes(*(t.shape[:2] for t in (kv_idx, q_idx, full_kv_idx, full_q_idx) if t is not None))
 
     def expand(t):
-        return t.expand(B, H, *t.shape[2:])
-    num_m, num_n = bm.kv_indices.shape[2], bm.q_indices.shape[2]
-    dense = _ordered_to_dense(expand(bm.kv_num_blocks), expand(bm.kv_indices), num_n)
-    if bm.full_kv_num_blocks is not None:
-        full = _ordered_to_dense(expand(bm.full_kv_num_blocks), expand(bm.full_kv_indices), num_n)
-        dense = (dense + full).clamp(max=1)
-    cumsum = dense.cumsum(dim=-1)
-    rank = (cumsum - dense).to(_dtype.int32)
-    if dq_kv_order:
-        rank = (cumsum[:, :, :, -1:] - 1 - rank).to(_dtype.int32)
-    dev = bm.kv_indices.device
+        return jnp.broadcast_to(t, (B, H) + t.shape[2:])
+    num_m, num_n = kv_idx.shape[2], q_idx.shape[2]
+    dense = _jax_ordered_to_dense(expand(kv_num), expand(kv_idx), num_cols=num_n)
+    if full_kv_num is not None:
+        dense = jnp.minimum(dense + _jax_ordered_to_dense(expand(full_kv_num), expand(full_kv_idx), num_cols=num_n), 1)
+    cumsum = jnp.cumsum(dense, axis=-1)
+    rank = cumsum - dense
+    if descending:
+        rank = cumsum[..., -1:] - 1 - rank
 
     def gather(bwd_idx):
-        b = torch.arange(B, device=dev)[:, None, None, None]
-        h = torch.arange(H, device=dev)[None, :, None, None]
-        n = torch.arange(bwd_idx.shape[2], device=dev)[None, None, :, None]
-        return rank[b, h, bwd_idx.long().clamp(0, num_m - 1), n].to(_dtype.int32)
-    full_order = gather(bm.full_q_indices) if bm.full_q_indices is not None else None
-    return gather(bm.q_indices), full_order
+        b = jnp.arange(B)[:, None, None, None]
+        h = jnp.arange(H)[None, :, None, None]
+        n = jnp.arange(bwd_idx.shape[2])[None, None, :, None]
+        return rank[b, h, jnp.clip(bwd_idx, 0, num_m - 1), n].astype(jnp.int32)
+    return (gather(q_idx),) + ((gather(full_q_idx),) if full_q_idx is not None else ())
+
+
+_DQ_WRITE_ORDER = defop("flex_dq_write_order", _jax_dq_write_order, differentiable=False)
+
+
+def _compute_dq_write_order(block_mask, dq_kv_order):
+    """PyTorch's dQ write-order tables (for its deterministic FLASH backward): ``(dq_write_order,
+    dq_write_order_full)``."""
+    bm = block_mask
+    if bm.q_num_blocks is None or bm.q_indices is None:
+        raise ValueError("BlockMask must have q_num_blocks and q_indices to compute dq_write_order")
+    full_q = bm.full_q_indices if bm.full_kv_num_blocks is not None and bm.full_q_num_blocks is not None else None
+    orders = apply(_DQ_WRITE_ORDER, (bm.kv_num_blocks, bm.kv_indices, bm.q_indices, bm.full_kv_num_blocks,
+                                     bm.full_kv_indices, full_q), descending=bool(dq_kv_order))
+    orders = orders if isinstance(orders, tuple) else (orders,)
+    return orders[0], orders[1] if len(orders) > 1 else None
 
 
 def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE,

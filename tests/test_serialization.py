@@ -540,6 +540,40 @@ def test_views_of_every_kind_keep_torchs_geometry_in_the_file():
 
 
 @needs_torch
+def test_conjugate_and_negative_bits_are_saved_and_loaded_as_torch():
+    """A conjugate view is saved as torch saves it (its base's storage and ``{'conj': True}`` in the rebuild call)
+    and a negated one with ``{'neg': True}``: each loader reads the other's file to the conjugated values, the
+    loaded conjugate view still shares its storage with its base, and ``numpy()`` refuses both bits as torch does."""
+    def build(T):
+        x = T.tensor([1 + 2j, 3 - 1j, -0.5 + 4j])
+        c = x.conj()
+        return {"x": x, "c": c, "c2": c[1:]}, {"i": c.imag}
+
+    def check(obj, T):
+        assert obj["c"].is_conj() and not obj["x"].is_conj()
+        np.testing.assert_array_equal(obj["c"].resolve_conj().numpy(), np.array([1 - 2j, 3 + 1j, -0.5 - 4j], "c8"))
+        np.testing.assert_array_equal(obj["c2"].resolve_conj().numpy(), np.array([3 + 1j, -0.5 - 4j], "c8"))
+        obj["x"][1] = 7 + 7j  # the loaded views still share the storage
+        assert obj["c"][1].item() == 7 - 7j and obj["c2"][0].item() == 7 - 7j
+
+    for T, U in ((torch, torchish), (torchish, torch), (torchish, torchish)):
+        shared, neg = build(T)
+        buf, nbuf = io.BytesIO(), io.BytesIO()
+        T.save(shared, buf)
+        T.save(neg, nbuf)
+        check(U.load(io.BytesIO(buf.getvalue())), U)
+        i = U.load(io.BytesIO(nbuf.getvalue()))["i"]
+        np.testing.assert_array_equal(i.resolve_neg().numpy(), np.array([-2, 1, -4], "f4"))
+    for T in (torch, torchish):
+        c = T.tensor([1 + 2j]).conj()
+        same = [type(e).__name__ + str(e) for e in (pytest.raises(RuntimeError, c.numpy).value,
+                                                    pytest.raises(RuntimeError, c.imag.numpy).value)]
+        assert "conjugate bit" in same[0] and "negative bit" in same[1]
+        np.testing.assert_array_equal(c.numpy(force=True), np.array([1 - 2j], "c8"))
+        np.testing.assert_array_equal(c.imag.numpy(force=True), np.array([-2], "f4"))
+
+
+@needs_torch
 def test_torch_loads_torchish_state_dicts_and_optimizer_state(tmp_path):
     xm = make_mlp(torchish)
     for i, p in enumerate(xm.parameters()):

@@ -75,14 +75,20 @@ class _Builders:
             raise Refused("_rebuild_tensor_v2 expects a storage as its first argument")
         size, stride, offset = tuple(int(s) for s in size), tuple(int(s) for s in stride), int(storage_offset)
         arr = _strided(storage.array, offset, size, stride)
-        t = self.placer(arr, storage.location, bool(requires_grad))
+        bits = [k for k in ("conj", "neg") if isinstance(metadata, dict) and metadata.get(k)]
+        t = self.placer(arr, storage.location, bool(requires_grad) and not bits)
         from .ops.inplace import _dense, contiguous_strides
-        if tuple(t.shape) != size:  # (a map_location function that reshaped it: it owns its storage)
-            return t
-        dense = _dense(size, stride)
-        if stride != contiguous_strides(size) and dense:
-            t._layout = (size, stride, 0)  # a transposed or channels-last tensor keeps its strides
-        self._share(t, storage, offset, size, stride, dense)
+        if tuple(t.shape) == size:  # (else a map_location function reshaped it: it owns its storage)
+            dense = _dense(size, stride)
+            if stride != contiguous_strides(size) and dense:
+                t._layout = (size, stride, 0)  # a transposed or channels-last tensor keeps its strides
+            self._share(t, storage, offset, size, stride, dense)
+        if bits:  # PyTorch's conjugate / negative bits: a conjugate view of the storage's values, or their negation
+            from .autograd.grad_mode import no_grad
+            with no_grad():
+                t = t.conj() if "conj" in bits else t.neg()
+            if requires_grad:
+                t.requires_grad_(True)
         return t
 
     def _share(self, t, storage, offset, size, stride, dense):

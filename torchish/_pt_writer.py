@@ -222,15 +222,31 @@ def _pickler_class(pickle_module):
                 data = _TensorData(t)
                 self.keep.append(data)
                 return _REBUILD_PARAMETER, (data, bool(t.requires_grad), OrderedDict())
-            ref, offset, shape, strides = self.storages.add(t)
+            # A conjugate (or negated) view is saved as PyTorch saves it: the storage's values as they are, and
+            # the bit in the rebuild call's metadata, which the loader applies.
+            stored, metadata = _physical(t)
+            ref, offset, shape, strides = self.storages.add(stored)
             rg = bool(t.requires_grad) if requires_grad is None else requires_grad
             args = (ref, int(offset), tuple(int(n) for n in shape), tuple(int(s) for s in strides), rg,
                     OrderedDict())
             if ref.dtype.name not in _STORAGE_TYPES:
-                return _REBUILD_TENSOR_V3, args + (t.dtype,)
-            return _REBUILD_TENSOR, args
+                return _REBUILD_TENSOR_V3, args + (t.dtype,) + ((metadata,) if metadata else ())
+            return _REBUILD_TENSOR, args + ((metadata,) if metadata else ())
 
     return _TorchPickler
+
+
+def _physical(t):
+    """``(the tensor whose values the storage holds, PyTorch's metadata dict)`` for ``t``: a conjugate view's storage
+    holds its base's values (``t.conj()``, a view of the same storage), a negated view's the negation of its
+    values; ``{}`` and ``t`` itself for any other tensor."""
+    if t._view is None or not t.is_complex() and not t.is_floating_point():
+        return t, {}
+    if t.is_conj():
+        return t.conj(), {"conj": True}
+    if t.is_neg():
+        return t.detach().neg(), {"neg": True}  # (a storage of its own: torchish has no negated base to share)
+    return t, {}
 
 
 class _TensorData:

@@ -67,6 +67,12 @@ class TensorValues:
                             "host memory first.")
         if self._rg and not force and _GRAD.grad_enabled:  # PyTorch allows it under no_grad
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if not force and self._view is not None and self.is_conj():  # force=True resolves them, as PyTorch
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj()."
+                               "numpy() instead.")
+        if not force and self._view is not None and self.is_neg():
+            raise RuntimeError("Can't call numpy() on Tensor that has negative bit set. Use tensor.resolve_neg()."
+                               "numpy() instead.")
         if self._v.dtype == _dtype.bfloat16.np or self._v.dtype in _dtype.FLOAT8_NP:  # NumPy has neither: PyTorch
             raise TypeError(f"Got unsupported ScalarType {_dtype.scalar_type_name(self.dtype)}")  # refuses them
         arr = np.array(self._concrete())

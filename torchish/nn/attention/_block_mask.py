@@ -21,10 +21,8 @@ import typing
 import warnings
 from enum import Enum
 
-import jax.numpy as jnp
-
 from ... import _dtype
-from ...ops.registry import apply, defop
+from ._block_tables import block_tables, dq_write_order, ordered_to_dense, transpose_ordered
 
 __all__ = ["BlockMask", "create_block_mask", "create_mask", "and_masks", "or_masks", "noop_mask"]
 
@@ -130,54 +128,6 @@ def create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device=None):
     return _apply_mask_mod(mod_fn, B, H, Q_LEN, KV_LEN, device, _dtype.int64)
 
 
-def _jax_ordered_to_dense(num_blocks_in_row, col_indices, *, num_cols):
-    """The int32 ``[..., rows, num_cols]`` 0/1 table of the blocks each row lists (its first ``num_blocks_in_row``
-    entries of ``col_indices``)."""
-    listed = jnp.arange(col_indices.shape[-1]) < num_blocks_in_row[..., None]
-    hit = (col_indices[..., None] == jnp.arange(num_cols)) & listed[..., None]
-    return hit.any(axis=-2).astype(jnp.int32)
-
-
-def _jax_dense_to_ordered(dense):
-    """Per row: how many blocks it has, and their columns first (in order), then the others (PyTorch's stable
-    descending argsort of the 0/1 table)."""
-    dense = dense.astype(jnp.int32)
-    return dense.sum(axis=-1, dtype=jnp.int32), jnp.argsort(1 - dense, axis=-1, stable=True).astype(jnp.int32)
-
-
-def _jax_transpose_ordered(num_blocks_in_row, col_indices):
-    dense = _jax_ordered_to_dense(num_blocks_in_row, col_indices, num_cols=col_indices.shape[-1])
-    return _jax_dense_to_ordered(jnp.swapaxes(dense, -2, -1))
-
-
-def _jax_block_tables(mask, *, q_block, kv_block, separate_full):
-    """From a bool ``[B, H, Q, KV]`` mask: (kv_num_blocks, kv_indices, q_num_blocks, q_indices) of the partly
-    attended blocks, then the same four of the fully attended ones when ``separate_full`` (else of none)."""
-    B, H, Q, KV = mask.shape
-    counts = jnp.pad(mask.astype(jnp.int32), ((0, 0), (0, 0), (0, -Q % q_block), (0, -KV % kv_block)))
-    nq, nkv = counts.shape[2] // q_block, counts.shape[3] // kv_block
-    sums = counts.reshape(B, H, nq, q_block, nkv, kv_block).sum(axis=(3, 5))
-    full = q_block * kv_block
-    tables = [(sums > 0) & (sums < full), sums == full] if separate_full else [sums > 0]
-    out = []
-    for t in tables:
-        out += [*_jax_dense_to_ordered(t), *_jax_dense_to_ordered(jnp.swapaxes(t, -2, -1))]
-    return tuple(out)
-
-
-_BLOCK_TABLES = defop("flex_block_tables", _jax_block_tables, differentiable=False)
-_TRANSPOSE_ORDERED = defop("flex_transpose_ordered", _jax_transpose_ordered, differentiable=False)
-_ORDERED_TO_DENSE = defop("flex_ordered_to_dense", _jax_ordered_to_dense, differentiable=False)
-
-
-def _ordered_to_dense(num_blocks_in_row, col_indices, num_cols):
-    return apply(_ORDERED_TO_DENSE, (num_blocks_in_row, col_indices), num_cols=int(num_cols))
-
-
-def _transpose_ordered(num_blocks_in_row, col_indices):
-    return apply(_TRANSPOSE_ORDERED, (num_blocks_in_row, col_indices))
-
-
 def _adjust_num_blocks_and_indices(num_blocks, indices, new_num_rows, new_num_cols):
     torch = _torch()
     indices = indices[:, :, :new_num_rows, :new_num_cols]
@@ -246,9 +196,9 @@ class BlockMask:
             raise AssertionError("full_kv_num_blocks and full_kv_indices must be both provided or omitted")
         q_num_blocks = q_indices = full_q_num_blocks = full_q_indices = None
         if compute_q_blocks:
-            q_num_blocks, q_indices = _transpose_ordered(kv_num_blocks, kv_indices)
+            q_num_blocks, q_indices = transpose_ordered(kv_num_blocks, kv_indices)
             if full_kv_num_blocks is not None:
-                full_q_num_blocks, full_q_indices = _transpose_ordered(full_kv_num_blocks, full_kv_indices)
+                full_q_num_blocks, full_q_indices = transpose_ordered(full_kv_num_blocks, full_kv_indices)
         if isinstance(BLOCK_SIZE, int):
             BLOCK_SIZE = (BLOCK_SIZE, BLOCK_SIZE)
         if seq_lengths is None:
@@ -289,9 +239,9 @@ class BlockMask:
 
     def to_dense(self):
         """Returns a dense block that is equivalent to the block mask."""
-        dense = _ordered_to_dense(self.kv_num_blocks, self.kv_indices, self.kv_indices.shape[-1])
+        dense = ordered_to_dense(self.kv_num_blocks, self.kv_indices, self.kv_indices.shape[-1])
         if self.full_kv_num_blocks is not None:
-            dense = dense | _ordered_to_dense(self.full_kv_num_blocks, self.full_kv_indices,
+            dense = dense | ordered_to_dense(self.full_kv_num_blocks, self.full_kv_indices,
                                               self.full_kv_indices.shape[-1])
         return dense
 
@@ -364,7 +314,7 @@ class BlockMask:
         """``new`` (a slice or crop of this mask) with its dQ write-order tables remade when this mask has them."""
         new.dq_kv_order_spt = self.dq_kv_order_spt
         if self.dq_write_order is not None:
-            new.dq_write_order, new.dq_write_order_full = _compute_dq_write_order(new, new.dq_kv_order_spt)
+            new.dq_write_order, new.dq_write_order_full = dq_write_order(new, new.dq_kv_order_spt)
         return new
 
     def _adjust(self, new_q_len, new_kv_len):
@@ -396,46 +346,6 @@ class BlockMask:
                          dq_kv_order_spt=self.dq_kv_order_spt)
 
 
-def _jax_dq_write_order(kv_num, kv_idx, q_idx, full_kv_num, full_kv_idx, full_q_idx, *, descending):
-    """For each (column block, listed row block) of the backward's q tables: the row block's rank among the blocks
-    its row attends to, in ascending column order or (``descending``) descending; for the full blocks too."""
-    B, H = jnp.broadcast_shapes(*(t.shape[:2] for t in (kv_idx, q_idx, full_kv_idx, full_q_idx) if t is not None))
-
-    def expand(t):
-        return jnp.broadcast_to(t, (B, H) + t.shape[2:])
-    num_m, num_n = kv_idx.shape[2], q_idx.shape[2]
-    dense = _jax_ordered_to_dense(expand(kv_num), expand(kv_idx), num_cols=num_n)
-    if full_kv_num is not None:
-        dense = jnp.minimum(dense + _jax_ordered_to_dense(expand(full_kv_num), expand(full_kv_idx), num_cols=num_n), 1)
-    cumsum = jnp.cumsum(dense, axis=-1)
-    rank = cumsum - dense
-    if descending:
-        rank = cumsum[..., -1:] - 1 - rank
-
-    def gather(bwd_idx):
-        b = jnp.arange(B)[:, None, None, None]
-        h = jnp.arange(H)[None, :, None, None]
-        n = jnp.arange(bwd_idx.shape[2])[None, None, :, None]
-        return rank[b, h, jnp.clip(bwd_idx, 0, num_m - 1), n].astype(jnp.int32)
-    return (gather(q_idx),) + ((gather(full_q_idx),) if full_q_idx is not None else ())
-
-
-_DQ_WRITE_ORDER = defop("flex_dq_write_order", _jax_dq_write_order, differentiable=False)
-
-
-def _compute_dq_write_order(block_mask, dq_kv_order):
-    """PyTorch's dQ write-order tables (for its deterministic FLASH backward): ``(dq_write_order,
-    dq_write_order_full)``."""
-    bm = block_mask
-    if bm.q_num_blocks is None or bm.q_indices is None:
-        raise ValueError("BlockMask must have q_num_blocks and q_indices to compute dq_write_order")
-    full_q = bm.full_q_indices if bm.full_kv_num_blocks is not None and bm.full_q_num_blocks is not None else None
-    orders = apply(_DQ_WRITE_ORDER, (bm.kv_num_blocks, bm.kv_indices, bm.q_indices, bm.full_kv_num_blocks,
-                                     bm.full_kv_indices, full_q), descending=bool(dq_kv_order))
-    orders = orders if isinstance(orders, tuple) else (orders,)
-    return orders[0], orders[1] if len(orders) > 1 else None
-
-
 def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE,
                       _compile=False, separate_full_blocks=True, compute_dq_write_order=False, dq_kv_order=True):
     """The :class:`BlockMask` of ``mask_mod`` (``(b, h, q_idx, kv_idx) -> bool``, True: attend) for batch ``B``
@@ -462,13 +372,11 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=_DE
     if not isinstance(dq_kv_order, bool):
         raise ValueError("dq_kv_order must be a bool when using create_block_mask")
     mask = _apply_mask_mod(mask_mod, B, H, Q_LEN, KV_LEN, device, _dtype.int64)
-    tables = apply(_BLOCK_TABLES, (mask,), q_block=q_block, kv_block=kv_block,
-                   separate_full=bool(separate_full_blocks))
-    full = tables[4:] if separate_full_blocks else (None,) * 4
-    block_mask = BlockMask(
-        (Q_LEN, KV_LEN), tables[0], tables[1], full[0], full[1], tables[2], tables[3], full[2], full[3],
-        (q_block, kv_block), mask_mod)
+    kv_num, kv_idx, q_num, q_idx, full_kv_num, full_kv_idx, full_q_num, full_q_idx = block_tables(
+        mask, q_block, kv_block, separate_full_blocks)
+    block_mask = BlockMask((Q_LEN, KV_LEN), kv_num, kv_idx, full_kv_num, full_kv_idx, q_num, q_idx, full_q_num,
+                           full_q_idx, (q_block, kv_block), mask_mod)
     if compute_dq_write_order:
-        block_mask.dq_write_order, block_mask.dq_write_order_full = _compute_dq_write_order(block_mask, dq_kv_order)
+        block_mask.dq_write_order, block_mask.dq_write_order_full = dq_write_order(block_mask, dq_kv_order)
         block_mask.dq_kv_order, block_mask.dq_kv_order_spt = None, dq_kv_order
     return block_mask

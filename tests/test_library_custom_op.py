@@ -428,6 +428,29 @@ def case_cpp_extension_tutorial_python_half(lib, jit):
     return y, a.grad, out, compiled, _results(lib.library.opcheck(ops.mymuladd, (_x(lib, True), b, 1.5)))
 
 
+def case_argument_conversion_and_dropped_defaults(lib):
+    """What kernels receive: ints, floats and bools converted as PyTorch's dispatcher converts them (NumPy and
+    0-dim tensor values, ints for floats and bools, ScalarType codes), and trailing arguments equal to their
+    defaults left out."""
+    seen = []
+
+    def kernel(*args, **kwargs):
+        seen.append(([(type(v).__name__, v if not isinstance(v, lib.Tensor) else "T") for v in args],
+                     sorted(kwargs.items())))
+        return args[0].clone()
+
+    m = lib.library.Library(_ns(lib, "conv"), "FRAGMENT")
+    m.define("f(Tensor x, int n, float a, bool b, int[] dims, Scalar s, ScalarType? dt=None, int[2] k=1, "
+             "float w=2, *, float eps=0.5) -> Tensor")
+    m.impl("f", kernel, "CPU")
+    f = getattr(lib.ops, m.ns).f
+    x = lib.ones(2)
+    f(x, np.int64(2), 2, 1, (0, 1), 1.5, 3)
+    f(x, lib.tensor(2), lib.tensor(1.5), True, [0], 2, lib.float64, [3, 4], 2.0, eps=0.5)
+    f(x, 2, 1.5, False, [], 1, None, [1, 1], 3, eps=0.25)
+    return seen
+
+
 def case_library_mutation_schema(lib):
     m = lib.library.Library(_ns(lib, "libmut"), "FRAGMENT")
     m.define("acc(Tensor(a!) x, Tensor y) -> ()")
@@ -608,6 +631,14 @@ def _op_of_a_destroyed_library(lib):
     ns.f
 
 
+def _call(lib, schema, arg):
+    m, op = _bad_calls(lib, schema)  # (the library must outlive the call: PyTorch crashes otherwise)
+    try:
+        return op(lib.ones(1), arg)
+    finally:
+        del m
+
+
 def _annotated(lib, ann, ret=None):
     def f(x):
         return x
@@ -653,6 +684,9 @@ MISTAKES = {
     "define_in_impl_library": lambda lib: lib.library.Library(_ns(lib, "m"), "IMPL").define("f(Tensor x) -> Tensor"),
     "define_after_destroy": _define_after_destroy,
     "op_of_a_destroyed_library": _op_of_a_destroyed_library,
+    "int_list_given_an_int": lambda lib: _call(lib, "g(Tensor x, int[] dims) -> Tensor", 0),
+    "str_given_an_int": lambda lib: _call(lib, "g(Tensor x, str mode='a') -> Tensor", 3),
+    "scalar_given_a_tensor": lambda lib: _call(lib, "g(Tensor x, Scalar s) -> Tensor", lib.tensor(2.0)),
     "autograd_for_mutating_op": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=("x",))(_annotated(lib, lib.Tensor, type(None))).register_autograd(
         lambda ctx, g: g),
@@ -670,12 +704,12 @@ def inspect_empty():
     return inspect.Parameter.empty
 
 
-def _bad_calls(lib):
+def _bad_calls(lib, schema="foo(Tensor x, float a=2.0) -> Tensor"):
     m = lib.library.Library(_ns(lib, "calls"), "FRAGMENT")
-    m.define("foo(Tensor x, float a=2.0) -> Tensor")
-    m.impl("foo", lambda x, a=2.0: x * a, "CPU")
-    foo = getattr(lib.ops, m.ns).foo
-    return m, foo
+    m.define(schema)
+    name = schema.split("(")[0]
+    m.impl(name, lambda x, *args: x * 2, "CPU")
+    return m, getattr(getattr(lib.ops, m.ns), name)
 
 
 # messages that quote framework types (torch.Tensor, the schema's float printing) differ in those words only

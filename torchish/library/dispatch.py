@@ -60,7 +60,7 @@ def call(e, args, kwargs):
     pos, kw = split_args(e, values)
     implicit = e.kernels.get("CompositeImplicitAutograd")
     if implicit is not None:
-        return _invoke(implicit, pos, kw)
+        return _invoke(e, implicit, pos, kw)
     tensors = flat_tensors(values)
     if any(t.device.type == "meta" for t in tensors):
         from .fake import run_fake
@@ -89,7 +89,7 @@ def _autograd_and_backend(e, pos, kw):
         return autograd_function(e).run(pos, kw)
     autograd_kernel = e.kernels.get("Autograd") or e.kernels.get(f"Autograd{_backend_key(e, tensors, pos)}")
     if autograd_kernel is not None:
-        return _invoke(autograd_kernel, pos, kw)
+        return _invoke(e, autograd_kernel, pos, kw)
     if has_formula:
         with no_grad():  # (PyTorch runs the kernel below autograd)
             return backend(e, pos, kw)
@@ -120,9 +120,28 @@ def _warn_on_backward(e, inputs, out):
             o.register_hook(hook)
 
 
-def _invoke(kernel, pos, kw):
+def _invoke(e, kernel, pos, kw):
     fn, with_keyset = kernel
+    pos, kw = kernel_args(e, pos, kw)
     return fn(None, *pos, **kw) if with_keyset else fn(*pos, **kw)
+
+
+def kernel_args(e, pos, kw):
+    """The arguments a kernel receives: as PyTorch's dispatcher, trailing positional arguments equal to their
+    defaults and keyword-only ones equal to theirs are left out (the kernel's own defaults then apply)."""
+    from .schema import NO_DEFAULT
+    args = [a for a in e.schema.arguments if not a.kwarg_only]
+    n = len(pos)
+    while n and _is_default(args[n - 1], pos[n - 1], NO_DEFAULT):
+        n -= 1
+    named = {a.name: a for a in e.schema.arguments if a.kwarg_only}
+    return list(pos[:n]), {k: v for k, v in kw.items() if not _is_default(named[k], v, NO_DEFAULT)}
+
+
+def _is_default(a, v, no_default):
+    if a.default is no_default or isinstance(v, _tensor_type()) or type(v) is not type(a.default):
+        return False
+    return v == a.default
 
 
 def _backend_key(e, tensors, pos):
@@ -155,12 +174,12 @@ def backend(e, pos, kw):
             return _host_call(e, kernel, pos, kw)
         from ..ops.tracing import ConcretizationError
         try:  # (no fake impl: the kernel's torch code is traced into the program, if it can be)
-            out = _invoke(kernel, pos, kw)
+            out = _invoke(e, kernel, pos, kw)
         except ConcretizationError as err:  # (it reads values: PyTorch's torch.compile needs the fake impl too)
             raise no_fake_error(e) from err
     else:
         with numpy_write_back(_mutated(e, pos, kw) if e.custom is not None else []):
-            out = _invoke(kernel, pos, kw)
+            out = _invoke(e, kernel, pos, kw)
     if e.custom is not None:  # (custom_op registers PyTorch's ADInplaceOrView kernel: one more version bump)
         for t in _mutated(e, pos, kw):
             t._vc.value += 1
@@ -264,7 +283,7 @@ def _host_call(e, kernel, pos, kw):
                 vals[i] = from_numpy(np.array(a))
             p, k = tree_unflatten(spec, vals)
             with numpy_write_back([vals[idx[j]] for j in mut_pos]):
-                res_leaves, _ = flatten(_invoke(kernel, p, k))
+                res_leaves, _ = flatten(_invoke(e, kernel, p, k))
             res = [res_leaves[i] for i in out_idx] + [vals[idx[j]] for j in mut_pos]
             return [np.asarray(r.detach().numpy(), dtype=s.dtype) for r, s in zip(res, shapes)]
 

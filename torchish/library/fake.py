@@ -79,6 +79,8 @@ def run_fake(e, pos, kw, mode="meta"):
             "APIs (torch.compile/torch.export); in order to use this operator with those APIs you'll need to add a "
             "fake impl. Please see the following for next steps:  https://pytorch.org/tutorials/advanced/"
             "custom_ops_landing_page.html")
+    from .dispatch import kernel_args
+    pos, kw = kernel_args(e, pos, kw)
     with no_grad(), fake_context(e, mode):
         return fake(*pos, **kw)
 

@@ -96,7 +96,7 @@ def check_fake(e, args, kwargs):
     from .. import empty
     from .._tensor import Tensor
     from .. import no_grad
-    from .dispatch import split_args
+    from .dispatch import kernel_args, split_args
     from .fake import fake_context, fake_impl
     _need_fake(e)
     args, kwargs = _copy(args, kwargs)
@@ -107,7 +107,7 @@ def check_fake(e, args, kwargs):
     if "CompositeImplicitAutograd" in e.kernels:
         fake, dynamic = e_call(e, margs, mkwargs), False
     else:
-        pos, kw = split_args(e, e.schema.bind(margs, mkwargs))
+        pos, kw = kernel_args(e, *split_args(e, e.schema.bind(margs, mkwargs)))
         with no_grad(), fake_context(e, "check") as ctx:
             fake = fake_impl(e)(*pos, **kw)
         dynamic = ctx.used_dynamic_size

@@ -15,6 +15,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 BASE_TYPES = ("Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Device", "Layout",
               "MemoryFormat", "Generator", "Dimname", "complex", "Storage", "Any")
 UNKNOWN_TYPE = ("unknown type specifier. Common valid schema types include Tensor, SymInt, int, float, bool, Scalar; "
@@ -40,6 +42,7 @@ class Argument:
     optional: bool = False  # ``T?`` or ``T[]?``: None is accepted
     is_list: bool = False
     elem_optional: bool = False  # ``Tensor?[]``
+    size: int = 0  # ``int[2]``: the length a single int broadcasts to (0: none given)
     alias: str | None = None
     is_write: bool = False
     default: object = NO_DEFAULT
@@ -108,7 +111,7 @@ class FunctionSchema:
                 raise RuntimeError(f"{self.name}() Expected a value of type '{_type_name(a)}' for argument "
                                    f"'{a.name}' but instead found type '{type(v).__name__}'.\nPosition: {i}\n"
                                    f"Value: {v!r}\n{decl}")
-            values.append(v)
+            values.append(_convert(a, v))
         names = {a.name for a in self.arguments}
         for k in kwargs:
             if k not in names:
@@ -127,21 +130,22 @@ def _type_name(a):
 
 def _accepts_one(base, v):
     from .._tensor import Tensor
+    is_int = isinstance(v, (int, np.integer))
     if base == "Tensor":
         return isinstance(v, Tensor)
-    if base in ("int", "SymInt"):
-        return isinstance(v, int) or (isinstance(v, Tensor) and v.dim() == 0 and not v.is_floating_point())
+    if base in ("int", "SymInt"):  # (a one-element integer tensor or a NumPy integer is taken as its value)
+        return is_int or (isinstance(v, Tensor) and v.dim() == 0 and not v.is_floating_point())
     if base == "float":
-        return isinstance(v, (int, float))
+        return is_int or isinstance(v, (float, np.floating)) or (isinstance(v, Tensor) and v.dim() == 0)
     if base == "bool":
-        return isinstance(v, bool)
+        return is_int
     if base == "str":
         return isinstance(v, str)
     if base == "Scalar":
-        return isinstance(v, (int, float, complex)) or (isinstance(v, Tensor) and v.dim() == 0)
+        return isinstance(v, (int, float, complex))
     if base == "ScalarType":
         from .._dtype import dtype
-        return isinstance(v, dtype)
+        return isinstance(v, dtype) or (isinstance(v, int) and v in _SCALAR_TYPE_CODES)
     if base == "Device":
         from .._device import device
         return isinstance(v, (str, device, int))
@@ -153,11 +157,40 @@ def _accepts(a, v):
         return a.optional
     if not a.is_list:
         return _accepts_one(a.base, v)
-    if a.base in ("int", "SymInt") and isinstance(v, int):  # ``int[2] k=1`` broadcasts a single int
+    if a.base in ("int", "SymInt") and isinstance(v, int) and a.size:  # ``int[2] k=1`` broadcasts a single int
         return True
     if not isinstance(v, (list, tuple)):
         return False
     return all((e is None and a.elem_optional) or (e is not None and _accepts_one(a.base, e)) for e in v)
+
+
+# PyTorch's ScalarType codes (an int is accepted where a dtype is expected)
+_SCALAR_TYPE_CODES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32",
+                      7: "float64", 9: "complex64", 10: "complex128", 11: "bool", 15: "bfloat16"}
+
+
+def _convert_one(base, v):
+    """The value a kernel receives: PyTorch's dispatcher hands Python kernels plain ints, floats and bools."""
+    if base in ("int", "SymInt"):
+        return int(v)
+    if base == "float":
+        return float(v)
+    if base == "bool":
+        return bool(v)
+    if base == "ScalarType" and isinstance(v, int):
+        from .. import _dtype
+        return getattr(_dtype, _SCALAR_TYPE_CODES[v])
+    return v
+
+
+def _convert(a, v):
+    if v is None:
+        return None
+    if not a.is_list:
+        return _convert_one(a.base, v)
+    if isinstance(v, int) and a.base in ("int", "SymInt"):
+        return [v] * a.size
+    return [None if e is None else _convert_one(a.base, e) for e in v]
 
 
 def _split(text):
@@ -208,14 +241,17 @@ def parse_argument(text, full, *, is_return=False):
     if base not in BASE_TYPES:
         raise RuntimeError(UNKNOWN_TYPE + full + "\n")
     is_list = m["size"] is not None
+    size = int(m["size"]) if m["size"] else 0
     a = Argument(name=m["name"] or "", base=base, optional=bool(m["opt2"] or (m["opt1"] and not is_list)),
-                 is_list=is_list, elem_optional=bool(m["opt1"] and is_list), alias=m["alias"],
+                 is_list=is_list, elem_optional=bool(m["opt1"] and is_list), alias=m["alias"], size=size,
                  is_write=bool(m["write"]), text=m.string[:m.start("name")].strip() if m["name"] else m.string)
     if m["default"] is not None:
         a.default_text = m["default"].strip()
         a.default = _default(a.default_text, base)
         if a.is_list and base in ("int", "SymInt", "float", "bool") and not isinstance(a.default, (list, type(None))):
             a.default = [a.default] * int(m["size"] or 1)
+        if _accepts(a, a.default):
+            a.default = _convert(a, a.default)  # (``float a=2`` is 2.0, as the dispatcher hands it over)
     return a
 
 

@@ -451,6 +451,35 @@ def case_argument_conversion_and_dropped_defaults(lib):
     return seen
 
 
+def case_autograd_function_registered_to_the_autograd_key(lib):
+    """The older pattern: an autograd.Function as the op's Autograd kernel, its forward calling the op again below
+    autograd (PyTorch: torch._C._AutoDispatchBelowAutograd; grad mode is off in a Function's forward)."""
+    m = lib.library.Library(_ns(lib, "akey"), "FRAGMENT")
+    m.define("sq(Tensor x) -> Tensor")
+    m.impl("sq", lambda x: x * x, "CPU")
+    op = getattr(lib.ops, m.ns).sq
+
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            if lib is torch:
+                with torch._C._AutoDispatchBelowAutograd():
+                    return op(x)
+            return op(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x
+
+    m.impl("sq", Square.apply, "Autograd")
+    x = _x(lib, True)
+    y = op(x)
+    y.sum().backward()
+    return y, x.grad, type(y.grad_fn).__name__
+
+
 def case_library_mutation_schema(lib):
     m = lib.library.Library(_ns(lib, "libmut"), "FRAGMENT")
     m.define("acc(Tensor(a!) x, Tensor y) -> ()")

@@ -88,7 +88,9 @@ def _autograd_and_backend(e, pos, kw):
     if has_formula and STATE.grad_enabled and any(t.requires_grad for t in flat_tensors(pos)):
         return autograd_function(e).run(pos, kw)
     autograd_kernel = e.kernels.get("Autograd") or e.kernels.get(f"Autograd{_backend_key(e, tensors, pos)}")
-    if autograd_kernel is not None:
+    # (with grad mode off, as inside the autograd.Function such a kernel applies, the backend kernel runs: PyTorch's
+    # kernels get there with torch._C._AutoDispatchBelowAutograd, which torchish has no need for)
+    if autograd_kernel is not None and STATE.grad_enabled:
         return _invoke(e, autograd_kernel, pos, kw)
     if has_formula:
         with no_grad():  # (PyTorch runs the kernel below autograd)

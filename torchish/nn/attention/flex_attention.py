@@ -3,7 +3,8 @@ user function rewrites (``score_mod``) and whose pattern a mask function selects
 
 The numbers are those of PyTorch's dense reference (its eager CPU path): scores ``q @ k^T * scale`` in float32
 (float64 for float64 queries), ``score_mod`` and the mask applied element by element, a softmax that gives 0 (not
-NaN) on rows with nothing to attend to (their logsumexp is -inf), then ``probs @ v`` in the query's dtype.
+NaN) on rows with nothing to attend to (their logsumexp is -inf), then ``probs @ v`` in the query's dtype. The
+softmax and that product are one registered op whose backward is PyTorch's formula (its rounding too).
 
 ``score_mod(score, b, h, q_idx, kv_idx)`` and ``mask_mod(b, h, q_idx, kv_idx)`` are called once, with the whole
 score matrix and int32 index tensors that broadcast to ``[B, H, Q, KV]`` (see ``_block_mask``): the same values as

@@ -480,6 +480,16 @@ def case_autograd_function_registered_to_the_autograd_key(lib):
     return y, x.grad, type(y.grad_fn).__name__
 
 
+def case_schema_objects(lib):
+    m = lib.library.Library(_ns(lib, "schema"), "FRAGMENT")
+    m.define("f.ov(Tensor(a!) x, Tensor? y, Tensor[] z, SymInt n, int[2] k=1, float a=2, bool b=True, "
+             "str m=\"x\", Scalar s=1, ScalarType? dt=None, Device? d=None, *, float eps=1e-5) -> (Tensor, Tensor b)")
+    schema = getattr(getattr(lib.ops, m.ns).f, "ov")._schema
+    args = [(a.name, str(a.type), a.kwarg_only, a.default_value, bool(a.alias_info and a.alias_info.is_write), a.N)
+            for a in schema.arguments]
+    return schema.name, schema.overload_name, schema.is_mutable, args, [(r.name, str(r.type)) for r in schema.returns]
+
+
 def case_library_mutation_schema(lib):
     m = lib.library.Library(_ns(lib, "libmut"), "FRAGMENT")
     m.define("acc(Tensor(a!) x, Tensor y) -> ()")

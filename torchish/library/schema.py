@@ -51,6 +51,23 @@ class Argument:
     text: str = ""  # the type as written
 
     @property
+    def type(self):
+        """The argument's type as PyTorch's JIT prints it (``Optional[Tensor]``, ``List[int]``, ``number``...)."""
+        base = {"SymInt": "int", "Scalar": "number", "ScalarType": "int", "MemoryFormat": "int",
+                "Layout": "int"}.get(self.base, self.base)
+        if self.is_list:
+            base = f"List[{'Optional[' + base + ']' if self.elem_optional else base}]"
+        return f"Optional[{base}]" if self.optional else base
+
+    @property
+    def default_value(self):
+        return None if self.default is NO_DEFAULT else self.default
+
+    @property
+    def N(self):  # noqa: N802  (PyTorch's name)
+        return self.size or None
+
+    @property
     def alias_info(self):
         """PyTorch's ``_AliasInfo`` of a ``Tensor(a!)`` argument (None for one without an alias set)."""
         if self.alias is None:

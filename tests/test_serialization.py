@@ -2,6 +2,7 @@
 torch or pickle code (and malicious ones refused), safetensors."""
 from __future__ import annotations
 
+import copy
 import io
 import os
 import pickle
@@ -571,6 +572,14 @@ def test_conjugate_and_negative_bits_are_saved_and_loaded_as_torch():
         assert "conjugate bit" in same[0] and "negative bit" in same[1]
         np.testing.assert_array_equal(c.numpy(force=True), np.array([1 - 2j], "c8"))
         np.testing.assert_array_equal(c.imag.numpy(force=True), np.array([-2], "f4"))
+        with pytest.raises(BufferError, match="conjugate bit"):
+            c.__dlpack__()
+        x = T.tensor([1 + 2j, 3 - 1j])
+        d = copy.deepcopy({"x": x, "c": x.conj(), "i": x.conj().imag})
+        d["x"][0] = 9  # the copies of the views hold their own values, as torch's deepcopy makes them
+        assert not d["c"].is_conj() and not d["i"].is_neg()
+        np.testing.assert_array_equal(d["c"].numpy(), np.array([1 - 2j, 3 + 1j], "c8"))
+        np.testing.assert_array_equal(d["i"].numpy(), np.array([-2, 1], "f4"))
 
 
 @needs_torch

@@ -160,6 +160,8 @@ class TensorValues:
         """Export the value through DLPack (``torch.from_dlpack(t)``, ``np.from_dlpack(t)``), sharing its buffer."""
         if self._rg:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self._view is not None and self.is_conj():
+            raise BufferError("Can't export tensors with the conjugate bit set")
         return self._concrete("exporting a tensor through DLPack").__dlpack__(
             stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
@@ -193,7 +195,9 @@ class TensorValues:
             out.__dict__.update(self.__dict__)
         elif self._layout is not None:  # (strides PyTorch's copy keeps)
             out._layout = self._layout
-        if self._view is not None:  # a view stays a view of the copy of its base (PyTorch copies storages once)
+        # a view stays a view of the copy of its base (PyTorch copies storages once); a conjugate or negated view
+        # becomes a tensor of its own holding its values (PyTorch's copy applies the bit with conj_physical/neg)
+        if self._view is not None and not (self.is_conj() or self.is_neg()):
             import copy
             base, chain, diff = self._view
             new_base = copy.deepcopy(base, memo)

@@ -24,7 +24,8 @@ from .registry import OpOverload, OpOverloadPacket
 from .schema import parse as _parse
 
 __all__ = ["Library", "custom_op", "CustomOpDef", "define", "impl", "register_fake", "register_autograd",
-           "register_kernel", "register_vmap", "register_autocast", "get_ctx", "opcheck", "infer_schema", "fallthrough_kernel", "impl_abstract"]
+           "register_kernel", "register_vmap", "register_autocast", "get_ctx", "opcheck", "infer_schema",
+           "fallthrough_kernel", "impl_abstract", "OpCheckError", "OpOverload", "OpOverloadPacket"]
 
 _RESERVED = ("prim",)
 _DEF_NAMESPACES: dict = {}  # namespace -> id of the live "DEF" Library holding it
@@ -83,9 +84,9 @@ class Library:
         if not self._finalizer.alive:
             raise AssertionError("Library object has been destroyed")
         if self.kind == "IMPL":
-            raise RuntimeError(f'def("{schema.split("(")[0]}"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL '
-                               "block.  All def()s should be placed in the (unique) TORCH_LIBRARY block for their "
-                               "namespace.")
+            raise RuntimeError(f'def("{schema.split("(")[0]}"): Cannot define an operator inside of a '
+                               "TORCH_LIBRARY_IMPL block.  All def()s should be placed in the (unique) TORCH_LIBRARY "
+                               "block for their namespace.")
         s = _parse(schema, self.ns)
         ns = s.name.split("::")[0]
         if ns != self.ns:

@@ -26,13 +26,24 @@ import numpy as np
 from jax.tree_util import tree_flatten as flatten, tree_unflatten
 
 from ..autograd.grad_mode import STATE, no_grad
+from .schema import NO_DEFAULT
 
 BACKEND_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "xpu": "XPU", "mps": "MPS"}
 
 
+_TENSOR = []  # (torchish.Tensor, MetaArray), imported on first use: this module loads before the Tensor layer
+
+
 def _tensor_type():
-    from .._tensor import Tensor
-    return Tensor
+    if not _TENSOR:
+        from .._meta import MetaArray
+        from .._tensor import Tensor
+        _TENSOR.extend((Tensor, MetaArray))
+    return _TENSOR[0]
+
+
+def _is_meta(t):
+    return type(t._v) is _TENSOR[1]
 
 
 def flat_tensors(values):
@@ -62,7 +73,7 @@ def call(e, args, kwargs):
     if implicit is not None:
         return _invoke(e, implicit, pos, kw)
     tensors = flat_tensors(values)
-    if any(t.device.type == "meta" for t in tensors):
+    if any(_is_meta(t) for t in tensors):
         from .fake import run_fake
         return run_fake(e, pos, kw)
     if e.autocast:
@@ -87,7 +98,9 @@ def _autograd_and_backend(e, pos, kw):
         return autograd_function(e).run(pos, kw)
     if has_formula and STATE.grad_enabled and any(t.requires_grad for t in flat_tensors(pos)):
         return autograd_function(e).run(pos, kw)
-    autograd_kernel = e.kernels.get("Autograd") or e.kernels.get(f"Autograd{_backend_key(e, tensors, pos)}")
+    autograd_kernel = None
+    if any(k.startswith("Autograd") for k in e.kernels):
+        autograd_kernel = e.kernels.get("Autograd") or e.kernels.get(f"Autograd{_backend_key(e, tensors, pos)}")
     # (with grad mode off, as inside the autograd.Function such a kernel applies, the backend kernel runs: PyTorch's
     # kernels get there with torch._C._AutoDispatchBelowAutograd, which torchish has no need for)
     if autograd_kernel is not None and STATE.grad_enabled:
@@ -131,7 +144,6 @@ def _invoke(e, kernel, pos, kw):
 def kernel_args(e, pos, kw):
     """The arguments a kernel receives: as PyTorch's dispatcher, trailing positional arguments equal to their
     defaults and keyword-only ones equal to theirs are left out (the kernel's own defaults then apply)."""
-    from .schema import NO_DEFAULT
     args = [a for a in e.schema.arguments if not a.kwarg_only]
     n = len(pos)
     while n and _is_default(args[n - 1], pos[n - 1], NO_DEFAULT):

@@ -109,11 +109,10 @@ class FunctionSchema:
 
     def bind(self, args, kwargs):
         """The call's values in schema order (defaults filled in), as PyTorch's dispatcher binds them."""
-        decl = f"Declaration: {self}"
         positional = [a for a in self.arguments if not a.kwarg_only]
         if len(args) > len(positional):
             raise RuntimeError(f"{self.name}() expected at most {len(positional)} argument(s) but received "
-                               f"{len(args)} argument(s). {decl}")
+                               f"{len(args)} argument(s). Declaration: {self}")
         values = []
         for i, a in enumerate(self.arguments):
             if i < len(args) and not a.kwarg_only:
@@ -123,18 +122,18 @@ class FunctionSchema:
             elif a.default is not NO_DEFAULT:
                 v = a.default
             else:
-                raise RuntimeError(f"{self.name}() is missing value for argument '{a.name}'. {decl}")
+                raise RuntimeError(f"{self.name}() is missing value for argument '{a.name}'. Declaration: {self}")
             if not _accepts(a, v):
                 raise RuntimeError(f"{self.name}() Expected a value of type '{_type_name(a)}' for argument "
                                    f"'{a.name}' but instead found type '{type(v).__name__}'.\nPosition: {i}\n"
-                                   f"Value: {v!r}\n{decl}")
+                                   f"Value: {v!r}\nDeclaration: {self}")
             values.append(_convert(a, v))
         names = {a.name for a in self.arguments}
         for k in kwargs:
             if k not in names:
                 raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{self.name}'. Schema: {self}")
             if any(a.name == k and not a.kwarg_only for a in positional[:len(args)]):
-                raise RuntimeError(f"{self.name}() got multiple values for argument '{k}'. {decl}")
+                raise RuntimeError(f"{self.name}() got multiple values for argument '{k}'. Declaration: {self}")
         return values
 
 

@@ -232,6 +232,22 @@ def case_func_grad_of_a_traceable_custom_op_raises(lib):
     return lib.func.grad(lambda v: traceable(v).sum())(_x(lib))
 
 
+def case_numpy_write_into_views_and_grad_tensors(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'npview')}::fill", mutates_args=("out",))
+    def fill(x: lib.Tensor, out: lib.Tensor) -> None:
+        o = out.numpy()
+        o[:] = x.numpy() * 2
+
+    buf, buf2 = lib.zeros(5), lib.zeros(2, 3)
+    fill(lib.ones(2), buf[1:3])
+    fill(lib.ones(2), buf2[:, 1])
+    w = lib.zeros(3, requires_grad=True)
+    fill(lib.ones(3), w)
+    y = lib.ones(3, requires_grad=True) * 1
+    fill(lib.ones(3), y)
+    return buf, buf._version, buf2, w, y, type(y.grad_fn).__name__
+
+
 def case_mutates_unknown_marks_every_tensor(lib):
     def f(x: lib.Tensor, y: typing.Optional[lib.Tensor], n: int) -> lib.Tensor:
         return x

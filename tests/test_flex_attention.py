@@ -337,7 +337,13 @@ def _err_cases(lib):
     }
 
 
-@pytest.mark.parametrize("name", sorted(_err_cases(torchish)))
+_ERRORS = ("three_d", "one_d", "heads_without_gqa", "gqa_not_multiple", "batch_without_mask", "batch_mask_mismatch",
+           "embed_dim", "mask_too_short", "mask_too_long", "value_length", "lse_and_aux", "max_scores_on_cpu",
+           "bad_backend", "backend_and_force", "score_mod_with_mask_signature", "block_mask_of_score_mod",
+           "mod_with_two_args", "sliced_mask", "qkv_backward_on_cpu", "or_masks_not_callable")
+
+
+@pytest.mark.parametrize("name", _ERRORS)
 def test_errors_match_torch(name):
     err = check_raises(lambda lib: _err_cases(lib)[name]())
     if not isinstance(err, RuntimeError) or name in ("sliced_mask", "qkv_backward_on_cpu"):
@@ -346,6 +352,10 @@ def test_errors_match_torch(name):
         def text(e):  # (without the addresses of the functions a message shows)
             return re.sub(r" at 0x[0-9a-f]+", "", str(e))
         assert text(got.value) == text(err)
+
+
+def test_error_cases_are_all_run():
+    assert sorted(_ERRORS) == sorted(_err_cases(torchish))
 
 
 def test_warnings_like_torch():

@@ -334,13 +334,15 @@ def _err_cases(lib):
         "sliced_mask": lambda: FA.flex_attention(q[:1], k[:1], v[:1], block_mask=bm[0]),
         "qkv_backward_on_cpu": lambda: FA.flex_attention(q.requires_grad_(), k, v),
         "or_masks_not_callable": lambda: FA.or_masks(causal, 3),
+        "int_mask": lambda: FA.create_block_mask(lambda b, h, q_idx, kv_idx: (q_idx >= kv_idx).int(), B, H, L, L,
+                                                 device="cpu"),
     }
 
 
 _ERRORS = ("three_d", "one_d", "heads_without_gqa", "gqa_not_multiple", "batch_without_mask", "batch_mask_mismatch",
            "embed_dim", "mask_too_short", "mask_too_long", "value_length", "lse_and_aux", "max_scores_on_cpu",
            "bad_backend", "backend_and_force", "score_mod_with_mask_signature", "block_mask_of_score_mod",
-           "mod_with_two_args", "sliced_mask", "qkv_backward_on_cpu", "or_masks_not_callable")
+           "mod_with_two_args", "sliced_mask", "qkv_backward_on_cpu", "or_masks_not_callable", "int_mask")
 
 
 @pytest.mark.parametrize("name", _ERRORS)

@@ -372,6 +372,8 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=_DE
     if not isinstance(dq_kv_order, bool):
         raise ValueError("dq_kv_order must be a bool when using create_block_mask")
     mask = _apply_mask_mod(mask_mod, B, H, Q_LEN, KV_LEN, device, _dtype.int64)
+    if mask.dtype != _dtype.bool:
+        raise AssertionError(f"mask.dtype must be torch.bool, got {mask.dtype}")
     kv_num, kv_idx, q_num, q_idx, full_kv_num, full_kv_idx, full_q_num, full_q_idx = block_tables(
         mask, q_block, kv_block, separate_full_blocks)
     block_mask = BlockMask((Q_LEN, KV_LEN), kv_num, kv_idx, full_kv_num, full_kv_idx, q_num, q_idx, full_q_num,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from layer_oracle import check_module
-from oracle import arr, check, check_raises, torchish
+from oracle import arr, check, check_raises, needs_torch, raised, same, torch, torchish
 
 
 def _ties(*shape):
@@ -164,3 +164,24 @@ def test_pool_grad_fn_names():
     assert type(F.avg_pool2d(x, 2).grad_fn).__name__ == "AvgPool2DBackward0"
     assert type(F.adaptive_avg_pool2d(x, 3).grad_fn).__name__ == "AdaptiveAvgPool2DBackward0"
     assert type(F.adaptive_max_pool2d(x, 3).grad_fn).__name__ == "AdaptiveMaxPool2DBackward0"
+
+
+@needs_torch
+@pytest.mark.parametrize("shape,nd,size", [((3, 4), 2, 1), ((4,), 2, 1), ((3, 4), 3, 1), ((2, 3, 4, 5, 6), 2, 1),
+                                           ((2, 3, 4, 5, 6), 2, (1, None)), ((2, 3, 4, 5, 1), 2, (1, None)),
+                                           ((2, 0, 4), 2, 1), ((2, 2, 3, 4, 5, 6), 3, 1), ((2, 0, 3, 4), 2, 1),
+                                           ((2, 0, 3, 4), 2, 2), ((3, 4), 2, 2)])
+def test_adaptive_avg_pool_of_size_one_is_pytorchs_mean_shortcut(shape, nd, size):
+    """PyTorch's 2-d/3-d adaptive average pooling to size 1 is the mean over the last nd dims before any check of
+    the input's rank or sizes: 2-d, 1-d and 5-d inputs pool, empty dims give NaN, too few dims raise IndexError."""
+    def run(T):
+        x = T.tensor(np.linspace(-1, 1, int(np.prod(shape)), dtype=np.float32).reshape(shape), requires_grad=True)
+        y = getattr(T.nn.functional, f"adaptive_avg_pool{nd}d")(x, size)
+        if y.numel():
+            (y * y).sum().backward()
+        return y, x.grad
+    outcome = raised(lambda: run(torch))
+    if outcome is not None:
+        assert raised(lambda: run(torchish)) == outcome
+        return
+    same(run)

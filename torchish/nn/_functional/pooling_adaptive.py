@@ -99,10 +99,26 @@ def _adaptive_sizes(input, nd, output_size, name, avg):
     return sizes
 
 
+def _all_ones(nd, input, output_size):
+    """Whether every output size is 1, as the 2-d/3-d wrappers pass it on (None entries are the input's sizes)."""
+    _need_output_ints(f"adaptive_avg_pool{nd}d", nd, output_size, input.ndim)
+    if not isinstance(output_size, (list, tuple)):
+        return int(output_size) == 1
+    if len(output_size) != nd:
+        return False
+    return all((input.shape[input.ndim - nd + i] if o is None else int(o)) == 1 for i, o in enumerate(output_size))
+
+
 _FLOATS = (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64)
 
 
 def _adaptive_avg(nd, input, output_size):
+    if nd > 1 and _all_ones(nd, input, output_size):
+        # PyTorch's 2-d and 3-d kernels start with this shortcut, before any check of the input's dimensions or
+        # sizes: the mean over the last nd dims (any number of leading dims; empty ones give NaN)
+        lead = input.ndim - nd
+        if input.ndim not in (nd + 1, nd + 2) or 0 in tuple(input.shape[lead:]):
+            return input.mean(tuple(range(-1, -nd - 1, -1)), keepdim=True)
     outs = _adaptive_sizes(input, nd, output_size, f"adaptive_avg_pool{nd}d", True)
     dt = input.dtype
     if all(o == 1 for o in outs):  # PyTorch takes the mean: integral inputs have no mean dtype

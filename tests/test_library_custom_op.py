@@ -248,6 +248,17 @@ def case_numpy_write_into_views_and_grad_tensors(lib):
     return buf, buf._version, buf2, w, y, type(y.grad_fn).__name__
 
 
+def case_pep604_and_string_annotations(lib):
+    def f(x: lib.Tensor, y: lib.Tensor | None = None, n: list[int] | None = None, s: lib.types.Number = 1,
+          d: lib.device | None = None) -> lib.Tensor:
+        pass
+
+    def g(x: lib.Tensor, ks: list["int"], w: typing.Optional["float"] = None) -> lib.Tensor:
+        pass
+
+    return lib.library.infer_schema(f, mutates_args=()), lib.library.infer_schema(g, mutates_args=())
+
+
 def case_mutates_unknown_marks_every_tensor(lib):
     def f(x: lib.Tensor, y: typing.Optional[lib.Tensor], n: int) -> lib.Tensor:
         return x
@@ -707,6 +718,7 @@ MISTAKES = {
     "two_namespaces": lambda lib: lib.library.custom_op("a::b::c", mutates_args=())(_annotated(lib, lib.Tensor)),
     "unannotated": lambda lib: lib.library.custom_op(f"{_ns(lib, 'm')}::f", mutates_args=())(lambda x: x),
     "tuple_input": lambda lib: lib.library.infer_schema(_annotated(lib, tuple[int]), mutates_args=()),
+    "undefined_string_annotation": lambda lib: lib.library.infer_schema(_annotated(lib, "Undefined"), mutates_args=()),
     "dict_input": lambda lib: lib.library.infer_schema(_annotated(lib, dict), mutates_args=()),
     "no_return": lambda lib: lib.library.infer_schema(_annotated(lib, lib.Tensor, inspect_empty()), mutates_args=()),
     "mutates_a_number": lambda lib: lib.library.infer_schema(_annotated(lib, int), mutates_args=("x",)),

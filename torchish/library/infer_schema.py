@@ -51,11 +51,21 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
         raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
 
     def resolve(annotation):
+        """A string annotation (``from __future__ import annotations``, ``list["Tensor"]``) evaluated in the
+        function's module, as PyTorch does."""
         if isinstance(annotation, str):
             try:
                 return eval(annotation, prototype_function.__globals__)  # noqa: S307  (PyTorch does the same)
+            except NameError as e:
+                error_fn(f"Unsupported type annotation {annotation}. It is not a type. ({e}). If you are using "
+                         "'from __future__ import annotations', note that annotations are evaluated lazily as "
+                         "strings; make sure all types referenced in annotations are importable at module scope, "
+                         "not only inside a local function.")
             except Exception as e:  # noqa: BLE001
                 error_fn(f"Unsupported type annotation {annotation}. It is not a type. ({type(e).__name__}: {e})")
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+        if origin is not None and any(isinstance(a, str) for a in args):
+            return GenericAlias(origin, tuple(resolve(a) for a in args))
         return annotation
 
     params, seen = [], set()

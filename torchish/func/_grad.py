@@ -17,6 +17,7 @@ from .._tensor import Tensor
 from ._common import (Static, check_tensor_outputs, conj_complex, diff_values, flatten, grad_value,
                       normalize_argnums, split_aux, structure_str, to_tensors, to_values, transform_scope, unflatten,
                       with_args)
+from ._outer_autograd import differentiable_outside
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -55,7 +56,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             return grads, (value, box["aux"].rebuild(aux_vals))
         return grads, value
 
-    return wrapper
+    return differentiable_outside(wrapper, "GradBackward0")
 
 
 def grad(func, argnums=0, has_aux=False):
@@ -136,6 +137,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         >>> jvp(torchish.sin, (torchish.tensor([0.0]),), (torchish.tensor([2.0]),))
         (tensor([0.]), tensor([2.]))
     """
+    return differentiable_outside(_jvp, "JvpBackward0")(func, primals, tangents, has_aux=has_aux)
+
+
+def _jvp(func, primals, tangents, *, has_aux):
     api = "jvp(f, primals, tangents)"
     for name, x in (("primals", primals), ("tangents", tangents)):
         if not isinstance(x, tuple):

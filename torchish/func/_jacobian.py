@@ -21,6 +21,7 @@ import numpy as np
 
 from ._common import (Static, check_tensor_outputs, diff_values, normalize_argnums, split_aux, to_tensors, to_values,
                       transform_scope, with_args)
+from ._outer_autograd import differentiable_outside
 from ._rng import batch_keys, check_randomness, key_source, source_for
 
 
@@ -84,7 +85,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         jac, aux_vals = jax.jacrev(fn, argnums=positions, has_aux=True)(*diff)
         return _finish(jac, box, has_aux, aux_vals)
 
-    return wrapper
+    return differentiable_outside(wrapper, "JacrevBackward0")
 
 
 def _basis(leaves):
@@ -147,7 +148,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         jac = jax.tree_util.tree_map(lambda t: _split_columns(t, leaves, in_tree, single), t_out)
         return _finish(jac, box, has_aux, aux_vals)
 
-    return wrapper
+    return differentiable_outside(wrapper, "JacfwdBackward0")
 
 
 def hessian(func, argnums=0):

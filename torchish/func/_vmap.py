@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ._common import fn_name, flatten, structure_str, transform_scope, unflatten
+from ._outer_autograd import differentiable_outside
 from ._rng import axis_name, check_randomness, vmap_level
 
 _OUT_DIMS_MSG = ("`out_dims` must be an int, None or a python collection of ints representing where in the outputs "
@@ -184,4 +185,4 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             leaves[mapped_at[k]]._set_value(jnp.moveaxis(value, 0, axes[k]))
         return plan.join(mapped, pieces[0][1])
 
-    return wrapper
+    return differentiable_outside(wrapper, "VmapBackward0")

@@ -341,6 +341,11 @@ forward_hook = None
 # Front-ends that check dtypes before ``apply`` (``mm``, ``linear``...) call it first under PyTorch's op name.
 autocast_hook = None
 
+# Set by ``torchish.func`` while a transform's function runs with autograd recording outside the transform:
+# ``read_hook(args)`` sees the arguments of each op among which a Tensor requires grad (the Tensors the function
+# captured from outside, which the transform must differentiate too). None otherwise (no cost).
+read_hook = None
+
 
 def apply(op: OpDef, args: tuple, **static):
     """Run ``op`` on ``args`` (Tensors and Python values) and record it for autograd. Returns Tensor(s)."""
@@ -366,6 +371,8 @@ def apply(op: OpDef, args: tuple, **static):
             key.append(type(a))
     if STATE.recorder is not None:
         STATE.recorder.read(args)
+    if req and read_hook is not None:
+        read_hook(args)
     key = tuple(key)
     hit = _DISPATCH.get(key)
     if hit is None:

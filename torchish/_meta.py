@@ -67,10 +67,16 @@ def eval_meta(kernel, vals):
 
 
 def mixed_error(vals):
-    """PyTorch's error for a meta tensor meeting a real one in one op (None when every tensor is meta)."""
+    """PyTorch's error for a meta tensor meeting a real one in one op (None when every tensor is meta): the first
+    tensor's device is the expected one (a real 0-dim tensor, a CPU scalar there, may join either)."""
     from . import _device
+    devices = []
     for v in vals:
-        if isinstance(v, jax.Array) and v.ndim > 0:
-            dev = _device.from_jax(next(iter(v.devices()))) if not isinstance(v, jax.core.Tracer) else "cpu"
-            return RuntimeError(f"Tensor on device {dev} is not on the expected device meta!")
-    return None
+        if type(v) is MetaArray:
+            devices.append("meta")
+        elif isinstance(v, jax.Array) and v.ndim > 0:
+            devices.append(_device.from_jax(next(iter(v.devices()))) if not isinstance(v, jax.core.Tracer) else "cpu")
+    other = next((d for d in devices if str(d) != str(devices[0])), None) if devices else None
+    if other is None:
+        return None
+    return RuntimeError(f"Tensor on device {other} is not on the expected device {devices[0]}!")

@@ -489,6 +489,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     else:
         raise AttributeError(f"torchish.load: expected a path or a readable file object, got {type(f).__name__}")
     placer = _placer(map_location)
+    if mmap and path is None and (blob.startswith(MAGIC) or blob.startswith(b"PK\x03\x04")):
+        raise ValueError("f must be a file path in order to use the mmap argument")  # (as PyTorch's zip files)
     if blob.startswith(MAGIC):
         return _decode(blob, placer, weights_only, pickle_module)
     if blob.startswith(b"PK\x03\x04") or blob.startswith(b"PK\x05\x06"):

@@ -84,8 +84,14 @@ def _copy_(self, src, non_blocking=False):
     check_overlap(self, src)
     warn_discard_imag(src.dtype, self.dtype)
     if src.device != self.device:
-        from .convert import move
-        src = move(src, next(iter(self._d.devices())))
+        from .convert import _to_meta, move
+        if self.is_meta:  # (PyTorch: a copy into a meta tensor checks shapes and writes nothing)
+            src = _to_meta(src)
+        elif src.is_meta:
+            from .. import _meta
+            raise NotImplementedError(_meta.NO_DATA)
+        else:
+            src = move(src, next(iter(self._d.devices())))
     return self._assign(apply(_COPY, (self, src)))
 
 

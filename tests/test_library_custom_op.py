@@ -253,7 +253,7 @@ def case_pep604_and_string_annotations(lib):
           d: lib.device | None = None) -> lib.Tensor:
         pass
 
-    def g(x: lib.Tensor, ks: list["int"], w: typing.Optional["float"] = None) -> lib.Tensor:
+    def g(x: lib.Tensor, ks: list["int"], w: "float" = 0.5) -> lib.Tensor:
         pass
 
     return lib.library.infer_schema(f, mutates_args=()), lib.library.infer_schema(g, mutates_args=())
@@ -335,7 +335,9 @@ def case_redefining_a_custom_op_replaces_it(lib):
     def f2(x: lib.Tensor) -> lib.Tensor:
         return x * 10
 
-    return getattr(lib.ops, ns).f(_x(lib)), f(_x(lib))
+    # (only through torch.ops: calling the replaced CustomOpDef reads freed dispatcher state in PyTorch, which
+    # then raises MemoryError now and then)
+    return getattr(lib.ops, ns).f(_x(lib)), f2(_x(lib))
 
 
 def case_register_kernel_and_set_kernel_enabled(lib):

@@ -575,6 +575,16 @@ def case_data_dependent_output_shape_on_meta_raises(lib):
     nonzero(lib.empty(6, device="meta"))
 
 
+def case_opcheck_with_nan_values(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'opcnan')}::f", mutates_args=())
+    def f(x: lib.Tensor) -> lib.Tensor:
+        return x.clone()
+
+    f.register_fake(lambda x: lib.empty_like(x))
+    r = lib.library.opcheck(f, (lib.tensor([float("nan"), 1.0]),), raise_exception=False)
+    return _results(r), str(r["test_aot_dispatch_dynamic"])
+
+
 def case_opcheck_wrong_fake_shape_raises(lib):
     op = _numpy_sin(lib, _ns(lib, "opc"), fake=False)
     op.register_fake(lambda x: lib.empty(7))

@@ -296,3 +296,24 @@ def test_vmap_randomness_different_compiled_and_rejection_samplers():
 def test_vmap_same_randomness_refuses_batched_normal_parameters():
     for fn in (lambda T: lambda v: T.normal(v, 1.0), lambda T: lambda v: T.normal(0.0, v)):
         same_error(lambda T: T.func.vmap(fn(T), randomness="same")(T.ones(3, 4)))
+
+
+@needs_torch
+def test_normal_with_tensor_mean_or_std_has_pytorchs_zero_gradients():
+    """torch.normal(mean, std) with Tensor arguments is no reparameterised sample: PyTorch's formula gives mean and
+    std zero gradients (NormalBackward1/2/3), and the result has the first tensor's dtype (float32 mean, float64
+    std: float32). torchish differentiated ``mean + std * z``."""
+    def run(T):
+        T.manual_seed(3)
+        m = T.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+        s = T.tensor(np.linspace(0.5, 2, 3), requires_grad=True)  # float64
+        outs = [T.normal(m, 0.5), T.normal(2.0, s), T.normal(m, s), T.normal(m[:, :1], s.float())]
+        loss = sum((o.double() ** 2).sum() for o in outs)
+        loss.backward()
+        names = [o.grad_fn.name() for o in outs]
+        return outs, names, [str(o.dtype) for o in outs], m.grad, s.grad
+    ref, got = run(torch), run(torchish)
+    assert got[1:3] == ref[1:3]
+    for r, g in zip(ref[0] + list(ref[3:]), got[0] + list(got[3:])):
+        assert str(g.dtype) == str(r.dtype) and tuple(g.shape) == tuple(r.shape)
+        np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), rtol=1e-6, atol=1e-6)

@@ -18,7 +18,7 @@ from .. import _random as _generators
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from .out_layout import like_format
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import STATE, no_grad
 from . import tracing
 from .from_data import _check_grad_dtype, _finish
 from .elementwise import castable_out, factory_out, no_derivative, require_tensor, structured_out
@@ -263,7 +263,17 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
                                                   for t in (mean, std) if isinstance(t, Tensor)):
             raise RuntimeError(_generators._ERR_BATCHED_STATE)  # (vmap's "same" randomness, as in ops.draw)
         z = Tensor._make(draw("normal", shp, ref.dtype, (0.0, 1.0), generator, device=ref))
-        return add(mul(z, std), mean)
+        with no_grad():  # PyTorch's ``out.normal_(0, 1).mul_(std).add_(mean)`` in the first tensor's dtype
+            out = mul(z, std)
+            out = add(out if out.dtype == ref.dtype else out.to(ref.dtype), mean)
+            out = out if out.dtype == ref.dtype else out.to(ref.dtype)
+        grads = [t for t in (mean, std) if isinstance(t, Tensor) and t._rg]
+        if not (grads and STATE.grad_enabled):
+            return out
+        # PyTorch's formula gives mean and std zero gradients (torch.normal is no reparameterised sample)
+        if isinstance(mean, Tensor) and isinstance(std, Tensor):
+            return apply(_NORMAL_TT, (mean, std, out))
+        return apply(_NORMAL_T if isinstance(mean, Tensor) else _NORMAL_FT, (ref, out))
     if size is None:
         raise TypeError("normal() received an invalid combination of arguments - got (float, float), but expected "
                         "a Tensor mean or std, or a size")
@@ -302,6 +312,25 @@ _BERNOULLI = defop("bernoulli", _drawn_fwd, promote="same", promote_args=(0,), l
 _POISSON = defop("poisson", _drawn_fwd, promote="same", promote_args=(0,), linear=True, vjp=_zero_grad,
                  grad_name="PoissonBackward0")
 _BERNOULLI_P = overload(_BERNOULLI, "NotImplemented", vjp=no_derivative("bernoulli"))
+
+
+
+
+def _drawn2_fwd(mean, std, samples):
+    return samples
+
+
+def _zero_grads2(g, mean, std, samples, out):
+    return jnp.zeros(jnp.shape(mean), mean.dtype), jnp.zeros(jnp.shape(std), std.dtype), None
+
+
+# torch.normal with a Tensor mean and/or std: the samples (computed outside) ride along; zero gradients
+_NORMAL_T = defop("normal_tensor_float", _drawn_fwd, promote="same", promote_args=(0,), linear=True, vjp=_zero_grad,
+                  grad_name="NormalBackward1")
+_NORMAL_FT = defop("normal_float_tensor", _drawn_fwd, promote="same", promote_args=(0,), linear=True,
+                   vjp=_zero_grad, grad_name="NormalBackward2")
+_NORMAL_TT = defop("normal_tensor_tensor", _drawn2_fwd, linear=True, vjp=_zero_grads2, grad_name="NormalBackward3",
+                   vjp_uncast=True, promote="same", promote_args=(0, 1))
 
 
 @castable_out

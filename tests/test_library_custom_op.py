@@ -259,6 +259,40 @@ def case_pep604_and_string_annotations(lib):
     return lib.library.infer_schema(f, mutates_args=()), lib.library.infer_schema(g, mutates_args=())
 
 
+def case_inplace_and_out_tags(lib, jit):
+    """custom_op's docstring examples tagged torch.Tag.inplace and torch.Tag.out: the written arguments are the
+    results, the fake impls come generated, and out= variants refuse autograd."""
+    ns = _ns(lib, "tags")
+
+    @lib.library.custom_op(f"{ns}::numpy_sin_", mutates_args={"x"}, device_types="cpu", tags=lib.Tag.inplace)
+    def numpy_sin_(x: lib.Tensor) -> lib.Tensor:
+        x_np = x.numpy()
+        np.sin(x_np, out=x_np)
+        return x
+
+    @lib.library.custom_op(f"{ns}::numpy_sin_out", mutates_args={"out"}, device_types="cpu", tags=lib.Tag.out)
+    def numpy_sin_out(x: lib.Tensor, *, out: lib.Tensor) -> lib.Tensor:
+        out_np = out.numpy()
+        np.sin(x.numpy(), out=out_np)
+        return out
+
+    x = _x(lib)
+    v = x._version
+    same = numpy_sin_(x) is x
+    out = lib.empty(3)
+    same_out = numpy_sin_out(_x(lib), out=out) is out
+    meta = numpy_sin_(lib.empty(4, device="meta"))
+    acc, buf = _x(lib), lib.zeros(3)
+    step = jit(lambda: (numpy_sin_(acc), numpy_sin_out(acc, out=buf)))
+    for _ in range(2):
+        step()
+    ops = getattr(lib.ops, ns)
+    schemas = [str(ops.numpy_sin_.default._schema), str(ops.numpy_sin_out.default._schema)]
+    tags = [t.name for t in ops.numpy_sin_.default.tags]
+    checks = _results(lib.library.opcheck(numpy_sin_out, (_x(lib),), {"out": lib.empty(3)}))
+    return x, x._version - v, same, out, same_out, tuple(meta.shape), acc, buf, schemas, tags, checks
+
+
 def case_mutates_unknown_marks_every_tensor(lib):
     def f(x: lib.Tensor, y: typing.Optional[lib.Tensor], n: int) -> lib.Tensor:
         return x
@@ -717,6 +751,27 @@ def _call(lib, schema, arg):
         del m
 
 
+def _out_op(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'outop')}::f", mutates_args={"out"}, tags=lib.Tag.out)
+    def f(x: lib.Tensor, *, out: lib.Tensor) -> lib.Tensor:
+        out.copy_(x)
+        return out
+    return f
+
+
+def _inplace_returning_a_copy(lib):
+    @lib.library.custom_op(f"{_ns(lib, 'inpl')}::bad_", mutates_args={"x"}, tags=lib.Tag.inplace)
+    def bad_(x: lib.Tensor) -> lib.Tensor:
+        return x.clone()
+    bad_(lib.ones(2))
+
+
+def _two_tensors(lib):
+    def f(x: lib.Tensor, y: lib.Tensor) -> lib.Tensor:
+        return x
+    return f
+
+
 def _annotated(lib, ann, ret=None):
     def f(x):
         return x
@@ -766,6 +821,13 @@ MISTAKES = {
     "int_list_given_an_int": lambda lib: _call(lib, "g(Tensor x, int[] dims) -> Tensor", 0),
     "str_given_an_int": lambda lib: _call(lib, "g(Tensor x, str mode='a') -> Tensor", 3),
     "scalar_given_a_tensor": lambda lib: _call(lib, "g(Tensor x, Scalar s) -> Tensor", lib.tensor(2.0)),
+    "out_variant_with_grad": lambda lib: _out_op(lib)(lib.ones(2, requires_grad=True), out=lib.empty(2)),
+    "out_variant_autograd": lambda lib: _out_op(lib).register_autograd(lambda ctx, g: g),
+    "inplace_returning_a_copy": _inplace_returning_a_copy,
+    "inplace_mutating_another_arg": lambda lib: lib.library.custom_op(f"{_ns(lib, 'm')}::f", mutates_args={"y"},
+                                                                     tags=lib.Tag.inplace)(_two_tensors(lib)),
+    "inplace_and_out": lambda lib: lib.library.custom_op(f"{_ns(lib, 'm')}::f", mutates_args={"x"},
+                                                        tags=(lib.Tag.inplace, lib.Tag.out))(_two_tensors(lib)),
     "autograd_for_mutating_op": lambda lib: lib.library.custom_op(
         f"{_ns(lib, 'm')}::f", mutates_args=("x",))(_annotated(lib, lib.Tensor, type(None))).register_autograd(
         lambda ctx, g: g),
@@ -797,7 +859,8 @@ SAME_MESSAGE = {"no_mutates_args", "no_namespace", "two_namespaces", "mutates_ar
                 "register_autograd_unknown_op", "opcheck_of_a_function", "opcheck_unknown_test", "opcheck_rtol_only",
                 "kwarg_only_tensor", "func_grad", "too_few_gradients", "autocast_device_not_a_string",
                 "autocast_device_without_autocast", "data_dependent_shape_on_meta", "define_in_impl_library",
-                "define_after_destroy", "op_of_a_destroyed_library"}
+                "define_after_destroy", "op_of_a_destroyed_library", "out_variant_with_grad", "out_variant_autograd",
+                "inplace_and_out"}
 
 
 def _exception(fn):

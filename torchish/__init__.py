@@ -106,6 +106,7 @@ _sys.modules[__name__ + ".cuda.nvtx"] = cuda.nvtx
 from . import cpu as cpu  # noqa: E402
 from . import accelerator as accelerator  # noqa: E402
 from . import xpu as xpu, mps as mps  # noqa: E402
+from . import __future__ as __future__  # noqa: E402  (torch.__future__'s switches; not Python's)
 from .streams import Event as Event, Stream as Stream  # noqa: E402
 from .amp import GradScaler as GradScaler  # noqa: E402
 from ._removed import eig as eig, symeig as symeig, lstsq as lstsq, solve as solve  # noqa: E402
@@ -190,3 +191,4 @@ from ._checks import (_check as _check, _check_with as _check_with, _check_index
                       _check_value as _check_value, _check_type as _check_type, _check_is_size as _check_is_size,
                       _check_not_implemented as _check_not_implemented, _check_tensor_all as _check_tensor_all,
                       _check_tensor_all_with as _check_tensor_all_with)
+from ._tags import Tag as Tag  # noqa: E402

@@ -22,6 +22,7 @@ from .infer_schema import infer_schema
 from .opcheck import OpCheckError, opcheck
 from .registry import OpOverload, OpOverloadPacket
 from .schema import parse as _parse
+from .._tags import normalize as _normalize_tags
 
 __all__ = ["Library", "custom_op", "CustomOpDef", "define", "impl", "register_fake", "register_autograd",
            "register_kernel", "register_vmap", "register_autocast", "get_ctx", "opcheck", "infer_schema",
@@ -45,7 +46,7 @@ def _undo(defs, registrations, ns, def_id):
             setattr(e, what, None)
     for e in defs:
         e.schema = e.custom = e.function_cls = e.fake = e.backward = e.setup_context = e.vmap_fn = None
-        e.autocast = {}
+        e.autocast, e.tags = {}, ()
     if def_id is not None and _DEF_NAMESPACES.get(ns) == def_id:
         del _DEF_NAMESPACES[ns]
 
@@ -98,6 +99,7 @@ class Library:
                                "times. Each overload's schema should only be registered with a single call to def(). "
                                "Duplicate registration: torchish.library. Original registration: torchish.library")
         e.schema = s
+        e.tags = _normalize_tags(tags)
         self._op_defs.append(e)
         return schema.split("(")[0]
 

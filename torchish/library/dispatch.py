@@ -92,6 +92,12 @@ def _below_autocast(e, pos, kw):
 def _autograd_and_backend(e, pos, kw):
     tensors = flat_tensors(list(pos) + list(kw.values()))
     has_formula = e.custom is not None or e.backward is not None
+    if e.custom is not None and e.has_tag("out"):  # (out= variants never differentiate, as PyTorch's)
+        if STATE.grad_enabled and any(t.requires_grad for t in tensors):
+            raise RuntimeError(f"{e.opname}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        with no_grad():
+            return backend(e, pos, kw)
     if has_formula and getattr(STATE, "functional_trace", 0) > getattr(STATE, "vmap_level", 0):
         # torchish.func.grad/jvp/jacrev...: the generated Function meets the transform, which refuses it for want
         # of a setup_context staticmethod, as functorch refuses PyTorch's (never a silent zero gradient)
@@ -197,8 +203,29 @@ def backend(e, pos, kw):
     if e.custom is not None:  # (custom_op registers PyTorch's ADInplaceOrView kernel: one more version bump)
         for t in _mutated(e, pos, kw):
             t._vc.value += 1
-        check_aliasing(e, tensors, out)
+        if e.has_tag("inplace"):
+            if out is not pos[0]:
+                raise RuntimeError(f"{e.opname} (with implementation in {e.custom._module()}): An operator tagged "
+                                   "with torch.Tag.inplace must return its first argument.")
+        elif e.has_tag("out"):
+            if not _returns_outs(e, kw, out):
+                raise RuntimeError(f"{e.opname} (with implementation in {e.custom._module()}): An operator tagged "
+                                   "with torch.Tag.out must return its mutable keyword-only arguments.")
+        else:
+            check_aliasing(e, tensors, out)
     return out
+
+
+def out_names(e):
+    """The keyword-only buffers of a ``Tag.out`` op, in schema order."""
+    return [a.name for a in e.schema.arguments if a.kwarg_only and a.is_write]
+
+
+def _returns_outs(e, kw, out):
+    names = out_names(e)
+    if len(names) == 1:
+        return out is kw[names[0]]
+    return isinstance(out, tuple) and len(out) == len(names) and all(o is kw[n] for o, n in zip(out, names))
 
 
 @contextlib.contextmanager
@@ -306,6 +333,11 @@ def _host_call(e, kernel, pos, kw):
     for t, v in zip(mutated, results[len(out_idx):]):
         with no_grad():
             t.copy_(wrap(v))
+    if e.has_tag("inplace"):  # (the op's result is its written argument itself)
+        return pos[0]
+    if e.has_tag("out"):
+        names = out_names(e)
+        return kw[names[0]] if len(names) == 1 else tuple(kw[n] for n in names)
     outs = list(out_leaves)
     for i, v in zip(out_idx, results[:len(out_idx)]):
         outs[i] = wrap(v)

@@ -62,11 +62,20 @@ def fake_context(e, mode):
 
 
 def fake_impl(e):
-    """The fake implementation of ``e`` (or its Meta kernel), None without one."""
+    """The fake implementation of ``e`` (or its Meta kernel; for a custom op tagged ``inplace``/``out`` the one
+    PyTorch generates: the written arguments are the results), None without one."""
     if e.fake is not None:
         return e.fake
     kernel = e.kernels.get("Meta")
-    return kernel[0] if kernel is not None else None
+    if kernel is not None:
+        return kernel[0]
+    if e.custom is not None and e.has_tag("inplace"):
+        return lambda *args, **kwargs: args[0]
+    if e.custom is not None and e.has_tag("out"):
+        from .dispatch import out_names
+        names = out_names(e)
+        return lambda *args, **kwargs: kwargs[names[0]] if len(names) == 1 else tuple(kwargs[n] for n in names)
+    return None
 
 
 def run_fake(e, pos, kw, mode="meta"):

@@ -42,10 +42,17 @@ SUPPORTED_RETURN_TYPES = {Tensor: "Tensor", typing.List[Tensor]: "Tensor[]", lis
                           int: "SymInt", float: "float", bool: "bool", Number: "Scalar"}
 
 
-def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None, tags=()):
+    from .._tags import Tag, normalize
     sig = inspect.signature(prototype_function)
+    tags = normalize(tags)
+    is_inplace, is_out = Tag.inplace in tags, Tag.out in tags
+    if is_inplace and is_out:
+        raise AssertionError("torch.Tag.inplace and torch.Tag.out are mutually exclusive")
     if type(mutates_args) is not str:
         mutates_args = tuple(mutates_args)
+    first = None  # (name, schema type, alias) of the first positional-or-keyword argument
+    out_aliases, out_names = [], []
 
     def error_fn(what):
         raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
@@ -87,6 +94,9 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
             error_fn(f"Parameter {name} has unsupported type {param.annotation}. The valid types are: "
                      f"{SUPPORTED_PARAM_TYPES.keys()}.")
         schema_type = SUPPORTED_PARAM_TYPES[ann]
+        if param.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD and first is None:
+            first = (name, schema_type, f"a{idx}")
+        mutated = type(mutates_args) is str or name in mutates_args
         if type(mutates_args) is str:
             if mutates_args != "unknown":
                 raise ValueError("mutates_args must either be a sequence of the names of the arguments that are "
@@ -98,6 +108,13 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
                 error_fn(f"Parameter {name} is in mutable_args but only Tensors or collections of Tensors can be "
                          "mutated")
             schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+        if is_out and mutated and schema_type.startswith("Tensor"):
+            if param.kind != inspect.Parameter.KEYWORD_ONLY:
+                error_fn("torch.Tag.out requires mutable arguments to be keyword-only.")
+            if schema_type != f"Tensor(a{idx}!)":
+                error_fn("torch.Tag.out only supports mutable keyword-only Tensor arguments.")
+            out_aliases.append(f"a{idx}")
+            out_names.append(name)
         seen.add(name)
         params.append(f"{schema_type} {name}" if param.default is inspect.Parameter.empty
                       else f"{schema_type} {name}={_default_repr(name, param.default, error_fn)}")
@@ -107,8 +124,39 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
             error_fn(f"{missing} in mutates_args were not found in the custom op's signature. mutates_args should "
                      "contain the names of all args that the custom op mutates, or just the string 'unknown' if you "
                      "don't know.")
-    ret = _parse_return(resolve(sig.return_annotation), error_fn)
+    if is_inplace:
+        if first is None:
+            error_fn("torch.Tag.inplace requires a positional Tensor argument.")
+        if first[1] != "Tensor":
+            error_fn("torch.Tag.inplace requires the first positional argument to be a Tensor.")
+        if type(mutates_args) is str or set(mutates_args) != {first[0]}:
+            error_fn(f"torch.Tag.inplace requires mutates_args to contain exactly the first positional argument, "
+                     f"got {mutates_args}.")
+    if is_out and not out_aliases:
+        error_fn("torch.Tag.out requires at least one mutable keyword-only Tensor argument.")
+    annotation = resolve(sig.return_annotation)
+    if is_out:
+        ret = _out_return(annotation, out_aliases, out_names, error_fn)
+    else:
+        ret = _parse_return(annotation, error_fn)
+    if is_inplace:
+        if ret != "Tensor":
+            error_fn("torch.Tag.inplace requires the return annotation to be torch.Tensor.")
+        ret = f"Tensor({first[2]}!)"
     return f"{op_name or ''}({', '.join(params)}) -> {ret}"
+
+
+def _out_return(annotation, aliases, names, error_fn):
+    """``Tag.out``: the op returns its keyword-only output buffers, aliased in the schema."""
+    if len(aliases) == 1:
+        matches = annotation is Tensor
+    else:
+        matches = typing.get_origin(annotation) is tuple and typing.get_args(annotation) == (Tensor,) * len(aliases)
+    if not matches:
+        error_fn(f"torch.Tag.out requires the return annotation to match the mutable keyword-only Tensor arguments "
+                 f"{tuple(names)}.")
+    rets = [f"Tensor({a}!)" for a in aliases]
+    return rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
 
 
 def _default_repr(name, default, error_fn):

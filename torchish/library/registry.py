@@ -25,6 +25,10 @@ class Entry:
     setup_context: object = None
     vmap_fn: object = None  # register_vmap's rule
     autocast: dict = field(default_factory=dict)  # device type -> dtype (register_autocast)
+    tags: tuple = ()  # torchish.Tag values given at definition
+
+    def has_tag(self, name):
+        return any(t.name == name for t in self.tags)
     custom: object = None  # the CustomOpDef that owns the op, if custom_op made it
     function_cls: object = None  # the autograd.Function built for it (dispatch.autograd_function)
     handle: object = None  # its OpOverload (one object, as torch.ops.ns.op.default always is)
@@ -89,6 +93,10 @@ class OpOverload:
     @property
     def _schema(self):
         return self._entry.schema
+
+    @property
+    def tags(self):
+        return list(self._entry.tags)
 
     @property
     def overloadpacket(self):

@@ -2,13 +2,17 @@
 
 1. The arguments are bound to the schema (missing, extra and mistyped ones raise PyTorch's RuntimeErrors).
 2. A ``CompositeImplicitAutograd`` kernel runs as it is: autograd goes through the torch code inside it.
-3. Meta tensors run the fake implementation (or a ``Meta`` kernel) and nothing else.
+3. Meta tensors run the fake implementation (or a ``Meta`` kernel) and nothing else (:mod:`.fake`); then a
+   ``register_autocast`` rule (:mod:`.autocast`) and, under ``torchish.func.vmap``, a ``register_vmap`` rule
+   (:mod:`.vmap`) apply.
 4. Autograd: an op with an autograd formula (every ``custom_op`` has one slot; ``register_autograd`` fills it) runs
    through a generated :class:`torchish.autograd.Function` when an input requires grad; backward through a custom
    op without a formula raises PyTorch's error. An op with an ``Autograd`` kernel calls that kernel instead.
 5. The backend kernel for the tensors' device (``CPU``...), else ``CompositeExplicitAutograd``, runs below
-   autograd. Arguments the schema marks ``Tensor(a!)`` get their version bumped, and a custom op may not return
-   one of its inputs (PyTorch's aliasing check).
+   autograd (with the arguments PyTorch's dispatcher would hand it: converted, trailing defaults left out).
+   Arguments the schema marks ``Tensor(a!)`` get their version bumped (and NumPy writes into them are kept), and
+   a custom op may not return one of its inputs (PyTorch's aliasing check) unless tagged ``Tag.inplace`` (it
+   returns its first argument) or ``Tag.out`` (its keyword-only buffers, never differentiated).
 
 Inside ``torchish.compile`` (tensors holding tracers) an op with a fake implementation is opaque, as under
 ``torch.compile``: the kernel runs on the host through ``jax.pure_callback``, with the fake implementation giving

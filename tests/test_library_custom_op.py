@@ -658,6 +658,31 @@ def case_compiled_step_with_numpy_op_mutation_and_grad(lib, jit):
     return losses, w.detach(), acc
 
 
+def case_compiled_list_output_with_kwarg_only_and_grad(lib, jit):
+    @lib.library.custom_op(f"{_ns(lib, 'cmplst')}::split2", mutates_args=())
+    def split2(x: lib.Tensor, *, scale: float = 1.0) -> list[lib.Tensor]:
+        a = x.numpy()
+        return [lib.from_numpy(a[: len(a) // 2] * scale), lib.from_numpy(a[len(a) // 2:] * scale)]
+
+    split2.register_fake(lambda x, *, scale=1.0: [x.new_empty(x.shape[0] // 2),
+                                                  x.new_empty(x.shape[0] - x.shape[0] // 2)])
+
+    def setup_context(ctx, inputs, keyword_only_inputs, output):
+        ctx.scale = keyword_only_inputs["scale"]
+
+    split2.register_autograd(lambda ctx, grads: lib.cat(grads) * ctx.scale, setup_context=setup_context)
+    w = lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0], requires_grad=True)
+
+    def f(w):
+        a, b = split2(w * 1, scale=3.0)
+        loss = a.sum() * 2 + (b * b).sum()
+        (g,) = lib.autograd.grad(loss, w)
+        return loss.detach(), g
+
+    f = jit(f)
+    return [f(w) for _ in range(3)][-1]
+
+
 def case_compiled_traceable_op_without_fake(lib, jit):
     @lib.library.custom_op(f"{_ns(lib, 'cmptr')}::f", mutates_args=())
     def f(x: lib.Tensor) -> lib.Tensor:

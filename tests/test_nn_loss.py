@@ -4,7 +4,7 @@ extra dims, probabilities, weight, ignore_index, label_smoothing), CTC, module f
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_raises, needs_torch, run_both, to_numpy, torch, torchish
+from oracle import arr, check, check_raises, needs_torch, run_both, same, to_numpy, torch, torchish
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 
@@ -469,3 +469,15 @@ def test_linear_cross_entropy_checks_and_options():
                                                    label_smoothing=0.1)
     assert abs(outs[0] - outs[1]) < 1e-6
     assert repr(torchish.nn.LinearCrossEntropyOptions()) == repr(torch.nn.LinearCrossEntropyOptions())
+
+
+@needs_torch
+def test_hinge_embedding_loss_target_gets_no_gradient():
+    """PyTorch's composite reads the target only through comparisons: a target that requires grad keeps grad None
+    (torchish gave it zeros)."""
+    def run(T):
+        x = T.tensor([0.5, -0.3, 2.0], requires_grad=True)
+        y = T.tensor([1.0, -1.0, 1.0], requires_grad=True)
+        T.nn.functional.hinge_embedding_loss(x, y, margin=0.7).backward()
+        return x.grad, y.grad is None
+    same(run)

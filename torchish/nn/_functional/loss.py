@@ -509,7 +509,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                            f"complex dtype. Got: {_dtype.scalar_type_name(input.dtype)}")
     if input.dtype.category == _dtype._INT:
         return apply(_HINGE_INT, (input, target), margin=int(margin), reduction=red)
-    return apply(_HINGE, (input, target), margin=float(margin), reduction=red)
+    # PyTorch's composite reads target only through comparisons (where(target != 1, ...)): it gets no gradient
+    return apply(_HINGE, (input, target.detach() if target.requires_grad else target), margin=float(margin),
+                 reduction=red)
 
 
 _SOFT_MARGIN = defop("soft_margin_loss", lambda x, y, *, reduction: reduce(jnp.log1p(jnp.exp(-y * x)), reduction),

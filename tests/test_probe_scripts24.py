@@ -9,7 +9,11 @@ checkpoint with ``mmap=True`` into a meta-built model with ``assign=True``, savi
 ``record_function`` labels and schedule, saved-tensor hooks that pack to files, per-sample gradients
 (``vmap(grad(...))`` over ``functional_call``, ``replace_all_batch_norm_modules_``), model ensembling trained through
 ``vmap`` (``stack_module_state``), forward-mode AD with modules, gradient accumulation with foreach clipping, and the
-CPU automatic-mixed-precision recipe with GradScaler (including a skipped step on an overflow).
+CPU automatic-mixed-precision recipe with GradScaler (including a skipped step on an overflow), the optimizer step
+in backward (``register_post_accumulate_grad_hook``), autograd mechanics (``register_multi_grad_hook`` all/any,
+``allow_mutation_on_saved_tensors``, ``increment_version``, node and tensor hook order), the reproducibility recipe
+(deterministic flags, seeded DataLoader shuffling), ``checkpoint_sequential`` with dropout, and the extension points of
+``load_state_dict`` (``torch.utils.swap_tensors``, ``torch.__future__``'s conversion switches, ``Tensor.module_load``).
 
 Fixed here: ``copy_`` into a meta tensor (``load_state_dict`` into a model built on the meta device, with PyTorch's
 no-op warning) raised an AttributeError, and out of one raised an AttributeError instead of NotImplementedError; the
@@ -17,7 +21,11 @@ mixed meta/real device error named the devices the wrong way round where the rea
 ``torch.load(BytesIO, mmap=True)`` did not raise PyTorch's ValueError; the torch.func transforms (vmap, grad,
 grad_and_value, jacrev, jacfwd, hessian, jvp) cut the graph: their results did not require grad when their inputs
 did, so ``backward()`` through ``vmap`` over stacked ensemble parameters (or a MAML step through ``grad``) failed
-(torchish/func/_outer_autograd.py).
+(torchish/func/_outer_autograd.py); ``torch.utils.swap_tensors``, ``torch.__future__`` and ``Tensor.module_load`` were
+missing (torchish/utils/_swap.py, torchish/__future__.py; Module._apply and load_state_dict follow the switches).
+
+Not compared: PyTorch's meta kernels' shape-error wording (the type is compared), PyTorch's vmap in_dims message
+(it prints TreeSpec reprs), and the grad_fn names of transform outputs (PyTorch records each op; torchish one node).
 """
 import copy
 import io
@@ -25,8 +33,8 @@ import os
 import pickle
 import tempfile
 import warnings
+import weakref
 
-import numpy as np
 import pytest
 
 import torchish
@@ -215,7 +223,8 @@ def case_reasoning_about_shapes(lib):
     out = net(inp)
     res = {"out": (tuple(out.shape), str(out.device), str(out.dtype), out.requires_grad, type(out.grad_fn).__name__)}
     res["shapes"] = shapes
-    res["conv"] = tuple(nn.Conv2d(1, 1, 7, stride=3, padding=2, dilation=2).to("meta")(lib.empty(2, 1, 40, 33, device="meta")).shape)
+    conv = nn.Conv2d(1, 1, 7, stride=3, padding=2, dilation=2).to("meta")
+    res["conv"] = tuple(conv(lib.empty(2, 1, 40, 33, device="meta")).shape)
     res["params"] = [(n, str(p.device), tuple(p.shape)) for n, p in net.named_parameters()]
     loss = out.sum()
     loss.backward()
@@ -276,7 +285,8 @@ def case_benchmark_timer_shape(lib):
            "sub": m.sub_label, "desc": m.description, "stmt": m.stmt, "title": m.title, "nt": m.num_threads,
            "mean_float": isinstance(m.mean, float), "median_pos": m.median > 0, "env": m.env,
            "task": (m.task_spec.stmt, m.task_spec.setup, m.task_spec.label)}
-    m2 = bm.Timer("x.sum()", globals={"x": x}, label="mm", sub_label="sum", description="ones").blocked_autorange(min_run_time=0.01)
+    m2 = bm.Timer("x.sum()", globals={"x": x}, label="mm", sub_label="sum", description="ones")
+    m2 = m2.blocked_autorange(min_run_time=0.01)
     res["blocked"] = (type(m2).__name__, m2.number_per_run >= 1, len(m2.times) >= 1, m2.label, m2.sub_label)
     c = bm.Compare([m, m2])
     res["cmp"] = type(str(c)).__name__
@@ -604,6 +614,202 @@ def case_save_whole_model(lib):
     m2 = lib.load(buf, weights_only=False)
     return {"refused": refused, "type": type(m2).__name__, "out": m2(_data(lib, 2, 3)),
             "repr": repr(m2)}
+
+
+def case_optimizer_step_in_backward(lib):
+    nn, F = lib.nn, lib.nn.functional
+    model = _init(lib, nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)))
+    ref = copy.deepcopy(model)
+    opt_dict = {p: lib.optim.Adam([p], lr=0.05, foreach=False) for p in model.parameters()}
+
+    def optimizer_hook(parameter):
+        opt_dict[parameter].step()
+        opt_dict[parameter].zero_grad()
+
+    handles = [p.register_post_accumulate_grad_hook(optimizer_hook) for p in model.parameters()]
+    ref_opt = lib.optim.Adam(ref.parameters(), lr=0.05)
+    x, y = _data(lib, 5, 4), _data(lib, 5, 2, seed=1)
+    losses = []
+    for _ in range(3):
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        losses.append(loss.detach())
+        ref_opt.zero_grad()
+        F.mse_loss(ref(x), y).backward()
+        ref_opt.step()
+    grads = [p.grad for p in model.parameters()]
+    for h in handles:
+        h.remove()
+    return {"losses": losses, "grads_none": [g is None for g in grads], "params": list(model.parameters()),
+            "ref": list(ref.parameters()),
+            "err": _err(lambda: lib.ones(2).register_post_accumulate_grad_hook(lambda p: None)),
+            "err2": _err(lambda: (lib.ones(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(print))}
+
+
+def case_autograd_mechanics_hooks(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
+    seen = []
+    h = lib.autograd.graph.register_multi_grad_hook((a, b), lambda grads: seen.append([g is None for g in grads]))
+    (a * 2).sum().backward()
+    (a * b).sum().backward()
+    h.remove()
+    (a * b).sum().backward()
+    anyseen = []
+    h2 = lib.autograd.graph.register_multi_grad_hook((a, b), lambda g: anyseen.append(g), mode="any")
+    (a * b).sum().backward()
+    h2.remove()
+    res = {"seen": seen, "any": anyseen, "ga": a.grad, "gb": b.grad}
+    c = a.detach().clone().requires_grad_()
+    with lib.autograd.graph.allow_mutation_on_saved_tensors():
+        d = c.clone()
+        e = d.sin()
+        d.add_(1)
+        e.sum().backward()
+        res["mut_grad"] = c.grad
+    d2 = a.detach().clone().requires_grad_().clone()
+    e2 = d2.sin()
+    lib.autograd.graph.increment_version(d2)
+    err = _err(lambda: e2.sum().backward())
+    res["inc"] = (err[0], err[1].replace(lib.__name__ + ".", "torch."))  # (the hint names the library)
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    z = y.exp()
+    order = []
+    z.grad_fn.register_prehook(lambda go: order.append("pre"))
+    z.grad_fn.register_hook(lambda gi, go: order.append("post"))
+    y.register_hook(lambda g: order.append("tensor") or g * 10)
+    z.sum().backward()
+    res["order"] = order
+    res["y_grad"] = y.grad
+    res["x_grad"] = x.grad
+    res["gradient_edge"] = lib.autograd.graph.get_gradient_edge(y).node.name()
+    res["nf"] = [type(n[0]).__name__ if n[0] is not None else None for n in z.grad_fn.next_functions]
+    return res
+
+
+def case_reproducibility_recipe(lib):
+    import random
+    res = {}
+    lib.manual_seed(0)
+    random.seed(0)
+    res["seeded"] = (lib.initial_seed(), lib.rand(2))
+    lib.use_deterministic_algorithms(True, warn_only=True)
+    res["det"] = (lib.are_deterministic_algorithms_enabled(), lib.is_deterministic_algorithms_warn_only_enabled())
+    lib.use_deterministic_algorithms(False)
+    res["det_off"] = lib.are_deterministic_algorithms_enabled()
+    lib.backends.cudnn.benchmark = False
+    lib.backends.cudnn.deterministic = True
+    res["cudnn"] = (lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic)
+    ds = lib.utils.data.TensorDataset(lib.arange(10.0))
+
+    def seed_worker(worker_id):
+        worker_seed = lib.initial_seed() % 2 ** 32
+        random.seed(worker_seed)
+
+    g = lib.Generator()
+    g.manual_seed(0)
+    dl = lib.utils.data.DataLoader(ds, batch_size=3, shuffle=True, worker_init_fn=seed_worker, generator=g)
+    res["batches"] = [b[0] for b in dl]
+    res["batches2"] = [b[0] for b in dl]
+    g.manual_seed(0)
+    res["again"] = [b[0] for b in dl]
+    res["info"] = lib.utils.data.get_worker_info()
+    st = lib.get_rng_state()
+    a = lib.randn(3)
+    lib.set_rng_state(st)
+    res["state"] = (lib.equal(a, lib.randn(3)), st.dtype, tuple(st.shape))
+    res["bad"] = _err(lambda: lib.use_deterministic_algorithms("yes"))
+    return res
+
+
+def case_checkpoint_sequential_dropout(lib):
+    nn = lib.nn
+    from importlib import import_module
+    cp = import_module(lib.__name__ + ".utils.checkpoint")
+    lib.manual_seed(3)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 1))
+    x = _data(lib, 6, 4).requires_grad_()
+    lib.manual_seed(7)
+    out = cp.checkpoint_sequential(model, 2, x, use_reentrant=False)
+    out.sum().backward()
+    g1 = [p.grad.clone() for p in model.parameters()]
+    gx = x.grad.clone()
+    model.zero_grad()
+    x.grad = None
+    lib.manual_seed(7)
+    out2 = model(x)
+    out2.sum().backward()
+    g2 = [p.grad for p in model.parameters()]
+    def block(t):
+        return model[3](model[2](model[1](model[0](t))))
+    lib.manual_seed(11)
+    o3 = cp.checkpoint(block, x, use_reentrant=False, preserve_rng_state=True)
+    o3.sum().backward()
+    return {"out": out, "out2": out2, "g1": g1, "g2": g2, "gx": gx, "o3": o3, "gx3": x.grad,
+            "err": _err(lambda: cp.checkpoint(block, x, use_reentrant=True, foo=1)),
+            "rng_after": lib.rand(2)}
+
+
+def case_swap_tensors_and_module_load(lib):
+    nn = lib.nn
+    from importlib import import_module
+    future = import_module(lib.__name__ + ".__future__")
+    res = {"flags": (future.get_swap_module_params_on_conversion(), future.get_overwrite_module_params_on_conversion())}
+    t1, t2 = lib.arange(2.0), lib.zeros(3, dtype=lib.float64)
+    t1.foo = "one"
+    lib.utils.swap_tensors(t1, t2)
+    res["swapped"] = (t1, t2, getattr(t1, "foo", None), getattr(t2, "foo", None))
+    p = nn.Parameter(lib.ones(2))
+    q = lib.zeros(2)
+    lib.utils.swap_tensors(p, q)
+    res["classes"] = (type(p).__name__, type(q).__name__, p.requires_grad, q.requires_grad)
+    r = lib.ones(1)
+    ref = weakref.ref(r)
+    res["weak"] = _err(lambda: lib.utils.swap_tensors(r, lib.zeros(1)))
+    del ref
+    model = _init(lib, nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)))
+    w = model[0].weight
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    x = _data(lib, 5, 3)
+    model(x).sum().backward()
+    for flags in ((False, False), (False, True), (True, False)):
+        future.set_swap_module_params_on_conversion(flags[0])
+        future.set_overwrite_module_params_on_conversion(flags[1])
+        try:
+            model.double()
+            res[f"double{flags}"] = (model[0].weight is w, model[0].weight.dtype, model[0].weight.grad.dtype,
+                                     model[1].running_mean.dtype, type(model[0].weight).__name__,
+                                     opt.param_groups[0]["params"][0] is model[0].weight)
+            model.float()
+            w = model[0].weight
+        finally:
+            future.set_swap_module_params_on_conversion(False)
+            future.set_overwrite_module_params_on_conversion(False)
+    future.set_swap_module_params_on_conversion(True)
+    try:
+        sd = {k: v * 2 for k, v in model.state_dict().items()}
+        w = model[0].weight
+        res["load"] = repr(model.load_state_dict(sd))
+        res["load_vals"] = (model[0].weight is w, model[0].weight.clone(), model[1].running_var.clone(),
+                            model[0].weight.requires_grad)
+        res["assign"] = repr(model.load_state_dict({k: v + 1 for k, v in sd.items()}, assign=True))
+        res["assign_vals"] = (model[0].weight is w, model[0].bias.clone())
+        model.zero_grad()
+        model.eval()  # (in training mode the gradients before BatchNorm are float32 rounding noise here)
+        model(x).pow(2).sum().backward()
+        model.train()
+        res["trained"] = [p.grad.clone() for p in model.parameters()]  # (copies: the swaps below change them)
+        y = model(x).sum()
+        # (changing the dtype between forward and backward fails: PyTorch refuses to swap a tensor the graph saved
+        # (BatchNorm's weight), torchish's backward refuses to reach a swapped parameter; the type is compared)
+        res["poisoned"] = _err(lambda: (model.double(), y.backward()))[0]
+    finally:
+        future.set_swap_module_params_on_conversion(False)
+    res["module_load"] = (lib.ones(2).module_load(lib.zeros(2)),
+                          lib.ones(2).module_load(lib.full((2,), 3.0), assign=True))
+    return res
 
 
 test_script_matches_torch = script_test(globals())

@@ -106,6 +106,7 @@ _sys.modules[__name__ + ".cuda.nvtx"] = cuda.nvtx
 from . import cpu as cpu  # noqa: E402
 from . import accelerator as accelerator  # noqa: E402
 from . import xpu as xpu, mps as mps  # noqa: E402
+from . import __future__ as __future__  # noqa: E402  (torch.__future__'s switches; not Python's)
 from .streams import Event as Event, Stream as Stream  # noqa: E402
 from .amp import GradScaler as GradScaler  # noqa: E402
 from ._removed import eig as eig, symeig as symeig, lstsq as lstsq, solve as solve  # noqa: E402

@@ -46,6 +46,14 @@ class TensorViews:
             mark_sparse(out, self._coo.detach())
         return out
 
+    def module_load(self, other, assign=False):
+        """What ``nn.Module.load_state_dict`` swaps into this parameter or buffer under
+        ``torch.__future__.set_swap_module_params_on_conversion(True)``: ``other`` detached with ``assign``, else
+        this tensor with ``other`` copied in, detached (a Tensor subclass may override it, as in PyTorch)."""
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
     def detach_(self):
         if self._view is not None and self._view[2]:
             raise RuntimeError(

@@ -47,21 +47,45 @@ class ConvertMixin:
         return self
 
     def _apply(self, fn, recurse=True):
-        """Convert every parameter (in place: the Parameter objects keep their identity), gradient and buffer."""
+        """Convert every parameter, gradient and buffer. By default the Parameter objects keep their identity and
+        take the converted values; ``torch.__future__`` switches to swapping their contents
+        (``torch.utils.swap_tensors``) or to new Parameter objects, as in PyTorch."""
+        from .. import __future__ as future
+        from .parameter import Parameter
         if recurse:
             for m in self.children():
                 m._apply(fn)
+        swap = future.get_swap_module_params_on_conversion()
+        overwrite = future.get_overwrite_module_params_on_conversion()
         for key, param in self._parameters.items():
             if param is None:
                 continue
             with no_grad():
                 applied = fn(param)
-            param.data = applied  # (the Parameter keeps its identity; a new dtype or shape drops its grad sink)
             g = param._grad
+            if swap:
+                from ..utils._swap import swap_tensors
+                param.grad = None
+                try:
+                    swap_tensors(param, Parameter(applied, requires_grad=param.requires_grad))
+                except Exception as e:
+                    param.grad = g
+                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
+            elif overwrite:
+                param = self._parameters[key] = Parameter(applied, param.requires_grad)
+            else:
+                param.data = applied  # (the Parameter keeps its identity; a new dtype or shape drops its grad sink)
             if g is not None:
                 with no_grad():
                     g_applied = fn(g)
-                g.data = g_applied
+                if swap:
+                    g_applied.requires_grad_(g.requires_grad)
+                    swap_tensors(g, g_applied)
+                    param.grad = g
+                elif overwrite:
+                    param.grad = g_applied.requires_grad_(g.requires_grad)
+                else:
+                    g.data = g_applied
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)

@@ -132,6 +132,8 @@ class StateDictMixin:
         local_state.update((k, v) for k, v in self._buffers.items()
                            if v is not None and k not in self._non_persistent_buffers_set)
         assign = local_metadata.get("assign_to_params_buffers", False)
+        from .. import __future__ as future
+        swap = future.get_swap_module_params_on_conversion()
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -157,12 +159,15 @@ class StateDictMixin:
                               "copying them in place?)", stacklevel=3)
             try:
                 with no_grad():
-                    if assign:
+                    if swap:
+                        _swap_loaded(param, value, assign)
+                    elif assign:
                         self._assign_loaded(name, param, value)
                     else:
                         param.copy_(value)
             except Exception as ex:  # reported together with the other errors, as PyTorch does
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                error_msgs.append(f'While {"swapping" if swap else "copying"} the parameter named "{key}", whose '
+                                  "dimensions in the model are "
                                   f"{param.size()} and whose dimensions in the checkpoint are {value.size()}, an "
                                   f"exception occurred : {ex.args}.")
         extra_key = prefix + EXTRA_STATE_KEY_SUFFIX
@@ -239,3 +244,20 @@ class StateDictMixin:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__,
                                                                                     "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
+
+
+def _swap_loaded(param, value, assign):
+    """``load_state_dict`` under ``torch.__future__.set_swap_module_params_on_conversion(True)``: the parameter or
+    buffer swaps contents with what its ``module_load`` returns (a Parameter again for a Parameter)."""
+    from ..utils._swap import swap_tensors
+    from .parameter import Parameter
+    new = param.module_load(value, assign=assign)
+    if new is value or new is param:
+        raise RuntimeError("module_load returned one of self or other, please .detach() the result if returning one "
+                           "of the inputs in module_load")
+    if isinstance(param, Parameter):
+        if not isinstance(new, Parameter):
+            new = Parameter(new, requires_grad=param.requires_grad)
+        else:
+            new.requires_grad_(param.requires_grad)
+    swap_tensors(param, new)

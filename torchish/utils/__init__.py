@@ -11,6 +11,9 @@ _SUBMODULES = ("data", "checkpoint", "viz", "tensorboard", "_pytree", "hooks", "
 
 
 def __getattr__(name):
+    if name == "swap_tensors":
+        from ._swap import swap_tensors
+        return swap_tensors
     if name in _SUBMODULES:
         return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

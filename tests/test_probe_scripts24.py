@@ -19,7 +19,7 @@ Fixed here: ``copy_`` into a meta tensor (``load_state_dict`` into a model built
 no-op warning) raised an AttributeError, and out of one raised an AttributeError instead of NotImplementedError; the
 mixed meta/real device error named the devices the wrong way round where the real tensor comes first;
 ``torch.load(BytesIO, mmap=True)`` did not raise PyTorch's ValueError; the torch.func transforms (vmap, grad,
-grad_and_value, jacrev, jacfwd, hessian, jvp) cut the graph: their results did not require grad when their inputs
+grad_and_value, jacrev, jacfwd, hessian, jvp, vjp) cut the graph: their results did not require grad when their inputs
 did, so ``backward()`` through ``vmap`` over stacked ensemble parameters (or a MAML step through ``grad``) failed
 (torchish/func/_outer_autograd.py); ``torch.utils.swap_tensors``, ``torch.__future__`` and ``Tensor.module_load`` were
 missing (torchish/utils/_swap.py, torchish/__future__.py; Module._apply and load_state_dict follow the switches).
@@ -890,6 +890,9 @@ def _through_transforms(lib):
     res["hessian"] = lib.autograd.grad(func.hessian(lambda x: (x.sin() * x).sum())(x).sum(), x)
     o, t = func.jvp(lambda a: a.sin() * w.sum(), (x,), (x * 2,))
     res["jvp"] = (o.requires_grad, t.requires_grad, lib.autograd.grad(t.sum(), x))
+    o, pull = func.vjp(lambda a: (w @ a).sin(), x)
+    cot = lib.tensor([1.0, 2.0], requires_grad=True)
+    res["vjp"] = (o.requires_grad, lib.autograd.grad((pull(cot)[0] ** 2).sum() + o.sum(), [x, w, cot]))
     c = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
     res["complex"] = lib.autograd.grad(func.vmap(lambda a: a * a.conj() + a * 1j)(c).real.sum(), c)
     return res

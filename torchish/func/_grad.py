@@ -93,6 +93,20 @@ def vjp(func, *primals, has_aux=False):
         >>> vjp_fn(torchish.ones(2))
         (tensor([1.0000, 0.5403]),)
     """
+    result = differentiable_outside(_vjp, "VjpBackward0")(func, *primals, has_aux=has_aux)
+    if not any(isinstance(t, Tensor) and t.requires_grad for t in flatten(result[0])[0]):
+        return result  # (nothing recorded outside: its vjp_fn is the pullback itself)
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+        # recorded too: the gradients depend on the primals (and what func captured) as well as on the cotangents
+        def pull(prims, cts):
+            return _vjp(func, *prims, has_aux=has_aux)[1](cts)
+        return differentiable_outside(pull, "VjpBackward0")(primals, cotangents)
+
+    return (result[0], vjp_fn) + tuple(result[2:])
+
+
+def _vjp(func, *primals, has_aux):
     api = "vjp(f, *primals)"
     diff = tuple(diff_values(p) for p in primals)
     box = {}

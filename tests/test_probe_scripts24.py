@@ -12,7 +12,8 @@ checkpoint with ``mmap=True`` into a meta-built model with ``assign=True``, savi
 CPU automatic-mixed-precision recipe with GradScaler (including a skipped step on an overflow), the optimizer step
 in backward (``register_post_accumulate_grad_hook``), autograd mechanics (``register_multi_grad_hook`` all/any,
 ``allow_mutation_on_saved_tensors``, ``increment_version``, node and tensor hook order), the reproducibility recipe
-(deterministic flags, seeded DataLoader shuffling), ``checkpoint_sequential`` with dropout, and the extension points of
+(deterministic flags, seeded DataLoader shuffling), the performance-tuning knobs (threads, matmul precision,
+channels_last convolutions), ``checkpoint_sequential`` with dropout, and the extension points of
 ``load_state_dict`` (``torch.utils.swap_tensors``, ``torch.__future__``'s conversion switches, ``Tensor.module_load``).
 
 Fixed here: ``copy_`` into a meta tensor (``load_state_dict`` into a model built on the meta device, with PyTorch's
@@ -699,9 +700,11 @@ def case_reproducibility_recipe(lib):
     res["det"] = (lib.are_deterministic_algorithms_enabled(), lib.is_deterministic_algorithms_warn_only_enabled())
     lib.use_deterministic_algorithms(False)
     res["det_off"] = lib.are_deterministic_algorithms_enabled()
+    saved = lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic
     lib.backends.cudnn.benchmark = False
     lib.backends.cudnn.deterministic = True
     res["cudnn"] = (lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic)
+    lib.backends.cudnn.benchmark, lib.backends.cudnn.deterministic = saved
     ds = lib.utils.data.TensorDataset(lib.arange(10.0))
 
     def seed_worker(worker_id):
@@ -809,6 +812,32 @@ def case_swap_tensors_and_module_load(lib):
         future.set_swap_module_params_on_conversion(False)
     res["module_load"] = (lib.ones(2).module_load(lib.zeros(2)),
                           lib.ones(2).module_load(lib.full((2,), 3.0), assign=True))
+    return res
+
+
+def case_performance_tuning_flags(lib):
+    res = {}
+    n = lib.get_num_threads()
+    lib.set_num_threads(1)
+    res["threads"] = lib.get_num_threads()
+    lib.set_num_threads(n)
+    res["interop"] = isinstance(lib.get_num_interop_threads(), int)
+    res["mkldnn"] = isinstance(lib.backends.mkldnn.is_available(), bool)
+    res["cudnn"] = (lib.backends.cudnn.is_available(), lib.cuda.is_available(), lib.backends.mps.is_available())
+    res["tf32"] = (lib.backends.cuda.matmul.allow_tf32, lib.get_float32_matmul_precision())
+    lib.set_float32_matmul_precision("high")
+    res["prec"] = lib.get_float32_matmul_precision()
+    lib.set_float32_matmul_precision("highest")
+    res["bad_prec"] = _err(lambda: lib.set_float32_matmul_precision("fast"))
+    m = lib.nn.Conv2d(2, 3, 3).to(memory_format=lib.channels_last)
+    x = _data(lib, 1, 2, 5, 5).to(memory_format=lib.channels_last)
+    _init(lib, m)
+    y = m(x)
+    res["cl"] = (m.weight.is_contiguous(memory_format=lib.channels_last),
+                 y.is_contiguous(memory_format=lib.channels_last), y.stride(), y)
+    with lib.autograd.profiler.emit_nvtx(enabled=False):
+        res["nvtx"] = True
+    res["anomaly"] = lib.is_anomaly_enabled()
     return res
 
 

@@ -52,7 +52,7 @@ def to_numpy(x):
             x = x.float()
         return x.cpu().numpy()
     if isinstance(x, torchish.Tensor):
-        x = x.detach()
+        x = x.detach().resolve_conj().resolve_neg()  # (numpy() refuses both bits, as torch's)
         if x.dtype == torchish.bfloat16:
             x = x.float()
         return x.numpy()

@@ -5,7 +5,7 @@ their own overloads (``t_`` -> TBackward1), and PyTorch's C++ nodes are named as
 import pytest
 
 import torchish
-from oracle import assert_same, needs_torch, run_both, torch
+from oracle import assert_same, needs_torch, run_both, same, torch
 
 pytestmark = needs_torch
 
@@ -202,3 +202,18 @@ def test_torchish_only_gone_input_falls_back():
     v.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         c.sum().backward()
+
+
+@needs_torch
+@pytest.mark.parametrize("name,args", [("polygamma_", (1,)), ("polygamma_", (2,)), ("digamma_", ()), ("lgamma_", ()),
+                                       ("mvlgamma_", (2,)), ("erfinv_", ()), ("i0_", ()), ("sinc_", ()),
+                                       ("logit_", (0.1,)), ("sin_", ())])
+def test_inplace_unary_of_a_non_leaf_differentiates_the_overwritten_value(name, args):
+    """An in-place op whose formula reads its input keeps the value it overwrote (PyTorch's original_self):
+    ``polygamma_`` raised the in-place-modification error in backward."""
+    def run(T):
+        x = T.tensor([0.3, 0.55, 0.8], requires_grad=True)
+        y = getattr(x * 1.5, name)(*args)
+        y.backward(T.tensor([1.0, -0.5, 2.0]))
+        return y, x.grad, y.grad_fn.name()
+    same(run)

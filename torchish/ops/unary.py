@@ -26,7 +26,8 @@ from .. import _dtype
 from .. import _precision
 from . import complex_c
 from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, require_tensor, type_name
-from .registry import ELEMENTWISE, apply, defop
+from .inplace import make_inplace
+from .registry import ELEMENTWISE, apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -561,14 +562,17 @@ _POLYGAMMA = defop("polygamma", _polygamma_fwd, promote="float",
                    vjp=lambda g, x, out, n: g * _polygamma_n(x, n + 1))
 
 
-def polygamma(n, input, *, out=None):
+_POLYGAMMA_INPLACE = overload(_POLYGAMMA, "PolygammaBackward1")  # (PyTorch numbers polygamma_ after polygamma)
+
+
+def polygamma(n, input, *, out=None, _op=_POLYGAMMA):
     """The n-th derivative of the digamma function."""
     require_tensor(input, "polygamma", 2)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if input.is_complex():  # (PyTorch's kernels for orders 0 and 1 are digamma's and trigamma's)
         raise not_implemented({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), input.dtype)
-    return _out(apply(_POLYGAMMA, (input,), n=int(n)), out, "polygamma")
+    return _out(apply(_op, (input,), n=int(n)), out, "polygamma")
 
 
 def _mvlgamma_fwd(x, *, p):
@@ -608,9 +612,7 @@ METHODS["polygamma"] = lambda self, n: polygamma(n, self)
 
 
 def _polygamma_(self, n):
-    from .inplace import assign
-    self._check_inplace()
-    return assign(self, polygamma(n, self))
+    return polygamma(n, self, _op=_POLYGAMMA_INPLACE)
 
 
-METHODS["polygamma_"] = _polygamma_
+METHODS["polygamma_"] = make_inplace(_polygamma_, "polygamma_")  # (the overwritten input is what backward reads)

@@ -14,7 +14,8 @@ in backward (``register_post_accumulate_grad_hook``), autograd mechanics (``regi
 ``allow_mutation_on_saved_tensors``, ``increment_version``, node and tensor hook order), the reproducibility recipe
 (deterministic flags, seeded DataLoader shuffling), the performance-tuning knobs (threads, matmul precision,
 channels_last convolutions), ``checkpoint_sequential`` with dropout, and the extension points of
-``load_state_dict`` (``torch.utils.swap_tensors``, ``torch.__future__``'s conversion switches, ``Tensor.module_load``).
+``load_state_dict`` (``torch.utils.swap_tensors``, ``torch.__future__``'s conversion switches, ``Tensor.module_load``),
+the compiled optimizer step with a Tensor lr and a scheduler.
 
 Fixed here: ``copy_`` into a meta tensor (``load_state_dict`` into a model built on the meta device, with PyTorch's
 no-op warning) raised an AttributeError, and out of one raised an AttributeError instead of NotImplementedError; the
@@ -23,7 +24,9 @@ mixed meta/real device error named the devices the wrong way round where the rea
 grad_and_value, jacrev, jacfwd, hessian, jvp, vjp) cut the graph: their results did not require grad when their inputs
 did, so ``backward()`` through ``vmap`` over stacked ensemble parameters (or a MAML step through ``grad``) failed
 (torchish/func/_outer_autograd.py); ``torch.utils.swap_tensors``, ``torch.__future__`` and ``Tensor.module_load`` were
-missing (torchish/utils/_swap.py, torchish/__future__.py; Module._apply and load_state_dict follow the switches).
+missing (torchish/utils/_swap.py, torchish/__future__.py; Module._apply and load_state_dict follow the switches); a
+scheduler stepping a Tensor lr read the new value as a Python float, which broke torchish.compile's graph and
+stepped the schedule twice (LinearLR's rates went wrong): it fills the lr from a 0-dim tensor, as PyTorch.
 
 Not compared: PyTorch's meta kernels' shape-error wording (the type is compared), PyTorch's vmap in_dims message
 (it prints TreeSpec reprs), and the grad_fn names of transform outputs (PyTorch records each op; torchish one node).
@@ -839,6 +842,28 @@ def case_performance_tuning_flags(lib):
         res["nvtx"] = True
     res["anomaly"] = lib.is_anomaly_enabled()
     return res
+
+
+def case_compiled_optimizer_tensor_lr(lib, jit):
+    nn, F = lib.nn, lib.nn.functional
+    model = _init(lib, nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2)))
+    x, y = _data(lib, 5, 4), _data(lib, 5, 2, seed=1)
+    opt = lib.optim.Adam(model.parameters(), lr=lib.tensor(0.01))
+    sched = lib.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=3)
+
+    @jit  # (the recipe "compiling the optimizer": step and scheduler in one compiled function)
+    def opt_step():
+        opt.step()
+        sched.step()
+
+    hist = []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt_step()
+        hist.append((loss.detach(), opt.param_groups[0]["lr"], sched.get_last_lr()))
+    return hist, list(model.parameters()), type(opt.param_groups[0]["lr"]).__name__
 
 
 test_script_matches_torch = script_test(globals())

@@ -57,11 +57,12 @@ def group_values(optimizer, key):
 
 
 def set_group_value(group, key, value):
-    """Set ``group[key]``: a Tensor entry is filled in place (it may be shared with compiled code), a number is
-    replaced."""
+    """Set ``group[key]``: a Tensor entry is filled in place (it may be shared with compiled code) from a number or
+    a one-element Tensor (as a 0-dim tensor, never read as a Python float: inside torchish.compile that would break
+    the graph), a number is replaced."""
     current = group[key]
     if isinstance(current, Tensor):
-        current.fill_(float(value) if isinstance(value, Tensor) else value)
+        current.fill_(value.squeeze() if isinstance(value, Tensor) and value.dim() != 0 else value)
     else:
         group[key] = value
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import arr, check, check_raises, run_both, torch, needs_torch, assert_same
+from oracle import arr, check, check_raises, run_both, same_error, torch, needs_torch, assert_same
 
 X = arr(2, 3, 4, seed=1)
 T3 = (arr(2, 3, seed=5) > 0).astype(np.float32) * 2 - 1
@@ -234,6 +234,30 @@ def test_histogramdd():
             return tuple(T.histogramdd(T.tensor(x), **k))
         ref, got = run_both(fn)
         assert_same(ref, got, rtol=1e-5, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["1d", "0d", "int_1d", "int_2d", "bool_2d"])
+def test_histogramdd_checks_in_pytorchs_order(case):
+    """Rank first (0-d: IndexError of size(-1); 1-d: RuntimeError), then the dtype (NotImplementedError)."""
+    make = {"1d": lambda T: T.ones(3), "0d": lambda T: T.ones(()), "int_1d": lambda T: T.ones(3, dtype=T.int64),
+            "int_2d": lambda T: T.ones(3, 2, dtype=T.int64), "bool_2d": lambda T: T.ones(3, 2, dtype=T.bool)}[case]
+    same_error(lambda T: T.histogramdd(make(T), 2))
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["nothing", "one_tensor", "equation_only", "empty_list", "subscript_60",
+                                  "subscript_negative", "output_subscript_70", "subscript_str"])
+def test_einsum_argument_errors_as_pytorchs_python_wrapper(case):
+    args = {"nothing": lambda T, x: (), "one_tensor": lambda T, x: (x,), "equation_only": lambda T, x: ("ij",),
+            "empty_list": lambda T, x: ("ij", []), "subscript_60": lambda T, x: (x, [60, 1]),
+            "subscript_negative": lambda T, x: (x, [-1, 1]), "output_subscript_70": lambda T, x: (x, [0, 1], [70]),
+            "subscript_str": lambda T, x: (x, ["a", 1])}[case]
+    fn = lambda T: T.einsum(*args(T, T.ones(2, 2)))  # noqa: E731
+    if case == "subscript_str":  # (PyTorch's own TypeError comes from comparing a str with 0)
+        check_raises(fn)
+    else:
+        same_error(fn)
 
 
 @needs_torch

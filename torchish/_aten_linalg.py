@@ -279,10 +279,12 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
     """``(hist, bin_edges)`` of the points in the innermost dim of ``input``: ``bins`` an int, one int per dim, or
     one edges tensor per dim; ``range`` ``[lo0, hi0, lo1, hi1, ...]``."""
     from .ops.creation import linspace
-    if input.dtype.category != _dtype._FLOAT:
-        raise RuntimeError(f'"histogramdd" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
-    if input.ndim < 2 and input.ndim != 1:
+    if input.ndim == 0:  # (PyTorch reads input.size(-1) first)
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    if input.dtype.category != _dtype._FLOAT:
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
     d = input.shape[-1]
     if isinstance(bins, int):
         bins = [bins] * d
@@ -311,7 +313,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
             lo, hi = lo - 0.5, hi + 0.5
         edges.append(linspace(lo, hi, int(b) + 1, dtype=input.dtype))
     hist = apply(_HISTOGRAMDD, (input, weight) + tuple(edges), density=bool(density))
-    return _HISTOGRAMDD_RESULT(hist, edges)
+    return _HISTOGRAMDD_RESULT(hist, tuple(edges))
 
 
 # ----------------------------------------------------------------------------------------------------------------

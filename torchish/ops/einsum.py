@@ -37,8 +37,10 @@ def _einsum_sublist(args):
                 out.append("...")
             elif isinstance(s, int) and 0 <= s < 52:
                 out.append("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[s])
+            elif isinstance(s, (int, float)) and not 0 <= s < 52:  # (PyTorch's Python wrapper parses them)
+                raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
             else:
-                raise RuntimeError(f"einsum(): expected subscript to be within the range [0, 52), but got {s}")
+                raise TypeError(f"einsum(): subscripts must be integers or Ellipsis, not {type(s).__name__}")
         return "".join(out)
     pairs, out = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
     ops, terms = list(pairs[0::2]), list(pairs[1::2])
@@ -262,13 +264,13 @@ def einsum(*args):
         >>> torchish.einsum("ij,jk->ik", a, b).shape
         torch.Size([2, 4])
     """
-    if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one "
+    if len(args) < 2:  # (PyTorch's Python wrapper)
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
                         "operand and its subscripts list")
     if isinstance(args[0], str):
         equation, operands = args[0], args[1:]
-        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-            operands = tuple(operands[0])
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):  # the old one-list form: PyTorch
+            return einsum(equation, *operands[0])  # calls itself again (an empty list: the ValueError above)
     else:
         equation, operands = _einsum_sublist(args)
     for i, x in enumerate(operands):

@@ -538,3 +538,22 @@ def test_real_imag_views():
     ref, got = run_both(writes)
     assert got == ref
     check_raises(lambda T: T.ones(2).imag)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int16", "uint8", "bool"])
+@pytest.mark.parametrize("form", ["counts", "tensor_repeats", "scalar_tensor_repeats"])
+def test_repeat_interleave_repeats_dtypes(dtype, form):
+    """The counts-only form returns indices of the counts' dtype (int32 stayed int64); PyTorch's kernel takes int32
+    and int64 repeats only (NotImplementedError for the others, which torchish accepted)."""
+    def fn(T):
+        dt = getattr(T, dtype)
+        if form == "counts":
+            return T.repeat_interleave(T.tensor([1, 0, 2], dtype=dt))
+        if form == "tensor_repeats":
+            return T.repeat_interleave(T.arange(3.0), T.tensor([1, 0, 2], dtype=dt))
+        return T.repeat_interleave(T.arange(3.0), T.tensor(2, dtype=dt))
+    if dtype in ("int32", "int64"):
+        ref, got = run_both(fn)
+        assert str(got.dtype) == str(ref.dtype) and got.tolist() == ref.tolist()
+    else:
+        check_raises(fn)

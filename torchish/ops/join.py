@@ -202,7 +202,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         from .creation import arange
         if input.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        return repeat_interleave(arange(input.shape[0]), input, 0, output_size=output_size)
+        idx = arange(input.shape[0], dtype=input.dtype if input.dtype.category == _dtype._INT else None)
+        return repeat_interleave(idx, input, 0, output_size=output_size)  # (indices of the counts' dtype)
     x = input if dim is not None else reshape(input, (-1,))
     d = wrap_dim(dim, input.ndim) if dim is not None else 0
     if dim is not None and input.ndim == 0:  # PyTorch repeats along a dim that a 0-d tensor does not have
@@ -213,7 +214,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if isinstance(repeats, Tensor):
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        if repeats._v.dtype.kind not in "iu":
+        if repeats.dtype not in (_dtype.int32, _dtype.int64):  # (PyTorch's kernel takes these two only)
             raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "  # mirrors PyTorch's error
                                       f"'{_dtype.scalar_type_name(repeats.dtype)}'")
         r = [int(v) for v in np.asarray(repeats._concrete()).reshape(-1)]

@@ -481,3 +481,16 @@ def test_hinge_embedding_loss_target_gets_no_gradient():
         T.nn.functional.hinge_embedding_loss(x, y, margin=0.7).backward()
         return x.grad, y.grad is None
     same(run)
+
+
+@needs_torch
+def test_cosine_embedding_loss_target_gets_no_gradient():
+    """As hinge_embedding_loss: PyTorch's composite reads the target only through comparisons, so a target that
+    requires grad keeps grad None (torchish gave it zeros). Found by the nn-module gradient scan."""
+    def run(T):
+        a = T.tensor([[0.5, -0.3, 2.0], [0.1, 0.4, -0.2]], requires_grad=True)
+        b = T.tensor([[0.2, 0.3, -1.0], [0.7, 0.1, 0.5]], requires_grad=True)
+        y = T.tensor([1.0, -1.0], requires_grad=True)
+        T.nn.CosineEmbeddingLoss(margin=-0.5)(a, b, y).backward()
+        return a.grad, b.grad, y.grad is None
+    same(run)

@@ -457,7 +457,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     if td == 1:  # (PyTorch's where(target == 1, 1 - cos, zeros): the target is the first operand)
         check_broadcast(target, input1.shape[:1])
     no_complex_clamp(input1, input2)
-    return apply(_COS_EMB, (input1, input2, target), margin=float(margin), reduction=red)
+    # PyTorch's composite reads target only through comparisons (where(target == 1, ...)): it gets no gradient
+    return apply(_COS_EMB, (input1, input2, target.detach() if target.requires_grad else target),
+                 margin=float(margin), reduction=red)
 
 
 def _margin_ranking_fwd(x1, x2, y, *, margin, reduction, dtype):

@@ -162,3 +162,12 @@ def test_view_as_real_and_complex_write_through():
         c += 1j
         return z, r
     same(f)
+
+
+@pytest.mark.filterwarnings("ignore:A window was not provided")
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+@pytest.mark.parametrize("center", [True, False])
+def test_stft_of_a_non_float_input_fails_where_pytorch_does(dtype, center):
+    """PyTorch's wrapper pads (center=True) before the kernel's dtype check: a bool input fails in reflection
+    padding (NotImplementedError), otherwise the kernel's RuntimeError."""
+    check_raises(lambda T: T.stft(T.ones(16, dtype=getattr(T, dtype)), 4, return_complex=True, center=center))

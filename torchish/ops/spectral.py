@@ -124,15 +124,15 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                   "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
                   "still call torch.view_as_real on the complex output to recover the old return format.",
                   stacklevel=2)
-    if not (input.is_floating_point() or input.is_complex()):
-        raise RuntimeError("stft: expected a tensor of floating point or complex values")
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
-    hop, win = _lengths(int(n_fft), hop_length, win_length, "stft")
     x = input
-    if center:
+    if center:  # (PyTorch's Python wrapper pads before the kernel's checks: a bool input fails in the padding)
         x = pad(x.unsqueeze(0) if x.ndim == 1 else x.unsqueeze(1), (n_fft // 2, n_fft // 2), mode=pad_mode)
         x = x.squeeze(0) if input.ndim == 1 else x.squeeze(1)
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError("stft: expected a tensor of floating point or complex values")
+    hop, win = _lengths(int(n_fft), hop_length, win_length, "stft")
     if x.shape[-1] < n_fft:
         raise RuntimeError(f"stft: expected 0 < n_fft < {x.shape[-1]}, but got n_fft={n_fft}")
     frames = x.unfold(-1, n_fft, hop) * _frame_window(window, win, n_fft, x)

@@ -294,6 +294,11 @@ ERRORS = [
     ("split_output", _split_write),
     ("unbind_output", lambda T: _nl(T).unbind(0)[1].mul_(2)),
     ("chunk_output_view", lambda T: _nl(T).chunk(2, 1)[0][0].mul_(2)),
+    # in-place view ops (metadata changes) are refused on such outputs too
+    ("split_output_t_", lambda T: _nl(T).split(1)[1].t_()),
+    ("chunk_output_unsqueeze_", lambda T: _nl(T).chunk(3, 1)[2].unsqueeze_(0)),
+    ("unbind_output_squeeze_", lambda T: _nl(T).unbind(1)[0].squeeze_()),
+    ("split_output_transpose_", lambda T: _nl(T).split(1)[0].transpose_(0, 1)),
     ("iter_rows", lambda T: [r.mul_(2) for r in _nl(T)]),
     ("no_grad_view", lambda T: _nograd_view(T).mul_(2)),
     ("expanded", lambda T: T.zeros(3).expand(2, 3).add_(1)),
@@ -382,6 +387,8 @@ def test_saved_tensor_message_names_versions():
 
 ALLOWED = [
     ("split_no_grad", lambda T: T.zeros(4).split(2)[0].mul_(2)),
+    ("split_no_grad_t_", lambda T: T.zeros(4, 2).split(2)[0].t_()),
+    ("split_under_no_grad_t_", lambda T: _no_grad(T, lambda: _nl(T).split(1)[0].t_())),
     ("no_grad_leaf", lambda T: _no_grad(T, lambda: T.ones(3, requires_grad=True).add_(1))),
     ("no_grad_leaf_view", lambda T: _no_grad(T, lambda: T.ones(3, requires_grad=True)[1:].mul_(3))),
     ("detach_leaf", lambda T: T.ones(3, requires_grad=True).detach().add_(1)),

@@ -631,6 +631,10 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
     record) it had, so its existing views and its strides stay what PyTorch's would be.
     """
     self._check_inplace()
+    if STATE.grad_enabled and self._rg and self._view is not None and self._view[2]:
+        multi = multi_output_view_error(self._view[1])  # (t_() on split(...)[0]: PyTorch's refusal, as for add_())
+        if multi is not None:
+            raise multi
     if STATE.recorder is not None:
         STATE.recorder.wrote(self)
     if self._view is None:

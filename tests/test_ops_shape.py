@@ -557,3 +557,8 @@ def test_repeat_interleave_repeats_dtypes(dtype, form):
         assert str(got.dtype) == str(ref.dtype) and got.tolist() == ref.tolist()
     else:
         check_raises(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int64", "uint8"])
+def test_repeat_interleave_counts_checks_the_dtype_before_the_rank(dtype):
+    check_raises(lambda T: T.repeat_interleave(T.ones(2, 2, dtype=getattr(T, dtype))))

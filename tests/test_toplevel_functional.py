@@ -331,3 +331,21 @@ def test_sobol_scrambled_properties():
     cells = np.floor(a[:, :2] * 8).astype(int)
     assert len({tuple(c) for c in cells}) == 64
     assert not torchish.equal(pts, torchish.quasirandom.SobolEngine(3, scramble=True, seed=8).draw(64))
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["histogramdd_bins", "histogramdd_bin_list", "histogram_bins", "bfloat16_bins",
+                                  "gradient_uint8"])
+def test_half_histograms_and_uint8_gradient_refused_as_pytorch(case):
+    """A number of bins has no half-precision kernel in PyTorch (edges tensors do: compared by value below), and
+    torch.gradient refuses uint8."""
+    fn = {"histogramdd_bins": lambda T: T.histogramdd(T.ones(3, 2, dtype=T.float16), 2),
+          "histogramdd_bin_list": lambda T: T.histogramdd(T.ones(3, 2, dtype=T.float16), [2, 2]),
+          "histogram_bins": lambda T: T.histogram(T.ones(3, dtype=T.float16), 2),
+          "bfloat16_bins": lambda T: T.histogram(T.ones(3, dtype=T.bfloat16), 2),
+          "gradient_uint8": lambda T: T.gradient(T.ones(3, dtype=T.uint8))}[case]
+    same_error(fn)
+    edges = lambda T: T.tensor([0.0, 1.0, 2.0], dtype=T.float16)  # noqa: E731
+    ref, got = run_both(lambda T: (T.histogramdd(T.ones(3, 2, dtype=T.float16), [edges(T)] * 2).hist,
+                                   T.histogram(T.ones(3, dtype=T.float16), edges(T)).hist))
+    assert_same(ref, got)

@@ -283,7 +283,8 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
         raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
-    if input.dtype.category != _dtype._FLOAT:
+    edges_given = isinstance(bins, (list, tuple)) and all(isinstance(b, Tensor) for b in bins)
+    if input.dtype.category != _dtype._FLOAT or (input.dtype in (_dtype.float16, _dtype.bfloat16) and not edges_given):
         raise NotImplementedError(f'"histogramdd" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
     d = input.shape[-1]
     if isinstance(bins, int):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numbers
 
+from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .join import cat
 from .registry import Family
@@ -87,6 +88,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     if isinstance(spacing, Tensor):
         raise TypeError("gradient() received an invalid combination of arguments - got (Tensor, spacing=Tensor), "
                         "but expected spacing to be a Number, a tuple of Scalars or a tuple of Tensors")
+    if input.dtype is _dtype.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
     dims, given = _dims(input, dim)
     if isinstance(spacing, numbers.Number):
         spacing = [spacing] * len(dims)

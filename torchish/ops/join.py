@@ -200,6 +200,9 @@ _REPEAT_INTERLEAVE_T = defop("repeat_interleave_t", _REPEAT_INTERLEAVE.fwd, grad
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         from .creation import arange
+        if input.dtype not in (_dtype.int32, _dtype.int64):  # (PyTorch's kernel checks the dtype first)
+            raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                      f"'{_dtype.scalar_type_name(input.dtype)}'")
         if input.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         idx = arange(input.shape[0], dtype=input.dtype if input.dtype.category == _dtype._INT else None)

@@ -487,3 +487,20 @@ def test_views_of_a_tensor_viewed_in_place_have_it_as_base():
         return out
     ref, got = run_both(run)
     assert_same(ref, got)
+
+
+@pytest.mark.parametrize("write", ["rows_not", "t_and", "split_or", "unbind_xor"])
+def test_logical_inplace_on_a_view_leaves_autograd_alone(write):
+    """PyTorch does not differentiate logical_not_/and_/or_/xor_: written into a view of a non-leaf, the base keeps
+    its history (grad_fn and gradient as if nothing was written; no multi-output-view refusal). torchish recorded
+    the write through the view (CopySlices), zeroing the gradient of the written elements."""
+    def fn(T):
+        leaf = T.tensor(A - 0.5, requires_grad=True)
+        x = leaf * 1.0
+        {"rows_not": lambda: x[1:].logical_not_(),
+         "t_and": lambda: x.t()[::2].logical_and_(x.t()[1::2] * 0),
+         "split_or": lambda: x.split(1)[1].logical_or_(T.zeros(3)),
+         "unbind_xor": lambda: x.unbind(1)[0].logical_xor_(T.ones(2))}[write]()
+        (x * T.tensor(B)).sum().backward()
+        return x, leaf.grad, type(x.grad_fn).__name__
+    same(fn)

@@ -574,7 +574,7 @@ def make_inplace(fn, name=None):
 
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
-        if nondiff and self._rg and self._view is None and STATE.grad_enabled:
+        if nondiff and self._rg and STATE.grad_enabled:
             from . import convert
             from ..autograd.grad_mode import no_grad
             with no_grad():

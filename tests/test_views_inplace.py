@@ -504,3 +504,20 @@ def test_logical_inplace_on_a_view_leaves_autograd_alone(write):
         (x * T.tensor(B)).sum().backward()
         return x, leaf.grad, type(x.grad_fn).__name__
     same(fn)
+
+
+@pytest.mark.parametrize("write", ["add_", "atan2_", "lerp_", "addcmul_"])
+def test_view_of_a_detached_alias_written_with_a_tensor_that_requires_grad(write):
+    """``v = x.detach()[1]; v.add_(y)`` with y requiring grad: the alias takes a CopySlices and its views (v, and
+    one taken before the write) require grad through it, as PyTorch's; torchish left v outside the graph."""
+    def fn(T):
+        x = T.tensor(A, requires_grad=True) * 1.0
+        y = T.tensor(B[0], requires_grad=True)
+        d = x.detach()
+        w, v = d[:, 1], d[1]
+        getattr(v, write)(*((y, 0.5) if write == "lerp_" else (y, y) if write == "addcmul_" else (y,)))
+        (v * T.tensor(B[1])).sum().backward(retain_graph=True)
+        g1 = y.grad.clone()
+        (w * 2.0).sum().backward()
+        return v, w, d, g1, y.grad, v.requires_grad, w.requires_grad, x.grad_fn is not None
+    same(fn)

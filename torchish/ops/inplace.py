@@ -302,6 +302,12 @@ def _bypass_old_view(fn, view, base, chain):
 
 def _refresh(view, base, chain, diff):
     """Replay the view's chain on the (changed) base, recording the graph when the base requires grad."""
+    alias = view._alias_base
+    if not diff and alias is not None and alias._rg and STATE.grad_enabled:
+        # a view of a `detach()` alias that a write made require grad (`x.detach()[1].add_(y)`): its autograd base
+        # is the alias, from which PyTorch rebuilds its grad_fn
+        _refresh(view, alias, chain[len(alias._view[1]):], True)
+        return
     record = diff and base._rg and STATE.grad_enabled and not view._nograd_view and view._fn_view is None
     moved = _WRITER[0] is None or view._vc is _WRITER[0]  # a `.data` write leaves other views' versions alone
     if not record or not moved:

@@ -109,6 +109,12 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     ``return_complex=False``)."""
     from .. import fft as _fft
     from ..nn.functional import pad
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
+    x = input
+    if center:  # (PyTorch's Python wrapper pads before the kernel's checks and warnings: a bool input fails in the padding)
+        x = pad(x.unsqueeze(0) if x.ndim == 1 else x.unsqueeze(1), (n_fft // 2, n_fft // 2), mode=pad_mode)
+        x = x.squeeze(0) if input.ndim == 1 else x.squeeze(1)
     if window is None:
         warn_once("A window was not provided. A rectangular window will be applied,which is known to cause "
                   "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
@@ -124,12 +130,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                   "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
                   "still call torch.view_as_real on the complex output to recover the old return format.",
                   stacklevel=2)
-    if input.ndim not in (1, 2):
-        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
-    x = input
-    if center:  # (PyTorch's Python wrapper pads before the kernel's checks: a bool input fails in the padding)
-        x = pad(x.unsqueeze(0) if x.ndim == 1 else x.unsqueeze(1), (n_fft // 2, n_fft // 2), mode=pad_mode)
-        x = x.squeeze(0) if input.ndim == 1 else x.squeeze(1)
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError("stft: expected a tensor of floating point or complex values")
     hop, win = _lengths(int(n_fft), hop_length, win_length, "stft")

@@ -27,7 +27,7 @@ from .. import _precision
 from . import complex_c
 from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, require_tensor, type_name
 from .inplace import make_inplace
-from .registry import ELEMENTWISE, apply, defop, overload
+from .registry import ELEMENTWISE, OPS, NotDifferentiable, apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -616,3 +616,21 @@ def _polygamma_(self, n):
 
 
 METHODS["polygamma_"] = make_inplace(_polygamma_, "polygamma_")  # (the overwritten input is what backward reads)
+
+
+def _underivable_inplace(name):
+    """``asinh_``/``acosh_``/``atanh_``: PyTorch has no derivative for these in-place versions (derivatives.yaml's
+    ``not_implemented("inplace version of asinh")``). The write records ``AsinhBackward1``, whose backward raises
+    PyTorch's NotImplementedError; without grad they are the out-of-place op written back."""
+    error = f"the derivative for 'inplace version of {name}' is not implemented."
+    op = overload(OPS[name], name.capitalize() + "Backward1",
+                  vjp=lambda g, x, out: NotDifferentiable(NotImplementedError(error)))
+
+    def method(self):
+        require_tensor(self, name)
+        return apply(op, (self,))
+    return make_inplace(method, name + "_")
+
+
+for _n in ("asinh", "acosh", "atanh"):
+    METHODS[_n + "_"] = METHODS["arc" + _n[1:] + "_"] = _underivable_inplace(_n)

@@ -755,3 +755,42 @@ def test_object_arguments_are_taken_apart_into_inputs_and_guarded_values():
         h(model, x)
     assert h.stats["compiled_calls"] == 3 and h.stats["eager_calls"] == 1, h.stats
     assert model.w.tolist() == [-1.0, -1.0]
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("kind", ["exponential", "onecycle", "plateau", "sequential"])
+def test_scheduler_stepped_before_a_graph_break_steps_once(kind):
+    """A compiled step that steps its scheduler and then breaks the graph (``float(loss)``, a plateau scheduler
+    reading the loss) runs eagerly after the trace is given up: the trace's scheduler step must be undone, or the
+    schedule advances twice per call (the learning rates and parameters drifted from torch's)."""
+    def run(T, compile_):
+        p = T.nn.Parameter(T.tensor([1.0, 2.0]))
+        opt = T.optim.SGD([p], lr=0.1, momentum=0.9)
+        S = T.optim.lr_scheduler
+        sched = {"exponential": lambda: S.ExponentialLR(opt, gamma=0.5),
+                 "onecycle": lambda: S.OneCycleLR(opt, max_lr=0.5, total_steps=10),
+                 "plateau": lambda: S.ReduceLROnPlateau(opt, factor=0.5, patience=0),
+                 "sequential": lambda: S.SequentialLR(opt, [S.ConstantLR(opt, factor=0.5, total_iters=2),
+                                                            S.ExponentialLR(opt, gamma=0.9)], milestones=[2])}[kind]()
+
+        def step(x):
+            loss = ((p * x).sum() - 1.0) ** 2
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            if kind != "plateau":
+                sched.step()  # (then the graph break)
+            value = float(loss)
+            if kind == "plateau":
+                sched.step(value)
+            return value
+        f = T.compile(step) if compile_ else step
+        out = []
+        for i in range(5):
+            out.append((f(T.tensor([1.0, 0.5 + i])), opt.param_groups[0]["lr"], p.detach().tolist()))
+        return out, sched.last_epoch
+    ref, got = run(torch, False), run(torchish, True)
+    assert got[1] == ref[1]
+    for (rl, rlr, rp), (gl, glr, gp) in zip(ref[0], got[0]):
+        np.testing.assert_allclose([gl, glr] + gp, [rl, rlr] + rp, rtol=1e-5)

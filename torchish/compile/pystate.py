@@ -57,6 +57,7 @@ class PyState:
                 self.classes.add(type(a))
         self._patched = []
         self._hyper_patched = []
+        self._library_state = _library_state()
 
     # -- discovery of the globals and closure variables the function (and functions it names) refer to ---------
     def _discover(self, fn, depth, seen):
@@ -164,6 +165,7 @@ class PyState:
         for item, v in self.before.values():
             _restore(item, v)
         self._restore_slots()  # (a tensor rebound by the trace: ``total = total + loss``)
+        _restore_library_state(self._library_state)  # (a scheduler stepped before the graph break)
 
     # -- watching ------------------------------------------------------------------------------------------------
     def touch(self, item, v):
@@ -331,3 +333,32 @@ class PyState:
             else:
                 changed = True
         return (Guard([it for it, v in pairs], [v for it, v in pairs]) if pairs else None), changed
+
+
+def _library_state():
+    """The Python state of every live scheduler (its ``__dict__``, lists copied) and the hyper-parameters of the
+    param groups of every optimizer they drive: a trace given up after stepping a scheduler (a graph break after
+    ``sched.step()``) must not leave it stepped, or the eager run steps it a second time."""
+    from ..optim._schedulers_base import LIVE
+    scheds, groups = [], {}
+    for sched in list(LIVE):
+        d = object.__getattribute__(sched, "__dict__")
+        scheds.append((d, dict(d), {k: list(v) for k, v in d.items() if type(v) is list}))
+        opt = d.get("optimizer")
+        for g in getattr(opt, "param_groups", None) or ():
+            if type(g) is dict:
+                groups[id(g)] = (g, {k: v for k, v in g.items() if k != "params"})
+    return scheds, list(groups.values())
+
+
+def _restore_library_state(state):
+    scheds, groups = state
+    for d, saved, lists in scheds:
+        d.clear()
+        d.update(saved)
+        for k, items in lists.items():  # (the same list objects, their items put back)
+            d[k][:] = items
+    for g, saved in groups:
+        for k in [k for k in g if k != "params" and k not in saved]:
+            del g[k]
+        g.update(saved)

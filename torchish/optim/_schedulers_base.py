@@ -104,6 +104,9 @@ def flag_on(scheduler, name):
         setattr(scheduler, name, False)
 
 
+LIVE: "weakref.WeakSet" = weakref.WeakSet()  # every scheduler alive
+
+
 def warn_if_called_outside_step(scheduler):
     if not scheduler._get_lr_called_within_step:
         warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
@@ -131,6 +134,11 @@ class LRScheduler:
 
     _get_lr_called_within_step: bool = False
     _is_initial: bool = False
+
+    def __new__(cls, *args, **kwargs):
+        obj = super().__new__(cls)
+        LIVE.add(obj)  # (torchish.compile puts back the schedulers' state a given-up trace changed)
+        return obj
 
     def __init__(self, optimizer, last_epoch=-1):
         check_optimizer(optimizer)

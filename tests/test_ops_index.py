@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, assert_same, check, check_raises, run_both, torchish
+from oracle import arr, assert_same, check, check_raises, needs_torch, run_both, torch, torchish
 
 warnings.filterwarnings("ignore", category=UserWarning)
 
@@ -549,3 +549,37 @@ INDEX_OP_ERRORS = [
 @pytest.mark.parametrize("fn", [e[1] for e in INDEX_OP_ERRORS], ids=[e[0] for e in INDEX_OP_ERRORS])
 def test_index_op_error(fn):
     same_error(fn)
+
+
+_SCATTERS = {
+    "scatter": lambda T, x, i, s: T.scatter(x, 1, i, s),
+    "scatter_": lambda T, x, i, s: (x * 1).scatter_(1, i, s),
+    "scatter_add": lambda T, x, i, s: T.scatter_add(x, 1, i, s),
+    "sum": lambda T, x, i, s: T.scatter_reduce(x, 1, i, s, "sum"),
+    "mean": lambda T, x, i, s: T.scatter_reduce(x, 1, i, s, "mean", include_self=False),
+    "amax": lambda T, x, i, s: T.scatter_reduce(x, 1, i, s, "amax"),
+    "prod": lambda T, x, i, s: T.scatter_reduce(x, 1, i, s, "prod", include_self=False),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("which", ["src", "self", "both"])
+@pytest.mark.parametrize("op", sorted(_SCATTERS))
+def test_scatter_with_an_index_smaller_than_src_refuses_gradients_as_pytorch(op, which):
+    """PyTorch differentiates scatter's src only when index.shape == src.shape (documented): backward raises its
+    RuntimeError for src ('invalid gradient ... got [2, 2] but expected shape compatible with [2, 6]'), and amax/
+    amin/prod raise for self as well. torchish gave gradients. Found by a scan of indexing gradients."""
+    def run(T):
+        x = T.tensor(X[:2], requires_grad=which != "src")
+        s = T.tensor(arr(2, 6, seed=3), requires_grad=which != "self")
+        out = _SCATTERS[op](T, x, T.tensor([[0, 2], [3, 3]]), s)
+        (out * T.tensor(X[1:])).sum().backward()
+        return x.grad, s.grad
+    try:
+        ref = run(torch)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as got:
+            run(torchish)
+        assert str(got.value) == str(e)
+        return
+    assert_same(ref, run(torchish))

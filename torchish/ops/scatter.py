@@ -132,6 +132,44 @@ _SCATTER_REDUCE_LEGACY = defop("scatter_reduce_legacy", _scatter_fwd, vjp=no_der
 _SCATTER_REDUCE_LEGACY_ = overload(_SCATTER_REDUCE_LEGACY, "NotImplemented", vjp=no_derivative("scatter_"))
 
 
+def _src_grad_refused(op):
+    """``op`` for a ``src`` whose shape differs from the index's. PyTorch differentiates ``src`` only when
+    index.shape == src.shape (its documented limit): its gradient, ``grad.gather(dim, index)``, has the index's
+    shape, which the engine refuses; amax/amin/prod (whose formulas compare src with the gathered result) refuse
+    every gradient where the shapes do not broadcast."""
+    def vjp(g, x, index, src, *, out, axis, reduce, include_self):
+        ishape, sshape = tuple(index.shape), tuple(jnp.shape(src))
+        if reduce in ("max", "min", "multiply"):
+            k = next(k for k in range(len(sshape) - 1, -1, -1) if 1 not in (sshape[k], ishape[k]) and
+                     sshape[k] != ishape[k])
+            error = RuntimeError(f"The size of tensor a ({sshape[k]}) must match the size of tensor b ({ishape[k]}) "
+                                 f"at non-singleton dimension {k}")
+            return _registry.NotDifferentiable(error), None, _registry.NotDifferentiable(error)
+        if op.vjp is not None:
+            gx = op.vjp(g, x, index, src, out=out, axis=axis, reduce=reduce, include_self=include_self)[0]
+        elif reduce is None:  # scatter: the written positions get no gradient
+            gx = _scatter_fwd(g, index, jnp.zeros((), g.dtype), axis=axis, reduce=None, include_self=True)
+        else:  # scatter_add
+            gx = g
+        error = RuntimeError(f"Function {op.grad_name} returned an invalid gradient at index 1 - got {list(ishape)} "
+                             f"but expected shape compatible with {list(sshape)}")
+        return gx, None, _registry.NotDifferentiable(error)
+    return overload(op, op.grad_name, vjp=vjp, linear=False, save_out=True)
+
+
+_SRC_GRAD_REFUSED = {op.name: _src_grad_refused(op) for op in (_SCATTER, _SCATTER_ADD, _SCATTER_REDUCE)}
+
+
+def _scatter_op(op, index, src, reduce=None):
+    """``op``, or its variant refusing gradients when src's shape is not the index's (see _src_grad_refused;
+    where they broadcast, PyTorch's amax/amin/prod formulas run, and so do torchish's)."""
+    if not isinstance(src, Tensor) or tuple(src.shape) == tuple(index.shape):
+        return op
+    if reduce in ("max", "min", "multiply") and all(a == b or 1 in (a, b) for a, b in zip(src.shape, index.shape)):
+        return op
+    return _SRC_GRAD_REFUSED[op.name]
+
+
 def _check_scatter(name, input, dim, index, src):
     """PyTorch's checks of a scatter -> the wrapped dim, or None for an empty index that the index checks (which
     PyTorch skips for it) would refuse: the scatter is then the identity."""
@@ -176,7 +214,7 @@ def _scatter(input, dim, index, src, value, reduce, legacy, stacklevel):
                       "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
                       stacklevel=stacklevel)
         return apply(legacy, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce], include_self=True)
-    op = _SCATTER if isinstance(src, Tensor) else _SCATTER_VALUE
+    op = _scatter_op(_SCATTER, index, src) if isinstance(src, Tensor) else _SCATTER_VALUE
     return apply(op, (input, index, src), axis=d, reduce=None, include_self=True)
 
 
@@ -198,7 +236,7 @@ def _scatter_add(input, dim, index, src):
     d = _check_scatter("scatter_add", input, dim, index, src)
     if d is None:
         return _unchanged(input)
-    return apply(_SCATTER_ADD, (input, index, src), axis=d, reduce="add", include_self=True)
+    return apply(_scatter_op(_SCATTER_ADD, index, src), (input, index, src), axis=d, reduce="add", include_self=True)
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
@@ -217,6 +255,8 @@ def _scatter_reduce(op, input, dim, index, src, reduce, include_self):
                                   f"for '{_tname(input)}'")
     if d is None:
         return _unchanged(input)
+    if op is _SCATTER_REDUCE:
+        op = _scatter_op(op, index, src, _REDUCE_NAMES[reduce])
     return apply(op, (input, index, src), axis=d, reduce=_REDUCE_NAMES[reduce], include_self=bool(include_self))
 
 

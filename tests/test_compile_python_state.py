@@ -794,3 +794,32 @@ def test_scheduler_stepped_before_a_graph_break_steps_once(kind):
     assert got[1] == ref[1]
     for (rl, rlr, rp), (gl, glr, gp) in zip(ref[0], got[0]):
         np.testing.assert_allclose([gl, glr] + gp, [rl, rlr] + rp, rtol=1e-5)
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("source", ["dataloader", "dataloader_attribute", "list_iterator", "generator"])
+@pytest.mark.parametrize("graph_break", [False, True])
+def test_batches_drawn_with_next_inside_a_compiled_step_are_each_drawn_once(source, graph_break):
+    """next() on an iterator inside a compiled function: every trace drew a batch (one skipped per call traced;
+    a list iterator never settled: RuntimeError after 6 traces) and the program kept the traced batch as a
+    constant (every later call returned the same loss). The function runs eagerly instead, as torch's numbers."""
+    def run(T, compile_):
+        data = T.arange(24.0).reshape(12, 2)
+        w = T.nn.Parameter(T.tensor([1.0, -0.5]))
+        if source.startswith("dataloader"):
+            it = iter(T.utils.data.DataLoader(T.utils.data.TensorDataset(data), batch_size=2))
+        elif source == "list_iterator":
+            it = iter([(data[2 * i:2 * i + 2],) for i in range(6)])
+        else:
+            it = ((data[2 * i:2 * i + 2],) for i in range(6))
+        holder = type("Holder", (), {})()
+        holder.it = it
+
+        def step():
+            (x,) = next(holder.it if source == "dataloader_attribute" else it)
+            loss = (x * w).sum()
+            return float(loss) if graph_break else loss
+        f = T.compile(step) if compile_ else step
+        return [float(f()) for _ in range(4)]
+    assert run(torchish, True) == run(torch, False)

@@ -253,6 +253,11 @@ class CompiledFunction:
         py.watch_optimizer_state(entry.optimizers)
         py.discover_hooks(entry.modules, entry.state, entry.optimizers)  # (before the trace runs them: their
         try:                                                              # side effects are seen)
+            if py.iterators:
+                raise GraphBreakError(f"torchish.compile: {getattr(self.fn, '__name__', 'the function')} refers to "
+                                      f"the iterator {py.iterators[0]!r}: what next() draws from it inside would be "
+                                      "a constant of the program, and every trace would draw again. Draw outside "
+                                      "and pass the values as arguments to compile it.")
             self._trace_attempts(entry, leaves, tree, py, modes)
         except Exception:  # the call runs eagerly instead (or raises there): its side effects happen there
             py.rewind()

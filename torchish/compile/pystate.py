@@ -22,6 +22,7 @@ Globals, closure variables and attributes of watched objects that hold tensors (
 """
 from __future__ import annotations
 
+import collections.abc
 import operator
 import random
 import sys
@@ -51,6 +52,7 @@ class PyState:
         self.drew_random = False    # whether the last trace drew from one of them (see __exit__)
         self.sources = []           # those of them that hold tensors (see tensor_paths)
         self.slots = {}             # (id(holder), key) -> (holder, key, the tensor there before the call)
+        self.iterators = []         # names of iterators among them (see _consider)
         self._discover(fn, 0, set())
         for a in args:
             if _user_class(type(a)):
@@ -125,6 +127,8 @@ class PyState:
                 set_slot(holder, key, t)
 
     def _consider(self, item, v, depth, seen):
+        if isinstance(v, collections.abc.Iterator):  # (next(batches) in the function: every trace would consume
+            self.iterators.append(item[2])           # an item, and the program would keep one as a constant)
         if isinstance(v, _RNGS) and all(v is not r for r in self.rngs):
             self.rngs.append(v)
         if tensor_paths(v):

@@ -200,6 +200,19 @@ class DataLoader:
                           "slowness/freeze if necessary.", stacklevel=3)
 
 
+def _refuse_inside_a_trace():
+    """A batch drawn inside a function ``torchish.compile`` traces would be a constant of its program (every call
+    the same batch), and a trace given up would have consumed it: the call graph-breaks before anything is drawn
+    and runs eagerly, as PyTorch's compiler runs a DataLoader iterator."""
+    from ...autograd.grad_mode import STATE
+    rec = STATE.recorder
+    if rec is not None and rec.mode == "trace":
+        from ...compile.errors import GraphBreakError
+        raise GraphBreakError("torchish.compile: next() of a DataLoader iterator inside the compiled function: the "
+                              "batch would be a constant of the program. Draw batches outside and pass them as "
+                              "arguments to compile the step.")
+
+
 class _BaseDataLoaderIter:
     """What every loader iterator shares: the index stream, the epoch's base seed, the length warning."""
 
@@ -237,6 +250,7 @@ class _BaseDataLoaderIter:
         return next(self._sampler_iter)
 
     def __next__(self):
+        _refuse_inside_a_trace()
         data = self._next_data()
         self._num_yielded += 1
         if self._iterable and self._IterableDataset_len_called is not None \

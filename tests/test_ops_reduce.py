@@ -256,3 +256,13 @@ def test_reductions_into_an_overlapping_out_accumulate_as_pytorchs():
     assert [r.tolist() for r in ref] == [g.tolist() for g in got]
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         torchish.mean(torchish.arange(6.0).reshape(2, 3), 0, out=torchish.zeros(1).expand(3))
+
+
+@needs_torch
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_logsumexp_refuses_dim_none(keepdim):
+    """logsumexp has no all-dims overload: dim=None is PyTorch's TypeError (torchish read it as every dim, and with
+    keepdim=False raised dim=()'s RuntimeError). Found by a scan of reductions over dims."""
+    check_raises(lambda T: T.logsumexp(T.ones(2, 3), dim=None, keepdim=keepdim),
+                 match="argument 'dim' must be tuple of ints, not NoneType")
+    check_raises(lambda T: T.ones(2, 3).logsumexp(None))

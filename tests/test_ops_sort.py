@@ -359,3 +359,22 @@ def test_fd_order_statistics():
     check_fd(lambda a: a.sort(1, descending=True).values * torchish.tensor([1.0, 2.0, 3.0, 4.0], dtype=a.dtype), x)
     check_fd(lambda a: a.topk(2).values.sum(1) + a.kthvalue(3, 1).values + a.median(1).values, x)
     check_fd(lambda a: torchish.quantile(a, torchish.tensor([0.3, 0.8], dtype=a.dtype), dim=1), x)
+
+
+@needs_torch
+def test_bincount_with_weights_that_require_grad_records_an_undifferentiable_node():
+    """PyTorch's bincount output requires grad when its weights do (a NotImplemented node) and backward raises
+    'derivative for aten::bincount is not implemented'; torchish's output did not require grad, so a loss adding
+    it to a differentiable term backpropagated silently. Found by a scan of indexing gradients."""
+    def run(T):
+        w = T.tensor([0.5, 1.5, -2.0, 3.0], requires_grad=True)
+        b = T.bincount(T.tensor([1, 3, 0, 3]), weights=w, minlength=6)
+        with T.no_grad():
+            plain = T.bincount(T.tensor([1, 3, 0, 3]), weights=w)
+        return b, b.requires_grad, b.grad_fn.name(), plain.requires_grad
+    assert_same(*run_both(run))
+    for T in (torch, torchish):
+        w = T.tensor([0.5, 1.5, -2.0, 3.0], requires_grad=True)
+        loss = T.bincount(T.tensor([1, 3, 0, 3]), weights=w).sum() + w.sum()
+        with pytest.raises(RuntimeError, match="derivative for aten::bincount is not implemented"):
+            loss.backward()

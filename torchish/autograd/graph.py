@@ -180,7 +180,7 @@ class AccumulateGrad(Node):
 
 
 _NODE_CLASSES: dict = {}
-_CPP_NODES = ("CopySlices", "CopyBackwards")  # PyTorch's hand-written C++ nodes: name() gives the C++ class name
+_CPP_NODES = ("CopySlices", "CopyBackwards", "NotImplemented")  # PyTorch's hand-written C++ nodes: name() gives the C++ class name
 
 
 def node_class(base, name):

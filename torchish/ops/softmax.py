@@ -59,6 +59,8 @@ _LSE = defop("logsumexp", _lse_fwd, vjp=_lse_vjp, promote="float", grad_name="Lo
 def logsumexp(input, dim, keepdim=False, *, out=None):
     require_tensor(input, "logsumexp")
     need_bool("logsumexp", keepdim)
+    if dim is None:  # (dims() reads None as every dim; PyTorch's logsumexp requires its dims)
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     ax = dims(dim, input.ndim)
     if ax is None and not keepdim and input.ndim and input.numel():
         # dim=(): PyTorch's composite adds amax(keepdim=True)'s shape, squeezed over no dims, to a 0-dim result

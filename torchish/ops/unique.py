@@ -20,7 +20,7 @@ from .._tensor import Tensor, wrap, wrap_dim
 from ..autograd.grad_mode import STATE
 from . import tracing
 from .casting import check_scalar_fits
-from .elementwise import _out, not_implemented, out_exact, require_int, require_tensor
+from .elementwise import _out, no_derivative, not_implemented, out_exact, require_int, require_tensor
 from .float8 import refuse as refuse_float8
 from .inplace import contiguous_strides
 from .reduce import _return_type
@@ -171,6 +171,9 @@ def _bincount_fwd(x, w, *, length, dtype):
 
 
 _BINCOUNT = defop("bincount", _bincount_fwd, differentiable=False)
+# weights that require grad: PyTorch records a node without a formula, whose backward raises
+_BINCOUNT_WEIGHTED = overload(_BINCOUNT, "NotImplemented", differentiable=True, save_out=True,
+                             vjp=no_derivative("bincount"))
 
 
 def bincount(input, weights=None, minlength=0):
@@ -190,7 +193,8 @@ def bincount(input, weights=None, minlength=0):
         dt = np.dtype(np.int64)
     else:
         dt = np.dtype(np.float32) if weights.dtype is _dtype.float32 else np.dtype(np.float64)
-    return apply(_BINCOUNT, (input, weights), length=length, dtype=dt)
+    op = _BINCOUNT if weights is None or dt == np.int64 else _BINCOUNT_WEIGHTED
+    return apply(op, (input, weights), length=length, dtype=dt)
 
 
 def _histc_fwd(x, lo, hi, *, bins, auto):

@@ -494,3 +494,16 @@ def test_cosine_embedding_loss_target_gets_no_gradient():
         T.nn.CosineEmbeddingLoss(margin=-0.5)(a, b, y).backward()
         return a.grad, b.grad, y.grad is None
     same(run)
+
+
+@needs_torch
+@pytest.mark.parametrize("target", [1, 0.25, True])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_multilabel_soft_margin_loss_takes_a_number_target(target, reduction):
+    """PyTorch's composite multiplies by the target, so a Python number works (torchish raised TypeError)."""
+    def run(T):
+        x = T.tensor(np.linspace(-1, 0.7, 6).reshape(2, 3).astype("f4"), requires_grad=True)
+        loss = T.nn.functional.multilabel_soft_margin_loss(x, target, reduction=reduction)
+        loss.sum().backward()
+        return loss, x.grad
+    same(run)

@@ -561,6 +561,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         reduction = reduction_arg(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
+    if isinstance(target, (int, float)) and not isinstance(target, Tensor):  # (PyTorch's composite multiplies
+        target = Tensor._make(jnp.asarray(float(target), input.dtype.np))   # by it: a number works, as a scalar)
     check_broadcast(target, input)  # (the formula starts from target)
     if target.dtype is _dtype.bool:  # PyTorch's composite computes 1 - target
         _check_sub(1.0, target)

@@ -237,3 +237,18 @@ def test_inplace_inverse_hyperbolics_have_no_derivative(name, view):
             err = str(e)
         return x, plain, y.grad_fn.name(), x.grad_fn.name(), err
     same(run)
+
+
+@needs_torch
+@pytest.mark.parametrize("target", ["plain", "view", "detach_view"])
+def test_bernoulli_inplace_with_a_probability_that_requires_grad(target):
+    """``t.bernoulli_(p)`` with p requiring grad makes t require grad (BernoulliBackward1; p's gradient zero) even
+    when t did not, as PyTorch's; torchish left t outside the graph. Found by the in-place-on-views scan."""
+    def run(T):
+        x = T.ones(2, 3, requires_grad=True) * 1
+        p = T.tensor([0.0, 1.0, 1.0], requires_grad=True)
+        t = {"plain": lambda: T.zeros(3), "view": lambda: T.zeros(2, 3)[1], "detach_view": lambda: x.detach()[1]}[target]()
+        t.bernoulli_(p)
+        (t * T.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return t, t.requires_grad, t.grad_fn.name(), p.grad
+    same(run)

@@ -591,13 +591,15 @@ def _draw_op(grad_name):
 def _in_graph(fn, name):
     """``fn`` (an in-place draw) leaving a tensor that requires grad in the graph, as PyTorch's node does: the draw
     does not depend on the old values, so no gradient flows through it (a probability tensor of ``bernoulli_``
-    is an input of the node too, with a zero gradient)."""
+    is an input of the node too, with a zero gradient: one that requires grad makes the written tensor require
+    grad)."""
     def run(self, *args, **kwargs):
         out = fn(self, *args, **kwargs)
-        if not (self._rg and STATE.grad_enabled):
+        p = args[0] if args else kwargs.get("p")
+        p_rg = name == "bernoulli_" and isinstance(p, Tensor) and p._rg  # (then the written tensor requires grad)
+        if not ((self._rg or p_rg) and STATE.grad_enabled):
             return out
         grad_name = _draw_node_name(name, args, kwargs)
-        p = args[0] if args else kwargs.get("p")
         inputs = (self, p, out) if grad_name == "BernoulliBackward1" else (self, out)
         return apply(_draw_op(grad_name), inputs)
     functools.update_wrapper(run, fn)

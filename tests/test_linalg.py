@@ -6,7 +6,7 @@ singular vectors or eigenvectors (reconstructions, absolute values, eigenvalues)
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, check_raises, run_both, same, torch, torchish
+from oracle import arr, check, check_fd, check_raises, needs_torch, run_both, same, torch, torchish
 
 pytestmark = pytest.mark.skipif(torch is None, reason="PyTorch (the oracle) is not installed")
 
@@ -605,3 +605,13 @@ def test_svd_driver_is_for_cuda_inputs_only():
         same_error(lambda T: getattr(T.linalg, name)(T.ones(3), driver="gesvd"))  # the matrix check comes first
         same_error(lambda T: getattr(T.linalg, name)(T.ones(3, 3), driver=3))
     same(lambda T: T.linalg.svd(T.eye(2), driver=None).S)
+
+
+@needs_torch
+def test_pinv_takes_rcond_positionally_as_pytorchs_older_overload():
+    """linalg.pinv(A, rcond[, hermitian]) with a number or a 0-d tensor rcond (the rtol); mixing it with the
+    keyword tolerances is PyTorch's TypeError."""
+    a = np.random.RandomState(0).randn(3, 4).astype("f4")
+    same(lambda T: (T.linalg.pinv(T.tensor(a), 0.5), T.linalg.pinv(T.tensor(a), T.tensor(0.5), False),
+                    T.linalg.pinv(T.tensor(a @ a.T), 0.1, True)), rtol=1e-4, atol=1e-5)
+    check_raises(lambda T: T.linalg.pinv(T.tensor(a), 0.5, rtol=0.1))

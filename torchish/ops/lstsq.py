@@ -74,8 +74,18 @@ _PINV_DTYPES = (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex
 
 
 @linalg_castable_out("linalg.pinv")
-def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
-    """The Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` are dropped."""
+def pinv(A, *args, atol=None, rtol=None, hermitian=False, rcond=None):
+    """The Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` are dropped.
+    PyTorch's older overload ``pinv(A, rcond, hermitian=False)`` takes ``rcond`` (the rtol) positionally."""
+    if args:
+        if len(args) > 2 or atol is not None or rtol is not None or rcond is not None:
+            raise TypeError(f"linalg_pinv() received an invalid combination of arguments - got (Tensor, "
+                            f"{', '.join(type(a).__name__ for a in args)}, ...), but expected one of: (Tensor input, "
+                            "*, Tensor atol, Tensor rtol, bool hermitian), (Tensor input, float rcond, bool "
+                            "hermitian), (Tensor input, Tensor rcond, bool hermitian)")
+        rcond = args[0]
+        if len(args) == 2:
+            hermitian = args[1]
     A, = autocast_inputs("linalg_pinv", A)
     if isinstance(A, Tensor) and (A.dim() < 2 or A.dtype not in _PINV_DTYPES):  # (PyTorch's dispatch check)
         raise RuntimeError(f"linalg.pinv({_dtype.scalar_type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor "

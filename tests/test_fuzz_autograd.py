@@ -397,6 +397,28 @@ def test_create_graph_through_an_empty_tensor_first_keeps_later_gradients_differ
     assert_same(ref, got)
 
 
+def test_create_graph_through_a_size_one_dim_first_keeps_later_gradients_differentiable():
+    """cumprod's gradient over a dim of size 1 is the incoming gradient itself (no dependency on the input, so it
+    does not require grad, as PyTorch's); torchish kept that analysis for the op at every later shape, so the
+    gradient over a longer dim did not require grad and the second derivative was silently missing. Found by a scan
+    of in-place ops on views (cumprod_ on an unsqueezed view, then a double backward)."""
+    from torchish.ops import opnode
+    opnode._USED.clear()  # (the analysis is kept for the process: start from none, as a fresh process)
+
+    def fn(T):
+        out = []
+        for view in (lambda x: x.unsqueeze(0), lambda x: x):
+            x = T.tensor(arr(3, 4), requires_grad=True)
+            g, = T.autograd.grad(view(x * 1.0).cumprod(0).sum(), x, create_graph=True)
+            out += [g.requires_grad, g.detach()]
+            if g.requires_grad:
+                (g * g).sum().backward()
+                out.append(x.grad)
+        return out
+    ref, got = run_both(fn)
+    assert_same(ref, got)
+
+
 def test_create_graph_gradient_of_a_transposing_view_is_the_inverse_views_node():
     """PyTorch's derivative of t/transpose/permute/movedim is the inverse permutation, of unsqueeze a squeeze: a
     gradient recorded with create_graph=True shows that op's node (TBackward0...), not <Op>BackwardBackward0

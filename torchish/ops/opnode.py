@@ -518,7 +518,10 @@ def _stand_in(v):
 
 
 def _analysis(op, args):
-    got = _USED.get(op)
+    # per op and argument shapes: a dependency can vanish for one shape only (cumprod's gradient over a dim of size
+    # 1 is the incoming gradient itself; kept for the op, it left later gradients over longer dims detached)
+    key = (op, tuple(jnp.shape(a._d) if isinstance(a, Tensor) else None for a in args))
+    got = _USED.get(key)
     if got is None:
         try:
             got = _analyse(op, args)
@@ -526,7 +529,7 @@ def _analysis(op, args):
             got = ((True,) * len(args), None)
             if any(isinstance(a, Tensor) and 0 in a.shape for a in args):
                 return got  # (the stand-ins may not fit the op's static shapes: analyse a later call)
-        _USED[op] = got
+        _USED[key] = _USED[op] = got  # (by op alone: the latest, for live_inputs)
     return got
 
 

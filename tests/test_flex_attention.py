@@ -13,7 +13,6 @@ import math
 import re
 import warnings
 
-import numpy as np
 import pytest
 
 from oracle import assert_same, check_raises, compile_three_ways, formula_data, needs_torch, same, torch, torchish

@@ -5,7 +5,7 @@ their own overloads (``t_`` -> TBackward1), and PyTorch's C++ nodes are named as
 import pytest
 
 import torchish
-from oracle import assert_same, needs_torch, run_both, same, torch
+from oracle import assert_same, needs_torch, run_both, same
 
 pytestmark = needs_torch
 

@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_raises, run_both, torch, torchish
+from oracle import arr, check, check_raises, run_both, torchish
 
 warnings.filterwarnings("ignore", category=UserWarning)
 

@@ -3,7 +3,6 @@ counters, autograd through in-place ops on views and non-leaves, and PyTorch's r
 multi-output views, views made under no_grad, dtype and shape rules, overlapping writes)."""
 import warnings
 
-import numpy as np
 import pytest
 
 from oracle import arr, assert_same, check_raises, run_both, torchish

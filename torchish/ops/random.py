@@ -267,8 +267,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
             out = mul(z, std)
             out = add(out if out.dtype == ref.dtype else out.to(ref.dtype), mean)
             out = out if out.dtype == ref.dtype else out.to(ref.dtype)
-        grads = [t for t in (mean, std) if isinstance(t, Tensor) and t._rg]
-        if not (grads and STATE.grad_enabled):
+        if not (STATE.grad_enabled and any(isinstance(t, Tensor) and t._rg for t in (mean, std))):
             return out
         # PyTorch's formula gives mean and std zero gradients (torch.normal is no reparameterised sample)
         if isinstance(mean, Tensor) and isinstance(std, Tensor):
@@ -312,8 +311,6 @@ _BERNOULLI = defop("bernoulli", _drawn_fwd, promote="same", promote_args=(0,), l
 _POISSON = defop("poisson", _drawn_fwd, promote="same", promote_args=(0,), linear=True, vjp=_zero_grad,
                  grad_name="PoissonBackward0")
 _BERNOULLI_P = overload(_BERNOULLI, "NotImplemented", vjp=no_derivative("bernoulli"))
-
-
 
 
 def _drawn2_fwd(mean, std, samples):

@@ -242,6 +242,25 @@ def test_graph_break_by_default_runs_eagerly_with_a_warning():
     assert c.stats["eager_calls"] == 3 and c.stats["compiled_calls"] == 0
 
 
+def test_print_of_a_tensor_is_a_graph_break_that_prints_every_call(capsys):
+    """As torch.compile's graph break on print: every call prints the call's real values (a trace would print a
+    tracer once and later calls nothing); with fullgraph=True the trace is an error naming the line."""
+    def show(x):
+        y = x * 2
+        print("y is", y, f"{y.sum()}")
+        return y + 1
+    c = torch.compile(show, fullgraph=False)
+    for i in range(3):
+        np.testing.assert_allclose(c(torch.full((2,), float(i))).numpy(), [2 * i + 1] * 2)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [f"y is tensor([{2 * i}., {2 * i}.]) {4.0 * i}" for i in range(3)]
+    assert c.stats["compiled_calls"] == 0
+    strict = torch.compile(show, fullgraph=True)
+    strict(torch.ones(2))  # (the first call runs eagerly)
+    with pytest.raises(RuntimeError, match="(?s)test_compile_core.py.*print.*printing a tensor"):
+        strict(torch.ones(2))
+
+
 def test_fullgraph_false_runs_eagerly():
     def bad(x):
         return x * 2 if float(x.sum()) > 0 else x

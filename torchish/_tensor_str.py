@@ -252,6 +252,18 @@ def _sparse_repr(t, prefix, suffixes) -> str:
     return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=True)
 
 
+def _printing_in_compiled_trace():
+    """Printing a tensor that ``torchish.compile`` is tracing is a graph break, as in ``torch.compile``: the
+    function then runs eagerly and prints its real values on every call (a program would print once, at trace time,
+    and never again). Tensors traced by ``torchish.func`` transforms or a user's ``jax.jit`` still print as
+    ``tensor(<traced>, size=...)``."""
+    from .autograd.grad_mode import STATE
+    rec = STATE.recorder
+    if rec is not None and rec.mode == "trace":
+        from .ops.tracing import concrete_error
+        raise concrete_error("printing a tensor (print, str, repr, an f-string)")
+
+
 def tensor_repr(t, tensor_contents=None) -> str:
     """``repr(t)`` as PyTorch prints it."""
     from . import _device, _dtype
@@ -262,6 +274,8 @@ def tensor_repr(t, tensor_contents=None) -> str:
     suffixes = []
     d = t._d
     traced = isinstance(d, jax.core.Tracer)
+    if traced and tensor_contents is None:
+        _printing_in_compiled_trace()
     dev = t.device
     default_dev = _device.get_default_device()
     if dev.type != default_dev.type or (dev.type == "cuda" and dev.index != _device.current_index()):

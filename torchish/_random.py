@@ -32,10 +32,15 @@ _ERR_BATCHED_STATE = ("Vmap does not currently support same randomness with a ba
 
 
 def _check_seed(seed) -> int:
-    """PyTorch's seed rules: any int in [-2**63, 2**64), negative ones taken modulo 2**64."""
-    if isinstance(seed, Tensor):
-        seed = seed.item()
-    seed = int(seed)
+    """PyTorch's seed rules for ``Generator.manual_seed``: a Python int (not a bool) in [-2**63, 2**64), negative ones
+    taken modulo 2**64. Anything else is PyTorch's error: numpy integers a TypeError, other types (floats, strings,
+    tensors) a RuntimeError. ``torchish.manual_seed`` converts with ``int()`` first, as ``torch.manual_seed``."""
+    if isinstance(seed, np.integer):
+        raise TypeError("an integer is required")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        kind = type(seed)
+        name = f"numpy.{kind.__name__}" if kind.__module__ == "numpy" else kind.__name__
+        raise RuntimeError(f"manual_seed expected a long, but got {name}")
     if not -2 ** 63 <= seed < 2 ** 64:
         raise ValueError("Overflow when unpacking long long")
     return seed & _MASK64
@@ -176,8 +181,8 @@ default_generator.manual_seed(_nondeterministic_seed())  # as PyTorch's: unseede
 
 
 def manual_seed(seed):
-    """Seed the default generator (and return it), as ``torch.manual_seed``."""
-    default_generator.manual_seed(seed)
+    """Seed the default generator (and return it), as ``torch.manual_seed`` (which takes anything ``int()`` takes)."""
+    default_generator.manual_seed(int(seed))
     return default_generator
 
 

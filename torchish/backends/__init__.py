@@ -142,6 +142,44 @@ opt_einsum.is_available = lambda: True
 openmp = _Flags("openmp", "OpenMP: PyTorch's CPU threading (XLA:CPU has its own thread pool).")
 openmp.is_available = lambda: True
 
-__all__ = ["cudnn", "cuda", "mps", "mkldnn", "opt_einsum", "openmp"]
-for _m in (cudnn, cuda, mps, mkldnn, opt_einsum, openmp):  # `import torchish.backends.cudnn as cudnn` works, as in PyTorch
+nnpack = _Flags("nnpack", "NNPACK: PyTorch's mobile convolution kernels (XLA:CPU has its own).", enabled=True)
+nnpack.is_available = lambda: True
+nnpack.set_flags = lambda _enabled: _set_flags(nnpack, enabled=_enabled)
+nnpack.flags = lambda enabled=False: _FlagsContext(nnpack, {"enabled": enabled})
+
+mkl = _Flags("mkl", "MKL: PyTorch's BLAS/FFT library on x86 (XLA:CPU uses its own kernels).", VERBOSE_OFF=0,
+             VERBOSE_ON=1)
+mkl.is_available = lambda: True
+mkl.verbose = lambda enable: contextlib.nullcontext()  # (PyTorch's MKL_VERBOSE logging: nothing to log here)
+
+mha = _Flags("mha", "The fast path of TransformerEncoder/MultiheadAttention in eval mode (same numbers either way).",
+             _is_fastpath_enabled=True)
+mha.get_fastpath_enabled = lambda: mha._is_fastpath_enabled
+mha.set_fastpath_enabled = lambda value: setattr(mha, "_is_fastpath_enabled", value)
+
+cpu = _Flags("cpu", "The CPU's vector instruction set, as PyTorch's dispatcher names it.")
+cpu.get_cpu_capability = lambda: _cpu_capability()
+
+
+def _set_flags(module, **flags):
+    """PyTorch's ``set_flags``: set, returning the previous values as a tuple."""
+    old = tuple(getattr(module, k) for k in flags)
+    module.__dict__.update(flags)
+    return old
+
+
+def _cpu_capability():
+    """"AVX512", "AVX2" or "DEFAULT" from the CPU's feature flags (PyTorch's ``torch._C._get_cpu_capability()``)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            words = set(next((line for line in f if line.startswith("flags")), "").split())
+    except OSError:
+        return "DEFAULT"
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq", "fma"} <= words:
+        return "AVX512"
+    return "AVX2" if {"avx2", "fma"} <= words else "DEFAULT"
+
+
+__all__ = ["cudnn", "cuda", "mps", "mkldnn", "opt_einsum", "openmp", "nnpack", "mkl", "mha", "cpu"]
+for _m in (cudnn, cuda, mps, mkldnn, opt_einsum, openmp, nnpack, mkl, mha, cpu):  # `import torchish.backends.cudnn as cudnn` works, as in PyTorch
     sys.modules[_m.__name__] = _m

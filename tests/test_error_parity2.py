@@ -32,3 +32,12 @@ def test_generator_manual_seed_refuses_what_pytorch_refuses(name):
 def test_module_manual_seed_converts_with_int():
     same(lambda lib: [lib.manual_seed(v).initial_seed()
                       for v in (1.5, True, np.int64(3), np.float64(2.0), lib.tensor(7), "12")])
+
+
+@pytest.mark.parametrize("zip_format", [True, False])
+def test_save_to_a_directory(tmp_path, zip_format):
+    """PyTorch's zip writer cannot open a directory (RuntimeError); its legacy writer raises open()'s
+    IsADirectoryError. torchish raised IsADirectoryError from os.replace after writing a temporary file beside the
+    directory, for both formats."""
+    same_error(lambda lib: lib.save(lib.ones(2), tmp_path, _use_new_zipfile_serialization=zip_format))
+    assert [p.name for p in tmp_path.parent.iterdir() if p.name.endswith(".tmp")] == []

@@ -27,6 +27,7 @@ Example:
 """
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 import struct
@@ -395,6 +396,8 @@ def write_atomic(path, data: bytes) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise RuntimeError(f"Parent directory {parent} does not exist.")
+    if os.path.isdir(path):  # (before the temporary file: os.replace would only fail after writing it)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     fh, tmp = _open_temp(path)
     try:
         with fh:
@@ -437,7 +440,14 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     else:
         data = _encode(obj, pickle_module, pickle_protocol)
     if _is_path(f):
-        write_atomic(f, data)
+        try:
+            write_atomic(f, data)
+        except IsADirectoryError as e:
+            if not _use_new_zipfile_serialization:
+                raise
+            # PyTorch's zip writer fails to open the path (its pickle-format writer raises the OSError of open())
+            raise RuntimeError("[enforce fail at inline_container.cc:747] . open file failed with strerror: "
+                               f"{e.strerror}") from None
     elif hasattr(f, "write"):
         _write_chunks(f, data)
         if hasattr(f, "flush"):

@@ -707,7 +707,8 @@ def case_tiny_unet_training_step_with_ema(lib, jit):
 def case_grid_sample_modes_paddings_on_pixel_edges(lib):
     """F.grid_sample over every mode (bilinear, nearest, bicubic) x padding (zeros, border, reflection) x
     align_corners, with grid points inside, outside and exactly half-way between pixels (nearest rounds half to
-    even), gradients to the input and the grid; a 5-D volume (bilinear/nearest) and float64."""
+    even), gradients to the input and the grid; bfloat16 and float16 (without warnings); a 5-D volume
+    (bilinear/nearest) and float64."""
     F = lib.nn.functional
     res = {}
     img = _data(lib, 1, 2, 4, 5).requires_grad_()
@@ -721,6 +722,13 @@ def case_grid_sample_modes_paddings_on_pixel_edges(lib):
                 out = F.grid_sample(img, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
                 gi, gg = _grads(lib, out, img, grid)
                 res[(mode, padding_mode, align_corners)] = (out, gi, gg)
+    with warnings.catch_warnings(record=True) as caught:  # (half precision: no overflow warning from a bound)
+        warnings.simplefilter("always")
+        res["half"] = [F.grid_sample(img.detach().to(dt), grid.detach().to(dt), mode=mode, padding_mode=pad,
+                                     align_corners=False)
+                       for dt in (lib.bfloat16, lib.float16) for mode in ("bilinear", "nearest", "bicubic")
+                       for pad in ("zeros", "reflection")]
+    res["half_warnings"] = [str(w.message) for w in caught]
     vol = _data(lib, 1, 1, 3, 4, 5, dtype=lib.float64).requires_grad_()
     g3 = lib.stack(lib.meshgrid(lib.linspace(-1.2, 1.2, 3, dtype=lib.float64), lib.linspace(-1, 1, 4, dtype=lib.float64),
                                 lib.linspace(-0.9, 1.1, 2, dtype=lib.float64), indexing="ij")[::-1], -1)[None]

@@ -49,7 +49,7 @@ def _pad_coords(c, size, padding_mode, align_corners):
     elif padding_mode == "reflection":
         c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
         c = _clip(c, size)
-    big = float(np.iinfo(np.int32).max)
+    big = min(float(np.iinfo(np.int32).max), float(jnp.finfo(c.dtype).max))  # (float16: a bound it can hold)
     return jnp.where(jnp.isfinite(c) & (c <= big - 1) & (c >= -big), c, jnp.asarray(-100.0, c.dtype))
 
 

@@ -41,3 +41,50 @@ def test_save_to_a_directory(tmp_path, zip_format):
     directory, for both formats."""
     same_error(lambda lib: lib.save(lib.ones(2), tmp_path, _use_new_zipfile_serialization=zip_format))
     assert [p.name for p in tmp_path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# Reading a value that vmap batches: PyTorch's vmap errors (item, float/int/format, control flow, tolist/numpy).
+# torchish raised torchish.compile's ConcretizationError text for all, and a TypeError for f"{x:.2f}".
+VMAP_READS = {
+    "item": lambda a: a.sum().item(), "float": lambda a: float(a.sum()), "if": lambda a: a if a.sum() > 0 else -a,
+    "format_spec": lambda a: f"{a.sum():.2f}", "format": lambda a: (f"{a.sum()}", a)[1],
+    "list_index": lambda a: [1, 2, 3][a.long()[0]], "tolist": lambda a: a.tolist(), "numpy": lambda a: a.numpy(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_READS))
+def test_reading_a_vmapped_value_is_vmaps_error(name):
+    same_error(lambda lib: lib.func.vmap(VMAP_READS[name])(lib.ones(2, 3)))
+
+
+# f-strings of tensors: PyTorch formats only a plain 0-dim tensor as its number; a Parameter, a meta tensor or any
+# other shape goes through object.__format__ (str() for an empty spec, TypeError otherwise). torchish formatted a
+# 0-dim Parameter as a number and raised RuntimeError for a 0-dim meta tensor.
+FORMATS = {
+    "parameter_spec": lambda lib: f"{lib.nn.Parameter(lib.tensor(1.5)):.2f}",
+    "meta_spec": lambda lib: f"{lib.tensor(1.5, device='meta'):.2f}",
+    "vector_spec": lambda lib: f"{lib.ones(2):.2f}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_format_spec_refusals(name):
+    same_error(FORMATS[name])
+
+
+def test_formats_that_pytorch_accepts():
+    same(lambda lib: [f"{lib.nn.Parameter(lib.tensor(1.5))}", f"{lib.tensor(1.5, device='meta')}",
+                      f"{lib.tensor(1.5, requires_grad=True):.2f}", f"{lib.tensor(3):04d}", f"{lib.ones(2)}"])
+
+
+def test_format_spec_in_a_compiled_function_breaks_the_graph():
+    """f"{loss:.3f}" inside torchish.compile reads the value: a graph break (the function runs eagerly), as in
+    torch.compile; the traced call raised TypeError."""
+    import torchish
+
+    def step(a):
+        return a * 2, f"{a.sum():.3f}"
+    f = torchish.compile(step)
+    with pytest.warns(UserWarning):
+        outs = [f(torchish.ones(2))[1] for _ in range(3)]
+    assert outs == ["2.000"] * 3

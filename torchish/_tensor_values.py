@@ -40,6 +40,26 @@ def _in_memory_order(t, arr):
     out = np.ascontiguousarray(arr.transpose(perm)).transpose(np.argsort(perm))
     return out if tuple(s // out.itemsize for s in out.strides) == tuple(strides) else arr
 
+# Reading the value of a tensor that ``torchish.func.vmap`` batches: PyTorch's vmap errors, by what was read
+_VMAP_ERRORS = {
+    "item": "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
+            "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
+            "inside PyTorch internals, please file a bug report.",
+    "bool": "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't "
+            "support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .",
+    "data": "Cannot access data pointer of Tensor that doesn't have storage",
+}
+
+
+def _batched(t) -> bool:
+    return getattr(t._d, "batch_dim", None) is not None  # (a jax.vmap BatchTracer)
+
+
+def _refuse_batched(t, read):
+    if _batched(t):
+        raise RuntimeError(_VMAP_ERRORS[read])
+
+
 class TensorValues:
     """The value-reading half of the Python protocol (no state of its own: Tensor holds the slots)."""
 
@@ -49,6 +69,7 @@ class TensorValues:
     def item(self):
         if type(self._v) is MetaArray:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        _refuse_batched(self, "item")
         d = self._concrete()
         if d.size != 1:
             raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
@@ -57,6 +78,7 @@ class TensorValues:
     def tolist(self):
         if self._coo is not None:
             raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+        _refuse_batched(self, "data")
         return np.asarray(self._concrete()).tolist()
 
     def numpy(self, *, force=False):
@@ -75,6 +97,7 @@ class TensorValues:
                                "numpy() instead.")
         if self._v.dtype == _dtype.bfloat16.np or self._v.dtype in _dtype.FLOAT8_NP:  # NumPy has neither: PyTorch
             raise TypeError(f"Got unsupported ScalarType {_dtype.scalar_type_name(self.dtype)}")  # refuses them
+        _refuse_batched(self, "data")
         arr = np.array(self._concrete())
         if (self._view is not None or self._layout is not None) and arr.ndim > 1:
             arr = _in_memory_order(self, arr)
@@ -116,6 +139,7 @@ class TensorValues:
             if self._v.size == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        _refuse_batched(self, "bool")
         return bool(self.item())
 
     def __float__(self):
@@ -152,9 +176,14 @@ class TensorValues:
         return tensor_repr(self, tensor_contents)
 
     def __format__(self, spec):
-        if self._v.ndim == 0 and not isinstance(self._d, jax.core.Tracer):
-            return self.item().__format__(spec)
-        return object.__format__(self, spec) if spec else repr(self)
+        """As PyTorch: a plain 0-dim tensor formats as its number; a subclass (Parameter), a meta tensor and other
+        shapes as ``object.__format__`` does (``str(self)`` for an empty spec, else TypeError). A traced value is
+        read (torchish.compile's graph break, vmap's error) unless the spec is empty and a transform other than
+        vmap traces it: then it prints as ``tensor(<traced>)``."""
+        if self._v.ndim == 0 and type(self._v) is not MetaArray and type(self) is Tensor:
+            if spec or not isinstance(self._d, jax.core.Tracer) or _batched(self):
+                return self.item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export the value through DLPack (``torch.from_dlpack(t)``, ``np.from_dlpack(t)``), sharing its buffer."""

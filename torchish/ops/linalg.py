@@ -14,6 +14,7 @@ import math
 import numbers
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -453,17 +454,60 @@ def _scaled_sum(c, prod, beta, alpha, *, beta_zero):
     return jnp.broadcast_to(out, jnp.broadcast_shapes(c.shape, prod.shape)).astype(prod.dtype)
 
 
-def _addop(name, product):
-    return defop(name, lambda c, a, b, beta, alpha, *, beta_zero: _scaled_sum(c, product(a, b), beta, alpha,
-                                                                               beta_zero=beta_zero),
+def _half_gemm(c, a, b, beta, alpha, *, beta_zero):
+    """float16/bfloat16 addmm/addmv/baddbmm as PyTorch's CPU gemm: ``beta * input + alpha * product`` in float32,
+    rounded once (rounding the product first moves results by an ulp, and cancellations by far more)."""
+    w = jnp.float32
+    return _scaled_sum(c.astype(w), _mm(a.astype(w), b.astype(w)), beta, alpha, beta_zero=beta_zero).astype(a.dtype)
+
+
+def _half_addbmm(c, a, b, beta, alpha, *, beta_zero):
+    """float16/bfloat16 addbmm as PyTorch's CPU kernel: one addmm per batch into the result (beta applied with the
+    first), each in float32 and rounded to the half type."""
+    wide, r = _precision.stepper(a.dtype)
+    prods = alpha * jnp.einsum("bij,bjk->bik", wide(a), wide(b), precision=_precision.matmul())
+    first = prods[0] if beta_zero else beta * wide(c) + prods[0]
+    acc = r(jnp.broadcast_to(first, prods.shape[1:]))
+    for p in prods[1:]:  # (few batches: unrolled)
+        acc = r(acc + p)
+    return acc.astype(a.dtype)
+
+
+def _half_addr(c, a, b, beta, alpha, *, beta_zero):
+    """float16/bfloat16 addr as PyTorch's CPU kernel: ``beta * input + alpha * vec1 * vec2`` one operation at a
+    time in the half type, beta and alpha converted to it."""
+    wide, r = _precision.stepper(a.dtype)
+    scaled = r(r(r(jnp.asarray(alpha, jnp.float32)) * wide(a)[:, None]) * wide(b)[None, :])
+    if not beta_zero:  # (a number converts to the half type through float, as C++ converts a double to c10::Half)
+        scaled = r(r(r(jnp.asarray(beta, jnp.float32)) * wide(c)) + scaled)
+    return jnp.broadcast_to(scaled, (a.shape[0], b.shape[0])).astype(a.dtype)
+
+
+def _addop(name, product, half, vjp=None):
+    def fwd(c, a, b, beta, alpha, *, beta_zero):
+        if a.dtype in _precision.LOW and a.size:
+            return half(c, a, b, beta, alpha, beta_zero=beta_zero)
+        return _scaled_sum(c, product(a, b), beta, alpha, beta_zero=beta_zero)
+    return defop(name, fwd, vjp=vjp and functools.partial(vjp, fwd),
                  grad_name="".join(p.capitalize() for p in name.split("_")) + "Backward0")
 
 
-_ADDMM = _addop("addmm", _mm)
-_ADDMV = _addop("addmv", _mm)
-_BADDBMM = _addop("baddbmm", _mm)
-_ADDBMM = _addop("addbmm", lambda a, b: jnp.einsum("bij,bjk->ik", a, b, precision=_precision.matmul()))
-_ADDR = _addop("addr", lambda a, b: a[:, None] * b[None, :])
+def _addr_vjp(fwd, g, c, a, b, beta, alpha, out, *, beta_zero):
+    """float16/bfloat16: PyTorch's formulas, each product rounded to the half type before alpha/beta scale it
+    (``grad.mv(vec2) * alpha``, ``grad.t().mv(vec1) * alpha``, ``grad * beta``); other dtypes: derived."""
+    if a.dtype not in _precision.LOW:
+        return jax.vjp(lambda *v: fwd(*v, beta, alpha, beta_zero=beta_zero), c, a, b)[1](g) + (None, None)
+    wide, r = _precision.stepper(a.dtype)
+    gw = wide(g)
+    ga, gb = r(gw @ wide(b)) * alpha, r(wide(a) @ gw) * alpha
+    return tuple(v.astype(a.dtype) for v in (gw * beta, ga, gb)) + (None, None)
+
+
+_ADDMM = _addop("addmm", _mm, _half_gemm)
+_ADDMV = _addop("addmv", _mm, _half_gemm)
+_BADDBMM = _addop("baddbmm", _mm, _half_gemm)
+_ADDBMM = _addop("addbmm", lambda a, b: jnp.einsum("bij,bjk->ik", a, b, precision=_precision.matmul()), _half_addbmm)
+_ADDR = _addop("addr", lambda a, b: a[:, None] * b[None, :], _half_addr, _addr_vjp)
 
 
 def _expand_check(shape, target):

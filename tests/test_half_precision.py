@@ -1,0 +1,55 @@
+"""float16 and bfloat16 against PyTorch's CPU kernels: values, dtypes and the gradient of a weighted sum, at the
+parity tolerance (rtol 1e-2, atol 1e-2), on inputs large enough that computing in the half type instead of
+PyTorch's float32 ("opmath") shows: reductions over hundreds of elements, products with inner dimensions >= 128.
+
+Each case is ``fn(lib, *tensors)`` over half-precision leaves made from deterministic numpy values (every leaf
+requires grad unless listed in ``nograd``); the table holds the ops fixed for half precision and a few that
+already matched, in both dtypes.
+"""
+import numpy as np
+import pytest
+
+import torchish
+from oracle import arr, assert_same, needs_torch, torch
+
+
+def _ins(*shapes, scale=1.0):
+    return [arr(*s, seed=i, lo=-scale, hi=scale) for i, s in enumerate(shapes)]
+
+
+# name -> (fn(lib, *tensors), numpy inputs, positions that do not require grad)
+CASES = {
+    # addmm family: beta * input + alpha * product in float32, rounded once (addbmm: once per batch; addr: per op)
+    "addmm": (lambda lib, c, a, b: lib.addmm(c, a, b, beta=0.7, alpha=1.3), _ins((16, 8), (16, 256), (256, 8), scale=2), ()),
+    "addmv": (lambda lib, c, a, b: lib.addmv(c, a, b, beta=0.7, alpha=1.3), _ins((16,), (16, 256), (256,), scale=2), ()),
+    "baddbmm": (lambda lib, c, a, b: lib.baddbmm(c, a, b, beta=0.7, alpha=1.3), _ins((2, 16, 8), (2, 16, 256), (2, 256, 8), scale=2), ()),
+    "addbmm": (lambda lib, c, a, b: lib.addbmm(c, a, b, beta=0.7, alpha=1.3), _ins((16, 8), (2, 16, 256), (2, 256, 8), scale=2), ()),
+    "addr": (lambda lib, c, a, b: lib.addr(c, a, b, beta=0.7, alpha=1.3), _ins((16, 8), (16,), (8,), scale=2), ()),
+    "mm": (lambda lib, a, b: a @ b, _ins((16, 256), (256, 8), scale=2), ()),
+}
+
+
+def _leaves(lib, dtype, inputs, nograd):
+    dt = getattr(lib, dtype)
+    return [lib.tensor(x).to(dt).requires_grad_(i not in nograd and x.dtype.kind == "f") if isinstance(x, np.ndarray)
+            else x for i, x in enumerate(inputs)]
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_half_matches_torch(name, dtype):
+    fn, inputs, nograd = CASES[name]
+    results = []
+    for lib in (torch, torchish):
+        leaves = _leaves(lib, dtype, inputs, nograd)
+        out = fn(lib, *leaves)
+        outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.requires_grad]
+        wrt = [t for t in leaves if isinstance(t, lib.Tensor) and t.requires_grad]
+        grads = ()
+        if outs and wrt:  # the gradient of a weighted sum, the weights in each output's dtype
+            cots = [lib.tensor(arr(*o.shape, seed=9)).to(o.dtype) for o in outs]
+            grads = lib.autograd.grad(outs, wrt, cots, allow_unused=True)
+        results.append((out, grads))
+    assert_same(results[0][0], results[1][0], "out")
+    assert_same(list(results[0][1]), list(results[1][1]), "grad")

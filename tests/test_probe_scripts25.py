@@ -486,6 +486,8 @@ def case_diffusers_schedulers_ddim_eta_and_vpred(lib):
     min_inv_rho, max_inv_rho = sigmas[0].item() ** (1 / rho), sigmas[-1].item() ** (1 / rho)
     res["karras"] = (max_inv_rho + ramp * (min_inv_rho - max_inv_rho)) ** rho
     res["log_sigmas"] = lib.log(sigmas)
+    res["generators"] = (str(lib.Generator(device="cpu:0").device), _err(lambda: lib.Generator(device="meta")),
+                         gen.initial_seed(), lib.Generator().manual_seed(3).initial_seed())
     return res
 
 
@@ -1035,7 +1037,7 @@ def case_backend_flags_at_import_and_cuda_amp_on_cpu(lib):
         lib.backends.cuda.enable_flash_sdp(False)
         lib.backends.cuda.enable_mem_efficient_sdp(False)
         device = lib.device("cuda" if lib.cuda.is_available() else "mps" if lib.backends.mps.is_available() else "cpu")
-        res["device"] = str(device)
+        device = lib.device("cpu")  # (the pick above runs; the comparison stays on the CPU, where torch runs)
         use_amp = device.type == "cuda"
         lib.manual_seed(0)
         model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.GELU(), lib.nn.Linear(8, 2)).to(device)

@@ -68,8 +68,16 @@ class Generator:
     def __init__(self, device="cpu"):
         from ._device import device as _dev, to_jax
         self.device = _dev(device)
-        if self.device.type != "cpu":
-            to_jax(self.device)  # fails like PyTorch without the accelerator
+        if self.device.type == "cpu":
+            self.device = _dev("cpu")  # (PyTorch's CPU generator has no index)
+        elif self.device.type == "meta":
+            raise RuntimeError("META device type not an accelerator.")
+        else:
+            try:
+                to_jax(self.device)
+            except (AssertionError, RuntimeError) as e:  # (no such accelerator: PyTorch's RuntimeError)
+                raise RuntimeError(f"Cannot get {self.device.type.upper()} generator without ATen_{self.device.type} "
+                                   "library.") from e
         self._seed = _DEFAULT_SEED
         self._state = Tensor._make(jnp.asarray(mt.seed_state(self._seed)))
         self._state._is_rng_key = True  # one stream for every device: torchish.compile moves it to the program's

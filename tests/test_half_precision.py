@@ -26,13 +26,20 @@ CASES = {
     "addbmm": (lambda lib, c, a, b: lib.addbmm(c, a, b, beta=0.7, alpha=1.3), _ins((16, 8), (2, 16, 256), (2, 256, 8), scale=2), ()),
     "addr": (lambda lib, c, a, b: lib.addr(c, a, b, beta=0.7, alpha=1.3), _ins((16, 8), (16,), (8,), scale=2), ()),
     "mm": (lambda lib, a, b: a @ b, _ins((16, 256), (256, 8), scale=2), ()),
+    # embedding_bag: rows weighed and summed in float32, each bag rounded once
+    "embedding_bag_sum": (lambda lib, w, i, o: lib.nn.functional.embedding_bag(i, w, o, mode="sum"),
+                          [arr(50, 16, lo=-2, hi=2), np.arange(300) * 7 % 50, np.array([0, 100, 150, 290])], ()),
+    "embedding_bag_mean": (lambda lib, w, i, o: lib.nn.functional.embedding_bag(i, w, o, mode="mean"),
+                           [arr(50, 16, lo=-2, hi=2), np.arange(300) * 7 % 50, np.array([0, 100, 150, 290])], ()),
+    "embedding_bag_psw": (lambda lib, w, i, o, p: lib.nn.functional.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+                          [arr(50, 16, lo=-2, hi=2), np.arange(300) * 7 % 50, np.array([0, 100, 150, 290]), arr(300, seed=1)], (4,)),
 }
 
 
 def _leaves(lib, dtype, inputs, nograd):
     dt = getattr(lib, dtype)
-    return [lib.tensor(x).to(dt).requires_grad_(i not in nograd and x.dtype.kind == "f") if isinstance(x, np.ndarray)
-            else x for i, x in enumerate(inputs)]
+    return [(lib.tensor(x).to(dt).requires_grad_(i not in nograd) if x.dtype.kind == "f" else lib.tensor(x))
+            if isinstance(x, np.ndarray) else x for i, x in enumerate(inputs)]
 
 
 @needs_torch

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import tracing
@@ -214,6 +214,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 
 def _bag_fwd(w, idx, offsets, psw, *, mode, num_bags, padding_idx, scale_grad_by_freq, sparse=False):
+    if w.dtype in _precision.LOW and mode != "max":
+        # PyTorch's CPU kernel (fbgemm) weighs and sums float16/bfloat16 rows in float32 and rounds each bag once
+        wide = None if psw is None else psw.astype(jnp.float32)
+        return _bag_fwd(w.astype(jnp.float32), idx, offsets, wide, mode=mode, num_bags=num_bags,
+                        padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse).astype(w.dtype)
     n = idx.shape[0]
     pos = jnp.arange(n)
     seg = jnp.searchsorted(offsets, pos, side="right") - 1          # bag of each position (>= num_bags: dropped)

@@ -88,3 +88,27 @@ def test_format_spec_in_a_compiled_function_breaks_the_graph():
     with pytest.warns(UserWarning):
         outs = [f(torchish.ones(2))[1] for _ in range(3)]
     assert outs == ["2.000"] * 3
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # (the legacy weight_norm's deprecation)
+@pytest.mark.parametrize("dim", [2, -3])
+@pytest.mark.parametrize("legacy", [True, False])
+def test_weight_norm_dim_out_of_range(dim, legacy):
+    """PyTorch's norm_except_dim wraps ``dim`` (IndexError); torchish took it modulo the rank and ran."""
+    def fn(lib):
+        wn = lib.nn.utils.weight_norm if legacy else lib.nn.utils.parametrizations.weight_norm
+        wn(lib.nn.Linear(2, 2), dim=dim)
+    same_error(fn)
+
+
+def test_norm_except_dim_of_a_vector_is_elementwise():
+    """torch.norm_except_dim of a 1-d tensor is |v| (each element its own norm): torchish reduced to one norm.
+    weight_norm of a bias goes through it."""
+    from oracle import formula_data, formula_init
+
+    def fn(lib):
+        m = formula_init(lib, lib.nn.Linear(3, 4))
+        lib.nn.utils.parametrizations.weight_norm(m, "bias")
+        v = formula_data(lib, 4)
+        return [lib.norm_except_dim(v, 2, 0), lib.norm_except_dim(v, 3, -1), m(formula_data(lib, 2, 3))]
+    same(fn)

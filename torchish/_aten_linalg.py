@@ -50,6 +50,8 @@ def norm_except_dim(v, pow=2, dim=0):
     # PyTorch reads v.size(dim) (dim 0 of a 0-d tensor is no dimension) or transposes dim to the front
     d = wrap_dim(dim, v.ndim, wrap_scalar=dim != 0)
     dims = tuple(i for i in range(v.ndim) if i != d)
+    if not dims:  # (a 1-d v: each element is its own norm; vector_norm over dim=() would reduce everything)
+        return v.abs()
     return _linalg.vector_norm(v, pow, dims, keepdim=True)
 
 

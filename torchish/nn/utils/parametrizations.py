@@ -13,21 +13,13 @@ Example:
 """
 from __future__ import annotations
 
+from ..._aten_linalg import norm_except_dim
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .._functional.distance import normalize
 from ..module import Module
 from . import parametrize
 from ._orthogonal import orthogonal as orthogonal
-
-
-def norm_except_dim(v, pow=2, dim=0):
-    """``torch.norm_except_dim``: the ``pow``-norm over every dim but ``dim`` (keepdim); ``dim=-1``: all dims."""
-    if dim == -1:
-        return v.norm(pow)
-    d = dim % v.dim()
-    others = [i for i in range(v.dim()) if i != d]
-    return v.norm(pow, dim=others, keepdim=True) if others else v.abs()
 
 
 def _weight_norm(v, g, dim=0):

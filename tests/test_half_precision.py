@@ -33,6 +33,9 @@ CASES = {
                            [arr(50, 16, lo=-2, hi=2), np.arange(300) * 7 % 50, np.array([0, 100, 150, 290])], ()),
     "embedding_bag_psw": (lambda lib, w, i, o, p: lib.nn.functional.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
                           [arr(50, 16, lo=-2, hi=2), np.arange(300) * 7 % 50, np.array([0, 100, 150, 290]), arr(300, seed=1)], (4,)),
+    # histc: each thread's count in the half type (stops at 256 in bfloat16), bin positions one op at a time
+    "histc": (lambda lib, x: lib.histc(x, 20, -2, 2), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
+    "histc_auto": (lambda lib, x: lib.histc(x, 7), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
 }
 
 
@@ -48,15 +51,20 @@ def _leaves(lib, dtype, inputs, nograd):
 def test_half_matches_torch(name, dtype):
     fn, inputs, nograd = CASES[name]
     results = []
-    for lib in (torch, torchish):
-        leaves = _leaves(lib, dtype, inputs, nograd)
-        out = fn(lib, *leaves)
-        outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.requires_grad]
-        wrt = [t for t in leaves if isinstance(t, lib.Tensor) and t.requires_grad]
-        grads = ()
-        if outs and wrt:  # the gradient of a weighted sum, the weights in each output's dtype
-            cots = [lib.tensor(arr(*o.shape, seed=9)).to(o.dtype) for o in outs]
-            grads = lib.autograd.grad(outs, wrt, cots, allow_unused=True)
-        results.append((out, grads))
+    before = torchish.get_num_threads()
+    torchish.set_num_threads(torch.get_num_threads())  # (PyTorch's histc splits its work by thread)
+    try:
+        for lib in (torch, torchish):
+            leaves = _leaves(lib, dtype, inputs, nograd)
+            out = fn(lib, *leaves)
+            outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.requires_grad]
+            wrt = [t for t in leaves if isinstance(t, lib.Tensor) and t.requires_grad]
+            grads = ()
+            if outs and wrt:  # the gradient of a weighted sum, the weights in each output's dtype
+                cots = [lib.tensor(arr(*o.shape, seed=9)).to(o.dtype) for o in outs]
+                grads = lib.autograd.grad(outs, wrt, cots, allow_unused=True)
+            results.append((out, grads))
+    finally:
+        torchish.set_num_threads(before)
     assert_same(results[0][0], results[1][0], "out")
     assert_same(list(results[0][1]), list(results[1][1]), "grad")

@@ -15,7 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _precision
+from .._runtime import get_num_threads
 from .._tensor import Tensor, wrap, wrap_dim
 from ..autograd.grad_mode import STATE
 from . import tracing
@@ -197,7 +198,7 @@ def bincount(input, weights=None, minlength=0):
     return apply(op, (input, weights), length=length, dtype=dt)
 
 
-def _histc_fwd(x, lo, hi, *, bins, auto):
+def _histc_fwd(x, lo, hi, *, bins, auto, threads=None):
     flat = x.reshape(-1)
     lo = jnp.asarray(lo, x.dtype)
     hi = jnp.asarray(hi, x.dtype)
@@ -205,10 +206,25 @@ def _histc_fwd(x, lo, hi, *, bins, auto):
         if flat.size:
             lo, hi = jnp.min(flat), jnp.max(flat)
         lo, hi = jnp.where(lo == hi, lo - 1, lo), jnp.where(lo == hi, hi + 1, hi)
-    pos = ((flat - lo) * bins / (hi - lo)).astype(jnp.int64)
+    if threads is None:
+        pos = ((flat - lo) * bins / (hi - lo)).astype(jnp.int64)
+    else:  # PyTorch's kernel: (x - lo) * bins / (hi - lo) one operation at a time in the half type
+        wide, r = _precision.stepper(x.dtype)
+        pos = (r(r(r(wide(flat) - wide(lo)) * bins) / r(wide(hi) - wide(lo)))).astype(jnp.int64)
     pos = jnp.where(pos == bins, bins - 1, pos)
     inside = (flat >= lo) & (flat <= hi)
-    return jnp.zeros(bins, x.dtype).at[jnp.where(inside, pos, bins)].add(jnp.ones((), x.dtype), mode="drop")
+    where = jnp.where(inside, pos, bins)
+    if threads is None:
+        return jnp.zeros(bins, x.dtype).at[where].add(jnp.ones((), x.dtype), mode="drop")
+    # float16/bfloat16: PyTorch's kernel counts each thread's share of the elements (at::parallel_for with a grain of
+    # 200) one at a time in the half type, where a count stops growing at 2048 (float16) / 256 (bfloat16), and sums
+    # the threads' histograms in float32, rounded once
+    n = flat.shape[0]
+    chunk = -(-n // builtins.min(threads, builtins.max(1, -(-n // 200)))) if n else 1
+    parts = jnp.zeros((-(-n // chunk) if n else 1, bins), jnp.float32).at[jnp.arange(n) // chunk, where].add(
+        1.0, mode="drop")
+    stop = 2048.0 if x.dtype == jnp.float16 else 256.0
+    return jnp.minimum(parts, stop).sum(0).astype(x.dtype)
 
 
 _HISTC = defop("histc", _histc_fwd, differentiable=False)
@@ -241,7 +257,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     elif input.numel() and not tracing.active() and not isinstance(input._d, jax.core.Tracer):
         lo, hi = (float(v) for v in _MINMAX(input._d))
         _check_histc_range(lo, hi, "-")  # (PyTorch's CPU min/max of NaN data prints as "-nan")
-    return out_exact(apply(_HISTC, (input, float(min), float(max)), bins=int(bins), auto=auto), out, "histc",
+    threads = get_num_threads() if input.dtype in (_dtype.float16, _dtype.bfloat16) else None
+    return out_exact(apply(_HISTC, (input, float(min), float(max)), bins=int(bins), auto=auto, threads=threads),
+                     out, "histc",
                      "torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
                      "{expected} and hist {out}")
 

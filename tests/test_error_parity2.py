@@ -112,3 +112,34 @@ def test_norm_except_dim_of_a_vector_is_elementwise():
         v = formula_data(lib, 4)
         return [lib.norm_except_dim(v, 2, 0), lib.norm_except_dim(v, 3, -1), m(formula_data(lib, 2, 3))]
     same(fn)
+
+
+def _saving_function(lib, saved):
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(saved)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return Twice
+
+
+@pytest.mark.parametrize("saved", [3, 1.5, [1.0], np.ones(2)], ids=["int", "float", "list", "ndarray"])
+@pytest.mark.parametrize("records", [True, False])
+def test_save_for_backward_of_a_non_tensor(saved, records):
+    """TypeError naming the type (numpy's as 'numpy.ndarray') when the Function's graph is recorded; PyTorch never
+    reads what an unrecorded Function saved (no input requires grad, or no_grad), where torchish raised too."""
+    def fn(lib):
+        y = _saving_function(lib, saved).apply(lib.ones(2, requires_grad=records))
+        if records:
+            y.sum().backward()
+        with lib.no_grad():
+            z = _saving_function(lib, saved).apply(lib.ones(2, requires_grad=True))
+        return y.detach(), z
+    if records:
+        same_error(fn)
+    else:
+        same(fn)

@@ -58,17 +58,19 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
-        """Keep ``tensors`` (or None) for ``backward``; modifying one in place afterwards makes backward fail."""
-        for i, t in enumerate(tensors):
+        """Keep ``tensors`` (or None) for ``backward``; modifying one in place afterwards makes backward fail.
+        Only a Function whose graph is recorded checks them (PyTorch never reads what an unrecorded one saved)."""
+        for i, t in enumerate(tensors if getattr(self, "_records", True) else ()):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
-                                f"{type(t).__name__}")
+                kind = type(t)
+                name = f"numpy.{kind.__name__}" if kind.__module__ == "numpy" else kind.__name__
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type {name}")
         self._saved = tensors
         self._snapshot_versions()
 
     def _snapshot_versions(self):
         if self._saved is not None:
-            self._saved_versions = tuple(t._vc.value if t is not None else None for t in self._saved)
+            self._saved_versions = tuple(t._vc.value if isinstance(t, Tensor) else None for t in self._saved)
 
     def save_for_forward(self, *tensors):
         """Keep ``tensors`` for ``jvp`` (forward-mode AD)."""
@@ -234,6 +236,7 @@ class Function(metaclass=FunctionMeta):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         tensors = [a for a in args if isinstance(a, Tensor)]
         record = STATE.grad_enabled and not STATE.inference and any(t._rg for t in tensors)
+        ctx._records = record
         slots = [(a._edge() if record and a._rg else None,) if isinstance(a, Tensor) else None for a in args]
         Node.__init__(ctx, tuple(s[0] for s in slots if s is not None), (), saves=True)
         with no_grad(), forward_ad.suspended():

@@ -33,6 +33,8 @@ CASES = {
                            [arr(50, 16, lo=-2, hi=2), np.arange(300) * 7 % 50, np.array([0, 100, 150, 290])], ()),
     "embedding_bag_psw": (lambda lib, w, i, o, p: lib.nn.functional.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
                           [arr(50, 16, lo=-2, hi=2), np.arange(300) * 7 % 50, np.array([0, 100, 150, 290]), arr(300, seed=1)], (4,)),
+    # threshold compares in float32: an element equal to the threshold rounded to the half type is kept
+    "threshold": (lambda lib, x: lib.nn.functional.threshold(x, 0.1, 0.5), [np.linspace(0.09, 0.11, 64, dtype=np.float32)], ()),
     # histc: each thread's count in the half type (stops at 256 in bfloat16), bin positions one op at a time
     "histc": (lambda lib, x: lib.histc(x, 20, -2, 2), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
     "histc_auto": (lambda lib, x: lib.histc(x, 7), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),

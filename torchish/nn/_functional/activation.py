@@ -188,8 +188,15 @@ def prelu(input, weight):
     return apply(_PRELU, (input, weight))
 
 
-_THRESHOLD = defop("threshold", lambda x, *, th, value: jnp.where(x <= th, jnp.asarray(value).astype(x.dtype), x),
-                   grad_name="ThresholdBackward0")
+def _threshold_fwd(x, *, th, value):
+    # a float16/bfloat16 input is compared with the threshold as float32 (PyTorch's kernel: float(x) <= threshold),
+    # not with the threshold rounded to the half type
+    low = x.dtype in _precision.LOW
+    return jnp.where((x.astype(jnp.float32) if low else x) <= (np.float32(th) if low else th),
+                     jnp.asarray(value).astype(x.dtype), x)
+
+
+_THRESHOLD = defop("threshold", _threshold_fwd, grad_name="ThresholdBackward0")
 _THRESHOLD_ = defop("threshold_", _THRESHOLD.fwd, grad_name="ThresholdBackward1")
 
 

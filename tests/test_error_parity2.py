@@ -143,3 +143,11 @@ def test_save_for_backward_of_a_non_tensor(saved, records):
         same_error(fn)
     else:
         same(fn)
+
+
+@pytest.mark.parametrize("shape", [(5, 0, 4), (0, 2, 4), (5, 2, 0), (0,)])
+def test_ctc_loss_of_empty_log_probs(shape):
+    """PyTorch refuses empty log-probs (an empty batch included) before any shape check; torchish returned nan
+    for an empty batch and raised IndexError for zero time steps."""
+    same_error(lambda lib: lib.nn.functional.ctc_loss(lib.zeros(shape), lib.ones(2, 3, dtype=lib.long),
+                                                      lib.tensor([5, 5]), lib.tensor([2, 2])))

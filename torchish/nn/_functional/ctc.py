@@ -121,6 +121,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if log_probs.dtype.category < _dtype._FLOAT or log_probs.dtype in (_dtype.float16, _dtype.bfloat16):
         raise NotImplementedError(f'"ctc_loss_cpu" not implemented for '
                                   f"'{_dtype.scalar_type_name(log_probs.dtype)}'")
+    if log_probs.numel() == 0:  # (an empty batch too: PyTorch refuses it before any shape check)
+        raise RuntimeError("log_probs tensor must not be empty")
     unbatched = log_probs.ndim == 2
     if unbatched:  # (the targets are not unsqueezed: 1-D ones are read as concatenated, 2-D as a batch of one)
         log_probs = unsqueeze(log_probs, 1)

@@ -151,3 +151,16 @@ def test_ctc_loss_of_empty_log_probs(shape):
     for an empty batch and raised IndexError for zero time steps."""
     same_error(lambda lib: lib.nn.functional.ctc_loss(lib.zeros(shape), lib.ones(2, 3, dtype=lib.long),
                                                       lib.tensor([5, 5]), lib.tensor([2, 2])))
+
+
+@pytest.mark.parametrize("shape, normalized", [((2, 0), 0), ((2, 0, 3), (0, 3)), ((0, 3), 3)])
+def test_layer_norm_backward_over_an_empty_normalized_shape(shape, normalized):
+    """A normalized_shape holding a 0 runs forward and backward in PyTorch (empty gradients); torchish's backward
+    raised ZeroDivisionError (1 / N, and a reshape to (-1, 0))."""
+    def fn(lib):
+        m = lib.nn.LayerNorm(normalized)
+        x = lib.zeros(shape, requires_grad=True)
+        y = m(x)
+        y.sum().backward()
+        return y.detach(), x.grad, m.weight.grad, m.bias.grad
+    same(fn)

@@ -401,7 +401,7 @@ def _ln_vjp(g, x, w, b, out, k, eps):
     mean = jnp.mean(xw, axis=axes, keepdims=True)
     rstd = r_stat(_rstd(jnp.mean(jnp.square(xw - mean), axis=axes, keepdims=True), eps))
     mean = r_stat(mean)
-    scale = 1.0 / math.prod(x.shape[x.ndim - k:])
+    scale = 1.0 / max(math.prod(x.shape[x.ndim - k:]), 1)  # (normalized_shape with a 0: every gradient is empty)
     dyw = gw if w is None else gw * wide(w)
     ds = jnp.sum(dyw * xw, axis=axes, keepdims=True)
     db = jnp.sum(dyw, axis=axes, keepdims=True)
@@ -413,8 +413,9 @@ def _ln_vjp(g, x, w, b, out, k, eps):
     half = x.dtype in _precision.LOW
     # the mixed-type kernel adds dy * (rstd * x - rstd * mean) to its buffer, the other dy * (x - mean) * rstd
     xhat = rstd * xw + (-rstd * mean) if mixed else (xw - mean) * rstd
-    dw = None if w is None else _row_sum((gw * xhat).reshape((-1,) + ns), r, half).astype(w.dtype)
-    dbias = None if b is None else _row_sum(gw.reshape((-1,) + ns), r, half).astype(b.dtype)
+    rows = (math.prod(x.shape[:x.ndim - k]),) + ns  # (not -1: normalized_shape may hold a 0)
+    dw = None if w is None else _row_sum((gw * xhat).reshape(rows), r, half).astype(w.dtype)
+    dbias = None if b is None else _row_sum(gw.reshape(rows), r, half).astype(b.dtype)
     return dx, dw, dbias
 
 

@@ -107,3 +107,14 @@ def test_gcd_and_lcm_of_the_integer_minimum_follow_pytorchs_wrapping_euclid():
         agree(lambda T: T.gcd(T.tensor(a, dtype=getattr(T, dt)), T.tensor(b, dtype=getattr(T, dt))),
               lambda T: T.lcm(T.tensor(a[1:], dtype=getattr(T, dt)), T.tensor(b[1:], dtype=getattr(T, dt))))
     agree(lambda T: T.gcd(T.tensor([[12, -8]], dtype=T.int16), T.tensor([[18], [0]], dtype=T.int16)))
+
+
+@needs_torch
+def test_scatter_ops_convert_a_float_src_into_an_unsigned_input_as_pytorch():
+    # (ops fuzzer seed 7300193: slice_scatter of float16 -2.5 into uint8 gave 0, PyTorch 254) slice/select/
+    # diagonal_scatter convert src to the input's dtype as a copy does: through int64, wrapping modulo 256
+    src = [-2.5, -1.0, 3.75]
+    agree(lambda T: T.slice_scatter(T.zeros(5, dtype=T.uint8), T.tensor(src, dtype=T.float16), 0, 1, 4),
+          lambda T: T.slice_scatter(T.zeros(2, 6, dtype=T.uint8), T.tensor([src], dtype=T.float32), 1, 0, 6, 2),
+          lambda T: T.select_scatter(T.zeros(2, 3, dtype=T.uint8), T.tensor(src), 0, 1),
+          lambda T: T.diagonal_scatter(T.zeros(3, 3, dtype=T.uint8), T.tensor(src, dtype=T.float64)))

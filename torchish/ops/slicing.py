@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
+from .casting import cast
 from .elementwise import require_int, structured_out, type_name
 from . import dynamic as _dynamic
 from .inplace import contiguous_strides, layout, layout_rule, overlaps_itself
@@ -331,20 +332,20 @@ dsplit = _directional_split("dsplit", 3, 2)
 
 
 def _set_along(x, src, axis, key):
-    return x.at[(slice(None),) * axis + (key,)].set(src.astype(x.dtype))
+    return x.at[(slice(None),) * axis + (key,)].set(cast(src, x.dtype))
 
 
 def _slice_scatter_fwd(x, src, *, axis, start, end, step):
     if type(start) is not int:  # (an eager kernel's start, as a value: ops/dynamic.py; src's length is static)
         if step == 1:
-            return jax.lax.dynamic_update_slice_in_dim(x, src.astype(x.dtype), start, axis)
+            return jax.lax.dynamic_update_slice_in_dim(x, cast(src, x.dtype), start, axis)
         return _set_along(x, src, axis, start + jnp.arange(src.shape[axis]) * step)
     return _set_along(x, src, axis, slice(start, end, step))
 
 
 def _select_scatter_fwd(x, src, *, axis, index):
     if type(index) is not int:
-        return jax.lax.dynamic_update_index_in_dim(x, src.astype(x.dtype), index, axis)
+        return jax.lax.dynamic_update_index_in_dim(x, cast(src, x.dtype), index, axis)
     return _set_along(x, src, axis, index)
 
 
@@ -361,7 +362,7 @@ def _diagonal_scatter_fwd(x, src, *, offset, dim1, dim2):
     n = src.shape[-1]  # the diagonal is src's last dim, as diagonal() puts it
     rows, cols = np.arange(n) + max(-offset, 0), np.arange(n) + max(offset, 0)
     moved = jnp.moveaxis(x, (dim1, dim2), (-2, -1))
-    return jnp.moveaxis(moved.at[..., rows, cols].set(src.astype(x.dtype)), (-2, -1), (dim1, dim2))
+    return jnp.moveaxis(moved.at[..., rows, cols].set(cast(src, x.dtype)), (-2, -1), (dim1, dim2))
 
 
 _SLICE_SCATTER = defop("slice_scatter", _slice_scatter_fwd, linear=True, grad_name="SliceScatterBackward0",

@@ -164,3 +164,58 @@ def test_layer_norm_backward_over_an_empty_normalized_shape(shape, normalized):
         y.sum().backward()
         return y.detach(), x.grad, m.weight.grad, m.bias.grad
     same(fn)
+
+
+NORMS_OF_EMPTY = {
+    "group_norm_no_channels": (lambda lib: lib.nn.GroupNorm(1, 0), (2, 0, 3)),
+    "instance_norm_no_spatial": (lambda lib: lib.nn.InstanceNorm1d(2, affine=True), (3, 2, 0)),
+    "instance_norm2d_no_spatial": (lambda lib: lib.nn.InstanceNorm2d(2), (3, 2, 0, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORMS_OF_EMPTY))
+def test_norms_over_empty_groups(name):
+    """PyTorch runs these (its instance_norm check refuses exactly one spatial element, not zero); torchish raised
+    ValueError for zero spatial elements and ZeroDivisionError in group_norm's backward over empty groups."""
+    make, shape = NORMS_OF_EMPTY[name]
+
+    def fn(lib):
+        m = make(lib)
+        x = lib.zeros(shape, requires_grad=True)
+        y = m(x)
+        y.sum().backward()
+        return [y.detach(), x.grad] + [p.grad for p in m.parameters()]
+    same(fn)
+
+
+EMPTY_BATCH_NORMS = {
+    "bn2d_empty_batch": (lambda lib: lib.nn.BatchNorm2d(3), (0, 3, 2, 2)),
+    "bn1d_empty_batch": (lambda lib: lib.nn.BatchNorm1d(3), (0, 3)),
+    "bn2d_empty_spatial": (lambda lib: lib.nn.BatchNorm2d(3), (2, 3, 0, 2)),
+    "in2d_tracked_empty_batch": (lambda lib: lib.nn.InstanceNorm2d(3, track_running_stats=True), (0, 3, 2, 2)),
+    "in2d_affine_tracked_empty_spatial": (lambda lib: lib.nn.InstanceNorm2d(3, affine=True, track_running_stats=True),
+                                          (2, 3, 0, 2)),
+}
+
+
+@pytest.mark.parametrize("train", [True, False])
+@pytest.mark.parametrize("name", sorted(EMPTY_BATCH_NORMS))
+def test_batch_norm_of_an_input_without_elements(name, train):
+    """PyTorch's batch_norm of an empty input is input * weight[0] + bias[0] in either mode: zero weight and bias
+    gradients, running statistics left as they are (instance_norm averages its per-sample copies back: nan for an
+    empty batch). torchish normalised with the 0/0 statistics: nan weight gradients and nan running statistics,
+    which then spoilt every later evaluation."""
+    make, shape = EMPTY_BATCH_NORMS[name]
+
+    def fn(lib):
+        m = make(lib).train(train)
+        x = lib.zeros(shape, requires_grad=True)
+        y = m(x)
+        y.sum().backward()
+        return [y.detach(), x.grad, y.grad_fn.name()] + [p.grad for p in m.parameters()] + list(m.buffers())
+    same(fn)
+
+
+def test_instance_norm_affine_of_an_empty_batch():
+    """weight[0] of the per-sample copies of the weight: PyTorch's IndexError of select()."""
+    same_error(lambda lib: lib.nn.InstanceNorm2d(3, affine=True)(lib.zeros(0, 3, 2, 2)))

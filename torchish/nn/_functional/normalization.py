@@ -232,6 +232,18 @@ def _need_norm_tensors(fname, input, weight, bias, running_mean, running_var):
         need_tensor(fname, t, arg, pos, optional=True)
 
 
+def _batch_norm_of_nothing(input, weight, bias):
+    """PyTorch's batch_norm of an input without elements (an empty batch or spatial dim), in either mode and before
+    its other checks: a copy of the input times ``weight[0]`` plus ``bias[0]``; no statistics, so the running ones
+    are left as they are (and the weight and bias gradients are zeros)."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight.select(0, 0)
+    if bias is not None:
+        out = out + bias.select(0, 0)
+    return out
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims.
 
@@ -264,6 +276,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     need_bool("batch_norm", training, "training", 6)
     need_number("batch_norm", momentum, "momentum", 7, kind="float")
     need_number("batch_norm", eps, "eps", 8, kind="float")
+    if input.numel() == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
@@ -334,11 +348,22 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if input.ndim < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     c = input.shape[1]
-    if use_input_stats and math.prod(input.shape[2:]) <= 1:
+    if use_input_stats and math.prod(input.shape[2:]) == 1:  # (PyTorch's check: no spatial element passes)
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     need_bool("instance_norm", use_input_stats, "use_input_stats", 6)
     need_number("instance_norm", momentum, "momentum", 7, kind="float")
     need_number("instance_norm", eps, "eps", 8, kind="float")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    if input.numel() == 0:  # PyTorch's batch_norm of the input as one sample, affine and statistics repeated
+        b = input.shape[0]  # per sample: an empty batch has no weight[0], and averages no running statistics
+        if use_input_stats and b == 0:
+            with no_grad():
+                for t in (running_mean, running_var):
+                    if t is not None:
+                        t.fill_(float("nan"))
+        rep = [None if t is None else t.repeat(b) for t in (weight, bias)]
+        return _batch_norm_of_nothing(input, *rep).view(input.shape)  # (PyTorch's view back from one sample)
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         _check_vec(name, t, c)
@@ -346,8 +371,6 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     # of them, and copies the batch-averaged update back
     _check_dtypes("batch_norm", input, weight, bias, kernel_first=True)
     if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
         from ...ops.convert import to_dtype
         stats = tuple(to_dtype(t, input.dtype) for t in (running_mean, running_var))
         return apply(_IN_EVAL, (input, weight, bias, *stats), eps=float(eps))
@@ -551,7 +574,7 @@ def _gn_vjp(g, x, w, b, out, groups, eps):
     db = jnp.sum(gw, axis=2)
     ds_g = jnp.sum((ds * gamma).reshape((n, groups, c // groups)), axis=2, keepdims=True)
     db_g = jnp.sum((db * gamma).reshape((n, groups, c // groups)), axis=2, keepdims=True)
-    scale = 1.0 / xg.shape[2]
+    scale = 1.0 / max(xg.shape[2], 1)  # (empty groups: every gradient is empty)
     bb = (db_g * mean - ds_g) * rstd * rstd * rstd * scale
     cc = -bb * mean - db_g * rstd * scale
     per_c = c // groups

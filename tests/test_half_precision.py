@@ -35,6 +35,11 @@ CASES = {
                           [arr(50, 16, lo=-2, hi=2), np.arange(300) * 7 % 50, np.array([0, 100, 150, 290]), arr(300, seed=1)], (4,)),
     # threshold compares in float32: an element equal to the threshold rounded to the half type is kept
     "threshold": (lambda lib, x: lib.nn.functional.threshold(x, 0.1, 0.5), [np.linspace(0.09, 0.11, 64, dtype=np.float32)], ()),
+    # a broadcast operand's gradient summed in float32 (sum_to_size), each product rounded to the half type first
+    "bias_add": (lambda lib, x, b: x + b, _ins((300, 32), (32,), scale=2), ()),
+    "add_alpha": (lambda lib, x, b: lib.add(x, b, alpha=0.37) - lib.sub(x, b, alpha=1.7), _ins((300, 32), (32,), scale=2), ()),
+    "expand": (lambda lib, b: b.expand(300, 32) * 1.5, _ins((32,), scale=2), ()),
+    "lerp_broadcast": (lambda lib, x, b: lib.lerp(x, b, 0.3), _ins((300, 32), (32,), scale=2), ()),
     # histc: each thread's count in the half type (stops at 256 in bfloat16), bin positions one op at a time
     "histc": (lambda lib, x: lib.histc(x, 20, -2, 2), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
     "histc_auto": (lambda lib, x: lib.histc(x, 7), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),

@@ -360,6 +360,11 @@ def _plus_scaled(a, b, alpha, negate=False):
     number multiplied out in full, ``(ar*br - ai*bi) + (ar*bi + ai*br)j``, so a real infinity in ``b`` meets alpha's
     zero imaginary part: ``tensor([1+2j]) + inf`` is ``inf+nanj``, as in PyTorch."""
     if not jnp.iscomplexobj(b):
+        if alpha is not None and jnp.result_type(a, b) in _precision.LOW:  # float16/bfloat16: a +- alpha * b in
+            # float32 (alpha a float), rounded once, as PyTorch's kernel; not alpha rounded to the half type first
+            dt = jnp.result_type(a, b)
+            w = jnp.float32
+            return _plus_scaled(jnp.asarray(a).astype(w), jnp.asarray(b).astype(w), jnp.asarray(alpha, w), negate).astype(dt)
         return a - _scaled(b, alpha) if negate else a + _scaled(b, alpha)
     alpha = 1 if alpha is None else alpha
     alpha = jnp.asarray(-alpha if negate else alpha, b.dtype)

@@ -19,7 +19,7 @@ from .. import _dtype, _precision
 from .._global_flags import warn_once
 from .._tensor import Tensor
 from . import complex_c
-from .casting import check_scalar_fits
+from .casting import check_scalar_fits, rounded
 from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
                           out_exact, scalar_or_tensor, type_name)
 from .registry import NotDifferentiable, apply, defop, overload
@@ -174,7 +174,11 @@ def _lerp_scalar_vjp(g, a, b, w, out):
     wide = jnp.float64 if g.dtype == jnp.float64 else jnp.float32
     w64 = jnp.asarray(w, jnp.float64)
     gw = g.astype(wide)
-    return gw * (1 - w64).astype(wide), gw * w64.astype(wide), None
+    ga, gb = gw * (1 - w64).astype(wide), gw * w64.astype(wide)
+    if g.dtype in _precision.LOW:  # each product stored in the half type before a broadcast operand's gradient is
+        # summed, as PyTorch's (``rounded``: XLA would fold a plain cast into the float32 sum that follows)
+        ga, gb = (rounded(v, g.dtype).astype(g.dtype) for v in (ga, gb))
+    return ga, gb, None
 
 
 def _lerp_tensor_vjp(g, a, b, w, out):

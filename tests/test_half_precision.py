@@ -40,6 +40,9 @@ CASES = {
     "add_alpha": (lambda lib, x, b: lib.add(x, b, alpha=0.37) - lib.sub(x, b, alpha=1.7), _ins((300, 32), (32,), scale=2), ()),
     "expand": (lambda lib, b: b.expand(300, 32) * 1.5, _ins((32,), scale=2), ()),
     "lerp_broadcast": (lambda lib, x, b: lib.lerp(x, b, 0.3), _ins((300, 32), (32,), scale=2), ()),
+    "outer": (lambda lib, a, b: lib.outer(a, b), _ins((300,), (40,), scale=2), ()),
+    "prelu": (lambda lib, x, w: lib.nn.functional.prelu(x, w), _ins((8, 16, 40), (16,), scale=1), ()),
+    "prelu_one": (lambda lib, x, w: lib.nn.functional.prelu(x, w), _ins((8, 16, 40), (1,), scale=1), ()),
     # histc: each thread's count in the half type (stops at 256 in bfloat16), bin positions one op at a time
     "histc": (lambda lib, x: lib.histc(x, 20, -2, 2), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
     "histc_auto": (lambda lib, x: lib.histc(x, 7), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),

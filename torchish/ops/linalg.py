@@ -22,7 +22,7 @@ from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
 from . import float8 as _float8
-from .casting import check_scalar_fits
+from .casting import check_scalar_fits, rounded
 from .elementwise import _out, c10_name, not_implemented, out_structured, require_tensor
 from . import registry as _registry, saved as _saved
 from .registry import apply, defop
@@ -305,7 +305,24 @@ def vdot(input, other, *, out=None):
     return out_structured(apply(_VDOT, (input, other)), out, "vdot")
 
 
-_OUTER = defop("outer", lambda a, b: a[:, None] * b[None, :], promote="same", grad_name="MulBackward0")
+def _outer_fwd(a, b):
+    return a[:, None] * b[None, :]
+
+
+def _outer_vjp(g, a, b, out):
+    """float16/bfloat16: PyTorch's MulBackward0 of ``vec1.reshape(-1, 1) * vec2``, each product ``grad * other``
+    rounded to the half type, then summed over the broadcast dimension in float32 (``sum_to_size``); other dtypes:
+    derived (conjugated for complex values, as every derived VJP)."""
+    if g.dtype not in _precision.LOW:
+        ga, gb = jax.vjp(_outer_fwd, a, b)[1](jnp.conj(g))
+        return jnp.conj(ga), jnp.conj(gb)
+    g32 = g.astype(jnp.float32)
+    ga = rounded(g32 * b.astype(jnp.float32)[None, :], g.dtype).sum(1)
+    gb = rounded(g32 * a.astype(jnp.float32)[:, None], g.dtype).sum(0)
+    return ga.astype(a.dtype), gb.astype(b.dtype)
+
+
+_OUTER = defop("outer", _outer_fwd, vjp=_outer_vjp, promote="same", grad_name="MulBackward0")
 
 
 def outer(input, vec2, *, out=None):

@@ -20,7 +20,7 @@ from ... import _precision
 from ..._tensor import Tensor, wrap_dim
 from ...ops import unary as _unary
 from ...ops import softmax as _softmax
-from ...ops.casting import check_scalar_fits
+from ...ops.casting import check_scalar_fits, rounded
 from ...ops.elementwise import not_implemented, out_exact
 from ...ops.inplace import assign, overlap_ok, write_scope
 from ...ops import registry as _registry
@@ -162,7 +162,22 @@ def _prelu_fwd(x, w):
     return jnp.where(x > 0, x, w * x)
 
 
-_PRELU = defop("prelu", _prelu_fwd, grad_name="PreluKernelBackward0")
+def _prelu_vjp(g, x, w, out):
+    """float16/bfloat16: PyTorch's kernel, ``x > 0 ? grad : weight * grad`` and ``x > 0 ? 0 : x * grad`` element by
+    element in the half type, the weight's gradient then summed in float32 (``sum_to_size``); other dtypes: derived."""
+    if x.dtype not in _precision.LOW:
+        return jax.vjp(_prelu_fwd, x, w)[1](g)
+    g32, x32 = g.astype(jnp.float32), x.astype(jnp.float32)
+    w32 = jnp.broadcast_to(_prelu_fwd(jnp.full(x.shape, -1.0, jnp.float32), w.astype(jnp.float32)) * -1, x.shape)
+    pos = x > 0
+    gx = jnp.where(pos, g32, w32 * g32).astype(x.dtype)
+    terms = rounded(jnp.where(pos, 0.0, x32 * g32), x.dtype)
+    keep = 1 if w.ndim == 1 and w.shape[0] != 1 else None   # the channel dimension, or none (one weight)
+    axes = tuple(i for i in range(x.ndim) if i != keep)
+    return gx, jnp.sum(terms, axis=axes).reshape(w.shape).astype(w.dtype)
+
+
+_PRELU = defop("prelu", _prelu_fwd, vjp=_prelu_vjp, grad_name="PreluKernelBackward0")
 
 
 def prelu(input, weight):

@@ -88,3 +88,13 @@ def _torch_distribution_validation_on():
     torch = sys.modules.get("torch")
     if torch is not None and "torch.distributions" in sys.modules:
         torch.distributions.Distribution.set_default_validate_args(True)
+
+
+@pytest.fixture(autouse=True)
+def _no_subclass_dispatch_after():
+    """A test that defines a Tensor subclass turns ``__torch_function__`` dispatch on for the process
+    (``torchish._subclass``); the tests after it run without, as programs without subclasses do."""
+    yield
+    from torchish import _subclass
+    if _subclass._ACTIVE[0]:
+        _subclass.deactivate()

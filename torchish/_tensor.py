@@ -51,7 +51,10 @@ class Tensor(TensorViews, TensorAutograd, TensorMetadata, _tensor_values.TensorV
     def __new__(cls, *args, **kwargs):
         if cls._legacy_new is None:
             raise RuntimeError("torchish.Tensor() needs torchish's creation ops; import torchish first")
-        return cls._legacy_new(*args, **kwargs)
+        t = cls._legacy_new(*args, **kwargs)
+        if cls is not Tensor and type(t) is not cls:  # (Sub([1., 2.]) is a Sub)
+            t.__class__ = cls
+        return t
 
     @property
     def _d(self):

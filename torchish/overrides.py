@@ -15,61 +15,35 @@ Example:
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
-import threading
 import warnings
 
+from . import _subclass
+from ._subclass import _disable_torch_function_subclass, _overloaded
 from ._tensor import Tensor
 
 __all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function",
-           "is_tensor_like"]
-
-_LOCAL = threading.local()
-
-
-def _disabled() -> bool:
-    return getattr(_LOCAL, "disabled", 0) > 0
-
-
-@contextlib.contextmanager
-def _disable_torch_function_subclass():
-    """Tensor subclasses take no part in the protocol inside the block (PyTorch's DisableTorchFunctionSubclass)."""
-    _LOCAL.disabled = getattr(_LOCAL, "disabled", 0) + 1
-    try:
-        yield
-    finally:
-        _LOCAL.disabled -= 1
-
+           "is_tensor_like", "enable_dispatch"]
 
 def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
-    """Tensor's default ``__torch_function__``: run ``func`` and return a Tensor result as ``cls``."""
+    """Tensor's default ``__torch_function__``: run ``func`` and return Tensor results as ``cls``."""
     if kwargs is None:
         kwargs = {}
     if not all(issubclass(cls, t) for t in types):
         return NotImplemented
     with _disable_torch_function_subclass():
         ret = func(*args, **kwargs)
-    if isinstance(ret, Tensor) and not isinstance(ret, cls):
-        ret = ret.as_subclass(cls)
-    return ret
+    return _subclass.convert(ret, cls)
 
 
 Tensor.__torch_function__ = classmethod(_tensor_torch_function)  # torch.Tensor has it (subclasses call super())
 
 
-def _plain(t) -> bool:
-    from .nn.parameter import Parameter
-    return t is Tensor or t is Parameter
-
-
-def _overloaded(obj) -> bool:
-    t = type(obj)
-    if _plain(t):
-        return False
-    if issubclass(t, Tensor):
-        return not _disabled()
-    return hasattr(t, "__torch_function__")
+def enable_dispatch() -> None:
+    """Hand torchish's functions' calls to ``__torch_function__`` from now on. The first Tensor subclass defined
+    does this; a program whose only participants are non-Tensor classes (``torch.overrides`` duck types) calls it
+    first (PyTorch dispatches them always; torchish checks arguments only once asked, see ``torchish._subclass``)."""
+    _subclass.activate()
 
 
 def has_torch_function(relevant_args) -> bool:
@@ -116,6 +90,11 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
         result = arg.__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
+    builtin = getattr(public_api, "_torchish_public", None)  # (one of torchish's own, as PyTorch's C++ ones)
+    if builtin is not None:
+        kinds = "".join(f"\n  - tensor subclass {type(arg)}" for arg in overloaded)
+        raise TypeError(f"Multiple dispatch failed for '{builtin}'; all __torch_function__ handlers returned "
+                        f"NotImplemented:\n{kinds}")
     name = f"{public_api.__module__}.{public_api.__name__}"
     raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
                     f"{[type(arg) for arg in overloaded]}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype, _layout
+from ._subclass import _disabled_torch_function_impl
 from ._tensor import Tensor, wrap_dim
 from .ops import copying as _copying, creation as _creation
 
@@ -49,6 +50,7 @@ class _SparseTensor(Tensor):
     """A sparse tensor's class: a Tensor (its dense value) whose ops PyTorch runs sparse-to-sparse keep their
     entries (the methods installed below). Ordinary tensors pay nothing for them."""
     __slots__ = ()
+    __torch_function__ = _disabled_torch_function_impl  # (torchish's own: results keep the classes ops give)
 
 
 def mark_sparse(t, coo):

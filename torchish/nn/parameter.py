@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 
+from .._subclass import _disabled_torch_function_impl
 from .._tensor import Tensor
 from ..ops.inplace import dense_layout
 from ..ops.resize import take_storage
@@ -39,6 +40,8 @@ class Parameter(Tensor):
         >>> w.requires_grad, isinstance(w, torch.Tensor)
         (True, True)
     """
+
+    __torch_function__ = _disabled_torch_function_impl  # (as PyTorch's: operations on parameters give Tensors)
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:

@@ -1,0 +1,272 @@
+"""Tensor subclasses and the ``__torch_function__`` protocol on torchish's own functions.
+
+PyTorch hands every call of a public function or Tensor method whose arguments include a Tensor subclass (or an
+object whose type defines ``__torch_function__``) to that type's ``__torch_function__(func, types, args,
+kwargs)``; Tensor's default implementation runs ``func`` with the protocol off and returns Tensor results as the
+subclass (``_convert``), so ``Sub`` tensors stay ``Sub`` through ``x * 2``, ``torch.cat`` or ``F.relu``, and a
+logging subclass sees each call.
+
+Checking every argument of every call would slow the plain programs that never define a subclass, so the check
+is off until one is defined: the first Tensor subclass created outside torchish (``Tensor.__init_subclass__``)
+puts dispatching wrappers in place of the functions PyTorch dispatches (``_overridable``: the ``torch``,
+``torch.nn.functional``, ``linalg``, ``fft`` and ``special`` functions, Tensor's methods and operators and its
+tensor-valued properties). The wrapper is the public function from then on, and is what ``__torch_function__``
+receives as ``func`` (``func is torch.add`` holds). A non-Tensor class with ``__torch_function__`` takes part once
+dispatch is on (PyTorch dispatches it always); ``torchish.overrides.enable_dispatch()`` turns it on explicitly.
+References to a function taken before dispatch turned on (``from torchish import add``) keep the plain function.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import threading
+
+from ._tensor import Tensor
+
+_ACTIVE = [False]
+_LOCAL = threading.local()
+_HANDLE = []  # torchish.overrides.handle_torch_function, once dispatch is on
+_REPLACED = []  # (namespace, name, what it held) for each wrapper put in place: deactivate() puts them back
+
+
+def _disabled() -> bool:
+    return getattr(_LOCAL, "disabled", 0) > 0
+
+
+class DisableTorchFunctionSubclass:
+    """``torch._C.DisableTorchFunctionSubclass()``: inside the block Tensor subclasses take no part in the
+    protocol (their operations run as Tensor's); other ``__torch_function__`` types still do."""
+    _key = "disabled"
+
+    def __enter__(self):
+        setattr(_LOCAL, self._key, getattr(_LOCAL, self._key, 0) + 1)
+        return self
+
+    def __exit__(self, *exc):
+        setattr(_LOCAL, self._key, getattr(_LOCAL, self._key, 0) - 1)
+        return False
+
+
+class DisableTorchFunction(DisableTorchFunctionSubclass):
+    """``torch._C.DisableTorchFunction()``: inside the block no type takes part in the protocol."""
+    _key = "all_disabled"
+
+    def __enter__(self):
+        super().__enter__()
+        _LOCAL.disabled = getattr(_LOCAL, "disabled", 0) + 1
+        return self
+
+    def __exit__(self, *exc):
+        _LOCAL.disabled -= 1
+        return super().__exit__(*exc)
+
+
+_disable_torch_function_subclass = DisableTorchFunctionSubclass
+
+
+def _is_torch_function_enabled() -> bool:
+    """``torch._C._is_torch_function_enabled()``."""
+    return not getattr(_LOCAL, "all_disabled", 0)
+
+
+def _overloaded(obj) -> bool:
+    """Whether ``obj`` takes part: its type defines ``__torch_function__``, other than Tensor's own and the disabled
+    one (Parameter's); a Tensor subclass not inside ``_disable_torch_function_subclass``."""
+    t = type(obj)
+    if t is Tensor:
+        return False
+    impl = getattr(t, "__torch_function__", None)
+    if impl is None or impl is _disabled_torch_function_impl:
+        return False
+    if issubclass(t, Tensor):
+        return not _disabled()
+    return not getattr(_LOCAL, "all_disabled", 0)
+
+
+_NOWRAP = {"grad", "_base"}  # (PyTorch's get_default_nowrap_functions: returned as they are)
+
+
+class _DisabledTorchFunctionImpl:
+    """``torch._C._disabled_torch_function_impl``: as a class's ``__torch_function__`` it takes the class out of
+    the protocol (Parameter's: operations on parameters return plain Tensors). Not a function, so that it does not
+    bind as a method."""
+
+    def __call__(self, func, types, args=(), kwargs=None):
+        with _disable_torch_function_subclass():
+            return func(*args, **(kwargs or {}))
+
+    def __repr__(self):
+        return "<built-in function _disabled_torch_function_impl>"
+
+
+_disabled_torch_function_impl = _DisabledTorchFunctionImpl()
+
+
+def convert(ret, cls):
+    """PyTorch's ``torch._tensor._convert``: Tensor results (also inside tuples, lists and named tuples) as ``cls``."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = [convert(r, cls) for r in ret]
+        return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
+    return ret
+
+
+def _relevant(args, kwargs):
+    """The arguments that take part: each positional and keyword argument, and the items of a list or tuple one."""
+    out = []
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        t = type(a)
+        if t is Tensor or t is int or t is float or t is bool or a is None:
+            continue
+        if t is list or t is tuple:
+            out += [x for x in a if type(x) is not Tensor and _overloaded(x)]
+        elif _overloaded(a):
+            out.append(a)
+    return out
+
+
+def _dispatching(fn, name, public, func=None):
+    """``fn`` behind the protocol's check; ``__torch_function__`` receives ``func`` (the wrapper itself unless
+    given: an operator passes the method PyTorch passes, ``Tensor.mul`` for ``x * 2``)."""
+    def dispatching(*args, **kwargs):
+        relevant = _relevant(args, kwargs)
+        if relevant:
+            return _HANDLE[0](func or dispatching, relevant, *args, **kwargs)
+        return fn(*args, **kwargs)
+    functools.update_wrapper(dispatching, fn)
+    dispatching.__name__ = name
+    dispatching._torchish_public = f"{public}.{name}"  # (PyTorch's name, for the error when every handler declines)
+    dispatching._torchish_plain = fn
+    return dispatching
+
+
+# the method PyTorch hands to ``__torch_function__`` for an operator (``x * 2``: ``Tensor.mul``)
+_OPERATOR_METHODS = {
+    "__abs__": "abs", "__add__": "add", "__div__": "div", "__ge__": "ge", "__gt__": "gt", "__iadd__": "add_",
+    "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__imul__": "mul_",
+    "__ipow__": "pow_", "__isub__": "sub_", "__itruediv__": "div_", "__le__": "le", "__lt__": "lt",
+    "__matmul__": "matmul", "__mod__": "remainder", "__mul__": "mul", "__ne__": "ne", "__neg__": "neg",
+    "__pos__": "positive", "__pow__": "pow", "__radd__": "add", "__rand__": "bitwise_and", "__rmul__": "mul",
+    "__ror__": "bitwise_or", "__rtruediv__": "__rdiv__", "__rxor__": "bitwise_xor", "__sub__": "sub",
+    "__truediv__": "div",
+}
+
+
+def _put(holder, name, wrapper):
+    _REPLACED.append((holder, name, holder.__dict__.get(name, _INHERITED)))
+    setattr(holder, name, wrapper)
+
+
+_INHERITED = object()  # (a Tensor method defined on a base class: deactivate() deletes the wrapper again)
+
+
+def _replace(holder, names, public, plain_to_wrapper):
+    is_class = isinstance(holder, type)
+    wrapped = {}
+    for name in names:
+        fn = getattr(holder, name, None)
+        if fn is None or isinstance(fn, type) or getattr(fn, "_torchish_plain", None) is not None:
+            continue
+        if not callable(fn) or (is_class and isinstance(inspect.getattr_static(holder, name),
+                                                        (staticmethod, classmethod))):
+            continue
+        wrapped[name] = fn
+    for name, fn in wrapped.items():
+        if name not in _OPERATOR_METHODS:
+            _put(holder, name, plain_to_wrapper.setdefault(id(fn), _dispatching(fn, name, public)))
+    for name, fn in wrapped.items():
+        if name in _OPERATOR_METHODS:
+            _put(holder, name, _dispatching(fn, name, public, getattr(holder, _OPERATOR_METHODS[name], None)))
+
+
+def _rebind_internal_references(plain_to_wrapper):
+    """torchish's own modules call the functions through names they imported (``nn.Linear`` calls
+    ``F.linear``'s function directly): those names take the wrappers too, so that a module called on a subclass
+    hands ``F.linear`` to ``__torch_function__`` as PyTorch's does."""
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or mod_name.split(".")[0] != "torchish" or mod_name == __name__:
+            continue
+        space = getattr(mod, "__dict__", None)
+        if not isinstance(space, dict):
+            continue
+        for key, value in list(space.items()):
+            wrapper = plain_to_wrapper.get(id(value)) if callable(value) else None
+            if wrapper is not None and getattr(wrapper, "_torchish_plain", None) is value:
+                _REPLACED.append((space, key, value))
+                space[key] = wrapper
+
+
+def _replace_properties(names):
+    for name in names:
+        prop = getattr(Tensor, name, None)
+        if isinstance(prop, property) and name not in _NOWRAP and prop.fget is not None:
+            _put(Tensor, name, property(_dispatching(prop.fget, name, "torch.Tensor"), prop.fset, prop.fdel, prop.__doc__))
+
+
+def activate():
+    """Put the dispatching wrappers in place (once)."""
+    if _ACTIVE[0]:
+        return
+    _ACTIVE[0] = True
+    from . import _overridable as names
+    from .overrides import handle_torch_function
+    _HANDLE.append(handle_torch_function)
+    torchish = sys.modules["torchish"]
+    functions = {}  # id(plain function) -> its wrapper
+    _replace(torchish.nn.functional, names.FUNCTIONAL, "torch.nn.functional", functions)
+    _replace(torchish.linalg, names.LINALG, "torch.linalg", functions)
+    _replace(torchish.fft, names.FFT, "torch.fft", functions)
+    _replace(torchish.special, names.SPECIAL, "torch.special", functions)
+    _replace(torchish, names.TORCH, "torch", functions)
+    _replace(Tensor, names.TENSOR, "torch.Tensor", {})
+    _replace_properties(names.TENSOR_PROPERTIES)
+    _rebind_internal_references(functions)
+
+
+def deactivate():
+    """Take the wrappers away again (the test suite does, after a test that defined a Tensor subclass, so that
+    the tests after it run on the plain functions as a program without subclasses does)."""
+    while _REPLACED:
+        holder, name, old = _REPLACED.pop()
+        if isinstance(holder, dict):
+            holder[name] = old
+        elif old is _INHERITED:
+            delattr(holder, name)
+        else:
+            setattr(holder, name, old)
+    _HANDLE.clear()
+    _ACTIVE[0] = False
+
+
+def _init_subclass(cls, **kwargs):
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    impl = getattr(cls, "__torch_function__", None)
+    if cls.__module__.split(".")[0] != "torchish" and impl is not _disabled_torch_function_impl:
+        activate()
+
+
+def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None, dispatch_device=False,
+                   dispatch_layout=False, _extra_dispatch_keys=None, storage_size=None):
+    """``torch.Tensor._make_subclass(cls, data, require_grad)``: a ``cls`` object over ``data``'s storage (a
+    detached alias), requiring grad when asked."""
+    from .ops.resize import take_storage
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("cls must be a type (got " + type(cls).__name__ + ")")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not {type(data).__name__}")
+    if type(require_grad) is not bool:
+        raise TypeError(f"_make_subclass(): argument 'require_grad' (position 3) must be bool, not "
+                        f"{type(require_grad).__name__}")
+    t = cls._make(data._d)
+    if require_grad:
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
+    take_storage(t, data, share_version=True)
+    return t
+
+
+Tensor.__init_subclass__ = classmethod(_init_subclass)
+Tensor._make_subclass = staticmethod(_make_subclass)

@@ -219,3 +219,24 @@ def test_batch_norm_of_an_input_without_elements(name, train):
 def test_instance_norm_affine_of_an_empty_batch():
     """weight[0] of the per-sample copies of the weight: PyTorch's IndexError of select()."""
     same_error(lambda lib: lib.nn.InstanceNorm2d(3, affine=True)(lib.zeros(0, 3, 2, 2)))
+
+
+# Explicit dim=None where PyTorch's signatures have no such overload (prod, squeeze: TypeError; torchish reduced
+# over / squeezed every dim), and p=None for norm (PyTorch's 2-norm; torchish compared None with a number)
+DIM_NONE = {
+    "prod": lambda lib: lib.ones(2, 1).prod(None),
+    "prod_kw": lambda lib: lib.prod(lib.ones(2, 1), dim=None),
+    "squeeze": lambda lib: lib.ones(2, 1).squeeze(None),
+    "squeeze_kw": lambda lib: lib.squeeze(lib.ones(2, 1), dim=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIM_NONE))
+def test_explicit_dim_none_is_refused(name):
+    from oracle import check_raises
+    check_raises(DIM_NONE[name])
+
+
+def test_dims_left_out_and_norm_p_none():
+    same(lambda lib: [lib.ones(2, 1).prod(), lib.ones(2, 1).squeeze(), lib.ones(2, 1).prod(dtype=lib.float64),
+                      lib.norm(lib.tensor([[3.0, 4.0]]), None), lib.tensor([[3.0, 4.0]]).norm(p=None, dim=1)])

@@ -328,18 +328,21 @@ _PROD = defop("prod", _prod_fwd, vjp=_prod_vjp, grad_name="ProdBackward1")
 _PROD_ALL = defop("prod_all", _prod_fwd, vjp=_prod_vjp, grad_name="ProdBackward0")
 
 
+_NO_DIM = object()  # prod() without dim: the product of everything; an explicit dim=None is PyTorch's TypeError
+
+
 @numpy_kwargs
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "prod")
     need_bool("prod", keepdim)
-    if dim is not None and not isinstance(dim, int) and not hasattr(dim, "__index__"):
+    if dim is not _NO_DIM and not isinstance(dim, int) and not hasattr(dim, "__index__"):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
                         f"{type(dim).__name__}), but expected one of: (Tensor input, *, torch.dtype dtype = None) or "
                         "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)")
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("prod", (input,))
     dt = _acc_dtype(input, dtype, out)
-    if dim is None:
+    if dim is _NO_DIM:
         return _out(apply(_PROD_ALL, (input,), axis=None, keepdims=False, dtype=dt.np), out, "prod")
     ax = dims(dim, input.ndim)
     return reduction_out(apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "prod")

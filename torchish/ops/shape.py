@@ -509,10 +509,16 @@ def _unsqueeze_layout(lay, *, dim):
     return shape[:dim] + (1,) + shape[dim:], strides[:dim] + (st,) + strides[dim:], offset
 
 
-def squeeze(input, dim=None):
+_EVERY = object()  # squeeze() without dim: every size-1 dim; an explicit dim=None is PyTorch's TypeError
+
+
+def squeeze(input, dim=_EVERY):
     require_tensor(input, "squeeze")
-    shp = input.shape
     if dim is None:
+        raise TypeError("squeeze() received an invalid combination of arguments - got (Tensor, NoneType), but "
+                        "expected one of: (Tensor input), (Tensor input, int dim), (Tensor input, tuple of ints dim)")
+    shp = input.shape
+    if dim is _EVERY:
         kind, ax = 0, [i for i, s in enumerate(shp) if s == 1]
     else:
         kind = 2 if isinstance(dim, (tuple, list)) else 1

@@ -285,7 +285,9 @@ def check_norm_dtype(src, dtype, fname):
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm``: vector norms (p a number), Frobenius (``'fro'``) and nuclear (``'nuc'``) norms. (``out`` is
-    positional in PyTorch's function, not in its method, whose fifth argument is ``dtype``.)"""
+    positional in PyTorch's function, not in its method, whose fifth argument is ``dtype``.) ``p=None`` is 2."""
+    if p is None:
+        p = 2
     if p == "fro" and (dim is None or isinstance(dim, int) or len(dims(dim, input.ndim) or ()) <= 2):
         p = 2
     if p == "nuc":

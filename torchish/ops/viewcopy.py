@@ -107,7 +107,7 @@ def _split_with_sizes(input, split_sizes, dim=0):
 
 
 def _squeeze(input, dim=None):
-    return squeeze(input, dim)
+    return squeeze(input) if dim is None else squeeze(input, dim)
 
 
 _COPIES = (

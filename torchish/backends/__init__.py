@@ -181,5 +181,6 @@ def _cpu_capability():
 
 
 __all__ = ["cudnn", "cuda", "mps", "mkldnn", "opt_einsum", "openmp", "nnpack", "mkl", "mha", "cpu"]
-for _m in (cudnn, cuda, mps, mkldnn, opt_einsum, openmp, nnpack, mkl, mha, cpu):  # `import torchish.backends.cudnn as cudnn` works, as in PyTorch
+# `import torchish.backends.cudnn as cudnn` works, as in PyTorch
+for _m in (cudnn, cuda, mps, mkldnn, opt_einsum, openmp, nnpack, mkl, mha, cpu):
     sys.modules[_m.__name__] = _m

@@ -240,3 +240,23 @@ def test_explicit_dim_none_is_refused(name):
 def test_dims_left_out_and_norm_p_none():
     same(lambda lib: [lib.ones(2, 1).prod(), lib.ones(2, 1).squeeze(), lib.ones(2, 1).prod(dtype=lib.float64),
                       lib.norm(lib.tensor([[3.0, 4.0]]), None), lib.tensor([[3.0, 4.0]]).norm(p=None, dim=1)])
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+@pytest.mark.parametrize("where", ["cuda", "cuda:1", "foo"])
+def test_load_with_a_map_location_this_machine_cannot_restore(where, weights_only):
+    """PyTorch's RuntimeErrors: 'Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is
+    False...' (what users search for) and "don't know how to restore data location"; torchish reported a corrupted
+    data.pkl (weights_only) or raised the AssertionError of its device lookup."""
+    import io
+
+    import torchish
+    if where != "foo" and torchish.cuda.is_available():
+        pytest.skip("this machine restores storages to CUDA")
+
+    def fn(lib):
+        b = io.BytesIO()
+        lib.save({"a": lib.ones(2)}, b)
+        b.seek(0)
+        lib.load(b, map_location=where, weights_only=weights_only)
+    same_error(fn)

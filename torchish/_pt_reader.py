@@ -39,6 +39,10 @@ class Refused(pickle.UnpicklingError):
     archive, a tensor reaching outside its storage). Other pickle errors mean a corrupted file (RuntimeError)."""
 
 
+class MapLocationError(RuntimeError):
+    """``map_location`` names a location PyTorch cannot restore storages to (an unknown name, CUDA without CUDA)."""
+
+
 class _StorageType:
     """Stands for ``torch.FloatStorage`` and friends inside the pickle: only its dtype matters."""
 
@@ -326,7 +330,7 @@ def read_torch_zip(blob: bytes, placer, weights_only=True):
         return unpickler.load()
     try:
         return unpickler.load()
-    except (Refused, _safe_globals.WeightsOnlyError):
+    except (Refused, _safe_globals.WeightsOnlyError, MapLocationError):
         raise
     except Exception as e:
         raise RuntimeError(f"torchish.load: the PyTorch checkpoint's data.pkl is corrupted ({type(e).__name__}: "

@@ -339,6 +339,28 @@ def _pickled_part(blob: bytes):
 # devices
 
 
+_NO_CUDA = ("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
+            "running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your "
+            "storages to the CPU.")
+
+
+def _restore_target(location):
+    """The JAX device a ``map_location`` string or device names, with PyTorch's errors for a name it does not know
+    and for CUDA on a machine without it (raised when a storage is restored, as PyTorch's)."""
+    from ._pt_reader import MapLocationError
+    try:
+        dev = location if isinstance(location, _device.device) else _device.device(location)
+    except (RuntimeError, TypeError):
+        raise MapLocationError("don't know how to restore data location of torch.storage.UntypedStorage (tagged "
+                               f"with {location})") from None
+    try:
+        return _device.to_jax(dev)
+    except Exception:
+        if dev.type == "cuda":
+            raise MapLocationError(_NO_CUDA) from None
+        raise
+
+
 def _placer(map_location):
     """``place(numpy array, saved location, requires_grad) -> Tensor`` honouring ``map_location``."""
 
@@ -355,7 +377,7 @@ def _placer(map_location):
         elif map_location is None or callable(map_location):
             target = default_target(loc)
         else:
-            target = _device.to_jax(map_location)
+            target = _restore_target(map_location)
         t = Tensor._make(jax.device_put(arr, target))
         if callable(map_location):
             res = map_location(t, loc)

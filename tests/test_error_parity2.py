@@ -260,3 +260,8 @@ def test_load_with_a_map_location_this_machine_cannot_restore(where, weights_onl
         b.seek(0)
         lib.load(b, map_location=where, weights_only=weights_only)
     same_error(fn)
+
+
+def test_a_numpy_array_where_a_module_takes_a_tensor_is_named_as_pytorch_names_it():
+    """'must be Tensor, not numpy.ndarray' (torchish printed 'not ndarray')."""
+    same_error(lambda lib: lib.nn.Linear(2, 2)(np.ones((1, 2), np.float32)))

@@ -12,6 +12,7 @@ import numbers
 from ... import _dtype
 from ..._tensor import Tensor
 from ...ops.elementwise import need_bool as need_bool  # noqa: F401  (one check for ops and nn)
+from ...ops.elementwise import type_name
 
 
 def need_tensor(fname, x, arg="input", pos=1, optional=False):
@@ -26,7 +27,7 @@ def need_tensor(fname, x, arg="input", pos=1, optional=False):
     if isinstance(x, Tensor) or (optional and x is None):
         return
     where = f" (position {pos})" if pos else ""
-    raise TypeError(f"{fname}(): argument '{arg}'{where} must be Tensor, not {type(x).__name__}")
+    raise TypeError(f"{fname}(): argument '{arg}'{where} must be Tensor, not {type_name(x)}")
 
 
 def need_number(fname, x, arg, pos, kind="Number"):

@@ -43,6 +43,15 @@ CASES = {
     "outer": (lambda lib, a, b: lib.outer(a, b), _ins((300,), (40,), scale=2), ()),
     "prelu": (lambda lib, x, w: lib.nn.functional.prelu(x, w), _ins((8, 16, 40), (16,), scale=1), ()),
     "prelu_one": (lambda lib, x, w: lib.nn.functional.prelu(x, w), _ins((8, 16, 40), (1,), scale=1), ()),
+    # linear on a non-contiguous 3-D input: PyTorch's matmul then add_(bias), two roundings
+    "linear_transposed": (lambda lib, x, w, b: lib.nn.functional.linear(x.transpose(0, 1), w, b), _ins((4, 30, 64), (48, 64), (48,)), ()),
+    # multi-head attention (batch_first: transposed projections), weights through PyTorch's explicit ops
+    "mha_weights": (lambda lib, x, w, b, ow, ob: lib.nn.functional.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 64, 4, w, b, None, None, False, 0.0, ow, ob,
+        need_weights=True, average_attn_weights=False), _ins((2, 30, 64), (192, 64), (192,), (64, 64), (64,), scale=1.2), (0, 1, 2, 3, 4)),
+    "mha_sdpa": (lambda lib, x, w, b, ow, ob: lib.nn.functional.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 64, 4, w, b, None, None, False, 0.0, ow, ob,
+        need_weights=False)[0], _ins((2, 30, 64), (192, 64), (192,), (64, 64), (64,), scale=0.5), (0, 1, 2, 3, 4)),
     # histc: each thread's count in the half type (stops at 256 in bfloat16), bin positions one op at a time
     "histc": (lambda lib, x: lib.histc(x, 20, -2, 2), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
     "histc_auto": (lambda lib, x: lib.histc(x, 7), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),

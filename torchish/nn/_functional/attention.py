@@ -17,11 +17,12 @@ from ... import _dtype, _precision
 from ... import backends as _backends
 from ..._tensor import Tensor, wrap_dim
 from ...ops.broadcast import broadcast_error
+from ...ops.casting import rounded
 from ...ops.linalg import copied_by_reshape
 from ...ops.out_layout import like_format
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop, overload
-from ._flash_reduced import SDPA_FLASH_REDUCED
+from ._flash_reduced import SDPA_FLASH_REDUCED, _flash_reduced
 from .dropout import inverted_dropout_mask
 from .linear import linear
 from ._args import need_bool, need_number, need_tensor
@@ -90,7 +91,7 @@ _FLASH_NAMED = {op: overload(op, "ScaledDotProductFlashAttentionForCpuBackward0"
 
 
 def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, need_weights, average, zero_attn,
-             safe):
+             safe, flash=False):
     """q (L, B, E), k/v (S, B, E) already projected; masks additive floats: attn (L, S) / (B*H, L, S), kpm (B, S)."""
     L, B, E = q.shape
     hd = E // heads
@@ -117,7 +118,10 @@ def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, ne
         km = jnp.pad(kpm, [(0, 0), (0, S - kpm.shape[-1])]) if kpm.shape[-1] < S else kpm
         km = km[:, None, None, :]
         mask = km if mask is None else mask + km
-    out, p = _attend(qh, kh, vh, mask, drop, 1.0 / math.sqrt(hd), causal, safe and not need_weights)
+    if q.dtype in _precision.LOW:
+        out, p = _attend_half(qh, kh, vh, mask, drop, hd, causal, need_weights, flash)
+    else:
+        out, p = _attend(qh, kh, vh, mask, drop, 1.0 / math.sqrt(hd), causal, safe and not need_weights)
     out = out.transpose(2, 0, 1, 3).reshape(L, B, E)
     if not need_weights:
         return out
@@ -125,6 +129,32 @@ def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, ne
 
 
 _MHA = defop("multi_head_attention", _mha_fwd, grad_name="MultiHeadAttentionBackward0")
+
+
+def _attend_half(q, k, v, mask, drop, hd, causal, need_weights, flash):
+    """multi_head_attention_forward's core on float16/bfloat16 heads as PyTorch computes it. Without weights it
+    calls scaled_dot_product_attention: the CPU flash kernel (``flash``: no dropout), else the math kernel, in
+    float32. With weights, its explicit ops, each rounded to the half type: ``q * sqrt(1 / head_dim)``, then
+    ``bmm(q, k^T)`` (``baddbmm(mask, q, k^T)`` with a mask: added in float32), ``softmax`` (in float32),
+    ``bmm(weights, v)``, the products accumulated in float32. (Rounding the scores to the half type and computing
+    the softmax there put bfloat16 outputs 18% off.)"""
+    dt, f32 = q.dtype, jnp.float32
+    if not need_weights and flash:
+        return _flash_reduced(q, k, v, mask, 1.0 / math.sqrt(hd), causal)[0], None
+    if not need_weights:
+        wide = _attend(q.astype(f32), k.astype(f32), v.astype(f32), mask, drop, 1.0 / math.sqrt(hd), causal, True)
+        return wide[0].astype(dt), None
+    qs = rounded(q.astype(f32) * f32(math.sqrt(1.0 / hd)), dt).astype(dt)
+    s = jnp.matmul(qs, jnp.swapaxes(k, -1, -2), precision=_precision.matmul(), preferred_element_type=f32)
+    if causal:
+        s = jnp.where(jnp.tril(jnp.ones(s.shape[-2:], bool)), s, -jnp.inf)
+    if mask is not None:
+        s = jnp.where(mask, s, -jnp.inf) if mask.dtype == jnp.bool_ else s + mask.astype(f32)
+    p = jax.nn.softmax(rounded(s, dt), axis=-1)
+    if drop is not None:
+        p = p * drop.astype(f32)
+    p = rounded(p, dt).astype(dt)
+    return jnp.matmul(p, v, precision=_precision.matmul(), preferred_element_type=f32).astype(dt), p
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -497,7 +527,8 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
     _check_merged_mask_dtype(attn_mask, key_padding_mask, query.dtype, need_weights)
     res = apply(_MHA, (q, k, v, bias_k, bias_v, attn_mask, key_padding_mask, drop), heads=int(num_heads),
                 causal=bool(is_causal) and attn_mask is None, need_weights=bool(need_weights),
-                average=bool(average_attn_weights), zero_attn=bool(add_zero_attn), safe=not fast_path)
+                average=bool(average_attn_weights), zero_attn=bool(add_zero_attn), safe=not fast_path,
+                flash=not need_weights and drop is None and bool(_backends._SDP["flash"]))
     out, weights = res if need_weights else (res, None)
     out = linear(out, out_proj_weight, out_proj_bias)
     if not is_batched:

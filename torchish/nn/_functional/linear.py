@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops import registry as _registry
+from ...ops.casting import rounded
 from ...ops.elementwise import not_implemented, out_structured
 from ...ops.linalg import _c as _c_type_name
 from ...ops.registry import apply, defop
@@ -17,9 +18,11 @@ from ._args import need_tensor
 __all__ = ["linear", "bilinear"]
 
 
-def _linear_fwd(x, w, b):
+def _linear_fwd(x, w, b, *, split=False):
     if x.dtype in _precision.LOW:  # float16/bfloat16 (autocast): float32 sums, bias included, rounded once
         y = jnp.matmul(x, w.T, precision=_precision.matmul(), preferred_element_type=jnp.float32)
+        if split:  # PyTorch's matmul, then ``add_(bias)``: the product rounded before the bias is added
+            y = rounded(y, x.dtype)
         return (y if b is None else y + b.astype(jnp.float32)).astype(x.dtype)
     y = _precision.mm(x, w.T)
     return y if b is None else y + b
@@ -104,7 +107,11 @@ def linear(input, weight, bias=None, *, out=None):
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         input, weight, bias = _registry.autocast_hook("linear", (input, weight, bias))
     _check_linear(input, weight, bias)
-    y = apply(_LINEAR if bias is not None else _LINEAR_NOBIAS, (input, weight, bias))
+    # PyTorch adds the bias in one addmm for a 2-D or contiguous input, else after the product (at::linear): two
+    # roundings of a float16/bfloat16 result (the transposed activations of batch_first MultiheadAttention)
+    split = bias is not None and input.ndim != 2 and input.dtype in (_dtype.float16, _dtype.bfloat16) and \
+        not input.is_contiguous()
+    y = apply(_LINEAR if bias is not None else _LINEAR_NOBIAS, (input, weight, bias), **({"split": True} if split else {}))
     return out_structured(y, out, "linear")
 
 

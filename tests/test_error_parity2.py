@@ -265,3 +265,11 @@ def test_load_with_a_map_location_this_machine_cannot_restore(where, weights_onl
 def test_a_numpy_array_where_a_module_takes_a_tensor_is_named_as_pytorch_names_it():
     """'must be Tensor, not numpy.ndarray' (torchish printed 'not ndarray')."""
     same_error(lambda lib: lib.nn.Linear(2, 2)(np.ones((1, 2), np.float32)))
+
+
+@pytest.mark.parametrize("kw", [{"mode": "max"}, {"padding_idx": 0}, {"padding_idx": 2, "mode": "mean"}],
+                         ids=["max", "padding_sum", "padding_mean"])
+def test_embedding_bag_index_out_of_range_in_the_general_kernel(kw):
+    """max mode and a padding_idx take PyTorch's general kernel, which names the bad value ('embedding_bag:
+    Expected idx >= 0 && idx < num_embeddings but found idx to be 7'); torchish gave the fast kernel's message."""
+    same_error(lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[1, 7, -1]]), lib.ones(5, 3), **kw))

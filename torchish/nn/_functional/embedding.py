@@ -118,7 +118,20 @@ def _renorm_(weight, idx, max_norm, norm_type):
         weight.copy_(apply(_RENORM, (weight.detach(), idx), max_norm=float(max_norm), norm_type=float(norm_type)))
 
 
-def _check_indices(input, num, name, err=IndexError):
+def _bag_index_message(padding_idx, mode, num):
+    """embedding_bag's eager message for the first index outside ``[0, num)`` from its general kernel (max mode, or
+    a padding_idx), which names the value; None for the fast sum/mean kernel, whose message depends on where its
+    parallel loops meet the index (the default message is one of its)."""
+    if padding_idx is None and mode != "max":
+        return None
+
+    def message(a):
+        bad = a[(a < 0) | (a >= num)]
+        return f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {bad[0]}"
+    return message
+
+
+def _check_indices(input, num, name, err=IndexError, message=None):
     if input.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {_dtype.cpp_tensor_type_name(input.dtype)} instead (while checking "
@@ -133,7 +146,7 @@ def _check_indices(input, num, name, err=IndexError):
         return
     a = np.asarray(d)
     if a.min() < 0 or a.max() >= num:
-        raise err(msg)
+        raise err(msg if message is None else message(a.reshape(-1)))
 
 
 def _check_renorm_indices(input, weight):
@@ -309,7 +322,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     num = weight.shape[0]
     padding_idx = _padding_idx(padding_idx, num, "padding_idx must be within num_embeddings")
     flat, offsets, nb = _bag_offsets(input, offsets, include_last_offset)
-    _check_indices(flat, num, "embedding_bag", err=RuntimeError)
+    _check_indices(flat, num, "embedding_bag", RuntimeError, _bag_index_message(padding_idx, mode, num))
     if weight.dtype not in (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64):
         raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
                            f"BFloat16, Float, Double; but got {_dtype.cpp_tensor_type_name(weight.dtype)} instead "

@@ -161,6 +161,17 @@ def case_scalar_tensor_duck_type(lib):
     return lib.mean(s), lib.add(s, 3)._value, failed
 
 
+def case_compiled_function_called_with_a_subclass(lib, jit):
+    """torch.compile keeps a subclass's results its class: torchish.compile runs such a call eagerly (the
+    subclass's Python runs at each call), and the same function on plain tensors compiles as before."""
+    class Sub(lib.Tensor):
+        pass
+    step = jit(lambda x: (x * 2).sum())
+    a = lib.tensor([1.0, 2.0, 3.0]).as_subclass(Sub)
+    out = [step(a) for _ in range(3)] + [step(lib.tensor([1.0, 2.0, 3.0])) for _ in range(3)]
+    return _names(out), [o.as_subclass(lib.Tensor) for o in out]
+
+
 test_script_matches_torch = script_test(globals())
 
 
@@ -185,3 +196,15 @@ def test_dispatch_is_off_until_a_subclass_and_off_again_after(request):
             vars(linear_module).get("F")) == plain
     assert type(a * 2) is torchish.Tensor
     np.testing.assert_allclose((a * 2).numpy(), [2.0, 2.0])
+
+
+def test_compiled_function_runs_subclass_calls_eagerly_and_plain_ones_compiled():
+    import torchish
+
+    class Sub(torchish.Tensor):
+        pass
+    step = torchish.compile(lambda x: (x * 2).sum(), fullgraph=False)
+    a = torchish.ones(3).as_subclass(Sub)
+    assert [type(step(a)) for _ in range(3)] == [Sub] * 3
+    assert [type(step(torchish.ones(3))) for _ in range(3)] == [torchish.Tensor] * 3
+    assert step.stats["compiled_calls"] == 2 and step.stats["eager_calls"] == 4

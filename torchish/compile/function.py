@@ -32,7 +32,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import STRUCT_EPOCH, _SEQ as _NODE_SEQ, saved_origin
-from .. import _random
+from .. import _random, _subclass
 from ..ops import lazy, nesting, tracing
 from ..autograd.lowering import new_leaf_grad
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
@@ -258,6 +258,10 @@ class CompiledFunction:
                                       f"the iterator {py.iterators[0]!r}: what next() draws from it inside would be "
                                       "a constant of the program, and every trace would draw again. Draw outside "
                                       "and pass the values as arguments to compile it.")
+            if _subclass._ACTIVE[0] and any(_subclass._overloaded(x) for x in leaves if isinstance(x, Tensor)):
+                raise GraphBreakError(f"torchish.compile: {getattr(self.fn, '__name__', 'the function')} is called "
+                                      "with a Tensor subclass that takes part in __torch_function__, whose Python "
+                                      "runs at every call (and whose results are of its class); it runs eagerly.")
             self._trace_attempts(entry, leaves, tree, py, modes)
         except Exception:  # the call runs eagerly instead (or raises there): its side effects happen there
             py.rewind()

@@ -273,3 +273,8 @@ def test_embedding_bag_index_out_of_range_in_the_general_kernel(kw):
     """max mode and a padding_idx take PyTorch's general kernel, which names the bad value ('embedding_bag:
     Expected idx >= 0 && idx < num_embeddings but found idx to be 7'); torchish gave the fast kernel's message."""
     same_error(lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[1, 7, -1]]), lib.ones(5, 3), **kw))
+
+
+def test_lstm_with_three_hidden_states():
+    """PyTorch's op: 'lstm expects two hidden states' (RuntimeError); torchish raised the ValueError of unpacking."""
+    same_error(lambda lib: lib.nn.LSTM(3, 4)(lib.zeros(2, 1, 3), (lib.zeros(1, 1, 4),) * 3))

@@ -338,6 +338,8 @@ class LSTM(RNNBase):
             self.check_forward_args(input, hx, batch_sizes)
         else:
             self.check_input(input, batch_sizes)
+        if hx is not None and len(hx) != 2:  # (the checks above read hx[0] and hx[1] only; then PyTorch's op)
+            raise RuntimeError("lstm expects two hidden states")
         output, h_n, c_n = self._run(input, hx, batch_sizes)
         return self._finish(orig, output, (h_n, c_n), batch_sizes, sorted_indices, unsorted_indices, is_batched)
 

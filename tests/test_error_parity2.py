@@ -278,3 +278,10 @@ def test_embedding_bag_index_out_of_range_in_the_general_kernel(kw):
 def test_lstm_with_three_hidden_states():
     """PyTorch's op: 'lstm expects two hidden states' (RuntimeError); torchish raised the ValueError of unpacking."""
     same_error(lambda lib: lib.nn.LSTM(3, 4)(lib.zeros(2, 1, 3), (lib.zeros(1, 1, 4),) * 3))
+
+
+def test_prune_custom_mask_of_another_shape():
+    """PyTorch asserts the shapes match (AssertionError with its text); torchish raised ValueError."""
+    import importlib
+    same_error(lambda lib: importlib.import_module(lib.__name__ + ".nn.utils.prune").custom_from_mask(
+        lib.nn.Linear(2, 2), "weight", mask=lib.ones(3)))

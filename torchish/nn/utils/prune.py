@@ -279,9 +279,9 @@ class CustomFromMask(BasePruningMethod):
         self.mask = mask
 
     def compute_mask(self, t, default_mask):
-        if tuple(default_mask.shape) != tuple(self.mask.shape):
-            raise ValueError(f"mask of shape {tuple(self.mask.shape)} does not match the tensor's "
-                             f"{tuple(default_mask.shape)}")
+        if tuple(default_mask.shape) != tuple(self.mask.shape):  # (PyTorch asserts it)
+            raise AssertionError(f"default_mask shape {default_mask.shape} must match self.mask shape "
+                                 f"{self.mask.shape}")
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod

@@ -52,6 +52,10 @@ CASES = {
     "mha_sdpa": (lambda lib, x, w, b, ow, ob: lib.nn.functional.multi_head_attention_forward(
         x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 64, 4, w, b, None, None, False, 0.0, ow, ob,
         need_weights=False)[0], _ins((2, 30, 64), (192, 64), (192,), (64, 64), (64,), scale=0.5), (0, 1, 2, 3, 4)),
+    # prod: every product rounded to the half type, in the order of PyTorch's 16-lane vectorised kernel
+    "prod_last": (lambda lib, x: (x * 0.1 + 1).prod(1), _ins((8, 300)), ()),
+    "prod_first": (lambda lib, x: (x * 0.1 + 1).prod(0), _ins((300, 8)), ()),
+    "prod_all": (lambda lib, x: (x * 0.05 + 1).prod(), _ins((5, 130)), ()),
     # histc: each thread's count in the half type (stops at 256 in bfloat16), bin positions one op at a time
     "histc": (lambda lib, x: lib.histc(x, 20, -2, 2), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
     "histc_auto": (lambda lib, x: lib.histc(x, 7), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from ..autograd.grad_mode import STATE
-from .casting import cast
+from .casting import cast, rounded
 from .elementwise import _out, need_bool, not_implemented, out_structured, require_tensor
 from . import complex_c
 from . import registry as _registry
@@ -260,8 +260,54 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _out(nansum(input, dim, keepdim, dtype=dtype) / n, out, "nanmean")
 
 
-def _prod_fwd(x, *, axis, keepdims, dtype):
-    return jnp.prod(cast(x, dtype), axis=axis, keepdims=keepdims, dtype=dtype)
+def _prod_fwd(x, *, axis, keepdims, dtype, lanes=None):
+    x = cast(x, dtype)
+    if lanes is not None:
+        return _half_prod(x, axis, keepdims, lanes)
+    return jnp.prod(x, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+def _half_prod(x, axis, keepdims, lanes):
+    """float16/bfloat16 prod as PyTorch's CPU kernel (a contiguous input, one thread): every product rounded to the
+    half type, in its order. Over the last dimension (or all of them) it multiplies ``lanes``-wide vectors into 4
+    accumulators over blocks of 4 vectors, combines them ``(a0 * a1) * (a2 * a3)``,
+    folds the lanes in order and multiplies in the remaining elements one by one; over another dimension each
+    result is a running product in index order. (In float32 and rounded once, a product of 300 bfloat16 values was
+    up to 7% off PyTorch's; rounded one element at a time in order, 4%.)"""
+    dt, f32 = x.dtype, jnp.float32
+    ax = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    ax = tuple(a % max(x.ndim, 1) for a in ax)
+    if x.ndim == 0:
+        return x
+    shape = tuple(1 if i in ax else n for i, n in enumerate(x.shape)) if keepdims else \
+        tuple(n for i, n in enumerate(x.shape) if i not in ax)
+    w = x.astype(f32)
+
+    def r(v):
+        return rounded(v, dt)
+
+    def running(acc, rows):  # acc * rows[0] * rows[1] ... in order, rounded each time
+        return jax.lax.scan(lambda a, row: (r(a * row), None), acc, rows)[0]
+
+    lo = min(ax)  # (dimensions of size 1 after the reduced ones change nothing in PyTorch's iteration)
+    last = set(ax) | {i for i in range(lo, x.ndim) if x.shape[i] == 1} == set(range(lo, x.ndim))
+    if not last and len(ax) == 1:  # an outer reduction: one running product per result, in index order
+        moved = jnp.moveaxis(w, ax[0], 0)
+        return running(jnp.ones(moved.shape[1:], f32), moved).reshape(shape).astype(dt)
+    if not last:
+        return jnp.prod(w, axis=ax).reshape(shape).astype(dt)  # (several inner dims: not emulated)
+    rows = w.reshape(w.shape[:lo] + (int(np.prod(w.shape[lo:])),))
+    n, block = rows.shape[-1], 4 * lanes
+    count = n // block
+    acc = jnp.ones(rows.shape[:-1], f32)
+    if count:
+        vecs = jnp.moveaxis(rows[..., :count * block].reshape(rows.shape[:-1] + (count, 4, lanes)), -3, 0)
+        v = running(vecs[0], vecs[1:])
+        v = r(r(v[..., 0, :] * v[..., 1, :]) * r(v[..., 2, :] * v[..., 3, :]))
+        acc = running(v[..., 0], jnp.moveaxis(v[..., 1:], -1, 0))
+    if n > count * block:
+        acc = running(acc, jnp.moveaxis(rows[..., count * block:], -1, 0))
+    return acc.reshape(shape).astype(dt)
 
 
 def first_order_formula(formula, exact):
@@ -314,7 +360,7 @@ def _prod_exact(g, x, axis, keepdims):
 _PROD_GRAD = first_order_formula(_prod_formula, _prod_exact)
 
 
-def _prod_vjp(g, x, out, *, axis, keepdims, dtype):
+def _prod_vjp(g, x, out, *, axis, keepdims, dtype, lanes=None):
     if x.ndim == 0:
         return g
     if x.size == 0:  # nothing to differentiate (the formula's exclusive products slice an empty axis)
@@ -342,10 +388,13 @@ def prod(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("prod", (input,))
     dt = _acc_dtype(input, dtype, out)
+    # (float16/bfloat16: PyTorch's vectorised kernel, 16 lanes, measured on its AVX-512 and AVX2 builds alike;
+    # beyond 32768 elements its threads split the work: not emulated)
+    lanes = {"lanes": 16} if dt in (_dtype.float16, _dtype.bfloat16) and input.numel() <= 32768 else {}
     if dim is _NO_DIM:
-        return _out(apply(_PROD_ALL, (input,), axis=None, keepdims=False, dtype=dt.np), out, "prod")
+        return _out(apply(_PROD_ALL, (input,), axis=None, keepdims=False, dtype=dt.np, **lanes), out, "prod")
     ax = dims(dim, input.ndim)
-    return reduction_out(apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "prod")
+    return reduction_out(apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np, **lanes), out, "prod")
 
 
 def sum_to_size(input, *args, size=None):

@@ -18,6 +18,20 @@ import pytest
 _one_thread = pytest.fixture(autouse=True)(torch_one_thread)
 
 
+class _SavedSub:
+    """Pickling names a class by its module and qualified name: one subclass per library, defined at module
+    level (``_SavedSub.of(lib)``), the same name in both."""
+    classes = {}
+
+    @classmethod
+    def of(cls, lib):
+        if lib.__name__ not in cls.classes:
+            sub = type("SavedSub", (lib.Tensor,), {"__module__": __name__, "__qualname__": "SavedSub"})
+            cls.classes[lib.__name__] = sub
+        globals()["SavedSub"] = cls.classes[lib.__name__]  # (what pickle finds while this library runs)
+        return cls.classes[lib.__name__]
+
+
 def _names(v):
     """Class names, through tuples and lists (a tuple of the subclass compares by its class names)."""
     if isinstance(v, (tuple, list)):
@@ -170,6 +184,22 @@ def case_compiled_function_called_with_a_subclass(lib, jit):
     a = lib.tensor([1.0, 2.0, 3.0]).as_subclass(Sub)
     out = [step(a) for _ in range(3)] + [step(lib.tensor([1.0, 2.0, 3.0])) for _ in range(3)]
     return _names(out), [o.as_subclass(lib.Tensor) for o in out]
+
+
+def case_pickling_and_saving_keep_the_class_and_attributes(lib):
+    import io
+    import pickle
+    a = lib.tensor([1.0, 2.0]).as_subclass(_SavedSub.of(lib))
+    a.tag = "kept"
+    b = lib.tensor([3.0])
+    b.meta = {"k": 1}
+    c = pickle.loads(pickle.dumps({"a": a, "b": b}))
+    buf = io.BytesIO()
+    lib.save({"a": a, "b": b, "plain": lib.ones(1)}, buf)
+    buf.seek(0)
+    d = lib.load(buf, weights_only=False)
+    return [(k, type(v).__name__, getattr(v, "tag", None), getattr(v, "meta", None), v.as_subclass(lib.Tensor))
+            for k, v in sorted({**c, **{"saved_" + k: v for k, v in d.items()}}.items())]
 
 
 test_script_matches_torch = script_test(globals())

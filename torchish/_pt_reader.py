@@ -137,7 +137,15 @@ class _Builders:
     def rebuild_from_type(self, func, new_type, args, state):
         if not callable(func) or func not in (self.rebuild_tensor, self.rebuild_tensor_v3, self.rebuild_parameter):
             raise Refused("_rebuild_from_type_v2 may only wrap a tensor rebuild function")
-        return func(*args)
+        ret = func(*args)
+        if isinstance(new_type, type) and issubclass(new_type, Tensor) and type(ret) is not new_type:
+            ret = ret.as_subclass(new_type)  # (a Tensor subclass, allowed by find_class: weights_only=False)
+        if isinstance(state, tuple):  # (PyTorch's _set_obj_state: (dict, slots))
+            state = {**(state[0] or {}), **(state[1] or {})}
+        for key, value in (state or {}).items():
+            if isinstance(key, str) and not key.startswith("_"):  # (torchish's own fields are not the file's)
+                setattr(ret, key, value)
+        return ret
 
 
 def _view_of(t, store, offset, size, stride):

@@ -42,6 +42,7 @@ import numpy as np
 
 from . import _device, _dtype, _serialization_extras
 from ._tensor import Size, Tensor
+from ._tensor_values import user_state
 
 ALIGNMENT = 64  # PyTorch's default storage alignment (torch.utils.serialization.config.save.storage_alignment)
 _FORMAT_VERSION = "1"
@@ -74,6 +75,8 @@ def _stand_in(module, name):
 _REBUILD_TENSOR = _stand_in("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_TENSOR_V3 = _stand_in("torch._utils", "_rebuild_tensor_v3")
 _REBUILD_PARAMETER = _stand_in("torch._utils", "_rebuild_parameter")
+_REBUILD_FROM_TYPE = _stand_in("torch._tensor", "_rebuild_from_type_v2")
+_TENSOR_TYPE = _stand_in("torch", "Tensor")
 _SIZE = _stand_in("torch", "Size")
 _DEVICE = _stand_in("torch", "device")
 _UNTYPED_STORAGE = _stand_in("torch.storage", "UntypedStorage")
@@ -230,8 +233,14 @@ def _pickler_class(pickle_module):
             args = (ref, int(offset), tuple(int(n) for n in shape), tuple(int(s) for s in strides), rg,
                     OrderedDict())
             if ref.dtype.name not in _STORAGE_TYPES:
-                return _REBUILD_TENSOR_V3, args + (t.dtype,) + ((metadata,) if metadata else ())
-            return _REBUILD_TENSOR, args + ((metadata,) if metadata else ())
+                rebuild = _REBUILD_TENSOR_V3, args + (t.dtype,) + ((metadata,) if metadata else ())
+            else:
+                rebuild = _REBUILD_TENSOR, args + ((metadata,) if metadata else ())
+            state = user_state(t) if requires_grad is None else None
+            if state or type(t) is not Tensor and type(t).__module__.split(".")[0] != "torchish":
+                new_type = _TENSOR_TYPE if type(t) is Tensor else type(t)  # (a subclass, attributes: as PyTorch)
+                return _REBUILD_FROM_TYPE, (rebuild[0], new_type, rebuild[1], state)
+            return rebuild
 
     return _TorchPickler
 

@@ -201,7 +201,9 @@ class TensorValues:
         return self._d
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (type(self), np.asarray(self._concrete()), self.dtype.name, self._rg))
+        state = user_state(self)  # (attributes set on the tensor, kept as PyTorch's _get_obj_state keeps them)
+        return (_rebuild, (type(self), np.asarray(self._concrete()), self.dtype.name, self._rg)
+                + ((state,) if state else ()))
 
     def __copy__(self):
         """``copy.copy(t)``: a new leaf sharing t's storage (as PyTorch's pickling protocol gives)."""
@@ -243,10 +245,20 @@ class TensorValues:
         return out
 
 
-def _rebuild(cls, arr, dtype_name, requires_grad):
+def _rebuild(cls, arr, dtype_name, requires_grad, state=None):
     import jax.numpy as jnp
     value = jnp.asarray(arr, dtype=_dtype._lookup(dtype_name).np)
-    return cls._make(value, requires_grad)
+    t = cls._make(value, requires_grad)
+    if state:
+        t.__dict__.update(state)
+    return t
+
+
+def user_state(t):
+    """The attributes a user set on tensor ``t`` (``t.tag = ...``; torchish's own fields start with ``_``), or
+    None: what pickling and ``torch.save`` keep, as PyTorch's ``_get_obj_state``."""
+    state = {k: v for k, v in t.__dict__.items() if not k.startswith("_")}
+    return state or None
 
 
 def _to_python(d):

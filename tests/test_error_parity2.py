@@ -3,10 +3,13 @@ distributions, torch.func and seeding against PyTorch: each case raises PyTorch'
 PyTorch's message where that is what users search for (``same_error``), or is accepted where PyTorch accepts it.
 Each case is ``fn(lib)`` doing one wrong thing, run with PyTorch and with torchish.
 """
+import importlib
+import io
+
 import numpy as np
 import pytest
 
-from oracle import needs_torch, same, same_error
+from oracle import check_raises, formula_data, formula_init, needs_torch, same, same_error, torchish
 
 pytestmark = [needs_torch]
 
@@ -80,8 +83,6 @@ def test_formats_that_pytorch_accepts():
 def test_format_spec_in_a_compiled_function_breaks_the_graph():
     """f"{loss:.3f}" inside torchish.compile reads the value: a graph break (the function runs eagerly), as in
     torch.compile; the traced call raised TypeError."""
-    import torchish
-
     def step(a):
         return a * 2, f"{a.sum():.3f}"
     f = torchish.compile(step)
@@ -104,8 +105,6 @@ def test_weight_norm_dim_out_of_range(dim, legacy):
 def test_norm_except_dim_of_a_vector_is_elementwise():
     """torch.norm_except_dim of a 1-d tensor is |v| (each element its own norm): torchish reduced to one norm.
     weight_norm of a bias goes through it."""
-    from oracle import formula_data, formula_init
-
     def fn(lib):
         m = formula_init(lib, lib.nn.Linear(3, 4))
         lib.nn.utils.parametrizations.weight_norm(m, "bias")
@@ -233,7 +232,6 @@ DIM_NONE = {
 
 @pytest.mark.parametrize("name", sorted(DIM_NONE))
 def test_explicit_dim_none_is_refused(name):
-    from oracle import check_raises
     check_raises(DIM_NONE[name])
 
 
@@ -248,9 +246,6 @@ def test_load_with_a_map_location_this_machine_cannot_restore(where, weights_onl
     """PyTorch's RuntimeErrors: 'Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is
     False...' (what users search for) and "don't know how to restore data location"; torchish reported a corrupted
     data.pkl (weights_only) or raised the AssertionError of its device lookup."""
-    import io
-
-    import torchish
     if where != "foo" and torchish.cuda.is_available():
         pytest.skip("this machine restores storages to CUDA")
 
@@ -282,6 +277,5 @@ def test_lstm_with_three_hidden_states():
 
 def test_prune_custom_mask_of_another_shape():
     """PyTorch asserts the shapes match (AssertionError with its text); torchish raised ValueError."""
-    import importlib
     same_error(lambda lib: importlib.import_module(lib.__name__ + ".nn.utils.prune").custom_from_mask(
         lib.nn.Linear(2, 2), "weight", mask=lib.ones(3)))

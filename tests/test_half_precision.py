@@ -56,6 +56,9 @@ CASES = {
     "prod_last": (lambda lib, x: (x * 0.1 + 1).prod(1), _ins((8, 300)), ()),
     "prod_first": (lambda lib, x: (x * 0.1 + 1).prod(0), _ins((300, 8)), ()),
     "prod_all": (lambda lib, x: (x * 0.05 + 1).prod(), _ins((5, 130)), ()),
+    # cdist's matrix-product path (_euclidean_dist) is composite in PyTorch: it runs in the half types
+    "cdist_mm": (lambda lib, a, b: lib.cdist(a, b, compute_mode="use_mm_for_euclid_dist"), _ins((12, 256), (10, 256)), ()),
+    "cdist_mm_auto": (lambda lib, a, b: lib.cdist(a, b), _ins((40, 64), (30, 64)), ()),
     # histc: each thread's count in the half type (stops at 256 in bfloat16), bin positions one op at a time
     "histc": (lambda lib, x: lib.histc(x, 20, -2, 2), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
     "histc_auto": (lambda lib, x: lib.histc(x, 7), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),

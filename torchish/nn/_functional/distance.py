@@ -17,6 +17,7 @@ import numpy as np
 from ... import _dtype, _precision
 from ..._tensor import wrap_dim
 from ...ops.arith import _check_sub
+from ...ops.casting import rounded
 from ...ops import registry as _registry
 from ...ops import stats as _stats
 from ...ops.registry import apply, defop
@@ -207,6 +208,13 @@ def _cdist_vjp(g, x1, x2, out, *, p):
 
 def _cdist_mm_fwd(x1, x2, *, p):
     """PyTorch's _euclidean_dist: ||a||^2 - 2 a.b + ||b||^2 as one matrix product, clamped at 0, square root."""
+    if x1.dtype in _precision.LOW:  # its ops one at a time: squares, float32 sums, product, sqrt, each rounded
+        dt, w = x1.dtype, jnp.float32
+        n1, n2 = (jnp.sum(rounded(t.astype(w) * t.astype(w), dt), axis=-1, keepdims=True).astype(dt) for t in (x1, x2))
+        a = jnp.concatenate([-2 * x1, n1, jnp.ones_like(n1)], axis=-1)
+        b = jnp.concatenate([x2, jnp.ones_like(n2), n2], axis=-1)
+        r = rounded(jnp.matmul(a, jnp.swapaxes(b, -1, -2), precision=_precision.matmul(), preferred_element_type=w), dt)
+        return jnp.sqrt(jnp.maximum(r, 0.0)).astype(dt)
     n1 = jnp.sum(x1 * x1, axis=-1, keepdims=True)
     n2 = jnp.sum(x2 * x2, axis=-1, keepdims=True)
     a = jnp.concatenate([-2 * x1, n1, jnp.ones_like(n1)], axis=-1)
@@ -246,15 +254,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     _check_float(x1, f"cdist only supports floating-point dtypes, X1 got: {_dtype.scalar_type_name(x1.dtype)}")
     _check_float(x2, f"cdist only supports floating-point dtypes, X2 got: {_dtype.scalar_type_name(x2.dtype)}")
-    if x1.dtype in (_dtype.float16, _dtype.bfloat16):  # PyTorch's CPU kernel has float and double only
+    mode = _COMPUTE_MODES.index(compute_mode)
+    use_mm = p == 2 and (mode == 1 or (mode == 0 and (x1.shape[-2] > 25 or x2.shape[-2] > 25)))
+    if x1.dtype in (_dtype.float16, _dtype.bfloat16) and not use_mm:  # PyTorch's CPU kernel has float and double
+        # only; its matrix-product path (_euclidean_dist) is composite and runs in any floating type
         raise NotImplementedError(f'"cdist" not implemented for \'{_dtype.scalar_type_name(x1.dtype)}\'')
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     from ._loss_util import check_broadcast
     check_broadcast(x1.shape[:-2], x2.shape[:-2])
-    r1, r2 = x1.shape[-2], x2.shape[-2]
-    mode = _COMPUTE_MODES.index(compute_mode)
-    use_mm = p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25)))
     if x1.dtype != x2.dtype:  # no promotion, as PyTorch's kernels (the matrix product's check on that path)
         n1, n2 = _dtype.scalar_type_name(x1.dtype), _dtype.scalar_type_name(x2.dtype)
         if use_mm:

@@ -279,3 +279,15 @@ def test_prune_custom_mask_of_another_shape():
     """PyTorch asserts the shapes match (AssertionError with its text); torchish raised ValueError."""
     same_error(lambda lib: importlib.import_module(lib.__name__ + ".nn.utils.prune").custom_from_mask(
         lib.nn.Linear(2, 2), "weight", mask=lib.ones(3)))
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_conv_transpose_module_with_a_padding_string(padding):
+    """PyTorch's ConvTranspose2d keeps the string and its op's parser refuses it at the call (TypeError); torchish
+    raised ValueError."""
+    same_error(lambda lib: lib.nn.ConvTranspose2d(1, 1, 3, padding=padding)(lib.ones(1, 1, 4, 4)))
+
+
+def test_max_unpool_with_a_negative_default_output_size():
+    """A negative kernel size gives a negative output size: PyTorch's ValueError; torchish raised RuntimeError."""
+    same_error(lambda lib: lib.nn.MaxUnpool2d(-1)(lib.ones(1, 1, 2, 2), lib.zeros(1, 1, 2, 2, dtype=lib.long)))

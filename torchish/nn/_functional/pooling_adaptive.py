@@ -249,6 +249,10 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
             if not lo < req[d] < hi:
                 raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {lo} and {hi})')
         outs = req
+    for d in range(nd):
+        if outs[d] < 0:
+            raise ValueError(f"max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{d}]={outs[d]}")
     if not isinstance(indices._d, jax.core.Tracer) and indices.numel():
         a = np.asarray(indices._d)
         total = math.prod(outs)

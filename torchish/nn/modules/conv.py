@@ -193,8 +193,9 @@ class _ConvTranspose(_ConvNd):
 
     def forward(self, input, output_size=None):
         nd = self._nd
-        if isinstance(self.padding, str):
-            raise ValueError(f"padding='{self.padding}' is not supported for ConvTranspose{nd}d")
+        if isinstance(self.padding, str):  # (PyTorch's module keeps the string and its op's parser refuses it)
+            raise TypeError(f"conv_transpose{nd}d(): argument 'padding' (position 5) must be tuple of ints, but found "
+                            "element of type str at pos 0")
         output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, nd,
                                               self.dilation)
         return conv_transposed(f"conv_transpose{nd}d", input, self.weight, self.bias, self.stride, self.padding,

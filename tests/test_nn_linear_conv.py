@@ -39,6 +39,18 @@ def test_linear_one_kernel_grad_fn():
     assert type(y.grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"   # one node: no separate add
 
 
+@pytest.mark.skipif(torch is None, reason="needs torch")
+def test_linear_grad_fn_name_follows_the_input_rank_as_pytorch():
+    """One node, named as the node PyTorch's at::linear leaves on top: a 1-d or N-d input is viewed as a matrix and
+    the result viewed back (ViewBackward0 with a bias; SqueezeBackward4 / UnsafeViewBackward0 without)."""
+    def names(T):
+        w, b = T.ones(4, 3, requires_grad=True), T.ones(4, requires_grad=True)
+        return [T.nn.functional.linear(T.ones(*shape, requires_grad=grad_x), w, bias).grad_fn.name()
+                for shape in [(3,), (2, 3), (2, 5, 3), (2, 2, 5, 3), (2, 0, 3)] for bias in (b, None)
+                for grad_x in (True, False)]
+    assert names(torchish) == names(torch)
+
+
 @pytest.mark.parametrize("fn", [
     lambda T: T.nn.functional.linear(T.ones(2, 3), T.ones(4, 5)),
     lambda T: T.nn.functional.linear(T.ones(2, 3), T.ones(4, 3, dtype=T.float64)),

@@ -12,7 +12,7 @@ from ...ops import registry as _registry
 from ...ops.casting import rounded
 from ...ops.elementwise import not_implemented, out_structured
 from ...ops.linalg import _c as _c_type_name
-from ...ops.registry import apply, defop
+from ...ops.registry import apply, defop, overload
 from ._args import need_tensor
 
 __all__ = ["linear", "bilinear"]
@@ -30,6 +30,11 @@ def _linear_fwd(x, w, b, *, split=False):
 
 _LINEAR = defop("linear", _linear_fwd, grad_name="AddmmBackward0")
 _LINEAR_NOBIAS = defop("linear_nobias", _linear_fwd, grad_name="MmBackward0")
+# the node PyTorch's at::linear shows on top for other input ranks (it views a 1-d or N-d input as a matrix and the
+# result back): (with a bias, without) by whether the input is 1-d, 2-d or more
+_LINEAR_BY_RANK = {1: (overload(_LINEAR, "ViewBackward0"), overload(_LINEAR_NOBIAS, "SqueezeBackward4")),
+                   2: (_LINEAR, _LINEAR_NOBIAS),
+                   3: (overload(_LINEAR, "ViewBackward0"), overload(_LINEAR_NOBIAS, "UnsafeViewBackward0"))}
 
 
 def _type_name(t):
@@ -111,7 +116,8 @@ def linear(input, weight, bias=None, *, out=None):
     # roundings of a float16/bfloat16 result (the transposed activations of batch_first MultiheadAttention)
     split = bias is not None and input.ndim != 2 and input.dtype in (_dtype.float16, _dtype.bfloat16) and \
         not input.is_contiguous()
-    y = apply(_LINEAR if bias is not None else _LINEAR_NOBIAS, (input, weight, bias), **({"split": True} if split else {}))
+    op = _LINEAR_BY_RANK[min(input.ndim, 3)][bias is None]
+    y = apply(op, (input, weight, bias), **({"split": True} if split else {}))
     return out_structured(y, out, "linear")
 
 

@@ -291,3 +291,19 @@ def test_conv_transpose_module_with_a_padding_string(padding):
 def test_max_unpool_with_a_negative_default_output_size():
     """A negative kernel size gives a negative output size: PyTorch's ValueError; torchish raised RuntimeError."""
     same_error(lambda lib: lib.nn.MaxUnpool2d(-1)(lib.ones(1, 1, 2, 2), lib.zeros(1, 1, 2, 2, dtype=lib.long)))
+
+
+@pytest.mark.parametrize("call", ["sdpa", "mha_weights", "mha_no_weights", "mha_eval"])
+def test_attention_dropout_above_one(call):
+    """Dropout probability 2: scaled_dot_product_attention's RuntimeError, MultiheadAttention's F.dropout
+    ValueError with need_weights (the sdpa error without); nothing in eval mode. torchish zeroed the weights."""
+    def fn(lib):
+        x = lib.ones(3, 2, 4)
+        if call == "sdpa":
+            return lib.nn.functional.scaled_dot_product_attention(x, x, x, dropout_p=2.0)
+        m = lib.nn.MultiheadAttention(4, 2, dropout=2.0).train(call != "mha_eval")
+        return m(x, x, x, need_weights=call == "mha_weights")[0].shape
+    if call == "mha_eval":
+        same(fn)
+    else:
+        same_error(fn)

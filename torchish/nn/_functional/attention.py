@@ -232,6 +232,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     need_tensor("scaled_dot_product_attention", attn_mask, "attn_mask", None, optional=True)
     # (a direct binding in PyTorch: these are usually passed by keyword, which its message shows without a position)
     need_number("scaled_dot_product_attention", dropout_p, "dropout_p", None, kind="float")
+    if dropout_p > 1:  # (PyTorch's kernels check only this bound)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p:g}")
     need_bool("scaled_dot_product_attention", is_causal, "is_causal")
     if scale is not None:
         need_number("scaled_dot_product_attention", scale, "scale", None, kind="float")
@@ -520,6 +522,9 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
         _check_key_padding_mask(key_padding_mask, k.shape[0], bsz)
     if not training:
         dropout_p = 0.0
+    if dropout_p > 1:  # PyTorch's F.dropout of the weights (ValueError), or scaled_dot_product_attention's check
+        msg = "dropout probability has to be between 0 and 1, but got "
+        raise ValueError(f"{msg}{dropout_p}") if need_weights else RuntimeError(f"{msg}{dropout_p:g}")
     drop = None
     if dropout_p > 0.0:
         drop = inverted_dropout_mask(float(dropout_p), (bsz, num_heads, tgt_len, full_len), query.dtype,

@@ -307,3 +307,10 @@ def test_attention_dropout_above_one(call):
         same(fn)
     else:
         same_error(fn)
+
+
+def test_conv2d_with_a_one_element_kernel_size():
+    """PyTorch keeps kernel_size=(2,) as given: a 3-d weight (in the state_dict too) that the 2-d call refuses;
+    torchish expanded it to (2, 2) and ran."""
+    same(lambda lib: [tuple(lib.nn.Conv2d(1, 1, (2,)).weight.shape), lib.nn.Conv2d(1, 1, (2,)).kernel_size])
+    same_error(lambda lib: lib.nn.Conv2d(1, 1, (2,))(lib.ones(1, 1, 4, 4)))

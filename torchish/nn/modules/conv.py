@@ -44,7 +44,10 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        kernel_size, stride, dilation = _tuple(kernel_size, nd), _tuple(stride, nd), _tuple(dilation, nd)
+        # a kernel_size sequence is kept as given (PyTorch's _ntuple: Conv2d(1, 1, (2,)) has a 3-d weight, which its
+        # call refuses); strides and dilations of one value apply to every dim in the op either way
+        kernel_size = tuple(kernel_size) if isinstance(kernel_size, (list, tuple)) else _tuple(kernel_size, nd)
+        stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
         if isinstance(padding, str):
             valid_padding_strings = {"same", "valid"}  # (a set, printed in this process's hash order as PyTorch's)
             if padding not in valid_padding_strings:

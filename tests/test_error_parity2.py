@@ -314,3 +314,10 @@ def test_conv2d_with_a_one_element_kernel_size():
     torchish expanded it to (2, 2) and ran."""
     same(lambda lib: [tuple(lib.nn.Conv2d(1, 1, (2,)).weight.shape), lib.nn.Conv2d(1, 1, (2,)).kernel_size])
     same_error(lambda lib: lib.nn.Conv2d(1, 1, (2,))(lib.ones(1, 1, 4, 4)))
+
+
+def test_hardtanh_inplace_function_does_not_check_the_limits():
+    """F.hardtanh_ is PyTorch's kernel without F.hardtanh's 'min_val cannot be greater than max_val' check (the
+    clamp gives max_val); torchish raised ValueError. F.hardtanh still refuses."""
+    same(lambda lib: lib.nn.functional.hardtanh_(lib.arange(3.0) - 1, 1.0, -1.0))
+    same_error(lambda lib: lib.nn.functional.hardtanh(lib.arange(3.0), 1.0, -1.0))

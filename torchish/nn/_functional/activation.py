@@ -105,6 +105,10 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     need_tensor("hardtanh_" if inplace else "hardtanh", input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    return _hardtanh(input, min_val, max_val, inplace)
+
+
+def _hardtanh(input, min_val, max_val, inplace):
     if isinstance(input, Tensor) and input.dtype is _dtype.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if isinstance(input, Tensor) and input.dtype.category == _dtype._COMPLEX:
@@ -119,7 +123,10 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    return hardtanh(input, min_val, max_val, inplace=True)
+    """PyTorch's ``F.hardtanh_`` is its kernel itself: no ``min_val > max_val`` check (every element is then
+    ``max_val``)."""
+    need_tensor("hardtanh_", input)
+    return _hardtanh(input, min(min_val, max_val), max_val, True)
 
 
 def relu6(input, inplace=False):

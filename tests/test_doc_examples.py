@@ -150,7 +150,7 @@ def case_conj_is_a_view(lib):
     x = torch.tensor([-1 + 1j, -2 + 2j, 3 - 3j])
     y = x.conj()
     z = y.imag
-    out = [y.is_conj(), y.conj().is_conj(), y[0:2].is_conj(), x.mH.is_conj(), torch.resolve_conj(y).is_conj(),
+    out = [y.is_conj(), y.conj().is_conj(), y[0:2].is_conj(), x[None].mH.is_conj(), torch.resolve_conj(y).is_conj(),
            (y * 1).is_conj(), z.is_neg(), z.resolve_neg().is_neg(), x.imag.is_neg(), y.real.is_neg(), z.clone()]
     y[0] = 5 + 5j
     x[1] = 0

@@ -199,8 +199,8 @@ def case_polynomial(lib):
 
 def case_forward_ad(lib):
     fwAD = lib.autograd.forward_ad
-    primal = _data(lib, 3, 4)
-    tangent = _data(lib, 3, 4, seed=1)
+    primal = _data(lib, 4, 4)  # (square, as the tutorial's: a transposed tangent has the primal's shape)
+    tangent = _data(lib, 4, 4, seed=1)
 
     def fn(x, y):
         return x ** 2 + y ** 2
@@ -210,7 +210,7 @@ def case_forward_ad(lib):
         out.append(fwAD.unpack_dual(dual_input).tangent is tangent)
         dual_input_alt = fwAD.make_dual(primal, tangent.T)
         out.append(fwAD.unpack_dual(dual_input_alt).tangent is not tangent)
-        plain_tensor = _data(lib, 4, 3)
+        plain_tensor = _data(lib, 4, 4)
         dual_output = fn(dual_input, plain_tensor.T)
         jvp = fwAD.unpack_dual(dual_output).tangent
         out.append(jvp)

@@ -109,7 +109,7 @@ def case_batchnorm_scratch(lib):
     net = nn.Sequential(
         nn.Conv2d(1, 3, kernel_size=3), BatchNorm(3, num_dims=4), nn.Sigmoid(),
         nn.AvgPool2d(kernel_size=2, stride=2), nn.Flatten(),
-        nn.Linear(12, 5), BatchNorm(5, num_dims=2), nn.Sigmoid(), nn.Linear(5, 3))
+        nn.Linear(24, 5), BatchNorm(5, num_dims=2), nn.Sigmoid(), nn.Linear(5, 3))
     _init(lib, net)
     X = _data(lib, 4, 1, 6, 10)
     y = lib.tensor([0, 1, 2, 1])

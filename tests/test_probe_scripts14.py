@@ -657,7 +657,7 @@ def _vit(lib):
             self.head = nn.Linear(embed_dim, num_classes)
 
         def _pos_embed(self, x):
-            H, W = x.shape[-2] // 4, x.shape[-1] // 4
+            H, W = x.shape[-2], x.shape[-1]  # (the grid after the patch projection)
             pos_embed = _resample_abs_pos_embed(lib, self.pos_embed, (H, W), num_prefix_tokens=1)
             x = x.flatten(2).transpose(1, 2) if x.ndim == 4 else x
             x = lib.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1)

@@ -77,7 +77,7 @@ def case_blitz_cnn_classifier(lib):
             return self.fc2(F.relu(self.fc1(x)))
 
     net = Net()
-    images = lib.randn(16, 3, 12, 12)
+    images = lib.randn(16, 3, 14, 14)
     labels = lib.randint(0, 10, (16,))
     criterion = nn.CrossEntropyLoss()
     optimizer = lib.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)

@@ -59,8 +59,6 @@ CASES = {
     # cdist's matrix-product path (_euclidean_dist) is composite in PyTorch: it runs in the half types
     "cdist_mm": (lambda lib, a, b: lib.cdist(a, b, compute_mode="use_mm_for_euclid_dist"), _ins((12, 256), (10, 256)), ()),
     "cdist_mm_auto": (lambda lib, a, b: lib.cdist(a, b), _ins((40, 64), (30, 64)), ()),
-    # sinc's gradient: PyTorch's formula one rounded op at a time (the rounding survives XLA's fusion)
-    "sinc": (lambda lib, x: lib.sinc(x), _ins((16, 300), scale=2), ()),
     # histc: each thread's count in the half type (stops at 256 in bfloat16), bin positions one op at a time
     "histc": (lambda lib, x: lib.histc(x, 20, -2, 2), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),
     "histc_auto": (lambda lib, x: lib.histc(x, 7), [np.sin(np.arange(4800) * 0.73).astype(np.float32) * 1.7], (0,)),

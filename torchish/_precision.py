@@ -103,20 +103,11 @@ def seq_sum(x, axis):
 def stepper(dtype):
     """``(wide, r)`` for emulating a PyTorch composite on tensors of ``dtype`` one op at a time: compute each op
     on ``wide(v)`` values and pass its result through ``r``, which stores it in ``dtype`` as PyTorch's op does
-    (float16/bfloat16: computed in float32, rounded once, by :func:`rounded`) and hands it back widened."""
+    (float16/bfloat16: computed in float32, rounded once) and hands it back widened. The rounding is fenced with
+    an optimization barrier: XLA otherwise folds the float32 -> bfloat16 -> float32 round trip away."""
     if jnp.dtype(dtype) not in LOW:
         return (lambda v: v), (lambda v: v)
-    return (lambda v: v.astype(jnp.float32)), (lambda v: rounded(v, dtype))
 
-
-def rounded(v, dtype):
-    """float32 ``v`` rounded to float16/bfloat16 and kept float32, a rounding XLA:CPU cannot drop. Inside a fused
-    loop or reduction its CPU backend folds a float32 -> half -> float32 round trip away even behind an
-    ``optimization_barrier`` and with ``xla_allow_excess_precision`` off (``jnp.sum(barrier((g * 0.3).astype(
-    bfloat16)))`` sums the unrounded products; float16 ``sinc``'s gradient, emulated one rounded op at a time, was
-    off in 1453 of 4800 elements); ``reduce_precision`` survives. Its float16 form mishandles subnormals, which are
-    rounded on their own grid (multiples of 2^-24, exact in float32)."""
-    if jnp.dtype(dtype) == jnp.bfloat16:
-        return jax.lax.reduce_precision(v, exponent_bits=8, mantissa_bits=7)
-    tiny = jnp.round(v * 2.0 ** 24) * 2.0 ** -24
-    return jnp.where(jnp.abs(v) < 2.0 ** -14, tiny, jax.lax.reduce_precision(v, exponent_bits=5, mantissa_bits=10))
+    def r(v):
+        return jax.lax.optimization_barrier(v.astype(dtype)).astype(jnp.float32)
+    return (lambda v: v.astype(jnp.float32)), r

@@ -52,7 +52,16 @@ def cast(x, dtype):
     return as_mid.astype(dtype)
 
 
-rounded = _precision.rounded  # (a half-precision rounding XLA:CPU keeps: see there)
+def rounded(v, dtype):
+    """float32 ``v`` rounded to float16/bfloat16 and kept float32, a rounding XLA:CPU cannot drop. Inside a fused
+    loop or reduction its CPU backend folds a float32 -> half -> float32 round trip away even behind an
+    ``optimization_barrier`` and with ``xla_allow_excess_precision`` off (``jnp.sum(barrier((g * 0.3).astype(
+    bfloat16)))`` sums the unrounded products); ``reduce_precision`` survives. Its float16 form mishandles
+    subnormals, which are rounded on their own grid (multiples of 2^-24, exact in float32)."""
+    if jnp.dtype(dtype) == jnp.bfloat16:
+        return jax.lax.reduce_precision(v, exponent_bits=8, mantissa_bits=7)
+    tiny = jnp.round(v * 2.0 ** 24) * 2.0 ** -24
+    return jnp.where(jnp.abs(v) < 2.0 ** -14, tiny, jax.lax.reduce_precision(v, exponent_bits=5, mantissa_bits=10))
 
 
 def _to_float8(x, dtype):

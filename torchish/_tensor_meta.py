@@ -31,9 +31,11 @@ class Size(tuple):
 
 
 def wrap_dim(dim, ndim, wrap_scalar=True):
-    """Normalise a possibly negative dim, raising PyTorch's IndexError when it is out of range. A 0-d tensor takes
-    dims -1 and 0 unless ``wrap_scalar`` is false (``size(dim)``): then it has none."""
+    """Normalise a possibly negative dim, raising PyTorch's IndexError when it is out of range (TypeError for a
+    bool). A 0-d tensor takes dims -1 and 0 unless ``wrap_scalar`` is false (``size(dim)``): then it has none."""
     lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    if isinstance(dim, bool):  # (not an int to PyTorch's argument parser, which names the op too)
+        raise TypeError("argument 'dim' must be int, not bool")
     if not isinstance(dim, int):
         try:
             dim = dim.__index__()

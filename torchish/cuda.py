@@ -48,16 +48,29 @@ def _require():
         raise AssertionError(_NO_CUDA)
 
 
-def _index(device=None) -> int:
-    """The accelerator index named by ``device`` (None: the current one)."""
-    if device is None:
-        return _device.current_index()
-    if isinstance(device, int):
-        return device
-    dev = _device.device(device)
-    if dev.type != "cuda":
-        raise ValueError(f"Expected a cuda device, but got: {dev}")
-    return dev.index if dev.index is not None else _device.current_index()
+def _index(device=None, optional=True):
+    """The accelerator index named by ``device``, as PyTorch's ``torch.cuda._utils._get_device_index``: a string or
+    device must be of type cuda, an int (or bool) is the index; without an index, the current accelerator's
+    (None without one, as in a CPU-only build) where ``optional``, else its ValueError."""
+    if isinstance(device, str):
+        device = _device.device(device)
+    idx = None
+    if isinstance(device, _device.device):
+        if device.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {device}")
+        idx = device.index
+    elif isinstance(device, int):
+        idx = device
+    if idx is None:
+        if not optional:
+            raise ValueError(f"Expected a torch.device with a specified index or an integer, but got:{device}")
+        idx = _device.current_index() if is_available() else None
+    return idx
+
+
+def _no_binding(name):
+    """A CPU-only PyTorch build lacks the CUDA bindings these calls go to: its AttributeError."""
+    return AttributeError(f"module 'torch._C' has no attribute '{name}'")
 
 
 def current_device() -> int:
@@ -67,14 +80,26 @@ def current_device() -> int:
 
 
 def set_device(device) -> None:
-    """Make ``device`` (an index, ``"cuda:1"`` or a device) the current accelerator."""
-    _require()
-    idx = _index(device)
+    """Make ``device`` (an index, ``"cuda:1"`` or a device) the current accelerator; a negative index does nothing."""
+    idx = _index(device, optional=False)
     if idx < 0:
-        return  # PyTorch ignores negative indices here
+        return
+    if not is_available():
+        raise _no_binding("_cuda_setDevice")
     if idx >= device_count():
         raise RuntimeError("CUDA error: invalid device ordinal")
     _device.set_current_index(idx)
+
+
+def _exchange_device(idx) -> int:
+    """Make ``idx`` current and return the index it replaces (-1, doing nothing, for a negative one)."""
+    if idx < 0:
+        return -1
+    if not is_available():
+        raise RuntimeError("PyTorch was compiled without CUDA support")
+    prev = _device.current_index()
+    set_device(idx)
+    return prev
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
@@ -94,22 +119,26 @@ def synchronize(device=None) -> None:
 
 
 class device:
-    """Context manager that changes the current accelerator: ``with torchish.cuda.device(1): ...``."""
+    """Context manager that changes the current accelerator: ``with torchish.cuda.device(1): ...`` (a negative
+    index leaves it; entering yields None, as PyTorch's)."""
 
     def __init__(self, device):
-        self.idx = _index(device) if device is not None else -1
-        self.prev = -1
+        self.idx = _index(device, optional=True)
+        self.prev_idx = -1
 
     def __enter__(self):
-        if self.idx >= 0:
-            self.prev = current_device()
-            set_device(self.idx)
-        return self
+        self.prev_idx = _exchange_device(self.idx)
 
     def __exit__(self, *exc):
-        if self.prev >= 0:
-            set_device(self.prev)
+        self.idx = _exchange_device(self.prev_idx)
         return False
+
+
+class device_of(device):
+    """``device`` of the accelerator ``obj`` (a tensor) is on; does nothing for a CPU tensor."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -147,8 +176,9 @@ def get_rng_state(device="cuda"):
 
 
 def set_rng_state(new_state, device="cuda") -> None:
-    _require()
-    _random.set_rng_state(new_state)
+    """Without an accelerator PyTorch queues the call for CUDA's initialisation, which never comes: nothing."""
+    if is_available():
+        _random.set_rng_state(new_state)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -239,6 +269,8 @@ def max_memory_reserved(device=None) -> int:
 
 def reset_peak_memory_stats(device=None) -> None:
     """Start measuring the peak afresh from the current usage."""
+    if _mem_device(device) is None:
+        raise _no_binding("_cuda_resetPeakMemoryStats")
     jdev, stats, used, _ = _current(device)
     at_reset = int(stats["peak_bytes_in_use"]) if stats is not None and "peak_bytes_in_use" in stats else None
     _PEAKS[jdev] = [at_reset, used]
@@ -247,6 +279,12 @@ def reset_peak_memory_stats(device=None) -> None:
 def reset_max_memory_allocated(device=None) -> None:
     """Deprecated PyTorch spelling of :func:`reset_peak_memory_stats`."""
     reset_peak_memory_stats(device)
+
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    """PyTorch's allocation counters: torchish keeps none beyond the peak, so nothing to reset (with a device)."""
+    if _mem_device(device) is None:
+        raise _no_binding("_cuda_resetAccumulatedMemoryStats")
 
 
 def memory_stats(device=None) -> dict:

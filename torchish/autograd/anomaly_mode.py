@@ -12,12 +12,11 @@ class detect_anomaly(_DecoratorContextManager):
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
-        self.prev = None
+        self.prev = (STATE.anomaly, STATE.anomaly_check_nan)  # read when made, as PyTorch's (not on entry)
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
                       "enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
-        self.prev = (STATE.anomaly, STATE.anomaly_check_nan)
         STATE.anomaly, STATE.anomaly_check_nan = True, self.check_nan
 
     def __exit__(self, *exc):

@@ -96,7 +96,8 @@ class no_grad(_NoParamDecoratorContextManager):
     """Disable gradient recording inside the block (or the decorated function)."""
 
     def __init__(self):
-        self.prev = None
+        # PyTorch's initial ``prev``: leaving a block never entered turns recording off
+        self.prev = False, False
 
     def __enter__(self):
         self.prev = STATE.grad_enabled, STATE.user_grad
@@ -108,10 +109,8 @@ class no_grad(_NoParamDecoratorContextManager):
 
 
 class enable_grad(_NoParamDecoratorContextManager):
-    """Enable gradient recording inside the block, also inside ``no_grad``."""
-
-    def __init__(self):
-        self.prev = None
+    """Enable gradient recording inside the block, also inside ``no_grad``. (``prev`` is set on entry only: leaving
+    a block never entered is PyTorch's AttributeError.)"""
 
     def __enter__(self):
         self.prev = STATE.grad_enabled, STATE.user_grad
@@ -153,7 +152,6 @@ class inference_mode(_DecoratorContextManager):
 
     def __init__(self, mode: bool = True):
         self.mode = mode
-        self.prev = None
 
     def __new__(cls, mode=True):
         if callable(mode) and not isinstance(mode, bool):  # used as @inference_mode without parentheses
@@ -161,13 +159,14 @@ class inference_mode(_DecoratorContextManager):
         return super().__new__(cls)
 
     def __enter__(self):
-        self.prev = (STATE.grad_enabled, STATE.inference, STATE.user_grad)
+        # named as PyTorch's attribute, whose absence (leaving a block never entered) is its AttributeError
+        self._inference_mode_context = (STATE.grad_enabled, STATE.inference, STATE.user_grad)
         if self.mode:
             STATE.grad_enabled = STATE.user_grad = False
             STATE.inference = True
 
     def __exit__(self, *exc):
-        STATE.grad_enabled, STATE.inference, STATE.user_grad = self.prev
+        STATE.grad_enabled, STATE.inference, STATE.user_grad = self._inference_mode_context
         return False
 
     def clone(self):

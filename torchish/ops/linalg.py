@@ -421,6 +421,9 @@ def _dims_list(d, name):
         d = d.tolist()
     if isinstance(d, int):
         raise TypeError(f"tensordot(): argument '{name}' (position 3) must be tuple of ints, not int")
+    if d and isinstance(d[0], bool):  # (the parser checks the first value's type, unpacks later bools)
+        raise TypeError(f"tensordot(): argument '{name}' (position 3) must be tuple of ints, but found element of "
+                        "type bool at pos 0")
     return [int(x) for x in d]
 
 

@@ -67,7 +67,8 @@ def dims(dim, ndim):
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        out = [wrap_dim(d, ndim) for d in dim]
+        # (PyTorch's parser checks only the first value's type: a later bool is unpacked as an index)
+        out = [wrap_dim(int(d) if i and isinstance(d, bool) else d, ndim) for i, d in enumerate(dim)]
         seen = set()
         for d in out:
             if d in seen:

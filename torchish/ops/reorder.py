@@ -197,6 +197,8 @@ def _int_list(v, arg, pos):
         return (_index(v),)
     if not isinstance(v, (tuple, list)):
         raise TypeError(f"roll(): argument '{arg}' (position {pos}) must be tuple of ints, not {_type_name(v)}")
+    # (the parser checks the first value's type; it unpacks a later bool as an index)
+    v = v[:1] + type(v)(int(s) if isinstance(s, bool) else s for s in v[1:])
     for i, s in enumerate(v):
         if _index(s) is None:
             raise TypeError(f"roll(): argument '{arg}' (position {pos}) must be tuple of ints, but found element of "

@@ -32,18 +32,23 @@ def _size_args(size, name=None, key="size", position=1):
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(torch.Size(...))`` -> a tuple of ints. With the op's ``name``
     (and the argument's ``key`` and ``position``), a value that is not an int raises PyTorch's argument-parser
     TypeError: a list or float first among several positional values makes them too many arguments, a later one
-    cannot be unpacked."""
+    cannot be unpacked. A bool is not an int to that parser where it looks at the type (the first value, or a
+    value alone); it unpacks later ones as indices (``zeros(2, True)`` is ``zeros(2, 1)``)."""
     varargs = len(size) > 1
+    bare = len(size) == 1 and not isinstance(size[0], (tuple, list))
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     out = []
     for i, s in enumerate(size):
         if isinstance(s, Tensor):
             s = int(s.item())
-        elif not isinstance(s, int):
-            if name is not None and not hasattr(type(s), "__index__"):
+        elif not isinstance(s, int) or isinstance(s, bool) and i == 0 and name is not None:
+            if name is not None and (isinstance(s, bool) or not hasattr(type(s), "__index__")):
                 if i == 0 and varargs:
                     raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
+                if i == 0 and bare:
+                    raise TypeError(f"{name}(): argument '{key}' (position {position}) must be tuple of ints, not "
+                                    f"{type(s).__name__}")
                 if i == 0:
                     raise TypeError(f"{name}(): argument '{key}' (position {position}) must be tuple of ints, but "
                                     f"found element of type {type(s).__name__} at pos 0")
@@ -54,7 +59,7 @@ def _size_args(size, name=None, key="size", position=1):
             except AttributeError:
                 raise TypeError(f"expected a sequence of integers, got an element of type {type(s).__name__}") \
                     from None
-        out.append(s)
+        out.append(int(s))
     return tuple(out)
 
 
@@ -73,6 +78,8 @@ def _args_or_kw(args, value, name, key):
 def _dims_arg(dims, ndim):
     """An int or a sequence of dims -> wrapped dims, refusing repeats as PyTorch does."""
     ds = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+    # PyTorch's parser checks only the first value's type: later bools are unpacked as indices (dims 0 and 1)
+    ds = ds[:1] + tuple(int(d) if isinstance(d, bool) else d for d in ds[1:])
     out = tuple(wrap_dim(d, ndim) for d in ds)
     for i, d in enumerate(out):
         if d in out[:i]:
@@ -466,7 +473,7 @@ def _unflatten(input, dim, sizes, pos):
     from .elementwise import require_int
     require_int(dim, "unflatten", pos, "dim")  # (a dim name too: torchish has no named tensors)
     d = wrap_dim(dim, input.ndim)
-    sizes = _size_args((sizes,)) if not isinstance(sizes, int) else (sizes,)
+    sizes = _size_args((sizes,), "unflatten", "sizes", pos + 1) if not isinstance(sizes, int) else (sizes,)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     if input.ndim == 0:

@@ -127,8 +127,11 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = tuple([s] * (n // s) + ([n % s] if n % s else [])) if s else (0,)
         return apply(_SPLIT, (tensor,), dim=d, sizes=sizes or (0,))
-    for s in split_size_or_sections:
-        if isinstance(s, (bool, float, complex)) or (isinstance(s, Tensor) and s.dtype.category != _dtype._INT):
+    for i, s in enumerate(split_size_or_sections):
+        if isinstance(s, bool) and i == 0:  # (the parser checks the first value's type, unpacks later bools)
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, but "
+                            "found element of type bool at pos 0")
+        if isinstance(s, (float, complex)) or (isinstance(s, Tensor) and s.dtype.category != _dtype._INT):
             raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, but "
                             f"found element of type {type_name(s)}")
     sizes = tuple(int(s) for s in split_size_or_sections)

@@ -88,6 +88,21 @@ _SDPA_COPIED_V = defop("scaled_dot_product_attention_copied_value", _sdpa_fwd,
 # where PyTorch's CPU build runs its flash kernel, its node's name
 _FLASH_NAMED = {op: overload(op, "ScaledDotProductFlashAttentionForCpuBackward0")
                 for op in (_SDPA, _SDPA_COPIED_V, SDPA_FLASH_REDUCED)}
+# the node PyTorch's math kernel leaves on top: its last op, attn @ v (a mm of matrices, else matmul's view of a bmm),
+# or the cast back of an upcast half/bfloat16 computation; an empty output, or no key, is its early return
+# (zeros plus the inputs' sums times 0)
+_MATH_NAMED = {(op, name): overload(op, name) for op in (_SDPA, _SDPA_COPIED_V)
+               for name in ("MmBackward0", "UnsafeViewBackward0", "ToCopyBackward0", "AddBackward0")}
+
+
+def _named(op, flash, upcast, batch, L, S, ev):
+    if 0 in batch or 0 in (L, S, ev):
+        return _MATH_NAMED.get((op, "AddBackward0"), op)
+    if flash:
+        return _FLASH_NAMED[op]
+    if op not in (_SDPA, _SDPA_COPIED_V):
+        return op
+    return _MATH_NAMED[op, "ToCopyBackward0" if upcast else "UnsafeViewBackward0" if batch else "MmBackward0"]
 
 
 def _mha_fwd(q, k, v, bias_k, bias_v, attn_mask, kpm, drop, *, heads, causal, need_weights, average, zero_attn,
@@ -292,17 +307,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     upcast = reduced and not fused and not _backends._SDP["fp16_bf16_reduction_math"]
     drop = inverted_dropout_mask(float(dropout_p), batch + (L, S), _dtype.float32 if upcast else query.dtype,
                                  query) if dropout_p > 0 else None
-    sc = float(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1])
+    # (a head size of 0: PyTorch's default scale is 1/sqrt(0) = inf, which multiplies only empty tensors; every
+    # score is then an empty sum, 0, whatever the scale)
+    sc = float(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
     ev = value.shape[-1]
     copied = rep > 1 or value.ndim > 2 and copied_by_reshape(value, batch + (S, ev), (math.prod(batch), S, ev))
     if fused:
         op = SDPA_FLASH_REDUCED
-        out = apply(_FLASH_NAMED[op] if flash else op, (query, key, value, attn_mask, None), scale=sc,
+        out = apply(_named(op, flash, upcast, batch, L, S, ev), (query, key, value, attn_mask, None), scale=sc,
                     causal=bool(is_causal), rep=rep)
     else:
         kw = dict(upcast=True) if upcast else {}
         op = _SDPA_COPIED_V if copied else _SDPA
-        out = apply(_FLASH_NAMED[op] if flash else op, (query, key, value, attn_mask, drop), scale=sc,
+        out = apply(_named(op, flash, upcast, batch, L, S, ev), (query, key, value, attn_mask, drop), scale=sc,
                     causal=bool(is_causal), rep=rep, **kw)
     # the flash kernel allocates its output as empty_like(query): a (B, L, H, E)-strided query, as multi-head code
     # makes by transposing, gives an output whose transpose(1, 2) is contiguous (and may be view()ed); math's is

@@ -201,7 +201,8 @@ def _bn_eval_vjp(g, x, w, b, rm, rv, out, eps):
 _BN_TRAIN = defop("batch_norm", _bn_train_fwd, vjp=_bn_train_vjp, grad_name="NativeBatchNormBackward0")
 _BN_EVAL = defop("batch_norm_eval", _bn_eval_fwd, vjp=_bn_eval_vjp, grad_name="NativeBatchNormBackward0")
 # instance_norm with the running statistics: PyTorch's batch_norm of repeated weight and statistics (temporaries)
-_IN_EVAL = defop("instance_norm_eval", _bn_eval_fwd, vjp=_bn_eval_vjp, grad_name="NativeBatchNormBackward0")
+# (PyTorch's instance_norm is batch_norm of the input viewed as one sample, viewed back: its output's node is a view)
+_IN_EVAL = defop("instance_norm_eval", _bn_eval_fwd, vjp=_bn_eval_vjp, grad_name="ViewBackward0")
 
 
 def _check_vec(name, t, c):
@@ -334,7 +335,7 @@ def _in_vjp(g, x, w, b, out, eps):
             None if b is None else jnp.sum(r(db).reshape(x.shape[:2]), axis=0).astype(b.dtype))
 
 
-_IN = defop("instance_norm", _in_fwd, vjp=_in_vjp, grad_name="NativeBatchNormBackward0")
+_IN = defop("instance_norm", _in_fwd, vjp=_in_vjp, grad_name="ViewBackward0")
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,

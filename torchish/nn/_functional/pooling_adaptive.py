@@ -88,7 +88,9 @@ def _adaptive_sizes(input, nd, output_size, name, avg):
         listed = f"{shown[0]}, {shown[1]},{shown[2]}" if nd == 3 else ", ".join(map(str, shown))  # (PyTorch's 3-d)
         raise RuntimeError(f"{kname}: elements of output_size must be greater than or equal to 0 but received "
                            "{" + listed + "}")
-    checked = 2 if kname != name else nd  # (the unsqueezed 1-d input: its two trailing dims)
+    # PyTorch's avg2d kernel (the 1-d op's too, on the unsqueezed input) checks the two trailing dims; the max
+    # kernels and avg3d every dim after the first (the channels too, unless the input is unbatched)
+    checked = 2 if avg and nd < 3 else len(shape) - 1
     for d in range(len(shape) - checked, len(shape)):
         if shape[d] == 0:
             raise RuntimeError(f"{kname}(): Expected input to have non-zero size for non-batch dimensions, but input "

@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import _dtype
 from ...ops.casting import cast, check_scalar_fits
+from ...ops.elementwise import require_int
 from ...ops.registry import apply, defop
 from . import _uint8_resize
 from ._antialias import aa_taps
@@ -381,6 +382,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         dst = ", ".join(f"{c}: {n}" for c, n in zip(names, out_size))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({src}) "
                            f"{'and ' if dim == 1 else ''}output ({dst})")
+    if input.numel() == 0:
+        if mode == "area":  # (its kernel's checks of the dims after the batch)
+            return _adaptive_avg(dim, input, out_size)
+        if 0 in input.shape[1:]:  # PyTorch's upsample kernels allow an empty batch only
+            raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
+                               f"{list(input.shape)}")
     if input.dtype == _dtype.uint8 and (mode in ("nearest", "nearest-exact") or (mode in _UINT8_MODES and dim == 2)):
         return _interpolate_uint8(input, out_size, scales, mode, align_corners, antialias)
     if input.dtype.category != _dtype._FLOAT:
@@ -449,6 +456,7 @@ def one_hot(input, num_classes=-1):
     (PyTorch's documentation names the argument ``tensor``; its parser takes ``input=``.)"""
     tensor = input
     need_tensor("one_hot", tensor)
+    require_int(num_classes, "one_hot", 2, "num_classes")
     if tensor.dtype != _dtype.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     v = concrete(tensor)

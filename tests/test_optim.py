@@ -111,10 +111,7 @@ def test_sparse_adam_updates_only_touched_coordinates():
     x[:, 1] = 0.0
 
     def to_sparse(lib, opt, i, w, b):
-        if lib is torch:
-            w.grad, b.grad = w.grad.to_sparse(), b.grad.to_sparse()
-        else:  # torchish has no sparse tensors: the mark F.embedding(sparse=True) sets stands for to_sparse()
-            w.__dict__["_sparse_grad"] = b.__dict__["_sparse_grad"] = True
+        w.grad, b.grad = w.grad.to_sparse(), b.grad.to_sparse()
 
     w0 = arr(3, 4, seed=1)
     topt, xopt = same_trajectory(opt_factory("SparseAdam", lr=0.05), before_step=to_sparse, x=x)

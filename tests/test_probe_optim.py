@@ -116,10 +116,7 @@ def test_sparse_adam_state_dict_without_maximize_steps():
         for _ in range(3):
             opt.zero_grad()
             _loss(lib, w, b).backward()
-            if lib is torch:
-                w.grad, b.grad = w.grad.to_sparse(), b.grad.to_sparse()
-            else:  # torchish's stand-in for to_sparse() (see F.embedding(sparse=True))
-                w.__dict__["_sparse_grad"] = b.__dict__["_sparse_grad"] = True
+            w.grad, b.grad = w.grad.to_sparse(), b.grad.to_sparse()
             opt.step()
         return _flat(w, b), list(opt.state_dict()["param_groups"][0])
 

@@ -12,7 +12,8 @@ two sparse tensors (PyTorch's merge of the two entry lists), ``torch.sparse.sum`
 
 Differences: the dense value is materialised (memory grows with the full size, not the number of entries); other
 sparse-to-sparse ops (``A.add(B)``, ``A.abs()``, ``A.sum(1)``, ``sparse.mm`` of two sparse tensors) return dense
-tensors with the same values; the gradient of a sparse leaf (``requires_grad=True``) is dense; indices are always
+tensors with the same values; the gradient of a sparse leaf (``requires_grad=True``) is dense (a ``sparse=True``
+embedding's weight gradient is sparse: ``nn/_functional/embedding_sparse.py``); indices are always
 checked against the size (PyTorch checks only under ``check_invariants=True``).
 
 Example:
@@ -295,6 +296,19 @@ def _keeps_sparse(name, entries):
     method.__name__ = method.__qualname__ = name
     method.__doc__ = dense_method.__doc__
     setattr(_SparseTensor, name, method)
+
+
+def _zero_(self):
+    """``zero_()`` of a sparse tensor: no entries left (PyTorch's ``sparse_resize_and_clear_``; coalesced)."""
+    Tensor.zero_(self)
+    coo = self._coo
+    indices = _creation.zeros((coo.indices.shape[0], 0), dtype=_dtype.int64)
+    values = _creation.zeros((0, *coo.values.shape[1:]), dtype=self.dtype)
+    self._coo = _COO(indices, values, True)
+    return self
+
+
+_SparseTensor.zero_ = _zero_
 
 
 for _name, _fn in (("t", _transposed), ("transpose", _transposed), ("clone", _same_entries),

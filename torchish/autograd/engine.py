@@ -546,7 +546,9 @@ def _add_to_buffer(buffers, node, nr, g, producer):
     if buf is None:
         buf = [None] * len(node.out_meta)
         buffers[id(node)] = buf
-    buf[nr] = g if buf[nr] is None else buf[nr] + g
+    old = buf[nr]
+    # (PyTorch's InputBuffer adds a sparse gradient as new + old: its entries come first in the merge)
+    buf[nr] = g if old is None else old + g if old._coo is None else g + old
 
 
 def _fit_grad(g, shape, producer, nr):
@@ -568,15 +570,45 @@ def _accumulate(var, g, create_graph):
     want = var.__dict__.get("_grad_dtype", False)
     if want and g.dtype != want:  # (a grad_dtype set on the leaf: AccumulateGrad casts to it)
         g = g.to(want)
-    if var._grad is None:
-        var._grad = g if create_graph else lowering.new_leaf_grad(var, Tensor._make(g._d))
-    elif create_graph or var._grad._rg:
-        var._grad = var._grad + g
+    old = var._grad
+    if old is None:
+        var._grad = g if create_graph else lowering.new_leaf_grad(var, _fresh(g))
+    elif old._coo is not None or g._coo is not None:
+        _accumulate_sparse(var, old, g, create_graph)
+    elif create_graph or old._rg:
+        var._grad = old + g
     else:
-        var._grad.add_(g)
+        old.add_(g)
     if var._post_acc_hooks:
         for fn in list(var._post_acc_hooks.values()):
             fn(var)
+
+
+def _fresh(g):
+    """A new tensor holding ``g``'s value (and a sparse gradient's entries, as PyTorch's shallow copy of one)."""
+    t = Tensor._make(g._d)
+    if g._coo is not None:
+        t._coo = g._coo.detach()
+        t.__class__ = type(g)
+    return t
+
+
+def _accumulate_sparse(var, old, g, create_graph):
+    """PyTorch's AccumulateGrad where a sparse gradient (``sparse=True`` embeddings) meets the one kept: sparse +
+    sparse stays sparse (``old += g``: torchish.sparse's merge of the two entry lists), in place unless
+    ``create_graph``; a dense one with a sparse one gives a dense ``.grad`` (a new tensor where the kept one was
+    sparse, as PyTorch's ``new_grad + variable_grad``)."""
+    if old._coo is None:  # dense += sparse
+        if create_graph or old._rg:
+            var._grad = old + g
+        else:
+            old.add_(g)
+    elif g._coo is None or create_graph or old._rg:
+        var._grad = g + old if g._coo is None else old + g
+    else:
+        total = old + g
+        old._set_value(total._d)
+        old._coo = total._coo
 
 
 def _accumulate_nonleaf(t, g, create_graph):

@@ -52,12 +52,14 @@ def _eligible(schedule, targets, accumulate, create_graph):
             if var._hooks or var._post_acc_hooks:
                 return False
             if var._grad is not None and (var._grad._rg or var._grad._v.shape != var._v.shape
-                                          or var._grad._v.dtype != var._v.dtype):
-                return False
-        elif not isinstance(node, OpNode) or node._released or node.packed is not None or (
+                                          or var._grad._v.dtype != var._v.dtype or var._grad._coo is not None):
+                return False  # (a sparse .grad: PyTorch's sparse accumulation, node by node)
+        elif not isinstance(node, OpNode) or type(node).apply_grads is not OpNode.apply_grads or node._released \
+                or node.packed is not None or (
                 node.op.bucket is not None and node.op.bucket.active(node.vals)):
             return False  # (packed saved values: the unpack hooks run node by node, as PyTorch calls them; an op
-            # with bucketed eager kernels, a packed RNN, would compile a program per shape: see OpDef.bucket)
+            # with bucketed eager kernels, a packed RNN, would compile a program per shape: see OpDef.bucket; a
+            # node with a backward of its own, a sparse embedding's, needs real tensors)
         elif accumulate and targets is not None and id(node) in targets:
             return False  # backward(inputs=[non-leaf]): rare, node by node
     return True

@@ -55,7 +55,7 @@ class Adafactor(Optimizer):
         for p in params:
             if p.is_complex():
                 raise RuntimeError("Adafactor does not support complex parameters")
-            if p.grad.is_sparse or p.__dict__.get("_sparse_grad"):
+            if p.grad.is_sparse:
                 self._check_sparse_grad(group)
             if p.numel() == 0:  # (PyTorch divides by the parameter's RMS over sqrt(numel) in Python)
                 raise ZeroDivisionError("float division by zero")

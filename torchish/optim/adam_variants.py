@@ -3,6 +3,7 @@ bias corrections, NAdam's momentum schedule, RAdam's rectification — are compu
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from ..ops import tracing
@@ -234,15 +235,24 @@ class RAdam(Optimizer):
         return new_p, new_s
 
 
+def _touched(grad):
+    """The elements a sparse gradient's entries cover (PyTorch's SparseAdam updates those, moments and
+    parameter), as a boolean array of the parameter's shape."""
+    idx = np.asarray(grad._coo.indices._d)
+    sparse_dim = idx.shape[0]
+    rows = np.zeros(tuple(grad.shape[:sparse_dim]), bool)
+    rows[tuple(idx)] = True
+    rows = rows.reshape(rows.shape + (1,) * (grad.dim() - sparse_dim))
+    return jnp.asarray(np.broadcast_to(rows, tuple(grad.shape)))
+
+
 class SparseAdam(Optimizer):
     """SparseAdam (PyTorch's ``torch.optim.SparseAdam``): Adam that updates only the coordinates a gradient
     touches, moments and parameters alike.
 
-    torchish gradients are dense, so this is the dense fallback: the coordinates where the gradient is exactly
-    zero count as absent (what ``grad.to_sparse()`` keeps in PyTorch). As in PyTorch, a parameter whose gradient
-    is dense there raises RuntimeError at ``step()``: only a sparse gradient (``p.grad = p.grad.to_sparse()``) and
-    the weights of ``Embedding``/``EmbeddingBag`` (or ``F.embedding``/``F.embedding_bag``) looked up with
-    ``sparse=True`` count as having sparse gradients.
+    The coordinates touched are those the sparse gradient's entries index (``Embedding(sparse=True)``: the rows
+    looked up, whatever their values; ``grad.to_sparse()``: its nonzero elements). As in PyTorch, a dense gradient
+    raises RuntimeError at ``step()``.
     ``state['step']`` is a Python int, as in PyTorch; because Python advances it, a step inside
     ``torchish.compile`` needs concrete values (it runs eagerly: a graph break).
 
@@ -276,13 +286,14 @@ class SparseAdam(Optimizer):
     def _hyper_values(self, group, params):
         hp = super()._hyper_values(group, params)
         hp["maximize"] = group.get("maximize", False)  # PyTorch's SparseAdam.step reads it with a default
+        hp["touched"] = tuple(_touched(p.grad) for p in params)
         return hp
 
     def _check_sparse_grad(self, group):
         pass  # it takes sparse gradients only (_prepare_state refuses the others)
 
     def _prepare_state(self, p, group):
-        if not (p.grad.is_sparse or p.__dict__.get("_sparse_grad")):  # see nn.functional.embedding
+        if not p.grad.is_sparse:
             raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
         if tracing.active():
             raise tracing.concrete_error("SparseAdam's Python step counter")
@@ -293,9 +304,8 @@ class SparseAdam(Optimizer):
     def _update(params, grads, states, hp, **static):
         lr, (b1, b2), eps = hp["lr"], hp["betas"], hp["eps"]
         new_p, new_s = [], []
-        for p, g, (step, m, v) in zip(params, grads, states):
+        for p, g, (step, m, v), touched in zip(params, grads, states, hp["touched"]):
             g = signed(g, hp["maximize"])
-            touched = g != 0
             m_new = m + (g - m) * (1 - b1)
             v_new = v + (g * g - v) * (1 - b2)
             t = f64(step)

@@ -86,7 +86,7 @@ class Muon(Optimizer):
         for p in params:
             if p.is_complex():
                 raise RuntimeError("Muon does not support complex parameters")
-            if p.grad.is_sparse or p.__dict__.get("_sparse_grad"):
+            if p.grad.is_sparse:
                 self._check_sparse_grad(group)
         if params and int(group["ns_steps"]) >= 100:
             raise ValueError("Number of steps must be less than 100 for computational efficiency")

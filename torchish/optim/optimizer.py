@@ -340,9 +340,8 @@ class Optimizer(StateDictMixin):
         return loss
 
     def _check_sparse_grad(self, group):
-        """Raise PyTorch's error where this optimizer refuses a sparse gradient. torchish's gradients are dense; a
-        parameter counts as having a sparse one where PyTorch's would be (looked up by ``nn.functional.embedding``
-        or ``embedding_bag`` with ``sparse=True``)."""
+        """Raise PyTorch's error where this optimizer refuses a sparse gradient (``Embedding(sparse=True)``'s,
+        ``grad.to_sparse()``)."""
         raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
 
     def _step_group(self, group, params=None):
@@ -352,7 +351,7 @@ class Optimizer(StateDictMixin):
             return
         fresh = [p for p in params if not self.state.get(p)]
         for p in params:
-            if p.grad.is_sparse or p.__dict__.get("_sparse_grad"):
+            if p.grad.is_sparse:
                 self._check_sparse_grad(group)
             if group.get("fused"):
                 self._check_fused(p)

@@ -19,6 +19,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops import tracing
 from ...ops.registry import apply, defop
 from ._args import need_int, need_tensor
+from .embedding_sparse import sparse_variant
 
 __all__ = ["embedding", "embedding_bag"]
 
@@ -176,13 +177,6 @@ def _padding_idx(padding_idx, num, msg="Padding_idx must be within num_embedding
     return int(padding_idx)
 
 
-def _mark_sparse_grad(weight, sparse):
-    """torchish has no sparse tensors: a weight looked up with ``sparse=True`` is marked instead, as one whose
-    gradient PyTorch would make sparse (what ``optim.SparseAdam`` requires)."""
-    if sparse and weight.requires_grad:
-        weight.__dict__["_sparse_grad"] = True
-
-
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     """Rows of ``weight`` at the integer ``input``: output shape ``input.shape + (embedding_dim,)``.
@@ -191,8 +185,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         padding_idx: the row at this index gets no gradient.
         max_norm: rows looked up whose ``norm_type``-norm exceeds it are renormalised in ``weight``, in place.
         scale_grad_by_freq: divide each row's gradient by the number of times it occurs in ``input``.
-        sparse: ``weight``'s gradient is still dense, but ``weight`` is marked as receiving the gradient PyTorch
-            would make sparse (``optim.SparseAdam`` accepts only such gradients, as PyTorch's).
+        sparse: ``weight``'s gradient is a sparse COO tensor, as PyTorch's: one entry per looked-up index (those
+            holding ``padding_idx`` left out), uncoalesced (see ``embedding_sparse.py``). Inside
+            ``torchish.compile`` a step whose backward reaches such a lookup runs eagerly (a graph break).
 
     Example::
 
@@ -217,8 +212,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     _check_indices(input, num, "embedding")
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
-    _mark_sparse_grad(weight, sparse)
-    return apply(_EMBEDDING, (weight, input), padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq),
+    op = sparse_variant(_EMBEDDING) if sparse else _EMBEDDING
+    return apply(op, (weight, input), padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq),
                  sparse=bool(sparse))
 
 
@@ -304,7 +299,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 
     Bags are the rows of a 2-D ``input``, or the slices ``input[offsets[i]:offsets[i+1]]`` of a 1-D one. Entries equal
     to ``padding_idx`` are left out of their bag (and of a mean's count); an empty bag gives zeros.
-    ``per_sample_weights`` (``mode='sum'`` only) scales each looked-up row.
+    ``per_sample_weights`` (``mode='sum'`` only) scales each looked-up row. With ``sparse=True`` (not in
+    ``mode='max'``) ``weight``'s gradient is a sparse COO tensor, one entry per position outside ``padding_idx``.
     """
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
@@ -315,6 +311,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError("mode has to be one of sum, mean or max")
     if scale_grad_by_freq and mode == "max":
         raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
@@ -335,6 +333,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
     psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
-    _mark_sparse_grad(weight, sparse)
-    return apply(_EMBEDDING_BAG, (weight, flat, offsets, psw), mode=mode, num_bags=nb, padding_idx=padding_idx,
+    op = sparse_variant(_EMBEDDING_BAG) if sparse else _EMBEDDING_BAG
+    return apply(op, (weight, flat, offsets, psw), mode=mode, num_bags=nb, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq), sparse=bool(sparse))

@@ -60,7 +60,7 @@ class Embedding(_EmbeddingBase):
         padding_idx: this row starts at zero and gets no gradient.
         max_norm: looked-up rows whose ``norm_type``-norm exceeds it are renormalised in place.
         scale_grad_by_freq: divide gradients by each index's frequency in the batch.
-        sparse: accepted; gradients are dense.
+        sparse: ``weight.grad`` is a sparse COO tensor (one entry per looked-up index), as PyTorch's.
 
     Example::
 

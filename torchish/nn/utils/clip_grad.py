@@ -30,6 +30,14 @@ def _check_foreach(foreach, tensors):
         raise TypeError(f"foreach must be a bool or None, got {type(foreach).__name__}")
 
 
+def _refuse_sparse(tensors, op):
+    """PyTorch's error for a sparse gradient (``Embedding(sparse=True)``'s), which its norms and clamps refuse."""
+    if any(t._coo is not None for t in tensors):
+        raise NotImplementedError(f"Could not run 'aten::{op}' with arguments from the 'SparseCPU' backend. This "
+                                  "could be because the operator doesn't exist for this backend, or was omitted "
+                                  "during the selective/custom build process (if using custom build).")
+
+
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` viewed as one vector."""
     from ...ops.creation import tensor as _tensor
@@ -40,6 +48,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return _tensor(0.0)
     _check_foreach(foreach, tensors)
+    _refuse_sparse(tensors, "linalg_vector_norm")
     first_device = tensors[0].device
     with no_grad():
         norms = [vector_norm(t, norm_type).to(first_device) for t in tensors]
@@ -105,6 +114,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
         raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.  (Could this error "
                            "message be improved?  If so, please report an enhancement request to PyTorch.)")
     _check_foreach(foreach, grads)
+    _refuse_sparse(grads, "clamp_min_")
     with no_grad():
         for g in grads:
             g.clamp_(min=-clip_value, max=clip_value)

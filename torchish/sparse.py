@@ -194,6 +194,9 @@ def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
     if len(args) > 1:
         raise TypeError(f"to_sparse() takes at most 1 positional argument ({len(args)} given)")
     sparse_dim = args[0] if args else None
+    if layout is _layout.sparse_csr and not args and blocksize is None:
+        from ._sparse_csr import to_sparse_csr
+        return to_sparse_csr(self, dense_dim)
     if layout not in (None, _layout.sparse_coo) or blocksize is not None or dense_dim is not None:
         raise NotImplementedError(f"to_sparse: only the sparse_coo layout is supported, got {layout}")
     if self._coo is not None:
@@ -257,19 +260,29 @@ def _merge(a, b):
     return np.array(rows, np.int64).T.reshape(a.shape[0], -1), pos_a, pos_b
 
 
+def _merged(coo, other, dtype):
+    """The entries of the sum of two sparse tensors' entries ``coo`` and ``other`` (PyTorch's merge)."""
+    mine, theirs = coo.values.to(dtype), other.values.to(dtype)
+    if not other.indices.shape[1]:
+        return _COO(coo.indices, mine, coo.coalesced)
+    if not coo.indices.shape[1]:
+        return _COO(other.indices, theirs, other.coalesced)
+    rows, pos_a, pos_b = _merge(coo.indices.numpy(), other.indices.numpy())
+    values = _creation.zeros((rows.shape[1], *mine.shape[1:]), dtype=dtype)
+    values = values.index_add(0, _creation.tensor(pos_a), mine).index_add(0, _creation.tensor(pos_b), theirs)
+    return _COO(_creation.tensor(rows), values, coo.coalesced and other.coalesced)
+
+
+def _sparse_other(other):
+    if not isinstance(other, Tensor) or other._coo is None:
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    return other._coo
+
+
 def _summed(sign):
     def entries(self, coo, out, other):
-        if not isinstance(other, Tensor) or other._coo is None:
-            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-        mine, theirs = coo.values.to(out.dtype), (other._coo.values * sign).to(out.dtype)
-        if not other._coo.indices.shape[1]:
-            return _COO(coo.indices, mine, coo.coalesced)
-        if not coo.indices.shape[1]:
-            return _COO(other._coo.indices, theirs, other._coo.coalesced)
-        rows, pos_a, pos_b = _merge(coo.indices.numpy(), other._coo.indices.numpy())
-        values = _creation.zeros((rows.shape[1], *mine.shape[1:]), dtype=out.dtype)
-        values = values.index_add(0, _creation.tensor(pos_a), mine).index_add(0, _creation.tensor(pos_b), theirs)
-        return _COO(_creation.tensor(rows), values, coo.coalesced and other._coo.coalesced)
+        theirs = _sparse_other(other)
+        return _merged(coo, _COO(theirs.indices, theirs.values * sign, theirs.coalesced), out.dtype)
     return entries
 
 
@@ -296,6 +309,69 @@ def _keeps_sparse(name, entries):
     method.__name__ = method.__qualname__ = name
     method.__doc__ = dense_method.__doc__
     setattr(_SparseTensor, name, method)
+
+
+# in-place ops PyTorch runs on sparse tensors (a gradient scaled or summed by hand, clip_grads_with_norm_): the
+# entries are computed from the entries before the dense op rebinds the value, then set (idempotent, so a dense
+# method that calls another of these wrappers on the way changes nothing twice)
+
+def _inplace_scaled(op):
+    def entries(self, coo, other):
+        if isinstance(other, Tensor) and other.dim() > coo.values.dim() - 1 or \
+                not isinstance(other, (Tensor, int, float)):
+            return None  # (other's dims reach the sparse dims: the result keeps no entries here)
+        return _COO(coo.indices, getattr(coo.values, op)(other).to(self.dtype), coo.coalesced)
+    return entries
+
+
+def _inplace_summed(sign):
+    def entries(self, coo, other, alpha=1):
+        theirs = _sparse_other(other)
+        values = theirs.values * (sign * alpha) if sign * alpha != 1 else theirs.values
+        return _merged(coo, _COO(theirs.indices, values, theirs.coalesced), self.dtype)
+    return entries
+
+
+def _refused(aten_name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"Could not run 'aten::{aten_name}' with arguments from the 'SparseCPU' backend. "
+                                  "This could be because the operator doesn't exist for this backend, or was omitted "
+                                  "during the selective/custom build process (if using custom build).")
+    return method
+
+
+def _inplace_negated(self, coo):
+    return _COO(coo.indices, coo.values.neg(), coo.coalesced)
+
+
+def _inplace_copied(self, coo, src, non_blocking=False):
+    if not isinstance(src, Tensor) or src._coo is None:
+        return None
+    return _COO(src._coo.indices, src._coo.values.to(self.dtype), src._coo.coalesced)
+
+
+def _keeps_sparse_inplace(name, entries):
+    dense_method = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        coo = self._coo
+        new = None if coo is None else entries(self, coo, *args, **kwargs)
+        out = dense_method(self, *args, **kwargs)
+        if coo is not None:
+            self._coo = new  # (None: the value stays, now dense)
+        return out
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = dense_method.__doc__
+    setattr(_SparseTensor, name, method)
+
+
+for _name, _fn in (("mul_", _inplace_scaled("mul")), ("__imul__", _inplace_scaled("mul")),
+                   ("div_", _inplace_scaled("div")), ("__itruediv__", _inplace_scaled("div")),
+                   ("neg_", _inplace_negated), ("add_", _inplace_summed(1)), ("__iadd__", _inplace_summed(1)),
+                   ("sub_", _inplace_summed(-1)), ("__isub__", _inplace_summed(-1)), ("copy_", _inplace_copied)):
+    _keeps_sparse_inplace(_name, _fn)
+for _name in ("clamp_", "fill_"):  # (PyTorch's sparse tensors refuse them: a clamped gradient kept stale entries)
+    setattr(_SparseTensor, _name, _refused(_name if _name != "fill_" else "fill_.Scalar"))
 
 
 def _zero_(self):

@@ -30,9 +30,14 @@ from .registry import apply, defop
 _FLOAT = _dtype._FLOAT
 
 
-class LinAlgError(RuntimeError):
+class _LinAlgError(RuntimeError):
     """``torch.linalg.LinAlgError``: a linear-algebra routine failed on its input (singular, not positive-definite).
-    A ``RuntimeError``, as in PyTorch."""
+    A ``RuntimeError``, as in PyTorch, where the class is ``torch._C._LinAlgError``: its name (``type(e).__name__``,
+    ``repr(e)``) is ``_LinAlgError`` there and here."""
+
+
+_LinAlgError.__module__ = "torchish._C"  # where pickle finds it (torch._C in PyTorch)
+LinAlgError = _LinAlgError
 
 
 RESULTS = {name: _return_type(name, fields) for name, fields in (

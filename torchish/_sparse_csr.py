@@ -1,0 +1,264 @@
+"""``torch.sparse_csr_tensor`` and ``Tensor.to_sparse_csr``: 2-D compressed-sparse-row tensors, held densely.
+
+As :mod:`torchish.sparse` holds a COO tensor, a CSR tensor here is a Tensor whose value is the dense matrix its
+entries make, with ``crow_indices``, ``col_indices`` and ``values`` kept beside it. Dense arithmetic on it
+(``A @ x``, ``torch.mm``, ``torch.sparse.mm``/``addmm``, ``A.sum()``) is ordinary ops on that value, so gradients
+reach ``values`` (when it requires grad) and the dense operand as in PyTorch; ``layout``, ``is_sparse_csr``,
+``_nnz()``, printing, ``to_dense()``, ``to_sparse_coo()`` and ``to_sparse_csr()`` answer as for PyTorch's CSR
+tensors, and ``clone``/``detach``/dtype casts/scaling by a number keep the CSR entries.
+
+Differences: only 2-D CSR tensors with scalar values (PyTorch also has batched and hybrid ones); other ops on a CSR
+tensor (``A.t()``, which is CSC in PyTorch, ``A + B``) give dense tensors with the same values.
+
+Example:
+    >>> import torchish as torch
+    >>> A = torch.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_csr()
+    >>> A.crow_indices(), A.col_indices()
+    (tensor([0, 1, 2]), tensor([1, 0]))
+    >>> A @ torch.ones(2)
+    tensor([1., 2.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype, _layout
+from ._subclass import _disabled_torch_function_impl
+from ._tensor import Tensor
+from ._tensor_str import _add_suffixes, format_values
+from .ops import copying as _copying, creation as _creation
+
+__all__ = ["sparse_csr_tensor"]
+
+
+class _CSR:
+    """The entries of a CSR matrix: ``crow`` (rows + 1 offsets), ``col`` and ``values`` (one per entry); ``built``:
+    the tensor was made from them (its gradient goes to ``values``: PyTorch's SparseCompressedTensorBackward0)."""
+
+    __slots__ = ("crow", "col", "values", "built")
+
+    def __init__(self, crow, col, values, built=False):
+        self.crow, self.col, self.values, self.built = crow, col, values, built
+
+
+class _SparseCsrTensor(Tensor):
+    """A CSR tensor's class: a Tensor (its dense value) that keeps its CSR entries in ``_csr``."""
+    __slots__ = ()
+    __torch_function__ = _disabled_torch_function_impl  # (torchish's own: results are plain dense tensors)
+
+    @property
+    def layout(self):
+        return _layout.sparse_csr
+
+    @property
+    def is_sparse_csr(self):
+        return True
+
+    def crow_indices(self):
+        return self._csr.crow
+
+    def col_indices(self):
+        return self._csr.col
+
+    def values(self):
+        return self._csr.values
+
+    def _nnz(self):
+        return int(self._csr.col.shape[0])
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        out = _copying.clone(self)
+        return out if dtype is None else out.to(dtype)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return self
+
+    def to_sparse_coo(self):
+        from .sparse import sparse_coo_tensor
+        csr = self._csr
+        indices = _creation.tensor(np.stack([np.asarray(_rows(csr.crow)._d), np.asarray(csr.col._d).astype(np.int64)]))
+        return sparse_coo_tensor(indices, csr.values, tuple(self.shape), is_coalesced=True)
+
+    def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+        if layout in (None, _layout.sparse_coo) and not args:
+            return self.to_sparse_coo()
+        if layout is _layout.sparse_csr:
+            return self
+        return Tensor.to_sparse(self.to_dense(), *args, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
+
+    def __repr__(self, *, tensor_contents=None):
+        return _csr_repr(self)
+
+    __str__ = __repr__
+
+
+def _rows(crow):
+    """The row of each entry (int64), from the row offsets."""
+    counts = np.diff(np.asarray(crow.detach()._d).astype(np.int64))
+    return _creation.tensor(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
+
+
+def _mark(t, csr):
+    t._csr = csr
+    t.__class__ = _SparseCsrTensor
+    return t
+
+
+def _from_entries(crow, col, values, size, requires_grad=False):
+    """The CSR tensor of ``size`` with these entries: its value sums them into zeros (an accumulating index_put,
+    so the gradient of each value is the dense gradient at its place)."""
+    dense = _creation.zeros(size, dtype=values.dtype)
+    if requires_grad:
+        values = values.detach()
+    if col.shape[0]:
+        dense = dense.index_put((_rows(crow), col.long()), values, accumulate=True)
+    if requires_grad:
+        dense.requires_grad_(True)
+    return _mark(dense, _CSR(crow, col, values, built=True))
+
+
+def _as_tensor(x, dtype=None):
+    return x if isinstance(x, Tensor) else _creation.tensor(x, dtype=dtype)
+
+
+def _check_invariants(crow, col, values, size):
+    """PyTorch's checks under ``check_invariants=True`` (without it PyTorch checks nothing), with its messages."""
+    if crow.dtype != col.dtype:
+        raise RuntimeError(f"crow_indices and col_indices must have the same dtype, bot got "
+                           f"{_dtype.scalar_type_name(crow.dtype)} and {_dtype.scalar_type_name(col.dtype)}, "
+                           "respectively")
+    if crow.shape[0] != size[0] + 1:
+        raise RuntimeError(f"crow_indices.shape[-1] must be equal to the number of rows + 1 (={size[0] + 1}), but "
+                           f"got {crow.shape[0]}")
+    if col.shape[0] != values.shape[0]:
+        raise RuntimeError(f"col_indices.shape[-1] must be equal to nnz (={values.shape[0]}) as defined by "
+                           f"values.shape[0], but got {col.shape[0]}")
+    c, k = np.asarray(crow._d).astype(np.int64), np.asarray(col._d).astype(np.int64)
+    if c[0] != 0:
+        raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
+    if c[-1] != k.shape[0]:
+        raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
+    step = np.diff(c)
+    if (step < 0).any() or (step > size[1]).any():
+        raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied.")
+    if k.size and ((k < 0).any() or (k >= size[1]).any()):
+        raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
+    for r in range(len(step)):
+        if (np.diff(k[c[r]:c[r + 1]]) <= 0).any():
+            raise RuntimeError("`col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] for all i = 1, "
+                               "..., nrows are sorted and distinct along the last dimension values` is not "
+                               "satisfied.")
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None):
+    """A 2-D CSR tensor: row ``i`` holds ``values[crow_indices[i]:crow_indices[i + 1]]`` at columns
+    ``col_indices[crow_indices[i]:crow_indices[i + 1]]`` (PyTorch's ``torch.sparse_csr_tensor``). As PyTorch,
+    the entries are checked only under ``check_invariants=True``."""
+    crow, col = _as_tensor(crow_indices), _as_tensor(col_indices)
+    values = _as_tensor(values, dtype)
+    if dtype is not None and values.dtype != dtype:
+        values = values.to(dtype)
+    if crow.dim() != 1 or col.dim() != 1 or values.dim() != 1:
+        raise NotImplementedError("torchish's sparse_csr_tensor holds 2-D matrices of scalars: crow_indices, "
+                                  "col_indices and values must be 1-D (batched and hybrid CSR are not supported)")
+    if size is None:
+        ncols = int(col.max()) + 1 if col.shape[0] else 0
+        size = (crow.shape[0] - 1, ncols)
+    size = tuple(int(s) for s in size)
+    if len(size) != 2:
+        raise NotImplementedError(f"torchish's sparse_csr_tensor holds 2-D matrices, got size {size}")
+    if check_invariants:
+        _check_invariants(crow, col, values, size)
+    for t in (crow, col):
+        if t.dtype.is_floating_point or t.dtype.is_complex:
+            raise NotImplementedError(f"\"estimate_sparse_compressed_tensor_size\" not implemented for "
+                                      f"'{_dtype.scalar_type_name(t.dtype)}'")
+    return _from_entries(crow, col, values, size, requires_grad)
+
+
+def to_sparse_csr(self, dense_dim=None):
+    """``x.to_sparse_csr()`` of a dense or COO matrix: its nonzero entries (a COO tensor's coalesced entries), row
+    by row."""
+    if dense_dim is not None:
+        raise NotImplementedError("to_sparse_csr: dense_dim (hybrid CSR) is not supported")
+    if self.dim() != 2:
+        raise NotImplementedError(f"to_sparse_csr: torchish's CSR tensors are 2-D, got a {self.dim()}-D tensor")
+    if self._coo is not None:
+        coo = self.coalesce()._coo
+        rows, cols, values = coo.indices[0], coo.indices[1], coo.values
+    else:
+        nz = np.nonzero(np.asarray(self.detach()._concrete()))
+        rows, cols = _creation.tensor(nz[0].astype(np.int64)), _creation.tensor(nz[1].astype(np.int64))
+        values = self[rows, cols]
+    counts = np.bincount(np.asarray(rows._d).astype(np.int64), minlength=self.shape[0])
+    crow = _creation.tensor(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+    out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
+    if out._coo is not None:
+        out = out.to_dense()
+    return _mark(out, _CSR(crow, cols, values))
+
+
+Tensor.to_sparse_csr = to_sparse_csr
+
+
+def _keeps_csr(name, entries):
+    """``Tensor.<name>`` for CSR tensors: the dense result also keeps ``entries(self, out, *args, **kwargs)``
+    (None: the result is dense)."""
+    dense_method = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        out = dense_method(self, *args, **kwargs)
+        if out is self:
+            return out
+        csr = entries(self, out, *args, **kwargs)
+        return out if csr is None else _mark(out, csr)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = dense_method.__doc__
+    setattr(_SparseCsrTensor, name, method)
+
+
+def _same(self, out, *args, **kwargs):
+    csr = self._csr
+    values = csr.values if out.requires_grad else csr.values.detach()
+    return _CSR(csr.crow, csr.col, values.to(out.dtype))
+
+
+def _scaled(op):
+    def entries(self, out, other):
+        if isinstance(other, Tensor) and other.dim() or not isinstance(other, (Tensor, int, float)):
+            return None
+        csr = self._csr
+        return _CSR(csr.crow, csr.col, getattr(csr.values, op)(other).to(out.dtype))
+    return entries
+
+
+for _name, _fn in (("clone", _same), ("detach", _same), ("to", _same), ("float", _same), ("double", _same),
+                   ("half", _same), ("mul", _scaled("mul")), ("__mul__", _scaled("mul")),
+                   ("__rmul__", _scaled("mul")), ("div", _scaled("div")), ("__truediv__", _scaled("div"))):
+    _keeps_csr(_name, _fn)
+
+
+def _csr_repr(t):
+    """A CSR tensor as PyTorch prints it: crow_indices, col_indices and values, then size, nnz, dtype, layout."""
+    prefix = "tensor("
+    indent = len(prefix)
+    csr = t._csr
+    parts = []
+    for name, part in (("crow_indices", csr.crow), ("col_indices", csr.col), ("values", csr.values)):
+        head = f"{name}=tensor("
+        a = np.asarray(part.detach()._d)
+        text = format_values(a, indent + len(head)) if a.size else "[]"
+        if a.size == 0:
+            text += f", size={tuple(a.shape)}"
+        parts.append(head + text + ")")
+    suffixes = [f"size={tuple(t.shape)}", f"nnz={csr.col.shape[0]}"]
+    if t.dtype not in (_dtype.DEFAULTS.float, _dtype.DEFAULTS.complex, _dtype.int64, _dtype.bool):
+        suffixes.append(f"dtype={t.dtype}")
+    suffixes.append(f"layout={t.layout}")
+    if t.grad_fn is not None:
+        name = "SparseCompressedTensorBackward0" if csr.built else type(t.grad_fn).__name__
+        suffixes.append(f"grad_fn=<{name}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent)

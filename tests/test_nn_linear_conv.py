@@ -36,7 +36,11 @@ def test_linear_one_kernel_grad_fn():
     x = torchish.ones(2, 3, requires_grad=True)
     y = F.linear(x, torchish.ones(4, 3), torchish.ones(4))
     assert type(y.grad_fn).__name__ == "AddmmBackward0"
-    assert type(y.grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"   # one node: no separate add
+    # one node does the whole linear; it shows PyTorch's inputs of addmm: (bias: no grad), x, weight.t()
+    assert y.grad_fn.next_functions[0] == (None, 0)
+    assert y.grad_fn.next_functions[1][0] is x.grad_fn or type(y.grad_fn.next_functions[1][0]).__name__ == \
+        "AccumulateGrad"
+    assert y.grad_fn.next_functions[2] == (None, 0)  # (the weight has no grad either)
 
 
 @pytest.mark.skipif(torch is None, reason="needs torch")

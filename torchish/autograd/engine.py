@@ -489,15 +489,29 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
     else:
         grads_in = node.apply_grads(grads, create_graph)
     if node._post_hooks:
-        for fn in list(node._post_hooks.values()):
-            r = fn(tuple(grads_in), tuple(grads))
-            if r is not None:
-                grads_in = _hook_values(fn, r, grads_in)
+        grads_in = _post_hooks(node, grads_in, grads, create_graph)
     if STATE.anomaly:
         anomaly_mode.check_nan(node, grads_in)
     if not retain_graph:
         node.release()
     return grads_in
+
+
+def _post_hooks(node, grads_in, grads, create_graph):
+    """``node``'s hooks ``fn(grad_inputs, grad_outputs)``; returns its input gradients with their replacements.
+    A registry op's node gives them PyTorch's ``grad_inputs`` (the inputs its node lists, in its order), not one per
+    input of torchish's op."""
+    shown = getattr(node, "hook_grads", None)
+    view = grads_in if shown is None else shown(grads_in, grads)
+    changed = False
+    for fn in list(node._post_hooks.values()):
+        r = fn(tuple(view), tuple(grads))
+        if r is not None:
+            view = _hook_values(fn, r, view)
+            changed = True
+    if shown is None or not changed:
+        return view if shown is None else grads_in
+    return node.unhook_grads(view, grads_in, grads, create_graph)
 
 
 def _hook_name(fn):

@@ -189,31 +189,13 @@ def _non_full_backward_hooks(module, hooks, inputs, result):
     grad_fn = var.grad_fn
     if grad_fn is None:
         return
-    op = getattr(getattr(grad_fn, "op", None), "name", None)
-    if op in ("linear", "linear_nobias") and var.ndim == 2:
-        call = functools.partial(_linear_as_addmm, op == "linear")
-    else:
-        call = _call_module_hook
-    for hook in hooks:
-        grad_fn.register_hook(functools.partial(call, hook, module))
+    for hook in hooks:  # (the node gives PyTorch's grad_inputs: a 2-d linear's are addmm's, bias first)
+        grad_fn.register_hook(functools.partial(_call_module_hook, hook, module))
     _warn_non_full_backward_hook(inputs, result, grad_fn)
 
 
 def _call_module_hook(hook, module, grad_inputs, grad_outputs):
     return hook(module, grad_inputs, grad_outputs)
-
-
-def _linear_as_addmm(has_bias, hook, module, grad_inputs, grad_outputs):
-    """A 2-D ``linear`` is one node here (inputs: input, weight, bias); PyTorch's is ``addmm(bias, input,
-    weight.t())`` (``mm(input, weight.t())`` without a bias), whose gradients its legacy hooks see: (bias, input,
-    weight.T) in that order, and return in that order."""
-    gx, gw, gb = grad_inputs
-    gwt = None if gw is None else gw.t()
-    res = hook(module, (gb, gx, gwt) if has_bias else (gx, gwt), grad_outputs)
-    if res is None:
-        return None
-    b, x, wt = tuple(res) if has_bias else (None, *res)
-    return (x, None if wt is None else wt.t(), b)
 
 
 def _warn_non_full_backward_hook(inputs, result, grad_fn):

@@ -14,7 +14,7 @@ from .. import _dtype, _meta
 from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, live_tensor, saved_origin
 from ..autograd.grad_mode import STATE
-from . import dynamic as _dynamic, lazy, tracing
+from . import dynamic as _dynamic, lazy, shown_graph, tracing
 from . import registry as _registry
 from .casting import rounded
 
@@ -76,8 +76,10 @@ _LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": 
 # reflected operators (``2 * x``) call ``x.mul(2)`` in PyTorch: the tensor comes first
 _COMMUTATIVE = ("add", "mul")
 # ops whose PyTorch node takes the operands in another order: linear(x, w, b) is addmm(b, x, w.t()). The engine
-# runs the leaves' AccumulateGrad nodes in that order (``torch_input_order``); next_functions does not show it yet
+# runs the leaves' AccumulateGrad nodes in that order (``torch_input_order``); next_functions shows it (SHOWN_KIND)
 _TORCH_ORDER = {"linear": (2, 0, 1)}
+# fused ops whose node shows PyTorch's several nodes (torchish.ops.shown_graph): op -> the kind of graph
+SHOWN_KIND: dict = {}
 
 
 def _is_array(v):
@@ -119,6 +121,12 @@ class OpNode(Node):
 
     @property
     def next_functions(self):
+        kind = SHOWN_KIND.get(self.op)
+        if kind is not None:  # a fused op that is several nodes in PyTorch (F.linear): PyTorch's nodes, made once
+            fns = self.__dict__.get("_shown_fns")
+            if fns is None:
+                fns = self.__dict__["_shown_fns"] = shown_graph.next_functions(kind, self)
+            return fns
         edges = self.next_edges
         shown = tuple((edges[i][0], edges[i][1]) if edges[i] is not None else (None, 0) for i in self._shown_inputs())
         inplace = self.__dict__.get("inplace_fn")
@@ -133,9 +141,27 @@ class OpNode(Node):
         order = _TORCH_ORDER.get(self.op.name)
         return order if order is not None and len(pos) == len(order) else pos
 
+    def hook_grads(self, grads_in, grads):
+        """``grads_in`` (one per input of torchish's op) as PyTorch's node gives its ``grad_inputs`` to a hook or
+        returns them when called: the inputs it lists (``next_functions``), in its order."""
+        kind = SHOWN_KIND.get(self.op)
+        if kind is not None:
+            return shown_graph.hook_grads(kind, self, grads_in, grads)
+        return [grads_in[i] for i in self._shown_inputs()]
+
+    def unhook_grads(self, shown, grads_in, grads, create_graph):
+        """The inverse of :meth:`hook_grads`: ``grads_in`` with the hooks' replacements ``shown`` in place."""
+        kind = SHOWN_KIND.get(self.op)
+        if kind is not None:
+            return shown_graph.unhook_grads(kind, self, shown, grads_in, grads, create_graph)
+        out = list(grads_in)
+        for i, g in zip(self._shown_inputs(), shown):
+            out[i] = g
+        return out
+
     def __call__(self, *grads):
-        out = self.apply_grads(list(grads), STATE.grad_enabled)
-        out = [out[i] for i in self._shown_inputs()]
+        grads = list(grads)
+        out = self.hook_grads(self.apply_grads(grads, STATE.grad_enabled), grads)
         return out[0] if len(out) == 1 else tuple(out)
 
     def release(self):

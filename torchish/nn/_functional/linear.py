@@ -12,6 +12,7 @@ from ...ops import registry as _registry
 from ...ops.casting import rounded
 from ...ops.elementwise import not_implemented, out_structured
 from ...ops.linalg import _c as _c_type_name
+from ...ops.opnode import SHOWN_KIND
 from ...ops.registry import apply, defop, overload
 from ._args import need_tensor
 
@@ -30,11 +31,28 @@ def _linear_fwd(x, w, b, *, split=False):
 
 _LINEAR = defop("linear", _linear_fwd, grad_name="AddmmBackward0")
 _LINEAR_NOBIAS = defop("linear_nobias", _linear_fwd, grad_name="MmBackward0")
-# the node PyTorch's at::linear shows on top for other input ranks (it views a 1-d or N-d input as a matrix and the
-# result back): (with a bias, without) by whether the input is 1-d, 2-d or more
-_LINEAR_BY_RANK = {1: (overload(_LINEAR, "ViewBackward0"), overload(_LINEAR_NOBIAS, "SqueezeBackward4")),
-                   2: (_LINEAR, _LINEAR_NOBIAS),
-                   3: (overload(_LINEAR, "ViewBackward0"), overload(_LINEAR_NOBIAS, "UnsafeViewBackward0"))}
+# the node PyTorch's at::linear shows on top, by the path it takes (torchish.ops.shown_graph): addmm/mm for a 2-d
+# input; a view of a contiguous 1-d or N-d input with a bias; else matmul (whose result is squeezed or unsafe-viewed)
+# and an in-place add of the bias
+_BY_KIND = {"addmm": _LINEAR, "mm": _LINEAR_NOBIAS, "view": overload(_LINEAR, "ViewBackward0"),
+            "add1": overload(_LINEAR, "AddBackward0"), "add_nc": overload(_LINEAR, "AddBackward0"),
+            "squeeze": overload(_LINEAR_NOBIAS, "SqueezeBackward4"),
+            "unsafe_view": overload(_LINEAR_NOBIAS, "UnsafeViewBackward0"),
+            "unsafe_view_nc": overload(_LINEAR_NOBIAS, "UnsafeViewBackward0")}
+SHOWN_KIND.update((op, kind) for kind, op in _BY_KIND.items())
+
+
+def _kind(input, bias):
+    """The path at::linear takes for ``input`` (see :data:`_BY_KIND`)."""
+    nd = input.ndim
+    if nd == 2:
+        return "mm" if bias is None else "addmm"
+    if nd == 1 and bias is None:
+        return "squeeze"
+    contiguous = input._view is None and input._layout is None or input.is_contiguous()  # (the first: no cost)
+    if bias is None:
+        return "unsafe_view" if contiguous else "unsafe_view_nc"
+    return "view" if contiguous else "add1" if nd == 1 else "add_nc"
 
 
 def _type_name(t):
@@ -114,10 +132,9 @@ def linear(input, weight, bias=None, *, out=None):
     _check_linear(input, weight, bias)
     # PyTorch adds the bias in one addmm for a 2-D or contiguous input, else after the product (at::linear): two
     # roundings of a float16/bfloat16 result (the transposed activations of batch_first MultiheadAttention)
-    split = bias is not None and input.ndim != 2 and input.dtype in (_dtype.float16, _dtype.bfloat16) and \
-        not input.is_contiguous()
-    op = _LINEAR_BY_RANK[min(input.ndim, 3)][bias is None]
-    y = apply(op, (input, weight, bias), **({"split": True} if split else {}))
+    kind = _kind(input, bias)
+    split = kind in ("add1", "add_nc") and input.dtype in (_dtype.float16, _dtype.bfloat16)
+    y = apply(_BY_KIND[kind], (input, weight, bias), **({"split": True} if split else {}))
     return out_structured(y, out, "linear")
 
 

@@ -112,11 +112,17 @@ def graph_def(model, input_to_model):
             continue
         seen.add(id(fn))
         fns.append(fn)
-        todo.extend(nxt for nxt, _ in fn.next_functions if nxt is not None)
+        todo.extend(_inputs(fn))
     for fn in sorted(fns, key=lambda f: f.seq):  # forward order: numbering follows execution
-        preds = [nxt for nxt, _ in fn.next_functions if nxt is not None]
+        preds = _inputs(fn)
         shape = fn.out_meta[0][0] if fn.out_meta else ()
         add(name_of(fn), type(fn).__name__, [name_of(p) for p in preds], shape)
     for i, t in enumerate(outs):
         add(f"output/{i}", "IO Node", [name_of(t.grad_fn)] if t.grad_fn is not None else [], t.shape)
     return graph_pb2.GraphDef(node=nodes, versions=versions_pb2.VersionDef(producer=22))
+
+
+def _inputs(fn):
+    """The nodes ``fn`` takes gradients from: torchish's own edges (the ops that ran; ``next_functions`` shows
+    PyTorch's graph, with nodes of its own under a fused ``F.linear``)."""
+    return [e[0] for e in fn.next_edges if e is not None and e[0] is not None]

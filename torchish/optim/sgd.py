@@ -10,6 +10,7 @@ from .optimizer import Optimizer, check_fused, required, zeros_like_param
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..compile.recorder import creating_state, scalar, static as static_flag
+from ..ops import tracing
 
 
 class SGD(Optimizer):
@@ -67,6 +68,8 @@ class SGD(Optimizer):
         self._fresh = set()
         try:
             super()._step_group(group)
+            if group["momentum"] != 0:
+                self._sparse_buffers(group)
         finally:
             self._fresh = set()
         if group["foreach"] and group["nesterov"] and group["momentum"] != 0 and not static_flag(group, "maximize") \
@@ -80,6 +83,32 @@ class SGD(Optimizer):
                     if p.grad is not None:
                         buf = self.state[p]["momentum_buffer"]
                         p.grad.add_(buf * Tensor._make(jnp.asarray(m, buf._v.dtype)))
+
+    def _sparse_buffers(self, group):
+        """Give the momentum buffers of sparse gradients PyTorch's entries (its buffer is then sparse too): a
+        clone of the gradient's the first time, then ``buf.mul_(momentum).add_(grad, alpha=1 - dampening)``'s
+        merge. The values were updated densely (the same numbers); a buffer made dense stays dense."""
+        if tracing.active():
+            return
+        from ..sparse import _COO, _merged, mark_sparse
+        mom, damp = group["momentum"], group["dampening"]
+        for p in group["params"]:
+            g = p.grad
+            if g is None:
+                continue
+            buf = self.state[p]["momentum_buffer"]
+            if g._coo is None:
+                if buf._coo is not None:  # (PyTorch refuses a dense gradient into a sparse buffer; here it is
+                    buf._coo = None       # dense from now on)
+                continue
+            coo = g._coo
+            values = -coo.values if group["maximize"] else coo.values
+            if id(p) in self._fresh:
+                mark_sparse(buf, _COO(coo.indices, values.to(buf.dtype), coo.coalesced))
+            elif buf._coo is not None:
+                old = buf._coo
+                mark_sparse(buf, _merged(_COO(old.indices, old.values * mom, old.coalesced),
+                                         _COO(coo.indices, values * (1 - damp), coo.coalesced), buf.dtype))
 
     def _hyper_values(self, group, params):
         hp = super()._hyper_values(group, params)

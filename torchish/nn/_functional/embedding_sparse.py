@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.grad_mode import STATE
-from ...ops import lazy, tracing
+from ... import _meta
+from ...ops import creation, lazy, tracing
 from ...ops.opnode import OpNode, _rebuild
 from ...ops.registry import overload
 from ...autograd.graph import node_class
@@ -41,17 +41,18 @@ class _SparseWeightGrad(OpNode):
         g_out = grads[0]
         if res[0] is None or g_out is None:
             return res
-        if tracing.active() or STATE.tracing:
+        if tracing.active():
             raise tracing.concrete_error("a sparse embedding gradient (its indices)")
         vals, _ = self.saved_values()
         vals = tuple(lazy.concrete_all(vals))
+        if _meta.has_meta(vals):  # (meta tensors: no indices to make entries of; the gradient stays dense)
+            return res
         static = dict(self.static)
         if self.op.name == "embedding":
             indices, values = _lookup_entries(g_out, np.asarray(vals[1]), static["padding_idx"])
         else:
             psw = None if vals[3] is None else _rebuild(vals[3], self.next_edges[3] if create_graph else None)
             indices, values = _bag_entries(g_out, np.asarray(vals[1]), np.asarray(vals[2]), psw, static)
-        from ...ops import creation
         idx = creation.tensor(indices.reshape(1, -1).astype(np.int64))
         res[0] = mark_sparse(res[0], _COO(idx, values, len(indices) < 2))
         return res
@@ -59,7 +60,6 @@ class _SparseWeightGrad(OpNode):
 
 def _rows(g_out, positions):
     """The rows of ``g_out`` (as ``(n, dim)``) at ``positions`` (all of them when None)."""
-    from ...ops import creation
     flat = g_out.reshape(-1, g_out.shape[-1])
     if positions is None:
         return flat
@@ -78,7 +78,6 @@ def _lookup_entries(g_out, idx, padding_idx):
 def _bag_entries(g_out, idx, offsets, psw, static):
     """``embedding_bag``'s entries (PyTorch's ``_embedding_bag_sparse_backward``): each position's bag gradient,
     divided by the bag's size (positions not holding ``padding_idx``) in mean mode, times its per-sample weight."""
-    from ...ops import creation
     n, num_bags, padding_idx = idx.shape[0], static["num_bags"], static["padding_idx"]
     seg = np.searchsorted(offsets, np.arange(n), side="right") - 1
     keep = seg < num_bags  # (positions past the last bag belong to none)

@@ -335,3 +335,19 @@ def test_in_place_ops_on_a_sparse_gradient_keep_its_entries(op):
             return str(e).split(" This could")[0], _entries(g)
         return r is g or r is None, _entries(g)
     both(run)
+
+
+@pytest.mark.parametrize("hook", ["to_dense", "times2", "coalesce", "to_sparse"])
+def test_weight_hook_results_for_a_sparse_gradient(hook):
+    # a hook's result must keep the sparse type (PyTorch's "changed the type" error); the first .grad is a shallow
+    # copy of its entries, coalesced only with fewer than two (PyTorch's _sparse_coo_tensor_unsafe)
+    def run(lib):
+        w = _weight(lib)
+        w.register_hook({"to_dense": lambda g: g.to_dense(), "times2": lambda g: g * 2,
+                         "coalesce": lambda g: g.coalesce(), "to_sparse": lambda g: g.to_dense().to_sparse()}[hook])
+        try:
+            _lookup(lib, w, [2, 0, 2]).backward()
+        except RuntimeError as e:
+            return str(e)
+        return _entries(w.grad)
+    both(run)

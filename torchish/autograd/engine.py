@@ -541,12 +541,20 @@ def _check_hook_result(r, g, fn=None):
         raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
     if g is None:
         return r
-    if r._v.dtype != g._v.dtype:  # (PyTorch compares the type first, then the size)
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
-                           f"{_dtype.cpp_tensor_type_name(g.dtype)} got {_dtype.cpp_tensor_type_name(r.dtype)})")
+    if r._v.dtype != g._v.dtype or (r._coo is None) != (g._coo is None):  # (the type, then the size; a
+        # sparse gradient's type is its layout too)
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_name(g)} got {_type_name(r)})")
     if r._v.shape != g._v.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")  # (PyTorch's words, no sizes)
     return r
+
+
+def _type_name(t):
+    """A gradient's type as PyTorch's hook check prints it (``torch.FloatTensor``, ``torch.sparse.FloatTensor``)."""
+    name = _dtype.cpp_tensor_type_name(t.dtype)
+    if t._coo is None:
+        return name
+    return "torch.sparse." + name[len("torch."):] if name.startswith("torch.") else "Sparse" + name
 
 
 def _add_to_buffer(buffers, node, nr, g, producer):
@@ -601,8 +609,10 @@ def _accumulate(var, g, create_graph):
 def _fresh(g):
     """A new tensor holding ``g``'s value (and a sparse gradient's entries, as PyTorch's shallow copy of one)."""
     t = Tensor._make(g._d)
-    if g._coo is not None:
-        t._coo = g._coo.detach()
+    if g._coo is not None:  # (PyTorch's _sparse_coo_tensor_unsafe of its indices and values: coalesced only if
+        coo = g._coo.detach()  # nnz < 2, whatever the flag was)
+        coo.coalesced = coo.indices.shape[1] < 2
+        t._coo = coo
         t.__class__ = type(g)
     return t
 

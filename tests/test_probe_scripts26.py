@@ -18,7 +18,9 @@ with kwargs and state-dict hooks, and the error messages these scripts print.
 Fixed here: ``torch.sparse_csr_tensor``, ``Tensor.to_sparse_csr()`` and ``to_sparse(layout=torch.sparse_csr)`` were
 missing (AttributeError / NotImplementedError): 2-D CSR tensors now exist (torchish/_sparse_csr.py: crow/col/values,
 layout, printing, matmul with gradients to the values and the dense operand, ``to_sparse_coo``, scaling and casts,
-PyTorch's invariant checks and messages); ``torch.linalg.LinAlgError`` is named ``_LinAlgError`` (PyTorch's
+PyTorch's invariant checks and messages); ``torch.sparse.mm(csr, dense, reduce=...)`` raised NotImplementedError (now
+sum/mean/amax/amin with gradients to the values and the dense operand, PyTorch's errors for COO/strided inputs and
+prod), and ``torch.sparse.mm`` of a vector returned a product where PyTorch raises; ``torch.linalg.LinAlgError`` is named ``_LinAlgError`` (PyTorch's
 ``torch._C._LinAlgError``), so ``type(e).__name__`` and ``repr(e)`` print as under PyTorch.
 
 Left out or not compared: AmplitudeToDB's default top_db=80 (bins 60-80 dB under the peak differ by the two FFTs'
@@ -297,7 +299,8 @@ def case_sparse_coo_and_csr_adjacency(lib):
     dim, ``indices()``/``values()`` after coalesce; the same adjacency as CSR (``to_sparse_csr()`` of the COO tensor
     and of the dense one, ``torch.sparse_csr_tensor`` from crow/col/values with ``check_invariants``): its
     ``crow_indices``/``col_indices``/``values``, layout, printing, ``csr @ XW`` with gradients to the CSR values and
-    W, ``to_sparse_coo``, scaling, a dtype cast, and the invariant checks' errors."""
+    W, ``to_sparse_coo``, scaling, a dtype cast, ``torch.sparse.mm(csr, XW, reduce)`` (sum/mean/amax, as PyG's
+    SAGE aggregation) with gradients, and the errors of the invariant checks and of ``sparse.mm``."""
     edge_index, n = _graph(lib)
     idx = lib.cat([edge_index, lib.tensor([[0], [1]])], dim=1)
     vals = lib.ones(idx.shape[1])
@@ -320,6 +323,16 @@ def case_sparse_coo_and_csr_adjacency(lib):
     h = built @ (x @ w)
     res["built"] = (h, _grads(lib, h, cvals, w), repr(built), repr((built.detach() * 2).double()),
                     lib.sparse.mm(built.detach(), lib.ones(n, 1)).squeeze(1), built.detach().to_dense())
+    for reduce in ("sum", "mean", "amax"):  # SAGE-style aggregation by a CSR adjacency
+        cv = csr.values().detach().clone().requires_grad_()
+        a = lib.sparse_csr_tensor(csr.crow_indices(), csr.col_indices(), cv, (n, n))
+        agg = lib.sparse.mm(a, x @ w, reduce)
+        res["reduce_" + reduce] = (agg, _grads(lib, agg, cv, w))
+    res["mm_errors"] = [_err(lambda: lib.sparse.mm(built.detach(), lib.ones(n))),
+                        _err(lambda: lib.sparse.mm(adj_n, lib.ones(n))),
+                        # (the type only: PyTorch's message goes on to list its dispatcher's backends)
+                        _err(lambda: lib.sparse.mm(adj_n, lib.ones(n, 1), "sum"))[0],
+                        _err(lambda: lib.sparse.mm(built.detach(), lib.ones(n, 1), "prod"))]
     bad = []
     for crow, col in (([0, 2, 1, 2], [0, 1]), ([0, 1, 2, 2], [1, 1]), ([0, 2, 2, 2], [1, 0]), ([0, 1, 1, 2], [0, 5])):
         bad.append(_err(lambda: lib.sparse_csr_tensor(lib.tensor(crow), lib.tensor(col), lib.ones(2), (3, 3),

@@ -2,8 +2,9 @@
 
 As :mod:`torchish.sparse` holds a COO tensor, a CSR tensor here is a Tensor whose value is the dense matrix its
 entries make, with ``crow_indices``, ``col_indices`` and ``values`` kept beside it. Dense arithmetic on it
-(``A @ x``, ``torch.mm``, ``torch.sparse.mm``/``addmm``, ``A.sum()``) is ordinary ops on that value, so gradients
-reach ``values`` (when it requires grad) and the dense operand as in PyTorch; ``layout``, ``is_sparse_csr``,
+(``A @ x``, ``torch.mm``, ``torch.sparse.mm``/``addmm``, ``A.sum()``) is ordinary ops on that value, and
+``torch.sparse.mm(A, x, reduce)`` works on the entries (:func:`mm_reduce`), so gradients reach ``values`` (when it
+requires grad) and the dense operand as in PyTorch; ``layout``, ``is_sparse_csr``,
 ``_nnz()``, printing, ``to_dense()``, ``to_sparse_coo()`` and ``to_sparse_csr()`` answer as for PyTorch's CSR
 tensors, and ``clone``/``detach``/dtype casts/scaling by a number keep the CSR entries.
 
@@ -262,3 +263,33 @@ def _csr_repr(t):
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent)
+
+
+def mm_reduce(mat1, mat2, reduce):
+    """``torch.sparse.mm(csr, dense, reduce)``: row ``i`` of the result reduces ``values[k] * mat2[col[k]]`` over the
+    row's entries by ``reduce`` (sum, mean, amax/max, amin/min; 0 for a row without entries), differentiable in the
+    CSR values and in ``mat2`` (PyTorch's SparseMmReduceImplBackward0)."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if reduce == "prod":
+        raise RuntimeError("sparse_mm_reduce: reduce type of prod has not been enabled.")
+    if mat1._coo is not None:
+        raise NotImplementedError("Could not run 'aten::_sparse_mm_reduce_impl' with arguments from the 'SparseCPU' "
+                                  "backend. This could be because the operator doesn't exist for this backend, or "
+                                  "was omitted during the selective/custom build process (if using custom build).")
+    if not isinstance(mat1, _SparseCsrTensor):
+        raise RuntimeError("sparse_mm_reduce: expect self to be SparseCsr, got Strided")
+    if mat2.dim() != 2 or mat2.shape[0] != mat1.shape[1]:
+        raise RuntimeError(f"Expected a tensor of dimension 2 and tensor.size[0] == {mat1.shape[1]} but got: "
+                           f"dimension {mat2.dim()} and tensor.size[0] = {mat2.shape[0]}")
+    if mat2.dtype != mat1.dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 'other' to have scalar type "
+                           f"{_dtype.scalar_type_name(mat1.dtype)}; but got torch."
+                           f"{_dtype.scalar_type_name(mat2.dtype)}Tensor instead (while checking arguments for "
+                           "sparse_mm_reduce)")
+    csr = mat1._csr
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    terms = csr.values.unsqueeze(-1) * mat2[csr.col.long()]
+    index = _rows(csr.crow).unsqueeze(-1).expand(-1, mat2.shape[1])
+    out = _creation.zeros((mat1.shape[0], mat2.shape[1]), dtype=terms.dtype)
+    return out.scatter_reduce(0, index, terms, reduce, include_self=False)

@@ -399,9 +399,16 @@ for _name, _fn in (("t", _transposed), ("transpose", _transposed), ("clone", _sa
 # the torch.sparse namespace
 
 def mm(mat1, mat2, reduce=None):
-    """``mat1 @ mat2`` where either may be sparse; the product is dense here."""
+    """``mat1 @ mat2`` where either may be sparse; the product is dense here. With ``reduce`` (a CSR ``mat1``),
+    each row reduces its entries' products by sum, mean, amax or amin (:func:`torchish._sparse_csr.mm_reduce`)."""
     if reduce is not None:
-        raise NotImplementedError("torch.sparse.mm: the reduce argument is not supported")
+        from ._sparse_csr import mm_reduce
+        return mm_reduce(mat1, mat2, reduce)
+    if mat2.dim() == 1:  # (``@`` would take a vector: PyTorch's sparse.mm does not)
+        if mat1.layout is _layout.sparse_csr:
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{1 if mat1._coo is not None else -2})")
     return mat1 @ mat2
 
 

@@ -20,7 +20,9 @@ missing (AttributeError / NotImplementedError): 2-D CSR tensors now exist (torch
 layout, printing, matmul with gradients to the values and the dense operand, ``to_sparse_coo``, scaling and casts,
 PyTorch's invariant checks and messages); ``torch.sparse.mm(csr, dense, reduce=...)`` raised NotImplementedError (now
 sum/mean/amax/amin with gradients to the values and the dense operand, PyTorch's errors for COO/strided inputs and
-prod), and ``torch.sparse.mm`` of a vector returned a product where PyTorch raises; ``torch.linalg.LinAlgError`` is named ``_LinAlgError`` (PyTorch's
+prod), and ``torch.sparse.mm`` of a vector returned a product where PyTorch raises; stft/istft's length errors now start with
+PyTorch's description of the call (``istft(CPUComplexFloatType[...], n_fft=..., ...) : expected 0 < hop_length <=
+win_length``), and istft checks ``hop_length <= win_length`` (it reported a NOLA failure); ``torch.linalg.LinAlgError`` is named ``_LinAlgError`` (PyTorch's
 ``torch._C._LinAlgError``), so ``type(e).__name__`` and ``repr(e)`` print as under PyTorch.
 
 Left out or not compared: AmplitudeToDB's default top_db=80 (bins 60-80 dB under the peak differ by the two FFTs'
@@ -57,7 +59,8 @@ def _grads(lib, out, *leaves):
 def case_stft_istft_round_trips_windows_and_pads(lib):
     """torchaudio-style Spectrogram/InverseSpectrogram: ``torch.stft`` with hann/hamming windows shorter than n_fft
     (zero-padded on both sides), center with reflect and constant padding, onesided and two-sided, normalized; the
-    istft round trip with ``length=``; power and magnitude spectrograms and their gradients to the waveform."""
+    istft round trip with ``length=``; power and magnitude spectrograms and their gradients to the waveform; the
+    errors of bad hop/window/n_fft lengths."""
     res = {}
     wave = (_data(lib, 2, 64) + 0.3 * lib.sin(lib.arange(64.) * 0.9)).requires_grad_()
     for i, (n_fft, hop, win_len, wfn, pad_mode, onesided, normalized) in enumerate([
@@ -76,6 +79,13 @@ def case_stft_istft_round_trips_windows_and_pads(lib):
     spec = lib.stft(wave.detach(), 16, hop_length=4, window=lib.hann_window(16, periodic=False), center=False,
                     return_complex=True)
     res["nocenter"] = (spec.shape, spec.angle(), lib.view_as_real(spec).shape)
+    # the messages of a hop longer than the window (istft's NOLA would fail later), a window longer than n_fft, a
+    # zero hop and an n_fft longer than the padded signal: PyTorch's, which start with the call's description
+    res["errors"] = [_err(lambda: lib.istft(spec, 16, hop_length=8, win_length=4, window=lib.ones(4), center=False)),
+                     _err(lambda: lib.istft(spec, 16, hop_length=4, win_length=17, length=64)),
+                     _err(lambda: lib.stft(wave, 16, hop_length=0, return_complex=True, onesided=False)),
+                     _err(lambda: lib.stft(wave[0].double(), 80, window=lib.hann_window(80, dtype=lib.float64),
+                                           return_complex=True, normalized=True))]
     return res
 
 

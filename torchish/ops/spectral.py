@@ -14,7 +14,6 @@ import numpy as np
 
 from .._global_flags import warn_once
 from .. import _dtype
-from .._tensor import Tensor
 from . import creation as _creation, tracing
 from .registry import Family as _Family
 
@@ -91,15 +90,34 @@ def _frame_window(window, win_length, n_fft, like):
     return window
 
 
-def _lengths(n_fft, hop_length, win_length, name):
+def _call(name, x, n_fft, hop, win, window, flags):
+    """PyTorch's description of an stft/istft call, which starts its messages about bad lengths:
+    ``stft(torch.FloatTensor[2, 48], n_fft=8, hop_length=0, ..., align_to_window=None)``."""
+    def text(v):
+        return "None" if v is None else str(int(v)) if isinstance(v, bool) else str(v)
+    w = "None" if window is None else f"{_dtype.cpp_tensor_type_name(window.dtype)}{{{list(window.shape)}}}"
+    args = "".join(f", {k}={text(v)}" for k, v in flags)
+    return (f"{name}({_dtype.cpp_tensor_type_name(x.dtype)}{list(x.shape)}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={win}, window={w}{args})")
+
+
+def _lengths(n_fft, hop_length, win_length, name, x, window, flags):
+    """The hop and window lengths (defaults n_fft // 4 and n_fft), checked as PyTorch's stft/istft check them."""
     hop = n_fft // 4 if hop_length is None else int(hop_length)
     win = n_fft if win_length is None else int(win_length)
-    if n_fft <= 0:
-        raise RuntimeError(f"{name}: expected 0 < n_fft, but got n_fft={n_fft}")
-    if hop <= 0:
-        raise RuntimeError(f"{name}: expected hop_length > 0, but got hop_length={hop}")
-    if win <= 0 or win > n_fft:
-        raise RuntimeError(f"{name}: expected 0 < win_length <= n_fft, but got win_length={win}")
+    call = _call(name, x, n_fft, hop, win, window, flags)
+    if name == "stft":
+        if not 0 < n_fft <= x.shape[-1]:
+            raise RuntimeError(f"{call} : expected 0 < n_fft < {x.shape[-1]}, but got n_fft={n_fft}")
+        if hop <= 0:
+            raise RuntimeError(f"{call} : expected hop_length > 0, but got hop_length={hop}")
+        if not 0 < win <= n_fft:
+            raise RuntimeError(f"{call} : expected 0 < win_length <= n_fft, but got win_length={win}")
+    else:
+        if not 0 < hop <= win:
+            raise RuntimeError(f"{call} : expected 0 < hop_length <= win_length")
+        if not 0 < win <= n_fft:
+            raise RuntimeError(f"{call} : expected 0 < win_length <= n_fft")
     return hop, win
 
 
@@ -132,9 +150,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                   stacklevel=2)
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError("stft: expected a tensor of floating point or complex values")
-    hop, win = _lengths(int(n_fft), hop_length, win_length, "stft")
-    if x.shape[-1] < n_fft:
-        raise RuntimeError(f"stft: expected 0 < n_fft < {x.shape[-1]}, but got n_fft={n_fft}")
+    hop, win = _lengths(int(n_fft), hop_length, win_length, "stft", x, window,
+                        (("normalized", bool(normalized)), ("onesided", onesided),
+                         ("return_complex", bool(return_complex)), ("align_to_window", None)))
     frames = x.unfold(-1, n_fft, hop) * _frame_window(window, win, n_fft, x)
     complex_in = input.is_complex() or (window is not None and window.is_complex())
     onesided = (not complex_in) if onesided is None else onesided
@@ -163,7 +181,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if input.ndim not in (2, 3):
         raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex type, but got "
                            f"{input.ndim}D")
-    hop, win = _lengths(int(n_fft), hop_length, win_length, "istft")
+    hop, win = _lengths(int(n_fft), hop_length, win_length, "istft", input, window,
+                        (("center", bool(center)), ("normalized", bool(normalized)), ("onesided", onesided),
+                         ("length", length), ("return_complex", bool(return_complex))))
     n_freq, n_frames = input.shape[-2], input.shape[-1]
     onesided = (n_freq != n_fft) if onesided is None else onesided
     if onesided and n_freq != n_fft // 2 + 1:

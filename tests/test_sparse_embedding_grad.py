@@ -351,3 +351,17 @@ def test_weight_hook_results_for_a_sparse_gradient(hook):
             return str(e)
         return _entries(w.grad)
     both(run)
+
+
+def test_backward_create_graph_accumulates_sparse_gradients_with_graphs():
+    def run(lib):
+        w = _weight(lib)
+        F = lib.nn.functional
+        (F.embedding(lib.tensor([2, 0, 2]), w, sparse=True) ** 2).sum().backward(create_graph=True)
+        first = w.grad
+        steps = [_entries(first)]
+        (F.embedding(lib.tensor([1, 2]), w, sparse=True) ** 3).sum().backward(create_graph=True)
+        steps.append(_entries(w.grad))
+        v, = lib.autograd.grad(w.grad.to_dense().sum(), w)
+        return steps, w.grad is first, _entries(v)
+    both(run)

@@ -189,6 +189,16 @@ BOOL_REFUSED = {
     "tile": lambda lib: lib.ones(2).tile((True,)),
     "randint_size": lambda lib: lib.randint(2, (True,)),
     "flip_dims": lambda lib: lib.flip(lib.ones(2, 3), (True,)),
+    "split_size": lambda lib: lib.ones(2, 3).split(True),
+    "tensor_split": lambda lib: lib.ones(2, 3).tensor_split(True),
+    "tensor_split_kw": lambda lib: lib.ones(2, 3).tensor_split(sections=True),
+    "hsplit": lambda lib: lib.ones(2, 3).hsplit(True),
+    "cummax": lambda lib: lib.ones(2, 3).cummax(True),
+    "renorm": lambda lib: lib.ones(2, 3).renorm(2, True, 1.0),
+    "index_add": lambda lib: lib.ones(2, 3).index_add(True, lib.tensor([0]), lib.ones(2, 1)),
+    "take_along_dim": lambda lib: lib.take_along_dim(lib.ones(2, 3), lib.tensor([[0]]), dim=True),
+    "rot90_first": lambda lib: lib.ones(2, 3).rot90(1, (True, 0)),
+    "nn_flatten": lambda lib: lib.nn.Flatten(0, True)(lib.ones(2, 3)),
 }
 BOOL_SAME_MESSAGE = {
     "zeros": lambda lib: lib.zeros(True),
@@ -229,7 +239,10 @@ def test_bools_after_the_first_of_an_int_list_are_indices():
                       lib.ones(2, 3).sum(dim=(0, True)), lib.ones(2, 3).amax((0, True)),
                       lib.ones(2, 3).roll((1, True), (0, 1)), lib.ones(2, 3).split([1, True, 1], 1),
                       lib.ones(2, 3).unflatten(1, (3, True)), lib.nn.Linear(True, 2).weight.shape,
-                      lib.ones(2).std(True), lib.ones(2, 3).sum(1, True)])
+                      lib.ones(2).std(True), lib.ones(2, 3).sum(1, True),
+                      lib.arange(6.0).reshape(2, 3).rot90(1, (0, True)),
+                      lib.arange(6.0).reshape(2, 3).movedim((0, True), (1, 0)),
+                      lib.arange(6.0).reshape(2, 3).tensor_split((1, True), 1)])
     same_error(lambda lib: lib.ones(2, 3).sum(dim=(1, True)))  # (dim 1 twice)
 
 

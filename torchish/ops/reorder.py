@@ -14,7 +14,7 @@ from .inplace import _dense, contiguous_strides, layout, layout_rule
 from .out_layout import keep_format, output_strides
 from .registry import apply, defop
 from .registry import Family as _Family
-from .shape import _ALIAS, _args_or_kw, _dims_arg, _inplace_view, _size_args
+from .shape import _ALIAS, _args_or_kw, _dims_arg, _inplace_view, _size_args, later_bools_as_ints
 
 _public = _Family(globals()).public
 
@@ -95,8 +95,8 @@ def _mT(self, name="mT"):
 
 
 def movedim(input, source, destination):
-    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
-    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    src = (source,) if isinstance(source, (int, np.integer)) else later_bools_as_ints(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else later_bools_as_ints(destination)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
                            f"the same number of dims as destination ({list(dst)} dims)")
@@ -228,7 +228,7 @@ _ROT90 = defop("rot90", lambda x, *, k, dims: jnp.rot90(x, k, dims), linear=True
 
 
 def rot90(input, k=1, dims=(0, 1)):
-    dims = tuple(dims)
+    dims = later_bools_as_ints(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if input.ndim < 2:

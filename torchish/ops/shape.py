@@ -75,11 +75,16 @@ def _args_or_kw(args, value, name, key):
     return (value,)
 
 
+def later_bools_as_ints(seq) -> tuple:
+    """An int-list argument's values as PyTorch's parser reads them: it checks the first value's type only (a bool
+    there is refused by ``wrap_dim`` or the op) and unpacks a later bool as an index, 0 or 1."""
+    seq = tuple(seq)
+    return seq[:1] + tuple(int(d) if isinstance(d, bool) else d for d in seq[1:])
+
+
 def _dims_arg(dims, ndim):
     """An int or a sequence of dims -> wrapped dims, refusing repeats as PyTorch does."""
-    ds = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
-    # PyTorch's parser checks only the first value's type: later bools are unpacked as indices (dims 0 and 1)
-    ds = ds[:1] + tuple(int(d) if isinstance(d, bool) else d for d in ds[1:])
+    ds = (dims,) if not isinstance(dims, (tuple, list)) else later_bools_as_ints(dims)
     out = tuple(wrap_dim(d, ndim) for d in ds)
     for i, d in enumerate(out):
         if d in out[:i]:

@@ -119,6 +119,8 @@ def split(tensor, split_size_or_sections, dim=0):
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.ndim == 0:
         split_size_or_sections = int(split_size_or_sections)  # an integer 0-dim Tensor is a split size
+    if isinstance(split_size_or_sections, bool):  # (no overload of PyTorch's takes it)
+        raise TypeError("split(): argument 'split_size' must be int or tuple of ints, not bool")
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         if s < 0:
@@ -170,8 +172,8 @@ def _split_spec(name, positional, sections=None, indices=None, tensor_indices_or
         raise TypeError(f"{name}() received an invalid combination of arguments - got {len(positional) + 1} "
                         f"positional arguments, but expected (Tensor input, spec{dim})")
     positional = positional[0] if positional else None
-    if len(named) + (positional is not None) != 1 \
-            or "sections" in named and not isinstance(sections, int) \
+    if len(named) + (positional is not None) != 1 or isinstance(positional, bool) \
+            or "sections" in named and (not isinstance(sections, int) or isinstance(sections, bool)) \
             or "indices" in named and not isinstance(indices, (tuple, list)) \
             or "tensor_indices_or_sections" in named and not isinstance(tensor_indices_or_sections, Tensor):
         raise TypeError(f"{name}() received an invalid combination of arguments: expected one of (sections), "

@@ -311,8 +311,11 @@ def _refresh(view, base, chain, diff):
     record = diff and base._rg and STATE.grad_enabled and not view._nograd_view and view._fn_view is None
     moved = _WRITER[0] is None or view._vc is _WRITER[0]  # a `.data` write leaves other views' versions alone
     if not record or not moved:
-        if moved and diff and base._rg and view._grad_fn is not None and view._fn_view is None:
-            _regenerate(view, base, chain)  # written with grad recording off: PyTorch rebuilds the view's grad_fn
+        if moved and diff and view._grad_fn is not None and view._fn_view is None:
+            # written with grad recording off: PyTorch rebuilds the view's grad_fn from its base, also from a base
+            # that does not require grad (a view of a leaf that is itself a view, `x.t().requires_grad_()[0]`):
+            # then the rebuilt node leads nowhere and the view's gradient is lost
+            _regenerate(view, base, chain)
             return
         view._d = _replay_value(base._d, chain)
         if not diff and STATE.tracing:  # a view of a `.data` / `detach()` alias stays outside differentiation

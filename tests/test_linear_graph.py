@@ -155,3 +155,82 @@ def test_node_hooks_get_the_inputs_pytorchs_node_lists(name):
         return seen, a.grad, b.grad
     ref, got = run_both(run)
     assert_same(ref, got)
+
+
+def test_dropout_and_norm_nodes_list_pytorchs_inputs():
+    """Dropout's mask and an evaluating batch norm's missing affine parameters show as (None, 0); the running
+    statistics and soft_margin_loss's target are not listed; alpha dropout is AddBackward0 over MulBackward0."""
+    def run(lib):
+        import warnings
+        F = lib.nn.functional
+        lib.manual_seed(0)
+        x = lib.randn(2, 3, 2, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ys = [F.dropout(x, 0.5), F.dropout1d(x, 0.5), lib.nn.Dropout(0.3)(x), F.alpha_dropout(x, 0.5, True),
+                  F.feature_alpha_dropout(x, 0.5, True), F.soft_margin_loss(x, lib.ones(2, 3, 2)),
+                  lib.nn.BatchNorm1d(3).eval()(x), lib.nn.BatchNorm1d(3, affine=False).eval()(x),
+                  lib.nn.BatchNorm1d(3, affine=False)(x), lib.nn.BatchNorm1d(3, track_running_stats=False)(x)]
+        return [_tree(y.grad_fn) for y in ys]
+    ref, got = run_both(run)
+    assert got == ref
+
+
+def test_alpha_dropout_node_hook():
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.randn(4, 3, requires_grad=True)
+        y = lib.nn.functional.alpha_dropout(x, 0.5, True)
+        seen = []
+
+        def hook(gi, go):
+            seen.append([None if g is None else g.clone() for g in gi])
+            return (gi[0] * 3, None)
+        y.grad_fn.register_hook(hook)
+        (y * lib.arange(12.).reshape(4, 3)).sum().backward()
+        return seen, x.grad
+    ref, got = run_both(run)
+    assert_same(ref, got)
+
+
+_MATMUL_SHAPES = [((4,), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (4,)), ((2, 3, 4), (2, 4, 5)),
+                  ((2, 2, 3, 4), (2, 2, 4, 5)), ((2, 2, 3, 4), (4, 5)), ((2, 1, 3, 4), (1, 2, 4, 5)),
+                  ((2, 3, 4), (1, 4, 5)), ((3, 4), (2, 4, 5)), ((4,), (4,)), ((3, 4), (4,)), ((3, 4), (4, 5))]
+
+
+@pytest.mark.parametrize("sa,sb", _MATMUL_SHAPES)
+def test_matmul_next_functions_match_pytorch(sa, sb):
+    """torch.matmul's views of 1-d and N-d operands (folded into one mm/mv, or expanded and flattened for bmm);
+    paths not modelled (a 1-d operand with an N-d one, a transposed fold, the bmm of an operand whose strides keep it
+    from folding) show the fused node's own inputs."""
+    def run(lib):
+        lib.manual_seed(0)
+        out = []
+        for ga, gb in [(True, True), (True, False), (False, True)]:
+            a, b = lib.randn(*sa, requires_grad=ga), lib.randn(*sb, requires_grad=gb)
+            out.append(_tree(lib.matmul(a, b).grad_fn))
+            if len(sa) >= 3 and len(sb) <= 2 and gb:  # a non-contiguous operand, folded (as ``b`` requires grad):
+                out.append(_tree(lib.matmul(a.transpose(0, -2), b).grad_fn))  # copied (Clone, UnsafeView)
+        return out
+    if sa == (3, 4) and len(sb) == 3:
+        pytest.skip("the transposed fold of a grad-requiring 2-d operand is not modelled")
+    ref, got = run_both(run)
+    assert got == ref
+
+
+@pytest.mark.parametrize("sa,sb", [((4,), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (4,)), ((2, 2, 3, 4), (2, 1, 4, 5))])
+def test_matmul_node_hook(sa, sb):
+    def run(lib):
+        lib.manual_seed(0)
+        a, b = lib.randn(*sa, requires_grad=True), lib.randn(*sb, requires_grad=True)
+        y = lib.matmul(a, b)
+        seen = []
+
+        def hook(gi, go):
+            seen.append([None if g is None else g.clone() for g in gi])
+            return tuple(None if g is None else g * 3 for g in gi)
+        y.grad_fn.register_hook(hook)
+        (y * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        return seen, a.grad, b.grad
+    ref, got = run_both(run)
+    assert_same(ref, got)

@@ -24,7 +24,7 @@ from .broadcast import broadcast_error
 from . import float8 as _float8
 from .casting import check_scalar_fits, rounded
 from .elementwise import _out, c10_name, not_implemented, out_structured, require_tensor
-from . import registry as _registry, saved as _saved
+from . import opnode as _opnode, registry as _registry, saved as _saved
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -46,6 +46,9 @@ def _ops(names):
 
 _MATMUL = _ops(("DotBackward0", "MvBackward0", "SqueezeBackward4", "MmBackward0", "UnsafeViewBackward0",
                 "CloneBackward0", "TransposeBackward0", "BmmBackward0"))
+# the views and products PyTorch's matmul records under these nodes (ops.shown_graph)
+_opnode.SHOWN_KIND.update((op, ("matmul", c)) for (n, c), op in _MATMUL.items()
+                          if n in ("SqueezeBackward4", "UnsafeViewBackward0"))
 
 
 def _c(dt):

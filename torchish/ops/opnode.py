@@ -72,7 +72,11 @@ def _droppable(v):
 # clamp bounds) left as None; both show as ``(None, 0)``. Elsewhere Python numbers and Nones are Scalar or static
 # arguments PyTorch's node omits.
 _LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": (1, 2), "clamp_tensor": (1, 2),
-           "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "convolution": (2,)}
+           "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "convolution": (2,),
+           "batch_norm_eval": (1, 2), "dropout": (1,)}  # (dropout: input * mask, the mask a Tensor without grad)
+# Float Tensors PyTorch's node does not list: the arguments its derivative formula does not differentiate (the
+# running statistics of an evaluating batch norm, soft_margin_loss's target)
+_UNLISTED = {"batch_norm_eval": (3, 4), "soft_margin_loss": (1,)}
 # reflected operators (``2 * x``) call ``x.mul(2)`` in PyTorch: the tensor comes first
 _COMMUTATIVE = ("add", "mul")
 # ops whose PyTorch node takes the operands in another order: linear(x, w, b) is addmm(b, x, w.t()). The engine
@@ -92,12 +96,13 @@ def shown_inputs(op, vals, mask):
     names their place; Tensors outside the promoted operands (``where``'s condition) or, for ops
     that do not promote, of integer or bool dtype (indices, masks) have no derivative formula (absent)."""
     listed = _LISTED.get(op.name, ())
+    unlisted = _UNLISTED.get(op.name, ())
     operands = range(len(vals)) if op.promote is None or op.promote_args is None else op.promote_args
     used = _USED.get(op)  # a backward op: the values its formula does not read are no inputs of PyTorch's node
     used = used[0] if used is not None else None
     pos = []
     for i, v in enumerate(vals):
-        if used is not None and not used[i]:
+        if used is not None and not used[i] or i in unlisted:
             continue
         if mask[i] or i in listed:
             pos.append(i)

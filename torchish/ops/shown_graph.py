@@ -1,4 +1,5 @@
-"""The autograd graph PyTorch shows for an op torchish runs as ONE fused node: ``F.linear``.
+"""The autograd graph PyTorch shows for an op torchish runs as ONE fused node: ``F.linear``, ``matmul`` of a 1-d or
+N-d operand, alpha dropout.
 
 PyTorch's ``at::linear`` is several autograd nodes (``addmm(bias, x, weight.t())``, with views of a 1-d or N-d input
 and of the result), torchish's is one node that runs a single kernel each way. Code that walks the graph
@@ -14,6 +15,10 @@ structure here:
   matrix product), and a hook's replacement flows on as in PyTorch.
 """
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from ..autograd.graph import Node, node_class
 
@@ -55,6 +60,9 @@ def _via(name, edge):
 # or N-d input with a bias -> view, addmm, view back; otherwise matmul (squeeze/unsqueeze for 1-d, a reshape of
 # the input and _unsafe_view of the result for N-d) and an in-place add of the bias
 KINDS = ("addmm", "mm", "view", "squeeze", "unsafe_view", "unsafe_view_nc", "add1", "add_nc")
+# and alpha dropout's ``input * mask_scale + shift``: AddBackward0 over MulBackward0 (the mask and shift: Tensors
+# without grad)
+_SUMS = ("add1", "add_nc", "alpha")
 
 
 def _matmul_edge(kind, ex, t):
@@ -65,9 +73,60 @@ def _matmul_edge(kind, ex, t):
     return _shown("UnsafeViewBackward0", _shown("MmBackward0", x2, t))
 
 
+# ---- matmul: torch.matmul views 1-d and N-d operands as matrices (at::matmul's paths) -------------------------
+
+def _matmul_path(node):
+    """``(path, inner node name, shape of the inner product)`` of the matmul ``node`` (kind ``("matmul", copies)``),
+    or None where PyTorch's path is one :func:`next_functions` leaves to the fused node's own inputs."""
+    sa, sb = tuple(node.vals[0].shape), tuple(node.vals[1].shape)
+    da, db = len(sa), len(sb)
+    name = node.op.grad_name
+    if name == "SqueezeBackward4":  # 1-d @ 2-d: unsqueeze, mm, squeeze
+        return "squeeze", "MmBackward0", (1, sb[-1])
+    if name != "UnsafeViewBackward0" or da == 1:
+        return None
+    if da >= 3 and db <= 2:  # the batch folded into the rows of one mm (mv)
+        return ("fold", "MmBackward0", (math.prod(sa[:-1]), sb[-1])) if db == 2 else \
+            ("fold", "MvBackward0", (math.prod(sa[:-1]),))
+    if da >= 3 and db == 3 and sb[0] == 1 and node.next_edges[1]:  # a grad-requiring batch-1 ``b``: squeezed, folded
+        return "fold_squeezed", "MmBackward0", (math.prod(sa[:-1]), sb[-1])
+    if db == 1:
+        return None
+    folded_a = da == 3 and db == 3 and sa[0] == 1 and sb[0] != 1 and node.next_edges[0]  # (folded, transposed:
+    if da >= 3 and db >= 3 and not folded_a or da == 2 and db >= 3 and not node.next_edges[0]:  # not modelled)
+        batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+        return "bmm", "BmmBackward0", (math.prod(batch), sa[-2], sb[-1])
+    return None
+
+
+def _matmul_next(kind, node):
+    path = _matmul_path(node)
+    if path is None:
+        return None
+    ea, eb = node.next_edges[:2]
+    copies = kind[1]
+    if path[0] == "squeeze":
+        return (_shown("MmBackward0", _via("UnsqueezeBackward0", ea), eb),)
+    if path[0] in ("fold", "fold_squeezed"):
+        a = _via("UnsafeViewBackward0", _via("CloneBackward0", ea)) if "0" in copies else _via("ViewBackward0", ea)
+        return (_shown(path[1], a, eb if path[0] == "fold" else _via("SqueezeBackward1", eb)),)
+
+    def flat(e, copied):  # expanded to the common batch, then flattened to (batch, rows, cols)
+        e = _via("ExpandBackward0", e)
+        return _via("UnsafeViewBackward0", _via("CloneBackward0", e)) if copied else _via("ViewBackward0", e)
+    return (_shown("BmmBackward0", flat(ea, "0" in copies), flat(eb, "1" in copies)),)
+
+
 def next_functions(kind, node):
-    """PyTorch's ``next_functions`` for the fused linear ``node`` (inputs x, weight, bias)."""
+    """PyTorch's ``next_functions`` for the fused ``node`` (linear: inputs x, weight, bias)."""
+    if type(kind) is tuple:
+        edges = _matmul_next(kind, node)
+        if edges is None:  # (a path not modelled: the node's own inputs)
+            edges = node.next_edges[:2]
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in edges)
     ex, ew, eb = (tuple(node.next_edges) + (None, None, None))[:3]
+    if kind == "alpha":
+        return (_shown("MulBackward0", ex, None), (None, 0))
     t = _via("TBackward0", ew)
     if kind == "addmm":
         edges = (eb, ex, t)
@@ -88,13 +147,19 @@ def _t(g):
 
 def hook_grads(kind, node, grads_in, grads):
     """The fused node's ``grad_inputs`` as PyTorch's node of that name gives them to a hook."""
+    if type(kind) is tuple:
+        path = _matmul_path(node)
+        if path is None:
+            return list(grads_in[:2])
+        g = grads[0]
+        return [None if g is None else g.reshape(path[2])]
     gx, gw, gb = (list(grads_in) + [None, None, None])[:3]
     if kind == "addmm":
         return [gb, gx, _t(gw)]
     if kind == "mm":
         return [gx, _t(gw)]
-    if kind in ("add1", "add_nc"):
-        return [grads[0], gb]
+    if kind in _SUMS:
+        return [grads[0], gb if kind != "alpha" else None]
     g = grads[0]
     if g is None:
         return [None]
@@ -105,6 +170,8 @@ def hook_grads(kind, node, grads_in, grads):
 
 def unhook_grads(kind, node, shown, grads_in, grads, create_graph):
     """The fused node's input gradients after hooks replaced PyTorch's ``grad_inputs`` with ``shown``."""
+    if type(kind) is tuple and _matmul_path(node) is None:
+        return list(shown)
     if kind == "addmm":
         return [shown[1], _t(shown[2]), shown[0]]
     if kind == "mm":

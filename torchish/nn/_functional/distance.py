@@ -73,9 +73,9 @@ def _check_float(x, msg):
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``."""
     from ...ops.arith import div
-    from ...ops.ternary import clamp
+    from ...ops.ternary import clamp_min
     from ...ops.broadcast import expand_as
-    denom = expand_as(clamp(_stats.norm(input, p, dim, keepdim=True), min=eps), input)
+    denom = expand_as(clamp_min(_stats.norm(input, p, dim, keepdim=True), eps), input)  # (ClampMinBackward0)
     return div(input, denom, out=out)
 
 

@@ -15,6 +15,7 @@ from ..._tensor import Tensor
 from ...ops.inplace import assign
 from ...ops.draw import _target, draw
 from ...ops.random_layout import draw_like
+from ...ops.opnode import SHOWN_KIND
 from ...ops.registry import apply, defop
 from ._args import need_bool, need_tensor
 
@@ -43,6 +44,7 @@ def _alpha_fwd(x, mask, a, b):
 
 _DROPOUT = defop("dropout", _dropout_fwd, grad_name="MulBackward0")
 _ALPHA_DROPOUT = defop("alpha_dropout", _alpha_fwd, grad_name="AddBackward0")
+SHOWN_KIND[_ALPHA_DROPOUT] = "alpha"  # (PyTorch's nodes: see ops.shown_graph)
 
 
 def _check_p(p):

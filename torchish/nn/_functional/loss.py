@@ -670,12 +670,12 @@ def _check_triplet_dims(anchor, positive, negative):
 
 def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
     from ...ops.arith import minimum
-    from ...ops.ternary import clamp
+    from ...ops.ternary import clamp_min
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:
         d_neg = minimum(d_neg, dist(positive, negative))
-    loss = clamp(margin + d_pos - d_neg, min=0)
+    loss = clamp_min(margin + d_pos - d_neg, 0)  # (PyTorch's ClampMinBackward0)
     if reduction == "sum":
         return loss.sum()
     if reduction == "mean":

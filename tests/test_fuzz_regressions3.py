@@ -17,6 +17,8 @@ LEAVES = {
     "sliced": lambda T: T.arange(48.0).reshape(12, 4)[1:11].requires_grad_(),
     "reshaped": lambda T: T.arange(40.0).view(10, 4).requires_grad_(),
     "own_base": lambda T: T.arange(40.0).reshape(10, 4).clone().requires_grad_(),
+    # detach() makes no autograd view: the detached leaf is its own base (torchish keeps it as an alias)
+    "detached": lambda T: T.arange(40.0, requires_grad=True).reshape(10, 4)[:, :].detach().requires_grad_(),
 }
 
 
@@ -42,4 +44,6 @@ def test_stale_view_of_a_leaf_view_rebuilds_its_grad_fn_from_the_base(leaf, writ
     # requires_grad_() from a view (w = x.t().requires_grad_()), that base is x, which does not require grad: the
     # rebuilt node leads nowhere and the gradient through r is lost (w.grad[2, 3] lacks r's 0.5). torchish rebuilt
     # the node only from a base that requires grad, so r kept its SelectBackward0 and passed the gradient to w.
+    # A detached leaf is its own base: the rebuilt node leads to it (torchish did not rebuild it after a write under
+    # no_grad; the gradient was the same, the node's name SelectBackward0).
     agree(lambda T: _stale_view(T, LEAVES[leaf], write))

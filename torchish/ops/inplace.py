@@ -303,9 +303,10 @@ def _bypass_old_view(fn, view, base, chain):
 def _refresh(view, base, chain, diff):
     """Replay the view's chain on the (changed) base, recording the graph when the base requires grad."""
     alias = view._alias_base
-    if not diff and alias is not None and alias._rg and STATE.grad_enabled:
-        # a view of a `detach()` alias that a write made require grad (`x.detach()[1].add_(y)`): its autograd base
-        # is the alias, from which PyTorch rebuilds its grad_fn
+    if not diff and alias is not None and alias._rg:
+        # a view of a `detach()` alias that requires grad (a write made it, `x.detach()[1].add_(y)`, or
+        # requires_grad_()): its autograd base is the alias, from which PyTorch rebuilds its grad_fn (also after a
+        # write under no_grad)
         _refresh(view, alias, chain[len(alias._view[1]):], True)
         return
     record = diff and base._rg and STATE.grad_enabled and not view._nograd_view and view._fn_view is None

@@ -2,10 +2,9 @@
 gradient is a sparse COO tensor with PyTorch's entries (indices, values, coalesced flag, nnz), accumulated as
 PyTorch accumulates it, and read by the optimizers as PyTorch's are. Every case runs in torch and torchish.
 
-The gradients reaching a lookup here are contiguous (an explicit ``gradient=`` or a product with a tensor):
-PyTorch concatenates instead of merging the entry lists of a sparse gradient whose values are a broadcast
-(``emb(x).sum().backward()``), which torchish does not track (see the module docstring of
-``torchish/nn/_functional/embedding_sparse.py``).
+Most gradients reaching a lookup here are contiguous (an explicit ``gradient=`` or a product with a tensor), which
+PyTorch's sparse add merges; ``test_broadcast_output_gradients_concatenate`` covers the ``sum`` patterns whose
+values PyTorch keeps as a broadcast view, which it concatenates.
 """
 from __future__ import annotations
 
@@ -364,4 +363,56 @@ def test_backward_create_graph_accumulates_sparse_gradients_with_graphs():
         steps.append(_entries(w.grad))
         v, = lib.autograd.grad(w.grad.to_dense().sum(), w)
         return steps, w.grad is first, _entries(v)
+    both(run)
+
+
+_REDUCTIONS = {
+    "sum": lambda lib, o: o.sum(), "sum_dim0": lambda lib, o: (o.sum(0) * lib.tensor([1., 2., 3.])).sum(),
+    "sum_last": lambda lib, o: (o.sum(-1) * 2).sum(), "sum_keep": lambda lib, o: (o.sum(0, True) * 2).sum(),
+    "mean": lambda lib, o: o.mean(), "sum_plus_sum": lambda lib, o: o.sum() + o.sum()}
+
+
+@pytest.mark.parametrize("reduction", list(_REDUCTIONS))
+@pytest.mark.parametrize("idx", [[[0, 2], [2, 4]], [1, 2, 1]])
+def test_broadcast_output_gradients_concatenate(reduction, idx):
+    # emb(x).sum(): PyTorch's values are a view of the expanded gradient (not contiguous), and its sparse add
+    # concatenates such entry lists (across backward calls and within one) where it merges contiguous ones
+    def run(lib):
+        F, f = lib.nn.functional, _REDUCTIONS[reduction]
+        w = _weight(lib)
+        steps = []
+        for pad in (None, None, 4):  # (padding_idx: PyTorch's values are a gathered copy, contiguous)
+            f(lib, F.embedding(lib.tensor(idx), w, padding_idx=pad, sparse=True)).backward()
+            steps.append(_entries(w.grad))
+        _lookup(lib, w, [2, 1]).backward()
+        steps.append(_entries(w.grad))
+        w = _weight(lib)
+        (f(lib, F.embedding(lib.tensor([3, 1]), w, sparse=True)) + _lookup(lib, w, [0, 2])).backward()
+        return steps, _entries(w.grad)
+    both(run)
+
+
+def test_concatenated_entries_coalesce_past_numel():
+    # PyTorch coalesces a concatenation that has more entries than the tensor has elements
+    def run(lib):
+        w = lib.tensor([[1.0], [2.0]], requires_grad=True)
+        seen = []
+        for _ in range(2):
+            lib.nn.functional.embedding(lib.tensor([0, 1, 0]), w, sparse=True).sum().backward()
+            seen.append(_entries(w.grad))
+        return seen
+    both(run)
+
+
+def test_sgd_momentum_buffer_of_broadcast_gradients():
+    def run(lib):
+        emb = lib.nn.Embedding(5, 3, sparse=True)
+        with lib.no_grad():
+            emb.weight.copy_(lib.tensor(W0))
+        opt = lib.optim.SGD(emb.parameters(), lr=0.1, momentum=0.9)
+        for idx in ([0, 2, 2], [1, 2], [2]):
+            opt.zero_grad()
+            emb(lib.tensor(idx)).sum().backward()
+            opt.step()
+        return _np(emb.weight), _entries(opt.state[emb.weight]["momentum_buffer"])
     both(run)

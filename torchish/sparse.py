@@ -36,15 +36,17 @@ __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "Doubl
 
 
 class _COO:
-    """The entries of a sparse tensor: ``indices`` (int64, sparse_dim x nnz), ``values`` (nnz x dense dims)."""
+    """The entries of a sparse tensor: ``indices`` (int64, sparse_dim x nnz), ``values`` (nnz x dense dims).
+    ``contiguous``: whether PyTorch's values tensor would be contiguous (False for a sparse embedding gradient
+    whose output gradient was a broadcast): its sparse add concatenates the entry lists instead of merging them."""
 
-    __slots__ = ("indices", "values", "coalesced")
+    __slots__ = ("indices", "values", "coalesced", "contiguous")
 
-    def __init__(self, indices, values, coalesced):
-        self.indices, self.values, self.coalesced = indices, values, coalesced
+    def __init__(self, indices, values, coalesced, contiguous=True):
+        self.indices, self.values, self.coalesced, self.contiguous = indices, values, coalesced, contiguous
 
     def detach(self):
-        return _COO(self.indices, self.values.detach(), self.coalesced)
+        return _COO(self.indices, self.values.detach(), self.coalesced, self.contiguous)
 
 
 class _SparseTensor(Tensor):
@@ -129,18 +131,23 @@ def _require(self, what, kind="sparse coordinate tensor"):
     return self._coo
 
 
-def _coalesce(self):
-    coo = _require(self, "coalesce")
-    if coo.coalesced:
-        return self
-    sparse_size = tuple(self.shape[:coo.indices.shape[0]])
+def _coalesced_entries(coo, size):
+    """``coo``'s entries coalesced: indices sorted and unique, the values of duplicates summed."""
+    sparse_size = tuple(size[:coo.indices.shape[0]])
     keys = np.ravel_multi_index(tuple(coo.indices.numpy()), sparse_size)
     uniq, inverse = np.unique(keys, return_inverse=True)
     indices = _creation.tensor(np.stack(np.unravel_index(uniq, sparse_size)).astype(np.int64).reshape(-1, len(uniq)))
     values = _creation.zeros((len(uniq), *coo.values.shape[1:]), dtype=coo.values.dtype)
-    values = values.index_add(0, _creation.tensor(inverse.astype(np.int64)), coo.values)
+    values = values.index_add(0, _creation.tensor(inverse.reshape(-1).astype(np.int64)), coo.values)
+    return _COO(indices, values, True)
+
+
+def _coalesce(self):
+    coo = _require(self, "coalesce")
+    if coo.coalesced:
+        return self
     out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
-    return mark_sparse(out, _COO(indices, values, True))
+    return mark_sparse(out, _coalesced_entries(coo, tuple(self.shape)))
 
 
 def _is_coalesced(self):
@@ -260,13 +267,23 @@ def _merge(a, b):
     return np.array(rows, np.int64).T.reshape(a.shape[0], -1), pos_a, pos_b
 
 
-def _merged(coo, other, dtype):
-    """The entries of the sum of two sparse tensors' entries ``coo`` and ``other`` (PyTorch's merge)."""
+def _merged(coo, other, dtype, size=None):
+    """The entries of the sum of two sparse tensors' entries ``coo`` and ``other`` (PyTorch's CPU sparse add: a
+    merge, or where a values tensor is not contiguous the concatenation, coalesced once it has more entries than
+    the tensor of ``size`` has elements)."""
     mine, theirs = coo.values.to(dtype), other.values.to(dtype)
     if not other.indices.shape[1]:
         return _COO(coo.indices, mine, coo.coalesced)
     if not coo.indices.shape[1]:
         return _COO(other.indices, theirs, other.coalesced)
+    if not (coo.contiguous and other.contiguous):
+        from .ops import join as _join
+        out = _COO(_join.cat([coo.indices, other.indices], 1), _join.cat([mine, theirs]), False)
+        if size is None or out.indices.shape[1] <= np.prod(size):
+            return out
+        out = _coalesced_entries(out, size)
+        out.coalesced = False  # (PyTorch aliases the coalesced entries into the result: its flag stays unset)
+        return out
     rows, pos_a, pos_b = _merge(coo.indices.numpy(), other.indices.numpy())
     values = _creation.zeros((rows.shape[1], *mine.shape[1:]), dtype=dtype)
     values = values.index_add(0, _creation.tensor(pos_a), mine).index_add(0, _creation.tensor(pos_b), theirs)
@@ -282,7 +299,8 @@ def _sparse_other(other):
 def _summed(sign):
     def entries(self, coo, out, other):
         theirs = _sparse_other(other)
-        return _merged(coo, _COO(theirs.indices, theirs.values * sign, theirs.coalesced), out.dtype)
+        return _merged(coo, _COO(theirs.indices, theirs.values * sign, theirs.coalesced, theirs.contiguous),
+                       out.dtype, tuple(out.shape))
     return entries
 
 
@@ -328,7 +346,8 @@ def _inplace_summed(sign):
     def entries(self, coo, other, alpha=1):
         theirs = _sparse_other(other)
         values = theirs.values * (sign * alpha) if sign * alpha != 1 else theirs.values
-        return _merged(coo, _COO(theirs.indices, values, theirs.coalesced), self.dtype)
+        return _merged(coo, _COO(theirs.indices, values, theirs.coalesced, theirs.contiguous), self.dtype,
+                       tuple(self.shape))
     return entries
 
 

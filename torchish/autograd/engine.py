@@ -558,6 +558,7 @@ def _type_name(t):
 
 
 def _add_to_buffer(buffers, node, nr, g, producer):
+    given = g
     shape, dt = node.out_meta[nr]
     if g._v.shape != tuple(shape):
         g = _fit_grad(g, shape, producer, nr)
@@ -569,6 +570,8 @@ def _add_to_buffer(buffers, node, nr, g, producer):
         buf = [None] * len(node.out_meta)
         buffers[id(node)] = buf
     old = buf[nr]
+    if node.sees_producers:  # (a gradient summed down or cast here is a new tensor: no producer's layout)
+        node.__dict__.setdefault("producers", []).append(producer if g is given else None)
     # (PyTorch's InputBuffer adds a sparse gradient as new + old: its entries come first in the merge)
     buf[nr] = g if old is None else old + g if old._coo is None else g + old
 
@@ -610,8 +613,9 @@ def _fresh(g):
     """A new tensor holding ``g``'s value (and a sparse gradient's entries, as PyTorch's shallow copy of one)."""
     t = Tensor._make(g._d)
     if g._coo is not None:  # (PyTorch's _sparse_coo_tensor_unsafe of its indices and values: coalesced only if
-        coo = g._coo.detach()  # nnz < 2, whatever the flag was)
+        coo = g._coo.detach()  # nnz < 2, whatever the flag was; a clone of values not contiguous)
         coo.coalesced = coo.indices.shape[1] < 2
+        coo.contiguous = True
         t._coo = coo
         t.__class__ = type(g)
     return t

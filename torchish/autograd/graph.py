@@ -84,6 +84,10 @@ class Node:
     __slots__ = ("next_edges", "out_meta", "seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retains",
                  "_released", "_saves", "_trace", "_metadata", "__weakref__", "__dict__")
 
+    # a node whose backward depends on which node produced its incoming gradient (a sparse embedding's: PyTorch's
+    # layout of that gradient): the engine then lists the producers in ``__dict__["producers"]`` (engine.py)
+    sees_producers = False
+
     def __init__(self, next_edges, out_meta, saves=True):
         self.next_edges = next_edges
         self.out_meta = out_meta

@@ -108,7 +108,8 @@ class SGD(Optimizer):
             elif buf._coo is not None:
                 old = buf._coo
                 mark_sparse(buf, _merged(_COO(old.indices, old.values * mom, old.coalesced),
-                                         _COO(coo.indices, values * (1 - damp), coo.coalesced), buf.dtype))
+                                         _COO(coo.indices, values * (1 - damp), coo.coalesced, coo.contiguous),
+                                         buf.dtype, tuple(buf.shape)))
 
     def _hyper_values(self, group, params):
         hp = super()._hyper_values(group, params)

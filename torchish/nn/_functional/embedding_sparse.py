@@ -11,11 +11,15 @@ are made beside it from the saved indices. The engine then accumulates sparse gr
 (``autograd/engine.py``). The entries need the indices' values, so a backward traced by ``torchish.compile`` that
 reaches such a node runs eagerly instead (a graph break), and the lowered backward leaves these graphs node by node.
 
-Difference: PyTorch's sparse add merges the two entry lists when both value tensors are contiguous and concatenates
-them otherwise; torchish, which has no strides for gradients, always merges. A lookup's output gradient that is a
-broadcast (``emb(x).sum().backward()``) accumulates in PyTorch as a concatenation (more entries, other order; the
-same ``coalesce()`` and ``to_dense()``). ``create_graph=True`` gives a sparse gradient with a graph, as PyTorch's,
-whose ``grad_fn`` is named ``EmbeddingBackwardBackward0`` (PyTorch: ``SparseCooTensorWithDimsAndTensorsBackward0``).
+PyTorch's sparse add merges the two entry lists when both values tensors are contiguous and concatenates them
+otherwise. Its values are a non-contiguous view when the lookup's output gradient is the expand of a ``sum``'s
+backward that ``reshape(-1, dim)`` keeps as a view (``emb(x).sum()``, ``emb(idx).sum(0)``): the engine tells this
+node which node produced its gradient (``Node.sees_producers``) and the entries carry that layout
+(``_COO.contiguous``). Difference: other broadcast gradients (a ``sum``'s passed on unchanged by ``+``, a
+user-given expanded ``gradient=``) count as contiguous here (merged, where PyTorch concatenates: more entries,
+another order, the same ``coalesce()`` and ``to_dense()``). ``create_graph=True`` gives a sparse gradient with a
+graph, as PyTorch's, whose ``grad_fn`` is named ``EmbeddingBackwardBackward0`` (PyTorch's:
+``SparseCooTensorWithDimsAndTensorsBackward0``).
 """
 from __future__ import annotations
 
@@ -35,8 +39,10 @@ class _SparseWeightGrad(OpNode):
     """An embedding lookup's grad_fn whose weight gradient is sparse (``sparse=True``)."""
 
     __slots__ = ()
+    sees_producers = True
 
     def apply_grads(self, grads, create_graph):
+        producers = self.__dict__.pop("producers", None)
         res = super().apply_grads(grads, create_graph)
         g_out = grads[0]
         if res[0] is None or g_out is None:
@@ -48,14 +54,78 @@ class _SparseWeightGrad(OpNode):
         if _meta.has_meta(vals):  # (meta tensors: no indices to make entries of; the gradient stays dense)
             return res
         static = dict(self.static)
+        contiguous = True
         if self.op.name == "embedding":
             indices, values = _lookup_entries(g_out, np.asarray(vals[1]), static["padding_idx"])
+            contiguous = static["padding_idx"] is not None or not _broadcast_rows(producers, tuple(g_out.shape))
         else:
             psw = None if vals[3] is None else _rebuild(vals[3], self.next_edges[3] if create_graph else None)
             indices, values = _bag_entries(g_out, np.asarray(vals[1]), np.asarray(vals[2]), psw, static)
         idx = creation.tensor(indices.reshape(1, -1).astype(np.int64))
-        res[0] = mark_sparse(res[0], _COO(idx, values, len(indices) < 2))
+        res[0] = mark_sparse(res[0], _COO(idx, values, len(indices) < 2, contiguous))
         return res
+
+
+def _broadcast_rows(producers, shape):
+    """Whether PyTorch's values of a lookup's sparse gradient (its output gradient ``.reshape(-1, dim)``) are a
+    non-contiguous view: the output gradient came from ``sum`` alone (the expand of its backward) and that reshape
+    keeps the expanded strides (``emb(x).sum()``, ``emb(idx).sum(0)``; ``emb(x).sum(1)`` of a 2-d ``x`` copies)."""
+    if producers is None or len(producers) != 1:
+        return False
+    p = producers[0]
+    if not isinstance(p, OpNode) or p.op.name not in ("sum", "sum_all") or 0 in shape:
+        return False
+    static = dict(p.static)
+    axes = range(len(shape)) if static["axis"] is None else [a % len(shape) for a in static["axis"]]
+    kept = [1 if d in axes else n for d, n in enumerate(shape)] if static["keepdims"] else \
+        [n for d, n in enumerate(shape) if d not in axes]
+    strides = _contiguous_strides(kept)
+    if not static["keepdims"]:  # (PyTorch's unsqueeze: the new dim's stride is size * stride of the next one)
+        for d in sorted(axes):
+            strides.insert(d, strides[d] * kept[d] if d < len(kept) else 1)
+            kept.insert(d, 1)
+    strides = [0 if kept[d] == 1 and n != 1 else st for d, (n, st) in enumerate(zip(shape, strides))]
+    new = _view_strides(shape, strides, (int(np.prod(shape[:-1])), shape[-1]))
+    return new is not None and not _is_contiguous((int(np.prod(shape[:-1])), shape[-1]), new)
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.insert(0, acc)
+        acc *= max(n, 1)
+    return strides
+
+
+def _view_strides(old_shape, old_strides, new_shape):
+    """PyTorch's ``computeStride``: the strides of ``reshape``'s result when it can be a view, else None."""
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    base = old_strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[d]
+        if d == 0 or (old_shape[d - 1] != 1 and old_strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base = old_strides[d - 1]
+                tensor_numel = view_numel = 1
+    return new_strides if view_d == -1 else None
+
+
+def _is_contiguous(shape, strides):
+    expected = 1
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n != 1:
+            if st != expected:
+                return False
+            expected *= n
+    return True
 
 
 def _rows(g_out, positions):

@@ -978,4 +978,5 @@ def case_compiled_static_cache_decode(lib, jit):
     return out
 
 
-test_script_matches_torch = script_test(globals())
+test_script_matches_torch = script_test(globals(), avx512={
+    "gpt2_trainer_loop_grad_accum": "the float32 rounding of its GELU/softmax kernels (3.8e-4 apart after the loop)"})

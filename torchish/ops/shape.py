@@ -177,6 +177,8 @@ def data_ptr(self):
 
 
 def is_contiguous(self, memory_format=None):
+    if memory_format is None and self._view is None and self._layout is None:
+        return True  # (no view of another tensor, no strides of its own: row-major, as every fresh result)
     shape, st, _ = _ip.layout(self)
     name = getattr(memory_format, "_name", None)
     if name in ("channels_last", "channels_last_3d"):

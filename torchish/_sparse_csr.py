@@ -26,7 +26,7 @@ import numpy as np
 from . import _dtype, _layout
 from ._subclass import _disabled_torch_function_impl
 from ._tensor import Tensor
-from ._tensor_str import _add_suffixes, format_values
+from ._tensor_str import _add_suffixes, sparse_parts
 from .ops import copying as _copying, creation as _creation
 
 __all__ = ["sparse_csr_tensor"]
@@ -245,18 +245,8 @@ def _csr_repr(t):
     prefix = "tensor("
     indent = len(prefix)
     csr = t._csr
-    parts = []
-    for name, part in (("crow_indices", csr.crow), ("col_indices", csr.col), ("values", csr.values)):
-        head = f"{name}=tensor("
-        a = np.asarray(part.detach()._d)
-        text = format_values(a, indent + len(head)) if a.size else "[]"
-        if a.size == 0:
-            text += f", size={tuple(a.shape)}"
-        parts.append(head + text + ")")
-    suffixes = [f"size={tuple(t.shape)}", f"nnz={csr.col.shape[0]}"]
-    if t.dtype not in (_dtype.DEFAULTS.float, _dtype.DEFAULTS.complex, _dtype.int64, _dtype.bool):
-        suffixes.append(f"dtype={t.dtype}")
-    suffixes.append(f"layout={t.layout}")
+    parts, suffixes = sparse_parts(t, indent, (("crow_indices", csr.crow), ("col_indices", csr.col),
+                                               ("values", csr.values)), csr.col.shape[0])
     if t.grad_fn is not None:
         name = "SparseCompressedTensorBackward0" if csr.built else type(t.grad_fn).__name__
         suffixes.append(f"grad_fn=<{name}>")

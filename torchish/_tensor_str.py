@@ -228,23 +228,31 @@ def _add_suffixes(text, suffixes, indent, force_newline=False):
     return "".join(parts)
 
 
-def _sparse_repr(t, prefix, suffixes) -> str:
-    """A sparse COO tensor as PyTorch prints it: its raw indices and values, then size, nnz, dtype and layout."""
+def sparse_parts(t, indent, components, nnz):
+    """The lines PyTorch prints for a sparse tensor's ``components`` (``(name, tensor)``: its indices and values,
+    each as ``name=tensor(...)``) and the suffixes after them: size, nnz, a dtype other than the defaults, layout."""
     from . import _dtype
-    indent = len(prefix)
-    coo = t._coo
     parts = []
-    for name, part in (("indices", coo.indices), ("values", coo.values)):
+    for name, part in components:
         head = f"{name}=tensor("
         a = np.asarray(part.detach()._d)
         text = format_values(a, indent + len(head)) if a.size else "[]"
         if a.size == 0:
             text += f", size={tuple(a.shape)}"
         parts.append(head + text + ")")
-    suffixes += [f"size={tuple(t.shape)}", f"nnz={coo.indices.shape[1]}"]
+    suffixes = [f"size={tuple(t.shape)}", f"nnz={nnz}"]
     if t.dtype not in (_dtype.DEFAULTS.float, _dtype.DEFAULTS.complex, _dtype.int64, _dtype.bool):
         suffixes.append(f"dtype={t.dtype}")
     suffixes.append(f"layout={t.layout}")
+    return parts, suffixes
+
+
+def _sparse_repr(t, prefix, suffixes) -> str:
+    """A sparse COO tensor as PyTorch prints it: its raw indices and values, then size, nnz, dtype and layout."""
+    indent = len(prefix)
+    coo = t._coo
+    parts, more = sparse_parts(t, indent, (("indices", coo.indices), ("values", coo.values)), coo.indices.shape[1])
+    suffixes += more
     if t._grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
     elif t._rg:

@@ -582,4 +582,5 @@ def case_reinforce_actor_critic(lib, jit):
     return out
 
 
-test_script_matches_torch = script_test(globals())
+test_script_matches_torch = script_test(globals(), avx512={
+    "nanogpt_train_flash_bf16": "the bfloat16 attention kernel's rounding (weights 3e-4 apart after the loop)"})

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, torch
+from oracle import needs_avx512_torch, needs_torch, torch
 
 HALF = ["bfloat16", "float16"]
 _X = np.random.default_rng(0).uniform(-6, 6, 600).astype(np.float32)
@@ -41,6 +41,8 @@ SOFTMAX = {
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("name", list(SOFTMAX))
 def test_half_softmax_matches_torch_bit_for_bit(dtype, name):
+    if name == "softmax_lastdim" and dtype == "float16":
+        needs_avx512_torch("float16 softmax's vectorised accumulation order (one element's last bit)")
     fn, shape = SOFTMAX[name]
     _same_bits(fn, dtype, shape)
 

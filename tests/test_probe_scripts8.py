@@ -528,4 +528,5 @@ def case_numpy_array_operands(lib):
 
 
 
-test_script_matches_torch = script_test(globals())
+test_script_matches_torch = script_test(globals(), avx512={
+    "lbfgs_strong_wolfe": "the float32 rounding that decides one line-search step (15 function evaluations vs 16)"})

@@ -27,6 +27,7 @@ import numpy as np
 
 from ... import _meta
 from ...ops import creation, lazy, tracing
+from ...ops.inplace import contiguous_strides, is_contiguous, view_strides
 from ...ops.opnode import OpNode, _rebuild
 from ...ops.registry import overload
 from ...autograd.graph import node_class
@@ -79,53 +80,14 @@ def _broadcast_rows(producers, shape):
     axes = range(len(shape)) if static["axis"] is None else [a % len(shape) for a in static["axis"]]
     kept = [1 if d in axes else n for d, n in enumerate(shape)] if static["keepdims"] else \
         [n for d, n in enumerate(shape) if d not in axes]
-    strides = _contiguous_strides(kept)
+    strides = list(contiguous_strides(kept))
     if not static["keepdims"]:  # (PyTorch's unsqueeze: the new dim's stride is size * stride of the next one)
         for d in sorted(axes):
             strides.insert(d, strides[d] * kept[d] if d < len(kept) else 1)
             kept.insert(d, 1)
     strides = [0 if kept[d] == 1 and n != 1 else st for d, (n, st) in enumerate(zip(shape, strides))]
-    new = _view_strides(shape, strides, (int(np.prod(shape[:-1])), shape[-1]))
-    return new is not None and not _is_contiguous((int(np.prod(shape[:-1])), shape[-1]), new)
-
-
-def _contiguous_strides(shape):
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.insert(0, acc)
-        acc *= max(n, 1)
-    return strides
-
-
-def _view_strides(old_shape, old_strides, new_shape):
-    """PyTorch's ``computeStride``: the strides of ``reshape``'s result when it can be a view, else None."""
-    new_strides = [0] * len(new_shape)
-    view_d = len(new_shape) - 1
-    base = old_strides[-1]
-    tensor_numel = view_numel = 1
-    for d in range(len(old_shape) - 1, -1, -1):
-        tensor_numel *= old_shape[d]
-        if d == 0 or (old_shape[d - 1] != 1 and old_strides[d - 1] != tensor_numel * base):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new_strides[view_d] = view_numel * base
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if d > 0:
-                base = old_strides[d - 1]
-                tensor_numel = view_numel = 1
-    return new_strides if view_d == -1 else None
-
-
-def _is_contiguous(shape, strides):
-    expected = 1
-    for n, st in zip(reversed(shape), reversed(strides)):
-        if n != 1:
-            if st != expected:
-                return False
-            expected *= n
-    return True
+    new = view_strides(shape, strides, (int(np.prod(shape[:-1])), shape[-1]))
+    return new is not None and not is_contiguous((int(np.prod(shape[:-1])), shape[-1]), new)
 
 
 def _rows(g_out, positions):

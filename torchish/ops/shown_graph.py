@@ -56,11 +56,10 @@ def _via(name, edge):
     return None if edge is None else _shown(name, edge)
 
 
-# the fused node's PyTorch name and structure, by (at::linear's path): input rank 2 -> addmm/mm; a contiguous 1-d
-# or N-d input with a bias -> view, addmm, view back; otherwise matmul (squeeze/unsqueeze for 1-d, a reshape of
-# the input and _unsafe_view of the result for N-d) and an in-place add of the bias
-KINDS = ("addmm", "mm", "view", "squeeze", "unsafe_view", "unsafe_view_nc", "add1", "add_nc")
-# and alpha dropout's ``input * mask_scale + shift``: AddBackward0 over MulBackward0 (the mask and shift: Tensors
+# The kinds of linear node (nn._functional.linear._BY_KIND), by at::linear's path: input rank 2 -> "addmm"/"mm"; a
+# contiguous 1-d or N-d input with a bias -> "view" (view, addmm, view back); otherwise matmul ("squeeze" for 1-d,
+# "unsafe_view"/"unsafe_view_nc" for a reshape of a contiguous/copied N-d input) and an in-place add of the bias
+# ("add1", "add_nc"). "alpha" is alpha dropout's ``input * mask_scale + shift``: AddBackward0 over MulBackward0 (the mask and shift: Tensors
 # without grad)
 _SUMS = ("add1", "add_nc", "alpha")
 
@@ -119,26 +118,27 @@ def _matmul_next(kind, node):
 
 def next_functions(kind, node):
     """PyTorch's ``next_functions`` for the fused ``node`` (linear: inputs x, weight, bias)."""
+    return tuple((e[0], e[1]) if e is not None else (None, 0) for e in _edges(kind, node))
+
+
+def _edges(kind, node):
+    """The edges of PyTorch's node (None where an input has no gradient)."""
     if type(kind) is tuple:
         edges = _matmul_next(kind, node)
-        if edges is None:  # (a path not modelled: the node's own inputs)
-            edges = node.next_edges[:2]
-        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in edges)
+        return node.next_edges[:2] if edges is None else edges  # (a path not modelled: the node's own inputs)
     ex, ew, eb = (tuple(node.next_edges) + (None, None, None))[:3]
     if kind == "alpha":
-        return (_shown("MulBackward0", ex, None), (None, 0))
+        return _shown("MulBackward0", ex, None), None
     t = _via("TBackward0", ew)
     if kind == "addmm":
-        edges = (eb, ex, t)
-    elif kind == "mm":
-        edges = (ex, t)
-    elif kind == "view":
-        edges = (_shown("AddmmBackward0", eb, _via("ViewBackward0", ex), t),)
-    elif kind in ("add1", "add_nc"):
-        edges = (_matmul_edge(kind, ex, t), eb)
-    else:  # the top node of the bias-less matmul is the fused node: its input is the matrix product
-        edges = _matmul_edge(kind, ex, t)[0].next_edges
-    return tuple((e[0], e[1]) if e is not None else (None, 0) for e in edges)
+        return eb, ex, t
+    if kind == "mm":
+        return ex, t
+    if kind == "view":
+        return (_shown("AddmmBackward0", eb, _via("ViewBackward0", ex), t),)
+    if kind in ("add1", "add_nc"):
+        return _matmul_edge(kind, ex, t), eb
+    return _matmul_edge(kind, ex, t)[0].next_edges  # (the fused node is the bias-less matmul's top node)
 
 
 def _t(g):
@@ -178,7 +178,7 @@ def unhook_grads(kind, node, shown, grads_in, grads, create_graph):
         return [shown[0], _t(shown[1]), None]
     g = shown[0]
     if g is None:
-        out = [None, None, None]
+        out = [None] * len(node.next_edges)
     else:  # the gradient of the product (or of the sum) changed: the inputs' gradients follow from it
         out = list(node.apply_grads([g.reshape(node.out_meta[0][0])], create_graph))
     if kind in ("add1", "add_nc"):  # (the bias's gradient is the add node's own input)

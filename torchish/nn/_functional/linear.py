@@ -49,7 +49,7 @@ def _kind(input, bias):
         return "mm" if bias is None else "addmm"
     if nd == 1 and bias is None:
         return "squeeze"
-    contiguous = input._view is None and input._layout is None or input.is_contiguous()  # (the first: no cost)
+    contiguous = input.is_contiguous()
     if bias is None:
         return "unsafe_view" if contiguous else "unsafe_view_nc"
     return "view" if contiguous else "add1" if nd == 1 else "add_nc"

@@ -509,9 +509,9 @@ def _post_hooks(node, grads_in, grads, create_graph):
         if r is not None:
             view = _hook_values(fn, r, view)
             changed = True
-    if shown is None or not changed:
-        return view if shown is None else grads_in
-    return node.unhook_grads(view, grads_in, grads, create_graph)
+    if shown is None:
+        return view
+    return node.unhook_grads(view, grads_in, grads, create_graph) if changed else grads_in
 
 
 def _hook_name(fn):

@@ -45,7 +45,7 @@ from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _sha
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
 from .views import take_view, view_spec
 from .side_effects import _kept_alive, _leaked, _replayable, _store, _with_leaks, module_slots
-from . import checks, pyguard, pystate, pyvalues
+from . import checks, output, pyguard, pystate, pyvalues
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
                     jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
@@ -345,7 +345,7 @@ class CompiledFunction:
             first_seq = next(_NODE_SEQ)
             rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)), scalar_start)
             try:
-                with rec, tracing.tracing_scope(), py, tracing.deferred_checks() as deferred:
+                with rec, tracing.tracing_scope(), py, output.held(), tracing.deferred_checks() as deferred:
                     out = fn(*a, **kw)
                 if any(hook_marks(t) != m for t, m in zip(state, marks)):
                     raise GraphBreakError(

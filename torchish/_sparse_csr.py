@@ -238,6 +238,9 @@ for _name, _fn in (("clone", _same), ("detach", _same), ("to", _same), ("float",
                    ("half", _same), ("mul", _scaled("mul")), ("__mul__", _scaled("mul")),
                    ("__rmul__", _scaled("mul")), ("div", _scaled("div")), ("__truediv__", _scaled("div"))):
     _keeps_csr(_name, _fn)
+# ``.data`` of a CSR tensor is a CSR tensor with the same entries, as PyTorch's
+_SparseCsrTensor.data = property(lambda self: _mark(Tensor.data.fget(self), _same(self, self.detach())),
+                                 Tensor.data.fset)
 
 
 def _csr_repr(t):

@@ -71,8 +71,13 @@ class TensorViews:
 
     @property
     def data(self):
+        """This tensor's value outside the graph, with a version counter of its own (a sparse tensor's ``.data`` is
+        sparse, with the same entries, as PyTorch's)."""
         out = Tensor._make(_detached(self._v) if STATE.tracing else self._v)
         out._attach_alias(self, share_version=False)
+        if self._coo is not None:
+            from .sparse import mark_sparse
+            mark_sparse(out, self._coo.detach())
         return out
 
     @data.setter

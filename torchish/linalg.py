@@ -35,7 +35,7 @@ from .ops.linalg import matmul
 from .ops import registry as _registry
 from .ops.out_layout import column_major
 from ._aliases import contiguous_format as _contiguous_format
-from .ops import _no_out, _takes_out
+from .ops import as_method
 from .ops.registry import apply, defop
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
@@ -428,5 +428,5 @@ TOP_LEVEL = {"det": det, "inverse": _inverse, "logdet": _logdet, "slogdet": _top
              "orgqr": _orgqr}
 FUNCTIONS = {"chain_matmul": _chain_matmul}  # top-level functions that are not Tensor methods
 for _name, _fn in TOP_LEVEL.items():
-    setattr(Tensor, _name, _no_out(_name, _fn) if _takes_out(_fn) else _fn)
+    setattr(Tensor, _name, as_method(_name, _fn))
 del _name, _fn

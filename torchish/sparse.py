@@ -393,6 +393,24 @@ for _name in ("clamp_", "fill_"):  # (PyTorch's sparse tensors refuse them: a cl
     setattr(_SparseTensor, _name, _refused(_name if _name != "fill_" else "fill_.Scalar"))
 
 
+def _unsupported(message):
+    def method(self, *args, **kwargs):
+        raise RuntimeError(message)
+    return method
+
+
+# The strided views PyTorch's sparse tensors have no kernel for (parameters_to_vector of a sparse gradient fails
+# at its view(-1)); torchish viewed the dense value
+for _name, _aten in (("view", "view"), ("view_as", "view"), ("narrow", "as_strided"), ("squeeze", "as_strided"),
+                     ("as_strided", "as_strided")):
+    setattr(_SparseTensor, _name, _refused(_aten))
+for _name, _message in (("reshape", "reshape is not implemented for sparse tensors"),
+                        ("flatten", "reshape is not implemented for sparse tensors"),
+                        ("expand", "expand is unsupported for Sparse tensors"),
+                        ("contiguous", "unsupported memory format option Contiguous")):
+    setattr(_SparseTensor, _name, _unsupported(_message))
+
+
 def _zero_(self):
     """``zero_()`` of a sparse tensor: no entries left (PyTorch's ``sparse_resize_and_clear_``; coalesced)."""
     Tensor.zero_(self)

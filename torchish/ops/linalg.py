@@ -60,9 +60,11 @@ def _name(dt):
     return _dtype.scalar_type_name(dt)
 
 
-def _require(x, fname, arg):
+def _require(x, fname, arg, pos=None):
+    """PyTorch's TypeError for a non-Tensor operand (its parser's ``pos``, counted from ``input``)."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+        where = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fname}(): argument '{arg}'{where} must be Tensor, not {type(x).__name__}")
 
 
 def _same_dtype(a, b, kind, kernel):
@@ -212,8 +214,8 @@ def copied_by_reshape(t, shape, new_shape, transpose=False, perm=None):
 
 def matmul(input, other, *, out=None):
     """``input @ other`` with NumPy/PyTorch broadcasting: 1-D operands are vectors, leading dims are batches."""
-    _require(input, "matmul", "input")
-    _require(other, "matmul", "other")
+    _require(input, "matmul", "input", 1)
+    _require(other, "matmul", "other", 2)
     if _registry.autocast_hook is not None and out is None:  # autocast casts before the dtype checks
         input, other = _registry.autocast_hook("matmul", (input, other))
     if input.ndim == 0 or other.ndim == 0:
@@ -230,8 +232,8 @@ def matmul(input, other, *, out=None):
 
 
 def mm(input, mat2, *, out=None):
-    _require(input, "mm", "input")
-    _require(mat2, "mm", "mat2")
+    _require(input, "mm", "input", 1)
+    _require(mat2, "mm", "mat2", 2)
     if _registry.autocast_hook is not None and out is None:
         input, mat2 = _registry.autocast_hook("mm", (input, mat2))
     if input.ndim != 2:
@@ -254,8 +256,8 @@ def _check_bmm(b1, b2, what="batch"):
 
 
 def bmm(input, mat2, *, out=None):
-    _require(input, "bmm", "input")
-    _require(mat2, "bmm", "mat2")
+    _require(input, "bmm", "input", 1)
+    _require(mat2, "bmm", "mat2", 2)
     if _registry.autocast_hook is not None and out is None:
         input, mat2 = _registry.autocast_hook("bmm", (input, mat2))
     _check_bmm(input, mat2)
@@ -268,8 +270,8 @@ def bmm(input, mat2, *, out=None):
 
 
 def mv(input, vec, *, out=None):
-    _require(input, "mv", "input")
-    _require(vec, "mv", "vec")
+    _require(input, "mv", "input", 1)
+    _require(vec, "mv", "vec", 2)
     if _registry.autocast_hook is not None and out is None:
         input, vec = _registry.autocast_hook("mv", (input, vec))
     if input.ndim != 2 or vec.ndim != 1:
@@ -289,8 +291,8 @@ def _check_dot(a, b, kernel):
 
 
 def dot(input, tensor, *, out=None):
-    _require(input, "dot", "input")
-    _require(tensor, "dot", "tensor")
+    _require(input, "dot", "input", 1)
+    _require(tensor, "dot", "tensor", 2)
     if _registry.autocast_hook is not None and out is None:
         input, tensor = _registry.autocast_hook("dot", (input, tensor))
     _check_dot(input, tensor, "dot")
@@ -302,8 +304,8 @@ _VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b, precision=_precision.matmul())
 
 def vdot(input, other, *, out=None):
     """``sum(conj(input) * other)`` of two vectors."""
-    _require(input, "vdot", "input")
-    _require(other, "vdot", "other")
+    _require(input, "vdot", "input", 1)
+    _require(other, "vdot", "other", 2)
     _check_dot(input, other, "vdot")
     return out_structured(apply(_VDOT, (input, other)), out, "vdot")
 
@@ -330,8 +332,8 @@ _OUTER = defop("outer", _outer_fwd, vjp=_outer_vjp, promote="same", grad_name="M
 
 def outer(input, vec2, *, out=None):
     """The outer product of two vectors (dtypes promoted)."""
-    _require(input, "outer", "input")
-    _require(vec2, "outer", "vec2")
+    _require(input, "outer", "input", 1)
+    _require(vec2, "outer", "vec2", 2)
     for name, t in (("self", input), ("vec2", vec2)):
         if t.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
@@ -393,8 +395,8 @@ _INNER_SCALAR = defop("inner_scalar", lambda a, b: a * b, promote="same", grad_n
 
 def inner(input, other, *, out=None):
     """Products summed over the last dimension of both (a scalar operand multiplies)."""
-    _require(input, "inner", "input")
-    _require(other, "inner", "other")
+    _require(input, "inner", "input", 1)
+    _require(other, "inner", "other", 2)
     if input.ndim == 0 or other.ndim == 0:
         return out_structured(apply(_INNER_SCALAR, (input, other)), out, "inner")
     if input.shape[-1] != other.shape[-1]:

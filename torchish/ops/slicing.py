@@ -83,7 +83,7 @@ def _select_layout(lay, *, dim, index):
 
 
 def select(input, dim, index):
-    require_int(index, "select", 2, "index")
+    require_int(index, "select", 3, "index")
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)

@@ -3,6 +3,7 @@ vector_norm/norm, with PyTorch's gradients (zero where the std or the norm is ze
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import os
 import sys
@@ -88,10 +89,8 @@ def _user_stacklevel():
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     require_tensor(input, name)
     need_bool(name, keepdim)
-    if unbiased is not None and not isinstance(dim, bool):
+    if unbiased is not None:
         need_bool(name, unbiased, "unbiased")
-    if isinstance(dim, bool):  # var(input, unbiased)
-        unbiased, dim = dim, None
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got both unbiased and correction")
     if input.dtype.category < _FLOAT:
@@ -105,16 +104,59 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     return ax, bool(keepdim), c
 
 
-@numpy_kwargs
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     ax, kd, c = _var_args("var", input, dim, unbiased, keepdim, correction)
     return _out(apply(_VAR, (input,), axis=ax, keepdims=kd, correction=c, sqrt=False), out, "var")
 
 
-@numpy_kwargs
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def _std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     ax, kd, c = _var_args("std", input, dim, unbiased, keepdim, correction)
     return _out(apply(_STD, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True), out, "std")
+
+
+# PyTorch's overloads of var/std (var_mean/std_mean have no out=); a method's drop ``Tensor input`` and out=
+_SPREAD_OVERLOADS = ("(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)",
+                     "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, "
+                     "Tensor out = None)", "(Tensor input, bool unbiased = True)")
+
+
+def _spread_overloads(name, fn, method=False):
+    """``fn`` (var, std, var_mean, std_mean) behind PyTorch's argument parser: a bool first argument is the
+    ``(Tensor input, bool unbiased)`` overload when it comes alone (``x.var(False)``); a bool dim with any other
+    argument, or given by keyword (``x.var(dim=True)``), matches no overload (TypeError). torchish took it as
+    ``unbiased`` everywhere."""
+    @functools.wraps(fn)
+    def f(input, *args, **kwargs):
+        first = args[0] if args else kwargs.get("dim")
+        if isinstance(first, bool):
+            if len(args) != 1 or kwargs:
+                raise TypeError(_no_spread_overload(name, args, kwargs, method))
+            args, kwargs = (), {"unbiased": first}
+        return fn(input, *args, **kwargs)
+    return f
+
+
+def _no_spread_overload(name, args, kwargs, method):
+    """PyTorch's "invalid combination of arguments" message for a call of var/std (positional types, then the
+    keywords in the order its parser lists them) without the lines that say why each overload did not match."""
+    got = [type(a).__name__ for a in args] if method else ["Tensor"] + [type(a).__name__ for a in args]
+    kws = [f"{k}={type(v).__name__}" for k, v in reversed(kwargs.items())]
+    got = ", ".join(got + kws) if got else "".join(k + ", " for k in kws)
+    lines = []
+    for o in _SPREAD_OVERLOADS:
+        if name.endswith("_mean"):
+            o = o.replace(", *, Tensor out = None)", ")").replace(", Tensor out = None)", ")")
+        if method:
+            o = o.replace("Tensor input, ", "").replace(", *, Tensor out = None)", ")").replace(
+                ", Tensor out = None)", ")")
+        lines.append(f" * {o}\n")
+    return f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n" + \
+        "".join(lines)
+
+
+var = numpy_kwargs(_spread_overloads("var", _var))
+std = numpy_kwargs(_spread_overloads("std", _std))
+var.__name__, std.__name__ = "var", "std"
 
 
 def _welford_mean(x, axis, keepdims):
@@ -161,18 +203,21 @@ _VAR_MEAN = defop("var_mean", _var_mean_fwd, vjp=_var_mean_vjp, grad_name="VarMe
 _STD_MEAN = defop("std_mean", _var_mean_fwd, vjp=_var_mean_vjp, grad_name="StdMeanBackward0")
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     ax, kd, c = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
     return apply(_VAR_MEAN, (input,), axis=ax, keepdims=kd, correction=c, sqrt=False)
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     ax, kd, c = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
     return apply(_STD_MEAN, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True)
 
 
-for _n in ("var", "std"):
+var_mean = _spread_overloads("var_mean", _var_mean)
+std_mean = _spread_overloads("std_mean", _std_mean)
+for _n, _f in (("var", _var), ("std", _std)):
     _public(_n, globals()[_n])
+    METHODS[_n] = numpy_kwargs(_spread_overloads(_n, _f, method=True))  # noqa: F821 (the Family's table)
 for _n in ("var_mean", "std_mean"):
     _public(_n, globals()[_n], method=False)
 

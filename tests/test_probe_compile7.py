@@ -9,6 +9,15 @@ Fixed:
   graph, so the line came out as ``"y y tensor(...)"``), and never at the later calls, which ran the program.
   PyTorch's compiler breaks the graph there, so the text appears at every call; a trace that would write now breaks
   the graph before anything is written, and the function runs eagerly for those inputs (``fullgraph=True`` raises).
+- Dicts in arguments and outputs (compile.args): JAX's pytree sorts a dict's keys, so from the second call on the
+  function got ``{"y": a, "x": b}`` as ``{"x": b, "y": a}`` (``torch.cat(list(batch.values()))``: silently other
+  numbers; ``**kwargs`` reordered the same way) and returned dicts came back with sorted keys; a dict whose keys do
+  not sort (``{0: x, "y": y}``) raised a ValueError. Such dicts are now pytree nodes that keep insertion order.
+- A module hook registered by the function and never removed (``m.register_forward_hook(f)`` at every call): each
+  trace left its hook registered (a call traced twice, two), so the traced call added the wrong number of hooks and
+  the program ran with the trace's hooks for good, where each eager call adds one more. The trace's registrations
+  are now taken back and such a function runs eagerly (compile.side_effects.ModuleHooks); a hook registered and
+  removed within the call still compiles.
 """
 import contextlib
 import io
@@ -90,3 +99,65 @@ def test_output_with_fullgraph_is_an_error_that_writes_nothing(capsys):
         c(torch.ones(2))
     assert capsys.readouterr().out == ""
     assert torch.compile(lambda x: x * 2, fullgraph=True)(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+# --- dicts in insertion order -----------------------------------------------------------------------------------------
+def case_dicts_in_insertion_order(T, jit):
+    """Dict arguments and outputs whose keys are not sorted (JAX's pytree sorts them), nested, with keys that do
+    not sort (``{1: ..., "b": ...}``), and keyword arguments given out of order to ``**kwargs``."""
+    m = _lin(T, 3, 2)
+
+    @jit
+    def f(batch, **opts):
+        parts = T.cat(list(batch.values()))  # (in the dict's order, as eager code reads it)
+        out = {"loss": m(parts).pow(2).mean(), "acc": parts.mean(), "sub": {"z": parts[0], 1: "one", "a": 2}}
+        return out, list(batch), list(opts), [v * 1 for v in opts.values()]
+    r = []
+    for i in range(3):
+        b = {"y": _data(T, 1, 3, seed=i), "x": _data(T, 2, 3, seed=i + 1), 0: _data(T, 1, 3)}
+        out, keys, names, vals = f(b, scale=_data(T, 2, seed=i), bias=_data(T, 1))
+        r += [list(out), out, list(out["sub"]), keys, names, vals]
+        out, keys, _, _ = f({"a": b["x"], "b": b["y"]}, bias=1.0, scale=2.0)
+        r += [list(out), out, keys]
+    return r
+
+
+def test_dicts_keep_their_insertion_order():
+    """``torch.cat(list(batch.values()))`` of ``{"y": .., "x": ..}`` concatenated in sorted key order from the
+    second call on (other numbers), and returned dicts came back with sorted keys."""
+    f, = _three(case_dicts_in_insertion_order)
+    assert f == {"calls": 6, "eager_calls": 2, "compiled_calls": 4, "retraces": 0}
+
+
+# --- module hooks registered by the function --------------------------------------------------------------------------
+def case_module_hooks_registered_inside(T, jit):
+    """A forward hook registered and removed in the call (compiled), and one registered at every call and never
+    removed (each eager call adds one more: eager)."""
+    m = T.nn.Sequential(_lin(T, 3, 4), T.nn.ReLU(), _lin(T, 4, 2, seed=1))
+
+    @jit
+    def features(x):
+        got = {}
+        h = m[1].register_forward_hook(lambda mod, i, o: got.__setitem__("a", o * 1))
+        y = m(x)
+        h.remove()
+        return y, got["a"]
+
+    @jit
+    def leaky(x):
+        m[2].register_forward_hook(lambda mod, i, o: o + 1)
+        return m(x)
+    r = []
+    for i in range(3):
+        r += [*features(_data(T, 2, 3, seed=i)), len(m[1]._forward_hooks)]
+    for i in range(3):
+        r += [leaky(_data(T, 2, 3, seed=i)), len(m[2]._forward_hooks)]
+    return r + [*features(_data(T, 2, 3)), len(m[1]._forward_hooks)]
+
+
+def test_module_hook_left_registered_by_the_function_runs_eagerly():
+    """The hook the trace registered stayed (a second trace of the call added another): the traced call gave
+    ``o + 2`` where eager code gives ``o + 1``, and every program call kept the hooks of the trace."""
+    features, leaky = _three(case_module_hooks_registered_inside, expect="registers a module hook that it does not")
+    assert features == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 1}  # (m[2]'s new hooks)
+    assert leaky == {"calls": 3, "eager_calls": 3, "compiled_calls": 0, "retraces": 0}

@@ -133,10 +133,13 @@ jax.tree_util.register_pytree_node(_Parts, _flatten_parts, _unflatten_parts)
 
 
 def _wrap(x, depth=0, seen=frozenset()):
-    """``x`` with the user objects in it (in lists, tuples and dicts too) as :class:`_Parts`."""
+    """``x`` with the user objects in it (in lists, tuples and dicts too) as :class:`_Parts`, and its dicts whose
+    keys are out of order as :class:`_InOrder`."""
     def one(leaf):
+        if type(leaf) is dict:
+            return _InOrder(leaf, lambda v: _wrap(v, depth, seen))
         return _Parts(leaf, depth, seen) if _takes_apart(leaf, depth, seen) else leaf
-    return jax.tree_util.tree_map(one, x, is_leaf=_is_tensor)
+    return jax.tree_util.tree_map(one, x, is_leaf=_tensor_or_unsorted)
 
 
 class _Returned:
@@ -171,17 +174,52 @@ def _unflatten_returned(aux, children):
 jax.tree_util.register_pytree_node(_Returned, _flatten_returned, _unflatten_returned)
 
 
+class _InOrder:
+    """A dict whose keys are not in sorted order (or cannot be sorted: ``{1: x, "a": y}``), as a pytree node that
+    keeps its insertion order: JAX's own dict node sorts the keys, so a compiled function got ``{"b": x, "a": y}``
+    as ``{"a": y, "b": x}`` (``torch.cat(list(d.values()))`` in the other order: other numbers) and returned its
+    dicts with sorted keys. ``wrap`` takes its values apart as the dict's container does."""
+
+    __slots__ = ("d", "wrap")
+
+    def __init__(self, d, wrap):
+        self.d, self.wrap = d, wrap
+
+
+def _unsorted(x):
+    if type(x) is not dict:
+        return False
+    keys = list(x)
+    try:
+        return keys != sorted(keys)
+    except TypeError:
+        return True
+
+
+def _tensor_or_unsorted(x):
+    return isinstance(x, Tensor) or type(x) is dict and _unsorted(x)
+
+
+jax.tree_util.register_pytree_node(_InOrder, lambda n: (list(map(n.wrap, n.d.values())), tuple(n.d)),
+                                   lambda keys, children: dict(zip(keys, children)))
+
+
 def output_tree(out):
-    """``out`` (a function's result) with the dataclass instances in it as :class:`_Returned` nodes."""
-    return jax.tree_util.tree_map(lambda x: _Returned(x) if _returned_object(x) else x, out, is_leaf=_is_tensor)
+    """``out`` (a function's result) with the dataclass instances in it as :class:`_Returned` nodes and its dicts in
+    insertion order (:class:`_InOrder`)."""
+    def node(x):
+        if _returned_object(x):
+            return _Returned(x)
+        return _InOrder(x, output_tree) if type(x) is dict else x
+    return jax.tree_util.tree_map(node, out, is_leaf=_tensor_or_unsorted)
 
 
 def flatten(args, kwargs):
-    """The leaves and tree structure of a call's arguments, user objects taken apart."""
-    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    """The leaves and tree structure of a call's arguments, user objects taken apart, dicts in insertion order."""
+    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_tensor_or_unsorted)
     for x in leaves:
         t = type(x)
-        if t is not Tensor and t not in _SCALARS and _plain_type(t):
+        if t is not Tensor and t not in _SCALARS and (t is dict or _plain_type(t)):
             return jax.tree_util.tree_flatten(_wrap((args, kwargs)), is_leaf=_is_tensor)
     return leaves, tree
 

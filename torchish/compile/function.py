@@ -44,7 +44,7 @@ from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
 from .views import take_view, view_spec
-from .side_effects import _kept_alive, _leaked, _replayable, _store, _with_leaks, module_slots
+from .side_effects import ModuleHooks, _kept_alive, _leaked, _replayable, _store, _with_leaks, module_slots
 from . import checks, output, pyguard, pystate, pyvalues
 
 _CONCRETE_ERRORS = (tracing.ConcretizationError, jax.errors.ConcretizationTypeError,
@@ -344,9 +344,15 @@ class CompiledFunction:
             start = next(_SERIAL)
             first_seq = next(_NODE_SEQ)
             rec = Recorder("trace", start, dict(zip(scalar_keys, scalar_vals)), scalar_start)
+            module_hooks = ModuleHooks(entry.modules)
             try:
                 with rec, tracing.tracing_scope(), py, output.held(), tracing.deferred_checks() as deferred:
                     out = fn(*a, **kw)
+                if module_hooks.added():
+                    raise GraphBreakError(
+                        f"torchish.compile: {getattr(fn, '__name__', 'the function')} registers a module hook that it "
+                        "does not remove (register_forward_hook, register_forward_pre_hook, register_full_backward_hook"
+                        "), which eager mode adds once per call and one XLA program cannot; it runs eagerly.")
                 if any(hook_marks(t) != m for t, m in zip(state, marks)):
                     raise GraphBreakError(
                         f"torchish.compile: {getattr(fn, '__name__', 'the function')} registers a gradient hook on a "
@@ -473,6 +479,8 @@ class CompiledFunction:
                 for t, (d, g, gf, nr, rg), m in zip(state, saved, marks):
                     t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
                     drop_added_hooks(t, m)  # (the trace's: the eager calls add their own)
+                if module_hooks.added():
+                    module_hooks.restore()
                 rec.restore()
                 del COPIES[n_copies:]
 

@@ -138,3 +138,32 @@ def _with_leaks(traced, leaked, uniq, info):
         out = eval_jaxpr(jaxpr, closed.consts, *jax.tree.leaves((arg_vals, unique, scalar_vals)))
         return tuple(jax.tree.unflatten(out_tree, out[:n])) + (out[n:],)
     return pure, leaked
+
+
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
+               "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks")
+
+
+class ModuleHooks:
+    """The hooks of the modules a call runs, and the global module hooks, before a trace of it. A hook the trace
+    registers and leaves registered (``m.register_forward_hook(f)`` at every call, without ``remove()``) is a
+    Python side effect: eager calls add one each (PyTorch's graph break runs each registration), a program would
+    have added one for good, and a trace run twice (state that settles late) two. :meth:`added` says whether the
+    trace left such a change, :meth:`restore` takes it back (the eager call that replaces the trace adds its own)."""
+
+    def __init__(self, modules):
+        from ..nn._hooks import GLOBAL
+        dicts = [d for d in vars(GLOBAL).values() if isinstance(d, dict)]
+        for m in modules:
+            md = m.__dict__
+            dicts.extend(md[name] for name in _HOOK_DICTS if isinstance(md.get(name), dict))
+        self.before = [(d, list(d.items())) for d in dicts]
+
+    def added(self):
+        return any(len(d) != len(items) or any(k not in d or d[k] is not v for k, v in items)
+                   for d, items in self.before)
+
+    def restore(self):
+        for d, items in self.before:
+            d.clear()
+            d.update(items)

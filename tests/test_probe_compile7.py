@@ -19,6 +19,7 @@ Fixed:
   are now taken back and such a function runs eagerly (compile.side_effects.ModuleHooks); a hook registered and
   removed within the call still compiles.
 """
+import collections
 import contextlib
 import io
 import logging
@@ -103,22 +104,24 @@ def test_output_with_fullgraph_is_an_error_that_writes_nothing(capsys):
 
 # --- dicts in insertion order -----------------------------------------------------------------------------------------
 def case_dicts_in_insertion_order(T, jit):
-    """Dict arguments and outputs whose keys are not sorted (JAX's pytree sorts them), nested, with keys that do
-    not sort (``{1: ..., "b": ...}``), and keyword arguments given out of order to ``**kwargs``."""
+    """Dict and defaultdict arguments and outputs whose keys are not sorted (JAX's pytree sorts them), nested,
+    with keys that do not sort (``{1: ..., "b": ...}``), and keyword arguments given out of order to ``**kwargs``."""
     m = _lin(T, 3, 2)
 
     @jit
     def f(batch, **opts):
         parts = T.cat(list(batch.values()))  # (in the dict's order, as eager code reads it)
         out = {"loss": m(parts).pow(2).mean(), "acc": parts.mean(), "sub": {"z": parts[0], 1: "one", "a": 2}}
-        return out, list(batch), list(opts), [v * 1 for v in opts.values()]
+        per = collections.defaultdict(list, {"w": [parts.sum()], "b": [parts[1]]})
+        return out, list(batch), list(opts), [v * 1 for v in opts.values()], per
     r = []
     for i in range(3):
         b = {"y": _data(T, 1, 3, seed=i), "x": _data(T, 2, 3, seed=i + 1), 0: _data(T, 1, 3)}
-        out, keys, names, vals = f(b, scale=_data(T, 2, seed=i), bias=_data(T, 1))
-        r += [list(out), out, list(out["sub"]), keys, names, vals]
-        out, keys, _, _ = f({"a": b["x"], "b": b["y"]}, bias=1.0, scale=2.0)
-        r += [list(out), out, keys]
+        out, keys, names, vals, per = f(b, scale=_data(T, 2, seed=i), bias=_data(T, 1))
+        r += [list(out), out, list(out["sub"]), keys, names, vals, type(per).__name__, list(per), per["new"]]
+        d = collections.defaultdict(int, [("b", b["y"]), ("a", b["x"])])
+        out, keys, _, _, per = f(d, bias=1.0, scale=2.0)
+        r += [list(out), out, keys, list(per), dict(per)]
     return r
 
 

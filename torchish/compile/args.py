@@ -13,6 +13,7 @@ program cannot repeat, and runs eagerly. A dataclass the function returns is tak
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import jax
@@ -136,7 +137,7 @@ def _wrap(x, depth=0, seen=frozenset()):
     """``x`` with the user objects in it (in lists, tuples and dicts too) as :class:`_Parts`, and its dicts whose
     keys are out of order as :class:`_InOrder`."""
     def one(leaf):
-        if type(leaf) is dict:
+        if type(leaf) in _DICTS:
             return _InOrder(leaf, lambda v: _wrap(v, depth, seen))
         return _Parts(leaf, depth, seen) if _takes_apart(leaf, depth, seen) else leaf
     return jax.tree_util.tree_map(one, x, is_leaf=_tensor_or_unsorted)
@@ -175,7 +176,8 @@ jax.tree_util.register_pytree_node(_Returned, _flatten_returned, _unflatten_retu
 
 
 class _InOrder:
-    """A dict whose keys are not in sorted order (or cannot be sorted: ``{1: x, "a": y}``), as a pytree node that
+    """A dict (or defaultdict) whose keys are not in sorted order (or cannot be sorted: ``{1: x, "a": y}``), as a
+    pytree node that
     keeps its insertion order: JAX's own dict node sorts the keys, so a compiled function got ``{"b": x, "a": y}``
     as ``{"a": y, "b": x}`` (``torch.cat(list(d.values()))`` in the other order: other numbers) and returned its
     dicts with sorted keys. ``wrap`` takes its values apart as the dict's container does."""
@@ -186,8 +188,11 @@ class _InOrder:
         self.d, self.wrap = d, wrap
 
 
+_DICTS = (dict, collections.defaultdict)
+
+
 def _unsorted(x):
-    if type(x) is not dict:
+    if type(x) not in _DICTS:
         return False
     keys = list(x)
     try:
@@ -197,11 +202,21 @@ def _unsorted(x):
 
 
 def _tensor_or_unsorted(x):
-    return isinstance(x, Tensor) or type(x) is dict and _unsorted(x)
+    return isinstance(x, Tensor) or type(x) in _DICTS and _unsorted(x)
 
 
-jax.tree_util.register_pytree_node(_InOrder, lambda n: (list(map(n.wrap, n.d.values())), tuple(n.d)),
-                                   lambda keys, children: dict(zip(keys, children)))
+def _flatten_in_order(n):
+    return list(map(n.wrap, n.d.values())), (tuple(n.d), getattr(n.d, "default_factory", _DICTS))
+
+
+def _unflatten_in_order(aux, children):
+    keys, factory = aux
+    if factory is _DICTS:
+        return dict(zip(keys, children))
+    return collections.defaultdict(factory, zip(keys, children))
+
+
+jax.tree_util.register_pytree_node(_InOrder, _flatten_in_order, _unflatten_in_order)
 
 
 def output_tree(out):
@@ -210,7 +225,7 @@ def output_tree(out):
     def node(x):
         if _returned_object(x):
             return _Returned(x)
-        return _InOrder(x, output_tree) if type(x) is dict else x
+        return _InOrder(x, output_tree) if type(x) in _DICTS else x
     return jax.tree_util.tree_map(node, out, is_leaf=_tensor_or_unsorted)
 
 
@@ -219,7 +234,7 @@ def flatten(args, kwargs):
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_tensor_or_unsorted)
     for x in leaves:
         t = type(x)
-        if t is not Tensor and t not in _SCALARS and (t is dict or _plain_type(t)):
+        if t is not Tensor and t not in _SCALARS and (t in _DICTS or _plain_type(t)):
             return jax.tree_util.tree_flatten(_wrap((args, kwargs)), is_leaf=_is_tensor)
     return leaves, tree
 

@@ -72,7 +72,8 @@ def kl_div(input, target, reduction=0, *, log_target=False):
     if input.dtype.category < _dtype._FLOAT or target.dtype.category < _dtype._FLOAT:
         raise RuntimeError("kl_div: Integral inputs not supported.")
     check_broadcast(input, target)
-    return _loss.apply(_loss._KL_DIV[bool(log_target)], (input, target), reduction=_reduction(reduction),
+    red = _reduction(reduction)
+    return _loss.apply(_loss._kl_op(red, bool(log_target), input.ndim), (input, target), reduction=red,
                        log_target=bool(log_target))
 
 

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from ... import _dtype
 from ...ops import lazy, softmax as _softmax, tracing
 from ...ops import registry as _registry
-from ...ops.registry import apply, defop
+from ...ops.registry import apply, defop, overload
 from ._loss_util import concrete, not_differentiable, reduction_arg
 from ._args import need_int, need_number, need_tensor
 
@@ -58,6 +58,16 @@ def _nll_vjp(g, x, t, w, out, *, ignore_index, reduction):
 
 
 _NLL = defop("nll_loss", _nll_fwd, vjp=_nll_vjp, grad_name="NllLossBackward0")
+# PyTorch's nll_loss_nd runs nll_loss2d's kernel for a 4-d input, and for a 3-d or wider one on views of it as
+# (N, C, 1, -1): an unreduced loss then comes back through a view. The node is named for that path, per call
+_NLL_2D = overload(_NLL, "NllLoss2DBackward0")
+_NLL_VIEW = overload(_NLL, "ViewBackward0")
+
+
+def _nll_op(ndim, reduction):
+    if ndim <= 2:
+        return _NLL
+    return _NLL_VIEW if ndim != 4 and reduction == "none" else _NLL_2D
 
 
 _CHECKED_SHAPES: set = set()  # (input, target, weight) shapes and dtypes whose structural checks passed
@@ -146,7 +156,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         target = target.reshape(())
     if weight is not None and weight.ndim != 1:  # (nll_loss2d, for 3-D and wider inputs, reads any C weights)
         weight = weight.reshape(-1)
-    return apply(_NLL, (input, target, weight), ignore_index=int(ignore_index), reduction=red)
+    return apply(_nll_op(input.ndim, red), (input, target, weight), ignore_index=int(ignore_index), reduction=red)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -196,9 +206,12 @@ def _ce_prob_fwd(x, t, w, *, reduction, smoothing):
 
 _CE_SMOOTH = defop("cross_entropy_label_smoothing", _ce_smooth_fwd, grad_name="AddBackward0")
 # label smoothing mixes the target into a new tensor before PyTorch's product: a node of its own
+# PyTorch's cross_entropy_loss_prob_target ends in ``-(...).sum(...)``, divided by the number of samples for the
+# mean: the node is NegBackward0, or DivBackward1 for the mean (named per call)
 _CE_PROB = {smooth: defop("cross_entropy_prob_target_smoothed" if smooth else "cross_entropy_prob_target",
-                          _ce_prob_fwd, promote="same", promote_args=(0, 1, 2), grad_name="DivBackward1")
+                          _ce_prob_fwd, promote="same", promote_args=(0, 1, 2), grad_name="NegBackward0")
             for smooth in (False, True)}
+_CE_PROB_MEAN = {smooth: overload(op, "DivBackward1") for smooth, op in _CE_PROB.items()}
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -229,7 +242,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                f"classes but got weight tensor of shape: {list(weight.shape)}")
         if ls > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
-        return apply(_CE_PROB[ls > 0], (input, target, weight), reduction=red, smoothing=ls)
+        ops = _CE_PROB_MEAN if red == "mean" else _CE_PROB
+        return apply(ops[ls > 0], (input, target, weight), reduction=red, smoothing=ls)
     if ls > 0.0:
         if ls > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")

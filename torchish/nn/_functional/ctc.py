@@ -14,7 +14,7 @@ import numpy as np
 from ... import _dtype
 from ..._tensor import Tensor
 from ...ops import registry as _registry
-from ...ops.registry import apply, defop
+from ...ops.registry import apply, defop, overload
 from ._loss_util import concrete, reduction_arg
 from ._args import need_tensor
 
@@ -93,9 +93,12 @@ def _ctc_vjp(g, lp, targets, il, tl, out, *, blank, reduction, zero_infinity):
 
 
 # reduction="none" returns PyTorch's own output (its node saves it); a reduced loss, or one with zero_infinity
-# (a where() of it), is a new tensor: two ops
+# (a where() of it), is a new tensor: two ops. The reduced one is named per call for the op PyTorch's composite
+# ends in: the where() of zero_infinity, the mean of the loss divided by the target lengths, or the sum
 _CTC = {red: defop("ctc_loss" if red else "ctc_loss_reduced", _ctc_fwd, vjp=_ctc_vjp, grad_name="CtcLossBackward0")
         for red in (True, False)}
+_CTC_TOP = {red: overload(_CTC[False], name) for red, name in
+            (("none", "WhereBackward0"), ("mean", "MeanBackward0"), ("sum", "SumBackward0"))}
 
 
 def _lengths(x, name, device):
@@ -114,7 +117,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """CTC loss of ``log_probs`` (T, N, C) — or (T, C) unbatched — against padded (N, S) or concatenated targets."""
     need_tensor("ctc_loss", log_probs, "log_probs", 1)
     need_tensor("ctc_loss", targets, "targets", 2)
-    from ...ops.shape import reshape, unsqueeze
+    from ...ops.shape import squeeze, unsqueeze
     red = reduction_arg(None, None, reduction)
     if _registry.autocast_hook is not None:  # (autocast runs ctc_loss in float32, before its dtype check)
         (log_probs,) = _registry.autocast_hook("ctc_loss", (log_probs,))
@@ -160,9 +163,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError(f"Expected tensor to have size at least {tlv.max()} at dimension 1, but got size "
                            f"{targets.shape[1]} for argument #2 'targets' (while checking arguments for "
                            "ctc_loss_allocate_outputs)")
-    out = apply(_CTC[red == "none" and not zero_infinity], (log_probs, targets, il, tl), blank=int(blank),
-                reduction=red, zero_infinity=bool(zero_infinity))
-    return reshape(out, ()) if unbatched and red == "none" else out
+    op = _CTC[True] if red == "none" and not zero_infinity else _CTC_TOP[red]
+    out = apply(op, (log_probs, targets, il, tl), blank=int(blank), reduction=red, zero_infinity=bool(zero_infinity))
+    return squeeze(out, 0) if unbatched and red == "none" else out
 
 
 def _pad_concatenated(targets, tl, tlv):

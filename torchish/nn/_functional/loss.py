@@ -121,6 +121,12 @@ _REGRESSION = {(k, w, red): op for k in ("mse", "l1", "smooth_l1", "huber") for 
                for red, op in _regression_ops(k, w).items()}
 
 
+def _by_reduction(op, none_name):
+    """``op`` per reduction, under the node PyTorch's composite loss ends in: its last elementwise op unreduced
+    (``none_name``), else the mean or the sum (the name chosen per call: no extra dispatch)."""
+    return {"none": overload(op, none_name), "mean": overload(op, "MeanBackward0"), "sum": overload(op, "SumBackward0")}
+
+
 def _regression(kind, input, target, reduction, weight, beta=0.0):
     _size_warning(input, target)
     if _registry.autocast_hook is not None:  # (the casts come first: huber's result takes the cast input's dtype)
@@ -328,8 +334,22 @@ def _kl_fwd(x, t, *, reduction, log_target):
 
 
 # log_target picks another formula of PyTorch's (exp(target) * (target - input)), which saves other tensors
-_KL_DIV = {log: defop("kl_div_log_target" if log else "kl_div", _kl_fwd, promote="same", grad_name="KlDivBackward0")
-           for log in (False, True)}
+_KL_BASE = {log: defop("kl_div_log_target" if log else "kl_div", _kl_fwd, promote="same", grad_name="SubBackward0")
+            for log in (False, True)}
+# PyTorch's kl_div is a composite whose top node is its last op: the formula's sub (mul with log_target) unreduced,
+# else its mean or sum, and F.kl_div divides a batchmean sum by the batch size (not for a 0-d input): the node is
+# named per call from these (one op each, no extra dispatch)
+_KL_TOP = {"mean": "MeanBackward0", "sum": "SumBackward0", "batchmean": "DivBackward0"}
+_KL_DIV = {(log, name): overload(op, name) for log, op in _KL_BASE.items()
+           for name in {"MulBackward0" if log else "SubBackward0", *_KL_TOP.values()}}
+
+
+def _kl_op(reduction, log_target, ndim):
+    if reduction == "none":
+        name = "MulBackward0" if log_target else "SubBackward0"
+    else:
+        name = _KL_TOP["sum" if reduction == "batchmean" and not ndim else reduction]
+    return _KL_DIV[log_target, name]
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -352,7 +372,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if input.dtype.category == _dtype._COMPLEX or target.dtype.category == _dtype._COMPLEX:
         raise RuntimeError("kl_div: Complex inputs not supported.")
     check_broadcast(target, input)  # (the formula starts from target)
-    return apply(_KL_DIV[bool(log_target)], (input, target), reduction=red, log_target=bool(log_target))
+    return apply(_kl_op(red, bool(log_target), input.ndim), (input, target), reduction=red,
+                 log_target=bool(log_target))
 
 
 def _poisson_fwd(x, t, *, log_input, full, eps, reduction):
@@ -366,6 +387,9 @@ def _poisson_fwd(x, t, *, log_input, full, eps, reduction):
 # log_input picks PyTorch's formula (exp(input) - target * input, or input - target * log(input + eps))
 _POISSON = {log: defop("poisson_nll_loss_log_input" if log else "poisson_nll_loss", _poisson_fwd, promote="float",
                        grad_name="MeanBackward0") for log in (False, True)}
+# unreduced, PyTorch's last op is the formula's sub, or the add of the Stirling term (full)
+_POISSON_BY = {(log, full): _by_reduction(op, "AddBackward0" if full else "SubBackward0")
+               for log, op in _POISSON.items() for full in (False, True)}
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
@@ -378,8 +402,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     # PyTorch's composite: exp(input) - target * input (a Bool product when both are Bool), or input - (a float)
     if input.dtype is _dtype.bool and (not log_input or target.dtype is _dtype.bool):
         _check_sub(0.0, input)
-    return apply(_POISSON[bool(log_input)], (input, target), log_input=bool(log_input), full=bool(full),
-                 eps=float(eps), reduction=red)
+    return apply(_POISSON_BY[bool(log_input), bool(full)][red], (input, target), log_input=bool(log_input),
+                 full=bool(full), eps=float(eps), reduction=red)
 
 
 def _gaussian_fwd(x, t, v, *, full, eps, reduction):
@@ -391,6 +415,8 @@ def _gaussian_fwd(x, t, v, *, full, eps, reduction):
 
 
 _GAUSSIAN = defop("gaussian_nll_loss", _gaussian_fwd, promote="same", grad_name="MeanBackward0")
+# unreduced, PyTorch's last op is ``0.5 * (...)``, or the add of the constant (full)
+_GAUSSIAN_BY = {full: _by_reduction(_GAUSSIAN, "AddBackward0" if full else "MulBackward0") for full in (False, True)}
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -418,7 +444,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         raise ValueError(reduction + " is not valid")
     if int_var:  # PyTorch's composite clamps (a copy of) var in place to the float eps
         raise RuntimeError(f"result type Float can't be cast to the desired output type {c10_name(var.dtype)}")
-    return apply(_GAUSSIAN, (input, target, var), full=bool(full), eps=float(eps), reduction=reduction)
+    return apply(_GAUSSIAN_BY[bool(full)][reduction], (input, target, var), full=bool(full), eps=float(eps),
+                 reduction=reduction)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -436,8 +463,8 @@ def _cos_emb_fwd(x1, x2, y, *, margin, reduction):
     return reduce(l, reduction)
 
 
-_COS_EMB = defop("cosine_embedding_loss", _cos_emb_fwd, promote="same", promote_args=(0, 1),
-                 grad_name="MeanBackward0")
+_COS_EMB = _by_reduction(defop("cosine_embedding_loss", _cos_emb_fwd, promote="same", promote_args=(0, 1),
+                               grad_name="MeanBackward0"), "AddBackward0")  # (unreduced: pos + neg)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
@@ -458,7 +485,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
         check_broadcast(target, input1.shape[:1])
     no_complex_clamp(input1, input2)
     # PyTorch's composite reads target only through comparisons (where(target == 1, ...)): it gets no gradient
-    return apply(_COS_EMB, (input1, input2, target.detach() if target.requires_grad else target),
+    return apply(_COS_EMB[red], (input1, input2, target.detach() if target.requires_grad else target),
                  margin=float(margin), reduction=red)
 
 
@@ -468,7 +495,8 @@ def _margin_ranking_fwd(x1, x2, y, *, margin, reduction, dtype):
     return reduce(_clamp_min0((-y * (x1 - x2)).astype(dtype) + margin), reduction)
 
 
-_MARGIN_RANKING = defop("margin_ranking_loss", _margin_ranking_fwd, promote="same", grad_name="MeanBackward0")
+_MARGIN_RANKING = _by_reduction(defop("margin_ranking_loss", _margin_ranking_fwd, promote="same",
+                                      grad_name="MeanBackward0"), "ClampMinBackward0")  # (unreduced: clamp_min)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
@@ -483,7 +511,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(_NEG_BOOL)
     no_complex_clamp(input1, input2, target)  # ... clamped at 0
     dt = common_dtype((input1, input2, target, float(margin)))
-    return apply(_MARGIN_RANKING, (input1, input2, target), margin=float(margin), reduction=red, dtype=dt.np)
+    return apply(_MARGIN_RANKING[red], (input1, input2, target), margin=float(margin), reduction=red, dtype=dt.np)
 
 
 def _hinge_fwd(x, y, *, margin, reduction):
@@ -492,7 +520,8 @@ def _hinge_fwd(x, y, *, margin, reduction):
     return reduce(l, reduction)
 
 
-_HINGE = defop("hinge_embedding_loss", _hinge_fwd, promote="float", promote_args=(0,), grad_name="MeanBackward0")
+_HINGE = _by_reduction(defop("hinge_embedding_loss", _hinge_fwd, promote="float", promote_args=(0,),
+                             grad_name="MeanBackward0"), "AddBackward0")  # (unreduced: the two where()s added)
 # an integer input stays integer, the margin truncated to an integer (PyTorch's composite: ``margin - self``)
 _HINGE_INT = defop("hinge_embedding_loss_int", _hinge_fwd, differentiable=False)
 
@@ -512,7 +541,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     if input.dtype.category == _dtype._INT:
         return apply(_HINGE_INT, (input, target), margin=int(margin), reduction=red)
     # PyTorch's composite reads target only through comparisons (where(target != 1, ...)): it gets no gradient
-    return apply(_HINGE, (input, target.detach() if target.requires_grad else target), margin=float(margin),
+    return apply(_HINGE[red], (input, target.detach() if target.requires_grad else target), margin=float(margin),
                  reduction=red)
 
 
@@ -551,7 +580,8 @@ def _mlsm_fwd(x, y, w, *, reduction):
     return reduce(l, reduction)
 
 
-_MLSM = defop("multilabel_soft_margin_loss", _mlsm_fwd, promote="same", grad_name="MeanBackward0")
+_MLSM = _by_reduction(defop("multilabel_soft_margin_loss", _mlsm_fwd, promote="same", grad_name="MeanBackward0"),
+                      "DivBackward0")  # (unreduced: the sum over classes divided by their number)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -566,7 +596,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     check_broadcast(target, input)  # (the formula starts from target)
     if target.dtype is _dtype.bool:  # PyTorch's composite computes 1 - target
         _check_sub(1.0, target)
-    return apply(_MLSM, (input, target, weight), reduction=reduction)
+    return apply(_MLSM[reduction], (input, target, weight), reduction=reduction)
 
 
 def _multilabel_margin_fwd(x, t, *, reduction):

@@ -23,7 +23,8 @@ from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ..._config import config
 from ...ops import tracing
-from ...ops.registry import apply, defop
+from ...ops.join import cat, stack
+from ...ops.registry import apply, defop, overload
 from .dropout import inverted_dropout_mask
 
 __all__: list = []
@@ -44,9 +45,8 @@ def _step(mode, xp, h, c, w_hh, b_hh, w_hr):
     if b_hh is not None:
         gh = gh + b_hh
     if mode == "lstm":
-        i, f, g, o = jnp.split(xp + gh, 4, axis=-1)
-        c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-        h2 = jax.nn.sigmoid(o) * jnp.tanh(c2)
+        out_gate, c2 = _lstm_gates(xp + gh, c)
+        h2 = out_gate * jnp.tanh(c2)
         if w_hr is not None:
             h2 = _mm(h2, w_hr.T)
         return h2, c2
@@ -59,6 +59,12 @@ def _step(mode, xp, h, c, w_hh, b_hh, w_hr):
         return (1 - z) * n + z * h, None
     pre = xp + gh
     return (jnp.tanh(pre) if mode == "rnn_tanh" else jnp.maximum(pre, 0)), None
+
+
+def _lstm_gates(gates, c):
+    """The LSTM's output gate and new cell state from its summed gate pre-activations."""
+    i, f, g, o = jnp.split(gates, 4, axis=-1)
+    return jax.nn.sigmoid(o), jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
 
 
 def _in_proj(x, w_ih, b_ih):
@@ -99,7 +105,10 @@ def _stack_fwd(x, h0, c0, lengths, unpack_idx, pack_idx, drop, *w, mode, num_lay
                hidden_size, out_size):
     """The whole recurrent stack. ``x`` is (T, B, I), or packed data (N, I) with the gather indices; the dropout
     masks between layers are (L - 1, T, B, F), or (L - 1, N, F) for packed data (PyTorch drops out the packed
-    layer output, so one draw per packed row)."""
+    layer output, so one draw per packed row).
+
+    Returns the output (padded input with two directions: each direction's, which ``rnn_stack`` concatenates),
+    then each layer-direction's final ``h`` (and, for LSTM, ``c``), which ``rnn_stack`` stacks."""
     if unpack_idx is not None:  # packed: gather (N, I) -> (T, B, I), with a zero row for the padding
         batch = lengths.shape[0]
         seq = _padded(x, unpack_idx, batch)
@@ -129,12 +138,10 @@ def _stack_fwd(x, h0, c0, lengths, unpack_idx, pack_idx, drop, *w, mode, num_lay
         if drop is not None and layer < num_layers - 1:
             inp = inp * (drop[layer] if unpack_idx is None else _padded(drop[layer], unpack_idx, batch))
     if pack_idx is not None:
-        out = inp.reshape((-1, inp.shape[-1]))[pack_idx]
+        seq = (inp.reshape((-1, inp.shape[-1]))[pack_idx],)
     else:
-        out = inp
-    if mode == "lstm":
-        return out, jnp.stack(hs), jnp.stack(cs)
-    return out, jnp.stack(hs)
+        seq = tuple(outs)
+    return seq + tuple(hs) + (tuple(cs) if mode == "lstm" else ())
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -189,7 +196,7 @@ class _Buckets:
             return fwd(*vals)
         n = vals[0].shape[0]
         res = fwd(*_padded_inputs(vals))
-        return (_cut(res[0], n),) + tuple(res[1:])
+        return tuple(_cut(r, n) if _over_steps(vals, i, r) else r for i, r in enumerate(res))
 
     @staticmethod
     def backward(bwd, mask, vals, outs, gs):
@@ -197,10 +204,17 @@ class _Buckets:
             return bwd(vals, outs, gs)
         n = vals[0].shape[0]
         vals = _padded_inputs(vals)
-        if gs[0] is not None:
-            gs = (_pad(gs[0], vals[0].shape[0]),) + tuple(gs[1:])
+        gs = tuple(_pad(g, vals[0].shape[0]) if _over_steps(vals, i, g) else g for i, g in enumerate(gs))
         res = bwd(vals, outs, gs)
         return (_cut(res[0], n),) + tuple(res[1:]) if mask[0] else res
+
+
+def _over_steps(vals, i, r):
+    """Whether the stack's output ``i`` (or its gradient) ``r`` runs over the time steps: the packed output, or a
+    direction's padded output (3-D; the final states are 2-D)."""
+    if r is None:
+        return False
+    return i == 0 if vals[4] is not None else r.ndim == 3
 
 
 def _pad(a, rows, axis=0):
@@ -259,29 +273,42 @@ def _padded_inputs(vals):
     return vals
 
 
-_STACK_OPS = {mode: defop(mode, _stack_fwd, grad_name=name, bucket=_Buckets) for mode, name in
-              (("rnn_tanh", "RnnTanhBackward0"), ("rnn_relu", "RnnReluBackward0"), ("lstm", "LstmBackward0"),
-               ("gru", "GruBackward0"))}
+# The node names are those of the op PyTorch's CPU stack ends in: its output is a ``stack`` of the time steps'
+# outputs (packed input: a ``cat`` of them), and LSTM in float32/bfloat16 runs oneDNN's layer kernel
+# (_MKLDNN_LSTM). The final states PyTorch stacks from the layers (``h_n``, ``c_n``), and two directions' outputs
+# it concatenates: rnn_stack runs those ``stack``s and that ``cat`` for real over the fused node's per-layer
+# outputs, so each output shows its own node (StackBackward0, CatBackward0), as one node cannot name its outputs
+# apart. That is two or three more dispatches per call: little beside a recurrent stack's kernel
+_STACK_OPS = {mode: defop(mode, _stack_fwd, grad_name="StackBackward0", bucket=_Buckets)
+              for mode in ("rnn_tanh", "rnn_relu", "lstm", "gru")}
+_PACKED_OPS = {mode: overload(op, "CatBackward0") for mode, op in _STACK_OPS.items()}
 
 
 def _cell_fwd(x, h, c, w_ih, w_hh, b_ih, b_hh, *, mode):
-    h2, c2 = _step(mode, _in_proj(x, w_ih, b_ih), h, c, w_hh, b_hh, None)
-    return (h2, c2) if mode == "lstm" else h2
+    if mode == "lstm":  # (the output gate, tanh(c') and c': rnn_cell multiplies the first two, see _CELL_OPS)
+        gh = _mm(h, w_hh.T)
+        out_gate, c2 = _lstm_gates(_in_proj(x, w_ih, b_ih) + (gh if b_hh is None else gh + b_hh), c)
+        return out_gate, jnp.tanh(c2), c2
+    return _step(mode, _in_proj(x, w_ih, b_ih), h, c, w_hh, b_hh, None)[0]
 
 
-# PyTorch's CPU LSTM in float32/bfloat16 (one direction, no projection, padded input) runs oneDNN's kernel, whose
-# node saves the output it returns: writing that output in place breaks its backward, as there
+# PyTorch's CPU LSTM in float32/bfloat16 (no projection, padded input) runs oneDNN's kernel, whose node saves the
+# output it returns: writing that output in place breaks its backward, as there (two directions: the output is
+# the cat of theirs, which saves nothing)
 _MKLDNN_LSTM = defop("lstm", _stack_fwd, grad_name="MkldnnRnnLayerBackward0", saved=("0+ o0", ...), bucket=_Buckets)
 
 
 def _mkldnn_lstm(mode, input, bidirectional, proj_size, batch_sizes):
-    return (mode == "lstm" and not bidirectional and proj_size == 0 and batch_sizes is None
+    return (mode == "lstm" and proj_size == 0 and batch_sizes is None
             and input.dtype in (_dtype.float32, _dtype.bfloat16) and input.device.type == "cpu")
 
 
+# Named after the op PyTorch's CPU cell (a composite) ends in: the nonlinearity, GRU's ``(1 - z) * n + z * h``
+# sum, LSTM's ``c' = f * c + i * g`` sum. LSTM's ``h' = o * tanh(c')`` is another node there: rnn_cell runs that
+# product for real (one more dispatch per step) so that h' and c' each show their node
 _CELL_OPS = {mode: defop(mode + "_cell", _cell_fwd, grad_name=name) for mode, name in
-             (("rnn_tanh", "RnnTanhCellBackward0"), ("rnn_relu", "RnnReluCellBackward0"),
-              ("lstm", "LstmCellBackward0"), ("gru", "GruCellBackward0"))}
+             (("rnn_tanh", "TanhBackward0"), ("rnn_relu", "ReluBackward0"), ("lstm", "AddBackward0"),
+              ("gru", "AddBackward0"))}
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -335,14 +362,22 @@ def rnn_stack(mode, input, hx, weights, *, num_layers, bidirectional, batch_firs
     transposed = bool(batch_first) and batch_sizes is None
     if transposed:
         input = input.transpose(0, 1)
-    op = _MKLDNN_LSTM if _mkldnn_lstm(mode, input, bidirectional, proj_size, batch_sizes) else _STACK_OPS[mode]
+    if _mkldnn_lstm(mode, input, bidirectional, proj_size, batch_sizes):
+        op = _MKLDNN_LSTM
+    else:
+        op = _STACK_OPS[mode] if batch_sizes is None else _PACKED_OPS[mode]
     res = apply(op, (input, h0, c0, lengths, unpack_idx, pack_idx, drop) + tuple(weights), mode=mode,
                 num_layers=int(num_layers), num_dirs=num_dirs, has_bias=bool(has_bias), has_proj=proj_size > 0,
                 hidden_size=int(hidden_size), out_size=int(out_size))
+    n_seq = num_dirs if batch_sizes is None else 1  # (see _stack_fwd)
+    k = int(num_layers) * num_dirs
+    out = res[0] if n_seq == 1 else cat(res[:n_seq], -1)
     if transposed:
-        out = res[0].transpose(0, 1) if mode == "lstm" else res[0].transpose_(0, 1)
-        res = (out,) + tuple(res[1:])
-    return res
+        out = out.transpose(0, 1) if mode == "lstm" else out.transpose_(0, 1)
+    states = res[n_seq:]
+    if mode == "lstm":
+        return out, stack(states[:k]), stack(states[k:])
+    return out, stack(states)
 
 
 _STEPS: dict = {}  # a recurrent stack's signature -> the length of its first eager padded input (None: it varied)
@@ -400,4 +435,8 @@ def rnn_cell(mode, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         _check_cell(input, h, w_ih, w_hh, "0")
     check_matmul_dtypes(w_ih, input)  # (the cell state ``c`` only meets elementwise ops: any float dtype)
     check_matmul_dtypes(w_hh, h)
-    return apply(_CELL_OPS[mode], (input, h, c, w_ih, w_hh, b_ih, b_hh), mode=mode)
+    res = apply(_CELL_OPS[mode], (input, h, c, w_ih, w_hh, b_ih, b_hh), mode=mode)
+    if mode == "lstm":
+        out_gate, tanh_c, c2 = res
+        return out_gate * tanh_c, c2
+    return res

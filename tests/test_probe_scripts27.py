@@ -11,7 +11,8 @@ state and the loss through io.BytesIO with ``weights_only=True``; every optimize
 torch.nn really?" (MNIST by hand with a hand-written log_softmax and nll, then nn.Module, nn.Linear, optim,
 TensorDataset, DataLoader, a Lambda-wrapped CNN and a WrappedDataLoader), FGSM (the sign of the input gradient,
 denormalisation, clamping) and neural style transfer (gram matrices, a model rebuilt from a CNN's children and
-sliced, LBFGS with a closure clamping the image in place). DQN, char-RNN, transfer learning, pruning and DCGAN are
+sliced, LBFGS with a closure clamping the image in place) and "Introduction to torch.compile" (a graph break on
+a data-dependent ``if``, a compiled module and training step). DQN, char-RNN, transfer learning, pruning and DCGAN are
 in test_probe_scripts28.py; seq2seq, torch.func, forward AD, custom Functions and extending torch in 29.
 
 Nothing in these programs differed from PyTorch's results. The style-transfer program runs with
@@ -20,8 +21,11 @@ Nothing in these programs differed from PyTorch's results. The style-transfer pr
 path from there depends on float32 rounding (PyTorch's and torchish's losses agree to 1e-6 relative for the first
 eight evaluations, drift to 1e-3 by the 11th and then part; with weight 10 and 20 evaluations the image still
 drifts by up to 3e-5 where the clamp meets it), so the tutorial's settings compare rounding, not the library.
-Printed ``grad_fn`` objects carry an address, so their class names are compared; numpy memory shared by
-``Tensor.numpy()`` (the Tensors page's bridge section) is a known limitation (README) and left out.
+The compile tutorial's training step matches but is not compiled by torchish: it builds ``nn.CrossEntropyLoss()``
+inside the step, which torchish.compile reads as a change of plain Python state and runs the step eagerly from
+then on (with a warning; PyTorch compiles it); ``F.cross_entropy`` in its place compiles. Printed ``grad_fn``
+objects carry an address, so their class names are compared; numpy memory shared by ``Tensor.numpy()`` (the
+Tensors page's bridge section) is a known limitation (README) and left out.
 """
 import io
 import math
@@ -262,7 +266,7 @@ def case_target_transform_lambda(lib):
         out.append(t)
     out.append(lib.zeros(2, 4).scatter_(1, lib.tensor([[1], [3]]), value=2.5))
     out.append(lib.zeros(2, 4).scatter(1, lib.tensor([[1], [3]]), 7))
-    out.append(lib.zeros(3, dtype=lib.long).scatter_(0, lib.tensor([2]), 1.7 if False else 1))
+    out.append(lib.zeros(3, dtype=lib.long).scatter_(0, lib.tensor([2]), 1))
     return out
 
 
@@ -820,6 +824,54 @@ def case_neural_style_lbfgs(lib):
     out, log, s, n_iter = run_style_transfer(cnn, cnn_normalization_mean, cnn_normalization_std,
                                              content_img, style_img, input_img, num_steps=9, style_weight=10)
     return out, log, s, n_iter, len(log)
+
+
+def case_intro_torch_compile(lib, jit):
+    """The "Introduction to torch.compile" tutorial with ``jit`` (torchish.compile; the identity for torch): sin +
+    cos, a function with a data-dependent ``if`` (a graph break: run eagerly), a compiled module, and the training
+    step that builds ``nn.CrossEntropyLoss()`` inside (see the docstring)."""
+    def foo(x, y):
+        a = lib.sin(x)
+        b = lib.cos(y)
+        return a + b
+    opt_foo1 = jit(foo)
+    x, y = _data(lib, 3, 3), _data(lib, 3, 3, seed=1)
+    res = [opt_foo1(x, y)]
+
+    def bar(a, b):
+        x = a / (lib.abs(a) + 1)
+        if b.sum() < 0:
+            b = b * -1
+        return x * b
+    opt_bar = jit(bar)
+    inps = [(_data(lib, 4, seed=s), _data(lib, 4, seed=s + 5) - 0.3 * s) for s in range(4)]
+    res.append([opt_bar(a, b) for a, b in inps])
+
+    class MyModule(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 3)
+
+        def forward(self, x):
+            return lib.nn.functional.relu(self.lin(x))
+    mod = _init(lib, MyModule())
+    opt_mod = jit(mod)
+    res.append(opt_mod(x))
+    res.append(type(getattr(opt_mod, "_orig_mod", mod)).__name__)
+    model = _init(lib, lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.GELU(), lib.nn.Linear(4, 2)))
+    opt = lib.optim.Adam(model.parameters(), lr=0.01)
+
+    def train(mod, data):
+        opt.zero_grad(True)
+        pred = mod(data)
+        loss = lib.nn.CrossEntropyLoss()(pred, lib.tensor([0, 1, 1]))
+        loss.backward()
+        opt.step()
+        return loss
+    train_opt = jit(train)
+    res.append([train_opt(model, x * (i + 1)) for i in range(3)])
+    res.append(list(model.parameters()))
+    return res
 
 
 test_script_matches_torch = script_test(globals())

@@ -9,7 +9,10 @@ sampled by ``multinomial`` under a seed), transfer learning (a replaced head, fr
 pruning tutorial (random/l1/ln structured pruning, the PruningContainer history, global pruning, a custom
 BasePruningMethod, ``prune.identity``/``random_structured``/``remove``) and DCGAN (``weights_init`` applied by class
 name with ``nn.init.normal_``/``constant_``, a ConvTranspose2d + BatchNorm2d generator, BCELoss with
-``full``/``fill_`` labels, two Adams, ``fake.detach()``, the printed training stats).
+``full``/``fill_`` labels, two Adams, ``fake.detach()``, the printed training stats); and the notes' small
+programs: Tensor Attributes (the promotion table, in-place casts and their errors, broadcasting, default dtypes),
+Tensor Views, Serialization semantics (views saved together stay views), autograd's saved tensors and complex
+gradients.
 
 Nothing in these programs differed from PyTorch's results. The names in the char-RNN program all have five
 letters: the engine compiles one backward program per graph shape, and a name per length made this file's XLA
@@ -17,6 +20,7 @@ compiles several times longer without reaching more of the library.
 """
 import copy
 import importlib
+import io
 import math
 import random
 from collections import deque, namedtuple
@@ -613,6 +617,147 @@ def case_dcgan(lib):
         fake = netG(fixed_noise).detach().cpu()
     res.update(stats=stats, G=G_losses, D=D_losses, fake=fake, bn=(netG.main[1].running_mean, netG.main[1].running_var,
                netD.main[3].num_batches_tracked), w=netG.main[0].weight, r=lib.rand(2))
+    return res
+
+
+def case_tensor_attributes_doc(lib):
+    """The "Tensor Attributes" and "Broadcasting semantics" notes: their type-promotion table (zero-dim and
+    dimensioned operands, bool/uint8/complex), in-place products that may and may not cast (PyTorch's messages),
+    broadcast results and errors, finfo/iinfo/promote_types/result_type/can_cast, and
+    ``set_default_dtype(float64)``'s effect on inference and factories."""
+    float_tensor = lib.ones(1, dtype=lib.float)
+    double_tensor = lib.ones(1, dtype=lib.double)
+    complex_float_tensor = lib.ones(1, dtype=lib.complex64)
+    complex_double_tensor = lib.ones(1, dtype=lib.complex128)
+    int_tensor = lib.ones(1, dtype=lib.int)
+    long_tensor = lib.ones(1, dtype=lib.long)
+    uint_tensor = lib.ones(1, dtype=lib.uint8)
+    bool_tensor = lib.ones(1, dtype=lib.bool)
+    long_zerodim = lib.tensor(1, dtype=lib.long)
+    int_zerodim = lib.tensor(1, dtype=lib.int)
+    res = [(5 * int_tensor).dtype, (int_tensor + 5.5).dtype, (int_tensor + long_zerodim).dtype,
+           (long_tensor + int_tensor).dtype, (bool_tensor + long_tensor).dtype, (bool_tensor + uint_tensor).dtype,
+           (float_tensor + double_tensor).dtype, (complex_float_tensor + complex_double_tensor).dtype,
+           (bool_tensor + int_tensor).dtype, lib.add(long_tensor, float_tensor).dtype,
+           (int_zerodim + 1.0).dtype, (float_tensor + complex_double_tensor).dtype]
+    float_tensor *= float_tensor
+    float_tensor *= int_tensor
+    float_tensor *= uint_tensor
+    float_tensor *= bool_tensor
+    float_tensor *= double_tensor
+    int_tensor *= long_tensor
+    int_tensor *= uint_tensor
+    uint_tensor *= int_tensor
+    res.append((float_tensor, int_tensor, uint_tensor))
+    errs = []
+    for f in (lambda: int_tensor.__imul__(float_tensor), lambda: uint_tensor.__imul__(float_tensor),
+              lambda: float_tensor.__imul__(complex_float_tensor), lambda: lib.ones(5, 1, 4).add_(lib.ones(3, 1, 1)),
+              lambda: lib.empty(5, 2, 4, 1) + lib.empty(3, 1, 1), lambda: lib.ones(1, 4).add_(lib.ones(3, 1))):
+        try:
+            f()
+            errs.append(None)
+        except Exception as e:
+            errs.append((type(e).__name__, str(e)))
+    res.append(errs)
+    res += [lib.finfo(lib.float16).eps, lib.finfo(lib.bfloat16).tiny, lib.iinfo(lib.int16).max, str(lib.finfo()),
+            lib.promote_types(lib.int8, lib.uint8), lib.result_type(lib.tensor([1, 2]), 1.0),
+            lib.can_cast(lib.double, lib.float), lib.can_cast(lib.float, lib.int)]
+    x = lib.empty(5, 7, 3)
+    y = lib.empty(5, 7, 3)
+    res += [(x + y).size(), (lib.empty(5, 3, 4, 1) + lib.empty(3, 1, 1)).size(),
+            (lib.empty(1) + lib.empty(3, 1, 7)).size()]
+    res += [lib.get_default_dtype(), lib.tensor([1.2, 3]).dtype, lib.tensor([1.2, 3j]).dtype]
+    lib.set_default_dtype(lib.float64)
+    try:
+        res += [lib.tensor([1.2, 3]).dtype, lib.tensor([1.2, 3j]).dtype, lib.arange(3.).dtype, lib.rand(1).dtype]
+    finally:
+        lib.set_default_dtype(lib.float32)
+    return res
+
+
+def case_views_doc(lib):
+    """The "Tensor Views" note: a view shares storage (``untyped_storage().data_ptr()``) and writes through,
+    ``_base`` of transposes, narrows, diagonals and splits, contiguity and ``contiguous()`` copies, strides of
+    ``T``/``mT``/expand/unfold and storage offsets."""
+    t = lib.arange(16.).reshape(4, 4)
+    b = t.view(2, 8)
+    res = [t.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()]
+    b[0][0] = 3.14
+    res.append(t[0][0])
+    base = lib.tensor([[0, 1], [2, 3]])
+    res.append(base.is_contiguous())
+    tt = base.transpose(0, 1)
+    res += [tt._base is base, tt.is_contiguous(), tt.contiguous()._base is None, tt.contiguous().is_contiguous()]
+    res += [t.unflatten(1, (2, 2)).shape, t.narrow(0, 1, 2)._base is t, t.diagonal()._base is t, t.diagonal().stride()]
+    res += [t.split(2)[1]._base is t, t.unbind(0)[2].storage_offset(), t.T.stride(), t.mT.stride(), t.view_as(b).shape]
+    res += [t.expand(2, 4, 4).stride(), t.unfold(1, 2, 2).stride(), t[:, 1].storage_offset()]
+    return res
+
+
+def case_serialization_views(lib):
+    """The "Serialization semantics" note: tensors saved together keep their view relationships (``loaded_evens
+    *= 2`` changes ``loaded_numbers``), a saved view keeps its whole storage and a clone does not, and views of
+    one base in a dict loaded with ``weights_only=True`` still write through."""
+    numbers = lib.arange(1, 10)
+    evens = numbers[1::2]
+    f = io.BytesIO()
+    lib.save([numbers, evens], f)
+    f.seek(0)
+    loaded_numbers, loaded_evens = lib.load(f)
+    loaded_evens *= 2
+    res = [loaded_numbers.clone(), loaded_evens.clone(), loaded_evens.storage_offset(), loaded_evens.stride()]
+    f = io.BytesIO()
+    lib.save(evens, f)
+    f.seek(0)
+    e2 = lib.load(f)
+    res += [e2, e2.stride(), e2.storage_offset(), e2.untyped_storage().size()]
+    f = io.BytesIO()
+    lib.save(evens.clone(), f)
+    f.seek(0)
+    e3 = lib.load(f)
+    res += [e3.untyped_storage().size(), e3.stride()]
+    x = lib.zeros(3, 4)
+    d = {"a": x, "row": x[1], "t": x.t()}
+    f = io.BytesIO()
+    lib.save(d, f)
+    f.seek(0)
+    l = lib.load(f, weights_only=True)
+    l["row"].fill_(7.)
+    l["t"][0, 2] = 5.
+    res += [l["a"].clone(), l["t"].stride(), l["t"].is_contiguous()]
+    return res
+
+
+def case_saved_tensor_attrs(lib):
+    """The autograd mechanics note's saved tensors: ``grad_fn._saved_self is x`` for an input,
+    ``_saved_exponent``, ``_saved_result`` equal to the output but not the same object."""
+    x = lib.tensor([0.5, -1., 2.], requires_grad=True)
+    y = x.pow(2)
+    res = [y.grad_fn._saved_self is x, y.grad_fn._saved_exponent, y.grad_fn._saved_self.equal(x)]
+    z = x.exp()
+    res += [z.grad_fn._saved_result.equal(z), z.grad_fn._saved_result is z]
+    w = x.sin()
+    res += [w.grad_fn._saved_self is x]
+    return res
+
+
+def case_complex_autograd(lib):
+    """The complex-numbers autograd note: gradients of ``abs``, ``z * z.conj()``, ``view_as_real`` and ``polar``
+    (conjugate Wirtinger convention)."""
+    z = lib.tensor([1 + 2j, -0.5 + 1j], requires_grad=True)
+    a = z.abs().sum()
+    a.backward()
+    res = [z.grad.clone()]
+    z.grad = None
+    (z * z.conj()).real.sum().backward()
+    res.append(z.grad.clone())
+    z.grad = None
+    lib.view_as_real(z * (1 + 1j)).pow(2).sum().backward()
+    res.append(z.grad)
+    w = lib.tensor([0.3, 1.2], requires_grad=True)
+    c = lib.polar(w, lib.tensor([0.1, 0.7]))
+    (c.angle() + c.abs()).sum().backward()
+    res.append((c, w.grad))
     return res
 
 

@@ -102,6 +102,13 @@ def not_implemented(kernel, dt):
 c10_name = _dtype.cpp_type_name  # the C++ type name PyTorch prints in some dtype errors ('float', 'double', ...)
 
 
+def out_grad_error(name=None):
+    """PyTorch's error for ``out=`` where an argument requires grad (checked before its kernel runs)."""
+    label = f"{name}(): " if name else ""
+    return RuntimeError(f"{label}functions with out=... arguments don't support automatic differentiation, but one of "
+                        "the arguments requires grad.")
+
+
 def _out(result, out, name=None):
     """Support PyTorch's ``out=`` keyword: write the result into ``out`` (resizing it as PyTorch does) and return it."""
     if out is None:
@@ -110,8 +117,7 @@ def _out(result, out, name=None):
     if not isinstance(out, Tensor):
         raise TypeError(f"{label}argument 'out' must be Tensor, not {type(out).__name__}")
     if STATE.grad_enabled and (result._rg or out._rg):
-        raise RuntimeError(f"{label}functions with out=... arguments don't support automatic differentiation, but one "
-                           "of the arguments requires grad.")
+        raise out_grad_error(name)
     from .inplace import assign
     if tuple(out.shape) != tuple(result.shape):
         if out.numel():

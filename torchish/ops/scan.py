@@ -11,7 +11,8 @@ from .. import _dtype
 from ..autograd.grad_mode import STATE
 from .._tensor import Tensor, wrap_dim
 from .casting import ACC, cast
-from .elementwise import _out, castable_out, not_implemented, out_exact, require_int, require_tensor, structured_out
+from .elementwise import (_out, castable_out, not_implemented, out_exact, out_grad_error, require_int, require_tensor,
+                          structured_out)
 from .inplace import contiguous_strides, layout, make_inplace
 from .out_layout import output_strides
 from .reduce import RETURN_TYPES, _acc_dtype, first_order_formula, numpy_kwargs, one_dim, scatter_add_along, sum
@@ -85,14 +86,24 @@ def _cumprod_vjp(g, x, out, *, axis, dtype):
 _CUMPROD = defop("cumprod", _scan(jnp.cumprod), vjp=_cumprod_vjp, grad_name="CumprodBackward0")
 
 
+def _before_kernel(name, input, dtype, out):
+    """PyTorch's checks before its scan kernel runs: ``out=`` with an input that requires grad, then the kernel's
+    lack of a Bool version (empty and 0-d inputs never reach it), both before autograd refuses an integer result."""
+    out = out if isinstance(out, Tensor) else None  # (not a Tensor: _out's TypeError)
+    if out is not None and input._rg and STATE.grad_enabled:
+        raise out_grad_error(name)
+    dt = _dtype.as_dtype(dtype) if dtype is not None else out.dtype if out is not None else None
+    if dt is _dtype.bool and input.numel() and input.ndim:
+        raise not_implemented(name + "_out_cpu", dt)
+
+
 @numpy_kwargs
 def cumsum(input, dim, *, dtype=None, out=None):
     require_tensor(input, "cumsum")
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("cumsum", (input,))
+    _before_kernel("cumsum", input, dtype, out)
     dt = _acc_dtype(input, dtype, out)
-    if dt is _dtype.bool and input.numel() and input.ndim:  # empty and 0-d inputs never reach the kernel
-        raise not_implemented("cumsum_out_cpu", dt)
     return _out(apply(_CUMSUM, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumsum")
 
 
@@ -101,9 +112,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
     require_tensor(input, "cumprod")
     if _registry.autocast_hook is not None and dtype is None and out is None:
         input, = _registry.autocast_hook("cumprod", (input,))
+    _before_kernel("cumprod", input, dtype, out)
     dt = _acc_dtype(input, dtype, out)
-    if dt is _dtype.bool and input.numel() and input.ndim:  # empty and 0-d inputs never reach the kernel
-        raise not_implemented("cumprod_out_cpu", dt)
     return _out(apply(_CUMPROD, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumprod")
 
 

@@ -145,9 +145,11 @@ def _atleast(nd):
     def f(*tensors):
         out = []
         for t in _flat(tensors):
-            if t.ndim < nd:
-                shape = {0: (1,) * nd, 1: (1,) + tuple(t.shape) + (1,) * (nd - 2), 2: tuple(t.shape) + (1,)}[t.ndim]
-                t = reshape(t, shape) if t.ndim == 0 else unsqueeze(t, 0) if nd == 2 else view(t, shape)
+            if t.ndim == 0:
+                t = reshape(t, (1,) * nd)
+            elif t.ndim < nd:  # (PyTorch's unsqueezes, as its graph shows them: (1, n, 1) from (n,) is two)
+                t = unsqueeze(t, 0) if t.ndim == 1 else t
+                t = unsqueeze(t, -1) if t.ndim < nd else t
             out.append(t)
         return out[0] if len(out) == 1 and not (len(tensors) == 1 and isinstance(tensors[0], (list, tuple))) \
             else tuple(out)

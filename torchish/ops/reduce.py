@@ -18,7 +18,7 @@ from .casting import cast, rounded
 from .elementwise import _out, need_bool, not_implemented, out_structured, require_tensor
 from . import complex_c
 from . import registry as _registry
-from .registry import apply, defop
+from .registry import apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -152,6 +152,8 @@ def _sum_fwd(x, *, axis, keepdims, dtype):
 
 _SUM = defop("sum", _sum_fwd, linear=True, grad_name="SumBackward1")
 _SUM_ALL = defop("sum_all", _sum_fwd, linear=True, grad_name="SumBackward0")
+# every dim reduced through the dim overload (``dim=()``): PyTorch's sum.dim_IntList node
+_SUM_ALL_DIMS = overload(_SUM_ALL, "SumBackward1")
 
 
 def _nansum_vjp(g, x, out, *, axis, keepdims, dtype):
@@ -180,7 +182,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         input, = _registry.autocast_hook("sum", (input,))
     dt = _acc_dtype(input, dtype, out)
     ax = dims(dim, input.ndim)
-    op = _SUM_ALL if ax is None else _SUM
+    op = _SUM if ax is not None else _SUM_ALL if dim is None else _SUM_ALL_DIMS
     return reduction_out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "sum")
 
 
@@ -212,6 +214,7 @@ def _mean_fwd(x, *, axis, keepdims, dtype):
 
 _MEAN = defop("mean", _mean_fwd, linear=True, grad_name="MeanBackward1")
 _MEAN_ALL = defop("mean_all", _mean_fwd, linear=True, grad_name="MeanBackward0")
+_MEAN_ALL_DIMS = overload(_MEAN_ALL, "MeanBackward1")  # (as _SUM_ALL_DIMS)
 
 
 @numpy_kwargs
@@ -237,7 +240,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                                f"the desired output type {_dtype.scalar_type_name(out.dtype)}")
         dt = out.dtype
     ax = dims(dim, input.ndim)
-    op = _MEAN_ALL if ax is None else _MEAN
+    op = _MEAN if ax is not None else _MEAN_ALL if dim is None else _MEAN_ALL_DIMS
     return out_structured(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "mean")
 
 

@@ -396,6 +396,7 @@ def _round_fwd(x, *, decimals):
 
 
 _ROUND = defop("round", _round_fwd, vjp=lambda g, x, out, decimals: jnp.zeros_like(g))
+_ROUND_DECIMALS = overload(_ROUND, "RoundBackward1")  # (PyTorch's round.decimals overload)
 
 
 def round(input, *, decimals=None, out=None):
@@ -407,7 +408,8 @@ def round(input, *, decimals=None, out=None):
         raise not_implemented("round_vml_cpu", dt)
     if decimals and dt.category in (_INT, _dtype._COMPLEX):
         raise not_implemented("round_cpu", dt)
-    return out_exact(apply(_ROUND, (input,), decimals=int(decimals or 0)), out, "round")
+    op = _ROUND if decimals is None else _ROUND_DECIMALS
+    return out_exact(apply(op, (input,), decimals=int(decimals or 0)), out, "round")
 
 
 _public("round", round, inplace=True)

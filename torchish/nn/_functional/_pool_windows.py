@@ -104,3 +104,9 @@ def _reduce_max_fwd(x, *, nd, kernel, stride, pads):
                              "VALID")
 
 
+
+
+def pool_node(nd, name):
+    """The node name of an ``nd``-d pooling op: PyTorch pools a 1-d input with its 2-d kernel between an unsqueeze
+    and a squeeze, so its node there is the squeeze's."""
+    return "SqueezeBackward1" if nd == 1 else name

@@ -14,7 +14,7 @@ from ... import _dtype, _precision
 from ..._global_flags import warn_once
 from ...ops import registry as _registry
 from ...ops.elementwise import not_implemented
-from ...ops.registry import apply, defop
+from ...ops.registry import apply, defop, overload
 from ._args import need_int, need_tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -86,6 +86,8 @@ def _conv_fwd(x, w, b, *, stride, pads, dilation, groups, pad_mode, batched, tra
 
 
 _CONV = defop("convolution", _conv_fwd, grad_name="ConvolutionBackward0")
+# an unbatched input: PyTorch convolves it unsqueezed, and squeezes the result (its node)
+_CONV_UNBATCHED = overload(_CONV, "SqueezeBackward1")
 
 
 def _seq_arg(value, nd, name, fname):
@@ -220,8 +222,10 @@ def convolution(fname, input, weight, bias, stride, padding, dilation, groups, n
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
     if 0 in kernel:
         raise RuntimeError(_empty_kernel_message(kernel, nd, dilation))
-    return apply(_CONV, (input, weight, bias), stride=stride, pads=pads, dilation=dilation, groups=groups,
-                 pad_mode=pad_mode, batched=input.ndim == nd + 2, transposed=False, lhs_dilation=(1,) * nd)
+    batched = input.ndim == nd + 2
+    return apply(_CONV if batched else _CONV_UNBATCHED, (input, weight, bias), stride=stride, pads=pads,
+                 dilation=dilation, groups=groups, pad_mode=pad_mode, batched=batched, transposed=False,
+                 lhs_dilation=(1,) * nd)
 
 
 def _empty_kernel_message(kernel, nd, dilation, transposed=False):
@@ -305,8 +309,10 @@ def conv_transposed(fname, input, weight, bias, stride, padding, output_padding,
                            f"channel: ({' x '.join(map(str, out))}). Output size is too small")
     pads = tuple((d * (k - 1) - p, d * (k - 1) - p + op)
                  for k, d, p, op in zip(kernel, dilation, padding, output_padding))
-    return apply(_CONV, (input, weight, bias), stride=(1,) * nd, pads=pads, dilation=dilation, groups=groups,
-                 pad_mode="zeros", batched=input.ndim == nd + 2, transposed=True, lhs_dilation=stride)
+    batched = input.ndim == nd + 2
+    return apply(_CONV if batched else _CONV_UNBATCHED, (input, weight, bias), stride=(1,) * nd, pads=pads,
+                 dilation=dilation, groups=groups, pad_mode="zeros", batched=batched, transposed=True,
+                 lhs_dilation=stride)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -19,7 +19,7 @@ from ...ops.elementwise import not_implemented, out_structured
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from . import pooling_adaptive as _adaptive
-from ._pool_windows import _reduce_max_fwd, _window_max_fwd, out_size
+from ._pool_windows import _reduce_max_fwd, _window_max_fwd, out_size, pool_node
 from .conv import ntuple
 from . import pooling_fractional as _fractional
 from .pooling_adaptive import *  # noqa: F401,F403  (one namespace for all pooling functions)
@@ -34,8 +34,8 @@ _WORDS = {1: "one", 2: "two", 3: "three"}
 
 
 _MAXPOOL_IDX = {nd: defop(f"max_pool{nd}d_with_indices", _window_max_fwd,
-                          grad_name=f"MaxPool{nd}DWithIndicesBackward0") for nd in (1, 2, 3)}
-_MAXPOOL = {nd: defop(f"max_pool{nd}d", _reduce_max_fwd, grad_name=f"MaxPool{nd}DWithIndicesBackward0")
+                          grad_name=pool_node(nd, f"MaxPool{nd}DWithIndicesBackward0")) for nd in (1, 2, 3)}
+_MAXPOOL = {nd: defop(f"max_pool{nd}d", _reduce_max_fwd, grad_name=pool_node(nd, f"MaxPool{nd}DWithIndicesBackward0"))
             for nd in (1, 2, 3)}
 
 
@@ -264,7 +264,7 @@ def _ceil_pads(sp, kernel, stride, padding, outs):
     return tuple((p, (o - 1) * s + k - n - p) for n, k, s, p, o in zip(sp, kernel, stride, padding, outs))
 
 
-_AVGPOOL = {nd: defop(f"avg_pool{nd}d", _avg_fwd, linear=True, grad_name=f"AvgPool{nd}DBackward0")
+_AVGPOOL = {nd: defop(f"avg_pool{nd}d", _avg_fwd, linear=True, grad_name=pool_node(nd, f"AvgPool{nd}DBackward0"))
             for nd in (1, 2, 3)}
 
 

@@ -11,7 +11,7 @@ from jax import lax
 from ... import _dtype
 from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
-from ._pool_windows import _adaptive_bounds, _window_max_fwd
+from ._pool_windows import _adaptive_bounds, _window_max_fwd, pool_node
 from .conv import ntuple
 from ._args import need_tensor
 
@@ -20,8 +20,8 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", 
            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
            "max_unpool3d"]
 
-_ADAPTIVE_MAX = {nd: defop(f"adaptive_max_pool{nd}d", _window_max_fwd, grad_name=f"AdaptiveMaxPool{nd}DBackward0")
-                 for nd in (1, 2, 3)}
+_ADAPTIVE_MAX = {nd: defop(f"adaptive_max_pool{nd}d", _window_max_fwd,
+                           grad_name=pool_node(nd, f"AdaptiveMaxPool{nd}DBackward0")) for nd in (1, 2, 3)}
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -40,7 +40,7 @@ def _adaptive_avg_fwd(x, *, nd, outs):
 
 
 _ADAPTIVE_AVG = {nd: defop(f"adaptive_avg_pool{nd}d", _adaptive_avg_fwd, linear=True,
-                           grad_name=f"AdaptiveAvgPool{nd}DBackward0") for nd in (1, 2, 3)}
+                           grad_name=pool_node(nd, f"AdaptiveAvgPool{nd}DBackward0")) for nd in (1, 2, 3)}
 # an output of size 1 is PyTorch's mean over the pooled dims: a node that saves nothing
 _GLOBAL_AVG = {nd: defop(f"adaptive_avg_pool{nd}d_global", _adaptive_avg_fwd, linear=True,
                          grad_name="SqueezeBackward1" if nd == 1 else "MeanBackward1") for nd in (1, 2, 3)}
@@ -215,8 +215,8 @@ def _unpool_vjp(g, x, idx, *, out, nd, outs):
     return jnp.take_along_axis(gf, jf, axis=1).reshape(x.shape), None
 
 
-_UNPOOL = {nd: defop(f"max_unpool{nd}d", _unpool_fwd, vjp=_unpool_vjp, grad_name=f"MaxUnpool{nd}DBackward0")
-           for nd in (1, 2, 3)}
+_UNPOOL = {nd: defop(f"max_unpool{nd}d", _unpool_fwd, vjp=_unpool_vjp,
+                     grad_name=pool_node(nd, f"MaxUnpool{nd}DBackward0")) for nd in (1, 2, 3)}
 
 
 def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):

@@ -18,9 +18,17 @@ Fixed:
   the program ran with the trace's hooks for good, where each eager call adds one more. The trace's registrations
   are now taken back and such a function runs eagerly (compile.side_effects.ModuleHooks); a hook registered and
   removed within the call still compiles.
+- Python values the program bakes in and nothing guarded (compile.pystate, pyvalues, args): class attributes read
+  through the class (``Cfg.scale`` of a config namespace), through ``self`` (a class-level ``shift = 1.0`` of a
+  Module, and that attribute later set on the instance) or through a classmethod's ``cls``; the globals read by the
+  function of a ``functools.partial`` and the objects bound to it; the attributes of a callable object compiled
+  directly. Each changed between calls kept the traced value (silently stale numbers); each is now guarded.
+  ``@compile`` over ``@staticmethod`` passed the instance as an argument (TypeError), and over ``@classmethod``
+  was not callable; both now bind as the descriptor does.
 """
 import collections
 import contextlib
+import functools
 import io
 import logging
 import sys
@@ -164,3 +172,69 @@ def test_module_hook_left_registered_by_the_function_runs_eagerly():
     features, leaky = _three(case_module_hooks_registered_inside, expect="registers a module hook that it does not")
     assert features == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 1}  # (m[2]'s new hooks)
     assert leaky == {"calls": 3, "eager_calls": 3, "compiled_calls": 0, "retraces": 0}
+
+
+# --- Python state the program bakes in: class attributes, partials, callable objects -----------------------------------
+G = {"scale": 2.0}
+
+
+def case_class_attributes_and_callables(T, jit):
+    """Class attributes read through a class (a config namespace), through ``self`` (a Module's class-level
+    setting, later shadowed on the instance) and through a classmethod's ``cls``; a ``functools.partial`` whose
+    function reads a global and whose bound object changes; a callable object reading its attributes; ``@compile``
+    over ``@staticmethod``/``@classmethod``. Each is changed between calls."""
+    class Cfg:
+        scale = 2.0
+
+    class Net(T.nn.Module):
+        shift = 1.0
+
+        def __init__(self):
+            super().__init__()
+            self.l = _lin(T, 3, 2)
+
+        def forward(self, x):
+            return self.l(x) * Cfg.scale + self.shift
+
+        @jit
+        @classmethod
+        def offset(cls, x):
+            return x + cls.shift
+
+        @jit
+        @staticmethod
+        def double(x):
+            return x * 2
+
+    class Scale:
+        def __init__(self):
+            self.k = 2.0
+
+        def __call__(self, x):
+            return x * self.k
+
+    def f(x, cfg, b):
+        return x * G["scale"] + cfg.k + b
+    m, s = Net(), Scale()
+    cm, cs, cp = jit(m), jit(s), jit(functools.partial(f, cfg=s, b=1.0))
+    r = []
+    for i in range(4):
+        x = _data(T, 2, 3, seed=i)
+        r += [cm(x), Net.offset(x), m.offset(x), Net.double(x), m.double(x), cs(x), cp(x)]
+        if i == 1:
+            Cfg.scale, Net.shift, s.k, G["scale"] = 3.0, -1.0, 4.0, 5.0
+        if i == 2:
+            m.shift = 0.5
+    G["scale"] = 2.0
+    return r
+
+
+def test_class_attributes_partials_and_callable_objects_are_guarded():
+    """Each change used to be missed (the program kept the value it was traced with), and ``@compile`` over
+    ``@staticmethod`` passed the instance as the first argument (a TypeError)."""
+    offset, double, cm, cs, cp = _three(case_class_attributes_and_callables)
+    # (each change traces again; m.shift set on the instance too)
+    assert offset == {"calls": 8, "eager_calls": 1, "compiled_calls": 7, "retraces": 1}
+    assert double == {"calls": 8, "eager_calls": 1, "compiled_calls": 7, "retraces": 0}
+    assert cm == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 2}
+    assert cs == cp == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 1}

@@ -116,14 +116,15 @@ class _Parts:
 def _flatten_parts(p):
     d = p.obj.__dict__
     seen = p.seen | {id(p.obj)}
-    return [_wrap(v, p.depth + 1, seen) for v in d.values()], (type(p.obj), tuple(d))
+    cls = type(p.obj)  # (and the plain values of its class attributes, which the program may read: `self.k`)
+    return [_wrap(v, p.depth + 1, seen) for v in d.values()], (cls, tuple(d), pyvalues.class_values(cls))
 
 
 COPIES: list = []  # (copy, attribute names and values it was made with) while a program is traced (see changed_copies)
 
 
 def _unflatten_parts(aux, children):
-    cls, names = aux
+    cls, names, _ = aux
     obj = cls.__new__(cls)
     obj.__dict__.update(zip(names, children))
     COPIES.append((obj, names, tuple(children)))

@@ -91,6 +91,9 @@ class CompiledFunction:
     """The callable returned by :func:`torchish.compile`."""
 
     def __init__(self, fn, fullgraph=None, dynamic=None, mode=None, backend=None, options=None, disable=False):
+        # (``@compile`` over ``@staticmethod``/``@classmethod``: the function, bound as the descriptor binds it)
+        self.binds = "static" if isinstance(fn, staticmethod) else "class" if isinstance(fn, classmethod) else None
+        fn = fn.__func__ if self.binds else fn
         self.fn = fn
         self.fullgraph = fullgraph
         self.disable = disable
@@ -101,7 +104,9 @@ class CompiledFunction:
         INSTANCES.add(self)
 
     def __get__(self, obj, objtype=None):  # decorating a method
-        if obj is None:
+        if self.binds == "class":
+            return functools.partial(self.__call__, objtype if objtype is not None else type(obj))
+        if obj is None or self.binds == "static":
             return self
         return functools.partial(self.__call__, obj)
 

@@ -15,7 +15,9 @@ program stale: it steps the old optimizer's state), ``"u"`` and ``"uc"`` a user 
 object), which may be rebound to another whose attributes are the same (see ``_same_object``), ``"f"`` a flag ``key(holder)`` computed from a container's
 numbers (SGD's ``momentum != 0``: see ``recorder.static_derived``), ``"n"`` a numpy array in a ``__dict__`` (by
 identity and contents, see ``_array_key``), ``"t"`` a small list or deque of tensors (its length is guarded;
-a call that changes it has a side effect, see ``_tensor_list``).
+a call that changes it has a side effect, see ``_tensor_list``), ``"k"`` the plain class attributes of a user's class
+(``Cfg.scale``, a class-level ``scale = 2.0`` read as ``self.scale``, a classmethod's ``cls.k``; a snapshot, see
+``pyvalues.class_values``).
 
 Globals, closure variables and attributes of watched objects that hold tensors (``x``, ``batch = (x, y)``,
 ``self.batch``) are *sources*: the program reads the tensors they hold at each call (``tensor_paths``).
@@ -23,6 +25,7 @@ Globals, closure variables and attributes of watched objects that hold tensors (
 from __future__ import annotations
 
 import collections.abc
+import functools
 import operator
 import random
 import sys
@@ -36,7 +39,8 @@ from .pyguard import (Guard, _HOOK_DICTS, _names, _optimizer_hook_dicts, _same, 
                       slot_value, tensor_paths)
 from .pyvalues import (_HYPER_READS, _LIBRARIES, _MISSING, _Obj, _PACKAGE, _RNGS, _SCALARS, _SKIP, _array_key,
                        _by_identity, _constant, _object_list, _owns_state_class, _plain_container, _restore,
-                       _rng_state, _set_rng_state, _small_container, _tensor_list, _user_class, value)
+                       _rng_state, _set_rng_state, _small_container, _tensor_list, _user_class, class_values,
+                       user_class_object, value)
 
 
 
@@ -57,12 +61,24 @@ class PyState:
         for a in args:
             if _user_class(type(a)):
                 self.classes.add(type(a))
+            elif user_class_object(a):  # (a classmethod's cls: its class attributes are read)
+                self.static.append(("k", a, None))
         self._patched = []
         self._hyper_patched = []
         self._library_state = _library_state()
 
     # -- discovery of the globals and closure variables the function (and functions it names) refer to ---------
     def _discover(self, fn, depth, seen):
+        if isinstance(fn, functools.partial):  # its function, and the values bound to it, as a closure's
+            for name, v in fn.keywords.items():
+                self._consider(("d", fn.keywords, name), v, depth, seen)
+            held = dict(enumerate(fn.args))  # (a tuple: its items are never rebound, their contents may change)
+            for k, v in held.items():
+                self._consider(("d", held, k), v, depth, seen)
+            return self._discover(fn.func, depth, seen)
+        if _user_class(type(fn)) and not isinstance(fn, Module) and callable(fn):  # an object with __call__:
+            self.classes.add(type(fn))                                            # its attributes are watched
+            fn = type(fn).__call__
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, Module):  # a compiled module: its _call_impl, whose user code is forward
             fn = owner
@@ -151,6 +167,8 @@ class PyState:
             self.static.append(("o" if item[0] == "d" else "oc",) + item[1:])
         elif _user_class(type(v)):  # (`cfg` rebound to a config object with other values)
             self.static.append(("u" if item[0] == "d" else "uc",) + item[1:])
+        if user_class_object(v):  # (a config namespace: Cfg.scale set between calls)
+            self.static.append(("k", v, None))
 
     def watch_optimizer_state(self, optimizers):
         """Plain Python values kept in the per-parameter state of the optimizers the function steps (a custom
@@ -214,6 +232,9 @@ class PyState:
         if cls in self._watched:
             return
         self._watched.add(cls)
+        for klass in cls.__mro__:  # (self.k read from the class, type(self).k: Plain.k set between calls)
+            if klass is not object and user_class_object(klass) and class_values(klass):
+                self.touch(("k", klass, None), class_values(klass))
         touch, watch, watched, add_source = self.touch, self._watch, self._watched, self._add_source
         rngs, states = self.rngs, self._rng_states
         own = cls.__dict__.get("__setattr__")
@@ -232,6 +253,11 @@ class PyState:
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:
                         touch(("m" if isinstance(obj, Module) else "d", d, name), v)
+                    else:  # (a class attribute: `scale = 2.0` in the class body, set on the class between calls,
+                        klass = next((k for k in type(obj).__mro__ if name in vars(k)), None)  # or on the object)
+                        if klass is not None and user_class_object(klass) and name not in d:
+                            touch(("k", klass, None), class_values(klass))
+                            touch(("m" if isinstance(obj, Module) else "d", d, name), _MISSING)
             else:
                 plain = (_plain_container(v) or _object_list(v)) and not name.startswith("_")  # (not a module's
                 if plain or _constant(v):                                                  # own bookkeeping)

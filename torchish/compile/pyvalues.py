@@ -136,10 +136,23 @@ def _owns_state_class(cls):
     return issubclass(cls, (Optimizer, LRScheduler))
 
 
+def class_values(cls):
+    """The plain values among a user class's own attributes (``class Cfg: scale = 2.0``), as a snapshot."""
+    return tuple((k, v) for k, v in vars(cls).items() if type(v) in _SCALARS and not k.startswith("__"))
+
+
+def user_class_object(v):
+    """Whether ``v`` is a class of the user's (a config namespace ``Cfg``, a ``cls`` argument), whose plain class
+    attributes the program may bake in."""
+    return isinstance(v, type) and not (getattr(v, "__module__", "") or "").startswith(_LIBRARIES)
+
+
 def value(item):
     kind, holder, key = item
     if kind == "f":  # a flag computed from a container (recorder.static_derived)
         return key(holder)
+    if kind == "k":
+        return class_values(holder)
     if kind == "n":
         return _array_key(holder.get(key, _MISSING))
     if kind in ("d", "m", "o", "u"):
@@ -162,6 +175,11 @@ def _restore(item, v):
     kind, holder, key = item
     if kind in ("f", "n"):
         return  # (computed from the container's values, which are restored on their own; an array's contents)
+    if kind == "k":
+        for k, x in v:
+            if vars(holder).get(k, _MISSING) is not x:
+                setattr(holder, k, x)
+        return
     if kind == "m":
         ATTR_EPOCH[0] += 1
     if kind in ("d", "m", "o", "u"):

@@ -145,6 +145,8 @@ def test_one_dimensional_pooling_and_unbatched_convolution_names():
             yield ("adaptive_avg_pool1d", x.ndim), lambda: F.adaptive_avg_pool1d(x, 4)
             yield ("adaptive_max_pool1d", x.ndim), lambda: F.adaptive_max_pool1d(x, 4, return_indices=True)
             yield ("max_unpool1d", x.ndim), lambda: F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2)
+            if x.ndim == 3:
+                yield "interpolate area", lambda: F.interpolate(x, size=4, mode="area")
             yield ("conv1d", x.ndim), lambda: F.conv1d(x, _x(lib, 4, 3, 3, seed=1), _x(lib, 4, seed=2))
             yield ("conv_transpose1d", x.ndim), lambda: F.conv_transpose1d(x, _x(lib, 3, 2, 3, seed=1))
         for x in (_x(lib, 2, 3, 4, 4), _x(lib, 3, 4, 4)):
@@ -156,7 +158,7 @@ def test_one_dimensional_pooling_and_unbatched_convolution_names():
 
 def test_overload_names_chosen_by_arguments():
     """``round(decimals=...)`` is PyTorch's round.decimals (even for 0); ``sum``/``mean`` with ``dim=()`` reduce
-    everything through the dim overload; atleast_3d of a 1-d or 2-d input is PyTorch's unsqueeze."""
+    everything through the dim overload; ``sort(stable=...)`` is sort.stable; atleast_3d of a 1-d or 2-d input is PyTorch's unsqueeze."""
     def cases(lib):
         x = _x(lib, 2, 3)
         yield "round", lambda: x.round()
@@ -167,6 +169,9 @@ def test_overload_names_chosen_by_arguments():
             yield fn, lambda: getattr(x, fn)()
             yield (fn, "dim=()"), lambda: getattr(lib, fn)(x, ())
             yield (fn, "dim=1"), lambda: getattr(x, fn)(1)
+        yield "sort", lambda: x.sort(1)
+        for stable in (False, True):
+            yield ("sort stable", stable), lambda: lib.sort(x, dim=0, stable=stable)
         for shape in ((), (3,), (2, 3)):  # (atleast_3d unsqueezes: a view of a 0-d input only)
             yield ("atleast_3d", shape), lambda: lib.atleast_3d(_x(lib, *shape))
     _check(cases)

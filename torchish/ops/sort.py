@@ -29,7 +29,7 @@ from .elementwise import (_out, common_dtype, need_bool, not_implemented, requir
                           structured_out)
 from .reduce import numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
-from .registry import apply, defop
+from .registry import apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -69,6 +69,9 @@ def _sort_fwd(x, *, axis, descending, k=None):
 
 
 _SORT = defop("sort", _sort_fwd, vjp=_selected_vjp, grad_name="SortBackward0")
+# ``stable=`` given: PyTorch's sort.stable overload (its node too, whatever the flag: the sort is stable either way
+# here). An explicit ``stable=None`` selects it in PyTorch as well, which a None default cannot tell apart
+_SORT_STABLE = overload(_SORT, "SortBackward1")
 _TOPK = defop("topk", _sort_fwd, vjp=_selected_vjp, grad_name="TopkBackward0")
 
 
@@ -179,7 +182,8 @@ def sort(input, *args, dim=_DIM, descending=_DESCENDING, stable=None, out=None):
     if not isinstance(descending, _Default):
         need_bool("sort", descending, "descending")
     _no_complex(input, "sort")
-    v, i = apply(_SORT, (input,), axis=one_dim(dim, input.ndim), descending=bool(descending))
+    v, i = apply(_SORT if stable is None else _SORT_STABLE, (input,), axis=one_dim(dim, input.ndim),
+                 descending=bool(descending))
     if input._view is not None or input._layout is not None:  # (the input's strides where dense, size-1 dims' too)
         from .out_layout import keep_format
         keep_format(v, input)

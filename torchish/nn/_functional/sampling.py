@@ -26,6 +26,7 @@ from ._loss_util import concrete
 from .distance import normalize, cosine_similarity, pairwise_distance, pdist, cdist
 from .fold import unfold, fold
 from .grid import grid_sample, affine_grid
+from ._pool_windows import pool_node
 from .pooling_adaptive import _adaptive_avg
 from ._args import need_int_list, need_number, need_tensor
 
@@ -283,6 +284,8 @@ def _interp_op(mode, nd, antialias):
     if key not in _INTERP_OPS:
         aa = "_aa" if antialias else ""
         name = _INTERP_NAMES[mode].format(nd).replace("Backward0", "AaBackward0" if antialias else "Backward0")
+        if mode == "area":  # (adaptive average pooling: a 1-d input pooled by the 2-d kernel, then squeezed)
+            name = pool_node(nd, name)
         _INTERP_OPS[key] = defop(f"upsample_{mode}{nd}d{aa}", _interp_fwd, grad_name=name)
     return _INTERP_OPS[key]
 

@@ -25,6 +25,9 @@ Fixed:
   directly. Each changed between calls kept the traced value (silently stale numbers); each is now guarded.
   ``@compile`` over ``@staticmethod`` passed the instance as an argument (TypeError), and over ``@classmethod``
   was not callable; both now bind as the descriptor does.
+- Default argument values (compile.pystate): a mutable default the function appends to (``hist=[]``) counted the
+  trace's append only, and a config dict given as a default (``cfg=CFG``) or ``__defaults__``/``__kwdefaults__``
+  changed between calls kept the traced values. Defaults are now read as the function's globals are.
 """
 import collections
 import contextlib
@@ -238,3 +241,35 @@ def test_class_attributes_partials_and_callable_objects_are_guarded():
     assert double == {"calls": 8, "eager_calls": 1, "compiled_calls": 7, "retraces": 0}
     assert cm == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 2}
     assert cs == cp == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 1}
+
+
+# --- default arguments --------------------------------------------------------------------------------------------------
+def case_default_arguments(T, jit):
+    """A mutable default the function appends to (``hist=[]``: a Python side effect), a config dict given as a
+    default and changed between calls, and ``__defaults__``/``__kwdefaults__`` rebound between calls."""
+    CFG = {"k": 2.0}
+
+    def count(x, hist=[]):  # noqa: B006 - the mutable default is the point
+        hist.append(1)
+        return x * len(hist)
+
+    def scaled(x, cfg=CFG, scale=2.0, *, shift=1.0):
+        return x * cfg["k"] * scale + shift
+    cc, cs = jit(count), jit(scaled)
+    r = []
+    for i in range(4):
+        x = _data(T, 2, seed=i)
+        r += [cc(x), cs(x), cs(x, shift=0.0)]
+        if i == 1:
+            CFG["k"] = 5.0
+        if i == 2:
+            scaled.__defaults__, scaled.__kwdefaults__ = (CFG, 3.0), {"shift": -1.0}
+    return r + [len(count.__defaults__[0])]
+
+
+def test_default_arguments_are_guarded():
+    """The list appended to counted the trace's append only (``x * 2`` at every later call), and the changed
+    config dict and defaults kept the traced values."""
+    cc, cs = _three(case_default_arguments, expect="changes plain Python state")
+    assert cc == {"calls": 4, "eager_calls": 3, "compiled_calls": 1, "retraces": 0}
+    assert cs == {"calls": 8, "eager_calls": 2, "compiled_calls": 6, "retraces": 4}  # (2 signatures x 2 changes)

@@ -44,6 +44,24 @@ from .pyvalues import (_HYPER_READS, _LIBRARIES, _MISSING, _Obj, _PACKAGE, _RNGS
 
 
 
+class _Defaults:
+    """A function's ``__defaults__`` and ``__kwdefaults__``, read live as the entries of a dict (an item's holder)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def get(self, key, default=None):
+        return getattr(self.fn, key, default)
+
+    def __setitem__(self, key, v):
+        setattr(self.fn, key, v)
+
+    def pop(self, key, default=None):
+        setattr(self.fn, key, None)
+
+
 class PyState:
     """The Python values one traced call touched, with the values it began with; reused across the traces of that
     call (every trace starts again from those values, so a side effect happens once)."""
@@ -91,6 +109,12 @@ class PyState:
         if code is None or id(code) in seen or depth > 2:
             return
         seen.add(id(code))
+        if (fn.__defaults__ or fn.__kwdefaults__) and not (fn.__module__ or "").startswith(_LIBRARIES):
+            live = _Defaults(fn)  # (f.__defaults__ = (3.0,) between calls: by identity)
+            self.static += [("o", live, "__defaults__"), ("o", live, "__kwdefaults__")]
+            for held in (dict(enumerate(fn.__defaults__ or ())), dict(fn.__kwdefaults__ or {})):
+                for k, v in held.items():  # (default values: a `hist=[]` the function appends to, a `cfg=CFG` dict)
+                    self._consider(("d", held, k), v, depth, seen)
         g = fn.__globals__
         for name in _names(code):
             if name in g:

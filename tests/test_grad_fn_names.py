@@ -11,9 +11,11 @@ torch = pytest.importorskip("torch")
 
 
 def _names(res):
-    """The grad_fn class name of every tensor in ``res`` (None where it has none)."""
+    """The grad_fn class name of every tensor in ``res`` (None where it has none; other values as they are)."""
     if isinstance(res, (tuple, list)):
         return [n for r in res for n in _names(r)]
+    if not hasattr(res, "grad_fn"):
+        return [res]
     return [type(res.grad_fn).__name__ if res.grad_fn is not None else None]
 
 
@@ -158,7 +160,8 @@ def test_one_dimensional_pooling_and_unbatched_convolution_names():
 
 def test_overload_names_chosen_by_arguments():
     """``round(decimals=...)`` is PyTorch's round.decimals (even for 0); ``sum``/``mean`` with ``dim=()`` reduce
-    everything through the dim overload; ``sort(stable=...)`` is sort.stable; atleast_3d of a 1-d or 2-d input is PyTorch's unsqueeze."""
+    everything through the dim overload; ``sort(stable=...)`` is sort.stable; conj_physical of a real tensor is
+    the tensor itself; atleast_3d of a 1-d or 2-d input is PyTorch's unsqueeze."""
     def cases(lib):
         x = _x(lib, 2, 3)
         yield "round", lambda: x.round()
@@ -172,6 +175,8 @@ def test_overload_names_chosen_by_arguments():
         yield "sort", lambda: x.sort(1)
         for stable in (False, True):
             yield ("sort stable", stable), lambda: lib.sort(x, dim=0, stable=stable)
+        yield "conj_physical real", lambda: (lib.conj_physical(x) is x, x.conj_physical())  # (x itself)
+        yield "conj_physical complex", lambda: lib.conj_physical(_x(lib, 2).to(lib.complex64))
         for shape in ((), (3,), (2, 3)):  # (atleast_3d unsqueezes: a view of a 0-d input only)
             yield ("atleast_3d", shape), lambda: lib.atleast_3d(_x(lib, *shape))
     _check(cases)

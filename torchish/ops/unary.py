@@ -304,7 +304,19 @@ _unary("ceil", _int_identity(jnp.ceil), _ZERO_GRAD, promote=None, reject=NO_BOOL
 _unary("trunc", _int_identity(jnp.trunc), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="trunc_vml_cpu",
        complex_kernel="trunc is not supported for complex inputs")
 _unary("frac", lambda x: x - jnp.trunc(x), promote=None, reject=FLOATS_ONLY, complex_kernel="frac_cpu")
-_unary("conj_physical", jnp.conj, promote=None, linear=True)
+_conj_physical_any = _unary("conj_physical", jnp.conj, promote=None, linear=True)
+
+
+def conj_physical(input, *, out=None):
+    """``torch.conj_physical``: the tensor itself for a real dtype (as PyTorch returns it: no copy, no node), the
+    conjugate as a new tensor for a complex one."""
+    require_tensor(input, "conj_physical")
+    if out is None and not input.is_complex():
+        return input
+    return _conj_physical_any(input, out=out)
+
+
+_public("conj_physical", conj_physical)  # (conj_physical_ stays the op's, in place)
 
 
 def conj(input):

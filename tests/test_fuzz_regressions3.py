@@ -1,7 +1,8 @@
 """Regressions found by the differential fuzzers (tests/test_fuzz_*.py run with seeds from 9,100,000), continued
 from tests/test_fuzz_regressions2.py: each test is the minimised program of one mismatch class, compared with
 PyTorch (values, dtypes and gradients, or the exception family) — the grad_fn PyTorch rebuilds for a stale view of
-a leaf that is itself a view of a tensor that does not require grad."""
+a leaf that is itself a view of a tensor that does not require grad, and setitem with an index that covers the
+whole tensor (``y[:] = v``), which PyTorch writes into the tensor itself."""
 import warnings
 
 import pytest
@@ -47,3 +48,51 @@ def test_stale_view_of_a_leaf_view_rebuilds_its_grad_fn_from_the_base(leaf, writ
     # A detached leaf is its own base: the rebuilt node leads to it (torchish did not rebuild it after a write under
     # no_grad; the gradient was the same, the node's name SelectBackward0).
     agree(lambda T: _stale_view(T, LEAVES[leaf], write))
+
+
+# indices PyTorch's applySlice skips (only slices 0:n with n at least the dim's size, step 1, and ellipses): the write
+# goes to the tensor itself, not to a view of it; a literal start of -n keeps the view
+WHOLE = {
+    "colon": slice(None), "ellipsis": Ellipsis, "both_dims": (slice(None), slice(0, 3)), "past_end": slice(0, 10),
+    "step_1": slice(None, None, 1), "colon_ellipsis": (slice(None), Ellipsis), "negative_start": slice(-2, None),
+    "part": slice(0, 1), "new_axis": None,
+}
+VALUES = {
+    "number": lambda T: 0.25, "int": lambda T: 3, "0d": lambda T: T.tensor(2.0, requires_grad=True),
+    "row": lambda T: T.tensor([1.0, 2.0, 3.0], requires_grad=True), "leading_one": lambda T: T.ones(1, 2, 3) * 0.5,
+    "float64": lambda T: T.ones(3, dtype=T.float64), "bad_shape": lambda T: T.ones(2, 1, 3),
+}
+
+
+def _write_whole(T, index, value):
+    w = T.arange(6.0).reshape(2, 3).requires_grad_()
+    y = w * 1.0
+    r = y[0]  # a view taken before the write sees it
+    y[index] = value(T)
+    loss = (y * y).sum() + r.sum()
+    g, = T.autograd.grad(loss, w, create_graph=True)
+    return [y.detach(), y.grad_fn.name(), y._version, r.detach(), g, g.requires_grad]
+
+
+@needs_torch
+@pytest.mark.parametrize("value", sorted(VALUES))
+@pytest.mark.parametrize("index", sorted(WHOLE))
+def test_setitem_of_the_whole_tensor_writes_it_directly(index, value):
+    # (index-loop fuzzer seed 10141009) y[:, 0:3] = 0.25 of a 2x3 y is y.fill_(0.25) in PyTorch (FillBackward3 on
+    # y itself): the gradient of (y * y).sum() then stops at the fill, and grad(..., create_graph=True) gives a
+    # tensor that does not require grad (so a second backward through it raises). torchish wrote through the view
+    # y[:, 0:3] (CopySlices), whose backward kept the product's graph: the gradient required grad.
+    agree(lambda T: _write_whole(T, WHOLE[index], VALUES[value]))
+
+
+@needs_torch
+def test_setitem_of_the_whole_leaf_names_the_leaf():
+    def fn(T):
+        out = []
+        for index in (slice(None), (slice(None), slice(0, 3)), slice(0, 1)):
+            try:
+                T.ones(2, 3, requires_grad=True)[index] = 1.0
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    agree(fn)

@@ -500,7 +500,7 @@ _PUT = defop("put", _put_fwd, linear=True, grad_name="PutBackward0")
 
 def put(input, index, source, accumulate=False):
     if not isinstance(source, Tensor):
-        raise TypeError(f"put(): argument 'source' (position 2) must be Tensor, not {type(source).__name__}")
+        raise TypeError(f"put(): argument 'source' (position 3) must be Tensor, not {type(source).__name__}")
     require_tensor(index, "put_", 2, "index")
     if source.numel() != index.numel():
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "

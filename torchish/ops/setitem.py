@@ -89,6 +89,8 @@ def setitem(self, index, value):
         return
     if not isinstance(value, Tensor) or value.numel() == 1:
         _check_masked_fill(index)
+    if _whole(self, index):
+        return _set_whole(self, value)
     bounds = []
     template, arrays = parse_index(self, index, deferred=bounds)
     if not arrays and not any(t[0] == "b" for t in template):
@@ -151,6 +153,49 @@ def _lone_mask(index):
     return advanced[0] if len(advanced) == 1 and advanced[0]._v.dtype in (np.bool_, np.uint8) else None
 
 
+def _whole(self, index):
+    """Whether ``index`` is only slices ``0:n`` (``n`` at least the dim's size, step 1; None counts as such) and
+    ellipses: PyTorch's applySlice then returns ``self`` itself, not a view, so ``x[:] = v`` writes ``x`` directly
+    (``fill_``/``copy_``, no CopySlices). A literal start other than 0 (``x[-n:]``) keeps the view."""
+    items = index if isinstance(index, tuple) else (index,)
+    slices = [it for it in items if it is not Ellipsis]
+    if len(slices) > self.ndim or len(items) - len(slices) > 1:
+        return False
+    d = 0
+    for it in items:
+        if it is Ellipsis:
+            d += self.ndim - len(slices)
+            continue
+        if not isinstance(it, slice):
+            return False
+        start, stop, step = it.start, it.stop, it.step
+        if any(v is not None and (type(v) is not int) for v in (start, stop, step)):
+            return False
+        if start not in (None, 0) or step not in (None, 1) or stop is not None and stop < self.shape[d]:
+            return False
+        d += 1
+    return True
+
+
+def _set_whole(self, value):
+    """``x[:] = v`` as PyTorch's copy_to writes ``x`` itself: a value of x's shape is copied, a 0-d one (a number
+    becomes one of x's dtype) filled in (FillBackward3), any other broadcast and copied."""
+    if not isinstance(value, Tensor):
+        value = Tensor._make(_scalar_value(value, self._v.dtype))
+    if tuple(value.shape) == tuple(self.shape):
+        return self.copy_(value)
+    if value.ndim == 0:
+        return self.fill_(value)
+    vshape = tuple(value.shape)
+    stripped = vshape[_lead_ones(vshape):]  # (PyTorch's slicePrefix1sSize: leading ones dropped)
+    from .broadcast import expand_shape
+    expand_shape(stripped, tuple(self.shape), value.dtype)  # (PyTorch's expand_inplace errors)
+    if stripped != vshape:
+        from .shape import reshape
+        value = reshape(value, stripped)
+    return self.copy_(value)
+
+
 def _set_basic(self, template, value):
     """Basic indexing: PyTorch copies the value into the view ``self[index]`` (CopySlices on the base)."""
     view = apply(_basic_op(template, False, _full_flags(self, template)), (self,), template=template)
@@ -201,7 +246,7 @@ def _check_setitem(self, index):
         items = index if isinstance(index, tuple) else (index,)
         basic = all(it is None or it is Ellipsis or isinstance(it, (int, np.integer, slice)) and
                     not isinstance(it, bool) for it in items)
-        if basic and any(it is not Ellipsis for it in items):
+        if basic and any(it is not Ellipsis for it in items) and not _whole(self, index):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
     self._check_inplace()

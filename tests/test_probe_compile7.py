@@ -28,9 +28,13 @@ Fixed:
 - Default argument values (compile.pystate): a mutable default the function appends to (``hist=[]``) counted the
   trace's append only, and a config dict given as a default (``cfg=CFG``) or ``__defaults__``/``__kwdefaults__``
   changed between calls kept the traced values. Defaults are now read as the function's globals are.
+- Objects keeping their attributes in ``__slots__`` (``@dataclass(slots=True)`` configs: no ``__dict__`` to watch)
+  as a module attribute, a closure variable or an argument: changes kept the traced values; their slots are now
+  guarded as a snapshot (compile.pyvalues.slot_values).
 """
 import collections
 import contextlib
+import dataclasses
 import functools
 import io
 import logging
@@ -273,3 +277,46 @@ def test_default_arguments_are_guarded():
     cc, cs = _three(case_default_arguments, expect="changes plain Python state")
     assert cc == {"calls": 4, "eager_calls": 3, "compiled_calls": 1, "retraces": 0}
     assert cs == {"calls": 8, "eager_calls": 2, "compiled_calls": 6, "retraces": 4}  # (2 signatures x 2 changes)
+
+
+# --- objects that keep their attributes in __slots__ ----------------------------------------------------------------------
+@dataclasses.dataclass(slots=True)
+class SlotCfg:
+    k: float = 2.0
+    act: str = "relu"
+
+
+def case_slots_configs(T, jit):
+    """``@dataclass(slots=True)`` configs (no ``__dict__`` to watch) as a Module attribute, a closure variable and
+    an argument, changed between calls."""
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cfg = SlotCfg()
+            self.l = _lin(T, 3, 2)
+
+        def forward(self, x):
+            y = self.l(x) * self.cfg.k
+            return y.relu() if self.cfg.act == "relu" else y.tanh()
+    m, outer = Net(), SlotCfg()
+    cm = jit(m)
+
+    @jit
+    def f(x, cfg):
+        return x * cfg.k + outer.k
+    r = []
+    for i in range(4):
+        x = _data(T, 2, 3, seed=i)
+        r += [cm(x), f(x, m.cfg)]
+        if i == 1:
+            m.cfg.k, outer.k = 3.0, -1.0
+        if i == 2:
+            m.cfg.act = "tanh"
+    return r
+
+
+def test_slots_objects_are_guarded():
+    """Their changes kept the traced values (silently stale numbers)."""
+    cm, f = _three(case_slots_configs)
+    assert cm == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 2}
+    assert f == {"calls": 4, "eager_calls": 1, "compiled_calls": 3, "retraces": 2}  # (the slots as one snapshot)

@@ -17,7 +17,8 @@ numbers (SGD's ``momentum != 0``: see ``recorder.static_derived``), ``"n"`` a nu
 identity and contents, see ``_array_key``), ``"t"`` a small list or deque of tensors (its length is guarded;
 a call that changes it has a side effect, see ``_tensor_list``), ``"k"`` the plain class attributes of a user's class
 (``Cfg.scale``, a class-level ``scale = 2.0`` read as ``self.scale``, a classmethod's ``cls.k``; a snapshot, see
-``pyvalues.class_values``).
+``pyvalues.class_values``), ``"l"`` the plain values in the ``__slots__`` of a user object without a ``__dict__``
+(``@dataclass(slots=True)``; a snapshot, see ``pyvalues.slot_values``).
 
 Globals, closure variables and attributes of watched objects that hold tensors (``x``, ``batch = (x, y)``,
 ``self.batch``) are *sources*: the program reads the tensors they hold at each call (``tensor_paths``).
@@ -40,7 +41,7 @@ from .pyguard import (Guard, _HOOK_DICTS, _names, _optimizer_hook_dicts, _same, 
 from .pyvalues import (_HYPER_READS, _LIBRARIES, _MISSING, _Obj, _PACKAGE, _RNGS, _SCALARS, _SKIP, _array_key,
                        _by_identity, _constant, _object_list, _owns_state_class, _plain_container, _restore,
                        _rng_state, _set_rng_state, _small_container, _tensor_list, _user_class, class_values,
-                       user_class_object, value)
+                       slot_values, slotted, user_class_object, value)
 
 
 
@@ -81,6 +82,8 @@ class PyState:
                 self.classes.add(type(a))
             elif user_class_object(a):  # (a classmethod's cls: its class attributes are read)
                 self.static.append(("k", a, None))
+            elif slotted(a) and slot_values(a):  # (an argument kept whole, whose slots the program reads)
+                self.static.append(("l", a, None))
         self._patched = []
         self._hyper_patched = []
         self._library_state = _library_state()
@@ -193,6 +196,8 @@ class PyState:
             self.static.append(("u" if item[0] == "d" else "uc",) + item[1:])
         if user_class_object(v):  # (a config namespace: Cfg.scale set between calls)
             self.static.append(("k", v, None))
+        elif slotted(v) and slot_values(v):  # (a @dataclass(slots=True) config: no __dict__ to watch)
+            self.static.append(("l", v, None))
 
     def watch_optimizer_state(self, optimizers):
         """Plain Python values kept in the per-parameter state of the optimizers the function steps (a custom
@@ -297,6 +302,8 @@ class PyState:
                     states.append(_rng_state(v))
                 if t not in watched and _user_class(t):
                     watch(t)
+                elif slotted(v):  # (self.cfg, a @dataclass(slots=True) config: its slots as a snapshot)
+                    touch(("l", v, None), slot_values(v))
                 if tensor_paths(v):
                     d = object.__getattribute__(obj, "__dict__")
                     if d.get(name, _MISSING) is v:  # (self.batch = (x, y) rebound between calls)

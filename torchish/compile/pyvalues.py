@@ -141,6 +141,26 @@ def class_values(cls):
     return tuple((k, v) for k, v in vars(cls).items() if type(v) in _SCALARS and not k.startswith("__"))
 
 
+def slot_values(obj):
+    """The plain values in the ``__slots__`` of a user object without a ``__dict__`` (``@dataclass(slots=True)``
+    configs), as a snapshot."""
+    out = []
+    for klass in type(obj).__mro__:
+        names = klass.__dict__.get("__slots__", ())
+        for name in (names,) if isinstance(names, str) else names:
+            v = getattr(obj, name, _MISSING)
+            if type(v) in _SCALARS or v is _MISSING:
+                out.append((name, v))
+    return tuple(out)
+
+
+def slotted(v):
+    """Whether ``v`` is an instance of a user class that keeps its attributes in ``__slots__`` only."""
+    t = type(v)
+    return (not hasattr(v, "__dict__") and hasattr(t, "__slots__") and not isinstance(v, type)
+            and not (getattr(t, "__module__", "") or "").startswith(_LIBRARIES))
+
+
 def user_class_object(v):
     """Whether ``v`` is a class of the user's (a config namespace ``Cfg``, a ``cls`` argument), whose plain class
     attributes the program may bake in."""
@@ -153,6 +173,8 @@ def value(item):
         return key(holder)
     if kind == "k":
         return class_values(holder)
+    if kind == "l":
+        return slot_values(holder)
     if kind == "n":
         return _array_key(holder.get(key, _MISSING))
     if kind in ("d", "m", "o", "u"):
@@ -178,6 +200,11 @@ def _restore(item, v):
     if kind == "k":
         for k, x in v:
             if vars(holder).get(k, _MISSING) is not x:
+                setattr(holder, k, x)
+        return
+    if kind == "l":
+        for k, x in v:
+            if getattr(holder, k, _MISSING) is not x and x is not _MISSING:
                 setattr(holder, k, x)
         return
     if kind == "m":

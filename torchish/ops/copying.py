@@ -46,6 +46,26 @@ _COPY = defop("copy", lambda x, src: jnp.broadcast_to(cast(src, x.dtype), x.shap
               linear=True)
 
 
+def _host_fill(self, value):
+    """``self`` filled with the number ``value`` from a host buffer, where no autograd, trace, lazy capture or
+    forward-mode AD sees the write and ``self`` is no view (``zero_grad(set_to_none=False)``, ``nn.init``,
+    ``reset_running_stats``): its value is replaced as the fill kernel's result would replace it, without compiling
+    that kernel for each new shape. None otherwise."""
+    from .. import _device
+    from .._config import config
+    from ..autograd.grad_mode import STATE
+    from . import registry
+    from .filled import host_filled
+    if (self._view is not None or (self._rg and STATE.grad_enabled) or STATE.recorder is not None or config.lazy
+            or registry.forward_hook is not None or type(self._v) is not type(_PROBE)):
+        return None
+    v = host_filled(self._v.shape, value, self.dtype, _device.placement(self._v))
+    return None if v is None else self._assign(Tensor._make(v))
+
+
+_PROBE = jnp.zeros(())  # (a concrete array: its type is that of every concrete jax value)
+
+
 def _fill_(self, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
@@ -55,6 +75,9 @@ def _fill_(self, value):
         value = check_scalar_fits(value, self.dtype, numel=self.numel())
     if isinstance(value, Tensor):
         return self._assign(apply(_FILL_T, (self, value)))
+    done = _host_fill(self, value)
+    if done is not None:
+        return done
     from .inplace import overlap_ok
     with overlap_ok(self):  # (PyTorch's fill_ of a number writes an expanded tensor; of a tensor it refuses)
         return self._assign(apply(_FILL, (self, value)))
@@ -62,6 +85,9 @@ def _fill_(self, value):
 
 def _zero_(self):
     self._check_inplace()
+    done = _host_fill(self, 0)
+    if done is not None:
+        return done
     from .inplace import overlap_ok
     with overlap_ok(self):
         return self._assign(apply(_ZERO, (self, 0)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -51,6 +52,24 @@ def _size_or_kw(size, kw_size, name):
 _HOST_FILL_LIMIT = 1 << 16
 
 
+def _host_full(shape, value, dt):
+    """A numpy array of ``shape`` holding the number ``value`` as ``dt`` (cast like a C cast, as PyTorch's fill:
+    2.7 -> 2, -1 -> 255 for uint8)."""
+    with np.errstate(all="ignore"):
+        return np.full(shape, np.asarray(value).astype(dt.np), dtype=dt.np)
+
+
+def host_filled(shape, value, dt, where):
+    """``shape`` filled with the Python number ``value`` as ``dt``, placed ``where`` (a sharding; None: uncommitted on
+    the default device, as an array made beside an uncommitted one), from a host buffer: no fill kernel compiles
+    for the shape (optimizer state, ``zero_()``/``fill_()`` of parameters, buffers and gradients). None where that
+    does not apply (large, float8, a complex number, inside a trace): the caller runs its kernel."""
+    if (math.prod(shape) > _HOST_FILL_LIMIT or dt in _dtype.FLOAT8 or tracing.active()
+            or type(value) not in (int, float, bool)):
+        return None
+    return jax.device_put(_host_full(shape, value, dt), where)
+
+
 def _fill(shape, value, dtype, device, requires_grad, name=None):
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     _check_grad_dtype(dt, requires_grad, name)
@@ -59,10 +78,9 @@ def _fill(shape, value, dtype, device, requires_grad, name=None):
     if math.prod(shape) <= _HOST_FILL_LIMIT and not tracing.active():
         if dt in _dtype.FLOAT8:  # (PyTorch's rounding: e4m3fn saturates, 0 is 2^-127 in e8m0fnu)
             fill = np.asarray(cast(jnp.asarray(value, jnp.float64), dt.np))
+            val = _device.put(np.full(shape, fill, dtype=dt.np), _jdev(device))
         else:
-            with np.errstate(all="ignore"):
-                fill = np.asarray(value).astype(dt.np)  # casts like a C cast: 2.7 -> 2, -1 -> 255 for uint8
-        val = _device.put(np.full(shape, fill, dtype=dt.np), _jdev(device))
+            val = _device.put(_host_full(shape, value, dt), _jdev(device))
     elif dt in _dtype.FLOAT8:
         val = jnp.full(shape, cast(jnp.asarray(value, jnp.float64), dt.np), device=_jdev(device))
     else:

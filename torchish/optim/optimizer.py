@@ -37,6 +37,7 @@ from ..compile.state import _donated_values
 from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag, static_derived
 from ..ops import lazy, nesting, tracing
 from ..ops.broadcast import broadcast_error, broadcast_shapes
+from ..ops.filled import host_filled
 from ..ops.inplace import dense_layout
 from ..ops.registry import OpDef, apply
 from ._arith import in_place
@@ -116,7 +117,9 @@ def scalar_tensor(value, dtype=None, beside=None):
 def zeros_like_param(p, fill=0.0):
     """A state Tensor of ``p``'s shape, dtype, device and strides (PyTorch's ``zeros_like(p,
     memory_format=torch.preserve_format)``: a channels-last or transposed parameter's state keeps its layout)."""
-    t = Tensor._make(jnp.full(p._v.shape, fill, p._v.dtype, device=_device.placement(p._v)))
+    where = _device.placement(p._v)
+    v = host_filled(p._v.shape, fill, p.dtype, where)  # (no fill kernel compiled per parameter shape)
+    t = Tensor._make(v if v is not None else jnp.full(p._v.shape, fill, p._v.dtype, device=where))
     t._layout = dense_layout(p)
     return t
 

@@ -61,6 +61,24 @@ def test_nll_and_cross_entropy_names_per_rank(ndim):
     _check(cases)
 
 
+def test_nll_loss_node_lists_only_the_input():
+    """The class weights are no input of PyTorch's NllLossBackward0 / NllLoss2DBackward0: next_functions lists the
+    input alone, and a hook on the node gets one gradient."""
+    def run(lib):
+        F = lib.nn.functional
+        w, out = lib.tensor([1.0, 2.0, 3.0]), []
+        for shape, tshape in (((2, 3), (2,)), ((2, 3, 2, 2), (2, 2, 2))):
+            x = _x(lib, *shape)
+            y = F.nll_loss(x, lib.zeros(tshape, dtype=lib.long), w)
+            seen = []
+            y.grad_fn.register_hook(lambda gin, gout: seen.append(len(gin)))
+            y.backward()
+            out.append(([type(f).__name__ for f, _ in y.grad_fn.next_functions], seen))
+        return out
+    ref, got = run_both(run)
+    assert got == ref
+
+
 def test_ctc_loss_names_per_reduction():
     def cases(lib):
         F = lib.nn.functional

@@ -75,8 +75,8 @@ _LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": 
            "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "convolution": (2,),
            "batch_norm_eval": (1, 2), "dropout": (1,)}  # (dropout: input * mask, the mask a Tensor without grad)
 # Float Tensors PyTorch's node does not list: the arguments its derivative formula does not differentiate (the
-# running statistics of an evaluating batch norm, soft_margin_loss's target)
-_UNLISTED = {"batch_norm_eval": (3, 4), "soft_margin_loss": (1,)}
+# running statistics of an evaluating batch norm, soft_margin_loss's target, nll_loss's class weights)
+_UNLISTED = {"batch_norm_eval": (3, 4), "soft_margin_loss": (1,), "nll_loss": (2,)}
 # reflected operators (``2 * x``) call ``x.mul(2)`` in PyTorch: the tensor comes first
 _COMMUTATIVE = ("add", "mul")
 # ops whose PyTorch node takes the operands in another order: linear(x, w, b) is addmm(b, x, w.t()). The engine

@@ -86,6 +86,8 @@ class PyState:
                 self.static.append(("l", a, None))
         self._patched = []
         self._hyper_patched = []
+        self._init_patched = []
+        self._born = {}             # id -> __dict__ of the watched objects the running trace created (see _watch)
         self._library_state = _library_state()
 
     # -- discovery of the globals and closure variables the function (and functions it names) refer to ---------
@@ -221,6 +223,8 @@ class PyState:
     # -- watching ------------------------------------------------------------------------------------------------
     def touch(self, item, v):
         k = (id(item[1]), item[2])
+        if k[0] in self._born:  # (an object the call made: its attributes are the call's own, no outside state)
+            return
         if k not in self.before:
             self.before[k] = (item, v)
 
@@ -231,6 +235,7 @@ class PyState:
         for item in self.static:
             self.touch(item, value(item))
         self._rng_states = [_rng_state(r) for r in self.rngs]
+        self._born = {}
         self._watched = set()
         for cls in list(self.classes):
             self._watch(cls)
@@ -343,7 +348,29 @@ class PyState:
             del cls.__getattribute__
             return
         self._patched.append((cls, own))
+        self._note_births(cls)
         self.classes.add(cls)  # (watched from the start of the function's next trace)
+
+    def _note_births(self, cls):
+        """Note the instances of ``cls`` the trace creates (``nn.CrossEntropyLoss()(out, y)``, a config object
+        built in the function): what their ``__init__`` sets, and what the call then reads or writes on them, is
+        the call's own state, made again at every call, not a value from outside the function to guard or a side
+        effect (each new module's attributes read as 'changed' and ran the function eagerly)."""
+        own, original, born = cls.__dict__.get("__init__"), cls.__init__, self._born
+
+        def init(obj, *args, **kwargs):
+            try:
+                d = object.__getattribute__(obj, "__dict__")
+            except AttributeError:  # (slots only: never watched)
+                pass
+            else:
+                born[id(d)] = d  # (kept alive while the trace runs: its id stays its own)
+            return original(obj, *args, **kwargs)
+        try:
+            cls.__init__ = init
+        except (TypeError, AttributeError):
+            return
+        self._init_patched.append((cls, own))
 
     def _hyper_read(self, obj):
         """Guard the param groups of the optimizer ``obj`` (or of a scheduler's optimizer, and its last rates)
@@ -375,6 +402,12 @@ class PyState:
             else:
                 cls.__setattr__ = own
         self._patched = []
+        for cls, own in reversed(self._init_patched):
+            if own is None:
+                del cls.__init__
+            else:
+                cls.__init__ = own
+        self._init_patched = []
 
     def guard(self):
         """(the guard of the values the call began with or None, whether the call changed any of them). A dict

@@ -207,8 +207,8 @@ def _int_list(v, arg, pos):
 
 
 def roll(input, shifts, dims=None):
-    sh = _int_list(shifts, "shifts", 1)
-    ds = () if dims is None else _int_list(dims, "dims", 2)
+    sh = _int_list(shifts, "shifts", 2)  # (positions of the function: the method counts from shifts, 1)
+    ds = () if dims is None else _int_list(dims, "dims", 3)
     if not sh:
         raise RuntimeError("`shifts` required")
     if not ds:

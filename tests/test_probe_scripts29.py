@@ -1,8 +1,7 @@
 """Third-party programs, round 27 (continued from test_probe_scripts27/28.py): more of the official PyTorch
 tutorials on tiny synthetic data, compared with torch 2.13 by ``assert_script_matches`` (tests/oracle.py):
 seq2seq with Bahdanau attention (batch-first GRUs, teacher forcing from the targets, greedy decoding by ``topk``
-with ``detach``, two Adams, a RandomSampler DataLoader), the Bi-LSTM CRF (forward algorithm, Viterbi decoding,
-tensor-indexed transition scores), the Jacobians/Hessians tutorial of ``torch.func``
+with ``detach``, two Adams, a RandomSampler DataLoader), the Jacobians/Hessians tutorial of ``torch.func``
 (row-by-row autograd jacobians, ``vmap(vjp_fn)``, jacrev/jacfwd with ``argnums``, hessian three ways, batched
 jacobians by vmap and by summing the batch, ``has_aux``), forward-mode AD (a custom Function with ``jvp``, dual
 parameters set on a module, ``functional_call`` with duals, ``func.jvp``/``linearize``), custom autograd Functions
@@ -19,6 +18,7 @@ the ScalarTensor part runs after the logging subclass is defined. torchish hands
 ``__torch_function__`` only once a Tensor subclass exists or ``torchish.overrides.enable_dispatch()`` ran (README:
 the argument checks cost nothing until then); in the tutorial's order ``torch.mean(ScalarTensor(5, 2))`` raises
 ``TypeError: mean(): argument 'input' (position 1) must be Tensor, not ScalarTensor`` under torchish.
+The Bi-LSTM CRF tutorial is test_probe_scripts22's ``bilstm_crf_tagger``.
 Left out for time: the neural-tangent-kernel tutorial (``vmap(vmap(vjp/jvp))`` over a CNN's functional_call:
 it matches, in ~40 s of XLA compiles) and the Conv2D/BatchNorm Functions' separate gradchecks of the fusion
 tutorial (they match; the fused one covers their code).
@@ -150,148 +150,6 @@ def case_seq2seq_bahdanau_attention(lib):
                 break
             decoded_words.append(int(idx.item()))
     return losses, decoded_words, decoder_attn, decoder_hidden, lib.rand(2)
-
-
-def case_bilstm_crf(lib):
-    """The "Advanced: Making Dynamic Decisions and the Bi-LSTM CRF" tutorial: a bidirectional LSTM's emissions,
-    CRF transitions edited through ``.data[...] = -10000``, the forward algorithm by per-tag log_sum_exp with
-    ``.item()`` argmaxes, the gold score by tensor-indexed transitions, Viterbi decoding with backpointers, SGD
-    with weight decay; default (seeded) initialisation and random initial hidden states."""
-    nn, optim = lib.nn, lib.optim
-    lib.manual_seed(1)
-
-    def argmax(vec):
-        _, idx = lib.max(vec, 1)
-        return idx.item()
-
-    def prepare_sequence(seq, to_ix):
-        idxs = [to_ix[w] for w in seq]
-        return lib.tensor(idxs, dtype=lib.long)
-
-    def log_sum_exp(vec):
-        max_score = vec[0, argmax(vec)]
-        max_score_broadcast = max_score.view(1, -1).expand(1, vec.size()[1])
-        return max_score + lib.log(lib.sum(lib.exp(vec - max_score_broadcast)))
-
-    class BiLSTM_CRF(nn.Module):
-        def __init__(self, vocab_size, tag_to_ix, embedding_dim, hidden_dim):
-            super().__init__()
-            self.embedding_dim = embedding_dim
-            self.hidden_dim = hidden_dim
-            self.vocab_size = vocab_size
-            self.tag_to_ix = tag_to_ix
-            self.tagset_size = len(tag_to_ix)
-            self.word_embeds = nn.Embedding(vocab_size, embedding_dim)
-            self.lstm = nn.LSTM(embedding_dim, hidden_dim // 2, num_layers=1, bidirectional=True)
-            self.hidden2tag = nn.Linear(hidden_dim, self.tagset_size)
-            self.transitions = nn.Parameter(lib.randn(self.tagset_size, self.tagset_size))
-            self.transitions.data[tag_to_ix[START_TAG], :] = -10000
-            self.transitions.data[:, tag_to_ix[STOP_TAG]] = -10000
-            self.hidden = self.init_hidden()
-
-        def init_hidden(self):
-            return (lib.randn(2, 1, self.hidden_dim // 2), lib.randn(2, 1, self.hidden_dim // 2))
-
-        def _forward_alg(self, feats):
-            init_alphas = lib.full((1, self.tagset_size), -10000.)
-            init_alphas[0][self.tag_to_ix[START_TAG]] = 0.
-            forward_var = init_alphas
-            for feat in feats:
-                alphas_t = []
-                for next_tag in range(self.tagset_size):
-                    emit_score = feat[next_tag].view(1, -1).expand(1, self.tagset_size)
-                    trans_score = self.transitions[next_tag].view(1, -1)
-                    next_tag_var = forward_var + trans_score + emit_score
-                    alphas_t.append(log_sum_exp(next_tag_var).view(1))
-                forward_var = lib.cat(alphas_t).view(1, -1)
-            terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
-            alpha = log_sum_exp(terminal_var)
-            return alpha
-
-        def _get_lstm_features(self, sentence):
-            self.hidden = self.init_hidden()
-            embeds = self.word_embeds(sentence).view(len(sentence), 1, -1)
-            lstm_out, self.hidden = self.lstm(embeds, self.hidden)
-            lstm_out = lstm_out.view(len(sentence), self.hidden_dim)
-            lstm_feats = self.hidden2tag(lstm_out)
-            return lstm_feats
-
-        def _score_sentence(self, feats, tags):
-            score = lib.zeros(1)
-            tags = lib.cat([lib.tensor([self.tag_to_ix[START_TAG]], dtype=lib.long), tags])
-            for i, feat in enumerate(feats):
-                score = score + self.transitions[tags[i + 1], tags[i]] + feat[tags[i + 1]]
-            score = score + self.transitions[self.tag_to_ix[STOP_TAG], tags[-1]]
-            return score
-
-        def _viterbi_decode(self, feats):
-            backpointers = []
-            init_vvars = lib.full((1, self.tagset_size), -10000.)
-            init_vvars[0][self.tag_to_ix[START_TAG]] = 0
-            forward_var = init_vvars
-            for feat in feats:
-                bptrs_t = []
-                viterbivars_t = []
-                for next_tag in range(self.tagset_size):
-                    next_tag_var = forward_var + self.transitions[next_tag]
-                    best_tag_id = argmax(next_tag_var)
-                    bptrs_t.append(best_tag_id)
-                    viterbivars_t.append(next_tag_var[0][best_tag_id].view(1))
-                forward_var = (lib.cat(viterbivars_t) + feat).view(1, -1)
-                backpointers.append(bptrs_t)
-            terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
-            best_tag_id = argmax(terminal_var)
-            path_score = terminal_var[0][best_tag_id]
-            best_path = [best_tag_id]
-            for bptrs_t in reversed(backpointers):
-                best_tag_id = bptrs_t[best_tag_id]
-                best_path.append(best_tag_id)
-            start = best_path.pop()
-            assert start == self.tag_to_ix[START_TAG]
-            best_path.reverse()
-            return path_score, best_path
-
-        def neg_log_likelihood(self, sentence, tags):
-            feats = self._get_lstm_features(sentence)
-            forward_score = self._forward_alg(feats)
-            gold_score = self._score_sentence(feats, tags)
-            return forward_score - gold_score
-
-        def forward(self, sentence):
-            lstm_feats = self._get_lstm_features(sentence)
-            score, tag_seq = self._viterbi_decode(lstm_feats)
-            return score, tag_seq
-
-    START_TAG, STOP_TAG = "<START>", "<STOP>"
-    EMBEDDING_DIM, HIDDEN_DIM = 5, 4
-    training_data = [("the wall street journal".split(), "B I I I".split()),
-                     ("georgia tech is here".split(), "B I O O".split())]
-    word_to_ix = {}
-    for sentence, tags in training_data:
-        for word in sentence:
-            if word not in word_to_ix:
-                word_to_ix[word] = len(word_to_ix)
-    tag_to_ix = {"B": 0, "I": 1, "O": 2, START_TAG: 3, STOP_TAG: 4}
-    model = BiLSTM_CRF(len(word_to_ix), tag_to_ix, EMBEDDING_DIM, HIDDEN_DIM)
-    optimizer = optim.SGD(model.parameters(), lr=0.01, weight_decay=1e-4)
-    res = []
-    with lib.no_grad():
-        precheck_sent = prepare_sequence(training_data[0][0], word_to_ix)
-        precheck_tags = lib.tensor([tag_to_ix[t] for t in training_data[0][1]], dtype=lib.long)
-        res.append(model(precheck_sent))
-    for epoch in range(2):
-        for sentence, tags in training_data:
-            model.zero_grad()
-            sentence_in = prepare_sequence(sentence, word_to_ix)
-            targets = lib.tensor([tag_to_ix[t] for t in tags], dtype=lib.long)
-            loss = model.neg_log_likelihood(sentence_in, targets)
-            loss.backward()
-            optimizer.step()
-            res.append(loss)
-    with lib.no_grad():
-        res.append(model(precheck_sent))
-    res.append((model.transitions, model.lstm.weight_hh_l0_reverse.grad, precheck_tags))
-    return res
 
 
 def case_jacobians_hessians_func(lib):

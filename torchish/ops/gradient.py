@@ -81,6 +81,12 @@ def _dims(input, dim):
     return dims, True
 
 
+_OVERLOADS = "".join(f" * (Tensor input, *, {sig}, int edge_order = 1)\n" for sig in (
+    "tuple of ints dim", "Number spacing, tuple of ints dim", "Number spacing = None, int dim = None",
+    "tuple of Scalars spacing, int dim = None", "tuple of Scalars spacing, tuple of ints dim",
+    "tuple of Tensors spacing, int dim = None", "tuple of Tensors spacing, tuple of ints dim"))
+
+
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """The estimated derivative of ``input`` along each of ``dim`` (all dims by default): a tuple of tensors."""
     if not isinstance(input, Tensor):
@@ -88,6 +94,11 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     if isinstance(spacing, Tensor):
         raise TypeError("gradient() received an invalid combination of arguments - got (Tensor, spacing=Tensor), "
                         "but expected spacing to be a Number, a tuple of Scalars or a tuple of Tensors")
+    if spacing is None:  # (PyTorch's `Number spacing = None` overload: an int dim or none, a unit spacing)
+        if isinstance(dim, (tuple, list)):
+            raise TypeError(f"gradient() received an invalid combination of arguments - got (Tensor, "
+                            f"dim={type(dim).__name__}, spacing=NoneType), but expected one of:\n" + _OVERLOADS)
+        spacing = 1
     if input.dtype is _dtype.uint8:
         raise RuntimeError("torch.gradient does not support uint8 input.")
     dims, given = _dims(input, dim)

@@ -411,6 +411,8 @@ def sum_to_size(input, *args, size=None):
     lead = input.ndim - len(shape)
     if lead < 0 or [s for s, n in zip(shape, input.shape[lead:]) if s != 1 and s != n]:  # (any() is the op here)
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(input.shape)}}}.")
+    if not shape:  # (PyTorch's at::sum_to sums a 0-d target outright, a 0-d input too: SumBackward0)
+        return sum(input)
     ax = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and input.shape[i + lead] != 1)
     out = input
     if ax:

@@ -600,6 +600,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 def _multilabel_margin_fwd(x, t, *, reduction):
+    if x.ndim <= 1:  # (a 0-d input is one class; a vector's target may be 0-d where it has one element)
+        x, t = x.reshape(-1), t.reshape(-1)
     c = x.shape[-1]
     valid = jnp.cumprod((t >= 0).astype(jnp.int32), axis=-1).astype(bool)       # targets before the first -1
     ts = jnp.where(valid, t, 0)

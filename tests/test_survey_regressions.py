@@ -49,3 +49,26 @@ def test_multilabel_margin_loss_of_a_0d_input(reduction, target):
         r.backward()
         return r, x.grad, type(r.grad_fn).__name__
     same(f)
+
+
+CASTS = {
+    "float_channels_last": lambda T, x: x.float(memory_format=T.channels_last),
+    "double_channels_last": lambda T, x: x.double(memory_format=T.channels_last),
+    "half_contiguous": lambda T, x: x.half(memory_format=T.contiguous_format),
+    "float_preserve": lambda T, x: x.float(memory_format=T.preserve_format),
+    "to_channels_last": lambda T, x: x.to(memory_format=T.channels_last),
+    "to_copy": lambda T, x: x.to(copy=True),
+    "to_same_dtype_copy": lambda T, x: x.to(T.float32, copy=True),
+}
+
+
+@pytest.mark.parametrize("case", list(CASTS))
+def test_casts_with_a_memory_format_copy_as_to_copy(case):
+    """``x.float(memory_format=...)`` is ``x.to(torch.float32, memory_format=...)`` (torchish ignored the format),
+    and ``to``'s copies are PyTorch's _to_copy (ToCopyBackward0; torchish's were clones: CloneBackward0)."""
+    def f(T):
+        x = T.arange(8.0).reshape(1, 2, 2, 2).requires_grad_()
+        r = CASTS[case](T, x)
+        (r.double() * T.arange(8.0, dtype=T.float64).reshape(1, 2, 2, 2)).sum().backward()
+        return r, r is x, r.stride(), type(r.grad_fn).__name__ if r.grad_fn is not None else None, x.grad
+    same(f)

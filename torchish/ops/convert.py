@@ -134,21 +134,28 @@ def to(self, *args, **kwargs):
         out = to_dtype(out, dtype)
     memory_format = kwargs.get("memory_format")
     if copy and out is self:
-        from .copying import clone
-        out = clone(self, memory_format=memory_format)
+        out = _same_dtype_copy(self, memory_format)
     elif memory_format is not None:
         from .out_layout import format_name, keep_format, suggest_format
         name = format_name(memory_format)
         if out is not self:
             keep_format(out, self, memory_format)
         elif name not in ("preserve_format", suggest_format(self)):  # (PyTorch's to_will_alias)
-            from .copying import clone
-            out = clone(self, memory_format=memory_format)
+            out = _same_dtype_copy(self, memory_format)
     return out
+
+
+def _same_dtype_copy(x, memory_format):
+    """The copy ``to`` makes when it must not alias (``copy=True``, another memory format): PyTorch's _to_copy,
+    a ToCopyBackward0 node (not clone's CloneBackward0)."""
+    from .out_layout import like_format
+    return like_format(apply(TO_DTYPE, (x,), dtype=x._v.dtype), x, memory_format)
 
 
 def _caster(dt):
     def cast(self, memory_format=None):
+        if memory_format is not None:  # (x.float(memory_format=...) is x.to(float32, memory_format=...))
+            return to(self, dt, memory_format=memory_format)
         return to_dtype(self, dt)
     cast.__name__ = dt.name
     return cast

@@ -2,6 +2,7 @@
 fill_/zero_/copy_ (``copy_`` broadcasts ``src`` and moves it to the destination's device)."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -57,13 +58,15 @@ def _host_fill(self, value):
     from . import registry
     from .filled import host_filled
     if (self._view is not None or (self._rg and STATE.grad_enabled) or STATE.recorder is not None or config.lazy
-            or registry.forward_hook is not None or type(self._v) is not type(_PROBE)):
+            or registry.forward_hook is not None or not _concrete(self._v)):
         return None
     v = host_filled(self._v.shape, value, self.dtype, _device.placement(self._v))
     return None if v is None else self._assign(Tensor._make(v))
 
 
-_PROBE = jnp.zeros(())  # (a concrete array: its type is that of every concrete jax value)
+def _concrete(v):
+    """Whether ``v`` is a concrete jax array (not a lazy value, a meta array or a tracer)."""
+    return isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer)
 
 
 def _fill_(self, value):

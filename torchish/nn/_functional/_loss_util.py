@@ -12,6 +12,7 @@ from ... import _dtype
 from ..._tensor import Tensor
 from ...ops import tracing
 from ...ops.broadcast import broadcast_error
+from ...ops.registry import overload
 
 EPS_BCE = 1e-12
 
@@ -96,3 +97,9 @@ def check_broadcast(a, b):
     pa, pb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
     if any(x != y and x != 1 and y != 1 for x, y in zip(pa, pb)):
         raise broadcast_error(sa, sb)
+
+
+def by_reduction(op, none_name):
+    """``op`` per reduction, under the node PyTorch's composite loss ends in: its last elementwise op unreduced
+    (``none_name``), else the mean or the sum (the name chosen per call: no extra dispatch)."""
+    return {"none": overload(op, none_name), "mean": overload(op, "MeanBackward0"), "sum": overload(op, "SumBackward0")}

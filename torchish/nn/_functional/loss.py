@@ -4,7 +4,7 @@ Each loss is one registry op whose forward computes the elementwise loss and its
 is a static argument). Gradients are derived by ``jax.vjp`` except where PyTorch's backward uses its own formula:
 ``nll_loss`` (ignored targets get exactly zero), ``binary_cross_entropy`` (PyTorch's ``1e-12`` guard and its target
 gradient). The negative-log-likelihood family (``nll_loss``, ``cross_entropy``) lives in ``_nll.py``, CTC in
-``ctc.py``; both are re-exported here.
+``ctc.py``; both are re-exported here. The margin, ranking and triplet losses live in ``loss_margin.py``.
 """
 from __future__ import annotations
 
@@ -22,29 +22,17 @@ from ...ops.registry import apply, defop, overload
 from ...ops.arith import _check_sub
 from ...ops.unary import _sgn
 from ...ops.broadcast import broadcast_error
-from ...ops.elementwise import c10_name, common_dtype
-from ._loss_util import (concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
-                         no_complex_clamp, not_differentiable, unreduce)
+from ...ops.elementwise import c10_name
+from ._loss_util import (by_reduction, concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
+                         not_differentiable, unreduce)
 from ._nll import nll_loss, cross_entropy
 from .ctc import ctc_loss
 from ._args import need_bool, need_number, need_tensor
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
-    "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss", "poisson_nll_loss",
-    "gaussian_nll_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "nll_loss", "cross_entropy",
-    "ctc_loss",
+    "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "nll_loss", "cross_entropy", "ctc_loss",
 ]
-
-
-_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use "
-             "the `~` or `logical_not()` operator instead.")  # PyTorch's error for -x on a Bool x
-
-
-def _clamp_min0(v):
-    """``clamp_min(v, 0)`` with PyTorch's gradient (passes where ``v >= 0``, so at 0 too)."""
-    return jnp.where(v >= 0, v, jnp.zeros((), v.dtype))
 
 
 def _size_warning(input, target):
@@ -119,12 +107,6 @@ def _regression_ops(kind, weighted):
 
 _REGRESSION = {(k, w, red): op for k in ("mse", "l1", "smooth_l1", "huber") for w in (False, True)
                for red, op in _regression_ops(k, w).items()}
-
-
-def _by_reduction(op, none_name):
-    """``op`` per reduction, under the node PyTorch's composite loss ends in: its last elementwise op unreduced
-    (``none_name``), else the mean or the sum (the name chosen per call: no extra dispatch)."""
-    return {"none": overload(op, none_name), "mean": overload(op, "MeanBackward0"), "sum": overload(op, "SumBackward0")}
 
 
 def _regression(kind, input, target, reduction, weight, beta=0.0):
@@ -388,7 +370,7 @@ def _poisson_fwd(x, t, *, log_input, full, eps, reduction):
 _POISSON = {log: defop("poisson_nll_loss_log_input" if log else "poisson_nll_loss", _poisson_fwd, promote="float",
                        grad_name="MeanBackward0") for log in (False, True)}
 # unreduced, PyTorch's last op is the formula's sub, or the add of the Stirling term (full)
-_POISSON_BY = {(log, full): _by_reduction(op, "AddBackward0" if full else "SubBackward0")
+_POISSON_BY = {(log, full): by_reduction(op, "AddBackward0" if full else "SubBackward0")
                for log, op in _POISSON.items() for full in (False, True)}
 
 
@@ -416,7 +398,7 @@ def _gaussian_fwd(x, t, v, *, full, eps, reduction):
 
 _GAUSSIAN = defop("gaussian_nll_loss", _gaussian_fwd, promote="same", grad_name="MeanBackward0")
 # unreduced, PyTorch's last op is ``0.5 * (...)``, or the add of the constant (full)
-_GAUSSIAN_BY = {full: _by_reduction(_GAUSSIAN, "AddBackward0" if full else "MulBackward0") for full in (False, True)}
+_GAUSSIAN_BY = {full: by_reduction(_GAUSSIAN, "AddBackward0" if full else "MulBackward0") for full in (False, True)}
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -446,300 +428,3 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         raise RuntimeError(f"result type Float can't be cast to the desired output type {c10_name(var.dtype)}")
     return apply(_GAUSSIAN_BY[bool(full)][reduction], (input, target, var), full=bool(full), eps=float(eps),
                  reduction=reduction)
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# margin losses
-
-
-def _cos_emb_fwd(x1, x2, y, *, margin, reduction):
-    axis = y.ndim
-    prod = jnp.sum(x1 * x2, axis=axis)
-    m1 = jnp.sum(x1 * x1, axis=axis) + 1e-12
-    m2 = jnp.sum(x2 * x2, axis=axis) + 1e-12
-    cos = prod / jnp.sqrt(m1 * m2)
-    zero = jnp.zeros((), cos.dtype)
-    l = jnp.where(y == 1, 1 - cos, zero) + jnp.where(y == -1, _clamp_min0(cos - margin), zero)
-    return reduce(l, reduction)
-
-
-_COS_EMB = _by_reduction(defop("cosine_embedding_loss", _cos_emb_fwd, promote="same", promote_args=(0, 1),
-                               grad_name="MeanBackward0"), "AddBackward0")  # (unreduced: pos + neg)
-
-
-def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
-    need_tensor("cosine_embedding_loss", input1, "input1", 1)
-    need_tensor("cosine_embedding_loss", input2, "input2", 2)
-    need_tensor("cosine_embedding_loss", target, "target", 3)
-    red = reduction_arg(size_average, reduce, reduction)
-    need_number("cosine_embedding_loss", margin, "margin", 4, kind="float")
-    td = target.ndim
-    if td not in (0, 1):
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    want = 2 if td == 1 else 1
-    if input1.ndim != want or input2.ndim != want:
-        raise RuntimeError(f"{td}D target tensor expects {want}D input tensors, but found inputs with sizes "
-                           f"{list(input1.shape)} and {list(input2.shape)}.")
-    check_broadcast(input1, input2)
-    if td == 1:  # (PyTorch's where(target == 1, 1 - cos, zeros): the target is the first operand)
-        check_broadcast(target, input1.shape[:1])
-    no_complex_clamp(input1, input2)
-    # PyTorch's composite reads target only through comparisons (where(target == 1, ...)): it gets no gradient
-    return apply(_COS_EMB[red], (input1, input2, target.detach() if target.requires_grad else target),
-                 margin=float(margin), reduction=red)
-
-
-def _margin_ranking_fwd(x1, x2, y, *, margin, reduction, dtype):
-    # PyTorch's composite: -target * (input1 - input2) in the inputs' type, then + margin (a double: integer
-    # inputs give the default float dtype)
-    return reduce(_clamp_min0((-y * (x1 - x2)).astype(dtype) + margin), reduction)
-
-
-_MARGIN_RANKING = _by_reduction(defop("margin_ranking_loss", _margin_ranking_fwd, promote="same",
-                                      grad_name="MeanBackward0"), "ClampMinBackward0")  # (unreduced: clamp_min)
-
-
-def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
-    red = reduction_arg(size_average, reduce, reduction)
-    need_number("margin_ranking_loss", margin, "margin", 4, kind="float")
-    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
-        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
-                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    if input1.dtype is _dtype.bool or input2.dtype is _dtype.bool:  # PyTorch: -target * (input1 - input2) ...
-        _check_sub(input1, input2)
-    if target.dtype is _dtype.bool:
-        raise RuntimeError(_NEG_BOOL)
-    no_complex_clamp(input1, input2, target)  # ... clamped at 0
-    dt = common_dtype((input1, input2, target, float(margin)))
-    return apply(_MARGIN_RANKING[red], (input1, input2, target), margin=float(margin), reduction=red, dtype=dt.np)
-
-
-def _hinge_fwd(x, y, *, margin, reduction):
-    zero = jnp.zeros((), x.dtype)
-    l = jnp.where(y != 1, _clamp_min0(margin - x), zero) + jnp.where(y != -1, x, zero)
-    return reduce(l, reduction)
-
-
-_HINGE = _by_reduction(defop("hinge_embedding_loss", _hinge_fwd, promote="float", promote_args=(0,),
-                             grad_name="MeanBackward0"), "AddBackward0")  # (unreduced: the two where()s added)
-# an integer input stays integer, the margin truncated to an integer (PyTorch's composite: ``margin - self``)
-_HINGE_INT = defop("hinge_embedding_loss_int", _hinge_fwd, differentiable=False)
-
-
-def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-    need_tensor("hinge_embedding_loss", input)
-    need_tensor("hinge_embedding_loss", target, "target", 2)
-    red = reduction_arg(size_average, reduce, reduction)
-    need_number("hinge_embedding_loss", margin, "margin", 3, kind="float")
-    check_broadcast(target, input)  # (the formula starts from target)
-    if input.dtype is _dtype.bool:  # PyTorch's composite computes margin - input, then clamps it
-        _check_sub(input, input)
-    no_complex_clamp(input)
-    if input.dtype.category < _dtype._FLOAT and red == "mean":
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_dtype.scalar_type_name(input.dtype)}")
-    if input.dtype.category == _dtype._INT:
-        return apply(_HINGE_INT, (input, target), margin=int(margin), reduction=red)
-    # PyTorch's composite reads target only through comparisons (where(target != 1, ...)): it gets no gradient
-    return apply(_HINGE[red], (input, target.detach() if target.requires_grad else target), margin=float(margin),
-                 reduction=red)
-
-
-_SOFT_MARGIN = defop("soft_margin_loss", lambda x, y, *, reduction: reduce(jnp.log1p(jnp.exp(-y * x)), reduction),
-                     promote="float", grad_name="SoftMarginLossBackward0")
-
-
-def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    need_tensor("soft_margin_loss", input)
-    need_tensor("soft_margin_loss", target, "target", 2)
-    red = reduction_arg(size_average, reduce, reduction)
-    check_broadcast(input, target)
-    full = jnp.broadcast_shapes(tuple(input.shape), tuple(target.shape))
-    if full != tuple(input.shape):  # PyTorch's kernel writes the loss into a tensor shaped like the input
-        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(full)}")
-    not_differentiable("soft_margin_loss", "target", target)
-    if _registry.autocast_hook is not None:  # (the casts come first: the result takes the cast input's dtype)
-        input, target = _registry.autocast_hook("soft_margin_loss", (input, target))
-    if input.dtype is _dtype.bool:  # PyTorch's kernel starts with -input
-        raise RuntimeError(_NEG_BOOL)
-    res = _dtype.promote_types(input.dtype, target.dtype)
-    res = res if res.category >= _dtype._FLOAT else _dtype.float32
-    if res.category > input.dtype.category:  # ... and writes its float loss into a tensor like the input
-        raise RuntimeError(f"result type {_dtype.scalar_type_name(res)} can't be cast to the desired output type "
-                           f"{_dtype.scalar_type_name(input.dtype)}")
-    out = apply(_SOFT_MARGIN, (input, target), reduction=red)
-    # PyTorch's kernel writes -input into a tensor like the input and scales it by the target in place
-    return out if out.dtype == input.dtype else out.to(input.dtype)
-
-
-def _mlsm_fwd(x, y, w, *, reduction):
-    l = -(y * jax.nn.log_sigmoid(x) + (1 - y) * jax.nn.log_sigmoid(-x))
-    if w is not None:
-        l = l * w
-    l = jnp.sum(l, axis=x.ndim - 1) / x.shape[-1]
-    return reduce(l, reduction)
-
-
-_MLSM = _by_reduction(defop("multilabel_soft_margin_loss", _mlsm_fwd, promote="same", grad_name="MeanBackward0"),
-                      "DivBackward0")  # (unreduced: the sum over classes divided by their number)
-
-
-def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    need_tensor("log_sigmoid", input)
-    float_kernel_only(input, "log_sigmoid_cpu")
-    if size_average is not None or reduce is not None:
-        reduction = reduction_arg(size_average, reduce, reduction)
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(reduction + " is not valid")
-    if isinstance(target, (int, float)) and not isinstance(target, Tensor):  # (PyTorch's composite multiplies
-        target = Tensor._make(jnp.asarray(float(target), input.dtype.np))   # by it: a number works, as a scalar)
-    check_broadcast(target, input)  # (the formula starts from target)
-    if target.dtype is _dtype.bool:  # PyTorch's composite computes 1 - target
-        _check_sub(1.0, target)
-    return apply(_MLSM[reduction], (input, target, weight), reduction=reduction)
-
-
-def _multilabel_margin_fwd(x, t, *, reduction):
-    if x.ndim <= 1:  # (a 0-d input is one class; a vector's target may be 0-d where it has one element)
-        x, t = x.reshape(-1), t.reshape(-1)
-    c = x.shape[-1]
-    valid = jnp.cumprod((t >= 0).astype(jnp.int32), axis=-1).astype(bool)       # targets before the first -1
-    ts = jnp.where(valid, t, 0)
-    is_target = jnp.any((ts[..., :, None] == jnp.arange(c)) & valid[..., :, None], axis=-2)
-    xt = jnp.take_along_axis(x, ts, axis=-1)                                      # input at each target
-    z = 1 - xt[..., :, None] + x[..., None, :]
-    z = jnp.where(z > 0, z, jnp.zeros((), z.dtype))                               # gradient only where z > 0
-    z = jnp.where(valid[..., :, None] & ~is_target[..., None, :], z, jnp.zeros((), z.dtype))
-    return reduce(jnp.sum(z, axis=(-2, -1)) / c, reduction)
-
-
-_MULTILABEL_MARGIN = defop("multilabel_margin_loss", _multilabel_margin_fwd, grad_name="MultilabelMarginLossBackward0")
-
-
-def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    need_tensor("multilabel_margin_loss", input)
-    need_tensor("multilabel_margin_loss", target, "target", 2)
-    red = reduction_arg(size_average, reduce, reduction)
-    # PyTorch's order: the shapes (multilabel_margin_loss_shape_check), the input's kernel, the target's dtype
-    if not (input.ndim == 0 or input.ndim <= 2 and input.shape[-1] != 0):
-        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
-                           f"{list(input.shape)}")
-    dim = input.shape[-1] if input.ndim else 1
-    if not (tuple(target.shape) == tuple(input.shape) if input.ndim == 2 else
-            target.ndim <= 1 and target.numel() == dim):
-        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
-    if _registry.autocast_hook is not None:  # (on autocast's float32 list: cast before the kernel's dtype check)
-        input, = _registry.autocast_hook("multilabel_margin_loss", (input,))
-    float_kernel_only(input, "multilabel_margin_loss_forward_out_frame", half=False)
-    if target.dtype != _dtype.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_dtype.scalar_type_name(target.dtype)}")
-    v = concrete(target)
-    if v is not None and v.size and (v.min() < -1 or v.max() >= (input.shape[-1] if input.ndim else 1)):
-        raise RuntimeError("argument #2 'target' is out of range")
-    return apply(_MULTILABEL_MARGIN, (input, target), reduction=red)
-
-
-def _multi_margin_fwd(x, t, w, *, p, margin, reduction):
-    c = x.shape[-1]
-    xt = jnp.take_along_axis(x, t[..., None], axis=-1)
-    z = margin - xt + x
-    h = jnp.where(z > 0, z if p == 1 else z * z, jnp.zeros((), z.dtype))
-    h = jnp.where(jnp.arange(c) == t[..., None], jnp.zeros((), h.dtype), h)
-    if w is not None:
-        h = h * w[t][..., None]
-    return reduce(jnp.sum(h, axis=-1) / c, reduction)
-
-
-_MULTI_MARGIN = defop("multi_margin_loss", _multi_margin_fwd, grad_name="MultiMarginLossBackward0")
-
-
-def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
-    need_tensor("multi_margin_loss", input)
-    need_tensor("multi_margin_loss", target, "target", 2)
-    red = reduction_arg(size_average, reduce, reduction)
-    if p not in (1, 2):
-        raise ValueError("only p == 1 and p == 2 supported")
-    need_number("multi_margin_loss", margin, "margin", 4)
-    if _registry.autocast_hook is not None:  # (on autocast's float32 list: cast before the kernel's dtype check)
-        input, target, weight = _registry.autocast_hook("multi_margin_loss", (input, target, weight))
-    float_kernel_only(input, "multi_margin_loss_cpu_kernel", half=False)
-    if input.ndim > 2 or input.ndim and input.shape[-1] == 0:  # (an empty batch is allowed)
-        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
-                           f"{list(input.shape)}")
-    c = input.shape[-1] if input.ndim else 1
-    n = input.shape[0] if input.ndim == 2 else 1
-    if target.dtype != _dtype.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_dtype.scalar_type_name(target.dtype)}")
-    if target.ndim > 1 or target.numel() != n:
-        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
-                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. Input "
-                           f"has shape {list(input.shape)}.")
-    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
-        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
-    if weight is not None and weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
-                           f"{_dtype.scalar_type_name(weight.dtype)}")
-    not_differentiable("multi_margin_loss", "weight", weight)
-    v = concrete(target)
-    if v is not None and v.size and (v.min() < 0 or v.max() >= c):
-        raise RuntimeError("target out of range")
-    from ...ops.shape import reshape
-    x = reshape(input, (n, c)) if input.ndim < 2 else input
-    out = apply(_MULTI_MARGIN, (x, reshape(target, (n,)), weight), p=int(p), margin=float(margin), reduction=red)
-    return reshape(out, ()) if red == "none" and input.ndim < 2 else out
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# triplet losses (composites, as in PyTorch)
-
-
-def _check_triplet_dims(anchor, positive, negative):
-    a, p, n = anchor.ndim, positive.ndim, negative.ndim
-    if not (a == p and p == n):
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
-                           f"dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs")
-
-
-def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
-    from ...ops.arith import minimum
-    from ...ops.ternary import clamp_min
-    d_pos = dist(anchor, positive)
-    d_neg = dist(anchor, negative)
-    if swap:
-        d_neg = minimum(d_neg, dist(positive, negative))
-    loss = clamp_min(margin + d_pos - d_neg, 0)  # (PyTorch's ClampMinBackward0)
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "mean":
-        return loss.mean()
-    return loss
-
-
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
-                        reduce=None, reduction="mean"):
-    need_tensor("triplet_margin_loss", anchor, "anchor", 1)
-    need_tensor("triplet_margin_loss", positive, "positive", 2)
-    need_tensor("triplet_margin_loss", negative, "negative", 3)
-    from .sampling import pairwise_distance
-    red = reduction_arg(size_average, reduce, reduction)
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    need_number("triplet_margin_loss", margin, "margin", 4, kind="float")
-    need_number("triplet_margin_loss", p, "p", 5, kind="float")
-    need_number("triplet_margin_loss", eps, "eps", 6, kind="float")
-    need_bool("triplet_margin_loss", swap, "swap", 7)
-    if _registry.autocast_hook is not None:  # one op in PyTorch, with its own autocast policy
-        anchor, positive, negative = _registry.autocast_hook("triplet_margin_loss", (anchor, positive, negative))
-    _check_triplet_dims(anchor, positive, negative)
-    return _triplet(anchor, positive, negative, lambda a, b: pairwise_distance(a, b, p, eps), margin, swap, red)
-
-
-def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
-                                      reduction="mean"):
-    from .sampling import pairwise_distance
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    _check_triplet_dims(anchor, positive, negative)
-    return _triplet(anchor, positive, negative, distance_function or pairwise_distance, margin, swap, reduction)

@@ -19,7 +19,8 @@ from ...ops.creation import full
 from ...ops.diag import triu
 from ...ops.ternary import where
 from .. import init
-from .._functional.activation import gelu, relu
+from .._functional.activation import relu
+from .._functional.activation_smooth import gelu
 from .._functional.attention import _canonical_mask, _none_or_dtype
 from ..container import ModuleList
 from ..module import Module

@@ -57,6 +57,7 @@ from .ops.numeric import *  # noqa: E402,F401,F403
 from .ops.creation import *  # noqa: E402,F401,F403
 from .ops.random import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
+from .ops.linalg_add import *  # noqa: E402,F401,F403
 from .ops.einsum import *  # noqa: E402,F401,F403
 from .ops.sort import *  # noqa: E402,F401,F403
 from .ops.unique import *  # noqa: E402,F401,F403

@@ -12,14 +12,14 @@ from . import unary, arith, compare, ternary, copying, operators
 from . import reduce, extrema, stats, softmax, scan
 from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
-from . import from_data, filled, ranges, creation, random, linalg, einsum, sort, unique, spectral, numeric
+from . import from_data, filled, ranges, creation, random, linalg, linalg_add, einsum, sort, unique, spectral, numeric
 from . import gradient, viewcopy
 from . import strided, resize, geqrf, fake_quant, tensor_api, storage, out_layout
 
 FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
             broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, from_data, filled, ranges,
-            creation, random, linalg, einsum, sort, unique, spectral, numeric, gradient, viewcopy, strided, resize,
-            geqrf, fake_quant, tensor_api, storage)
+            creation, random, linalg, linalg_add, einsum, sort, unique, spectral, numeric, gradient, viewcopy, strided,
+            resize, geqrf, fake_quant, tensor_api, storage)
 
 
 def _method_form(name, fn, shared, takes_out):

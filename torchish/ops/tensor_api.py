@@ -111,7 +111,7 @@ def map2_(self, x, y, callable):
 
 
 def _baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
-    from .linalg import baddbmm
+    from .linalg_add import baddbmm
     return baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
 

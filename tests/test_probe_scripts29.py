@@ -13,11 +13,8 @@ Python API" (ScalarTensor with HANDLED_FUNCTIONS and a logging Tensor subclass c
 ``register_fake``/``register_autograd``, a mutating op, ``opcheck``), and ``format()`` of a vector as the
 Optimization tutorial's users mistype it.
 
-Nothing in these programs differed from PyTorch's results, with one difference left in place and documented:
-the ScalarTensor part runs after the logging subclass is defined. torchish hands calls to a NON-Tensor class's
-``__torch_function__`` only once a Tensor subclass exists or ``torchish.overrides.enable_dispatch()`` ran (README:
-the argument checks cost nothing until then); in the tutorial's order ``torch.mean(ScalarTensor(5, 2))`` raises
-``TypeError: mean(): argument 'input' (position 1) must be Tensor, not ScalarTensor`` under torchish.
+Nothing in these programs differed from PyTorch's results. (The ScalarTensor part ran after the logging subclass
+was defined until a duck class's own statement turned torchish's dispatch on: tests/test_torch_function_ducktype.py.)
 The Bi-LSTM CRF tutorial is test_probe_scripts22's ``bilstm_crf_tagger``.
 Left out for time: the neural-tangent-kernel tutorial (``vmap(vmap(vjp/jvp))`` over a CNN's functional_call:
 it matches, in ~40 s of XLA compiles) and the Conv2D/BatchNorm Functions' separate gradchecks of the fusion
@@ -497,20 +494,9 @@ def case_fuse_conv_bn_custom_function(lib):
 
 
 def case_torch_function_scalar_tensor(lib):
-    """"Extending torch Python API": a logging Tensor subclass whose ``__torch_function__`` records names and
-    calls ``super()`` (results stay the subclass, backward works), then the ScalarTensor duck type with
-    HANDLED_FUNCTIONS filled by ``implements(torch.mean)`` and a fallback for unhandled functions (defined after
-    the subclass: see the docstring)."""
-    class LoggingTensor(lib.Tensor):
-        log = []
-
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            if kwargs is None:
-                kwargs = {}
-            cls.log.append(getattr(func, "__name__", str(func)))
-            return super().__torch_function__(func, types, args, kwargs)
-
+    """"Extending torch Python API" in its order: the ScalarTensor duck type with HANDLED_FUNCTIONS filled by
+    ``implements(torch.mean)`` and a fallback for unhandled functions, then a logging Tensor subclass whose
+    ``__torch_function__`` records names and calls ``super()`` (results stay the subclass, backward works)."""
     HANDLED_FUNCTIONS = {}
 
     class ScalarTensor(object):
@@ -549,6 +535,16 @@ def case_torch_function_scalar_tensor(lib):
     res.append(lib.add(d, lib.ones(5)))  # not handled: falls back to the tensor
     res.append(lib.mul(lib.ones(5), d))
     res.append(lib.mean.__name__ if hasattr(mean, "__wrapped__") else None)
+
+    class LoggingTensor(lib.Tensor):
+        log = []
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if kwargs is None:
+                kwargs = {}
+            cls.log.append(getattr(func, "__name__", str(func)))
+            return super().__torch_function__(func, types, args, kwargs)
 
     t = _data(lib, 2, 3).as_subclass(LoggingTensor)
     u = t + 1

@@ -6,7 +6,7 @@
 and ``DisableTorchFunctionSubclass`` take it out, ``Tensor._make_subclass`` and ``Sub([1., 2.])`` construct
 one, Parameter and its subclasses give plain Tensors, gradients of leaves reached through a subclass are plain
 Tensors, and a non-Tensor class with ``__torch_function__`` (PyTorch's ``ScalarTensor`` example) is dispatched
-to once dispatch is on. Each case defines its own classes (``lib.Tensor`` differs between the libraries).
+to (more in test_torch_function_ducktype.py). Each case defines its own classes (``lib.Tensor`` differs between the libraries).
 
 Dispatch costs nothing until the first subclass exists (the conftest turns it off again after each test).
 """
@@ -162,8 +162,6 @@ def case_scalar_tensor_duck_type(lib):
                 return NotImplemented
             return handled[func](*args, **(kwargs or {}))
 
-    class Sub(lib.Tensor):  # (torchish dispatches once a subclass exists; PyTorch always)
-        pass
     handled[lib.mean] = lambda s: float(s._value) / s._n
     handled[lib.add] = lambda s, other: ScalarTensor(s._n, s._value + other)
     s = ScalarTensor(5, 2)

@@ -195,3 +195,86 @@ TENSOR = (
 TENSOR_PROPERTIES = (
     'H', 'T', 'data', 'imag', 'mH', 'mT', 'real',
 )
+
+# The functions PyTorch writes in Python (its Python ``handle_torch_function``: the plain Tensors among the
+# arguments take part too, and a call every handler declines raises "no implementation found for '<name>'"):
+# these ``torch.nn.functional`` ones, the ``torch`` ones below with their modules, and the Tensor methods of
+# ``torch._tensor``.
+PYTHON_FUNCTIONAL = (
+    'adaptive_avg_pool2d', 'adaptive_avg_pool3d', 'adaptive_max_pool1d', 'adaptive_max_pool1d_with_indices',
+    'adaptive_max_pool2d', 'adaptive_max_pool2d_with_indices', 'adaptive_max_pool3d',
+    'adaptive_max_pool3d_with_indices', 'affine_grid', 'alpha_dropout', 'batch_norm', 'binary_cross_entropy',
+    'binary_cross_entropy_with_logits', 'celu', 'cosine_embedding_loss', 'cross_entropy', 'ctc_loss', 'dropout',
+    'dropout1d', 'dropout2d', 'dropout3d', 'elu', 'embedding', 'embedding_bag', 'feature_alpha_dropout', 'fold',
+    'fractional_max_pool2d', 'fractional_max_pool2d_with_indices', 'fractional_max_pool3d',
+    'fractional_max_pool3d_with_indices', 'gaussian_nll_loss', 'glu', 'grid_sample', 'group_norm', 'gumbel_softmax',
+    'hardtanh', 'hinge_embedding_loss', 'huber_loss', 'instance_norm', 'interpolate', 'kl_div', 'l1_loss',
+    'layer_norm', 'leaky_relu', 'linear_cross_entropy', 'local_response_norm', 'log_softmax', 'lp_pool1d',
+    'lp_pool2d', 'lp_pool3d', 'margin_ranking_loss', 'max_pool1d', 'max_pool1d_with_indices', 'max_pool2d',
+    'max_pool2d_with_indices', 'max_pool3d', 'max_pool3d_with_indices', 'max_unpool1d', 'max_unpool2d',
+    'max_unpool3d', 'mish', 'mse_loss', 'multi_head_attention_forward', 'multi_margin_loss',
+    'multilabel_margin_loss', 'multilabel_soft_margin_loss', 'nll_loss', 'normalize', 'pad', 'poisson_nll_loss',
+    'relu', 'relu6', 'rms_norm', 'rrelu', 'selu', 'silu', 'smooth_l1_loss', 'soft_margin_loss', 'softmax',
+    'softmin', 'softsign', 'tanhshrink', 'threshold', 'triplet_margin_loss', 'triplet_margin_with_distance_loss',
+    'unfold',
+)
+
+PYTHON_TORCH = {
+    'atleast_1d': 'torch.functional.atleast_1d', 'atleast_2d': 'torch.functional.atleast_2d',
+    'atleast_3d': 'torch.functional.atleast_3d', 'block_diag': 'torch.functional.block_diag',
+    'broadcast_tensors': 'torch.functional.broadcast_tensors', 'cartesian_prod': 'torch.functional.cartesian_prod',
+    'cdist': 'torch.functional.cdist', 'chain_matmul': 'torch.functional.chain_matmul',
+    'einsum': 'torch.functional.einsum', 'lobpcg': 'torch._lobpcg.lobpcg', 'lu': 'torch.functional.lu',
+    'meshgrid': 'torch.functional.meshgrid', 'norm': 'torch.functional.norm',
+    'pca_lowrank': 'torch._lowrank.pca_lowrank', 'split': 'torch.functional.split', 'stft': 'torch.functional.stft',
+    'svd_lowrank': 'torch._lowrank.svd_lowrank', 'sym_float': 'torch.sym_float', 'sym_int': 'torch.sym_int',
+    'sym_ite': 'torch.sym_ite', 'sym_max': 'torch.sym_max', 'sym_min': 'torch.sym_min', 'sym_not': 'torch.sym_not',
+    'sym_sqrt': 'torch._sym_sqrt', 'sym_sum': 'torch.sym_sum', 'tensordot': 'torch.functional.tensordot',
+    'unique': 'torch.functional.unique', 'unique_consecutive': 'torch.functional.unique_consecutive',
+    'unravel_index': 'torch.functional.unravel_index',
+}
+
+PYTHON_TENSOR = (
+    '__array__', '__array_wrap__', '__contains__', '__deepcopy__', '__dlpack__', '__dlpack_device__',
+    '__floordiv__', '__format__', '__ipow__', '__len__', '__pow__', '__rdiv__', '__reduce_ex__', '__repr__',
+    '__reversed__', '__rfloordiv__', '__rlshift__', '__rmatmul__', '__rmod__', '__rpow__', '__rrshift__',
+    '__rsub__', '__rtruediv__', '__setstate__', 'backward', 'dim_order', 'eig', 'index', 'is_shared', 'istft',
+    'lstsq', 'lu', 'module_load', 'norm', 'register_hook', 'register_post_accumulate_grad_hook', 'reinforce',
+    'resize', 'resize_as', 'share_memory_', 'solve', 'split', 'stft', 'storage', 'storage_type', 'symeig',
+    'to_sparse_coo', 'unflatten', 'unique', 'unique_consecutive',
+)
+
+# the functions' own ``__name__`` where it is not the attribute's (``torch.linalg``, ``fft`` and ``special`` prefix
+# theirs: ``linalg_norm``), which ``__torch_function__`` sees
+OWN_NAMES = {
+    'torch.Tensor.__abs__': 'abs', 'torch.Tensor.__ipow__': 'pow_', 'torch.Tensor.__itruediv__': '__idiv__',
+    'torch.Tensor.__neg__': 'neg', 'torch.Tensor.__pos__': 'positive', 'torch.Tensor.__pow__': 'pow',
+    'torch.Tensor.__rtruediv__': '__rdiv__', 'torch.nn.functional.logsigmoid': 'log_sigmoid',
+    'torch.nn.functional.threshold': '_threshold', 'torch.sym_sqrt': '_sym_sqrt',
+}
+
+# the builtins whose "Multiple dispatch failed for '<name>'" names the function they are in C++ (``torch.linalg``,
+# ``fft`` and ``special`` prefix theirs: ``torch.linalg.linalg_norm``)
+BUILTIN_NAMES = {
+    'torch.dsmm': 'torch.mm', 'torch.hsmm': 'torch.hspmm',
+    'torch.nn.functional.adaptive_avg_pool1d': 'torch.adaptive_avg_pool1d',
+    'torch.nn.functional.avg_pool1d': 'torch.avg_pool1d', 'torch.nn.functional.avg_pool2d': 'torch.nn.avg_pool2d',
+    'torch.nn.functional.avg_pool3d': 'torch.nn.avg_pool3d', 'torch.nn.functional.bilinear': 'torch.bilinear',
+    'torch.nn.functional.channel_shuffle': 'torch.channel_shuffle', 'torch.nn.functional.conv1d': 'torch.conv1d',
+    'torch.nn.functional.conv2d': 'torch.conv2d', 'torch.nn.functional.conv3d': 'torch.conv3d',
+    'torch.nn.functional.conv_tbc': 'torch.conv_tbc',
+    'torch.nn.functional.conv_transpose1d': 'torch.conv_transpose1d',
+    'torch.nn.functional.conv_transpose2d': 'torch.conv_transpose2d',
+    'torch.nn.functional.conv_transpose3d': 'torch.conv_transpose3d',
+    'torch.nn.functional.cosine_similarity': 'torch.cosine_similarity', 'torch.nn.functional.gelu': 'torch.nn.gelu',
+    'torch.nn.functional.hardshrink': 'torch.hardshrink', 'torch.nn.functional.linear': 'torch.nn.linear',
+    'torch.nn.functional.logsigmoid': 'torch.nn.log_sigmoid',
+    'torch.nn.functional.native_channel_shuffle': 'torch.native_channel_shuffle',
+    'torch.nn.functional.one_hot': 'torch.nn.one_hot',
+    'torch.nn.functional.pairwise_distance': 'torch.pairwise_distance', 'torch.nn.functional.pdist': 'torch.pdist',
+    'torch.nn.functional.pixel_shuffle': 'torch.pixel_shuffle',
+    'torch.nn.functional.pixel_unshuffle': 'torch.pixel_unshuffle', 'torch.nn.functional.prelu': 'torch.prelu',
+    'torch.nn.functional.scaled_dot_product_attention': 'torch.nn.scaled_dot_product_attention',
+    'torch.nn.functional.softplus': 'torch.nn.softplus', 'torch.nn.functional.softshrink': 'torch.nn.softshrink',
+    'torch.saddmm': 'torch.sspaddmm', 'torch.spmm': 'torch.mm',
+}

@@ -11,12 +11,17 @@ is off until one is defined: the first Tensor subclass created outside torchish 
 puts dispatching wrappers in place of the functions PyTorch dispatches (``_overridable``: the ``torch``,
 ``torch.nn.functional``, ``linalg``, ``fft`` and ``special`` functions, Tensor's methods and operators and its
 tensor-valued properties). The wrapper is the public function from then on, and is what ``__torch_function__``
-receives as ``func`` (``func is torch.add`` holds). A non-Tensor class with ``__torch_function__`` takes part once
-dispatch is on (PyTorch dispatches it always); ``torchish.overrides.enable_dispatch()`` turns it on explicitly.
-References to a function taken before dispatch turned on (``from torchish import add``) keep the plain function.
+receives as ``func`` (``func is torch.add`` holds). A class statement that defines ``__torch_function__`` on a
+class that is not a Tensor (PyTorch's ``ScalarTensor`` duck type) turns dispatch on as well: while dispatch is off,
+``builtins.__build_class__`` is wrapped (``_build_class``: one attribute lookup per class created, nothing per
+call), so the class's ``HANDLED_FUNCTIONS[torch.mean]`` entries, written after the class, hold the wrappers.
+``torchish.overrides.enable_dispatch()`` turns it on explicitly (for a duck class made before torchish was
+imported, or by ``type(...)``). References to a function taken before dispatch turned on (``from torchish import
+add``) keep the plain function.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import sys
@@ -129,31 +134,91 @@ def _relevant(args, kwargs):
     return out
 
 
+def _with_tensors(args, kwargs):
+    """The arguments that take part in a function PyTorch writes in Python: those of :func:`_relevant` and the
+    plain Tensors among them (its Python ``handle_torch_function`` lists Tensor's type too)."""
+    out = []
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        if type(a) is list or type(a) is tuple:
+            out += [x for x in a if type(x) is Tensor or _overloaded(x)]
+        elif type(a) is Tensor or _overloaded(a):
+            out.append(a)
+    return out
+
+
 def _dispatching(fn, name, public, func=None):
     """``fn`` behind the protocol's check; ``__torch_function__`` receives ``func`` (the wrapper itself unless
-    given: an operator passes the method PyTorch passes, ``Tensor.mul`` for ``x * 2``)."""
+    given: an operator passes the method PyTorch passes, ``Tensor.mul`` for ``x * 2``). A binary operator whose
+    handlers all decline (or raise a TypeError) returns ``NotImplemented``, as PyTorch's do, so that Python tries
+    the other operand's reflected method and otherwise says "unsupported operand type(s)"."""
+    binary = name in _BINARY_OPERATORS
+    self_only = name == "__contains__"  # (PyTorch's asks its self only: an element of another type is an error)
+    python = _python_name(public, name)
+
     def dispatching(*args, **kwargs):
-        relevant = _relevant(args, kwargs)
+        relevant = _relevant(args[:1], None) if self_only else _relevant(args, kwargs)
         if relevant:
-            return _HANDLE[0](func or dispatching, relevant, *args, **kwargs)
+            if python is not None:
+                relevant = _with_tensors(args[:1] if self_only else args, None if self_only else kwargs)
+            if not binary:
+                return _HANDLE[0](func or dispatching, relevant, *args, **kwargs)
+            try:
+                return _HANDLE[0](func or dispatching, relevant, *args, **kwargs)
+            except TypeError:
+                return NotImplemented
         return fn(*args, **kwargs)
     functools.update_wrapper(dispatching, fn)
-    dispatching.__name__ = name
-    dispatching._torchish_public = f"{public}.{name}"  # (PyTorch's name, for the error when every handler declines)
+    dispatching.__name__ = _own_name(public, name)
+    if python is not None:  # (PyTorch's names, for the error when every handler declines)
+        dispatching._torchish_python = python
+    else:
+        dispatching._torchish_public = _builtin_name(public, name)
     dispatching._torchish_plain = fn
     return dispatching
 
 
+def _own_name(public, name):
+    """The ``__name__`` of PyTorch's ``public.name``."""
+    from . import _overridable as names
+    if public in ("torch.linalg", "torch.fft", "torch.special"):
+        return f"{public[6:]}_{name}"
+    return names.OWN_NAMES.get(f"{public}.{name}", name)
+
+
+def _python_name(public, name):
+    """``module.name`` of the function PyTorch writes in Python that ``public.name`` is, or None for a builtin."""
+    from . import _overridable as names
+    own = _own_name(public, name)
+    if public == "torch.nn.functional" and name in names.PYTHON_FUNCTIONAL:
+        return f"{public}.{own}"
+    if public == "torch.Tensor" and name in names.PYTHON_TENSOR:
+        return f"torch._tensor.{own}"
+    return names.PYTHON_TORCH.get(name) if public == "torch" else None
+
+
+def _builtin_name(public, name):
+    """The name PyTorch's "Multiple dispatch failed for '...'" gives the builtin ``public.name``."""
+    from . import _overridable as names
+    if public in ("torch.linalg", "torch.fft", "torch.special"):
+        return f"{public}.{_own_name(public, name)}"
+    return names.BUILTIN_NAMES.get(f"{public}.{name}", f"{public}.{name}")
+
+
 # the method PyTorch hands to ``__torch_function__`` for an operator (``x * 2``: ``Tensor.mul``)
 _OPERATOR_METHODS = {
-    "__abs__": "abs", "__add__": "add", "__div__": "div", "__ge__": "ge", "__gt__": "gt", "__iadd__": "add_",
-    "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__imul__": "mul_",
-    "__ipow__": "pow_", "__isub__": "sub_", "__itruediv__": "div_", "__le__": "le", "__lt__": "lt",
+    "__abs__": "abs", "__add__": "add", "__div__": "div", "__eq__": "eq", "__ge__": "ge", "__gt__": "gt",
+    "__iadd__": "add_", "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__imod__": "remainder_",
+    "__imul__": "mul_", "__isub__": "sub_", "__itruediv__": "div_", "__le__": "le", "__lt__": "lt",
     "__matmul__": "matmul", "__mod__": "remainder", "__mul__": "mul", "__ne__": "ne", "__neg__": "neg",
-    "__pos__": "positive", "__pow__": "pow", "__radd__": "add", "__rand__": "bitwise_and", "__rmul__": "mul",
-    "__ror__": "bitwise_or", "__rtruediv__": "__rdiv__", "__rxor__": "bitwise_xor", "__sub__": "sub",
-    "__truediv__": "div",
+    "__pos__": "positive", "__radd__": "add", "__rand__": "bitwise_and", "__rmul__": "mul",
+    "__ror__": "bitwise_or", "__rxor__": "bitwise_xor", "__sub__": "sub", "__truediv__": "div",
 }
+
+
+_BINARY_OPERATORS = frozenset(
+    f"__{p}{op}__" for op in ("add", "sub", "mul", "truediv", "div", "floordiv", "mod", "pow", "matmul", "and", "or",
+                              "xor", "lshift", "rshift") for p in ("", "r", "i")
+) | {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 
 
 def _put(holder, name, wrapper):
@@ -212,6 +277,8 @@ def activate():
     if _ACTIVE[0]:
         return
     _ACTIVE[0] = True
+    if builtins.__build_class__ is _build_class:  # (not when another tool wrapped it after us: _build_class idles)
+        builtins.__build_class__ = _BUILD_CLASS
     from . import _overridable as names
     from .overrides import handle_torch_function
     _HANDLE.append(handle_torch_function)
@@ -240,6 +307,8 @@ def deactivate():
             setattr(holder, name, old)
     _HANDLE.clear()
     _ACTIVE[0] = False
+    if builtins.__build_class__ is _BUILD_CLASS:
+        builtins.__build_class__ = _build_class
 
 
 def _init_subclass(cls, **kwargs):
@@ -247,6 +316,29 @@ def _init_subclass(cls, **kwargs):
     impl = getattr(cls, "__torch_function__", None)
     if cls.__module__.split(".")[0] != "torchish" and impl is not _disabled_torch_function_impl:
         activate()
+
+
+_BUILD_CLASS = builtins.__build_class__
+_LIBRARIES = ("torchish", "torch")  # (whose classes with __torch_function__ are no user's duck types: PyTorch's
+                                    # own, where a program or test imports it beside torchish)
+
+
+def _build_class(func, name, *bases, **kwargs):
+    """``builtins.__build_class__`` (what a ``class`` statement calls) while dispatch is off: a class that has a
+    ``__torch_function__`` of a class defined outside torchish and PyTorch (its own or a base's) turns dispatch on,
+    as PyTorch dispatches such a duck type from the start. Tensor subclasses do through ``__init_subclass__``."""
+    cls = _BUILD_CLASS(func, name, *bases, **kwargs)
+    if not _ACTIVE[0] and isinstance(cls, type) and getattr(cls, "__torch_function__", None) is not None:
+        for owner in cls.__mro__:
+            if "__torch_function__" in owner.__dict__:
+                if str(owner.__module__).split(".")[0] not in _LIBRARIES and \
+                        owner.__dict__["__torch_function__"] is not _disabled_torch_function_impl:
+                    activate()
+                break
+    return cls
+
+
+builtins.__build_class__ = _build_class
 
 
 def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None, dispatch_device=False,

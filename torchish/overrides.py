@@ -61,11 +61,15 @@ def has_torch_function_variadic(*args) -> bool:
 
 
 def _overloaded_args(relevant_args):
-    """The arguments whose types implement the protocol, one per type, subclasses before their bases."""
+    """The arguments whose types implement the protocol, one per type, subclasses before their bases. A plain
+    Tensor among them counts too, as in PyTorch's Python (``has_torch_function`` does not count it; torchish's
+    functions leave it out where PyTorch's builtins do)."""
+    if not _subclass._is_torch_function_enabled():
+        return []
     types, args = [], []
     for arg in relevant_args:
         t = type(arg)
-        if t in types or not _overloaded(arg):
+        if t in types or (t is not Tensor and not _overloaded(arg)):
             continue
         index = len(args)
         for i, seen in enumerate(types):
@@ -95,7 +99,7 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
         kinds = "".join(f"\n  - tensor subclass {type(arg)}" for arg in overloaded)
         raise TypeError(f"Multiple dispatch failed for '{builtin}'; all __torch_function__ handlers returned "
                         f"NotImplemented:\n{kinds}")
-    name = f"{public_api.__module__}.{public_api.__name__}"
+    name = getattr(public_api, "_torchish_python", None) or f"{public_api.__module__}.{public_api.__name__}"
     raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
                     f"{[type(arg) for arg in overloaded]}")
 

@@ -107,8 +107,8 @@ def _dedupe(values):
 
 
 def _as_weak_array(v):
-    if type(v) in (float, int):
-        return jnp.asarray(v)  # weakly typed, as jit would make it from the Python number
+    if type(v) in (float, int):  # weakly typed, as jit would make it from the Python number (device_put of a
+        return jax.device_put(v)  # Python number is a plain transfer; jnp.asarray compiled a conversion per dtype)
     if type(v) is tuple:
         return tuple(_as_weak_array(x) for x in v)
     return v

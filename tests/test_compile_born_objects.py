@@ -51,3 +51,73 @@ def test_a_loss_module_made_in_the_step_compiles():
 def test_objects_made_in_the_function_hold_the_values_read_outside():
     f, = _counts(case_module_and_namespace_made_in_a_forward)
     assert f["compiled_calls"] == 3 and f["eager_calls"] == 1
+
+
+class Out:  # a plain class of the user's (no dataclass), as model outputs are often written
+    def __init__(self, loss, logits, extras=None):
+        self.loss, self.logits, self.extras = loss, logits, extras
+
+
+class Inner:
+    def __init__(self, h):
+        self.h = h
+
+
+def case_plain_object_returned(T, jit):
+    m = _init(T, T.nn.Linear(3, 2), seed=2)
+
+    @jit
+    def f(x):
+        y = m(x)
+        return Out(y.pow(2).sum(), y, extras={"inner": Inner(y.tanh()), "n": 3})
+    res = []
+    for i in range(3):
+        o = f(_data(T, 4, 3, seed=i))
+        assert type(o) is Out and type(o.extras["inner"]) is Inner and o.extras["n"] == 3
+        m.zero_grad()
+        o.loss.backward()  # (through the object's tensor, outside the function)
+        res += [o.loss, o.logits, o.extras["inner"].h, m.weight.grad, m.bias.grad]
+    assert f(_data(T, 4, 3, seed=0)) is not o  # (a new object at every call, as eager mode makes)
+    return res
+
+
+def case_object_from_outside_returned(T, jit):
+    held = Inner(T.ones(2))
+
+    @jit
+    def f(x):
+        return held, x * held.h
+    outs = [f(_data(T, 2, seed=i)) for i in range(3)]
+    assert all(o[0] is held for o in outs)  # (an object that existed before the call is returned as itself)
+    return [o[1] for o in outs]
+
+
+def case_returned_object_also_stored(T, jit):
+    keep = {}
+
+    @jit
+    def f(x):
+        o = Out(x.sum(), x * 2)
+        keep["last"] = o  # (stored outside too: a side effect; later calls run eagerly, with the same values)
+        return o
+    res = []
+    for i in range(3):
+        o = f(_data(T, 3, seed=i))
+        res += [o.loss, o.logits, keep["last"].logits]
+    return res
+
+
+def test_plain_objects_the_call_makes_are_returned_compiled():
+    f, = _counts(case_plain_object_returned)
+    assert f == {"calls": 4, "eager_calls": 1, "compiled_calls": 3}  # (before: 'stores 2 tensor(s)', then eager)
+
+
+def test_an_object_from_outside_is_returned_as_itself():
+    f, = _counts(case_object_from_outside_returned)
+    assert f["compiled_calls"] == 2
+
+
+def test_a_returned_object_also_stored_outside_is_a_side_effect():
+    f, = [{k: s[k] for k in ("calls", "eager_calls", "compiled_calls")}
+          for s in compile_three_ways(case_returned_object_also_stored, expect="stores")]
+    assert f["eager_calls"] == 2

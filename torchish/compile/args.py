@@ -146,24 +146,36 @@ def _wrap(x, depth=0, seen=frozenset()):
 
 class _Returned:
     """A dataclass instance the function returns (``Output(loss=loss, logits=logits)``, as PyTorch's compiler
-    returns it): a pytree node whose children are its attribute values. Unflattened after each compiled call, it
-    is a new instance of the class holding that call's values (made without ``__init__``, as ``copy.copy`` makes
-    one). Kept whole, its tensors were values the function stored outside itself: the call ran eagerly."""
+    returns it), or an instance of a plain class of the user's that the call itself made (``Out(loss, logits)``,
+    ``self.Output(...)``): a pytree node whose children are its attribute values. Unflattened after each
+    compiled call, it is a new instance of the class holding that call's values (made without ``__init__``, as
+    ``copy.copy`` makes one). Kept whole, its tensors were values the function stored outside itself: the call ran
+    eagerly. (An object that existed before the call is returned as itself.)"""
 
-    __slots__ = ("obj",)
+    __slots__ = ("obj", "born")
 
-    def __init__(self, obj):
-        self.obj = obj
+    def __init__(self, obj, born=None):
+        self.obj, self.born = obj, born
 
 
-def _returned_object(x):
-    return (dataclasses.is_dataclass(x) and not isinstance(x, type) and type(getattr(x, "__dict__", None)) is dict
-            and len(x.__dict__) <= _MAX_ATTRS)
+def _returned_object(x, born=None):
+    d = getattr(x, "__dict__", None)
+    if type(d) is not dict or len(d) > _MAX_ATTRS or isinstance(x, type):
+        return False
+    if dataclasses.is_dataclass(x):
+        return True
+    return born is not None and id(d) in born and returned_class(type(x))
+
+
+def returned_class(cls):
+    """A class whose instances made by a compiled call are returned as new instances after each call (a plain
+    class of the user's, or ``types.SimpleNamespace``; not a module, a tensor or a class of a library)."""
+    return pyvalues._user_class(cls) and not issubclass(cls, Tensor)
 
 
 def _flatten_returned(r):
     d = r.obj.__dict__
-    return [output_tree(v) for v in d.values()], (type(r.obj), tuple(d))
+    return [output_tree(v, r.born) for v in d.values()], (type(r.obj), tuple(d))
 
 
 def _unflatten_returned(aux, children):
@@ -220,14 +232,31 @@ def _unflatten_in_order(aux, children):
 jax.tree_util.register_pytree_node(_InOrder, _flatten_in_order, _unflatten_in_order)
 
 
-def output_tree(out):
-    """``out`` (a function's result) with the dataclass instances in it as :class:`_Returned` nodes and its dicts in
-    insertion order (:class:`_InOrder`)."""
+def output_tree(out, born=None):
+    """``out`` (a function's result) with the dataclass instances in it, and the objects of plain classes whose
+    ``__dict__`` is among ``born`` (made by the traced call: ids, see ``pystate.PyState.born``), as
+    :class:`_Returned` nodes and its dicts in insertion order (:class:`_InOrder`)."""
     def node(x):
-        if _returned_object(x):
-            return _Returned(x)
-        return _InOrder(x, output_tree) if type(x) in _DICTS else x
+        if _returned_object(x, born):
+            return _Returned(x, born)
+        return _InOrder(x, lambda v: output_tree(v, born)) if type(x) in _DICTS else x
     return jax.tree_util.tree_map(node, out, is_leaf=_tensor_or_unsorted)
+
+
+def returned_classes(out):
+    """The plain classes of the objects among ``out``'s leaves (a result of the function's eager first call): the
+    compiled calls note which of their instances the call makes (see ``output_tree``)."""
+    found = set()
+
+    def visit(x, depth):
+        for leaf in jax.tree_util.tree_leaves(output_tree(x), is_leaf=lambda x: isinstance(x, Tensor)):
+            d = getattr(leaf, "__dict__", None)
+            if type(d) is dict and len(d) <= _MAX_ATTRS and returned_class(type(leaf)):
+                found.add(type(leaf))
+                if depth < _MAX_DEPTH:  # (an output object holding another)
+                    visit(list(d.values()), depth + 1)
+    visit(out, 0)
+    return found
 
 
 def flatten(args, kwargs):

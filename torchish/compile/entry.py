@@ -56,6 +56,7 @@ class _Entry:
         self.scalar_override = None  # the traced call's hyper-parameters when the function changes them
         self.py_guard = None        # the plain Python values the program was traced with (pyguard.Guard)
         self.optimizers = []        # the optimizers the function steps
+        self.returned = set()       # plain classes of objects the first call returned (see args.returned_classes)
         self.struct = None          # (function, value, epoch checked): modules' children and hooks, param groups
         self.opt_state = None       # pyguard.OptimizerState: the optimizers' per-parameter state it was traced with
         self.py_changed = False     # whether the traced call changed one of them itself (a Python side effect)

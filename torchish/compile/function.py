@@ -37,7 +37,8 @@ from ..ops import lazy, nesting, tracing
 from ..autograd.lowering import new_leaf_grad
 from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_added_hooks, hook_marks, reached_inputs,
                        second_order_op, with_inputs)
-from .args import COPIES, changed_copies, output_tree, sharing, signature as _signature, strides as arg_strides_of
+from .args import (COPIES, changed_copies, output_tree, returned_classes, sharing, signature as _signature,
+                   strides as arg_strides_of)
 from .entry import _Entry, scalar_kind
 from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
 from .recorder import Recorder
@@ -216,6 +217,7 @@ class CompiledFunction:
         entry.scalars = list(rec.scalars.values())
         entry.modules = list(rec.modules.values())
         entry.optimizers = list(rec.optimizers.values())
+        entry.returned = returned_classes(out)
         self.stats["eager_calls"] += 1
         return out
 
@@ -255,6 +257,7 @@ class CompiledFunction:
         t0 = time.perf_counter()
         modes = [(m, m.training) for m in entry.modules]  # the flags the program is traced (and guarded) for
         py = pystate.PyState(self.fn, leaves)  # every trace of this call starts from the same Python values
+        py.returned = entry.returned
         py.watch_optimizer_state(entry.optimizers)
         py.discover_hooks(entry.modules, entry.state, entry.optimizers)  # (before the trace runs them: their
         try:                                                              # side effects are seen)
@@ -378,8 +381,8 @@ class CompiledFunction:
                     py.touch(("d", c, k), c.get(k, pyvalues.MISSING))
                 for c, f in rec.derived.values():  # (SGD's momentum != 0)
                     py.touch(("f", c, f), f(c))
-                out_leaves, out_tree = jax.tree_util.tree_flatten(output_tree(out),  # (dataclass objects taken apart)
-                                                                  is_leaf=lambda x: isinstance(x, Tensor))
+                out_leaves, out_tree = jax.tree_util.tree_flatten(output_tree(out, py.born()),  # (dataclass objects
+                                                                  is_leaf=lambda x: isinstance(x, Tensor))  # apart)
                 missing = [t for t in rec.missing.values()]
                 # writes to known state are fine; writes to concrete pre-existing tensors outside it are missing
                 state_ids = {id(t) for t in state}

@@ -88,6 +88,7 @@ class PyState:
         self._hyper_patched = []
         self._init_patched = []
         self._born = {}             # id -> __dict__ of the watched objects the running trace created (see _watch)
+        self.returned = set()       # classes of the objects the function returned before (see args.output_tree)
         self._library_state = _library_state()
 
     # -- discovery of the globals and closure variables the function (and functions it names) refer to ---------
@@ -239,8 +240,17 @@ class PyState:
         self._watched = set()
         for cls in list(self.classes):
             self._watch(cls)
+        for cls in self.returned:  # (only their births: an instance the call makes is returned as a new one)
+            self._note_births(cls)
         self._watch_hyper_parameters()
         return self
+
+    def born(self):
+        """The ids of the ``__dict__`` of the objects of watched and returned classes the last trace made, and
+        forgets those objects (kept alive while it ran, so that their ids stayed their own): after the trace they
+        are the outputs' or garbage, not tensors the function stored outside itself."""
+        ids, self._born = set(self._born), {}
+        return ids
 
     def _watch_hyper_parameters(self):
         """An optimizer's hyper-parameters (``group["lr"]``) are inputs of the program, not constants, when the
@@ -356,6 +366,8 @@ class PyState:
         built in the function): what their ``__init__`` sets, and what the call then reads or writes on them, is
         the call's own state, made again at every call, not a value from outside the function to guard or a side
         effect (each new module's attributes read as 'changed' and ran the function eagerly)."""
+        if any(c is cls for c, _ in self._init_patched):  # (a returned class watched too)
+            return
         own, original, born = cls.__dict__.get("__init__"), cls.__init__, self._born
 
         def init(obj, *args, **kwargs):

@@ -2,7 +2,8 @@
 (``0`` none, ``1`` mean, ``2`` sum), integer grid-sampler modes, ``torch.convolution``'s explicit transposed flag,
 the ``native_*`` normalisations that also return their statistics, the in-place activations and dropouts, and
 ``torch.embedding_bag``'s four outputs. Each is a thin adapter over the ``nn.functional`` implementation; the
-statistics and bookkeeping outputs are computed beside it without gradient, as PyTorch marks them.
+statistics and bookkeeping outputs are computed beside it without gradient, as PyTorch marks them, except
+``native_group_norm``'s, which PyTorch differentiates: its three outputs are one op's.
 
 Example::
 
@@ -23,9 +24,11 @@ from .autograd.grad_mode import no_grad
 from .nn import functional as F
 from .nn._functional import dropout as _dropout
 from .nn._functional import loss as _loss
+from .nn._functional import normalization as _norm
 from .nn._functional._loss_util import check_broadcast
 from .nn._functional.activation import rrelu_with_generator
 from .nn._functional.embedding import _renorm_
+from .ops.registry import apply, defop
 
 __all__ = ["cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
            "poisson_nll_loss", "kl_div", "ctc_loss", "binary_cross_entropy_with_logits", "embedding_bag", "rms_norm",
@@ -174,14 +177,60 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return out, mean.reshape(-1), invstd.reshape(-1)
 
 
+def _native_gn_stats(x3, groups, eps):
+    """Mean and rstd of each (sample, group) of ``x3`` (N, C, HxW), in float32 for half inputs, as ``(N, G, 1)``."""
+    n, c, hw = x3.shape
+    xg = _norm._acc(x3).reshape((n, groups, c // groups * hw))
+    if not xg.shape[2]:  # (empty groups: PyTorch's mean is 0, its rstd NaN)
+        return xg, jnp.zeros((n, groups, 1), xg.dtype), jnp.full((n, groups, 1), jnp.nan, xg.dtype)
+    mean = jnp.mean(xg, axis=2, keepdims=True)
+    return xg, mean, _norm._rstd(jnp.mean(jnp.square(xg - mean), axis=2, keepdims=True), eps)
+
+
+def _native_gn_fwd(x, w, b, *, n, c, hw, groups, eps):
+    x3 = x.reshape((n, c, hw))
+    out = _norm._gn_fwd(x3, w, b, groups=groups, eps=eps).reshape(x.shape)
+    _, mean, rstd = _native_gn_stats(x3, groups, eps)
+    return out, mean[..., 0].astype(x.dtype), rstd[..., 0].astype(x.dtype)
+
+
+def _native_gn_vjp(g, x, w, b, out, *, n, c, hw, groups, eps):
+    """group_norm's backward for the output's gradient, plus the statistics' own: ``d mean / dx = 1 / D`` and
+    ``d rstd / dx = -rstd^3 (x - mean) / D`` over each group of D elements (PyTorch's mean and rstd outputs are
+    differentiable)."""
+    g_out, g_mean, g_rstd = g
+    x3 = x.reshape((n, c, hw))
+    dx, dw, db = _norm._gn_vjp(g_out.reshape((n, c, hw)), x3, w, b, None, groups, eps)
+    xg, mean, rstd = _native_gn_stats(x3, groups, eps)
+    d = max(xg.shape[2], 1)
+    g_mean, g_rstd = (v.astype(xg.dtype)[..., None] for v in (g_mean, g_rstd))
+    stats = (g_mean - g_rstd * rstd * rstd * rstd * (xg - mean)) / d
+    dx = (dx.astype(xg.dtype) + stats.reshape((n, c, hw))).astype(x.dtype).reshape(x.shape)
+    return dx, dw, db
+
+
+# one node for the three outputs, as PyTorch's NativeGroupNormBackward0 (input, weight, mean and rstd saved)
+_NATIVE_GN = defop("native_group_norm", _native_gn_fwd, vjp=_native_gn_vjp, grad_name="NativeGroupNormBackward0",
+                   saved=("01o1o2",) * 3)
+
+
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
-    """``(out, mean, rstd)`` with statistics of shape ``(N, group)``."""
-    x = input.reshape(int(N), int(C), int(HxW)) if input.ndim < 2 else input
-    out = F.group_norm(x, int(group), weight, bias, eps).reshape(input.shape)
-    xg = input.reshape(int(N), int(group), -1)
-    mean = xg.mean(2)
-    rstd = ((xg - mean.unsqueeze(2)).square().mean(2) + eps).rsqrt()
-    return out, mean, rstd
+    """``(out, mean, rstd)``: the output in the input's shape, statistics of shape ``(N, group)``; the input holds
+    ``N * C * HxW`` elements (any shape), its channels being the C of each of the N samples."""
+    n, c, hw, group = int(N), int(C), int(HxW), int(group)
+    if group <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {group}")
+    if c % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={group}")
+    if input.numel() != n * c * hw:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.")
+    for nm, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {nm} to be a vector of size equal to the number of channels in input, but "
+                               f"got {nm} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    _norm._check_dtypes("GroupNormKernelImpl", input, weight, bias)
+    return apply(_NATIVE_GN, (input, weight, bias), n=n, c=c, hw=hw, groups=group, eps=float(eps))
 
 
 def native_dropout(input, p, train):

@@ -7,12 +7,15 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype
+from .. import _dtype, _precision
 from .._tensor import Tensor, wrap_dim
 from .elementwise import require_tensor, structured_out
 from .join import cat
 from .reduce import _return_type
+from .stats import _norm_grad, _vector_norm_fwd
 from .registry import Family as _Family, apply, defop
+
+_LOW = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
 
 _public = _Family(globals()).public
 
@@ -134,8 +137,8 @@ def combinations(input, r=2, with_replacement=False):
     for a, b in zip(idx[:-1], idx[1:]):
         m = a <= b if with_replacement else a < b
         mask = m if mask is None else mask & m
-    if mask is None:  # r == 1
-        return input.unsqueeze(1)
+    if mask is None:  # r == 1: every element, selected and stacked all the same (PyTorch's node: StackBackward0)
+        mask = idx[0] >= 0
     return stack([g.masked_select(mask) for g in grids], 1)
 
 
@@ -149,12 +152,42 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError("renorm: non-positive-norm not supported")
     if not maxnorm >= 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {float(maxnorm):g}")
+    if input.dtype.category < _dtype._FLOAT:  # (PyTorch's kernel starts with the norm)
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
     d = wrap_dim(dim, input.ndim)
-    others = [i for i in range(input.ndim) if i != d]
-    from .. import linalg
-    norm = linalg.vector_norm(input, p, dim=others, keepdim=True)
-    factor = (norm > maxnorm).to(input.dtype) * (maxnorm / (norm + 1e-7) - 1) + 1
-    return input * factor
+    axes = tuple(i for i in range(input.ndim) if i != d)
+    return apply(_RENORM, (input,), p=float(p), axes=axes, maxnorm=float(maxnorm))
+
+
+def _renorm_norm(x, p, axes):
+    """The norm of each slice, kept, accumulated in float32 for float16/bfloat16 (PyTorch's ``acc_type``)."""
+    return _vector_norm_fwd(x.astype(jnp.float32) if x.dtype in _LOW else x, ord=p, axis=axes, keepdims=True)
+
+
+def _renorm_fwd(x, *, p, axes, maxnorm):
+    """PyTorch's renorm kernel: ``norm > maxnorm ? maxnorm / (norm + 1e-7) : 1`` per slice, stored in the input's
+    real dtype, times the input."""
+    norm = _renorm_norm(x, p, axes)
+    factor = jnp.where(norm > maxnorm, maxnorm / (norm + 1e-7), jnp.ones((), norm.dtype))
+    return x * factor.astype(jnp.real(x).dtype)
+
+
+def _renorm_vjp(g, x, out, *, p, axes, maxnorm):
+    """PyTorch's renorm_backward: with ``nb`` the norm's backward of ``sum(re(conj(x) * grad))`` over the slice and
+    ``f = maxnorm / (norm + 1e-7)``, ``f * grad - f / (norm + 1e-7) * nb`` where the slice was scaled, ``grad``
+    elsewhere (a slice of zeros gets ``grad``, not NaN)."""
+    wide = _precision.stepper(x.dtype)[0]  # (float16/bfloat16: computed in float32, rounded once)
+    xw, gw = wide(x), wide(g)
+    norm = _renorm_norm(x, p, axes)
+    summed = jnp.sum(jnp.real(jnp.conj(xw) * gw), axis=axes, keepdims=True)
+    nb = _norm_grad(summed, xw, norm, p, axes, lambda v: v)
+    inv = 1 / (norm + 1e-7)
+    factor = inv * maxnorm
+    return jnp.where(norm > maxnorm, factor * gw - (factor * inv) * nb, gw).astype(x.dtype)
+
+
+_RENORM = defop("renorm", _renorm_fwd, vjp=_renorm_vjp, grad_name="RenormBackward0", saved=("0",))
 
 
 _FREXP_RESULT = _return_type("frexp", ("mantissa", "exponent"))

@@ -72,8 +72,9 @@ def _droppable(v):
 # clamp bounds) left as None; both show as ``(None, 0)``. Elsewhere Python numbers and Nones are Scalar or static
 # arguments PyTorch's node omits.
 _LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": (1, 2), "clamp_tensor": (1, 2),
-           "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "convolution": (2,),
-           "batch_norm_eval": (1, 2), "dropout": (1,)}  # (dropout: input * mask, the mask a Tensor without grad)
+           "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "native_group_norm": (1, 2),
+           "convolution": (2,), "batch_norm_eval": (1, 2),
+           "dropout": (1,)}  # (dropout: input * mask, the mask a Tensor without grad)
 # Float Tensors PyTorch's node does not list: the arguments its derivative formula does not differentiate (the
 # running statistics of an evaluating batch norm, soft_margin_loss's target, nll_loss's class weights)
 _UNLISTED = {"batch_norm_eval": (3, 4), "soft_margin_loss": (1,), "nll_loss": (2,)}

@@ -342,6 +342,12 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return out
 
 
+# PyTorch's trapezoid rules are C++ composites: their ``tensor * number`` and ``tensor / number`` are the Scalar
+# overloads of mul and div (MulBackward1, DivBackward1), which Python's operators never reach
+_MUL_SCALAR = _registry.overload(_registry.OPS["mul"], "MulBackward1")
+_DIV_SCALAR = _registry.overload(_registry.OPS["div"], "DivBackward1")
+
+
 def _trapezoid_parts(y, x, dx, dim):
     from .slicing import narrow
     d = wrap_dim(dim, y.ndim)
@@ -379,10 +385,11 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         from .creation import zeros
         return zeros(tuple(s for i, s in enumerate(y.shape) if i != d), dtype=y.dtype)
     d, pair_sum, spacing = _trapezoid_parts(y, x, dx, dim)
-    if isinstance(spacing, Tensor):
-        return sum(spacing * pair_sum, d) / 2.0
-    from .slicing import select
-    return (sum(y, d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * spacing
+    if isinstance(spacing, Tensor):  # PyTorch's ((left + right) * dx).sum(dim) / 2.
+        return apply(_DIV_SCALAR, (sum(pair_sum * spacing, d), 2.0))
+    from .slicing import select  # a constant spacing: (y.sum(dim) - (y[0] + y[-1]) * 0.5) * dx
+    ends = apply(_MUL_SCALAR, (select(y, d, 0) + select(y, d, -1), 0.5))
+    return apply(_MUL_SCALAR, (sum(y, d) - ends, spacing))
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -401,9 +408,9 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if y.shape[d] == 0:
         return y
     d, pair_sum, spacing = _trapezoid_parts(y, x, dx, dim)
-    if isinstance(spacing, Tensor):
-        return cumsum(spacing * pair_sum / 2.0, d)
-    return cumsum(spacing / 2.0 * pair_sum, d)
+    if isinstance(spacing, Tensor):  # PyTorch's (dx * (left + right)).cumsum(dim) / 2.
+        return apply(_DIV_SCALAR, (cumsum(spacing * pair_sum, d), 2.0))
+    return cumsum(apply(_MUL_SCALAR, (pair_sum, spacing / 2.0)), d)  # (dx / 2. * (left + right)).cumsum(dim)
 
 
 _public("diff", diff)

@@ -131,8 +131,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
     x = input
     if center:  # (PyTorch's Python wrapper pads before the kernel's checks and warnings: a bool input fails in the padding)
-        x = pad(x.unsqueeze(0) if x.ndim == 1 else x.unsqueeze(1), (n_fft // 2, n_fft // 2), mode=pad_mode)
-        x = x.squeeze(0) if input.ndim == 1 else x.squeeze(1)
+        x = pad(x.view((1,) * (3 - x.ndim) + tuple(x.shape)), (n_fft // 2, n_fft // 2), mode=pad_mode)
+        x = x.view(x.shape[3 - input.ndim:])
     if window is None:
         warn_once("A window was not provided. A rectangular window will be applied,which is known to cause "
                   "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
@@ -153,13 +153,19 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     hop, win = _lengths(int(n_fft), hop_length, win_length, "stft", x, window,
                         (("normalized", bool(normalized)), ("onesided", onesided),
                          ("return_complex", bool(return_complex)), ("align_to_window", None)))
-    frames = x.unfold(-1, n_fft, hop) * _frame_window(window, win, n_fft, x)
+    # PyTorch's kernel: a 1-d signal as a batch of one, its frames (times the window, where there is one) through
+    # one FFT, then transpose_(1, 2) and squeeze_(0) in place: the nodes scripts see
+    frames = (x.unsqueeze(0) if x.ndim == 1 else x).unfold(-1, n_fft, hop)
+    if window is not None or win < n_fft:
+        frames = frames * _frame_window(window, win, n_fft, x)
     complex_in = input.is_complex() or (window is not None and window.is_complex())
     onesided = (not complex_in) if onesided is None else onesided
     if onesided and complex_in:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
     norm = "ortho" if normalized else "backward"
-    spec = (_fft.rfft if onesided else _fft.fft)(frames, dim=-1, norm=norm).transpose(-1, -2)
+    spec = (_fft.rfft if onesided else _fft.fft)(frames, dim=-1, norm=norm).transpose_(1, 2)
+    if input.ndim == 1:
+        spec.squeeze_(0)
     if return_complex:
         return spec
     from .shape import view_as_real

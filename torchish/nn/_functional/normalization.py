@@ -260,14 +260,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if training:  # PyTorch's wrapper reads input.size() first
         need_tensor_attr(input, "size")
     _need_norm_tensors("batch_norm", input, weight, bias, running_mean, running_var)
-    if input.ndim < 2:
-        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
-    c = input.shape[1]
-    if c == 0 and (weight is not None or bias is not None):  # (PyTorch's kernel reads the affine's channel 0)
-        raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
-    if training:
-        size = math.prod(input.shape) // max(c, 1)
-        if size == 1:
+    if training:  # (the wrapper's _verify_batch_size: size[0] times the spatial sizes; a 0-d input has no size[0])
+        if input.ndim == 0:
+            raise IndexError("tuple index out of range")
+        if input.shape[0] * math.prod(input.shape[2:]) == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     # PyTorch's wrapper checks eps, then its op's parser the flags and floats, then the kernel the rest
     if training and eps <= 0.0:
@@ -277,13 +273,19 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     need_bool("batch_norm", training, "training", 6)
     need_number("batch_norm", momentum, "momentum", 7, kind="float")
     need_number("batch_norm", eps, "eps", 8, kind="float")
-    if input.numel() == 0:
+    if input.numel() == 0:  # (before any other check, whatever the rank)
         return _batch_norm_of_nothing(input, weight, bias)
-    if not training and (running_mean is None or running_var is None):
-        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+    c = input.shape[1] if input.ndim >= 2 else 0  # (PyTorch's kernel finds no channels in a 0-d or 1-d input)
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
+        if t is None and not training and name.startswith("running"):
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
         _check_vec(name, t, c)
+    if input.ndim == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if input.ndim == 0:  # (PyTorch's kernel fails reading the missing channel dimension)
+        raise RuntimeError("batch_norm: expected an input of at least 2 dimensions (batch, channels), but got a "
+                           "0-dim tensor")
     _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var, kernel_first=True)
     if not training:
         return apply(_BN_EVAL, (input, weight, bias, running_mean, running_var), eps=float(eps))

@@ -65,8 +65,9 @@ def _pad_fwd(x, *, pads, mode, value):
 
 
 _PAD = defop("constant_pad_nd", _pad_fwd, grad_name="ConstantPadNdBackward0")
+# (PyTorch's circular padding copies the input and its wrapped edges into slices of an empty tensor: CopySlices)
 _PAD_GRAD_NAMES = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationPad{}DBackward0",
-                   "circular": "CatBackward0"}
+                   "circular": "CopySlices"}
 _PAD_OPS = {}
 
 _NONCONSTANT_HELP = ("Supported combinations for non-constant padding:\n"

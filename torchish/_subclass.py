@@ -328,7 +328,13 @@ def _build_class(func, name, *bases, **kwargs):
     ``__torch_function__`` of a class defined outside torchish and PyTorch (its own or a base's) turns dispatch on,
     as PyTorch dispatches such a duck type from the start. Tensor subclasses do through ``__init_subclass__``."""
     cls = _BUILD_CLASS(func, name, *bases, **kwargs)
-    if not _ACTIVE[0] and isinstance(cls, type) and getattr(cls, "__torch_function__", None) is not None:
+    if _ACTIVE[0] or not isinstance(cls, type):
+        return cls
+    try:  # (a metaclass's __getattr__ may raise anything: the class statement must not fail here)
+        duck = getattr(cls, "__torch_function__", None) is not None
+    except Exception:  # noqa: BLE001
+        return cls
+    if duck:
         for owner in cls.__mro__:
             if "__torch_function__" in owner.__dict__:
                 if str(owner.__module__).split(".")[0] not in _LIBRARIES and \

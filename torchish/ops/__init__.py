@@ -7,7 +7,7 @@ import inspect
 import re
 
 from .._tensor import Tensor
-from . import registry, inplace, convert, elementwise
+from . import registry, inplace, convert, elementwise, parser_errors
 from . import unary, arith, compare, ternary, copying, operators
 from . import reduce, extrema, stats, softmax, scan
 from . import shape, broadcast, reorder, slicing, diag, join
@@ -50,16 +50,23 @@ def _method_message(name, fn, e, args, kwargs):
     """PyTorch's wording of the TypeError ``e`` that ``fn`` (a function, or the in-place method made from one)
     raised for the method call ``self.<name>(*args[1:], **kwargs)``, or None to keep it: an argument's position
     counts from the first argument after ``self`` (``x.add("a")``: position 1, ``torch.add(x, "a")``: 2), an in-place
-    method names itself (``add_()``), and a dim that is no int (``wrap_dim``'s message, which has no op to name)
-    is named with its op, argument and position as PyTorch's parser names it (a keyword argument has none)."""
+    method names itself (``add_()``), an argument given by keyword has no position, and a dim that is no int
+    (``wrap_dim``'s message, which has no op to name) is named with its op, argument and position as PyTorch's
+    parser names it (a keyword argument has none). A call PyTorch's parser refuses (an op of
+    ``parser_errors.SIGNATURES``) has its message (``x.sum(True)`` lists sum's overloads)."""
     if len(e.args) != 1 or not isinstance(e.args[0], str):
         return None
+    parsed = parser_errors.message(name, args[1:], kwargs, method=True)
+    if parsed is not None:
+        return parsed
     msg = e.args[0]
     base = name[:-1] if name.endswith("_") and not name.endswith("__") else name
     m = _POSITION.match(msg)
     if m is not None:
         if m.group(1) not in (name, base) or int(m.group(3)) < 2:
             return None
+        if m.group(2) in kwargs:  # (given by keyword: PyTorch's message has no position)
+            return f"{name}(): argument '{m.group(2)}'" + msg[m.end():]
         return f"{name}(): argument '{m.group(2)}' (position {int(m.group(3)) - 1})" + msg[m.end():]
     m = _DIM_TYPE.match(msg)
     if m is None:

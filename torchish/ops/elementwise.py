@@ -163,8 +163,20 @@ def structured_out(fn):
     (:func:`out_structured`)."""
     @functools.wraps(fn)
     def f(*args, out=None, **kwargs):
-        return out_structured(fn(*args, **kwargs), out, fn.__name__)
+        try:
+            result = fn(*args, **kwargs)
+        except TypeError as e:
+            parser_wording(e, fn.__name__, args, kwargs if out is None else {**kwargs, "out": out})
+            raise
+        return out_structured(result, out, fn.__name__)
     return f
+
+
+def parser_wording(e, name, args, kwargs):
+    """The TypeError ``e`` of the call ``name(*args, **kwargs)`` in PyTorch's parser's words where its parser
+    refuses the call (``parser_errors``, for the ops it lists)."""
+    from .parser_errors import reword
+    reword(e, name, args, kwargs)
 
 
 def linalg_out(result, out, label):
@@ -203,7 +215,11 @@ def factory_out(fn):
     @functools.wraps(fn)
     def f(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except TypeError as e:
+                parser_wording(e, fn.__name__, args, kwargs)
+                raise
         if not isinstance(out, Tensor):
             raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
         dt = kwargs.get("dtype")

@@ -15,8 +15,8 @@ from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from ..autograd.grad_mode import STATE
 from .casting import cast, rounded
-from .elementwise import _out, need_bool, not_implemented, out_structured, require_tensor
-from . import complex_c
+from .elementwise import _out, need_bool, not_implemented, out_grad_error, out_structured, require_tensor
+from . import complex_c, parser_errors
 from . import registry as _registry
 from .registry import apply, defop, overload
 from .registry import Family as _Family
@@ -48,14 +48,19 @@ def values_indices(name, values, indices, out=None):
 
 
 def numpy_kwargs(fn):
-    """Accept NumPy's spellings ``axis=`` and ``keepdims=``, as PyTorch's argument parser does."""
+    """Accept NumPy's spellings ``axis=`` and ``keepdims=``, as PyTorch's argument parser does; a TypeError for a
+    call PyTorch's parser refuses says what it says (``parser_errors``: on the error path only)."""
     @functools.wraps(fn)
     def f(*args, **kw):
         if "axis" in kw:
             kw["dim"] = kw.pop("axis")
         if "keepdims" in kw:
             kw["keepdim"] = kw.pop("keepdims")
-        return fn(*args, **kw)
+        try:
+            return fn(*args, **kw)
+        except TypeError as e:
+            parser_errors.reword(e, f.__name__, args, kw)
+            raise
     return f
 
 
@@ -85,12 +90,14 @@ def one_dim(dim, ndim):
     return d if ndim else None
 
 
-def _acc_dtype(x, dtype, out=None):
+def _acc_dtype(x, dtype, out=None, name=None):
     """Result dtype of sum/prod/cumsum: integers and bools accumulate in int64 unless dtype= (or the dtype of an
     ``out=`` tensor) says otherwise."""
     if dtype is not None:
         dt = _dtype.as_dtype(dtype)
         if dt.category <= _INT and x.requires_grad and STATE.grad_enabled:  # an integer result cannot carry grads
+            if out is not None:  # (PyTorch's out= variant refuses the grad input first)
+                raise out_grad_error(name)
             raise RuntimeError(f"Autograd not support dtype: {_dtype.scalar_type_name(dt)}")
         return dt
     if out is not None:
@@ -180,7 +187,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
                         "keepdim = False, *, torch.dtype dtype = None, Tensor out = None)")
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("sum", (input,))
-    dt = _acc_dtype(input, dtype, out)
+    dt = _acc_dtype(input, dtype, out, "sum")
     ax = dims(dim, input.ndim)
     op = _SUM if ax is not None else _SUM_ALL if dim is None else _SUM_ALL_DIMS
     return reduction_out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "sum")
@@ -192,7 +199,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     need_bool("nansum", keepdim)
     if input.is_complex():
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    dt = _acc_dtype(input, dtype, out)
+    dt = _acc_dtype(input, dtype, out, "nansum")
     runs = input.numel() > 0  # PyTorch's kernel (and its dtype dispatch) runs only on a non-empty input
     if runs and dtype is None and dt.category <= _INT and input.dtype.category >= _FLOAT:  # (an integer out= of a
         raise not_implemented("nansum_cpu", dt)  # float sum; dtype=int64 is fine: NaN zeroed, each element cast)
@@ -391,7 +398,7 @@ def prod(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):
                         "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)")
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("prod", (input,))
-    dt = _acc_dtype(input, dtype, out)
+    dt = _acc_dtype(input, dtype, out, "prod")
     # (float16/bfloat16: PyTorch's vectorised kernel, 16 lanes, measured on its AVX-512 and AVX2 builds alike;
     # beyond 32768 elements its threads split the work: not emulated)
     lanes = {"lanes": 16} if dt in (_dtype.float16, _dtype.bfloat16) and input.numel() <= 32768 else {}

@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype
 from .._layout import check_memory_format
 from .._tensor import Size, Tensor, wrap_dim
-from . import inplace as _ip
+from . import inplace as _ip, parser_errors
 from .elementwise import require_tensor
 from .inplace import layout_rule
 from . import registry as _registry
@@ -412,13 +412,17 @@ def _view_dtype(self, dtype):
 
 def view(self, *shape, size=None, dtype=None):
     if dtype is not None:
-        if shape or size is not None:
-            raise TypeError("view() received an invalid combination of arguments: give either a dtype or a size")
+        if shape or size is not None or not _is_dtype(dtype):
+            kwargs = {k: v for k, v in (("dtype", dtype), ("size", size)) if v is not None}
+            raise TypeError(parser_errors.message("view", shape, kwargs, method=True) or
+                            "view() received an invalid combination of arguments: give either a dtype or a size")
         return _view_dtype(self, dtype)
     shape = _args_or_kw(shape, size, "view", "size")
-    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size, Tensor)) \
-            and not hasattr(shape[0], "__index__"):
+    if len(shape) == 1 and _is_dtype(shape[0]):  # (before the sizes: the type int has an __index__)
         return _view_dtype(self, shape[0])
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size, Tensor)) \
+            and not hasattr(shape[0], "__index__"):  # (a dtype's name, None, a numpy type: refused)
+        raise TypeError(parser_errors.message("view", shape, {}, method=True))
     if not shape or len(shape) > 1 and not hasattr(type(shape[0]), "__index__"):  # view has two overloads
         raise TypeError(f"view() received an invalid combination of arguments - got "
                         f"({', '.join(type(v).__name__ for v in shape)}), but expected one of:\n * (torch.dtype dtype)\n"
@@ -429,6 +433,11 @@ def view(self, *shape, size=None, dtype=None):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.")
     return apply(_VIEW, (self,), shape=shape)
+
+
+def _is_dtype(d):
+    """What PyTorch's parser takes as a dtype: a dtype or the Python type float, int, bool or complex."""
+    return isinstance(d, _dtype.dtype) or d is float or d is int or d is bool or d is complex
 
 
 def reshape(input, *args, shape=None):

@@ -1,0 +1,318 @@
+"""PyTorch's argument-parser TypeErrors, for the calls its parser refuses before any kernel runs.
+
+PyTorch checks a call's arguments against the op's overloads first: where exactly one overload takes that many
+arguments it names the argument that does not fit (``nansum(): argument 'dim' (position 2) must be tuple of ints,
+not bool``), otherwise it lists the overloads (``sum() received an invalid combination of arguments - got (Tensor,
+bool), but expected one of: ...``), some with the reason they did not match. torchish's functions check their
+arguments as they use them, so a bad one raises some TypeError there; on that error path (never on a call that
+succeeds) the functions listed in :data:`SIGNATURES` ask :func:`message` for PyTorch's wording, which returns None
+when PyTorch's parser would have taken the call (the error is then the op's own).
+
+The "didn't match because" lines follow what PyTorch 2.13 prints: its second, simpler parser of the printed
+signatures reads the last word of each argument as its name and gives a reason only for an overload with as many
+arguments as the call (a ``*`` and each argument counted), which is why ``int dim = None`` refuses ``dim=``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from .elementwise import type_name as _type_name
+
+_OUT = "Tensor out = None"
+_OUTS = "tuple of Tensors out = None"
+# each op's overloads as PyTorch prints them (its function form: a method's drop ``Tensor input`` and ``out``; a
+# ``?`` marks a parameter that takes None though its printed form does not say so)
+SIGNATURES = {
+    "sum": ("(Tensor input, *, torch.dtype dtype = None)",
+            f"(Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, {_OUT})"),
+    "mean": (f"(Tensor input, *, torch.dtype dtype = None, {_OUT})",
+             f"(Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, {_OUT})"),
+    "prod": ("(Tensor input, *, torch.dtype dtype = None)",
+             f"(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, {_OUT})"),
+    "nansum": (f"(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torch.dtype dtype = None, {_OUT})",),
+    "nanmean": (f"(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torch.dtype dtype = None, "
+                f"{_OUT})",),
+    "amax": (f"(Tensor input, tuple of ints dim = (), bool keepdim = False, *, {_OUT})",),
+    "amin": (f"(Tensor input, tuple of ints dim = (), bool keepdim = False, *, {_OUT})",),
+    "logsumexp": (f"(Tensor input, tuple of ints dim, bool keepdim = False, *, {_OUT})",),
+    "argmax": (f"(Tensor input, int dim = None, bool keepdim = False, *, {_OUT})",),
+    "argmin": (f"(Tensor input, int dim = None, bool keepdim = False, *, {_OUT})",),
+    "aminmax": (f"(Tensor input, *, int dim = None, bool keepdim = False, {_OUTS})",),
+    "max": (f"(Tensor input, *, {_OUT})", f"(Tensor input, Tensor other, *, {_OUT})",
+            f"(Tensor input, int dim, bool keepdim = False, *, {_OUTS})"),
+    "min": (f"(Tensor input, *, {_OUT})", f"(Tensor input, Tensor other, *, {_OUT})",
+            f"(Tensor input, int dim, bool keepdim = False, *, {_OUTS})"),
+    "median": ("(Tensor input)", f"(Tensor input, int dim, bool keepdim = False, *, {_OUTS})"),
+    "nanmedian": ("(Tensor input)", f"(Tensor input, int dim, bool keepdim = False, *, {_OUTS})"),
+    "all": (f"(Tensor input, *, {_OUT})", f"(Tensor input, tuple of ints dim = None, bool keepdim = False, *, {_OUT})",
+            f"(Tensor input, int dim, bool keepdim = False, *, {_OUT})"),
+    "any": (f"(Tensor input, *, {_OUT})", f"(Tensor input, tuple of ints dim = None, bool keepdim = False, *, {_OUT})",
+            f"(Tensor input, int dim, bool keepdim = False, *, {_OUT})"),
+    "cumsum": (f"(Tensor input, int dim, *, torch.dtype dtype = None, {_OUT})",),
+    "cumprod": (f"(Tensor input, int dim, *, torch.dtype dtype = None, {_OUT})",),
+    "cummax": (f"(Tensor input, int dim, *, {_OUTS})",),
+    "cummin": (f"(Tensor input, int dim, *, {_OUTS})",),
+    "count_nonzero": ("(Tensor input, int dim = None)", "(Tensor input, tuple of ints dim)"),
+    "mode": (f"(Tensor input, int dim = -1, bool keepdim = False, *, {_OUTS})",),
+    "logcumsumexp": (f"(Tensor input, int dim, *, {_OUT})",),
+    "unsqueeze": ("(Tensor input, int dim)",),
+    "squeeze": ("(Tensor input)", "(Tensor input, int dim)", "(Tensor input, tuple of ints dim)"),
+    "transpose": ("(Tensor input, int dim0, int dim1)",),
+    "movedim": ("(Tensor input, int source, int destination)",
+                "(Tensor input, tuple of ints source, tuple of ints destination)"),
+    "flip": ("(Tensor input, tuple of ints dims)",),
+    "roll": ("(Tensor input, tuple of ints shifts, tuple of ints dims = ())",),
+    "unbind": ("(Tensor input, int dim = 0)",),
+    "arange": tuple(f"({s}*, {o}torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+                    "bool pin_memory = False, bool requires_grad = False)"
+                    for s, o in (("Number end, ", _OUT + ", "), ("Number start, Number end, ", ""),
+                                 ("Number start, Number end, Number step = 1, ", _OUT + ", "))),
+}
+METHOD_SIGNATURES = {"view": ("(torch.dtype dtype)", "(tuple of ints size)")}  # (methods only: as printed)
+
+
+def type_name(v):
+    """The name PyTorch's parser gives ``v``'s type (``torch.dtype``, ``numpy.float64``, ``list``)."""
+    if isinstance(v, _dtype.dtype):
+        return "torch.dtype"
+    return _type_name(v)
+
+
+class _Param:
+    __slots__ = ("type", "name", "required", "nullable", "keyword_only")
+
+    def __init__(self, text, keyword_only):
+        head, _, default = text.partition(" = ")
+        ptype, _, self.name = head.rpartition(" ")
+        self.type = ptype.rstrip("?")
+        # None is taken where the default is None, by a list of ints with any default, and where the table says "?"
+        self.nullable = default == "None" or ptype.endswith("?") or bool(default) and self.type == "tuple of ints"
+        self.required = not default
+        self.keyword_only = keyword_only
+
+
+class _Overload:
+    """One of PyTorch's signatures: its printed text and its parameters."""
+
+    def __init__(self, text):
+        self.text = text.replace("? ", " ")
+        self.params = []
+        star = False
+        for token in text[1:-1].split(", ") if text != "()" else ():
+            if token == "*":
+                star = True
+            else:
+                self.params.append(_Param(token, star))
+        self.positional = [p for p in self.params if not p.keyword_only]
+        self.min_args = sum(p.required for p in self.params)
+
+
+def _method_text(text):
+    """A function's printed signature as its method's: without ``Tensor input`` and ``out``."""
+    tokens = [t for t in text[1:-1].split(", ") if t and t != "Tensor input" and not t.endswith(" out = None")]
+    if tokens and tokens[-1] == "*":
+        tokens.pop()
+    return "(" + ", ".join(tokens) + ")"
+
+
+_CACHE: dict = {}
+
+
+def _overloads(name, method):
+    key = (name, method)
+    if key not in _CACHE:
+        if name in METHOD_SIGNATURES:
+            texts = METHOD_SIGNATURES[name] if method else None
+        else:
+            texts = SIGNATURES.get(name)
+            if texts is not None and method:
+                texts = tuple(_method_text(t) for t in texts)
+        _CACHE[key] = None if texts is None else [_Overload(t) for t in texts]
+    return _CACHE[key]
+
+
+def _int_like(v):
+    if isinstance(v, Tensor):  # (one integer element)
+        return v.numel() == 1 and v.dtype.category == _dtype._INT
+    return not isinstance(v, (bool, np.bool_)) and (isinstance(v, (int, np.integer)) or
+                                                    hasattr(type(v), "__index__"))
+
+
+def _fits(ptype, v):
+    """Whether PyTorch's parser takes ``v`` for a parameter of type ``ptype`` (leniently: types not modelled
+    pass, so that a call PyTorch takes is never reported)."""
+    if ptype == "Tensor":
+        return isinstance(v, Tensor)
+    if ptype == "int":
+        return _int_like(v)
+    if ptype == "tuple of ints":  # (its parser reads the first item as the list's type: see _unpacked)
+        if isinstance(v, (tuple, list)):
+            return not v or _int_like(v[0])
+        return _int_like(v)
+    if ptype == "bool":
+        return isinstance(v, (bool, np.bool_))
+    if ptype == "Number":
+        return isinstance(v, (int, float, complex, np.number, np.bool_, Tensor))
+    if ptype == "torch.dtype":
+        return isinstance(v, _dtype.dtype) or v is float or v is int or v is bool or v is complex
+    return True
+
+
+def _varargs(o, args):
+    """``args`` as the overload reads them: a method whose one positional parameter is a list of ints takes them
+    spread out (``x.flip(0, 1)``, ``x.view(2, 3)``) when the first is an int (a list or float first: too many)."""
+    if len(args) > 1 and len(o.positional) == 1 and o.positional[0].type == "tuple of ints" and \
+            _int_like(args[0]):
+        return (args,)
+    return args
+
+
+def _takes(o, args, kwargs):
+    args = _varargs(o, args)
+    if len(args) > len(o.positional):
+        return False
+    given = {p.name for p in o.positional[:len(args)]}
+    names = {p.name: p for p in o.params}
+    if any(k not in names or k in given for k in kwargs):
+        return False
+    for p, v in zip(o.positional, args):
+        if not (v is None and p.nullable or _fits(p.type, v)):
+            return False
+    for k, v in kwargs.items():
+        if not (v is None and names[k].nullable or _fits(names[k].type, v)):
+            return False
+    return all(not p.required or p.name in given or p.name in kwargs for p in o.params)
+
+
+def _unpacked(p, v):
+    """The index of the first item of a list of ints that is no int (PyTorch fails to unpack it only after every
+    parameter was read), or None."""
+    if p.type == "tuple of ints" and isinstance(v, (tuple, list)):
+        return next((i for i, x in enumerate(v) if not (_int_like(x) or (i and isinstance(x, bool)))), None)
+    return None
+
+
+def _unpack_error(name, o, args, kwargs):
+    """PyTorch's error for a list of ints with an item that is no int, in the overload ``o`` its parser chose."""
+    args = _varargs(o, args)
+    for i, p in reversed(list(enumerate(o.params))):  # (the binding unpacks its arguments last to first)
+        v = args[i] if i < len(args) and not p.keyword_only else kwargs.get(p.name)
+        bad = _unpacked(p, v)
+        if bad is not None:
+            return (f"{name}(): argument '{p.name}' failed to unpack the object at pos {bad + 1} with error \"type "
+                    f"must be tuple of ints,but got {type_name(v[bad])}\"")
+    return None
+
+
+def _argument(name, p, v, position):
+    where = f" (position {position})" if position else ""
+    if p.type == "tuple of ints" and isinstance(v, (tuple, list)) and position:
+        return (f"{name}(): argument '{p.name}'{where} must be tuple of ints, but found element of type "
+                f"{type_name(v[0])} at pos 0")
+    return f"{name}(): argument '{p.name}'{where} must be {p.type}, not {type_name(v)}"
+
+
+def _specific(name, o, args, kwargs):
+    """PyTorch's error for the one overload that takes this many arguments (None where it is none of these)."""
+    args = _varargs(o, args)
+    n, most = len(args), len(o.positional)
+    if n > most:
+        least = sum(p.required for p in o.positional)
+        takes = f"{most}" if least == most else f"from {least} to {most}"
+        return (f"{name}() takes {takes} positional argument{'' if least == most == 1 else 's'} but {n} "
+                f"{'was' if n == 1 else 'were'} given")
+    positions = {p.name: i for i, p in enumerate(o.positional[:n])}
+    for p in o.params:  # (in the signature's order, as PyTorch's parser reads them)
+        if p.name in positions:
+            v, position = args[positions[p.name]], positions[p.name] + 1
+        elif p.name in kwargs:
+            v, position = kwargs[p.name], None
+        elif p.required:
+            missing = [q.name for q in o.params if q.required and q.name not in positions and q.name not in kwargs]
+            # (PyTorch's plural: "1 required positional arguments", "2 required positional argument")
+            return (f"{name}() missing {len(missing)} required positional argument{'s' if len(missing) == 1 else ''}"
+                    ": " + ", ".join(f'"{m}"' for m in missing))
+        else:
+            continue
+        if not (v is None and p.nullable) and not _fits(p.type, v):
+            return _argument(name, p, v, position)
+    text = _unpack_error(name, o, args, kwargs)
+    if text is not None:
+        return text
+    names = {p.name for p in o.params}
+    unexpected = [k for k in kwargs if k not in names]
+    if unexpected:
+        return f"{name}() got an unexpected keyword argument '{unexpected[0]}'"
+    return None
+
+
+def _described(args, kwargs, bad=()):
+    """The call as PyTorch's listing shows it: ``(Tensor, bool)``, ``(dim=bool, )``; the arguments in ``bad``
+    (positions and keyword names) marked ``!...!`` (a tuple then shows its items' types)."""
+    def show(key, v):
+        text = type_name(v)
+        if key in bad and type(v) is tuple:
+            text = "tuple of (" + ", ".join(type_name(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        elif key in bad and type(v) is list:
+            text = "list of [" + ", ".join(type_name(x) for x in v) + "]"
+        return text
+    items = [show(i, v) for i, v in enumerate(args)]
+    items = [f"!{t}!" if i in bad else t for i, t in enumerate(items)]
+    kws = [f"{k}={show(k, v)}" for k, v in reversed(kwargs.items())]
+    kws = [f"!{t}!" if k in bad else t for k, t in zip(reversed(kwargs), kws)]
+    return "(" + (", ".join(items + kws) if items else "".join(k + ", " for k in kws)) + ")"
+
+
+def _fits_simply(ptype, v):
+    """Whether the second parser takes ``v`` for ``ptype``: a Python int for ``int``, and only the types it knows
+    (no list of ints: ``tuple of ints`` refuses everything)."""
+    if ptype == "int":
+        return type(v) is int
+    return ptype in ("Tensor", "bool", "Number", "torch.dtype") and _fits(ptype, v)
+
+
+def _reason(o, args, kwargs):
+    """The "didn't match because" line PyTorch prints under overload ``o``, or None (see the module docstring)."""
+    tokens = o.text[1:-1].split(", ")
+    if len(tokens) != len(args) + len(kwargs):
+        return None
+    names = [t.rpartition(" ")[2] for t in tokens]
+    types = [t.rpartition(" ")[0] for t in tokens]
+    wrong = [k for k in kwargs if k not in names]
+    if wrong:
+        return "some of the keywords were incorrect: " + ", ".join(wrong)
+    bad = {i for i, v in enumerate(args) if not _fits_simply(types[i], v)}
+    bad |= {k for k, v in kwargs.items() if not _fits_simply(types[names.index(k)], v)}
+    return "some of the arguments have invalid types: " + _described(args, kwargs, bad) if bad else None
+
+
+def message(name, args, kwargs, method=False):
+    """PyTorch's TypeError text for the call ``name(*args, **kwargs)`` (``args`` without ``self`` for a
+    ``method``), or None where PyTorch's parser takes the call or ``name`` is not in the tables."""
+    overloads = _overloads(name, method)
+    if overloads is None:
+        return None
+    for o in overloads:
+        if _takes(o, args, kwargs):  # (the overload PyTorch's parser picks: fine unless a list fails to unpack)
+            return _unpack_error(name, o, args, kwargs)
+    n = len(args) + len(kwargs)
+    plausible = overloads if len(overloads) == 1 else [o for o in overloads if o.min_args <= n <= len(o.params)]
+    if len(plausible) == 1:
+        return _specific(name, plausible[0], args, kwargs)
+    lines = []
+    for o in overloads:
+        lines.append(f" * {o.text}\n")
+        reason = _reason(o, args, kwargs)
+        if reason:
+            lines.append(f"      didn't match because {reason}\n")
+    return (f"{name}() received an invalid combination of arguments - got {_described(args, kwargs)}, but expected "
+            "one of:\n" + "".join(lines))
+
+
+def reword(e, name, args, kwargs, method=False):
+    """Give the TypeError ``e`` PyTorch's parser's wording where its parser refuses the call."""
+    text = message(name, args, kwargs, method)
+    if text is not None:
+        e.args = (text,)

@@ -28,6 +28,7 @@ from ._subclass import _disabled_torch_function_impl
 from ._tensor import Tensor
 from ._tensor_str import _add_suffixes, sparse_parts
 from .ops import copying as _copying, creation as _creation
+from .ops.registry import apply, overload
 
 __all__ = ["sparse_csr_tensor"]
 
@@ -68,17 +69,32 @@ class _SparseCsrTensor(Tensor):
         return int(self._csr.col.shape[0])
 
     def to_dense(self, dtype=None, *, masked_grad=None):
-        out = _copying.clone(self)
-        return out if dtype is None else out.to(dtype)
+        if dtype is not None:
+            raise RuntimeError("dtype argument is not supported by sparse_csr_to_dense")
+        from .sparse import dense_of  # (ToDenseBackward0, the gradient masked to the entries)
+        csr = self._csr
+        return dense_of(self, _creation.tensor(_entry_indices(csr)), masked_grad)
+
+    # a CSR tensor has no strides or storage (PyTorch's errors)
+    def is_contiguous(self, memory_format=None):
+        raise RuntimeError("Sparse CSR tensors do not have is_contiguous")
+
+    def stride(self, dim=None):
+        raise RuntimeError("Sparse CSR tensors do not have strides")
+
+    def data_ptr(self):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def untyped_storage(self):
+        raise NotImplementedError("Cannot access storage of SparseCsrTensorImpl")
 
     def to_sparse_csr(self, dense_dim=None):
         return self
 
     def to_sparse_coo(self):
         from .sparse import sparse_coo_tensor
-        csr = self._csr
-        indices = _creation.tensor(np.stack([np.asarray(_rows(csr.crow)._d), np.asarray(csr.col._d).astype(np.int64)]))
-        return sparse_coo_tensor(indices, csr.values, tuple(self.shape), is_coalesced=True)
+        indices = _creation.tensor(_entry_indices(self._csr))
+        return sparse_coo_tensor(indices, self._csr.values, tuple(self.shape), is_coalesced=True)
 
     def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
         if layout in (None, _layout.sparse_coo) and not args:
@@ -97,6 +113,11 @@ def _rows(crow):
     """The row of each entry (int64), from the row offsets."""
     counts = np.diff(np.asarray(crow.detach()._d).astype(np.int64))
     return _creation.tensor(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
+
+
+def _entry_indices(csr):
+    """The (row, col) of each entry, a 2 x nnz int64 array."""
+    return np.stack([np.asarray(_rows(csr.crow)._d), np.asarray(csr.col._d).astype(np.int64)]).reshape(2, -1)
 
 
 def _mark(t, csr):
@@ -178,7 +199,11 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     return _from_entries(crow, col, values, size, requires_grad)
 
 
-def to_sparse_csr(self, dense_dim=None):
+# the CSR copy's node: to_sparse_csr() ToSparseCsrBackward0 (to_sparse(layout=torch.sparse_csr) passes its own)
+_TO_CSR = overload(_copying._CLONE, "ToSparseCsrBackward0")
+
+
+def to_sparse_csr(self, dense_dim=None, *, _node=_TO_CSR):
     """``x.to_sparse_csr()`` of a dense or COO matrix: its nonzero entries (a COO tensor's coalesced entries), row
     by row."""
     if dense_dim is not None:
@@ -194,9 +219,7 @@ def to_sparse_csr(self, dense_dim=None):
         values = self[rows, cols]
     counts = np.bincount(np.asarray(rows._d).astype(np.int64), minlength=self.shape[0])
     crow = _creation.tensor(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
-    out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
-    if out._coo is not None:
-        out = out.to_dense()
+    out = apply(_node, (self,))  # the same dense value, with the gradient to this tensor
     return _mark(out, _CSR(crow, cols, values))
 
 

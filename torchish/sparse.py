@@ -10,11 +10,15 @@ The ops PyTorch runs sparse-to-sparse that scripts use on adjacency matrices kee
 PyTorch's entries: ``t``/``transpose``, ``clone``, dtype casts, negation, ``*``/``/`` by a scalar, ``+``/``-`` of
 two sparse tensors (PyTorch's merge of the two entry lists), ``torch.sparse.sum``/``softmax``/``log_softmax``.
 
+``abs``, and the shape ops and indexing of :mod:`torchish._sparse_coo_shape` (``unsqueeze``, ``select``,
+``permute``, ``A[i]``), keep it sparse too. ``A.to_dense()`` masks its gradient to A's entries, as PyTorch's.
+
 Differences: the dense value is materialised (memory grows with the full size, not the number of entries); other
-sparse-to-sparse ops (``A.add(B)``, ``A.abs()``, ``A.sum(1)``, ``sparse.mm`` of two sparse tensors) return dense
-tensors with the same values; the gradient of a sparse leaf (``requires_grad=True``) is dense (a ``sparse=True``
-embedding's weight gradient is sparse: ``nn/_functional/embedding_sparse.py``); indices are always
-checked against the size (PyTorch checks only under ``check_invariants=True``).
+sparse-to-sparse ops (``A.add(B)``, ``A.sum(1)``, ``sparse.mm`` of two sparse tensors) and the function forms
+(``torch.abs(A)``, ``torch.t(A)``) return dense tensors with the same values; the gradient of a sparse leaf
+(``requires_grad=True``) is dense (a ``sparse=True`` embedding's weight gradient is sparse:
+``nn/_functional/embedding_sparse.py``); indices are always checked against the size (PyTorch checks only under
+``check_invariants=True``).
 
 Example:
     >>> import torchish as torch
@@ -24,12 +28,14 @@ Example:
 """
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype, _layout
 from ._subclass import _disabled_torch_function_impl
 from ._tensor import Tensor, wrap_dim
 from .ops import copying as _copying, creation as _creation
+from .ops.registry import apply, defop, overload
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "DoubleTensor", "HalfTensor",
            "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
@@ -142,12 +148,18 @@ def _coalesced_entries(coo, size):
     return _COO(indices, values, True)
 
 
+# the sparse results that are a copy of their input's dense value, under the node PyTorch names: to_sparse()
+# / to_sparse(layout=...) ToSparseBackward1, to_sparse(sparse_dim) ToSparseBackward0, coalesce CoalesceBackward0
+_TO_SPARSE = overload(_copying._CLONE, "ToSparseBackward1")
+_TO_SPARSE_DIM = overload(_copying._CLONE, "ToSparseBackward0")
+_COALESCE = overload(_copying._CLONE, "CoalesceBackward0")
+
+
 def _coalesce(self):
     coo = _require(self, "coalesce")
     if coo.coalesced:
         return self
-    out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
-    return mark_sparse(out, _coalesced_entries(coo, tuple(self.shape)))
+    return mark_sparse(apply(_COALESCE, (self,)), _coalesced_entries(coo, tuple(self.shape)))
 
 
 def _is_coalesced(self):
@@ -190,20 +202,52 @@ def _dense_dim(self):
     return self.dim() if self._coo is None else self._coo.values.dim() - 1
 
 
+# to_dense of a sparse tensor (ToDenseBackward0): its gradient is masked to the tensor's entries, as PyTorch's
+# ``grad.sparse_mask(self)`` (the default ``masked_grad=True``), or passed whole with ``masked_grad=False``
+_TO_DENSE = defop("sparse_to_dense", lambda x, mask: jnp.where(mask, x, jnp.zeros((), x.dtype)), linear=True,
+                  grad_name="ToDenseBackward0")
+_TO_DENSE_UNMASKED = overload(_copying._CLONE, "ToDenseBackward0")
+
+
+def entries_mask(indices, shape, device=None):
+    """The bool tensor of ``shape`` that is True at the entries ``indices`` (sparse_dim x nnz) name (all their
+    dense dims)."""
+    idx = np.asarray(indices.detach()._concrete())
+    sparse_dim, nnz = idx.shape
+    mask = np.zeros(tuple(shape[:sparse_dim]), dtype=bool)
+    if nnz:
+        mask[tuple(idx)] = True
+    mask = np.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - sparse_dim)), tuple(shape))
+    return _creation.tensor(np.ascontiguousarray(mask), device=device)
+
+
+def dense_of(self, indices, masked_grad):
+    """``to_dense()`` of the sparse tensor ``self`` whose entries are at ``indices``."""
+    if masked_grad is False:
+        return apply(_TO_DENSE_UNMASKED, (self,))
+    return apply(_TO_DENSE, (self, entries_mask(indices, tuple(self.shape), self.device)))
+
+
 def _to_dense(self, dtype=None, *, masked_grad=None):
-    out = self if self._coo is None else _copying.clone(self)
-    return out if dtype is None else out.to(dtype)
+    if self._coo is None:
+        return self if dtype is None else self.to(dtype)
+    if dtype is not None:
+        raise RuntimeError("dtype argument is not supported by sparse_to_dense")
+    return dense_of(self, self._coo.indices, masked_grad)
 
 
-def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+def _to_sparse(self, *args, sparse_dim=None, layout=None, blocksize=None, dense_dim=None):
     """``x.to_sparse()`` / ``x.to_sparse(sparse_dim)``: the COO tensor of the nonzero entries (for a sparse_dim below
     ``x.dim()``, of the index prefixes whose trailing slice has a nonzero)."""
     if len(args) > 1:
         raise TypeError(f"to_sparse() takes at most 1 positional argument ({len(args)} given)")
-    sparse_dim = args[0] if args else None
-    if layout is _layout.sparse_csr and not args and blocksize is None:
+    if args and sparse_dim is not None:
+        raise TypeError("to_sparse() got multiple values for argument 'sparse_dim'")
+    sparse_dim = args[0] if args else sparse_dim
+    node = _TO_SPARSE if sparse_dim is None else _TO_SPARSE_DIM
+    if layout is _layout.sparse_csr and sparse_dim is None and blocksize is None:
         from ._sparse_csr import to_sparse_csr
-        return to_sparse_csr(self, dense_dim)
+        return to_sparse_csr(self, dense_dim, _node=_TO_SPARSE)
     if layout not in (None, _layout.sparse_coo) or blocksize is not None or dense_dim is not None:
         raise NotImplementedError(f"to_sparse: only the sparse_coo layout is supported, got {layout}")
     if self._coo is not None:
@@ -217,8 +261,7 @@ def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
     idx = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1)
     indices = _creation.tensor(idx)
     values = self[tuple(indices.unbind(0))]
-    out = _copying.clone(self)  # the same dense value, with the gradient to this tensor
-    return mark_sparse(out, _COO(indices, values, True))
+    return mark_sparse(apply(node, (self,)), _COO(indices, values, True))  # (the gradient to this tensor)
 
 
 for _name, _fn in (("coalesce", _coalesce), ("is_coalesced", _is_coalesced), ("indices", _indices),
@@ -312,6 +355,12 @@ def _negated(self, coo, out):
     return _COO(coo.indices, coo.values.neg(), coo.coalesced)
 
 
+def _absolute(self, coo, out):
+    """abs: of the coalesced entries (PyTorch coalesces first: the abs of duplicates' sum), coalesced."""
+    coo = coo if coo.coalesced else _coalesced_entries(coo, tuple(self.shape))
+    return _COO(coo.indices, coo.values.abs(), True)
+
+
 def _keeps_sparse(name, entries):
     """``Tensor.<name>`` for sparse tensors: its dense result also keeps the entries ``entries(self,
     coo, out, *args, **kwargs)`` makes (None: the result is dense, where torchish does not follow PyTorch)."""
@@ -363,6 +412,12 @@ def _inplace_negated(self, coo):
     return _COO(coo.indices, coo.values.neg(), coo.coalesced)
 
 
+def _inplace_absolute(self, coo):
+    if not coo.coalesced:
+        raise RuntimeError("abs_ requires coalesced input")
+    return _COO(coo.indices, coo.values.abs(), True)
+
+
 def _inplace_copied(self, coo, src, non_blocking=False):
     if not isinstance(src, Tensor) or src._coo is None:
         return None
@@ -386,7 +441,7 @@ def _keeps_sparse_inplace(name, entries):
 
 for _name, _fn in (("mul_", _inplace_scaled("mul")), ("__imul__", _inplace_scaled("mul")),
                    ("div_", _inplace_scaled("div")), ("__itruediv__", _inplace_scaled("div")),
-                   ("neg_", _inplace_negated), ("add_", _inplace_summed(1)), ("__iadd__", _inplace_summed(1)),
+                   ("neg_", _inplace_negated), ("abs_", _inplace_absolute), ("add_", _inplace_summed(1)), ("__iadd__", _inplace_summed(1)),
                    ("sub_", _inplace_summed(-1)), ("__isub__", _inplace_summed(-1)), ("copy_", _inplace_copied)):
     _keeps_sparse_inplace(_name, _fn)
 for _name in ("clamp_", "fill_"):  # (PyTorch's sparse tensors refuse them: a clamped gradient kept stale entries)
@@ -426,7 +481,8 @@ _SparseTensor.zero_ = _zero_
 
 for _name, _fn in (("t", _transposed), ("transpose", _transposed), ("clone", _same_entries),
                    ("to", _same_entries), ("float", _same_entries), ("double", _same_entries),
-                   ("half", _same_entries), ("neg", _negated), ("__neg__", _negated),
+                   ("half", _same_entries), ("neg", _negated), ("__neg__", _negated), ("abs", _absolute),
+                   ("__abs__", _absolute),
                    ("mul", _scaled("mul")), ("__mul__", _scaled("mul")), ("__rmul__", _scaled("mul")),
                    ("div", _scaled("div")), ("__truediv__", _scaled("div")),
                    ("__add__", _summed(1)), ("__sub__", _summed(-1))):
@@ -544,3 +600,6 @@ IntTensor = _legacy_type("IntTensor", _dtype.int32)
 ShortTensor = _legacy_type("ShortTensor", _dtype.int16)
 CharTensor = _legacy_type("CharTensor", _dtype.int8)
 ByteTensor = _legacy_type("ByteTensor", _dtype.uint8)
+
+
+from . import _sparse_coo_shape  # noqa: E402,F401  (unsqueeze, select, permute, indexing, strides of COO tensors)

@@ -121,9 +121,12 @@ def set_data(self: Tensor, new) -> None:
     views keep the storage it had; later in-place writes to either tensor show in the other."""
     if not isinstance(new, Tensor):
         raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
-    if (self._coo is None) != (new._coo is None):
+    csr = hasattr(self, "_csr")  # (a CSR tensor: torchish._sparse_csr)
+    if (self._coo is None) != (new._coo is None) or csr != hasattr(new, "_csr"):
         raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have "
                            "incompatible tensor type.")
+    if csr:  # (PyTorch's CSR tensor keeps its entries: only its sizes and dtype become new's, contradicting them)
+        return
     if self._rg and new.dtype.category < _dtype._FLOAT:
         raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
     if new._v.dtype == self._v.dtype and _same_storage_and_geometry(self, new):
@@ -134,6 +137,8 @@ def set_data(self: Tensor, new) -> None:
     value = _written_through(self._v, _detached(new._v)) if STATE.tracing and self._rg else new._v
     take_storage(self, new, share_version=False)
     self._v = value
+    if new._coo is not None:  # a sparse tensor takes the new entries with the new value
+        self._coo = new._coo.detach()
 
 
 def _become(t: Tensor, out: Tensor):

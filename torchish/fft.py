@@ -34,13 +34,11 @@ def _c2c(x, *, dims, norm, forward):
     return (jnp.fft.fftn if forward else jnp.fft.ifftn)(x, axes=dims, norm=norm)
 
 
-def _r2c(x, *, dims, norm, forward, onesided):
-    if onesided:  # the inverse one-sided transform is ihfft: the conjugate of rfft with the opposite scaling
-        if forward:
-            return jnp.fft.rfftn(x, axes=dims, norm=norm)
-        return jnp.conj(jnp.fft.rfftn(x, axes=dims, norm=_SWAP[norm]))
-    return (jnp.fft.fftn if forward else jnp.fft.ifftn)(x.astype(jnp.result_type(x.dtype, jnp.complex64)),
-                                                         axes=dims, norm=norm)
+def _r2c(x, *, dims, norm, onesided):
+    """The forward real-to-complex transform (PyTorch's ``_fft_r2c`` has no inverse: see :func:`_inverse_r2c`)."""
+    if onesided:
+        return jnp.fft.rfftn(x, axes=dims, norm=norm)
+    return jnp.fft.fftn(x.astype(jnp.result_type(x.dtype, jnp.complex64)), axes=dims, norm=norm)
 
 
 def _c2r(x, *, dims, norm, sizes):
@@ -102,16 +100,18 @@ def _dims(x, s, dim, name):
 
 
 def _resize(x, dims, sizes):
-    """Zero-pad or trim ``x`` to ``sizes`` along ``dims``."""
+    """Zero-pad or trim ``x`` to ``sizes`` along ``dims``: PyTorch's trims first (SliceBackward0 each), then one
+    pad of every dim that grows (ConstantPadNdBackward0)."""
+    pad = [0] * (2 * x.ndim)
     for d, n in zip(dims, sizes):
         have = x.shape[d]
         if n < have:
             x = _slicing.narrow(x, d, 0, n)
         elif n > have:
-            pad = [0] * (2 * x.ndim)
             pad[2 * (x.ndim - 1 - d) + 1] = n - have
-            from .nn.functional import pad as _pad
-            x = _pad(x, tuple(pad))
+    if any(pad):
+        from .nn.functional import pad as _pad
+        x = _pad(x, tuple(pad))
     return x
 
 
@@ -126,13 +126,15 @@ def _one(n, dim):
 def _fftn(input, s, dim, norm, forward, name, r2c=False):
     x = _float_input(input, name)
     dims, sizes = _dims(x, s, dim, name)
-    x = _resize(x, dims, sizes)
     norm = _norm(norm)
     if not x.dtype.is_complex:
         if r2c:  # PyTorch: fft/ifft transform a real input real-to-complex, the n-dim forms a complex copy
-            return apply(_R2C, (x,), dims=tuple(dims), norm=norm, forward=forward, onesided=False)
-        x = x.to(_dtype.complex128 if x.dtype is _dtype.float64 else _dtype.complex64)
-    return apply(_C2C, (x,), dims=tuple(dims), norm=norm, forward=forward)
+            x = _resize(x, dims, sizes)
+            if forward:
+                return apply(_R2C, (x,), dims=tuple(dims), norm=norm, onesided=False)
+            return _inverse_r2c(x, dims, norm, onesided=False)
+        x = x.to(_dtype.complex128 if x.dtype is _dtype.float64 else _dtype.complex64)  # (before the resize)
+    return apply(_C2C, (_resize(x, dims, sizes),), dims=tuple(dims), norm=norm, forward=forward)
 
 
 def _rfftn(input, s, dim, norm, forward, name):
@@ -142,7 +144,21 @@ def _rfftn(input, s, dim, norm, forward, name):
     if not dims:  # (a 0-d input with dim=None: the one-sided transforms need a last dim)
         raise RuntimeError(f"{name} must transform at least one axis")
     x = _resize(x, dims, sizes)
-    return apply(_R2C, (x,), dims=tuple(dims), norm=_norm(norm), forward=forward, onesided=True)
+    norm = _norm(norm)
+    if forward:
+        return apply(_R2C, (x,), dims=tuple(dims), norm=norm, onesided=True)
+    if len(dims) == 1:
+        return _inverse_r2c(x, dims, norm, onesided=True)
+    # ihfft2/ihfftn as PyTorch writes them: the one-sided inverse along the last dim, conjugated physically, then
+    # the complex inverse along the others (FftC2CBackward0 <- ConjPhysicalBackward0 <- FftR2CBackward0)
+    last = apply(_R2C, (x,), dims=(dims[-1],), norm=_SWAP[norm], onesided=True)
+    return apply(_C2C, (_unary.conj_physical(last),), dims=tuple(dims[:-1]), norm=norm, forward=False)
+
+
+def _inverse_r2c(x, dims, norm, onesided):
+    """The inverse transform of a real ``x``: the conjugate (a lazy one, ``ConjBackward0``) of the forward
+    transform with the opposite scaling, as PyTorch computes ``ifft``/``ihfft`` of a real input."""
+    return _unary.conj(apply(_R2C, (x,), dims=tuple(dims), norm=_SWAP[norm], onesided=onesided))
 
 
 def _irfftn(input, s, dim, norm, name, hermitian=False):

@@ -29,7 +29,7 @@ from .ops.arith import xlogy as xlogy  # noqa
 from .ops.unary import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
                         expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
                         sinc as sinc)
-from .ops.registry import ELEMENTWISE, NotDifferentiable, apply, defop
+from .ops.registry import ELEMENTWISE, OPS, NotDifferentiable, apply, defop, overload
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
@@ -131,10 +131,14 @@ def ndtr(input, *, out=None):
     input's dtype (a float16/bfloat16 one too) and differentiated op by op. One kernel of scipy's ndtr moved 48% of
     float16 results (up to 2035 ulps, in the negative tail where PyTorch's ``1 + erf`` cancels)."""
     _ew.require_tensor(input, "ndtr")
-    return _ew._out((1 + _unary.erf(input * _SQRT1_2)) * 0.5, out, "ndtr")
+    scaled = apply(_MUL_SCALAR, (input, _SQRT1_2))
+    return _ew._out(apply(_MUL_SCALAR, (apply(_ADD_SCALAR, (_unary.erf(scaled), 1, None)), 0.5)), out, "ndtr")
 
 
 _SQRT1_2 = math.sqrt(0.5)
+# (a C++ composite's ``tensor * number`` is PyTorch's mul.Scalar / add.Scalar overload: MulBackward1, AddBackward1)
+_MUL_SCALAR = overload(OPS["mul"], "MulBackward1")
+_ADD_SCALAR = overload(OPS["add"], "AddBackward1")
 # PyTorch's backward formulas, read off the result: ndtri's ``sqrt(2 pi) exp(result^2 / 2)`` (inf at 0 and 1),
 # erfcx's ``2 x result - 2 / sqrt(pi)``
 ndtri = _special_unary("ndtri", jss.ndtri, half=False, grad_name="SpecialNdtriBackward0",

@@ -11,7 +11,7 @@ from .._layout import check_memory_format
 from .._tensor import Tensor
 from .casting import cast, check_scalar_fits, warn_discard_imag
 from .elementwise import require_tensor, scalar_or_tensor
-from .registry import apply, defop
+from .registry import apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -39,9 +39,12 @@ def _fill_fwd(x, v):
     return jnp.broadcast_to(jnp.asarray(v, x.dtype), x.shape)
 
 
-# PyTorch names the node by overload: fill_(Scalar) FillBackward2, fill_(Tensor) FillBackward3, zero_ ZeroBackward0
+# PyTorch names the node by overload: fill_(Scalar) FillBackward2, fill_(Tensor) FillBackward3, zero_ ZeroBackward0;
+# the out-of-place torch.fill(Scalar) FillBackward0, fill(Tensor) FillBackward1
 _FILL = defop("fill", _fill_fwd, grad_name="FillBackward2", linear=True)
 _FILL_T = defop("fill_tensor", _fill_fwd, grad_name="FillBackward3", linear=True)
+_FILL_NEW = overload(_FILL, "FillBackward0")
+_FILL_NEW_T = overload(_FILL_T, "FillBackward1")
 _ZERO = defop("zero", _fill_fwd, grad_name="ZeroBackward0", linear=True)
 _COPY = defop("copy", lambda x, src: jnp.broadcast_to(cast(src, x.dtype), x.shape), grad_name="CopyBackwards",
               linear=True)
@@ -69,13 +72,35 @@ def _concrete(v):
     return isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer)
 
 
+def _fill_value(self, value, name):
+    """``value`` as fill_/fill take it: a 0-d Tensor, or a number that fits ``self``'s dtype."""
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+    if name == "fill" and not isinstance(value, (Tensor, bool, int, float, complex)):
+        got = type(value).__name__
+        raise TypeError(f"fill() received an invalid combination of arguments - got (Tensor, {got}), but expected one "
+                        f"of:\n * (Tensor input, Tensor value)\n      didn't match because some of the arguments have "
+                        f"invalid types: (Tensor, !{got}!)\n * (Tensor input, Number value)\n      didn't match "
+                        f"because some of the arguments have invalid types: (Tensor, !{got}!)\n")
+    value = scalar_or_tensor(value, name, 1, "value")
+    if not isinstance(value, Tensor):
+        value = check_scalar_fits(value, self.dtype, numel=self.numel())
+    return value
+
+
+def fill(input, value):
+    """``torch.fill``: a new tensor of ``input``'s shape and dtype filled with ``value`` (differentiable: a zero
+    gradient to ``input``, the sum of the gradient to a Tensor ``value``)."""
+    require_tensor(input, "fill")
+    value = _fill_value(input, value, "fill")
+    return apply(_FILL_NEW_T if isinstance(value, Tensor) else _FILL_NEW, (input, value))
+
+
 def _fill_(self, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     self._check_inplace()
-    value = scalar_or_tensor(value, "fill_", 1, "value")
-    if not isinstance(value, Tensor):
-        value = check_scalar_fits(value, self.dtype, numel=self.numel())
+    value = _fill_value(self, value, "fill_")
     if isinstance(value, Tensor):
         return self._assign(apply(_FILL_T, (self, value)))
     done = _host_fill(self, value)

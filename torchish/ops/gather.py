@@ -108,6 +108,10 @@ def _gather_fwd(x, index, *, axis):
 
 
 _GATHER = defop("gather", _gather_fwd, linear=True, grad_name="GatherBackward0")
+# an empty index PyTorch does not check (any dtype, any number of dims): an empty result of its shape, a new tensor
+# whose node is still GatherBackward0 (a zero gradient)
+_GATHER_EMPTY = defop("gather_empty", lambda x, *, shape: jnp.zeros(shape, x.dtype), linear=True,
+                      grad_name="GatherBackward0")
 
 
 def _check_index_shape(input, dim, index, src=None):
@@ -140,9 +144,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     from .elementwise import out_structured
     if index.numel() == 0 and (index._v.dtype not in _INDEX_DTYPES or index.ndim != input.ndim):
         # PyTorch checks no empty index: the result is empty, of the index's shape
-        from .shape import reshape
-        from .slicing import narrow
-        return out_structured(reshape(narrow(reshape(input, (-1,)), 0, 0, 0), tuple(index.shape)), out, "gather")
+        return out_structured(apply(_GATHER_EMPTY, (input,), shape=tuple(index.shape)), out, "gather")
     if index._v.dtype not in _INDEX_DTYPES:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if index.numel():

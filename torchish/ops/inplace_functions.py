@@ -41,7 +41,8 @@ del _name
 
 def fill(input, value):
     """A new tensor of ``input``'s shape and dtype filled with ``value`` (differentiable: a zero gradient)."""
-    return input.clone().fill_(value)
+    from .copying import fill as _fill  # (FillBackward0/1: PyTorch's out-of-place overloads)
+    return _fill(input, value)
 
 
 def is_inference(input):

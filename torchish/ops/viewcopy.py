@@ -25,7 +25,7 @@ from .copying import _CLONE
 from .diag import diagonal
 from .elementwise import no_derivative, out_structured
 from .reorder import permute, t, transpose
-from .registry import Family, apply, defop
+from .registry import Family, apply, defop, overload
 from .shape import _ALIAS, squeeze, unsqueeze, view_as_complex, view_as_real
 from .slicing import chunk, narrow, select, split, unbind, unfold
 from .strided import as_strided
@@ -73,9 +73,12 @@ def _into_out(name, result, out):
 
 def _make_copy(name, view_fn, grad_name):
     op = _copy_node(name, grad_name)
+    # (squeeze_copy's node is named by overload: SqueezeBackward0_copy, SqueezeBackward1_copy, SqueezeBackward2_copy)
+    by_kind = (op, *(overload(op, f"SqueezeBackward{k}_copy") for k in (1, 2))) if name == "squeeze_copy" else None
 
     def fn(input, *args, out=None, **kwargs):
-        return _into_out(name, _copied(op, view_fn(input, *args, **kwargs)), out)
+        node = op if by_kind is None else by_kind[_squeeze_kind(input, *args, **kwargs)]
+        return _into_out(name, _copied(node, view_fn(input, *args, **kwargs)), out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.{name}``: ``{view_fn.__name__}``'s result as a new tensor (not a view)."
     return fn
@@ -108,6 +111,11 @@ def _split_with_sizes(input, split_sizes, dim=0):
 
 def _squeeze(input, dim=None):
     return squeeze(input) if dim is None else squeeze(input, dim)
+
+
+def _squeeze_kind(input, dim=None, **kwargs):
+    """Which of PyTorch's squeeze_copy overloads a call is: () 0, (int dim) 1, (int[] dim) 2."""
+    return 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1
 
 
 _COPIES = (

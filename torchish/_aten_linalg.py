@@ -113,24 +113,27 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
         raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
                            "Note: this function is intended to be used with the output produced by "
                            "torch.linalg.lu_factor")
-    m, n = LU_data.shape[-2], LU_data.shape[-1]
-    k = min(m, n)
-    empty = Tensor._make(jnp.zeros((0,), LU_data.dtype.np, device=placement(LU_data._v)))
-    if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + _eye(m, k, LU_data)
-        U = LU_data[..., :k, :].triu()
-    else:
-        L, U = empty, empty.clone()
+    m = LU_data.shape[-2]
+    L, U = apply(_LU_UNPACK, (LU_data,), unpack_data=bool(unpack_data))
     if unpack_pivots:
         P = apply(_PERMUTATION, (LU_pivots,), n=int(m), dtype=LU_data.dtype.np)
     else:
-        P = empty.clone()
+        P = Tensor._make(jnp.zeros((0,), LU_data.dtype.np, device=placement(LU_data._v)))
     return _LU_UNPACK_RESULT(P, L, U)
 
 
-def _eye(m, k, like):
-    from .ops.creation import eye
-    return eye(m, k, dtype=like.dtype)
+def _lu_unpack_fwd(lu, *, unpack_data):
+    """``L`` (unit lower triangle, ``m x k``) and ``U`` (upper triangle, ``k x n``) of a compact LU; two empty
+    tensors when not ``unpack_data``."""
+    if not unpack_data:
+        return jnp.zeros((0,), lu.dtype), jnp.zeros((0,), lu.dtype)
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    return jnp.tril(lu[..., :, :k], -1) + jnp.eye(m, k, dtype=lu.dtype), jnp.triu(lu[..., :k, :])
+
+
+# L and U are the outputs of one node, as PyTorch's (its empty ones too), which saves no tensor
+_LU_UNPACK = defop("lu_unpack", _lu_unpack_fwd, linear=True, grad_name="LuUnpackBackward0")
 
 
 @structured_out
@@ -449,7 +452,8 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
         E, V = _linalg.eigh(A)
     else:
         L = _linalg.cholesky(B)
-        Li = _linalg.solve_triangular(L, _eye(m, m, A), upper=False)
+        from .ops.creation import eye
+        Li = _linalg.solve_triangular(L, eye(m, dtype=A.dtype), upper=False)
         E, W = _linalg.eigh(Li @ A @ Li.mT)
         V = Li.mT @ W
     if largest:

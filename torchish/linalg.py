@@ -19,7 +19,7 @@ from ._global_flags import warn_once
 from . import _dtype
 from ._tensor import Tensor
 from .ops import arith as _A, broadcast as _B, copying as _C, diag as _D, reduce as _R, reorder as _O, shape as _S
-from .ops import stats as _ST, ternary as _T, unary as _U
+from .ops import slicing as _SL, stats as _ST, unary as _U
 from .ops.elementwise import _out, exact_out, linalg_castable_out, linalg_out, out_structured, structured_out
 from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
                          eigvals, eigvalsh, qr, svd, svdvals)
@@ -33,7 +33,6 @@ from .ops.solve import (det, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve,
 from .ops.solve import logdet as _logdet
 from .ops.linalg import matmul
 from .ops import registry as _registry
-from .ops.out_layout import column_major
 from ._aliases import contiguous_format as _contiguous_format
 from .ops import as_method
 from .ops.registry import apply, defop
@@ -91,18 +90,35 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 @structured_out
 def cond(A, p=None):
     """The condition number ``norm(A, p) * norm(inv(A), p)``; for ``p`` in (None, 2, -2) the ratio of extreme
-    singular values. Singular matrices give ``inf``."""
+    singular values. Singular matrices give ``inf``, empty ones 0."""
     if _registry.autocast_hook is not None:  # (on CPU autocast's float32 list, cast before the dtype checks)
         A, = _registry.autocast_hook("linalg_cond", (A,))
-    if p in (None, 2, -2):
-        _check_matrix(A, "linalg.cond", square=False)
+    if isinstance(p, str):  # PyTorch checks the shape first, then the order
+        _check_matrix(A, f"linalg.cond(ord={p})")
+    elif isinstance(A, Tensor) and A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p not in _COND_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if A.numel() == 0:  # (NumPy defines no condition number for empty matrices: PyTorch's is 0)
+        from .ops.creation import zeros
+        return zeros(tuple(A.shape[:-2]), dtype=A.dtype.to_real(), device=A.device)
+    if p in (None, 2, -2):  # PyTorch's graph: the extreme singular values narrowed, divided, squeezed
+        _check_matrix(A, "linalg.svd", square=False)  # (the dtype check of PyTorch's svdvals)
         s = svdvals(A)
-        hi, lo = s[..., 0], s[..., -1]
-        return _A.div(lo, hi) if p == -2 else _A.div(hi, lo)
+        hi, lo = _SL.narrow(s, -1, 0, 1), _SL.narrow(s, -1, -1, 1)
+        return _S.squeeze(_A.div(lo, hi) if p == -2 else _A.div(hi, lo), -1)
     _check_matrix(A, f"linalg.cond(ord={p})")
+    if p == "nuc":  # PyTorch's: the definition, sum(s) * sum(1 / s) (its nuclear norm refuses infinities)
+        s = svdvals(A)
+        return _A.mul(_R.sum(s, -1), _R.sum(_U.reciprocal(s), -1))
+    # PyTorch's: a singular matrix's inverse filled with inf, and 0 * inf (a zero norm) read as inf. (Its fill is in
+    # place, on the inverse inv_ex saved for its backward: PyTorch's backward raises, as torchish's does.)
     inverse, info = inv_ex(A)
-    res = _A.mul(matrix_norm(A, p), matrix_norm(inverse, p))
-    return _T.where(info > 0, math.inf, res)
+    inverse.masked_fill_(_S.unsqueeze(_S.unsqueeze(info, -1), -1) > 0, math.inf)
+    return _U.nan_to_num(_A.mul(matrix_norm(A, p), matrix_norm(inverse, p)), math.inf, math.inf, -math.inf)
+
+
+_COND_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 
 
 _EYE_LIKE = defop("matrix_power_zero", lambda a: _eye_like(a), grad_name="CopyBackwards")
@@ -169,6 +185,9 @@ def vecdot(x, y, *, dim=-1):
     if x.ndim == 1 and y.ndim == 1 and x.shape[0] != y.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to have "
                            f"the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements respectively")
+    if x.ndim == 1 and y.ndim == 1:  # PyTorch's vecdot of two vectors is vdot (VdotBackward0), whatever dim says
+        from .ops.linalg import vdot
+        return vdot(x, y)
     if x.is_complex():
         x = _U.conj_physical(x)
     return _R.sum(_A.mul(x, y), dim)
@@ -180,12 +199,15 @@ def vander(x, *, N=None):
     if x.dtype in (_dtype.bool, _dtype.float16, _dtype.bfloat16):
         raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got "
                            f"{_dtype.scalar_type_name(x.dtype)}")
-    n = (x.shape[-1] if x.ndim else 1) if N is None else N
+    if x.ndim == 0:  # (a 0-d input is one point)
+        x = x.unsqueeze(-1)
+    n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     from .ops.join import cat
-    powers = cat([x.new_ones(tuple(x.shape) + (1,)), x.unsqueeze(-1).expand(*x.shape, n - 1)], -1)
-    return powers.cumprod(-1)
+    # PyTorch's graph: the powers 1..N-1 as a cumprod of copies of x, a column of ones put before them
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
+    return cat([powers.new_ones(tuple(x.shape) + (1,)), powers], -1)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
@@ -327,9 +349,11 @@ def _cholesky_inverse_vjp(g, l, out, upper):
 
 
 def _triangular_solve_fwd(b, a, *, upper, transpose, unit):
+    """The solution and a copy of ``a`` (LAPACK's working copy, PyTorch's ``cloned_coefficient``)."""
     import jax
-    return jax.lax.linalg.triangular_solve(a, b, left_side=True, lower=not upper, transpose_a=transpose,
-                                           unit_diagonal=unit)
+    x = jax.lax.linalg.triangular_solve(a, b, left_side=True, lower=not upper, transpose_a=transpose,
+                                        unit_diagonal=unit)
+    return x, _C._CLONE.fwd(a)
 
 
 # one node each, with PyTorch's gradients and saves (the inputs and the result)
@@ -338,7 +362,7 @@ _CHOLESKY_SOLVE = defop("cholesky_solve", _cholesky_solve_fwd, vjp=_cholesky_sol
 _CHOLESKY_INVERSE = defop("cholesky_inverse", _cholesky_inverse_fwd, vjp=_cholesky_inverse_vjp,
                           grad_name="CholeskyInverseBackward0", saved=("0o",))
 _TRIANGULAR_SOLVE = defop("triangular_solve", _triangular_solve_fwd, promote="same",
-                          grad_name="TriangularSolveBackward0", saved=("01o", "01o"))
+                          grad_name="TriangularSolveBackward0", saved=("01o0", "01o0"))
 
 
 def _legacy_operands(b, A, name, kernel):
@@ -390,8 +414,9 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
         b, A = _registry.autocast_hook("triangular_solve", (b, A))
     _legacy_operands(b, A, "torch.triangular_solve", "triangular_solve_cpu")
     b, A = _expand_batches(b, A)
-    X = apply(_TRIANGULAR_SOLVE, (b, A), upper=bool(upper), transpose=bool(transpose), unit=bool(unitriangular))
-    return _RESULTS["triangular_solve"](X, column_major(A.clone()))  # (LAPACK's working copy)
+    X, A_copy = apply(_TRIANGULAR_SOLVE, (b, A), upper=bool(upper), transpose=bool(transpose),
+                      unit=bool(unitriangular))
+    return _RESULTS["triangular_solve"](X, A_copy)
 
 
 @structured_out

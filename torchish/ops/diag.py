@@ -164,7 +164,7 @@ def block_diag(*tensors):
                 [0, 0, 3]])
     """
     from .creation import zeros
-    from .join import _result_dtype, _tensor_list, cat
+    from .join import _tensor_list
     ts = _tensor_list(tensors, "block_diag")
     for i, t in enumerate(ts):
         if t.ndim > 2:
@@ -172,15 +172,21 @@ def block_diag(*tensors):
                                f"{t.ndim} dimensions")
     if not ts:
         return zeros((1, 0))
-    dt = _result_dtype(ts)
-    blocks = [t if t.ndim == 2 else reshape(t, (1, t.numel())) for t in ts]
-    width = sum(b.shape[1] for b in blocks)
-    rows, left = [], 0
+    return apply(_BLOCK_DIAG, tuple(ts))
+
+
+def _block_diag_fwd(*xs):
+    blocks = [x if x.ndim == 2 else x.reshape(1, x.size) for x in xs]  # (a 0-d or 1-d tensor is one row)
+    out = jnp.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), blocks[0].dtype)
+    top = left = 0
     for b in blocks:
-        h, w = b.shape
-        rows.append(cat([zeros((h, left), dtype=dt), b, zeros((h, width - left - w), dtype=dt)], 1))
-        left += w
-    return cat(rows, 0)
+        out = out.at[top:top + b.shape[0], left:left + b.shape[1]].set(b)
+        top, left = top + b.shape[0], left + b.shape[1]
+    return out
+
+
+# one node over every block, as PyTorch's (which saves only their sizes and dtypes)
+_BLOCK_DIAG = defop("block_diag", _block_diag_fwd, promote="same", linear=True, grad_name="BlockDiagBackward0")
 
 
 def _diagonal_mask(shape, wrap):

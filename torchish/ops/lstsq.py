@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from ..autograd.graph import node_class
 from .._tensor import Tensor
 from .decomp import RESULTS, _batch_broadcast, _mH, _mm, autocast_inputs, check_matrix, svdvals
 from .elementwise import linalg_castable_out
@@ -146,9 +147,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
                            f"dtype {_dtype.scalar_type_name(A.dtype)} and other's dtype "
                            f"{_dtype.scalar_type_name(B.dtype)}")
+    if B.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if not 0 <= A.ndim - B.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and (input.dim() - "
+                           "other.dim()) <= 1")
     vector = B.ndim == A.ndim - 1
     if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size({-1 if vector else -2})")
     m, n = A.shape[-2:]
     rtol = float(rcond) if rcond is not None else float(np.finfo(A.dtype.to_real().np).eps) * max(m, n)
     X = apply(_LSTSQ, (A, B), vector=vector, rtol=rtol)
@@ -164,6 +170,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if m > n and driver != "gelsy" and (driver == "gels" or bool((np.asarray(rank._d) == n).all())):
         from .linalg import matmul
         r = arith.sub(matmul(A, S.unsqueeze(X, -1) if vector else X), S.unsqueeze(B, -1) if vector else B)
-        residuals = R.sum(arith.mul(unary.abs(r), unary.abs(r)), -2)
-        residuals = S.squeeze(residuals, -1) if vector else residuals
-    return RESULTS["linalg_lstsq"](X, residuals, rank, sv)
+        residuals = R.sum(arith.mul(unary.abs(r), unary.abs(r)), -2)  # (a vector's too: one column of them)
+    return RESULTS["linalg_lstsq"](X, _shown_as_lstsq(residuals), rank, sv)
+
+
+def _shown_as_lstsq(residuals):
+    """The residuals are an output of PyTorch's LinalgLstsqBackward0 node: the top node of torchish's composite
+    (the residuals computed from the solution) is shown under that name; its gradients are the composite's."""
+    node = residuals._grad_fn
+    if node is not None:
+        node.__class__ = node_class(type(node).__base__, "LinalgLstsqBackward0")
+    return residuals

@@ -135,17 +135,18 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == "fro":
         return stats.vector_norm(A, 2, (d0, d1), keepdim)
     if ord == "nuc" or ord in (2, -2):
-        sv = svdvals(reorder.movedim(A, (d0, d1), (-2, -1)))
+        # PyTorch's graph: the two dims permuted to the end, reduced (kept as one), put back by the inverse permutation
+        perm = tuple(d for d in range(A.ndim) if d not in (d0, d1)) + (d0, d1)
+        sv = svdvals(reorder.permute(A, perm))
         if ord == "nuc":
-            res = R.sum(sv, -1)
+            res = R.sum(sv, -1, keepdim)
         elif ord == 2 and sv.shape[-1] == 0:  # PyTorch: the 2-norm of an empty matrix is a constant 0 (-2 raises)
             from .creation import zeros
-            res = zeros(tuple(sv.shape[:-1]), dtype=sv.dtype)
+            res = zeros(tuple(sv.shape[:-1]) + (1,) * keepdim, dtype=sv.dtype)
         else:
-            res = (extrema.amax if ord == 2 else extrema.amin)(sv, -1)
+            res = (extrema.amax if ord == 2 else extrema.amin)(sv, -1, keepdim)
         if keepdim:
-            for d in sorted((d0, d1)):
-                res = S.unsqueeze(res, d)
+            res = reorder.permute(S.unsqueeze(res, -1), tuple(perm.index(d) for d in range(A.ndim)))
         return res
     if ord in (1, -1, float("inf"), float("-inf")):
         sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)

@@ -305,7 +305,7 @@ def _left_only(left=True, **_):
 
 COLUMN_MAJOR.update({  # op name -> the indices of its column-major outputs, or a function of its static arguments
     "linalg_inv_ex": (0,), "linalg_solve_ex": _left_only, "linalg_lu_solve": _left_only,
-    "linalg_solve_triangular": (0,), "triangular_solve": (0,), "cholesky_solve": (0,), "cholesky_inverse": (0,),
+    "linalg_solve_triangular": (0,), "triangular_solve": (0, 1), "cholesky_solve": (0,), "cholesky_inverse": (0,),
     "linalg_lu_factor_ex": (0,), "linalg_ldl_factor_ex": (0,), "linalg_cholesky_ex": (0,), "cholesky": (0,),
     "linalg_qr": (0, 1), "linalg_svd": (0, 2), "linalg_eigh": (1,), "linalg_eig": (1,), "geqrf": (0,),
     "linalg_householder_product": (0,), "ormqr": (0,), "linalg_ldl_solve": (0,)})

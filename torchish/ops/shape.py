@@ -22,7 +22,7 @@ from . import inplace as _ip, parser_errors
 from .elementwise import require_tensor
 from .inplace import layout_rule
 from . import registry as _registry
-from .registry import apply, defop
+from .registry import apply, defop, overload
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
@@ -224,6 +224,7 @@ def _is_view(self):
 # view / reshape
 
 _VIEW = defop("view", lambda x, *, shape: jnp.reshape(x, shape), view=True, linear=True, grad_name="ViewBackward0")
+_RESHAPE_ALIAS = overload(_VIEW, "ReshapeAliasBackward0")
 _UNSAFE_VIEW = defop("unsafe_view", lambda x, *, shape: jnp.reshape(x, shape), linear=True,
                      grad_name="UnsafeViewBackward0")
 _ALIAS = defop("alias", lambda x: x, view=True, linear=True, grad_name="AliasBackward0")
@@ -449,7 +450,8 @@ def reshape(input, *args, shape=None):
     old_shape, old_st, _ = _ip.layout(input)
     if _ip.view_strides(old_shape, old_st, shape) is None:
         return apply(_UNSAFE_VIEW, (input,), shape=shape)   # a copy, as in PyTorch
-    return apply(_VIEW, (input,), shape=shape)
+    # PyTorch views a contiguous tensor (ViewBackward0), any other it can by _reshape_alias (ReshapeAliasBackward0)
+    return apply(_VIEW if _ip.is_contiguous(old_shape, old_st) else _RESHAPE_ALIAS, (input,), shape=shape)
 
 
 def view_as(self, other):

@@ -2,7 +2,8 @@
 output), with their values and gradients: composites named after PyTorch's top node (cond's squeeze or nan_to_num,
 vander's cat, matrix_norm's permute back, lstsq's residuals), ops PyTorch records as one node (lu_unpack's L and
 U, triangular_solve's copy of A, block_diag), reshape's ReshapeAliasBackward0 for a non-contiguous input (tensorinv),
-vecdot of two vectors as vdot (the cases a survey of PyTorch's OpInfo samples found differing)."""
+vecdot of two vectors as vdot; and tensordot's size-1 contracted dims, which PyTorch broadcasts (the cases a survey
+of PyTorch's OpInfo samples found differing)."""
 import math
 import re
 
@@ -115,6 +116,49 @@ def test_reshape_of_a_non_contiguous_view_is_reshape_alias():
     ref, got = run_both(run)
     assert got[0] == ref[0]
     np.testing.assert_array_equal(got[1].numpy(), ref[1].numpy())
+
+
+TENSORDOT = [
+    ((1, 1, 1), (2, 1, 2), ([0, 1], [2, 0])),
+    ((1, 3), (2, 3), ([0], [0])),
+    ((2, 3), (1, 3), ([0], [0])),
+    ((1, 1), (2, 1), ([0, 1], [0, 1])),
+    ((3, 2), (1, 2), 1),
+    ((2, 2), (2, 1), ([0, 1], [1, 0])),
+    ((0, 3), (1, 2), ([0], [0])),
+    ((1, 2), (2, 1, 2), ([0, -1], [0, 2])),
+]
+
+
+@pytest.mark.parametrize("sa, sb, dims", TENSORDOT)
+def test_tensordot_broadcasts_size_one_contracted_dims(sa, sb, dims):
+    check(lambda L, a, b: L.tensordot(a, b, dims=dims),
+          [arr(*sa, dtype=np.float64), arr(*sb, seed=1, dtype=np.float64)])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16", "complex64"])
+def test_tensordot_broadcast_keeps_the_dtype(dtype):
+    def run(L):
+        dt = getattr(L, dtype)
+        return L.tensordot(L.ones(1, 3, dtype=dt), L.ones(2, 3, dtype=dt), dims=([0], [0]))
+    ref, got = run_both(run)
+    assert str(got.dtype) == str(ref.dtype) and tuple(got.shape) == tuple(ref.shape)
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize("sa, sb, dims, dtype", [
+    ((2, 3), (3, 3), ([0], [0]), "float32"),      # mismatched sizes, neither 1
+    ((1, 3), (2, 4), ([0, 1], [0, 1]), "float32"),
+    ((2, 2), (2, 2), ([0, 1], [1, 1]), "float32"),  # a dim listed twice
+    ((1, 2), (2, 2), ([0, 0], [1, 0]), "float32"),
+    ((2, 2), (1, 2), ([0, -2], [0, 1]), "float32"),
+    ((2, 3), (2, 3), ([0, 5], [0, 1]), "float32"),  # out of range: IndexError
+    ((1, 2), (2, 1), 1, "bool"),                  # PyTorch's dot / mm kernels have no bool version
+    ((1, 3), (2, 3), ([0], [0]), "bool"),
+], ids=["sizes", "sizes2", "repeated-b", "repeated-a", "repeated-wrapped", "range", "bool-dot", "bool-mm"])
+def test_tensordot_refusals(sa, sb, dims, dtype):
+    check_raises(lambda L: L.tensordot(L.ones(sa, dtype=getattr(L, dtype)), L.ones(sb, dtype=getattr(L, dtype)),
+                                       dims=dims))
 
 
 def test_cond_edge_cases():

@@ -448,19 +448,32 @@ def tensordot(a, b, dims=2, out=None):
     if a.dtype is not b.dtype:
         raise RuntimeError("both inputs should have same dtype")
     from .._tensor import wrap_dim
+    from .reduce import sum as _sum
     for i, j in zip(da, db):
         sa, sb = a.shape[wrap_dim(i, a.ndim)], b.shape[wrap_dim(j, b.ndim)]
-        if sa != sb:
+        # PyTorch broadcasts a contracted dim of size 1: the other operand is summed over its dim (kept as size 1;
+        # ``a``'s is, when both are 1, as in PyTorch's graph)
+        if sb == 1:
+            a = _sum(a, wrap_dim(i, a.ndim), True, dtype=a.dtype)
+        elif sa == 1:
+            b = _sum(b, wrap_dim(j, b.ndim), True, dtype=b.dtype)
+        elif sa != sb:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} in dim {i} and second "
                                f"has size {sb} in dim {j}")
     axes = (tuple(wrap_dim(i, a.ndim) for i in da), tuple(wrap_dim(j, b.ndim) for j in db))
+    for t, ax in zip((a, b), axes):
+        repeated = [d for d in ax if ax.count(d) > 1]
+        if repeated:
+            raise RuntimeError(f"dim {repeated[0]} appears multiple times in the list of dims")
     # PyTorch: mm(a.permute(free + contracted).reshape(m, k), b.permute(contracted + free).reshape(k, n))
     free_a = tuple(i for i in range(a.ndim) if i not in axes[0])
     free_b = tuple(j for j in range(b.ndim) if j not in axes[1])
+    m, n = math.prod(a.shape[i] for i in free_a), math.prod(b.shape[j] for j in free_b)
     k = math.prod(a.shape[i] for i in axes[0])
-    copies = "0" if copied_by_reshape(a, None, (math.prod(a.shape[i] for i in free_a), k),
-                                      perm=free_a + axes[0]) else ""
-    if copied_by_reshape(b, None, (k, math.prod(b.shape[j] for j in free_b)), perm=axes[1] + free_b):
+    vectors = m == 1 and n == 1  # (PyTorch's product is then a dot, else an mm: their kernels' dtype errors)
+    _same_dtype(a, b, "dot" if vectors else "mm", "dot" if vectors else "addmm_impl_cpu_")
+    copies = "0" if copied_by_reshape(a, None, (m, k), perm=free_a + axes[0]) else ""
+    if copied_by_reshape(b, None, (k, n), perm=axes[1] + free_b):
         copies += "1"
     return out_structured(apply(_TENSORDOT[copies], (a, b), axes=axes), out, "tensordot")
 

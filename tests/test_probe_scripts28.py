@@ -2,9 +2,7 @@
 synthetic data, compared with torch 2.13 by ``assert_script_matches`` (tests/oracle.py): DQN (namedtuple
 transitions in a deque replayed with ``random.sample``, ``gather``, next-state values written through a bool mask,
 SmoothL1Loss, ``clip_grad_value_``, AdamW(amsgrad) and the target net's soft update through ``load_state_dict``),
-char-RNN name classification and generation (unicode-to-ASCII names, one-hot letters by hand, manual
-``p.data.add_(p.grad.data, alpha=-lr)`` updates, ``topk`` categories, a confusion matrix, generation with dropout
-sampled by ``multinomial`` under a seed), transfer learning (a replaced head, frozen parameters,
+transfer learning (a replaced head, frozen parameters,
 ``set_grad_enabled(phase == 'train')``, StepLR, the best weights kept by ``copy.deepcopy(state_dict())``), the
 pruning tutorial (random/l1/ln structured pruning, the PruningContainer history, global pruning, a custom
 BasePruningMethod, ``prune.identity``/``random_structured``/``remove``) and DCGAN (``weights_init`` applied by class
@@ -14,9 +12,8 @@ programs: Tensor Attributes (the promotion table, in-place casts and their error
 Tensor Views, Serialization semantics (views saved together stay views), autograd's saved tensors and complex
 gradients.
 
-Nothing in these programs differed from PyTorch's results. The names in the char-RNN program all have five
-letters: the engine compiles one backward program per graph shape, and a name per length made this file's XLA
-compiles several times longer without reaching more of the library.
+Nothing in these programs differed from PyTorch's results. The char-RNN name classification and generation
+program is test_probe_scripts22's ``char_rnn_classify_and_generate`` (the two files' copies merged there).
 """
 import copy
 import importlib
@@ -152,195 +149,6 @@ def case_dqn_namedtuple_replay(lib):
     means = lib.cat((lib.zeros(1), means))
     return (losses, durations, means, dict(target_net.state_dict()), steps_done,
             optimizer.state_dict()["state"][0]["max_exp_avg_sq"])
-
-
-def case_char_rnn_classify_and_generate(lib):
-    """Char-RNN name classification (unicodedata to ASCII, one-hot letters set by chained indexing, an RNN of
-    Linear layers with LogSoftmax, topk categories, manual ``p.data.add_(p.grad.data, alpha=-lr)`` updates, a
-    normalised confusion matrix) and generation (category + letter + hidden concatenated, dropout,
-    ``Tensor([0])`` loss accumulated in place, ``LongTensor`` targets ``unsqueeze_``d, greedy topk and seeded
-    multinomial sampling)."""
-    import string, unicodedata
-    nn = lib.nn
-    all_letters = string.ascii_letters + " .,;'"
-    n_letters = len(all_letters)
-
-    def unicodeToAscii(s):
-        return ''.join(c for c in unicodedata.normalize('NFD', s)
-                       if unicodedata.category(c) != 'Mn' and c in all_letters)
-
-    category_lines = {"Czech": ["Novák", "Černý"], "French": ["Fèvre", "Godin"], "Irish": ["O'Dea", "Kelly"]}
-    all_categories = list(category_lines)
-    n_categories = len(all_categories)
-    category_lines = {k: [unicodeToAscii(s) for s in v] for k, v in category_lines.items()}
-
-    def letterToIndex(letter):
-        return all_letters.find(letter)
-
-    def letterToTensor(letter):
-        tensor = lib.zeros(1, n_letters)
-        tensor[0][letterToIndex(letter)] = 1
-        return tensor
-
-    def lineToTensor(line):
-        tensor = lib.zeros(len(line), 1, n_letters)
-        for li, letter in enumerate(line):
-            tensor[li][0][letterToIndex(letter)] = 1
-        return tensor
-
-    res = {"ascii": category_lines, "J": letterToTensor('J').nonzero(), "Jones": lineToTensor('Jones').size()}
-
-    class RNN(nn.Module):
-        def __init__(self, input_size, hidden_size, output_size):
-            super().__init__()
-            self.hidden_size = hidden_size
-            self.i2h = nn.Linear(input_size, hidden_size)
-            self.h2h = nn.Linear(hidden_size, hidden_size)
-            self.h2o = nn.Linear(hidden_size, output_size)
-            self.softmax = nn.LogSoftmax(dim=1)
-
-        def forward(self, input, hidden):
-            hidden = lib.nn.functional.tanh(self.i2h(input) + self.h2h(hidden))
-            output = self.h2o(hidden)
-            output = self.softmax(output)
-            return output, hidden
-
-        def initHidden(self):
-            return lib.zeros(1, self.hidden_size)
-
-    n_hidden = 8
-    rnn = _init(lib, RNN(n_letters, n_hidden, n_categories))
-    input = lineToTensor('Albert')
-    hidden = lib.zeros(1, n_hidden)
-    output, next_hidden = rnn(input[0], hidden)
-    res["out0"] = output
-
-    def categoryFromOutput(output):
-        top_n, top_i = output.topk(1)
-        category_i = top_i[0].item()
-        return all_categories[category_i], category_i
-
-    res["cat0"] = categoryFromOutput(output)
-    criterion = nn.NLLLoss()
-    learning_rate = 0.05
-
-    def train(category_tensor, line_tensor):
-        hidden = rnn.initHidden()
-        rnn.zero_grad()
-        for i in range(line_tensor.size()[0]):
-            output, hidden = rnn(line_tensor[i], hidden)
-        loss = criterion(output, category_tensor)
-        loss.backward()
-        for p in rnn.parameters():
-            p.data.add_(p.grad.data, alpha=-learning_rate)
-        return output, loss.item()
-
-    losses = []
-    for it in range(6):
-        category = all_categories[it % n_categories]
-        line = category_lines[category][(it // n_categories) % 2]
-        category_tensor = lib.tensor([all_categories.index(category)], dtype=lib.long)
-        output, loss = train(category_tensor, lineToTensor(line))
-        guess, guess_i = categoryFromOutput(output)
-        losses.append((loss, guess, '✓' if guess == category else '✗ (%s)' % category))
-    res["train"] = losses
-    confusion = lib.zeros(n_categories, n_categories)
-    for category in all_categories:
-        for line in category_lines[category]:
-            hidden = rnn.initHidden()
-            lt = lineToTensor(line)
-            for i in range(lt.size()[0]):
-                output, hidden = rnn(lt[i], hidden)
-            guess, guess_i = categoryFromOutput(output)
-            confusion[all_categories.index(category)][guess_i] += 1
-    for i in range(n_categories):
-        confusion[i] = confusion[i] / confusion[i].sum()
-    res["confusion"] = confusion
-
-    # generation: the conditional char-RNN with dropout, sampled with multinomial / topk
-    class GenRNN(nn.Module):
-        def __init__(self, input_size, hidden_size, output_size):
-            super().__init__()
-            self.hidden_size = hidden_size
-            self.i2h = nn.Linear(n_categories + input_size + hidden_size, hidden_size)
-            self.i2o = nn.Linear(n_categories + input_size + hidden_size, output_size)
-            self.o2o = nn.Linear(hidden_size + output_size, output_size)
-            self.dropout = nn.Dropout(0.1)
-            self.softmax = nn.LogSoftmax(dim=1)
-
-        def forward(self, category, input, hidden):
-            input_combined = lib.cat((category, input, hidden), 1)
-            hidden = self.i2h(input_combined)
-            output = self.i2o(input_combined)
-            output_combined = lib.cat((hidden, output), 1)
-            output = self.o2o(output_combined)
-            output = self.dropout(output)
-            output = self.softmax(output)
-            return output, hidden
-
-        def initHidden(self):
-            return lib.zeros(1, self.hidden_size)
-
-    gen = _init(lib, GenRNN(n_letters, n_hidden, n_letters + 1), scale=0.3)
-    lib.manual_seed(5)
-
-    def categoryTensor(category):
-        li = all_categories.index(category)
-        tensor = lib.zeros(1, n_categories)
-        tensor[0][li] = 1
-        return tensor
-
-    def targetTensor(line):
-        letter_indexes = [all_letters.find(line[li]) for li in range(1, len(line))]
-        letter_indexes.append(n_letters - 1 + 1)
-        return lib.LongTensor(letter_indexes)
-
-    criterion = nn.NLLLoss()
-    gen_losses = []
-    for category in all_categories:
-        line = category_lines[category][0]
-        category_tensor, input_line_tensor = categoryTensor(category), lineToTensor(line)
-        target_line_tensor = targetTensor(line).unsqueeze_(-1)
-        hidden = gen.initHidden()
-        gen.zero_grad()
-        loss = lib.Tensor([0])
-        for i in range(input_line_tensor.size(0)):
-            output, hidden = gen(category_tensor, input_line_tensor[i], hidden)
-            l = criterion(output, target_line_tensor[i])
-            loss += l
-        loss.backward()
-        for p in gen.parameters():
-            p.data.add_(p.grad.data, alpha=-0.05)
-        gen_losses.append(loss.item() / input_line_tensor.size(0))
-    res["gen_losses"] = gen_losses, loss
-
-    def sample(category, start_letter='A', max_length=6, greedy=False):
-        with lib.no_grad():
-            category_tensor = categoryTensor(category)
-            input = lineToTensor(start_letter)
-            hidden = gen.initHidden()
-            output_name = start_letter
-            for i in range(max_length):
-                output, hidden = gen(category_tensor, input[0], hidden)
-                if greedy:
-                    topv, topi = output.topk(1)
-                    topi = topi[0][0]
-                else:
-                    topi = lib.multinomial(output.exp(), 1)[0][0]
-                if topi == n_letters:
-                    break
-                else:
-                    letter = all_letters[topi]
-                    output_name += letter
-                input = lineToTensor(letter)
-            return output_name
-
-    gen.eval()
-    res["greedy"] = [sample(c, s, greedy=True) for c, s in zip(all_categories, "DLK")]
-    gen.train()
-    res["sampled"] = [sample(c, s) for c, s in zip(all_categories, "DLK")]
-    res["r"] = lib.rand(2)
-    return res
 
 
 def case_transfer_learning_freeze(lib):

@@ -7,7 +7,8 @@ jacobians by vmap and by summing the batch, ``has_aux``), forward-mode AD (a cus
 parameters set on a module, ``functional_call`` with duals, ``func.jvp``/``linearize``), custom autograd Functions
 from "Extending PyTorch" (``mark_non_differentiable``, ``set_materialize_grads(False)``, ``once_differentiable``
 with ``needs_input_grad``, ``mark_dirty``, double backward through a saved result), the "Fusing Convolution and
-Batch Norm" tutorial (the fused custom Function checked by ``gradcheck`` and trained in a module), "Extending torch
+Batch Norm" tutorial (the fused custom Function checked by ``gradcheck`` and trained in a small net beside
+Conv2d + BatchNorm2d; test_probe_scripts22's copy merged in), "Extending torch
 Python API" (ScalarTensor with HANDLED_FUNCTIONS and a logging Tensor subclass calling
 ``super().__torch_function__``), the Python custom-operator tutorial (``library.custom_op`` with
 ``register_fake``/``register_autograd``, a mutating op, ``opcheck``), and ``format()`` of a vector as the
@@ -17,8 +18,8 @@ Nothing in these programs differed from PyTorch's results. (The ScalarTensor par
 was defined until a duck class's own statement turned torchish's dispatch on: tests/test_torch_function_ducktype.py.)
 The Bi-LSTM CRF tutorial is test_probe_scripts22's ``bilstm_crf_tagger``.
 Left out for time: the neural-tangent-kernel tutorial (``vmap(vmap(vjp/jvp))`` over a CNN's functional_call:
-it matches, in ~40 s of XLA compiles) and the Conv2D/BatchNorm Functions' separate gradchecks of the fusion
-tutorial (they match; the fused one covers their code).
+it matches, in ~40 s of XLA compiles) and the fusion tutorial's separate Conv2D/BatchNorm Functions and their
+gradchecks (they match; the fused one covers their code).
 """
 import functools
 import importlib
@@ -376,26 +377,16 @@ def case_custom_function_ctx_flags(lib):
 def case_fuse_conv_bn_custom_function(lib):
     """"Fusing Convolution and Batch Norm using Custom Function": the convolution backward by
     conv2d/conv_transpose2d, the batch-norm backward by hand, the fused Function (in-place ``sub_``/``div_`` on
-    its output) checked by gradcheck in float64, and a FusedConvBN module with kaiming_uniform_ weights."""
+    its output) checked by gradcheck in float64, and a FusedConvBN module with kaiming_uniform_ weights trained by
+    Adadelta in a small net beside the same net of Conv2d + BatchNorm2d (losses, the fused weight's gradient)."""
     F = lib.nn.functional
+    nn = lib.nn
+    lib.manual_seed(0)
 
     def convolution_backward(grad_out, X, weight):
         grad_input = F.conv2d(X.transpose(0, 1), grad_out.transpose(0, 1)).transpose(0, 1)
         grad_X = F.conv_transpose2d(grad_out, weight)
         return grad_X, grad_input
-
-    class Conv2D(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, X, weight):
-            ctx.save_for_backward(X, weight)
-            return F.conv2d(X, weight)
-
-        @staticmethod
-        def backward(ctx, grad_out):
-            X, weight = ctx.saved_tensors
-            return convolution_backward(grad_out, X, weight)
-
-    res = []
 
     def unsqueeze_all(t):
         return t[None, :, None, None]
@@ -415,29 +406,6 @@ def case_fuse_conv_bn_custom_function(lib):
         grad_input += grad_out
         grad_input /= unsqueeze_all(sqrt_var + eps)
         return grad_input
-
-    class BatchNorm(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, X, eps=1e-3):
-            sum = X.sum(dim=(0, 2, 3))
-            var = X.var(unbiased=True, dim=(0, 2, 3))
-            N = X.numel() / X.size(1)
-            sqrt_var = lib.sqrt(var)
-            ctx.save_for_backward(X)
-            ctx.eps = eps
-            ctx.sum = sum
-            ctx.N = N
-            ctx.sqrt_var = sqrt_var
-            mean = sum / N
-            denom = sqrt_var + eps
-            out = X - unsqueeze_all(mean)
-            out /= unsqueeze_all(denom)
-            return out
-
-        @staticmethod
-        def backward(ctx, grad_out):
-            X, = ctx.saved_tensors
-            return batch_norm_backward(grad_out, X, ctx.sum, ctx.sqrt_var, ctx.N, ctx.eps), None
 
     class FusedConvBN2DFunction(lib.autograd.Function):
         @staticmethod
@@ -467,15 +435,15 @@ def case_fuse_conv_bn_custom_function(lib):
             grad_X, grad_input = convolution_backward(grad_out, X, conv_weight)
             return grad_X, grad_input, None, None, None, None, None
 
-    weight = _data(lib, 4, 3, 3, 3, seed=2, dtype=lib.double).requires_grad_()
-    X = _data(lib, 2, 3, 4, 4, seed=3, dtype=lib.double).requires_grad_()
-    res.append(lib.autograd.gradcheck(FusedConvBN2DFunction.apply, (X, weight)))
+    weight = lib.rand(3, 2, 2, 2, requires_grad=True, dtype=lib.double)
+    X = lib.rand(2, 2, 3, 3, requires_grad=True, dtype=lib.double)
+    ok = lib.autograd.gradcheck(FusedConvBN2DFunction.apply, (X, weight))
 
-    class FusedConvBN(lib.nn.Module):
+    class FusedConvBN(nn.Module):
         def __init__(self, in_channels, out_channels, kernel_size, exp_avg_factor=0.1, eps=1e-3):
             super().__init__()
             weight_shape = (out_channels, in_channels, kernel_size, kernel_size)
-            self.conv_weight = lib.nn.Parameter(lib.empty(*weight_shape))
+            self.conv_weight = nn.Parameter(lib.empty(*weight_shape))
             self.eps = eps
             self.reset_parameters()
 
@@ -483,14 +451,46 @@ def case_fuse_conv_bn_custom_function(lib):
             return FusedConvBN2DFunction.apply(X, self.conv_weight, self.eps)
 
         def reset_parameters(self) -> None:
-            lib.nn.init.kaiming_uniform_(self.conv_weight, a=math.sqrt(5))
+            nn.init.kaiming_uniform_(self.conv_weight, a=math.sqrt(5))
 
-    lib.manual_seed(7)
-    m = FusedConvBN(3, 4, 3)
-    out = m(_data(lib, 2, 3, 5, 5, seed=4))
-    (out * _data(lib, *out.shape, seed=5)).sum().backward()
-    res.append((out, m.conv_weight.grad))
-    return res
+    class Net(nn.Module):
+        def __init__(self, fused=True):
+            super().__init__()
+            self.fused = fused
+            if fused:
+                self.convbn1 = FusedConvBN(1, 4, 3)
+            else:
+                self.conv1 = nn.Conv2d(1, 4, 3, bias=False)
+                self.bn1 = nn.BatchNorm2d(4, affine=False, track_running_stats=False)
+            self.fc1 = nn.Linear(4 * 3 * 3, 5)
+
+        def forward(self, x):
+            if self.fused:
+                x = self.convbn1(x)
+            else:
+                x = self.bn1(self.conv1(x))
+            x = F.relu(x)
+            x = F.max_pool2d(x, 2)
+            x = lib.flatten(x, 1)
+            return F.log_softmax(self.fc1(x), dim=1)
+
+    data = lib.randn(6, 1, 8, 8)
+    target = lib.randint(0, 5, (6,))
+    out = []
+    for fused in (True, False):
+        lib.manual_seed(3)
+        model = Net(fused)
+        opt = lib.optim.Adadelta(model.parameters(), lr=1.0)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = F.nll_loss(model(data), target)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        conv_weight = model.convbn1.conv_weight if fused else model.conv1.weight
+        out.append((losses, model.fc1.weight.grad, conv_weight.grad))
+    return ok, out, lib.rand(2)
 
 
 def case_torch_function_scalar_tensor(lib):

@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from oracle import formula_init, needs_avx512_torch, needs_torch, same_error, script_test, torch, torchish
+from oracle import formula_init, needs_avx512_fp16_torch, needs_torch, same_error, script_test, torch, torchish
 
 NAMES = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"]
 SPECIAL = [0.0, -0.0, 1.0, 0.3, -2.5, 447.9, 448.0, 449.0, 464.0, 465.0, 480.0, 1000.0, -1000.0, 57344.0, 61440.0,
@@ -103,7 +103,7 @@ def case_storage_ops(lib):
             x.index_select(0, lib.tensor([5, 0])), x.masked_select(x == x), m.diagonal(), lib.diag_embed(x[:2]),
             lib.diag(x[:3]), x.unfold(0, 2, 2), lib.where(x == x, x, lib.tensor(0.0, dtype=d)),
             lib.where(x == x, x, 1000.0), x.view(lib.int8).view(d), x[:4].view(lib.int16).view(d),
-            lib.block_diag(m, m) if n != "float8_e8m0fnu" else m,
+            lib.block_diag(m, m), lib.block_diag(m, m[:1]),
             lib.nn.functional.embedding(lib.tensor([1, 0]), m),
             lib.nn.functional.pad(x, (1, 2)) if n != "float8_e8m0fnu" else x, x.detach(), x.conj(), x.real)]
         out += [x.isnan(), x.any(), x.all(), x == x, x != 0, x == 0.3, x.sum(dtype=lib.float32),
@@ -254,7 +254,7 @@ def case_complex32_dtype(lib):
             [repr(lib.promote_types(c, d)) for d in others], [repr(lib.promote_types(d, c)) for d in others]]
 
 
-test_script_matches_torch = script_test(globals(), avx512={
+test_script_matches_torch = script_test(globals(), avx512_fp16={
     "scaled_mm": "_scaled_mm's accepted scale dtypes (another implementation validates it)"})
 
 
@@ -330,7 +330,7 @@ def test_float8_errors_match_torch(op, name):
     """PyTorch's NotImplementedError for the kernels its CPU build lacks, its promotion errors, its overflow errors
     for numbers written into float8, and NumPy's refusal: the same exception type and message."""
     if op in ("scaled_mm_out", "scaled_mm_shape"):
-        needs_avx512_torch("_scaled_mm's checks (another implementation validates it)")
+        needs_avx512_fp16_torch("_scaled_mm's checks (another implementation validates it)")
     same_error(lambda lib: ERRORS[op](lib, lib.tensor([[1.0, 2.0], [0.5, 4.0]]).to(getattr(lib, name))))
 
 

@@ -31,7 +31,7 @@ _MM_OPS = frozenset(m + s for m in _MM for s in ("", "_copy0", "_copy01", "_copy
                                                                                          "linear_nobias"}
 # the ops that compute a float8 result: in float32, rounded once as PyTorch's float8 constructors round
 COMPUTES = _MM_OPS | {"mul", "outer"}
-BITWISE = frozenset({"diag_embed"})  # (ops that place values among zeros: run on the bits)
+BITWISE = frozenset({"diag_embed", "block_diag"})  # (ops that place values among zeros: run on the bits)
 
 # registry ops that PyTorch runs on float8 tensors: storage, views, copies, indexing, joins and the few kernels above
 ALLOWED = COMPUTES | frozenset({
@@ -43,7 +43,7 @@ ALLOWED = COMPUTES | frozenset({
     "split_with_sizes_copy", "unsafe_split", "unsafe_split_with_sizes", "unbind", "unbind_copy", "narrow",
     "narrow_copy", "select", "select_copy", "slice_copy", "as_strided", "as_strided_copy", "unfold", "unfold_copy",
     "diagonal", "diagonal_copy", "diag_embed", "detach_copy", "cat", "stack", "repeat", "roll", "constant_pad_nd",
-    "conj_physical", "where", "embedding", "bincount", "real", "scaled_mm",
+    "conj_physical", "where", "embedding", "bincount", "real", "scaled_mm", "block_diag",
 })
 
 # reductions and scans whose ``dtype=`` casts the input first (a float8 input then reaches no float8 kernel)

@@ -38,6 +38,27 @@ def needs_avx512_torch(what):
                     "kernels, which torchish follows")
 
 
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), None)
+    except OSError:
+        return None
+
+
+CPU_FLAGS = _cpu_flags()  # (None where the host does not say)
+
+
+def needs_avx512_fp16_torch(what):
+    """Skip the calling check where PyTorch's kernels cannot use AVX-512 FP16 (an Intel Sapphire Rapids class CPU,
+    which torchish was matched on): without it PyTorch's float16 products (oneDNN) accumulate in another order and
+    ``_scaled_mm`` runs another implementation, with other checks and messages (seen on an AMD EPYC with AVX-512
+    but no FP16). ``what`` says which result differs."""
+    needs_avx512_torch(what)
+    if CPU_FLAGS is not None and "avx512_fp16" not in CPU_FLAGS:
+        pytest.skip(f"this CPU has no AVX-512 FP16, where {what} differs from PyTorch's kernels that torchish follows")
+
+
 def arr(*shape, seed=0, lo=-1.0, hi=1.0, dtype=np.float32):
     """Deterministic inputs from numpy (never from a framework's RNG)."""
     rng = np.random.default_rng(seed)
@@ -370,18 +391,21 @@ def assert_script_matches(fn, torch_may_raise=True):
     assert_same(ref[1], got[1])
 
 
-def script_test(namespace, avx512=None):
+def script_test(namespace, avx512=None, avx512_fp16=None):
     """A probe-script module's test: ``test_script_matches_torch`` parametrized over the module's ``case_*``
-    functions (defined above the call), each checked by :func:`assert_script_matches`. ``avx512`` maps the names
-    of cases whose PyTorch results depend on the host's ISA to what differs (see :func:`needs_avx512_torch`)."""
+    functions (defined above the call), each checked by :func:`assert_script_matches`. ``avx512`` (and
+    ``avx512_fp16``) map the names of cases whose PyTorch results depend on the host's ISA to what differs (see
+    :func:`needs_avx512_torch`, :func:`needs_avx512_fp16_torch`)."""
     cases = {name[5:]: fn for name, fn in sorted(namespace.items()) if name.startswith("case_")}
-    avx512 = avx512 or {}
+    avx512, avx512_fp16 = avx512 or {}, avx512_fp16 or {}
 
     @needs_torch
     @pytest.mark.parametrize("name", sorted(cases))
     def test_script_matches_torch(name):
         if name in avx512:
             needs_avx512_torch(avx512[name])
+        if name in avx512_fp16:
+            needs_avx512_fp16_torch(avx512_fp16[name])
         assert_script_matches(cases[name], torch_may_raise="raise" in name)
     return test_script_matches_torch
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import arr, assert_same, needs_avx512_torch, needs_torch, torch
+from oracle import arr, assert_same, needs_avx512_fp16_torch, needs_torch, torch
 
 
 def _ins(*shapes, scale=1.0):
@@ -76,7 +76,7 @@ def _leaves(lib, dtype, inputs, nograd):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_half_matches_torch(name, dtype):
     if name == "mha_weights" and dtype == "float16":
-        needs_avx512_torch("the float16 attention weights' accumulation order")
+        needs_avx512_fp16_torch("the float16 attention weights' accumulation order")
     fn, inputs, nograd = CASES[name]
     results = []
     before = torchish.get_num_threads()

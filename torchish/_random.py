@@ -54,6 +54,12 @@ def _key_kernel():
     return jax.jit(k)
 
 
+def _seed_array(seed):
+    """The stream state ``manual_seed(seed)`` gives, on the device: a copy of the host array (a transfer; the
+    ``jnp.asarray`` it replaces compiled a conversion program at import)."""
+    return jax.device_put(mt.seed_state(seed), may_alias=False)
+
+
 class Generator:
     """``torchish.Generator(device='cpu')``: an independent random stream, passed as ``generator=`` to samplers.
 
@@ -79,14 +85,14 @@ class Generator:
                 raise RuntimeError(f"Cannot get {self.device.type.upper()} generator without ATen_{self.device.type} "
                                    "library.") from e
         self._seed = _DEFAULT_SEED
-        self._state = Tensor._make(jnp.asarray(mt.seed_state(self._seed)))
+        self._state = Tensor._make(_seed_array(self._seed))
         self._state._is_rng_key = True  # one stream for every device: torchish.compile moves it to the program's
 
     def manual_seed(self, seed):
         """Reset the stream to the one ``seed`` starts; returns the generator."""
         seed = _check_seed(seed)
         self._seed = seed
-        self._set_state(jnp.asarray(mt.seed_state(seed)))
+        self._set_state(_seed_array(seed))
         return self
 
     def seed(self):

@@ -22,8 +22,8 @@ from . import _state
 from .policy import BANNED_MESSAGE, FP32, LOWER, POLICY, PROMOTE
 
 _F32 = _dtype.float32
-_F32_NP = jnp.zeros((), jnp.float32).dtype
-_ELIGIBLE = frozenset(jnp.zeros((), d.np).dtype for d in (_dtype.float16, _dtype.bfloat16, _dtype.float32))
+_F32_NP = jnp.dtype(jnp.float32)
+_ELIGIBLE = frozenset(jnp.dtype(d.np) for d in (_dtype.float16, _dtype.bfloat16, _dtype.float32))
 
 
 def cast_args(name, args):

@@ -137,7 +137,8 @@ def _aval_key(v):
     return t if v is not None else None
 
 
-ARRAY_TYPE = type(jnp.zeros(()))  # the concrete jax.Array class (the lowered backward reads avals this way too)
+ARRAY_TYPE = type(jax.device_put(np.zeros((), np.float32)))  # the concrete jax.Array class (the lowered backward
+# reads avals this way too; a transfer, where jnp.zeros compiled a program at import)
 
 
 def _abstract(v):

@@ -24,6 +24,7 @@ from collections import OrderedDict, defaultdict
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import SingleDeviceSharding
 
 from .. import _device, _dtype, _meta
@@ -111,6 +112,8 @@ def scalar_tensor(value, dtype=None, beside=None):
     """A scalar state Tensor (``scalar_dtype()`` unless ``dtype``), uncommitted unless placed ``beside`` a
     parameter (PyTorch's ``device=p.device`` for capturable/fused state)."""
     device = None if beside is None else _device.placement(beside._v)
+    if isinstance(value, (int, float)):  # (a transfer: jnp.asarray compiled a conversion program per dtype)
+        return Tensor._make(jax.device_put(np.asarray(value, dtype or scalar_dtype()), device))
     return Tensor._make(jnp.asarray(value, dtype or scalar_dtype(), device=device))
 
 

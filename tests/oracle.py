@@ -50,10 +50,10 @@ CPU_FLAGS = _cpu_flags()  # (None where the host does not say)
 
 
 def needs_avx512_fp16_torch(what):
-    """Skip the calling check where PyTorch's kernels cannot use AVX-512 FP16 (an Intel Sapphire Rapids class CPU,
-    which torchish was matched on): without it PyTorch's float16 products (oneDNN) accumulate in another order and
-    ``_scaled_mm`` runs another implementation, with other checks and messages (seen on an AMD EPYC with AVX-512
-    but no FP16). ``what`` says which result differs."""
+    """Skip the calling check unless the CPU has AVX-512 FP16 (an Intel Sapphire Rapids class CPU, the host these
+    checks were matched on): on an AMD EPYC with AVX-512 but no FP16, PyTorch's float16 products (oneDNN)
+    accumulate in another order, ``_scaled_mm`` runs another implementation with other checks and messages, and
+    RMSprop's float32 steps round differently. ``what`` says which result differs."""
     needs_avx512_torch(what)
     if CPU_FLAGS is not None and "avx512_fp16" not in CPU_FLAGS:
         pytest.skip(f"this CPU has no AVX-512 FP16, where {what} differs from PyTorch's kernels that torchish follows")

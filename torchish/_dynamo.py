@@ -1,5 +1,7 @@
 """``torchish._dynamo``: the parts of ``torch._dynamo`` training scripts touch — ``config``, ``reset``,
-``is_compiling``, ``disable``, and the shape/address markers (``mark_dynamic``, ``mark_static_address``...).
+``is_compiling``, ``disable``, the shape/address markers (``mark_dynamic``, ``mark_static_address``...) and
+``eval_frame.OptimizedModule`` (the class of ``torchish.compile(module)``, which Hugging Face and Accelerate test a
+model against to unwrap it).
 
 ``config`` knows the settings scripts commonly set, with PyTorch's defaults; a name it does not know raises
 PyTorch's ``AttributeError``. ``cache_size_limit`` (alias ``recompile_limit``) governs torchish.compile: it is the
@@ -15,14 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import types as _types
 
 from .compile import entry as _entry
+from .compile.module import OptimizedModule as OptimizedModule
 from .compiler import disable as disable, reset as reset, is_compiling as is_compiling  # noqa: F401
 from .compiler import allow_in_graph as allow_in_graph, set_stance as set_stance  # noqa: F401
 from .compiler import assume_constant_result as assume_constant_result  # noqa: F401
 
-__all__ = ["config", "reset", "is_compiling", "disable", "allow_in_graph", "assume_constant_result", "set_stance",
-           "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address"]
+__all__ = ["config", "OptimizedModule", "reset", "is_compiling", "disable", "allow_in_graph", "assume_constant_result",
+           "set_stance", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address"]
 
 _DEFAULTS = {  # PyTorch 2.13's defaults
     "verbose": False, "suppress_errors": False, "accumulated_recompile_limit": 256,
@@ -126,6 +130,12 @@ class _Patch(contextlib.ContextDecorator):
 
 config = _Config()
 sys.modules[__name__ + ".config"] = config  # `import torch._dynamo.config` works as in PyTorch
+
+# `torch._dynamo.eval_frame.OptimizedModule` (transformers' `_is_torch_compiled`, accelerate's
+# `is_compiled_module`): an attribute, and importable by `from torchish._dynamo.eval_frame import OptimizedModule`
+eval_frame = _types.ModuleType(__name__ + ".eval_frame", "The class of ``torchish.compile(module)``.")
+eval_frame.OptimizedModule = OptimizedModule
+sys.modules[eval_frame.__name__] = eval_frame
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -4,15 +4,25 @@
 As in PyTorch, it is a module of its own: its ``state_dict()`` keys and ``named_parameters()`` names start with
 ``_orig_mod.`` (a state dict saved from it loads into it, not into the bare model, and the reverse), its ``repr``
 shows ``OptimizedModule((_orig_mod): ...)``, ``isinstance(compiled, nn.Sequential)`` is False and indexing it is a
-TypeError (``len`` is the original's). Attributes it does not have are read from, and written to, the original
-(``compiled.fc1``, ``compiled.weight = ...``), ``training`` is the original's, hooks registered on it run around
-the compiled call, and a copy or pickle of it compiles a copy of the original again. ``module.compile()`` compiles
-in place instead (the keys stay the module's own).
+TypeError (``len`` is the original's). Attributes it does not have are read from, written to and deleted from the
+original (``compiled.fc1``, ``compiled.weight = ...``, ``del compiled.note``; ``dir`` lists the original's too),
+``training`` is the original's, hooks registered on it run around the compiled call (global module hooks fire once
+more, for the wrapper: PyTorch warns of it), and a copy or pickle of it compiles a copy of the original again.
+``module.compile()`` compiles in place instead (the keys stay the module's own; a copy or pickle of such a module is
+not compiled, as in PyTorch).
 """
 from __future__ import annotations
 
+import warnings
+
+from ..nn._hooks import GLOBAL as _GLOBAL_HOOKS
 from ..nn.modules.module import Module
 from .function import CompiledFunction
+
+_GLOBAL_HOOKS_WARNING = (
+    "Using `torch.compile(module)` when there are global hooks on modules (e.g., from `register_module_forward_hook`);"
+    " this will cause the hooks to fire an extra time for the `OptimizedModule` created by `torch.compile(module)`. "
+    "If this causes undesired behavior, please try using `module.compile()`, or use the per-module hooks instead")
 
 
 class OptimizedModule(Module):
@@ -36,6 +46,11 @@ class OptimizedModule(Module):
         self.forward = compiled  # (the original's call, its own hooks included, runs compiled)
         self._compiled_call = compiled  # (its statistics, for tests and tools)
         mod.__dict__["_compiled_call"] = compiled
+
+    def __call__(self, *args, **kwargs):
+        if _GLOBAL_HOOKS.any_call_hooks():
+            warnings.warn(_GLOBAL_HOOKS_WARNING, stacklevel=2)
+        return super().__call__(*args, **kwargs)
 
     def __len__(self):
         try:
@@ -64,6 +79,15 @@ class OptimizedModule(Module):
         if name in self._opt_mod_attributes or hasattr(type(self), name):
             return super().__setattr__(name, value)
         return setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name):
+        if name in self._opt_mod_attributes or hasattr(type(self), name):
+            return super().__delattr__(name)
+        return delattr(self._orig_mod, name)
+
+    def __dir__(self):
+        orig = self._orig_mod.__dir__()
+        return orig + [name for name in super().__dir__() if name not in orig]
 
     def __reduce_ex__(self, protocol):  # (a copy or a pickle compiles the copied original again)
         return _rebuild, (self._orig_mod, self._compile_kwargs)

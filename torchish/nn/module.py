@@ -306,7 +306,12 @@ class Module(CallMixin, StateDictMixin, ConvertMixin):
         return sorted(k for k in keys if not k[0].isdigit())
 
     def __getstate__(self):
-        return self.__dict__.copy()
+        # (a copy or a pickle is not compiled, as PyTorch's: `module.compile()`'s program and the one
+        # `torchish.compile(module)` notes on the module belong to this module's call)
+        state = self.__dict__.copy()
+        state.pop("_compiled_call_impl", None)
+        state.pop("_compiled_call", None)
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)

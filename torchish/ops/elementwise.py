@@ -179,6 +179,29 @@ def parser_wording(e, name, args, kwargs):
     reword(e, name, args, kwargs)
 
 
+def parser_worded(fn, name=None, method=False):
+    """``fn`` (a ``torchish`` function of ``parser_errors.SIGNATURES`` with no other wrapper, or with ``method`` a
+    Tensor method of its own) whose TypeErrors say what PyTorch's argument parser says where it refuses the call
+    (``torch.mode(x, True)``: "mode(): argument 'dim' (position 2) must be int, not bool"; a keyword argument has no
+    position), and whose other errors are that TypeError where the parser refuses the call (it runs first). The
+    tables are read on the error path only: a call that succeeds pays one Python call."""
+    from .parser_errors import refused
+    name = name or fn.__name__
+
+    @functools.wraps(fn)
+    def f(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - re-raised, as the parser's TypeError where it refuses the call
+            err = refused(e, name, args[1:] if method else args, kwargs, method)
+            if err is e:
+                raise
+            raise err from None
+    if name != fn.__name__:
+        f.__name__ = f.__qualname__ = name
+    return f
+
+
 def linalg_out(result, out, label):
     """``_out`` for PyTorch's linear-algebra functions that copy their result into ``out`` after
     ``checkLinalgCompatibleDtype`` (pinv, matrix_rank, cholesky_solve/inverse...): any dtype the result safely casts

@@ -99,6 +99,10 @@ def _maxmin(largest):
                                 "keepdim, or a non-Tensor other, but expected one of: (), (Tensor other), (int dim, "
                                 "bool keepdim = False)")
             dim = other
+        if isinstance(dim, Tensor) and keepdim is not _NO_DIM:  # (the overload with other takes nothing more)
+            if dim.ndim or dim.dtype.category != _dtype._INT:  # (an integer 0-d one is an int dim)
+                raise TypeError(f"{name}(): argument 'dim' must be int, not Tensor")  # (numpy_kwargs words it)
+            dim = int(dim)
         if isinstance(dim, Tensor):
             from .arith import maximum, minimum
             return (maximum if largest else minimum)(input, dim, out=out)

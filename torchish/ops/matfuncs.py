@@ -129,7 +129,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     if dtype is not None:
-        dtype = _dtype.as_dtype(dtype)
+        dtype = R.dtype_arg("linalg_matrix_norm", dtype)
         stats.check_norm_dtype(A.dtype, dtype, "linalg.matrix_norm")
         A = convert.to_dtype(A, dtype)
     if ord == "fro":

@@ -107,3 +107,5 @@ METHODS.update({
     "__gt__": _dunder(gt), "__ge__": _dunder(ge),
     "__neg__": neg, "__pos__": positive, "__abs__": abs, "__invert__": _invert,
 })
+# PyTorch's Python 2 names of true division, kept as aliases (``t.__div__(2)``, ``t.__rdiv__(2)``, ``t.__idiv__(2)``)
+METHODS.update({"__div__": METHODS["__truediv__"], "__rdiv__": _rtruediv, "__idiv__": METHODS["__itruediv__"]})

@@ -23,7 +23,8 @@ from .elementwise import type_name as _type_name
 _OUT = "Tensor out = None"
 _OUTS = "tuple of Tensors out = None"
 # each op's overloads as PyTorch prints them (its function form: a method's drop ``Tensor input`` and ``out``; a
-# ``?`` marks a parameter that takes None though its printed form does not say so)
+# ``?`` marks a parameter that takes None though its printed form does not say so, ``[]`` a list of ints of no size
+# (``int[]`` in PyTorch's schema, not ``int[1]``), which takes neither a lone int nor None)
 SIGNATURES = {
     "sum": ("(Tensor input, *, torch.dtype dtype = None)",
             f"(Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, {_OUT})"),
@@ -54,17 +55,33 @@ SIGNATURES = {
     "cumprod": (f"(Tensor input, int dim, *, torch.dtype dtype = None, {_OUT})",),
     "cummax": (f"(Tensor input, int dim, *, {_OUTS})",),
     "cummin": (f"(Tensor input, int dim, *, {_OUTS})",),
-    "count_nonzero": ("(Tensor input, int dim = None)", "(Tensor input, tuple of ints dim)"),
+    "count_nonzero": ("(Tensor input, int dim = None)", "(Tensor input, tuple of ints[] dim)"),
     "mode": (f"(Tensor input, int dim = -1, bool keepdim = False, *, {_OUTS})",),
     "logcumsumexp": (f"(Tensor input, int dim, *, {_OUT})",),
     "unsqueeze": ("(Tensor input, int dim)",),
-    "squeeze": ("(Tensor input)", "(Tensor input, int dim)", "(Tensor input, tuple of ints dim)"),
+    "squeeze": ("(Tensor input)", "(Tensor input, int dim)", "(Tensor input, tuple of ints[] dim)"),
     "transpose": ("(Tensor input, int dim0, int dim1)",),
     "movedim": ("(Tensor input, int source, int destination)",
-                "(Tensor input, tuple of ints source, tuple of ints destination)"),
-    "flip": ("(Tensor input, tuple of ints dims)",),
+                "(Tensor input, tuple of ints[] source, tuple of ints[] destination)"),
+    "moveaxis": ("(Tensor input, int source, int destination)",
+                 "(Tensor input, tuple of ints[] source, tuple of ints[] destination)"),
+    "swapaxes": ("(Tensor input, int axis0, int axis1)",),
+    "swapdims": ("(Tensor input, int dim0, int dim1)",),
+    "flip": ("(Tensor input, tuple of ints[] dims)",),
     "roll": ("(Tensor input, tuple of ints shifts, tuple of ints dims = ())",),
     "unbind": ("(Tensor input, int dim = 0)",),
+    **{n: (f"(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False{o})",
+           f"(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False{k})",
+           "(Tensor input, bool unbiased = True)")
+       for n, o, k in (("std", f", *, {_OUT}", f", {_OUT}"), ("var", f", *, {_OUT}", f", {_OUT}"),
+                       ("std_mean", "", ""), ("var_mean", "", ""))},
+    "softmax": (f"(Tensor input, int dim, torch.dtype dtype = None, *, {_OUT})",),
+    "log_softmax": (f"(Tensor input, int dim, torch.dtype dtype = None, *, {_OUT})",),
+    # (torch.norm calls these with its arguments: see stats.norm)
+    "linalg_vector_norm": (f"(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, "
+                           f"torch.dtype dtype = None, {_OUT})",),
+    "linalg_matrix_norm": tuple(f"(Tensor input, {o}, tuple of ints[] dim = {{-2,-1}}, bool keepdim = False, *, "
+                                f"torch.dtype dtype = None, {_OUT})" for o in ("Number ord", 'str ord = "fro"')),
     "arange": tuple(f"({s}*, {o}torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
                     "bool pin_memory = False, bool requires_grad = False)"
                     for s, o in (("Number end, ", _OUT + ", "), ("Number start, Number end, ", ""),
@@ -81,14 +98,17 @@ def type_name(v):
 
 
 class _Param:
-    __slots__ = ("type", "name", "required", "nullable", "keyword_only")
+    __slots__ = ("type", "name", "required", "nullable", "keyword_only", "sized")
 
     def __init__(self, text, keyword_only):
         head, _, default = text.partition(" = ")
         ptype, _, self.name = head.rpartition(" ")
-        self.type = ptype.rstrip("?")
-        # None is taken where the default is None, by a list of ints with any default, and where the table says "?"
-        self.nullable = default == "None" or ptype.endswith("?") or bool(default) and self.type == "tuple of ints"
+        self.sized = not ptype.rstrip("?").endswith("[]")  # (a list of ints that takes a lone int too)
+        self.type = ptype.rstrip("?").removesuffix("[]")
+        # None is taken where the default is None, by a sized list of ints with any default, and where the table
+        # says "?"
+        self.nullable = default == "None" or ptype.endswith("?") or \
+            bool(default) and self.type == "tuple of ints" and self.sized
         self.required = not default
         self.keyword_only = keyword_only
 
@@ -97,7 +117,7 @@ class _Overload:
     """One of PyTorch's signatures: its printed text and its parameters."""
 
     def __init__(self, text):
-        self.text = text.replace("? ", " ")
+        self.text = text.replace("? ", " ").replace("[] ", " ")
         self.params = []
         star = False
         for token in text[1:-1].split(", ") if text != "()" else ():
@@ -133,9 +153,9 @@ def _overloads(name, method):
     return _CACHE[key]
 
 
-def _int_like(v):
-    if isinstance(v, Tensor):  # (one integer element)
-        return v.numel() == 1 and v.dtype.category == _dtype._INT
+def _int_like(v, zero_dim=False):
+    if isinstance(v, Tensor):  # (one integer element; no dims for an ``int`` parameter)
+        return (v.ndim == 0 if zero_dim else v.numel() == 1) and v.dtype.category == _dtype._INT
     return not isinstance(v, (bool, np.bool_)) and (isinstance(v, (int, np.integer)) or
                                                     hasattr(type(v), "__index__"))
 
@@ -146,25 +166,41 @@ def _fits(ptype, v):
     if ptype == "Tensor":
         return isinstance(v, Tensor)
     if ptype == "int":
-        return _int_like(v)
+        return _int_like(v, zero_dim=True)
     if ptype == "tuple of ints":  # (its parser reads the first item as the list's type: see _unpacked)
         if isinstance(v, (tuple, list)):
             return not v or _int_like(v[0])
         return _int_like(v)
     if ptype == "bool":
         return isinstance(v, (bool, np.bool_))
-    if ptype == "Number":
-        return isinstance(v, (int, float, complex, np.number, np.bool_, Tensor))
+    if ptype == "Number":  # (a Tensor only with no dims)
+        return isinstance(v, (int, float, complex, np.number, np.bool_)) or isinstance(v, Tensor) and v.ndim == 0
     if ptype == "torch.dtype":
-        return isinstance(v, _dtype.dtype) or v is float or v is int or v is bool or v is complex
+        return is_dtype(v)
+    if ptype == "str":
+        return isinstance(v, str)
     return True
 
 
+def is_dtype(v):
+    """Whether PyTorch's parser takes ``v`` as a dtype: a dtype or the Python type float, int, bool or complex (no
+    name, numpy type or Tensor)."""
+    return isinstance(v, _dtype.dtype) or v is float or v is int or v is bool or v is complex
+
+
+def _fits_param(p, v):
+    """:func:`_fits` for the parameter ``p`` (a list of ints of no size takes no lone int)."""
+    if not p.sized and not isinstance(v, (tuple, list)):
+        return False
+    return _fits(p.type, v)
+
+
 def _varargs(o, args):
-    """``args`` as the overload reads them: a method whose one positional parameter is a list of ints takes them
-    spread out (``x.flip(0, 1)``, ``x.view(2, 3)``) when the first is an int (a list or float first: too many)."""
-    if len(args) > 1 and len(o.positional) == 1 and o.positional[0].type == "tuple of ints" and \
-            _int_like(args[0]):
+    """``args`` as the overload reads them: a method whose one positional parameter is a required list of ints takes
+    them spread out (``x.flip(0, 1)``, ``x.view(2, 3)``, one alone too: ``x.flip(0)``; not ``x.std(0, 1)``, whose
+    ``dim`` has a default) when the first is an int (a list or float first: too many)."""
+    if args and len(o.positional) == 1 and o.positional[0].type == "tuple of ints" and o.positional[0].required \
+            and _int_like(args[0]):
         return (args,)
     return args
 
@@ -178,10 +214,10 @@ def _takes(o, args, kwargs):
     if any(k not in names or k in given for k in kwargs):
         return False
     for p, v in zip(o.positional, args):
-        if not (v is None and p.nullable or _fits(p.type, v)):
+        if not (v is None and p.nullable or _fits_param(p, v)):
             return False
     for k, v in kwargs.items():
-        if not (v is None and names[k].nullable or _fits(names[k].type, v)):
+        if not (v is None and names[k].nullable or _fits_param(names[k], v)):
             return False
     return all(not p.required or p.name in given or p.name in kwargs for p in o.params)
 
@@ -229,28 +265,29 @@ def _specific(name, o, args, kwargs):
             v, position = args[positions[p.name]], positions[p.name] + 1
         elif p.name in kwargs:
             v, position = kwargs[p.name], None
-        elif p.required:
-            missing = [q.name for q in o.params if q.required and q.name not in positions and q.name not in kwargs]
+        elif p.required:  # (PyTorch names every required parameter from this one on, given by keyword or not)
+            missing = [q.name for q in o.params[o.params.index(p):] if q.required]
             # (PyTorch's plural: "1 required positional arguments", "2 required positional argument")
             return (f"{name}() missing {len(missing)} required positional argument{'s' if len(missing) == 1 else ''}"
                     ": " + ", ".join(f'"{m}"' for m in missing))
         else:
             continue
-        if not (v is None and p.nullable) and not _fits(p.type, v):
+        if not (v is None and p.nullable) and not _fits_param(p, v):
             return _argument(name, p, v, position)
-    text = _unpack_error(name, o, args, kwargs)
-    if text is not None:
-        return text
     names = {p.name for p in o.params}
-    unexpected = [k for k in kwargs if k not in names]
-    if unexpected:
-        return f"{name}() got an unexpected keyword argument '{unexpected[0]}'"
-    return None
+    for k in kwargs:  # (then the keywords left over, in the call's order; a list is unpacked after that)
+        if k not in names:
+            return f"{name}() got an unexpected keyword argument '{k}'"
+        if k in positions:
+            return f"{name}() got multiple values for argument '{k}'"
+    return _unpack_error(name, o, args, kwargs)
 
 
 def _described(args, kwargs, bad=()):
     """The call as PyTorch's listing shows it: ``(Tensor, bool)``, ``(dim=bool, )``; the arguments in ``bad``
-    (positions and keyword names) marked ``!...!`` (a tuple then shows its items' types)."""
+    (positions and keyword names) marked ``!...!`` (a tuple then shows its items' types). The keywords come last to
+    first: PyTorch's parser lists them from a hash map, which gives that order for two (for more it depends on
+    their hashes)."""
     def show(key, v):
         text = type_name(v)
         if key in bad and type(v) is tuple:
@@ -280,7 +317,9 @@ def _reason(o, args, kwargs):
         return None
     names = [t.rpartition(" ")[2] for t in tokens]
     types = [t.rpartition(" ")[0] for t in tokens]
-    wrong = [k for k in kwargs if k not in names]
+    # (a keyword is wrong where no parameter has its name, or one does at a position the call fills; in the order
+    # _described lists them)
+    wrong = [k for k in reversed(kwargs) if k not in names or names.index(k) < len(args)]
     if wrong:
         return "some of the keywords were incorrect: " + ", ".join(wrong)
     bad = {i for i, v in enumerate(args) if not _fits_simply(types[i], v)}
@@ -316,3 +355,16 @@ def reword(e, name, args, kwargs, method=False):
     text = message(name, args, kwargs, method)
     if text is not None:
         e.args = (text,)
+
+
+def refused(e, name, args, kwargs, method=False):
+    """The exception to raise for ``e``, which the call ``name(*args, **kwargs)`` raised: where PyTorch's parser
+    refuses the call, its TypeError (``e`` reworded, or a new one in place of another type: the parser runs before
+    any check of the op, ``torch.norm(x, 'a', True)`` refuses the bool dim before the order), else ``e``."""
+    text = message(name, args, kwargs, method)
+    if text is None:
+        return e
+    if isinstance(e, TypeError):
+        e.args = (text,)
+        return e
+    return TypeError(text)

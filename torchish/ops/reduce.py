@@ -15,7 +15,8 @@ from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from ..autograd.grad_mode import STATE
 from .casting import cast, rounded
-from .elementwise import _out, need_bool, not_implemented, out_grad_error, out_structured, require_tensor
+from .elementwise import (_out, need_bool, not_implemented, out_grad_error, out_structured, parser_worded,
+                          require_tensor, type_name)
 from . import complex_c, parser_errors
 from . import registry as _registry
 from .registry import apply, defop, overload
@@ -47,20 +48,30 @@ def values_indices(name, values, indices, out=None):
     return out_structured(RETURN_TYPES[name](values, indices), out, name)
 
 
-def numpy_kwargs(fn):
-    """Accept NumPy's spellings ``axis=`` and ``keepdims=``, as PyTorch's argument parser does; a TypeError for a
-    call PyTorch's parser refuses says what it says (``parser_errors``: on the error path only)."""
+def numpy_kwargs(fn=None, *, keepdim_needs_dim=False):
+    """Accept NumPy's spellings ``axis=`` and ``keepdims=``, as PyTorch's argument parser does; an error of a call
+    PyTorch's parser refuses is its TypeError (``parser_errors.refused``: on the error path only).
+    ``keepdim_needs_dim``: the op's only overload with ``keepdim`` requires ``dim`` (sum, mean, prod), so PyTorch's
+    parser refuses ``keepdim=`` without a dim, whatever its value (torchish's ``dim`` has a default)."""
+    if fn is None:
+        return functools.partial(numpy_kwargs, keepdim_needs_dim=keepdim_needs_dim)
+
     @functools.wraps(fn)
     def f(*args, **kw):
-        if "axis" in kw:
-            kw["dim"] = kw.pop("axis")
-        if "keepdims" in kw:
-            kw["keepdim"] = kw.pop("keepdims")
+        if kw:
+            if "axis" in kw:
+                kw["dim"] = kw.pop("axis")
+            if "keepdims" in kw:
+                kw["keepdim"] = kw.pop("keepdims")
+            if keepdim_needs_dim and "keepdim" in kw and len(args) < 2 and "dim" not in kw:
+                raise TypeError(parser_errors.message(f.__name__, args, kw))
         try:
             return fn(*args, **kw)
-        except TypeError as e:
-            parser_errors.reword(e, f.__name__, args, kw)
-            raise
+        except Exception as e:  # noqa: BLE001 - re-raised, as the parser's TypeError where it refuses the call
+            err = parser_errors.refused(e, f.__name__, args, kw)
+            if err is e:
+                raise
+            raise err from None
     return f
 
 
@@ -90,11 +101,19 @@ def one_dim(dim, ndim):
     return d if ndim else None
 
 
+def dtype_arg(name, dtype):
+    """``dtype=`` of a reduction as a dtype: PyTorch's parser takes a dtype or a Python type (``float``), never a
+    Tensor, a name or a numpy type (TypeError, which the op's wrapper words as PyTorch's parser does)."""
+    if not parser_errors.is_dtype(dtype):
+        raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {type_name(dtype)}")
+    return _dtype.as_dtype(dtype)
+
+
 def _acc_dtype(x, dtype, out=None, name=None):
     """Result dtype of sum/prod/cumsum: integers and bools accumulate in int64 unless dtype= (or the dtype of an
     ``out=`` tensor) says otherwise."""
     if dtype is not None:
-        dt = _dtype.as_dtype(dtype)
+        dt = dtype_arg(name, dtype)
         if dt.category <= _INT and x.requires_grad and STATE.grad_enabled:  # an integer result cannot carry grads
             if out is not None:  # (PyTorch's out= variant refuses the grad input first)
                 raise out_grad_error(name)
@@ -177,7 +196,7 @@ _NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: _sum_fwd(jnp.where
                 vjp=_nansum_vjp, grad_name="NansumBackward0")
 
 
-@numpy_kwargs
+@numpy_kwargs(keepdim_needs_dim=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "sum")
     need_bool("sum", keepdim)
@@ -224,7 +243,7 @@ _MEAN_ALL = defop("mean_all", _mean_fwd, linear=True, grad_name="MeanBackward0")
 _MEAN_ALL_DIMS = overload(_MEAN_ALL, "MeanBackward1")  # (as _SUM_ALL_DIMS)
 
 
-@numpy_kwargs
+@numpy_kwargs(keepdim_needs_dim=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "mean")
     need_bool("mean", keepdim)
@@ -232,7 +251,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(out.dtype)}")
     if dtype is not None:
-        dt = _dtype.as_dtype(dtype)
+        dt = dtype_arg("mean", dtype)
         if dt.category < _FLOAT:
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point "
                                f"or complex dtype. Got: {_dtype.scalar_type_name(dt)}")
@@ -261,7 +280,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.dtype.category < _FLOAT:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_dtype.scalar_type_name(input.dtype)}")
-    if dtype is not None and _dtype.as_dtype(dtype).category < _FLOAT:
+    if dtype is not None and dtype_arg("nanmean", dtype).category < _FLOAT:
         raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {_dtype.scalar_type_name(_dtype.as_dtype(dtype))}")
     if dtype is None and isinstance(out, Tensor) and out.dtype.category != _FLOAT and input.numel() > 0:
@@ -388,7 +407,7 @@ _PROD_ALL = defop("prod_all", _prod_fwd, vjp=_prod_vjp, grad_name="ProdBackward0
 _NO_DIM = object()  # prod() without dim: the product of everything; an explicit dim=None is PyTorch's TypeError
 
 
-@numpy_kwargs
+@numpy_kwargs(keepdim_needs_dim=True)
 def prod(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "prod")
     need_bool("prod", keepdim)
@@ -484,9 +503,16 @@ _COUNT_NZ = defop("count_nonzero", lambda x, *, axis: jnp.count_nonzero(x, axis=
                   differentiable=False)
 
 
+@parser_worded
 def count_nonzero(input, dim=None):
     require_tensor(input, "count_nonzero")
     return apply(_COUNT_NZ, (input,), axis=dims(dim, input.ndim))
+
+
+def _count_nonzero_method(self, *dims, **kwargs):
+    """``Tensor.count_nonzero``: its list-of-ints overload takes the dims spread out (``x.count_nonzero(0, 1)``),
+    as PyTorch's method does (its function does not)."""
+    return count_nonzero.__wrapped__(self, *((dims,) if len(dims) > 1 else dims), **kwargs)
 
 
 def _hash_fwd(x, *, axis, keepdims):
@@ -517,5 +543,7 @@ def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
     return apply(_HASH, (input,), axis=axes, keepdims=bool(keepdim))
 
 
-for _n in ("all", "any", "count_nonzero", "hash_tensor"):
+for _n in ("all", "any", "hash_tensor"):
     _public(_n, globals()[_n])
+_public("count_nonzero", count_nonzero, method=False)
+METHODS["count_nonzero"] = parser_worded(_count_nonzero_method, "count_nonzero", method=True)  # noqa: F821

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import wrap_dim
-from .elementwise import require_tensor
+from .elementwise import parser_worded, require_tensor, type_name
 from .inplace import _dense, contiguous_strides, layout, layout_rule
 from .out_layout import keep_format, output_strides
 from .registry import apply, defop
@@ -60,6 +60,7 @@ def _swap_perm(nd, dim0, dim1):
     return tuple(p)
 
 
+@parser_worded
 def transpose(input, dim0, dim1):
     require_tensor(input, "transpose")
     return apply(_TRANSPOSE, (input,), dims=_swap_perm(input.ndim, dim0, dim1))
@@ -94,9 +95,12 @@ def _mT(self, name="mT"):
     return transpose(self, -2, -1)
 
 
+@parser_worded
 def movedim(input, source, destination):
-    src = (source,) if isinstance(source, (int, np.integer)) else later_bools_as_ints(source)
-    dst = (destination,) if isinstance(destination, (int, np.integer)) else later_bools_as_ints(destination)
+    if isinstance(source, (tuple, list)) != isinstance(destination, (tuple, list)):  # (two ints or two lists)
+        raise TypeError("movedim(): source and destination must both be ints or both lists of ints")
+    src = later_bools_as_ints(source) if isinstance(source, (tuple, list)) else (source,)  # (an int: a 0-d tensor too)
+    dst = later_bools_as_ints(destination) if isinstance(destination, (tuple, list)) else (destination,)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
                            f"the same number of dims as destination ({list(dst)} dims)")
@@ -117,8 +121,17 @@ def movedim(input, source, destination):
     return apply(_PERMUTE, (input,), dims=tuple(order))
 
 
+@parser_worded
 def swapaxes(input, axis0, axis1):
-    return transpose(input, axis0, axis1)
+    return transpose.__wrapped__(input, axis0, axis1)  # (not worded as transpose's parser words it)
+
+
+@parser_worded
+def swapdims(input, dim0, dim1):
+    return transpose.__wrapped__(input, dim0, dim1)
+
+
+moveaxis = parser_worded(movedim.__wrapped__, "moveaxis")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -128,7 +141,8 @@ def swapaxes(input, axis0, axis1):
 _FLIP = defop("flip", lambda x, *, dims: jnp.flip(x, dims), linear=True, grad_name="FlipBackward0")
 
 
-def flip(input, *args, dims=None):
+def _flip(input, *args, dims=None):
+    """``Tensor.flip``: the dims spread out (``x.flip(0, 1)``) or as one list."""
     require_tensor(input, "flip")
     args = _args_or_kw(args, dims, "flip", "dims")
     if not args:
@@ -148,16 +162,24 @@ def flip(input, *args, dims=None):
     return out
 
 
+@parser_worded
+def flip(input, dims):
+    """``torch.flip``: PyTorch's function takes the dims as one list (not spread out, not a lone int)."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type_name(dims)}")
+    return _flip(input, dims)
+
+
 def fliplr(input):
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, 1)
+    return _flip(input, 1)
 
 
 def flipud(input):
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, 0)
+    return _flip(input, 0)
 
 
 def _roll_fwd(x, *, shifts, dims):
@@ -206,6 +228,7 @@ def _int_list(v, arg, pos):
     return tuple(_index(s) for s in v)
 
 
+@parser_worded
 def roll(input, shifts, dims=None):
     sh = _int_list(shifts, "shifts", 2)  # (positions of the function: the method counts from shifts, 1)
     ds = () if dims is None else _int_list(dims, "dims", 3)
@@ -252,8 +275,10 @@ def rot90(input, k=1, dims=(0, 1)):
     return out
 
 
-for _n in ("permute", "transpose", "t", "movedim", "swapaxes", "flip", "fliplr", "flipud", "roll", "rot90"):
+for _n in ("permute", "transpose", "t", "movedim", "swapaxes", "fliplr", "flipud", "roll", "rot90"):
     _public(_n, globals()[_n])
+_public("flip", flip, method=False)
+METHODS["flip"] = parser_worded(_flip, "flip", method=True)  # noqa: F821 (the Family's table)
 def _H_prop(self):
     """``x.H``: the conjugate transpose of a matrix (a 0-D tensor is itself); other ranks raise, as in PyTorch."""
     if self.ndim not in (0, 2):
@@ -266,15 +291,13 @@ def _H_prop(self):
     return t.conj() if self.is_complex() else t
 
 
-for _n in ("t", "transpose", "swapaxes"):
-    METHODS[_n + "_"] = _inplace_view(globals()[_n])
+for _n in ("t", "transpose", "swapaxes"):  # (transpose_ is in no table of parser_errors: the unworded function)
+    METHODS[_n + "_"] = _inplace_view(getattr(globals()[_n], "__wrapped__", globals()[_n]))
 METHODS["swapdims_"] = METHODS["swapaxes_"]
-METHODS["moveaxis"] = movedim
-METHODS["swapdims"] = swapaxes
+METHODS["moveaxis"] = moveaxis
+METHODS["swapdims"] = swapdims
 METHODS["T"] = property(_T_prop)
 METHODS["mT"] = property(_mT)
 METHODS["H"] = property(_H_prop)
 METHODS["mH"] = property(lambda self: _mT(self, "mH").conj() if self.is_complex() else _mT(self, "mH"))
 __all__ += ["moveaxis", "swapdims"]
-moveaxis = movedim
-swapdims = swapaxes

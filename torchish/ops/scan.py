@@ -11,11 +11,12 @@ from .. import _dtype
 from ..autograd.grad_mode import STATE
 from .._tensor import Tensor, wrap_dim
 from .casting import ACC, cast
-from .elementwise import (_out, castable_out, not_implemented, out_exact, out_grad_error, require_int, require_tensor,
-                          structured_out)
+from .elementwise import (_out, castable_out, not_implemented, out_exact, out_grad_error, parser_worded, require_int,
+                          require_tensor, structured_out)
 from .inplace import contiguous_strides, layout, make_inplace
 from .out_layout import output_strides
-from .reduce import RETURN_TYPES, _acc_dtype, first_order_formula, numpy_kwargs, one_dim, scatter_add_along, sum
+from .reduce import (RETURN_TYPES, _acc_dtype, dtype_arg, first_order_formula, numpy_kwargs, one_dim,
+                     scatter_add_along, sum)
 from . import registry as _registry
 from .arith import _plus_scaled
 from .registry import apply, defop
@@ -92,7 +93,7 @@ def _before_kernel(name, input, dtype, out):
     out = out if isinstance(out, Tensor) else None  # (not a Tensor: _out's TypeError)
     if out is not None and input._rg and STATE.grad_enabled:
         raise out_grad_error(name)
-    dt = _dtype.as_dtype(dtype) if dtype is not None else out.dtype if out is not None else None
+    dt = dtype_arg(name, dtype) if dtype is not None else out.dtype if out is not None else None
     if dt is _dtype.bool and input.numel() and input.ndim:
         raise not_implemented(name + "_out_cpu", dt)
 
@@ -103,7 +104,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("cumsum", (input,))
     _before_kernel("cumsum", input, dtype, out)
-    dt = _acc_dtype(input, dtype, out)
+    dt = _acc_dtype(input, dtype, out, "cumsum")
     return _out(apply(_CUMSUM, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumsum")
 
 
@@ -113,7 +114,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
     if _registry.autocast_hook is not None and dtype is None and out is None:
         input, = _registry.autocast_hook("cumprod", (input,))
     _before_kernel("cumprod", input, dtype, out)
-    dt = _acc_dtype(input, dtype, out)
+    dt = _acc_dtype(input, dtype, out, "cumprod")
     return _out(apply(_CUMPROD, (input,), axis=one_dim(dim, input.ndim), dtype=dt.np), out, "cumprod")
 
 
@@ -254,6 +255,7 @@ def _logcumsumexp_vjp(g, x, out, *, axis):
 _LOGCUMSUMEXP = defop("logcumsumexp", _logcumsumexp_fwd, vjp=_logcumsumexp_vjp, grad_name="LogcumsumexpBackward0")
 
 
+@parser_worded
 def logcumsumexp(input, dim, *, out=None):
     require_tensor(input, "logcumsumexp")
     d = one_dim(dim, input.ndim)

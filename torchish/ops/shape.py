@@ -19,7 +19,7 @@ from .. import _dtype
 from .._layout import check_memory_format
 from .._tensor import Size, Tensor, wrap_dim
 from . import inplace as _ip, parser_errors
-from .elementwise import require_tensor
+from .elementwise import parser_worded, require_tensor
 from .inplace import layout_rule
 from . import registry as _registry
 from .registry import apply, defop, overload
@@ -537,6 +537,7 @@ def _unsqueeze_layout(lay, *, dim):
 _EVERY = object()  # squeeze() without dim: every size-1 dim; an explicit dim=None is PyTorch's TypeError
 
 
+@parser_worded
 def squeeze(input, dim=_EVERY):
     require_tensor(input, "squeeze")
     if dim is None:
@@ -551,6 +552,13 @@ def squeeze(input, dim=_EVERY):
     return apply(_SQUEEZE[kind], (input,), dims=tuple(sorted(ax)))
 
 
+def _squeeze_method(self, *dims, **kwargs):
+    """``Tensor.squeeze``: its list-of-ints overload takes the dims spread out (``x.squeeze(0, 1)``), as PyTorch's
+    method does (its function does not)."""
+    return squeeze.__wrapped__(self, *((dims,) if len(dims) > 1 else dims), **kwargs)
+
+
+@parser_worded
 def unsqueeze(input, dim):
     return apply(_UNSQUEEZE, (input,), dim=wrap_dim(dim, input.ndim + 1))
 
@@ -571,8 +579,9 @@ for _n in ("view", "view_as", "reshape_as", "stride", "storage_offset", "data_pt
 for _n in ("reshape", "flatten", "unflatten", "ravel", "squeeze", "unsqueeze"):
     _public(_n, globals()[_n])
 METHODS["unflatten"] = _unflatten_method
+METHODS["squeeze"] = parser_worded(_squeeze_method, "squeeze", method=True)
 for _n in ("squeeze", "unsqueeze"):
-    METHODS[_n + "_"] = _inplace_view(globals()[_n])
+    METHODS[_n + "_"] = _inplace_view(globals()[_n].__wrapped__)  # (squeeze_ is in no table of parser_errors)
 METHODS["_base"] = property(_base)
 _public("real", real)
 _public("imag", imag)

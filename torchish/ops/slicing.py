@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from .casting import cast
-from .elementwise import require_int, structured_out, type_name
+from .elementwise import parser_worded, require_int, structured_out, type_name
 from . import dynamic as _dynamic
 from .inplace import contiguous_strides, layout, layout_rule, overlaps_itself
 from .registry import apply, defop
@@ -260,6 +260,7 @@ def _unbind_layout(lay, *, dim, _out):
     return _select_layout(lay, dim=dim, index=_out)
 
 
+@parser_worded
 def unbind(input, dim=0):
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")

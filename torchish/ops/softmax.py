@@ -10,8 +10,10 @@ from .. import _dtype
 from .. import _precision
 from .._tensor import Tensor, wrap_dim
 from ..autograd.grad_mode import STATE, no_grad
-from .elementwise import _out, need_bool, no_derivative, not_implemented, out_structured, require_tensor
+from .elementwise import (_out, need_bool, no_derivative, not_implemented, out_structured, parser_worded,
+                          require_tensor, type_name)
 from .reduce import dims, numpy_kwargs
+from . import parser_errors
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -216,36 +218,41 @@ def _need_dim(name, dim):
         raise TypeError(f"{name}() missing 1 required positional arguments: \"dim\"")
 
 
-@numpy_kwargs
-def softmax(input, dim=None, _stacklevel=None, dtype=None):
-    """``torch.softmax`` and ``Tensor.softmax``: ``dim`` is required (TypeError without it)."""
+def softmax(input, dim=None, dtype=None):
+    """``torch.softmax`` and ``Tensor.softmax``: ``dim`` is required (TypeError without it); the third argument
+    is ``dtype`` (``F.softmax``'s ``_stacklevel`` is not PyTorch's here)."""
     _need_dim("softmax", dim)
-    return implicit_softmax(input, dim, _stacklevel, dtype)
+    return implicit_softmax(input, dim, None, _dtype_only("softmax", dtype))
 
 
-@numpy_kwargs
-def log_softmax(input, dim=None, _stacklevel=None, dtype=None):
+def log_softmax(input, dim=None, dtype=None):
     """``torch.log_softmax`` and ``Tensor.log_softmax``: ``dim`` is required (TypeError without it)."""
     _need_dim("log_softmax", dim)
-    return implicit_log_softmax(input, dim, _stacklevel, dtype)
+    return implicit_log_softmax(input, dim, None, _dtype_only("log_softmax", dtype))
+
+
+def _dtype_only(name, dtype):
+    if dtype is not None and not parser_errors.is_dtype(dtype):
+        raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {type_name(dtype)}")
+    return dtype
 
 
 def _with_out(fn, op):
     """``torch.softmax``/``log_softmax`` taking ``out=`` as PyTorch's: their out kernels have no derivative, so an
     input that requires grad makes ``out`` a ``NotImplemented`` node (backward through it raises), and an ``out``
-    that requires grad raises."""
+    that requires grad raises. Its TypeErrors are worded as PyTorch's parser words them (``parser_worded``)."""
     name = fn.__name__
 
-    def f(input, dim=None, _stacklevel=None, dtype=None, *, out=None, axis=None):
+    def f(input, dim=None, dtype=None, *, out=None, axis=None):
         if axis is not None:  # (NumPy's spelling, as PyTorch's argument parser takes it)
             dim = axis
         if out is None or not STATE.grad_enabled:
-            return out_structured(fn(input, dim, _stacklevel, dtype), out, name)
+            return out_structured(fn(input, dim, dtype), out, name)
         if isinstance(out, Tensor) and out._rg:
             raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
         _need_dim(name, dim)
-        result = _apply_softmax(op, name, input, dim, _stacklevel, dtype, out_kernel=True)
+        result = _apply_softmax(op, name, input, dim, None, _dtype_only(name, dtype), out_kernel=True)
         if not result._rg:
             return out_structured(result, out, name)
         with no_grad():
@@ -254,7 +261,7 @@ def _with_out(fn, op):
         return out
     f.__name__ = f.__qualname__ = name
     f.__doc__ = fn.__doc__
-    return f
+    return parser_worded(f)
 
 
 _public("softmax", _with_out(softmax, _SOFTMAX))

@@ -25,8 +25,8 @@ from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from . import cpu_order, saved as _saved, tracing
 from .casting import cast
-from .elementwise import (_out, common_dtype, need_bool, not_implemented, require_int, require_tensor, scalar_or_tensor,
-                          structured_out)
+from .elementwise import (_out, common_dtype, need_bool, not_implemented, parser_worded, require_int, require_tensor,
+                          scalar_or_tensor, structured_out)
 from .reduce import numpy_kwargs, one_dim, scatter_add_along, values_indices
 from . import registry as _registry
 from .registry import apply, defop, overload
@@ -334,20 +334,21 @@ def _median(nan_ignore):
     name = "nanmedian" if nan_ignore else "median"
 
     @numpy_kwargs
-    def f(input, dim=_NO_DIM, keepdim=None, *, out=None):
+    def f(input, dim=_NO_DIM, keepdim=_NO_DIM, *, out=None):
         require_tensor(input, name)
         unsupported = input.dtype is _dtype.bool or input.is_complex()
         if dim is None:  # (PyTorch's overloads take no dim, or an int one: an explicit None is neither)
             raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not NoneType")
         if dim is _NO_DIM:  # an empty input never reaches the kernel: NaN cast to the dtype (True for bool)
-            if keepdim is not None or out is not None:  # only PyTorch's overload with a dim takes these
+            if keepdim is not _NO_DIM or out is not None:  # only PyTorch's overload with a dim takes these
                 raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
             if unsupported and input.numel():
                 raise not_implemented(f"{name}_cpu", input.dtype)
             return apply(_NANMEDIAN if nan_ignore else _MEDIAN, (input,), nan_ignore=nan_ignore)
         d = one_dim(dim, input.ndim)
-        if keepdim is not None:
-            need_bool(name, keepdim)
+        if keepdim is _NO_DIM:
+            keepdim = False
+        need_bool(name, keepdim)  # (None too: PyTorch's keepdim is a bool)
         _check_dim_nonempty(input, name, d)
         if unsupported:
             raise not_implemented(f"{name}_out", input.dtype)
@@ -386,6 +387,7 @@ def _mode_fwd(x, *, axis, keepdims):
 _MODE = defop("mode", _mode_fwd, vjp=_selected_vjp, grad_name="ModeBackward0")
 
 
+@parser_worded
 def mode(input, dim=-1, keepdim=False, *, out=None):
     require_tensor(input, "mode")
     need_bool("mode", keepdim)

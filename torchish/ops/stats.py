@@ -14,9 +14,11 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .. import _precision
+from .._tensor import Tensor
 from .casting import ACC
 from .elementwise import _out, need_bool, out_structured, require_tensor
-from .reduce import dims, numpy_kwargs
+from .reduce import dims, dtype_arg, numpy_kwargs
+from . import parser_errors
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -86,12 +88,15 @@ def _user_stacklevel():
     return level
 
 
+_NO_UNBIASED = object()  # (unbiased not given; None is no bool: PyTorch's TypeError)
+
+
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     require_tensor(input, name)
     need_bool(name, keepdim)
-    if unbiased is not None:
+    if unbiased is not _NO_UNBIASED:
         need_bool(name, unbiased, "unbiased")
-    if unbiased is not None and correction is not None:
+    if unbiased is not _NO_UNBIASED and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got both unbiased and correction")
     if input.dtype.category < _FLOAT:
         raise RuntimeError("std and var only support floating point and complex dtypes")
@@ -104,12 +109,12 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     return ax, bool(keepdim), c
 
 
-def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def _var(input, dim=None, unbiased=_NO_UNBIASED, keepdim=False, *, correction=None, out=None):
     ax, kd, c = _var_args("var", input, dim, unbiased, keepdim, correction)
     return _out(apply(_VAR, (input,), axis=ax, keepdims=kd, correction=c, sqrt=False), out, "var")
 
 
-def _std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def _std(input, dim=None, unbiased=_NO_UNBIASED, keepdim=False, *, correction=None, out=None):
     ax, kd, c = _var_args("std", input, dim, unbiased, keepdim, correction)
     return _out(apply(_STD, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True), out, "std")
 
@@ -124,15 +129,22 @@ def _spread_overloads(name, fn, method=False):
     """``fn`` (var, std, var_mean, std_mean) behind PyTorch's argument parser: a bool first argument is the
     ``(Tensor input, bool unbiased)`` overload when it comes alone (``x.var(False)``); a bool dim with any other
     argument, or given by keyword (``x.var(dim=True)``), matches no overload (TypeError). torchish took it as
-    ``unbiased`` everywhere."""
+    ``unbiased`` everywhere. Where PyTorch's parser refuses the call its error is the parser's TypeError
+    (``parser_errors``, on the error path)."""
     @functools.wraps(fn)
     def f(input, *args, **kwargs):
-        first = args[0] if args else kwargs.get("dim")
-        if isinstance(first, bool):
-            if len(args) != 1 or kwargs:
-                raise TypeError(_no_spread_overload(name, args, kwargs, method))
-            args, kwargs = (), {"unbiased": first}
-        return fn(input, *args, **kwargs)
+        try:
+            first = args[0] if args else kwargs.get("dim")
+            if isinstance(first, bool):
+                if len(args) != 1 or kwargs:
+                    raise TypeError(_no_spread_overload(name, args, kwargs, method))
+                return fn(input, unbiased=first)
+            return fn(input, *args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - re-raised, as the parser's TypeError where it refuses the call
+            err = parser_errors.refused(e, name, args if method else (input,) + args, kwargs, method)
+            if err is e:
+                raise
+            raise err from None
     return f
 
 
@@ -203,12 +215,12 @@ _VAR_MEAN = defop("var_mean", _var_mean_fwd, vjp=_var_mean_vjp, grad_name="VarMe
 _STD_MEAN = defop("std_mean", _var_mean_fwd, vjp=_var_mean_vjp, grad_name="StdMeanBackward0")
 
 
-def _var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _var_mean(input, dim=None, unbiased=_NO_UNBIASED, keepdim=False, *, correction=None):
     ax, kd, c = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
     return apply(_VAR_MEAN, (input,), axis=ax, keepdims=kd, correction=c, sqrt=False)
 
 
-def _std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _std_mean(input, dim=None, unbiased=_NO_UNBIASED, keepdim=False, *, correction=None):
     ax, kd, c = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
     return apply(_STD_MEAN, (input,), axis=ax, keepdims=kd, correction=c, sqrt=True)
 
@@ -289,6 +301,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                            f"{_dtype.scalar_type_name(x.dtype)}")
     if dtype is not None:
         from .convert import to_dtype
+        dtype = dtype_arg("linalg_vector_norm", dtype)
         check_norm_dtype(x.dtype, dtype, "linalg.vector_norm")
         x = to_dtype(x, dtype)
     elif _registry.autocast_hook is not None:
@@ -330,22 +343,30 @@ def check_norm_dtype(src, dtype, fname):
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm``: vector norms (p a number), Frobenius (``'fro'``) and nuclear (``'nuc'``) norms. (``out`` is
-    positional in PyTorch's function, not in its method, whose fifth argument is ``dtype``.) ``p=None`` is 2."""
-    if p is None:
-        p = 2
-    if p == "fro" and (dim is None or isinstance(dim, int) or len(dims(dim, input.ndim) or ()) <= 2):
-        p = 2
-    if p == "nuc":
+    positional in PyTorch's function, not in its method, whose fifth argument is ``dtype``.) ``p=None`` is 2.
+    As PyTorch's (a Python function), it calls ``linalg_vector_norm(input, p, dim, keepdim, dtype=dtype)`` or, for
+    any other string ``p`` (a Frobenius norm over more than two dims too), ``linalg_matrix_norm`` over ``dim`` or
+    every dim: a bad argument is refused by their argument parser, in its words."""
+    listed = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
+        name, args = "linalg_matrix_norm", (input, p, list(range(input.ndim)) if dim is None else listed, keepdim)
+    else:
+        name, args = "linalg_vector_norm", (input, 2 if p is None or isinstance(p, str) else p, listed, keepdim)
+    try:
+        if name == "linalg_vector_norm":
+            if isinstance(args[1], Tensor) and args[1].ndim:  # (an order is a number: a 0-dim tensor at most)
+                raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not Tensor")
+            return out_structured(vector_norm(*args, dtype=dtype), out, name)
         from .linalg import matrix_norm
-        return out_structured(matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim), out, "norm")
-    if isinstance(p, str):
-        raise RuntimeError(f"norm(): unsupported p={p!r}")
-    return out_structured(vector_norm(input, p, dim, keepdim, dtype=dtype), out, "linalg_vector_norm")
+        return out_structured(matrix_norm(*args, dtype=dtype), out, "norm")
+    except Exception as e:  # noqa: BLE001 - re-raised, as the parser's TypeError where it refuses the call
+        err = parser_errors.refused(e, name, args, {"dtype": dtype} if out is None else {"dtype": dtype, "out": out})
+        if err is e:
+            raise
+        raise err from None
 
 
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
-    if dtype is not None and not isinstance(dtype, _dtype.dtype):
-        raise TypeError(f"linalg_vector_norm(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 

@@ -251,7 +251,13 @@ def _replace(holder, names, public, plain_to_wrapper):
 def _rebind_internal_references(plain_to_wrapper):
     """torchish's own modules call the functions through names they imported (``nn.Linear`` calls
     ``F.linear``'s function directly): those names take the wrappers too, so that a module called on a subclass
-    hands ``F.linear`` to ``__torch_function__`` as PyTorch's does."""
+    hands ``F.linear`` to ``__torch_function__`` as PyTorch's does. A public function that wraps another
+    (``_torchish_stands_for``: ``torchish.relu`` sends a sparse tensor to its method, else calls ``ops.unary.relu``)
+    stands for it: the names holding the wrapped function take the wrapper's dispatcher."""
+    for wrapper in list(plain_to_wrapper.values()):
+        inner = getattr(getattr(wrapper, "_torchish_plain", None), "_torchish_stands_for", None)
+        if inner is not None:
+            plain_to_wrapper.setdefault(id(inner), wrapper)
     for mod_name, mod in list(sys.modules.items()):
         if mod is None or mod_name.split(".")[0] != "torchish" or mod_name == __name__:
             continue
@@ -260,7 +266,8 @@ def _rebind_internal_references(plain_to_wrapper):
             continue
         for key, value in list(space.items()):
             wrapper = plain_to_wrapper.get(id(value)) if callable(value) else None
-            if wrapper is not None and getattr(wrapper, "_torchish_plain", None) is value:
+            plain = getattr(wrapper, "_torchish_plain", None)
+            if wrapper is not None and (plain is value or getattr(plain, "_torchish_stands_for", None) is value):
                 _REPLACED.append((space, key, value))
                 space[key] = wrapper
 

@@ -8,17 +8,22 @@ as in PyTorch; the COO methods (``indices``, ``values``, ``coalesce``, ``_nnz``,
 
 The ops PyTorch runs sparse-to-sparse that scripts use on adjacency matrices keep the result sparse, with
 PyTorch's entries: ``t``/``transpose``, ``clone``, dtype casts, negation, ``*``/``/`` by a scalar, ``+``/``-`` of
-two sparse tensors (PyTorch's merge of the two entry lists), ``torch.sparse.sum``/``softmax``/``log_softmax``.
+two sparse tensors (PyTorch's merge of the two entry lists); the shape ops and indexing of
+:mod:`torchish._sparse_coo_shape` (``unsqueeze``, ``select``, ``permute``, ``narrow_copy``, ``index_select``,
+``A[i]``), the elementwise ops of :mod:`torchish._sparse_coo_unary` (``abs``, ``sqrt``, ``sin``, ``relu``, ``pow``,
+``isnan``...), and ``torch.sparse.mm``/``addmm``/``sum``/``softmax``/``log_softmax``
+(:mod:`torchish._sparse_coo_math`). Their function forms (``torch.abs(A)``) do the same
+(:mod:`torchish._sparse_coo_functions`).
 
-``abs``, and the shape ops and indexing of :mod:`torchish._sparse_coo_shape` (``unsqueeze``, ``select``,
-``permute``, ``A[i]``), keep it sparse too. ``A.to_dense()`` masks its gradient to A's entries, as PyTorch's.
+Gradients are PyTorch's: ``A.to_dense()``, ``torch.sparse.mm(A, B)`` and the others whose backward hands ``A`` a
+sparse gradient mask it to A's entries; where PyTorch's backward has no sparse kernel (a sparse gradient reaching
+``A.unsqueeze(0)``, any gradient reaching ``A.sqrt()``) the backward raises PyTorch's error (:func:`grad_gate`).
 
 Differences: the dense value is materialised (memory grows with the full size, not the number of entries); other
-sparse-to-sparse ops (``A.add(B)``, ``A.sum(1)``, ``sparse.mm`` of two sparse tensors) and the function forms
-(``torch.abs(A)``, ``torch.t(A)``) return dense tensors with the same values; the gradient of a sparse leaf
-(``requires_grad=True``) is dense (a ``sparse=True`` embedding's weight gradient is sparse:
-``nn/_functional/embedding_sparse.py``); indices are always checked against the size (PyTorch checks only under
-``check_invariants=True``).
+sparse-to-sparse ops (``A.sum(1)``, ``A.exp()`` which PyTorch refuses, ``sparse.mm`` of two sparse tensors) return
+dense tensors with the same values; the gradient of a sparse leaf (``requires_grad=True``) is dense, its entries'
+values (a ``sparse=True`` embedding's weight gradient is sparse: ``nn/_functional/embedding_sparse.py``); indices
+are always checked against the size (PyTorch checks only under ``check_invariants=True``).
 
 Example:
     >>> import torchish as torch
@@ -35,7 +40,7 @@ from . import _dtype, _layout
 from ._subclass import _disabled_torch_function_impl
 from ._tensor import Tensor, wrap_dim
 from .ops import copying as _copying, creation as _creation
-from .ops.registry import apply, defop, overload
+from .ops.registry import NotDifferentiable, apply, defop, overload
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "DoubleTensor", "HalfTensor",
            "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
@@ -44,12 +49,16 @@ __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "Doubl
 class _COO:
     """The entries of a sparse tensor: ``indices`` (int64, sparse_dim x nnz), ``values`` (nnz x dense dims).
     ``contiguous``: whether PyTorch's values tensor would be contiguous (False for a sparse embedding gradient
-    whose output gradient was a broadcast): its sparse add concatenates the entry lists instead of merging them."""
+    whose output gradient was a broadcast): its sparse add concatenates the entry lists instead of merging them.
+    ``refuse``: None, or ``(exception name, message)``: what PyTorch's backward raises when a sparse gradient
+    reaches the tensor (the op that made it, ``unsqueeze``/``select``..., has no sparse kernel for its backward);
+    see :func:`grad_gate`."""
 
-    __slots__ = ("indices", "values", "coalesced", "contiguous")
+    __slots__ = ("indices", "values", "coalesced", "contiguous", "refuse")
 
-    def __init__(self, indices, values, coalesced, contiguous=True):
+    def __init__(self, indices, values, coalesced, contiguous=True, refuse=None):
         self.indices, self.values, self.coalesced, self.contiguous = indices, values, coalesced, contiguous
+        self.refuse = refuse
 
     def detach(self):
         return _COO(self.indices, self.values.detach(), self.coalesced, self.contiguous)
@@ -159,7 +168,9 @@ def _coalesce(self):
     coo = _require(self, "coalesce")
     if coo.coalesced:
         return self
-    return mark_sparse(apply(_COALESCE, (self,)), _coalesced_entries(coo, tuple(self.shape)))
+    out = _coalesced_entries(coo, tuple(self.shape))
+    out.refuse = coo.refuse
+    return mark_sparse(apply(_COALESCE, (self,)), out)
 
 
 def _is_coalesced(self):
@@ -221,8 +232,38 @@ def entries_mask(indices, shape, device=None):
     return _creation.tensor(np.ascontiguousarray(mask), device=device)
 
 
+def dispatch_error(aten_name):
+    """PyTorch's NotImplementedError for an op without a kernel for sparse COO tensors (its first sentences)."""
+    return (f"Could not run 'aten::{aten_name}' with arguments from the 'SparseCPU' backend. This could be because "
+            "the operator doesn't exist for this backend, or was omitted during the selective/custom build process "
+            "(if using custom build).")
+
+
+_ERRORS = {"NotImplementedError": NotImplementedError, "RuntimeError": RuntimeError}
+# an identity whose backward raises (a sparse gradient that PyTorch's backward of the op before has no kernel for)
+_REFUSED = defop("sparse_grad_refused", lambda x, *, error: x, linear=True, grad_name="NotImplemented",
+                 vjp=lambda g, x, out, error: NotDifferentiable(_ERRORS[error[0]](error[1])))
+
+
+def refusing(t, error):
+    """``t`` behind a node whose backward raises ``error`` (``(exception name, message)``)."""
+    return apply(_REFUSED, (t,), error=error)
+
+
+def grad_gate(t):
+    """``t`` as an op that hands ``t`` a sparse gradient in PyTorch should read it: behind a node raising PyTorch's
+    error where the op that made ``t`` cannot take a sparse gradient (``t._coo.refuse``: ``s.unsqueeze(0)
+    .to_dense()``'s backward fails at the unsqueeze), else ``t`` itself. Ops whose backward gives a dense gradient
+    (``s.unsqueeze(0).sum()``, ``torch.mm``) read ``t`` directly, as PyTorch's backward works there."""
+    coo = t._coo
+    if coo is None or coo.refuse is None or not t.requires_grad:
+        return t
+    return refusing(t, coo.refuse)
+
+
 def dense_of(self, indices, masked_grad):
     """``to_dense()`` of the sparse tensor ``self`` whose entries are at ``indices``."""
+    self = grad_gate(self)
     if masked_grad is False:
         return apply(_TO_DENSE_UNMASKED, (self,))
     return apply(_TO_DENSE, (self, entries_mask(indices, tuple(self.shape), self.device)))
@@ -277,18 +318,23 @@ for _name, _fn in (("coalesce", _coalesce), ("is_coalesced", _is_coalesced), ("i
 def _transposed(self, coo, out, dim0=0, dim1=1):
     sparse_dim = coo.indices.shape[0]
     dim0, dim1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
+    if dim0 == dim1 and dim0 >= sparse_dim:
+        return _COO(coo.indices, coo.values, coo.coalesced)
     if dim0 >= sparse_dim or dim1 >= sparse_dim:
-        return None
+        raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: {sparse_dim}, "
+                           f"d0: {dim0}, d1: {dim1}")
     rows = list(range(sparse_dim))
     rows[dim0], rows[dim1] = dim1, dim0
     return _COO(coo.indices[rows], coo.values, coo.coalesced and dim0 == dim1)
 
 
 def _scaled(op):
-    def entries(self, coo, out, other):
+    def entries(self, coo, out, other, **kwargs):
         if isinstance(other, Tensor) and other.dim() or not isinstance(other, (Tensor, int, float)):
             return None
-        return _COO(coo.indices, getattr(coo.values, op)(other).to(out.dtype), coo.coalesced)
+        if kwargs.get("rounding_mode") is not None:  # (a rounded quotient of duplicates' sum: coalesced first)
+            coo = coo if coo.coalesced else _coalesced_entries(coo, tuple(self.shape))
+        return _COO(coo.indices, getattr(coo.values, op)(other, **kwargs).to(out.dtype), coo.coalesced)
     return entries
 
 
@@ -355,12 +401,6 @@ def _negated(self, coo, out):
     return _COO(coo.indices, coo.values.neg(), coo.coalesced)
 
 
-def _absolute(self, coo, out):
-    """abs: of the coalesced entries (PyTorch coalesces first: the abs of duplicates' sum), coalesced."""
-    coo = coo if coo.coalesced else _coalesced_entries(coo, tuple(self.shape))
-    return _COO(coo.indices, coo.values.abs(), True)
-
-
 def _keeps_sparse(name, entries):
     """``Tensor.<name>`` for sparse tensors: its dense result also keeps the entries ``entries(self,
     coo, out, *args, **kwargs)`` makes (None: the result is dense, where torchish does not follow PyTorch)."""
@@ -371,6 +411,8 @@ def _keeps_sparse(name, entries):
         if self._coo is not None and out is not self:
             coo = entries(self, self._coo, out, *args, **kwargs)
             if coo is not None:
+                if coo.refuse is None:  # (these ops pass a sparse gradient on: a refusal before them still holds)
+                    coo.refuse = self._coo.refuse
                 mark_sparse(out, coo)
         return out
     method.__name__ = method.__qualname__ = name
@@ -402,20 +444,12 @@ def _inplace_summed(sign):
 
 def _refused(aten_name):
     def method(self, *args, **kwargs):
-        raise NotImplementedError(f"Could not run 'aten::{aten_name}' with arguments from the 'SparseCPU' backend. "
-                                  "This could be because the operator doesn't exist for this backend, or was omitted "
-                                  "during the selective/custom build process (if using custom build).")
+        raise NotImplementedError(dispatch_error(aten_name))
     return method
 
 
 def _inplace_negated(self, coo):
     return _COO(coo.indices, coo.values.neg(), coo.coalesced)
-
-
-def _inplace_absolute(self, coo):
-    if not coo.coalesced:
-        raise RuntimeError("abs_ requires coalesced input")
-    return _COO(coo.indices, coo.values.abs(), True)
 
 
 def _inplace_copied(self, coo, src, non_blocking=False):
@@ -432,6 +466,8 @@ def _keeps_sparse_inplace(name, entries):
         new = None if coo is None else entries(self, coo, *args, **kwargs)
         out = dense_method(self, *args, **kwargs)
         if coo is not None:
+            if new is not None and new.refuse is None:
+                new.refuse = coo.refuse
             self._coo = new  # (None: the value stays, now dense)
         return out
     method.__name__ = method.__qualname__ = name
@@ -441,7 +477,7 @@ def _keeps_sparse_inplace(name, entries):
 
 for _name, _fn in (("mul_", _inplace_scaled("mul")), ("__imul__", _inplace_scaled("mul")),
                    ("div_", _inplace_scaled("div")), ("__itruediv__", _inplace_scaled("div")),
-                   ("neg_", _inplace_negated), ("abs_", _inplace_absolute), ("add_", _inplace_summed(1)), ("__iadd__", _inplace_summed(1)),
+                   ("neg_", _inplace_negated), ("add_", _inplace_summed(1)), ("__iadd__", _inplace_summed(1)),
                    ("sub_", _inplace_summed(-1)), ("__isub__", _inplace_summed(-1)), ("copy_", _inplace_copied)):
     _keeps_sparse_inplace(_name, _fn)
 for _name in ("clamp_", "fill_"):  # (PyTorch's sparse tensors refuse them: a clamped gradient kept stale entries)
@@ -479,105 +515,29 @@ def _zero_(self):
 _SparseTensor.zero_ = _zero_
 
 
-for _name, _fn in (("t", _transposed), ("transpose", _transposed), ("clone", _same_entries),
+def _t(self, coo, out):
+    sparse_dim, dense_dim = coo.indices.shape[0], coo.values.dim() - 1
+    if sparse_dim > 2 or dense_dim:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got {sparse_dim} "
+                           f"sparse and {dense_dim} dense dimensions")
+    return _transposed(self, coo, out, 0, 1 if self.dim() > 1 else 0)
+
+
+for _name, _fn in (("t", _t), ("transpose", _transposed), ("clone", _same_entries),
                    ("to", _same_entries), ("float", _same_entries), ("double", _same_entries),
-                   ("half", _same_entries), ("neg", _negated), ("__neg__", _negated), ("abs", _absolute),
-                   ("__abs__", _absolute),
+                   ("half", _same_entries), ("neg", _negated), ("__neg__", _negated),
                    ("mul", _scaled("mul")), ("__mul__", _scaled("mul")), ("__rmul__", _scaled("mul")),
                    ("div", _scaled("div")), ("__truediv__", _scaled("div")),
                    ("__add__", _summed(1)), ("__sub__", _summed(-1))):
     _keeps_sparse(_name, _fn)  # not the add/sub methods: their deprecated-overload warning names the caller's line
 
 
-# the torch.sparse namespace
-
-def mm(mat1, mat2, reduce=None):
-    """``mat1 @ mat2`` where either may be sparse; the product is dense here. With ``reduce`` (a CSR ``mat1``),
-    each row reduces its entries' products by sum, mean, amax or amin (:func:`torchish._sparse_csr.mm_reduce`)."""
-    if reduce is not None:
-        from ._sparse_csr import mm_reduce
-        return mm_reduce(mat1, mat2, reduce)
-    if mat2.dim() == 1:  # (``@`` would take a vector: PyTorch's sparse.mm does not)
-        if mat1.layout is _layout.sparse_csr:
-            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
-        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
-                         f"{1 if mat1._coo is not None else -2})")
-    return mat1 @ mat2
-
+# the torch.sparse namespace (mm, addmm, sum, softmax and log_softmax: torchish._sparse_coo_math)
 
 def spmm(input, mat2, *, out=None):
     """``torch.spmm``: ``input @ mat2`` for a sparse ``input`` (a top-level function in PyTorch)."""
     from .ops.linalg import mm as _mm
     return _mm(input, mat2, out=out)
-
-
-def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
-    """``beta * mat + alpha * (mat1 @ mat2)`` for a sparse ``mat1``."""
-    return mat * beta + (mat1 @ mat2) * alpha
-
-
-def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
-    """The sum of a sparse tensor over ``dim``: a dense tensor when every sparse dimension is reduced (or ``dim`` is
-    None), else a coalesced sparse tensor over the remaining index prefixes."""
-    coo = input._coo
-    if coo is None:
-        raise NotImplementedError("Could not run 'aten::_indices' with arguments from the 'CPU' backend.")
-    if dim is None:
-        return input.sum(dtype=dtype)
-    dims = sorted({wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
-    sparse_dim = coo.indices.shape[0]
-    if all(d in dims for d in range(sparse_dim)):
-        return input.sum(dim=dims, dtype=dtype)
-    input = input.coalesce()
-    coo = input._coo
-    keep = [d for d in range(sparse_dim) if d not in dims]
-    values = coo.values
-    value_dims = [d - sparse_dim + 1 for d in dims if d >= sparse_dim]
-    if value_dims:
-        values = values.sum(dim=value_dims)
-    if dtype is not None:
-        values = values.to(dtype)
-    rows = coo.indices.numpy()[keep]
-    uniq, inverse = np.unique(rows, axis=1, return_inverse=True)
-    summed = _creation.zeros((uniq.shape[1], *values.shape[1:]), dtype=values.dtype)
-    summed = summed.index_add(0, _creation.tensor(inverse.reshape(-1).astype(np.int64)), values)
-    size = [input.shape[d] for d in keep] + [input.shape[d] for d in range(sparse_dim, input.dim()) if d not in dims]
-    return _from_entries(_creation.tensor(uniq.astype(np.int64)), summed, size, True)
-
-
-def _softmax(input, dim, dtype, log):
-    """Softmax over ``dim`` among the entries present (an absent entry counts as -inf); sparse, coalesced."""
-    input = input.coalesce()
-    coo = input._coo
-    dim = wrap_dim(dim, input.dim())
-    values = coo.values if dtype is None else coo.values.to(dtype)
-    sparse_dim = coo.indices.shape[0]
-    if dim >= sparse_dim:
-        fn = values.log_softmax if log else values.softmax
-        return _from_entries(coo.indices, fn(dim - sparse_dim + 1), tuple(input.shape), True)
-    rows = coo.indices.numpy()
-    others = np.delete(rows, dim, axis=0)
-    _, group = np.unique(others, axis=1, return_inverse=True) if others.shape[0] else (None, np.zeros(rows.shape[1]))
-    group = _creation.tensor(group.reshape(-1).astype(np.int64))
-    n_groups = int(group.max()) + 1 if group.numel() else 0
-    shape = (n_groups, *values.shape[1:])
-    index = group.view(-1, *([1] * (values.dim() - 1))).expand_as(values)
-    peak = _creation.zeros(shape, dtype=values.dtype).scatter_reduce(0, index, values.detach(), "amax",
-                                                                     include_self=False)
-    shifted = values - peak[group]
-    total = _creation.zeros(shape, dtype=values.dtype).index_add(0, group, shifted.exp())
-    out = shifted - total.log()[group] if log else shifted.exp() / total[group]
-    return _from_entries(coo.indices, out, tuple(input.shape), True)
-
-
-def softmax(input, dim, *, dtype=None):
-    """``torch.sparse.softmax``: softmax over ``dim`` among the entries present (absent ones count as -inf)."""
-    return _softmax(input, dim, dtype, log=False)
-
-
-def log_softmax(input, dim, *, dtype=None):
-    """``torch.sparse.log_softmax``: log-softmax over ``dim`` among the entries present."""
-    return _softmax(input, dim, dtype, log=True)
 
 
 def _legacy_type(name, dt):
@@ -603,3 +563,5 @@ ByteTensor = _legacy_type("ByteTensor", _dtype.uint8)
 
 
 from . import _sparse_coo_shape  # noqa: E402,F401  (unsqueeze, select, permute, indexing, strides of COO tensors)
+from . import _sparse_coo_unary  # noqa: E402,F401  (abs, sqrt, sin, pow, ... of the entries; their in-place forms)
+from ._sparse_coo_math import mm, addmm, sum, softmax, log_softmax  # noqa: E402,F401,A004

@@ -165,8 +165,24 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return out, mean.to(input.dtype), rstd.to(input.dtype)
 
 
+_NO_CHANNEL_DIM = "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+
+
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
-    """``(out, save_mean, save_invstd)``: the batch statistics in training, empty tensors in evaluation."""
+    """``(out, save_mean, save_invstd)``: the batch statistics in training, empty tensors in evaluation.
+
+    PyTorch's kernel, unlike ``batch_norm`` (which returns an empty input's result before calling it), checks the
+    input itself: in training it reads the channel dim first (IndexError for a 1-d input), then refuses a
+    dtype that is no float and parameters of another dtype, then an empty input (its statistics would be of
+    nothing); in evaluation the dtypes come first, then a 1-d input with elements, and an empty input gives an
+    empty output with (0,) statistics."""
+    if training and input.ndim == 1:
+        raise IndexError(_NO_CHANNEL_DIM)
+    _norm._check_dtypes("batch_norm", input, weight, bias, running_mean, running_var, kernel_first=True)
+    if input.ndim == 1 and input.numel():
+        raise IndexError(_NO_CHANNEL_DIM)
+    if training and not input.numel():
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes = {list(input.shape)}")
     out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     acc = _dtype.float32 if input.dtype in (_dtype.float16, _dtype.bfloat16) else input.dtype
     if not training:

@@ -7,7 +7,8 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype, _precision
+from .. import _dtype
+from .casting import ACC
 from .._tensor import Tensor, wrap_dim
 from .elementwise import require_tensor, structured_out
 from .join import cat
@@ -174,17 +175,18 @@ def _renorm_fwd(x, *, p, axes, maxnorm):
 
 
 def _renorm_vjp(g, x, out, *, p, axes, maxnorm):
-    """PyTorch's renorm_backward: with ``nb`` the norm's backward of ``sum(re(conj(x) * grad))`` over the slice and
-    ``f = maxnorm / (norm + 1e-7)``, ``f * grad - f / (norm + 1e-7) * nb`` where the slice was scaled, ``grad``
-    elsewhere (a slice of zeros gets ``grad``, not NaN)."""
-    wide = _precision.stepper(x.dtype)[0]  # (float16/bfloat16: computed in float32, rounded once)
-    xw, gw = wide(x), wide(g)
-    norm = _renorm_norm(x, p, axes)
-    summed = jnp.sum(jnp.real(jnp.conj(xw) * gw), axis=axes, keepdims=True)
-    nb = _norm_grad(summed, xw, norm, p, axes, lambda v: v)
+    """PyTorch's renorm_backward, op by op: the norm in the CPU accumulate type (float64 for float32 and complex64,
+    float32 for float16/bfloat16), ``nb`` the norm's backward of ``sum(re(conj(x) * grad))`` over the slice (the
+    product in the input's dtype, summed in the real accumulate type), then ``maxnorm / (norm + 1e-7) *
+    (grad - nb / (norm + 1e-7))`` where the slice was scaled, ``grad`` elsewhere (a slice of zeros gets ``grad``, not
+    NaN). With ``p=inf`` the norm's backward picks the elements whose ``|x|`` (in the input's dtype) equals that
+    wider norm: a complex64 modulus seldom does, so those slices get NaN, as PyTorch's do."""
+    acc = ACC.get(x.dtype, x.dtype)
+    norm = _vector_norm_fwd(x.astype(acc), ord=p, axis=axes, keepdims=True)
+    summed = jnp.sum(jnp.real(jnp.conj(x) * g).astype(norm.dtype), axis=axes, keepdims=True)
+    nb = _norm_grad(summed, x, norm, p, axes, lambda v: v)
     inv = 1 / (norm + 1e-7)
-    factor = inv * maxnorm
-    return jnp.where(norm > maxnorm, factor * gw - (factor * inv) * nb, gw).astype(x.dtype)
+    return jnp.where(norm > maxnorm, (maxnorm * inv) * (g - inv * nb), g).astype(x.dtype)
 
 
 _RENORM = defop("renorm", _renorm_fwd, vjp=_renorm_vjp, grad_name="RenormBackward0", saved=("0",))

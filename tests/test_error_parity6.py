@@ -129,7 +129,13 @@ def test_valid_calls_keep_working():
         lib.flip(_x(lib), (0, 1)), _x(lib).flip(0, 1), _x(lib).flip(1), lib.movedim(_x(lib), lib.tensor(1), 0),
         lib.moveaxis(_x(lib), [0], [1]), lib.swapdims(_x(lib), 0, 1), lib.softmax(_x(lib), 0, lib.float64),
         lib.log_softmax(_x(lib), dim=1), lib.count_nonzero(_x(lib), (0, 1)), _x(lib).count_nonzero(0, 1),
-        lib.ones(2, 1).squeeze(1), lib.ones(1, 2, 1).squeeze(0, 2), lib.mode(_x(lib), 0), lib.cumsum(_x(lib), 1)])
+        lib.ones(2, 1).squeeze(1), lib.ones(1, 2, 1).squeeze(0, 2), lib.mode(_x(lib), 0), lib.cumsum(_x(lib), 1),
+        # (std/var's first overload takes dim=None with unbiased: int[1]? in PyTorch's schema)
+        lib.std_mean(_x(lib), None, keepdim=False, unbiased=True), lib.var(_x(lib), None, True, True)])
+
+
+def test_std_of_integers_with_dim_none_is_the_dtype_error():
+    same_error(lambda lib: lib.std_mean(lib.tensor([[1, 2]], dtype=lib.int8), None, keepdim=False, unbiased=True))
 
 
 def test_python2_division_dunders_are_true_division():

@@ -70,7 +70,7 @@ SIGNATURES = {
     "flip": ("(Tensor input, tuple of ints[] dims)",),
     "roll": ("(Tensor input, tuple of ints shifts, tuple of ints dims = ())",),
     "unbind": ("(Tensor input, int dim = 0)",),
-    **{n: (f"(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False{o})",
+    **{n: (f"(Tensor input, tuple of ints? dim, bool unbiased = True, bool keepdim = False{o})",  # (int[1]? dim)
            f"(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False{k})",
            "(Tensor input, bool unbiased = True)")
        for n, o, k in (("std", f", *, {_OUT}", f", {_OUT}"), ("var", f", *, {_OUT}", f", {_OUT}"),

@@ -99,7 +99,8 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if unbiased is not _NO_UNBIASED and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got both unbiased and correction")
     if input.dtype.category < _FLOAT:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        what = name if name in ("std_mean", "var_mean") else "std and var"  # (PyTorch's kernels' words)
+        raise RuntimeError(f"{what} only support floating point and complex dtypes")
     c = float(correction) if correction is not None else (0.0 if unbiased is False else 1.0)
     ax = dims(dim, input.ndim)
     n = math.prod(input.shape) if ax is None else math.prod(input.shape[a] for a in ax)

@@ -158,18 +158,24 @@ class _Returned:
         self.obj, self.born = obj, born
 
 
-def _returned_object(x, born=None):
+def _taken_apart(x):
+    """Whether ``x`` is an object (not a class) whose attributes a returned copy can hold: a plain ``__dict__`` of
+    at most ``_MAX_ATTRS`` entries."""
     d = getattr(x, "__dict__", None)
-    if type(d) is not dict or len(d) > _MAX_ATTRS or isinstance(x, type):
+    return type(d) is dict and len(d) <= _MAX_ATTRS and not isinstance(x, type)
+
+
+def _returned_object(x, born=None):
+    if not _taken_apart(x):
         return False
     if dataclasses.is_dataclass(x):
         return True
-    return born is not None and id(d) in born and returned_class(type(x))
+    return born is not None and id(x.__dict__) in born and returned_class(type(x))
 
 
 def returned_class(cls):
     """A class whose instances made by a compiled call are returned as new instances after each call (a plain
-    class of the user's, or ``types.SimpleNamespace``; not a module, a tensor or a class of a library)."""
+    class of the user's: not a module, a tensor or a class of a library)."""
     return pyvalues._user_class(cls) and not issubclass(cls, Tensor)
 
 
@@ -250,11 +256,10 @@ def returned_classes(out):
 
     def visit(x, depth):
         for leaf in jax.tree_util.tree_leaves(output_tree(x), is_leaf=lambda x: isinstance(x, Tensor)):
-            d = getattr(leaf, "__dict__", None)
-            if type(d) is dict and len(d) <= _MAX_ATTRS and returned_class(type(leaf)):
+            if _taken_apart(leaf) and returned_class(type(leaf)):
                 found.add(type(leaf))
                 if depth < _MAX_DEPTH:  # (an output object holding another)
-                    visit(list(d.values()), depth + 1)
+                    visit(list(leaf.__dict__.values()), depth + 1)
     visit(out, 0)
     return found
 

@@ -606,7 +606,8 @@ def _accumulate(var, g, create_graph):
         old.add_(g)
     if var._post_acc_hooks:
         for fn in list(var._post_acc_hooks.values()):
-            fn(var)
+            if fn(var) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _fresh(g):

@@ -219,6 +219,14 @@ PYTHON_FUNCTIONAL = (
     'unfold',
 )
 
+# ``torch.nn.functional`` functions that PyTorch's lists leave out (``get_ignored_functions()`` holds them) though their
+# Python code hands them to ``__torch_function__`` as the ones above
+PYTHON_FUNCTIONAL_UNLISTED = ('hardsigmoid', 'hardswish')
+
+# the parameters with a default that PyTorch's Python ``handle_torch_function`` call leaves out (all others are passed
+# by keyword, see ``_subclass._functional_layout``)
+FUNCTIONAL_LEFT_OUT = {'l1_loss': ('weight',)}
+
 PYTHON_TORCH = {
     'atleast_1d': 'torch.functional.atleast_1d', 'atleast_2d': 'torch.functional.atleast_2d',
     'atleast_3d': 'torch.functional.atleast_3d', 'block_diag': 'torch.functional.block_diag',

@@ -154,14 +154,20 @@ def _dispatching(fn, name, public, func=None):
     binary = name in _BINARY_OPERATORS
     self_only = name == "__contains__"  # (PyTorch's asks its self only: an element of another type is an error)
     python = _python_name(public, name)
+    layout = _functional_layout(fn, name) if python is not None and public == "torch.nn.functional" else None
 
     def dispatching(*args, **kwargs):
         relevant = _relevant(args[:1], None) if self_only else _relevant(args, kwargs)
         if relevant:
+            target = func or dispatching
             if python is not None:
+                if layout is not None:
+                    args, kwargs = layout(args, kwargs)
+                    if kwargs.get("return_indices") is True:  # (PyTorch's F.max_pool2d with it is another function)
+                        target = getattr(sys.modules["torchish.nn.functional"], f"{name}_with_indices", target)
                 relevant = _with_tensors(args[:1] if self_only else args, None if self_only else kwargs)
             if not binary:
-                return _HANDLE[0](func or dispatching, relevant, *args, **kwargs)
+                return _HANDLE[0](target, relevant, *args, **kwargs)
             try:
                 return _HANDLE[0](func or dispatching, relevant, *args, **kwargs)
             except TypeError:
@@ -177,6 +183,39 @@ def _dispatching(fn, name, public, func=None):
     return dispatching
 
 
+def _functional_layout(fn, name):
+    """``(args, kwargs) -> (args, kwargs)`` as PyTorch's Python ``torch.nn.functional`` functions hand them to
+    ``__torch_function__``: the parameters without a default positionally, every one with a default by keyword,
+    with its default where the call leaves it out (``F.relu(x, False)`` and ``F.relu(x)`` both give ``(x,),
+    {"inplace": False}``). Arguments that do not fit the signature are handed on as given (the function raises)."""
+    from . import _overridable as names
+    sig = None
+    left_out = names.FUNCTIONAL_LEFT_OUT.get(name, ())
+
+    def layout(args, kwargs):
+        nonlocal sig
+        if sig is None:
+            sig = inspect.signature(fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError:
+            return args, kwargs
+        bound.apply_defaults()
+        pos, kw = [], {}
+        for key, p in sig.parameters.items():
+            value = bound.arguments[key]
+            if p.kind is p.VAR_POSITIONAL:
+                pos += value
+            elif p.kind is p.VAR_KEYWORD:
+                kw.update(value)
+            elif p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
+                pos.append(value)
+            elif not (key in left_out and value is p.default):
+                kw[key] = value
+        return tuple(pos), kw
+    return layout
+
+
 def _own_name(public, name):
     """The ``__name__`` of PyTorch's ``public.name``."""
     from . import _overridable as names
@@ -189,7 +228,7 @@ def _python_name(public, name):
     """``module.name`` of the function PyTorch writes in Python that ``public.name`` is, or None for a builtin."""
     from . import _overridable as names
     own = _own_name(public, name)
-    if public == "torch.nn.functional" and name in names.PYTHON_FUNCTIONAL:
+    if public == "torch.nn.functional" and name in names.PYTHON_FUNCTIONAL + names.PYTHON_FUNCTIONAL_UNLISTED:
         return f"{public}.{own}"
     if public == "torch.Tensor" and name in names.PYTHON_TENSOR:
         return f"torch._tensor.{own}"
@@ -291,7 +330,8 @@ def activate():
     _HANDLE.append(handle_torch_function)
     torchish = sys.modules["torchish"]
     functions = {}  # id(plain function) -> its wrapper
-    _replace(torchish.nn.functional, names.FUNCTIONAL, "torch.nn.functional", functions)
+    _replace(torchish.nn.functional, names.FUNCTIONAL + names.PYTHON_FUNCTIONAL_UNLISTED, "torch.nn.functional",
+             functions)
     _replace(torchish.linalg, names.LINALG, "torch.linalg", functions)
     _replace(torchish.fft, names.FFT, "torch.fft", functions)
     _replace(torchish.special, names.SPECIAL, "torch.special", functions)

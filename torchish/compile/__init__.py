@@ -16,7 +16,8 @@ def compile(model=None, *, fullgraph=None, dynamic=None, backend="xla", mode=Non
     anything. A function that cannot be traced (it reads tensor values in Python: ``.item()``, ``if loss > 0:``)
     runs eagerly for that input signature, as PyTorch's graph breaks do, with a warning naming the line;
     ``fullgraph=True`` raises a :class:`GraphBreakError` (a RuntimeError) instead, ``fullgraph=False`` silences the
-    warning.
+    warning. ``disable=True`` returns ``model`` itself; a compiled function or module given again is compiled from
+    its original (see :func:`_innermost`).
 
     Example::
 
@@ -30,20 +31,28 @@ def compile(model=None, *, fullgraph=None, dynamic=None, backend="xla", mode=Non
     """
     def wrap(m):
         from ..nn.modules.module import Module
+        if disable:  # (PyTorch's: the model itself)
+            return m
+        m = _innermost(m)
+        kw = dict(fullgraph=fullgraph, dynamic=dynamic, mode=mode, backend=backend, options=options)
         if isinstance(m, Module):
-            return compile_module(m, fullgraph=fullgraph, dynamic=dynamic, mode=mode, backend=backend,
-                                  options=options, disable=disable)
-        return CompiledFunction(m, fullgraph=fullgraph, dynamic=dynamic, mode=mode, backend=backend,
-                                options=options, disable=disable)
+            from .module import OptimizedModule
+            return OptimizedModule(m, **kw)
+        return CompiledFunction(m, **kw)
     if model is None:
         return wrap
     return wrap(model)
 
 
-def compile_module(module, **kw):
-    """``torchish.compile(module)``: an :class:`~torchish.compile.module.OptimizedModule` holding ``module`` as
-    ``_orig_mod`` and running its calls compiled, as PyTorch's; with ``disable=True``, the module itself."""
-    if kw.get("disable"):
-        return module
+def _innermost(m):
+    """The callable a compiled module or function compiles: ``torchish.compile(torchish.compile(f))`` compiles ``f``
+    once, as PyTorch's unwraps to the innermost callable, and compiling a compiled module wraps the original module
+    (its keys have one ``_orig_mod.`` prefix; PyTorch's gives a function there, with no ``state_dict``)."""
     from .module import OptimizedModule
-    return OptimizedModule(module, **kw)
+    while True:
+        if type(m) is OptimizedModule:
+            m = m._orig_mod
+        elif type(m) is CompiledFunction:
+            m = staticmethod(m.fn) if m.binds == "static" else classmethod(m.fn) if m.binds == "class" else m.fn
+        else:
+            return m

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import collections
 import functools
-import sys
 import time
-import traceback
 import warnings
 import weakref
 
@@ -40,7 +38,7 @@ from .backward import (_link_outputs, _spent_outputs, argument_wrapper, drop_add
 from .args import (COPIES, changed_copies, output_tree, returned_classes, sharing, signature as _signature,
                    strides as arg_strides_of)
 from .entry import _Entry, scalar_kind
-from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord
+from .errors import GraphBreakError, _DeviceChanged, _NeedsRecord, display_name, user_frame, user_stacklevel
 from .recorder import Recorder
 from .state import (_lower_donating, _OWN_REFS, _own_refs, _donated_values, _share_classes, _unstable, _dedupe,
                     _as_weak_array, _scalar_values, _one_device, _VALUE, _make, _write_back)
@@ -68,19 +66,6 @@ def _program_platform(arg_vals, state, state_vals):
     return jax.default_backend()
 
 
-def _user_frame(tb):
-    """The innermost frame of user code in a traceback (not torchish, not jax)."""
-    import os
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    best = None
-    for fs in traceback.extract_tb(tb):
-        f = os.path.abspath(fs.filename)
-        if f.startswith(pkg) or "/jax/" in f or "/jaxlib/" in f or f.startswith(sys.prefix + "/lib/python"):
-            continue
-        best = fs
-    return best
-
-
 def _output_layouts(traced):
     """``(position, layout)`` of the traced output tensors whose strides are dense but not contiguous (an
     elementwise op on a channels-last or transposed argument, a convolution of a channels-last input): the
@@ -96,6 +81,7 @@ class CompiledFunction:
         self.binds = "static" if isinstance(fn, staticmethod) else "class" if isinstance(fn, classmethod) else None
         fn = fn.__func__ if self.binds else fn
         self.fn = fn
+        self.name = display_name(fn)  # (in warnings and errors)
         self.fullgraph = fullgraph
         self.disable = disable
         self.entries = {}
@@ -124,10 +110,10 @@ class CompiledFunction:
             if len(self.entries) >= MAX_SIGNATURES:  # keep memory bounded: forget the oldest signature
                 del self.entries[next(iter(self.entries))]
                 if not self.stats["evictions"]:
-                    warnings.warn(f"torchish.compile: {getattr(self.fn, '__name__', 'function')} has been called with "
+                    warnings.warn(f"torchish.compile: {self.name} has been called with "
                                   f"more than {MAX_SIGNATURES} input signatures (shapes, dtypes, Python values or "
                                   "objects of its arguments); the oldest are forgotten, and each new one runs "
-                                  "eagerly once, then compiles.", RuntimeWarning, stacklevel=2)
+                                  "eagerly once, then compiles.", RuntimeWarning, stacklevel=user_stacklevel())
                 self.stats["evictions"] += 1
             entry = self.entries[key] = _Entry()
         entry.calls += 1
@@ -143,9 +129,9 @@ class CompiledFunction:
                 entry.stash()
                 self.stats["retraces"] += 1
                 if self.stats["retraces"] == RETRACE_WARN:
-                    warnings.warn(f"torchish.compile: {getattr(self.fn, '__name__', 'function')} has been retraced "
+                    warnings.warn(f"torchish.compile: {self.name} has been retraced "
                                   f"{RETRACE_WARN} times (state or flags keep changing); each retrace recompiles.",
-                                  RuntimeWarning, stacklevel=2)
+                                  RuntimeWarning, stacklevel=user_stacklevel())
             try:
                 self._trace(entry, args, kwargs, leaves, key[0])
             except _NeedsRecord:  # the call creates state (see errors._NeedsRecord): it runs eagerly, recorded
@@ -157,7 +143,7 @@ class CompiledFunction:
                 if self.fullgraph is None:  # PyTorch's default allows graph breaks: say so once per signature
                     warnings.warn(f"{e.args[0]}\ntorchish.compile runs this function eagerly for these inputs "
                                   "(graph breaks are allowed by default, as in PyTorch; fullgraph=True makes this "
-                                  "an error, fullgraph=False silences it).", UserWarning, stacklevel=2)
+                                  "an error, fullgraph=False silences it).", UserWarning, stacklevel=user_stacklevel())
                 entry.eager = True
                 self.stats["eager_calls"] += 1
                 return self.fn(*args, **kwargs)
@@ -230,7 +216,7 @@ class CompiledFunction:
         out = self._run(entry, leaves)
         entry.eager, entry.executable, entry.lowered, entry.side_effects = True, None, None, None
         entry.scalar_override, entry.variants, entry.py_changed = None, [], False
-        name = getattr(self.fn, "__name__", "the function")
+        name = self.name
         what = []
         if stored:
             what.append(f"stores {len(stored)} tensor(s) it computes outside itself (appends them to a list, puts "
@@ -249,7 +235,7 @@ class CompiledFunction:
         if self.fullgraph is None:
             warnings.warn(msg + "\ntorchish.compile runs this function eagerly for these inputs from now on "
                           "(fullgraph=True makes this an error, fullgraph=False silences it).", UserWarning,
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
         return out
 
     # ---------------------------------------------------------------------------------------------------------
@@ -262,12 +248,12 @@ class CompiledFunction:
         py.discover_hooks(entry.modules, entry.state, entry.optimizers)  # (before the trace runs them: their
         try:                                                              # side effects are seen)
             if py.iterators:
-                raise GraphBreakError(f"torchish.compile: {getattr(self.fn, '__name__', 'the function')} refers to "
+                raise GraphBreakError(f"torchish.compile: {self.name} refers to "
                                       f"the iterator {py.iterators[0]!r}: what next() draws from it inside would be "
                                       "a constant of the program, and every trace would draw again. Draw outside "
                                       "and pass the values as arguments to compile it.")
             if _subclass._ACTIVE[0] and any(_subclass._overloaded(x) for x in leaves if isinstance(x, Tensor)):
-                raise GraphBreakError(f"torchish.compile: {getattr(self.fn, '__name__', 'the function')} is called "
+                raise GraphBreakError(f"torchish.compile: {self.name} is called "
                                       "with a Tensor subclass that takes part in __torch_function__, whose Python "
                                       "runs at every call (and whose results are of its class); it runs eagerly.")
             self._trace_attempts(entry, leaves, tree, py, modes)
@@ -358,23 +344,23 @@ class CompiledFunction:
                     out = fn(*a, **kw)
                 if module_hooks.added():
                     raise GraphBreakError(
-                        f"torchish.compile: {getattr(fn, '__name__', 'the function')} registers a module hook that it "
+                        f"torchish.compile: {self.name} registers a module hook that it "
                         "does not remove (register_forward_hook, register_forward_pre_hook, register_full_backward_hook"
                         "), which eager mode adds once per call and one XLA program cannot; it runs eagerly.")
                 if any(hook_marks(t) != m for t, m in zip(state, marks)):
                     raise GraphBreakError(
-                        f"torchish.compile: {getattr(fn, '__name__', 'the function')} registers a gradient hook on a "
+                        f"torchish.compile: {self.name} registers a gradient hook on a "
                         "parameter or buffer (register_hook, register_post_accumulate_grad_hook, retain_grad), which "
                         "eager mode adds once per call and one XLA program cannot; it runs eagerly.")
                 changed = changed_copies(n_copies)
                 if changed:
                     raise GraphBreakError(
-                        f"torchish.compile: {getattr(fn, '__name__', 'the function')} changes an attribute of an "
+                        f"torchish.compile: {self.name} changes an attribute of an "
                         f"argument ({type(changed[0]).__name__} object), a Python side effect one XLA program cannot "
                         "repeat. Return the value instead of storing it on the argument, to compile it.")
                 if py.drew_random:
                     raise GraphBreakError(
-                        f"torchish.compile: {getattr(fn, '__name__', 'the function')} draws Python or numpy random "
+                        f"torchish.compile: {self.name} draws Python or numpy random "
                         "numbers (random.random(), rng.normal()), which one XLA program would keep as constants. Draw "
                         "them outside and pass them in, or use torch's random functions, to compile it.")
                 for c, k in rec.statics.values():  # flags baked into the program (an optimizer's maximize)
@@ -445,7 +431,7 @@ class CompiledFunction:
                 for k, tt in enumerate(arg_tensors):
                     if tt._grad is not None and leaves[arg_pos[k]]._grad is not None:
                         raise GraphBreakError(
-                            f"torchish.compile: {getattr(fn, '__name__', 'the function')} accumulates gradients into "
+                            f"torchish.compile: {self.name} accumulates gradients into "
                             "the .grad of an argument that already has one; the program does not take argument "
                             "gradients as inputs. Set the argument's .grad to None before the call to compile it.")
                 info["reached"], info["engine_only"] = out_reach, engine_only
@@ -471,10 +457,10 @@ class CompiledFunction:
                 # output of its shape, so anything before it (a scalar loss before a scalar Adam step) costs copies
                 return [state[i]._d for i in written], out_vals, grads, [arg_tensors[k]._d for k in arg_written]
             except _CONCRETE_ERRORS as e:
-                fs = _user_frame(e.__traceback__)
+                fs = user_frame(e.__traceback__)
                 where = f"{fs.filename}:{fs.lineno}: `{fs.line}`\n" if fs is not None else ""
                 raise GraphBreakError(
-                    f"torchish.compile could not trace {getattr(fn, '__name__', 'the function')}: {where}"
+                    f"torchish.compile could not trace {self.name}: {where}"
                     f"{type(e).__name__}: {str(e).splitlines()[0]}\nValue-dependent Python (`.item()`, `.tolist()`, "
                     "`if tensor:`, printing a tensor) cannot run inside one XLA program. Move it outside the "
                     "compiled function or express it with tensor ops (torchish.where, masks) to compile it.") from e
@@ -515,12 +501,12 @@ class CompiledFunction:
         for k, (holder, key, t) in py.slots.items():  # (and the tensors its globals and attributes held)
             buffers.setdefault(k, t)
         if _kept_alive(arg_refs, info["recorder"]):
-            raise GraphBreakError(f"torchish.compile: {getattr(fn, '__name__', 'the function')} stores an argument "
+            raise GraphBreakError(f"torchish.compile: {self.name} stores an argument "
                                   "tensor outside itself (appends it to a list, puts it in a dict or an attribute), "
                                   "a Python side effect one XLA program cannot repeat; it runs eagerly.")
         if info["arg_written"] and sharing(leaves) is not None:
             # (the program takes each argument as a value of its own: a write into one would not show in the other)
-            raise GraphBreakError(f"torchish.compile: {getattr(fn, '__name__', 'the function')} writes in place into "
+            raise GraphBreakError(f"torchish.compile: {self.name} writes in place into "
                                   "an argument that shares its memory with another argument (the same tensor twice, "
                                   "a view and its base); it runs eagerly.")
         if info["missing"] or info["missing_scalars"] or [m for k, m in modules_seen.items()
@@ -540,17 +526,17 @@ class CompiledFunction:
         entry.side_effects = entry.scalar_override = entry.replay = None
         rec = info.pop("recorder")
         leaked = _leaked(rec)
-        differentiable = any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"] \
-            and STATE.grad_enabled
+        # (under no_grad too: an output made under enable_grad() inside has a graph; grad mode is in the signature)
+        differentiable = any(rg for kind, rg in info["out_spec"] if kind == "T") and not info["backward_ran"]
         if differentiable and info["engine_only"]:
             # the outputs' backward must run Python the program's differentiation does not see: PyTorch's engine
             # (eager mode) runs it
-            raise GraphBreakError(f"torchish.compile: {getattr(self.fn, '__name__', 'the function')} "
+            raise GraphBreakError(f"torchish.compile: {self.name} "
                                   f"{info['engine_only']} in the graph of outputs differentiated outside it; its "
                                   "backward runs eagerly.")
         if differentiable and any(arg_rg[k] for k in info["arg_written"]):
             # the argument's own graph would have to take the in-place op in, as PyTorch's does: eager mode does
-            raise GraphBreakError(f"torchish.compile: {getattr(self.fn, '__name__', 'the function')} writes in "
+            raise GraphBreakError(f"torchish.compile: {self.name} writes in "
                                   "place into an argument that requires grad, and its outputs are differentiated "
                                   "outside it; it runs eagerly.")
         if rec.scalars_written or any(c[k] is not v and c[k] != v for (c, k), v in zip(entry.scalars, scalar_vals)):
@@ -729,7 +715,7 @@ class CompiledFunction:
             tensors_out[j]._inf = True
         for j, lay in info["out_layouts"]:  # (strides as the eager call's: a channels-last or transposed result)
             tensors_out[j]._layout = lay
-        if pull is not None and STATE.grad_enabled:
+        if pull is not None:
             _link_outputs(entry, pull, [leaves[i] for i in entry.arg_pos], tensors_out, scalar_vals, arg_vals,
                           state_vals)
         else:

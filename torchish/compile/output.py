@@ -5,8 +5,8 @@ call. A trace runs the user's Python once, to build a program that cannot print,
 appear for the traced call only (and twice where the state took two traces to settle, or half a line where the
 print met a tensor). :func:`held` makes the first output of the tracing thread a graph break instead, with none of
 it written: the call then runs eagerly and writes it once, as every later call with these inputs does.
-So does ``warnings.warn`` called by the user's code (the library's own warnings are left alone). Other threads
-print as usual while a trace runs.
+So does ``warnings.warn`` called by the user's code, under any name (the library's own warnings are left alone).
+Other threads print as usual while a trace runs.
 """
 from __future__ import annotations
 
@@ -46,6 +46,22 @@ class _Stream:
         return getattr(self._stream, name)
 
 
+class _Tripwire:
+    """The message pattern of a ``warnings.filters`` entry put first while a trace runs: the warnings machinery asks
+    it about every warning, whatever name the user's code called ``warn`` by (``from warnings import warn as w``
+    binds the function before the trace could replace it). Asked on the tracing thread by a caller outside
+    torchish and JAX, it breaks the graph; else it matches nothing, and the other filters decide."""
+
+    def __init__(self, thread):
+        self.thread = thread
+
+    def match(self, text):
+        frame = sys._getframe(1)  # (the frame that called warn: the warnings machinery is C code)
+        if threading.get_ident() == self.thread and not frame.f_globals.get("__name__", "").startswith(_OWN_LOGGERS):
+            _graph_break(f"warnings.warn({text[:60]!r})", frame)
+        return None
+
+
 @contextlib.contextmanager
 def held():
     """While a trace runs: ``print``, ``sys.stdout.write``/``sys.stderr.write`` and handled ``logging`` records of
@@ -74,9 +90,13 @@ def held():
         return call_handlers(logger, record)
     builtins.print, logging.Logger.callHandlers, warnings.warn = print_held, call_handlers_held, warn_held
     sys.stdout, sys.stderr = _Stream(streams[0], thread, "stdout"), _Stream(streams[1], thread, "stderr")
+    trip = ("default", _Tripwire(thread), Warning, None, 0)
+    warnings.filters.insert(0, trip)  # (no _filters_mutated(): a warning shown once already stays skipped, as eagerly)
     try:
         yield
     finally:
+        if trip in warnings.filters:
+            warnings.filters.remove(trip)
         builtins.print, logging.Logger.callHandlers, warnings.warn = print_, call_handlers, warn
         if sys.stdout.__class__ is _Stream:  # (unless the function replaced it for good)
             sys.stdout = streams[0]

@@ -27,6 +27,7 @@ from ._tensor import Tensor, wrap_dim
 from .ops import creation as _creation, reduce as _reduce
 from .ops.registry import apply, defop, overload
 from .sparse import _COO, _from_entries, dense_of, entries_mask, grad_gate, mark_sparse
+from ._sparse_coo_grad import hands_sparse_grad
 
 
 def _addmm_fwd(mat, mat1, mask, mat2, *, beta, alpha):
@@ -66,7 +67,10 @@ def _check_addmm(mat, mat1, mat2):
 def _coo_addmm(mat, mat1, mat2, beta, alpha):
     mat = _check_addmm(mat, mat1, mat2)
     mask = entries_mask(mat1._coo.indices, tuple(mat1.shape), mat1.device)
-    return apply(_SPARSE_ADDMM, (mat, grad_gate(mat1), mask, mat2), beta=beta, alpha=alpha)
+    out = apply(_SPARSE_ADDMM, (mat, grad_gate(mat1), mask, mat2), beta=beta, alpha=alpha)
+    if out._rg:  # (mat1's gradient is sparse, as PyTorch's)
+        hands_sparse_grad(out, 1, coalesced_indices(mat1._coo, tuple(mat1.shape)))
+    return out
 
 
 def mm(mat1, mat2, reduce=None):
@@ -127,8 +131,12 @@ def coalesced_values(input):
     indices = coalesced_indices(input._coo, tuple(input.shape))
     source = grad_gate(input)
     if not indices.shape[0]:
-        return indices, Tensor.unsqueeze(source, 0)
-    return indices, Tensor.__getitem__(source, tuple(indices.unbind(0)))
+        values = Tensor.unsqueeze(source, 0)
+    else:
+        values = Tensor.__getitem__(source, tuple(indices.unbind(0)))
+    if values._rg:  # (the input's gradient is sparse, as PyTorch's)
+        hands_sparse_grad(values, 0, indices)
+    return indices, values
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
@@ -138,11 +146,11 @@ def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
     if coo is None:
         raise NotImplementedError("Could not run 'aten::_indices' with arguments from the 'CPU' backend.")
     if dim is None:
-        return dense_of(input, coo.indices, None).sum(dtype=dtype)
+        return dense_of(input, coo.indices, None, strided_values=True).sum(dtype=dtype)
     dims = sorted({wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
     sparse_dim = coo.indices.shape[0]
     if all(d in dims for d in range(sparse_dim)):
-        dense = dense_of(input, coo.indices, None)
+        dense = dense_of(input, coo.indices, None, strided_values=True)
         dt = _reduce._acc_dtype(dense, dtype, None, "sum")
         return apply(_SUM_DENSE, (dense,), axis=tuple(dims), keepdims=False, dtype=dt.np)
     indices, values = coalesced_values(input)

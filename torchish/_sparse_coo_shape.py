@@ -159,9 +159,16 @@ def _index_select(self, dim, index):
     return _index_select_sparse(self, dim, index)
 
 
-for _name, _fn in (("unsqueeze", _unsqueezed), ("select", _selected), ("permute", _permuted),
-                   ("narrow_copy", _narrowed), ("index_select", _index_selected)):
+def _permuted_rows(self, *args, dims=None):
+    """The input dim of each index row of ``permute``'s result (its sparse dims reordered)."""
+    dims = _size_args(_args_or_kw(args, dims, "permute", "dims"), "permute", "dims")
+    return tuple(wrap_dim(d, self.dim()) for d in dims[:self._coo.indices.shape[0]])
+
+
+for _name, _fn in (("unsqueeze", _unsqueezed), ("select", _selected), ("narrow_copy", _narrowed),
+                   ("index_select", _index_selected)):
     _keeps_sparse(_name, _fn)
+_keeps_sparse("permute", _permuted, _permuted_rows)
 _narrow_sparse, _index_select_sparse = _SparseTensor.narrow_copy, _SparseTensor.index_select
 _SparseTensor.narrow_copy, _SparseTensor.index_select = _narrow_copy, _index_select
 

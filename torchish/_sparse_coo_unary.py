@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 from . import _dtype
+from ._sparse_coo_grad import hands_sparse_grad
 from ._sparse_coo_math import coalesced_indices
 from ._tensor import Tensor
 from .ops.registry import apply, overload
@@ -80,15 +81,15 @@ def _coalescing(name, refuse):
         if coo is None:
             return dense_method(self, *args, **kwargs)
         _check_args(name, self, args, kwargs)
-        source = self
+        source, indices = self, coalesced_indices(coo, tuple(self.shape))
         if self.requires_grad:
-            source = refusing(self, refuse(self)) if refuse is not None else apply(
-                _MASKED, (grad_gate(self), entries_mask(coo.indices, tuple(self.shape), self.device)))
+            source = refusing(self, refuse(self)) if refuse is not None else hands_sparse_grad(apply(
+                _MASKED, (grad_gate(self), entries_mask(coo.indices, tuple(self.shape), self.device))), 0, indices)
         out = dense_method(source, *args, **kwargs)
         if name == "pow" and out.dtype != self.dtype:  # (PyTorch's sparse pow writes into the input's dtype)
             raise RuntimeError(f"result type {_dtype.scalar_type_name(out.dtype)} can't be cast to the desired "
                                f"output type {_dtype.scalar_type_name(self.dtype)}")
-        return mark_sparse(out, _entries_of(out, coalesced_indices(coo, tuple(self.shape))))
+        return mark_sparse(out, _entries_of(out, indices))
     method.__name__ = method.__qualname__ = name
     method.__doc__ = dense_method.__doc__
     return method

@@ -11,19 +11,22 @@ PyTorch's entries: ``t``/``transpose``, ``clone``, dtype casts, negation, ``*``/
 two sparse tensors (PyTorch's merge of the two entry lists); the shape ops and indexing of
 :mod:`torchish._sparse_coo_shape` (``unsqueeze``, ``select``, ``permute``, ``narrow_copy``, ``index_select``,
 ``A[i]``), the elementwise ops of :mod:`torchish._sparse_coo_unary` (``abs``, ``sqrt``, ``sin``, ``relu``, ``pow``,
-``isnan``...), and ``torch.sparse.mm``/``addmm``/``sum``/``softmax``/``log_softmax``
-(:mod:`torchish._sparse_coo_math`). Their function forms (``torch.abs(A)``) do the same
-(:mod:`torchish._sparse_coo_functions`).
+``isnan``...), ``torch.sparse.mm``/``addmm``/``sum``/``softmax``/``log_softmax`` (:mod:`torchish._sparse_coo_math`),
+and :mod:`torchish._sparse_coo_ops` (``A.T``, ``A.sum(1)``, ``A * x``, ``A.bool()``, ``zeros_like``,
+``sparse_mask``...) and :mod:`torchish._sparse_coo_join` (``cat``/``stack``). Their function forms
+(``torch.abs(A)``, ``F.relu(A)``) do the same (:mod:`torchish._sparse_coo_functions`). The ops PyTorch has no
+sparse kernel for (``A.exp()``, ``A.mean()``, ``A == 0``...) raise its errors (:mod:`torchish._sparse_coo_refused`).
 
 Gradients are PyTorch's: ``A.to_dense()``, ``torch.sparse.mm(A, B)`` and the others whose backward hands ``A`` a
-sparse gradient mask it to A's entries; where PyTorch's backward has no sparse kernel (a sparse gradient reaching
-``A.unsqueeze(0)``, any gradient reaching ``A.sqrt()``) the backward raises PyTorch's error (:func:`grad_gate`).
+sparse gradient mask it to A's entries, and make it a sparse tensor (so a sparse leaf's ``.grad`` has PyTorch's
+layout: :mod:`torchish._sparse_coo_grad`); where PyTorch's backward has no sparse kernel (a sparse gradient
+reaching ``A.unsqueeze(0)``, any gradient reaching ``A.sqrt()``) the backward raises PyTorch's error
+(:func:`grad_gate`).
 
-Differences: the dense value is materialised (memory grows with the full size, not the number of entries); other
-sparse-to-sparse ops (``A.sum(1)``, ``A.exp()`` which PyTorch refuses, ``sparse.mm`` of two sparse tensors) return
-dense tensors with the same values; the gradient of a sparse leaf (``requires_grad=True``) is dense, its entries'
-values (a ``sparse=True`` embedding's weight gradient is sparse: ``nn/_functional/embedding_sparse.py``); indices
-are always checked against the size (PyTorch checks only under ``check_invariants=True``).
+Differences: the dense value is materialised (memory grows with the full size, not the number of entries); a few
+sparse-to-sparse ops (``sparse.mm`` or ``@`` of two sparse tensors, ``einsum``, ``F.embedding`` with a sparse
+weight) return dense tensors with the same values; indices are always checked against the size (PyTorch checks
+only under ``check_invariants=True``).
 
 Example:
     >>> import torchish as torch
@@ -40,6 +43,7 @@ from . import _dtype, _layout
 from ._subclass import _disabled_torch_function_impl
 from ._tensor import Tensor, wrap_dim
 from .ops import copying as _copying, creation as _creation
+from .autograd.grad_mode import is_grad_enabled
 from .ops.registry import NotDifferentiable, apply, defop, overload
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "DoubleTensor", "HalfTensor",
@@ -170,7 +174,7 @@ def _coalesce(self):
         return self
     out = _coalesced_entries(coo, tuple(self.shape))
     out.refuse = coo.refuse
-    return mark_sparse(apply(_COALESCE, (self,)), out)
+    return passes_sparse_grad(mark_sparse(apply(_COALESCE, (self,)), out), (self,))
 
 
 def _is_coalesced(self):
@@ -184,11 +188,19 @@ def _indices(self):
     return coo.indices
 
 
+# ``values()`` of a coalesced tensor that requires grad: its dense value read at the entries (ValuesBackward0; the
+# gradient reaches the tensor sparse, as PyTorch's)
+_VALUES = defop("sparse_coo_values", lambda x, *rows: x[rows], linear=True, grad_name="ValuesBackward0")
+
+
 def _values(self):
     coo = _require(self, "values", "sparse tensor")
     if not coo.coalesced:
         raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
-    return coo.values
+    if not self._rg or not coo.indices.shape[0] or not is_grad_enabled():
+        return coo.values
+    out = apply(_VALUES, (grad_gate(self), *coo.indices.unbind(0)))
+    return hands_sparse_grad(out, 0, coo.indices, contiguous=False)
 
 
 def _raw(what, field):
@@ -261,12 +273,19 @@ def grad_gate(t):
     return refusing(t, coo.refuse)
 
 
-def dense_of(self, indices, masked_grad):
-    """``to_dense()`` of the sparse tensor ``self`` whose entries are at ``indices``."""
+def dense_of(self, indices, masked_grad, strided_values=False):
+    """``to_dense()`` of the sparse tensor ``self`` whose entries are at ``indices``. Its backward hands a COO
+    ``self`` a sparse gradient at its coalesced entries (``strided_values``: PyTorch's values of it are a strided
+    view, so the leaf's ``.grad`` keeps its coalesced flag; see :mod:`torchish._sparse_coo_grad`)."""
+    coo = self._coo
     self = grad_gate(self)
     if masked_grad is False:
-        return apply(_TO_DENSE_UNMASKED, (self,))
-    return apply(_TO_DENSE, (self, entries_mask(indices, tuple(self.shape), self.device)))
+        out = apply(_TO_DENSE_UNMASKED, (self,))
+        return hands_sparse_grad(out, 0, _NONZERO) if coo is not None and out._rg else out
+    out = apply(_TO_DENSE, (self, entries_mask(indices, tuple(self.shape), self.device)))
+    if coo is not None and out._rg:
+        hands_sparse_grad(out, 0, coalesced_indices(coo, tuple(self.shape)), contiguous=not strided_values)
+    return out
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):
@@ -401,9 +420,11 @@ def _negated(self, coo, out):
     return _COO(coo.indices, coo.values.neg(), coo.coalesced)
 
 
-def _keeps_sparse(name, entries):
+def _keeps_sparse(name, entries, rows=None):
     """``Tensor.<name>`` for sparse tensors: its dense result also keeps the entries ``entries(self,
-    coo, out, *args, **kwargs)`` makes (None: the result is dense, where torchish does not follow PyTorch)."""
+    coo, out, *args, **kwargs)`` makes (None: the result is dense, where torchish does not follow PyTorch). A
+    sparse gradient passes back through it sparse to its sparse inputs; ``rows(self, *args, **kwargs)``: the input
+    dim of each index row of the result, where the op reorders them."""
     dense_method = getattr(Tensor, name)
 
     def method(self, *args, **kwargs):
@@ -414,6 +435,9 @@ def _keeps_sparse(name, entries):
                 if coo.refuse is None:  # (these ops pass a sparse gradient on: a refusal before them still holds)
                     coo.refuse = self._coo.refuse
                 mark_sparse(out, coo)
+                if out._rg:
+                    sources = [self, *(a for a in args if isinstance(a, Tensor) and a._coo is not None)]
+                    passes_sparse_grad(out, sources, None if rows is None else rows(self, *args, **kwargs))
         return out
     method.__name__ = method.__qualname__ = name
     method.__doc__ = dense_method.__doc__
@@ -523,13 +547,25 @@ def _t(self, coo, out):
     return _transposed(self, coo, out, 0, 1 if self.dim() > 1 else 0)
 
 
-for _name, _fn in (("t", _t), ("transpose", _transposed), ("clone", _same_entries),
-                   ("to", _same_entries), ("float", _same_entries), ("double", _same_entries),
-                   ("half", _same_entries), ("neg", _negated), ("__neg__", _negated),
+def _swapped_rows(self, dim0=0, dim1=1):
+    """The index rows of a transpose of ``self``: sparse dims ``dim0`` and ``dim1`` swapped (None otherwise)."""
+    sparse_dim = self._coo.indices.shape[0]
+    dim0, dim1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
+    if dim0 == dim1 or dim0 >= sparse_dim or dim1 >= sparse_dim:
+        return None
+    rows = list(range(sparse_dim))
+    rows[dim0], rows[dim1] = dim1, dim0
+    return tuple(rows)
+
+
+_keeps_sparse("t", _t, lambda self: _swapped_rows(self, 0, 1 if self.dim() > 1 else 0))
+_keeps_sparse("transpose", _transposed, _swapped_rows)
+for _name, _fn in (("clone", _same_entries), ("to", _same_entries), ("float", _same_entries),
+                   ("double", _same_entries), ("half", _same_entries), ("neg", _negated), ("__neg__", _negated),
                    ("mul", _scaled("mul")), ("__mul__", _scaled("mul")), ("__rmul__", _scaled("mul")),
                    ("div", _scaled("div")), ("__truediv__", _scaled("div")),
                    ("__add__", _summed(1)), ("__sub__", _summed(-1))):
-    _keeps_sparse(_name, _fn)  # not the add/sub methods: their deprecated-overload warning names the caller's line
+    _keeps_sparse(_name, _fn)  # (the add/sub methods: torchish._sparse_coo_ops)
 
 
 # the torch.sparse namespace (mm, addmm, sum, softmax and log_softmax: torchish._sparse_coo_math)
@@ -562,6 +598,9 @@ CharTensor = _legacy_type("CharTensor", _dtype.int8)
 ByteTensor = _legacy_type("ByteTensor", _dtype.uint8)
 
 
+from ._sparse_coo_grad import _NONZERO, hands_sparse_grad, passes_sparse_grad  # noqa: E402  (sparse .grad)
 from . import _sparse_coo_shape  # noqa: E402,F401  (unsqueeze, select, permute, indexing, strides of COO tensors)
 from . import _sparse_coo_unary  # noqa: E402,F401  (abs, sqrt, sin, pow, ... of the entries; their in-place forms)
-from ._sparse_coo_math import mm, addmm, sum, softmax, log_softmax  # noqa: E402,F401,A004
+from ._sparse_coo_math import mm, addmm, sum, softmax, log_softmax, coalesced_indices  # noqa: E402,F401,A004
+from . import _sparse_coo_refused  # noqa: E402,F401  (s.exp(), s.mean(), s == 0 ...: PyTorch's errors)
+from . import _sparse_coo_ops  # noqa: E402,F401  (casts, s.T, s.sum(dim), s * x, unbind, zeros_like, sparse_mask...)

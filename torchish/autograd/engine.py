@@ -614,8 +614,9 @@ def _fresh(g):
     """A new tensor holding ``g``'s value (and a sparse gradient's entries, as PyTorch's shallow copy of one)."""
     t = Tensor._make(g._d)
     if g._coo is not None:  # (PyTorch's _sparse_coo_tensor_unsafe of its indices and values: coalesced only if
-        coo = g._coo.detach()  # nnz < 2, whatever the flag was; a clone of values not contiguous)
-        coo.coalesced = coo.indices.shape[1] < 2
+        coo = g._coo.detach()  # nnz < 2, whatever the flag was; a clone where its values are not contiguous,
+        if coo.contiguous:  # which keeps the flag: torch.sparse.sum(s)'s gradient of s)
+            coo.coalesced = coo.indices.shape[1] < 2
         coo.contiguous = True
         t._coo = coo
         t.__class__ = type(g)

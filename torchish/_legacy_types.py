@@ -42,6 +42,21 @@ def as_dtype(t):
         if cls is None:
             raise ValueError(f"invalid type: '{t}'")
         return cls.dtype
-    if not isinstance(t, (type, _dtype.dtype)):
+    if isinstance(t, _dtype.dtype):
+        return t
+    if not isinstance(t, type):
         raise TypeError("dtype must be a type, str, or dtype object")
-    return t
+    if t is Tensor:  # the default tensor type ('torch.FloatTensor')
+        return _dtype.get_default_dtype()
+    raise ValueError(f"invalid type: '{_type_name(t)}'")  # (float, int, np.float64, Parameter: no tensor types)
+
+
+def _type_name(cls):
+    """A class's name as CPython's ``tp_name`` spells it, which PyTorch's error shows: qualified by its module for
+    a static (C) type outside builtins (``numpy.float64``), bare for builtins and for classes defined in Python."""
+    if cls.__module__ == "builtins" or cls.__flags__ & _HEAPTYPE:
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+_HEAPTYPE = 1 << 9  # (Py_TPFLAGS_HEAPTYPE: a class created by a class statement)

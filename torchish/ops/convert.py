@@ -84,6 +84,12 @@ def _is_device(v):
     return isinstance(v, (str, _device.device)) or (isinstance(v, int) and not isinstance(v, bool))
 
 
+def _is_dtype(v):
+    """A dtype as PyTorch's parser takes one: a torch dtype or the Python type ``float``, ``int``, ``bool`` or
+    ``complex`` (``x.to(float)`` is ``x.to(torch.float64)``)."""
+    return isinstance(v, _dtype.dtype) or any(v is t for t in (float, int, bool, complex))
+
+
 def _parse_to(args, kwargs):
     """PyTorch's three overloads of ``Tensor.to``, chosen by the first positional argument: ``(device=None,
     dtype=None, non_blocking=False, copy=False)``, ``(dtype, non_blocking=False, copy=False)`` and ``(tensor,
@@ -92,7 +98,7 @@ def _parse_to(args, kwargs):
     first = args[0] if args else None
     if isinstance(first, (Tensor, float, complex)):
         names = ("tensor", "non_blocking", "copy")  # (a Python number is a 0-d tensor there, as in PyTorch)
-    elif isinstance(first, _dtype.dtype):
+    elif _is_dtype(first):
         names = ("dtype", "non_blocking", "copy")
     else:
         names = ("device", "dtype", "non_blocking", "copy")
@@ -102,7 +108,7 @@ def _parse_to(args, kwargs):
     bound.update(kwargs)
     if valid:
         d, dt = bound.get("device"), bound.get("dtype")
-        valid = (d is None or _is_device(d)) and (dt is None or isinstance(dt, _dtype.dtype)) and \
+        valid = (d is None or _is_device(d)) and (dt is None or _is_dtype(dt)) and \
             all(isinstance(bound.get(k, False), bool) for k in ("non_blocking", "copy"))
     if not valid:
         got = ", ".join([_to_type_name(a) for a in args] + [f"{k}={_to_type_name(v)}" for k, v in kwargs.items()])
@@ -114,7 +120,8 @@ def _parse_to(args, kwargs):
         if not isinstance(other, Tensor):  # a Python number: PyTorch's 0-d double (complex double) tensor, on the CPU
             return (_dtype.complex128 if isinstance(other, complex) else _dtype.float64), None, copy
         return other.dtype, other.device, copy
-    return bound.get("dtype"), bound.get("device"), copy
+    dt = bound.get("dtype")
+    return (None if dt is None else _dtype.as_dtype(dt)), bound.get("device"), copy
 
 
 def to(self, *args, **kwargs):

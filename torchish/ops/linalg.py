@@ -65,7 +65,8 @@ def _require(x, fname, arg, pos=None):
 
 
 def _same_dtype(a, b, kind, kernel):
-    """PyTorch's dtype errors: the products never promote."""
+    """PyTorch's dtype errors: the products never promote. mm, mv and bmm check the sizes before the dtypes (their
+    meta functions run before the kernel), dot the dtypes first."""
     if a.dtype is not b.dtype:
         if kind == "dot":
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_name(a.dtype)} and "
@@ -127,15 +128,15 @@ def _matmul_plan(a, b):
             raise _dot_error(sa[0], sb[0])
         return "DotBackward0", ""
     if da == 2 and db == 1:
-        _same_dtype(a, b, "mv", "addmv_impl_cpu")
         if sa[1] != sb[0]:
             raise _mv_error(sa[0], sa[1], sb[0])
+        _same_dtype(a, b, "mv", "addmv_impl_cpu")
         return "MvBackward0", ""
     if da <= 2 and db <= 2:
-        _same_dtype(a, b, "mm", "addmm_impl_cpu_")
         r1, c1 = (1, sa[0]) if da == 1 else sa
         if c1 != sb[0]:
             raise _mm_error(r1, c1, sb[0], sb[1])
+        _same_dtype(a, b, "mm", "addmm_impl_cpu_")
         return ("SqueezeBackward4" if da == 1 else "MmBackward0"), ""
     if da == 3 and db == 3 and sa[0] == 1 and sb[0] != 1 and a._rg:  # PyTorch folds a batch-1 3D @ 3D
         return _fold_plan(a, b, sa[1:], sb)
@@ -170,26 +171,26 @@ def _fold_plan(a, b, sa, sb):
         rows, k = math.prod(sa[:-1]), sa[-1]
         copies = "0" if copied_by_reshape(a, sa, (rows, k)) else ""
         if len(sb) == 2:
-            _same_dtype(a, b, "mm", "addmm_impl_cpu_")
             if k != sb[0]:
                 raise _mm_error(rows, k, sb[0], sb[1])
+            _same_dtype(a, b, "mm", "addmm_impl_cpu_")
             return "UnsafeViewBackward0", copies
-        _same_dtype(a, b, "mv", "addmv_impl_cpu")
         if k != sb[0]:
             raise _mv_error(rows, k, sb[0])
+        _same_dtype(a, b, "mv", "addmv_impl_cpu")
         return "UnsafeViewBackward0", copies
     rows, k = math.prod(sb[:-2]) * sb[-1], sb[-2]
     copies = "1" if copied_by_reshape(b, sb, (rows, k), transpose=True) else ""
     # (``b`` flattened is the matrix operand now: PyTorch's messages name it first)
     if len(sa) == 2:
-        _same_dtype(b, a, "mm", "addmm_impl_cpu_")
         if k != sa[1]:
             raise _mm_error(rows, k, sa[1], sa[0])
+        _same_dtype(b, a, "mm", "addmm_impl_cpu_")
         n, p = sa[0], sb[-1]
         return ("CloneBackward0" if n > 1 and p > 1 and a.numel() and b.numel() else "TransposeBackward0"), copies
-    _same_dtype(b, a, "mv", "addmv_impl_cpu")
     if k != sa[0]:
         raise _mv_error(rows, k, sa[0])
+    _same_dtype(b, a, "mv", "addmv_impl_cpu")
     return "UnsafeViewBackward0", copies
 
 
@@ -237,9 +238,9 @@ def mm(input, mat2, *, out=None):
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    _same_dtype(input, mat2, "mm", "addmm_impl_cpu_")
     if input.shape[1] != mat2.shape[0]:
         raise _mm_error(input.shape[0], input.shape[1], mat2.shape[0], mat2.shape[1])
+    _same_dtype(input, mat2, "mm", "addmm_impl_cpu_")
     return out_structured(apply(_MATMUL["MmBackward0", ""], (input, mat2)), out, "mm")
 
 
@@ -273,15 +274,17 @@ def mv(input, vec, *, out=None):
         input, vec = _registry.autocast_hook("mv", (input, vec))
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
-    _same_dtype(input, vec, "mv", "addmv_impl_cpu")
     if input.shape[1] != vec.shape[0]:
         raise _mv_error(input.shape[0], input.shape[1], vec.shape[0])
+    _same_dtype(input, vec, "mv", "addmv_impl_cpu")
     return out_structured(apply(_MATMUL["MvBackward0", ""], (input, vec)), out, "mv")
 
 
 def _check_dot(a, b, kernel):
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.dtype is not b.dtype:  # (PyTorch's dot_check: the dtypes, then the sizes; the kernel's Bool error last)
+        _same_dtype(a, b, "dot", kernel)
     if a.shape[0] != b.shape[0]:
         raise _dot_error(a.shape[0], b.shape[0])
     _same_dtype(a, b, "dot", kernel)

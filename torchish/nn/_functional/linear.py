@@ -86,15 +86,15 @@ def _check_linear_once(input, weight, bias):
         if input.dtype != weight.dtype:
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {name(input.dtype)} and "
                                f"{name(weight.dtype)}")
-    if input.dtype != weight.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(input)} != "
-                           f"{_type_name(weight)}")
     k = input.shape[-1] if input.ndim else 1
     kw = weight.shape[-1] if weight.ndim else 1
     if input.ndim == 0 or weight.ndim == 0 or weight.ndim > 2 or k != kw:
         rows = input.numel() // max(k, 1) if input.ndim else 1
         wt = tuple(reversed(weight.shape)) if weight.ndim == 2 else (kw, 1)
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {wt[0]}x{wt[1]})")
+    if input.dtype != weight.dtype:  # (without a bias: matmul's mm, which checks the shapes first)
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(input)} != "
+                           f"{_type_name(weight)}")
     if bias is not None:
         out_shape = tuple(input.shape[:-1]) + tuple(weight.shape[:-1])
         target = out_shape if out_shape else ()

@@ -32,11 +32,15 @@ class Size(tuple):
 
 def wrap_dim(dim, ndim, wrap_scalar=True):
     """Normalise a possibly negative dim, raising PyTorch's IndexError when it is out of range (TypeError for a
-    bool). A 0-d tensor takes dims -1 and 0 unless ``wrap_scalar`` is false (``size(dim)``): then it has none."""
+    bool, or a Tensor with dims). A 0-d tensor takes dims -1 and 0 unless ``wrap_scalar`` is false (``size(dim)``): then it has none."""
     lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
     if isinstance(dim, bool):  # (not an int to PyTorch's argument parser, which names the op too)
         raise TypeError("argument 'dim' must be int, not bool")
     if not isinstance(dim, int):
+        # (PyTorch's parser takes a Tensor for an int only with no dims: ``tensor([0])`` has an __index__ but is
+        # refused)
+        if isinstance(dim, TensorMetadata) and dim.ndim:
+            raise TypeError("dim must be an int, got Tensor")
         try:
             dim = dim.__index__()
         except AttributeError:
@@ -46,6 +50,14 @@ def wrap_dim(dim, ndim, wrap_scalar=True):
     if dim < lo or dim > hi:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
     return dim % ndim if ndim > 0 else 0
+
+
+def wrap_item_dim(dim, ndim):
+    """:func:`wrap_dim` for an item of a list of dims, or the lone dim a list of dims takes (``sum(x, d)``):
+    PyTorch's parser unpacks those with ``__index__``, so a Tensor of one integer element is taken there."""
+    if isinstance(dim, TensorMetadata):
+        dim = dim.__index__()
+    return wrap_dim(dim, ndim)
 
 
 class TensorMetadata:
@@ -60,6 +72,8 @@ class TensorMetadata:
     def size(self, dim=None):
         if dim is None:
             return Size(self._v.shape)
+        if type(dim) is not int and isinstance(dim, TensorMetadata) and dim.ndim:  # (named as PyTorch names it)
+            raise TypeError("size(): argument 'dim' (position 1) must be int, not Tensor")
         return self._v.shape[wrap_dim(dim, len(self._v.shape), False)]
 
     @property

@@ -301,7 +301,8 @@ def _alpha(a, b, alpha, name):
     """``None`` for the common alpha == 1, else the validated Python number."""
     if type(alpha) is int and alpha == 1:
         return None
-    if not isinstance(alpha, (Tensor, numbers.Number, np.bool_)):  # (np.bool_ is no numbers.Number; PyTorch takes it)
+    if not isinstance(alpha, (Tensor, numbers.Number, np.bool_)) or isinstance(alpha, Tensor) and (
+            alpha.ndim or alpha.requires_grad):  # (np.bool_ is no numbers.Number; PyTorch takes it; a Tensor: no dims)
         raise TypeError(f"{name}(): argument 'alpha' must be Number, not {type_name(alpha)}")
     alpha = scalar_or_tensor(alpha)
     dt = common_dtype((a, b))
@@ -495,6 +496,8 @@ def div(input, other, *, rounding_mode=None, out=None):
             a = to_dtype(a, dt)
     if rounding_mode is None:
         return _out(apply(_DIV, (a, b)), out, "div")
+    if not isinstance(rounding_mode, str):  # (no overload of PyTorch's parser takes it: ``str? rounding_mode``)
+        raise TypeError(f"div(): argument 'rounding_mode' must be str, not {type_name(rounding_mode)}")
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                          f"'{rounding_mode}'")

@@ -19,7 +19,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .elementwise import (_COMPLEX, INTS_NO_BOOL, INTS_ONLY, _out, binary_op, not_implemented, out_exact,
-                          require_tensor)
+                          parser_worded, require_number, require_tensor)
 from .float8 import refuse as refuse_float8
 from .inplace import make_inplace
 from .registry import apply, defop
@@ -154,10 +154,13 @@ def _isclose_fwd(a, b, rtol, atol, *, equal_nan, exact, fdt):
 _ISCLOSE = defop("isclose", _isclose_fwd, differentiable=False)
 
 
+@parser_worded
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|input - other| <= atol + rtol * |other|`` elementwise (equal infinities are close; NaNs when equal_nan)."""
     require_tensor(input, "isclose")
     require_tensor(other, "isclose", 2, "other")
+    require_number(rtol, "isclose", 3, "rtol")
+    require_number(atol, "isclose", 4, "atol")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{_dtype.scalar_type_name(input.dtype)} did not match "
                            f"{_dtype.scalar_type_name(other.dtype)}")
@@ -169,6 +172,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
                  exact=rtol == 0 and atol == 0, fdt=_dtype.DEFAULTS.float.np)
 
 
+@parser_worded
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """True when every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
     r = isclose(input, other, rtol, atol, equal_nan)

@@ -10,7 +10,7 @@ from ..autograd.graph import Node, node_class
 from ..autograd.grad_mode import STATE
 from . import lazy
 from .casting import cast, warn_discard_imag
-from .elementwise import require_tensor, type_name
+from .elementwise import need_bool, require_tensor, type_name
 from .registry import apply, defop
 
 TO_DTYPE = defop("to_copy", lambda x, *, dtype: cast(x, dtype), grad_name="ToCopyBackward0", linear=True)
@@ -180,6 +180,9 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):
     """``x.type()`` returns 'torch.FloatTensor'; ``x.type(torch.float64)`` converts."""
+    if kwargs:  # (PyTorch's parser takes no other keyword)
+        raise TypeError(f"type() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    need_bool("type", non_blocking, "non_blocking", 2)
     if dtype is None:
         name = _dtype.legacy_type_name(self.dtype)
         return name.replace("torch.", "torch.cuda.", 1) if self.device.type == "cuda" else name

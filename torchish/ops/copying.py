@@ -10,7 +10,7 @@ from .._dtype import FLOAT8_NP
 from .._layout import check_memory_format
 from .._tensor import Tensor
 from .casting import cast, check_scalar_fits, warn_discard_imag
-from .elementwise import require_tensor, scalar_or_tensor
+from .elementwise import need_bool, require_tensor, scalar_or_tensor
 from .registry import apply, defop, overload
 from .registry import Family as _Family
 
@@ -122,6 +122,8 @@ def _zero_(self):
 
 
 def _copy_(self, src, non_blocking=False):
+    if type(non_blocking) is not bool:
+        need_bool("copy_", non_blocking, "non_blocking", 2)
     if not isinstance(src, Tensor):
         src = scalar_or_tensor(src, "copy_", 1, "other")
         if not isinstance(src, Tensor):

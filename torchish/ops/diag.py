@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import wrap_dim
 from . import inplace as _ip
 from .casting import check_scalar_fits
-from .elementwise import out_structured, require_int, require_tensor
+from .elementwise import out_structured, parser_worded, require_int, require_tensor
 from .inplace import layout_rule
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -80,7 +80,7 @@ _TRIU = defop("triu", functools.partial(_tri_fwd, lower=False), linear=True, gra
 
 
 def _diagonal_arg(input, diagonal, name):
-    require_int(diagonal, name, 2, "diagonal")
+    require_int(diagonal, name, 2, "diagonal", symint=True)  # (tril/triu: SymInt diagonal)
     if input.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     span = input.shape[-2] + input.shape[-1]  # (any offset past it keeps, or zeroes, everything)
@@ -112,7 +112,9 @@ _DIAG_EMBED = defop("diag_embed", _diag_embed_fwd, linear=True, grad_name="DiagE
 _DIAG_COPY = defop("diagonal_copy", _diagonal_fwd, linear=True, grad_name="DiagonalBackward0_copy")
 
 
+@parser_worded
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    require_int(offset, "diag_embed", 2, "offset")
     nd = input.ndim + 1
     a, b = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if a == b:

@@ -73,13 +73,30 @@ def need_bool(fname, x, arg="keepdim", pos=None):
     raise TypeError(f"{fname}(): argument '{arg}'{where} must be bool, not {type_name(x)}")
 
 
-def require_int(x, fname, pos, arg):
+def require_int(x, fname, pos, arg, symint=False):
     """PyTorch's TypeError for a non-integer where an int argument is required: Python and numpy ints and integer
-    Tensors (through ``__index__``) pass; bools, floats and the rest raise."""
+    Tensors without dims pass (a ``symint``, a ``SymInt`` of PyTorch's schema, takes one of one element with dims too,
+    through ``__index__``: ``narrow(x, 0, 0, torch.tensor([2]))``); bools, floats and the rest raise (``pos`` None:
+    the keyword form of the message)."""
     ok = (isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))) or \
-        (isinstance(x, Tensor) and x.dtype.category == _INT)
+        (isinstance(x, Tensor) and x.dtype.category == _INT and (x.ndim == 0 or symint and x.numel() == 1))
     if not ok:
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type_name(x)}")
+        where = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fname}(): argument '{arg}'{where} must be int, not {type_name(x)}")
+
+
+def require_number(x, fname, pos, arg, kind="float"):
+    """PyTorch's TypeError where its parser refuses ``x`` for a ``float`` (``kind``) or ``Number`` parameter: it takes
+    Python and numpy numbers (a complex one only as a ``Number``) and Tensors without dims that do not require grad;
+    ``pos`` None gives the keyword form of the message."""
+    if isinstance(x, Tensor):
+        ok = x.ndim == 0 and not x.requires_grad
+    else:
+        ok = isinstance(x, (int, float, np.integer, np.floating, np.bool_)) or \
+            kind == "Number" and isinstance(x, (complex, np.complexfloating))
+    if not ok:
+        where = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fname}(): argument '{arg}'{where} must be {kind}, not {type_name(x)}")
 
 
 def _rank_key(a):

@@ -14,7 +14,7 @@ from .._layout import check_memory_format
 from .._tensor import Tensor
 from . import tracing
 from .casting import cast, check_scalar_fits
-from .elementwise import factory_out, require_tensor, type_name
+from .elementwise import factory_out, parser_worded, require_int, require_tensor, type_name
 from .from_data import _check_grad_dtype, _finish, _is_sequence, _jdev, _scalar, _tensor, _warn_copy_construct, \
     place, tensor
 from .out_layout import format_name, like_format, set_format
@@ -88,8 +88,12 @@ def _fill(shape, value, dtype, device, requires_grad, name=None):
     return _finish(val, requires_grad)
 
 
-def _filled(name, value, size, kw_size, dtype, device, requires_grad, memory_format=None):
-    """zeros/ones/empty and their ``new_*`` methods: ``size`` parsed once, every error naming ``name``."""
+def _filled(name, value, size, kw, dtype, device, requires_grad, memory_format=None):
+    """zeros/ones/empty and their ``new_*`` methods: ``size`` parsed once (given by keyword: in ``kw``, where any
+    other keyword is refused as PyTorch's parser refuses it, ``zeros(3, dtpye=...)``), every error naming ``name``."""
+    kw_size = kw.pop("size", None)
+    if kw:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
     shape = _size_or_kw(size, kw_size, name)
     check_memory_format(memory_format, len(shape))
     out = _fill(shape, value, _dtype.user_dtype(dtype, name), device, requires_grad, name)
@@ -100,19 +104,19 @@ def _filled(name, value, size, kw_size, dtype, device, requires_grad, memory_for
 
 @factory_out
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-    return _filled("zeros", 0, size, kw.pop("size", None), dtype, device, requires_grad)
+    return _filled("zeros", 0, size, kw, dtype, device, requires_grad)
 
 
 @factory_out
 def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-    return _filled("ones", 1, size, kw.pop("size", None), dtype, device, requires_grad)
+    return _filled("ones", 1, size, kw, dtype, device, requires_grad)
 
 
 @factory_out
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
     """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
-    return _filled("empty", 0, size, kw.pop("size", None), dtype, device, requires_grad, memory_format)
+    return _filled("empty", 0, size, kw, dtype, device, requires_grad, memory_format)
 
 
 def _full(name, size, fill_value, dtype, device, requires_grad):
@@ -170,7 +174,9 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kw):
     from .strided import _strided_empty
-    size, stride = _shape_args((size,), "empty_strided"), tuple(int(s) for s in stride)
+    from .shape import int_list_arg
+    size, stride = int_list_arg(size, "empty_strided", "size", 1), int_list_arg(stride, "empty_strided", "stride", 2)
+    size = _shape_args((size,), "empty_strided")  # (its checks of the sizes' values)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
                            f"({len(stride)})")
@@ -196,6 +202,8 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False)
 
 def _triangle_indices(name, pick, row, col, offset, dtype, device):
     """``tril_indices`` / ``triu_indices``: PyTorch checks the sizes, and has kernels for int32 and int64 only."""
+    for pos, (arg, v) in enumerate((("row", row), ("col", col), ("offset", offset)), 1):
+        require_int(v, name, pos, arg)
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
@@ -207,10 +215,12 @@ def _triangle_indices(name, pick, row, col, offset, dtype, device):
     return place(np.stack([r, c]), dt, device)
 
 
+@parser_worded
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _triangle_indices("tril_indices", np.tril_indices, row, col, offset, dtype, device)
 
 
+@parser_worded
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype, device)
 
@@ -250,10 +260,7 @@ Tensor._legacy_new = staticmethod(_legacy_new)
 def _new_filled(name, value):
     """``Tensor.new_zeros``/``new_ones``/``new_empty``: ``self``'s dtype and device unless given."""
     def method(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
-        kw_size = kw.pop("size", None)
-        if kw:
-            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
-        return _filled(name, value, size, kw_size, dtype if dtype is not None else self.dtype,
+        return _filled(name, value, size, kw, dtype if dtype is not None else self.dtype,
                        device if device is not None else self.device, requires_grad)
     method.__name__ = method.__qualname__ = name
     return method

@@ -10,7 +10,7 @@ from .._global_flags import warn_once
 from .._tensor import Tensor, wrap_dim
 from .broadcast import expand
 from .reduce import numpy_kwargs
-from .elementwise import require_int, type_name
+from .elementwise import parser_worded, require_int, type_name
 from .registry import apply, defop
 from .registry import Family as _Family
 from .shape import _args_or_kw, _size_args, reshape, unsqueeze, view
@@ -199,7 +199,10 @@ _REPEAT_INTERLEAVE_T = defop("repeat_interleave_t", _REPEAT_INTERLEAVE.fwd, grad
                              linear=True)
 
 
+@parser_worded
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None and dim is not None:  # (no overload of PyTorch's takes None for repeats)
+        raise TypeError("repeat_interleave(): argument 'repeats' (position 2) must be Tensor, not NoneType")
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         from .creation import arange
         if input.dtype not in (_dtype.int32, _dtype.int64):  # (PyTorch's kernel checks the dtype first)
@@ -233,7 +236,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         op, r = _REPEAT_INTERLEAVE_T, tuple(r)
         total = sum(r)
     else:
-        require_int(repeats, "repeat_interleave", 2, "repeats")
+        require_int(repeats, "repeat_interleave", 2, "repeats", symint=True)
         r = int(repeats)
         if r < 0:
             raise RuntimeError("Repeats must be non-negative")
@@ -249,6 +252,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def meshgrid(*tensors, indexing=None):
     ts = _flat(tensors)
+    for i, t in enumerate(ts):  # (PyTorch's parser: a list of Tensors, then a str)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
+    if indexing is not None and not isinstance(indexing, str):
+        raise TypeError(f"meshgrid(): argument 'indexing' must be str, not {type_name(indexing)}")
     if indexing is None:
         warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                   stacklevel=3)

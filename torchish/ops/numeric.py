@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .casting import ACC
 from .._tensor import Tensor, wrap_dim
-from .elementwise import require_tensor, structured_out
+from .elementwise import require_number, require_tensor, structured_out
 from .join import cat
 from .reduce import _return_type
 from .stats import _norm_grad, _vector_norm_fwd
@@ -147,6 +147,8 @@ def combinations(input, r=2, with_replacement=False):
 def renorm(input, p, dim, maxnorm):
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` is scaled down to norm ``maxnorm``."""
     require_tensor(input, "renorm")
+    require_number(p, "renorm", 2, "p", "Number")
+    require_number(maxnorm, "renorm", 4, "maxnorm", "Number")
     if input.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
     if not p > 0:  # (NaN fails both checks, as in PyTorch)

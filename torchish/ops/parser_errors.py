@@ -47,10 +47,8 @@ SIGNATURES = {
             f"(Tensor input, int dim, bool keepdim = False, *, {_OUTS})"),
     "median": ("(Tensor input)", f"(Tensor input, int dim, bool keepdim = False, *, {_OUTS})"),
     "nanmedian": ("(Tensor input)", f"(Tensor input, int dim, bool keepdim = False, *, {_OUTS})"),
-    "all": (f"(Tensor input, *, {_OUT})", f"(Tensor input, tuple of ints dim = None, bool keepdim = False, *, {_OUT})",
-            f"(Tensor input, int dim, bool keepdim = False, *, {_OUT})"),
-    "any": (f"(Tensor input, *, {_OUT})", f"(Tensor input, tuple of ints dim = None, bool keepdim = False, *, {_OUT})",
-            f"(Tensor input, int dim, bool keepdim = False, *, {_OUT})"),
+    **{n: (f"(Tensor input, *, {_OUT})", f"(Tensor input, tuple of ints[] dim = None, bool keepdim = False, *, {_OUT})",
+           f"(Tensor input, int dim, bool keepdim = False, *, {_OUT})") for n in ("all", "any")},  # (int[]? dim)
     "cumsum": (f"(Tensor input, int dim, *, torch.dtype dtype = None, {_OUT})",),
     "cumprod": (f"(Tensor input, int dim, *, torch.dtype dtype = None, {_OUT})",),
     "cummax": (f"(Tensor input, int dim, *, {_OUTS})",),
@@ -61,6 +59,7 @@ SIGNATURES = {
     "unsqueeze": ("(Tensor input, int dim)",),
     "squeeze": ("(Tensor input)", "(Tensor input, int dim)", "(Tensor input, tuple of ints[] dim)"),
     "transpose": ("(Tensor input, int dim0, int dim1)",),
+    "t": ("(Tensor input)",),
     "movedim": ("(Tensor input, int source, int destination)",
                 "(Tensor input, tuple of ints[] source, tuple of ints[] destination)"),
     "moveaxis": ("(Tensor input, int source, int destination)",
@@ -70,6 +69,30 @@ SIGNATURES = {
     "flip": ("(Tensor input, tuple of ints[] dims)",),
     "roll": ("(Tensor input, tuple of ints shifts, tuple of ints dims = ())",),
     "unbind": ("(Tensor input, int dim = 0)",),
+    "round": (f"(Tensor input, *, {_OUT})", f"(Tensor input, *, int decimals, {_OUT})"),
+    "diag_embed": ("(Tensor input, int offset = 0, int dim1 = -2, int dim2 = -1)",),
+    "rot90": ("(Tensor input, int k = 1, tuple of ints[] dims = [0,1])",),
+    "logit": (f"(Tensor input, float eps = None, *, {_OUT})",),
+    **{n: ("(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",)
+       for n in ("isclose", "allclose")},
+    "histc": (f"(Tensor input, int bins = 100, Number min = 0, Number max = 0, *, {_OUT})",),
+    "renorm": (f"(Tensor input, Number p, int dim, Number maxnorm, *, {_OUT})",),
+    **{n: ("(Tensor input, tuple of ints[] size, tuple of ints[] stride, int? storage_offset = None)",)
+       for n in ("as_strided", "as_strided_")},
+    "tensor_split": ("(Tensor input, tuple of ints[] indices, int dim = 0)",
+                     "(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)",
+                     "(Tensor input, int sections, int dim = 0)"),
+    **{n: ("(Tensor input, int sections)", "(Tensor input, tuple of ints[] indices)") for n in ("hsplit", "vsplit",
+                                                                                             "dsplit")},
+    **{f"clamp_{n}": (f"(Tensor input, Tensor {n}, *, {_OUT})", f"(Tensor input, Number {n}, *, {_OUT})")
+       for n in ("min", "max")},
+    "repeat_interleave": ("(Tensor input, Tensor repeats, int dim = None, *, int output_size = None)",
+                          "(Tensor repeats, *, int output_size = None)",
+                          "(Tensor input, int repeats, int dim = None, *, int output_size = None)"),
+    **{n: ("(int row, int col, int offset = 0, *, torch.dtype dtype = None, torch.layout layout = None, "
+           "torch.device device = None, bool pin_memory = False)",) for n in ("tril_indices", "triu_indices")},
+    "permute": ("(Tensor input, tuple of ints[] dims)",),
+    "reshape": ("(Tensor input, tuple of ints[] shape)",),
     **{n: (f"(Tensor input, tuple of ints? dim, bool unbiased = True, bool keepdim = False{o})",  # (int[1]? dim)
            f"(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False{k})",
            "(Tensor input, bool unbiased = True)")
@@ -87,7 +110,11 @@ SIGNATURES = {
                     for s, o in (("Number end, ", _OUT + ", "), ("Number start, Number end, ", ""),
                                  ("Number start, Number end, Number step = 1, ", _OUT + ", "))),
 }
-METHOD_SIGNATURES = {"view": ("(torch.dtype dtype)", "(tuple of ints size)")}  # (methods only: as printed)
+METHOD_SIGNATURES = {  # (methods only: as printed)
+    "view": ("(torch.dtype dtype)", "(tuple of ints size)"),
+    "uniform_": ("(float from = 0, float to = 1, *, torch.Generator generator = None)",),
+    "normal_": ("(float mean = 0, float std = 1, *, torch.Generator generator = None)",),
+}
 
 
 def type_name(v):
@@ -145,8 +172,8 @@ def _overloads(name, method):
     if key not in _CACHE:
         if name in METHOD_SIGNATURES:
             texts = METHOD_SIGNATURES[name] if method else None
-        else:
-            texts = SIGNATURES.get(name)
+        else:  # (an in-place method has its function's overloads: ``squeeze_(int dim)``)
+            texts = SIGNATURES.get(name, SIGNATURES.get(name[:-1]) if method and name.endswith("_") else None)
             if texts is not None and method:
                 texts = tuple(_method_text(t) for t in texts)
         _CACHE[key] = None if texts is None else [_Overload(t) for t in texts]
@@ -173,8 +200,11 @@ def _fits(ptype, v):
         return _int_like(v)
     if ptype == "bool":
         return isinstance(v, (bool, np.bool_))
-    if ptype == "Number":  # (a Tensor only with no dims)
-        return isinstance(v, (int, float, complex, np.number, np.bool_)) or isinstance(v, Tensor) and v.ndim == 0
+    if ptype in ("Number", "float"):  # (a Tensor only with no dims, not requiring grad; complex only as a Number)
+        if isinstance(v, Tensor):
+            return v.ndim == 0 and not v.requires_grad
+        return isinstance(v, (int, float, np.integer, np.floating, np.bool_)) or \
+            ptype == "Number" and isinstance(v, (complex, np.complexfloating))
     if ptype == "torch.dtype":
         return is_dtype(v)
     if ptype == "str":
@@ -307,7 +337,7 @@ def _fits_simply(ptype, v):
     (no list of ints: ``tuple of ints`` refuses everything)."""
     if ptype == "int":
         return type(v) is int
-    return ptype in ("Tensor", "bool", "Number", "torch.dtype") and _fits(ptype, v)
+    return ptype in ("Tensor", "bool", "Number", "float", "torch.dtype", "str") and _fits(ptype, v)
 
 
 def _reason(o, args, kwargs):
@@ -333,6 +363,10 @@ def message(name, args, kwargs, method=False):
     overloads = _overloads(name, method)
     if overloads is None:
         return None
+    if method and len(overloads) == 1 and not overloads[0].params and (args or kwargs):
+        # (a method of no parameters is a plain Python method to PyTorch: Python's words, with its class)
+        return (f"TensorBase.{name}() takes no keyword arguments" if kwargs else
+                f"TensorBase.{name}() takes no arguments ({len(args)} given)")
     for o in overloads:
         if _takes(o, args, kwargs):  # (the overload PyTorch's parser picks: fine unless a list fails to unpack)
             return _unpack_error(name, o, args, kwargs)

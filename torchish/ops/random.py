@@ -21,7 +21,8 @@ from .out_layout import like_format
 from ..autograd.grad_mode import STATE, no_grad
 from . import tracing
 from .from_data import _check_grad_dtype, _finish
-from .elementwise import castable_out, factory_out, no_derivative, require_tensor, structured_out
+from .elementwise import (castable_out, factory_out, no_derivative, parser_worded, require_number, require_tensor,
+                          structured_out)
 from .inplace import make_inplace
 from .registry import Family as _Family
 from .registry import apply, defop, overload
@@ -474,6 +475,10 @@ def _into(self, kind, dtype, params, generator, static=None):
 
 def _uniform(self, a=0.0, b=1.0, *, generator=None, **kw):
     a, b = kw.pop("from", a), kw.pop("to", b)
+    if kw:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(kw))}'")
+    require_number(a, "uniform_", 1, "from")  # (worded by parser_errors' table: see METHODS below)
+    require_number(b, "uniform_", 2, "to")
     _need_float(self.dtype, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > to={_num(b)}")
@@ -481,6 +486,8 @@ def _uniform(self, a=0.0, b=1.0, *, generator=None, **kw):
 
 
 def _normal(self, mean=0.0, std=1.0, *, generator=None):
+    require_number(mean, "normal_", 1, "mean")
+    require_number(std, "normal_", 2, "std")
     _need_float(self.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
@@ -605,3 +612,5 @@ def _in_graph(fn, name):
 
 for _n, _f in _INPLACE.items():
     METHODS[_n] = make_inplace(_in_graph(_f, _n), _n)
+for _n in ("uniform_", "normal_"):  # (their TypeErrors in PyTorch's parser's words)
+    METHODS[_n] = parser_worded(METHODS[_n], _n, method=True)

@@ -9,13 +9,31 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .._tensor import Tensor
 from .casting import ACC, check_scalar_fits
-from .elementwise import factory_out
+from .elementwise import factory_out, require_number
 from .from_data import _check_grad_dtype, _scalar, place
 from .registry import Family as _Family
 
 _public = _Family(globals()).public
 _FLOAT = _dtype._FLOAT
+
+
+def _numbers(name, **values):
+    """PyTorch's parser for the Number bounds of ``name``: Python and numpy numbers, and Tensors without dims
+    (linspace/logspace also have Tensor overloads, whose kernels refuse a Tensor with dims: a RuntimeError); None
+    (arange's "not given") or anything else is a TypeError (``arange`` words it from its table: ``factory_out``)."""
+    for key, v in values.items():
+        if isinstance(v, Tensor):
+            if v.ndim and name != "arange":
+                raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {key} with "
+                                   f"{v.ndim} dimension(s).")
+            if v.ndim:
+                raise TypeError(f"{name}(): argument '{key}' must be Number, not Tensor")
+        elif (v is not None or name != "arange") and not isinstance(v, (builtins.int, builtins.float, builtins.complex, np.number,
+                                                  np.bool_)):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got {key} of type "
+                            f"{type(v).__name__}, but expected Number {key}")
 
 
 def _range_dtype(dtype, *values):
@@ -36,6 +54,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, r
     then cast, as PyTorch does on CPU.
     """
     _dtype.user_dtype(dtype, "arange")
+    _numbers("arange", start=start, end=end, step=step)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
@@ -147,6 +166,7 @@ def _check_steps(steps, name):
 @factory_out
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False):
     _dtype.user_dtype(dtype, "linspace")
+    _numbers("linspace", start=start, end=end)
     start, end = _scalar(start), _scalar(end)
     steps = _check_steps(steps, "linspace")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
@@ -161,6 +181,8 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
 
 @factory_out
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False):
+    _numbers("logspace", start=start, end=end)
+    require_number(base, "logspace", 4, "base")
     start, end = _scalar(start), _scalar(end)
     steps = _check_steps(steps, "logspace")
     if dtype is not None and ((_dtype.as_dtype(dtype) is _dtype.bool and steps > 1) or dtype in _dtype.FLOAT8):

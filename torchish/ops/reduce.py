@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
+from .._tensor_meta import wrap_item_dim
 from ..autograd.grad_mode import STATE
 from .casting import cast, rounded
 from .elementwise import (_out, need_bool, not_implemented, out_grad_error, out_structured, parser_worded,
@@ -75,23 +76,24 @@ def numpy_kwargs(fn=None, *, keepdim_needs_dim=False):
     return f
 
 
-def dims(dim, ndim):
+def dims(dim, ndim, sized=True):
     """``dim`` (int, sequence or None) as a sorted tuple of non-negative axes, or None for all; () for a 0-dim
-    input (whose only valid dims are 0 and -1)."""
+    input (whose only valid dims are 0 and -1). A lone dim is read as an item of the list (``int[1] dim``: a Tensor of
+    one element is taken), unless not ``sized`` (``int dim``: a Tensor only without dims)."""
     if dim is None:
         return None
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
         # (PyTorch's parser checks only the first value's type: a later bool is unpacked as an index)
-        out = [wrap_dim(int(d) if i and isinstance(d, bool) else d, ndim) for i, d in enumerate(dim)]
+        out = [wrap_item_dim(int(d) if i and isinstance(d, bool) else d, ndim) for i, d in enumerate(dim)]
         seen = set()
         for d in out:
             if d in seen:
                 raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
             seen.add(d)
         return tuple(sorted(out)) if ndim else ()
-    d = wrap_dim(dim, ndim)
+    d = wrap_item_dim(dim, ndim) if sized else wrap_dim(dim, ndim)
     return (d,) if ndim else ()
 
 
@@ -423,7 +425,7 @@ def prod(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):
     lanes = {"lanes": 16} if dt in (_dtype.float16, _dtype.bfloat16) and input.numel() <= 32768 else {}
     if dim is _NO_DIM:
         return _out(apply(_PROD_ALL, (input,), axis=None, keepdims=False, dtype=dt.np, **lanes), out, "prod")
-    ax = dims(dim, input.ndim)
+    ax = dims(dim, input.ndim, sized=False)  # (``int dim``)
     return reduction_out(apply(_PROD, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np, **lanes), out, "prod")
 
 
@@ -480,7 +482,7 @@ def _bool_axes(dim, input):
     """all/any reduce over no dim for ``dim=()`` (PyTorch 2.13; sum and mean reduce over every dim there)."""
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         return ()
-    return dims(dim, input.ndim)
+    return dims(dim, input.ndim, sized=False)  # (``int dim``, or ``int[]? dim``, which takes no lone value)
 
 
 @numpy_kwargs
@@ -506,13 +508,14 @@ _COUNT_NZ = defop("count_nonzero", lambda x, *, axis: jnp.count_nonzero(x, axis=
 @parser_worded
 def count_nonzero(input, dim=None):
     require_tensor(input, "count_nonzero")
-    return apply(_COUNT_NZ, (input,), axis=dims(dim, input.ndim))
+    return apply(_COUNT_NZ, (input,), axis=dims(dim, input.ndim, sized=False))
 
 
 def _count_nonzero_method(self, *dims, **kwargs):
     """``Tensor.count_nonzero``: its list-of-ints overload takes the dims spread out (``x.count_nonzero(0, 1)``),
     as PyTorch's method does (its function does not)."""
-    return count_nonzero.__wrapped__(self, *((dims,) if len(dims) > 1 else dims), **kwargs)
+    spread = len(dims) > 1 or dims and isinstance(dims[0], Tensor)  # (``x.count_nonzero(t)``: t as the list's item)
+    return count_nonzero.__wrapped__(self, *((dims,) if spread else dims), **kwargs)
 
 
 def _hash_fwd(x, *, axis, keepdims):

@@ -9,12 +9,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import wrap_dim
-from .elementwise import parser_worded, require_tensor, type_name
+from .elementwise import parser_worded, require_int, require_tensor, type_name
 from .inplace import _dense, contiguous_strides, layout, layout_rule
 from .out_layout import keep_format, output_strides
 from .registry import apply, defop
 from .registry import Family as _Family
-from .shape import _ALIAS, _args_or_kw, _dims_arg, _inplace_view, _size_args, later_bools_as_ints
+from .shape import _ALIAS, _args_or_kw, _dims_arg, _inplace_view, _size_args, int_list_arg, later_bools_as_ints
 
 _public = _Family(globals()).public
 
@@ -35,7 +35,8 @@ def _permute_layout(lay, *, dims):
     return tuple(shape[d] for d in dims), tuple(strides[d] for d in dims), offset
 
 
-def permute(input, *args, dims=None):
+def _permute(input, *args, dims=None):
+    """``Tensor.permute``: the dims spread out (``x.permute(1, 0)``) or as one list."""
     dims = _args_or_kw(args, dims, "permute", "dims")
     if not dims:  # ``permute()``: PyTorch's parser wants the dims even for a 0-d tensor (``permute(())`` is fine)
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
@@ -48,6 +49,14 @@ def permute(input, *args, dims=None):
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return apply(_PERMUTE, (input,), dims=dims)
+
+
+@parser_worded
+def permute(input, dims):
+    """``torch.permute``: PyTorch's function takes the dims as one list (not spread out, not a lone int)."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"permute(): argument 'dims' (position 2) must be tuple of ints, not {type_name(dims)}")
+    return _permute(input, dims)
 
 
 def _swap_perm(nd, dim0, dim1):
@@ -66,9 +75,14 @@ def transpose(input, dim0, dim1):
     return apply(_TRANSPOSE, (input,), dims=_swap_perm(input.ndim, dim0, dim1))
 
 
+@parser_worded
 def t(input):
+    return _t(input, "t")
+
+
+def _t(input, name):
     if input.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return apply(_T, (input,), dims=tuple(reversed(range(input.ndim))))
 
 
@@ -250,8 +264,10 @@ def roll(input, shifts, dims=None):
 _ROT90 = defop("rot90", lambda x, *, k, dims: jnp.rot90(x, k, dims), linear=True, grad_name="Rot90Backward0")
 
 
+@parser_worded
 def rot90(input, k=1, dims=(0, 1)):
-    dims = later_bools_as_ints(dims)
+    require_int(k, "rot90", 2, "k")
+    dims = int_list_arg(dims, "rot90", "dims", 3)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if input.ndim < 2:
@@ -275,10 +291,11 @@ def rot90(input, k=1, dims=(0, 1)):
     return out
 
 
-for _n in ("permute", "transpose", "t", "movedim", "swapaxes", "fliplr", "flipud", "roll", "rot90"):
+for _n in ("transpose", "t", "movedim", "swapaxes", "fliplr", "flipud", "roll", "rot90"):
     _public(_n, globals()[_n])
-_public("flip", flip, method=False)
-METHODS["flip"] = parser_worded(_flip, "flip", method=True)  # noqa: F821 (the Family's table)
+for _n in ("flip", "permute"):  # (the functions take one list of dims, the methods spread ones too)
+    _public(_n, globals()[_n], method=False)
+    METHODS[_n] = parser_worded(globals()["_" + _n], _n, method=True)  # noqa: F821 (the Family's table)
 def _H_prop(self):
     """``x.H``: the conjugate transpose of a matrix (a 0-D tensor is itself); other ranks raise, as in PyTorch."""
     if self.ndim not in (0, 2):
@@ -291,9 +308,10 @@ def _H_prop(self):
     return t.conj() if self.is_complex() else t
 
 
-for _n in ("t", "transpose", "swapaxes"):  # (transpose_ is in no table of parser_errors: the unworded function)
-    METHODS[_n + "_"] = _inplace_view(getattr(globals()[_n], "__wrapped__", globals()[_n]))
-METHODS["swapdims_"] = METHODS["swapaxes_"]
+# (the in-place forms name themselves in PyTorch's parser errors: ``transpose_() missing 1 required ...``)
+for _n, _f in (("t", lambda self: _t(self, "t_")), ("transpose", transpose.__wrapped__),
+               ("swapaxes", swapaxes.__wrapped__), ("swapdims", swapdims.__wrapped__)):
+    METHODS[_n + "_"] = parser_worded(_inplace_view(_f), _n + "_", method=True)
 METHODS["moveaxis"] = moveaxis
 METHODS["swapdims"] = swapdims
 METHODS["T"] = property(_T_prop)

@@ -218,13 +218,13 @@ def _scatter(input, dim, index, src, value, reduce, legacy, stacklevel):
     return apply(op, (input, index, src), axis=d, reduce=None, include_self=True)
 
 
-def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     return out_structured(_scatter(input, dim, index, src, value, reduce, _SCATTER_REDUCE_LEGACY, 3), out, "scatter")
 
 
 # scatter_'s out-of-place step (its ``reduce=`` node's error names ``scatter_``; its warning, the caller of
 # scatter_)
-def _scatter_inplace_body(input, dim, index, src=None, value=None, *, reduce=None):
+def _scatter_inplace_body(input, dim, index, src=None, *, value=None, reduce=None):
     return _scatter(input, dim, index, src, value, reduce, _SCATTER_REDUCE_LEGACY_, 4)
 
 
@@ -233,6 +233,7 @@ def scatter_add(input, dim, index, src, *, out=None):
 
 
 def _scatter_add(input, dim, index, src):
+    require_tensor(src, "scatter_add", 4, "src")  # (no Number overload, as scatter has)
     d = _check_scatter("scatter_add", input, dim, index, src)
     if d is None:
         return _unchanged(input)

@@ -18,8 +18,9 @@ import numpy as np
 from .. import _dtype
 from .._layout import check_memory_format
 from .._tensor import Size, Tensor, wrap_dim
+from .._tensor_meta import wrap_item_dim
 from . import inplace as _ip, parser_errors
-from .elementwise import parser_worded, require_tensor
+from .elementwise import parser_worded, require_tensor, type_name
 from .inplace import layout_rule
 from . import registry as _registry
 from .registry import apply, defop, overload
@@ -33,17 +34,18 @@ def _size_args(size, name=None, key="size", position=1):
     (and the argument's ``key`` and ``position``), a value that is not an int raises PyTorch's argument-parser
     TypeError: a list or float first among several positional values makes them too many arguments, a later one
     cannot be unpacked. A bool is not an int to that parser where it looks at the type (the first value, or a
-    value alone); it unpacks later ones as indices (``zeros(2, True)`` is ``zeros(2, 1)``)."""
+    value alone); it unpacks later ones as indices (``zeros(2, True)`` is ``zeros(2, 1)``). A Tensor is taken
+    where it has one integer element (``x.view(2, torch.tensor([3]))``), as ``__index__`` takes it."""
     varargs = len(size) > 1
     bare = len(size) == 1 and not isinstance(size[0], (tuple, list))
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     out = []
     for i, s in enumerate(size):
-        if isinstance(s, Tensor):
-            s = int(s.item())
+        if isinstance(s, Tensor) and (name is None or s.numel() == 1 and s._v.dtype.kind in "iub"):
+            s = int(s.item())  # (PyTorch unpacks a Tensor by its __index__: one integer element)
         elif not isinstance(s, int) or isinstance(s, bool) and i == 0 and name is not None:
-            if name is not None and (isinstance(s, bool) or not hasattr(type(s), "__index__")):
+            if name is not None and (isinstance(s, (bool, Tensor)) or not hasattr(type(s), "__index__")):
                 if i == 0 and varargs:
                     raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
                 if i == 0 and bare:
@@ -61,6 +63,17 @@ def _size_args(size, name=None, key="size", position=1):
                     from None
         out.append(int(s))
     return tuple(out)
+
+
+def int_list_arg(value, name, key, position, sized=False):
+    """An ``int[]`` parameter of PyTorch's schema given as one value (``rot90``'s ``dims``, ``as_strided``'s ``size``)
+    -> a tuple of ints, with its parser's TypeErrors: no tuple or list (a lone int only where the list is ``sized``,
+    ``int[1]``: ``roll``'s ``shifts``), or an item that is no int (:func:`_size_args`)."""
+    if not isinstance(value, (tuple, list)) and \
+            (not sized or isinstance(value, bool) or not hasattr(type(value), "__index__")):
+        raise TypeError(f"{name}(): argument '{key}' (position {position}) must be tuple of ints, not "
+                        f"{type_name(value)}")
+    return _size_args((value,), name, key, position)
 
 
 def _args_or_kw(args, value, name, key):
@@ -84,8 +97,9 @@ def later_bools_as_ints(seq) -> tuple:
 
 def _dims_arg(dims, ndim):
     """An int or a sequence of dims -> wrapped dims, refusing repeats as PyTorch does."""
-    ds = (dims,) if not isinstance(dims, (tuple, list)) else later_bools_as_ints(dims)
-    out = tuple(wrap_dim(d, ndim) for d in ds)
+    if not isinstance(dims, (tuple, list)):  # (an ``int dim``: no Tensor with dims, as a list's item may be)
+        return (wrap_dim(dims, ndim),)
+    out = tuple(wrap_item_dim(d, ndim) for d in later_bools_as_ints(dims))
     for i, d in enumerate(out):
         if d in out[:i]:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
@@ -121,6 +135,8 @@ def infer_size(shape, numel):
 
 def stride(self, dim=None):
     st = _ip.layout(self)[1]
+    if type(dim) is not int and isinstance(dim, Tensor) and dim.ndim:  # (named as PyTorch's parser names it)
+        raise TypeError("stride(): argument 'dim' (position 1) must be int, not Tensor")
     return st if dim is None else st[wrap_dim(dim, self.ndim, False)]
 
 
@@ -187,7 +203,7 @@ def is_contiguous(self, memory_format=None):
     return _ip.is_contiguous(shape, st)
 
 
-def contiguous(self, memory_format=None):
+def contiguous(self, *, memory_format=None):
     check_memory_format(memory_format, self.ndim)
     if is_contiguous(self, memory_format):
         return self
@@ -441,7 +457,8 @@ def _is_dtype(d):
     return isinstance(d, _dtype.dtype) or d is float or d is int or d is bool or d is complex
 
 
-def reshape(input, *args, shape=None):
+def _reshape(input, *args, shape=None):
+    """``Tensor.reshape``: the sizes spread out (``x.reshape(3, 2)``) or as one list."""
     require_tensor(input, "reshape")
     shape = _args_or_kw(args, shape, "reshape", "shape")
     if not shape:
@@ -452,6 +469,14 @@ def reshape(input, *args, shape=None):
         return apply(_UNSAFE_VIEW, (input,), shape=shape)   # a copy, as in PyTorch
     # PyTorch views a contiguous tensor (ViewBackward0), any other it can by _reshape_alias (ReshapeAliasBackward0)
     return apply(_VIEW if _ip.is_contiguous(old_shape, old_st) else _RESHAPE_ALIAS, (input,), shape=shape)
+
+
+@parser_worded
+def reshape(input, shape):
+    """``torch.reshape``: PyTorch's function takes the shape as one list (not spread out, not a lone int)."""
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"reshape(): argument 'shape' (position 2) must be tuple of ints, not {type_name(shape)}")
+    return _reshape(input, shape)
 
 
 def view_as(self, other):
@@ -483,6 +508,8 @@ def unflatten(input, dim, sizes):
 
 
 def _unflatten_method(self, dim, sizes):
+    if not sizes:  # (PyTorch's Python method checks this first: ``x.unflatten(1, None)`` is this RuntimeError)
+        raise RuntimeError("unflatten: sizes must be non-empty")
     return _unflatten(self, dim, sizes, 1)
 
 
@@ -491,7 +518,7 @@ def _unflatten(input, dim, sizes, pos):
     from .elementwise import require_int
     require_int(dim, "unflatten", pos, "dim")  # (a dim name too: torchish has no named tensors)
     d = wrap_dim(dim, input.ndim)
-    sizes = _size_args((sizes,), "unflatten", "sizes", pos + 1) if not isinstance(sizes, int) else (sizes,)
+    sizes = int_list_arg(sizes, "unflatten", "sizes", pos + 1)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     if input.ndim == 0:
@@ -555,7 +582,8 @@ def squeeze(input, dim=_EVERY):
 def _squeeze_method(self, *dims, **kwargs):
     """``Tensor.squeeze``: its list-of-ints overload takes the dims spread out (``x.squeeze(0, 1)``), as PyTorch's
     method does (its function does not)."""
-    return squeeze.__wrapped__(self, *((dims,) if len(dims) > 1 else dims), **kwargs)
+    spread = len(dims) > 1 or dims and isinstance(dims[0], Tensor)  # (``x.squeeze(t)``: t as the list's item)
+    return squeeze.__wrapped__(self, *((dims,) if spread else dims), **kwargs)
 
 
 @parser_worded
@@ -576,12 +604,14 @@ def _inplace_view(fn):
 
 for _n in ("view", "view_as", "reshape_as", "stride", "storage_offset", "data_ptr", "is_contiguous", "contiguous"):
     _public(_n, globals()[_n], method=True, function=False)
-for _n in ("reshape", "flatten", "unflatten", "ravel", "squeeze", "unsqueeze"):
+for _n in ("flatten", "unflatten", "ravel", "squeeze", "unsqueeze"):
     _public(_n, globals()[_n])
+_public("reshape", reshape, method=False)
+METHODS["reshape"] = parser_worded(_reshape, "reshape", method=True)  # (the function takes one list of sizes)
 METHODS["unflatten"] = _unflatten_method
 METHODS["squeeze"] = parser_worded(_squeeze_method, "squeeze", method=True)
-for _n in ("squeeze", "unsqueeze"):
-    METHODS[_n + "_"] = _inplace_view(globals()[_n].__wrapped__)  # (squeeze_ is in no table of parser_errors)
+for _n, _f in (("squeeze", _squeeze_method), ("unsqueeze", unsqueeze.__wrapped__)):  # (worded as squeeze_() ...)
+    METHODS[_n + "_"] = parser_worded(_inplace_view(_f), _n + "_", method=True)
 METHODS["_base"] = property(_base)
 _public("real", real)
 _public("imag", imag)

@@ -51,8 +51,8 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if isinstance(start, Tensor) and (start.ndim or start.dtype.category != _dtype._INT):
         raise RuntimeError("start must be an 0-dim integral Tensor.")
-    require_int(start, "narrow", 3, "start")
-    require_int(length, "narrow", 4, "length")
+    require_int(start, "narrow", 3, "start", symint=True)
+    require_int(length, "narrow", 4, "length", symint=True)
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d]
     start, length = int(start), int(length)
@@ -83,7 +83,7 @@ def _select_layout(lay, *, dim, index):
 
 
 def select(input, dim, index):
-    require_int(index, "select", 3, "index")
+    require_int(index, "select", 3, "index", symint=True)
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
@@ -117,8 +117,8 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
-    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.ndim == 0:
-        split_size_or_sections = int(split_size_or_sections)  # an integer 0-dim Tensor is a split size
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.numel() == 1:
+        split_size_or_sections = int(split_size_or_sections)  # (as PyTorch's Tensor.split: int() of one element)
     if isinstance(split_size_or_sections, bool):  # (no overload of PyTorch's takes it)
         raise TypeError("split(): argument 'split_size' must be int or tuple of ints, not bool")
     if isinstance(split_size_or_sections, int):
@@ -129,14 +129,10 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = tuple([s] * (n // s) + ([n % s] if n % s else [])) if s else (0,)
         return apply(_SPLIT, (tensor,), dim=d, sizes=sizes or (0,))
-    for i, s in enumerate(split_size_or_sections):
-        if isinstance(s, bool) and i == 0:  # (the parser checks the first value's type, unpacks later bools)
-            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, but "
-                            "found element of type bool at pos 0")
-        if isinstance(s, (float, complex)) or (isinstance(s, Tensor) and s.dtype.category != _dtype._INT):
-            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, but "
-                            f"found element of type {type_name(s)}")
-    sizes = tuple(int(s) for s in split_size_or_sections)
+    # (anything else is PyTorch's split_with_sizes's list: its parser checks the first value's type, unpacks later
+    # ones by __index__)
+    from .shape import int_list_arg
+    sizes = int_list_arg(split_size_or_sections, "split_with_sizes", "split_sizes", 2)
     for s in sizes:
         if s < 0:
             raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
@@ -181,10 +177,13 @@ def _split_spec(name, positional, sections=None, indices=None, tensor_indices_or
     return next(iter(named.values())) if named else positional
 
 
+@parser_worded
 def tensor_split(input, *args, dim=None, sections=None, indices=None, tensor_indices_or_sections=None):
     """``tensor_split(input, sections | indices | tensor_indices_or_sections, dim=0)``: the spec positionally or by
     its overload's keyword, ``dim`` positionally after it or by keyword."""
     if len(args) == 2 and dim is None:
+        if args[1] is None:  # (an int: PyTorch's parser refuses None)
+            raise TypeError("tensor_split(): argument 'dim' must be int, not NoneType")
         args, dim = args[:1], args[1]
     indices_or_sections = _split_spec("tensor_split", args, sections, indices, tensor_indices_or_sections)
     dim = 0 if dim is None else dim
@@ -203,6 +202,8 @@ def tensor_split(input, *args, dim=None, sections=None, indices=None, tensor_ind
         spec = int(spec.item()) if spec.ndim == 0 else [int(i) for i in spec.tolist()]
     if isinstance(spec, np.integer) and not isinstance(spec, np.bool_):
         spec = int(spec)
+    if not isinstance(spec, (int, tuple, list)):
+        raise TypeError(f"tensor_split(): argument 'indices' must be tuple of ints, not {type_name(spec)}")
     if isinstance(spec, int):
         if spec <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
@@ -210,12 +211,13 @@ def tensor_split(input, *args, dim=None, sections=None, indices=None, tensor_ind
         sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
         bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
     else:
-        bounds = [0] + [int(i) for i in spec] + [None]
+        from .shape import int_list_arg
+        bounds = [0] + list(int_list_arg(spec, "tensor_split", "indices", 2)) + [None]
     return tuple(_slice_range(input, d, a, b) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def chunk(input, chunks, dim=0):
-    require_int(chunks, "chunk", 1, "chunks")
+    require_int(chunks, "chunk", 2, "chunks")
     chunks = int(chunks)
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
@@ -294,8 +296,8 @@ def _unfold_layout(lay, *, dim, size, step):
 
 
 def unfold(self, dimension, size, step):
-    require_int(size, "unfold", 2, "size")
-    require_int(step, "unfold", 3, "step")
+    require_int(size, "unfold", 3, "size")  # (positions counted with self: the method's message counts without)
+    require_int(step, "unfold", 4, "step")
     d = wrap_dim(dimension, self.ndim)
     n = self.shape[d] if self.ndim else 1
     if size < 0:
@@ -320,10 +322,10 @@ def _directional_split(name, min_dims, dim):
             if indices_or_sections == 0 or n % indices_or_sections:
                 raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
                                    f"dimension {n} is not divisible by the split_size {indices_or_sections}!")
-        return tensor_split(input, indices_or_sections, d)
+        return tensor_split.__wrapped__(input, indices_or_sections, d)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f.__doc__.format(name=name)
-    return f
+    return parser_worded(f)
 
 
 hsplit = _directional_split("hsplit", 1, 1)
@@ -415,7 +417,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 def select_scatter(input, src, dim, index):
     """``input`` with ``input.select(dim, index)`` replaced by ``src``."""
-    require_int(index, "select_scatter", 4, "index")
+    require_int(index, "select_scatter", 4, "index", symint=True)
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
@@ -456,7 +458,7 @@ def _directional_split_method(fn):
         """``Tensor.hsplit`` and co: unlike the functions, also take the indices as ints (``x.hsplit(1, 2)``)."""
         return fn(self, list(args) if len(args) > 1 else args[0] if args else None, **kw)
     method.__name__ = method.__qualname__ = fn.__name__
-    return method
+    return parser_worded(method, fn.__name__, method=True)
 
 
 METHODS["split"] = _split_method

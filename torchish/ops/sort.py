@@ -214,7 +214,7 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``; among ties (and unsorted) in PyTorch's CPU order."""
     require_tensor(input, "topk")
-    require_int(k, "topk", 2, "k")
+    require_int(k, "topk", 2, "k", symint=True)
     need_bool("topk", largest, "largest")
     need_bool("topk", sorted, "sorted")
     d = one_dim(dim, input.ndim)  # (PyTorch's order: the dim, k, then the dtype)
@@ -304,7 +304,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
     require_tensor(input, "kthvalue")
     need_bool("kthvalue", keepdim)
-    require_int(k, "kthvalue", 2, "k")
+    require_int(k, "kthvalue", 2, "k", symint=True)
     d = one_dim(dim, input.ndim)
     _check_dim_nonempty(input, "kthvalue", d)
     if input.ndim and (input.dtype is _dtype.bool or input.is_complex()):  # a 0-d input is its own result
@@ -468,6 +468,7 @@ def _quantile(ignore_nan):
 
     def f(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
         require_tensor(input, public)
+        need_bool(public, keepdim, "keepdim", 4)
         if _registry.autocast_hook is not None and out is None:  # float32 under CPU autocast, before the dtype checks
             input, q = _registry.autocast_hook(public, (input, q))
         if input.dtype not in (_dtype.float32, _dtype.float64):

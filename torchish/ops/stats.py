@@ -16,7 +16,7 @@ from .. import _dtype
 from .. import _precision
 from .._tensor import Tensor
 from .casting import ACC
-from .elementwise import _out, need_bool, out_structured, require_tensor
+from .elementwise import _out, need_bool, out_structured, require_number, require_tensor
 from .reduce import dims, dtype_arg, numpy_kwargs
 from . import parser_errors
 from . import registry as _registry
@@ -101,6 +101,8 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if input.dtype.category < _FLOAT:
         what = name if name in ("std_mean", "var_mean") else "std and var"  # (PyTorch's kernels' words)
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
+    if correction is not None:
+        require_number(correction, name, None, "correction", "Number")
     c = float(correction) if correction is not None else (0.0 if unbiased is False else 1.0)
     ax = dims(dim, input.ndim)
     n = math.prod(input.shape) if ax is None else math.prod(input.shape[a] for a in ax)

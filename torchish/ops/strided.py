@@ -25,6 +25,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import inplace as _ip
+from .elementwise import parser_worded, require_int
 from .registry import Family, apply, defop
 from .writes import set_at
 
@@ -32,13 +33,14 @@ _fam = Family(globals())
 _public = _fam.public
 
 
-def _ints(seq, what):
-    if isinstance(seq, int):
-        seq = (seq,)
-    try:
-        return tuple(int(s) for s in seq)
-    except TypeError:
-        raise TypeError(f"as_strided(): argument '{what}' must be tuple of ints, not {type(seq).__name__}") from None
+def _ints(name, size, stride, position, storage_offset=None):
+    """``size`` and ``stride`` (PyTorch's ``SymInt[]``, at ``position`` and the next) as tuples of ints, and the
+    ``storage_offset`` checked, with PyTorch's parser TypeErrors."""
+    from .shape import int_list_arg
+    size, stride = int_list_arg(size, name, "size", position), int_list_arg(stride, name, "stride", position + 1)
+    if storage_offset is not None:
+        require_int(storage_offset, name, position + 2, "storage_offset", symint=True)
+    return size, stride
 
 
 def positions(size, stride, offset):
@@ -103,19 +105,21 @@ def _as_strided_layout(layout, *, size, stride, offset):
     return size, stride, offset
 
 
+@parser_worded
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given sizes, strides (in elements) and storage offset (default:
     ``input``'s own)."""
-    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    size, stride = _ints("as_strided", size, stride, 2, storage_offset)
     offset = _ip.layout(input)[2] if storage_offset is None else int(storage_offset)
     store, _ = _storage(input)
     _check_layout(size, stride, offset, input.itemsize, math.prod(store._v.shape))
     return apply(_AS_STRIDED, (store,), size=size, stride=stride, offset=offset)
 
 
+@parser_worded
 def as_strided_(input, size, stride, storage_offset=None):
     """``as_strided`` in place: ``input`` takes the new geometry over the same storage."""
-    return _ip.inplace_view(input, as_strided(input, size, stride, storage_offset))
+    return _ip.inplace_view(input, as_strided.__wrapped__(input, size, stride, storage_offset))
 
 
 def _scatter_fwd(x, src, *, size, stride, offset, pick):
@@ -145,7 +149,7 @@ _AS_STRIDED_SCATTER = defop("as_strided_scatter", _scatter_fwd, vjp=_scatter_vjp
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """``input`` (a copy) with the elements ``input.as_strided(size, stride, storage_offset)`` selects replaced by
     ``src``."""
-    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    size, stride = _ints("as_strided_scatter", size, stride, 3, storage_offset)
     offset = _ip.layout(input)[2] if storage_offset is None else int(storage_offset)
     store, pick = _storage(input)
     _check_layout(size, stride, offset, input.itemsize, math.prod(store._v.shape))
@@ -171,7 +175,7 @@ def _strided_empty(size, stride, dtype, device, requires_grad):
     tensor's own; strides with gaps or overlaps make it a view of a storage of PyTorch's size, hidden (as
     ``resize_`` hides a grown one) so the tensor is no view, and writes alias as PyTorch's do."""
     from .creation import zeros
-    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    size, stride = _ints("empty_strided", size, stride, 1)
     _check_layout(size, stride, 0, 1, storage_bytes(size, stride, 1, 0))
     if math.prod(size) == 0 or _ip._dense(size, stride):
         out = zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -254,6 +258,7 @@ def dim_order(self, *, ambiguity_check=False):
 
 _public("as_strided", as_strided)
 _public("as_strided_", as_strided_)
+METHODS["as_strided_"] = parser_worded(as_strided_.__wrapped__, "as_strided_", method=True)  # noqa: F821
 _public("as_strided_scatter", as_strided_scatter)
 _public("empty_permuted", empty_permuted, method=False)
 _fam.method("new_empty_strided", new_empty_strided)

@@ -20,8 +20,8 @@ from .._global_flags import warn_once
 from .._tensor import Tensor
 from . import complex_c
 from .casting import check_scalar_fits, rounded
-from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, require_tensor,
-                          out_exact, scalar_or_tensor, type_name)
+from .elementwise import (_COMPLEX, _INT, FLOATS_ONLY, _out, c10_name, common_dtype, not_implemented, out_exact,
+                          parser_worded, require_tensor, scalar_or_tensor, type_name)
 from .registry import NotDifferentiable, apply, defop, overload
 from .registry import Family as _Family
 
@@ -103,11 +103,17 @@ def clamp(input, min=None, max=None, *, out=None):
     return _clamp(_CLAMP, input, min, max, out)
 
 
+@parser_worded
 def clamp_min(input, min, *, out=None):
+    if min is None:  # (clamp's None means "no bound"; clamp_min's bound is required)
+        raise TypeError("clamp_min(): argument 'min' must be Tensor or Number, not NoneType")
     return _clamp(_CLAMP_MIN, input, min, None, out)
 
 
+@parser_worded
 def clamp_max(input, max, *, out=None):
+    if max is None:
+        raise TypeError("clamp_max(): argument 'max' must be Tensor or Number, not NoneType")
     return _clamp(_CLAMP_MAX, input, None, max, out)
 
 

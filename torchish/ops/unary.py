@@ -25,7 +25,8 @@ import numpy as np
 from .. import _dtype
 from .. import _precision
 from . import complex_c
-from .elementwise import _INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, require_tensor, type_name
+from .elementwise import (_INT, FLOATS_ONLY, NO_BOOL, _out, not_implemented, out_exact, parser_worded, require_int,
+                          require_number, require_tensor, type_name)
 from .inplace import make_inplace
 from .registry import ELEMENTWISE, OPS, NotDifferentiable, apply, defop, overload
 from .registry import Family as _Family
@@ -411,9 +412,17 @@ _ROUND = defop("round", _round_fwd, vjp=lambda g, x, out, decimals: jnp.zeros_li
 _ROUND_DECIMALS = overload(_ROUND, "RoundBackward1")  # (PyTorch's round.decimals overload)
 
 
-def round(input, *, decimals=None, out=None):
+_NO_DECIMALS = type("_NoDecimals", (), {"__repr__": lambda self: "None"})()  # (None is refused: an int is required)
+
+
+@parser_worded
+def round(input, *, decimals=_NO_DECIMALS, out=None):
     """``decimals`` given (even 0) selects PyTorch's ``round.decimals`` kernel, which takes no integers."""
     require_tensor(input, "round")
+    if decimals is _NO_DECIMALS:
+        decimals = None
+    else:
+        require_int(decimals, "round", None, "decimals")
     dt = input.dtype
     if dt is _dtype.bool or (dt.category == _dtype._COMPLEX and not decimals) or (
             decimals == 0 and dt.category == _INT):
@@ -445,8 +454,11 @@ def _logit_vjp(g, x, out, eps):
 _LOGIT = defop("logit", _logit_fwd, vjp=_logit_vjp, promote="float")
 
 
+@parser_worded
 def logit(input, eps=None, *, out=None):
     require_tensor(input, "logit")
+    if eps is not None:
+        require_number(eps, "logit", 2, "eps")
     if input.dtype.category == _dtype._COMPLEX:
         raise not_implemented("logit_cpu", input.dtype)
     return _out(apply(_LOGIT, (input,), eps=None if eps is None else float(eps)), out, "logit")

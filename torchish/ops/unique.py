@@ -21,7 +21,8 @@ from .._tensor import Tensor, wrap, wrap_dim
 from ..autograd.grad_mode import STATE
 from . import tracing
 from .casting import check_scalar_fits
-from .elementwise import _out, no_derivative, not_implemented, out_exact, require_int, require_tensor
+from .elementwise import (_out, no_derivative, not_implemented, out_exact, parser_worded, require_int, require_number,
+                          require_tensor)
 from .float8 import refuse as refuse_float8
 from .inplace import contiguous_strides
 from .reduce import _return_type
@@ -180,6 +181,9 @@ _BINCOUNT_WEIGHTED = overload(_BINCOUNT, "NotImplemented", differentiable=True, 
 def bincount(input, weights=None, minlength=0):
     """Counts (or summed weights) of each non-negative integer value of a 1-d tensor."""
     require_tensor(input, "bincount")
+    if weights is not None:
+        require_tensor(weights, "bincount", 2, "weights")
+    require_int(minlength, "bincount", 3, "minlength")
     if input.dtype.category != _INT:
         raise not_implemented("bincount_cpu", input.dtype)
     if minlength < 0:
@@ -238,11 +242,14 @@ def _check_histc_range(lo, hi, nan_sign):
         raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
 
 
+@parser_worded
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram with ``bins`` equal-width bins between ``min`` and ``max`` (the data's range when they are
     equal); values outside are ignored."""
     require_tensor(input, "histc")
     require_int(bins, "histc", 2, "bins")
+    require_number(min, "histc", 3, "min", "Number")
+    require_number(max, "histc", 4, "max", "Number")
     if input.dtype.category != _FLOAT:
         raise not_implemented("histogram_cpu", input.dtype)
     if bins <= 0:

@@ -59,10 +59,14 @@ def need_int(fname, x, arg, pos):
 
 
 def need_int_list(fname, seq, arg, pos):
-    """PyTorch's parser for a ``tuple of ints`` argument: the first element must be an int (not a bool), the
-    others unpack as ints (a bool passes); its two wordings. A 0-dim Tensor element is left to the caller."""
+    """PyTorch's parser for a ``tuple of ints`` argument: a tuple or list (``F.pad(x, 1)`` is refused), whose first
+    element must be an int (not a bool), the others unpack as ints (a bool passes); its three wordings. A Tensor
+    element of one element is left to the caller."""
+    if not isinstance(seq, (tuple, list)):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, not {type(seq).__name__}")
     for i, e in enumerate(seq):
-        if isinstance(e, Tensor) or (isinstance(e, numbers.Integral) and not (i == 0 and isinstance(e, bool))):
+        if isinstance(e, Tensor) and e.numel() == 1 or \
+                (isinstance(e, numbers.Integral) and not (i == 0 and isinstance(e, bool))):
             continue
         if i == 0:
             raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, but found element "

@@ -311,20 +311,32 @@ def hardsigmoid(input, inplace=False):
 # softmax family
 
 
+def _softmax_method(name, method, input, dim, stacklevel, dtype):
+    """PyTorch's ``F.softmax``/``log_softmax``/``softmin``: pick the legacy dim (with a warning) where none is given,
+    then call the Tensor method with the dim by position and ``dtype`` by keyword, so a bad argument is refused in
+    the method's words (``softmax(): argument 'dim' (position 1) ...``); ``_stacklevel`` only places the warning
+    (counted as PyTorch counts it from ``F.softmax``: torchish has this helper, and ``torchish.nn.functional``'s
+    sparse-aware wrapper, in between)."""
+    if dim is None:
+        dim = _softmax.implicit_dim(name, input.ndim, stacklevel + 1)
+    return method(input, dim) if dtype is None else method(input, dim, dtype=dtype)
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     need_tensor_attr(input, "dim" if dim is None else "softmax")
-    return _softmax.implicit_softmax(input, dim, _stacklevel, dtype)
+    return _softmax_method("softmax", Tensor.softmax, input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     need_tensor_attr(input, "dim" if dim is None else "log_softmax")
-    return _softmax.implicit_log_softmax(input, dim, _stacklevel, dtype)
+    return _softmax_method("log_softmax", Tensor.log_softmax, input, dim, _stacklevel, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        dim = _softmax.implicit_dim("softmin", input.ndim, 2)
-    return _softmax.implicit_softmax(_unary.neg(input), dim, _stacklevel, dtype)
+    if dim is None:  # (PyTorch picks the dim from ``input.dim()`` before it negates the input)
+        need_tensor_attr(input, "dim")
+        dim = _softmax.implicit_dim("softmin", input.ndim, _stacklevel)  # (+1 frame: the sparse-aware wrapper)
+    return _softmax_method("softmin", Tensor.softmax, -input, dim, _stacklevel, dtype)
 
 
 def _gumbel_softmax_fwd(logits, gumbels, *, tau, axis, hard):

@@ -18,6 +18,7 @@ from ... import _dtype, _precision
 from ..._tensor import wrap_dim
 from ...ops.arith import _check_sub
 from ...ops.casting import rounded
+from ...ops.elementwise import require_number
 from ...ops import registry as _registry
 from ...ops import stats as _stats
 from ...ops.registry import apply, defop
@@ -246,6 +247,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         x1, x2 = _registry.autocast_hook("cdist", (x1, x2))
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    require_number(p, "cdist", 3, "p")
     if x1.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
     if x2.ndim < 2:

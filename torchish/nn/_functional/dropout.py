@@ -14,6 +14,7 @@ from ... import _dtype
 from ..._tensor import Tensor
 from ...ops.inplace import assign
 from ...ops.draw import _target, draw
+from ...ops.elementwise import require_number
 from ...ops.random_layout import draw_like
 from ...ops.opnode import SHOWN_KIND
 from ...ops.registry import apply, defop
@@ -102,7 +103,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         >>> y = F.dropout(torchish.ones(8), 0.5)      # zeros and 2.0s
     """
     need_tensor("dropout_" if inplace else "dropout", input)
-    _check_p(p)  # (PyTorch's wrapper checks p, then its op's parser the flag)
+    _check_p(p)  # (PyTorch's wrapper checks p, then its op's parser p and the flag)
+    require_number(p, "dropout_" if inplace else "dropout", 2, "p")
     need_bool("dropout_" if inplace else "dropout", training, "train", 3)
     return _apply(input, p, training, inplace, feature=False, alpha=False)
 

@@ -288,6 +288,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     red = reduction_arg(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    need_tensor("binary_cross_entropy_with_logits", weight, "weight", 3, optional=True)  # (its op's parser)
+    need_tensor("binary_cross_entropy_with_logits", pos_weight, "pos_weight", 4, optional=True)
     float_kernel_only(input, "log_sigmoid_cpu")  # (PyTorch's kernel starts with log_sigmoid(input))
     if target.dtype.category < _dtype._FLOAT:
         raise RuntimeError(f"result type {_dtype.scalar_type_name(input.dtype)} can't be cast to the desired output "

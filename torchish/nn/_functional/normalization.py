@@ -390,8 +390,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 def _normalized_shape(input, normalized_shape, name):
     if isinstance(normalized_shape, int):
         if name == "layer_norm":
-            raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+            raise TypeError(f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                            f"{type(normalized_shape).__name__}")
         normalized_shape = (normalized_shape,)
+    need_int_list(name, normalized_shape, "normalized_shape", 2)
     ns = tuple(int(s) for s in normalized_shape)
     k = len(ns)
     if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:

@@ -15,6 +15,7 @@ import numpy as np
 from jax import lax
 
 from ... import _dtype
+from ..._tensor import Tensor
 from ...ops.elementwise import not_implemented, out_structured
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
@@ -76,10 +77,12 @@ def _check_avg_rank(nd, input):
 
 
 def _need_ints(name, **args):
-    """PyTorch's argument parser: each window argument (positions 2 on) is an int or a sequence of ints."""
+    """PyTorch's argument parser: each window argument (positions 2 on) is an int or a sequence of ints (a bool
+    alone or first, or a Tensor of more than one element, is none)."""
     for pos, (arg, v) in enumerate(args.items(), 2):
-        for e in (v if isinstance(v, (list, tuple)) else [v]):
-            if e is not None and not hasattr(e, "__index__"):
+        for i, e in enumerate(v if isinstance(v, (list, tuple)) else [v]):
+            if e is not None and (not hasattr(e, "__index__") or isinstance(e, bool) and i == 0 or
+                                  isinstance(e, Tensor) and e.numel() != 1):
                 raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be tuple of ints, not "
                                 f"{type(e).__name__}")
 

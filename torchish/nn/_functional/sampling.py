@@ -102,6 +102,8 @@ def pad(input, pad, mode="constant", value=None):
     """
     need_tensor("pad", input)
     need_int_list("pad", pad, "pad", 2)
+    if not isinstance(mode, str):
+        raise TypeError(f"pad(): argument 'mode' (position 3) must be str, not {type(mode).__name__}")
     if value is not None:
         need_number("pad", value, "value", 4, kind="float")
     pad = tuple(int(p) for p in pad)
@@ -352,9 +354,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                  f"input with spatial dimensions of {spatial} and scale_factor of shape "
                                  f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                                  "scale_factor in (s1, s2, ...,sK) format.")
-            scales = [float(s) for s in scale_factor]
+            scales = list(scale_factor)
         else:
-            scales = [float(scale_factor)] * dim
+            scales = [scale_factor] * dim
+        for s in scales:  # (PyTorch's upsampling op's parser: a tuple of floats, no Tensor)
+            if not isinstance(s, (numbers.Real, np.floating, np.integer)):
+                raise TypeError(f"interpolate(): scale_factor must be a float or a tuple of floats, but got an "
+                                f"element of type {type(s).__name__}")
+        scales = [float(s) for s in scales]
     else:
         raise ValueError("either size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:

@@ -13,8 +13,8 @@ __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
 def _shape(normalized_shape):
-    if isinstance(normalized_shape, numbers.Integral):
-        return (int(normalized_shape),)
+    if isinstance(normalized_shape, numbers.Integral):  # (kept as given: empty((True,)) refuses a bool, as PyTorch's)
+        return (normalized_shape,)
     return tuple(normalized_shape)
 
 

@@ -96,3 +96,17 @@ def test_setitem_of_the_whole_leaf_names_the_leaf():
                 out.append(str(e))
         return out
     agree(fn)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_abs_and_norms_of_an_infinite_part_are_infinite(dtype):
+    # (math fuzzer seed 7340095) |inf + nan j| is inf in PyTorch (std::abs: hypot), NaN in XLA's complex abs, so
+    # abs and every vector norm of such a tensor were NaN where PyTorch's are inf
+    inf, nan = float("inf"), float("nan")
+
+    def fn(T):
+        z = T.tensor([[complex(inf, nan), complex(0.045, -0.52)], [complex(nan, -inf), complex(-inf, 1.0)]],
+                     dtype=getattr(T, dtype))
+        return [z.abs(), T.abs(z)] + [T.linalg.vector_norm(z, p, dim=1) for p in (2, 1, 3, 0.5, inf, -inf, 0, -1)]
+    agree(fn)

@@ -205,11 +205,13 @@ def _where(dense):
 
 
 def _joined(name, dense, stacked):
-    def join(tensors, dim=0, *, out=None):
-        if not any(isinstance(t, Tensor) and _is_sparse(t) for t in tensors):
-            return dense(tensors, dim, out=out)
+    def join(tensors, *args, **kwargs):  # (the dense function's signature: dim, axis=, out=, its errors)
+        if type(tensors) not in (list, tuple) or not any(isinstance(t, Tensor) and _is_sparse(t) for t in tensors):
+            return dense(tensors, *args, **kwargs)
         from ._sparse_coo_join import cat_sparse
+        dim = args[0] if args else kwargs.get("dim", kwargs.get("axis", 0))
         result = cat_sparse(tensors, dim, stacked)
+        out = kwargs.get("out")
         return result if out is None else _into(name, result, out)
     return _stands_for(join, dense)
 

@@ -120,3 +120,12 @@ def sqrt_c99(z):
     im = jnp.where(pos, jnp.where(y_nan, nan, jnp.copysign(zero, zi)), jnp.where(neg, jnp.copysign(inf, zi), im))
     re, im = jnp.where(jnp.isinf(zi), inf, re), jnp.where(jnp.isinf(zi), zi, im)   # y = +-inf: (inf, y) for any x
     return jax.lax.complex(re, im).astype(z.dtype)
+
+
+def abs_c99(z):
+    """``|z|`` as C's ``cabs`` (``hypot``): an infinite part gives +inf even where the other is NaN (XLA's complex
+    abs gives NaN for ``inf + nan j``). Real inputs: ``jnp.abs``."""
+    a = jnp.abs(z)
+    if not jnp.iscomplexobj(z):
+        return a
+    return jnp.where(jnp.isinf(jnp.real(z)) | jnp.isinf(jnp.imag(z)), jnp.array(jnp.inf, a.dtype), a)

@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from .casting import ACC
 from .elementwise import _out, need_bool, out_structured, require_number, require_tensor
 from .reduce import dims, dtype_arg, numpy_kwargs
-from . import parser_errors
+from . import complex_c, parser_errors
 from . import registry as _registry
 from .registry import apply, defop
 from .registry import Family as _Family
@@ -244,7 +244,7 @@ for _n in ("var_mean", "std_mean"):
 def _vector_norm_fwd(x, *, ord, axis, keepdims):
     if x.dtype in _HALF:  # accumulated in float32 and rounded once, as PyTorch's CPU norm kernel
         return _vector_norm_fwd(x.astype(jnp.float32), ord=ord, axis=axis, keepdims=keepdims).astype(x.dtype)
-    a = jnp.abs(x)
+    a = complex_c.abs_c99(x)  # (|inf + nan j| is inf, as PyTorch's)
     if ord == math.inf:
         return jnp.max(a, axis=axis, keepdims=keepdims)
     if ord == -math.inf:

@@ -296,7 +296,7 @@ _unary("relu", lambda x: jnp.where(x < 0, jnp.zeros((), x.dtype), x),  # PyTorch
 _unary("neg", jnp.negative, promote=None, linear=True,
        bool_error="Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
                   "mask, use the `~` or `logical_not()` operator instead.")
-_unary("abs", jnp.abs, lambda g, x, out: g * _sgn(x), promote=None, reject=NO_BOOL)
+_unary("abs", complex_c.abs_c99, lambda g, x, out: g * _sgn(x), promote=None, reject=NO_BOOL)
 _unary("sgn", _sgn, _sgn_vjp, promote=None)
 _unary("floor", _int_identity(jnp.floor), _ZERO_GRAD, promote=None, reject=NO_BOOL, kernel="floor_vml_cpu",
        complex_kernel="floor is not supported for complex inputs")

@@ -7,8 +7,6 @@ not on zeros, infinities and NaNs: ``0j ** (1+1j)`` is ``-0j`` in PyTorch, NaN i
 """
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 

@@ -110,3 +110,27 @@ def test_complex_abs_and_norms_of_an_infinite_part_are_infinite(dtype):
                      dtype=getattr(T, dtype))
         return [z.abs(), T.abs(z)] + [T.linalg.vector_norm(z, p, dim=1) for p in (2, 1, 3, 0.5, inf, -inf, 0, -1)]
     agree(fn)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_ldexp_gradients_round_as_pytorchs_derivative_formulas(dtype):
+    # (math fuzzer seed 7340285) LdexpBackward0 computes grad * result * M_LN2 in the result's (half) dtype and sums
+    # it to a float32 exponent's shape before the cast: torchish differentiated its forward composite in float32
+    def fn(T):
+        x = T.tensor([[-3.25, -0.5], [-2.5, 3.75]], dtype=getattr(T, dtype), requires_grad=True)
+        out = []
+        for e in (T.tensor(-0.0), T.tensor([0.3, -1.2]), T.tensor(0.7, dtype=T.float64)):
+            e.requires_grad_()
+            y = T.ldexp(x, e)
+            y.backward(T.tensor([[0.3, -1.7], [2.2, 0.9]], dtype=y.dtype))
+            out += [y, e.grad]
+        return out + [x.grad]
+    agree(fn)
+
+
+@needs_torch
+def test_lcm_broadcasts_its_operands():
+    # (math fuzzer seed 7340291) lcm of a (1,) and a (3, 1, 2) tensor raised a JAX rank error from lax.div
+    agree(lambda T: [T.lcm(T.tensor([-3]), T.tensor([[[1, -6]], [[4, 32766]], [[0, -32767]]], dtype=T.int16)),
+                     T.lcm(T.tensor([[4], [6]], dtype=T.int8), T.tensor([3, 10], dtype=T.int8))])

@@ -31,6 +31,7 @@ from .casting import check_scalar_fits
 from .elementwise import (_BOOL, _COMPLEX, _FLOAT, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
                           type_name)
+from .opnode import _fit
 from .registry import NotDifferentiable, OpDef, apply, defop, overload
 from .unary import _in_float32
 from .unary import exp2_values as _exp2
@@ -159,6 +160,12 @@ def _promote_dims(a, b):
     return jnp.promote_types(a.dtype, b.dtype)
 
 
+def _rounded(dt, f, *xs):
+    """``f`` of ``xs`` computed in ``dt``'s opmath type (float32 for the half types) and rounded to ``dt``."""
+    wide = jnp.promote_types(dt, jnp.float32)
+    return f(*(x.astype(wide) for x in xs)).astype(dt)
+
+
 def _ldexp_pow2(a, b):
     """PyTorch's composite for a floating exponent, ``mul(input, _pow2(input, other))``: ``2 ** other`` is
     ``pow(2.0, other)`` (the exponent's dtype) for an integer or float32 input, else ``full((), 2.0, input's
@@ -167,14 +174,25 @@ def _ldexp_pow2(a, b):
         e_dt = b.dtype
     else:
         e_dt = _promote_dims(jnp.zeros((), a.dtype), b)
-    wide = jnp.promote_types(e_dt, jnp.float32)
-    e = _exp2(b.astype(wide)).astype(e_dt)
-    dt = _promote_dims(a, e)
-    wide = jnp.promote_types(dt, jnp.float32)
-    return (a.astype(wide) * e.astype(wide)).astype(dt)
+    e = _exp2(b.astype(jnp.promote_types(e_dt, jnp.float32))).astype(e_dt)
+    return _rounded(_promote_dims(a, e), jnp.multiply, a, e)
 
 
-_LDEXP_POW2 = OpDef("ldexp", _ldexp_pow2, grad_name="LdexpBackward0")
+_LN2 = float(np.log(2.0))
+
+
+def _ldexp_pow2_vjp(g, a, b, out):
+    """LdexpBackward0 as PyTorch's derivative formulas compute it: ``grad * other.exp2()`` for the input and
+    ``grad * result * M_LN2`` for the exponent, each op rounded to its result dtype; each gradient is then summed
+    to its operand's shape in that dtype and cast to the operand's (:func:`opnode._fit`, PyTorch's
+    validate_outputs): a float32 exponent of a half input gets a half-rounded gradient."""
+    p = _rounded(b.dtype, _exp2, b)
+    grad_a = _rounded(_promote_dims(g, p), jnp.multiply, g, p)
+    grad_b = _rounded(out.dtype, lambda x: x * _LN2, _rounded(out.dtype, jnp.multiply, g, out))
+    return grad_a, grad_b
+
+
+_LDEXP_POW2 = OpDef("ldexp", _ldexp_pow2, vjp=_ldexp_pow2_vjp, vjp_uncast=True, grad_name="LdexpBackward0")
 
 
 # an integer or bool input with an integer exponent: PyTorch's composite, ``mul(input, pow(2.0, other))``, the
@@ -211,6 +229,7 @@ def _gcd(a, b):
 def _lcm(a, b):
     """PyTorch's calc_lcm: ``abs(a / g * b)`` (0 where the gcd is 0), computed in C's int for 8- and 16-bit types
     (C promotes them) and wrapped back to the type."""
+    a, b = jnp.broadcast_arrays(a, b)  # (lax.div takes operands of one shape)
     g = _gcd(a, b)
     wide = jnp.int32 if a.dtype.itemsize < 4 else a.dtype
     q = jax.lax.div(a.astype(wide), jnp.where(g == 0, 1, g).astype(wide)) * b.astype(wide)

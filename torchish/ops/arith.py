@@ -31,7 +31,6 @@ from .casting import check_scalar_fits
 from .elementwise import (_BOOL, _COMPLEX, _FLOAT, _INT, FLOATS_ONLY, INTS_NO_BOOL, NO_BOOL, OPS, _check_divisor, _out,
                           binary_op, common_dtype, no_derivative, not_implemented, require_tensor, scalar_or_tensor,
                           type_name)
-from .opnode import _fit
 from .registry import NotDifferentiable, OpDef, apply, defop, overload
 from .unary import _in_float32
 from .unary import exp2_values as _exp2

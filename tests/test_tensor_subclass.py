@@ -204,24 +204,27 @@ test_script_matches_torch = script_test(globals())
 
 
 def test_dispatch_is_off_until_a_subclass_and_off_again_after(request):
-    """Plain programs run on the plain functions; the first subclass puts the wrappers in place (also behind the
-    names torchish's own modules imported), and ``deactivate`` (the conftest's, after each test) removes them."""
+    """Plain programs run the functions' own code; the first subclass makes the functions themselves dispatch (their
+    code is swapped, the objects stay, so references taken before still dispatch and are ``func``), operators get
+    wrappers, and ``deactivate`` (the conftest's, after each test) puts everything back."""
     import torchish
     from torchish import _subclass
-    import torchish.nn.modules.linear as linear_module
     assert not _subclass._ACTIVE[0]
-    plain = torchish.exp, torchish.Tensor.__mul__, torchish.nn.functional.linear, vars(linear_module).get("F")
+    funcs = (torchish.exp, torchish.Tensor.mul, torchish.nn.functional.linear, torchish.Tensor.shape.fget,
+             torchish.Tensor.grad.fset)
+    codes, mul_operator = [f.__code__ for f in funcs], torchish.Tensor.__mul__
 
     class Sub(torchish.Tensor):
         pass
     assert _subclass._ACTIVE[0]
-    assert torchish.exp is not plain[0] and torchish.Tensor.__mul__ is not plain[1]
-    assert torchish.nn.functional.linear is not plain[2]
+    assert (torchish.exp, torchish.Tensor.mul, torchish.nn.functional.linear, torchish.Tensor.shape.fget,
+            torchish.Tensor.grad.fset) == funcs
+    assert all(f.__code__ is not code for f, code in zip(funcs, codes))
+    assert torchish.Tensor.__mul__ is not mul_operator
     a = torchish.ones(2).as_subclass(Sub)
-    assert type(torchish.nn.Linear(2, 2)(a)) is Sub
+    assert type(torchish.nn.Linear(2, 2)(a)) is Sub and type(funcs[0](a)) is Sub
     _subclass.deactivate()
-    assert (torchish.exp, torchish.Tensor.__mul__, torchish.nn.functional.linear,
-            vars(linear_module).get("F")) == plain
+    assert [f.__code__ for f in funcs] == codes and torchish.Tensor.__mul__ is mul_operator
     assert type(a * 2) is torchish.Tensor
     np.testing.assert_allclose((a * 2).numpy(), [2.0, 2.0])
 

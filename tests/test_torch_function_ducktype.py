@@ -141,14 +141,15 @@ test_script_matches_torch = script_test(globals())
 
 
 def test_a_duck_class_statement_turns_dispatch_on_and_classes_without_do_not():
-    """Plain programs keep the plain functions: a class without ``__torch_function__`` (or torchish's own, a
-    Tensor subclass's from Parameter) changes nothing; the duck class's statement puts the wrappers in place and
-    gives ``builtins.__build_class__`` back (no cost per class from then on); ``deactivate`` wraps it again."""
+    """Plain programs run the functions' own code: a class without ``__torch_function__`` (or torchish's own, a
+    Tensor subclass's from Parameter) changes nothing; the duck class's statement makes the functions dispatch
+    (the same objects, their code swapped) and gives ``builtins.__build_class__`` back (no cost per class from then
+    on); ``deactivate`` puts the code back and wraps it again."""
     import builtins
     from torchish import _subclass
 
     assert not _subclass._ACTIVE[0] and builtins.__build_class__ is _subclass._build_class
-    plain_mean = torchish.mean
+    plain_mean, plain_code = torchish.mean, torchish.mean.__code__
 
     class Plain:
         def __init__(self):
@@ -157,15 +158,15 @@ def test_a_duck_class_statement_turns_dispatch_on_and_classes_without_do_not():
     class Param(torchish.nn.Parameter):
         pass
 
-    assert not _subclass._ACTIVE[0] and torchish.mean is plain_mean
+    assert not _subclass._ACTIVE[0] and torchish.mean.__code__ is plain_code
 
     class Duck:
         @classmethod
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             return ("duck", func is torchish.mean)
 
-    assert _subclass._ACTIVE[0] and torchish.mean is not plain_mean
+    assert _subclass._ACTIVE[0] and torchish.mean is plain_mean and torchish.mean.__code__ is not plain_code
     assert builtins.__build_class__ is _subclass._BUILD_CLASS
     assert torchish.mean(Duck()) == ("duck", True)
     _subclass.deactivate()
-    assert builtins.__build_class__ is _subclass._build_class and torchish.mean is plain_mean
+    assert builtins.__build_class__ is _subclass._build_class and torchish.mean.__code__ is plain_code

@@ -192,9 +192,15 @@ TENSOR = (
     'zero_',
 )
 
+# the properties whose reads PyTorch hands to ``__torch_function__`` (``func`` is ``Tensor.shape.__get__``), the public
+# ones of ``torch.overrides.get_testing_overrides()``, and those whose assignments it hands (``Tensor.grad.__set__``)
 TENSOR_PROPERTIES = (
-    'H', 'T', 'data', 'imag', 'mH', 'mT', 'real',
+    'H', 'T', 'data', 'device', 'dtype', 'grad', 'grad_dtype', 'grad_fn', 'imag', 'is_cpu', 'is_cuda', 'is_ipu',
+    'is_leaf', 'is_maia', 'is_meta', 'is_mkldnn', 'is_mps', 'is_mtia', 'is_nested', 'is_quantized', 'is_sparse',
+    'is_sparse_csr', 'is_vulkan', 'is_xla', 'is_xpu', 'itemsize', 'layout', 'mH', 'mT', 'name', 'nbytes', 'ndim',
+    'output_nr', 'real', 'requires_grad', 'retains_grad', 'shape', 'volatile',
 )
+TENSOR_SETTERS = ('data', 'grad', 'grad_dtype', 'requires_grad', 'volatile')
 
 # The functions PyTorch writes in Python (its Python ``handle_torch_function``: the plain Tensors among the
 # arguments take part too, and a call every handler declines raises "no implementation found for '<name>'"):
@@ -223,9 +229,24 @@ PYTHON_FUNCTIONAL = (
 # Python code hands them to ``__torch_function__`` as the ones above
 PYTHON_FUNCTIONAL_UNLISTED = ('hardsigmoid', 'hardswish')
 
-# the parameters with a default that PyTorch's Python ``handle_torch_function`` call leaves out (all others are passed
-# by keyword, see ``_subclass._functional_layout``)
-FUNCTIONAL_LEFT_OUT = {'l1_loss': ('weight',)}
+# How the ``handle_torch_function`` calls of PyTorch's Python functions differ from the rule
+# (``_torch_function_call._layout``: the parameters without a default positionally, every one with a default by
+# keyword): the parameters they leave out when the call leaves them at their default (torchish's own extras among
+# them), those they pass by keyword though they have no default, and the functions that hand the arguments as
+# written.
+LEFT_OUT = {
+    'torch.nn.functional.l1_loss': ('weight',), 'torch.chain_matmul': ('out',),
+    'torch.Tensor.dim_order': ('ambiguity_check',), 'torch.Tensor.__array__': ('copy',),
+    'torch.Tensor.__array_wrap__': ('context', 'return_scalar'), 'torch.autograd.backward': ('grad_variables',),
+}
+BY_KEYWORD = {'torch.unravel_index': ('shape',), 'torch.Tensor.__array_wrap__': ('array',)}
+AS_WRITTEN = ('torch.Tensor.__dlpack__',)
+# the parameters they hand as a tuple (a tensor as a tuple of one; PyTorch's autograd functions)
+TUPLED = {'torch.autograd.backward': ('tensors', 'inputs'), 'torch.autograd.grad': ('outputs', 'inputs')}
+
+# ``torch.autograd``'s Python functions that hand their calls to ``__torch_function__`` (the tensors among the
+# outputs and inputs take part)
+AUTOGRAD = ('backward', 'grad')
 
 PYTHON_TORCH = {
     'atleast_1d': 'torch.functional.atleast_1d', 'atleast_2d': 'torch.functional.atleast_2d',
@@ -284,5 +305,5 @@ BUILTIN_NAMES = {
     'torch.nn.functional.pixel_unshuffle': 'torch.pixel_unshuffle', 'torch.nn.functional.prelu': 'torch.prelu',
     'torch.nn.functional.scaled_dot_product_attention': 'torch.nn.scaled_dot_product_attention',
     'torch.nn.functional.softplus': 'torch.nn.softplus', 'torch.nn.functional.softshrink': 'torch.nn.softshrink',
-    'torch.saddmm': 'torch.sspaddmm', 'torch.spmm': 'torch.mm',
+    'torch.saddmm': 'torch.sspaddmm', 'torch.spmm': 'torch.mm', 'torch.Tensor.nelement': 'torch.Tensor.numel',
 }

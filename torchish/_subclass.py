@@ -8,21 +8,21 @@ logging subclass sees each call.
 
 Checking every argument of every call would slow the plain programs that never define a subclass, so the check
 is off until one is defined: the first Tensor subclass created outside torchish (``Tensor.__init_subclass__``)
-puts dispatching wrappers in place of the functions PyTorch dispatches (``_overridable``: the ``torch``,
-``torch.nn.functional``, ``linalg``, ``fft`` and ``special`` functions, Tensor's methods and operators and its
-tensor-valued properties). The wrapper is the public function from then on, and is what ``__torch_function__``
-receives as ``func`` (``func is torch.add`` holds). A class statement that defines ``__torch_function__`` on a
-class that is not a Tensor (PyTorch's ``ScalarTensor`` duck type) turns dispatch on as well: while dispatch is off,
-``builtins.__build_class__`` is wrapped (``_build_class``: one attribute lookup per class created, nothing per
-call), so the class's ``HANDLED_FUNCTIONS[torch.mean]`` entries, written after the class, hold the wrappers.
-``torchish.overrides.enable_dispatch()`` turns it on explicitly (for a duck class made before torchish was
-imported, or by ``type(...)``). References to a function taken before dispatch turned on (``from torchish import
-add``) keep the plain function.
+makes the functions PyTorch dispatches dispatch (``_overridable``: the ``torch``, ``torch.nn.functional``,
+``linalg``, ``fft``, ``special`` and ``autograd`` functions, Tensor's methods, operators and properties). The
+functions stay the same objects, their code swapped for a check that runs the original code when no argument takes
+part (``_torch_function_call``), so ``func is torch.mean`` holds in ``__torch_function__`` for references taken
+before dispatch turned on (a ``HANDLED_FUNCTIONS = {torch.mean: ...}`` built at a module's top, ``from torchish
+import mean``) as for those taken after, and a program without subclasses runs the functions untouched. A class
+statement that defines ``__torch_function__`` on a class that is not a Tensor (PyTorch's ``ScalarTensor`` duck
+type) turns dispatch on as well: while dispatch is off, ``builtins.__build_class__`` is wrapped (``_build_class``:
+one attribute lookup per class created, nothing per call). ``torchish.overrides.enable_dispatch()`` turns it on
+explicitly (for a duck class made before torchish was imported, or by ``type(...)``).
 """
 from __future__ import annotations
 
 import builtins
-import functools
+import collections
 import inspect
 import sys
 import threading
@@ -31,8 +31,8 @@ from ._tensor import Tensor
 
 _ACTIVE = [False]
 _LOCAL = threading.local()
-_HANDLE = []  # torchish.overrides.handle_torch_function, once dispatch is on
-_REPLACED = []  # (namespace, name, what it held) for each wrapper put in place: deactivate() puts them back
+_HANDLE = []  # torchish.overrides._dispatch, once dispatch is on
+_UNDO = []  # what deactivate() runs, last first: each puts back a function's code or a name's value
 
 
 def _disabled() -> bool:
@@ -89,7 +89,7 @@ def _overloaded(obj) -> bool:
     return not getattr(_LOCAL, "all_disabled", 0)
 
 
-_NOWRAP = {"grad", "_base"}  # (PyTorch's get_default_nowrap_functions: returned as they are)
+_NOWRAP = ("grad", "_base")  # (PyTorch's get_default_nowrap_functions: the getters' results returned as they are)
 
 
 class _DisabledTorchFunctionImpl:
@@ -146,212 +146,139 @@ def _with_tensors(args, kwargs):
     return out
 
 
-def _dispatching(fn, name, public, func=None):
-    """``fn`` behind the protocol's check; ``__torch_function__`` receives ``func`` (the wrapper itself unless
-    given: an operator passes the method PyTorch passes, ``Tensor.mul`` for ``x * 2``). A binary operator whose
-    handlers all decline (or raise a TypeError) returns ``NotImplemented``, as PyTorch's do, so that Python tries
-    the other operand's reflected method and otherwise says "unsupported operand type(s)"."""
-    binary = name in _BINARY_OPERATORS
-    self_only = name == "__contains__"  # (PyTorch's asks its self only: an element of another type is an error)
-    python = _python_name(public, name)
-    layout = _functional_layout(fn, name) if python is not None and public == "torch.nn.functional" else None
-
-    def dispatching(*args, **kwargs):
-        relevant = _relevant(args[:1], None) if self_only else _relevant(args, kwargs)
-        if relevant:
-            target = func or dispatching
-            if python is not None:
-                if layout is not None:
-                    args, kwargs = layout(args, kwargs)
-                    if kwargs.get("return_indices") is True:  # (PyTorch's F.max_pool2d with it is another function)
-                        target = getattr(sys.modules["torchish.nn.functional"], f"{name}_with_indices", target)
-                relevant = _with_tensors(args[:1] if self_only else args, None if self_only else kwargs)
-            if not binary:
-                return _HANDLE[0](target, relevant, *args, **kwargs)
-            try:
-                return _HANDLE[0](func or dispatching, relevant, *args, **kwargs)
-            except TypeError:
-                return NotImplemented
-        return fn(*args, **kwargs)
-    functools.update_wrapper(dispatching, fn)
-    dispatching.__name__ = _own_name(public, name)
-    if python is not None:  # (PyTorch's names, for the error when every handler declines)
-        dispatching._torchish_python = python
-    else:
-        dispatching._torchish_public = _builtin_name(public, name)
-    dispatching._torchish_plain = fn
-    return dispatching
+def nowrap(func) -> bool:
+    """Whether ``func`` is one whose result Tensor's default ``__torch_function__`` returns as it is (PyTorch's
+    ``get_default_nowrap_functions``: ``Tensor.grad.__get__``, whose result stays the tensor stored)."""
+    owner = getattr(func, "__self__", None)
+    return (isinstance(owner, property) and func.__name__ == "__get__"
+            and any(owner is inspect.getattr_static(Tensor, name, None) for name in _NOWRAP))
 
 
-def _functional_layout(fn, name):
-    """``(args, kwargs) -> (args, kwargs)`` as PyTorch's Python ``torch.nn.functional`` functions hand them to
-    ``__torch_function__``: the parameters without a default positionally, every one with a default by keyword,
-    with its default where the call leaves it out (``F.relu(x, False)`` and ``F.relu(x)`` both give ``(x,),
-    {"inplace": False}``). Arguments that do not fit the signature are handed on as given (the function raises)."""
-    from . import _overridable as names
-    sig = None
-    left_out = names.FUNCTIONAL_LEFT_OUT.get(name, ())
-
-    def layout(args, kwargs):
-        nonlocal sig
-        if sig is None:
-            sig = inspect.signature(fn)
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError:
-            return args, kwargs
-        bound.apply_defaults()
-        pos, kw = [], {}
-        for key, p in sig.parameters.items():
-            value = bound.arguments[key]
-            if p.kind is p.VAR_POSITIONAL:
-                pos += value
-            elif p.kind is p.VAR_KEYWORD:
-                kw.update(value)
-            elif p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
-                pos.append(value)
-            elif not (key in left_out and value is p.default):
-                kw[key] = value
-        return tuple(pos), kw
-    return layout
+def _put(holder, name, value):
+    """Set ``holder.name`` until ``deactivate``."""
+    old = holder.__dict__.get(name, _INHERITED)
+    setattr(holder, name, value)
+    _UNDO.append(lambda: delattr(holder, name) if old is _INHERITED else setattr(holder, name, old))
 
 
-def _own_name(public, name):
-    """The ``__name__`` of PyTorch's ``public.name``."""
-    from . import _overridable as names
-    if public in ("torch.linalg", "torch.fft", "torch.special"):
-        return f"{public[6:]}_{name}"
-    return names.OWN_NAMES.get(f"{public}.{name}", name)
+_INHERITED = object()  # (a Tensor attribute defined on a base class: deactivate() deletes the one put on Tensor)
 
 
-def _python_name(public, name):
-    """``module.name`` of the function PyTorch writes in Python that ``public.name`` is, or None for a builtin."""
-    from . import _overridable as names
-    own = _own_name(public, name)
-    if public == "torch.nn.functional" and name in names.PYTHON_FUNCTIONAL + names.PYTHON_FUNCTIONAL_UNLISTED:
-        return f"{public}.{own}"
-    if public == "torch.Tensor" and name in names.PYTHON_TENSOR:
-        return f"torch._tensor.{own}"
-    return names.PYTHON_TORCH.get(name) if public == "torch" else None
-
-
-def _builtin_name(public, name):
-    """The name PyTorch's "Multiple dispatch failed for '...'" gives the builtin ``public.name``."""
-    from . import _overridable as names
-    if public in ("torch.linalg", "torch.fft", "torch.special"):
-        return f"{public}.{_own_name(public, name)}"
-    return names.BUILTIN_NAMES.get(f"{public}.{name}", f"{public}.{name}")
-
-
-# the method PyTorch hands to ``__torch_function__`` for an operator (``x * 2``: ``Tensor.mul``)
-_OPERATOR_METHODS = {
-    "__abs__": "abs", "__add__": "add", "__div__": "div", "__eq__": "eq", "__ge__": "ge", "__gt__": "gt",
-    "__iadd__": "add_", "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__imod__": "remainder_",
-    "__imul__": "mul_", "__isub__": "sub_", "__itruediv__": "div_", "__le__": "le", "__lt__": "lt",
-    "__matmul__": "matmul", "__mod__": "remainder", "__mul__": "mul", "__ne__": "ne", "__neg__": "neg",
-    "__pos__": "positive", "__radd__": "add", "__rand__": "bitwise_and", "__rmul__": "mul",
-    "__ror__": "bitwise_or", "__rxor__": "bitwise_xor", "__sub__": "sub", "__truediv__": "div",
-}
-
-
-_BINARY_OPERATORS = frozenset(
-    f"__{p}{op}__" for op in ("add", "sub", "mul", "truediv", "div", "floordiv", "mod", "pow", "matmul", "and", "or",
-                              "xor", "lshift", "rshift") for p in ("", "r", "i")
-) | {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
-
-
-def _put(holder, name, wrapper):
-    _REPLACED.append((holder, name, holder.__dict__.get(name, _INHERITED)))
-    setattr(holder, name, wrapper)
-
-
-_INHERITED = object()  # (a Tensor method defined on a base class: deactivate() deletes the wrapper again)
-
-
-def _replace(holder, names, public, plain_to_wrapper):
+def _dispatch_functions(holder, names, public, swapped):
+    """Make each function ``holder.name`` dispatch in place (``_torch_function_call.dispatch_in_place``); a
+    function under several names dispatches as the first (``swapped``: id -> (function, its plain copy, public,
+    name)). Operators come after (``_dispatch_operators``); callables that are not Python functions take no part."""
+    from . import _torch_function_call as call
     is_class = isinstance(holder, type)
-    wrapped = {}
-    for name in names:
+    for name in _own_names_first(holder, names):
         fn = getattr(holder, name, None)
-        if fn is None or isinstance(fn, type) or getattr(fn, "_torchish_plain", None) is not None:
+        if not call.swappable(fn) or id(fn) in swapped or (is_class and name in call.OPERATOR_METHODS):
             continue
-        if not callable(fn) or (is_class and isinstance(inspect.getattr_static(holder, name),
-                                                        (staticmethod, classmethod))):
+        if is_class and isinstance(inspect.getattr_static(holder, name), (staticmethod, classmethod)):
             continue
-        wrapped[name] = fn
-    for name, fn in wrapped.items():
-        if name not in _OPERATOR_METHODS:
-            _put(holder, name, plain_to_wrapper.setdefault(id(fn), _dispatching(fn, name, public)))
-    for name, fn in wrapped.items():
-        if name in _OPERATOR_METHODS:
-            _put(holder, name, _dispatching(fn, name, public, getattr(holder, _OPERATOR_METHODS[name], None)))
+        inner, calls = vars(fn).get("_torchish_stands_for"), None
+        if call.swappable(inner):
+            # ``fn`` wraps ``inner`` (``torchish.relu`` sends a sparse tensor to its method, else calls
+            # ``ops.unary.relu``): ``inner`` dispatches too, handing ``fn``, so that torchish's own calls of it
+            # (``nn.ReLU``'s) reach ``__torch_function__`` as PyTorch's do; ``fn`` checks its arguments and calls
+            # ``inner``'s plain copy (one check per call)
+            if id(inner) not in swapped:
+                swapped[id(inner)] = (inner, call.dispatch_in_place(inner, name, public, target=fn, undo=_UNDO),
+                                      public, name)
+            calls = (inner, swapped[id(inner)][1])
+        swapped[id(fn)] = (fn, call.dispatch_in_place(fn, name, public, undo=_UNDO, calls=calls), public, name)
 
 
-def _rebind_internal_references(plain_to_wrapper):
-    """torchish's own modules call the functions through names they imported (``nn.Linear`` calls
-    ``F.linear``'s function directly): those names take the wrappers too, so that a module called on a subclass
-    hands ``F.linear`` to ``__torch_function__`` as PyTorch's does. A public function that wraps another
-    (``_torchish_stands_for``: ``torchish.relu`` sends a sparse tensor to its method, else calls ``ops.unary.relu``)
-    stands for it: the names holding the wrapped function take the wrapper's dispatcher."""
-    for wrapper in list(plain_to_wrapper.values()):
-        inner = getattr(getattr(wrapper, "_torchish_plain", None), "_torchish_stands_for", None)
-        if inner is not None:
-            plain_to_wrapper.setdefault(id(inner), wrapper)
-    for mod_name, mod in list(sys.modules.items()):
-        if mod is None or mod_name.split(".")[0] != "torchish" or mod_name == __name__:
-            continue
-        space = getattr(mod, "__dict__", None)
-        if not isinstance(space, dict):
-            continue
-        for key, value in list(space.items()):
-            wrapper = plain_to_wrapper.get(id(value)) if callable(value) else None
-            plain = getattr(wrapper, "_torchish_plain", None)
-            if wrapper is not None and (plain is value or getattr(plain, "_torchish_stands_for", None) is value):
-                _REPLACED.append((space, key, value))
-                space[key] = wrapper
-
-
-def _replace_properties(names):
+def _dispatch_operators(names, swapped):
+    """Tensor's operators that hand another method (``__mul__``: ``Tensor.mul``) get a wrapper in its dict."""
+    from . import _torch_function_call as call
     for name in names:
-        prop = getattr(Tensor, name, None)
-        if isinstance(prop, property) and name not in _NOWRAP and prop.fget is not None:
-            _put(Tensor, name, property(_dispatching(prop.fget, name, "torch.Tensor"), prop.fset, prop.fdel, prop.__doc__))
+        fn = getattr(Tensor, name, None)
+        if name in call.OPERATOR_METHODS and call.swappable(fn):
+            plain = swapped[id(fn)][1] if id(fn) in swapped else fn
+            _put(Tensor, name, call.operator_wrapper(plain, name, "torch.Tensor",
+                                                     getattr(Tensor, call.OPERATOR_METHODS[name], None)))
+
+
+def _dispatch_properties(getters, setters, swapped):
+    """Tensor's properties dispatch reads (and the ``setters`` assignments) as PyTorch's do. A property whose
+    function other names share (``is_xla``, ``is_mps``, ... one ``_false``) is replaced by one with copies."""
+    from . import _torch_function_call as call
+    found = [(name, inspect.getattr_static(Tensor, name, None)) for name in getters]
+    found = [(name, p) for name, p in found if isinstance(p, property) and call.swappable(p.fget)]
+    uses = collections.Counter(id(f) for _, p in found for f in (p.fget, p.fset) if f is not None)
+    for name, prop in found:
+        fns = (prop.fget, prop.fset if name in setters and call.swappable(prop.fset) else None)
+        if any(f is not None and (uses[id(f)] > 1 or id(f) in swapped) for f in fns):
+            fget, fset = (None if f is None else call.copy_function(swapped[id(f)][1] if id(f) in swapped else f)
+                          for f in fns)
+            new = property(fget, fset if fset is not None else prop.fset, prop.fdel, prop.__doc__)
+            _put(Tensor, name, new)
+            prop, fns = new, (fget, fset)
+        call.dispatch_property(prop, name, *fns, _UNDO)
+
+
+def _namespaces():
+    """(namespace, the names PyTorch dispatches there, PyTorch's name for it), in the order a function under
+    several names dispatches as the first (``nn.functional`` before ``torch``: ``F.conv2d is torch.conv2d``)."""
+    from . import _overridable as names
+    torchish = sys.modules["torchish"]
+    return ((torchish.nn.functional, names.FUNCTIONAL + names.PYTHON_FUNCTIONAL_UNLISTED, "torch.nn.functional"),
+            (torchish.linalg, names.LINALG, "torch.linalg"), (torchish.fft, names.FFT, "torch.fft"),
+            (torchish.special, names.SPECIAL, "torch.special"), (torchish, names.TORCH, "torch"),
+            (Tensor, names.TENSOR, "torch.Tensor"), (torchish.autograd, names.AUTOGRAD, "torch.autograd"))
+
+
+def _own_names_first(holder, names):
+    """``names`` with those of functions that call themselves so first: a function under several names keeps the
+    name it calls itself (``Tensor.numel``, not ``nelement``)."""
+    return sorted(names, key=lambda n: getattr(getattr(holder, n, None), "__name__", None) != n)
+
+
+def separate_aliases():
+    """Give each name its own function object where PyTorch's are distinct (``Tensor.acosh_`` and ``arccosh_``,
+    ``torch.vstack`` and ``row_stack``, ``torch.det`` and ``linalg.det``, ``F.celu`` and ``torch.celu``), so that
+    ``__torch_function__`` receives the one called, under its name. Where PyTorch's are one builtin (``F.conv2d
+    is torch.conv2d``) torchish's stay one. Run once, at the end of ``import torchish`` (a copy made later would not
+    be the object a program took before)."""
+    from . import _torch_function_call as call
+    first = {}  # id(function) -> (public, name) of the name that keeps it
+    for holder, listed, public in _namespaces():
+        is_class = isinstance(holder, type)
+        for name in _own_names_first(holder, listed):
+            fn = getattr(holder, name, None)
+            if not call.swappable(fn) or (is_class and name in call.OPERATOR_METHODS):
+                continue
+            if id(fn) not in first:
+                first[id(fn)] = (public, name)
+            elif call.pytorch_name(*first[id(fn)]) != call.pytorch_name(public, name):
+                copy = call.copy_function(fn)
+                copy.__name__ = name
+                setattr(holder, name, copy)
 
 
 def activate():
-    """Put the dispatching wrappers in place (once)."""
+    """Make the functions PyTorch dispatches dispatch (once)."""
     if _ACTIVE[0]:
         return
     _ACTIVE[0] = True
     if builtins.__build_class__ is _build_class:  # (not when another tool wrapped it after us: _build_class idles)
         builtins.__build_class__ = _BUILD_CLASS
     from . import _overridable as names
-    from .overrides import handle_torch_function
-    _HANDLE.append(handle_torch_function)
-    torchish = sys.modules["torchish"]
-    functions = {}  # id(plain function) -> its wrapper
-    _replace(torchish.nn.functional, names.FUNCTIONAL + names.PYTHON_FUNCTIONAL_UNLISTED, "torch.nn.functional",
-             functions)
-    _replace(torchish.linalg, names.LINALG, "torch.linalg", functions)
-    _replace(torchish.fft, names.FFT, "torch.fft", functions)
-    _replace(torchish.special, names.SPECIAL, "torch.special", functions)
-    _replace(torchish, names.TORCH, "torch", functions)
-    _replace(Tensor, names.TENSOR, "torch.Tensor", {})
-    _replace_properties(names.TENSOR_PROPERTIES)
-    _rebind_internal_references(functions)
+    from .overrides import _dispatch
+    _HANDLE.append(_dispatch)
+    swapped = {}
+    for holder, listed, public in _namespaces():
+        _dispatch_functions(holder, listed, public, swapped)
+    _dispatch_operators(names.TENSOR, swapped)
+    _dispatch_properties(names.TENSOR_PROPERTIES, names.TENSOR_SETTERS, swapped)
 
 
 def deactivate():
-    """Take the wrappers away again (the test suite does, after a test that defined a Tensor subclass, so that
-    the tests after it run on the plain functions as a program without subclasses does)."""
-    while _REPLACED:
-        holder, name, old = _REPLACED.pop()
-        if isinstance(holder, dict):
-            holder[name] = old
-        elif old is _INHERITED:
-            delattr(holder, name)
-        else:
-            setattr(holder, name, old)
+    """Put the functions' own code back (the test suite does, after a test that defined a Tensor subclass, so that
+    the tests after it run as a program without subclasses does)."""
+    while _UNDO:
+        _UNDO.pop()()
     _HANDLE.clear()
     _ACTIVE[0] = False
     if builtins.__build_class__ is _BUILD_CLASS:

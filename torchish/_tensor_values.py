@@ -134,6 +134,12 @@ class TensorValues:
             raise TypeError("len() of a 0-d tensor")
         return self._v.shape[0]
 
+    def __reversed__(self):
+        """``reversed(t)``: a tensor, ``self.flip(0)`` (``self`` for a 0-d one), as PyTorch's (not an iterator)."""
+        if self.dim() == 0:
+            return self
+        return self.flip(0)
+
     def __bool__(self):
         if self._v.size != 1:
             if self._v.size == 0:

@@ -33,7 +33,9 @@ def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
         return NotImplemented
     with _disable_torch_function_subclass():
         ret = func(*args, **kwargs)
-    return _subclass.convert(ret, cls)
+        if _subclass.nowrap(func):
+            return ret
+        return _subclass.convert(ret, cls)
 
 
 Tensor.__torch_function__ = classmethod(_tensor_torch_function)  # torch.Tensor has it (subclasses call super())
@@ -84,22 +86,31 @@ def _overloaded_args(relevant_args):
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """Call ``__torch_function__(public_api, types, args, kwargs)`` of the overloaded arguments in turn and return
     the first result that is not ``NotImplemented``; a ``TypeError`` if all decline."""
+    return _dispatch(public_api, relevant_args, args, kwargs)
+
+
+def _dispatch(func, relevant_args, args, kwargs, names=None):
+    """:func:`handle_torch_function` with ``args`` and ``kwargs`` handed on as they are (torchish's dispatched
+    functions build them as PyTorch's do: ``torchish._torch_function_call``; ``kwargs`` may be None); ``names``
+    says how the error names ``func`` (``_torchish_public`` for a builtin, ``_torchish_python``), else ``func``'s
+    own attributes do."""
     overloaded = _overloaded_args(relevant_args)
     types = tuple(map(type, overloaded))
     for arg in overloaded:
         impl = inspect.getattr_static(type(arg), "__torch_function__", None)
         if inspect.isfunction(impl):
             warnings.warn("Defining your `__torch_function__ as a plain method is deprecated and will be an error in "
-                          "future, please define it as a classmethod.", DeprecationWarning, stacklevel=2)
-        result = arg.__torch_function__(public_api, types, args, kwargs)
+                          "future, please define it as a classmethod.", DeprecationWarning, stacklevel=3)
+        result = arg.__torch_function__(func, types, args, kwargs)
         if result is not NotImplemented:
             return result
-    builtin = getattr(public_api, "_torchish_public", None)  # (one of torchish's own, as PyTorch's C++ ones)
+    names = names if names is not None else vars(func) if hasattr(func, "__dict__") else {}
+    builtin = names.get("_torchish_public")  # (one of torchish's own, as PyTorch's C++ ones)
     if builtin is not None:
         kinds = "".join(f"\n  - tensor subclass {type(arg)}" for arg in overloaded)
         raise TypeError(f"Multiple dispatch failed for '{builtin}'; all __torch_function__ handlers returned "
                         f"NotImplemented:\n{kinds}")
-    name = getattr(public_api, "_torchish_python", None) or f"{public_api.__module__}.{public_api.__name__}"
+    name = names.get("_torchish_python") or f"{func.__module__}.{func.__name__}"
     raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
                     f"{[type(arg) for arg in overloaded]}")
 

@@ -441,10 +441,11 @@ def _full_flags(x, template):
 
 
 def _iter(self):
-    if self.ndim == 0:
+    """``iter(t)``: its rows. As PyTorch's Python ``Tensor.__iter__``, through ``self.dim()`` and ``self.unbind(0)``
+    (a ``__torch_function__`` sees those two calls)."""
+    if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
-    from .slicing import unbind
-    return iter(unbind(self, 0))
+    return iter(self.unbind(0))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -122,11 +122,14 @@ def _lengths(n_fft, hop_length, win_length, name, x, window, flags):
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
-         normalized=False, onesided=None, return_complex=None):
+         normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """PyTorch's ``torch.stft``: ``(..., n_freq, n_frames)`` complex (or ``(..., 2)`` real with
-    ``return_complex=False``)."""
+    ``return_complex=False``). ``align_to_window=True`` (with ``center=False`` only) starts each frame where its
+    window starts: frame ``t`` is ``input[t * hop : t * hop + win_length]``, windowed, in the middle of ``n_fft``."""
     from .. import fft as _fft
     from ..nn.functional import pad
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
     x = input
@@ -152,7 +155,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise RuntimeError("stft: expected a tensor of floating point or complex values")
     hop, win = _lengths(int(n_fft), hop_length, win_length, "stft", x, window,
                         (("normalized", bool(normalized)), ("onesided", onesided),
-                         ("return_complex", bool(return_complex)), ("align_to_window", None)))
+                         ("return_complex", bool(return_complex)), ("align_to_window", align_to_window)))
+    if align_to_window and win < n_fft:  # (the frames as if win_length long; zeros where the window is zero)
+        left = (n_fft - win) // 2
+        x = pad(x, (left, n_fft - win - left))
     # PyTorch's kernel: a 1-d signal as a batch of one, its frames (times the window, where there is one) through
     # one FFT, then transpose_(1, 2) and squeeze_(0) in place: the nodes scripts see
     frames = (x.unsqueeze(0) if x.ndim == 1 else x).unfold(-1, n_fft, hop)

@@ -14,15 +14,41 @@ import numpy as np
 from ... import _dtype, _precision
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
+from ...ops.ranges import _linspace_real
 from ._args import need_bool, need_int_list, need_tensor
 
 __all__ = ["grid_sample", "affine_grid"]
 
 
-def _unnormalize(c, size, align_corners):
+def _unnormalize(c, size, align_corners, vectorized):
+    """Grid coordinate in [-1, 1] -> pixel coordinate, rounded as PyTorch's CPU kernels round it: its vectorized
+    2-d sampler scales by a halved size, ``(c + 1) * (size / 2) - 0.5`` as one FMA, the 3-d one computes
+    ``((c + 1) * size - 1) / 2``. A point on a pixel centre lands on it, or a rounding to either side, and the side
+    decides the neighbour that the gradient with respect to the grid looks at."""
+    if vectorized:
+        return (c + 1) * ((size - 1) / 2) if align_corners else _fma(c + 1, size / 2, -0.5)
     if align_corners:
         return (c + 1) / 2 * (size - 1)
     return ((c + 1) * size - 1) / 2
+
+
+def _fma(a, b, c):
+    """``a * b + c`` rounded once for float32/float64 ``a`` and Python numbers ``b`` (of at most 26 significant
+    bits) and ``c``, whatever XLA's optimisation level (float16/bfloat16: rounded per operation). float64 by
+    Dekker's exact product (``a`` split in two halves) and Knuth's two-sum; the barriers keep XLA from simplifying
+    ``t - (t - a)`` to ``a``."""
+    if a.dtype == jnp.float32:
+        return _precision.fma(a, jnp.float32(b), jnp.float32(c))
+    if a.dtype != jnp.float64:
+        return a * b + c
+    keep = jax.lax.optimization_barrier
+    t = keep(a * 134217729.0)  # 2**27 + 1: Veltkamp's split
+    hi = keep(t - keep(t - a))
+    p = keep(a * b)
+    err = keep(hi * b - p) + (a - hi) * b  # exact: a * b == p + err
+    s = keep(p + c)
+    bb = keep(s - p)
+    return s + ((keep(p - keep(s - bb)) + (c - bb)) + err)
 
 
 def _clip(c, size):
@@ -38,7 +64,7 @@ def _reflect(c, twice_low, twice_high):
     c = c - lo
     c = jnp.where(c < 0, -c, c)
     extra = jnp.fmod(c, span)
-    flips = jnp.floor(c / span)
+    flips = jnp.floor(_precision.div(c, span))  # (one division: XLA's reciprocal made float16 11 / 11 < 1)
     return jnp.where(jnp.fmod(flips, 2) == 0, extra + lo, span - extra + lo)
 
 
@@ -109,10 +135,10 @@ def _grid_sample_fwd(x, grid, *, mode, padding_mode, align_corners):
     # grid's last dim is (x, y[, z]): reversed relative to the spatial dims (..., H, W)
     raw = [grid[..., k - 1 - d] for d in range(k)]
     if mode == "bicubic":
-        iy, ix = (_unnormalize(c, s, align_corners) for c, s in zip(raw, sizes))
+        iy, ix = (_unnormalize(c, s, align_corners, True) for c, s in zip(raw, sizes))
         idx, w = _bicubic_taps(iy, ix, sizes, padding_mode, align_corners)
     else:
-        coords = [_pad_coords(_unnormalize(c, s, align_corners), s, padding_mode, align_corners)
+        coords = [_pad_coords(_unnormalize(c, s, align_corners, k == 2), s, padding_mode, align_corners)
                   for c, s in zip(raw, sizes)]
         if mode == "nearest":
             return _gather(x, [jnp.round(c).astype(jnp.int32)[..., None] for c in coords], sizes)[..., 0]
@@ -178,16 +204,22 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 
 def _linspace(n, align_corners, dt):
+    """PyTorch's ``linspace_from_neg_one``: its CPU linspace from -1 to 1 in the grid's dtype, then (without
+    align_corners) ``range * (n - 1) / n``, each rounded to that dtype (float16/bfloat16 computed in float32), so
+    that the grid's points are PyTorch's to the bit: a point a rounding below a pixel centre instead of on it
+    floors to the pixel before, and grid_sample's gradient then looks at the other neighbour."""
     if n <= 1:
-        return np.zeros(1, dt)
-    r = np.linspace(-1, 1, n)
+        return np.zeros(1, dt.np)
+    r = _linspace_real(-1.0, 1.0, n, dt)
     if not align_corners:
-        r = r * (n - 1) / n
-    return r.astype(dt)
+        wide = r.dtype.type if dt in (_dtype.float32, _dtype.float64) else np.float32
+        r = (r.astype(wide) * wide(n - 1)).astype(dt.np)
+        r = (r.astype(wide) / wide(n)).astype(dt.np)
+    return r
 
 
 def _affine_grid_fwd(theta, *, size, align_corners):
-    dt = np.float64 if theta.dtype == jnp.float64 else np.float32
+    dt = _dtype.from_np(theta.dtype)
     spatial = size[2:]
     axes = [_linspace(s, align_corners, dt) for s in spatial]            # (D,) H, W
     mesh = np.meshgrid(*axes, indexing="ij")

@@ -6,6 +6,11 @@ finite differences (``(f(x + eps) - f(x - eps)) / 2 eps``, one pair of calls per
 ``check_forward_ad``) — and checks ``|analytical - numerical| <= atol + rtol * |numerical|``. Use float64 inputs:
 in float32 the finite differences are too noisy. ``gradgradcheck`` does the same for the gradient itself.
 
+Complex numbers follow PyTorch's gradcheck (its "Gradcheck mechanics" note): a complex output is checked as two
+functions, its imaginary part and then its real part; for a complex input ``z = x + yj`` the numerical entry is the
+conjugate Wirtinger derivative ``ds/dx + 1j * ds/dy`` (one central difference along each part), which is what
+backward returns; forward mode splits the complex inputs instead (``x -> f(x + y_0 j)`` and ``y -> f(x_0 + yj)``).
+
 Example::
 
     >>> x = torchish.randn(3, dtype=torchish.float64, requires_grad=True)
@@ -49,9 +54,7 @@ def _check_inputs(inputs):
     any_grad = False
     for i, x in enumerate(inputs):
         if isinstance(x, Tensor) and x._rg:
-            if x.is_complex():
-                raise NotImplementedError("torchish.autograd.gradcheck does not support complex inputs yet")
-            if x._v.dtype != np.float64:
+            if x._v.dtype not in (np.float64, np.complex128):
                 warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or "
                               "complex. This check will likely fail if all the inputs are not of double precision "
                               "floating point or complex. ", UserWarning, stacklevel=4)
@@ -79,26 +82,42 @@ def _with(inputs, i, value):
     return inputs[:i] + (new,) + inputs[i + 1:]
 
 
+def _flat(t):
+    """A tensor's values as a flat float64 (complex128 when complex) numpy vector."""
+    v = _np(t)
+    return v.astype(np.complex128 if np.iscomplexobj(v) else np.float64).reshape(-1)
+
+
 def _eval_flat(func, inputs):
-    """All outputs of ``func(*inputs)`` (tensors only), flattened to float64 numpy vectors."""
+    """All outputs of ``func(*inputs)`` (tensors only), flattened by :func:`_flat`."""
     outs = _as_tuple(func(*inputs))
-    return [_np(o).astype(np.float64).reshape(-1) for o in outs if isinstance(o, Tensor)]
+    return [_flat(o) for o in outs if isinstance(o, Tensor)]
+
+
+def _central(func, inputs, j, base, step, eps):
+    """Central differences of every output of ``func`` along ``step`` (a vector shaped as input ``j``'s flat
+    values, real or imaginary) from ``base``, divided by ``2 eps``."""
+    fp = _eval_flat(func, _with(inputs, j, base + step))
+    fm = _eval_flat(func, _with(inputs, j, base - step))
+    return [(a - b) / (2 * eps) for a, b in zip(fp, fm)]
 
 
 def _numerical(func, inputs, diff_idx, eps):
     """``num[j][i]``: (numel of input j, numel of output i) matrix of central differences, per input in
-    ``diff_idx`` and per tensor output of ``func``."""
+    ``diff_idx`` and per tensor output of ``func``; for a complex input, the conjugate Wirtinger derivative
+    ``ds/dx + 1j * ds/dy`` of its (real) outputs."""
     res = []
     for j in diff_idx:
-        base = _np(inputs[j]).astype(np.float64).reshape(-1)
+        base = _flat(inputs[j])
         cols = []
         for k in range(base.size):
-            plus, minus = base.copy(), base.copy()
-            plus[k] += eps
-            minus[k] -= eps
-            fp = _eval_flat(func, _with(inputs, j, plus))
-            fm = _eval_flat(func, _with(inputs, j, minus))
-            cols.append([(a - b) / (2 * eps) for a, b in zip(fp, fm)])
+            step = np.zeros(base.size)
+            step[k] = eps
+            ds_dx = _central(func, inputs, j, base, step, eps)
+            if np.iscomplexobj(base):
+                ds_dy = _central(func, inputs, j, base, step * 1j, eps)
+                ds_dx = [dx + 1j * dy for dx, dy in zip(ds_dx, ds_dy)]
+            cols.append(ds_dx)
         n_out = len(cols[0]) if cols else len(_eval_flat(func, inputs))
         res.append([np.stack([c[i] for c in cols]) if cols else np.zeros((0, 0)) for i in range(n_out)])
     return res
@@ -108,7 +127,7 @@ def _analytical_rows(output, diff_inputs):
     """``rows[j]``: (numel of input j, numel of output) Jacobian from one vjp per output element, plus whether
     every gradient had its input's dtype and shape."""
     n = output.numel()
-    rows = [np.zeros((x.numel(), n)) for x in diff_inputs]
+    rows = [np.zeros((x.numel(), n), np.complex128 if x.is_complex() else np.float64) for x in diff_inputs]
     types_ok, sizes_ok = True, True
     for k in range(n):
         basis = np.zeros(n, dtype=np.asarray(output._d).dtype)
@@ -122,7 +141,7 @@ def _analytical_rows(output, diff_inputs):
             if tuple(g.shape) != tuple(x.shape):
                 sizes_ok = False
                 continue
-            rows[j][:, k] = _np(g).astype(np.float64).reshape(-1)
+            rows[j][:, k] = _flat(g)
     return rows, types_ok, sizes_ok
 
 
@@ -130,13 +149,17 @@ def _allclose(a, n, rtol, atol):
     return a.shape == n.shape and bool(np.all(np.abs(a - n) <= atol + rtol * np.abs(n)))
 
 
-def _mismatch(i, j, n, a, forward=False):
+def _mismatch(i, j, n, a, forward=False, part=None):
+    """PyTorch's message; ``part`` ("real"/"imaginary") when the output (backward) or input (forward) it names
+    is one part of a complex one."""
     mode = "computed with forward mode " if forward else ""
-    return (f"Jacobian {mode}mismatch for output {i:d} with respect to input {j:d},\n"
+    whose = "inputs" if forward else "outputs"
+    prefix = f"While considering the {part} part of complex {whose} only, " if part else ""
+    return (f"{prefix}Jacobian {mode}mismatch for output {i:d} with respect to input {j:d},\n"
             f"numerical:{Tensor._make(n)}\nanalytical:{Tensor._make(a)}\n")
 
 
-def _check_backward(inputs, outputs, out_pos, diff_idx, num, rtol, atol, nondet_tol, check_grad_dtypes):
+def _check_backward(inputs, outputs, out_pos, diff_idx, num, rtol, atol, nondet_tol, check_grad_dtypes, part):
     diff_inputs = tuple(inputs[j] for j in diff_idx)
     for i, o in enumerate(outputs):
         rows, types_ok, sizes_ok = _analytical_rows(o, diff_inputs)
@@ -152,10 +175,10 @@ def _check_backward(inputs, outputs, out_pos, diff_idx, num, rtol, atol, nondet_
         for j, a in enumerate(rows):
             n = num[j][out_pos[i]]
             if not _allclose(a, n, rtol, atol):
-                raise GradcheckError(_mismatch(i, j, n, a))
+                raise GradcheckError(_mismatch(i, j, n, a, part=part(i)))
 
 
-def _check_forward(func, inputs, outputs, out_pos, diff_idx, num, rtol, atol, check_grad_dtypes):
+def _check_forward(func, inputs, outputs, out_pos, diff_idx, num, rtol, atol, check_grad_dtypes, part):
     """Forward-mode Jacobian (one dual pass per input element) against the numerical one."""
     for jj, j in enumerate(diff_idx):
         x = inputs[j]
@@ -172,35 +195,44 @@ def _check_forward(func, inputs, outputs, out_pos, diff_idx, num, rtol, atol, ch
                     t = forward_ad.unpack_dual(o).tangent
                     if t is not None and check_grad_dtypes and t.dtype != o.dtype:
                         raise GradcheckError("Forward AD gradient has dtype mismatch.")
-                    col.append(np.zeros(o.numel()) if t is None else _np(t).astype(np.float64).reshape(-1))
+                    col.append(np.zeros(o.numel()) if t is None else _flat(t))
             cols.append(col)
         for i in range(len(outputs)):
             a = np.stack([c[out_pos[i]] for c in cols]) if cols else np.zeros((0, 0))
             n = num[jj][out_pos[i]]
             if not _allclose(a, n, rtol, atol):
-                raise GradcheckError(_mismatch(i, jj, n, a, forward=True))
+                raise GradcheckError(_mismatch(i, jj, n, a, forward=True, part=part(j)))
 
 
-def _check_fast(func, inputs, outputs, out_pos, diff_idx, eps, rtol, atol):
-    """Fast mode: compare ``v^T J u`` for random ``u`` (inputs) and ``v`` (outputs) instead of whole Jacobians."""
+def _unit(rng, n):
+    u = rng.uniform(-1, 1, n)
+    return u / max(np.linalg.norm(u), 1e-12)
+
+
+def _check_fast(func, inputs, outputs, out_pos, diff_idx, eps, rtol, atol, part):
+    """Fast mode: compare ``v^T J u`` for random ``u`` (inputs) and ``v`` (outputs) instead of whole Jacobians.
+    A complex input has a ``u`` for each part: ``v^T (ds/dx u_r + 1j ds/dy u_i)`` against ``re(g) u_r + 1j im(g)
+    u_i`` of backward's (conjugate Wirtinger) gradient ``g``."""
     rng = np.random.default_rng(0)
     diff_inputs = tuple(inputs[j] for j in diff_idx)
     for jj, j in enumerate(diff_idx):
         x = inputs[j]
-        u = rng.uniform(-1, 1, x.numel())
-        u /= max(np.linalg.norm(u), 1e-12)
-        base = _np(x).astype(np.float64).reshape(-1)
-        fp = _eval_flat(func, _with(inputs, j, base + eps * u))
-        fm = _eval_flat(func, _with(inputs, j, base - eps * u))
+        base = _flat(x)
+        ur = _unit(rng, x.numel())
+        ds = _central(func, inputs, j, base, eps * ur, eps)
+        if x.is_complex():
+            ui = _unit(rng, x.numel())
+            ds = [dx + 1j * dy for dx, dy in zip(ds, _central(func, inputs, j, base, eps * 1j * ui, eps))]
         for i, o in enumerate(outputs):
             v = rng.uniform(-1, 1, o.numel())
-            n = np.array(float(v @ ((fp[out_pos[i]] - fm[out_pos[i]]) / (2 * eps))))
+            n = np.array(v @ ds[out_pos[i]])
             g = engine.grad(o, diff_inputs, _const(v.astype(np.asarray(o._d).dtype).reshape(o._v.shape)),
                             retain_graph=True, allow_unused=True)[jj]
-            a = np.array(0.0 if g is None else float(_np(g).astype(np.float64).reshape(-1) @ u))
+            g = np.zeros(x.numel()) if g is None else _flat(g)
+            a = np.array(g.real @ ur + 1j * (g.imag @ ui) if x.is_complex() else g @ ur)
             if not _allclose(a, n, rtol, atol):
-                raise GradcheckError(_mismatch(i, jj, n, a) + "\nThe above quantities relating the numerical and "
-                                     "analytical jacobians are computed in fast mode.")
+                raise GradcheckError(_mismatch(i, jj, n, a, part=part(i)) + "\nThe above quantities relating the "
+                                     "numerical and analytical jacobians are computed in fast mode.")
 
 
 def _check_mul_by_grad_output(outputs, diff_inputs):
@@ -281,28 +313,74 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         return False
 
 
+def _outputs_of(func, inputs):
+    """``(outputs, out_pos, diff_idx)``: the outputs of ``func(*inputs)`` that require grad, their positions
+    among its tensor outputs, and the positions of the inputs that require grad."""
+    tensor_outs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+    out_pos = [k for k, o in enumerate(tensor_outs) if o._rg]
+    diff_idx = [j for j, x in enumerate(inputs) if isinstance(x, Tensor) and x._rg]
+    return tuple(tensor_outs[k] for k in out_pos), out_pos, diff_idx
+
+
+def _parts(func, complex_idx, inputs=None):
+    """``[("imaginary", fn, args), ("real", fn, args)]``: ``func`` giving the imaginary, then the real part of
+    its complex outputs (``inputs`` None: backward mode), or taking the imaginary, then the real part of the
+    complex inputs at ``complex_idx`` as real tensors ``args``, the other part held at its value in ``inputs``
+    (forward mode)."""
+    if inputs is None:
+        def of_outputs(part):
+            def fn(*args):
+                return tuple(getattr(o, part) if isinstance(o, Tensor) and o.is_complex() else o
+                             for o in _as_tuple(func(*args)))
+            return fn
+        return [("imaginary", of_outputs("imag"), None), ("real", of_outputs("real"), None)]
+
+    def of_inputs(rebuild):
+        def fn(*args):
+            return func(*(rebuild(a, inputs[i]) if i in complex_idx else a for i, a in enumerate(args)))
+        return fn
+    return [("imaginary", of_inputs(lambda y, z: z.real + y * 1j),
+             tuple(x.imag if i in complex_idx else x for i, x in enumerate(inputs))),
+            ("real", of_inputs(lambda x, z: x + z.imag * 1j),
+             tuple(x.real if i in complex_idx else x for i, x in enumerate(inputs)))]
+
+
+def _check_jacobians(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, check_forward_ad,
+                     check_backward_ad, fast_mode):
+    """The Jacobian checks, with complex outputs (backward mode) and complex inputs (forward mode) split into
+    their imaginary and real parts as PyTorch's ``_gradcheck_real_imag`` does."""
+    outputs, _, _ = _outputs_of(func, inputs)
+    if check_backward_ad:
+        complex_out = [i for i, o in enumerate(outputs) if o.is_complex()]
+        for part, fn, _ in _parts(func, complex_out) if complex_out else [(None, func, None)]:
+            outs, out_pos, diff_idx = _outputs_of(fn, inputs)
+            name = lambda i, part=part: part if i in complex_out else None  # noqa: E731
+            if fast_mode:
+                _check_fast(fn, inputs, outs, out_pos, diff_idx, eps, rtol, atol, name)
+            else:
+                num = _numerical(fn, inputs, diff_idx, eps)
+                _check_backward(inputs, outs, out_pos, diff_idx, num, rtol, atol, nondet_tol, check_grad_dtypes,
+                                name)
+    if check_forward_ad and not fast_mode:
+        complex_in = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.is_complex()]
+        for part, fn, args in _parts(func, complex_in, inputs) if complex_in else [(None, func, inputs)]:
+            outs, out_pos, diff_idx = _outputs_of(fn, args)
+            num = _numerical(fn, args, diff_idx, eps)
+            name = lambda j, part=part: part if j in complex_in else None  # noqa: E731
+            _check_forward(fn, args, outs, out_pos, diff_idx, num, rtol, atol, check_grad_dtypes, name)
+
+
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                check_batched_grad, check_forward_ad, check_backward_ad, fast_mode):
     _check_inputs(inputs)
-    tensor_outs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
-    out_pos = [k for k, o in enumerate(tensor_outs) if o._rg]
-    outputs = tuple(tensor_outs[k] for k in out_pos)
-    diff_idx = [j for j, x in enumerate(inputs) if isinstance(x, Tensor) and x._rg]
-    if any(o.is_complex() for o in outputs):
-        raise NotImplementedError("torchish.autograd.gradcheck does not support complex outputs yet")
+    outputs, out_pos, diff_idx = _outputs_of(func, inputs)
     if not outputs:
         for per_input in _numerical(func, inputs, diff_idx, eps):
             if any(np.any(n != 0) for n in per_input):
                 raise GradcheckError("Numerical gradient for function expected to be zero")
         return True
-    if fast_mode:
-        _check_fast(func, inputs, outputs, out_pos, diff_idx, eps, rtol, atol)
-    else:
-        num = _numerical(func, inputs, diff_idx, eps)
-        if check_backward_ad:
-            _check_backward(inputs, outputs, out_pos, diff_idx, num, rtol, atol, nondet_tol, check_grad_dtypes)
-        if check_forward_ad:
-            _check_forward(func, inputs, outputs, out_pos, diff_idx, num, rtol, atol, check_grad_dtypes)
+    _check_jacobians(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, check_forward_ad,
+                     check_backward_ad, fast_mode)
     if not check_backward_ad:
         return True
     diff_inputs = tuple(inputs[j] for j in diff_idx)
@@ -332,7 +410,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         from ..ops.random import rand
         from .. import _dtype
         grad_outputs = tuple(
-            (rand(tuple(o.shape), dtype=o.dtype if o.is_floating_point() else _dtype.float64) * 2 - 1).requires_grad_(True)
+            (rand(tuple(o.shape), dtype=o.dtype if o.is_floating_point() or o.is_complex() else _dtype.float64) * 2
+             - (1 + 1j if o.is_complex() else 1)).requires_grad_(True)
             for o in _differentiable(func(*inputs)))
     else:
         grad_outputs = _as_tuple(grad_outputs)

@@ -25,6 +25,8 @@ def _sparse(lib, kind):
 
 
 def _describe(lib, t):
+    if isinstance(t, (tuple, list)):
+        return [_describe(lib, x) for x in t]
     if not isinstance(t, lib.Tensor):
         return t
     if t.layout != lib.sparse_coo:
@@ -34,12 +36,12 @@ def _describe(lib, t):
 
 
 def _outcome(lib, fn):
-    """``_describe`` of ``fn()``, or its error: type and PyTorch's first sentence (its dispatcher errors go on to
-    list the backends)."""
+    """``_describe`` of ``fn()``, or its error: type and first sentence (PyTorch's dispatcher errors go on to list
+    the backends; its internal asserts name its source files)."""
     try:
         return _describe(lib, fn())
     except Exception as e:  # noqa: BLE001 - the error is the outcome
-        return type(e).__name__, str(e).split(" This could be")[0]
+        return type(e).__name__, str(e).split(" This could be")[0].split("  (Could")[0]
 
 
 def _same(ref, got):

@@ -4,11 +4,10 @@ through ``s.sum()``/``s @ x``); ``F.relu(s)`` is sparse; the ops PyTorch has no 
 ``s.mean()``, ``s == 0``, ``torch.where(m, s, x)``, ``F.gelu(s)``...) raise its errors; ``out=`` takes a sparse
 tensor and refuses a strided one; casts, transposes, ``s.sum(dim)``, products with dense and sparse tensors,
 ``cat``/``stack``, ``zeros_like`` and ``sparse_mask`` give PyTorch's sparse results."""
-import math
-
 import pytest
 
 from oracle import run_both
+from test_sparse_parity4 import _describe, _outcome, _same
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings("ignore:Sparse")
@@ -21,34 +20,6 @@ def _sparse(lib, kind, requires_grad=False):
     s = lib.sparse_coo_tensor([[0, 1, 1, 0], [2, 0, 2, 2]], [0.3, -0.4, 0.5, 0.1], (2, 3))
     s = s.coalesce() if kind == "c" else s
     return s.requires_grad_() if requires_grad else s
-
-
-def _describe(lib, t):
-    if isinstance(t, (tuple, list)):
-        return [_describe(lib, x) for x in t]
-    if not isinstance(t, lib.Tensor):
-        return t
-    if t.layout != lib.sparse_coo:
-        return "dense", tuple(t.shape), str(t.dtype).split(".")[-1], t.detach().tolist()
-    return ("coo", tuple(t.shape), t.sparse_dim(), t.dense_dim(), t.is_coalesced(), t._indices().tolist(),
-            str(t.dtype).split(".")[-1], t._values().detach().tolist())
-
-
-def _outcome(lib, fn):
-    """``_describe`` of ``fn()``, or its error: type and first sentence (PyTorch's dispatcher errors go on to list
-    the backends; its internal asserts name its source files)."""
-    try:
-        return _describe(lib, fn())
-    except Exception as e:  # noqa: BLE001 - the error is the outcome
-        return type(e).__name__, str(e).split(" This could be")[0].split("  (Could")[0]
-
-
-def _same(ref, got):
-    if isinstance(ref, float) and isinstance(got, float):
-        return math.isclose(ref, got, rel_tol=1e-5, abs_tol=1e-7) or math.isnan(ref) and math.isnan(got)
-    if isinstance(ref, (list, tuple)) and isinstance(got, (list, tuple)):
-        return len(ref) == len(got) and all(_same(r, g) for r, g in zip(ref, got))
-    return type(ref) is type(got) and ref == got
 
 
 def _env(lib, kind):

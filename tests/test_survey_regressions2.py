@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 import pytest
 
+from fuzz_harness import agree
 from oracle import check, needs_torch, same, same_error
 
 pytestmark = needs_torch
@@ -87,3 +88,19 @@ def test_cond_of_an_exactly_singular_matrix_is_infinite(p):
 
 def test_nuclear_cond_of_an_invertible_matrix():
     check(lambda lib, a: lib.linalg.cond(a, "nuc"), [np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)])
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:torch.lu is deprecated")
+def test_deprecated_lu_factors_a_singular_matrix():
+    # torch.lu / Tensor.lu call _lu_with_info, which checks its arguments only: a singular matrix gives LU, pivots
+    # (and info > 0), where torchish raised linalg.lu_factor's "U[2,2] is zero"; torch.lu(get_infos=True) is an
+    # _lu_with_info, Tensor.lu's results plain tuples
+    def fn(T):
+        A = T.tensor([[[1., 2.], [2., 4.]], [[4., 3.], [6., 3.]]], requires_grad=True)
+        LU, pivots = T.lu(A)
+        (LU * T.arange(4.).reshape(2, 2)).sum().backward()
+        full = T.lu(A.detach(), get_infos=True)
+        return [LU, pivots, A.grad, type(full).__name__, list(full), type(A.lu()).__name__,
+                type(A.detach().lu(get_infos=True)).__name__, list(A.detach().lu(get_infos=True))]
+    agree(fn)

@@ -427,9 +427,10 @@ def _top_lu(A, pivot=True, get_infos=False):
               "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
               "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
               "torch.linalg.lu_factor_ex(A, compute_pivots)", stacklevel=2)
-    if get_infos:
-        return lu_factor_ex(A, pivot=pivot)
-    return lu_factor(A, pivot=pivot)
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)  # (a singular matrix is no error: PyTorch's _lu_with_info
+    if get_infos:                                    # checks its arguments only)
+        return _RESULTS["_lu_with_info"](LU, pivots, info)
+    return LU, pivots
 
 
 def _chain_matmul(*matrices, out=None):
@@ -455,3 +456,12 @@ FUNCTIONS = {"chain_matmul": _chain_matmul}  # top-level functions that are not 
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, as_method(_name, _fn))
 del _name, _fn
+_method_lu = Tensor.lu
+
+
+def _tensor_lu(self, pivot=True, get_infos=False):
+    """``Tensor.lu``: a plain tuple, as PyTorch's (``torch.lu(A, get_infos=True)`` is its ``_lu_with_info``)."""
+    return tuple(_method_lu(self, pivot, get_infos))
+
+
+Tensor.lu = _tensor_lu

@@ -46,7 +46,8 @@ RESULTS = {name: _return_type(name, fields) for name, fields in (
     ("linalg_svd", ("U", "S", "Vh")), ("svd", ("U", "S", "V")), ("linalg_qr", ("Q", "R")), ("qr", ("Q", "R")),
     ("linalg_cholesky_ex", ("L", "info")), ("linalg_eigh", ("eigenvalues", "eigenvectors")),
     ("linalg_eig", ("eigenvalues", "eigenvectors")), ("linalg_lu_factor", ("LU", "pivots")),
-    ("linalg_lu_factor_ex", ("LU", "pivots", "info")), ("linalg_lu", ("P", "L", "U")),
+    ("linalg_lu_factor_ex", ("LU", "pivots", "info")), ("_lu_with_info", ("LU", "pivots", "info")),
+    ("linalg_lu", ("P", "L", "U")),
     ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
     ("triangular_solve", ("solution", "cloned_coefficient")))}
 

@@ -160,9 +160,11 @@ def _promote_dims(a, b):
 
 
 def _rounded(dt, f, *xs):
-    """``f`` of ``xs`` computed in ``dt``'s opmath type (float32 for the half types) and rounded to ``dt``."""
+    """``f`` of ``xs`` computed in ``dt``'s opmath type (float32 for the half types) and stored in ``dt``, as one
+    PyTorch kernel. The rounding is fenced (as ``_precision.stepper``'s): XLA would otherwise fold the round trip
+    of a half result that the next op widens again."""
     wide = jnp.promote_types(dt, jnp.float32)
-    return f(*(x.astype(wide) for x in xs)).astype(dt)
+    return jax.lax.optimization_barrier(f(*(x.astype(wide) for x in xs)).astype(dt))
 
 
 def _ldexp_pow2(a, b):
@@ -173,7 +175,7 @@ def _ldexp_pow2(a, b):
         e_dt = b.dtype
     else:
         e_dt = _promote_dims(jnp.zeros((), a.dtype), b)
-    e = _exp2(b.astype(jnp.promote_types(e_dt, jnp.float32))).astype(e_dt)
+    e = _rounded(e_dt, _exp2, b)
     return _rounded(_promote_dims(a, e), jnp.multiply, a, e)
 
 

@@ -456,12 +456,11 @@ FUNCTIONS = {"chain_matmul": _chain_matmul}  # top-level functions that are not 
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, as_method(_name, _fn))
 del _name, _fn
-_method_lu = Tensor.lu
 
 
 def _tensor_lu(self, pivot=True, get_infos=False):
     """``Tensor.lu``: a plain tuple, as PyTorch's (``torch.lu(A, get_infos=True)`` is its ``_lu_with_info``)."""
-    return tuple(_method_lu(self, pivot, get_infos))
+    return tuple(_top_lu(self, pivot, get_infos))
 
 
 Tensor.lu = _tensor_lu

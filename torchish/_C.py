@@ -5,5 +5,17 @@ from ._subclass import (DisableTorchFunction, DisableTorchFunctionSubclass,  # n
                         _disabled_torch_function_impl, _is_torch_function_enabled)
 from .ops.decomp import _LinAlgError  # noqa: F401
 
+
+def _get_tracing_state():
+    """None: torchish has no TorchScript tracer running (model code tests this to skip checks while traced)."""
+    return None
+
+
+def _log_api_usage_once(event):
+    """Library code logs its first use of an API here; torchish keeps no usage log."""
+    if not isinstance(event, str):
+        raise TypeError("bad argument type for built-in operation")  # (PyTorch's pybind11 wording)
+
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl",
-           "_is_torch_function_enabled", "_LinAlgError"]
+           "_is_torch_function_enabled", "_LinAlgError",
+           "_get_tracing_state", "_log_api_usage_once"]

@@ -27,6 +27,14 @@ PATHS = {
     "utils.model_zoo": ["load_url"],
     "nn.modules.activation": ["MultiheadAttention", "ReLU", "Softmax"],
     "_C": ["_get_tracing_state", "_log_api_usage_once", "DisableTorchFunctionSubclass"],
+    "nn.modules.batchnorm": ["SyncBatchNorm", "BatchNorm2d", "_BatchNorm"],
+    "nn.modules.normalization": ["CrossMapLRN2d", "LayerNorm"],
+    "nn.modules.loss": ["LinearCrossEntropyLoss", "CrossEntropyLoss"],
+    "utils.data.dataloader": ["get_worker_info", "DataLoader", "default_collate"],
+    **{f"optim.{m}": [c] for m, c in (("adadelta", "Adadelta"), ("adagrad", "Adagrad"), ("adamax", "Adamax"),
+                                       ("adamw", "AdamW"), ("asgd", "ASGD"), ("nadam", "NAdam"), ("radam", "RAdam"),
+                                       ("rmsprop", "RMSprop"), ("rprop", "Rprop"), ("sparse_adam", "SparseAdam"),
+                                       ("adam", "Adam"), ("sgd", "SGD"))},
 }
 
 
@@ -52,6 +60,8 @@ def test_reexports_are_torchishs_own_objects():
     assert default_collate is torchish.utils.data.default_collate
     from torchish.storage import TypedStorage, UntypedStorage
     assert (TypedStorage, UntypedStorage) == (torchish.TypedStorage, torchish.UntypedStorage)
+    from torchish.optim.adamw import AdamW
+    assert AdamW is torchish.optim.AdamW and torchish.optim.rmsprop.RMSprop is torchish.optim.RMSprop
     from torchish.utils.model_zoo import load_url
     assert load_url is torchish.hub.load_state_dict_from_url
 

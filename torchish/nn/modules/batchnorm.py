@@ -210,3 +210,6 @@ class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
 
     cls_to_become = BatchNorm3d
     _check_input_dim = BatchNorm3d._check_input_dim
+
+
+from .syncbatchnorm import SyncBatchNorm  # noqa: E402,F401  (torch.nn.modules.batchnorm.SyncBatchNorm)

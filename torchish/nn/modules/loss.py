@@ -246,3 +246,6 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: E402,F401  (torch.nn.modules.loss's)

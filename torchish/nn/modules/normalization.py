@@ -154,3 +154,6 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+from .crossmaplrn import CrossMapLRN2d  # noqa: E402,F401  (torch.nn.modules.normalization.CrossMapLRN2d)

@@ -281,3 +281,6 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def _next_data(self):
         index = self._next_index()
         return self._fetcher.fetch(index)
+
+
+from ._worker import get_worker_info  # noqa: E402,F401  (torch.utils.data.dataloader.get_worker_info)

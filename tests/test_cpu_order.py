@@ -1,5 +1,6 @@
-"""Which index topk, kthvalue and mode return among equal values (and the order of an unsorted topk): PyTorch's
-CPU kernels' algorithms, replayed on the host (``torchish/ops/cpu_order.py``), against torch on tie-heavy data."""
+"""Which index sort, topk, kthvalue and mode return among equal values (and the order of an unsorted topk):
+PyTorch's CPU kernels' algorithms, replayed on the host (``torchish/ops/cpu_order.py``), against torch on tie-heavy
+data."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,6 +33,8 @@ def test_rows_replay_pytorch_kernels(block):
             torch.topk(t, k, largest=largest, sorted=sorted_).indices.tolist(), seed
         assert cpu_order.kthvalue_row(x, k) == torch.kthvalue(t, k).indices.item(), seed
         assert cpu_order.mode_row(x) == torch.mode(t).indices.item(), seed
+        comp = cpu_order.greater if largest else cpu_order.less
+        assert cpu_order.sort_row(x, comp) == torch.sort(t, descending=largest).indices.tolist(), seed
 
 
 def _data(seed, shape, dt, nan=False):
@@ -65,10 +68,40 @@ def test_kthvalue_and_mode_among_ties(shape, dt, nan, dim, keepdim):
     same(lambda m: m.mode(m.tensor(x).to(getattr(m, dt)), dim, keepdim))
 
 
+@pytest.mark.parametrize("shape,dt,nan", CASES + [((17, 1), "float32", False)])
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_among_ties(shape, dt, nan, dim, descending):
+    """Rows longer than 16 with equal values come in std::sort's order (not the stable one) unless ``stable=True``;
+    PyTorch's radix sort of a long 1-d integer tensor (ascending) is stable."""
+    x, _ = _data(7, shape, dt, nan)
+    same(lambda m: m.sort(m.tensor(x).to(getattr(m, dt)), dim, descending))
+    same(lambda m: m.sort(m.tensor(x).to(getattr(m, dt)), dim=dim, descending=descending, stable=False))
+    same(lambda m: m.sort(m.tensor(x).to(getattr(m, dt)), dim=dim, descending=descending, stable=True))
+    same(lambda m: m.tensor(x).to(getattr(m, dt)).argsort(dim, descending))
+    same(lambda m: m.argsort(m.tensor(x).to(getattr(m, dt)), dim=dim, descending=descending, stable=True))
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_of_a_long_integer_vector(descending):
+    """PyTorch radix-sorts a 1-d integer tensor of at least 32768 elements ascending (stably), std::sorts it
+    descending."""
+    x, _ = _data(8, (33000,), "int64")
+    same(lambda m: m.sort(m.tensor(x).long(), descending=descending))
+
+
+def test_sort_of_an_expanded_dim_keeps_the_filled_indices():
+    """PyTorch does not sort a dim of stride 0: its indices stay 0, 1, 2, ... (equal values all)."""
+    same(lambda m: (m.zeros(1).expand(20).sort(), m.zeros(3, 1).expand(3, 20).sort(1, True),
+                    m.zeros(3, 1).expand(3, 20).contiguous().sort(1, True)))
+
+
 @pytest.mark.parametrize("op", [lambda m, t: m.topk(t, 3, 1, True, False).values,
+                                lambda m, t: m.sort(t, 1, True).values,
+                                lambda m, t: m.sort(t, dim=1, stable=False).values,
                                 lambda m, t: m.kthvalue(t, 2, 1).values, lambda m, t: m.mode(t, 1).values])
 def test_gradients_reach_the_replayed_positions(op):
-    x, _ = _data(3, (4, 9), "float32")
+    x, _ = _data(3, (4, 19), "float32")
 
     def f(m):
         t = m.tensor(x, requires_grad=True)
@@ -87,7 +120,9 @@ def test_out_arguments_take_the_replayed_result():
         m.topk(t, 2, 1, out=(vals, idx))
         kv, ki = m.empty(0), m.empty(0, dtype=m.int64)
         m.kthvalue(t, 3, 1, out=(kv, ki))
-        return vals, idx, kv, ki
+        sv, si = m.empty(0), m.empty(0, dtype=m.int64)
+        m.sort(m.cat([t, t, t, t], 1), 1, out=(sv, si))
+        return vals, idx, kv, ki, sv, si
     same(f)
 
 
@@ -107,6 +142,8 @@ def test_inside_compile_the_kernel_order_is_used():
     t = torchish.tensor(x)
     np.testing.assert_array_equal(f(t).numpy(), (torchish.kthvalue(t, 3, 1).values +
                                                  torchish.topk(t, 2, 1).values.sum(1)).numpy())
+    t = torchish.tensor(np.tile(x, 3))
+    np.testing.assert_array_equal(torchish.compile(lambda t: t.sort(1).values)(t).numpy(), t.sort(1).values.numpy())
 
 
 @pytest.mark.parametrize("call", [lambda m: m.topk(m.ones(2, 3, dtype=m.bool), 0, 3),

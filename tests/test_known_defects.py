@@ -320,8 +320,8 @@ def test_sparse_adam_with_sparse_embedding_matches_torch():
 
 # ---------------------------------------------------------------------------------------------------------------
 # sort/topk ties: PyTorch's CPU sort (stable=False) is stable up to 16 elements (libstdc++'s insertion sort) and
-# topk up to 3; beyond that its tie order is libstdc++'s introsort/introselect's, which torchish does not emulate
-# (it returns ties in index order, as stable=True does)
+# topk up to 3; beyond that its tie order is libstdc++'s introsort/introselect's, which torchish replays on the host
+# (torchish/ops/cpu_order.py; larger sizes are tested in test_cpu_order.py)
 
 @needs_torch
 @pytest.mark.parametrize("n", [2, 5, 16])

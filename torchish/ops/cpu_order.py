@@ -1,11 +1,12 @@
 """The element orders of PyTorch's CPU selection kernels, on the host.
 
-Among equal values, which index ``topk``, ``kthvalue`` and ``mode`` return is decided by the algorithm PyTorch's CPU
-kernel runs: ``topk`` calls the C++ library's ``std::partial_sort`` (when ``k * 64 <= n``) or ``std::nth_element``
-(then ``std::sort`` of the first ``k - 1`` when ``sorted``), which also fixes the order of an unsorted result;
-``kthvalue`` runs its own quickselect (``quick_select_template``, Sedgewick's partitioning); ``mode`` takes the last
-element of the most frequent run after ``std::sort``. None of them is stable, so a stable sort does not give their
-indices. This module replays those algorithms step by step (libstdc++'s introsort, introselect and heap selection,
+Among equal values, which index ``sort``, ``topk``, ``kthvalue`` and ``mode`` return is decided by the algorithm
+PyTorch's CPU kernel runs: ``sort`` (unless ``stable=True``) calls the C++ library's ``std::sort`` on (value, index)
+pairs; ``topk`` calls ``std::partial_sort`` (when ``k * 64 <= n``) or ``std::nth_element`` (then ``std::sort`` of
+the first ``k - 1`` when ``sorted``), which also fixes the order of an unsorted result; ``kthvalue`` runs its own
+quickselect (``quick_select_template``, Sedgewick's partitioning); ``mode`` takes the last element of the most
+frequent run after ``std::sort``. None of them is stable (``std::sort`` only up to :data:`THRESHOLD` elements, which
+it insertion-sorts), so a stable sort does not give their indices. This module replays those algorithms step by step (libstdc++'s introsort, introselect and heap selection,
 whose element moves are part of their specification as implemented) on one row of ``(value, index)`` pairs.
 
 The ops call it only for rows whose answer depends on it (ties, or ``topk(sorted=False)``'s arrangement), only on
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 MAX_ELEMENTS = 1 << 16  # elements replayed per call (at most ~0.3 s of Python: mode, the slowest)
-_THRESHOLD = 16  # libstdc++'s _S_threshold: introsort leaves runs this short to the final insertion sort
+THRESHOLD = 16  # libstdc++'s _S_threshold: introsort leaves runs this short to the final insertion sort
 
 
 def greater(x, y):
@@ -163,7 +164,7 @@ def _lg(n):
 
 
 def _introsort_loop(a, first, last, depth, comp):
-    while last - first > _THRESHOLD:
+    while last - first > THRESHOLD:
         if depth == 0:
             partial_sort(a, first, last, last, comp)
             return
@@ -178,9 +179,9 @@ def std_sort(a, first, last, comp):
     if first == last:
         return
     _introsort_loop(a, first, last, 2 * _lg(last - first), comp)
-    if last - first > _THRESHOLD:
-        _insertion_sort(a, first, first + _THRESHOLD, comp)
-        for i in range(first + _THRESHOLD, last):
+    if last - first > THRESHOLD:
+        _insertion_sort(a, first, first + THRESHOLD, comp)
+        for i in range(first + THRESHOLD, last):
             _unguarded_linear_insert(a, i, comp)
     else:
         _insertion_sort(a, first, last, comp)
@@ -207,6 +208,13 @@ def nth_element(a, first, nth, last, comp):
 
 # ----------------------------------------------------------------------------------------------------------------
 # PyTorch's kernels, one row each: ``row`` a 1-d numpy array; results are positions in it
+
+
+def sort_row(row, comp):
+    """The indices ``sort(stable=False)`` returns for this row (``std::sort`` of (value, index) pairs)."""
+    a = list(zip(row.tolist(), range(len(row))))
+    std_sort(a, 0, len(a), comp)
+    return [i for _, i in a]
 
 
 def topk_row(row, k, largest, sorted_):

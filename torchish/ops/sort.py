@@ -1,7 +1,8 @@
 """Sorting and order statistics: sort/argsort/msort, topk, kthvalue, median/nanmedian, mode, quantile/nanquantile,
 searchsorted/bucketize and isin (unique, bincount and the histograms: ``unique.py``).
 
-Sorting is stable and puts NaN last (first when descending), as PyTorch does. Values selected by index (sort, topk,
+Sorting puts NaN last (first when descending), as PyTorch does; equal values keep their order where PyTorch's CPU
+sort does (``stable=True``, rows of at most 16) and come in its ``std::sort`` order elsewhere (``cpu_order.py``). Values selected by index (sort, topk,
 kthvalue, median with a dim, mode) send their gradient back to the selected positions; median over everything
 splits it between the tied medians.
 
@@ -88,7 +89,9 @@ def _at_fwd(x, idx, *, axis, keepdims=True):
 
 
 _AT = {name: defop(f"{name}_at", _at_fwd, grad_name=grad, saved=_saved.SAVED[name])
-       for name, grad in (("topk", "TopkBackward0"), ("kthvalue", "KthvalueBackward0"), ("mode", "ModeBackward0"))}
+       for name, grad in (("topk", "TopkBackward0"), ("kthvalue", "KthvalueBackward0"), ("mode", "ModeBackward0"),
+                          ("sort", "SortBackward0"))}
+_AT_SORT_STABLE = overload(_AT["sort"], "SortBackward1")
 
 
 def _host_rows(input, d):
@@ -123,6 +126,23 @@ def _cpu_topk(input, d, k, largest, sorted_):
         if not cpu_order.ties(s[:, ::-1] if largest else s, min(k + 1, n)).any():
             return None
     return _replayed(input, d, rows, lambda r: cpu_order.topk_row(r, k, largest, sorted_), k)
+
+
+def _cpu_sort(input, d, descending, stable):
+    """Indices of PyTorch's CPU ``sort`` where they are not the stable order: rows longer than libstdc++'s
+    insertion-sort threshold that hold equal values, sorted by ``std::sort`` (``stable=False`` or not given), except
+    the 1-d integer ascending sort of at least ``GRAIN_SIZE`` elements, which PyTorch radix-sorts (stably), and a
+    dim of stride 0 (an expanded tensor), whose indices PyTorch leaves as they were filled, in order."""
+    if stable or d is None or not input.ndim or input.shape[d] <= cpu_order.THRESHOLD or input.stride(d) == 0:
+        return None
+    if input.ndim == 1 and input.numel() >= 32768 and not descending and input.dtype is not _dtype.bool \
+            and not input.dtype.is_floating_point and not input.is_complex():
+        return None
+    rows = _host_rows(input, d)
+    if rows is None or input.numel() == 0 or not cpu_order.ties(np.sort(rows, axis=-1), rows.shape[1]).any():
+        return None
+    comp = cpu_order.greater if descending else cpu_order.less
+    return _replayed(input, d, rows, lambda r: cpu_order.sort_row(r, comp), rows.shape[1])
 
 
 class _Default(int):
@@ -176,14 +196,18 @@ def _sort_args(name, args, dim, descending, stable, method, out=None):
 
 
 def sort(input, *args, dim=_DIM, descending=_DESCENDING, stable=None, out=None):
-    """Stable sort along ``dim``; returns ``(values, indices)``."""
+    """Sort along ``dim``; returns ``(values, indices)``. Equal values keep their order (``stable=True``, short
+    rows) or come in the order PyTorch's CPU ``std::sort`` leaves them."""
     require_tensor(input, "sort")
     dim, descending = _sort_args("sort", args, dim, descending, stable, False, out)
     if not isinstance(descending, _Default):
         need_bool("sort", descending, "descending")
     _no_complex(input, "sort")
-    v, i = apply(_SORT if stable is None else _SORT_STABLE, (input,), axis=one_dim(dim, input.ndim),
-                 descending=bool(descending))
+    d = one_dim(dim, input.ndim)
+    if (idx := _cpu_sort(input, d, bool(descending), bool(stable))) is not None:
+        v, i = apply(_AT["sort"] if stable is None else _AT_SORT_STABLE, (input, idx), axis=d)
+    else:
+        v, i = apply(_SORT if stable is None else _SORT_STABLE, (input,), axis=d, descending=bool(descending))
     if input._view is not None or input._layout is not None:  # (the input's strides where dense, size-1 dims' too)
         from .out_layout import keep_format
         keep_format(v, input)
@@ -193,7 +217,7 @@ def sort(input, *args, dim=_DIM, descending=_DESCENDING, stable=None, out=None):
 
 def argsort(input, *args, dim=_DIM, descending=_DESCENDING, stable=None):
     dim, descending = _sort_args("argsort", args, dim, descending, stable, False)
-    return sort(input, dim=dim, descending=descending)[1]
+    return sort(input, dim=dim, descending=descending, stable=stable)[1]
 
 
 def _sort_method(self, *args, dim=_DIM, descending=_DESCENDING, stable=None):

@@ -29,7 +29,23 @@ def _unnormalize(c, size, align_corners, vectorized):
         return (c + 1) * ((size - 1) / 2) if align_corners else _fma(c + 1, size / 2, -0.5)
     if align_corners:
         return (c + 1) / 2 * (size - 1)
-    return ((c + 1) * size - 1) / 2
+    return (_times(c + 1, size) - 1) / 2
+
+
+def _times(a, n):
+    """``a * n`` (``n`` a Python int below 2**26) rounded on its own, as PyTorch's kernel rounds it before the next
+    op: XLA at its default optimisation level contracts a product and the subtraction after it into an FMA (one
+    rounding), which moved float64 points on a pixel centre of the 3-d sampler to the other side of it. float32 by
+    ``_precision.mul``; float64 as the sum of two exact products, ``a``'s leading 26 bits times ``n`` and the rest
+    times ``n`` (split by masking the bits: integer ops, which no contraction touches), so the one rounding is the
+    sum's, whatever XLA fuses."""
+    if a.dtype == jnp.float32:
+        return _precision.mul(a, jnp.float32(n))
+    if a.dtype != jnp.float64:
+        return a * n
+    bits = jax.lax.bitcast_convert_type(a, jnp.int64)
+    hi = jax.lax.bitcast_convert_type(bits & jnp.int64(~((1 << 27) - 1)), jnp.float64)
+    return hi * n + (a - hi) * n
 
 
 def _fma(a, b, c):

@@ -10,8 +10,9 @@ Kernels read these when they are traced, so a change clears JAX's compiled kerne
 :data:`EPOCH`, which ``torchish.compile`` keys its programs by.
 
 Also here: the rounding PyTorch's kernels do that XLA would otherwise optimise away — one true division
-(:func:`div`), a fused multiply-add (:func:`fma`), a product that no FMA absorbs (:func:`mul`), sums in index
-order (:func:`seq_sum`), and the half-precision rounding after each op of a composite formula (:func:`stepper`).
+(:func:`div`), a mean that divides its sum by the count (:func:`mean`), a fused multiply-add (:func:`fma`), a
+product that no FMA absorbs (:func:`mul`), sums in index order (:func:`seq_sum`), and the half-precision rounding
+after each op of a composite formula (:func:`stepper`).
 """
 from __future__ import annotations
 
@@ -64,6 +65,18 @@ def div(a, b):
     a = jnp.asarray(a)
     b = jnp.broadcast_to(jnp.asarray(b, a.dtype), jnp.broadcast_shapes(a.shape, jnp.shape(b)))
     return a / jax.lax.optimization_barrier(b)
+
+
+def mean(x, axis=None, keepdims=False):
+    """``x.sum(axis) / n`` with one true division, as PyTorch's CPU ``mean`` (``sum_out(...).div_(n)``):
+    ``jnp.mean`` divides by the count, a constant, which XLA turns into a multiplication by its rounded reciprocal
+    (an ulp off in about half of the float32 means). For float32/float64 ``x`` (a half-precision sum has its own
+    rounding: see ``ops.reduce``)."""
+    axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return div(jnp.sum(x, axis=axis, keepdims=keepdims), n)
 
 
 def fma(a, b, c):

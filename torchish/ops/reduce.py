@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _precision
 from .._tensor import Tensor, wrap_dim
 from .._tensor_meta import wrap_item_dim
 from ..autograd.grad_mode import STATE
@@ -231,13 +231,17 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def _mean_fwd(x, *, axis, keepdims, dtype):
+    # PyTorch: sum(...).div_(n), one true division (jnp.mean's division by the count becomes XLA's multiplication
+    # by its reciprocal: an ulp off in half of the float32 means); float16/bfloat16: the float32 sum divided, then
+    # rounded once; complex numbers: c10's division by n + 0j (an infinite part makes the other one NaN)
     x = x.astype(dtype)
-    if not jnp.iscomplexobj(x):
-        return jnp.mean(x, axis=axis, keepdims=keepdims)
-    # PyTorch: sum(...).div_(n), c10's complex division by n + 0j (an infinite part makes the other one NaN)
     axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
     n = int(np.prod([x.shape[a] for a in axes]))
-    return complex_c.div_c10(jnp.sum(x, axis=axis, keepdims=keepdims), jnp.asarray(n, x.dtype))
+    if x.dtype in _HALF:
+        return _precision.mean(x.astype(jnp.float32), axis, keepdims).astype(x.dtype)
+    if jnp.iscomplexobj(x):
+        return complex_c.div_c10(jnp.sum(x, axis=axis, keepdims=keepdims), jnp.asarray(n, x.dtype))
+    return _precision.mean(x, axis, keepdims)
 
 
 _MEAN = defop("mean", _mean_fwd, linear=True, grad_name="MeanBackward1")

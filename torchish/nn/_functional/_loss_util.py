@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops import tracing
 from ...ops.broadcast import broadcast_error
@@ -43,7 +43,10 @@ def reduction_arg(size_average, reduce, reduction):
 def reduce(loss, reduction):
     """Apply a reduction to an elementwise loss (pure JAX)."""
     if reduction == "mean":
-        return jnp.mean(loss)
+        if jnp.dtype(loss.dtype) in _precision.LOW:  # as PyTorch's mean: the float32 sum of the rounded losses
+            # divided, rounded once (the barrier: XLA would fold the losses' rounding into the float32 sum)
+            return _precision.mean(jax.lax.optimization_barrier(loss).astype(jnp.float32)).astype(loss.dtype)
+        return _precision.mean(loss) if jnp.issubdtype(loss.dtype, jnp.floating) else jnp.mean(loss)
     if reduction == "sum":
         return jnp.sum(loss)
     return loss

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ... import _dtype
+from ... import _dtype, _precision
 from ..._tensor import Tensor
 from ...ops.elementwise import not_implemented, out_structured
 from ...ops import registry as _registry
@@ -259,6 +259,8 @@ def _avg_fwd(x, *, nd, kernel, stride, padding, outs, count_include_pad, divisor
     if jnp.issubdtype(x.dtype, jnp.integer):                         # integer division truncates toward zero
         q = jnp.abs(s) // d.astype(x.dtype)
         return jnp.where(s < 0, -q, q)
+    if x.dtype in (jnp.float32, jnp.float64):  # one true division, as PyTorch's kernel (XLA would multiply by the
+        return _precision.div(s, d.astype(x.dtype))  # rounded reciprocals of the constant divisors)
     return s / d.astype(x.dtype)
 
 

@@ -73,6 +73,10 @@ CASES = {
     "random_float32": (lambda T: T.empty(4).random_(), EXACT),
     "random_to": (lambda T: T.empty(6, dtype=T.int32).random_(7), EXACT),
     "random_bool": (lambda T: T.empty(8, dtype=T.bool).random_(), EXACT),
+    # (no bounds: one 32-bit word per element for all but int64/float64, though int32's range is >= 2**28)
+    "random_int32_int16_float64": (lambda T: [T.empty(5, dtype=dt).random_() for dt in (T.int32, T.int16,
+                                                                                          T.float64)], EXACT),
+    "random_int32_from_to_none": (lambda T: T.empty(4, dtype=T.int32).random_(3, None), EXACT),
     "bernoulli_p": (lambda T: T.empty(30).bernoulli_(0.3), EXACT),
     "bernoulli_probs_float32": (lambda T: T.bernoulli(T.linspace(0, 1, 25)), EXACT),
     "bernoulli_probs_float64": (lambda T: T.bernoulli(T.linspace(0, 1, 25, dtype=T.float64)), EXACT),

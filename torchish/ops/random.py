@@ -187,17 +187,22 @@ def randn(*args, size=None, generator=None, dtype=None, layout=None, device=None
                   requires_grad, dt)
 
 
+_UNSET = object()  # (an argument of randint not given: PyTorch has no None overload, ``randint(0, None, (3,))``
+                   # is its TypeError)
+
+
 @factory_out
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None,
+def randint(low=_UNSET, high=_UNSET, size=_UNSET, *, generator=None, dtype=None, layout=None, device=None,
             requires_grad=False):
     """Integers uniform in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
-    if size is None:  # randint(high, size)
-        low, high, size = 0, low, high
-    elif high is None:  # randint(high, size=...)
-        low, high = 0, low
-    if high is None or size is None:
+    if size is _UNSET:  # randint(high, size)
+        low, high, size = _UNSET, low, high
+    elif high is _UNSET:  # randint(high, size=...)
+        low, high = _UNSET, low
+    low = 0 if low is _UNSET else low
+    if high is _UNSET or size is _UNSET or high is None or size is None or low is None:
         raise TypeError("randint() missing required arguments: expected (int high, tuple of ints size) or "
-                        "(int low, int high, tuple of ints size)")
+                        "(int low, int high, tuple of ints size)")  # (factory_out words it from the table)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(size).__name__}")
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
@@ -426,12 +431,18 @@ rand_like = _like(lambda size, **kw: rand(size, **kw), "rand_like", "uniform")
 randn_like = _like(lambda size, **kw: randn(size, **kw), "randn_like", "normal")
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
+def randint_like(input, low=_UNSET, high=_UNSET, *, dtype=None, layout=None, device=None, requires_grad=False,
                  memory_format=None, generator=None):
     require_tensor(input, "randint_like")
+    if high is _UNSET:  # randint_like(input, high)
+        low, high = _UNSET, low
+    if high is _UNSET or high is None or low is None:  # (no None overload: the parser's TypeError, as if positional)
+        from .elementwise import parser_wording
+        e = TypeError("randint_like() missing required argument 'high'")
+        parser_wording(e, "randint_like", tuple(v for v in (input, low, high) if v is not _UNSET), {})
+        raise e
+    low = 0 if low is _UNSET else low
     check_memory_format(memory_format, input.ndim)
-    if high is None:
-        low, high = 0, low
     dt = _dtype.as_dtype(dtype) if dtype is not None else input.dtype
     dev = device if device is not None else input.device
     if _fills_in_memory_order(input, memory_format, dev):  # (PyTorch fills empty_like(input))
@@ -561,9 +572,13 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
         hi = top if b is None else _int_arg(b, "to", "random_", 2)
     if hi == 2 ** 63 and lo == 0:
         return _into(self, "randint", dt, (0, 0), generator, static="full64")
-    else:
-        _check_int_range(lo, hi, dt)
-        return _into(self, "randint", _dtype.int64, _float_ends(lo, hi, dt), generator).to(dt)
+    _check_int_range(lo, hi, dt)
+    # without bounds PyTorch's random_kernel draws one 32-bit word per element (random64 only for int64 and
+    # double), where random_(from, to) takes random64 from a range of 2**28 on: int32's [0, 2**31) is the case
+    # that tells them apart
+    narrow = a is _NO_ARG and dt is not _dtype.float64
+    return _into(self, "randint", _dtype.int64, _float_ends(lo, hi, dt), generator,
+                 static="narrow" if narrow else None).to(dt)
 
 
 _INPLACE = {"uniform_": _uniform, "normal_": _normal, "bernoulli_": _bernoulli, "exponential_": _exponential,

@@ -6,8 +6,9 @@ pairs; ``topk`` calls ``std::partial_sort`` (when ``k * 64 <= n``) or ``std::nth
 the first ``k - 1`` when ``sorted``), which also fixes the order of an unsorted result; ``kthvalue`` runs its own
 quickselect (``quick_select_template``, Sedgewick's partitioning); ``mode`` takes the last element of the most
 frequent run after ``std::sort``. None of them is stable (``std::sort`` only up to :data:`THRESHOLD` elements, which
-it insertion-sorts), so a stable sort does not give their indices. This module replays those algorithms step by step (libstdc++'s introsort, introselect and heap selection,
-whose element moves are part of their specification as implemented) on one row of ``(value, index)`` pairs.
+it insertion-sorts), so a stable sort does not give their indices. This module replays those algorithms step by step
+(libstdc++'s introsort, introselect and heap selection, whose element moves are part of their specification as
+implemented) on one row of ``(value, index)`` pairs.
 
 The ops call it only for rows whose answer depends on it (ties, or ``topk(sorted=False)``'s arrangement), only on
 concrete CPU values (PyTorch's CUDA kernels order differently) and within :data:`MAX_ELEMENTS`.

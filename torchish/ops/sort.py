@@ -2,9 +2,9 @@
 searchsorted/bucketize and isin (unique, bincount and the histograms: ``unique.py``).
 
 Sorting puts NaN last (first when descending), as PyTorch does; equal values keep their order where PyTorch's CPU
-sort does (``stable=True``, rows of at most 16) and come in its ``std::sort`` order elsewhere (``cpu_order.py``). Values selected by index (sort, topk,
-kthvalue, median with a dim, mode) send their gradient back to the selected positions; median over everything
-splits it between the tied medians.
+sort does (``stable=True``, rows of at most 16) and come in its ``std::sort`` order elsewhere (``cpu_order.py``).
+Values selected by index (sort, topk, kthvalue, median with a dim, mode) send their gradient back to the selected
+positions; median over everything splits it between the tied medians.
 
 Example::
 

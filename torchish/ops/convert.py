@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import jax
+import numpy as np
 
 from .. import _device, _dtype, _meta
 from .._layout import check_memory_format
@@ -81,7 +82,12 @@ def _to_type_name(v):
 
 
 def _is_device(v):
-    return isinstance(v, (str, _device.device)) or (isinstance(v, int) and not isinstance(v, bool))
+    return isinstance(v, (str, _device.device)) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
+
+
+# what PyTorch's parser takes as ``to``'s ``Tensor tensor``: a Tensor or a number (a 0-d tensor: its dtype is the
+# target; an int only where the device overload, tried first, does not take the call)
+_AS_TENSOR = (Tensor, int, float, complex, np.number, np.bool_)
 
 
 def _is_dtype(v):
@@ -90,38 +96,67 @@ def _is_dtype(v):
     return isinstance(v, _dtype.dtype) or any(v is t for t in (float, int, bool, complex))
 
 
+_TO_OVERLOADS = (("device", "dtype", "non_blocking", "copy"), ("dtype", "non_blocking", "copy"),
+                 ("tensor", "non_blocking", "copy"))
+
+
+def _to_fits(key, v):
+    if key == "device":
+        return v is None or _is_device(v)
+    if key == "dtype":
+        return v is None or _is_dtype(v)
+    if key == "tensor":
+        return isinstance(v, _AS_TENSOR)
+    return isinstance(v, bool)
+
+
+def _bind_to(args, kwargs):
+    """The arguments bound to the first of PyTorch's overloads of ``Tensor.to`` that takes them, in its parser's
+    order: ``(device=None, dtype=None, non_blocking=False, copy=False)``, ``(dtype, non_blocking=False,
+    copy=False)``, ``(tensor, non_blocking=False, copy=False)`` (``x.to(0, True)``: a device and no dtype, so the
+    number 0 as a tensor), or None."""
+    if len(args) == 1 and not kwargs:  # (the common ``x.to(dtype)`` / ``x.to(device)``, decided at once)
+        first = args[0]
+        key = "device" if first is None or _is_device(first) else "dtype" if _is_dtype(first) else \
+            "tensor" if isinstance(first, _AS_TENSOR) else None
+        return None if key is None else {key: first}
+    for names in _TO_OVERLOADS:
+        if len(args) > len(names):
+            continue
+        bound = dict(zip(names, args))
+        if bound.keys() & kwargs.keys() or not kwargs.keys() <= set(names) - {"tensor"}:
+            continue
+        bound.update(kwargs)
+        if names[0] != "device" and bound.get(names[0]) is None:  # (required there, and not nullable)
+            continue
+        if all(_to_fits(k, v) for k, v in bound.items()):
+            return bound
+    return None
+
+
 def _parse_to(args, kwargs):
-    """PyTorch's three overloads of ``Tensor.to``, chosen by the first positional argument: ``(device=None,
-    dtype=None, non_blocking=False, copy=False)``, ``(dtype, non_blocking=False, copy=False)`` and ``(tensor,
-    non_blocking=False, copy=False)``, with keyword-only ``memory_format``. Returns ``(dtype, device, copy)``."""
+    """PyTorch's three overloads of ``Tensor.to`` (:func:`_bind_to`), with keyword-only ``memory_format``. Returns
+    ``(dtype, device, copy)``."""
     kwargs.pop("memory_format", None)
-    first = args[0] if args else None
-    if isinstance(first, (Tensor, float, complex)):
-        names = ("tensor", "non_blocking", "copy")  # (a Python number is a 0-d tensor there, as in PyTorch)
-    elif _is_dtype(first):
-        names = ("dtype", "non_blocking", "copy")
-    else:
-        names = ("device", "dtype", "non_blocking", "copy")
-    bound = dict(zip(names, args))
-    valid = len(args) <= len(names) and not (bound.keys() & kwargs.keys()) and \
-        kwargs.keys() <= set(names) - {"tensor"}
-    bound.update(kwargs)
-    if valid:
-        d, dt = bound.get("device"), bound.get("dtype")
-        valid = (d is None or _is_device(d)) and (dt is None or _is_dtype(dt)) and \
-            all(isinstance(bound.get(k, False), bool) for k in ("non_blocking", "copy"))
-    if not valid:
+    bound = _bind_to(args, kwargs)
+    if bound is None:
         got = ", ".join([_to_type_name(a) for a in args] + [f"{k}={_to_type_name(v)}" for k, v in kwargs.items()])
         raise TypeError(f"to() received an invalid combination of arguments - got ({got}{', ' if kwargs and not args else ''}), "
                         f"but expected one of:\n{_TO_SIGNATURES}")
     copy = bound.get("copy", False)
     if "tensor" in bound:
         other = bound["tensor"]
-        if not isinstance(other, Tensor):  # a Python number: PyTorch's 0-d double (complex double) tensor, on the CPU
+        if not isinstance(other, Tensor):  # a number: PyTorch's 0-d tensor of it, on the CPU (numpy's non-integer
+            if isinstance(other, bool):  # scalars other than complex128 as a double)
+                return _dtype.bool, None, copy
+            if isinstance(other, (int, np.integer)):
+                return _dtype.int64, None, copy
             return (_dtype.complex128 if isinstance(other, complex) else _dtype.float64), None, copy
         return other.dtype, other.device, copy
-    dt = bound.get("dtype")
-    return (None if dt is None else _dtype.as_dtype(dt)), bound.get("device"), copy
+    dt, dev = bound.get("dtype"), bound.get("device")
+    if isinstance(dev, np.integer):  # (a device index)
+        dev = int(dev)
+    return (None if dt is None else _dtype.as_dtype(dt)), dev, copy
 
 
 def to(self, *args, **kwargs):

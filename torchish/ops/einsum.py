@@ -255,6 +255,27 @@ def _einsum_grad_name(specs, out_spec):
     return "ViewBackward0" if summed else "MulBackward0"
 
 
+def _path_error(equation, operands):
+    """Raise the ValueError of opt_einsum's ``contract_path`` where PyTorch's would: with three or more operands and
+    ``backends.opt_einsum.enabled``, PyTorch's einsum asks opt_einsum (installed with JAX) for a contraction order
+    before its own checks, and opt_einsum's parser refuses a bad equation first, in its words ("Size of label 'i'
+    for operand 1 (2) does not match previous terms (3)."). Called where torchish's own check failed, so a valid
+    call never pays for the path search."""
+    from .. import backends
+    if len(operands) < 3 or not backends.opt_einsum.enabled:
+        return
+    try:
+        import opt_einsum
+    except ImportError:  # (PyTorch without opt_einsum runs its own checks only)
+        return
+    try:
+        opt_einsum.contract_path(equation, *[tuple(x.shape) for x in operands], shapes=True, optimize="greedy")
+    except ValueError as refused:
+        raise refused from None
+    except Exception:  # noqa: BLE001 - opt_einsum took the equation otherwise: torchish's own error stands
+        return
+
+
 def einsum(*args):
     """Einstein summation, with ``...`` broadcasting, size-1 broadcasting of labelled dims, implicit output (labels
     seen once, in alphabetical order) and the sublist format ``einsum(a, [0, 1], b, [1, 2])``.
@@ -278,7 +299,11 @@ def einsum(*args):
             raise TypeError(f"einsum(): argument 'operands[{i}]' must be Tensor, not {type(x).__name__}")
     if _registry.autocast_hook is not None:  # one op in PyTorch's CUDA list (the CPU casts per plan: see amp.policy)
         operands = _registry.autocast_hook("einsum", tuple(operands))
-    eq, shapes, specs, out_spec = _einsum_plan(equation, operands)
+    try:
+        eq, shapes, specs, out_spec = _einsum_plan(equation, operands)
+    except RuntimeError:
+        _path_error(equation, operands)
+        raise
     if len(operands) == 1 and set(specs[0]) == set(out_spec):
         return _einsum_view(operands[0], specs[0], out_spec)
     dtype = _einsum_dtype(specs, out_spec, operands)

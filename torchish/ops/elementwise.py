@@ -262,13 +262,19 @@ def factory_out(fn):
                 raise
         if not isinstance(out, Tensor):
             raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        given = dict(kwargs, out=out)  # (the call as written, for the parser's wording)
         dt = kwargs.get("dtype")
         if dt is None:
             kwargs["dtype"] = out.dtype
         elif _dtype.as_dtype(dt) is not out.dtype:
             raise RuntimeError(f"dtype {_dtype.scalar_type_name(_dtype.as_dtype(dt))} does not match dtype of out "
                                f"parameter ({_dtype.scalar_type_name(out.dtype)})")
-        return _out(fn(*args, **kwargs), out, fn.__name__)
+        try:
+            result = fn(*args, **kwargs)
+        except TypeError as e:
+            parser_wording(e, fn.__name__, args, given)
+            raise
+        return _out(result, out, fn.__name__)
     return f
 
 

@@ -145,7 +145,7 @@ def _check_fill_value(x, fname):
 
 
 def _like(fill, name):
-    def like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
         require_tensor(input, name)
         check_memory_format(memory_format, input.ndim)
         out = _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
@@ -185,14 +185,20 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     return _strided_empty(size, stride, _dtype.user_dtype(dtype, "empty_strided"), device, requires_grad)
 
 
+_NO_M = object()  # (``eye(n)``: PyTorch has no None overload, ``eye(2, None)`` is its TypeError)
+
+
 @factory_out
-def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(n, m=_NO_M, *, dtype=None, layout=None, device=None, requires_grad=False):
     _dtype.user_dtype(dtype, "eye")
+    for v in (n,) if m is _NO_M else (n, m):
+        if v is None:  # (factory_out words it from parser_errors' table)
+            raise TypeError("eye() takes no None")
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
-    if m is not None and m < 0:
+    if m is not _NO_M and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    m = n if m is None else m
+    m = n if m is _NO_M else m
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     _check_grad_dtype(dt, requires_grad, "eye")
     if n * m <= _HOST_FILL_LIMIT and not tracing.active():

@@ -433,16 +433,26 @@ def _dims_list(d, name):
 
 
 def tensordot(a, b, dims=2, out=None):
-    """Contract ``dims`` trailing dims of ``a`` with leading dims of ``b``, or the dims listed as two sequences."""
-    _require(a, "tensordot", "a")
-    _require(b, "tensordot", "b")
+    """Contract ``dims`` trailing dims of ``a`` with leading dims of ``b``, or the dims listed as two sequences.
+
+    The arguments are checked in the order of PyTorch's Python ``tensordot``: the type of ``dims``; an int ``dims``
+    against ``a.dim()`` and ``b.dim()`` (an operand that is no Tensor: the AttributeError of that call); then its
+    builtin's parser (the TypeError naming ``input`` or ``other``)."""
+    if not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+                           f"containing two lists, but got dims={dims}")
     if isinstance(dims, Tensor):
         dims = dims.item() if dims.ndim == 0 else dims.tolist()
-    if isinstance(dims, int):
+        if isinstance(dims, int) and dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+    elif isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        if dims > a.ndim or dims > b.ndim:
+        if dims > min(a.dim(), b.dim()):
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+    _require(a, "tensordot", "input", 1)
+    _require(b, "tensordot", "other", 2)
+    if isinstance(dims, int):  # (a Tensor's count is not checked against the dims: out of range, wrap_dim's error)
         da, db = list(range(-dims, 0)), list(range(dims))
     else:
         da, db = _dims_list(dims[0], "dims_self"), _dims_list(dims[1], "dims_other")

@@ -91,6 +91,7 @@ SIGNATURES = {
                           "(Tensor input, int repeats, int dim = None, *, int output_size = None)"),
     **{n: ("(int row, int col, int offset = 0, *, torch.dtype dtype = None, torch.layout layout = None, "
            "torch.device device = None, bool pin_memory = False)",) for n in ("tril_indices", "triu_indices")},
+    "narrow": ("(Tensor input, int dim, Tensor start, int length)", "(Tensor input, int dim, int start, int length)"),
     "permute": ("(Tensor input, tuple of ints[] dims)",),
     "reshape": ("(Tensor input, tuple of ints[] shape)",),
     **{n: (f"(Tensor input, tuple of ints? dim, bool unbiased = True, bool keepdim = False{o})",  # (int[1]? dim)
@@ -109,6 +110,18 @@ SIGNATURES = {
                     "bool pin_memory = False, bool requires_grad = False)"
                     for s, o in (("Number end, ", _OUT + ", "), ("Number start, Number end, ", ""),
                                  ("Number start, Number end, Number step = 1, ", _OUT + ", "))),
+    "eye": tuple(f"(int n, {m}*, {_OUT}, torch.dtype dtype = None, torch.layout layout = None, "
+                 "torch.device device = None, bool pin_memory = False, bool requires_grad = False)"
+                 for m in ("", "int m, ")),
+    # (the overloads with a generator want it: PyTorch prints it without a default)
+    "randint": tuple(f"({s}tuple of ints size, *, {g}{_OUT}, torch.dtype dtype = None, torch.layout layout = None, "
+                     "torch.device device = None, bool pin_memory = False, bool requires_grad = False)"
+                     for s in ("int high, ", "int low, int high, ") for g in ("torch.Generator generator, ", "")),
+    "randint_like": tuple(f"(Tensor input, {s}*, {g}torch.memory_format memory_format = None, torch.dtype dtype = "
+                          "None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+                          "bool requires_grad = False)"
+                          for s in ("int low, int high, ", "Tensor high, ", "int high, ")
+                          for g in ("torch.Generator generator, ", "")),
 }
 METHOD_SIGNATURES = {  # (methods only: as printed)
     "view": ("(torch.dtype dtype)", "(tuple of ints size)"),

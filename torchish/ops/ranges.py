@@ -22,7 +22,7 @@ _FLOAT = _dtype._FLOAT
 def _numbers(name, **values):
     """PyTorch's parser for the Number bounds of ``name``: Python and numpy numbers, and Tensors without dims
     (linspace/logspace also have Tensor overloads, whose kernels refuse a Tensor with dims: a RuntimeError); None
-    (arange's "not given") or anything else is a TypeError (``arange`` words it from its table: ``factory_out``)."""
+    or anything else is a TypeError (``arange`` words it from its table: ``factory_out``)."""
     for key, v in values.items():
         if isinstance(v, Tensor):
             if v.ndim and name != "arange":
@@ -30,8 +30,7 @@ def _numbers(name, **values):
                                    f"{v.ndim} dimension(s).")
             if v.ndim:
                 raise TypeError(f"{name}(): argument '{key}' must be Number, not Tensor")
-        elif (v is not None or name != "arange") and not isinstance(v, (builtins.int, builtins.float, builtins.complex, np.number,
-                                                  np.bool_)):
+        elif not isinstance(v, (builtins.int, builtins.float, builtins.complex, np.number, np.bool_)):
             raise TypeError(f"{name}() received an invalid combination of arguments - got {key} of type "
                             f"{type(v).__name__}, but expected Number {key}")
 
@@ -46,18 +45,29 @@ def _range_dtype(dtype, *values):
     return _dtype.DEFAULTS.float
 
 
+_UNSET = object()  # (an argument of arange not given: PyTorch has no None overload, ``arange(0, None)`` is its
+                   # TypeError)
+
+
 @factory_out
-def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False):
+def arange(start=_UNSET, end=_UNSET, step=_UNSET, *, dtype=None, layout=None, device=None, requires_grad=False):
     """Values ``start, start + step, ...`` below ``end``; int64 when all bounds are ints, else the default float.
 
     The length is ``ceil((end - start) / step)`` and each value ``start + i * step`` is computed in float64 and
     then cast, as PyTorch does on CPU.
     """
     _dtype.user_dtype(dtype, "arange")
+    if end is _UNSET:  # arange(end): PyTorch's one-number overload takes no step
+        if start is _UNSET or step is not _UNSET:
+            raise TypeError("arange() missing required argument 'end'")  # (factory_out words it from the table)
+        start, end = 0, start
+    elif start is _UNSET:  # arange(end=n) alone
+        if step is not _UNSET:
+            raise TypeError("arange() missing required argument 'start'")
+        start = 0
+    step = 1 if step is _UNSET else step
     _numbers("arange", start=start, end=end, step=step)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
-    if end is None:
-        start, end = 0, start
     dt = _range_dtype(dtype, start, end, step)
     if dt in _dtype.FLOAT8:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_type_name(dt)}'")

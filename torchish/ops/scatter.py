@@ -308,9 +308,6 @@ def _source_matches(name, input, d, index, source, err):
     if name == "index_add_" and source.ndim and d >= source.ndim:
         raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
                            f"{source.ndim}")
-    if name == "index_copy_" and source.ndim and input.ndim and source.ndim != input.ndim:
-        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
-                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
     n = _dim_size(source, d) if source.ndim else 1
     if index.numel() != n:
         if name == "index_add_":
@@ -349,19 +346,42 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     return _out(apply(_INDEX_ADD, (input, index, source, alpha), axis=d), out)
 
 
-def index_copy(input, dim, index, source, *, out=None):
-    if _registry.autocast_hook is not None and out is None:  # autocast promotes before the dtype check
-        input, index, source = _registry.autocast_hook("index_copy", (input, index, source))
-    _index_source("index_copy", index, source)
-    d = _wrap(dim, input)
+def _index_copy_checks(input, d, index, source):
+    """PyTorch's index_copy meta function, in its order: the index's dims, the source's dims against the index's
+    length (a 0-d source) or the destination's dims, the index's dtype, the dtypes, the slice shapes (every dim
+    but ``d``), then the index's length against the source's size at ``d``."""
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    n = index.numel()
+    if source.ndim == 0 and n != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {n})")
+    if source.ndim != input.ndim and source.ndim and input.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
     if index._v.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(index)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{_tname(input)} and (source) {_tname(source)}")
-    _source_matches("index_copy_", input, d, index, source, IndexError)
+    self_slice, source_slice = list(input.shape), list(source.shape)
+    for sizes in (self_slice, source_slice):
+        if sizes:
+            del sizes[d]
+    if self_slice != source_slice:  # (c10 prints the sizes spaced)
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, self_slice))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, source_slice))} at dimension 0.")
+    if source.ndim and n != _dim_size(source, d):
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
+                         f"({_dim_size(source, d)})")
+
+
+def index_copy(input, dim, index, source, *, out=None):
+    if _registry.autocast_hook is not None and out is None:  # autocast promotes before the dtype check
+        input, index, source = _registry.autocast_hook("index_copy", (input, index, source))
+    _index_source("index_copy", index, source)
+    d = _wrap(dim, input)
+    _index_copy_checks(input, d, index, source)
     if input.numel() == 0:  # as index_fill: no bounds checked, but no slot to copy into along an empty dim
         rest = int(np.prod([s for k, s in enumerate(input.shape) if k != d]))
         if input.ndim and input.shape[d] == 0 and index.numel() and rest:

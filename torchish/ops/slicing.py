@@ -46,6 +46,7 @@ def _narrow_layout(lay, *, dim, start, length):
     return shape[:dim] + (length,) + shape[dim + 1:], strides, offset + start * strides[dim]
 
 
+@parser_worded
 def narrow(input, dim, start, length):
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")

@@ -23,7 +23,8 @@ from .._tensor import Tensor
 from .broadcast import expand
 from .copying import _CLONE
 from .diag import diagonal
-from .elementwise import no_derivative, out_structured
+from .._tensor import wrap_dim
+from .elementwise import no_derivative, out_structured, require_int
 from .reorder import permute, t, transpose
 from .registry import Family, apply, defop, overload
 from .shape import _ALIAS, squeeze, unsqueeze, view_as_complex, view_as_real
@@ -97,6 +98,30 @@ def _slice(input, dim=0, start=None, end=None, step=1):
     return input[index]
 
 
+def _narrow_copy(input, dim, start, length):
+    """``narrow_copy``'s own checks, in the order of PyTorch's CPU kernel (not ``narrow``'s): its parser takes
+    ``start`` and ``length`` as SymInts only (an integer Tensor of one element; ``narrow``'s Tensor ``start``
+    overload is not there), a ``dim`` past the last fails its bare check, and a negative ``length`` the bound
+    check of ``start + length``."""
+    require_int(dim, "narrow_copy", 2, "dim")
+    require_int(start, "narrow_copy", 3, "start", symint=True)
+    require_int(length, "narrow_copy", 4, "length", symint=True)
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= input.ndim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an enhancement request to "
+                           "PyTorch.)")
+    d = wrap_dim(dim, input.ndim)
+    n, start, length = input.shape[d], int(start), int(length)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    start = start + n if start < 0 else start
+    if length < 0 or start > n - length:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return narrow(input, d, start, length)
+
+
 def _expand(input, size, *, implicit=False):
     return expand(input, tuple(size))
 
@@ -123,7 +148,7 @@ _COPIES = (
     ("as_strided_copy", as_strided, "AsStridedBackward0_copy"),
     ("diagonal_copy", diagonal, "DiagonalBackward0_copy"),
     ("expand_copy", _expand, "ExpandBackward0_copy"),
-    ("narrow_copy", narrow, "NarrowCopyBackward0"),
+    ("narrow_copy", _narrow_copy, "NarrowCopyBackward0"),
     ("permute_copy", _permute, "PermuteBackward0_copy"),
     ("select_copy", select, "SelectBackward0_copy"),
     ("slice_copy", _slice, "SliceBackward0_copy"),

@@ -388,12 +388,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def _normalized_shape(input, normalized_shape, name):
-    if isinstance(normalized_shape, int):
-        if name == "layer_norm":
-            raise TypeError(f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
-                            f"{type(normalized_shape).__name__}")
-        normalized_shape = (normalized_shape,)
-    need_int_list(name, normalized_shape, "normalized_shape", 2)
+    need_int_list(name, normalized_shape, "normalized_shape", 2)  # (a lone int too: PyTorch's ``int[]``)
     ns = tuple(int(s) for s in normalized_shape)
     k = len(ns)
     if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
@@ -510,11 +505,14 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims; ``eps=None`` is ``finfo(dtype).eps`` of
     the computation's dtype (float32 for a float16/bfloat16 input)."""
     need_tensor("rms_norm", input)
+    # (PyTorch 2.13's F.rms_norm calls its builtin, whose ``int[] normalized_shape`` takes no lone int or Tensor,
+    # and names the position even when the caller gave it by keyword)
+    need_int_list("rms_norm", normalized_shape, "normalized_shape", 2)
     need_tensor("rms_norm", weight, "weight", 3, optional=True)
     if eps is not None:
         need_number("rms_norm", eps, "eps", 4, kind="float")
     # PyTorch's _check_rms_norm_inputs: the weight against normalized_shape, then the input's rank, then its shape
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
+    ns = tuple(int(s) for s in normalized_shape)
     if not ns:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
                            "element, but got normalized_shape = []")

@@ -9,6 +9,7 @@ import numpy as np
 from jax import lax
 
 from ... import _dtype
+from ..._tensor import Tensor
 from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ._pool_windows import _adaptive_bounds, _window_max_fwd, pool_node
@@ -55,11 +56,39 @@ def _need_output_ints(name, nd, output_size, input_ndim):
     seq = isinstance(output_size, (list, tuple))
     if seq and nd > 1 and input_ndim <= len(output_size):  # (the wrappers' _list_with_default)
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
-    for pos, e in enumerate(output_size if seq else [output_size]):
-        if (e is None and nd == 1) or (e is not None and not hasattr(e, "__index__")):
-            found = f"but found element of type {type(e).__name__} at pos {pos}" if seq else \
-                f"not {type(e).__name__}"
-            raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, {found}")
+    if not seq:
+        if isinstance(output_size, Tensor):  # (one integer element: the 1-d ops' ``int[1]``)
+            if output_size.numel() == 1 and output_size.dtype.category == _dtype._INT:
+                return
+        elif hasattr(output_size, "__index__") and not isinstance(output_size, bool):
+            return
+        elif nd > 1 and not isinstance(output_size, int) and not hasattr(output_size, "__len__"):
+            raise TypeError(f"object of type '{type(output_size).__name__}' has no len()")  # (_list_with_default)
+        raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, not "
+                        f"{type(output_size).__name__}")
+    for pos, e in enumerate(output_size):  # (an item: an int, a bool after the first, a one-element integer Tensor)
+        if isinstance(e, Tensor):
+            ok = e.numel() == 1 and e.dtype.category == _dtype._INT
+        else:
+            ok = (e is None and nd > 1) or (hasattr(e, "__index__") and not (pos == 0 and isinstance(e, bool)))
+        if ok:
+            continue
+        if pos == 0:
+            raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, but found element "
+                            f"of type {type(e).__name__} at pos 0")
+        raise TypeError(f"{name}(): argument 'output_size' failed to unpack the object at pos {pos + 1} with error "
+                        f"\"type must be tuple of ints,but got {type(e).__name__}\"")
+
+
+def _wrapper_sizes(nd, output_size):
+    """``output_size`` as PyTorch's 2-d and 3-d Python wrappers pass it on: their ``_list_with_default`` reads a
+    Tensor as a sequence of its items (``tensor([2, 2])``: two 0-d tensors, which the op takes as ints; a 0-d
+    Tensor has no len())."""
+    if nd == 1 or not isinstance(output_size, Tensor):
+        return output_size
+    if output_size.ndim == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return list(output_size)
 
 
 def _adaptive_sizes(input, nd, output_size, name, avg):
@@ -115,6 +144,7 @@ _FLOATS = (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64)
 
 
 def _adaptive_avg(nd, input, output_size):
+    output_size = _wrapper_sizes(nd, output_size)
     if nd > 1 and _all_ones(nd, input, output_size):
         # PyTorch's 2-d and 3-d kernels start with this shortcut, before any check of the input's dimensions or
         # sizes: the mean over the last nd dims (any number of leading dims; empty ones give NaN)
@@ -137,6 +167,7 @@ def _adaptive_avg(nd, input, output_size):
 
 
 def _adaptive_max(nd, input, output_size, return_indices):
+    output_size = _wrapper_sizes(nd, output_size)
     outs = _adaptive_sizes(input, nd, output_size, f"adaptive_max_pool{nd}d", False)
     if input.dtype not in _FLOATS:
         raise not_implemented("adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d", input.dtype)

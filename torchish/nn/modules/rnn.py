@@ -82,7 +82,8 @@ class RNNBase(Module):
         self.bidirectional = bidirectional
         self.proj_size = proj_size
         num_directions = 2 if bidirectional else 1
-        gate_size = _MODES[mode][1] * hidden_size
+        gates = _MODES[mode][1]  # (PyTorch's RNN modes take hidden_size itself: a bool one fails in empty())
+        gate_size = hidden_size if gates == 1 else gates * hidden_size
         real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names = []
         self._all_weights = []

@@ -201,6 +201,9 @@ TENSOR_PROPERTIES = (
     'output_nr', 'real', 'requires_grad', 'retains_grad', 'shape', 'volatile',
 )
 TENSOR_SETTERS = ('data', 'grad', 'grad_dtype', 'requires_grad', 'volatile')
+# private properties whose reads PyTorch hands too (``t._version``: ``Tensor._version.__get__``); its ``_grad`` and
+# ``_grad_fn`` are torchish's own fields, read everywhere inside it, and take no part
+TENSOR_PRIVATE_PROPERTIES = ('_base', '_version')
 
 # The functions PyTorch writes in Python (its Python ``handle_torch_function``: the plain Tensors among the
 # arguments take part too, and a call every handler declines raises "no implementation found for '<name>'"):

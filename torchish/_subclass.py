@@ -192,12 +192,18 @@ def _dispatch_functions(holder, names, public, swapped):
 def _dispatch_operators(names, swapped):
     """Tensor's operators that hand another method (``__mul__``: ``Tensor.mul``) get a wrapper in its dict."""
     from . import _torch_function_call as call
+    made = {}  # (id(operator function), method) -> its wrapper: one object under two names stays one (``__idiv__``)
     for name in names:
         fn = getattr(Tensor, name, None)
-        if name in call.OPERATOR_METHODS and call.swappable(fn):
-            plain = swapped[id(fn)][1] if id(fn) in swapped else fn
-            _put(Tensor, name, call.operator_wrapper(plain, name, "torch.Tensor",
-                                                     getattr(Tensor, call.OPERATOR_METHODS[name], None)))
+        method = call.OPERATOR_METHODS.get(name)
+        if method is None or fn is getattr(Tensor, method, None):
+            continue  # (an operator that is the method itself, ``Tensor.__neg__ is Tensor.neg``, dispatches with it)
+        if call.swappable(fn):
+            key = id(fn), method
+            if key not in made:
+                plain = swapped[id(fn)][1] if id(fn) in swapped else fn
+                made[key] = call.operator_wrapper(plain, name, "torch.Tensor", getattr(Tensor, method, None))
+            _put(Tensor, name, made[key])
 
 
 def _dispatch_properties(getters, setters, swapped):
@@ -271,7 +277,7 @@ def activate():
     for holder, listed, public in _namespaces():
         _dispatch_functions(holder, listed, public, swapped)
     _dispatch_operators(names.TENSOR, swapped)
-    _dispatch_properties(names.TENSOR_PROPERTIES, names.TENSOR_SETTERS, swapped)
+    _dispatch_properties(names.TENSOR_PROPERTIES + names.TENSOR_PRIVATE_PROPERTIES, names.TENSOR_SETTERS, swapped)
 
 
 def deactivate():

@@ -227,6 +227,8 @@ class TensorValues:
                                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
+        if type(self) is not Tensor and type(self).__module__.split(".")[0] != "torchish":  # (a user's subclass)
+            _check_subclass_copy(self)
         out = type(self)._make(self._d, self._rg)
         if type(self) is not Tensor:
             out.__dict__.update(self.__dict__)
@@ -249,6 +251,25 @@ class TensorValues:
             import copy
             out._grad = copy.deepcopy(self._grad, memo)
         return out
+
+
+_NO_SUBCLASS_COPY = ("The default implementation of __deepcopy__() for non-wrapper subclasses only works for subclass "
+                     "types that implement new_empty() and for which that function returns another instance of the "
+                     "same subclass. You should either properly implement new_empty() for your subclass or override "
+                     "__deepcopy__() if it is intended behavior for new_empty() to return an instance of a different "
+                     "type.")
+
+
+def _check_subclass_copy(t):
+    """PyTorch's default ``__deepcopy__`` of a Tensor subclass (one that defines no ``__deepcopy__``; Parameter has
+    its own) copies into ``t.new_empty([])``, called with the subclass out of ``__torch_function__`` (as its default
+    implementation runs it): a plain Tensor there, unless the subclass's own ``new_empty`` returns the subclass, is
+    this RuntimeError."""
+    from ._subclass import DisableTorchFunctionSubclass
+    with DisableTorchFunctionSubclass():
+        probe = t.new_empty([])
+    if type(probe) is not type(t):
+        raise RuntimeError(_NO_SUBCLASS_COPY)
 
 
 def _rebuild(cls, arr, dtype_name, requires_grad, state=None):

@@ -35,6 +35,14 @@ _KINDS = {"call": ("*args, **kwargs", "args, kwargs", "*args, **kwargs", False),
           "set": ("self, value", "(self, value), None", "self, value", True)}
 
 
+# the dispatching code's file name. Python's ``warnings.warn(..., stacklevel=n)`` steps over the frames of a file
+# whose name holds both "importlib" and "_bootstrap" (the import system's own), so that the warning a dispatched
+# function raises for its caller (``x.resize(2)``: "non-inplace resize is deprecated", stacklevel=2) points at the
+# caller's line, not at this check's frame, as it does without dispatch
+_FRAME_NAME = "<torchish __torch_function__ check ({kind}, {n_free} free variables; a frame warnings skip as " \
+              "importlib._bootstrap's)>"
+
+
 def _template(kind, n_free):
     """The code a dispatched function runs: ``relevant(args, kwargs)`` finds the arguments that take part; with
     none, the original code (``plain``) runs; else ``slow`` hands the call to ``__torch_function__``. Python lets
@@ -61,8 +69,7 @@ def _template(kind, n_free):
             lines.append(f"        ({', '.join(cells)},)")  # (unreachable: only makes them free variables)
         lines.append("    return dispatching")
         space: dict = {}
-        source = compile("\n".join(lines), f"<torchish __torch_function__ check ({kind}, {n_free} free variables)>",
-                         "exec")
+        source = compile("\n".join(lines), _FRAME_NAME.format(kind=kind, n_free=n_free), "exec")
         exec(source, space)  # noqa: S102
         code = _TEMPLATES[kind, n_free] = space["_outer"]().__code__
     return code

@@ -115,6 +115,8 @@ def _install():
             if callable(fn) and not isinstance(fn, type):
                 fn = as_method(name, fn, _shared(mod, name, fn))
             setattr(Tensor, name, fn)
+    for name, method in operators.SAME_AS_METHOD.items():
+        setattr(Tensor, name, getattr(Tensor, method))
 
 
 _install()

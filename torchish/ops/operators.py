@@ -21,7 +21,7 @@ from .compare import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, 
                       ge, gt, le, lt, ne)
 from .elementwise import INTS_ONLY
 from .registry import Family as _Family, apply
-from .unary import abs, neg, positive, reciprocal
+from .unary import reciprocal
 
 _Family(globals())  # METHODS: the dunders (Tensor methods only; nothing for torchish.*)
 _ARRAYS = (Tensor, numbers.Number, np.generic, np.ndarray, jax.Array)
@@ -105,7 +105,11 @@ METHODS.update({
     "__sub__": _dunder(sub), "__rsub__": _dunder(rsub), "__isub__": _inplace_dunder(arith.METHODS, "sub_"),
     "__eq__": _dunder(eq, arrays=True), "__ne__": _dunder(ne), "__lt__": _dunder(lt), "__le__": _dunder(le),
     "__gt__": _dunder(gt), "__ge__": _dunder(ge),
-    "__neg__": neg, "__pos__": positive, "__abs__": abs, "__invert__": _invert,
+    "__invert__": _invert,
 })
-# PyTorch's Python 2 names of true division, kept as aliases (``t.__div__(2)``, ``t.__rdiv__(2)``, ``t.__idiv__(2)``)
-METHODS.update({"__div__": METHODS["__truediv__"], "__rdiv__": _rtruediv, "__idiv__": METHODS["__itruediv__"]})
+# the operators that are the method itself in PyTorch (``Tensor.__neg__ is Tensor.neg``): set by ops._install once
+# the methods are in place
+SAME_AS_METHOD = {"__neg__": "neg", "__pos__": "positive", "__abs__": "abs"}
+# PyTorch's Python 2 names of true division (``t.__div__(2)``, ``t.__rdiv__(2)``, ``t.__idiv__(2)``): ``__rdiv__`` and
+# ``__idiv__`` are ``__rtruediv__`` and ``__itruediv__`` themselves, ``__div__`` a function of its own as PyTorch's
+METHODS.update({"__div__": _dunder(div), "__rdiv__": _rtruediv, "__idiv__": METHODS["__itruediv__"]})

@@ -77,6 +77,8 @@ CASES = {
     "random_int32_int16_float64": (lambda T: [T.empty(5, dtype=dt).random_() for dt in (T.int32, T.int16,
                                                                                           T.float64)], EXACT),
     "random_int32_from_to_none": (lambda T: T.empty(4, dtype=T.int32).random_(3, None), EXACT),
+    "random_full_int64_range": (lambda T: [T.empty(2, 3, dtype=dt).t().random_(-2 ** 63, None) for dt in (
+        T.int64, T.float64, T.float32, T.bfloat16)], EXACT),
     "bernoulli_p": (lambda T: T.empty(30).bernoulli_(0.3), EXACT),
     "bernoulli_probs_float32": (lambda T: T.bernoulli(T.linspace(0, 1, 25)), EXACT),
     "bernoulli_probs_float64": (lambda T: T.bernoulli(T.linspace(0, 1, 25, dtype=T.float64)), EXACT),
@@ -176,6 +178,14 @@ def test_float_range_beyond_exact_integers_warns_as_pytorch():
 
 
 @needs_torch
+@needs_torch
+@pytest.mark.parametrize("dt", ["float16", "bool", "complex64", "int32", "uint8"])
+def test_random_over_the_whole_int64_range_refuses_other_dtypes_as_pytorch(dt):
+    """random_(-2**63, None): int64, float64, float32 and bfloat16 only (an empty tensor is returned unchecked)."""
+    same_error(lambda T: T.zeros(2, dtype=getattr(T, dt)).random_(-2 ** 63, None))
+    assert torchish.zeros(0, dtype=getattr(torchish, dt)).random_(-2 ** 63, None).shape == (0,)
+
+
 @pytest.mark.parametrize("probs,k,replacement", [([1.0, -1.0], 2, True), ([1.0, float("nan")], 2, True),
                                                  ([[1.0, float("inf")]], 2, True), ([1.0, -1.0], 1, True),
                                                  ([1.0, -1.0], 2, False), ([0.0, 0.0], 2, True)])

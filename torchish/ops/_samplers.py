@@ -259,10 +259,13 @@ def _randint(state, size, n, dtype, lo, hi, wide):
     return after(), ((val % span).astype(jnp.int64) + jnp.asarray(lo, jnp.int64)).astype(dtype)
 
 
-def _full64(state, size, n, dtype):
-    """random_() of int64: random64 % 2**63."""
+def _full64(state, size, n, dtype, signed=False):
+    """random_() of int64: random64 % 2**63; ``signed``: random_(-2**63, None), random64 read as an int64."""
     words, after = _draw_words(state, 2 * size, 2 * n)
-    return after(), (mt.words64(words) & jnp.uint64((1 << 63) - 1)).astype(jnp.int64).astype(dtype)
+    val = mt.words64(words)
+    if signed:
+        return after(), jax.lax.bitcast_convert_type(val, jnp.int64).astype(dtype)
+    return after(), (val & jnp.uint64((1 << 63) - 1)).astype(jnp.int64).astype(dtype)
 
 
 def _randperm(state, n, dtype):
@@ -297,8 +300,8 @@ def sample(kind, state, size, n, dtype, params, static):
             return _complex(_normal, state, size, n, dtype, (mean, std / math.sqrt(2)), serial=static == "serial")
         return _normal(state, size, n, dtype, *params, serial=static == "serial")
     if kind == "randint":
-        if static == "full64":
-            return _full64(state, size, n, dtype)
+        if static in ("full64", "full64signed"):
+            return _full64(state, size, n, dtype, signed=static == "full64signed")
         return _randint(state, size, n, dtype, *params, wide=static == "wide")
     if kind == "randperm":
         return _randperm(state, size, dtype)
@@ -348,6 +351,8 @@ def keyed(kind, key, shape, dtype, params, static):
         lo, hi = params
         if static == "full64":
             return (jax.random.bits(key, shape, jnp.uint64) >> 1).astype(dtype)
+        if static == "full64signed":
+            return jax.lax.bitcast_convert_type(jax.random.bits(key, shape, jnp.uint64), jnp.int64).astype(dtype)
         return jax.random.randint(key, shape, lo, hi, jnp.int64).astype(dtype)
     if kind == "randperm":
         return jax.random.permutation(key, shape[0]).astype(dtype)

@@ -570,6 +570,8 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
     else:
         lo = _int_arg(a, "from", "random_", 1)
         hi = top if b is None else _int_arg(b, "to", "random_", 2)
+        if b is None and lo == -2 ** 63:  # (the whole int64 range: random64 read as a signed integer)
+            return _full_range(self, generator)
     if hi == 2 ** 63 and lo == 0:
         return _into(self, "randint", dt, (0, 0), generator, static="full64")
     _check_int_range(lo, hi, dt)
@@ -579,6 +581,19 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
     narrow = a is _NO_ARG and dt is not _dtype.float64
     return _into(self, "randint", _dtype.int64, _float_ends(lo, hi, dt), generator,
                  static="narrow" if narrow else None).to(dt)
+
+
+def _full_range(self, generator):
+    """``random_(-2**63, None)``: PyTorch's random_full_64_bits_range kernel (int64, float64, float32, bfloat16:
+    random64 as an int64, converted to the dtype)."""
+    if self.numel() == 0:
+        return self
+    dt = self.dtype
+    if dt in (_dtype.float16, _dtype.bool) or dt.is_complex:
+        raise _not_implemented("random_full_64_bits_range_kernel_cpu", dt)
+    if dt not in (_dtype.int64, _dtype.float64, _dtype.float32, _dtype.bfloat16):
+        raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16")
+    return _into(self, "randint", dt, (0, 0), generator, static="full64signed")
 
 
 _INPLACE = {"uniform_": _uniform, "normal_": _normal, "bernoulli_": _bernoulli, "exponential_": _exponential,

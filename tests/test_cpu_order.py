@@ -96,6 +96,25 @@ def test_sort_of_an_expanded_dim_keeps_the_filled_indices():
                     m.zeros(3, 1).expand(3, 20).contiguous().sort(1, True)))
 
 
+LENGTHS = [3, 1, 2, 3, 2, 1, 3, 3, 2, 1, 2, 3, 1, 1, 2, 3, 2, 2, 1, 3]
+
+
+@pytest.mark.parametrize("n", [16, 20])
+def test_pack_unsorted_sequences_in_sorts_order(n):
+    """pack_padded_sequence / pack_sequence(enforce_sorted=False) order the batch by ``torch.sort(lengths,
+    descending=True)``: beyond 16 sequences, equal lengths come in std::sort's order (the packed data, batch
+    sizes and both index maps), and unpacking restores the caller's order."""
+    lens = LENGTHS[:n]
+
+    def f(m):
+        x = m.arange(n * 3 * 2.).view(n, 3, 2)
+        p = m.nn.utils.rnn.pack_padded_sequence(x, m.tensor(lens), batch_first=True, enforce_sorted=False)
+        q = m.nn.utils.rnn.pack_sequence([m.full((k, 2), float(i)) for i, k in enumerate(lens)], enforce_sorted=False)
+        back, back_lens = m.nn.utils.rnn.pad_packed_sequence(p, batch_first=True)
+        return p.data, p.batch_sizes, p.sorted_indices, p.unsorted_indices, q.data, q.sorted_indices, back, back_lens
+    same(f)
+
+
 @pytest.mark.parametrize("op", [lambda m, t: m.topk(t, 3, 1, True, False).values,
                                 lambda m, t: m.sort(t, 1, True).values,
                                 lambda m, t: m.sort(t, dim=1, stable=False).values,

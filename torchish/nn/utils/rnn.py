@@ -25,7 +25,7 @@ import numpy as np
 
 from ... import _device, _dtype
 from ..._tensor import Tensor
-from ...ops import tracing
+from ...ops import cpu_order, tracing
 from ...ops.registry import apply, defop
 from .._functional.rnn import packed_indices
 
@@ -195,6 +195,14 @@ _PAD_PACKED = defop("pad_packed_sequence", _scatter_padded, grad_name="PadPacked
 _PAD = defop("pad_sequence", _pad_fwd, grad_name="PadSequenceBackward0")
 
 
+def _sorted_by_length(lens):
+    """The batch order of ``torch.sort(lengths, descending=True)`` on PyTorch's CPU: stable up to 16 sequences or
+    without equal lengths, else libstdc++'s ``std::sort`` order among equal ones (``ops/cpu_order.py``)."""
+    if lens.size <= cpu_order.THRESHOLD or np.unique(lens).size == lens.size:
+        return np.argsort(-lens, kind="stable")
+    return np.asarray(cpu_order.sort_row(lens, cpu_order.greater), np.int64)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # public functions
 
@@ -202,8 +210,9 @@ _PAD = defop("pad_sequence", _pad_fwd, grad_name="PadSequenceBackward0")
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Pack a padded batch (T, B, *) (or (B, T, *) with ``batch_first``) of sequences with the given lengths.
 
-    With ``enforce_sorted=True`` the lengths must be in decreasing order; otherwise the batch is sorted (stably)
-    and the permutation is kept in the result so that outputs come back in the caller's order.
+    With ``enforce_sorted=True`` the lengths must be in decreasing order; otherwise the batch is sorted as
+    PyTorch's ``torch.sort(lengths, descending=True)`` sorts it (equal lengths of more than 16 sequences in its CPU
+    kernel's order) and the permutation is kept in the result so that outputs come back in the caller's order.
     """
     _check_lengths(lengths, enforce_sorted)
     lens = _host_ints(lengths, "pack_padded_sequence(lengths)")
@@ -217,7 +226,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         order = np.arange(lens.size)
         sorted_indices = None
     else:
-        order = np.argsort(-lens, kind="stable")
+        order = _sorted_by_length(lens)
         sorted_indices = _int_tensor(order, like=input)
         # PyTorch first gathers the batch in sorted order (input.index_select(batch_dim, sorted_indices)): fewer
         # lengths than sequences pack the first ones only, more fail that gather

@@ -216,7 +216,8 @@ def case_simclr_ntxent_and_clip_symmetric_loss(lib):
     for _ in range(3):
         logits_per_image, logits_per_text = clip(images, texts)
         ground_truth = torch.arange(len(images), dtype=torch.long)
-        total_loss = (F.cross_entropy(logits_per_image, ground_truth) + F.cross_entropy(logits_per_text, ground_truth)) / 2
+        total_loss = (F.cross_entropy(logits_per_image, ground_truth)
+                      + F.cross_entropy(logits_per_text, ground_truth)) / 2
         opt.zero_grad()
         total_loss.backward()
         clip_out.append((total_loss, clip.logit_scale.grad.clone(), sched.get_last_lr()))

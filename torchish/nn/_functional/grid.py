@@ -15,6 +15,7 @@ from ... import _dtype, _precision
 from ...ops import registry as _registry
 from ...ops.registry import apply, defop
 from ...ops.ranges import _linspace_real
+from . import grid_half as _grid_half
 from ._args import need_bool, need_int_list, need_tensor
 
 __all__ = ["grid_sample", "affine_grid"]
@@ -150,6 +151,8 @@ def _grid_sample_fwd(x, grid, *, mode, padding_mode, align_corners):
     k = len(sizes)
     # grid's last dim is (x, y[, z]): reversed relative to the spatial dims (..., H, W)
     raw = [grid[..., k - 1 - d] for d in range(k)]
+    if mode == "bicubic" and x.dtype in _precision.LOW:  # (rounded per operation, as PyTorch's half kernel)
+        return _grid_half.bicubic(x, grid, padding_mode, align_corners)
     if mode == "bicubic":
         iy, ix = (_unnormalize(c, s, align_corners, True) for c, s in zip(raw, sizes))
         idx, w = _bicubic_taps(iy, ix, sizes, padding_mode, align_corners)

@@ -84,10 +84,30 @@ def test_sort_among_ties(shape, dt, nan, dim, descending):
 
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_of_a_long_integer_vector(descending):
-    """PyTorch radix-sorts a 1-d integer tensor of at least 32768 elements ascending (stably), std::sorts it
-    descending."""
+    """PyTorch radix-sorts a 1-d integer tensor of at least 32768 elements ascending (stably): the same indices.
+    Descending, it std::sorts it; a sort past ``cpu_order.SORT_MAX_ELEMENTS`` is not replayed (seconds of Python):
+    the same values, and the ties' indices in the stable order."""
     x, _ = _data(8, (33000,), "int64")
-    same(lambda m: m.sort(m.tensor(x).long(), descending=descending))
+    if not descending:
+        same(lambda m: m.sort(m.tensor(x).long(), descending=descending))
+    v, i = torchish.sort(torchish.tensor(x).long(), descending=descending)
+    expected = np.argsort(-x if descending else x, kind="stable")
+    np.testing.assert_array_equal(np.asarray(i.numpy()), expected)
+    np.testing.assert_array_equal(np.asarray(v.numpy()), x[expected].astype(np.int64))
+    if torch is not None:
+        np.testing.assert_array_equal(np.asarray(v.numpy()), torch.sort(torch.tensor(x).long(),
+                                                                      descending=descending).values.numpy())
+
+
+def test_sort_replays_up_to_its_budget(monkeypatch):
+    """A sort with ties larger than the budget keeps the stable order instead of replaying std::sort."""
+    x = np.array([1., 3., 3., 2., 3., 1.] * 3, np.float32)
+    replayed = np.asarray(torchish.tensor(x).sort().indices.numpy())
+    assert not np.array_equal(replayed, np.argsort(x, kind="stable"))  # (18 elements with ties: std::sort's order)
+    if torch is not None:
+        np.testing.assert_array_equal(replayed, torch.tensor(x).sort().indices.numpy())
+    monkeypatch.setattr(cpu_order, "SORT_MAX_ELEMENTS", 17)
+    np.testing.assert_array_equal(np.asarray(torchish.tensor(x).sort().indices.numpy()), np.argsort(x, kind="stable"))
 
 
 def test_sort_of_an_expanded_dim_keeps_the_filled_indices():

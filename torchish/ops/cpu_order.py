@@ -18,6 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 MAX_ELEMENTS = 1 << 16  # elements replayed per call (at most ~0.3 s of Python: mode, the slowest)
+# ``sort``'s budget: a whole introsort in Python costs ~10 us per element (0.5-1.8 s for 65,536 floats, which almost
+# always hold a tie or two), where a sort of that size is a ~1 ms kernel; beyond it ties keep the stable order
+SORT_MAX_ELEMENTS = 1 << 12
 THRESHOLD = 16  # libstdc++'s _S_threshold: introsort leaves runs this short to the final insertion sort
 
 

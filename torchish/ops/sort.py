@@ -2,7 +2,8 @@
 searchsorted/bucketize and isin (unique, bincount and the histograms: ``unique.py``).
 
 Sorting puts NaN last (first when descending), as PyTorch does; equal values keep their order where PyTorch's CPU
-sort does (``stable=True``, rows of at most 16) and come in its ``std::sort`` order elsewhere (``cpu_order.py``).
+sort does (``stable=True``, rows of at most 16) and come in its ``std::sort`` order elsewhere (``cpu_order.py``;
+up to 4,096 elements: beyond, ties keep the stable order).
 Values selected by index (sort, topk, kthvalue, median with a dim, mode) send their gradient back to the selected
 positions; median over everything splits it between the tied medians.
 
@@ -131,12 +132,12 @@ def _cpu_topk(input, d, k, largest, sorted_):
 def _cpu_sort(input, d, descending, stable):
     """Indices of PyTorch's CPU ``sort`` where they are not the stable order: rows longer than libstdc++'s
     insertion-sort threshold that hold equal values, sorted by ``std::sort`` (``stable=False`` or not given), except
-    the 1-d integer ascending sort of at least ``GRAIN_SIZE`` elements, which PyTorch radix-sorts (stably), and a
-    dim of stride 0 (an expanded tensor), whose indices PyTorch leaves as they were filled, in order."""
-    if stable or d is None or not input.ndim or input.shape[d] <= cpu_order.THRESHOLD or input.stride(d) == 0:
-        return None
-    if input.ndim == 1 and input.numel() >= 32768 and not descending and input.dtype is not _dtype.bool \
-            and not input.dtype.is_floating_point and not input.is_complex():
+    a dim of stride 0 (an expanded tensor), whose indices PyTorch leaves as they were filled, in order. Within
+    :data:`cpu_order.SORT_MAX_ELEMENTS` elements only: a larger sort keeps ties in the stable order, as PyTorch's
+    radix sort of a 1-d integer tensor of 32,768 elements or more (ascending) does, and differs in the order of
+    tied indices otherwise (replaying it would take seconds)."""
+    if stable or d is None or not input.ndim or input.shape[d] <= cpu_order.THRESHOLD or input.stride(d) == 0 \
+            or input.numel() > cpu_order.SORT_MAX_ELEMENTS:
         return None
     rows = _host_rows(input, d)
     if rows is None or input.numel() == 0 or not cpu_order.ties(np.sort(rows, axis=-1), rows.shape[1]).any():

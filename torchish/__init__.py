@@ -122,8 +122,8 @@ from . import fft as fft  # noqa: E402
 from . import sparse as sparse  # noqa: E402
 from .sparse import sparse_coo_tensor as sparse_coo_tensor, spmm as spmm  # noqa: E402
 from ._sparse_csr import sparse_csr_tensor as sparse_csr_tensor  # noqa: E402
-from ._sparse_coo_functions import functions as _sparse_functions  # noqa: E402
-globals().update(_sparse_functions(globals()))  # torch.abs(s), torch.permute(s, ...) of a COO tensor: COO
+from ._sparse_coo_functions import record as _record_sparse_aware  # noqa: E402
+_record_sparse_aware(globals())  # torch.abs(s), F.relu(s)...: made sparse-aware in place by the first COO tensor
 from . import quasirandom as quasirandom  # noqa: E402
 from . import signal as signal  # noqa: E402
 globals().update(linalg.TOP_LEVEL)  # torch.det, torch.svd, torch.cholesky, ... (the older top-level spellings)

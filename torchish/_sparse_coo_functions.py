@@ -8,10 +8,17 @@ no sparse kernel for (``torch.exp(s)``, ``torch.where(m, s, x)``, ``torch.ones_l
 With ``out=``: a sparse ``out`` receives the result (PyTorch's sparse kernels write into it); a strided one is
 PyTorch's RuntimeError (its sparse kernels need a sparse result), where torchish wrote the dense value into it.
 
-:func:`functions` wraps the ``torchish`` namespace's functions and :func:`functional` those of
-``torchish.nn.functional``: a call whose ``input`` is a COO tensor calls its sparse form, any other call the
-function itself (a dense call pays one class test). ``torchish/__init__.py`` and ``torchish/nn/functional.py``
-put the wrappers in their namespaces.
+:func:`activate`, run when the first COO tensor is made, makes the ``torchish`` namespace's functions,
+``torchish.nn.functional``'s and ``torchish.linalg``'s sparse-aware in place: each function object keeps its
+identity, name and signature, and its code is swapped for a check (generated with the function's own parameters)
+that hands a call with a COO input to its sparse form and runs the original code, kept in a copy, for any other
+call. So references taken before (``from torchish import abs``, torchish's own calls: ``nn.Sigmoid`` calls
+``torch.sigmoid``, ``Tensor.exp`` calls ``torch.exp``) see COO tensors too, and a program that never makes one runs
+the functions untouched (before, ~275 wrappers in the namespaces cost every dense call a Python frame). Tensor's
+own functions of the methods a COO tensor overrides take the same check (``torch.Tensor.exp(s)`` is ``s.exp()``).
+The sparse forms and torchish's sparse code run with a mark (``sparse._CODE``) under which the dense functions they
+call run their original code. ``__torch_function__`` dispatch (:mod:`torchish._subclass`) swaps the same functions'
+code; its check goes outside this one whichever was first.
 
 Example:
     >>> import torchish as torch
@@ -20,15 +27,15 @@ Example:
 """
 from __future__ import annotations
 
-import functools
 import inspect
+import types
 
 from . import _layout
 from ._sparse_coo_ops import zeros_like as _zeros_like
 from ._sparse_coo_refused import NOT_IMPLEMENTED, RUNTIME_ERRORS, aten_name
 from ._sparse_coo_unary import _OPS, ALIASES
 from ._tensor import Tensor
-from .sparse import _SparseTensor, dispatch_error
+from .sparse import _CODE, _SparseTensor, dispatch_error, sparse_code
 
 # function name -> the method of a sparse tensor it calls
 METHODS = {
@@ -38,7 +45,8 @@ METHODS = {
     "swapaxes": "transpose", "swapdims": "transpose", "permute": "permute", "unsqueeze": "unsqueeze",
     "select": "select", "narrow_copy": "narrow_copy", "index_select": "index_select", "sum": "sum",
     "unbind": "unbind", "movedim": "movedim", "moveaxis": "moveaxis", "adjoint": "adjoint", "relu_": "relu_",
-    "tanh_": "tanh_", "flatten": "flatten", "reshape": "reshape", "squeeze": "squeeze",
+    "tanh_": "tanh_", "flatten": "flatten", "reshape": "reshape", "squeeze": "squeeze", "mm": "mm",
+    "matmul": "matmul",
     **{name: name for name in (*NOT_IMPLEMENTED, *RUNTIME_ERRORS) if not name.startswith("__")},
 }
 
@@ -128,101 +136,350 @@ def _sparse_form(name):
     return form
 
 
-def _sparse_aware(name, dense):
-    """``dense`` with a first test: a COO ``input`` goes to its sparse form. Written with ``dense``'s own
-    parameters (as ``dataclasses`` writes its methods), so that a dense call pays one class test, not the packing
-    of ``*args, **kwargs``."""
-    signature = inspect.signature(dense, follow_wrapped=False)
-    sparse = _sparse_form(name)
-    if next(iter(signature.parameters)) != "input":  # (a wrapper taking ``*args, **kwargs``)
-        return _stands_for(_sparse_aware_any(sparse, dense), dense)
-    env = {"_dense": dense, "_sparse": _SparseTensor, "_form": sparse}
-    params, passed, given, optional, star = [], [], [], [], False
-    for p in list(signature.parameters.values())[1:]:
-        default = ""
-        if p.default is not p.empty:
-            env["_default_" + p.name] = p.default
-            default = "=_default_" + p.name
-        if p.kind is p.VAR_POSITIONAL:
-            params.append("*" + p.name)
-            passed.append("*" + p.name)
-            star = True
-        elif p.kind is p.VAR_KEYWORD:
-            params.append("**" + p.name)
-            passed.append("**" + p.name)
-        elif p.kind is p.KEYWORD_ONLY:
-            params += [] if star else ["*"]
-            star = True
-            params.append(p.name + default)
-            passed.append(f"{p.name}={p.name}")
+# -- the swap: a function's code replaced by a check, the function object kept --------------------------------
+
+_PLACEHOLDER = "__torchish_sparse_check__"
+_LOCAL = _CODE  # depth: >0 while a sparse form or torchish's sparse code runs (the dense functions it calls run
+                # their own code)
+_SWAPPED: dict = {}  # id(function) -> (function, its original code) of the functions made sparse-aware
+_ACTIVE = [False]
+
+
+def _parameters(code):
+    """``code``'s parameters: (positional names, the number positional-only, ``*args`` name or None, keyword-only
+    names, ``**kwargs`` name or None)."""
+    names, argcount, kwonly = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    at = argcount + kwonly
+    star = names[at] if code.co_flags & inspect.CO_VARARGS else None
+    at += star is not None
+    starstar = names[at] if code.co_flags & inspect.CO_VARKEYWORDS else None
+    return names[:argcount], code.co_posonlyargcount, star, names[argcount:argcount + kwonly], starstar
+
+
+def _check_code(fn, mode):
+    """The code ``fn`` runs once sparse tensors exist: with ``fn``'s own parameters (its defaults stay the
+    function's), it hands a call whose input is a COO tensor (``mode`` "input": the first argument's class;
+    "test": ``test(...)`` of the call) to ``form`` (outside another form), and any other call, or one whose form
+    returns None, to ``plain`` (a copy running ``fn``'s original code). Only the callables are constants."""
+    code = fn.__code__  # (the check's own names start with ``_sa_``: no parameter's (``sparse=``) may clash)
+    pos, posonly, star, kwonly, starstar = _parameters(code)
+    defaults = dict(zip(pos[len(pos) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
+    defaults.update(fn.__kwdefaults__ or {})
+    params, plain_args, form_args, optional = [], [], [], []
+    for i, name in enumerate(pos):
+        params.append(name)
+        if i + 1 == posonly:
+            params.append("/")
+        plain_args.append(name)
+        if i and (type(defaults.get(name)) is object or optional):  # (a sentinel "not given", and those after
+            optional.append(name)                                     # it: passed by keyword, when given)
+        elif i or mode == "test":
+            form_args.append(name)
+    if star is not None:
+        params.append("*" + star)
+        plain_args.append("*" + star)
+        form_args.append(f"*{star}[1:]" if not pos and mode == "input" else "*" + star)
+    elif kwonly:
+        params.append("*")
+    for name in kwonly:
+        params.append(name)
+        plain_args.append(f"{name}={name}")
+        if type(defaults.get(name)) is object:
+            optional.append(name)
         else:
-            params.append(p.name + default)
-            passed.append(p.name)
-        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and (type(p.default) is object or optional):
-            optional.append(p.name)  # (a sentinel default, "not given", and those after it: passed on by keyword,
-        else:                        # only when given)
-            given.append(passed[-1])
-    lines = [f"def {dense.__name__}({', '.join(['input', *params])}):",
-             "    if input.__class__ is _sparse and input._coo is not None:"]
+            form_args.append(f"{name}={name}")
+    if starstar is not None:
+        params.append("**" + starstar)
+        plain_args.append("**" + starstar)
+    if pos:
+        first = pos[0]
+    else:  # (``(*args, **kwargs)``: the first positional argument, or ``input=``)
+        first = f"({star}[0] if {star} else {starstar}.get('input'))" if star and starstar else \
+            f"({star}[0] if {star} else None)" if star else f"{starstar}.get('input')"
+    if mode == "input":
+        if not pos and starstar is not None:
+            form_args.append(f"**({starstar} if {star or '()'} else "
+                             f"{{k: v for k, v in {starstar}.items() if k != 'input'}})")
+        elif starstar is not None:
+            form_args.append("**" + starstar)
+        form_args.insert(0, "_sa_first")
+        test = "_sa_first.__class__ is _sa_class and _sa_first._coo is not None"
+    else:
+        if starstar is not None:
+            form_args.append("**" + starstar)
+        test = f"_sa_test({', '.join(form_args)})"
+    lines = ["def _outer():"]
+    cells = [f"_sa_cell{i}" for i in range(len(code.co_freevars))]
+    if cells:
+        lines.append(f"    {', '.join(cells)} = {', '.join(['None'] * len(cells))}")
+    lines += [f"    def _checked({', '.join(params)}):",
+              f"        _sa_plain, _sa_form, _sa_test, _sa_class, _sa_local, _sa_defaults = {_PLACEHOLDER!r}"]
+    if mode == "input":
+        lines.append(f"        _sa_first = {first}")
+    lines += [f"        if {test}:",
+              "            if not getattr(_sa_local, 'depth', 0):"]
     if optional:
-        lines.append("        _given = {}")
-        for n in optional:
-            lines += [f"        if {n} is not _default_{n}:", f"            _given[{n!r}] = {n}"]
-        given.append("**_given")
-    lines += [f"        result = _form({', '.join(['input', *given])})",
-              "        if result is not None:",
-              "            return result",
-              f"    return _dense({', '.join(['input', *passed])})"]
-    exec(compile("\n".join(lines) + "\n", f"<torchish sparse-aware {dense.__name__}>", "exec"), env)  # noqa: S102
-    return _stands_for(env[dense.__name__], dense)
+        lines.append("                _sa_given = {}")
+        for name in optional:
+            lines += [f"                if {name} is not _sa_defaults[{name!r}]:",
+                      f"                    _sa_given[{name!r}] = {name}"]
+        form_args.append("**_sa_given")
+    lines += ["                _sa_local.depth = 1",
+              "                try:",
+              f"                    _sa_result = _sa_form({', '.join(form_args)})",
+              "                finally:",
+              "                    _sa_local.depth = 0",
+              "                if _sa_result is not None:",
+              "                    return _sa_result",
+              f"        return _sa_plain({', '.join(plain_args)})"]
+    if cells:
+        lines.append(f"        ({', '.join(cells)},)")  # (unreachable: only makes them free variables)
+    lines.append("    return _checked")
+    space: dict = {}
+    exec(compile("\n".join(lines) + "\n", f"<torchish sparse-aware {fn.__qualname__}>", "exec"), space)  # noqa: S102
+    return space["_outer"]().__code__, defaults
 
 
-def _sparse_aware_any(sparse, dense):
-    def function(*args, **kwargs):
-        input = args[0] if args else kwargs.get("input")
-        if _is_sparse(input):
-            if not args:
-                kwargs = {k: v for k, v in kwargs.items() if k != "input"}
-            result = sparse(input, *args[1:], **kwargs)
-            if result is not None:
-                return result
-        return dense(*args, **kwargs)
-    return function
+def _swap(fn, mode, form, test=None):
+    """Make ``fn`` itself sparse-aware (its code swapped; the object, its name and signature kept)."""
+    from ._torch_function_call import copy_function, swappable
+    if not swappable(fn) or id(fn) in _SWAPPED or any(n.startswith("_sa_") for n in fn.__code__.co_varnames):
+        return
+    plain = copy_function(fn)
+    check, defaults = _check_code(fn, mode)
+    constants = (plain, form, test, _SparseTensor, _LOCAL, defaults)
+    consts = tuple(constants if c == _PLACEHOLDER else c for c in check.co_consts)
+    check = check.replace(co_consts=consts, co_name=fn.__code__.co_name)
+    if hasattr(check, "co_qualname"):
+        check = check.replace(co_qualname=fn.__code__.co_qualname)
+    _SWAPPED[id(fn)] = (fn, fn.__code__)
+    fn.__code__ = check
 
 
-def _stands_for(function, dense):
-    functools.update_wrapper(function, dense)
-    function._torchish_stands_for = dense  # (torchish.overrides: internal calls of ``dense`` dispatch as this)
-    return function
+def _is_sparse_join(tensors=None, *args, **kwargs):
+    if tensors.__class__ is list or tensors.__class__ is tuple:
+        for t in tensors:
+            if t.__class__ is _SparseTensor and t._coo is not None:
+                return True
+    return False
 
 
-def _where(dense):
-    def where(condition, input=None, other=None, *, out=None):
-        if any(isinstance(t, Tensor) and _is_sparse(t) for t in (condition, input, other)) and input is not None:
-            raise NotImplementedError(dispatch_error("where.self"))
-        return dense(condition, input, other, out=out)
-    return _stands_for(where, dense)
+def _where_test(condition, input=None, other=None, *, out=None):
+    return input is not None and (_is_sparse(condition) or _is_sparse(input) or _is_sparse(other))
 
 
-def _joined(name, dense, stacked):
+def _where_form(condition, input=None, other=None, *, out=None):
+    raise NotImplementedError(dispatch_error("where.self"))
+
+
+def _joined(name, stacked):
     def join(tensors, *args, **kwargs):  # (the dense function's signature: dim, axis=, out=, its errors)
-        if type(tensors) not in (list, tuple) or not any(isinstance(t, Tensor) and _is_sparse(t) for t in tensors):
-            return dense(tensors, *args, **kwargs)
         from ._sparse_coo_join import cat_sparse
         dim = args[0] if args else kwargs.get("dim", kwargs.get("axis", 0))
         result = cat_sparse(tensors, dim, stacked)
         out = kwargs.get("out")
         return result if out is None else _into(name, result, out)
-    return _stands_for(join, dense)
+    return join
 
 
-def functions(namespace):
-    """The wrappers of ``namespace``'s functions (torchish's), by name."""
-    out = {name: _sparse_aware(name, namespace[name]) for name in {*METHODS, *FUNCTIONS} if name in namespace}
-    out["where"] = _where(namespace["where"])
+def _either_sparse(a=None, b=None, *args, **kwargs):
+    """Whether one of the first two arguments is a COO tensor (the test of ``torch.mul``, ``kron``...: a dense call
+    pays two class tests)."""
+    return a.__class__ is _SparseTensor and a._coo is not None or b.__class__ is _SparseTensor and b._coo is not None
+
+
+def _first_sparse(*args, **kwargs):
+    first = args[0] if args else next(iter(kwargs.values()), None)
+    return isinstance(first, Tensor) and _is_sparse(first)
+
+
+def _raising(error, message):
+    def form(*args, **kwargs):
+        raise error(message)
+    return form
+
+
+_RESHAPE = "reshape is not implemented for sparse tensors"
+
+# torch functions PyTorch refuses when either of their first two arguments is a COO tensor
+_REFUSED_EITHER = {
+    "tensordot": (RuntimeError, _RESHAPE), "cdist": (NotImplementedError, dispatch_error("_cdist_forward")),
+    "kron": (NotImplementedError, "Cannot access storage of SparseTensorImpl"),
+}
+
+# torch.linalg's functions of a COO matrix: PyTorch's error (its NotImplementedError names the ATen op)
+_LINALG = {
+    **{name: (NotImplementedError, dispatch_error(aten)) for name, aten in (
+        ("det", "_linalg_det"), ("slogdet", "_linalg_slogdet"), ("inv", "linalg_inv_ex"),
+        ("inv_ex", "linalg_inv_ex"), ("svd", "_linalg_svd"), ("svdvals", "_linalg_svd"), ("cond", "_linalg_svd"),
+        ("eig", "linalg_eig"), ("eigvals", "linalg_eig"), ("eigh", "_linalg_eigh"), ("eigvalsh", "_linalg_eigh"),
+        ("qr", "linalg_qr"), ("norm", "linalg_vector_norm"), ("vector_norm", "linalg_vector_norm"),
+        ("matrix_norm", "linalg_vector_norm"), ("cholesky", "linalg_cholesky_ex"),
+        ("cholesky_ex", "linalg_cholesky_ex"), ("lu", "linalg_lu"), ("lu_factor", "linalg_lu_factor_ex"),
+        ("lu_factor_ex", "linalg_lu_factor_ex"), ("pinv", "linalg_pinv.atol_rtol_tensor"),
+        ("matrix_exp", "linalg_matrix_exp"), ("solve", "_linalg_solve_ex"), ("cross", "linalg_cross"),
+        ("householder_product", "linalg_householder_product"), ("solve_triangular", "linalg_solve_triangular"),
+        ("ldl_factor", "linalg_ldl_factor_ex"))},
+    "matrix_rank": (RuntimeError, "full(...) is not implemented for sparse layout"),
+    "tensorsolve": (RuntimeError, _RESHAPE), "vander": (RuntimeError, "expand is unsupported for Sparse tensors"),
+}
+
+
+def _mul_form(input, other, *, out=None):
+    """``torch.mul(x, s)``/``torch.mul(2, s)``: the COO product ``s.mul(x)`` gives (PyTorch's mul is symmetric)."""
+    sparse = _sparse_form("mul")
+    return sparse(input, other, out=out) if isinstance(input, Tensor) and _is_sparse(input) else \
+        sparse(other, input, out=out)
+
+
+def _dense_mul_form(self, other):
+    """``x.mul(s)`` of a strided ``x``: ``s.mul(x)``."""
+    return other.mul(self)
+
+
+def _dense_self_sparse_other(self, other=None, *args, **kwargs):
+    if other is None:
+        other = kwargs.get("src")
+    return other.__class__ is _SparseTensor and other._coo is not None and not _is_sparse(self)
+
+
+def _copy_into_dense(self, src=None, *args, **kwargs):
+    """``x.copy_(s)`` of a strided ``x``: PyTorch's RuntimeError (as ``s.copy_(x)``)."""
+    from ._sparse_coo_ops import _copy_error
+    raise _copy_error(self, kwargs.get("src", src))
+
+
+def _einsum_test(*args):
+    """Whether ``torch.einsum(equation, *operands)`` has a COO operand and a label summed over two operands:
+    PyTorch's einsum reshapes the operands for its bmm there (its error); an elementwise product or a single
+    operand's permute or sum runs its sparse ops."""
+    if len(args) < 2 or not isinstance(args[0], str):
+        return False
+    operands = args[1] if len(args) == 2 and isinstance(args[1], (list, tuple)) else args[1:]
+    if len(operands) < 2 or not any(isinstance(t, Tensor) and _is_sparse(t) for t in operands):
+        return False
+    equation = args[0].replace(" ", "")
+    inputs, _, output = equation.partition("->")
+    terms = [set(term.replace("...", "")) for term in inputs.split(",")]
+    if "->" not in equation:
+        counts = {c: sum(c in t for t in terms) for c in set().union(*terms)}
+        output = "".join(c for c, n in counts.items() if n == 1)
+    return any(sum(c in t for t in terms) > 1 and c not in output for c in set().union(*terms))
+
+
+def _embedding_form(input, weight, *args, **kwargs):
+    """``F.embedding(indices, s)`` of a COO weight: PyTorch's ``s.index_select(0, indices)`` for 1-D indices,
+    its refused view of the result otherwise."""
+    if input.dim() != 1:
+        raise NotImplementedError(dispatch_error("view"))
+    return weight.index_select(0, input)
+
+
+def _embedding_test(input, weight=None, *args, **kwargs):
+    return isinstance(weight, Tensor) and _is_sparse(weight) and isinstance(input, Tensor)
+
+
+def _torch_embedding_form(weight, indices, *args, **kwargs):
+    return _embedding_form(indices, weight)
+
+
+def _torch_embedding_test(weight=None, indices=None, *args, **kwargs):
+    return _embedding_test(indices, weight)
+
+
+def _torch_functions():
+    """(name, mode, form, test) of the ``torchish`` namespace's functions that are sparse-aware."""
+    out = [("where", "test", _where_form, _where_test), ("mul", "test", _mul_form, _either_sparse),
+           ("multiply", "test", _mul_form, _either_sparse), ("einsum", "test", _raising(RuntimeError, _RESHAPE),
+                                                          _einsum_test),
+           ("embedding", "test", _torch_embedding_form, _torch_embedding_test)]
+    out += [(name, "test", _raising(*error), _either_sparse) for name, error in _REFUSED_EITHER.items()]
     for name, stacked in (("cat", False), ("concat", False), ("concatenate", False), ("stack", True)):
-        out[name] = _joined(name, namespace[name], stacked)
-    return out
+        out.append((name, "test", _joined(name, stacked), _is_sparse_join))
+    taken = {name for name, *_ in out}
+    return out + [(name, "input", _sparse_form(name), None) for name in sorted({*METHODS, *FUNCTIONS} - taken)]
+
+
+_RECORDED: dict = {}  # name -> the function ``torchish.name`` was while torchish was imported
+
+
+def record(namespace):
+    """Note ``namespace``'s (torchish's) functions as they are before ``import torchish`` gives some names copies
+    of their own (``_subclass.separate_aliases``: ``torch.sigmoid`` beside ``special.expit``, the object
+    ``nn.Sigmoid`` calls): :func:`activate` makes both sparse-aware."""
+    for name, _, _, _ in _torch_functions():
+        if name in namespace:
+            _RECORDED[name] = namespace[name]
+
+
+def activate():
+    """Make the sparse-aware functions check their input (once, when the first COO tensor is made): their code is
+    swapped in place, so references taken before (``from torchish import abs``, torchish's own calls: ``nn.Tanh``
+    calls ``torch.tanh``) see COO tensors too, and a program without sparse tensors runs the functions untouched.
+    With ``__torch_function__`` dispatch on, it is put back for the swap and turned on again after, so that its
+    check comes first and its ``deactivate`` restores the sparse-aware code."""
+    if _ACTIVE[0]:
+        return
+    _ACTIVE[0] = True
+    import sys
+    from . import _subclass
+    dispatching = _subclass._ACTIVE[0]
+    if dispatching:
+        _subclass.deactivate()
+    torchish = sys.modules["torchish"]
+    for name, mode, form, test in _torch_functions():
+        for fn in (getattr(torchish, name, None), _RECORDED.get(name)):
+            if fn is not None:
+                _swap(fn, mode, form, test)
+    functional = torchish.nn.functional
+    for name, (target, inplace_at) in _FUNCTIONAL.items():
+        fn = getattr(functional, name, None)
+        if fn is not None:
+            _swap(fn, "input", _functional_form(target, inplace_at))
+    _swap(functional.embedding, "test", _embedding_form, _embedding_test)
+    for name, error in _LINALG.items():
+        fn = getattr(torchish.linalg, name, None)
+        if fn is not None:
+            _swap(fn, "test", _raising(*error), _first_sparse)
+    for name in ("mul", "multiply"):  # (``x.mul(s)``; a COO ``self`` has its own method)
+        _swap(getattr(Tensor, name), "test", _dense_mul_form, _dense_self_sparse_other)
+    _swap(Tensor.copy_, "test", _copy_into_dense, _dense_self_sparse_other)
+    _guard_methods()
+    _unbound_methods()
+    if dispatching:
+        _subclass.activate()
+
+
+def _unbound_methods():
+    """``torch.Tensor.view(s, -1)``: Tensor's own function of a method a COO tensor overrides hands a COO ``self``
+    to that override (as ``s.view(-1)`` calls it). The override's own calls of Tensor's function for the dense
+    value run inside it (:func:`torchish.sparse.sparse_code`), so they reach the dense code. A Tensor method that
+    calls a sparse-aware function (``Tensor.exp`` calls ``torch.exp``) is left as it is: it acts as the bound
+    method already, and a second check would cost each dense call a frame; so are the operators (``x * 2``
+    runs ``Tensor.__mul__``: ``Tensor.__mul__(s, 2)`` stays dense)."""
+    for name, method in vars(_SparseTensor).items():
+        dense = vars(Tensor).get(name)
+        if type(method) is types.FunctionType and type(dense) is types.FunctionType and \
+                (dense.__code__.co_argcount or dense.__code__.co_flags & inspect.CO_VARARGS) and \
+                not _calls_sparse_aware(dense) and not name.startswith("__"):  # (operators: ``x * 2`` is hot)
+            _swap(dense, "input", method)
+
+
+def _calls_sparse_aware(fn):
+    """Whether ``fn`` holds a sparse-aware function in its closure (the function it is a method form of)."""
+    for cell in fn.__closure__ or ():
+        try:
+            if id(cell.cell_contents) in _SWAPPED:
+                return True
+        except ValueError:  # (an empty cell)
+            pass
+    return False
+
+
+def _guard_methods():
+    for name, method in list(vars(_SparseTensor).items()):
+        if type(method) is types.FunctionType:
+            setattr(_SparseTensor, name, sparse_code(method))
 
 
 # torch.nn.functional: name -> (the sparse method it is, "!" and the ATen op PyTorch's NotImplementedError names, or
@@ -253,16 +510,6 @@ def _functional_form(target, inplace_at):
             raise RuntimeError(target[1:])
         return getattr(input, target + "_" if inplace else target)()
     return form
-
-
-def functional(namespace):
-    """The wrappers of ``torchish.nn.functional``'s functions (``namespace``), by name."""
-    out = {}
-    for name, (target, inplace_at) in _FUNCTIONAL.items():
-        dense = namespace.get(name)
-        if dense is not None:
-            out[name] = _stands_for(_sparse_aware_any(_functional_form(target, inplace_at), dense), dense)
-    return out
 
 
 def _alias(method):

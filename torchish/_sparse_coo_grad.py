@@ -66,7 +66,10 @@ class _MakesSparseGrad(OpNode):
 
     def apply_grads(self, grads, create_graph):
         res = super().apply_grads(grads, create_graph)
-        for pos, (indices, coalesced, contiguous) in self.__dict__["sparse_grads"].items():
+        incoming_sparse = bool(grads) and grads[0] is not None and grads[0]._coo is not None
+        for pos, (indices, coalesced, contiguous, when_sparse) in self.__dict__["sparse_grads"].items():
+            if when_sparse and not incoming_sparse:
+                continue
             if res[pos] is not None and res[pos]._coo is None:
                 res[pos] = _as_sparse(_fresh(res[pos], grads, create_graph), indices, coalesced, contiguous)
         return res
@@ -116,12 +119,13 @@ def _swap_class(node, base):
     return True
 
 
-def hands_sparse_grad(out, pos, indices, coalesced=True, contiguous=True):
+def hands_sparse_grad(out, pos, indices, coalesced=True, contiguous=True, when_sparse=False):
     """Make the node of ``out`` hand its input at ``pos`` a sparse gradient with entries at ``indices`` (the
-    coalesced indices of that sparse input; :data:`_NONZERO` for the gradient's nonzeros)."""
+    coalesced indices of that sparse input; :data:`_NONZERO` for the gradient's nonzeros); ``when_sparse``: only
+    when the gradient reaching ``out`` is sparse (a stack's)."""
     node = out._grad_fn
     if node is not None and _swap_class(node, _MakesSparseGrad):
-        node.__dict__.setdefault("sparse_grads", {})[pos] = (indices, coalesced, contiguous)
+        node.__dict__.setdefault("sparse_grads", {})[pos] = (indices, coalesced, contiguous, when_sparse)
     return out
 
 

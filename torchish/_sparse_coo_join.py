@@ -5,8 +5,8 @@ flagged coalesced). ``stack`` is the cat of the tensors unsqueezed at ``dim``. A
 PyTorch's RuntimeError. Before, torchish joined the dense values into a dense tensor.
 
 The dense value is the dense op's (``CatBackward0``/``StackBackward0``). A sparse gradient reaching a cat's result
-fails as PyTorch's backward does (its narrow of a sparse gradient); one reaching a stack's result reaches the
-inputs dense here (PyTorch's is sparse).
+fails as PyTorch's backward does (its narrow of a sparse gradient); one reaching a stack's result reaches each
+input sparse, at its entries (PyTorch's select of it; before, torchish's were dense). A dense gradient stays dense.
 
 Example:
     >>> import torchish as torch
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from ._tensor import Tensor, wrap_dim
 from .ops import creation as _creation, join as _join
-from .sparse import _COO, dispatch_error, mark_sparse
+from .sparse import _COO, coalesced_indices, dispatch_error, mark_sparse
+from ._sparse_coo_grad import hands_sparse_grad
 
 _AS_STRIDED = ("NotImplementedError", dispatch_error("as_strided"))
 
@@ -30,10 +31,17 @@ def cat_sparse(tensors, dim, stacked):
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor) or t._coo is None:
             raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at position {i}.")
+    inputs = tensors
     if stacked:
         dim = wrap_dim(dim, tensors[0].dim() + 1)
         tensors = [t.unsqueeze(dim) for t in tensors]
-    dense = _join.cat(tensors, dim)  # (the dense value, with the dense op's checks and dtype)
+        dense = _join.stack(inputs, dim)  # (the dense value, with the dense op's checks and dtype)
+        if dense._rg:  # (a sparse gradient reaches each input sparse: PyTorch's select of it, never coalesced)
+            for i, t in enumerate(inputs):
+                hands_sparse_grad(dense, i, coalesced_indices(t._coo, tuple(t.shape)), coalesced=False,
+                                  when_sparse=True)
+    else:
+        dense = _join.cat(tensors, dim)
     dim = wrap_dim(dim, dense.dim())
     sparse_dim = tensors[0]._coo.indices.shape[0]
     for i, t in enumerate(tensors):

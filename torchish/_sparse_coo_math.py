@@ -26,7 +26,7 @@ from . import _dtype, _layout
 from ._tensor import Tensor, wrap_dim
 from .ops import creation as _creation, reduce as _reduce
 from .ops.registry import apply, defop, overload
-from .sparse import _COO, _from_entries, dense_of, entries_mask, grad_gate, mark_sparse
+from .sparse import _COO, _from_entries, dense_of, entries_mask, grad_gate, mark_sparse, sparse_code
 from ._sparse_coo_grad import hands_sparse_grad
 
 
@@ -73,10 +73,74 @@ def _coo_addmm(mat, mat1, mat2, beta, alpha):
     return out
 
 
+def _spsp_fwd(a, a_mask, b, b_mask):
+    zero = jnp.zeros((), a.dtype)
+    return jnp.matmul(jnp.where(a_mask, a, zero), jnp.where(b_mask, b, zero))
+
+
+# the product of two COO matrices (torch.sparse.mm's node: each gradient masked to its input's entries; ``@`` and
+# torch.mm's: MmBackward0, unmasked)
+_SPARSE_SPARSE_MM = defop("sparse_sparse_mm", _spsp_fwd, grad_name="SparseSparseMatmulBackward0")
+_SPARSE_SPARSE_MM_PLAIN = overload(_SPARSE_SPARSE_MM, "MmBackward0")
+
+
+def _pattern(indices, shape):
+    """The 0/1 matrix of ``shape`` with ones at ``indices`` (2 x nnz)."""
+    out = np.zeros(shape, np.int64)
+    idx = indices.numpy()
+    if idx.shape[1]:
+        out[tuple(idx)] = 1
+    return out
+
+
+def _nonzero_indices(matrix):
+    return _creation.tensor(np.stack(np.nonzero(matrix)).astype(np.int64).reshape(2, -1))
+
+
+def sparse_sparse_mm(mat1, mat2, masked):
+    """The COO product of two COO matrices, as PyTorch's sparse-sparse matmul makes it: coalesced, an entry
+    wherever an entry of ``mat1``'s row meets one of ``mat2``'s column (its value may be zero). A sparse gradient
+    reaching it gives each input a sparse gradient whose entries are the pattern of the gradient's product with
+    the other (``masked``: torch.sparse.mm's, whose values off the input's entries are zero)."""
+    for t in (mat1, mat2):
+        sparse_dim, dense_dim = t._coo.indices.shape[0], t._coo.values.dim() - 1
+        if dense_dim:
+            raise RuntimeError(f"sparse_sparse_matmul_cpu: scalar values expected, got {dense_dim}D values")
+        if sparse_dim != 2:
+            raise RuntimeError(f"sparse_sparse_matmul_cpu: matrices expected, got {sparse_dim}D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"mat1 dtype {_dtype.scalar_type_name(mat1.dtype)} does not match mat2 dtype "
+                           f"{_dtype.scalar_type_name(mat2.dtype)}")
+    if not (mat1.is_floating_point() or mat1.is_complex()):
+        raise NotImplementedError(f'"sparse_matmul" not implemented for \'{_dtype.scalar_type_name(mat1.dtype)}\'')
+    a, b = _pattern(mat1._coo.indices, tuple(mat1.shape)), _pattern(mat2._coo.indices, tuple(mat2.shape))
+    product = a @ b
+    if masked:
+        masks = (entries_mask(mat1._coo.indices, tuple(mat1.shape)), entries_mask(mat2._coo.indices,
+                                                                                  tuple(mat2.shape)))
+    else:
+        masks = (_creation.ones(tuple(mat1.shape), dtype=_dtype.bool), _creation.ones(tuple(mat2.shape),
+                                                                                      dtype=_dtype.bool))
+    node = _SPARSE_SPARSE_MM if masked else _SPARSE_SPARSE_MM_PLAIN
+    out = apply(node, (grad_gate(mat1), masks[0], grad_gate(mat2), masks[1]))
+    indices = _nonzero_indices(product)
+    if out._rg:
+        result = (product > 0).astype(np.int64)
+        hands_sparse_grad(out, 0, _nonzero_indices(result @ b.T))
+        hands_sparse_grad(out, 2, _nonzero_indices(a.T @ result))
+    values = Tensor.__getitem__(out, tuple(indices.unbind(0)))
+    return mark_sparse(out, _COO(indices, values, True))
+
+
+@sparse_code
 def mm(mat1, mat2, reduce=None):
-    """``mat1 @ mat2`` where either may be sparse; the product is dense here. With ``reduce`` (a CSR ``mat1``),
-    each row reduces its entries' products by sum, mean, amax or amin (:func:`torchish._sparse_csr.mm_reduce`).
-    A COO ``mat1`` times a dense ``mat2`` gets the gradient at its entries only (``SparseAddmmBackward0``)."""
+    """``mat1 @ mat2`` where either may be sparse; the product is dense except for two COO matrices
+    (:func:`sparse_sparse_mm`). With ``reduce`` (a CSR ``mat1``), each row reduces its entries' products by sum,
+    mean, amax or amin (:func:`torchish._sparse_csr.mm_reduce`). A COO ``mat1`` times a dense ``mat2`` gets the
+    gradient at its entries only (``SparseAddmmBackward0``)."""
     if reduce is not None:
         from ._sparse_csr import mm_reduce
         return mm_reduce(mat1, mat2, reduce)
@@ -87,9 +151,12 @@ def mm(mat1, mat2, reduce=None):
                          f"{1 if mat1._coo is not None else -2})")
     if mat1._coo is not None and mat2._coo is None:
         return _coo_addmm(None, mat1, mat2, 1, 1)
+    if mat1._coo is not None and mat2._coo is not None and mat2.dim() == 2:
+        return sparse_sparse_mm(mat1, mat2, masked=True)
     return mat1 @ mat2
 
 
+@sparse_code
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """``beta * mat + alpha * (mat1 @ mat2)`` for a sparse ``mat1`` (its gradient at its entries only)."""
     if isinstance(mat1, Tensor) and mat1._coo is not None and isinstance(mat2, Tensor) and mat2._coo is None:
@@ -139,6 +206,7 @@ def coalesced_values(input):
     return indices, values
 
 
+@sparse_code
 def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
     """The sum of a sparse tensor over ``dim``: a dense tensor when every sparse dimension is reduced (or ``dim`` is
     None), else a coalesced sparse tensor over the remaining index prefixes."""
@@ -196,11 +264,13 @@ def _softmax(input, dim, dtype, log):
     return _result(node, indices, out, tuple(input.shape))
 
 
+@sparse_code
 def softmax(input, dim, *, dtype=None):
     """``torch.sparse.softmax``: softmax over ``dim`` among the entries present (absent ones count as -inf)."""
     return _softmax(input, dim, dtype, log=False)
 
 
+@sparse_code
 def log_softmax(input, dim, *, dtype=None):
     """``torch.sparse.log_softmax``: log-softmax over ``dim`` among the entries present."""
     return _softmax(input, dim, dtype, log=True)

@@ -29,12 +29,12 @@ import numbers
 import numpy as np
 
 from . import _dtype, _layout
-from ._sparse_coo_math import _SUM_ENTRIES, _result, sum as _sparse_sum
+from ._sparse_coo_math import _SUM_ENTRIES, _result, sparse_sparse_mm as _sparse_sparse_mm, sum as _sparse_sum
 from ._tensor import Tensor, wrap_dim
 from .ops import creation as _creation
 from .ops.registry import overload
 from .sparse import (_COO, _coalesced_entries, _from_entries, _keeps_sparse, _keeps_sparse_inplace, _merged,
-                     _SparseTensor, _same_entries, _t, _transposed, dispatch_error, mark_sparse)
+                     _SparseTensor, _same_entries, _t, _transposed, dispatch_error, mark_sparse, sparse_code)
 
 _SPARSE_MASK = overload(_SUM_ENTRIES, "SparseMaskBackward0")
 
@@ -183,6 +183,25 @@ def _product(self, coo, out, other):
         mask, dense = theirs, self
     values = mask.values * _dense_at(dense, mask.indices, self.shape)
     return _COO(mask.indices, values.to(out.dtype), False)
+
+
+def _matrix_product(name):
+    """``s @ s2``, ``s.mm(s2)``, ``s.matmul(s2)`` of two COO matrices: PyTorch's COO product (MmBackward0); any
+    other operand the dense method's."""
+    dense = getattr(Tensor, name)
+
+    def method(self, other, *args, **kwargs):
+        if self._coo is not None and isinstance(other, Tensor) and other._coo is not None and self.dim() == 2 \
+                and other.dim() == 2 and not args and not kwargs:
+            return _sparse_sparse_mm(self, other, masked=False)
+        return dense(self, other, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = dense.__doc__
+    setattr(_SparseTensor, name, method)
+
+
+for _name in ("mm", "matmul", "__matmul__"):
+    _matrix_product(_name)
 
 
 def _keys(coo, shape):
@@ -394,8 +413,8 @@ def _compressed_query(name, kind):
     return query
 
 
-Tensor.sparse_mask = _sparse_mask
-Tensor.to_sparse_coo = _to_sparse_coo
+Tensor.sparse_mask = sparse_code(_sparse_mask)
+Tensor.to_sparse_coo = sparse_code(_to_sparse_coo)
 for _name, _kind in (("crow_indices", "row"), ("col_indices", "row"), ("ccol_indices", "column"),
                      ("row_indices", "column")):
     if not hasattr(Tensor, _name):

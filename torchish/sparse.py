@@ -13,8 +13,10 @@ two sparse tensors (PyTorch's merge of the two entry lists); the shape ops and i
 ``A[i]``), the elementwise ops of :mod:`torchish._sparse_coo_unary` (``abs``, ``sqrt``, ``sin``, ``relu``, ``pow``,
 ``isnan``...), ``torch.sparse.mm``/``addmm``/``sum``/``softmax``/``log_softmax`` (:mod:`torchish._sparse_coo_math`),
 and :mod:`torchish._sparse_coo_ops` (``A.T``, ``A.sum(1)``, ``A * x``, ``A.bool()``, ``zeros_like``,
-``sparse_mask``...) and :mod:`torchish._sparse_coo_join` (``cat``/``stack``). Their function forms
-(``torch.abs(A)``, ``F.relu(A)``) do the same (:mod:`torchish._sparse_coo_functions`). The ops PyTorch has no
+``sparse_mask``...) and :mod:`torchish._sparse_coo_join` (``cat``/``stack``); ``A @ B`` of two COO matrices
+is COO (:func:`torchish._sparse_coo_math.sparse_sparse_mm`); ``sparse_resize_`` is in
+:mod:`torchish._sparse_coo_resize`. Their function forms (``torch.abs(A)``, ``F.relu(A)``) do the same
+(:mod:`torchish._sparse_coo_functions`). The ops PyTorch has no
 sparse kernel for (``A.exp()``, ``A.mean()``, ``A == 0``...) raise its errors (:mod:`torchish._sparse_coo_refused`).
 
 Gradients are PyTorch's: ``A.to_dense()``, ``torch.sparse.mm(A, B)`` and the others whose backward hands ``A`` a
@@ -23,10 +25,10 @@ layout: :mod:`torchish._sparse_coo_grad`); where PyTorch's backward has no spars
 reaching ``A.unsqueeze(0)``, any gradient reaching ``A.sqrt()``) the backward raises PyTorch's error
 (:func:`grad_gate`).
 
-Differences: the dense value is materialised (memory grows with the full size, not the number of entries); a few
-sparse-to-sparse ops (``sparse.mm`` or ``@`` of two sparse tensors, ``einsum``, ``F.embedding`` with a sparse
-weight) return dense tensors with the same values; indices are always checked against the size (PyTorch checks
-only under ``check_invariants=True``).
+Differences: the dense value is materialised (memory grows with the full size, not the number of entries); an
+``einsum`` that multiplies a sparse operand elementwise (``'ij,ij->ij'``) returns a dense tensor with the same values
+(one that sums over a label of two operands raises PyTorch's error); indices are always checked against the size
+(PyTorch checks only under ``check_invariants=True``).
 
 Example:
     >>> import torchish as torch
@@ -35,6 +37,8 @@ Example:
     tensor([3., 9.])
 """
 from __future__ import annotations
+
+import threading
 
 import jax.numpy as jnp
 import numpy as np
@@ -75,11 +79,34 @@ class _SparseTensor(Tensor):
     __torch_function__ = _disabled_torch_function_impl  # (torchish's own: results keep the classes ops give)
 
 
+_CODE = threading.local()  # depth: >0 while torchish's sparse code runs (torchish._sparse_coo_functions)
+
+
+def sparse_code(fn):
+    """``fn`` (torchish's code for COO tensors) run with :data:`_CODE` marked: the dense functions it calls on
+    the way (``Tensor.t``, ``torch.cat``, ``Tensor.__getitem__`` of a COO tensor) run their own code, not the
+    sparse form that their function makes of a call from a program."""
+    def marked(*args, **kwargs):
+        if getattr(_CODE, "depth", 0):
+            return fn(*args, **kwargs)
+        _CODE.depth = 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _CODE.depth = 0
+    marked.__name__, marked.__qualname__, marked.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    marked.__module__, marked.__wrapped__ = fn.__module__, fn
+    return marked
+
+
 def mark_sparse(t, coo):
     """Make ``t`` a sparse tensor with entries ``coo``."""
     t._coo = coo
     if type(t) is Tensor:
         t.__class__ = _SparseTensor
+        if not _functions_active[0]:  # (the first COO tensor: torch.abs(s), F.relu(s)... become sparse-aware)
+            from ._sparse_coo_functions import activate
+            activate()
     return t
 
 
@@ -328,8 +355,8 @@ for _name, _fn in (("coalesce", _coalesce), ("is_coalesced", _is_coalesced), ("i
                    ("values", _values), ("_indices", _raw("_indices", "indices")),
                    ("_values", _raw("_values", "values")), ("_nnz", _nnz), ("sparse_dim", _sparse_dim),
                    ("dense_dim", _dense_dim), ("to_dense", _to_dense), ("to_sparse", _to_sparse)):
-    _fn.__name__ = _name
-    setattr(Tensor, _name, _fn)
+    _fn.__name__ = _fn.__qualname__ = _name
+    setattr(Tensor, _name, sparse_code(_fn))
 
 
 # ops PyTorch runs sparse-to-sparse: the dense result (which carries the gradient) also keeps the result's entries
@@ -570,6 +597,7 @@ for _name, _fn in (("clone", _same_entries), ("to", _same_entries), ("float", _s
 
 # the torch.sparse namespace (mm, addmm, sum, softmax and log_softmax: torchish._sparse_coo_math)
 
+@sparse_code
 def spmm(input, mat2, *, out=None):
     """``torch.spmm``: ``input @ mat2`` for a sparse ``input`` (a top-level function in PyTorch)."""
     from .ops.linalg import mm as _mm
@@ -604,3 +632,5 @@ from . import _sparse_coo_unary  # noqa: E402,F401  (abs, sqrt, sin, pow, ... of
 from ._sparse_coo_math import mm, addmm, sum, softmax, log_softmax, coalesced_indices  # noqa: E402,F401,A004
 from . import _sparse_coo_refused  # noqa: E402,F401  (s.exp(), s.mean(), s == 0 ...: PyTorch's errors)
 from . import _sparse_coo_ops  # noqa: E402,F401  (casts, s.T, s.sum(dim), s * x, unbind, zeros_like, sparse_mask...)
+from . import _sparse_coo_resize  # noqa: E402,F401  (sparse_resize_, sparse_resize_and_clear_)
+from ._sparse_coo_functions import _ACTIVE as _functions_active  # noqa: E402  (torch.abs(s), F.relu(s)...)

@@ -20,6 +20,3 @@ from ._functional.loss_margin import *  # noqa: F401,F403
 from ._functional.linear_cross_entropy import *  # noqa: F401,F403
 from ._functional.attention import *  # noqa: F401,F403
 from ._functional.rnn import *  # noqa: F401,F403
-
-from .._sparse_coo_functions import functional as _sparse_functional  # noqa: E402
-globals().update(_sparse_functional(globals()))  # F.relu(s) of a COO tensor: COO; F.gelu(s), ...: PyTorch's errors

@@ -475,9 +475,8 @@ def _true_divide(a, b):
     afterwards turn into whole units."""
     if jnp.iscomplexobj(a) or jnp.iscomplexobj(b):  # c10's division: NaN parts stay NaN (XLA recovers infinities)
         return complex_c.div_c10(a, b)
-    if jnp.shape(b) != jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b)):
-        return _precision.div(a, b)
-    return jnp.true_divide(a, b)
+    return _precision.div(a, b)  # (also a divisor of a's shape: in a compiled program it may be an expanded value,
+    # such as F.normalize's expand_as(norm), which XLA would divide by through its reciprocal all the same)
 
 
 def _div_mode_fwd(a, b, *, rounding_mode):

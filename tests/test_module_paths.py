@@ -125,3 +125,24 @@ def test_layer_code_annotated_with_common_types():
         def forward(self, x):
             return self.conv(x)
     assert tuple(Conv((3, 3))(torchish.ones(1, 1, 4, 4)).shape) == (1, 2, 2, 2)
+
+
+def test_symbolic_number_types_and_torch_function_guards_at_the_top_level():
+    """``torch.SymInt``/``SymFloat``/``SymBool`` exist for ``isinstance`` tests (concrete numbers are no instances,
+    as under PyTorch eager); ``torch.DisableTorchFunction(Subclass)`` are ``torch._C``'s."""
+    for name in ("SymInt", "SymFloat", "SymBool"):
+        cls = getattr(torchish, name)
+        assert not isinstance(3, cls) and not isinstance(3.0, cls) and not isinstance(True, cls)
+        if torch is not None:
+            tcls = getattr(torch, name)
+            assert not isinstance(3, tcls) and not isinstance(3.0, tcls) and not isinstance(True, tcls)
+    assert isinstance(torchish.ones(3).shape[0], int)
+    assert torchish.DisableTorchFunctionSubclass is torchish._C.DisableTorchFunctionSubclass
+    assert torchish.DisableTorchFunction is torchish._C.DisableTorchFunction
+    for lib in (torchish,) if torch is None else (torchish, torch):
+        flags = [(lib._C._is_torch_function_enabled(), lib._C._is_torch_function_all_disabled())]
+        with lib.DisableTorchFunctionSubclass():
+            flags.append((lib._C._is_torch_function_enabled(), lib._C._is_torch_function_all_disabled()))
+        with lib.DisableTorchFunction():
+            flags.append((lib._C._is_torch_function_enabled(), lib._C._is_torch_function_all_disabled()))
+        assert flags == [(True, False), (False, False), (False, True)], lib.__name__

@@ -2,7 +2,8 @@
 subclasses: ``__torch_function__ = torch._C._disabled_torch_function_impl``, ``with
 torch._C.DisableTorchFunctionSubclass():``, ``torch._C._LinAlgError``)."""
 from ._subclass import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401
-                        _disabled_torch_function_impl, _is_torch_function_enabled)
+                        _disabled_torch_function_impl, _is_torch_function_enabled,
+                        _is_torch_function_all_disabled)
 from .ops.decomp import _LinAlgError  # noqa: F401
 
 
@@ -17,5 +18,5 @@ def _log_api_usage_once(event):
         raise TypeError("bad argument type for built-in operation")  # (PyTorch's pybind11 wording)
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl",
-           "_is_torch_function_enabled", "_LinAlgError",
+           "_is_torch_function_enabled", "_is_torch_function_all_disabled", "_LinAlgError",
            "_get_tracing_state", "_log_api_usage_once"]

@@ -190,6 +190,8 @@ from . import _dynamo as _dynamo  # noqa: E402
 from . import hub as hub  # noqa: E402
 from . import overrides as overrides  # noqa: E402
 from . import _C as _C  # noqa: E402
+from ._C import DisableTorchFunction as DisableTorchFunction  # noqa: E402
+from ._C import DisableTorchFunctionSubclass as DisableTorchFunctionSubclass  # noqa: E402
 from . import types as types  # noqa: E402
 from . import library as library  # noqa: E402  (custom operators; torchish.ops.<namespace> finds them)
 from ._checks import (_check as _check, _check_with as _check_with, _check_index as _check_index,  # noqa: E402

@@ -24,7 +24,7 @@ from ._tensor import Tensor
 from .utils import _pytree
 
 __all__ = ["cond", "while_loop", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sum",
-           "sym_sqrt"]
+           "sym_sqrt", "SymInt", "SymFloat", "SymBool"]
 
 
 def _traced(t) -> bool:
@@ -79,6 +79,28 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 
 # ----------------------------------------------------------------------------------------------------------------
 # sym_* (symbolic shapes in PyTorch; plain Python numbers and tensors here)
+
+
+class _Symbolic:
+    """PyTorch's symbolic number types, which stand for a size while ``torch.compile`` traces with dynamic shapes.
+    torchish's shapes are always concrete Python ints, so nothing is an instance: code that tests
+    ``isinstance(n, torch.SymInt)`` takes its concrete branch, as under PyTorch eager."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(f"torch.{type(self).__name__} cannot be created directly: torchish's sizes are concrete "
+                        f"Python numbers")
+
+
+class SymInt(_Symbolic):
+    pass
+
+
+class SymFloat(_Symbolic):
+    pass
+
+
+class SymBool(_Symbolic):
+    pass
 
 
 def sym_int(a):

@@ -71,8 +71,14 @@ _disable_torch_function_subclass = DisableTorchFunctionSubclass
 
 
 def _is_torch_function_enabled() -> bool:
-    """``torch._C._is_torch_function_enabled()``."""
-    return not getattr(_LOCAL, "all_disabled", 0)
+    """``torch._C._is_torch_function_enabled()``: False inside ``DisableTorchFunctionSubclass`` as inside
+    ``DisableTorchFunction`` (PyTorch's answer; :func:`_is_torch_function_all_disabled` tells them apart)."""
+    return not getattr(_LOCAL, "disabled", 0)
+
+
+def _is_torch_function_all_disabled() -> bool:
+    """``torch._C._is_torch_function_all_disabled()``: inside ``DisableTorchFunction``."""
+    return bool(getattr(_LOCAL, "all_disabled", 0))
 
 
 def _overloaded(obj) -> bool:

@@ -66,7 +66,7 @@ def _overloaded_args(relevant_args):
     """The arguments whose types implement the protocol, one per type, subclasses before their bases. A plain
     Tensor among them counts too, as in PyTorch's Python (``has_torch_function`` does not count it; torchish's
     functions leave it out where PyTorch's builtins do)."""
-    if not _subclass._is_torch_function_enabled():
+    if _subclass._is_torch_function_all_disabled():  # (duck types still take part without subclasses)
         return []
     types, args = [], []
     for arg in relevant_args:

@@ -159,7 +159,8 @@ def _parameters(code):
 def _check_code(fn, mode):
     """The code ``fn`` runs once sparse tensors exist: with ``fn``'s own parameters (its defaults stay the
     function's), it hands a call whose input is a COO tensor (``mode`` "input": the first argument's class;
-    "test": ``test(...)`` of the call) to ``form`` (outside another form), and any other call, or one whose form
+    "test": ``test(...)`` of the call; "either": the first or the second argument's; "second": the second's, the
+    first not being one; these two fall back to ``test`` where the function has fewer positional parameters) to ``form`` (outside another form), and any other call, or one whose form
     returns None, to ``plain`` (a copy running ``fn``'s original code). Only the callables are constants."""
     code = fn.__code__  # (the check's own names start with ``_sa_``: no parameter's (``sparse=``) may clash)
     pos, posonly, star, kwonly, starstar = _parameters(code)
@@ -173,7 +174,7 @@ def _check_code(fn, mode):
         plain_args.append(name)
         if i and (type(defaults.get(name)) is object or optional):  # (a sentinel "not given", and those after
             optional.append(name)                                     # it: passed by keyword, when given)
-        elif i or mode == "test":
+        elif i or mode != "input":
             form_args.append(name)
     if star is not None:
         params.append("*" + star)
@@ -208,6 +209,9 @@ def _check_code(fn, mode):
         if starstar is not None:
             form_args.append("**" + starstar)
         test = f"_sa_test({', '.join(form_args)})"
+        if mode in ("either", "second") and len(pos) >= 2 and not optional[:1] == [pos[1]]:
+            a, b = (f"{n}.__class__ is _sa_class and {n}._coo is not None" for n in pos[:2])
+            test = f"{a} or {b}" if mode == "either" else f"{b} and not ({a})"  # (inline: no call on a dense call)
     lines = ["def _outer():"]
     cells = [f"_sa_cell{i}" for i in range(len(code.co_freevars))]
     if cells:
@@ -389,11 +393,11 @@ def _torch_embedding_test(weight=None, indices=None, *args, **kwargs):
 
 def _torch_functions():
     """(name, mode, form, test) of the ``torchish`` namespace's functions that are sparse-aware."""
-    out = [("where", "test", _where_form, _where_test), ("mul", "test", _mul_form, _either_sparse),
-           ("multiply", "test", _mul_form, _either_sparse), ("einsum", "test", _raising(RuntimeError, _RESHAPE),
+    out = [("where", "test", _where_form, _where_test), ("mul", "either", _mul_form, _either_sparse),
+           ("multiply", "either", _mul_form, _either_sparse), ("einsum", "test", _raising(RuntimeError, _RESHAPE),
                                                           _einsum_test),
            ("embedding", "test", _torch_embedding_form, _torch_embedding_test)]
-    out += [(name, "test", _raising(*error), _either_sparse) for name, error in _REFUSED_EITHER.items()]
+    out += [(name, "either", _raising(*error), _either_sparse) for name, error in _REFUSED_EITHER.items()]
     for name, stacked in (("cat", False), ("concat", False), ("concatenate", False), ("stack", True)):
         out.append((name, "test", _joined(name, stacked), _is_sparse_join))
     taken = {name for name, *_ in out}
@@ -442,8 +446,8 @@ def activate():
         if fn is not None:
             _swap(fn, "test", _raising(*error), _first_sparse)
     for name in ("mul", "multiply"):  # (``x.mul(s)``; a COO ``self`` has its own method)
-        _swap(getattr(Tensor, name), "test", _dense_mul_form, _dense_self_sparse_other)
-    _swap(Tensor.copy_, "test", _copy_into_dense, _dense_self_sparse_other)
+        _swap(getattr(Tensor, name), "second", _dense_mul_form, _dense_self_sparse_other)
+    _swap(Tensor.copy_, "second", _copy_into_dense, _dense_self_sparse_other)
     _guard_methods()
     _unbound_methods()
     if dispatching:

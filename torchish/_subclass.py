@@ -182,17 +182,7 @@ def _dispatch_functions(holder, names, public, swapped):
             continue
         if is_class and isinstance(inspect.getattr_static(holder, name), (staticmethod, classmethod)):
             continue
-        inner, calls = vars(fn).get("_torchish_stands_for"), None
-        if call.swappable(inner):
-            # ``fn`` wraps ``inner`` (``torchish.relu`` sends a sparse tensor to its method, else calls
-            # ``ops.unary.relu``): ``inner`` dispatches too, handing ``fn``, so that torchish's own calls of it
-            # (``nn.ReLU``'s) reach ``__torch_function__`` as PyTorch's do; ``fn`` checks its arguments and calls
-            # ``inner``'s plain copy (one check per call)
-            if id(inner) not in swapped:
-                swapped[id(inner)] = (inner, call.dispatch_in_place(inner, name, public, target=fn, undo=_UNDO),
-                                      public, name)
-            calls = (inner, swapped[id(inner)][1])
-        swapped[id(fn)] = (fn, call.dispatch_in_place(fn, name, public, undo=_UNDO, calls=calls), public, name)
+        swapped[id(fn)] = (fn, call.dispatch_in_place(fn, name, public, undo=_UNDO), public, name)
 
 
 def _dispatch_operators(names, swapped):

@@ -82,47 +82,25 @@ def _code_for(name, kind, n_free, relevant, plain, slow):
     return code.replace(co_qualname=name) if hasattr(code, "co_qualname") else code
 
 
-def copy_function(fn, calls=None):
-    """A function running ``fn``'s original code (its closure, defaults and attributes too). ``calls=(old, new)``:
-    the copy calls ``new`` where ``fn`` calls ``old`` through a closure cell or through the globals of generated
-    code (not a module's)."""
-    space, closure = fn.__globals__, fn.__closure__
-    if calls is not None:
-        old, new = calls
-        if any(_holds(c, old) for c in closure or ()):
-            closure = tuple(types.CellType(new) if _holds(c, old) else c for c in closure)
-        elif not _module_space(space) and any(v is old for v in space.values()):
-            space = {k: new if v is old else v for k, v in space.items()}
-    plain = types.FunctionType(fn.__code__, space, fn.__name__, fn.__defaults__, closure)
+def copy_function(fn):
+    """A function running ``fn``'s original code (its closure, defaults and attributes too)."""
+    plain = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     plain.__kwdefaults__ = fn.__kwdefaults__
     plain.__dict__.update(fn.__dict__)
     plain.__qualname__, plain.__module__, plain.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
     return plain
 
 
-def _holds(cell, value):
-    try:
-        return cell.cell_contents is value
-    except ValueError:  # (an empty cell)
-        return False
-
-
-def _module_space(space):
-    module = sys.modules.get(space.get("__name__"))
-    return module is not None and vars(module) is space
-
-
 def swappable(fn) -> bool:
     return type(fn) is types.FunctionType
 
 
-def dispatch_in_place(fn, name, public, target=None, relevant=None, undo=None, calls=None):
-    """Make ``fn`` itself dispatch (``public.name``, e.g. ``torch.norm``): ``__torch_function__`` receives
-    ``target`` (``fn`` unless given) and the arguments in PyTorch's layout; ``__name__`` becomes PyTorch's
-    (``linalg_norm``). Returns the plain copy that runs the original code (``calls``: see :func:`copy_function`);
-    ``undo`` collects how to put ``fn`` back (``deactivate``)."""
-    plain = copy_function(fn, calls)
-    slow = _slow(target or fn, name, public, plain)
+def dispatch_in_place(fn, name, public, relevant=None, undo=None):
+    """Make ``fn`` itself dispatch (``public.name``, e.g. ``torch.norm``): ``__torch_function__`` receives ``fn``
+    and the arguments in PyTorch's layout; ``__name__`` becomes PyTorch's (``linalg_norm``). Returns the plain copy
+    that runs the original code; ``undo`` collects how to put ``fn`` back (``deactivate``)."""
+    plain = copy_function(fn)
+    slow = _slow(fn, name, public, plain)
     code, own = fn.__code__, fn.__name__
     had_wrapped = "__wrapped__" in fn.__dict__
     fn.__code__ = _code_for(own, "call", len(code.co_freevars), relevant or _relevant_for(name), plain, slow)

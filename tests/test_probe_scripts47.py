@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from oracle import script_test, torch_one_thread
+from oracle import needs_torch, same_error, script_test, torch_one_thread
 
 _torch_single_thread = pytest.fixture(autouse=True)(torch_one_thread)
 
@@ -215,3 +215,31 @@ def case_lstm_forecaster_unfold_teacher_forcing(lib):
 
 
 test_script_matches_torch = script_test(globals())
+
+
+def _spec(lib):
+    return lib.stft(lib.linspace(-1, 1, 64).view(2, 32), 8, window=lib.hann_window(8), return_complex=True)
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.stft(lib.zeros(2, 32), 8, window=lib.hann_window(4), return_complex=True),
+    lambda lib: lib.stft(lib.zeros(32), 8, win_length=4, window=lib.ones(8), return_complex=True),
+    lambda lib: lib.stft(lib.zeros(32), 8, window=lib.ones(2, 4), return_complex=True),
+    lambda lib: lib.istft(_spec(lib), 8, window=lib.hann_window(4)),
+    lambda lib: lib.istft(_spec(lib), 8, window=lib.ones(8, 1)),
+    lambda lib: lib.istft(_spec(lib)[:, :3], 8, window=lib.hann_window(8)),
+    lambda lib: lib.istft(_spec(lib)[:, :3], 8, window=lib.hann_window(8), onesided=False),
+    lambda lib: lib.istft(_spec(lib), 8, window=lib.zeros(8)),
+    lambda lib: lib.istft(_spec(lib), 8, window=lib.hann_window(8), center=False),
+], ids=["stft_window_length", "stft_window_vs_win_length", "stft_window_2d", "istft_window_length",
+        "istft_window_2d", "istft_onesided_bins", "istft_twosided_bins", "istft_nola_zero_window",
+        "istft_nola_center_false"])
+def test_stft_istft_window_and_bin_errors_word_the_call_as_pytorch(call):
+    """The window and frequency-bin errors of stft/istft start with PyTorch's description of the call, as its
+    length errors already did (an audio script that passes a window of the wrong length, or inverts a spectrogram
+    with the wrong n_fft, reads PyTorch's message): stft's window message and istft's own 'Invalid window shape',
+    istft's bin-count messages (torchish said 'istft: expected ...') and its NOLA failure, which PyTorch words as
+    'istft(...) window overlap add min: 1' with the failed comparison printed as a bool tensor (torchish said
+    'istft(...): window overlap add min: 0')."""
+    same_error(call)

@@ -77,12 +77,10 @@ for _n in ("hann_window", "hamming_window", "blackman_window", "bartlett_window"
 
 
 def _frame_window(window, win_length, n_fft, like):
-    """The window (ones when None), zero-padded on both sides to ``n_fft`` as PyTorch centres it."""
+    """The window (ones when None), zero-padded on both sides to ``n_fft`` as PyTorch centres it (its shape checked
+    by :func:`_check_window` first)."""
     if window is None:
         window = _creation.ones(win_length, dtype=like.dtype.to_real(), device=like.device)
-    elif window.ndim != 1 or window.shape[0] != win_length:
-        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
-                           f"window with size {list(window.shape)}")
     if win_length < n_fft:
         from ..nn.functional import pad
         left = (n_fft - win_length) // 2
@@ -101,8 +99,20 @@ def _call(name, x, n_fft, hop, win, window, flags):
             f"win_length={win}, window={w}{args})")
 
 
+def _check_window(window, win, call, name):
+    """A window given must be 1-d and ``win_length`` long: PyTorch's stft and istft word it each their own way,
+    after the call's description."""
+    if window is None or (window.ndim == 1 and window.shape[0] == win):
+        return
+    if name == "stft":
+        raise RuntimeError(f"{call} : expected a 1D window tensor of size equal to win_length={win}, but got "
+                           f"window with size {list(window.shape)}")
+    raise RuntimeError(f"{call} : Invalid window shape. window has to be 1D and length of `win_length`")
+
+
 def _lengths(n_fft, hop_length, win_length, name, x, window, flags):
-    """The hop and window lengths (defaults n_fft // 4 and n_fft), checked as PyTorch's stft/istft check them."""
+    """The hop and window lengths (defaults n_fft // 4 and n_fft), checked as PyTorch's stft/istft check them, and
+    the call's description that starts PyTorch's messages."""
     hop = n_fft // 4 if hop_length is None else int(hop_length)
     win = n_fft if win_length is None else int(win_length)
     call = _call(name, x, n_fft, hop, win, window, flags)
@@ -118,7 +128,7 @@ def _lengths(n_fft, hop_length, win_length, name, x, window, flags):
             raise RuntimeError(f"{call} : expected 0 < hop_length <= win_length")
         if not 0 < win <= n_fft:
             raise RuntimeError(f"{call} : expected 0 < win_length <= n_fft")
-    return hop, win
+    return hop, win, call
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
@@ -153,9 +163,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                   stacklevel=2)
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError("stft: expected a tensor of floating point or complex values")
-    hop, win = _lengths(int(n_fft), hop_length, win_length, "stft", x, window,
-                        (("normalized", bool(normalized)), ("onesided", onesided),
-                         ("return_complex", bool(return_complex)), ("align_to_window", align_to_window)))
+    hop, win, call = _lengths(int(n_fft), hop_length, win_length, "stft", x, window,
+                              (("normalized", bool(normalized)), ("onesided", onesided),
+                               ("return_complex", bool(return_complex)), ("align_to_window", align_to_window)))
+    _check_window(window, win, call, "stft")
     if align_to_window and win < n_fft:  # (the frames as if win_length long; zeros where the window is zero)
         left = (n_fft - win) // 2
         x = pad(x, (left, n_fft - win - left))
@@ -193,17 +204,18 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if input.ndim not in (2, 3):
         raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex type, but got "
                            f"{input.ndim}D")
-    hop, win = _lengths(int(n_fft), hop_length, win_length, "istft", input, window,
-                        (("center", bool(center)), ("normalized", bool(normalized)), ("onesided", onesided),
-                         ("length", length), ("return_complex", bool(return_complex))))
+    hop, win, call = _lengths(int(n_fft), hop_length, win_length, "istft", input, window,
+                              (("center", bool(center)), ("normalized", bool(normalized)), ("onesided", onesided),
+                               ("length", length), ("return_complex", bool(return_complex))))
     n_freq, n_frames = input.shape[-2], input.shape[-1]
     onesided = (n_freq != n_fft) if onesided is None else onesided
     if onesided and n_freq != n_fft // 2 + 1:
-        raise RuntimeError("istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
-                           f"n_fft / 2 + 1 when onesided=True, but got {n_freq}")
+        raise RuntimeError(f"{call} : expected the frequency dimension (3rd to the last) of the input tensor to "
+                           f"match n_fft / 2 + 1 when onesided=True, but got {n_freq}")
     if not onesided and n_freq != n_fft:
-        raise RuntimeError("istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
-                           f"n_fft when onesided=False, but got {n_freq}")
+        raise RuntimeError(f"{call} : expected the frequency dimension (3rd to the last) of the input tensor to "
+                           f"match n_fft when onesided=False, but got {n_freq}")
+    _check_window(window, win, call, "istft")
     w = _frame_window(window, win, n_fft, input)
     norm = "ortho" if normalized else "backward"
     spec = input.transpose(-1, -2)
@@ -227,7 +239,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     start = n_fft // 2 if center else 0
     end = total - n_fft // 2 if center and length is None else total if length is None else start + int(length)
     env_part = env[start:min(end, total)]
-    _check_nola(env_part.abs())
+    _check_nola(env_part.abs(), call)
     y = y[..., start:min(end, total)] / env_part
     if end > total:
         from ..nn.functional import pad
@@ -235,17 +247,19 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     return y
 
 
-def _check_nola(low):
-    """PyTorch's NOLA check: the window's overlap-added square must not vanish where the signal is kept. Traced
-    (inside torchish.compile), the check runs before each run of the program instead of breaking the graph."""
+def _check_nola(low, call):
+    """PyTorch's NOLA check: the window's overlap-added square must not vanish where the signal is kept. Its
+    message prints the failed comparison, a 0-d bool tensor: ``istft(...) window overlap add min: 1\n[ CPUBoolType{}
+    ]``. Traced (inside torchish.compile), the check runs before each run of the program instead of breaking the
+    graph."""
+    message = f"{call} window overlap add min: 1\n[ CPUBoolType{{}} ]"
     d = low._d
     if isinstance(d, jax.core.Tracer):
         if d.size:
-            tracing.defer_check(d < 1e-11, jnp.broadcast_to(jnp.min(d), d.shape), RuntimeError,
-                                lambda b: f"istft(...): window overlap add min: {b:g}")
+            tracing.defer_check(d < 1e-11, jnp.broadcast_to(jnp.min(d), d.shape), RuntimeError, lambda b: message)
         return
     if bool((low < 1e-11).any()):
-        raise RuntimeError(f"istft(...): window overlap add min: {float(low.min()):g}")
+        raise RuntimeError(message)
 
 
 _public("stft", stft)

@@ -416,7 +416,6 @@ def _ln_vjp(g, x, w, b, out, k, eps):
     ``dx = rstd * dy * w + b' * x + c'`` with ``b' = (db * mean - ds) * rstd^3 / N``, ``c' = -b' * mean - db * rstd / N``
     (``ds = sum(dy * w * x)``, ``db = sum(dy * w)``)."""
     axes = tuple(range(x.ndim - k, x.ndim))
-    lead = tuple(range(x.ndim - k))
     wide, r = _precision.stepper(x.dtype)
     mixed = x.dtype in _precision.LOW and any(p is not None and p.dtype == jnp.float32 for p in (w, b))
     r_stat = (lambda v: v) if mixed else r

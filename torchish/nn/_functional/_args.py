@@ -68,11 +68,16 @@ def need_int_list(fname, seq, arg, pos):
         if isinstance(e, Tensor) and e.numel() == 1 or \
                 (isinstance(e, numbers.Integral) and not (i == 0 and isinstance(e, bool))):
             continue
-        if i == 0:
-            raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, but found element "
-                            f"of type {type(e).__name__} at pos 0")
-        raise TypeError(f"{fname}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error \"type "
-                        f"must be tuple of ints,but got {type(e).__name__}\"")
+        raise int_list_element_error(fname, arg, pos, i, e)
+
+
+def int_list_element_error(fname, arg, pos, i, e):
+    """The TypeError PyTorch's parser raises for element ``i`` of a ``tuple of ints`` argument that is no int."""
+    if i == 0:
+        return TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, but found element of "
+                         f"type {type(e).__name__} at pos 0")
+    return TypeError(f"{fname}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error \"type must "
+                     f"be tuple of ints,but got {type(e).__name__}\"")
 
 
 def need_tensor_attr(x, attr):

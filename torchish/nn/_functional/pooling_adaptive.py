@@ -14,7 +14,7 @@ from ...ops.elementwise import not_implemented
 from ...ops.registry import apply, defop
 from ._pool_windows import _adaptive_bounds, _window_max_fwd, pool_node
 from .conv import ntuple
-from ._args import need_tensor
+from ._args import int_list_element_error, need_tensor
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices",
@@ -71,13 +71,8 @@ def _need_output_ints(name, nd, output_size, input_ndim):
             ok = e.numel() == 1 and e.dtype.category == _dtype._INT
         else:
             ok = (e is None and nd > 1) or (hasattr(e, "__index__") and not (pos == 0 and isinstance(e, bool)))
-        if ok:
-            continue
-        if pos == 0:
-            raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, but found element "
-                            f"of type {type(e).__name__} at pos 0")
-        raise TypeError(f"{name}(): argument 'output_size' failed to unpack the object at pos {pos + 1} with error "
-                        f"\"type must be tuple of ints,but got {type(e).__name__}\"")
+        if not ok:
+            raise int_list_element_error(name, "output_size", 2, pos, e)
 
 
 def _wrapper_sizes(nd, output_size):

@@ -239,7 +239,7 @@ def test_compiled_checkpoint_same_grads_less_temp_memory():
     tm = _deep(torch)
     ref_loss = _step(torch, tm, "plain")(torch.tensor(x_np))
     ref = grads(tm)
-    temp = {}
+    temp, barriers = {}, {}
     for mode in ("plain", "checkpoint", "offload"):
         model = _deep(torchish)
         step = torchish.compile(_step(torchish, model, mode))
@@ -250,6 +250,8 @@ def test_compiled_checkpoint_same_grads_less_temp_memory():
         np.testing.assert_allclose(float(loss), ref_loss.item(), rtol=2e-5)
         assert_grads(ref, grads(model))
         temp[mode] = step.memory_analysis(x).temp_size_in_bytes
-        # jax.checkpoint: the recomputed forward sits behind optimisation barriers in the program
-        assert ("optimization_barrier" in step.lower(x).as_text()) == (mode != "plain")
+        # jax.checkpoint: the recomputed forward sits behind optimisation barriers in the program (the plain one has
+        # a few too: a mean's true division, _precision.div)
+        barriers[mode] = step.lower(x).as_text().count("optimization_barrier")
+    assert barriers["checkpoint"] > barriers["plain"] and barriers["offload"] > barriers["plain"], barriers
     assert temp["checkpoint"] < temp["plain"], temp

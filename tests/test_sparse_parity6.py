@@ -204,3 +204,19 @@ def test_subclass_after_sparse_dispatches_and_sparse_stays():
     assert torchish.abs(s).layout == torchish.sparse_coo
     with pytest.raises(NotImplementedError, match="aten::exp"):
         torchish.Tensor.exp(s)
+
+
+def test_warnings_of_swapped_functions_point_at_the_callers_line():
+    """Once a COO tensor has swapped the sparse check into ``torch.var`` and ``F.softmax``, the warnings they raise
+    for their caller (``stacklevel``) still name this file, not the generated check's frame."""
+    import warnings
+
+    import torchish
+    torchish.sparse_coo_tensor([[0]], [1.0], (2,))  # (makes the functions sparse-aware, if nothing did before)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torchish.var(torchish.tensor([1.0]))
+        torchish.std(torchish.tensor([1.0]), 0)
+        torchish.nn.functional.softmax(torchish.ones(2, 3))
+    assert len(caught) == 3
+    assert {w.filename for w in caught} == {__file__}, [(w.filename, str(w.message)[:40]) for w in caught]

@@ -141,6 +141,11 @@ def _sparse_form(name):
 _PLACEHOLDER = "__torchish_sparse_check__"
 _LOCAL = _CODE  # depth: >0 while a sparse form or torchish's sparse code runs (the dense functions it calls run
                 # their own code)
+# the generated code's file name: ``warnings.warn(..., stacklevel=n)`` steps over frames whose file name holds both
+# "importlib" and "_bootstrap" (the import system's), so a warning the dense code raises for its caller
+# (``torch.var(x)``'s degrees of freedom) still points at the caller's line once a COO tensor has swapped this check
+# in (as ``_torch_function_call._FRAME_NAME``)
+_FRAME_NAME = "<torchish sparse-aware {} (a frame warnings skip as importlib._bootstrap's)>"
 _SWAPPED: dict = {}  # id(function) -> (function, its original code) of the functions made sparse-aware
 _ACTIVE = [False]
 
@@ -240,7 +245,7 @@ def _check_code(fn, mode):
         lines.append(f"        ({', '.join(cells)},)")  # (unreachable: only makes them free variables)
     lines.append("    return _checked")
     space: dict = {}
-    exec(compile("\n".join(lines) + "\n", f"<torchish sparse-aware {fn.__qualname__}>", "exec"), space)  # noqa: S102
+    exec(compile("\n".join(lines) + "\n", _FRAME_NAME.format(fn.__qualname__), "exec"), space)  # noqa: S102
     return space["_outer"]().__code__, defaults
 
 

@@ -315,10 +315,10 @@ def _softmax_method(name, method, input, dim, stacklevel, dtype):
     """PyTorch's ``F.softmax``/``log_softmax``/``softmin``: pick the legacy dim (with a warning) where none is given,
     then call the Tensor method with the dim by position and ``dtype`` by keyword, so a bad argument is refused in
     the method's words (``softmax(): argument 'dim' (position 1) ...``); ``_stacklevel`` only places the warning
-    (counted as PyTorch counts it from ``F.softmax``: torchish has this helper, and ``torchish.nn.functional``'s
-    sparse-aware wrapper, in between)."""
+    (counted as PyTorch counts it from ``F.softmax``; torchish has this helper in between, and ``implicit_dim``
+    counts its own frame on top)."""
     if dim is None:
-        dim = _softmax.implicit_dim(name, input.ndim, stacklevel + 1)
+        dim = _softmax.implicit_dim(name, input.ndim, stacklevel)
     return method(input, dim) if dtype is None else method(input, dim, dtype=dtype)
 
 
@@ -335,7 +335,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:  # (PyTorch picks the dim from ``input.dim()`` before it negates the input)
         need_tensor_attr(input, "dim")
-        dim = _softmax.implicit_dim("softmin", input.ndim, _stacklevel)  # (+1 frame: the sparse-aware wrapper)
+        dim = _softmax.implicit_dim("softmin", input.ndim, _stacklevel - 1)  # (implicit_dim counts its own frame)
     return _softmax_method("softmin", Tensor.softmax, -input, dim, _stacklevel, dtype)
 
 

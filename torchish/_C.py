@@ -17,6 +17,35 @@ def _log_api_usage_once(event):
     if not isinstance(event, str):
         raise TypeError("bad argument type for built-in operation")  # (PyTorch's pybind11 wording)
 
+
+
+def _len_torch_function_stack() -> int:
+    from ._subclass import mode_stack
+    return len(mode_stack())
+
+
+def _push_on_torch_function_stack(mode) -> None:
+    from ._subclass import push_mode
+    push_mode(mode)
+
+
+def _pop_torch_function_stack():
+    from ._subclass import pop_mode
+    return pop_mode()
+
+
+def _get_function_stack_at(i):
+    from ._subclass import mode_stack
+    return mode_stack()[i]
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    from ._subclass import mode_dispatch_on
+    return mode_dispatch_on()
+
+
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl",
            "_is_torch_function_enabled", "_is_torch_function_all_disabled", "_LinAlgError",
-           "_get_tracing_state", "_log_api_usage_once"]
+           "_get_tracing_state", "_log_api_usage_once", "_len_torch_function_stack",
+           "_push_on_torch_function_stack", "_pop_torch_function_stack", "_get_function_stack_at",
+           "_is_torch_function_mode_enabled"]

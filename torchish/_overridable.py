@@ -132,7 +132,7 @@ TENSOR = (
     'addcdiv_', 'addcmul', 'addcmul_', 'addmm', 'addmm_', 'addmv', 'addmv_', 'addr', 'addr_', 'adjoint', 'all',
     'allclose', 'amax', 'amin', 'aminmax', 'angle', 'any', 'apply_', 'arccos', 'arccos_', 'arccosh', 'arccosh_',
     'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan2_', 'arctan_', 'arctanh', 'arctanh_',
-    'argmax', 'argmin', 'argsort', 'argwhere', 'as_strided', 'as_strided_', 'as_strided_scatter', 'as_subclass',
+    'argmax', 'argmin', 'argsort', 'argwhere', 'as_strided', 'as_strided_', 'as_strided_scatter',
     'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan2_', 'atan_', 'atanh', 'atanh_', 'backward',
     'baddbmm', 'baddbmm_', 'bernoulli', 'bernoulli_', 'bfloat16', 'bincount', 'bitwise_and', 'bitwise_and_',
     'bitwise_left_shift', 'bitwise_left_shift_', 'bitwise_not', 'bitwise_not_', 'bitwise_or', 'bitwise_or_',
@@ -242,10 +242,50 @@ LEFT_OUT = {
     'torch.Tensor.dim_order': ('ambiguity_check',), 'torch.Tensor.__array__': ('copy',),
     'torch.Tensor.__array_wrap__': ('context', 'return_scalar'), 'torch.autograd.backward': ('grad_variables',),
 }
-BY_KEYWORD = {'torch.unravel_index': ('shape',), 'torch.Tensor.__array_wrap__': ('array',)}
+BY_KEYWORD = {'torch.unravel_index': ('shape',), 'torch.Tensor.__array_wrap__': ('array',),
+              'torch.nn.init.constant_': ('tensor', 'val'), 'torch.nn.init.kaiming_uniform_': ('tensor',),
+              'torch.nn.init.normal_': ('tensor',), 'torch.nn.init.uniform_': ('tensor',)}
 AS_WRITTEN = ('torch.Tensor.__dlpack__',)
 # the parameters they hand as a tuple (a tensor as a tuple of one; PyTorch's autograd functions)
 TUPLED = {'torch.autograd.backward': ('tensors', 'inputs'), 'torch.autograd.grad': ('outputs', 'inputs')}
+
+# the factory and type functions PyTorch leaves out of ``__torch_function__`` (``get_ignored_functions``: no tensor
+# argument takes part) that still go to a ``TorchFunctionMode`` (its C++ builtins check the mode stack)
+MODE_ONLY = (
+    'arange', 'as_strided', 'as_tensor', 'asarray', 'bartlett_window', 'blackman_window', 'can_cast', 'empty',
+    'empty_permuted', 'empty_strided', 'eye', 'fill', 'full', 'hamming_window', 'hann_window', 'kaiser_window',
+    'linspace', 'logspace', 'normal', 'ones', 'promote_types', 'rand', 'rand_like', 'randint', 'randint_like', 'randn',
+    'randn_like', 'randperm', 'result_type', 'scalar_tensor', 'sparse_coo_tensor', 'sparse_csr_tensor', 'tensor',
+    'tril_indices', 'triu_indices', 'vander', 'zeros',
+)
+
+# the Tensor methods that take nothing but ``self`` (and a few others PyTorch's C++ writes by hand): a mode sees
+# ``types`` (Tensor,) for a plain ``self`` where the other builtins hand () (as PyTorch's Python functions do)
+SELF_TYPED = (
+    '__abs__', '__bool__', '__complex__', '__float__', '__index__', '__int__', '__invert__', '__long__', '__neg__',
+    '__nonzero__', '__pos__', 'abs', 'abs_', 'absolute', 'absolute_', 'acos', 'acos_', 'acosh', 'acosh_', 'adjoint',
+    'angle', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan',
+    'arctan_', 'arctanh', 'arctanh_', 'argwhere', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan_', 'atanh',
+    'atanh_', 'bitwise_not', 'bitwise_not_', 'ccol_indices', 'ceil', 'ceil_', 'coalesce', 'col_indices', 'conj',
+    'conj_physical', 'conj_physical_', 'const_data_ptr', 'corrcoef', 'cos', 'cos_', 'cosh', 'cosh_', 'crow_indices',
+    'data_ptr', 'deg2rad', 'deg2rad_', 'dense_dim', 'dequantize', 'det', 'detach', 'detach_', 'digamma', 'digamma_',
+    'dim', 'element_size', 'erf', 'erf_', 'erfc', 'erfc_', 'erfinv', 'erfinv_', 'exp', 'exp2', 'exp2_', 'exp_',
+    'expm1', 'expm1_', 'fix', 'fix_', 'fliplr', 'flipud', 'floor', 'floor_', 'frac', 'frac_', 'frexp', 'geqrf',
+    'get_device', 'i0', 'i0_', 'indices', 'int_repr', 'inverse', 'is_coalesced', 'is_complex', 'is_conj',
+    'is_distributed', 'is_floating_point', 'is_inference', 'is_neg', 'is_nonzero', 'is_signed', 'isfinite', 'isinf',
+    'isnan', 'isneginf', 'isposinf', 'isreal', 'item', 'lgamma', 'lgamma_', 'log', 'log10', 'log10_', 'log1p',
+    'log1p_', 'log2', 'log2_', 'log_', 'logdet', 'logical_not', 'logical_not_', 'matrix_exp', 'msort', 'ndimension',
+    'neg', 'neg_', 'negative', 'negative_', 'nelement', 'new', 'new_tensor', 'numel', 'positive',
+    'q_per_channel_axis', 'q_per_channel_scales', 'q_per_channel_zero_points', 'q_scale', 'q_zero_point', 'qscheme',
+    'rad2deg', 'rad2deg_', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'resolve_conj', 'resolve_neg',
+    'retain_grad', 'row_indices', 'rsqrt', 'rsqrt_', 'sgn', 'sgn_', 'sigmoid', 'sigmoid_', 'sign', 'sign_',
+    'signbit', 'sin', 'sin_', 'sinc', 'sinc_', 'sinh', 'sinh_', 'slogdet', 'sparse_dim', 'sqrt', 'sqrt_', 'square',
+    'square_', 'storage_offset', 't', 't_', 'tan', 'tan_', 'tanh', 'tanh_', 'tolist', 'trace', 'trunc', 'trunc_',
+    'untyped_storage', 'values', 'zero_',
+)
+
+# ``torch.nn.init``'s functions that hand their calls to ``__torch_function__`` (every argument by keyword)
+INIT = ('constant_', 'kaiming_uniform_', 'normal_', 'uniform_')
 
 # ``torch.autograd``'s Python functions that hand their calls to ``__torch_function__`` (the tensors among the
 # outputs and inputs take part)

@@ -81,6 +81,40 @@ def _is_torch_function_all_disabled() -> bool:
     return bool(getattr(_LOCAL, "all_disabled", 0))
 
 
+# ``TorchFunctionMode``s (``torchish.overrides``): each thread's stack of entered modes is ``_LOCAL.modes``;
+# ``MODES_ENTERED[0]`` counts the modes entered on any thread, the one flag the dispatching check reads before it
+# looks at the thread's stack (a plain Tensor's property read checks nothing else)
+MODES_ENTERED = [0]
+MODE_MARK = [object()]  # what the check finds when only a mode takes part (no argument does: ``_dispatch`` drops it)
+
+
+def mode_stack() -> list:
+    """This thread's stack of entered ``TorchFunctionMode``s, innermost last."""
+    stack = getattr(_LOCAL, "modes", None)
+    if stack is None:
+        stack = _LOCAL.modes = []
+    return stack
+
+
+def mode_dispatch_on() -> bool:
+    """Whether a call on this thread goes to a mode first: one is entered and ``DisableTorchFunction`` is not."""
+    return bool(getattr(_LOCAL, "modes", None)) and not getattr(_LOCAL, "all_disabled", 0)
+
+
+def push_mode(mode) -> None:
+    activate()  # (a mode sees every call: the functions must check)
+    mode_stack().append(mode)
+    MODES_ENTERED[0] += 1
+
+
+def pop_mode():
+    stack = mode_stack()
+    if not stack:
+        raise RuntimeError("trying to pop from empty mode stack")
+    MODES_ENTERED[0] -= 1
+    return stack.pop()
+
+
 def _overloaded(obj) -> bool:
     """Whether ``obj`` takes part: its type defines ``__torch_function__``, other than Tensor's own and the disabled
     one (Parameter's); a Tensor subclass not inside ``_disable_torch_function_subclass``."""
@@ -228,7 +262,8 @@ def _namespaces():
     return ((torchish.nn.functional, names.FUNCTIONAL + names.PYTHON_FUNCTIONAL_UNLISTED, "torch.nn.functional"),
             (torchish.linalg, names.LINALG, "torch.linalg"), (torchish.fft, names.FFT, "torch.fft"),
             (torchish.special, names.SPECIAL, "torch.special"), (torchish, names.TORCH, "torch"),
-            (Tensor, names.TENSOR, "torch.Tensor"), (torchish.autograd, names.AUTOGRAD, "torch.autograd"))
+            (Tensor, names.TENSOR, "torch.Tensor"), (torchish.autograd, names.AUTOGRAD, "torch.autograd"),
+            (torchish.nn.init, names.INIT, "torch.nn.init"))
 
 
 def _own_names_first(holder, names):
@@ -267,11 +302,18 @@ def activate():
     if builtins.__build_class__ is _build_class:  # (not when another tool wrapped it after us: _build_class idles)
         builtins.__build_class__ = _BUILD_CLASS
     from . import _overridable as names
+    from . import _torch_function_call as call
     from .overrides import _dispatch
     _HANDLE.append(_dispatch)
     swapped = {}
     for holder, listed, public in _namespaces():
         _dispatch_functions(holder, listed, public, swapped)
+    torchish = sys.modules["torchish"]
+    for name in names.MODE_ONLY:  # (a mode sees them; no argument takes part)
+        fn = getattr(torchish, name, None)
+        if call.swappable(fn) and id(fn) not in swapped:
+            swapped[id(fn)] = (fn, call.dispatch_in_place(fn, name, "torch", call.relevant_mode_only, _UNDO),
+                               "torch", name)
     _dispatch_operators(names.TENSOR, swapped)
     _dispatch_properties(names.TENSOR_PROPERTIES + names.TENSOR_PRIVATE_PROPERTIES, names.TENSOR_SETTERS, swapped)
 

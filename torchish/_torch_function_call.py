@@ -25,7 +25,8 @@ import types
 
 from . import _subclass
 
-_PLACEHOLDER = ("__torchish_relevant__", "__torchish_plain__", "__torchish_slow__", "__torchish_tensor__")
+_PLACEHOLDER = ("__torchish_relevant__", "__torchish_plain__", "__torchish_slow__", "__torchish_tensor__",
+                "__torchish_modes__")
 _TEMPLATES: dict = {}  # (kind, number of free variables) -> the dispatching code
 
 # the dispatching code's parameters and what it hands on, by kind: a function; a property's getter and setter (which
@@ -56,10 +57,10 @@ def _template(kind, n_free):
         if cells:
             lines.append(f"    {', '.join(cells)} = {', '.join(['None'] * n_free)}")
         lines += [f"    def dispatching({params}):",
-                  f"        relevant, plain, slow, tensor = {_PLACEHOLDER!r}"]
+                  f"        relevant, plain, slow, tensor, modes = {_PLACEHOLDER!r}"]
         indent = "        "
         if self_only:
-            lines.append("        if type(self) is not tensor:")
+            lines.append("        if type(self) is not tensor or modes[0]:")
             indent += "    "
         lines += [f"{indent}found = relevant({handed})",
                   f"{indent}if found:",
@@ -77,7 +78,8 @@ def _template(kind, n_free):
 
 def _code_for(name, kind, n_free, relevant, plain, slow):
     code = _template(kind, n_free)
-    consts = tuple((relevant, plain, slow, _subclass.Tensor) if c == _PLACEHOLDER else c for c in code.co_consts)
+    consts = tuple((relevant, plain, slow, _subclass.Tensor, _subclass.MODES_ENTERED) if c == _PLACEHOLDER else c
+                   for c in code.co_consts)
     code = code.replace(co_consts=consts, co_name=name)
     return code.replace(co_qualname=name) if hasattr(code, "co_qualname") else code
 
@@ -157,12 +159,29 @@ def _takes_exactly(code, n):
 
 
 def _relevant_for(name):
-    return _relevant_self if name == "__contains__" else _subclass._relevant
+    return _relevant_self if name == "__contains__" else _relevant_or_mode
+
+
+def _relevant_or_mode(args, kwargs):
+    """The participants (:func:`torchish._subclass._relevant`), or, with none and a ``TorchFunctionMode`` entered on
+    this thread, a marker that hands the call to the mode all the same."""
+    found = _subclass._relevant(args, kwargs)
+    if not found and _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
+        return _subclass.MODE_MARK
+    return found
+
+
+def relevant_mode_only(args, kwargs):
+    """A mode takes part, no argument does (``_overridable.MODE_ONLY``: ``torch.zeros``, ``torch.tensor``)."""
+    return _subclass.MODE_MARK if _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on() else ()
 
 
 def _relevant_self(args, kwargs):
     """The participants among ``self`` only (PyTorch's ``__contains__`` and property accessors ask only it)."""
-    return _subclass._relevant(args[:1], None)
+    found = _subclass._relevant(args[:1], None)
+    if not found and _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
+        return _subclass.MODE_MARK
+    return found
 
 
 def _slow(target, name, public, plain, accessor=None, itself=None):
@@ -172,25 +191,33 @@ def _slow(target, name, public, plain, accessor=None, itself=None):
     binary = name in _BINARY_OPERATORS
     self_only = name == "__contains__"
     python = _python_name(public, name) if accessor is None else None
+    from . import _overridable as tables
+    self_typed = accessor is not None or public == "torch.Tensor" and name in tables.SELF_TYPED
     layout = _layout(plain, f"{public}.{name}") if python is not None else None
     functional = public == "torch.nn.functional"
     names = _names(public, name, accessor)
     handle = _subclass._HANDLE
 
     def slow(found, args, kwargs):
-        func = itself[0] if itself and _subclass._relevant(args[:1], None) else target
+        mode_types = None
+        func = itself[0] if itself and (_subclass._relevant(args[:1], None) or found is _subclass.MODE_MARK and
+                                        isinstance(args[0], _subclass.Tensor)) else target
         if layout is not None:
             args, kwargs = layout(args, kwargs)
             if functional and kwargs.get("return_indices") is True:  # (F.max_pool2d with it is another function)
                 func = getattr(sys.modules["torchish.nn.functional"], f"{name}_with_indices", func)
         if python is not None:  # (the plain Tensors take part too, in PyTorch's Python handle_torch_function)
             found = _subclass._with_tensors(args[:1] if self_only else args, None if self_only else kwargs)
-        elif not kwargs:
-            kwargs = None
+        else:
+            if self_typed:  # (and in its property accessors and methods of ``self`` alone: a mode sees
+                found = _subclass._with_tensors(args[:1], None)  # ``type(self)``, a Parameter's too)
+                mode_types = (type(args[0]),) if args and isinstance(args[0], _subclass.Tensor) else None
+            if not kwargs:
+                kwargs = None
         if not binary:
-            return handle[0](func, found, args, kwargs, names)
+            return handle[0](func, found, args, kwargs, names, mode_types)
         try:
-            return handle[0](func, found, args, kwargs, names)
+            return handle[0](func, found, args, kwargs, names, mode_types)
         except TypeError:
             return NotImplemented
     return slow
@@ -301,7 +328,7 @@ def _python_name(public, name):
         return f"{public}.{own}"
     if public == "torch.Tensor" and name in tables.PYTHON_TENSOR:
         return f"torch._tensor.{own}"
-    if public == "torch.autograd":
+    if public in ("torch.autograd", "torch.nn.init"):
         return f"{public}.{own}"
     return tables.PYTHON_TORCH.get(name) if public == "torch" else None
 

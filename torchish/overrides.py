@@ -15,6 +15,7 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
 
@@ -23,7 +24,7 @@ from ._subclass import _disable_torch_function_subclass, _overloaded
 from ._tensor import Tensor
 
 __all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function",
-           "is_tensor_like", "enable_dispatch"]
+           "is_tensor_like", "enable_dispatch", "TorchFunctionMode", "BaseTorchFunctionMode"]
 
 def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
     """Tensor's default ``__torch_function__``: run ``func`` and return Tensor results as ``cls``."""
@@ -89,13 +90,20 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     return _dispatch(public_api, relevant_args, args, kwargs)
 
 
-def _dispatch(func, relevant_args, args, kwargs, names=None):
+def _dispatch(func, relevant_args, args, kwargs, names=None, mode_types=None):
     """:func:`handle_torch_function` with ``args`` and ``kwargs`` handed on as they are (torchish's dispatched
     functions build them as PyTorch's do: ``torchish._torch_function_call``; ``kwargs`` may be None); ``names``
     says how the error names ``func`` (``_torchish_public`` for a builtin, ``_torchish_python``), else ``func``'s
-    own attributes do."""
+    own attributes do; ``mode_types``, where given, the ``types`` a mode receives (``type(self)``)."""
     overloaded = _overloaded_args(relevant_args)
     types = tuple(map(type, overloaded))
+    declined = ""
+    if _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
+        with _pop_mode_temporarily() as mode:  # (calls inside it go to the next mode, or run)
+            result = mode.__torch_function__(func, types if mode_types is None else mode_types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+        declined = f"\n  - mode object {mode!r}"
     for arg in overloaded:
         impl = inspect.getattr_static(type(arg), "__torch_function__", None)
         if inspect.isfunction(impl):
@@ -107,7 +115,7 @@ def _dispatch(func, relevant_args, args, kwargs, names=None):
     names = names if names is not None else vars(func) if hasattr(func, "__dict__") else {}
     builtin = names.get("_torchish_public")  # (one of torchish's own, as PyTorch's C++ ones)
     if builtin is not None:
-        kinds = "".join(f"\n  - tensor subclass {type(arg)}" for arg in overloaded)
+        kinds = declined + "".join(f"\n  - tensor subclass {type(arg)}" for arg in overloaded)
         raise TypeError(f"Multiple dispatch failed for '{builtin}'; all __torch_function__ handlers returned "
                         f"NotImplemented:\n{kinds}")
     name = names.get("_torchish_python") or f"{func.__module__}.{func.__name__}"
@@ -119,3 +127,71 @@ def is_tensor_like(inp) -> bool:
     """Whether ``inp`` is a Tensor or implements ``__torch_function__`` (an instance or a class)."""
     return type(inp) is Tensor or hasattr(inp, "__torch_function__")
 
+
+
+class TorchFunctionMode:
+    """``torch.overrides.TorchFunctionMode``: inside ``with Mode():`` every call of a function PyTorch dispatches
+    (``torch.*``, ``nn.functional``, Tensor methods, operators and properties, factory functions too) goes first to
+    the mode's ``__torch_function__(func, types, args, kwargs)``, with the mode taken off this thread's stack while
+    it runs, so the calls it makes go to the next mode (or run). ``types`` holds the types of the arguments that
+    take part (Tensor subclasses; Tensor itself for the functions PyTorch writes in Python), as PyTorch's do. A mode
+    that returns ``NotImplemented`` hands the call on to the arguments' ``__torch_function__``."""
+
+    inner: "TorchFunctionMode"
+
+    def __init__(self) -> None:
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        _pop_mode()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+                      stacklevel=2)
+        return cls(*args, **kwargs)
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode that runs each call as it is (a base for modes that handle a few functions)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def _push_mode(mode) -> None:
+    _subclass.push_mode(mode)
+
+
+def _pop_mode():
+    return _subclass.pop_mode()
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    old = _pop_mode()
+    try:
+        yield old
+    finally:
+        _push_mode(old)
+
+
+def _get_current_function_mode_stack() -> list:
+    """The modes entered on this thread, outermost first."""
+    return list(_subclass.mode_stack())
+
+
+def _get_current_function_mode():
+    stack = _subclass.mode_stack()
+    return stack[-1] if stack else None
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    return _subclass.mode_dispatch_on()

@@ -146,3 +146,18 @@ def test_symbolic_number_types_and_torch_function_guards_at_the_top_level():
         with lib.DisableTorchFunction():
             flags.append((lib._C._is_torch_function_enabled(), lib._C._is_torch_function_all_disabled()))
         assert flags == [(True, False), (False, False), (False, True)], lib.__name__
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch (the oracle) is not installed")
+def test_torch_assert_raises_as_pytorchs():
+    """``torch._assert`` (torchvision's models check input shapes with it)."""
+    def outcomes(lib):
+        out = []
+        for c in (True, lib.tensor(True), lib.tensor([True, False]), lib.tensor(0.0), 0, lib.tensor(False)):
+            try:
+                lib._assert(c, "Wrong image height!")
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001 - the error is the outcome
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert outcomes(torchish) == outcomes(torch)

@@ -114,6 +114,13 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def _assert(condition, message):
+    """``torch._assert``: ``assert condition, message`` that stays in the program when Python runs with ``-O``
+    (models call it to check input shapes; a tensor condition must hold one value)."""
+    if not condition:
+        raise AssertionError(message)
+
+
 def is_floating_point(input):
     _need_tensor(input, "is_floating_point")
     return input.is_floating_point()

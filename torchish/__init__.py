@@ -181,8 +181,8 @@ from ._runtime import (set_num_threads as set_num_threads, get_num_threads as ge
                        get_deterministic_debug_mode as get_deterministic_debug_mode,
                        set_float32_matmul_precision as set_float32_matmul_precision,
                        get_float32_matmul_precision as get_float32_matmul_precision, is_tensor as is_tensor,
-                       _assert as _assert, is_floating_point as is_floating_point, is_complex as is_complex, numel as numel,
-                       is_nonzero as is_nonzero, typename as typename, is_storage as is_storage,
+                       _assert as _assert, is_floating_point as is_floating_point, is_complex as is_complex,
+                       numel as numel, is_nonzero as is_nonzero, typename as typename, is_storage as is_storage,
                        set_default_tensor_type as set_default_tensor_type)
 from . import multiprocessing as multiprocessing  # noqa: E402
 from . import compiler as compiler  # noqa: E402

@@ -172,3 +172,32 @@ def test_optimizer_step_on_meta_parameters(name):
                 [_meta_summary(v) for k, v in sorted(state.items()) if k != "step"]]
     ref, got = _both(fn)
     assert got == ref
+
+
+@needs_torch
+def test_device_blocks_nest_as_one_stack():
+    """``with d: with d:`` with one device object, blocks inside ``set_default_device``, and a block exited
+    through another object restore the default device as PyTorch's mode stack does."""
+    def devices(lib):
+        d, out = lib.device("meta"), []
+        with d:
+            with lib.device("cpu"):
+                with d:
+                    out.append(lib.zeros(1).device.type)
+                out.append(lib.zeros(1).device.type)
+            out.append(lib.zeros(1).device.type)
+        out.append(lib.zeros(1).device.type)
+        a, b = lib.device("meta"), lib.device("meta")
+        a.__enter__()
+        out.append(lib.zeros(1).device.type)
+        b.__exit__(None, None, None)
+        out.append(lib.zeros(1).device.type)
+        lib.set_default_device("meta")
+        try:
+            with lib.device("cpu"):
+                out.append(lib.zeros(1).device.type)
+            out.append(lib.zeros(1).device.type)
+        finally:
+            lib.set_default_device(None)
+        return out
+    assert devices(torchish) == devices(torch)

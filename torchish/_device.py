@@ -34,7 +34,7 @@ class device:
         'cuda:1'
     """
 
-    __slots__ = ("type", "index", "_prev")
+    __slots__ = ("type", "index")
 
     def __init__(self, type=None, index=None, *, device=None):
         if device is not None:
@@ -83,13 +83,16 @@ class device:
         return (device, (self.type, self.index))
 
     def __enter__(self):
-        self._prev = _Default.device
+        _ENTERED.append(_Default.device)  # (one stack, as PyTorch's mode stack: the same device object may nest)
         set_default_device(self)
         return self
 
     def __exit__(self, *exc):
-        _Default.device = self._prev
+        _Default.device = _ENTERED.pop()
         return False
+
+
+_ENTERED = []  # the default device each ``with torch.device(...)`` block found, innermost last
 
 
 def _device_cls():

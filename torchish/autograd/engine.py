@@ -292,6 +292,21 @@ def current_task():
     return running[-1] if running else None
 
 
+_CALLBACKS = "final callbacks"  # the key of a GraphTask's scratch holding queue_callback's functions
+# Set by ``torchish.utils.flop_counter`` while a FlopCounterMode is active: ``node_hook(node)`` sees each node just
+# before its backward runs. None otherwise (no cost).
+node_hook = None
+
+
+def queue_callback(fn):
+    """Run ``fn()`` once the backward pass running now has finished (PyTorch's
+    ``Variable._execution_engine.queue_callback``)."""
+    task = current_task()
+    if task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    task.scratch.setdefault(_CALLBACKS, []).append(fn)
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumulate):
     """Run the backward pass. With ``accumulate`` leaves get ``.grad``; otherwise the gradients reaching
     ``inputs`` are returned (one per input, None where none arrived)."""
@@ -324,6 +339,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
     try:
         _run_schedule(schedule, root_edges, root_grads, targets, needed, results, accumulate, inputs, retain_graph,
                       create_graph)
+        scratch = running[-1]._scratch
+        if scratch is not None and _CALLBACKS in scratch:
+            callbacks = scratch[_CALLBACKS]
+            while callbacks:  # (a callback may queue another)
+                callbacks.pop(0)()
     finally:
         running.pop()
     return results
@@ -487,6 +507,8 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
     if all(g is None for g in grads):
         grads_in = [None] * len(node.next_edges)
     else:
+        if node_hook is not None:
+            node_hook(node)
         grads_in = node.apply_grads(grads, create_graph)
     if node._post_hooks:
         grads_in = _post_hooks(node, grads_in, grads, create_graph)

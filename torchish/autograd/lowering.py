@@ -42,7 +42,9 @@ def new_leaf_grad(var, grad):
 
 def _eligible(schedule, targets, accumulate, create_graph):
     from ..ops.opnode import OpNode
-    if create_graph or STATE.anomaly or STATE.tracing or config.lowered_backward == "never":
+    from . import engine
+    if create_graph or STATE.anomaly or STATE.tracing or config.lowered_backward == "never" \
+            or engine.node_hook is not None:  # (a FlopCounterMode counts each node's backward as it runs)
         return False
     for node in schedule:
         if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks or node._retains:

@@ -29,7 +29,7 @@ import jax
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ..ops import lazy, tracing
+from ..ops import lazy, registry as _registry, tracing
 from ..autograd.lowering import new_leaf_grad
 from .backward import _link_outputs, _spent_outputs
 from .args import output_tree, returned_classes, signature as _signature
@@ -75,7 +75,8 @@ class CompiledFunction(TraceMixin):
 
     # ---------------------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self.disable or STATE.recorder is not None or tracing.active() or STANCE[0] == "force_eager":
+        if self.disable or STATE.recorder is not None or tracing.active() or STANCE[0] == "force_eager" \
+                or _registry.flop_hook is not None:  # (a FlopCounterMode counts each call's ops, as PyTorch's)
             return self.fn(*args, **kwargs)  # nested inside another compiled function: inline
         self.stats["calls"] += 1
         leaves, key = _signature(args, kwargs)

@@ -75,6 +75,10 @@ def defined(qualname):
     return [e for (q, _), e in ENTRIES.items() if q == qualname and e.schema is not None]
 
 
+def defined_in(ns):
+    return any(q.split("::")[0] == ns and e.schema is not None for (q, _), e in ENTRIES.items())
+
+
 def namespaces():
     return {q.split("::")[0] for (q, _), e in ENTRIES.items() if e.schema is not None}
 
@@ -189,7 +193,11 @@ class OpNamespace:
 
 
 def namespace(name):
-    """``torchish.ops.<name>`` for a namespace that has had defined operators (None otherwise)."""
+    """``torchish.ops.<name>`` for a namespace that has had defined operators (None otherwise); ``aten`` names
+    PyTorch's operators (:mod:`.aten`)."""
+    if name == "aten" and not defined_in("aten"):
+        from .aten import ATEN
+        return ATEN
     if name not in _NAMESPACES and name not in namespaces():
         return None
     if name not in _NAMESPACES:

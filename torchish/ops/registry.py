@@ -346,6 +346,10 @@ autocast_hook = None
 # captured from outside, which the transform must differentiate too). None otherwise (no cost).
 read_hook = None
 
+# Set by ``torchish.utils.flop_counter`` while a FlopCounterMode is active: ``flop_hook(op, args, static, result)``
+# sees each op's inputs and result (it counts the ATen products PyTorch's decomposition would run). None otherwise.
+flop_hook = None
+
 
 def apply(op: OpDef, args: tuple, **static):
     """Run ``op`` on ``args`` (Tensors and Python values) and record it for autograd. Returns Tensor(s)."""
@@ -430,6 +434,8 @@ def apply(op: OpDef, args: tuple, **static):
             res._attach_view(args[0], op, st)
         if forward_hook is not None:
             forward_hook(op, args, st, cdt, res)
+        if flop_hook is not None:
+            flop_hook(op, args, st, res)
         return res
     res = tuple(wrap(o) for o in out)
     if type(out[0]) is lazy.LazyValue:
@@ -452,6 +458,8 @@ def apply(op: OpDef, args: tuple, **static):
             r._attach_view(args[0], op, st + (("_out", i),))
     if forward_hook is not None:
         forward_hook(op, args, st, cdt, res)
+    if flop_hook is not None:
+        flop_hook(op, args, st, res)
     return res
 
 

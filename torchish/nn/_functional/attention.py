@@ -424,9 +424,10 @@ def _in_projection_packed(query, key, value, w, b=None):
         return q, k, v
     w_q, w_kv = w.split([E, 2 * E])
     b_q, b_kv = b.split([E, 2 * E]) if b is not None else (None, None)
-    if key is value:
+    if key is value:  # (the query's projection first, as PyTorch: the backward then runs the key's first)
+        q = linear(query, w_q, b_q)
         k, v = linear(key, w_kv, b_kv).chunk(2, -1)
-        return linear(query, w_q, b_q), k, v
+        return q, k, v
     w_k, w_v = w_kv.chunk(2)
     b_k, b_v = b_kv.chunk(2) if b is not None else (None, None)
     return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)

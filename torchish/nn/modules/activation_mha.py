@@ -7,6 +7,7 @@ masked gives NaN (instead of zeros) and the ``is_causal`` hint is ignored.
 """
 from __future__ import annotations
 
+from ...ops import registry as _registry
 from ...ops.creation import empty
 from .. import init
 from ...autograd.grad_mode import STATE
@@ -118,11 +119,16 @@ class MultiheadAttention(Module):
                     value = key
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        out, weights = _multi_head_attention(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
-            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, self.training,
-            key_padding_mask, need_weights, attn_mask, not self._qkv_same_embed_dim, self.q_proj_weight,
-            self.k_proj_weight, self.v_proj_weight, None, None, average_attn_weights, is_causal, fast_path=fast)
+        args = (query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+                self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+                self.training, key_padding_mask, need_weights, attn_mask, not self._qkv_same_embed_dim,
+                self.q_proj_weight, self.k_proj_weight, self.v_proj_weight, None, None, average_attn_weights,
+                is_causal)
+        if fast and _registry.flop_hook is not None:  # (PyTorch's fused kernel: no FLOP formula counts it)
+            with _registry.flop_hook.hidden():
+                out, weights = _multi_head_attention(*args, fast_path=fast)
+        else:
+            out, weights = _multi_head_attention(*args, fast_path=fast)
         if self.batch_first and is_batched:
             return out.transpose(1, 0), weights
         return out, weights

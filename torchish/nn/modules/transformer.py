@@ -14,7 +14,7 @@ import numpy as np
 from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE
-from ...ops import tracing
+from ...ops import registry as _registry, tracing
 from ...ops.creation import full
 from ...ops.diag import triu
 from ...ops.ternary import where
@@ -123,6 +123,30 @@ class TransformerEncoderLayer(Module):
         self.activation = activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        if _registry.flop_hook is not None and self._fast_path(src):
+            with _registry.flop_hook.hidden():  # (PyTorch's fused inference kernel: no FLOP formula counts it)
+                return self._forward(src, src_mask, src_key_padding_mask, is_causal)
+        return self._forward(src, src_mask, src_key_padding_mask, is_causal)
+
+    def _fast_path(self, src):
+        """Whether PyTorch would run its fused inference kernel (``_transformer_encoder_layer_fwd``) here."""
+        from ... import backends, is_autocast_enabled
+        attn = self.self_attn
+        if not backends.mha.get_fastpath_enabled() or src.ndim != 3 or self.training or not attn.batch_first:
+            return False
+        if attn.in_proj_bias is None or not attn._qkv_same_embed_dim or not self.activation_relu_or_gelu:
+            return False
+        if self.norm1.eps != self.norm2.eps or attn.num_heads % 2 == 1 or is_autocast_enabled():
+            return False
+        if any(len(getattr(m, "_forward_hooks", {})) + len(getattr(m, "_forward_pre_hooks", {}))
+               for m in self.modules()):
+            return False
+        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                   self.norm1.weight, self.norm1.bias, self.norm2.weight, self.norm2.bias, self.linear1.weight,
+                   self.linear1.bias, self.linear2.weight, self.linear2.bias)
+        return not (STATE.grad_enabled and any(t is not None and t.requires_grad for t in tensors))
+
+    def _forward(self, src, src_mask, src_key_padding_mask, is_causal):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                _none_or_dtype(src_mask), "src_mask", src.dtype)
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)

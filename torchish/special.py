@@ -21,6 +21,7 @@ import jax.scipy.special as jss
 
 from .ops import arith as _arith, elementwise as _ew, unary as _unary
 from . import _dtype, _precision
+from ._tensor import Tensor
 from .ops import softmax as _softmax
 from .ops.bessel import *  # noqa: F401,F403  (bessel_j0 ... airy_ai)
 from .ops.orthopoly import *  # noqa: F401,F403  (chebyshev_polynomial_t ... legendre_polynomial_p)
@@ -174,18 +175,36 @@ _XLOG1PY = defop("special_xlog1py", jss.xlog1py, vjp=_xlog1py_vjp, promote="floa
                  grad_name="SpecialXlog1PyBackward0")
 
 
+def _number_overloads(op, name):
+    """PyTorch's ``.self_scalar`` and ``.other_scalar`` overloads of ``op``, whose nodes are ``{name}Backward1``
+    and ``{name}Backward2``."""
+    return overload(op, f"{name}Backward1"), overload(op, f"{name}Backward2")
+
+
+def _by_operands(op, overloads, a, b):
+    """``op``, or the overload PyTorch picks when one operand is a Python number."""
+    if not isinstance(a, Tensor):
+        return overloads[0]
+    return overloads[1] if not isinstance(b, Tensor) else op
+
+
+_XLOG1PY_NUMBER = _number_overloads(_XLOG1PY, "SpecialXlog1Py")
+
+
 def xlog1py(input, other, *, out=None):
     """``input * log1p(other)``, zero where ``input`` is zero (unless ``other`` is NaN)."""
     a, b = _ew.scalar_or_tensor(input), _ew.scalar_or_tensor(other)
     dt = _ew.common_dtype((a, b))
     if dt.category == _dtype._COMPLEX:
         raise _ew.not_implemented("xlog1py_cpu", dt)
-    return _ew._out(apply(_XLOG1PY, (a, b)), out, "xlog1py")
+    return _ew._out(apply(_by_operands(_XLOG1PY, _XLOG1PY_NUMBER, a, b), (a, b)), out, "xlog1py")
 
 
 def _zeta_vjp(g, x, q, out):
-    """PyTorch differentiates the Hurwitz zeta function in ``q`` only (``x`` gets zeros)."""
-    return jnp.zeros(jnp.shape(x), g.dtype), -g * x * jss.zeta(x + 1, q)
+    """PyTorch differentiates the Hurwitz zeta function in ``q`` only: asking for ``x``'s gradient raises its
+    NotImplementedError."""
+    return (NotDifferentiable(NotImplementedError("the derivative for 'zeta' is not implemented.")),
+            -g * x * jss.zeta(x + 1, q))
 
 
 def _zeta_fwd(x, q):
@@ -196,6 +215,7 @@ def _zeta_fwd(x, q):
 
 
 _ZETA = defop("special_zeta", _zeta_fwd, vjp=_zeta_vjp, promote="float", grad_name="SpecialZetaBackward0")
+_ZETA_NUMBER = _number_overloads(_ZETA, "SpecialZeta")
 
 
 def zeta(input, other, *, out=None):
@@ -204,4 +224,4 @@ def zeta(input, other, *, out=None):
     dt = _ew.common_dtype((a, b))
     if dt.category == _dtype._COMPLEX or dt.name in ("float16", "bfloat16"):  # (PyTorch's CPU kernel has neither)
         raise _ew.not_implemented("zeta_cpu", dt)
-    return _ew._out(apply(_ZETA, (a, b)), out, "zeta")
+    return _ew._out(apply(_by_operands(_ZETA, _ZETA_NUMBER, a, b), (a, b)), out, "zeta")

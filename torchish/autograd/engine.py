@@ -23,6 +23,7 @@ from . import anomaly_mode
 from .graph import AccumulateGrad, GradientEdge
 from .grad_mode import STATE
 from ..ops import tracing
+from ..ops.opnode import OpNode
 
 
 def _as_tuple(x):
@@ -509,7 +510,11 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
     else:
         if node_hook is not None:
             node_hook(node)
-        grads_in = node.apply_grads(grads, create_graph)
+        if needed is not None and type(node).apply_grads is OpNode.apply_grads:  # (the inputs a gradient must reach)
+            grads_in = node.apply_grads(grads, create_graph,
+                                        [e is not None and id(e[0]) in needed for e in node.next_edges])
+        else:
+            grads_in = node.apply_grads(grads, create_graph)
     if node._post_hooks:
         grads_in = _post_hooks(node, grads_in, grads, create_graph)
     if STATE.anomaly:

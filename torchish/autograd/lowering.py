@@ -166,10 +166,11 @@ def _build(schedule, index, root_edges, targets, accumulate):
         edges = tuple((index[id(e[0])], e[1]) if e is not None and id(e[0]) in index else None
                       for e in node.next_edges)
         kst, dv = _dynamic.split_values(node.op, node.static)
-        bwd = dynamic_bwd_fn(node.op, kst, node.cdt, node.mask) if dv else \
-            _bwd_fn(node.op, kst, node.cdt, node.mask)
-        steps.append(("op", i, nesting.nested(bwd, ("backward", node.op, kst, node.cdt, node.mask, bool(dv))),
-                      node.mask, edges, node.op, bool(dv)))
+        # only the inputs the backward reaches (PyTorch's should_compute_output; see OpNode.apply_grads)
+        mask = tuple(m and e is not None for m, e in zip(node.mask, edges))
+        bwd = dynamic_bwd_fn(node.op, kst, node.cdt, mask) if dv else _bwd_fn(node.op, kst, node.cdt, mask)
+        steps.append(("op", i, nesting.nested(bwd, ("backward", node.op, kst, node.cdt, mask, bool(dv))),
+                      mask, edges, node.op, bool(dv)))
     metas = [n.out_meta for n in schedule]
     roots = [(index.get(id(n)), nr) for n, nr in root_edges]
 

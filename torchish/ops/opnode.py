@@ -241,17 +241,24 @@ class OpNode(Node):
                     "the operation that failed to compute its gradient, with "
                     "torchish.autograd.set_detect_anomaly(True, check_nan=False).")
 
-    def apply_grads(self, grads, create_graph):
+    def apply_grads(self, grads, create_graph, need=None):
+        """The gradients for the inputs (None where an input has none). ``need``: per input, whether the running
+        backward wants its gradient (``autograd.grad``/``backward(inputs=...)`` reach only some inputs); as
+        PyTorch's ``should_compute_output``, the others are not computed, so an op that cannot differentiate such
+        an input (``igamma``'s ``input``, ``zeta``'s ``x``) does not raise."""
         self.check_alive()
         self._check_versions()
         op = self.op
+        mask = self.mask
+        if need is not None and any(m and not n for m, n in zip(mask, need)):
+            mask = tuple(m and n for m, n in zip(mask, need))
         if not create_graph:
             gvals = tuple(g._d if g is not None else None for g in grads)
             vals, outs = self.saved_values()
             if tracing.active():  # (traced: the static arguments stay static)
-                res = _bwd_fn(op, self.static, self.cdt, self.mask)(vals, outs, gvals)
+                res = _bwd_fn(op, self.static, self.cdt, mask)(vals, outs, gvals)
             else:
-                k = backward_kernel(op, self.static, self.cdt, self.mask)
+                k = backward_kernel(op, self.static, self.cdt, mask)
                 vals = tuple(lazy.concrete_all(vals))
                 outs = tuple(lazy.concrete_all(outs)) if outs is not None else None
                 gvals = tuple(lazy.concrete_all(gvals))
@@ -259,8 +266,8 @@ class OpNode(Node):
                     res = _meta.eval_meta(k, (vals, outs, gvals))
                 else:
                     res = k(vals, outs, gvals)
-            return _per_input(res, self.mask, live_inputs(op, grads), wrap)
-        bop = backward_op(op, self.static, self.cdt, self.mask, len(self.out_meta))
+            return _per_input(res, mask, live_inputs(op, grads), wrap)
+        bop = backward_op(op, self.static, self.cdt, mask, len(self.out_meta))
         vals, outs = self.saved_values()
         edges = self.__dict__.get("saved_edges", self.next_edges)  # (see inplace._bypass_old_view)
         prim = [_rebuild(v, e) for v, e in zip(vals, edges)]
@@ -270,7 +277,7 @@ class OpNode(Node):
         args = drop_unused(bop, tuple(prim) + tuple(outs) + tuple(gs))
         res = _registry.apply(bop, args)
         res = detach_independent(bop, args, res if isinstance(res, tuple) else (res,))
-        return _per_input(res, self.mask, live_inputs(op, grads), lambda g: g)
+        return _per_input(res, mask, live_inputs(op, grads), lambda g: g)
 
 
 def _per_input(res, mask, live, wrap):

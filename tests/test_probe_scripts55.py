@@ -1,0 +1,276 @@
+"""Third-party programs, round 55: the Module API as libraries use it (timm/HF-style ``apply(init_fn)``, named
+traversals with prefixes, hooks with kwargs, non-persistent buffers, ``strict=False`` loading, parametrizations),
+vision training recipes (ResNet basic blocks, mixup/cutmix with ``torch.distributions.Beta``, label smoothing, EMA
+by ``_foreach`` ops and ``lerp_``, ViT patch embedding) and anomaly detection (autoencoder + Deep SVDD, quantile
+thresholds, ``histc``), seeded by ``torch.manual_seed``, run with torch 2.13 and torchish and compared by
+``assert_script_matches`` (tests/oracle.py).
+"""
+import math
+
+import pytest
+
+from oracle import same, same_error, script_test, torch_one_thread
+
+_torch_single_thread = pytest.fixture(autouse=True)(torch_one_thread)
+
+
+def case_module_api_as_libraries_use_it(lib):
+    """``apply(init_fn)`` with ``trunc_normal_(std=.02)``, ``orthogonal_`` and ``kaiming_uniform_(a=sqrt(5))`` plus
+    a fan-in bias bound; ``named_modules(prefix=...)``, ``named_parameters(prefix, recurse=False)``,
+    ``named_buffers``; ``register_buffer(persistent=False)`` missing from ``state_dict``; a forward pre-hook
+    ``with_kwargs=True`` rewriting a kwarg; a full backward hook scaling grad_input; ``load_state_dict(strict=False)``'s
+    missing/unexpected keys; ``parametrizations.orthogonal``/``weight_norm``/``spectral_norm`` and a custom
+    ``register_parametrization`` (a symmetric matrix) trained two steps, ``parametrizations.weight.original`` names."""
+    torch, nn = lib, lib.nn
+    P = lib.nn.utils.parametrizations
+    torch.manual_seed(70)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.norm = nn.LayerNorm(4)
+            self.register_buffer("pos", torch.arange(4.0), persistent=False)
+            self.register_buffer("scale", torch.ones(1))
+
+        def forward(self, x, gate=None):
+            h = self.norm(self.fc(x) + self.pos)
+            return h * self.scale if gate is None else h * gate
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([Block(), Block()])
+            self.head = nn.Linear(4, 2)
+            self.rnn_w = nn.Parameter(torch.empty(4, 4))
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = b(x, gate=None)
+            return self.head(x @ self.rnn_w)
+
+    def init_fn(m):
+        if isinstance(m, nn.Linear):
+            nn.init.kaiming_uniform_(m.weight, a=math.sqrt(5))
+            fan_in, _ = nn.init._calculate_fan_in_and_fan_out(m.weight)
+            nn.init.uniform_(m.bias, -1 / math.sqrt(fan_in), 1 / math.sqrt(fan_in))
+        elif isinstance(m, nn.LayerNorm):
+            nn.init.trunc_normal_(m.weight, mean=1.0, std=0.02)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, Net):
+            nn.init.orthogonal_(m.rnn_w)
+
+    net = Net()
+    net.apply(init_fn)
+    names = ([n for n, _ in net.named_modules(prefix="model")], [n for n, _ in net.named_parameters(recurse=False)],
+             [n for n, _ in net.blocks[0].named_parameters(prefix="b0")], [n for n, _ in net.named_buffers()],
+             sorted(net.state_dict().keys()))
+    seen = []
+    def pre(m, args, kwargs):
+        return args, {**kwargs, "gate": torch.full((4,), 0.5)}
+    def bwd(m, gin, gout):
+        seen.append(gout[0].abs().sum())
+        return (gin[0] * 2,)
+    h1 = net.blocks[1].register_forward_pre_hook(pre, with_kwargs=True)
+    h2 = net.blocks[0].register_full_backward_hook(bwd)
+    x = torch.randn(3, 4, requires_grad=True)
+    y = net(x)
+    y.sum().backward()
+    h1.remove(); h2.remove()
+    sd = {k: v for k, v in net.state_dict().items() if not k.startswith("head")}
+    sd["extra.weight"] = torch.zeros(1)
+    res = Net().load_state_dict(sd, strict=False)
+
+    class Symmetric(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    lin_o, lin_w, lin_s, lin_p = nn.Linear(4, 4), nn.Linear(4, 3), nn.Linear(4, 3), nn.Linear(4, 4)
+    P.orthogonal(lin_o)
+    P.weight_norm(lin_w)
+    P.spectral_norm(lin_s)
+    nn.utils.parametrize.register_parametrization(lin_p, "weight", Symmetric())
+    params = [p for m in (lin_o, lin_w, lin_s, lin_p) for p in m.parameters()]
+    opt = torch.optim.SGD(params, lr=0.1)
+    for _ in range(2):
+        z = lin_p(lin_o(x.detach()))
+        loss = (lin_w(z) - lin_s(z)).pow(2).mean() + z.pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+    pnames = [n for n, _ in lin_w.named_parameters()] + [n for n, _ in lin_s.named_parameters()]
+    return (names, y, x.grad, seen, net.blocks[0].fc.weight.grad, res.missing_keys, res.unexpected_keys,
+            loss, lin_o.weight @ lin_o.weight.T, lin_w.weight, lin_s.weight, lin_p.weight, pnames,
+            lin_p.parametrizations.weight.original.grad, nn.utils.parametrize.is_parametrized(lin_s, "weight"))
+
+
+def case_resnet_mixup_cutmix_ema_vit_patches(lib):
+    """A timm-style image recipe: ResNet basic blocks (conv-BN-ReLU, a 1x1 downsample shortcut), mixup with
+    ``lam`` from ``torch.distributions.Beta(0.4, 0.4).sample()`` and ``randperm``, cutmix with a box from
+    ``sqrt(1 - lam)`` and slice assignment, label-smoothing cross entropy on the mixed targets, an EMA of weights
+    through ``torch._foreach_mul_``/``_foreach_add_`` and of buffers through ``lerp_``; the BN train/eval switch;
+    a ViT patch embedding by ``Conv2d(stride=patch)`` checked against ``F.unfold`` and a class token by
+    ``expand`` with positional embeddings."""
+    torch, nn, F = lib, lib.nn, lib.nn.functional
+    torch.manual_seed(71)
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = F.relu(self.bn1(self.conv1(x)), inplace=True)
+            out = self.bn2(self.conv2(out))
+            return F.relu(out + self.down(x))
+
+    model = nn.Sequential(BasicBlock(3, 4, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3))
+    ema = [p.detach().clone() for p in model.parameters()]
+    ema_bufs = [b.detach().clone() for b in model.buffers() if b.dtype.is_floating_point]
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4)
+    x, y = torch.rand(4, 3, 6, 6), torch.tensor([0, 1, 2, 1])
+    beta = torch.distributions.Beta(torch.tensor(0.4), torch.tensor(0.4))
+    log = []
+    for step in range(2):
+        lam = beta.sample()
+        perm = torch.randperm(x.size(0))
+        if step == 0:
+            xm = lam * x + (1 - lam) * x[perm]
+        else:
+            H, W = x.shape[2:]
+            cut = math.sqrt(1.0 - lam.item())
+            ch, cw = int(H * cut), int(W * cut)
+            cy, cx = torch.randint(H, (1,)).item(), torch.randint(W, (1,)).item()
+            y1, y2 = max(cy - ch // 2, 0), min(cy + ch // 2, H)
+            x1, x2 = max(cx - cw // 2, 0), min(cx + cw // 2, W)
+            xm = x.clone()
+            xm[:, :, y1:y2, x1:x2] = x[perm, :, y1:y2, x1:x2]
+            lam = torch.tensor(1 - (y2 - y1) * (x2 - x1) / (H * W))
+        logits = model(xm)
+        loss = lam * F.cross_entropy(logits, y, label_smoothing=0.1) + \
+            (1 - lam) * F.cross_entropy(logits, y[perm], label_smoothing=0.1)
+        opt.zero_grad(); loss.backward(); opt.step()
+        with torch.no_grad():
+            torch._foreach_mul_(ema, 0.9)
+            torch._foreach_add_(ema, [p.detach() for p in model.parameters()], alpha=0.1)
+            for e, b in zip(ema_bufs, [b for b in model.buffers() if b.dtype.is_floating_point]):
+                e.lerp_(b, 0.1)
+        log.append((lam, loss.item()))
+    model.eval()
+    with torch.no_grad():
+        ev = model(x)
+    model.train()
+
+    patch, dim = 3, 5
+    proj = nn.Conv2d(3, dim, patch, stride=patch)
+    cls_token = nn.Parameter(torch.zeros(1, 1, dim))
+    nn.init.trunc_normal_(cls_token, std=0.02)
+    pos = nn.Parameter(torch.randn(1, 5, dim) * 0.02)
+    tokens = proj(x).flatten(2).transpose(1, 2)
+    by_unfold = F.unfold(x, patch, stride=patch).transpose(1, 2) @ proj.weight.view(dim, -1).T + proj.bias
+    seq = torch.cat([cls_token.expand(x.size(0), -1, -1), tokens], dim=1) + pos
+    seq.mean().backward()
+    return (log, list(model.parameters()), ema, ema_bufs, ev, model[0].bn1.num_batches_tracked, tokens, by_unfold,
+            seq, cls_token.grad, proj.weight.grad)
+
+
+def case_autoencoder_deep_svdd_anomaly(lib):
+    """Anomaly detection scripts: an autoencoder trained two steps, per-sample reconstruction errors
+    (``mean(dim=1)``), a threshold at ``torch.quantile(errors, 0.9)`` and several ``q`` with
+    ``interpolation='nearest'``/``'midpoint'``, ``torch.histc`` of the scores; Deep SVDD with the centre computed
+    under ``no_grad`` from the encoder, near-zero coordinates pushed to ``eps`` by ``masked``-assignment, a
+    bias-free encoder trained on ``sum((z - c) ** 2, dim=1)`` and the soft-boundary radius from ``quantile`` of the
+    distances' ``sqrt``."""
+    torch, nn, F = lib, lib.nn, lib.nn.functional
+    torch.manual_seed(72)
+    normal = torch.randn(10, 6) * 0.5
+    outliers = torch.randn(2, 6) * 2 + 1
+    data = torch.cat([normal, outliers])
+    ae = nn.Sequential(nn.Linear(6, 3), nn.LeakyReLU(0.1), nn.Linear(3, 6))
+    opt = torch.optim.Adam(ae.parameters(), lr=1e-2, weight_decay=1e-5)
+    for _ in range(2):
+        loss = F.mse_loss(ae(normal), normal)
+        opt.zero_grad(); loss.backward(); opt.step()
+    ae.eval()
+    with torch.no_grad():
+        err = ((ae(data) - data) ** 2).mean(dim=1)
+    thr = torch.quantile(err[:10], 0.9)
+    qs = torch.quantile(err, torch.tensor([0.25, 0.5, 0.75]))
+    near = torch.quantile(err, 0.3, interpolation="nearest")
+    mid = torch.quantile(err.view(3, 4), 0.5, dim=1, keepdim=True, interpolation="midpoint")
+    hist = torch.histc(err, bins=5, min=0, max=float(err.max()))
+    flagged = (err > thr).nonzero(as_tuple=True)[0]
+
+    enc = nn.Sequential(nn.Linear(6, 4, bias=False), nn.LeakyReLU(0.1), nn.Linear(4, 2, bias=False))
+    eps = 0.1
+    with torch.no_grad():
+        c = enc(normal).mean(dim=0)
+        c[(abs(c) < eps) & (c < 0)] = -eps
+        c[(abs(c) < eps) & (c > 0)] = eps
+    opt2 = torch.optim.Adam(enc.parameters(), lr=1e-2, weight_decay=1e-6)
+    for _ in range(2):
+        dist = torch.sum((enc(normal) - c) ** 2, dim=1)
+        loss2 = torch.mean(dist)
+        opt2.zero_grad(); loss2.backward(); opt2.step()
+    with torch.no_grad():
+        scores = torch.sum((enc(data) - c) ** 2, dim=1)
+        R = torch.quantile(torch.sqrt(scores[:10]), 1 - 0.1)
+    return (loss, err, thr, qs, near, mid, hist, flagged, c, loss2, scores, R, enc[0].weight.grad,
+            torch.histc(scores, bins=4))
+
+
+test_script_matches_torch = script_test(globals())
+
+
+def _special_grads(lib, how):
+    """Gradients of ``igamma``/``igammac``/``zeta`` sums in ``x`` only, while their other operand ``a`` (which
+    PyTorch cannot differentiate them in) requires grad too; twice, so the second backward runs lowered."""
+    a = lib.tensor([0.3, 1.5, 2.5], dtype=lib.float64, requires_grad=True)
+    x = lib.tensor([2.0, 1.0, 0.5], dtype=lib.float64, requires_grad=True)
+    out = []
+    for _ in range(2):
+        y = (lib.igamma(a, x) * lib.special.zeta(a + 2, x) + lib.igammac(a * 2, x) * a).sum()
+        if how == "grad":
+            out.append(lib.autograd.grad(y, [x]))
+        elif how == "create_graph":
+            g, = lib.autograd.grad(y, [x], create_graph=True)
+            out.append((g, lib.autograd.grad(g.sum(), [x])))
+        else:
+            x.grad = None
+            y.backward(inputs=[x])
+            out.append((x.grad, a.grad))
+    return out
+
+
+@pytest.mark.parametrize("how", ["grad", "create_graph", "backward_inputs"])
+def test_gradients_reach_only_the_requested_inputs(how):
+    """PyTorch computes only the gradients the backward asks for (``should_compute_output``): asking for ``x``'s
+    gradient through ``igamma(a, x)``/``zeta(a, x)`` works while ``a`` requires grad. torchish computed every
+    input's gradient and so raised NotImplementedError for ``a``; now nodes (node by node and lowered) compute only
+    the inputs a gradient must reach."""
+    same(lambda lib: _special_grads(lib, how))
+
+
+@pytest.mark.parametrize("fn", [lambda lib, a, x: lib.special.zeta(a, x), lambda lib, a, x: lib.special.zeta(a, 2.0),
+                                lambda lib, a, x: lib.igamma(a, x), lambda lib, a, x: lib.igammac(a, x)],
+                         ids=["zeta", "zeta_scalar", "igamma", "igammac"])
+def test_underivable_operand_raises_when_its_gradient_is_asked(fn):
+    """Backward through ``zeta``'s ``x`` (and ``igamma``'s ``input``) raises PyTorch's NotImplementedError with its
+    message; torchish gave zeros for ``zeta``'s ``x``."""
+    def prog(lib):
+        a = lib.tensor([2.5, 3.0], dtype=lib.float64, requires_grad=True)
+        fn(lib, a, lib.tensor([1.0, 2.0], dtype=lib.float64)).sum().backward()
+    same_error(prog)
+
+
+def test_zeta_and_xlog1py_with_a_number_operand_name_pytorchs_nodes():
+    """``zeta``/``xlog1py`` with a Python number first or second are PyTorch's ``.self_scalar``/``.other_scalar``
+    overloads: nodes ``SpecialZetaBackward1``/``2`` (torchish said ``Backward0`` for all three)."""
+    def names(lib):
+        x = lib.tensor([1.5, 2.5], requires_grad=True)
+        fs = (lambda: lib.special.zeta(2.0, x), lambda: lib.special.zeta(x + 1, 2.0), lambda: lib.special.zeta(x + 1, x),
+              lambda: lib.special.xlog1py(2.0, x), lambda: lib.special.xlog1py(x, 2.0), lambda: lib.special.xlog1py(x, x))
+        return [f().grad_fn.name() for f in fs], lib.autograd.grad(lib.special.zeta(3.0, x).sum(), x)
+    same(names)

@@ -83,6 +83,9 @@ OPS = {
     "einsum summed label": lambda L: (lambda a=_r(L, 2, 3, 7), b=_r(L, 3, 4): L.einsum("ijx,jk->ik", a, b)),
     "einsum outer": lambda L: (lambda a=_r(L, 2), b=_r(L, 3): L.einsum("i,j->ij", a, b)),
     "einsum ellipsis": lambda L: (lambda a=_r(L, 2, 4, 3), b=_r(L, 3, 5): L.einsum("...j,jk->...k", a, b)),
+    "multi_dot": lambda L: (lambda a=_r(L, 7), b=_r(L, 7, 3), c=_r(L, 3, 9, grad=False), d=_r(L, 9, 2), e=_r(L, 2, 4):
+                            L.linalg.multi_dot([a, b, c, d, e])),
+    "addmm_ in place": lambda L: (lambda c=L.randn(4, 5), a=_r(L, 4, 3), b=_r(L, 3, 5): c.addmm_(a, b)),
     "tensordot": lambda L: (lambda a=_r(L, 2, 3, 4), b=_r(L, 3, 4, 5): L.tensordot(a, b, dims=2)),
     "sdpa math": lambda L: (lambda q=_r(L, 2, 3, 4, 8), k=_r(L, 2, 3, 5, 8), v=_r(L, 2, 3, 5, 6):
                             L.nn.functional.scaled_dot_product_attention(q, k, v)),
@@ -207,6 +210,27 @@ ON_CPU = {"mha batch_first no weights", "mha inference fast path", "encoder laye
 @pytest.mark.parametrize("name", list(ATTENTION))
 def test_attention_modules(name):
     _check(ATTENTION[name], device="cpu" if name in ON_CPU else "meta")
+
+
+RECURRENT = {
+    "rnn batch_first": lambda L: (lambda m=L.nn.RNN(3, 4, batch_first=True), x=_r(L, 2, 3, 3): m(x)[0]),
+    "gru": lambda L: (lambda m=L.nn.GRU(3, 4), x=_r(L, 3, 2, 3): m(x)[0]),
+    "rnn 2 layers bidirectional, no bias, frozen input": lambda L: (
+        lambda m=L.nn.RNN(3, 4, num_layers=2, bidirectional=True, bias=False), x=_r(L, 3, 2, 3, grad=False): m(x)[0]),
+    "rnn relu with h0": lambda L: (lambda m=L.nn.RNN(3, 4, nonlinearity="relu"), x=_r(L, 3, 2, 3), h=_r(L, 1, 2, 4):
+                                   m(x, h)[0]),
+    "lstm float64 with projection": lambda L: (lambda m=L.nn.LSTM(3, 4, proj_size=2).double(),
+                                               x=_r(L, 3, 2, 3).double(): m(x)[0]),
+    "lstm float32 (oneDNN: not counted)": lambda L: (lambda m=L.nn.LSTM(3, 4), x=_r(L, 3, 2, 3): m(x)[0]),
+    "gru cell": lambda L: (lambda m=L.nn.GRUCell(3, 4), x=_r(L, 2, 3): m(x)),
+}
+
+
+@pytest.mark.parametrize("name", list(RECURRENT))
+def test_recurrent_layers_and_cells(name):
+    # (on the meta device PyTorch runs its Python decomposition of the layers, which projects a batch_first input
+    # after a copy: the CPU's kernels are the reference)
+    _check(lambda L: _backward(RECURRENT[name](L)), device="cpu" if "batch_first" in name else "meta")
 
 
 def test_compiled_function_is_counted_on_every_call():

@@ -159,20 +159,68 @@ def _inner(op, args, st, res):
 
 
 def _add_products(op, args, st, res):
-    """addmm / baddbmm (counted), addbmm (its backward's ``bmm`` only), addmv and addr (never counted)."""
+    """addmm / baddbmm (counted), addbmm (its backward's ``bmm`` only), addmv and addr (never counted). The in-place
+    forms (``addmm_``) are packets of their own, with no formula: only their backward counts."""
+    from ..ops.inplace import writing
     c, a, b = args[:3]
     name = op.name
+    inplace = isinstance(c, Tensor) and writing(c)
     if name == "addmm":
         m, k = a.shape
         n = b.shape[1]
-        return ([("addmm", (_m(c), _m(a), _m(b)), {}, _m(res))],
-                _product_backward("mm", None, m, k, n, _rg(a), _rg(b)))
+        fwd = [] if inplace else [("addmm", (_m(c), _m(a), _m(b)), {}, _m(res))]
+        return fwd, _product_backward("mm", None, m, k, n, _rg(a), _rg(b))
     if name in ("baddbmm", "addbmm"):
         bt, m, k = a.shape
         n = b.shape[2]
-        fwd = [("baddbmm", (_m(c), _m(a), _m(b)), {}, _m(res))] if name == "baddbmm" else []
+        fwd = [("baddbmm", (_m(c), _m(a), _m(b)), {}, _m(res))] if name == "baddbmm" and not inplace else []
         return fwd, _product_backward("bmm", bt, m, k, n, _rg(a), _rg(b))
     return [], []
+
+
+def _chain_order(dims):
+    """PyTorch's multi_dot order for matrices ``dims[i] x dims[i + 1]``: as a nested pair of index ranges."""
+    n = len(dims) - 1
+    if n == 3:
+        a, b, c, d = dims
+        return ((0, 0), ((1, 1), (2, 2))) if (a * c) * (b + d) > (b * d) * (a + c) else (((0, 0), (1, 1)), (2, 2))
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+
+    def nest(i, j):
+        return (i, i) if i == j else (nest(i, split[i][j]), nest(split[i][j] + 1, j))
+    return nest(0, n - 1)
+
+
+def _multi_dot(op, args, st, res):
+    """linalg.multi_dot: one ``mm`` per product, in PyTorch's order (a 1-d first/last operand as a row/column)."""
+    shapes = [tuple(t.shape) for t in args]
+    shapes[0] = (1,) + shapes[0] if len(shapes[0]) == 1 else shapes[0]
+    shapes[-1] = shapes[-1] + (1,) if len(shapes[-1]) == 1 else shapes[-1]
+    dims = [s[0] for s in shapes] + [shapes[-1][1]]
+    fwd, bwd = [], []
+
+    def run(node):  # -> (rows, cols, requires grad)
+        if node[0] == node[1] and isinstance(node[0], int):
+            s = shapes[node[0]]
+            return s[0], s[1], _rg(args[node[0]])
+        (m, k, l_rg), (_, n, r_rg) = run(node[0]), run(node[1])
+        fwd.append(mm(m, k, n))
+        bwd.extend(_product_backward("mm", None, m, k, n, l_rg, r_rg))
+        return m, n, l_rg or r_rg
+    if len(shapes) == 2:
+        run(((0, 0), (1, 1)))
+    else:
+        run(_chain_order(dims))
+    return fwd, bwd
 
 
 def _scaled_mm(op, args, st, res):
@@ -192,21 +240,82 @@ def _linear_kinds():
 _LINEAR_KIND: dict = {}
 
 
+def linear_calls(x, w_shape, addmm, x_rg, w_rg):
+    """``F.linear(x, w)``: one ``addmm`` on the input flattened to 2-d (``addmm``: at::linear's path for a 2-d input,
+    or a contiguous one, with a bias), else ``matmul(x, w.t())``."""
+    n, k = w_shape
+    if addmm:
+        m = x.numel() // k if k else 0
+        fwd = ("addmm", (Meta((n,)), Meta((m, k)), Meta((k, n))), {}, Meta((m, n)))
+        return [fwd], _product_backward("mm", None, m, k, n, x_rg, w_rg)
+    return matmul_calls(x, Meta((k, n)), x_rg, w_rg)  # (w.t() is 2-d: its strides never decide a fold)
+
+
 def _linear(op, args, st, res):
-    """at::linear: ``addmm`` for a 2-d input or a contiguous one with a bias (flattened), else ``matmul(input,
-    weight.t())`` (then ``add_(bias)``)."""
     if not _LINEAR_KIND:
         _LINEAR_KIND.update(_linear_kinds())
     x, w, bias = args
     kind = _LINEAR_KIND.get(id(op), "addmm" if bias is not None else "mm")
-    k, n = w.shape[1], w.shape[0]
-    x_rg, w_rg = _rg(x), _rg(w)
     if kind in ("addmm", "view"):
-        m = x.numel() // k if k else 0
-        fwd = ("addmm", (_m(bias), Meta((m, k), x.dtype), Meta((k, n), w.dtype)), {}, Meta((m, n), res.dtype))
-        return [fwd], _product_backward("mm", None, m, k, n, x_rg, w_rg)
-    wt = Meta((k, n))  # weight.t(): 2-d, so whether it is foldable never depends on its strides
-    return matmul_calls(x, wt, x_rg, w_rg)
+        (name, (_, a, b), kw, out), = linear_calls(x, tuple(w.shape), True, _rg(x), _rg(w))[0]
+        fwd = (name, (_m(bias), Meta(a.shape, x.dtype), Meta(b.shape, w.dtype)), kw, Meta(out.shape, res.dtype))
+        return [fwd], linear_calls(x, tuple(w.shape), True, _rg(x), _rg(w))[1]
+    return linear_calls(x, tuple(w.shape), False, _rg(x), _rg(w))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# recurrent layers
+
+
+def _contiguous(t):
+    return not isinstance(t, Tensor) or t.is_contiguous()
+
+
+def _recurrent(op, args, st, res):
+    """nn.RNN / GRU (and LSTM where PyTorch does not run oneDNN's kernel) on padded input, as PyTorch's CPU layers:
+    per layer and direction the input projection of every step at once (``F.linear`` on the 3-d input), then one
+    linear of the hidden state per step; the backward's products for what requires grad."""
+    if op.grad_name != "StackBackward0":
+        return [], []  # (oneDNN's LSTM kernel and packed sequences: not counted here)
+    x, h0 = args[0], args[1]
+    weights = args[7:]
+    gates = {"lstm": 4, "gru": 3}.get(st["mode"], 1)
+    H, out_size, dirs = st["hidden_size"], st["out_size"], st["num_dirs"]
+    per = 2 + 2 * st["has_bias"] + st["has_proj"]
+    T, B = x.shape[0], x.shape[1]
+    fwd, bwd = [], []
+    layer_in, in_rg = x, _rg(x)
+    chain_rg = in_rg or _rg(h0) or any(_rg(w) for w in weights)
+    for layer in range(st["num_layers"]):
+        for d in range(dirs):
+            group = weights[(layer * dirs + d) * per:(layer * dirs + d + 1) * per]
+            w_ih, w_hh, w_hr = group[0], group[1], group[-1] if st["has_proj"] else None
+            f, b = linear_calls(layer_in, (gates * H, layer_in.shape[-1]), st["has_bias"] and _contiguous(layer_in),
+                                in_rg, _rg(w_ih))
+            fwd += f
+            bwd += b
+            for t in range(T):
+                f, b = linear_calls(Meta((B, out_size)), (gates * H, out_size), st["has_bias"],
+                                    chain_rg if t else _rg(h0), _rg(w_hh))
+                fwd += f
+                bwd += b
+                if w_hr is not None:  # (LSTM's projection of each step's hidden state: matmul(h, w_hr.t()))
+                    fwd.append(mm(B, H, out_size))
+                    bwd += _product_backward("mm", None, B, H, out_size, chain_rg, _rg(w_hr))
+        layer_in, in_rg = Meta((T, B, dirs * out_size)), chain_rg
+    return fwd, bwd
+
+
+def _cell(op, args, st, res):
+    """nn.RNNCell / GRUCell / LSTMCell: a linear of the hidden state, then one of the input (2-d: addmm, mm
+    without biases)."""
+    x, h, _, w_ih, w_hh, b_ih = args[:6]
+    fwd, bwd = [], []
+    for t, w in ((h, w_hh), (x, w_ih)):
+        f, b = linear_calls(t, tuple(w.shape), b_ih is not None, _rg(t), _rg(w))
+        fwd += f
+        bwd += b
+    return fwd, bwd
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -357,11 +466,13 @@ RULES = {
     "linear": _linear, "linear_nobias": _linear,
     "tensordot": _tensordot, "inner": _inner,
     "addmm": _add_products, "baddbmm": _add_products, "addbmm": _add_products,
-    "scaled_mm": _scaled_mm,
+    "scaled_mm": _scaled_mm, "linalg_multi_dot": _multi_dot,
     "convolution": _conv,
     "scaled_dot_product_attention": _sdpa, "scaled_dot_product_attention_copied_value": _sdpa,
     "scaled_dot_product_attention_flash_reduced": _sdpa,
     "multi_head_attention": _mha,
+    "rnn_tanh": _recurrent, "rnn_relu": _recurrent, "gru": _recurrent, "lstm": _recurrent,
+    "rnn_tanh_cell": _cell, "rnn_relu_cell": _cell, "gru_cell": _cell, "lstm_cell": _cell,
 }
 
 

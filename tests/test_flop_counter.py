@@ -86,6 +86,7 @@ OPS = {
     "multi_dot": lambda L: (lambda a=_r(L, 7), b=_r(L, 7, 3), c=_r(L, 3, 9, grad=False), d=_r(L, 9, 2), e=_r(L, 2, 4):
                             L.linalg.multi_dot([a, b, c, d, e])),
     "addmm_ in place": lambda L: (lambda c=L.randn(4, 5), a=_r(L, 4, 3), b=_r(L, 3, 5): c.addmm_(a, b)),
+    "cdist by matrix products": lambda L: (lambda a=_r(L, 30, 3), b=_r(L, 2, 4, 3): L.cdist(a, b)),
     "tensordot": lambda L: (lambda a=_r(L, 2, 3, 4), b=_r(L, 3, 4, 5): L.tensordot(a, b, dims=2)),
     "sdpa math": lambda L: (lambda q=_r(L, 2, 3, 4, 8), k=_r(L, 2, 3, 5, 8), v=_r(L, 2, 3, 5, 6):
                             L.nn.functional.scaled_dot_product_attention(q, k, v)),
@@ -255,6 +256,13 @@ def test_backward_counted_when_the_forward_ran_outside_the_mode():
         loss = (m(_r(L, 2, 2, 4)).sum() + L.nn.functional.scaled_dot_product_attention(q, q, v).sum()
                 + (a @ L.randn(3, 5)).sum() + L.einsum("bij,bjk->bik", a, L.randn(2, 3, 2)).sum())
         return loss.backward
+    _check(build)
+
+
+def test_backward_with_inputs_counts_only_the_gradients_it_computes():
+    def build(L):
+        a, b, w = _r(L, 4, 3), _r(L, 3, 5), _r(L, 2, 5, 3)
+        return lambda: (L.mm(a, b).sum().backward(inputs=[b]), L.autograd.grad((w @ b).sum(), [w]))
     _check(build)
 
 

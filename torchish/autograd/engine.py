@@ -294,8 +294,8 @@ def current_task():
 
 
 _CALLBACKS = "final callbacks"  # the key of a GraphTask's scratch holding queue_callback's functions
-# Set by ``torchish.utils.flop_counter`` while a FlopCounterMode is active: ``node_hook(node)`` sees each node just
-# before its backward runs. None otherwise (no cost).
+# Set by ``torchish.utils.flop_counter`` while a FlopCounterMode is active: ``node_hook(node, needed)`` sees each node
+# just before its backward runs (``needed``: the ids of the nodes a gradient must reach, None for all). None otherwise.
 node_hook = None
 
 
@@ -509,7 +509,7 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
         grads_in = [None] * len(node.next_edges)
     else:
         if node_hook is not None:
-            node_hook(node)
+            node_hook(node, needed)
         if needed is not None and type(node).apply_grads is OpNode.apply_grads:  # (the inputs a gradient must reach)
             grads_in = node.apply_grads(grads, create_graph,
                                         [e is not None and id(e[0]) in needed for e in node.next_edges])

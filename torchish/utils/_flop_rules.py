@@ -228,6 +228,18 @@ def _scaled_mm(op, args, st, res):
     return [("_scaled_mm", (_m(a), _m(b), _m(sa), _m(sb), _m(bias)), {}, _m(res))], []
 
 
+def _cdist_mm(op, args, st, res):
+    """cdist by matrix products (p=2, more than 25 rows): PyTorch's forward kernel (_euclidean_dist) has no formula;
+    its backward's two products (``ratio @ x2``, ``ratio^T @ x1`` over the flattened batch) count, both whichever
+    input needs the gradient."""
+    x1, x2 = args
+    batch = tuple(np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2])))
+    bt, (P, M), R = math.prod(batch), x1.shape[-2:], x2.shape[-2]
+    if x1.ndim == 2 and x2.ndim == 2:
+        return [], [mm(P, R, M), mm(R, P, M)]
+    return [], [bmm(bt, P, R, M), bmm(bt, R, P, M)]
+
+
 # ------------------------------------------------------------------------------------------------------------
 # linear
 
@@ -466,7 +478,7 @@ RULES = {
     "linear": _linear, "linear_nobias": _linear,
     "tensordot": _tensordot, "inner": _inner,
     "addmm": _add_products, "baddbmm": _add_products, "addbmm": _add_products,
-    "scaled_mm": _scaled_mm, "linalg_multi_dot": _multi_dot,
+    "scaled_mm": _scaled_mm, "linalg_multi_dot": _multi_dot, "cdist_mm": _cdist_mm,
     "convolution": _conv,
     "scaled_dot_product_attention": _sdpa, "scaled_dot_product_attention_copied_value": _sdpa,
     "scaled_dot_product_attention_flash_reduced": _sdpa,
@@ -480,6 +492,8 @@ def rule(name):
     """The rule for the op ``name`` (None: PyTorch counts nothing for it)."""
     r = RULES.get(name)
     if r is None:
+        if name.endswith("_backward"):  # (a VJP run as an op, create_graph=True: the node hook counted it)
+            return None
         if name.startswith("matmul_"):
             r = _matmul
         elif name.startswith("tensordot"):
@@ -492,14 +506,18 @@ def rule(name):
     return r
 
 
-def backward_of(node):
-    """The backward calls of a node recorded while no FlopCounterMode was active (its forward ran outside one):
-    derived from what the node keeps, its inputs' shapes and which of them require grad; strides are not kept, so
-    a matmul is taken to fold wherever PyTorch's shape rules allow."""
+def backward_of(node, needed=None):
+    """The backward calls of a node recorded while no FlopCounterMode was active (its forward ran outside one), or
+    of one whose backward computes fewer gradients than its inputs require (``backward(inputs=...)``, ``grad()``:
+    ``needed`` holds the ids of the nodes a gradient must reach): derived from what the node keeps, its inputs'
+    shapes and which of them get a gradient; strides are not kept, so a matmul is taken to fold wherever PyTorch's
+    shape rules allow."""
     op = getattr(node, "op", None)
     r = rule(op.name) if op is not None else None
     if r is None:
         return []
-    args = tuple(Meta(v.shape, v.dtype, m) if hasattr(v, "shape") else v for v, m in zip(node.vals, node.mask))
+    mask = [m and (needed is None or (e is not None and id(e[0]) in needed))
+            for m, e in zip(node.mask, node.next_edges)]
+    args = tuple(Meta(v.shape, v.dtype, m) if hasattr(v, "shape") else v for v, m in zip(node.vals, mask))
     shape, dtype = node.out_meta[0]
     return r(op, args, dict(node.static), Meta(shape, dtype))[1]

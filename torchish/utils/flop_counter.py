@@ -415,12 +415,14 @@ class _Hook:
         if bwd and node is not None and getattr(node, "op", None) is op:
             node._flop_backward = bwd
 
-    def node(self, node):
+    def node(self, node, needed=None):
         if self.opaque:
             return
         calls = getattr(node, "_flop_backward", None)
-        if calls is None and getattr(node, "vals", None) is not None:
-            calls = _flop_rules.backward_of(node)
+        vals = getattr(node, "vals", None)
+        if vals is not None and (calls is None or needed is not None and any(
+                m and (e is None or id(e[0]) not in needed) for m, e in zip(node.mask, node.next_edges))):
+            calls = _flop_rules.backward_of(node, needed)
         if calls:
             self.count(calls)
 

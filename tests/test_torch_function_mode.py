@@ -258,3 +258,28 @@ def test_without_a_mode_plain_tensors_take_no_dispatch_path():
     assert torchish.overrides._get_current_function_mode_stack() == []
     x = torchish.ones(3)
     assert np.allclose((x * 2).numpy(), 2.0) and x.shape == (3,)
+
+
+@needs_torch
+def test_a_compiled_function_called_inside_a_mode_runs_what_the_mode_says():
+    """A function compiled (traced) outside a mode and called inside one: the mode sees each call and may change
+    what runs, as PyTorch's compiled function under a mode gives the eager results."""
+    def program(lib, jit):
+        F = lib.nn.functional
+
+        class GeluForRelu(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                if func is F.relu:
+                    return F.gelu(args[0])
+                return func(*args, **(kwargs or {}))
+
+        @jit
+        def f(x):
+            return F.relu(x) * 2
+        x = lib.tensor([0.5, -1.0, 2.0])
+        before = [f(x) for _ in range(3)]
+        with GeluForRelu():
+            inside = [f(x) for _ in range(2)]
+        return before, inside, f(x)
+    from oracle import assert_script_matches
+    assert_script_matches(program)

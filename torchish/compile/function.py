@@ -27,6 +27,7 @@ import weakref
 
 import jax
 
+from .. import _subclass
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..ops import lazy, registry as _registry, tracing
@@ -76,8 +77,10 @@ class CompiledFunction(TraceMixin):
     # ---------------------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if self.disable or STATE.recorder is not None or tracing.active() or STANCE[0] == "force_eager" \
-                or _registry.flop_hook is not None:  # (a FlopCounterMode counts each call's ops, as PyTorch's)
-            return self.fn(*args, **kwargs)  # nested inside another compiled function: inline
+                or _registry.flop_hook is not None or _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
+            # (nested inside another compiled function: inline; a FlopCounterMode counts each call's ops, and a
+            # TorchFunctionMode sees each call (it may change what runs), as in PyTorch: eagerly)
+            return self.fn(*args, **kwargs)
         self.stats["calls"] += 1
         leaves, key = _signature(args, kwargs)
         entry = self.entries.get(key)

@@ -1,9 +1,14 @@
-"""Third-party programs, round 55: the Module API as libraries use it (timm/HF-style ``apply(init_fn)``, named
-traversals with prefixes, hooks with kwargs, non-persistent buffers, ``strict=False`` loading, parametrizations),
-vision training recipes (ResNet basic blocks, mixup/cutmix with ``torch.distributions.Beta``, label smoothing, EMA
-by ``_foreach`` ops and ``lerp_``, ViT patch embedding) and anomaly detection (autoencoder + Deep SVDD, quantile
-thresholds, ``histc``), seeded by ``torch.manual_seed``, run with torch 2.13 and torchish and compared by
-``assert_script_matches`` (tests/oracle.py).
+"""Third-party programs, round 55 (helper 164): the Module API as libraries use it (timm/HF-style
+``apply(init_fn)``, named traversals with prefixes, hooks with kwargs, non-persistent buffers, ``strict=False``
+loading, parametrizations) and anomaly detection (autoencoder + Deep SVDD, quantile thresholds, ``histc``), seeded by
+``torch.manual_seed``, run with torch 2.13 and torchish and compared by ``assert_script_matches``
+(tests/oracle.py); then regression tests for what these probes found.
+
+Also probed and matching (kept out for CI time, as earlier rounds cover them): a tiny ViT with mixup/cutmix from
+``torch.distributions.Beta``, label smoothing and ``_foreach``/``_foreach_lerp_`` EMAs; a ResNet basic block with a
+BN train/eval switch; DistMult and RotatE embeddings; orthogonal/spectral_norm parametrizations; some 300 short
+checks of schedulers, samplers, collate, distributions' seeded samplers, RNG state round trips and compiled training
+steps in these domains.
 """
 import math
 
@@ -19,8 +24,8 @@ def case_module_api_as_libraries_use_it(lib):
     a fan-in bias bound; ``named_modules(prefix=...)``, ``named_parameters(prefix, recurse=False)``,
     ``named_buffers``; ``register_buffer(persistent=False)`` missing from ``state_dict``; a forward pre-hook
     ``with_kwargs=True`` rewriting a kwarg; a full backward hook scaling grad_input; ``load_state_dict(strict=False)``'s
-    missing/unexpected keys; ``parametrizations.orthogonal``/``weight_norm``/``spectral_norm`` and a custom
-    ``register_parametrization`` (a symmetric matrix) trained two steps, ``parametrizations.weight.original`` names."""
+    missing/unexpected keys; ``parametrizations.weight_norm`` and a custom ``register_parametrization`` (a symmetric
+    matrix) trained two steps, ``parametrizations.weight.original`` names."""
     torch, nn = lib, lib.nn
     P = lib.nn.utils.parametrizations
     torch.manual_seed(70)
@@ -85,95 +90,18 @@ def case_module_api_as_libraries_use_it(lib):
         def forward(self, X):
             return X.triu() + X.triu(1).transpose(-1, -2)
 
-    lin_o, lin_w, lin_s, lin_p = nn.Linear(4, 4), nn.Linear(4, 3), nn.Linear(4, 3), nn.Linear(4, 4)
-    P.orthogonal(lin_o)
+    lin_w, lin_p = nn.Linear(4, 4), nn.Linear(4, 4)
     P.weight_norm(lin_w)
-    P.spectral_norm(lin_s)
     nn.utils.parametrize.register_parametrization(lin_p, "weight", Symmetric())
-    params = [p for m in (lin_o, lin_w, lin_s, lin_p) for p in m.parameters()]
-    opt = torch.optim.SGD(params, lr=0.1)
+    opt = torch.optim.SGD([*lin_w.parameters(), *lin_p.parameters()], lr=0.1)
     for _ in range(2):
-        z = lin_p(lin_o(x.detach()))
-        loss = (lin_w(z) - lin_s(z)).pow(2).mean() + z.pow(2).mean()
+        z = lin_p(x.detach())
+        loss = lin_w(z).pow(2).mean() + z.pow(2).mean()
         opt.zero_grad(); loss.backward(); opt.step()
-    pnames = [n for n, _ in lin_w.named_parameters()] + [n for n, _ in lin_s.named_parameters()]
+    pnames = [n for n, _ in lin_w.named_parameters()] + [n for n, _ in lin_p.named_parameters()]
     return (names, y, x.grad, seen, net.blocks[0].fc.weight.grad, res.missing_keys, res.unexpected_keys,
-            loss, lin_o.weight @ lin_o.weight.T, lin_w.weight, lin_s.weight, lin_p.weight, pnames,
-            lin_p.parametrizations.weight.original.grad, nn.utils.parametrize.is_parametrized(lin_s, "weight"))
-
-
-def case_resnet_mixup_cutmix_ema_vit_patches(lib):
-    """A timm-style image recipe: ResNet basic blocks (conv-BN-ReLU, a 1x1 downsample shortcut), mixup with
-    ``lam`` from ``torch.distributions.Beta(0.4, 0.4).sample()`` and ``randperm``, cutmix with a box from
-    ``sqrt(1 - lam)`` and slice assignment, label-smoothing cross entropy on the mixed targets, an EMA of weights
-    through ``torch._foreach_mul_``/``_foreach_add_`` and of buffers through ``lerp_``; the BN train/eval switch;
-    a ViT patch embedding by ``Conv2d(stride=patch)`` checked against ``F.unfold`` and a class token by
-    ``expand`` with positional embeddings."""
-    torch, nn, F = lib, lib.nn, lib.nn.functional
-    torch.manual_seed(71)
-
-    class BasicBlock(nn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(cout)
-            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(cout)
-            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-        def forward(self, x):
-            out = F.relu(self.bn1(self.conv1(x)), inplace=True)
-            out = self.bn2(self.conv2(out))
-            return F.relu(out + self.down(x))
-
-    model = nn.Sequential(BasicBlock(3, 4, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3))
-    ema = [p.detach().clone() for p in model.parameters()]
-    ema_bufs = [b.detach().clone() for b in model.buffers() if b.dtype.is_floating_point]
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4)
-    x, y = torch.rand(4, 3, 6, 6), torch.tensor([0, 1, 2, 1])
-    beta = torch.distributions.Beta(torch.tensor(0.4), torch.tensor(0.4))
-    log = []
-    for step in range(2):
-        lam = beta.sample()
-        perm = torch.randperm(x.size(0))
-        if step == 0:
-            xm = lam * x + (1 - lam) * x[perm]
-        else:
-            H, W = x.shape[2:]
-            cut = math.sqrt(1.0 - lam.item())
-            ch, cw = int(H * cut), int(W * cut)
-            cy, cx = torch.randint(H, (1,)).item(), torch.randint(W, (1,)).item()
-            y1, y2 = max(cy - ch // 2, 0), min(cy + ch // 2, H)
-            x1, x2 = max(cx - cw // 2, 0), min(cx + cw // 2, W)
-            xm = x.clone()
-            xm[:, :, y1:y2, x1:x2] = x[perm, :, y1:y2, x1:x2]
-            lam = torch.tensor(1 - (y2 - y1) * (x2 - x1) / (H * W))
-        logits = model(xm)
-        loss = lam * F.cross_entropy(logits, y, label_smoothing=0.1) + \
-            (1 - lam) * F.cross_entropy(logits, y[perm], label_smoothing=0.1)
-        opt.zero_grad(); loss.backward(); opt.step()
-        with torch.no_grad():
-            torch._foreach_mul_(ema, 0.9)
-            torch._foreach_add_(ema, [p.detach() for p in model.parameters()], alpha=0.1)
-            for e, b in zip(ema_bufs, [b for b in model.buffers() if b.dtype.is_floating_point]):
-                e.lerp_(b, 0.1)
-        log.append((lam, loss.item()))
-    model.eval()
-    with torch.no_grad():
-        ev = model(x)
-    model.train()
-
-    patch, dim = 3, 5
-    proj = nn.Conv2d(3, dim, patch, stride=patch)
-    cls_token = nn.Parameter(torch.zeros(1, 1, dim))
-    nn.init.trunc_normal_(cls_token, std=0.02)
-    pos = nn.Parameter(torch.randn(1, 5, dim) * 0.02)
-    tokens = proj(x).flatten(2).transpose(1, 2)
-    by_unfold = F.unfold(x, patch, stride=patch).transpose(1, 2) @ proj.weight.view(dim, -1).T + proj.bias
-    seq = torch.cat([cls_token.expand(x.size(0), -1, -1), tokens], dim=1) + pos
-    seq.mean().backward()
-    return (log, list(model.parameters()), ema, ema_bufs, ev, model[0].bn1.num_batches_tracked, tokens, by_unfold,
-            seq, cls_token.grad, proj.weight.grad)
+            loss, lin_w.weight, lin_p.weight, pnames, lin_p.parametrizations.weight.original.grad,
+            nn.utils.parametrize.is_parametrized(lin_w, "weight"), sorted(lin_w.state_dict()))
 
 
 def case_autoencoder_deep_svdd_anomaly(lib):

@@ -5,7 +5,7 @@ memory-format constants. Exported by ``torchish/__init__.py``."""
 from __future__ import annotations
 
 from . import _dtype
-from .ops.elementwise import _out
+from .ops.elementwise import _out, require_tensor
 from .nn import functional as F
 from .nn._functional.activation import rrelu_with_generator
 
@@ -84,6 +84,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 
 def detach(input):
+    require_tensor(input, "detach")
     return input.detach()
 
 

@@ -152,7 +152,8 @@ DEFAULTS = _Defaults()
 
 def set_default_dtype(d):
     """Set the dtype that floating-point tensors get when none is given (float32 or float64)."""
-    d = as_dtype(d)
+    if not isinstance(d, dtype):  # (a name, numpy or Python type: PyTorch's parser refuses it)
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
     if d.category != _FLOAT:
         raise TypeError("only floating-point types are supported as the default type")
     if d in FLOAT8:  # (PyTorch looks for a legacy storage class, which float8 types have not)
@@ -202,8 +203,16 @@ def user_dtype(d, fname):
 # promotion
 
 
+def _dtype_arg(d, fname, arg, pos):
+    """PyTorch's parser's TypeError for a ``torch.dtype`` argument that is none."""
+    if not isinstance(d, dtype):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be torch.dtype, not {type(d).__name__}")
+
+
 def promote_types(a: dtype, b: dtype) -> dtype:
     """``torch.promote_types``: the smallest dtype both can be converted to."""
+    _dtype_arg(a, "promote_types", "type1", 1)
+    _dtype_arg(b, "promote_types", "type2", 2)
     if a is b:
         return a
     if a in FLOAT8 or b in FLOAT8:
@@ -327,6 +336,8 @@ def result_type(tensor, other) -> dtype:
 
 def can_cast(from_: dtype, to: dtype) -> builtins.bool:
     """``torch.can_cast``: whether an in-place op may write a ``from_`` result into a ``to`` tensor."""
+    _dtype_arg(from_, "can_cast", "from_", 1)
+    _dtype_arg(to, "can_cast", "to", 2)
     if from_.category == _COMPLEX and to.category != _COMPLEX:
         return False
     if from_.category == _FLOAT and to.category < _FLOAT:

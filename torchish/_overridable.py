@@ -200,10 +200,11 @@ TENSOR_PROPERTIES = (
     'is_sparse_csr', 'is_vulkan', 'is_xla', 'is_xpu', 'itemsize', 'layout', 'mH', 'mT', 'name', 'nbytes', 'ndim',
     'output_nr', 'real', 'requires_grad', 'retains_grad', 'shape', 'volatile',
 )
-TENSOR_SETTERS = ('data', 'grad', 'grad_dtype', 'requires_grad', 'volatile')
-# private properties whose reads PyTorch hands too (``t._version``: ``Tensor._version.__get__``); its ``_grad`` and
-# ``_grad_fn`` are torchish's own fields, read everywhere inside it, and take no part
-TENSOR_PRIVATE_PROPERTIES = ('_base', '_version')
+TENSOR_SETTERS = ('data', 'grad', 'grad_dtype', 'requires_grad', 'volatile', '_backward_hooks',
+                  '_post_accumulate_grad_hooks')
+# private properties whose reads PyTorch hands too (``t._version``: ``Tensor._version.__get__``); ``t._grad`` and
+# ``t._grad_fn`` read ``grad`` and ``grad_fn``, which hand theirs (torchish's own fields are ``_gval`` and ``_gfn``)
+TENSOR_PRIVATE_PROPERTIES = ('_backward_hooks', '_base', '_cdata', '_post_accumulate_grad_hooks', '_version')
 
 # The functions PyTorch writes in Python (its Python ``handle_torch_function``: the plain Tensors among the
 # arguments take part too, and a call every handler declines raises "no implementation found for '<name>'"):

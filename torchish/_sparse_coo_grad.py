@@ -123,7 +123,7 @@ def hands_sparse_grad(out, pos, indices, coalesced=True, contiguous=True, when_s
     """Make the node of ``out`` hand its input at ``pos`` a sparse gradient with entries at ``indices`` (the
     coalesced indices of that sparse input; :data:`_NONZERO` for the gradient's nonzeros); ``when_sparse``: only
     when the gradient reaching ``out`` is sparse (a stack's)."""
-    node = out._grad_fn
+    node = out._gfn
     if node is not None and _swap_class(node, _MakesSparseGrad):
         node.__dict__.setdefault("sparse_grads", {})[pos] = (indices, coalesced, contiguous, when_sparse)
     return out
@@ -132,7 +132,7 @@ def hands_sparse_grad(out, pos, indices, coalesced=True, contiguous=True, when_s
 def passes_sparse_grad(out, sources, rows=None):
     """Make the node of ``out`` (a sparse result) pass a sparse gradient on sparse to its inputs that are the
     sparse tensors ``sources``; ``rows``: the input dim of each output index row (a permute's dims)."""
-    node = out._grad_fn
+    node = out._gfn
     if node is None or not any(t._rg for t in sources) or not _swap_class(node, _KeepsSparseGrad):
         return out
     edges = [t._edge() for t in sources if t._rg]

@@ -25,7 +25,7 @@ from .autograd.grad_mode import STATE
 class Tensor(TensorViews, TensorAutograd, TensorMetadata, _tensor_values.TensorValues):
     """A multi-dimensional array with PyTorch's autograd semantics, running on JAX."""
 
-    __slots__ = ("_v", "_rg", "_grad", "_grad_fn", "_out_nr", "_vc", "_view", "_views", "_hooks", "_post_acc_hooks",
+    __slots__ = ("_v", "_rg", "_gval", "_gfn", "_out_nr", "_vc", "_view", "_views", "_hooks", "_post_acc_hooks",
                  "_acc", "_retains_grad", "_sn", "__dict__", "__weakref__")
 
     # an inference tensor (made inside ``inference_mode``, or a view of one) sets this in its ``__dict__``
@@ -76,8 +76,8 @@ class Tensor(TensorViews, TensorAutograd, TensorMetadata, _tensor_values.TensorV
         t = object.__new__(cls)
         t._v = value
         t._rg = requires_grad
-        t._grad = None
-        t._grad_fn = grad_fn
+        t._gval = None
+        t._gfn = grad_fn
         t._out_nr = out_nr
         t._vc = VersionCounter()
         t._view = None

@@ -4,6 +4,7 @@ their graph), ``.grad`` and ``grad_dtype``, the version counter, the tensor's gr
 ``retain_grad``."""
 from __future__ import annotations
 
+import collections
 import weakref
 
 from . import _dtype
@@ -38,7 +39,7 @@ class TensorAutograd:
             from .ops.elementwise import type_name
             raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
                             f"{type_name(requires_grad)}")
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             if not requires_grad:
                 raise RuntimeError(
                     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -55,7 +56,7 @@ class TensorAutograd:
     def grad_fn(self):
         if self._nograd_view or self._fn_view is not None:
             self._check_view_rebase()
-        return self._grad_fn
+        return self._gfn
 
     def is_inference(self) -> bool:
         """Whether this is an inference tensor: made inside ``inference_mode`` (or a view of one)."""
@@ -65,7 +66,7 @@ class TensorAutograd:
     def is_leaf(self) -> bool:
         if self._nograd_view or self._fn_view is not None:
             self._check_view_rebase()
-        return self._grad_fn is None
+        return self._gfn is None
 
     def _check_view_rebase(self):
         """PyTorch refuses to rebuild the grad_fn of a view made under no_grad, or returned by a custom Function,
@@ -85,7 +86,7 @@ class TensorAutograd:
                 "input was returned as-is) and the autograd logic to handle view+inplace would override the custom "
                 "backward associated with the custom Function, leading to incorrect gradients. This behavior is "
                 "forbidden. You can fix this by cloning the output of the custom Function.")
-        if self._grad_fn is None:
+        if self._gfn is None:
             raise RuntimeError(
                 "A view was created in no_grad mode and its base or another view of its base has been modified "
                 "inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is "
@@ -99,9 +100,9 @@ class TensorAutograd:
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+        if self._gfn is not None and not self._retains_grad and self._gval is None:
             _warn_nonleaf_grad()
-        return self._grad
+        return self._gval
 
     @grad.setter
     def grad(self, g):
@@ -122,7 +123,7 @@ class TensorAutograd:
                     "and its gradient may break downstream systems that assume they match.")
         if STATE.recorder is not None:
             STATE.recorder.wrote(self)
-        self._grad = g
+        self._gval = g
 
     @property
     def grad_dtype(self):
@@ -135,13 +136,72 @@ class TensorAutograd:
     def grad_dtype(self, value):
         if value is not None and not isinstance(value, _dtype.dtype):
             raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             raise RuntimeError("grad_dtype can only be set on leaf tensors.")
         self.__dict__["_grad_dtype"] = value
 
     @grad.deleter
     def grad(self):
-        self._grad = None
+        self._gval = None
+
+    # PyTorch's private names for ``grad`` and ``grad_fn``: its ``_grad`` is ``grad`` (checks, warning, and a
+    # subclass's ``__torch_function__`` sees ``Tensor.grad.__get__``/``__set__``), its ``_grad_fn`` reads ``grad_fn``.
+    # torchish's own fields are ``_gval`` and ``_gfn``, which its internal reads use without dispatching.
+    @property
+    def _grad(self):
+        return self.grad
+
+    @_grad.setter
+    def _grad(self, g):
+        self.grad = g
+
+    @_grad.deleter
+    def _grad(self):
+        del self.grad
+
+    @property
+    def _grad_fn(self):
+        return self.grad_fn
+
+    @_grad_fn.setter
+    def _grad_fn(self, value):
+        if value is not None:
+            raise RuntimeError("_grad_fn can be only set to None")
+        from ._subclass import _disable_torch_function_subclass
+        with _disable_torch_function_subclass():  # (a subclass sees this assignment alone, not a detach_)
+            self.detach_()  # (PyTorch detaches in place: the tensor becomes a leaf)
+
+    @property
+    def _cdata(self) -> int:
+        """A number that identifies this tensor while it lives (PyTorch's: its C++ object's address)."""
+        return id(self)
+
+    @property
+    def _backward_hooks(self):
+        """The hooks ``register_hook`` added (PyTorch's ordered dict: handle id -> hook), or None."""
+        if self._gfn is not None:
+            return (self._gfn._tensor_pre_hooks or {}).get(self._out_nr)
+        return self._hooks
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks):
+        if self._gfn is None:
+            self._hooks = hooks
+        elif hooks is None:
+            (self._gfn._tensor_pre_hooks or {}).pop(self._out_nr, None)
+        else:
+            if self._gfn._tensor_pre_hooks is None:
+                self._gfn._tensor_pre_hooks = {}
+            self._gfn._tensor_pre_hooks[self._out_nr] = hooks
+
+    @property
+    def _post_accumulate_grad_hooks(self):
+        """The hooks ``register_post_accumulate_grad_hook`` added (handle id -> hook), or None."""
+        return self._post_acc_hooks
+
+    @_post_accumulate_grad_hooks.setter
+    def _post_accumulate_grad_hooks(self, hooks):
+        self._post_acc_hooks = hooks
 
     @property
     def _version(self) -> int:
@@ -152,10 +212,10 @@ class TensorAutograd:
     def _edge(self):
         """Where this tensor's gradient goes: (grad_fn, output_nr), or its AccumulateGrad for a leaf; None for a
         view made under no_grad (PyTorch gives its uses a ``(None, 0)`` edge)."""
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             if self._fn_view is not None:
                 self._check_view_rebase()
-            return (self._grad_fn, self._out_nr)
+            return (self._gfn, self._out_nr)
         if self._nograd_view:
             self._check_view_rebase()
             return None
@@ -170,31 +230,31 @@ class TensorAutograd:
         replaces the gradient."""
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None:
-            return self._grad_fn.add_tensor_pre_hook(self._out_nr, hook)
+        if self._gfn is not None:
+            return self._gfn.add_tensor_pre_hook(self._out_nr, hook)
         if self._hooks is None:
-            self._hooks = {}
+            self._hooks = collections.OrderedDict()
         return add_hook(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """``hook(tensor)`` runs after the gradient was accumulated into ``tensor.grad`` (leaves only)."""
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if self._post_acc_hooks is None:
-            self._post_acc_hooks = {}
+            self._post_acc_hooks = collections.OrderedDict()
         return add_hook(self._post_acc_hooks, hook)
 
     def retain_grad(self):
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
         if not self._rg:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is None or self._retains_grad:
+        if self._gfn is None or self._retains_grad:
             return
         self._retains_grad = True
         ref = weakref.ref(self)
-        self._grad_fn.set_retain(self._out_nr, ref)
+        self._gfn.set_retain(self._out_nr, ref)
 
     @property
     def retains_grad(self) -> bool:
@@ -203,9 +263,9 @@ class TensorAutograd:
     def _move_retain(self, fn, nr):
         """Before this tensor's grad_fn becomes output ``nr`` of ``fn`` (an in-place write, a view's regenerated
         grad_fn): PyTorch moves the retains_grad hook to the node of the new value."""
-        if not self._retains_grad or fn is None or (fn is self._grad_fn and nr == self._out_nr):
+        if not self._retains_grad or fn is None or (fn is self._gfn and nr == self._out_nr):
             return
-        old = self._grad_fn
+        old = self._gfn
         if old is not None and old._retains:
             old._retains.pop(self._out_nr, None)
         fn.set_retain(nr, weakref.ref(self))

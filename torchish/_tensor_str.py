@@ -253,8 +253,8 @@ def _sparse_repr(t, prefix, suffixes) -> str:
     coo = t._coo
     parts, more = sparse_parts(t, indent, (("indices", coo.indices), ("values", coo.values)), coo.indices.shape[1])
     suffixes += more
-    if t._grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
+    if t._gfn is not None:
+        suffixes.append(f"grad_fn=<{type(t._gfn).__name__}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=True)
@@ -319,8 +319,8 @@ def tensor_repr(t, tensor_contents=None) -> str:
         body = tensor_contents
     elif body is None:
         body = format_values(np.asarray(d), indent)
-    if t._grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
+    if t._gfn is not None:
+        suffixes.append(f"grad_fn=<{type(t._gfn).__name__}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

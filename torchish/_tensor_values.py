@@ -220,7 +220,7 @@ class TensorValues:
         return out
 
     def __deepcopy__(self, memo):
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
                                "because of a torch.nn.utils.weight_norm usage, see "
@@ -247,9 +247,9 @@ class TensorValues:
                 new_base._views = weakref.WeakSet()
             new_base._views.add(out)
         memo[id(self)] = out
-        if self._grad is not None:
+        if self._gval is not None:
             import copy
-            out._grad = copy.deepcopy(self._grad, memo)
+            out._gval = copy.deepcopy(self._gval, memo)
         return out
 
 

@@ -61,9 +61,9 @@ class TensorViews:
                 "for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
                 "hence detach_() cannot be called on these gradients. To fix this error, please refer to the "
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
-        if self._grad_fn is not None:  # (a backward that saved this non-leaf then raises, as PyTorch's SavedVariable)
+        if self._gfn is not None:  # (a backward that saved this non-leaf then raises, as PyTorch's SavedVariable)
             self._vc.detached = self._vc.value
-        self._grad_fn = None
+        self._gfn = None
         self._rg = False
         if STATE.tracing:
             self._v = _detached(self._v)
@@ -135,7 +135,7 @@ class TensorViews:
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if not STATE.grad_enabled:
             return
-        if self._nograd_view and self._grad_fn is None:
+        if self._nograd_view and self._gfn is None:
             raise RuntimeError(
                 "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
                 "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
@@ -151,14 +151,14 @@ class TensorViews:
                 "custom Function.")
         if self._view is not None and self._view[2]:
             base = self._view[0]
-            if base._grad_fn is None and (base._rg or self._rg):  # (PyTorch: the view requires grad, its base is
+            if base._gfn is None and (base._rg or self._rg):  # (PyTorch: the view requires grad, its base is
                 # a leaf: also a view made a leaf that requires grad, `arange(6.).view(2, 3).requires_grad_()[0]`)
                 multi = multi_output_view_error(self._view[1])
                 if multi is not None:  # PyTorch refuses the view itself before it looks at its base
                     raise multi
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
-        elif self._grad_fn is None and self._rg:  # a leaf, or an alias (detach(), copy.copy) made one
+        elif self._gfn is None and self._rg:  # a leaf, or an alias (detach(), copy.copy) made one
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
     def _assign(self, r):
@@ -181,13 +181,13 @@ class TensorViews:
         else:
             self._v = r._v
         if STATE.grad_enabled:
-            if r._grad_fn is not None:
-                self._move_retain(r._grad_fn, r._out_nr)
-                self._grad_fn = r._grad_fn
+            if r._gfn is not None:
+                self._move_retain(r._gfn, r._out_nr)
+                self._gfn = r._gfn
                 self._out_nr = r._out_nr
                 self._rg = True
-            elif self._grad_fn is not None:  # the new value does not depend on the graph: no gradient flows back
-                self._grad_fn = None
+            elif self._gfn is not None:  # the new value does not depend on the graph: no gradient flows back
+                self._gfn = None
                 self._rg = False
         (vc or self._vc).value += 1
         if self._views is not None:

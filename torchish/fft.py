@@ -17,9 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype
-from ._tensor import wrap_dim
+from ._tensor import Tensor, wrap_dim
 from .ops import creation as _creation, reorder as _reorder, slicing as _slicing, unary as _unary
-from .ops.elementwise import _out, require_tensor
+from .ops.elementwise import _out, require_tensor, type_name
 from .ops import registry as _registry
 from .ops.registry import apply, defop
 
@@ -77,8 +77,17 @@ def _float_input(x, name, real=False):
 
 def _dims(x, s, dim, name):
     """(dims, sizes) as PyTorch resolves them for the n-dimensional transforms."""
-    if s is not None:
-        s = [int(v) for v in ((s,) if isinstance(s, int) else s)]
+    if s is not None:  # (a list of ints, as PyTorch's parser reads one: a lone int too)
+        if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            s = (s,)
+        if not isinstance(s, (tuple, list)) and not (isinstance(s, Tensor) and s.ndim == 1):
+            raise TypeError(f"fft_{name}(): argument 's' (position 2) must be tuple of ints, not {type_name(s)}")
+        s = s.tolist() if isinstance(s, Tensor) else s
+        bad = next((i for i, v in enumerate(s) if isinstance(v, bool) or not isinstance(v, (int, np.integer))), None)
+        if bad is not None:
+            raise TypeError(f"fft_{name}(): argument 's' (position 2) must be tuple of ints, but found element of "
+                            f"type {type_name(s[bad])} at pos {bad}")
+        s = [int(v) for v in s]
     if x.ndim == 0 and dim is not None:
         d = dim if isinstance(dim, int) else list(dim)[0]
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
@@ -115,8 +124,19 @@ def _resize(x, dims, sizes):
     return x
 
 
-def _one(n, dim):
-    return (None if n is None else [n]), [dim]
+def _int_arg(v, fname, arg, pos):
+    """``v`` as PyTorch's parser reads an ``int`` argument: a Python or numpy integer, or an integer Tensor of no
+    dims; anything else (a bool, float, str, Tensor with dims) is its TypeError."""
+    if isinstance(v, Tensor) and v.ndim == 0 and not v.dtype.is_floating_point and not v.dtype.is_complex \
+            and v.dtype is not _dtype.bool:
+        return int(v.item())
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"fft_{fname}(): argument '{arg}' (position {pos}) must be int, not {type_name(v)}")
+    return int(v)
+
+
+def _one(n, dim, name):
+    return (None if n is None else [_int_arg(n, name, "n", 2)]), [dim]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -181,11 +201,11 @@ def _irfftn(input, s, dim, norm, name, hermitian=False):
 
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _out(_fftn(input, *_one(n, dim), norm, True, "fft", r2c=True), out, "fft")
+    return _out(_fftn(input, *_one(n, dim, "fft"), norm, True, "fft", r2c=True), out, "fft")
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _out(_fftn(input, *_one(n, dim), norm, False, "ifft", r2c=True), out, "ifft")
+    return _out(_fftn(input, *_one(n, dim, "ifft"), norm, False, "ifft", r2c=True), out, "ifft")
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -205,7 +225,7 @@ def ifftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _out(_rfftn(input, *_one(n, dim), norm, True, "rfft"), out, "rfft")
+    return _out(_rfftn(input, *_one(n, dim, "rfft"), norm, True, "rfft"), out, "rfft")
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -217,7 +237,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _out(_irfftn(input, *_one(n, dim), norm, "irfft"), out, "irfft")
+    return _out(_irfftn(input, *_one(n, dim, "irfft"), norm, "irfft"), out, "irfft")
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -229,7 +249,7 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _out(_irfftn(input, *_one(n, dim), norm, "hfft", hermitian=True), out, "hfft")
+    return _out(_irfftn(input, *_one(n, dim, "hfft"), norm, "hfft", hermitian=True), out, "hfft")
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -241,7 +261,7 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _out(_rfftn(input, *_one(n, dim), norm, False, "ihfft"), out, "ihfft")
+    return _out(_rfftn(input, *_one(n, dim, "ihfft"), norm, False, "ihfft"), out, "ihfft")
 
 
 def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -263,14 +283,17 @@ def _freq(values, dtype, device, requires_grad):
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Sample frequencies ``[0, 1, ..., n//2-1 (or (n-1)//2), -(n//2), ..., -1] / (d * n)``."""
-    return _out(_freq(np.fft.fftfreq(int(n), float(d)), dtype, device, requires_grad), out, "fftfreq")
+    n = _int_arg(n, "fftfreq", "n", 1)
+    return _out(_freq(np.fft.fftfreq(n, float(d)), dtype, device, requires_grad), out, "fftfreq")
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _out(_freq(np.fft.rfftfreq(int(n), float(d)), dtype, device, requires_grad), out, "rfftfreq")
+    n = _int_arg(n, "rfftfreq", "n", 1)
+    return _out(_freq(np.fft.rfftfreq(n, float(d)), dtype, device, requires_grad), out, "rfftfreq")
 
 
-def _shift(input, dim, sign):
+def _shift(input, dim, sign, name):
+    require_tensor(input, f"fft_{name}")
     dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
     dims = [wrap_dim(d, input.ndim) for d in dims]
     return _reorder.roll(input, [sign * (input.shape[d] // 2) for d in dims], dims)
@@ -278,9 +301,9 @@ def _shift(input, dim, sign):
 
 def fftshift(input, dim=None):
     """Move the zero frequency to the centre: a roll by ``n // 2`` along each dim."""
-    return _shift(input, dim, 1)
+    return _shift(input, dim, 1, "fftshift")
 
 
 def ifftshift(input, dim=None):
     """The inverse of :func:`fftshift`: a roll by ``-(n // 2)``."""
-    return _shift(input, dim, -1)
+    return _shift(input, dim, -1, "ifftshift")

@@ -20,7 +20,8 @@ from . import _dtype
 from ._tensor import Tensor
 from .ops import arith as _A, broadcast as _B, copying as _C, diag as _D, reduce as _R, reorder as _O, shape as _S
 from .ops import slicing as _SL, stats as _ST, unary as _U
-from .ops.elementwise import _out, exact_out, linalg_castable_out, linalg_out, out_structured, structured_out
+from .ops.elementwise import (_out, exact_out, linalg_castable_out, linalg_out, out_structured, require_tensor,
+                              structured_out)
 from .ops.decomp import (LinAlgError, RESULTS as _RESULTS, check_matrix as _check_matrix, cholesky_ex, eig, eigh,
                          eigvals, eigvalsh, qr, svd, svdvals)
 from .ops.decomp import autocast_inputs as _autocast_inputs, cholesky as _cholesky
@@ -62,6 +63,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 @exact_out("linalg.norm expected out tensor dtype {expected} but got: {out}")
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm (1 dim, or a flattened tensor) or a matrix norm (2 dims, or a 2-D tensor with ``ord``)."""
+    require_tensor(A, "linalg_norm")
     if isinstance(ord, str):  # 'fro' / 'nuc': always a matrix norm, over dim (default the first two dims)
         if dim is not None:
             dims = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -91,6 +93,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 def cond(A, p=None):
     """The condition number ``norm(A, p) * norm(inv(A), p)``; for ``p`` in (None, 2, -2) the ratio of extreme
     singular values. Singular matrices give ``inf``, empty ones 0."""
+    require_tensor(A, "linalg_cond")
     if _registry.autocast_hook is not None:  # (on CPU autocast's float32 list, cast before the dtype checks)
         A, = _registry.autocast_hook("linalg_cond", (A,))
     if isinstance(p, str):  # PyTorch checks the shape first, then the order
@@ -172,6 +175,8 @@ def _matrix_power(A, n):
 @structured_out
 def vecdot(x, y, *, dim=-1):
     """``sum(conj(x) * y, dim)`` with broadcasting."""
+    require_tensor(x, "linalg_vecdot", 1, "x")
+    require_tensor(y, "linalg_vecdot", 2, "y")
     if _registry.autocast_hook is not None:  # autocast casts before the dtype checks
         x, y = _registry.autocast_hook("linalg_vecdot", (x, y))
     for name, t in (("x", x), ("y", y)):
@@ -230,6 +235,8 @@ def tensorinv(A, ind=2):
 @structured_out
 def tensorsolve(A, B, dims=None):
     """``X`` with ``tensordot(A, X, X.ndim) = B``; ``dims`` of ``A`` are first moved to the end."""
+    require_tensor(A, "linalg_tensorsolve")
+    require_tensor(B, "linalg_tensorsolve", 2, "other")
     if dims is not None:
         dims = tuple(dims)
         A = _O.movedim(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))
@@ -294,7 +301,6 @@ def _top_slogdet(input):
 
 @structured_out
 def _top_cross(input, other, dim=None):
-    from .ops.elementwise import require_tensor
     require_tensor(input, "cross")
     require_tensor(other, "cross", 2, "other")
     if dim is None:

@@ -55,6 +55,7 @@ gammaincc = _arith.igammac
 
 def multigammaln(input, p, *, out=None):
     """The multivariate log-gamma function (``torch.mvlgamma``)."""
+    _ew.require_int(p, "special_multigammaln", 2, "p")
     return _unary.mvlgamma(input, p, out=out)
 
 

@@ -98,7 +98,7 @@ def _cast(a, target, low):
         dt = a._v.dtype
         if dt not in _ELIGIBLE or dt == target.np:
             return a
-        if target is low and dt == _F32_NP and a._rg and a._grad_fn is None and a._view is None \
+        if target is low and dt == _F32_NP and a._rg and a._gfn is None and a._view is None \
                 and _state.LOCAL.cache_enabled:
             return _cached_cast(a, target)
         return to_dtype(a, target)

@@ -201,7 +201,7 @@ def route_traced_outputs(ctx, cls, args, outs):
     gives. The forward ran under ``no_grad`` (its ops are cut from the trace's differentiation); the node recorded
     for the trace's own ``backward()`` is unchanged. Tensor attributes of ``ctx`` travel as residuals too."""
     tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    opos = [j for j, o in enumerate(outs) if isinstance(o, Tensor) and o._grad_fn is ctx]
+    opos = [j for j, o in enumerate(outs) if isinstance(o, Tensor) and o._gfn is ctx]
     if not opos:
         return
     ctx._routed = True

@@ -93,6 +93,8 @@ def _ones_like(d):
 def _make_grads(outputs, grads, is_grads_batched=False):
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(o, (Tensor, _EdgeOutput)):  # (PyTorch's Python _make_grads asserts it)
+            raise AssertionError("Expected output to be a torch.Tensor")
         if g is None:
             if o._rg:
                 v = o._v  # shape and dtype only: a pending lazy value stays pending
@@ -136,10 +138,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             continue  # a leaf's edge accumulates into its .grad; another node's receives nothing to keep
         t.retain_grad()  # as PyTorch: a non-leaf in inputs= keeps its .grad (and says so in retains_grad); an
         # input that does not require grad raises retain_grad's error
+    grads = _make_grads(tensors, grad_tensors)  # (the gradients' types and shapes first, as PyTorch's order)
     for i, t in enumerate(tensors):
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    grads = _make_grads(tensors, grad_tensors)
     if create_graph:
         warn_once("Using backward() with create_graph=True will create a reference cycle between the parameter and "
                   "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
@@ -165,6 +167,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     grad_outputs = grad_outputs[:len(outputs)]
     for i, t in enumerate(outputs):
+        if not isinstance(t, (Tensor, _EdgeOutput)):  # (PyTorch's _make_grads asserts it first)
+            raise AssertionError("Expected output to be a torch.Tensor")
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     if not inputs:
@@ -485,10 +489,10 @@ def _run_node(node, grads, targets, results, accumulate, inputs, retain_graph, c
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = grads[nr]
-                if t._grad is None:
-                    t._grad = g if create_graph else Tensor._make(g._d)
+                if t._gval is None:
+                    t._gval = g if create_graph else Tensor._make(g._d)
                 else:
-                    t._grad = t._grad + g
+                    t._gval = t._gval + g
     if targets is not None and id(node) in targets:
         for nr, i in targets[id(node)]:
             if accumulate:
@@ -622,13 +626,13 @@ def _accumulate(var, g, create_graph):
     want = var.__dict__.get("_grad_dtype", False)
     if want and g.dtype != want:  # (a grad_dtype set on the leaf: AccumulateGrad casts to it)
         g = g.to(want)
-    old = var._grad
+    old = var._gval
     if old is None:
-        var._grad = g if create_graph else lowering.new_leaf_grad(var, _fresh(g))
+        var._gval = g if create_graph else lowering.new_leaf_grad(var, _fresh(g))
     elif old._coo is not None or g._coo is not None:
         _accumulate_sparse(var, old, g, create_graph)
     elif create_graph or old._rg:
-        var._grad = old + g
+        var._gval = old + g
     else:
         old.add_(g)
     if var._post_acc_hooks:
@@ -657,11 +661,11 @@ def _accumulate_sparse(var, old, g, create_graph):
     sparse, as PyTorch's ``new_grad + variable_grad``)."""
     if old._coo is None:  # dense += sparse
         if create_graph or old._rg:
-            var._grad = old + g
+            var._gval = old + g
         else:
             old.add_(g)
     elif g._coo is None or create_graph or old._rg:
-        var._grad = g + old if g._coo is None else old + g
+        var._gval = g + old if g._coo is None else old + g
     else:
         total = old + g
         old._set_value(total._d)
@@ -671,10 +675,10 @@ def _accumulate_sparse(var, old, g, create_graph):
 def _accumulate_nonleaf(t, g, create_graph):
     if g is None:
         return
-    if t._grad is None:
-        t._grad = g if create_graph else Tensor._make(g._d)
+    if t._gval is None:
+        t._gval = g if create_graph else Tensor._make(g._d)
     else:
-        t._grad = t._grad + g
+        t._gval = t._gval + g
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -140,8 +140,8 @@ def get_tangent(t) -> Optional[Tensor]:
     if _LEVELS.current < 0 or not isinstance(t, Tensor):
         return None
     tangent = t.__dict__.get(_ATTR)
-    if tangent is None and t._grad_fn is not None:
-        per_output = t._grad_fn.__dict__.get(_ATTR)
+    if tangent is None and t._gfn is not None:
+        per_output = t._gfn.__dict__.get(_ATTR)
         if per_output:
             tangent = per_output.get(t._out_nr)
     return tangent
@@ -151,7 +151,7 @@ def set_tangent(t: Tensor, tangent: Tensor) -> None:
     """Attach ``tangent`` to the op output ``t`` (and to its node's output slot) at the current level."""
     t.__dict__[_ATTR] = tangent
     _LEVELS.duals.append(weakref.ref(t))
-    node = t._grad_fn
+    node = t._gfn
     if node is not None:
         per_output = node.__dict__.get(_ATTR)
         if per_output is None:

@@ -104,7 +104,7 @@ class FunctionCtx:
         """PyTorch's ", which is output N of Op," for a stale saved tensor: this Function for one of its outputs,
         else the grad_fn the tensor has now (the op that wrote it); nothing for a tensor without one."""
         out_nr = (self._saved_out_nrs or {}).get(i)
-        return saved_origin(*((self, out_nr) if out_nr is not None else (t._grad_fn, t._out_nr)))
+        return saved_origin(*((self, out_nr) if out_nr is not None else (t._gfn, t._out_nr)))
 
     saved_variables = saved_tensors
 
@@ -283,7 +283,7 @@ def _check_dirty(ctx, args, outs, record):
                            "The inputs that are modified inplace must all be outputs of the Function.")
     if record:
         for a in args:
-            if isinstance(a, Tensor) and id(a) in ctx._dirty and a._grad_fn is None and a._rg:
+            if isinstance(a, Tensor) and id(a) in ctx._dirty and a._gfn is None and a._rg:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         views = any(isinstance(a, Tensor) and id(a) in ctx._dirty and a._view is not None and a._view[2] for a in args)
         if views and sum(isinstance(o, Tensor) for o in outs) > 1:
@@ -308,9 +308,9 @@ def _link_outputs(ctx, cls, slots, tensors, outs):
             continue
         if id(o) in ctx._dirty:
             o._vc.value += 1
-        elif id(o) in input_ids or o._grad_fn is not None or o._view is not None:
+        elif id(o) in input_ids or o._gfn is not None or o._view is not None:
             o = _output_view(o, cls, i)  # an input (or a view) returned as is: a new output of this node
-        o._grad_fn, o._out_nr, o._rg = ctx, i, True
+        o._gfn, o._out_nr, o._rg = ctx, i, True
         new_outs.append(o)
     return new_outs
 

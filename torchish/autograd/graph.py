@@ -7,6 +7,7 @@ reaches back into Python frames.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import re
 import traceback
@@ -137,7 +138,10 @@ class Node:
     def add_tensor_pre_hook(self, output_nr, fn) -> RemovableHandle:
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
-        return add_hook(self._tensor_pre_hooks.setdefault(output_nr, {}), fn)
+        hooks = self._tensor_pre_hooks.get(output_nr)
+        if hooks is None:  # (an ordered dict: ``t._backward_hooks`` shows it, as PyTorch's)
+            hooks = self._tensor_pre_hooks[output_nr] = collections.OrderedDict()
+        return add_hook(hooks, fn)
 
     def set_retain(self, output_nr, fn):
         if self._retains is None:

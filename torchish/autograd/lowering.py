@@ -53,8 +53,8 @@ def _eligible(schedule, targets, accumulate, create_graph):
             var = node.variable
             if var._hooks or var._post_acc_hooks:
                 return False
-            if var._grad is not None and (var._grad._rg or var._grad._v.shape != var._v.shape
-                                          or var._grad._v.dtype != var._v.dtype or var._grad._coo is not None):
+            if var._gval is not None and (var._gval._rg or var._gval._v.shape != var._v.shape
+                                          or var._gval._v.dtype != var._v.dtype or var._gval._coo is not None):
                 return False  # (a sparse .grad: PyTorch's sparse accumulation, node by node)
         elif not isinstance(node, OpNode) or type(node).apply_grads is not OpNode.apply_grads or node._released \
                 or node.packed is not None or (
@@ -81,7 +81,7 @@ def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
     for node in schedule:
         if isinstance(node, AccumulateGrad):
             var = node.variable
-            parts.append(("acc", var._v.shape, var._v.dtype, var._grad is not None))
+            parts.append(("acc", var._v.shape, var._v.dtype, var._gval is not None))
             continue
         kst = _dynamic.split_values(node.op, node.static)[0]  # (one program whatever the indices: ops/dynamic.py)
         parts.append((node.op, kst, node.cdt, node.mask, tuple(map(_aval, node.vals)),
@@ -118,7 +118,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
     outs = [live_values(n.outs) if n.outs is not None else None
             for n in schedule if not isinstance(n, AccumulateGrad)]
     rgs = [g._v if g is not None else None for g in root_grads]
-    prev = [schedule[i].variable._grad._v if schedule[i].variable._grad is not None else None for i in leaf_nodes]
+    prev = [schedule[i].variable._gval._v if schedule[i].variable._gval is not None else None for i in leaf_nodes]
     ints = [_dynamic.split_values(n.op, n.static)[1] for n in schedule if not isinstance(n, AccumulateGrad)]
     if config.lazy and STATE.recorder is None:
         # lazy capture: the backward joins the pending program (forward, and the optimizer update that follows)
@@ -134,10 +134,10 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
         var = schedule[i].variable
         if g is None or not var._rg:  # a leaf detach_()ed after use: PyTorch's AccumulateGrad skips it
             continue
-        if var._grad is None:
-            var._grad = new_leaf_grad(var, lazy.adopt(Tensor._make(g), g))
+        if var._gval is None:
+            var._gval = new_leaf_grad(var, lazy.adopt(Tensor._make(g), g))
         else:
-            var._grad._set_value(g)  # accumulated in place, as PyTorch does
+            var._gval._set_value(g)  # accumulated in place, as PyTorch does
     for (_, _, k), g in zip(captures, captured):
         results[k] = lazy.adopt(Tensor._make(g), g) if g is not None else None
     if not retain_graph:

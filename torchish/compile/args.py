@@ -46,7 +46,7 @@ def _leaf_key(x):
     if isinstance(x, Tensor):
         if x._rg:  # (whether an argument's .grad exists: a backward inside accumulates into it; whether it is a
             # leaf: is_leaf, in-place ops on it)
-            return (type(x), x._v.shape, x._v.dtype, True, x._grad is None, x._grad_fn is None, strides(x),
+            return (type(x), x._v.shape, x._v.dtype, True, x._gval is None, x._gfn is None, strides(x),
                     x.__dict__.get("_grad_dtype", False))
         return (type(x), x._v.shape, x._v.dtype, False, strides(x))  # (a Tensor subclass: one of its own)
     if isinstance(x, _INEXACT):  # (by its bits: -0.0 is not 0.0 for a program that bakes it in; every NaN one key)
@@ -88,7 +88,7 @@ def _takes_apart(x, depth, seen):
 
 
 def _is_leaf_param(v):
-    return isinstance(v, Tensor) and v._rg and v._grad_fn is None
+    return isinstance(v, Tensor) and v._rg and v._gfn is None
 
 
 def _holds_leaf(v):

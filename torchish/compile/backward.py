@@ -48,7 +48,7 @@ class CompiledBackward(Node):
                         if isinstance(what, weakref.ref):  # a saved input: named with the grad_fn it has now
                             t = what()
                             what = "" if t is None else \
-                                f"{t.type()} {list(t.shape)}]{saved_origin(t._grad_fn, t._out_nr)}"
+                                f"{t.type()} {list(t.shape)}]{saved_origin(t._gfn, t._out_nr)}"
                         raise RuntimeError(
                             "one of the variables needed for gradient computation has been modified by an inplace "
                             f"operation: [{what} is at version {counter.value}; expected version {version} instead. "
@@ -155,9 +155,9 @@ def argument_wrapper(tensor, value, rg):
     tt = Tensor._make(value, rg)
     if "_grad_dtype" in tensor.__dict__:  # (the dtype its .grad is cast to)
         tt.__dict__["_grad_dtype"] = tensor.__dict__["_grad_dtype"]
-    if rg and tensor._grad_fn is not None:
-        node = node_class(ArgumentNode, tensor._grad_fn.name())((), ((value.shape, value.dtype),), saves=False)
-        tt._grad_fn, tt._out_nr = node, 0
+    if rg and tensor._gfn is not None:
+        node = node_class(ArgumentNode, tensor._gfn.name())((), ((value.shape, value.dtype),), saves=False)
+        tt._gfn, tt._out_nr = node, 0
         tt._arg_node = node
     return tt
 
@@ -224,10 +224,10 @@ def reached_inputs(out_leaves, state, saved, arg_tensors, first_seq):
             engine_only = "registers a gradient hook on an argument"  # (on the argument itself, inside)
     per_leaf, walked = [], {}
     for x in out_leaves:
-        if not (isinstance(x, Tensor) and x._rg and x._grad_fn is not None):
+        if not (isinstance(x, Tensor) and x._rg and x._gfn is not None):
             per_leaf.append(None)
             continue
-        hit, saving, counters, seen, stack = set(), set(), set(), set(), [x._grad_fn]
+        hit, saving, counters, seen, stack = set(), set(), set(), set(), [x._gfn]
         stale = None
         while stack:
             node = stack.pop()
@@ -286,7 +286,7 @@ def _link_outputs(entry, pull, arg_tensors, tensors_out, scalar_vals, arg_vals, 
     if entry.second_op is not None:  # (for a backward with create_graph=True: the tensors and values it reads)
         node.second = (entry.second_op, _read_inputs(entry, arg_tensors, arg_vals, state_vals), scalar_vals)
     for i, o in enumerate(outs):
-        o._rg, o._grad_fn, o._out_nr = True, node, i
+        o._rg, o._gfn, o._out_nr = True, node, i
 
 
 def _read_inputs(entry, arg_tensors, arg_vals, state_vals):
@@ -317,5 +317,5 @@ def _spent_outputs(out_spec, tensors_out):
     """Give the outputs that had a graph in the trace, and are not linked to the compiled pullback, a spent one."""
     names = [rg for kind, rg in out_spec if kind == "T"]
     for name, o in zip(names, tensors_out):
-        if name and o._grad_fn is None:
-            o._rg, o._grad_fn = True, node_class(SpentBackward, name)((), ((o._v.shape, o._v.dtype),))
+        if name and o._gfn is None:
+            o._rg, o._gfn = True, node_class(SpentBackward, name)((), ((o._v.shape, o._v.dtype),))

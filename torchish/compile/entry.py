@@ -92,8 +92,8 @@ class _Entry:
         traced. A ``.grad`` replaced since (``p.grad = torch.zeros_like(p)`` outside, or a new ``.grad`` made by a
         call after ``zero_grad()``) takes that tensor's place in the state."""
         state = self.state
-        moved = [(j, state[i]._grad) for i, j in self.grad_links
-                 if state[i]._grad is not state[j] and state[i]._grad is not None]
+        moved = [(j, state[i]._gval) for i, j in self.grad_links
+                 if state[i]._gval is not state[j] and state[i]._gval is not None]
         if not moved:
             return
         ids = {id(t) for t in state}

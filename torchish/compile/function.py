@@ -174,7 +174,7 @@ class CompiledFunction(TraceMixin):
         cand.update(rec.reads)
         cand.update(rec.writes)
         for k, t in rec.survivors().items():
-            if k not in out_ids and t._grad_fn is None:
+            if k not in out_ids and t._gfn is None:
                 cand[k] = t
         for k in list(cand):
             if k in arg_ids:
@@ -281,14 +281,14 @@ class CompiledFunction(TraceMixin):
                 g = _make(next(it))
                 if t._layout is not None:  # (the parameter's strides; the program already cast to its grad_dtype)
                     g = new_leaf_grad(t, g)
-                t._grad = g
+                t._gval = g
                 j = links.get(i)
                 if j is not None:  # the new .grad takes its predecessor's place in the state now, so the next
                     if moved is None:  # call's guard still vouches for every value by identity
                         moved = list(state)
                     moved[j] = g
             else:
-                targets[i]._grad = None if kind == "none" else state[kind[1]]
+                targets[i]._gval = None if kind == "none" else state[kind[1]]
         if moved is not None:
             entry.state = moved
             if entry.written_links:

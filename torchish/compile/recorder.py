@@ -74,14 +74,14 @@ class Recorder:
 
     def _snapshot(self, t):
         if id(t) not in self.originals:
-            self.originals[id(t)] = (t, t._v, t._grad, t._grad_fn, t._out_nr, t._rg, t._vc.value)
+            self.originals[id(t)] = (t, t._v, t._gval, t._gfn, t._out_nr, t._rg, t._vc.value)
 
     def restore(self):
         """Undo what the trace did to concrete pre-existing tensors outside the known state (the trace is repeated
         with them in the state; left alone they would keep tracers: an in-place ``.grad`` accumulation, a new
         ``.grad`` on a parameter not yet known)."""
         for t, v, g, gf, nr, rg, vc in self.originals.values():
-            t._v, t._grad, t._grad_fn, t._out_nr, t._rg = v, g, gf, nr, rg
+            t._v, t._gval, t._gfn, t._out_nr, t._rg = v, g, gf, nr, rg
             t._vc.value = vc
             if t._views:
                 for view in list(t._views):

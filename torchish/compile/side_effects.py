@@ -54,8 +54,8 @@ def _store(tensors, values):
     for t, v in zip(tensors, values):
         t._v = v
         t._vc.value += 1
-        if t._grad_fn is not None:
-            t._grad_fn, t._rg = None, False
+        if t._gfn is not None:
+            t._gfn, t._rg = None, False
         t._view = None
 
 
@@ -77,7 +77,7 @@ def _replayable(leaked, state, buffers, written):
     before the trace, see :func:`module_slots`), so that the next call reads the stored tensor in its place. None
     when some stored tensor is kept otherwise (appended to a list) or the state holds computed tensors."""
     import gc
-    if any(t._grad_fn is not None for t in state):
+    if any(t._gfn is not None for t in state):
         return None
     index = {id(t): j for j, t in enumerate(state)}
     views = []  # the alias records of the stored tensors (``self.h = h.detach()`` keeps h alive through one)
@@ -86,7 +86,7 @@ def _replayable(leaked, state, buffers, written):
             views.append(u._view)
     slots = []
     for t in leaked:
-        rebound = t._grad_fn is None
+        rebound = t._gfn is None
         # (plain loops: a comprehension closing over t would make a cell referring to it)
         refs = gc.get_referrers(t)
         holders = []

@@ -167,7 +167,7 @@ def _one_device(state, state_vals, arg_vals):
 _REQUIRES_GRAD = operator.attrgetter("_rg")
 _VALUE = operator.attrgetter("_v")
 _make = Tensor._make
-_GRAD = operator.attrgetter("_grad")
+_GRAD = operator.attrgetter("_gval")
 _TRAINING = operator.attrgetter("training")
 _NONES = itertools.repeat(None)
 

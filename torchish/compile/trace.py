@@ -94,7 +94,7 @@ class TraceMixin:
         for m, flag in entry.mode_writes:
             m.training = flag
         index = {id(t): j for j, t in enumerate(entry.state)}
-        entry.grad_links = [(i, index[id(t._grad)]) for i, t in enumerate(entry.state) if id(t._grad) in index]
+        entry.grad_links = [(i, index[id(t._gval)]) for i, t in enumerate(entry.state) if id(t._gval) in index]
         entry.link_of = dict(entry.grad_links)
         entry.written_links = bool(set(entry.link_of.values()) & set(entry.info["written"]))
         entry.other_grads = any(kind != "new" for i, kind in entry.info["grad_spec"])
@@ -140,7 +140,7 @@ class TraceMixin:
 
         def pure(arg_vals, state_vals, scalar_vals):
             from .._tensor import _SERIAL
-            saved = [(t._d, t._grad, t._grad_fn, t._out_nr, t._rg) for t in state]
+            saved = [(t._d, t._gval, t._gfn, t._out_nr, t._rg) for t in state]
             marks = [hook_marks(t) for t in state]
             for t, v in zip(state, state_vals):
                 t._d = v
@@ -209,7 +209,7 @@ class TraceMixin:
                 held.update((id(t), ("A", k)) for k, t in enumerate(arg_tensors))
                 first = {}  # id -> position of a tensor among the outputs: one returned twice is one object
                 for pos, (x, reach) in enumerate(zip(out_leaves, per_leaf)):
-                    if isinstance(x, Tensor) and x._grad_fn is getattr(x, "_arg_node", None) and id(x) in held:
+                    if isinstance(x, Tensor) and x._gfn is getattr(x, "_arg_node", None) and id(x) in held:
                         out_spec.append(held[id(x)])
                     elif isinstance(x, Tensor) and id(x) in first:
                         out_spec.append(("R", first[id(x)]))
@@ -220,7 +220,7 @@ class TraceMixin:
                         first[id(x)] = pos
                         if x._inf:  # made under inference_mode inside the function: an inference tensor again
                             out_inf.append(len(out_vals))
-                        out_spec.append(("T", x._grad_fn.name() if x._rg and x._grad_fn is not None else None))
+                        out_spec.append(("T", x._gfn.name() if x._rg and x._gfn is not None else None))
                         out_vals.append(x._d)
                         out_reach.append(reach or (set(), frozenset(), set(), None))
                         out_traced.append(x)
@@ -234,7 +234,7 @@ class TraceMixin:
                 grads = []
                 grad_spec = []
                 for i, t in enumerate(state + arg_tensors):
-                    g = t._grad
+                    g = t._gval
                     before = saved[i][1] if i < len(state) else None
                     if g is before:
                         continue
@@ -249,7 +249,7 @@ class TraceMixin:
                         grads.append(g._d)
                 arg_written = [k for k, tt in enumerate(arg_tensors) if tt._d is not arg_vals[k]]
                 for k, tt in enumerate(arg_tensors):
-                    if tt._grad is not None and leaves[arg_pos[k]]._grad is not None:
+                    if tt._gval is not None and leaves[arg_pos[k]]._gval is not None:
                         raise GraphBreakError(
                             f"torchish.compile: {self.name} accumulates gradients into "
                             "the .grad of an argument that already has one; the program does not take argument "
@@ -257,7 +257,7 @@ class TraceMixin:
                 info["reached"], info["engine_only"] = out_reach, engine_only
                 # per output, the outputs its graph saved for backward (an in-place write into one after the call
                 # makes its backward raise PyTorch's error), with what that error says of them
-                info["saved_outputs"] = [[(k, f"{t.type()} {list(t.shape)}]{saved_origin(t._grad_fn, t._out_nr)}")
+                info["saved_outputs"] = [[(k, f"{t.type()} {list(t.shape)}]{saved_origin(t._gfn, t._out_nr)}")
                                           for k, t in enumerate(out_traced) if id(t._vc) in r[2]] for r in out_reach]
                 # and the arguments and state tensors it saved (written in place after the call, as a view output of
                 # the call or an optimizer step before backward, they make its backward raise PyTorch's error too)
@@ -289,9 +289,9 @@ class TraceMixin:
                 # set again after each compiled call, as the train/eval switches it makes
                 info["rg_writes"] = [(i, t._rg) for i, (t, sv) in enumerate(zip(state, saved)) if t._rg != sv[4]]
                 info["arg_rg_writes"] = [(k, tt._rg) for k, (tt, rg) in enumerate(zip(arg_tensors, arg_rg))
-                                         if tt._rg != rg and tt._grad_fn is None]  # (x.requires_grad_() on a leaf)
+                                         if tt._rg != rg and tt._gfn is None]  # (x.requires_grad_() on a leaf)
                 for t, (d, g, gf, nr, rg), m in zip(state, saved, marks):
-                    t._d, t._grad, t._grad_fn, t._out_nr, t._rg = d, g, gf, nr, rg
+                    t._d, t._gval, t._gfn, t._out_nr, t._rg = d, g, gf, nr, rg
                     drop_added_hooks(t, m)  # (the trace's: the eager calls add their own)
                 if module_hooks.added():
                     module_hooks.restore()

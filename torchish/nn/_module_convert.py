@@ -27,12 +27,12 @@ class ConvertMixin:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.parameters():
-            if p._grad is None:
+            if p._gval is None:
                 continue
             if set_to_none:
                 p.grad = None
             else:
-                g = p._grad
+                g = p._gval
                 if g.grad_fn is not None:
                     g.detach_()
                 else:
@@ -62,7 +62,7 @@ class ConvertMixin:
                 continue
             with no_grad():
                 applied = fn(param)
-            g = param._grad
+            g = param._gval
             if swap:
                 from ..utils._swap import swap_tensors
                 param.grad = None

@@ -49,7 +49,7 @@ def move(x: Tensor, dev) -> Tensor:
     if x._rg and STATE.grad_enabled:
         node = _DEVICE_NODE((x._edge(),), ((d.shape, d.dtype),), saves=False)
         node.src = src
-        out._rg, out._grad_fn, out._out_nr = True, node, 0
+        out._rg, out._gfn, out._out_nr = True, node, 0
     return out
 
 
@@ -61,7 +61,7 @@ def _to_meta(x: Tensor) -> Tensor:
     if x._rg and STATE.grad_enabled:
         node = _DEVICE_NODE((x._edge(),), ((x._v.shape, x._v.dtype),), saves=False)
         node.src = None
-        out._rg, out._grad_fn, out._out_nr = True, node, 0
+        out._rg, out._gfn, out._out_nr = True, node, 0
     return out
 
 
@@ -194,8 +194,11 @@ def _same_dtype_copy(x, memory_format):
     return like_format(apply(TO_DTYPE, (x,), dtype=x._v.dtype), x, memory_format)
 
 
-def _caster(dt):
-    def cast(self, memory_format=None):
+def _caster(dt, name):
+    def cast(self, *args, memory_format=None):
+        if args:  # (PyTorch's casts take ``memory_format`` by keyword only)
+            raise TypeError(f"{name}() takes 0 positional arguments but {len(args)} "
+                            f"{'was' if len(args) == 1 else 'were'} given")
         if memory_format is not None:  # (x.float(memory_format=...) is x.to(float32, memory_format=...))
             return to(self, dt, memory_format=memory_format)
         return to_dtype(self, dt)
@@ -249,8 +252,8 @@ def is_pinned(self, device=None):
 METHODS = {
     "to": to, "cpu": cpu, "cuda": cuda, "type": type_, "type_as": type_as, "pin_memory": pin_memory,
     "is_pinned": is_pinned,
-    "float": _caster(_dtype.float32), "double": _caster(_dtype.float64), "half": _caster(_dtype.float16),
-    "bfloat16": _caster(_dtype.bfloat16), "int": _caster(_dtype.int32), "long": _caster(_dtype.int64),
-    "short": _caster(_dtype.int16), "char": _caster(_dtype.int8), "byte": _caster(_dtype.uint8),
-    "bool": _caster(_dtype.bool), "cfloat": _caster(_dtype.complex64), "cdouble": _caster(_dtype.complex128),
+    **{name: _caster(dt, name) for name, dt in (
+        ("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
+        ("int", _dtype.int32), ("long", _dtype.int64), ("short", _dtype.int16), ("char", _dtype.int8),
+        ("byte", _dtype.uint8), ("bool", _dtype.bool), ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128))},
 }

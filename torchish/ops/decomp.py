@@ -21,7 +21,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from . import elementwise as _elementwise
-from .elementwise import structured_out
+from .elementwise import need_bool, require_str, structured_out
 from . import tracing
 from .reduce import _return_type
 from . import registry as _registry
@@ -182,6 +182,7 @@ def _driver_device(driver, A):
 @structured_out
 def svd(A, full_matrices=True, *, driver=None):
     """``U, S, Vh`` with ``A = U diag(S) Vh``, singular values in descending order."""
+    need_bool("linalg_svd", full_matrices, "full_matrices", 2)
     _driver_type(driver, "linalg_svd")
     A, = autocast_inputs("linalg_svd", A)
     check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
@@ -255,6 +256,7 @@ _QR = defop("linalg_qr", _qr_fwd, vjp=_qr_vjp, grad_name="LinalgQrBackward0")
 @structured_out
 def qr(A, mode="reduced"):
     """``Q, R`` with ``A = Q R``; ``mode`` is ``'reduced'``, ``'complete'`` or ``'r'`` (Q left empty)."""
+    require_str(mode, "linalg_qr", "mode", 2)
     A, = autocast_inputs("linalg_qr", A)
     check_matrix(A, "linalg.qr", square=False, kernel="geqrf_cpu")
     if mode not in ("reduced", "complete", "r"):
@@ -403,6 +405,7 @@ _EIGH = defop("linalg_eigh", _eigh_fwd, vjp=_eigh_vjp, grad_name="LinalgEighBack
 @structured_out
 def eigh(A, UPLO="L"):
     """Eigenvalues (ascending, real) and orthonormal eigenvectors of Hermitian matrices, read from one triangle."""
+    require_str(UPLO, "linalg_eigh", "UPLO", 2)
     A, = autocast_inputs("linalg_eigh", A)
     check_matrix(A, "linalg.eigh", kernel="linalg_eigh_cpu", int_kernel=True)
     if UPLO not in ("L", "U"):

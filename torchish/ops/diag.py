@@ -47,6 +47,7 @@ def _diagonal_layout(lay, *, offset, dim1, dim2):
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
+    require_tensor(input, "diagonal")
     require_int(offset, "diagonal", 2, "offset")
     a, b = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
     if a == b:
@@ -88,10 +89,12 @@ def _diagonal_arg(input, diagonal, name):
 
 
 def tril(input, diagonal=0, *, out=None):
+    require_tensor(input, "tril")
     return out_structured(apply(_TRIL, (input,), k=_diagonal_arg(input, diagonal, "tril")), out, "tril")
 
 
 def triu(input, diagonal=0, *, out=None):
+    require_tensor(input, "triu")
     return out_structured(apply(_TRIU, (input,), k=_diagonal_arg(input, diagonal, "triu")), out, "triu")
 
 
@@ -145,6 +148,7 @@ _TRACE = defop("trace", _trace_fwd, linear=True, grad_name="TraceBackward0")
 
 
 def trace(input):
+    require_tensor(input, "trace")
     if input._v.dtype == np.bool_:  # checked first, as PyTorch's dispatch does
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")  # mirrors PyTorch's error
     if input.ndim != 2:

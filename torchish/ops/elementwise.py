@@ -64,6 +64,13 @@ def require_tensor(x, fname, pos=1, arg="input"):
         raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type_name(x)}")
 
 
+def require_str(x, fname, arg, pos):
+    """PyTorch's TypeError for a non-str where a ``str`` argument is declared (``linalg_qr(): argument 'mode'
+    (position 2) must be str, not float``)."""
+    if not isinstance(x, str):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be str, not {type_name(x)}")
+
+
 def need_bool(fname, x, arg="keepdim", pos=None):
     """PyTorch's TypeError unless ``x`` is a Python bool (its argument parser refuses ints, numpy bools, None and
     Tensors where a bool is declared); ``pos`` None gives the keyword form of the message."""

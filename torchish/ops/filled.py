@@ -147,6 +147,7 @@ def _check_fill_value(x, fname):
 def _like(fill, name):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
         require_tensor(input, name)
+        _dtype.user_dtype(dtype, name)
         check_memory_format(memory_format, input.ndim)
         out = _fill(tuple(input.shape), fill, dtype if dtype is not None else input.dtype,
                     device if device is not None else input.device, requires_grad, name)

@@ -24,6 +24,7 @@ from jax import lax
 from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
+from .elementwise import require_tensor
 from .float8 import refuse as refuse_float8
 from .inplace import layout, layout_rule, view_strides
 from .registry import apply, defop
@@ -453,6 +454,7 @@ def _iter(self):
 
 
 def nonzero(input, *, as_tuple=False, out=None):
+    require_tensor(input, "nonzero")
     refuse_float8(input, "nonzero_count_cpu")
     d = input._d
     if isinstance(d, jax.core.Tracer):
@@ -480,6 +482,7 @@ def nonzero(input, *, as_tuple=False, out=None):
 
 
 def argwhere(input):
+    require_tensor(input, "argwhere")
     return nonzero(input)
 
 

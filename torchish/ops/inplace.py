@@ -218,7 +218,7 @@ def _check_view_modifiable(view, chain, base):
     multi = multi_output_view_error(chain)
     if multi is not None:
         raise multi
-    if view._grad_fn is None and base._rg:
+    if view._gfn is None and base._rg:
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
                            "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
                            "your code by moving both the view and the inplace either both inside the no_grad block (if "
@@ -234,16 +234,16 @@ def _write(view, base, chain, diff, r):
             raise RuntimeError(_INTERNAL_OVERLAP)
         _check_view_modifiable(view, chain, base)
         marker, old, old_d = next(_graph._SEQ), view._vc.value, base._d
-        fn = r._grad_fn  # the node of an op applied to the view itself (``v.mul_(2)``): CopySlices shows its inputs
-        inplace = fn if fn is not None and view._grad_fn is not None and fn.next_edges and \
-            fn.next_edges[0] is not None and fn.next_edges[0][0] is view._grad_fn else None
+        fn = r._gfn  # the node of an op applied to the view itself (``v.mul_(2)``): CopySlices shows its inputs
+        inplace = fn if fn is not None and view._gfn is not None and fn.next_edges and \
+            fn.next_edges[0] is not None and fn.next_edges[0][0] is view._gfn else None
         if inplace is not None:
             _bypass_old_view(inplace, view, base, chain)
         new_base = apply(VIEW_WRITE, (base, r), chain=chain, **sparse)
-        if inplace is not None and new_base._grad_fn is not None:
-            new_base._grad_fn.inplace_fn = inplace
+        if inplace is not None and new_base._gfn is not None:
+            new_base._gfn.inplace_fn = inplace
         base._rebind(new_base, view._vc)
-        restamp((base._grad_fn,), view._vc, old, old_d, marker)
+        restamp((base._gfn,), view._vc, old, old_d, marker)
         return
     alias = view._alias_base
     if alias is not None and STATE.grad_enabled and (alias._rg or r._rg):
@@ -269,11 +269,11 @@ def _write(view, base, chain, diff, r):
         new = tracing.through(base._d, new)     # trace's differentiation, as to PyTorch's graph)
     base._d = new
     if view._alias and STATE.grad_enabled:  # the alias is its own autograd base: it takes the write's graph
-        if r._grad_fn is not None:
-            view._move_retain(r._grad_fn, r._out_nr)
-            view._grad_fn, view._out_nr, view._rg = r._grad_fn, r._out_nr, True
-        elif view._grad_fn is not None:
-            view._grad_fn, view._rg = None, False
+        if r._gfn is not None:
+            view._move_retain(r._gfn, r._out_nr)
+            view._gfn, view._out_nr, view._rg = r._gfn, r._out_nr, True
+        elif view._gfn is not None:
+            view._gfn, view._rg = None, False
     view._vc.value += 1  # a `.data` alias bumps a counter of its own
     if base._views:
         _WRITER[0] = view._vc  # the views whose version moved get their grad_fn rebuilt (see _refresh)
@@ -297,7 +297,7 @@ def _bypass_old_view(fn, view, base, chain):
     old_view = wrap(view._v)  # (only its shape and dtype are read: the node's output metadata)
     registry._record(VIEW_REPLAY, (base,), [base._v], st, None, (old_view,))
     fn.saved_edges = fn.next_edges  # (a saved ``self`` rebuilt for create_graph keeps the old view's grad_fn)
-    fn.next_edges = ((old_view._grad_fn, 0),) + tuple(fn.next_edges[1:])
+    fn.next_edges = ((old_view._gfn, 0),) + tuple(fn.next_edges[1:])
 
 
 def _refresh(view, base, chain, diff):
@@ -312,7 +312,7 @@ def _refresh(view, base, chain, diff):
     record = diff and base._rg and STATE.grad_enabled and not view._nograd_view and view._fn_view is None
     moved = _WRITER[0] is None or view._vc is _WRITER[0]  # a `.data` write leaves other views' versions alone
     if not record or not moved:
-        if moved and diff and view._grad_fn is not None and view._fn_view is None:
+        if moved and diff and view._gfn is not None and view._fn_view is None:
             # written with grad recording off: PyTorch rebuilds the view's grad_fn from its base, also from a base
             # that does not require grad (a view of a leaf that is itself a view, `x.t().requires_grad_()[0]`):
             # then the rebuilt node leads nowhere and the view's gradient is lost
@@ -328,8 +328,8 @@ def _refresh(view, base, chain, diff):
     if all(op.differentiable for op, _ in chain) and _inexact(base._d):
         # PyTorch regenerates the grad_fn of a view whose storage was written as ONE AsStridedBackward0 from the base
         t = apply(VIEW_REPLAY, (base,), chain=chain)
-        view._move_retain(t._grad_fn, 0)
-        view._d, view._grad_fn, view._out_nr, view._rg = t._d, t._grad_fn, 0, t._rg
+        view._move_retain(t._gfn, 0)
+        view._d, view._gfn, view._out_nr, view._rg = t._d, t._gfn, 0, t._rg
         return
     t = base
     for op, st in chain:
@@ -341,9 +341,9 @@ def _refresh(view, base, chain, diff):
         if op.differentiable and _inexact(outs[0]._d):
             registry._record(op, (t,), [t._d], st2, None, outs)
         t = outs[i if i is not None else 0]
-    view._move_retain(t._grad_fn, t._out_nr)
+    view._move_retain(t._gfn, t._out_nr)
     view._d = t._d
-    view._grad_fn = t._grad_fn
+    view._gfn = t._gfn
     view._out_nr = t._out_nr
     view._rg = t._rg
 
@@ -365,8 +365,8 @@ def _regenerate(view, base, chain):
     st = (("chain", chain),)
     t = wrap(registry.run_forward(VIEW_REPLAY, [base._d], st, None))
     registry._record(VIEW_REPLAY, (base,), [base._d], st, None, (t,))
-    view._move_retain(t._grad_fn, 0)
-    view._d, view._grad_fn, view._out_nr = t._d, t._grad_fn, 0
+    view._move_retain(t._gfn, 0)
+    view._d, view._gfn, view._out_nr = t._d, t._gfn, 0
 
 
 def _inexact(v):
@@ -455,7 +455,7 @@ class write_scope:
             t = self.t
             res = self.result._vc if self.result is not None else None
             root = t._view[0] if t._view is not None and t._view[2] else t
-            nodes = (root._grad_fn,) if root is t else (root._grad_fn, t._grad_fn)
+            nodes = (root._gfn,) if root is t else (root._gfn, t._gfn)
             restamp(nodes, t._vc, self.old, self.old_d, self.marker, id(t), res)
         return False
 
@@ -648,7 +648,7 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
     if STATE.recorder is not None:
         STATE.recorder.wrote(self)
     if self._view is None:
-        hidden = Tensor._make(self._d, self._rg, self._grad_fn, self._out_nr)
+        hidden = Tensor._make(self._d, self._rg, self._gfn, self._out_nr)
         hidden._vc = self._vc
         hidden._views = weakref.WeakSet()
         hidden.__dict__["_hidden_base"] = self  # (PyTorch's ``_base`` of its views, which keep it alive)
@@ -664,9 +664,9 @@ def inplace_view(self: Tensor, out: Tensor) -> Tensor:
     else:
         self._view = out._view
     self._d = out._d
-    if out._grad_fn is not None:
-        _name_inplace_overload(out._grad_fn)
-    self._grad_fn = out._grad_fn
+    if out._gfn is not None:
+        _name_inplace_overload(out._gfn)
+    self._gfn = out._gfn
     self._out_nr = out._out_nr
     self._rg = out._rg
     self._vc.value += 1

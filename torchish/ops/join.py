@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._global_flags import warn_once
 from .._tensor import Tensor, wrap_dim
+from .._tensor_cpp_str import cpp_str
 from .broadcast import expand
 from .reduce import numpy_kwargs
 from .elementwise import parser_worded, require_int, type_name
@@ -143,8 +144,19 @@ def _flat(tensors):
 
 def _atleast(nd):
     def f(*tensors):
+        name = f"atleast_{nd}d"
+        if len(tensors) == 1 and not isinstance(tensors[0], (Tensor, list, tuple)):  # (neither overload's type)
+            got = type_name(tensors[0])
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+                            f"of:\n * (Tensor input)\n      didn't match because some of the arguments have invalid "
+                            f"types: (!{got}!)\n * (tuple of Tensors tensors)\n      didn't match because some of "
+                            f"the arguments have invalid types: (!{got}!)\n")
+        flat = _flat(tensors)
+        for i, t in enumerate(flat):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
         out = []
-        for t in _flat(tensors):
+        for t in flat:
             if t.ndim == 0:
                 t = reshape(t, (1,) * nd)
             elif t.ndim < nd:  # (PyTorch's unsqueezes, as its graph shows them: (1, n, 1) from (n,) is two)
@@ -269,7 +281,7 @@ def meshgrid(*tensors, indexing=None):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     for t in ts:
         if t.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {cpp_str(t)}")
     swap = indexing == "xy" and len(ts) >= 2
     shape = [t.numel() for t in ts]
     if swap:

@@ -442,7 +442,12 @@ def tensordot(a, b, dims=2, out=None):
         raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
                            f"containing two lists, but got dims={dims}")
     if isinstance(dims, Tensor):
-        dims = dims.item() if dims.ndim == 0 else dims.tolist()
+        if dims.numel() > 1 and dims.shape[0] != 2:  # (PyTorch's Python tensordot asserts it: an AssertionError)
+            raise AssertionError(f"dims tensor must have size 2 in first dimension, got {dims.shape[0]}")
+        if dims.numel() > 1:  # (its two rows are the two lists: a row of no dims is a number, refused as a list)
+            dims = (dims[0].tolist(), dims[1].tolist())
+        else:
+            dims = int(dims.item())
         if isinstance(dims, int) and dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
     elif isinstance(dims, int):

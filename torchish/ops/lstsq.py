@@ -12,7 +12,7 @@ from .. import _dtype
 from ..autograd.graph import node_class
 from .._tensor import Tensor
 from .decomp import RESULTS, _batch_broadcast, _mH, _mm, autocast_inputs, check_matrix, svdvals
-from .elementwise import linalg_castable_out
+from .elementwise import linalg_castable_out, parser_worded, require_tensor
 from .out_layout import column_major
 from .registry import apply, defop
 
@@ -75,6 +75,7 @@ _PINV_DTYPES = (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex
 
 
 @linalg_castable_out("linalg.pinv")
+@functools.partial(parser_worded, name="linalg_pinv")  # (a tolerance of another type: the parser's TypeError)
 def pinv(A, *args, atol=None, rtol=None, hermitian=False, rcond=None):
     """The Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` are dropped.
     PyTorch's older overload ``pinv(A, rcond, hermitian=False)`` takes ``rcond`` (the rtol) positionally."""
@@ -110,6 +111,7 @@ _RANK = defop("linalg_matrix_rank", _rank_fwd, differentiable=False)
 
 
 @linalg_castable_out("torch.linalg.matrix_rank")
+@functools.partial(parser_worded, name="linalg_matrix_rank")
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values (eigenvalue magnitudes when ``hermitian``) above
     ``max(atol, rtol * largest)``; ``tol`` is the old name of ``atol`` (with ``rtol = 0``)."""
@@ -138,6 +140,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     'gelsy')."""
     from . import arith, reduce as R, shape as S, slicing, unary
     from .creation import zeros
+    require_tensor(A, "linalg_lstsq")
+    require_tensor(B, "linalg_lstsq", 2, "b")
     driver = "gelsy" if driver is None else driver
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
@@ -177,7 +181,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 def _shown_as_lstsq(residuals):
     """The residuals are an output of PyTorch's LinalgLstsqBackward0 node: the top node of torchish's composite
     (the residuals computed from the solution) is shown under that name; its gradients are the composite's."""
-    node = residuals._grad_fn
+    node = residuals._gfn
     if node is not None:
         node.__class__ = node_class(type(node).__base__, "LinalgLstsqBackward0")
     return residuals

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from .decomp import check_matrix, svdvals
-from .elementwise import exact_out, out_structured, structured_out
+from .elementwise import exact_out, out_structured, structured_out, type_name
 from . import registry as _registry
 from .registry import apply, defop
 
@@ -76,7 +76,13 @@ _MULTI_DOT = defop("linalg_multi_dot", _multi_dot_fwd, grad_name="ViewBackward0"
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices (first/last may be vectors), multiplied in the cheapest order. ``out``
     must have the inputs' dtype (PyTorch's own check, worded as multi_dot's)."""
+    if not isinstance(tensors, (tuple, list)):
+        raise TypeError(f"linalg_multi_dot(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type_name(tensors)}")
     ts = list(tensors)
+    for i, t in enumerate(ts):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
     if len(ts) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
     for i, t in enumerate(ts):

@@ -220,7 +220,7 @@ class OpNode(Node):
         for vc, v, val, who, nonleaf in self.versions:
             if nonleaf and vc.detached == v and who >= 0:  # a saved non-leaf detach_()ed since (not written before)
                 t = live_tensor(who, vc)
-                if t is not None and t._grad_fn is None:
+                if t is not None and t._gfn is None:
                     raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with "
                                        ".detach_().This is not supported, please use out-of-place `.detach()` "
                                        "instead")
@@ -231,7 +231,7 @@ class OpNode(Node):
                 else:  # a saved input (``who``: its id): PyTorch shows the tensor as it is now (``t_()`` changed
                     t = live_tensor(who, vc)  # its shape) and the grad_fn it has now, none for a leaf
                     if t is not None:
-                        what, origin = f"{t.type()} {list(t.shape)}", saved_origin(t._grad_fn, t._out_nr)
+                        what, origin = f"{t.type()} {list(t.shape)}", saved_origin(t._gfn, t._out_nr)
                     else:  # gone (a view of it was written)
                         origin = f", which is an input or output of {self.name()},"
                 raise RuntimeError(
@@ -613,8 +613,8 @@ def detach_independent(op, args, outs):
         return outs
     rg = [isinstance(a, Tensor) and a._rg for a in args]
     for o, d in zip(outs, deps):
-        if o._grad_fn is not None and not any(rg[i] for i in d):
-            o._rg, o._grad_fn, o._out_nr = False, None, 0
+        if o._gfn is not None and not any(rg[i] for i in d):
+            o._rg, o._gfn, o._out_nr = False, None, 0
     return outs
 
 

@@ -117,6 +117,16 @@ SIGNATURES = {
     "randint": tuple(f"({s}tuple of ints size, *, {g}{_OUT}, torch.dtype dtype = None, torch.layout layout = None, "
                      "torch.device device = None, bool pin_memory = False, bool requires_grad = False)"
                      for s in ("int high, ", "int low, int high, ") for g in ("torch.Generator generator, ", "")),
+    **{f"linalg_{n}": tuple(f"(Tensor input, *, {t} atol = None, {t} rtol = None, bool hermitian = False, {_OUT})"
+                            for t in ("Tensor", "float")) +
+       tuple(f"(Tensor input, {t} {tol}, bool hermitian = False, *, {_OUT})" for t in ("Tensor", "float"))
+       for n, tol in (("matrix_rank", "tol"), ("pinv", "rcond"))},
+    "randperm": tuple(f"(int n, *, {g}{_OUT}, torch.dtype dtype = None, torch.layout layout = None, torch.device "
+                      "device = None, bool pin_memory = False, bool requires_grad = False)"
+                      for g in ("torch.Generator generator, ", "")),
+    "where": ("(Tensor condition)", f"(Tensor condition, Tensor input, Tensor other, *, {_OUT})",
+              "(Tensor condition, Number self, Tensor other)", "(Tensor condition, Tensor input, Number other)",
+              "(Tensor condition, Number self, Number other)"),
     "randint_like": tuple(f"(Tensor input, {s}*, {g}torch.memory_format memory_format = None, torch.dtype dtype = "
                           "None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
                           "bool requires_grad = False)"
@@ -127,6 +137,12 @@ METHOD_SIGNATURES = {  # (methods only: as printed)
     "view": ("(torch.dtype dtype)", "(tuple of ints size)"),
     "uniform_": ("(float from = 0, float to = 1, *, torch.Generator generator = None)",),
     "normal_": ("(float mean = 0, float std = 1, *, torch.Generator generator = None)",),
+    "cauchy_": ("(float median = 0, float sigma = 1, *, torch.Generator generator = None)",),
+    "log_normal_": ("(float mean = 1, float std = 2, *, torch.Generator generator = None)",),
+    "exponential_": ("(float lambd = 1, *, torch.Generator generator = None)",),
+    "geometric_": ("(float p, *, torch.Generator generator = None)",),
+    "random_": ("(*, torch.Generator generator = None)", "(int from, int? to, *, torch.Generator generator = None)",
+                "(int to, *, torch.Generator generator = None)"),
 }
 
 
@@ -326,11 +342,12 @@ def _specific(name, o, args, kwargs):
     return _unpack_error(name, o, args, kwargs)
 
 
-def _described(args, kwargs, bad=()):
+def _described(args, kwargs, bad=(), in_order=False):
     """The call as PyTorch's listing shows it: ``(Tensor, bool)``, ``(dim=bool, )``; the arguments in ``bad``
     (positions and keyword names) marked ``!...!`` (a tuple then shows its items' types). The keywords come last to
     first: PyTorch's parser lists them from a hash map, which gives that order for two (for more it depends on
-    their hashes)."""
+    their hashes); ``in_order``: as ``kwargs`` has them (a "didn't match" line lists them in its overload's
+    order)."""
     def show(key, v):
         text = type_name(v)
         if key in bad and type(v) is tuple:
@@ -340,8 +357,8 @@ def _described(args, kwargs, bad=()):
         return text
     items = [show(i, v) for i, v in enumerate(args)]
     items = [f"!{t}!" if i in bad else t for i, t in enumerate(items)]
-    kws = [f"{k}={show(k, v)}" for k, v in reversed(kwargs.items())]
-    kws = [f"!{t}!" if k in bad else t for k, t in zip(reversed(kwargs), kws)]
+    keys = list(kwargs) if in_order else list(reversed(kwargs))
+    kws = [f"!{k}={show(k, kwargs[k])}!" if k in bad else f"{k}={show(k, kwargs[k])}" for k in keys]
     return "(" + (", ".join(items + kws) if items else "".join(k + ", " for k in kws)) + ")"
 
 
@@ -367,7 +384,9 @@ def _reason(o, args, kwargs):
         return "some of the keywords were incorrect: " + ", ".join(wrong)
     bad = {i for i, v in enumerate(args) if not _fits_simply(types[i], v)}
     bad |= {k for k, v in kwargs.items() if not _fits_simply(types[names.index(k)], v)}
-    return "some of the arguments have invalid types: " + _described(args, kwargs, bad) if bad else None
+    # (the keywords fill the overload's parameters after the positional ones: listed in the overload's order)
+    ordered = {k: kwargs[k] for k in names[len(args):]}
+    return "some of the arguments have invalid types: " + _described(args, ordered, bad, True) if bad else None
 
 
 def message(name, args, kwargs, method=False):
@@ -387,14 +406,26 @@ def message(name, args, kwargs, method=False):
     plausible = overloads if len(overloads) == 1 else [o for o in overloads if o.min_args <= n <= len(o.params)]
     if len(plausible) == 1:
         return _specific(name, plausible[0], args, kwargs)
+    return _listing(name, overloads, args, kwargs)
+
+
+def _listing(name, overloads, args, kwargs, got=None):
+    """PyTorch's "received an invalid combination of arguments" text: the call (``got``: as shown, else as
+    :func:`_described` shows it), then each overload with the reason it did not match, where PyTorch gives one."""
     lines = []
     for o in overloads:
         lines.append(f" * {o.text}\n")
         reason = _reason(o, args, kwargs)
         if reason:
             lines.append(f"      didn't match because {reason}\n")
-    return (f"{name}() received an invalid combination of arguments - got {_described(args, kwargs)}, but expected "
-            "one of:\n" + "".join(lines))
+    return (f"{name}() received an invalid combination of arguments - got {got or _described(args, kwargs)}, but "
+            "expected one of:\n" + "".join(lines))
+
+
+def listing(name, texts, args, kwargs=None, got=None):
+    """:func:`_listing` for overloads given as printed (``texts``): for the ops that check their arguments
+    themselves (``Tensor.set_``) and want the parser's words for a call none of them takes."""
+    return _listing(name, [_Overload(t) for t in texts], args, kwargs or {}, got)
 
 
 def reword(e, name, args, kwargs, method=False):

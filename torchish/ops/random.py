@@ -119,6 +119,8 @@ def _float_ends(lo, hi, dt):
 
 
 def _int_arg(x, name, fn, pos):
+    if isinstance(x, Tensor) and x.ndim:  # (PyTorch's parser reads an ``int`` from a Tensor without dims only)
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be int, not Tensor")
     if isinstance(x, Tensor):
         x = x.item()
     if not isinstance(x, (int, np.integer)) or isinstance(x, bool):
@@ -225,6 +227,7 @@ def randperm(n, *, generator=None, dtype=None, layout=None, device=None, require
              pin_memory=False):
     """A random permutation of ``0 .. n-1``."""
     n = _int_arg(n, "n", "randperm", 1)
+    _dtype.user_dtype(dtype, "randperm")  # (its TypeError worded from parser_errors' table by factory_out)
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
     if dt is _dtype.bool or dt in (_dtype.uint16, _dtype.uint32, _dtype.uint64):
         raise _not_implemented("randperm", dt)
@@ -339,6 +342,7 @@ _NORMAL_TT = defop("normal_tensor_tensor", _drawn2_fwd, linear=True, vjp=_zero_g
 @castable_out
 def bernoulli(input, p=None, *, generator=None):
     """0/1 samples with probabilities ``input`` (or the scalar ``p``), of ``input``'s dtype."""
+    require_tensor(input, "bernoulli")
     _need_float(input.dtype, "bernoulli_scalar_cpu_" if p is not None else "bernoulli_tensor_cpu_self_"
                 if input.dtype in _dtype.FLOAT8 else "bernoulli_tensor_cpu_p_")
     if p is None:
@@ -400,6 +404,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 def poisson(input, generator=None):
     """Poisson samples with rates ``input``, of ``input``'s dtype."""
+    require_tensor(input, "poisson")
     if input.dtype.category < _dtype._FLOAT or input.is_complex():
         raise _not_implemented("poisson_cpu", input.dtype)
     _value_check(input, lambda xp, v: ~(v >= 0), "invalid Poisson rate, expected rate to be non-negative")
@@ -431,17 +436,16 @@ rand_like = _like(lambda size, **kw: rand(size, **kw), "rand_like", "uniform")
 randn_like = _like(lambda size, **kw: randn(size, **kw), "randn_like", "normal")
 
 
+@parser_worded  # (its TypeErrors in the parser's words, with the call as written: ``high=NoneType``)
 def randint_like(input, low=_UNSET, high=_UNSET, *, dtype=None, layout=None, device=None, requires_grad=False,
                  memory_format=None, generator=None):
     require_tensor(input, "randint_like")
     if high is _UNSET:  # randint_like(input, high)
         low, high = _UNSET, low
-    if high is _UNSET or high is None or low is None:  # (no None overload: the parser's TypeError, as if positional)
-        from .elementwise import parser_wording
-        e = TypeError("randint_like() missing required argument 'high'")
-        parser_wording(e, "randint_like", tuple(v for v in (input, low, high) if v is not _UNSET), {})
-        raise e
+    if high is _UNSET or high is None or low is None:  # (no None overload: the parser's TypeError)
+        raise TypeError("randint_like() missing required argument 'high'")
     low = 0 if low is _UNSET else low
+    _dtype.user_dtype(dtype, "randint_like")
     check_memory_format(memory_format, input.ndim)
     dt = _dtype.as_dtype(dtype) if dtype is not None else input.dtype
     dev = device if device is not None else input.device
@@ -525,6 +529,7 @@ def _continuous(self, name):
 
 
 def _exponential(self, lambd=1.0, *, generator=None):
+    require_number(lambd, "exponential_", 1, "lambd")
     _continuous(self, "Exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
@@ -532,6 +537,8 @@ def _exponential(self, lambd=1.0, *, generator=None):
 
 
 def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):
+    require_number(median, "cauchy_", 1, "median")
+    require_number(sigma, "cauchy_", 2, "sigma")
     _continuous(self, "Cauchy")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
@@ -539,6 +546,8 @@ def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):
 
 
 def _log_normal(self, mean=1.0, std=2.0, *, generator=None):
+    require_number(mean, "log_normal_", 1, "mean")
+    require_number(std, "log_normal_", 2, "std")
     _need_float(self.dtype, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
@@ -546,6 +555,7 @@ def _log_normal(self, mean=1.0, std=2.0, *, generator=None):
 
 
 def _geometric(self, p, *, generator=None):
+    require_number(p, "geometric_", 1, "p")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
     return _into(self, "geometric", self.dtype, (float(p),), generator)
@@ -558,6 +568,8 @@ def _random(self, a=_NO_ARG, b=_NO_ARG, *, generator=None, **kw):
     """``random_()``: [0, max] of the dtype (floats: [0, 2**mantissa]); ``random_(to)``; ``random_(from, to)``;
     ``to=None`` means the default upper bound."""
     a, b = kw.pop("from", a), kw.pop("to", b)
+    if kw:  # (worded by parser_errors' table: see METHODS below)
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kw))}'")
     dt = self.dtype
     top = _bounds(dt)[1] + 1
     if a is _NO_ARG:
@@ -642,5 +654,6 @@ def _in_graph(fn, name):
 
 for _n, _f in _INPLACE.items():
     METHODS[_n] = make_inplace(_in_graph(_f, _n), _n)
-for _n in ("uniform_", "normal_"):  # (their TypeErrors in PyTorch's parser's words)
+for _n in ("uniform_", "normal_", "cauchy_", "log_normal_", "exponential_", "geometric_", "random_"):  # (their
+    # TypeErrors in PyTorch's parser's words)
     METHODS[_n] = parser_worded(METHODS[_n], _n, method=True)

@@ -50,13 +50,22 @@ _UNSET = object()  # (an argument of arange not given: PyTorch has no None overl
 
 
 @factory_out
-def arange(start=_UNSET, end=_UNSET, step=_UNSET, *, dtype=None, layout=None, device=None, requires_grad=False):
+def arange(first=_UNSET, /, end=_UNSET, step=_UNSET, *, start=_UNSET, dtype=None, layout=None, device=None,
+           requires_grad=False):
     """Values ``start, start + step, ...`` below ``end``; int64 when all bounds are ints, else the default float.
 
     The length is ``ceil((end - start) / step)`` and each value ``start + i * step`` is computed in float64 and
-    then cast, as PyTorch does on CPU.
+    then cast, as PyTorch does on CPU. A lone number is ``end`` (``arange(3)``, ``arange(end=3)``); ``start`` by
+    keyword belongs to the two- and three-number overloads only (``arange(start=3)`` is PyTorch's TypeError).
     """
     _dtype.user_dtype(dtype, "arange")
+    if start is not _UNSET:  # start= by keyword: the overloads that also want an end
+        if first is not _UNSET:
+            raise TypeError("arange() got multiple values for argument 'start'")  # (factory_out words these)
+        if end is _UNSET:
+            raise TypeError("arange() missing required argument 'end'")
+    else:
+        start = first
     if end is _UNSET:  # arange(end): PyTorch's one-number overload takes no step
         if start is _UNSET or step is not _UNSET:
             raise TypeError("arange() missing required argument 'end'")  # (factory_out words it from the table)

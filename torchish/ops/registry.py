@@ -524,7 +524,7 @@ def _record(op, args, vals, st, cdt, outs):
                 if a._inf:  # PyTorch's SavedVariable refuses inference tensors
                     raise RuntimeError(ERR_INFERENCE_SAVED)
                 vc = a._vc  # (last: whether it was a non-leaf when saved, which a later detach_() makes stale)
-                versions.append((vc, vc.value, a._v, id(a), a._grad_fn is not None))
+                versions.append((vc, vc.value, a._v, id(a), a._gfn is not None))
         if ins and ins[0] == 0:  # the first record is the op's ``self``: an in-place op keeps its old value
             node.saves_self = True  # (see inplace.restamp)
         for j in save_outs:
@@ -537,7 +537,7 @@ def _record(op, args, vals, st, cdt, outs):
     for i, o in enumerate(outs):
         if _inexact(o._v):
             o._rg = True
-            o._grad_fn = node
+            o._gfn = node
             o._out_nr = i
     if hooks:
         _pack_saved(node, hooks[-1], spec, args, outs)

@@ -185,12 +185,14 @@ def flip(input, dims):
 
 
 def fliplr(input):
+    require_tensor(input, "fliplr")
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return _flip(input, 1)
 
 
 def flipud(input):
+    require_tensor(input, "flipud")
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return _flip(input, 0)

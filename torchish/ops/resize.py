@@ -28,6 +28,7 @@ from .._tensor import Tensor
 from .._tensor_views import _detached, _written_through
 from ..autograd.grad_mode import STATE
 from . import inplace as _ip
+from .elementwise import require_tensor
 from .registry import Family, apply, defop
 from .shape import move_storage_address, storage_root
 from .strided import _AS_STRIDED, _storage, as_strided
@@ -94,7 +95,7 @@ def take_storage(t: Tensor, source: Tensor, share_version: bool) -> None:
     in-place checks on ``source`` is lost); any other ``source`` keeps its storage and ``t`` becomes an alias of
     it. ``share_version``: ``t`` takes ``source``'s version counter (``Parameter``) instead of keeping its own."""
     t.__dict__.pop("_alias", None)
-    if source._view is None and not source._views and source._grad_fn is None and not source._rg \
+    if source._view is None and not source._views and source._gfn is None and not source._rg \
             and source._coo is None:
         t._view, t._layout = None, _ip.dense_layout(source)
         if share_version:
@@ -147,7 +148,7 @@ def _become(t: Tensor, out: Tensor):
     if out._view is not None:
         out._view[0]._views.add(t)
     t._d = out._d
-    t._grad_fn, t._out_nr, t._rg = out._grad_fn, out._out_nr, out._rg
+    t._gfn, t._out_nr, t._rg = out._gfn, out._out_nr, out._rg
     t._vc.value += 1
 
 
@@ -195,6 +196,7 @@ def _move_views(t: Tensor, grown: Tensor, shape):
 
 def resize_as_(self, the_template, *, memory_format=None):
     """``resize_`` to ``the_template``'s size."""
+    require_tensor(the_template, "resize_as_", 1, "the_template")
     return resize_(self, tuple(the_template.shape), memory_format=memory_format)
 
 
@@ -223,14 +225,17 @@ def resize_as(self, tensor):
     return _autograd_resize(self, tuple(tensor.shape))
 
 
+_SET_OVERLOADS = ("()", "(torch.Storage source)", "(torch.Storage source, int storage_offset, tuple of ints size, "
+                  "tuple of ints stride = None)", "(Tensor source)", "(Tensor source, int storage_offset, tuple of "
+                  "ints size, tuple of ints stride = None)")
+
+
 def _set_error(*args):
     from .elementwise import type_name
+    from .parser_errors import listing
     got = ", ".join("torch.storage.UntypedStorage" if type(a).__name__ == "UntypedStorage" else
                     "Tensor" if isinstance(a, Tensor) else type_name(a) for a in args)
-    return TypeError(f"set_() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                     " * ()\n * (torch.Storage source)\n * (torch.Storage source, int storage_offset, tuple of ints "
-                     "size, tuple of ints stride = None)\n * (Tensor source)\n * (Tensor source, int storage_offset, "
-                     "tuple of ints size, tuple of ints stride = None)\n")
+    return TypeError(listing("set_", _SET_OVERLOADS, args, got=f"({got})"))
 
 
 def _set_source(self, source, storage_offset, size, stride):
@@ -277,13 +282,18 @@ def _set_vjp(g, x, source, *, out):
 _SET = defop("set_", _set_fwd, vjp=_set_vjp, grad_name="NotImplemented", linear=True)
 
 
-def set_(self, source=None, storage_offset=None, size=None, stride=None):
+_NO_SOURCE = object()  # (``set_()``: an explicit None is no source but the parser's TypeError)
+
+
+def set_(self, source=_NO_SOURCE, storage_offset=None, size=None, stride=None):
     """Make ``self`` use ``source``'s storage (a tensor's or a storage): with ``source``'s sizes and strides, or
     (with ``storage_offset``, ``size`` and optionally ``stride``) the given strided window of that storage.
     ``set_()`` empties it. An in-place op: ``self`` keeps its identity and version counter (bumped); as in
     PyTorch it is not differentiable (a backward through it raises)."""
-    self._check_inplace()
     if source is None:
+        raise _set_error(source, *(a for a in (storage_offset, size, stride) if a is not None))
+    self._check_inplace()
+    if source is _NO_SOURCE:
         if storage_offset is not None or size is not None or stride is not None:
             raise _set_error(*(a for a in (storage_offset, size, stride) if a is not None))
         _leave_storage(self)
@@ -298,7 +308,7 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
         take_storage(self, source, share_version=False)
         self._v = source._v
     if node is not None:
-        self._grad_fn, self._out_nr, self._rg = node._grad_fn, 0, True
+        self._gfn, self._out_nr, self._rg = node._gfn, 0, True
     self._vc.value += 1
     return self
 

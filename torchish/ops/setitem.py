@@ -242,7 +242,7 @@ def _forget_view(view):
 def _check_setitem(self, index):
     """``x[i] = v`` writes into the view ``x[i]`` when the index is basic: PyTorch then names the view."""
     from ..autograd.grad_mode import STATE
-    if STATE.grad_enabled and self._view is None and self._grad_fn is None and self._rg:
+    if STATE.grad_enabled and self._view is None and self._gfn is None and self._rg:
         items = index if isinstance(index, tuple) else (index,)
         basic = all(it is None or it is Ellipsis or isinstance(it, (int, np.integer, slice)) and
                     not isinstance(it, bool) for it in items)

@@ -257,7 +257,7 @@ def _with_out(fn, op):
             return out_structured(result, out, name)
         with no_grad():
             out_structured(result, out, name)  # PyTorch's checks; writes the value (a new version)
-        out._grad_fn, out._out_nr, out._rg = result._grad_fn, result._out_nr, True
+        out._gfn, out._out_nr, out._rg = result._gfn, result._out_nr, True
         return out
     f.__name__ = f.__qualname__ = name
     f.__doc__ = fn.__doc__

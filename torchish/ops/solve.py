@@ -10,7 +10,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from . import tracing
 from .decomp import RESULTS, _batch_broadcast, _mH, _mm, _mT, autocast_inputs, check_matrix, raise_info
-from .elementwise import structured_out
+from .elementwise import require_tensor, structured_out
 from .registry import apply, defop
 
 
@@ -138,6 +138,8 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 @structured_out
 def solve(A, B, *, left=True):
     """``X`` with ``A X = B`` (``X A = B`` when ``left=False``); ``B`` may be a (batch of) vector(s)."""
+    require_tensor(A, "linalg_solve", 1, "A")
+    require_tensor(B, "linalg_solve", 2, "B")
     A, B = autocast_inputs("linalg_solve_ex", A, B)
     vector = _solve_args(A, B, "linalg.solve", left)
     X, info = apply(_SOLVE, (A, B), vector=vector, left=bool(left))

@@ -298,6 +298,7 @@ _VECTOR_NORM = defop("linalg_vector_norm", _vector_norm_fwd, vjp=_vector_norm_vj
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    require_tensor(x, "linalg_vector_norm")
     need_bool("linalg_vector_norm", keepdim)
     if x.dtype.category < _FLOAT:  # checked before ``dtype`` converts anything, as in PyTorch
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
@@ -350,6 +351,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     As PyTorch's (a Python function), it calls ``linalg_vector_norm(input, p, dim, keepdim, dtype=dtype)`` or, for
     any other string ``p`` (a Frobenius norm over more than two dims too), ``linalg_matrix_norm`` over ``dim`` or
     every dim: a bad argument is refused by their argument parser, in its words."""
+    if not isinstance(input, Tensor):  # (PyTorch's Python norm reads ``input.layout`` first)
+        raise AttributeError(f"'{type(input).__name__}' object has no attribute 'layout'")
     listed = [dim] if isinstance(dim, int) else dim
     if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
         name, args = "linalg_matrix_norm", (input, p, list(range(input.ndim)) if dim is None else listed, keepdim)

@@ -125,10 +125,16 @@ _WHERE = defop("where", lambda c, a, b: jnp.where(c, a, b), promote="same", prom
                grad_name="WhereBackward0")
 
 
-def where(condition, input=None, other=None, *, out=None):
-    if input is None and other is None:
+_UNSET = object()  # (an argument of where not given: ``where(c, None, None)`` is PyTorch's TypeError, not nonzero)
+
+
+@parser_worded  # (two arguments, or None for one: the parser's TypeError listing the overloads)
+def where(condition, input=_UNSET, other=_UNSET, *, out=None):
+    if input is _UNSET and other is _UNSET and out is None:
         from .index import nonzero
         return nonzero(condition, as_tuple=True)
+    if input is _UNSET or other is _UNSET:
+        raise TypeError("where() takes a condition alone or with both input and other")
     require_tensor(condition, "where", 1, "condition")
     if condition._v.dtype != jnp.bool_:
         if condition._v.dtype == jnp.uint8:

@@ -623,6 +623,7 @@ def mvlgamma(input, p, *, out=None):
     """The multivariate log-gamma function of dimension ``p``. As in PyTorch (since it dropped its domain check),
     elements at or below ``(p - 1) / 2`` give ``log|Gamma|`` sums (inf at the poles) rather than an error."""
     require_tensor(input, "mvlgamma")
+    require_int(p, "mvlgamma", 2, "p")
     if input.dtype.category == _dtype._BOOL:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:

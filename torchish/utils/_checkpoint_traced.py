@@ -155,7 +155,7 @@ def checkpoint_traced(function, args, kwargs, policy):
         node = JaxCheckpointBackward(tuple(edges), tuple((o._v.shape, o._v.dtype) for o in diff_outs))
         node.pull = pull
         for k, o in enumerate(diff_outs):
-            o._rg, o._grad_fn, o._out_nr = True, node, k
+            o._rg, o._gfn, o._out_nr = True, node, k
     it = iter(res)
     out = [next(it) if kind == "T" else x for kind, x in info["spec"]]
     return jax.tree_util.tree_unflatten(info["out_tree"], out)

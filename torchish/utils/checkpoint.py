@@ -189,7 +189,7 @@ def _is_outer(node, start):
 
 def _inner_nodes(tensors, start):
     """Nodes created since ``start`` reachable from ``tensors`` (iterative), in discovery order."""
-    stack = [t._grad_fn for t in tensors if t._grad_fn is not None and not _is_outer(t._grad_fn, start)]
+    stack = [t._gfn for t in tensors if t._gfn is not None and not _is_outer(t._gfn, start)]
     seen = {id(n) for n in stack}
     order = []
     while stack:
@@ -226,7 +226,7 @@ class CheckpointBackward(Node):
             if t._vc.value != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{t.type()} {list(t.shape)}]{saved_origin(t._grad_fn, t._out_nr)} is at "
+                    f"operation: [{t.type()} {list(t.shape)}]{saved_origin(t._gfn, t._out_nr)} is at "
                     f"version {t._vc.value}; expected version {v} instead. Hint: enable anomaly detection to find "
                     "the operation that failed to compute its gradient, with "
                     "torchish.autograd.set_detect_anomaly(True, check_nan=False).")
@@ -234,8 +234,8 @@ class CheckpointBackward(Node):
             p.unpack()
         # an input written in place since the forward (by the function itself, or after it): the recomputation
         # reaches it through its grad_fn now, and its gradient goes where it went at the forward
-        moved = [((a._grad_fn, a._out_nr), edge) for a, edge in self.arg_edges or ()
-                 if a._grad_fn is not None and (a._grad_fn is not edge[0] or a._out_nr != edge[1])]
+        moved = [((a._gfn, a._out_nr), edge) for a, edge in self.arg_edges or ()
+                 if a._gfn is not None and (a._gfn is not edge[0] or a._out_nr != edge[1])]
         start = next(_SEQ)
         with _rng_at(self.rng, self.rng is not None), enable_grad(), self.recompute_ctx, _no_saved_hooks():
             out = self.fn(*self.args, **self.kwargs)
@@ -308,14 +308,14 @@ def _checkpoint_eager(function, args, kwargs, preserve, context_fn, check, debug
     # keeps the forward's graph: where each input's gradient went then is where it goes, written in place or not
     inputs = [a for a in args if _is_tensor(a)]
     versions = tuple((a, a._vc.value) for a in inputs)
-    arg_edges = [(a, (a._grad_fn, a._out_nr)) for a in inputs if a._grad_fn is not None]
+    arg_edges = [(a, (a._gfn, a._out_nr)) for a in inputs if a._gfn is not None]
     start = next(_SEQ)
     with fwd_ctx, _no_saved_hooks():
         out = function(*args, **kwargs)
     leaves = jax.tree_util.tree_leaves(out, is_leaf=_is_tensor)
     out_idx, outs, ids = [], [], set()
     for j, t in enumerate(leaves):
-        if _is_tensor(t) and t._grad_fn is not None and not _is_outer(t._grad_fn, start) and id(t) not in ids:
+        if _is_tensor(t) and t._gfn is not None and not _is_outer(t._gfn, start) and id(t) not in ids:
             ids.add(id(t))
             out_idx.append(j)
             outs.append(t)
@@ -332,7 +332,7 @@ def _checkpoint_eager(function, args, kwargs, preserve, context_fn, check, debug
     node.meta = tuple((tuple(o.shape), o.dtype) for o in outs)
     node.fwd_ops = [n.name() for n in inner] if debug else None
     for k, o in enumerate(outs):
-        o._grad_fn, o._out_nr = node, k
+        o._gfn, o._out_nr = node, k
     return out
 
 

@@ -45,8 +45,8 @@ def place_state(module, param_sharding, buffer_sharding):
     for p in module.parameters():
         sharding = param_sharding(p)
         p._set_value(layout(p._d, sharding))
-        if p._grad is not None:
-            p._grad._set_value(layout(p._grad._d, sharding))
+        if p._gval is not None:
+            p._gval._set_value(layout(p._gval._d, sharding))
     for b in module.buffers():
         if b is not None:
             b._set_value(layout(b._d, buffer_sharding))

@@ -284,6 +284,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     seqs = tuple(sequences.unbind(0)) if isinstance(sequences, Tensor) else tuple(sequences)
+    for i, s in enumerate(seqs):  # (PyTorch's parser reads them as a list of Tensors)
+        if not isinstance(s, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(s).__name__}")
     if not seqs:
         raise RuntimeError("received an empty list of sequences")
     if seqs[0].ndim == 0:  # (PyTorch slices the first sequence's sizes past its length dim)

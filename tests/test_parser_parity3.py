@@ -157,7 +157,6 @@ CASES = {
     "mvlgamma_float_p": lambda lib: lib.mvlgamma(_x(lib) + 2, 1.5),
     "autograd_grad_str_output": lambda lib: lib.autograd.grad("a", _x(lib)),
     "autograd_backward_str_output": lambda lib: lib.autograd.backward(["a"]),
-    "compile_int": lambda lib: lib.compile(1),
     "atleast_1d_str": lambda lib: lib.atleast_1d("a"),
     "atleast_2d_list_of_floats": lambda lib: lib.atleast_2d([1.0]),
     "atleast_3d_tensor_and_int": lambda lib: lib.atleast_3d(_x(lib), 1),

@@ -283,3 +283,30 @@ def test_a_compiled_function_called_inside_a_mode_runs_what_the_mode_says():
         return before, inside, f(x)
     from oracle import assert_script_matches
     assert_script_matches(program)
+
+
+@needs_torch
+def test_has_torch_function_is_true_under_a_mode_and_attention_leaves_its_fast_path():
+    """``has_torch_function`` answers True for any argument while a mode is on (so library code hands its calls
+    on), and MultiheadAttention / TransformerEncoderLayer then take their Python path, whose calls the mode sees."""
+    def program(lib):
+        x = lib.ones(2)
+        out = []
+        with lib.overrides.BaseTorchFunctionMode():
+            out += [lib.overrides.has_torch_function((x,)), lib.overrides.has_torch_function_unary(x),
+                    lib.overrides.has_torch_function_variadic(x, x), lib.overrides.has_torch_function(())]
+            with lib._C.DisableTorchFunction():
+                out.append(lib.overrides.has_torch_function((x,)))
+            with lib._C.DisableTorchFunctionSubclass():
+                out.append(lib.overrides.has_torch_function((x,)))
+        out.append(lib.overrides.has_torch_function((x,)))
+        lib.manual_seed(0)
+        mha = lib.nn.MultiheadAttention(8, 2, batch_first=True).eval()
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True).eval()
+        q = lib.randn(2, 3, 8)
+        with lib.no_grad(), _logging_mode(lib)() as mode:
+            a, w = mha(q, q, q)
+            b = layer(q)
+        names = sorted({c[0] for c in mode.calls})
+        return out, a, w, b, "multi_head_attention_forward" in names, "linear" in names
+    same(program)

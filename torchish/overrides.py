@@ -51,16 +51,19 @@ def enable_dispatch() -> None:
 
 def has_torch_function(relevant_args) -> bool:
     """Whether any of ``relevant_args`` (an iterable) defines ``__torch_function__`` (Tensor subclasses do;
-    Tensor and Parameter do not count)."""
+    Tensor and Parameter do not count), or a ``TorchFunctionMode`` is on and there is any argument (PyTorch's
+    answer: a mode takes every call)."""
+    if _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
+        return any(True for _ in relevant_args)
     return any(_overloaded(a) for a in relevant_args)
 
 
 def has_torch_function_unary(obj) -> bool:
-    return _overloaded(obj)
+    return _overloaded(obj) or bool(_subclass.MODES_ENTERED[0]) and _subclass.mode_dispatch_on()
 
 
 def has_torch_function_variadic(*args) -> bool:
-    return any(_overloaded(a) for a in args)
+    return has_torch_function(args)
 
 
 def _overloaded_args(relevant_args):

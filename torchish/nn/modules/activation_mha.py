@@ -11,7 +11,9 @@ from ...ops import registry as _registry
 from ...ops.creation import empty
 from .. import init
 from ...autograd.grad_mode import STATE
-from .._functional.attention import _canonical_mask, _multi_head_attention, _none_or_dtype
+from ...overrides import has_torch_function as _has_torch_function
+from .._functional.attention import (_canonical_mask, _multi_head_attention, _none_or_dtype,
+                                     multi_head_attention_forward)
 from ..module import Module
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
@@ -124,11 +126,13 @@ class MultiheadAttention(Module):
                 self.training, key_padding_mask, need_weights, attn_mask, not self._qkv_same_embed_dim,
                 self.q_proj_weight, self.k_proj_weight, self.v_proj_weight, None, None, average_attn_weights,
                 is_causal)
-        if fast and _registry.flop_hook is not None:  # (PyTorch's fused kernel: no FLOP formula counts it)
+        if not fast:  # (the public function: a subclass's __torch_function__ or a mode sees it, as PyTorch's)
+            out, weights = multi_head_attention_forward(*args)
+        elif _registry.flop_hook is not None:  # (PyTorch's fused kernel: no FLOP formula counts it)
             with _registry.flop_hook.hidden():
-                out, weights = _multi_head_attention(*args, fast_path=fast)
+                out, weights = _multi_head_attention(*args, fast_path=True)
         else:
-            out, weights = _multi_head_attention(*args, fast_path=fast)
+            out, weights = _multi_head_attention(*args, fast_path=True)
         if self.batch_first and is_batched:
             return out.transpose(1, 0), weights
         return out, weights
@@ -146,6 +150,8 @@ class MultiheadAttention(Module):
         if self.num_heads % 2 or not self.batch_first or self.bias_k is not None or self.add_zero_attn:
             return False
         tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias)
+        if _has_torch_function(tensors):  # (a subclass argument or a TorchFunctionMode: the Python path)
+            return False
         return not (STATE.grad_enabled and any(t is not None and t.requires_grad for t in tensors))
 
     def merge_masks(self, attn_mask, key_padding_mask, query):

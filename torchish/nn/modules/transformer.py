@@ -14,6 +14,7 @@ import numpy as np
 from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE
+from ...overrides import has_torch_function as _has_torch_function
 from ...ops import registry as _registry, tracing
 from ...ops.creation import full
 from ...ops.diag import triu
@@ -144,6 +145,8 @@ class TransformerEncoderLayer(Module):
         tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
                    self.norm1.weight, self.norm1.bias, self.norm2.weight, self.norm2.bias, self.linear1.weight,
                    self.linear1.bias, self.linear2.weight, self.linear2.bias)
+        if _has_torch_function(tensors):  # (a subclass argument or a TorchFunctionMode: the Python path)
+            return False
         return not (STATE.grad_enabled and any(t is not None and t.requires_grad for t in tensors))
 
     def _forward(self, src, src_mask, src_key_padding_mask, is_causal):

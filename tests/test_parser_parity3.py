@@ -6,7 +6,8 @@ parser's TypeError, not ``nonzero``; a "didn't match" line lists the keywords in
 error that shows a tensor prints it as PyTorch's C++ ``operator<<`` does; ``Tensor._grad``/``_grad_fn``/``_cdata``/
 ``_backward_hooks``/``_post_accumulate_grad_hooks`` exist and reach a subclass's ``__torch_function__`` as PyTorch's
 do; and a sweep of wrong argument types whose error TYPE differed (a non-Tensor input, ``dtype='float32'``, a
-positional argument to ``x.float()``, ``backward('a')``...) plus a sample of those that already matched.
+positional argument to ``x.float()``, ``backward('a')``...) plus a sample of those that already matched; and
+``torch.ops.aten.<op>`` calls refuse arguments with a RuntimeError, as PyTorch's schema matching does.
 
 Each case runs ``fn(lib)`` with PyTorch and with torchish and compares the outcome: the result (shape, dtype,
 values) or the error (type and message).
@@ -16,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import needs_torch, run_both, torch, torchish
+from oracle import needs_torch, run_both
 
 pytestmark = [needs_torch]
 
@@ -299,3 +300,36 @@ def test_private_grad_fields_behave_as_pytorchs_on_plain_tensors():
     only None (detaching in place), ``_cdata`` names the tensor, the hook dictionaries are ordered dicts."""
     ref, got = run_both(_private_fields)
     assert got == ref
+
+
+ATEN_CASES = {  # (PyTorch's first line: the operators with several schemas)
+    "sum_str_dim": lambda lib: lib.ops.aten.sum(_x(lib), "a"),
+    "mm_list": lambda lib: lib.ops.aten.mm(_x(lib), [[1.0]]),
+    "add_str": lambda lib: lib.ops.aten.add(_x(lib), "a"),
+    "softmax_float_dim": lambda lib: lib.ops.aten.softmax(_x(lib), 1.5),
+    "cat_tensor": lambda lib: lib.ops.aten.cat(_x(lib)),
+    "relu_list": lambda lib: lib.ops.aten.relu([1.0]),
+    "topk_float_k": lambda lib: lib.ops.aten.topk(_x(lib), 1.5),
+    "index_select_list": lambda lib: lib.ops.aten.index_select(_x(lib), 0, [0]),
+    "narrow_float_start": lambda lib: lib.ops.aten.narrow(_x(lib), 0, 0.5, 1),
+    "arange_str": lambda lib: lib.ops.aten.arange("a"),
+    "mm_works": lambda lib: lib.ops.aten.mm(_x(lib), _x(lib).T),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATEN_CASES))
+def test_aten_operator_calls_refuse_arguments_as_pytorchs_schema_matching(name):
+    """``torch.ops.aten.<op>(...)`` binds by the operator's schemas: arguments none takes are a RuntimeError (the
+    Python API's parser raises TypeError), whose first line is PyTorch's for an overloaded operator."""
+    def first_line(lib):
+        out = _outcome(lib, ATEN_CASES[name])
+        return (out[0], out[1].splitlines()[0]) if out[0] != "ok" else out
+    ref, got = run_both(first_line)
+    assert got == ref
+
+
+def test_aten_rms_norm_with_an_int_shape_is_a_runtime_error():
+    """``torch.ops.aten.rms_norm(x, 3)``: PyTorch's schema wants ``SymInt[] normalized_shape`` (its RuntimeError
+    names the one schema: 'aten::rms_norm() Expected a value of type ...'); the error type matches."""
+    ref, got = run_both(lambda lib: _outcome(lib, lambda _: lib.ops.aten.rms_norm(_x(lib), 3))[0])
+    assert got == ref == "RuntimeError"

@@ -4,8 +4,9 @@ torchish runs its own op registry, not ATen, so these handles exist to *name* op
 they are the keys of :class:`torchish.utils.flop_counter.FlopCounterMode`'s counts (which report the ATen products
 PyTorch's decomposition would run), they print and compare as PyTorch's packets (``aten.mm``,
 ``<OpOverloadPacket(op='aten.mm')>``), and :func:`register_flop_formula` accepts them. Calling one runs the
-``torchish`` function of the same name where there is one (``torch.ops.aten.mm(a, b)`` is ``torchish.mm(a, b)``);
-an ATen-only operator (``convolution_backward``) cannot be called.
+``torchish`` function of the same name where there is one (``torch.ops.aten.mm(a, b)`` is ``torchish.mm(a, b)``;
+arguments it refuses are a RuntimeError, as PyTorch's schema matching refuses them); an ATen-only operator
+(``convolution_backward``) cannot be called.
 
     >>> torchish.ops.aten.mm
     <OpOverloadPacket(op='aten.mm')>
@@ -44,7 +45,13 @@ class AtenPacket(OpOverloadPacket):
         if not callable(fn):
             raise RuntimeError(f"torchish cannot run the ATen operator aten::{self.__name__} directly; call the "
                                "torchish function that computes it")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:  # (PyTorch binds an ATen call by the operator's schemas, not by the Python API's
+            # parser: arguments no schema takes are its RuntimeError, whose first line this is for the overloaded
+            # operators; the Python API's words follow)
+            raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any schema:\n{e}") \
+                from None
 
     def __eq__(self, other):
         return isinstance(other, AtenPacket) and other.__name__ == self.__name__

@@ -202,3 +202,26 @@ def test_zeta_and_xlog1py_with_a_number_operand_name_pytorchs_nodes():
               lambda: lib.special.xlog1py(2.0, x), lambda: lib.special.xlog1py(x, 2.0), lambda: lib.special.xlog1py(x, x))
         return [f().grad_fn.name() for f in fs], lib.autograd.grad(lib.special.zeta(3.0, x).sum(), x)
     same(names)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x, m, v: lib.nn.functional.batch_norm(x, m, v, training=False),
+    lambda lib, x, m, v: lib.nn.functional.batch_norm(x, m.detach(), v, training=True),
+    lambda lib, x, m, v: lib.nn.functional.batch_norm(x.detach(), m, v.detach()),
+    lambda lib, x, m, v: lib.nn.functional.instance_norm(x.view(1, 3, 2), m, v, use_input_stats=False),
+    lambda lib, x, m, v: lib.nn.functional.instance_norm(x.view(1, 3, 2), m, v.detach())],
+    ids=["eval", "train_var", "input_without_grad", "instance_running", "instance_input_stats"])
+def test_running_statistics_that_require_grad_raise_as_pytorch(call):
+    """``native_batch_norm`` is not differentiable in its running statistics: PyTorch refuses ones that require
+    grad while grad mode is on (in either mode, through instance_norm too), and accepts them under no_grad.
+    torchish computed a gradient for them, or raised a raw ``ValueError: None is not a valid value for jnp.array``
+    when asked for one."""
+    def args(lib):
+        return (lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], requires_grad=True),
+                lib.zeros(3, requires_grad=True), lib.ones(3, requires_grad=True))
+    same_error(lambda lib: call(lib, *args(lib)))
+
+    def no_grad(lib):
+        with lib.no_grad():
+            return call(lib, *args(lib))
+    same(no_grad)

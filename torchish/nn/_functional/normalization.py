@@ -18,7 +18,7 @@ from ... import _dtype
 from ... import _precision
 from ..._global_flags import warn_once
 from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
+from ...autograd.grad_mode import STATE, no_grad
 from ...ops.casting import ACC
 from ...ops.elementwise import not_implemented
 from ...ops import registry as _registry
@@ -233,6 +233,17 @@ def _need_norm_tensors(fname, input, weight, bias, running_mean, running_var):
         need_tensor(fname, t, arg, pos, optional=True)
 
 
+def _check_running_no_grad(running_mean, running_var):
+    """PyTorch's autograd wrapper of ``native_batch_norm`` (also under instance_norm): the running statistics are
+    not differentiable, so one that requires grad is an error while grad mode is on, before the kernel's checks."""
+    if not STATE.grad_enabled:
+        return
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.requires_grad:
+            raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with respect to argument "
+                               f"'{name}'. This input cannot have requires_grad True.")
+
+
 def _batch_norm_of_nothing(input, weight, bias):
     """PyTorch's batch_norm of an input without elements (an empty batch or spatial dim), in either mode and before
     its other checks: a copy of the input times ``weight[0]`` plus ``bias[0]``; no statistics, so the running ones
@@ -275,6 +286,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     need_number("batch_norm", eps, "eps", 8, kind="float")
     if input.numel() == 0:  # (before any other check, whatever the rank)
         return _batch_norm_of_nothing(input, weight, bias)
+    _check_running_no_grad(running_mean, running_var)
     c = input.shape[1] if input.ndim >= 2 else 0  # (PyTorch's kernel finds no channels in a 0-d or 1-d input)
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
@@ -367,6 +379,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                         t.fill_(float("nan"))
         rep = [None if t is None else t.repeat(b) for t in (weight, bias)]
         return _batch_norm_of_nothing(input, *rep).view(input.shape)  # (PyTorch's view back from one sample)
+    _check_running_no_grad(running_mean, running_var)
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         _check_vec(name, t, c)

@@ -225,3 +225,22 @@ def test_running_statistics_that_require_grad_raise_as_pytorch(call):
         with lib.no_grad():
             return call(lib, *args(lib))
     same(no_grad)
+
+
+def test_histogram_records_a_node_without_a_formula_as_pytorch():
+    """``torch.histogram`` of an input (or weight) that requires grad: PyTorch's ``hist`` and ``bin_edges`` both
+    require grad under a ``torch::autograd::NotImplemented`` node whose backward raises, and ``bin_edges`` is a new
+    tensor also when the edges were given. torchish's outputs did not require grad (so backward raised "element 0
+    of tensors does not require grad") and returned the given edges tensor itself."""
+    def prog(lib):
+        x = lib.tensor([0.3, 1.5, 2.5, 2.9], requires_grad=True)
+        e = lib.tensor([0.0, 1.0, 3.0])
+        h = lib.histogram(x, 3)
+        h2 = lib.histogram(x.detach(), e)
+        h3 = lib.histogram(x.detach(), e, weight=x, density=True)
+        with lib.no_grad():
+            h4 = lib.histogram(x, 3)
+        return ([t.requires_grad for t in (h.hist, h.bin_edges, h2.hist, h3.hist, h3.bin_edges, h4.hist)],
+                h.hist.grad_fn.name(), h.bin_edges.grad_fn.name(), h2.bin_edges is e, h2, h3.hist.detach())
+    same(prog)
+    same_error(lambda lib: lib.histogram(lib.tensor([0.3, 1.5], requires_grad=True), 2).hist.sum().backward())

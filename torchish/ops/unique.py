@@ -281,10 +281,14 @@ def _histogram_fwd(x, edges, weight, *, density):
     hist = jnp.zeros(n, x.dtype).at[jnp.where(inside, pos, n)].add(w, mode="drop")
     if density:
         hist = hist / (hist.sum() * jnp.diff(edges))
-    return hist
+    return hist, edges  # (PyTorch's bin_edges is a new tensor, also when given the edges)
 
 
 _HISTOGRAM = defop("histogram", _histogram_fwd, differentiable=False)
+# an input, edges or weight that requires grad: PyTorch records a node without a formula (both outputs require
+# grad, and backward through it raises)
+_HISTOGRAM_RECORDED = overload(_HISTOGRAM, "NotImplemented", differentiable=True, save_out=True,
+                               vjp=no_derivative("histogram"))
 _HISTOGRAM_RESULT = _return_type("histogram", ("hist", "bin_edges"))
 
 
@@ -355,7 +359,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             lo, hi = lo - 0.5, hi + 0.5
         from .creation import linspace
         edges = linspace(lo, hi, int(bins) + 1, dtype=input.dtype)
-    hist = apply(_HISTOGRAM, (input, edges, weight), density=bool(density))
+    args = (input, edges, weight)
+    recorded = STATE.grad_enabled and any(t is not None and t.requires_grad for t in args)
+    hist, edges = apply(_HISTOGRAM_RECORDED if recorded else _HISTOGRAM, args, density=bool(density))
     if out is not None:
         hist, edges = _out(hist, out[0], "histogram"), _out(edges, out[1], "histogram")
     return _HISTOGRAM_RESULT(hist, edges)

@@ -244,3 +244,22 @@ def test_histogram_records_a_node_without_a_formula_as_pytorch():
                 h.hist.grad_fn.name(), h.bin_edges.grad_fn.name(), h2.bin_edges is e, h2, h3.hist.detach())
     same(prog)
     same_error(lambda lib: lib.histogram(lib.tensor([0.3, 1.5], requires_grad=True), 2).hist.sum().backward())
+
+
+def test_histogramdd_records_nodes_without_a_formula_as_pytorch():
+    """``torch.histogramdd`` of points that require grad: PyTorch's ``hist`` (``_histogramdd_from_bin_cts`` or
+    ``_from_bin_tensors``) and the edges it computes from bin counts (``_histogramdd_bin_edges``) require grad
+    under ``NotImplemented`` nodes whose backward raises; given edges come back as they are. torchish's outputs
+    did not require grad."""
+    def prog(lib):
+        x = lib.tensor([[0.3, 1.0], [1.5, 2.0], [2.5, 0.1]], requires_grad=True)
+        e = lib.tensor([0.0, 1.0, 3.0])
+        h, h2 = lib.histogramdd(x, [2, 2]), lib.histogramdd(x, [e, e])
+        h3 = lib.histogramdd(x.detach(), 2, weight=lib.ones(3, requires_grad=True), density=True)
+        return ([t.requires_grad for t in (h.hist, *h.bin_edges, h2.hist, *h2.bin_edges, h3.hist, *h3.bin_edges)],
+                h.hist.grad_fn.name(), h.bin_edges[0].grad_fn.name(), h2.bin_edges[0] is e, h.hist.detach(),
+                h3.hist.detach())
+    same(prog)
+    for which in (lambda h: h.hist, lambda h: h.bin_edges[1]):
+        same_error(lambda lib: which(lib.histogramdd(lib.tensor([[0.3], [1.5]], requires_grad=True), 2)).sum()
+                   .backward())

@@ -25,7 +25,8 @@ from ._tensor import Tensor, wrap_dim
 from .ops.broadcast import broadcast_error
 from .ops.elementwise import no_derivative, out_structured, structured_out
 from .ops.reduce import _return_type
-from .ops.registry import apply, defop
+from .autograd.grad_mode import STATE
+from .ops.registry import apply, defop, overload
 
 _LU_UNPACK_RESULT = _return_type("lu_unpack", ("P", "L", "U"))
 
@@ -277,6 +278,13 @@ def _histdd_fwd(x, weight, *edges, density):
 
 
 _HISTOGRAMDD = defop("histogramdd", _histdd_fwd, differentiable=False)
+# an input, weight or edges tensor that requires grad: PyTorch records nodes without a formula, for the histogram
+# (from bin counts or from bin tensors) and for the edges it computes from bin counts (from the input and weight)
+_HISTOGRAMDD_FROM_CTS, _HISTOGRAMDD_FROM_TENSORS = (
+    overload(_HISTOGRAMDD, "NotImplemented", differentiable=True, save_out=True, vjp=no_derivative(kernel))
+    for kernel in ("_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors"))
+_BIN_EDGES = defop("histogramdd_bin_edges", lambda x, w, e: e, grad_name="NotImplemented", save_out=True,
+                   vjp=no_derivative("_histogramdd_bin_edges"))
 _HISTOGRAMDD_RESULT = _return_type("histogramdd", ("hist", "bin_edges"))
 
 
@@ -318,7 +326,13 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges.append(linspace(lo, hi, int(b) + 1, dtype=input.dtype))
-    hist = apply(_HISTOGRAMDD, (input, weight) + tuple(edges), density=bool(density))
+    op = _HISTOGRAMDD
+    if STATE.grad_enabled and any(t is not None and t.requires_grad for t in (input, weight, *edges)):
+        from_cts = not isinstance(bins[0], Tensor)
+        op = _HISTOGRAMDD_FROM_CTS if from_cts else _HISTOGRAMDD_FROM_TENSORS
+        if from_cts and (input.requires_grad or weight is not None and weight.requires_grad):
+            edges = [apply(_BIN_EDGES, (input, weight, e)) for e in edges]
+    hist = apply(op, (input, weight) + tuple(edges), density=bool(density))
     return _HISTOGRAMDD_RESULT(hist, tuple(edges))
 
 

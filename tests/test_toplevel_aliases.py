@@ -124,3 +124,44 @@ def test_legacy_tensor_new():
                           lambda: x.new("a")])
     ref, got = run_both(fn)
     assert got == ref
+
+
+_SIZE_ARGS = {"str": "ab", "floats": [1.5], "negative": [2, -1], "bool": [True], "tuple": (2, 3), "empty": (),
+              "int_tensor": "t2", "one_element_tensor": "t[2]", "two_element_tensor": "t[1,2]",
+              "float_tensor": "t1.5", "numpy_int": [np.int64(3)], "generator": "gen", "mixed": [2, "a"],
+              "int": 3, "none": None}
+
+
+@pytest.mark.parametrize("case", sorted(_SIZE_ARGS))
+def test_size_constructor_as_torch(case):
+    """``torch.Size(iterable)`` takes ints (bools, numpy integers, one-element integer tensors through
+    ``__index__``) and raises PyTorch's TypeError for anything else."""
+    def make(lib):
+        a = _SIZE_ARGS[case]
+        made = {"t2": lambda: [lib.tensor(2)], "t[2]": lambda: [lib.tensor([2])],
+                "t[1,2]": lambda: [lib.tensor([1, 2])], "t1.5": lambda: [lib.tensor(1.5)],
+                "gen": lambda: (x for x in [1, 2])}
+        return lib.Size(made[a]() if isinstance(a, str) and a in made else a)
+    if case in ("str", "floats", "two_element_tensor", "float_tensor", "mixed", "int", "none"):
+        err = check_raises(make)
+        with pytest.raises(type(err)) as got:
+            make(torchish)
+        assert str(got.value) == str(err)
+    else:
+        ref, got = run_both(lambda lib: (type(make(lib)).__name__, tuple(make(lib))))
+        assert got == ref
+
+
+def test_size_arithmetic_as_torch():
+    """``shape + tuple``, ``tuple + shape``, ``shape * 2``, ``2 * shape`` and slices stay torch.Size; ``shape + list``
+    raises PyTorch's TypeError."""
+    def ops(lib):
+        s = lib.Size([2, 3])
+        out = [s + (4,), (4,) + s, s * 2, 2 * s, s[::-1], s[1:]]
+        try:
+            s + [4]
+        except TypeError as e:
+            out.append(str(e))
+        return [(type(o).__name__, o) if not isinstance(o, str) else o for o in out]
+    ref, got = run_both(ops)
+    assert got == ref

@@ -3,6 +3,8 @@ metadata half of :class:`torchish._tensor.Tensor` (:class:`TensorMetadata`: shap
 elements and bytes, the ``is_*`` predicates, layout)."""
 from __future__ import annotations
 
+import operator
+
 import jax
 import numpy as np
 
@@ -11,7 +13,27 @@ from ._meta import MetaArray
 
 
 class Size(tuple):
-    """``torch.Size``: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+    """``torch.Size``: a tuple of ints that prints as ``torch.Size([2, 3])``. Made from any iterable of ints
+    (bools, numpy integers and one-element integer tensors count, through ``__index__``); anything else is
+    PyTorch's TypeError."""
+    __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        if type(sizes) is tuple:  # (the common case, torchish's own shapes: no conversion)
+            for s in sizes:
+                if type(s) is not int:
+                    break
+            else:
+                return tuple.__new__(cls, sizes)
+        items = list(sizes)
+        for i, s in enumerate(items):
+            if type(s) is not int:
+                try:
+                    items[i] = operator.index(s)
+                except (TypeError, RuntimeError):
+                    raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                                    f"'{type(s).__name__}')") from None
+        return tuple.__new__(cls, items)
 
     def __repr__(self):
         return f"torch.Size({list(self)})"
@@ -24,10 +46,25 @@ class Size(tuple):
 
     def __getitem__(self, item):
         out = super().__getitem__(item)
-        return Size(out) if isinstance(item, slice) else out
+        return _new_size(Size, out) if isinstance(item, slice) else out
 
     def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):  # (``(4,) + shape``: Python asks the subclass first)
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(other + tuple(self))
+
+    def __mul__(self, n):
+        return _new_size(Size, tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+
+_new_size = tuple.__new__  # (``_new_size(Size, ints)``: a Size of ints already checked, without ``Size.__new__``)
 
 
 def wrap_dim(dim, ndim, wrap_scalar=True):
@@ -67,11 +104,11 @@ class TensorMetadata:
 
     @property
     def shape(self) -> Size:
-        return Size(self._v.shape)
+        return _new_size(Size, self._v.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._v.shape)
+            return _new_size(Size, self._v.shape)
         if type(dim) is not int and isinstance(dim, TensorMetadata) and dim.ndim:  # (named as PyTorch names it)
             raise TypeError("size(): argument 'dim' (position 1) must be int, not Tensor")
         return self._v.shape[wrap_dim(dim, len(self._v.shape), False)]

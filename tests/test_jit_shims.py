@@ -181,3 +181,17 @@ def test_script_of_a_lambda_raises_as_torch():
             warnings.simplefilter("ignore")
             lib.jit.script(f)
         assert str(e.value) == f"Expected a single top-level function: {__file__}:{f.__code__.co_firstlineno}"
+
+
+@needs_torch
+@pytest.mark.parametrize("obj", [1, 1.5, True, "x", None, b"x", 2j], ids=repr)
+def test_script_of_a_builtin_instance_raises_as_torch(obj):
+    """``torch.jit.script(1)``: TypeError "<class 'int'> is a built-in class", as PyTorch's."""
+    def call(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.jit.script(obj)
+    err = check_raises(call)
+    with pytest.raises(TypeError) as got:
+        call(torchish)
+    assert str(got.value) == str(err)

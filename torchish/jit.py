@@ -59,6 +59,8 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         True
     """
     _warn_deprecated("script")
+    if type(obj) in (int, float, bool, complex, str, bytes, type(None)):  # (TorchScript compiles no instances of these)
+        raise TypeError(f"{type(obj)} is a built-in class")
     code = getattr(obj, "__code__", None)
     if code is not None and obj.__name__ == "<lambda>":  # (TorchScript parses a function's source: a def)
         raise RuntimeError(f"Expected a single top-level function: {code.co_filename}:{code.co_firstlineno}")

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import needs_torch, run_both
+from oracle import needs_torch, run_both, same
 
 pytestmark = [needs_torch]
 
@@ -333,3 +333,14 @@ def test_aten_rms_norm_with_an_int_shape_is_a_runtime_error():
     names the one schema: 'aten::rms_norm() Expected a value of type ...'); the error type matches."""
     ref, got = run_both(lambda lib: _outcome(lib, lambda _: lib.ops.aten.rms_norm(_x(lib), 3))[0])
     assert got == ref == "RuntimeError"
+
+
+@needs_torch
+def test_aten_operators_that_are_tensor_methods_or_functional():
+    """``torch.ops.aten.view``/``expand``/``contiguous`` (Tensor methods) and ``aten.linear`` (nn.functional) run
+    as PyTorch's do."""
+    def calls(lib):
+        x, A = lib.arange(6.0).reshape(2, 3), lib.ops.aten
+        return (A.view(x, [3, 2]), A.expand(lib.ones(1, 3), [2, 3]), A.linear(x, lib.ones(4, 3)),
+                A.view.default(x, [6]), A.contiguous(x.t()), A.t(x), repr(A.view))
+    same(calls)

@@ -28,6 +28,18 @@ KNOWN = frozenset({
 })
 
 
+def _function(name):
+    """The torchish function an ATen operator's call runs: ``torchish.<name>``, else the Tensor method
+    (``aten.view(x, [2, 3])``, ``aten.expand``), else ``torchish.nn.functional.<name>`` (``aten.linear``); None
+    for an ATen-only operator."""
+    import torchish
+    for holder in (torchish, torchish.Tensor, torchish.nn.functional):
+        fn = getattr(holder, name, None)
+        if callable(fn) and not isinstance(fn, type):
+            return fn
+    return None
+
+
 class AtenPacket(OpOverloadPacket):
     """``torchish.ops.aten.<name>``: one per name, so identity, equality and hashing follow the name."""
 
@@ -40,9 +52,8 @@ class AtenPacket(OpOverloadPacket):
         return super().__getattr__(name)
 
     def __call__(self, *args, **kwargs):
-        import torchish
-        fn = getattr(torchish, self.__name__, None)
-        if not callable(fn):
+        fn = _function(self.__name__)
+        if fn is None:
             raise RuntimeError(f"torchish cannot run the ATen operator aten::{self.__name__} directly; call the "
                                "torchish function that computes it")
         try:
@@ -62,7 +73,7 @@ class AtenPacket(OpOverloadPacket):
 
 class AtenNamespace:
     """``torchish.ops.aten``: a packet for each ATen operator name torchish knows (see :data:`KNOWN`) and for each
-    public ``torchish`` function."""
+    public ``torchish`` function, Tensor method and ``nn.functional`` function."""
 
     name = "aten"
 
@@ -74,8 +85,7 @@ class AtenNamespace:
             raise AttributeError(op)
         packet = self._packets.get(op)
         if packet is None:
-            import torchish
-            if op not in KNOWN and not callable(getattr(torchish, op, None)):
+            if op not in KNOWN and _function(op) is None:
                 raise AttributeError(f"'_OpNamespace' 'aten' object has no attribute '{op}'")
             packet = self._packets[op] = AtenPacket(f"aten::{op}")
         return packet

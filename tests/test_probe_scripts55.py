@@ -263,3 +263,22 @@ def test_histogramdd_records_nodes_without_a_formula_as_pytorch():
     for which in (lambda h: h.hist, lambda h: h.bin_edges[1]):
         same_error(lambda lib: which(lib.histogramdd(lib.tensor([[0.3], [1.5]], requires_grad=True), 2)).sum()
                    .backward())
+
+
+def test_real_and_imag_show_pytorchs_select_over_view_as_real():
+    """``z.real``/``z.imag`` of a complex tensor that requires grad are PyTorch's ``view_as_real(z).select(-1, i)``:
+    ``SelectBackward0`` over ``ViewAsRealBackward0``, and a hook on the node gets the ``(..., 2)`` gradient of the
+    pairs (its replacement flows on). torchish showed ``RealBackward0``/``ImagBackward0`` over the complex node and
+    gave hooks the part's own gradient."""
+    def prog(lib):
+        z = lib.tensor([1.0 + 2.0j, -0.5 + 0.25j], requires_grad=True)
+        w = z * 2
+        names = [t.grad_fn.name() for t in (z.real, z.imag, w.real, lib.imag(w))]
+        below = [n[0].name() for n in w.real.grad_fn.next_functions]
+        seen = []
+        im, re = (z * 1).imag, (z * 1).real
+        im.grad_fn.register_hook(lambda gi, go: seen.append((gi[0], go[0])))
+        re.grad_fn.register_hook(lambda gi, go: (gi[0] * 3,))
+        (im.sum() + 2 * re.sum()).backward()
+        return names, below, seen, z.grad
+    same(prog)

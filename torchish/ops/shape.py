@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype
 from .._layout import check_memory_format
 from .._tensor import Size, Tensor, wrap_dim
+from .opnode import SHOWN_KIND
 from .._tensor_meta import wrap_item_dim
 from . import inplace as _ip, parser_errors
 from .elementwise import parser_worded, require_tensor, type_name
@@ -295,8 +296,10 @@ _ip.BITCASTS["view_dtype"] = lambda new, like, **static: _bitcast_fwd(new, dtype
 
 
 # real / imag of a complex tensor: views onto its real or imaginary parts (writes reach the complex base)
-_REAL = defop("real", lambda x: jnp.real(x), view=True, linear=True, grad_name="RealBackward0")
-_IMAG = defop("imag", lambda x: jnp.imag(x), view=True, linear=True, grad_name="ImagBackward0")
+# (PyTorch's are view_as_real(x).select(-1, 0 or 1): SelectBackward0 over ViewAsRealBackward0, see ops.shown_graph)
+_REAL = defop("real", lambda x: jnp.real(x), view=True, linear=True, grad_name="SelectBackward0")
+_IMAG = defop("imag", lambda x: jnp.imag(x), view=True, linear=True, grad_name="SelectBackward0")
+SHOWN_KIND.update({_REAL: "real", _IMAG: "imag"})
 _ip.BITCASTS["real"] = lambda new, like: jax.lax.complex(new.astype(jnp.real(like).dtype), jnp.imag(like))
 _ip.BITCASTS["imag"] = lambda new, like: jax.lax.complex(jnp.real(like), new.astype(jnp.imag(like).dtype))
 

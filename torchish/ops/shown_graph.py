@@ -1,5 +1,5 @@
 """The autograd graph PyTorch shows for an op torchish runs as ONE fused node: ``F.linear``, ``matmul`` of a 1-d or
-N-d operand, alpha dropout.
+N-d operand, alpha dropout, ``.real``/``.imag`` of a complex tensor.
 
 PyTorch's ``at::linear`` is several autograd nodes (``addmm(bias, x, weight.t())``, with views of a 1-d or N-d input
 and of the result), torchish's is one node that runs a single kernel each way. Code that walks the graph
@@ -62,6 +62,9 @@ def _via(name, edge):
 # ("add1", "add_nc"). "alpha" is alpha dropout's ``input * mask_scale + shift``: AddBackward0 over MulBackward0 (the mask and shift: Tensors
 # without grad)
 _SUMS = ("add1", "add_nc", "alpha")
+# Tensor.real / .imag of a complex tensor: PyTorch's view_as_real(z).select(-1, 0 or 1), SelectBackward0 over
+# ViewAsRealBackward0
+_PARTS = ("real", "imag")
 
 
 def _matmul_edge(kind, ex, t):
@@ -127,6 +130,8 @@ def _edges(kind, node):
         edges = _matmul_next(kind, node)
         return node.next_edges[:2] if edges is None else edges  # (a path not modelled: the node's own inputs)
     ex, ew, eb = (tuple(node.next_edges) + (None, None, None))[:3]
+    if kind in _PARTS:
+        return (_via("ViewAsRealBackward0", ex),)
     if kind == "alpha":
         return _shown("MulBackward0", ex, None), None
     t = _via("TBackward0", ew)
@@ -147,6 +152,13 @@ def _t(g):
 
 def hook_grads(kind, node, grads_in, grads):
     """The fused node's ``grad_inputs`` as PyTorch's node of that name gives them to a hook."""
+    if kind in _PARTS:  # SelectBackward0's: the gradient of view_as_real's (..., 2) output
+        g = grads[0]
+        if g is None:
+            return [None]
+        from .join import stack
+        zero = g.new_zeros(g.shape)
+        return [stack((g, zero) if kind == "real" else (zero, g), -1)]
     if type(kind) is tuple:
         path = _matmul_path(node)
         if path is None:
@@ -170,6 +182,9 @@ def hook_grads(kind, node, grads_in, grads):
 
 def unhook_grads(kind, node, shown, grads_in, grads, create_graph):
     """The fused node's input gradients after hooks replaced PyTorch's ``grad_inputs`` with ``shown``."""
+    if kind in _PARTS:  # (view_as_real's backward: the pairs as complex numbers)
+        from .shape import view_as_complex
+        return [None if shown[0] is None else view_as_complex(shown[0].contiguous())]
     if type(kind) is tuple and _matmul_path(node) is None:
         return list(shown)
     if kind == "addmm":

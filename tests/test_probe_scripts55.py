@@ -282,3 +282,19 @@ def test_real_and_imag_show_pytorchs_select_over_view_as_real():
         (im.sum() + 2 * re.sum()).backward()
         return names, below, seen, z.grad
     same(prog)
+
+
+def test_istft_of_an_unbatched_input_ends_in_pytorchs_squeeze():
+    """PyTorch's istft unsqueezes an unbatched spectrogram and squeezes the signal back before any zero padding: its
+    result's node is ``SqueezeBackward1`` (``ConstantPadNdBackward0`` when ``length`` pads). torchish's ended in
+    ``DivBackward0`` (the window envelope's division)."""
+    def prog(lib):
+        x = lib.arange(12.0, requires_grad=True)
+        w = lib.hann_window(4)
+        s = lib.stft(x, 4, return_complex=True, window=w)
+        sb = lib.stft(x.view(1, 12).expand(2, 12), 4, return_complex=True, window=w)
+        ys = [lib.istft(s, 4, window=w), lib.istft(sb, 4, window=w), lib.istft(s, 4, window=w, length=8),
+              lib.istft(sb, 4, window=w, length=8)]
+        sum(y.sum() for y in ys).backward()
+        return [y.grad_fn.name() for y in ys], ys, x.grad
+    same(prog)

@@ -218,7 +218,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     _check_window(window, win, call, "istft")
     w = _frame_window(window, win, n_fft, input)
     norm = "ortho" if normalized else "backward"
-    spec = input.transpose(-1, -2)
+    # (PyTorch's istft works on a batch: an unbatched input is unsqueezed, and the signal squeezed back before any
+    # padding, so its result's node is SqueezeBackward1 or ConstantPadNdBackward0, as here)
+    batched = input.ndim == 3
+    spec = (input if batched else input.unsqueeze(0)).transpose(-1, -2)
     if onesided:
         if return_complex:
             raise RuntimeError("Cannot have onesided output if window or input is complex")
@@ -241,6 +244,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     env_part = env[start:min(end, total)]
     _check_nola(env_part.abs(), call)
     y = y[..., start:min(end, total)] / env_part
+    if not batched:
+        y = y.squeeze(0)
     if end > total:
         from ..nn.functional import pad
         y = pad(y, (0, end - total))

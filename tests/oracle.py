@@ -428,6 +428,19 @@ def torch_one_thread():
     torch.set_num_threads(n)
 
 
+def logging_subclass(lib, record=lambda func, types, args, kwargs: func):
+    """``(cls, log)``: a Tensor subclass of ``lib`` whose ``__torch_function__`` appends ``record(func, types, args,
+    kwargs)`` to ``log`` and then runs Tensor's default (results as the subclass)."""
+    log = []
+
+    class Logged(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            log.append(record(func, types, args, kwargs))
+            return super().__torch_function__(func, types, args, kwargs or {})
+    return Logged, log
+
+
 def raised(fn):
     """``(exception type name, message)`` of what ``fn()`` raises, or None: a probe script's outcome for an error."""
     try:

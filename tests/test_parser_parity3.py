@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import needs_torch, run_both, same
+from oracle import logging_subclass, needs_torch, run_both, same
 
 pytestmark = [needs_torch]
 
@@ -214,14 +214,7 @@ def test_cpp_print_wraps_columns_and_orders_matrices_as_pytorch():
 
 def _logged(lib):
     """A subclass whose ``__torch_function__`` logs each ``func``; returns (class, log)."""
-    log = []
-
-    class Logged(lib.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            log.append(func)
-            return super().__torch_function__(func, types, args, kwargs or {})
-    return Logged, log
+    return logging_subclass(lib)
 
 
 @pytest.mark.parametrize("attr, handed", [

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, same
+from oracle import logging_subclass, needs_torch, same
 
 
 def _logging_mode(lib):
@@ -143,13 +143,8 @@ def test_nested_modes_innermost_first_and_calls_inside_go_to_the_next():
 @needs_torch
 def test_a_mode_before_a_subclass_and_not_implemented_hands_on():
     def program(lib):
-        log = []
-
-        class Sub(lib.Tensor):
-            @classmethod
-            def __torch_function__(cls, func, types, args=(), kwargs=None):
-                log.append(("sub", func.__name__, tuple(t.__name__ for t in types)))
-                return super().__torch_function__(func, types, args, kwargs)
+        Sub, log = logging_subclass(lib, lambda func, types, args, kwargs: ("sub", func.__name__,
+                                                                             tuple(t.__name__ for t in types)))
 
         class Declines(lib.overrides.TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -235,13 +230,8 @@ def test_push_warns_and_gives_an_instance():
 @needs_torch
 def test_nn_init_functions_dispatch_as_pytorchs():
     def program(lib):
-        log = []
-
-        class Sub(lib.Tensor):
-            @classmethod
-            def __torch_function__(cls, func, types, args=(), kwargs=None):
-                log.append((func.__name__, len(args), sorted(kwargs or {})))
-                return super().__torch_function__(func, types, args, kwargs)
+        Sub, log = logging_subclass(lib, lambda func, types, args, kwargs: (func.__name__, len(args),
+                                                                             sorted(kwargs or {})))
         lib.manual_seed(0)
         w = lib.empty(3, 2).as_subclass(Sub)
         lib.nn.init.uniform_(w, -1, 1)

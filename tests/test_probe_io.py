@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, torch
+from oracle import error_family, needs_torch, torch
 
 
 def _saved(lib, obj):
@@ -77,6 +77,11 @@ def test_empty_and_unknown_files_raise_pytorchs_exception_families():
         got = _outcome(lambda: torchish.load(io.BytesIO(blob)))
         assert ref[0] == got[0] == "raise" and family in ref[1] and family in got[1]
         assert "RuntimeError" in got[1]  # and still the RuntimeError torchish documents
+        with pytest.raises(Exception) as ref_err:
+            torch.load(io.BytesIO(blob))
+        with pytest.raises(Exception) as got_err:
+            torchish.load(io.BytesIO(blob))
+        assert error_family(got_err.value) is error_family(ref_err.value)  # (the first builtin class: PyTorch's)
 
 
 # ----------------------------------------------------------------------------------------------------------------

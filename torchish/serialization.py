@@ -289,12 +289,13 @@ class _Pickled:
         self.data = data
 
 
-class _EmptyFileError(RuntimeError, EOFError):
-    """Loading from an empty file or a stream at its end (PyTorch raises EOFError)."""
+class _EmptyFileError(EOFError, RuntimeError):
+    """Loading from an empty file or a stream at its end (PyTorch raises EOFError: its base comes first, so the
+    error's first builtin class is PyTorch's; a RuntimeError too, as torchish documents its load errors)."""
 
 
-class _UnknownFormatError(RuntimeError, pickle.UnpicklingError):
-    """Bytes in no format torchish knows (PyTorch's unpickler raises UnpicklingError)."""
+class _UnknownFormatError(pickle.UnpicklingError, RuntimeError):
+    """Bytes in no format torchish knows (PyTorch's unpickler raises UnpicklingError, first; and RuntimeError)."""
 
 
 def _decode(blob: bytes, placer, weights_only=True, pickle_module=None):

@@ -309,3 +309,18 @@ def test_backward_again_through_nodes_that_saved_nothing():
     got, ref = run(torchish, probe=True), run(torch)
     for x, r in zip(got, ref):
         np.testing.assert_allclose(x.detach().numpy(), r.detach().numpy(), rtol=1e-6)
+
+
+@needs_torch
+def test_saved_numbers_of_select_narrow_real_and_imag():
+    """``grad_fn._saved_dim/_saved_index/_saved_start/_saved_end/_saved_step/_saved_self_sym_sizes`` of
+    SelectBackward0 (``select``, and ``z.real``/``z.imag``, PyTorch's select over view_as_real) and SliceBackward0
+    (``narrow``), as PyTorch's nodes keep them. (A negative select index differs: PyTorch shows it wrapped to an
+    unsigned 64-bit number, torchish the index it used.)"""
+    def saved(lib):
+        x = lib.ones(3, 4, requires_grad=True)
+        z = lib.tensor([[1 + 1j, 2 - 1j]], requires_grad=True)
+        outs = [x.select(1, 2), x.select(0, 1), x.narrow(1, -3, 2), x.narrow(0, 0, 3), (z * 2).real, (z * 2).imag]
+        return [(o.grad_fn.name(), {a: getattr(o.grad_fn, a) for a in dir(o.grad_fn) if a.startswith("_saved")})
+                for o in outs]
+    assert saved(torchish) == saved(torch)

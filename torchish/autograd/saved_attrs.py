@@ -141,6 +141,8 @@ def _extra(node, tok):
         return moved[0] if name == "dim0" else moved[-1]
     if src == "out":
         return tuple(node.out_meta[0][0])
+    if src.startswith("@"):
+        return _COMPUTED[src[1:]](node, static)
     if src:
         key, _, idx = src.partition("[")
         v = static[key]
@@ -150,6 +152,17 @@ def _extra(node, tok):
     pos = 0 if base == "self" else ins.index(base)
     shape = tuple(node.vals[pos].shape)
     return math.prod(shape) if what == "numel" else shape
+
+
+# the saved numbers PyTorch's node keeps that torchish's op derives (``narrow``'s end; ``real``/``imag`` as a select
+# over the (..., 2) view_as_real)
+_COMPUTED = {
+    "end": lambda node, st: st["start"] + st["length"],
+    "one": lambda node, st: 1,
+    "last": lambda node, st: len(node.vals[0].shape),
+    "part": lambda node, st: 0 if node.op.name == "real" else 1,
+    "as_real": lambda node, st: tuple(node.vals[0].shape) + (2,),
+}
 
 
 class SavedTensor:

@@ -404,6 +404,10 @@ NAMES = {
     "mean": ("_", "", "dim=axis keepdim=keepdims self_sym_numel self_sym_sizes"),
     **{n: ("_", "", "self_sym_sizes") for n in ("view", "expand")},
     "transpose": ("_", "", "dim0 dim1"),
+    "select": ("_", "", "dim=dim index=index self_sym_sizes"),
+    "narrow": ("_", "", "dim=dim end=@end self_sym_sizes start=start step=@one"),
+    # ``z.real``/``z.imag`` are PyTorch's select over view_as_real: the last dim of the (..., 2) view
+    **{n: ("_", "", "dim=@last index=@part self_sym_sizes=@as_real") for n in ("real", "imag")},
     "permute": ("_", "", "dims=dims"),
     "unsqueeze": ("_", "", "dim=dim"),
     "squeeze1": ("_", "", "dim=dims[0] self_sym_sizes"),

@@ -97,8 +97,9 @@ def mode_stack() -> list:
 
 
 def mode_dispatch_on() -> bool:
-    """Whether a call on this thread goes to a mode first: one is entered and ``DisableTorchFunction`` is not."""
-    return bool(getattr(_LOCAL, "modes", None)) and not getattr(_LOCAL, "all_disabled", 0)
+    """Whether a call on this thread goes to a mode first: one is entered and ``DisableTorchFunction`` is not (the
+    global count first: with no mode anywhere, no thread-local lookup)."""
+    return MODES_ENTERED[0] > 0 and bool(getattr(_LOCAL, "modes", None)) and not getattr(_LOCAL, "all_disabled", 0)
 
 
 def push_mode(mode) -> None:

@@ -165,23 +165,22 @@ def _relevant_for(name):
 def _relevant_or_mode(args, kwargs):
     """The participants (:func:`torchish._subclass._relevant`), or, with none and a ``TorchFunctionMode`` entered on
     this thread, a marker that hands the call to the mode all the same."""
-    found = _subclass._relevant(args, kwargs)
-    if not found and _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
-        return _subclass.MODE_MARK
-    return found
+    return _or_mode(_subclass._relevant(args, kwargs))
+
+
+def _or_mode(found):
+    """``found``, or the mode marker when no argument takes part and a mode is on."""
+    return _subclass.MODE_MARK if not found and _subclass.mode_dispatch_on() else found
 
 
 def relevant_mode_only(args, kwargs):
     """A mode takes part, no argument does (``_overridable.MODE_ONLY``: ``torch.zeros``, ``torch.tensor``)."""
-    return _subclass.MODE_MARK if _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on() else ()
+    return _subclass.MODE_MARK if _subclass.mode_dispatch_on() else ()
 
 
 def _relevant_self(args, kwargs):
     """The participants among ``self`` only (PyTorch's ``__contains__`` and property accessors ask only it)."""
-    found = _subclass._relevant(args[:1], None)
-    if not found and _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
-        return _subclass.MODE_MARK
-    return found
+    return _or_mode(_subclass._relevant(args[:1], None))
 
 
 def _slow(target, name, public, plain, accessor=None, itself=None):

@@ -53,13 +53,13 @@ def has_torch_function(relevant_args) -> bool:
     """Whether any of ``relevant_args`` (an iterable) defines ``__torch_function__`` (Tensor subclasses do;
     Tensor and Parameter do not count), or a ``TorchFunctionMode`` is on and there is any argument (PyTorch's
     answer: a mode takes every call)."""
-    if _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
+    if _subclass.mode_dispatch_on():
         return any(True for _ in relevant_args)
     return any(_overloaded(a) for a in relevant_args)
 
 
 def has_torch_function_unary(obj) -> bool:
-    return _overloaded(obj) or bool(_subclass.MODES_ENTERED[0]) and _subclass.mode_dispatch_on()
+    return _overloaded(obj) or _subclass.mode_dispatch_on()
 
 
 def has_torch_function_variadic(*args) -> bool:
@@ -101,7 +101,7 @@ def _dispatch(func, relevant_args, args, kwargs, names=None, mode_types=None):
     overloaded = _overloaded_args(relevant_args)
     types = tuple(map(type, overloaded))
     declined = ""
-    if _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
+    if _subclass.mode_dispatch_on():
         with _pop_mode_temporarily() as mode:  # (calls inside it go to the next mode, or run)
             result = mode.__torch_function__(func, types if mode_types is None else mode_types, args, kwargs)
         if result is not NotImplemented:

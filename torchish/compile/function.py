@@ -77,7 +77,7 @@ class CompiledFunction(TraceMixin):
     # ---------------------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if self.disable or STATE.recorder is not None or tracing.active() or STANCE[0] == "force_eager" \
-                or _registry.flop_hook is not None or _subclass.MODES_ENTERED[0] and _subclass.mode_dispatch_on():
+                or _registry.flop_hook is not None or _subclass.mode_dispatch_on():
             # (nested inside another compiled function: inline; a FlopCounterMode counts each call's ops, and a
             # TorchFunctionMode sees each call (it may change what runs), as in PyTorch: eagerly)
             return self.fn(*args, **kwargs)

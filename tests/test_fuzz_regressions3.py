@@ -134,3 +134,22 @@ def test_lcm_broadcasts_its_operands():
     # (math fuzzer seed 7340291) lcm of a (1,) and a (3, 1, 2) tensor raised a JAX rank error from lax.div
     agree(lambda T: [T.lcm(T.tensor([-3]), T.tensor([[[1, -6]], [[4, 32766]], [[0, -32767]]], dtype=T.int16)),
                      T.lcm(T.tensor([[4], [6]], dtype=T.int8), T.tensor([3, 10], dtype=T.int8))])
+
+
+@needs_torch
+@pytest.mark.parametrize("pair", ["bf16_0d_with_empty_f32", "bf16_with_0d_f32", "bf16_with_f32", "f16_0d_with_int",
+                                  "int_with_number", "f64_with_bf16", "complex_number"])
+def test_orthogonal_polynomials_check_the_dtype_they_compute_in(pair):
+    # (math fuzzer seed 8200063) chebyshev_polynomial_t(tensor(1.5, bfloat16), zeros(0, 1)) runs in float32 in
+    # PyTorch (the 0-d bfloat16 promotes with the float32 tensor); torchish refused each bfloat16 input by itself
+    def fn(T):
+        args = {"bf16_0d_with_empty_f32": (T.tensor(1.5, dtype=T.bfloat16), T.zeros(0, 1)),
+                "bf16_with_0d_f32": (T.tensor([1.5], dtype=T.bfloat16), T.tensor(2.0)),
+                "bf16_with_f32": (T.tensor([1.5], dtype=T.bfloat16), T.tensor([2.0, 3.0])),
+                "f16_0d_with_int": (T.tensor(1.5, dtype=T.float16), T.tensor([2, 3])),
+                "int_with_number": (T.tensor([1, 2]), 2),
+                "f64_with_bf16": (T.tensor([0.25], dtype=T.float64), T.tensor([3.0], dtype=T.bfloat16)),
+                "complex_number": (T.tensor([0.5]), 1j)}[pair]
+        return [T.special.chebyshev_polynomial_t(*args), T.special.hermite_polynomial_h(*args),
+                T.special.shifted_legendre_polynomial_p(*args)]
+    agree(fn)

@@ -121,13 +121,11 @@ def _define(name, fn):
                             " * (Tensor x, Tensor n, *, Tensor out = None)\n"
                             " * (Number x, Tensor n, *, Tensor out = None)\n"
                             " * (Tensor x, Number n, *, Tensor out = None)\n")
-        for t in (input, n):
-            if isinstance(t, Tensor) and (t.dtype.category > _dtype._FLOAT
-                                          or t.dtype in (_dtype.float16, _dtype.bfloat16)):
-                raise _ew.not_implemented(f"{name}_cpu", t.dtype)
         x, m = _ew.scalar_or_tensor(input), _ew.scalar_or_tensor(n)
-        dt = _ew.common_dtype((x, m))  # (the kernel's dtype: a complex number beside a float tensor is complex)
-        if dt.category > _dtype._FLOAT:
+        # the kernel's dtype decides, as PyTorch's TensorIterator: a complex number beside a float tensor is
+        # complex, and a 0-d bfloat16 beside a float32 tensor of any size (an empty one too) runs in float32
+        dt = _ew.common_dtype((x, m))
+        if dt.category > _dtype._FLOAT or dt in (_dtype.float16, _dtype.bfloat16):
             raise _ew.not_implemented(f"{name}_cpu", dt)
         return _ew._out(apply(op, (x, m)), out, name)
     f.__name__ = f.__qualname__ = name

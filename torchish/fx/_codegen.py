@@ -1,0 +1,167 @@
+"""The Python source of a graph's ``forward``, written as ``torch.fx`` writes it (``GraphModule.code``): one line
+per node, operators as operators (``add = x + y``), PyTorch's functions by their public names (``torch.relu(x)``),
+and each value set to None after its last use (``;  x = None``)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+
+from ._names import MAGIC, Namespace, format_target, is_torch_name, qualified_name
+from .node import Node
+
+
+@dataclasses.dataclass
+class PythonCode:
+    """``src``: the source of ``forward``; ``globals``: the names it reads."""
+    src: str
+    globals: dict
+
+
+class _TorchNames:
+    """The ``torch`` that generated code reads: the names it writes (``torch._C._nn.linear``) resolved to torchish's
+    objects, and torchish itself for the rest."""
+
+    def __init__(self, fallback):
+        self._fallback = fallback
+        self._children: dict = {}
+
+    def _add(self, parts, obj) -> None:
+        if len(parts) == 1:
+            self._children[parts[0]] = obj
+            return
+        child = self._children.get(parts[0])
+        if not isinstance(child, _TorchNames):
+            child = self._children[parts[0]] = _TorchNames(getattr(self._fallback, parts[0], None))
+        child._add(parts[1:], obj)
+
+    def __getattr__(self, name):
+        children = self.__dict__.get("_children", {})
+        if name in children:
+            return children[name]
+        return getattr(self.__dict__["_fallback"], name)
+
+
+def _repr_arg(arg, add_global) -> str:
+    if isinstance(arg, Node):
+        return repr(arg)
+    if isinstance(arg, tuple) and hasattr(arg, "_fields"):
+        return f"{add_global(qualified_name(type(arg)), type(arg))}{repr(tuple(arg))}"
+    if isinstance(arg, tuple):
+        if len(arg) == 1:
+            return f"({_repr_arg(arg[0], add_global)},)"
+        return "(" + ", ".join(_repr_arg(a, add_global) for a in arg) + ")"
+    if isinstance(arg, list):
+        return "[" + ", ".join(_repr_arg(a, add_global) for a in arg) + "]"
+    if isinstance(arg, slice):
+        return f"slice({_repr_arg(arg.start, add_global)}, {_repr_arg(arg.stop, add_global)}, " \
+               f"{_repr_arg(arg.step, add_global)})"
+    if isinstance(arg, dict):
+        return "{" + ", ".join(f"{k!r}: {_repr_arg(v, add_global)}" for k, v in arg.items()) + "}"
+    from .._dtype import dtype as _dtype_cls
+    if isinstance(arg, _dtype_cls):
+        return f"torch.{str(arg).split('.')[-1]}"
+    from .._tensor import Tensor
+    if isinstance(arg, Tensor):
+        return f"torch.Tensor(size={list(arg.size())}, dtype={str(arg.dtype).split('.')[-1]})"
+    return repr(arg)  # (``inf`` and ``nan`` are globals of the code)
+
+
+def python_code(graph, root_module: str = "self", verbose: bool = False) -> PythonCode:
+    """The source and globals of ``forward`` for ``graph`` (``Graph.python_code``)."""
+    nodes = list(graph.nodes)
+    namespace = Namespace()
+    torch_names = _TorchNames(sys.modules["torchish"])
+    globals_: dict = {"torch": torch_names, "inf": math.inf, "nan": math.nan}
+    for name, obj in globals_.items():
+        namespace.create_name(name, obj)
+    for node in nodes:
+        namespace.create_name(node.name, node)
+
+    def add_global(hint, obj):
+        if isinstance(hint, str) and is_torch_name(hint):
+            torch_names._add(hint.split(".")[1:], obj)
+            return hint
+        name = namespace.create_name(hint, obj)
+        globals_[name] = obj
+        return name
+
+    def fmt(args, kwargs):
+        out = [_repr_arg(a, add_global) for a in args]
+        out += [f"{k} = {_repr_arg(v, add_global)}" for k, v in kwargs.items()]
+        return ", ".join(out)
+
+    # the node after which each value is last used (walking backwards, the first user met)
+    last_use: dict = {}
+    deletes: dict = {}
+    for node in reversed(nodes):
+        for inp in node._input_nodes:
+            if inp not in last_use:
+                last_use[inp] = node
+                deletes.setdefault(node, []).append(inp)
+
+    free_vars, body = [], []
+    summary_written = False
+    for node in nodes:
+        if verbose and not summary_written and node.op not in ("placeholder", "output"):
+            body.append("\n# No stacktrace found for following nodes\n")
+            summary_written = True
+        line = _emit(node, root_module, free_vars, fmt, add_global)
+        if line is None:
+            continue
+        body.append(line)
+        if node.op == "placeholder":
+            body.append("\n")
+            continue
+        if node.op == "output":
+            body.append("\n")
+            continue
+        dead = list(deletes.get(node, []))
+        if not node.users:
+            dead.append(node)
+        body.append(f";  {' = '.join([repr(n) for n in dead] + ['None'])}\n" if dead else "\n")
+    if not body:
+        body.append("pass\n")
+    wrapped = [add_global(qualified_name(n.target), n.target) for n in nodes
+               if n.op == "call_function" and n.meta.get("is_wrapped")]
+    wrap_stmts = "\n".join(f'{add_global("torch.fx._symbolic_trace.wrap", _wrap())}("{name}")'
+                            for name in dict.fromkeys(wrapped))
+    if not free_vars or free_vars[0] != "self":
+        free_vars.insert(0, "self")
+    code = "".join(body).lstrip("\n")
+    code = "\n".join("    " + line for line in code.split("\n"))
+    src = f"\n{wrap_stmts}\n\ndef forward({', '.join(free_vars)}):\n{code}"
+    return PythonCode(src, globals_)
+
+
+def _wrap():
+    from ._symbolic_trace import wrap
+    return wrap
+
+
+def _emit(node, root_module, free_vars, fmt, add_global):
+    """The line for ``node`` (without its deletions), or None for a placeholder."""
+    if node.op == "placeholder":
+        default = "" if not node.args else f" = {_repr_arg(node.args[0], add_global)}"
+        free_vars.append(f"{node.target}{default}")
+        raw = node.target.replace("*", "")
+        return f"{node.name} = {raw}" if raw != node.name else None
+    if node.op == "call_method":
+        return f"{node.name} = {format_target(_repr_arg(node.args[0], add_global), node.target)}" \
+               f"({fmt(node.args[1:], node.kwargs)})"
+    if node.op == "call_function":
+        target = node.target
+        if getattr(target, "__module__", "") == "_operator" and target.__name__ in MAGIC:
+            return f"{node.name} = " + MAGIC[target.__name__].format(*(_repr_arg(a, add_global) for a in node.args))
+        name = add_global(qualified_name(target), target)
+        if (name == "getattr" and len(node.args) == 2 and isinstance(node.args[1], str)
+                and node.args[1].isidentifier()):
+            return f"{node.name} = {format_target(_repr_arg(node.args[0], add_global), node.args[1])}"
+        return f"{node.name} = {name}({fmt(node.args, node.kwargs)})"
+    if node.op == "call_module":
+        return f"{node.name} = {format_target(root_module, node.target)}({fmt(node.args, node.kwargs)})"
+    if node.op == "get_attr":
+        return f"{node.name} = {format_target(root_module, node.target)}"
+    if node.op == "output":
+        return f"return {_repr_arg(node.args[0], add_global)}"
+    raise NotImplementedError(f"node: {node.op} {node.target}")

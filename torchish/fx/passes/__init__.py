@@ -1,0 +1,2 @@
+"""``torch.fx.passes``: graph passes (``shape_prop.ShapeProp``)."""
+from . import shape_prop as shape_prop  # noqa: F401

@@ -20,7 +20,7 @@ from ..._tensor import Tensor, wrap_dim
 from ...ops import unary as _unary
 from ...ops.elementwise import not_implemented, out_exact
 from ...ops.registry import apply, defop
-from ._activation_util import _HALF_INPUT, _float_only, _half, _opmath, _result
+from ._activation_util import _HALF_INPUT, _float_only, _opmath, _result
 from ._args import need_number, need_tensor, need_tensor_attr
 
 __all__ = [
@@ -216,41 +216,6 @@ _LOGSIGMOID = defop("log_sigmoid", _opmath(_log_sigmoid_values), vjp=_log_sigmoi
                     grad_name="LogSigmoidBackward0")
 
 
-# softsign and tanhshrink are compositions in PyTorch (``x / (x.abs() + 1)``, ``x - x.tanh()``): every step is an
-# op of its own, rounded to a half input's dtype, and so is every step of their backward
-
-
-def _softsign_fwd(x):
-    return _opmath(lambda v: v / _half(jnp.abs(v) + 1, x))(x)
-
-
-def _softsign_vjp(g, x, out):
-    wide, r = _precision.stepper(x.dtype)
-    gw, xw = wide(g), wide(x)
-    d = r(jnp.abs(xw) + 1)
-    g_num = r(gw / d)
-    # DivBackward0: -grad * ((self / other) / other) (fenced: XLA rewrites (x / d) / d into x / (d * d))
-    g_den = r(-gw * r(jax.lax.optimization_barrier(r(xw / d)) / d))
-    return r(g_num + g_den * jnp.sign(xw)).astype(x.dtype)  # AbsBackward0: grad * sgn(self)
-
-
-def _tanhshrink_fwd(x):
-    return _opmath(lambda v: v - _half(jnp.tanh(v), x))(x)
-
-
-def _tanhshrink_vjp(g, x, out):
-    wide, r = _precision.stepper(x.dtype)
-    t = r(jnp.tanh(wide(x)))
-    gw = wide(g)
-    return r(gw + r(-gw * (1 - t * t))).astype(x.dtype)  # SubBackward0 + TanhBackward0
-
-
-_SOFTSIGN = defop("softsign", _softsign_fwd, vjp=_softsign_vjp, promote="float",
-                  grad_name="DivBackward0")
-_TANHSHRINK = defop("tanhshrink", _tanhshrink_fwd, vjp=_tanhshrink_vjp, promote="float",
-                    grad_name="SubBackward0")
-
-
 def silu(input, inplace=False):
     need_tensor("silu_" if inplace else "silu", input)
     _float_only(input, "silu_cpu", complex_ok=True)
@@ -273,7 +238,7 @@ def softsign(input):
     need_tensor_attr(input, "abs")
     if input.dtype is _dtype.bool:
         raise not_implemented("abs_cpu", input.dtype)
-    return apply(_SOFTSIGN, (input,))
+    return input / (input.abs() + 1)  # PyTorch's composite: DivBackward0 over AddBackward0 over AbsBackward0
 
 
 def tanhshrink(input):
@@ -281,7 +246,7 @@ def tanhshrink(input):
     if isinstance(input, Tensor) and input.dtype is _dtype.bool:  # PyTorch computes input - tanh(input)
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
-    return apply(_TANHSHRINK, (input,))
+    return input - input.tanh()  # PyTorch's composite: SubBackward0 over TanhBackward0
 
 
 def sigmoid(input):

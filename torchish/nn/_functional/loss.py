@@ -20,7 +20,6 @@ from ..._tensor import Tensor
 from ...ops import registry as _registry, tracing
 from ...ops.registry import apply, defop, overload
 from ...ops.arith import _check_sub
-from ...ops.unary import _sgn
 from ...ops.broadcast import broadcast_error
 from ...ops.elementwise import c10_name
 from ._loss_util import (by_reduction, concrete, float_kernel_only, reduce, reduction_arg, check_broadcast, EPS_BCE,
@@ -55,24 +54,10 @@ def _weighted_mean(l, w, reduction, by_weight):
 # regression losses
 
 
-@jax.custom_jvp
-def _abs(d):
-    """``|d|`` whose derivative is PyTorch's abs backward, ``sgn(d)``: 0 where ``d`` is 0 or NaN (JAX's is 1 at 0)."""
-    return jnp.abs(d)
-
-
-@_abs.defjvp
-def _abs_jvp(primals, tangents):
-    (d,), (t,) = primals, tangents
-    return jnp.abs(d), _sgn(d) * t
-
-
 def _regression_fwd(x, y, w, *, kind, reduction, beta):
     d = x - y
     if kind == "mse":
         l = d * d
-    elif kind == "l1":
-        l = jnp.abs(d) if jnp.iscomplexobj(d) else _abs(d)
     else:
         z = jnp.abs(d)
         if kind == "smooth_l1":
@@ -81,18 +66,16 @@ def _regression_fwd(x, y, w, *, kind, reduction, beta):
             l = jnp.where(z < beta, 0.5 * z * z, beta * (z - 0.5 * beta))
     if reduction == "sum" and jnp.issubdtype(l.dtype, jnp.integer):  # PyTorch sums integers as int64
         l = l.astype(jnp.int64)
-    return _weighted_mean(l, w, reduction, by_weight=kind in ("mse", "l1"))
+    return _weighted_mean(l, w, reduction, by_weight=kind == "mse")
 
 
 def _node_names(kind, weighted):
-    """The grad_fn PyTorch shows per reduction: the loss's own node, except where its loss is a composition whose
-    last step is a plain op: l1_loss is ``(input - target).abs()`` then reduced, a weighted loss is ``weight *
-    loss(reduction="none")`` then reduced (mse's and l1's mean: divided by the weights' sum)."""
+    """The grad_fn PyTorch shows per reduction: the loss's own node, except for a weighted loss, ``weight *
+    loss(reduction="none")`` then reduced (mse's mean: divided by the weights' sum). (l1_loss is a composite of
+    ops: :func:`_l1_composite`.)"""
     if weighted:
-        return {"none": "MulBackward0", "mean": "DivBackward0" if kind in ("mse", "l1") else "MeanBackward0",
+        return {"none": "MulBackward0", "mean": "DivBackward0" if kind == "mse" else "MeanBackward0",
                 "sum": "SumBackward0"}
-    if kind == "l1":
-        return {"none": "AbsBackward0", "mean": "MeanBackward0", "sum": "SumBackward0"}
     own = {"mse": "MseLossBackward0", "smooth_l1": "SmoothL1LossBackward0", "huber": "HuberLossBackward0"}[kind]
     return dict.fromkeys(("none", "mean", "sum"), own)
 
@@ -105,7 +88,7 @@ def _regression_ops(kind, weighted):
     return {red: op if name == op.grad_name else overload(op, name) for red, name in names.items()}
 
 
-_REGRESSION = {(k, w, red): op for k in ("mse", "l1", "smooth_l1", "huber") for w in (False, True)
+_REGRESSION = {(k, w, red): op for k in ("mse", "smooth_l1", "huber") for w in (False, True)
                for red, op in _regression_ops(k, w).items()}
 
 
@@ -131,12 +114,33 @@ def _regression(kind, input, target, reduction, weight, beta=0.0):
             raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
     if dt.category == _dtype._COMPLEX and kind != "l1":
         raise NotImplementedError(f'"{kind}_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+    if kind == "l1":
+        return _l1_composite(input, target, reduction, weight)
     op = _REGRESSION[kind, weight is not None, reduction]
     out = apply(op, (input, target, weight), kind=kind, reduction=reduction, beta=float(beta))
     if kind == "huber":  # PyTorch's huber_loss writes into a tensor like the input (then scales it by the weight)
         dt = input.dtype if weight is None else _dtype.promote_types(input.dtype, weight.dtype)
         out = out if out.dtype == dt else out.to(dt)
     return out
+
+
+def _expanded(t, shape):
+    """``t`` as ``torch.broadcast_tensors`` gives it: itself where it has the shape, else its expand (a view)."""
+    return t if tuple(t.shape) == shape else t.expand(shape)
+
+
+def _l1_composite(input, target, reduction, weight):
+    """PyTorch's l1_loss, op by op: ``(input - target).abs()`` of the broadcast operands (``at::l1_loss``), reduced
+    by ``mean()``/``sum()``; weighted (F.l1_loss's Python): ``* weight``, its mean ``sum() / weight.sum()``. The
+    graph (MeanBackward0 over AbsBackward0 over SubBackward0) and the rounding are PyTorch's."""
+    from ...ops.broadcast import broadcast_shapes
+    shape = tuple(broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    l = (_expanded(input, shape) - _expanded(target, shape)).abs()
+    if weight is not None:
+        l = l * weight
+        if reduction == "mean":
+            return l.sum() / weight.sum()
+    return l if reduction == "none" else l.mean() if reduction == "mean" else l.sum()
 
 
 def _weighted_reduction(size_average, reduce_, reduction, weight):

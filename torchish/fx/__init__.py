@@ -17,7 +17,9 @@ from .interpreter import Interpreter as Interpreter, Transformer as Transformer
 from .node import Node as Node, has_side_effect as has_side_effect, map_arg as map_arg
 from .proxy import Proxy as Proxy
 from .subgraph_rewriter import replace_pattern as replace_pattern
-from . import passes as passes  # noqa: F401
+import importlib as _importlib
+
+_importlib.import_module(".passes", __name__)  # (torchish.fx.passes.shape_prop, as torch.fx.passes)
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter", "Transformer", "Node",
            "Proxy", "replace_pattern", "has_side_effect", "map_arg"]

@@ -10,8 +10,8 @@ from .node import Node, map_aggregate
 
 
 class Match(NamedTuple):
-    """``anchor``: the graph node matched to the pattern's output value; ``nodes_map``: pattern node -> graph
-    node."""
+    """``anchor``: the pattern's node whose value it returns (as PyTorch's, a node of the pattern); ``nodes_map``:
+    pattern node -> graph node."""
     anchor: Node
     nodes_map: dict
 
@@ -99,7 +99,7 @@ class _Matcher:
             if inner & taken or not self._contained(nodes_map):
                 continue
             taken |= inner
-            found.append(Match(anchor=gn, nodes_map=nodes_map))
+            found.append(Match(anchor=first, nodes_map=nodes_map))
         return found
 
 

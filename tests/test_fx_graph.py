@@ -1,0 +1,208 @@
+"""``torchish.fx`` graph editing against ``torch.fx``: the same edits of the same traced module (relu replaced by
+gelu while iterating the nodes, a node inserted with ``inserting_after``, an unused node erased, dead code
+eliminated, ``recompile()``) give the same code and values; an Interpreter subclass sees the same calls; a
+Transformer swapping add for mul, ``replace_pattern`` and ``Graph`` built by hand give the same code; tracing errors
+(control flow on a Proxy, ``len(proxy)``, erasing a node with users) raise the same exception types and wording."""
+import copy
+import operator
+
+import numpy as np
+import pytest
+
+import torchish
+
+torch = pytest.importorskip("torch")
+
+
+def _model(lib):
+    nn, F = lib.nn, lib.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = lib.relu(self.lin(x))
+            z = y + x
+            return F.relu(z) + lib.relu(z * 2)
+    return Block()
+
+
+def _pair():
+    ref, got = _model(torch), _model(torchish)
+    with torchish.no_grad():
+        for key, value in ref.state_dict().items():
+            got.state_dict()[key].copy_(torchish.tensor(value.detach().numpy()))
+    return torch.fx.symbolic_trace(ref), torchish.fx.symbolic_trace(got)
+
+
+X = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+
+
+def _same_values(ref_gm, got_gm):
+    np.testing.assert_allclose(got_gm(torchish.tensor(X)).detach().numpy(),
+                               ref_gm(torch.tensor(X)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _surgery(lib, gm):
+    """relu -> gelu, a neg inserted after the add, an unused node added then erased, dead code removed."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is lib.relu:
+            node.target = lib.nn.functional.gelu
+    add = next(n for n in gm.graph.nodes if n.target is operator.add)
+    with gm.graph.inserting_after(add):
+        neg = gm.graph.call_function(operator.neg, (add,))
+    add.replace_all_uses_with(neg, delete_user_cb=lambda user: user is not neg)
+    with gm.graph.inserting_before(neg):
+        unused = gm.graph.call_method("sum", (add,))
+    gm.graph.erase_node(unused)
+    with gm.graph.inserting_before(neg):
+        gm.graph.call_function(lib.sigmoid, (add,))
+    removed = gm.graph.eliminate_dead_code()
+    gm.graph.lint()
+    gm.recompile()
+    return removed, [n.name for n in neg.users], neg.all_input_nodes[0].name
+
+
+def test_graph_surgery_and_recompile_match_torch():
+    ref, got = _pair()
+    assert _surgery(torchish, got) == _surgery(torch, ref)
+    assert got.code == ref.code
+    assert str(got.graph) == str(ref.graph)
+    _same_values(ref, got)
+
+
+def test_node_links_args_setters_and_copies():
+    ref, got = _pair()
+    for gm in (ref, got):
+        nodes = list(gm.graph.nodes)
+        assert nodes[1].prev is nodes[0] and nodes[0].next is nodes[1]
+    ref_add = next(n for n in ref.graph.nodes if n.name == "add")
+    got_add = next(n for n in got.graph.nodes if n.name == "add")
+    for add, x in ((ref_add, next(iter(ref.graph.nodes))), (got_add, next(iter(got.graph.nodes)))):
+        add.args = (x, x)
+        add.replace_input_with(x, x)
+        add.update_arg(1, 2.0)
+        add.kwargs = {}
+    assert [sorted(u.name for u in n.users) for n in got.graph.nodes] == \
+        [sorted(u.name for u in n.users) for n in ref.graph.nodes]
+    assert [[i.name for i in n.all_input_nodes] for n in got.graph.nodes] == \
+        [[i.name for i in n.all_input_nodes] for n in ref.graph.nodes]
+    ref.recompile()
+    got.recompile()
+    assert got.code == ref.code
+    ref_copy, got_copy = copy.deepcopy(ref), copy.deepcopy(got)
+    assert got_copy.code == ref_copy.code and got_copy.graph is not got.graph
+    _same_values(ref_copy, got_copy)
+    new_ref, new_got = torch.fx.Graph(), torchish.fx.Graph()
+    ref_out = new_ref.graph_copy(ref.graph, {})
+    got_out = new_got.graph_copy(got.graph, {})
+    new_ref.output(ref_out)
+    new_got.output(got_out)
+    assert str(new_got) == str(new_ref)
+
+
+def _interpreter_counts(lib, gm):
+    class Count(lib.fx.Interpreter):
+        def run_node(self, n):
+            self.seen = getattr(self, "seen", []) + [(n.op, n.name)]
+            return super().run_node(n)
+
+        def call_function(self, target, args, kwargs):
+            self.calls = getattr(self, "calls", 0) + 1
+            return super().call_function(target, args, kwargs)
+    interp = Count(gm)
+    out = interp.run(lib.tensor(X))
+    return interp.seen, interp.calls, out.detach().numpy()
+
+
+def test_interpreter_subclass_sees_the_same_calls():
+    ref, got = _pair()
+    ref_seen, ref_calls, ref_out = _interpreter_counts(torch, ref)
+    got_seen, got_calls, got_out = _interpreter_counts(torchish, got)
+    assert (got_seen, got_calls) == (ref_seen, ref_calls)
+    np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=1e-6)
+
+
+def _add_to_mul(lib, gm):
+    class AddToMul(lib.fx.Transformer):
+        def call_function(self, target, args, kwargs):
+            return super().call_function(operator.mul if target is operator.add else target, args, kwargs)
+    return AddToMul(gm).transform()
+
+
+def test_transformer_swapping_add_for_mul_matches_torch():
+    ref, got = _pair()
+    ref_new, got_new = _add_to_mul(torch, ref), _add_to_mul(torchish, got)
+    assert isinstance(got_new, torchish.fx.GraphModule)
+    assert got_new.code == ref_new.code
+    _same_values(ref_new, got_new)
+
+
+def _replace(lib, gm):
+    def pattern(x):
+        return lib.relu(x)
+
+    def replacement(x):
+        return lib.sigmoid(x) * x
+    matches = lib.fx.replace_pattern(gm, pattern, replacement)
+    return [(m.anchor.name, sorted((p.name, g.name) for p, g in m.nodes_map.items())) for m in matches]
+
+
+def test_replace_pattern_matches_torch():
+    ref, got = _pair()
+    assert _replace(torchish, got) == _replace(torch, ref)
+    assert got.code == ref.code
+    _same_values(ref, got)
+
+
+def test_graph_built_by_hand():
+    out = {}
+    for lib in (torch, torchish):
+        g = lib.fx.Graph()
+        x = g.placeholder("x")
+        w = g.placeholder("w", default_value=2.0)
+        s = g.call_method("sum", (x,), {"dim": 0})
+        r = g.call_function(lib.relu, (s,))
+        g.output((g.call_function(operator.mul, (r, w)), x))
+        gm = lib.fx.GraphModule(lib.nn.Module(), g)
+        res = gm(lib.tensor(X))
+        out[lib.__name__] = (gm.code, str(g), res[0].detach().numpy())
+    assert out["torchish"][:2] == out["torch"][:2]
+    np.testing.assert_allclose(out["torchish"][2], out["torch"][2], rtol=1e-6)
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("case", ["control_flow", "len", "iterate", "erase_used"])
+def test_errors_match_torch(case):
+    def run(lib):
+        def control_flow(x):
+            if x.sum() > 0:
+                return x
+            return -x
+
+        def use_len(x):
+            return x + len(x)
+
+        def iterate(x):
+            return [v for v in x]
+
+        if case == "erase_used":
+            gm = lib.fx.symbolic_trace(lambda x: lib.relu(x) + 1)
+            relu = next(n for n in gm.graph.nodes if n.op == "call_function")
+            return _error(lambda: gm.graph.erase_node(relu))
+        fn = {"control_flow": control_flow, "len": use_len, "iterate": iterate}[case]
+        return _error(lambda: lib.fx.symbolic_trace(fn))
+    got, ref = run(torchish), run(torch)
+    assert got[0] == ref[0]
+    assert got[1] == ref[1]
+    if case == "control_flow":
+        assert issubclass(torchish.fx.proxy.TraceError, ValueError)

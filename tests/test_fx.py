@@ -15,6 +15,14 @@ import torchish
 torch = pytest.importorskip("torch")
 
 
+def _scaled(x, n):
+    return x * n
+
+
+torch.fx.wrap("_scaled")  # (each library's wrap: calls of _scaled in traced code become one node)
+torchish.fx.wrap("_scaled")
+
+
 def _libs():
     return (torch, torch.nn, torch.nn.functional, torch.fx), \
         (torchish, torchish.nn, torchish.nn.functional, torchish.fx)
@@ -89,6 +97,23 @@ def _modules(lib, nn, F, fx):
                 x = x + bias
             return x * 2
 
+    class Misc(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(3, 3), nn.Sequential(nn.Linear(3, 3), nn.Tanh())])
+            self.drop = nn.Dropout(0.1)
+            self.register_buffer("buf", lib.ones(3))
+            self.const = lib.arange(3.0)
+
+        def forward(self, x: lib.Tensor, *, scale=2) -> lib.Tensor:
+            for layer in self.layers:
+                x = layer(x)
+            x = F.dropout(x, p=0.2, training=self.training)
+            n = x.dim() + x.size()[1]
+            y = _scaled(x, len(self.layers)) + self.const + self.buf
+            return self.drop(y) * x.new_ones(3) + n + x.float().sum(-1, keepdim=True).clamp(min=0.0) + \
+                x.max(dim=1).values.unsqueeze(1) + scale
+
     x4 = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
     x3 = np.linspace(-2, 1, 6, dtype=np.float32).reshape(2, 3)
     return {
@@ -98,6 +123,7 @@ def _modules(lib, nn, F, fx):
         "param_read": (ParamRead(), (x3,), None, fx.Tracer),
         "leaf": (WithLeaf(), (x3,), None, LeafTracer),
         "concrete": (Concrete(), (x3, True), {"flag": True, "bias": None}, fx.Tracer),
+        "misc": (Misc().eval(), (x3,), None, fx.Tracer),
     }
 
 
@@ -108,11 +134,14 @@ def _trace(lib_tuple, name):
     return module, fx.GraphModule(module, graph, type(module).__name__), inputs
 
 
+NAMES = ["mlp", "functional", "residual", "param_read", "leaf", "concrete", "misc"]
+
+
 @pytest.fixture(scope="module")
 def traced():
     ref_lib, got_lib = _libs()
     out = {}
-    for name in ("mlp", "functional", "residual", "param_read", "leaf", "concrete"):
+    for name in NAMES:
         ref_mod, ref_gm, inputs = _trace(ref_lib, name)
         got_mod, got_gm, _ = _trace(got_lib, name)
         with torchish.no_grad():
@@ -120,9 +149,6 @@ def traced():
                 got_mod.state_dict()[key].copy_(torchish.tensor(value.detach().numpy()))
         out[name] = (ref_gm, got_gm, inputs)
     return out
-
-
-NAMES = ["mlp", "functional", "residual", "param_read", "leaf", "concrete"]
 
 
 def _printed(fn):

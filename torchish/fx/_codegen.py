@@ -7,7 +7,7 @@ import dataclasses
 import math
 import sys
 
-from ._names import MAGIC, Namespace, format_target, is_torch_name, qualified_name
+from ._names import MAGIC, Namespace, format_target, is_torch_name, qualified_name, type_repr
 from .node import Node
 
 
@@ -101,12 +101,13 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
                 deletes.setdefault(node, []).append(inp)
 
     free_vars, body = [], []
+    return_annotation = [""]
     summary_written = False
     for node in nodes:
         if verbose and not summary_written and node.op not in ("placeholder", "output"):
             body.append("\n# No stacktrace found for following nodes\n")
             summary_written = True
-        line = _emit(node, root_module, free_vars, fmt, add_global)
+        line = _emit(node, root_module, free_vars, fmt, add_global, return_annotation)
         if line is None:
             continue
         body.append(line)
@@ -130,7 +131,7 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
         free_vars.insert(0, "self")
     code = "".join(body).lstrip("\n")
     code = "\n".join("    " + line for line in code.split("\n"))
-    src = f"\n{wrap_stmts}\n\ndef forward({', '.join(free_vars)}):\n{code}"
+    src = f"\n{wrap_stmts}\n\ndef forward({', '.join(free_vars)}){return_annotation[0]}:\n{code}"
     return PythonCode(src, globals_)
 
 
@@ -139,29 +140,34 @@ def _wrap():
     return wrap
 
 
-def _emit(node, root_module, free_vars, fmt, add_global):
+def _emit(node, root_module, free_vars, fmt, add_global, return_annotation):
     """The line for ``node`` (without its deletions), or None for a placeholder."""
+    annotation = ""
+    if node.type is not None:
+        annotation = f" : {add_global(type_repr(node.type), node.type)}"
     if node.op == "placeholder":
         default = "" if not node.args else f" = {_repr_arg(node.args[0], add_global)}"
-        free_vars.append(f"{node.target}{default}")
+        free_vars.append(f"{node.target}{annotation}{default}")
         raw = node.target.replace("*", "")
         return f"{node.name} = {raw}" if raw != node.name else None
     if node.op == "call_method":
-        return f"{node.name} = {format_target(_repr_arg(node.args[0], add_global), node.target)}" \
+        return f"{node.name}{annotation} = {format_target(_repr_arg(node.args[0], add_global), node.target)}" \
                f"({fmt(node.args[1:], node.kwargs)})"
     if node.op == "call_function":
         target = node.target
         if getattr(target, "__module__", "") == "_operator" and target.__name__ in MAGIC:
-            return f"{node.name} = " + MAGIC[target.__name__].format(*(_repr_arg(a, add_global) for a in node.args))
+            return f"{node.name}{annotation} = " + MAGIC[target.__name__].format(*(_repr_arg(a, add_global) for a in node.args))
         name = add_global(qualified_name(target), target)
         if (name == "getattr" and len(node.args) == 2 and isinstance(node.args[1], str)
                 and node.args[1].isidentifier()):
-            return f"{node.name} = {format_target(_repr_arg(node.args[0], add_global), node.args[1])}"
-        return f"{node.name} = {name}({fmt(node.args, node.kwargs)})"
+            return f"{node.name}{annotation} = {format_target(_repr_arg(node.args[0], add_global), node.args[1])}"
+        return f"{node.name}{annotation} = {name}({fmt(node.args, node.kwargs)})"
     if node.op == "call_module":
-        return f"{node.name} = {format_target(root_module, node.target)}({fmt(node.args, node.kwargs)})"
+        return f"{node.name}{annotation} = {format_target(root_module, node.target)}({fmt(node.args, node.kwargs)})"
     if node.op == "get_attr":
-        return f"{node.name} = {format_target(root_module, node.target)}"
+        return f"{node.name}{annotation} = {format_target(root_module, node.target)}"
     if node.op == "output":
+        if node.type is not None:
+            return_annotation[0] = f" -> {add_global(type_repr(node.type), node.type)}"
         return f"return {_repr_arg(node.args[0], add_global)}"
     raise NotImplementedError(f"node: {node.op} {node.target}")

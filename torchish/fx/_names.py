@@ -85,6 +85,19 @@ def pretty_target(target) -> str:
     return qualified_name(target)
 
 
+def type_repr(obj) -> str:
+    """A type as ``str(graph)`` and generated code write it (``torch.Tensor`` for torchish's Tensor)."""
+    if isinstance(obj, type):
+        if obj.__module__ == "builtins":
+            return obj.__qualname__
+        if obj.__module__.startswith("torchish") and getattr(sys.modules["torchish"], obj.__name__, None) is obj:
+            return f"torch.{obj.__name__}"
+        module = obj.__module__.replace("torchish", "torch", 1) if obj.__module__.startswith("torchish.") \
+            else obj.__module__
+        return f"{module}.{obj.__qualname__}"
+    return "..." if obj is ... else repr(obj)
+
+
 def is_torch_name(qualified: str) -> bool:
     return qualified == "torch" or qualified.startswith("torch.")
 

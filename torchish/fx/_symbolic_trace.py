@@ -13,6 +13,7 @@ import functools
 import inspect
 import math
 import sys
+import types
 
 from .. import _subclass
 from .graph import Graph
@@ -196,14 +197,14 @@ class Tracer(TracerBase):
                 raise RuntimeError(f"Tracing expected {len(arg_names)} arguments but got {len(concrete_args)} "
                                    f"concrete arguments")
             concrete_args = dict(zip(arg_names, concrete_args))
+        self._annotations = getattr(fn, "__annotations__", {})
         args.extend(self._placeholder(name, concrete_args, sig) for name in arg_names)
         if code.co_kwonlyargcount or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-            n_positional = len(args)
             if code.co_flags & inspect.CO_VARARGS:
                 args.append(self._placeholder("*" + next(names), None, sig))
             if code.co_flags & inspect.CO_VARKEYWORDS:
                 args.append(self._placeholder("**" + next(names), None, sig))
-            root_fn = _spread_varargs(root_fn, n_positional, code)
+            root_fn = _all_positional(root_fn, len(args))
         return root_fn, args
 
     def _placeholder(self, name: str, concrete_args, sig):
@@ -224,7 +225,7 @@ class Tracer(TracerBase):
         if name[0] != "*":
             param = sig.parameters[name]
             default = () if param.default is inspect.Parameter.empty else (param.default,)
-        return self.create_proxy("placeholder", name, default, {})
+        return self.create_proxy("placeholder", name, default, {}, type_expr=self._annotations.get(name))
 
     def trace(self, root, concrete_args=None) -> Graph:
         """Record ``root`` (a Module, or a function) as a Graph."""
@@ -239,6 +240,7 @@ class Tracer(TracerBase):
         self.traced_func_name = getattr(fn, "__name__", "forward")
         self.graph = Graph(tracer_cls=type(self))
         self.tensor_attrs: dict = {}
+        self._collect_tensor_attrs(self.root, [])
         self.submodule_paths = {id(m): name for name, m in self.root.named_modules()}
         fn_globals = getattr(inspect.unwrap(fn), "__globals__", {})
         fn, args = self.create_args_for_root(fn, isinstance(root, Module), concrete_args)
@@ -264,8 +266,19 @@ class Tracer(TracerBase):
             for module in self._autowrap_modules:
                 self._autowrap(patcher, module.__dict__)
             result = fn(*args)
-            self.create_node("output", "output", (self.create_arg(result),), {})
+            self.create_node("output", "output", (self.create_arg(result),), {},
+                             type_expr=getattr(fn, "__annotations__", {}).get("return"))
         return self.graph
+
+    def _collect_tensor_attrs(self, m, prefix: list) -> None:
+        """Plain tensor attributes of the root and its submodules (not parameters or buffers), by path: a
+        forward reading one records a ``get_attr`` of that path."""
+        from .._tensor import Tensor
+        for k, v in m.__dict__.items():
+            if isinstance(v, Tensor):
+                self.tensor_attrs[id(v)] = ".".join(prefix + [k])
+        for k, child in m.named_children():
+            self._collect_tensor_attrs(child, prefix + [k])
 
     def _autowrap(self, patcher: _Patcher, space: dict) -> None:
         """Patch, in the globals ``space``, the functions ``wrap`` named there and the autowrapped ones."""
@@ -286,19 +299,14 @@ class Tracer(TracerBase):
                     patcher.set_item(space, name, recording)
 
 
-def _spread_varargs(root_fn, n_positional: int, code):
-    """``root_fn`` called with its ``*args``/``**kwargs`` placeholders spread, as the traced function sees them."""
-    has_var = bool(code.co_flags & inspect.CO_VARARGS)
-    has_kw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
-
-    def spread(*args):
-        positional = list(args[:n_positional])
-        rest = list(args[n_positional:])
-        var = rest.pop(0) if has_var else ()
-        kw = rest.pop(0) if has_kw else {}
-        return root_fn(*positional, *([var] if isinstance(var, Proxy) else var), **({} if isinstance(kw, Proxy)
-                                                                                   else kw))
-    return spread
+def _all_positional(root_fn, nargs: int):
+    """``root_fn`` with its keyword-only, ``*args`` and ``**kwargs`` parameters made plain positional ones, so the
+    placeholders for them (``*args`` gets one Proxy) are handed in order."""
+    fn = inspect.unwrap(root_fn)
+    code = fn.__code__
+    flags = code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    new_code = code.replace(co_argcount=nargs, co_kwonlyargcount=0, co_posonlyargcount=0, co_flags=flags)
+    return types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def symbolic_trace(root, concrete_args=None):

@@ -156,8 +156,7 @@ class Graph:
         return _InsertPoint(self, n.prepend)
 
     def inserting_after(self, n: Node | None = None) -> _InsertPoint:
-        """``with graph.inserting_after(n):`` new nodes go just after ``n`` (None: at the end... of nothing: the
-        start)."""
+        """``with graph.inserting_after(n):`` new nodes go just after ``n`` (None: at the start)."""
         if n is None:
             return self.inserting_before(self._root)
         return _InsertPoint(self, n.append)
@@ -222,10 +221,9 @@ class Graph:
                                    f"{node.target}")
 
     def __str__(self) -> str:
-        placeholder_names: list = []
-        return_typename = [""]
-        lines = [node.format_node(placeholder_names, return_typename) for node in self.nodes]
-        out = f"graph({', '.join(placeholder_names)}){return_typename[0]}:"
+        placeholder_names: list = []  # (PyTorch hands no return-type list here, and this one stays empty)
+        lines = [node.format_node(placeholder_names) for node in self.nodes]
+        out = f"graph({', '.join(placeholder_names)}):"
         for line in lines:
             if line:
                 out += "\n    " + line

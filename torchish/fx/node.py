@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import operator
 
-from ._names import pretty_target
+from ._names import pretty_target, type_repr
 
 _SIDE_EFFECTFUL: dict = {}  # id(function) -> function: calls dead-code elimination keeps (``has_side_effect``)
 
@@ -50,12 +50,6 @@ def _format_arg(arg) -> str:
     if isinstance(arg, Node):
         return "%" + str(arg)
     return str(arg)
-
-
-def _type_repr(obj) -> str:
-    if isinstance(obj, type):
-        return obj.__qualname__ if obj.__module__ == "builtins" else f"{obj.__module__}.{obj.__qualname__}"
-    return "..." if obj is ... else repr(obj)
 
 
 class Node:
@@ -219,15 +213,15 @@ class Node:
             if placeholder_names:  # (PyTorch tests the list, which starts empty: placeholders get their own line)
                 placeholder_names.append(arg_str)
                 return None
-            typename = f"{_type_repr(self.type)} " if self.type else ""
+            typename = f"{type_repr(self.type)} " if self.type else ""
             default = "(default=" + str(self.args[0]) + ")" if self.args else ""
             return f"%{self.name} : {typename}[num_users={len(self.users)}] = {self.op}[target={self.target}]{default}"
-        typename = f"{_type_repr(self.type)} " if self.type is not None else ""
+        typename = f"{type_repr(self.type)} " if self.type is not None else ""
         if self.op == "get_attr":
             return f"%{self.name} : {typename}[num_users={len(self.users)}] = {self.op}[target={self.target}]"
         if self.op == "output":
             if self.type and maybe_return_typename:
-                maybe_return_typename[0] = f" -> {_type_repr(self.type)}"
+                maybe_return_typename[0] = f" -> {type_repr(self.type)}"
             return f"return {self.args[0]}"
         return (f"%{self.name} : {typename}[num_users={len(self.users)}] = {self.op}"
                 f"[target={pretty_target(self.target)}](args = {_format_arg(self.args)}, "

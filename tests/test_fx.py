@@ -114,6 +114,15 @@ def _modules(lib, nn, F, fx):
             return self.drop(y) * x.new_ones(3) + n + x.float().sum(-1, keepdim=True).clamp(min=0.0) + \
                 x.max(dim=1).values.unsqueeze(1) + scale
 
+    class Chunks(nn.Module):
+        def forward(self, x):
+            a, b = x.chunk(2, dim=-1)
+            c = a.to(lib.float64).to(dtype=lib.float32, device=lib.device("cpu"))
+            d = lib.where(c > 0, c, lib.zeros_like(c))
+            e = F.softmax(d, dim=-1) + lib.arange(2)[None]
+            f = lib.stack([e, b], 0).permute(1, 0, 2).reshape(-1)
+            return {"out": f, "masked": e.masked_fill(e > 0.6, float("-inf")).exp()}
+
     x4 = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
     x3 = np.linspace(-2, 1, 6, dtype=np.float32).reshape(2, 3)
     return {
@@ -124,6 +133,7 @@ def _modules(lib, nn, F, fx):
         "leaf": (WithLeaf(), (x3,), None, LeafTracer),
         "concrete": (Concrete(), (x3, True), {"flag": True, "bias": None}, fx.Tracer),
         "misc": (Misc().eval(), (x3,), None, fx.Tracer),
+        "chunks": (Chunks(), (x4,), None, fx.Tracer),
     }
 
 
@@ -134,7 +144,7 @@ def _trace(lib_tuple, name):
     return module, fx.GraphModule(module, graph, type(module).__name__), inputs
 
 
-NAMES = ["mlp", "functional", "residual", "param_read", "leaf", "concrete", "misc"]
+NAMES = ["mlp", "functional", "residual", "param_read", "leaf", "concrete", "misc", "chunks"]
 
 
 @pytest.fixture(scope="module")
@@ -191,8 +201,10 @@ def test_outputs_and_gradients_match_torch(traced, name):
     got_in = [torchish.tensor(a, requires_grad=True) for a in inputs if isinstance(a, np.ndarray)]
     extra = [a for a in inputs if not isinstance(a, np.ndarray)]
     ref_out, got_out = ref(*ref_in, *extra), got(*got_in, *extra)
-    ref_flat = list(ref_out) if isinstance(ref_out, tuple) else [ref_out]
-    got_flat = list(got_out) if isinstance(got_out, tuple) else [got_out]
+    ref_flat = list(ref_out.values() if isinstance(ref_out, dict) else ref_out) \
+        if isinstance(ref_out, (tuple, dict)) else [ref_out]
+    got_flat = list(got_out.values() if isinstance(got_out, dict) else got_out) \
+        if isinstance(got_out, (tuple, dict)) else [got_out]
     assert len(got_flat) == len(ref_flat)
     for r, g in zip(ref_flat, got_flat):
         np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -206,3 +206,88 @@ def test_errors_match_torch(case):
     assert got[1] == ref[1]
     if case == "control_flow":
         assert issubclass(torchish.fx.proxy.TraceError, ValueError)
+
+
+def _fuse_conv_bn(lib, model):
+    """The conv-bn fusion pass of PyTorch's FX tutorial: the BatchNorm folded into the Conv2d before it."""
+    from importlib import import_module
+    fusion = import_module(f"{lib.__name__}.nn.utils.fusion")
+    gm = lib.fx.symbolic_trace(copy.deepcopy(model))
+    modules = dict(gm.named_modules())
+    for node in gm.graph.nodes:
+        if node.op != "call_module" or type(modules[node.target]) is not lib.nn.BatchNorm2d:
+            continue
+        conv_node = node.args[0]
+        if conv_node.op != "call_module" or type(modules[conv_node.target]) is not lib.nn.Conv2d:
+            continue
+        fused = fusion.fuse_conv_bn_eval(modules[conv_node.target], modules[node.target])
+        *parent, name = conv_node.target.rsplit(".", 1)
+        setattr(modules[parent[0]] if parent else gm, name, fused)
+        node.replace_all_uses_with(conv_node)
+        gm.graph.erase_node(node)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def _conv_bn(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.ReLU(),
+                         nn.Sequential(nn.Conv2d(3, 2, 1), nn.BatchNorm2d(2))).eval()
+
+
+def test_conv_bn_fusion_pass_matches_torch():
+    ref_model, got_model = _conv_bn(torch), _conv_bn(torchish)
+    with torchish.no_grad():
+        for key, value in ref_model.state_dict().items():
+            value = value.detach().numpy()
+            if key.endswith("running_var") or key.endswith("running_mean"):
+                value = value + np.linspace(0.1, 0.5, value.size, dtype=value.dtype).reshape(value.shape)
+            got_model.state_dict()[key].copy_(torchish.tensor(value))
+            ref_model.state_dict()[key].copy_(torch.tensor(value))
+    ref, got = _fuse_conv_bn(torch, ref_model), _fuse_conv_bn(torchish, got_model)
+    assert got.code == ref.code
+    assert sorted(got.state_dict()) == sorted(ref.state_dict())
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(1, 2, 4, 4)
+    np.testing.assert_allclose(got(torchish.tensor(x)).detach().numpy(), ref(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got(torchish.tensor(x)).detach().numpy(),
+                               got_model(torchish.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _custom_tracer(lib):
+    class Recording(lib.fx.Tracer):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+            node = super().create_node(kind, target, args, kwargs, name, type_expr)
+            node.meta["kind"] = kind
+            return node
+
+        def call_module(self, m, forward, args, kwargs):
+            self.calls.append(type(m).__name__)
+            return super().call_module(m, forward, args, kwargs)
+
+        def getattr(self, attr, attr_val, parameter_proxy_cache):
+            self.calls.append(attr)
+            return super().getattr(attr, attr_val, parameter_proxy_cache)
+    tracer = Recording()
+    graph = tracer.trace(_model(lib))
+    assert isinstance(graph, lib.fx.Graph)
+    return tracer.calls, [n.meta["kind"] for n in graph.nodes], str(graph)
+
+
+def test_tracer_overrides_see_the_same_calls():
+    assert _custom_tracer(torchish) == _custom_tracer(torch)
+
+
+def test_pickle_and_copy_of_a_graph_module():
+    import pickle
+    ref, got = _pair()
+    ref_back, got_back = pickle.loads(pickle.dumps(ref)), pickle.loads(pickle.dumps(got))
+    assert got_back.code == got.code
+    assert str(got_back.graph) == str(ref_back.graph)
+    _same_values(ref_back, got_back)
+    assert type(copy.copy(got)).__name__ == type(copy.copy(ref)).__name__

@@ -72,7 +72,8 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
     nodes = list(graph.nodes)
     namespace = Namespace()
     torch_names = _TorchNames(sys.modules["torchish"])
-    globals_: dict = {"torch": torch_names, "inf": math.inf, "nan": math.nan}
+    globals_: dict = {"torch": torch_names, "inf": math.inf, "nan": math.nan, "NoneType": type(None),
+                      "device": sys.modules["torchish"].device}
     for name, obj in globals_.items():
         namespace.create_name(name, obj)
     for node in nodes:

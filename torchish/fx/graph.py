@@ -148,6 +148,15 @@ class Graph:
             g.output(value, type_expr=old_output.type)
         return g
 
+    def __reduce__(self):
+        """Pickles as a flat list of node specs (a linked list would recurse once per node)."""
+        spec = []
+        for node in self.nodes:
+            to_ref = lambda n: _NodeRef(n.name)  # noqa: E731
+            spec.append((node.name, node.op, node.target, map_arg(node.args, to_ref), map_arg(node.kwargs, to_ref),
+                         node.type, node.meta))
+        return _graph_from_spec, (spec,)
+
     # -- where new nodes go --------------------------------------------------------------------------------
     def inserting_before(self, n: Node | None = None) -> _InsertPoint:
         """``with graph.inserting_before(n):`` new nodes go just before ``n`` (None: at the start)."""
@@ -243,6 +252,27 @@ class Graph:
     def python_code(self, root_module: str = "self", verbose: bool = False):
         """The source of ``forward`` (``.src``) and the globals it needs (``.globals``)."""
         return _python_code(self, root_module, verbose)
+
+
+class _NodeRef:
+    """A node named in a pickled graph's arguments."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _graph_from_spec(spec) -> Graph:
+    from .node import map_aggregate
+    g = Graph()
+    by_name: dict = {}
+    for name, op, target, args, kwargs, type_expr, meta in spec:
+        def resolve(a):
+            return by_name[a.name] if isinstance(a, _NodeRef) else a
+        node = g.create_node(op, target, map_aggregate(args, resolve), map_aggregate(kwargs, resolve), name,
+                             type_expr)
+        node.meta = meta
+        by_name[name] = node
+    return g
 
 
 def _find_attr(root, qualified: str):

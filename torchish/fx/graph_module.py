@@ -192,19 +192,29 @@ class GraphModule(Module):
         return res
 
     def __copy__(self):
-        res = GraphModule(self, self.graph, type(self).__name__)
+        res = GraphModule(self, self.graph)  # (named GraphModule, as PyTorch's copy)
         res.meta = getattr(self, "meta", {})
         return res
 
     def __reduce__(self):
-        raise NotImplementedError("pickling a torchish.fx.GraphModule is not supported; save its state_dict and "
-                                  "trace the module again")
+        """Pickles as the Module state (submodules, parameters, buffers, other attributes) plus the graph."""
+        holder = Module()
+        holder.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")})
+        return _rebuild, (holder, self._graph, type(self).__name__)
 
     def __str__(self) -> str:
         return "\n".join([super().__str__(), self._code])
 
     def _replicate_for_data_parallel(self):
         return copy.copy(self)
+
+
+def _rebuild(holder, graph: Graph, class_name: str) -> GraphModule:
+    gm = GraphModule(holder, graph, class_name)
+    for key, value in holder.__dict__.items():
+        if key not in gm.__dict__ and key not in ("_parameters", "_buffers", "_modules"):
+            gm.__dict__[key] = value
+    return gm
 
 
 def _print_readable(module, module_name: str, print_output: bool) -> str:

@@ -137,7 +137,7 @@ class Proxy:
 
     def __iter__(self):
         frame = inspect.currentframe().f_back
-        inst = next((i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti), None)
+        inst = next((i for i in dis.get_instructions(frame.f_code) if i.offset >= frame.f_lasti), None)
         if inst is not None and inst.opname == "UNPACK_SEQUENCE":
             return (self[i] for i in range(inst.argval))
         return self.tracer.iter(self)

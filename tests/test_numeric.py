@@ -47,6 +47,10 @@ ERRORS = {
     "cov_float_fweights": lambda t: t.cov(t.ones(3, 5), fweights=t.ones(5)),
     "cov_fweights_numel": lambda t: t.cov(t.ones(3, 5), fweights=t.ones(4, dtype=t.int64)),
     "cov_int_aweights": lambda t: t.cov(t.ones(3, 5), aweights=t.ones(5, dtype=t.int64)),
+    "cov_negative_fweights": lambda t: t.cov(t.ones(3, 2), fweights=t.tensor([-1, 2])),
+    "cov_negative_aweights": lambda t: t.cov(t.ones(3, 2), aweights=t.tensor([2.0, -0.5])),
+    "cov_negative_aweights_with_fweights": lambda t: t.cov(t.ones(3, 2), fweights=t.tensor([1, 2]),
+                                                           aweights=t.tensor([-2.0, 1.0])),
     "corrcoef_3d": lambda t: t.corrcoef(t.ones(2, 2, 2)),
     "vander_2d": lambda t: t.vander(t.ones(2, 2)),
     "combinations_2d": lambda t: t.combinations(t.ones(2, 2)),
@@ -82,3 +86,10 @@ def test_frexp_of_subnormals_normalises_the_mantissa():
     same(lambda t: [tuple(t.frexp(subnormals(t, dt))) for dt in (np.float16, np.float32, np.float64)]
          + [tuple(t.frexp(t.tensor(np.array([43, -32768, 1, 0x3F80], np.int16)).view(t.bfloat16)))])
     check(lambda t, x: t.frexp(x * 1e3)[0] * 3.0, [X])  # the mantissa's gradient, grad / 2 ** exponent
+
+
+@pytest.mark.parametrize("name", ["cov_negative_fweights", "cov_negative_aweights"])
+def test_negative_cov_weights_raise_pytorchs_message(name):
+    """A negative weight is refused with PyTorch's message (before, torchish returned a covariance of -inf or a
+    negative variance)."""
+    same_error(ERRORS[name])

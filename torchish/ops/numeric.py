@@ -40,6 +40,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if fweights.numel() != n_obs:
             raise RuntimeError(f"cov(): expected fweights to have the same numel as there are observations in the "
                                f"input but got {fweights.numel()} != {n_obs}")
+        _require_nonnegative(fweights, "fweights")
         w = fweights
     if aweights is not None:
         if aweights.ndim > 1:
@@ -51,6 +52,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if aweights.numel() != n_obs:
             raise RuntimeError(f"cov(): expected aweights to have the same numel as there are observations in the "
                                f"input but got {aweights.numel()} != {n_obs}")
+        _require_nonnegative(aweights, "aweights")
         w = aweights if w is None else w * aweights
     if w is None:
         avg = x.mean(1) if x.is_floating_point() or x.is_complex() else x.to(_dtype.DEFAULTS.float).mean(1)
@@ -76,6 +78,12 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     xw = xm if w is None else xm * w
     c = xw @ (xm.t().conj() if xm.is_complex() else xm.t())
     return (c / norm).squeeze()
+
+
+def _require_nonnegative(weights, name):
+    """PyTorch's RuntimeError for a negative frequency or observation weight (a data check, as its kernel's)."""
+    if weights.numel() and bool((weights.detach().min() < 0).item()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
 def _dof_warning():

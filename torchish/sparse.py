@@ -633,4 +633,5 @@ from ._sparse_coo_math import mm, addmm, sum, softmax, log_softmax, coalesced_in
 from . import _sparse_coo_refused  # noqa: E402,F401  (s.exp(), s.mean(), s == 0 ...: PyTorch's errors)
 from . import _sparse_coo_ops  # noqa: E402,F401  (casts, s.T, s.sum(dim), s * x, unbind, zeros_like, sparse_mask...)
 from . import _sparse_coo_resize  # noqa: E402,F401  (sparse_resize_, sparse_resize_and_clear_)
+from ._sparse_spdiags import spdiags  # noqa: E402,F401  (torch.sparse.spdiags: a banded matrix from diagonals)
 from ._sparse_coo_functions import _ACTIVE as _functions_active  # noqa: E402  (torch.abs(s), F.relu(s)...)

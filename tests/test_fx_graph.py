@@ -291,3 +291,52 @@ def test_pickle_and_copy_of_a_graph_module():
     assert str(got_back.graph) == str(ref_back.graph)
     _same_values(ref_back, got_back)
     assert type(copy.copy(got)).__name__ == type(copy.copy(ref)).__name__
+
+
+def _extras(lib):
+    import math
+    nn, F = lib.nn, lib.nn.functional
+
+    class Extras(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(4)
+            self.emb = nn.Embedding(5, 4)
+            self.p = nn.Parameter(lib.linspace(-1, 1, 4))
+
+        def forward(self, x, idx):
+            y = lib.ones(4) + x  # (a tensor made in forward: a _tensor_constant attribute)
+            z = F.layer_norm(y, y.shape[-1:]) + self.ln(y) + self.emb(idx).mean(1)
+            w = z.new_zeros(z.shape) + lib.matmul(z, self.p.t().unsqueeze(-1)) + z.size(-1)
+            v = w.add_(1).mul(2).masked_fill(w < 0, 0.0)
+            return lib.sum(v, dim=(0,), keepdim=False) + math.sqrt(z.shape[0]), x.device, x.dtype
+    lib.manual_seed(0)
+    gm = lib.fx.symbolic_trace(Extras())
+    out = gm(lib.tensor(X[:, :2].repeat(2, 1)), lib.tensor([[1, 2], [3, 4]]))
+    return gm, out
+
+
+def test_constants_inplace_methods_and_autowrapped_math_match_torch():
+    ref, ref_out = _extras(torch)
+    got, got_out = _extras(torchish)
+    assert got.code == ref.code
+    assert str(got.graph) == str(ref.graph)
+    assert (str(got_out[1]), str(got_out[2])) == (str(ref_out[1]), str(ref_out[2]))
+    assert got_out[0].shape == ref_out[0].shape
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_dead_code_elimination_and_has_side_effect(marked):
+    def log(x):
+        return x
+
+    def run(lib):
+        g = lib.fx.Graph()
+        a = g.placeholder("a")
+        g.call_function(log, (g.call_function(lib.relu, (a,)),))
+        g.call_method("add_", (a, 1))
+        g.output(a)
+        if marked:
+            lib.fx.has_side_effect(log)
+        return g.eliminate_dead_code(), [n.name for n in g.nodes]
+    assert run(torchish) == run(torch)

@@ -19,6 +19,11 @@ from .proxy import Proxy as Proxy
 from .subgraph_rewriter import replace_pattern as replace_pattern
 import importlib as _importlib
 
+from .node import _default_side_effects
+
+_default_side_effects()
+del _default_side_effects
+
 _importlib.import_module(".passes", __name__)  # (torchish.fx.passes.shape_prop, as torch.fx.passes)
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter", "Transformer", "Node",

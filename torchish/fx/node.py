@@ -192,9 +192,7 @@ class Node:
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return id(self.target) in _SIDE_EFFECTFUL or self.target in _INPLACE_OPERATORS
-        if self.op == "call_method":
-            return self.target.endswith("_") and not self.target.endswith("__")
+            return id(self.target) in _SIDE_EFFECTFUL or _is_random(self.target)
         if self.op == "call_module":
             owner = self.graph.owning_module
             if owner is None:
@@ -228,5 +226,21 @@ class Node:
                 f"kwargs = {_format_arg(self.kwargs)})")
 
 
-_INPLACE_OPERATORS = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.setitem,
-                                operator.delitem})
+_RANDOM = ("bernoulli", "multinomial", "normal", "poisson", "rand", "rand_like", "randint", "randint_like", "randn",
+           "randn_like", "randperm")
+
+
+def _is_random(fn) -> bool:
+    """PyTorch's random functions (calls that move the generator are kept, as PyTorch keeps them)."""
+    import torchish
+    name = getattr(fn, "__name__", None)
+    return name in _RANDOM and getattr(torchish, name, None) is fn
+
+
+def _default_side_effects() -> None:
+    """What PyTorch's DCE always keeps: operator.setitem, torch._assert and the like."""
+    import torchish
+    for fn in (operator.setitem, torchish._assert, getattr(torchish, "_assert_async", None),
+               getattr(torchish, "_set_grad_enabled", None)):
+        if fn is not None:
+            has_side_effect(fn)

@@ -365,4 +365,40 @@ def case_diffusion_sde_euler_maruyama(lib):
             ln.mean, ln.variance, call, N.icdf(torch.tensor([0.025, 0.975])))
 
 
+def case_implicit_heat_sparse_cg(lib):
+    """Crank-Nicolson for the 1-D heat equation with the Laplacian built by ``torch.sparse.spdiags`` (Dirichlet ends),
+    the implicit system solved by a hand-written conjugate gradient on ``torch.sparse.mm`` products (residual norms
+    per iteration) and checked against ``linalg.solve`` of the dense matrix; a weighted ``torch.cov`` of the final
+    profile's samples."""
+    torch = lib
+
+    def body():
+        n, r = 6, 0.5
+        ones = torch.ones(n)
+        L = torch.sparse.spdiags(torch.stack([ones, -2 * ones, ones]), torch.tensor([-1, 0, 1]), (n, n))
+        eye = torch.eye(n)
+        A = (eye - 0.5 * r * L.to_dense()).to_sparse()
+        u = torch.sin(torch.pi * torch.linspace(0, 1, n + 2)[1:-1])
+        residuals = []
+        for _ in range(2):
+            b = u + 0.5 * r * torch.sparse.mm(L, u.unsqueeze(1)).squeeze(1)
+            x = torch.zeros(n)
+            res = b - torch.sparse.mm(A, x.unsqueeze(1)).squeeze(1)
+            p, rs = res.clone(), res @ res
+            for _ in range(3):
+                Ap = torch.sparse.mm(A, p.unsqueeze(1)).squeeze(1)
+                alpha = rs / (p @ Ap)
+                x, res = x + alpha * p, res - alpha * Ap
+                rs_new = res @ res
+                p, rs = res + rs_new / rs * p, rs_new
+                residuals.append(rs.sqrt().item())
+            exact = torch.linalg.solve(A.to_dense(), b)
+            u = x
+        w = torch.tensor([1.0, 2.0, 2.0, 1.0, 0.5, 0.5])
+        return (L._indices(), L._values(), L.is_coalesced(), A.coalesce().values(), residuals, u, exact,
+                torch.cov(torch.stack([u, exact]), aweights=w), L.dtype)
+
+    return _float64(torch, body)
+
+
 test_script_matches_torch = script_test(globals())

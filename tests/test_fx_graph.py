@@ -340,3 +340,23 @@ def test_dead_code_elimination_and_has_side_effect(marked):
             lib.fx.has_side_effect(log)
         return g.eliminate_dead_code(), [n.name for n in g.nodes]
     assert run(torchish) == run(torch)
+
+
+def test_proxies_around_a_graph_built_by_hand_and_a_dict_root():
+    """torch.fx's docs: wrap a placeholder in a Proxy, compute with it, output the node; a GraphModule whose root
+    is a dict of name -> module."""
+    out = {}
+    for lib in (torch, torchish):
+        lib.manual_seed(0)
+        g = lib.fx.Graph()
+        x = lib.fx.Proxy(g.placeholder("x"))
+        y = lib.relu(x) * 2 + x.sum(dim=-1, keepdim=True)
+        g.output(g.call_module("lin", (y.node,)))
+        lin = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(X[:, :3].repeat(1, 1)))
+            lin.bias.zero_()
+        gm = lib.fx.GraphModule({"lin": lin}, g)
+        out[lib.__name__] = (gm.code, gm(lib.tensor(X)).detach().numpy())
+    assert out["torchish"][0] == out["torch"][0]
+    np.testing.assert_allclose(out["torchish"][1], out["torch"][1], rtol=1e-5, atol=1e-6)

@@ -9,6 +9,7 @@ import dis
 import inspect
 import operator
 
+from .. import _subclass
 from ._names import MAGIC, REFLECTABLE_MAGIC, target_to_str
 from .graph import Graph
 from .node import Node, map_aggregate
@@ -110,6 +111,7 @@ class Proxy:
     """
 
     def __init__(self, node: Node, tracer: TracerBase | None = None):
+        _subclass.activate()  # (a Proxy takes part in __torch_function__, which is off until a participant exists)
         if tracer is None:
             tracer = GraphAppendingTracer(node.graph)
         self.tracer = tracer

@@ -360,3 +360,26 @@ def test_proxies_around_a_graph_built_by_hand_and_a_dict_root():
         out[lib.__name__] = (gm.code, gm(lib.tensor(X)).detach().numpy())
     assert out["torchish"][0] == out["torch"][0]
     np.testing.assert_allclose(out["torchish"][1], out["torch"][1], rtol=1e-5, atol=1e-6)
+
+
+def _submodule_surgery(lib):
+    nn = lib.nn
+    gm = lib.fx.symbolic_trace(nn.Sequential(nn.Linear(3, 3), nn.Sequential(nn.ReLU(), nn.Linear(3, 2)), nn.Tanh()))
+    names = [[n for n, _ in gm.named_modules()]]
+    added = gm.add_submodule("extra.act", nn.Sigmoid())
+    last = [n for n in gm.graph.nodes if n.op == "call_module"][-1]
+    with gm.graph.inserting_after(last):
+        new = gm.graph.call_module("extra.act", (last,))
+    last.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)
+    tanh = next(n for n in gm.graph.nodes if n.target == "2")
+    tanh.replace_all_uses_with(tanh.args[0])
+    gm.graph.erase_node(tanh)
+    gm.recompile()
+    gm.delete_all_unused_submodules()
+    gm.graph.lint()
+    names.append([n for n, _ in gm.named_modules()])
+    return names, added, gm.code, str(gm), _error(lambda: gm.graph.inserting_before(lib.fx.Graph().placeholder("z")))
+
+
+def test_submodule_surgery_matches_torch():
+    assert _submodule_surgery(torchish) == _submodule_surgery(torch)

@@ -162,12 +162,16 @@ class Graph:
         """``with graph.inserting_before(n):`` new nodes go just before ``n`` (None: at the start)."""
         if n is None:
             return self.inserting_after(self._root)
+        if n.graph is not self:
+            raise AssertionError("Node to insert before is not in graph.")
         return _InsertPoint(self, n.prepend)
 
     def inserting_after(self, n: Node | None = None) -> _InsertPoint:
-        """``with graph.inserting_after(n):`` new nodes go just after ``n`` (None: at the start)."""
+        """``with graph.inserting_after(n):`` new nodes go just after ``n`` (None: at the end)."""
         if n is None:
             return self.inserting_before(self._root)
+        if n.graph is not self:
+            raise AssertionError("Node to insert after is not in graph.")
         return _InsertPoint(self, n.append)
 
     # -- removing nodes ------------------------------------------------------------------------------------

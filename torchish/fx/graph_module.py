@@ -203,7 +203,8 @@ class GraphModule(Module):
         return _rebuild, (holder, self._graph, type(self).__name__)
 
     def __str__(self) -> str:
-        return "\n".join([super().__str__(), self._code])
+        return "\n".join([super().__str__(), self._code,
+                          "# To see more debug info, please use `graph_module.print_readable()`"])
 
     def _replicate_for_data_parallel(self):
         return copy.copy(self)

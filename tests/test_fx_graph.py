@@ -9,9 +9,11 @@ import operator
 import numpy as np
 import pytest
 
+from oracle import tol
 import torchish
 
 torch = pytest.importorskip("torch")
+F32 = tol("float32")  # (the suite's float32 tolerance)
 
 
 def _model(lib):
@@ -42,7 +44,7 @@ X = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
 
 def _same_values(ref_gm, got_gm):
     np.testing.assert_allclose(got_gm(torchish.tensor(X)).detach().numpy(),
-                               ref_gm(torch.tensor(X)).detach().numpy(), rtol=1e-5, atol=1e-6)
+                               ref_gm(torch.tensor(X)).detach().numpy(), **F32)
 
 
 def _surgery(lib, gm):
@@ -122,7 +124,7 @@ def test_interpreter_subclass_sees_the_same_calls():
     ref_seen, ref_calls, ref_out = _interpreter_counts(torch, ref)
     got_seen, got_calls, got_out = _interpreter_counts(torchish, got)
     assert (got_seen, got_calls) == (ref_seen, ref_calls)
-    np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_out, ref_out, **F32)
 
 
 def _add_to_mul(lib, gm):
@@ -170,7 +172,7 @@ def test_graph_built_by_hand():
         res = gm(lib.tensor(X))
         out[lib.__name__] = (gm.code, str(g), res[0].detach().numpy())
     assert out["torchish"][:2] == out["torch"][:2]
-    np.testing.assert_allclose(out["torchish"][2], out["torch"][2], rtol=1e-6)
+    np.testing.assert_allclose(out["torchish"][2], out["torch"][2], **F32)
 
 
 def _error(fn):
@@ -250,9 +252,9 @@ def test_conv_bn_fusion_pass_matches_torch():
     assert sorted(got.state_dict()) == sorted(ref.state_dict())
     x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(1, 2, 4, 4)
     np.testing.assert_allclose(got(torchish.tensor(x)).detach().numpy(), ref(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-5)
+                               **F32)
     np.testing.assert_allclose(got(torchish.tensor(x)).detach().numpy(),
-                               got_model(torchish.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+                               got_model(torchish.tensor(x)).detach().numpy(), **F32)
 
 
 def _custom_tracer(lib):
@@ -359,7 +361,7 @@ def test_proxies_around_a_graph_built_by_hand_and_a_dict_root():
         gm = lib.fx.GraphModule({"lin": lin}, g)
         out[lib.__name__] = (gm.code, gm(lib.tensor(X)).detach().numpy())
     assert out["torchish"][0] == out["torch"][0]
-    np.testing.assert_allclose(out["torchish"][1], out["torch"][1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["torchish"][1], out["torch"][1], **F32)
 
 
 def _submodule_surgery(lib):

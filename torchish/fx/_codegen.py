@@ -24,21 +24,18 @@ class _TorchNames:
 
     def __init__(self, fallback):
         self._fallback = fallback
-        self._children: dict = {}
 
     def _add(self, parts, obj) -> None:
+        # (set as instance attributes, so that the generated code's lookups are plain attribute reads)
         if len(parts) == 1:
-            self._children[parts[0]] = obj
+            self.__dict__[parts[0]] = obj
             return
-        child = self._children.get(parts[0])
+        child = self.__dict__.get(parts[0])
         if not isinstance(child, _TorchNames):
-            child = self._children[parts[0]] = _TorchNames(getattr(self._fallback, parts[0], None))
+            child = self.__dict__[parts[0]] = _TorchNames(getattr(self._fallback, parts[0], None))
         child._add(parts[1:], obj)
 
     def __getattr__(self, name):
-        children = self.__dict__.get("_children", {})
-        if name in children:
-            return children[name]
         return getattr(self.__dict__["_fallback"], name)
 
 

@@ -22,7 +22,9 @@ def map_aggregate(a, fn):
     """``fn`` applied to each leaf of ``a`` (tuples, namedtuples, lists, dicts and slices are walked)."""
     if isinstance(a, tuple):
         mapped = tuple(map_aggregate(elem, fn) for elem in a)
-        return mapped if not hasattr(a, "_fields") else type(a)(*mapped)
+        # (namedtuples keep their type; PyTorch's return types, struct sequences there, become tuples)
+        named = hasattr(a, "_fields") and type(a).__module__ != "torch.return_types"
+        return type(a)(*mapped) if named else mapped
     if isinstance(a, list):
         return [map_aggregate(elem, fn) for elem in a]
     if isinstance(a, dict):

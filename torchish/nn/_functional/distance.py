@@ -123,10 +123,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return apply(_COS, (x1, x2), axis=wrap_dim(dim, ndim), eps=float(eps))
 
 
-def _pairwise_fwd(x1, x2, *, p, eps, keepdim):
-    return _p_norm(x1 - x2 + eps, p, axis=-1, keepdims=keepdim)
-
-
 def _norm_backward(d, n, g, p):
     """PyTorch's norm_backward (linalg.vector_norm): like the dist formulas, but ties of the inf-norm share."""
     if math.isinf(p):
@@ -138,16 +134,21 @@ def _norm_backward(d, n, g, p):
     return _dist_backward(d, n, g, p)
 
 
-def _pairwise_vjp(g, x1, x2, out, *, p, eps, keepdim):
-    d = x1 - x2 + eps
-    if not keepdim:
+def _last_norm_fwd(d, *, p, keepdim):
+    if d.ndim == 0:  # (a 0-d difference is reduced over "dim -1" to a 0-d result)
+        return _p_norm(d.reshape(1), p)
+    return _p_norm(d, p, axis=-1, keepdims=keepdim)
+
+
+def _last_norm_vjp(g, d, out, *, p, keepdim):
+    if not keepdim or d.ndim == 0:
         g, out = g[..., None], out[..., None]
-    gd = _norm_backward(d, out, g, p)
-    return gd, -gd
+    return (_norm_backward(d.reshape(d.shape or (1,)), out, g, p).reshape(d.shape),)
 
 
-_PAIRWISE = defop("pairwise_distance", _pairwise_fwd, vjp=_pairwise_vjp, promote="float",
-                  grad_name="NormBackward1")
+# ATen's at::norm(t, p, dim=-1, keepdim) (norm.ScalarOpt_dim: NormBackward1), the last step of pairwise_distance
+_LAST_NORM = defop("pairwise_distance_norm", _last_norm_fwd, vjp=_last_norm_vjp, promote="float",
+                   grad_name="NormBackward1")
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -156,9 +157,9 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     from ._loss_util import check_broadcast
     check_broadcast(x1, x2)
     _check_sub(x1, x2)  # PyTorch's composite subtracts first: Bool inputs fail there
-    if x1.ndim == 0 and x2.ndim == 0:  # PyTorch reduces a 0-d difference over "dim -1" to a 0-d result
-        return apply(_PAIRWISE, (x1.reshape(1), x2.reshape(1)), p=float(p), eps=float(eps), keepdim=False)
-    return apply(_PAIRWISE, (x1, x2), p=float(p), eps=float(eps), keepdim=bool(keepdim))
+    # PyTorch's composite: at::norm(x1 - x2 + eps, p, -1, keepdim), each step a node (SubBackward0, AddBackward1)
+    from ._composite import add_scalar
+    return apply(_LAST_NORM, (add_scalar(x1 - x2, float(eps)),), p=float(p), keepdim=bool(keepdim))
 
 
 # ----------------------------------------------------------------------------------------------------------------

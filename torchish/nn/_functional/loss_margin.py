@@ -41,11 +41,13 @@ def _clamp_min0(v):
 # margin losses
 
 
-def _cos_emb_fwd(x1, x2, y, *, margin, reduction):
+def _cos_emb_fwd(x1, x2, y, *, margin, reduction, int_to):
     axis = y.ndim
-    prod = jnp.sum(x1 * x2, axis=axis)
-    m1 = jnp.sum(x1 * x1, axis=axis) + 1e-12
-    m2 = jnp.sum(x2 * x2, axis=axis) + 1e-12
+    # (PyTorch's composite: the sums in the inputs' type; + EPSILON gives integral ones the default float type)
+    f = x1.dtype if jnp.issubdtype(x1.dtype, jnp.inexact) else int_to
+    prod = jnp.sum(x1 * x2, axis=axis).astype(f)
+    m1 = jnp.sum(x1 * x1, axis=axis).astype(f) + 1e-12
+    m2 = jnp.sum(x2 * x2, axis=axis).astype(f) + 1e-12
     cos = prod / jnp.sqrt(m1 * m2)
     zero = jnp.zeros((), cos.dtype)
     l = jnp.where(y == 1, 1 - cos, zero) + jnp.where(y == -1, _clamp_min0(cos - margin), zero)
@@ -75,7 +77,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     no_complex_clamp(input1, input2)
     # PyTorch's composite reads target only through comparisons (where(target == 1, ...)): it gets no gradient
     return apply(_COS_EMB[red], (input1, input2, target.detach() if target.requires_grad else target),
-                 margin=float(margin), reduction=red)
+                 margin=float(margin), reduction=red, int_to=_dtype.get_default_dtype().np)
 
 
 def _margin_ranking_fwd(x1, x2, y, *, margin, reduction, dtype):
@@ -100,7 +102,16 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(_NEG_BOOL)
     no_complex_clamp(input1, input2, target)  # ... clamped at 0
     dt = common_dtype((input1, input2, target, float(margin)))
+    if dt.category == _dtype._FLOAT and input1.dtype is dt and input2.dtype is dt and target.dtype is dt:
+        # ATen's composite, op by op: (-target * (input1 - input2) + margin).clamp_min_(0), then mean()/sum()
+        from ._composite import add_scalar
+        return _reduced(add_scalar(-target * (input1 - input2), float(margin)).clamp_min_(0), red)
     return apply(_MARGIN_RANKING[red], (input1, input2, target), margin=float(margin), reduction=red, dtype=dt.np)
+
+
+def _reduced(loss, reduction):
+    """ATen's apply_loss_reduction: ``mean()`` (MeanBackward0), ``sum()`` (SumBackward0) or the loss itself."""
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
 def _hinge_fwd(x, y, *, margin, reduction):
@@ -129,6 +140,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                            f"complex dtype. Got: {_dtype.scalar_type_name(input.dtype)}")
     if input.dtype.category == _dtype._INT:
         return apply(_HINGE_INT, (input, target), margin=int(margin), reduction=red)
+    if input.dtype.category == _dtype._FLOAT:  # ATen's composite, op by op (the target only compared)
+        from ...ops.creation import zeros_like, tensor
+        from ...ops.ternary import where
+        zeros = zeros_like(input)
+        margin_clamp = (tensor(float(margin), dtype=input.dtype) - input).clamp_min_(0)
+        return _reduced(where(target != 1, margin_clamp, zeros) + where(target != -1, input, zeros), red)
     # PyTorch's composite reads target only through comparisons (where(target != 1, ...)): it gets no gradient
     return apply(_HINGE[red], (input, target.detach() if target.requires_grad else target), margin=float(margin),
                  reduction=red)
@@ -182,9 +199,13 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         raise ValueError(reduction + " is not valid")
     if isinstance(target, (int, float)) and not isinstance(target, Tensor):  # (PyTorch's composite multiplies
         target = Tensor._make(jnp.asarray(float(target), input.dtype.np))   # by it: a number works, as a scalar)
+    if isinstance(target, (list, tuple)):  # (PyTorch's composite starts with target * logsigmoid(input))
+        raise TypeError("only integer tensors of a single element can be converted to an index")
     check_broadcast(target, input)  # (the formula starts from target)
     if target.dtype is _dtype.bool:  # PyTorch's composite computes 1 - target
         _check_sub(1.0, target)
+    if input.ndim == 0:  # (then sums over input.size(-1))
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     return apply(_MLSM[reduction], (input, target, weight), reduction=reduction)
 
 
@@ -289,14 +310,17 @@ def _check_triplet_dims(anchor, positive, negative):
                            f"dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs")
 
 
-def _triplet(anchor, positive, negative, dist, margin, swap, reduction):
+def _triplet(anchor, positive, negative, dist, margin, swap, reduction, aten=False):
+    """``aten``: ATen's triplet_margin_loss, whose ``margin + dist_pos`` is add.Scalar (AddBackward1); F.triplet_
+    margin_with_distance_loss's is Python's (AddBackward0 with the wrapped number's None edge)."""
     from ...ops.arith import minimum
     from ...ops.ternary import clamp_min
+    from ._composite import add_scalar
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:
         d_neg = minimum(d_neg, dist(positive, negative))
-    loss = clamp_min(margin + d_pos - d_neg, 0)  # (PyTorch's ClampMinBackward0)
+    loss = clamp_min((add_scalar(d_pos, margin) if aten else margin + d_pos) - d_neg, 0)  # (ClampMinBackward0)
     if reduction == "sum":
         return loss.sum()
     if reduction == "mean":
@@ -320,7 +344,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if _registry.autocast_hook is not None:  # one op in PyTorch, with its own autocast policy
         anchor, positive, negative = _registry.autocast_hook("triplet_margin_loss", (anchor, positive, negative))
     _check_triplet_dims(anchor, positive, negative)
-    return _triplet(anchor, positive, negative, lambda a, b: pairwise_distance(a, b, p, eps), margin, swap, red)
+    return _triplet(anchor, positive, negative, lambda a, b: pairwise_distance(a, b, p, eps), margin, swap, red,
+                    aten=True)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, check_raises, same, torchish
+from oracle import arr, check, check_fd, check_raises, same, same_error, torchish
 
 X = arr(4, 6, seed=1)
 Y = arr(4, 6, seed=2)
@@ -114,6 +114,44 @@ def test_window_arguments():
 def test_fftfreq():
     same(lambda t: [t.fft.fftfreq(5), t.fft.fftfreq(6, 0.5), t.fft.rfftfreq(7, 0.1),
                     t.fft.fftfreq(4, dtype=t.float64)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_fftfreq_rounds_as_pytorch(dtype):
+    """The frequencies are ``k * (1 / (n * d))`` in the result dtype, bit for bit PyTorch's (before, NumPy's float64
+    values were rounded to float32 afterwards: the last bit differed in about half of these)."""
+    torch = pytest.importorskip("torch")
+    for n in (5, 7, 12, 39):
+        for d in (0.1, 0.3, 1 / 7, 2.5):
+            for name in ("fftfreq", "rfftfreq"):
+                ref = getattr(torch.fft, name)(n, d, dtype=getattr(torch, dtype)).float().numpy()
+                got = getattr(torchish.fft, name)(n, d, dtype=getattr(torchish, dtype)).float().numpy()
+                np.testing.assert_array_equal(got, ref, err_msg=f"{name}({n}, {d}, dtype={dtype})")
+
+
+def test_fftfreq_edge_sizes_and_spacings():
+    """``n * d == 0`` gives infinities (NaN at zero) instead of ZeroDivisionError; a 0-dim Tensor ``d`` is a float;
+    ``rfftfreq`` of a negative ``n`` sizes by C++'s truncating division."""
+    same(lambda t: [t.fft.fftfreq(0), t.fft.fftfreq(0, d=0), t.fft.fftfreq(4, -0.0), t.fft.rfftfreq(0),
+                    t.fft.rfftfreq(-1), t.fft.rfftfreq(-3), t.fft.fftfreq(3, float("inf")),
+                    t.fft.fftfreq(3, d=t.tensor(2.0)), t.fft.fftfreq(5, True)])
+
+
+FFTFREQ_ERRORS = {
+    "negative_n": lambda t: t.fft.fftfreq(-1),
+    "rfftfreq_negative_size": lambda t: t.fft.rfftfreq(-4),
+    "integer_dtype": lambda t: t.fft.rfftfreq(5, dtype=t.int64),
+    "bool_dtype": lambda t: t.fft.fftfreq(5, dtype=t.bool),
+    "complex_dtype": lambda t: t.fft.fftfreq(5, dtype=t.complex64),
+    "d_str": lambda t: t.fft.fftfreq(3, d="a"),
+    "d_none": lambda t: t.fft.fftfreq(3, d=None),
+    "d_vector": lambda t: t.fft.fftfreq(3, d=t.tensor([2.0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FFTFREQ_ERRORS))
+def test_fftfreq_errors(name):
+    same_error(FFTFREQ_ERRORS[name])
 
 
 SIGNAL = arr(2, 40, seed=3)

@@ -276,20 +276,45 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
 # helpers
 
 
-def _freq(values, dtype, device, requires_grad):
+def _float_arg(v, fname):
+    """``d`` as PyTorch's parser reads a ``float``: a Python or numpy number, or a Tensor of no dims."""
+    if isinstance(v, Tensor) and v.ndim == 0:
+        return float(v.item())
+    if not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"fft_{fname}(): argument 'd' must be float, not {type_name(v)}")
+    return float(v)
+
+
+def _freq(fname, n, d, dtype, device, requires_grad):
+    """PyTorch's ``fftfreq``/``rfftfreq``: the integer frequencies (``torch.arange``, the upper half shifted down by
+    ``n`` for ``fftfreq``) times ``1.0 / (n * d)`` in ``dtype``'s arithmetic (so a float32 result rounds as
+    PyTorch's; ``n * d == 0`` gives infinities and NaN at zero, not an error)."""
+    n, d = _int_arg(n, fname, "n", 1), _float_arg(d, fname)
     dt = dtype or _dtype.DEFAULTS.float
-    return _creation.place(np.asarray(values, np.float64), dt, device, requires_grad)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{fname} requires a floating point or complex dtype")
+    size = n if fname == "fftfreq" else int(n / 2) + 1  # (C++'s division: -1 // 2 is 0 there)
+    if size < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {size}: [{size}]")
+    if dt.is_complex:
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+    k = np.arange(size, dtype=np.float64)
+    if fname == "fftfreq":
+        k[(n + 1) // 2:] -= n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.float64(1.0) / np.float64(n * d)
+        values = (k.astype(dt.np) * scale.astype(dt.np)).astype(np.float64)
+    return _creation.place(values, dt, device, requires_grad)
 
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Sample frequencies ``[0, 1, ..., n//2-1 (or (n-1)//2), -(n//2), ..., -1] / (d * n)``."""
-    n = _int_arg(n, "fftfreq", "n", 1)
-    return _out(_freq(np.fft.fftfreq(n, float(d)), dtype, device, requires_grad), out, "fftfreq")
+    return _out(_freq("fftfreq", n, d, dtype, device, requires_grad), out, "fftfreq")
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    n = _int_arg(n, "rfftfreq", "n", 1)
-    return _out(_freq(np.fft.rfftfreq(n, float(d)), dtype, device, requires_grad), out, "rfftfreq")
+    """Sample frequencies ``[0, 1, ..., n//2] / (d * n)`` of :func:`rfft`."""
+    return _out(_freq("rfftfreq", n, d, dtype, device, requires_grad), out, "rfftfreq")
 
 
 def _shift(input, dim, sign, name):

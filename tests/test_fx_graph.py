@@ -385,3 +385,26 @@ def _submodule_surgery(lib):
 
 def test_submodule_surgery_matches_torch():
     assert _submodule_surgery(torchish) == _submodule_surgery(torch)
+
+
+def _helper(x):
+    return x + 1
+
+
+def _varargs_and_interpreter_errors(lib):
+    class M(lib.nn.Module):
+        def forward(self, x, *args, **kwargs):
+            return _helper(x) * 2
+    tracer = lib.fx.Tracer(autowrap_functions=(_helper,))
+    gm = lib.fx.GraphModule(tracer.root, tracer.trace(M()))
+    value = gm(lib.ones(2), 3, a=1)
+    node = list(gm.graph.nodes)[1]
+    interp = lib.fx.Interpreter(gm)
+    missing = _error(interp.run)
+    missing = (missing[0], missing[1].split("\nUse tlparse")[0])  # (PyTorch's hint about its own tool)
+    return (str(gm.graph), gm.code, value.tolist(), node.prev.name, node.next.name, node.format_node(),
+            sorted(u.name for u in node.users), missing)
+
+
+def test_varargs_autowrap_functions_and_interpreter_errors_match_torch():
+    assert _varargs_and_interpreter_errors(torchish) == _varargs_and_interpreter_errors(torch)

@@ -102,19 +102,6 @@ def is_torch_name(qualified: str) -> bool:
     return qualified == "torch" or qualified.startswith("torch.")
 
 
-def resolve_torch_name(qualified: str):
-    """The torchish object generated code means by ``qualified`` (a name from :func:`qualified_name`)."""
-    if not _PUBLIC_NAMES:
-        _build_public_names()
-    for fn, name in _PUBLIC_NAMES.values():
-        if name == qualified:
-            return fn
-    obj = sys.modules["torchish"]
-    for part in qualified.split(".")[1:]:
-        obj = getattr(obj, part)
-    return obj
-
-
 _snake_case_sub = functools.partial(re.compile(r"(?<=[a-z])([A-Z])").sub, r"_\1")
 _illegal_chars = re.compile("[^0-9a-zA-Z_]+")
 _name_regex = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")

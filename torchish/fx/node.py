@@ -68,7 +68,7 @@ class Node:
 
         >>> gm = torchish.fx.symbolic_trace(torchish.nn.ReLU())
         >>> [(n.op, n.name) for n in gm.graph.nodes]
-        [('placeholder', 'input_1'), ('call_module', ...), ('output', 'output')]
+        [('placeholder', 'input_1'), ('call_function', 'relu'), ('output', 'output')]
     """
 
     def __init__(self, graph, name: str, op: str, target, args: tuple, kwargs: dict, return_type=None):

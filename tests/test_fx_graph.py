@@ -396,7 +396,8 @@ def _varargs_and_interpreter_errors(lib):
         def forward(self, x, *args, **kwargs):
             return _helper(x) * 2
     tracer = lib.fx.Tracer(autowrap_functions=(_helper,))
-    gm = lib.fx.GraphModule(tracer.root, tracer.trace(M()))
+    graph = tracer.trace(M())
+    gm = lib.fx.GraphModule(tracer.root, graph)
     value = gm(lib.ones(2), 3, a=1)
     node = list(gm.graph.nodes)[1]
     interp = lib.fx.Interpreter(gm)

@@ -47,6 +47,9 @@ ERRORS = {
     "cov_float_fweights": lambda t: t.cov(t.ones(3, 5), fweights=t.ones(5)),
     "cov_fweights_numel": lambda t: t.cov(t.ones(3, 5), fweights=t.ones(4, dtype=t.int64)),
     "cov_int_aweights": lambda t: t.cov(t.ones(3, 5), aweights=t.ones(5, dtype=t.int64)),
+    "cov_float_correction": lambda t: t.cov(t.ones(3, 2), correction=1.5),
+    "cov_bool_correction": lambda t: t.cov(t.ones(3, 2), correction=True),
+    "cov_float_tensor_correction": lambda t: t.cov(t.ones(3, 2), correction=t.tensor(1.0)),
     "cov_negative_fweights": lambda t: t.cov(t.ones(3, 2), fweights=t.tensor([-1, 2])),
     "cov_negative_aweights": lambda t: t.cov(t.ones(3, 2), aweights=t.tensor([2.0, -0.5])),
     "cov_negative_aweights_with_fweights": lambda t: t.cov(t.ones(3, 2), fweights=t.tensor([1, 2]),
@@ -88,8 +91,9 @@ def test_frexp_of_subnormals_normalises_the_mantissa():
     check(lambda t, x: t.frexp(x * 1e3)[0] * 3.0, [X])  # the mantissa's gradient, grad / 2 ** exponent
 
 
-@pytest.mark.parametrize("name", ["cov_negative_fweights", "cov_negative_aweights"])
-def test_negative_cov_weights_raise_pytorchs_message(name):
+@pytest.mark.parametrize("name", ["cov_negative_fweights", "cov_negative_aweights", "cov_float_correction",
+                                  "cov_bool_correction"])
+def test_cov_argument_errors_have_pytorchs_message(name):
     """A negative weight is refused with PyTorch's message (before, torchish returned a covariance of -inf or a
-    negative variance)."""
+    negative variance), and so is a correction that is not an int (before, 1.5 and True were used as numbers)."""
     same_error(ERRORS[name])

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .casting import ACC
 from .._tensor import Tensor, wrap_dim
-from .elementwise import require_number, require_tensor, structured_out
+from .elementwise import require_int, require_number, require_tensor, structured_out
 from .join import cat
 from .reduce import _return_type
 from .stats import _norm_grad, _vector_norm_fwd
@@ -24,6 +24,8 @@ _public = _Family(globals()).public
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the variables in the rows of ``input`` (observations in the columns), as ``torch.cov``."""
     require_tensor(input, "cov")
+    require_int(correction, "cov", None, "correction")
+    correction = int(correction)
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")

@@ -161,3 +161,78 @@ def test_zero_channel_affine_batch_norm_and_empty_embedding_table_raise():
                    lambda T: T.nn.functional.embedding(T.tensor([[0]]), T.ones(0, 3))):
             same_error(fn)
     same(lambda T: T.nn.functional.batch_norm(T.ones(3, 0), T.zeros(0), T.ones(0), training=True))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a second sweep (wrong dtypes, non-Tensor inputs, tensors where numbers go), each raising PyTorch's builtin type
+# where torchish raised another one or returned a value
+SAME_ERROR_2 = {
+    # convolution kernels: none has Bool; the dilated and transposed ones only floats and int64 (their dtype
+    # dispatch comes before the weight's dtype check); a non-zero padding_mode pads with F.pad first
+    "conv2d_bool_input_no_bias": lambda T: T.nn.Conv2d(2, 3, 3, bias=False)(x(T, 1, 2, 5, 5) > 0),
+    "conv2d_same_padding_bool_input": lambda T: T.nn.Conv2d(2, 3, 3, padding="same")(x(T, 1, 2, 5, 5) > 0),
+    "conv_transpose1d_bool_input": lambda T: T.nn.ConvTranspose1d(2, 3, 3)(x(T, 1, 2, 5) > 0),
+    "conv_transpose3d_int_input": lambda T: T.nn.ConvTranspose3d(2, 3, 2)(x(T, 1, 2, 3, 3, 3).int()),
+    "conv_transpose2d_int32": lambda T: F(T).conv_transpose2d(x(T, 1, 2, 3, 3).int(), x(T, 2, 3, 2, 2).int()),
+    "conv2d_dilated_int8": lambda T: F(T).conv2d(x(T, 1, 2, 5, 5).to(T.int8), x(T, 3, 2, 2, 2).to(T.int8),
+                                                  dilation=2),
+    "conv2d_reflect_bool_input": lambda T: T.nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")(
+        x(T, 1, 2, 5, 5) > 0),
+    "conv3d_replicate_bool_input": lambda T: T.nn.Conv3d(2, 3, 3, padding=1, padding_mode="replicate")(
+        x(T, 1, 2, 3, 3, 3) > 0),
+    "conv2d_reflect_5d_input": lambda T: T.nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")(
+        x(T, 2, 1, 2, 5, 5)),
+    # ConvTranspose compares output_size's entries as given: a Tensor row's truth value is ambiguous
+    "conv_transpose1d_tensor_as_output_size": lambda T: T.nn.ConvTranspose1d(2, 3, 3)(x(T, 1, 2, 5), x(T, 1, 2, 5)),
+    # pooling
+    "lp_pool3d_half": lambda T: T.nn.LPPool3d(2, 2)(x(T, 1, 2, 4, 4, 4, dtype=T.float16)),
+    "lp_pool2d_int32_with_int_power": lambda T: F(T).lp_pool2d(x(T, 1, 2, 4, 4).int(), 2, 2),
+    "adaptive_avg_pool1d_module_list": lambda T: T.nn.AdaptiveAvgPool1d(3)([[1.0, 2.0, 3.0]]),
+    "adaptive_max_pool1d_module_none": lambda T: T.nn.AdaptiveMaxPool1d(3)(None),
+    # shapes, activations, embeddings, losses
+    "unfold_scalar": lambda T: T.nn.Unfold(2)(x(T, 1)[0]),
+    "unfold_vector": lambda T: T.nn.Unfold(2)(x(T, 3)),
+    "softmin_of_an_int": lambda T: T.nn.Softmin(dim=1)(3),
+    "gumbel_softmax_int_logits": lambda T: F(T).gumbel_softmax(idx(T, [[1, 2, 3]])),
+    "gumbel_softmax_bool_logits": lambda T: F(T).gumbel_softmax(idx(T, [[1, 0, 3]]) > 0),
+    "embedding_max_norm_list_indices": lambda T: T.nn.Embedding(5, 3, max_norm=1.0)([0, 1]),
+    "multilabel_soft_margin_loss_scalar": lambda T: T.nn.MultiLabelSoftMarginLoss()(x(T, 1)[0], x(T, 1)[0]),
+    "multilabel_soft_margin_loss_list_target": lambda T: T.nn.MultiLabelSoftMarginLoss()(x(T, 2, 3),
+                                                                                         [[0.5] * 3] * 2),
+}
+
+
+@pytest.mark.parametrize("case", SAME_ERROR_2)
+def test_same_error_2(case):
+    same_error(SAME_ERROR_2[case])
+
+
+def lp_pools(T, inp, p):
+    return (T.nn.LPPool1d(p, 3)(inp), F(T).lp_pool1d(inp, p, 3), F(T).lp_pool2d(inp.unsqueeze(0), p, (1, 3)),
+            F(T).lp_pool3d(inp.unsqueeze(0).unsqueeze(0), p, (1, 1, 3)))
+
+
+SAME_RESULT_2 = {
+    # padding='same'/'valid' adds a bias of another dtype in the output's dtype (an int padding refuses it)
+    "conv2d_same_padding_bias_of_another_dtype": lambda T: (
+        F(T).conv2d(x(T, 1, 2, 5, 5, dtype=T.float64), x(T, 3, 2, 3, 3, dtype=T.float64), x(T, 3), padding="same"),
+        F(T).conv1d(x(T, 2, 5), x(T, 3, 2, 3), x(T, 3, dtype=T.float64), padding="valid")),
+    # PyTorch's kernel returns a copy of an empty input, its shape unchanged
+    "pixel_unshuffle_empty": lambda T: (T.nn.PixelUnshuffle(2)(x(T, 0, 1, 4, 4)),
+                                        F(T).pixel_unshuffle(x(T, 1, 1, 0, 4), 2)),
+    # LP pooling of integers: x.pow(p) (the module passes float(p); an int p keeps the average integral), then the
+    # default float dtype (torchish gave float64); an infinite p is the max of |x| (torchish computed 1s)
+    "lp_pool_int_input_float_power": lambda T: lp_pools(T, (x(T, 1, 2, 6) * 3).long(), 2.0),
+    "lp_pool_int_input_int_power": lambda T: lp_pools(T, (x(T, 1, 2, 6) * 3).long(), 2)[1:],
+    "lp_pool_bool_input": lambda T: lp_pools(T, x(T, 1, 2, 6) > 0, 2.0),
+    "lp_pool_infinite_power": lambda T: lp_pools(T, x(T, 1, 2, 6) * 3, float("inf")),
+    "lp_pool_minus_infinite_power": lambda T: lp_pools(T, x(T, 1, 2, 6) * 3, -float("inf")),
+    # the composite's + EPSILON turns integral sums into the default float dtype (torchish gave float64)
+    "cosine_embedding_loss_int_inputs": lambda T: T.nn.CosineEmbeddingLoss()(
+        (x(T, 2, 3) * 3).long(), (x(T, 2, 3) * 2).long(), idx(T, [1, -1])),
+}
+
+
+@pytest.mark.parametrize("case", SAME_RESULT_2)
+def test_same_result_2(case):
+    same(SAME_RESULT_2[case])

@@ -336,7 +336,9 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:  # (PyTorch picks the dim from ``input.dim()`` before it negates the input)
         need_tensor_attr(input, "dim")
         dim = _softmax.implicit_dim("softmin", input.ndim, _stacklevel - 1)  # (implicit_dim counts its own frame)
-    return _softmax_method("softmin", Tensor.softmax, -input, dim, _stacklevel, dtype)
+    neg = -input
+    need_tensor_attr(neg, "softmax")  # (PyTorch's wrapper calls (-input).softmax(dim))
+    return _softmax_method("softmin", Tensor.softmax, neg, dim, _stacklevel, dtype)
 
 
 def _gumbel_softmax_fwd(logits, gumbels, *, tau, axis, hard):
@@ -357,7 +359,9 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     need_tensor("empty_like", logits)
     from ...ops.draw import draw
-    _float_only(logits, "softmax_lastdim_kernel_impl")
+    if logits.dtype.category != _dtype._FLOAT:  # (PyTorch draws the noise first: empty_like(logits).exponential_())
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {_dtype.scalar_type_name(logits.dtype)}")
     e = draw("exponential", tuple(logits.shape), logits.dtype, (1.0,), device=logits)
     gumbels = Tensor._make(-jnp.log(e))
     axis = wrap_dim(dim, logits.ndim) if logits.ndim else 0

@@ -103,7 +103,7 @@ def _seq_arg(value, nd, name, fname):
     return t
 
 
-def _check_common(fname, input, weight, bias, nd, stride, dilation, groups, transposed=False):
+def _check_common(fname, input, weight, bias, nd, stride, dilation, groups, transposed=False, bias_checked=True):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fname}, but got input "
                            f"of size: {list(input.shape)}")
@@ -120,11 +120,14 @@ def _check_common(fname, input, weight, bias, nd, stride, dilation, groups, tran
         size = list(input.shape) if input.ndim == nd + 2 else [1, *input.shape]
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
                            f"{list(weight.shape)}, but got {len(size)}-dimensional input of size {size} instead")
-    # PyTorch compares the bias with the input (transposed convolutions add any bias in the output's dtype), and
-    # the weight only in the kernel, which an empty input never reaches: its result is then of the input's dtype
-    if not transposed and bias is not None and bias.dtype != input.dtype:
+    # PyTorch compares the bias with the input (transposed convolutions, and the padding='same'/'valid' path, add
+    # any bias in the output's dtype), and the weight only in the kernel, which an empty input never reaches: its
+    # result is then of the input's dtype. The kernel's dtype dispatch comes before its weight check.
+    if bias_checked and not transposed and bias is not None and bias.dtype != input.dtype:
         raise RuntimeError(f"Input type ({_c_type(input.dtype)}) and bias type ({_c_type(bias.dtype)}) should be "
                            "the same")
+    if input.numel() and not _kernel_has_dtype(input.dtype, dilation, transposed):
+        raise not_implemented(_conv_kernel(nd, dilation, transposed), input.dtype)
     if input.dtype != weight.dtype and input.numel():
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input.dtype)} but found "
                            f"{_dtype.scalar_type_name(weight.dtype)}")
@@ -134,8 +137,16 @@ def _check_common(fname, input, weight, bias, nd, stride, dilation, groups, tran
         raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if input.dtype is _dtype.bool and input.numel():  # PyTorch's CPU convolution kernels have no Bool version
-        raise not_implemented(_conv_kernel(nd, dilation, transposed), input.dtype)
+
+
+def _kernel_has_dtype(dt, dilation, transposed):
+    """Whether PyTorch's CPU kernel has a version for ``dt``: none has Bool; the dilated and transposed kernels
+    only floats and int64."""
+    if dt is _dtype.bool:
+        return False
+    if transposed or any(d > 1 for d in dilation):
+        return dt.category != _dtype._INT or dt is _dtype.int64
+    return True
 
 
 def _conv_kernel(nd, dilation, transposed):
@@ -177,7 +188,7 @@ def convolution(fname, input, weight, bias, stride, padding, dilation, groups, n
     stride = _seq_arg(stride, nd, "stride", fname)
     dilation = _seq_arg(dilation, nd, "dilation", fname)
     groups = int(groups)
-    _check_common(fname, input, weight, bias, nd, stride, dilation, groups)
+    _check_common(fname, input, weight, bias, nd, stride, dilation, groups, bias_checked=not isinstance(padding, str))
     weight, bias = _as_input_dtype(input, weight, bias)
     kernel = tuple(weight.shape[2:])
     if isinstance(padding, str):
@@ -409,6 +420,8 @@ def pixel_unshuffle(input, downscale_factor):
     if w % r != 0:
         raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)="
                            f"{w} is not divisible by {r}")
+    if input.numel() == 0:  # (PyTorch's CPU kernel returns a copy of an empty input, its shape unchanged)
+        return input.clone()
     return apply(_PIXEL_UNSHUFFLE, (input,), r=r, inverse=True)
 
 

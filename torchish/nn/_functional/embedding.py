@@ -18,7 +18,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import tracing
 from ...ops.registry import apply, defop
-from ._args import need_int, need_tensor
+from ._args import need_int, need_tensor, need_tensor_attr
 from .embedding_sparse import sparse_variant
 
 __all__ = ["embedding", "embedding_bag"]
@@ -196,6 +196,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         tensor([[4., 5.],
                 [0., 1.]])
     """
+    if max_norm is not None:  # (PyTorch's wrapper: input.contiguous(), then a renorm of weight.detach())
+        if padding_idx is not None:
+            need_tensor_attr(weight, "size")
+        need_tensor_attr(input, "contiguous")
+        need_tensor_attr(weight, "detach")
     need_tensor("embedding", weight, "weight", 1)
     need_tensor("embedding", input, "indices", 2)
     if weight.ndim != 2:

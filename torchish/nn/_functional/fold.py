@@ -83,8 +83,11 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     k, d = _pair(kernel_size, "kernel_size", "im2col", 2), _pair(dilation, "dilation", "im2col", 3)
     p, s = _pair(padding, "padding", "im2col", 4), _pair(stride, "stride", "im2col", 5)
     _check_params(k, d, p, s)
-    if input.ndim == 2:
-        raise IndexError("Dimension out of range (expected to be in range of [-2, 1], but got 2)")
+    if input.ndim == 0:  # (PyTorch's kernel reads a size past the input's last dimension first)
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    if input.ndim in (1, 2):
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, {input.ndim - 1}], but "
+                         f"got {input.ndim})")
     if input.ndim not in (3, 4) or any(n == 0 for n in input.shape[input.ndim - 3:]):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
                            f"dimensions for input, but got: {list(input.shape)}")

@@ -76,6 +76,12 @@ def _check_avg_rank(nd, input):
                          "but got -3)")
 
 
+def _check_avg_dtype(nd, dt):
+    """PyTorch's CPU average-pooling kernels: floats and int64 (3-D: no half floats)."""
+    if dt not in (_dtype.float32, _dtype.float64, _dtype.int64) + ((_dtype.float16, _dtype.bfloat16) if nd < 3 else ()):
+        raise not_implemented("avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", dt)
+
+
 def _need_ints(name, **args):
     """PyTorch's argument parser: each window argument (positions 2 on) is an int or a sequence of ints (a bool
     alone or first, or a Tensor of more than one element, is none)."""
@@ -288,9 +294,7 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
                                                           bool(ceil_mode))
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("divisor must be not zero")
-    dt = input.dtype  # PyTorch's CPU kernels: floats and int64 (3-D: no half floats)
-    if dt not in (_dtype.float32, _dtype.float64, _dtype.int64) + ((_dtype.float16, _dtype.bfloat16) if nd < 3 else ()):
-        raise not_implemented("avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", dt)
+    _check_avg_dtype(nd, input.dtype)
     return apply(_AVGPOOL[nd], (input,), nd=nd, kernel=kernel, stride=stride, padding=padding, outs=outs,
                  count_include_pad=bool(count_include_pad),
                  divisor_override=None if divisor_override is None else int(divisor_override))
@@ -319,28 +323,47 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 # power-average (LP) pooling
 
 
-def _lp_fwd(x, *, p, nd, kernel, stride, outs):
-    avg = _avg_fwd(x ** p, nd=nd, kernel=kernel, stride=stride, padding=(0,) * nd, outs=outs,
+def _lp_fwd(x, *, p, nd, kernel, stride, outs, pow_dtype, out_dtype):
+    # x.pow(p) in PyTorch's dtype (an integral input with an int p stays integral: the average truncates)
+    avg = _avg_fwd(x.astype(pow_dtype) ** p, nd=nd, kernel=kernel, stride=stride, padding=(0,) * nd, outs=outs,
                    count_include_pad=True, divisor_override=None)
     # PyTorch's (sign(avg) * relu(abs(avg))).mul(kernel).pow(1 / p): relu's backward (0 where avg is 0) also stops
     # pow's infinite derivative at 0, so an all-zero window gets a zero gradient, not NaN
-    return (jnp.sign(avg) * jax.nn.relu(jnp.abs(avg)) * math.prod(kernel)) ** (1.0 / p)
+    return ((jnp.sign(avg) * jax.nn.relu(jnp.abs(avg)) * math.prod(kernel)).astype(out_dtype)) ** (1.0 / p)
 
 
 _LPPOOL = {nd: defop(f"lp_pool{nd}d", _lp_fwd, grad_name="PowBackward0") for nd in (1, 2, 3)}
+
+
+def _lp_infinite(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    """PyTorch's wrapper: an infinite ``norm_type`` is the max (or, -inf, minus the max of minus) of ``|input|``
+    over each window; None for a finite one."""
+    if isinstance(norm_type, (int, float)) and norm_type in (math.inf, -math.inf):
+        pool = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+        if norm_type > 0:
+            return pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    return None
 
 
 def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
     _check_avg_rank(nd, input)
     kernel, stride, _, _, _, outs = _pool_geometry(input, nd, f"avg_pool{nd}d", kernel_size, stride, 0, 1,
                                                    bool(ceil_mode))
-    if input.dtype.category == _dtype._COMPLEX:  # (PyTorch's composite reaches the avg_pool kernel)
-        raise not_implemented("avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", input.dtype)
-    return apply(_LPPOOL[nd], (input,), p=norm_type, nd=nd, kernel=kernel, stride=stride, outs=outs)
+    # PyTorch's composite: avg_pool of input.pow(norm_type) (its dtype checked by the avg_pool kernel), then
+    # .pow(1 / norm_type), which turns an integral result into the default float dtype
+    pow_dtype = _dtype.result_type(input, norm_type)
+    _check_avg_dtype(nd, pow_dtype)
+    out_dtype = pow_dtype if pow_dtype.category >= _dtype._FLOAT else _dtype.get_default_dtype()
+    return apply(_LPPOOL[nd], (input,), p=norm_type, nd=nd, kernel=kernel, stride=stride, outs=outs,
+                 pow_dtype=pow_dtype.np, out_dtype=out_dtype.np)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """``(sum over the window of x**p) ** (1/p)`` (PyTorch's formula: average times window size)."""
+    out = _lp_infinite(1, input, norm_type, kernel_size, stride, ceil_mode)
+    if out is not None:
+        return out
     out = _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
     if isinstance(kernel_size, (list, tuple)):  # PyTorch's wrapper multiplies by kernel_size itself
         raise TypeError(f"mul(): argument 'other' (position 1) must be Tensor, not {type(kernel_size).__name__}")
@@ -359,10 +382,12 @@ def _unpack_kernel(kernel_size, nd):
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """2-D power-average pooling."""
     _unpack_kernel(kernel_size, 2)
-    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+    out = _lp_infinite(2, input, norm_type, kernel_size, stride, ceil_mode)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode) if out is None else out
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """3-D power-average pooling."""
     _unpack_kernel(kernel_size, 3)
-    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+    out = _lp_infinite(3, input, norm_type, kernel_size, stride, ceil_mode)
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode) if out is None else out

@@ -100,6 +100,22 @@ def pad(input, pad, mode="constant", value=None):
 
     ``pad`` lists (left, right) amounts starting from the LAST dimension, as in PyTorch.
     """
+    pads, k = check_pad(input, pad, mode, value)
+    # ``value`` is a float (PyTorch's signature), converted to the input's type, checked (-1 into uint8 fails)
+    v = 0 if value is None else check_scalar_fits(float(value) if isinstance(value, int) else value, input.dtype)
+    if input.dtype in _dtype.FLOAT8:  # (its padding is a fill: 0 does not fit float8_e8m0fnu)
+        check_scalar_fits(v, input.dtype, numel=0)
+    if input.dtype == _dtype.bool:
+        v = bool(v)
+    elif input.dtype.category < _dtype._FLOAT:
+        with jax.ensure_compile_time_eval():  # (a constant: concrete under torchish.compile's trace too)
+            v = int(cast(np.float64(v), input.dtype.np))  # (2 ** 63 into int64: its minimum, as PyTorch's x86 build)
+    return apply(_pad_op(mode, k), (input,), pads=pads, mode=mode, value=v)
+
+
+def check_pad(input, pad, mode="constant", value=None):
+    """``F.pad``'s refusals, in PyTorch's order and words (the Conv modules' non-zero padding modes pad first too);
+    returns the (low, high) pairs, outermost padded dimension first, and their count."""
     need_tensor("pad", input)
     need_int_list("pad", pad, "pad", 2)
     if not isinstance(mode, str):
@@ -147,16 +163,7 @@ def pad(input, pad, mode="constant", value=None):
         if mode == "constant":
             raise RuntimeError("narrow(): length must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out_shape)}: {out_shape}")
-    # ``value`` is a float (PyTorch's signature), converted to the input's type, checked (-1 into uint8 fails)
-    v = 0 if value is None else check_scalar_fits(float(value) if isinstance(value, int) else value, input.dtype)
-    if input.dtype in _dtype.FLOAT8:  # (its padding is a fill: 0 does not fit float8_e8m0fnu)
-        check_scalar_fits(v, input.dtype, numel=0)
-    if input.dtype == _dtype.bool:
-        v = bool(v)
-    elif input.dtype.category < _dtype._FLOAT:
-        with jax.ensure_compile_time_eval():  # (a constant: concrete under torchish.compile's trace too)
-            v = int(cast(np.float64(v), input.dtype.np))  # (2 ** 63 into int64: its minimum, as PyTorch's x86 build)
-    return apply(_pad_op(mode, k), (input,), pads=pads, mode=mode, value=v)
+    return pads, k
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import math
 from ...ops.creation import empty
 from .. import init
 from .._functional.conv import conv_transposed, convolution, same_padding
+from .._functional.sampling import check_pad
 from ..module import Module
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
@@ -124,6 +125,8 @@ class _Conv(_ConvNd):
                          padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
+        if self.padding_mode != "zeros":  # (PyTorch pads with F.pad first: its refusals come first)
+            check_pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
         return convolution(f"conv{self._nd}d", input, weight, bias, self.stride, self.padding, self.dilation,
                            self.groups, self._nd, pad_mode=self.padding_mode)
 
@@ -176,9 +179,9 @@ class _ConvTranspose(_ConvNd):
         nd = num_spatial_dims
         has_batch = input.dim() == nd + 2
         lead = 2 if has_batch else 1
-        size = [int(s) for s in output_size]
-        if len(size) == nd + lead:
-            size, output_size = size[lead:], output_size[lead:]
+        if len(output_size) == nd + lead:
+            output_size = output_size[lead:]
+        size = output_size  # (compared as given, as PyTorch does: a Tensor row's truth value is ambiguous)
         if len(size) != nd:
             raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
                              f"{nd + lead} elements (got {len(output_size)})")
@@ -192,7 +195,7 @@ class _ConvTranspose(_ConvNd):
             if size[d] < mins[d] or size[d] > maxs[d]:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mins} to "
                                  f"{maxs} (for an input of {input.size()[lead:]})")
-        return tuple(size[d] - mins[d] for d in range(nd))
+        return tuple(int(size[d]) - mins[d] for d in range(nd))
 
     def forward(self, input, output_size=None):
         nd = self._nd

@@ -138,7 +138,8 @@ class _AdaptivePoolNd(Module):
 
 class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
     def forward(self, input):
-        return A._adaptive_avg(self._nd, input, self.output_size)
+        # (through the public function: its argument checks, a non-Tensor input first, are the module's)
+        return getattr(A, f"adaptive_avg_pool{self._nd}d")(input, self.output_size)
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
@@ -173,7 +174,7 @@ class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
         self.return_indices = return_indices
 
     def forward(self, input):
-        return A._adaptive_max(self._nd, input, self.output_size, self.return_indices)
+        return getattr(A, f"adaptive_max_pool{self._nd}d")(input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
@@ -248,8 +249,8 @@ class _LPPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        lp_pool = getattr(P, f"lp_pool{self._nd}d")  # (their checks: PyTorch's modules call them)
-        return lp_pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        lp_pool = getattr(P, f"lp_pool{self._nd}d")  # (their checks: PyTorch's modules call them, with a float p)
+        return lp_pool(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self):
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "

@@ -22,7 +22,8 @@ def _build_public_names():
     from .. import _overridable as tables
     from .._torch_function_call import pytorch_name, _own_name
     import torchish
-    spaces = (("torch", torchish, tables.TORCH), ("torch.nn.functional", torchish.nn.functional, tables.FUNCTIONAL),
+    functional = tables.FUNCTIONAL + tables.PYTHON_FUNCTIONAL_UNLISTED
+    spaces = (("torch", torchish, tables.TORCH), ("torch.nn.functional", torchish.nn.functional, functional),
               ("torch.linalg", torchish.linalg, tables.LINALG), ("torch.fft", torchish.fft, tables.FFT),
               ("torch.special", torchish.special, tables.SPECIAL))
     for public, module, names in spaces:

@@ -23,6 +23,8 @@ def _scaled(x, n):
 
 torch.fx.wrap("_scaled")  # (each library's wrap: calls of _scaled in traced code become one node)
 torchish.fx.wrap("_scaled")
+torch.fx.wrap("len")  # (a builtin: len(proxy) becomes a node instead of an error)
+torchish.fx.wrap("len")
 
 
 def _libs():
@@ -243,6 +245,15 @@ def test_shape_prop_matches_torch(traced, name):
         assert ("tensor_meta" in g.meta) == ("tensor_meta" in r.meta), g.name
         if "tensor_meta" in r.meta:
             assert summary(g.meta["tensor_meta"]) == summary(r.meta["tensor_meta"]), g.name
+
+
+def test_wrapped_builtin_len_matches_torch():
+    def f(lib):
+        def body(x):
+            return x + len(x)
+        gm = lib.fx.symbolic_trace(body)
+        return gm.code, gm(lib.ones(3)).tolist()
+    assert f(torchish) == f(torch)
 
 
 def test_symbolic_trace_of_functions_and_public_names():

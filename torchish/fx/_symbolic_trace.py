@@ -61,7 +61,7 @@ class _Patcher:
         return False
 
 
-def _recording(fn, tracer_of):
+def _recording(fn):
     """``fn`` that records a ``call_function`` node when any argument is a Proxy."""
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
@@ -287,14 +287,14 @@ class Tracer(TracerBase):
                                                  and not name.startswith("_")):
                 if getattr(value, "__torchish_fx_recording__", False):
                     continue
-                recording = _recording(value, self)
+                recording = _recording(value)
                 recording.__torchish_fx_recording__ = True
                 patcher.set_item(space, name, recording)
         for (space_id, name), globals_ in list(_WRAPPED.items()):
             if space_id == id(space) and name not in space:
                 builtin = getattr(sys.modules["builtins"], name, None)
                 if builtin is not None:
-                    recording = _recording(builtin, self)
+                    recording = _recording(builtin)
                     recording.__torchish_fx_recording__ = True
                     patcher.set_item(space, name, recording)
 

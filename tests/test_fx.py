@@ -291,3 +291,19 @@ def test_qualified_names_of_public_functions_match_torch(space):
         if qualified_name(got_fn) != expected:
             mismatched.append((name, qualified_name(got_fn), expected))
     assert mismatched == []
+
+
+@pytest.mark.parametrize("name", ["functional", "residual", "param_read", "misc", "chunks"])
+def test_identity_transformer_and_interpreter_match_torch(traced, name):
+    """Transformer(gm).transform() rewrites each traced module into the same code as torch's; Interpreter(gm).run
+    gives the module's values."""
+    ref, got, inputs = traced[name]
+    assert torchish.fx.Transformer(got).transform().code == torch.fx.Transformer(ref).transform().code
+    args = [torchish.tensor(a) if isinstance(a, np.ndarray) else a for a in inputs]
+    direct, interpreted = got(*args), torchish.fx.Interpreter(got).run(*args)
+    flat = list(direct.values() if isinstance(direct, dict) else direct) if isinstance(direct, (tuple, dict)) \
+        else [direct]
+    again = list(interpreted.values() if isinstance(interpreted, dict) else interpreted) \
+        if isinstance(interpreted, (tuple, dict)) else [interpreted]
+    for d, i in zip(flat, again):
+        np.testing.assert_array_equal(i.detach().numpy(), d.detach().numpy())

@@ -162,7 +162,37 @@ _COMPUTED = {
     "last": lambda node, st: len(node.vals[0].shape),
     "part": lambda node, st: 0 if node.op.name == "real" else 1,
     "as_real": lambda node, st: tuple(node.vals[0].shape) + (2,),
+    **{"index_" + k: (lambda k: lambda node, st: _index_number(node, st, k))(k)
+       for k in ("dim", "index", "start", "end", "step")},
 }
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _index_number(node, st, what):
+    """A number ``x[...]``'s view node saves (``ops.index.getitem``: one select, slice or unsqueeze, the other
+    items of its template full slices): PyTorch keeps what the user wrote, an omitted slice end as INT64_MAX and a
+    negative number as its unsigned 64-bit wrap (how its autograd codegen prints a saved ``c10::SymInt``)."""
+    template = st["template"]
+    pos = next((k for k in range(len(template) - 1, -1, -1)
+                if template[k][0] != "s" or template[k][1:] != (0, _dim_size(node, template, k), 1)),
+               len(template) - 1)
+    if what == "dim":
+        return sum(1 for t in template[:pos] if t[0] != "i")
+    raw = node.__dict__.get("index_raw")
+    t = template[pos]
+    if what == "index":
+        n = raw if isinstance(raw, int) else t[1]
+    else:
+        start, stop, step = raw if isinstance(raw, tuple) else t[1:]
+        n = {"start": 0 if start is None else start, "end": _INT64_MAX if stop is None else stop,
+             "step": 1 if step is None else step}[what]
+    return n + (1 << 64) if n < 0 else n
+
+
+def _dim_size(node, template, k):
+    """The size of the input dim template item ``k`` indexes."""
+    return node.vals[0].shape[sum(1 for t in template[:k] if t[0] in "is")]
 
 
 class SavedTensor:

@@ -23,6 +23,7 @@ from jax import lax
 
 from .. import _dtype
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from . import tracing
 from .elementwise import require_tensor
 from .float8 import refuse as refuse_float8
@@ -96,10 +97,11 @@ def _int_scalar_tensor(it):
         not isinstance(it._d, jax.core.Tracer)
 
 
-def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
+def parse_index(x: Tensor, index, tensor_ints=True, deferred=None, raw=None):
     """-> (template, arrays). With ``tensor_ints`` a 0-d integer tensor acts as an int (as in ``x[t]``). With a
     ``deferred`` list, the bounds checks of index tensors are appended to it (as argument-less callables) instead of
-    run: a write checks the value first, as PyTorch's index_put kernel does."""
+    run: a write checks the value first, as PyTorch's index_put kernel does. A ``raw`` list receives, per template
+    item, the integer or ``(start, stop, step)`` the user wrote (None elsewhere): what PyTorch's nodes save."""
     if isinstance(index, tuple):
         items = list(index)
     elif _seq_as_tuple(index):
@@ -138,6 +140,8 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
     dim = 0
     shape = x.shape
     for pos, it in enumerate(items):
+        if raw is not None:
+            raw.extend([None] * (len(template) - len(raw)))
         if it is Ellipsis:  # every ellipsis spans the unindexed dims (PyTorch accepts more than one)
             n = min(nd - consumed, nd - dim)
             template.extend(("s", 0, shape[dim + j], 1) for j in range(n))
@@ -149,6 +153,8 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
             template.append(("b", bool(it.item() if isinstance(it, Tensor) else it)))
         elif isinstance(it, slice):
             template.append(_slice_item(it, shape[dim]))
+            if raw is not None:
+                raw.append(tuple(None if v is None else _int(v) for v in (it.start, it.stop, it.step)))
             dim += 1
         elif isinstance(it, Tensor) and it._v.dtype in (np.bool_, np.uint8):
             if it._v.dtype == np.uint8:
@@ -180,7 +186,11 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None):
             if n < -size or n >= size:
                 raise IndexError(f"index {n} is out of bounds for dimension {pos} with size {size}")
             template.append(("i", n % size))
+            if raw is not None:
+                raw.append(n)
             dim += 1
+    if raw is not None:
+        raw.extend([None] * (len(template) - len(raw)))
     if _check_broadcast(template, arrays) and indexes_empty_dim:
         raise IndexError("index is out of bounds for dimension with size 0")
     # PyTorch's index kernel checks the bounds of the elements it reads or writes: none for an empty result
@@ -370,15 +380,50 @@ def _basic_op(template, single, n_dims):
 
 
 def getitem(self, index):
-    template, arrays = parse_index(self, index)
+    raw = []
+    template, arrays = parse_index(self, index, raw=raw)
+    single = isinstance(index, slice)
+    full = _full_flags(self, template)
+    recording = self._rg and STATE.grad_enabled and not STATE.inference
     if arrays or any(t[0] == "b" for t in template):
+        if recording and not any(t[0] == "b" for t in template):
+            self, template = _basic_steps(self, template, raw, full, advanced=True)
         res = apply(_INDEX, (self, *arrays), template=template)
         if any(t._view is not None or t._layout is not None for t in (self, *arrays)):
             _set_index_layout(res, self, arrays, template)
         return res
-    single = isinstance(index, slice)
-    full = _full_flags(self, template)
-    return apply(_basic_op(template, single, full), (self,), template=template)
+    if recording and sum(t[0] in "in" or t[0] == "s" and not f for t, f in zip(template, full)) > 1:
+        return _basic_steps(self, template, raw, full)
+    res = apply(_basic_op(template, single, full), (self,), template=template)
+    if recording and res._gfn is not None:
+        res._gfn.__dict__["index_raw"] = next((r for r in reversed(raw) if r is not None), None)
+    return res
+
+
+def _basic_steps(x, template, raw, full, advanced=False):
+    """PyTorch's indexing one view op at a time, left to right (``x[1:3, 0]`` is ``SelectBackward0`` over
+    ``SliceBackward0``; full slices are skipped), so that the recorded graph is PyTorch's node for node. Used where
+    autograd records and the index has several parts. Returns the last view; with ``advanced``, that view and the
+    template the index arrays then apply with (its basic parts done)."""
+    rest, d = [], 0
+    for t, r, f in zip(template, raw, full):
+        kind = t[0]
+        if kind == "a":
+            rest.append(t)
+            d += 1
+            continue
+        if kind == "s" and f:
+            rest.append(("s", 0, x.shape[d], 1))
+            d += 1
+            continue
+        step = tuple(("s", 0, x.shape[j], 1) for j in range(d)) + (t,)
+        x = apply(_basic_op(step, False, [True] * d + [False]), (x,), template=step)
+        if x._gfn is not None:
+            x._gfn.__dict__["index_raw"] = r
+        if kind != "i":
+            rest.append(("s", 0, x.shape[d], 1))
+            d += 1
+    return (x, tuple(rest)) if advanced else x
 
 
 def _set_index_layout(res, x, arrays, template):

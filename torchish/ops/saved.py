@@ -406,6 +406,11 @@ NAMES = {
     "transpose": ("_", "", "dim0 dim1"),
     "select": ("_", "", "dim=dim index=index self_sym_sizes"),
     "narrow": ("_", "", "dim=dim end=@end self_sym_sizes start=start step=@one"),
+    # ``x[...]``'s views: the numbers the user wrote (a negative one shown as PyTorch's unsigned 64-bit wrap)
+    "getitem_Select": ("_", "", "dim=@index_dim index=@index_index self_sym_sizes"),
+    "getitem_Slice": ("_", "", "dim=@index_dim end=@index_end self_sym_sizes start=@index_start step=@index_step"),
+    "getitem_Unsqueeze": ("_", "", "dim=@index_dim"),
+    "index": ("_", "", "self_sym_sizes"),  # (not _saved_indices: PyTorch keeps a boolean mask as it was given)
     # ``z.real``/``z.imag`` are PyTorch's select over view_as_real: the last dim of the (..., 2) view
     **{n: ("_", "", "dim=@last index=@part self_sym_sizes=@as_real") for n in ("real", "imag")},
     "permute": ("_", "", "dims=dims"),

@@ -1,0 +1,75 @@
+"""The autograd graph of ``x[...]`` as PyTorch records it: one view node per part of the index, left to right
+(``x[1:3, 0]`` is ``SelectBackward0`` over ``SliceBackward0``; full slices are skipped), the index arrays' node on
+top of the basic parts (``IndexBackward0`` over ``SliceBackward0``), and the numbers each node saves as the user
+wrote them (``_saved_start``/``_saved_end``/``_saved_index``: an omitted end is INT64_MAX, a negative number shows
+as its unsigned 64-bit wrap). Compared with torch: node names down the graph, saved numbers, values, gradients,
+and a hook on a node below the top one."""
+import pytest
+
+from oracle import arr, assert_same, needs_torch, torch, torchish
+
+INDEXES = ["[1:3, 0]", "[0, 1:3]", "[None, 1]", "[..., 1]", "[1:3, 1:2]", "[:, None, 2:]", "[-1, -2:]",
+           "[[0, 1], 1:]", "[1:, [0, 2]]", "[:, ::2]", "[0]", "[:]", "[...]", "[None]", "[2:100]", "[-100:3]",
+           "[1:4:2, -1]", "[:, 1][1:]", "[1, None, :2]"]
+
+
+def _walk(fn, depth=6):
+    names = []
+
+    def rec(f, d):
+        if f is None or d > depth:
+            names.append(None)
+            return
+        names.append(type(f).__name__)
+        for nf, _ in f.next_functions:
+            rec(nf, d + 1)
+    rec(fn, 0)
+    return names
+
+
+def _saved(fn):
+    return {a: getattr(fn, a) for a in dir(fn) if a.startswith("_saved_") and a != "_saved_indices"}
+
+
+def _run(lib, index):
+    x = lib.tensor(arr(4, 5), requires_grad=True)
+    y = eval("x" + index)  # noqa: S307  (the index expressions above)
+    graph, nodes = _walk(y.grad_fn), []
+    f = y.grad_fn
+    while f is not None and type(f).__name__ != "AccumulateGrad":
+        nodes.append((type(f).__name__, _saved(f)))
+        f = f.next_functions[0][0]
+    (y * lib.tensor(arr(*y.shape, seed=1))).sum().backward()
+    return graph, nodes, y.detach(), x.grad
+
+
+@needs_torch
+@pytest.mark.parametrize("index", INDEXES)
+def test_index_records_pytorchs_nodes_and_numbers(index):
+    ref, got = _run(torch, index), _run(torchish, index)
+    assert got[0] == ref[0]
+    assert got[1] == ref[1]
+    assert_same(ref[2:], got[2:])
+
+
+@needs_torch
+def test_hook_on_the_node_below_the_top_sees_the_intermediate_gradient():
+    def run(lib):
+        x = lib.tensor(arr(4, 5), requires_grad=True)
+        y = x[1:3, 0]
+        seen = []
+        below = y.grad_fn.next_functions[0][0]  # SliceBackward0 of x[1:3]
+        below.register_hook(lambda gi, go: seen.append((gi[0].clone(), go[0].clone())))
+        y.sum().backward()
+        return seen, x.grad
+    assert_same(run(torch), run(torchish))
+
+
+@needs_torch
+def test_no_grad_indexing_is_one_view_of_the_base():
+    def run(lib):
+        x = lib.tensor(arr(4, 5))
+        y = x[1:3, 0]
+        y.mul_(2)  # (writes through to x)
+        return y._base is x, y.is_contiguous(), y.stride(), x
+    assert_same(run(torch), run(torchish))

@@ -360,6 +360,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if input.dtype.category == _dtype._COMPLEX or target.dtype.category == _dtype._COMPLEX:
         raise RuntimeError("kl_div: Complex inputs not supported.")
     check_broadcast(target, input)  # (the formula starts from target)
+    if input.dtype is target.dtype:  # ATen's composite and F.kl_div's batchmean division, op by op
+        from ...ops.unary import exp
+        from ...special import xlogy
+        l = exp(target) * (target - input) if log_target else xlogy(target, target) - target * input
+        if red == "batchmean":
+            l = l.sum()
+            return l / input.shape[0] if input.ndim else l
+        return l.mean() if red == "mean" else l.sum() if red == "sum" else l
     return apply(_kl_op(red, bool(log_target), input.ndim), (input, target), reduction=red,
                  log_target=bool(log_target))
 
@@ -390,6 +398,13 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     # PyTorch's composite: exp(input) - target * input (a Bool product when both are Bool), or input - (a float)
     if input.dtype is _dtype.bool and (not log_input or target.dtype is _dtype.bool):
         _check_sub(0.0, input)
+    if input.dtype.category == _dtype._FLOAT and target.dtype is input.dtype:  # ATen's composite, op by op
+        from ._composite import add_scalar
+        loss = input.exp() - target * input if log_input else input - target * add_scalar(input, float(eps)).log()
+        if full:
+            stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+            loss += stirling.masked_fill(target <= 1, 0)
+        return loss.mean() if red == "mean" else loss.sum() if red == "sum" else loss
     return apply(_POISSON_BY[bool(log_input), bool(full)][red], (input, target), log_input=bool(log_input),
                  full=bool(full), eps=float(eps), reduction=red)
 
@@ -432,5 +447,14 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         raise ValueError(reduction + " is not valid")
     if int_var:  # PyTorch's composite clamps (a copy of) var in place to the float eps
         raise RuntimeError(f"result type Float can't be cast to the desired output type {c10_name(var.dtype)}")
+    if input.dtype.category == _dtype._FLOAT and target.dtype is input.dtype and var.dtype is input.dtype:
+        from ...autograd.grad_mode import no_grad
+        var = var.clone()  # F.gaussian_nll_loss, op by op: var clamped in place without recording
+        with no_grad():
+            var.clamp_(min=eps)
+        loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+        if full:
+            loss += 0.5 * math.log(2 * math.pi)
+        return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
     return apply(_GAUSSIAN_BY[bool(full)][reduction], (input, target, var), full=bool(full), eps=float(eps),
                  reduction=reduction)

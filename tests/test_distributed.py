@@ -203,10 +203,7 @@ def test_device_mesh_one_device():
 # ---- DistributedSampler (torchish.utils.data) ---------------------------------------------------------------
 
 def _sampler_cls():
-    try:
-        from torchish.utils.data import DistributedSampler
-    except ImportError:
-        pytest.skip("torchish.utils.data.DistributedSampler does not exist yet")
+    from torchish.utils.data import DistributedSampler
     return DistributedSampler
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -19,7 +18,6 @@ from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
 from . import float8 as _float8
-from .casting import rounded
 from .elementwise import _out, c10_name, not_implemented, out_structured, require_tensor
 from . import opnode as _opnode, registry as _registry, saved as _saved
 from .registry import apply, defop
@@ -310,26 +308,6 @@ def vdot(input, other, *, out=None):
     return out_structured(apply(_VDOT, (input, other)), out, "vdot")
 
 
-def _outer_fwd(a, b):
-    return a[:, None] * b[None, :]
-
-
-def _outer_vjp(g, a, b, out):
-    """float16/bfloat16: PyTorch's MulBackward0 of ``vec1.reshape(-1, 1) * vec2``, each product ``grad * other``
-    rounded to the half type, then summed over the broadcast dimension in float32 (``sum_to_size``); other dtypes:
-    derived (conjugated for complex values, as every derived VJP)."""
-    if g.dtype not in _precision.LOW:
-        ga, gb = jax.vjp(_outer_fwd, a, b)[1](jnp.conj(g))
-        return jnp.conj(ga), jnp.conj(gb)
-    g32 = g.astype(jnp.float32)
-    ga = rounded(g32 * b.astype(jnp.float32)[None, :], g.dtype).sum(1)
-    gb = rounded(g32 * a.astype(jnp.float32)[:, None], g.dtype).sum(0)
-    return ga.astype(a.dtype), gb.astype(b.dtype)
-
-
-_OUTER = defop("outer", _outer_fwd, vjp=_outer_vjp, promote="same", grad_name="MulBackward0")
-
-
 def outer(input, vec2, *, out=None):
     """The outer product of two vectors (dtypes promoted)."""
     _require(input, "outer", "input", 1)
@@ -337,7 +315,8 @@ def outer(input, vec2, *, out=None):
     for name, t in (("self", input), ("vec2", vec2)):
         if t.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
-    return _out(apply(_OUTER, (input, vec2)), out, "outer")
+    # ATen's composite: ``input.reshape(-1, 1) * vec2`` (MulBackward0 over a ViewBackward0 of input)
+    return _out(input.reshape(input.shape[0], 1) * vec2, out, "outer")
 
 
 def ger(input, vec2, *, out=None):

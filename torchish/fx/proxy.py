@@ -28,8 +28,8 @@ class TracerBase:
     proxy_buffer_attributes = False
     traced_func_name = "forward"
     scope = None
-    module_stack: dict = {}
-    node_name_to_scope: dict = {}
+    module_stack: dict  # (set per tracer: PyTorch's attributes, unused here)
+    node_name_to_scope: dict
 
     def create_node(self, kind: str, target, args, kwargs, name=None, type_expr=None) -> Node:
         return self.graph.create_node(kind, target, args, kwargs, name, type_expr)

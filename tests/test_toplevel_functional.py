@@ -313,6 +313,26 @@ def test_sobol_unscrambled_matches_torch(dim):
     check_raises(lambda T: T.quasirandom.SobolEngine(0))
 
 
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_sobol_scrambled_first_point_is_made_at_construction(default):
+    """A scrambled engine's first point comes from construction time, in the default dtype of then: a float64 draw
+    shows its float32 rounding, as PyTorch's (before, torchish's float64 first point was exact), also after
+    ``reset()``; ``fast_forward`` skips it."""
+    def fn(T):
+        old = T.get_default_dtype()
+        T.set_default_dtype(getattr(T, default))
+        try:
+            e = T.quasirandom.SobolEngine(3, scramble=True, seed=5)
+        finally:
+            T.set_default_dtype(old)
+        first = [e.draw(2, dtype=T.float64), e.draw(1)]
+        e.reset()
+        again = [e.draw(1, dtype=T.float64), e.reset().fast_forward(1).draw(1, dtype=T.float64)]
+        return first, again
+    ref, got = run_both(fn)
+    assert_same(ref, got, rtol=0, atol=0)
+
+
 @needs_torch
 def test_sobol_scrambled_properties():
     e = torchish.quasirandom.SobolEngine(3, scramble=True, seed=7)

@@ -122,6 +122,10 @@ class SobolEngine:
         if n:
             self.quasi = _tensor(ints[-1])
         result = _tensor(ints.astype(np.float64) / 2.0 ** self.MAXBIT).to(dtype)
+        if self.num_generated == 0 and n:
+            # PyTorch's first point is the one made at construction, in the default dtype of then (float32 rounding
+            # shows in a float64 draw of a scrambled engine)
+            result[0] = self._first_point[0].to(dtype)
         self.num_generated += n
         if out is not None:
             out.resize_(result.shape).copy_(result)

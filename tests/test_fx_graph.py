@@ -409,3 +409,43 @@ def _varargs_and_interpreter_errors(lib):
 
 def test_varargs_autowrap_functions_and_interpreter_errors_match_torch():
     assert _varargs_and_interpreter_errors(torchish) == _varargs_and_interpreter_errors(torch)
+
+
+def _chained_patterns(lib):
+    """Two-input pattern whose matches chain (one match's result feeds the next) and a two-output pattern."""
+    class M(lib.nn.Module):
+        def forward(self, x, y):
+            a = lib.sigmoid(x + y) * 2
+            b = lib.sigmoid(a + x) * 2
+            c = lib.sigmoid(b + 1) * 3
+            d = lib.sigmoid(c + b)
+            return d * 2 + d + a
+
+    def pattern(p, q):
+        return lib.sigmoid(p + q) * 2
+
+    def replacement(p, q):
+        return lib.nn.functional.relu(lib.sub(p, q))
+
+    def pattern2(p):
+        s = lib.sigmoid(p)
+        return s, s * 2
+
+    def replacement2(p):
+        s = lib.tanh(p)
+        return s, s + s
+    out = []
+    for pat, rep in ((pattern, replacement), (pattern2, replacement2)):
+        gm = lib.fx.symbolic_trace(M())
+        matches = lib.fx.replace_pattern(gm, pat, rep)
+        gm.graph.lint()
+        out.append(([(m.anchor.name, sorted((p.name, g.name) for p, g in m.nodes_map.items())) for m in matches],
+                    gm.code, gm(lib.tensor(X), lib.tensor(X[::-1].copy())).tolist()))
+    return out
+
+
+def test_replace_pattern_chained_and_multi_output_matches_torch():
+    got, ref = _chained_patterns(torchish), _chained_patterns(torch)
+    for (g_matches, g_code, g_values), (r_matches, r_code, r_values) in zip(got, ref):
+        assert (g_matches, g_code) == (r_matches, r_code)
+        np.testing.assert_allclose(np.array(g_values), np.array(r_values), **F32)

@@ -86,21 +86,27 @@ class _Matcher:
         return True
 
     def matches(self, graph: Graph) -> list:
+        """Non-overlapping matches, in graph order of the first anchor (a returned pattern node that only the
+        output uses), each as a dict pattern node -> graph node."""
+        anchors = [n for n in self.returning if len(n.users) == 1] or self.returning[:1]
         found, taken = [], set()
-        first = self.returning[0]
         for gn in graph.nodes:
             nodes_map: dict = {}
-            if not self._match(first, gn, nodes_map):
+            if not self._match(anchors[0], gn, nodes_map):
                 continue
-            if not all(any(self._match(pr, cand, nodes_map) for cand in graph.nodes) if pr not in nodes_map
-                       else True for pr in self.returning[1:]):
+            if not all(self._match_somewhere(a, graph, nodes_map) for a in anchors[1:]):
+                continue
+            if any(pr not in nodes_map for pr in self.returning):
                 continue
             inner = {g for p, g in nodes_map.items() if p.op != "placeholder"}
             if inner & taken or not self._contained(nodes_map):
                 continue
             taken |= inner
-            found.append(Match(anchor=first, nodes_map=nodes_map))
+            found.append((anchors[0], nodes_map))
         return found
+
+    def _match_somewhere(self, pn: Node, graph: Graph, nodes_map: dict) -> bool:
+        return pn in nodes_map or any(self._match(pn, cand, nodes_map) for cand in graph.nodes)
 
 
 def replace_pattern(gm: GraphModule, pattern, replacement) -> list:
@@ -119,11 +125,15 @@ def replace_pattern(gm: GraphModule, pattern, replacement) -> list:
     replacement_graph = _graph_of(replacement)
     graph = gm.graph
     matcher = _Matcher(pattern_graph)
-    matches = matcher.matches(graph)
+    matches = []
     replacement_placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
-    for match in matches:
-        val_map = {rp: match.nodes_map[pp] for rp, pp in zip(replacement_placeholders, matcher.placeholders)}
-        returning = [match.nodes_map[pn] for pn in matcher.returning]
+    changed: dict = {}  # graph node replaced by an earlier match -> its replacement
+    for anchor, nodes_map in matcher.matches(graph):
+        for pn, gn in list(nodes_map.items()):  # (a placeholder's value may be an earlier match's result)
+            if pn.op == "placeholder" and gn in changed:
+                nodes_map[pn] = changed[gn]
+        val_map = {rp: nodes_map[pp] for rp, pp in zip(replacement_placeholders, matcher.placeholders)}
+        returning = [nodes_map[pn] for pn in matcher.returning]
         users = {u for n in returning for u in n.users}
         first_user = next((n for n in graph.nodes if n in users), None)
         with graph.inserting_before(first_user):
@@ -131,11 +141,13 @@ def replace_pattern(gm: GraphModule, pattern, replacement) -> list:
         copied = list(copied) if isinstance(copied, (tuple, list)) else [copied]
         for old, new in zip(returning, copied):
             old.replace_all_uses_with(new)
+            changed[old] = new
         for pn in reversed(list(pattern_graph.nodes)):
-            if pn.op in ("placeholder", "output") or pn not in match.nodes_map:
+            if pn.op in ("placeholder", "output") or pn not in nodes_map:
                 continue
-            gn = match.nodes_map[pn]
+            gn = nodes_map[pn]
             if not gn.users:
                 graph.erase_node(gn)
+        matches.append(Match(anchor=anchor, nodes_map=nodes_map))
     gm.recompile()
     return matches

@@ -541,6 +541,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
                   key="rms_norm dtype mismatch")
     if eps is None:  # PyTorch's default: the epsilon of the type it computes in (float32 for float16/bfloat16)
         eps = _dtype.finfo(_dtype.float32 if input.dtype in (_dtype.float16, _dtype.bfloat16) else input.dtype).eps
+    if input.dtype in (_dtype.float32, _dtype.float64) and (weight is None or weight.dtype is input.dtype):
+        # ATen's composite, op by op: input * rsqrt(input.pow(2).mean(dims, keepdim=True).add_(eps)), then
+        # * weight (MulBackward0 over RsqrtBackward0, AddBackward1, MeanBackward1, PowBackward0)
+        from ._composite import add_scalar
+        dims = tuple(range(input.ndim - len(ns), input.ndim))
+        out = input * add_scalar(input.pow(2).mean(dims, keepdim=True), float(eps)).rsqrt()
+        return out if weight is None else out * weight
     return apply(_RMS, (input, weight), k=len(ns), eps=float(eps))
 
 

@@ -1,0 +1,101 @@
+"""The whole autograd graph below composite functions is PyTorch's: for functions PyTorch builds from other ops
+(ATen's CompositeImplicitAutograd ones, or Python in torch/nn/functional.py) code that walks
+``grad_fn.next_functions`` (the 60-minute blitz, torchviz) sees the same nodes, in the same order, with the same
+``None`` edges, to depth 6; values and gradients equal PyTorch's."""
+import numpy as np
+import pytest
+
+from oracle import arr, check, run_both
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss",
+                                        "ignore:Using a target size")
+
+
+def _walk(fn, depth=6):
+    """Node names depth-first over next_functions; None for a missing edge (or past ``depth``)."""
+    out = []
+
+    def rec(f, d):
+        if f is None or d > depth:
+            out.append(None)
+            return
+        out.append(type(f).__name__)
+        for nf, _ in f.next_functions:
+            rec(nf, d + 1)
+    rec(fn, 0)
+    return out
+
+
+X = arr(3, 4, seed=1, lo=-1.5, hi=2.0)
+Y = arr(3, 4, seed=2)
+P = arr(3, 4, seed=3, lo=0.1, hi=0.9)  # positive (probabilities, variances, rates)
+V3, V4 = arr(3, seed=4), arr(4, seed=5)
+SIGNS = np.array([1.0, -1.0, 1.0], np.float32)
+PM = np.array([[1.0, -1.0, 1.0, -1.0]] * 3, np.float32)
+
+
+def _F(lib):
+    return lib.nn.functional
+
+
+# name -> (fn(lib, *inputs), inputs, the positions that require grad)
+CASES = {
+    "softsign": (lambda lib, x: _F(lib).softsign(x).sum(), [X], (0,)),
+    "tanhshrink": (lambda lib, x: _F(lib).tanhshrink(x).sum(), [X], (0,)),
+    "l1_mean": (lambda lib, x, y: _F(lib).l1_loss(x, y), [X, Y], (0,)),
+    "l1_sum": (lambda lib, x, y: _F(lib).l1_loss(x, y, reduction="sum"), [X, Y], (0, 1)),
+    "l1_none": (lambda lib, x, y: _F(lib).l1_loss(x, y, reduction="none").sum(), [X, Y], (0, 1)),
+    "l1_broadcast": (lambda lib, x, y: _F(lib).l1_loss(x, y), [X, V4], (0, 1)),
+    "l1_weighted": (lambda lib, x, y, w: _F(lib).l1_loss(x, y, weight=w), [X, Y, P], (0,)),
+    "smooth_l1_beta0": (lambda lib, x, y: _F(lib).smooth_l1_loss(x, y, beta=0.0), [X, Y], (0,)),
+    "pairwise_distance": (lambda lib, x, y: _F(lib).pairwise_distance(x, y).sum(), [X, Y], (0,)),
+    "pairwise_distance_p1": (lambda lib, x, y: _F(lib).pairwise_distance(x, y, p=1, keepdim=True).sum(), [X, Y],
+                             (0, 1)),
+    "pairwise_distance_0d": (lambda lib, x, y: _F(lib).pairwise_distance(x[0, 0], y[0, 0]), [X, Y], (0,)),
+    "triplet": (lambda lib, a, p, n: _F(lib).triplet_margin_loss(a, p, n), [X, Y, P], (0, 2)),
+    "triplet_swap": (lambda lib, a, p, n: _F(lib).triplet_margin_loss(a, p, n, swap=True), [X, Y, P], (0, 1, 2)),
+    "triplet_with_distance": (lambda lib, a, p, n: _F(lib).triplet_margin_with_distance_loss(a, p, n), [X, Y, P],
+                              (0,)),
+    "margin_ranking": (lambda lib, x, t: _F(lib).margin_ranking_loss(x[0], x[1], t, margin=0.1), [X, V4], (0,)),
+    "margin_ranking_sum": (lambda lib, x, y: _F(lib).margin_ranking_loss(x, y, lib.sign(y), reduction="sum"),
+                           [X, Y], (0, 1)),
+    "hinge": (lambda lib, x, t: _F(lib).hinge_embedding_loss(x, t), [X, PM], (0,)),
+    "hinge_none": (lambda lib, x, t: _F(lib).hinge_embedding_loss(x, t, margin=0.5, reduction="none").sum(), [X, PM],
+                   (0,)),
+    "kl_batchmean": (lambda lib, x, y: _F(lib).kl_div(x, y, reduction="batchmean"), [X, P], (0,)),
+    "kl_mean_target_grad": (lambda lib, x, y: _F(lib).kl_div(x, y, reduction="mean"), [X, P], (0, 1)),
+    "kl_none": (lambda lib, x, y: _F(lib).kl_div(x, y, reduction="none").sum(), [X, P], (0, 1)),
+    "kl_log_target": (lambda lib, x, y: _F(lib).kl_div(x, y, reduction="sum", log_target=True), [X, Y], (0,)),
+    "poisson": (lambda lib, x, y: _F(lib).poisson_nll_loss(x, y), [X, P], (0,)),
+    "poisson_no_log": (lambda lib, x, y: _F(lib).poisson_nll_loss(x, y, log_input=False), [P, Y], (0, 1)),
+    "poisson_full": (lambda lib, x, y: _F(lib).poisson_nll_loss(x, y * 3, full=True, reduction="sum"), [X, P], (0,)),
+    "gaussian": (lambda lib, x, y, v: _F(lib).gaussian_nll_loss(x, y, v), [X, Y, P], (0,)),
+    "gaussian_full_sum": (lambda lib, x, y, v: _F(lib).gaussian_nll_loss(x, y, v, full=True, reduction="sum"),
+                          [X, Y, P], (0, 1, 2)),
+    "outer": (lambda lib, a, b: lib.outer(a, b).sum(), [V3, V4], (0, 1)),
+    "ger": (lambda lib, a, b: lib.ger(a, b).sum(), [V3, V4], (1,)),
+    "rms_norm": (lambda lib, x: _F(lib).rms_norm(x, (4,)).sum(), [X], (0,)),
+    "rms_norm_weight": (lambda lib, x, w: _F(lib).rms_norm(x, (4,), w, eps=1e-5).sum(), [X, V4], (0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_graph_values_and_gradients_are_pytorchs(name):
+    fn, inputs, grad = CASES[name]
+    ref, got = check(fn, inputs, grad=grad)
+    assert _walk(got.grad_fn) == _walk(ref.grad_fn)
+
+
+def test_hook_on_the_top_node_of_a_composite_loss():
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        loss = _F(lib).l1_loss(x, lib.tensor(Y))
+        seen = []
+        loss.grad_fn.next_functions[0][0].register_hook(lambda gi, go: seen.append(gi[0].shape))
+        loss.backward()
+        return seen, x.grad
+    (ref_seen, ref_grad), (got_seen, got_grad) = run_both(run)
+    assert [tuple(s) for s in got_seen] == [tuple(s) for s in ref_seen]
+    np.testing.assert_array_equal(got_grad.numpy(), ref_grad.numpy())

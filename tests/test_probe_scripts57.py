@@ -371,4 +371,92 @@ def case_power_iteration_rff(lib):
     return rq, ritz, top, T, (K_approx - K_true).abs().mean(), K_approx.diagonal(), coef.shape, Z.shape
 
 
+def case_gaussian_process_hyperparameters(lib):
+    """GP regression in float64 as GPyTorch-style tutorials write it by hand: softplus-constrained lengthscale,
+    signal and noise as one raw ``nn.Parameter``, the RBF kernel from ``cdist``, ``linalg.cholesky`` +
+    ``cholesky_solve`` for the negative log marginal likelihood, three Adam steps, then the predictive mean and
+    variance through ``solve_triangular``."""
+    torch, F = lib, lib.nn.functional
+    torch.manual_seed(20)
+    X = torch.linspace(0, 1, 8).unsqueeze(1).double()
+    y = torch.sin(6 * X).squeeze(1) + 0.1 * torch.randn(8, dtype=torch.float64)
+    raw = torch.nn.Parameter(torch.tensor([0.0, 0.0, -2.0], dtype=torch.float64))
+    opt = torch.optim.Adam([raw], lr=0.1)
+    nlls = []
+    for _ in range(3):
+        ls, sf, sn = F.softplus(raw)
+        K = sf ** 2 * torch.exp(-0.5 * torch.cdist(X, X) ** 2 / ls ** 2) + (sn ** 2 + 1e-6) * torch.eye(
+            8, dtype=torch.float64)
+        L = torch.linalg.cholesky(K)
+        alpha = torch.cholesky_solve(y.unsqueeze(1), L)
+        nll = 0.5 * (y @ alpha.squeeze(1)) + L.diagonal().log().sum() + 4 * math.log(2 * math.pi)
+        opt.zero_grad(); nll.backward(); opt.step()
+        nlls.append(nll.item())
+    with torch.no_grad():
+        Xs = torch.tensor([[0.25], [0.9]], dtype=torch.float64)
+        Ks = sf ** 2 * torch.exp(-0.5 * torch.cdist(Xs, X) ** 2 / ls ** 2)
+        mu = Ks @ alpha.squeeze(1)
+        v = torch.linalg.solve_triangular(L, Ks.T, upper=False)
+        var = sf ** 2 - (v ** 2).sum(0)
+    return nlls, raw.grad, mu, var, F.softplus(raw)
+
+
+def case_hmc_sampler(lib):
+    """Hamiltonian Monte Carlo on a correlated ``MultivariateNormal`` target: the potential's gradient by
+    ``autograd.grad`` of a re-leafed position, leapfrog steps, the Metropolis test against ``torch.rand(())`` and
+    the accept flags as Python bools."""
+    torch, D = lib, lib.distributions
+    torch.manual_seed(21)
+    target = D.MultivariateNormal(torch.tensor([1.0, -1.0]), torch.tensor([[1.0, 0.8], [0.8, 1.0]]))
+
+    def U(q):
+        return -target.log_prob(q)
+
+    def grad_U(q):
+        q = q.detach().requires_grad_(True)
+        return torch.autograd.grad(U(q), q)[0]
+
+    q, samples, accepts, eps = torch.zeros(2), [], [], 0.2
+    for _ in range(3):
+        p = torch.randn(2)
+        q0, p0 = q.clone(), p.clone()
+        p = p - 0.5 * eps * grad_U(q)
+        for i in range(4):
+            q = q + eps * p
+            if i < 3:
+                p = p - eps * grad_U(q)
+        p = p - 0.5 * eps * grad_U(q)
+        ratio = torch.exp(U(q0) + 0.5 * p0 @ p0 - U(q) - 0.5 * p @ p)
+        accept = torch.rand(()) < ratio
+        accepts.append(bool(accept))
+        if not accept:
+            q = q0
+        samples.append(q.clone())
+    return torch.stack(samples), accepts, ratio
+
+
+def case_hmm_forward_viterbi(lib):
+    """A discrete HMM: the forward algorithm in log space with ``logsumexp`` over broadcast transition scores, the
+    sequence log-likelihood, and Viterbi decoding with ``max(0)``/``argmax(0)`` back-pointers walked in Python."""
+    torch = lib
+    A = torch.tensor([[0.7, 0.3], [0.4, 0.6]])
+    B = torch.tensor([[0.5, 0.4, 0.1], [0.1, 0.3, 0.6]])
+    pi = torch.tensor([0.6, 0.4])
+    obs = torch.tensor([0, 1, 2, 2, 1])
+    la = torch.log(pi) + torch.log(B[:, obs[0]])
+    alphas = [la]
+    for o in obs[1:]:
+        la = torch.logsumexp(la.unsqueeze(1) + torch.log(A), 0) + torch.log(B[:, o])
+        alphas.append(la)
+    delta, back = torch.log(pi) + torch.log(B[:, obs[0]]), []
+    for o in obs[1:]:
+        scores = delta.unsqueeze(1) + torch.log(A)
+        back.append(scores.argmax(0))
+        delta = scores.max(0).values + torch.log(B[:, o])
+    path = [int(delta.argmax())]
+    for bp in reversed(back):
+        path.append(int(bp[path[-1]]))
+    return torch.stack(alphas), torch.logsumexp(la, 0), path[::-1]
+
+
 test_script_matches_torch = script_test(globals())

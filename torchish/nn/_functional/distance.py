@@ -114,13 +114,35 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     need_tensor("cosine_similarity", x2, "x2", 2)
     from ...ops.broadcast import broadcast_shapes
     from ._loss_util import check_broadcast
-    check_broadcast(x1, x2)
-    ndim = len(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
-    dt = _dtype.promote_types(x1.dtype, x2.dtype)
+    dt = _dtype.promote_types(x1.dtype, x2.dtype)  # (PyTorch: the dtype, then eps, then the shapes)
     if dt.category != _dtype._FLOAT:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{_dtype.scalar_type_name(dt)}")
+    if eps < 0:
+        raise RuntimeError(f"eps must be non-negative, got: {float(eps):g}")
+    check_broadcast(x1, x2)
+    ndim = len(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    if x1.dtype is dt and x2.dtype is dt:  # ATen's composite, op by op
+        return _cos_composite(x1, x2, wrap_dim(dim, ndim), float(eps))
     return apply(_COS, (x1, x2), axis=wrap_dim(dim, ndim), eps=float(eps))
+
+
+def _cos_composite(x1, x2, dim, eps):
+    """ATen's cosine_similarity: each operand (both expanded to the common shape where theirs differ) divided by a clone of its 2-norm
+    (LinalgVectorNormBackward0 under CloneBackward0), clamped to ``eps`` in place without recording, then the
+    products summed over ``dim``."""
+    from ...autograd.grad_mode import no_grad
+    from ...linalg import vector_norm
+    from ...ops.broadcast import broadcast_shapes
+    if tuple(x1.shape) != tuple(x2.shape):  # (expand_outplace: both expanded unless their shapes are equal)
+        shape = tuple(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    n1 = vector_norm(x1, 2, dim=dim, keepdim=True).clone()
+    n2 = vector_norm(x2, 2, dim=dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def _norm_backward(d, n, g, p):

@@ -75,6 +75,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     if td == 1:  # (PyTorch's where(target == 1, 1 - cos, zeros): the target is the first operand)
         check_broadcast(target, input1.shape[:1])
     no_complex_clamp(input1, input2)
+    if input1.dtype.category == _dtype._FLOAT and input2.dtype is input1.dtype:
+        return _reduced(_cos_emb_composite(input1, input2, target, float(margin)), red)
     # PyTorch's composite reads target only through comparisons (where(target == 1, ...)): it gets no gradient
     return apply(_COS_EMB[red], (input1, input2, target.detach() if target.requires_grad else target),
                  margin=float(margin), reduction=red, int_to=_dtype.get_default_dtype().np)
@@ -88,6 +90,24 @@ def _margin_ranking_fwd(x1, x2, y, *, margin, reduction, dtype):
 
 _MARGIN_RANKING = by_reduction(defop("margin_ranking_loss", _margin_ranking_fwd, promote="same",
                                       grad_name="MeanBackward0"), "ClampMinBackward0")  # (unreduced: clamp_min)
+
+
+def _cos_emb_composite(input1, input2, target, margin):
+    """ATen's cosine_embedding_loss op by op (unreduced): the cosine from sums of products (+ 1e-12, sqrt_), then
+    where(target == 1, 1 - cos, 0) + where(target == -1, (cos - margin).clamp_min_(0), 0)."""
+    from ...ops.creation import tensor, zeros_like
+    from ...ops.ternary import where
+    from ._composite import add_scalar, sub_scalar
+    d = target.ndim
+    prod_sum = (input1 * input2).sum(d)
+    mag1 = add_scalar((input1 * input1).sum(d), 1e-12)
+    mag2 = add_scalar((input2 * input2).sum(d), 1e-12)
+    cos = prod_sum / (mag1 * mag2).sqrt_()
+    zeros = zeros_like(cos)
+    pos = tensor(1.0, dtype=cos.dtype) - cos
+    neg = sub_scalar(cos, margin).clamp_min_(0)
+    t = target.detach() if target.requires_grad else target
+    return where(t == 1, pos, zeros) + where(t == -1, neg, zeros)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
@@ -206,6 +226,14 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         _check_sub(1.0, target)
     if input.ndim == 0:  # (then sums over input.size(-1))
         raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if input.dtype.category == _dtype._FLOAT and target.dtype is input.dtype and (weight is None or
+                                                                                  weight.dtype is input.dtype):
+        # F.multilabel_soft_margin_loss's Python, op by op
+        from .activation_smooth import logsigmoid
+        loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+        if weight is not None:
+            loss = loss * weight
+        return _reduced(loss.sum(dim=input.ndim - 1) / input.shape[-1], reduction)
     return apply(_MLSM[reduction], (input, target, weight), reduction=reduction)
 
 

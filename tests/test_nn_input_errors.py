@@ -199,6 +199,13 @@ SAME_ERROR_2 = {
     "multilabel_soft_margin_loss_scalar": lambda T: T.nn.MultiLabelSoftMarginLoss()(x(T, 1)[0], x(T, 1)[0]),
     "multilabel_soft_margin_loss_list_target": lambda T: T.nn.MultiLabelSoftMarginLoss()(x(T, 2, 3),
                                                                                          [[0.5] * 3] * 2),
+    "max_unpool1d_int_input": lambda T: F(T).max_unpool1d((x(T, 1, 1, 2) * 3).long(), idx(T, [[[0, 2]]]), 2),
+    "max_unpool3d_bool_input": lambda T: T.nn.MaxUnpool3d(2)(x(T, 1, 1, 1, 1, 2) > 0, idx(T, [[[[[0, 2]]]]])),
+    "embedding_bag_vector_weight": lambda T: F(T).embedding_bag(idx(T, [[0, 1]]), x(T, 5)),
+    "embedding_bag_padding_idx_out_of_range": lambda T: F(T).embedding_bag(idx(T, [[0, 1]]), x(T, 5, 3),
+                                                                           padding_idx=-9),
+    "cosine_similarity_negative_eps": lambda T: F(T).cosine_similarity(x(T, 2, 3), x(T, 3, 3), eps=-1e-9),
+    "linear_vector_weight_with_bias": lambda T: F(T).linear(x(T, 2, 4), x(T, 4), x(T, 1)),
 }
 
 
@@ -230,6 +237,13 @@ SAME_RESULT_2 = {
     # the composite's + EPSILON turns integral sums into the default float dtype (torchish gave float64)
     "cosine_embedding_loss_int_inputs": lambda T: T.nn.CosineEmbeddingLoss()(
         (x(T, 2, 3) * 3).long(), (x(T, 2, 3) * 2).long(), idx(T, [1, -1])),
+    # PyTorch's CPU average pooling sums and divides float16/bfloat16 in float32 and rounds once (torchish summed
+    # in the low precision: last-bit differences)
+    "avg_and_lp_pool_bfloat16": lambda T: (T.nn.AvgPool1d(3)(x(T, 1, 2, 6, dtype=T.bfloat16)),
+                                           T.nn.AvgPool2d(3)(x(T, 1, 2, 6, 6, dtype=T.bfloat16)),
+                                           T.nn.LPPool2d(2, 3)(x(T, 1, 2, 6, 6, dtype=T.bfloat16)),
+                                           T.nn.AdaptiveAvgPool2d(3)(x(T, 1, 2, 6, 6, dtype=T.bfloat16))),
+    "avg_pool_half": lambda T: F(T).avg_pool2d(x(T, 1, 2, 6, 6, dtype=T.float16), 3),
 }
 
 

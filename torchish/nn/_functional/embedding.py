@@ -307,8 +307,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ``per_sample_weights`` (``mode='sum'`` only) scales each looked-up row. With ``sparse=True`` (not in
     ``mode='max'``) ``weight``'s gradient is a sparse COO tensor, one entry per position outside ``padding_idx``.
     """
+    need_tensor_attr(weight, "dtype")
     if weight.ndim != 2:
-        raise RuntimeError("'weight' must be 2-D")
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     if per_sample_weights is not None and tuple(per_sample_weights.shape) != tuple(input.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
                          f"must have the same shape as the input ({input.shape})")
@@ -323,7 +324,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
     num = weight.shape[0]
-    padding_idx = _padding_idx(padding_idx, num, "padding_idx must be within num_embeddings")
+    if padding_idx is not None and not -num <= padding_idx < num:  # (ATen's check: F.embedding asserts)
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, but got "
+                           f"{padding_idx}")
+    padding_idx = _padding_idx(padding_idx, num)
     flat, offsets, nb = _bag_offsets(input, offsets, include_last_offset)
     _check_indices(flat, num, "embedding_bag", RuntimeError, _bag_index_message(padding_idx, mode, num))
     if weight.dtype not in (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64):

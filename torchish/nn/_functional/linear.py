@@ -86,6 +86,8 @@ def _check_linear_once(input, weight, bias):
         if input.dtype != weight.dtype:
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {name(input.dtype)} and "
                                f"{name(weight.dtype)}")
+        if weight.ndim == 1:  # (without a bias, a vector weight is matmul's matrix-vector product)
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     k = input.shape[-1] if input.ndim else 1
     kw = weight.shape[-1] if weight.ndim else 1
     if input.ndim == 0 or weight.ndim == 0 or weight.ndim > 2 or k != kw:

@@ -251,6 +251,9 @@ def _avg_divisor(sp, kernel, stride, padding, outs, count_include_pad):
 
 
 def _avg_fwd(x, *, nd, kernel, stride, padding, outs, count_include_pad, divisor_override):
+    if x.dtype in _precision.LOW:  # PyTorch's CPU kernel sums and divides float16/bfloat16 in float32, rounds once
+        return _avg_fwd(x.astype(jnp.float32), nd=nd, kernel=kernel, stride=stride, padding=padding, outs=outs,
+                        count_include_pad=count_include_pad, divisor_override=divisor_override).astype(x.dtype)
     sp = x.shape[-nd:]
     pads = _ceil_pads(sp, kernel, stride, padding, outs)
     cfg = [(0, 0, 0)] * (x.ndim - nd) + [(lo, hi, 0) for lo, hi in pads]

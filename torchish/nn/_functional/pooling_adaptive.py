@@ -30,6 +30,8 @@ _ADAPTIVE_MAX = {nd: defop(f"adaptive_max_pool{nd}d", _window_max_fwd,
 
 
 def _adaptive_avg_fwd(x, *, nd, outs):
+    if x.dtype in (jnp.float16, jnp.bfloat16):  # PyTorch's CPU kernels sum and divide them in float32
+        return _adaptive_avg_fwd(x.astype(jnp.float32), nd=nd, outs=outs).astype(x.dtype)
     for i, (n, o) in enumerate(zip(x.shape[-nd:], outs)):
         start, end = _adaptive_bounds(n, o)
         j = np.arange(n)[None, :]
@@ -281,6 +283,8 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
         if outs[d] < 0:
             raise ValueError(f"max_unpooling: output_size must contain non-negative spatial dimensions, but got "
                              f"output_size[{d}]={outs[d]}")
+    if input.dtype.category < _dtype._FLOAT:  # (PyTorch's CPU kernels: floating types only)
+        raise not_implemented("max_unpool3d" if nd == 3 else "max_unpool2d", input.dtype)
     if not isinstance(indices._d, jax.core.Tracer) and indices.numel():
         a = np.asarray(indices._d)
         total = math.prod(outs)

@@ -164,6 +164,7 @@ _COMPUTED = {
     "as_real": lambda node, st: tuple(node.vals[0].shape) + (2,),
     **{"index_" + k: (lambda k: lambda node, st: _index_number(node, st, k))(k)
        for k in ("dim", "index", "start", "end", "step")},
+    "index_tensors": lambda node, st: node.__dict__.get("index_raw", ()),
 }
 
 _INT64_MAX = (1 << 63) - 1

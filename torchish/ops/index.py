@@ -164,9 +164,11 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None, raw=None):
                 if it.shape[j] != shape[dim + j]:
                     raise IndexError(f"The shape of the mask {list(it.shape)} at index {j} does not match the shape "
                                      f"of the indexed tensor {list(shape)} at index {dim + j}")
-            for a in nonzero(it, as_tuple=True):
+            for j, a in enumerate(nonzero(it, as_tuple=True)):
                 arrays.append(a)
                 template.append(("a", len(arrays) - 1))
+                if raw is not None:  # (PyTorch's IndexBackward0 saves the mask once, for all the dims it spans)
+                    raw.append(it if j == 0 else ())
             dim += it.ndim
         elif isinstance(it, Tensor) and not (tensor_ints and _int_scalar_tensor(it)):
             if it._v.dtype not in _INDEX_DTYPES:
@@ -175,6 +177,8 @@ def parse_index(x: Tensor, index, tensor_ints=True, deferred=None, raw=None):
             bounds.append((it, shape[dim], len(arrays)))
             arrays.append(it)
             template.append(("a", len(arrays) - 1))
+            if raw is not None:
+                raw.append(it)
             dim += 1
         else:
             try:
@@ -386,11 +390,14 @@ def getitem(self, index):
     full = _full_flags(self, template)
     recording = self._rg and STATE.grad_enabled and not STATE.inference
     if arrays or any(t[0] == "b" for t in template):
+        shown = _saved_indices(template, raw) if recording else None
         if recording and not any(t[0] == "b" for t in template):
             self, template = _basic_steps(self, template, raw, full, advanced=True)
         res = apply(_INDEX, (self, *arrays), template=template)
         if any(t._view is not None or t._layout is not None for t in (self, *arrays)):
             _set_index_layout(res, self, arrays, template)
+        if recording and res._gfn is not None:
+            res._gfn.__dict__["index_raw"] = shown
         return res
     if recording and sum(t[0] in "in" or t[0] == "s" and not f for t, f in zip(template, full)) > 1:
         return _basic_steps(self, template, raw, full)
@@ -398,6 +405,19 @@ def getitem(self, index):
     if recording and res._gfn is not None:
         res._gfn.__dict__["index_raw"] = next((r for r in reversed(raw) if r is not None), None)
     return res
+
+
+def _saved_indices(template, raw):
+    """What PyTorch's IndexBackward0 shows as ``_saved_indices``: per dim of the indexed view, the index tensor (a
+    boolean mask as given, once for the dims it spans) or None, up to the last indexed dim."""
+    out = []
+    for t, r in zip(template, raw):
+        if t[0] == "i" or r == ():
+            continue
+        out.append(r if t[0] == "a" else None)
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
 
 
 def _basic_steps(x, template, raw, full, advanced=False):
@@ -478,7 +498,7 @@ def _full_flags(x, template):
             d += 1
         else:
             out.append(False)
-            d += t[0] == "i"
+            d += t[0] in "ia"
     return out
 
 

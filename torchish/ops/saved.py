@@ -410,7 +410,7 @@ NAMES = {
     "getitem_Select": ("_", "", "dim=@index_dim index=@index_index self_sym_sizes"),
     "getitem_Slice": ("_", "", "dim=@index_dim end=@index_end self_sym_sizes start=@index_start step=@index_step"),
     "getitem_Unsqueeze": ("_", "", "dim=@index_dim"),
-    "index": ("_", "", "self_sym_sizes"),  # (not _saved_indices: PyTorch keeps a boolean mask as it was given)
+    "index": ("_", "", "indices=@index_tensors self_sym_sizes"),
     # ``z.real``/``z.imag`` are PyTorch's select over view_as_real: the last dim of the (..., 2) view
     **{n: ("_", "", "dim=@last index=@part self_sym_sizes=@as_real") for n in ("real", "imag")},
     "permute": ("_", "", "dims=dims"),

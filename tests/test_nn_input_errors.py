@@ -206,6 +206,8 @@ SAME_ERROR_2 = {
                                                                            padding_idx=-9),
     "cosine_similarity_negative_eps": lambda T: F(T).cosine_similarity(x(T, 2, 3), x(T, 3, 3), eps=-1e-9),
     "linear_vector_weight_with_bias": lambda T: F(T).linear(x(T, 2, 4), x(T, 4), x(T, 1)),
+    "channel_shuffle_float_groups": lambda T: T.nn.ChannelShuffle(2.0)(x(T, 1, 4, 2, 2)),
+    "channel_shuffle_bool_groups": lambda T: F(T).channel_shuffle(x(T, 1, 4, 2, 2), True),
 }
 
 

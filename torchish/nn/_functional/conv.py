@@ -437,6 +437,7 @@ _CHANNEL_SHUFFLE = defop("channel_shuffle", _channel_shuffle_fwd, linear=True, g
 def channel_shuffle(input, groups):
     """Split the channels into ``groups`` and interleave them: ``(N, g*k, *) -> (N, k*g, *)``."""
     need_tensor("channel_shuffle", input)
+    need_int("channel_shuffle", groups, "groups", 2)
     g = int(groups)
     if g <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")

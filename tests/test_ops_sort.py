@@ -225,6 +225,20 @@ def test_histc(i):
           grad=False)
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histc_bins_elements_on_an_edge_as_pytorch(dtype):
+    """Elements exactly on an inner bin edge land where PyTorch's one division puts them: before, XLA folded
+    ``(x - min) * bins / (max - min)`` into a multiplication by ``bins / (max - min)`` and 1.3 fell one bin lower
+    (in a batch, eager and compiled)."""
+    values = [1.3] * 20 + [-0.5, 0.2, 2.6, -2.2, 2.7]
+    ref, got = run_both(lambda T: [T.histc(T.tensor(values, dtype=getattr(T, dtype)), 7, -2.2, 2.7),
+                                   T.histc(T.tensor(values, dtype=getattr(T, dtype)).round(decimals=1), 49, -2.2, 2.7)])
+    assert_same(ref, got, rtol=0, atol=0)
+    compiled = torchish.compile(lambda x: torchish.histc(x, 7, -2.2, 2.7))
+    assert_same(ref[0], compiled(torchish.tensor(values, dtype=getattr(torchish, dtype))), rtol=0, atol=0)
+
+
 def test_histc_nan():
     x = np.array([1.0, np.nan, 2.0], np.float32)
     agree(lambda T, a: T.histc(a, 2, 0, 3), [x], grad=False)

@@ -17,7 +17,6 @@ import jax.scipy.special as jss
 from ... import _dtype
 from ... import _precision
 from ..._tensor import Tensor, wrap_dim
-from ...ops import unary as _unary
 from ...ops.elementwise import not_implemented, out_exact
 from ...ops.registry import apply, defop
 from ._activation_util import _HALF_INPUT, _float_only, _opmath, _result
@@ -250,13 +249,14 @@ def tanhshrink(input):
 
 
 def sigmoid(input):
-    need_tensor_attr(input, "sigmoid")
-    return _unary.sigmoid(input)
+    """PyTorch's Python ``F.sigmoid``: ``input.sigmoid()`` (so a Tensor subclass, a mode or an fx Proxy sees the
+    method call; anything else raises Python's AttributeError)."""
+    return input.sigmoid()
 
 
 def tanh(input):
-    need_tensor_attr(input, "tanh")
-    return _unary.tanh(input)
+    """PyTorch's Python ``F.tanh``: ``input.tanh()``."""
+    return input.tanh()
 
 
 @_opmath

@@ -15,7 +15,7 @@ import warnings
 
 from .. import functional as F
 from .. import init
-from ...ops import unary as _unary
+import torchish as _torch  # (torch.sigmoid/torch.tanh, read at call time: dispatched as PyTorch's modules call them)
 from ...ops.creation import empty
 from ..module import Module
 from ..parameter import Parameter
@@ -131,12 +131,14 @@ class ReLU6(Hardtanh):
         return _inplace_str(self.inplace, first=True)
 
 
-class Sigmoid(_Plain):
-    _fn = staticmethod(_unary.sigmoid)  # torch.sigmoid, as PyTorch's module (F.sigmoid differs on a non-Tensor)
+class Sigmoid(Module):
+    def forward(self, input):
+        return _torch.sigmoid(input)  # torch.sigmoid, as PyTorch's module (F.sigmoid differs on a non-Tensor)
 
 
-class Tanh(_Plain):
-    _fn = staticmethod(_unary.tanh)  # torch.tanh, as PyTorch's module
+class Tanh(Module):
+    def forward(self, input):
+        return _torch.tanh(input)  # torch.tanh, as PyTorch's module
 
 
 class LogSigmoid(_Plain):

@@ -84,6 +84,12 @@ CASES = {
     "multilabel_soft_margin": (lambda lib, x, y: _F(lib).multilabel_soft_margin_loss(x, y), [X, P], (0,)),
     "multilabel_soft_margin_w": (lambda lib, x, y, w: _F(lib).multilabel_soft_margin_loss(x, y, w, reduction="sum"),
                                  [X, P, V4], (0, 1)),
+    "reshape_copy": (lambda lib, x: (x.t().reshape(12) * lib.arange(12.0)).sum(), [X], (0,)),
+    "flatten_copy": (lambda lib, x: (x.t().flatten() * lib.arange(12.0)).sum(), [X], (0,)),
+    "ravel_copy": (lambda lib, x: (x.t().ravel() * lib.arange(12.0)).sum(), [X], (0,)),
+    "ravel_slice": (lambda lib, x: x[:, :2].ravel().sum(), [X], (0,)),
+    "cartesian_prod": (lambda lib, a, b: (lib.cartesian_prod(a, b) * lib.tensor([1.0, 2.0])).sum(), [V3, V4],
+                       (0, 1)),
     "outer": (lambda lib, a, b: lib.outer(a, b).sum(), [V3, V4], (0, 1)),
     "ger": (lambda lib, a, b: lib.ger(a, b).sum(), [V3, V4], (1,)),
     "rms_norm": (lambda lib, x: _F(lib).rms_norm(x, (4,)).sum(), [X], (0,)),
@@ -109,3 +115,28 @@ def test_hook_on_the_top_node_of_a_composite_loss():
     (ref_seen, ref_grad), (got_seen, got_grad) = run_both(run)
     assert [tuple(s) for s in got_seen] == [tuple(s) for s in ref_seen]
     np.testing.assert_array_equal(got_grad.numpy(), ref_grad.numpy())
+
+
+def test_hooks_on_a_copying_reshape_see_pytorchs_gradients():
+    """The reshape's UnsafeViewBackward0 (torchish's one node over PyTorch's CloneBackward0): its pre-hook and hook
+    get PyTorch's tensors, a hook's replacement flows on, and the shown CloneBackward0 refuses hooks clearly."""
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        y = x.t().reshape(12)
+        seen = []
+        y.grad_fn.register_prehook(lambda go: seen.append(("pre", tuple(go[0].shape))))
+
+        def hook(gi, go):
+            seen.append(("post", tuple(gi[0].shape), tuple(go[0].shape)))
+            return (gi[0] * 2,)
+        y.grad_fn.register_hook(hook)
+        (y * lib.arange(12.0)).sum().backward()
+        return seen, x.grad.numpy()
+    (ref_seen, ref_grad), (got_seen, got_grad) = run_both(run)
+    assert got_seen == ref_seen
+    np.testing.assert_array_equal(got_grad, ref_grad)
+    import torchish
+    clone = torchish.tensor(X, requires_grad=True).t().reshape(12).grad_fn.next_functions[0][0]
+    assert type(clone).__name__ == "CloneBackward0"
+    with pytest.raises(RuntimeError, match="register the hook on that node or on a tensor"):
+        clone.register_hook(lambda gi, go: None)

@@ -244,6 +244,10 @@ _VIEW = defop("view", lambda x, *, shape: jnp.reshape(x, shape), view=True, line
 _RESHAPE_ALIAS = overload(_VIEW, "ReshapeAliasBackward0")
 _UNSAFE_VIEW = defop("unsafe_view", lambda x, *, shape: jnp.reshape(x, shape), linear=True,
                      grad_name="UnsafeViewBackward0")
+# reshape of a tensor it cannot view: PyTorch's _unsafe_view(self.clone(contiguous), shape), one node in torchish
+# that shows the CloneBackward0 below it (ops.shown_graph)
+_RESHAPE_COPY = overload(_UNSAFE_VIEW, "UnsafeViewBackward0")
+SHOWN_KIND[_RESHAPE_COPY] = "clone"
 _ALIAS = defop("alias", lambda x: x, view=True, linear=True, grad_name="AliasBackward0")
 
 
@@ -469,7 +473,7 @@ def _reshape(input, *args, shape=None):
     shape = infer_size(_size_args(shape, "reshape", "shape"), input.numel())
     old_shape, old_st, _ = _ip.layout(input)
     if _ip.view_strides(old_shape, old_st, shape) is None:
-        return apply(_UNSAFE_VIEW, (input,), shape=shape)   # a copy, as in PyTorch
+        return apply(_RESHAPE_COPY, (input,), shape=shape)   # a copy, as in PyTorch
     # PyTorch views a contiguous tensor (ViewBackward0), any other it can by _reshape_alias (ReshapeAliasBackward0)
     return apply(_VIEW if _ip.is_contiguous(old_shape, old_st) else _RESHAPE_ALIAS, (input,), shape=shape)
 
@@ -537,7 +541,11 @@ def _unflatten(input, dim, sizes, pos):
 
 
 def ravel(input):
-    return reshape(input, (-1,))
+    require_tensor(input, "ravel")
+    old_shape, old_st, _ = _ip.layout(input)
+    if _ip.is_contiguous(old_shape, old_st):
+        return reshape(input, (-1,))
+    return view(input.contiguous(), (-1,))  # PyTorch's contiguous().view(-1): ViewBackward0 over CloneBackward0
 
 
 # ----------------------------------------------------------------------------------------------------------------

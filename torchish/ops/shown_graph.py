@@ -1,5 +1,6 @@
 """The autograd graph PyTorch shows for an op torchish runs as ONE fused node: ``F.linear``, ``matmul`` of a 1-d or
-N-d operand, alpha dropout, ``.real``/``.imag`` of a complex tensor.
+N-d operand, alpha dropout, ``.real``/``.imag`` of a complex tensor, a reshape that copies (``_unsafe_view`` of a
+``clone``).
 
 PyTorch's ``at::linear`` is several autograd nodes (``addmm(bias, x, weight.t())``, with views of a 1-d or N-d input
 and of the result), torchish's is one node that runs a single kernel each way. Code that walks the graph
@@ -33,8 +34,8 @@ class ShownNode(Node):
 
     def _refuse(self, what):
         raise RuntimeError(f"torchish: {what} on {self.name()}, which torchish computes inside the fused node above "
-                           "it (F.linear is one node in torchish); register the hook on that node or on a tensor "
-                           "instead")
+                           "it (F.linear, a copying reshape and the other ops of ops/shown_graph.py are one node in "
+                           "torchish); register the hook on that node or on a tensor instead")
 
     def register_hook(self, fn):
         self._refuse("register_hook")
@@ -130,6 +131,8 @@ def _edges(kind, node):
         edges = _matmul_next(kind, node)
         return node.next_edges[:2] if edges is None else edges  # (a path not modelled: the node's own inputs)
     ex, ew, eb = (tuple(node.next_edges) + (None, None, None))[:3]
+    if kind == "clone":
+        return (_via("CloneBackward0", ex),)
     if kind in _PARTS:
         return (_via("ViewAsRealBackward0", ex),)
     if kind == "alpha":
@@ -152,6 +155,8 @@ def _t(g):
 
 def hook_grads(kind, node, grads_in, grads):
     """The fused node's ``grad_inputs`` as PyTorch's node of that name gives them to a hook."""
+    if kind == "clone":  # (UnsafeViewBackward0's: the clone's gradient, which is the input's)
+        return list(grads_in[:1])
     if kind in _PARTS:  # SelectBackward0's: the gradient of view_as_real's (..., 2) output
         g = grads[0]
         if g is None:
@@ -182,6 +187,8 @@ def hook_grads(kind, node, grads_in, grads):
 
 def unhook_grads(kind, node, shown, grads_in, grads, create_graph):
     """The fused node's input gradients after hooks replaced PyTorch's ``grad_inputs`` with ``shown``."""
+    if kind == "clone":
+        return list(shown)
     if kind in _PARTS:  # (view_as_real's backward: the pairs as complex numbers)
         from .shape import view_as_complex
         return [None if shown[0] is None else view_as_complex(shown[0].contiguous())]

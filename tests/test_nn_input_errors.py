@@ -208,6 +208,18 @@ SAME_ERROR_2 = {
     "linear_vector_weight_with_bias": lambda T: F(T).linear(x(T, 2, 4), x(T, 4), x(T, 1)),
     "channel_shuffle_float_groups": lambda T: T.nn.ChannelShuffle(2.0)(x(T, 1, 4, 2, 2)),
     "channel_shuffle_bool_groups": lambda T: F(T).channel_shuffle(x(T, 1, 4, 2, 2), True),
+    # messages: the first words users search for were torchish's own (or JAX's)
+    "multihead_attention_key_batch_mismatch": lambda T: T.nn.MultiheadAttention(4, 2)(x(T, 3, 2, 4), x(T, 3, 1, 4),
+                                                                                      x(T, 3, 1, 4)),
+    "multihead_attention_bias_kv_batch_mismatch": lambda T: T.nn.MultiheadAttention(4, 2, add_bias_kv=True)(
+        x(T, 3, 2, 4), x(T, 3, 1, 4), x(T, 3, 1, 4)),
+    "reflect_pad_height_is_argument_6": lambda T: F(T).pad(x(T, 1, 3, 3), (3, 3, 3, 3), mode="reflect"),
+    "reflect_pad_depth_is_argument_8": lambda T: F(T).pad(x(T, 1, 1, 2, 3, 3), (1, 1, 1, 1, 3, 3), mode="reflect"),
+    "avg_pool1d_two_int_kernel": lambda T: F(T).avg_pool1d(x(T, 1, 2, 6), (2, 2)),
+    "avg_pool1d_two_int_padding": lambda T: F(T).avg_pool1d(x(T, 1, 2, 6), 2, 2, (1, 1)),
+    "max_unpool1d_of_a_vector": lambda T: F(T).max_unpool1d(x(T, 2), idx(T, [0, 1]), 2),
+    "avg_pool2d_of_a_scalar": lambda T: T.nn.AvgPool2d(2)(x(T, 1)[0]),
+    "lp_pool2d_of_none": lambda T: T.nn.LPPool2d(2, 2)(None),
 }
 
 

@@ -535,6 +535,13 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
         k = _static_kv(static_k, "static_k", bsz, num_heads, head_dim)
     if static_v is not None:
         v = _static_kv(static_v, "static_v", bsz, num_heads, head_dim)
+    if bias_k is not None and k.ndim == 3 and k.shape[1] != bsz:  # (PyTorch's cat([k, bias_k.repeat(1, bsz, 1)]))
+        raise RuntimeError(f"Sizes of tensors must match except in dimension 0. Expected size {k.shape[1]} but got "
+                           f"size {bsz} for tensor number 1 in the list.")
+    for t, static in ((k, static_k), (v, static_v)):  # (PyTorch's t.view(len, bsz * num_heads, head_dim))
+        if static is None and bias_k is None and t.ndim == 3 and t.shape[1] != bsz:
+            raise RuntimeError(f"shape '[{t.shape[0]}, {bsz * num_heads}, {head_dim}]' is invalid for input of size "
+                               f"{t.numel()}")
     full_len = k.shape[0] + (bias_k is not None) + bool(add_zero_attn)
     if key_padding_mask is not None:
         _check_key_padding_mask(key_padding_mask, k.shape[0], bsz)

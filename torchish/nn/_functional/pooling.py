@@ -71,6 +71,8 @@ def _check_avg_rank(nd, input):
     if nd == 1 and input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            "'self' (while checking arguments for avg_pool1d)")
+    if nd == 2 and input.ndim == 0:
+        raise IndexError("Dimension specified as -3 but tensor has no dimensions")
     if nd == 2 and input.ndim < 3:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, {input.ndim - 1}], "
                          "but got -3)")
@@ -138,6 +140,10 @@ def _check_window(name, indices, kernel, stride, dilation):
 
 def _pool_geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, indices=False):
     _need_ints(name, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+    if name == "avg_pool1d":  # (its parser takes one-int lists)
+        for arg, v in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding)):
+            if isinstance(v, (list, tuple)) and len(v) != 1 and not (arg == "stride" and len(v) == 0):
+                raise RuntimeError(f"avg_pool1d() argument '{arg}' should contain one int (got {len(v)})")
     kernel = ntuple(kernel_size, nd)
     if len(kernel) == 1 and nd > 1:
         kernel = kernel * nd
@@ -350,6 +356,7 @@ def _lp_infinite(nd, input, norm_type, kernel_size, stride, ceil_mode):
 
 
 def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    need_tensor_attr(input, "pow")  # (PyTorch's composite starts with input.pow(norm_type))
     _check_avg_rank(nd, input)
     kernel, stride, _, _, _, outs = _pool_geometry(input, nd, f"avg_pool{nd}d", kernel_size, stride, 0, 1,
                                                    bool(ceil_mode))

@@ -248,9 +248,10 @@ _UNPOOL = {nd: defop(f"max_unpool{nd}d", _unpool_fwd, vjp=_unpool_vjp,
 
 
 def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a tensor "
-                           f"with {input.ndim} dimensions.")
+    if input.ndim not in (nd + 1, nd + 2):  # (1-d: PyTorch's wrapper unsqueezes into the 2-d kernel)
+        k, n = (2, input.ndim + 1) if nd == 1 else (nd, input.ndim)
+        raise RuntimeError(f"Input to max_unpooling{k}d should be a {k + 1}d or {k + 2}d Tensor, but got a tensor "
+                           f"with {n} dimensions.")
     if indices.dtype != _dtype.int64:
         raise RuntimeError(f"elements in indices should be type int64 but got: "
                            f"{_dtype.scalar_type_name(indices.dtype)}")

@@ -143,12 +143,13 @@ def check_pad(input, pad, mode="constant", value=None):
         if mode != "circular" and 0 in shape[nd - k - 1 if nd == k + 2 else 0:]:
             raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
                                f"other non-zero dimensions for input, but got: {shape}")
-        for j, (lo, hi) in enumerate(pads):
+        for j, (lo, hi) in reversed(list(enumerate(pads))):  # (the kernels check the last dimension first)
             d = nd - k + j
             n = shape[d]
-            if mode == "reflect" and (lo >= n or hi >= n):
-                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
-                                   f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input {shape}")
+            if mode == "reflect" and (lo >= n or hi >= n):  # (its pads are arguments #4, #6, #8 from the last)
+                raise RuntimeError(f"Argument #{4 + 2 * (k - 1 - j)}: Padding size should be less than the "
+                                   f"corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
+                                   f"of input {shape}")
             if mode == "circular" and (lo > n or hi > n):
                 raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode in ("reflect", "replicate") and input.dtype is _dtype.bool and input.numel():

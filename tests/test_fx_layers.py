@@ -19,6 +19,14 @@ LAYERS = {
     "flatten_upsample": (lambda nn: nn.Sequential(nn.Upsample(scale_factor=2), nn.Flatten()), (1, 1, 2, 2)),
     "group_norm_prelu_hardtanh": (lambda nn: nn.Sequential(nn.GroupNorm(1, 2), nn.PReLU(), nn.Hardtanh()),
                                   (1, 2, 2, 2)),
+    "conv_pools_2d": (lambda nn: nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.MaxPool2d(2), nn.ReLU(),
+                                               nn.Conv2d(3, 2, 1, bias=False), nn.AvgPool2d(2, ceil_mode=True)),
+                      (1, 2, 6, 6)),
+    "conv_reflect_and_transposed": (lambda nn: nn.Sequential(nn.Conv2d(2, 2, 3, padding=1, padding_mode="reflect"),
+                                                             nn.ConvTranspose2d(2, 3, 2, stride=2)), (1, 2, 4, 4)),
+    "conv_pools_1d_3d": (lambda nn: nn.Sequential(nn.Conv1d(2, 2, 2, padding_mode="circular", padding=1),
+                                                  nn.MaxPool1d(2), nn.AvgPool1d(2)), (1, 2, 8)),
+    "pools_3d": (lambda nn: nn.Sequential(nn.Conv3d(1, 2, 1), nn.MaxPool3d(2), nn.AvgPool3d(1)), (1, 1, 2, 4, 4)),
 }
 
 

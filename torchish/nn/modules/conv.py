@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 
+from ... import _subclass
 from ...ops.creation import empty
+from .. import functional as F
 from .. import init
-from .._functional.conv import conv_transposed, convolution, same_padding
+from .._functional.conv import convolution, same_padding
 from .._functional.sampling import check_pad
 from ..module import Module
 from ..parameter import Parameter, UninitializedParameter
@@ -76,7 +78,8 @@ class _ConvNd(Module):
             pairs = ((0, 0),) * nd
         else:
             pairs = tuple((p, p) for p in padding)
-        self._reversed_padding_repeated_twice = [v for lo_hi in reversed(pairs) for v in lo_hi]
+        rev = [v for lo_hi in reversed(pairs) for v in lo_hi]  # (PyTorch's: a list for 'same'/'valid', else a tuple)
+        self._reversed_padding_repeated_twice = rev if isinstance(padding, str) else tuple(rev)
         if transposed:
             shape = (in_channels, out_channels // groups) + kernel_size
         else:
@@ -125,6 +128,12 @@ class _Conv(_ConvNd):
                          padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
+        if _subclass._ACTIVE[0] or _subclass.mode_dispatch_on():  # (PyTorch's calls, which subclasses, modes and
+            conv = getattr(F, f"conv{self._nd}d")                 # fx proxies see: F.pad, then F.conv{n}d)
+            if self.padding_mode != "zeros":
+                return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
+                            bias, self.stride, (0,) * self._nd, self.dilation, self.groups)
+            return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
         if self.padding_mode != "zeros":  # (PyTorch pads with F.pad first: its refusals come first)
             check_pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
         return convolution(f"conv{self._nd}d", input, weight, bias, self.stride, self.padding, self.dilation,
@@ -204,8 +213,8 @@ class _ConvTranspose(_ConvNd):
                             "element of type str at pos 0")
         output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, nd,
                                               self.dilation)
-        return conv_transposed(f"conv_transpose{nd}d", input, self.weight, self.bias, self.stride, self.padding,
-                               output_padding, self.groups, self.dilation, nd)
+        return getattr(F, f"conv_transpose{nd}d")(input, self.weight, self.bias, self.stride, self.padding,
+                                                  output_padding, self.groups, self.dilation)
 
 
 class ConvTranspose1d(_ConvTranspose):

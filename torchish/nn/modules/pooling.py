@@ -1,6 +1,7 @@
 """Pooling layers: max, average, adaptive, LP and fractional max pooling and max-unpooling in 1, 2 and 3 dimensions."""
 from __future__ import annotations
 
+from .. import functional as F
 from .._functional import pooling as P
 from .._functional import pooling_adaptive as A
 from .._functional import pooling_fractional as FR
@@ -31,9 +32,9 @@ class _MaxPoolNd(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input):
-        return P._max_pool(self._nd, input, self.kernel_size, self.stride, self.padding, self.dilation,
-                           self.ceil_mode, self.return_indices)
+    def forward(self, input):  # (PyTorch's: F.max_pool{n}d, which subclasses, modes and fx proxies see)
+        return getattr(F, f"max_pool{self._nd}d")(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                                                  ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -79,9 +80,9 @@ class _AvgPoolNd(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
-    def forward(self, input):
-        return P._avg_pool(self._nd, input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                           self.count_include_pad, self.divisor_override)
+    def forward(self, input):  # (PyTorch's: F.avg_pool{2,3}d)
+        return getattr(F, f"avg_pool{self._nd}d")(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                                  self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -101,9 +102,8 @@ class AvgPool1d(_AvgPoolNd):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
-    def forward(self, input):
-        return P._avg_pool(1, input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                           self.count_include_pad, None)
+    def forward(self, input):  # (PyTorch's: F.avg_pool1d)
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):

@@ -120,7 +120,9 @@ def broadcast_tensors(*tensors):
         a, b = _mismatch(tensors)
         raise RuntimeError(f"The size of tensor a ({a[0]}) must match the size of tensor b ({b[0]}) at non-singleton "
                            f"dimension {a[1]}") from None
-    return tuple(expand(t, shape) for t in tensors)
+    shape = tuple(shape)
+    # (PyTorch's expand_outputs: a tensor that has the shape already is returned itself, with no ExpandBackward0)
+    return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
 
 
 def _mismatch(tensors):

@@ -330,6 +330,13 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         from .join import cat
         parts = [t for t in (prepend, input, append) if t is not None]
         input = cat(parts, d)
+    if input.dtype.category >= _dtype._FLOAT and input.shape[d]:
+        # ATen's diff_helper, op by op: narrow(1) - narrow(0), n times (SubBackward0 over two SliceBackward0s)
+        out, length = input, input.shape[d] - 1
+        for _ in range(builtins.min(n, input.shape[d])):
+            out = out.narrow(d, 1, length) - out.narrow(d, 0, length)
+            length -= 1
+        return out
     out = apply(_DIFF, (input,), n=int(builtins.min(n, input.shape[d])) if input.shape[d] else int(n), axis=d)
     if input._view is not None or input._layout is not None:
         # PyTorch subtracts two narrowed views of the input n times: each result is laid out in their strides'

@@ -94,6 +94,10 @@ CASES = {
     "diff_n2_dim0_append": (lambda lib, x, v: lib.diff(x, 2, dim=0, append=v[None]).sum(), [X, V4], (0, 1)),
     "masked_select": (lambda lib, x, y: x.masked_select(y > 0).sum(), [X, Y], (0,)),
     "broadcast_tensors": (lambda lib, x, v: sum(t.sum() for t in lib.broadcast_tensors(x, v)), [X, V4], (0, 1)),
+    "bmm_transposed_operand": (lambda lib, a: (a.reshape(2, 3, 2) @ a.reshape(2, 3, 2).transpose(1, 2)).sum(), [X],
+                               (0,)),
+    "bmm_both_transposed": (lambda lib, a, b: (a.reshape(2, 2, 3).transpose(1, 2) @ b.reshape(2, 3, 2).transpose(1, 2))
+                            .sum(), [X, Y], (0, 1)),
     "outer": (lambda lib, a, b: lib.outer(a, b).sum(), [V3, V4], (0, 1)),
     "ger": (lambda lib, a, b: lib.ger(a, b).sum(), [V3, V4], (1,)),
     "rms_norm": (lambda lib, x: _F(lib).rms_norm(x, (4,)).sum(), [X], (0,)),

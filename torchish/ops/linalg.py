@@ -224,7 +224,27 @@ def matmul(input, other, *, out=None):
         from .convert import to_dtype
         input = to_dtype(input, other.dtype)
         plan = _matmul_plan(input, other)
-    return out_structured(apply(_MATMUL[plan], (input, other)), out, "matmul")
+    res = apply(_MATMUL[plan], (input, other))
+    if plan[0] == "UnsafeViewBackward0" and res._gfn is not None and input.ndim >= 2 and other.ndim >= 3:
+        res._gfn.__dict__["reshape_alias"] = _reshape_alias(input, other)  # (for ops.shown_graph)
+    return out_structured(res, out, "matmul")
+
+
+def _reshape_alias(a, b):
+    """Per operand of a batched matmul: whether PyTorch's reshape of ``t.expand(batch + matrix)`` to (batch,
+    rows, cols) is a ``_reshape_alias`` (ReshapeAliasBackward0: a view of a non-contiguous tensor) rather than a
+    ``view`` (ViewBackward0: a contiguous one). Copied operands (clone, then _unsafe_view) are told apart elsewhere."""
+    from .inplace import is_contiguous, layout
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
+    flags = []
+    for t, st in ((a, sa), (b, sb)):
+        shape = batch + st[-2:]
+        tshape, tstrides, _ = layout(t)
+        lead = len(shape) - len(tshape)
+        strides = [0] * lead + [s if n == m else 0 for n, m, s in zip(tshape, shape[lead:], tstrides)]
+        flags.append(not is_contiguous(shape, tuple(strides)))
+    return tuple(flags)
 
 
 def mm(input, mat2, *, out=None):

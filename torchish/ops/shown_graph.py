@@ -114,10 +114,14 @@ def _matmul_next(kind, node):
         a = _via("UnsafeViewBackward0", _via("CloneBackward0", ea)) if "0" in copies else _via("ViewBackward0", ea)
         return (_shown(path[1], a, eb if path[0] == "fold" else _via("SqueezeBackward1", eb)),)
 
-    def flat(e, copied):  # expanded to the common batch, then flattened to (batch, rows, cols)
-        e = _via("ExpandBackward0", e)
-        return _via("UnsafeViewBackward0", _via("CloneBackward0", e)) if copied else _via("ViewBackward0", e)
-    return (_shown("BmmBackward0", flat(ea, "0" in copies), flat(eb, "1" in copies)),)
+    alias = node.__dict__.get("reshape_alias", (False, False))
+
+    def flat(e, copied, i):  # expanded to the common batch, then flattened to (batch, rows, cols): a copy, or a
+        e = _via("ExpandBackward0", e)  # view of a contiguous (ViewBackward0) or other (ReshapeAliasBackward0) one
+        if copied:
+            return _via("UnsafeViewBackward0", _via("CloneBackward0", e))
+        return _via("ReshapeAliasBackward0" if alias[i] else "ViewBackward0", e)
+    return (_shown("BmmBackward0", flat(ea, "0" in copies, 0), flat(eb, "1" in copies, 1)),)
 
 
 def next_functions(kind, node):

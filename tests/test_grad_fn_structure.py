@@ -98,6 +98,12 @@ CASES = {
                                (0,)),
     "bmm_both_transposed": (lambda lib, a, b: (a.reshape(2, 2, 3).transpose(1, 2) @ b.reshape(2, 3, 2).transpose(1, 2))
                             .sum(), [X, Y], (0, 1)),
+    "ctc_mean": (lambda lib, s: _F(lib).ctc_loss(s.reshape(3, 2, 2).log_softmax(2), lib.tensor([[1], [1]]),
+                                                   lib.tensor([3, 3]), lib.tensor([1, 1])), [X], (0,)),
+    "ctc_sum_zero_infinity": (lambda lib, s: _F(lib).ctc_loss(s.reshape(3, 2, 2).log_softmax(2),
+                                                              lib.tensor([[1, 1], [1, 0]]), lib.tensor([2, 3]),
+                                                              lib.tensor([2, 1]), reduction="sum",
+                                                              zero_infinity=True), [X], (0,)),
     "outer": (lambda lib, a, b: lib.outer(a, b).sum(), [V3, V4], (0, 1)),
     "ger": (lambda lib, a, b: lib.ger(a, b).sum(), [V3, V4], (1,)),
     "rms_norm": (lambda lib, x: _F(lib).rms_norm(x, (4,)).sum(), [X], (0,)),

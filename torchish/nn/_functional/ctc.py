@@ -7,6 +7,8 @@ respect to the logits feeding a ``log_softmax``), so the VJP adds that term to m
 """
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -163,9 +165,26 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError(f"Expected tensor to have size at least {tlv.max()} at dimension 1, but got size "
                            f"{targets.shape[1]} for argument #2 'targets' (while checking arguments for "
                            "ctc_loss_allocate_outputs)")
+    if log_probs.requires_grad and log_probs.dtype.category == _dtype._FLOAT and (red != "none" or zero_infinity):
+        out = _ctc_composite(log_probs, targets, il, tl, int(blank), red, bool(zero_infinity))
+        return squeeze(out, 0) if unbatched and red == "none" else out
     op = _CTC[True] if red == "none" and not zero_infinity else _CTC_TOP[red]
     out = apply(op, (log_probs, targets, il, tl), blank=int(blank), reduction=red, zero_infinity=bool(zero_infinity))
     return squeeze(out, 0) if unbatched and red == "none" else out
+
+
+def _ctc_composite(log_probs, targets, il, tl, blank, red, zero_infinity):
+    """ATen's ctc_loss_impl op by op where it records a graph: the per-sample losses (CtcLossBackward0; with
+    zero_infinity its backward zeroes the infinite ones' gradients), where(res == inf, 0, res) for zero_infinity,
+    then (res / target_lengths.clamp_min(1)).mean() or res.sum()."""
+    from ...ops.creation import zeros
+    from ...ops.ternary import where
+    res = apply(_CTC[True], (log_probs, targets, il, tl), blank=blank, reduction="none", zero_infinity=zero_infinity)
+    if zero_infinity:  # (the op's values have the zeros already; the where() is PyTorch's node)
+        res = where(res == math.inf, zeros((), dtype=res.dtype), res)
+    if red == "mean":
+        return (res / tl.to(res.dtype).clamp_min(1)).mean()
+    return res.sum() if red == "sum" else res
 
 
 def _pad_concatenated(targets, tl, tlv):

@@ -220,6 +220,14 @@ SAME_ERROR_2 = {
     "max_unpool1d_of_a_vector": lambda T: F(T).max_unpool1d(x(T, 2), idx(T, [0, 1]), 2),
     "avg_pool2d_of_a_scalar": lambda T: T.nn.AvgPool2d(2)(x(T, 1)[0]),
     "lp_pool2d_of_none": lambda T: T.nn.LPPool2d(2, 2)(None),
+    "instance_norm_running_mean_size": lambda T: T.nn.InstanceNorm1d(3, track_running_stats=True)(x(T, 2, 4, 5)),
+    "instance_norm_weight_size": lambda T: F(T).instance_norm(x(T, 2, 4, 5), weight=x(T, 3)),
+    "rnn_hidden_state_tuple": lambda T: T.nn.RNN(3, 4)(x(T, 5, 2, 3), (x(T, 1, 2, 4), x(T, 1, 2, 4))),
+    "gru_hidden_state_list": lambda T: T.nn.GRU(3, 4)(x(T, 5, 2, 3), [x(T, 1, 2, 4)]),
+    "layer_norm_empty_normalized_shape": lambda T: F(T).layer_norm(x(T, 2, 4), ()),
+    "layer_norm_of_a_scalar_empty_shape": lambda T: F(T).layer_norm(x(T, 1)[0], ()),
+    "embedding_bag_float64_index_out_of_range": lambda T: F(T).embedding_bag(idx(T, [0, -3, 9]), x(T, 5, 3).double(),
+                                                                             idx(T, [0, 2])),
 }
 
 

@@ -119,11 +119,11 @@ def _renorm_(weight, idx, max_norm, norm_type):
         weight.copy_(apply(_RENORM, (weight.detach(), idx), max_norm=float(max_norm), norm_type=float(norm_type)))
 
 
-def _bag_index_message(padding_idx, mode, num):
+def _bag_index_message(padding_idx, mode, num, dtype=None):
     """embedding_bag's eager message for the first index outside ``[0, num)`` from its general kernel (max mode, or
     a padding_idx), which names the value; None for the fast sum/mean kernel, whose message depends on where its
     parallel loops meet the index (the default message is one of its)."""
-    if padding_idx is None and mode != "max":
+    if padding_idx is None and mode != "max" and dtype is not _dtype.float64:  # (float64: the general kernel)
         return None
 
     def message(a):
@@ -329,7 +329,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                            f"{padding_idx}")
     padding_idx = _padding_idx(padding_idx, num)
     flat, offsets, nb = _bag_offsets(input, offsets, include_last_offset)
-    _check_indices(flat, num, "embedding_bag", RuntimeError, _bag_index_message(padding_idx, mode, num))
+    _check_indices(flat, num, "embedding_bag", RuntimeError, _bag_index_message(padding_idx, mode, num, weight.dtype))
     if weight.dtype not in (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64):
         raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
                            f"BFloat16, Float, Double; but got {_dtype.cpp_tensor_type_name(weight.dtype)} instead "

@@ -381,8 +381,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         return _batch_norm_of_nothing(input, *rep).view(input.shape)  # (PyTorch's view back from one sample)
     _check_running_no_grad(running_mean, running_var)
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                    ("bias", bias)):
-        _check_vec(name, t, c)
+                    ("bias", bias)):  # (batch_norm sees them repeated once per sample: its counts)
+        if t is not None and t.numel() != c:
+            b = input.shape[0]
+            raise RuntimeError(f"{name} should contain {c * b} elements not {t.numel() * b}")
     # the running statistics may have another dtype: PyTorch's instance_norm hands batch_norm repeated copies
     # of them, and copies the batch-averaged update back
     _check_dtypes("batch_norm", input, weight, bias, kernel_first=True)
@@ -404,6 +406,9 @@ def _normalized_shape(input, normalized_shape, name):
     need_int_list(name, normalized_shape, "normalized_shape", 2)  # (a lone int too: PyTorch's ``int[]``)
     ns = tuple(int(s) for s in normalized_shape)
     k = len(ns)
+    if k == 0 and name == "layer_norm":  # (_check_layer_norm_inputs' first check)
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
         star = "*, " if name == "layer_norm" else "*"
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [{star}"

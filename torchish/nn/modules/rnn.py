@@ -207,6 +207,8 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         def dims(h, n, what):
+            if not hasattr(h, "ndim"):  # (PyTorch's module calls hx.dim())
+                raise AttributeError(f"'{type(h).__name__}' object has no attribute 'dim'")
             if h.ndim != n:
                 raise RuntimeError(f"{what}, hx should also be {n}-D but got {h.ndim}-D tensor")
 

@@ -242,15 +242,54 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                f"classes but got weight tensor of shape: {list(weight.shape)}")
         if ls > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
+        if weight is None and input.ndim >= 2 and input.numel() and target.dtype is input.dtype:
+            return _ce_prob_composite(input, target, red, ls)
         ops = _CE_PROB_MEAN if red == "mean" else _CE_PROB
         return apply(ops[ls > 0], (input, target, weight), reduction=red, smoothing=ls)
     if ls > 0.0:
         if ls > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
         _check_nll(input, target, weight, ignore_index, red)
+        if weight is None and input.ndim >= 2:
+            return _ce_smooth_composite(input, target, int(ignore_index), red, ls)
         if input.ndim == 1 and target.ndim == 1:
             target = target.reshape(())
         return apply(_CE_SMOOTH, (input, target, weight), ignore_index=int(ignore_index), reduction=red,
                      smoothing=ls)
     logp = _softmax.log_softmax(input, _class_axis(input) if input.ndim else 0)
     return nll_loss(logp, target, weight, None, ignore_index, None, red)
+
+
+def _ce_prob_composite(input, target, red, ls):
+    """ATen's cross_entropy_loss_prob_target (no weight) op by op: log_softmax over the classes, the target smoothed
+    (``target * (1 - ls) + ls / C``), then ``-(logp * target).sum() / (numel / C)`` (DivBackward1 over NegBackward0),
+    ``-(...).sum()`` or ``-(...).sum(class_dim)``."""
+    from ._composite import add_scalar, div_scalar, mul_scalar
+    dim = _class_axis(input)
+    c = input.shape[dim]
+    logp = _softmax.log_softmax(input, dim)
+    if ls > 0:
+        target = add_scalar(mul_scalar(target, 1 - ls), ls / c)
+    prod = logp * target
+    if red == "mean":
+        return div_scalar(-prod.sum(), input.numel() // c)
+    return -prod.sum() if red == "sum" else -prod.sum(dim)
+
+
+def _ce_smooth_composite(input, target, ignore_index, red, ls):
+    """ATen's cross_entropy_loss_label_smoothing (no weight) op by op: the nll_loss of log_softmax, the smoothing
+    term ``-logp.sum(class_dim)`` with ignored targets filled with 0 (reduced: its sum, divided by the number of
+    targets kept for the mean), then ``(1 - ls) * nll + smooth * (ls / C)`` (MulBackward1s under AddBackward0)."""
+    from ._composite import mul_scalar
+    dim = _class_axis(input)
+    c = input.shape[dim]
+    logp = _softmax.log_softmax(input, dim)
+    nll = nll_loss(logp, target, None, None, ignore_index, None, red)
+    ignore = target == ignore_index
+    smooth = -logp.sum(dim)
+    smooth.masked_fill_(ignore, 0.0)
+    if red == "mean":
+        smooth = smooth.sum() / (~ignore).sum()
+    elif red == "sum":
+        smooth = smooth.sum()
+    return mul_scalar(nll, 1 - ls) + mul_scalar(smooth, ls / c)

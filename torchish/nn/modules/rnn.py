@@ -388,6 +388,8 @@ class RNNCellBase(Module):
         return zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
 
     def _check_dims(self, t, what):
+        if t is not None and not hasattr(t, "ndim"):  # (PyTorch's cells call .dim())
+            raise AttributeError(f"'{type(t).__name__}' object has no attribute 'dim'")
         if t is not None and t.ndim not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected {what} to be 1D or 2D, got {t.ndim}D instead")
 
@@ -439,6 +441,8 @@ class LSTMCell(RNNCellBase):
         self._check_dims(input, "input")
         if hx is not None:
             for i, value in enumerate(hx):
+                if not hasattr(value, "ndim"):  # (PyTorch calls .dim())
+                    raise AttributeError(f"'{type(value).__name__}' object has no attribute 'dim'")
                 if value.ndim not in (1, 2):
                     raise ValueError(f"LSTMCell: Expected hx[{i}] to be 1D or 2D, got {value.ndim}D instead")
         is_batched = input.ndim == 2

@@ -216,6 +216,10 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     """
     _check_lengths(lengths, enforce_sorted)
     lens = _host_ints(lengths, "pack_padded_sequence(lengths)")
+    if input.ndim < 2:  # (PyTorch reads input.size(1) first, after batch_first's transpose(0, 1))
+        scalar = input.ndim == 0 and not batch_first
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions" if scalar else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     batch = input.shape[0] if batch_first else input.shape[1]
     steps = input.shape[1] if batch_first else input.shape[0]
     if enforce_sorted:

@@ -213,6 +213,10 @@ SAME_ERROR_2 = {
                                                                                       x(T, 3, 1, 4)),
     "multihead_attention_bias_kv_batch_mismatch": lambda T: T.nn.MultiheadAttention(4, 2, add_bias_kv=True)(
         x(T, 3, 2, 4), x(T, 3, 1, 4), x(T, 3, 1, 4)),
+    "multihead_attention_float64_mask_for_float32": lambda T: T.nn.MultiheadAttention(4, 2)(
+        x(T, 3, 2, 4), x(T, 3, 2, 4), x(T, 3, 2, 4), attn_mask=x(T, 3, 3, dtype=T.float64)),
+    "multihead_attention_float_mask_for_float64": lambda T: T.nn.MultiheadAttention(4, 2).double()(
+        *(x(T, 3, 2, 4, dtype=T.float64),) * 3, key_padding_mask=x(T, 2, 3)),
     "reflect_pad_height_is_argument_6": lambda T: F(T).pad(x(T, 1, 3, 3), (3, 3, 3, 3), mode="reflect"),
     "reflect_pad_depth_is_argument_8": lambda T: F(T).pad(x(T, 1, 1, 2, 3, 3), (1, 1, 1, 1, 3, 3), mode="reflect"),
     "avg_pool1d_two_int_kernel": lambda T: F(T).avg_pool1d(x(T, 1, 2, 6), (2, 2)),

@@ -396,9 +396,9 @@ def _check_merged_mask_dtype(attn_mask, key_padding_mask, dtype, need_weights):
     merged = masks[0] if len(masks) == 1 else _dtype.promote_types(*masks)
     if merged == dtype:
         return
-    if need_weights:
-        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(dtype)} but found "
-                           f"{_dtype.scalar_type_name(merged)}")
+    if need_weights:  # (baddbmm(mask, q, k^T))
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_dtype.cpp_type_name(merged)}, batch1: "
+                           f"{_dtype.cpp_type_name(dtype)}, batch2: {_dtype.cpp_type_name(dtype)}")
     if merged != _dtype.float32:
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                            f"attn_mask.dtype: {_cpp_name(merged)} and  query.dtype: {_cpp_name(dtype)} instead.")

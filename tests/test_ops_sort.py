@@ -239,6 +239,22 @@ def test_histc_bins_elements_on_an_edge_as_pytorch(dtype):
     assert_same(ref[0], compiled(torchish.tensor(values, dtype=getattr(torchish, dtype))), rtol=0, atol=0)
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histogram_density_divides_as_pytorch(dtype):
+    """``density=True`` divides by the total and then by each bin's width (histogramdd: by each dimension's widths
+    in turn), one rounding each, bit for bit PyTorch's; before, XLA merged the divisions into one by their product
+    and the last bit differed in most float32 histograms."""
+    values = np.random.default_rng(2).uniform(-3, 3, 36)
+
+    def fn(T):
+        x = T.tensor(values, dtype=getattr(T, dtype))
+        return [T.histogram(x, 7, density=True).hist, T.histogram(x, 4, range=(-2.0, 2.5), density=True).hist,
+                T.histogramdd(x.view(-1, 2), [5, 3], density=True).hist]
+    ref, got = run_both(fn)
+    assert_same(ref, got, rtol=0, atol=0)
+
+
 def test_histc_nan():
     x = np.array([1.0, np.nan, 2.0], np.float32)
     agree(lambda T, a: T.histc(a, 2, 0, 3), [x], grad=False)

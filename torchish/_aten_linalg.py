@@ -17,7 +17,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from . import _dtype
+from . import _dtype, _precision
 from ._global_flags import warn_once
 from . import linalg as _linalg
 from ._device import placement
@@ -269,11 +269,12 @@ def _histdd_fwd(x, weight, *edges, density):
     w = jnp.ones(pts.shape[0], x.dtype) if weight is None else weight.reshape(-1)
     hist = jnp.zeros(total, x.dtype).at[jnp.where(inside, flat, total)].add(w, mode="drop").reshape(sizes)
     if density:
-        hist = hist / hist.sum()
+        # one IEEE division each, in PyTorch's order (the barriers keep XLA from merging them into h / (s * w))
+        hist = jax.lax.optimization_barrier(_precision.div(hist, hist.sum()))
         for i, e in enumerate(edges):
             shape = [1] * d
             shape[i] = sizes[i]
-            hist = hist / jnp.diff(e).reshape(shape)
+            hist = jax.lax.optimization_barrier(_precision.div(hist, jnp.diff(e).reshape(shape)))
     return hist
 
 

@@ -281,8 +281,10 @@ def _histogram_fwd(x, edges, weight, *, density):
     inside = (flat >= edges[0]) & (flat <= edges[-1])
     w = jnp.ones_like(flat) if weight is None else weight.reshape(-1)
     hist = jnp.zeros(n, x.dtype).at[jnp.where(inside, pos, n)].add(w, mode="drop")
-    if density:
-        hist = hist / (hist.sum() * jnp.diff(edges))
+    if density:  # (PyTorch divides by the total, then by each bin's width: two roundings, which the barrier keeps
+        # from XLA's rewrite of (h / s) / w into h / (s * w))
+        share = jax.lax.optimization_barrier(_precision.div(hist, hist.sum()))
+        hist = _precision.div(share, jnp.diff(edges))
     return hist, edges  # (PyTorch's bin_edges is a new tensor, also when given the edges)
 
 

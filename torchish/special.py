@@ -30,7 +30,8 @@ from .ops.arith import xlogy as xlogy  # noqa
 from .ops.unary import (digamma as digamma, erf as erf, erfc as erfc, erfinv as erfinv, exp2 as exp2,  # noqa
                         expm1 as expm1, i0 as i0, log1p as log1p, logit as logit, polygamma as polygamma,
                         sinc as sinc)
-from .ops.registry import ELEMENTWISE, OPS, NotDifferentiable, apply, defop, overload
+from .ops import scalar_overloads as _scalar_overloads
+from .ops.registry import ELEMENTWISE, NotDifferentiable, apply, defop, overload
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
@@ -139,8 +140,8 @@ def ndtr(input, *, out=None):
 
 _SQRT1_2 = math.sqrt(0.5)
 # (a C++ composite's ``tensor * number`` is PyTorch's mul.Scalar / add.Scalar overload: MulBackward1, AddBackward1)
-_MUL_SCALAR = overload(OPS["mul"], "MulBackward1")
-_ADD_SCALAR = overload(OPS["add"], "AddBackward1")
+# (their nodes list the tensor only: ops.scalar_overloads)
+_MUL_SCALAR, _ADD_SCALAR = _scalar_overloads._MUL, _scalar_overloads._ADD
 # PyTorch's backward formulas, read off the result: ndtri's ``sqrt(2 pi) exp(result^2 / 2)`` (inf at 0 and 1),
 # erfcx's ``2 x result - 2 / sqrt(pi)``
 ndtri = _special_unary("ndtri", jss.ndtri, half=False, grad_name="SpecialNdtriBackward0",

@@ -4,22 +4,18 @@ ATen's composite functions (``margin_ranking_loss``, ``poisson_nll_loss``, ``rms
 overloads ``add.Scalar``/``sub.Scalar``/``mul.Scalar``/``div.Scalar``: their autograd nodes are ``AddBackward1``,
 ``SubBackward1``, ``MulBackward1``, ``DivBackward1``, and list the tensor operand only (``x + 1`` from Python is
 ``add.Tensor`` with a wrapped number: ``AddBackward0`` with a ``None`` edge). These ops are the registry's add, sub,
-mul and div under those names, with the number omitted from ``next_functions``.
+mul and div under those node names (``registry.overload``), with the number omitted from ``next_functions``
+(``opnode.SCALAR_OVERLOADS``).
 """
 from __future__ import annotations
 
-from ...ops.registry import OPS, OpDef, apply
+from .opnode import SCALAR_OVERLOADS
+from .registry import OPS, apply, overload
 
-
-def _scalar_op(base, grad_name):
-    op = OPS[base]
-    return OpDef(base + "_scalar_overload", op.fwd, grad_name=grad_name, vjp=op.vjp, promote=op.promote,
-                 promote_args=op.promote_args, linear=op.linear, save_out=op.save_out, saved=op.saved,
-                 vjp_uncast=op.vjp_uncast, eager=op.eager)
-
-
-_ADD, _SUB = _scalar_op("add", "AddBackward1"), _scalar_op("sub", "SubBackward1")
-_MUL, _DIV = _scalar_op("mul", "MulBackward1"), _scalar_op("div", "DivBackward1")
+# (the registry's ops under another node name: the same name, so the same dispatch, rounding and layout rules)
+_ADD, _SUB = overload(OPS["add"], "AddBackward1"), overload(OPS["sub"], "SubBackward1")
+_MUL, _DIV = overload(OPS["mul"], "MulBackward1"), overload(OPS["div"], "DivBackward1")
+SCALAR_OVERLOADS.update((_ADD, _SUB, _MUL, _DIV))
 
 
 def add_scalar(t, s):

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
+from . import scalar_overloads as _scalar_overloads
 from ..autograd.grad_mode import STATE
 from .._tensor import Tensor, wrap_dim
 from .casting import ACC, cast
@@ -353,8 +354,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 # PyTorch's trapezoid rules are C++ composites: their ``tensor * number`` and ``tensor / number`` are the Scalar
 # overloads of mul and div (MulBackward1, DivBackward1), which Python's operators never reach
-_MUL_SCALAR = _registry.overload(_registry.OPS["mul"], "MulBackward1")
-_DIV_SCALAR = _registry.overload(_registry.OPS["div"], "DivBackward1")
+# (their nodes list the tensor only: ops.scalar_overloads)
+_MUL_SCALAR, _DIV_SCALAR = _scalar_overloads._MUL, _scalar_overloads._DIV
 
 
 def _trapezoid_parts(y, x, dx, dim):

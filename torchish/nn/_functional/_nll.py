@@ -264,7 +264,7 @@ def _ce_prob_composite(input, target, red, ls):
     """ATen's cross_entropy_loss_prob_target (no weight) op by op: log_softmax over the classes, the target smoothed
     (``target * (1 - ls) + ls / C``), then ``-(logp * target).sum() / (numel / C)`` (DivBackward1 over NegBackward0),
     ``-(...).sum()`` or ``-(...).sum(class_dim)``."""
-    from ._composite import add_scalar, div_scalar, mul_scalar
+    from ...ops.scalar_overloads import add_scalar, div_scalar, mul_scalar
     dim = _class_axis(input)
     c = input.shape[dim]
     logp = _softmax.log_softmax(input, dim)
@@ -280,7 +280,7 @@ def _ce_smooth_composite(input, target, ignore_index, red, ls):
     """ATen's cross_entropy_loss_label_smoothing (no weight) op by op: the nll_loss of log_softmax, the smoothing
     term ``-logp.sum(class_dim)`` with ignored targets filled with 0 (reduced: its sum, divided by the number of
     targets kept for the mean), then ``(1 - ls) * nll + smooth * (ls / C)`` (MulBackward1s under AddBackward0)."""
-    from ._composite import mul_scalar
+    from ...ops.scalar_overloads import mul_scalar
     dim = _class_axis(input)
     c = input.shape[dim]
     logp = _softmax.log_softmax(input, dim)

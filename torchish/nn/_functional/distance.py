@@ -180,7 +180,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     check_broadcast(x1, x2)
     _check_sub(x1, x2)  # PyTorch's composite subtracts first: Bool inputs fail there
     # PyTorch's composite: at::norm(x1 - x2 + eps, p, -1, keepdim), each step a node (SubBackward0, AddBackward1)
-    from ._composite import add_scalar
+    from ...ops.scalar_overloads import add_scalar
     return apply(_LAST_NORM, (add_scalar(x1 - x2, float(eps)),), p=float(p), keepdim=bool(keepdim))
 
 

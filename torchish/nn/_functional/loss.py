@@ -399,7 +399,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     if input.dtype is _dtype.bool and (not log_input or target.dtype is _dtype.bool):
         _check_sub(0.0, input)
     if input.dtype.category == _dtype._FLOAT and target.dtype is input.dtype:  # ATen's composite, op by op
-        from ._composite import add_scalar
+        from ...ops.scalar_overloads import add_scalar
         loss = input.exp() - target * input if log_input else input - target * add_scalar(input, float(eps)).log()
         if full:
             stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()

@@ -97,7 +97,7 @@ def _cos_emb_composite(input1, input2, target, margin):
     where(target == 1, 1 - cos, 0) + where(target == -1, (cos - margin).clamp_min_(0), 0)."""
     from ...ops.creation import tensor, zeros_like
     from ...ops.ternary import where
-    from ._composite import add_scalar, sub_scalar
+    from ...ops.scalar_overloads import add_scalar, sub_scalar
     d = target.ndim
     prod_sum = (input1 * input2).sum(d)
     mag1 = add_scalar((input1 * input1).sum(d), 1e-12)
@@ -124,7 +124,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     dt = common_dtype((input1, input2, target, float(margin)))
     if dt.category == _dtype._FLOAT and input1.dtype is dt and input2.dtype is dt and target.dtype is dt:
         # ATen's composite, op by op: (-target * (input1 - input2) + margin).clamp_min_(0), then mean()/sum()
-        from ._composite import add_scalar
+        from ...ops.scalar_overloads import add_scalar
         return _reduced(add_scalar(-target * (input1 - input2), float(margin)).clamp_min_(0), red)
     return apply(_MARGIN_RANKING[red], (input1, input2, target), margin=float(margin), reduction=red, dtype=dt.np)
 
@@ -343,7 +343,7 @@ def _triplet(anchor, positive, negative, dist, margin, swap, reduction, aten=Fal
     margin_with_distance_loss's is Python's (AddBackward0 with the wrapped number's None edge)."""
     from ...ops.arith import minimum
     from ...ops.ternary import clamp_min
-    from ._composite import add_scalar
+    from ...ops.scalar_overloads import add_scalar
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:

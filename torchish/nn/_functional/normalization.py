@@ -549,7 +549,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if input.dtype in (_dtype.float32, _dtype.float64) and (weight is None or weight.dtype is input.dtype):
         # ATen's composite, op by op: input * rsqrt(input.pow(2).mean(dims, keepdim=True).add_(eps)), then
         # * weight (MulBackward0 over RsqrtBackward0, AddBackward1, MeanBackward1, PowBackward0)
-        from ._composite import add_scalar
+        from ...ops.scalar_overloads import add_scalar
         dims = tuple(range(input.ndim - len(ns), input.ndim))
         out = input * add_scalar(input.pow(2).mean(dims, keepdim=True), float(eps)).rsqrt()
         return out if weight is None else out * weight

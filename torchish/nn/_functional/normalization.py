@@ -687,8 +687,27 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
             dt = input.dtype
             if dt in (_dtype.float16, _dtype.bfloat16):  # (autocast on another device type only)
                 raise not_implemented("avg_pool3d_out_frame", dt)
+    if dt in (_dtype.float32, _dtype.float64) and input.requires_grad:
+        return _lrn_composite(input, int(size), alpha, beta, k)
     fdt = _dtype.DEFAULTS.float.np if dt.category < _dtype._FLOAT else None
     return apply(_LRN, (input,), size=int(size), alpha=float(alpha), beta=float(beta), k=float(k), fdt=fdt)
+
+
+def _lrn_composite(input, size, alpha, beta, k):
+    """F.local_response_norm's Python op by op (where it records a graph): the squares padded on the channel dim
+    and averaged by avg_pool2d (3-d input) or avg_pool3d over a view, then ``input / (div * alpha + k) ** beta``."""
+    from .pooling import avg_pool2d, avg_pool3d
+    from .sampling import pad
+    div = input.mul(input)
+    if input.ndim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = tuple(input.shape)
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / div.mul(alpha).add(k).pow(beta)
 
 
 def _check_lrn_view(input):

@@ -125,6 +125,10 @@ CASES = {
     "local_response_norm_4d": (lambda lib, x: _F(lib).local_response_norm(x.reshape(1, 3, 2, 2), 2).sum(), [X], (0,)),
     "local_response_norm_3d": (lambda lib, x: _F(lib).local_response_norm(x.reshape(2, 3, 2), 3, k=2.0).sum(), [X],
                                (0,)),
+    "instance_norm": (lambda lib, x: (_F(lib).instance_norm(x.reshape(2, 2, 3)) * lib.arange(12.0).reshape(2, 2, 3))
+                      .sum(), [X], (0,)),
+    "instance_norm_affine": (lambda lib, x, w: (_F(lib).instance_norm(x.reshape(2, 2, 3), weight=w[:2], bias=w[2:])
+                                                * lib.arange(12.0).reshape(2, 2, 3)).sum(), [X, V4], (0, 1)),
     "outer": (lambda lib, a, b: lib.outer(a, b).sum(), [V3, V4], (0, 1)),
     "ger": (lambda lib, a, b: lib.ger(a, b).sum(), [V3, V4], (1,)),
     "rms_norm": (lambda lib, x: _F(lib).rms_norm(x, (4,)).sum(), [X], (0,)),

@@ -392,6 +392,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         from ...ops.convert import to_dtype
         stats = tuple(to_dtype(t, input.dtype) for t in (running_mean, running_var))
         return apply(_IN_EVAL, (input, weight, bias, *stats), eps=float(eps))
+    if running_mean is None and running_var is None:
+        # ATen's instance_norm: batch_norm of the input viewed as one sample of b * c channels (affine parameters
+        # repeated per sample), viewed back: ViewBackward0 over NativeBatchNormBackward0 over ViewBackward0
+        b = input.shape[0]
+        x = input.contiguous().view(1, b * c, *input.shape[2:])
+        rep = [None if t is None else t.repeat(b) for t in (weight, bias)]
+        return batch_norm(x, None, None, *rep, training=True, momentum=momentum, eps=eps).view(input.shape)
     y, mean, var = apply(_IN, (input, weight, bias), eps=float(eps))
     if running_mean is not None or running_var is not None:
         _update_running(running_mean, running_var, mean, var, momentum)

@@ -518,3 +518,19 @@ def compile_three_ways(case, eager=True, expect=None):
         assert any(re.search(expect, str(w.message)) for w in caught), [str(w.message) for w in caught]
     assert_same(ref, got, "compiled")
     return [dict(getattr(c, "stats", None) or c._compiled_call.stats) for c in made]
+
+
+def graph_walk(fn, depth=6):
+    """The names of ``fn``'s autograd graph, depth-first over ``next_functions`` (None for a missing edge, or past
+    ``depth``): what graph-walking code (torchviz, the 60-minute blitz's prints) sees."""
+    out = []
+
+    def rec(f, d):
+        if f is None or d > depth:
+            out.append(None)
+            return
+        out.append(type(f).__name__)
+        for nf, _ in f.next_functions:
+            rec(nf, d + 1)
+    rec(fn, 0)
+    return out

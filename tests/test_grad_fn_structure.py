@@ -5,27 +5,12 @@
 import numpy as np
 import pytest
 
-from oracle import arr, check, run_both
+from oracle import arr, check, graph_walk, run_both
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss",
                                         "ignore:Using a target size")
-
-
-def _walk(fn, depth=6):
-    """Node names depth-first over next_functions; None for a missing edge (or past ``depth``)."""
-    out = []
-
-    def rec(f, d):
-        if f is None or d > depth:
-            out.append(None)
-            return
-        out.append(type(f).__name__)
-        for nf, _ in f.next_functions:
-            rec(nf, d + 1)
-    rec(fn, 0)
-    return out
 
 
 X = arr(3, 4, seed=1, lo=-1.5, hi=2.0)
@@ -121,7 +106,7 @@ CASES = {
 def test_graph_values_and_gradients_are_pytorchs(name):
     fn, inputs, grad = CASES[name]
     ref, got = check(fn, inputs, grad=grad)
-    assert _walk(got.grad_fn) == _walk(ref.grad_fn)
+    assert graph_walk(got.grad_fn) == graph_walk(ref.grad_fn)
 
 
 def test_hook_on_the_top_node_of_a_composite_loss():

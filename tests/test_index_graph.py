@@ -6,26 +6,12 @@ as its unsigned 64-bit wrap; ``_saved_indices``: the index tensors, a boolean ma
 and a hook on a node below the top one."""
 import pytest
 
-from oracle import arr, assert_same, needs_torch, torch, torchish
+from oracle import arr, assert_same, graph_walk, needs_torch, torch, torchish
 
 INDEXES = ["[1:3, 0]", "[0, 1:3]", "[None, 1]", "[..., 1]", "[1:3, 1:2]", "[:, None, 2:]", "[-1, -2:]",
            "[[0, 1], 1:]", "[1:, [0, 2]]", "[:, ::2]", "[0]", "[:]", "[...]", "[None]", "[2:100]", "[-100:3]",
            "[1:4:2, -1]", "[:, 1][1:]", "[1, None, :2]", "[[0], :]", "[[1, 2], :, None]", "[x[:, 0] > 0]", "[x[:, 0] > 0, 1:]",
            "[[0, 1], None, [1, 2]]", "[0, [1, 2]]", "[None, [1]]", "[..., [0]]", "[[[0], [1]], [1, 2]]"]
-
-
-def _walk(fn, depth=6):
-    names = []
-
-    def rec(f, d):
-        if f is None or d > depth:
-            names.append(None)
-            return
-        names.append(type(f).__name__)
-        for nf, _ in f.next_functions:
-            rec(nf, d + 1)
-    rec(fn, 0)
-    return names
 
 
 def _saved(fn):
@@ -35,7 +21,7 @@ def _saved(fn):
 def _run(lib, index):
     x = lib.tensor(arr(4, 5), requires_grad=True)
     y = eval("x" + index)  # noqa: S307  (the index expressions above)
-    graph, nodes = _walk(y.grad_fn), []
+    graph, nodes = graph_walk(y.grad_fn), []
     f = y.grad_fn
     while f is not None and type(f).__name__ != "AccumulateGrad":
         nodes.append((type(f).__name__, _saved(f)))

@@ -384,24 +384,24 @@ def _basic_op(template, single, n_dims):
 
 
 def getitem(self, index):
-    raw = []
-    template, arrays = parse_index(self, index, raw=raw)
-    single = isinstance(index, slice)
-    full = _full_flags(self, template)
     recording = self._rg and STATE.grad_enabled and not STATE.inference
+    raw = [] if recording else None  # (what the recorded nodes show: collected only when nodes are recorded)
+    template, arrays = parse_index(self, index, raw=raw)
     if arrays or any(t[0] == "b" for t in template):
-        shown = _saved_indices(template, raw) if recording else None
-        if recording and not any(t[0] == "b" for t in template):
-            self, template = _basic_steps(self, template, raw, full, advanced=True)
+        if recording:
+            shown = _saved_indices(template, raw)
+            if not any(t[0] == "b" for t in template):
+                self, template = _basic_steps(self, template, raw, _full_flags(self, template), advanced=True)
         res = apply(_INDEX, (self, *arrays), template=template)
         if any(t._view is not None or t._layout is not None for t in (self, *arrays)):
             _set_index_layout(res, self, arrays, template)
         if recording and res._gfn is not None:
             res._gfn.__dict__["index_raw"] = shown
         return res
+    full = _full_flags(self, template)
     if recording and sum(t[0] in "in" or t[0] == "s" and not f for t, f in zip(template, full)) > 1:
         return _basic_steps(self, template, raw, full)
-    res = apply(_basic_op(template, single, full), (self,), template=template)
+    res = apply(_basic_op(template, isinstance(index, slice), full), (self,), template=template)
     if recording and res._gfn is not None:
         res._gfn.__dict__["index_raw"] = next((r for r in reversed(raw) if r is not None), None)
     return res

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ... import _subclass
+from ...overrides import has_torch_function as _has_torch_function
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
@@ -128,8 +129,10 @@ class _Conv(_ConvNd):
                          padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
-        if _subclass._ACTIVE[0] or _subclass.mode_dispatch_on():  # (PyTorch's calls, which subclasses, modes and
-            conv = getattr(F, f"conv{self._nd}d")                 # fx proxies see: F.pad, then F.conv{n}d)
+        # (a subclass, fx Proxy or mode among the arguments: PyTorch's calls, which it sees: F.pad, then F.conv{n}d;
+        # the cheap global check first, so plain programs pay one flag read)
+        if (_subclass._ACTIVE[0] or _subclass.mode_dispatch_on()) and _has_torch_function((input, weight, bias)):
+            conv = getattr(F, f"conv{self._nd}d")
             if self.padding_mode != "zeros":
                 return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
                             bias, self.stride, (0,) * self._nd, self.dilation, self.groups)

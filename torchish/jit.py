@@ -29,8 +29,11 @@ import warnings
 
 from .nn.module import Module
 
+from .futures import Future
+
 __all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "is_scripting", "is_tracing", "Final",
-           "annotate", "ScriptModule", "save", "load", "script_if_tracing", "interface", "optimized_execution"]
+           "annotate", "ScriptModule", "save", "load", "script_if_tracing", "interface", "optimized_execution",
+           "fork", "wait", "Future"]
 
 class ScriptModule(Module):
     """PyTorch's base of scripted modules. Nothing torchish returns is one (nothing is scripted); subclassing it
@@ -171,3 +174,21 @@ def save(m, f, _extra_files=None):
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
     """Not supported: raises RuntimeError (use ``model.load_state_dict(torchish.load(f))``)."""
     raise RuntimeError(_NO_TORCHSCRIPT.format("read"))
+
+
+def fork(func, *args, **kwargs):
+    """Run ``func(*args, **kwargs)`` and return a completed :class:`~torchish.futures.Future` of its result. Outside
+    TorchScript PyTorch's ``fork`` runs the call at once, in this thread, and so does this (an error in ``func`` is
+    raised here, as there). Deprecated in PyTorch 2.13, with the same warning."""
+    warnings.warn("`torch.jit.fork` is deprecated. Please use `torch.compile` instead.", DeprecationWarning,
+                  stacklevel=2)
+    fut = Future()
+    fut.set_result(func(*args, **kwargs))
+    return fut
+
+
+def wait(future):
+    """The value of a future from :func:`fork` (waiting for it to complete)."""
+    warnings.warn("`torch.jit.wait` is deprecated. Please use `torch.compile` instead.", DeprecationWarning,
+                  stacklevel=2)
+    return future.wait()

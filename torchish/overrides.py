@@ -16,7 +16,9 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
+import sys
 import warnings
 
 from . import _subclass
@@ -24,7 +26,10 @@ from ._subclass import _disable_torch_function_subclass, _overloaded
 from ._tensor import Tensor
 
 __all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function",
-           "is_tensor_like", "enable_dispatch", "TorchFunctionMode", "BaseTorchFunctionMode"]
+           "is_tensor_like", "enable_dispatch", "TorchFunctionMode", "BaseTorchFunctionMode",
+           "get_ignored_functions", "get_overridable_functions", "get_testing_overrides", "resolve_name",
+           "is_tensor_method_or_property", "wrap_torch_function", "get_default_nowrap_functions",
+           "enable_reentrant_dispatch"]
 
 def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
     """Tensor's default ``__torch_function__``: run ``func`` and return Tensor results as ``cls``."""
@@ -198,3 +203,138 @@ def _get_current_function_mode():
 
 def _is_torch_function_mode_enabled() -> bool:
     return _subclass.mode_dispatch_on()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The tables of ``torch.overrides``: which functions dispatch, under which names.
+
+def _listed(leave_out=()):
+    """(holder, PyTorch's name of it, [(name, function)]) of every function PyTorch dispatches, as they are now
+    (after a subclass was defined they are the dispatching versions: the objects a program calls), without the
+    namespaces in ``leave_out`` and without the Tensor methods PyTorch's tables leave out (``new_zeros``...)."""
+    from . import _overridable
+    ignored = {n[len("Tensor."):] for n in _overridable.IGNORED if n.startswith("Tensor.")}
+    out = []
+    for holder, names, public in _subclass._namespaces():
+        if public in leave_out:
+            continue
+        if holder is Tensor:
+            names = [n for n in names if n not in ignored]
+        fns = [(n, holder.__dict__[n] if isinstance(holder, type) and n in holder.__dict__ else getattr(holder, n, None))
+               for n in names]
+        out.append((holder, public, [(n, f) for n, f in fns if callable(f)]))
+    return out
+
+
+def get_overridable_functions() -> dict:
+    """``{namespace: [functions]}`` of the functions that hand their calls to ``__torch_function__``:
+    ``torchish`` (PyTorch's ``torch``), ``torchish.Tensor`` (its methods), ``nn.functional``, ``linalg``, ``fft``,
+    ``special``."""
+    return {holder: [f for _, f in fns] for holder, _, fns in _listed(("torch.autograd", "torch.nn.init"))}
+
+
+def _names_by_id():
+    """``{id(function): PyTorch's name}`` of the functions as they are now (not cached: defining a subclass swaps
+    them for their dispatching versions)."""
+    names = {}
+    for holder, public, fns in _listed():
+        for n, f in fns:
+            names.setdefault(id(f), f"{public}.{n}")
+    from . import _overridable
+    torchish = sys.modules["torchish"]
+    for name in _overridable.IGNORED:
+        obj = _resolve(torchish, name)
+        if obj is not None:
+            names.setdefault(id(obj), "torch." + name)
+    return names
+
+
+def _resolve(root, dotted):
+    obj = root
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _class_attr(name):
+    """The attribute ``name`` as Tensor's class defines it (a property object, not its value)."""
+    for klass in Tensor.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def resolve_name(f):
+    """PyTorch's name of a function that takes part in ``__torch_function__`` (``"torch.add"``,
+    ``"torch.Tensor.add"``, ``"torch.Tensor.grad.__get__"``), or None."""
+    if getattr(f, "__name__", None) in ("__get__", "__set__"):
+        from . import _overridable
+        prop = getattr(f, "__self__", None)
+        for attr in _overridable.TENSOR_PROPERTIES + _overridable.TENSOR_PRIVATE_PROPERTIES:
+            if prop is not None and _class_attr(attr) is prop:
+                return f"torch.Tensor.{attr}.{f.__name__}"
+    return _names_by_id().get(id(f))
+
+
+def is_tensor_method_or_property(func) -> bool:
+    """Whether ``func`` is a Tensor method or a property getter that ``__torch_function__`` sees (such functions
+    receive the Tensor as their first argument)."""
+    if getattr(func, "__name__", None) == "__get__":
+        return True
+    tensor_fns = {id(f) for holder, _, fns in _listed() if holder is Tensor for _, f in fns}
+    return id(func) in tensor_fns
+
+
+def get_ignored_functions() -> set:
+    """The public functions that take part in no ``__torch_function__`` dispatch (factories such as ``zeros`` and
+    ``tensor``, settings, ``Tensor.new_*``), as ``torch.overrides.get_ignored_functions`` lists them."""
+    from . import _overridable
+    torchish = sys.modules["torchish"]
+    found = (_resolve(torchish, name) for name in _overridable.IGNORED)
+    return {f for f in found if f is not None}
+
+
+def get_testing_overrides() -> dict:
+    """``{function: dummy}`` for every dispatching function: each dummy takes the function's arguments and returns
+    -1 (PyTorch's test helper for ``__torch_function__`` implementations)."""
+    out = {}
+    for _, _, fns in _listed(("torch.autograd",)):
+        for _, f in fns:
+            def dummy(*args, **kwargs):
+                return -1
+            try:
+                dummy.__signature__ = inspect.signature(f)
+            except (TypeError, ValueError):
+                pass
+            out[f] = dummy
+    return out
+
+
+def get_default_nowrap_functions() -> set:
+    """Functions that Tensor's default ``__torch_function__`` does not wrap into the subclass: the getters of
+    ``_base``, ``grad`` and ``_grad``."""
+    return {p.__get__ for p in map(_class_attr, ("_base", "grad", "_grad")) if hasattr(p, "__get__")}
+
+
+def wrap_torch_function(dispatcher):
+    """Decorator: the function hands its calls to ``__torch_function__`` of the arguments ``dispatcher(*args,
+    **kwargs)`` returns, as PyTorch's."""
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant):
+                return handle_torch_function(wrapped, relevant, *args, **kwargs)
+            return func(*args, **kwargs)
+        return wrapped
+    return decorator
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch():
+    """PyTorch's re-entry into ``__torch_dispatch__`` state; torchish has no ``__torch_dispatch__``, so, as
+    PyTorch outside one, this raises."""
+    raise RuntimeError("Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.")
+    yield

@@ -196,6 +196,7 @@ from ._C import DisableTorchFunctionSubclass as DisableTorchFunctionSubclass  # 
 from . import types as types  # noqa: E402
 from . import library as library  # noqa: E402  (custom operators; torchish.ops.<namespace> finds them)
 from . import fx as fx  # noqa: E402  (symbolic tracing, GraphModule, Interpreter)
+from . import export as export  # noqa: E402  (torch.export: its modules load on first use)
 from ._checks import (_check as _check, _check_with as _check_with, _check_index as _check_index,  # noqa: E402
                       _check_value as _check_value, _check_type as _check_type, _check_is_size as _check_is_size,
                       _check_not_implemented as _check_not_implemented, _check_tensor_all as _check_tensor_all,

@@ -39,33 +39,70 @@ class _TorchNames:
         return getattr(self.__dict__["_fallback"], name)
 
 
-def _repr_arg(arg, add_global) -> str:
+def _color(code: str):
+    return lambda s: f"{code}{s}\033[0m"
+
+
+_COLORS = {"red": _color("\033[31m"), "blue": _color("\033[34m"), "dim": _color("\033[2m"),
+           "dim_blue": _color("\033[2m\033[34m"), "dim_green": _color("\033[2m\033[32m")}
+_PLAIN = {k: (lambda s: s) for k in _COLORS}
+
+
+def _repr_arg(arg, add_global, blue=_PLAIN["blue"]) -> str:
     if isinstance(arg, Node):
         return repr(arg)
     if isinstance(arg, tuple) and hasattr(arg, "_fields"):
         return f"{add_global(qualified_name(type(arg)), type(arg))}{repr(tuple(arg))}"
     if isinstance(arg, tuple):
         if len(arg) == 1:
-            return f"({_repr_arg(arg[0], add_global)},)"
-        return "(" + ", ".join(_repr_arg(a, add_global) for a in arg) + ")"
+            return f"({_repr_arg(arg[0], add_global, blue)},)"
+        return "(" + ", ".join(_repr_arg(a, add_global, blue) for a in arg) + ")"
     if isinstance(arg, list):
-        return "[" + ", ".join(_repr_arg(a, add_global) for a in arg) + "]"
+        return "[" + ", ".join(_repr_arg(a, add_global, blue) for a in arg) + "]"
     if isinstance(arg, slice):
-        return f"slice({_repr_arg(arg.start, add_global)}, {_repr_arg(arg.stop, add_global)}, " \
-               f"{_repr_arg(arg.step, add_global)})"
+        return f"slice({_repr_arg(arg.start, add_global, blue)}, {_repr_arg(arg.stop, add_global, blue)}, " \
+               f"{_repr_arg(arg.step, add_global, blue)})"
     if isinstance(arg, dict):
-        return "{" + ", ".join(f"{k!r}: {_repr_arg(v, add_global)}" for k, v in arg.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {_repr_arg(v, add_global, blue)}" for k, v in arg.items()) + "}"
     from .._dtype import dtype as _dtype_cls
     if isinstance(arg, _dtype_cls):
-        return f"torch.{str(arg).split('.')[-1]}"
+        return blue(f"torch.{str(arg).split('.')[-1]}")
     from .._tensor import Tensor
     if isinstance(arg, Tensor):
         return f"torch.Tensor(size={list(arg.size())}, dtype={str(arg.dtype).split('.')[-1]})"
-    return repr(arg)  # (``inf`` and ``nan`` are globals of the code)
+    return blue(repr(arg))  # (``inf`` and ``nan`` are globals of the code)
 
 
-def python_code(graph, root_module: str = "self", verbose: bool = False) -> PythonCode:
-    """The source and globals of ``forward`` for ``graph`` (``Graph.python_code``)."""
+def _annotation(node, include_stride: bool, include_device: bool, colors) -> str | None:
+    """The verbose annotation of ``node`` (``"f32[4, 3]"``) from its ``meta['val']`` (a tensor: with its stride
+    and device when asked) or ``meta['tensor_meta']`` (ShapeProp's: dtype and shape only), as torch.fx writes it;
+    ``meta['symbolic_shape']`` (torchish.export's) names the dynamic sizes."""
+    from .._tensor import Tensor
+    from .passes.shape_prop import TensorMetadata
+    val = node.meta.get("val", node.meta.get("tensor_meta", node.meta.get("example_value")))
+    shape = node.meta.get("symbolic_shape")
+    if isinstance(val, Tensor):
+        core = colors["red"](val.dtype.abbr) + colors["blue"](_shape_str(shape or val.shape))
+        core += colors["dim_blue"](_shape_str(val.stride())) if include_stride else ""
+        core += colors["dim_green"](str(val.device)) if include_device else ""
+        return f': "{core}"'
+    if isinstance(val, TensorMetadata):
+        return f': "{val.dtype.abbr}{_shape_str(shape or val.shape)}"'
+    if "sym" in node.meta:
+        return f': "Sym({node.meta["sym"]})"'
+    return None
+
+
+def _shape_str(shape) -> str:
+    return f"[{', '.join(str(x) for x in shape)}]"
+
+
+def python_code(graph, root_module: str = "self", verbose: bool = False, include_stride: bool = False,
+                include_device: bool = False, colored: bool = False) -> PythonCode:
+    """The source and globals of ``forward`` for ``graph`` (``Graph.python_code``); ``verbose`` writes each
+    node's shape annotation (with ``include_stride``/``include_device``) and ``colored`` ANSI colours, as
+    torch.fx's ``print_readable``."""
+    colors = _COLORS if colored else _PLAIN
     nodes = list(graph.nodes)
     namespace = Namespace()
     torch_names = _TorchNames(sys.modules["torchish"])
@@ -85,8 +122,8 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
         return name
 
     def fmt(args, kwargs):
-        out = [_repr_arg(a, add_global) for a in args]
-        out += [f"{k} = {_repr_arg(v, add_global)}" for k, v in kwargs.items()]
+        out = [_repr_arg(a, add_global, colors["blue"]) for a in args]
+        out += [f"{k} = {_repr_arg(v, add_global, colors['blue'])}" for k, v in kwargs.items()]
         return ", ".join(out)
 
     # the node after which each value is last used (walking backwards, the first user met)
@@ -103,9 +140,10 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
     summary_written = False
     for node in nodes:
         if verbose and not summary_written and node.op not in ("placeholder", "output"):
-            body.append("\n# No stacktrace found for following nodes\n")
+            body.append(f"\n{colors['dim']('# No stacktrace found for following nodes')}\n")
             summary_written = True
-        line = _emit(node, root_module, free_vars, fmt, add_global, return_annotation)
+        annotation = _annotation(node, include_stride, include_device, colors) if verbose else None
+        line = _emit(node, root_module, free_vars, fmt, add_global, return_annotation, annotation)
         if line is None:
             continue
         body.append(line)
@@ -118,7 +156,7 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
         dead = list(deletes.get(node, []))
         if not node.users:
             dead.append(node)
-        body.append(f";  {' = '.join([repr(n) for n in dead] + ['None'])}\n" if dead else "\n")
+        body.append(f";  {colors['dim'](' = '.join([repr(n) for n in dead] + ['None']))}\n" if dead else "\n")
     if not body:
         body.append("pass\n")
     wrapped = [add_global(qualified_name(n.target), n.target) for n in nodes
@@ -138,11 +176,13 @@ def _wrap():
     return wrap
 
 
-def _emit(node, root_module, free_vars, fmt, add_global, return_annotation):
+def _emit(node, root_module, free_vars, fmt, add_global, return_annotation, verbose_annotation=None):
     """The line for ``node`` (without its deletions), or None for a placeholder."""
     annotation = ""
     if node.type is not None:
         annotation = f" : {add_global(type_repr(node.type), node.type)}"
+    if verbose_annotation is not None:
+        annotation = verbose_annotation
     if node.op == "placeholder":
         default = "" if not node.args else f" = {_repr_arg(node.args[0], add_global)}"
         free_vars.append(f"{node.target}{annotation}{default}")

@@ -253,9 +253,10 @@ class Graph:
         specs = [[n.op, n.name, n.target, n.args, n.kwargs] for n in self.nodes]
         print(tabulate(specs, headers=["opcode", "name", "target", "args", "kwargs"]))
 
-    def python_code(self, root_module: str = "self", verbose: bool = False):
+    def python_code(self, root_module: str = "self", verbose: bool = False, include_stride: bool = False,
+                    include_device: bool = False, colored: bool = False):
         """The source of ``forward`` (``.src``) and the globals it needs (``.globals``)."""
-        return _python_code(self, root_module, verbose)
+        return _python_code(self, root_module, verbose, include_stride, include_device, colored)
 
 
 class _NodeRef:

@@ -140,8 +140,10 @@ class GraphModule(Module):
 
     def print_readable(self, print_output: bool = True, include_stride: bool = False,
                        include_device: bool = False, colored: bool = False):
-        """The generated code as a class statement (with the nested GraphModules'), printed and returned."""
-        return _print_readable(self, type(self).__name__, print_output)
+        """The generated code as a class statement (with the nested GraphModules'), printed and returned; each
+        value annotated with its dtype and shape where the nodes' meta has them (``meta['val']``, or ShapeProp's
+        ``meta['tensor_meta']``), with strides and device when asked; ANSI colours when ``colored``."""
+        return _print_readable(self, type(self).__name__, print_output, (include_stride, include_device, colored))
 
     def add_submodule(self, target: str, m: Module) -> bool:
         *prefix, field = target.split(".")
@@ -218,10 +220,10 @@ def _rebuild(holder, graph: Graph, class_name: str) -> GraphModule:
     return gm
 
 
-def _print_readable(module, module_name: str, print_output: bool) -> str:
-    code = module.graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
+def _print_readable(module, module_name: str, print_output: bool, options=(False, False, False)) -> str:
+    code = module.graph.python_code("self", True, *options).src.lstrip("\n")
     code = _addindent(f"class {module_name}(torch.nn.Module):\n" + code, 4)
-    subs = [""] + [_print_readable(sub, name, False) for name, sub in module.named_children()
+    subs = [""] + [_print_readable(sub, name, False, options) for name, sub in module.named_children()
                    if isinstance(sub, GraphModule)]
     out = code + _addindent("\n".join(subs), 4)
     if print_output:

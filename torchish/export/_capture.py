@@ -1,0 +1,254 @@
+"""Recording a module's ``forward`` for :func:`torchish.export.export`.
+
+The forward runs once on the example inputs inside a :class:`TorchFunctionMode` that sees every call PyTorch
+dispatches (functions, Tensor methods, operators, factories) and writes each call that makes or changes a tensor
+as one node of an fx :class:`Graph`, its tensor arguments replaced by the nodes that made them. Parameters,
+buffers and other tensor attributes become placeholders (``p_fc_weight``, ``b_bn_running_mean``, ``c_...``), the
+flattened user inputs the placeholders after them. Because the values are concrete, Python control flow on shapes
+takes the branch the example takes (export specialises it, as PyTorch's does); a branch on a tensor's *value*
+(``if x.sum() > 0``, ``.item()``) raises, since the graph could not follow another input.
+
+A dimension marked dynamic is handed to ``forward`` as a :class:`SymInt` (an ``int`` that remembers the node
+reading it, ``sym_size_int``), so ``x.view(x.shape[0], -1)`` records the size, not the example's number. An
+output dimension is taken to be the same symbol when its size equals the symbol's example size (export's
+examples should therefore give distinct sizes to distinct dynamic dimensions).
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+
+from .. import overrides
+from .._tensor import Tensor
+from ..fx.graph import Graph
+from ..fx.node import Node
+from ..utils import _pytree as pytree
+
+
+class GuardOnDataDependentSymNode(RuntimeError):
+    """``torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode``: the traced code needs a tensor's
+    value (``if x.sum() > 0``, ``x.item()``), which an exported graph cannot depend on."""
+
+
+class ConstraintViolationError(RuntimeError):
+    """``torch.fx.experimental.symbolic_shapes.ConstraintViolationError``: an example input outside the range
+    its ``Dim`` allows."""
+
+
+class UserError(RuntimeError):
+    """``torch._dynamo.exc.UserError``: a ``dynamic_shapes`` spec that does not fit the inputs."""
+
+
+def sym_size_int(x, dim: int) -> int:
+    """``torch.ops.aten.sym_size.int``: the size of ``x`` along ``dim``, read when the graph runs."""
+    return x.size(dim)
+
+
+class SymInt(int):
+    """A dynamic size during export: its example value, and the node that computes it."""
+
+    def __new__(cls, value: int, node: Node):
+        out = int.__new__(cls, value)
+        out.node = node
+        return out
+
+    def _apply(self, fn, other, reverse: bool = False):
+        if not isinstance(other, int) or isinstance(other, bool):
+            return fn(int(other), int(self)) if reverse else fn(int(self), other)
+        a, b = (other, self) if reverse else (self, other)
+        value = fn(int(a), int(b))
+        args = tuple(x.node if isinstance(x, SymInt) else int(x) for x in (a, b))
+        return SymInt(value, self.node.graph.call_function(fn, args))
+
+    def __add__(self, other):
+        return self._apply(operator.add, other)
+
+    def __radd__(self, other):
+        return self._apply(operator.add, other, True)
+
+    def __sub__(self, other):
+        return self._apply(operator.sub, other)
+
+    def __rsub__(self, other):
+        return self._apply(operator.sub, other, True)
+
+    def __mul__(self, other):
+        return self._apply(operator.mul, other)
+
+    def __rmul__(self, other):
+        return self._apply(operator.mul, other, True)
+
+    def __floordiv__(self, other):
+        return self._apply(operator.floordiv, other)
+
+    def __rfloordiv__(self, other):
+        return self._apply(operator.floordiv, other, True)
+
+    def __mod__(self, other):
+        return self._apply(operator.mod, other)
+
+    def __hash__(self) -> int:
+        return int.__hash__(self)
+
+
+_DATA_DEPENDENT = frozenset({"__bool__", "item", "tolist", "__int__", "__float__", "__index__", "__complex__"})
+_SIZE_QUERIES = frozenset({"size", "shape"})
+_PROPERTY_NAMES: dict = {}  # id(property) -> its name on Tensor
+
+
+def _property_name(func):
+    prop = getattr(func, "__self__", None)
+    if not isinstance(prop, property):
+        return None
+    if not _PROPERTY_NAMES:
+        for klass in reversed(Tensor.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, property):
+                    _PROPERTY_NAMES[id(value)] = name
+    return _PROPERTY_NAMES.get(id(prop))
+
+
+def _has_tensor(tree) -> bool:
+    return any(isinstance(leaf, Tensor) for leaf in pytree.tree_leaves(tree))
+
+
+class Recorder(overrides.TorchFunctionMode):
+    """Writes the calls made inside it into ``graph``; ``nodes`` maps id(tensor) -> the node holding it."""
+
+    def __init__(self, graph: Graph, constant_names):
+        super().__init__()
+        self.graph = graph
+        self.nodes: dict = {}
+        self.dynamic: dict = {}  # id(tensor) -> {dim: (SymInt of the placeholder's size)}
+        self.keep: list = []  # (every tensor seen stays alive, so that no id is reused while recording)
+        self.constants: dict = {}  # placeholder name -> (target, tensor) for tensors met that nothing made
+        self._constant_names = constant_names
+        self._sizes: dict = {}  # (node, dim) -> SymInt
+
+    # -- values -----------------------------------------------------------------------------------------------
+    def bind(self, tensor: Tensor, node: Node) -> None:
+        self.keep.append(tensor)
+        self.nodes[id(tensor)] = node
+
+    def node_of(self, t: Tensor) -> Node:
+        node = self.nodes.get(id(t))
+        if node is None:
+            target = self._constant_names(t, len(self.constants))
+            name = "c_" + target.replace(".", "_")
+            with self.graph.inserting_before(self._first_user_placeholder()):
+                node = self.graph.placeholder(name)
+            self.constants[node.name] = (target, t)
+            self.bind(t, node)
+        return node
+
+    def _first_user_placeholder(self):
+        for node in self.graph.nodes:
+            if node.op == "placeholder" and node.meta.get("kind") == "user_input":
+                return node
+        return None
+
+    def to_arg(self, a):
+        def one(v):
+            if isinstance(v, Tensor):
+                return self.node_of(v)
+            if isinstance(v, SymInt):
+                return v.node
+            return v
+        return pytree.tree_map(one, a, is_leaf=lambda v: isinstance(v, (Tensor, SymInt)))
+
+    def size_of(self, t: Tensor, dim: int):
+        syms = self.dynamic.get(id(t), {})
+        n = t.dim()
+        dim = dim + n if dim < 0 else dim
+        if dim not in syms:
+            return int(t.shape[dim])
+        node = self.node_of(t)
+        key = (node, dim)
+        if key not in self._sizes:
+            self._sizes[key] = SymInt(int(t.shape[dim]), self.graph.call_function(sym_size_int, (node, dim)))
+        return self._sizes[key]
+
+    def _tag(self, out, args) -> None:
+        """Mark the output dims whose size is a dynamic input's size as that same symbol."""
+        symbols = {}
+        for leaf in pytree.tree_leaves(args):
+            if isinstance(leaf, Tensor):
+                for d, sym in self.dynamic.get(id(leaf), {}).items():
+                    symbols.setdefault(int(leaf.shape[d]), sym)
+        if not symbols:
+            return
+        for leaf in pytree.tree_leaves(out):
+            if isinstance(leaf, Tensor) and id(leaf) not in self.dynamic:
+                dims = {d: symbols[s] for d, s in enumerate(leaf.shape) if s in symbols}
+                if dims:
+                    self.dynamic[id(leaf)] = dims
+
+    # -- calls ------------------------------------------------------------------------------------------------
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        prop = _property_name(func)
+        name = prop or getattr(func, "__name__", "")
+        if name in _DATA_DEPENDENT and args and isinstance(args[0], Tensor):
+            raise GuardOnDataDependentSymNode(
+                f"Could not guard on data-dependent expression (Tensor.{name} of a traced tensor). torchish.export "
+                f"records one graph for every input, so Python control flow and numbers cannot depend on a tensor's "
+                f"values; use torchish.where / torchish.cond for value-dependent branches.")
+        if name in _SIZE_QUERIES and args and isinstance(args[0], Tensor) and id(args[0]) in self.dynamic:
+            t = args[0]
+            if name == "size" and (len(args) > 1 or "dim" in kwargs):
+                return self.size_of(t, args[1] if len(args) > 1 else kwargs["dim"])
+            return tuple.__new__(type(t.shape), [self.size_of(t, d) for d in range(t.dim())])
+        plain_args = pytree.tree_map(lambda v: int(v) if isinstance(v, SymInt) else v, (args, kwargs),
+                                     is_leaf=lambda v: isinstance(v, SymInt))
+        out = func(*plain_args[0], **plain_args[1])
+        if not _has_tensor(out) and not (out is None and _has_tensor((args, kwargs))):
+            return out
+        node_args, node_kwargs = self.to_arg((tuple(args), dict(kwargs)))
+        if prop is not None:
+            node = self.graph.call_function(getattr, (node_args[0], prop))
+        elif args and isinstance(args[0], Tensor) and getattr(Tensor, name, None) is func:
+            node = self.graph.call_method(name, node_args, node_kwargs)
+        else:
+            node = self.graph.call_function(func, node_args, node_kwargs)
+        self._tag(out, (args, kwargs))
+        if isinstance(out, Tensor):
+            node.meta["val"] = out.detach()
+            if id(out) not in self.nodes:
+                self.bind(out, node)
+        elif isinstance(out, (tuple, list)):
+            for i, leaf in enumerate(out):
+                if isinstance(leaf, Tensor) and id(leaf) not in self.nodes:
+                    self.bind(leaf, self.graph.call_function(operator.getitem, (node, i)))
+        return out
+
+
+def user_input_names(forward, args: tuple, kwargs: dict) -> list:
+    """The names of ``forward``'s arguments as bound to ``args``/``kwargs``, in call order."""
+    try:
+        sig = inspect.signature(forward)
+    except (TypeError, ValueError):
+        return [f"args_{i}" for i in range(len(args))] + list(kwargs)
+    bound = sig.bind(*args, **kwargs)
+    names = []
+    for name, value in bound.arguments.items():
+        kind = sig.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            names.extend(f"{name}_{i}" for i in range(len(value)))
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            names.extend(value)
+        else:
+            names.append(name)
+    return names
+
+
+def leaf_paths(name: str, tree) -> list:
+    """``(placeholder name, guard path)`` for each leaf of one argument: ``ys_0`` / ``ys[0]``."""
+    out = []
+    for path, _ in pytree.tree_flatten_with_path(tree)[0]:
+        pname, gpath = name, name
+        for key in path:
+            k = getattr(key, "idx", getattr(key, "key", getattr(key, "name", key)))
+            pname += f"_{k}"
+            gpath += f"[{k!r}]"
+        out.append((pname, gpath))
+    return out

@@ -166,3 +166,33 @@ def test_enable_reentrant_dispatch_outside_torch_dispatch():
         with lib.overrides.enable_reentrant_dispatch():
             return 1
     _same(enter)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# torchish.compiler's remaining names
+
+def _compiler_program(lib):
+    c = lib.compiler
+    step = c.compile(lambda x: x * 2 + 1, backend="eager")  # (PyTorch: no inductor compile in the test)
+    x = lib.arange(3.)
+    outs = [step(x).tolist() for _ in range(3)]
+    c.cudagraph_mark_step_begin()
+    region = c.nested_compile_region(lambda x: x - 1)
+    also = c.nested_compile_region()(lambda x: x + 1)
+    prev = [c.set_enable_guard_collectives(True), c.set_enable_guard_collectives(False)]
+    default = c.get_default_backend()
+    c.set_default_backend("eager")
+    changed = c.get_default_backend()
+    c.set_default_backend(default)
+    return (outs, region(x).tolist(), also(x).tolist(), prev, default, changed, c.list_backends(),
+            c.list_backends(exclude_tags=()))
+
+
+def test_no_cache_artifacts_to_save_or_load():
+    # (PyTorch hands out its inductor caches' bytes after a compile; torchish's compiles keep none of their own)
+    assert torchish.compiler.save_cache_artifacts() is None
+    assert torchish.compiler.load_cache_artifacts(b"") is None
+
+
+def test_compiler_names_as_pytorch():
+    _same(_compiler_program)

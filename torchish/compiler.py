@@ -23,7 +23,20 @@ from .compile.errors import GraphBreakError
 from .compile.recorder import Recorder
 
 __all__ = ["is_compiling", "is_dynamo_compiling", "is_exporting", "disable", "reset", "allow_in_graph",
-           "assume_constant_result", "set_stance"]
+           "assume_constant_result", "set_stance", "compile", "cudagraph_mark_step_begin", "list_backends",
+           "get_default_backend", "set_default_backend", "nested_compile_region", "save_cache_artifacts",
+           "load_cache_artifacts", "set_enable_guard_collectives"]
+
+# PyTorch 2.13's registered backend names: torchish.compile accepts each, and every one compiles with XLA. The
+# first four are those ``list_backends()`` gives without its "debug"/"experimental" ones.
+_BACKENDS = ("cudagraphs", "inductor", "openxla", "tvm")
+_TAGGED_BACKENDS = (
+    "aot_eager", "aot_eager_decomp_partition", "aot_eager_decomp_partition_crossref",
+    "aot_eager_decomp_partition_with_mode", "aot_eager_default_partitioner", "aot_ts", "dynamo_accuracy_minifier_backend",
+    "dynamo_minifier_backend", "eager", "eager_debug", "eager_noexcept", "invoke_subgraph",
+    "non_leaf_compile_error_TESTING_ONLY", "openxla_eval", "pre_dispatch_eager", "relu_accuracy_error_TESTING_ONLY",
+    "relu_compile_error_TESTING_ONLY", "relu_runtime_error_TESTING_ONLY", "ts")
+_SETTINGS = {"default_backend": "inductor", "guard_collectives": False}
 
 _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile",
             "aot_eager_then_compile")
@@ -145,3 +158,56 @@ class set_stance(contextlib.ContextDecorator):
     def __exit__(self, *exc):
         _set(self.prev)
         return False
+
+
+def compile(*args, **kwargs):  # noqa: A001 - PyTorch's name
+    """``torchish.compile`` (``torch.compiler.compile`` is ``torch.compile``'s other name)."""
+    from . import compile as _compile
+    return _compile(*args, **kwargs)
+
+
+def cudagraph_mark_step_begin() -> None:
+    """PyTorch's marker of a new step for CUDA graphs (``mode="reduce-overhead"``). XLA programs keep no such
+    state between steps, so there is nothing to do."""
+
+
+def list_backends(exclude_tags=("debug", "experimental")) -> list:
+    """The backend names ``torchish.compile(backend=...)`` accepts, as PyTorch lists them (without its debug and
+    experimental ones unless ``exclude_tags`` is empty). Every name compiles with XLA."""
+    names = _BACKENDS if exclude_tags else _BACKENDS + _TAGGED_BACKENDS
+    return sorted(names)
+
+
+def get_default_backend():
+    """The backend ``set_default_backend`` last set (PyTorch's default name, ``"inductor"``, at first)."""
+    return _SETTINGS["default_backend"]
+
+
+def set_default_backend(backend) -> None:
+    """Record the default backend name; torchish.compile compiles with XLA whatever it is."""
+    _SETTINGS["default_backend"] = "inductor" if backend is None else backend
+
+
+def nested_compile_region(fn=None, *, options=None, max_reuse_entries=8, reuse_hash_fn=None):
+    """PyTorch's marker of a region to compile once and reuse; torchish.compile traces the region into the one
+    program of the function that calls it, so the function is returned as it is (also as a decorator factory)."""
+    return (lambda f: f) if fn is None else fn
+
+
+def save_cache_artifacts():
+    """PyTorch's serialised compile caches: torchish has none to hand out (JAX's own persistent compilation cache
+    is set with ``jax.config.update("jax_compilation_cache_dir", ...)``), so None, as PyTorch with nothing
+    compiled."""
+    return None
+
+
+def load_cache_artifacts(serialized_artifacts):
+    """Counterpart of :func:`save_cache_artifacts`: nothing to load, None."""
+    return None
+
+
+def set_enable_guard_collectives(enabled: bool) -> bool:
+    """PyTorch's switch for synchronising guard results across ranks; recorded, and the previous value returned,
+    as PyTorch's."""
+    prev, _SETTINGS["guard_collectives"] = _SETTINGS["guard_collectives"], bool(enabled)
+    return prev

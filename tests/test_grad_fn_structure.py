@@ -99,6 +99,23 @@ CASES = {
     "outer": (lambda lib, a, b: lib.outer(a, b).sum(), [V3, V4], (0, 1)),
     "rms_norm": (lambda lib, x: _F(lib).rms_norm(x, (4,)).sum(), [X], (0,)),
     "rms_norm_weight": (lambda lib, x, w: _F(lib).rms_norm(x, (4,), w, eps=1e-5).sum(), [X, V4], (0, 1)),
+    # einsum: ATen's alignment (diagonal/unsqueeze/permute per operand), then mul or permute-reshape-bmm-view pairs
+    "einsum_ij_kj": (lambda lib, a, b: lib.einsum("ij,kj->ik", a, b), [X, Y], (0, 1)),
+    "einsum_ij_j": (lambda lib, a, v: lib.einsum("ij,j->i", a, v), [X, V4], (0, 1)),
+    "einsum_batched": (lambda lib, a, b: lib.einsum("bij,bkj->bik", a.reshape(2, 2, 3), b.reshape(2, 2, 3)), [X, Y],
+                       (0, 1)),
+    "einsum_attention": (lambda lib, a, b: lib.einsum("bhqd,bhkd->bhqk", a.reshape(1, 2, 3, 2), b.reshape(1, 2, 3, 2)),
+                         [X, Y], (0, 1)),
+    "einsum_dot": (lambda lib, a, b: lib.einsum("i,i->", a, b), [V3, V3], (0, 1)),
+    "einsum_outer": (lambda lib, a, b: lib.einsum("i,j->ij", a, b), [V3, V4], (0, 1)),
+    "einsum_diagonal_sum": (lambda lib, a: lib.einsum("ii->", a[:, :3]), [X], (0,)),
+    "einsum_row_sum": (lambda lib, a: lib.einsum("ij->i", a), [X], (0,)),
+    "einsum_ellipsis_implicit": (lambda lib, a, b: lib.einsum("...ij,...jk", a.reshape(1, 3, 4), b.t()), [X, Y],
+                                 (0, 1)),
+    "einsum_channels": (lambda lib, a, b: lib.einsum("nchw,oc->nohw", a.reshape(1, 3, 2, 2), b.reshape(4, 3)),
+                        [X, Y], (0, 1)),
+    "einsum_three_operands_path": (lambda lib, a, b, c: lib.einsum("ij,jk,kl->il", a, b.t(), c), [X, Y, P],
+                                   (0, 1, 2)),
 }
 
 

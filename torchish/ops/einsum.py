@@ -8,7 +8,9 @@ import jax.numpy as jnp
 
 from .. import _dtype, _precision
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from . import registry as _registry
+from .einsum_graph import einsum_graph
 from .inplace import contiguous_strides, view_strides
 from .out_layout import output_strides
 from .registry import apply, defop
@@ -276,6 +278,28 @@ def _path_error(equation, operands):
         return
 
 
+def _records_graph(operands):
+    """Whether ATen's steps are taken one by one (PyTorch's graph): autograd records, the operands are float32 or
+    float64 alike and none is empty (ATen's shortcut for those returns zeros); else one fused kernel."""
+    dt = operands[0].dtype
+    return (STATE.grad_enabled and any(x._rg for x in operands) and dt in (_dtype.float32, _dtype.float64)
+            and all(x.dtype is dt and 0 not in x.shape for x in operands))
+
+
+def _opt_path(equation, operands):
+    """The contraction order PyTorch's wrapper asks opt_einsum for (three or more operands), flattened."""
+    from .. import backends
+    if len(operands) < 3 or not backends.opt_einsum.enabled:
+        return None
+    try:
+        import opt_einsum
+    except ImportError:  # (PyTorch without opt_einsum contracts from the left)
+        return None
+    pairs = opt_einsum.contract_path(equation, *[tuple(x.shape) for x in operands], shapes=True,
+                                     optimize=backends.opt_einsum.strategy)[0]
+    return [i for pair in pairs for i in pair]
+
+
 def einsum(*args):
     """Einstein summation, with ``...`` broadcasting, size-1 broadcasting of labelled dims, implicit output (labels
     seen once, in alphabetical order) and the sublist format ``einsum(a, [0, 1], b, [1, 2])``.
@@ -306,6 +330,8 @@ def einsum(*args):
         raise
     if len(operands) == 1 and set(specs[0]) == set(out_spec):
         return _einsum_view(operands[0], specs[0], out_spec)
+    if _records_graph(operands):
+        return einsum_graph(equation, operands, _opt_path(equation, operands))
     dtype = _einsum_dtype(specs, out_spec, operands)
     op = _EINSUM[_einsum_grad_name(specs, out_spec)]
     cast = None if all(x.dtype is dtype for x in operands) else dtype.np

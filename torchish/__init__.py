@@ -202,7 +202,9 @@ from ._checks import (_check as _check, _check_with as _check_with, _check_index
                       _check_not_implemented as _check_not_implemented, _check_tensor_all as _check_tensor_all,
                       _check_tensor_all_with as _check_tensor_all_with)
 from ._tags import Tag as Tag  # noqa: E402
-from ._subclass import separate_aliases as _separate_aliases  # noqa: E402
 from ._quantized import *  # noqa: E402,F401,F403  (quantized tensors, their dtypes and qschemes)
+from . import ao as ao  # noqa: E402  (torch.ao.quantization.quantize_dynamic, torch.ao.nn.quantized)
+quantization = ao.quantization  # (torch.quantization: the same namespace)
+from ._subclass import separate_aliases as _separate_aliases  # noqa: E402
 _separate_aliases()  # (one function object per name where PyTorch has one per name: __torch_function__ tells them apart)
 del _separate_aliases

@@ -146,3 +146,20 @@ def test_unsupported_dtype_and_recurrent_warning():
         _quantized(torchish, _mlp(torchish), dtype=torchish.float16)
     with pytest.warns(UserWarning, match="LSTM"):
         _quantized(torchish, torchish.nn.Sequential(torchish.nn.LSTM(3, 3)))
+
+
+def test_state_dict_with_torch():
+    """The quantized model's state dict has PyTorch's keys (scale, zero_point, _packed_params.dtype,
+    _packed_params._packed_params) and loads across the libraries through torch.save files."""
+    import io
+    tm, im = _models(_mlp)
+    tq, iq = _quantized(torch, tm), _quantized(torchish, im)
+    assert list(iq.state_dict()) == list(tq.state_dict())
+    x = INPUTS["normal"]
+    for saver, source, loader, target in ((torch, tq, torchish, _quantized(torchish, _mlp(torchish))),
+                                          (torchish, iq, torch, _quantized(torch, _mlp(torch)))):
+        buf = io.BytesIO()
+        saver.save(source.state_dict(), buf)
+        buf.seek(0)
+        target.load_state_dict(loader.load(buf))
+        np.testing.assert_array_equal(target(loader.tensor(x)).numpy(), tq(torch.tensor(x)).numpy())

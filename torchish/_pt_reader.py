@@ -25,9 +25,13 @@ _STORAGES = {
     "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16", "CharStorage": "int8",
     "ByteStorage": "uint8", "BoolStorage": "bool", "ComplexFloatStorage": "complex64",
     "ComplexDoubleStorage": "complex128", "UInt16Storage": "uint16", "UInt32Storage": "uint32",
-    "UInt64Storage": "uint64",
+    "UInt64Storage": "uint64", "QInt8Storage": "qint8", "QUInt8Storage": "quint8", "QInt32Storage": "qint32",
 }
-_DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"half", "float", "double", "long", "int", "short", "cfloat", "cdouble"}
+_QUANTIZED = ("qint8", "quint8", "qint32", "quint4x2", "quint2x4")  # (torchish._quantized's dtypes)
+_DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"half", "float", "double", "long", "int", "short", "cfloat", "cdouble",
+                                               *_QUANTIZED}
+_QSCHEMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
+             "per_channel_affine_float_qparams")
 
 
 # what zipfile raises on a truncated or corrupted archive (a bad CRC, a header pointing outside the file)
@@ -219,7 +223,14 @@ class RestrictedUnpickler(pickle.Unpickler):
         if (module, name) == ("torch.storage", "UntypedStorage"):
             return _StorageType("uint8")
         if module == "torch" and name in _DTYPE_NAMES:
-            return _dtype._lookup(name)
+            return _dtype._lookup(name)  # (torchish._quantized registered the quantized dtypes' names)
+        if module == "torch" and name in _QSCHEMES:
+            from . import _quantized
+            return getattr(_quantized, name)
+        if (module, name) == ("torch._utils", "_rebuild_qtensor"):  # a quantized tensor: its integers and qparams
+            from ._quantized import rebuild_qtensor
+            rebuild = self.builders.rebuild_tensor
+            return lambda *args: rebuild_qtensor(rebuild, *args)
         if self.weights_only:
             return _safe_globals.resolve_weights_only(module, name)
         qualified = _safe_globals.full_name(module, name)
@@ -257,8 +268,8 @@ def torch_allowed_names() -> set:
     """The ``torch.*`` globals a weights-only load of a PyTorch checkpoint allows (for the checkpoint scan)."""
     names = {"torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_parameter",
              "torch._utils._rebuild_parameter_with_state", "torch._tensor._rebuild_from_type_v2", "torch.Tensor",
-             "torch.nn.parameter.Parameter", "torch.Size", "torch.device"}
-    return names | {f"torch.{n}" for n in _STORAGES} | {f"torch.{n}" for n in _DTYPE_NAMES} | {
+             "torch.nn.parameter.Parameter", "torch.Size", "torch.device", "torch._utils._rebuild_qtensor"}
+    return names | {f"torch.{n}" for n in _QSCHEMES} | {f"torch.{n}" for n in _STORAGES} | {f"torch.{n}" for n in _DTYPE_NAMES} | {
         "torch.storage.UntypedStorage"}
 
 

@@ -83,6 +83,15 @@ _UNTYPED_STORAGE = _stand_in("torch.storage", "UntypedStorage")
 _STORAGE = {name: _stand_in("torch", storage) for name, storage in _STORAGE_TYPES.items()}
 # a dtype pickles as the global torchish._dtype.<name> (see reducer_override), renamed torch.<name>
 _RENAMES.update({(_dtype.__name__, d.name): ("torch", d.name) for d in _dtype.ALL})
+# quantized tensors (torchish._quantized): PyTorch's _rebuild_qtensor on a QInt8/QUInt8/QInt32Storage, the qscheme
+# and quantized dtypes as torch.<name> globals
+_REBUILD_QTENSOR = _stand_in("torch._utils", "_rebuild_qtensor")
+_QSTORAGE_TYPES = {"qint8": "QInt8Storage", "quint8": "QUInt8Storage", "qint32": "QInt32Storage"}
+_STORAGE.update({name: _stand_in("torch", storage) for name, storage in _QSTORAGE_TYPES.items()})
+_RENAMES.update({(_dtype.__name__, n): ("torch", n) for n in ("qint8", "quint8", "qint32", "quint4x2", "quint2x4")})
+_RENAMES.update({("torchish._quantized", n): ("torch", n) for n in (
+    "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
+    "per_channel_affine_float_qparams")})
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -213,6 +222,8 @@ def _pickler_class(pickle_module):
             kind = type(obj)
             if kind is _dtype.dtype:
                 return obj.name  # the global torchish._dtype.<name>, renamed torch.<name>
+            if kind.__name__ == "qscheme" and kind.__module__ == "torchish._quantized":
+                return obj.name  # the global torchish._quantized.<name>, renamed torch.<name>
             if kind is Size:
                 return _SIZE, (tuple(int(n) for n in obj),)
             if kind is _device.device:
@@ -221,6 +232,11 @@ def _pickler_class(pickle_module):
 
         def tensor(self, t, requires_grad=None):
             from .nn.parameter import Parameter
+            if t.is_quantized:
+                ref, offset, shape, strides = self.storages.add(t)
+                return _REBUILD_QTENSOR, (ref, int(offset), tuple(int(n) for n in shape),
+                                          tuple(int(s) for s in strides), t._qparams_for_pickle(), False,
+                                          OrderedDict())
             if requires_grad is None and isinstance(t, Parameter):
                 data = _TensorData(t)
                 self.keep.append(data)

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import pickle
 
 import jax
 import jax.numpy as jnp
@@ -72,6 +73,7 @@ def _qdtype(name, storage, lo, hi):
     d.is_signed = None  # (PyTorch: "isSignedType not supported for quantized types"; see _is_signed below)
     _RANGE[d] = (lo, hi)
     _dtype._BY_NAME[name] = d  # (unpickling a dtype looks it up by name)
+    setattr(_dtype, name, d)  # (pickling one names it torchish._dtype.<name>)
     return d
 
 
@@ -233,6 +235,15 @@ class QuantizedTensor(Tensor):
 
     def __repr__(self, *, tensor_contents=None):
         return _repr(self)
+
+    def _qparams_for_pickle(self):
+        """The ``quantizer_params`` of PyTorch's ``_rebuild_qtensor`` (``torch.save``)."""
+        qp = self._qp
+        if qp.dtype in _SUB_BYTE:
+            raise NotImplementedError(f"torchish: saving a {qp.dtype} tensor is not supported")
+        if qp.per_channel:
+            return (qp.qscheme, qp.scale, qp.zero_point, qp.axis)
+        return (qp.qscheme, qp.scale, qp.zero_point)
 
     __str__ = __repr__
 
@@ -505,6 +516,25 @@ def _dequantize(tensor):  # (torch.dequantize's handler: the public function dis
     if isinstance(tensor, QuantizedTensor):
         return tensor.dequantize()
     return tensor
+
+
+def rebuild_qtensor(rebuild_tensor, storage, storage_offset, size, stride, quantizer_params, requires_grad=False,
+                    backward_hooks=None):
+    """``torch._utils._rebuild_qtensor`` for the checkpoint reader: the integers ``rebuild_tensor`` makes of the
+    storage, with ``quantizer_params`` ``(qscheme, scale, zero_point)`` or ``(qscheme, scales, zero_points,
+    axis)``."""
+    ints = rebuild_tensor(storage, storage_offset, size, stride)
+    scheme = quantizer_params[0]
+    dtype = {np.dtype(np.int8): qint8, np.dtype(np.uint8): quint8, np.dtype(np.int32): qint32}[ints._d.dtype]
+    if scheme in (per_tensor_affine, per_tensor_symmetric):
+        qp = QParams(dtype, per_tensor_affine, float(quantizer_params[1]), int(quantizer_params[2]))
+    elif scheme in (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams):
+        scales, zero_points, axis = quantizer_params[1:4]
+        qp = QParams(dtype, scheme if scheme is not per_channel_symmetric else per_channel_affine, scales.detach(),
+                     zero_points.detach(), int(axis))
+    else:
+        raise pickle.UnpicklingError(f"unsupported quantization scheme in the checkpoint: {scheme!r}")
+    return _made(ints._d, qp)
 
 
 def _cat(tensors, dim=0, *, out=None):

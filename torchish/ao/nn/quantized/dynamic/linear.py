@@ -29,7 +29,7 @@ from ....._quantized import QuantizedTensor, per_tensor_affine, qint8, quantize_
 from ....._tensor import Tensor, wrap
 from .....nn.module import Module
 
-__all__ = ["Linear"]
+__all__ = ["Linear", "LinearPackedParams"]
 
 _SMALL_SCALE = np.float32(6.1e-5)  # (ATen's SMALL_SCALE_THRESHOLD)
 
@@ -74,6 +74,42 @@ def _linear_dynamic(x, wq, w_scale, bias, reduce_range):
     return y.reshape(x.shape[:-1] + (wq.shape[0],))
 
 
+class LinearPackedParams(Module):
+    """The (weight, bias) pair of a quantized Linear (PyTorch's packed parameters): saved in a state dict as
+    ``<prefix>dtype`` and ``<prefix>_packed_params`` (the tuple), as PyTorch saves it."""
+
+    _version = 3
+
+    def __init__(self, dtype=qint8):
+        super().__init__()
+        self.dtype = dtype
+        self.__dict__["_packed_params"] = None
+
+    def set_weight_bias(self, weight, bias):
+        if not isinstance(weight, QuantizedTensor) or weight.dtype is not qint8 or \
+                weight.qscheme() is not per_tensor_affine:
+            raise RuntimeError("torchish: dynamically quantized Linear takes a qint8 per-tensor affine weight")
+        self.__dict__["_packed_params"] = (weight, bias)  # (a plain attribute: no Parameters, as PyTorch's)
+
+    def _weight_bias(self):
+        return self._packed_params
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "dtype"] = self.dtype
+        destination[prefix + "_packed_params"] = self._weight_bias()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        self.dtype = state_dict.pop(prefix + "dtype")
+        self.set_weight_bias(*state_dict.pop(prefix + "_packed_params"))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+    def __repr__(self):
+        return repr(self._weight_bias())
+
+
 class Linear(Module):
     """A dynamically quantized Linear layer: ``weight()`` is a qint8 per-tensor quantized tensor, ``bias()`` a
     float one; the forward quantizes its input per call (see the module docstring)."""
@@ -89,6 +125,7 @@ class Linear(Module):
         self.scale, self.zero_point = 1.0, 0
         self.dtype = dtype
         from .....ops.creation import zeros
+        self._packed_params = LinearPackedParams(dtype)
         self.set_weight_bias(quantize_per_tensor(zeros((out_features, in_features)), 1.0, 0, qint8),
                              zeros(out_features) if bias_ else None)
         self.reduce_range = True
@@ -96,21 +133,34 @@ class Linear(Module):
     def _get_name(self):
         return "DynamicQuantizedLinear"
 
+    def __repr__(self):  # (PyTorch hides the packed parameters' child)
+        return f"{self._get_name()}({self.extra_repr()})"
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        from .....ops.creation import tensor
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "scale"] = tensor(self.scale)
+        destination[prefix + "zero_point"] = tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        self.scale = float(state_dict.pop(prefix + "scale"))
+        self.zero_point = int(state_dict.pop(prefix + "zero_point"))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, dtype={self.dtype}, "
-                f"qscheme={self._weight.qscheme()}")
+                f"qscheme={self.weight().qscheme()}")
 
     def weight(self):
-        return self._weight
+        return self._packed_params._packed_params[0]
 
     def bias(self):
-        return self._bias
+        return self._packed_params._packed_params[1]
 
     def set_weight_bias(self, w, b):
-        if not isinstance(w, QuantizedTensor) or w.dtype is not qint8 or w.qscheme() is not per_tensor_affine:
-            raise RuntimeError("torchish: dynamically quantized Linear takes a qint8 per-tensor affine weight")
-        self.__dict__["_weight"] = w  # (plain attributes: like PyTorch's packed params, no Parameters here)
-        self.__dict__["_bias"] = b
+        self._packed_params.set_weight_bias(w, b)
 
     def forward(self, x):
         if not isinstance(x, Tensor):
@@ -121,8 +171,7 @@ class Linear(Module):
             raise RuntimeError(f"expected scalar type Float but found {_dtype.scalar_type_name(x.dtype)}")
         if x.shape[-1] != self.in_features:
             raise RuntimeError(f"The number of rows in the packB should be equal to K: {x.shape[-1]}")
-        w = self._weight
-        b = self._bias
+        w, b = self._packed_params._packed_params
         if x.numel() == 0:
             from .....ops.creation import zeros
             return zeros(tuple(x.shape[:-1]) + (self.out_features,))

@@ -144,8 +144,32 @@ def test_input_errors_like_torch(x):
 def test_unsupported_dtype_and_recurrent_warning():
     with pytest.raises(NotImplementedError):
         _quantized(torchish, _mlp(torchish), dtype=torchish.float16)
-    with pytest.warns(UserWarning, match="LSTM"):
-        _quantized(torchish, torchish.nn.Sequential(torchish.nn.LSTM(3, 3)))
+    with pytest.warns(UserWarning, match="GRU"):
+        _quantized(torchish, torchish.nn.Sequential(torchish.nn.GRU(3, 3)))
+
+
+@pytest.mark.parametrize("kwargs", [{}, dict(num_layers=2, bidirectional=True, batch_first=True)],
+                         ids=["plain", "stacked_bidirectional"])
+def test_lstm(kwargs):
+    """nn.LSTM (the dynamic quantization tutorial's model): qint8 weights equal, outputs within float32 rounding
+    (the matrix products are bit-equal; the gates' sigmoid/tanh are XLA's)."""
+    def make(lib):
+        return lib.nn.Sequential(lib.nn.LSTM(3, 4, **kwargs))
+    tm, im = _models(make)
+    tq = _quantized(torch, tm, {torch.nn.LSTM, torch.nn.Linear})
+    iq = _quantized(torchish, im, {torchish.nn.LSTM, torchish.nn.Linear})
+    assert repr(iq) == repr(tq)
+    x = RNG.standard_normal((5, 2, 3)).astype(np.float32)
+    yt, (ht, ct) = tq(torch.tensor(x))
+    yi, (hi, ci) = iq(torchish.tensor(x))
+    for a, b in ((yi, yt), (hi, ht), (ci, ct)):
+        assert tuple(a.shape) == tuple(b.shape) and str(a.dtype) == str(b.dtype)
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=2e-4, atol=2e-5)
+    # with a given initial state
+    h0 = RNG.standard_normal(tuple(ht.shape)).astype(np.float32)
+    yt, _ = tq[0](torch.tensor(x), (torch.tensor(h0), torch.tensor(h0)))
+    yi, _ = iq[0](torchish.tensor(x), (torchish.tensor(h0), torchish.tensor(h0)))
+    np.testing.assert_allclose(yi.numpy(), yt.detach().numpy(), rtol=2e-4, atol=2e-5)
 
 
 def test_state_dict_with_torch():

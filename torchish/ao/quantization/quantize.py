@@ -1,5 +1,6 @@
-"""``quantize_dynamic``: a model's Linear layers replaced by dynamically quantized ones
-(``torch.ao.nn.quantized.dynamic.Linear``), as ``torch.ao.quantization.quantize_dynamic`` does with its defaults."""
+"""``quantize_dynamic``: a model's Linear and LSTM layers replaced by dynamically quantized ones
+(``torch.ao.nn.quantized.dynamic.Linear`` / ``LSTM``), as ``torch.ao.quantization.quantize_dynamic`` does with its
+defaults."""
 from __future__ import annotations
 
 import copy
@@ -8,7 +9,7 @@ import warnings
 from ..._quantized import qint8, quint4x2, quint8
 from ... import _dtype
 from ...nn.modules.linear import Linear as FloatLinear
-from ..nn.quantized.dynamic import Linear as DynamicLinear
+from ..nn.quantized.dynamic import LSTM as DynamicLSTM, Linear as DynamicLinear
 from .qconfig import default_dynamic_qconfig
 
 __all__ = ["quantize_dynamic", "get_default_dynamic_quant_module_mappings"]
@@ -16,7 +17,8 @@ __all__ = ["quantize_dynamic", "get_default_dynamic_quant_module_mappings"]
 
 def get_default_dynamic_quant_module_mappings():
     """Float module type -> dynamically quantized module type (the ones torchish has)."""
-    return {FloatLinear: DynamicLinear}
+    from ...nn.modules.rnn import LSTM as FloatLSTM
+    return {FloatLinear: DynamicLinear, FloatLSTM: DynamicLSTM}
 
 
 def _recurrent_types():
@@ -27,8 +29,8 @@ def _recurrent_types():
 def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplace=False):
     """Converts a float model to a dynamically (weights-only) quantized one: each ``nn.Linear`` that
     ``qconfig_spec`` names (by type, exactly, or by qualified name; all of them by default) becomes a
-    ``DynamicQuantizedLinear``. Recurrent layers, which PyTorch also converts by default, are left in float with a
-    warning (not implemented)."""
+    ``DynamicQuantizedLinear``, each such ``nn.LSTM`` a ``DynamicQuantizedLSTM``. GRU and the recurrent cells, which
+    PyTorch also converts by default, are left in float with a warning (not implemented)."""
     if qconfig_spec is None:
         if dtype is qint8:
             qconfig_spec = dict.fromkeys((FloatLinear,) + _recurrent_types(), default_dynamic_qconfig)

@@ -26,6 +26,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from . import tracing
 from .elementwise import require_tensor
+from .barebones import refuse as refuse_barebones
 from .float8 import refuse as refuse_float8
 from .inplace import layout, layout_rule, view_strides
 from .registry import apply, defop
@@ -521,6 +522,7 @@ def _iter(self):
 def nonzero(input, *, as_tuple=False, out=None):
     require_tensor(input, "nonzero")
     refuse_float8(input, "nonzero_count_cpu")
+    refuse_barebones(input, "nonzero_count_cpu")
     d = input._d
     if isinstance(d, jax.core.Tracer):
         raise tracing.concrete_error("nonzero() / boolean-mask indexing (the result's shape depends on the values)")

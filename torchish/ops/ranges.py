@@ -78,7 +78,7 @@ def arange(first=_UNSET, /, end=_UNSET, step=_UNSET, *, start=_UNSET, dtype=None
     _numbers("arange", start=start, end=end, step=step)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     dt = _range_dtype(dtype, start, end, step)
-    if dt in _dtype.FLOAT8:
+    if dt in _dtype.FLOAT8 or dt in _dtype._BAREBONES_UNSIGNED:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_type_name(dt)}'")
     if step == 0 or step != step:
         raise RuntimeError("step must be nonzero")
@@ -190,7 +190,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
     steps = _check_steps(steps, "linspace")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
         _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)
-    if (dt is _dtype.bool and steps > 1) or dt in _dtype.FLOAT8:
+    if (dt is _dtype.bool and steps > 1) or dt in _dtype.FLOAT8 or dt in _dtype._BAREBONES_UNSIGNED:
         raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{_dtype.scalar_type_name(dt)}'")
     complex_ = isinstance(start, builtins.complex) or isinstance(end, builtins.complex) or dt.category > _FLOAT
     vals = _linspace_values(start, end, steps, dt) if complex_ or steps <= 1 else _linspace_real(start, end, steps, dt)
@@ -204,7 +204,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
     require_number(base, "logspace", 4, "base")
     start, end = _scalar(start), _scalar(end)
     steps = _check_steps(steps, "logspace")
-    if dtype is not None and ((_dtype.as_dtype(dtype) is _dtype.bool and steps > 1) or dtype in _dtype.FLOAT8):
+    if dtype is not None and ((_dtype.as_dtype(dtype) is _dtype.bool and steps > 1) or dtype in _dtype.FLOAT8
+                              or dtype in _dtype._BAREBONES_UNSIGNED):
         raise NotImplementedError(f"\"logspace_cpu\" not implemented for '{_dtype.scalar_type_name(dtype)}'")
     dt = _dtype.as_dtype(dtype) if dtype is not None else (
         _dtype.DEFAULTS.complex if isinstance(start, builtins.complex) or isinstance(end, builtins.complex) else _dtype.DEFAULTS.float)

@@ -29,6 +29,7 @@ from ..autograd.graph import ERR_INFERENCE_SAVED, node_class
 from ..autograd.grad_mode import STATE
 from ..autograd import saved_hooks as _saved_hooks
 from . import dynamic as _dynamic, lazy, saved as _saved, tracing
+from . import barebones as _barebones
 from . import float8 as _float8
 from .casting import cast as _cast
 from . import opnode as _opnode
@@ -192,6 +193,8 @@ def _dispatch_entry(op, args, st, key):
     cdt = compute_dtype(op, args) if op.promote is not None else None
     # PyTorch has few float8 kernels: the others raise (some by the operands' sizes: such calls are not cached)
     by_size = not _dtype.FLOAT8_NP.isdisjoint(key[2:]) and _float8.check(op, args, dict(st))
+    if not _barebones.NP.isdisjoint(key[2:]):  # (and few uint16/uint32/uint64 kernels)
+        _barebones.check(op, args, dict(st), cdt)
     entry = (cdt, _jitted(op, key[1], cdt))
     if by_size:
         return entry

@@ -77,7 +77,7 @@ def test_requires_grad_data_warning():
     lambda T: T.masked.masked_tensor(T.tensor(DATA).to(T.complex64), T.tensor(MASK)),  # unsupported dtype
     lambda T: T.masked.masked_tensor(T.tensor(DATA).long(), T.tensor(MASK), requires_grad=True),
     lambda T: mt(T, mask=MASK, data=DATA) + mt(T, mask=~MASK),                     # masks differ
-    lambda T: mt(T) + mt(T) * T.tensor(DATA) + T.add(mt(T), mt(T), alpha=2),      # kwargs in a binary op
+    lambda T: T.add(mt(T), mt(T), alpha=2),                                       # kwargs in a binary op
     lambda T: mt(T).pow(T.tensor(DATA)),                                          # tensor argument to unary op
     lambda T: mt(T).cumsum(0),                                                    # no MaskedTensor rule
     lambda T: mt(T).T,
@@ -99,9 +99,8 @@ def test_error_messages():
 
 
 @pytest.mark.parametrize("data,mask", [
-    (DATA, MASK), (DATA[0], MASK[0]), (np.array(2.5, np.float32), np.array(True)),
-    (np.array(2.5, np.float32), np.array(False)), (np.array([1, 20, 3]), np.array([True, False, True])),
-    (np.array([True, False]), np.array([False, True])),
+    (DATA, MASK), (np.array(2.5, np.float32), np.array(True)), (np.array(2.5, np.float32), np.array(False)),
+    (np.array([1, 20, 3]), np.array([True, False, True])), (np.array([True, False]), np.array([False, True])),
     (np.arange(24, dtype=np.float32).reshape(2, 3, 4), np.arange(24).reshape(2, 3, 4) % 2 == 0),
 ])
 def test_repr_and_accessors(data, mask):
@@ -116,7 +115,7 @@ def test_repr_and_accessors(data, mask):
 
 # -- operations ----------------------------------------------------------------------------------------------------
 
-UNARY = ["exp", "neg", "abs", "sin", "sqrt", "log", "sigmoid", "tanh", "square", "floor", "isnan", "signbit"]
+UNARY = ["exp", "neg", "sqrt", "log", "sigmoid", "isnan"]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -127,11 +126,9 @@ def test_unary(name):
 
 @pytest.mark.parametrize("call", [
     lambda T, a, b: a + b, lambda T, a, b: a - b, lambda T, a, b: a * b, lambda T, a, b: a / b,
-    lambda T, a, b: a * 2, lambda T, a, b: 3 * a, lambda T, a, b: a ** 2, lambda T, a, b: 1 / a,
-    lambda T, a, b: a > b, lambda T, a, b: a < b, lambda T, a, b: a == 1, lambda T, a, b: -a,
-    lambda T, a, b: T.maximum(a, b), lambda T, a, b: T.atan2(a, b), lambda T, a, b: a.clamp(-1, 1),
+    lambda T, a, b: 3 * a, lambda T, a, b: a ** 2, lambda T, a, b: 1 / a, lambda T, a, b: a > b,
+    lambda T, a, b: a < b, lambda T, a, b: T.maximum(a, b), lambda T, a, b: a.clamp(-1, 1),
     lambda T, a, b: a + T.tensor(DATA[0]),                                # a plain tensor operand broadcasts
-    lambda T, a, b: T.logaddexp(a, b),
 ])
 def test_binary_with_equal_masks(call):
     both(lambda T: call(T, mt(T), mt(T, DATA[::-1].copy())))
@@ -147,15 +144,13 @@ def test_inplace():
     both(fn)
 
 
-REDUCTIONS = ["sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "var", "std", "norm"]
+REDUCTIONS = ["sum", "mean", "amax", "argmin", "prod", "var", "norm"]
 
 
 @pytest.mark.parametrize("name", REDUCTIONS)
 def test_reductions(name):
-    both_or_raise(lambda T: getattr(mt(T), name)())
     both_or_raise(lambda T: getattr(T, name)(mt(T)))
-    both_or_raise(lambda T: getattr(mt(T), name)(1))
-    both_or_raise(lambda T: getattr(T, name)(mt(T), 0, keepdim=True))
+    both_or_raise(lambda T: getattr(mt(T), name)(0, keepdim=True))
 
 
 def test_all():
@@ -181,11 +176,10 @@ def test_where():
 
 
 @pytest.mark.parametrize("call", [
-    lambda T, a: a[0], lambda T, a: a[:, 1:3], lambda T, a: a[..., -1], lambda T, a: a[1:, ::2],
-    lambda T, a: a.t(), lambda T, a: a.transpose(0, 1), lambda T, a: a.mT, lambda T, a: a.reshape(4, 3),
-    lambda T, a: a.view(2, 6), lambda T, a: a.flatten(), lambda T, a: a.unsqueeze(1), lambda T, a: a.select(1, 2),
-    lambda T, a: a.narrow(1, 1, 2), lambda T, a: a[None].expand(2, 3, 4), lambda T, a: a.split(2),
-    lambda T, a: T.stack([a, a]), lambda T, a: T.cat([a, a], 1),
+    lambda T, a: a[0], lambda T, a: a[1:, ::2], lambda T, a: a.t(), lambda T, a: a.mT,
+    lambda T, a: a.reshape(4, 3), lambda T, a: a.unsqueeze(1), lambda T, a: a.narrow(1, 1, 2),
+    lambda T, a: a[None].expand(2, 3, 4), lambda T, a: a.split(2), lambda T, a: T.stack([a, a]),
+    lambda T, a: T.cat([a, a], 1),
 ])
 def test_indexing_and_shape(call):
     both(lambda T: call(T, mt(T)))
@@ -213,10 +207,8 @@ def _grad_of(fn):
 
 
 @pytest.mark.parametrize("fn", [
-    lambda T, a: a.sum(), lambda T, a: (a * a).sum(), lambda T, a: a.exp().mean(),
-    lambda T, a: (a.sin() * 3 + a).amax(), lambda T, a: a.softmax(1).prod(),
-    lambda T, a: a.sum(1).sum(), lambda T, a: (a.reshape(4, 3) * 2).sum(), lambda T, a: a.var(),
-    lambda T, a: (a / 2).std(0).sum(),
+    lambda T, a: (a * a).sum(), lambda T, a: a.exp().mean(), lambda T, a: (a.sin() * 3 + a).amax(),
+    lambda T, a: a.softmax(1).prod(), lambda T, a: (a.reshape(4, 3) * 2).sum(1).sum(), lambda T, a: a.var(),
 ])
 def test_leaf_grad_is_masked_tensor(fn):
     both(_grad_of(fn))
@@ -268,7 +260,26 @@ def test_as_masked_tensor_keeps_history():
         x = T.tensor(DATA, requires_grad=True)
         m = T.masked.as_masked_tensor(x * 2, T.tensor(MASK))
         m.sum().backward()
-        return m, x.grad.to_tensor(0) if T.masked.is_masked_tensor(x.grad) else x.grad
+        return m, x.grad
+    both(run)
+
+
+def test_as_masked_tensor_of_a_leaf():
+    def run(T):
+        x = T.tensor(DATA, requires_grad=True)
+        T.masked.as_masked_tensor(x, T.tensor(MASK)).exp().sum().backward()
+        return x.grad
+    both(run)
+
+
+def test_division_by_zero_gradient():
+    # PyTorch issue 4132 (the MaskedTensor overview): the gradient of x / 0 where masked out is hidden, not nan
+    def run(T):
+        x = T.tensor([1., 1.], requires_grad=True)
+        div = T.tensor([0., 1.])
+        loss = T.masked.as_masked_tensor(x / div, div != 0)
+        loss.sum().backward()
+        return x.grad
     both(run)
 
 

@@ -233,6 +233,12 @@ PYTHON_FUNCTIONAL = (
 # Python code hands them to ``__torch_function__`` as the ones above
 PYTHON_FUNCTIONAL_UNLISTED = ('hardsigmoid', 'hardswish')
 
+# in-place activations that PyTorch's lists leave out though its builtins dispatch them (``F.elu_`` is
+# ``torch._C._nn.elu_``, ``F.relu_`` is ``torch.relu_``: torch.fx records them so); the ``torch`` ones dispatch there
+# too (their ``BUILTIN_NAMES`` give the functional ones PyTorch's names)
+FUNCTIONAL_INPLACE_UNLISTED = ('celu_', 'elu_', 'hardtanh_', 'leaky_relu_', 'relu_', 'rrelu_', 'selu_', 'threshold_')
+TORCH_INPLACE_UNLISTED = ('celu_', 'relu_', 'rrelu_', 'selu_', 'threshold_')
+
 # How the ``handle_torch_function`` calls of PyTorch's Python functions differ from the rule
 # (``_torch_function_call._layout``: the parameters without a default positionally, every one with a default by
 # keyword): the parameters they leave out when the call leaves them at their default (torchish's own extras among
@@ -340,6 +346,10 @@ BUILTIN_NAMES = {
     'torch.nn.functional.conv_transpose2d': 'torch.conv_transpose2d',
     'torch.nn.functional.conv_transpose3d': 'torch.conv_transpose3d',
     'torch.nn.functional.cosine_similarity': 'torch.cosine_similarity', 'torch.nn.functional.gelu': 'torch.nn.gelu',
+    'torch.nn.functional.celu_': 'torch.celu_', 'torch.nn.functional.elu_': 'torch.nn.elu_',
+    'torch.nn.functional.hardtanh_': 'torch.nn.hardtanh_', 'torch.nn.functional.leaky_relu_': 'torch.nn.leaky_relu_',
+    'torch.nn.functional.relu_': 'torch.relu_', 'torch.nn.functional.rrelu_': 'torch.rrelu_',
+    'torch.nn.functional.selu_': 'torch.selu_', 'torch.nn.functional.threshold_': 'torch.threshold_',
     'torch.nn.functional.hardshrink': 'torch.hardshrink', 'torch.nn.functional.linear': 'torch.nn.linear',
     'torch.nn.functional.logsigmoid': 'torch.nn.log_sigmoid',
     'torch.nn.functional.native_channel_shuffle': 'torch.native_channel_shuffle',

@@ -310,6 +310,9 @@ def activate():
     for holder, listed, public in _namespaces():
         _dispatch_functions(holder, listed, public, swapped)
     torchish = sys.modules["torchish"]
+    # (dispatched though PyTorch's tables leave them out, so not in _namespaces, which the override tables read)
+    _dispatch_functions(torchish.nn.functional, names.FUNCTIONAL_INPLACE_UNLISTED, "torch.nn.functional", swapped)
+    _dispatch_functions(torchish, names.TORCH_INPLACE_UNLISTED, "torch", swapped)
     for name in names.MODE_ONLY:  # (a mode sees them; no argument takes part)
         fn = getattr(torchish, name, None)
         if call.swappable(fn) and id(fn) not in swapped:

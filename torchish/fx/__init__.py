@@ -11,6 +11,7 @@ Example::
     >>> print(gm.code)  # doctest: +SKIP
 """
 from ._symbolic_trace import Tracer as Tracer, symbolic_trace as symbolic_trace, wrap as wrap
+from ._symbolic_trace import PH as _PH
 from .graph import Graph as Graph
 from .graph_module import GraphModule as GraphModule
 from .interpreter import Interpreter as Interpreter, Transformer as Transformer
@@ -23,6 +24,7 @@ from .node import _default_side_effects
 
 _default_side_effects()
 del _default_side_effects
+PH = _PH  # (concrete_args' placeholder; not in __all__, and PHBase/PHWithMeta stay in _symbolic_trace, as torch.fx's)
 
 _importlib.import_module(".passes", __name__)  # (torchish.fx.passes.shape_prop, as torch.fx.passes)
 

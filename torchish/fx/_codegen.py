@@ -48,6 +48,17 @@ _COLORS = {"red": _color("\033[31m"), "blue": _color("\033[34m"), "dim": _color(
 _PLAIN = {k: (lambda s: s) for k in _COLORS}
 
 
+def torch_namespace():
+    """A ``torch`` for code written out by ``GraphModule.to_folder``: every PyTorch name generated code may use
+    (``torch._C._nn.linear``, ``torch.relu``) resolved to torchish's function, the rest read from torchish."""
+    from ._names import _PUBLIC_NAMES, public_name
+    public_name(None)  # (builds the table)
+    names = _TorchNames(sys.modules["torchish"])
+    for fn, qualified in _PUBLIC_NAMES.values():
+        names._add(qualified.split(".")[1:], fn)
+    return names
+
+
 def _repr_arg(arg, add_global, blue=_PLAIN["blue"]) -> str:
     if isinstance(arg, Node):
         return repr(arg)
@@ -143,7 +154,7 @@ def python_code(graph, root_module: str = "self", verbose: bool = False, include
             body.append(f"\n{colors['dim']('# No stacktrace found for following nodes')}\n")
             summary_written = True
         annotation = _annotation(node, include_stride, include_device, colors) if verbose else None
-        line = _emit(node, root_module, free_vars, fmt, add_global, return_annotation, annotation)
+        line = _emit(node, root_module, free_vars, fmt, add_global, return_annotation, annotation, colors["blue"])
         if line is None:
             continue
         body.append(line)
@@ -163,12 +174,33 @@ def python_code(graph, root_module: str = "self", verbose: bool = False, include
                if n.op == "call_function" and n.meta.get("is_wrapped")]
     wrap_stmts = "\n".join(f'{add_global("torch.fx._symbolic_trace.wrap", _wrap())}("{name}")'
                             for name in dict.fromkeys(wrapped))
+    info = getattr(graph, "_pytree_info", None)
+    bindings = ""
+    if info is not None:
+        bindings = _pytree_bindings(info, free_vars, add_global)
+        free_vars = list(info.orig_args)
     if not free_vars or free_vars[0] != "self":
         free_vars.insert(0, "self")
     code = "".join(body).lstrip("\n")
     code = "\n".join("    " + line for line in code.split("\n"))
-    src = f"\n{wrap_stmts}\n\ndef forward({', '.join(free_vars)}){return_annotation[0]}:\n{code}"
+    src = f"\n{wrap_stmts}\n\ndef forward({', '.join(free_vars)}){return_annotation[0]}:{bindings}\n{code}"
     return PythonCode(src, globals_)
+
+
+def _pytree_bindings(info, free_vars: list, add_global) -> str:
+    """The line that takes a structured call apart (``x_1, x_2, y, = fx_pytree.tree_flatten_spec([x, y],
+    self._in_spec)``), for a graph traced with ``PH`` in ``concrete_args``: torch.fx's ``_PyTreeCodeGen``."""
+    from . import _pytree as fx_pytree
+    from ..utils import _pytree as pytree
+    add_global("fx_pytree", fx_pytree)
+    add_global("pytree", pytree)
+    names = list(free_vars)
+    if info.orig_args and info.orig_args[0] == "self":
+        names.insert(0, "self")
+    if not names:
+        return ""
+    names = [n.split(":")[0].split("=")[0].strip() for n in names]
+    return f"\n    {', '.join(names)}, = fx_pytree.tree_flatten_spec([{', '.join(info.orig_args)}], self._in_spec)"
 
 
 def _wrap():
@@ -176,7 +208,8 @@ def _wrap():
     return wrap
 
 
-def _emit(node, root_module, free_vars, fmt, add_global, return_annotation, verbose_annotation=None):
+def _emit(node, root_module, free_vars, fmt, add_global, return_annotation, verbose_annotation=None,
+          blue=_PLAIN["blue"]):
     """The line for ``node`` (without its deletions), or None for a placeholder."""
     annotation = ""
     if node.type is not None:
@@ -194,7 +227,8 @@ def _emit(node, root_module, free_vars, fmt, add_global, return_annotation, verb
     if node.op == "call_function":
         target = node.target
         if getattr(target, "__module__", "") == "_operator" and target.__name__ in MAGIC:
-            return f"{node.name}{annotation} = " + MAGIC[target.__name__].format(*(_repr_arg(a, add_global) for a in node.args))
+            return f"{node.name}{annotation} = " + MAGIC[target.__name__].format(*(_repr_arg(a, add_global, blue)
+                                                                                     for a in node.args))
         name = add_global(qualified_name(target), target)
         if (name == "getattr" and len(node.args) == 2 and isinstance(node.args[1], str)
                 and node.args[1].isidentifier()):
@@ -207,5 +241,8 @@ def _emit(node, root_module, free_vars, fmt, add_global, return_annotation, verb
     if node.op == "output":
         if node.type is not None:
             return_annotation[0] = f" -> {add_global(type_repr(node.type), node.type)}"
+        info = getattr(node.graph, "_pytree_info", None)
+        if info is not None and info.out_spec is not None:
+            return f"return pytree.tree_unflatten({_repr_arg(node.args[0], add_global)}, self._out_spec)"
         return f"return {_repr_arg(node.args[0], add_global)}"
     raise NotImplementedError(f"node: {node.op} {node.target}")

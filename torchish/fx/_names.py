@@ -22,8 +22,9 @@ def _build_public_names():
     from .. import _overridable as tables
     from .._torch_function_call import pytorch_name, _own_name
     import torchish
-    functional = tables.FUNCTIONAL + tables.PYTHON_FUNCTIONAL_UNLISTED
-    spaces = (("torch", torchish, tables.TORCH), ("torch.nn.functional", torchish.nn.functional, functional),
+    functional = tables.FUNCTIONAL + tables.PYTHON_FUNCTIONAL_UNLISTED + tables.FUNCTIONAL_INPLACE_UNLISTED
+    spaces = (("torch", torchish, tables.TORCH + tables.TORCH_INPLACE_UNLISTED),
+              ("torch.nn.functional", torchish.nn.functional, functional),
               ("torch.linalg", torchish.linalg, tables.LINALG), ("torch.fft", torchish.fft, tables.FFT),
               ("torch.special", torchish.special, tables.SPECIAL))
     for public, module, names in spaces:

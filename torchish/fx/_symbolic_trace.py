@@ -91,6 +91,32 @@ def wrap(fn_or_name):
     return fn_or_name
 
 
+class PHBase:
+    """``torch.fx.PH``: a placeholder inside a structured ``concrete_args`` value (``{"x": {"a": PH, "b": PH}}``):
+    each one becomes an input of the traced graph, whose code then takes the structure apart."""
+
+    def __repr__(self) -> str:
+        return "PH"
+
+
+PH = PHBase()
+
+
+class PHWithMeta(PHBase):
+    """A ``PH`` whose attributes (``ph_key``) are copied onto its placeholder node."""
+
+    def __init__(self, ph_key: str | None = None) -> None:
+        super().__init__()
+        self.ph_key = ph_key
+
+
+def _transfer_attrs(fr, to) -> None:
+    for name in dir(fr):
+        value = getattr(fr, name)
+        if not callable(value) and not name.startswith("__") and not hasattr(to, name):
+            setattr(to, name, value)
+
+
 class Tracer(TracerBase):
     """Records a module's ``forward`` as a :class:`Graph`; subclass it to change what is a leaf
     (:meth:`is_leaf_module`) or how calls are recorded (:meth:`create_proxy`, :meth:`call_module`,
@@ -205,22 +231,49 @@ class Tracer(TracerBase):
             if code.co_flags & inspect.CO_VARKEYWORDS:
                 args.append(self._placeholder("**" + next(names), None, sig))
             root_fn = _all_positional(root_fn, len(args))
-        return root_fn, args
+        return self._flattening(root_fn, args, list(code.co_varnames[:total]))
+
+    def _flattening(self, root_fn, args: list, orig_args: list):
+        """With ``PH`` inside structured ``concrete_args`` (an argument that is a container of placeholders), the
+        graph takes the flattened leaves and its code takes the arguments apart (``fx_pytree.tree_flatten_spec``)
+        and puts the output back together (``pytree.tree_unflatten``), as torch.fx's."""
+        from . import _pytree as fx_pytree
+        from ..utils import _pytree as pytree
+        flat_args, in_spec = pytree.tree_flatten(tuple(args))
+        if all(child.is_leaf() for child in in_spec.children_specs):
+            return root_fn, args
+        graph = self.graph
+        graph._pytree_info = fx_pytree.PyTreeInfo(orig_args, in_spec, None)
+
+        def flatten_fn(*flat):
+            out, out_spec = pytree.tree_flatten(root_fn(*pytree.tree_unflatten(list(flat), in_spec)))
+            graph._pytree_info = graph._pytree_info._replace(out_spec=out_spec)
+            return out
+        return flatten_fn, flat_args
 
     def _placeholder(self, name: str, concrete_args, sig):
         if concrete_args is not None and name in concrete_args:
+            from ..utils import _pytree as pytree
             param = sig.parameters[name]
             default = () if param.default is inspect.Parameter.empty else (param.default,)
-            value = concrete_args[name]
-            out = self.create_proxy("placeholder", f"{name}_1", default, {})
-            if value is None:
-                msg = f"{name} has been specialized to have value None but got another value"
-                self.create_proxy("call_function", _assert_is_none, (out, msg), {})
-            elif type(value) in (bool, int, float, str):
-                from .._runtime import _assert
-                msg = f"{name} has been specialized to have value {value} but got another value"
-                self.create_proxy("call_function", _assert, (out == value, msg), {})
-            return value
+            count = [0]
+
+            def replace_ph(value):
+                count[0] += 1
+                out = self.create_proxy("placeholder", f"{name}_{count[0]}", default, {})
+                if isinstance(value, PHBase):
+                    if value is not PH:
+                        _transfer_attrs(value, out.node)
+                    return out
+                if value is None:
+                    msg = f"{name} has been specialized to have value None but got another value"
+                    self.create_proxy("call_function", _assert_is_none, (out, msg), {})
+                elif type(value) in (bool, int, float, str):
+                    from .._runtime import _assert
+                    msg = f"{name} has been specialized to have value {value} but got another value"
+                    self.create_proxy("call_function", _assert, (out == value, msg), {})
+                return value
+            return pytree.tree_map(replace_ph, concrete_args[name])
         default = ()
         if name[0] != "*":
             param = sig.parameters[name]

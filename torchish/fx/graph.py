@@ -66,6 +66,7 @@ class Graph:
         self._owning_module = owning_module
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
+        self._pytree_info = None  # (fx._pytree.PyTreeInfo when traced with PH in structured concrete_args)
 
     @property
     def owning_module(self):
@@ -142,6 +143,7 @@ class Graph:
     def __deepcopy__(self, memo=None) -> "Graph":
         memo = memo if memo else {}
         g = Graph(tracer_cls=self._tracer_cls)
+        g._pytree_info = self._pytree_info
         out = g.graph_copy(self, val_map=memo, return_output_node=True)
         if out is not None:
             value, old_output = out

@@ -125,6 +125,15 @@ class GraphModule(Module):
         self.recompile()
 
     @property
+    def _in_spec(self):
+        """The structure of the arguments (a graph traced with ``PH`` in ``concrete_args``)."""
+        return self._graph._pytree_info.in_spec
+
+    @property
+    def _out_spec(self):
+        return self._graph._pytree_info.out_spec
+
+    @property
     def code(self) -> str:
         """The source of the generated ``forward``."""
         if "_code" not in self.__dict__:
@@ -144,6 +153,13 @@ class GraphModule(Module):
         value annotated with its dtype and shape where the nodes' meta has them (``meta['val']``, or ShapeProp's
         ``meta['tensor_meta']``), with strides and device when asked; ANSI colours when ``colored``."""
         return _print_readable(self, type(self).__name__, print_output, (include_stride, include_device, colored))
+
+    def to_folder(self, folder, module_name: str = "FxModule") -> None:
+        """Write this module as a Python package: ``folder/module.py`` (a class ``module_name`` with the generated
+        ``forward``), ``folder/__init__.py`` and ``folder/state_dict.pt``, importable with ``from <folder> import
+        <module_name>``. Linear/Conv/BatchNorm submodules are written as their constructor calls, others saved to
+        ``folder/<name>.pt`` (with a warning), as torch.fx's; the code's ``torch`` is torchish."""
+        _to_folder(self, folder, module_name)
 
     def add_submodule(self, target: str, m: Module) -> bool:
         *prefix, field = target.split(".")
@@ -229,3 +245,55 @@ def _print_readable(module, module_name: str, print_output: bool, options=(False
     if print_output:
         print(out)
     return out
+
+
+_FOLDER_HEADER = """
+import torchish
+from torchish.fx._codegen import torch_namespace
+torch = torch_namespace()  # (PyTorch's names, such as torch._C._nn.linear, resolved to torchish's)
+from math import inf
+from math import nan
+NoneType = type(None)
+from torchish import device
+import torchish.fx._pytree as fx_pytree
+import torchish.utils._pytree as pytree
+
+from torchish.nn import *
+"""
+
+
+def _to_folder(gm: GraphModule, folder, module_name: str) -> None:
+    import pathlib
+    import warnings
+    from .. import nn, serialization
+    folder = pathlib.Path(folder)
+    folder.mkdir(exist_ok=True)
+    serialization.save(gm.state_dict(), folder / "state_dict.pt")
+    tab = " " * 4
+    src = _FOLDER_HEADER + f"class {module_name}(torch.nn.Module):\n"
+    src += f"{tab}def __init__(self):\n{tab * 2}super().__init__()\n"
+    safe = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+    blobbed = []
+    for name, module in gm.named_children():
+        if type(module) in safe:
+            src += f"{tab * 2}setattr(self, '{name}', {module!r})\n"
+            continue
+        path = folder / f"{name}.pt"
+        serialization.save(module, path)
+        blobbed.append(name)
+        flat = repr(module).replace("\r", " ").replace("\n", " ")
+        src += f"{tab * 2}setattr(self, '{name}', torch.load(r'{path}', weights_only=False)) # {flat}\n"
+    for name, buf in gm._buffers.items():
+        if buf is not None:
+            src += f"{tab * 2}self.register_buffer('{name}', torch.empty({list(buf.shape)}, dtype={buf.dtype}))\n"
+    for name, param in gm._parameters.items():
+        if param is not None:
+            src += (f"{tab * 2}setattr(self, '{name}', torch.nn.Parameter(torch.empty({list(param.shape)}, "
+                    f"dtype={param.dtype})))\n")
+    src += f"{tab * 2}self.load_state_dict(torch.load(r'{folder}/state_dict.pt'))\n"
+    src += f"{_addindent(gm.code, 4)}\n"
+    (folder / "module.py").write_text(src)
+    (folder / "__init__.py").write_text("from .module import *")
+    if blobbed:
+        warnings.warn(f"Was not able to save the following children modules as reprs -saved as pickled files "
+                      f"instead: {blobbed}")

@@ -237,3 +237,18 @@ def test_unflatten_and_run_decompositions_keep_the_numbers(exported):
     dec = xep.run_decompositions()
     assert str(dec.graph_signature) == str(xep.graph_signature)
     np.testing.assert_allclose(dec.module()(x)[0].detach().numpy(), ref[0].detach().numpy(), **F32)
+
+
+def test_in_place_write_to_an_input_matches_torch_and_leaves_the_example_alone():
+    def program(lib):
+        class Scale(lib.nn.Module):
+            def forward(self, x):
+                x.mul_(2)
+                return x + 1
+        example = lib.ones(3)
+        ep = lib.export.export(Scale(), (example,))
+        y = lib.arange(3.0)
+        return example, ep.module()(y), y, str(ep.graph_signature)
+    ref, got = program(torch), program(torchish)
+    assert_same(ref[:3], got[:3])
+    assert got[3] == ref[3]

@@ -1,6 +1,7 @@
-"""``torchish.export`` (its modules load on first use): PyTorch's ``torch.export`` — :func:`export` records a module's forward once into an
+"""``torchish.export``: PyTorch's ``torch.export``. :func:`export` records a module's forward once into an
 :class:`ExportedProgram` (a flat fx graph of torchish's functions plus its signature, state and input guards),
-``ep.module()`` runs it, :func:`save`/:func:`load` write and read it, :class:`Dim` marks dynamic sizes.
+``ep.module()`` runs it, :func:`save`/:func:`load` write and read it, :class:`Dim` marks dynamic sizes. The
+modules behind these names load on first use, so ``import torchish`` does not pay for them.
 
 Example::
 

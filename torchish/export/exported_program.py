@@ -126,6 +126,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict: bool = False,
     values = list(args) + list(kwargs.values())
     specs = _dynamic_specs(dynamic_shapes, names, len(args))
 
+    flat_in, in_spec = pytree.tree_flatten((args, kwargs))
     graph = Graph()
     state_dict = collections.OrderedDict()
     constants = collections.OrderedDict()
@@ -179,9 +180,10 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict: bool = False,
                 recorder.dynamic.setdefault(id(leaf), {})[d] = symbols[key]
             guards.append((gpath, dims))
 
-    flat_in, in_spec = pytree.tree_flatten((args, kwargs))
     rng = _random.get_rng_state()
-    saved = {name: t.detach().clone() for name, t in list(mod.named_parameters()) + list(mod.named_buffers())}
+    # (the capture runs the real forward: what it writes in place, running stats, an input, is put back after)
+    written = [t for _, t in mod.named_buffers()] + [t for t in flat_in if isinstance(t, Tensor)]
+    saved = [(t, t._version, t.detach().clone()) for t in written]
     try:
         with grad_mode.no_grad(), recorder:
             out = mod(*args, **kwargs)
@@ -190,9 +192,9 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict: bool = False,
     finally:
         _random.set_rng_state(rng)
         with grad_mode.no_grad():
-            for name, t in list(mod.named_parameters()) + list(mod.named_buffers()):
-                if name in saved:
-                    t.copy_(saved[name])
+            for t, version, value in saved:
+                if t._version != version:
+                    t.copy_(value)
     graph.output(out_args)
     for pname, (target, t) in recorder.constants.items():
         input_specs.insert(_first_user(input_specs), InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(pname),

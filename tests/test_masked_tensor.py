@@ -295,3 +295,12 @@ def test_public_names():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert isinstance(mt(torchish), torchish.Tensor)
+
+
+def test_metadata_and_graph_names():
+    for T in (torch, torchish):
+        a = mt(T, requires_grad=True)
+        assert (a.stride(), len(a), a.size(0), a.requires_grad, a.is_leaf, a.is_sparse) == ((4, 1), 3, 3, True,
+                                                                                            True, False)
+        assert [type(t.grad_fn).__name__ for t in (a.exp(), a.sum(), a.get_data())] == \
+            ["ExpBackward0", "ConstructorBackward", "GetDataBackward"]

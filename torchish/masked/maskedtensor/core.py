@@ -38,6 +38,8 @@ def _masked_grad_vjp(g, x, mask, out):
 # 0 * inf = nan) another operand's gradient; zeroing it where it enters the graph does the same here.
 _DATA = defop("masked_tensor_data", lambda x, mask: x, vjp=_masked_grad_vjp, grad_name="AliasBackward0")
 _GET_DATA = defop("masked_tensor_get_data", lambda x, mask: x, vjp=_masked_grad_vjp, grad_name="GetDataBackward")
+# as_masked_tensor's node (PyTorch's reductions hand their results through it)
+CONSTRUCTOR = defop("masked_tensor_constructor", lambda x: x, linear=True, grad_name="ConstructorBackward")
 
 _SUPPORTED = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64")
 

@@ -3,7 +3,7 @@ the data's autograd history, as ``torch.as_tensor``)."""
 from __future__ import annotations
 
 from ..._subclass import DisableTorchFunctionSubclass
-from .core import MaskedTensor, wrap
+from .core import CONSTRUCTOR, MaskedTensor, wrap
 
 
 def masked_tensor(data, mask, requires_grad=False):
@@ -49,11 +49,10 @@ def as_masked_tensor(data, mask):
     with ``data``'s shape gets a MaskedTensor ``.grad``, as in PyTorch)."""
     MaskedTensor(data.detach(), mask)  # (PyTorch's checks and warning, as its Constructor's forward)
     from ...ops.registry import apply
-    from ...ops.tensor_api import _ALIAS
     from ..._tensor import Tensor
     from .core import data_of
     with DisableTorchFunctionSubclass():
-        out = apply(_ALIAS, (data_of(data),))
+        out = apply(CONSTRUCTOR, (data_of(data),))
         out.__class__ = Tensor
         m = Tensor._make(mask._d)
     if data.requires_grad:

@@ -14,7 +14,7 @@ from .core import MaskedTensor
 # Tensor's metadata and autograd plumbing: run as for a plain Tensor, results as they are
 METADATA = frozenset((
     "size", "dim", "ndimension", "numel", "nelement", "is_floating_point", "is_complex", "is_signed",
-    "element_size", "requires_grad_", "retain_grad", "register_hook", "register_post_accumulate_grad_hook",
+    "element_size", "stride", "requires_grad_", "retain_grad", "register_hook", "register_post_accumulate_grad_hook",
     "backward", "is_contiguous", "__len__", "__format__", "get_device", "is_same_size", "_is_view", "data_ptr",
     "__hash__", "__reduce_ex__", "__deepcopy__", "__setstate__", "_make_subclass"))
 

@@ -5,7 +5,8 @@ Also the step a masked operation takes when handed a MaskedTensor itself (:func:
 from __future__ import annotations
 
 from ..._subclass import DisableTorchFunctionSubclass
-from .core import data_of, mask_of, wrap
+from ...ops.registry import apply
+from .core import CONSTRUCTOR, data_of, mask_of, wrap
 
 REDUCTIONS = ("sum", "mean", "amin", "amax", "argmin", "argmax", "prod", "all", "norm", "var", "std")
 
@@ -31,6 +32,7 @@ def _reduce_all(name, self):
     with DisableTorchFunctionSubclass():
         out = _all(data, mask) if name == "all" else _masked_fn(name)(data, mask=mask)
         any_mask = mask.any()
+        out = apply(CONSTRUCTOR, (out,))
     return wrap(out, any_mask)
 
 
@@ -42,6 +44,7 @@ def _reduce_dim(name, self, dim, keepdim=False, dtype=None):
         else:
             out = _masked_fn(name)(data, dim=dim, keepdim=keepdim, dtype=dtype, mask=mask)
         out_mask = _any_over(mask, dim, keepdim)
+        out = apply(CONSTRUCTOR, (out,))
     return wrap(out, out_mask)
 
 

@@ -252,3 +252,25 @@ def test_in_place_write_to_an_input_matches_torch_and_leaves_the_example_alone()
     ref, got = program(torch), program(torchish)
     assert_same(ref[:3], got[:3])
     assert got[3] == ref[3]
+
+
+def test_a_no_grad_block_in_forward_keeps_its_mode_in_the_module_and_after_save(tmp_path):
+    def program(lib):
+        class Half(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.ones(2) * 3)
+
+            def forward(self, x):
+                with lib.no_grad():
+                    frozen = x * self.w
+                return frozen + x * self.w, frozen
+        ep = lib.export.export(Half(), (lib.ones(2),))
+        if lib is torchish:
+            lib.export.save(ep, tmp_path / "half.pt2")
+            ep = lib.export.load(tmp_path / "half.pt2")
+        out = ep.module()(lib.arange(2.0, requires_grad=True))
+        return out, [o.requires_grad for o in out], lib.is_grad_enabled()
+    ref, got = program(torch), program(torchish)
+    assert_same(ref[0], got[0])
+    assert got[1:] == ref[1:] == ([True, False], True)

@@ -19,9 +19,10 @@ import inspect
 import operator
 
 from .. import overrides
+from ..autograd import grad_mode
 from .._tensor import Tensor
 from ..fx.graph import Graph
-from ..fx.node import Node
+from ..fx.node import Node, has_side_effect
 from ..utils import _pytree as pytree
 
 
@@ -42,6 +43,15 @@ class UserError(RuntimeError):
 def sym_size_int(x, dim: int) -> int:
     """``torch.ops.aten.sym_size.int``: the size of ``x`` along ``dim``, read when the graph runs."""
     return x.size(dim)
+
+
+def _set_grad_enabled(mode: bool) -> None:
+    """``torch._C._set_grad_enabled``: where the exported forward entered or left a ``no_grad`` block, the graph
+    sets the grad mode the recorded calls ran in."""
+    grad_mode.set_grad_enabled(mode)
+
+
+has_side_effect(_set_grad_enabled)  # (dead-code elimination keeps it)
 
 
 class SymInt(int):
@@ -124,6 +134,13 @@ class Recorder(overrides.TorchFunctionMode):
         self.constants: dict = {}  # placeholder name -> (target, tensor) for tensors met that nothing made
         self._constant_names = constant_names
         self._sizes: dict = {}  # (node, dim) -> SymInt
+        self.grad_enabled = grad_mode.is_grad_enabled()  # (the grad mode the graph's calls run in so far)
+
+    def sync_grad_mode(self, mode: bool) -> None:
+        """Record a switch of the grad mode before the next call, when the forward changed it."""
+        if mode != self.grad_enabled:
+            self.graph.call_function(_set_grad_enabled, (mode,))
+            self.grad_enabled = mode
 
     # -- values -----------------------------------------------------------------------------------------------
     def bind(self, tensor: Tensor, node: Node) -> None:
@@ -204,6 +221,7 @@ class Recorder(overrides.TorchFunctionMode):
         if not _has_tensor(out) and not (out is None and _has_tensor((args, kwargs))):
             return out
         node_args, node_kwargs = self.to_arg((tuple(args), dict(kwargs)))
+        self.sync_grad_mode(grad_mode.is_grad_enabled())
         if prop is not None:
             node = self.graph.call_function(getattr, (node_args[0], prop))
         elif args and isinstance(args[0], Tensor) and getattr(Tensor, name, None) is func:

@@ -185,10 +185,12 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict: bool = False,
     written = [t for _, t in mod.named_buffers()] + [t for t in flat_in if isinstance(t, Tensor)]
     saved = [(t, t._version, t.detach().clone()) for t in written]
     try:
-        with grad_mode.no_grad(), recorder:
+        grad_on = grad_mode.is_grad_enabled()
+        with recorder:  # (in the caller's grad mode: a no_grad block of forward records its switches)
             out = mod(*args, **kwargs)
             flat_out, out_spec = pytree.tree_flatten(out)
             out_args = tuple(recorder.node_of(o) if isinstance(o, Tensor) else o for o in flat_out)
+        recorder.sync_grad_mode(grad_on)
     finally:
         _random.set_rng_state(rng)
         with grad_mode.no_grad():

@@ -192,12 +192,7 @@ class QuantizedTensor(Tensor):
         bits = _SUB_BYTE.get(self._qp.dtype)
         if bits is None:
             return wrap(self._d)
-        # the sub-byte types' storage: the flattened values packed into bytes, the first in the lowest bits
-        per = 8 // bits
-        v = self._d.reshape(-1).astype(jnp.uint8)
-        v = jnp.pad(v, (0, -v.shape[0] % per)).reshape(-1, per)
-        shifts = jnp.arange(per, dtype=jnp.uint8) * bits
-        return wrap(jnp.bitwise_or.reduce(v << shifts, axis=1).astype(jnp.uint8))
+        return wrap(_pack_sub_byte(self._d, bits))
 
     def dequantize(self):
         return wrap(_dequantize_values(self._d, self._qp))
@@ -369,19 +364,41 @@ def _quantize_values(x, scale, zero_point, lo, hi, storage):
     return jnp.clip(jnp.clip(r, -2.0 ** 40, 2.0 ** 40).astype(jnp.int64), lo, hi).astype(storage)
 
 
+@functools.partial(jax.jit, static_argnums=1)
+def _pack_sub_byte(v, bits):
+    """The sub-byte types' storage: the flattened values packed into bytes, the first in the lowest bits."""
+    per = 8 // bits
+    v = v.reshape(-1).astype(jnp.uint8)
+    v = jnp.pad(v, (0, -v.shape[0] % per)).reshape(-1, per)
+    shifts = jnp.arange(per, dtype=jnp.uint8) * bits
+    return jnp.bitwise_or.reduce(v << shifts, axis=1).astype(jnp.uint8)
+
+
+@functools.partial(jax.jit, static_argnums=(3, 4))
+def _quantize_sub_byte(x, scale, zero_point, hi, storage):
+    """The sub-byte types' kernel rounds before adding the zero point."""
+    r = jnp.round(x * (jnp.float32(1.0) / scale)) + zero_point
+    return jnp.clip(jnp.clip(r, -2.0 ** 40, 2.0 ** 40).astype(jnp.int64), 0, hi).astype(storage)
+
+
 @jax.jit
 def _dequantize_per_tensor(v, zero_point, scale):
     return (v.astype(jnp.float32) - zero_point) * scale
 
 
+@functools.partial(jax.jit, static_argnums=3)
+def _dequantize_per_channel(v, scale, zero_point, axis):
+    shape = [1] * v.ndim
+    shape[axis] = -1
+    scale = scale.reshape(shape)  # (per channel: computed in float64, rounded once to float32)
+    zp = zero_point.astype(jnp.float64).reshape(shape)
+    return ((v.astype(jnp.float64) - zp) * scale).astype(jnp.float32)
+
+
 def _dequantize_values(v, qp):
     if not qp.per_channel:
         return _dequantize_per_tensor(v, np.float32(qp.zero_point), np.float32(qp.scale))
-    shape = [1] * v.ndim
-    shape[qp.axis] = -1
-    scale = qp.scale._d.reshape(shape)  # (per channel: computed in float64, rounded once to float32)
-    zp = qp.zero_point._d.astype(jnp.float64).reshape(shape)
-    return ((v.astype(jnp.float64) - zp) * scale).astype(jnp.float32)
+    return _dequantize_per_channel(v, qp.scale._d, qp.zero_point._d, qp.axis)
 
 
 def _made(value, qp):
@@ -419,10 +436,8 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
         raise RuntimeError(f"quantize_tensor_per_tensor_affine zero_point {zero_point} is above upper bound.")
     if zero_point < info.min:
         raise RuntimeError(f"quantize_tensor_per_tensor_affine zero_point {zero_point} is below lower bound.")
-    if dtype in _SUB_BYTE:  # (their kernel rounds before adding the zero point)
-        inv = np.float32(1.0) / np.float32(scale)
-        r = jnp.round(input._d * inv) + np.float32(zero_point)
-        v = jnp.clip(jnp.clip(r, -2.0 ** 40, 2.0 ** 40).astype(jnp.int64), lo, hi).astype(dtype.np)
+    if dtype in _SUB_BYTE:
+        v = _quantize_sub_byte(input._d, np.float32(scale), np.float32(zero_point), hi, dtype.np.type)
     else:
         v = _quantize_values(input._d, np.float32(scale), np.int64(zero_point), lo, hi, dtype.np.type)
     return _made(v, QParams(dtype, per_tensor_affine, scale, zero_point))

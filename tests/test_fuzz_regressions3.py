@@ -2,7 +2,8 @@
 from tests/test_fuzz_regressions2.py: each test is the minimised program of one mismatch class, compared with
 PyTorch (values, dtypes and gradients, or the exception family) — the grad_fn PyTorch rebuilds for a stale view of
 a leaf that is itself a view of a tensor that does not require grad, and setitem with an index that covers the
-whole tensor (``y[:] = v``), which PyTorch writes into the tensor itself."""
+whole tensor (``y[:] = v``), which PyTorch writes into the tensor itself; the dtype orthogonal polynomials compute
+in, and diff's shape check of prepend/append for every order."""
 import warnings
 
 import pytest
@@ -152,4 +153,19 @@ def test_orthogonal_polynomials_check_the_dtype_they_compute_in(pair):
                 "complex_number": (T.tensor([0.5]), 1j)}[pair]
         return [T.special.chebyshev_polynomial_t(*args), T.special.hermite_polynomial_h(*args),
                 T.special.shifted_legendre_polynomial_p(*args)]
+    agree(fn)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["n0_prepend", "n0_append_other_dim", "n1_prepend", "n0_matching", "dim0"])
+def test_diff_checks_prepend_and_append_shapes_for_every_order(case):
+    # (math fuzzer seed 8400115) diff(x, n=0, prepend=...) with a prepend of another shape: PyTorch's diff_check
+    # raises before it looks at n; torchish returned the input
+    def fn(T):
+        x = T.tensor([[[0, 1], [5, 3]]], dtype=T.uint8)
+        return {"n0_prepend": lambda: T.diff(x, n=0, dim=1, prepend=T.tensor([[[-1.5], [-0.0]]], dtype=T.float16)),
+                "n0_append_other_dim": lambda: T.diff(x, n=0, dim=2, append=T.ones(1, 3, 1, dtype=T.uint8)),
+                "n1_prepend": lambda: T.diff(x.float(), n=1, dim=2, prepend=T.ones(2, 2, 1)),
+                "n0_matching": lambda: T.diff(x, n=0, dim=2, prepend=T.ones(1, 2, 3, dtype=T.uint8)),
+                "dim0": lambda: T.diff(x.float(), dim=0, append=T.ones(1, 2, 2))}[case]()
     agree(fn)

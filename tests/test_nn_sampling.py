@@ -76,6 +76,10 @@ INTERP = [
     ("nearest", X4, dict(size=(7, 3))), ("nearest", X4, dict(scale_factor=(0.6, 2.3))),
     ("nearest", X4, dict(scale_factor=2)), ("nearest", X5, dict(scale_factor=1.7)),
     ("nearest", X4, dict(scale_factor=1.7, recompute_scale_factor=True)),
+    # sizes kept or doubled by a scale that is not 1 or 2: PyTorch's 1-d/3-d forwards read floor(dst / scale),
+    # its 2-d forward and every backward take nearest_idx's exact shortcut (nn fuzzer, seed 8400022)
+    ("nearest", X3, dict(scale_factor=1.1)), ("nearest", X5, dict(scale_factor=(1.3, 2.2, 1.1))),
+    ("nearest", X4, dict(scale_factor=(2.2, 1.1))),
     ("nearest-exact", X4, dict(scale_factor=(0.6, 2.3))), ("nearest-exact", X3, dict(size=7)),
     ("linear", X3, dict(scale_factor=2.5)), ("linear", X3, dict(size=4, align_corners=True)),
     ("bilinear", X4, dict(size=(7, 3))), ("bilinear", X4, dict(size=(7, 3), align_corners=True)),

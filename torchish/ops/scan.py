@@ -324,6 +324,11 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
             require_tensor(t, "diff", arg=arg, pos=4 if arg == "prepend" else 5)
             if t.ndim != input.ndim:
                 raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+            for i in range(input.ndim):  # (ATen's diff_check, also for n = 0)
+                if i != d and t.shape[i] != input.shape[i]:
+                    raise RuntimeError("diff expects the shape of tensor to prepend or append to match that of "
+                                       f"input except along the differencing dimension; input.size({i}) = "
+                                       f"{input.shape[i]}, but got tensor.size({i}) = {t.shape[i]}")
     if n == 0:  # PyTorch: a copy of the input (CopyBackwards), prepend/append unused
         from .copying import _COPY
         return apply(_COPY, (input.detach(), input))

@@ -257,6 +257,30 @@ def _first_row_everywhere(x):
 _first_row_everywhere.defvjp(lambda x: (_first_row_everywhere(x), None), lambda _, g: (g,))
 
 
+def _nearest_plain(n_in, n_out, scale):
+    """PyTorch's 1-d and 3-d nearest forward kernels: ``floor(dst * (1 / scale))`` for every size, without
+    ``nearest_idx``'s exact shortcuts for an unchanged or doubled size (its 2-d kernel and every backward take them)."""
+    s = _scale_value(scale, n_in, n_out, np.float32)
+    return np.minimum(np.floor(np.arange(n_out).astype(np.float32) * s).astype(np.int64), n_in - 1)
+
+
+def _take_with_other_adjoint(x, axis, fwd_idx, bwd_idx):
+    """``take(x, fwd_idx, axis)`` whose gradient scatters to ``bwd_idx`` instead: PyTorch's 1-d/3-d nearest
+    resizes with a scale factor read their input at :func:`_nearest_plain` but send the gradient back through
+    ``nearest_idx``, and torchish gives both of PyTorch's numbers."""
+    fwd, bwd = jnp.asarray(fwd_idx), jnp.asarray(bwd_idx)
+
+    @jax.custom_vjp
+    def take(v):
+        return jnp.take(v, fwd, axis=axis)
+
+    def take_bwd(_, g):
+        where = (slice(None),) * axis + (bwd,)
+        return (jnp.zeros(x.shape, g.dtype).at[where].add(g),)
+    take.defvjp(lambda v: (take(v), None), take_bwd)
+    return take(x)
+
+
 def _interp_fwd(x, *, mode, size, align_corners, scales, antialias, first_row=False):
     f = np.float64 if x.dtype == jnp.float64 else np.float32
     orig = x.dtype
@@ -270,7 +294,13 @@ def _interp_fwd(x, *, mode, size, align_corners, scales, antialias, first_row=Fa
         n_in = x.shape[axis]
         if antialias and n_in == n_out:  # PyTorch's separable anti-aliasing kernel skips unchanged dimensions
             continue
-        idx, w = _taps(kind, n_in, n_out, align_corners, None if scales is None else scales[d], f)
+        scale = None if scales is None else scales[d]
+        idx, w = _taps(kind, n_in, n_out, align_corners, scale, f)
+        if kind == "nearest" and len(size) != 2 and scale is not None:
+            plain = _nearest_plain(n_in, n_out, scale)
+            if not np.array_equal(plain, idx[:, 0]):
+                x = _take_with_other_adjoint(x, axis, plain, idx[:, 0])
+                continue
         g = jnp.take(x, jnp.asarray(idx.reshape(-1)), axis=axis)
         g = g.reshape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])
         if w is None:

@@ -446,4 +446,41 @@ def case_detection_map_greedy_matching(lib):
     return aps, torch.stack(aps[::2]).mean()
 
 
+def case_generative_and_agreement_scores(lib):
+    """torchmetrics' image-generation and agreement scores on stand-in features: FID from ``torch.cov`` of the
+    transposed features and ``linalg.eigvals(s1 @ s2).sqrt().real.sum()`` (complex128) in float64, KID's cubic
+    polynomial kernel with diagonals removed, the Inception Score over two splits (``exp`` of mean KL, ``std``),
+    CLIP score by ``F.normalize`` and a clamped dot product, perplexity with ``ignore_index=-100``, Matthews
+    correlation and (quadratic-weighted) Cohen's kappa from a confusion matrix."""
+    torch, F = lib, lib.nn.functional
+    torch.manual_seed(8)
+    a = torch.randn(8, 4, dtype=torch.float64)
+    b = torch.randn(8, 4, dtype=torch.float64) * 1.3 + 0.2
+    s1, s2 = torch.cov(a.T), torch.cov(b.T)
+    ev = torch.linalg.eigvals(s1 @ s2)
+    fid = (a.mean(0) - b.mean(0)).square().sum() + s1.trace() + s2.trace() - 2 * ev.sqrt().real.sum()
+    kern = lambda x, y: (x @ y.T / x.shape[1] + 1) ** 3
+    kxx, kyy, m = kern(a, a), kern(b, b), a.shape[0]
+    kid = ((kxx.sum() - kxx.diag().sum()) + (kyy.sum() - kyy.diag().sum())) / (m * (m - 1)) - 2 * kern(a, b).mean()
+    p = torch.softmax(torch.randn(10, 5), 1)
+    kl = (p * (p.log() - p.mean(0, keepdim=True).log())).sum(1)
+    splits = torch.stack([kl[i::2].mean().exp() for i in range(2)])
+    img_f, txt_f = F.normalize(torch.randn(3, 6), dim=-1), torch.randn(3, 6)
+    clip = 100 * (img_f * (txt_f / txt_f.norm(p=2, dim=-1, keepdim=True))).sum(-1).clamp(min=0)
+    logits, target = torch.randn(2, 5, 7), torch.randint(0, 7, (2, 5))
+    target[0, -2:] = -100
+    ce = F.cross_entropy(logits.reshape(-1, 7), target.reshape(-1), ignore_index=-100, reduction="sum")
+    ppl = torch.exp(ce / (target != -100).sum())
+    cm = torch.tensor([[5, 2, 0], [1, 6, 1], [0, 2, 4]])
+    tk, pk = cm.sum(1).float(), cm.sum(0).float()
+    c, s = cm.trace().float(), cm.sum().float()
+    mcc = (c * s - (tk * pk).sum()) / torch.sqrt((s ** 2 - (tk * tk).sum()) * (s ** 2 - (pk * pk).sum()))
+    pe = (tk * pk).sum() / s ** 2
+    kappa = (c / s - pe) / (1 - pe)
+    w = (torch.arange(3.0).expand(3, 3) - torch.arange(3.0).expand(3, 3).T) ** 2
+    expected = cm.sum(0, keepdim=True) * cm.sum(1, keepdim=True) / cm.sum()
+    qwk = 1 - (w * cm).sum() / (w * expected).sum()
+    return ev.dtype, fid, kid, splits.mean(), splits.std(), clip, ppl, mcc, kappa, qwk, qwk.dtype
+
+
 test_script_matches_torch = script_test(globals())

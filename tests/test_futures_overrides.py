@@ -196,3 +196,12 @@ def test_no_cache_artifacts_to_save_or_load():
 
 def test_compiler_names_as_pytorch():
     _same(_compiler_program)
+
+
+def test_top_level_fork_wait_and_future():
+    def program(lib):
+        fut = lib.fork(lambda x, k=1: x * k, lib.arange(3.), k=3)
+        return type(fut).__name__ == "Future", isinstance(fut, lib.Future), lib.wait(fut).tolist()
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("error")  # (torch.fork/torch.wait do not warn; jit's do)
+        _same(program)

@@ -167,6 +167,7 @@ from .accelerator import get_device_module as get_device_module, is_vulkan_avail
 from ._control_flow import *  # noqa: E402,F401,F403  (cond, while_loop, sym_*)
 from . import profiler as profiler  # noqa: E402
 from . import jit as jit  # noqa: E402  (pass-throughs: no TorchScript is produced)
+from .futures import Future as Future, _fork as fork, _wait as wait  # noqa: E402  (run at once, as outside TorchScript)
 from . import utils as utils  # noqa: E402  (torchish.utils.data / .checkpoint resolve on first use)
 from . import backends as backends  # noqa: E402
 from . import testing as testing  # noqa: E402

@@ -145,3 +145,19 @@ def collect_all(futures) -> Future:
 def wait_all(futures) -> list:
     """Wait for every future and return their values (raising the first error)."""
     return [f.value() for f in collect_all(futures).wait()]
+
+
+def _fork(func, *args, **kwargs):
+    """``torch.fork``: ``func(*args, **kwargs)`` run at once, as a completed :class:`Future` (PyTorch's ``fork``
+    outside TorchScript runs the call in the calling thread too; an error in ``func`` is raised here)."""
+    fut = Future()
+    fut.set_result(func(*args, **kwargs))
+    return fut
+
+
+def _wait(future):
+    """``torch.wait``: the value of ``future``, once it completes."""
+    return future.wait()
+
+
+_fork.__name__, _wait.__name__ = "fork", "wait"

@@ -29,7 +29,7 @@ import warnings
 
 from .nn.module import Module
 
-from .futures import Future
+from .futures import Future, _fork, _wait
 
 __all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "is_scripting", "is_tracing", "Final",
            "annotate", "ScriptModule", "save", "load", "script_if_tracing", "interface", "optimized_execution",
@@ -182,13 +182,11 @@ def fork(func, *args, **kwargs):
     raised here, as there). Deprecated in PyTorch 2.13, with the same warning."""
     warnings.warn("`torch.jit.fork` is deprecated. Please use `torch.compile` instead.", DeprecationWarning,
                   stacklevel=2)
-    fut = Future()
-    fut.set_result(func(*args, **kwargs))
-    return fut
+    return _fork(func, *args, **kwargs)
 
 
 def wait(future):
     """The value of a future from :func:`fork` (waiting for it to complete)."""
     warnings.warn("`torch.jit.wait` is deprecated. Please use `torch.compile` instead.", DeprecationWarning,
                   stacklevel=2)
-    return future.wait()
+    return _wait(future)

@@ -142,8 +142,8 @@ def test_input_errors_like_torch(x):
 
 
 def test_unsupported_dtype_and_recurrent_warning():
-    with pytest.raises(NotImplementedError):
-        _quantized(torchish, _mlp(torchish), dtype=torchish.float16)
+    with pytest.raises(NotImplementedError):  # (PyTorch's quint8 default: Embedding layers)
+        _quantized(torchish, _mlp(torchish), dtype=torchish.quint8)
     with pytest.warns(UserWarning, match="GRU"):
         _quantized(torchish, torchish.nn.Sequential(torchish.nn.GRU(3, 3)))
 
@@ -187,3 +187,19 @@ def test_state_dict_with_torch():
         buf.seek(0)
         target.load_state_dict(loader.load(buf))
         np.testing.assert_array_equal(target(loader.tensor(x)).numpy(), tq(torch.tensor(x)).numpy())
+
+
+def test_float16():
+    """dtype=torch.float16: the weight rounded to float16, float32 products (fbgemm's fp16 GEMM order is its own:
+    within float32 rounding); the LSTM stays float in torchish (warned)."""
+    tm, im = _models(_mlp)
+    tq = _quantized(torch, tm, {torch.nn.Linear}, dtype=torch.float16)
+    iq = _quantized(torchish, im, {torchish.nn.Linear}, dtype=torchish.float16)
+    assert repr(iq) == repr(tq)
+    np.testing.assert_array_equal(iq[0].weight().numpy(), tq[0].weight().numpy())
+    x = INPUTS["wide"]
+    np.testing.assert_allclose(iq(torchish.tensor(x)).numpy(), tq(torch.tensor(x)).detach().numpy(), rtol=2e-4,
+                               atol=2e-5)
+    assert list(iq.state_dict()) == list(tq.state_dict())
+    with pytest.warns(UserWarning, match="float16"):
+        _quantized(torchish, torchish.nn.Sequential(torchish.nn.LSTM(3, 3)), dtype=torchish.float16)

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from ... import _dtype
 from ..._quantized import per_tensor_symmetric, qint8, quint8
 from .observer import MinMaxObserver, PlaceholderObserver
 
-__all__ = ["QConfig", "QConfigDynamic", "default_dynamic_qconfig", "per_channel_dynamic_qconfig"]
+__all__ = ["QConfig", "QConfigDynamic", "default_dynamic_qconfig", "float16_dynamic_qconfig",
+           "per_channel_dynamic_qconfig"]
 
 
 class QConfig(namedtuple("QConfig", ["activation", "weight"])):
@@ -27,4 +29,7 @@ QConfigDynamic = QConfig
 default_dynamic_qconfig = QConfig(
     activation=PlaceholderObserver.with_args(dtype=quint8, quant_min=0, quant_max=255, is_dynamic=True),
     weight=MinMaxObserver.with_args(dtype=qint8, qscheme=per_tensor_symmetric))
+float16_dynamic_qconfig = QConfig(
+    activation=PlaceholderObserver.with_args(dtype=_dtype.float16, is_dynamic=True),
+    weight=PlaceholderObserver.with_args(dtype=_dtype.float16))
 per_channel_dynamic_qconfig = None  # (per-channel dynamic Linear is not implemented)

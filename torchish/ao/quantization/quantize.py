@@ -10,7 +10,7 @@ from ..._quantized import qint8, quint4x2, quint8
 from ... import _dtype
 from ...nn.modules.linear import Linear as FloatLinear
 from ..nn.quantized.dynamic import LSTM as DynamicLSTM, Linear as DynamicLinear
-from .qconfig import default_dynamic_qconfig
+from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 
 __all__ = ["quantize_dynamic", "get_default_dynamic_quant_module_mappings"]
 
@@ -34,19 +34,22 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
     if qconfig_spec is None:
         if dtype is qint8:
             qconfig_spec = dict.fromkeys((FloatLinear,) + _recurrent_types(), default_dynamic_qconfig)
-        elif dtype in (_dtype.float16, quint8, quint4x2):
+        elif dtype is _dtype.float16:
+            qconfig_spec = dict.fromkeys((FloatLinear,) + _recurrent_types(), float16_dynamic_qconfig)
+        elif dtype in (quint8, quint4x2):
             raise NotImplementedError(f"torchish: quantize_dynamic with dtype={dtype} is not implemented (only "
-                                      "torch.qint8 Linear layers)")
+                                      "torch.qint8 and torch.float16)")
         else:
             raise ValueError(f"Don't know how to quantize with default settings for {dtype}. Provide full qconfig "
                              "please")
     elif isinstance(qconfig_spec, set):
-        if dtype is not qint8:
-            if dtype in (_dtype.float16, quint8, quint4x2):
+        if dtype not in (qint8, _dtype.float16):
+            if dtype in (quint8, quint4x2):
                 raise NotImplementedError(f"torchish: quantize_dynamic with dtype={dtype} is not implemented (only "
-                                          "torch.qint8 Linear layers)")
+                                          "torch.qint8 and torch.float16)")
             raise RuntimeError("Unknown dtype specified for quantize_dynamic: ", str(dtype))
-        qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
+        qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig if dtype is qint8 else
+                                     float16_dynamic_qconfig)
     if mapping is None:
         mapping = get_default_dynamic_quant_module_mappings()
     if not inplace:
@@ -65,8 +68,11 @@ def _convert(module, prefix, parent_qconfig, spec, mapping, recurrent):
         target = mapping.get(type(child))
         if qconfig is not None and target is not None:
             child.qconfig = qconfig
-            setattr(module, name, target.from_float(child))
-            continue
+            try:
+                setattr(module, name, target.from_float(child))
+                continue
+            except NotImplementedError as e:  # (float16 LSTM)
+                warnings.warn(f"{e}; '{qualified}' stays in float", stacklevel=3)
         if qconfig is not None and isinstance(child, recurrent) and type(child) not in mapping:
             warnings.warn(f"torchish: dynamic quantization of {type(child).__name__} is not implemented; "
                           f"'{qualified}' stays in float", stacklevel=3)

@@ -74,6 +74,12 @@ def _linear_dynamic(x, wq, w_scale, bias, reduce_range):
     return y.reshape(x.shape[:-1] + (wq.shape[0],))
 
 
+@jax.jit
+def _linear_fp16(x, w, bias):
+    y = jnp.matmul(x, w.T, precision=jax.lax.Precision.HIGHEST)
+    return y if bias is None else y + bias
+
+
 class LinearPackedParams(Module):
     """The (weight, bias) pair of a quantized Linear (PyTorch's packed parameters): saved in a state dict as
     ``<prefix>dtype`` and ``<prefix>_packed_params`` (the tuple), as PyTorch saves it."""
@@ -86,7 +92,10 @@ class LinearPackedParams(Module):
         self.__dict__["_packed_params"] = None
 
     def set_weight_bias(self, weight, bias):
-        if not isinstance(weight, QuantizedTensor) or weight.dtype is not qint8 or \
+        if self.dtype is _dtype.float16:  # (fbgemm's fp16 packing: saturated to float16's range, then rounded)
+            weight = wrap(jnp.clip(weight.detach()._d.astype(jnp.float32), -65504, 65504)
+                          .astype(jnp.float16).astype(jnp.float32))
+        elif not isinstance(weight, QuantizedTensor) or weight.dtype is not qint8 or \
                 weight.qscheme() is not per_tensor_affine:
             raise RuntimeError("torchish: dynamically quantized Linear takes a qint8 per-tensor affine weight")
         self.__dict__["_packed_params"] = (weight, bias)  # (a plain attribute: no Parameters, as PyTorch's)
@@ -112,21 +121,23 @@ class LinearPackedParams(Module):
 
 class Linear(Module):
     """A dynamically quantized Linear layer: ``weight()`` is a qint8 per-tensor quantized tensor, ``bias()`` a
-    float one; the forward quantizes its input per call (see the module docstring)."""
+    float one; the forward quantizes its input per call (see the module docstring). With ``dtype=torch.float16``
+    the weight is rounded to float16 and the products are float32 (to float32 rounding of PyTorch's, not bit for
+    bit: fbgemm's fp16 GEMM sums in its own order)."""
 
     _version = 4
 
     def __init__(self, in_features, out_features, bias_=True, dtype=qint8):
         super().__init__()
-        if dtype is not qint8:
-            raise RuntimeError("torchish: dynamically quantized Linear supports only dtype=torch.qint8 (float16 "
-                               "is not implemented)")
+        if dtype not in (qint8, _dtype.float16):
+            raise RuntimeError(f"Unsupported dtype specified for dynamic quantized Linear! {dtype}")
         self.in_features, self.out_features = in_features, out_features
         self.scale, self.zero_point = 1.0, 0
         self.dtype = dtype
         from .....ops.creation import zeros
         self._packed_params = LinearPackedParams(dtype)
-        self.set_weight_bias(quantize_per_tensor(zeros((out_features, in_features)), 1.0, 0, qint8),
+        weight = zeros((out_features, in_features))
+        self.set_weight_bias(quantize_per_tensor(weight, 1.0, 0, qint8) if dtype is qint8 else weight,
                              zeros(out_features) if bias_ else None)
         self.reduce_range = True
 
@@ -150,8 +161,8 @@ class Linear(Module):
                                       error_msgs)
 
     def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, dtype={self.dtype}, "
-                f"qscheme={self.weight().qscheme()}")
+        return (f"in_features={self.in_features}, out_features={self.out_features}, dtype={self.dtype}"
+                + (f", qscheme={self.weight().qscheme()}" if self.dtype is qint8 else ""))
 
     def weight(self):
         return self._packed_params._packed_params[0]
@@ -175,11 +186,12 @@ class Linear(Module):
         if x.numel() == 0:
             from .....ops.creation import zeros
             return zeros(tuple(x.shape[:-1]) + (self.out_features,))
-        y = _linear_dynamic(x._d, w._d, np.float32(w.q_scale()), None if b is None else b.detach()._d,
-                            reduce_range=self.reduce_range)
+        bias = None if b is None else b.detach()._d
+        if self.dtype is _dtype.float16:  # float32 products of the float16-rounded weight (fbgemm's fp16 GEMM)
+            return wrap(_linear_fp16(x._d, w._d, bias))
         if w.q_zero_point() != 0:
             raise RuntimeError("torchish: dynamically quantized Linear needs a symmetric weight (zero_point 0)")
-        return wrap(y)
+        return wrap(_linear_dynamic(x._d, w._d, np.float32(w.q_scale()), bias, reduce_range=self.reduce_range))
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -193,10 +205,13 @@ class Linear(Module):
         observer = qconfig.weight()
         observer(mod.weight)
         dtype = observer.dtype
-        if dtype is not qint8:
-            raise RuntimeError("torchish: quantize_dynamic supports only dtype=torch.qint8 weights for Linear")
-        scale, zero_point = observer.calculate_qparams()
-        qweight = quantize_per_tensor(mod.weight.detach().float(), float(scale), int(zero_point), qint8)
+        if dtype is _dtype.float16:
+            qweight = mod.weight.detach().float()
+        elif dtype is qint8:
+            scale, zero_point = observer.calculate_qparams()
+            qweight = quantize_per_tensor(mod.weight.detach().float(), float(scale), int(zero_point), qint8)
+        else:
+            raise RuntimeError(f"Unsupported dtype specified for dynamic quantized Linear! {dtype}")
         qlinear = cls(mod.in_features, mod.out_features, dtype=dtype)
         qlinear.set_weight_bias(qweight, mod.bias)
         return qlinear

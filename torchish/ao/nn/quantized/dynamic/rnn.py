@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..... import _dtype
 from ....._quantized import qint8, quantize_per_tensor
 from ....._tensor import Tensor, wrap
 from .....nn.module import Module
@@ -130,6 +131,9 @@ class LSTM(Module):
             raise NotImplementedError("torchish: dynamic quantization of an LSTM with proj_size is not supported")
         qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
         observe = qconfig.weight
+
+        if observe().dtype is _dtype.float16:
+            raise NotImplementedError("torchish: dynamic quantization of LSTM to float16 is not implemented")
 
         def quantize(w):
             observer = observe()

@@ -274,3 +274,31 @@ def test_a_no_grad_block_in_forward_keeps_its_mode_in_the_module_and_after_save(
     ref, got = program(torch), program(torchish)
     assert_same(ref[0], got[0])
     assert got[1:] == ref[1:] == ([True, False], True)
+
+
+@pytest.mark.filterwarnings("ignore:The tensor attributes:UserWarning")  # (torch.export's, about its LSTM)
+def test_a_submodule_whose_computation_dispatches_nothing_runs_whole_and_keeps_the_numbers():
+    """torchish's LSTM computes in one fused kernel no dispatched call makes: export records the submodule call
+    (``lstm = self.lstm(embedding)``), where a lifted constant would have frozen the example's result."""
+    rng = np.random.default_rng(1)
+    outs = []
+    for lib in (torch, torchish):
+        class Tagger(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = lib.nn.Embedding(10, 3)
+                self.lstm = lib.nn.LSTM(3, 4, batch_first=True)
+
+            def forward(self, idx):
+                out, (h, _) = self.lstm(self.emb(idx))
+                return out[:, -1] + h[0]
+        m = Tagger()
+        if lib is torchish:
+            m.load_state_dict({k: lib.tensor(v.detach().numpy()) for k, v in outs[0][0].state_dict().items()})
+        batch = lib.export.Dim("batch", max=8)
+        ep = lib.export.export(m, (lib.tensor([[1, 2, 3], [4, 5, 6]]),), dynamic_shapes=({0: batch},))
+        idx = lib.tensor(rng.integers(0, 10, (3, 3)) if lib is torch else outs[0][2])
+        outs.append((m, ep.module()(idx), idx.numpy()))
+    assert_same(outs[0][1], outs[1][1], **F32)
+    with pytest.raises(ValueError, match="calls the submodule 'lstm' as a whole"):
+        torchish.export.save(ep, io.BytesIO())

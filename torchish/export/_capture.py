@@ -135,6 +135,12 @@ class Recorder(overrides.TorchFunctionMode):
         self._constant_names = constant_names
         self._sizes: dict = {}  # (node, dim) -> SymInt
         self.grad_enabled = grad_mode.is_grad_enabled()  # (the grad mode the graph's calls run in so far)
+        # tensors made during the capture by code that dispatches nothing (no node made them): the innermost
+        # submodule call that made one is recorded as one call_module node instead (see module_call)
+        self.start_serial = _tensor_serial()
+        self.orphans: list = []
+        self.module_paths: dict = {}  # id(submodule) -> its path in the exported module
+        self.called_modules: dict = {}  # path -> submodule, for the call_module nodes
 
     def sync_grad_mode(self, mode: bool) -> None:
         """Record a switch of the grad mode before the next call, when the forward changed it."""
@@ -150,6 +156,8 @@ class Recorder(overrides.TorchFunctionMode):
     def node_of(self, t: Tensor) -> Node:
         node = self.nodes.get(id(t))
         if node is None:
+            if t._sn > self.start_serial:
+                self.orphans.append(t)
             target = self._constant_names(t, len(self.constants))
             name = "c_" + target.replace(".", "_")
             with self.graph.inserting_before(self._first_user_placeholder()):
@@ -200,6 +208,59 @@ class Recorder(overrides.TorchFunctionMode):
                 if dims:
                     self.dynamic[id(leaf)] = dims
 
+    # -- submodule calls -------------------------------------------------------------------------------------
+    def module_call(self, call, module, args, kwargs):
+        """Run ``call(module, *args, **kwargs)``; when the calls inside made a tensor no recorded call made (code
+        that dispatches nothing, such as the fused RNN layers), replace what was recorded inside by one
+        ``call_module`` node of this submodule."""
+        path = self.module_paths.get(id(module))
+        if path is None:
+            return call(module, *args, **kwargs)
+        mark, orphans, consts = self.graph._root.prev, len(self.orphans), dict(self.constants)
+        out = call(module, *args, **kwargs)
+        leaves = pytree.tree_leaves(out)
+        made_outside = any(isinstance(t, Tensor) and id(t) not in self.nodes and t._sn > self.start_serial
+                           for t in leaves)
+        if len(self.orphans) == orphans and not made_outside:
+            return out
+        del self.orphans[orphans:]
+        self._roll_back(mark, consts)
+        node_args, node_kwargs = self.to_arg((tuple(args), dict(kwargs)))
+        self.sync_grad_mode(grad_mode.is_grad_enabled())
+        node = self.graph.call_module(path, node_args, node_kwargs)
+        self.called_modules[path] = module
+        self._bind_structure(out, node)
+        return out
+
+    def _roll_back(self, mark: Node, constants: dict) -> None:
+        """Erase the nodes recorded after ``mark`` and the constants lifted since (``constants``: those before)."""
+        erased = set()
+        while self.graph._root.prev is not mark:
+            node = self.graph._root.prev
+            for user in list(node.users):
+                user._update_args_kwargs((), {})
+            self.graph.erase_node(node)
+            erased.add(node)
+        for name in [n for n in self.constants if n not in constants]:
+            del self.constants[name]
+            for node in self.graph.nodes:
+                if node.op == "placeholder" and node.name == name:
+                    self.graph.erase_node(node)
+                    erased.add(node)
+                    break
+        self.nodes = {k: v for k, v in self.nodes.items() if v not in erased}
+        self._sizes = {k: v for k, v in self._sizes.items() if k[0] not in erased and v.node not in erased}
+
+    def _bind_structure(self, out, node: Node) -> None:
+        """Bind the tensors of a (nested tuple/list) call result to ``getitem`` nodes of ``node``."""
+        if isinstance(out, Tensor):
+            if id(out) not in self.nodes:
+                self.bind(out, node)  # (its meta['val'] is set after the capture: detach() here would record)
+        elif isinstance(out, (tuple, list)):
+            for i, leaf in enumerate(out):
+                if isinstance(leaf, (Tensor, tuple, list)):
+                    self._bind_structure(leaf, self.graph.call_function(operator.getitem, (node, i)))
+
     # -- calls ------------------------------------------------------------------------------------------------
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -238,6 +299,12 @@ class Recorder(overrides.TorchFunctionMode):
                 if isinstance(leaf, Tensor) and id(leaf) not in self.nodes:
                     self.bind(leaf, self.graph.call_function(operator.getitem, (node, i)))
         return out
+
+
+def _tensor_serial() -> int:
+    """The creation number the next Tensor gets (``Tensor._sn``)."""
+    from .. import _tensor_views
+    return next(_tensor_views._SERIAL)
 
 
 def user_input_names(forward, args: tuple, kwargs: dict) -> list:

@@ -165,6 +165,10 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol: int = 
     from .. import serialization
     nodes = []
     for node in ep.graph.nodes:
+        if node.op == "call_module":
+            raise ValueError(f"torchish.export.save: the graph calls the submodule '{node.target}' as a whole (its "
+                             f"computation dispatches no recordable call), which this format cannot store; save the "
+                             f"module's state_dict and export again after loading it")
         if node.op == "call_function":
             target = _qualify(node.target)
         else:

@@ -87,7 +87,9 @@ class ExportedProgram:
     def run_decompositions(self, decomp_table=None, decompose_custom_triton_ops: bool = False):
         """A copy of the program. torchish's graph holds its own functions (``F.linear``, ``Tensor.add``), which
         do not decompose further: no ATen core-op set exists to decompose to."""
-        gm = GraphModule({}, copy.deepcopy(self.graph), "GraphModule")
+        modules = {n.target: self._graph_module.get_submodule(n.target) for n in self.graph.nodes
+                   if n.op == "call_module"}
+        gm = GraphModule(modules, copy.deepcopy(self.graph), "GraphModule")
         return ExportedProgram(gm, self._graph_signature, self._state_dict, self._range_constraints,
                                self._constants, self._example_inputs, self._in_spec, self._out_spec, self._guards,
                                self._user_names)
@@ -186,12 +188,22 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict: bool = False,
     saved = [(t, t._version, t.detach().clone()) for t in written]
     try:
         grad_on = grad_mode.is_grad_enabled()
+        recorder.module_paths = {id(m): name for name, m in mod.named_modules() if name}
+        module_call, own_call = Module.__call__, "__call__" in vars(Module)
+
+        def recording_call(self, *a, **k):
+            return recorder.module_call(module_call, self, a, k)
+        Module.__call__ = recording_call
         with recorder:  # (in the caller's grad mode: a no_grad block of forward records its switches)
             out = mod(*args, **kwargs)
             flat_out, out_spec = pytree.tree_flatten(out)
             out_args = tuple(recorder.node_of(o) if isinstance(o, Tensor) else o for o in flat_out)
         recorder.sync_grad_mode(grad_on)
     finally:
+        if own_call:
+            Module.__call__ = module_call
+        elif "__call__" in vars(Module):
+            del Module.__call__
         _random.set_rng_state(rng)
         with grad_mode.no_grad():
             for t, version, value in saved:
@@ -205,7 +217,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict: bool = False,
     output_specs = [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(a.name) if hasattr(a, "name")
                                else ConstantArgument("", a), None) for a in out_args]
     _annotate(graph, recorder)
-    gm = GraphModule({}, graph, "GraphModule")
+    gm = GraphModule(dict(recorder.called_modules), graph, "GraphModule")
     sig = ExportGraphSignature(input_specs, output_specs)
     example = (tuple(args), kwargs)
     return ExportedProgram(gm, sig, state_dict, range_constraints, constants, example, in_spec, out_spec, guards,
@@ -310,6 +322,9 @@ def _module_of(ep: ExportedProgram) -> Module:
         node.replace_all_uses_with(getter)
         graph.erase_node(node)
         getter.name = spec.target.replace(".", "_")
+    for node in graph.nodes:
+        if node.op == "call_module":  # (a submodule whose calls dispatch nothing: see _capture.module_call)
+            attrs[node.target] = ep.graph_module.get_submodule(node.target)
     module = _ExportedModule(attrs, graph, ep)
     return module
 

@@ -205,3 +205,7 @@ def test_top_level_fork_wait_and_future():
     with __import__("warnings").catch_warnings():
         __import__("warnings").simplefilter("error")  # (torch.fork/torch.wait do not warn; jit's do)
         _same(program)
+
+
+def test_profiler_capabilities():
+    _same(lambda lib: (sorted(a.name for a in lib.profiler.supported_activities()), lib.profiler.kineto_available()))

@@ -37,7 +37,7 @@ import warnings
 import jax
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
-           "tensorboard_trace_handler"]
+           "tensorboard_trace_handler", "supported_activities", "kineto_available"]
 
 
 class ProfilerActivity(enum.Enum):
@@ -47,6 +47,18 @@ class ProfilerActivity(enum.Enum):
     CUDA = 1
     XPU = 2
     MTIA = 3
+
+
+def supported_activities() -> set:
+    """The activities :class:`profile` accepts here: CPU, and CUDA where a GPU is (PyTorch's answer on a CPU build
+    is ``{ProfilerActivity.CPU}``)."""
+    from . import cuda
+    return {ProfilerActivity.CPU, ProfilerActivity.CUDA} if cuda.is_available() else {ProfilerActivity.CPU}
+
+
+def kineto_available() -> bool:
+    """True: PyTorch's kineto-based :class:`profile` API is available (it records with JAX's profiler)."""
+    return True
 
 
 class ProfilerAction(enum.Enum):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import warnings
 
 from .. import _random
 from ..autograd import grad_mode
@@ -209,6 +210,10 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict: bool = False,
             for t, version, value in saved:
                 if t._version != version:
                     t.copy_(value)
+    if recorder.orphans:
+        warnings.warn(f"torchish.export: forward made {len(recorder.orphans)} tensor(s) through code that dispatches "
+                      f"no call outside any submodule; they are kept as constants (lifted_tensor_*), so the graph "
+                      f"gives their example values for every input")
     graph.output(out_args)
     for pname, (target, t) in recorder.constants.items():
         input_specs.insert(_first_user(input_specs), InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(pname),

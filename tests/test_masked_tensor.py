@@ -214,6 +214,26 @@ def test_leaf_grad_is_masked_tensor(fn):
     both(_grad_of(fn))
 
 
+@pytest.mark.parametrize("fn", [
+    lambda T, a: a[0].sum(), lambda T, a: (a[:, :2] * 2).sum(), lambda T, a: a[1:, ::2].exp().mean(),
+    lambda T, a: a.select(1, 3).sum(), lambda T, a: a.t()[1].sum(),
+    lambda T, a: T.where(T.tensor(DATA) > 1, a, T.zeros(3, 4)).sum(), lambda T, a: a.get_data()[0].sum(),
+])
+def test_gradient_masks_follow_indexing_and_where(fn):
+    # PyTorch's gradient of a MaskedTensor is masked out where the gradient did not come from (select_backward,
+    # the unchosen side of where): a.grad's mask is not a's own
+    both(_grad_of(fn))
+
+
+def test_where_division_by_zero_gradient():
+    # PyTorch issue 52248 (the MaskedTensor overview): where(False, a / 0, c) gives a fully masked-out gradient
+    def run(T):
+        a = T.masked.masked_tensor(T.tensor(0.5), T.tensor(True), requires_grad=True)
+        b, c = T.tensor(False), T.ones(())
+        return T.where(b, a / 0, c), T.autograd.grad(T.where(b, a / 0, c), a)
+    both(run)
+
+
 def test_grad_accumulates():
     def run(T):
         a = mt(T, requires_grad=True)

@@ -161,7 +161,10 @@ class MaskedTensor(Tensor):
 
     def get_data(self):
         """The data (every element, masked-out ones too) as a plain Tensor; differentiable."""
-        return data_of(self, _GET_DATA)
+        from .grad_mask import record
+        out = data_of(self, _GET_DATA)
+        record(out, [(self, None, 0, None, True)])
+        return out
 
     def get_mask(self):
         """The boolean mask: True where the element is valid."""
@@ -191,8 +194,9 @@ class MaskedTensor(Tensor):
         with DisableTorchFunctionSubclass():
             g = Tensor.grad.__get__(self)
         if g is not None and type(g) is Tensor:
+            from .grad_mask import take
             g.__class__ = MaskedTensor
-            g._masked_mask = self._masked_mask
+            g._masked_mask = take(self, self._masked_mask)
         return g
 
     @grad.setter

@@ -61,11 +61,12 @@ def _default(func, args, kwargs):
 def _autograd_grad(func, args, kwargs):
     """``torch.autograd.grad``: the gradients of MaskedTensor inputs as MaskedTensors with their masks."""
     from .core import mask_of, wrap
+    from .grad_mask import take
     inputs = kwargs["inputs"] if "inputs" in kwargs else args[1]
     single = isinstance(inputs, Tensor)
     grads = _default(func, args, kwargs)
     listed = (inputs,) if single else tuple(inputs)
-    return tuple(wrap(g, mask_of(i)) if isinstance(i, MaskedTensor) and type(g) is Tensor else g
+    return tuple(wrap(g, take(i, mask_of(i))) if isinstance(i, MaskedTensor) and type(g) is Tensor else g
                  for g, i in zip(grads, listed))
 
 

@@ -7,6 +7,7 @@ import torchish
 from ..._subclass import DisableTorchFunctionSubclass
 from ..._tensor import Tensor
 from .core import data_of, is_masked_tensor, mask_of, masked_grad, wrap
+from .grad_mask import broadcast_index, record
 
 UNARY = ("abs", "absolute", "acos", "arccos", "acosh", "arccosh", "angle", "asin", "arcsin", "asinh", "arcsinh",
          "atan", "arctan", "atanh", "arctanh", "bitwise_not", "ceil", "clamp", "clip", "conj_physical", "cos", "cosh",
@@ -58,7 +59,9 @@ def unary(name, args, kwargs):
         return self
     with DisableTorchFunctionSubclass():
         out = _plain(name)(data_of(self), *args[1:], **kwargs)
-    return wrap(out, mask_of(self))
+    out = wrap(out, mask_of(self))
+    record(out, [(self, None, 0, None, False)])
+    return out
 
 
 def masks_match(a, b):
@@ -83,6 +86,7 @@ def binary(name, args, kwargs):
             _plain(name)(args[0], *(data_of(a) for a in args[1:]))
         return args[0]
     lhs, rhs = args[0], args[1]
+    operands = [a for a in (lhs, rhs) if is_masked_tensor(a)]
     with DisableTorchFunctionSubclass():
         mask = mask_of(lhs) if is_masked_tensor(lhs) else mask_of(rhs)
         shapes = [tuple(a.shape) for a in (lhs, rhs) if isinstance(a, Tensor)]
@@ -94,7 +98,10 @@ def binary(name, args, kwargs):
         else:
             out = getattr(torchish, name)(lhs, rhs, *args[2:])
         mask = mask.expand_as(out)
-    return wrap(out, mask)
+        parents = [(a, broadcast_index(a, out.shape), 0, None, False) for a in operands if a.requires_grad]
+    out = wrap(out, mask)
+    record(out, parents)
+    return out
 
 
 def less_than(args, kwargs):
@@ -102,7 +109,7 @@ def less_than(args, kwargs):
     self, other = args[0], args[1]
     with DisableTorchFunctionSubclass():
         out = data_of(self) < data_of(other)
-    return wrap(out, mask_of(self))
+    return wrap(out, mask_of(self))  # (bool: no gradient)
 
 
 def reverse_divide(args, kwargs):

@@ -7,6 +7,7 @@ import torchish
 from ..._subclass import DisableTorchFunctionSubclass
 from ..._tensor import Tensor
 from .core import data_of, is_masked_tensor, mask_of, wrap
+from .grad_mask import broadcast_index, flat_index, record
 
 PASSTHROUGH = ("select", "transpose", "swapaxes", "swapdims", "split", "t", "__getitem__", "narrow", "expand",
                "expand_as", "view", "view_as", "reshape", "reshape_as", "flatten", "cat", "concat", "concatenate",
@@ -28,13 +29,33 @@ def _call(func, name, args, kwargs):
     return getattr(owner, name)(*args, **kwargs)
 
 
+def _index_maps(func, name, args, kwargs):
+    """Where each output element of the shape op comes from: the op run on the flat positions of its MaskedTensor
+    inputs (each from its own offset), and the ``(input, offset)`` pairs."""
+    sources = []
+
+    def positions(t):
+        offset = sum(s.numel() for s, _ in sources)
+        sources.append((t, offset))
+        return flat_index(t, offset)
+    with DisableTorchFunctionSubclass(), torchish.no_grad():
+        index_args, index_kwargs = _map(args, kwargs, positions)
+        return _call(func, name, index_args, index_kwargs), sources
+
+
 def passthrough(func, name, args, kwargs):
     data_args, data_kwargs = _map(args, kwargs, data_of)
     mask_args, mask_kwargs = _map(args, kwargs, mask_of)
     with DisableTorchFunctionSubclass():
         out = _call(func, name, data_args, data_kwargs)
         out_mask = _call(func, name, mask_args, mask_kwargs)
-    return wrap(out, out_mask)
+    out = wrap(out, out_mask)
+    if torchish.is_grad_enabled() and any(isinstance(o, Tensor) and o.requires_grad
+                                          for o in (out if isinstance(out, (tuple, list)) else (out,))):
+        index, sources = _index_maps(func, name, args, kwargs)
+        for o, i in zip(*((out, index) if isinstance(out, (tuple, list)) else ((out,), (index,)))):
+            record(o, [(t, i, offset, None, False) for t, offset in sources])
+    return out
 
 
 def where(args, kwargs):
@@ -48,7 +69,12 @@ def where(args, kwargs):
         my = mask_of(y) if is_masked_tensor(y) else torchish.ones_like(y, dtype=torchish.bool)
         out = torchish.where(cond, data_of(x), data_of(y))
         out_mask = torchish.where(cond, mx, my)
-    return wrap(out, out_mask)
+        chosen = cond.expand(out.shape)
+        parents = [(a, broadcast_index(a, out.shape), 0, c, False)
+                   for a, c in ((x, chosen), (y, ~chosen)) if is_masked_tensor(a) and a.requires_grad]
+    out = wrap(out, out_mask)
+    record(out, parents)
+    return out
 
 
 def softmax(args, kwargs):
@@ -59,14 +85,18 @@ def softmax(args, kwargs):
     with DisableTorchFunctionSubclass():
         out = torchish.masked.softmax(data, dim, mask=mask)
         out = torchish.where(mask, out, torchish.zeros((), dtype=out.dtype))
-    return wrap(out, mask)
+    out = wrap(out, mask)
+    record(out, [(self, None, 0, None, False)])
+    return out
 
 
 def on_data(name, args, kwargs):
     """``clone``/``detach``/``contiguous``/``ones_like``: the op on the data, the same mask."""
     with DisableTorchFunctionSubclass():
         out = getattr(torchish if name == "ones_like" else Tensor, name)(data_of(args[0]), *args[1:], **kwargs)
-    return wrap(out, mask_of(args[0]))
+    out = wrap(out, mask_of(args[0]))
+    record(out, [(args[0], None, 0, None, False)])
+    return out
 
 
 def convert(name, args, kwargs):
@@ -78,7 +108,9 @@ def convert(name, args, kwargs):
             return Tensor.type(self)
         out = getattr(Tensor, name)(data_of(self), *args[1:], **kwargs)
         mask = mask_of(self).to(device=out.device)
-    return wrap(out, mask)
+    out = wrap(out, mask)
+    record(out, [(self, None, 0, None, False)])
+    return out
 
 
 def to_dense(args, kwargs):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..._subclass import DisableTorchFunctionSubclass
 from ...ops.registry import apply
 from .core import CONSTRUCTOR, data_of, mask_of, wrap
+from .grad_mask import record
 
 REDUCTIONS = ("sum", "mean", "amin", "amax", "argmin", "argmax", "prod", "all", "norm", "var", "std")
 
@@ -33,7 +34,9 @@ def _reduce_all(name, self):
         out = _all(data, mask) if name == "all" else _masked_fn(name)(data, mask=mask)
         any_mask = mask.any()
         out = apply(CONSTRUCTOR, (out,))
-    return wrap(out, any_mask)
+    out = wrap(out, any_mask)
+    record(out, [(self, None, 0, None, True)])
+    return out
 
 
 def _reduce_dim(name, self, dim, keepdim=False, dtype=None):
@@ -45,7 +48,9 @@ def _reduce_dim(name, self, dim, keepdim=False, dtype=None):
             out = _masked_fn(name)(data, dim=dim, keepdim=keepdim, dtype=dtype, mask=mask)
         out_mask = _any_over(mask, dim, keepdim)
         out = apply(CONSTRUCTOR, (out,))
-    return wrap(out, out_mask)
+    out = wrap(out, out_mask)
+    record(out, [(self, None, 0, None, True)])
+    return out
 
 
 def reduce(name, args, kwargs):
@@ -63,4 +68,6 @@ def combine_masked(op_name, input, ord=2):
     from .._mask import identity
     data, mask = data_of(input), mask_of(input)
     with DisableTorchFunctionSubclass():
-        return torchish.where(mask, data, identity(op_name, data, ord))
+        out = torchish.where(mask, data, identity(op_name, data, ord))
+    record(out, [(input, None, 0, None, True)])
+    return out

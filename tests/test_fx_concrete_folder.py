@@ -5,7 +5,9 @@ module's code, importable and computing what the GraphModule does), ``print_read
 ``include_device`` / ``colored`` (the same text, ANSI codes included, with no meta, ShapeProp's ``tensor_meta``
 and tensor ``meta['val']``), and the in-place functionals (``F.relu_``, ``F.elu_``, ``F.hardtanh_``, ``F.rrelu_``,
 ...) recorded as torch.fx records its builtins (``torch._C._nn.elu_``), with the same values."""
+import copy
 import importlib
+import pickle
 import sys
 
 import numpy as np
@@ -47,6 +49,9 @@ def test_concrete_args_with_placeholders_match_torch_fx(case):
         [(n.op, n.name, str(n.args)) for n in tgm.graph.nodes]
     assert_same(tgm(*targs), xgm(*xargs))
     assert repr(torchish.fx.PH) == repr(torch.fx.PH) == "PH"
+    for copied in (copy.deepcopy(xgm), pickle.loads(pickle.dumps(xgm))):  # (the structure travels with the graph)
+        assert copied.code == tgm.code
+        assert_same(tgm(*targs), copied(*xargs))
 
 
 def test_concrete_args_structure_errors_and_ph_meta_match_torch_fx():

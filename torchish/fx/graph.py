@@ -157,7 +157,7 @@ class Graph:
             to_ref = lambda n: _NodeRef(n.name)  # noqa: E731
             spec.append((node.name, node.op, node.target, map_arg(node.args, to_ref), map_arg(node.kwargs, to_ref),
                          node.type, node.meta))
-        return _graph_from_spec, (spec,)
+        return _graph_from_spec, (spec, self._pytree_info)
 
     # -- where new nodes go --------------------------------------------------------------------------------
     def inserting_before(self, n: Node | None = None) -> _InsertPoint:
@@ -268,9 +268,10 @@ class _NodeRef:
         self.name = name
 
 
-def _graph_from_spec(spec) -> Graph:
+def _graph_from_spec(spec, pytree_info=None) -> Graph:
     from .node import map_aggregate
     g = Graph()
+    g._pytree_info = pytree_info
     by_name: dict = {}
     for name, op, target, args, kwargs, type_expr, meta in spec:
         def resolve(a):

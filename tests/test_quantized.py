@@ -193,3 +193,25 @@ def test_save_load_with_torch(make):
             _same_q(got, ref)
         else:  # (loaded by torch: compare with torch's own)
             assert repr(got) == repr(ref) and torch.equal(got.int_repr(), ref.int_repr())
+
+
+def _lib(t):
+    return torchish if isinstance(t, torchish.Tensor) else torch
+
+
+@pytest.mark.parametrize("op", [lambda t: t.relu(), lambda t: _lib(t).relu(t), lambda t: _lib(t).nn.functional.relu(t),
+                                lambda t: _lib(t).relu_(t.clone()), lambda t: t.max(), lambda t: t.min(),
+                                lambda t: _lib(t).max(t, 1).values], ids=["relu", "torch.relu", "F.relu", "relu_",
+                                                                          "max", "min", "max_dim"])
+def test_quantized_kernels(op):
+    a, b = _pair(lambda lib, t: op(lib.quantize_per_tensor(t, 0.1, 10, lib.quint8)))
+    _same_q(a, b)
+
+
+def test_compare_dequantized_values_and_max_indices():
+    a, b = _pair(lambda lib, t: lib.quantize_per_tensor(t, 0.1, 10, lib.quint8))
+    a2, b2 = _pair(lambda lib, t: lib.quantize_per_tensor(t, 0.2, 3, lib.quint8))
+    for x, y in ((a == a2, b == b2), (a != 1.0, b != 1.0), (torchish.eq(a, a2), torch.eq(b, b2))):
+        assert x.dtype is torchish.bool
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    np.testing.assert_array_equal(a.max(dim=1).indices.numpy(), b.max(dim=1).indices.numpy())

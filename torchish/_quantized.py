@@ -252,6 +252,44 @@ class QuantizedTensor(Tensor):
             bool(jnp.array_equal(a.scale._d, b.scale._d)) and bool(jnp.array_equal(a.zero_point._d, b.zero_point._d)))
         return same_qparams and bool(jnp.array_equal(self._d, other._d))
 
+    # --- the few computing kernels PyTorch's QuantizedCPU backend has (per-tensor) ---
+    def relu(self):
+        qp = self._per_tensor_only()
+        return _rewrap(jnp.maximum(self._d, jnp.asarray(qp.zero_point, self._d.dtype)), qp)
+
+    def relu_(self):
+        self._d = self.relu()._d
+        return self
+
+    def _extreme(name):
+        def method(self, *args, **kwargs):
+            qp = self._per_tensor_only()
+            out = getattr(Tensor, name)(wrap(self._d), *args, **kwargs)
+            if isinstance(out, Tensor):
+                return _rewrap(out, qp)
+            return type(out)(_rewrap(out[0], qp), out[1])  # (values quantized, indices as they are)
+        method.__name__ = name
+        return method
+
+    max, min = _extreme("max"), _extreme("min")
+    del _extreme
+
+    def _per_tensor_only(self):
+        if self._qp.per_channel:
+            raise RuntimeError(_expected("quantizer->qscheme() == kPerTensorAffine"))
+        return self._qp
+
+    def _compare(name):
+        def method(self, other):
+            b = other.dequantize() if isinstance(other, QuantizedTensor) else other
+            return getattr(Tensor, name)(self.dequantize(), b)  # (PyTorch compares the dequantized values)
+        method.__name__ = name
+        return method
+
+    __eq__, __ne__ = eq, ne = _compare("eq"), _compare("ne")
+    __hash__ = Tensor.__hash__
+    del _compare
+
     # --- refused: arithmetic with a number fails earlier in PyTorch (its result has no quantizer) ---
     def _arith(name):
         def method(self, other=None, *args, **kwargs):
@@ -270,7 +308,9 @@ class QuantizedTensor(Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        public = getattr(func, "_torchish_public", None)
+        public = getattr(func, "_torchish_public", None) or getattr(func, "_torchish_python", None)
+        if public is None and getattr(func, "__name__", None) not in ("__get__", "__set__"):
+            public = f"{func.__module__}.{func.__name__}"
         if public is None:  # a property's getter or setter (shape, device, grad...): metadata, read as Tensor's
             with _subclass.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
@@ -581,7 +621,9 @@ def _method_function(name):
 
 
 # torch.* functions with quantized kernels (the rest raise through __torch_function__)
-_FUNCTIONS = {"cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _stack, "dequantize": _dequantize,
+_FUNCTIONS = {"relu": lambda t, inplace=False: t.relu_() if inplace else t.relu(),
+              "relu_": lambda t: t.relu_(), "max": _method_function("max"), "min": _method_function("min"),
+              "eq": _method_function("eq"), "ne": _method_function("ne"),"cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _stack, "dequantize": _dequantize,
               "equal": lambda a, b: a.equal(b) if isinstance(a, QuantizedTensor) else False,
               "is_floating_point": lambda t: False, "numel": lambda t: t.numel(),
               "int_repr": lambda t: t.int_repr(), "q_scale": lambda t: t.q_scale(),

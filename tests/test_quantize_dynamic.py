@@ -203,3 +203,18 @@ def test_float16():
     assert list(iq.state_dict()) == list(tq.state_dict())
     with pytest.warns(UserWarning, match="float16"):
         _quantized(torchish, torchish.nn.Sequential(torchish.nn.LSTM(3, 3)), dtype=torchish.float16)
+
+
+def test_quantized_engine():
+    assert torchish.backends.quantized.engine == torch.backends.quantized.engine
+    assert torchish.backends.quantized.supported_engines == torch.backends.quantized.supported_engines
+    for lib in (torch, torchish):
+        before = lib.backends.quantized.engine
+        try:
+            lib.backends.quantized.engine = "fbgemm"
+            assert lib.backends.quantized.engine == "fbgemm"
+            for bad in ("none", "bogus"):
+                with pytest.raises(RuntimeError, match="not supported|not a valid value"):
+                    lib.backends.quantized.engine = bad
+        finally:
+            lib.backends.quantized.engine = before

@@ -180,7 +180,9 @@ def _cpu_capability():
     return "AVX2" if {"avx2", "fma"} <= words else "DEFAULT"
 
 
-__all__ = ["cudnn", "cuda", "mps", "mkldnn", "opt_einsum", "openmp", "nnpack", "mkl", "mha", "cpu"]
+from . import quantized as quantized  # noqa: E402  (the quantized engine's name)
+
+__all__ = ["cudnn", "cuda", "mps", "mkldnn", "opt_einsum", "openmp", "nnpack", "mkl", "mha", "cpu", "quantized"]
 # `import torchish.backends.cudnn as cudnn` works, as in PyTorch
 for _m in (cudnn, cuda, mps, mkldnn, opt_einsum, openmp, nnpack, mkl, mha, cpu):
     sys.modules[_m.__name__] = _m

@@ -66,7 +66,8 @@ def _autograd_grad(func, args, kwargs):
     single = isinstance(inputs, Tensor)
     grads = _default(func, args, kwargs)
     listed = (inputs,) if single else tuple(inputs)
-    return tuple(wrap(g, take(i, mask_of(i))) if isinstance(i, MaskedTensor) and type(g) is Tensor else g
+    return tuple(wrap(g, take(i, mask_of(i))) if type(g) is Tensor and (isinstance(i, MaskedTensor)
+                                                                          or "_grad_mask" in i.__dict__) else g
                  for g, i in zip(grads, listed))
 
 

@@ -7,7 +7,7 @@ import torchish
 from ..._subclass import DisableTorchFunctionSubclass
 from ..._tensor import Tensor
 from .core import data_of, is_masked_tensor, mask_of, masked_grad, wrap
-from .grad_mask import broadcast_index, record
+from .grad_mask import broadcast_index, plain_leaf, record
 
 UNARY = ("abs", "absolute", "acos", "arccos", "acosh", "arccosh", "angle", "asin", "arcsin", "asinh", "arcsinh",
          "atan", "arctan", "atanh", "arctanh", "bitwise_not", "ceil", "clamp", "clip", "conj_physical", "cos", "cosh",
@@ -86,7 +86,7 @@ def binary(name, args, kwargs):
             _plain(name)(args[0], *(data_of(a) for a in args[1:]))
         return args[0]
     lhs, rhs = args[0], args[1]
-    operands = [a for a in (lhs, rhs) if is_masked_tensor(a)]
+    operands = [a for a in (lhs, rhs) if isinstance(a, Tensor) and a.requires_grad]
     with DisableTorchFunctionSubclass():
         mask = mask_of(lhs) if is_masked_tensor(lhs) else mask_of(rhs)
         shapes = [tuple(a.shape) for a in (lhs, rhs) if isinstance(a, Tensor)]
@@ -98,7 +98,10 @@ def binary(name, args, kwargs):
         else:
             out = getattr(torchish, name)(lhs, rhs, *args[2:])
         mask = mask.expand_as(out)
-        parents = [(a, broadcast_index(a, out.shape), 0, None, False) for a in operands if a.requires_grad]
+        parents = [(a, broadcast_index(a, out.shape), 0, None, False) for a in operands]
+    for a in operands:
+        if not is_masked_tensor(a):
+            plain_leaf(a)
     out = wrap(out, mask)
     record(out, parents)
     return out

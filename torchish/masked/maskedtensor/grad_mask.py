@@ -44,17 +44,37 @@ def broadcast_index(t, shape):
 
 
 def _contribution(parent, grad_mask, index, offset, select, reset):
-    own = parent._masked_mask
+    own = parent.__dict__.get("_masked_mask")  # (None for a plain operand)
+    shape = tuple(parent.shape)
+    if own is None:
+        own = torchish.ones(shape, dtype=torchish.bool)
     if reset:
         return own
     chosen = grad_mask if select is None else grad_mask & select
     if index is None:
-        return chosen if tuple(chosen.shape) == tuple(own.shape) else own
+        return chosen if tuple(chosen.shape) == shape else own
     n = parent.numel()
     inside = chosen & (index >= offset) & (index < offset + n)
     flat = torchish.zeros(n, dtype=torchish.bool)
     flat[index[inside] - offset] = True
-    return flat.reshape(own.shape)
+    return flat.reshape(shape)
+
+
+def _masked_leaf_grad(leaf):
+    from .core import wrap
+    if type(leaf.grad) is Tensor:
+        with DisableTorchFunctionSubclass():
+            leaf.grad = wrap(Tensor._make(leaf.grad._d), take(leaf, torchish.ones(tuple(leaf.shape),
+                                                                                 dtype=torchish.bool)))
+
+
+def plain_leaf(t):
+    """A plain leaf operand of a MaskedTensor op: PyTorch hands it a MaskedTensor gradient, so its ``.grad``
+    becomes one (with the collected mask) after accumulation."""
+    if t.grad_fn is None and t.requires_grad and not t.__dict__.get("_masked_grad_hook"):
+        t._masked_grad_hook = True
+        with DisableTorchFunctionSubclass():
+            Tensor.register_post_accumulate_grad_hook(t, _masked_leaf_grad)
 
 
 def record(out, parents):

@@ -73,6 +73,10 @@ def test_signature_state_and_printed_forward_match_torch(exported):
     text = str(xep)
     assert text.startswith("ExportedProgram:") and "Graph signature:" in text and "Range constraints: {}" in text
     assert 'linear: "f32[4, 2]" = ' in text
+
+    def user_lines(ep):  # (the "# File: ...test_export.py:N in forward, code: ..." comments, as torch writes them)
+        return [ln.strip() for ln in str(ep).splitlines() if "# File: " in ln and __file__ in ln]
+    assert user_lines(xep) == user_lines(tep) and len(user_lines(tep)) == 2
     assert [n.op for n in xep.graph.nodes if n.op == "placeholder"] == \
         [n.op for n in tep.graph.nodes if n.op == "placeholder"]
     assert xep.graph is xep.graph_module.graph

@@ -16,7 +16,10 @@ examples should therefore give distinct sizes to distinct dynamic dimensions).
 from __future__ import annotations
 
 import inspect
+import linecache
 import operator
+import os
+import sys
 
 from .. import overrides
 from ..autograd import grad_mode
@@ -145,7 +148,8 @@ class Recorder(overrides.TorchFunctionMode):
     def sync_grad_mode(self, mode: bool) -> None:
         """Record a switch of the grad mode before the next call, when the forward changed it."""
         if mode != self.grad_enabled:
-            self.graph.call_function(_set_grad_enabled, (mode,))
+            node = self.graph.call_function(_set_grad_enabled, (mode,))
+            node.meta["stack_trace"] = _user_stack()
             self.grad_enabled = mode
 
     # -- values -----------------------------------------------------------------------------------------------
@@ -290,6 +294,7 @@ class Recorder(overrides.TorchFunctionMode):
         else:
             node = self.graph.call_function(func, node_args, node_kwargs)
         self._tag(out, (args, kwargs))
+        node.meta["stack_trace"] = _user_stack()
         if isinstance(out, Tensor):
             node.meta["val"] = out.detach()
             if id(out) not in self.nodes:
@@ -299,6 +304,24 @@ class Recorder(overrides.TorchFunctionMode):
                 if isinstance(leaf, Tensor) and id(leaf) not in self.nodes:
                     self.bind(leaf, self.graph.call_function(operator.getitem, (node, i)))
         return out
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MODULES_DIR = os.path.join(_PACKAGE, "nn", "modules")
+
+
+def _user_stack() -> str:
+    """The frames of the code being exported (the user's, and torchish's nn module ``forward``s, as PyTorch's
+    shows its own), outermost first, formatted as a traceback: a node's ``meta['stack_trace']``."""
+    frames = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not path.startswith("<") and (not path.startswith(_PACKAGE) or path.startswith(_MODULES_DIR)):
+            code = linecache.getline(path, frame.f_lineno).strip()
+            frames.append(f'  File "{path}", line {frame.f_lineno}, in {frame.f_code.co_name}\n    {code}\n')
+        frame = frame.f_back
+    return "".join(reversed(frames))
 
 
 def _tensor_serial() -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
 
 from ._names import MAGIC, Namespace, format_target, is_torch_name, qualified_name, type_repr
@@ -148,11 +149,13 @@ def python_code(graph, root_module: str = "self", verbose: bool = False, include
 
     free_vars, body = [], []
     return_annotation = [""]
-    summary_written = False
+    last_summary = None
     for node in nodes:
-        if verbose and not summary_written and node.op not in ("placeholder", "output"):
-            body.append(f"\n{colors['dim']('# No stacktrace found for following nodes')}\n")
-            summary_written = True
+        if verbose and node.op not in ("placeholder", "output"):
+            summary = f"\n{colors['dim']('# ' + _stack_summary(node.stack_trace))}\n"
+            if summary != last_summary:
+                body.append(summary)
+                last_summary = summary
         annotation = _annotation(node, include_stride, include_device, colors) if verbose else None
         line = _emit(node, root_module, free_vars, fmt, add_global, return_annotation, annotation, colors["blue"])
         if line is None:
@@ -185,6 +188,20 @@ def python_code(graph, root_module: str = "self", verbose: bool = False, include
     code = "\n".join("    " + line for line in code.split("\n"))
     src = f"\n{wrap_stmts}\n\ndef forward({', '.join(free_vars)}){return_annotation[0]}:{bindings}\n{code}"
     return PythonCode(src, globals_)
+
+
+_FRAME = re.compile(r"^File \"(.+)\", line (\d+), in (.+)$")
+
+
+def _stack_summary(stack_trace) -> str:
+    """``File: path:line in fn, code: ...`` of the innermost frame of a node's ``meta['stack_trace']`` (the
+    comment torch.fx's verbose code writes above the nodes of each source line)."""
+    lines = (stack_trace or "").strip().split("\n")
+    for i in range(len(lines) - 2, -1, -1):
+        found = _FRAME.match(lines[i].strip())
+        if found:
+            return f"File: {found.group(1)}:{found.group(2)} in {found.group(3)}, code: {lines[i + 1].strip()}"
+    return "No stacktrace found for following nodes"
 
 
 def _pytree_bindings(info, free_vars: list, add_global) -> str:

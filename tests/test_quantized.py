@@ -215,3 +215,15 @@ def test_compare_dequantized_values_and_max_indices():
         assert x.dtype is torchish.bool
         np.testing.assert_array_equal(x.numpy(), y.numpy())
     np.testing.assert_array_equal(a.max(dim=1).indices.numpy(), b.max(dim=1).indices.numpy())
+
+
+def test_pickle_and_deepcopy():
+    import copy
+    import pickle
+    a = torchish.quantize_per_tensor(torchish.tensor(X), 0.1, 10, torchish.qint8)
+    c = torchish.quantize_per_channel(torchish.tensor(X), torchish.tensor([0.1, 0.2]), torchish.tensor([0, 3]), 0,
+                                      torchish.quint8)
+    for q in (a, c):
+        for r in (pickle.loads(pickle.dumps(q)), copy.deepcopy(q)):
+            assert type(r) is type(q) and repr(r) == repr(q)
+            np.testing.assert_array_equal(r.int_repr().numpy(), q.int_repr().numpy())

@@ -231,6 +231,10 @@ class QuantizedTensor(Tensor):
     def __repr__(self, *, tensor_contents=None):
         return _repr(self)
 
+    def __reduce_ex__(self, protocol):  # (plain pickle / copy: the integers and the parameters)
+        qp = self._qp
+        return (_unpickle, (np.asarray(self._d), qp.dtype, qp.qscheme, qp.scale, qp.zero_point, qp.axis))
+
     def _qparams_for_pickle(self):
         """The ``quantizer_params`` of PyTorch's ``_rebuild_qtensor`` (``torch.save``)."""
         qp = self._qp
@@ -571,6 +575,10 @@ def _dequantize(tensor):  # (torch.dequantize's handler: the public function dis
     if isinstance(tensor, QuantizedTensor):
         return tensor.dequantize()
     return tensor
+
+
+def _unpickle(ints, dtype, scheme, scale, zero_point, axis):
+    return _made(jnp.asarray(ints), QParams(dtype, scheme, scale, zero_point, axis))
 
 
 def rebuild_qtensor(rebuild_tensor, storage, storage_offset, size, stride, quantizer_params, requires_grad=False,

@@ -306,3 +306,29 @@ def test_a_submodule_whose_computation_dispatches_nothing_runs_whole_and_keeps_t
     assert_same(outs[0][1], outs[1][1], **F32)
     with pytest.raises(ValueError, match="calls the submodule 'lstm' as a whole"):
         torchish.export.save(ep, io.BytesIO())
+
+
+def test_item_arithmetic_is_recorded_and_branching_on_it_raises_like_torch():
+    def program(lib):
+        class Normalise(lib.nn.Module):
+            def forward(self, x):
+                s = x.abs().max().item()
+                return x / s, x * (s * 2 + 1)
+
+        class Branch(lib.nn.Module):
+            def forward(self, x):
+                return x if x.sum().item() > 0 else -x
+
+        class AsInt(lib.nn.Module):
+            def forward(self, x):
+                return x + int(x.sum())
+        ep = lib.export.export(Normalise(), (lib.tensor([1.0, -4.0, 2.0]),))
+        errors = []
+        for bad in (Branch(), AsInt()):
+            with pytest.raises(RuntimeError) as e:
+                lib.export.export(bad, (lib.ones(2),))
+            errors.append(type(e.value).__name__)
+        return ep.module()(lib.tensor([2.0, 3.0, -8.0])), errors
+    ref, got = program(torch), program(torchish)
+    assert_same(ref[0], got[0])
+    assert got[1] == ref[1] == ["GuardOnDataDependentSymNode"] * 2

@@ -12,7 +12,7 @@ Example::
 import importlib as _importlib
 
 # (loaded on first use, so that ``import torchish`` does not pay for export's modules: name -> submodule)
-_LAZY = {"ConstraintViolationError": "_capture", "GuardOnDataDependentSymNode": "_capture", "UserError": "_capture",
+_LAZY = {"ConstraintViolationError": "_capture", "GuardOnDataDependentSymNode": "_symbolic", "UserError": "_capture",
          "load": "_serialize", "save": "_serialize", "Dim": "dynamic_shapes", "dims": "dynamic_shapes",
          "ExportedProgram": "exported_program", "export": "exported_program",
          "ExportGraphSignature": "graph_signature", "InputKind": "graph_signature", "InputSpec": "graph_signature",

@@ -27,11 +27,7 @@ from .._tensor import Tensor
 from ..fx.graph import Graph
 from ..fx.node import Node, has_side_effect
 from ..utils import _pytree as pytree
-
-
-class GuardOnDataDependentSymNode(RuntimeError):
-    """``torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode``: the traced code needs a tensor's
-    value (``if x.sum() > 0``, ``x.item()``), which an exported graph cannot depend on."""
+from ._symbolic import SymFloat, SymInt, _Sym, data_dependent_error
 
 
 class ConstraintViolationError(RuntimeError):
@@ -57,54 +53,8 @@ def _set_grad_enabled(mode: bool) -> None:
 has_side_effect(_set_grad_enabled)  # (dead-code elimination keeps it)
 
 
-class SymInt(int):
-    """A dynamic size during export: its example value, and the node that computes it."""
-
-    def __new__(cls, value: int, node: Node):
-        out = int.__new__(cls, value)
-        out.node = node
-        return out
-
-    def _apply(self, fn, other, reverse: bool = False):
-        if not isinstance(other, int) or isinstance(other, bool):
-            return fn(int(other), int(self)) if reverse else fn(int(self), other)
-        a, b = (other, self) if reverse else (self, other)
-        value = fn(int(a), int(b))
-        args = tuple(x.node if isinstance(x, SymInt) else int(x) for x in (a, b))
-        return SymInt(value, self.node.graph.call_function(fn, args))
-
-    def __add__(self, other):
-        return self._apply(operator.add, other)
-
-    def __radd__(self, other):
-        return self._apply(operator.add, other, True)
-
-    def __sub__(self, other):
-        return self._apply(operator.sub, other)
-
-    def __rsub__(self, other):
-        return self._apply(operator.sub, other, True)
-
-    def __mul__(self, other):
-        return self._apply(operator.mul, other)
-
-    def __rmul__(self, other):
-        return self._apply(operator.mul, other, True)
-
-    def __floordiv__(self, other):
-        return self._apply(operator.floordiv, other)
-
-    def __rfloordiv__(self, other):
-        return self._apply(operator.floordiv, other, True)
-
-    def __mod__(self, other):
-        return self._apply(operator.mod, other)
-
-    def __hash__(self) -> int:
-        return int.__hash__(self)
-
-
 _DATA_DEPENDENT = frozenset({"__bool__", "item", "tolist", "__int__", "__float__", "__index__", "__complex__"})
+_READ_AS_NUMBER = frozenset({"item"})  # (int(x)/float(x) cannot hand back a symbolic number: they raise)
 _SIZE_QUERIES = frozenset({"size", "shape"})
 _PROPERTY_NAMES: dict = {}  # id(property) -> its name on Tensor
 
@@ -180,10 +130,10 @@ class Recorder(overrides.TorchFunctionMode):
         def one(v):
             if isinstance(v, Tensor):
                 return self.node_of(v)
-            if isinstance(v, SymInt):
+            if isinstance(v, _Sym):
                 return v.node
             return v
-        return pytree.tree_map(one, a, is_leaf=lambda v: isinstance(v, (Tensor, SymInt)))
+        return pytree.tree_map(one, a, is_leaf=lambda v: isinstance(v, (Tensor, _Sym)))
 
     def size_of(self, t: Tensor, dim: int):
         syms = self.dynamic.get(id(t), {})
@@ -265,23 +215,32 @@ class Recorder(overrides.TorchFunctionMode):
                 if isinstance(leaf, (Tensor, tuple, list)):
                     self._bind_structure(leaf, self.graph.call_function(operator.getitem, (node, i)))
 
+    def _read_number(self, func, name: str, t: Tensor):
+        """``x.item()``: the number as a data-dependent SymInt/SymFloat whose node reads it
+        when the graph runs (arithmetic with it is recorded; control flow on it raises)."""
+        value = func(t)
+        self.sync_grad_mode(grad_mode.is_grad_enabled())
+        node = self.graph.call_method(name, (self.node_of(t),))
+        node.meta["stack_trace"] = _user_stack()
+        return (SymInt if isinstance(value, int) else SymFloat)(value, node, True)
+
     # -- calls ------------------------------------------------------------------------------------------------
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         prop = _property_name(func)
         name = prop or getattr(func, "__name__", "")
         if name in _DATA_DEPENDENT and args and isinstance(args[0], Tensor):
-            raise GuardOnDataDependentSymNode(
-                f"Could not guard on data-dependent expression (Tensor.{name} of a traced tensor). torchish.export "
-                f"records one graph for every input, so Python control flow and numbers cannot depend on a tensor's "
-                f"values; use torchish.where / torchish.cond for value-dependent branches.")
+            dtype = args[0].dtype
+            if name in _READ_AS_NUMBER and not dtype.is_complex and str(dtype) != "torch.bool":
+                return self._read_number(func, name, args[0])
+            raise data_dependent_error(f"Tensor.{name} of a traced tensor")
         if name in _SIZE_QUERIES and args and isinstance(args[0], Tensor) and id(args[0]) in self.dynamic:
             t = args[0]
             if name == "size" and (len(args) > 1 or "dim" in kwargs):
                 return self.size_of(t, args[1] if len(args) > 1 else kwargs["dim"])
             return tuple.__new__(type(t.shape), [self.size_of(t, d) for d in range(t.dim())])
-        plain_args = pytree.tree_map(lambda v: int(v) if isinstance(v, SymInt) else v, (args, kwargs),
-                                     is_leaf=lambda v: isinstance(v, SymInt))
+        plain_args = pytree.tree_map(lambda v: v.plain() if isinstance(v, _Sym) else v, (args, kwargs),
+                                     is_leaf=lambda v: isinstance(v, _Sym))
         out = func(*plain_args[0], **plain_args[1])
         if not _has_tensor(out) and not (out is None and _has_tensor((args, kwargs))):
             return out

@@ -11,9 +11,8 @@ and every other function or method reached through ``__torch_function__`` raises
 ("Could not run 'aten::add.out' with arguments from the 'QuantizedCPU' backend..."). The protocol is turned on by
 the first quantized tensor made (``_subclass.activate``), so programs without quantized tensors pay nothing.
 
-Rounding follows PyTorch's x86 (fbgemm) kernels: ``q = clamp(nearbyint(zero_point + x * (1.0f / scale)))`` in
-float32, ``dequantize = (q - zero_point) * scale`` in float32; ``quantize_per_tensor_dynamic`` picks its parameters
-as ATen's ``ChooseQuantizationParams`` does.
+The arithmetic (rounding as PyTorch's x86 kernels, ATen's ``ChooseQuantizationParams``) is in
+:mod:`torchish._quantize_kernels`.
 
 Example:
     >>> import torchish as torch
@@ -25,14 +24,12 @@ Example:
 """
 from __future__ import annotations
 
-import functools
 import pickle
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype, _subclass
+from . import _dtype, _quantize_kernels as _k, _subclass
 from ._tensor import Tensor, wrap
 
 __all__ = ["qint8", "quint8", "qint32", "quint4x2", "quint2x4", "qscheme", "per_tensor_affine",
@@ -121,7 +118,6 @@ _ATEN = {"add": "add.out", "sub": "sub.out", "mul": "mul.out", "div": "div.out",
          "abs": "abs.out", "sum": "sum.IntList_out", "exp": "exp.out", "log": "log.out", "sqrt": "sqrt.out",
          "pow": "pow.Tensor_Scalar_out", "matmul": "mm", "mm": "mm", "zero_": "zero_", "zeros_like": "zero_",
          "new_zeros": "zero_", "sin": "sin.out", "cos": "cos.out", "tanh": "tanh.out", "sigmoid": "sigmoid.out"}
-_SCALAR_ARITH = frozenset({"add", "sub", "mul", "div", "__radd__", "__rsub__", "__rmul__", "__rtruediv__"})
 
 
 class QuantizedTensor(Tensor):
@@ -192,10 +188,10 @@ class QuantizedTensor(Tensor):
         bits = _SUB_BYTE.get(self._qp.dtype)
         if bits is None:
             return wrap(self._d)
-        return wrap(_pack_sub_byte(self._d, bits))
+        return wrap(_k.pack_sub_byte(self._d, bits))
 
     def dequantize(self):
-        return wrap(_dequantize_values(self._d, self._qp))
+        return wrap(_k.dequantize_values(self._d, self._qp))
 
     def item(self):
         return self.dequantize().item()
@@ -387,7 +383,7 @@ def _repr(q):
     """PyTorch's print of a quantized tensor: the dequantized values, then its size, dtype and parameters."""
     from ._tensor_str import _add_suffixes, format_values
     prefix = "tensor("
-    values = np.asarray(_dequantize_values(q._d, q._qp))
+    values = np.asarray(_k.dequantize_values(q._d, q._qp))
     qp = q._qp
     suffixes = [f"size={tuple(q.shape)}", f"dtype={qp.dtype}", f"quantization_scheme={qp.qscheme}"]
     if qp.per_channel:
@@ -396,53 +392,6 @@ def _repr(q):
         suffixes += [f"scale={qp.scale}", f"zero_point={qp.zero_point}"]
     text = format_values(values, len(prefix)) if values.size else "[]"
     return _add_suffixes(prefix + text, suffixes, len(prefix))
-
-
-# --- the arithmetic (PyTorch's x86 kernels) ---
-
-@functools.partial(jax.jit, static_argnums=(3, 4, 5))
-def _quantize_values(x, scale, zero_point, lo, hi, storage):
-    """``clamp(nearbyint(zero_point + x * (1.0f / scale)), lo, hi)`` in float32 (scale/zero_point broadcast)."""
-    inv = jnp.float32(1.0) / jnp.asarray(scale, jnp.float32)
-    r = jnp.round(jnp.asarray(zero_point, jnp.float32) + x.astype(jnp.float32) * inv)
-    return jnp.clip(jnp.clip(r, -2.0 ** 40, 2.0 ** 40).astype(jnp.int64), lo, hi).astype(storage)
-
-
-@functools.partial(jax.jit, static_argnums=1)
-def _pack_sub_byte(v, bits):
-    """The sub-byte types' storage: the flattened values packed into bytes, the first in the lowest bits."""
-    per = 8 // bits
-    v = v.reshape(-1).astype(jnp.uint8)
-    v = jnp.pad(v, (0, -v.shape[0] % per)).reshape(-1, per)
-    shifts = jnp.arange(per, dtype=jnp.uint8) * bits
-    return jnp.bitwise_or.reduce(v << shifts, axis=1).astype(jnp.uint8)
-
-
-@functools.partial(jax.jit, static_argnums=(3, 4))
-def _quantize_sub_byte(x, scale, zero_point, hi, storage):
-    """The sub-byte types' kernel rounds before adding the zero point."""
-    r = jnp.round(x * (jnp.float32(1.0) / scale)) + zero_point
-    return jnp.clip(jnp.clip(r, -2.0 ** 40, 2.0 ** 40).astype(jnp.int64), 0, hi).astype(storage)
-
-
-@jax.jit
-def _dequantize_per_tensor(v, zero_point, scale):
-    return (v.astype(jnp.float32) - zero_point) * scale
-
-
-@functools.partial(jax.jit, static_argnums=3)
-def _dequantize_per_channel(v, scale, zero_point, axis):
-    shape = [1] * v.ndim
-    shape[axis] = -1
-    scale = scale.reshape(shape)  # (per channel: computed in float64, rounded once to float32)
-    zp = zero_point.astype(jnp.float64).reshape(shape)
-    return ((v.astype(jnp.float64) - zp) * scale).astype(jnp.float32)
-
-
-def _dequantize_values(v, qp):
-    if not qp.per_channel:
-        return _dequantize_per_tensor(v, np.float32(qp.zero_point), np.float32(qp.scale))
-    return _dequantize_per_channel(v, qp.scale._d, qp.zero_point._d, qp.axis)
 
 
 def _made(value, qp):
@@ -481,9 +430,9 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
     if zero_point < info.min:
         raise RuntimeError(f"quantize_tensor_per_tensor_affine zero_point {zero_point} is below lower bound.")
     if dtype in _SUB_BYTE:
-        v = _quantize_sub_byte(input._d, np.float32(scale), np.float32(zero_point), hi, dtype.np.type)
+        v = _k.quantize_sub_byte(input._d, np.float32(scale), np.float32(zero_point), hi, dtype.np.type)
     else:
-        v = _quantize_values(input._d, np.float32(scale), np.int64(zero_point), lo, hi, dtype.np.type)
+        v = _k.quantize_values(input._d, np.float32(scale), np.int64(zero_point), lo, hi, dtype.np.type)
     return _made(v, QParams(dtype, per_tensor_affine, scale, zero_point))
 
 
@@ -514,41 +463,9 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype):
         v = jnp.clip(jnp.round(x / scale + zp.astype(jnp.float32)), lo, hi).astype(dtype.np)
         scheme = per_channel_affine_float_qparams
     else:
-        v = _quantize_values(x, scale, zp, lo, hi, dtype.np.type)
+        v = _k.quantize_values(x, scale, zp, lo, hi, dtype.np.type)
         scheme = per_channel_affine
     return _made(v, QParams(dtype, scheme, scales, zero_points, axis))
-
-
-def choose_qparams(x_min, x_max, qmin, qmax, reduce_range=False):
-    """ATen's ``ChooseQuantizationParams`` (fbgemm's): ``(scale, zero_point)`` mapping ``[x_min, x_max]``
-    (widened to hold 0) onto ``[qmin, qmax]`` (halved when ``reduce_range``)."""
-    x_min, x_max = float(np.float32(x_min)), float(np.float32(x_max))
-    if not x_min <= x_max:
-        raise RuntimeError("In ChooseQuantizationParams, min should be less than or equal to max")
-    if reduce_range:
-        qmin, qmax = int(qmin / 2), int(qmax / 2)  # (C's truncating division)
-    x_min, x_max = min(x_min, 0.0), max(x_max, 0.0)
-    scale = (x_max - x_min) / (qmax - qmin)
-    f = np.float32(scale)
-    with np.errstate(divide="ignore", over="ignore"):
-        if f == 0 or np.isinf(np.float32(1) / f):
-            scale = 0.1
-    small = float(np.float32(6.1e-5))
-    if scale < small:
-        org = float(np.float32(scale))
-        scale = small
-        if x_min == 0:
-            x_max = float(np.float32(small * (qmax - qmin)))
-        elif x_max == 0:
-            x_min = float(np.float32(-small * (qmax - qmin)))
-        else:
-            amp = float(np.float32(small / org))
-            x_min, x_max = float(np.float32(x_min * amp)), float(np.float32(x_max * amp))
-    from_min, from_max = qmin - x_min / scale, qmax - x_max / scale
-    err_min, err_max = abs(qmin) - abs(x_min / scale), abs(qmax) - abs(x_max / scale)
-    initial = from_min if err_min < err_max else from_max
-    zp = qmin if initial < qmin else qmax if initial > qmax else int(np.rint(initial))
-    return float(scale), zp
 
 
 def quantize_per_tensor_dynamic(input, dtype, reduce_range):
@@ -559,7 +476,7 @@ def quantize_per_tensor_dynamic(input, dtype, reduce_range):
     if dtype not in (qint8, quint8):
         raise RuntimeError(f"dtype {_NAMES.get(dtype, dtype)}not supported")
     lo, hi = _RANGE[dtype]
-    scale, zp = choose_qparams(float(input.min()), float(input.max()), lo, hi, reduce_range)
+    scale, zp = _k.choose_qparams(float(input.min()), float(input.max()), lo, hi, reduce_range)
     return quantize_per_tensor(input, scale, zp, dtype)
 
 

@@ -4,8 +4,12 @@
 PyTorch builds it as a ``__torch_dispatch__`` wrapper around a data tensor and a boolean mask. Here a MaskedTensor
 is a Tensor whose value is the data, with the mask beside it (``_masked_mask``); every function called on it goes
 through ``__torch_function__`` (:mod:`.dispatch`), which runs the operation on a differentiable alias of the data
-(:func:`data_of`) and wraps the result with the mask PyTorch gives it. The autograd graph is therefore the plain
-one over the data, and a MaskedTensor leaf's ``.grad`` is a MaskedTensor with the leaf's mask.
+(:func:`data_of`: its gradient is zero at masked-out elements) and wraps the result with the mask PyTorch gives
+it. The autograd graph is therefore the plain one over the data; the gradients' masks follow beside it
+(:mod:`.grad_mask`), so a MaskedTensor leaf's ``.grad`` is a MaskedTensor with PyTorch's mask.
+
+Differences: sparse (COO/CSR) data raises NotImplementedError; where PyTorch raises on accumulating two gradients
+with different masks (``a[0].sum() + a[2].sum()``), the masks are or-ed here.
 
 Example::
 

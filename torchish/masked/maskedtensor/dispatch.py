@@ -3,10 +3,9 @@ shape tables, the single operations, Tensor's metadata (run as for a Tensor), an
 warning and its ``TypeError`` (every handler declined)."""
 from __future__ import annotations
 
-import inspect
 import warnings
 
-from ..._subclass import DisableTorchFunctionSubclass, convert as _convert, nowrap
+from ..._subclass import DisableTorchFunctionSubclass, nowrap
 from ..._tensor import Tensor
 from . import elementwise, passthrough, reductions
 from .core import MaskedTensor
@@ -72,12 +71,14 @@ def _autograd_grad(func, args, kwargs):
 
 
 def handle(func, types, args, kwargs):
+    """MaskedTensor's ``__torch_function__``: the rule for ``func``, else PyTorch's warning and NotImplemented (the
+    caller raises PyTorch's TypeError)."""
     if not all(issubclass(MaskedTensor, t) for t in types):
         return NotImplemented
     prop = _property_name(func)
     if prop is not None:
         if func.__name__ == "__get__" and prop == "mT":
-            return passthrough.passthrough(func, "transpose", (args[0], -2, -1), {})
+            return passthrough.passthrough("transpose", (args[0], -2, -1), {})
         if func.__name__ == "__get__" and prop in ("T", "H", "mH"):  # (permute, conj: no MaskedTensor rule)
             warnings.warn(UNSUPPORTED_MESSAGE.format(prop), stacklevel=3)
             return NotImplemented
@@ -102,12 +103,10 @@ def handle(func, types, args, kwargs):
     if name in reductions.REDUCTIONS:
         return reductions.reduce(name, args, kwargs)
     if name in passthrough.PASSTHROUGH:
-        return passthrough.passthrough(func, name, args, kwargs)
+        return passthrough.passthrough(name, args, kwargs)
     if name in ON_DATA:
         return passthrough.on_data(name, args, kwargs)
     if name in CONVERSIONS:
         return passthrough.convert(name, args, kwargs)
-    if inspect.ismethoddescriptor(func) and name.startswith("__") and name in ("__repr__", "__str__"):
-        return _convert(_default(func, args, kwargs), Tensor)
     warnings.warn(UNSUPPORTED_MESSAGE.format(name), stacklevel=3)
     return NotImplemented

@@ -24,12 +24,12 @@ def _map(args, kwargs, fn):
     return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
 
 
-def _call(func, name, args, kwargs):
+def _call(name, args, kwargs):
     owner = torchish if not hasattr(Tensor, name) or isinstance(args[0], (list, tuple)) else Tensor
     return getattr(owner, name)(*args, **kwargs)
 
 
-def _index_maps(func, name, args, kwargs):
+def _index_maps(name, args, kwargs):
     """Where each output element of the shape op comes from: the op run on the flat positions of its MaskedTensor
     inputs (each from its own offset), and the ``(input, offset)`` pairs."""
     sources = []
@@ -40,19 +40,19 @@ def _index_maps(func, name, args, kwargs):
         return flat_index(t, offset)
     with DisableTorchFunctionSubclass(), torchish.no_grad():
         index_args, index_kwargs = _map(args, kwargs, positions)
-        return _call(func, name, index_args, index_kwargs), sources
+        return _call(name, index_args, index_kwargs), sources
 
 
-def passthrough(func, name, args, kwargs):
+def passthrough(name, args, kwargs):
     data_args, data_kwargs = _map(args, kwargs, data_of)
     mask_args, mask_kwargs = _map(args, kwargs, mask_of)
     with DisableTorchFunctionSubclass():
-        out = _call(func, name, data_args, data_kwargs)
-        out_mask = _call(func, name, mask_args, mask_kwargs)
+        out = _call(name, data_args, data_kwargs)
+        out_mask = _call(name, mask_args, mask_kwargs)
     out = wrap(out, out_mask)
     if torchish.is_grad_enabled() and any(isinstance(o, Tensor) and o.requires_grad
                                           for o in (out if isinstance(out, (tuple, list)) else (out,))):
-        index, sources = _index_maps(func, name, args, kwargs)
+        index, sources = _index_maps(name, args, kwargs)
         for o, i in zip(*((out, index) if isinstance(out, (tuple, list)) else ((out,), (index,)))):
             record(o, [(t, i, offset, None, False) for t, offset in sources])
     return out

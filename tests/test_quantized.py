@@ -201,11 +201,14 @@ def _lib(t):
 
 @pytest.mark.parametrize("op", [lambda t: t.relu(), lambda t: _lib(t).relu(t), lambda t: _lib(t).nn.functional.relu(t),
                                 lambda t: _lib(t).relu_(t.clone()), lambda t: t.max(), lambda t: t.min(),
-                                lambda t: _lib(t).max(t, 1).values], ids=["relu", "torch.relu", "F.relu", "relu_",
-                                                                          "max", "min", "max_dim"])
+                                lambda t: _lib(t).max(t, 1).values, lambda t: t.mean(), lambda t: t.mean(1),
+                                lambda t: _lib(t).mean(t, 0, keepdim=True)],
+                         ids=["relu", "torch.relu", "F.relu", "relu_", "max", "min", "max_dim", "mean", "mean_dim",
+                              "torch.mean"])
 def test_quantized_kernels(op):
-    a, b = _pair(lambda lib, t: op(lib.quantize_per_tensor(t, 0.1, 10, lib.quint8)))
-    _same_q(a, b)
+    for x in (X, RAND):
+        a, b = _pair(lambda lib, t: op(lib.quantize_per_tensor(t, 0.1, 10, lib.quint8)), x)
+        _same_q(a, b)
 
 
 def test_compare_dequantized_values_and_max_indices():

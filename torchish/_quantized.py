@@ -274,6 +274,11 @@ class QuantizedTensor(Tensor):
     max, min = _extreme("max"), _extreme("min")
     del _extreme
 
+    def mean(self, *args, **kwargs):  # (PyTorch's: the dequantized mean, quantized with the input's parameters)
+        qp = self._per_tensor_only()
+        return quantize_per_tensor(Tensor.mean(self.dequantize(), *args, **kwargs), qp.scale, qp.zero_point,
+                                   qp.dtype)
+
     def _per_tensor_only(self):
         if self._qp.per_channel:
             raise RuntimeError(_expected("quantizer->qscheme() == kPerTensorAffine"))
@@ -548,7 +553,8 @@ def _method_function(name):
 # torch.* functions with quantized kernels (the rest raise through __torch_function__)
 _FUNCTIONS = {"relu": lambda t, inplace=False: t.relu_() if inplace else t.relu(),
               "relu_": lambda t: t.relu_(), "max": _method_function("max"), "min": _method_function("min"),
-              "eq": _method_function("eq"), "ne": _method_function("ne"),"cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _stack, "dequantize": _dequantize,
+              "eq": _method_function("eq"), "ne": _method_function("ne"),
+              "mean": _method_function("mean"),"cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _stack, "dequantize": _dequantize,
               "equal": lambda a, b: a.equal(b) if isinstance(a, QuantizedTensor) else False,
               "is_floating_point": lambda t: False, "numel": lambda t: t.numel(),
               "int_repr": lambda t: t.int_repr(), "q_scale": lambda t: t.q_scale(),

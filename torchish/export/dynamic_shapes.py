@@ -120,7 +120,7 @@ def dim_spec(spec) -> tuple | None:
     if spec is None or spec == Dim.STATIC or isinstance(spec, int) and not isinstance(spec, bool):
         return None
     if isinstance(spec, Dim):
-        return spec.__name__, max(spec.min, 2) if spec.min in (0, 1) else spec.min, spec.max
+        return spec.__name__, spec.min, spec.max  # (Dim("n") keeps its 0: torch's range is VR[0, int_oo])
     if isinstance(spec, _DimHint):
         lo = 2 if spec.min is None else spec.min
         return None, lo, INT_OO if spec.max is None else spec.max

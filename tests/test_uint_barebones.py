@@ -39,7 +39,10 @@ ERRORS = {
     "index_put": lambda t, x: x.clone().index_put_((t.tensor([0]),), x[:1]),
     "index_select": lambda t, x: x.index_select(0, t.tensor([1, 0])),
     "masked_select": lambda t, x: x.masked_select(x == 1), "masked_scatter": lambda t, x: x.masked_scatter(x == 1, x),
-    "setitem_mask": lambda t, x: x.clone().__setitem__(x == 1, 7), "take": lambda t, x: x.take(t.tensor([0, 2])),
+    "setitem_mask": lambda t, x: x.clone().__setitem__(x == 1, 7),
+    "masked_fill": lambda t, x: x.masked_fill(x == 1, 0),
+    "masked_fill_tensor": lambda t, x: x.masked_fill(x == 1, x[0]),
+    "take": lambda t, x: x.take(t.tensor([0, 2])),
     "flip": lambda t, x: x.flip(0), "rot90": lambda t, x: t.rot90(x.view(1, 5)),
     "tril": lambda t, x: x.view(1, 5).tril(), "triu": lambda t, x: x.view(1, 5).triu(),
     "trace": lambda t, x: x.view(1, 5).trace(), "bincount": lambda t, x: t.bincount(x),
@@ -80,5 +83,32 @@ def test_barebones_kernels_torch_has(dtype):
                 x.any(), x.all(), t.equal(x, x), t.allclose(x, x), x.floor(), x.round(), x.isnan(),
                 x.nan_to_num(), x + 0.5, x / 3, x.sqrt(), x.float(), x.to(t.int32), x.tolist(), x[0].item(),
                 t.bucketize(t.tensor([1.5, 3.0]), x.sort().values), v.clone().fill_diagonal_(0),
+                t.zeros(4, 2, dtype=x.dtype).fill_diagonal_(2.5, wrap=True),
                 t.zeros(5, dtype=x.dtype).copy_(x), x.clone().fill_(7), x.sum(dtype=t.int64)]
     same(run)
+    same_error(lambda t: WRITES["pad"](t, t.uint16, -1))  # (pad's value is a float: never negative)
+
+
+@needs_torch
+@pytest.mark.parametrize("write", ["fill", "full", "setitem", "fill_diagonal", "pad"])
+@pytest.mark.parametrize("dtype,value", [("uint16", 70000), ("uint16", -65536), ("uint16", -1.0), ("uint32", 2 ** 32)])
+def test_numbers_out_of_range_raise(write, dtype, value):
+    """A number written into uint16/32/64 is checked as PyTorch's ``c10::checked_convert`` checks it (before, it
+    wrapped silently): an int may be as low as -max (it wraps), a float may not be negative."""
+    same_error(lambda t: WRITES[write](t, getattr(t, dtype), value))
+
+
+WRITES = {"fill": lambda t, dt, v: t.zeros(2, dtype=dt).fill_(v), "full": lambda t, dt, v: t.full((2,), v, dtype=dt),
+          "setitem": lambda t, dt, v: t.zeros(2, dtype=dt).__setitem__(0, v),
+          "fill_diagonal": lambda t, dt, v: t.zeros(2, 2, dtype=dt).fill_diagonal_(v),
+          "pad": lambda t, dt, v: t.nn.functional.pad(t.zeros(2, dtype=dt), (1, 0), value=v)}
+
+
+@needs_torch
+def test_numbers_in_range_wrap_as_torchs():
+    def run(t):
+        return [WRITES[w](t, getattr(t, dt), v).to(t.float64) for w in ("fill", "full", "fill_diagonal")
+                for dt, v in (("uint16", -1), ("uint16", -65535), ("uint32", -65536), ("uint64", 2 ** 63),
+                              ("uint16", 2.7))]
+    same(run)
+    same_error(lambda t: WRITES["pad"](t, t.uint16, -1))  # (pad's value is a float: never negative)

@@ -226,6 +226,10 @@ def _fill_diagonal(self, fill_value, wrap=False):
         if self.dtype in (_dtype.float16, _dtype.bfloat16) and not isinstance(fill_value, complex):
             with np.errstate(over="ignore"):
                 fill_value = float(np.asarray(fill_value, np.float64).astype(self.dtype.np))
+    if self.dtype in _dtype._BAREBONES_UNSIGNED:  # (PyTorch fills uint16/32/64, which have no masked_fill kernel)
+        from .ternary import where
+        fill = Tensor._make(jnp.asarray(np.asarray(fill_value).astype(self.dtype.np)))  # (checked above: wraps)
+        return where(Tensor._make(jnp.asarray(mask)), fill, self)
     return masked_fill(self, Tensor._make(jnp.asarray(mask)), fill_value)
 
 

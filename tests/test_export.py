@@ -343,3 +343,15 @@ def test_range_constraints_of_dims_and_hints_match_torch():
             out.append([str(v) for v in ep.range_constraints.values()])
         return out
     assert ranges(torchish) == ranges(torch)
+
+
+def test_a_tensor_made_outside_any_dispatched_call_warns_that_it_stays_a_constant():
+    jnp = pytest.importorskip("jax.numpy")
+    from torchish._tensor import wrap
+
+    class Raw(torchish.nn.Module):
+        def forward(self, x):
+            return x + wrap(jnp.sin(x._v))  # (a value computed with no torchish call: nothing records it)
+    with pytest.warns(UserWarning, match=r"made 1 tensor\(s\) through code that dispatches no call"):
+        ep = torchish.export.export(Raw(), (torchish.ones(2),))
+    assert ep.graph_signature.lifted_tensor_constants == ("lifted_tensor_0",)

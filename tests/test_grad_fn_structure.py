@@ -18,6 +18,7 @@ Y = arr(3, 4, seed=2)
 P = arr(3, 4, seed=3, lo=0.1, hi=0.9)  # positive (probabilities, variances, rates)
 V3, V4 = arr(3, seed=4), arr(4, seed=5)
 SIGNS = np.array([1.0, -1.0, 1.0], np.float32)
+Q4, K4, V4D = arr(1, 2, 3, 4, seed=6), arr(1, 2, 3, 4, seed=7), arr(1, 2, 3, 4, seed=8)
 PM = np.array([[1.0, -1.0, 1.0, -1.0]] * 3, np.float32)
 
 
@@ -116,6 +117,37 @@ CASES = {
                         [X, Y], (0, 1)),
     "einsum_three_operands_path": (lambda lib, a, b, c: lib.einsum("ij,jk,kl->il", a, b.t(), c), [X, Y, P],
                                    (0, 1, 2)),
+    # scaled_dot_product_attention: the CPU flash kernel's node (no edge for the mask), else the math path op by op
+    "sdpa_flash_float_mask": (lambda lib, q, k, v: _F(lib).scaled_dot_product_attention(q, k, v, attn_mask=q[0, 0, :, :3]
+                                                                                        .detach()), [Q4, K4, V4D],
+                              (0, 1, 2)),
+    "sdpa_math_3d": (lambda lib, q, k, v: _F(lib).scaled_dot_product_attention(q[0], k[0], v[0]), [Q4, K4, V4D],
+                     (0, 1, 2)),
+    "sdpa_math_2d_causal": (lambda lib, q, k, v: _F(lib).scaled_dot_product_attention(q[0, 0], k[0, 0], v[0, 0],
+                                                                                      is_causal=True), [Q4, K4, V4D],
+                            (0, 1, 2)),
+    "sdpa_math_bool_mask_negative_scale": (lambda lib, q, k, v: _F(lib).scaled_dot_product_attention(
+        q[0], k[0], v[0], attn_mask=lib.tensor([[True, False, True]] * 3), scale=-0.3), [Q4, K4, V4D], (0, 1, 2)),
+    "sdpa_math_mask_requires_grad": (lambda lib, q, k, v, m: _F(lib).scaled_dot_product_attention(q, k, v, attn_mask=m),
+                                     [Q4, K4, V4D, P[:, :3]], (0, 1, 2, 3)),
+    "tensordot_2": (lambda lib, a, b: lib.tensordot(a, b), [X, Y], (0, 1)),
+    "tensordot_1_transposed": (lambda lib, a, b: lib.tensordot(a, b.t(), dims=1), [X, Y], (0, 1)),
+    "tensordot_lists": (lambda lib, a, b: lib.tensordot(a.reshape(3, 2, 2), b.reshape(2, 2, 3), dims=([1, 2], [1, 0])),
+                        [X, Y], (0, 1)),
+    "inner": (lambda lib, a, b: lib.inner(a, b), [X, Y], (0, 1)),
+    "inner_vectors": (lambda lib, a, b: lib.inner(a[0], b[0]), [X, Y], (0, 1)),
+    "multi_dot_vectors": (lambda lib, a, b: lib.linalg.multi_dot([a[0], b.t(), a[:, 0]]), [X, Y], (0, 1)),
+    "multi_dot_chain": (lambda lib, a, b: lib.linalg.multi_dot([a, b.t(), a, b.t()]), [X, Y], (0, 1)),
+    "folded_matmul_transposed": (lambda lib, a, b: a.reshape(3, 2, 2).transpose(1, 2) @ b[:2], [X, Y], (0, 1)),
+    "prelu_weight_view": (lambda lib, x, w: _F(lib).prelu(x.reshape(1, 4, 3), w), [X, V4], (0, 1)),
+    "prelu_one_weight": (lambda lib, x, w: _F(lib).prelu(x, w[:1]), [X, V4], (0, 1)),
+    "ldexp_integer_exponent": (lambda lib, x: lib.ldexp(x, lib.tensor([1, 2, 3, 4])), [X], (0,)),
+    "cov": (lambda lib, x: lib.cov(x), [X], (0,)),
+    "cov_aweights": (lambda lib, x, w: lib.cov(x, aweights=w), [X, P[0]], (0,)),
+    "corrcoef": (lambda lib, x: lib.corrcoef(x), [X], (0,)),
+    "logdet": (lambda lib, x: lib.logdet(x[:, :3] + 3 * lib.eye(3)), [X], (0,)),
+    "matrix_power_3": (lambda lib, x: lib.linalg.matrix_power(x[:, :3], 3), [X], (0,)),
+    "matrix_power_0": (lambda lib, x: lib.linalg.matrix_power(x[:, :3], 0) * x[:, :3], [X], (0,)),
 }
 
 

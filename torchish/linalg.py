@@ -18,6 +18,7 @@ import numbers
 from ._global_flags import warn_once
 from . import _dtype
 from ._tensor import Tensor
+from .autograd.grad_mode import STATE
 from .ops import arith as _A, broadcast as _B, copying as _C, diag as _D, reduce as _R, reorder as _O, shape as _S
 from .ops import slicing as _SL, stats as _ST, unary as _U
 from .ops.elementwise import (_out, exact_out, linalg_castable_out, linalg_out, out_structured, require_tensor,
@@ -156,6 +157,8 @@ def _matrix_power(A, n):
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {A.shape[-2]} "
                            f"by {A.shape[-1]} matrices")
     if n == 0:
+        if A.requires_grad and STATE.grad_enabled:  # ATen: A.clone(contiguous).copy_(eye): CopyBackwards over CloneBackward0
+            return _C.clone(A, memory_format=_contiguous_format).copy_(apply(_EYE_LIKE, (A.detach(),)))
         return apply(_EYE_LIKE, (A,))
     if n == -1:  # PyTorch returns the inverse itself (its node saves it), not a copy
         return inv(A)
@@ -163,6 +166,8 @@ def _matrix_power(A, n):
         A, n = inv(A), -n
     if n == 1:
         return _C.clone(A, memory_format=_contiguous_format)
+    if n == 3:  # (ATen's shortcut: (A @ A) @ A)
+        return matmul(matmul(A, A), A)
     z = result = None
     while n > 0:
         bit, n = n & 1, n >> 1

@@ -8,8 +8,8 @@ import jax.numpy as jnp
 
 from .. import _dtype, _precision
 from .._tensor import Tensor
-from ..autograd.grad_mode import STATE
 from . import registry as _registry
+from .contraction_graph import records_graph
 from .einsum_graph import einsum_graph
 from .inplace import contiguous_strides, view_strides
 from .out_layout import output_strides
@@ -278,14 +278,6 @@ def _path_error(equation, operands):
         return
 
 
-def _records_graph(operands):
-    """Whether ATen's steps are taken one by one (PyTorch's graph): autograd records, the operands are float32 or
-    float64 alike and none is empty (ATen's shortcut for those returns zeros); else one fused kernel."""
-    dt = operands[0].dtype
-    return (STATE.grad_enabled and any(x._rg for x in operands) and dt in (_dtype.float32, _dtype.float64)
-            and all(x.dtype is dt and 0 not in x.shape for x in operands))
-
-
 def _opt_path(equation, operands):
     """The contraction order PyTorch's wrapper asks opt_einsum for (three or more operands), flattened."""
     from .. import backends
@@ -330,7 +322,7 @@ def einsum(*args):
         raise
     if len(operands) == 1 and set(specs[0]) == set(out_spec):
         return _einsum_view(operands[0], specs[0], out_spec)
-    if _records_graph(operands):
+    if records_graph(operands):  # (ATen's shortcut for empty operands returns zeros: the fused kernel)
         return einsum_graph(equation, operands, _opt_path(equation, operands))
     dtype = _einsum_dtype(specs, out_spec, operands)
     op = _EINSUM[_einsum_grad_name(specs, out_spec)]

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from .broadcast import broadcast_error
+from .contraction_graph import records_graph, tensordot_graph
 from . import float8 as _float8
 from .elementwise import _out, c10_name, not_implemented, out_structured, require_tensor
 from . import opnode as _opnode, registry as _registry, saved as _saved
@@ -405,6 +406,8 @@ def inner(input, other, *, out=None):
         raise RuntimeError("both inputs should have same dtype")
     vectors = input.ndim == 1 and other.ndim == 1  # PyTorch's inner is a dot of vectors, else a matmul
     _same_dtype(input, other, "dot" if vectors else "mm", "dot" if vectors else "addmm_impl_cpu_")
+    if out is None and records_graph((input, other)):  # ATen: tensordot over the last dims
+        return tensordot_graph(input, other, [input.ndim - 1], [other.ndim - 1])
     return out_structured(apply(_INNER, (input, other)), out, "inner")
 
 
@@ -489,6 +492,8 @@ def tensordot(a, b, dims=2, out=None):
     k = math.prod(a.shape[i] for i in axes[0])
     vectors = m == 1 and n == 1  # (PyTorch's product is then a dot, else an mm: their kernels' dtype errors)
     _same_dtype(a, b, "dot" if vectors else "mm", "dot" if vectors else "addmm_impl_cpu_")
+    if out is None and records_graph((a, b)):
+        return tensordot_graph(a, b, list(axes[0]), list(axes[1]))
     copies = "0" if copied_by_reshape(a, None, (m, k), perm=free_a + axes[0]) else ""
     if copied_by_reshape(b, None, (k, n), perm=axes[1] + free_b):
         copies += "1"

@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype, _precision
 from .._tensor import Tensor
 from .decomp import check_matrix, svdvals
+from .contraction_graph import multi_dot_graph, records_graph
 from .elementwise import exact_out, out_structured, structured_out, type_name
 from . import registry as _registry
 from .registry import apply, defop
@@ -104,6 +105,8 @@ def multi_dot(tensors, *, out=None):
         from .elementwise import c10_name
         raise RuntimeError(f"multi_dot(): expected out tensor to have dtype {c10_name(ts[0].dtype)} but got "
                            f"{c10_name(out.dtype)}")
+    if out is None and records_graph(ts):
+        return multi_dot_graph(ts)
     return out_structured(apply(_MULTI_DOT, tuple(ts)), out, "multi_dot")
 
 

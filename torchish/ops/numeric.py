@@ -57,7 +57,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         _require_nonnegative(aweights, "aweights")
         w = aweights if w is None else w * aweights
     if w is None:
-        avg = x.mean(1) if x.is_floating_point() or x.is_complex() else x.to(_dtype.DEFAULTS.float).mean(1)
+        # (ATen: the sum over the observations divided by their count: DivBackward0 with a None edge)
+        avg = x.sum(1) / n_obs if x.is_floating_point() or x.is_complex() else x.to(_dtype.DEFAULTS.float).mean(1)
         w_sum = n_obs
         norm = w_sum - correction
     else:
@@ -78,7 +79,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = 0
     xm = x - avg.unsqueeze(1)
     xw = xm if w is None else xm * w
-    c = xw @ (xm.t().conj() if xm.is_complex() else xm.t())
+    c = xm @ (xw.t().conj() if xw.is_complex() else xw.t())  # (ATen: mm(in, (in * w).t().conj()))
     return (c / norm).squeeze()
 
 
@@ -104,8 +105,8 @@ def corrcoef(input):
         return c / c
     d = c.diagonal()
     std = (d.real if d.is_complex() else d).sqrt()
-    c = c / std.unsqueeze(1)
-    c = c / std.unsqueeze(0)
+    c = c / std.view(-1, 1)  # (ATen's views: ViewBackward0)
+    c = c / std.view(1, -1)
     if c.is_complex():
         from .creation import complex as _complex
         return _complex(c.real.clip(-1, 1), c.imag.clip(-1, 1))

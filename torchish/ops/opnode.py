@@ -74,13 +74,17 @@ def _droppable(v):
 _LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": (1, 2), "clamp_tensor": (1, 2),
            "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "native_group_norm": (1, 2),
            "convolution": (2,), "batch_norm_eval": (1, 2),
-           "dropout": (1,)}  # (dropout: input * mask, the mask a Tensor without grad)
+           "dropout": (1,), "ldexp": (0, 1)}  # (dropout: input * mask, the mask a Tensor without grad; ldexp's
+# LdexpBackward0 lists its integer exponent, as a None edge)
 # the Scalar overloads of add/sub/mul/div (ops.scalar_overloads): the number is no input of their nodes
 SCALAR_OVERLOADS: set = set()
 # Float Tensors PyTorch's node does not list: the arguments its derivative formula does not differentiate (the
 # running statistics of an evaluating batch norm, soft_margin_loss's target, nll_loss's class weights)
 _UNLISTED = {"batch_norm_eval": (3, 4), "soft_margin_loss": (1,), "nll_loss": (2,), "binary_cross_entropy": (2,),
              "binary_cross_entropy_with_logits": (2, 3)}  # (the BCE losses' weight and pos_weight)
+# the same by the node's name, where only some nodes of an op leave an argument out (the CPU flash attention
+# kernel's attn_mask, which its formula does not differentiate; the math path adds it into the scores)
+_UNLISTED_NODES = {"ScaledDotProductFlashAttentionForCpuBackward0": (3,)}
 # reflected operators (``2 * x``) call ``x.mul(2)`` in PyTorch: the tensor comes first
 _COMMUTATIVE = ("add", "mul")
 # ops whose PyTorch node takes the operands in another order: linear(x, w, b) is addmm(b, x, w.t()). The engine
@@ -100,7 +104,7 @@ def shown_inputs(op, vals, mask):
     names their place; Tensors outside the promoted operands (``where``'s condition) or, for ops
     that do not promote, of integer or bool dtype (indices, masks) have no derivative formula (absent)."""
     listed = _LISTED.get(op.name, ()) if op not in SCALAR_OVERLOADS else ()
-    unlisted = _UNLISTED.get(op.name, ())
+    unlisted = _UNLISTED.get(op.name, ()) or _UNLISTED_NODES.get(op.grad_name, ())
     operands = range(len(vals)) if op.promote is None or op.promote_args is None else op.promote_args
     used = _USED.get(op)  # a backward op: the values its formula does not read are no inputs of PyTorch's node
     used = used[0] if used is not None else None

@@ -2,12 +2,15 @@
 and solve_triangular (the shared checks and VJP conventions are in ``decomp.py``)."""
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from . import tracing
 from .decomp import RESULTS, _batch_broadcast, _mH, _mm, _mT, autocast_inputs, check_matrix, raise_info
 from .elementwise import require_tensor, structured_out
@@ -210,6 +213,11 @@ _LOGDET_C = defop("logdet_complex", _logdet_fwd, grad_name="AddBackward0")
 def logdet(input):
     """``log(det(input))``: NaN for a negative determinant, ``-inf`` for a singular matrix."""
     check_matrix(input, "logdet", arg="A")
+    if input.dtype in (_dtype.float32, _dtype.float64) and input.requires_grad and STATE.grad_enabled:
+        # ATen's composite: where(sign == -1, nan, logabsdet) over linalg_slogdet (WhereBackward0, a None edge)
+        from .ternary import where
+        sign, logabsdet = slogdet(input)
+        return where(sign == -1.0, math.nan, logabsdet)
     return apply(_LOGDET_C if input.is_complex() else _LOGDET, (input,))
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from ... import _dtype
 from ... import _precision
 from ..._tensor import Tensor, wrap_dim
+from ...autograd.grad_mode import STATE
 from ...ops import unary as _unary
 from ...ops import softmax as _softmax
 from ...ops.casting import check_scalar_fits, rounded
@@ -115,7 +116,9 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def _prelu_fwd(x, w):
-    if w.ndim == 1 and w.shape[0] != 1:
+    if w.ndim == x.ndim > 1:  # (viewed with the input's dims already: see prelu)
+        pass
+    elif w.ndim == 1 and w.shape[0] != 1:
         w = w.reshape((-1,) + (1,) * (x.ndim - 2))
     else:
         w = w.reshape(())
@@ -160,6 +163,10 @@ def prelu(input, weight):
         if n != channels:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
                                f"and channel size = {channels}.")
+    if weight.ndim != input.ndim and weight.requires_grad and STATE.grad_enabled and input.dtype in (
+            _dtype.float32, _dtype.float64):
+        # ATen's prelu views the weight with the input's dims, (1, C, 1, ...): its ViewBackward0 under the kernel's
+        weight = weight.reshape([1, n] + [1] * (input.ndim - 2) if input.ndim > 1 else [1] * input.ndim)
     return apply(_PRELU, (input, weight))
 
 

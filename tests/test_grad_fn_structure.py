@@ -194,3 +194,17 @@ def test_hooks_on_a_copying_reshape_see_pytorchs_gradients():
     assert type(clone).__name__ == "CloneBackward0"
     with pytest.raises(RuntimeError, match="register the hook on that node or on a tensor"):
         clone.register_hook(lambda gi, go: None)
+
+
+SAVED_DIMS = ["x.select(-2, 1)", "x.narrow(-2, 1, 2)", "x.unsqueeze(-1)", "x.transpose(-1, -3)", "x.transpose(2, 0)",
+              "x.squeeze(-1)", "x.squeeze((0, -1))", "x.squeeze(-2)", "x.swapaxes(-1, 0)"]
+
+
+@pytest.mark.parametrize("expr", SAVED_DIMS)
+def test_view_nodes_save_the_dims_as_written(expr):
+    """PyTorch's view nodes keep the dim arguments as passed: a negative one shows as its unsigned 64-bit wrap."""
+    def saved(lib):
+        x = lib.ones(3, 4, 1, requires_grad=True)
+        g = eval(expr, {}, {"x": x}).grad_fn  # noqa: S307  (the expressions above)
+        return type(g).__name__, {a: getattr(g, a) for a in dir(g) if a.startswith("_saved_")}
+    assert saved(__import__("torchish")) == saved(torch)

@@ -135,6 +135,10 @@ def saved_tensor(node, slot):
 
 def _extra(node, tok):
     name, _, src = tok.partition("=")
+    raw = node.__dict__.get("raw_dims")
+    if raw is not None and name in raw:  # the dims as the user wrote them (see show_raw_dims)
+        v = raw[name]
+        return tuple(_u64(d) for d in v) if isinstance(v, tuple) else _u64(v)
     static = dict(node.static)
     if name in ("dim0", "dim1"):  # transpose keeps the permutation: the two places it swaps
         moved = [i for i, d in enumerate(static["dims"]) if d != i] or [0, 0]
@@ -168,6 +172,21 @@ _COMPUTED = {
 }
 
 _INT64_MAX = (1 << 63) - 1
+
+
+def _u64(n):
+    """A saved ``int64_t``/``SymInt`` as PyTorch's node shows it: a negative one as its unsigned 64-bit wrap."""
+    return n + (1 << 64) if n < 0 else n
+
+
+def show_raw_dims(res, **dims):
+    """Let ``res``'s node show ``dims`` (``_saved_dim``, ``_saved_dim0``, ...) as the user passed them: PyTorch's
+    view nodes keep the raw argument (``x.select(-2, 1)``: ``_saved_dim`` 2 ** 64 - 2), not the wrapped dim. Only
+    where a node was recorded."""
+    node = getattr(res, "_gfn", None)
+    if node is not None:
+        node.__dict__["raw_dims"] = dims
+    return res
 
 
 def _index_number(node, st, what):

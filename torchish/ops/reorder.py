@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import wrap_dim
+from ..autograd.saved_attrs import show_raw_dims
 from .elementwise import parser_worded, require_int, require_tensor, type_name
 from .inplace import _dense, contiguous_strides, layout, layout_rule
 from .out_layout import keep_format, output_strides
@@ -72,7 +73,8 @@ def _swap_perm(nd, dim0, dim1):
 @parser_worded
 def transpose(input, dim0, dim1):
     require_tensor(input, "transpose")
-    return apply(_TRANSPOSE, (input,), dims=_swap_perm(input.ndim, dim0, dim1))
+    return show_raw_dims(apply(_TRANSPOSE, (input,), dims=_swap_perm(input.ndim, dim0, dim1)), dim0=int(dim0),
+                         dim1=int(dim1))
 
 
 @parser_worded

@@ -416,6 +416,7 @@ NAMES = {
     "permute": ("_", "", "dims=dims"),
     "unsqueeze": ("_", "", "dim=dim"),
     "squeeze1": ("_", "", "dim=dims[0] self_sym_sizes"),
+    "squeeze2": ("_", "", "dim=dims self_sym_sizes"),
     **{n: ("self", "result", "dim=axis") for n in ("softmax", "log_softmax")},
 }
 

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype
 from .._layout import check_memory_format
 from .._tensor import Size, Tensor, wrap_dim
+from ..autograd.saved_attrs import show_raw_dims
 from .opnode import SHOWN_KIND
 from .._tensor_meta import wrap_item_dim
 from . import inplace as _ip, parser_errors
@@ -587,7 +588,8 @@ def squeeze(input, dim=_EVERY):
     else:
         kind = 2 if isinstance(dim, (tuple, list)) else 1
         ax = [a for a in _dims_arg(dim, input.ndim) if input.ndim and shp[a] == 1]
-    return apply(_SQUEEZE[kind], (input,), dims=tuple(sorted(ax)))
+    res = apply(_SQUEEZE[kind], (input,), dims=tuple(sorted(ax)))
+    return res if kind == 0 else show_raw_dims(res, dim=tuple(int(d) for d in dim) if kind == 2 else int(dim))
 
 
 def _squeeze_method(self, *dims, **kwargs):
@@ -599,7 +601,7 @@ def _squeeze_method(self, *dims, **kwargs):
 
 @parser_worded
 def unsqueeze(input, dim):
-    return apply(_UNSQUEEZE, (input,), dim=wrap_dim(dim, input.ndim + 1))
+    return show_raw_dims(apply(_UNSQUEEZE, (input,), dim=wrap_dim(dim, input.ndim + 1)), dim=int(dim))
 
 
 # ----------------------------------------------------------------------------------------------------------------

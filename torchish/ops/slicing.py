@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
+from ..autograd.saved_attrs import show_raw_dims
 from .casting import cast
 from .elementwise import parser_worded, require_int, structured_out, type_name
 from . import dynamic as _dynamic
@@ -64,7 +65,7 @@ def narrow(input, dim, start, length):
     start = start + n if start < 0 else start
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return apply(_NARROW, (input,), dim=d, start=start, length=length)
+    return show_raw_dims(apply(_NARROW, (input,), dim=d, start=start, length=length), dim=int(dim))
 
 
 def _select_fwd(x, *, dim, index):
@@ -93,7 +94,7 @@ def select(input, dim, index):
     if index < -n or index >= n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
                          f"dimension {d}")
-    return apply(_SELECT, (input,), dim=d, index=index % n)
+    return show_raw_dims(apply(_SELECT, (input,), dim=d, index=index % n), dim=int(dim))
 
 
 def _split_fwd(x, *, dim, sizes):

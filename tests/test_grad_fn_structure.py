@@ -148,6 +148,10 @@ CASES = {
     "logdet": (lambda lib, x: lib.logdet(x[:, :3] + 3 * lib.eye(3)), [X], (0,)),
     "matrix_power_3": (lambda lib, x: lib.linalg.matrix_power(x[:, :3], 3), [X], (0,)),
     "matrix_power_0": (lambda lib, x: lib.linalg.matrix_power(x[:, :3], 0) * x[:, :3], [X], (0,)),
+    "embedding_bag_per_sample_weights": (lambda lib, w, p: _F(lib).embedding_bag(
+        lib.tensor([0, 2, 1, 2]), w, lib.tensor([0, 2]), mode="sum", per_sample_weights=p[0]), [X, Y], (0, 1)),
+    "embedding_bag_mean": (lambda lib, w: _F(lib).embedding_bag(lib.tensor([0, 2, 1, 2]), w, lib.tensor([0, 2])), [X],
+                           (0,)),
 }
 
 

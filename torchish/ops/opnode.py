@@ -74,8 +74,9 @@ def _droppable(v):
 _LISTED = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0, 1), "where": (1, 2), "clamp_tensor": (1, 2),
            "layer_norm": (1, 2), "batch_norm": (1, 2), "group_norm": (1, 2), "native_group_norm": (1, 2),
            "convolution": (2,), "batch_norm_eval": (1, 2),
-           "dropout": (1,), "ldexp": (0, 1)}  # (dropout: input * mask, the mask a Tensor without grad; ldexp's
-# LdexpBackward0 lists its integer exponent, as a None edge)
+           "dropout": (1,), "ldexp": (0, 1), "embedding_bag": (0, 3)}  # (dropout: input * mask, the mask a Tensor without grad; ldexp's
+# LdexpBackward0 lists its integer exponent, as a None edge; EmbeddingBagBackward0 its weight and per_sample_weights,
+# given or not)
 # the Scalar overloads of add/sub/mul/div (ops.scalar_overloads): the number is no input of their nodes
 SCALAR_OVERLOADS: set = set()
 # Float Tensors PyTorch's node does not list: the arguments its derivative formula does not differentiate (the

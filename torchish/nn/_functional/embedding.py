@@ -341,7 +341,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                            "arguments for embedding_bag)")
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
-    psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+    # (F.embedding_bag flattens a 2-d input's weights; a 1-d input's are passed as they are)
+    psw = per_sample_weights.reshape(-1) if per_sample_weights is not None and input.ndim == 2 else per_sample_weights
     op = sparse_variant(_EMBEDDING_BAG) if sparse else _EMBEDDING_BAG
     return apply(op, (weight, flat, offsets, psw), mode=mode, num_bags=nb, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq), sparse=bool(sparse))

@@ -390,8 +390,11 @@ def getitem(self, index):
     template, arrays = parse_index(self, index, raw=raw)
     if arrays or any(t[0] == "b" for t in template):
         if recording:
-            shown = _saved_indices(template, raw)
-            if not any(t[0] == "b" for t in template):
+            if any(t[0] == "b" for t in template):
+                self, template, arrays, raw = _bool_steps(self, template, raw, arrays)
+                shown = _saved_indices(template, raw)
+            else:
+                shown = _saved_indices(template, raw)
                 self, template = _basic_steps(self, template, raw, _full_flags(self, template), advanced=True)
         res = apply(_INDEX, (self, *arrays), template=template)
         if any(t._view is not None or t._layout is not None for t in (self, *arrays)):
@@ -445,6 +448,30 @@ def _basic_steps(x, template, raw, full, advanced=False):
             rest.append(("s", 0, x.shape[d], 1))
             d += 1
     return (x, tuple(rest)) if advanced else x
+
+
+def _bool_steps(x, template, raw, arrays):
+    """PyTorch's boolean scalars in an index where autograd records: each is an unsqueeze (done with the basic parts,
+    one view op at a time), then an index of 0 or 1 zeros on that new dim (IndexBackward0 over UnsqueezeBackward0,
+    ``_saved_indices`` showing the zeros). Returns the view, the template of the index stage, its index tensors and
+    what each item shows."""
+    from .filled import zeros
+    steps = tuple(("n",) if t[0] == "b" else t for t in template)
+    x, rest = _basic_steps(x, steps, raw, _full_flags(x, steps), advanced=True)
+    arrays, items, shown, k = list(arrays), [], [], 0
+    for t, r in zip(template, raw):
+        if t[0] == "i":
+            continue
+        if t[0] == "b":
+            zero = zeros(int(t[1]), dtype=_dtype.int64)
+            items.append(("a", len(arrays)))
+            arrays.append(zero)
+            shown.append(zero)
+        else:
+            items.append(rest[k])
+            shown.append(r)
+        k += 1
+    return x, tuple(items), tuple(arrays), shown
 
 
 def _set_index_layout(res, x, arrays, template):

@@ -150,6 +150,11 @@ CASES = {
     "matrix_power_0": (lambda lib, x: lib.linalg.matrix_power(x[:, :3], 0) * x[:, :3], [X], (0,)),
     "embedding_bag_per_sample_weights": (lambda lib, w, p: _F(lib).embedding_bag(
         lib.tensor([0, 2, 1, 2]), w, lib.tensor([0, 2]), mode="sum", per_sample_weights=p[0]), [X, Y], (0, 1)),
+    "pad_circular": (lambda lib, x: _F(lib).pad(x.reshape(1, 3, 4), (1, 2), mode="circular"), [X], (0,)),
+    "pad_circular_2d_cropped": (lambda lib, x: _F(lib).pad(x.reshape(1, 1, 3, 4), (-1, 1, 2, 0), mode="circular"), [X],
+                                (0,)),
+    "copy_into_view_of_a_tensor_without_history": (lambda lib, x: lib.zeros(5, 4).narrow(0, 1, 3).copy_(x)._base, [X],
+                                                   (0,)),
     "embedding_bag_mean": (lambda lib, w: _F(lib).embedding_bag(lib.tensor([0, 2, 1, 2]), w, lib.tensor([0, 2])), [X],
                            (0,)),
 }

@@ -239,6 +239,10 @@ def _write(view, base, chain, diff, r):
             fn.next_edges[0] is not None and fn.next_edges[0][0] is view._gfn else None
         if inplace is not None:
             _bypass_old_view(inplace, view, base, chain)
+        elif fn is not None and view._gfn is None and fn.next_edges and fn.next_edges[0] is None and \
+                fn.vals and fn.vals[0] is view._d:
+            inplace = fn  # (an op applied in place to a view without history: shown wrapped too, its None edge
+            # replaced by the base's)
         new_base = apply(VIEW_WRITE, (base, r), chain=chain, **sparse)
         if inplace is not None and new_base._gfn is not None:
             new_base._gfn.inplace_fn = inplace

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _dtype
+from ...autograd.grad_mode import STATE
 from ...ops.casting import cast, check_scalar_fits
 from ...ops.elementwise import require_int
 from ...ops.registry import apply, defop
@@ -110,6 +111,10 @@ def pad(input, pad, mode="constant", value=None):
     elif input.dtype.category < _dtype._FLOAT:
         with jax.ensure_compile_time_eval():  # (a constant: concrete under torchish.compile's trace too)
             v = int(cast(np.float64(v), input.dtype.np))  # (2 ** 63 into int64: its minimum, as PyTorch's x86 build)
+    if mode == "circular" and input.requires_grad and STATE.grad_enabled and input.dtype in (_dtype.float32,
+                                                                                             _dtype.float64):
+        from .pad_circular import pad_circular_graph  # (ATen's copies into slices: its CopySlices chain)
+        return pad_circular_graph(input, tuple(int(p) for p in pad))
     return apply(_pad_op(mode, k), (input,), pads=pads, mode=mode, value=v)
 
 

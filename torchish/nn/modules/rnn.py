@@ -223,7 +223,7 @@ class RNNBase(Module):
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
-        if self.proj_size != 0:
+        if getattr(self, "proj_size", 0) != 0:  # (the dynamically quantized LSTM, which shares this, has none)
             s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"

@@ -20,6 +20,7 @@ from ..... import _dtype
 from ....._quantized import qint8, quantize_per_tensor
 from ....._tensor import Tensor, wrap
 from .....nn.module import Module
+from .....nn.modules.rnn import RNNBase
 from .linear import _linear_dynamic
 
 __all__ = ["LSTM"]
@@ -80,19 +81,7 @@ class LSTM(Module):
     def _get_name(self):
         return "DynamicQuantizedLSTM"
 
-    def extra_repr(self):
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+    extra_repr = RNNBase.extra_repr  # (PyTorch's text: the float LSTM's, without proj_size)
 
     def __repr__(self):
         return f"{self._get_name()}({self.extra_repr()})"

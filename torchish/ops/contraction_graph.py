@@ -38,7 +38,7 @@ def tensordot_graph(a, b, dims_a, dims_b):
     return ta.reshape(size_a, csize).mm(tb.reshape(csize, size_b)).reshape(shape)
 
 
-def _chain_order(sizes):
+def chain_split_points(sizes):
     """The split points of the cheapest multiplication order (Cormen et al., ch. 15): ``split[i][j]``."""
     n = len(sizes) - 1
     cost = [[0] * n for _ in range(n)]
@@ -69,7 +69,7 @@ def multi_dot_graph(tensors):
         if a * c * (b + d) > b * d * (a + c):
             return ts[0].mm(ts[1].mm(ts[2])).view(shape)
         return ts[0].mm(ts[1]).mm(ts[2]).view(shape)
-    split = _chain_order([t.shape[0] for t in ts] + [ts[-1].shape[1]])
+    split = chain_split_points([t.shape[0] for t in ts] + [ts[-1].shape[1]])
     # (iterative: each pending span is multiplied once both of its halves are)
     done, stack = {}, [(0, len(ts) - 1)]
     while stack:

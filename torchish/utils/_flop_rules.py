@@ -184,16 +184,8 @@ def _chain_order(dims):
     if n == 3:
         a, b, c, d = dims
         return ((0, 0), ((1, 1), (2, 2))) if (a * c) * (b + d) > (b * d) * (a + c) else (((0, 0), (1, 1)), (2, 2))
-    cost = [[0] * n for _ in range(n)]
-    split = [[0] * n for _ in range(n)]
-    for length in range(1, n):
-        for i in range(n - length):
-            j = i + length
-            cost[i][j] = None
-            for k in range(i, j):
-                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
-                if cost[i][j] is None or q < cost[i][j]:
-                    cost[i][j], split[i][j] = q, k
+    from ..ops.contraction_graph import chain_split_points
+    split = chain_split_points(dims)
 
     def nest(i, j):
         return (i, i) if i == j else (nest(i, split[i][j]), nest(split[i][j] + 1, j))

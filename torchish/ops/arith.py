@@ -647,8 +647,13 @@ _POW_BASE = defop("pow_scalar_base", _pow_fwd, vjp=_pow_vjp, promote="same", gra
 def pow(input, exponent, *, out=None):
     a, b = scalar_or_tensor(input, "pow", 1, "input"), scalar_or_tensor(exponent, "pow", 2, "exponent")
     if not isinstance(b, Tensor):
-        if type(b) is int and b < 0 and isinstance(a, Tensor) and a.dtype.category <= _INT:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if type(b) is int and isinstance(a, Tensor) and a.dtype.category <= _INT:
+            # an integer tensor's kernel reads the exponent as int64_t, then in the tensor's own type, both checked
+            check_scalar_fits(b, _dtype.int64)
+            if b < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            if a.dtype is not _dtype.bool:
+                check_scalar_fits(b, a.dtype)
         op = _POW_SCALAR
     else:
         op = _POW_TENSOR if isinstance(a, Tensor) else _POW_BASE

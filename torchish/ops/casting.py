@@ -1,8 +1,11 @@
 """Float-to-integer conversion as PyTorch's CPU kernels do it.
 
 A C cast from a float that does not fit the integer type is undefined; PyTorch's x86 build truncates toward zero
-through int64 (for int64 and uint8) or int32 (for int32, int16, int8): NaN, infinities and values outside that
-intermediate type become its minimum, and the narrower types keep the low bits. XLA saturates instead, so every
+through int64 (for int64 and uint8) or int32 (for int32, int16, int8, uint16): NaN, infinities and values outside
+that intermediate type become its minimum, and the narrower types keep the low bits. uint32 and uint64 are converted
+with a bias of 2^31 / 2^63 for the upper half (NaN -> 2^31 / 2^63). (PyTorch's vectorised uint32 loop does that; its
+scalar loop, which takes the last numel % 4 elements of a contiguous tensor, truncates through int64 instead, so there
+NaN gives 0 and 5e9 gives 5e9 mod 2^32: element-position-dependent, not mimicked.) XLA saturates instead, so every
 value-level cast goes through ``cast`` here.
 
 >>> cast(jnp.array([jnp.inf, 300.7, -3.5]), jnp.uint8)   # [0, 44, 253]
@@ -22,7 +25,10 @@ from .._global_flags import warn_once
 
 _NAN_INT_ZERO = (float8_e4m3fnuz.np, float8_e5m2fnuz.np, float8_e8m0fnu.np)  # (their NaN into an int is 0)
 _VIA_INT64 = (jnp.dtype(jnp.int64), jnp.dtype(jnp.uint8))
-_VIA_INT32 = (jnp.dtype(jnp.int32), jnp.dtype(jnp.int16), jnp.dtype(jnp.int8))
+_VIA_INT32 = (jnp.dtype(jnp.int32), jnp.dtype(jnp.int16), jnp.dtype(jnp.int8), jnp.dtype(jnp.uint16))
+# uint32 and uint64 as x86 converts without an unsigned instruction: values from 2^(bits-1) up have that bias taken
+# off before the signed conversion and its top bit set after (so NaN and -inf give 2^(bits-1), +inf and overflow 0)
+_BIASED = {jnp.dtype(jnp.uint32): (jnp.int32, 31), jnp.dtype(jnp.uint64): (jnp.int64, 63)}
 
 
 def cast(x, dtype):
@@ -43,13 +49,24 @@ def cast(x, dtype):
         return jax.lax.optimization_barrier(x.astype(dtype))
     if dtype in _precision.LOW and (x.dtype == jnp.float64 or jnp.issubdtype(x.dtype, jnp.integer)):
         x = x.astype(jnp.float32)  # (c10::Half and c10::BFloat16 are made from a float: a double rounds twice)
-    if not jnp.issubdtype(x.dtype, jnp.inexact) or dtype not in _VIA_INT64 + _VIA_INT32:
+    if not jnp.issubdtype(x.dtype, jnp.inexact) or dtype not in _VIA_INT64 + _VIA_INT32 + tuple(_BIASED):
         return x.astype(dtype)
-    mid, bits = (jnp.int64, 63) if dtype in _VIA_INT64 else (jnp.int32, 31)
     t = jnp.trunc(x.astype(jnp.float64) if x.dtype != jnp.float64 else x)
+    if dtype in _BIASED and not (dtype == jnp.uint32 and x.dtype == jnp.float16):
+        # (float16 into uint32 is PyTorch's scalar loop: through int64, as below)
+        mid, bits = _BIASED[dtype]
+        high = t >= 2.0 ** bits  # (False for NaN)
+        low = _truncated(jnp.where(high, t - 2.0 ** bits, t), mid, bits).astype(dtype)
+        return jnp.where(high, low ^ jnp.asarray(2 ** bits, dtype), low)
+    mid, bits = (jnp.int32, 31) if dtype in _VIA_INT32 else (jnp.int64, 63)
+    return _truncated(t, mid, bits).astype(dtype)
+
+
+def _truncated(t, mid, bits):
+    """Whole-valued float64 ``t`` as the signed type ``mid`` (of ``bits`` + 1 bits) converts it on x86: NaN and values
+    outside its range become its minimum."""
     bad = ~((t >= -(2.0 ** bits)) & (t < 2.0 ** bits))  # NaN fails both tests
-    as_mid = jnp.where(bad, jnp.iinfo(mid).min, jnp.where(bad, 0, t).astype(mid))
-    return as_mid.astype(dtype)
+    return jnp.where(bad, jnp.iinfo(mid).min, jnp.where(bad, 0, t).astype(mid))
 
 
 def rounded(v, dtype):

@@ -4,7 +4,6 @@ own dtype), and ``place``, the leaf-tensor maker every creation function ends in
 from __future__ import annotations
 
 import builtins
-import math
 import numbers
 import warnings
 
@@ -62,7 +61,8 @@ def place(array, dtype, device, requires_grad=False):
     # with immutable JAX arrays, so it copies too)
     arr = np.array(array, copy=True) if isinstance(array, np.ndarray) else np.asarray(array)
     if dtype is not None and arr.dtype != dtype.np:
-        with np.errstate(over="ignore"):  # (a float beyond a half type's range is its infinity, silently)
+        with np.errstate(over="ignore", invalid="ignore"):  # (a float beyond a half type's range is its infinity,
+            # NaN or a float beyond an integer type's range a C cast's value: silently, as PyTorch)
             arr = _astype(arr, dtype.np)
     if _meta.is_meta_device(device):
         return _finish(_meta.MetaArray(arr.shape, arr.dtype), requires_grad)
@@ -110,11 +110,12 @@ def _flatten(data):
             raise ValueError("too many dimensions 'str'")
         if isinstance(x, np.ndarray) and x.ndim == 0:  # PyTorch takes any array for a sequence and asks its len()
             raise TypeError("len() of unsized object")
-    leaves, inferred = [], None
+    leaves, given, inferred = [], [], None  # (given: each leaf as written, for uint64's stricter unpacking)
     stack = [(data, 0)]
     while stack:
         x, dim = stack.pop()
         if dim == len(shape):
+            given.append(x)
             if isinstance(x, Tensor):
                 if x.numel() != 1:
                     raise ValueError("only one element tensors can be converted to Python scalars")
@@ -136,6 +137,7 @@ def _flatten(data):
             dt = _dtype.from_np(x.dtype.newbyteorder("="))  # (arrays in a list: read by value, any byte order)
             inferred = dt if inferred is None else _dtype.promote_types(inferred, dt)
             leaves.extend(x.reshape(-1).tolist())
+            given.extend([x] * x.size)
             continue
         items = list(x)
         for _ in builtins.range(0 if isinstance(x, np.ndarray) else sum(isinstance(y, np.ndarray) for y in items)):
@@ -143,7 +145,20 @@ def _flatten(data):
                       "the list to a single numpy.ndarray with numpy.array() before converting to a tensor.",
                       stacklevel=4)
         stack.extend((y, dim + 1) for y in reversed(items))  # popped in order: leaves come out row-major
-    return tuple(shape), leaves, inferred
+    return tuple(shape), leaves, given, inferred
+
+
+def _check_uint64_leaves(given):
+    """PyTorch unpacks each element for a uint64 tensor as a Python int (``PyLong_AsUnsignedLongLong``): a float,
+    a numpy scalar or a tensor is a TypeError, a negative or too large int an OverflowError; the first bad element
+    decides."""
+    for v in given:
+        if not isinstance(v, int):
+            raise TypeError("an integer is required")
+        if v < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if v >= 2 ** 64:
+            raise OverflowError("int too big to convert")
 
 
 def _is_real(v):
@@ -157,8 +172,6 @@ def _leaves_to_array(shape, leaves, dt):
     for v in leaves if dt.category < _dtype._COMPLEX else ():
         # into an integer type PyTorch unpacks each value with __index__, which numpy's bool and complex numbers lack
         if dt.category == _dtype._INT and (isinstance(v, np.bool_) or not _is_real(v)):
-            if dt is _dtype.uint64:
-                raise TypeError("an integer is required")
             name = f"numpy.{type(v).__name__}" if isinstance(v, np.generic) else type(v).__name__
             raise TypeError(f"'{name}' object cannot be interpreted as an integer")
         if not _is_real(v):
@@ -171,7 +184,7 @@ def _leaves_to_array(shape, leaves, dt):
         for v in leaves:
             # as c10::checked_convert: an int into an unsigned type may be as low as -max (it wraps)
             lo = -int(info.max) if info.min == 0 and isinstance(v, int) and dt is not _dtype.uint64 else info.min
-            if not isinstance(v, bool) and not (lo <= v <= info.max) and not math.isnan(v):
+            if not isinstance(v, bool) and not (lo <= v <= info.max):  # (NaN fails too)
                 raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
     kinds = {type(v) for v in leaves}
     if dt is _dtype.bool:
@@ -279,8 +292,10 @@ def _tensor(data, dtype, device, requires_grad):
         raw = data._values()
         arr = raw[:raw.size // dt.itemsize * dt.itemsize].view(dt.np)
     else:
-        shape, leaves, inferred = _flatten(data)
+        shape, leaves, given, inferred = _flatten(data)
         dt = dt or inferred or _dtype.DEFAULTS.float
+        if dt is _dtype.uint64:
+            _check_uint64_leaves(given)
         arr = _leaves_to_array(shape, leaves, dt)
     _check_grad_dtype(dt, requires_grad, "tensor")
     return numpy_layout(place(arr, dt, device, requires_grad), arr)

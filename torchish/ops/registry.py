@@ -393,6 +393,11 @@ def apply(op: OpDef, args: tuple, **static):
             out = run_forward(op, vals, st, cdt)
         else:  # the eager fast path: one dict lookup, then the jitted kernel's C++ dispatch
             out = k(*vals, *dv)
+    except OverflowError:  # (JAX's, for a Python int beyond int64 given to the jitted kernel)
+        wide = unsigned_numbers(args)
+        if wide is None:
+            raise
+        return apply(op, wide, **static)
     except (TypeError, ValueError) as e:
         if lazy.STATS["calls_recorded"] and lazy.LazyValue in map(type, vals):
             # an input still pending from lazy capture (jit refuses it): run what is pending, then the kernel
@@ -572,6 +577,28 @@ def _pack_saved(node, hooks, spec, args, outs):
 
 # ------------------------------------------------------------------------------------------------------------
 # errors
+
+
+def unsigned_numbers(args):
+    """``args`` with each Python int beyond int64 as PyTorch's argument parser reads it: an int in [2^63, 2^64) is a
+    uint64 number, which joins the promotion as an integer and is converted to the result type (wrapping into an
+    integer type: ``int64_t + 2**63`` is ``t - 2**63``); one outside [-2^63, 2^64) is an OverflowError. A bool tensor
+    with such a number is PyTorch's refused promotion of Bool and UInt64. None when no argument is such an int."""
+    if not any(type(a) is int and not -2 ** 63 <= a < 2 ** 63 for a in args):
+        return None
+    tensors = [(a.dtype, 2 if a.ndim else 1) for a in args if isinstance(a, Tensor)]
+    dt = _dtype.result_type_from_keys(tuple(tensors)) if tensors else _dtype.int64
+    out = []
+    for a in args:
+        if type(a) is int and not -2 ** 63 <= a < 2 ** 63:
+            if a < -2 ** 63 or a >= 2 ** 64:
+                raise OverflowError("can't convert negative int to unsigned" if a < 0 else "int too big to convert")
+            if dt is _dtype.bool:
+                raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                                   "promote Bool and UInt64")
+            a = a - 2 ** 64 if dt.category <= _dtype._INT else float(a)
+        out.append(a)
+    return tuple(out)
 
 
 def translate_error(op, args, static, e):

@@ -244,6 +244,17 @@ def _check_histc_range(lo, hi, nan_sign):
         raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
 
 
+def _check_integer_edges(input, lo, hi, auto):
+    """PyTorch's linspace of an integer tensor's bin edges (before its missing histogram kernel): the range, the
+    data's for ``auto``, widened by 1 each way when empty, must fit the input's dtype (-1 does not fit uint8)."""
+    if auto and input.numel() and not tracing.active() and not isinstance(input._d, jax.core.Tracer):
+        lo, hi = (float(v) for v in _MINMAX(input._d))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    check_scalar_fits(lo, input.dtype)
+    check_scalar_fits(hi, input.dtype)
+
+
 @parser_worded
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram with ``bins`` equal-width bins between ``min`` and ``max`` (the data's range when they are
@@ -252,15 +263,24 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     require_int(bins, "histc", 2, "bins")
     require_number(min, "histc", 3, "min", "Number")
     require_number(max, "histc", 4, "max", "Number")
-    if input.dtype.category != _FLOAT:
-        raise not_implemented("histogram_cpu", input.dtype)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    # PyTorch's steps, each with its own kernel: aminmax of the data (for min == max), the bin edges by linspace in
+    # the input's dtype, then the histogram kernel, which only floating types have
+    unsigned = input.dtype in (_dtype.uint16, _dtype.uint32, _dtype.uint64)
     auto = min == max
     if not auto:
         _check_histc_range(float(min), float(max), "")
         if min > max:
             raise RuntimeError("torch.histc: max must be larger than min")
+    elif input.numel() and unsigned:
+        raise not_implemented("aminmax_cpu", input.dtype)
+    if unsigned or input.dtype is _dtype.bool:
+        raise not_implemented("linspace_cpu", input.dtype)
+    if input.dtype.category != _FLOAT:
+        _check_integer_edges(input, float(min), float(max), auto)
+        raise not_implemented("histogram_cpu", input.dtype)
+    if not auto:
         check_scalar_fits(min, input.dtype)
         check_scalar_fits(max, input.dtype)
     elif input.numel() and not tracing.active() and not isinstance(input._d, jax.core.Tracer):

@@ -1,0 +1,107 @@
+"""Parity gaps left open by an earlier session, each compared with torch 2.13's CPU build.
+
+1. uint16/uint32/uint64 edges: ``torch.tensor`` of floats, NaN and out-of-range values into uint64 (PyTorch unpacks
+   each element as a Python int), NaN/inf/out-of-range floats converted to the unsigned types (x86's C casts), a
+   Python int in [2^63, 2^64) in arithmetic (a uint64 number, wrapping into the result type), pow's exponent checks,
+   and histc's kernel order on unsigned and bool tensors.
+"""
+import pytest
+
+from oracle import needs_torch, same, same_error
+
+pytestmark = needs_torch
+
+NAN, INF = float("nan"), float("inf")
+B = 2 ** 63 + 5  # a Python int PyTorch reads as a uint64 number
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 1. unsigned edges
+
+@pytest.mark.parametrize("data", [[2.5], [-1.5, 2.7], [NAN], [1, 2.5], [-1], [-2 ** 63], [2 ** 64]],
+                         ids=["float", "negative_float", "nan", "mixed", "negative_int", "int64_min", "too_big"])
+def test_uint64_tensor_of_non_ints_raises_as_torch(data):
+    same_error(lambda t: t.tensor(data, dtype=t.uint64))
+
+
+@pytest.mark.parametrize("data", [[2 ** 64 - 1, 0], [True, 3]])
+def test_uint64_tensor_of_ints(data):
+    same(lambda t: t.tensor(data, dtype=t.uint64))
+
+
+@pytest.mark.parametrize("leaf", ["tensor", "numpy"])
+def test_uint64_tensor_of_tensor_or_numpy_scalar_raises(leaf):
+    import numpy as np
+    same_error(lambda t: t.tensor([t.tensor(2) if leaf == "tensor" else np.int64(2)], dtype=t.uint64))
+
+
+@pytest.mark.parametrize("dt", ["uint32", "uint16", "uint8", "int32"])
+@pytest.mark.parametrize("data", [[2.5], [NAN], [INF], [-1.5]])
+def test_tensor_of_floats_into_narrow_ints(dt, data):
+    fn = lambda t: t.tensor(data, dtype=getattr(t, dt))  # noqa: E731
+    if data == [2.5] or (data == [-1.5] and dt == "int32"):
+        same(fn)
+    else:
+        same_error(fn)
+
+
+# 16 values: whole vectors of PyTorch's CPU conversion loop (its scalar remainder converts uint32 otherwise)
+CAST_VALUES = [NAN, INF, -INF, 1e20, -1e20, -3.7, 2.9, 70000.0, -70000.0, 3e9, 5e9, -3e9, 2.0 ** 63, 1e19, -1e19,
+               2.0 ** 31]
+
+
+@pytest.mark.parametrize("dt", ["uint16", "uint32", "uint64"])
+@pytest.mark.parametrize("src", ["float32", "float64", "bfloat16"])
+def test_nonfinite_and_out_of_range_floats_to_unsigned(dt, src):
+    same(lambda t: t.tensor(CAST_VALUES, dtype=getattr(t, src)).to(getattr(t, dt)))
+
+
+def test_numpy_floats_into_unsigned_tensor():
+    import numpy as np
+    values = np.array(CAST_VALUES)
+    same(lambda t: [t.tensor(values, dtype=t.uint16), t.tensor(values, dtype=t.uint32),
+                    t.tensor(values, dtype=t.uint64)])
+
+
+@pytest.mark.parametrize("case", [
+    lambda t: t.tensor([3], dtype=t.uint16) * 2 ** 63, lambda t: t.tensor([3], dtype=t.uint16) * B,
+    lambda t: t.tensor([3], dtype=t.uint32).mul_(B), lambda t: t.tensor([3], dtype=t.uint64) * B,
+    lambda t: t.tensor([3], dtype=t.uint8) + B, lambda t: t.tensor([1]) + B, lambda t: B - t.tensor([1]),
+    lambda t: t.tensor([3], dtype=t.int32) + B, lambda t: t.tensor([3]) // B, lambda t: t.tensor([3]) & B,
+    lambda t: t.tensor([3]) == B, lambda t: t.tensor([1.5]) + B, lambda t: t.tensor([1.5], dtype=t.float64) * B,
+], ids=["u16_mul_2**63", "u16_mul", "u32_mul_", "u64_mul", "u8_add", "i64_add", "rsub", "i32_add", "floordiv",
+        "bitwise_and", "eq", "f32_add", "f64_mul"])
+def test_python_int_beyond_int64_in_arithmetic(case):
+    same(case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda t: t.tensor([3], dtype=t.uint16) * 2 ** 64, lambda t: t.tensor([3.0]) * 2 ** 64,
+    lambda t: t.tensor([3], dtype=t.uint32) * (-2 ** 63 - 1), lambda t: t.tensor([True]) + B,
+    lambda t: t.tensor([3], dtype=t.uint16) + B, lambda t: t.tensor([2]) ** B, lambda t: t.tensor([True]) ** B,
+    lambda t: t.tensor([2], dtype=t.uint8) ** 300, lambda t: t.tensor([2], dtype=t.int32) ** 2 ** 40,
+    lambda t: t.tensor([2], dtype=t.int32) ** (-B), lambda t: t.tensor([2], dtype=t.int32) ** -2 ** 63,
+], ids=["u16_2**64", "f32_2**64", "below_int64", "bool_promotion", "u16_add_kernel", "pow_int64", "pow_bool",
+        "pow_u8", "pow_i32", "pow_below_int64", "pow_negative"])
+def test_python_int_beyond_int64_errors(case):
+    same_error(case)
+
+
+def test_pow_in_range_exponents():
+    same(lambda t: [t.tensor([2]) ** (2 ** 63 - 1), t.tensor([True]) ** 300, t.tensor([3], dtype=t.int8) ** 4])
+
+
+@pytest.mark.parametrize("dt", ["uint16", "uint32", "uint64", "bool", "uint8", "int64"])
+@pytest.mark.parametrize("kw", [{}, dict(bins=4, min=0, max=3), dict(bins=0), dict(min=3, max=0),
+                                dict(min=NAN, max=1)], ids=["auto", "range", "no_bins", "reversed", "nan"])
+@pytest.mark.parametrize("data", [[1, 2], []], ids=["data", "empty"])
+def test_histc_non_float_errors(dt, kw, data):
+    same_error(lambda t: t.histc(t.tensor(data, dtype=getattr(t, dt)), **kw))
+
+
+@pytest.mark.parametrize("dt, data, kw", [
+    ("uint8", [0, 0], {}), ("uint8", [], {}), ("uint8", [1], dict(min=-5, max=3)), ("int8", [1], dict(min=0, max=300)),
+    ("int8", [127, 127], {}), ("int8", [], dict(min=5, max=5)), ("uint8", [3], dict(min=-0.5, max=3)),
+], ids=["uint8_zeros", "uint8_empty", "uint8_negative_min", "int8_max", "int8_widened", "int8_given", "uint8_half"])
+def test_histc_integer_bin_edges_must_fit(dt, data, kw):
+    same_error(lambda t: t.histc(t.tensor(data, dtype=getattr(t, dt)), **kw))

@@ -169,3 +169,50 @@ def test_diff_checks_prepend_and_append_shapes_for_every_order(case):
                 "n0_matching": lambda: T.diff(x, n=0, dim=2, prepend=T.ones(1, 2, 3, dtype=T.uint8)),
                 "dim0": lambda: T.diff(x.float(), dim=0, append=T.ones(1, 2, 2))}[case]()
     agree(fn)
+
+
+def _storage_read(T, case):
+    x = T.arange(12.0).reshape(3, 4)
+    y = x.t().clone()  # strides (1, 4): its storage holds x's order
+    if case == "scatter_offset":
+        v = T.tensor([False, True, True, False, True, True, False, False, True, True, False, True, False])[1:]
+        s = T.select_scatter(v.view(3, 2, 2), T.tensor([[2, -3], [0, -6], [6, -3]], dtype=T.int8), 2, -1)
+        return [s.as_strided((2, 2), (2, 1), 1), s.as_strided((3, 2), (1, 3), 2), s.storage_offset()]
+    if case == "slice_scatter_offset":
+        s = T.slice_scatter(T.arange(13.0)[1:].view(3, 4), T.zeros(3, 1), 1, 0, 1)
+        return [s.as_strided((2, 2), (2, 1), 1), s.as_strided((4,), (3,), 2)]
+    if case == "permuted_clone":
+        return [y.as_strided((2, 3), (1, 2), 1), y.as_strided((4,), (1,)), y.as_strided((2, 2), (4, 1), 5)]
+    if case == "permuted_result":
+        return [(x.t() * 2).as_strided((2, 3), (1, 2), 1), (x.t() > 4).as_strided((3,), (2,), 3)]
+    if case == "write_through":
+        y.as_strided((2, 3), (1, 2), 1).mul_(10)
+        return y
+    if case == "view_of_permuted":
+        return y[1:, 1:].as_strided((2, 2), (1, 4), 5)
+    if case == "grad":
+        w = T.arange(12.0, dtype=T.float64).reshape(3, 4).requires_grad_()
+        g = (w.t() * 1.0).as_strided((2, 3), (1, 2), 1)
+        (g * T.arange(6.0, dtype=T.float64).reshape(2, 3)).sum().backward()
+        return [g, w.grad]
+    if case == "as_strided_scatter":
+        s = T.as_strided_scatter(y, T.full((2, 2), -1.0), (2, 2), (4, 1), 1)
+        return [s, s.stride()]
+    if case == "resize_grow":
+        return y.resize_(14)[:12]
+    if case == "resize_shrink":
+        return y.resize_(2, 3)
+    return [y.untyped_storage().nbytes(), y.storage().tolist(),
+            T.diagonal_scatter(T.arange(13.0)[1:].view(3, 4), T.zeros(3)).untyped_storage().nbytes()]
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["scatter_offset", "slice_scatter_offset", "permuted_clone", "permuted_result",
+                                  "write_through", "view_of_permuted", "grad", "as_strided_scatter", "resize_grow",
+                                  "resize_shrink", "storage"])
+def test_storage_reads_follow_a_tensors_strides_not_its_element_order(case):
+    # (ops fuzzer seed 9100203) as_strided of a select_scatter result (strides and storage offset 1 kept from its
+    # input, as PyTorch's clone_preserve_strides) read the elements in their own order from position 0: torchish
+    # took a tensor that is no view for a storage in element order, wrong too for a permuted clone or result
+    # (x.t().clone(), x.t() * 2) in as_strided, as_strided_scatter, resize_ and the storage's bytes
+    agree(lambda T: _storage_read(T, case))

@@ -31,7 +31,7 @@ from . import inplace as _ip
 from .elementwise import require_tensor
 from .registry import Family, apply, defop
 from .shape import move_storage_address, storage_root
-from .strided import _AS_STRIDED, _storage, as_strided
+from .strided import _AS_STRIDED, _storage, _storage_geometry, as_strided, storage_order
 
 _fam = Family(globals())
 
@@ -166,10 +166,10 @@ def resize_(self, *sizes, size=None, memory_format=None):
         return self
     stride = _ip.contiguous_strides(size)
     store, _ = _storage(self)
-    have, need = math.prod(store._v.shape), offset + math.prod(size)
+    have, need = _storage_geometry(store)[0], offset + math.prod(size)
     if need <= have:
         return _ip.inplace_view(self, as_strided(self, size, stride, offset))
-    flat = store._d.reshape(-1)
+    flat = storage_order(store, store._d.reshape(-1))
     grown = _ip.hidden_storage(Tensor._make(jnp.concatenate([flat, jnp.zeros((need - have,), flat.dtype)])))
     if store is self and self._views and tuple(strides) == _ip.contiguous_strides(shape):
         _move_views(self, grown, tuple(shape))

@@ -22,6 +22,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .registry import Family
 from .shape import storage_address, storage_root
+from .strided import _storage_geometry, storage_order
 
 _fam = Family(globals())
 
@@ -39,8 +40,8 @@ class _Storage:
     def data_ptr(self):
         return storage_address(self._root)
 
-    def nbytes(self):
-        return self._root.numel() * self._root.element_size()
+    def nbytes(self):  # (a permuted root's storage spans its layout; one with a storage offset, more)
+        return _storage_geometry(self._root)[0] * self._root.element_size()
 
     def element_size(self):
         return self._dtype.itemsize
@@ -67,8 +68,8 @@ class _Storage:
 
     def _values(self):
         """The storage's elements as a flat numpy array of ``self.dtype``."""
-        flat = np.ascontiguousarray(np.asarray(self._root._concrete())).reshape(-1)
-        return flat.view(self._dtype.np)
+        flat = storage_order(self._root, np.ascontiguousarray(np.asarray(self._root._concrete())).reshape(-1))
+        return np.ascontiguousarray(flat).view(self._dtype.np)
 
     def tolist(self):
         return self._values().tolist()

@@ -27,6 +27,7 @@ from .._tensor import Tensor
 from . import inplace as _ip
 from .elementwise import parser_worded, require_int
 from .registry import Family, apply, defop
+from .slicing import _preserved_strides
 from .writes import set_at
 
 _fam = Family(globals())
@@ -76,6 +77,57 @@ def _storage(t: Tensor):
     return store, np.asarray(_ip._chain_apply(jnp.asarray(idx), chain))
 
 
+def _storage_geometry(store: Tensor):
+    """``(storage numel, source)`` of a storage tensor: ``source`` is None when its elements sit in the storage in
+    their own order (contiguous, from position 0), else its ``(shape, strides, offset)``, which places them (a
+    permuted copy, a ``*_scatter`` result that kept its input's strides and storage offset: seed 9100203)."""
+    if store._view is not None:  # (a chain that reinterprets bits: its own elements, in order)
+        return math.prod(store._v.shape), None
+    shape, strides, offset = _ip.layout(store)
+    if offset == 0 and _ip.is_contiguous(shape, strides):
+        return math.prod(shape), None
+    return storage_bytes(shape, strides, 1, offset), (tuple(shape), tuple(strides), offset)
+
+
+def _element_at(source):
+    """For a storage whose elements ``source`` places: each storage position's flat index into the elements, -1
+    where none sits (below the storage offset, between strided elements)."""
+    shape, strides, offset = source
+    at = np.full(storage_bytes(shape, strides, 1, offset), -1, np.int64)
+    at[positions(shape, strides, offset).reshape(-1)] = np.arange(math.prod(shape), dtype=np.int64)
+    return at
+
+
+def _storage_positions(size, stride, offset, source):
+    """The flat indices into a storage tensor's elements of the storage positions a strided layout picks."""
+    pos = positions(size, stride, offset)
+    return pos if source is None else _element_at(source)[pos]
+
+
+def _not_held(what, source):
+    return RuntimeError(f"{what} reach storage positions outside the elements of a tensor with sizes "
+                        f"{list(source[0])}, strides {list(source[1])} and storage offset {source[2]}: torchish "
+                        f"holds only a tensor's own elements, not the rest of the storage PyTorch copied with them "
+                        f"(call .contiguous() first)")
+
+
+def _check_owned(size, stride, offset, source):
+    """PyTorch reads the storage outside a tensor's own elements too; torchish holds only the elements."""
+    if source is not None and math.prod(size) and (_storage_positions(size, stride, offset, source) < 0).any():
+        raise _not_held(f"as_strided: sizes {list(size)}, strides {list(stride)} and storage offset {offset}", source)
+
+
+def storage_order(store: Tensor, flat):
+    """``flat`` (``store``'s elements, flattened) in the order of ``store``'s storage, one per storage position."""
+    _, source = _storage_geometry(store)
+    if source is None:
+        return flat
+    at = _element_at(source)
+    if (at < 0).any():
+        raise _not_held("the whole storage's positions", source)
+    return flat[at]
+
+
 def _check_layout(size, stride, offset, itemsize, storage_numel):
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
@@ -93,15 +145,15 @@ def _check_layout(size, stride, offset, itemsize, storage_numel):
                            f"size {storage_numel * itemsize}")
 
 
-def _gather_fwd(x, *, size, stride, offset):
-    return x.reshape(-1)[jnp.asarray(positions(size, stride, offset))]
+def _gather_fwd(x, *, size, stride, offset, source=None):
+    return x.reshape(-1)[jnp.asarray(_storage_positions(size, stride, offset, source))]
 
 
 _AS_STRIDED = defop("as_strided", _gather_fwd, view=True, linear=True, grad_name="AsStridedBackward0")
 
 
 @_ip.layout_rule("as_strided")
-def _as_strided_layout(layout, *, size, stride, offset):
+def _as_strided_layout(layout, *, size, stride, offset, source=None):
     return size, stride, offset
 
 
@@ -112,8 +164,10 @@ def as_strided(input, size, stride, storage_offset=None):
     size, stride = _ints("as_strided", size, stride, 2, storage_offset)
     offset = _ip.layout(input)[2] if storage_offset is None else int(storage_offset)
     store, _ = _storage(input)
-    _check_layout(size, stride, offset, input.itemsize, math.prod(store._v.shape))
-    return apply(_AS_STRIDED, (store,), size=size, stride=stride, offset=offset)
+    numel, source = _storage_geometry(store)
+    _check_layout(size, stride, offset, input.itemsize, numel)
+    _check_owned(size, stride, offset, source)
+    return apply(_AS_STRIDED, (store,), size=size, stride=stride, offset=offset, source=source)
 
 
 @parser_worded
@@ -122,16 +176,16 @@ def as_strided_(input, size, stride, storage_offset=None):
     return _ip.inplace_view(input, as_strided.__wrapped__(input, size, stride, storage_offset))
 
 
-def _scatter_fwd(x, src, *, size, stride, offset, pick):
-    flat = set_at(x.reshape(-1), jnp.asarray(positions(size, stride, offset)).reshape(-1),
+def _scatter_fwd(x, src, *, size, stride, offset, pick, source=None):
+    flat = set_at(x.reshape(-1), jnp.asarray(_storage_positions(size, stride, offset, source)).reshape(-1),
                   src.astype(x.dtype).reshape(-1))
     return flat.reshape(x.shape) if pick is None else flat[jnp.asarray(np.asarray(pick))]
 
 
-def _scatter_vjp(g, x, src, *, out, size, stride, offset, pick):
+def _scatter_vjp(g, x, src, *, out, size, stride, offset, pick, source=None):
     """PyTorch's ``as_strided_scatter_backward``: ``src`` gets the gradient of the positions it was written to and,
     as PyTorch computes it, so does ``input`` (the same slice, zeros elsewhere — not the complement)."""
-    pos = jnp.asarray(positions(size, stride, offset)).reshape(-1)
+    pos = jnp.asarray(_storage_positions(size, stride, offset, source)).reshape(-1)
     flat = jnp.zeros(x.size, g.dtype)
     if pick is None:
         full = g.reshape(-1)
@@ -152,13 +206,17 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     size, stride = _ints("as_strided_scatter", size, stride, 3, storage_offset)
     offset = _ip.layout(input)[2] if storage_offset is None else int(storage_offset)
     store, pick = _storage(input)
-    _check_layout(size, stride, offset, input.itemsize, math.prod(store._v.shape))
+    numel, source = _storage_geometry(store)
+    _check_layout(size, stride, offset, input.itemsize, numel)
     if tuple(src.shape) != size:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {list(size)}")
+    _check_owned(size, stride, offset, source)
     if pick is not None:
         pick = _nested(pick)
-    return apply(_AS_STRIDED_SCATTER, (store, src), size=size, stride=stride, offset=offset, pick=pick)
+    out = apply(_AS_STRIDED_SCATTER, (store, src), size=size, stride=stride, offset=offset, pick=pick,
+                source=source)
+    return _preserved_strides(out, input)
 
 
 def _nested(a):

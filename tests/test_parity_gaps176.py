@@ -4,10 +4,17 @@
    each element as a Python int), NaN/inf/out-of-range floats converted to the unsigned types (x86's C casts), a
    Python int in [2^63, 2^64) in arithmetic (a uint64 number, wrapping into the result type), pow's exponent checks,
    and histc's kernel order on unsigned and bool tensors.
+2. ``mean``/``sum``/``prod`` argument forms: an explicit ``dim=None``/``axis=None`` is the dim overload (its
+   node, MeanBackward1, its out= checks), both NumPy and PyTorch spellings at once and a method's ``out=`` are the
+   parser's TypeErrors.
 """
+import contextlib
+
+import numpy as np
 import pytest
 
-from oracle import needs_torch, same, same_error
+import torchish
+from oracle import needs_torch, same, same_error, torch
 
 pytestmark = needs_torch
 
@@ -31,7 +38,6 @@ def test_uint64_tensor_of_ints(data):
 
 @pytest.mark.parametrize("leaf", ["tensor", "numpy"])
 def test_uint64_tensor_of_tensor_or_numpy_scalar_raises(leaf):
-    import numpy as np
     same_error(lambda t: t.tensor([t.tensor(2) if leaf == "tensor" else np.int64(2)], dtype=t.uint64))
 
 
@@ -57,7 +63,6 @@ def test_nonfinite_and_out_of_range_floats_to_unsigned(dt, src):
 
 
 def test_numpy_floats_into_unsigned_tensor():
-    import numpy as np
     values = np.array(CAST_VALUES)
     same(lambda t: [t.tensor(values, dtype=t.uint16), t.tensor(values, dtype=t.uint32),
                     t.tensor(values, dtype=t.uint64)])
@@ -105,3 +110,49 @@ def test_histc_non_float_errors(dt, kw, data):
 ], ids=["uint8_zeros", "uint8_empty", "uint8_negative_min", "int8_max", "int8_widened", "int8_given", "uint8_half"])
 def test_histc_integer_bin_edges_must_fit(dt, data, kw):
     same_error(lambda t: t.histc(t.tensor(data, dtype=getattr(t, dt)), **kw))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. mean (and sum/prod) argument forms
+
+MEAN_CALLS = {
+    "axis_none_out_none": lambda t, x: t.mean(x, axis=None, out=None),
+    "axis_none": lambda t, x: t.mean(x, axis=None), "method_axis_none": lambda t, x: x.mean(axis=None),
+    "dim_none": lambda t, x: t.mean(x, dim=None), "positional_none": lambda t, x: t.mean(x, None),
+    "dim_none_out": lambda t, x: t.mean(x, dim=None, out=t.zeros(())),
+    "axis_none_keepdims": lambda t, x: t.mean(x, axis=None, keepdims=True),
+    "method_dim_none_keepdim": lambda t, x: x.mean(dim=None, keepdim=True),
+    "no_dim": lambda t, x: t.mean(x), "out_only": lambda t, x: t.mean(x, out=t.zeros(())),
+    "sum_dim_none_out": lambda t, x: t.sum(x, dim=None, out=t.zeros(())),
+    "sum_axis_none": lambda t, x: t.sum(x, axis=None), "sum_no_dim": lambda t, x: t.sum(x),
+    "method_sum_none": lambda t, x: x.sum(None),
+}
+
+
+@pytest.mark.parametrize("name", MEAN_CALLS)
+def test_mean_dim_none_forms_values_and_node(name):
+    """Values, dtype, shape and the node's name (an out= call runs without grad: out= refuses a graph)."""
+    data = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    got = []
+    for t in (torch, torchish):
+        x = t.tensor(data, requires_grad=True)
+        with t.no_grad() if "out" in name and "out_none" not in name else contextlib.nullcontext():
+            y = MEAN_CALLS[name](t, x)
+        got.append((y.detach().numpy().tolist(), str(y.dtype), tuple(y.shape),
+                    None if y.grad_fn is None else y.grad_fn.name()))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("case", [
+    lambda t, x: x.mean(out=t.zeros(())), lambda t, x: x.sum(out=t.zeros(())), lambda t, x: x.prod(out=t.zeros(())),
+    lambda t, x: x.std(out=t.zeros(())), lambda t, x: t.mean(x, dim=0, axis=0), lambda t, x: x.mean(dim=0, axis=1),
+    lambda t, x: t.sum(x, dim=0, axis=0), lambda t, x: t.std(x, dim=0, axis=0), lambda t, x: x.var(dim=0, axis=1),
+    lambda t, x: t.mean(x, 0, keepdim=True, keepdims=True), lambda t, x: t.prod(x, out=t.zeros(())),
+    lambda t, x: t.sum(x, out=t.zeros(())), lambda t, x: t.mean(x, out=t.zeros((), dtype=t.int64)),
+    lambda t, x: t.mean(x, dim=None, out=t.zeros((), dtype=t.int64)),
+    lambda t, x: t.mean(x, axis=None, out=t.zeros((), dtype=t.int64)),
+], ids=["method_mean_out", "method_sum_out", "method_prod_out", "method_std_out", "mean_dim_axis",
+        "method_mean_dim_axis", "sum_dim_axis", "std_dim_axis", "method_var_dim_axis", "keepdim_keepdims",
+        "prod_out_no_dim", "sum_out_no_dim", "mean_dtype_out", "mean_dim_none_int_out", "mean_axis_none_int_out"])
+def test_reduction_argument_errors(case):
+    same_error(lambda t: case(t, t.ones(2, 3)))

@@ -28,8 +28,9 @@ def _method_form(name, fn, shared, takes_out):
     TypeErrors are worded for the method (see :func:`_method_message`)."""
     @functools.wraps(fn)
     def method(*args, **kwargs):
-        if takes_out and "out" in kwargs:
-            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+        if takes_out and "out" in kwargs:  # (in the parser's words where it lists the method's overloads)
+            raise TypeError(parser_errors.message(name, args[1:], kwargs, method=True) or
+                            f"{name}() got an unexpected keyword argument 'out'")
         if not shared:
             return fn(*args, **kwargs)
         try:

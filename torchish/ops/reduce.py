@@ -60,9 +60,11 @@ def numpy_kwargs(fn=None, *, keepdim_needs_dim=False):
     @functools.wraps(fn)
     def f(*args, **kw):
         if kw:
-            if "axis" in kw:
+            # (both spellings: passed on as given, so that ``fn`` refuses the NumPy one and the TypeError is worded
+            # as PyTorch's parser words it, below or in a method's wrapper)
+            if "axis" in kw and "dim" not in kw:
                 kw["dim"] = kw.pop("axis")
-            if "keepdims" in kw:
+            if "keepdims" in kw and "keepdim" not in kw:
                 kw["keepdim"] = kw.pop("keepdims")
             if keepdim_needs_dim and "keepdim" in kw and len(args) < 2 and "dim" not in kw:
                 raise TypeError(parser_errors.message(f.__name__, args, kw))
@@ -198,19 +200,22 @@ _NANSUM = defop("nansum", lambda x, *, axis, keepdims, dtype: _sum_fwd(jnp.where
                 vjp=_nansum_vjp, grad_name="NansumBackward0")
 
 
+# sum/mean/prod called without a dim: PyTorch's overload without one (SumBackward0, MeanBackward0; sum and prod take
+# no out= there); an explicit dim=None is the dim overload's (SumBackward1, MeanBackward1), or prod's TypeError
+_NO_DIM = object()
+
+
 @numpy_kwargs(keepdim_needs_dim=True)
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "sum")
     need_bool("sum", keepdim)
-    if out is not None and dim is None:
-        raise TypeError("sum() received an invalid combination of arguments - got (Tensor, out=Tensor), but expected "
-                        "(Tensor input, *, torch.dtype dtype = None) or (Tensor input, tuple of ints dim, bool "
-                        "keepdim = False, *, torch.dtype dtype = None, Tensor out = None)")
+    if out is not None and dim is _NO_DIM:
+        raise TypeError(parser_errors.message("sum", (input,), {"out": out}))
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("sum", (input,))
     dt = _acc_dtype(input, dtype, out, "sum")
-    ax = dims(dim, input.ndim)
-    op = _SUM if ax is not None else _SUM_ALL if dim is None else _SUM_ALL_DIMS
+    ax = dims(None if dim is _NO_DIM else dim, input.ndim)
+    op = _SUM if ax is not None else _SUM_ALL if dim is _NO_DIM else _SUM_ALL_DIMS
     return reduction_out(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "sum")
 
 
@@ -250,10 +255,10 @@ _MEAN_ALL_DIMS = overload(_MEAN_ALL, "MeanBackward1")  # (as _SUM_ALL_DIMS)
 
 
 @numpy_kwargs(keepdim_needs_dim=True)
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):
     require_tensor(input, "mean")
     need_bool("mean", keepdim)
-    if isinstance(out, Tensor) and dim is None and not _dtype.can_cast(input.dtype, out.dtype):  # mean.dtype_out
+    if isinstance(out, Tensor) and dim is _NO_DIM and not _dtype.can_cast(input.dtype, out.dtype):  # mean.dtype_out
         raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(out.dtype)}")
     if dtype is not None:
@@ -271,8 +276,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
             raise RuntimeError(f"result type {_dtype.scalar_type_name(_dtype.get_default_dtype())} can't be cast to "
                                f"the desired output type {_dtype.scalar_type_name(out.dtype)}")
         dt = out.dtype
-    ax = dims(dim, input.ndim)
-    op = _MEAN if ax is not None else _MEAN_ALL if dim is None else _MEAN_ALL_DIMS
+    ax = dims(None if dim is _NO_DIM else dim, input.ndim)
+    op = _MEAN if ax is not None else _MEAN_ALL if dim is _NO_DIM else _MEAN_ALL_DIMS
     return out_structured(apply(op, (input,), axis=ax, keepdims=bool(keepdim), dtype=dt.np), out, "mean")
 
 
@@ -410,7 +415,6 @@ _PROD = defop("prod", _prod_fwd, vjp=_prod_vjp, grad_name="ProdBackward1")
 _PROD_ALL = defop("prod_all", _prod_fwd, vjp=_prod_vjp, grad_name="ProdBackward0")
 
 
-_NO_DIM = object()  # prod() without dim: the product of everything; an explicit dim=None is PyTorch's TypeError
 
 
 @numpy_kwargs(keepdim_needs_dim=True)
@@ -421,6 +425,8 @@ def prod(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
                         f"{type(dim).__name__}), but expected one of: (Tensor input, *, torch.dtype dtype = None) or "
                         "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)")
+    if out is not None and dim is _NO_DIM:
+        raise TypeError(parser_errors.message("prod", (input,), {"out": out}))
     if _registry.autocast_hook is not None and dtype is None and out is None:  # the result dtype follows the cast
         input, = _registry.autocast_hook("prod", (input,))
     dt = _acc_dtype(input, dtype, out, "prod")

@@ -7,6 +7,9 @@
 2. ``mean``/``sum``/``prod`` argument forms: an explicit ``dim=None``/``axis=None`` is the dim overload (its
    node, MeanBackward1, its out= checks), both NumPy and PyTorch spellings at once and a method's ``out=`` are the
    parser's TypeErrors.
+3. ``torch.vander`` builds ATen's graph (CopySlices over CumprodBackward0 of a slice of the first CopySlices,
+   flipped); PyTorch's own backward through it raises (cumprod's saved columns were overwritten), and so does
+   torchish's.
 """
 import contextlib
 
@@ -14,7 +17,7 @@ import numpy as np
 import pytest
 
 import torchish
-from oracle import needs_torch, same, same_error, torch
+from oracle import graph_walk, needs_torch, same, same_error, torch
 
 pytestmark = needs_torch
 
@@ -156,3 +159,31 @@ def test_mean_dim_none_forms_values_and_node(name):
         "prod_out_no_dim", "sum_out_no_dim", "mean_dtype_out", "mean_dim_none_int_out", "mean_axis_none_int_out"])
 def test_reduction_argument_errors(case):
     same_error(lambda t: case(t, t.ones(2, 3)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. torch.vander's graph
+
+@pytest.mark.parametrize("N, increasing, dt", [(None, False, "float64"), (3, True, "complex64"), (1, False, "float64"),
+                                               (0, True, "float32")])
+def test_vander_graph_values_and_backward(N, increasing, dt):
+    got = []
+    for t in (torch, torchish):
+        x = t.tensor([1.5, -2.0, 0.5], dtype=getattr(t, dt), requires_grad=True)
+        y = t.vander(x, N, increasing) if N is not None else t.vander(x, increasing=increasing)
+        walk = graph_walk(y.grad_fn) if y.grad_fn is not None else None
+        err = None
+        if y.requires_grad:
+            with pytest.raises(RuntimeError) as e:
+                y.backward(t.ones_like(y))
+            # (the stale tensor as PyTorch shows it; a complex one it names by its legacy type string,
+            # "CPUComplexFloatType", which torchish's check does not: compared up to the tensor for those)
+            err = str(e.value).split("[")[0 if dt.startswith("complex") else 1].split("]")[0]
+        got.append((walk, y.requires_grad, str(y.dtype), tuple(y.shape), y.detach().numpy().tolist(), err))
+    assert got[0] == got[1]
+
+
+def test_vander_dtypes():
+    """Integer and bool inputs give int64 (their type promoted with Long)."""
+    same(lambda t: [t.vander(t.tensor([1, 0, 2, 3]).to(getattr(t, dt)), N, inc)
+                    for dt, N, inc in (("uint8", None, False), ("bool", None, True), ("int64", None, False))])

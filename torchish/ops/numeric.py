@@ -11,7 +11,6 @@ from .. import _dtype
 from .casting import ACC
 from .._tensor import Tensor, wrap_dim
 from .elementwise import require_int, require_number, require_tensor, structured_out
-from .join import cat
 from .reduce import _return_type
 from .stats import _norm_grad, _vector_norm_fwd
 from .registry import Family as _Family, apply, defop
@@ -114,20 +113,34 @@ def corrcoef(input):
 
 
 def vander(x, N=None, increasing=False):
-    """Columns ``x ** (N-1), ..., x ** 0`` (reversed with ``increasing=True``); integers stay int64."""
+    """Columns ``x ** (N-1), ..., x ** 0`` (reversed with ``increasing=True``); integers become int64.
+
+    Built as ATen builds it, so that its autograd graph is PyTorch's: an empty result whose first column is filled
+    with ones, ``x`` copied into the other columns, then their cumprod copied over them (two CopySlices, the second
+    over CumprodBackward0 of a SliceBackward0 of the first), flipped unless ``increasing``. As in PyTorch, N <= 1
+    gives a result without history, and backward through N >= 2 raises: cumprod saved the columns the last copy
+    overwrote.
+
+    Example:
+        >>> torchish.vander(torchish.tensor([1, 2, 3]), N=3)
+        tensor([[1, 1, 1],
+                [4, 2, 1],
+                [9, 3, 1]])
+    """
     require_tensor(x, "vander", arg="x")
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else int(N)
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    dt = x.dtype if (x.is_floating_point() or x.is_complex()) else _dtype.int64
-    base = x.to(dt).unsqueeze(1)
-    if n == 0:
-        return base[:, :0]
-    ones = base * 0 + 1  # x^0 = 1, then x, x*x, ... as cumulative products (PyTorch's order of rounding)
-    cols = ones if n == 1 else cat([ones, base.expand(x.shape[0], n - 1).cumprod(1)], 1)
-    return cols if increasing else cols.flip(1)
+    from .filled import empty
+    result = empty((x.shape[0], n), dtype=_dtype.promote_types(x.dtype, _dtype.int64), device=x.device)
+    if n > 0:
+        result.select(1, 0).fill_(1)
+        if n > 1:
+            result[:, 1:].copy_(x.unsqueeze(1))
+            result[:, 1:].copy_(result[:, 1:].cumprod(1))
+    return result if increasing else result.flip(1)
 
 
 def combinations(input, r=2, with_replacement=False):

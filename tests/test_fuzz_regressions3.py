@@ -216,3 +216,28 @@ def test_storage_reads_follow_a_tensors_strides_not_its_element_order(case):
     # took a tensor that is no view for a storage in element order, wrong too for a permuted clone or result
     # (x.t().clone(), x.t() * 2) in as_strided, as_strided_scatter, resize_ and the storage's bytes
     agree(lambda T: _storage_read(T, case))
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["cat_twice", "cat_with_product", "stack", "split_empty_dim", "index_empty",
+                                  "fuzz_program"])
+def test_create_graph_gradients_of_empty_tensors_require_grad_as_pytorchs(case):
+    # (autograd fuzzer seed 9100224) autograd.grad(create_graph=True) through cat([a, a]) of a (0, 3) leaf gave a
+    # gradient that required grad (AddBackward0): the trace that finds what a backward depends on failed at the
+    # empty tensors' stand-in sizes and kept every edge; a linear op's backward reads the gradients only
+    def fn(T):
+        a = T.zeros(0, 3, dtype=T.float64, requires_grad=True)
+        b = T.ones(0, 3, dtype=T.float64, requires_grad=True)
+        c = T.zeros(3, 0, dtype=T.float64, requires_grad=True)
+        loss, ins = {"cat_twice": lambda: (T.cat([a, a]).sum(), [a]),
+                     "cat_with_product": lambda: (T.cat([a, a * b]).sum(), [a, b]),
+                     "stack": lambda: (T.stack([a, b]).sum(), [a, b]),
+                     "split_empty_dim": lambda: (sum(p.sum() for p in c.split(1, 1)), [c]),
+                     "index_empty": lambda: ((a[:, [0, 2]] ** 2).sum(), [a]),
+                     "fuzz_program": lambda: ((T.sub(T.cat([a, a]), T.cat([a, a]), alpha=2) * 0.5).sum(), [a])}[case]()
+        gs = T.autograd.grad(loss, ins, create_graph=True, allow_unused=True)
+        second = [(g * g).sum() for g in gs if g.requires_grad]
+        if second:
+            sum(second).backward()
+        return [[g.detach(), g.requires_grad] for g in gs] + [[t.grad for t in (a, b, c)]]
+    agree(fn)

@@ -499,6 +499,7 @@ class _Bound:
 
 _BACKWARD_OPS: dict = {}
 _GRADS_AT: dict = {}  # backward op -> the position of its first incoming-gradient argument
+_BACKWARD_OF: dict = {}  # backward op -> (its forward op, its mask of differentiated inputs)
 
 # The grad_fn PyTorch gives a gradient computed with create_graph=True, where it is not ``<Op>BackwardBackward0``:
 # the last operation of the op's derivative formula (``sin``: ``grad * cos(self)``), or the backward function of
@@ -605,11 +606,27 @@ def _analysis(op, args):
         try:
             got = _analyse(op, args)
         except Exception:  # noqa: BLE001 - analysis is an optimisation of requires_grad; keep every edge
-            got = ((True,) * len(args), None)
-            if any(isinstance(a, Tensor) and 0 in a.shape for a in args):
-                return got  # (the stand-ins may not fit the op's static shapes: analyse a later call)
+            got = _linear_backward(op, args)
+            if got is None:
+                got = ((True,) * len(args), None)
+                if any(isinstance(a, Tensor) and 0 in a.shape for a in args):
+                    return got  # (the stand-ins may not fit the op's static shapes: analyse a later call)
         _USED[key] = _USED[op] = got  # (by op alone: the latest, for live_inputs)
     return got
+
+
+def _linear_backward(op, args):
+    """``(used, deps)`` of the backward of a linear op (``OpDef.linear``: its VJP needs no saved values), known
+    without a trace: it reads the incoming gradients only, and each input's gradient may depend on all of them.
+    For when the trace fails: an empty input's stand-in does not fit the op (``cat`` of two (0, 3) tensors: inputs
+    (1, 3), gradient (1, 3), not (2, 3); ``split`` of a (3, 0) one, whose static sizes hold the 0), and keeping
+    every edge made the gradients of a ``create_graph`` backward require grad (autograd fuzzer seed 9100224)."""
+    of = _BACKWARD_OF.get(op)
+    if of is None or not of[0].linear:
+        return None
+    first = _GRADS_AT[op]
+    grads = frozenset(i for i in range(first, len(args)) if isinstance(args[i], Tensor))
+    return tuple(i in grads for i in range(len(args))), (grads,) * sum(map(bool, of[1]))
 
 
 def detach_independent(op, args, outs):
@@ -658,5 +675,6 @@ def backward_op(op, static, cdt, mask, n_out):
         name = _BACKWARD_GRAD_NAMES.get(op.name) or op.grad_name.replace("Backward0", "BackwardBackward0")
         bop = _registry.OpDef(op.name + "_backward", fwd, grad_name=name)
         _GRADS_AT[bop] = n_in + n_out if has_outs else n_in
+        _BACKWARD_OF[bop] = (op, mask)
         _BACKWARD_OPS[key] = bop
     return bop

@@ -10,6 +10,9 @@
 3. ``torch.vander`` builds ATen's graph (CopySlices over CumprodBackward0 of a slice of the first CopySlices,
    flipped); PyTorch's own backward through it raises (cumprod's saved columns were overwritten), and so does
    torchish's.
+4. ``F.scaled_dot_product_attention``'s CPU math path with dropout and with grouped-query heads records ATen's
+   graph op by op (dropout: MulBackward0 with the scaled noise; GQA: repeat_interleave's View/Clone/Expand/Unsqueeze
+   over key and value), and ``repeat_interleave`` with a number of repeats builds ATen's composite graph.
 """
 import contextlib
 
@@ -187,3 +190,72 @@ def test_vander_dtypes():
     """Integer and bool inputs give int64 (their type promoted with Long)."""
     same(lambda t: [t.vander(t.tensor([1, 0, 2, 3]).to(getattr(t, dt)), N, inc)
                     for dt, N, inc in (("uint8", None, False), ("bool", None, True), ("int64", None, False))])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 4. sdpa's math path: dropout and grouped-query heads
+
+_RNG = np.random.default_rng(0)
+Q = _RNG.standard_normal((1, 4, 3, 2)).astype(np.float32)
+KV = _RNG.standard_normal((2, 1, 2, 5, 2)).astype(np.float32)  # key, value: 2 heads for query's 4
+
+
+def _sdpa_both(make):
+    """``make(lib)`` -> (output, inputs that require grad), run seeded in both libraries: the graph to depth 12,
+    values, dtype and each input's gradient."""
+    got = []
+    for t in (torch, torchish):
+        t.manual_seed(0)
+        y, inputs = make(t)
+        y.backward(t.ones_like(y))
+        got.append((graph_walk(y.grad_fn, depth=12), str(y.dtype), y.detach().numpy(),
+                    [x.grad.numpy() for x in inputs]))
+    (walk, dt, y, grads), (walk2, dt2, y2, grads2) = got
+    assert walk == walk2 and dt == dt2
+    np.testing.assert_allclose(y2, y, rtol=1e-5, atol=1e-6)
+    for g, g2 in zip(grads, grads2):
+        np.testing.assert_allclose(g2, g, rtol=1e-5, atol=1e-6)
+
+
+def _qkv(t, heads=4, three_d=False):
+    k, v = (np.concatenate([a, a], 1) if heads == 4 else a for a in KV)
+    q, k, v = (t.tensor(a[0] if three_d else a, requires_grad=True) for a in (Q, k, v))
+    return q, k, v
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0])
+def test_sdpa_math_dropout_graph_values_grads(p):
+    def make(t):
+        q, k, v = _qkv(t)
+        return t.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=p), (q, k, v)
+    _sdpa_both(make)
+
+
+@pytest.mark.parametrize("case", ["mask_requires_grad", "three_d", "dropout"])
+def test_sdpa_math_grouped_query_graph_values_grads(case):
+    def make(t):
+        q, k, v = _qkv(t, heads=2, three_d=case == "three_d")
+        mask = t.zeros(3, 5, requires_grad=True) if case == "mask_requires_grad" else None
+        y = t.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True,
+                                                         dropout_p=0.3 if case == "dropout" else 0.0)
+        return y, (q, k, v) + ((mask,) if mask is not None else ())
+    _sdpa_both(make)
+
+
+@pytest.mark.parametrize("case", [
+    lambda t, x: x.repeat_interleave(2), lambda t, x: x.repeat_interleave(0, 1), lambda t, x: x.t().repeat_interleave(2, 1),
+    lambda t, x: (x * 1).repeat_interleave(3, -1, output_size=9), lambda t, x: x[0, 0].repeat_interleave(2),
+    lambda t, x: x.repeat_interleave(t.tensor([1, 2]), 0),
+], ids=["flat", "zero", "transposed", "output_size", "zero_dim", "tensor_repeats"])
+def test_repeat_interleave_graph(case):
+    got = []
+    for t in (torch, torchish):
+        x = t.tensor([[1.0, 2, 3], [4, 5, 6]], requires_grad=True)
+        y = case(t, x)
+        y.backward(t.arange(y.numel(), dtype=y.dtype).reshape(y.shape))
+        got.append((graph_walk(y.grad_fn), y.tolist(), x.grad.tolist(), y.is_contiguous()))
+    assert got[0] == got[1]
+
+
+def test_repeat_interleave_output_size_error():
+    same_error(lambda t: t.ones(2, 3).repeat_interleave(2, 1, output_size=5))

@@ -204,11 +204,9 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
-_REPEAT_INTERLEAVE = defop("repeat_interleave", lambda x, *, repeats, axis, total:
-                           jnp.repeat(x, np.asarray(repeats) if isinstance(repeats, tuple) else repeats, axis=axis,
-                                      total_repeat_length=total), grad_name="ViewBackward0", linear=True)
-_REPEAT_INTERLEAVE_T = defop("repeat_interleave_t", _REPEAT_INTERLEAVE.fwd, grad_name="IndexSelectBackward0",
-                             linear=True)
+_REPEAT_INTERLEAVE_T = defop("repeat_interleave_t", lambda x, *, repeats, axis, total:
+                             jnp.repeat(x, np.asarray(repeats), axis=axis, total_repeat_length=total),
+                             grad_name="IndexSelectBackward0", linear=True)
 
 
 @parser_worded
@@ -252,7 +250,16 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         r = int(repeats)
         if r < 0:
             raise RuntimeError("Repeats must be non-negative")
-        op, total = _REPEAT_INTERLEAVE, r * n
+        if output_size is not None and output_size != r * n:
+            raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {r * n} but got {output_size}")
+        # ATen's composite for a number of repeats: each slice along d copied r times as an expanded new dim, cloned
+        # (always, even when that is contiguous already) and merged into d (graph: ViewBackward0 -> CloneBackward0
+        # -> ExpandBackward0 -> UnsqueezeBackward0)
+        from .._aliases import contiguous_format
+        from .copying import clone
+        x = unsqueeze(x, d + 1)
+        x = clone(expand(x, x.shape[:d + 1] + (r,) + x.shape[d + 2:]), memory_format=contiguous_format)
+        return x.flatten(d, d + 1)
     if output_size is not None and output_size != total:
         raise RuntimeError("allocated size does not match required size")
     return apply(op, (x,), repeats=r, axis=d, total=total)

@@ -313,8 +313,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     sc = float(scale) if scale is not None else 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
     ev = value.shape[-1]
     copied = rep > 1 or value.ndim > 2 and copied_by_reshape(value, batch + (S, ev), (math.prod(batch), S, ev))
-    if math_applies(query, key, value, attn_mask, dropout_p, rep, flash):
-        return sdpa_math(query, key, value, attn_mask, is_causal, scale)
+    if math_applies(query, key, value, attn_mask, flash):
+        return sdpa_math(query, key, value, attn_mask, is_causal, scale, rep, drop)
     if fused:
         op = SDPA_FLASH_REDUCED
         out = apply(_named(op, flash, upcast, batch, L, S, ev), (query, key, value, attn_mask, None), scale=sc,

@@ -12,12 +12,14 @@ import builtins
 import os
 import warnings
 
+import numpy as np
+
 from ._global_flags import warn_once
 from . import _precision
 from ._tensor import Tensor
 
 _SETTINGS = {"threads": None, "interop_threads": None, "deterministic": False, "warn_only": False,
-             "matmul_precision": "highest"}
+             "matmul_precision": "highest", "fill_uninitialized_memory": True}
 
 
 def set_num_threads(n):
@@ -53,6 +55,23 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
         raise TypeError(f"_set_deterministic_algorithms(): argument 'warn_only' must be bool, not "
                         f"{type(warn_only).__name__}")
     _SETTINGS["deterministic"], _SETTINGS["warn_only"] = mode, warn_only and mode
+
+
+def uninitialized_value(dt):
+    """The number a new tensor holds where PyTorch allocates memory without initialising it (``empty``,
+    ``empty_like``, ``new_empty``, ``empty_strided``, ``torch.Tensor(2, 3)``, the elements ``resize_`` adds).
+    JAX has no uninitialised memory, so it is 0 -- except under ``use_deterministic_algorithms(True)`` with
+    ``torch.utils.deterministic.fill_uninitialized_memory`` (on by default), where PyTorch fills such memory with
+    NaN (floating and complex dtypes: a real NaN, imaginary part 0), the dtype's largest value (integers) or True."""
+    if not (_SETTINGS["deterministic"] and _SETTINGS["fill_uninitialized_memory"]):
+        return 0
+    if dt.is_complex:
+        return complex(float("nan"), 0.0)
+    if dt.is_floating_point:
+        return float("nan")
+    if dt.np == np.bool_:
+        return True
+    return int(np.iinfo(dt.np).max)
 
 
 def are_deterministic_algorithms_enabled():

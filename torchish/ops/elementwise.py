@@ -133,8 +133,10 @@ def out_grad_error(name=None):
                         "the arguments requires grad.")
 
 
-def _out(result, out, name=None):
-    """Support PyTorch's ``out=`` keyword: write the result into ``out`` (resizing it as PyTorch does) and return it."""
+def _out(result, out, name=None, warn=True):
+    """Support PyTorch's ``out=`` keyword: write the result into ``out`` (resizing it as PyTorch does) and return it.
+    ``warn``: PyTorch's deprecation warning when ``out`` has elements and another shape (the factories other than
+    ``arange`` resize their ``out`` without it)."""
     if out is None:
         return result
     label = f"{name}(): " if name else ""
@@ -144,7 +146,7 @@ def _out(result, out, name=None):
         raise out_grad_error(name)
     from .inplace import assign
     if tuple(out.shape) != tuple(result.shape):
-        if out.numel():
+        if warn and out.numel():
             warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
                           "which does not match the required output shape "
                           f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch release "
@@ -281,8 +283,27 @@ def factory_out(fn):
         except TypeError as e:
             parser_wording(e, fn.__name__, args, given)
             raise
-        return _out(result, out, fn.__name__)
+        return range_out(result, out, fn.__name__) if fn.__name__ in RANGES else _out(result, out, fn.__name__,
+                                                                                          warn=False)
     return f
+
+
+RANGES = frozenset({"arange", "linspace", "logspace", "range"})
+
+
+def range_out(result, out, name):
+    """``out=`` of PyTorch's range factories: they compare element counts only, so an ``out`` of another shape
+    with as many elements keeps its shape (and strides) and takes the values in order; another count resizes it
+    (``arange`` says so in its own warning). The other factories resize their ``out`` without a warning."""
+    n = result.numel()
+    if out.numel() == n:
+        return _out(result.reshape(tuple(out.shape)), out, name)
+    if name == "arange" and out.numel():
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which "
+                      f"does not match the computed number of elements {n}. Note that this may occur as a result "
+                      f"of rounding error. The out tensor will be resized to a tensor of shape ({n},).", UserWarning,
+                      stacklevel=3)
+    return _out(result, out, name, warn=False)
 
 
 def out_exact(result, out, name, message=None):

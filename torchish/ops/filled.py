@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _device, _dtype, _meta
 from .._layout import check_memory_format
+from .._runtime import uninitialized_value
 from .._tensor import Tensor
 from . import tracing
 from .casting import cast, check_scalar_fits
@@ -70,8 +71,14 @@ def host_filled(shape, value, dt, where):
     return jax.device_put(_host_full(shape, value, dt), where)
 
 
+# the value of ``empty`` and its relatives: 0, or what PyTorch's deterministic mode fills (_runtime.uninitialized_value)
+UNINITIALIZED = object()
+
+
 def _fill(shape, value, dtype, device, requires_grad, name=None):
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
+    if value is UNINITIALIZED:
+        value = uninitialized_value(dt)
     _check_grad_dtype(dt, requires_grad, name)
     if _meta.is_meta_device(device):
         return _finish(_meta.MetaArray(shape, dt.np), requires_grad)
@@ -115,8 +122,9 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_m
 @factory_out
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
-    """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory)."""
-    return _filled("empty", 0, size, kw, dtype, device, requires_grad, memory_format)
+    """Like PyTorch's, but the contents are zeros (JAX has no uninitialised memory; under deterministic algorithms,
+    PyTorch's fill: see ``_runtime.uninitialized_value``)."""
+    return _filled("empty", UNINITIALIZED, size, kw, dtype, device, requires_grad, memory_format)
 
 
 def _full(name, size, fill_value, dtype, device, requires_grad):
@@ -157,7 +165,7 @@ def _like(fill, name):
 
 zeros_like = _like(0, "zeros_like")
 ones_like = _like(1, "ones_like")
-empty_like = _like(0, "empty_like")
+empty_like = _like(UNINITIALIZED, "empty_like")
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
@@ -241,20 +249,20 @@ for _n in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_l
 
 
 def _legacy_new(*args, dtype=None, device=None):
-    """``torch.Tensor(2, 3)`` (a default-float tensor of that shape, zero-filled), ``torch.Tensor(torch.Size)``,
+    """``torch.Tensor(2, 3)`` (a default-float tensor of that shape, filled as ``empty``), ``torch.Tensor(torch.Size)``,
     ``torch.Tensor([1, 2])`` / ``Tensor((1, 2))`` / ``Tensor(ndarray)`` (the data as default float), or
     ``torch.Tensor(t)`` (a new tensor object over ``t``'s data)."""
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
     if not args:
         return zeros(0, dtype=dt, device=device)
     if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):  # (Tensor(np.int64(2)))
-        return zeros(*(int(a) for a in args), dtype=dt, device=device)
+        return empty(*(int(a) for a in args), dtype=dt, device=device)
     if len(args) == 1:
         data = args[0]
         if isinstance(data, Tensor):
             return data.detach()  # a new tensor object over the same data, as torch.Tensor(t)
         if type(data).__name__ == "Size":
-            return zeros(tuple(data), dtype=dt, device=device)
+            return empty(tuple(data), dtype=dt, device=device)
         if _is_sequence(data) or isinstance(data, np.ndarray):
             return tensor(data, dtype=dt, device=device)
         raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
@@ -293,5 +301,5 @@ def _new(self, *args, device=None):
 
 
 METHODS = {"new_zeros": _new_filled("new_zeros", 0), "new_ones": _new_filled("new_ones", 1),
-           "new_empty": _new_filled("new_empty", 0),
+           "new_empty": _new_filled("new_empty", UNINITIALIZED),
            "new_tensor": _new_tensor, "new_full": _new_full, "new": _new}

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .casting import ACC, check_scalar_fits
-from .elementwise import factory_out, require_number
+from .elementwise import factory_out, range_out, require_number
 from .from_data import _check_grad_dtype, _scalar, place
 from .registry import Family as _Family
 
@@ -105,7 +105,7 @@ def arange(first=_UNSET, /, end=_UNSET, step=_UNSET, *, start=_UNSET, dtype=None
     return place(vals, dt, device, requires_grad)
 
 
-def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def range_(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
     """Deprecated ``torch.range``: includes ``end``."""
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
@@ -113,8 +113,11 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if end is None:
         start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype
     dt = _dtype.as_dtype(dtype) if dtype is not None else _dtype.DEFAULTS.float
-    return place(start + step * np.arange(n, dtype=np.float64), dt, device, requires_grad)
+    result = place(start + step * np.arange(n, dtype=np.float64), dt, device, requires_grad)
+    return result if out is None else range_out(result, out, "range")
 
 
 def _linspace_values(start, end, steps, dt):

@@ -24,6 +24,7 @@ import weakref
 import jax.numpy as jnp
 
 from .. import _dtype
+from .._runtime import uninitialized_value
 from .._tensor import Tensor
 from .._tensor_views import _detached, _written_through
 from ..autograd.grad_mode import STATE
@@ -170,7 +171,9 @@ def resize_(self, *sizes, size=None, memory_format=None):
     if need <= have:
         return _ip.inplace_view(self, as_strided(self, size, stride, offset))
     flat = storage_order(store, store._d.reshape(-1))
-    grown = _ip.hidden_storage(Tensor._make(jnp.concatenate([flat, jnp.zeros((need - have,), flat.dtype)])))
+    # (the new elements: uninitialised memory in PyTorch, its deterministic fill under use_deterministic_algorithms)
+    fresh = jnp.full((need - have,), uninitialized_value(self.dtype), flat.dtype)
+    grown = _ip.hidden_storage(Tensor._make(jnp.concatenate([flat, fresh])))
     if store is self and self._views and tuple(strides) == _ip.contiguous_strides(shape):
         _move_views(self, grown, tuple(shape))
     else:

@@ -229,18 +229,18 @@ def _nested(a):
 
 
 def _strided_empty(size, stride, dtype, device, requires_grad):
-    """A new tensor (zeros) with the given strides. Dense strides (a permutation of contiguous ones) are the
-    tensor's own; strides with gaps or overlaps make it a view of a storage of PyTorch's size, hidden (as
+    """A new tensor (filled as ``empty``) with the given strides. Dense strides (a permutation of contiguous ones)
+    are the tensor's own; strides with gaps or overlaps make it a view of a storage of PyTorch's size, hidden (as
     ``resize_`` hides a grown one) so the tensor is no view, and writes alias as PyTorch's do."""
-    from .creation import zeros
+    from .filled import empty
     size, stride = _ints("empty_strided", size, stride, 1)
     _check_layout(size, stride, 0, 1, storage_bytes(size, stride, 1, 0))
     if math.prod(size) == 0 or _ip._dense(size, stride):
-        out = zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
+        out = empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
         if stride != _ip.contiguous_strides(size):
             out._layout = (size, stride, 0)
         return out
-    store = _ip.hidden_storage(zeros(storage_bytes(size, stride, 1, 0), dtype=dtype, device=device))
+    store = _ip.hidden_storage(empty(storage_bytes(size, stride, 1, 0), dtype=dtype, device=device))
     out = apply(_AS_STRIDED, (store,), size=size, stride=stride, offset=0)
     if requires_grad:  # a fresh leaf: the view's storage is private to it
         out = out.detach().requires_grad_(True)
@@ -249,14 +249,14 @@ def _strided_empty(size, stride, dtype, device, requires_grad):
 
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                       pin_memory=False):
-    """A tensor with the given strides, ``self``'s dtype and device unless given (values unspecified: zeros)."""
+    """A tensor with the given strides, ``self``'s dtype and device unless given (values as ``empty``'s)."""
     return _strided_empty(size, stride, dtype if dtype is not None else self.dtype,
                           device if device is not None else self.device, requires_grad)
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
                    pin_memory=False):
-    """``torch.empty_permuted``: an uninitialised (zero) tensor of ``size`` whose memory holds the dims in the
+    """``torch.empty_permuted``: an uninitialised (``empty``) tensor of ``size`` whose memory holds the dims in the
     order ``physical_layout``."""
     size, perm = tuple(int(s) for s in size), tuple(int(p) for p in physical_layout)
     if len(size) != len(perm):

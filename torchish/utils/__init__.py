@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib as _importlib
 
-_SUBMODULES = ("data", "checkpoint", "viz", "tensorboard", "_pytree", "hooks", "dlpack", "benchmark")
+_SUBMODULES = ("data", "checkpoint", "viz", "tensorboard", "_pytree", "hooks", "dlpack", "benchmark", "deterministic")
 
 
 def __getattr__(name):

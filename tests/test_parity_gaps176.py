@@ -13,8 +13,12 @@
 4. ``F.scaled_dot_product_attention``'s CPU math path with dropout and with grouped-query heads records ATen's
    graph op by op (dropout: MulBackward0 with the scaled noise; GQA: repeat_interleave's View/Clone/Expand/Unsqueeze
    over key and value), and ``repeat_interleave`` with a number of repeats builds ATen's composite graph.
+5. ``torch.sparse.check_sparse_tensor_invariants`` (context manager, decorator, enable/disable/is_enabled) and the
+   constructors' ``check_invariants=``: the checks' errors where checking is on, none where it is off (for entries
+   torchish can place), the implicit-off and CSR beta warnings.
 """
 import contextlib
+import warnings
 
 import numpy as np
 import pytest
@@ -22,7 +26,8 @@ import pytest
 import torchish
 from oracle import graph_walk, needs_torch, same, same_error, torch
 
-pytestmark = needs_torch
+pytestmark = [needs_torch, pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta state",
+                                                       "ignore:Sparse invariant checks are implicitly disabled")]
 
 NAN, INF = float("nan"), float("inf")
 B = 2 ** 63 + 5  # a Python int PyTorch reads as a uint64 number
@@ -259,3 +264,127 @@ def test_repeat_interleave_graph(case):
 
 def test_repeat_interleave_output_size_error():
     same_error(lambda t: t.ones(2, 3).repeat_interleave(2, 1, output_size=5))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 5. sparse invariant checks
+
+def _warnings_of(lib, fn):
+    lib.set_warn_always(True)
+    try:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            fn(lib)
+    finally:
+        lib.set_warn_always(False)
+    return [str(w.message).split("  (Triggered internally")[0].split(" (Triggered internally")[0] for w in got]
+
+
+def test_sparse_implicitly_disabled_and_csr_beta_warnings():
+    """(First in this section: once the switch is set in a process, PyTorch no longer warns.)"""
+    make = lambda t: t.sparse_csr_tensor([0, 1, 2], [0, 1], [1.0, 2.0], (2, 2))  # noqa: E731
+    ref = _warnings_of(torch, make)
+    if not any("implicitly disabled" in m for m in ref):
+        pytest.skip("PyTorch's invariant-check switch was set explicitly earlier in this process")
+    assert _warnings_of(torchish, make) == ref
+    quiet = lambda t: t.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (3,), check_invariants=False)  # noqa: E731
+    assert _warnings_of(torchish, quiet) == _warnings_of(torch, quiet) == []
+
+
+@pytest.fixture
+def restore_switch():
+    states = [lib.sparse.check_sparse_tensor_invariants.is_enabled() for lib in (torch, torchish)]
+    yield
+    for lib, state in zip((torch, torchish), states):
+        (lib.sparse.check_sparse_tensor_invariants.enable if state else
+         lib.sparse.check_sparse_tensor_invariants.disable)()
+
+
+def test_check_sparse_tensor_invariants_switch(restore_switch):
+    def states(t):
+        c = t.sparse.check_sparse_tensor_invariants
+        c.disable()
+        seen = [c.is_enabled()]
+        with c():
+            seen.append(c.is_enabled())
+            with c(False):
+                seen.append(c.is_enabled())
+            seen.append(c.is_enabled())
+        seen.append(c.is_enabled())
+        seen.append(c(True)(lambda: c.is_enabled())())
+        c.enable()
+        seen.append(c.is_enabled())
+        seen.append(c(False)(lambda: c.is_enabled())())
+        seen.append(c.is_enabled())
+        return seen
+    assert states(torchish) == states(torch)
+
+
+def test_check_sparse_tensor_invariants_instance_reentered(restore_switch):
+    def reenter(t):
+        cm = t.sparse.check_sparse_tensor_invariants()
+        with cm:
+            with cm:
+                pass
+    same_error(reenter)
+
+
+COO_BAD = {
+    "out_of_range": lambda t, **k: t.sparse_coo_tensor([[0, 5]], [1.0, 2.0], (3,), **k),
+    "negative": lambda t, **k: t.sparse_coo_tensor([[0, -1]], [1.0, 2.0], (3,), **k),
+    "out_of_range_2d": lambda t, **k: t.sparse_coo_tensor([[0, 1], [0, 7]], [1.0, 2.0], (2, 3), **k),
+    "one_dim_indices": lambda t, **k: t.sparse_coo_tensor(t.tensor([0, 1]), [1.0, 2.0], (3,), **k),
+}
+CSR_BAD = {
+    "unsorted": lambda t, **k: t.sparse_csr_tensor([0, 2, 3], [2, 0, 1], [1.0, 2.0, 3.0], (2, 3), **k),
+    "duplicate": lambda t, **k: t.sparse_csr_tensor([0, 2, 3], [1, 1, 1], [1.0, 2.0, 3.0], (2, 3), **k),
+    "last_offset": lambda t, **k: t.sparse_csr_tensor([0, 3, 2], [0, 1, 2], [1.0, 2.0, 3.0], (2, 3), **k),
+    "first_offset": lambda t, **k: t.sparse_csr_tensor([1, 2, 3], [0, 1, 2], [1.0, 2.0, 3.0], (2, 3), **k),
+    "column": lambda t, **k: t.sparse_csr_tensor([0, 2, 3], [0, 4, 1], [1.0, 2.0, 3.0], (2, 3), **k),
+    "offsets_length": lambda t, **k: t.sparse_csr_tensor([0, 2, 3, 3], [0, 1, 1], [1.0, 2.0, 3.0], (2, 3), **k),
+    "mixed_dtypes": lambda t, **k: t.sparse_csr_tensor(t.tensor([0, 2, 3], dtype=t.int32), [0, 1, 1],
+                                                       [1.0, 2.0, 3.0], (2, 3), **k),
+    "float_offsets": lambda t, **k: t.sparse_csr_tensor(t.tensor([0.0, 2, 3]), [0, 1, 1], [1.0, 2.0, 3.0], (2, 3),
+                                                        **k),
+    "int16": lambda t, **k: t.sparse_csr_tensor(t.tensor([0, 2, 3], dtype=t.int16),
+                                                t.tensor([0, 1, 1], dtype=t.int16), [1.0, 2.0, 3.0], (2, 3), **k),
+}
+
+
+@pytest.mark.parametrize("how", ["argument", "context", "decorator", "enable"])
+@pytest.mark.parametrize("name", [*COO_BAD, *CSR_BAD])
+def test_invariant_errors_when_checking(name, how, restore_switch):
+    build = {**COO_BAD, **CSR_BAD}[name]
+
+    def call(t):
+        c = t.sparse.check_sparse_tensor_invariants
+        if how == "argument":
+            c.disable()
+            return build(t, check_invariants=True)
+        if how == "context":
+            with c():
+                return build(t)
+        if how == "decorator":
+            return c()(lambda: build(t))()
+        c.enable()
+        return build(t)
+    same_error(call)
+
+
+@pytest.mark.parametrize("name", ["unsorted", "duplicate", "offsets_length", "mixed_dtypes", "int16"])
+def test_csr_unchecked_entries_build_as_torch(name, restore_switch):
+    def call(t):
+        with t.sparse.check_sparse_tensor_invariants():  # (the argument overrides the switch)
+            a = CSR_BAD[name](t, check_invariants=False)
+        return [a.crow_indices(), a.col_indices(), a.values(), a.to_dense(), str(a.layout)]
+    same(call)
+
+
+@pytest.mark.parametrize("indices", [[[0.0, 1.7]], [[True, False]]], ids=["float", "bool"])
+def test_coo_indices_of_other_dtypes_read_as_int64(indices):
+    same(lambda t: [(a := t.sparse_coo_tensor(t.tensor(indices), [1.0, 2.0], (3,), check_invariants=False))
+                    ._indices(), a.to_dense()])
+
+
+def test_coo_one_dim_indices_unchecked_error():
+    same_error(lambda t: t.sparse_coo_tensor(t.tensor([0, 1]), [1.0, 2.0], (3,), check_invariants=False))

@@ -29,6 +29,9 @@ from ._tensor import Tensor
 from ._tensor_str import _add_suffixes, sparse_parts
 from .ops import copying as _copying, creation as _creation
 from .ops.registry import apply, overload
+from ._global_flags import warn_once
+from ._sparse_invariants import checking
+from .ops.stats import _user_stacklevel
 
 __all__ = ["sparse_csr_tensor"]
 
@@ -121,6 +124,10 @@ def _entry_indices(csr):
 
 
 def _mark(t, csr):
+    # (PyTorch's CSR tensors warn once when the first is made, whichever op makes it)
+    warn_once("Sparse CSR tensor support is in beta state. If you miss a functionality in the sparse tensor support, "
+              "please submit a feature request to https://github.com/pytorch/pytorch/issues.",
+              stacklevel=_user_stacklevel())
     t._csr = csr
     t.__class__ = _SparseCsrTensor
     return t
@@ -149,6 +156,9 @@ def _check_invariants(crow, col, values, size):
         raise RuntimeError(f"crow_indices and col_indices must have the same dtype, bot got "
                            f"{_dtype.scalar_type_name(crow.dtype)} and {_dtype.scalar_type_name(col.dtype)}, "
                            "respectively")
+    if crow.dtype not in (_dtype.int32, _dtype.int64):
+        raise RuntimeError(f"crow_indices and col_indices dtype must be Int or Long, but got "
+                           f"{_dtype.scalar_type_name(crow.dtype)}")
     if crow.shape[0] != size[0] + 1:
         raise RuntimeError(f"crow_indices.shape[-1] must be equal to the number of rows + 1 (={size[0] + 1}), but "
                            f"got {crow.shape[0]}")
@@ -165,7 +175,26 @@ def _check_invariants(crow, col, values, size):
         raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied.")
     if k.size and ((k < 0).any() or (k >= size[1]).any()):
         raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
-    for r in range(len(step)):
+    _check_sorted(c, k)
+
+
+def _check_placeable(crow, col, size):
+    """With checking off PyTorch builds whatever it is given; torchish places the entries in a dense value, and
+    refuses, with the check's message, row offsets or columns that do not place them."""
+    c, k = np.asarray(crow._d).astype(np.int64), np.asarray(col._d).astype(np.int64)
+    if not c.size or c[0] != 0:
+        raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
+    if c[-1] != k.shape[0]:
+        raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
+    step = np.diff(c)
+    if (step < 0).any() or step[size[0]:].any():  # (offsets beyond the last row may only repeat nnz)
+        raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied.")
+    if k.size and ((k < 0).any() or (k >= size[1]).any()):
+        raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
+
+
+def _check_sorted(c, k):
+    for r in range(len(c) - 1):
         if (np.diff(k[c[r]:c[r + 1]]) <= 0).any():
             raise RuntimeError("`col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] for all i = 1, "
                                "..., nrows are sorted and distinct along the last dimension values` is not "
@@ -176,7 +205,9 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
                       requires_grad=False, check_invariants=None):
     """A 2-D CSR tensor: row ``i`` holds ``values[crow_indices[i]:crow_indices[i + 1]]`` at columns
     ``col_indices[crow_indices[i]:crow_indices[i + 1]]`` (PyTorch's ``torch.sparse_csr_tensor``). As PyTorch,
-    the entries are checked only under ``check_invariants=True``."""
+    the entries are checked only under ``check_invariants=True`` (default: the state of
+    ``torch.sparse.check_sparse_tensor_invariants``), except those torchish cannot place (:func:`_check_placeable`)."""
+    check = checking(check_invariants)
     crow, col = _as_tensor(crow_indices), _as_tensor(col_indices)
     values = _as_tensor(values, dtype)
     if dtype is not None and values.dtype != dtype:
@@ -184,18 +215,19 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     if crow.dim() != 1 or col.dim() != 1 or values.dim() != 1:
         raise NotImplementedError("torchish's sparse_csr_tensor holds 2-D matrices of scalars: crow_indices, "
                                   "col_indices and values must be 1-D (batched and hybrid CSR are not supported)")
-    if size is None:
+    if size is None:  # (PyTorch's estimate of the size has no kernel for floating indices; a given size needs none)
+        for t in (crow, col):
+            if t.dtype.is_floating_point or t.dtype.is_complex:
+                raise NotImplementedError(f"\"estimate_sparse_compressed_tensor_size\" not implemented for "
+                                          f"'{_dtype.scalar_type_name(t.dtype)}'")
         ncols = int(col.max()) + 1 if col.shape[0] else 0
         size = (crow.shape[0] - 1, ncols)
     size = tuple(int(s) for s in size)
     if len(size) != 2:
         raise NotImplementedError(f"torchish's sparse_csr_tensor holds 2-D matrices, got size {size}")
-    if check_invariants:
+    if check:
         _check_invariants(crow, col, values, size)
-    for t in (crow, col):
-        if t.dtype.is_floating_point or t.dtype.is_complex:
-            raise NotImplementedError(f"\"estimate_sparse_compressed_tensor_size\" not implemented for "
-                                      f"'{_dtype.scalar_type_name(t.dtype)}'")
+    _check_placeable(crow, col, size)
     return _from_entries(crow, col, values, size, requires_grad)
 
 

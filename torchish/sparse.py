@@ -27,8 +27,8 @@ reaching ``A.unsqueeze(0)``, any gradient reaching ``A.sqrt()``) the backward ra
 
 Differences: the dense value is materialised (memory grows with the full size, not the number of entries); an
 ``einsum`` that multiplies a sparse operand elementwise (``'ij,ij->ij'``) returns a dense tensor with the same values
-(one that sums over a label of two operands raises PyTorch's error); indices are always checked against the size
-(PyTorch checks only under ``check_invariants=True``).
+(one that sums over a label of two operands raises PyTorch's error); an index outside the size is refused even with
+invariant checks off (:mod:`torchish._sparse_invariants`), where PyTorch builds a tensor its later ops cannot use.
 
 Example:
     >>> import torchish as torch
@@ -49,8 +49,9 @@ from ._tensor import Tensor, wrap_dim
 from .ops import copying as _copying, creation as _creation
 from .autograd.grad_mode import is_grad_enabled
 from .ops.registry import NotDifferentiable, apply, defop, overload
+from ._sparse_invariants import check_sparse_tensor_invariants, checking
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "DoubleTensor", "HalfTensor",
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants", "FloatTensor", "DoubleTensor", "HalfTensor",
            "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
 
 
@@ -132,18 +133,26 @@ def _from_entries(indices, values, size, coalesced, *, device=None, requires_gra
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False, requires_grad=False,
                       check_invariants=None, is_coalesced=None):
-    """A sparse COO tensor with entries ``values[k]`` at ``indices[:, k]`` (PyTorch's ``torch.sparse_coo_tensor``)."""
+    """A sparse COO tensor with entries ``values[k]`` at ``indices[:, k]`` (PyTorch's ``torch.sparse_coo_tensor``).
+    Indices of any real dtype are read as int64. ``check_invariants`` (default: the state of
+    :class:`check_sparse_tensor_invariants`) checks the indices against ``size``; torchish, which places each entry
+    in a dense value, refuses an index it cannot place with the same error either way."""
+    check = checking(check_invariants)
     indices = _as_tensor(indices)
     values = _as_tensor(values, dtype)
     if dtype is not None and values.dtype != dtype:
         values = values.to(dtype)
     if indices.dim() != 2:
+        if not check and indices.dim() == 1 and size is not None and \
+                len(size) != indices.shape[0] + max(values.dim() - 1, 0):  # (PyTorch's unchecked path reads it so)
+            raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                               f"sparse_dim = {indices.shape[0]}, dense_dim = {max(values.dim() - 1, 0)}")
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
     if values.dim() == 0:
         values = values.reshape(1)
-    if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == _dtype.bool:
+    if indices.dtype.is_complex:
         raise RuntimeError(f"indices must be an int64 tensor, got {indices.dtype}")
-    indices = indices.long()
+    indices = indices.long()  # (PyTorch converts any real indices: 1.7 -> 1, True -> 1)
     sparse_dim, nnz = indices.shape
     if values.shape[0] != nnz:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {nnz}, nnz from "

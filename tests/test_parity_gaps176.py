@@ -107,12 +107,12 @@ def test_pow_in_range_exponents():
     same(lambda t: [t.tensor([2]) ** (2 ** 63 - 1), t.tensor([True]) ** 300, t.tensor([3], dtype=t.int8) ** 4])
 
 
-@pytest.mark.parametrize("dt", ["uint16", "uint32", "uint64", "bool", "uint8", "int64"])
+@pytest.mark.parametrize("dt", ["uint16", "uint64", "bool", "int64"])
 @pytest.mark.parametrize("kw", [{}, dict(bins=4, min=0, max=3), dict(bins=0), dict(min=3, max=0),
                                 dict(min=NAN, max=1)], ids=["auto", "range", "no_bins", "reversed", "nan"])
-@pytest.mark.parametrize("data", [[1, 2], []], ids=["data", "empty"])
-def test_histc_non_float_errors(dt, kw, data):
-    same_error(lambda t: t.histc(t.tensor(data, dtype=getattr(t, dt)), **kw))
+def test_histc_non_float_errors(dt, kw):
+    for data in ([1, 2], []):
+        same_error(lambda t: t.histc(t.tensor(data, dtype=getattr(t, dt)), **kw))
 
 
 @pytest.mark.parametrize("dt, data, kw", [
@@ -351,8 +351,8 @@ CSR_BAD = {
 }
 
 
-@pytest.mark.parametrize("how", ["argument", "context", "decorator", "enable"])
-@pytest.mark.parametrize("name", [*COO_BAD, *CSR_BAD])
+@pytest.mark.parametrize("name, how", [(n, "argument") for n in [*COO_BAD, *CSR_BAD]] +
+                         [(n, h) for n in ("out_of_range", "unsorted") for h in ("context", "decorator", "enable")])
 def test_invariant_errors_when_checking(name, how, restore_switch):
     build = {**COO_BAD, **CSR_BAD}[name]
 

@@ -3,13 +3,14 @@ from tests/test_fuzz_regressions2.py: each test is the minimised program of one 
 PyTorch (values, dtypes and gradients, or the exception family) — the grad_fn PyTorch rebuilds for a stale view of
 a leaf that is itself a view of a tensor that does not require grad, and setitem with an index that covers the
 whole tensor (``y[:] = v``), which PyTorch writes into the tensor itself; the dtype orthogonal polynomials compute
-in, and diff's shape check of prepend/append for every order."""
+in, diff's shape check of prepend/append for every order, storage reads (as_strided, resize_, storages) through a
+permuted or offset layout, and create_graph gradients of empty tensors."""
 import warnings
 
 import pytest
 
 from fuzz_harness import agree
-from oracle import needs_torch
+from oracle import needs_torch, torchish
 
 warnings.filterwarnings("ignore", category=UserWarning)
 
@@ -216,6 +217,18 @@ def test_storage_reads_follow_a_tensors_strides_not_its_element_order(case):
     # took a tensor that is no view for a storage in element order, wrong too for a permuted clone or result
     # (x.t().clone(), x.t() * 2) in as_strided, as_strided_scatter, resize_ and the storage's bytes
     agree(lambda T: _storage_read(T, case))
+
+
+def test_storage_outside_a_scatter_results_elements_is_refused_not_made_up():
+    # A known gap: PyTorch's *_scatter result keeps a copy of its input's whole storage (storage position 0 here,
+    # below the storage offset 1); torchish holds only the result's elements, so reading there raises (it read
+    # another element before seed 9100203's fix)
+    s = torchish.slice_scatter(torchish.arange(13.0)[1:].view(3, 4), torchish.zeros(3, 1), 1, 0, 1)
+    assert s.untyped_storage().nbytes() == 52
+    with pytest.raises(RuntimeError, match="outside the elements of a tensor with sizes"):
+        s.as_strided((2, 2), (2, 1), 0)
+    with pytest.raises(RuntimeError, match="outside the elements of a tensor with sizes"):
+        s.untyped_storage().tolist()
 
 
 @needs_torch

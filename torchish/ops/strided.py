@@ -105,7 +105,7 @@ def _storage_positions(size, stride, offset, source):
 
 
 def _not_held(what, source):
-    return RuntimeError(f"{what} reach storage positions outside the elements of a tensor with sizes "
+    return RuntimeError(f"{what} storage positions outside the elements of a tensor with sizes "
                         f"{list(source[0])}, strides {list(source[1])} and storage offset {source[2]}: torchish "
                         f"holds only a tensor's own elements, not the rest of the storage PyTorch copied with them "
                         f"(call .contiguous() first)")
@@ -114,7 +114,8 @@ def _not_held(what, source):
 def _check_owned(size, stride, offset, source):
     """PyTorch reads the storage outside a tensor's own elements too; torchish holds only the elements."""
     if source is not None and math.prod(size) and (_storage_positions(size, stride, offset, source) < 0).any():
-        raise _not_held(f"as_strided: sizes {list(size)}, strides {list(stride)} and storage offset {offset}", source)
+        raise _not_held(f"as_strided: sizes {list(size)}, strides {list(stride)} and storage offset {offset} read",
+                        source)
 
 
 def storage_order(store: Tensor, flat):
@@ -124,7 +125,7 @@ def storage_order(store: Tensor, flat):
         return flat
     at = _element_at(source)
     if (at < 0).any():
-        raise _not_held("the whole storage's positions", source)
+        raise _not_held("the storage's elements include", source)
     return flat[at]
 
 

@@ -166,3 +166,30 @@ def test_range_factory_out_keeps_strides():
             b = lib.linspace(0, 1, 4, out=lib.zeros(2, 3)[:, :2])
         return a, a.stride(), b, b.stride()
     same(f)
+
+
+NORMAL_OUT = {
+    "float_float": lambda lib, o: lib.normal(0.0, 1.0, (3,), out=o),
+    "tensor_mean": lambda lib, o: lib.normal(lib.arange(3.0), 2.0, out=o),
+    "tensor_std": lambda lib, o: lib.normal(0.5, lib.ones(3), out=o),
+    "tensors": lambda lib, o: lib.normal(lib.arange(3.0), lib.ones(3), out=o),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("form", sorted(NORMAL_OUT))
+@pytest.mark.parametrize("size", [(2,), (0,), (3,), (2, 3), (1, 3)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_normal_out(form, size, dtype):
+    """``normal(..., out=)`` draws into ``out`` (its dtype; with a Tensor mean and a float std, its shape: the mean
+    must broadcast to it); the other forms resize ``out`` (with the deprecation warning where a Tensor is given)."""
+    def f(lib):
+        lib.manual_seed(0)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                out = NORMAL_OUT[form](lib, lib.zeros(size, dtype=getattr(lib, dtype)))
+            except Exception as e:  # noqa: BLE001 - compared by type and message
+                return type(e).__name__, str(e)
+        return out, len([x for x in w if "resized" in str(x.message)])
+    same(f)

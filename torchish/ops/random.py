@@ -21,7 +21,7 @@ from .out_layout import like_format
 from ..autograd.grad_mode import STATE, no_grad
 from . import tracing
 from .from_data import _check_grad_dtype, _finish
-from .elementwise import (castable_out, factory_out, no_derivative, parser_worded, require_number, require_tensor,
+from .elementwise import (_out, castable_out, factory_out, no_derivative, parser_worded, require_number, require_tensor,
                           structured_out)
 from .inplace import make_inplace
 from .registry import Family as _Family
@@ -246,51 +246,73 @@ def _broadcast(a, b):
         raise broadcast_error(tuple(a), tuple(b)) from None
 
 
-@castable_out
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None,
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     """Normal samples: ``normal(mean_tensor, std)``, ``normal(mean, std_tensor)``, ``normal(mean, std, size)``.
 
-    With tensor arguments the result is ``mean + std * z`` and differentiable in both.
+    With tensor arguments the result is ``mean + std * z`` and differentiable in both. With ``out=`` the samples
+    are drawn in ``out``'s dtype, as PyTorch draws into ``out``; ``normal(mean_tensor, std, out=o)`` keeps ``o``'s
+    shape (PyTorch's ``o.normal_(0, std).add_(mean)``: ``mean`` must broadcast to it).
     """
+    if out is not None and not isinstance(out, Tensor):
+        raise TypeError(f"normal(): argument 'out' must be Tensor, not {type(out).__name__}")
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        from .arith import add, mul
-        for t in (mean, std):
-            if isinstance(t, Tensor):
-                _need_float(t.dtype, "normal_kernel_cpu")
-                if t.is_complex() and t._rg and STATE.grad_enabled:
-                    raise RuntimeError("normal does not support automatic differentiation for outputs with complex "
-                                       "dtype.")
-        if isinstance(std, Tensor):
-            _value_check(std, lambda xp, s: s < 0, "normal expects all elements of std >= 0.0")
-        elif std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
-        shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
-        shp = _broadcast(*shapes) if len(shapes) == 2 else tuple(shapes[0])
-        ref = mean if isinstance(mean, Tensor) else std
-        if _generators.key_source is None and any(getattr(t._d, "batch_dim", None) is not None
-                                                  for t in (mean, std) if isinstance(t, Tensor)):
-            raise RuntimeError(_generators._ERR_BATCHED_STATE)  # (vmap's "same" randomness, as in ops.draw)
-        z = Tensor._make(draw("normal", shp, ref.dtype, (0.0, 1.0), generator, device=ref))
-        with no_grad():  # PyTorch's ``out.normal_(0, 1).mul_(std).add_(mean)`` in the first tensor's dtype
-            out = mul(z, std)
-            out = add(out if out.dtype == ref.dtype else out.to(ref.dtype), mean)
-            out = out if out.dtype == ref.dtype else out.to(ref.dtype)
-        if not (STATE.grad_enabled and any(isinstance(t, Tensor) and t._rg for t in (mean, std))):
-            return out
-        # PyTorch's formula gives mean and std zero gradients (torch.normal is no reparameterised sample)
-        if isinstance(mean, Tensor) and isinstance(std, Tensor):
-            return apply(_NORMAL_TT, (mean, std, out))
-        return apply(_NORMAL_T if isinstance(mean, Tensor) else _NORMAL_FT, (ref, out))
+        return _normal_tensors(mean, std, generator, out)
     if size is None:
         raise TypeError("normal() received an invalid combination of arguments - got (float, float), but expected "
                         "a Tensor mean or std, or a size")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
-    dt = _float_dtype(dtype)
+    dt = _float_dtype(dtype if out is None or dtype is not None else out.dtype)
     _need_float(dt, "normal_kernel_cpu")
     shp = _shape((tuple(size),), "normal")
-    return _place(draw("normal", shp, dt, (float(mean), float(std)), generator, device=device), requires_grad, dt)
+    result = _place(draw("normal", shp, dt, (float(mean), float(std)), generator, device=device), requires_grad, dt)
+    return result if out is None else _out(result, out, "normal", warn=False)  # (resized as a factory's out)
+
+
+def _normal_tensors(mean, std, generator, out):
+    """``normal`` with a Tensor mean and/or std."""
+    from .arith import add, mul
+    for t in (mean, std):
+        if isinstance(t, Tensor):
+            _need_float(t.dtype, "normal_kernel_cpu")
+            if t.is_complex() and t._rg and STATE.grad_enabled:
+                raise RuntimeError("normal does not support automatic differentiation for outputs with complex "
+                                   "dtype.")
+    if isinstance(std, Tensor):
+        _value_check(std, lambda xp, s: s < 0, "normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+    shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
+    shp = _broadcast(*shapes) if len(shapes) == 2 else tuple(shapes[0])
+    ref = mean if isinstance(mean, Tensor) else std
+    if _generators.key_source is None and any(getattr(t._d, "batch_dim", None) is not None
+                                              for t in (mean, std) if isinstance(t, Tensor)):
+        raise RuntimeError(_generators._ERR_BATCHED_STATE)  # (vmap's "same" randomness, as in ops.draw)
+    dt = ref.dtype
+    if out is not None:  # (PyTorch draws into out: its dtype, and for a Tensor mean alone its shape)
+        if not isinstance(std, Tensor) and _broadcast(mean.shape, out.shape) != tuple(out.shape):
+            from .broadcast import broadcast_error  # (checked before out's dtype, as PyTorch does)
+            raise broadcast_error(tuple(mean.shape), tuple(out.shape))
+        _need_float(out.dtype, "normal_kernel_cpu")
+        dt = out.dtype
+        if not isinstance(std, Tensor):
+            z = Tensor._make(draw("normal", tuple(out.shape), dt, (0.0, float(std)), generator, device=ref))
+            with no_grad():
+                return _out(add(z, mean).to(dt), out, "normal")
+    z = Tensor._make(draw("normal", shp, dt, (0.0, 1.0), generator, device=ref))
+    with no_grad():  # PyTorch's ``out.normal_(0, 1).mul_(std).add_(mean)`` in the first tensor's (out's) dtype
+        result = mul(z, std)
+        result = add(result if result.dtype == dt else result.to(dt), mean)
+        result = result if result.dtype == dt else result.to(dt)
+    if out is not None:
+        return _out(result, out, "normal")
+    if not (STATE.grad_enabled and any(isinstance(t, Tensor) and t._rg for t in (mean, std))):
+        return result
+    # PyTorch's formula gives mean and std zero gradients (torch.normal is no reparameterised sample)
+    if isinstance(mean, Tensor) and isinstance(std, Tensor):
+        return apply(_NORMAL_TT, (mean, std, result))
+    return apply(_NORMAL_T if isinstance(mean, Tensor) else _NORMAL_FT, (ref, result))
 
 
 def _check_p_tensor(p):

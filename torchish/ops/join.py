@@ -9,6 +9,7 @@ from .. import _dtype
 from .._global_flags import warn_once
 from .._tensor import Tensor, wrap_dim
 from .._tensor_cpp_str import cpp_str
+from ..autograd.grad_mode import STATE
 from .broadcast import expand
 from .reduce import numpy_kwargs
 from .elementwise import parser_worded, require_int, type_name
@@ -205,7 +206,8 @@ def tile(input, dims):
 
 
 _REPEAT_INTERLEAVE_T = defop("repeat_interleave_t", lambda x, *, repeats, axis, total:
-                             jnp.repeat(x, np.asarray(repeats), axis=axis, total_repeat_length=total),
+                             jnp.repeat(x, np.asarray(repeats) if isinstance(repeats, tuple) else repeats, axis=axis,
+                                        total_repeat_length=total),
                              grad_name="IndexSelectBackward0", linear=True)
 
 
@@ -252,6 +254,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("Repeats must be non-negative")
         if output_size is not None and output_size != r * n:
             raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {r * n} but got {output_size}")
+        if not (STATE.grad_enabled and x._rg):  # nothing records: one kernel (the same values)
+            return apply(_REPEAT_INTERLEAVE_T, (x,), repeats=r, axis=d, total=r * n)
         # ATen's composite for a number of repeats: each slice along d copied r times as an expanded new dim, cloned
         # (always, even when that is contiguous already) and merged into d (graph: ViewBackward0 -> CloneBackward0
         # -> ExpandBackward0 -> UnsqueezeBackward0)

@@ -254,3 +254,29 @@ def test_create_graph_gradients_of_empty_tensors_require_grad_as_pytorchs(case):
             sum(second).backward()
         return [[g.detach(), g.requires_grad] for g in gs] + [[t.grad for t in (a, b, c)]]
     agree(fn)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["select_rows", "select_cols", "slice", "slice_step", "diagonal", "bool"])
+def test_scatter_ops_on_an_input_whose_elements_share_memory(case):
+    # (ops fuzzer seed 9100597) select_scatter of x = base.as_strided((2, 2), (1, 1)): PyTorch's result is a copy of
+    # x's storage with x's layout, so writing row 0 shows in element [1, 0] too; torchish wrote row 0 only. The
+    # gradients stay PyTorch's formulas' (they do not see the sharing)
+    def fn(T):
+        w = T.arange(5.0, dtype=T.float64, requires_grad=True)
+        x = w.as_strided((2, 3), (1, 1), 1)
+        src = {"select_rows": T.tensor([5.0, 6.0, 7.0]), "select_cols": T.tensor([5.0, 6.0]),
+               "slice": T.tensor([[5.0], [6.0]]), "slice_step": T.tensor([[5.0, 7.0], [6.0, 8.0]]),
+               "diagonal": T.tensor([5.0, 6.0]), "bool": None}[case]
+        if case == "bool":
+            x = T.zeros(4, dtype=T.bool).unfold(0, 2, 1)
+            return T.select_scatter(x, T.tensor([False, True]), 0, 0)
+        src = src.to(T.float64).requires_grad_()
+        out = {"select_rows": lambda: T.select_scatter(x, src, 0, 0),
+               "select_cols": lambda: T.select_scatter(x, src, 1, 1),
+               "slice": lambda: T.slice_scatter(x, src, 1, 0, 1),
+               "slice_step": lambda: T.slice_scatter(x, src, 1, 0, 3, 2),
+               "diagonal": lambda: T.diagonal_scatter(x, src)}[case]()
+        out.backward(T.arange(6.0, dtype=T.float64).reshape(2, 3))
+        return [out, out.stride(), out.storage_offset(), out.grad_fn.name(), w.grad, src.grad]
+    agree(fn)

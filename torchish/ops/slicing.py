@@ -389,7 +389,30 @@ def _scatter_region(op, input, src, region, **static):
     if list(src.shape) != list(region):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {list(region)}")
-    return _preserved_strides(apply(op, (input, src), **static), input)
+    return _preserved_strides(_shared_memory(apply(op, (input, src), **static), input, op, region, static), input)
+
+
+def _shared_memory(out, input, op, region, static):
+    """``out`` showing, as PyTorch's, the writes of ``src`` wherever ``input``'s elements share memory with the
+    region written (``input.as_strided((2, 2), (1, 1))``: PyTorch's result is a copy of its storage with that
+    layout, so writing row 0 changes element [1, 0] too; ops fuzzer seed 9100597). Its gradients stay those of
+    PyTorch's formulas, which do not see the sharing (the recorded op's). A stride-0 input has a contiguous copy:
+    nothing to do."""
+    from .strided import positions
+    shape, strides, offset = layout(input)
+    if 0 in shape or overlaps_itself(shape, strides):
+        return out
+    pos = positions(shape, strides, offset).reshape(-1)
+    if len(np.unique(pos)) == len(pos):
+        return out
+    n = pos.size
+    writer = np.asarray(op.fwd(jnp.full(tuple(shape), -1), jnp.arange(int(np.prod(region))).reshape(region),
+                               **static)).reshape(-1)
+    written = np.full(int(pos.max()) + 1, -1)
+    written[pos[writer >= 0]] = np.nonzero(writer >= 0)[0]
+    shows = np.where(written[pos] >= 0, written[pos], np.arange(n))
+    out._d = out._d.reshape(-1)[jnp.asarray(shows)].reshape(out._d.shape)
+    return out
 
 
 def _preserved_strides(out, input):

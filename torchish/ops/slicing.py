@@ -12,7 +12,7 @@ from ..autograd.saved_attrs import show_raw_dims
 from .casting import cast
 from .elementwise import parser_worded, require_int, structured_out, type_name
 from . import dynamic as _dynamic
-from .inplace import contiguous_strides, layout, layout_rule, overlaps_itself
+from .inplace import _dense, contiguous_strides, layout, layout_rule, overlaps_itself
 from .registry import apply, defop
 from .registry import Family as _Family
 
@@ -400,7 +400,7 @@ def _shared_memory(out, input, op, region, static):
     nothing to do."""
     from .strided import positions
     shape, strides, offset = layout(input)
-    if 0 in shape or overlaps_itself(shape, strides):
+    if 0 in shape or overlaps_itself(shape, strides) or _dense(shape, strides):
         return out
     pos = positions(shape, strides, offset).reshape(-1)
     if len(np.unique(pos)) == len(pos):

@@ -280,3 +280,44 @@ def test_scatter_ops_on_an_input_whose_elements_share_memory(case):
         out.backward(T.arange(6.0, dtype=T.float64).reshape(2, 3))
         return [out, out.stride(), out.storage_offset(), out.grad_fn.name(), w.grad, src.grad]
     agree(fn)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["uint8", "int64", "bool", "float32", "complex64"])
+def test_nan_to_num_in_place_on_an_expanded_tensor(dtype):
+    # (math fuzzer seed 9100386) nan_to_num_ of an expanded uint8 tensor: PyTorch's integer path is
+    # self.copy_(self), which checks nothing; torchish raised the internal-overlap error (floats: both raise)
+    agree(lambda T: T.tensor([1], dtype=getattr(T, dtype)).expand(2).nan_to_num_())
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["permuted_batch", "swapped_batch", "sliced_batch", "expanded", "mT", "three_dims",
+                                  "one_by_one", "empty_batch"])
+def test_matrix_exp_views_its_batches_as_one_dim(case):
+    # (math fuzzer seed 9100488) PyTorch's CPU matrix_exp views a (2, 2, 3, 3) input as (-1, 3, 3): batch dims
+    # whose strides do not merge raise view's RuntimeError; torchish computed it
+    def fn(T):
+        x = T.arange(36.0, dtype=T.float64) / 40
+        a = {"permuted_batch": lambda: x.reshape(2, 3, 3, 2).permute(0, 3, 1, 2),
+             "swapped_batch": lambda: T.cat([x, x]).reshape(2, 2, 3, 3).transpose(0, 1),
+             "sliced_batch": lambda: T.cat([x, x]).reshape(4, 2, 3, 3)[::2],
+             "expanded": lambda: x[:18].reshape(1, 2, 3, 3).expand(2, 2, 3, 3),
+             "mT": lambda: x.reshape(2, 2, 3, 3).mT,
+             "three_dims": lambda: x.reshape(3, 3, 4).permute(2, 0, 1),
+             "one_by_one": lambda: x[:4].reshape(2, 1, 1, 2).permute(0, 3, 1, 2),
+             "empty_batch": lambda: x[:0].reshape(0, 3, 3, 2).permute(0, 3, 1, 2)}[case]()
+        return T.matrix_exp(a)
+    agree(fn)
+
+
+@needs_torch
+def test_zeta_of_a_large_order_accumulates_in_double():
+    # (math fuzzer seed 9100544) zeta(32766, 1) in float32 is 1 in PyTorch (its CPU kernel accumulates in double);
+    # JAX's float32 Euler-Maclaurin terms overflowed to NaN
+    def fn(T):
+        q = T.tensor([1.0, 1.0, 1.0, 0.5, 2.5, 1e4, 0.3, 1.0], requires_grad=True)
+        x = T.tensor([32766.0, 200.0, 89.0, 2.0, 3.5, 1.5, 40.0, 1000.0])
+        out = T.special.zeta(x, q)
+        out.sum().backward()
+        return [out, q.grad, T.special.zeta(T.tensor([32766, -32767], dtype=T.int16), True)]
+    agree(fn)

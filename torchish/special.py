@@ -202,18 +202,27 @@ def xlog1py(input, other, *, out=None):
     return _ew._out(apply(_by_operands(_XLOG1PY, _XLOG1PY_NUMBER, a, b), (a, b)), out, "xlog1py")
 
 
+def _jax_zeta(x, q):
+    """JAX's Hurwitz zeta, computed in double for float32 operands as PyTorch's CPU kernel accumulates them
+    (``acc_type<float>``): in float32 the Euler-Maclaurin terms overflow for a large ``x`` (zeta(32766, 1) was NaN,
+    PyTorch's 1; math fuzzer seed 9100544)."""
+    if x.dtype == jnp.float32:
+        return jss.zeta(x.astype(jnp.float64), q.astype(jnp.float64)).astype(jnp.float32)
+    return jss.zeta(x, q)
+
+
 def _zeta_vjp(g, x, q, out):
     """PyTorch differentiates the Hurwitz zeta function in ``q`` only: asking for ``x``'s gradient raises its
     NotImplementedError."""
     return (NotDifferentiable(NotImplementedError("the derivative for 'zeta' is not implemented.")),
-            -g * x * jss.zeta(x + 1, q))
+            -g * x * _jax_zeta(x + 1, q))
 
 
 def _zeta_fwd(x, q):
     """JAX's Hurwitz zeta with the special values of PyTorch's (cephes'): +inf at ``x == 1``, NaN for ``x < 1``,
     +inf at the poles ``q = 0, -1, -2, ...`` (JAX gives NaN at some poles and +inf for some ``x < 1``)."""
     pole = (q <= 0) & (q == jnp.floor(q))
-    return jnp.where(x == 1, jnp.inf, jnp.where(x < 1, jnp.nan, jnp.where(pole, jnp.inf, jss.zeta(x, q))))
+    return jnp.where(x == 1, jnp.inf, jnp.where(x < 1, jnp.nan, jnp.where(pole, jnp.inf, _jax_zeta(x, q))))
 
 
 _ZETA = defop("special_zeta", _zeta_fwd, vjp=_zeta_vjp, promote="float", grad_name="SpecialZetaBackward0")

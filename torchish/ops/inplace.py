@@ -561,6 +561,9 @@ _FULL_OVERLAP_CHECK = {"scatter_", "scatter_add_", "scatter_reduce_", "index_add
 
 # in-place methods PyTorch lets write an expanded view (no internal-overlap check; see overlap_ok)
 _INTERNAL_OVERLAP_OK = {"tril_", "triu_", "masked_fill_", "index_fill_", "fill_diagonal_"}
+# ... and those that do only for some tensors: nan_to_num_ of an integer or bool tensor is PyTorch's
+# ``self.copy_(self)``, which returns before any check (math fuzzer seed 9100386)
+_INTERNAL_OVERLAP_OK_IF = {"nan_to_num_": lambda t: not (t.dtype.is_floating_point or t.dtype.is_complex)}
 
 
 # in-place ops PyTorch does not differentiate: on a tensor that requires grad they leave autograd alone (no leaf
@@ -585,6 +588,7 @@ def make_inplace(fn, name=None):
     full = (name or fn.__name__ + "_") in _FULL_OVERLAP_CHECK
     nondiff = (name or fn.__name__ + "_") in _NONDIFF_INPLACE
     may_overlap = (name or fn.__name__ + "_") in _INTERNAL_OVERLAP_OK
+    overlap_if = _INTERNAL_OVERLAP_OK_IF.get(name or fn.__name__ + "_")
 
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
@@ -603,7 +607,8 @@ def make_inplace(fn, name=None):
             for a in kwargs.values():
                 if isinstance(a, Tensor):
                     check_overlap(self, a, full)
-        with write_scope(self), (overlap_ok(self) if may_overlap else contextlib.nullcontext()):
+        ok = may_overlap or (overlap_if is not None and overlap_if(self))
+        with write_scope(self), (overlap_ok(self) if ok else contextlib.nullcontext()):
             if registry.autocast_hook is None:
                 return assign(self, fn(self, *args, **kwargs))
             with autocast_off():

@@ -33,7 +33,22 @@ _EXPM = defop("linalg_matrix_exp", _expm, grad_name="LinalgMatrixExpBackward0")
 def matrix_exp(A):
     """The matrix exponential of each square matrix."""
     check_matrix(A, "linalg.matrix_exp", half=True)
+    _check_batches_view(A)
     return apply(_EXPM, (A,))
+
+
+def _check_batches_view(A):
+    """PyTorch's CPU matrix exponential of matrices of size 2 or more views its input as one batch dim
+    (``a.view({-1, n, n})``): batch dims whose strides do not merge (permuted, sliced, expanded) raise view's error
+    (math fuzzer seed 9100488)."""
+    from . import inplace as _ip
+    n = A.shape[-1]
+    if A.ndim <= 3 or n < 2:
+        return
+    shape, strides, _ = _ip.layout(A)
+    if _ip.view_strides(shape, strides, (int(np.prod(shape[:-2])), n, n)) is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.")
 
 
 _CROSS = defop("linalg_cross", lambda a, b, *, dim: jnp.cross(*jnp.broadcast_arrays(a, b), axis=dim),

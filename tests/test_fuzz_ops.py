@@ -875,6 +875,10 @@ def gen_sorting(rng, pool):
         ri, rc = rng.random() < 0.5, rng.random() < 0.5
         if x.nd == 0:
             raise Skip
+        if (x.ref.is_floating_point() or x.ref.is_complex()) and bool(torch.isnan(x.ref).any()):
+            # (seed 9100895: PyTorch sorts the slices with std::sort and a lexicographic '<', which NaN makes no
+            # strict weak ordering; where the NaN rows land is undefined)
+            raise Skip
         return "unique_dim", lambda T, t: T.unique(t, return_inverse=ri, return_counts=rc, dim=d), [x]
     ri, rc = rng.random() < 0.5, rng.random() < 0.5
     dd = None if rng.random() < 0.6 else d

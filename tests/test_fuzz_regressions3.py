@@ -321,3 +321,20 @@ def test_zeta_of_a_large_order_accumulates_in_double():
         out.sum().backward()
         return [out, q.grad, T.special.zeta(T.tensor([32766, -32767], dtype=T.int16), True)]
     agree(fn)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["relu", "lp_pool1d", "lp_pool3d", "lp_pool2d_zero_window"])
+def test_relu_gradient_passes_nan_as_pytorchs_threshold_backward(case):
+    # (nn fuzzer seed 9100293) lp_pool3d(x, 1.5, (3, 1, 1)) of [-1, 2, 3]: PyTorch's gradient is NaN everywhere
+    # (relu's backward, result <= 0 ? 0 : grad, passes a NaN); torchish's relu and lp_pool zeroed it: [nan, 0, 0]
+    def fn(T):
+        F = T.nn.functional
+        x = T.tensor([-1.0, 2.0, 3.0, float("nan"), 0.0, 1.5], requires_grad=True)
+        y = {"relu": lambda: T.relu(x),
+             "lp_pool1d": lambda: F.lp_pool1d(x.view(1, 1, 6), 1.5, 3),
+             "lp_pool3d": lambda: F.lp_pool3d(x[:3].view(1, 1, 3, 1, 1), 1.5, (3, 1, 1)),
+             "lp_pool2d_zero_window": lambda: F.lp_pool2d((x * 0).view(1, 1, 2, 3), 2.0, (1, 3))}[case]()
+        y.backward(T.ones_like(y))
+        return [y, x.grad]
+    agree(fn)

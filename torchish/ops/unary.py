@@ -291,7 +291,9 @@ _unary("deg2rad", _in_float32(jnp.deg2rad), linear=True, complex_error="deg2rad 
 _unary("rad2deg", _in_float32(jnp.rad2deg), linear=True, complex_error="rad2deg is not supported for complex tensors.")
 _unary("angle", _angle_fwd, _angle_vjp)
 _unary("relu", lambda x: jnp.where(x < 0, jnp.zeros((), x.dtype), x),  # PyTorch keeps -0.0 (and NaN)
-       _vjp_out(lambda g, y: jnp.where(y > 0, g, jnp.zeros((), g.dtype))), promote=None,
+       # PyTorch's threshold_backward(grad, result, 0): ``result <= 0 ? 0 : grad``, so a NaN passes the gradient
+       # (nn fuzzer seed 9100293: lp_pool3d of a negative input, NaN through sign(out) * relu(abs(out)))
+       _vjp_out(lambda g, y: jnp.where(y <= 0, jnp.zeros((), g.dtype), g)), promote=None,
        bool_error="Boolean inputs not supported for relu", complex_kernel="clamp is not supported for complex types")
 _unary("neg", jnp.negative, promote=None, linear=True,
        bool_error="Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -337,8 +336,11 @@ def _lp_fwd(x, *, p, nd, kernel, stride, outs, pow_dtype, out_dtype):
     avg = _avg_fwd(x.astype(pow_dtype) ** p, nd=nd, kernel=kernel, stride=stride, padding=(0,) * nd, outs=outs,
                    count_include_pad=True, divisor_override=None)
     # PyTorch's (sign(avg) * relu(abs(avg))).mul(kernel).pow(1 / p): relu's backward (0 where avg is 0) also stops
-    # pow's infinite derivative at 0, so an all-zero window gets a zero gradient, not NaN
-    return ((jnp.sign(avg) * jax.nn.relu(jnp.abs(avg)) * math.prod(kernel)).astype(out_dtype)) ** (1.0 / p)
+    # pow's infinite derivative at 0, so an all-zero window gets a zero gradient, not NaN; its ``result <= 0 ? 0 :
+    # grad`` passes a NaN window's gradient (jax.nn.relu's does not: nn fuzzer seed 9100293)
+    mag = jnp.abs(avg)
+    relu = jnp.where(mag <= 0, jnp.zeros((), mag.dtype), mag)
+    return ((jnp.sign(avg) * relu * math.prod(kernel)).astype(out_dtype)) ** (1.0 / p)
 
 
 _LPPOOL = {nd: defop(f"lp_pool{nd}d", _lp_fwd, grad_name="PowBackward0") for nd in (1, 2, 3)}

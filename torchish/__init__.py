@@ -34,6 +34,7 @@ from .autograd import (no_grad as no_grad, enable_grad as enable_grad, set_grad_
 from . import ops as _ops  # noqa: E402  (installs the Tensor methods)
 from .ops.unary import *  # noqa: E402,F401,F403
 from .ops.arith import *  # noqa: E402,F401,F403
+from .ops.power import *  # noqa: E402,F401,F403
 from .ops.compare import *  # noqa: E402,F401,F403
 from .ops.ternary import *  # noqa: E402,F401,F403
 from .ops.copying import *  # noqa: E402,F401,F403

@@ -8,7 +8,7 @@ import re
 
 from .._tensor import Tensor
 from . import registry, inplace, convert, elementwise, parser_errors
-from . import unary, arith, compare, ternary, copying, operators
+from . import unary, arith, power, compare, ternary, copying, operators
 from . import reduce, extrema, stats, softmax, scan
 from . import shape, broadcast, reorder, slicing, diag, join
 from . import index, setitem, gather, scatter
@@ -16,7 +16,7 @@ from . import from_data, filled, ranges, creation, random, linalg, linalg_add, e
 from . import gradient, viewcopy
 from . import strided, resize, geqrf, fake_quant, tensor_api, storage, out_layout
 
-FAMILIES = (convert, unary, arith, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
+FAMILIES = (convert, unary, arith, power, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
             broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, from_data, filled, ranges,
             creation, random, linalg, linalg_add, einsum, sort, unique, spectral, numeric, gradient, viewcopy, strided,
             resize, geqrf, fake_quant, tensor_api, storage)

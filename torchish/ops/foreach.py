@@ -80,7 +80,7 @@ def _binary(op, inplace):
     def f(self, other, *, alpha=None):
         if op == "pow" and not inplace and isinstance(self, numbers.Number):  # _foreach_pow(scalar, tensors)
             exps = _tensors(name, other)
-            from .arith import pow as pow_
+            from .power import pow as pow_
             return tuple(pow_(self, e) for e in exps)
         self = _tensors(name, self)
         if alpha is not None and op not in _ALPHA:

@@ -15,8 +15,9 @@ import jax
 import numpy as np
 
 from .._tensor import Tensor
-from . import arith, compare
-from .arith import add, div, floor_divide, mul, pow, remainder, rsub, sub
+from . import arith, compare, power
+from .arith import add, div, floor_divide, mul, remainder, rsub, sub
+from .power import pow
 from .compare import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, eq,
                       ge, gt, le, lt, ne)
 from .elementwise import INTS_ONLY
@@ -80,9 +81,9 @@ def _binary_dunders(py, fn, methods, inplace):
 
 
 for _py, _fn, _ip in (("add", add, "add_"), ("mul", mul, "mul_"), ("truediv", div, "div_"),
-                      ("floordiv", floor_divide, "floor_divide_"), ("mod", remainder, "remainder_"),
-                      ("pow", pow, "pow_")):
+                      ("floordiv", floor_divide, "floor_divide_"), ("mod", remainder, "remainder_")):
     _binary_dunders(_py, _fn, arith.METHODS, _ip)
+_binary_dunders("pow", pow, power.METHODS, "pow_")
 for _py, _fn, _ip in (("and", bitwise_and, "bitwise_and_"), ("or", bitwise_or, "bitwise_or_"),
                       ("xor", bitwise_xor, "bitwise_xor_"), ("lshift", bitwise_left_shift, "bitwise_left_shift_"),
                       ("rshift", bitwise_right_shift, "bitwise_right_shift_")):

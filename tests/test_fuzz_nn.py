@@ -38,7 +38,7 @@ from oracle import assert_same, needs_torch, to_numpy, tol, torch, torchish
 warnings.filterwarnings("ignore")
 pytestmark = pytest.mark.filterwarnings("ignore")  # the layers' own warnings (nested tensors, broadcasting targets)
 
-N_PROGRAMS = 30           # programs per pytest run (deterministic seeds 0..N-1; about 25 s of CPU)
+N_PROGRAMS = 15           # programs per pytest run (deterministic seeds 0..N-1; about 12 s of CPU)
 N_PROGRAMS_LONG = 2000    # default for a command-line run
 
 

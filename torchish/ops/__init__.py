@@ -16,8 +16,8 @@ from . import from_data, filled, ranges, creation, random, linalg, linalg_add, e
 from . import gradient, viewcopy
 from . import strided, resize, geqrf, fake_quant, tensor_api, storage, out_layout
 
-FAMILIES = (convert, unary, arith, power, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan, shape,
-            broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, from_data, filled, ranges,
+FAMILIES = (convert, unary, arith, power, compare, ternary, copying, operators, reduce, extrema, stats, softmax, scan,
+            shape, broadcast, reorder, slicing, diag, join, index, setitem, gather, scatter, from_data, filled, ranges,
             creation, random, linalg, linalg_add, einsum, sort, unique, spectral, numeric, gradient, viewcopy, strided,
             resize, geqrf, fake_quant, tensor_api, storage)
 

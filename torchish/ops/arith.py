@@ -1,6 +1,6 @@
 """Binary arithmetic: add/sub/rsub (with ``alpha``), mul, div (with ``rounding_mode``), floor_divide, remainder,
-fmod, and the two-operand math functions (atan2, hypot, maximum/minimum, fmax/fmin,
-copysign, logaddexp, xlogy, nextafter, ldexp, gcd/lcm, igamma/igammac, heaviside).
+fmod, and the two-operand math functions (atan2, hypot, maximum/minimum, fmax/fmin, copysign, logaddexp, xlogy,
+nextafter, ldexp, gcd/lcm, igamma/igammac, heaviside). The powers (pow, float_power, square) are in ``power.py``.
 
 Most ops are one :func:`~torchish.ops.elementwise.binary_op` row: name, JAX forward, optional VJP (where PyTorch's
 gradient differs from JAX's: ties, boundaries, masked points), how the inputs promote, and which dtypes PyTorch has

@@ -122,6 +122,35 @@ def test_lowered_backward_is_used_for_repeated_structure():
     np.testing.assert_allclose(w.grad.numpy(), ref, rtol=1e-5, atol=1e-6)
 
 
+
+def test_a_new_structure_is_lowered_at_once_only_where_its_kernels_are_new():
+    """The first backward of a structure whose nodes' kernels would all be compiled anew runs as one lowered
+    program; a new structure whose nodes' kernels ran before goes node by node. Same gradients either way."""
+    from torchish.autograd import lowering
+    x = torchish.tensor(np.linspace(-1, 1, 35, dtype=np.float32).reshape(7, 5), requires_grad=True)
+    saved = torchish.config.lowered_backward
+    try:
+        torchish.config.lowered_backward = "never"
+        (x * 1.25).sin().exp().sum().backward()
+        ref = x.grad.numpy()
+        torchish.config.lowered_backward = "auto"
+        lowering._COMPILED.clear()
+        x.grad = None
+        n = lowering.STATS["lowered"]
+        (x * 1.25).sin().exp().sum().backward()  # a new structure, 4 nodes, no kernel noted: lowered at once
+        assert lowering.STATS["lowered"] == n + 1
+        np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-6)
+        x.grad = None
+        x.sum().backward()  # one new kernel: node by node, and noted
+        x.sum().backward()  # another structure (x.grad exists now) of noted kernels: node by node
+        assert lowering.STATS["lowered"] == n + 1
+        x.sum().backward()  # a structure seen before: lowered
+        assert lowering.STATS["lowered"] == n + 2
+        np.testing.assert_array_equal(x.grad.numpy(), np.full((7, 5), 3, np.float32))
+    finally:
+        torchish.config.lowered_backward = saved
+
+
 def test_lazy_capture_is_opt_in():
     """Per-op dispatch is the default path (``torchish.config.lazy = True`` turns lazy capture on): a fused lazy
     program may round differently in the last bit from the same ops run one by one, so results would depend on

@@ -4,10 +4,13 @@ Running a backward node by node costs one kernel launch per node. When a graph's
 static arguments, the shapes and dtypes of what they saved, the edges, the roots and the leaves — has been seen
 before, the engine instead calls one jitted function that runs every node's VJP (the same pure rules the
 node-by-node path uses) in the same order and returns the leaf gradients, already added to the existing
-``.grad`` values. The first sighting of a structure runs node by node (a structure seen once is often never seen
-again); graphs with hooks, ``retain_grad``, custom Functions, anomaly mode or ``create_graph`` always run node by
-node, since those need real tensors at each node. Same rules, same order of summation; XLA's fusion across
-nodes can round differently in the last bit, unless ``torchish.config.exact_programs`` (``ops/nesting.py``).
+``.grad`` values. A structure seen for the first time runs node by node when its nodes' kernels are compiled
+already (a structure seen once is often never seen again); when the node-by-node run would have to compile many
+of them (a new program's first backward), it is lowered at once, since one program compiles in less time than its
+nodes' kernels one by one (see :func:`_lower_at_once`). Graphs with hooks, ``retain_grad``, custom Functions,
+anomaly mode or ``create_graph`` always run node by node, since those need real tensors at each node. Same
+rules, same order of summation; XLA's fusion across nodes can round differently in the last bit, unless
+``torchish.config.exact_programs`` (``ops/nesting.py``).
 
 ``torchish.config.lowered_backward`` ("auto" | "always" | "never") is the one visible switch.
 """
@@ -26,6 +29,8 @@ from ..ops.out_layout import keep_format
 
 _CACHE: dict = {}
 _SEEN = object()
+# The nodes (op, static arguments, dtype, mask, shapes) whose backward kernels a node-by-node first sighting compiled
+_COMPILED: set = set()
 STATS = {"lowered": 0, "node_by_node": 0, "compiles": 0}
 
 
@@ -102,7 +107,7 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
     index = {id(n): i for i, n in enumerate(schedule)}
     sig = _signature(schedule, index, root_edges, root_grads, targets, accumulate), config.exact_programs
     entry = _CACHE.get(sig)
-    if entry is None and config.lowered_backward != "always":
+    if entry is None and config.lowered_backward != "always" and not _lower_at_once(sig[0][0]):
         _CACHE[sig] = _SEEN  # first sighting: node by node
         STATS["node_by_node"] += 1
         return False
@@ -144,6 +149,19 @@ def try_run(schedule, root_edges, root_grads, targets, needed, results, accumula
         for node in schedule:
             node.release()
     return True
+
+
+def _lower_at_once(parts):
+    """Whether a structure seen for the first time (its nodes' signature ``parts``) is lowered at once: when the
+    node-by-node run would compile at least two new kernels and a quarter of its nodes' (a node adds less to one
+    program's compile time than a kernel of its own costs). Otherwise it runs node by node, and its nodes' kernels
+    are noted as compiled."""
+    nodes = [p[:7] for p in parts if p[0] != "acc"]
+    new = sum(p not in _COMPILED for p in nodes)
+    if new >= 2 and 4 * new >= len(nodes):
+        return True
+    _COMPILED.update(nodes)
+    return False
 
 
 def _build(schedule, index, root_edges, targets, accumulate):

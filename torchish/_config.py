@@ -2,7 +2,8 @@
 
 Attributes:
     lowered_backward: "auto" (default) runs a backward whose graph structure was seen before as ONE jitted
-        function; "always" lowers from the first sighting; "never" always runs node by node.
+        function, and a new structure too where running it node by node would compile many new kernels;
+        "always" lowers from the first sighting; "never" always runs node by node.
     lazy: True records ops instead of dispatching them one by one; pending work runs as fused programs when a
         value is needed (see ``torchish/ops/lazy.py``): a chain or a training step costs less, a lone op read at
         once more. False (default) dispatches every op to its cached kernel at once. Not the default yet: a fused

@@ -28,8 +28,6 @@ FRACTION = 0.5  # of vm.max_map_count: clearing there leaves room for the mappin
 
 _MAPS = "/proc/self/maps"
 _state = {"compiles": 0, "clears": 0, "pending": False, "limit": None}
-# Called after each clear: records of what is compiled that the clear made stale (autograd/lowering.py's)
-ON_CLEAR: list = []
 
 
 def _read_limit():
@@ -78,8 +76,6 @@ def _on_duration(event, duration, **kwargs):
     _state["pending"] = False
     _state["clears"] += 1
     jax.clear_caches()
-    for fn in ON_CLEAR:
-        fn()
 
 
 def install():

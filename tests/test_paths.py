@@ -122,7 +122,6 @@ def test_lowered_backward_is_used_for_repeated_structure():
     np.testing.assert_allclose(w.grad.numpy(), ref, rtol=1e-5, atol=1e-6)
 
 
-
 def test_a_new_structure_is_lowered_at_once_only_where_its_kernels_are_new():
     """The first backward of a structure whose nodes' kernels would all be compiled anew runs as one lowered
     program; a new structure whose nodes' kernels ran before goes node by node. Same gradients either way."""

@@ -99,6 +99,16 @@ def pytest_handlecrashitem(crashitem, report, sched):
 
 
 @pytest.fixture(autouse=True)
+def _cache_clears_between_tests():
+    """JAX's kernel caches are dropped (``torchish._executables``, when the process's memory mappings near the
+    kernel's limit) between tests, never inside one: tests that count compiles or cache entries across a few calls
+    failed when a clear due to the thousands of compiles before them landed between their two counts."""
+    from torchish import _executables
+    with _executables.deferred():
+        yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_warn_once_registry():
     """Each test starts as a fresh process would: no once-per-process warning (torchish's ``warn_once``) shown yet,
     so a test that expects one does not depend on the tests run before it."""

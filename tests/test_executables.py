@@ -10,6 +10,12 @@ from torchish import _executables
 pytestmark = pytest.mark.skipif(_executables.map_count() is None, reason="needs /proc/self/maps")
 
 
+@pytest.fixture(autouse=True)
+def clears_now(monkeypatch):
+    """These tests see clears as programs do, not deferred to the test's end as the suite's other tests do."""
+    monkeypatch.setitem(_executables._state, "deferred", 0)
+
+
 @pytest.fixture
 def low_limit(monkeypatch):
     monkeypatch.setattr(_executables, "CHECK_EVERY", 8)
@@ -77,3 +83,16 @@ def test_without_a_limit_nothing_is_cleared(monkeypatch):
     monkeypatch.setitem(_executables._state, "limit", 10 ** 9)  # far above this process's mappings
     _executables._on_duration("/jax/core/compile/backend_compile_duration", 0.01)
     assert cleared == []
+
+
+def test_a_clear_due_in_a_deferred_block_happens_at_its_end(low_limit, monkeypatch):
+    cleared = []
+    monkeypatch.setattr(jax, "clear_caches", lambda: cleared.append(True))
+    monkeypatch.setattr(_executables, "CHECK_EVERY", 1)
+    event = "/jax/core/compile/backend_compile_duration"
+    with _executables.deferred():
+        with _executables.deferred():
+            _executables._on_duration(event, 0.01)
+            _executables._on_duration(event, 0.01)
+        assert cleared == [] and _executables._state["pending"]  # (the outer block still runs)
+    assert cleared == [True] and not _executables._state["pending"]

@@ -11,9 +11,12 @@ listener counts backend compiles; every ``CHECK_EVERY`` compiles it reads the nu
 ``/proc/self/maps`` and, past ``FRACTION`` of the limit, drops JAX's compiled-kernel caches (``jax.clear_caches()``).
 Kernels used again are compiled again; executables held elsewhere (a ``torchish.compile`` function's programs) stay.
 The clear waits while a trace is in progress (it would discard what that trace is building) and happens at the next
-compile after it. Where ``/proc`` does not exist (macOS, Windows) nothing is counted.
+compile after it; inside a ``deferred()`` block it waits for the block's end. Where ``/proc`` does not exist (macOS,
+Windows) nothing is counted.
 """
 from __future__ import annotations
+
+import contextlib
 
 import jax
 
@@ -27,7 +30,7 @@ CHECK_EVERY = 256  # compiles between two reads of /proc/self/maps (a read costs
 FRACTION = 0.5  # of vm.max_map_count: clearing there leaves room for the mappings made between two checks
 
 _MAPS = "/proc/self/maps"
-_state = {"compiles": 0, "clears": 0, "pending": False, "limit": None}
+_state = {"compiles": 0, "clears": 0, "pending": False, "limit": None, "deferred": 0}
 
 
 def _read_limit():
@@ -70,12 +73,30 @@ def _on_duration(event, duration, **kwargs):
         n = map_count()
         if n is None or n <= FRACTION * _state["limit"]:
             return
-    if not _trace_state_clean():
-        _state["pending"] = True  # inside a trace: clear at the first compile after it
+    if _state["deferred"] or not _trace_state_clean():
+        _state["pending"] = True  # inside a trace or a deferred block: clear after it
         return
+    _clear()
+
+
+def _clear():
     _state["pending"] = False
     _state["clears"] += 1
     jax.clear_caches()
+
+
+@contextlib.contextmanager
+def deferred():
+    """Within the block no cache is dropped; a clear found due waits for the block's end (and happens there, outside
+    a trace). For code that counts compiles or compiled-kernel cache entries across a block: the test suite runs each
+    test in one, so a clear forced by the tests before cannot land between a test's two counts."""
+    _state["deferred"] += 1
+    try:
+        yield
+    finally:
+        _state["deferred"] -= 1
+        if not _state["deferred"] and _state["pending"] and _trace_state_clean():
+            _clear()
 
 
 def install():

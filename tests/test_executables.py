@@ -73,6 +73,19 @@ def test_the_clear_waits_for_the_trace_in_progress(low_limit, monkeypatch):
     assert cleared == [True] and not _executables._state["pending"]
 
 
+def test_a_clear_forgets_which_backward_kernels_ran(monkeypatch):
+    """The lowered backward's record of compiled node kernels (autograd/lowering.py) goes with JAX's caches."""
+    from torchish.autograd import lowering
+    x = torchish.ones(3, requires_grad=True)
+    x.sum().backward()  # one node: node by node, noted
+    assert lowering._COMPILED
+    monkeypatch.setattr(jax, "clear_caches", lambda: None)
+    monkeypatch.setattr(_executables, "CHECK_EVERY", 1)
+    monkeypatch.setitem(_executables._state, "limit", 1)
+    _executables._on_duration("/jax/core/compile/backend_compile_duration", 0.01)
+    assert not lowering._COMPILED
+
+
 def test_without_a_limit_nothing_is_cleared(monkeypatch):
     cleared = []
     monkeypatch.setattr(jax, "clear_caches", lambda: cleared.append(True))

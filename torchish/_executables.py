@@ -31,6 +31,8 @@ FRACTION = 0.5  # of vm.max_map_count: clearing there leaves room for the mappin
 
 _MAPS = "/proc/self/maps"
 _state = {"compiles": 0, "clears": 0, "pending": False, "limit": None, "deferred": 0}
+# Called after each clear: records of what is compiled that the clear made stale (autograd/lowering.py's)
+ON_CLEAR: list = []
 
 
 def _read_limit():
@@ -82,7 +84,15 @@ def _on_duration(event, duration, **kwargs):
 def _clear():
     _state["pending"] = False
     _state["clears"] += 1
+    drop_caches()
+
+
+def drop_caches():
+    """Drop JAX's compiled kernels (``jax.clear_caches()``) and torchish's records of what is compiled (``ON_CLEAR``).
+    The bound's clears and a changed matmul/conv precision (``torchish/_precision.py``) both come here."""
     jax.clear_caches()
+    for fn in ON_CLEAR:
+        fn()
 
 
 @contextlib.contextmanager

@@ -19,6 +19,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from . import _executables
+
 HIGHEST = jax.lax.Precision.HIGHEST
 DEFAULT = jax.lax.Precision.DEFAULT
 
@@ -50,7 +52,7 @@ def set_precision(kind, precision):
         return
     _STATE[kind] = precision
     EPOCH[0] += 1
-    jax.clear_caches()  # every jitted kernel traced under the old setting
+    _executables.drop_caches()  # every jitted kernel traced under the old setting
 
 
 def div(a, b):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _executables
 from .._config import config
 from .._meta import MetaArray
 from .._tensor import Tensor
@@ -30,7 +31,9 @@ from ..ops.out_layout import keep_format
 _CACHE: dict = {}
 _SEEN = object()
 # The nodes (op, static arguments, dtype, mask, shapes) whose backward kernels a node-by-node first sighting compiled
+# (forgotten when JAX's caches are dropped: torchish/_executables.py)
 _COMPILED: set = set()
+_executables.ON_CLEAR.append(_COMPILED.clear)
 STATS = {"lowered": 0, "node_by_node": 0, "compiles": 0}
 
 

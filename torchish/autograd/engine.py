@@ -337,8 +337,18 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
         for node in order:  # children come before parents
             if id(node) in targets or any(e is not None and id(e[0]) in needed for e in node.next_edges):
                 needed.add(id(node))
-    schedule = _schedule([e[0] for e in root_edges], order, needed)
     results = [None] * len(inputs) if inputs is not None else None
+    root_nodes = [e[0] for e in root_edges]
+
+    def schedule_of(order):
+        return _schedule(root_nodes, order, needed)
+    # (no user code runs inside a lowered backward: it has no hooks, so it needs no GraphTask)
+    schedule = lowering.try_run(order, schedule_of, root_edges, root_grads, targets, needed, results, accumulate,
+                                retain_graph, create_graph)
+    if schedule is True:
+        return results
+    if schedule is None:
+        schedule = schedule_of(order)
     running = _TASKS.running
     running.append(GraphTask(schedule, targets, accumulate))
     try:
@@ -356,10 +366,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumula
 
 def _run_schedule(schedule, root_edges, root_grads, targets, needed, results, accumulate, inputs, retain_graph,
                   create_graph):
-    """Run the scheduled nodes (lowered as one program when eligible), filling ``results`` for ``grad()``."""
-    if lowering.try_run(schedule, root_edges, root_grads, targets, needed, results, accumulate, retain_graph,
-                        create_graph):
-        return
+    """Run the scheduled nodes one by one, filling ``results`` for ``grad()``."""
     buffers = {}
     for (node, nr), g in zip(root_edges, root_grads):
         if g is None or (needed is not None and id(node) not in needed):

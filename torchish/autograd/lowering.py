@@ -26,6 +26,7 @@ from .._tensor import Tensor
 from .graph import AccumulateGrad
 from .grad_mode import STATE
 from ..ops import dynamic as _dynamic, lazy, nesting
+from ..ops.opnode import live_values
 from ..ops.out_layout import keep_format
 
 _CACHE: dict = {}
@@ -76,7 +77,7 @@ def _eligible(schedule, targets, accumulate, create_graph):
 
 
 def _aval(v):
-    if type(v) is lazy.ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
+    if type(v) is _ARRAY:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
         a = v.aval
         return (a.shape, a.dtype)
     if hasattr(v, "shape"):
@@ -84,50 +85,84 @@ def _aval(v):
     return type(v)
 
 
-def _signature(schedule, index, root_edges, root_grads, targets, accumulate):
-    parts = []
-    for node in schedule:
-        if isinstance(node, AccumulateGrad):
+_ARRAY = lazy.ARRAY_TYPE
+
+
+def _signature(order, index, root_edges, root_grads, targets, accumulate):
+    """The structure's key (over the nodes in ``order``), and what the program takes from each node there: its saved
+    inputs and outputs (live: any released as zeros) and its dynamic integers (ops/dynamic.py); None for the
+    leaves' nodes. One pass: this runs on every lowered backward."""
+    parts, vals, outs, ints, seqs = [], [], [], [], []
+    get = index.get
+    for node in order:
+        if type(node) is AccumulateGrad:
             var = node.variable
             parts.append(("acc", var._v.shape, var._v.dtype, var._gval is not None))
+            seqs.append(-1)
+            vals.append(None)
+            outs.append(None)
+            ints.append(None)
             continue
-        kst = _dynamic.split_values(node.op, node.static)[0]  # (one program whatever the indices: ops/dynamic.py)
-        parts.append((node.op, kst, node.cdt, node.mask, tuple(map(_aval, node.vals)),
-                      node.outs is not None and tuple(map(_aval, node.outs)), node.out_meta,
-                      tuple([(index.get(id(e[0]), -1), e[1]) if e is not None else None for e in node.next_edges])))
-    roots = tuple((index.get(id(n), -1), nr, _aval(g._v) if g is not None else None)
+        op = node.op
+        seqs.append(node.seq)
+        if op.dynamic is None:
+            kst, dv = node.static, ()
+        else:  # (one program whatever the indices)
+            kst, dv = _dynamic.split_values(op, node.static)
+        v, o = live_values(node.vals), node.outs
+        vals.append(v)
+        ints.append(dv)
+        if o is not None:
+            o = live_values(o)
+            outs.append(o)
+            oav = tuple(map(_aval, o))
+        else:
+            outs.append(None)
+            oav = False
+        parts.append((op, kst, node.cdt, node.mask, tuple(map(_aval, v)), oav, node.out_meta,
+                      tuple([(get(id(e[0]), -1), e[1]) if e is not None else None for e in node.next_edges])))
+    roots = tuple((get(id(n), -1), nr, _aval(g._v) if g is not None else None)
                   for (n, nr), g in zip(root_edges, root_grads))
     tg = None if targets is None else tuple(sorted((index[k], tuple(v)) for k, v in targets.items() if k in index))
-    return (tuple(parts), roots, tg, accumulate)
+    # the nodes' creation order, which decides among ready nodes which runs first (engine._schedule)
+    made = tuple(sorted(range(len(seqs)), key=seqs.__getitem__))
+    return (tuple(parts), roots, tg, accumulate, made), vals, outs, ints
 
 
-def try_run(schedule, root_edges, root_grads, targets, needed, results, accumulate, retain_graph, create_graph):
-    """Run the backward lowered if eligible and its structure was seen before; return whether it did."""
-    if not schedule or not _eligible(schedule, targets, accumulate, create_graph) or \
+def try_run(order, schedule_of, root_edges, root_grads, targets, needed, results, accumulate, retain_graph,
+            create_graph):
+    """Run the backward lowered if eligible and its structure was seen before. ``order``: the graph's nodes as
+    ``engine._discover`` lists them (the same order for the same structure); ``schedule_of(order)``: the order they
+    run in, computed only when the structure is new (a seen one keeps it as a permutation of ``order``). Returns
+    True when it ran, else the schedule if it computed one (None otherwise) for the node-by-node run."""
+    if not order or not _eligible(order, targets, accumulate, create_graph) or \
             any(g is not None and type(g._v) is MetaArray for g in root_grads):  # meta: shapes only, node by node
         STATS["node_by_node"] += 1
-        return False
-    index = {id(n): i for i, n in enumerate(schedule)}
-    sig = _signature(schedule, index, root_edges, root_grads, targets, accumulate), config.exact_programs
+        return None
+    index = {id(n): i for i, n in enumerate(order)}
+    sig, vals, outs, ints = _signature(order, index, root_edges, root_grads, targets, accumulate)
+    sig = sig, config.exact_programs
     entry = _CACHE.get(sig)
     if entry is None and config.lowered_backward != "always" and not _lower_at_once(sig[0][0]):
         _CACHE[sig] = _SEEN  # first sighting: node by node
         STATS["node_by_node"] += 1
-        return False
+        return None
     if entry is None or entry is _SEEN:
-        entry = _CACHE[sig] = _build(schedule, index, root_edges, targets, accumulate)
+        schedule = schedule_of(order)
+        if not schedule:
+            return schedule
+        perm = [index[id(n)] for n in schedule]
+        ops = [j for j in perm if type(order[j]) is not AccumulateGrad]
+        entry = _CACHE[sig] = _build(schedule, root_edges, targets, accumulate) + (perm, ops)
         STATS["compiles"] += 1
-    fn, nested, leaf_nodes, captures = entry
-    from ..ops.opnode import live_values
+    fn, nested, leaf_nodes, captures, perm, ops = entry
+    schedule = [order[j] for j in perm]
+    vals, outs, ints = [vals[j] for j in ops], [outs[j] for j in ops], [ints[j] for j in ops]
     for node in schedule:
-        if not isinstance(node, AccumulateGrad):
+        if type(node) is not AccumulateGrad and node.versions:
             node._check_versions()
-    vals = [live_values(n.vals) for n in schedule if not isinstance(n, AccumulateGrad)]
-    outs = [live_values(n.outs) if n.outs is not None else None
-            for n in schedule if not isinstance(n, AccumulateGrad)]
     rgs = [g._v if g is not None else None for g in root_grads]
     prev = [schedule[i].variable._gval._v if schedule[i].variable._gval is not None else None for i in leaf_nodes]
-    ints = [_dynamic.split_values(n.op, n.static)[1] for n in schedule if not isinstance(n, AccumulateGrad)]
     if config.lazy and STATE.recorder is None:
         # lazy capture: the backward joins the pending program (forward, and the optimizer update that follows)
         leaf_out, captured = lazy.record_pytree("lowered_backward", fn, fn.__wrapped__,
@@ -167,8 +202,9 @@ def _lower_at_once(parts):
     return False
 
 
-def _build(schedule, index, root_edges, targets, accumulate):
+def _build(schedule, root_edges, targets, accumulate):
     """The jitted ``(vals, outs, root_grads, prev_leaf_grads) -> (leaf grads, captured grads)``."""
+    index = {id(n): i for i, n in enumerate(schedule)}
     from ..ops.opnode import _bwd_fn, dynamic_bwd_fn, live_inputs
     steps = []
     leaf_nodes = []

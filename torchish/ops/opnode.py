@@ -183,9 +183,9 @@ class OpNode(Node):
             self._released = True
             self.release_saved()
         elif self.vals is not None and type(self.vals) is not Released:
-            self.vals = Released(ZerosLike(v) if _droppable(v) else v for v in self.vals)
+            self.vals = Released([ZerosLike(v) if _droppable(v) else v for v in self.vals])
             if self.outs is not None:
-                self.outs = Released(ZerosLike(v) if _droppable(v) else v for v in self.outs)
+                self.outs = Released([ZerosLike(v) if _droppable(v) else v for v in self.outs])
 
     def release_saved(self):
         # Linear ops keep their values: nothing was "saved" for them in PyTorch's sense; others drop them (the

@@ -403,7 +403,8 @@ def _schedule(roots, order, needed):
     """The order nodes run in: dependencies first, and among ready nodes the latest created first (PyTorch's
     ready queue), AccumulateGrad nodes before all others as soon as they are ready (PyTorch gives them the largest
     sequence number), in the order they became ready (PyTorch's heap keeps that order for up to three at once).
-    Depends only on the graph's structure, so the lowered backward follows the same order."""
+    Depends only on the graph's structure and the order its nodes were made, so the lowered backward, keyed on
+    both, follows the same order."""
     deps = {}
     for node in order:
         if needed is not None and id(node) not in needed:

@@ -1,16 +1,16 @@
 """The lowered backward: a whole backward pass as ONE cached jitted function.
 
-Running a backward node by node costs one kernel launch per node. When a graph's *structure* — the ops, their
-static arguments, the shapes and dtypes of what they saved, the edges, the roots and the leaves, and the order the
-nodes were made in (it decides which of the nodes ready at once runs first) — has been seen before, the engine
-instead calls one jitted function that runs every node's VJP (the same pure rules the node-by-node path uses) in
-the same order and returns the leaf gradients, already added to the existing ``.grad`` values. A structure seen for the first time runs node by node when its nodes' kernels are compiled
-already (a structure seen once is often never seen again); when the node-by-node run would have to compile many
-of them (a new program's first backward), it is lowered at once, since one program compiles in less time than its
-nodes' kernels one by one (see :func:`_lower_at_once`). Graphs with hooks, ``retain_grad``, custom Functions,
-anomaly mode or ``create_graph`` always run node by node, since those need real tensors at each node. Same
-rules, same order of summation; XLA's fusion across nodes can round differently in the last bit, unless
-``torchish.config.exact_programs`` (``ops/nesting.py``).
+Running a backward node by node costs one kernel launch per node. When a graph's *structure* — the ops, their static
+arguments, the shapes and dtypes of what they saved, the edges, the roots and the leaves, and the order the nodes
+were made in (it decides which of the nodes ready at once runs first) — has been seen before, the engine instead
+calls one jitted function that runs every node's VJP (the same pure rules the node-by-node path uses) in the same
+order and returns the leaf gradients, already added to the existing ``.grad`` values. A structure seen for the first
+time runs node by node when its nodes' kernels are compiled already (a structure seen once is often never seen
+again); when the node-by-node run would have to compile many of them (a new program's first backward), it is lowered
+at once, since one program compiles in less time than its nodes' kernels one by one (see :func:`_lower_at_once`).
+Graphs with hooks, ``retain_grad``, custom Functions, anomaly mode or ``create_graph`` always run node by node,
+since those need real tensors at each node. Same rules, same order of summation; XLA's fusion across nodes can round
+differently in the last bit, unless ``torchish.config.exact_programs`` (``ops/nesting.py``).
 
 ``torchish.config.lowered_backward`` ("auto" | "always" | "never") is the one visible switch.
 """

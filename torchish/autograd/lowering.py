@@ -49,13 +49,13 @@ def new_leaf_grad(var, grad):
     return grad
 
 
-def _eligible(schedule, targets, accumulate, create_graph):
+def _eligible(nodes, targets, accumulate, create_graph):
     from ..ops.opnode import OpNode
     from . import engine
     if create_graph or STATE.anomaly or STATE.tracing or config.lowered_backward == "never" \
             or engine.node_hook is not None:  # (a FlopCounterMode counts each node's backward as it runs)
         return False
-    for node in schedule:
+    for node in nodes:
         if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks or node._retains:
             return False
         if isinstance(node, AccumulateGrad):
@@ -77,15 +77,12 @@ def _eligible(schedule, targets, accumulate, create_graph):
 
 
 def _aval(v):
-    if type(v) is _ARRAY:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
+    if type(v) is lazy.ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
         a = v.aval
         return (a.shape, a.dtype)
     if hasattr(v, "shape"):
         return (v.shape, v.dtype)
     return type(v)
-
-
-_ARRAY = lazy.ARRAY_TYPE
 
 
 def _signature(order, index, root_edges, root_grads, targets, accumulate):
@@ -105,10 +102,7 @@ def _signature(order, index, root_edges, root_grads, targets, accumulate):
             continue
         op = node.op
         seqs.append(node.seq)
-        if op.dynamic is None:
-            kst, dv = node.static, ()
-        else:  # (one program whatever the indices)
-            kst, dv = _dynamic.split_values(op, node.static)
+        kst, dv = _dynamic.split_values(op, node.static)  # (one program whatever the indices)
         v, o = live_values(node.vals), node.outs
         vals.append(v)
         ints.append(dv)

@@ -89,6 +89,10 @@ def main(argv=None):
     cases["op/torchish"] = (on_path(lambda: (xa * xb)._d.block_until_ready(), False), reps * 5)
     cases["op/torchish lazy"] = (on_path(lambda: (xa * xb)._d.block_until_ready(), True), reps * 5)
     cases["op/jax.numpy"] = (lambda: (ja * jb).block_until_ready(), reps * 5)
+    # the floor of any per-op dispatch through JAX: a cached jitted kernel called with its arrays, no Python around
+    # it (no promotion, no wrapper objects, no autograd); jax.numpy's operators add their Python to this
+    kernel = jax.jit(lambda p, q: p * q)
+    cases["op/jit kernel"] = (lambda: kernel(ja, jb).block_until_ready(), reps * 5)
     if torch is not None:
         ta, tb = torch.tensor(a), torch.tensor(b)
         cases["op/torch"] = (lambda: (ta * tb, sync()), reps * 5)
@@ -148,6 +152,9 @@ def main(argv=None):
     for label, t, j, p, lz in rows:
         print(f"| {label} | {us(t)} | {us(lz)} | {us(j)} | {us(p)} | {ratio(t, p)} | {ratio(t, j)} | {ratio(lz, p)} "
               f"| {ratio(lz, j)} |")
+    k, p = res.get("op/jit kernel"), res.get("op/torch")
+    print(f"\nA cached jitted kernel called alone (`jax.jit(lambda p, q: p * q)`, the floor of a per-op dispatch "
+          f"through JAX): {us(k)} us, {ratio(k, p)} PyTorch's whole op; torchish's one op is {ratio(res.get('op/torchish'), k)} of it.")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(res, fh, indent=1)

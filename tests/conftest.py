@@ -109,6 +109,17 @@ def _cache_clears_between_tests():
 
 
 @pytest.fixture(autouse=True)
+def _unusual_count_kept():
+    """After every test, ``grad_mode.UNUSUAL`` (which lets the op dispatch skip per-thread flag reads while 0) still
+    counts exactly the flags this thread has set: a place that sets one without counting would make ops miss an
+    inference mode, a recorder or a trace; one that counts twice would only cost speed, and is caught here too."""
+    yield
+    from torchish.autograd.grad_mode import STATE, UNUSUAL
+    now = STATE.tracing + (STATE.recorder is not None) + bool(STATE.inference) + bool(STATE.anomaly)
+    assert UNUSUAL[0] == now, f"grad_mode.UNUSUAL is {UNUSUAL[0]}, but this thread's flags count {now}"
+
+
+@pytest.fixture(autouse=True)
 def _fresh_warn_once_registry():
     """Each test starts as a fresh process would: no once-per-process warning (torchish's ``warn_once``) shown yet,
     so a test that expects one does not depend on the tests run before it."""

@@ -12,7 +12,7 @@ import platform
 import warnings
 
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
-from .autograd.grad_mode import STATE
+from .autograd.grad_mode import set_anomaly
 
 __all__ = ["set_warn_always", "is_warn_always_enabled", "set_anomaly_enabled", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "set_flush_denormal"]
@@ -46,7 +46,7 @@ def is_warn_always_enabled() -> bool:
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Turn autograd anomaly detection on or off (``autograd.set_detect_anomaly`` without the context)."""
-    STATE.anomaly, STATE.anomaly_check_nan = bool(enabled), bool(check_nan)
+    set_anomaly(enabled, bool(check_nan))
 
 
 def set_flush_denormal(mode: bool) -> bool:

@@ -19,7 +19,7 @@ from ._tensor_meta import Size, TensorMetadata, wrap_dim
 from ._tensor_views import _LAZY, _SERIAL, TensorViews, multi_output_view_error, set_values, transform_scope_start
 from ._tensor_views import _refresh_views  # noqa: F401  (torchish.compile's write-back imports it from here)
 from .autograd.graph import VersionCounter
-from .autograd.grad_mode import STATE
+from .autograd.grad_mode import STATE, UNUSUAL
 
 
 class Tensor(TensorViews, TensorAutograd, TensorMetadata, _tensor_values.TensorValues):
@@ -87,11 +87,12 @@ class Tensor(TensorViews, TensorAutograd, TensorMetadata, _tensor_values.TensorV
         t._acc = None
         t._retains_grad = False
         t._sn = next(_SERIAL)  # creation order: torchish.compile tells pre-existing state from temporaries
-        if STATE.inference:
-            t._inf = True
-        rec = STATE.recorder
-        if rec is not None:
-            rec.created(t)
+        if UNUSUAL[0]:  # (some thread is in inference mode or has a recorder: see grad_mode.UNUSUAL)
+            if STATE.inference:
+                t._inf = True
+            rec = STATE.recorder
+            if rec is not None:
+                rec.created(t)
         return t
 
 

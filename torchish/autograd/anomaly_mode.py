@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from .grad_mode import STATE, _DecoratorContextManager
+from .grad_mode import STATE, _DecoratorContextManager, set_anomaly
 
 
 class detect_anomaly(_DecoratorContextManager):
@@ -17,10 +17,10 @@ class detect_anomaly(_DecoratorContextManager):
                       "enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
-        STATE.anomaly, STATE.anomaly_check_nan = True, self.check_nan
+        set_anomaly(True, self.check_nan)
 
     def __exit__(self, *exc):
-        STATE.anomaly, STATE.anomaly_check_nan = self.prev
+        set_anomaly(*self.prev)
         return False
 
     def clone(self):
@@ -33,13 +33,13 @@ class set_detect_anomaly(_DecoratorContextManager):
     def __init__(self, mode: bool, check_nan: bool = True):
         self.prev = (STATE.anomaly, STATE.anomaly_check_nan)
         self.mode, self.check_nan = bool(mode), check_nan
-        STATE.anomaly, STATE.anomaly_check_nan = self.mode, check_nan
+        set_anomaly(self.mode, check_nan)
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        STATE.anomaly, STATE.anomaly_check_nan = self.prev
+        set_anomaly(*self.prev)
         return False
 
     def clone(self):

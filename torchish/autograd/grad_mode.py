@@ -29,6 +29,37 @@ class _State(threading.local):
 
 STATE = _State()
 
+# How many per-thread flags that every op would otherwise read are away from their defaults, over all threads: open
+# tracing scopes, recorders, inference modes, anomaly modes (each counted while set, nested ones each). While it is
+# 0, the op dispatch (``ops.registry.apply``, ``Tensor._make``, ``Node.__init__``) skips those reads of ``STATE``
+# (a ``threading.local``: ~0.1 µs each, several per op). Counting too many is safe (the reads then happen); every
+# place that sets one of those flags keeps the count through :func:`unusual`, :func:`set_inference` or
+# :func:`set_anomaly`.
+UNUSUAL = [0]
+_UNUSUAL_LOCK = threading.Lock()
+
+
+def unusual(delta: int) -> None:
+    """Count a flag of ``UNUSUAL``'s list set (``+1``) or back to its default (``-1``)."""
+    with _UNUSUAL_LOCK:
+        UNUSUAL[0] += delta
+
+
+def set_inference(on) -> None:
+    """Set this thread's inference-mode flag, keeping :data:`UNUSUAL`'s count."""
+    on = bool(on)
+    if on != STATE.inference:
+        unusual(1 if on else -1)
+    STATE.inference = on
+
+
+def set_anomaly(on, check_nan) -> None:
+    """Set this thread's anomaly-mode flags, keeping :data:`UNUSUAL`'s count."""
+    on = bool(on)
+    if on != bool(STATE.anomaly):
+        unusual(1 if on else -1)
+    STATE.anomaly, STATE.anomaly_check_nan = on, check_nan
+
 
 def is_grad_enabled() -> bool:
     return STATE.grad_enabled
@@ -163,10 +194,11 @@ class inference_mode(_DecoratorContextManager):
         self._inference_mode_context = (STATE.grad_enabled, STATE.inference, STATE.user_grad)
         if self.mode:
             STATE.grad_enabled = STATE.user_grad = False
-            STATE.inference = True
+            set_inference(True)
 
     def __exit__(self, *exc):
-        STATE.grad_enabled, STATE.inference, STATE.user_grad = self._inference_mode_context
+        STATE.grad_enabled, inference, STATE.user_grad = self._inference_mode_context
+        set_inference(inference)
         return False
 
     def clone(self):

@@ -13,7 +13,7 @@ import re
 import traceback
 from typing import Any, NamedTuple
 
-from .grad_mode import STATE
+from .grad_mode import STATE, UNUSUAL
 
 _SEQ = itertools.count()
 
@@ -99,7 +99,7 @@ class Node:
         self._retains = None
         self._released = False
         self._saves = saves
-        self._trace = traceback.format_stack()[:-3] if STATE.anomaly else None
+        self._trace = traceback.format_stack()[:-3] if UNUSUAL[0] and STATE.anomaly else None
 
     # ---- what PyTorch shows --------------------------------------------------------------------------------
     def name(self) -> str:

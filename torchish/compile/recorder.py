@@ -13,7 +13,7 @@ import weakref
 import jax
 
 from .._tensor import Tensor
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import STATE, unusual
 
 
 class Recorder:
@@ -47,10 +47,12 @@ class Recorder:
     def __enter__(self):
         self.prev = STATE.recorder
         STATE.recorder = self
+        unusual(1)
         return self
 
     def __exit__(self, *exc):
         STATE.recorder = self.prev
+        unusual(-1)
         return False
 
     # ---- facade callbacks ------------------------------------------------------------------------------

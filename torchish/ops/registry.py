@@ -26,7 +26,7 @@ from .. import _meta
 from .. import _dtype
 from .._tensor import Tensor, wrap
 from ..autograd.graph import ERR_INFERENCE_SAVED, node_class
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import STATE, UNUSUAL
 from ..autograd import saved_hooks as _saved_hooks
 from . import dynamic as _dynamic, lazy, saved as _saved, tracing
 from . import barebones as _barebones
@@ -376,7 +376,8 @@ def apply(op: OpDef, args: tuple, **static):
         else:
             vals.append(a)
             key.append(type(a))
-    if STATE.recorder is not None:
+    unusual = UNUSUAL[0]  # (0: no thread traces, records for compile, or is in inference mode: skip those reads)
+    if unusual and STATE.recorder is not None:
         STATE.recorder.read(args)
     if req and read_hook is not None:
         read_hook(args)
@@ -389,7 +390,7 @@ def apply(op: OpDef, args: tuple, **static):
         if config.lazy and not STATE.tracing and STATE.recorder is None:
             with lazy.LOCK:  # (run_forward's lazy branch, inline: recording is the whole cost of a lazy op)
                 out = lazy._record(op, vals, st, cdt)
-        elif STATE.tracing or config.lazy:
+        elif config.lazy or unusual and STATE.tracing:
             out = run_forward(op, vals, st, cdt)
         else:  # the eager fast path: one dict lookup, then the jitted kernel's C++ dispatch
             out = k(*vals, *dv)
@@ -420,8 +421,8 @@ def apply(op: OpDef, args: tuple, **static):
             vals = moved
             out = run_forward(op, vals, st, cdt)
     multi = isinstance(out, (tuple, list))
-    record = req and op.differentiable and STATE.grad_enabled and not STATE.inference
-    if STATE.tracing and tracing.cuts(record):  # (no gradient reaches it in PyTorch either)
+    record = req and op.differentiable and STATE.grad_enabled and not (unusual and STATE.inference)
+    if unusual and STATE.tracing and tracing.cuts(record):  # (no gradient reaches it in PyTorch either)
         out = tracing.cut(out)
     if not multi:
         res = wrap(out)
@@ -437,7 +438,7 @@ def apply(op: OpDef, args: tuple, **static):
             from .out_layout import set_column_major
             set_column_major(op.name, (res,), st)
         if record and _inexact(out):
-            _record(op, args, vals, st, cdt, (res,))
+            _record(op, args, vals, st, cdt, (res,), key)
         if op.view:
             res._attach_view(args[0], op, st)
         if forward_hook is not None:
@@ -460,7 +461,7 @@ def apply(op: OpDef, args: tuple, **static):
         from .out_layout import set_column_major
         set_column_major(op.name, res, st)
     if record:
-        _record(op, args, vals, st, cdt, res)
+        _record(op, args, vals, st, cdt, res, key)
     if op.view:
         for i, r in enumerate(res):
             r._attach_view(args[0], op, st + (("_out", i),))
@@ -474,13 +475,26 @@ def apply(op: OpDef, args: tuple, **static):
 _INEXACT: dict = {}
 
 
-def _inexact(v):
-    """Whether ``v``'s dtype is floating or complex (cached per dtype: ``jnp.issubdtype`` is slow per op)."""
-    dt = v.dtype
+def _inexact_dtype(dt):
+    """Whether ``dt`` is a floating or complex dtype (cached: ``jnp.issubdtype`` is slow per op)."""
     r = _INEXACT.get(dt)
     if r is None:
         r = _INEXACT[dt] = bool(jnp.issubdtype(dt, jnp.inexact))
     return r
+
+
+def _inexact(v):
+    """Whether ``v``'s dtype is floating or complex."""
+    return _inexact_dtype(v.dtype)
+
+
+_ARRAY_IMPL = type(jnp.zeros(()))
+
+
+def _shape_dtype(v):
+    """``(v.shape, v.dtype)``; for a concrete array through its ``aval`` (one property read instead of two)."""
+    a = v.aval if type(v) is _ARRAY_IMPL else v
+    return a.shape, a.dtype
 
 
 def _refuse_complex_grad(op, args, outs):
@@ -491,12 +505,14 @@ def _refuse_complex_grad(op, args, outs):
         raise RuntimeError(f"{op.name} does not support automatic differentiation for outputs with complex dtype.")
 
 
-def _record(op, args, vals, st, cdt, outs):
+def _record(op, args, vals, st, cdt, outs, key=None):
+    """Make ``op``'s node for its outputs ``outs`` and link them to it. ``key``: ``apply``'s dispatch key, whose
+    entries after the first two are the arguments' dtypes (Tensors) or types (the rest)."""
     if op.name in NO_COMPLEX_GRAD:
         _refuse_complex_grad(op, args, outs)
     mask, edges = [], []
-    for a in args:
-        if isinstance(a, Tensor) and a._rg and _inexact(a._v):
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor) and a._rg and (_inexact(a._v) if key is None else _inexact_dtype(key[i + 2])):
             mask.append(True)
             edges.append(a._edge())
         else:
@@ -510,10 +526,9 @@ def _record(op, args, vals, st, cdt, outs):
     else:
         ins, save_outs, saves = _saved.plan(spec, mask, len(outs))
     if len(outs) == 1:
-        o = outs[0]._v
-        meta = ((o.shape, o.dtype),)
+        meta = (_shape_dtype(outs[0]._v),)
     else:
-        meta = tuple((o._v.shape, o._v.dtype) for o in outs)
+        meta = tuple(_shape_dtype(o._v) for o in outs)
     node = op.node_cls(tuple(edges), meta, saves)
     node.op = op
     node.static = st
@@ -543,7 +558,7 @@ def _record(op, args, vals, st, cdt, outs):
         node.versions = ()
     node.outs = tuple(o._v for o in outs) if op.save_out else None
     for i, o in enumerate(outs):
-        if _inexact(o._v):
+        if _inexact_dtype(meta[i][1]):
             o._rg = True
             o._gfn = node
             o._out_nr = i

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import STATE, unusual
 
 
 def active() -> bool:
@@ -20,9 +20,11 @@ class tracing_scope:
 
     def __enter__(self):
         STATE.tracing += 1
+        unusual(1)
 
     def __exit__(self, *exc):
         STATE.tracing -= 1
+        unusual(-1)
         return False
 
 
@@ -140,6 +142,7 @@ class transform_scope:
         STATE.engine_fallback = getattr(STATE, "engine_fallback", 0) + self._fallback
         STATE.captured_writes = getattr(STATE, "captured_writes", 0) + self._writes
         STATE.tracing += 1
+        unusual(1)
         self._no_grad = no_grad()
         self._no_grad.__enter__()
         STATE.user_grad = True  # (the body runs under the transform's own grad mode, not an outer no_grad)
@@ -147,6 +150,7 @@ class transform_scope:
     def __exit__(self, *exc):
         self._no_grad.__exit__(*exc)
         STATE.tracing -= 1
+        unusual(-1)
         STATE.forward_mode -= self._forward
         STATE.vmap_level -= self._batched
         STATE.tangent_vmap_level -= self._tangents

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from .. import _random
 from .._tensor import _SERIAL, Tensor
-from ..autograd.grad_mode import STATE, no_grad
+from ..autograd.grad_mode import STATE, no_grad, unusual
 from ..compile.backward import CompiledBackward
 
 
@@ -97,6 +97,7 @@ def checkpoint_traced(function, args, kwargs, policy):
         log = _ReadLog(STATE.recorder, start)
         key = gen._state._v
         prev, STATE.recorder = STATE.recorder, log
+        unusual(1)
         STATE.jax_diff += 1  # (JAX differentiates the block: torchish records nothing, the user's no_grad still cuts)
         try:
             with no_grad():
@@ -104,6 +105,7 @@ def checkpoint_traced(function, args, kwargs, policy):
                 out = function(*a, **kw)
         finally:
             STATE.recorder = prev
+            unusual(-1)
             STATE.jax_diff -= 1
         out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=_is_tensor)
         written = [t for t, v in log.seen.values() if t._v is not v]

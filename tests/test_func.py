@@ -200,6 +200,25 @@ def test_per_sample_gradients_match_torch():
     assert_same(run(torch, tm), run(torchish, xm))
 
 
+def test_transforms_keep_dict_insertion_order():
+    """Dicts come back from the transforms in insertion order, as PyTorch's pytrees keep it (JAX's sort the keys):
+    ``torch.cat(list(grads.values()))`` of a model's per-sample gradients is flattened in parameter order."""
+    def run(lib):
+        F = _fn(lib)
+        p = {"w": lib.tensor(X), "b": lib.tensor(Y)}  # (not sorted)
+        f = lambda q: (q["w"].sin() * q["b"]).sum()
+        batch = {"w": lib.tensor(M), "b": lib.tensor(Y)}
+        per_sample = F.vmap(F.grad(f), in_dims=({"w": 0, "b": None},))(batch)
+        outs = [F.grad(f)(p), F.grad_and_value(f)(p)[0], F.jacrev(f)(p), F.jacfwd(f)(p), F.hessian(f)(p),
+                F.hessian(f)(p)["b"], F.vjp(lambda q: {"z": q["w"], "a": q["b"]}, p)[0],
+                F.jvp(lambda q: {"z": q["w"], "a": q["b"]}, (p,), (p,))[1], per_sample,
+                F.grad(lambda q: (f(q), {"z": q["w"], "a": q["b"]}), has_aux=True)(p)[1]]
+        return [list(o) for o in outs], lib.cat([v.flatten() for v in per_sample.values()])
+    ref, got = run_both(run)
+    assert got[0] == ref[0]
+    assert_same(ref[1], got[1])
+
+
 @needs_torch
 def test_ensemble_vmap_over_stacked_linears_matches_loop():
     pairs = [pair(lambda T: T.nn.Linear(3, 2)) for _ in range(3)]

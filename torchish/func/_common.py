@@ -11,7 +11,9 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ..ops.tracing import to_tensors, to_values, transform_scope  # noqa: F401  (re-exported for the transforms)
+from ..ops import tracing
+
+transform_scope = tracing.transform_scope  # (for the transforms)
 
 
 def is_leaf(x) -> bool:
@@ -19,17 +21,62 @@ def is_leaf(x) -> bool:
     return x is None or isinstance(x, Tensor)
 
 
+class _OrderedDict(dict):
+    """A plain dict on its way through JAX. JAX's pytrees flatten a dict in sorted key order and rebuild it sorted;
+    PyTorch's keep the insertion order, which users see (``grad(loss)(dict(model.named_parameters()))`` has the
+    parameters' order; ``torch.cat(list(grads.values()))`` depends on it). The transforms hand JAX their dicts as
+    this type, which JAX flattens in insertion order, and give the user plain dicts back (:func:`plain`)."""
+
+
+jax.tree_util.register_pytree_node(_OrderedDict, lambda d: (list(d.values()), tuple(d.keys())),
+                                   lambda keys, values: _OrderedDict(zip(keys, values)))
+
+
+def _convert(tree, src, dst):
+    """``tree`` with every dict of exactly type ``src`` (nested ones too) rebuilt as ``dst``, keeping its order."""
+    def one(x):
+        return dst((k, _convert(v, src, dst)) for k, v in x.items()) if type(x) is src else x
+    return jax.tree_util.tree_map(one, tree, is_leaf=lambda x: type(x) is src or is_leaf(x))
+
+
+def ordered(tree):
+    """``tree`` as the transforms hand it to JAX: its plain dicts in insertion order (see :class:`_OrderedDict`)."""
+    return _convert(tree, dict, _OrderedDict)
+
+
+def plain(tree):
+    """A tree from JAX as the user gets it: plain dicts (in the insertion order :func:`ordered` kept)."""
+    return _convert(tree, _OrderedDict, dict)
+
+
 def flatten(tree):
-    return jax.tree_util.tree_flatten(tree, is_leaf=is_leaf)
+    """``(leaves, treedef)`` of a user's pytree, dicts in insertion order (as PyTorch's pytrees)."""
+    return jax.tree_util.tree_flatten(ordered(tree), is_leaf=is_leaf)
 
 
 def unflatten(treedef, leaves):
+    """The user's pytree from :func:`flatten`'s ``treedef`` and new leaves (plain dicts)."""
+    return plain(jax.tree_util.tree_unflatten(treedef, leaves))
+
+
+def unflatten_values(treedef, leaves):
+    """A values pytree for JAX from :func:`flatten`'s ``treedef`` (dicts as JAX flattens them in insertion order)."""
     return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+def to_values(tree):
+    """A user's pytree of Tensors as the JAX values pytree (Tensors replaced by their values, dicts ordered)."""
+    return tracing.to_values(ordered(tree))
+
+
+def to_tensors(tree):
+    """A JAX values pytree as the user's pytree of Tensors (values wrapped, plain dicts)."""
+    return plain(tracing.to_tensors(tree))
 
 
 def structure_str(tree) -> str:
     """A short description of a pytree's structure for error messages (``(*, *)``, ``{'a': *}``)."""
-    return str(jax.tree_util.tree_map(lambda _: "*", tree, is_leaf=is_leaf)).replace("'*'", "*")
+    return str(plain(jax.tree_util.tree_map(lambda _: "*", ordered(tree), is_leaf=is_leaf))).replace("'*'", "*")
 
 
 def fn_name(func) -> str:
@@ -64,7 +111,7 @@ def diff_values(tree):
         if not (x.is_floating_point() or x.is_complex()):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         vals.append(x._d)
-    return unflatten(treedef, vals)
+    return unflatten_values(treedef, vals)
 
 
 def with_args(args, nums, trees):

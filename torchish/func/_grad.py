@@ -15,8 +15,8 @@ import jax
 
 from .._tensor import Tensor
 from ._common import (Static, check_tensor_outputs, conj_complex, diff_values, flatten, grad_value,
-                      normalize_argnums, split_aux, structure_str, to_tensors, to_values, transform_scope, unflatten,
-                      with_args)
+                      normalize_argnums, split_aux, structure_str, to_tensors, to_values, transform_scope,
+                      unflatten_values, with_args)
 from ._outer_autograd import differentiable_outside
 
 
@@ -137,7 +137,7 @@ def _vjp(func, *primals, has_aux):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({list(c.shape)}) "
                                    f"and output[{i}] has a shape of torch.Size({list(o.shape)}).")
             cts.append(c._d.astype(o.dtype))
-        return to_tensors(conj_complex(pullback(conj_complex(unflatten(out_tree, cts)))))
+        return to_tensors(conj_complex(pullback(conj_complex(unflatten_values(out_tree, cts)))))
 
     if has_aux:
         return outputs, vjp_fn, box["aux"].rebuild(aux_vals)
@@ -185,7 +185,7 @@ def _jvp(func, primals, tangents, *, has_aux):
         box["aux"] = Static(aux, has_aux)
         return to_values(out), box["aux"].values
 
-    out, tangent_out, aux_vals = jax.jvp(fn, diff, tuple(unflatten(p_tree, tans)), has_aux=True)
+    out, tangent_out, aux_vals = jax.jvp(fn, diff, tuple(unflatten_values(p_tree, tans)), has_aux=True)
     if has_aux:
         return to_tensors(out), to_tensors(tangent_out), box["aux"].rebuild(aux_vals)
     return to_tensors(out), to_tensors(tangent_out)
@@ -232,6 +232,6 @@ def linearize(func, *primals):
                 raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
                                    f"{p.dtype} of the corresponding primal.")
             tans.append(t._d)
-        return to_tensors(lin(*unflatten(p_tree, tans)))
+        return to_tensors(lin(*unflatten_values(p_tree, tans)))
 
     return to_tensors(out), jvp_fn

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ._common import fn_name, flatten, structure_str, transform_scope, unflatten
+from ._common import fn_name, flatten, ordered, structure_str, transform_scope, unflatten
 from ._outer_autograd import differentiable_outside
 from ._rng import axis_name, check_randomness, vmap_level
 
@@ -35,7 +35,7 @@ def _broadcast(dims, tree, what, where):
         out.extend([d] * len(flatten(sub)[0]))
 
     try:
-        jax.tree_util.tree_map(per_subtree, dims, tree, is_leaf=lambda x: x is None)
+        jax.tree_util.tree_map(per_subtree, ordered(dims), ordered(tree), is_leaf=lambda x: x is None)
     except ValueError:
         raise ValueError(f"{where}: {what} is not compatible with the structure of `{what[:-5]}puts`. {what} has "
                          f"structure {structure_str(dims)} but {what[:-5]}puts has structure "

@@ -209,3 +209,25 @@ def test_compiled_rmsprop_matches_eager():
 
 def test_compiled_nadam_loop_matches_eager():
     _compiled_vs_eager(opt_factory("NAdam", lr=0.05, weight_decay=0.1))
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+@pytest.mark.parametrize("name, kw", [("SGD", dict(lr=0.1)), ("Adam", dict(lr=0.05))])
+def test_compiled_step_alone_reads_each_new_gradient(name, kw, set_to_none):
+    """``torchish.compile(opt.step)`` with the backward outside it (a compiled optimizer step): the gradients are
+    inputs of the program, read afresh at every call (new ``.grad`` tensors after ``zero_grad()``, or new values in
+    the same ones), not constants holding the values the trace saw; the trajectory is torch's."""
+    trajs = []
+    for lib, wrap in ((torch, lambda f: f), (torchish, torchish.compile)):
+        w, b = _model(lib)
+        opt = getattr(lib.optim, name)([w, b], **kw)
+        step = wrap(opt.step)
+        traj = []
+        for i in range(5):
+            opt.zero_grad(set_to_none=set_to_none)
+            _loss(lib, w, b, X * (i + 1)).backward()
+            step()
+            traj.append(_flat(w, b))
+        trajs.append(np.stack(traj))
+    np.testing.assert_allclose(trajs[1], trajs[0], **TOL)
+    assert step.stats["compiled_calls"] >= 3

@@ -341,6 +341,8 @@ class Optimizer(StateDictMixin, StepChecksMixin):
         params = [p for p in (group["params"] if params is None else params) if p.grad is not None]
         if not params:
             return
+        if STATE.recorder is not None:  # gradients made outside a compiled step are its inputs, not constants
+            STATE.recorder.read([p.grad for p in params])
         fresh = [p for p in params if not self.state.get(p)]
         for p in params:
             if p.grad.is_sparse:

@@ -4,7 +4,7 @@ the input and the grid), unfold / fold, one_hot, normalize and the distances; mo
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_raises, run_both, to_numpy, torch, torchish
+from oracle import arr, assert_same, check, check_raises, run_both, to_numpy, torch, torchish
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -172,6 +172,40 @@ def test_grid_sample_3d_float64_on_pixel_centres(padding):
         got.append((out.detach().numpy(), theta.grad.numpy()))
     np.testing.assert_array_equal(got[1][0], got[0][0])
     np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-12, atol=1e-12)
+
+
+NONFINITE_GRID = [[float("nan"), 0.0], [float("inf"), 0.0], [-float("inf"), 0.5], [1e10, -1e10], [0.5, float("nan")],
+                  [3e9, 0.3], [-7.3, 13.1]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_2d_nonfinite_and_huge_coordinates(dtype, mode):
+    """NaN, infinite and huge grid points go where PyTorch's vectorized 2-d kernel sends them: a NaN or infinite
+    weight makes a NaN output with zeros padding (torchish gave 0: it sent them to -100, the scalar 3-d kernel's
+    ``safe_downgrade_to_int_range``), border and reflection clamp NaN to 0 (``clamp_min(0, in)``) and +inf to the
+    last pixel, reflection folds by ``trunc(|c| / twice_span)`` (3e9 landed on another pixel by ``fmod``), and
+    integer coordinates outside int32 are outside the image; float64's unnormalisation keeps an infinity."""
+    def fn(T):
+        x = T.arange(12.0, dtype=getattr(T, dtype)).view(1, 1, 3, 4)
+        g = T.tensor([[NONFINITE_GRID]], dtype=getattr(T, dtype))
+        return [F(T).grid_sample(x, g, mode=mode, padding_mode=p, align_corners=a)
+                for p in ("zeros", "border", "reflection") for a in (False, True)]
+    ref, got = run_both(fn)
+    assert_same(ref, got)
+
+
+def test_grid_sample_3d_nonfinite_coordinates():
+    """PyTorch's scalar 3-d kernel clips NaN to the last pixel (``std::min(size - 1, std::max(in, 0))``) with border
+    and reflection padding, and sends it to -100 (outside, 0) with zeros (torchish's clip kept NaN, then 0)."""
+    def fn(T):
+        x = T.arange(24.0).view(1, 1, 2, 3, 4)
+        g = T.tensor([[[[[float("nan"), 0.0, -1.0], [float("inf"), 0.0, -1.0], [-float("inf"), 0.5, -1.0],
+                         [0.5, float("nan"), -1.0], [1e10, 0.3, -1.0]]]]])
+        return [F(T).grid_sample(x, g, mode=m, padding_mode=p, align_corners=a) for m in ("bilinear", "nearest")
+                for p in ("zeros", "border", "reflection") for a in (False, True)]
+    ref, got = run_both(fn)
+    assert_same(ref, got)
 
 
 HALF_BICUBIC = [("bfloat16", "zeros", False), ("bfloat16", "border", True), ("bfloat16", "reflection", False),

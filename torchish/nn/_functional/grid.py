@@ -53,7 +53,7 @@ def _fma(a, b, c):
     """``a * b + c`` rounded once for float32/float64 ``a`` and Python numbers ``b`` (of at most 26 significant
     bits) and ``c``, whatever XLA's optimisation level (float16/bfloat16: rounded per operation). float64 by
     Dekker's exact product (``a`` split in two halves) and Knuth's two-sum; the barriers keep XLA from simplifying
-    ``t - (t - a)`` to ``a``."""
+    ``t - (t - a)`` to ``a``; an infinite or NaN product gives ``a * b + c`` as an FMA does."""
     if a.dtype == jnp.float32:
         return _precision.fma(a, jnp.float32(b), jnp.float32(c))
     if a.dtype != jnp.float64:
@@ -65,12 +65,45 @@ def _fma(a, b, c):
     err = keep(hi * b - p) + (a - hi) * b  # exact: a * b == p + err
     s = keep(p + c)
     bb = keep(s - p)
-    return s + ((keep(p - keep(s - bb)) + (c - bb)) + err)
+    exact = s + ((keep(p - keep(s - bb)) + (c - bb)) + err)
+    return jnp.where(jnp.isfinite(p), exact, p + c)  # (an infinite product: the split's NaNs, not an FMA's inf)
 
 
-def _clip(c, size):
-    zero = jnp.zeros((), c.dtype)
-    return jnp.where(c <= 0, zero, jnp.where(c >= size - 1, jnp.asarray(size - 1, c.dtype), c))
+def _clip(c, size, vectorized=False):
+    """Clip to ``[0, size - 1]``, no gradient at or beyond the borders. NaN goes where PyTorch's kernel sends it:
+    the vectorized 2-d sampler's ``clamp_max(max, clamp_min(0, in))`` gives 0, the scalar (3-d) sampler's
+    ``std::min(size - 1, std::max(in, 0))`` gives ``size - 1``."""
+    zero, hi = jnp.zeros((), c.dtype), jnp.asarray(size - 1, c.dtype)
+    if vectorized:
+        return jnp.where(c > 0, jnp.where(c < hi, c, hi), zero)
+    return jnp.where(c <= 0, zero, jnp.where(c < hi, c, hi))
+
+
+def _reflect_vectorized(c, size, align_corners):
+    """The vectorized 2-d sampler's ``reflect_coordinates``: ``extra = |c - low| - trunc(|c - low| / twice_span) *
+    twice_span`` (one FMA), then ``min(extra, twice_span - extra) + low``, NaN (from NaN or an infinite ``c``)
+    propagated for the clip after it to send to 0; the gradient's sign flips where ``c < low`` and where the second
+    reflection is taken, as its ``reflect_coordinates_get_grad``."""
+    if align_corners and size <= 1:
+        return jnp.zeros_like(c)
+    low, twice = (0.0, 2.0 * (size - 1)) if align_corners else (-0.5, 2.0 * size)
+    a = c - low if low else c
+    a = jnp.where(a < 0, -a, a)
+    flips = jax.lax.stop_gradient(jnp.trunc(_precision.div(a, jnp.asarray(twice, a.dtype))))
+    extra = _fma(flips, -twice, a)
+    reflected = twice - extra
+    out = jnp.where(extra > reflected, reflected, extra)
+    return out + low if low else out
+
+
+def _index(c):
+    """Integer coordinates as the vectorized sampler converts them (``cvtt``): NaN, infinities and values outside
+    int32 become INT_MIN, outside every image."""
+    if float(jnp.finfo(c.dtype).max) >= 2.0 ** 31:
+        ok = (c >= -2.0 ** 31) & (c < 2.0 ** 31)
+    else:  # (float16: every finite value fits)
+        ok = jnp.isfinite(c)
+    return jnp.where(ok, c.astype(jnp.int32), jnp.int32(np.iinfo(np.int32).min))
 
 
 def _reflect(c, twice_low, twice_high):
@@ -85,8 +118,16 @@ def _reflect(c, twice_low, twice_high):
     return jnp.where(jnp.fmod(flips, 2) == 0, extra + lo, span - extra + lo)
 
 
-def _pad_coords(c, size, padding_mode, align_corners):
-    """compute_coordinates: apply the padding mode to (unnormalised) coordinates."""
+def _pad_coords(c, size, padding_mode, align_corners, vectorized=False):
+    """compute_coordinates: apply the padding mode to (unnormalised) coordinates. The scalar sampler (3-d) then
+    sends non-finite and out-of-int-range coordinates to -100 (``safe_downgrade_to_int_range``); the vectorized
+    2-d sampler keeps them (NaN weights make NaN outputs with zeros padding; :func:`_index` converts them)."""
+    if vectorized:
+        if padding_mode == "border":
+            return _clip(c, size, True)
+        if padding_mode == "reflection":
+            return _clip(_reflect_vectorized(c, size, align_corners), size, True)
+        return c
     if padding_mode == "border":
         c = _clip(c, size)
     elif padding_mode == "reflection":
@@ -128,7 +169,7 @@ def _linear_taps(coords):
     for d, c in enumerate(coords):
         lo = jnp.floor(c)[..., None]
         b = jnp.asarray(bits[:, d])
-        idx.append(lo.astype(jnp.int32) + b)
+        idx.append(_index(lo) + b)
         w = w * jnp.where(b == 1, c[..., None] - lo, lo + 1 - c[..., None])
     return idx, w
 
@@ -137,8 +178,8 @@ def _bicubic_taps(iy, ix, sizes, padding_mode, align_corners):
     """The 4 x 4 taps of bicubic sampling; each tap coordinate gets the padding mode on its own, as PyTorch."""
     offs = jnp.arange(-1, 3, dtype=iy.dtype)
     y0, x0 = jnp.floor(iy), jnp.floor(ix)
-    ty = _pad_coords(y0[..., None] + offs, sizes[0], padding_mode, align_corners).astype(jnp.int32)
-    tx = _pad_coords(x0[..., None] + offs, sizes[1], padding_mode, align_corners).astype(jnp.int32)
+    ty = _index(_pad_coords(y0[..., None] + offs, sizes[0], padding_mode, align_corners, True))
+    tx = _index(_pad_coords(x0[..., None] + offs, sizes[1], padding_mode, align_corners, True))
     shape = iy.shape + (16,)
     idx = [jnp.broadcast_to(ty[..., :, None], iy.shape + (4, 4)).reshape(shape),
            jnp.broadcast_to(tx[..., None, :], iy.shape + (4, 4)).reshape(shape)]
@@ -157,10 +198,10 @@ def _grid_sample_fwd(x, grid, *, mode, padding_mode, align_corners):
         iy, ix = (_unnormalize(c, s, align_corners, True) for c, s in zip(raw, sizes))
         idx, w = _bicubic_taps(iy, ix, sizes, padding_mode, align_corners)
     else:
-        coords = [_pad_coords(_unnormalize(c, s, align_corners, k == 2), s, padding_mode, align_corners)
+        coords = [_pad_coords(_unnormalize(c, s, align_corners, k == 2), s, padding_mode, align_corners, k == 2)
                   for c, s in zip(raw, sizes)]
         if mode == "nearest":
-            return _gather(x, [jnp.round(c).astype(jnp.int32)[..., None] for c in coords], sizes)[..., 0]
+            return _gather(x, [_index(jnp.round(c))[..., None] for c in coords], sizes)[..., 0]
         idx, w = _linear_taps(coords)
     return jnp.sum(_gather(x, idx, sizes) * w[:, None], axis=-1)
 

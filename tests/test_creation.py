@@ -81,6 +81,15 @@ TENSOR_CASES = [
     # 0-d arrays in a list: PyTorch asks the first element its len(), later ones are scalars of their own dtype
     lambda T: T.tensor([np.array(1.5)]), lambda T: T.tensor([1.0, np.array(2.5)]),
     lambda T: T.tensor([[1], [np.array(2, np.int32)]]),
+    # Python ints beyond int64 are unpacked as doubles for floating, complex and bool dtypes (only integer dtypes
+    # overflow), and a tensor element of other than one element fails by the dtype it is stored as
+    lambda T: T.tensor([2 ** 64, 1.5]), lambda T: T.tensor([2 ** 63], dtype=T.float64),
+    lambda T: T.tensor([[2 ** 128 - 2 ** 104], [2 ** 128 - 2 ** 103]], dtype=T.float32),
+    lambda T: T.tensor([2 ** 63], dtype=T.float16), lambda T: T.tensor([2 ** 64, 1j]),
+    lambda T: T.tensor([-2 ** 63 - 1, 0], dtype=T.bool), lambda T: T.tensor([10 ** 400], dtype=T.float64),
+    lambda T: T.tensor([2 ** 63, 2.5], dtype=T.int64), lambda T: T.tensor([T.tensor([1, 2]), T.tensor([3, 4])]),
+    lambda T: T.tensor([T.tensor([1.0, 2.0])], dtype=T.int32), lambda T: T.tensor([T.tensor([True, False])]),
+    lambda T: T.tensor([T.tensor([1, 2])], dtype=T.complex64), lambda T: T.tensor([1.5, T.tensor([1, 2])]),
 ]
 
 

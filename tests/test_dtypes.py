@@ -258,3 +258,20 @@ def test_finfo_values_usable():
     assert got == ref
     assert math.isclose(torchish.finfo(torchish.float32).resolution, 1e-6)
     assert np.float32(torchish.finfo(torchish.float32).max) == np.finfo(np.float32).max
+
+
+def test_finfo_iinfo_compare_by_dtype_and_take_dtypes_only():
+    """PyTorch's finfo/iinfo objects compare equal by dtype (a complex dtype's finfo is its real part's), cannot be
+    hashed, and take a torch.dtype only (torchish compared by identity and took names, numpy types and None)."""
+    import numpy as np
+
+    def info(T):
+        f32 = T.finfo(T.float32)
+        return [f32 == T.finfo(T.float32), f32 == T.finfo(), f32 == T.finfo(T.complex64), f32 != T.finfo(T.float64),
+                f32 == T.finfo(T.float64), T.iinfo(T.int8) == T.iinfo(T.int8), T.iinfo(T.int8) != T.iinfo(T.uint8),
+                f32 == T.iinfo(T.int32), f32 == 3, outcome(lambda: hash(f32)), outcome(lambda: hash(T.iinfo(T.int8))),
+                outcome(lambda: T.finfo("float32")), outcome(lambda: T.finfo(None)),
+                outcome(lambda: T.finfo(np.float32)), outcome(lambda: T.iinfo("int32")),
+                outcome(lambda: T.iinfo(None)), T.finfo(type=T.float16).bits, T.iinfo(type=T.int16).bits]
+    ref, got = run_both(info)
+    assert got == ref

@@ -289,3 +289,20 @@ def test_rms_norm_backward_is_pytorchs_composite(dtype):
         np.testing.assert_array_equal(got[2], ref[2], err_msg="input grad")
         if dtype != "float32" and ref[3] is not None:
             np.testing.assert_array_equal(got[3], ref[3], err_msg="weight grad")
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_round_decimals_rounds_as_pytorchs_kernel(dtype):
+    """PyTorch's round(decimals=) kernel is nearbyint(x * 10^d) / 10^d (x / 10^d, then * 10^d, for d < 0) in the
+    opmath type, a true division. torchish divided by the constant, which XLA turned into a multiplication by its
+    rounded reciprocal (float32: round(-8.946, decimals=1) was -8.900001, a third of this grid an ulp off), and
+    computed float16/bfloat16 in the half type (round(0.375, decimals=2) was 0.3801 in float16)."""
+    x = np.concatenate([np.linspace(-30, 30, 4001), [0.125, 0.375, 2.675, 1.005, -8.946]]).astype(np.float32)
+
+    def rounds(L):
+        t = L.tensor(x).to(getattr(L, dtype))
+        return [L.round(t * s, decimals=d).double().numpy() for d, s in ((1, 1), (2, 1), (3, 1), (-1, 100),
+                                                                          (-2, 1000))]
+    for d, (r, g) in enumerate(zip(rounds(torch), rounds(torchish))):
+        np.testing.assert_array_equal(g, r, err_msg=f"{dtype} case {d}")

@@ -385,6 +385,9 @@ def scalar_type_name(d: dtype) -> str:
             "uint64": "UInt64", "complex32": "ComplexHalf", **{f.name: f.name.capitalize() for f in FLOAT8}}.get(d.name, d.name)
 
 
+_NO_TYPE = object()  # (finfo() with no argument: the default dtype's)
+
+
 class finfo:
     """``torch.finfo``: machine limits of a floating-point dtype (of the real part, for complex dtypes).
 
@@ -393,8 +396,10 @@ class finfo:
         0.0009765625
     """
 
-    def __init__(self, type=None):
-        d = as_dtype(type) if type is not None else DEFAULTS.float
+    def __init__(self, type=_NO_TYPE):
+        if type is not _NO_TYPE:
+            _dtype_arg(type, "finfo", "type", 1)  # (PyTorch takes a torch.dtype only: no None, name or numpy type)
+        d = type if type is not _NO_TYPE else DEFAULTS.float
         if d.category < _FLOAT:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
@@ -412,6 +417,13 @@ class finfo:
         # PyTorch: 10 ** -precision, precision = floor(-log10(eps))
         self.resolution = 10.0 ** -builtins.int(math.floor(-math.log10(self.eps)))
 
+    def __eq__(self, other):
+        """PyTorch compares two finfo/iinfo objects by their dtype (``finfo(complex64) == finfo(float32)``); the
+        objects are unhashable, as PyTorch's."""
+        return self.dtype == other.dtype if isinstance(other, (finfo, iinfo)) else NotImplemented
+
+    __hash__ = None
+
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
                 f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
@@ -426,7 +438,8 @@ class iinfo:
     """
 
     def __init__(self, type):
-        d = as_dtype(type)
+        _dtype_arg(type, "iinfo", "type", 1)
+        d = type
         if d is bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
         if d.category != _INT:
@@ -436,6 +449,9 @@ class iinfo:
         self.bits = d.itemsize * 8
         self.max = builtins.int(info.max)
         self.min = builtins.int(info.min)
+
+    __eq__ = finfo.__eq__
+    __hash__ = None
 
     def __repr__(self):
         return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"

@@ -117,9 +117,9 @@ def _flatten(data):
         if dim == len(shape):
             given.append(x)
             if isinstance(x, Tensor):
-                if x.numel() != 1:
-                    raise ValueError("only one element tensors can be converted to Python scalars")
-                dt, x = x.dtype, x.item()
+                # (a tensor of other than one element takes part in inference by its dtype, as PyTorch's; storing
+                # it fails later, by the tensor's dtype: see _refuse_tensor_leaves)
+                dt, x = x.dtype, (x.item() if x.numel() == 1 else x)
             elif isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "biufc":  # (after the first: a scalar)
                 dt, x = _dtype.from_np(x.dtype.newbyteorder("=")), x.item()
             elif _is_sequence(x):
@@ -161,6 +161,16 @@ def _check_uint64_leaves(given):
             raise OverflowError("int too big to convert")
 
 
+def _refuse_tensor_leaves(leaves, dt):
+    """PyTorch infers the dtype first and then stores each element, unpacking a tensor element as a Python number
+    of that dtype: ``__index__`` for an integer or bool tensor (TypeError), ``__float__``/``__complex__`` otherwise
+    (ValueError), both of which only a one-element tensor answers."""
+    if any(isinstance(v, Tensor) for v in leaves):
+        if dt.category <= _dtype._INT:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        raise ValueError("only one element tensors can be converted to Python scalars")
+
+
 def _is_real(v):
     return isinstance(v, (numbers.Real, np.bool_))  # (numpy's bool is not registered as a numbers.Real)
 
@@ -176,9 +186,14 @@ def _leaves_to_array(shape, leaves, dt):
             raise TypeError(f"'{name}' object cannot be interpreted as an integer")
         if not _is_real(v):
             raise TypeError("must be real number, not complex")
-    hi = 2 ** 64 if dt is _dtype.uint64 else 2 ** 63
-    if any(isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < hi for v in leaves):
-        raise ValueError("Overflow when unpacking long long")
+    if dt.category == _dtype._INT:
+        hi = 2 ** 64 if dt is _dtype.uint64 else 2 ** 63
+        if any(isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < hi for v in leaves):
+            raise ValueError("Overflow when unpacking long long")
+    elif dt.category >= _FLOAT:  # (a floating or complex element is unpacked as a double: any int that fits one)
+        for v in leaves:
+            if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63:
+                builtins.float(v)  # (OverflowError: int too large to convert to float, as PyTorch's)
     if dt.category == _dtype._INT:
         info = np.iinfo(dt.np)
         for v in leaves:
@@ -296,6 +311,7 @@ def _tensor(data, dtype, device, requires_grad):
         dt = dt or inferred or _dtype.DEFAULTS.float
         if dt is _dtype.uint64:
             _check_uint64_leaves(given)
+        _refuse_tensor_leaves(leaves, dt)
         arr = _leaves_to_array(shape, leaves, dt)
     _check_grad_dtype(dt, requires_grad, "tensor")
     return numpy_layout(place(arr, dt, device, requires_grad), arr)

@@ -406,8 +406,13 @@ def _round_fwd(x, *, decimals):
         return x
     if decimals == 0:
         return jnp.round(x)
-    p = jnp.asarray(10.0 ** builtins.abs(decimals), x.dtype)
-    return jnp.round(x / p) * p if decimals < 0 else jnp.round(x * p) / p
+    # PyTorch's round_decimals kernel scales, rounds and unscales in the opmath type (float32 for the half types),
+    # rounding to the input's dtype once at the end; its divisions are true ones (_precision.div: XLA would multiply
+    # by the rounded reciprocal of the constant, an ulp off)
+    w = x.astype(jnp.float32) if x.dtype in (jnp.float16, jnp.bfloat16) else x
+    p = jnp.asarray(10.0 ** builtins.abs(decimals), w.dtype)
+    out = jnp.round(_precision.div(w, p)) * p if decimals < 0 else _precision.div(jnp.round(w * p), p)
+    return out.astype(x.dtype)
 
 
 _ROUND = defop("round", _round_fwd, vjp=lambda g, x, out, decimals: jnp.zeros_like(g))

@@ -11,6 +11,7 @@ Reports microseconds per op and the ratios. Every case waits for its result (``b
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import statistics
@@ -33,31 +34,35 @@ except ImportError:
 
 
 def interleaved(cases, rounds=7, warmup=3):
-    """Median seconds per call of each case ``name -> (fn, reps)``. The cases are timed round-robin (``reps``
-    calls of each in turn, ``rounds`` times) so that a machine whose speed drifts slows every system alike."""
-    for fn, _ in cases.values():
-        for _ in range(warmup):
-            fn()
+    """Median seconds per call of each case ``name -> (fn, reps[, lazy])``. The cases are timed round-robin
+    (``reps`` calls of each in turn, ``rounds`` times) so that a machine whose speed drifts slows every system
+    alike. ``lazy``: torchish's lazy capture on or off for the case's calls (set around them, not per call)."""
     samples = {name: [] for name in cases}
-    for _ in range(rounds):
-        for name, (fn, reps) in cases.items():
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                fn()
-            samples[name].append((time.perf_counter() - t0) / reps)
+    for r in range(-1, rounds):
+        for name, (fn, reps, *lazy) in cases.items():
+            with on_path(*lazy):
+                if r < 0:
+                    for _ in range(warmup):
+                        fn()
+                    continue
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    fn()
+                samples[name].append((time.perf_counter() - t0) / reps)
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
-def on_path(fn, lazy):
-    """``fn`` run with lazy capture on or off (per-op dispatch, the default), the setting restored after."""
-    def run():
-        saved = torchish.config.lazy
+@contextlib.contextmanager
+def on_path(lazy=None):
+    """Lazy capture on or off (per-op dispatch, the default) inside the block, the setting restored after; None
+    leaves it alone (the other libraries' cases)."""
+    saved = torchish.config.lazy
+    if lazy is not None:
         torchish.config.lazy = lazy
-        try:
-            return fn()
-        finally:
-            torchish.config.lazy = saved
-    return run
+    try:
+        yield
+    finally:
+        torchish.config.lazy = saved
 
 
 def chain(lib_ops, x, y):
@@ -86,8 +91,8 @@ def main(argv=None):
     # --- one op
     xa, xb = torchish.tensor(a), torchish.tensor(b)
     ja, jb = jnp.asarray(a), jnp.asarray(b)
-    cases["op/torchish"] = (on_path(lambda: (xa * xb)._d.block_until_ready(), False), reps * 5)
-    cases["op/torchish lazy"] = (on_path(lambda: (xa * xb)._d.block_until_ready(), True), reps * 5)
+    cases["op/torchish"] = (lambda: (xa * xb)._d.block_until_ready(), reps * 5, False)
+    cases["op/torchish lazy"] = (lambda: (xa * xb)._d.block_until_ready(), reps * 5, True)
     cases["op/jax.numpy"] = (lambda: (ja * jb).block_until_ready(), reps * 5)
     # the floor of any per-op dispatch through JAX: a cached jitted kernel called with its arrays, no Python around
     # it (no promotion, no wrapper objects, no autograd); jax.numpy's operators add their Python to this
@@ -98,8 +103,8 @@ def main(argv=None):
         cases["op/torch"] = (lambda: (ta * tb, sync()), reps * 5)
 
     # --- chain forward
-    cases["fwd/torchish"] = (on_path(lambda: chain(torchish, xa, xb)._d.block_until_ready(), False), reps)
-    cases["fwd/torchish lazy"] = (on_path(lambda: chain(torchish, xa, xb)._d.block_until_ready(), True), reps)
+    cases["fwd/torchish"] = (lambda: chain(torchish, xa, xb)._d.block_until_ready(), reps, False)
+    cases["fwd/torchish lazy"] = (lambda: chain(torchish, xa, xb)._d.block_until_ready(), reps, True)
     cases["fwd/jax.numpy"] = (lambda: chain(jnp, ja, jb).block_until_ready(), reps)
     if torch is not None:
         cases["fwd/torch"] = (lambda: (chain(torch, ta, tb), sync()), reps)
@@ -111,8 +116,8 @@ def main(argv=None):
         wa.grad = None
         chain(torchish, wa, xb).sum().backward()
         wa.grad._d.block_until_ready()
-    cases["fwdbwd/torchish"] = (on_path(tish_fb, False), reps)
-    cases["fwdbwd/torchish lazy"] = (on_path(tish_fb, True), reps)
+    cases["fwdbwd/torchish"] = (tish_fb, reps, False)
+    cases["fwdbwd/torchish lazy"] = (tish_fb, reps, True)
 
     def jax_fb():
         out, pull = jax.vjp(lambda v: chain(jnp, v, jb).sum(), ja)

@@ -397,9 +397,11 @@ class finfo:
     """
 
     def __init__(self, type=_NO_TYPE):
-        if type is not _NO_TYPE:
+        if type is _NO_TYPE:
+            d = DEFAULTS.float
+        else:
             _dtype_arg(type, "finfo", "type", 1)  # (PyTorch takes a torch.dtype only: no None, name or numpy type)
-        d = type if type is not _NO_TYPE else DEFAULTS.float
+            d = type
         if d.category < _FLOAT:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")

@@ -77,11 +77,8 @@ def _eligible(nodes, targets, accumulate, create_graph):
 
 
 def _aval(v):
-    if type(v) is lazy.ARRAY_TYPE:  # a concrete jax.Array: its aval is a plain attribute (shape/dtype are properties)
-        a = v.aval
-        return (a.shape, a.dtype)
-    if hasattr(v, "shape"):
-        return (v.shape, v.dtype)
+    if type(v) is lazy.ARRAY_TYPE or hasattr(v, "shape"):  # (a concrete array first: its hasattr reads a property)
+        return lazy.shape_dtype(v)
     return type(v)
 
 

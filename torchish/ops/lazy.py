@@ -141,6 +141,13 @@ ARRAY_TYPE = type(jax.device_put(np.zeros((), np.float32)))  # the concrete jax.
 # reads avals this way too; a transfer, where jnp.zeros compiled a program at import)
 
 
+def shape_dtype(v):
+    """``(v.shape, v.dtype)`` of an array, traced or pending value; a concrete jax.Array's through its ``aval`` (a
+    plain attribute, where its ``shape`` and ``dtype`` are Python properties: one read instead of two)."""
+    a = v.aval if type(v) is ARRAY_TYPE else v
+    return a.shape, a.dtype
+
+
 def _abstract(v):
     if type(v) is LazyValue:
         return jax.ShapeDtypeStruct(v.shape, v.dtype)

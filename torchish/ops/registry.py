@@ -488,15 +488,6 @@ def _inexact(v):
     return _inexact_dtype(v.dtype)
 
 
-_ARRAY_IMPL = type(jnp.zeros(()))
-
-
-def _shape_dtype(v):
-    """``(v.shape, v.dtype)``; for a concrete array through its ``aval`` (one property read instead of two)."""
-    a = v.aval if type(v) is _ARRAY_IMPL else v
-    return a.shape, a.dtype
-
-
 def _refuse_complex_grad(op, args, outs):
     """PyTorch's error for recording an op of :data:`NO_COMPLEX_GRAD` with a complex output, unless the op is
     writing its first input in place (``silu_``, ``nan_to_num_``)."""
@@ -526,9 +517,9 @@ def _record(op, args, vals, st, cdt, outs, key=None):
     else:
         ins, save_outs, saves = _saved.plan(spec, mask, len(outs))
     if len(outs) == 1:
-        meta = (_shape_dtype(outs[0]._v),)
+        meta = (lazy.shape_dtype(outs[0]._v),)
     else:
-        meta = tuple(_shape_dtype(o._v) for o in outs)
+        meta = tuple(lazy.shape_dtype(o._v) for o in outs)
     node = op.node_cls(tuple(edges), meta, saves)
     node.op = op
     node.static = st

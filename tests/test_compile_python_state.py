@@ -798,6 +798,34 @@ def test_scheduler_stepped_before_a_graph_break_steps_once(kind):
 
 @needs_torch
 @pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("lr", ["float", "tensor"])
+def test_scheduler_stepped_in_a_trace_that_is_retried_steps_once(lr):
+    """``torchish.compile`` over ``opt.step(); sched.step()`` with the backward outside: the first trace meets the
+    new ``.grad`` tensors (state it did not know) and traces again. Each attempt must start from the scheduler as
+    it was, or the schedule advanced once per attempt (LinearLR's rate 0.0057 where torch's is 0.01)."""
+    def run(T, compile_):
+        p = T.nn.Parameter(T.tensor([1.0, 2.0]))
+        opt = T.optim.Adam([p], lr=T.tensor(0.01) if lr == "tensor" else 0.01)
+        sched = T.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=3)
+
+        def step():
+            opt.step()
+            sched.step()
+        f = T.compile(step) if compile_ else step
+        out = []
+        for i in range(4):
+            opt.zero_grad()
+            ((p * (i + 1.0)).sum() ** 2).backward()
+            f()
+            out.append([float(opt.param_groups[0]["lr"])] + p.detach().tolist())
+        return out, sched.last_epoch
+    ref, got = run(torch, False), run(torchish, True)
+    assert got[1] == ref[1]
+    np.testing.assert_allclose(got[0], ref[0], rtol=1e-5)
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("source", ["dataloader", "dataloader_attribute", "list_iterator", "generator"])
 @pytest.mark.parametrize("graph_break", [False, True])
 def test_batches_drawn_with_next_inside_a_compiled_step_are_each_drawn_once(source, graph_break):

@@ -233,6 +233,7 @@ class PyState:
         for item, v in self.before.values():  # a later trace of the same call starts from the same values
             _restore(item, v)
         self._restore_slots()
+        _restore_library_state(self._library_state)  # (a scheduler the last attempt stepped: not stepped twice)
         for item in self.static:
             self.touch(item, value(item))
         self._rng_states = [_rng_state(r) for r in self.rngs]

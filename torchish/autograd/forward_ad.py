@@ -200,8 +200,8 @@ def jvp_op(op, static, cdt, mask):
     jop = _JVP_OPS.get(key)
     if jop is not None:
         return jop
-    from ..ops import registry
-    fn = registry._cast_fn(op, cdt)
+    from ..ops import kernels, registry
+    fn = kernels._cast_fn(op, cdt)
     kw = dict(static)
     idx = tuple(i for i, m in enumerate(mask) if m)
     n_in = len(mask)

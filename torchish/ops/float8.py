@@ -10,7 +10,7 @@ dtype raises its promotion error (``_dtype.promote_types``). float8_e8m0fnu (a s
 still: no ``abs``, no product, no ``index_put``.
 
 :func:`check` runs on a dispatch-cache miss of ``registry.apply`` (the first call of an op with a float8 operand);
-:func:`widened` wraps the forward of the computing ops (``registry._cast_fn``).
+:func:`widened` wraps the forward of the computing ops (``kernels._cast_fn``).
 
 >>> x = torchish.tensor([1.0, 2.0]).to(torchish.float8_e4m3fn)
 >>> x * x                       # tensor([1., 4.], dtype=torch.float8_e4m3fn)

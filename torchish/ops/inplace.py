@@ -25,7 +25,7 @@ from .._tensor import Tensor, multi_output_view_error, wrap
 from .._tensor_views import _VIEW_WRITE
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
-from . import dynamic as _dynamic, lazy, registry, tracing
+from . import dynamic as _dynamic, kernels, lazy, registry, tracing
 from .registry import apply, defop
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -340,7 +340,7 @@ def _refresh(view, base, chain, diff):
         kw = dict(st)
         i = kw.pop("_out", None)
         st2 = tuple(kw.items())
-        out = registry.run_forward(op, [t._d], st2, None)
+        out = kernels.run_forward(op, [t._d], st2, None)
         outs = tuple(wrap(o) for o in out) if isinstance(out, (tuple, list)) else (wrap(out),)
         if op.differentiable and _inexact(outs[0]._d):
             registry._record(op, (t,), [t._d], st2, None, outs)
@@ -367,7 +367,7 @@ def _regenerate(view, base, chain):
             view._fn_view, view._view_ver = (name, multi[-1], "multi"), -1
         return
     st = (("chain", chain),)
-    t = wrap(registry.run_forward(VIEW_REPLAY, [base._d], st, None))
+    t = wrap(kernels.run_forward(VIEW_REPLAY, [base._d], st, None))
     registry._record(VIEW_REPLAY, (base,), [base._d], st, None, (t,))
     view._move_retain(t._gfn, 0)
     view._d, view._gfn, view._out_nr = t._d, t._gfn, 0

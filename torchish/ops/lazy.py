@@ -197,7 +197,7 @@ LOCK = _LOCK = threading.RLock()  # (LOCK: registry.apply records under it)
 
 
 def _infer(op, static, cdt, vals):
-    from .registry import _cast_fn
+    from .kernels import _cast_fn
     fn, kw = _cast_fn(op, cdt), dict(static)
     return jax.eval_shape(lambda *a: fn(*a, **kw), *[_abstract(v) for v in vals])
 
@@ -433,7 +433,7 @@ def _program(plan, out_slots):
 
 def _nested_kernel(op, static, cdt):
     """The op's kernel as a computation of a compiled segment (:func:`.nesting.nested`)."""
-    from .registry import _cast_fn
+    from .kernels import _cast_fn
     fn, kw = _cast_fn(op, cdt), dict(static)
     return nesting.nested(lambda *vals: fn(*vals, **kw), (op, static, cdt))
 
@@ -469,7 +469,7 @@ def _run_op_by_op(seg, out_slots):
     never seen again, and compiling it whole would cost more than it saves."""
     kernel = _KERNEL[0]
     if kernel is None:  # (registry imports this module: bound on first use)
-        from .registry import kernel
+        from .kernels import kernel
         _KERNEL[0] = kernel
     consts = seg.consts
     results = []

@@ -15,7 +15,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.graph import Node, live_tensor, saved_origin
 from ..autograd.grad_mode import STATE
 from . import dynamic as _dynamic, lazy, shown_graph, tracing
-from . import registry as _registry
+from . import kernels as _kernels, registry as _registry
 from .casting import rounded
 
 
@@ -312,7 +312,7 @@ def _rebuild(val, edge):
 
 def _bwd_fn(op, static, cdt, mask):
     """Pure function ``(vals, outs, gs) -> grads of the masked inputs``."""
-    fn = _registry._cast_fn(op, cdt)
+    fn = _kernels._cast_fn(op, cdt)
     kw = dict(static)
     idx = [i for i, m in enumerate(mask) if m]
 
@@ -416,7 +416,7 @@ def traced_fn(op, static, cdt):
     f = op.kernels.get(key)
     if f is not None:
         return f
-    fn = _registry._cast_fn(op, cdt)
+    fn = _kernels._cast_fn(op, cdt)
     kw = dict(static)
     if op.vjp is None or plain:
         def f(*vals):

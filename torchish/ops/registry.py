@@ -13,14 +13,11 @@ gradients work to any order.
 """
 from __future__ import annotations
 
-import functools
 import re
 
 import weakref
 
-import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .. import _meta
 from .. import _dtype
@@ -31,10 +28,11 @@ from ..autograd import saved_hooks as _saved_hooks
 from . import dynamic as _dynamic, lazy, saved as _saved, tracing
 from . import barebones as _barebones
 from . import float8 as _float8
-from .casting import cast as _cast
 from . import opnode as _opnode
-from .opnode import OpNode, ZerosLike, traced_fn
+from .opnode import OpNode, ZerosLike
 from .._config import config
+from .kernels import _jitted, run_forward
+from .dispatch_errors import _cpu_scalars_moved, translate_error, unsigned_numbers
 
 _FLOAT = _dtype._FLOAT
 NotDifferentiable = _opnode.NotDifferentiable  # the marker an op's VJP returns (op modules import it from here)
@@ -211,124 +209,6 @@ def _reset_promotion_cache():
 
 
 _dtype._ON_DEFAULT_CHANGE.append(_reset_promotion_cache)
-
-
-# ------------------------------------------------------------------------------------------------------------
-# kernels
-
-
-_HALF_NP = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
-_F32 = np.dtype(np.float32)
-# Ops PyTorch's CPU kernels evaluate in float32 ("opmath") for float16/bfloat16 and round once, with the positions
-# whose Python number or 0-dim tensor they take at float32 precision (the operand's original value, not first
-# rounded to the half type): ``x * 0.1`` in bfloat16 is round(float(x) * 0.1f), not x * round(0.1).
-OPMATH = {"mul": (1,), "div": (1,), "div_mode": (1,), "floor_divide": (1,), "addcmul": (3,), "addcdiv": (3,)}
-
-
-def _opmath_fn(fwd, idx, npdt, keep):
-    """fwd in float32 for a half-precision ``npdt``: promoted inputs rounded to ``npdt`` (except a 0-dim operand at
-    a ``keep`` position), then widened; a float32 result is rounded back to ``npdt``."""
-    def opmath_fwd(*vals, **static):
-        vals = list(vals)
-        for i in range(len(vals)):
-            v = vals[i]
-            promoted = idx is None or i in idx
-            if v is None or not (promoted or i in keep):
-                continue
-            v = jnp.asarray(v)
-            if promoted and not (i in keep and v.ndim == 0):
-                v = _astype(v, npdt)
-            vals[i] = v.astype(_F32)
-        out = fwd(*vals, **static)
-        return out.astype(npdt) if out.dtype == _F32 else out
-
-    return opmath_fwd
-
-
-def _astype(v, npdt):
-    """An array cast to ``npdt`` inside a kernel (a bool one by ``casting.cast``, which fences it from the product
-    XLA would turn into a select)."""
-    return _cast(v, npdt) if v.dtype == np.bool_ else v.astype(npdt)
-
-
-def _number_as(v, npdt):
-    """A Python number cast to ``npdt`` as the jitted kernel casts it (an int64 argument there): an int outside an
-    integer type's range wraps (-1 into uint8 is 255; jnp.asarray raised OverflowError inside torchish.compile); into a
-    float8 type it rounds as PyTorch's (``casting.cast``: XLA's convert makes e4m3fn's overflow and e8m0fnu's 0 NaN)."""
-    if npdt in _dtype.FLOAT8_NP:
-        return _cast(v, npdt)
-    if type(v) is int and -2 ** 63 <= v < 2 ** 63:
-        return jnp.asarray(v, jnp.int64).astype(npdt)
-    return jnp.asarray(v, npdt)
-
-
-def _cast_fn(op, cdt):
-    """fwd with promoted inputs cast to ``cdt`` inside the kernel (so the cast fuses with the op)."""
-    fwd = op.fwd
-    if op.name in _float8.COMPUTES:
-        fwd = _float8.widened(fwd)
-    elif op.name in _float8.BITWISE:
-        fwd = _float8.bitwise(fwd)
-    if cdt is None:
-        return fwd
-    npdt = cdt.np
-    idx = op.promote_args
-    f8 = npdt in _dtype.FLOAT8_NP  # (a number into a float8 type: PyTorch's rounding, casting.cast)
-    if npdt in _HALF_NP and op.name in OPMATH:
-        return _opmath_fn(fwd, idx, npdt, OPMATH[op.name])
-
-    def cast_fwd(*vals, **static):
-        vals = list(vals)
-        for i in (range(len(vals)) if idx is None else idx):
-            v = vals[i]
-            if v is not None:
-                vals[i] = _astype(v, npdt) if hasattr(v, "astype") and not f8 else _number_as(v, npdt)
-        return fwd(*vals, **static)
-
-    return cast_fwd
-
-
-def _jitted(op, static, cdt):
-    """The cached jitted forward for ``static``; where it holds Slots (``ops/dynamic.py``) it takes their values
-    after the op's inputs."""
-    key = (static, cdt)
-    k = op.kernels.get(key)
-    if k is None:
-        fn = _cast_fn(op, cdt)
-        n = _dynamic.count(static) if op.dynamic is not None else 0
-        if op.eager is not None:
-            k = op.eager(fn, static)
-        elif op.bucket is not None:
-            kw = dict(static)
-            k = functools.partial(op.bucket.forward, jax.jit(lambda *vals: fn(*vals, **kw)))
-        elif n:
-            def k(*vals):
-                return fn(*vals[:-n], **dict(_dynamic.fill(static, vals[-n:])))
-            k = jax.jit(k)
-        else:
-            kw = dict(static)
-            k = jax.jit(lambda *vals: fn(*vals, **kw))
-        op.kernels[key] = k
-    return k
-
-
-def kernel(op, static, cdt):
-    """A callable ``(*vals) -> outputs`` running ``op``'s cached jitted forward."""
-    kst, dv = _dynamic.split_values(op, static)
-    k = _jitted(op, kst, cdt)
-    return (lambda *vals: k(*vals, *dv)) if dv else k
-
-
-def run_forward(op, vals, static, cdt):
-    """Run op's forward on raw values: through the cached jitted kernel, or inline when tracing."""
-    if tracing.active():
-        return traced_fn(op, static, cdt)(*vals)
-    if config.lazy:
-        if STATE.recorder is None:
-            return lazy.record(op, vals, static, cdt)
-    if lazy.STATS["calls_recorded"]:
-        vals = lazy.concrete_all(vals)
-    return kernel(op, static, cdt)(*vals)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -579,92 +459,6 @@ def _pack_saved(node, hooks, spec, args, outs):
     node.vals = tuple(vals)
     node.outs = tuple(kept) if kept is not None else None
     node.packed = tuple(packed) if packed else None
-
-
-# ------------------------------------------------------------------------------------------------------------
-# errors
-
-
-def unsigned_numbers(args):
-    """``args`` with each Python int beyond int64 as PyTorch's argument parser reads it: an int in [2^63, 2^64) is a
-    uint64 number, which joins the promotion as an integer and is converted to the result type (wrapping into an
-    integer type: ``int64_t + 2**63`` is ``t - 2**63``); one outside [-2^63, 2^64) is an OverflowError. A bool tensor
-    with such a number is PyTorch's refused promotion of Bool and UInt64. None when no argument is such an int."""
-    if not any(type(a) is int and not -2 ** 63 <= a < 2 ** 63 for a in args):
-        return None
-    tensors = [(a.dtype, 2 if a.ndim else 1) for a in args if isinstance(a, Tensor)]
-    dt = _dtype.result_type_from_keys(tuple(tensors)) if tensors else _dtype.int64
-    out = []
-    for a in args:
-        if type(a) is int and not -2 ** 63 <= a < 2 ** 63:
-            if a < -2 ** 63 or a >= 2 ** 64:
-                raise OverflowError("can't convert negative int to unsigned" if a < 0 else "int too big to convert")
-            if dt is _dtype.bool:
-                raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to "
-                                   "promote Bool and UInt64")
-            a = a - 2 ** 64 if dt.category <= _dtype._INT else float(a)
-        out.append(a)
-    return tuple(out)
-
-
-def translate_error(op, args, static, e):
-    """Turn a JAX error raised by bad user input into the builtin exception PyTorch raises, with its wording."""
-    mixed = _device_mismatch(args)
-    if mixed is not None:
-        return mixed
-    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
-    if len(shapes) >= 2 and not _broadcastable(shapes):
-        nd = max(len(sh) for sh in shapes)
-        padded = [(1,) * (nd - len(sh)) + sh for sh in shapes]
-        for i in range(nd - 1, -1, -1):
-            sizes = [p[i] for p in padded if p[i] != 1]
-            if any(n != sizes[0] for n in sizes):
-                other = next(n for n in sizes if n != sizes[0])
-                return RuntimeError(f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({other}) "
-                                    f"at non-singleton dimension {i}")
-    msg = str(e).split("\n")[0]
-    return RuntimeError(f"{op.name}: {msg}")
-
-
-def _device_mismatch(args):
-    """PyTorch's error when the arguments of one op live on different devices (None when they do not)."""
-    from .. import _device
-    devs, _ = _device.committed_devices([a._v for a in args if isinstance(a, Tensor)])
-    by_name = {}
-    for d in devs:  # host devices of a multi-device CPU run are all "cpu": not a mismatch PyTorch would see
-        by_name.setdefault(_device.from_jax(d), d)
-    return _device.mixed_devices_error(list(by_name.values())) if len(by_name) > 1 else None
-
-
-def _cpu_scalars_moved(args, vals):
-    """PyTorch lets a 0-dim CPU tensor join an op on an accelerator (``cuda_t * torch.tensor(2.)``): the values with
-    such scalars moved to the other tensors' device, or None when the op's devices differ in another way."""
-    from .. import _device
-    cpu, other, scalars = [], set(), []
-    for i, a in enumerate(args):
-        v = vals[i]
-        if not isinstance(a, Tensor) or not isinstance(v, jax.Array) or isinstance(v, jax.core.Tracer) \
-                or not v.committed:
-            continue
-        dev = next(iter(v.devices()))
-        if _device.from_jax(dev).type == "cpu":
-            cpu.append(i)
-            if v.ndim == 0:
-                scalars.append(i)
-        else:
-            other.add(dev)
-    if len(other) != 1 or not scalars or len(scalars) != len(cpu):
-        return None
-    target = next(iter(other))
-    return [jax.device_put(v, target) if i in scalars else v for i, v in enumerate(vals)]
-
-
-def _broadcastable(shapes):
-    try:
-        np.broadcast_shapes(*shapes)
-        return True
-    except ValueError:
-        return False
 
 
 # ------------------------------------------------------------------------------------------------------------

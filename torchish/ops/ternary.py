@@ -247,7 +247,7 @@ def _key(o):
 def _torch_op(f, *operands, true_div=False):
     """``f(*operands)`` computed in the dtype PyTorch's op gives them (``true_div``: integers promoted to the
     default float). A float16/bfloat16 result is computed in float32 and rounded once, its operands first rounded
-    to it except a number or a 0-d second operand, which the kernel reads at float32 precision (registry.OPMATH)."""
+    to it except a number or a 0-d second operand, which the kernel reads at float32 precision (kernels.OPMATH)."""
     dt = _dtype.result_type_from_keys(tuple(map(_key, operands)))
     if true_div and dt.category < _dtype._FLOAT:
         dt = _dtype.DEFAULTS.float

@@ -11,6 +11,7 @@ from __future__ import annotations
 import weakref
 
 import jax
+import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE, unusual
@@ -41,6 +42,7 @@ class Recorder:
         self.optimizers = {}   # id -> Optimizer stepped during the run (its param groups are guarded)
         self.statics = {}      # (id(container), key) -> (container, key): flags read as Python values (guarded)
         self.derived = {}      # (id(container), fn) -> (container, fn): flags computed from numbers (guarded)
+        self.sources = {}      # (id(container), key) -> (container, key): where Tensor hyper-parameters were read
         self.backward_ran = False
         self.prev = None
 
@@ -136,7 +138,7 @@ def scalar(container, key):
 def _numeric(v):
     if isinstance(v, bool) or isinstance(v, Tensor):
         return False
-    if isinstance(v, (int, float)):
+    if isinstance(v, (int, float, np.integer, np.floating)):  # (numpy too: an lr from a float32 array, lrs[it])
         return True
     return isinstance(v, tuple) and len(v) > 0 and all(_numeric(x) for x in v)
 
@@ -164,6 +166,15 @@ def static(container, key):
     if rec is not None:
         rec.statics[(id(container), key)] = (container, key)
     return value
+
+
+def tensor_source(container, key):
+    """Note that ``container[key]`` holds the Tensors (a Tensor lr, Tensor betas) a compiled program reads as state:
+    ``torchish.compile`` reads the Tensors found there at each call (``load_state_dict`` or ``group["lr"] =
+    torch.tensor(...)`` between calls puts new Tensor objects there), and traces again where there are none."""
+    rec = STATE.recorder
+    if rec is not None:
+        rec.sources[(id(container), key)] = (container, key)
 
 
 def static_derived(container, fn):

@@ -187,6 +187,8 @@ class TraceMixin:
                     py.touch(("d", c, k), c.get(k, pyvalues.MISSING))
                 for c, f in rec.derived.values():  # (SGD's momentum != 0)
                     py.touch(("f", c, f), f(c))
+                for c, k in rec.sources.values():  # (a Tensor lr: the one the group holds at each call is read)
+                    py._add_source(("d", c, k))
                 out_leaves, out_tree = jax.tree_util.tree_flatten(output_tree(out, py.born()),  # (dataclass objects
                                                                   is_leaf=lambda x: isinstance(x, Tensor))  # apart)
                 missing = [t for t in rec.missing.values()]

@@ -34,7 +34,8 @@ from ..autograd.graph import RemovableHandle
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import STRUCT_EPOCH
 from ..compile.state import _donated_values
-from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag, static_derived
+from ..compile.recorder import creating_state, note_optimizer, scalar, static as static_flag, static_derived, \
+    tensor_source
 from ..ops import lazy, nesting, tracing
 from ..ops.filled import host_filled
 from ..ops.inplace import dense_layout
@@ -487,7 +488,14 @@ class Optimizer(StateDictMixin, StepChecksMixin):
             if isinstance(v, Tensor):
                 if STATE.recorder is not None:
                     STATE.recorder.read((v,))
+                    tensor_source(group, k)
                 hp[k] = v._d
+            elif type(v) is tuple and any(isinstance(x, Tensor) for x in v):  # Tensor betas (OneCycleLR's cycle
+                if STATE.recorder is not None:                                  # makes them (float, Tensor))
+                    STATE.recorder.read([x for x in v if isinstance(x, Tensor)])
+                    tensor_source(group, k)
+                    static_flag(group, k)  # (its numbers baked in and guarded)
+                hp[k] = tuple(x._d if isinstance(x, Tensor) else x for x in v)
             elif isinstance(v, bool) or v is None:
                 hp[k] = static_flag(group, k)
             else:

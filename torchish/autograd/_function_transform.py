@@ -4,7 +4,8 @@
 The transform differentiates JAX values, so the user's ``backward`` becomes a ``jax.custom_vjp`` rule (its ``jvp`` a
 ``jax.custom_jvp`` rule in forward mode). PyTorch's requirements hold: the Function must use the
 ``setup_context`` form, it needs ``generate_vmap_rule = True`` (or its own ``vmap``) to be vmapped, and a ``jvp`` for
-forward mode. Vmapping is left to JAX's batching of the rules (``generate_vmap_rule``'s meaning).
+forward mode. With ``generate_vmap_rule`` vmapping is left to JAX's batching of the rules; a Function's own
+``vmap`` staticmethod is the batching rule of its forward (a ``jax.custom_batching.custom_vmap``).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import copy
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_batching import custom_vmap
 
 from .._tensor import Tensor
 from ..ops.tracing import transform_scope
@@ -65,9 +67,21 @@ class _Call:
         self.cls, self.args, self.kwargs = cls, args, kwargs
         self.tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         self.out_template = None  # the outputs with Tensors replaced by their flat index (set by the first run)
+        vmapped = getattr(STATE, "vmap_level", 0) or getattr(STATE, "tangent_vmap_level", 0)
+        self.by_rule = bool(vmapped) and not cls.generate_vmap_rule and cls.vmap is not Function.vmap
 
     def forward(self, vals):
-        """Run the user's forward on Tensors around ``vals``: (arguments, output, flat output values)."""
+        """Run the user's forward on Tensors around ``vals``: (arguments, output, flat output values). Under vmap,
+        a Function with its own ``vmap`` staticmethod runs as a ``custom_vmap`` whose rule is that staticmethod."""
+        if self.by_rule:
+            flat = tuple(_vmap_rule(self)(*vals))
+            new = list(self.args)
+            for i, v in zip(self.tpos, vals):
+                new[i] = Tensor._make(v)
+            return tuple(new), self.rebuild(flat), flat
+        return self.run_forward(vals)
+
+    def run_forward(self, vals):
         new = list(self.args)
         for i, v in zip(self.tpos, vals):
             new[i] = Tensor._make(v)
@@ -102,6 +116,36 @@ class _Call:
         is_tuple, template = self.out_template
         outs = [Tensor._make(flat[o.index]) if isinstance(o, _Slot) else o for o in template]
         return tuple(outs) if is_tuple else outs[0]
+
+
+def _vmap_rule(call):
+    """The forward as a ``jax.custom_batching.custom_vmap`` function: unbatched it runs the user's forward; when
+    JAX batches it, the Function's ``vmap(info, in_dims, *args)`` gets the batched arguments (batch dimension 0,
+    None for the unbatched ones and the non-Tensors) and gives ``(output, out_dims)``, as PyTorch's functorch."""
+    from ..library.vmap import VmapInfo, _randomness
+
+    @custom_vmap
+    def op(*vals):
+        return list(call.run_forward(vals)[2])
+
+    @op.def_vmap
+    def rule(axis_size, in_batched, *vals):
+        if not any(in_batched):  # (nothing batched at this level: functorch runs the Function as it is)
+            flat = call.run_forward(vals)[2]
+            return list(flat), [False] * len(flat)
+        args, dims = list(call.args), [None] * len(call.args)
+        for i, v, b in zip(call.tpos, vals, in_batched):
+            args[i], dims[i] = Tensor._make(v), (0 if b else None)
+        out, out_dims = call.cls.vmap(VmapInfo(axis_size, _randomness()), tuple(dims), *args, **call.kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        out_dims = tuple(out_dims) if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(outs)
+        if len(out_dims) != len(outs):
+            raise ValueError(f"vmap({call.cls.__name__}): out_dims has {len(out_dims)} entries for {len(outs)} "
+                             "outputs")
+        picked = [(o, d) for o, d in zip(outs, out_dims) if isinstance(o, Tensor)]
+        return [o._d if d is None else o.movedim(d, 0)._d for o, d in picked], [d is not None for _, d in picked]
+
+    return op
 
 
 def _reverse(call):

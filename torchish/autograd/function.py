@@ -307,6 +307,17 @@ def _link_outputs(ctx, cls, slots, tensors, outs):
             new_outs.append(o)
             continue
         if id(o) in ctx._dirty:
+            if o._view is not None and o._view[2]:
+                # a view modified in place: as PyTorch's rebase_history, the base's history becomes a CopySlices
+                # wrapping this node (the write is recorded on the base) and the view's grad_fn a view of it. The
+                # forward's own write (under no_grad) rebuilt the view's grad_fn: it is the input edge again here,
+                # so that the CopySlices bypasses it as PyTorch's does
+                edge = next((e for t, e in zip(tensors, ctx.next_edges) if t is o), None)
+                if edge is not None:
+                    o._gfn, o._out_nr = edge
+                o._assign(Tensor._make(o._d, True, ctx, i))
+                new_outs.append(o)
+                continue
             o._vc.value += 1
         elif id(o) in input_ids or o._gfn is not None or o._view is not None:
             o = _output_view(o, cls, i)  # an input (or a view) returned as is: a new output of this node

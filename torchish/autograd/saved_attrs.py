@@ -155,6 +155,11 @@ def _extra(node, tok):
     base, _, what = name.partition("_sym_")
     pos = 0 if base == "self" else ins.index(base)
     shape = tuple(node.vals[pos].shape)
+    if what == "strides":  # kept for the input's own gradient only (else empty), as PyTorch's node
+        if not node.mask[pos]:
+            return ()
+        kept = node.__dict__.get("sym_strides")
+        return kept[pos] if kept is not None else tuple(int(s) for s in np.cumprod((1,) + shape[:0:-1])[::-1])
     return math.prod(shape) if what == "numel" else shape
 
 

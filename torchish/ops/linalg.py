@@ -226,9 +226,20 @@ def matmul(input, other, *, out=None):
         input = to_dtype(input, other.dtype)
         plan = _matmul_plan(input, other)
     res = apply(_MATMUL[plan], (input, other))
+    if plan == ("MmBackward0", ""):
+        _keep_strides(res, input, other)
     if plan[0] == "UnsafeViewBackward0" and res._gfn is not None and input.ndim >= 2 and other.ndim >= 3:
         res._gfn.__dict__["reshape_alias"] = _reshape_alias(input, other)  # (for ops.shown_graph)
     return out_structured(res, out, "matmul")
+
+
+def _keep_strides(res, a, b):
+    """PyTorch's MmBackward0 keeps its operands' strides (``_saved_self_sym_strides``, ``_saved_mat2_sym_strides``:
+    ``x.t() @ w`` saves (1, rows)): the layouts of the operands, read by ``autograd.saved_attrs``."""
+    if res._gfn is not None and not (a._view is None is b._view and a._layout is None is b._layout):
+        from .inplace import layout  # (contiguous operands, the common case: saved_attrs derives their strides)
+        res._gfn.__dict__["sym_strides"] = (tuple(layout(a)[1]), tuple(layout(b)[1]))
+    return res
 
 
 def _reshape_alias(a, b):
@@ -260,7 +271,7 @@ def mm(input, mat2, *, out=None):
     if input.shape[1] != mat2.shape[0]:
         raise _mm_error(input.shape[0], input.shape[1], mat2.shape[0], mat2.shape[1])
     _same_dtype(input, mat2, "mm", "addmm_impl_cpu_")
-    return out_structured(apply(_MATMUL["MmBackward0", ""], (input, mat2)), out, "mm")
+    return out_structured(_keep_strides(apply(_MATMUL["MmBackward0", ""], (input, mat2)), input, mat2), out, "mm")
 
 
 def _check_bmm(b1, b2, what="batch"):

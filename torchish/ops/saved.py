@@ -387,8 +387,9 @@ SAVED = {
 # ``(its apply() inputs, its outputs, what else the node shows)``, space-separated. An input or output shows as a
 # tensor where the node saved it (None where the inputs requiring grad did not need it); ``_`` is an input the
 # node does not show; ``name#`` a Python number shown as it is (a Scalar argument; None reads as 1). The others:
-# ``name=key`` the static argument ``key`` (``key[0]``: its first entry), ``<input>_sym_sizes``/``_sym_numel`` an
-# input's shape and size, ``self_sym_sizes=out`` the output's shape, ``dim0 dim1`` the dims a transpose swaps.
+# ``name=key`` the static argument ``key`` (``key[0]``: its first entry), ``<input>_sym_sizes``/``_sym_numel``/
+# ``_sym_strides`` an input's shape, size and strides (the strides empty where that input needs no gradient),
+# ``self_sym_sizes=out`` the output's shape, ``dim0 dim1`` the dims a transpose swaps.
 # Single-input ops saving SELF, RESULT or BOTH without an entry show ``self`` and ``result``; the products
 # (``matmul_<node>`` ops) are looked up by their node's name in MATMUL_NAMES.
 NAMES = {
@@ -431,7 +432,7 @@ def names(op_name, grad_name, spec, n_in, n_out):
 
 
 MATMUL_NAMES = {
-    "MmBackward0": ("self mat2", "", "self_sym_sizes mat2_sym_sizes"),
+    "MmBackward0": ("self mat2", "", "self_sym_sizes mat2_sym_sizes self_sym_strides mat2_sym_strides"),
     "BmmBackward0": ("self mat2", "", ""),
     "MvBackward0": ("self vec", "", ""),
     "DotBackward0": ("self tensor", "", ""),

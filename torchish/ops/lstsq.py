@@ -21,29 +21,38 @@ from .registry import apply, defop
 # pinv
 
 
-def _pinv_value(A, atol, rtol, hermitian):
+def _cut(S, tols, atol, rtol):
+    """``max(atol, rtol * largest)`` per matrix, S its singular values (eigenvalue magnitudes): Python floats, or
+    (``tols``, PyTorch's Tensor overload) the tolerance arrays, broadcast against the batch as ``tol.unsqueeze(-1)``
+    (the result then takes their batch shape too)."""
+    if tols:
+        atol, rtol = (t[..., None] for t in tols)
+    return jnp.maximum(atol, rtol * jnp.max(S, -1, keepdims=True, initial=0.0))
+
+
+def _pinv_value(A, tols, atol, rtol, hermitian):
     if hermitian:
         w, V = jnp.linalg.eigh(A, symmetrize_input=False)  # (PyTorch reads the lower triangle only)
-        cut = jnp.maximum(atol, rtol * jnp.max(jnp.abs(w), -1, keepdims=True, initial=0.0))
+        cut = _cut(jnp.abs(w), tols, atol, rtol)
         winv = jnp.where(jnp.abs(w) > cut, 1 / jnp.where(w == 0, 1, w), 0).astype(A.dtype)
         return _mm(V * winv[..., None, :], _mH(V))
     U, S, Vh = jnp.linalg.svd(A, full_matrices=False)
-    cut = jnp.maximum(atol, rtol * jnp.max(S, -1, keepdims=True, initial=0.0))
+    cut = _cut(S, tols, atol, rtol)
     sinv = jnp.where(S > cut, 1 / jnp.where(S == 0, 1, S), 0).astype(A.dtype)
     return _mm(_mH(Vh) * sinv[..., None, :], _mH(U))
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
-def _pinv_core(A, atol, rtol, hermitian):
-    return _pinv_value(A, atol, rtol, hermitian)
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
+def _pinv_core(A, tols, atol, rtol, hermitian):
+    return _pinv_value(A, tols, atol, rtol, hermitian)
 
 
 @_pinv_core.defjvp
 def _pinv_jvp(atol, rtol, hermitian, primals, tangents):
     """d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+ (Golub & Pereyra): no derivative of
     the SVD itself, so repeated singular values are fine."""
-    (A,), (dA,) = primals, tangents
-    P = _pinv_value(A, atol, rtol, hermitian)
+    (A, tols), (dA, _) = primals, tangents  # (the tolerances are not differentiated)
+    P = _pinv_value(A, tols, atol, rtol, hermitian)
     m, n = A.shape[-2:]
     dAh, Ph = _mH(dA), _mH(P)
     t1 = -_mm(_mm(P, dA), P)
@@ -52,23 +61,48 @@ def _pinv_jvp(atol, rtol, hermitian, primals, tangents):
     return P, t1 + t2 + t3
 
 
-def _pinv_fwd(A, *, atol, rtol, hermitian):
-    return _pinv_core(A, atol, rtol, hermitian)
+def _pinv_fwd(A, *tols, atol, rtol, hermitian):
+    return _pinv_core(A, tols, atol, rtol, hermitian)
 
 
 _PINV = defop("linalg_pinv", _pinv_fwd, grad_name="LinalgPinvBackward0")
 
 
 def pinv_tolerances(A, atol, rtol, rcond=None):
-    """PyTorch's defaults: rtol = eps * max(m, n) unless only a positive atol is given."""
+    """PyTorch's defaults: rtol = eps * max(m, n) unless only a positive atol is given. ``(atol, rtol, ())`` as
+    Python floats, or ``(0.0, 0.0, (atol, rtol))`` as Tensors where either is a Tensor of one or more dimensions
+    (PyTorch's Tensor overload, per matrix of the batch; a missing rtol defaults per element of atol)."""
+    from .from_data import tensor
+    from .ternary import where
     if rcond is not None:
         rtol = rcond
+    if any(isinstance(t, Tensor) and t.ndim > 0 for t in (atol, rtol)):
+        f64 = _dtype.float64
+        default = float(np.finfo(A.dtype.to_real().np).eps) * max(A.shape[-2:])
+        if rtol is None:
+            rtol = where(atol > 0, tensor(0.0, dtype=f64), tensor(default, dtype=f64))
+        tols = tuple(t if isinstance(t, Tensor) else tensor(0.0 if t is None else float(t), dtype=f64)
+                     for t in (atol, rtol))
+        return 0.0, 0.0, tuple(t.detach() for t in tols)
     atol = float(atol.item() if isinstance(atol, Tensor) else atol) if atol is not None else None
     rtol = float(rtol.item() if isinstance(rtol, Tensor) else rtol) if rtol is not None else None
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(A.dtype.to_real().np).eps) * max(
             A.shape[-2:])
-    return (atol or 0.0), rtol
+    return (atol or 0.0), rtol, ()
+
+
+def _check_tolerance_overload(name, **given):
+    """PyTorch's overloads take both tolerances as Tensors or both as floats (a 0-dim Tensor passes as a float), and
+    matrix_rank's ``tol`` alone: another combination is its argument parser's TypeError."""
+    given = {k: v for k, v in given.items() if v is not None}
+    tensors = [isinstance(v, Tensor) and v.ndim > 0 for v in given.values()]
+    if ("tol" in given and len(given) > 1) or (any(tensors) and not all(tensors)):
+        got = ", ".join(f"{k}={type(v).__name__}" for k, v in given.items())
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {got}), but expected "
+                        "one of:\n * (Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, "
+                        "Tensor out = None)\n * (Tensor input, *, float atol = None, float rtol = None, bool hermitian "
+                        "= False, Tensor out = None)")
 
 
 _PINV_DTYPES = (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128)
@@ -88,22 +122,23 @@ def pinv(A, *args, atol=None, rtol=None, hermitian=False, rcond=None):
         rcond = args[0]
         if len(args) == 2:
             hermitian = args[1]
+    _check_tolerance_overload("linalg_pinv", atol=atol, rtol=rtol)
     A, = autocast_inputs("linalg_pinv", A)
     if isinstance(A, Tensor) and (A.dim() < 2 or A.dtype not in _PINV_DTYPES):  # (PyTorch's dispatch check)
         raise RuntimeError(f"linalg.pinv({_dtype.scalar_type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor "
                            "with 2 or more dimensions of float, double, cfloat or cdouble types")
     check_matrix(A, "linalg.pinv", square=bool(hermitian))
-    atol, rtol = pinv_tolerances(A, atol, rtol, rcond)
-    return apply(_PINV, (A,), atol=atol, rtol=rtol, hermitian=bool(hermitian))
+    atol, rtol, tols = pinv_tolerances(A, atol, rtol, rcond)
+    return apply(_PINV, (A, *tols), atol=atol, rtol=rtol, hermitian=bool(hermitian))
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # rank and least squares
 
 
-def _rank_fwd(A, *, atol, rtol, hermitian):
+def _rank_fwd(A, *tols, atol, rtol, hermitian):
     S = jnp.abs(jnp.linalg.eigvalsh(A, symmetrize_input=False)) if hermitian else jnp.linalg.svd(A, compute_uv=False)
-    cut = jnp.maximum(atol, rtol * jnp.max(S, -1, keepdims=True, initial=0.0))
+    cut = _cut(S, tols, atol, rtol)
     return jnp.sum(S > cut, -1).astype(jnp.int64)
 
 
@@ -115,19 +150,20 @@ _RANK = defop("linalg_matrix_rank", _rank_fwd, differentiable=False)
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values (eigenvalue magnitudes when ``hermitian``) above
     ``max(atol, rtol * largest)``; ``tol`` is the old name of ``atol`` (with ``rtol = 0``)."""
+    _check_tolerance_overload("linalg_matrix_rank", tol=tol, atol=atol, rtol=rtol)
     A, = autocast_inputs("linalg_matrix_rank", A)
     check_matrix(A, "linalg.matrix_rank", square=bool(hermitian))
     if tol is not None:
         atol, rtol = tol, (0.0 if rtol is None else rtol)
-    atol, rtol = pinv_tolerances(A, atol, rtol)
-    return apply(_RANK, (A,), atol=atol, rtol=rtol, hermitian=bool(hermitian))
+    atol, rtol, tols = pinv_tolerances(A, atol, rtol)
+    return apply(_RANK, (A, *tols), atol=atol, rtol=rtol, hermitian=bool(hermitian))
 
 
 def _lstsq_fwd(A, B, *, vector, rtol):
     if vector:
         B = B[..., None]
     A, B = _batch_broadcast(A, B)
-    X = _mm(_pinv_core(A, 0.0, rtol, False), B)
+    X = _mm(_pinv_core(A, (), 0.0, rtol, False), B)
     return X[..., 0] if vector else X
 
 

@@ -277,6 +277,15 @@ def error_family(e):
     return t
 
 
+def outcome(fn):
+    """The name of the builtin exception family ``fn()`` raises, or "ok": what a script's try/except sees."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the family is the outcome
+        return error_family(e).__name__
+    return "ok"
+
+
 def check_raises(fn, *args, match=None):
     """Both libraries raise, with the same builtin exception type (torchish's message optionally matched)."""
     if torch is None:

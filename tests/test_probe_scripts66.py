@@ -14,21 +14,9 @@ import builtins
 
 import pytest
 
-from oracle import script_test, torch_one_thread
+from oracle import outcome as _family, script_test, torch_one_thread
 
 _torch_single_thread = pytest.fixture(autouse=True)(torch_one_thread)
-
-
-def _family(fn):
-    """The builtin exception family ``fn()`` raises (or "ok"): the outcome a script's try/except sees."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the family is the outcome
-        t = type(e)
-        while t.__module__ != "builtins":
-            t = t.__mro__[1]
-        return t.__name__
-    return "ok"
 
 
 def _types(xs):

@@ -17,22 +17,10 @@ and torchish differentiates ``cdist``'s direct backward again where PyTorch rais
 """
 import pytest
 
-from oracle import assert_script_matches, formula_data as _data, formula_init as _init, script_test, \
-    torch_one_thread
+from oracle import assert_script_matches, formula_data as _data, formula_init as _init, outcome as _family, \
+    script_test, torch_one_thread
 
 _torch_single_thread = pytest.fixture(autouse=True)(torch_one_thread)
-
-
-def _family(fn):
-    """The builtin exception family ``fn()`` raises (or "ok")."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the family is the outcome
-        t = type(e)
-        while t.__module__ != "builtins":
-            t = t.__mro__[1]
-        return t.__name__
-    return "ok"
 
 
 def case_saved_tensor_hooks_compress_count_nested(lib):
@@ -432,7 +420,6 @@ def case_retain_grad_views_inplace(lib):
     """``retain_grad`` on a view (slice, transpose), on a tensor then modified in place (its ``.grad`` belongs to
     the new version), on a leaf (no-op), ``retains_grad`` flags, and ``is_leaf``/``grad_fn`` names after in-place
     ops on views of a non-leaf."""
-    torch = lib
     x = _data(lib, 3, 4).requires_grad_()
     h = x * 2
     v = h[1:]

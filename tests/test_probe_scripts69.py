@@ -16,21 +16,9 @@ import math
 
 import pytest
 
-from oracle import formula_data, script_test, torch_one_thread
+from oracle import formula_data, outcome as _family, script_test, torch_one_thread
 
 _torch_single_thread = pytest.fixture(autouse=True)(torch_one_thread)
-
-
-def _family(fn):
-    """The builtin exception family ``fn()`` raises (or "ok")."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the family is the outcome
-        t = type(e)
-        while t.__module__ != "builtins":
-            t = t.__mro__[1]
-        return t.__name__
-    return "ok"
 
 
 def _mat(torch, *shape, seed=0, dtype=None):

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import arr, check, check_fd, check_raises, same, same_error, torchish
+from oracle import arr, check, check_fd, check_raises, needs_torch, same, same_error, torch, torchish
 
 X = arr(4, 6, seed=1)
 Y = arr(4, 6, seed=2)
@@ -109,6 +109,26 @@ def test_windows(name, length):
 
 def test_window_arguments():
     same(lambda t: [t.hamming_window(9, True, 0.5, 0.5), t.kaiser_window(9, False, beta=5.0)], rtol=1e-6, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [lambda t: t.hamming_window(8, alpha=0.5), lambda t: t.hamming_window(8, beta=0.4),
+                                  lambda t: t.hamming_window(8, True, beta=0.4), lambda t: t.kaiser_window(8, beta=5.0),
+                                  lambda t: t.hamming_window(8, periodic=False, alpha=0.5, beta=0.4),
+                                  lambda t: t.kaiser_window(8, periodic=False, beta=3.0)])
+def test_window_optional_arguments_are_a_prefix(call):
+    """PyTorch's window overloads take ``alpha`` only with ``periodic`` and ``beta`` only after them: skipping one is
+    its argument parser's TypeError, worded alike (torchish took any keyword before); given in order they compute."""
+    def first_line(lib):
+        try:
+            call(lib)
+        except TypeError as e:
+            return str(e).split("\n")[0]
+        return None
+    ref = first_line(torch)
+    assert first_line(torchish) == ref
+    if ref is None:
+        same(call, rtol=1e-6, atol=1e-6)
 
 
 def test_fftfreq():

@@ -275,3 +275,27 @@ def test_finfo_iinfo_compare_by_dtype_and_take_dtypes_only():
                 outcome(lambda: T.iinfo(None)), T.finfo(type=T.float16).bits, T.iinfo(type=T.int16).bits]
     ref, got = run_both(info)
     assert got == ref
+
+
+def test_finfo_iinfo_fields_are_read_only():
+    """PyTorch's finfo/iinfo fields are C attributes: assigning or deleting one is an AttributeError (with its
+    wording), as is setting a new attribute, and the objects cannot be copied or pickled (torchish's were plain
+    Python objects: ``finfo(float32).eps = 1`` changed that object)."""
+    import copy
+    import pickle
+
+    def info(T):
+        f32, i8 = T.finfo(T.float32), T.iinfo(T.int8)
+        out = []
+        for act in (lambda: setattr(f32, "eps", 1.0), lambda: setattr(f32, "foo", 1), lambda: delattr(f32, "tiny"),
+                    lambda: setattr(i8, "max", 1), lambda: setattr(i8, "dtype", "x")):
+            try:
+                act()
+                out.append("ok")
+            except AttributeError as e:
+                out.append(str(e))
+        out += [outcome(lambda: copy.copy(f32)), outcome(lambda: copy.deepcopy(i8)), outcome(lambda: pickle.dumps(f32)),
+                f32.eps, i8.max]
+        return out
+    ref, got = run_both(info)
+    assert got == ref

@@ -388,13 +388,38 @@ def scalar_type_name(d: dtype) -> str:
 _NO_TYPE = object()  # (finfo() with no argument: the default dtype's)
 
 
-class finfo:
+class _Limits:
+    """The read-only fields of ``torch.finfo``/``torch.iinfo`` (PyTorch's are C attributes: assigning one is an
+    AttributeError, as is setting a new one; the objects cannot be pickled or copied)."""
+
+    __slots__ = ()
+
+    def _set(self, **fields):
+        for k, v in fields.items():
+            object.__setattr__(self, k, v)
+
+    def __setattr__(self, name, value):
+        self.__delattr__(name)
+
+    def __reduce_ex__(self, protocol):  # (copy.copy too, as PyTorch's)
+        raise TypeError(f"cannot pickle 'torch.{type(self).__name__}' object")
+
+    def __delattr__(self, name):
+        kind = f"torch.{type(self).__name__}"
+        if name in type(self).__slots__:
+            raise AttributeError(f"attribute '{name}' of '{kind}' objects is not writable")
+        raise AttributeError(f"'{kind}' object has no attribute '{name}'")
+
+
+class finfo(_Limits):
     """``torch.finfo``: machine limits of a floating-point dtype (of the real part, for complex dtypes).
 
     Example:
         >>> torchish.finfo(torchish.float16).eps
         0.0009765625
     """
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
 
     def __init__(self, type=_NO_TYPE):
         if type is _NO_TYPE:
@@ -407,17 +432,13 @@ class finfo:
                             "'torch.finfo'")
         d = d.to_real()
         info = jnp.finfo(d.np)
-        self.dtype = d.name
-        self.bits = builtins.int(info.bits)
-        self.eps = builtins.float(info.eps)
-        self.max = builtins.float(info.max)
-        self.min = builtins.float(info.min)
-        self.tiny = builtins.float(info.tiny)
-        if d is float8_e5m2fnuz:
-            self.eps = 0.125  # PyTorch's numeric_limits<Float8_e5m2fnuz>::epsilon() (ml_dtypes: 0.25)
-        self.smallest_normal = self.tiny
-        # PyTorch: 10 ** -precision, precision = floor(-log10(eps))
-        self.resolution = 10.0 ** -builtins.int(math.floor(-math.log10(self.eps)))
+        # (float8_e5m2fnuz: PyTorch's numeric_limits<Float8_e5m2fnuz>::epsilon() is 0.125, ml_dtypes' 0.25)
+        eps = 0.125 if d is float8_e5m2fnuz else builtins.float(info.eps)
+        tiny = builtins.float(info.tiny)
+        # PyTorch: resolution = 10 ** -precision, precision = floor(-log10(eps))
+        self._set(dtype=d.name, bits=builtins.int(info.bits), eps=eps, max=builtins.float(info.max),
+                  min=builtins.float(info.min), tiny=tiny, smallest_normal=tiny,
+                  resolution=10.0 ** -builtins.int(math.floor(-math.log10(eps))))
 
     def __eq__(self, other):
         """PyTorch compares two finfo/iinfo objects by their dtype (``finfo(complex64) == finfo(float32)``); the
@@ -431,13 +452,15 @@ class finfo:
                 f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
-class iinfo:
+class iinfo(_Limits):
     """``torch.iinfo``: limits of an integer dtype.
 
     Example:
         >>> torchish.iinfo(torchish.int8).max
         127
     """
+
+    __slots__ = ("bits", "max", "min", "dtype")
 
     def __init__(self, type):
         _dtype_arg(type, "iinfo", "type", 1)
@@ -447,10 +470,7 @@ class iinfo:
         if d.category != _INT:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         info = np.iinfo(d.np)
-        self.dtype = d.name
-        self.bits = d.itemsize * 8
-        self.max = builtins.int(info.max)
-        self.min = builtins.int(info.min)
+        self._set(dtype=d.name, bits=d.itemsize * 8, max=builtins.int(info.max), min=builtins.int(info.min))
 
     __eq__ = finfo.__eq__
     __hash__ = None

@@ -398,17 +398,20 @@ class _Limits:
         for k, v in fields.items():
             object.__setattr__(self, k, v)
 
-    def __setattr__(self, name, value):
-        self.__delattr__(name)
-
-    def __reduce_ex__(self, protocol):  # (copy.copy too, as PyTorch's)
-        raise TypeError(f"cannot pickle 'torch.{type(self).__name__}' object")
-
-    def __delattr__(self, name):
+    def _refuse(self, name):
         kind = f"torch.{type(self).__name__}"
         if name in type(self).__slots__:
             raise AttributeError(f"attribute '{name}' of '{kind}' objects is not writable")
         raise AttributeError(f"'{kind}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        self._refuse(name)
+
+    def __delattr__(self, name):
+        self._refuse(name)
+
+    def __reduce_ex__(self, protocol):  # (copy.copy too, as PyTorch's)
+        raise TypeError(f"cannot pickle 'torch.{type(self).__name__}' object")
 
 
 class finfo(_Limits):

@@ -75,16 +75,18 @@ class _Call:
         a Function with its own ``vmap`` staticmethod runs as a ``custom_vmap`` whose rule is that staticmethod."""
         if self.by_rule:
             flat = tuple(_vmap_rule(self)(*vals))
-            new = list(self.args)
-            for i, v in zip(self.tpos, vals):
-                new[i] = Tensor._make(v)
-            return tuple(new), self.rebuild(flat), flat
+            return tuple(self.arguments(vals)), self.rebuild(flat), flat
         return self.run_forward(vals)
 
-    def run_forward(self, vals):
+    def arguments(self, vals):
+        """The call's arguments with Tensors around ``vals`` in the Tensors' places."""
         new = list(self.args)
         for i, v in zip(self.tpos, vals):
             new[i] = Tensor._make(v)
+        return new
+
+    def run_forward(self, vals):
+        new = self.arguments(vals)
         with transform_scope():
             out = self.cls.forward(*new, **self.kwargs)
         outs = out if isinstance(out, tuple) else (out,)
@@ -133,9 +135,9 @@ def _vmap_rule(call):
         if not any(in_batched):  # (nothing batched at this level: functorch runs the Function as it is)
             flat = call.run_forward(vals)[2]
             return list(flat), [False] * len(flat)
-        args, dims = list(call.args), [None] * len(call.args)
-        for i, v, b in zip(call.tpos, vals, in_batched):
-            args[i], dims[i] = Tensor._make(v), (0 if b else None)
+        args, dims = call.arguments(vals), [None] * len(call.args)
+        for i, b in zip(call.tpos, in_batched):
+            dims[i] = 0 if b else None
         out, out_dims = call.cls.vmap(VmapInfo(axis_size, _randomness()), tuple(dims), *args, **call.kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         out_dims = tuple(out_dims) if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(outs)

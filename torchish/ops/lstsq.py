@@ -76,9 +76,9 @@ def pinv_tolerances(A, atol, rtol, rcond=None):
     from .ternary import where
     if rcond is not None:
         rtol = rcond
+    default = float(np.finfo(A.dtype.to_real().np).eps) * max(A.shape[-2:])  # (rtol's, where it is not given)
     if any(isinstance(t, Tensor) and t.ndim > 0 for t in (atol, rtol)):
         f64 = _dtype.float64
-        default = float(np.finfo(A.dtype.to_real().np).eps) * max(A.shape[-2:])
         if rtol is None:
             rtol = where(atol > 0, tensor(0.0, dtype=f64), tensor(default, dtype=f64))
         tols = tuple(t if isinstance(t, Tensor) else tensor(0.0 if t is None else float(t), dtype=f64)
@@ -87,8 +87,7 @@ def pinv_tolerances(A, atol, rtol, rcond=None):
     atol = float(atol.item() if isinstance(atol, Tensor) else atol) if atol is not None else None
     rtol = float(rtol.item() if isinstance(rtol, Tensor) else rtol) if rtol is not None else None
     if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(A.dtype.to_real().np).eps) * max(
-            A.shape[-2:])
+        rtol = 0.0 if atol is not None and atol > 0 else default
     return (atol or 0.0), rtol, ()
 
 

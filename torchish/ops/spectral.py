@@ -48,15 +48,15 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
 _UNSET = object()
 
 
-def _overloads(name, given):
+def _overloads(name, given, defaults):
     """PyTorch's window overloads take their optional arguments as a prefix (``alpha`` only with ``periodic``,
     ``beta`` only with ``alpha``): ``given`` maps each optional parameter, in order, to its value or ``_UNSET``.
-    The values (None where not given), or its argument parser's TypeError where one is skipped."""
+    The values (``defaults`` where not given), or its argument parser's TypeError where one is skipped."""
     names = list(given)
     have = [given[n] is not _UNSET for n in names]
     cut = have.index(False) if False in have else len(have)
     if not any(have[cut:]):
-        return [None if v is _UNSET else v for v in given.values()]
+        return [d if v is _UNSET else v for v, d in zip(given.values(), defaults)]
     got = ["int"] + [type(given[n]).__name__ for n in names[:cut]]
     got += [f"{n}={type(given[n]).__name__}" for n, h in zip(names[cut:], have[cut:]) if h]
     kw = ("*, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
@@ -71,10 +71,8 @@ def _overloads(name, given):
 
 def hamming_window(window_length, periodic=_UNSET, alpha=_UNSET, beta=_UNSET, *, dtype=None, layout=None,
                    device=None, requires_grad=False):
-    periodic, alpha, beta = _overloads("hamming_window", {"periodic": periodic, "alpha": alpha, "beta": beta})
-    periodic = True if periodic is None else periodic
-    alpha = 0.54 if alpha is None else alpha
-    beta = 0.46 if beta is None else beta
+    periodic, alpha, beta = _overloads("hamming_window", {"periodic": periodic, "alpha": alpha, "beta": beta},
+                                       (True, 0.54, 0.46))
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
                    lambda k, m: alpha - beta * np.cos(2 * np.pi * k / m))
 
@@ -91,9 +89,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
 
 def kaiser_window(window_length, periodic=_UNSET, beta=_UNSET, *, dtype=None, layout=None, device=None,
                   requires_grad=False):
-    periodic, beta = _overloads("kaiser_window", {"periodic": periodic, "beta": beta})
-    periodic = True if periodic is None else periodic
-    beta = 12.0 if beta is None else beta
+    periodic, beta = _overloads("kaiser_window", {"periodic": periodic, "beta": beta}, (True, 12.0))
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
                    lambda k, m: np.i0(beta * np.sqrt(np.clip(1 - ((k - m / 2) / (m / 2)) ** 2, 0, None)))
                    / np.i0(beta))

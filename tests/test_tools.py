@@ -272,7 +272,8 @@ def test_profiler_writes_a_trace_and_summarises_regions(tmp_path):
     assert files and all(os.path.getsize(f) > 0 for f in files)
     rows = {r.key: r for r in prof.key_averages()}
     assert rows["forward"].count == 2 and rows["loss"].count == 2  # only the recorded steps
-    assert set(rows) == {"forward", "loss", "ProfilerStep#2", "ProfilerStep#3"}
+    assert set(rows) == {"forward", "loss", "ProfilerStep*"}  # (steps grouped as PyTorch's key_averages does)
+    assert rows["ProfilerStep*"].count == 2
     assert rows["forward"].cpu_time_total >= rows["loss"].cpu_time_total
     assert np.isclose(rows["forward"].self_cpu_time_total,
                       rows["forward"].cpu_time_total - rows["loss"].cpu_time_total)

@@ -306,8 +306,11 @@ def memory_stats(device=None) -> dict:
 
 
 def memory_summary(device=None, abbreviated=False) -> str:
-    """A short text report of :func:`memory_stats`."""
+    """A short text report of :func:`memory_stats`. Without an accelerator there are no statistics to report, and
+    PyTorch's CPU-only build raises the ``KeyError`` of its first missing counter: so does this."""
     s = memory_stats(device)
+    if not s:
+        raise KeyError("allocated_bytes.all.current")
     rows = [f"{k:<40} {v:>16}" for k, v in s.items()]
     return "\n".join([f"torchish memory summary ({_mem_device(device) or 'no device'})", "-" * 57, *rows]) + "\n"
 
@@ -428,3 +431,22 @@ def is_current_stream_capturing() -> bool:
 
 has_half = True
 default_generators = ()
+
+
+def _submodule(name, doc, names):
+    """A ``torchish.cuda.<name>`` module holding some of this module's functions (``torchish.cuda`` is a single
+    module, PyTorch's is a package): importable, and an attribute here."""
+    import sys
+    import types
+    mod = types.ModuleType(f"{__name__}.{name}", doc)
+    for n in names:
+        setattr(mod, n, globals()[n])
+    mod.__all__ = list(names)
+    sys.modules[mod.__name__] = mod
+    return mod
+
+
+memory = _submodule("memory", "``torch.cuda.memory``: the memory statistics of :mod:`torchish.cuda`.", (
+    "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+    "reset_max_memory_allocated", "reset_accumulated_memory_stats", "memory_stats", "memory_summary",
+    "empty_cache", "memory_cached", "max_memory_cached", "mem_get_info", "set_per_process_memory_fraction"))

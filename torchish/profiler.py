@@ -7,7 +7,8 @@ ui.perfetto.dev — or in a temporary directory (``prof.trace_dir``) that ``expo
 
 ``record_function(name)`` marks a region: it is a ``jax.profiler.TraceAnnotation`` (visible in the XLA trace) and,
 while a profile records, its host wall time is accumulated. ``key_averages().table()`` is that host-side summary —
-wall time per ``record_function`` region and per ``ProfilerStep#N``, total and self (minus nested regions) — not
+wall time per ``record_function`` region and, with a schedule, per step (``ProfilerStep#N``, grouped as
+``ProfilerStep*``), total and self (minus nested regions), for the current or last schedule cycle — not
 a per-kernel table: XLA traces are not parsed here, and device time is not measured (``cuda_time`` sort keys
 order by wall time). ``record_shapes`` and ``with_flops`` are accepted and have no effect; ``with_stack`` turns on
 JAX's Python tracer; ``profile_memory`` saves a device memory profile (``memory.prof``, pprof format) with each
@@ -27,6 +28,7 @@ import contextlib
 import enum
 import glob
 import gzip
+import itertools
 import os
 import shutil
 import tempfile
@@ -118,10 +120,11 @@ class tensorboard_trace_handler:
 
 
 class _Stats:
-    """Totals per region name while some profile records (one per thread stack of open regions)."""
+    """The ranges recorded while some profile records: finished :class:`FunctionEvent`\ s, and per thread the stack
+    of open ones."""
 
     def __init__(self):
-        self.rows = {}  # name -> [calls, total_s, self_s]
+        self.events = []
         self.local = threading.local()
 
     def stack(self):
@@ -132,6 +135,70 @@ class _Stats:
 
 
 _ACTIVE: list = []  # the profiles recording now (their _Stats)
+_NEXT_ID = itertools.count(1)
+
+
+def _key(name: str) -> str:
+    """The name PyTorch's event lists group by: every ``ProfilerStep#N`` is ``ProfilerStep*``."""
+    return "ProfilerStep*" if name.startswith("ProfilerStep#") else name
+
+
+class _TimeStrings:
+    """PyTorch's formatted times of an event or row (``cpu_time_total_str`` ...)."""
+
+    cpu_time_str = property(lambda self: _fmt_us(self.cpu_time))
+    cpu_time_total_str = property(lambda self: _fmt_us(self.cpu_time_total))
+    self_cpu_time_total_str = property(lambda self: _fmt_us(self.self_cpu_time_total))
+    device_time_str = property(lambda self: _fmt_us(self.device_time))
+    device_time_total_str = property(lambda self: _fmt_us(self.device_time_total))
+    self_device_time_total_str = property(lambda self: _fmt_us(self.self_device_time_total))
+    cuda_time = property(lambda self: self.device_time)
+    cuda_time_total = property(lambda self: self.device_time_total)
+    self_cuda_time_total = property(lambda self: self.self_device_time_total)
+
+
+class FunctionEvent(_TimeStrings):
+    """One recorded range (``record_function`` region or profiler step): host times in microseconds, its
+    enclosing range (``cpu_parent``) and the ranges directly inside it (``cpu_children``)."""
+
+    def __init__(self, name, start_us, thread):
+        self.id = next(_NEXT_ID)
+        self.name = self.key = _key(name)
+        self.trace_name = name
+        self.thread = thread
+        self.start_us = start_us
+        self.end_us = start_us
+        self.count = 1
+        self.cpu_parent = None
+        self.cpu_children = []
+        self.input_shapes = []
+        self.stack = []
+        self.is_user_annotation = True
+        self.is_async = False
+        self.is_remote = False
+        self.node_id = -1
+        self.flops = 0
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.device_memory_usage = self.self_device_memory_usage = 0
+        self.device_time_total = self.self_device_time_total = 0  # (no device time is measured)
+        self.device_time = 0.0
+
+    @property
+    def cpu_time_total(self) -> float:
+        return self.end_us - self.start_us
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total
+
+    def __repr__(self):
+        return (f"<FunctionEvent id={self.id} name={self.name} cpu_time={_fmt_us(self.cpu_time_total)} "
+                f"start_us={self.start_us:.3f} end_us={self.end_us:.3f} "
+                f"cpu_children={[c.id for c in self.cpu_children]} thread={self.thread}>")
 
 
 class record_function(contextlib.ContextDecorator):
@@ -150,31 +217,30 @@ class record_function(contextlib.ContextDecorator):
     def __enter__(self):
         self._ann = jax.profiler.TraceAnnotation(self.name)
         self._ann.__enter__()
+        now = time.perf_counter() * 1e6
         for s in _ACTIVE:
-            s.stack().append([self.name, time.perf_counter(), 0.0])
+            s.stack().append(FunctionEvent(self.name, now, threading.get_ident()))
         self._frames = list(_ACTIVE)
         return self
 
     def __exit__(self, *exc):
-        now = time.perf_counter()
+        now = time.perf_counter() * 1e6
         for s in self._frames:
             st = s.stack()
             if not st:
                 continue
-            name, start, child = st.pop()
-            dur = now - start
-            row = s.rows.setdefault(name, [0, 0.0, 0.0])
-            row[0] += 1
-            row[1] += dur
-            row[2] += dur - child
+            ev = st.pop()
+            ev.end_us = now
             if st:
-                st[-1][2] += dur
+                ev.cpu_parent = st[-1]
+                st[-1].cpu_children.append(ev)
+            s.events.append(ev)
         self._ann.__exit__(*exc)
         return False
 
 
-class FunctionEventAvg:
-    """One row of :meth:`profile.key_averages`: a region's call count and host times (microseconds)."""
+class FunctionEventAvg(_TimeStrings):
+    """One row of :meth:`profile.key_averages`: a range name's call count and host times (microseconds)."""
 
     def __init__(self, key, count, total_s, self_s):
         self.key = key
@@ -182,10 +248,30 @@ class FunctionEventAvg:
         self.cpu_time_total = total_s * 1e6
         self.self_cpu_time_total = self_s * 1e6
         self.cpu_time = self.cpu_time_total / max(count, 1)
+        self.is_user_annotation = True
+        self.input_shapes = ""
+        self.stack = []
+        self.node_id = -1
+        self.flops = 0
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.device_memory_usage = self.self_device_memory_usage = 0
+        self.device_time_total = self.self_device_time_total = 0  # (no device time is measured)
+        self.device_time = 0.0
 
     def __repr__(self):
         return (f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total:.3f}us "
                 f"cpu_time={self.cpu_time:.3f}us count={self.count}>")
+
+
+def _averages(events) -> "EventList":
+    """Events grouped by key, in order of first appearance (PyTorch's ``EventList.key_averages``)."""
+    rows: dict = {}
+    for ev in events:
+        row = rows.setdefault(ev.key, [0, 0.0, 0.0])
+        row[0] += 1
+        row[1] += ev.cpu_time_total / 1e6
+        row[2] += ev.self_cpu_time_total / 1e6
+    return EventList(FunctionEventAvg(k, c, t, s) for k, (c, t, s) in rows.items())
 
 
 _SORT_KEYS = {"cpu_time_total": "cpu_time_total", "self_cpu_time_total": "self_cpu_time_total",
@@ -208,9 +294,8 @@ class EventList(list):
     def table(self, sort_by=None, row_limit=100, max_name_column_width=55, **_ignored) -> str:
         rows = list(self)
         if sort_by is not None:
-            if sort_by not in _SORT_KEYS:
-                raise AttributeError(f"'FunctionEventAvg' object has no attribute '{sort_by}'")
-            rows.sort(key=lambda r: getattr(r, _SORT_KEYS[sort_by]), reverse=True)
+            key = _SORT_KEYS.get(sort_by, sort_by)  # (any attribute: memory, flops...; unknown: AttributeError)
+            rows.sort(key=lambda r: getattr(r, key), reverse=True)
         if row_limit is not None and row_limit > 0:
             rows = rows[:row_limit]
         total_self = sum(r.self_cpu_time_total for r in self) or 1.0
@@ -227,6 +312,19 @@ class EventList(list):
         foot = f"Self CPU time total: {_fmt_us(sum(r.self_cpu_time_total for r in self))} (host wall time of " \
                "record_function regions and profiler steps; XLA kernels are in the trace)"
         return "\n".join([sep, lines[0], sep, *lines[1:], sep, foot]) + "\n"
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False):
+        """The events grouped by name (a list of :class:`FunctionEvent` in, rows out)."""
+        return _averages(self)
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return sum(ev.self_cpu_time_total for ev in self)
+
+    def total_average(self) -> FunctionEventAvg:
+        """All rows (or events) as one ``"Total"`` row."""
+        return FunctionEventAvg("Total", sum(ev.count for ev in self), sum(ev.cpu_time_total for ev in self) / 1e6,
+                                sum(ev.self_cpu_time_total for ev in self) / 1e6)
 
     def __str__(self):
         return self.table()
@@ -248,7 +346,11 @@ class profile:
         record_shapes: accepted; no effect (XLA records shapes in its trace).
         profile_memory: also save a device memory profile (``memory.prof``) with each trace.
         with_stack: trace Python calls too (JAX's Python tracer).
+        acc_events: keep the ranges of every cycle in the results (by default each cycle starts afresh, and
+            ``key_averages()``/``events()`` give the current or last one, as PyTorch's).
         with_flops, with_modules, experimental_config, use_cuda: accepted for compatibility; no effect.
+
+    With a schedule, each step is also a range, ``ProfilerStep#N`` (keyed ``ProfilerStep*``, as PyTorch groups it).
 
     Example:
         >>> from torchish.profiler import profile, schedule, tensorboard_trace_handler
@@ -261,9 +363,12 @@ class profile:
 
     def __init__(self, activities=None, *, schedule=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
-                 experimental_config=None, use_cuda=None):
+                 experimental_config=None, execution_trace_observer=None, acc_events=False, use_cuda=None,
+                 **_ignored):
         self.activities = set(activities) if activities is not None else {ProfilerActivity.CPU}
         self.schedule = schedule if schedule is not None else _always_record
+        self.record_steps = schedule is not None  # (PyTorch adds step ranges only with a schedule)
+        self.acc_events = acc_events
         self.on_trace_ready = on_trace_ready
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
@@ -275,6 +380,7 @@ class profile:
         self._tracing = False
         self._stats = _Stats()
         self._step_region = None
+        self.metadata: dict = {}
 
     # ---- lifetime -----------------------------------------------------------------------------------------
     def __enter__(self):
@@ -288,7 +394,7 @@ class profile:
     def start(self):
         self.step_num = 0
         self.current_action = self.schedule(self.step_num)
-        self._enter(self.current_action)
+        self._enter(ProfilerAction.NONE, self.current_action)
 
     def stop(self):
         self._close_step()
@@ -297,24 +403,31 @@ class profile:
         self.current_action = ProfilerAction.NONE
 
     def step(self):
-        """Mark the end of one training step: advances the schedule (starting/stopping/saving traces)."""
+        """Mark the end of one training step: advances the schedule (starting/stopping/saving traces; the trace
+        is handed to ``on_trace_ready`` when a ``RECORD_AND_SAVE`` step ends)."""
         prev = self.current_action
         self._close_step()
         self.step_num += 1
         self.current_action = self.schedule(self.step_num)
         recording = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
-        if prev == ProfilerAction.RECORD_AND_SAVE or (prev == ProfilerAction.RECORD
-                                                      and self.current_action not in recording):
+        if prev == ProfilerAction.RECORD_AND_SAVE:
             self._save()
-        self._enter(self.current_action)
+        elif prev == ProfilerAction.RECORD and self.current_action not in recording:
+            self._save(ready=False)  # (PyTorch: "Incorrect schedule": the trace stops, unsaved)
+        self._enter(prev, self.current_action)
 
     # ---- recording ----------------------------------------------------------------------------------------
-    def _enter(self, action):
-        if action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
+    def _enter(self, prev, action):
+        recording = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+        if (action != ProfilerAction.NONE and prev in (ProfilerAction.NONE, ProfilerAction.RECORD_AND_SAVE)
+                and not self.acc_events):
+            self._stats.events = []  # a new cycle: the previous one's ranges are dropped
+        if action in recording:
             if not self._tracing:
                 self._start_trace()
-            self._step_region = record_function(f"ProfilerStep#{self.step_num}")
-            self._step_region.__enter__()
+            if self.record_steps:
+                self._step_region = record_function(f"ProfilerStep#{self.step_num}")
+                self._step_region.__enter__()
 
     def _close_step(self):
         if self._step_region is not None:
@@ -334,7 +447,7 @@ class profile:
         self._tracing = True
         _ACTIVE.append(self._stats)
 
-    def _save(self):
+    def _save(self, ready=True):
         if not self._tracing:
             return
         if self.profile_memory:
@@ -343,19 +456,48 @@ class profile:
         self._tracing = False
         if self._stats in _ACTIVE:
             _ACTIVE.remove(self._stats)
-        if self.on_trace_ready is not None:
+        if ready and self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
     def _runs(self):
         return sorted(glob.glob(os.path.join(self.trace_dir, "plugins", "profile", "*")))
 
     # ---- results ------------------------------------------------------------------------------------------
-    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0) -> EventList:
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False) -> EventList:
         """Host wall time per ``record_function`` region and profiler step (see the module docstring)."""
-        return EventList(FunctionEventAvg(k, c, t, s) for k, (c, t, s) in self._stats.rows.items())
+        return _averages(self._stats.events)
 
     def events(self) -> EventList:
-        return self.key_averages()
+        """Every recorded range (:class:`FunctionEvent`), in order of their start."""
+        return EventList(sorted(self._stats.events, key=lambda ev: (ev.start_us, -ev.end_us)))
+
+    def add_metadata(self, key: str, value: str) -> None:
+        """Attach a string to the trace (kept in ``self.metadata``; JAX's trace format has no user metadata)."""
+        self.metadata[key] = value
+
+    def add_metadata_json(self, key: str, value: str) -> None:
+        """As :meth:`add_metadata`, with a JSON-encoded value."""
+        self.metadata[key] = value
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Write the recorded ranges in the collapsed-stack format of flame graph tools: a line per range,
+        ``outer;inner <metric in integer microseconds>`` (the nesting of ``record_function`` ranges; Python
+        frames are in the XLA trace). Needs ``with_stack=True``, as PyTorch's."""
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
+        metrics = ["self_cpu_time_total", "self_cuda_time_total", "self_xpu_time_total", "self_privateuse1_time_total"]
+        if metric not in metrics:
+            raise ValueError("metric should be one of: " + str(metrics))
+        metric = metric.replace("cuda", "device").replace("xpu", "device").replace("privateuse1", "device")
+        lines = []
+        for ev in self.events():
+            names, e = [], ev
+            while e is not None:
+                names.append(e.trace_name)
+                e = e.cpu_parent
+            lines.append(f"{';'.join(reversed(names))} {int(getattr(ev, metric))}\n")
+        with open(path, "w") as f:
+            f.writelines(lines)
 
     def export_chrome_trace(self, path):
         """Write the latest trace as Chrome/Perfetto trace-event JSON (from JAX's ``*.trace.json.gz``)."""

@@ -43,7 +43,7 @@ class profile(_profiler.profile):
 
     def __enter__(self):
         if not self.enabled:
-            return self
+            return None  # (as PyTorch's: ``with profile(enabled=False) as prof`` binds None)
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
         self.entered = True
@@ -56,24 +56,18 @@ class profile(_profiler.profile):
             self._finished = True
         return False
 
-    def _enter(self, action):  # the legacy profiler has no steps: no ProfilerStep#N rows
-        if action in (_profiler.ProfilerAction.RECORD, _profiler.ProfilerAction.RECORD_AND_SAVE) and not self._tracing:
-            self._start_trace()
-
-    def _check_finish(self):
-        if not self._finished:
-            if not self.enabled:
-                raise AttributeError("'NoneType' object has no attribute 'key_averages' (the profiler was "
-                                     "disabled: profile(enabled=False) records nothing)")
-            raise RuntimeError("Profiler didn't finish running")
-
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False):
-        self._check_finish()
-        return super().key_averages()
+        """The ranges grouped by name; empty while the block runs (as in PyTorch, whose results exist only once
+        the block ended)."""
+        return _profiler._averages(self.function_events)
 
     @property
     def function_events(self):
-        return self.key_averages()
+        """Every recorded range (:class:`~torchish.profiler.FunctionEvent`), in order of their start."""
+        if not self.enabled:  # (PyTorch's disabled profiler never set its results up)
+            raise AttributeError("'profile' object has no attribute 'experimental_config' (the profiler was "
+                                 "disabled: profile(enabled=False) records nothing)")
+        return self.events() if self._finished else EventList()
 
     def table(self, sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55,
               max_shapes_column_width=80, header=None, top_level_events_only=False):

@@ -14,3 +14,5 @@ from .timer import Language, Timer, timer  # noqa: F401
 
 __all__ = ["Timer", "Measurement", "TaskSpec", "Compare", "Colorize", "Language", "timer", "select_unit",
            "unit_to_english", "trim_sigfig", "ordered_unique", "set_torch_threads"]
+
+from . import utils  # noqa: E402,F401  (``torch.utils.benchmark.utils.common`` and friends)

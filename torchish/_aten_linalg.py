@@ -17,7 +17,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from . import _dtype, _precision
+from . import _dtype, _layout, _precision
 from ._global_flags import warn_once
 from . import linalg as _linalg
 from ._device import placement
@@ -436,6 +436,12 @@ def pca_lowrank(A, q=None, center=True, niter=2):
         raise ValueError(f"niter(={niter}) must be non-negative integer")
     if not center:
         return svd_lowrank(A, q, niter=niter)
+    if A.layout is _layout.sparse_coo:  # (PyTorch's: the column means from torch.sparse.sum, as a dense M beside A)
+        if A.dim() != 2:
+            raise ValueError("pca_lowrank input is expected to be 2-dimensional tensor")
+        from .sparse import sum as sparse_sum
+        means = sparse_sum(A, dim=(-2,)).to_dense() / m
+        return svd_lowrank(A, q, niter=niter, M=means.unsqueeze(0).expand(m, n))
     return svd_lowrank(A - A.mean(-2, keepdim=True), q, niter=niter)
 
 
@@ -463,6 +469,9 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
         raise ValueError(f"LPBPCG algorithm is not applicable when the number of A rows (={m}) is smaller than 3 x "
                          f"the number of requested eigenpairs (={n})")
     largest = True if largest is None else largest
+    # (a sparse A or B, which PyTorch's iteration multiplies by: its dense value)
+    A = A if A.layout is _layout.strided else A.to_dense()
+    B = B if B is None or B.layout is _layout.strided else B.to_dense()
     if B is None:
         E, V = _linalg.eigh(A)
     else:

@@ -204,6 +204,8 @@ class RestrictedUnpickler(pickle.Unpickler):
             ("torch", "Tensor"): _TypeMarker, ("torch.nn.parameter", "Parameter"): _TypeMarker,
             ("torch", "Size"): Size,
             ("torch", "device"): _device.device,
+            ("torch.serialization", "_get_layout"): _get_layout,
+            ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse,
         }
         if not weights_only:  # numpy arrays and scalars, which PyTorch loads only with weights_only=False
             for mod in ("numpy.core.multiarray", "numpy._core.multiarray"):
@@ -264,11 +266,32 @@ def _torchish_counterpart(qualified):
     return obj
 
 
+def _get_layout(name):
+    """``torch.serialization._get_layout``: the layout PyTorch pickles as its name (``"torch.sparse_coo"``)."""
+    from . import _layout
+    layout = getattr(_layout, name[len("torch."):], None) if isinstance(name, str) and name.startswith("torch.") \
+        else None
+    if not isinstance(layout, _layout.layout):
+        raise Refused(f"unknown layout {name!r}")
+    return layout
+
+
+def _rebuild_sparse(layout, data):
+    """``torch._utils._rebuild_sparse_tensor``: a sparse COO or CSR tensor from its entries' tensors."""
+    from . import _layout
+    if not isinstance(layout, _layout.layout) or not isinstance(data, tuple) \
+            or not all(isinstance(x, (Tensor, Size, bool, type(None))) for x in data):
+        raise Refused("_rebuild_sparse_tensor expects a layout and a tuple of tensors, a size and a flag")
+    from .sparse import rebuild_sparse
+    return rebuild_sparse(layout, data)
+
+
 def torch_allowed_names() -> set:
     """The ``torch.*`` globals a weights-only load of a PyTorch checkpoint allows (for the checkpoint scan)."""
     names = {"torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_parameter",
              "torch._utils._rebuild_parameter_with_state", "torch._tensor._rebuild_from_type_v2", "torch.Tensor",
-             "torch.nn.parameter.Parameter", "torch.Size", "torch.device", "torch._utils._rebuild_qtensor"}
+             "torch.nn.parameter.Parameter", "torch.Size", "torch.device", "torch._utils._rebuild_qtensor",
+             "torch._utils._rebuild_sparse_tensor", "torch.serialization._get_layout"}
     return names | {f"torch.{n}" for n in _QSCHEMES} | {f"torch.{n}" for n in _STORAGES} | {f"torch.{n}" for n in _DTYPE_NAMES} | {
         "torch.storage.UntypedStorage"}
 

@@ -40,7 +40,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _device, _dtype, _serialization_extras
+from . import _device, _dtype, _layout, _serialization_extras
 from ._tensor import Size, Tensor
 from ._tensor_values import user_state
 
@@ -86,6 +86,10 @@ _RENAMES.update({(_dtype.__name__, d.name): ("torch", d.name) for d in _dtype.AL
 # quantized tensors (torchish._quantized): PyTorch's _rebuild_qtensor on a QInt8/QUInt8/QInt32Storage, the qscheme
 # and quantized dtypes as torch.<name> globals
 _REBUILD_QTENSOR = _stand_in("torch._utils", "_rebuild_qtensor")
+# sparse tensors: PyTorch's _rebuild_sparse_tensor on the layout (torch.serialization._get_layout("torch.<name>"), as
+# PyTorch pickles every layout) and the tensors of the entries
+_REBUILD_SPARSE = _stand_in("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _stand_in("torch.serialization", "_get_layout")
 _QSTORAGE_TYPES = {"qint8": "QInt8Storage", "quint8": "QUInt8Storage", "qint32": "QInt32Storage"}
 _STORAGE.update({name: _stand_in("torch", storage) for name, storage in _QSTORAGE_TYPES.items()})
 _RENAMES.update({(_dtype.__name__, n): ("torch", n) for n in ("qint8", "quint8", "qint32", "quint4x2", "quint2x4")})
@@ -226,6 +230,8 @@ def _pickler_class(pickle_module):
                 return obj.name  # the global torchish._quantized.<name>, renamed torch.<name>
             if kind is Size:
                 return _SIZE, (tuple(int(n) for n in obj),)
+            if kind is _layout.layout:
+                return _GET_LAYOUT, (repr(obj),)
             if kind is _device.device:
                 return _DEVICE, ((obj.type,) if obj.index is None else (obj.type, obj.index))
             return NotImplemented
@@ -241,6 +247,11 @@ def _pickler_class(pickle_module):
                 data = _TensorData(t)
                 self.keep.append(data)
                 return _REBUILD_PARAMETER, (data, bool(t.requires_grad), OrderedDict())
+            from .sparse import sparse_reduction
+            sparse = sparse_reduction(t)
+            if sparse is not None:  # (its layout and the tensors of its entries, as PyTorch saves it)
+                self.keep.append(sparse)
+                return _REBUILD_SPARSE, sparse
             # A conjugate (or negated) view is saved as PyTorch saves it: the storage's values as they are, and
             # the bit in the rebuild call's metadata, which the loader applies.
             stored, metadata = _physical(t)

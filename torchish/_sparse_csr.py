@@ -8,6 +8,10 @@ requires grad) and the dense operand as in PyTorch; ``layout``, ``is_sparse_csr`
 ``_nnz()``, printing, ``to_dense()``, ``to_sparse_coo()`` and ``to_sparse_csr()`` answer as for PyTorch's CSR
 tensors, and ``clone``/``detach``/dtype casts/scaling by a number keep the CSR entries.
 
+``torch.sparse.sampled_addmm`` samples a dense product at a CSR matrix's entries (:func:`sampled_addmm`); pickling
+and ``torch.save`` keep the entries. ``numpy()``, ``tolist()``, ``view``, ``reshape`` and ``flatten`` raise
+PyTorch's errors.
+
 Differences: only 2-D CSR tensors with scalar values (PyTorch also has batched and hybrid ones); other ops on a CSR
 tensor (``A.t()``, which is CSC in PyTorch, ``A + B``) give dense tensors with the same values.
 
@@ -91,6 +95,30 @@ class _SparseCsrTensor(Tensor):
     def untyped_storage(self):
         raise NotImplementedError("Cannot access storage of SparseCsrTensorImpl")
 
+    def tolist(self):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert SparseCsr layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    # its dims are sparse (PyTorch's CSR matrix of scalars); the views of a strided tensor it has none of
+    def sparse_dim(self):
+        return 2
+
+    def dense_dim(self):
+        return 0
+
+    def view(self, *args, **kwargs):
+        raise NotImplementedError("Could not run 'aten::view' with arguments from the 'SparseCsrCPU' backend. This "
+                                  "could be because the operator doesn't exist for this backend, or was omitted "
+                                  "during the selective/custom build process (if using custom build).")
+
+    def reshape(self, *args, **kwargs):
+        raise RuntimeError("Sparse CSR tensors do not have is_contiguous")
+
+    def flatten(self, *args, **kwargs):
+        raise RuntimeError("Sparse CSR tensors do not have is_contiguous")
+
     def to_sparse_csr(self, dense_dim=None):
         return self
 
@@ -105,6 +133,10 @@ class _SparseCsrTensor(Tensor):
         if layout is _layout.sparse_csr:
             return self
         return Tensor.to_sparse(self.to_dense(), *args, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
+
+    def __reduce_ex__(self, protocol):  # (pickled as PyTorch pickles it: its entries, not its dense value)
+        from .sparse import rebuild_sparse, sparse_reduction
+        return rebuild_sparse, sparse_reduction(self)
 
     def __repr__(self, *, tensor_contents=None):
         return _csr_repr(self)
@@ -311,6 +343,53 @@ def _csr_repr(t):
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent)
+
+
+_LAYOUT_NAMES = {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "strided": "Strided"}
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """``torch.sparse.sampled_addmm``: ``alpha * (mat1 @ mat2)`` at the entries of the CSR matrix ``input``, plus
+    ``beta * input``: a CSR matrix with input's entries, differentiable in its values, ``mat1`` and ``mat2``. The
+    checks and messages are PyTorch's, in its order."""
+    if not isinstance(input, _SparseCsrTensor):
+        backend = "SparseCPU" if input._coo is not None else "CPU"
+        raise NotImplementedError(f"Could not run 'aten::sparse_sampled_addmm' with arguments from the '{backend}' "
+                                  "backend. This could be because the operator doesn't exist for this backend, or "
+                                  "was omitted during the selective/custom build process (if using custom build).")
+    if out is not None:
+        raise NotImplementedError("torchish's sparse.sampled_addmm has no out= (assign its result instead)")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.layout is not _layout.strided:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to have strided layout, but got "
+                               f"{_LAYOUT_NAMES.get(m.layout._name, m.layout._name)}")
+    for other, name in ((mat2, "mat2"), (input, "self")):
+        if mat1.dtype != other.dtype:
+            raise RuntimeError(f"sampled_addmm: Expected mat1 and {name} to have the same dtype, but got "
+                               f"{_dtype.scalar_type_name(mat1.dtype)} and {_dtype.scalar_type_name(other.dtype)}")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.dim() < 2:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a matrix, got {m.dim()}-D tensor")
+        if m.dim() > 2:
+            raise NotImplementedError("torchish's CSR tensors are 2-D: batched sampled_addmm is not supported")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"sparse_sampled_addmm: Expected self to be a floating-point or complex tensor, but got "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
+                           f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    if input.shape[0] != mat1.shape[0]:
+        raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
+    if input.shape[1] != mat2.shape[1]:
+        raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
+    csr = input._csr
+    rows, cols = _rows(csr.crow), csr.col.long()
+    if input.requires_grad and not csr.values.requires_grad:  # (a CSR leaf: the gradient goes to it)
+        values = input[rows, cols]
+    else:
+        values = csr.values
+    sampled = (mat1[rows] * mat2[:, cols].mT).sum(-1)
+    return _from_entries(csr.crow, csr.col, values * beta + sampled * alpha, tuple(input.shape))
 
 
 def mm_reduce(mat1, mat2, reduce):

@@ -14,7 +14,8 @@ two sparse tensors (PyTorch's merge of the two entry lists); the shape ops and i
 ``isnan``...), ``torch.sparse.mm``/``addmm``/``sum``/``softmax``/``log_softmax`` (:mod:`torchish._sparse_coo_math`),
 and :mod:`torchish._sparse_coo_ops` (``A.T``, ``A.sum(1)``, ``A * x``, ``A.bool()``, ``zeros_like``,
 ``sparse_mask``...) and :mod:`torchish._sparse_coo_join` (``cat``/``stack``); ``A @ B`` of two COO matrices
-is COO (:func:`torchish._sparse_coo_math.sparse_sparse_mm`); ``sparse_resize_`` is in
+is COO (:func:`torchish._sparse_coo_math.sparse_sparse_mm`); ``pickle`` and ``torch.save`` keep the entries
+(PyTorch's ``_rebuild_sparse_tensor`` record: :func:`sparse_reduction`, :func:`rebuild_sparse`); ``sparse_resize_`` is in
 :mod:`torchish._sparse_coo_resize`. Their function forms (``torch.abs(A)``, ``F.relu(A)``) do the same
 (:mod:`torchish._sparse_coo_functions`). The ops PyTorch has no
 sparse kernel for (``A.exp()``, ``A.mean()``, ``A == 0``...) raise its errors (:mod:`torchish._sparse_coo_refused`).
@@ -51,7 +52,7 @@ from .autograd.grad_mode import is_grad_enabled
 from .ops.registry import NotDifferentiable, apply, defop, overload
 from ._sparse_invariants import check_sparse_tensor_invariants, checking
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants", "FloatTensor", "DoubleTensor", "HalfTensor",
+__all__ = ["mm", "addmm", "sampled_addmm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants", "FloatTensor", "DoubleTensor", "HalfTensor",
            "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
 
 
@@ -78,6 +79,11 @@ class _SparseTensor(Tensor):
     entries (the methods installed below). Ordinary tensors pay nothing for them."""
     __slots__ = ()
     __torch_function__ = _disabled_torch_function_impl  # (torchish's own: results keep the classes ops give)
+
+    def __reduce_ex__(self, protocol):  # (pickled as PyTorch pickles it: its entries, not its dense value)
+        if self._coo is None:
+            return Tensor.__reduce_ex__(self, protocol)
+        return rebuild_sparse, sparse_reduction(self)
 
 
 _CODE = threading.local()  # depth: >0 while torchish's sparse code runs (torchish._sparse_coo_functions)
@@ -113,6 +119,36 @@ def mark_sparse(t, coo):
 
 def _as_tensor(x, dtype=None):
     return x if isinstance(x, Tensor) else _creation.tensor(x, dtype=dtype)
+
+
+def sparse_reduction(t):
+    """``(layout, data)`` that :func:`rebuild_sparse` makes ``t`` again from, as PyTorch pickles a sparse tensor
+    (``pickle``, ``torch.save``): a COO tensor's raw ``(indices, values, size, is_coalesced)``, a CSR tensor's
+    ``(crow_indices, col_indices, values, size)``; None for any other tensor."""
+    from ._tensor import Size
+    if t._coo is not None:
+        coo = t._coo
+        return _layout.sparse_coo, (coo.indices, coo.values.detach(), Size(t.shape), bool(coo.coalesced))
+    csr = getattr(t, "_csr", None)
+    if csr is None or t.layout is not _layout.sparse_csr:
+        return None
+    values = csr.values.detach()  # (PyTorch saves values(), which requires grad with the CSR tensor)
+    return _layout.sparse_csr, (csr.crow, csr.col, values.requires_grad_(t.requires_grad), Size(t.shape))
+
+
+def rebuild_sparse(layout, data):
+    """PyTorch's ``torch._utils._rebuild_sparse_tensor``: the sparse tensor of ``layout`` from what
+    :func:`sparse_reduction` gives (a COO tensor's ``data`` may also be PyTorch's older ``(indices, values, size)``);
+    its entries are checked, as ``torch.load`` validates the sparse tensors it loaded."""
+    if layout is _layout.sparse_coo:
+        indices, values, size = data[:3]
+        coalesced = data[3] if len(data) > 3 else None
+        return sparse_coo_tensor(indices, values, size, check_invariants=True, is_coalesced=coalesced)
+    if layout is _layout.sparse_csr:
+        from ._sparse_csr import sparse_csr_tensor
+        crow, col, values, size = data
+        return sparse_csr_tensor(crow, col, values, size, check_invariants=True)
+    raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
 
 
 def _from_entries(indices, values, size, coalesced, *, device=None, requires_grad=False):
@@ -643,4 +679,5 @@ from . import _sparse_coo_refused  # noqa: E402,F401  (s.exp(), s.mean(), s == 0
 from . import _sparse_coo_ops  # noqa: E402,F401  (casts, s.T, s.sum(dim), s * x, unbind, zeros_like, sparse_mask...)
 from . import _sparse_coo_resize  # noqa: E402,F401  (sparse_resize_, sparse_resize_and_clear_)
 from ._sparse_spdiags import spdiags  # noqa: E402,F401  (torch.sparse.spdiags: a banded matrix from diagonals)
+from ._sparse_csr import sampled_addmm  # noqa: E402,F401  (torch.sparse.sampled_addmm of a CSR matrix)
 from ._sparse_coo_functions import _ACTIVE as _functions_active  # noqa: E402  (torch.abs(s), F.relu(s)...)

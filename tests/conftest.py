@@ -13,6 +13,18 @@ if not os.environ.get("TORCHISH_TEST_FULL_XLA_OPT"):
     if "xla_backend_optimization_level" not in _flags:
         os.environ["XLA_FLAGS"] = (_flags + " --xla_backend_optimization_level=0"
                                    " --xla_llvm_disable_expensive_passes=true").strip()
+# XLA:CPU has two code generators for its fused loops: the MLIR "fusion emitters" (the default, what users' programs
+# run) and the older LLVM IR emitters. For the suite's thousands of tiny kernels the older ones compile ~2.3x faster
+# (sampled 2026-12-07: 11 test files spread over the suite took 203 s with the default emitters, 135 s with these;
+# XLA's backend compile 115 -> 49 s), so the suite uses them. They round a few things differently (float32 `tan`'s
+# last bit, float16 -> float8 conversion of subnormals, float64 reduction order), so the tests that pin those bits to
+# PyTorch's are listed in tests/users_codegen.py: skipped here and run by tests/test_users_codegen.py in a
+# subprocess under the default emitters. Set TORCHISH_TEST_FUSION_EMITTERS=1 to run the whole suite with them.
+FUSION_EMITTERS = bool(os.environ.get("TORCHISH_TEST_FUSION_EMITTERS"))
+if not FUSION_EMITTERS:
+    _flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_cpu_use_fusion_emitters" not in _flags:
+        os.environ["XLA_FLAGS"] = (_flags + " --xla_cpu_use_fusion_emitters=false").strip()
 # XLA:CPU generates code for the host's instruction set, and its vectorised float32 tan/atan/asinh/atanh/sinc and
 # reductions give different last bits with AVX-512 than with AVX2 (PyTorch's results do not change with its own
 # AVX2/AVX-512 kernels): float16 rounding exposes that in ~1% of elements, so the bit-exact half-precision tests
@@ -81,6 +93,18 @@ def pytest_configure(config):
     elif mode == "lowered":
         torchish.config.lazy, torchish.config.lowered_backward = False, "always"
     torchish.config.exact_programs = config.getoption("--torchish-exact")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under the suite's XLA code generation (see FUSION_EMITTERS above), the tests of tests/users_codegen.py skip:
+    tests/test_users_codegen.py runs them under the users' one."""
+    if FUSION_EMITTERS:
+        return
+    from users_codegen import TESTS
+    skip = pytest.mark.skip(reason="checked under the users' XLA code generation by tests/test_users_codegen.py")
+    for item in items:
+        if item.nodeid in TESTS:
+            item.add_marker(skip)
 
 
 _CRASH_RERUNS: dict = {}

@@ -120,7 +120,7 @@ class tensorboard_trace_handler:
 
 
 class _Stats:
-    """The ranges recorded while some profile records: finished :class:`FunctionEvent`\ s, and per thread the stack
+    """The ranges recorded while some profile records: finished :class:`FunctionEvent` objects, and per thread the stack
     of open ones."""
 
     def __init__(self):

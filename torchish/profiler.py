@@ -144,7 +144,16 @@ def _key(name: str) -> str:
 
 
 class _TimeStrings:
-    """PyTorch's formatted times of an event or row (``cpu_time_total_str`` ...)."""
+    """What an event and a row of the table share: the fields torchish does not measure (memory, flops, device
+    time: zeros) and PyTorch's formatted times (``cpu_time_total_str`` ...)."""
+
+    is_user_annotation = True
+    node_id = -1
+    flops = 0
+    cpu_memory_usage = self_cpu_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = 0
+    device_time_total = self_device_time_total = 0  # (no device time is measured)
+    device_time = 0.0
 
     cpu_time_str = property(lambda self: _fmt_us(self.cpu_time))
     cpu_time_total_str = property(lambda self: _fmt_us(self.cpu_time_total))
@@ -173,15 +182,8 @@ class FunctionEvent(_TimeStrings):
         self.cpu_children = []
         self.input_shapes = []
         self.stack = []
-        self.is_user_annotation = True
         self.is_async = False
         self.is_remote = False
-        self.node_id = -1
-        self.flops = 0
-        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
-        self.device_memory_usage = self.self_device_memory_usage = 0
-        self.device_time_total = self.self_device_time_total = 0  # (no device time is measured)
-        self.device_time = 0.0
 
     @property
     def cpu_time_total(self) -> float:
@@ -248,15 +250,8 @@ class FunctionEventAvg(_TimeStrings):
         self.cpu_time_total = total_s * 1e6
         self.self_cpu_time_total = self_s * 1e6
         self.cpu_time = self.cpu_time_total / max(count, 1)
-        self.is_user_annotation = True
         self.input_shapes = ""
         self.stack = []
-        self.node_id = -1
-        self.flops = 0
-        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
-        self.device_memory_usage = self.self_device_memory_usage = 0
-        self.device_time_total = self.self_device_time_total = 0  # (no device time is measured)
-        self.device_time = 0.0
 
     def __repr__(self):
         return (f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total:.3f}us "

@@ -231,3 +231,35 @@ def test_compiled_step_alone_reads_each_new_gradient(name, kw, set_to_none):
         trajs.append(np.stack(traj))
     np.testing.assert_allclose(trajs[1], trajs[0], **TOL)
     assert step.stats["compiled_calls"] >= 3
+
+
+# PyTorch's optimizers add ``weight_decay * param`` to the gradient only when weight_decay != 0: with it 0, a parameter
+# holding inf or NaN keeps a finite gradient (torchish computed ``g + 0 * p``: NaN moments and a NaN parameter).
+_DECAY_SKIPPED = {"SGD": dict(lr=0.1, momentum=0.9), "Adam": {}, "NAdam": {}, "RAdam": {}, "Adamax": {},
+                  "RMSprop": {}, "Adagrad": {}, "Adadelta": {}, "ASGD": {}}
+
+
+@needs_torch
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("name", sorted(_DECAY_SKIPPED))
+def test_zero_weight_decay_leaves_inf_and_nan_parameters_out_of_the_gradient(name, compiled):
+    def run(lib, jit):
+        p = lib.nn.Parameter(lib.tensor([1.0, float("inf"), float("nan"), -2.0]))
+        opt = getattr(lib.optim, name)([p], **_DECAY_SKIPPED[name])
+
+        def step():
+            opt.zero_grad()
+            (p * lib.tensor([0.5, 0.0, 0.0, -1.0])).sum().backward()
+            opt.step()
+
+        step = jit(step)
+        for _ in range(2):
+            step()
+        state = opt.state[p]
+        return [p.detach()] + [state[k].detach() for k in sorted(state) if k != "step" and state[k].dim() == 1]
+
+    ident = lambda fn: fn  # noqa: E731
+    ref = run(torch, ident)
+    got = run(torchish, torchish.compile if compiled else ident)
+    for r, g in zip(ref, got):  # (inf and NaN where torch has them; the finite entries to float32 rounding)
+        np.testing.assert_allclose(to_numpy(g), to_numpy(r), rtol=1e-6, atol=0)

@@ -50,6 +50,14 @@ def half_kernels(dt):
     return r, s
 
 
+def coupled_decay(g, p, wd):
+    """``grad.add(param, alpha=weight_decay)``, skipped at 0 as PyTorch's optimizers skip it (``0 * p`` would turn
+    an inf or NaN parameter's gradient into NaN); ``wd`` is a number or a program's value (a select then)."""
+    if isinstance(wd, (int, float)):
+        return g + wd * p if wd else g
+    return jnp.where(wd != 0, g + wd * p, g)
+
+
 def half_coupled_decay(g, p, wd, r, s):
     """``grad.add(param, alpha=wd)`` of a half parameter (float32 values of ``half_kernels``): the alpha rounded
     to the half type; skipped at 0 as PyTorch does (an inf parameter stays out of the gradient)."""

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import optax
 
 from .._tensor import Tensor
-from ._arith import f64, HALF, half_moments, signed
+from ._arith import coupled_decay, f64, HALF, half_moments, signed
 from .optimizer import Optimizer, check_betas, check_fused, check_lr, check_nonneg, scalar_tensor, zeros_like_param
 
 
@@ -36,7 +36,7 @@ def decay(p, g, lr, wd, decoupled):
     gradient (PyTorch's order)."""
     if decoupled:
         return p * (1 - lr * wd), g
-    return p, g + wd * p
+    return p, coupled_decay(g, p, wd)
 
 
 def _half_step(p, g, m, v, vmax, step, lr, b1, b2, eps, wd, decoupled):

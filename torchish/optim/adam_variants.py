@@ -8,7 +8,7 @@ import optax
 
 from ..ops import tracing
 from .adam import check_adam_args, decay
-from ._arith import f64, HALF, half_coupled_decay, half_kernels, half_moments, lerp, signed
+from ._arith import coupled_decay, f64, HALF, half_coupled_decay, half_kernels, half_moments, lerp, signed
 from .optimizer import Optimizer, check_betas, check_lr, check_nonneg, scalar_tensor, zeros_like_param
 
 _m1 = optax.tree_utils.tree_update_moment               # m <- b * m + (1 - b) * g   (PyTorch: m.lerp_(g, 1 - b))
@@ -59,7 +59,7 @@ class Adamax(Optimizer):
                 new_p.append((p + s(-clr) * m / u).astype(dt))
                 new_s.append([step, m.astype(dt), u.astype(dt)])
                 continue
-            g = g + wd * p
+            g = coupled_decay(g, p, wd)
             m = _m1(g, m, b1, 1)
             u = optax.tree_utils.tree_update_infinity_moment(g, u, b2, eps)
             clr = (lr / (1 - f64(b1) ** f64(step))).astype(p.dtype)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ._arith import ema_sq, f64, HALF, half_coupled_decay, half_kernels, lerp, signed
+from ._arith import coupled_decay, ema_sq, f64, HALF, half_coupled_decay, half_kernels, lerp, signed
 from .optimizer import Optimizer, check_lr, check_nonneg, scalar_tensor, zeros_like_param
 
 
@@ -99,7 +99,7 @@ class RMSprop(Optimizer):
                 new_p.append(p)
                 new_s.append([step, sq] + ([buf] if momentum else []) + ([ga] if centered else []))
                 continue
-            g = g + wd * p
+            g = coupled_decay(g, p, wd)
             sq = ema_sq(sq, g, alpha).astype(sq.dtype)  # (in-place writes keep the state's dtype: model.double()
             row = [step, sq]                               # after the state was made leaves it float32)
             if centered:
@@ -195,7 +195,7 @@ class Adagrad(Optimizer):
                     new_p.append((p + s(-clr) * g / std).astype(dt))
                 new_s.append([step, acc.astype(dt)])
                 continue
-            g = g + wd * p
+            g = coupled_decay(g, p, wd)
             clr = clr.astype(p.dtype)
             acc = (acc + g * g).astype(acc.dtype)  # (in place: the state's dtype, as sq in RMSprop)
             new_p.append(p - clr * g / (jnp.sqrt(acc) + eps))
@@ -252,7 +252,7 @@ class Adadelta(Optimizer):
                 new_p.append((p + r(s(-f64(lr))) * delta).astype(dt))
                 new_s.append([step + 1, sq.astype(dt), acc.astype(dt)])
                 continue
-            g = g + wd * p
+            g = coupled_decay(g, p, wd)
             sq = ema_sq(sq, g, rho).astype(sq.dtype)  # (in place: the state's dtypes, as in RMSprop; delta is
             delta = (jnp.sqrt(acc + eps) / jnp.sqrt(sq + eps) * g).astype(acc.dtype)  # made from acc_delta)
             acc = ema_sq(acc, delta, rho).astype(acc.dtype)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._arith import f64, HALF, half_coupled_decay, half_kernels, signed
+from ._arith import coupled_decay, f64, HALF, half_coupled_decay, half_kernels, signed
 from .optimizer import Optimizer, check_lr, check_nonneg, scalar_dtype, scalar_tensor, zeros_like_param
 
 
@@ -54,7 +54,7 @@ class ASGD(Optimizer):
             g = signed(g, hp["maximize"])
             step = step + 1
             if p.dtype not in HALF:
-                g = g + wd * p
+                g = coupled_decay(g, p, wd)
             t = f64(step)
             if foreach and p.dtype in HALF:
                 p, ax = _asgd_half_foreach(p, g, eta, mu, ax, lambd, wd)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._arith import HALF, half_coupled_decay, half_kernels, signed
+from ._arith import coupled_decay, HALF, half_coupled_decay, half_kernels, signed
 from .optimizer import Optimizer, check_fused, required, zeros_like_param
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -128,7 +128,7 @@ class SGD(Optimizer):
             if p.dtype in HALF:
                 new_p.append(_half_step(p, g, st, first, new_s, lr, mom, damp, wd, nesterov, momentum))
                 continue
-            g = g + wd * p
+            g = coupled_decay(g, p, wd)
             if momentum:
                 # (the first buffer is a detached copy of the gradient: differentiable=True takes no graph through it)
                 buf = jnp.where(first, jax.lax.stop_gradient(g), st[0] * mom + (1 - damp) * g)

@@ -48,6 +48,15 @@ _mkldnn = layout._make("_mkldnn")
 jagged = layout._make("jagged")
 
 
+_CPP_NAMES = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "sparse_csc": "SparseCsc",
+              "sparse_bsr": "SparseBsr", "sparse_bsc": "SparseBsc", "_mkldnn": "Mkldnn", "jagged": "Jagged"}
+
+
+def cpp_name(lay):
+    """The layout's name in PyTorch's C++ error messages (``Strided``, ``Sparse``, ``SparseCsr``...)."""
+    return _CPP_NAMES[lay._name]
+
+
 def _lookup(name):
     """The layout called ``name`` (unpickling)."""
     return globals()[name]

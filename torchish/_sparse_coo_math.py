@@ -26,7 +26,7 @@ from . import _dtype, _layout
 from ._tensor import Tensor, wrap_dim
 from .ops import creation as _creation, reduce as _reduce
 from .ops.registry import apply, defop, overload
-from .sparse import _COO, _from_entries, dense_of, entries_mask, grad_gate, mark_sparse, sparse_code
+from .sparse import _COO, _from_entries, dense_of, dispatch_error, entries_mask, grad_gate, mark_sparse, sparse_code
 from ._sparse_coo_grad import hands_sparse_grad
 
 
@@ -212,12 +212,11 @@ def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
     None), else a coalesced sparse tensor over the remaining index prefixes."""
     coo = input._coo
     if coo is None:  # (a strided or CSR tensor: PyTorch's errors, by whether ``dim`` is given)
-        csr = input.layout is _layout.sparse_csr
         if dim is None:
             raise RuntimeError(f"coalesce expected sparse coordinate tensor layout but got "
-                               f"{'SparseCsr' if csr else 'Strided'}")
+                               f"{_layout.cpp_name(input.layout)}")
         raise NotImplementedError(f"Could not run 'aten::_indices' with arguments from the "
-                                  f"'{'SparseCsrCPU' if csr else 'CPU'}' backend.")
+                                  f"'{'SparseCsrCPU' if input.layout is _layout.sparse_csr else 'CPU'}' backend.")
     if dim is None:
         return dense_of(input, coo.indices, None, strided_values=True).sum(dtype=dtype)
     dims = sorted({wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
@@ -243,11 +242,8 @@ def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum
 def _softmax(input, dim, dtype, log):
     """Softmax over ``dim`` among the entries present (an absent entry counts as -inf); sparse, coalesced."""
     if input._coo is None:  # (a strided or CSR tensor: no kernel)
-        backend = "SparseCsrCPU" if input.layout is _layout.sparse_csr else "CPU"
-        raise NotImplementedError(f"Could not run 'aten::_sparse_{'log_' if log else ''}softmax' with arguments from "
-                                  f"the '{backend}' backend. This could be because the operator doesn't exist for "
-                                  "this backend, or was omitted during the selective/custom build process (if using "
-                                  "custom build).")
+        raise NotImplementedError(dispatch_error(f"_sparse_{'log_' if log else ''}softmax",
+                                                 "SparseCsrCPU" if input.layout is _layout.sparse_csr else "CPU"))
     indices, values = coalesced_values(input)
     node = _LOG_SOFTMAX_ENTRIES if log else _SOFTMAX_ENTRIES
     dim = wrap_dim(dim, input.dim())

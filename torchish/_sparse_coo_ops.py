@@ -58,12 +58,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 def _type_as(self, other):
     if self._coo is not None and isinstance(other, Tensor) and other.layout is not _layout.sparse_coo:
         raise RuntimeError(f"to(options) doesn't support converting to a different layout, but got self.layout "
-                           f"being Sparse and options.layout set as {_layout_name(other)}")
+                           f"being Sparse and options.layout set as {_layout.cpp_name(other.layout)}")
     return _sparse_type_as(self, other)
-
-
-def _layout_name(t):
-    return {_layout.strided: "Strided", _layout.sparse_csr: "SparseCsr"}.get(t.layout, str(t.layout))
 
 
 _keeps_sparse("type", lambda self, coo, out, *a, **k: _same_entries(self, coo, out) if isinstance(out, Tensor)
@@ -407,7 +403,7 @@ def _compressed_query(name, kind):
     """``crow_indices()``/``col_indices()``/``ccol_indices()``/``row_indices()`` of a tensor without that layout:
     PyTorch's RuntimeError (a CSR tensor answers the first two itself)."""
     def query(self):
-        layout = "Sparse" if self._coo is not None else _layout_name(self)
+        layout = _layout.cpp_name(self.layout)
         raise RuntimeError(f"{name} expected sparse {kind} compressed tensor layout but got {layout}")
     query.__name__ = query.__qualname__ = name
     return query

@@ -109,9 +109,8 @@ class _SparseCsrTensor(Tensor):
         return 0
 
     def view(self, *args, **kwargs):
-        raise NotImplementedError("Could not run 'aten::view' with arguments from the 'SparseCsrCPU' backend. This "
-                                  "could be because the operator doesn't exist for this backend, or was omitted "
-                                  "during the selective/custom build process (if using custom build).")
+        from .sparse import dispatch_error
+        raise NotImplementedError(dispatch_error("view", "SparseCsrCPU"))
 
     def reshape(self, *args, **kwargs):
         raise RuntimeError("Sparse CSR tensors do not have is_contiguous")
@@ -345,24 +344,20 @@ def _csr_repr(t):
     return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent)
 
 
-_LAYOUT_NAMES = {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "strided": "Strided"}
-
-
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     """``torch.sparse.sampled_addmm``: ``alpha * (mat1 @ mat2)`` at the entries of the CSR matrix ``input``, plus
     ``beta * input``: a CSR matrix with input's entries, differentiable in its values, ``mat1`` and ``mat2``. The
     checks and messages are PyTorch's, in its order."""
     if not isinstance(input, _SparseCsrTensor):
-        backend = "SparseCPU" if input._coo is not None else "CPU"
-        raise NotImplementedError(f"Could not run 'aten::sparse_sampled_addmm' with arguments from the '{backend}' "
-                                  "backend. This could be because the operator doesn't exist for this backend, or "
-                                  "was omitted during the selective/custom build process (if using custom build).")
+        from .sparse import dispatch_error
+        raise NotImplementedError(dispatch_error("sparse_sampled_addmm",
+                                                 "SparseCPU" if input._coo is not None else "CPU"))
     if out is not None:
         raise NotImplementedError("torchish's sparse.sampled_addmm has no out= (assign its result instead)")
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if m.layout is not _layout.strided:
             raise RuntimeError(f"sampled_addmm: Expected {name} to have strided layout, but got "
-                               f"{_LAYOUT_NAMES.get(m.layout._name, m.layout._name)}")
+                               f"{_layout.cpp_name(m.layout)}")
     for other, name in ((mat2, "mat2"), (input, "self")):
         if mat1.dtype != other.dtype:
             raise RuntimeError(f"sampled_addmm: Expected mat1 and {name} to have the same dtype, but got "
@@ -401,9 +396,8 @@ def mm_reduce(mat1, mat2, reduce):
     if reduce == "prod":
         raise RuntimeError("sparse_mm_reduce: reduce type of prod has not been enabled.")
     if mat1._coo is not None:
-        raise NotImplementedError("Could not run 'aten::_sparse_mm_reduce_impl' with arguments from the 'SparseCPU' "
-                                  "backend. This could be because the operator doesn't exist for this backend, or "
-                                  "was omitted during the selective/custom build process (if using custom build).")
+        from .sparse import dispatch_error
+        raise NotImplementedError(dispatch_error("_sparse_mm_reduce_impl"))
     if not isinstance(mat1, _SparseCsrTensor):
         raise RuntimeError("sparse_mm_reduce: expect self to be SparseCsr, got Strided")
     if mat2.dim() != 2 or mat2.shape[0] != mat1.shape[1]:

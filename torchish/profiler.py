@@ -70,6 +70,9 @@ class ProfilerAction(enum.Enum):
     RECORD_AND_SAVE = 3
 
 
+_RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+
+
 def schedule(*, wait, warmup, active, repeat=0, skip_first=0):
     """A step -> :class:`ProfilerAction` function: skip ``skip_first`` steps, then cycles of ``wait`` idle,
     ``warmup`` and ``active`` recorded steps (the last one saves), ``repeat`` times (0: forever)."""
@@ -393,7 +396,7 @@ class profile:
 
     def stop(self):
         self._close_step()
-        if self.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
+        if self.current_action in _RECORDING:
             self._save()
         self.current_action = ProfilerAction.NONE
 
@@ -404,20 +407,18 @@ class profile:
         self._close_step()
         self.step_num += 1
         self.current_action = self.schedule(self.step_num)
-        recording = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
         if prev == ProfilerAction.RECORD_AND_SAVE:
             self._save()
-        elif prev == ProfilerAction.RECORD and self.current_action not in recording:
+        elif prev == ProfilerAction.RECORD and self.current_action not in _RECORDING:
             self._save(ready=False)  # (PyTorch: "Incorrect schedule": the trace stops, unsaved)
         self._enter(prev, self.current_action)
 
     # ---- recording ----------------------------------------------------------------------------------------
     def _enter(self, prev, action):
-        recording = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
         if (action != ProfilerAction.NONE and prev in (ProfilerAction.NONE, ProfilerAction.RECORD_AND_SAVE)
                 and not self.acc_events):
             self._stats.events = []  # a new cycle: the previous one's ranges are dropped
-        if action in recording:
+        if action in _RECORDING:
             if not self._tracing:
                 self._start_trace()
             if self.record_steps:

@@ -316,9 +316,10 @@ def entries_mask(indices, shape, device=None):
     return _creation.tensor(np.ascontiguousarray(mask), device=device)
 
 
-def dispatch_error(aten_name):
-    """PyTorch's NotImplementedError for an op without a kernel for sparse COO tensors (its first sentences)."""
-    return (f"Could not run 'aten::{aten_name}' with arguments from the 'SparseCPU' backend. This could be because "
+def dispatch_error(aten_name, backend="SparseCPU"):
+    """PyTorch's NotImplementedError for an op without a kernel for ``backend`` (sparse COO tensors by default; a
+    CSR tensor's is "SparseCsrCPU", a strided one's "CPU"): its first sentences."""
+    return (f"Could not run 'aten::{aten_name}' with arguments from the '{backend}' backend. This could be because "
             "the operator doesn't exist for this backend, or was omitted during the selective/custom build process "
             "(if using custom build).")
 

@@ -33,9 +33,8 @@ def _check_foreach(foreach, tensors):
 def _refuse_sparse(tensors, op):
     """PyTorch's error for a sparse gradient (``Embedding(sparse=True)``'s), which its norms and clamps refuse."""
     if any(t._coo is not None for t in tensors):
-        raise NotImplementedError(f"Could not run 'aten::{op}' with arguments from the 'SparseCPU' backend. This "
-                                  "could be because the operator doesn't exist for this backend, or was omitted "
-                                  "during the selective/custom build process (if using custom build).")
+        from ...sparse import dispatch_error
+        raise NotImplementedError(dispatch_error(op))
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None) -> Tensor:
